@@ -1,0 +1,43 @@
+"""The ``turnbudget`` command line: ``list | play | eval | report | textworld``.
+
+Each subcommand lives in its own module that exposes ``add_arguments(parser)``
+and ``run(args) -> int`` and imports nothing heavy at module level; adding a
+subcommand is one line in `SUBCOMMANDS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["SUBCOMMANDS", "main"]
+
+# name -> (module, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "list": ("turnbudget.cli_list", "list every registered env with its budget and optimal lengths"),
+    "play": ("turnbudget.cli_play", "play an env at the terminal"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="turnbudget", description="Text-game environments with turn budgets."
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        module = importlib.import_module(module_name)
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(sub)
+        sub.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Text games: native procedural games (``native/``) and TextWorld games (``textworld/``)."""

@@ -1,0 +1,89 @@
+"""Enforce a turn budget T as truncation."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+from gymnasium.core import ActType, ObsType
+
+__all__ = ["TurnBudget", "check_turn_budget"]
+
+
+def check_turn_budget(value: Any, name: str = "turn_budget") -> int:
+    """Return ``value`` as an int if it is a positive integer, else raise ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise ValueError(f"Expect `{name}` to be a positive int, got {value!r}")
+    return int(value)
+
+
+class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs):
+    """Truncate an episode once it has used ``turn_budget`` turns.
+
+    A turn is one ``step()`` call, valid or not. When the budget runs out the
+    step returns ``truncated=True``, unless the game ended on that very turn,
+    in which case it is ``terminated`` and not truncated: an episode won on its
+    last budgeted turn is a success. The budget never touches ``terminated``.
+
+    The budget can be overridden for one episode with
+    ``reset(options={"turn_budget": T})``; the next reset without that option
+    goes back to the default. Every ``info`` carries ``turn_budget``,
+    ``turns_used`` and ``turns_left``.
+
+    Args:
+        env: The environment to wrap.
+        turn_budget: The default number of turns per episode (a positive int).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import turnbudget
+        >>> env = gym.make("turnbudget/Maze-Easy-v0", turn_budget=3)
+        >>> _, info = env.reset(seed=0)
+        >>> info["turn_budget"], info["turns_left"]
+        (3, 3)
+        >>> for _ in range(3):
+        ...     _, _, terminated, truncated, info = env.step("look")
+        >>> terminated, truncated, info["turns_used"]
+        (False, True, 3)
+        >>> _, info = env.reset(seed=0, options={"turn_budget": 7})
+        >>> info["turn_budget"]
+        7
+    """
+
+    def __init__(self, env: gym.Env[ObsType, ActType], turn_budget: int):
+        gym.utils.RecordConstructorArgs.__init__(self, turn_budget=turn_budget)
+        gym.Wrapper.__init__(self, env)
+        self.default_turn_budget = check_turn_budget(turn_budget)
+        self.turn_budget = self.default_turn_budget
+        self.turns_used = 0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[ObsType, dict[str, Any]]:
+        budget = (options or {}).get("turn_budget")
+        self.turn_budget = (
+            self.default_turn_budget if budget is None else check_turn_budget(budget)
+        )
+        self.turns_used = 0
+        obs, info = self.env.reset(seed=seed, options=options)
+        return obs, self._add_budget_info(info)
+
+    def step(
+        self, action: ActType
+    ) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.turns_used += 1
+        if self.turns_used >= self.turn_budget and not terminated:
+            truncated = True
+        return obs, reward, terminated, truncated, self._add_budget_info(info)
+
+    @property
+    def turns_left(self) -> int:
+        return max(self.turn_budget - self.turns_used, 0)
+
+    def _add_budget_info(self, info: dict[str, Any]) -> dict[str, Any]:
+        info["turn_budget"] = self.turn_budget
+        info["turns_used"] = self.turns_used
+        info["turns_left"] = self.turns_left
+        return info
