@@ -1,0 +1,254 @@
+"""The native text-game engine: command parsing, the turn loop, text rendering.
+
+Each game is a subclass that implements world generation and the effect of
+commands (Minigrid's shape). The engine owns everything that must behave the
+same in every game: commands are normalized case- and whitespace-insensitively
+with a few natural synonyms, anything that is not an admissible command costs a
+turn with feedback and ``valid_action=False``, a non-string action is a
+``TypeError``, and observations always fit the printable ``Text`` space.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+__all__ = [
+    "MAX_ACTION_LENGTH",
+    "MAX_OBSERVATION_LENGTH",
+    "PRINTABLE",
+    "TextGame",
+    "normalize_command",
+    "sanitize_for_display",
+]
+
+PRINTABLE = frozenset(string.printable)
+MAX_OBSERVATION_LENGTH = 4096
+MAX_ACTION_LENGTH = 256
+
+_ARTICLES = frozenset({"the", "a", "an"})
+_DIRECTIONS = {
+    "n": "north", "s": "south", "e": "east", "w": "west",
+    "north": "north", "south": "south", "east": "east", "west": "west",
+}  # fmt: skip
+_VERBS = {
+    "get": "take", "grab": "take", "take": "take",
+    "walk": "go", "move": "go", "go": "go", "head": "go",
+    "l": "look", "look": "look",
+    "i": "inventory", "inv": "inventory", "inventory": "inventory",
+    "x": "examine", "examine": "examine",
+    "open": "unlock", "unlock": "unlock",
+    "drop": "drop", "discard": "drop",
+}  # fmt: skip
+_TWO_WORD_VERBS = {("pick", "up"): "take", ("put", "down"): "drop", ("look", "around"): "look"}
+# Commands longer than this are never admissible: skip the parsing work.
+_MAX_PARSED_LENGTH = 200
+
+
+def normalize_command(command: str) -> str:
+    """Map a free-form command to the canonical form games list as admissible.
+
+    Lower-cases, collapses whitespace, drops articles and applies synonyms:
+    ``"  Go   N "`` and ``"n"`` become ``"go north"``, ``"pick up the Red Key"``
+    becomes ``"take red key"``, ``"open red door with red key"`` becomes
+    ``"unlock red door"``.
+
+    >>> normalize_command("  Pick up THE red key")
+    'take red key'
+    >>> normalize_command("w"), normalize_command("walk  South")
+    ('go west', 'go south')
+    """
+    if len(command) > _MAX_PARSED_LENGTH:
+        return ""
+    words = [w for w in command.lower().split() if w not in _ARTICLES]
+    if not words:
+        return ""
+    if tuple(words[:2]) in _TWO_WORD_VERBS:
+        words = [_TWO_WORD_VERBS[words[0], words[1]], *words[2:]]
+    if len(words) == 1 and words[0] in _DIRECTIONS:
+        return "go " + _DIRECTIONS[words[0]]
+    verb = _VERBS.get(words[0], words[0])
+    rest = words[1:]
+    if verb == "go" and len(rest) == 1 and rest[0] in _DIRECTIONS:
+        rest = [_DIRECTIONS[rest[0]]]
+    if verb == "unlock" and "with" in rest:  # "unlock red door with red key"
+        rest = rest[: rest.index("with")]
+    return " ".join([verb, *rest])
+
+
+def sanitize_for_display(text: str, limit: int = 40) -> str:
+    """Printable-ASCII, single-line, shortened copy of user input, safe to echo back."""
+    cleaned = "".join(ch if ch in PRINTABLE and ch not in "\t\n\r\x0b\x0c" else "?" for ch in text[: limit + 1])
+    return cleaned[:limit] + "..." if len(text) > limit else cleaned
+
+
+class TextGame(gym.Env[str, str]):
+    """Base class of the native text games.
+
+    Subclasses implement:
+
+    - ``_generate()``: build a new world from ``self.np_random`` only, and set
+      ``self.goal`` (the goal sentence);
+    - ``_admissible()``: the canonical commands admissible now (a list the
+      engine may cache until the state changes; never mutate it);
+    - ``_describe()``: the text of what the agent currently perceives;
+    - ``_apply(command)``: apply an admissible command, return its feedback;
+      set ``self._won`` / ``self._lost`` when the game ends;
+    - ``_progress()``: a cheap 0..1 progress measure (no oracle);
+    - the oracle: ``optimal_actions()``, ``distance_to_goal()``,
+      ``inject_setback(rng)``;
+    - ``_explain_invalid(command)`` optionally, for better feedback.
+
+    The engine keeps ``self._state_version``, bumped on every state change, so
+    subclasses can cache per-state work (admissible lists, descriptions, oracle
+    answers).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"]}
+    difficulties: ClassVar[tuple[str, ...]] = ("easy", "medium", "hard")
+
+    def __init__(self, difficulty: str = "easy", render_mode: str | None = None):
+        difficulty = str(difficulty).lower()
+        if difficulty not in self.difficulties:
+            raise ValueError(
+                f"Expect `difficulty` to be one of {self.difficulties}, got {difficulty!r}"
+            )
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"Expect `render_mode` to be one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        self.difficulty = difficulty
+        self.render_mode = render_mode
+        self.observation_space = spaces.Text(
+            max_length=MAX_OBSERVATION_LENGTH, min_length=0, charset=PRINTABLE
+        )
+        self.action_space = spaces.Text(max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE)
+        self.goal = ""
+        self._won = False
+        self._lost = False
+        self._last_observation = ""
+        self._state_version = 0
+        self._admissible_cache: tuple[int, list[str], frozenset[str]] | None = None
+
+    # -- gymnasium API ---------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        self._won = self._lost = False
+        self._admissible_cache = None
+        self._generate()
+        self._state_changed()
+        observation = self._observe(f"{self.goal}\n\n{self._describe()}")
+        info = self._info()
+        info["goal"] = self.goal
+        return observation, info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if not isinstance(action, str):
+            raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
+        if self._won or self._lost:
+            observation = self._observe("The game is over. Call reset() to play again.")
+            return observation, 0.0, True, False, self._info(valid_action=False)
+        _, admissible, admissible_set = self._admissible_now()
+        # Fast path: agents that pick from info["admissible_actions"] send canonical commands.
+        command = action if action in admissible_set else normalize_command(action)
+        if command in admissible_set:
+            feedback = self._apply(command)
+            self._state_changed()
+            valid = True
+        else:
+            feedback = self._explain_invalid(command, action)
+            valid = False
+        terminated = self._won or self._lost
+        text = feedback if terminated else f"{feedback}\n\n{self._describe()}"
+        observation = self._observe(text)
+        return observation, 1.0 if self._won else 0.0, terminated, False, self._info(valid_action=valid)
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return self._last_observation
+        if self.render_mode == "human":
+            print(self._last_observation)  # noqa: T201 - rendering to a terminal is the point
+        return None
+
+    # -- helpers for subclasses ------------------------------------------------
+
+    def _state_changed(self) -> None:
+        self._state_version += 1
+
+    def _admissible_now(self) -> tuple[int, list[str], frozenset[str]]:
+        cache = self._admissible_cache
+        if cache is None or cache[0] != self._state_version:
+            commands = self._admissible()
+            cache = (self._state_version, commands, frozenset(commands))
+            self._admissible_cache = cache
+        return cache
+
+    def admissible_actions(self) -> list[str]:
+        """The canonical commands admissible in the current state."""
+        return list(self._admissible_now()[1])
+
+    def _explain_invalid(self, command: str, raw_action: str) -> str:
+        if len(raw_action) > _MAX_PARSED_LENGTH:
+            return f"That command is too long ({len(raw_action)} characters); nothing happens."
+        if not command:
+            return "You need to type a command, such as `look`."
+        return f'You can\'t do that: "{sanitize_for_display(raw_action)}".'
+
+    def _info(self, valid_action: bool | None = None) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "admissible_actions": [] if self._won or self._lost else list(self._admissible_now()[1]),
+            "won": self._won,
+            "lost": self._lost,
+            "progress": 1.0 if self._won else self._progress(),
+        }
+        if valid_action is not None:
+            info["valid_action"] = valid_action
+        return info
+
+    def _observe(self, text: str) -> str:
+        self._last_observation = text[:MAX_OBSERVATION_LENGTH]
+        return self._last_observation
+
+    def _choice(self, sequence: list[Any] | tuple[Any, ...]) -> Any:
+        """A seeded uniform choice from a sequence (never the global RNG)."""
+        return sequence[int(self.np_random.integers(len(sequence)))]
+
+    def _shuffled(self, sequence: list[Any] | tuple[Any, ...]) -> list[Any]:
+        order = self.np_random.permutation(len(sequence))
+        return [sequence[i] for i in order]
+
+    # -- to implement ------------------------------------------------------------
+
+    def _generate(self) -> None:
+        raise NotImplementedError
+
+    def _admissible(self) -> list[str]:
+        raise NotImplementedError
+
+    def _describe(self) -> str:
+        raise NotImplementedError
+
+    def _apply(self, command: str) -> str:
+        raise NotImplementedError
+
+    def _progress(self) -> float:
+        raise NotImplementedError
+
+    def optimal_actions(self) -> list[str]:
+        """Every admissible command that starts a shortest plan to success."""
+        raise NotImplementedError
+
+    def distance_to_goal(self) -> int | None:
+        """The length of a shortest plan to success (0 once won, None when unsolvable)."""
+        raise NotImplementedError
+
+    def inject_setback(self, rng: np.random.Generator) -> str:
+        """Apply a recoverable perturbation and return its narration."""
+        raise NotImplementedError

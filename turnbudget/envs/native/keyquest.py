@@ -1,0 +1,375 @@
+"""KeyQuest: a text adventure of rooms, locked doors and keys behind other doors."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from turnbudget.envs.native.base import TextGame
+from turnbudget.envs.native.worldgen import DIRECTIONS, OPPOSITE, grid_maze, sample_names
+
+__all__ = ["KeyQuest", "KeyQuestConfig"]
+
+
+@dataclass(frozen=True)
+class KeyQuestConfig:
+    width: int
+    height: int
+    doors: int  # locked doors, each with its own key
+    distractors: int  # useless portable objects
+    min_distance: int  # the optimal solution length lies in [min_distance, max_distance]
+    max_distance: int
+
+
+CONFIGS = {
+    "easy": KeyQuestConfig(width=3, height=3, doors=1, distractors=1, min_distance=5, max_distance=12),
+    "medium": KeyQuestConfig(width=4, height=4, doors=2, distractors=2, min_distance=15, max_distance=30),
+    "hard": KeyQuestConfig(width=5, height=5, doors=4, distractors=3, min_distance=35, max_distance=60),
+}
+_COLORS = ("red", "blue", "green", "yellow", "silver", "bronze", "white", "black")
+_TREASURES = ("golden crown", "jeweled chalice", "ancient scroll", "crystal orb", "carved idol")
+_DISTRACTORS = ("old boot", "candle", "wooden spoon", "rusty nail", "feather", "tin cup")
+_MAX_GENERATION_TRIES = 200
+CARRIED = -1
+
+# Oracle state: (room, bitmask of open doors, location of each relevant item).
+# Relevant items are the keys (item i opens door i) and then the treasure.
+_State = tuple[int, int, tuple[int, ...]]
+
+
+class KeyQuest(TextGame):
+    """Fetch a treasure from behind locked doors and bring it to a named room.
+
+    ## Description
+    Rooms on a grid, joined by passages that form a tree. Some passages are
+    closed by locked doors of different colours; each door opens with the key of
+    its colour, and keys can lie behind other locked doors, so the order in which
+    they are found matters. A few useless objects lie around.
+
+    ## Goal
+    "Bring the golden crown to the Dusty Cellar and drop it there."
+
+    ## Actions
+    Free-form text. Admissible: ``go <direction>`` through an open passage,
+    ``unlock <colour> door`` next to a locked door while holding its key,
+    ``take <item>``, ``drop <item>``, ``look``, ``inventory``. Synonyms: ``n``,
+    ``get``/``grab``/``pick up`` for ``take``, ``open`` for ``unlock``, articles
+    are ignored. Anything else costs a turn with ``valid_action=False``.
+
+    ## Observations
+    The feedback of the last command and the current room: its objects, exits
+    and doors. Nothing about other rooms.
+
+    ## Rewards
+    1.0 on the turn the treasure is dropped in the goal room, 0 otherwise.
+
+    ## Episode end
+    ``terminated`` when the treasure is delivered; the game cannot be lost.
+    ``truncated`` only by a turn budget wrapper (`TurnBudget`).
+
+    ## Oracle
+    Exact breadth-first search over (room, open doors, where each key and the
+    treasure is), ignoring ``drop`` (never part of a shortest plan except the
+    final drop) and the useless objects. The table is memoized, so one search
+    per episode serves every step until a drop or a setback moves an item.
+    Setbacks: a carried key or the treasure slips to the floor, or an open door
+    swings shut and locks again; only those that keep the quest solvable, and
+    preferably ones that lengthen it.
+
+    ## Arguments
+    ``difficulty``: ``"easy"`` (3x3 rooms, 1 door, optimal 5-12 turns),
+    ``"medium"`` (4x4, 2 doors, 15-30), ``"hard"`` (5x5, 4 doors, 35-60).
+    ``render_mode``: ``"ansi"`` or ``"human"``.
+
+    ## Registered configurations
+    ``turnbudget/KeyQuest-Easy-v0`` (budget 30), ``turnbudget/KeyQuest-Medium-v0``
+    (budget 64), ``turnbudget/KeyQuest-Hard-v0`` (budget 128).
+
+    ## Version history
+    v0: initial release.
+    """
+
+    def __init__(self, difficulty: str = "easy", render_mode: str | None = None):
+        super().__init__(difficulty=difficulty, render_mode=render_mode)
+        self.config = CONFIGS[self.difficulty]
+
+    # -- generation ----------------------------------------------------------------
+
+    def _generate(self) -> None:
+        cfg = self.config
+        for _ in range(_MAX_GENERATION_TRIES):
+            self._build_world(cfg)
+            distance = self.distance_to_goal()
+            if distance is not None and cfg.min_distance <= distance <= cfg.max_distance:
+                break
+        else:  # pragma: no cover - the configurations above always succeed quickly
+            raise RuntimeError(f"could not generate a {self.difficulty} KeyQuest")
+        self._initial_distance = distance
+
+    def _build_world(self, cfg: KeyQuestConfig) -> None:
+        rng = self.np_random
+        self._exits = grid_maze(cfg.width, cfg.height, 0, rng)
+        n_rooms = len(self._exits)
+        self._names = sample_names(n_rooms, rng)
+        self._room = int(rng.integers(n_rooms))
+
+        passages = [(r, d) for r in range(n_rooms) for d in self._exits[r] if d in ("south", "east")]
+        picked = [passages[i] for i in rng.choice(len(passages), size=cfg.doors, replace=False)]
+        self._door_colors = [str(c) for c in rng.choice(_COLORS, size=cfg.doors, replace=False)]
+        self._door_at: dict[tuple[int, str], int] = {}
+        for door, (room, direction) in enumerate(picked):
+            self._door_at[room, direction] = door
+            self._door_at[self._exits[room][direction], OPPOSITE[direction]] = door
+        self._open_mask = 0
+
+        # Unlock the doors in a random feasible order, placing each key in the
+        # region opened last, so keys end up behind other locked doors.
+        key_rooms = [0] * cfg.doors
+        region = self._flood(self._room, 0)
+        newest = sorted(region)
+        open_mask = 0
+        for _ in range(cfg.doors):
+            frontier = sorted(
+                {
+                    door
+                    for (room, _d), door in self._door_at.items()
+                    if room in region and not open_mask >> door & 1
+                }
+            )
+            door = self._choice(frontier)
+            key_rooms[door] = self._choice(newest)
+            open_mask |= 1 << door
+            grown = self._flood(self._room, open_mask)
+            newest = sorted(grown - region)
+            region = grown
+        treasure_room = self._choice(newest)
+        goal_room = self._choice([r for r in range(n_rooms) if r != treasure_room])
+
+        treasure = str(self._choice(_TREASURES))
+        distractors = [str(x) for x in rng.choice(_DISTRACTORS, size=cfg.distractors, replace=False)]
+        self._item_names = [f"{c} key" for c in self._door_colors] + [treasure, *distractors]
+        self._item_loc = [*key_rooms, treasure_room] + [int(rng.integers(n_rooms)) for _ in distractors]
+        self._treasure = cfg.doors  # index of the treasure among the items
+        self._goal_room = goal_room
+        self.goal = f"Bring the {treasure} to {self._names[goal_room]} and drop it there."
+        self._oracle: dict[_State, int | None] = {}
+        self._text_cache: dict[tuple[int, int, tuple[int, ...]], tuple[str, list[str]]] = {}
+
+    def _flood(self, start: int, open_mask: int) -> set[int]:
+        """Rooms reachable from ``start`` through passages without a locked door."""
+        seen, queue = {start}, deque([start])
+        while queue:
+            room = queue.popleft()
+            for direction, nxt in self._exits[room].items():
+                door = self._door_at.get((room, direction))
+                if nxt not in seen and (door is None or open_mask >> door & 1):
+                    seen.add(nxt)
+                    queue.append(nxt)
+        return seen
+
+    # -- perception ------------------------------------------------------------------
+
+    def _room_view(self) -> tuple[str, list[str]]:
+        """(description, admissible commands) of the current state, memoized."""
+        key = (self._room, self._open_mask, tuple(self._item_loc))
+        cached = self._text_cache.get(key)
+        if cached is None:
+            cached = self._text_cache[key] = (self._render_room(), self._list_commands())
+        return cached
+
+    def _render_room(self) -> str:
+        room = self._room
+        parts = [f"You are in {self._names[room]}."]
+        here = [name for name, loc in zip(self._item_names, self._item_loc) if loc == room]
+        if here:
+            parts.append(f"You see {_join(['a ' + name for name in here])} here.")
+        passages, doors = [], []
+        for direction in DIRECTIONS:
+            if direction not in self._exits[room]:
+                continue
+            door = self._door_at.get((room, direction))
+            if door is None:
+                passages.append(direction)
+            elif self._open_mask >> door & 1:
+                doors.append(f"An open {self._door_colors[door]} door leads {direction}.")
+            else:
+                doors.append(f"A locked {self._door_colors[door]} door blocks the way {direction}.")
+        if passages:
+            parts.append(f"Passages lead {_join(passages)}.")
+        parts.extend(doors)
+        return " ".join(parts)
+
+    def _list_commands(self) -> list[str]:
+        room = self._room
+        commands = []
+        for direction in DIRECTIONS:
+            if direction not in self._exits[room]:
+                continue
+            door = self._door_at.get((room, direction))
+            if door is None or self._open_mask >> door & 1:
+                commands.append(f"go {direction}")
+            elif self._item_loc[door] == CARRIED:
+                commands.append(f"unlock {self._door_colors[door]} door")
+        commands += [f"take {n}" for n, loc in zip(self._item_names, self._item_loc) if loc == room]
+        commands += [f"drop {n}" for n, loc in zip(self._item_names, self._item_loc) if loc == CARRIED]
+        return [*commands, "look", "inventory"]
+
+    def _admissible(self) -> list[str]:
+        return self._room_view()[1]
+
+    def _describe(self) -> str:
+        return self._room_view()[0]
+
+    # -- dynamics --------------------------------------------------------------------
+
+    def _apply(self, command: str) -> str:
+        verb, _, obj = command.partition(" ")
+        if verb == "go":
+            self._room = self._exits[self._room][obj]
+            return f"You go {obj}."
+        if verb == "unlock":
+            self._open_mask |= 1 << self._door_colors.index(obj.removesuffix(" door"))
+            return f"You unlock the {obj} with the {obj.removesuffix(' door')} key and swing it open."
+        if verb == "take":
+            self._item_loc[self._item_names.index(obj)] = CARRIED
+            return f"You take the {obj}."
+        if verb == "drop":
+            item = self._item_names.index(obj)
+            self._item_loc[item] = self._room
+            if item == self._treasure and self._room == self._goal_room:
+                self._won = True
+                return f"You set the {obj} down in {self._names[self._room]}. Quest complete!"
+            return f"You drop the {obj}."
+        if verb == "inventory":
+            carried = [n for n, loc in zip(self._item_names, self._item_loc) if loc == CARRIED]
+            return f"You are carrying {_join(['a ' + n for n in carried])}." if carried else "You are empty-handed."
+        return "You look around."
+
+    def _explain_invalid(self, command: str, raw_action: str) -> str:
+        verb, _, obj = command.partition(" ")
+        if verb == "go" and obj in DIRECTIONS:
+            door = self._door_at.get((self._room, obj))
+            if obj not in self._exits[self._room]:
+                return f"You can't go {obj} from here: there is a wall."
+            if door is not None:
+                return f"The {self._door_colors[door]} door is locked."
+        if verb == "unlock" and obj.removesuffix(" door") in self._door_colors:
+            return f"You can't unlock the {obj} from here without its key."
+        if verb == "take" and obj:
+            return f"You don't see a {obj} here."
+        if verb == "drop" and obj:
+            return f"You aren't carrying a {obj}."
+        return super()._explain_invalid(command, raw_action)
+
+    def _progress(self) -> float:
+        doors = self.config.doors
+        opened = bin(self._open_mask).count("1")
+        holding = self._item_loc[self._treasure] == CARRIED
+        return (opened + holding) / (doors + 2)
+
+    # -- oracle ----------------------------------------------------------------------
+
+    def _oracle_state(self) -> _State:
+        return (self._room, self._open_mask, tuple(self._item_loc[: self._treasure + 1]))
+
+    def _successors(self, state: _State) -> list[tuple[str, _State]]:
+        """Moves in the search graph: every admissible command except drops."""
+        room, open_mask, locs = state
+        result = []
+        for direction, nxt in self._exits[room].items():
+            door = self._door_at.get((room, direction))
+            if door is None or open_mask >> door & 1:
+                result.append((f"go {direction}", (nxt, open_mask, locs)))
+            elif locs[door] == CARRIED:
+                result.append((f"unlock {self._door_colors[door]} door", (room, open_mask | 1 << door, locs)))
+        for item, loc in enumerate(locs):
+            if loc == room:
+                taken = (*locs[:item], CARRIED, *locs[item + 1 :])
+                result.append((f"take {self._item_names[item]}", (room, open_mask, taken)))
+        return result
+
+    def _can_deliver(self, state: _State) -> bool:
+        room, _, locs = state
+        return room == self._goal_room and locs[self._treasure] == CARRIED
+
+    def _solve_from(self, start: _State) -> None:
+        """Exact distances for every state reachable from ``start``, into the memo."""
+        successors: dict[_State, list[_State]] = {}
+        queue = deque([start])
+        successors[start] = []
+        while queue:
+            state = queue.popleft()
+            nexts = [s for _, s in self._successors(state)]
+            successors[state] = nexts
+            for nxt in nexts:
+                if nxt not in successors:
+                    successors[nxt] = []
+                    queue.append(nxt)
+        predecessors: dict[_State, list[_State]] = {s: [] for s in successors}
+        for state, nexts in successors.items():
+            for nxt in nexts:
+                predecessors[nxt].append(state)
+        distance: dict[_State, int | None] = dict.fromkeys(successors)
+        frontier = deque(s for s in successors if self._can_deliver(s))
+        for state in frontier:
+            distance[state] = 1  # the final "drop <treasure>"
+        while frontier:
+            state = frontier.popleft()
+            for prev in predecessors[state]:
+                if distance[prev] is None:
+                    distance[prev] = distance[state] + 1
+                    frontier.append(prev)
+        self._oracle.update(distance)
+
+    def _distance_of(self, state: _State) -> int | None:
+        if state not in self._oracle:
+            self._solve_from(state)
+        return self._oracle[state]
+
+    def distance_to_goal(self) -> int | None:
+        if self._won:
+            return 0
+        return self._distance_of(self._oracle_state())
+
+    def optimal_actions(self) -> list[str]:
+        if self._won:
+            return []
+        state = self._oracle_state()
+        distance = self._distance_of(state)
+        if distance is None:
+            return []
+        if distance == 1:
+            return [f"drop {self._item_names[self._treasure]}"]
+        return [a for a, nxt in self._successors(state) if self._distance_of(nxt) == distance - 1]
+
+    def inject_setback(self, rng: np.random.Generator) -> str:
+        """Drop a carried key or the treasure, or slam an open door shut and lock it."""
+        if self._won:
+            return ""
+        before = self.distance_to_goal()
+        room, open_mask, locs = self._oracle_state()
+        candidates: list[tuple[_State, str]] = []
+        for item, loc in enumerate(locs):
+            if loc == CARRIED:
+                dropped = (*locs[:item], room, *locs[item + 1 :])
+                name = self._item_names[item]
+                candidates.append(((room, open_mask, dropped), f"Oops! The {name} slips from your grasp and falls to the floor."))
+        for door, color in enumerate(self._door_colors):
+            if open_mask >> door & 1:
+                candidates.append(((room, open_mask & ~(1 << door), locs), f"Somewhere a {color} door slams shut, and its lock clicks."))
+        scored = [(self._distance_of(s), s, text) for s, text in candidates]
+        solvable = [(d, s, text) for d, s, text in scored if d is not None and before is not None and d >= before]
+        worse = [c for c in solvable if c[0] > before] or solvable
+        if not worse:
+            return "You stumble, but nothing is lost."
+        _, state, narration = worse[int(rng.integers(len(worse)))]
+        self._room, self._open_mask = state[0], state[1]
+        self._item_loc[: self._treasure + 1] = state[2]
+        self._state_changed()
+        return narration
+
+
+def _join(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
