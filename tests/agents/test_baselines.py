@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import pickle
+
+import gymnasium as gym
+import pytest
+
+import turnbudget  # noqa: F401  (registers the envs)
+from turnbudget.agents import (
+    ORACLE_KEY,
+    Agent,
+    AsyncBatch,
+    BatchAgent,
+    OracleAgent,
+    RandomAgent,
+    make_agent,
+)
+
+ENV_IDS = ["turnbudget/KeyQuest-Medium-v0", "turnbudget/Maze-Medium-v0"]
+
+
+def play(env: gym.Env, agent, seed: int, agent_seed: int) -> tuple[list[str], dict]:
+    obs, info = env.reset(seed=seed)
+    agent.reset(agent_seed)
+    actions = []
+    while True:
+        if getattr(agent, "needs_oracle", False):
+            info[ORACLE_KEY] = env.unwrapped.optimal_actions()
+        action = agent.act(obs, info)
+        actions.append(action)
+        obs, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            return actions, info
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_oracle_with_epsilon_zero_solves_in_the_optimal_number_of_turns(env_id):
+    env = gym.make(env_id)
+    for seed in range(5):
+        env.reset(seed=seed)
+        optimal = env.unwrapped.distance_to_goal()
+        actions, info = play(env, OracleAgent(0.0), seed, agent_seed=seed)
+        assert info["won"] and len(actions) == optimal
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_random_agent_picks_admissible_actions_and_is_seeded(env_id):
+    env = gym.make(env_id, turn_budget=30)
+    a1, _ = play(env, RandomAgent(), seed=1, agent_seed=5)
+    a2, _ = play(env, RandomAgent(), seed=1, agent_seed=5)
+    a3, _ = play(env, RandomAgent(), seed=1, agent_seed=6)
+    assert a1 == a2 and a1 != a3
+    obs, info = env.reset(seed=1)
+    agent = RandomAgent()
+    agent.reset(0)
+    for _ in range(20):
+        action = agent.act(obs, info)
+        assert action in info["admissible_actions"]
+        obs, _, term, trunc, info = env.step(action)
+        assert info["valid_action"]
+        if term or trunc:
+            break
+
+
+def test_noisy_oracle_is_seeded_and_explores_at_rate_epsilon():
+    agent = OracleAgent(0.3)
+    info = {"admissible_actions": ["a", "b", "c", "d"], ORACLE_KEY: ["a"]}
+    agent.reset(11)
+    picks = [agent.act("", info) for _ in range(4000)]
+    agent.reset(11)
+    assert picks == [agent.act("", info) for _ in range(4000)]
+    non_optimal = sum(p != "a" for p in picks) / len(picks)
+    assert non_optimal == pytest.approx(0.3 * 3 / 4, abs=0.03)
+
+
+def test_oracle_agent_errors_without_oracle_info_and_checks_epsilon():
+    agent = OracleAgent(0.1)
+    agent.reset(0)
+    with pytest.raises(KeyError, match="oracle_actions"):
+        agent.act("", {"admissible_actions": ["a"]})
+    for bad in (-0.1, 1.5, "x", True):
+        with pytest.raises(ValueError, match="epsilon"):
+            OracleAgent(bad)
+
+
+def test_agents_follow_the_protocol_and_pickle():
+    for agent in (RandomAgent(), OracleAgent(0.2)):
+        assert isinstance(agent, Agent)
+        clone = pickle.loads(pickle.dumps(agent))
+        assert repr(clone) == repr(agent)
+    assert RandomAgent().needs_oracle is False and OracleAgent().needs_oracle is True
+
+
+def test_make_agent_specs():
+    assert repr(make_agent("random")) == "RandomAgent()"
+    assert make_agent("oracle").epsilon == 0.0
+    assert make_agent("oracle:0.25").epsilon == 0.25
+    for bad in ("smart", "oracle:abc", "random:1"):
+        with pytest.raises(ValueError):
+            make_agent(bad)
+
+
+class EchoAsync:
+    """An async agent that answers with its seed and turn count."""
+
+    needs_oracle = False
+
+    async def reset_async(self, seed: int) -> None:
+        self.seed, self.turn = seed, 0
+
+    async def act_async(self, observation, info) -> str:
+        self.turn += 1
+        return f"{self.seed}:{self.turn}"
+
+
+def test_async_batch_runs_agents_per_episode_concurrently():
+    batch = AsyncBatch(EchoAsync, max_batch_size=4)
+    assert isinstance(batch, BatchAgent)
+    batch.reset_episode("x", 1)
+    batch.reset_episode("y", 2)
+    assert batch.act_batch(["x", "y"], ["", ""], [{}, {}]) == ["1:1", "2:1"]
+    assert batch.act_batch(["y"], [""], [{}]) == ["2:2"]
+    batch.end_episode("x")
+    with pytest.raises(ValueError, match="max_batch_size"):
+        AsyncBatch(EchoAsync, max_batch_size=0)

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from turnbudget.eval.estimator import (
+    estimate_from_task_grids,
+    estimate_grid,
+    pass_at_k,
+    pass_at_kt,
+)
+
+
+def brute_pass_at_k(outcomes: list[bool], k: int) -> float:
+    """Fraction of all k-subsets of the episodes that hold at least one success."""
+    subsets = list(itertools.combinations(range(len(outcomes)), k))
+    return sum(any(outcomes[i] for i in s) for s in subsets) / len(subsets)
+
+
+def test_pass_at_k_matches_brute_force_enumeration_on_many_random_cases():
+    rng = np.random.default_rng(1234)
+    for _ in range(300):
+        n = int(rng.integers(1, 11))
+        outcomes = list(rng.random(n) < rng.random())
+        k = int(rng.integers(1, n + 1))
+        assert pass_at_k(n, sum(outcomes), k) == pytest.approx(
+            brute_pass_at_k(outcomes, k), abs=1e-12
+        )
+
+
+@given(n=st.integers(1, 12), data=st.data())
+@settings(max_examples=200, deadline=None)
+def test_pass_at_k_matches_binomial_form(n, data):
+    c = data.draw(st.integers(0, n))
+    k = data.draw(st.integers(1, n))
+    expected = 1.0 - math.comb(n - c, k) / math.comb(n, k)
+    assert pass_at_k(n, c, k) == pytest.approx(expected, abs=1e-12)
+
+
+def test_pass_at_k_is_stable_for_large_n():
+    # C(1000, 500) overflows a float; the product form does not.
+    value = pass_at_k(1000, 3, 500)
+    expected = 1.0 - math.comb(997, 500) / math.comb(1000, 500)
+    assert value == pytest.approx(expected, rel=1e-9)
+    assert pass_at_k(1000, 0, 500) == 0.0
+    assert pass_at_k(1000, 1000, 1) == 1.0
+
+
+def test_pass_at_kt_matches_brute_force_over_budgets():
+    rng = np.random.default_rng(7)
+    for _ in range(100):
+        n = int(rng.integers(1, 9))
+        turns = [None if rng.random() < 0.4 else int(rng.integers(1, 30)) for _ in range(n)]
+        ks = sorted({int(k) for k in rng.integers(1, n + 1, size=3)})
+        ts = sorted({int(t) for t in rng.integers(1, 35, size=4)})
+        grid = pass_at_kt(turns, ks, ts)
+        for i, k in enumerate(ks):
+            for j, t in enumerate(ts):
+                outcomes = [x is not None and x <= t for x in turns]
+                assert grid[i, j] == pytest.approx(brute_pass_at_k(outcomes, k), abs=1e-12)
+
+
+def test_grid_is_monotone_in_k_and_t():
+    rng = np.random.default_rng(3)
+    turns = [None if rng.random() < 0.3 else int(rng.integers(1, 50)) for _ in range(16)]
+    grid = pass_at_kt(turns, [1, 2, 4, 8, 16], [5, 10, 20, 40, 80])
+    assert np.all(np.diff(grid, axis=0) >= -1e-12)
+    assert np.all(np.diff(grid, axis=1) >= -1e-12)
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "match"),
+    [
+        (3, 1, 4, "n=3 < k=4"),
+        (3, 1, 0, "positive int"),
+        (3, 4, 1, "0 <= c <= n"),
+        (0, 0, 1, "positive"),
+    ],
+)
+def test_pass_at_k_rejects_bad_arguments(n, c, k, match):
+    with pytest.raises(ValueError, match=match):
+        pass_at_k(n, c, k)
+
+
+def test_estimate_grid_errors_when_k_exceeds_episodes():
+    with pytest.raises(ValueError, match="n=2 < k=4"):
+        estimate_grid({"a": [1, None], "b": [3, 4, 5]}, ks=[1, 4], ts=[5])
+
+
+def test_estimate_grid_averages_tasks_and_ci_brackets_mean():
+    rng = np.random.default_rng(0)
+    tasks = {
+        s: [None if rng.random() < 0.5 else int(rng.integers(1, 20)) for _ in range(8)]
+        for s in range(30)
+    }
+    est = estimate_grid(tasks, ks=[1, 4], ts=[5, 10, 20], n_bootstrap=500, seed=1)
+    manual = np.mean([pass_at_kt(tasks[s], [1, 4], [5, 10, 20]) for s in range(30)], axis=0)
+    np.testing.assert_allclose(est.mean, manual)
+    assert np.all(est.low <= est.mean + 1e-12) and np.all(est.mean <= est.high + 1e-12)
+    assert np.any(est.high - est.low > 0.01)
+    again = estimate_grid(tasks, ks=[1, 4], ts=[5, 10, 20], n_bootstrap=500, seed=1)
+    np.testing.assert_array_equal(est.low, again.low)
+    assert est.n_tasks == 30 and est.n_per_task == 8
+    d = est.to_dict()
+    assert d["ks"] == [1, 4] and len(d["mean"]) == 2 and len(d["mean"][0]) == 3
+
+
+def test_estimate_from_task_grids_checks_shape():
+    with pytest.raises(ValueError, match="shape"):
+        estimate_from_task_grids(np.zeros((2, 3, 3)), [1, 2], [5, 6, 7], n_per_task=2)

@@ -1,0 +1,135 @@
+"""The agent protocol: what the evaluation engine drives.
+
+An agent is reset once per episode with that episode's seed and then maps
+``(observation, info)`` to a text command, one turn at a time (`Agent`).
+Agents that answer many episodes at once (an LLM behind a server) implement
+`BatchAgent` instead: the engine keeps several episodes in flight and asks for
+all their next commands in one call. `AsyncAgent` is the coroutine form of
+`Agent`; `AsyncBatch` turns it into a `BatchAgent` whose requests run
+concurrently.
+
+Two class attributes tell the engine what an agent needs:
+
+- ``needs_oracle``: the engine adds ``info["oracle_actions"]`` (the env's
+  ``optimal_actions()``, every action starting a shortest plan) before each
+  call. Agents never get the env object, so they stay picklable and work the
+  same in any worker or behind a batch.
+- ``budget_aware``: the agent's behaviour depends on the turn budget, so
+  Pass@(K,T) must be measured by rerunning each T (``mode="auto"`` does).
+
+Determinism: the engine derives each episode's agent seed from the episode's
+identity (env, task seed, repeat), never from execution order, so results do
+not depend on the number of workers. Agents must draw only from generators
+seeded in ``reset``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["ORACLE_KEY", "Agent", "AsyncAgent", "AsyncBatch", "BatchAgent", "agent_flags"]
+
+#: The info key under which the engine hands the oracle's actions to agents with ``needs_oracle``.
+ORACLE_KEY = "oracle_actions"
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """One episode at a time: ``reset(seed)`` then ``act(observation, info)`` per turn."""
+
+    def reset(self, seed: int) -> None: ...
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str: ...
+
+
+@runtime_checkable
+class BatchAgent(Protocol):
+    """Many episodes at once, each known by an ``episode_id`` string.
+
+    ``act_batch`` receives the episodes waiting for a command and returns one
+    command per episode, in the same order. ``end_episode`` lets the agent
+    drop its state for an episode.
+    """
+
+    max_batch_size: int
+
+    def reset_episode(self, episode_id: str, seed: int) -> None: ...
+
+    def act_batch(
+        self,
+        episode_ids: Sequence[str],
+        observations: Sequence[str],
+        infos: Sequence[Mapping[str, Any]],
+    ) -> list[str]: ...
+
+    def end_episode(self, episode_id: str) -> None: ...
+
+
+@runtime_checkable
+class AsyncAgent(Protocol):
+    """The coroutine form of `Agent`, for agents that wait on I/O."""
+
+    async def reset_async(self, seed: int) -> None: ...
+
+    async def act_async(self, observation: str, info: Mapping[str, Any]) -> str: ...
+
+
+class AsyncBatch:
+    """Run one `AsyncAgent` per episode concurrently, exposed as a `BatchAgent`.
+
+    Args:
+        factory: builds a fresh `AsyncAgent` for each episode (picklable if the
+            engine uses worker processes).
+        max_batch_size: most episodes in flight at once.
+    """
+
+    def __init__(self, factory: Any, max_batch_size: int = 16):
+        if not callable(factory):
+            raise TypeError(f"Expect `factory` to be callable, got {factory!r}")
+        if (
+            isinstance(max_batch_size, bool)
+            or int(max_batch_size) != max_batch_size
+            or max_batch_size < 1
+        ):
+            raise ValueError(
+                f"Expect `max_batch_size` to be a positive int, got {max_batch_size!r}"
+            )
+        self.factory = factory
+        self.max_batch_size = int(max_batch_size)
+        probe = factory()
+        self.needs_oracle = bool(getattr(probe, "needs_oracle", False))
+        self.budget_aware = bool(getattr(probe, "budget_aware", False))
+        self._agents: dict[str, Any] = {}
+
+    def reset_episode(self, episode_id: str, seed: int) -> None:
+        agent = self.factory()
+        asyncio.run(agent.reset_async(seed))
+        self._agents[episode_id] = agent
+
+    def act_batch(
+        self,
+        episode_ids: Sequence[str],
+        observations: Sequence[str],
+        infos: Sequence[Mapping[str, Any]],
+    ) -> list[str]:
+        async def gather() -> list[str]:
+            return list(
+                await asyncio.gather(
+                    *(
+                        self._agents[e].act_async(o, i)
+                        for e, o, i in zip(episode_ids, observations, infos, strict=True)
+                    )
+                )
+            )
+
+        return asyncio.run(gather())
+
+    def end_episode(self, episode_id: str) -> None:
+        self._agents.pop(episode_id, None)
+
+
+def agent_flags(agent: object) -> tuple[bool, bool]:
+    """``(needs_oracle, budget_aware)`` of an agent (False when not declared)."""
+    return bool(getattr(agent, "needs_oracle", False)), bool(getattr(agent, "budget_aware", False))
