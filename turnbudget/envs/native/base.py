@@ -108,7 +108,7 @@ class TextGame(gym.Env[str, str]):
     answers).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"]}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
     difficulties: ClassVar[tuple[str, ...]] = ("easy", "medium", "hard")
 
     def __init__(self, difficulty: str = "easy", render_mode: str | None = None):

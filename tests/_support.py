@@ -1,0 +1,44 @@
+"""Helpers shared by the test suite (importable as `_support`: tests/ is on pytest's pythonpath)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import turnbudget  # noqa: F401 - registers the envs
+
+
+def native_env_ids() -> list[str]:
+    """Every registered id served by a native (pure-Python) game."""
+    return sorted(
+        env_id
+        for env_id, spec in gym.registry.items()
+        if env_id.startswith("turnbudget/")
+        and str(spec.kwargs.get("game_entry_point", "")).startswith("turnbudget.envs.native")
+    )
+
+
+def rollout_digest(env_id: str, seed: int, steps: int = 60) -> str:
+    """Hash of every observation, reward, flag and info of a seeded random rollout."""
+    env = gym.make(env_id)
+    rng = np.random.default_rng(seed)
+    digest = hashlib.sha256()
+
+    def feed(*items: Any) -> None:
+        digest.update(json.dumps(items, sort_keys=True, default=str).encode())
+
+    obs, info = env.reset(seed=seed)
+    feed(obs, info)
+    for _ in range(steps):
+        actions = info["admissible_actions"] or ["look"]
+        action = actions[int(rng.integers(len(actions)))]
+        obs, reward, terminated, truncated, info = env.step(action)
+        feed(obs, float(reward), terminated, truncated, info)
+        if terminated or truncated:
+            obs, info = env.reset()
+            feed(obs, info)
+    return digest.hexdigest()

@@ -1,0 +1,170 @@
+"""Command parsing, hostile input and game-specific behaviour of the native games."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+from _support import native_env_ids
+
+from turnbudget.envs.native.base import normalize_command
+from turnbudget.envs.native.keyquest import KeyQuest
+from turnbudget.envs.native.maze import Maze
+
+HOSTILE_COMMANDS = [
+    "",
+    "   ",
+    "x" * 100_000,
+    "\x00\x01\x07\x1b[2J",
+    "\\q",
+    "\\e",
+    "look\nquit",
+    "go\x00north",
+    "look\r\nquit",
+    "ñorth ☃ 北",
+    "take \\ key",
+    "\t",
+]
+
+
+@pytest.mark.parametrize("env_id", native_env_ids())
+@pytest.mark.parametrize("command", HOSTILE_COMMANDS, ids=repr)
+def test_hostile_strings_cost_a_turn_with_feedback_and_change_nothing(env_id, command):
+    env = gym.make(env_id)
+    game = env.unwrapped
+    _, info = env.reset(seed=0)
+    before = (game.distance_to_goal(), game.admissible_actions())
+    obs, reward, terminated, truncated, info = env.step(command)
+    assert info["valid_action"] is False
+    assert info["turns_used"] == 1
+    assert reward == 0.0 and not terminated and not truncated
+    assert obs and env.observation_space.contains(obs)
+    assert (game.distance_to_goal(), game.admissible_actions()) == before
+    # and the game goes on normally afterwards
+    obs, *_ , info = env.step(game.optimal_actions()[0])
+    assert info["valid_action"] is True
+
+
+@pytest.mark.parametrize("env_id", native_env_ids())
+@pytest.mark.parametrize("action", [None, 3, 2.5, b"look", ["look"], {"cmd": "look"}])
+def test_non_string_actions_raise_a_clear_type_error(env_id, action):
+    env = gym.make(env_id).unwrapped
+    env.reset(seed=0)
+    with pytest.raises(TypeError, match="Expect the action to be a str"):
+        env.step(action)
+
+
+@pytest.mark.parametrize(
+    ("raw", "canonical"),
+    [
+        ("n", "go north"),
+        ("  GO   North ", "go north"),
+        ("walk w", "go west"),
+        ("South", "go south"),
+        ("get the red key", "take red key"),
+        ("pick up red key", "take red key"),
+        ("Grab  RED key", "take red key"),
+        ("put down the golden crown", "drop golden crown"),
+        ("open the red door", "unlock red door"),
+        ("unlock red door with red key", "unlock red door"),
+        ("l", "look"),
+        ("i", "inventory"),
+        ("dance", "dance"),
+        ("", ""),
+    ],
+)
+def test_commands_are_normalized(raw, canonical):
+    assert normalize_command(raw) == canonical
+
+
+def test_synonyms_are_valid_moves():
+    env = Maze("easy")
+    env.reset(seed=0)
+    direction = env.admissible_actions()[0].split()[1]
+    _, _, _, _, info = env.step(f"  {direction[0].upper()} ")
+    assert info["valid_action"] is True
+
+
+def test_maze_observation_describes_only_the_current_room():
+    env = Maze("medium")
+    obs, info = env.reset(seed=4)
+    goal_room = info["goal"].removeprefix("Find ").removesuffix(".")
+    assert goal_room in obs  # the goal text names the room...
+    assert obs.count("You are in") == 1  # ...but only the current room is described
+    assert "Exits lead" in obs or "dead end" in obs
+
+
+def test_maze_is_won_by_entering_the_goal_room():
+    env = Maze("easy")
+    env.reset(seed=2)
+    while True:
+        obs, reward, terminated, truncated, info = env.step(env.optimal_actions()[0])
+        if terminated:
+            break
+        assert reward == 0.0
+    assert reward == 1.0 and info["won"] and not truncated
+    assert env.optimal_actions() == [] and env.distance_to_goal() == 0
+    obs, reward, terminated, _, info = env.step("look")
+    assert terminated and reward == 0.0 and "over" in obs
+
+
+def test_keyquest_locked_door_blocks_and_explains():
+    env = KeyQuest("medium")
+    # find a seed and a state where the agent stands next to a locked door
+    for seed in range(50):
+        env.reset(seed=seed)
+        for _ in range(40):
+            room = env._room
+            locked = [
+                d for d in env._exits[room]
+                if (room, d) in env._door_at and not env._open_mask >> env._door_at[room, d] & 1
+            ]
+            if locked:
+                direction = locked[0]
+                obs, _, _, _, info = env.step(f"go {direction}")
+                assert info["valid_action"] is False
+                assert "locked" in obs
+                return
+            env.step(env.optimal_actions()[0])
+    pytest.fail("no locked door met")
+
+
+def test_keyquest_keys_lie_behind_other_doors_in_hard_games():
+    """The chain structure: some key is only reachable after opening another door."""
+    behind = 0
+    for seed in range(20):
+        env = KeyQuest("hard")
+        env.reset(seed=seed)
+        reachable = env._flood(env._room, 0)
+        keys = env._item_loc[: env.config.doors]
+        behind += any(room not in reachable for room in keys)
+    assert behind >= 10
+
+
+def test_keyquest_inventory_and_drop_round_trip():
+    env = KeyQuest("easy")
+    env.reset(seed=1)
+    while not any(a.startswith("take") for a in env.admissible_actions()):
+        env.step(env.optimal_actions()[0])
+    take = next(a for a in env.admissible_actions() if a.startswith("take"))
+    item = take.removeprefix("take ")
+    env.step(take)
+    obs, *_ = env.step("inventory")
+    assert item in obs
+    distance = env.distance_to_goal()
+    obs, *_, info = env.step(f"drop {item}")
+    assert info["valid_action"] and f"drop the {item}" in obs
+    assert env.distance_to_goal() >= distance
+    assert take in env.admissible_actions()
+
+
+def test_unknown_difficulty_is_a_clear_error():
+    with pytest.raises(ValueError, match="difficulty"):
+        Maze("impossible")
+    with pytest.raises(ValueError, match="render_mode"):
+        KeyQuest("easy", render_mode="rgb_array")
+
+
+def test_ansi_render_returns_the_last_observation():
+    env = gym.make("turnbudget/Maze-Easy-v0", render_mode="ansi")
+    obs, _ = env.reset(seed=0)
+    assert env.render() == obs
