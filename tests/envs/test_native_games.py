@@ -40,7 +40,7 @@ def test_hostile_strings_cost_a_turn_with_feedback_and_change_nothing(env_id, co
     assert obs and env.observation_space.contains(obs)
     assert (game.distance_to_goal(), game.admissible_actions()) == before
     # and the game goes on normally afterwards
-    obs, *_ , info = env.step(game.optimal_actions()[0])
+    obs, *_, info = env.step(game.optimal_actions()[0])
     assert info["valid_action"] is True
 
 
@@ -115,7 +115,8 @@ def test_keyquest_locked_door_blocks_and_explains():
         for _ in range(40):
             room = env._room
             locked = [
-                d for d in env._exits[room]
+                d
+                for d in env._exits[room]
                 if (room, d) in env._door_at and not env._open_mask >> env._door_at[room, d] & 1
             ]
             if locked:

@@ -22,10 +22,13 @@ ORACLE_SEEDS = range(20)
 
 
 def test_every_family_and_difficulty_is_registered():
-    assert ENV_IDS == sorted(
-        f"turnbudget/{family}-{difficulty}-v0"
-        for family in ("KeyQuest", "Maze")
-        for difficulty in ("Easy", "Medium", "Hard")
+    assert (
+        sorted(
+            f"turnbudget/{family}-{difficulty}-v0"
+            for family in ("KeyQuest", "Maze")
+            for difficulty in ("Easy", "Medium", "Hard")
+        )
+        == ENV_IDS
     )
 
 
@@ -53,7 +56,11 @@ def test_seeded_rollout_is_identical_in_two_processes(env_id):
     for hash_seed in ("1", "2"):  # different str hashing must not change anything
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         out = subprocess.run(
-            [sys.executable, "-c", script, tests_dir], capture_output=True, text=True, env=env, check=True
+            [sys.executable, "-c", script, tests_dir],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
         )
         digests.add(out.stdout.strip())
     assert digests == {rollout_digest(env_id, seed=7, steps=150)}
@@ -130,7 +137,9 @@ def test_oracle_is_bellman_consistent_along_random_walks(env_id):
                 probe.step(action)
                 after[action] = probe.distance_to_goal()
             assert distance == 1 + min(after.values())
-            assert sorted(env.optimal_actions()) == sorted(a for a, d in after.items() if d == distance - 1)
+            assert sorted(env.optimal_actions()) == sorted(
+                a for a, d in after.items() if d == distance - 1
+            )
             actions = env.admissible_actions()
             _, _, terminated, _, _ = env.step(actions[int(rng.integers(len(actions)))])
             if terminated:

@@ -62,16 +62,12 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsType, dict[str, Any]]:
         budget = (options or {}).get("turn_budget")
-        self.turn_budget = (
-            self.default_turn_budget if budget is None else check_turn_budget(budget)
-        )
+        self.turn_budget = self.default_turn_budget if budget is None else check_turn_budget(budget)
         self.turns_used = 0
         obs, info = self.env.reset(seed=seed, options=options)
         return obs, self._add_budget_info(info)
 
-    def step(
-        self, action: ActType
-    ) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
+    def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         self.turns_used += 1
         if self.turns_used >= self.turn_budget and not terminated:

@@ -82,7 +82,9 @@ def normalize_command(command: str) -> str:
 
 def sanitize_for_display(text: str, limit: int = 40) -> str:
     """Printable-ASCII, single-line, shortened copy of user input, safe to echo back."""
-    cleaned = "".join(ch if ch in PRINTABLE and ch not in "\t\n\r\x0b\x0c" else "?" for ch in text[: limit + 1])
+    cleaned = "".join(
+        ch if ch in PRINTABLE and ch not in "\t\n\r\x0b\x0c" else "?" for ch in text[: limit + 1]
+    )
     return cleaned[:limit] + "..." if len(text) > limit else cleaned
 
 
@@ -126,7 +128,9 @@ class TextGame(gym.Env[str, str]):
         self.observation_space = spaces.Text(
             max_length=MAX_OBSERVATION_LENGTH, min_length=0, charset=PRINTABLE
         )
-        self.action_space = spaces.Text(max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE)
+        self.action_space = spaces.Text(
+            max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE
+        )
         self.goal = ""
         self._won = False
         self._lost = False
@@ -168,13 +172,19 @@ class TextGame(gym.Env[str, str]):
         terminated = self._won or self._lost
         text = feedback if terminated else f"{feedback}\n\n{self._describe()}"
         observation = self._observe(text)
-        return observation, 1.0 if self._won else 0.0, terminated, False, self._info(valid_action=valid)
+        return (
+            observation,
+            1.0 if self._won else 0.0,
+            terminated,
+            False,
+            self._info(valid_action=valid),
+        )
 
     def render(self) -> str | None:
         if self.render_mode == "ansi":
             return self._last_observation
         if self.render_mode == "human":
-            print(self._last_observation)  # noqa: T201 - rendering to a terminal is the point
+            print(self._last_observation)
         return None
 
     # -- helpers for subclasses ------------------------------------------------
@@ -203,7 +213,9 @@ class TextGame(gym.Env[str, str]):
 
     def _info(self, valid_action: bool | None = None) -> dict[str, Any]:
         info: dict[str, Any] = {
-            "admissible_actions": [] if self._won or self._lost else list(self._admissible_now()[1]),
+            "admissible_actions": []
+            if self._won or self._lost
+            else list(self._admissible_now()[1]),
             "won": self._won,
             "lost": self._lost,
             "progress": 1.0 if self._won else self._progress(),

@@ -24,9 +24,15 @@ class KeyQuestConfig:
 
 
 CONFIGS = {
-    "easy": KeyQuestConfig(width=3, height=3, doors=1, distractors=1, min_distance=5, max_distance=12),
-    "medium": KeyQuestConfig(width=4, height=4, doors=2, distractors=2, min_distance=15, max_distance=30),
-    "hard": KeyQuestConfig(width=5, height=5, doors=4, distractors=3, min_distance=35, max_distance=60),
+    "easy": KeyQuestConfig(
+        width=3, height=3, doors=1, distractors=1, min_distance=5, max_distance=12
+    ),
+    "medium": KeyQuestConfig(
+        width=4, height=4, doors=2, distractors=2, min_distance=15, max_distance=30
+    ),
+    "hard": KeyQuestConfig(
+        width=5, height=5, doors=4, distractors=3, min_distance=35, max_distance=60
+    ),
 }
 _COLORS = ("red", "blue", "green", "yellow", "silver", "bronze", "white", "black")
 _TREASURES = ("golden crown", "jeweled chalice", "ancient scroll", "crystal orb", "carved idol")
@@ -115,7 +121,9 @@ class KeyQuest(TextGame):
         self._names = sample_names(n_rooms, rng)
         self._room = int(rng.integers(n_rooms))
 
-        passages = [(r, d) for r in range(n_rooms) for d in self._exits[r] if d in ("south", "east")]
+        passages = [
+            (r, d) for r in range(n_rooms) for d in self._exits[r] if d in ("south", "east")
+        ]
         picked = [passages[i] for i in rng.choice(len(passages), size=cfg.doors, replace=False)]
         self._door_colors = [str(c) for c in rng.choice(_COLORS, size=cfg.doors, replace=False)]
         self._door_at: dict[tuple[int, str], int] = {}
@@ -148,9 +156,13 @@ class KeyQuest(TextGame):
         goal_room = self._choice([r for r in range(n_rooms) if r != treasure_room])
 
         treasure = str(self._choice(_TREASURES))
-        distractors = [str(x) for x in rng.choice(_DISTRACTORS, size=cfg.distractors, replace=False)]
+        distractors = [
+            str(x) for x in rng.choice(_DISTRACTORS, size=cfg.distractors, replace=False)
+        ]
         self._item_names = [f"{c} key" for c in self._door_colors] + [treasure, *distractors]
-        self._item_loc = [*key_rooms, treasure_room] + [int(rng.integers(n_rooms)) for _ in distractors]
+        self._item_loc = [*key_rooms, treasure_room] + [
+            int(rng.integers(n_rooms)) for _ in distractors
+        ]
         self._treasure = cfg.doors  # index of the treasure among the items
         self._goal_room = goal_room
         self.goal = f"Bring the {treasure} to {self._names[goal_room]} and drop it there."
@@ -213,7 +225,9 @@ class KeyQuest(TextGame):
             elif self._item_loc[door] == CARRIED:
                 commands.append(f"unlock {self._door_colors[door]} door")
         commands += [f"take {n}" for n, loc in zip(self._item_names, self._item_loc) if loc == room]
-        commands += [f"drop {n}" for n, loc in zip(self._item_names, self._item_loc) if loc == CARRIED]
+        commands += [
+            f"drop {n}" for n, loc in zip(self._item_names, self._item_loc) if loc == CARRIED
+        ]
         return [*commands, "look", "inventory"]
 
     def _admissible(self) -> list[str]:
@@ -231,7 +245,9 @@ class KeyQuest(TextGame):
             return f"You go {obj}."
         if verb == "unlock":
             self._open_mask |= 1 << self._door_colors.index(obj.removesuffix(" door"))
-            return f"You unlock the {obj} with the {obj.removesuffix(' door')} key and swing it open."
+            return (
+                f"You unlock the {obj} with the {obj.removesuffix(' door')} key and swing it open."
+            )
         if verb == "take":
             self._item_loc[self._item_names.index(obj)] = CARRIED
             return f"You take the {obj}."
@@ -244,7 +260,11 @@ class KeyQuest(TextGame):
             return f"You drop the {obj}."
         if verb == "inventory":
             carried = [n for n, loc in zip(self._item_names, self._item_loc) if loc == CARRIED]
-            return f"You are carrying {_join(['a ' + n for n in carried])}." if carried else "You are empty-handed."
+            return (
+                f"You are carrying {_join(['a ' + n for n in carried])}."
+                if carried
+                else "You are empty-handed."
+            )
         return "You look around."
 
     def _explain_invalid(self, command: str, raw_action: str) -> str:
@@ -283,7 +303,9 @@ class KeyQuest(TextGame):
             if door is None or open_mask >> door & 1:
                 result.append((f"go {direction}", (nxt, open_mask, locs)))
             elif locs[door] == CARRIED:
-                result.append((f"unlock {self._door_colors[door]} door", (room, open_mask | 1 << door, locs)))
+                result.append(
+                    (f"unlock {self._door_colors[door]} door", (room, open_mask | 1 << door, locs))
+                )
         for item, loc in enumerate(locs):
             if loc == room:
                 taken = (*locs[:item], CARRIED, *locs[item + 1 :])
@@ -355,12 +377,26 @@ class KeyQuest(TextGame):
             if loc == CARRIED:
                 dropped = (*locs[:item], room, *locs[item + 1 :])
                 name = self._item_names[item]
-                candidates.append(((room, open_mask, dropped), f"Oops! The {name} slips from your grasp and falls to the floor."))
+                candidates.append(
+                    (
+                        (room, open_mask, dropped),
+                        f"Oops! The {name} slips from your grasp and falls to the floor.",
+                    )
+                )
         for door, color in enumerate(self._door_colors):
             if open_mask >> door & 1:
-                candidates.append(((room, open_mask & ~(1 << door), locs), f"Somewhere a {color} door slams shut, and its lock clicks."))
+                candidates.append(
+                    (
+                        (room, open_mask & ~(1 << door), locs),
+                        f"Somewhere a {color} door slams shut, and its lock clicks.",
+                    )
+                )
         scored = [(self._distance_of(s), s, text) for s, text in candidates]
-        solvable = [(d, s, text) for d, s, text in scored if d is not None and before is not None and d >= before]
+        solvable = [
+            (d, s, text)
+            for d, s, text in scored
+            if d is not None and before is not None and d >= before
+        ]
         worse = [c for c in solvable if c[0] > before] or solvable
         if not worse:
             return "You stumble, but nothing is lost."

@@ -90,7 +90,9 @@ class Maze(TextGame):
             exits = grid_maze(cfg.width, cfg.height, cfg.extra_passages, self.np_random)
             goal_room = int(self.np_random.integers(len(exits)))
             distance = bfs_distances(exits, goal_room)
-            starts = [r for r, d in enumerate(distance) if cfg.min_distance <= d <= cfg.max_distance]
+            starts = [
+                r for r, d in enumerate(distance) if cfg.min_distance <= d <= cfg.max_distance
+            ]
             if starts:
                 break
         else:  # pragma: no cover - the configurations above always succeed quickly
@@ -157,7 +159,9 @@ class Maze(TextGame):
         if self._won:
             return ""
         here = self._distance[self._room]
-        candidates = sorted({r for r in self._visited if r != self._room and self._distance[r] >= here})
+        candidates = sorted(
+            {r for r in self._visited if r != self._room and self._distance[r] >= here}
+        )
         if not candidates:  # e.g. on the first turn: fall back to any adjacent room no closer
             candidates = sorted(
                 r for r in self._exits[self._room].values() if self._distance[r] >= here

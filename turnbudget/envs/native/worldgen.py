@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 
 import numpy as np
@@ -22,36 +23,46 @@ _OFFSETS = {"north": (0, -1), "south": (0, 1), "east": (1, 0), "west": (-1, 0)}
 Exits = dict[str, int]
 
 
-def _neighbours(cell: int, width: int, height: int) -> list[tuple[str, int]]:
-    x, y = cell % width, cell // width
-    result = []
-    for direction in DIRECTIONS:
-        dx, dy = _OFFSETS[direction]
-        nx, ny = x + dx, y + dy
-        if 0 <= nx < width and 0 <= ny < height:
-            result.append((direction, ny * width + nx))
-    return result
+@functools.lru_cache(maxsize=64)
+def _grid_neighbours(width: int, height: int) -> tuple[tuple[tuple[str, int], ...], ...]:
+    """Per cell of the grid, its (direction, neighbour) pairs; cached per grid size."""
+    table = []
+    for cell in range(width * height):
+        x, y = cell % width, cell // width
+        pairs = []
+        for direction in DIRECTIONS:
+            dx, dy = _OFFSETS[direction]
+            nx, ny = x + dx, y + dy
+            if 0 <= nx < width and 0 <= ny < height:
+                pairs.append((direction, ny * width + nx))
+        table.append(tuple(pairs))
+    return tuple(table)
 
 
-def grid_maze(width: int, height: int, extra_passages: int, rng: np.random.Generator) -> list[Exits]:
+def grid_maze(
+    width: int, height: int, extra_passages: int, rng: np.random.Generator
+) -> list[Exits]:
     """A perfect maze on a ``width`` x ``height`` grid (randomized depth-first search),
     then ``extra_passages`` more walls knocked down to make loops.
 
     Returns, per room, its exits as ``{direction: neighbour}``; passages are two-way.
     """
     n = width * height
+    neighbours = _grid_neighbours(width, height)
     exits: list[Exits] = [{} for _ in range(n)]
-    visited = np.zeros(n, dtype=bool)
-    start = int(rng.integers(n))
+    visited = [False] * n
+    # One batch of random numbers instead of a generator call per carving step.
+    draws = iter(rng.random(2 * n + 1).tolist())
+    start = int(next(draws) * n)
     stack = [start]
     visited[start] = True
     while stack:
         cell = stack[-1]
-        options = [(d, c) for d, c in _neighbours(cell, width, height) if not visited[c]]
+        options = [(d, c) for d, c in neighbours[cell] if not visited[c]]
         if not options:
             stack.pop()
             continue
-        direction, nxt = options[int(rng.integers(len(options)))]
+        direction, nxt = options[int(next(draws) * len(options))]
         exits[cell][direction] = nxt
         exits[nxt][OPPOSITE[direction]] = cell
         visited[nxt] = True
@@ -59,7 +70,7 @@ def grid_maze(width: int, height: int, extra_passages: int, rng: np.random.Gener
     walls = [
         (cell, d, c)
         for cell in range(n)
-        for d, c in _neighbours(cell, width, height)
+        for d, c in neighbours[cell]
         if d in ("south", "east") and d not in exits[cell]
     ]
     for index in rng.permutation(len(walls))[:extra_passages]:

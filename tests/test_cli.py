@@ -1,0 +1,66 @@
+"""The `turnbudget` command line: list and play, run as a user would."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from turnbudget.cli import main
+from turnbudget.cli_list import env_table
+
+
+def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "turnbudget.cli", *args],
+        input=stdin, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def test_list_shows_every_native_id_with_budget_and_optimal_range():
+    out = run_cli("list", "--seeds", "3")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].split()[:4] == ["id", "family", "difficulty", "budget"]
+    row = next(line for line in lines if line.startswith("turnbudget/Maze-Hard-v0"))
+    _, family, difficulty, budget, optimal = row.split()
+    assert (family, difficulty, budget) == ("Maze", "Hard", "128")
+    low, high = map(int, optimal.split("-"))
+    assert 35 <= low <= high <= 60
+
+
+def test_env_table_measures_lengths_that_grow_with_difficulty():
+    rows = {row["id"]: row for row in env_table(seeds=3, family="KeyQuest")}
+    assert set(rows) >= {f"turnbudget/KeyQuest-{d}-v0" for d in ("Easy", "Medium", "Hard")}
+    highs = [
+        int(rows[f"turnbudget/KeyQuest-{d}-v0"]["optimal"].split("-")[1])
+        for d in ("Easy", "Medium", "Hard")
+    ]
+    assert highs == sorted(highs)
+
+
+def test_play_shows_turns_left_help_and_quits():
+    out = run_cli(
+        "play", "Maze-Easy-v0", "--seed", "1", "--budget", "5", stdin="help\nlook\nquit\n"
+    )
+    assert out.returncode == 0, out.stderr
+    assert "[5 turns left]" in out.stdout and "[4 turns left]" in out.stdout
+    assert "You can: " in out.stdout and "look" in out.stdout
+
+
+def test_play_until_the_budget_runs_out():
+    out = run_cli(
+        "play", "turnbudget/KeyQuest-Easy-v0", "--seed", "0", "--budget", "2", stdin="look\nxyzzy\n"
+    )
+    assert out.returncode == 0
+    assert "Out of turns. Turns used: 2 of 2." in out.stdout
+
+
+def test_play_rejects_unknown_ids_and_bad_budgets():
+    assert run_cli("play", "Nope-v0").returncode == 2
+    bad = run_cli("play", "Maze-Easy-v0", "--budget", "0")
+    assert bad.returncode == 2 and "positive int" in bad.stderr
+
+
+def test_play_ends_cleanly_on_end_of_input():
+    assert main(["list", "--seeds", "0", "--family", "Maze"]) == 0
+    assert run_cli("play", "Maze-Easy-v0", "--seed", "0", stdin="").returncode == 0

@@ -1,0 +1,76 @@
+"""``turnbudget list``: every registered id with its family, difficulty and budget."""
+
+from __future__ import annotations
+
+import argparse
+
+import gymnasium as gym
+
+__all__ = ["add_arguments", "env_table", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--seeds", type=int, default=5,
+        help="seeds over which to measure the optimal-solution length (default: 5; 0 skips it)",
+    )  # fmt: skip
+    parser.add_argument("--family", help="only ids whose family contains this text")
+    parser.add_argument(
+        "--all-games", action="store_true",
+        help="also measure games that are slow to generate (TextWorld); default: show '-' for them",
+    )  # fmt: skip
+
+
+_DIFFICULTY_ORDER = {"Easy": 0, "Medium": 1, "Hard": 2}
+
+
+def _split_id(env_id: str) -> tuple[str, str]:
+    """``turnbudget/KeyQuest-Hard-v0`` -> ("KeyQuest", "Hard")."""
+    parts = env_id.split("/", 1)[1].rsplit("-", 1)[0].split("-")
+    return parts[0], "-".join(parts[1:]) or "-"
+
+
+def env_table(seeds: int = 5, family: str | None = None, all_games: bool = False) -> list[dict]:
+    """One row per registered ``turnbudget/`` id."""
+    rows = []
+    ids = sorted(
+        (env_id for env_id in gym.registry if env_id.startswith("turnbudget/")),
+        key=lambda env_id: (
+            _split_id(env_id)[0],
+            _DIFFICULTY_ORDER.get(_split_id(env_id)[1], 9),
+            env_id,
+        ),
+    )
+    for env_id in ids:
+        spec = gym.registry[env_id]
+        fam, difficulty = _split_id(env_id)
+        if family and family.lower() not in fam.lower():
+            continue
+        native = str(spec.kwargs.get("game_entry_point", "")).startswith("turnbudget.envs.native")
+        lengths = []
+        if seeds > 0 and (native or all_games):
+            env = gym.make(env_id)
+            for seed in range(seeds):
+                env.reset(seed=seed)
+                lengths.append(env.unwrapped.distance_to_goal())
+            env.close()
+        rows.append(
+            {
+                "id": env_id,
+                "family": fam,
+                "difficulty": difficulty,
+                "turn_budget": spec.kwargs.get("turn_budget"),
+                "optimal": f"{min(lengths)}-{max(lengths)}" if lengths else "-",
+            }
+        )
+    return rows
+
+
+def run(args: argparse.Namespace) -> int:
+    rows = env_table(args.seeds, args.family, args.all_games)
+    header = {"id": "id", "family": "family", "difficulty": "difficulty",
+              "turn_budget": "budget", "optimal": f"optimal ({args.seeds} seeds)"}  # fmt: skip
+    widths = {k: max(len(str(r[k])) for r in [header, *rows]) for k in header}
+    for row in [header, *rows]:
+        print("  ".join(str(row[k]).ljust(widths[k]) for k in header).rstrip())
+    return 0

@@ -1,0 +1,57 @@
+"""``turnbudget play ID``: play an env at the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import gymnasium as gym
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "env_id", help="e.g. turnbudget/KeyQuest-Easy-v0 (the prefix may be omitted)"
+    )
+    parser.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
+    parser.add_argument("--budget", type=int, default=None, help="turn budget (default: the id's)")
+
+
+def run(args: argparse.Namespace) -> int:
+    env_id = args.env_id if "/" in args.env_id else f"turnbudget/{args.env_id}"
+    if env_id not in gym.registry:
+        print(f"Unknown env id {env_id!r}; `turnbudget list` shows them all.", file=sys.stderr)
+        return 2
+    options = None if args.budget is None else {"turn_budget": args.budget}
+    env = gym.make(env_id)
+    try:
+        obs, info = env.reset(seed=args.seed, options=options)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
+    print(obs)
+    print("(type `help` for the admissible commands, `quit` to leave)")
+    while True:
+        try:
+            command = input(f"\n[{info['turns_left']} turns left] > ")
+        except EOFError:
+            print()
+            return 0
+        if command.strip().lower() in ("quit", "exit"):
+            return 0
+        if command.strip().lower() == "help":
+            print("You can: " + ", ".join(info["admissible_actions"]))
+            continue
+        obs, reward, terminated, truncated, info = env.step(command)
+        print(obs)
+        if terminated or truncated:
+            outcome = (
+                "You won!"
+                if info.get("won")
+                else "You lost."
+                if info.get("lost")
+                else "Out of turns."
+            )
+            print(f"\n{outcome} Turns used: {info['turns_used']} of {info['turn_budget']}.")
+            return 0
