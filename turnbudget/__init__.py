@@ -9,8 +9,9 @@ when the feature that needs them is used.
 from __future__ import annotations
 
 from turnbudget.envs.registration import register_envs
+from turnbudget.stack import make
 
-__all__ = ["__version__", "register_envs"]
+__all__ = ["__version__", "make", "register_envs"]
 __version__ = "0.1.0"
 
 register_envs()

@@ -1,7 +1,40 @@
-"""Composable wrappers that turn any turnbudget env into a turn-budget experiment."""
+"""Composable wrappers that turn any turnbudget env into a turn-budget experiment.
+
+Stacking order, innermost first (what `turnbudget.make` builds):
+`TurnBudget` (inside every registered id) → `SampleTurnBudget` → `InjectErrors`
+→ `RecordStepOutcomes` → `ProcessReward` → `RevealBudget` → `DiscreteActions`
+→ `TextFeatures`.
+"""
 
 from __future__ import annotations
 
+from turnbudget.wrappers.discrete_actions import DiscreteActions
+from turnbudget.wrappers.inject_errors import ERROR_KINDS, InjectedError, InjectErrors
+from turnbudget.wrappers.process_reward import ProcessReward
+from turnbudget.wrappers.record_step_outcomes import (
+    EpisodeRecord,
+    OutcomeRecord,
+    RecordStepOutcomes,
+    StepRecord,
+)
+from turnbudget.wrappers.reveal_budget import RevealBudget
+from turnbudget.wrappers.sample_turn_budget import BudgetMix, SampleTurnBudget
+from turnbudget.wrappers.text_features import TextFeatures
 from turnbudget.wrappers.turn_budget import TurnBudget
 
-__all__ = ["TurnBudget"]
+__all__ = [
+    "ERROR_KINDS",
+    "BudgetMix",
+    "DiscreteActions",
+    "EpisodeRecord",
+    "InjectErrors",
+    "InjectedError",
+    "OutcomeRecord",
+    "ProcessReward",
+    "RecordStepOutcomes",
+    "RevealBudget",
+    "SampleTurnBudget",
+    "StepRecord",
+    "TextFeatures",
+    "TurnBudget",
+]

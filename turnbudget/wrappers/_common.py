@@ -1,0 +1,66 @@
+"""Helpers shared by the wrappers: finding a wrapper in a stack, oracle checks, seeding."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+__all__ = ["EpisodeSeeder", "env_id_of", "find_wrapper", "require_oracle", "require_single"]
+
+
+def find_wrapper(env: gym.Env, cls: type) -> Any | None:
+    """Return the outermost wrapper of type ``cls`` in ``env``'s stack, or None."""
+    while True:
+        if isinstance(env, cls):
+            return env
+        if not isinstance(env, gym.Wrapper):
+            return None
+        env = env.env
+
+
+def require_oracle(env: gym.Env, methods: tuple[str, ...], wrapper: str, hint: str = "") -> None:
+    """Raise ``TypeError`` at construction when the unwrapped env lacks an oracle method."""
+    game = env.unwrapped
+    missing = [m for m in methods if not callable(getattr(game, m, None))]
+    if missing:
+        names = ", ".join(f"`{m}()`" for m in missing)
+        raise TypeError(
+            f"{wrapper} needs the oracle method(s) {names} on the unwrapped env, "
+            f"which {type(game).__name__} does not have{hint}"
+        )
+
+
+def env_id_of(env: gym.Env) -> str:
+    """The registered id of ``env`` (its class name when it was not made by id)."""
+    spec = env.unwrapped.spec
+    return spec.id if spec is not None else type(env.unwrapped).__name__
+
+
+class EpisodeSeeder:
+    """Per-episode seeds that follow Gymnasium's seeding rule, for one wrapper.
+
+    ``reset(seed=s)`` restarts the stream from ``s`` (salted by the wrapper's
+    name, so two wrappers seeded alike draw independent numbers); a reset
+    without a seed continues it (vector autoreset); an env never seeded draws
+    its stream from OS entropy. The global NumPy RNG is never touched.
+    """
+
+    def __init__(self, salt: str):
+        self._salt = zlib.crc32(salt.encode())
+        self._rng: np.random.Generator | None = None
+
+    def next_seed(self, seed: int | None) -> int:
+        if seed is not None:
+            self._rng = np.random.default_rng([int(seed) & (2**63 - 1), self._salt])
+        elif self._rng is None:
+            self._rng = np.random.default_rng()
+        return int(self._rng.integers(2**63))
+
+
+def require_single(env: gym.Env, cls: type) -> None:
+    """Raise ``ValueError`` when ``env`` already contains a ``cls`` (its info keys would clash)."""
+    if find_wrapper(env, cls) is not None:
+        raise ValueError(f"{cls.__name__} is already in this stack; wrap an env with it only once")

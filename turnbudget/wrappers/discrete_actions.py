@@ -1,0 +1,114 @@
+"""Classic-RL adapter: a Discrete action space over the admissible commands, with an action mask."""
+
+from __future__ import annotations
+
+import logging
+import numbers
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.core import ObsType
+
+from turnbudget.wrappers._common import require_single
+
+__all__ = ["DiscreteActions"]
+
+logger = logging.getLogger(__name__)
+
+# Sent for a masked-out index: not an admissible command, so it costs a turn
+# with valid_action=False, as any nonsense command does.
+_INVALID_COMMAND = ""
+
+
+class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordConstructorArgs):
+    """Expose ``Discrete(max_actions)`` over the admissible commands, in sorted order.
+
+    Index i plays the i-th admissible command in alphabetical order (a stable
+    order: it does not depend on how the env lists them). Indices past the
+    admissible commands are masked; playing one anyway sends a non-command,
+    which costs a turn with ``valid_action=False``. Commands past
+    ``max_actions`` are dropped (logged once). ``info["action_mask"]`` (a bool
+    array) and ``info["action_commands"]`` (the command per index) come with
+    every reset and step, and ``action_masks()`` returns the mask, as
+    sb3-contrib's ``MaskablePPO`` expects.
+
+    Args:
+        env: An env with ``Text`` actions and ``info["admissible_actions"]``.
+        max_actions: N, the size of the ``Discrete`` space (a positive int).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import turnbudget
+        >>> env = DiscreteActions(gym.make("turnbudget/Maze-Easy-v0"), max_actions=5)
+        >>> _, info = env.reset(seed=0)
+        >>> info["action_commands"] == sorted(info["admissible_actions"])
+        True
+        >>> bool(env.action_masks()[0]), int(env.action_masks().sum()) == len(info["action_commands"])
+        (True, True)
+        >>> _, _, _, _, info = env.step(0)
+        >>> info["valid_action"]
+        True
+    """
+
+    def __init__(self, env: gym.Env[ObsType, str], max_actions: int = 16):
+        gym.utils.RecordConstructorArgs.__init__(self, max_actions=max_actions)
+        gym.ActionWrapper.__init__(self, env)
+        if (
+            isinstance(max_actions, bool)
+            or not isinstance(max_actions, numbers.Integral)
+            or max_actions <= 0
+        ):
+            raise ValueError(f"Expect `max_actions` to be a positive int, got {max_actions!r}")
+        if not isinstance(env.action_space, spaces.Text):
+            raise ValueError(f"DiscreteActions needs a Text action space, got {env.action_space}")
+        require_single(env, DiscreteActions)
+        self.max_actions = int(max_actions)
+        self.action_space = spaces.Discrete(self.max_actions)
+        self._commands: list[str] = []
+        self._mask = np.zeros(self.max_actions, dtype=bool)
+        self._warned = False
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[ObsType, dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        return obs, self._update(info)
+
+    def step(self, action: int) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(self.action(action))
+        return obs, reward, terminated, truncated, self._update(info)
+
+    def action(self, action: int) -> str:
+        """The command for index ``action`` (a non-command when it is masked)."""
+        if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
+            action = action.reshape(()).item()
+        if (
+            isinstance(action, bool)
+            or not isinstance(action, numbers.Integral)
+            or not 0 <= action < self.max_actions
+        ):
+            raise ValueError(f"Expect an action in Discrete({self.max_actions}), got {action!r}")
+        return self._commands[action] if action < len(self._commands) else _INVALID_COMMAND
+
+    def action_masks(self) -> np.ndarray:
+        """Which indices play an admissible command now (for ``MaskablePPO``)."""
+        return self._mask.copy()
+
+    def _update(self, info: dict[str, Any]) -> dict[str, Any]:
+        if "admissible_actions" not in info:
+            raise KeyError("DiscreteActions needs info['admissible_actions'] from the env")
+        commands = sorted(info["admissible_actions"])
+        if len(commands) > self.max_actions and not self._warned:
+            logger.warning("%d admissible commands, more than max_actions=%d: the rest are dropped",
+                           len(commands), self.max_actions)  # fmt: skip
+            self._warned = True
+        self._commands = commands[: self.max_actions]
+        self._mask = np.zeros(self.max_actions, dtype=bool)
+        self._mask[: len(self._commands)] = True
+        for key in ("action_mask", "action_commands"):
+            assert key not in info, f"info[{key!r}] set twice"
+        info["action_mask"] = self._mask.copy()
+        info["action_commands"] = list(self._commands)
+        return info

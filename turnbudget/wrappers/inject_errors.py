@@ -1,0 +1,294 @@
+"""Recoverable errors (slip, transient, setback) on a seed-and-turn schedule."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any, SupportsFloat, TypedDict
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from turnbudget.wrappers._common import EpisodeSeeder, require_oracle, require_single
+
+__all__ = ["ERROR_KINDS", "InjectErrors", "InjectedError"]
+
+logger = logging.getLogger(__name__)
+
+ERROR_KINDS = ("slip", "transient", "setback")
+# Sent to the env in place of the agent's command for a transient error: the
+# contract makes any non-admissible command cost a turn and change nothing.
+_NO_OP_COMMAND = ""
+
+
+class InjectedError(TypedDict):
+    """``info["injected_error"]`` on a turn where an error was scheduled (None otherwise)."""
+
+    kind: str  # "slip" | "transient" | "setback"
+    turn: int  # 1-based turn at whose start it fired
+    applied: bool  # False when it could not apply (a slip with no safe alternative)
+    distance_before: int | None  # distance to goal at the start of the turn
+    distance_after: int | None  # right after the injection (a slip: after the replaced command)
+    narration: str  # what the agent was told
+    replaced_action: str | None  # a slip's substitute command
+
+
+class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArgs):
+    """Inject recoverable errors at a per-turn rate or on a fixed schedule.
+
+    An error fires at the *start* of a turn, before the agent's command:
+
+    - ``slip``: the command is replaced by a different admissible command that
+      is not optimal and keeps the task solvable (checked on a copy of the
+      game); it does not fire (``applied=False``) when no such command exists.
+    - ``transient``: the command fails with a message; the state is unchanged
+      and the turn is spent (the env receives an empty command, which the
+      contract treats as an invalid turn).
+    - ``setback``: the env's ``inject_setback(rng)`` perturbs the state, then
+      the agent's command runs in the perturbed state.
+
+    Whether and which error fires at turn t depends only on the episode's
+    seed and t, never on the agent's actions (common random numbers): each
+    turn draws from its own generator seeded by (episode seed, t). Episode
+    seeds follow the reset seed (a reset without a seed continues the stream).
+    The narration is prepended to the observation; ``info["valid_action"]``
+    tells whether the *agent's* command was admissible; ``info["injected_error"]``
+    is an `InjectedError` or None.
+
+    Args:
+        env: An env with the oracle (``distance_to_goal()``, plus
+            ``optimal_actions()`` for slips and ``inject_setback(rng)`` for
+            setbacks).
+        rate: Probability in [0, 1] that an error fires at a turn.
+        kinds: The kinds drawn when the rate fires.
+        weights: Relative weights of ``kinds`` (uniform if None).
+        schedule: Fixed errors ``{turn: kind}`` (or ``[(turn, kind), ...]``);
+            they take precedence over the rate at their turns.
+        transient_message: What the agent reads on a transient error.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import turnbudget
+        >>> env = InjectErrors(gym.make("turnbudget/Maze-Easy-v0"), schedule={2: "setback"})
+        >>> _, info = env.reset(seed=0)
+        >>> _, _, _, _, info = env.step("look")
+        >>> info["injected_error"] is None
+        True
+        >>> _, _, _, _, info = env.step("look")
+        >>> info["injected_error"]["kind"], info["injected_error"]["turn"]
+        ('setback', 2)
+        >>> info["injected_error"]["distance_after"] >= info["injected_error"]["distance_before"]
+        True
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[str, str],
+        rate: float = 0.0,
+        kinds: Sequence[str] = ERROR_KINDS,
+        weights: Sequence[float] | None = None,
+        schedule: Mapping[int, str] | Sequence[tuple[int, str]] | None = None,
+        transient_message: str = "Your attempt fails: something went wrong. Nothing changes.",
+    ):
+        gym.utils.RecordConstructorArgs.__init__(
+            self, rate=rate, kinds=kinds, weights=weights, schedule=schedule,
+            transient_message=transient_message,
+        )  # fmt: skip
+        gym.Wrapper.__init__(self, env)
+        if isinstance(rate, bool) or not isinstance(rate, numbers.Real) or not 0.0 <= rate <= 1.0:
+            raise ValueError(f"Expect `rate` to be a number in [0, 1], got {rate!r}")
+        self.rate = float(rate)
+        self.kinds = _check_kinds(kinds, "kinds")
+        if not self.kinds:
+            raise ValueError("Expect `kinds` to name at least one error kind, got none")
+        self.probabilities = _check_weights(weights, len(self.kinds))
+        self.schedule = _check_schedule(schedule)
+        if not isinstance(transient_message, str):
+            raise ValueError(f"Expect `transient_message` to be a str, got {transient_message!r}")
+        self.transient_message = transient_message
+        used = set(self.schedule.values()) | (set(self.kinds) if self.rate > 0 else set())
+        methods = ("distance_to_goal",)
+        if "slip" in used:
+            methods += ("optimal_actions",)
+        if "setback" in used:
+            methods += ("inject_setback",)
+        require_oracle(env, methods, "InjectErrors", " (drop the kinds that need it)")
+        if used & {"slip", "transient"} and not isinstance(env.action_space, spaces.Text):
+            raise ValueError(
+                f"InjectErrors' slip and transient errors need a Text action space, got {env.action_space}"
+            )
+        require_single(env, InjectErrors)
+        self._seeder = EpisodeSeeder("InjectErrors")
+        self._episode_seed = 0
+        self._turn = 0
+        self._admissible: list[str] = []
+        self._warned_no_copy = False
+
+    def planned_error(self, turn: int) -> tuple[str | None, np.random.Generator]:
+        """The error kind scheduled at ``turn`` of this episode (or None) and that turn's generator.
+
+        A pure function of (episode seed, turn): the same for every agent.
+        """
+        rng = np.random.default_rng([self._episode_seed, turn])
+        fires, pick = rng.random(), rng.random()  # always two draws: the rest stays aligned
+        if turn in self.schedule:
+            return self.schedule[turn], rng
+        if fires < self.rate:
+            index = int(np.searchsorted(np.cumsum(self.probabilities), pick, side="right"))
+            return self.kinds[min(index, len(self.kinds) - 1)], rng
+        return None, rng
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        self._episode_seed = self._seeder.next_seed(seed)
+        self._turn = 0
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._admissible = list(info.get("admissible_actions", ()))
+        return obs, info
+
+    def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        self._turn += 1
+        kind, rng = self.planned_error(self._turn)
+        if kind is None:
+            result = self.env.step(action)
+            event = None
+        else:
+            result, event = getattr(self, f"_{kind}")(action, rng)
+        obs, reward, terminated, truncated, info = result
+        assert "injected_error" not in info, "info['injected_error'] set twice"
+        info["injected_error"] = event
+        self._admissible = list(info.get("admissible_actions", ()))
+        return obs, reward, terminated, truncated, info
+
+    # -- the three kinds -------------------------------------------------------------
+
+    def _transient(self, action: str, rng: np.random.Generator) -> tuple[tuple, InjectedError]:
+        distance = self.env.unwrapped.distance_to_goal()
+        obs, reward, terminated, truncated, info = self.env.step(_NO_OP_COMMAND)
+        if info.get("valid_action", False):
+            raise RuntimeError(
+                f"{type(self.env.unwrapped).__name__} accepted the empty command as valid; "
+                "InjectErrors' transient errors need it to be an invalid (no-op) turn"
+            )
+        info["valid_action"] = action in self._admissible
+        _, _, rest = obs.partition("\n\n")  # drop the env's own invalid-command feedback
+        obs = self._narrate(self.transient_message, rest)
+        event = self._event("transient", distance, distance, self.transient_message)
+        return (obs, reward, terminated, truncated, info), event
+
+    def _setback(self, action: str, rng: np.random.Generator) -> tuple[tuple, InjectedError]:
+        game = self.env.unwrapped
+        before = game.distance_to_goal()
+        narration = str(game.inject_setback(rng))
+        event = self._event("setback", before, game.distance_to_goal(), narration)
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return (self._narrate(narration, obs), reward, terminated, truncated, info), event
+
+    def _slip(self, action: str, rng: np.random.Generator) -> tuple[tuple, InjectedError]:
+        game = self.env.unwrapped
+        before = game.distance_to_goal()
+        excluded = {action, *game.optimal_actions()}
+        candidates = [c for c in self._admissible if c not in excluded]
+        replacement = None
+        for index in rng.permutation(len(candidates)):
+            if self._keeps_solvable(candidates[index]):
+                replacement = candidates[index]
+                break
+        if replacement is None:
+            event = self._event("slip", before, before, "", applied=False)
+            return self.env.step(action), event
+        obs, reward, terminated, truncated, info = self.env.step(replacement)
+        info["valid_action"] = action in self._admissible
+        narration = f'Your hand slips: instead of "{action[:40]}", you {replacement}.'
+        event = self._event("slip", before, game.distance_to_goal(), narration)
+        event["replaced_action"] = replacement
+        return (self._narrate(narration, obs), reward, terminated, truncated, info), event
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _keeps_solvable(self, command: str) -> bool:
+        """Play ``command`` on a copy of the game: the task must stay solvable and not end."""
+        try:
+            game = copy.deepcopy(self.env.unwrapped)
+        except Exception:  # e.g. a game that holds an external process
+            if not self._warned_no_copy:
+                logger.warning(
+                    "cannot copy %s: slips are not checked for solvability",
+                    type(self.env.unwrapped).__name__,
+                )
+                self._warned_no_copy = True
+            return True
+        _, _, terminated, _, _ = game.step(command)
+        return not terminated and game.distance_to_goal() is not None
+
+    def _event(
+        self, kind: str, before: int | None, after: int | None, narration: str, applied: bool = True
+    ) -> InjectedError:
+        return InjectedError(
+            kind=kind, turn=self._turn, applied=applied, distance_before=before,
+            distance_after=after, narration=narration, replaced_action=None,
+        )  # fmt: skip
+
+    def _narrate(self, narration: str, obs: str) -> str:
+        text = f"{narration}\n\n{obs}" if obs else narration
+        space = self.observation_space
+        return text[: space.max_length] if isinstance(space, spaces.Text) else text
+
+
+def _check_kinds(kinds: Any, name: str) -> tuple[str, ...]:
+    if isinstance(kinds, str) or not isinstance(kinds, Sequence):
+        raise ValueError(
+            f"Expect `{name}` to be a sequence of error kinds from {ERROR_KINDS}, got {kinds!r}"
+        )
+    for kind in kinds:
+        if kind not in ERROR_KINDS:
+            raise ValueError(
+                f"Unknown error kind {kind!r} in `{name}`: expect one of {ERROR_KINDS}"
+            )
+    if len(set(kinds)) != len(kinds):
+        raise ValueError(f"Expect `{name}` without repeats, got {kinds!r}")
+    return tuple(kinds)
+
+
+def _check_weights(weights: Sequence[float] | None, n: int) -> tuple[float, ...]:
+    if weights is None:
+        return (1.0 / n,) * n
+    weights = list(weights)
+    if len(weights) != n:
+        raise ValueError(f"Expect `weights` to have one weight per kind ({n}), got {len(weights)}")
+    for w in weights:
+        if isinstance(w, bool) or not isinstance(w, numbers.Real) or not math.isfinite(w) or w < 0:
+            raise ValueError(f"Expect every weight to be a finite number >= 0, got {w!r}")
+    total = float(sum(weights))
+    if total <= 0:
+        raise ValueError(f"Expect `weights` to have a positive sum, got {weights!r}")
+    return tuple(float(w) / total for w in weights)
+
+
+def _check_schedule(schedule: Any) -> dict[int, str]:
+    if schedule is None:
+        return {}
+    items = schedule.items() if isinstance(schedule, Mapping) else schedule
+    try:
+        pairs = [(turn, kind) for turn, kind in items]
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"Expect `schedule` to be {{turn: kind}} or [(turn, kind), ...], got {schedule!r}"
+        ) from None
+    result: dict[int, str] = {}
+    for turn, kind in pairs:
+        if isinstance(turn, bool) or not isinstance(turn, numbers.Integral) or turn <= 0:
+            raise ValueError(f"Expect every turn in `schedule` to be a positive int, got {turn!r}")
+        if kind not in ERROR_KINDS:
+            raise ValueError(
+                f"Unknown error kind {kind!r} in `schedule`: expect one of {ERROR_KINDS}"
+            )
+        if int(turn) in result:
+            raise ValueError(f"Turn {turn} appears twice in `schedule`")
+        result[int(turn)] = kind
+    return result

@@ -1,0 +1,126 @@
+"""Process supervision: potential-based reward shaping from the distance to goal."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+from gymnasium.core import ActType, ObsType
+
+from turnbudget.wrappers._common import require_oracle, require_single
+
+__all__ = ["ProcessReward"]
+
+_POTENTIALS = ("distance", "progress")
+
+
+def _check_real(value: Any, name: str, low: float, high: float, low_open: bool = False) -> float:
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    if ok:
+        ok = (low < value if low_open else low <= value) and value <= high
+    if not ok:
+        bracket = "(" if low_open else "["
+        raise ValueError(
+            f"Expect `{name}` to be a number in {bracket}{low}, {high}], got {value!r}"
+        )
+    return float(value)
+
+
+class ProcessReward(
+    gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs
+):
+    """Add a potential-based shaping reward F = γ·Φ(s') − Φ(s) to the env's reward.
+
+    Potentials:
+
+    - ``"distance"`` (default): Φ(s) = −scale · ``distance_to_goal()`` (the
+      oracle); a state where the task is unsolvable gets
+      Φ = −scale · ``unsolvable_distance``.
+    - ``"progress"``: Φ(s) = scale · ``info["progress"]`` (the env's 0..1
+      progress, no oracle needed).
+
+    Guarantee (Ng, Harada & Russell, 1999): shaping of this form leaves the set
+    of optimal policies unchanged, provided ``gamma`` equals the learner's
+    discount and Φ = 0 at terminal states, which this wrapper enforces (Φ(s')
+    is 0 when the step terminated). A truncated step keeps Φ(s') — the
+    episode was cut, not finished — so bootstrapping learners stay consistent.
+    Shaping therefore speeds learning without changing what is optimal;
+    errors, injected or not, cost exactly the potential they lose.
+
+    ``info["process_reward"]`` carries ``{"env_reward", "shaping", "potential"}``.
+
+    Args:
+        env: The env to wrap (with the oracle for the distance potential).
+        gamma: The learner's discount, in (0, 1].
+        potential: ``"distance"`` or ``"progress"``.
+        scale: Multiplies Φ (> 0); keep shaping small next to the 1.0 success reward.
+        unsolvable_distance: The distance used for Φ where ``distance_to_goal()`` is None.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import turnbudget
+        >>> env = ProcessReward(gym.make("turnbudget/Maze-Easy-v0"), gamma=1.0, scale=0.1)
+        >>> _ = env.reset(seed=0)
+        >>> best = env.unwrapped.optimal_actions()[0]
+        >>> _, reward, _, _, info = env.step(best)
+        >>> round(reward, 3), round(info["process_reward"]["shaping"], 3)
+        (0.1, 0.1)
+        >>> _, reward, _, _, _ = env.step("look")
+        >>> round(reward, 3)
+        0.0
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[ObsType, ActType],
+        gamma: float = 0.99,
+        potential: str = "distance",
+        scale: float = 0.1,
+        unsolvable_distance: float = 100.0,
+    ):
+        gym.utils.RecordConstructorArgs.__init__(
+            self,
+            gamma=gamma,
+            potential=potential,
+            scale=scale,
+            unsolvable_distance=unsolvable_distance,
+        )
+        gym.Wrapper.__init__(self, env)
+        self.gamma = _check_real(gamma, "gamma", 0.0, 1.0, low_open=True)
+        if potential not in _POTENTIALS:
+            raise ValueError(f"Expect `potential` to be one of {_POTENTIALS}, got {potential!r}")
+        self.potential = potential
+        self.scale = _check_real(scale, "scale", 0.0, math.inf, low_open=True)
+        self.unsolvable_distance = _check_real(
+            unsolvable_distance, "unsolvable_distance", 0.0, math.inf
+        )
+        if potential == "distance":
+            require_oracle(
+                env, ("distance_to_goal",), "ProcessReward", " (use potential='progress')"
+            )
+        require_single(env, ProcessReward)
+        self._phi = 0.0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[ObsType, dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._phi = self._potential(info)
+        return obs, info
+
+    def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        phi = 0.0 if terminated else self._potential(info)
+        shaping = self.gamma * phi - self._phi
+        self._phi = phi
+        assert "process_reward" not in info, "info['process_reward'] set twice"
+        info["process_reward"] = {"env_reward": float(reward), "shaping": shaping, "potential": phi}
+        return obs, float(reward) + shaping, terminated, truncated, info
+
+    def _potential(self, info: dict[str, Any]) -> float:
+        if self.potential == "progress":
+            return self.scale * float(info.get("progress", 0.0))
+        distance = self.env.unwrapped.distance_to_goal()
+        return -self.scale * (self.unsolvable_distance if distance is None else float(distance))

@@ -1,0 +1,384 @@
+"""Record one outcome per step and one summary per episode (memory, JSONL file or callback)."""
+
+from __future__ import annotations
+
+import json
+import numbers
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal, SupportsFloat, TypedDict
+
+import gymnasium as gym
+
+from turnbudget.wrappers._common import env_id_of, require_oracle
+from turnbudget.wrappers.inject_errors import InjectedError
+
+__all__ = ["EpisodeRecord", "OutcomeRecord", "RecordStepOutcomes", "StepRecord"]
+
+# -- the record schema (the evaluator reads these names: add fields, never rename) ------
+
+
+class StepRecord(TypedDict):
+    """One step. ``distance_*`` and ``optimal`` are None without the oracle."""
+
+    record: Literal["step"]
+    episode_id: str  # f"{env_id}/{seed}/{episode_index}" (env_index inserted in vector envs) or options["episode_id"]
+    env_id: str
+    env_index: int | None  # the sub-env index in a vector env
+    seed: int | None  # the seed passed to this episode's reset (None: continued stream)
+    episode_index: int  # episodes this wrapper has started before this one
+    turn: int  # 1-based
+    turn_budget: int
+    action: str
+    valid_action: bool
+    optimal: bool | None  # the agent's command starts a shortest plan (judged before the step)
+    distance_before: int | None
+    distance_after: int | None
+    progress: float
+    reward: float  # the env's own reward (wrap ProcessReward outside this wrapper)
+    injected_error: (
+        InjectedError | None
+    )  # from InjectErrors; an error fires at the start of the turn
+    error_self: bool  # the agent's own command increased the distance to goal
+    phase: str  # "on_track" | "after_error" (the step right after an error) | "recovering"
+    terminated: bool
+    truncated: bool
+    won: bool
+
+
+class EpisodeRecord(TypedDict):
+    """One finished episode (written after its steps)."""
+
+    record: Literal["episode"]
+    episode_id: str
+    env_id: str
+    env_index: int | None
+    seed: int | None
+    episode_index: int
+    success: bool
+    first_success_turn: int | None
+    turns_used: int
+    turn_budget: int
+    initial_distance: int | None  # optimal solution length at reset
+    final_distance: int | None
+    n_errors_injected: int  # injected errors that applied (any kind)
+    n_errors_self: int  # steps whose own command increased the distance
+    n_recovered: int  # distance-increasing errors after which the distance came back
+    n_unrecovered: int  # ... and those still open at the episode's end
+    turns_to_recover: list[int]  # per recovered error, turns from the error to the recovery
+    optimal_step_rate: float | None
+    optimal_step_rate_on_track: float | None  # steps taken with no open error
+    optimal_step_rate_after_error: float | None  # steps right after an error
+    n_steps_on_track: int
+    n_steps_after_error: int
+
+
+OutcomeRecord = StepRecord | EpisodeRecord
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _increases(before: int | None, after: int | None) -> bool:
+    """An error: the distance grew, or the task became unsolvable."""
+    return before is not None and (after is None or after > before)
+
+
+def _rate(hits: int, total: int) -> float | None:
+    return hits / total if total else None
+
+
+class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorArgs):
+    """Record what happened at every step and a summary of every episode.
+
+    Records follow `StepRecord` and `EpisodeRecord`. A step is *optimal* when
+    the agent's command is in ``optimal_actions()`` before the step (or, when
+    it was executed untouched, it brought the distance down by exactly one:
+    that covers synonyms such as ``n`` for ``go north``). An *error* is an
+    injected error (from `InjectErrors`, read in ``info["injected_error"]``)
+    or a step whose own command increased ``distance_to_goal()``; a
+    distance-increasing error is *recovered* once the distance is back to its
+    value before the error, and ``turns_to_recover`` counts the turns that
+    took. The oracle is only queried here when ``oracle=True``.
+
+    An episode's records are delivered together when it ends (terminated or
+    truncated): appended to ``records`` (in memory), passed one by one to
+    ``callback``, and appended to the JSONL file at ``path`` with a single
+    write, flushed and fsync-ed, so a killed process never leaves a torn line
+    or loses a finished episode (several processes may share one file).
+    An episode abandoned by an early reset or ``close()`` is dropped and
+    counted in ``n_abandoned``.
+
+    Args:
+        env: The env to record (wrap it outside `InjectErrors`, inside `ProcessReward`).
+        path: A JSONL file to append to (created if missing).
+        callback: Called with each record.
+        memory: Keep records in ``records``; default: only when there is no
+            other sink.
+        record_steps: Record steps (else only episode summaries).
+        oracle: Query the oracle for distances and optimality (set False for
+            envs without one: those fields are then None).
+        env_index: The sub-env index in a vector env (goes into the records).
+        fsync: fsync the file after each episode.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import turnbudget
+        >>> env = RecordStepOutcomes(gym.make("turnbudget/Maze-Easy-v0", turn_budget=3))
+        >>> _ = env.reset(seed=0)
+        >>> for _ in range(3):
+        ...     _ = env.step("look")
+        >>> [r["record"] for r in env.records]
+        ['step', 'step', 'step', 'episode']
+        >>> episode = env.records[-1]
+        >>> episode["episode_id"], episode["success"], episode["turns_used"], episode["optimal_step_rate"]
+        ('turnbudget/Maze-Easy-v0/0/0', False, 3, 0.0)
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        path: str | os.PathLike[str] | None = None,
+        callback: Callable[[OutcomeRecord], Any] | None = None,
+        memory: bool | None = None,
+        record_steps: bool = True,
+        oracle: bool = True,
+        env_index: int | None = None,
+        fsync: bool = True,
+    ):
+        gym.utils.RecordConstructorArgs.__init__(
+            self, path=path, callback=callback, memory=memory, record_steps=record_steps,
+            oracle=oracle, env_index=env_index, fsync=fsync,
+        )  # fmt: skip
+        gym.Wrapper.__init__(self, env)
+        if callback is not None and not callable(callback):
+            raise ValueError(f"Expect `callback` to be callable, got {callback!r}")
+        if env_index is not None and (
+            isinstance(env_index, bool)
+            or not isinstance(env_index, numbers.Integral)
+            or env_index < 0
+        ):
+            raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {env_index!r}")
+        if oracle:
+            require_oracle(
+                env,
+                ("optimal_actions", "distance_to_goal"),
+                "RecordStepOutcomes",
+                " (pass oracle=False)",
+            )
+        self.path = None if path is None else Path(path)
+        if self.path is not None:
+            try:  # fail now, not at the end of the first episode
+                os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
+            except OSError as err:
+                raise ValueError(f"Cannot append records to {str(self.path)!r}: {err}") from None
+        self.callback = callback
+        self.memory = (path is None and callback is None) if memory is None else bool(memory)
+        self.record_steps, self.oracle, self.fsync = bool(record_steps), bool(oracle), bool(fsync)
+        self.env_index = None if env_index is None else int(env_index)
+        self.env_id = env_id_of(env)
+        self.records: list[OutcomeRecord] = []
+        self.n_abandoned = 0
+        self._episode_index = -1
+        self._pending: list[OutcomeRecord] | None = None  # None: no episode in progress
+
+    # -- gymnasium API -------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        if self._pending is not None:
+            self.n_abandoned += 1
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._start_episode(seed, (options or {}).get("episode_id"), info)
+        return obs, info
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self._pending is None:  # stepping a finished episode: nothing to record
+            return self.env.step(action)
+        optimal_now = self._optimal_actions()
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._record_step(action, optimal_now, reward, terminated, truncated, info)
+        if terminated or truncated:
+            self._finish_episode()
+        return obs, reward, terminated, truncated, info
+
+    def close(self) -> None:
+        if self._pending is not None:
+            self.n_abandoned += 1
+            self._pending = None
+        super().close()
+
+    # -- bookkeeping -----------------------------------------------------------------
+
+    def _distance(self) -> int | None:
+        return _int_or_none(self.env.unwrapped.distance_to_goal()) if self.oracle else None
+
+    def _optimal_actions(self) -> frozenset[str] | None:
+        return frozenset(self.env.unwrapped.optimal_actions()) if self.oracle else None
+
+    def _start_episode(self, seed: int | None, episode_id: Any, info: dict[str, Any]) -> None:
+        self._episode_index += 1
+        self._seed = _int_or_none(seed)
+        if episode_id is None:
+            where = "" if self.env_index is None else f"{self.env_index}/"
+            episode_id = f"{self.env_id}/{where}{self._seed}/{self._episode_index}"
+        self._episode_id = str(episode_id)
+        self._turn_budget = _int_or_none(info.get("turn_budget"))
+        self._distance_now = self._initial_distance = self._distance()
+        self._turn = 0
+        self._first_success: int | None = None
+        self._n_injected = self._n_self = 0
+        self._open: list[
+            tuple[int, int]
+        ] = []  # (first turn that can recover, distance to get back to)
+        self._recovered: list[int] = []
+        self._last_was_error = False
+        self._counts = {
+            "all": [0, 0],
+            "on_track": [0, 0],
+            "after_error": [0, 0],
+        }  # [optimal, judged]
+        self._pending = []
+
+    def _common(self) -> dict[str, Any]:
+        return {
+            "episode_id": self._episode_id, "env_id": self.env_id, "env_index": self.env_index,
+            "seed": self._seed, "episode_index": self._episode_index,
+        }  # fmt: skip
+
+    def _record_step(
+        self,
+        action: Any,
+        optimal_now: frozenset[str] | None,
+        reward: SupportsFloat,
+        terminated: bool,
+        truncated: bool,
+        info: dict[str, Any],
+    ) -> None:
+        self._turn += 1
+        turn, before, after = self._turn, self._distance_now, self._distance()
+        self._distance_now = after
+        if info.get("turn_budget") is not None:
+            self._turn_budget = int(info["turn_budget"])
+        valid = bool(info.get("valid_action", True))
+        event = info.get("injected_error")
+        applied = event["kind"] if event and event.get("applied", True) else None
+        # Where the agent's own command started from, and whether it ran at all.
+        agent_before = event["distance_after"] if applied == "setback" else before
+        executed = applied not in ("slip", "transient")
+
+        phase = (
+            "after_error" if self._last_was_error else ("recovering" if self._open else "on_track")
+        )
+        optimal = None
+        if optimal_now is not None:
+            optimal = action in optimal_now or (
+                executed and valid and applied is None
+                and agent_before is not None and after is not None and after == agent_before - 1
+            )  # fmt: skip
+            for key in ("all", phase):
+                if key in self._counts:
+                    self._counts[key][0] += optimal
+                    self._counts[key][1] += 1
+
+        error_self = executed and _increases(agent_before, after)
+        if applied is not None:
+            self._n_injected += 1
+            if _increases(event["distance_before"], event["distance_after"]):
+                self._open.append(
+                    (turn if applied == "setback" else turn + 1, event["distance_before"])
+                )
+        if error_self:
+            self._n_self += 1
+            self._open.append((turn + 1, agent_before))
+        if after is not None:
+            still_open = []
+            for start, target in self._open:
+                if after <= target and turn >= start:
+                    self._recovered.append(turn - start + 1)
+                else:
+                    still_open.append((start, target))
+            self._open = still_open
+        self._last_was_error = applied is not None or error_self
+        won = bool(info.get("won", False))
+        if won and self._first_success is None:
+            self._first_success = turn
+        if self.record_steps:
+            self._pending.append(
+                StepRecord(
+                    record="step",
+                    **self._common(),
+                    turn=turn,
+                    turn_budget=self._turn_budget,
+                    action=str(action),
+                    valid_action=valid,
+                    optimal=optimal,
+                    distance_before=before,
+                    distance_after=after,
+                    progress=float(info.get("progress", 0.0)),
+                    reward=float(reward),
+                    injected_error=_jsonable(event),
+                    error_self=error_self,
+                    phase=phase,
+                    terminated=bool(terminated),
+                    truncated=bool(truncated),
+                    won=won,
+                )
+            )
+
+    def _finish_episode(self) -> None:
+        counts = self._counts
+        self._pending.append(
+            EpisodeRecord(
+                record="episode",
+                **self._common(),
+                success=self._first_success is not None,
+                first_success_turn=self._first_success,
+                turns_used=self._turn,
+                turn_budget=self._turn_budget,
+                initial_distance=self._initial_distance,
+                final_distance=self._distance_now,
+                n_errors_injected=self._n_injected,
+                n_errors_self=self._n_self,
+                n_recovered=len(self._recovered),
+                n_unrecovered=len(self._open),
+                turns_to_recover=list(self._recovered),
+                optimal_step_rate=_rate(*counts["all"]),
+                optimal_step_rate_on_track=_rate(*counts["on_track"]),
+                optimal_step_rate_after_error=_rate(*counts["after_error"]),
+                n_steps_on_track=counts["on_track"][1],
+                n_steps_after_error=counts["after_error"][1],
+            )
+        )
+        records, self._pending = self._pending, None
+        if self.path is not None:
+            self._append_lines(records)
+        if self.memory:
+            self.records.extend(records)
+        if self.callback is not None:
+            for record in records:
+                self.callback(record)
+
+    def _append_lines(self, records: list[OutcomeRecord]) -> None:
+        data = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records).encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            view = memoryview(data)
+            while view:  # one write() in practice; loop in case the kernel takes less
+                view = view[os.write(fd, view) :]
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _jsonable(event: Any) -> dict[str, Any] | None:
+    if not event:
+        return None
+    return {
+        k: (int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v)
+        for k, v in event.items()
+    }

@@ -1,0 +1,132 @@
+"""Budget visibility: hidden, shown every turn, or shown in the last k turns."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+from gymnasium import spaces
+from gymnasium.core import ActType
+
+from turnbudget.wrappers._common import find_wrapper, require_single
+from turnbudget.wrappers.turn_budget import TurnBudget
+
+__all__ = ["RevealBudget"]
+
+_MODES = ("never", "always", "final")
+_WIDE = 10**9  # stand-in number used to size the observation space
+
+
+class RevealBudget(gym.Wrapper[str, ActType, str, ActType], gym.utils.RecordConstructorArgs):
+    """Decide whether and how the agent sees its turn budget in the observation.
+
+    - ``"never"``: the observation is unchanged (the budget is hidden).
+    - ``"always"``: ``template`` is appended to every observation.
+    - ``"final"`` (or the string ``"final=k"``): appended only while
+      ``turns_left <= final_turns``.
+
+    The template is formatted with ``turns_left``, ``turns_used`` and
+    ``turn_budget`` from the `TurnBudget` inside. Nothing else changes: not
+    the reward, the flags or the info, except ``info["budget_visible"]``
+    (whether this observation showed the budget), which evaluators use to tell
+    budget-aware runs apart (Pass@(K,T) needs the rerun mode for those).
+
+    Args:
+        env: An env with ``Text`` observations that contains a `TurnBudget`.
+        mode: ``"never"``, ``"always"``, ``"final"`` or ``"final=k"``.
+        final_turns: k for the ``"final"`` mode (a positive int).
+        template: A ``str.format`` template.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import turnbudget
+        >>> env = RevealBudget(gym.make("turnbudget/Maze-Easy-v0", turn_budget=5), mode="final=2")
+        >>> obs, info = env.reset(seed=0)
+        >>> "turns left" in obs, info["budget_visible"]
+        (False, False)
+        >>> for _ in range(3):
+        ...     obs, *_ = env.step("look")
+        >>> obs.splitlines()[-1]
+        '[2 turns left]'
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[str, ActType],
+        mode: str = "always",
+        final_turns: int | None = None,
+        template: str = "\n[{turns_left} turns left]",
+    ):
+        gym.utils.RecordConstructorArgs.__init__(
+            self, mode=mode, final_turns=final_turns, template=template
+        )
+        gym.Wrapper.__init__(self, env)
+        if not isinstance(mode, str):
+            raise ValueError(f"Expect `mode` to be one of {_MODES} or 'final=k', got {mode!r}")
+        name, _, k = mode.strip().lower().partition("=")
+        if name not in _MODES or (k and name != "final"):
+            raise ValueError(f"Expect `mode` to be one of {_MODES} or 'final=k', got {mode!r}")
+        if k:
+            if final_turns is not None:
+                raise ValueError(f"Give k once: `mode`={mode!r} and `final_turns`={final_turns!r}")
+            try:
+                final_turns = int(k)
+            except ValueError:
+                raise ValueError(
+                    f"Expect k in `mode`='final=k' to be a positive int, got {k!r}"
+                ) from None
+        if name == "final":
+            if final_turns is None:
+                raise ValueError("Expect `final_turns` (a positive int) with mode 'final'")
+            if (
+                isinstance(final_turns, bool)
+                or not isinstance(final_turns, numbers.Integral)
+                or final_turns <= 0
+            ):
+                raise ValueError(f"Expect `final_turns` to be a positive int, got {final_turns!r}")
+        elif final_turns is not None:
+            raise ValueError(f"`final_turns` is only for mode 'final', got mode={mode!r}")
+        if not isinstance(template, str):
+            raise ValueError(f"Expect `template` to be a str, got {template!r}")
+        try:
+            wide = template.format(turns_left=_WIDE, turns_used=_WIDE, turn_budget=_WIDE)
+        except (KeyError, IndexError, ValueError) as err:
+            raise ValueError(
+                f"Expect `template` to use only {{turns_left}}, {{turns_used}}, {{turn_budget}}, got {template!r} ({err!r})"
+            ) from None
+        require_single(env, RevealBudget)
+        if find_wrapper(env, TurnBudget) is None:
+            raise ValueError("RevealBudget needs a TurnBudget inside the env it wraps")
+        space = env.observation_space
+        if not isinstance(space, spaces.Text):
+            raise ValueError(f"RevealBudget needs a Text observation space, got {space}")
+        self.mode, self.final_turns, self.template = name, final_turns, template
+        if name != "never":
+            charset = set(space.character_set) | set(wide)
+            self.observation_space = spaces.Text(
+                max_length=space.max_length + len(wide),
+                min_length=space.min_length,
+                charset=charset,
+            )
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        return self._reveal(obs, info), info
+
+    def step(self, action: ActType) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return self._reveal(obs, info), reward, terminated, truncated, info
+
+    def _reveal(self, obs: str, info: dict[str, Any]) -> str:
+        left = info["turns_left"]
+        visible = self.mode == "always" or (self.mode == "final" and left <= self.final_turns)
+        assert "budget_visible" not in info, "info['budget_visible'] set twice"
+        info["budget_visible"] = visible
+        if not visible:
+            return obs
+        return obs + self.template.format(
+            turns_left=left, turns_used=info["turns_used"], turn_budget=info["turn_budget"]
+        )

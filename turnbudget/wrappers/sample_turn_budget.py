@@ -1,0 +1,210 @@
+"""BudgetMix: draw the turn budget T per episode from a distribution."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.core import ActType, ObsType
+
+from turnbudget.wrappers._common import EpisodeSeeder, find_wrapper, require_single
+from turnbudget.wrappers.turn_budget import TurnBudget, check_turn_budget
+
+__all__ = ["BudgetMix", "BudgetMixLike", "SampleTurnBudget"]
+
+
+@dataclass(frozen=True)
+class BudgetMix:
+    """A distribution over turn budgets: a weighted set, a uniform or log-uniform range, or a callable.
+
+    Build one with `BudgetMix.choice`, `BudgetMix.uniform`, `BudgetMix.log_uniform`,
+    `BudgetMix.from_callable`, or from a string with `BudgetMix.parse`
+    (``"10,20,40"``, ``"uniform:5-40"``, ``"loguniform:5-80"``).
+
+    Example:
+        >>> import numpy as np
+        >>> mix = BudgetMix.choice([10, 20, 40], weights=[2, 1, 1])
+        >>> sorted({mix.sample(np.random.default_rng(s)) for s in range(50)})
+        [10, 20, 40]
+        >>> BudgetMix.parse("uniform:5-8").sample(np.random.default_rng(0)) in range(5, 9)
+        True
+    """
+
+    kind: str
+    values: tuple[int, ...] = ()
+    probabilities: tuple[float, ...] = ()
+    low: int = 0
+    high: int = 0
+    fn: Callable[[np.random.Generator], int] | None = None
+
+    @classmethod
+    def choice(cls, values: Sequence[int], weights: Sequence[float] | None = None) -> BudgetMix:
+        """T drawn from ``values`` with probabilities proportional to ``weights`` (uniform if None)."""
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+            raise ValueError(
+                f"Expect `values` to be a non-empty sequence of positive ints, got {values!r}"
+            )
+        checked = tuple(check_turn_budget(v, "values[i]") for v in values)
+        if weights is None:
+            weights = [1.0] * len(checked)
+        weights = list(weights)
+        if len(weights) != len(checked):
+            raise ValueError(
+                f"Expect `weights` to have one weight per value ({len(checked)}), got {len(weights)}"
+            )
+        for w in weights:
+            if (
+                isinstance(w, bool)
+                or not isinstance(w, numbers.Real)
+                or not math.isfinite(w)
+                or w < 0
+            ):
+                raise ValueError(f"Expect every weight to be a finite number >= 0, got {w!r}")
+        total = float(sum(weights))
+        if total <= 0:
+            raise ValueError(f"Expect `weights` to have a positive sum, got {weights!r}")
+        return cls("choice", values=checked, probabilities=tuple(float(w) / total for w in weights))
+
+    @classmethod
+    def uniform(cls, low: int, high: int) -> BudgetMix:
+        """T uniform over the integers ``low..high`` (both included)."""
+        low, high = check_turn_budget(low, "low"), check_turn_budget(high, "high")
+        if high < low:
+            raise ValueError(f"Expect `high` >= `low`, got low={low}, high={high}")
+        return cls("uniform", low=low, high=high)
+
+    @classmethod
+    def log_uniform(cls, low: int, high: int) -> BudgetMix:
+        """T in ``low..high`` with log T roughly uniform: P(T=t) is proportional to log((t+1)/t)."""
+        low, high = check_turn_budget(low, "low"), check_turn_budget(high, "high")
+        if high < low:
+            raise ValueError(f"Expect `high` >= `low`, got low={low}, high={high}")
+        return cls("log_uniform", low=low, high=high)
+
+    @classmethod
+    def from_callable(cls, fn: Callable[[np.random.Generator], int]) -> BudgetMix:
+        """T = ``fn(rng)``; the result is checked (a positive int) at every draw."""
+        if not callable(fn):
+            raise ValueError(f"Expect `fn` to be a callable (rng) -> int, got {fn!r}")
+        return cls("callable", fn=fn)
+
+    @classmethod
+    def parse(cls, spec: str) -> BudgetMix:
+        """Parse ``"10,20,40"``, ``"choice:10,20"``, ``"uniform:5-40"`` or ``"loguniform:5-80"``."""
+        text = str(spec).strip().lower().replace(" ", "")
+        kind, _, rest = text.rpartition(":")
+        try:
+            if kind in ("", "choice"):
+                return cls.choice([int(v) for v in rest.split(",")])
+            if kind in ("uniform", "loguniform", "log_uniform"):
+                low, high = (int(v) for v in rest.split("-"))
+                return cls.uniform(low, high) if kind == "uniform" else cls.log_uniform(low, high)
+        except ValueError as err:
+            raise ValueError(f"Cannot parse budget mix {spec!r}: {err}") from None
+        raise ValueError(
+            f"Cannot parse budget mix {spec!r}: expect 'T1,T2,...', 'uniform:LOW-HIGH' or 'loguniform:LOW-HIGH'"
+        )
+
+    @classmethod
+    def coerce(cls, mix: BudgetMixLike) -> BudgetMix:
+        """Accept a `BudgetMix`, a string, a sequence of budgets, a ``{T: weight}`` mapping or a callable."""
+        if isinstance(mix, BudgetMix):
+            return mix
+        if isinstance(mix, str):
+            return cls.parse(mix)
+        if isinstance(mix, Mapping):
+            return cls.choice(list(mix.keys()), list(mix.values()))
+        if callable(mix):
+            return cls.from_callable(mix)
+        if isinstance(mix, Sequence):
+            return cls.choice(mix)
+        raise ValueError(
+            "Expect `budget_mix` to be a BudgetMix, a string, a sequence of ints, a {T: weight} "
+            f"mapping or a callable (rng) -> int, got {mix!r}"
+        )
+
+    def sample(self, rng: np.random.Generator) -> int:
+        """Draw one budget."""
+        if self.kind == "choice":
+            return self.values[int(rng.choice(len(self.values), p=self.probabilities))]
+        if self.kind == "uniform":
+            return int(rng.integers(self.low, self.high + 1))
+        if self.kind == "log_uniform":
+            t = math.exp(rng.uniform(math.log(self.low), math.log(self.high + 1)))
+            return min(max(int(t), self.low), self.high)
+        assert self.fn is not None
+        return check_turn_budget(self.fn(rng), "the budget drawn by the callable")
+
+
+BudgetMixLike = (
+    BudgetMix | str | Sequence[int] | Mapping[int, float] | Callable[[np.random.Generator], int]
+)
+
+
+class SampleTurnBudget(
+    gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs
+):
+    """BudgetMix: draw a new turn budget T for every episode.
+
+    The env must contain a `TurnBudget` (every registered id does). On each
+    reset this wrapper draws T and passes it down as
+    ``options["turn_budget"]``; a caller's own ``options["turn_budget"]`` wins.
+    Draws come from a generator seeded by the reset seed and continued by
+    resets without a seed, so a seeded run is reproducible, also per sub-env of
+    a ``SyncVectorEnv`` / ``AsyncVectorEnv`` (whose autoreset passes no seed).
+    ``info["sampled_turn_budget"]`` on reset is the drawn T (None when the
+    caller set it); ``info["turn_budget"]`` is the budget in force.
+
+    Args:
+        env: The environment to wrap; must contain a `TurnBudget`.
+        budget_mix: What `BudgetMix.coerce` accepts: a `BudgetMix`, a string
+            such as ``"uniform:5-40"``, a sequence of budgets, a
+            ``{T: weight}`` mapping or a callable ``(rng) -> int``.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import turnbudget
+        >>> env = SampleTurnBudget(gym.make("turnbudget/Maze-Easy-v0"), budget_mix=[5, 10, 20])
+        >>> _, info = env.reset(seed=0)
+        >>> info["turn_budget"] in (5, 10, 20), info["sampled_turn_budget"] == info["turn_budget"]
+        (True, True)
+        >>> _, info = env.reset(seed=0, options={"turn_budget": 3})
+        >>> info["turn_budget"], info["sampled_turn_budget"]
+        (3, None)
+    """
+
+    def __init__(self, env: gym.Env[ObsType, ActType], budget_mix: BudgetMixLike):
+        gym.utils.RecordConstructorArgs.__init__(self, budget_mix=budget_mix)
+        gym.Wrapper.__init__(self, env)
+        self.budget_mix = BudgetMix.coerce(budget_mix)
+        require_single(env, SampleTurnBudget)
+        if find_wrapper(env, TurnBudget) is None:
+            raise ValueError(
+                "SampleTurnBudget needs a TurnBudget inside the env it wraps "
+                "(every registered turnbudget id has one; otherwise wrap with TurnBudget first)"
+            )
+        self._seeder = EpisodeSeeder("SampleTurnBudget")
+        self.sampled_turn_budget: int | None = None
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[ObsType, dict[str, Any]]:
+        # Draw every episode, even when the caller's budget wins, so the stream stays aligned.
+        drawn = self.budget_mix.sample(np.random.default_rng(self._seeder.next_seed(seed)))
+        options = dict(options or {})
+        if options.get("turn_budget") is None:
+            options["turn_budget"] = self.sampled_turn_budget = drawn
+        else:
+            self.sampled_turn_budget = None
+        obs, info = self.env.reset(seed=seed, options=options)
+        assert "sampled_turn_budget" not in info, "info['sampled_turn_budget'] set twice"
+        info["sampled_turn_budget"] = self.sampled_turn_budget
+        return obs, info
+
+    def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
+        return self.env.step(action)

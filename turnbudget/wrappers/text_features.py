@@ -1,0 +1,142 @@
+"""Classic-RL adapter: text observations to fixed-length hashed bag-of-n-grams vectors."""
+
+from __future__ import annotations
+
+import numbers
+import re
+import zlib
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.core import ActType
+
+from turnbudget.wrappers._common import require_single
+
+__all__ = ["TextFeatures", "hashed_ngrams"]
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+_CACHE_LIMIT = 200_000
+
+
+def hashed_ngrams(
+    text: str, dim: int, ngrams: int = 2, cache: dict[str, int] | None = None
+) -> np.ndarray:
+    """log(1 + count) of every word n-gram (n = 1..``ngrams``), hashed into ``dim`` buckets.
+
+    The hash is CRC-32 (stable across processes, unlike ``hash()``).
+
+    >>> v = hashed_ngrams("Go north. Go north!", dim=64)
+    >>> v.shape, v.dtype, round(float(v.max()), 3)
+    ((64,), dtype('float32'), 1.099)
+    """
+    words = _TOKEN.findall(text.lower())
+    grams = list(words)
+    for n in range(2, ngrams + 1):
+        grams.extend(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
+    if cache is None:
+        cache = {}
+    elif len(cache) > _CACHE_LIMIT:
+        cache.clear()
+    indices = []
+    for gram in grams:
+        index = cache.get(gram)
+        if index is None:
+            index = cache[gram] = zlib.crc32(gram.encode()) % dim
+        indices.append(index)
+    counts = np.bincount(np.asarray(indices, dtype=np.int64), minlength=dim)
+    return np.log1p(counts).astype(np.float32)
+
+
+class TextFeatures(
+    gym.ObservationWrapper[np.ndarray, ActType, str], gym.utils.RecordConstructorArgs
+):
+    """Turn the text observation into a fixed-length float vector for classic RL.
+
+    The vector concatenates blocks of ``dim`` hashed word n-gram features
+    (see `hashed_ngrams`): the observation, then the episode's goal
+    (``info["goal"]`` at reset) if ``include_goal``, then the admissible
+    commands if ``include_admissible`` (useful with `DiscreteActions`, whose
+    index meaning depends on them). No vocabulary is fitted, so the features
+    are the same in every process and episode. The text observation stays
+    available in ``info["text_observation"]``.
+
+    Args:
+        env: An env with ``Text`` observations.
+        dim: Buckets per block (a positive int).
+        ngrams: Longest n-gram (1 = bag of words, 2 = words and bigrams).
+        include_goal: Add the goal block.
+        include_admissible: Add the admissible-commands block.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import turnbudget
+        >>> env = TextFeatures(gym.make("turnbudget/Maze-Easy-v0"), dim=128)
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape, obs.dtype, env.observation_space.contains(obs)
+        ((256,), dtype('float32'), True)
+        >>> info["text_observation"].startswith(info["goal"])
+        True
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[str, ActType],
+        dim: int = 256,
+        ngrams: int = 2,
+        include_goal: bool = True,
+        include_admissible: bool = False,
+    ):
+        gym.utils.RecordConstructorArgs.__init__(
+            self,
+            dim=dim,
+            ngrams=ngrams,
+            include_goal=include_goal,
+            include_admissible=include_admissible,
+        )
+        gym.ObservationWrapper.__init__(self, env)
+        for name, value in (("dim", dim), ("ngrams", ngrams)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+                raise ValueError(f"Expect `{name}` to be a positive int, got {value!r}")
+        if not isinstance(env.observation_space, spaces.Text):
+            raise ValueError(
+                f"TextFeatures needs a Text observation space, got {env.observation_space}"
+            )
+        require_single(env, TextFeatures)
+        self.dim, self.ngrams = int(dim), int(ngrams)
+        self.include_goal, self.include_admissible = bool(include_goal), bool(include_admissible)
+        blocks = 1 + self.include_goal + self.include_admissible
+        self.observation_space = spaces.Box(
+            0.0, np.inf, shape=(blocks * self.dim,), dtype=np.float32
+        )
+        self._cache: dict[str, int] = {}
+        self._goal = np.zeros(self.dim, dtype=np.float32)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._goal = self._hash(str(info.get("goal", "")))
+        return self._features(obs, info), info
+
+    def step(self, action: ActType) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return self._features(obs, info), reward, terminated, truncated, info
+
+    def observation(self, observation: str) -> np.ndarray:
+        """Features of ``observation`` alone (goal block from this episode, no admissible block)."""
+        return self._features(observation, {})
+
+    def _hash(self, text: str) -> np.ndarray:
+        return hashed_ngrams(text, self.dim, self.ngrams, self._cache)
+
+    def _features(self, obs: str, info: dict[str, Any]) -> np.ndarray:
+        blocks = [self._hash(obs)]
+        if self.include_goal:
+            blocks.append(self._goal)
+        if self.include_admissible:
+            blocks.append(self._hash("\n".join(info.get("admissible_actions", ()))))
+        assert "text_observation" not in info, "info['text_observation'] set twice"
+        info["text_observation"] = obs
+        return np.concatenate(blocks)
