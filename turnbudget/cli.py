@@ -18,6 +18,7 @@ __all__ = ["SUBCOMMANDS", "main"]
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "list": ("turnbudget.cli_list", "list every registered env with its budget and optimal lengths"),
     "play": ("turnbudget.cli_play", "play an env at the terminal"),
+    "textworld": ("turnbudget.envs.textworld.cli", "TextWorld games: `pregen` fills the game cache"),
 }
 
 

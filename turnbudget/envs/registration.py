@@ -46,10 +46,7 @@ def register_game(
 def register_envs() -> None:
     """Register every environment family. Safe to call more than once."""
     from turnbudget.envs.native import register_native_envs
+    from turnbudget.envs.textworld.registration import register_textworld_envs
 
     register_native_envs()
-    try:
-        from turnbudget.envs.textworld.registration import register_textworld_envs
-    except ImportError:  # the textworld subpackage is optional at import time
-        return
     register_textworld_envs()

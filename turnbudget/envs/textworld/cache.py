@@ -1,0 +1,141 @@
+"""A directory of generated TextWorld games, safe for many processes at once.
+
+Layout: ``<root>/<family>-<settings hash>/<seed>.z8`` with its ``<seed>.json``
+(which TextWorld needs for state tracking) and a ``<seed>.ok`` marker holding
+the SHA-256 of both. An entry is valid only when its marker matches; anything
+else (a crash mid-write, a truncated copy) is regenerated.
+
+Writes are atomic: a game is generated in a private temporary folder next to
+the entry and moved in with `os.replace`, marker last, while a per-entry file
+lock makes concurrent requests for the same game generate it once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CACHE_ENV_VAR", "GameCache", "default_cache_dir", "settings_key"]
+
+#: Environment variable that overrides the default cache directory.
+CACHE_ENV_VAR = "TURNBUDGET_TEXTWORLD_CACHE"
+
+#: Bump when the way games are generated from (settings, seed) changes.
+GENERATOR_VERSION = 0
+
+
+def default_cache_dir() -> Path:
+    """``$TURNBUDGET_TEXTWORLD_CACHE`` if set, else ``<user cache dir>/turnbudget/textworld``."""
+    override = os.environ.get(CACHE_ENV_VAR)
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("turnbudget")) / "textworld"
+
+
+def settings_key(family: str, settings: Mapping[str, Any]) -> str:
+    """A stable folder name for a family and its generation settings.
+
+    Example:
+        >>> settings_key("coin_collector", {"level": 5})
+        'coin_collector-f885672c61'
+    """
+    blob = json.dumps({"v": GENERATOR_VERSION, "settings": dict(settings)}, sort_keys=True)
+    return f"{family}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class GameCache:
+    """Generated games of one family and settings, keyed by seed.
+
+    Args:
+        family: The family name (part of the folder name).
+        settings: The generation settings (hashed into the folder name).
+        root: The cache root; `default_cache_dir()` when None.
+    """
+
+    def __init__(
+        self, family: str, settings: Mapping[str, Any], root: str | os.PathLike | None = None
+    ):
+        self.root = Path(root).expanduser() if root is not None else default_cache_dir()
+        self.folder = self.root / settings_key(family, settings)
+        self.family = family
+        self.settings = dict(settings)
+        self._verified: set[int] = set()
+
+    def path(self, seed: int) -> Path:
+        """The game file of ``seed`` (which may not exist yet)."""
+        return self.folder / f"{seed}.z8"
+
+    def is_valid(self, seed: int) -> bool:
+        """Whether ``seed``'s entry is complete and matches its marker."""
+        if seed in self._verified:
+            return True
+        game, meta, marker = self._files(seed)
+        try:
+            expected = json.loads(marker.read_text())
+            ok = expected == {"z8": _sha256(game), "json": _sha256(meta)}
+        except (OSError, ValueError):
+            ok = False
+        if ok:
+            self._verified.add(seed)
+        return ok
+
+    def get(self, seed: int, generate: Callable[[Path], None]) -> Path:
+        """Return the game file of ``seed``, generating it first when needed.
+
+        ``generate(path)`` must write ``path`` (a ``.z8``) and its ``.json``.
+        """
+        if self.is_valid(seed):
+            return self.path(seed)
+        import filelock
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with filelock.FileLock(str(self.folder / f"{seed}.lock")):
+            if self.is_valid(seed):  # another process made it while we waited
+                return self.path(seed)
+            self._write(seed, generate)
+        if not self.is_valid(seed):
+            raise RuntimeError(
+                f"Game cache entry {self.path(seed)} is still invalid after generation"
+            )
+        return self.path(seed)
+
+    def _files(self, seed: int) -> tuple[Path, Path, Path]:
+        return self.path(seed), self.folder / f"{seed}.json", self.folder / f"{seed}.ok"
+
+    def _write(self, seed: int, generate: Callable[[Path], None]) -> None:
+        game, meta, marker = self._files(seed)
+        marker.unlink(missing_ok=True)  # the entry is invalid from here until the marker is back
+        tmp = Path(tempfile.mkdtemp(prefix=f".{seed}-", dir=self.folder))
+        try:
+            tmp_game = tmp / "game.z8"
+            generate(tmp_game)
+            tmp_meta = tmp_game.with_suffix(".json")
+            digest = {"z8": _sha256(tmp_game), "json": _sha256(tmp_meta)}
+            (tmp / "ok").write_text(json.dumps(digest))
+            settings_file = self.folder / "settings.json"
+            if not settings_file.exists():
+                (tmp / "settings.json").write_text(
+                    json.dumps({"family": self.family, "settings": self.settings}, indent=1)
+                )
+                os.replace(tmp / "settings.json", settings_file)
+            os.replace(tmp_meta, meta)
+            os.replace(tmp_game, game)
+            os.replace(tmp / "ok", marker)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)

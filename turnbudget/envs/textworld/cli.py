@@ -1,0 +1,139 @@
+"""``turnbudget textworld pregen``: fill the game cache ahead of a run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+__all__ = ["add_arguments", "parse_seeds", "run"]
+
+
+def parse_seeds(text: str) -> list[int]:
+    """Parse ``"0-9"``, ``"3"`` or ``"0-4,10,12-13"`` into a sorted list of game ids.
+
+    Example:
+        >>> parse_seeds("0-2,7,5-5")
+        [0, 1, 2, 5, 7]
+    """
+    seeds: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        lo, sep, hi = part.partition("-")
+        try:
+            first = int(lo)
+            last = int(hi) if sep else first
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"Expect seeds like '0-99' or '1,5,7', got {text!r}"
+            ) from None
+        if first < 0 or last < first:
+            raise argparse.ArgumentTypeError(
+                f"Expect a non-empty range of non-negative seeds, got {part!r}"
+            )
+        seeds.update(range(first, last + 1))
+    return sorted(seeds)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="textworld_command", required=True, metavar="COMMAND")
+    pregen = sub.add_parser(
+        "pregen",
+        help="generate games into the cache ahead of a run",
+        description="Generate the games of TextWorld env ids into the game cache "
+        "(safe to run in several processes at once).",
+    )
+    pregen.add_argument(
+        "env_ids",
+        nargs="*",
+        metavar="ENV_ID",
+        help="e.g. turnbudget/Cooking-Hard-v0 (default: every generated TextWorld id)",
+    )
+    pregen.add_argument(
+        "--seeds",
+        type=parse_seeds,
+        default=parse_seeds("0-9"),
+        help="game ids (reset seeds) to generate, e.g. 0-99 or 1,5,7 (default: 0-9)",
+    )
+    pregen.add_argument(
+        "--cache-dir",
+        default=None,
+        help="cache root (default: $TURNBUDGET_TEXTWORLD_CACHE or the user cache dir)",
+    )
+    pregen.add_argument("--workers", type=int, default=1, help="parallel processes (default: 1)")
+    pregen.add_argument("--no-progress", action="store_true", help="no progress bar")
+    pregen.add_argument("--json", action="store_true",
+                        help="print one JSON line per id with its walkthrough lengths")  # fmt: skip
+
+
+def _build(env_id: str, cache_dir: str | None) -> Any:
+    import importlib
+
+    import gymnasium as gym
+
+    import turnbudget  # noqa: F401 - registers the ids
+
+    kwargs = dict(gym.spec(env_id).kwargs)
+    module_name, _, attr = kwargs.pop("game_entry_point").partition(":")
+    kwargs.pop("turn_budget", None)
+    cls = getattr(importlib.import_module(module_name), attr)
+    return cls(**kwargs, cache_dir=cache_dir)
+
+
+def _pregen_one(job: tuple[str, int, str | None]) -> tuple[str, int, int | None]:
+    env_id, seed, cache_dir = job
+    path = _build(env_id, cache_dir).pregenerate(seed)
+    with open(path.with_suffix(".json")) as f:
+        walkthrough = json.load(f).get("metadata", {}).get("walkthrough")
+    return env_id, seed, None if walkthrough is None else len(walkthrough)
+
+
+def _generated_ids() -> list[str]:
+    from turnbudget.envs.textworld.registration import TEXTWORLD_VARIANTS
+
+    return [f"turnbudget/{i}" for i in TEXTWORLD_VARIANTS if i != "TextWorldFile-v0"]
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    env_ids = args.env_ids or _generated_ids()
+    known = set(_generated_ids())
+    for env_id in env_ids:
+        if env_id not in known:
+            raise SystemExit(
+                f"Unknown generated TextWorld id {env_id!r}; expected one of {sorted(known)}"
+            )
+    if args.workers < 1:
+        raise SystemExit(f"Expect --workers to be a positive int, got {args.workers}")
+    cache_dir = os.fspath(args.cache_dir) if args.cache_dir else None
+    jobs = [(env_id, seed, cache_dir) for env_id in env_ids for seed in args.seeds]
+    lengths: dict[str, list[int | None]] = {env_id: [] for env_id in env_ids}
+    bar = tqdm(total=len(jobs), unit="game", desc="pregen", disable=args.no_progress)
+    with bar:
+        if args.workers == 1:
+            results = map(_pregen_one, jobs)
+            for env_id, _, length in results:
+                lengths[env_id].append(length)
+                bar.update()
+        else:
+            with ProcessPoolExecutor(args.workers) as pool:
+                for env_id, _, length in pool.map(_pregen_one, jobs):
+                    lengths[env_id].append(length)
+                    bar.update()
+    for env_id in env_ids:
+        known_lengths = [n for n in lengths[env_id] if n is not None]
+        summary = {
+            "env_id": env_id,
+            "games": len(lengths[env_id]),
+            "max_walkthrough": max(known_lengths, default=None),
+            "walkthrough_lengths": lengths[env_id],
+        }
+        if args.json:
+            print(json.dumps(summary))
+        else:
+            print(f"{env_id}: {summary['games']} games ready, longest walkthrough "
+                  f"{summary['max_walkthrough']}")  # fmt: skip
+    return 0

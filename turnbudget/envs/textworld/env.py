@@ -1,0 +1,362 @@
+"""`TextWorldEnv`: any compiled TextWorld game as a Gymnasium env that follows the contract."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from turnbudget.envs.textworld.sanitize import PRINTABLE, normalize_text, sanitize_command
+
+__all__ = ["MAX_ACTION_LENGTH", "MAX_OBSERVATION_LENGTH", "TextWorldEnv", "require_textworld"]
+
+MAX_OBSERVATION_LENGTH = 8192
+MAX_ACTION_LENGTH = 256
+
+_INSTALL_HINT = 'TextWorld games need the textworld extra: pip install "turnbudget[textworld]"'
+# Lines of the ASCII-art title banner TextWorld prints on reset.
+_BANNER_LINE = re.compile(r"^[ _|\\$/<>()'`.-]*[_|\\$][ _|\\$/<>()'`.-]*$")
+# The prompt (and status line) the interpreter appends to every answer.
+_TRAILING_PROMPT = re.compile(r"\n>[^\n]*\Z")
+_SETBACK_VERBS = ("drop ", "close ", "go ")
+
+
+def require_textworld() -> Any:
+    """Import and return ``textworld``, or raise an ImportError that says how to install it."""
+    try:
+        import textworld
+    except ImportError as e:
+        raise ImportError(_INSTALL_HINT) from e
+    return textworld
+
+
+def clean_feedback(text: str) -> str:
+    """Game text as an observation: printable, no banner, prompt or runs of blank lines."""
+    text = _TRAILING_PROMPT.sub("", normalize_text(text))
+    lines = [line.rstrip() for line in text.split("\n") if not _BANNER_LINE.match(line)]
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    return text[:MAX_OBSERVATION_LENGTH]
+
+
+class TextWorldEnv(gym.Env[str, str]):
+    """A compiled TextWorld game (``.z8``, or ``.ulx`` with TextWorld < 1.7) as a Gymnasium env.
+
+    ## Description
+    An adapter over ``textworld.start`` (not ``textworld.gym``, which is not a
+    Gymnasium env, folds its step limit into ``done`` and returns the
+    cumulative score as reward). The game file needs its ``.json`` next to it:
+    TextWorld's state tracking reads the game's logic from there. The
+    generated families (`CoinCollector`, `TreasureHunter`, `Cooking`,
+    `TextWorldCustom`) are subclasses that pick the file from the reset seed.
+
+    ## Goal
+    The game's objective, given as ``info["goal"]`` on reset.
+
+    ## Actions
+    Free-form commands (``spaces.Text`` over ``string.printable``), e.g.
+    ``"go north"``, ``"take coin"``, ``"open fridge"``. Commands are
+    sanitized first (see `sanitize_command`): a command that is multi-line,
+    holds a backslash or control characters, chains actions (``.``, ``;``,
+    ``then``), is an interpreter meta command (``quit``, ``restart``,
+    ``undo``, ...) or is too long is refused with feedback. A refused or
+    unrecognized command is a spent turn with ``valid_action=False``; a
+    non-string action is a ``TypeError``.
+
+    ## Observations
+    The game's answer as printable text (accents folded, other non-ASCII
+    dropped, the title banner and the ``>`` prompt removed), at most
+    `MAX_OBSERVATION_LENGTH` characters.
+
+    ## Rewards
+    The change in the game's score on that step (TextWorld games score one
+    point per quest milestone; a Coin Collector or Treasure Hunter win is
+    worth 1). The sum over an episode is the final score, not a success flag:
+    use ``info["won"]`` for success.
+
+    ## Episode end
+    ``terminated`` when the game is won or lost. The env never truncates:
+    turn budgets are the `TurnBudget` wrapper's job.
+
+    ## Info
+    ``admissible_actions`` (TextWorld's admissible commands, sorted), ``won``,
+    ``lost``, ``progress`` (score / max score), ``valid_action`` (steps only:
+    the command was accepted and recognized as a game action, i.e. the move
+    counter advanced), ``goal`` (reset only), and ``textworld/score``,
+    ``textworld/max_score``, ``textworld/moves``.
+
+    ## Oracle
+    TextWorld tracks a winning policy (its quest's action plan, updated as the
+    agent acts); its commands are generated only when asked.
+    ``optimal_actions()`` is that plan's first command (TextWorld exposes one
+    plan, so this is one of possibly several optimal starts),
+    ``distance_to_goal()`` its length, ``walkthrough()`` the game's stored
+    solution from the start, and ``inject_setback(rng)`` plays a reversible
+    command on the agent's behalf (drop a carried item, close an open door or
+    container, step into a neighbouring room) that is not the plan's next
+    step, and narrates it as a slip.
+
+    ## Arguments
+    - ``game_file``: a game file, or a sequence of them; with several, reset
+      ``seed=s`` plays ``game_file[s % n]`` and an unseeded reset draws one.
+    - ``render_mode``: None or ``"ansi"`` (returns the last observation).
+
+    ## Registered configurations
+    ``turnbudget/TextWorldFile-v0`` (pass ``game_file=``).
+
+    ## Version history
+    - v0: initial version.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        game_file: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
+        render_mode: str | None = None,
+    ):
+        require_textworld()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"Expect `render_mode` to be one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        self.render_mode = render_mode
+        self.observation_space = spaces.Text(
+            max_length=MAX_OBSERVATION_LENGTH, min_length=0, charset=PRINTABLE
+        )
+        self.action_space = spaces.Text(
+            max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE
+        )
+        self._game_files: list[Path] = []
+        if game_file is not None:
+            files = [game_file] if isinstance(game_file, (str, os.PathLike)) else list(game_file)
+            if not files:
+                raise ValueError(
+                    "Expect `game_file` to name at least one game file, got an empty sequence"
+                )
+            self._game_files = [self._check_game_file(Path(f)) for f in files]
+        self._tw: Any = None  # the textworld environment, (re)built on reset
+        self._loaded: Path | None = None
+        self._state: Any = None  # the last textworld GameState
+        self._history: list[str] = []  # commands sent since reset, replayed after unpickling
+        self._score = 0
+        self._moves = 0
+        self._done = False
+        self._goal = ""
+        self._walkthrough: list[str] | None = None
+        self._policy_cache: tuple[int, list[str] | None] | None = None
+        self._last_observation = ""
+        self.game_id: int | None = None
+
+    # -- gymnasium API ---------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.game_id = self._select_game(seed)
+        path = self._game_path(self.game_id)
+        self._start(path)
+        self._history = []
+        self._begin_episode()
+        observation = self._observe(clean_feedback(self._state.feedback))
+        info = self._info()
+        info["goal"] = self._goal
+        return observation, info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if not isinstance(action, str):
+            raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
+        if self._tw is None:
+            raise gym.error.ResetNeeded("Call reset() before step()")
+        if self._done:
+            observation = self._observe("The game is over. Call reset() to play again.")
+            return observation, 0.0, True, False, self._info(valid_action=False)
+        command, refusal = sanitize_command(action)
+        if command is None:
+            observation = self._observe(refusal)
+            return observation, 0.0, False, False, self._info(valid_action=False)
+        moves_before = self._moves
+        reward = self._send(command)
+        observation = self._observe(clean_feedback(self._state.feedback) or "Nothing happens.")
+        valid = self._moves > moves_before
+        return observation, reward, self._done, False, self._info(valid_action=valid)
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return self._last_observation
+        return None
+
+    def close(self) -> None:
+        if self._tw is not None:
+            self._tw.close()
+        self._tw = None
+        self._loaded = None
+        super().close()
+
+    # -- oracle ----------------------------------------------------------------
+
+    def optimal_actions(self) -> list[str]:
+        """The first command of TextWorld's winning plan from here ([] once the game is over)."""
+        policy = self._policy()
+        return policy[:1] if policy else []
+
+    def distance_to_goal(self) -> int | None:
+        """The length of TextWorld's winning plan (0 once won, None when lost or unsolvable)."""
+        if self._state is not None and self._state.won:
+            return 0
+        policy = self._policy()
+        return None if policy is None else len(policy)
+
+    def walkthrough(self) -> list[str] | None:
+        """The game's stored solution from the start of an episode, if it has one."""
+        return None if self._walkthrough is None else list(self._walkthrough)
+
+    def inject_setback(self, rng: np.random.Generator) -> str:
+        """Play a reversible, non-optimal command for the agent and narrate it as a slip."""
+        if self._tw is None or self._done:
+            return ""
+        plan_start = set(self.optimal_actions())
+        candidates = [
+            c
+            for c in self._state.admissible_commands or []
+            if c.startswith(_SETBACK_VERBS) and c not in plan_start
+        ]
+        if not candidates:
+            return "You hesitate for a moment, but nothing comes of it."
+        # Prefer dropping or closing something; stepping away is the fallback.
+        objects = [c for c in candidates if not c.startswith("go ")]
+        pool = objects or candidates
+        command = pool[int(rng.integers(len(pool)))]
+        self._send(command)
+        feedback = clean_feedback(self._state.feedback)
+        narration = f"Distracted, you {command}. {feedback}".strip()
+        self._last_observation = narration[:MAX_OBSERVATION_LENGTH]
+        return self._last_observation
+
+    # -- pickling: the interpreter is rebuilt and the episode replayed -------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.update(_tw=None, _loaded=None, _state=None, _policy_cache=None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.game_id is not None:
+            history = self._history
+            self._start(self._game_path(self.game_id))
+            self._begin_episode()
+            for command in history:
+                self._send(command)
+
+    # -- for subclasses --------------------------------------------------------
+
+    def _select_game(self, seed: int | None) -> int:
+        """The game index of this episode: ``seed`` modulo the number of games, or a draw."""
+        if not self._game_files:
+            raise ValueError("TextWorldEnv needs a `game_file` (or use a generated family)")
+        n = len(self._game_files)
+        return seed % n if seed is not None else int(self.np_random.integers(n))
+
+    def _game_path(self, game_id: int) -> Path:
+        """The game file of ``game_id``."""
+        return self._game_files[game_id]
+
+    # -- engine ----------------------------------------------------------------
+
+    @staticmethod
+    def _check_game_file(path: Path) -> Path:
+        if path.suffix not in {".z8", ".ulx"}:
+            raise ValueError(f"Expect a TextWorld game file (.z8 or .ulx), got {str(path)!r}")
+        if not path.is_file():
+            raise FileNotFoundError(f"TextWorld game file not found: {str(path)!r}")
+        if not path.with_suffix(".json").is_file():
+            raise FileNotFoundError(
+                f"TextWorld game {str(path)!r} has no {path.with_suffix('.json').name!r} next to it"
+            )
+        return path
+
+    def _start(self, path: Path) -> None:
+        """Load ``path`` into the interpreter unless it is already loaded."""
+        if self._tw is not None and self._loaded == path:
+            return
+        textworld = require_textworld()
+        if self._tw is not None:
+            self._tw.close()
+        infos = textworld.EnvInfos(
+            feedback=True, score=True, max_score=True, moves=True, won=True, lost=True,
+            objective=True, admissible_commands=True, policy_commands=True,
+            extras=["walkthrough"],
+        )  # fmt: skip
+        try:
+            self._tw = textworld.start(str(path), request_infos=infos)
+        except ValueError as e:  # e.g. Glulx games with TextWorld >= 1.7
+            raise ValueError(f"Cannot load TextWorld game {str(path)!r}: {e}") from e
+        self._loaded = path
+
+    def _begin_episode(self) -> None:
+        # Quest tracking is decided on reset: keep policy_commands on for it, then
+        # off, so commands for the plan are generated only when the oracle asks.
+        self._tw.request_infos.policy_commands = True
+        self._state = self._tw.reset()
+        self._tw.request_infos.policy_commands = False
+        self._score = int(self._state.score or 0)
+        self._moves = int(self._state.moves or 0)
+        self._done = bool(self._state.won or self._state.lost)
+        self._goal = normalize_text(self._state.objective or "").strip()
+        walkthrough = self._state.get("extra.walkthrough")
+        self._walkthrough = list(walkthrough) if walkthrough else None
+        self._policy_cache = None
+
+    def _send(self, command: str) -> float:
+        """Play ``command`` in the interpreter; return the score change."""
+        self._state, _, _ = self._tw.step(command)
+        self._history.append(command)
+        score = int(self._state.score or 0)
+        reward = float(score - self._score)
+        self._score = score
+        self._moves = int(self._state.moves or 0)
+        self._done = bool(self._state.won or self._state.lost)
+        self._policy_cache = None
+        return reward
+
+    def _policy(self) -> list[str] | None:
+        if self._state is None or self._state.won or self._state.lost:
+            return None
+        if self._policy_cache is None:
+            actions = self._state.get("_winning_policy")
+            commands = None
+            if actions is not None:
+                commands = list(self._tw._inform7.gen_commands_from_actions(actions))
+            self._policy_cache = (len(self._history), commands)
+        return self._policy_cache[1]
+
+    def _info(self, valid_action: bool | None = None) -> dict[str, Any]:
+        state = self._state
+        max_score = int(state.max_score or 0)
+        info: dict[str, Any] = {
+            "admissible_actions": [] if self._done else list(state.admissible_commands or []),
+            "won": bool(state.won),
+            "lost": bool(state.lost),
+            "progress": 1.0
+            if state.won
+            else min(max(self._score / max_score, 0.0), 1.0)
+            if max_score > 0
+            else 0.0,
+            "textworld/score": self._score,
+            "textworld/max_score": max_score,
+            "textworld/moves": self._moves,
+        }
+        if valid_action is not None:
+            info["valid_action"] = valid_action
+        return info
+
+    def _observe(self, text: str) -> str:
+        self._last_observation = text[:MAX_OBSERVATION_LENGTH]
+        return self._last_observation

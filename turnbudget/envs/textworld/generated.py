@@ -1,0 +1,113 @@
+"""`GeneratedTextWorldEnv`: the base of the families whose games TextWorld generates from a seed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from turnbudget.envs.textworld.cache import GameCache
+from turnbudget.envs.textworld.env import TextWorldEnv, require_textworld
+
+__all__ = ["MAX_GENERATION_ATTEMPTS", "GeneratedTextWorldEnv", "attempt_seed"]
+
+#: Generation that raises ``QuestGenerationError`` is retried with derived seeds this many times.
+MAX_GENERATION_ATTEMPTS = 10
+
+
+def attempt_seed(game_id: int, attempt: int) -> int:
+    """The TextWorld seed of generation attempt ``attempt`` for game ``game_id``.
+
+    Attempt 0 uses the game id itself; retries use seeds derived from it, so a
+    game id always means the same game.
+
+    Example:
+        >>> attempt_seed(7, 0)
+        7
+        >>> attempt_seed(7, 1) == attempt_seed(7, 1) != 7
+        True
+    """
+    if attempt == 0:
+        return game_id
+    return int(np.random.SeedSequence([game_id, attempt]).generate_state(1)[0] % (2**31))
+
+
+class GeneratedTextWorldEnv(TextWorldEnv):
+    """Base of the generated families: reset ``seed=s`` plays game ``s`` of the family.
+
+    Subclasses set ``family`` and implement ``_settings()`` (the generation
+    settings, which key the cache) and ``_make_game(options)`` (return a
+    ``textworld.Game`` built with the given ``textworld.GameOptions``, whose
+    seeds are set). Games are generated once and read from a `GameCache`.
+
+    Args:
+        num_games: None for an unbounded family (reset ``seed=s`` plays game
+            ``s``; an unseeded reset draws a game id from the env's RNG), or
+            N to restrict play to games ``0..N-1`` (``seed % N``), e.g. a fixed
+            set generated ahead of time.
+        cache_dir: The cache root; default ``$TURNBUDGET_TEXTWORLD_CACHE`` or
+            the user's cache dir.
+        render_mode: None or ``"ansi"``.
+    """
+
+    family = ""
+
+    def __init__(
+        self,
+        num_games: int | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        render_mode: str | None = None,
+    ):
+        super().__init__(game_file=None, render_mode=render_mode)
+        if num_games is not None and (
+            isinstance(num_games, bool) or not isinstance(num_games, int) or num_games <= 0
+        ):
+            raise ValueError(f"Expect `num_games` to be a positive int or None, got {num_games!r}")
+        self.num_games = num_games
+        self.cache = GameCache(self.family, self._settings(), root=cache_dir)
+
+    def _settings(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _make_game(self, options: Any) -> Any:
+        raise NotImplementedError
+
+    def _select_game(self, seed: int | None) -> int:
+        if seed is not None:
+            return seed if self.num_games is None else seed % self.num_games
+        return int(self.np_random.integers(self.num_games or 2**31))
+
+    def _game_path(self, game_id: int) -> Path:
+        return self.cache.get(game_id, lambda path: self.generate(game_id, path))
+
+    def generate(self, game_id: int, path: str | os.PathLike[str]) -> None:
+        """Generate game ``game_id`` of this family into ``path`` (a ``.z8``) and its ``.json``.
+
+        Bypasses the cache; use `pregenerate` or `reset` to fill it.
+        """
+        textworld = require_textworld()
+        from textworld.generator import compile_game
+        from textworld.generator.chaining import QuestGenerationError
+
+        for attempt in range(MAX_GENERATION_ATTEMPTS):
+            options = textworld.GameOptions()
+            options.seeds = attempt_seed(game_id, attempt)
+            options.path = str(path)
+            options.file_ext = ".z8"
+            options.force_recompile = True
+            try:
+                game = self._make_game(options)
+            except QuestGenerationError:
+                continue
+            compile_game(game, options)
+            return
+        raise RuntimeError(
+            f"TextWorld could not generate {self.family} game {game_id} with {self._settings()} "
+            f"in {MAX_GENERATION_ATTEMPTS} attempts (QuestGenerationError each time)"
+        )
+
+    def pregenerate(self, game_id: int) -> Path:
+        """Make sure game ``game_id`` is in the cache; return its file."""
+        return self._game_path(game_id)

@@ -1,0 +1,49 @@
+"""Register the TextWorld ids. Imports nothing from textworld: making an id does."""
+
+from __future__ import annotations
+
+from turnbudget.envs.registration import register_game
+
+__all__ = ["TEXTWORLD_VARIANTS", "register_textworld_envs"]
+
+_PKG = "turnbudget.envs.textworld"
+
+# env id -> (entry point, default turn budget, game kwargs). Budgets are at
+# least twice the longest walkthrough seen over game ids 0-19 of each variant
+# (see benchmarks/textworld_throughput.py --survey).
+TEXTWORLD_VARIANTS: dict[str, tuple[str, int, dict]] = {
+    # ---------------------------------------------------------- Coin Collector
+    "CoinCollector-Easy-v0": (f"{_PKG}.coin_collector:CoinCollector", 20, {"level": 5}),
+    "CoinCollector-Medium-v0": (f"{_PKG}.coin_collector:CoinCollector", 40, {"level": 110}),
+    "CoinCollector-Hard-v0": (f"{_PKG}.coin_collector:CoinCollector", 60, {"level": 215}),
+    # --------------------------------------------------------- Treasure Hunter
+    "TreasureHunter-Easy-v0": (f"{_PKG}.treasure_hunter:TreasureHunter", 20, {"level": 5}),
+    "TreasureHunter-Medium-v0": (f"{_PKG}.treasure_hunter:TreasureHunter", 40, {"level": 15}),
+    "TreasureHunter-Hard-v0": (f"{_PKG}.treasure_hunter:TreasureHunter", 80, {"level": 25}),
+    # ----------------------------------------------------------------- Cooking
+    "Cooking-Easy-v0": (
+        f"{_PKG}.cooking:Cooking", 30,
+        {"recipe": 1, "take": 1, "go": 1, "open": True},
+    ),
+    "Cooking-Medium-v0": (
+        f"{_PKG}.cooking:Cooking", 80,
+        {"recipe": 2, "take": 2, "go": 6, "open": True, "cook": True, "cut": True},
+    ),
+    "Cooking-Hard-v0": (
+        f"{_PKG}.cooking:Cooking", 120,
+        {"recipe": 3, "take": 3, "go": 9, "open": True, "cook": True, "cut": True},
+    ),
+    # ------------------------------------------------------------------ Custom
+    "TextWorldCustom-v0": (
+        f"{_PKG}.custom:TextWorldCustom", 30,
+        {"world_size": 5, "nb_objects": 10, "quest_length": 5},
+    ),
+    # ------------------------------------------------------------ Any game file
+    "TextWorldFile-v0": (f"{_PKG}.env:TextWorldEnv", 100, {}),
+}  # fmt: skip
+
+
+def register_textworld_envs() -> None:
+    """Register every TextWorld id (always; making one needs the textworld extra)."""
+    for env_id, (entry_point, budget, kwargs) in TEXTWORLD_VARIANTS.items():
+        register_game(env_id, entry_point, turn_budget=budget, **kwargs)
