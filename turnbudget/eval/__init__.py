@@ -1,0 +1,15 @@
+"""Pass@(K,T) evaluation: the estimator, the rollout engine, the analysis and the reports."""
+
+from __future__ import annotations
+
+from turnbudget.eval.estimator import GridEstimate, estimate_grid, pass_at_k, pass_at_kt
+
+__all__ = ["GridEstimate", "estimate_grid", "evaluate", "pass_at_k", "pass_at_kt"]
+
+
+def __getattr__(name: str):  # the engine pulls in tqdm and the wrapper stack: load it on use
+    if name == "evaluate":
+        from turnbudget.eval.rollout import evaluate
+
+        return evaluate
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

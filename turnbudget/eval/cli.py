@@ -1,0 +1,181 @@
+"""``turnbudget eval`` and ``turnbudget report``: the command-line face of `evaluate` and `build_report`.
+
+Both modules' worth of code lives here; `turnbudget.cli` points its ``eval``
+and ``report`` subcommands at `turnbudget.eval.cli_eval` and
+`turnbudget.eval.cli_report`, which import nothing heavy at module level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "add_eval_arguments",
+    "add_report_arguments",
+    "parse_ints",
+    "parse_tasks",
+    "run_eval",
+    "run_report",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def parse_ints(text: str) -> list[int]:
+    """``"1,2,4,8"`` -> ``[1, 2, 4, 8]``.
+
+    Example:
+        >>> parse_ints("1, 2,4")
+        [1, 2, 4]
+    """
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expect comma-separated integers, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expect positive integers, got {text!r}")
+    return values
+
+
+def parse_tasks(text: str) -> int | list[int]:
+    """A count (``"20"`` -> seeds 0..19), a range (``"100-119"``) or a list (``"3,5,8"``).
+
+    Example:
+        >>> parse_tasks("3"), parse_tasks("10-12"), parse_tasks("4,9")
+        (3, [10, 11, 12], [4, 9])
+    """
+    text = text.strip()
+    try:
+        if "," in text:
+            return [int(x) for x in text.split(",") if x.strip()]
+        if "-" in text:
+            lo, hi = (int(x) for x in text.split("-", 1))
+            if hi < lo:
+                raise ValueError
+            return list(range(lo, hi + 1))
+        count = int(text)
+        if count < 1:
+            raise ValueError
+        return count
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expect a task count, a seed range LO-HI or a comma list of seeds, got {text!r}"
+        ) from None
+
+
+def parse_setting(text: str | None) -> Any:
+    """An ``--errors`` / ``--reveal`` value: JSON when it parses, else the plain string."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--env", action="append", required=True, metavar="ID",
+        help="env id (repeat the flag or give a comma list), e.g. turnbudget/Maze-Medium-v0",
+    )  # fmt: skip
+    parser.add_argument(
+        "--agent", default="random", help="random | oracle[:EPSILON] (default: random)"
+    )
+    parser.add_argument(
+        "--k", type=parse_ints, default=[1, 2, 4, 8], help="K values (default: 1,2,4,8)"
+    )
+    parser.add_argument(
+        "--t", type=parse_ints, default=[8, 16, 32, 64], help="turn budgets T (default: 8,16,32,64)"
+    )
+    parser.add_argument("--n", type=int, default=None, help="episodes per task (default: max K)")
+    parser.add_argument(
+        "--tasks",
+        type=parse_tasks,
+        default=10,
+        help="task count, seed range LO-HI, or seed list (default: 10)",
+    )
+    parser.add_argument("--mode", choices=["auto", "truncate", "rerun", "both"], default="auto")
+    parser.add_argument(
+        "--errors", default=None, help="errors= setting of turnbudget.make (JSON or a string)"
+    )
+    parser.add_argument(
+        "--reveal", default=None, help="reveal= setting of turnbudget.make, e.g. always or final=3"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="worker processes (results do not depend on it)"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="run directory (default: runs/<label>)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="base seed of the agents")
+    parser.add_argument(
+        "--label", default=None, help="name of the run in reports (default: the agent)"
+    )
+    parser.add_argument(
+        "--no-steps", action="store_true", help="skip per-step records (and the step analysis)"
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="discard a previous run in --out instead of resuming",
+    )
+    parser.add_argument(
+        "--no-plots", action="store_true", help="write report.md and summary.json only"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from turnbudget.agents import make_agent
+    from turnbudget.eval.report import build_report
+    from turnbudget.eval.rollout import evaluate
+
+    envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
+    try:
+        agent = make_agent(args.agent)
+        label = args.label or agent.name
+        out = args.out or Path("runs") / label
+        result = evaluate(
+            envs, agent, ks=args.k, ts=args.t, n=args.n, tasks=args.tasks, mode=args.mode,
+            errors=parse_setting(args.errors), reveal=parse_setting(args.reveal),
+            workers=args.workers, out=out, seed=args.seed, label=label,
+            record_steps=not args.no_steps, progress=not args.quiet, overwrite=args.overwrite,
+        )  # fmt: skip
+        build_report(out, plots=not args.no_plots)
+    except (ValueError, KeyError, FileNotFoundError) as exc:
+        print(f"turnbudget eval: error: {exc}", file=sys.stderr)
+        return 2
+    grid = result.grid()
+    row = grid["mean"][grid["ks"].index(1)] if 1 in grid["ks"] else grid["mean"][0]
+    print(
+        f"{label}: {len(result.episodes)} episodes ({result.n_run} run now); Pass@(1,T) "
+        + ", ".join(f"T={t}: {v:.2f}" for t, v in zip(grid["ts"], row, strict=True))
+    )
+    print(f"report: {out / 'report.md'}")
+    return 0
+
+
+def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "run_dir", type=Path, help="a run directory, or a directory of run directories"
+    )
+    parser.add_argument(
+        "--no-plots", action="store_true", help="write report.md and summary.json only"
+    )
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from turnbudget.eval.report import build_report
+
+    try:
+        summary = build_report(args.run_dir, plots=not args.no_plots)
+    except (ValueError, FileNotFoundError, ImportError) as exc:
+        print(f"turnbudget report: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(summary['runs'])} run(s): {args.run_dir / 'report.md'}")
+    return 0

@@ -1,0 +1,668 @@
+"""The rollout engine: run an agent over env ids x task seeds x n episodes and score Pass@(K,T).
+
+`evaluate` plans every episode up front from the configuration alone, runs
+them in one process or a local process pool, writes per-step and
+per-episode JSONL records (produced by `RecordStepOutcomes`) and returns the
+Pass@(K,T) grids and the analysis.
+
+- **Modes.** ``truncate`` runs each episode once at ``max(ts)``; the episode
+  counts as a success at T when its first success came within T turns. That is
+  exact only when the agent cannot see its budget. ``rerun`` runs each episode
+  once per T. ``both`` runs both (sharing the runs at ``max(ts)``) and
+  reports the gap. ``auto`` picks ``rerun`` when the budget is visible to the
+  agent (``reveal`` other than ``never``, or ``agent.budget_aware``), else
+  ``truncate``.
+- **Determinism.** An episode is fully determined by its identity (env id,
+  task seed, repeat, budget): the env is reset with the task seed and the
+  agent with a seed derived from (``seed``, env id, task seed, repeat).
+  Results do not depend on the worker count or the order of execution; tables
+  are built from records sorted by episode id, and the records drop the
+  recorder's ``episode_index`` (a per-env-object counter) so the logs hold the
+  same lines whatever the scheduling.
+- **Resume.** With ``out`` set, rerunning the same call skips the episodes
+  already logged. Each episode's step lines are written before its episode
+  line, which is what marks it complete; on resume, a torn last line and the
+  steps of episodes that never completed are dropped before anything new is
+  appended, so a killed run ends with no duplicated or missing episode.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import multiprocessing
+import os
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from turnbudget.agents.base import ORACLE_KEY, agent_flags
+
+__all__ = [
+    "EPISODES_FILE",
+    "RUN_FILE",
+    "STEPS_FILE",
+    "EpisodeSpec",
+    "EvalConfig",
+    "EvalResult",
+    "evaluate",
+    "plan_episodes",
+    "read_jsonl",
+]
+
+RUN_FILE = "run.json"
+EPISODES_FILE = "episodes.jsonl"
+STEPS_FILE = "steps.jsonl"
+MODES = ("auto", "truncate", "rerun", "both")
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Everything that determines an evaluation's results (JSON-serialisable).
+
+    The worker count, progress bar and output path are not part of it: they
+    change how a run executes, never what it produces.
+    """
+
+    label: str
+    envs: tuple[str, ...]
+    agent: str
+    ks: tuple[int, ...]
+    ts: tuple[int, ...]
+    n: int
+    tasks: tuple[int, ...]
+    mode: str  # resolved: truncate | rerun | both
+    reveal: Any = None
+    errors: Any = None
+    seed: int = 0
+    needs_oracle: bool = False
+    budget_aware: bool = False
+    record_steps: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for key in ("envs", "ks", "ts", "tasks"):
+            d[key] = list(d[key])
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> EvalConfig:
+        d = dict(d)
+        for key in ("envs", "ks", "ts", "tasks"):
+            d[key] = tuple(d[key])
+        return cls(**d)
+
+    @property
+    def run_budgets(self) -> tuple[int, ...]:
+        """The budgets episodes are actually run at."""
+        return (max(self.ts),) if self.mode == "truncate" else tuple(sorted(set(self.ts)))
+
+
+def _positive_ints(values: Iterable[Any], name: str) -> tuple[int, ...]:
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"Expect `{name}` to hold positive ints, got {v!r}")
+        out.append(int(v))
+    if not out:
+        raise ValueError(f"Expect `{name}` to hold at least one value, got none")
+    if len(set(out)) != len(out):
+        raise ValueError(f"Expect `{name}` values to be distinct, got {out}")
+    return tuple(sorted(out))
+
+
+def _budget_visible(reveal: Any) -> bool:
+    return reveal not in (None, False, "never")
+
+
+def _make_config(
+    envs: str | Sequence[str],
+    agent: Any,
+    *,
+    ks: Sequence[int],
+    ts: Sequence[int],
+    n: int | None,
+    tasks: int | Sequence[int],
+    mode: str,
+    reveal: Any,
+    errors: Any,
+    seed: int,
+    label: str | None,
+    record_steps: bool,
+) -> EvalConfig:
+    env_ids = (envs,) if isinstance(envs, str) else tuple(envs)
+    if not env_ids or not all(isinstance(e, str) and e for e in env_ids):
+        raise ValueError(f"Expect `envs` to be env ids, got {envs!r}")
+    if len(set(env_ids)) != len(env_ids):
+        raise ValueError(f"Expect distinct env ids, got {list(env_ids)}")
+    ks_t = _positive_ints(ks, "ks")
+    ts_t = _positive_ints(ts, "ts")
+    n_val = max(ks_t) if n is None else n
+    if isinstance(n_val, bool) or not isinstance(n_val, (int, np.integer)) or n_val < 1:
+        raise ValueError(f"Expect `n` to be a positive int, got {n!r}")
+    if max(ks_t) > n_val:
+        raise ValueError(
+            f"Pass@K needs n >= max(K) episodes per task: got n={n_val}, max(K)={max(ks_t)}"
+        )
+    if isinstance(tasks, (int, np.integer)) and not isinstance(tasks, bool):
+        if tasks < 1:
+            raise ValueError(
+                f"Expect `tasks` to be a positive int or a list of seeds, got {tasks!r}"
+            )
+        task_seeds = tuple(range(int(tasks)))
+    else:
+        task_seeds = tuple(int(s) for s in tasks)  # type: ignore[union-attr]
+        if not task_seeds or len(set(task_seeds)) != len(task_seeds) or min(task_seeds) < 0:
+            raise ValueError(f"Expect `tasks` to be distinct non-negative seeds, got {tasks!r}")
+    if mode not in MODES:
+        raise ValueError(f"Expect `mode` to be one of {MODES}, got {mode!r}")
+    needs_oracle, budget_aware = agent_flags(agent)
+    if mode == "auto":
+        mode = "rerun" if (budget_aware or _budget_visible(reveal)) else "truncate"
+    for name, value in (("reveal", reveal), ("errors", errors)):
+        try:
+            json.dumps(value)
+        except TypeError:
+            raise ValueError(
+                f"Expect `{name}` to be JSON-serialisable (it is logged and compared on resume), "
+                f"got {value!r}"
+            ) from None
+    agent_name = getattr(agent, "name", None) or type(agent).__name__
+    return EvalConfig(
+        label=label or str(agent_name),
+        envs=env_ids,
+        agent=repr(agent),
+        ks=ks_t,
+        ts=ts_t,
+        n=int(n_val),
+        tasks=task_seeds,
+        mode=mode,
+        reveal=reveal,
+        errors=errors,
+        seed=int(seed),
+        needs_oracle=needs_oracle,
+        budget_aware=budget_aware,
+        record_steps=bool(record_steps),
+    )
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+@dataclass(frozen=True, order=True)
+class EpisodeSpec:
+    """One episode to run; everything about it follows from these fields."""
+
+    env_id: str
+    task_seed: int
+    rep: int
+    turn_budget: int
+    env_index: int = field(compare=False)
+    agent_seed: int = field(compare=False)
+
+    @property
+    def episode_id(self) -> str:
+        return f"{self.env_id}|seed={self.task_seed}|rep={self.rep}|T={self.turn_budget}"
+
+
+def agent_seed(seed: int, env_id: str, task_seed: int, rep: int) -> int:
+    """The agent's seed for one episode: independent of the budget and of execution order."""
+    ss = np.random.SeedSequence([seed, zlib.crc32(env_id.encode()), task_seed, rep])
+    return int(ss.generate_state(1, dtype=np.uint32)[0])
+
+
+def plan_episodes(config: EvalConfig) -> list[EpisodeSpec]:
+    """Every episode the configuration asks for, in a fixed order."""
+    return sorted(
+        EpisodeSpec(
+            env_id=env_id,
+            task_seed=task,
+            rep=rep,
+            turn_budget=budget,
+            env_index=i,
+            agent_seed=agent_seed(config.seed, env_id, task, rep),
+        )
+        for i, env_id in enumerate(config.envs)
+        for task in config.tasks
+        for rep in range(config.n)
+        for budget in config.run_budgets
+    )
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _build_env(env_id: str, config: EvalConfig, sink: Callable[[dict[str, Any]], None]) -> Any:
+    from turnbudget.stack import make
+
+    return make(
+        env_id,
+        reveal=config.reveal,
+        errors=config.errors,
+        record={"callback": sink, "record_steps": config.record_steps},
+        env_index=config.envs.index(env_id),
+    )
+
+
+def _deterministic(record: dict[str, Any]) -> dict[str, Any]:
+    """Drop ``episode_index``: it counts episodes per env object, so it depends on scheduling."""
+    return {k: v for k, v in record.items() if k != "episode_index"}
+
+
+class _Slot:
+    """One env and the records it emits for the episode in flight."""
+
+    def __init__(self, env_id: str, config: EvalConfig):
+        self.records: list[dict[str, Any]] = []
+        self.env = _build_env(env_id, config, self.records.append)
+
+    def reset(self, spec: EpisodeSpec) -> tuple[str, dict[str, Any]]:
+        self.records.clear()
+        return self.env.reset(
+            seed=spec.task_seed,
+            options={"turn_budget": spec.turn_budget, "episode_id": spec.episode_id},
+        )
+
+    def collect(
+        self, spec: EpisodeSpec, record_steps: bool
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        episodes = [r for r in self.records if r.get("record") == "episode"]
+        if len(episodes) != 1 or episodes[0].get("episode_id") != spec.episode_id:
+            raise RuntimeError(
+                f"Expect exactly one episode record for {spec.episode_id!r} from "
+                f"RecordStepOutcomes, got {len(episodes)}"
+            )
+        episode = _deterministic(episodes[0])
+        episode.update(rep=spec.rep, agent_seed=spec.agent_seed)
+        steps = (
+            [_deterministic(r) for r in self.records if r.get("record") == "step"]
+            if record_steps
+            else []
+        )
+        self.records.clear()
+        return episode, steps
+
+
+EpisodeResult = tuple[dict[str, Any], list[dict[str, Any]]]
+
+
+class _Runner:
+    """Runs chunks of episodes with one agent; one per process."""
+
+    def __init__(self, agent: Any, config: EvalConfig):
+        self.agent = agent
+        self.config = config
+        self.batch = hasattr(agent, "act_batch")
+        self._slots: dict[str, list[_Slot]] = {}
+
+    def _slot(self, env_id: str, index: int) -> _Slot:
+        slots = self._slots.setdefault(env_id, [])
+        while len(slots) <= index:
+            slots.append(_Slot(env_id, self.config))
+        return slots[index]
+
+    def _oracle(self, slot: _Slot, info: dict[str, Any]) -> dict[str, Any]:
+        if self.config.needs_oracle:
+            info[ORACLE_KEY] = list(slot.env.unwrapped.optimal_actions())
+        return info
+
+    def run(self, specs: Sequence[EpisodeSpec]) -> list[EpisodeResult]:
+        if self.batch:
+            return self._run_batch(specs)
+        return [self._run_one(spec) for spec in specs]
+
+    def _run_one(self, spec: EpisodeSpec) -> EpisodeResult:
+        slot = self._slot(spec.env_id, 0)
+        obs, info = slot.reset(spec)
+        self.agent.reset(spec.agent_seed)
+        while True:
+            action = self.agent.act(obs, self._oracle(slot, info))
+            obs, _, terminated, truncated, info = slot.env.step(action)
+            if terminated or truncated:
+                return slot.collect(spec, self.config.record_steps)
+
+    def _run_batch(self, specs: Sequence[EpisodeSpec]) -> list[EpisodeResult]:
+        agent = self.agent
+        results: dict[EpisodeSpec, EpisodeResult] = {}
+        pending = list(specs)[::-1]
+        width = max(1, int(agent.max_batch_size))
+        live: dict[int, tuple[EpisodeSpec, _Slot, str, dict[str, Any]]] = {}
+        free = list(range(width))[::-1]
+        while pending or live:
+            while pending and free:
+                spec, i = pending.pop(), free.pop()
+                slot = self._slot(f"{spec.env_id}", i)
+                obs, info = slot.reset(spec)
+                agent.reset_episode(spec.episode_id, spec.agent_seed)
+                live[i] = (spec, slot, obs, info)
+            order = sorted(live)
+            actions = agent.act_batch(
+                [live[i][0].episode_id for i in order],
+                [live[i][2] for i in order],
+                [self._oracle(live[i][1], live[i][3]) for i in order],
+            )
+            if len(actions) != len(order):
+                raise RuntimeError(
+                    f"{type(agent).__name__}.act_batch returned {len(actions)} commands "
+                    f"for {len(order)} episodes"
+                )
+            for i, action in zip(order, actions, strict=True):
+                spec, slot, _, _ = live[i]
+                obs, _, terminated, truncated, info = slot.env.step(action)
+                if terminated or truncated:
+                    results[spec] = slot.collect(spec, self.config.record_steps)
+                    agent.end_episode(spec.episode_id)
+                    del live[i]
+                    free.append(i)
+                else:
+                    live[i] = (spec, slot, obs, info)
+        return [results[spec] for spec in specs]
+
+
+_WORKER: _Runner | None = None
+
+
+def _init_worker(agent: Any, config: EvalConfig) -> None:
+    global _WORKER
+    _WORKER = _Runner(agent, config)
+
+
+def _run_chunk(specs: Sequence[EpisodeSpec]) -> list[EpisodeResult]:
+    assert _WORKER is not None, "worker not initialised"
+    return _WORKER.run(specs)
+
+
+# --------------------------------------------------------------------------- logs
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], int, bool]:
+    """Read a JSONL log: ``(records, good_bytes, torn)``.
+
+    A last line without its newline, or one that does not parse, is what a
+    killed writer leaves behind: it is reported as ``torn`` and excluded, and
+    ``good_bytes`` is where the good part ends. A bad line anywhere else is
+    corruption and raises ``ValueError``.
+    """
+    records: list[dict[str, Any]] = []
+    good = 0
+    path = Path(path)
+    if not path.exists():
+        return records, 0, False
+    with path.open("rb") as f:
+        data = f.read()
+    lines = data.split(b"\n")
+    # data ends with "\n" when the last line is whole: the final element is then b"".
+    for i, line in enumerate(lines[:-1]):
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            if i == len(lines) - 2 and lines[-1] == b"":
+                return records, good, True
+            raise ValueError(f"{path}: line {i + 1} is not JSON; the log is corrupt") from None
+        records.append(rec)
+        good += len(line) + 1
+    return records, good, lines[-1] != b""
+
+
+def _iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open("rb") as f:
+        for line in f:
+            if not line.endswith(b"\n"):
+                return
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                return
+
+
+def _repair_logs(out: Path, planned: set[str]) -> set[str]:
+    """Keep only whole, planned, complete episodes in the logs; return their ids."""
+    episodes_path, steps_path = out / EPISODES_FILE, out / STEPS_FILE
+    episodes, _, torn = read_jsonl(episodes_path)
+    done: set[str] = set()
+    keep_eps: list[dict[str, Any]] = []
+    for rec in episodes:
+        eid = rec.get("episode_id")
+        if eid in planned and eid not in done:
+            done.add(eid)
+            keep_eps.append(rec)
+    dirty = torn or len(keep_eps) != len(episodes)
+    if steps_path.exists():
+        seen: set[tuple[str, int]] = set()
+        step_ok = True
+        with steps_path.open("rb") as f:
+            for line in f:
+                if not line.endswith(b"\n"):
+                    step_ok = False
+                    break
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    step_ok = False
+                    break
+                key = (rec.get("episode_id"), rec.get("turn"))
+                if key[0] not in done or key in seen:
+                    step_ok = False
+                    break
+                seen.add(key)
+        dirty = dirty or not step_ok
+    if dirty:
+        tmp = episodes_path.with_suffix(".jsonl.tmp")
+        with tmp.open("w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in keep_eps)
+        if steps_path.exists():
+            tmp_steps = steps_path.with_suffix(".jsonl.tmp")
+            seen = set()
+            with tmp_steps.open("w") as f:
+                for rec in _iter_jsonl(steps_path):
+                    key = (rec.get("episode_id"), rec.get("turn"))
+                    if key[0] in done and key not in seen:
+                        seen.add(key)
+                        f.write(json.dumps(rec) + "\n")
+            os.replace(tmp_steps, steps_path)
+        os.replace(tmp, episodes_path)
+    return done
+
+
+class _LogWriter:
+    def __init__(self, out: Path):
+        self._episodes = (out / EPISODES_FILE).open("a")
+        self._steps = (out / STEPS_FILE).open("a")
+
+    def write(self, episode: dict[str, Any], steps: list[dict[str, Any]]) -> None:
+        if steps:
+            self._steps.write("".join(json.dumps(s) + "\n" for s in steps))
+            self._steps.flush()
+        self._episodes.write(json.dumps(episode) + "\n")
+        self._episodes.flush()
+
+    def close(self) -> None:
+        self._steps.close()
+        self._episodes.close()
+
+
+def _prepare_out(out: Path, config: EvalConfig, overwrite: bool) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    run_file = out / RUN_FILE
+    if overwrite:
+        for name in (RUN_FILE, EPISODES_FILE, STEPS_FILE):
+            (out / name).unlink(missing_ok=True)
+    if run_file.exists():
+        previous = json.loads(run_file.read_text())
+        if previous != config.to_dict():
+            diff = sorted(
+                k
+                for k in set(previous) | set(config.to_dict())
+                if previous.get(k) != config.to_dict().get(k)
+            )
+            raise ValueError(
+                f"{out} holds a run with a different configuration (differs in: "
+                f"{', '.join(diff)}). Resume only with the same settings, or choose "
+                "a new output directory (or pass overwrite=True / --overwrite)."
+            )
+    else:
+        run_file.write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class EvalResult:
+    """What `evaluate` returns: the configuration, the episode records and the summary."""
+
+    config: EvalConfig
+    episodes: list[dict[str, Any]]
+    summary: dict[str, Any]
+    out: Path | None = None
+    n_run: int = 0  # episodes run by this call (the rest were resumed from the logs)
+    steps: list[dict[str, Any]] = field(default_factory=list)  # in memory only when out is None
+
+    def grid(self, group: str = "all", mode: str | None = None) -> dict[str, Any]:
+        """The summary's grid for an env group ("all" or an env id) and mode."""
+        modes = self.summary["groups"][group]
+        return modes[mode or ("truncate" if "truncate" in modes else "rerun")]
+
+
+def _chunks(specs: list[EpisodeSpec], size: int) -> list[list[EpisodeSpec]]:
+    return [specs[i : i + size] for i in range(0, len(specs), size)]
+
+
+def evaluate(
+    envs: str | Sequence[str],
+    agent: Any,
+    *,
+    ks: Sequence[int] = (1, 2, 4, 8),
+    ts: Sequence[int] = (10, 20, 40, 80),
+    n: int | None = None,
+    tasks: int | Sequence[int] = 10,
+    mode: str = "auto",
+    errors: Any = None,
+    reveal: Any = None,
+    workers: int = 1,
+    out: str | os.PathLike[str] | None = None,
+    seed: int = 0,
+    label: str | None = None,
+    record_steps: bool = True,
+    progress: bool = False,
+    overwrite: bool = False,
+    n_bootstrap: int = 1000,
+) -> EvalResult:
+    """Evaluate ``agent`` and return Pass@(K,T) grids with the analysis.
+
+    Args:
+        envs: one env id or several (each built with `turnbudget.make`).
+        agent: an `Agent` or a `BatchAgent` (picklable when ``workers > 1``).
+        ks: the K values; ``n`` must be at least ``max(ks)``.
+        ts: the turn budgets T.
+        n: episodes per task (default ``max(ks)``).
+        tasks: task seeds, or a count ``m`` for seeds ``0..m-1``.
+        mode: ``auto``, ``truncate``, ``rerun`` or ``both`` (see the module doc).
+        errors: the ``errors=`` setting of `turnbudget.make` (None for none).
+        reveal: the ``reveal=`` setting of `turnbudget.make` (None hides the budget).
+        workers: processes; 1 runs in this process. Results do not depend on it.
+        out: a run directory for ``run.json``, ``episodes.jsonl``, ``steps.jsonl``
+            and the report; an existing run there with the same settings resumes.
+        seed: base of the agents' per-episode seeds.
+        label: the run's name in reports (default: the agent's name).
+        record_steps: also keep per-step records (needed by the step analysis).
+        progress: show a progress bar on stderr.
+        overwrite: discard a previous run in ``out`` instead of resuming it.
+        n_bootstrap: bootstrap resamples for the confidence intervals.
+    """
+    from turnbudget.eval.analysis import summarize_run
+
+    config = _make_config(
+        envs,
+        agent,
+        ks=ks,
+        ts=ts,
+        n=n,
+        tasks=tasks,
+        mode=mode,
+        reveal=reveal,
+        errors=errors,
+        seed=seed,
+        label=label,
+        record_steps=record_steps,
+    )
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"Expect `workers` to be a positive int, got {workers!r}")
+    specs = plan_episodes(config)
+    out_path = Path(out) if out is not None else None
+    done: set[str] = set()
+    if out_path is not None:
+        _prepare_out(out_path, config, overwrite)
+        done = _repair_logs(out_path, {s.episode_id for s in specs})
+    todo = [s for s in specs if s.episode_id not in done]
+
+    episodes: list[dict[str, Any]] = []
+    steps: list[dict[str, Any]] = []
+    writer = _LogWriter(out_path) if out_path is not None else None
+
+    def sink(results: list[EpisodeResult]) -> None:
+        for episode, episode_steps in results:
+            if writer is not None:
+                writer.write(episode, episode_steps)
+            else:
+                episodes.append(episode)
+                steps.extend(episode_steps)
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(
+        total=len(specs),
+        initial=len(specs) - len(todo),
+        desc=config.label,
+        unit="ep",
+        disable=not progress,
+        dynamic_ncols=True,
+        leave=True,
+    )
+    try:
+        if todo and workers == 1:
+            runner = _Runner(agent, config)
+            step = max(1, int(getattr(agent, "max_batch_size", 1)))
+            for chunk in _chunks(todo, step):
+                sink(runner.run(chunk))
+                bar.update(len(chunk))
+        elif todo:
+            width = int(getattr(agent, "max_batch_size", 1))
+            size = max(width, min(16, max(1, len(todo) // (workers * 8))))
+            method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+            with cf.ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=multiprocessing.get_context(method),
+                initializer=_init_worker,
+                initargs=(agent, config),
+            ) as pool:
+                futures = {pool.submit(_run_chunk, c): len(c) for c in _chunks(todo, size)}
+                try:
+                    for future in cf.as_completed(futures):
+                        sink(future.result())
+                        bar.update(futures[future])
+                except BaseException:
+                    for f in futures:
+                        f.cancel()
+                    raise
+    finally:
+        bar.close()
+        if writer is not None:
+            writer.close()
+
+    if out_path is not None:
+        episodes = read_jsonl(out_path / EPISODES_FILE)[0]
+    episodes.sort(key=lambda e: e["episode_id"])
+    summary = summarize_run(config, episodes, n_bootstrap=n_bootstrap)
+    if out_path is not None:
+        from turnbudget.eval.report import write_run_summary
+
+        write_run_summary(out_path, summary)
+    return EvalResult(config, episodes, summary, out_path, n_run=len(todo), steps=steps)
