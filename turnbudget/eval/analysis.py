@@ -280,8 +280,8 @@ def advantage_halving_budget(
     when there is no advantage at max(T) or it never halves on the grid.
 
     Example:
-        >>> advantage_halving_budget([10, 20, 40], [0.1, 0.5, 0.9], [0.0, 0.1, 0.1])
-        15.0
+        >>> advantage_halving_budget([10, 20, 40], [0.1, 0.5, 0.9], [0.0, 0.2, 0.1])
+        24.0
     """
     adv = [b - w for b, w in zip(better, worse, strict=True)]
     if not adv or adv[-1] <= 0:

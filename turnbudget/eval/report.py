@@ -341,7 +341,7 @@ def plot_pass1_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("Pass@(1,T)")
-    axes[-1].legend(fontsize=7, loc="best")
+    axes[-1].legend(fontsize=7, loc="lower right")
     fig.savefig(path)
     return Path(path)
 
@@ -364,7 +364,7 @@ def plot_recovery(summary: Mapping[str, Any], path: str | Path) -> Path:
         ("right after error", "optimal_step_rate_after_error"),
         ("errors recovered", "recovery_rate"),
     ]
-    fig = _figure(max(5.0, 1.1 * len(labels) + 2.0), 3.4)
+    fig = _figure(max(5.0, 1.1 * len(labels) + 2.0), 3.8)
     ax_rate, ax_turns = fig.subplots(1, 2, width_ratios=[3, 2])
     x = np.arange(len(labels))
     width = 0.8 / len(series)
@@ -375,7 +375,12 @@ def plot_recovery(summary: Mapping[str, Any], path: str | Path) -> Path:
     ax_rate.set_ylim(0, 1.05)
     ax_rate.set_ylabel("rate")
     ax_rate.set_title("single-step quality vs recovery", fontsize=9)
-    ax_rate.legend(fontsize=6, loc="upper left", ncols=2)
+    fig.legend(
+        *ax_rate.get_legend_handles_labels(),
+        loc="outside lower center",
+        ncols=len(series),
+        fontsize=7,
+    )
     data = [st["turns_to_recover"] or [np.nan] for st in stats]
     ax_turns.boxplot(data, showfliers=False)
     ax_turns.set_xticks(range(1, len(labels) + 1), labels, rotation=30, ha="right", fontsize=7)

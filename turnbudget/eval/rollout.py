@@ -456,7 +456,7 @@ def _repair_logs(out: Path, planned: set[str]) -> set[str]:
     if dirty:
         tmp = episodes_path.with_suffix(".jsonl.tmp")
         with tmp.open("w") as f:
-            f.writelines(json.dumps(r) + "\n" for r in keep_eps)
+            f.writelines(_dumps(r) + "\n" for r in keep_eps)
         if steps_path.exists():
             tmp_steps = steps_path.with_suffix(".jsonl.tmp")
             seen = set()
@@ -465,10 +465,14 @@ def _repair_logs(out: Path, planned: set[str]) -> set[str]:
                     key = (rec.get("episode_id"), rec.get("turn"))
                     if key[0] in done and key not in seen:
                         seen.add(key)
-                        f.write(json.dumps(rec) + "\n")
+                        f.write(_dumps(rec) + "\n")
             os.replace(tmp_steps, steps_path)
         os.replace(tmp, episodes_path)
     return done
+
+
+def _dumps(record: Mapping[str, Any]) -> str:
+    return json.dumps(record, separators=(",", ":"))
 
 
 class _LogWriter:
@@ -478,9 +482,9 @@ class _LogWriter:
 
     def write(self, episode: dict[str, Any], steps: list[dict[str, Any]]) -> None:
         if steps:
-            self._steps.write("".join(json.dumps(s) + "\n" for s in steps))
+            self._steps.write("".join(_dumps(s) + "\n" for s in steps))
             self._steps.flush()
-        self._episodes.write(json.dumps(episode) + "\n")
+        self._episodes.write(_dumps(episode) + "\n")
         self._episodes.flush()
 
     def close(self) -> None:
@@ -525,10 +529,12 @@ class EvalResult:
     n_run: int = 0  # episodes run by this call (the rest were resumed from the logs)
     steps: list[dict[str, Any]] = field(default_factory=list)  # in memory only when out is None
 
-    def grid(self, group: str = "all", mode: str | None = None) -> dict[str, Any]:
-        """The summary's grid for an env group ("all" or an env id) and mode."""
-        modes = self.summary["groups"][group]
-        return modes[mode or ("truncate" if "truncate" in modes else "rerun")]
+    def grid(self, group: str | None = None, mode: str | None = None) -> dict[str, Any]:
+        """The summary's grid for an env group (an env id, or "all": the default when
+        there are several envs) and mode (default: rerun when run, else truncate)."""
+        groups = self.summary["groups"]
+        modes = groups[group or ("all" if "all" in groups else next(iter(groups)))]
+        return modes[mode or ("rerun" if "rerun" in modes else "truncate")]
 
 
 def _chunks(specs: list[EpisodeSpec], size: int) -> list[list[EpisodeSpec]]:

@@ -1,0 +1,70 @@
+"""Smoke test of the main job, benchmarks/pass_at_kt.py, with tiny settings."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "benchmarks" / "pass_at_kt.py"
+TINY = [
+    "--tasks",
+    "2",
+    "--n",
+    "2",
+    "--ks",
+    "1,2",
+    "--ts",
+    "16,64",
+    "--workers",
+    "2",
+    "--no-progress",
+]
+
+
+def run(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(out), *TINY, *extra],
+        capture_output=True, text=True, check=False, cwd=REPO,
+    )  # fmt: skip
+
+
+def test_main_job_smoke(tmp_path):
+    out = tmp_path / "main"
+    proc = run(out)
+    assert proc.returncode == 0, proc.stderr
+    assert "wrote" in proc.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    labels = {"random", "oracle-eps0.1", "oracle-eps0.3"}
+    assert set(summary["runs"]) == labels | {f"{lbl}+errors" for lbl in labels}
+    for label, r in summary["runs"].items():
+        assert r["config"]["mode"] == "truncate"
+        assert set(r["groups"]) == {
+            "turnbudget/KeyQuest-Medium-v0",
+            "turnbudget/Maze-Medium-v0",
+            "all",
+        }
+        assert r["n_episodes"] == 2 * 2 * 2
+        assert (r["config"]["errors"] is not None) == label.endswith("+errors")
+    heatmaps = sorted(out.glob("heatmap_*.png"))
+    assert len(heatmaps) == 6 * 3
+    for name in ("pass_at_1_curve.png", "recovery.png", "report.md", "timings.json"):
+        assert (out / name).stat().st_size > 0
+    assert "## Single steps and recovery" in (out / "report.md").read_text()
+    # Rerunning resumes: nothing left to run, same tables.
+    before = (out / "summary.json").read_text()
+    again = run(out, "--no-plots")
+    assert again.returncode == 0, again.stderr
+    timings = json.loads((out / "timings.json").read_text())
+    assert all(timings[label]["episodes_run"] == 0 for label in summary["runs"])
+    assert (out / "summary.json").read_text() == before
+
+
+def test_main_job_rejects_k_above_n(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(tmp_path), "--n", "2", "--ks", "1,4"],
+        capture_output=True, text=True, check=False, cwd=REPO,
+    )  # fmt: skip
+    assert proc.returncode != 0 and "n >= K" in proc.stderr
