@@ -253,7 +253,12 @@ def _build_env(env_id: str, config: EvalConfig, sink: Callable[[dict[str, Any]],
 
 def _deterministic(record: dict[str, Any]) -> dict[str, Any]:
     """Drop ``episode_index``: it counts episodes per env object, so it depends on scheduling."""
-    return {k: v for k, v in record.items() if k != "episode_index"}
+    record.pop("episode_index", None)
+    return record
+
+
+# An episode's record, and its step records (as dicts, or as JSON lines ready to write).
+EpisodeResult = tuple[dict[str, Any], "list[dict[str, Any]] | str"]
 
 
 class _Slot:
@@ -270,9 +275,7 @@ class _Slot:
             options={"turn_budget": spec.turn_budget, "episode_id": spec.episode_id},
         )
 
-    def collect(
-        self, spec: EpisodeSpec, record_steps: bool
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def collect(self, spec: EpisodeSpec, record_steps: bool, serialize: bool) -> EpisodeResult:
         episodes = [r for r in self.records if r.get("record") == "episode"]
         if len(episodes) != 1 or episodes[0].get("episode_id") != spec.episode_id:
             raise RuntimeError(
@@ -287,18 +290,18 @@ class _Slot:
             else []
         )
         self.records.clear()
+        if serialize:  # encode where the episode ran: in parallel, and cheap to send back
+            return episode, "".join(_dumps(r) + "\n" for r in steps)
         return episode, steps
-
-
-EpisodeResult = tuple[dict[str, Any], list[dict[str, Any]]]
 
 
 class _Runner:
     """Runs chunks of episodes with one agent; one per process."""
 
-    def __init__(self, agent: Any, config: EvalConfig):
+    def __init__(self, agent: Any, config: EvalConfig, serialize: bool = False):
         self.agent = agent
         self.config = config
+        self.serialize = serialize
         self.batch = hasattr(agent, "act_batch")
         self._slots: dict[str, list[_Slot]] = {}
 
@@ -326,7 +329,7 @@ class _Runner:
             action = self.agent.act(obs, self._oracle(slot, info))
             obs, _, terminated, truncated, info = slot.env.step(action)
             if terminated or truncated:
-                return slot.collect(spec, self.config.record_steps)
+                return slot.collect(spec, self.config.record_steps, self.serialize)
 
     def _run_batch(self, specs: Sequence[EpisodeSpec]) -> list[EpisodeResult]:
         agent = self.agent
@@ -357,7 +360,7 @@ class _Runner:
                 spec, slot, _, _ = live[i]
                 obs, _, terminated, truncated, info = slot.env.step(action)
                 if terminated or truncated:
-                    results[spec] = slot.collect(spec, self.config.record_steps)
+                    results[spec] = slot.collect(spec, self.config.record_steps, self.serialize)
                     agent.end_episode(spec.episode_id)
                     del live[i]
                     free.append(i)
@@ -369,9 +372,9 @@ class _Runner:
 _WORKER: _Runner | None = None
 
 
-def _init_worker(agent: Any, config: EvalConfig) -> None:
+def _init_worker(agent: Any, config: EvalConfig, serialize: bool) -> None:
     global _WORKER
-    _WORKER = _Runner(agent, config)
+    _WORKER = _Runner(agent, config, serialize)
 
 
 def _run_chunk(specs: Sequence[EpisodeSpec]) -> list[EpisodeResult]:
@@ -480,9 +483,11 @@ class _LogWriter:
         self._episodes = (out / EPISODES_FILE).open("a")
         self._steps = (out / STEPS_FILE).open("a")
 
-    def write(self, episode: dict[str, Any], steps: list[dict[str, Any]]) -> None:
+    def write(self, episode: dict[str, Any], steps: list[dict[str, Any]] | str) -> None:
         if steps:
-            self._steps.write("".join(_dumps(s) + "\n" for s in steps))
+            self._steps.write(
+                steps if isinstance(steps, str) else "".join(_dumps(s) + "\n" for s in steps)
+            )
             self._steps.flush()
         self._episodes.write(_dumps(episode) + "\n")
         self._episodes.flush()
@@ -619,7 +624,7 @@ def evaluate(
                 writer.write(episode, episode_steps)
             else:
                 episodes.append(episode)
-                steps.extend(episode_steps)
+                steps.extend(episode_steps)  # type: ignore[arg-type]  # dicts when not serialising
 
     from tqdm.auto import tqdm
 
@@ -634,7 +639,7 @@ def evaluate(
     )
     try:
         if todo and workers == 1:
-            runner = _Runner(agent, config)
+            runner = _Runner(agent, config, serialize=writer is not None)
             step = max(1, int(getattr(agent, "max_batch_size", 1)))
             for chunk in _chunks(todo, step):
                 sink(runner.run(chunk))
@@ -647,7 +652,7 @@ def evaluate(
                 max_workers=workers,
                 mp_context=multiprocessing.get_context(method),
                 initializer=_init_worker,
-                initargs=(agent, config),
+                initargs=(agent, config, writer is not None),
             ) as pool:
                 futures = {pool.submit(_run_chunk, c): len(c) for c in _chunks(todo, size)}
                 try:
