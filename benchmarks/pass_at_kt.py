@@ -170,7 +170,8 @@ def main(config: Config) -> dict:
         halves = row["halving_budget"]
         print(
             f"  {row['better']} over {row['worse']}: +{row['advantage_at_max_t']:.2f} Pass@1 at "
-            f"T={max(config.ts)}, halved by T={'n/a' if halves is None else f'{halves:.1f}'}"
+            f"T={max(config.ts)} (peak +{row['peak_advantage']:.2f} at T={row['peak_t']}), "
+            f"halved by T={'n/a' if halves is None else f'{halves:.1f}'}"
         )
     return summary
 

@@ -222,3 +222,33 @@ def test_resume_after_kill_gives_the_same_tables(tmp_path):
     assert episode_lines(killed) == episode_lines(clean)
     keys = step_keys(killed)
     assert len(keys) == len(set(keys)) and keys == step_keys(clean)
+
+
+class AsyncOracle:
+    """The coroutine form of OracleAgent, to drive the engine's batch path."""
+
+    needs_oracle = True
+
+    def __init__(self) -> None:
+        self.agent = OracleAgent(0.3)
+
+    async def reset_async(self, seed: int) -> None:
+        self.agent.reset(seed)
+
+    async def act_async(self, observation: str, info: Mapping[str, Any]) -> str:
+        return self.agent.act(observation, info)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_batch_agent_gives_the_same_results_as_its_per_episode_form(workers):
+    from turnbudget.agents import AsyncBatch
+
+    kwargs = dict(ks=[1, 2], ts=[6, 12, 24], n=3, tasks=4, errors=0.1, n_bootstrap=50)
+    single = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), label="x", **kwargs)
+    batch = evaluate(
+        [MAZE, KEYQUEST], AsyncBatch(AsyncOracle, max_batch_size=5), label="x", workers=workers,
+        **kwargs,
+    )  # fmt: skip
+    assert batch.config.needs_oracle
+    assert batch.summary["groups"] == single.summary["groups"]
+    assert batch.episodes == single.episodes

@@ -301,9 +301,12 @@ def compare_runs(
     """Pairwise Pass@(1,T) advantages between runs made under the same conditions.
 
     Runs are comparable when they share envs, tasks, budgets, n, errors and
-    reveal; for each pair where one leads by at least ``min_advantage`` at
-    max(T) (group "all", or the only env), report its lead and the budget at
-    which the lead halves.
+    reveal. For each pair whose Pass@(1,T) curves (group "all", or the only
+    env) differ by at least ``min_advantage`` somewhere, the *better* run is
+    the one with the larger mean Pass@(1,T) over the budgets; the row gives
+    its advantage at every T, at max(T) and at its peak, and the budget at
+    which the advantage at max(T) halves (None when there is none at max(T),
+    e.g. both runs saturate, or it never halves on the grid).
     """
     rows = []
     labels = sorted(runs)
@@ -316,20 +319,24 @@ def compare_runs(
             ts = ra["config"]["ts"]
             pa = _pass1(ra["groups"][group])
             pb = _pass1(rb["groups"][group])
-            better, worse, pb_, pw_ = (a, b, pa, pb) if pa[-1] >= pb[-1] else (b, a, pb, pa)
-            lead = pb_[-1] - pw_[-1]
-            if lead < min_advantage:
+            if sum(pa) >= sum(pb):
+                better, worse, p_better, p_worse = a, b, pa, pb
+            else:
+                better, worse, p_better, p_worse = b, a, pb, pa
+            adv = [x - y for x, y in zip(p_better, p_worse, strict=True)]
+            peak = max(range(len(ts)), key=lambda j: adv[j])
+            if adv[peak] < min_advantage:
                 continue
             rows.append(
                 {
                     "better": better,
                     "worse": worse,
                     "group": group,
-                    "advantage_by_t": {
-                        str(t): round(x - y, 6) for t, x, y in zip(ts, pb_, pw_, strict=True)
-                    },
-                    "advantage_at_max_t": round(lead, 6),
-                    "halving_budget": advantage_halving_budget(ts, pb_, pw_),
+                    "advantage_by_t": {str(t): round(x, 6) for t, x in zip(ts, adv, strict=True)},
+                    "advantage_at_max_t": round(adv[-1], 6),
+                    "peak_advantage": round(adv[peak], 6),
+                    "peak_t": ts[peak],
+                    "halving_budget": advantage_halving_budget(ts, p_better, p_worse),
                 }
             )
     return rows

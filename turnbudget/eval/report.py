@@ -198,18 +198,19 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     comparisons = summary.get("comparisons") or []
     if comparisons:
         out += [
-            "## Where an advantage halves",
+            "## Advantages across budgets",
             "",
-            "Pass@(1,T) lead of one run over another made under the same conditions, and the "
-            "budget below which the lead at the largest T has halved (interpolated).",
+            "Pass@(1,T) advantage of one run over another made under the same conditions: at the "
+            "largest budget, at its peak, and the budget below which the advantage at the largest "
+            "budget has halved (interpolated; – when there is no advantage at the largest budget).",
             "",
-            "| better | worse | group | lead at max T | lead halves at T |",
-            "|---|---|---|---|---|",
+            "| better | worse | group | at max T | peak (at T) | halves at T |",
+            "|---|---|---|---|---|---|",
         ]
         for c in comparisons:
             out.append(
                 f"| {c['better']} | {c['worse']} | {_short(c['group'])} | {c['advantage_at_max_t']:.2f} | "
-                f"{_fmt(c['halving_budget'], 1) if c['halving_budget'] is not None else 'not on grid'} |"
+                f"{c['peak_advantage']:.2f} ({c['peak_t']}) | {_fmt(c['halving_budget'], 1)} |"
             )
         out.append("")
 
