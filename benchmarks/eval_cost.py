@@ -125,6 +125,7 @@ def main(config: Config) -> dict:
         "cpu_seconds_workers": {name: round(r[3], 3) for name, r in rows.items()},
         "speedup_2_workers_cpu_bound": round(one[2] / max(two[2], two[3] / 2), 3),
         "truncate_grid_over_sweep": round(rows["truncate grid, 1 worker"][0] / sweep, 3),
+        "truncate_grid_over_sweep_cpu": round(one[2] / rows["sweep at max(T), 1 worker"][2], 3),
         "rerun_grid_over_sweep": round(rows["rerun grid, 1 worker"][0] / sweep, 3),
         "speedup_2_workers": round(
             rows["truncate grid, 1 worker"][0] / rows["truncate grid, 2 workers"][0], 3
@@ -133,7 +134,10 @@ def main(config: Config) -> dict:
     print(f"{'measurement':<28} {'episodes':>8} {'wall s':>8} {'cpu main':>9} {'cpu workers':>12}")
     for name, (t, e, cm, cw) in rows.items():
         print(f"{name:<28} {e:>8} {t:>8.2f} {cm:>9.2f} {cw:>12.2f}")
-    print(f"truncate grid / sweep : {figures['truncate_grid_over_sweep']:.3f}  (target <= 1.1)")
+    print(
+        f"truncate grid / sweep : {figures['truncate_grid_over_sweep']:.3f}  (target <= 1.1; "
+        f"wall clock)  {figures['truncate_grid_over_sweep_cpu']:.3f} in CPU time"
+    )
     print(f"rerun grid / sweep    : {figures['rerun_grid_over_sweep']:.3f}")
     print(
         f"2 workers speedup     : {figures['speedup_2_workers']:.3f}  (target >= 1.6; wall clock)"
