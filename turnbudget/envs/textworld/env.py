@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -199,6 +200,12 @@ class TextWorldEnv(gym.Env[str, str]):
         self._loaded = None
         super().close()
 
+    def admissible_actions(self) -> list[str]:
+        """TextWorld's admissible commands in the current state ([] once the game is over)."""
+        return (
+            [] if self._done or self._state is None else list(self._state.admissible_commands or [])
+        )
+
     # -- oracle ----------------------------------------------------------------
 
     def optimal_actions(self) -> list[str]:
@@ -249,7 +256,7 @@ class TextWorldEnv(gym.Env[str, str]):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         if self.game_id is not None:
-            history = self._history
+            history, self._history = self._history, []
             self._start(self._game_path(self.game_id))
             self._begin_episode()
             for command in history:
@@ -295,7 +302,11 @@ class TextWorldEnv(gym.Env[str, str]):
             extras=["walkthrough"],
         )  # fmt: skip
         try:
-            self._tw = textworld.start(str(path), request_infos=infos)
+            with warnings.catch_warnings():
+                # jericho's UnsupportedGameWarning: its own score and move detection
+                # is off for TextWorld games, which TextWorld tracks instead.
+                warnings.simplefilter("ignore")
+                self._tw = textworld.start(str(path), request_infos=infos)
         except ValueError as e:  # e.g. Glulx games with TextWorld >= 1.7
             raise ValueError(f"Cannot load TextWorld game {str(path)!r}: {e}") from e
         self._loaded = path

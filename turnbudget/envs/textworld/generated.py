@@ -34,6 +34,28 @@ def attempt_seed(game_id: int, attempt: int) -> int:
     return int(np.random.SeedSequence([game_id, attempt]).generate_state(1)[0] % (2**31))
 
 
+def _walkthrough_wins(textworld: Any, path: Path) -> bool:
+    """Whether the compiled game at ``path`` is won by its stored walkthrough (True if none)."""
+    import warnings
+
+    infos = textworld.EnvInfos(won=True, extras=["walkthrough"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # jericho's UnsupportedGameWarning
+        env = textworld.start(str(path), request_infos=infos)
+    try:
+        state = env.reset()
+        walkthrough = state.get("extra.walkthrough")
+        if not walkthrough:
+            return True
+        for command in walkthrough:
+            state, _, done = env.step(command)
+            if done:
+                break
+        return bool(state.won)
+    finally:
+        env.close()
+
+
 class GeneratedTextWorldEnv(TextWorldEnv):
     """Base of the generated families: reset ``seed=s`` plays game ``s`` of the family.
 
@@ -85,7 +107,11 @@ class GeneratedTextWorldEnv(TextWorldEnv):
     def generate(self, game_id: int, path: str | os.PathLike[str]) -> None:
         """Generate game ``game_id`` of this family into ``path`` (a ``.z8``) and its ``.json``.
 
-        Bypasses the cache; use `pregenerate` or `reset` to fill it.
+        An attempt is retried with the next derived seed (see `attempt_seed`)
+        when TextWorld raises ``QuestGenerationError`` or when the game's own
+        walkthrough does not win it (TextWorld sometimes names two objects so
+        that its parser asks "Which do you mean ...?"). Bypasses the cache; use
+        `pregenerate` or `reset` to fill it.
         """
         textworld = require_textworld()
         from textworld.generator import compile_game
@@ -102,10 +128,12 @@ class GeneratedTextWorldEnv(TextWorldEnv):
             except QuestGenerationError:
                 continue
             compile_game(game, options)
-            return
+            if _walkthrough_wins(textworld, Path(path)):
+                return
         raise RuntimeError(
             f"TextWorld could not generate {self.family} game {game_id} with {self._settings()} "
-            f"in {MAX_GENERATION_ATTEMPTS} attempts (QuestGenerationError each time)"
+            f"in {MAX_GENERATION_ATTEMPTS} attempts (QuestGenerationError or an unwinnable "
+            "walkthrough each time)"
         )
 
     def pregenerate(self, game_id: int) -> Path:

@@ -1,0 +1,323 @@
+"""Registry-wide contract tests for the TextWorld ids, on the shipped games (game 0)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import turnbudget  # noqa: F401 - registers the ids
+from turnbudget.envs.textworld import TextWorldEnv
+from turnbudget.envs.textworld.registration import TEXTWORLD_VARIANTS
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "textworld"
+ENV_IDS = [f"turnbudget/{i}" for i in TEXTWORLD_VARIANTS if i != "TextWorldFile-v0"]
+STEP_SECONDS = 5.0  # no single step may take longer (hang guard on top of pytest-timeout)
+HOSTILE = [
+    "\\q", "\\e", "\\quit", "look\nquit", "look\rquit", "quit", "q", "restart", "undo",
+    "save", "restore", "script", "again", "look. quit", "look; go north", "look then quit",
+    "yes", "\x00\x01\x1b[2J", "\x7f", "x" * 10_000, "go north " * 500, "", "   ",
+    "caf\u00e9 \u2603 \u00fcber", "\t\tlook\t", "examine \ud83d\ude00", ">", "*", "..", "\\",
+]  # fmt: skip
+
+
+def _oracle_play(env: gym.Env, seed: int = 0) -> tuple[int, dict]:
+    """Follow optimal_actions() from reset(seed); every step must shorten the plan by one."""
+    _, info = env.reset(seed=seed)
+    game = env.unwrapped
+    optimal = game.distance_to_goal()
+    assert optimal is not None and optimal > 0
+    turns = 0
+    while True:
+        distance = game.distance_to_goal()
+        _, _, terminated, truncated, info = env.step(game.optimal_actions()[0])
+        turns += 1
+        assert info["valid_action"]
+        if terminated or truncated:
+            break
+        assert game.distance_to_goal() == distance - 1
+    assert turns == optimal
+    return turns, info
+
+
+def test_every_family_and_difficulty_is_registered():
+    expected = {
+        f"turnbudget/{family}-{difficulty}-v0"
+        for family in ("CoinCollector", "TreasureHunter", "Cooking")
+        for difficulty in ("Easy", "Medium", "Hard")
+    } | {"turnbudget/TextWorldCustom-v0", "turnbudget/TextWorldFile-v0"}
+    assert expected <= set(gym.registry)
+
+
+def test_import_registers_ids_without_importing_textworld():
+    script = (
+        "import sys, gymnasium as gym, turnbudget;"
+        "assert 'textworld' not in sys.modules, 'textworld imported eagerly';"
+        "assert 'turnbudget/Cooking-Hard-v0' in gym.registry"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_missing_textworld_raises_a_clear_import_error():
+    script = (
+        "import sys; sys.modules['textworld'] = None\n"
+        "import gymnasium as gym, turnbudget\n"
+        "try:\n"
+        "    gym.make('turnbudget/CoinCollector-Easy-v0')\n"
+        "except ImportError as e:\n"
+        "    assert 'pip install \"turnbudget[textworld]\"' in str(e), e\n"
+        "else:\n"
+        "    raise SystemExit('no ImportError')\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+
+
+@pytest.mark.filterwarnings("ignore:.*different from the unwrapped version")
+@pytest.mark.filterwarnings("ignore:.*is not within the observation space")
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_gymnasium_env_checker_passes(env_id):
+    env = gym.make(env_id, num_games=1)  # the checker's unseeded resets stay on game 0
+    check_env(env.unwrapped, skip_render_check=True)
+    env.close()
+
+
+def _digests_script(env_ids: list[str]) -> str:
+    return f"""
+import hashlib, json, gymnasium as gym, numpy as np, turnbudget
+for env_id in {env_ids!r}:
+    env = gym.make(env_id, num_games=1)
+    rng = np.random.default_rng(5)
+    digest = hashlib.sha256()
+    obs, info = env.reset(seed=0)
+    digest.update(json.dumps([obs, info], sort_keys=True).encode())
+    for _ in range(25):
+        actions = info["admissible_actions"] or ["look"]
+        action = actions[int(rng.integers(len(actions)))]
+        out = env.step(action)
+        digest.update(json.dumps([out[0], float(out[1]), *out[2:]], sort_keys=True).encode())
+        info = out[4]
+        if out[2] or out[3]:
+            obs, info = env.reset()
+    print(env_id, digest.hexdigest())
+"""
+
+
+@pytest.mark.timeout(180, method="thread")
+def test_seeded_rollouts_are_identical_in_two_processes():
+    script = _digests_script(ENV_IDS)
+    outputs = []
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+        )
+        outputs.append(out.stdout.split())
+    assert outputs[0] == outputs[1]
+    assert len(set(outputs[0][1::2])) == len(ENV_IDS)  # different games, different digests
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_pickle_round_trip_continues_identically(env_id):
+    env = gym.make(env_id)
+    _, info = env.reset(seed=0)
+    for action in info["admissible_actions"][:2]:
+        env.step(action)
+    clone = pickle.loads(pickle.dumps(env))
+    rng = np.random.default_rng(0)
+    for _ in range(15):
+        actions = env.unwrapped.admissible_actions() or ["look"]
+        action = actions[int(rng.integers(len(actions)))]
+        a, b = env.step(action), clone.step(action)
+        assert a == b
+        if a[2] or a[3]:
+            break
+    assert env.unwrapped.distance_to_goal() == clone.unwrapped.distance_to_goal()
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_oracle_wins_within_default_budget(env_id):
+    env = gym.make(env_id)
+    turns, info = _oracle_play(env, seed=0)
+    assert info["won"] and not info["lost"]
+    assert info["progress"] == 1.0
+    assert info["textworld/score"] == info["textworld/max_score"]
+    assert turns <= info["turn_budget"] / 2, "default budget must be generous (>= 2x optimal)"
+    walkthrough = env.unwrapped.walkthrough()
+    assert walkthrough and len(walkthrough) <= info["turn_budget"] / 2
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_walkthrough_replays_to_a_win_and_rewards_sum_to_the_score(env_id):
+    env = gym.make(env_id)
+    _, info = env.reset(seed=0)
+    assert info["goal"] and info["progress"] == 0.0
+    total = 0.0
+    for command in env.unwrapped.walkthrough():
+        assert not info.get("won")
+        _, reward, terminated, truncated, info = env.step(command)
+        total += reward
+        assert not truncated
+    assert terminated and info["won"]
+    assert total == info["textworld/max_score"] > 0
+    # The game is over: further steps are spent turns that change nothing.
+    obs, reward, terminated, _, info = env.step("look")
+    assert (reward, terminated, info["valid_action"], info["admissible_actions"]) == (
+        0.0,
+        True,
+        False,
+        [],
+    )
+
+
+@pytest.mark.timeout(120, method="thread")
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_hostile_commands_never_hang_crash_or_desync(env_id):
+    env = gym.make(env_id, turn_budget=10_000)
+    _, info = env.reset(seed=0)
+    for command in HOSTILE:
+        began = time.monotonic()
+        obs, reward, terminated, truncated, info = env.step(command)
+        assert time.monotonic() - began < STEP_SECONDS, f"step({command[:20]!r}) too slow"
+        assert env.observation_space.contains(obs), command[:20]
+        assert obs, "feedback must say something"
+        assert not terminated and not truncated and reward == 0.0
+        assert info["textworld/score"] == 0
+    assert info["textworld/moves"] <= 3  # only plain commands like "look" may count as moves
+    # The interpreter and TextWorld's tracking still agree: the walkthrough wins.
+    for command in env.unwrapped.walkthrough():
+        _, _, terminated, _, info = env.step(command)
+    assert terminated and info["won"]
+    assert info["textworld/score"] == info["textworld/max_score"]
+    # And a reset still works (measured: "look\nquit" used to break later resets).
+    obs, info = env.reset(seed=0)
+    assert info["textworld/moves"] == 0 and not info["won"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["\\q", "look\nquit", "quit", "restart", "undo", "look. go north", "x" * 10_000, "\x00"],
+)
+def test_refused_commands_are_spent_turns_with_feedback(command):
+    env = gym.make("turnbudget/CoinCollector-Easy-v0", turn_budget=3)
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(command)
+    assert info["valid_action"] is False and info["turns_used"] == 1
+    assert obs and reward == 0.0 and not terminated and not truncated
+
+
+def test_non_string_actions_are_type_errors():
+    env = gym.make("turnbudget/CoinCollector-Easy-v0")
+    env.reset(seed=0)
+    with pytest.raises(TypeError, match="str"):
+        env.step(3)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_setbacks_keep_the_task_solvable_and_never_shorten_it(env_id):
+    game = gym.make(env_id).unwrapped
+    rng = np.random.default_rng(0)
+    game.reset(seed=0)
+    for turn in range(200):
+        if turn in (1, 3, 6):
+            before = game.distance_to_goal()
+            narration = game.inject_setback(rng)
+            after = game.distance_to_goal()
+            assert isinstance(narration, str) and narration
+            assert after is not None and after >= before
+            assert not game._done
+        _, _, terminated, _, info = game.step(game.optimal_actions()[0])
+        if terminated:
+            break
+    assert info["won"], "the oracle still wins after setbacks"
+
+
+def test_setbacks_cost_something_where_something_can_be_undone():
+    game = gym.make("turnbudget/Cooking-Medium-v0").unwrapped
+    game.reset(seed=0)
+    before = game.distance_to_goal()
+    narration = game.inject_setback(np.random.default_rng(0))
+    assert narration.startswith("Distracted, you ")
+    assert game.distance_to_goal() > before
+
+
+def test_reset_is_determined_by_the_seed_and_unseeded_resets_draw_from_the_pool():
+    env = gym.make("turnbudget/Cooking-Easy-v0", num_games=1)
+    first = env.reset(seed=0)
+    env.step("look")
+    assert env.reset(seed=0) == first
+    assert env.reset(seed=5) == first  # 5 % num_games == 0
+    assert env.reset()[0] == first[0]
+
+
+@pytest.mark.parametrize("vector", ["sync", "async"])
+def test_vector_envs_with_per_episode_budgets(vector):
+    def make():
+        return gym.make("turnbudget/CoinCollector-Easy-v0", num_games=1)
+
+    if vector == "sync":
+        envs = gym.vector.SyncVectorEnv([make, make])
+    else:
+        envs = gym.vector.AsyncVectorEnv([make, make], shared_memory=False)
+    try:
+        obs, info = envs.reset(seed=[0, 0], options={"turn_budget": 2})
+        assert obs[0] == obs[1] and list(info["turn_budget"]) == [2, 2]
+        envs.step(["go west", "xyzzy"])
+        obs, reward, terminated, truncated, info = envs.step(["go north", "look"])
+        assert list(truncated) == [True, True] and not terminated.any()
+        assert list(info["valid_action"]) == [True, True]
+    finally:
+        envs.close()
+
+
+def test_any_game_file_plays(tmp_path):
+    game_file = next(DATA.glob("treasure_hunter-*/0.z8"))
+    env = gym.make("turnbudget/TextWorldFile-v0", game_file=str(game_file))
+    _, info = env.reset(seed=0)
+    assert info["goal"]
+    for command in env.unwrapped.walkthrough():
+        _, _, terminated, _, info = env.step(command)
+    assert terminated and info["won"]
+    # Several files: seed s plays file s % n.
+    files = sorted(DATA.glob("coin_collector-*/0.z8"))
+    multi = TextWorldEnv(game_file=files)
+    assert multi.reset(seed=1)[0] == TextWorldEnv(game_file=files[1]).reset(seed=0)[0]
+
+
+def test_bad_game_files_raise_clear_errors(tmp_path):
+    with pytest.raises(ValueError, match=r"\.z8 or \.ulx"):
+        TextWorldEnv(game_file=tmp_path / "game.txt")
+    with pytest.raises(FileNotFoundError, match="not found"):
+        TextWorldEnv(game_file=tmp_path / "missing.z8")
+    lone = tmp_path / "lone.z8"
+    lone.write_bytes(next(DATA.glob("custom-*/0.z8")).read_bytes())
+    with pytest.raises(FileNotFoundError, match=r"lone\.json"):
+        TextWorldEnv(game_file=lone)
+    with pytest.raises(ValueError, match="at least one"):
+        TextWorldEnv(game_file=[])
+
+
+def test_bad_family_arguments_raise_clear_errors():
+    with pytest.raises(ValueError, match="`level`"):
+        gym.make("turnbudget/CoinCollector-Easy-v0", level=0)
+    with pytest.raises(ValueError, match="`num_games`"):
+        gym.make("turnbudget/TreasureHunter-Easy-v0", num_games=0)
+    with pytest.raises(ValueError, match="`go`"):
+        gym.make("turnbudget/Cooking-Easy-v0", go=4)
+    with pytest.raises(ValueError, match="`world_size`"):
+        gym.make("turnbudget/TextWorldCustom-v0", world_size=-1)
+    with pytest.raises(TypeError):
+        gym.make("turnbudget/TextWorldCustom-v0", wolrd_size=3)  # typos are not swallowed
+
+
+def test_shipped_games_are_small():
+    for path in DATA.glob("*/*"):
+        assert path.stat().st_size < 1_000_000, path
+    assert Path(DATA).is_dir()
