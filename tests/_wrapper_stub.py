@@ -9,6 +9,7 @@ oracle methods. ``on_step`` injects extra behaviour into ``step``.
 
 from __future__ import annotations
 
+import string
 from collections.abc import Callable
 from typing import Any
 
@@ -33,8 +34,8 @@ class BareLine(gym.Env[str, str]):
         on_step: Callable[[BareLine, str], None] | None = None,
     ):
         self.length, self.trap, self.on_step = length, trap, on_step
-        self.observation_space = spaces.Text(max_length=200, min_length=0)
-        self.action_space = spaces.Text(max_length=50, min_length=0)
+        self.observation_space = spaces.Text(max_length=200, min_length=0, charset=string.printable)
+        self.action_space = spaces.Text(max_length=50, min_length=0, charset=string.printable)
         self.pos, self.won, self.lost = 0, False, False
 
     def admissible(self) -> list[str]:

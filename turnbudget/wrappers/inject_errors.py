@@ -237,7 +237,10 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     def _narrate(self, narration: str, obs: str) -> str:
         text = f"{narration}\n\n{obs}" if obs else narration
         space = self.observation_space
-        return text[: space.max_length] if isinstance(space, spaces.Text) else text
+        if not isinstance(space, spaces.Text):
+            return text
+        charset = space.character_set  # the narration may echo the agent's raw command
+        return "".join(ch if ch in charset else "?" for ch in text[: space.max_length])
 
 
 def _check_kinds(kinds: Any, name: str) -> tuple[str, ...]:

@@ -1,0 +1,215 @@
+"""InjectErrors: the three kinds, schedules, common random numbers, construction errors."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from _wrapper_stub import STUB_ID, LineWorld
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from turnbudget.wrappers import InjectErrors, TurnBudget
+
+
+def stub(**kwargs) -> gym.Env:
+    return gym.make(STUB_ID, **{"length": 50, "turn_budget": 40, **kwargs})
+
+
+def test_setback_on_schedule_increases_distance_and_narrates():
+    env = InjectErrors(stub(), schedule={3: "setback"})
+    env.reset(seed=0)
+    events = []
+    for _ in range(4):
+        obs, _, _, _, info = env.step("forward")
+        events.append(info["injected_error"])
+    assert events[0] is None and events[1] is None and events[3] is None
+    event = events[2]
+    assert event["kind"] == "setback" and event["turn"] == 3 and event["applied"]
+    assert event["distance_after"] > event["distance_before"]
+    assert info["valid_action"]
+
+
+def test_setback_narration_precedes_the_observation():
+    env = InjectErrors(stub(), schedule=[(1, "setback")])
+    env.reset(seed=0)
+    obs, *_ = env.step("forward")
+    assert obs.startswith("A wind blows you back") and "You step forward." in obs
+
+
+def test_transient_spends_the_turn_and_changes_nothing():
+    env = InjectErrors(stub(), schedule={1: "transient"})
+    _, info0 = env.reset(seed=0)
+    pos = env.unwrapped.pos
+    obs, reward, terminated, truncated, info = env.step("forward")
+    assert env.unwrapped.pos == pos
+    assert info["turns_used"] == 1 and info["turns_left"] == info0["turns_left"] - 1
+    assert info["valid_action"] is True  # the agent's command was fine; the env failed it
+    assert obs.startswith("Your attempt fails") and "You can't do that" not in obs
+    event = info["injected_error"]
+    assert event["kind"] == "transient" and event["distance_before"] == event["distance_after"]
+    _, _, _, _, info = env.step("forward")
+    assert env.unwrapped.pos == pos + 1
+
+
+def test_slip_replaces_the_command_with_a_safe_non_optimal_one():
+    for seed in range(30):
+        env = InjectErrors(stub(), schedule={1: "slip"})
+        env.reset(seed=seed)
+        obs, _, terminated, _, info = env.step("forward")
+        event = info["injected_error"]
+        assert event["applied"] and event["replaced_action"] in ("back", "wait")
+        assert not env.unwrapped.lost and not terminated  # never the trap
+        assert event["distance_after"] >= event["distance_before"]
+        assert obs.startswith("Your hand slips")
+
+
+def test_slip_does_not_apply_when_no_safe_alternative_exists():
+    env = InjectErrors(stub(trap=True), schedule={1: "slip"})
+    env.reset(seed=0)
+    env.unwrapped.pos = 0
+    env.get_wrapper_attr("_admissible")[:] = ["forward", "jump"]  # only the trap is not optimal
+    _, _, terminated, _, info = env.step("forward")
+    assert info["injected_error"]["applied"] is False
+    assert env.unwrapped.pos == 1 and not terminated
+
+
+def test_rate_zero_never_fires_and_rate_one_always_does():
+    quiet = InjectErrors(stub(), rate=0.0)
+    loud = InjectErrors(stub(), rate=1.0, kinds=["transient"])
+    for env, expected in ((quiet, False), (loud, True)):
+        env.reset(seed=1)
+        for _ in range(10):
+            info = env.step("wait")[-1]
+            assert (info["injected_error"] is not None) == expected
+
+
+def test_rate_matches_frequency_and_weights():
+    env = InjectErrors(
+        stub(length=10**6, turn_budget=10**6), rate=0.2, kinds=["slip", "transient"], weights=[1, 3]
+    )
+    env.reset(seed=5)
+    kinds = [env.step("wait")[-1]["injected_error"] for _ in range(3000)]
+    fired = [k["kind"] for k in kinds if k is not None]
+    assert abs(len(fired) / 3000 - 0.2) < 0.03
+    assert abs(fired.count("transient") / len(fired) - 0.75) < 0.06
+
+
+def schedule_of(env: InjectErrors, seed: int, actions: list[str]) -> list[tuple[int, str]]:
+    env.reset(seed=seed)
+    out = []
+    for action in actions:
+        _, _, terminated, truncated, info = env.step(action)
+        if info["injected_error"] is not None:
+            out.append((info["injected_error"]["turn"], info["injected_error"]["kind"]))
+        if terminated or truncated:
+            break
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    rate=st.floats(0.0, 1.0),
+    agent_a=st.lists(
+        st.sampled_from(["forward", "back", "wait", "dance"]), min_size=30, max_size=30
+    ),
+    agent_b=st.lists(
+        st.sampled_from(["forward", "back", "wait", "dance"]), min_size=30, max_size=30
+    ),
+)
+def test_common_random_numbers_errors_do_not_depend_on_actions(seed, rate, agent_a, agent_b):
+    def make():
+        return InjectErrors(stub(length=1000, trap=False), rate=rate)
+
+    a, b = schedule_of(make(), seed, agent_a), schedule_of(make(), seed, agent_b)
+    assert a == b
+    planned = make()
+    planned.reset(seed=seed)
+    assert a == [(t, k) for t in range(1, 31) if (k := planned.planned_error(t)[0]) is not None]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    rate=st.floats(0.1, 1.0),
+    actions=st.lists(
+        st.sampled_from(["forward", "back", "wait", "dance", "jump"]), min_size=1, max_size=40
+    ),
+)
+def test_task_stays_solvable_after_every_slip_and_setback(seed, rate, actions):
+    env = InjectErrors(stub(length=8, turn_budget=40), rate=rate, kinds=["slip", "setback"])
+    env.reset(seed=seed)
+    for action in actions:
+        _, _, terminated, truncated, info = env.step(action)
+        event = info["injected_error"]
+        if event is not None and event["applied"]:
+            assert event["distance_after"] is not None
+            if event["kind"] == "slip":
+                assert event["replaced_action"] != "jump"
+        if terminated or truncated:
+            break
+
+
+def test_unseeded_resets_continue_a_seeded_stream():
+    def run():
+        env = InjectErrors(stub(length=1000), rate=0.3)
+        return [schedule_of(env, 9, ["wait"] * 20)] + [
+            schedule_of_unseeded(env, ["wait"] * 20) for _ in range(3)
+        ]
+
+    def schedule_of_unseeded(env, actions):
+        env.reset()
+        return [env.step(a)[-1]["injected_error"] for a in actions]
+
+    assert run() == run()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"rate": -0.1}, r"\[0, 1\], got -0.1"),
+        ({"rate": 1.5}, r"\[0, 1\]"),
+        ({"rate": float("nan")}, r"\[0, 1\]"),
+        ({"rate": "0.1"}, r"\[0, 1\]"),
+        ({"rate": 0.1, "kinds": ["slip", "meteor"]}, "Unknown error kind 'meteor'"),
+        ({"rate": 0.1, "kinds": []}, "at least one"),
+        ({"rate": 0.1, "kinds": "slip"}, "sequence of error kinds"),
+        ({"rate": 0.1, "kinds": ["slip", "slip"]}, "without repeats"),
+        ({"rate": 0.1, "kinds": ["slip"], "weights": [1, 2]}, "one weight per kind"),
+        ({"rate": 0.1, "kinds": ["slip"], "weights": [-1]}, "weight"),
+        ({"schedule": {0: "slip"}}, "positive int"),
+        ({"schedule": {3: "meteor"}}, "Unknown error kind"),
+        ({"schedule": [(3, "slip"), (3, "setback")]}, "twice"),
+        ({"schedule": [3, 4]}, "Expect `schedule`"),
+        ({"transient_message": None}, "transient_message"),
+    ],
+)
+def test_bad_configuration_raises_at_construction(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        InjectErrors(stub(), **kwargs)
+
+
+def test_env_without_the_oracle_raises_at_construction():
+    bare = gym.make(STUB_ID, oracle=False)
+    with pytest.raises(TypeError, match="distance_to_goal"):
+        InjectErrors(bare, rate=0.1, kinds=["transient"])
+    with pytest.raises(TypeError, match="inject_setback"):
+
+        class NoSetback(LineWorld):
+            inject_setback = None
+
+        InjectErrors(TurnBudget(NoSetback(), 5), schedule={1: "setback"})
+    InjectErrors(TurnBudget(NoSetback(), 5), rate=0.5, kinds=["slip", "transient"])  # fine
+
+
+def test_wraps_once():
+    with pytest.raises(ValueError, match="already in this stack"):
+        InjectErrors(InjectErrors(stub(), rate=0.1), rate=0.1)
+
+
+def test_errors_are_rng_local():
+    state = np.random.get_state()[1].copy()
+    env = InjectErrors(stub(), rate=0.5)
+    schedule_of(env, 0, ["wait"] * 20)
+    assert (np.random.get_state()[1] == state).all()

@@ -1,0 +1,87 @@
+"""ProcessReward: potential-based shaping, its telescoping guarantee, construction errors."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+from _wrapper_stub import STUB_ID
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from turnbudget.wrappers import InjectErrors, ProcessReward
+
+
+def stub(**kwargs) -> gym.Env:
+    return gym.make(STUB_ID, **{"length": 6, "turn_budget": 30, **kwargs})
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 1000),
+    gamma=st.floats(0.5, 1.0),
+    actions=st.lists(
+        st.sampled_from(["forward", "back", "wait", "jump", "??"]), min_size=1, max_size=30
+    ),
+)
+def test_shaping_is_potential_based(seed, gamma, actions):
+    env = ProcessReward(InjectErrors(stub(), rate=0.2), gamma=gamma, scale=0.5)
+    env.reset(seed=seed)
+    phi = -0.5 * env.unwrapped.distance_to_goal()
+    for action in actions:
+        _, reward, terminated, truncated, info = env.step(action)
+        shaped = info["process_reward"]
+        distance = env.unwrapped.distance_to_goal()
+        next_phi = 0.0 if terminated else -0.5 * (100.0 if distance is None else distance)
+        assert shaped["potential"] == pytest.approx(next_phi)
+        assert shaped["shaping"] == pytest.approx(gamma * next_phi - phi)
+        assert reward == pytest.approx(shaped["env_reward"] + shaped["shaping"])
+        phi = next_phi
+        if terminated or truncated:
+            break
+
+
+def test_undiscounted_shaping_telescopes_so_every_winning_path_gets_the_same_bonus():
+    totals = []
+    for actions in (
+        ["forward"] * 10,
+        ["back", "wait", "forward", "forward", "back"] + ["forward"] * 10,
+    ):
+        env = ProcessReward(stub(), gamma=1.0, scale=1.0)
+        env.reset(seed=0)
+        start = env.unwrapped.distance_to_goal()
+        total = 0.0
+        for action in actions:
+            _, reward, terminated, _, info = env.step(action)
+            total += info["process_reward"]["shaping"]
+            if terminated:
+                break
+        totals.append((total, start))
+    assert totals[0] == totals[1] and totals[0][0] == pytest.approx(totals[0][1])  # -Phi(s0)
+
+
+def test_progress_potential_needs_no_oracle():
+    env = ProcessReward(stub(oracle=False), potential="progress", gamma=1.0, scale=1.0)
+    env.reset(seed=0)
+    _, reward, *_ = env.step("forward")
+    assert reward == pytest.approx(1 / 6)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"gamma": 0.0}, r"`gamma` to be a number in \(0.0, 1.0\]"),
+        ({"gamma": 1.1}, "gamma"),
+        ({"potential": "reward"}, "potential"),
+        ({"scale": 0}, "scale"),
+        ({"scale": float("inf")}, "scale"),
+        ({"unsolvable_distance": -1}, "unsolvable_distance"),
+    ],
+)
+def test_bad_configuration_raises_at_construction(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        ProcessReward(stub(), **kwargs)
+
+
+def test_distance_potential_needs_the_oracle():
+    with pytest.raises(TypeError, match="distance_to_goal"):
+        ProcessReward(stub(oracle=False))

@@ -1,0 +1,242 @@
+"""RecordStepOutcomes: the schema, error and recovery accounting, sinks, crash safety."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import typing
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+from _wrapper_stub import STUB_ID
+
+from turnbudget.wrappers import EpisodeRecord, InjectErrors, RecordStepOutcomes, StepRecord
+
+STEP_KEYS = set(typing.get_type_hints(StepRecord))
+EPISODE_KEYS = set(typing.get_type_hints(EpisodeRecord))
+# Names the evaluator reads: they must never disappear.
+REQUIRED_STEP = {
+    "record", "episode_id", "env_id", "env_index", "seed", "turn", "turn_budget", "action",
+    "valid_action", "optimal", "distance_before", "distance_after", "progress", "reward",
+    "injected_error", "terminated", "truncated", "won",
+}  # fmt: skip
+REQUIRED_EPISODE = {
+    "record", "episode_id", "env_id", "env_index", "seed", "success", "first_success_turn",
+    "turns_used", "turn_budget", "initial_distance", "n_errors_injected", "n_errors_self",
+    "n_recovered", "turns_to_recover", "optimal_step_rate", "optimal_step_rate_on_track",
+    "optimal_step_rate_after_error",
+}  # fmt: skip
+
+
+def stub(**kwargs) -> gym.Env:
+    return gym.make(STUB_ID, **{"length": 6, "turn_budget": 20, "trap": False, **kwargs})
+
+
+def run(env: gym.Env, actions: list[str], seed: int = 0, options=None) -> list[dict]:
+    env.reset(seed=seed, options=options)
+    for action in actions:
+        *_, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            break
+    return env.get_wrapper_attr("records")
+
+
+def test_schema_keeps_the_agreed_names():
+    assert REQUIRED_STEP <= STEP_KEYS
+    assert REQUIRED_EPISODE <= EPISODE_KEYS
+
+
+def test_records_follow_the_schema_and_are_json():
+    env = RecordStepOutcomes(InjectErrors(stub(), rate=0.5))
+    records = run(env, ["forward", "back", "dance", "wait"] * 5 + ["forward"] * 20)
+    assert [r["record"] for r in records].count("episode") == 1
+    for r in records:
+        assert set(r) == (STEP_KEYS if r["record"] == "step" else EPISODE_KEYS)
+        assert json.loads(json.dumps(r)) == r
+
+
+def test_self_error_recovery_and_optimal_rates():
+    env = RecordStepOutcomes(stub())
+    env.reset(seed=0)
+    start = env.unwrapped.pos  # the stub starts at 0 or 1
+    actions = ["forward", "back", "back", "forward", "forward", "wait"] + ["forward"] * 6
+    records = run(env, actions, seed=0)
+    steps, episode = records[:-1], records[-1]
+    assert [s["turn"] for s in steps] == list(range(1, len(steps) + 1))
+    assert [s["optimal"] for s in steps[:6]] == [True, False, False, True, True, False]
+    assert [s["error_self"] for s in steps[:6]] == [False, True, True, False, False, False]
+    assert [s["phase"] for s in steps[:6]] == [
+        "on_track", "on_track", "after_error", "after_error", "recovering", "on_track",
+    ]  # fmt: skip
+    assert steps[0]["distance_before"] == 6 - start == episode["initial_distance"]
+    assert episode["success"] and episode["first_success_turn"] == len(steps)
+    assert episode["n_errors_self"] == 2 and episode["n_errors_injected"] == 0
+    # Distances after turns 1-5: D, D+1 (error at turn 2), D+2 (error at turn 3), D+1 (the
+    # turn-3 error recovered: 1 turn), D (the turn-2 error recovered: turns 3-5, 3 turns).
+    # turns_to_recover lists errors in the order they were recovered.
+    assert episode["n_recovered"] == 2 and episode["turns_to_recover"] == [1, 3]
+    assert episode["n_unrecovered"] == 0
+    judged = len(steps)
+    assert episode["optimal_step_rate"] == pytest.approx(sum(s["optimal"] for s in steps) / judged)
+    on_track = [s["optimal"] for s in steps if s["phase"] == "on_track"]
+    after = [s["optimal"] for s in steps if s["phase"] == "after_error"]
+    assert episode["optimal_step_rate_on_track"] == pytest.approx(sum(on_track) / len(on_track))
+    assert after == [False, True]  # turns 3 and 4
+    assert episode["optimal_step_rate_after_error"] == pytest.approx(0.5)
+    assert episode["n_steps_after_error"] == 2
+
+
+def test_injected_setback_is_not_a_self_error_and_recovers():
+    env = RecordStepOutcomes(InjectErrors(stub(length=30, turn_budget=6), schedule={2: "setback"}))
+    records = run(env, ["forward"] * 6)
+    steps, episode = records[:-1], records[-1]
+    event = steps[1]["injected_error"]
+    assert event["kind"] == "setback" and steps[1]["distance_before"] == event["distance_before"]
+    lost = event["distance_after"] - event["distance_before"]
+    assert not any(s["error_self"] for s in steps)
+    assert episode["n_errors_injected"] == 1 and episode["n_errors_self"] == 0
+    # The setback fires at the start of turn 2; forward on turns 2.. wins the distance back.
+    assert episode["turns_to_recover"] == [lost] and episode["n_recovered"] == 1
+    assert steps[1]["optimal"] is True  # judged on what the agent saw before the turn
+    assert steps[2]["phase"] == "after_error"
+
+
+def test_slip_is_injected_not_self():
+    env = RecordStepOutcomes(InjectErrors(stub(length=30, turn_budget=3), schedule={1: "slip"}))
+    steps = run(env, ["forward"] * 3)[:3]
+    assert steps[0]["injected_error"]["kind"] == "slip" and steps[0]["error_self"] is False
+    assert steps[0]["optimal"] is True and steps[0]["action"] == "forward"
+
+
+def test_synonym_of_an_optimal_command_counts_as_optimal():
+    env = RecordStepOutcomes(gym.make("turnbudget/Maze-Easy-v0"))
+    env.reset(seed=0)
+    best = env.unwrapped.optimal_actions()[0]  # "go <direction>"
+    env.step(best.split()[1][0])  # "n", "s", "e" or "w"
+    env.step("look")
+    env.close()
+    assert env.n_abandoned == 1 and env.records == []
+
+
+def test_synonym_record():
+    records = []
+    env = RecordStepOutcomes(
+        gym.make("turnbudget/Maze-Easy-v0", turn_budget=2), callback=records.append
+    )
+    env.reset(seed=0)
+    env.step(env.unwrapped.optimal_actions()[0].split()[1][0])
+    env.step("look")
+    assert [r.get("optimal") for r in records] == [True, False, None]
+
+
+def test_episode_id_option_env_index_and_unseeded_resets():
+    env = RecordStepOutcomes(stub(turn_budget=1), env_index=3)
+    run(env, ["wait"], seed=5)
+    run(env, ["wait"], seed=None, options={"episode_id": "task-a/run-1"})
+    run(env, ["wait"], seed=None)
+    ids = [r["episode_id"] for r in env.records if r["record"] == "episode"]
+    assert ids == [f"{STUB_ID}/3/5/0", "task-a/run-1", f"{STUB_ID}/3/None/2"]
+    assert {r["env_index"] for r in env.records} == {3}
+
+
+def test_oracle_off_for_envs_without_one():
+    with pytest.raises(TypeError, match="oracle=False"):
+        RecordStepOutcomes(stub(oracle=False))
+    env = RecordStepOutcomes(stub(oracle=False), oracle=False)
+    records = run(env, ["forward"] * 10)
+    assert all(r["optimal"] is None and r["distance_after"] is None for r in records[:-1])
+    assert records[-1]["success"] and records[-1]["optimal_step_rate"] is None
+
+
+def test_steps_off_keeps_only_summaries():
+    env = RecordStepOutcomes(stub(), record_steps=False)
+    assert [r["record"] for r in run(env, ["forward"] * 10)] == ["episode"]
+
+
+def test_sinks_agree(tmp_path):
+    seen = []
+    path = tmp_path / "records.jsonl"
+    env = RecordStepOutcomes(
+        InjectErrors(stub(), rate=0.3), path=path, callback=seen.append, memory=True
+    )
+    for seed in range(3):
+        run(env, ["forward", "back", "wait"] * 10, seed=seed)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines == seen == env.records
+    assert len([r for r in lines if r["record"] == "episode"]) == 3
+
+
+def test_abandoned_episode_is_dropped(tmp_path):
+    path = tmp_path / "r.jsonl"
+    env = RecordStepOutcomes(stub(), path=path)
+    env.reset(seed=0)
+    env.step("wait")
+    run(env, ["forward"] * 10, seed=1)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert env.n_abandoned == 1 and {r["seed"] for r in lines} == {1}
+
+
+def test_bad_sinks_raise_at_construction(tmp_path):
+    with pytest.raises(ValueError, match="Cannot append records"):
+        RecordStepOutcomes(stub(), path=tmp_path / "missing-dir" / "r.jsonl")
+    with pytest.raises(ValueError, match="callable"):
+        RecordStepOutcomes(stub(), callback="print")
+    with pytest.raises(ValueError, match="env_index"):
+        RecordStepOutcomes(stub(), env_index=-1)
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    import gymnasium as gym
+    sys.path.insert(0, {tests!r})
+    import _wrapper_stub
+    import turnbudget
+    from turnbudget.wrappers import InjectErrors, RecordStepOutcomes
+    env = RecordStepOutcomes(
+        InjectErrors(gym.make(_wrapper_stub.STUB_ID, length=5, turn_budget=40), rate=0.3),
+        path=sys.argv[1], fsync=False)
+    seed = 0
+    while True:
+        env.reset(seed=seed)
+        seed += 1
+        done = False
+        while not done:
+            *_, terminated, truncated, _ = env.step("forward back wait".split()[seed % 3])
+            done = terminated or truncated
+    """
+)
+
+
+def test_killed_writer_leaves_whole_lines_and_whole_episodes(tmp_path):
+    path = tmp_path / "killed.jsonl"
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER.format(tests=str(Path(__file__).parents[1])))
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(path)], env={**os.environ, "PYTHONPATH": ""}
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while (not path.exists() or path.stat().st_size < 200_000) and time.monotonic() < deadline:
+            assert proc.poll() is None, "the writer died on its own"
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    data = path.read_bytes()
+    assert data.endswith(b"\n")
+    records = [json.loads(line) for line in data.decode().splitlines()]
+    assert records[-1]["record"] == "episode"
+    steps = 0
+    for r in records:
+        if r["record"] == "step":
+            steps += 1
+        else:
+            assert steps == r["turns_used"] > 0
+            steps = 0

@@ -1,0 +1,86 @@
+"""RevealBudget: never / always / final=k, templates, and nothing else changes."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+from _wrapper_stub import STUB_ID, LineWorld
+
+from turnbudget.wrappers import RevealBudget
+
+
+def play(env: gym.Env, n: int, action: str = "wait") -> list[tuple]:
+    out = [env.reset(seed=0)]
+    out += [env.step(action) for _ in range(n)]
+    return out
+
+
+def test_never_changes_nothing_but_the_visibility_flag():
+    bare = play(gym.make(STUB_ID, length=100, turn_budget=5), 5)
+    hidden = play(RevealBudget(gym.make(STUB_ID, length=100, turn_budget=5), mode="never"), 5)
+    for a, b in zip(bare, hidden):
+        assert b[-1].pop("budget_visible") is False
+        assert a == b
+
+
+def test_always_appends_turns_left_and_changes_nothing_else():
+    env = RevealBudget(gym.make(STUB_ID, length=100, turn_budget=4), mode="always")
+    bare = play(gym.make(STUB_ID, length=100, turn_budget=4), 4)
+    shown = play(env, 4)
+    for turn, (a, b) in enumerate(zip(bare, shown)):
+        assert b[0] == a[0] + f"\n[{4 - turn} turns left]"
+        assert b[1:-1] == a[1:-1] and b[-1].pop("budget_visible") is True and b[-1] == a[-1]
+        assert env.observation_space.contains(b[0])
+
+
+@pytest.mark.parametrize("mode", ["final=2", "FINAL = 2"])
+def test_final_k_shows_only_the_last_k_turns(mode):
+    env = RevealBudget(gym.make(STUB_ID, length=100, turn_budget=5), mode=mode.replace(" ", ""))
+    flags = [step[-1]["budget_visible"] for step in play(env, 5)]
+    assert flags == [False, False, False, True, True, True]  # turns_left 5,4,3,2,1,0
+
+
+def test_final_with_final_turns_and_a_custom_template():
+    env = RevealBudget(
+        gym.make(STUB_ID, length=100, turn_budget=3),
+        mode="final",
+        final_turns=3,
+        template=" ({turns_used}/{turn_budget})",
+    )
+    obs, _ = env.reset(seed=0)
+    assert obs.endswith(" (0/3)")
+    obs, *_ = env.step("wait")
+    assert obs.endswith(" (1/3)")
+
+
+def test_budget_from_reset_options_is_shown():
+    env = RevealBudget(gym.make(STUB_ID), mode="always")
+    obs, _ = env.reset(seed=0, options={"turn_budget": 77})
+    assert obs.endswith("[77 turns left]")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"mode": "sometimes"}, "Expect `mode`"),
+        ({"mode": 3}, "Expect `mode`"),
+        ({"mode": "always=2"}, "Expect `mode`"),
+        ({"mode": "final"}, "final_turns"),
+        ({"mode": "final=0"}, "positive int"),
+        ({"mode": "final=x"}, "positive int"),
+        ({"mode": "final", "final_turns": -1}, "positive int, got -1"),
+        ({"mode": "final=2", "final_turns": 2}, "Give k once"),
+        ({"mode": "always", "final_turns": 2}, "only for mode 'final'"),
+        ({"mode": "always", "template": "{turns}"}, "Expect `template`"),
+    ],
+)
+def test_bad_configuration_raises_at_construction(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        RevealBudget(gym.make(STUB_ID), **kwargs)
+
+
+def test_needs_a_turn_budget_and_wraps_once():
+    with pytest.raises(ValueError, match="needs a TurnBudget"):
+        RevealBudget(LineWorld())
+    with pytest.raises(ValueError, match="already in this stack"):
+        RevealBudget(RevealBudget(gym.make(STUB_ID)))

@@ -1,0 +1,102 @@
+"""DiscreteActions and TextFeatures: spaces, masks, stable features, Gymnasium's checker."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from _wrapper_stub import STUB_ID
+from gymnasium.utils.env_checker import check_env
+
+import turnbudget
+from turnbudget.wrappers import DiscreteActions, TextFeatures
+from turnbudget.wrappers.text_features import hashed_ngrams
+
+
+def test_indices_map_to_sorted_admissible_commands_with_a_mask():
+    env = DiscreteActions(gym.make(STUB_ID, length=10, trap=False), max_actions=5)
+    _, info = env.reset(seed=1)
+    assert info["action_commands"] == sorted(info["admissible_actions"])
+    assert env.action_masks().tolist() == [True] * len(info["action_commands"]) + [False] * (
+        5 - len(info["action_commands"])
+    )
+    assert (info["action_mask"] == env.action_masks()).all()
+    forward = info["action_commands"].index("forward")
+    pos = env.unwrapped.pos
+    _, _, _, _, info = env.step(forward)
+    assert env.unwrapped.pos == pos + 1 and info["valid_action"]
+
+
+def test_masked_index_costs_a_turn_and_bad_index_raises():
+    env = DiscreteActions(gym.make(STUB_ID, length=10, trap=False), max_actions=6)
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(5)
+    assert info["valid_action"] is False and info["turns_used"] == 1
+    for bad in (-1, 6, 1.5, "0", True):
+        with pytest.raises(ValueError, match=r"Discrete\(6\)"):
+            env.step(bad)
+    env.step(np.int64(0))
+    env.step(np.array(0))
+
+
+def test_commands_past_max_actions_are_dropped():
+    env = DiscreteActions(gym.make(STUB_ID, length=10), max_actions=2)
+    _, info = env.reset(seed=1)
+    assert info["action_commands"] == sorted(info["admissible_actions"])[:2]
+    assert env.action_masks().all()
+
+
+@pytest.mark.parametrize("max_actions", [0, -3, 2.0, True])
+def test_bad_max_actions(max_actions):
+    with pytest.raises(ValueError, match="`max_actions` to be a positive int"):
+        DiscreteActions(gym.make(STUB_ID), max_actions=max_actions)
+
+
+def test_text_features_shape_goal_and_admissible_blocks():
+    env = TextFeatures(gym.make(STUB_ID), dim=32, include_admissible=True)
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (96,) and obs.dtype == np.float32 and env.observation_space.contains(obs)
+    assert (obs[32:64] == hashed_ngrams(info["goal"], 32)).all()
+    assert (obs[64:] == hashed_ngrams("\n".join(info["admissible_actions"]), 32)).all()
+    assert info["text_observation"].startswith("Walk to the end.")
+    obs2, *_ = env.step("forward")
+    assert not np.array_equal(obs[:32], obs2[:32]) and (obs[32:64] == obs2[32:64]).all()
+
+
+def test_features_are_the_same_in_another_process():
+    here = hashed_ngrams("You are in the Amber Hall. Exits lead north and east.", 64)
+    code = (
+        "from turnbudget.wrappers.text_features import hashed_ngrams;"
+        "print(hashed_ngrams('You are in the Amber Hall. Exits lead north and east.', 64).tolist())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert eval(out.stdout) == here.tolist()
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [({"dim": 0}, "dim"), ({"ngrams": 0}, "ngrams")])
+def test_bad_text_features(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        TextFeatures(gym.make(STUB_ID), **kwargs)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_adapted_maze_passes_the_gymnasium_checker():
+    env = turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=8, text_features=64)
+    assert isinstance(env.action_space, gym.spaces.Discrete)
+    check_env(env, skip_render_check=True)
+
+
+def test_adapters_work_in_a_vector_env():
+    def make():
+        return turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=8, text_features=32)
+
+    venv = gym.vector.SyncVectorEnv([make] * 2)
+    obs, info = venv.reset(seed=0)
+    assert obs.shape == (2, 64) and info["action_mask"].shape == (2, 8)
+    masks = np.stack(venv.call("action_masks"))
+    assert (masks == info["action_mask"]).all()
+    obs, *_ = venv.step(np.array([0, 0]))
+    venv.close()

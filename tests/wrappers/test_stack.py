@@ -1,0 +1,239 @@
+"""turnbudget.make: same as stacking by hand, bad configuration fails at construction,
+and the full stack on every registered env keeps the budget invariants."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from _wrapper_stub import STUB_ID, LineWorld
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import turnbudget
+from turnbudget.stack import STACK_ORDER
+from turnbudget.wrappers import (
+    InjectErrors,
+    ProcessReward,
+    RecordStepOutcomes,
+    RevealBudget,
+    SampleTurnBudget,
+)
+
+
+def chain(env: gym.Env) -> list[str]:
+    names = []
+    while isinstance(env, gym.Wrapper):
+        names.append(type(env).__name__)
+        env = env.env
+    return names
+
+
+def rollout(env: gym.Env, seed: int, n_episodes: int = 3) -> list:
+    rng = np.random.default_rng(seed)
+    trace = []
+    for episode in range(n_episodes):
+        obs, info = env.reset(seed=seed + episode)
+        trace.append((obs, sorted(info)))
+        done = False
+        while not done:
+            commands = info["admissible_actions"] or ["look"]
+            action = commands[int(rng.integers(len(commands)))] if rng.random() < 0.9 else "dance"
+            obs, reward, terminated, truncated, info = env.step(action)
+            trace.append(
+                (obs, reward, terminated, truncated, json.dumps(info, sort_keys=True, default=str))
+            )
+            done = terminated or truncated
+    return trace
+
+
+def test_make_equals_stacking_by_hand():
+    options = dict(
+        budget=12, budget_mix="uniform:4-12", errors={"rate": 0.2}, record=True,
+        process_reward={"gamma": 0.9}, reveal="final=3",
+    )  # fmt: skip
+    made = turnbudget.make("turnbudget/Maze-Easy-v0", **options)
+    by_hand = RevealBudget(
+        ProcessReward(
+            RecordStepOutcomes(
+                InjectErrors(
+                    SampleTurnBudget(
+                        gym.make("turnbudget/Maze-Easy-v0", turn_budget=12), "uniform:4-12"
+                    ),
+                    rate=0.2,
+                )
+            ),
+            gamma=0.9,
+        ),
+        mode="final=3",
+    )
+    assert chain(made) == chain(by_hand)
+    assert rollout(made, 3) == rollout(by_hand, 3)
+    assert made.get_wrapper_attr("records") == by_hand.get_wrapper_attr("records")
+
+
+def test_full_order_matches_the_documented_order():
+    env = turnbudget.make(
+        "turnbudget/Maze-Easy-v0", budget_mix=[5], errors=0.1, record=True, process_reward=True,
+        reveal="always", discrete_actions=8, text_features=16,
+    )  # fmt: skip
+    ours = [name for name in reversed(chain(env)) if name in STACK_ORDER]
+    assert ours == list(STACK_ORDER)
+
+
+def test_record_shortcuts(tmp_path):
+    seen = []
+    path = tmp_path / "r.jsonl"
+    for record in (path, str(path), seen.append, {"path": path, "record_steps": False}):
+        env = turnbudget.make(STUB_ID, budget=2, record=record, env_index=1)
+        env.reset(seed=0)
+        env.step("wait")
+        env.step("wait")
+    lines = path.read_text().splitlines()
+    assert len(lines) == 3 + 3 + 1 and len(seen) == 3
+    assert {json.loads(line)["env_index"] for line in lines} == {1}
+
+
+def test_env_instance_without_a_turn_budget():
+    env = turnbudget.make(LineWorld(), budget=4, reveal="always")
+    obs, _ = env.reset(seed=0)
+    assert obs.endswith("[4 turns left]")
+    with pytest.raises(ValueError, match="pass `budget`"):
+        turnbudget.make(LineWorld(), reveal="always")
+    with pytest.raises(ValueError, match="already has a TurnBudget"):
+        turnbudget.make(gym.make(STUB_ID), budget=3)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"budget": 0}, ValueError, "Expect `budget` to be a positive int, got 0"),
+        ({"budget": -1}, ValueError, "got -1"),
+        ({"budget_mix": []}, ValueError, "non-empty"),
+        ({"budget_mix": [10, 0]}, ValueError, "positive int"),
+        ({"errors": 1.5}, ValueError, r"\[0, 1\]"),
+        ({"errors": -0.5}, ValueError, r"\[0, 1\]"),
+        ({"errors": {"rate": 0.1, "kinds": ["lag"]}}, ValueError, "Unknown error kind 'lag'"),
+        ({"errors": {"rate": 0.1, "kind": ["slip"]}}, TypeError, "kind"),
+        ({"errors": "often"}, ValueError, "Unexpected `errors`"),
+        ({"reveal": "sometimes"}, ValueError, "Expect `mode`"),
+        ({"reveal": "final=0"}, ValueError, "positive int"),
+        ({"record": 5}, ValueError, "Unexpected `record`"),
+        ({"process_reward": "yes"}, ValueError, "Unexpected `process_reward`"),
+        ({"process_reward": {"gamma": 2}}, ValueError, "gamma"),
+        ({"discrete_actions": 0}, ValueError, "max_actions"),
+        ({"text_features": -1}, ValueError, "dim"),
+    ],
+)
+def test_bad_configuration_raises_before_any_episode(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        turnbudget.make("turnbudget/Maze-Easy-v0", **kwargs)
+
+
+def test_missing_oracle_is_a_construction_error():
+    with pytest.raises(TypeError, match="oracle"):
+        turnbudget.make(STUB_ID, make_kwargs={"oracle": False}, errors=0.1)
+    with pytest.raises(TypeError, match="oracle=False"):
+        turnbudget.make(STUB_ID, make_kwargs={"oracle": False}, record=True)
+    turnbudget.make(
+        STUB_ID, make_kwargs={"oracle": False}, record={"oracle": False}, reveal="always"
+    )
+
+
+# -- every registered env ----------------------------------------------------------------
+
+
+def registered_ids() -> list:
+    params = []
+    for env_id, spec in sorted(gym.registry.items()):
+        if not env_id.startswith("turnbudget/") or env_id == "turnbudget/TextWorldFile-v0":
+            continue  # TextWorldFile needs a game file: it is covered by the TextWorld tests
+        textworld = str(spec.kwargs.get("game_entry_point", "")).startswith(
+            "turnbudget.envs.textworld"
+        )
+        params.append(pytest.param(env_id, textworld, id=env_id))
+    return params
+
+
+def check_budget_invariants(records: list[dict], steps: list[tuple]) -> None:
+    """Turns never exceed T, truncation exactly at T without termination, one record per step."""
+    step_records = [r for r in records if r["record"] == "step"]
+    assert len(step_records) == len(steps)
+    for record, (terminated, truncated, info) in zip(step_records, steps):
+        assert not (terminated and truncated)
+        assert record["turn"] == info["turns_used"] <= info["turn_budget"] == record["turn_budget"]
+        assert truncated == (info["turns_used"] == info["turn_budget"] and not terminated)
+        assert (record["terminated"], record["truncated"]) == (terminated, truncated)
+    for episode in (r for r in records if r["record"] == "episode"):
+        assert episode["turns_used"] <= episode["turn_budget"]
+
+
+@pytest.mark.parametrize(("env_id", "textworld"), registered_ids())
+def test_full_stack_on_every_registered_env(env_id, textworld):
+    if textworld:
+        pytest.importorskip("textworld")
+    env = turnbudget.make(
+        env_id, budget_mix="uniform:3-25", errors={"rate": 0.3}, record=True,
+        process_reward=True, reveal="final=5",
+    )  # fmt: skip
+    rng = np.random.default_rng(0)
+    steps = []
+    n_episodes = (
+        1 if textworld else 3
+    )  # a TextWorld episode costs seconds, a native one microseconds
+    for seed in range(n_episodes):
+        obs, info = env.reset(seed=seed)
+        assert env.observation_space.contains(obs)
+        done = False
+        while not done:
+            commands = info["admissible_actions"] or ["look"]
+            action = commands[int(rng.integers(len(commands)))]
+            obs, reward, terminated, truncated, info = env.step(action)
+            assert env.observation_space.contains(obs)
+            event = info["injected_error"]
+            if event is not None and event["applied"]:
+                assert event["distance_after"] is not None  # still solvable
+            steps.append((terminated, truncated, info))
+            done = terminated or truncated
+    records = env.get_wrapper_attr("records")
+    check_budget_invariants(records, steps)
+    assert sum(r["record"] == "episode" for r in records) == n_episodes
+    env.close()
+
+
+# -- properties over random actions, budgets and error rates ------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    budgets=st.lists(st.integers(1, 15), min_size=1, max_size=4),
+    rate=st.floats(0.0, 1.0),
+    kinds=st.sets(st.sampled_from(["slip", "transient", "setback"]), min_size=1),
+    actions=st.lists(
+        st.sampled_from(["forward", "back", "wait", "jump", "", "dance"]), min_size=1, max_size=60
+    ),
+)
+def test_budget_and_record_invariants(seed, budgets, rate, kinds, actions):
+    env = turnbudget.make(
+        STUB_ID, budget_mix=budgets, errors={"rate": rate, "kinds": sorted(kinds)},
+        record=True, process_reward=True, reveal="always", make_kwargs={"length": 5},
+    )  # fmt: skip
+    _, info = env.reset(seed=seed)
+    assert info["turn_budget"] in budgets
+    steps = []
+    for action in actions:
+        _, _, terminated, truncated, info = env.step(action)
+        steps.append((terminated, truncated, info))
+        if terminated or truncated:
+            env.reset()
+    records = env.get_wrapper_attr("records")
+    finished = sum(1 for _, (t, tr, _) in enumerate(steps) if t or tr)
+    assert sum(r["record"] == "episode" for r in records) == finished
+    # steps of the unfinished last episode are not delivered yet
+    delivered = len([r for r in records if r["record"] == "step"])
+    last_end = max((i for i, (t, tr, _) in enumerate(steps) if t or tr), default=-1)
+    check_budget_invariants(records, steps[: last_end + 1])
+    assert delivered == last_end + 1
