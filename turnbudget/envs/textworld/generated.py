@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,6 @@ def attempt_seed(game_id: int, attempt: int) -> int:
 
 def _walkthrough_wins(textworld: Any, path: Path) -> bool:
     """Whether the compiled game at ``path`` is won by its stored walkthrough (True if none)."""
-    import warnings
-
     infos = textworld.EnvInfos(won=True, extras=["walkthrough"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # jericho's UnsupportedGameWarning
@@ -124,10 +123,12 @@ class GeneratedTextWorldEnv(TextWorldEnv):
             options.file_ext = ".z8"
             options.force_recompile = True
             try:
-                game = self._make_game(options)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # jericho's UnsupportedGameWarning
+                    game = self._make_game(options)
+                    compile_game(game, options)
             except QuestGenerationError:
                 continue
-            compile_game(game, options)
             if _walkthrough_wins(textworld, Path(path)):
                 return
         raise RuntimeError(

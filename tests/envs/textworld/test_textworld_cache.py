@@ -1,0 +1,178 @@
+"""The game cache, generation and `turnbudget textworld pregen`.
+
+These are the only TextWorld tests that run TextWorld's generator (a few
+seconds per game); the rest play the shipped games.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+import turnbudget  # noqa: F401 - registers the ids
+from turnbudget.cli import main
+from turnbudget.envs.textworld import CoinCollector, GameCache
+from turnbudget.envs.textworld.cache import CACHE_ENV_VAR, default_cache_dir, settings_key
+
+Game = pytest.importorskip("textworld").Game
+DATA = Path(__file__).resolve().parents[2] / "data" / "textworld"
+EASY = settings_key("coin_collector", {"level": 5})
+
+
+def test_cache_dir_comes_from_kwarg_then_env_var(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV_VAR, str(tmp_path / "from-env"))
+    assert default_cache_dir() == tmp_path / "from-env"
+    assert CoinCollector().cache.root == tmp_path / "from-env"
+    assert CoinCollector(cache_dir=tmp_path / "kw").cache.root == tmp_path / "kw"
+    monkeypatch.delenv(CACHE_ENV_VAR)
+    assert default_cache_dir().parts[-2:] == ("turnbudget", "textworld")
+
+
+def test_cache_key_depends_on_family_and_settings():
+    keys = {
+        settings_key("coin_collector", {"level": 5}),
+        settings_key("coin_collector", {"level": 6}),
+        settings_key("treasure_hunter", {"level": 5}),
+    }
+    assert len(keys) == 3
+    assert settings_key("cooking", {"a": 1, "b": 2}) == settings_key("cooking", {"b": 2, "a": 1})
+
+
+def test_shipped_entries_are_valid(shipped_cache):
+    for folder in shipped_cache.iterdir():
+        settings = json.loads((folder / "settings.json").read_text())
+        cache = GameCache(settings["family"], settings["settings"], root=shipped_cache)
+        assert cache.folder == folder, "settings.json must hash to its folder name"
+        assert cache.is_valid(0)
+
+
+@pytest.mark.parametrize("damage", ["truncate_game", "garble_json", "drop_marker", "drop_game"])
+def test_a_corrupt_or_partial_entry_is_detected_and_regenerated(tmp_path, damage):
+    shutil.copytree(DATA / EASY, tmp_path / EASY)
+    game, meta, marker = (tmp_path / EASY / f"0.{ext}" for ext in ("z8", "json", "ok"))
+    original = Game.load(str(meta))
+    if damage == "truncate_game":
+        game.write_bytes(game.read_bytes()[:1000])
+    elif damage == "garble_json":
+        meta.write_text("{not json")
+    elif damage == "drop_marker":
+        marker.unlink()
+    else:
+        game.unlink()
+    env = CoinCollector(level=5, cache_dir=tmp_path)
+    assert not env.cache.is_valid(0)
+    _, info = env.reset(seed=0)  # regenerates game 0 with TextWorld
+    assert env.cache.is_valid(0)
+    assert Game.load(str(meta)) == original, "regeneration reproduces the same game"
+    for command in env.walkthrough():
+        *_, info = env.step(command)
+    assert info["won"]
+    assert sorted(p.name for p in (tmp_path / EASY).iterdir()) == [
+        "0.json", "0.lock", "0.ok", "0.z8", "settings.json"
+    ]  # fmt: skip
+
+
+@pytest.mark.timeout(300, method="thread")
+def test_two_processes_generating_the_same_game_end_with_one_valid_game(tmp_path):
+    script = (
+        "import sys, json; from turnbudget.envs.textworld import TreasureHunter;"
+        "env = TreasureHunter(level=3, cache_dir=sys.argv[1]);"
+        "path = env.pregenerate(7);"
+        "print(json.dumps([str(path), env.cache.is_valid(7)]))"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(tmp_path)], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    outputs = [json.loads(p.communicate(timeout=280)[0]) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    assert outputs[0] == outputs[1] and outputs[0][1] is True
+    (folder,) = tmp_path.iterdir()
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "7.json",
+        "7.lock",
+        "7.ok",
+        "7.z8",
+        "settings.json",
+    ]  # fmt: skip  (no temporary folders left behind)
+    # The game is the one a fresh, sequential generation makes: seeds mean games.
+    fresh = tmp_path.parent / "fresh"
+    env = gym.make("turnbudget/TreasureHunter-Easy-v0", level=3, cache_dir=fresh)
+    env.reset(seed=7)
+    assert Game.load(str(fresh / folder.name / "7.json")) == Game.load(str(folder / "7.json"))
+    assert env.unwrapped.walkthrough()
+
+
+def test_pregen_fills_the_cache_and_reports(tmp_path, capsys):
+    shutil.copytree(DATA / EASY, tmp_path / EASY)
+    rc = main(
+        ["textworld", "pregen", "turnbudget/CoinCollector-Easy-v0", "--seeds", "0",
+         "--cache-dir", str(tmp_path), "--json", "--no-progress"]
+    )  # fmt: skip
+    assert rc == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report == {
+        "env_id": "turnbudget/CoinCollector-Easy-v0",
+        "games": 1,
+        "max_walkthrough": 5,
+        "walkthrough_lengths": [5],
+    }
+
+
+@pytest.mark.slow
+def test_pregen_generates_with_a_progress_bar(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "turnbudget.cli", "textworld", "pregen",
+         "turnbudget/TreasureHunter-Easy-v0", "--seeds", "1-2", "--cache-dir", str(tmp_path)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "2 games ready" in out.stdout
+    assert "pregen" in out.stderr and "100%" in out.stderr
+    assert len(list(tmp_path.glob("*/*.ok"))) == 2
+
+
+def test_pregen_rejects_unknown_ids_and_bad_seeds(tmp_path):
+    with pytest.raises(SystemExit, match="Unknown generated TextWorld id"):
+        main(["textworld", "pregen", "turnbudget/Maze-Easy-v0", "--cache-dir", str(tmp_path)])
+    with pytest.raises(SystemExit):
+        main(["textworld", "pregen", "--seeds", "5-2", "--cache-dir", str(tmp_path)])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        f"turnbudget/{family}-{difficulty}-v0"
+        for family in ("CoinCollector", "TreasureHunter", "Cooking")
+        for difficulty in ("Easy", "Medium", "Hard")
+    ]
+    + ["turnbudget/TextWorldCustom-v0"],
+)
+def test_oracle_wins_freshly_generated_games_within_default_budget(env_id, tmp_path):
+    env = gym.make(env_id, cache_dir=tmp_path)
+    for seed in (1, 2, 3):
+        _, info = env.reset(seed=seed)
+        game = env.unwrapped
+        while not (info.get("won") or info.get("lost")):
+            _, _, terminated, truncated, info = env.step(game.optimal_actions()[0])
+            if terminated or truncated:
+                break
+        assert info["won"] and not truncated, (env_id, seed)
+        assert info["turns_used"] <= info["turn_budget"] / 2
+
+
+def test_env_var_is_honoured_by_gym_make(tmp_path, monkeypatch):
+    shutil.copytree(DATA / EASY, tmp_path / EASY)
+    monkeypatch.setenv(CACHE_ENV_VAR, os.fspath(tmp_path))
+    env = gym.make("turnbudget/CoinCollector-Easy-v0")
+    env.reset(seed=0)
+    assert env.unwrapped.cache.folder == tmp_path / EASY

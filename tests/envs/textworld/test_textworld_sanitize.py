@@ -1,0 +1,92 @@
+"""Command sanitizing and text normalization, including property tests on the real env."""
+
+from __future__ import annotations
+
+import string
+
+import gymnasium as gym
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import turnbudget  # noqa: F401 - registers the ids
+from turnbudget.envs.textworld.env import clean_feedback
+from turnbudget.envs.textworld.sanitize import (
+    MAX_COMMAND_LENGTH,
+    META_VERBS,
+    normalize_text,
+    sanitize_command,
+)
+
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("go north", "go north"),
+        ("  Take   Type K Key \n", "take type k key"),
+        ("\tlook\t", "look"),
+        ("caf\u00e9", "cafe"),
+        ("examine \u2603 box", "examine box"),
+        ("", ""),
+    ],
+)
+def test_safe_commands_pass_cleaned(raw, expected):
+    assert sanitize_command(raw) == (expected, "")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["\\q", "\\", "look\nquit", "look\rquit", "a\x00b", "\x1b[2J", "look. quit", "look;quit",
+     "take key then quit", "yes", "x" * (MAX_COMMAND_LENGTH + 1), *sorted(META_VERBS),
+     "QUIT", "  restart  "],
+)  # fmt: skip
+def test_unsafe_commands_are_refused_with_feedback(raw):
+    command, feedback = sanitize_command(raw)
+    assert command is None and feedback
+
+
+@given(st.text(max_size=300))
+def test_sanitized_commands_are_always_plain_single_commands(raw):
+    command, feedback = sanitize_command(raw)
+    if command is None:
+        assert feedback
+        return
+    assert set(command) <= set(string.ascii_letters + string.digits + string.punctuation + " ")
+    assert "\\" not in command and "." not in command and ";" not in command
+    assert len(command) <= MAX_COMMAND_LENGTH
+    assert command.split(" ")[0] not in META_VERBS
+
+
+@given(st.text(max_size=500))
+def test_normalized_text_fits_the_printable_charset(raw):
+    assert set(normalize_text(raw)) <= set(string.printable)
+    assert set(clean_feedback(raw)) <= set(string.printable)
+
+
+def test_clean_feedback_drops_banner_and_prompt():
+    raw = (
+        "\n\n   ________  ________\n  |        \\|        \\\n   \\$$$$$$$$| $$$$$$$$\n"
+        "Welcome to TextWorld!\n\n\n\n-= Kitchen =-\nA kitchen.\n\n>            -= Kitchen =-0/1"
+    )
+    assert clean_feedback(raw) == "Welcome to TextWorld!\n\n-= Kitchen =-\nA kitchen."
+
+
+@pytest.fixture(scope="module")
+def easy_env():
+    env = gym.make("turnbudget/TreasureHunter-Easy-v0", num_games=1, turn_budget=10**6)
+    env.reset(seed=0)
+    yield env
+    env.close()
+
+
+@settings(
+    max_examples=40, deadline=5000, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.text(max_size=400))
+def test_any_text_is_a_spent_turn_that_fits_the_space(easy_env, raw):
+    obs, reward, terminated, truncated, info = easy_env.step(raw)
+    assert easy_env.observation_space.contains(obs) and obs
+    assert isinstance(info["valid_action"], bool)
+    assert not truncated
+    if terminated:  # a lucky "take ..." can win or lose: start over
+        easy_env.reset(seed=0)
