@@ -35,6 +35,7 @@ import statistics
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +105,9 @@ def raw_rate(path: Path, config: Config, cap: int, mode: str) -> float:
         objective=True, admissible_commands=tracking, policy_commands=tracking,
         extras=["walkthrough"] if tracking else [],
     )  # fmt: skip
-    env = textworld.start(str(path), request_infos=infos)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # jericho's UnsupportedGameWarning, as in the adapter
+        env = textworld.start(str(path), request_infos=infos)
     holder: dict[str, Any] = {}
 
     def reset() -> None:

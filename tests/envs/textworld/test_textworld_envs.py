@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import turnbudget  # noqa: F401 - registers the ids
+import turnbudget
 from turnbudget.envs.textworld import TextWorldEnv
 from turnbudget.envs.textworld.registration import TEXTWORLD_VARIANTS
 
@@ -321,3 +321,43 @@ def test_shipped_games_are_small():
     for path in DATA.glob("*/*"):
         assert path.stat().st_size < 1_000_000, path
     assert Path(DATA).is_dir()
+
+
+@pytest.mark.parametrize(
+    "env_id", ["turnbudget/Cooking-Medium-v0", "turnbudget/CoinCollector-Hard-v0"]
+)
+def test_the_wrapper_stack_works_unchanged(env_id):
+    env = turnbudget.make(
+        env_id,
+        budget_mix=[60, 80],
+        errors={"schedule": {1: "slip", 2: "setback", 3: "transient"}},
+        record=True,
+        process_reward=True,
+        reveal="final=3",
+    )
+    _, info = env.reset(seed=0)
+    game = env.unwrapped
+    kinds = []
+    while True:
+        obs, reward, terminated, truncated, info = env.step(game.optimal_actions()[0])
+        assert env.observation_space.contains(obs)
+        if info.get("injected_error"):
+            kinds.append(info["injected_error"]["kind"])
+            assert info["injected_error"]["distance_after"] is not None
+        if terminated or truncated:
+            break
+    assert info["won"] and terminated
+    assert "setback" in kinds and "transient" in kinds
+
+
+def test_discrete_actions_and_text_features_on_textworld():
+    env = turnbudget.make(
+        "turnbudget/TreasureHunter-Medium-v0", discrete_actions=16, text_features=True
+    )
+    _, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        obs, _, terminated, truncated, info = env.step(int(rng.integers(16)))
+        assert env.observation_space.contains(obs)
+        if terminated or truncated:
+            env.reset(seed=0)
