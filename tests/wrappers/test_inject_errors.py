@@ -126,7 +126,7 @@ def test_common_random_numbers_errors_do_not_depend_on_actions(seed, rate, agent
     assert a == b
     planned = make()
     planned.reset(seed=seed)
-    assert a == [(t, k) for t in range(1, 31) if (k := planned.planned_error(t)[0]) is not None]
+    assert a == [(t, k) for t in range(1, 31) if (k := planned.planned_error(t)) is not None]
 
 
 @settings(max_examples=40, deadline=None)
@@ -213,3 +213,13 @@ def test_errors_are_rng_local():
     env = InjectErrors(stub(), rate=0.5)
     schedule_of(env, 0, ["wait"] * 20)
     assert (np.random.get_state()[1] == state).all()
+
+
+def test_unchecked_slips_can_hit_the_trap_checked_ones_never_do():
+    picks = {True: set(), False: set()}
+    for check in (True, False):
+        for seed in range(40):
+            env = InjectErrors(stub(), schedule={1: "slip"}, check_slips=check)
+            env.reset(seed=seed)
+            picks[check].add(env.step("forward")[-1]["injected_error"]["replaced_action"])
+    assert "jump" not in picks[True] and "jump" in picks[False]

@@ -184,7 +184,12 @@ def test_abandoned_episode_is_dropped(tmp_path):
 
 def test_bad_sinks_raise_at_construction(tmp_path):
     with pytest.raises(ValueError, match="Cannot append records"):
-        RecordStepOutcomes(stub(), path=tmp_path / "missing-dir" / "r.jsonl")
+        RecordStepOutcomes(stub(), path=tmp_path)  # a folder
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError, match="Cannot append records"):
+        RecordStepOutcomes(stub(), path=tmp_path / "file" / "r.jsonl")  # under a file
+    RecordStepOutcomes(stub(), path=tmp_path / "new" / "dir" / "r.jsonl")
+    assert (tmp_path / "new" / "dir" / "r.jsonl").exists()
     with pytest.raises(ValueError, match="callable"):
         RecordStepOutcomes(stub(), callback="print")
     with pytest.raises(ValueError, match="env_index"):

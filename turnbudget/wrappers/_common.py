@@ -52,12 +52,17 @@ class EpisodeSeeder:
         self._salt = zlib.crc32(salt.encode())
         self._rng: np.random.Generator | None = None
 
-    def next_seed(self, seed: int | None) -> int:
+    def stream(self, seed: int | None) -> np.random.Generator:
+        """The wrapper's generator: restarted from ``seed`` when given, else continued."""
         if seed is not None:
             self._rng = np.random.default_rng([int(seed) & (2**63 - 1), self._salt])
         elif self._rng is None:
             self._rng = np.random.default_rng()
-        return int(self._rng.integers(2**63))
+        return self._rng
+
+    def next_seed(self, seed: int | None) -> int:
+        """A seed for one episode, drawn from `stream`."""
+        return int(self.stream(seed).integers(2**63))
 
 
 def require_single(env: gym.Env, cls: type) -> None:

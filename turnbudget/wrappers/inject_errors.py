@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
 import copy
+import itertools
 import logging
 import math
 import numbers
@@ -23,6 +25,7 @@ ERROR_KINDS = ("slip", "transient", "setback")
 # Sent to the env in place of the agent's command for a transient error: the
 # contract makes any non-admissible command cost a turn and change nothing.
 _NO_OP_COMMAND = ""
+_DRAW_BLOCK = 64
 
 
 class InjectedError(TypedDict):
@@ -69,6 +72,10 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         schedule: Fixed errors ``{turn: kind}`` (or ``[(turn, kind), ...]``);
             they take precedence over the rate at their turns.
         transient_message: What the agent reads on a transient error.
+        check_slips: Play each slip candidate on a deep copy of the game first
+            (the solvability guarantee). This copy is most of a slip's cost;
+            pass False only for games without dead ends or losses (e.g. Maze),
+            or make the copy cheap with a ``__deepcopy__`` on the game.
 
     Example:
         >>> import gymnasium as gym
@@ -93,10 +100,11 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         weights: Sequence[float] | None = None,
         schedule: Mapping[int, str] | Sequence[tuple[int, str]] | None = None,
         transient_message: str = "Your attempt fails: something went wrong. Nothing changes.",
+        check_slips: bool = True,
     ):
         gym.utils.RecordConstructorArgs.__init__(
             self, rate=rate, kinds=kinds, weights=weights, schedule=schedule,
-            transient_message=transient_message,
+            transient_message=transient_message, check_slips=check_slips,
         )  # fmt: skip
         gym.Wrapper.__init__(self, env)
         if isinstance(rate, bool) or not isinstance(rate, numbers.Real) or not 0.0 <= rate <= 1.0:
@@ -110,6 +118,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         if not isinstance(transient_message, str):
             raise ValueError(f"Expect `transient_message` to be a str, got {transient_message!r}")
         self.transient_message = transient_message
+        self.check_slips = bool(check_slips)
         used = set(self.schedule.values()) | (set(self.kinds) if self.rate > 0 else set())
         methods = ("distance_to_goal",)
         if "slip" in used:
@@ -122,30 +131,43 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
                 f"InjectErrors' slip and transient errors need a Text action space, got {env.action_space}"
             )
         require_single(env, InjectErrors)
+        self._cumulative = list(itertools.accumulate(self.probabilities))
         self._seeder = EpisodeSeeder("InjectErrors")
         self._episode_seed = 0
+        self._stream = np.random.default_rng(0)
+        self._draws = []
         self._turn = 0
         self._admissible: list[str] = []
         self._warned_no_copy = False
 
-    def planned_error(self, turn: int) -> tuple[str | None, np.random.Generator]:
-        """The error kind scheduled at ``turn`` of this episode (or None) and that turn's generator.
+    def planned_error(self, turn: int) -> str | None:
+        """The error kind scheduled at ``turn`` (1-based) of this episode, or None.
 
         A pure function of (episode seed, turn): the same for every agent.
+        Turn t reads the t-th pair of uniforms of the episode's stream (drawn
+        in blocks, so this costs no generator construction per turn).
         """
-        rng = np.random.default_rng([self._episode_seed, turn])
-        fires, pick = rng.random(), rng.random()  # always two draws: the rest stays aligned
+        draws = self._draws
+        while len(draws) < turn:
+            draws.extend(self._stream.random((_DRAW_BLOCK, 2)).tolist())
+        fires, pick = draws[turn - 1]
         if turn in self.schedule:
-            return self.schedule[turn], rng
+            return self.schedule[turn]
         if fires < self.rate:
-            index = int(np.searchsorted(np.cumsum(self.probabilities), pick, side="right"))
-            return self.kinds[min(index, len(self.kinds) - 1)], rng
-        return None, rng
+            index = bisect.bisect_right(self._cumulative, pick)
+            return self.kinds[min(index, len(self.kinds) - 1)]
+        return None
+
+    def turn_rng(self, turn: int) -> np.random.Generator:
+        """The generator an error at ``turn`` uses (slip choice, ``inject_setback``): seeded by (episode seed, turn)."""
+        return np.random.default_rng([self._episode_seed, turn])
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         self._episode_seed = self._seeder.next_seed(seed)
+        self._stream = np.random.default_rng([self._episode_seed, 0])
+        self._draws: list[list[float]] = []
         self._turn = 0
         obs, info = self.env.reset(seed=seed, options=options)
         self._admissible = list(info.get("admissible_actions", ()))
@@ -153,12 +175,12 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
 
     def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         self._turn += 1
-        kind, rng = self.planned_error(self._turn)
+        kind = self.planned_error(self._turn)
         if kind is None:
             result = self.env.step(action)
             event = None
         else:
-            result, event = getattr(self, f"_{kind}")(action, rng)
+            result, event = getattr(self, f"_{kind}")(action, self.turn_rng(self._turn))
         obs, reward, terminated, truncated, info = result
         assert "injected_error" not in info, "info['injected_error'] set twice"
         info["injected_error"] = event
@@ -196,7 +218,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         candidates = [c for c in self._admissible if c not in excluded]
         replacement = None
         for index in rng.permutation(len(candidates)):
-            if self._keeps_solvable(candidates[index]):
+            if not self.check_slips or self._keeps_solvable(candidates[index]):
                 replacement = candidates[index]
                 break
         if replacement is None:

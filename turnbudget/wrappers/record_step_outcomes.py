@@ -113,7 +113,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
 
     Args:
         env: The env to record (wrap it outside `InjectErrors`, inside `ProcessReward`).
-        path: A JSONL file to append to (created if missing).
+        path: A JSONL file to append to (created, with its folders, if missing).
         callback: Called with each record.
         memory: Keep records in ``records``; default: only when there is no
             other sink.
@@ -171,6 +171,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         self.path = None if path is None else Path(path)
         if self.path is not None:
             try:  # fail now, not at the end of the first episode
+                self.path.parent.mkdir(parents=True, exist_ok=True)
                 os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
             except OSError as err:
                 raise ValueError(f"Cannot append records to {str(self.path)!r}: {err}") from None
@@ -216,8 +217,8 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
     def _distance(self) -> int | None:
         return _int_or_none(self.env.unwrapped.distance_to_goal()) if self.oracle else None
 
-    def _optimal_actions(self) -> frozenset[str] | None:
-        return frozenset(self.env.unwrapped.optimal_actions()) if self.oracle else None
+    def _optimal_actions(self) -> list[str] | None:
+        return list(self.env.unwrapped.optimal_actions()) if self.oracle else None
 
     def _start_episode(self, seed: int | None, episode_id: Any, info: dict[str, Any]) -> None:
         self._episode_index += 1
@@ -231,16 +232,12 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         self._turn = 0
         self._first_success: int | None = None
         self._n_injected = self._n_self = 0
-        self._open: list[
-            tuple[int, int]
-        ] = []  # (first turn that can recover, distance to get back to)
+        # Open errors: (first turn whose command can recover, the distance to get back to).
+        self._open: list[tuple[int, int]] = []
         self._recovered: list[int] = []
         self._last_was_error = False
-        self._counts = {
-            "all": [0, 0],
-            "on_track": [0, 0],
-            "after_error": [0, 0],
-        }  # [optimal, judged]
+        # optimal and judged steps: all, on track, right after an error
+        self._counts = [0, 0, 0, 0, 0, 0]
         self._pending = []
 
     def _common(self) -> dict[str, Any]:
@@ -252,51 +249,57 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
     def _record_step(
         self,
         action: Any,
-        optimal_now: frozenset[str] | None,
+        optimal_now: list[str] | None,
         reward: SupportsFloat,
         terminated: bool,
         truncated: bool,
         info: dict[str, Any],
     ) -> None:
-        self._turn += 1
-        turn, before, after = self._turn, self._distance_now, self._distance()
-        self._distance_now = after
-        if info.get("turn_budget") is not None:
-            self._turn_budget = int(info["turn_budget"])
+        # The hot path of every recorded rollout: kept to plain locals and one dict literal.
+        self._turn = turn = self._turn + 1
+        before = self._distance_now
+        self._distance_now = after = self._distance() if self.oracle else None
+        budget = info.get("turn_budget")
+        if budget is not None:
+            self._turn_budget = int(budget)
         valid = bool(info.get("valid_action", True))
         event = info.get("injected_error")
         applied = event["kind"] if event and event.get("applied", True) else None
         # Where the agent's own command started from, and whether it ran at all.
         agent_before = event["distance_after"] if applied == "setback" else before
-        executed = applied not in ("slip", "transient")
+        executed = applied != "slip" and applied != "transient"
+        opened = self._open
+        phase = "after_error" if self._last_was_error else ("recovering" if opened else "on_track")
 
-        phase = (
-            "after_error" if self._last_was_error else ("recovering" if self._open else "on_track")
-        )
         optimal = None
         if optimal_now is not None:
             optimal = action in optimal_now or (
                 executed and valid and applied is None
                 and agent_before is not None and after is not None and after == agent_before - 1
             )  # fmt: skip
-            for key in ("all", phase):
-                if key in self._counts:
-                    self._counts[key][0] += optimal
-                    self._counts[key][1] += 1
+            counts = self._counts
+            counts[0] += optimal
+            counts[1] += 1
+            if phase == "on_track":
+                counts[2] += optimal
+                counts[3] += 1
+            elif phase == "after_error":
+                counts[4] += optimal
+                counts[5] += 1
 
         error_self = executed and _increases(agent_before, after)
         if applied is not None:
             self._n_injected += 1
             if _increases(event["distance_before"], event["distance_after"]):
-                self._open.append(
+                opened.append(
                     (turn if applied == "setback" else turn + 1, event["distance_before"])
                 )
         if error_self:
             self._n_self += 1
-            self._open.append((turn + 1, agent_before))
-        if after is not None:
+            opened.append((turn + 1, agent_before))
+        if opened and after is not None:
             still_open = []
-            for start, target in self._open:
+            for start, target in opened:
                 if after <= target and turn >= start:
                     self._recovered.append(turn - start + 1)
                 else:
@@ -308,25 +311,29 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
             self._first_success = turn
         if self.record_steps:
             self._pending.append(
-                StepRecord(
-                    record="step",
-                    **self._common(),
-                    turn=turn,
-                    turn_budget=self._turn_budget,
-                    action=str(action),
-                    valid_action=valid,
-                    optimal=optimal,
-                    distance_before=before,
-                    distance_after=after,
-                    progress=float(info.get("progress", 0.0)),
-                    reward=float(reward),
-                    injected_error=_jsonable(event),
-                    error_self=error_self,
-                    phase=phase,
-                    terminated=bool(terminated),
-                    truncated=bool(truncated),
-                    won=won,
-                )
+                {
+                    "record": "step",
+                    "episode_id": self._episode_id,
+                    "env_id": self.env_id,
+                    "env_index": self.env_index,
+                    "seed": self._seed,
+                    "episode_index": self._episode_index,
+                    "turn": turn,
+                    "turn_budget": self._turn_budget,
+                    "action": str(action),
+                    "valid_action": valid,
+                    "optimal": optimal,
+                    "distance_before": before,
+                    "distance_after": after,
+                    "progress": float(info.get("progress", 0.0)),
+                    "reward": float(reward),
+                    "injected_error": _jsonable(event) if event else None,
+                    "error_self": error_self,
+                    "phase": phase,
+                    "terminated": bool(terminated),
+                    "truncated": bool(truncated),
+                    "won": won,
+                }
             )
 
     def _finish_episode(self) -> None:
@@ -346,11 +353,11 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
                 n_recovered=len(self._recovered),
                 n_unrecovered=len(self._open),
                 turns_to_recover=list(self._recovered),
-                optimal_step_rate=_rate(*counts["all"]),
-                optimal_step_rate_on_track=_rate(*counts["on_track"]),
-                optimal_step_rate_after_error=_rate(*counts["after_error"]),
-                n_steps_on_track=counts["on_track"][1],
-                n_steps_after_error=counts["after_error"][1],
+                optimal_step_rate=_rate(counts[0], counts[1]),
+                optimal_step_rate_on_track=_rate(counts[2], counts[3]),
+                optimal_step_rate_after_error=_rate(counts[4], counts[5]),
+                n_steps_on_track=counts[3],
+                n_steps_after_error=counts[5],
             )
         )
         records, self._pending = self._pending, None

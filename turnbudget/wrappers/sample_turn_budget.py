@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
@@ -128,10 +130,20 @@ class BudgetMix:
             f"mapping or a callable (rng) -> int, got {mix!r}"
         )
 
+    @property
+    def cumulative(self) -> tuple[float, ...]:
+        """Cumulative probabilities of a choice (cached)."""
+        cached = self.__dict__.get("_cumulative")
+        if cached is None:
+            cached = tuple(itertools.accumulate(self.probabilities))
+            object.__setattr__(self, "_cumulative", cached)
+        return cached
+
     def sample(self, rng: np.random.Generator) -> int:
         """Draw one budget."""
         if self.kind == "choice":
-            return self.values[int(rng.choice(len(self.values), p=self.probabilities))]
+            index = bisect.bisect_right(self.cumulative, rng.random())
+            return self.values[min(index, len(self.values) - 1)]
         if self.kind == "uniform":
             return int(rng.integers(self.low, self.high + 1))
         if self.kind == "log_uniform":
@@ -194,8 +206,8 @@ class SampleTurnBudget(
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsType, dict[str, Any]]:
-        # Draw every episode, even when the caller's budget wins, so the stream stays aligned.
-        drawn = self.budget_mix.sample(np.random.default_rng(self._seeder.next_seed(seed)))
+        # One draw per episode, even when the caller's budget wins, so the stream stays aligned.
+        drawn = self.budget_mix.sample(self._seeder.stream(seed))
         options = dict(options or {})
         if options.get("turn_budget") is None:
             options["turn_budget"] = self.sampled_turn_budget = drawn
