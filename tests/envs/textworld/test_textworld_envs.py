@@ -302,6 +302,8 @@ def test_bad_game_files_raise_clear_errors(tmp_path):
         TextWorldEnv(game_file=lone)
     with pytest.raises(ValueError, match="at least one"):
         TextWorldEnv(game_file=[])
+    with pytest.raises(ValueError, match="`game_file`"):
+        gym.make("turnbudget/TextWorldFile-v0")
 
 
 def test_bad_family_arguments_raise_clear_errors():

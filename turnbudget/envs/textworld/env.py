@@ -115,6 +115,7 @@ class TextWorldEnv(gym.Env[str, str]):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+    _needs_game_file: ClassVar[bool] = True  # False in families that make their own games
 
     def __init__(
         self,
@@ -134,6 +135,10 @@ class TextWorldEnv(gym.Env[str, str]):
             max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE
         )
         self._game_files: list[Path] = []
+        if game_file is None and self._needs_game_file:
+            raise ValueError(
+                "Expect `game_file` to name a TextWorld game (.z8 with its .json), got None"
+            )
         if game_file is not None:
             files = [game_file] if isinstance(game_file, (str, os.PathLike)) else list(game_file)
             if not files:
@@ -266,8 +271,6 @@ class TextWorldEnv(gym.Env[str, str]):
 
     def _select_game(self, seed: int | None) -> int:
         """The game index of this episode: ``seed`` modulo the number of games, or a draw."""
-        if not self._game_files:
-            raise ValueError("TextWorldEnv needs a `game_file` (or use a generated family)")
         n = len(self._game_files)
         return seed % n if seed is not None else int(self.np_random.integers(n))
 

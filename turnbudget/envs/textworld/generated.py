@@ -74,6 +74,7 @@ class GeneratedTextWorldEnv(TextWorldEnv):
     """
 
     family = ""
+    _needs_game_file = False
 
     def __init__(
         self,
