@@ -69,6 +69,8 @@ def test_clean_feedback_drops_banner_and_prompt():
         "Welcome to TextWorld!\n\n\n\n-= Kitchen =-\nA kitchen.\n\n>            -= Kitchen =-0/1"
     )
     assert clean_feedback(raw) == "Welcome to TextWorld!\n\n-= Kitchen =-\nA kitchen."
+    end = "You eat the meal.\n\n                 *** The End ***\n\nWould you like to RESTART, RESTORE or QUIT?\n"
+    assert clean_feedback(end) == "You eat the meal.\n\n*** The End ***"
 
 
 @pytest.fixture(scope="module")

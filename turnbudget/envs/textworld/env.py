@@ -25,6 +25,8 @@ _INSTALL_HINT = 'TextWorld games need the textworld extra: pip install "turnbudg
 _BANNER_LINE = re.compile(r"^[ _|\\$/<>()'`.-]*[_|\\$][ _|\\$/<>()'`.-]*$")
 # The prompt (and status line) the interpreter appends to every answer.
 _TRAILING_PROMPT = re.compile(r"\n>[^\n]*\Z")
+# The interpreter's end-of-game menu: its options are refused meta commands.
+_END_MENU = re.compile(r"^\s*Would you like to RESTART")
 _SETBACK_VERBS = ("drop ", "close ", "go ")
 
 
@@ -40,7 +42,11 @@ def require_textworld() -> Any:
 def clean_feedback(text: str) -> str:
     """Game text as an observation: printable, no banner, prompt or runs of blank lines."""
     text = _TRAILING_PROMPT.sub("", normalize_text(text))
-    lines = [line.rstrip() for line in text.split("\n") if not _BANNER_LINE.match(line)]
+    lines = [
+        line.strip() if line.startswith("        ") else line.rstrip()  # centred "*** The End ***"
+        for line in text.split("\n")
+        if not _BANNER_LINE.match(line) and not _END_MENU.match(line)
+    ]
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
     return text[:MAX_OBSERVATION_LENGTH]
 
