@@ -4,6 +4,7 @@ and the full stack on every registered env keeps the budget invariants."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -192,7 +193,7 @@ def test_full_stack_on_every_registered_env(env_id, textworld):
             action = commands[int(rng.integers(len(commands)))]
             obs, reward, terminated, truncated, info = env.step(action)
             assert env.observation_space.contains(obs)
-            event = info["injected_error"]
+            event = info.get("injected_error")
             if event is not None and event["applied"]:
                 assert event["distance_after"] is not None  # still solvable
             steps.append((terminated, truncated, info))
@@ -237,3 +238,102 @@ def test_budget_and_record_invariants(seed, budgets, rate, kinds, actions):
     last_end = max((i for i, (t, tr, _) in enumerate(steps) if t or tr), default=-1)
     check_budget_invariants(records, steps[: last_end + 1])
     assert delivered == last_end + 1
+
+
+# -- edge cases of the whole stack --------------------------------------------------------
+
+
+def test_win_on_the_last_budgeted_turn_is_a_success_not_a_truncation():
+    env = turnbudget.make(STUB_ID, record=True, reveal="final=1", process_reward=True,
+                          make_kwargs={"length": 6, "trap": False})  # fmt: skip
+    env.reset(seed=0)
+    distance = env.unwrapped.distance_to_goal()
+    env.reset(seed=0, options={"turn_budget": distance})
+    for _ in range(distance):
+        _, _, terminated, truncated, info = env.step("forward")
+    assert (terminated, truncated, info["won"], info["turns_left"]) == (True, False, True, 0)
+    assert info["process_reward"]["env_reward"] == 1.0
+    episode = env.get_wrapper_attr("records")[-1]
+    assert (
+        episode["success"] and episode["first_success_turn"] == episode["turn_budget"] == distance
+    )
+
+
+def test_a_loss_injected_into_step_is_an_unrecovered_self_error():
+    def lose_on_turn_3(game, action):
+        game.turns = getattr(game, "turns", 0) + 1
+        if game.turns == 3:
+            game.lost = True
+
+    env = turnbudget.make(STUB_ID, record=True, process_reward={"gamma": 1.0},
+                          make_kwargs={"on_step": lose_on_turn_3, "trap": False})  # fmt: skip
+    env.reset(seed=0)
+    for _ in range(3):
+        _, reward, terminated, truncated, info = env.step("forward")
+    assert terminated and not truncated and info["process_reward"]["potential"] == 0.0
+    *steps, episode = env.get_wrapper_attr("records")
+    assert steps[-1]["distance_after"] is None and steps[-1]["error_self"]
+    assert not episode["success"] and episode["n_unrecovered"] == 1
+
+
+def test_two_recorders_agree(tmp_path):
+    inner = RecordStepOutcomes(InjectErrors(gym.make(STUB_ID, length=4), rate=0.3))
+    outer = RecordStepOutcomes(inner, path=tmp_path / "r.jsonl")
+    rollout(outer, 0)
+    lines = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert lines == inner.records and len(lines) > 3
+
+
+@pytest.mark.filterwarnings("ignore:.*wrapper applied to it")
+def test_full_text_stack_passes_the_gymnasium_checker_and_pickles():
+    import pickle
+
+    from gymnasium.utils.env_checker import check_env
+
+    options = dict(
+        budget_mix="uniform:5-20", errors=0.2, record=True, reveal="always", process_reward=True
+    )
+    check_env(turnbudget.make("turnbudget/KeyQuest-Easy-v0", **options), skip_render_check=True)
+    env = turnbudget.make("turnbudget/KeyQuest-Easy-v0", **options)
+    env.reset(seed=0)
+    env.step("look")
+    copy = pickle.loads(pickle.dumps(env))
+    for action in ("look", "inventory", "look"):
+        a, b = env.step(action), copy.step(action)
+        assert a[:4] == b[:4] and a[4].get("injected_error") == b[4].get("injected_error")
+
+
+def make_recorded_sub_env(path: str, index: int):
+    return lambda: turnbudget.make(
+        "turnbudget/Maze-Easy-v0", budget_mix="uniform:3-12", errors=0.2, record=path,
+        reveal="always", env_index=index,
+    )  # fmt: skip
+
+
+def test_async_sub_envs_share_one_jsonl_file(tmp_path):
+    path = str(tmp_path / "shared.jsonl")
+    venv = gym.vector.AsyncVectorEnv(
+        [make_recorded_sub_env(path, i) for i in range(2)], shared_memory=False
+    )
+    _, info = venv.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        actions = [
+            a[int(rng.integers(len(a)))] if len(a) else "look" for a in info["admissible_actions"]
+        ]
+        _, _, _, _, info = venv.step(actions)
+    venv.close()
+    records = [json.loads(line) for line in Path(path).read_text().splitlines()]
+    episodes = [r for r in records if r["record"] == "episode"]
+    assert {r["env_index"] for r in episodes} == {0, 1}
+    assert len({r["episode_id"] for r in episodes}) == len(episodes)
+    for index in (0, 1):  # per sub-env, every episode's steps come whole and in order before it
+        own = [r for r in records if r["env_index"] == index]
+        turn = 0
+        for r in own:
+            if r["record"] == "step":
+                turn += 1
+                assert r["turn"] == turn
+            else:
+                assert r["turns_used"] == turn <= r["turn_budget"]
+                turn = 0

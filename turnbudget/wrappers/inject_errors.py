@@ -29,7 +29,7 @@ _DRAW_BLOCK = 64
 
 
 class InjectedError(TypedDict):
-    """``info["injected_error"]`` on a turn where an error was scheduled (None otherwise)."""
+    """``info["injected_error"]`` on a turn where an error was scheduled (the key is absent otherwise)."""
 
     kind: str  # "slip" | "transient" | "setback"
     turn: int  # 1-based turn at whose start it fired
@@ -60,7 +60,9 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     seeds follow the reset seed (a reset without a seed continues the stream).
     The narration is prepended to the observation; ``info["valid_action"]``
     tells whether the *agent's* command was admissible; ``info["injected_error"]``
-    is an `InjectedError` or None.
+    is an `InjectedError` on a turn where an error was scheduled and absent on
+    other turns (read it with ``info.get``; a key that is sometimes None would
+    break Gymnasium's vector-env info batching).
 
     Args:
         env: An env with the oracle (``distance_to_goal()``, plus
@@ -83,8 +85,8 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         >>> env = InjectErrors(gym.make("turnbudget/Maze-Easy-v0"), schedule={2: "setback"})
         >>> _, info = env.reset(seed=0)
         >>> _, _, _, _, info = env.step("look")
-        >>> info["injected_error"] is None
-        True
+        >>> "injected_error" in info
+        False
         >>> _, _, _, _, info = env.step("look")
         >>> info["injected_error"]["kind"], info["injected_error"]["turn"]
         ('setback', 2)
@@ -182,8 +184,9 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         else:
             result, event = getattr(self, f"_{kind}")(action, self.turn_rng(self._turn))
         obs, reward, terminated, truncated, info = result
-        assert "injected_error" not in info, "info['injected_error'] set twice"
-        info["injected_error"] = event
+        if event is not None:  # absent otherwise: vector envs cannot batch a key that is sometimes None
+            assert "injected_error" not in info, "info['injected_error'] set twice"
+            info["injected_error"] = event
         self._admissible = list(info.get("admissible_actions", ()))
         return obs, reward, terminated, truncated, info
 
