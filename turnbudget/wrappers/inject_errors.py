@@ -184,7 +184,8 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         else:
             result, event = getattr(self, f"_{kind}")(action, self.turn_rng(self._turn))
         obs, reward, terminated, truncated, info = result
-        if event is not None:  # absent otherwise: vector envs cannot batch a key that is sometimes None
+        # Absent on quiet turns: vector envs cannot batch a key that is sometimes None.
+        if event is not None:
             assert "injected_error" not in info, "info['injected_error'] set twice"
             info["injected_error"] = event
         self._admissible = list(info.get("admissible_actions", ()))
