@@ -111,6 +111,12 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
     An episode abandoned by an early reset or ``close()`` is dropped and
     counted in ``n_abandoned``.
 
+    Episode ids default to ``f"{env_id}/{seed}/{episode_index}"`` (with
+    ``env_index/`` before the seed when one is given); an evaluator can name
+    an episode with ``reset(options={"episode_id": ...})``. A vector env passes
+    the same options to every sub-env and none on autoreset, so in a vector env
+    rely on ``env_index`` rather than on an ``episode_id`` option.
+
     Args:
         env: The env to record (wrap it outside `InjectErrors`, inside `ProcessReward`).
         path: A JSONL file to append to (created, with its folders, if missing).
