@@ -90,6 +90,15 @@ def test_self_error_recovery_and_optimal_rates():
     assert after == [False, True]  # turns 3 and 4
     assert episode["optimal_step_rate_after_error"] == pytest.approx(0.5)
     assert episode["n_steps_after_error"] == 2
+    assert (episode["n_steps_judged"], episode["n_optimal_steps"]) == (
+        judged,
+        sum(s["optimal"] for s in steps),
+    )
+    assert (episode["n_optimal_on_track"], episode["n_steps_on_track"]) == (
+        sum(on_track),
+        len(on_track),
+    )
+    assert (episode["n_optimal_after_error"], episode["n_steps_after_error"]) == (1, 2)
 
 
 def test_injected_setback_is_not_a_self_error_and_recovers():

@@ -72,6 +72,11 @@ class EpisodeRecord(TypedDict):
     optimal_step_rate_after_error: float | None  # steps right after an error
     n_steps_on_track: int
     n_steps_after_error: int
+    # The integer counts behind the three rates (judged = steps with an oracle answer).
+    n_steps_judged: int
+    n_optimal_steps: int
+    n_optimal_on_track: int
+    n_optimal_after_error: int
 
 
 OutcomeRecord = StepRecord | EpisodeRecord
@@ -364,6 +369,10 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
                 optimal_step_rate_after_error=_rate(counts[4], counts[5]),
                 n_steps_on_track=counts[3],
                 n_steps_after_error=counts[5],
+                n_steps_judged=counts[1],
+                n_optimal_steps=counts[0],
+                n_optimal_on_track=counts[2],
+                n_optimal_after_error=counts[4],
             )
         )
         records, self._pending = self._pending, None
