@@ -4,6 +4,8 @@ and the full stack on every registered env keeps the budget invariants."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import gymnasium as gym
@@ -171,10 +173,23 @@ def check_budget_invariants(records: list[dict], steps: list[tuple]) -> None:
         assert episode["turns_used"] <= episode["turn_budget"]
 
 
+SHIPPED_TEXTWORLD_GAMES = Path(__file__).resolve().parents[1] / "data" / "textworld"
+
+
+@pytest.fixture(scope="module")
+def textworld_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the shipped TextWorld games (game 0 of each variant): nothing to generate."""
+    root = tmp_path_factory.mktemp("textworld-cache")
+    shutil.copytree(SHIPPED_TEXTWORLD_GAMES, root, dirs_exist_ok=True)
+    return root
+
+
 @pytest.mark.parametrize(("env_id", "textworld"), registered_ids())
-def test_full_stack_on_every_registered_env(env_id, textworld):
+def test_full_stack_on_every_registered_env(env_id, textworld, request, monkeypatch):
     if textworld:
         pytest.importorskip("textworld")
+        cache = request.getfixturevalue("textworld_cache")
+        monkeypatch.setenv("TURNBUDGET_TEXTWORLD_CACHE", os.fspath(cache))
     env = turnbudget.make(
         env_id, budget_mix="uniform:3-25", errors={"rate": 0.3}, record=True,
         process_reward=True, reveal="final=5",
