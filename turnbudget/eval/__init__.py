@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from turnbudget.eval.estimator import GridEstimate, estimate_grid, pass_at_k, pass_at_kt
 
 __all__ = ["GridEstimate", "estimate_grid", "evaluate", "pass_at_k", "pass_at_kt"]
 
 
-def __getattr__(name: str):  # the engine pulls in tqdm and the wrapper stack: load it on use
+def __getattr__(name: str) -> Any:  # the engine pulls in tqdm and the wrapper stack: load it on use
     if name == "evaluate":
         from turnbudget.eval.rollout import evaluate
 

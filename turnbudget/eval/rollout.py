@@ -628,22 +628,25 @@ def evaluate(
 
     from tqdm.auto import tqdm
 
-    bar = tqdm(
-        total=len(specs),
-        initial=len(specs) - len(todo),
-        desc=config.label,
-        unit="ep",
-        disable=not progress,
-        dynamic_ncols=True,
-        leave=True,
-    )
+    def progress_bar() -> Any:
+        return tqdm(
+            total=len(specs),
+            initial=len(specs) - len(todo),
+            desc=config.label,
+            unit="ep",
+            disable=not progress,
+            dynamic_ncols=True,
+            leave=True,
+        )
+
     try:
         if todo and workers == 1:
             runner = _Runner(agent, config, serialize=writer is not None)
             step = max(1, int(getattr(agent, "max_batch_size", 1)))
-            for chunk in _chunks(todo, step):
-                sink(runner.run(chunk))
-                bar.update(len(chunk))
+            with progress_bar() as bar:
+                for chunk in _chunks(todo, step):
+                    sink(runner.run(chunk))
+                    bar.update(len(chunk))
         elif todo:
             width = int(getattr(agent, "max_batch_size", 1))
             size = max(width, min(16, max(1, len(todo) // (workers * 8))))
@@ -655,16 +658,19 @@ def evaluate(
                 initargs=(agent, config, writer is not None),
             ) as pool:
                 futures = {pool.submit(_run_chunk, c): len(c) for c in _chunks(todo, size)}
-                try:
-                    for future in cf.as_completed(futures):
-                        sink(future.result())
-                        bar.update(futures[future])
-                except BaseException:
-                    for f in futures:
-                        f.cancel()
-                    raise
+                # The bar (and its monitor thread) starts only once the workers exist.
+                with progress_bar() as bar:
+                    try:
+                        for future in cf.as_completed(futures):
+                            sink(future.result())
+                            bar.update(futures[future])
+                    except BaseException:
+                        for f in futures:
+                            f.cancel()
+                        raise
+        else:
+            progress_bar().close()  # show the finished bar of a fully resumed run
     finally:
-        bar.close()
         if writer is not None:
             writer.close()
 
