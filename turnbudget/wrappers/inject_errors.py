@@ -249,8 +249,11 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
                 )
                 self._warned_no_copy = True
             return True
-        _, _, terminated, _, _ = game.step(command)
-        return not terminated and game.distance_to_goal() is not None
+        try:
+            _, _, terminated, _, _ = game.step(command)
+            return not terminated and game.distance_to_goal() is not None
+        finally:
+            game.close()  # a copy may hold an interpreter of its own (TextWorld)
 
     def _event(
         self, kind: str, before: int | None, after: int | None, narration: str, applied: bool = True
