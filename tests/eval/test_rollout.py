@@ -188,6 +188,12 @@ def test_bad_arguments_raise_clear_errors():
         evaluate(MAZE, RandomAgent(), ks=[1], ts=[0, 5], tasks=1)
     with pytest.raises(ValueError, match="workers"):
         evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, workers=0)
+    with pytest.raises(ValueError, match="turnbudget list"):
+        evaluate("turnbudget/Nope-v0", RandomAgent(), ks=[1], ts=[5], tasks=1)
+    with pytest.raises(ValueError, match="Cannot build"):
+        evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, errors={"rate": 2.0})
+    with pytest.raises(ValueError, match="Cannot build"):
+        evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, reveal="sometimes")
     with pytest.raises(ValueError, match="JSON"):
         evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, errors={"rate": {0.1}})
 

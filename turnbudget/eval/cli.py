@@ -117,7 +117,9 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         "--label", default=None, help="name of the run in reports (default: the agent)"
     )
     parser.add_argument(
-        "--no-steps", action="store_true", help="skip per-step records (and the step analysis)"
+        "--no-steps",
+        action="store_true",
+        help="skip per-step records (steps.jsonl); the analysis needs only episode records",
     )
     parser.add_argument(
         "--overwrite",

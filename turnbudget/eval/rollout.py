@@ -257,6 +257,24 @@ def _deterministic(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+def _check_envs(config: EvalConfig) -> None:
+    """Build each env once, so an unknown id or a bad wrapper setting fails before any episode."""
+    import gymnasium as gym
+
+    for env_id in config.envs:
+        try:
+            _build_env(env_id, config, lambda record: None).close()
+        except gym.error.Error as exc:
+            raise ValueError(
+                f"Cannot make {env_id!r}: {exc} (`turnbudget list` shows the registered ids)"
+            ) from exc
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"Cannot build {env_id!r} with errors={config.errors!r}, "
+                f"reveal={config.reveal!r}: {exc}"
+            ) from exc
+
+
 # An episode's record, and its step records (as dicts, or as JSON lines ready to write).
 EpisodeResult = tuple[dict[str, Any], "list[dict[str, Any]] | str"]
 
@@ -606,6 +624,7 @@ def evaluate(
     )
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"Expect `workers` to be a positive int, got {workers!r}")
+    _check_envs(config)
     specs = plan_episodes(config)
     out_path = Path(out) if out is not None else None
     done: set[str] = set()
