@@ -156,12 +156,13 @@ def report(rows: list[dict], config: Config) -> None:
         oracle = us["full"] - us["+records"]
         budget_ratio = us["mix+reveal"] / us["bare"]
         verdict = "meets" if budget_ratio <= 1.3 else "MISSES"
+        share = f"{oracle / extra:.0%}" if extra > 0 else "n/a (no extra time measured)"
         print(
-            f"{r['env_id']}: bare {us['bare']:.1f} us/step; mix+reveal +{us['mix+reveal'] - us['bare']:.1f} "
+            f"{r['env_id']}: bare {us['bare']:.1f} us/step; mix+reveal {us['mix+reveal'] - us['bare']:+.1f} "
             f"({budget_ratio:.2f}x, {verdict} the 1.3x target); records w/o oracle "
-            f"+{us['+records'] - us['mix+reveal']:.1f} ({us['+records'] / us['bare']:.2f}x cumulative); "
-            f"errors +{us['+errors'] - us['+records']:.1f}; recorder oracle +{us['full'] - us['+errors']:.1f}; "
-            f"full {us['full'] / us['bare']:.2f}x, oracle share of the extra {oracle / extra:.0%}"
+            f"{us['+records'] - us['mix+reveal']:+.1f} ({us['+records'] / us['bare']:.2f}x cumulative); "
+            f"errors {us['+errors'] - us['+records']:+.1f}; recorder oracle {us['full'] - us['+errors']:+.1f}; "
+            f"full {us['full'] / us['bare']:.2f}x, oracle share of the extra {share}"
         )
 
 

@@ -137,9 +137,9 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         self._seeder = EpisodeSeeder("InjectErrors")
         self._episode_seed = 0
         self._stream = np.random.default_rng(0)
-        self._draws = []
+        self._draws: list[list[float]] = []  # (fires, pick) per turn, drawn in blocks
         self._turn = 0
-        self._admissible: list[str] = []
+        self._admissible: list[str] = []  # the last info's list (read, never mutated)
         self._warned_no_copy = False
 
     def planned_error(self, turn: int) -> str | None:
@@ -169,10 +169,10 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     ) -> tuple[str, dict[str, Any]]:
         self._episode_seed = self._seeder.next_seed(seed)
         self._stream = np.random.default_rng([self._episode_seed, 0])
-        self._draws: list[list[float]] = []
+        self._draws = []
         self._turn = 0
         obs, info = self.env.reset(seed=seed, options=options)
-        self._admissible = list(info.get("admissible_actions", ()))
+        self._admissible = info.get("admissible_actions", [])
         return obs, info
 
     def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -188,7 +188,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         if event is not None:
             assert "injected_error" not in info, "info['injected_error'] set twice"
             info["injected_error"] = event
-        self._admissible = list(info.get("admissible_actions", ()))
+        self._admissible = info.get("admissible_actions", [])
         return obs, reward, terminated, truncated, info
 
     # -- the three kinds -------------------------------------------------------------
