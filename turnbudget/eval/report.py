@@ -43,7 +43,7 @@ REPORT_FILE = "report.md"
 
 def find_runs(root: str | Path) -> list[Path]:
     """The run directories of a report directory: itself, or its subdirectories with ``run.json``."""
-    from turnbudget.eval.rollout import RUN_FILE
+    from turnbudget.eval.logs import RUN_FILE
 
     root = Path(root)
     if not root.is_dir():
@@ -60,7 +60,7 @@ def find_runs(root: str | Path) -> list[Path]:
 
 def load_run_summary(run_dir: str | Path, n_bootstrap: int = 1000) -> dict[str, Any]:
     """Summarise one run directory from its logs."""
-    from turnbudget.eval.rollout import EPISODES_FILE, RUN_FILE, read_jsonl
+    from turnbudget.eval.logs import EPISODES_FILE, RUN_FILE, read_jsonl
 
     run_dir = Path(run_dir)
     config = json.loads((run_dir / RUN_FILE).read_text())

@@ -33,7 +33,7 @@ import json
 import multiprocessing
 import os
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,16 @@ from typing import Any
 import numpy as np
 
 from turnbudget.agents.base import ORACLE_KEY, agent_flags
+from turnbudget.eval.logs import (
+    EPISODES_FILE,
+    RUN_FILE,
+    STEPS_FILE,
+    LogWriter,
+    dumps,
+    prepare_out,
+    read_jsonl,
+    repair_logs,
+)
 
 __all__ = [
     "EPISODES_FILE",
@@ -54,9 +64,6 @@ __all__ = [
     "read_jsonl",
 ]
 
-RUN_FILE = "run.json"
-EPISODES_FILE = "episodes.jsonl"
-STEPS_FILE = "steps.jsonl"
 MODES = ("auto", "truncate", "rerun", "both")
 
 
@@ -309,7 +316,7 @@ class _Slot:
         )
         self.records.clear()
         if serialize:  # encode where the episode ran: in parallel, and cheap to send back
-            return episode, "".join(_dumps(r) + "\n" for r in steps)
+            return episode, "".join(dumps(r) + "\n" for r in steps)
         return episode, steps
 
 
@@ -398,144 +405,6 @@ def _init_worker(agent: Any, config: EvalConfig, serialize: bool) -> None:
 def _run_chunk(specs: Sequence[EpisodeSpec]) -> list[EpisodeResult]:
     assert _WORKER is not None, "worker not initialised"
     return _WORKER.run(specs)
-
-
-# --------------------------------------------------------------------------- logs
-
-
-def read_jsonl(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], int, bool]:
-    """Read a JSONL log: ``(records, good_bytes, torn)``.
-
-    A last line without its newline, or one that does not parse, is what a
-    killed writer leaves behind: it is reported as ``torn`` and excluded, and
-    ``good_bytes`` is where the good part ends. A bad line anywhere else is
-    corruption and raises ``ValueError``.
-    """
-    records: list[dict[str, Any]] = []
-    good = 0
-    path = Path(path)
-    if not path.exists():
-        return records, 0, False
-    with path.open("rb") as f:
-        data = f.read()
-    lines = data.split(b"\n")
-    # data ends with "\n" when the last line is whole: the final element is then b"".
-    for i, line in enumerate(lines[:-1]):
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            if i == len(lines) - 2 and lines[-1] == b"":
-                return records, good, True
-            raise ValueError(f"{path}: line {i + 1} is not JSON; the log is corrupt") from None
-        records.append(rec)
-        good += len(line) + 1
-    return records, good, lines[-1] != b""
-
-
-def _iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open("rb") as f:
-        for line in f:
-            if not line.endswith(b"\n"):
-                return
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
-                return
-
-
-def _repair_logs(out: Path, planned: set[str]) -> set[str]:
-    """Keep only whole, planned, complete episodes in the logs; return their ids."""
-    episodes_path, steps_path = out / EPISODES_FILE, out / STEPS_FILE
-    episodes, _, torn = read_jsonl(episodes_path)
-    done: set[str] = set()
-    keep_eps: list[dict[str, Any]] = []
-    for rec in episodes:
-        eid = rec.get("episode_id")
-        if eid in planned and eid not in done:
-            done.add(eid)
-            keep_eps.append(rec)
-    dirty = torn or len(keep_eps) != len(episodes)
-    if steps_path.exists():
-        seen: set[tuple[str, int]] = set()
-        step_ok = True
-        with steps_path.open("rb") as f:
-            for line in f:
-                if not line.endswith(b"\n"):
-                    step_ok = False
-                    break
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
-                    step_ok = False
-                    break
-                key = (rec.get("episode_id"), rec.get("turn"))
-                if key[0] not in done or key in seen:
-                    step_ok = False
-                    break
-                seen.add(key)
-        dirty = dirty or not step_ok
-    if dirty:
-        tmp = episodes_path.with_suffix(".jsonl.tmp")
-        with tmp.open("w") as f:
-            f.writelines(_dumps(r) + "\n" for r in keep_eps)
-        if steps_path.exists():
-            tmp_steps = steps_path.with_suffix(".jsonl.tmp")
-            seen = set()
-            with tmp_steps.open("w") as f:
-                for rec in _iter_jsonl(steps_path):
-                    key = (rec.get("episode_id"), rec.get("turn"))
-                    if key[0] in done and key not in seen:
-                        seen.add(key)
-                        f.write(_dumps(rec) + "\n")
-            os.replace(tmp_steps, steps_path)
-        os.replace(tmp, episodes_path)
-    return done
-
-
-def _dumps(record: Mapping[str, Any]) -> str:
-    return json.dumps(record, separators=(",", ":"))
-
-
-class _LogWriter:
-    def __init__(self, out: Path):
-        self._episodes = (out / EPISODES_FILE).open("a")
-        self._steps = (out / STEPS_FILE).open("a")
-
-    def write(self, episode: dict[str, Any], steps: list[dict[str, Any]] | str) -> None:
-        if steps:
-            self._steps.write(
-                steps if isinstance(steps, str) else "".join(_dumps(s) + "\n" for s in steps)
-            )
-            self._steps.flush()
-        self._episodes.write(_dumps(episode) + "\n")
-        self._episodes.flush()
-
-    def close(self) -> None:
-        self._steps.close()
-        self._episodes.close()
-
-
-def _prepare_out(out: Path, config: EvalConfig, overwrite: bool) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    run_file = out / RUN_FILE
-    if overwrite:
-        for name in (RUN_FILE, EPISODES_FILE, STEPS_FILE):
-            (out / name).unlink(missing_ok=True)
-    if run_file.exists():
-        previous = json.loads(run_file.read_text())
-        if previous != config.to_dict():
-            diff = sorted(
-                k
-                for k in set(previous) | set(config.to_dict())
-                if previous.get(k) != config.to_dict().get(k)
-            )
-            raise ValueError(
-                f"{out} holds a run with a different configuration (differs in: "
-                f"{', '.join(diff)}). Resume only with the same settings, or choose "
-                "a new output directory (or pass overwrite=True / --overwrite)."
-            )
-    else:
-        run_file.write_text(json.dumps(config.to_dict(), indent=2) + "\n")
 
 
 # --------------------------------------------------------------------------- results
@@ -629,13 +498,13 @@ def evaluate(
     out_path = Path(out) if out is not None else None
     done: set[str] = set()
     if out_path is not None:
-        _prepare_out(out_path, config, overwrite)
-        done = _repair_logs(out_path, {s.episode_id for s in specs})
+        prepare_out(out_path, config, overwrite)
+        done = repair_logs(out_path, {s.episode_id for s in specs})
     todo = [s for s in specs if s.episode_id not in done]
 
     episodes: list[dict[str, Any]] = []
     steps: list[dict[str, Any]] = []
-    writer = _LogWriter(out_path) if out_path is not None else None
+    writer = LogWriter(out_path) if out_path is not None else None
 
     def sink(results: list[EpisodeResult]) -> None:
         for episode, episode_steps in results:
