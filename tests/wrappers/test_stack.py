@@ -352,3 +352,19 @@ def test_async_sub_envs_share_one_jsonl_file(tmp_path):
             else:
                 assert r["turns_used"] == turn <= r["turn_budget"]
                 turn = 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(actions=st.lists(st.text(max_size=300), min_size=1, max_size=20), seed=st.integers(0, 10**6))
+def test_hostile_commands_never_crash_the_full_stack(actions, seed):
+    env = turnbudget.make(
+        "turnbudget/KeyQuest-Easy-v0", budget_mix=[5, 50], errors={"rate": 0.5}, record=True,
+        process_reward=True, reveal="always",
+    )  # fmt: skip
+    env.reset(seed=seed)
+    for action in actions:
+        obs, _, terminated, truncated, info = env.step(action)
+        assert env.observation_space.contains(obs)
+        if terminated or truncated:
+            env.reset()
+    assert all(json.dumps(r) for r in env.get_wrapper_attr("records"))
