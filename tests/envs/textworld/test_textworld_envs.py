@@ -363,3 +363,26 @@ def test_discrete_actions_and_text_features_on_textworld():
         assert env.observation_space.contains(obs)
         if terminated or truncated:
             env.reset(seed=0)
+
+
+@pytest.mark.parametrize("env_id", ["turnbudget/Cooking-Medium-v0", "turnbudget/Cooking-Hard-v0"])
+def test_every_optimal_action_shortens_the_plan_by_one(env_id):
+    """optimal_actions() lists the other orders TextWorld's plan allows, each checked here
+    by playing it in the real interpreter (on an unpickled copy of the game)."""
+    game = gym.make(env_id).unwrapped
+    game.reset(seed=0)
+    alternatives = 0
+    while True:
+        distance, optimal = game.distance_to_goal(), game.optimal_actions()
+        assert len(set(optimal)) == len(optimal)
+        assert set(optimal) <= set(game.admissible_actions())
+        for command in optimal[1:]:
+            probe = pickle.loads(pickle.dumps(game))
+            _, _, terminated, _, info = probe.step(command)
+            assert (info["won"] and distance == 1) or probe.distance_to_goal() == distance - 1
+            alternatives += 1
+        _, _, terminated, _, info = game.step(optimal[0])
+        if terminated:
+            break
+    assert info["won"]
+    assert alternatives > 0, "cooking recipes allow several orders"

@@ -100,8 +100,9 @@ class TextWorldEnv(gym.Env[str, str]):
     ## Oracle
     TextWorld tracks a winning policy (its quest's action plan, updated as the
     agent acts); its commands are generated only when asked.
-    ``optimal_actions()`` is that plan's first command (TextWorld exposes one
-    plan, so this is one of possibly several optimal starts),
+    ``optimal_actions()`` is that plan's first command followed by the plan's
+    other actions that can go first without lengthening it (checked on a copy
+    of the logic state; TextWorld's plan is the reference for "shortest"),
     ``distance_to_goal()`` its length, ``walkthrough()`` the game's stored
     solution from the start, and ``inject_setback(rng)`` plays a reversible
     command on the agent's behalf (drop a carried item, close an open door or
@@ -162,6 +163,7 @@ class TextWorldEnv(gym.Env[str, str]):
         self._goal = ""
         self._walkthrough: list[str] | None = None
         self._policy_cache: tuple[int, list[str] | None] | None = None
+        self._optimal_cache: tuple[int, list[str]] | None = None
         self._last_observation = ""
         self.game_id: int | None = None
 
@@ -220,9 +222,23 @@ class TextWorldEnv(gym.Env[str, str]):
     # -- oracle ----------------------------------------------------------------
 
     def optimal_actions(self) -> list[str]:
-        """The first command of TextWorld's winning plan from here ([] once the game is over)."""
+        """Commands that start a plan as short as TextWorld's ([] once the game is over).
+
+        The first is the first command of TextWorld's plan; the others are the
+        plan's other actions that can go first (the leaves of its dependency
+        tree, e.g. collecting the ingredients in another order), each checked
+        to shorten the plan by one when removed from it, as TextWorld's tracking
+        does when the action is played.
+        """
         policy = self._policy()
-        return policy[:1] if policy else []
+        if not policy:
+            return []
+        if self._optimal_cache is None or self._optimal_cache[0] != len(self._history):
+            self._optimal_cache = (
+                len(self._history),
+                [policy[0], *self._other_plan_starts(policy[0])],
+            )
+        return list(self._optimal_cache[1])
 
     def distance_to_goal(self) -> int | None:
         """The length of TextWorld's winning plan (0 once won, None when lost or unsolvable)."""
@@ -261,7 +277,7 @@ class TextWorldEnv(gym.Env[str, str]):
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_tw=None, _loaded=None, _state=None, _policy_cache=None)
+        state.update(_tw=None, _loaded=None, _state=None, _policy_cache=None, _optimal_cache=None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -332,7 +348,7 @@ class TextWorldEnv(gym.Env[str, str]):
         self._goal = normalize_text(self._state.objective or "").strip()
         walkthrough = self._state.get("extra.walkthrough")
         self._walkthrough = list(walkthrough) if walkthrough else None
-        self._policy_cache = None
+        self._policy_cache = self._optimal_cache = None
 
     def _send(self, command: str) -> float:
         """Play ``command`` in the interpreter; return the score change."""
@@ -343,7 +359,7 @@ class TextWorldEnv(gym.Env[str, str]):
         self._score = score
         self._moves = int(self._state.moves or 0)
         self._done = bool(self._state.won or self._state.lost)
-        self._policy_cache = None
+        self._policy_cache = self._optimal_cache = None
         return reward
 
     def _policy(self) -> list[str] | None:
@@ -356,6 +372,38 @@ class TextWorldEnv(gym.Env[str, str]):
                 commands = list(self._tw._inform7.gen_commands_from_actions(actions))
             self._policy_cache = (len(self._history), commands)
         return self._policy_cache[1]
+
+    def _other_plan_starts(self, first: str) -> list[str]:
+        progression = self._state.get("_game_progression")
+        current = self._state.get("_winning_policy")
+        if progression is None or current is None:
+            return []
+        from textworld.generator.game import ActionDependencyTree, ActionDependencyTreeElement
+
+        trees = [
+            qp._tree
+            for qp in progression.quest_progressions
+            if qp.completable and not qp.done and not qp.quest.optional
+        ]
+        if not trees or None in trees:
+            return []
+        tree = ActionDependencyTree(
+            kb=progression.game.kb, element_type=ActionDependencyTreeElement, trees=trees
+        )
+        starts = set()
+        target = len(current) - 1
+        for element in tree.leaves_elements:
+            action = element.action
+            if action.name == "trigger" or not progression.state.is_applicable(action):
+                continue
+            # What TextWorld's tracking does when the action is played: drop it from
+            # the plan's tree (its later policy compression can only shorten the plan).
+            probe = tree.copy()
+            probe.remove(action)
+            if sum(a.name != "trigger" for a in probe.flatten()) <= target:
+                starts.update(self._tw._inform7.gen_commands_from_actions([action]))
+        starts.discard(first)
+        return sorted(starts)
 
     def _info(self, valid_action: bool | None = None) -> dict[str, Any]:
         state = self._state
