@@ -169,3 +169,28 @@ def test_ansi_render_returns_the_last_observation():
     env = gym.make("turnbudget/Maze-Easy-v0", render_mode="ansi")
     obs, _ = env.reset(seed=0)
     assert env.render() == obs
+
+
+@pytest.mark.parametrize("env_id", native_env_ids())
+def test_deepcopy_is_independent_and_behaves_like_a_pickled_copy(env_id):
+    import copy
+    import pickle
+
+    game = gym.make(env_id).unwrapped
+    game.reset(seed=5)
+    for _ in range(3):
+        game.step(game.admissible_actions()[-3])  # a drop or a move: mutate some state
+    snapshot = pickle.dumps(game)
+    clone = copy.deepcopy(game)
+    for _ in range(20):  # play the clone far away, then reset it to a new world
+        clone.step(clone.optimal_actions()[0] if clone.optimal_actions() else "look")
+        clone.inject_setback(clone.np_random)
+    clone.reset(seed=99)
+    reference = pickle.loads(snapshot)
+    for _ in range(200):
+        action = game.optimal_actions()[0]
+        assert game.step(action) == reference.step(action)
+        assert game.distance_to_goal() == reference.distance_to_goal()
+        if game._won:
+            break
+    assert game._won

@@ -97,6 +97,8 @@ class KeyQuest(TextGame):
     v0: initial release.
     """
 
+    _mutable_lists = ("_item_loc",)
+
     def __init__(self, difficulty: str = "easy", render_mode: str | None = None):
         super().__init__(difficulty=difficulty, render_mode=render_mode)
         self.config = CONFIGS[self.difficulty]

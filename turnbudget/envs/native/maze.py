@@ -75,6 +75,8 @@ class Maze(TextGame):
     v0: initial release.
     """
 
+    _mutable_lists = ("_visited",)
+
     def __init__(self, difficulty: str = "easy", render_mode: str | None = None):
         super().__init__(difficulty=difficulty, render_mode=render_mode)
         self.config = CONFIGS[self.difficulty]
