@@ -26,9 +26,7 @@ def make_budgeted(game_entry_point: str, turn_budget: int, **game_kwargs: Any) -
     return TurnBudget(game_cls(**game_kwargs), turn_budget=turn_budget)
 
 
-def register_game(
-    env_id: str, game_entry_point: str, turn_budget: int, **game_kwargs: Any
-) -> None:
+def register_game(env_id: str, game_entry_point: str, turn_budget: int, **game_kwargs: Any) -> None:
     """Register ``turnbudget/<env_id>`` as ``game_entry_point`` under a default `TurnBudget`."""
     full_id = f"{NAMESPACE}/{env_id}"
     if full_id in gym.registry:
