@@ -48,19 +48,24 @@ def env_table(seeds: int = 5, family: str | None = None, all_games: bool = False
             continue
         native = str(spec.kwargs.get("game_entry_point", "")).startswith("turnbudget.envs.native")
         lengths = []
+        note = "-"
         if seeds > 0 and (native or all_games):
-            env = gym.make(env_id)
-            for seed in range(seeds):
-                env.reset(seed=seed)
-                lengths.append(env.unwrapped.distance_to_goal())
-            env.close()
+            try:
+                env = gym.make(env_id)
+            except (TypeError, ValueError) as error:  # e.g. an id that needs a game file
+                note = f"- ({str(error).split(',')[0]})"
+            else:
+                for seed in range(seeds):
+                    env.reset(seed=seed)
+                    lengths.append(env.unwrapped.distance_to_goal())
+                env.close()
         rows.append(
             {
                 "id": env_id,
                 "family": fam,
                 "difficulty": difficulty,
                 "turn_budget": spec.kwargs.get("turn_budget"),
-                "optimal": f"{min(lengths)}-{max(lengths)}" if lengths else "-",
+                "optimal": f"{min(lengths)}-{max(lengths)}" if lengths else note,
             }
         )
     return rows
@@ -73,4 +78,6 @@ def run(args: argparse.Namespace) -> int:
     widths = {k: max(len(str(r[k])) for r in [header, *rows]) for k in header}
     for row in [header, *rows]:
         print("  ".join(str(row[k]).ljust(widths[k]) for k in header).rstrip())
+    if not args.all_games and any(r["optimal"] == "-" for r in rows):
+        print("\n'-': slow to generate, not measured; --all-games measures them too.")
     return 0
