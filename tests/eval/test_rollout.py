@@ -122,6 +122,30 @@ def test_auto_mode_reruns_when_the_budget_is_visible():
     assert visible.config.mode == "rerun"
     assert sorted({e["turn_budget"] for e in visible.episodes}) == [5, 10]
     assert evaluate(MAZE, HurryAgent(), **common).config.mode == "rerun"
+    assert (
+        evaluate(MAZE, RandomAgent(), reveal={"mode": "never"}, **common).config.mode == "truncate"
+    )
+    assert (
+        evaluate(MAZE, RandomAgent(), reveal={"mode": "final=2"}, **common).config.mode == "rerun"
+    )
+
+
+class PlainAgent:
+    """An agent with the default repr (it holds a memory address)."""
+
+    def reset(self, seed: int) -> None:
+        self.agent = RandomAgent()
+        self.agent.reset(seed)
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        return self.agent.act(observation, info)
+
+
+def test_an_agent_with_a_default_repr_still_resumes(tmp_path):
+    kwargs = dict(ks=[1], ts=[5], n=1, tasks=2, out=tmp_path, n_bootstrap=0)
+    first = evaluate(MAZE, PlainAgent(), **kwargs)
+    again = evaluate(MAZE, PlainAgent(), **kwargs)
+    assert first.config.agent.endswith("PlainAgent") and again.n_run == 0
 
 
 def test_results_are_identical_for_one_and_two_workers(tmp_path):

@@ -103,6 +103,10 @@ class AsyncBatch:
         self.budget_aware = bool(getattr(probe, "budget_aware", False))
         self._agents: dict[str, Any] = {}
 
+    def __repr__(self) -> str:
+        name = getattr(self.factory, "__qualname__", None) or repr(self.factory)
+        return f"AsyncBatch({name}, max_batch_size={self.max_batch_size})"
+
     def reset_episode(self, episode_id: str, seed: int) -> None:
         agent = self.factory()
         asyncio.run(agent.reset_async(seed))

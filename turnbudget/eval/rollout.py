@@ -126,7 +126,19 @@ def _positive_ints(values: Iterable[Any], name: str) -> tuple[int, ...]:
 
 
 def _budget_visible(reveal: Any) -> bool:
+    """Whether `turnbudget.make(reveal=...)` shows the budget (a mapping's mode defaults to always)."""
+    if isinstance(reveal, Mapping):
+        reveal = reveal.get("mode", "always")
     return reveal not in (None, False, "never")
+
+
+def _agent_repr(agent: Any) -> str:
+    """A repr that is the same in every process (a default repr holds a memory address)."""
+    text = repr(agent)
+    if " object at 0x" in text:
+        cls = type(agent)
+        return f"{cls.__module__}.{cls.__qualname__}"
+    return text
 
 
 def _make_config(
@@ -185,7 +197,7 @@ def _make_config(
     return EvalConfig(
         label=label or str(agent_name),
         envs=env_ids,
-        agent=repr(agent),
+        agent=_agent_repr(agent),
         ks=ks_t,
         ts=ts_t,
         n=int(n_val),
