@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -28,7 +29,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 class HurryAgent:
-    """Budget-aware: wanders at random while many turns are left, then follows the oracle."""
+    """Budget-aware: wanders at random while many turns are left, then follows the oracle.
+
+    It reads the turns left from the observation, where ``reveal="always"``
+    (`RevealBudget`) writes "[N turns left]".
+    """
 
     needs_oracle = True
     budget_aware = True
@@ -42,7 +47,8 @@ class HurryAgent:
         self._random.reset(seed)
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
-        if info["turns_left"] > self.slack:
+        turns_left = int(re.search(r"\[(\d+) turns? left\]", observation).group(1))
+        if turns_left > self.slack:
             return self._random.act(observation, info)
         return info[ORACLE_KEY][0]
 
@@ -105,6 +111,7 @@ def test_truncate_and_rerun_differ_for_a_budget_aware_agent():
         n=2,
         tasks=6,
         mode="both",
+        reveal="always",
         n_bootstrap=50,
     )
     gap = result.summary["groups"][MAZE]["gap"]
@@ -121,7 +128,7 @@ def test_auto_mode_reruns_when_the_budget_is_visible():
     visible = evaluate(MAZE, RandomAgent(), reveal="always", **common)
     assert visible.config.mode == "rerun"
     assert sorted({e["turn_budget"] for e in visible.episodes}) == [5, 10]
-    assert evaluate(MAZE, HurryAgent(), **common).config.mode == "rerun"
+    assert evaluate(MAZE, HurryAgent(), reveal="always", **common).config.mode == "rerun"
     assert (
         evaluate(MAZE, RandomAgent(), reveal={"mode": "never"}, **common).config.mode == "truncate"
     )
