@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from turnbudget.agents import OracleAgent, RandomAgent
-from turnbudget.eval.report import build_report
+from turnbudget.eval.report import build_report, check_plotting
 from turnbudget.eval.rollout import evaluate
 
 
@@ -138,6 +138,11 @@ def main(config: Config) -> dict:
         raise SystemExit(
             f"error: --n {config.n} is below max(--ks) {max(config.ks)}; Pass@K needs n >= K"
         )
+    if config.plots:
+        try:
+            check_plotting()
+        except ImportError as exc:
+            raise SystemExit(f"error: {exc}") from None
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()

@@ -163,3 +163,28 @@ def test_eval_cli_module_imports_nothing_heavy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_missing_matplotlib_fails_before_running(tmp_path, monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the plot extra were absent
+    out = tmp_path / "run"
+    argv = [
+        "eval",
+        "--env",
+        MAZE,
+        "--k",
+        "1",
+        "--t",
+        "5",
+        "--tasks",
+        "1",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
+    assert main(argv) == 2
+    assert "pip install 'turnbudget[plot]'" in capsys.readouterr().err
+    assert not out.exists()
+    assert main([*argv, "--no-plots"]) == 0

@@ -134,11 +134,13 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_eval(args: argparse.Namespace) -> int:
     from turnbudget.agents import make_agent
-    from turnbudget.eval.report import build_report
+    from turnbudget.eval.report import build_report, check_plotting
     from turnbudget.eval.rollout import evaluate
 
     envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
     try:
+        if not args.no_plots:
+            check_plotting()
         agent = make_agent(args.agent)
         label = args.label or agent.name
         out = args.out or Path("runs") / label
@@ -149,7 +151,7 @@ def run_eval(args: argparse.Namespace) -> int:
             record_steps=not args.no_steps, progress=not args.quiet, overwrite=args.overwrite,
         )  # fmt: skip
         build_report(out, plots=not args.no_plots)
-    except (ValueError, KeyError, FileNotFoundError) as exc:
+    except (ValueError, KeyError, FileNotFoundError, ImportError) as exc:
         print(f"turnbudget eval: error: {exc}", file=sys.stderr)
         return 2
     grid = result.grid()

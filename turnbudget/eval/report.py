@@ -28,6 +28,7 @@ from turnbudget.eval.analysis import ALL, compare_runs, summarize_run
 
 __all__ = [
     "build_report",
+    "check_plotting",
     "find_runs",
     "load_run_summary",
     "plot_heatmap",
@@ -281,13 +282,24 @@ def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
     return paths
 
 
+PLOT_HINT = (
+    "plots need matplotlib: pip install 'turnbudget[plot]' (or skip them: --no-plots / plots=False)"
+)
+
+
+def check_plotting() -> None:
+    """Raise ``ImportError`` now, not after a long run, when matplotlib is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ImportError(PLOT_HINT)
+
+
 def _figure(width: float, height: float) -> Any:
     try:
         from matplotlib.figure import Figure
     except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "Plots need matplotlib: pip install 'turnbudget[plot]' (or build the report with plots=False)"
-        ) from None
+        raise ImportError(PLOT_HINT) from None
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
 
 
