@@ -149,12 +149,15 @@ def main(config: Config) -> dict:
     timings = {}
     for label, agent, errors in runs(config):
         t0 = time.perf_counter()
-        result = evaluate(
-            list(config.envs), agent, ks=config.ks, ts=config.ts, n=config.n, tasks=config.tasks,
-            mode="auto", errors=errors, workers=config.workers, out=out / label, seed=config.seed,
-            label=label, record_steps=config.steps, progress=config.progress,
-            overwrite=config.overwrite,
-        )  # fmt: skip
+        try:
+            result = evaluate(
+                list(config.envs), agent, ks=config.ks, ts=config.ts, n=config.n,
+                tasks=config.tasks, mode="auto", errors=errors, workers=config.workers,
+                out=out / label, seed=config.seed, label=label, record_steps=config.steps,
+                progress=config.progress, overwrite=config.overwrite,
+            )  # fmt: skip
+        except ValueError as exc:  # a bad setting, or OUT holds a job with other settings
+            raise SystemExit(f"error: {exc}") from None
         timings[label] = {
             "seconds": round(time.perf_counter() - t0, 3),
             "episodes_run": result.n_run,

@@ -60,6 +60,10 @@ def test_main_job_smoke(tmp_path):
     timings = json.loads((out / "timings.json").read_text())
     assert all(timings[label]["episodes_run"] == 0 for label in summary["runs"])
     assert (out / "summary.json").read_text() == before
+    # Other settings into the same directory: a clear refusal, not a traceback.
+    other = run(out, "--error-rate", "0.2", "--no-plots")
+    assert other.returncode == 1 and "differs in: errors" in other.stderr
+    assert "Traceback" not in other.stderr
 
 
 def test_main_job_rejects_k_above_n(tmp_path):
