@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import pickle
 
 import gymnasium as gym
@@ -101,14 +102,18 @@ def test_make_agent_specs():
 
 
 class EchoAsync:
-    """An async agent that answers with its seed and turn count."""
+    """An async agent that answers with its seed and turn count, on one event loop."""
 
     needs_oracle = False
 
     async def reset_async(self, seed: int) -> None:
         self.seed, self.turn = seed, 0
+        self.loop = asyncio.get_running_loop()
 
     async def act_async(self, observation, info) -> str:
+        assert asyncio.get_running_loop() is self.loop, (
+            "an async client would be bound to a dead loop"
+        )
         self.turn += 1
         return f"{self.seed}:{self.turn}"
 
@@ -121,5 +126,10 @@ def test_async_batch_runs_agents_per_episode_concurrently():
     assert batch.act_batch(["x", "y"], ["", ""], [{}, {}]) == ["1:1", "2:1"]
     assert batch.act_batch(["y"], [""], [{}]) == ["2:2"]
     batch.end_episode("x")
+    clone = pickle.loads(pickle.dumps(batch))  # the loop stays behind; the copy opens its own
+    clone.reset_episode("z", 3)
+    assert clone.act_batch(["z"], [""], [{}]) == ["3:1"]
+    batch.close()
+    clone.close()
     with pytest.raises(ValueError, match="max_batch_size"):
         AsyncBatch(EchoAsync, max_batch_size=0)

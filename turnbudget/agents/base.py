@@ -79,6 +79,11 @@ class AsyncAgent(Protocol):
 class AsyncBatch:
     """Run one `AsyncAgent` per episode concurrently, exposed as a `BatchAgent`.
 
+    All coroutines run on one event loop per process, kept for the object's
+    life, so async clients created by the agents (an ``AsyncOpenAI`` client,
+    say) stay bound to a live loop. The loop is not pickled: a copy sent to a
+    worker process starts its own.
+
     Args:
         factory: builds a fresh `AsyncAgent` for each episode (picklable if the
             engine uses worker processes).
@@ -102,6 +107,20 @@ class AsyncBatch:
         self.needs_oracle = bool(getattr(probe, "needs_oracle", False))
         self.budget_aware = bool(getattr(probe, "budget_aware", False))
         self._agents: dict[str, Any] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_loop": None, "_agents": {}}
+
+    def _run(self, coroutine: Any) -> Any:
+        if self._loop is None or self._loop.is_closed():
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(coroutine)
+
+    def close(self) -> None:
+        """Close the event loop (a later call opens a new one)."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.close()
 
     def __repr__(self) -> str:
         name = getattr(self.factory, "__qualname__", None) or repr(self.factory)
@@ -109,7 +128,7 @@ class AsyncBatch:
 
     def reset_episode(self, episode_id: str, seed: int) -> None:
         agent = self.factory()
-        asyncio.run(agent.reset_async(seed))
+        self._run(agent.reset_async(seed))
         self._agents[episode_id] = agent
 
     def act_batch(
@@ -128,7 +147,7 @@ class AsyncBatch:
                 )
             )
 
-        return asyncio.run(gather())
+        return self._run(gather())
 
     def end_episode(self, episode_id: str) -> None:
         self._agents.pop(episode_id, None)
