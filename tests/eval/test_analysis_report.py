@@ -42,6 +42,32 @@ def test_analysis_agrees_with_the_step_records(tmp_path):
     assert c["optimal_step_rate"] == 1.0 and c["errors_self"] == 0 and c["success_rate"] == 1.0
 
 
+def test_success_by_optimal_length_uses_each_modes_runs():
+    result = evaluate(
+        [MAZE, KEYQUEST], OracleAgent(0.3), ks=[1], ts=[8, 12, 30], n=3, tasks=8, mode="both",
+        n_bootstrap=0,
+    )  # fmt: skip
+    rows = result.summary["analysis"]["all"]["by_optimal_length"]
+    length = {(e["env_id"], e["seed"]): e["initial_distance"] for e in result.episodes}
+    assert sum(r["tasks"] for r in rows) == len(length) == 16
+    for row in rows:
+        lo, hi = row["optimal_length"]
+        for t in (8, 12, 30):
+            runs = [
+                e for e in result.episodes
+                if lo <= length[(e["env_id"], e["seed"])] <= hi and e["turn_budget"] == t
+            ]  # fmt: skip
+            # "both" reports the rerun view: the runs made with budget T.
+            assert row["success_rate"][str(t)] == pytest.approx(
+                np.mean([e["success"] for e in runs]), abs=1e-6
+            )
+    # A budget-blind agent: the truncate view from the runs at max(T) agrees.
+    truncate = evaluate(
+        [MAZE, KEYQUEST], OracleAgent(0.3), ks=[1], ts=[8, 12, 30], n=3, tasks=8, n_bootstrap=0
+    )
+    assert truncate.summary["analysis"]["all"]["by_optimal_length"] == rows
+
+
 def test_report_builds_from_the_logs_alone(tmp_path):
     kwargs = dict(ks=[1, 2], ts=[5, 10, 20], n=2, tasks=4, errors=0.1, n_bootstrap=100)
     for agent, label in ((RandomAgent(), "random"), (OracleAgent(0.2), "oracle")):

@@ -120,25 +120,39 @@ def length_buckets(initial_distances: Iterable[int], n_buckets: int = 3) -> list
 
 
 def _bucket_table(
-    episodes: Sequence[Mapping[str, Any]], ts: Sequence[int], t_max: int
+    episodes: Sequence[Mapping[str, Any]], ts: Sequence[int], mode: str
 ) -> list[dict[str, Any]]:
-    runs = [e for e in episodes if int(e["turn_budget"]) == t_max]
+    """Pass@(1,T) by optimal-solution-length bucket: from the runs at max(T) by first
+    success (truncate), or from the runs made at each T (rerun, exact for any agent)."""
+    t_max = max(ts)
+    length = {
+        (e["env_id"], e["seed"]): e.get("initial_distance")
+        for e in episodes
+        if e.get("initial_distance") is not None
+    }
     rows = []
-    for lo, hi in length_buckets(e.get("initial_distance") for e in runs):
+    for lo, hi in length_buckets(length.values()):
         members = [
             e
-            for e in runs
-            if e.get("initial_distance") is not None and lo <= e["initial_distance"] <= hi
+            for e in episodes
+            if length.get((e["env_id"], e["seed"])) is not None
+            and lo <= length[(e["env_id"], e["seed"])] <= hi
         ]
-        fst = [_fst(e) for e in members]
+        rates = {}
+        for t in ts:
+            if mode == "truncate":
+                runs = [_fst(e) for e in members if int(e["turn_budget"]) == t_max]
+                hits = sum(f is not None and f <= t for f in runs)
+            else:
+                runs = [_fst(e) for e in members if int(e["turn_budget"]) == t]
+                hits = sum(f is not None for f in runs)
+            rates[str(t)] = round(hits / len(runs), 6) if runs else None
         rows.append(
             {
                 "optimal_length": [lo, hi],
-                "episodes": len(members),
-                "success_rate": {
-                    str(t): round(sum(f is not None and f <= t for f in fst) / len(fst), 6)
-                    for t in ts
-                },
+                "tasks": sum(lo <= d <= hi for d in length.values()),
+                "episodes": sum(int(e["turn_budget"]) == t_max for e in members),
+                "success_rate": rates,
             }
         )
     return rows
@@ -246,7 +260,7 @@ def summarize_run(
         groups[group] = entry
         group_at_max = [e for e in at_max if _in_group(e, group)]
         stats = step_stats(group_at_max)
-        stats["by_optimal_length"] = _bucket_table(group_at_max, ts, t_max)
+        stats["by_optimal_length"] = _bucket_table(members, ts, modes[-1])
         analysis[group] = stats
     return {
         "label": cfg["label"],

@@ -184,14 +184,14 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         out += [
             f"**{lbl}** ({_short(group)}, Pass@(1,T))",
             "",
-            "| optimal length | episodes | " + " | ".join(f"T={t}" for t in ts) + " |",
+            "| optimal length | tasks | " + " | ".join(f"T={t}" for t in ts) + " |",
             "|---" * (len(ts) + 2) + "|",
         ]
         for row in rows:
             lo, hi = row["optimal_length"]
             out.append(
-                f"| {lo}–{hi} | {row['episodes']} | "
-                + " | ".join(f"{row['success_rate'][t]:.2f}" for t in ts)
+                f"| {lo}–{hi} | {row['tasks']} | "
+                + " | ".join(_fmt(row["success_rate"][t]) for t in ts)
                 + " |"
             )
         out.append("")
