@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "benchmarks" / "pass_at_kt.py"
@@ -91,3 +94,19 @@ def test_eval_cost_benchmark_smoke(tmp_path):
     )
     for key in ("truncate_grid_over_sweep", "rerun_grid_over_sweep", "speedup_2_workers"):
         assert figures[key] > 0
+
+
+@pytest.mark.slow
+def test_main_job_full_settings_within_five_minutes(tmp_path):
+    """The README's first command, default settings: the job must finish within 5 minutes."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(tmp_path / "main"), "--no-progress"],
+        capture_output=True, text=True, check=False, cwd=REPO, timeout=600,
+    )  # fmt: skip
+    elapsed = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stderr
+    assert elapsed < 300, f"the main job took {elapsed:.0f} s"
+    summary = json.loads((tmp_path / "main" / "summary.json").read_text())
+    assert all(r["n_episodes"] == 2 * 50 * 8 for r in summary["runs"].values())
+    assert len(list((tmp_path / "main").glob("heatmap_*.png"))) == 18
