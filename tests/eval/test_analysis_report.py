@@ -40,6 +40,13 @@ def test_analysis_agrees_with_the_step_records(tmp_path):
     clean = evaluate(MAZE, OracleAgent(0.0), ks=[1], ts=[40], n=1, tasks=4, n_bootstrap=0)
     c = clean.summary["analysis"][MAZE]
     assert c["optimal_step_rate"] == 1.0 and c["errors_self"] == 0 and c["success_rate"] == 1.0
+    # Records with only the rates (before the recorder stored its counts) give the same figures.
+    from turnbudget.eval.analysis import step_stats
+
+    counts = ("n_steps_judged", "n_optimal_steps", "n_optimal_on_track", "n_optimal_after_error")
+    episodes = [e for e in result.episodes if e["env_id"] == MAZE]
+    stripped = [{k: v for k, v in e.items() if k not in counts} for e in episodes]
+    assert step_stats(stripped) == step_stats(episodes)
 
 
 def test_success_by_optimal_length_uses_each_modes_runs():

@@ -176,15 +176,21 @@ def step_stats(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     judged = on_track = after_error = 0
     hits = hits_on_track = hits_after_error = 0
     for e in episodes:
-        n = int(e["turns_used"]) if e.get("optimal_step_rate") is not None else 0
-        judged += n
-        hits += _hits(e.get("optimal_step_rate"), n)
         n_on = int(e.get("n_steps_on_track") or 0)
         n_after = int(e.get("n_steps_after_error") or 0)
         on_track += n_on
         after_error += n_after
-        hits_on_track += _hits(e.get("optimal_step_rate_on_track"), n_on)
-        hits_after_error += _hits(e.get("optimal_step_rate_after_error"), n_after)
+        if "n_steps_judged" in e:  # the recorder's integer counts
+            judged += int(e["n_steps_judged"])
+            hits += int(e["n_optimal_steps"])
+            hits_on_track += int(e["n_optimal_on_track"])
+            hits_after_error += int(e["n_optimal_after_error"])
+        else:  # older records: only the rates (hits / steps) were stored
+            n = int(e["turns_used"]) if e.get("optimal_step_rate") is not None else 0
+            judged += n
+            hits += _hits(e.get("optimal_step_rate"), n)
+            hits_on_track += _hits(e.get("optimal_step_rate_on_track"), n_on)
+            hits_after_error += _hits(e.get("optimal_step_rate_after_error"), n_after)
     turns = sum(int(e["turns_used"]) for e in episodes)
     n_self = sum(int(e.get("n_errors_self") or 0) for e in episodes)
     n_injected = sum(int(e.get("n_errors_injected") or 0) for e in episodes)
