@@ -16,11 +16,20 @@ __all__ = ["SUBCOMMANDS", "main"]
 
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "list": ("turnbudget.cli_list", "list every registered env with its budget and optimal lengths"),
+    "list": (
+        "turnbudget.cli_list",
+        "list every registered env with its budget and optimal lengths",
+    ),
     "play": ("turnbudget.cli_play", "play an env at the terminal"),
     "eval": ("turnbudget.eval.cli_eval", "run a Pass@(K,T) evaluation (resumable)"),
-    "report": ("turnbudget.eval.cli_report", "rebuild report.md, summary.json and plots from run logs"),
-    "textworld": ("turnbudget.envs.textworld.cli", "TextWorld games: `pregen` fills the game cache"),
+    "report": (
+        "turnbudget.eval.cli_report",
+        "rebuild report.md, summary.json and plots from run logs",
+    ),
+    "textworld": (
+        "turnbudget.envs.textworld.cli",
+        "TextWorld games: `pregen` fills the game cache",
+    ),
 }
 
 
