@@ -194,3 +194,9 @@ def test_deepcopy_is_independent_and_behaves_like_a_pickled_copy(env_id):
         if game._won:
             break
     assert game._won
+
+
+@pytest.mark.parametrize("game_class", [Maze, KeyQuest])
+def test_step_before_reset_is_a_clear_error(game_class):
+    with pytest.raises(gym.error.ResetNeeded, match="reset"):
+        game_class().step("look")

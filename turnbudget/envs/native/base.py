@@ -178,6 +178,8 @@ class TextGame(gym.Env[str, str]):
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if not isinstance(action, str):
             raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
+        if not self.goal:  # set by every world generation
+            raise gym.error.ResetNeeded("Call reset() before step()")
         if self._won or self._lost:
             observation = self._observe("The game is over. Call reset() to play again.")
             return observation, 0.0, True, False, self._info(valid_action=False)
