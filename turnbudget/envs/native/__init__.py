@@ -11,20 +11,20 @@ __all__ = ["DEFAULT_BUDGETS", "register_native_envs"]
 DEFAULT_BUDGETS = {"Easy": 30, "Medium": 64, "Hard": 128}
 
 
+_GAMES = {
+    # KeyQuest: rooms, locked doors, keys behind other doors, a treasure to deliver
+    "KeyQuest": "turnbudget.envs.native.keyquest:KeyQuest",
+    # Maze: navigation under partial observability, dead ends and loops
+    "Maze": "turnbudget.envs.native.maze:Maze",
+}
+
+
 def register_native_envs() -> None:
-    # ---------------------------------------------------------------- KeyQuest
-    for difficulty, budget in DEFAULT_BUDGETS.items():
-        register_game(
-            f"KeyQuest-{difficulty}-v0",
-            "turnbudget.envs.native.keyquest:KeyQuest",
-            turn_budget=budget,
-            difficulty=difficulty.lower(),
-        )
-    # -------------------------------------------------------------------- Maze
-    for difficulty, budget in DEFAULT_BUDGETS.items():
-        register_game(
-            f"Maze-{difficulty}-v0",
-            "turnbudget.envs.native.maze:Maze",
-            turn_budget=budget,
-            difficulty=difficulty.lower(),
-        )
+    for family, entry_point in _GAMES.items():
+        for difficulty, budget in DEFAULT_BUDGETS.items():
+            register_game(
+                f"{family}-{difficulty}-v0",
+                entry_point,
+                turn_budget=budget,
+                difficulty=difficulty.lower(),
+            )

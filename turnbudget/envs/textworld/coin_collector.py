@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
-from typing import Any
-
-from turnbudget.envs.textworld.generated import GeneratedTextWorldEnv
+from turnbudget.envs.textworld.generated import LevelledChallenge
 
 __all__ = ["CoinCollector"]
 
 
-class CoinCollector(GeneratedTextWorldEnv):
+class CoinCollector(LevelledChallenge):
     """TextWorld's Coin Collector challenge (``tw-coin_collector``).
 
     ## Description
@@ -51,23 +48,5 @@ class CoinCollector(GeneratedTextWorldEnv):
     """
 
     family = "coin_collector"
-
-    def __init__(
-        self,
-        level: int = 5,
-        num_games: int | None = None,
-        cache_dir: str | os.PathLike[str] | None = None,
-        render_mode: str | None = None,
-    ):
-        if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 300:
-            raise ValueError(f"Expect `level` to be an int in [1, 300], got {level!r}")
-        self.level = level
-        super().__init__(num_games=num_games, cache_dir=cache_dir, render_mode=render_mode)
-
-    def _settings(self) -> dict[str, Any]:
-        return {"level": self.level}
-
-    def _make_game(self, options: Any) -> Any:
-        from textworld.challenges.tw_coin_collector.coin_collector import make
-
-        return make(settings=self._settings(), options=options)
+    max_level = 300
+    challenge_module = "textworld.challenges.tw_coin_collector.coin_collector"

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from turnbudget.envs.textworld.cache import GameCache
 from turnbudget.envs.textworld.env import TextWorldEnv, require_textworld
 
-__all__ = ["MAX_GENERATION_ATTEMPTS", "GeneratedTextWorldEnv", "attempt_seed"]
+__all__ = ["MAX_GENERATION_ATTEMPTS", "GeneratedTextWorldEnv", "LevelledChallenge", "attempt_seed"]
 
 #: Generation that raises ``QuestGenerationError`` is retried with derived seeds this many times.
 MAX_GENERATION_ATTEMPTS = 10
@@ -141,3 +142,37 @@ class GeneratedTextWorldEnv(TextWorldEnv):
     def pregenerate(self, game_id: int) -> Path:
         """Make sure game ``game_id`` is in the cache; return its file."""
         return self._game_path(game_id)
+
+
+class LevelledChallenge(GeneratedTextWorldEnv):
+    """A TextWorld challenge configured by one ``level`` (Coin Collector, Treasure Hunter).
+
+    Subclasses set ``family``, ``max_level`` and ``challenge_module``, the
+    TextWorld module whose ``make(settings, options)`` builds a game.
+    """
+
+    max_level: ClassVar[int] = 0
+    challenge_module: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        level: int = 5,
+        num_games: int | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        render_mode: str | None = None,
+    ):
+        if (
+            isinstance(level, bool)
+            or not isinstance(level, int)
+            or not 1 <= level <= self.max_level
+        ):
+            raise ValueError(f"Expect `level` to be an int in [1, {self.max_level}], got {level!r}")
+        self.level = level
+        super().__init__(num_games=num_games, cache_dir=cache_dir, render_mode=render_mode)
+
+    def _settings(self) -> dict[str, Any]:
+        return {"level": self.level}
+
+    def _make_game(self, options: Any) -> Any:
+        challenge = importlib.import_module(self.challenge_module)
+        return challenge.make(settings=self._settings(), options=options)

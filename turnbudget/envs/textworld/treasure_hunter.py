@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
-from typing import Any
-
-from turnbudget.envs.textworld.generated import GeneratedTextWorldEnv
+from turnbudget.envs.textworld.generated import LevelledChallenge
 
 __all__ = ["TreasureHunter"]
 
 
-class TreasureHunter(GeneratedTextWorldEnv):
+class TreasureHunter(LevelledChallenge):
     """TextWorld's Treasure Hunter challenge (``tw-treasure_hunter``).
 
     ## Description
@@ -50,23 +47,5 @@ class TreasureHunter(GeneratedTextWorldEnv):
     """
 
     family = "treasure_hunter"
-
-    def __init__(
-        self,
-        level: int = 5,
-        num_games: int | None = None,
-        cache_dir: str | os.PathLike[str] | None = None,
-        render_mode: str | None = None,
-    ):
-        if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 30:
-            raise ValueError(f"Expect `level` to be an int in [1, 30], got {level!r}")
-        self.level = level
-        super().__init__(num_games=num_games, cache_dir=cache_dir, render_mode=render_mode)
-
-    def _settings(self) -> dict[str, Any]:
-        return {"level": self.level}
-
-    def _make_game(self, options: Any) -> Any:
-        from textworld.challenges.tw_treasure_hunter.treasure_hunter import make
-
-        return make(settings=self._settings(), options=options)
+    max_level = 30
+    challenge_module = "textworld.challenges.tw_treasure_hunter.treasure_hunter"
