@@ -25,11 +25,10 @@ import dataclasses
 import pstats
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import gymnasium as gym
-import numpy as np
+from random_agent import rollout  # benchmarks/ is on sys.path when run as a script
 
 import turnbudget  # noqa: F401 - registers the envs
 
@@ -56,36 +55,6 @@ def native_ids() -> list[str]:
     )
 
 
-def random_rollout(
-    env: gym.Env, seconds: float, seed: int, episode_cap: int, oracle: bool = False
-) -> float:
-    """Steps per second of a uniform-random agent over the admissible actions.
-
-    Episodes end at ``episode_cap`` turns even without a budget wrapper, so the
-    bare and wrapped figures pay for the same number of resets.
-    """
-    game = env.unwrapped
-    draws = np.random.default_rng(seed).random(1 << 16)  # pre-drawn: keep the agent's cost out
-    _, info = env.reset(seed=seed)
-    steps, episode, turn = 0, 0, 0
-    deadline = time.perf_counter() + seconds
-    start = time.perf_counter()
-    while True:
-        for _ in range(1000):
-            actions = info["admissible_actions"]
-            action = actions[int(draws[steps & 0xFFFF] * len(actions))]
-            _, _, terminated, truncated, info = env.step(action)
-            if oracle:
-                game.distance_to_goal()
-            steps += 1
-            turn += 1
-            if terminated or truncated or turn >= episode_cap:
-                episode, turn = episode + 1, 0
-                _, info = env.reset(seed=seed + episode)
-        if time.perf_counter() >= deadline:
-            return steps / (time.perf_counter() - start)
-
-
 def bare_env(env_id: str) -> gym.Env:
     """The game class alone, built from the registration kwargs (no wrappers at all)."""
     import importlib
@@ -100,9 +69,10 @@ def measure(config: Config) -> list[dict]:
     rows = []
     for env_id in config.env_ids or native_ids():
         cap = gym.registry[env_id].kwargs["turn_budget"]
-        bare = random_rollout(bare_env(env_id), config.seconds, config.seed, cap)
-        made = random_rollout(gym.make(env_id), config.seconds, config.seed, cap)
-        oracle = random_rollout(bare_env(env_id), config.seconds, config.seed, cap, oracle=True)
+        bare, _ = rollout(bare_env(env_id), config.seconds, config.seed, cap)
+        made, _ = rollout(gym.make(env_id), config.seconds, config.seed, cap)
+        game = bare_env(env_id)
+        oracle, _ = rollout(game, config.seconds, config.seed, cap, per_step=game.distance_to_goal)
         rows.append({"env_id": env_id, "bare": bare, "gym.make": made, "bare+oracle": oracle})
     return rows
 
@@ -127,9 +97,7 @@ def profile(config: Config) -> None:
     env = bare_env(config.profile)
     profiler = cProfile.Profile()
     profiler.enable()
-    random_rollout(
-        env, config.seconds, config.seed, gym.registry[config.profile].kwargs["turn_budget"]
-    )
+    rollout(env, config.seconds, config.seed, gym.registry[config.profile].kwargs["turn_budget"])
     profiler.disable()
     pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
 

@@ -39,12 +39,11 @@ import argparse
 import dataclasses
 import statistics
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
+from random_agent import rollout  # benchmarks/ is on sys.path when run as a script
 
 import turnbudget
 
@@ -90,28 +89,6 @@ def build(env_id: str, name: str, config: Config, path: Path) -> gym.Env:
         record={**sink, "oracle": name == "full"} if level >= 2 else None,
         errors={"rate": config.error_rate} if level >= 3 else None,
     )
-
-
-def rollout(env: gym.Env, seconds: float, seed: int, cap: int) -> tuple[float, float]:
-    """(steps per wall second, steps per CPU second) of a uniform-random agent."""
-    draws = np.random.default_rng(seed).random(1 << 16)
-    _, info = env.reset(seed=seed)
-    steps = episode = turn = 0
-    wall0, cpu0 = time.perf_counter(), time.process_time()
-    deadline = wall0 + seconds
-    while True:
-        for _ in range(500):
-            actions = info["admissible_actions"] or ["look"]
-            _, _, terminated, truncated, info = env.step(
-                actions[int(draws[steps & 0xFFFF] * len(actions))]
-            )
-            steps += 1
-            turn += 1
-            if terminated or truncated or turn >= cap:
-                episode, turn = episode + 1, 0
-                _, info = env.reset(seed=seed + episode)
-        if time.perf_counter() >= deadline:
-            return steps / (time.perf_counter() - wall0), steps / (time.process_time() - cpu0)
 
 
 def measure(config: Config) -> list[dict]:

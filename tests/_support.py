@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -42,3 +44,13 @@ def rollout_digest(env_id: str, seed: int, steps: int = 60) -> str:
             obs, info = env.reset()
             feed(obs, info)
     return digest.hexdigest()
+
+
+SHIPPED_TEXTWORLD_GAMES = Path(__file__).resolve().parent / "data" / "textworld"
+
+
+def copy_shipped_textworld_games(destination: Path) -> Path:
+    """Copy the shipped TextWorld games (game 0 of every variant) into a cache root,
+    so tests play them without generating anything and never write to tests/data."""
+    shutil.copytree(SHIPPED_TEXTWORLD_GAMES, destination, dirs_exist_ok=True)
+    return destination

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from _support import copy_shipped_textworld_games
 from _wrapper_stub import STUB_ID, LineWorld
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -173,15 +173,10 @@ def check_budget_invariants(records: list[dict], steps: list[tuple]) -> None:
         assert episode["turns_used"] <= episode["turn_budget"]
 
 
-SHIPPED_TEXTWORLD_GAMES = Path(__file__).resolve().parents[1] / "data" / "textworld"
-
-
 @pytest.fixture(scope="module")
 def textworld_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the shipped TextWorld games (game 0 of each variant): nothing to generate."""
-    root = tmp_path_factory.mktemp("textworld-cache")
-    shutil.copytree(SHIPPED_TEXTWORLD_GAMES, root, dirs_exist_ok=True)
-    return root
+    return copy_shipped_textworld_games(tmp_path_factory.mktemp("textworld-cache"))
 
 
 @pytest.mark.parametrize(("env_id", "textworld"), registered_ids())

@@ -75,17 +75,13 @@ class BudgetMix:
     @classmethod
     def uniform(cls, low: int, high: int) -> BudgetMix:
         """T uniform over the integers ``low..high`` (both included)."""
-        low, high = check_turn_budget(low, "low"), check_turn_budget(high, "high")
-        if high < low:
-            raise ValueError(f"Expect `high` >= `low`, got low={low}, high={high}")
+        low, high = _check_range(low, high)
         return cls("uniform", low=low, high=high)
 
     @classmethod
     def log_uniform(cls, low: int, high: int) -> BudgetMix:
         """T in ``low..high`` with log T roughly uniform: P(T=t) is proportional to log((t+1)/t)."""
-        low, high = check_turn_budget(low, "low"), check_turn_budget(high, "high")
-        if high < low:
-            raise ValueError(f"Expect `high` >= `low`, got low={low}, high={high}")
+        low, high = _check_range(low, high)
         return cls("log_uniform", low=low, high=high)
 
     @classmethod
@@ -220,3 +216,10 @@ class SampleTurnBudget(
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         return self.env.step(action)
+
+
+def _check_range(low: int, high: int) -> tuple[int, int]:
+    low, high = check_turn_budget(low, "low"), check_turn_budget(high, "high")
+    if high < low:
+        raise ValueError(f"Expect `high` >= `low`, got low={low}, high={high}")
+    return low, high

@@ -4,21 +4,18 @@ every generated variant), copied to a temporary cache so no test writes there.""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("textworld")
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "textworld"
+from _support import copy_shipped_textworld_games
 
 
 @pytest.fixture(scope="session")
 def shipped_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("textworld-cache")
-    shutil.copytree(DATA, root, dirs_exist_ok=True)
-    return root
+    return copy_shipped_textworld_games(tmp_path_factory.mktemp("textworld-cache"))
 
 
 @pytest.fixture(autouse=True)

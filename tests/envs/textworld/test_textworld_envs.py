@@ -12,13 +12,14 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from _support import SHIPPED_TEXTWORLD_GAMES
 from gymnasium.utils.env_checker import check_env
 
 import turnbudget
 from turnbudget.envs.textworld import TextWorldEnv
 from turnbudget.envs.textworld.registration import TEXTWORLD_VARIANTS
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "textworld"
+DATA = SHIPPED_TEXTWORLD_GAMES
 ENV_IDS = [f"turnbudget/{i}" for i in TEXTWORLD_VARIANTS if i != "TextWorldFile-v0"]
 STEP_SECONDS = 5.0  # no single step may take longer (hang guard on top of pytest-timeout)
 HOSTILE = [
