@@ -8,7 +8,7 @@ when the feature that needs them is used.
 
 from __future__ import annotations
 
-from turnbudget.envs.registration import register_envs
+from turnbudget.registration import register_envs
 from turnbudget.stack import make
 
 __all__ = ["__version__", "make", "register_envs"]

@@ -17,7 +17,7 @@ from gymnasium.utils.env_checker import check_env
 
 import turnbudget
 from turnbudget.envs.textworld import TextWorldEnv
-from turnbudget.envs.textworld.registration import TEXTWORLD_VARIANTS
+from turnbudget.envs.textworld.variants import TEXTWORLD_VARIANTS
 
 DATA = SHIPPED_TEXTWORLD_GAMES
 ENV_IDS = [f"turnbudget/{i}" for i in TEXTWORLD_VARIANTS if i != "TextWorldFile-v0"]
@@ -233,7 +233,7 @@ def test_setbacks_keep_the_task_solvable_and_never_shorten_it(env_id):
             after = game.distance_to_goal()
             assert isinstance(narration, str) and narration
             assert after is not None and after >= before
-            assert not game._done
+            assert not game._episode_over
         _, _, terminated, _, info = game.step(game.optimal_actions()[0])
         if terminated:
             break

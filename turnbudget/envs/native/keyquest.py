@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from turnbudget.envs.core import EnvVariant
 from turnbudget.envs.native.base import TextGame
 from turnbudget.envs.native.worldgen import DIRECTIONS, OPPOSITE, grid_maze, sample_names
 
-__all__ = ["KeyQuest", "KeyQuestConfig"]
+__all__ = ["CONFIGS", "DEFAULT_BUDGETS", "VARIANTS", "KeyQuest", "KeyQuestConfig"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,20 @@ CONFIGS = {
         width=5, height=5, doors=4, distractors=3, min_distance=35, max_distance=60
     ),
 }
+# Default budgets: at least twice the longest optimal solution of each difficulty.
+DEFAULT_BUDGETS = {"easy": 30, "medium": 64, "hard": 128}
+_ENTRY_POINT = "turnbudget.envs.native.keyquest:KeyQuest"
+# ------------------------------------------------------------------ KeyQuest
+VARIANTS = (
+    *(
+        EnvVariant(
+            f"KeyQuest-{d.capitalize()}-v0", _ENTRY_POINT, DEFAULT_BUDGETS[d], {"difficulty": d}
+        )
+        for d in CONFIGS
+    ),
+    # Free variant: difficulty and config fields as kwargs, the budget follows them.
+    EnvVariant("KeyQuest-v0", _ENTRY_POINT, None),
+)
 _COLORS = ("red", "blue", "green", "yellow", "silver", "bronze", "white", "black")
 _TREASURES = ("golden crown", "jeweled chalice", "ancient scroll", "crystal orb", "carved idol")
 _DISTRACTORS = ("old boot", "candle", "wooden spoon", "rusty nail", "feather", "tin cup")
@@ -99,9 +114,11 @@ class KeyQuest(TextGame):
 
     _mutable_lists = ("_item_loc",)
 
-    def __init__(self, difficulty: str = "easy", render_mode: str | None = None):
-        super().__init__(difficulty=difficulty, render_mode=render_mode)
-        self.config = CONFIGS[self.difficulty]
+    configs = CONFIGS
+    default_budgets = DEFAULT_BUDGETS
+
+    def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
+        super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
 
     # -- generation ----------------------------------------------------------------
 

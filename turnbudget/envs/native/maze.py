@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from turnbudget.envs.core import EnvVariant
 from turnbudget.envs.native.base import TextGame
 from turnbudget.envs.native.worldgen import DIRECTIONS, bfs_distances, grid_maze, sample_names
 
-__all__ = ["Maze", "MazeConfig"]
+__all__ = ["CONFIGS", "DEFAULT_BUDGETS", "VARIANTS", "Maze", "MazeConfig"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,18 @@ CONFIGS = {
     "medium": MazeConfig(width=7, height=7, extra_passages=5, min_distance=15, max_distance=30),
     "hard": MazeConfig(width=10, height=10, extra_passages=8, min_distance=35, max_distance=60),
 }
+# Default budgets: at least twice the longest optimal solution of each difficulty.
+DEFAULT_BUDGETS = {"easy": 30, "medium": 64, "hard": 128}
+_ENTRY_POINT = "turnbudget.envs.native.maze:Maze"
+# ------------------------------------------------------------------ Maze
+VARIANTS = (
+    *(
+        EnvVariant(f"Maze-{d.capitalize()}-v0", _ENTRY_POINT, DEFAULT_BUDGETS[d], {"difficulty": d})
+        for d in CONFIGS
+    ),
+    # Free variant: difficulty and config fields as kwargs, the budget follows them.
+    EnvVariant("Maze-v0", _ENTRY_POINT, None),
+)
 _MAX_GENERATION_TRIES = 100
 
 
@@ -77,9 +90,11 @@ class Maze(TextGame):
 
     _mutable_lists = ("_visited",)
 
-    def __init__(self, difficulty: str = "easy", render_mode: str | None = None):
-        super().__init__(difficulty=difficulty, render_mode=render_mode)
-        self.config = CONFIGS[self.difficulty]
+    configs = CONFIGS
+    default_budgets = DEFAULT_BUDGETS
+
+    def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
+        super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
         self._exits: list[dict[str, int]] = []
         self._distance: list[int] = []
         self._names: list[str] = []

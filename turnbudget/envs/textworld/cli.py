@@ -91,7 +91,7 @@ def _pregen_one(job: tuple[str, int, str | None]) -> tuple[str, int, int | None]
 
 
 def _generated_ids() -> list[str]:
-    from turnbudget.envs.textworld.registration import TEXTWORLD_VARIANTS
+    from turnbudget.envs.textworld.variants import TEXTWORLD_VARIANTS
 
     return [f"turnbudget/{i}" for i in TEXTWORLD_VARIANTS if i != "TextWorldFile-v0"]
 
