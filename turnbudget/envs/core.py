@@ -54,6 +54,7 @@ __all__ = [
     "INFO_WON",
     "MAX_ACTION_LENGTH",
     "MAX_OBSERVATION_LENGTH",
+    "ORACLE_METHODS",
     "PRINTABLE",
     "RESET_INFO_KEYS",
     "STEP_INFO_KEYS",
@@ -138,22 +139,44 @@ class World(Oracle, Protocol):
         ...
 
 
-def get_oracle(env: gym.Env) -> Oracle:
-    """The `Oracle` under ``env``'s wrappers, or a ``TypeError`` that says what is missing.
+#: The three oracle methods, in the order errors name them.
+ORACLE_METHODS = ("optimal_actions", "distance_to_goal", "inject_setback")
+
+
+def get_oracle(
+    env: gym.Env,
+    methods: tuple[str, ...] = ORACLE_METHODS,
+    *,
+    needed_by: str = "This",
+    hint: str = "",
+) -> Oracle:
+    """The `Oracle` under ``env``'s wrappers, or a ``TypeError`` naming what is missing.
+
+    Args:
+        env: An env, wrapped or not.
+        methods: The oracle methods the caller uses (a wrapper that only reads
+            distances asks for ``("distance_to_goal",)``).
+        needed_by: Who needs them, for the message (a wrapper's name).
+        hint: Appended to the message (e.g. what to use instead).
 
     Example:
         >>> import gymnasium as gym, turnbudget
         >>> oracle = get_oracle(gym.make("turnbudget/Maze-Easy-v0"))
         >>> isinstance(oracle, Oracle)
         True
+        >>> get_oracle(gym.make("CartPole-v1"), needed_by="InjectErrors")
+        Traceback (most recent call last):
+        ...
+        TypeError: InjectErrors needs the oracle method(s) `optimal_actions()`, \
+`distance_to_goal()`, `inject_setback()` on the unwrapped env, which CartPoleEnv does not have
     """
     game = env.unwrapped
-    if not isinstance(game, Oracle):
-        missing = [m for m in ("optimal_actions", "distance_to_goal", "inject_setback")
-                   if not callable(getattr(game, m, None))]  # fmt: skip
+    missing = [m for m in methods if not callable(getattr(game, m, None))]
+    if missing:
+        names = ", ".join(f"`{m}()`" for m in missing)
         raise TypeError(
-            f"Expect an env with an oracle (the `Oracle` protocol), but "
-            f"{type(game).__name__} has no {', '.join(missing)}"
+            f"{needed_by} needs the oracle method(s) {names} on the unwrapped env, "
+            f"which {type(game).__name__} does not have{hint}"
         )
     return game
 
