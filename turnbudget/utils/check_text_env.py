@@ -113,7 +113,7 @@ class _Context:
         self.step = 0
 
     def fail(self, message: str) -> AssertionError:
-        where = f"seed {self.seed}, step {self.step}" if self.seed is not None else "setup"
+        where = f"seed {self.seed}, step {self.step}" if self.seed is not None else "no seed"
         return AssertionError(
             f"check_text_env[{self.check}] failed for {self.name} ({where}): {message}"
         )
@@ -276,8 +276,8 @@ def _factory(
 def _spawnable(spec: tuple[str, Any], obj: Any) -> bytes | None:
     target = obj.unwrapped if isinstance(obj, gym.Env) else obj
     module = getattr(target, "__module__", None) or type(target).__module__
-    if module == "__main__" or module.startswith("__"):
-        return None
+    if module == "__main__" or not getattr(sys.modules.get(module), "__file__", None):
+        return None  # another process could not import the class
     try:
         return pickle.dumps(spec)
     except Exception:  # an unpicklable factory: the check is skipped, not failed
@@ -419,7 +419,12 @@ def _cross_process(spawn: bytes, env: gym.Env, seed: int, steps: int, ctx: _Cont
             [sys.executable, "-c", script],
             input=spawn,
             capture_output=True,
-            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+            # The child imports what this process can (e.g. a test directory on sys.path).
+            env={
+                **os.environ,
+                "PYTHONHASHSEED": hash_seed,
+                "PYTHONPATH": os.pathsep.join(sys.path),
+            },
             check=False,
         )
         ctx.require(
