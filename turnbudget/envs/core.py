@@ -16,16 +16,19 @@ or a PettingZoo front-end drives without copying the engine. A world:
 - is built fresh from a seeded ``numpy.random.Generator`` (``reset(rng)``,
   never the global RNG) and sets ``goal`` (the goal sentence);
 - lists the canonical commands admissible now (``admissible_actions()``),
-  describes what an agent perceives (``describe()``) and applies one
-  admissible command, returning its feedback (``apply(command)``);
+  describes what an agent perceives (``describe()``) and parses and applies
+  one free-form command (``apply(command)`` -> `Outcome` ``(feedback,
+  valid)``; an invalid command changes nothing);
 - reports ``won``, ``lost`` and a cheap 0..1 ``progress()``;
 - answers the `Oracle` questions: ``optimal_actions()``,
   ``distance_to_goal()`` and ``inject_setback(rng)``.
 
-The `World` Protocol below states exactly that. Native games are written in
-that shape (see `turnbudget.envs.native.base.TextGame`, whose hooks
-``_generate``/``_admissible``/``_describe``/``_apply``/``_progress`` are the
-world and whose ``reset``/``step`` are the front-end).
+The `World` Protocol below states exactly that. A native game's world is
+``game.world()`` (`turnbudget.envs.native.base.NativeWorld`): the same engine
+and state the Gymnasium env steps, driven without Gymnasium. A new native game
+implements the world hooks of `TextGame` (``_generate``, ``_admissible``,
+``_describe``, ``_apply``, ``_progress`` and the oracle) and gets both
+front-ends.
 
 Info keys (`INFO_*`) are the ones every env puts in ``info``; wrappers read
 them through these constants. `EnvVariant` is how a game family declares its
@@ -38,7 +41,7 @@ from __future__ import annotations
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -60,6 +63,7 @@ __all__ = [
     "STEP_INFO_KEYS",
     "EnvVariant",
     "Oracle",
+    "Outcome",
     "TextEnv",
     "World",
     "get_oracle",
@@ -111,6 +115,13 @@ class Oracle(Protocol):
         ...
 
 
+class Outcome(NamedTuple):
+    """What applying one command to a `World` did."""
+
+    feedback: str
+    valid: bool  # the command was admissible (an invalid one changes nothing)
+
+
 @runtime_checkable
 class World(Oracle, Protocol):
     """A game's world and rules, independent of any front-end (see the module docstring)."""
@@ -131,8 +142,8 @@ class World(Oracle, Protocol):
         """What an agent perceives now."""
         ...
 
-    def apply(self, command: str) -> str:
-        """Apply one admissible command; return its feedback."""
+    def apply(self, command: str) -> Outcome:
+        """Parse and apply one free-form command; an invalid one changes nothing."""
         ...
 
     def progress(self) -> float:

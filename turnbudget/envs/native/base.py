@@ -19,9 +19,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from turnbudget._checks import is_int
-from turnbudget.envs.core import INFO_VALID_ACTION, PRINTABLE, TextEnv
+from turnbudget.envs.core import INFO_VALID_ACTION, PRINTABLE, Outcome, TextEnv
 
-__all__ = ["TextGame", "normalize_command", "sanitize_for_display"]
+__all__ = ["NativeWorld", "TextGame", "normalize_command", "sanitize_for_display"]
 
 _PRINTABLE_SET = frozenset(PRINTABLE)
 _LINE_BREAKS = "\t\n\r\x0b\x0c"
@@ -194,16 +194,7 @@ class TextGame(TextEnv):
         return observation, info
 
     def _play(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        _, admissible, admissible_set = self._admissible_now()
-        # Fast path: agents that pick from info["admissible_actions"] send canonical commands.
-        command = action if action in admissible_set else normalize_command(action)
-        if command in admissible_set:
-            feedback = self._apply(command)
-            self._state_changed()
-            valid = True
-        else:
-            feedback = self._explain_invalid(command, action)
-            valid = False
+        feedback, valid = self._command(action)
         terminated = self._episode_over = self._won or self._lost
         text = feedback if terminated else f"{feedback}\n\n{self._describe()}"
         observation = self._observe(text)
@@ -214,6 +205,21 @@ class TextGame(TextEnv):
             False,
             self._info(valid_action=valid),
         )
+
+    def _command(self, action: str) -> Outcome:
+        """Parse and apply one free-form command: its feedback, and whether it was admissible."""
+        _, admissible, admissible_set = self._admissible_now()
+        # Fast path: agents that pick from info["admissible_actions"] send canonical commands.
+        command = action if action in admissible_set else normalize_command(action)
+        if command in admissible_set:
+            feedback = self._apply(command)
+            self._state_changed()
+            return Outcome(feedback, True)
+        return Outcome(self._explain_invalid(command, action), False)
+
+    def world(self) -> NativeWorld:
+        """This game as a `World` (rules and oracle, no Gymnasium front-end)."""
+        return NativeWorld(self)
 
     # -- helpers for subclasses ------------------------------------------------
 
@@ -288,3 +294,71 @@ class TextGame(TextEnv):
     def inject_setback(self, rng: np.random.Generator) -> str:
         """Apply a recoverable perturbation and return its narration."""
         raise NotImplementedError
+
+
+class NativeWorld:
+    """A native game's world and rules behind the `World` API, for any front-end.
+
+    A PettingZoo front-end (or any other) drives the same engine as the
+    Gymnasium env: ``reset(rng)`` builds a world from a seeded generator,
+    ``apply(command)`` parses and applies one free-form command, and the oracle
+    answers from the same state.
+
+    Example:
+        >>> import numpy as np
+        >>> from turnbudget.envs.native.maze import Maze
+        >>> world = Maze(difficulty="easy").world()
+        >>> world.reset(np.random.default_rng(0))
+        >>> outcome = world.apply(world.optimal_actions()[0])
+        >>> outcome.valid, world.apply("dance").valid
+        (True, False)
+    """
+
+    def __init__(self, game: TextGame):
+        self.game = game
+
+    @property
+    def goal(self) -> str:
+        return self.game.goal
+
+    @property
+    def won(self) -> bool:
+        return self.game._won
+
+    @property
+    def lost(self) -> bool:
+        return self.game._lost
+
+    def reset(self, rng: np.random.Generator) -> None:
+        game = self.game
+        game._np_random = rng
+        game._won = game._lost = game._episode_over = False
+        game._admissible_cache = None
+        game._generate()
+        game._in_episode = True
+        game._state_changed()
+
+    def admissible_actions(self) -> list[str]:
+        return [] if self.won or self.lost else self.game.admissible_actions()
+
+    def describe(self) -> str:
+        return self.game._describe()
+
+    def apply(self, command: str) -> Outcome:
+        if self.won or self.lost:
+            return Outcome("The game is over.", False)
+        outcome = self.game._command(command)
+        self.game._episode_over = self.won or self.lost
+        return outcome
+
+    def progress(self) -> float:
+        return 1.0 if self.won else self.game._progress()
+
+    def optimal_actions(self) -> list[str]:
+        return self.game.optimal_actions()
+
+    def distance_to_goal(self) -> int | None:
+        return self.game.distance_to_goal()
+
+    def inject_setback(self, rng: np.random.Generator) -> str:
+        return self.game.inject_setback(rng)
