@@ -80,6 +80,8 @@ def test_a_bigger_maze_by_kwargs():
             ValueError,
             "min_distance",
         ),
+        ("turnbudget/KeyQuest-v0", {"doors": 9}, ValueError, "1 <= `doors` <= 8"),
+        ("turnbudget/Maze-v0", {"width": 1, "height": 1}, ValueError, "at least 2 rooms"),
         ("turnbudget/Maze-Easy-v0", {"difficulty": "brutal"}, ValueError, "easy', 'medium', 'hard"),
         (
             "turnbudget/CoinCollector-Easy-v0",
@@ -92,3 +94,17 @@ def test_a_bigger_maze_by_kwargs():
 def test_unknown_or_bad_kwargs_are_clear_errors(env_id, kwargs, error, message):
     with pytest.raises(error, match=message):
         gym.make(env_id, **kwargs)
+
+
+def test_an_unreachable_distance_range_is_a_clear_error_on_reset():
+    env = gym.make("turnbudget/KeyQuest-v0", doors=3)  # 3 doors never fit in 5..12 turns
+    with pytest.raises(RuntimeError, match=r"widen \[min_distance, max_distance\]"):
+        env.reset(seed=0)
+
+
+def test_the_readme_variant_examples_run():
+    env = gym.make("turnbudget/Maze-v0", difficulty="hard", width=12, height=12, max_distance=80)
+    env.reset(seed=0)
+    env = gym.make("turnbudget/KeyQuest-v0", difficulty="medium", doors=3, turn_budget=80)
+    _, info = env.reset(seed=0)
+    assert info["turn_budget"] == 80 and len(env.unwrapped._door_colors) == 3

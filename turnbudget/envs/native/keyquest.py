@@ -103,10 +103,14 @@ class KeyQuest(TextGame):
     ``difficulty``: ``"easy"`` (3x3 rooms, 1 door, optimal 5-12 turns),
     ``"medium"`` (4x4, 2 doors, 15-30), ``"hard"`` (5x5, 4 doors, 35-60).
     ``render_mode``: ``"ansi"`` or ``"human"``.
+    Any field of `KeyQuestConfig` overrides the difficulty's value by keyword
+    (``difficulty="hard", doors=5, max_distance=80``); unknown keywords are a ``TypeError``.
 
     ## Registered configurations
     ``turnbudget/KeyQuest-Easy-v0`` (budget 30), ``turnbudget/KeyQuest-Medium-v0``
     (budget 64), ``turnbudget/KeyQuest-Hard-v0`` (budget 128).
+    ``turnbudget/KeyQuest-v0`` takes ``difficulty`` and config fields as kwargs;
+    its budget is the difficulty's, or twice ``max_distance`` when larger.
 
     ## Version history
     v0: initial release.
@@ -119,6 +123,14 @@ class KeyQuest(TextGame):
 
     def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
         super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
+        cfg = self.config
+        # Each door has its own colour and sits on one passage of the rooms' spanning tree.
+        max_doors = min(len(_COLORS), cfg.width * cfg.height - 1)
+        if not 1 <= cfg.doors <= max_doors or cfg.distractors > len(_DISTRACTORS):
+            raise ValueError(
+                f"Expect 1 <= `doors` <= {max_doors} and `distractors` <= {len(_DISTRACTORS)} "
+                f"for a {cfg.width}x{cfg.height} KeyQuest, got {cfg.doors} and {cfg.distractors}"
+            )
 
     # -- generation ----------------------------------------------------------------
 
@@ -129,8 +141,11 @@ class KeyQuest(TextGame):
             distance = self.distance_to_goal()
             if distance is not None and cfg.min_distance <= distance <= cfg.max_distance:
                 break
-        else:  # pragma: no cover - the configurations above always succeed quickly
-            raise RuntimeError(f"could not generate a {self.difficulty} KeyQuest")
+        else:  # only config overrides can make the distance range unreachable
+            raise RuntimeError(
+                f"Could not generate a {type(self).__name__} with {self.config} in "
+                f"{_MAX_GENERATION_TRIES} tries: widen [min_distance, max_distance]"
+            )
         self._initial_distance = distance
 
     def _build_world(self, cfg: KeyQuestConfig) -> None:

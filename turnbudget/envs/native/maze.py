@@ -79,10 +79,14 @@ class Maze(TextGame):
     ``difficulty``: ``"easy"`` (4x4 rooms, optimal 5-12 turns), ``"medium"``
     (7x7, 15-30), ``"hard"`` (10x10, 35-60). ``render_mode``: ``"ansi"`` or
     ``"human"``.
+    Any field of `MazeConfig` overrides the difficulty's value by keyword
+    (``width=12, height=12, max_distance=80``); unknown keywords are a ``TypeError``.
 
     ## Registered configurations
     ``turnbudget/Maze-Easy-v0`` (budget 30), ``turnbudget/Maze-Medium-v0``
     (budget 64), ``turnbudget/Maze-Hard-v0`` (budget 128).
+    ``turnbudget/Maze-v0`` takes ``difficulty`` and config fields as kwargs;
+    its budget is the difficulty's, or twice ``max_distance`` when larger.
 
     ## Version history
     v0: initial release.
@@ -95,6 +99,8 @@ class Maze(TextGame):
 
     def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
         super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
+        if self.config.width * self.config.height < 2:
+            raise ValueError(f"Expect a Maze of at least 2 rooms, got {self.config}")
         self._exits: list[dict[str, int]] = []
         self._distance: list[int] = []
         self._names: list[str] = []
@@ -112,8 +118,11 @@ class Maze(TextGame):
             ]
             if starts:
                 break
-        else:  # pragma: no cover - the configurations above always succeed quickly
-            raise RuntimeError(f"could not generate a {self.difficulty} maze")
+        else:  # only config overrides can make the distance range unreachable
+            raise RuntimeError(
+                f"Could not generate a {type(self).__name__} with {self.config} in "
+                f"{_MAX_GENERATION_TRIES} tries: widen [min_distance, max_distance]"
+            )
         self._exits, self._distance = exits, distance
         self._names = sample_names(len(exits), self.np_random)
         self._room = self._choice(starts)
