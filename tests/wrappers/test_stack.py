@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import turnbudget
-from turnbudget.stack import STACK_ORDER
+from turnbudget.wrappers.stack import STACK_ORDER
 from turnbudget.wrappers import (
     InjectErrors,
     ProcessReward,
