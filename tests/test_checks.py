@@ -15,6 +15,7 @@ from turnbudget._checks import (
     check_probability,
     is_int,
     is_real,
+    is_whole,
     load_object,
     normalize_weights,
 )
@@ -28,6 +29,8 @@ def test_positive_int_accepts_python_and_numpy_ints_and_refuses_bools():
     with pytest.raises(ValueError, match=r"Expect every turn in `schedule` to be a positive int"):
         check_positive_int(0, "schedule", subject="every turn in `schedule`")
     assert is_int(np.int32(1)) and not is_int(True) and not is_int(1.0)
+    assert is_whole(3.0) and is_whole(np.int8(2)) and not is_whole(2.5) and not is_whole(True)
+    assert not is_whole(math.inf) and not is_whole(math.nan)
     assert is_real(np.float32(0.5)) and is_real(1) and not is_real(False) and not is_real("1")
 
 
