@@ -30,8 +30,8 @@ MODES = ("auto", "truncate", "rerun", "both")
 class EvalConfig:
     """Everything that determines an evaluation's results (JSON-serialisable).
 
-    The worker count, progress bar and output path are not part of it: they
-    change how a run executes, never what it produces.
+    The backend, worker count, progress bar and output path are not part of
+    it: they change how a run executes, never what it produces.
     """
 
     label: str

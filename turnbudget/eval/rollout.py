@@ -18,10 +18,9 @@ analysis.
   task seed, repeat, budget): the env is reset with the task seed and the
   agent with a seed derived from (``seed``, env id, task seed, repeat).
   Results do not depend on the backend, the worker count or the order of
-  execution; tables
-  are built from records sorted by episode id, and the records drop the
-  recorder's ``episode_index`` (a per-env-object counter) so the logs hold the
-  same lines whatever the scheduling.
+  execution; tables are built from records sorted by episode id, and the
+  records drop the recorder's ``episode_index`` (a per-env-object counter) so
+  the logs hold the same lines whatever the scheduling.
 - **Resume.** With ``out`` set, rerunning the same call skips the episodes
   already logged. Each episode's step lines are written before its episode
   line, which is what marks it complete; on resume, a torn last line and the

@@ -20,6 +20,7 @@ __all__ = ["EpisodeResult", "EpisodeRunner", "build_env", "check_envs"]
 
 
 def build_env(env_id: str, config: EvalConfig, sink: Callable[[dict[str, Any]], None]) -> Any:
+    """The env stack for ``env_id`` under ``config``, sending its records to ``sink``."""
     from turnbudget.wrappers.stack import make
 
     return make(
