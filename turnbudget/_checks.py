@@ -30,6 +30,7 @@ __all__ = [
     "check_probability",
     "is_int",
     "is_real",
+    "is_whole",
     "load_object",
     "normalize_weights",
 ]
@@ -43,6 +44,11 @@ def is_int(value: Any) -> bool:
 def is_real(value: Any) -> bool:
     """True for a real number (int, float, NumPy scalar), False for ``bool``."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def is_whole(value: Any) -> bool:
+    """True for a finite real number with no fractional part (``3``, ``3.0``), never ``bool``."""
+    return is_real(value) and math.isfinite(value) and value == int(value)
 
 
 def check_positive_int(value: Any, name: str, *, subject: str | None = None) -> int:
