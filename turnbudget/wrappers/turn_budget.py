@@ -73,6 +73,12 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
             truncated = True
         return obs, reward, terminated, truncated, self._add_budget_info(info)
 
+    def set_default_turn_budget(self, turn_budget: int) -> None:
+        """Change the default budget (from the next reset on), as if it had been given at construction."""
+        self.default_turn_budget = check_turn_budget(turn_budget)
+        self._saved_kwargs["turn_budget"] = self.default_turn_budget  # what `spec` recreates
+        self._cached_spec = None
+
     @property
     def turns_left(self) -> int:
         return max(self.turn_budget - self.turns_used, 0)
