@@ -112,7 +112,6 @@ class TextGame(TextEnv):
     to at least twice the variant's longest optimal solution.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
     configs: ClassVar[Mapping[str, Any]] = {}
     default_budgets: ClassVar[Mapping[str, int]] = {}
 

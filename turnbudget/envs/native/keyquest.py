@@ -102,7 +102,8 @@ class KeyQuest(TextGame):
     ## Arguments
     ``difficulty``: ``"easy"`` (3x3 rooms, 1 door, optimal 5-12 turns),
     ``"medium"`` (4x4, 2 doors, 15-30), ``"hard"`` (5x5, 4 doors, 35-60).
-    ``render_mode``: ``"ansi"`` or ``"human"``.
+    ``render_mode``: ``"ansi"``, ``"human"`` or ``"rgb_array"`` (the screen as
+    an image; the ``plot`` extra).
     Any field of `KeyQuestConfig` overrides the difficulty's value by keyword
     (``difficulty="hard", doors=5, max_distance=80``); unknown keywords are a ``TypeError``.
 

@@ -77,8 +77,8 @@ class Maze(TextGame):
 
     ## Arguments
     ``difficulty``: ``"easy"`` (4x4 rooms, optimal 5-12 turns), ``"medium"``
-    (7x7, 15-30), ``"hard"`` (10x10, 35-60). ``render_mode``: ``"ansi"`` or
-    ``"human"``.
+    (7x7, 15-30), ``"hard"`` (10x10, 35-60). ``render_mode``: ``"ansi"``,
+    ``"human"`` or ``"rgb_array"`` (the screen as an image; the ``plot`` extra).
     Any field of `MazeConfig` overrides the difficulty's value by keyword
     (``width=12, height=12, max_distance=80``); unknown keywords are a ``TypeError``.
 
