@@ -66,6 +66,12 @@ def test_gym_make_options_build_the_same_stack_as_turnbudget_make():
     assert play(by_gym, 3) == play(by_make, 3)
 
 
+def test_module_prefixed_ids_build_the_same_stack():
+    # "turnbudget:<id>" is how fresh worker processes reach the ids (they import the package).
+    by_prefix = turnbudget.make(f"turnbudget:{MAZE}", text_features=8, reveal="always")
+    assert chain(by_prefix) == chain(gym.make(MAZE, text_features=8, reveal="always"))
+
+
 def test_the_spec_recreates_the_stack():
     env = gym.make(MAZE, discrete_actions=5, text_features=8, reveal="always")
     again = gym.make(env.spec)

@@ -7,6 +7,7 @@ and ``turnbudget.make(id, **options)`` build the same stack.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -274,9 +275,12 @@ def make(
 
 def _builds_the_stack(env_id: str) -> bool:
     """True for ids whose ``gym.make`` takes the stack's options (every ``turnbudget/`` id)."""
+    module, _, name = env_id.rpartition(":")  # "module:id" as gym.make reads it
     try:
-        spec = gym.spec(env_id)
-    except gym.error.Error:
+        if module:
+            importlib.import_module(module)
+        spec = gym.spec(name)
+    except (ImportError, gym.error.Error):
         return False  # gym.make raises the proper error
     return any(w.entry_point == STACK_ENTRY_POINT for w in spec.additional_wrappers)
 
