@@ -28,7 +28,9 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
     The budget can be overridden for one episode with
     ``reset(options={"turn_budget": T})``; the next reset without that option
     goes back to the default. Every ``info`` carries ``turn_budget``,
-    ``turns_used`` and ``turns_left``.
+    ``turns_used`` and ``turns_left``. It is the only turn limit of a
+    registered id: ``gym.make(id, max_episode_steps=N)`` sets its budget to N
+    instead of adding Gymnasium's ``TimeLimit`` (see `turnbudget.registration`).
 
     Args:
         env: The environment to wrap.
