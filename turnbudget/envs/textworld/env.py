@@ -15,6 +15,7 @@ from gymnasium import spaces
 
 from turnbudget.envs.textworld.command import CommandGrammar
 from turnbudget.envs.textworld.sanitize import PRINTABLE, normalize_text
+from turnbudget.envs.textworld.storyfile import check_story_file
 
 __all__ = ["MAX_ACTION_LENGTH", "MAX_OBSERVATION_LENGTH", "TextWorldEnv", "require_textworld"]
 
@@ -329,6 +330,7 @@ class TextWorldEnv(gym.Env[str, str]):
             objective=True, admissible_commands=True, policy_commands=True,
             extras=["walkthrough"],
         )  # fmt: skip
+        check_story_file(path)  # the interpreter would exit the process on a bad file
         try:
             with warnings.catch_warnings():
                 # jericho's UnsupportedGameWarning: its own score and move detection
