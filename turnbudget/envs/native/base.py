@@ -15,7 +15,8 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
+
+from turnbudget.envs.text_space import TextSpace
 
 __all__ = [
     "MAX_ACTION_LENGTH",
@@ -125,12 +126,10 @@ class TextGame(gym.Env[str, str]):
             )
         self.difficulty = difficulty
         self.render_mode = render_mode
-        self.observation_space = spaces.Text(
+        self.observation_space = TextSpace(
             max_length=MAX_OBSERVATION_LENGTH, min_length=0, charset=PRINTABLE
         )
-        self.action_space = spaces.Text(
-            max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE
-        )
+        self.action_space = TextSpace(max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE)
         self.goal = ""
         self._won = False
         self._lost = False

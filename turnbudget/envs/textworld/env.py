@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
+from turnbudget.envs.text_space import TextSpace
 from turnbudget.envs.textworld.command import CommandGrammar
 from turnbudget.envs.textworld.sanitize import PRINTABLE, normalize_text
 from turnbudget.envs.textworld.storyfile import check_story_file
@@ -138,12 +138,10 @@ class TextWorldEnv(gym.Env[str, str]):
                 f"Expect `render_mode` to be one of {self.metadata['render_modes']}, got {render_mode!r}"
             )
         self.render_mode = render_mode
-        self.observation_space = spaces.Text(
+        self.observation_space = TextSpace(
             max_length=MAX_OBSERVATION_LENGTH, min_length=0, charset=PRINTABLE
         )
-        self.action_space = spaces.Text(
-            max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE
-        )
+        self.action_space = TextSpace(max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE)
         self._game_files: list[Path] = []
         if game_file is None and self._needs_game_file:
             raise ValueError(
