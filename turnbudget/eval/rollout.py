@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from turnbudget.agents.base import ORACLE_KEY, agent_flags
+from turnbudget.eval.lock import exit_with_parent, locks_output_dir
 from turnbudget.eval.logs import (
     EPISODES_FILE,
     RUN_FILE,
@@ -411,6 +412,7 @@ _WORKER: _Runner | None = None
 
 def _init_worker(agent: Any, config: EvalConfig, serialize: bool) -> None:
     global _WORKER
+    exit_with_parent()  # no orphaned workers when the evaluator is killed
     _WORKER = _Runner(agent, config, serialize)
 
 
@@ -445,6 +447,7 @@ def _chunks(specs: list[EpisodeSpec], size: int) -> list[list[EpisodeSpec]]:
     return [specs[i : i + size] for i in range(0, len(specs), size)]
 
 
+@locks_output_dir  # one evaluation per output directory
 def evaluate(
     envs: str | Sequence[str],
     agent: Any,
