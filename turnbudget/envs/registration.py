@@ -7,6 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from turnbudget.envs.env_checker import PassiveEnvChecker
 from turnbudget.wrappers.turn_budget import TurnBudget
 
 __all__ = ["make_budgeted", "register_envs", "register_game"]
@@ -23,7 +24,7 @@ def make_budgeted(game_entry_point: str, turn_budget: int, **game_kwargs: Any) -
     """
     module_name, _, attr = game_entry_point.partition(":")
     game_cls = getattr(importlib.import_module(module_name), attr)
-    return TurnBudget(game_cls(**game_kwargs), turn_budget=turn_budget)
+    return PassiveEnvChecker(TurnBudget(game_cls(**game_kwargs), turn_budget=turn_budget))
 
 
 def register_game(env_id: str, game_entry_point: str, turn_budget: int, **game_kwargs: Any) -> None:
@@ -37,7 +38,8 @@ def register_game(env_id: str, game_entry_point: str, turn_budget: int, **game_k
         kwargs={"game_entry_point": game_entry_point, "turn_budget": turn_budget, **game_kwargs},
         # The budget is ours (truncation via TurnBudget), never gymnasium's TimeLimit.
         max_episode_steps=None,
-        disable_env_checker=False,
+        # make_budgeted adds a passive checker that survives a refused first reset.
+        disable_env_checker=True,
     )
 
 
