@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -19,7 +20,7 @@ from turnbudget.wrappers import (
     TurnBudget,
 )
 from turnbudget.wrappers._common import find_wrapper
-from turnbudget.wrappers.sample_turn_budget import BudgetMixLike
+from turnbudget.wrappers.sample_turn_budget import BudgetMix, BudgetMixLike
 from turnbudget.wrappers.turn_budget import check_turn_budget
 
 __all__ = ["STACK_ORDER", "make"]
@@ -107,6 +108,12 @@ def make(
     """
     if budget is not None:
         budget = check_turn_budget(budget, "budget")
+    if env_index is not None and (
+        isinstance(env_index, bool) or not isinstance(env_index, numbers.Integral) or env_index < 0
+    ):
+        raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {env_index!r}")
+    if budget_mix is not None:
+        budget_mix = BudgetMix.coerce(budget_mix)  # a bad mix fails before the env is made
     # Check every option before building anything.
     specs = {
         "errors": _kwargs(errors, "errors", "rate", (int, float)),
