@@ -24,6 +24,7 @@ import os
 import signal
 import struct
 import time
+import warnings
 from pathlib import Path
 
 __all__ = [
@@ -105,7 +106,11 @@ def probe_story_file(path: str | os.PathLike[str], timeout: float | None = None)
     import jericho  # imported before forking: the child must not import anything
 
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # Python >= 3.12 warns about forking a threaded process; the child only
+        # runs the interpreter's C code and exits, taking no lock another thread may hold.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # child: report through the pipe, never return into the caller's code
         code = 0
         try:
