@@ -116,6 +116,25 @@ def test_the_raw_interpreter_does_split_on_the_joiners(shipped_cache):
     env.close()
 
 
+def test_the_raw_interpreter_plays_one_action_per_object_on_and(shipped_cache):
+    """Without the grammar, 'take a and b' and 'take a, b' take both things in one turn."""
+    env = _make(shipped_cache, "custom-129ef7ebef")
+    env.reset(seed=0)
+    takes = [c for c in env.unwrapped.admissible_actions() if c.startswith("take ")]
+    first, second = (c.removeprefix("take ") for c in takes[:2])
+    frotz = _interpreter(env)
+    start = frotz.get_state()
+    frotz.step(f"take {first}")
+    frotz.step(f"take {second}")
+    both = _world(frotz)
+    for text in (f"take {first} and {second}", f"take {first}, {second}"):
+        frotz.set_state(start)
+        frotz.step(text)
+        assert _world(frotz) == both, text
+        assert env.unwrapped._grammar.parse(text)[0] is None
+    env.close()
+
+
 @pytest.mark.parametrize("game", GAMES)
 def test_joined_admissible_commands_advance_the_game_by_at_most_one_command(shipped_cache, game):
     """Every admissible command joined with every other by every joiner: at most one plays."""
