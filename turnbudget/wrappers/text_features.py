@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 import re
 import zlib
 from typing import Any, SupportsFloat
@@ -12,6 +11,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.core import ActType
 
+from turnbudget._checks import check_positive_int
 from turnbudget.wrappers._common import require_single
 
 __all__ = ["MAX_DIM", "MAX_NGRAMS", "TextFeatures", "hashed_ngrams"]
@@ -102,8 +102,7 @@ class TextFeatures(
         )
         gym.ObservationWrapper.__init__(self, env)
         for name, value, most in (("dim", dim, MAX_DIM), ("ngrams", ngrams, MAX_NGRAMS)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-                raise ValueError(f"Expect `{name}` to be a positive int, got {value!r}")
+            check_positive_int(value, name)
             if value > most:  # every observation is a dense vector of blocks * dim floats
                 raise ValueError(f"Expect `{name}` to be at most {most}, got {value!r}")
         if not isinstance(env.observation_space, spaces.Text):

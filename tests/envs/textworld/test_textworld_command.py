@@ -177,7 +177,7 @@ def cooking(shipped_cache):
 def test_generated_inputs_play_at_most_one_command_of_the_grammar(cooking, data):
     """Inputs built from the game's own words, parser words and punctuation."""
     env = cooking
-    if env.unwrapped._done:
+    if env.unwrapped._episode_over:
         env.reset(seed=0)
     frotz = _interpreter(env)
     game = env.unwrapped._tw._game

@@ -2,26 +2,22 @@
 
 from __future__ import annotations
 
-import numbers
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
 
-from turnbudget.wrappers import (
-    DiscreteActions,
-    InjectErrors,
-    ProcessReward,
-    RecordStepOutcomes,
-    RevealBudget,
-    SampleTurnBudget,
-    TextFeatures,
-    TurnBudget,
-)
+from turnbudget._checks import is_int
 from turnbudget.wrappers._common import find_wrapper
-from turnbudget.wrappers.sample_turn_budget import BudgetMix, BudgetMixLike
-from turnbudget.wrappers.turn_budget import check_turn_budget
+from turnbudget.wrappers.discrete_actions import DiscreteActions
+from turnbudget.wrappers.inject_errors import InjectErrors
+from turnbudget.wrappers.process_reward import ProcessReward
+from turnbudget.wrappers.record_step_outcomes import RecordStepOutcomes
+from turnbudget.wrappers.reveal_budget import RevealBudget
+from turnbudget.wrappers.sample_turn_budget import BudgetMix, BudgetMixLike, SampleTurnBudget
+from turnbudget.wrappers.text_features import TextFeatures
+from turnbudget.wrappers.turn_budget import TurnBudget, check_turn_budget
 
 __all__ = ["STACK_ORDER", "make"]
 
@@ -108,9 +104,7 @@ def make(
     """
     if budget is not None:
         budget = check_turn_budget(budget, "budget")
-    if env_index is not None and (
-        isinstance(env_index, bool) or not isinstance(env_index, numbers.Integral) or env_index < 0
-    ):
+    if env_index is not None and (not is_int(env_index) or env_index < 0):
         raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {env_index!r}")
     if budget_mix is not None:
         budget_mix = BudgetMix.coerce(budget_mix)  # a bad mix fails before the env is made
