@@ -93,11 +93,7 @@ class VaultWorld(TeamWorld):
         if not starts:
             return False
         start = starts[int(rng.integers(len(starts)))]
-        toward = [""] * n  # the direction one step closer to the vault
-        for room in range(n):
-            for direction, nxt in exits[room].items():
-                if depth[nxt] == depth[room] - 1:
-                    toward[room] = direction
+        toward = _toward(exits, depth)
         route, room = [], start
         while room != vault:
             route.append((room, toward[room]))
@@ -111,25 +107,55 @@ class VaultWorld(TeamWorld):
             return False
         picked = [route[i] for i in sorted(rng.choice(len(route), cfg.route_doors, replace=False))]
         picked += [others[i] for i in rng.choice(len(others), cfg.decoy_doors, replace=False)]
-        n_doors = len(picked)
+        colors = [str(c) for c in rng.choice(_COLORS, len(picked), replace=False)]
+        doors = [
+            (r, d, c, code)
+            for (r, d), c, code in zip(picked, colors, self._draw_codes(len(picked), rng))
+        ]
+        self._setup(exits, sample_names(n, rng), start, vault, doors)
+        distance = self._initial_distance
+        return cfg.min_distance <= distance <= cfg.max_distance
+
+    @classmethod
+    def from_layout(
+        cls,
+        exits: list[dict[str, int]],
+        start: int,
+        vault: int,
+        doors: list[tuple[int, str, str, str]],
+        difficulty: str = "easy",
+    ) -> VaultWorld:
+        """A hand-made world (for tests and examples): ``exits`` must form a tree; ``doors``
+        are ``(room, direction, colour, code)``."""
+        world = cls(difficulty)
+        world._setup(exits, [f"room {i}" for i in range(len(exits))], start, vault, doors)
+        world.generated = True
+        return world
+
+    def _setup(
+        self,
+        exits: list[dict[str, int]],
+        names: list[str],
+        start: int,
+        vault: int,
+        doors: list[tuple[int, str, str, str]],
+    ) -> None:
+        depth = bfs_distances(exits, vault)
+        toward = _toward(exits, depth)
         self._exits, self._depth, self._toward, self._vault = exits, depth, toward, vault
-        self._names = sample_names(n, rng)
-        self._colors = [str(c) for c in rng.choice(_COLORS, n_doors, replace=False)]
-        self._codes = self._draw_codes(n_doors, rng)
+        self._names = names
+        self._colors = [color for _, _, color, _ in doors]
+        self._codes = [code for _, _, _, code in doors]
         self._door_at: dict[tuple[int, str], int] = {}
-        self._door_rooms: list[tuple[int, int]] = []
-        for door, (r, d) in enumerate(picked):
+        for door, (r, d, _, _) in enumerate(doors):
             self._door_at[r, d] = door
             self._door_at[exits[r][d], OPPOSITE[d]] = door
-            self._door_rooms.append((r, exits[r][d]))
         self._room, self._open, self._heard = start, 0, frozenset()
         self._visited = [start]
         self._won = False
         self._radio = ""  # the message the runner hears this round
         self._runner_news = ""  # what the operator's monitors showed of the runner's last command
-        distance = self._distance((start, 0, frozenset()))
-        self._initial_distance = distance
-        return cfg.min_distance <= distance <= cfg.max_distance
+        self._initial_distance = self._distance((start, 0, frozenset()))
 
     @staticmethod
     def _draw_codes(count: int, rng: np.random.Generator, taken: tuple[str, ...] = ()) -> list[str]:
@@ -453,3 +479,13 @@ class VaultWorld(TeamWorld):
             f"Alarm! The {self._colors[door]} door slams shut and its keypad now wants "
             f"{self._codes[door]}."
         )
+
+
+def _toward(exits: list[dict[str, int]], depth: list[int]) -> list[str]:
+    """Per room, the direction one step closer to the vault (a tree has exactly one)."""
+    toward = [""] * len(exits)
+    for room, room_exits in enumerate(exits):
+        for direction, nxt in room_exits.items():
+            if depth[nxt] == depth[room] - 1:
+                toward[room] = direction
+    return toward
