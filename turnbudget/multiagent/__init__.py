@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from turnbudget.multiagent import race_v0, vault_v0
 from turnbudget.multiagent.base import TEXT_KEY, TextParallelEnv
+from turnbudget.multiagent.stack import make_team
 
-__all__ = ["TEXT_KEY", "TextParallelEnv", "all_games", "race_v0", "vault_v0"]
+__all__ = ["TEXT_KEY", "TextParallelEnv", "all_games", "make_team", "race_v0", "vault_v0"]
 
 #: Every game module, by name (as ``pettingzoo.utils.all_modules.all_environments``).
 all_games = {

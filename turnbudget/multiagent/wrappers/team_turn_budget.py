@@ -7,6 +7,7 @@ from typing import Any
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
+from turnbudget.multiagent.wrappers._common import require_single_team
 from turnbudget.wrappers._common import EpisodeSeeder
 from turnbudget.wrappers.sample_turn_budget import BudgetMix, BudgetMixLike
 from turnbudget.wrappers.turn_budget import check_turn_budget
@@ -50,10 +51,7 @@ class TeamTurnBudget(BaseParallelWrapper):
 
     def __init__(self, env: ParallelEnv, turn_budget: int, budget_mix: BudgetMixLike | None = None):
         super().__init__(env)
-        if any(isinstance(e, TeamTurnBudget) for e in _stack(env)):
-            raise ValueError(
-                "TeamTurnBudget is already in this stack; wrap an env with it only once"
-            )
+        require_single_team(env, TeamTurnBudget)
         self.default_turn_budget = check_turn_budget(turn_budget)
         self.budget_mix = None if budget_mix is None else BudgetMix.coerce(budget_mix)
         self._seeder = EpisodeSeeder("SampleTurnBudget")
@@ -115,12 +113,3 @@ class TeamTurnBudget(BaseParallelWrapper):
         info["turns_used"] = self.turns_used.get(agent, 0)
         info["turns_left"] = self.turns_left
         info["rounds_used"] = self.rounds_used
-
-
-def _stack(env: Any) -> list[Any]:
-    """Every layer of a parallel-env stack, outermost first."""
-    layers = [env]
-    while isinstance(env, BaseParallelWrapper):
-        env = env.env
-        layers.append(env)
-    return layers
