@@ -1,0 +1,252 @@
+"""Pass@(K,T) for teams: run one agent per role on a multi-agent game, score team success.
+
+`evaluate_team` is the team counterpart of `turnbudget.eval.evaluate`,
+built on the same estimator: per task (game seed), ``n`` independent
+episodes, each capped at T rounds of the shared team budget; an episode
+succeeds at T when the team's success (every role won in a cooperative
+game; the focal role won in a competitive one) came within T rounds.
+
+- **Roles.** ``agents`` maps each role to an agent or a spec: ``"random"``,
+  ``"oracle"``, ``"oracle:EPS"`` (`turnbudget.agents.make_agent`) or
+  ``"house"`` (the game's fixed opponent policy, `HouseAgent`). Agents with
+  ``needs_oracle`` get ``info["oracle_actions"]`` = the game's
+  ``optimal_actions(role)``; those with ``needs_house`` get
+  ``info["house_action"]``.
+- **Modes.** ``truncate`` runs each episode once at ``max(ts)`` (exact for
+  budget-blind agents); ``rerun`` runs it once per T; ``auto`` picks
+  ``rerun`` when the budget is revealed or an agent is budget-aware.
+- **Determinism.** An episode is fixed by (game, difficulty, task seed,
+  repeat, budget): the env is reset with the task seed, each role's agent
+  with a seed derived from (``seed``, game, role, task, repeat); errors are
+  drawn per (task, agent, round), the same for every team.
+- **Baselines.** `baseline_teams` builds the random team and the
+  ε-noisy oracle team (against the house policy in competitive games).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from turnbudget.agents import ORACLE_KEY, make_agent
+from turnbudget.agents.house import HOUSE_KEY, HouseAgent
+from turnbudget.eval.estimator import GridEstimate, estimate_from_task_grids, estimate_grid
+from turnbudget.multiagent.stack import game_module, make_team
+
+__all__ = ["TeamEvalResult", "baseline_teams", "evaluate_team", "team_agent"]
+
+_MODES = ("auto", "truncate", "rerun")
+
+
+def team_agent(spec: Any) -> Any:
+    """An agent from a spec (``"random"``, ``"oracle[:EPS]"``, ``"house"``) or the agent itself."""
+    if isinstance(spec, str):
+        return HouseAgent() if spec.strip().lower() == "house" else make_agent(spec)
+    if not callable(getattr(spec, "act", None)) or not callable(getattr(spec, "reset", None)):
+        raise ValueError(
+            f"Expect an agent (reset(seed), act(obs, info)) or a spec string, got {spec!r}"
+        )
+    return spec
+
+
+def baseline_teams(
+    game: Any, epsilon: float = 0.1, focal: str | None = None
+) -> dict[str, dict[str, Any]]:
+    """The baseline teams of a game: ``"random"`` and ``f"oracle-eps{epsilon}"``.
+
+    In a competitive game (one with ``house_action``) the oracle team is the
+    ε-noisy best response for ``focal`` (default: the first role) against the
+    house policy, and the random team plays ``focal`` at random against the house.
+    """
+    raw = game_module(game).raw_env
+    roles = raw().possible_agents
+    if hasattr(raw, "house_action"):
+        focal = focal or roles[0]
+        house = {r: "house" for r in roles if r != focal}
+        return {
+            "random": {focal: "random", **house},
+            f"oracle-eps{epsilon:g}": {focal: f"oracle:{epsilon}", **house},
+        }
+    return {
+        "random": dict.fromkeys(roles, "random"),
+        f"oracle-eps{epsilon:g}": dict.fromkeys(roles, f"oracle:{epsilon}"),
+    }
+
+
+@dataclass
+class TeamEvalResult:
+    """What `evaluate_team` returns."""
+
+    config: dict[str, Any]
+    grid: GridEstimate
+    episodes: list[
+        dict[str, Any]
+    ]  # one per episode: task, rep, budget, success, first success round
+    records: list[dict[str, Any]] = field(default_factory=list)  # per-agent records (record=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"config": self.config, "grid": self.grid.to_dict()}
+
+
+def _agent_seed(seed: int, game: str, role: str, task: int, rep: int) -> int:
+    ss = np.random.SeedSequence([seed, zlib.crc32(f"{game}:{role}".encode()), task, rep])
+    return int(ss.generate_state(1, dtype=np.uint32)[0])
+
+
+def evaluate_team(
+    game: Any,
+    agents: Mapping[str, Any],
+    *,
+    difficulty: str = "easy",
+    ks: Sequence[int] = (1, 2, 4),
+    ts: Sequence[int] = (10, 20, 40),
+    n: int | None = None,
+    tasks: int | Sequence[int] = 10,
+    mode: str = "auto",
+    success: str | None = None,
+    errors: Any = None,
+    reveal: Any = None,
+    record: bool = False,
+    seed: int = 0,
+    progress: bool = False,
+    n_bootstrap: int = 1000,
+) -> TeamEvalResult:
+    """Evaluate a team (one agent per role) and return its Pass@(K,T) grid.
+
+    Args:
+        game: A game module of `turnbudget.multiagent.all_games` or its name (``"vault_v0"``).
+        agents: role -> agent or spec, one per role of the game.
+        difficulty: ``"easy"``, ``"medium"`` or ``"hard"``.
+        ks: the K values (``n`` must be at least ``max(ks)``).
+        ts: the team budgets T, in rounds.
+        n: episodes per task (default ``max(ks)``).
+        tasks: task seeds, or a count m for seeds ``0..m-1``.
+        mode: ``auto``, ``truncate`` or ``rerun``.
+        success: ``"all"`` (every role wins) or a role; default: ``"all"`` in a
+            cooperative game, the first role that is not the house in a competitive one.
+        errors: the ``errors=`` setting of `make_team`.
+        reveal: the ``reveal=`` setting of `make_team`.
+        record: keep every agent's step and episode records in the result.
+        seed: base of the agents' per-episode seeds.
+        progress: show a progress bar.
+        n_bootstrap: bootstrap resamples for the confidence interval.
+
+    Example:
+        >>> result = evaluate_team("vault_v0", {"operator": "oracle", "runner": "oracle"},
+        ...                        ks=[1], ts=[4, 30], tasks=3, n_bootstrap=0)
+        >>> result.grid.mean.tolist()
+        [[0.0, 1.0]]
+    """
+    from tqdm.auto import tqdm
+
+    module = game_module(game)
+    name = module.raw_env.metadata["name"]
+    roles = module.raw_env().possible_agents
+    if set(agents) != set(roles):
+        raise ValueError(f"Expect one agent per role {roles}, got {sorted(agents)}")
+    team = {role: team_agent(agents[role]) for role in roles}
+    ks_t = tuple(sorted({int(k) for k in ks}))
+    ts_t = tuple(sorted({int(t) for t in ts}))
+    if not ks_t or not ts_t or min(ks_t) < 1 or min(ts_t) < 1:
+        raise ValueError(f"Expect positive ks and ts, got ks={ks!r}, ts={ts!r}")
+    n_val = max(ks_t) if n is None else int(n)
+    if n_val < max(ks_t):
+        raise ValueError(
+            f"Pass@K needs n >= max(K) episodes per task: got n={n_val}, max(K)={max(ks_t)}"
+        )
+    task_seeds = tuple(range(tasks)) if isinstance(tasks, int) else tuple(int(s) for s in tasks)
+    if not task_seeds or len(set(task_seeds)) != len(task_seeds):
+        raise ValueError(f"Expect `tasks` to be a positive count or distinct seeds, got {tasks!r}")
+    if mode not in _MODES:
+        raise ValueError(f"Expect `mode` to be one of {_MODES}, got {mode!r}")
+    if mode == "auto":
+        aware = any(getattr(a, "budget_aware", False) for a in team.values())
+        visible = reveal not in (None, False, "never") and not (
+            isinstance(reveal, Mapping) and reveal.get("mode") == "never"
+        )
+        mode = "rerun" if aware or visible else "truncate"
+    if success is None:
+        house = {r for r, a in team.items() if isinstance(a, HouseAgent)}
+        success = (
+            "all"
+            if not hasattr(module.raw_env, "house_action")
+            else next(r for r in roles if r not in house)
+        )
+    if success != "all" and success not in roles:
+        raise ValueError(f"Expect `success` to be 'all' or one of {roles}, got {success!r}")
+    winners = roles if success == "all" else [success]
+    budgets = (max(ts_t),) if mode == "truncate" else ts_t
+    config = {
+        "game": name, "difficulty": difficulty, "agents": {r: repr(a) for r, a in team.items()},
+        "ks": list(ks_t), "ts": list(ts_t), "n": n_val, "tasks": list(task_seeds), "mode": mode,
+        "success": success, "errors": errors, "reveal": reveal, "seed": seed,
+    }  # fmt: skip
+    records: list[dict[str, Any]] = []
+    env = make_team(module, difficulty=difficulty, budget=max(ts_t), errors=errors, reveal=reveal,
+                    record={"callback": records.append} if record else None)  # fmt: skip
+    game_env = env.unwrapped
+    episodes = []
+    total = len(task_seeds) * n_val * len(budgets)
+    with tqdm(total=total, desc=f"{name} team", unit="ep", disable=not progress) as bar:
+        for task in task_seeds:
+            for rep in range(n_val):
+                for budget in budgets:
+                    first = _run_episode(
+                        env, game_env, team, task, rep, budget, winners, name, seed
+                    )
+                    episodes.append({"task": task, "rep": rep, "turn_budget": budget,
+                                     "success": first is not None, "first_success_round": first})  # fmt: skip
+                    bar.update(1)
+    if mode == "truncate":
+        by_task: dict[int, list[int | None]] = {t: [] for t in task_seeds}
+        for e in episodes:
+            by_task[e["task"]].append(e["first_success_round"])
+        grid = estimate_grid(by_task, ks_t, ts_t, n_bootstrap=n_bootstrap, seed=seed)
+    else:  # one column per T, from the runs at that T
+        grids = np.empty((len(task_seeds), len(ks_t), len(ts_t)))
+        for i, task in enumerate(task_seeds):
+            for j, t in enumerate(ts_t):
+                runs = [
+                    e["first_success_round"]
+                    for e in episodes
+                    if e["task"] == task and e["turn_budget"] == t
+                ]
+                grids[i, :, j] = estimate_grid({task: runs}, ks_t, [t], n_bootstrap=0).mean[:, 0]
+        grid = estimate_from_task_grids(
+            grids, ks_t, ts_t, n_per_task=n_val, n_bootstrap=n_bootstrap, seed=seed
+        )
+    env.close()
+    return TeamEvalResult(config, grid, episodes, records)
+
+
+def _run_episode(
+    env: Any, game: Any, team: Mapping[str, Any], task: int, rep: int, budget: int,
+    winners: Sequence[str], name: str, seed: int,
+) -> int | None:  # fmt: skip
+    """Play one episode; return the round of the team's success, or None."""
+    episode_id = f"turnbudget/{name}|seed={task}|rep={rep}|T={budget}"
+    observations, infos = env.reset(
+        seed=task, options={"turn_budget": budget, "episode_id": episode_id}
+    )
+    for role, agent in team.items():
+        agent.reset(_agent_seed(seed, name, role, task, rep))
+    rounds = 0
+    while env.agents:
+        actions = {}
+        for role in env.agents:
+            info = dict(infos[role])
+            if getattr(team[role], "needs_oracle", False):
+                info[ORACLE_KEY] = list(game.optimal_actions(role))
+            if getattr(team[role], "needs_house", False):
+                info[HOUSE_KEY] = game.house_action(role)
+            actions[role] = team[role].act(observations[role]["text"], info)
+        observations, _, terminations, _, infos = env.step(actions)
+        rounds += 1
+        if any(terminations.values()):
+            won = all(infos[r]["won"] for r in winners)
+            return rounds if won else None
+    return None
