@@ -127,7 +127,7 @@ class RaceWorld(TeamWorld):
         copies: list[tuple[str, int]],
     ) -> None:
         self._exits, self._names, self._bench = exits, names, bench
-        self._dist = [bfs_distances(exits, r) for r in range(len(exits))]  # [to][from]
+        self._dist: dict[int, list[int]] = {}  # target room -> moves from every room, on demand
         self._recipes = {role: tuple(recipes[role]) for role in self.roles}
         self._material = [m for m, _ in copies]
         self._where = [r for _, r in copies]  # copy -> room, or _HELD
@@ -139,6 +139,7 @@ class RaceWorld(TeamWorld):
         self._round = 0
         self._news = dict.fromkeys(self.roles, "")
         self._plans: dict[tuple, tuple[list[str], _Takes, int]] = {}
+        self._admissible_memo: dict[tuple, list[str]] = {}  # never mutate a cached list
         self._initial = {role: self.distance_to_goal(role) for role in self.roles}
 
     # -- texts --------------------------------------------------------------------------
@@ -191,6 +192,13 @@ class RaceWorld(TeamWorld):
         return [m for m in self._recipes[role] if m not in held]
 
     def admissible(self, role: str) -> list[str]:
+        key = (role, self._room[role], tuple(self._where), tuple(self._holder), self.over)
+        cached = self._admissible_memo.get(key)
+        if cached is None:
+            cached = self._admissible_memo[key] = self._admissible(role)
+        return cached
+
+    def _admissible(self, role: str) -> list[str]:
         if self.over:
             return []
         room = self._room[role]
@@ -318,16 +326,24 @@ class RaceWorld(TeamWorld):
     def _tour_length(self, room: int, copies: list[int], where: list[int]) -> int:
         length = 0
         for c in copies:
-            length += self._dist[room][where[c]] + 1
+            length += self._to(where[c])[room] + 1
             room = where[c]
-        return length + self._dist[room][self._bench] + 1
+        return length + self._to(self._bench)[room] + 1
+
+    def _to(self, target: int) -> list[int]:
+        """Moves from every room to ``target`` (one breadth-first search per target, kept)."""
+        table = self._dist.get(target)
+        if table is None:
+            table = self._dist[target] = bfs_distances(self._exits, target)
+        return table
 
     def _path(self, start: int, goal: int) -> list[str]:
+        to_goal = self._to(goal)
         steps, room = [], start
         while room != goal:
             direction = next(
                 d for d in DIRECTIONS
-                if d in self._exits[room] and self._dist[goal][self._exits[room][d]] == self._dist[goal][room] - 1
+                if d in self._exits[room] and to_goal[self._exits[room][d]] == to_goal[room] - 1
             )  # fmt: skip
             steps.append(f"go {direction}")
             room = self._exits[room][direction]
@@ -361,20 +377,26 @@ class RaceWorld(TeamWorld):
         rival = self._other(role)
         _, rival_takes, rival_finish = self._solo_plan(rival)
         room, missing = self._room[role], self._missing(role)
-        best: int | None = None
-        tours: list[list[int]] = []
+        candidates = []
         for order in itertools.permutations(missing):
             options = [
                 [c for c in range(len(self._where)) if self._material[c] == m and self._where[c] != _HELD]
                 for m in order
             ]  # fmt: skip
             for copies in itertools.product(*options):
-                finish = self._race(role, room, list(copies), rival_takes, rival_finish)
-                if finish is None or (best is not None and finish > best):
-                    continue
-                if best is None or finish < best:
-                    best, tours = finish, []
-                tours.append(list(copies))
+                candidates.append(
+                    (self._tour_length(room, list(copies), self._where), list(copies))
+                )
+        candidates.sort(key=lambda item: item[0])
+        best: int | None = None
+        tours: list[list[int]] = []
+        # A winning tour crafts after exactly its length: scan by length, stop past the best.
+        for length, copies in candidates:
+            if best is not None and length > best:
+                break
+            if self._race(role, room, copies, rival_takes, rival_finish) is not None:
+                best = length
+                tours.append(copies)
         return best, tours
 
     def _race(
@@ -384,10 +406,10 @@ class RaceWorld(TeamWorld):
         mine: _Takes = []
         t = 0
         for c in copies:
-            t += self._dist[room][self._where[c]] + 1
+            t += self._to(self._where[c])[room] + 1
             mine.append((t, c))
             room = self._where[c]
-        finish = t + self._dist[room][self._bench] + 1
+        finish = t + self._to(self._bench)[room] + 1
         gone: set[int] = set()
         mine_at = dict(mine)
         first = self.roles.index(role)
@@ -428,7 +450,7 @@ class RaceWorld(TeamWorld):
                 actions.add(f"take {self._material[copies[0]]}" if copies else "craft")
                 continue
             for d, nxt in self._exits[room].items():
-                if self._dist[target][nxt] == self._dist[target][room] - 1:
+                if self._to(target)[nxt] == self._to(target)[room] - 1:
                     actions.add(f"go {d}")
         return sorted(actions)
 

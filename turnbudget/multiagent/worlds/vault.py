@@ -150,6 +150,9 @@ class VaultWorld(TeamWorld):
         for door, (r, d, _, _) in enumerate(doors):
             self._door_at[r, d] = door
             self._door_at[exits[r][d], OPPOSITE[d]] = door
+        self._route_memo: dict[tuple[int, int], list[tuple[str, object]]] = {}
+        self._distance_memo: dict[_State, int] = {}  # cleared when a code changes
+        self._admissible_memo: dict[tuple, list[str]] = {}  # never mutate a cached list
         self._room, self._open, self._heard = start, 0, frozenset()
         self._visited = [start]
         self._won = False
@@ -224,6 +227,13 @@ class VaultWorld(TeamWorld):
     # -- commands -------------------------------------------------------------------------
 
     def admissible(self, role: str) -> list[str]:
+        key = (role, self._room, self._open, self._heard, self._won, tuple(self._codes))
+        cached = self._admissible_memo.get(key)
+        if cached is None:
+            cached = self._admissible_memo[key] = self._admissible(role)
+        return cached
+
+    def _admissible(self, role: str) -> list[str]:
         if self._won:
             return []
         if role == "operator":
@@ -365,6 +375,10 @@ class VaultWorld(TeamWorld):
 
     def _route_actions(self, room: int, open_mask: int) -> list[tuple[str, object]]:
         """The runner's moves and door openings along the (unique) route to the vault."""
+        memo = self._route_memo.get((room, open_mask))
+        if memo is not None:
+            return memo
+        start = room
         actions: list[tuple[str, object]] = []
         while room != self._vault:
             direction = self._toward[room]
@@ -373,9 +387,13 @@ class VaultWorld(TeamWorld):
                 actions.append(("enter", door))
             actions.append(("go", direction))
             room = self._exits[room][direction]
+        self._route_memo[start, open_mask] = actions
         return actions
 
     def _distance(self, state: _State) -> int:
+        memo = self._distance_memo.get(state)
+        if memo is not None:
+            return memo
         room, open_mask, heard = state
         if room == self._vault:
             return 0
@@ -386,7 +404,8 @@ class VaultWorld(TeamWorld):
             if kind == "enter" and self._codes[door] not in heard:  # type: ignore[index]
                 j += 1
                 wait = max(wait, j + 1 - s)
-        return len(actions) + wait
+        self._distance_memo[state] = distance = len(actions) + wait
+        return distance
 
     def _next_state(self, state: _State, runner: str, operator: str) -> _State:
         room, open_mask, heard = state
@@ -475,6 +494,7 @@ class VaultWorld(TeamWorld):
         door = opened[int(rng.integers(len(opened)))]
         self._open &= ~(1 << door)
         self._codes[door] = self._draw_codes(1, rng, tuple(self._codes))[0]
+        self._distance_memo = {}  # distances depend on which codes were heard
         return (
             f"Alarm! The {self._colors[door]} door slams shut and its keypad now wants "
             f"{self._codes[door]}."
