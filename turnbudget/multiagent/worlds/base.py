@@ -11,6 +11,7 @@ single-agent game and in a team game.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -44,6 +45,20 @@ class TeamWorld:
 
     roles: ClassVar[tuple[str, ...]] = ()
     difficulties: ClassVar[tuple[str, ...]] = ("easy", "medium", "hard")
+
+    # State that rounds and setbacks mutate in place. Everything else is rebound
+    # when it changes, or is a per-world table (maps, memos keyed by state), so
+    # copies share it.
+    _mutable: ClassVar[tuple[str, ...]] = ()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> TeamWorld:
+        """A cheap, independent copy for look-ahead (an oracle check, a slip's solvability)."""
+        clone = copy.copy(self)
+        memo[id(self)] = clone
+        for name in self._mutable:
+            if hasattr(self, name):
+                setattr(clone, name, copy.deepcopy(getattr(self, name), memo))
+        return clone
 
     def __init__(self, difficulty: str = "easy"):
         difficulty = str(difficulty).lower()

@@ -63,6 +63,9 @@ class RaceWorld(TeamWorld):
     """
 
     roles: ClassVar[tuple[str, ...]] = ("player_0", "player_1")
+    _mutable: ClassVar[tuple[str, ...]] = (
+        "_where", "_holder", "_room", "_visited", "_known", "_crafted", "_news",
+    )  # fmt: skip
 
     def __init__(self, difficulty: str = "easy"):
         super().__init__(difficulty)

@@ -67,6 +67,7 @@ class VaultWorld(TeamWorld):
     """
 
     roles: ClassVar[tuple[str, ...]] = ("operator", "runner")
+    _mutable: ClassVar[tuple[str, ...]] = ("_codes", "_visited")
 
     def __init__(self, difficulty: str = "easy"):
         super().__init__(difficulty)

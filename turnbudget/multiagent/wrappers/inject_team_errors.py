@@ -170,9 +170,9 @@ class InjectTeamErrors(BaseParallelWrapper):
         candidates = [c for c in self._admissible.get(agent, []) if c not in excluded]
         for index in rng.permutation(len(candidates)):
             replacement = candidates[index]
-            trial = copy.deepcopy(game)
+            trial = copy.deepcopy(game.world)  # cheap: the world shares its tables
             trial.step({**actions, agent: replacement})
-            if not trial.world.over and trial.distance_to_goal(agent) is not None:
+            if not trial.over and trial.distance_to_goal(agent) is not None:
                 event = self._event(
                     "slip", before, None,
                     f'Your hand slips: instead of "{str(own)[:40]}", you {replacement}.',
