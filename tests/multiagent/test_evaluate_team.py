@@ -75,3 +75,31 @@ def test_bad_team_specs():
         evaluate_team("vault_v0", {"operator": "random", "runner": "random"}, ks=[4], n=2)
     with pytest.raises(KeyError, match="house_action"):
         HouseAgent().act("", {})
+
+
+class _EchoBatchAgent:
+    """A BatchAgent that plays the first admissible command (the shape of an LLM client)."""
+
+    max_batch_size = 4
+
+    def __init__(self) -> None:
+        self.live: set[str] = set()
+        self.ended = 0
+
+    def reset_episode(self, episode_id: str, seed: int) -> None:
+        self.live.add(episode_id)
+
+    def act_batch(self, episode_ids, observations, infos):
+        assert set(episode_ids) <= self.live and all(isinstance(o, str) for o in observations)
+        return [(i["admissible_actions"] or ["wait"])[0] for i in infos]
+
+    def end_episode(self, episode_id: str) -> None:
+        self.live.discard(episode_id)
+        self.ended += 1
+
+
+def test_batch_agents_play_a_role():
+    agent = _EchoBatchAgent()
+    result = evaluate_team("vault_v0", {"operator": "oracle", "runner": agent}, ks=[1], ts=[30],
+                           tasks=3, n_bootstrap=0)  # fmt: skip
+    assert len(result.episodes) == 3 and agent.ended == 3 and not agent.live

@@ -6,7 +6,8 @@ episodes, each capped at T rounds of the shared team budget; an episode
 succeeds at T when the team's success (every role won in a cooperative
 game; the focal role won in a competitive one) came within T rounds.
 
-- **Roles.** ``agents`` maps each role to an agent or a spec: ``"random"``,
+- **Roles.** ``agents`` maps each role to an agent (an `Agent`, or a
+  `BatchAgent` such as an LLM client, asked one episode at a time) or a spec: ``"random"``,
   ``"oracle"``, ``"oracle:EPS"`` (`turnbudget.agents.make_agent`) or
   ``"house"`` (the game's fixed opponent policy, `HouseAgent`). Agents with
   ``needs_oracle`` get ``info["oracle_actions"]`` = the game's
@@ -46,7 +47,8 @@ def team_agent(spec: Any) -> Any:
     """An agent from a spec (``"random"``, ``"oracle[:EPS]"``, ``"house"``) or the agent itself."""
     if isinstance(spec, str):
         return HouseAgent() if spec.strip().lower() == "house" else make_agent(spec)
-    if not callable(getattr(spec, "act", None)) or not callable(getattr(spec, "reset", None)):
+    is_agent = callable(getattr(spec, "act", None)) and callable(getattr(spec, "reset", None))
+    if not is_agent and not callable(getattr(spec, "act_batch", None)):
         raise ValueError(
             f"Expect an agent (reset(seed), act(obs, info)) or a spec string, got {spec!r}"
         )
@@ -233,20 +235,32 @@ def _run_episode(
         seed=task, options={"turn_budget": budget, "episode_id": episode_id}
     )
     for role, agent in team.items():
-        agent.reset(_agent_seed(seed, name, role, task, rep))
+        if hasattr(agent, "act_batch"):  # a BatchAgent (an LLM client): one episode at a time
+            agent.reset_episode(f"{episode_id}#{role}", _agent_seed(seed, name, role, task, rep))
+        else:
+            agent.reset(_agent_seed(seed, name, role, task, rep))
     rounds = 0
+    result = None
     while env.agents:
         actions = {}
         for role in env.agents:
+            agent = team[role]
             info = dict(infos[role])
-            if getattr(team[role], "needs_oracle", False):
+            if getattr(agent, "needs_oracle", False):
                 info[ORACLE_KEY] = list(game.optimal_actions(role))
-            if getattr(team[role], "needs_house", False):
+            if getattr(agent, "needs_house", False):
                 info[HOUSE_KEY] = game.house_action(role)
-            actions[role] = team[role].act(observations[role]["text"], info)
+            text = observations[role]["text"]
+            if hasattr(agent, "act_batch"):
+                actions[role] = agent.act_batch([f"{episode_id}#{role}"], [text], [info])[0]
+            else:
+                actions[role] = agent.act(text, info)
         observations, _, terminations, _, infos = env.step(actions)
         rounds += 1
         if any(terminations.values()):
-            won = all(infos[r]["won"] for r in winners)
-            return rounds if won else None
-    return None
+            result = rounds if all(infos[r]["won"] for r in winners) else None
+            break
+    for role, agent in team.items():
+        if hasattr(agent, "end_episode"):
+            agent.end_episode(f"{episode_id}#{role}")
+    return result
