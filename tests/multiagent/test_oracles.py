@@ -198,3 +198,25 @@ def test_race_best_response_beats_the_house_within_budget(difficulty):
                 focal,
             )
             assert rounds == distance <= race_v0.DEFAULT_BUDGETS[difficulty]
+
+
+@pytest.mark.parametrize("name", ["race_v0", "vault_v0"])
+def test_setbacks_never_shorten_the_task(name):
+    module = race_v0 if name == "race_v0" else vault_v0
+    for seed in range(10):
+        env = module.parallel_env(difficulty="medium")
+        env.reset(seed=seed)
+        game = env.unwrapped
+        rng = np.random.default_rng(seed)
+        for _ in range(6):
+            if not env.agents:
+                break
+            for agent in env.agents:
+                before = game.distance_to_goal(agent)
+                if before is None:
+                    continue
+                narration = game.inject_setback(agent, rng)
+                after = game.distance_to_goal(agent)
+                assert narration and after is not None and after >= before, (seed, agent)
+            actions = {a: (env.unwrapped.world.admissible(a) or ["wait"])[0] for a in env.agents}
+            env.step(actions)

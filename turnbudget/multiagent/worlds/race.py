@@ -476,7 +476,8 @@ class RaceWorld(TeamWorld):
 
     def inject_setback(self, role: str, rng: np.random.Generator) -> str:
         """Drop a carried material where ``role`` stands, or send it back to an earlier room;
-        only perturbations after which ``role`` can still win, preferably ones that cost it."""
+        only perturbations after which ``role`` can still win and is no closer to winning,
+        preferably ones that cost it rounds."""
         if self.over:
             return ""
         before = self.distance_to_goal(role)
@@ -491,8 +492,8 @@ class RaceWorld(TeamWorld):
             trial = copy.deepcopy(self)
             trial._apply_setback(role, kind, value)
             after = trial.distance_to_goal(role)
-            if after is not None:
-                scored.append((after > (before or 0), kind, value))
+            if after is not None and before is not None and after >= before:
+                scored.append((after > before, kind, value))
         worse = [s for s in scored if s[0]] or scored
         if not worse:
             return "You stumble, but keep your footing."
