@@ -103,3 +103,20 @@ def test_batch_agents_play_a_role():
     result = evaluate_team("vault_v0", {"operator": "oracle", "runner": agent}, ks=[1], ts=[30],
                            tasks=3, n_bootstrap=0)  # fmt: skip
     assert len(result.episodes) == 3 and agent.ended == 3 and not agent.live
+
+
+def test_step_probe_scores_the_oracle_at_one_and_chance_at_zero():
+    from turnbudget.eval.team import team_step_probe
+
+    oracle = team_step_probe("race_v0", {"player_0": "oracle", "player_1": "house"},
+                             difficulty="medium", tasks=8)  # fmt: skip
+    assert set(oracle) == {"player_0"}  # the house is not probed
+    assert oracle["player_0"]["n"] > 0 and oracle["player_0"]["skill"] == 1.0
+    random = team_step_probe("vault_v0", {"operator": "random", "runner": "random"},
+                             difficulty="hard", tasks=20, t0s=(0, 5, 10, 20))  # fmt: skip
+    runner = random["runner"]
+    assert 0 < runner["random_rate"] < 1
+    assert abs(runner["skill"]) < 0.35  # chance level, up to sampling noise
+    again = team_step_probe("vault_v0", {"operator": "random", "runner": "random"},
+                            difficulty="hard", tasks=20, t0s=(0, 5, 10, 20))  # fmt: skip
+    assert again == random  # seeded
