@@ -69,7 +69,7 @@ def test_rerun_mode_with_a_revealed_budget_and_errors_is_deterministic():
 def test_bad_team_specs():
     with pytest.raises(ValueError, match="one agent per role"):
         evaluate_team("vault_v0", {"runner": "oracle"})
-    with pytest.raises(ValueError, match="Unknown agent spec"):
+    with pytest.raises(ValueError, match="Unknown agent"):
         evaluate_team("vault_v0", {"operator": "genius", "runner": "oracle"})
     with pytest.raises(ValueError, match="n >= max"):
         evaluate_team("vault_v0", {"operator": "random", "runner": "random"}, ks=[4], n=2)

@@ -33,6 +33,13 @@ class HouseAgent:
     def name(self) -> str:
         return "house"
 
+    @classmethod
+    def from_spec(cls, arg: str = "") -> HouseAgent:
+        """The ``house`` agent spec: takes no argument."""
+        if arg:
+            raise ValueError(f"Expect `house` without an argument, got `house:{arg}`")
+        return cls()
+
     def reset(self, seed: int) -> None:
         """Deterministic: nothing to seed."""
 

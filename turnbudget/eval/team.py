@@ -7,9 +7,10 @@ succeeds at T when the team's success (every role won in a cooperative
 game; the focal role won in a competitive one) came within T rounds.
 
 - **Roles.** ``agents`` maps each role to an agent (an `Agent`, or a
-  `BatchAgent` such as an LLM client, asked one episode at a time) or a spec: ``"random"``,
-  ``"oracle"``, ``"oracle:EPS"`` (`turnbudget.agents.make_agent`) or
-  ``"house"`` (the game's fixed opponent policy, `HouseAgent`). Agents with
+  `BatchAgent` such as an LLM client, asked one episode at a time) or a spec
+  of the agent registry (`turnbudget.agents.make_agent`): ``"random"``,
+  ``"oracle"``, ``"oracle:EPS"``, ``"house"`` (the game's fixed opponent
+  policy, `HouseAgent`), or any registered name. Agents with
   ``needs_oracle`` get ``info["oracle_actions"]`` = the game's
   ``optimal_actions(role)``; those with ``needs_house`` get
   ``info["house_action"]``.
@@ -44,9 +45,10 @@ _MODES = ("auto", "truncate", "rerun")
 
 
 def team_agent(spec: Any) -> Any:
-    """An agent from a spec (``"random"``, ``"oracle[:EPS]"``, ``"house"``) or the agent itself."""
+    """An agent from a spec of the agent registry (``"random"``, ``"oracle[:EPS]"``,
+    ``"house"``, ``"llm:..."``) or the agent itself."""
     if isinstance(spec, str):
-        return HouseAgent() if spec.strip().lower() == "house" else make_agent(spec)
+        return make_agent(spec)
     is_agent = callable(getattr(spec, "act", None)) and callable(getattr(spec, "reset", None))
     if not is_agent and not callable(getattr(spec, "act_batch", None)):
         raise ValueError(

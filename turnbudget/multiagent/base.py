@@ -3,7 +3,7 @@
 One class owns everything that must behave the same in every team game:
 the spaces (a ``Dict`` observation with a printable ``Text`` entry, a
 ``Text`` action, both cached per agent), seeding, the per-agent ``info``
-keys of the single-agent contract, and the rule that a bad action (not a
+keys of the single-agent contract (`turnbudget.envs.core`), and the rule that a bad action (not a
 string, not admissible, or missing) costs that agent its turn with
 feedback and never touches the others. A game module subclasses it with its
 world class and docstring, and builds ``env()`` / ``parallel_env()`` with
@@ -21,7 +21,17 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
-from turnbudget.envs.native.base import MAX_ACTION_LENGTH, MAX_OBSERVATION_LENGTH, PRINTABLE
+from turnbudget.envs.core import (
+    INFO_ADMISSIBLE_ACTIONS,
+    INFO_GOAL,
+    INFO_LOST,
+    INFO_PROGRESS,
+    INFO_VALID_ACTION,
+    INFO_WON,
+    MAX_ACTION_LENGTH,
+    MAX_OBSERVATION_LENGTH,
+    PRINTABLE,
+)
 from turnbudget.multiagent.worlds.base import TeamWorld
 
 __all__ = ["TEXT_KEY", "TextParallelEnv", "game_factories"]
@@ -89,7 +99,7 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
         for agent in self.agents:
             goal = self.world.goal(agent)
             observations[agent] = self._observe(agent, f"{goal}\n\n{self.world.describe(agent)}")
-            infos[agent] = {**self._info(agent), "goal": goal}
+            infos[agent] = {**self.agent_info(agent), INFO_GOAL: goal}
         return observations, infos
 
     def step(self, actions: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
@@ -113,7 +123,7 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
             rewards[agent] = 1.0 if over and self.world.won(agent) else 0.0
             terminations[agent] = over
             truncations[agent] = False
-            infos[agent] = self._info(agent, valid)
+            infos[agent] = self.agent_info(agent, valid)
         if over:
             self.agents = []
         return observations, rewards, terminations, truncations, infos
@@ -154,16 +164,17 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
         self._last_text[agent] = text
         return {TEXT_KEY: text}
 
-    def _info(self, agent: str, valid: bool | None = None) -> dict[str, Any]:
+    def agent_info(self, agent: str, valid: bool | None = None) -> dict[str, Any]:
+        """``agent``'s info keys of the single-agent contract, now."""
         world = self.world
         info: dict[str, Any] = {
-            "admissible_actions": [] if world.over else list(world.admissible(agent)),
-            "won": world.won(agent),
-            "lost": world.lost(agent),
-            "progress": 1.0 if world.won(agent) else world.progress(agent),
+            INFO_ADMISSIBLE_ACTIONS: [] if world.over else list(world.admissible(agent)),
+            INFO_WON: world.won(agent),
+            INFO_LOST: world.lost(agent),
+            INFO_PROGRESS: 1.0 if world.won(agent) else world.progress(agent),
         }
         if valid is not None:
-            info["valid_action"] = valid
+            info[INFO_VALID_ACTION] = valid
         return info
 
 

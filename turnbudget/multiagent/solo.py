@@ -5,11 +5,9 @@ from __future__ import annotations
 import copy
 from typing import Any, ClassVar
 
-import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
-from turnbudget.envs.native.base import MAX_ACTION_LENGTH, MAX_OBSERVATION_LENGTH, PRINTABLE
+from turnbudget.envs.core import TextEnv
 from turnbudget.multiagent.base import TEXT_KEY
 from turnbudget.multiagent.stack import game_module
 
@@ -19,7 +17,7 @@ __all__ = ["PARTNER_POLICIES", "SoloRoleEnv"]
 PARTNER_POLICIES = ("oracle", "house")
 
 
-class SoloRoleEnv(gym.Env[str, str]):
+class SoloRoleEnv(TextEnv):
     """Play one role of a team game alone; every other role follows a fixed policy.
 
     ## Description
@@ -32,8 +30,12 @@ class SoloRoleEnv(gym.Env[str, str]):
     fixed opponent policy, in Race).
 
     ## Goal, Actions, Rewards
-    Those of the role in the team game (see its module). Actions are free
-    text; a non-string action is a ``TypeError``, as in every single-agent env.
+    Those of the role in the team game (see its module). A command that is
+    not admissible is a spent turn in which nothing happens: the partners
+    wait too, since a refused command changes nothing. Actions are free
+    text; the single-agent contract (`turnbudget.envs.core.TextEnv`) holds: a
+    non-string action is a ``TypeError``, a step before ``reset`` raises
+    ``ResetNeeded``, a step after the game ended is a spent, invalid turn.
 
     ## Observations
     The role's observation text.
@@ -92,14 +94,9 @@ class SoloRoleEnv(gym.Env[str, str]):
             raise ValueError(
                 f"{module.raw_env.metadata['name']} has no house policy: use partners='oracle'"
             )
+        super().__init__(render_mode=render_mode)
         self.partners = partners
-        self.render_mode = render_mode
-        self.observation_space = spaces.Text(
-            MAX_OBSERVATION_LENGTH, min_length=0, charset=PRINTABLE
-        )
-        self.action_space = spaces.Text(MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE)
         self.initial_distance: int | None = None
-        self._over = False
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -107,31 +104,29 @@ class SoloRoleEnv(gym.Env[str, str]):
         super().reset(seed=seed)
         # The team env keeps its own seeding rule (a seed restarts, none continues).
         observations, infos = self.team.reset(seed=seed, options=options)
-        self._over = False
+        self._in_episode, self._episode_over = True, False
         self.initial_distance = self.distance_to_goal()
-        return observations[self.role][TEXT_KEY], infos[self.role]
+        return self._observe(observations[self.role][TEXT_KEY]), infos[self.role]
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if not isinstance(action, str):
-            raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
-        if not self.team.world.generated:
-            raise gym.error.ResetNeeded("Call reset() before step()")
-        if self._over:
-            info = {"admissible_actions": [], "won": self.team.world.won(self.role),
-                    "lost": self.team.world.lost(self.role), "progress": 1.0, "valid_action": False}  # fmt: skip
-            return "The game is over. Call reset() to play again.", 0.0, True, False, info
+    def _play(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        world = self.team.world
+        if world.parse(self.role, action) is None:
+            # The single-agent contract: a refused command changes nothing, so the
+            # partners wait too (the turn is still spent, by the budget wrapper).
+            text = f"{world.explain_invalid(self.role, action)}\n\n{world.describe(self.role)}"
+            return self._observe(text), 0.0, False, False, self._info(valid_action=False)
         observations, rewards, terminations, _, infos = self.team.step(self._joint(action))
-        self._over = terminations[self.role]
+        self._episode_over = terminations[self.role]
         return (
-            observations[self.role][TEXT_KEY],
+            self._observe(observations[self.role][TEXT_KEY]),
             rewards[self.role],
             terminations[self.role],
             False,
             infos[self.role],
         )
 
-    def render(self) -> str | None:
-        return self.team.render()
+    def _info(self, valid_action: bool | None = None) -> dict[str, Any]:
+        return self.team.agent_info(self.role, valid_action)
 
     def _joint(self, action: str, world: Any = None) -> dict[str, str]:
         """The role's action and the partners' policy's commands, in ``world`` (default: the game's)."""
@@ -153,7 +148,7 @@ class SoloRoleEnv(gym.Env[str, str]):
 
     def optimal_actions(self) -> list[str]:
         distance = self.distance_to_goal()
-        if not distance or self._over:
+        if not distance or self._episode_over:
             return []
         best = []
         for command in self.team.world.admissible(self.role):

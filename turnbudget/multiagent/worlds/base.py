@@ -13,16 +13,42 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from turnbudget.envs.native.base import normalize_command, sanitize_for_display
 
-__all__ = ["TeamWorld"]
+__all__ = ["TeamOracle", "TeamWorld"]
 
 # Commands longer than this are never admissible (the native engine's limit).
 MAX_PARSED_LENGTH = 200
+
+
+@runtime_checkable
+class TeamOracle(Protocol):
+    """`turnbudget.envs.core.Oracle` for teams: the same questions, asked per agent.
+
+    In a cooperative game the answers are the team's (``distance_to_goal`` is
+    the joint plan's length whatever the agent); in a competitive one they
+    are the agent's best response to the game's fixed opponent policy.
+    """
+
+    def optimal_actions(self, agent: str) -> list[str]:
+        """Every admissible command of ``agent`` that starts a shortest plan to success."""
+        ...
+
+    def distance_to_goal(self, agent: str | None = None) -> int | None:
+        """Rounds of that plan (0 once won, None when ``agent`` can no longer succeed)."""
+        ...
+
+    def joint_plan(self, agent: str | None = None) -> list[dict[str, str]]:
+        """One such plan, as one ``{agent: command}`` dict per round."""
+        ...
+
+    def inject_setback(self, agent: str, rng: np.random.Generator) -> str:
+        """Apply a recoverable perturbation aimed at ``agent``; return its narration."""
+        ...
 
 
 class TeamWorld:

@@ -9,7 +9,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from turnbudget.envs.native.base import PRINTABLE, normalize_command
+from turnbudget.envs.core import PRINTABLE
+from turnbudget.envs.native.base import normalize_command
 from turnbudget.envs.native.worldgen import (
     DIRECTIONS,
     OPPOSITE,
