@@ -138,3 +138,13 @@ def test_cross_process_determinism():
     ]  # fmt: skip
     assert runs[0] == runs[1]
     assert len(json.loads(runs[0])) == 2 * len(all_games)
+
+
+def test_cli_lists_the_team_games(capsys):
+    from turnbudget.cli import main
+
+    assert main(["list", "--team", "--seeds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split()[:3] == ["id", "roles", "difficulty"]
+    for name in GAMES:
+        assert out.count(name) == 3  # Easy, Medium, Hard
