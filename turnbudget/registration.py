@@ -21,6 +21,7 @@ from gymnasium.envs.registration import WrapperSpec
 
 from turnbudget._checks import load_object
 from turnbudget.envs import VARIANTS, EnvVariant
+from turnbudget.envs.env_checker import PassiveEnvChecker
 from turnbudget.wrappers.stack import (
     STACK_ENTRY_POINT,
     STACK_OPTIONS,
@@ -79,7 +80,9 @@ def make_game(game_entry_point: str, turn_budget: int | None = None, **kwargs: A
     """The entry point of every registered id: the game at ``game_entry_point`` ("module:Class").
 
     ``turn_budget`` and the stack's options are `budget_stack`'s (it reads them
-    from the env's spec); they are checked here, before the game is built.
+    from the env's spec); they are checked here, before the game is built. The
+    game comes in turnbudget's `PassiveEnvChecker` (Gymnasium's own is disabled
+    in the spec), which stays usable after a refused first reset.
     """
     options, game_kwargs = _split(kwargs)
     check_stack_options(**options)
@@ -87,7 +90,7 @@ def make_game(game_entry_point: str, turn_budget: int | None = None, **kwargs: A
         check_turn_budget(turn_budget)
     game_cls = load_object(game_entry_point)
     _check_kwargs(game_cls, game_kwargs)
-    return game_cls(**game_kwargs)
+    return PassiveEnvChecker(game_cls(**game_kwargs))
 
 
 def budget_stack(env: gym.Env) -> gym.Env:
@@ -143,7 +146,8 @@ def register_game(
         kwargs={"game_entry_point": game_entry_point, "turn_budget": turn_budget, **game_kwargs},
         # The budget is ours (truncation via TurnBudget), never gymnasium's TimeLimit.
         max_episode_steps=None,
-        disable_env_checker=False,
+        # make_game adds a passive checker that survives a refused first reset.
+        disable_env_checker=True,
         additional_wrappers=(
             WrapperSpec(name="TurnBudgetStack", entry_point=STACK_ENTRY_POINT, kwargs={}),
         ),

@@ -15,6 +15,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.wrappers import TimeLimit
 
+from turnbudget._checks import is_int
 from turnbudget.wrappers._common import find_wrapper
 from turnbudget.wrappers.discrete_actions import DiscreteActions
 from turnbudget.wrappers.inject_errors import InjectErrors
@@ -106,6 +107,8 @@ def check_stack_options(
     env_index: int | None = None,
 ) -> dict[str, Any]:
     """Check the stack's options (see `make`) and return each wrapper's keyword arguments."""
+    if env_index is not None and (not is_int(env_index) or env_index < 0):
+        raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {env_index!r}")
     specs: dict[str, Any] = {
         "budget_mix": None if budget_mix is None else BudgetMix.coerce(budget_mix),
         "errors": _kwargs(errors, "errors", "rate", (int, float)),
