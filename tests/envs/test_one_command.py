@@ -12,7 +12,15 @@ from _support import native_env_ids
 
 # Every way a text parser might join two commands, with spacing and case variants.
 JOINERS = [", ", ",", ". ", ".", " then ", " THEN ", " and ", "; ", ";", "\n", " && ", " | "]
-_SCRATCH = {"_last_observation", "_admissible_cache", "_text_cache", "_np_random"}
+# The screen (last observation and the command shown with it) is feedback, not game state.
+_SCRATCH = {
+    "_last_observation",
+    "_pending_command",
+    "_screen_command",
+    "_admissible_cache",
+    "_text_cache",
+    "_np_random",
+}
 _CONSTANT = {"observation_space", "action_space", "spec", "config"}
 
 
