@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from turnbudget.agents.base import (
+    BUDGET_KEYS,
+    EXECUTED_KEY,
     ORACLE_KEY,
     Agent,
     AsyncAgent,
@@ -13,6 +15,8 @@ from turnbudget.agents.base import (
 from turnbudget.agents.baselines import OracleAgent, RandomAgent
 
 __all__ = [
+    "BUDGET_KEYS",
+    "EXECUTED_KEY",
     "ORACLE_KEY",
     "Agent",
     "AsyncAgent",

@@ -15,10 +15,18 @@ Pass@(K,T) grids and the analysis.
 - **Determinism.** An episode is fully determined by its identity (env id,
   task seed, repeat, budget): the env is reset with the task seed and the
   agent with a seed derived from (``seed``, env id, task seed, repeat).
+  Injected errors are drawn per (task seed, repeat, turn) (``reset``
+  option ``repeat``), so the n attempts at a task are independent and two
+  agents on the same (task, repeat) face the same draws; ``error_draws=
+  "shared"`` gives every repeat the task's one schedule instead.
   Results do not depend on the worker count or the order of execution; tables
   are built from records sorted by episode id, and the records drop the
   recorder's ``episode_index`` (a per-env-object counter) so the logs hold the
   same lines whatever the scheduling.
+- **What agents see.** Agents get a copy of the env's ``info``: the budget
+  keys only when the budget is revealed or the agent is ``budget_aware``
+  (a hidden budget is hidden), ``oracle_actions`` only with ``needs_oracle``,
+  and ``executed_action``, the command the env ran on the previous turn.
 - **Resume.** With ``out`` set, rerunning the same call skips the episodes
   already logged. Each episode's step lines are written before its episode
   line, which is what marks it complete; on resume, a torn last line and the
@@ -40,7 +48,8 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget.agents.base import ORACLE_KEY, agent_flags
+from turnbudget.agents.base import agent_flags
+from turnbudget.eval.agent_view import agent_info, budget_visible, executed_action
 from turnbudget.eval.logs import (
     EPISODES_FILE,
     RUN_FILE,
@@ -65,6 +74,7 @@ __all__ = [
 ]
 
 MODES = ("auto", "truncate", "rerun", "both")
+ERROR_DRAWS = ("per_repeat", "shared")
 
 
 # --------------------------------------------------------------------------- configuration
@@ -92,6 +102,7 @@ class EvalConfig:
     needs_oracle: bool = False
     budget_aware: bool = False
     record_steps: bool = True
+    error_draws: str = "per_repeat"  # or "shared": every repeat of a task faces the same draws
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -125,13 +136,6 @@ def _positive_ints(values: Iterable[Any], name: str) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def _budget_visible(reveal: Any) -> bool:
-    """Whether `turnbudget.make(reveal=...)` shows the budget (a mapping's mode defaults to always)."""
-    if isinstance(reveal, Mapping):
-        reveal = reveal.get("mode", "always")
-    return reveal not in (None, False, "never")
-
-
 def _agent_repr(agent: Any) -> str:
     """A repr that is the same in every process (a default repr holds a memory address)."""
     text = repr(agent)
@@ -155,6 +159,7 @@ def _make_config(
     seed: int,
     label: str | None,
     record_steps: bool,
+    error_draws: str = "per_repeat",
 ) -> EvalConfig:
     env_ids = (envs,) if isinstance(envs, str) else tuple(envs)
     if not env_ids or not all(isinstance(e, str) and e for e in env_ids):
@@ -182,9 +187,11 @@ def _make_config(
             raise ValueError(f"Expect `tasks` to be distinct non-negative seeds, got {tasks!r}")
     if mode not in MODES:
         raise ValueError(f"Expect `mode` to be one of {MODES}, got {mode!r}")
+    if error_draws not in ERROR_DRAWS:
+        raise ValueError(f"Expect `error_draws` to be one of {ERROR_DRAWS}, got {error_draws!r}")
     needs_oracle, budget_aware = agent_flags(agent)
     if mode == "auto":
-        mode = "rerun" if (budget_aware or _budget_visible(reveal)) else "truncate"
+        mode = "rerun" if (budget_aware or budget_visible(reveal)) else "truncate"
     for name, value in (("reveal", reveal), ("errors", errors)):
         try:
             json.dumps(value)
@@ -209,6 +216,7 @@ def _make_config(
         needs_oracle=needs_oracle,
         budget_aware=budget_aware,
         record_steps=bool(record_steps),
+        error_draws=error_draws,
     )
 
 
@@ -304,13 +312,14 @@ class _Slot:
     def __init__(self, env_id: str, config: EvalConfig):
         self.records: list[dict[str, Any]] = []
         self.env = _build_env(env_id, config, self.records.append)
+        self.per_repeat = config.error_draws == "per_repeat"
 
     def reset(self, spec: EpisodeSpec) -> tuple[str, dict[str, Any]]:
         self.records.clear()
-        return self.env.reset(
-            seed=spec.task_seed,
-            options={"turn_budget": spec.turn_budget, "episode_id": spec.episode_id},
-        )
+        options = {"turn_budget": spec.turn_budget, "episode_id": spec.episode_id}
+        if self.per_repeat:  # InjectErrors draws per (task seed, repeat, turn)
+            options["repeat"] = spec.rep
+        return self.env.reset(seed=spec.task_seed, options=options)
 
     def collect(self, spec: EpisodeSpec, record_steps: bool, serialize: bool) -> EpisodeResult:
         episodes = [r for r in self.records if r.get("record") == "episode"]
@@ -340,6 +349,7 @@ class _Runner:
         self.config = config
         self.serialize = serialize
         self.batch = hasattr(agent, "act_batch")
+        self.show_budget = config.budget_aware or budget_visible(config.reveal)
         self._slots: dict[str, list[_Slot]] = {}
 
     def _slot(self, env_id: str, index: int) -> _Slot:
@@ -348,10 +358,10 @@ class _Runner:
             slots.append(_Slot(env_id, self.config))
         return slots[index]
 
-    def _oracle(self, slot: _Slot, info: dict[str, Any]) -> dict[str, Any]:
-        if self.config.needs_oracle:
-            info[ORACLE_KEY] = list(slot.env.unwrapped.optimal_actions())
-        return info
+    def _view(self, slot: _Slot, info: dict[str, Any], executed: str | None) -> dict[str, Any]:
+        """What the agent may see of ``info`` (see `turnbudget.eval.agent_view`)."""
+        oracle = slot.env.unwrapped.optimal_actions if self.config.needs_oracle else None
+        return agent_info(info, show_budget=self.show_budget, oracle=oracle, executed=executed)
 
     def run(self, specs: Sequence[EpisodeSpec]) -> list[EpisodeResult]:
         if self.batch:
@@ -362,9 +372,11 @@ class _Runner:
         slot = self._slot(spec.env_id, 0)
         obs, info = slot.reset(spec)
         self.agent.reset(spec.agent_seed)
+        executed = None
         while True:
-            action = self.agent.act(obs, self._oracle(slot, info))
+            action = self.agent.act(obs, self._view(slot, info, executed))
             obs, _, terminated, truncated, info = slot.env.step(action)
+            executed = executed_action(action, info)
             if terminated or truncated:
                 return slot.collect(spec, self.config.record_steps, self.serialize)
 
@@ -373,7 +385,7 @@ class _Runner:
         results: dict[EpisodeSpec, EpisodeResult] = {}
         pending = list(specs)[::-1]
         width = max(1, int(agent.max_batch_size))
-        live: dict[int, tuple[EpisodeSpec, _Slot, str, dict[str, Any]]] = {}
+        live: dict[int, tuple[EpisodeSpec, _Slot, str, dict[str, Any], str | None]] = {}
         free = list(range(width))[::-1]
         while pending or live:
             while pending and free:
@@ -381,12 +393,12 @@ class _Runner:
                 slot = self._slot(f"{spec.env_id}", i)
                 obs, info = slot.reset(spec)
                 agent.reset_episode(spec.episode_id, spec.agent_seed)
-                live[i] = (spec, slot, obs, info)
+                live[i] = (spec, slot, obs, info, None)
             order = sorted(live)
             actions = agent.act_batch(
                 [live[i][0].episode_id for i in order],
                 [live[i][2] for i in order],
-                [self._oracle(live[i][1], live[i][3]) for i in order],
+                [self._view(live[i][1], live[i][3], live[i][4]) for i in order],
             )
             if len(actions) != len(order):
                 raise RuntimeError(
@@ -394,7 +406,7 @@ class _Runner:
                     f"for {len(order)} episodes"
                 )
             for i, action in zip(order, actions, strict=True):
-                spec, slot, _, _ = live[i]
+                spec, slot, _, _, _ = live[i]
                 obs, _, terminated, truncated, info = slot.env.step(action)
                 if terminated or truncated:
                     results[spec] = slot.collect(spec, self.config.record_steps, self.serialize)
@@ -402,7 +414,7 @@ class _Runner:
                     del live[i]
                     free.append(i)
                 else:
-                    live[i] = (spec, slot, obs, info)
+                    live[i] = (spec, slot, obs, info, executed_action(action, info))
         return [results[spec] for spec in specs]
 
 
@@ -464,6 +476,7 @@ def evaluate(
     progress: bool = False,
     overwrite: bool = False,
     n_bootstrap: int = 1000,
+    error_draws: str = "per_repeat",
 ) -> EvalResult:
     """Evaluate ``agent`` and return Pass@(K,T) grids with the analysis.
 
@@ -486,6 +499,10 @@ def evaluate(
         progress: show a progress bar on stderr.
         overwrite: discard a previous run in ``out`` instead of resuming it.
         n_bootstrap: bootstrap resamples for the confidence intervals.
+        error_draws: ``"per_repeat"`` (default): injected errors are drawn per
+            (task seed, repeat, turn), so the n attempts at a task are
+            independent while two agents on the same (task, repeat) face the
+            same draws; ``"shared"``: every repeat of a task faces one schedule.
     """
     from turnbudget.eval.analysis import summarize_run
 
@@ -502,6 +519,7 @@ def evaluate(
         seed=seed,
         label=label,
         record_steps=record_steps,
+        error_draws=error_draws,
     )
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"Expect `workers` to be a positive int, got {workers!r}")

@@ -57,7 +57,14 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     Whether and which error fires at turn t depends only on the episode's
     seed and t, never on the agent's actions (common random numbers): each
     turn draws from its own generator seeded by (episode seed, t). Episode
-    seeds follow the reset seed (a reset without a seed continues the stream).
+    seeds follow the reset seed (a reset without a seed continues the stream)
+    and the ``repeat`` reset option: ``reset(seed=s, options={"repeat": r})``
+    draws the errors of attempt r at task s, a pure function of (s, r, t), so
+    repeated attempts at one task are independent while two agents on the
+    same (s, r) face the same draws. What is shared is *whether* an error
+    fires and *its kind*; its concrete effect (a slip's substitute, where a
+    setback sends you) is drawn from the same per-turn generator but applied
+    to the state each agent is in, so it can differ between agents.
     The narration is prepended to the observation; ``info["valid_action"]``
     tells whether the *agent's* command was admissible; ``info["injected_error"]``
     is an `InjectedError` on a turn where an error was scheduled and absent on
@@ -168,6 +175,12 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         self._episode_seed = self._seeder.next_seed(seed)
+        repeat = (options or {}).get("repeat")
+        if repeat is not None:
+            if isinstance(repeat, bool) or not isinstance(repeat, numbers.Integral) or repeat < 0:
+                raise ValueError(f"Expect the `repeat` option to be an int >= 0, got {repeat!r}")
+            state = np.random.SeedSequence([self._episode_seed, int(repeat)]).generate_state(2)
+            self._episode_seed = int(state[0]) << 32 | int(state[1])
         self._stream = np.random.default_rng([self._episode_seed, 0])
         self._draws = []
         self._turn = 0
