@@ -1,4 +1,4 @@
-"""The ``turnbudget`` command line: ``list | play | eval | report | textworld``.
+"""The ``turnbudget`` command line: ``list | play | eval | probe | report | textworld``.
 
 Each subcommand lives in its own module that exposes ``add_arguments(parser)``
 and ``run(args) -> int`` and imports nothing heavy at module level; adding a
@@ -22,6 +22,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     ),
     "play": ("turnbudget.cli_play", "play an env at the terminal"),
     "eval": ("turnbudget.eval.cli_eval", "run a Pass@(K,T) evaluation (resumable)"),
+    "probe": (
+        "turnbudget.eval.cli_probe",
+        "teacher-forced probes: single-step and recovery skill against a random baseline",
+    ),
     "report": (
         "turnbudget.eval.cli_report",
         "rebuild report.md, summary.json and plots from run logs",

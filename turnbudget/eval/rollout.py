@@ -595,7 +595,12 @@ def evaluate(
     if out_path is not None:
         episodes = read_jsonl(out_path / EPISODES_FILE)[0]
     episodes.sort(key=lambda e: e["episode_id"])
-    summary = summarize_run(config, episodes, n_bootstrap=n_bootstrap)
+    step_records: Any = steps if config.record_steps else None
+    if out_path is not None and config.record_steps:
+        from turnbudget.eval.report import iter_steps
+
+        step_records = iter_steps(out_path / STEPS_FILE)
+    summary = summarize_run(config, episodes, n_bootstrap=n_bootstrap, steps=step_records)
     if out_path is not None:
         from turnbudget.eval.report import write_run_summary
 
