@@ -58,10 +58,7 @@ def agent_info(
         >>> agent_info({"turns_left": 3, "won": False}, show_budget=False, executed="look")
         {'won': False, 'executed_action': 'look'}
     """
-    if show_budget:
-        view = dict(info)
-    else:
-        view = {k: v for k, v in info.items() if k not in BUDGET_KEYS}
+    view = dict(info) if show_budget else {k: v for k, v in info.items() if k not in BUDGET_KEYS}
     if oracle is not None:
         view[ORACLE_KEY] = list(oracle())
     if executed is not None:

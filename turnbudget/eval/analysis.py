@@ -321,10 +321,7 @@ def budget_analysis(
         if e is None:
             continue
         budget = int(e["turn_budget"])
-        if truncate:
-            targets = ts if budget == t_max else []
-        else:
-            targets = [budget] if budget in ts else []
+        targets = (ts if budget == t_max else []) if truncate else [budget] if budget in ts else []
         if not targets:
             continue
         rows = sorted(group_steps, key=lambda s: int(s["turn"]))

@@ -202,7 +202,7 @@ def _plan_task(env: Any, env_id: str, task_seed: int, config: ProbeConfig) -> li
     plan = _optimal_plan(env, task_seed, config.seed)
     if not plan:
         return []
-    prefixes = sorted({min(int(round(f * len(plan))), len(plan) - 1) for f in config.prefixes})
+    prefixes = sorted({min(round(f * len(plan)), len(plan) - 1) for f in config.prefixes})
     specs = []
     big = len(plan) * 8 + 64
     for t0 in prefixes:
@@ -218,7 +218,7 @@ def _plan_task(env: Any, env_id: str, task_seed: int, config: ProbeConfig) -> li
                 probe="single",
                 n_admissible=len(admissible),
                 n_optimal=sum(a in optimal for a in admissible),
-            )  # fmt: skip
+            )
         )
         for kind in config.kinds:
             error, d1 = _find_error(env, task_seed, plan[:t0], kind, config, big, admissible, d0)
@@ -235,7 +235,7 @@ def _plan_task(env: Any, env_id: str, task_seed: int, config: ProbeConfig) -> li
                         budget=budget,
                         error=error,
                         applied=d1 is not None,
-                    )  # fmt: skip
+                    )
                 )
     return specs
 

@@ -176,7 +176,7 @@ def summarize_probes(
                 label,
                 config["kinds"],
                 n_bootstrap,
-            )  # fmt: skip
+            )
             for group in groups
         }
     return {"config": dict(config), "n_records": len(records), "agents": agents}
