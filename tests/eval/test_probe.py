@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -129,9 +129,7 @@ class BatchOracle:
             self._agents[e].observe(o, i, a)
 
     def act_batch(self, ids: Sequence[str], observations, infos) -> list[str]:
-        return [
-            self._agents[e].act(o, i) for e, o, i in zip(ids, observations, infos, strict=True)
-        ]
+        return [self._agents[e].act(o, i) for e, o, i in zip(ids, observations, infos, strict=True)]
 
     def end_episode(self, episode_id: str) -> None:
         self._agents.pop(episode_id)
@@ -148,7 +146,7 @@ def test_batch_agent_gives_the_same_records():
 
 class AsyncRecorder:
     needs_oracle = True
-    log: list[str] = []
+    log: ClassVar[list[str]] = []
 
     async def reset_async(self, seed: int) -> None:
         self._oracle = OracleAgent(0.0)
@@ -166,9 +164,13 @@ def test_async_batch_forwards_observe():
     agent = AsyncBatch(AsyncRecorder, max_batch_size=4)
     result = probe("turnbudget/Maze-Medium-v0", agent, tasks=[0], label="async", n_bootstrap=0)
     agent.close()
-    forced = sum(s.prefix + (s.probe == "recovery" and s.kind == "slip" and s.applied) for s in result.specs)
+    forced = sum(
+        s.prefix + (s.probe == "recovery" and s.kind == "slip" and s.applied) for s in result.specs
+    )
     assert len(AsyncRecorder.log) == forced > 0
-    assert result.summary["agents"]["async"]["turnbudget/Maze-Medium-v0"]["single_step"]["rate"] == 1.0
+    assert (
+        result.summary["agents"]["async"]["turnbudget/Maze-Medium-v0"]["single_step"]["rate"] == 1.0
+    )
 
 
 def test_probes_are_deterministic_and_controls_share_the_recovery_budget():
