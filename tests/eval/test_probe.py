@@ -28,6 +28,7 @@ def test_random_agent_scores_chance(skills):
     g = skills["random"]
     assert abs(g["single_step_skill"]["mean"]) <= 0.1
     assert abs(g["recovery_skill"]["mean"]) <= 0.1
+    assert abs(g["prompt_recovery_skill"]["mean"]) <= 0.1
     # Probed with seeds of its own, so the baseline is an independent draw, not itself.
     assert g["single_step"]["rate"] != g["single_step"]["baseline_rate"]
     assert g["single_step"]["probes"] > 300 and g["recovery"]["all"]["probes"] > 300
@@ -35,7 +36,7 @@ def test_random_agent_scores_chance(skills):
 
 def test_perfect_oracle_scores_one(skills):
     g = skills["oracle-eps0"]
-    for key in ("single_step_skill", "recovery_skill"):
+    for key in ("single_step_skill", "recovery_skill", "prompt_recovery_skill"):
         assert g[key] == {"mean": 1.0, "low": 1.0, "high": 1.0}
     assert g["single_step"]["rate"] == 1.0
     assert g["recovery"]["all"]["recovery_rate"] == 1.0

@@ -248,21 +248,23 @@ _COUNTERS = (
 _OUTCOMES = ("all", "success", "failure")
 
 
-def _step_counts(step: Mapping[str, Any]) -> list[int]:
+def _step_counts(step: Mapping[str, Any]) -> tuple[int, ...]:
+    """One step's contribution to each of `_COUNTERS` (records without a field count 0 there)."""
     optimal = step.get("optimal")
     judged = optimal is not None
-    hit = bool(optimal)
+    hit = optimal is True
     phase = step.get("phase")
+    on_track, after_error = phase == "on_track", phase == "after_error"
     event = step.get("injected_error")
-    injected = bool(event) and bool(event.get("applied", True))
+    injected = event is not None and event.get("applied", True)
     recoveries = step.get("recoveries") or ()
-    return [
-        1, judged, hit, judged and phase == "on_track", hit and phase == "on_track",
-        judged and phase == "after_error", hit and phase == "after_error",
-        bool(step.get("error_self")), injected, injected and bool(step.get("injection_increased")),
-        bool(step.get("wasted")), not step.get("valid_action", True),
-        int(step.get("errors_opened") or 0), len(recoveries), sum(recoveries),
-    ]  # fmt: skip
+    return (
+        1, judged, hit, judged and on_track, hit and on_track, judged and after_error,
+        hit and after_error, step.get("error_self") is True, injected,
+        injected and step.get("injection_increased") is True, step.get("wasted") is True,
+        step.get("valid_action") is False, step.get("errors_opened") or 0, len(recoveries),
+        sum(recoveries),
+    )  # fmt: skip
 
 
 def _budget_stats(counts: Sequence[int], episodes: int) -> dict[str, Any]:
@@ -324,10 +326,13 @@ def budget_analysis(
         targets = (ts if budget == t_max else []) if truncate else [budget] if budget in ts else []
         if not targets:
             continue
-        rows = sorted(group_steps, key=lambda s: int(s["turn"]))
+        rows = list(group_steps)
+        turns = [s["turn"] for s in rows]
+        if any(a >= b for a, b in itertools.pairwise(turns)):  # the logs hold them in order
+            rows.sort(key=lambda s: s["turn"])
+            turns.sort()
         counts = np.array([_step_counts(s) for s in rows], dtype=np.int64).reshape(-1, width)
         cumulative = np.cumsum(counts, axis=0)
-        turns = np.array([int(s["turn"]) for s in rows])
         fst = _fst(e)
         for t in targets:
             upto = int(np.searchsorted(turns, t, side="right"))

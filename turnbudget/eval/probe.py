@@ -45,6 +45,7 @@ agent), ``probe_summary.json`` and ``probe_report.md``.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -58,6 +59,8 @@ import numpy as np
 
 from turnbudget.agents.base import agent_flags, observe, observe_batch
 from turnbudget.eval.agent_view import agent_info
+from turnbudget.wrappers._common import find_wrapper
+from turnbudget.wrappers.turn_budget import TurnBudget
 
 __all__ = [
     "PROBES_FILE",
@@ -168,16 +171,63 @@ def _make_env(env_id: str) -> Any:
     return env
 
 
-def _replay(env: Any, task_seed: int, actions: Sequence[str], budget: int) -> tuple[str, dict]:
-    obs, info = env.reset(seed=task_seed, options={"turn_budget": budget})
-    for action in actions:
-        obs, _, _, _, info = env.step(action)
-    return obs, info
+class _Starts:
+    """Envs at the start of a task: one reset per (env id, task), then cheap copies.
+
+    Native games copy in a fraction of a reset's time (world generation and the
+    oracle's tables are shared by the copies). A game that cannot be copied
+    (one holding an external process) is reset each time instead.
+    """
+
+    def __init__(self) -> None:
+        self._base: dict[tuple[str, int], tuple[Any, str, dict[str, Any]] | None] = {}
+        self._spare: dict[tuple[str, int], Any] = {}  # reset-each-time envs, per slot
+
+    def fresh(
+        self, env_id: str, task_seed: int, budget: int, slot: int = 0
+    ) -> tuple[Any, str, dict[str, Any]]:
+        """A new env at the start of the task, with a turn budget of ``budget``."""
+        key = (env_id, task_seed)
+        if key not in self._base:
+            env = _make_env(env_id)
+            obs, info = env.reset(seed=task_seed)
+            try:
+                copy.deepcopy(env).close()
+                self._base[key] = (env, obs, info)
+            except Exception:  # not copyable: reset a spare env every time
+                env.close()
+                self._base[key] = None
+        base = self._base[key]
+        if base is None:
+            if (env_id, slot) not in self._spare:
+                self._spare[(env_id, slot)] = _make_env(env_id)
+            env = self._spare[(env_id, slot)]
+            obs, info = env.reset(seed=task_seed, options={"turn_budget": budget})
+            return env, obs, info
+        env, obs, info = base
+        env = copy.deepcopy(env)
+        find_wrapper(env, TurnBudget).turn_budget = budget
+        return env, obs, {**info, "turn_budget": budget, "turns_left": budget}
+
+    def at(self, env_id: str, task_seed: int, actions: Sequence[str], budget: int) -> Any:
+        """A new env after playing ``actions`` from the start of the task."""
+        env, _, _ = self.fresh(env_id, task_seed, budget)
+        for action in actions:
+            env.step(action)
+        return env
+
+    def close(self) -> None:
+        for entry in self._base.values():
+            if entry is not None:
+                entry[0].close()
+        for env in self._spare.values():
+            env.close()
+        self._base.clear()
+        self._spare.clear()
 
 
 def _optimal_plan(env: Any, task_seed: int, seed: int) -> tuple[str, ...]:
     """A shortest plan, each step drawn among the optimal actions with a seeded generator."""
-    _, info = env.reset(seed=task_seed, options={"turn_budget": 10**6})
     game = env.unwrapped
     rng = np.random.default_rng(_seed(seed, "plan", task_seed))
     plan: list[str] = []
@@ -198,19 +248,24 @@ def _raises(game: Any, before: int) -> int | None:
     return int(after) if after is not None and after > before else None
 
 
-def _plan_task(env: Any, env_id: str, task_seed: int, config: ProbeConfig) -> list[ProbeSpec]:
-    plan = _optimal_plan(env, task_seed, config.seed)
+def _plan_task(
+    starts: _Starts, env_id: str, task_seed: int, config: ProbeConfig
+) -> list[ProbeSpec]:
+    plan = _optimal_plan(starts.at(env_id, task_seed, (), 10**6), task_seed, config.seed)
     if not plan:
         return []
     prefixes = sorted({min(round(f * len(plan)), len(plan) - 1) for f in config.prefixes})
     specs = []
     big = len(plan) * 8 + 64
     for t0 in prefixes:
-        _, info = _replay(env, task_seed, plan[:t0], big)
-        game = env.unwrapped
+
+        def at_prefix(t0: int = t0) -> Any:
+            return starts.at(env_id, task_seed, plan[:t0], big)
+
+        game = at_prefix().unwrapped
         d0 = int(game.distance_to_goal())
         optimal = set(game.optimal_actions())
-        admissible = list(info.get("admissible_actions") or ())
+        admissible = list(game.admissible_actions()) if hasattr(game, "admissible_actions") else []
         common = dict(env_id=env_id, task_seed=task_seed, plan=plan, prefix=t0, distance_before=d0)
         specs.append(
             ProbeSpec(
@@ -221,7 +276,7 @@ def _plan_task(env: Any, env_id: str, task_seed: int, config: ProbeConfig) -> li
             )
         )
         for kind in config.kinds:
-            error, d1 = _find_error(env, task_seed, plan[:t0], kind, config, big, admissible, d0)
+            error, d1 = _find_error(at_prefix, task_seed, t0, kind, config, admissible, optimal, d0)
             budget = (
                 math.ceil(config.budget_factor * d1) + config.budget_slack if d1 is not None else 1
             )
@@ -241,50 +296,50 @@ def _plan_task(env: Any, env_id: str, task_seed: int, config: ProbeConfig) -> li
 
 
 def _find_error(
-    env: Any,
+    at_prefix: Any,
     task_seed: int,
-    prefix: Sequence[str],
+    t0: int,
     kind: str,
     config: ProbeConfig,
-    big: int,
     admissible: list[str],
+    optimal: set[str],
     d0: int,
 ) -> tuple[str | int | None, int | None]:
     """The first error of ``kind`` (in a seeded order) that raises the distance from ``d0``."""
-    game = env.unwrapped
     if kind == "setback":
         for attempt in range(_SETBACK_TRIES):
-            _replay(env, task_seed, prefix, big)
-            draw = _seed(config.seed, "setback", task_seed, len(prefix), attempt)
+            game = at_prefix().unwrapped
+            draw = _seed(config.seed, "setback", task_seed, t0, attempt)
             game.inject_setback(np.random.default_rng(draw))
             d1 = _raises(game, d0)
             if d1 is not None:
                 return draw, d1
         return None, None
-    _replay(env, task_seed, prefix, big)
-    optimal = set(game.optimal_actions())
     candidates = [a for a in admissible if a not in optimal]
-    rng = np.random.default_rng(_seed(config.seed, "slip", task_seed, len(prefix)))
+    rng = np.random.default_rng(_seed(config.seed, "slip", task_seed, t0))
     for index in rng.permutation(len(candidates)):
-        _replay(env, task_seed, prefix, big)
+        env = at_prefix()
         _, _, terminated, _, _ = env.step(candidates[index])
-        d1 = _raises(game, d0)
+        d1 = _raises(env.unwrapped, d0)
         if not terminated and d1 is not None:
             return candidates[index], d1
     return None, None
 
 
-def plan_probes(config: ProbeConfig) -> list[ProbeSpec]:
+def plan_probes(config: ProbeConfig, starts: _Starts | None = None) -> list[ProbeSpec]:
     """Every probe of the configuration, in a fixed order (the same for every agent)."""
-    specs = []
-    for env_id in config.envs:
-        env = _make_env(env_id)
-        try:
-            for task_seed in config.tasks:
-                specs += _plan_task(env, env_id, task_seed, config)
-        finally:
-            env.close()
-    return specs
+    own = starts is None
+    starts = starts or _Starts()
+    try:
+        return [
+            spec
+            for env_id in config.envs
+            for task_seed in config.tasks
+            for spec in _plan_task(starts, env_id, task_seed, config)
+        ]
+    finally:
+        if own:
+            starts.close()
 
 
 # --------------------------------------------------------------------------- running
@@ -295,11 +350,11 @@ Request = tuple[Any, ...]
 
 
 def _episode(
-    env: Any, spec: ProbeSpec, needs_oracle: bool, show_budget: bool
+    starts: _Starts, slot: int, spec: ProbeSpec, needs_oracle: bool, show_budget: bool
 ) -> Generator[Request, str | None, dict[str, Any]]:
-    game = env.unwrapped
     budget = spec.prefix + (1 if spec.probe == "single" else spec.budget)
-    obs, info = env.reset(seed=spec.task_seed, options={"turn_budget": budget})
+    env, obs, info = starts.fresh(spec.env_id, spec.task_seed, budget, slot)
+    game = env.unwrapped
     executed: str | None = None
 
     def view(info: dict[str, Any]) -> dict[str, Any]:
@@ -359,21 +414,12 @@ def _episode(
 class _Driver:
     """Runs probe episodes for one agent (an `Agent` or a `BatchAgent`)."""
 
-    def __init__(self, agent: Any, config: ProbeConfig, show_budget: bool):
+    def __init__(self, agent: Any, starts: _Starts, show_budget: bool):
         self.agent = agent
         self.needs_oracle, _ = agent_flags(agent)
         self.show_budget = show_budget
         self.batch = hasattr(agent, "act_batch")
-        self._envs: dict[tuple[str, int], Any] = {}
-
-    def close(self) -> None:
-        for env in self._envs.values():
-            env.close()
-
-    def _env(self, env_id: str, slot: int) -> Any:
-        if (env_id, slot) not in self._envs:
-            self._envs[(env_id, slot)] = _make_env(env_id)
-        return self._envs[(env_id, slot)]
+        self.starts = starts
 
     def run(self, jobs: Sequence[tuple[ProbeSpec, int]]) -> list[dict[str, Any]]:
         """Run (spec, agent seed) jobs; one record each, in order."""
@@ -382,7 +428,7 @@ class _Driver:
         out = []
         for spec, seed in jobs:
             self.agent.reset(seed)
-            gen = _episode(self._env(spec.env_id, 0), spec, self.needs_oracle, self.show_budget)
+            gen = _episode(self.starts, 0, spec, self.needs_oracle, self.show_budget)
             try:
                 request = next(gen)
                 while True:
@@ -417,9 +463,7 @@ class _Driver:
             while pending and free:
                 (job, (spec, seed)), slot = pending.pop(), free.pop()
                 agent.reset_episode(f"probe-{job}", seed)
-                gen = _episode(
-                    self._env(spec.env_id, slot), spec, self.needs_oracle, self.show_budget
-                )
+                gen = _episode(self.starts, slot, spec, self.needs_oracle, self.show_budget)
                 live[slot] = (job, gen, None)
                 advance(slot, None)
             forced = [s for s in sorted(live) if live[s][2][0] == "observe"]
@@ -453,21 +497,24 @@ def _agent_name(agent: Any) -> str:
 
 
 def _records(
-    agent: Any, label: str, role: str, repeats: int, specs: list[ProbeSpec], config: ProbeConfig
+    agent: Any,
+    label: str,
+    role: str,
+    repeats: int,
+    specs: list[ProbeSpec],
+    config: ProbeConfig,
+    starts: _Starts,
 ) -> list[dict[str, Any]]:
     """Run every probe ``repeats`` times for one agent. Seeds depend on the role ("agent" or
     "baseline"), so a `RandomAgent` probed as an agent is an independent draw from the baseline."""
     _, budget_aware = agent_flags(agent)
-    driver = _Driver(agent, config, show_budget=budget_aware)
+    driver = _Driver(agent, starts, show_budget=budget_aware)
     jobs = [
         (spec, _seed(config.seed, role, r, *spec.key[:3], spec.probe, spec.kind or ""))
         for spec in specs
         for r in range(repeats)
     ]
-    try:
-        raw = driver.run(jobs)
-    finally:
-        driver.close()
+    raw = driver.run(jobs)
     records = []
     for (spec, seed), rec in zip(jobs, raw, strict=True):
         records.append(
@@ -528,24 +575,28 @@ def probe(
         >>> result.summary["agents"]["oracle-eps0"]["all"]["single_step_skill"]["mean"]
         1.0
     """
-    from turnbudget.agents.baselines import RandomAgent
     from turnbudget.eval.probe_report import render_probe_markdown, summarize_probes
 
     config = _make_config(
         envs, agent, tasks, prefixes, kinds, budget_factor, budget_slack, repeats,
         baseline_repeats, seed, label,
     )  # fmt: skip
-    specs = plan_probes(config)
-    if not specs:
-        raise ValueError(f"No probe could be planned for {list(config.envs)}: no task is solvable")
     from tqdm.auto import tqdm
 
-    agents = list(agent) if isinstance(agent, (list, tuple)) else [agent]
-    runs = [(lbl, a, "agent", repeats) for lbl, a in zip(config.labels, agents, strict=True)]
-    runs.append((BASELINE, RandomAgent(), "baseline", baseline_repeats))
-    records = []
-    for name, who, role, reps in tqdm(runs, desc="probe", disable=not progress, unit="agent"):
-        records += _records(who, name, role, reps, specs, config)
+    starts = _Starts()
+    try:
+        specs = plan_probes(config, starts)
+        records = []
+        if specs:
+            for name, who, role, reps in tqdm(
+                _runs(config, agent, repeats, baseline_repeats),
+                desc="probe", disable=not progress, unit="agent",
+            ):  # fmt: skip
+                records += _records(who, name, role, reps, specs, config, starts)
+    finally:
+        starts.close()
+    if not specs:
+        raise ValueError(f"No probe could be planned for {list(config.envs)}: no task is solvable")
     summary = summarize_probes(config.to_dict(), records, n_bootstrap=n_bootstrap)
     out_path = Path(out) if out is not None else None
     if out_path is not None:
@@ -558,6 +609,18 @@ def probe(
         write_probe_summary(out_path, summary)
         (out_path / "probe_report.md").write_text(render_probe_markdown(summary) + "\n")
     return ProbeResult(config, records, summary, out_path, specs)
+
+
+def _runs(
+    config: ProbeConfig, agent: Any, repeats: int, baseline_repeats: int
+) -> list[tuple[str, Any, str, int]]:
+    """(label, agent, role, repeats) of every agent probed, the random baseline last."""
+    from turnbudget.agents.baselines import RandomAgent
+
+    agents = list(agent) if isinstance(agent, (list, tuple)) else [agent]
+    runs = [(lbl, a, "agent", repeats) for lbl, a in zip(config.labels, agents, strict=True)]
+    runs.append((BASELINE, RandomAgent(), "baseline", baseline_repeats))
+    return runs
 
 
 def _make_config(

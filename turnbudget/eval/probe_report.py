@@ -1,7 +1,11 @@
 """Probe results: chance-normalized skills with bootstrap intervals over tasks, and their report.
 
 `summarize_probes` turns the probe records (``probes.jsonl``) into
-``probe_summary.json``; `render_probe_markdown` writes ``probe_report.md``; and
+``probe_summary.json``: per agent and env group, ``single_step_skill``,
+``recovery_skill`` (back to the pre-error distance within the budget) and
+``prompt_recovery_skill`` (back within the turns the error added plus
+`PROMPT_SLACK`: how *fast*, where the budget is generous enough for any
+agent that heads back), each ``{"mean", "low", "high"}``, with the raw rates; `render_probe_markdown` writes ``probe_report.md``; and
 `pair_with_runs` puts the probe skills beside the observational numbers of
 evaluation runs of the same agents, for ``report.md``.
 """
@@ -28,6 +32,16 @@ __all__ = [
 
 PROBE_SUMMARY_FILE = "probe_summary.json"
 ALL = "all"
+#: Prompt recovery: back within the turns the error added plus this many (a setback's first
+#: command was chosen for the state before it, so a perfect agent may need one more, twice).
+PROMPT_SLACK = 2
+
+
+def _prompt(record: Mapping[str, Any]) -> bool:
+    if not record.get("recovered"):
+        return False
+    added = int(record["distance_after"]) - int(record["distance_before"])
+    return int(record["turns_to_recover"]) <= added + PROMPT_SLACK
 
 
 def skill(p: float, p_random: float) -> float | None:
@@ -109,6 +123,8 @@ def _recovery(
     skipped: int, n_bootstrap: int,
 ) -> dict[str, Any]:  # fmt: skip
     turns = sorted(int(r["turns_to_recover"]) for r in agent if r.get("recovered"))
+    agent = [{**r, "prompt": _prompt(r)} for r in agent]
+    base = [{**r, "prompt": _prompt(r)} for r in base]
     win = _rate(agent, "won")
     control_win = _rate(control, "won")
     return {
@@ -117,6 +133,9 @@ def _recovery(
         "recovery_rate": _rate(agent, "recovered"),
         "baseline_recovery_rate": _rate(base, "recovered"),
         "skill": _skill_interval(_per_task(agent, base, "recovered"), n_bootstrap),
+        "prompt_recovery_rate": _rate(agent, "prompt"),
+        "baseline_prompt_recovery_rate": _rate(base, "prompt"),
+        "prompt_skill": _skill_interval(_per_task(agent, base, "prompt"), n_bootstrap),
         "turns_to_recover_mean": _round(np.mean(turns)) if turns else None,
         "turns_to_recover_median": float(np.median(turns)) if turns else None,
         "win_rate": win,
@@ -157,6 +176,7 @@ def _group(
         "tasks": len(tasks),
         "single_step_skill": single["skill"],
         "recovery_skill": recovery[ALL]["skill"],
+        "prompt_recovery_skill": recovery[ALL]["prompt_skill"],
         "single_step": single,
         "recovery": recovery,
     }
@@ -222,10 +242,12 @@ def render_probe_markdown(summary: Mapping[str, Any]) -> str:
         "against RandomAgent on the same probes: 0 is chance, 1 perfect; 95% bootstrap "
         "intervals over tasks.",
         "",
+        "Prompt recovery: back within the turns the error added + 2.",
+        "",
         "| agent | group | single-step skill | optimal answers (random, exact chance) "
-        "| recovery skill | recovered (random) | turns to recover | win after error "
-        "| win, control | error cost |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| recovery skill | recovered (random) | prompt recovery skill | prompt (random) "
+        "| turns to recover | win after error | win, control | error cost |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for label, groups in summary["agents"].items():
         for group, g in groups.items():
@@ -234,6 +256,8 @@ def render_probe_markdown(summary: Mapping[str, Any]) -> str:
                 f"| {label} | {group.split('/')[-1]} | {_ci(s['skill'])} | {_fmt(s['rate'])} "
                 f"({_fmt(s['baseline_rate'])}, {_fmt(s['chance_rate'])}) | {_ci(r['skill'])} | "
                 f"{_fmt(r['recovery_rate'])} ({_fmt(r['baseline_recovery_rate'])}) | "
+                f"{_ci(r['prompt_skill'])} | {_fmt(r['prompt_recovery_rate'])} "
+                f"({_fmt(r['baseline_prompt_recovery_rate'])}) | "
                 f"{_fmt(r['turns_to_recover_mean'], 1)} | {_fmt(r['win_rate'])} | "
                 f"{_fmt(r['control_win_rate'])} | {_fmt(r['error_cost'])} |"
             )
@@ -269,6 +293,7 @@ def pair_with_runs(
                 "recovery_rate": a["recovery_rate"],
                 "single_step_skill": g["single_step_skill"],
                 "recovery_skill": g["recovery_skill"],
+                "prompt_recovery_skill": g["prompt_recovery_skill"],
                 "probe_recovery_rate": g["recovery"][ALL]["recovery_rate"],
                 "probe_baseline_recovery_rate": g["recovery"][ALL]["baseline_recovery_rate"],
             }

@@ -259,6 +259,12 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _ci(s: Mapping[str, Any]) -> str:
+    if s["mean"] is None:
+        return "–"
+    return f"{s['mean']:.2f} [{s['low']:.2f}, {s['high']:.2f}]"
+
+
 def _budget_section(runs: Mapping[str, Any]) -> list[str]:
     """Per run (group "all"), the step analysis at every budget T, for all / won / lost episodes."""
     out: list[str] = []
@@ -316,17 +322,16 @@ def _probe_section(summary: Mapping[str, Any]) -> list[str]:
             "skills on fixed probe states, normalized so that RandomAgent scores 0.",
             "",
             "| run | optimal on track | optimal after error | recovery rate | single-step skill "
-            "| recovery skill | probe recovered (random) |",
-            "|---|---|---|---|---|---|---|",
+            "| recovery skill | prompt recovery skill | probe recovered (random) |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for row in pairs:
             s, rs = row["single_step_skill"], row["recovery_skill"]
             out.append(
                 f"| {row['run']} | {_fmt(row['optimal_on_track'])} | "
                 f"{_fmt(row['optimal_after_error'])} | {_fmt(row['recovery_rate'])} | "
-                f"{_fmt(s['mean'])} [{_fmt(s['low'])}, {_fmt(s['high'])}] | "
-                f"{_fmt(rs['mean'])} [{_fmt(rs['low'])}, {_fmt(rs['high'])}] | "
-                f"{_fmt(row['probe_recovery_rate'])} ({_fmt(row['probe_baseline_recovery_rate'])}) |"
+                f"{_ci(s)} | {_ci(rs)} | "
+                f"{_ci(row['prompt_recovery_skill'])} | {_fmt(row['probe_recovery_rate'])} ({_fmt(row['probe_baseline_recovery_rate'])}) |"
             )
         out.append("")
     return out
@@ -345,13 +350,23 @@ def _write(root: Path, summary: Mapping[str, Any]) -> None:
 
 
 def build_report(
-    root: str | Path, *, plots: bool = True, n_bootstrap: int = 1000
+    root: str | Path,
+    *,
+    plots: bool = True,
+    n_bootstrap: int = 1000,
+    summaries: Mapping[Path, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Rebuild ``summary.json``, ``report.md`` and (with ``plots``) the PNGs from the logs in ``root``."""
+    """Rebuild ``summary.json``, ``report.md`` and (with ``plots``) the PNGs from the logs in ``root``.
+
+    ``summaries`` maps run directories to run summaries already computed from
+    their complete logs with the same ``n_bootstrap`` (what `evaluate`
+    returns in ``EvalResult.summary``); those runs are not summarised again.
+    """
     root = Path(root)
+    known = {Path(k).resolve(): v for k, v in (summaries or {}).items()}
     runs: dict[str, Any] = {}
     for run_dir in find_runs(root):
-        s = load_run_summary(run_dir, n_bootstrap=n_bootstrap)
+        s = known.get(run_dir.resolve()) or load_run_summary(run_dir, n_bootstrap=n_bootstrap)
         if s["label"] in runs:
             raise ValueError(
                 f"Two runs in {root} share the label {s['label']!r}; labels must be unique"
