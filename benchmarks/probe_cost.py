@@ -77,7 +77,9 @@ def measure(env_id: str, config: Config) -> dict[str, float]:
 
 def main(config: Config) -> dict[str, dict[str, float]]:
     figures = {env_id: measure(env_id, config) for env_id in medium_ids()}
-    print("| env id | probe states | probe episodes | plan ms/state (CPU) | run ms/episode (CPU) | total s |")
+    print(
+        "| env id | probe states | probe episodes | plan ms/state (CPU) | run ms/episode (CPU) | total s |"
+    )
     print("|---|---|---|---|---|---|")
     for env_id, f in figures.items():
         print(

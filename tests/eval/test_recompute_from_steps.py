@@ -295,3 +295,25 @@ def test_every_report_number_recomputes_from_steps(report_dir):
         )  # fmt: skip
     compare(expected, summary["comparisons"], "comparisons")
     assert expected  # the oracle beats random: at least one row was checked
+
+
+def test_per_budget_analysis_from_steps_when_episodes_lack_counts(report_dir, tmp_path):
+    """Logs written without `budget_counts` get the same per-budget tables from steps.jsonl."""
+    import shutil
+
+    from turnbudget.eval.report import load_run_summary
+
+    run = tmp_path / "old"
+    shutil.copytree(report_dir / "oracle", run)
+    lines = (run / "episodes.jsonl").read_text().splitlines()
+    stripped = []
+    for line in lines:
+        e = json.loads(line)
+        del e["budget_counts"]
+        stripped.append(json.dumps(e))
+    (run / "episodes.jsonl").write_text("\n".join(stripped) + "\n")
+    new = load_run_summary(report_dir / "oracle", n_bootstrap=200)
+    old = load_run_summary(run, n_bootstrap=200)
+    assert old["analysis"] == new["analysis"]
+    (run / "steps.jsonl").unlink()
+    assert "by_budget" not in load_run_summary(run, n_bootstrap=200)["analysis"]["all"]

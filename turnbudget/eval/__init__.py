@@ -1,4 +1,4 @@
-"""Pass@(K,T) evaluation: the estimator, the rollout engine, the analysis and the reports."""
+"""Pass@(K,T) evaluation: the estimator, the rollout engine, probes, the analysis and the reports."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from turnbudget.eval.estimator import GridEstimate, estimate_grid, pass_at_k, pass_at_kt
 
-__all__ = ["GridEstimate", "estimate_grid", "evaluate", "pass_at_k", "pass_at_kt"]
+__all__ = ["GridEstimate", "estimate_grid", "evaluate", "pass_at_k", "pass_at_kt", "probe"]
 
 
 def __getattr__(name: str) -> Any:  # the engine pulls in tqdm and the wrapper stack: load it on use
@@ -14,4 +14,8 @@ def __getattr__(name: str) -> Any:  # the engine pulls in tqdm and the wrapper s
         from turnbudget.eval.rollout import evaluate
 
         return evaluate
+    if name == "probe":
+        from turnbudget.eval.probe import probe
+
+        return probe
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -44,6 +44,7 @@ __all__ = [
     "ALL",
     "advantage_halving_budget",
     "budget_analysis",
+    "budget_counts",
     "compare_runs",
     "length_buckets",
     "mode_gap",
@@ -295,48 +296,70 @@ def _budget_stats(counts: Sequence[int], episodes: int) -> dict[str, Any]:
     }
 
 
+def budget_counts(steps: Sequence[Mapping[str, Any]], ts: Sequence[int]) -> dict[str, list[int]]:
+    """One episode's `_COUNTERS` summed over its first T turns, for each T in ``ts``.
+
+    The engine stores this in each episode record (``budget_counts``), so the
+    per-budget analysis needs only ``episodes.jsonl``; `budget_analysis` falls
+    back to the step records for logs written without it.
+
+    Example:
+        >>> steps = [{"turn": 1, "optimal": True, "phase": "on_track", "valid_action": True},
+        ...          {"turn": 2, "optimal": False, "phase": "on_track", "wasted": True}]
+        >>> budget_counts(steps, [1, 8])["8"][:5]
+        [2, 2, 1, 2, 1]
+    """
+    width = len(_COUNTERS)
+    rows = sorted(steps, key=lambda s: s["turn"])
+    turns = [s["turn"] for s in rows]
+    counts = np.array([_step_counts(s) for s in rows], dtype=np.int64).reshape(-1, width)
+    cumulative = np.cumsum(counts, axis=0)
+    out = {}
+    for t in ts:
+        upto = int(np.searchsorted(turns, int(t), side="right"))
+        snapshot = cumulative[upto - 1] if upto else np.zeros(width, dtype=np.int64)
+        out[str(int(t))] = [int(x) for x in snapshot]
+    return out
+
+
 def budget_analysis(
     config: Mapping[str, Any],
     episodes: Sequence[Mapping[str, Any]],
-    steps: Iterable[Mapping[str, Any]],
-) -> dict[str, dict[str, dict[str, Any]]]:
-    """``{group: {str(T): {"all" | "success" | "failure": stats}}}`` from the step records.
+    steps: Iterable[Mapping[str, Any]] | None = None,
+) -> dict[str, dict[str, dict[str, Any]]] | None:
+    """``{group: {str(T): {"all" | "success" | "failure": stats}}}``, or None without the data.
 
     Truncate mode cuts the runs at ``max(ts)`` at each T (an episode is a
     success at T when its first success came within T turns); rerun mode
-    (also used for ``both``) takes the runs made at T. ``steps`` must hold each
-    episode's step records together (as the logs do); steps of episodes
-    without an episode record are ignored.
+    (also used for ``both``) takes the runs made at T. Each episode's counts
+    come from its record's ``budget_counts`` or else from ``steps`` (which
+    must hold each episode's step records together, as the logs do).
     """
     ts = sorted(int(t) for t in config["ts"])
     t_max = ts[-1]
     truncate = config["mode"] == "truncate"
     groups = _groups(config["envs"])
-    by_id = {e["episode_id"]: e for e in episodes}
+    counts: dict[str, Mapping[str, Sequence[int]]] = {
+        e["episode_id"]: e["budget_counts"] for e in episodes if "budget_counts" in e
+    }
+    if len(counts) < len(episodes):
+        if steps is None:
+            return None
+        by_id = {e["episode_id"] for e in episodes}
+        for episode_id, rows in itertools.groupby(steps, key=lambda s: s["episode_id"]):
+            if episode_id in by_id and episode_id not in counts:
+                counts[episode_id] = budget_counts(list(rows), ts)
     width = len(_COUNTERS)
     sums = {
         (g, t, o): np.zeros(width, dtype=np.int64) for g in groups for t in ts for o in _OUTCOMES
     }
     n_eps = dict.fromkeys(sums, 0)
-    for episode_id, group_steps in itertools.groupby(steps, key=lambda s: s["episode_id"]):
-        e = by_id.get(episode_id)
-        if e is None:
-            continue
+    for e in episodes:
         budget = int(e["turn_budget"])
         targets = (ts if budget == t_max else []) if truncate else [budget] if budget in ts else []
-        if not targets:
-            continue
-        rows = list(group_steps)
-        turns = [s["turn"] for s in rows]
-        if any(a >= b for a, b in itertools.pairwise(turns)):  # the logs hold them in order
-            rows.sort(key=lambda s: s["turn"])
-            turns.sort()
-        counts = np.array([_step_counts(s) for s in rows], dtype=np.int64).reshape(-1, width)
-        cumulative = np.cumsum(counts, axis=0)
         fst = _fst(e)
         for t in targets:
-            upto = int(np.searchsorted(turns, t, side="right"))
-            snapshot = cumulative[upto - 1] if upto else np.zeros(width, dtype=np.int64)
+            snapshot = np.asarray(counts[e["episode_id"]][str(t)], dtype=np.int64)
             outcome = "success" if fst is not None and fst <= t else "failure"
             for g in groups:
                 if _in_group(e, g):
@@ -362,8 +385,8 @@ def summarize_run(
 ) -> dict[str, Any]:
     """The summary of one evaluation run: grids per env group and mode, and the analysis.
 
-    With ``steps`` (the run's step records), each group's analysis also gets
-    ``by_budget`` (see `budget_analysis`).
+    Each group's analysis also gets ``by_budget`` (see `budget_analysis`) when
+    the episode records carry ``budget_counts`` or ``steps`` are given.
     """
     cfg = config.to_dict() if hasattr(config, "to_dict") else dict(config)
     ks, ts = list(cfg["ks"]), list(cfg["ts"])
@@ -405,9 +428,9 @@ def summarize_run(
         stats = step_stats(group_at_max)
         stats["by_optimal_length"] = _bucket_table(members, ts, modes[-1])
         analysis[group] = stats
-    if steps is not None:
-        for group, table in budget_analysis(cfg, episodes, steps).items():
-            analysis[group]["by_budget"] = table
+    by_budget = budget_analysis(cfg, episodes, steps)
+    for group, table in (by_budget or {}).items():
+        analysis[group]["by_budget"] = table
     return {
         "label": cfg["label"],
         "config": cfg,

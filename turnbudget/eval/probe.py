@@ -571,8 +571,8 @@ def probe(
 
     Example:
         >>> from turnbudget.agents import OracleAgent
-        >>> result = probe("turnbudget/Maze-Easy-v0", OracleAgent(0.0), tasks=3, n_bootstrap=50)
-        >>> result.summary["agents"]["oracle-eps0"]["all"]["single_step_skill"]["mean"]
+        >>> result = probe("turnbudget/Maze-Easy-v0", OracleAgent(0.0), tasks=2, baseline_repeats=1)
+        >>> result.summary["agents"]["oracle-eps0"]["turnbudget/Maze-Easy-v0"]["single_step_skill"]["mean"]
         1.0
     """
     from turnbudget.eval.probe_report import render_probe_markdown, summarize_probes

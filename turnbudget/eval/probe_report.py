@@ -50,7 +50,7 @@ def skill(p: float, p_random: float) -> float | None:
     None when chance is already perfect (nothing to normalize by).
 
     Example:
-        >>> skill(0.55, 0.1)
+        >>> round(skill(0.55, 0.1), 6)
         0.5
     """
     if p_random >= 1.0:

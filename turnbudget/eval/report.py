@@ -83,9 +83,12 @@ def load_run_summary(run_dir: str | Path, n_bootstrap: int = 1000) -> dict[str, 
     seen: dict[str, dict[str, Any]] = {}
     for e in episodes:
         seen.setdefault(e["episode_id"], e)
+    episodes = list(seen.values())
     steps_path = run_dir / STEPS_FILE
-    steps = iter_steps(steps_path) if steps_path.exists() and steps_path.stat().st_size else None
-    return summarize_run(config, list(seen.values()), n_bootstrap=n_bootstrap, steps=steps)
+    steps = None  # read only for logs whose episode records lack `budget_counts`
+    if not all("budget_counts" in e for e in episodes) and steps_path.exists():
+        steps = iter_steps(steps_path)
+    return summarize_run(config, episodes, n_bootstrap=n_bootstrap, steps=steps)
 
 
 def _short(group: str) -> str:

@@ -50,6 +50,7 @@ import numpy as np
 
 from turnbudget.agents.base import agent_flags
 from turnbudget.eval.agent_view import agent_info, budget_visible, executed_action
+from turnbudget.eval.analysis import budget_counts
 from turnbudget.eval.logs import (
     EPISODES_FILE,
     RUN_FILE,
@@ -313,6 +314,7 @@ class _Slot:
         self.records: list[dict[str, Any]] = []
         self.env = _build_env(env_id, config, self.records.append)
         self.per_repeat = config.error_draws == "per_repeat"
+        self.ts = config.ts
 
     def reset(self, spec: EpisodeSpec) -> tuple[str, dict[str, Any]]:
         self.records.clear()
@@ -335,6 +337,8 @@ class _Slot:
             if record_steps
             else []
         )
+        if steps:  # the per-budget analysis then needs only the episode records
+            episode["budget_counts"] = budget_counts(steps, self.ts)
         self.records.clear()
         if serialize:  # encode where the episode ran: in parallel, and cheap to send back
             return episode, "".join(dumps(r) + "\n" for r in steps)
@@ -595,12 +599,7 @@ def evaluate(
     if out_path is not None:
         episodes = read_jsonl(out_path / EPISODES_FILE)[0]
     episodes.sort(key=lambda e: e["episode_id"])
-    step_records: Any = steps if config.record_steps else None
-    if out_path is not None and config.record_steps:
-        from turnbudget.eval.report import iter_steps
-
-        step_records = iter_steps(out_path / STEPS_FILE)
-    summary = summarize_run(config, episodes, n_bootstrap=n_bootstrap, steps=step_records)
+    summary = summarize_run(config, episodes, n_bootstrap=n_bootstrap)
     if out_path is not None:
         from turnbudget.eval.report import write_run_summary
 
