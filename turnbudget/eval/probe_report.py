@@ -250,7 +250,8 @@ def render_probe_markdown(summary: Mapping[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for label, groups in summary["agents"].items():
-        for group, g in groups.items():
+        for group in sorted(groups, key=lambda g: (g == ALL, g)):  # JSON sorts "all" first
+            g = groups[group]
             s, r = g["single_step"], g["recovery"][ALL]
             out.append(
                 f"| {label} | {group.split('/')[-1]} | {_ci(s['skill'])} | {_fmt(s['rate'])} "

@@ -315,7 +315,7 @@ def _probe_section(summary: Mapping[str, Any]) -> list[str]:
         return []
     out: list[str] = []
     for p in probes:
-        out += render_probe_markdown(p).splitlines()
+        out += [*render_probe_markdown(p).splitlines(), ""]
     pairs = summary.get("paired") or []
     if pairs:
         out += [
