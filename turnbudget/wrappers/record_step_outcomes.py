@@ -48,7 +48,7 @@ class StepRecord(TypedDict):
         InjectedError | None
     )  # from InjectErrors; an error fires at the start of the turn
     error_self: bool  # a non-optimal command (for what the agent saw) that increased the distance
-    errors_opened: int  # distance-increasing errors (injected or self) this turn
+    errors_opened: int  # distance-increasing events this turn (injected, or after the command)
     recoveries: list[int]  # turns_to_recover of each error recovered this turn
     phase: (
         str  # "on_track" | "after_error" (right after a distance-increasing error) | "recovering"
@@ -333,7 +333,10 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
             after - injected if executed and injected is not None and after is not None else None
         )
         # Judged on the state the agent saw: an optimal command is never the agent's error.
-        error_self = executed and optimal is not True and _increases(injected, after)
+        # If one still raised the distance (an env event the oracle did not foresee, such
+        # as a sudden loss), the error is recorded and recovered from, but not blamed.
+        raised = executed and _increases(injected, after)
+        error_self = raised and optimal is not True
         wasted = executed and valid and optimal is False and command_effect == 0
         self._n_wasted += wasted
         injection_increased = False
@@ -348,10 +351,10 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
                 opened.append(
                     (turn if applied == "setback" else turn + 1, event["distance_before"])
                 )
-        if error_self:
-            self._n_self += 1
+        self._n_self += error_self
+        if raised:
             opened.append((turn + 1, injected))
-        errors_opened = injection_increased + error_self
+        errors_opened = injection_increased + raised
         recoveries: list[int] = []
         if opened and after is not None:
             still_open = []
@@ -362,7 +365,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
                     still_open.append((start, target))
             self._open = still_open
             self._recovered += recoveries
-        self._last_was_error = injection_increased or error_self
+        self._last_was_error = injection_increased or raised
         won = bool(info.get("won", False))
         if won and self._first_success is None:
             self._first_success = turn
