@@ -272,6 +272,7 @@ def test_win_on_the_last_budgeted_turn_is_a_success_not_a_truncation():
 def test_a_loss_injected_into_step_is_an_unrecovered_error_not_blamed_on_an_optimal_command():
     """The loss raises the distance (to unsolvable): an error that is never recovered. The
     command was optimal for the state the agent saw, so it is not self-inflicted (issue 9)."""
+
     def lose_on_turn_3(game, action):
         game.turns = getattr(game, "turns", 0) + 1
         if game.turns == 3:
