@@ -333,10 +333,12 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
             after - injected if executed and injected is not None and after is not None else None
         )
         # Judged on the state the agent saw: an optimal command is never the agent's error.
-        # If one still raised the distance (an env event the oracle did not foresee, such
-        # as a sudden loss), the error is recorded and recovered from, but not blamed.
         raised = executed and _increases(injected, after)
         error_self = raised and optimal is not True
+        # An optimal command that still raised the distance with no injection this turn: an
+        # env event the oracle did not foresee (a sudden loss). It is an error to recover
+        # from, not the agent's. (After a setback, the setback's open error covers it.)
+        raised = error_self or (raised and applied is None)
         wasted = executed and valid and optimal is False and command_effect == 0
         self._n_wasted += wasted
         injection_increased = False
