@@ -383,6 +383,7 @@ def _episode(
     if spec.probe == "recovery" and spec.kind == "slip":
         yield ("observe", obs, view(info), str(spec.error))
         obs, _, _, _, info = env.step(str(spec.error))
+        obs = f"Your hand slips: you {spec.error}.\n\n{obs}"  # as InjectErrors narrates one
         executed, turn, start = str(spec.error), 1, 2
     recovered_at = None
     won = bool(info.get("won"))
