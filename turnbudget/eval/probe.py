@@ -387,7 +387,7 @@ def _make_config(
     seed: int,
     label: str | None,
 ) -> ProbeConfig:
-    from turnbudget.eval.rollout import _agent_repr
+    from turnbudget.eval.plan import _agent_repr
 
     env_ids = (envs,) if isinstance(envs, str) else tuple(envs)
     if not env_ids or not all(isinstance(e, str) and e for e in env_ids):

@@ -87,7 +87,7 @@ def derive_seed(*parts: Any) -> int:
 def _make_env(env_id: str) -> Any:
     import gymnasium as gym
 
-    from turnbudget.stack import make
+    from turnbudget.wrappers.stack import make
 
     try:
         env = make(env_id)

@@ -23,7 +23,7 @@ def _fractions(text: str) -> list[float]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from turnbudget.eval.cli import parse_tasks
+    from turnbudget.cli.eval import parse_tasks
 
     parser.add_argument(
         "--env", action="append", required=True, metavar="ID",
