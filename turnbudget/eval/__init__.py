@@ -11,7 +11,15 @@ from typing import Any
 
 from turnbudget.eval.estimator import GridEstimate, estimate_grid, pass_at_k, pass_at_kt
 
-__all__ = ["GridEstimate", "estimate_grid", "evaluate", "pass_at_k", "pass_at_kt", "probe"]
+__all__ = [
+    "GridEstimate",
+    "estimate_grid",
+    "evaluate",
+    "evaluate_team",
+    "pass_at_k",
+    "pass_at_kt",
+    "probe",
+]
 
 
 def __getattr__(name: str) -> Any:  # evaluate pulls in tqdm and the wrapper stack: load it on use
@@ -23,4 +31,8 @@ def __getattr__(name: str) -> Any:  # evaluate pulls in tqdm and the wrapper sta
         from turnbudget.eval.probe import probe
 
         return probe
+    if name == "evaluate_team":  # needs the multiagent extra (pettingzoo)
+        from turnbudget.eval.team import evaluate_team
+
+        return evaluate_team
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
