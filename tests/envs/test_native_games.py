@@ -7,6 +7,7 @@ import pytest
 from _support import native_env_ids
 
 from turnbudget.envs.native.base import normalize_command
+from turnbudget.envs.native.crafting import Crafting
 from turnbudget.envs.native.keyquest import KeyQuest
 from turnbudget.envs.native.maze import Maze
 
@@ -196,7 +197,7 @@ def test_deepcopy_is_independent_and_behaves_like_a_pickled_copy(env_id):
     assert game._won
 
 
-@pytest.mark.parametrize("game_class", [Maze, KeyQuest])
+@pytest.mark.parametrize("game_class", [Maze, KeyQuest, Crafting])
 def test_step_before_reset_is_a_clear_error(game_class):
     with pytest.raises(gym.error.ResetNeeded, match="reset"):
         game_class().step("look")

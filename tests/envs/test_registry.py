@@ -25,7 +25,7 @@ def test_every_family_and_difficulty_is_registered():
     assert (
         sorted(
             f"turnbudget/{family}-{difficulty}-v0"
-            for family in ("KeyQuest", "Maze")
+            for family in ("Crafting", "KeyQuest", "Maze")
             for difficulty in ("Easy", "Medium", "Hard")
         )
         == ENV_IDS

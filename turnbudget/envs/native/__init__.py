@@ -12,6 +12,8 @@ DEFAULT_BUDGETS = {"Easy": 30, "Medium": 64, "Hard": 128}
 
 
 _GAMES = {
+    # Crafting: gather and craft through a recipe tree; tools gate whole branches
+    "Crafting": "turnbudget.envs.native.crafting:Crafting",
     # KeyQuest: rooms, locked doors, keys behind other doors, a treasure to deliver
     "KeyQuest": "turnbudget.envs.native.keyquest:KeyQuest",
     # Maze: navigation under partial observability, dead ends and loops
