@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 from turnbudget.envs.registration import register_game
 
 __all__ = ["DEFAULT_BUDGETS", "register_native_envs"]
@@ -18,15 +20,20 @@ _GAMES = {
     "KeyQuest": "turnbudget.envs.native.keyquest:KeyQuest",
     # Maze: navigation under partial observability, dead ends and loops
     "Maze": "turnbudget.envs.native.maze:Maze",
+    # Sokoban: boxes onto targets; a bad push loses the game
+    "Sokoban": "turnbudget.envs.native.sokoban:Sokoban",
 }
 
 
 def register_native_envs() -> None:
     for family, entry_point in _GAMES.items():
+        # A game module may declare its own DEFAULT_BUDGETS ({"easy": T, ...}).
+        module = importlib.import_module(entry_point.partition(":")[0])
+        budgets = getattr(module, "DEFAULT_BUDGETS", None)
         for difficulty, budget in DEFAULT_BUDGETS.items():
             register_game(
                 f"{family}-{difficulty}-v0",
                 entry_point,
-                turn_budget=budget,
+                turn_budget=budgets[difficulty.lower()] if budgets else budget,
                 difficulty=difficulty.lower(),
             )

@@ -1,0 +1,693 @@
+"""Sokoban: push boxes onto targets in a text grid, where one bad push can lose the game."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from turnbudget.envs.native.base import TextGame
+from turnbudget.envs.native.worldgen import DIRECTIONS
+
+__all__ = ["DEFAULT_BUDGETS", "Sokoban", "SokobanConfig", "SokobanSolver"]
+
+
+@dataclass(frozen=True)
+class SokobanConfig:
+    width: int  # inner width and height of the room, walls excluded
+    height: int
+    boxes: int
+    wall_blocks: int  # inner wall squares dropped into the room (kept only if it stays connected)
+    pulls: tuple[int, int]  # reverse play stops once the boxes are this many pushes from home
+    min_distance: int  # the optimal solution length lies in [min_distance, max_distance]
+    max_distance: int
+
+
+CONFIGS = {
+    "easy": SokobanConfig(
+        width=5, height=4, boxes=1, wall_blocks=2, pulls=(3, 5), min_distance=5, max_distance=12
+    ),
+    "medium": SokobanConfig(
+        width=6, height=5, boxes=2, wall_blocks=3, pulls=(7, 10), min_distance=15, max_distance=30
+    ),
+    "hard": SokobanConfig(
+        width=6, height=5, boxes=3, wall_blocks=3, pulls=(12, 17), min_distance=25, max_distance=45
+    ),
+}
+# Default turn budgets: at least twice the longest optimal solution of the variant.
+DEFAULT_BUDGETS = {"easy": 30, "medium": 64, "hard": 128}
+_MAX_GENERATION_TRIES = 2000
+_LEGEND = (
+    "Legend: # wall, _ floor, @ you, $ box, . target, * box on a target, + you on a target. "
+    "Moves: go north, go south, go east, go west (or n, s, e, w); walking into a box pushes it "
+    "one square if the square behind it is free. Boxes cannot be pulled."
+)
+
+
+class SokobanSolver:
+    """Exact shortest solutions of one Sokoban level, in player moves.
+
+    A* over the states reached right after a push, (player square, box set),
+    where an edge is "walk to a square next to a box, then push it": its cost
+    is the walk's length plus one. The heuristic, the sum over boxes of the
+    fewest pushes to bring each to its nearest target on the empty level, is
+    consistent (one push changes it by at most one), so the first solved state
+    popped is optimal. Pruned, because they can never be solved: a box on a
+    dead square (no target reachable by pushes) and 2x2 blocks of walls and
+    boxes holding a box off target. Every answer is memoized, and so is every
+    state along each optimal plan found, so following the plan costs nothing
+    and searches from nearby states stop early where they meet a known one.
+
+    Squares are indices into the row-major grid (border walls included); box
+    sets are bitmasks.
+    """
+
+    def __init__(self, walls: bytes, width: int, targets: int):
+        self.walls = walls
+        self.width = width
+        self.targets = targets
+        self.offsets = (-width, width, 1, -1)  # north, south, east, west
+        self.to_target = [self._push_distances_to(t) for t in _bits(targets)]
+        # Fewest pushes from each square to its nearest target (-1: a dead square).
+        self.push_distance = [
+            min((d for d in column if d >= 0), default=-1) for column in zip(*self.to_target)
+        ]
+        self._assignments = list(itertools.permutations(range(len(self.to_target))))
+        self.neighbours = [
+            tuple(n for n in (s + o for o in self.offsets) if 0 <= n < len(walls) and not walls[n])
+            if not walls[s]
+            else ()
+            for s in range(len(walls))
+        ]
+        self._heuristics: dict[int, int | None] = {}
+        self.floor = sum(1 << square for square, wall in enumerate(walls) if not wall)
+        # Solvability by (lowest square the player can walk to, boxes): the player's exact
+        # square within its reachable region does not matter for whether a solution exists.
+        self.solvable_memo: dict[tuple[int, int], bool] = {}
+        self.memo: dict[tuple[int, int], int | None] = {}
+
+    def _push_distances_to(self, target: int) -> list[int]:
+        """Fewest pushes to bring a box alone on the level from each square to ``target``
+        (-1 where it never can)."""
+        size = len(self.walls)
+        distance = [-1] * size
+        distance[target] = 0
+        queue = deque([target])
+        while queue:  # a box moves from `before` to `square` when the player stands behind it
+            square = queue.popleft()
+            for step in self.offsets:
+                before, behind = square - step, square - 2 * step
+                if (
+                    0 <= behind < size
+                    and distance[before] < 0
+                    and not self.walls[before]
+                    and not self.walls[behind]
+                ):
+                    distance[before] = distance[square] + 1
+                    queue.append(before)
+        return distance
+
+    def is_dead_square(self, square: int) -> bool:
+        return self.push_distance[square] < 0
+
+    def frozen(self, square: int, boxes: int) -> bool:
+        """A box on ``square`` closes a 2x2 block of walls and boxes, one box off target."""
+        walls, width, targets = self.walls, self.width, self.targets
+        for dx in (1, -1):
+            side = square + dx
+            if not (walls[side] or boxes >> side & 1):
+                continue
+            for dy in (width, -width):
+                up, corner = square + dy, side + dy
+                if (walls[up] or boxes >> up & 1) and (walls[corner] or boxes >> corner & 1):
+                    block = boxes & (1 << square | 1 << side | 1 << up | 1 << corner)
+                    if block & ~targets:
+                        return True
+        return False
+
+    def layers(self, player: int, boxes: int) -> tuple[list[int], int]:
+        """Breadth-first layers of the walk from ``player`` as bitmasks (layer k: the squares
+        k moves away), and their union. Bit-parallel: a few integer operations per layer."""
+        free, width = self.floor & ~boxes, self.width
+        frontier = region = 1 << player
+        layers = [frontier]
+        while True:
+            f = frontier
+            frontier = (f << 1 | f >> 1 | f << width | f >> width) & free & ~region
+            if not frontier:
+                return layers, region
+            region |= frontier
+            layers.append(frontier)
+
+    def reach(self, player: int, boxes: int) -> list[int]:
+        """Walking distance from ``player`` to every square (-1 where boxes or walls cut it off)."""
+        neighbours = self.neighbours
+        distance = [-1] * len(self.walls)
+        distance[player] = 0
+        frontier = [player]
+        d = 0
+        while frontier:
+            d += 1
+            nxt = []
+            for square in frontier:
+                for n in neighbours[square]:
+                    if distance[n] < 0 and not boxes >> n & 1:
+                        distance[n] = d
+                        nxt.append(n)
+            frontier = nxt
+        return distance
+
+    def heuristic(self, boxes: int) -> int | None:
+        """Fewest pushes with each box sent to its own target (best assignment), None if dead."""
+        cached = self._heuristics.get(boxes, -1)
+        if cached != -1:
+            return cached
+        columns = [[row[square] for row in self.to_target] for square in _bits(boxes)]
+        best = None
+        for order in self._assignments:
+            total = 0
+            for column, target in zip(columns, order):
+                d = column[target]
+                if d < 0:
+                    break
+                total += d
+            else:
+                if best is None or total < best:
+                    best = total
+        self._heuristics[boxes] = best
+        return best
+
+    def distance(self, player: int, boxes: int) -> int | None:
+        """Fewest moves from this state to every box on a target (None when unsolvable)."""
+        key = (player, boxes)
+        if key in self.memo:
+            return self.memo[key]
+        if boxes == self.targets:
+            return 0
+        h0 = self.heuristic(boxes)
+        if h0 is None or any(
+            not self.targets >> box & 1 and self.frozen(box, boxes) for box in _bits(boxes)
+        ):
+            self.memo[key] = None
+            return None
+        memo, walls, targets, push = self.memo, self.walls, self.targets, self.push_distance
+        best: dict[tuple[int, int], int] = {key: 0}
+        parent: dict[tuple[int, int], tuple[tuple[int, int], int] | None] = {key: None}
+        heap: list[tuple[int, int, int, int, int]] = [(h0, 0, h0, player, boxes)]
+        while heap:
+            f, negative_g, h, p, b = heapq.heappop(heap)
+            g = -negative_g
+            if h < 0:  # a known state's exact answer: nothing left can beat it
+                return self._finish(key, (p, b), parent, g + memo[p, b], g)
+            if best.get((p, b), -1) != g:
+                continue
+            if b == targets:
+                return self._finish(key, (p, b), parent, g, g)
+            known = memo.get((p, b), -1) if (p, b) != key else -1
+            if known is None:
+                continue
+            if known > 0:  # exact distance known here: finish through it when it is popped
+                heapq.heappush(heap, (g + known, -g, -1, p, b))
+                continue
+            layers, region = self.layers(p, b)
+            rest = b
+            while rest:
+                low = rest & -rest
+                box = low.bit_length() - 1
+                rest ^= low
+                for step in self.offsets:
+                    stand, to = box - step, box + step
+                    if not region >> stand & 1 or walls[to] or b >> to & 1 or push[to] < 0:
+                        continue
+                    nb = b ^ low | 1 << to
+                    if not targets >> to & 1 and self.frozen(to, nb):
+                        continue
+                    state = (box, nb)
+                    if memo.get(state, 0) is None:
+                        continue
+                    walk = 0
+                    while not layers[walk] >> stand & 1:
+                        walk += 1
+                    g2 = g + walk + 1
+                    if g2 < best.get(state, 1 << 30):
+                        h2 = self.heuristic(nb)
+                        if h2 is None:
+                            continue
+                        best[state] = g2
+                        parent[state] = ((p, b), stand)
+                        heapq.heappush(heap, (g2 + h2, -g2, h2, box, nb))
+        for state in best:  # every state reached from an unsolvable one is unsolvable
+            memo[state] = None
+        return None
+
+    def solvable(self, player: int, boxes: int) -> bool:
+        """Whether any sequence of pushes still solves the level (greedy best-first search
+        over box sets, each with the region the player can walk in; cheaper than
+        `distance` because it need not be shortest)."""
+        if boxes == self.targets:
+            return True
+        known = self.memo.get((player, boxes), -1)
+        if known != -1:
+            return known is not None
+        start = (_lowest(self.layers(player, boxes)[1]), boxes)
+        if start in self.solvable_memo:
+            return self.solvable_memo[start]
+        if self.heuristic(boxes) is None or any(
+            not self.targets >> box & 1 and self.frozen(box, boxes) for box in _bits(boxes)
+        ):
+            self.solvable_memo[start] = False
+            return False
+        walls, targets, push = self.walls, self.targets, self.push_distance
+        seen = {start}
+        heap = [(self.heuristic(boxes), 0, player, boxes)]
+        counter = 0
+        while heap:
+            _, _, p, b = heapq.heappop(heap)
+            if b == targets:
+                self.solvable_memo[start] = True
+                return True
+            region = self.layers(p, b)[1]
+            rest = b
+            while rest:
+                low = rest & -rest
+                box = low.bit_length() - 1
+                rest ^= low
+                for step in self.offsets:
+                    stand, to = box - step, box + step
+                    if not region >> stand & 1 or walls[to] or b >> to & 1 or push[to] < 0:
+                        continue
+                    nb = b ^ low | 1 << to
+                    if not targets >> to & 1 and self.frozen(to, nb):
+                        continue
+                    if nb == targets:
+                        self.solvable_memo[start] = True
+                        return True
+                    key = (_lowest(self.layers(box, nb)[1]), nb)
+                    if key in seen or self.solvable_memo.get(key) is False:
+                        continue
+                    if self.solvable_memo.get(key):
+                        self.solvable_memo[start] = True
+                        return True
+                    seen.add(key)
+                    h = self.heuristic(nb)
+                    if h is not None:
+                        counter += 1
+                        heapq.heappush(heap, (h, counter, box, nb))
+        for key in seen:  # everything reachable from an unsolvable state is unsolvable
+            self.solvable_memo[key] = False
+        return False
+
+    def _finish(
+        self,
+        start: tuple[int, int],
+        end: tuple[int, int],
+        parent: dict[tuple[int, int], tuple[tuple[int, int], int] | None],
+        total: int,
+        g_end: int,
+    ) -> int:
+        """Memoize every state along the plan found (walks included): the rest of an optimal
+        plan is optimal, so its distances are exact."""
+        memo = self.memo
+        memo[end] = total - g_end
+        state = end
+        while parent[state] is not None:
+            previous, stand = parent[state]
+            p, b = previous
+            walk = self._walk(p, b, stand)
+            g_prev = g_end - len(walk) - 1  # the push into `state` is the last move
+            for k, square in enumerate(walk):
+                memo.setdefault((square, b), total - (g_prev + k + 1))
+            memo.setdefault(previous, total - g_prev)
+            state, g_end = previous, g_prev
+        memo[start] = total
+        return total
+
+    def _walk(self, player: int, boxes: int, goal: int) -> list[int]:
+        """The squares of one shortest walk from ``player`` to ``goal`` (player excluded)."""
+        if player == goal:
+            return []
+        came = {player: player}
+        queue = deque([player])
+        while queue:
+            square = queue.popleft()
+            for step in self.offsets:
+                n = square + step
+                if n not in came and not self.walls[n] and not boxes >> n & 1:
+                    came[n] = square
+                    if n == goal:
+                        path = [n]
+                        while came[path[-1]] != player:
+                            path.append(came[path[-1]])
+                        return path[::-1]
+                    queue.append(n)
+        raise ValueError("goal square not reachable")  # pragma: no cover - callers check reach
+
+
+class Sokoban(TextGame):
+    """Push every box onto a target; a push into a dead end loses the game.
+
+    ## Description
+    A walled room drawn as lines of characters, with boxes, targets and you.
+    You walk one square per turn; walking into a box pushes it one square if
+    the square behind it is free. Boxes cannot be pulled, so some pushes are
+    irreversible: a box in a corner, or two boxes side by side against a wall,
+    can never be moved onto its target again. Levels are made by playing
+    backwards from the solved room (pulling boxes off their targets), so every
+    level is solvable; difficulty is the number of boxes and the length of the
+    shortest solution.
+
+    ## Goal
+    "Push every box ($) onto a target (.)."
+
+    ## Actions
+    Free-form text. Admissible: ``go north|south|east|west`` where the way is
+    free or a box can be pushed, and ``look``. Synonyms: ``n``, ``north``,
+    ``walk n``. Anything else costs a turn with ``valid_action=False``.
+
+    ## Observations
+    The feedback of the last command, the grid (one line per row), how many
+    boxes are on targets, and a legend with the move list.
+
+    ## Rewards
+    1.0 on the turn the last box reaches a target, 0 otherwise.
+
+    ## Episode end
+    ``terminated`` when every box is on a target (``won``), or as soon as a
+    push leaves the level unsolvable: the game says so and ends with
+    ``lost=True`` (exactly when the solver finds no solution, so
+    ``distance_to_goal()`` is ``None`` exactly when ``lost``). ``truncated``
+    only by a turn budget wrapper (`TurnBudget`).
+
+    ## Oracle
+    `SokobanSolver`: exact A* in player moves with deadlock pruning, memoized
+    per level. Setbacks: a box slides one square, or you are swept to another
+    square; only ones that keep the level solvable (checked with the solver)
+    and, where possible, lengthen the solution.
+
+    ## Arguments
+    ``difficulty``: ``"easy"`` (5x4 room, 1 box, optimal 5-12 moves),
+    ``"medium"`` (6x5, 2 boxes, 15-30), ``"hard"`` (7x6, 3 boxes, 35-60).
+    ``render_mode``: ``"ansi"`` or ``"human"``.
+
+    ## Registered configurations
+    ``turnbudget/Sokoban-Easy-v0`` (budget 30), ``turnbudget/Sokoban-Medium-v0``
+    (budget 64), ``turnbudget/Sokoban-Hard-v0`` (budget 128).
+
+    ## Version history
+    v0: initial release.
+    """
+
+    def __init__(self, difficulty: str = "easy", render_mode: str | None = None):
+        super().__init__(difficulty=difficulty, render_mode=render_mode)
+        self.config = CONFIGS[self.difficulty]
+        self._player = 0
+        self._boxes = 0
+
+    # -- generation ----------------------------------------------------------------
+
+    def _generate(self) -> None:
+        cfg = self.config
+        for _ in range(_MAX_GENERATION_TRIES):
+            if self._try_level(cfg):
+                break
+        else:  # pragma: no cover - the configurations above always succeed quickly
+            raise RuntimeError(f"could not generate a {self.difficulty} Sokoban level")
+        self.goal = "Push every box ($) onto a target (.)."
+
+    def _try_level(self, cfg: SokobanConfig) -> bool:
+        rng = self.np_random
+        width, height = cfg.width + 2, cfg.height + 2
+        walls = bytearray(b"\x01" * (width * height))
+        inner = [y * width + x for y in range(1, height - 1) for x in range(1, width - 1)]
+        for square in inner:
+            walls[square] = 0
+        for square in rng.choice(inner, size=cfg.wall_blocks, replace=False).tolist():
+            walls[square] = 1
+            if not _connected(walls, width):
+                walls[square] = 0
+        floor = [s for s in inner if not walls[s]]
+        picks = rng.choice(len(floor), size=cfg.boxes + 1, replace=False).tolist()
+        targets = sum(1 << floor[i] for i in picks[:-1])
+        solver = SokobanSolver(bytes(walls), width, targets)
+        player, boxes, moves = self._reverse_play(solver, floor[picks[-1]], targets, cfg)
+        if boxes == targets:
+            return False
+        # Leave the player anywhere it can walk to, so the level does not start mid-push.
+        reach = solver.reach(player, boxes)
+        squares = [s for s in floor if reach[s] >= 0]
+        start = squares[int(rng.integers(len(squares)))]
+        upper = moves + reach[start]  # replaying the reverse play forwards solves the level
+        lower = solver.heuristic(boxes)
+        if lower is None or upper < cfg.min_distance or lower > cfg.max_distance:
+            return False
+        if not (cfg.min_distance <= lower and upper <= cfg.max_distance):
+            distance = solver.distance(start, boxes)  # undecided by the bounds: solve exactly
+            if distance is None or not cfg.min_distance <= distance <= cfg.max_distance:
+                return False
+        self._solver, self._width, self._walls, self._targets = solver, width, bytes(walls), targets
+        self._player, self._boxes = start, boxes
+        return True
+
+    def _reverse_play(
+        self, solver: SokobanSolver, player: int, boxes: int, cfg: SokobanConfig
+    ) -> tuple[int, int, int]:
+        """Play backwards from the solved room: walk to a box and pull it, away from the
+        targets where possible, until the boxes are ``cfg.pulls`` pushes from home.
+        Returns (player, boxes, moves played)."""
+        rng, walls, push = self.np_random, solver.walls, solver.push_distance
+        lo, hi = cfg.pulls
+        goal, pulled, moves = int(rng.integers(lo, hi + 1)), 0, 0
+        for _ in range(4 * hi):
+            reach = solver.reach(player, boxes)
+            options = [
+                (push[box + step] > push[box], box, step)
+                for box in _bits(boxes)
+                for step in solver.offsets
+                if reach[box + step] >= 0
+                and not walls[box + 2 * step]
+                and not boxes >> box + 2 * step & 1
+            ]
+            if not options:
+                break
+            options = [o for o in options if o[0]] or options
+            _, box, step = options[int(rng.integers(len(options)))]
+            moves += reach[box + step]
+            while True:  # pull the box one square, and keep pulling while it gets farther
+                boxes ^= 1 << box | 1 << box + step
+                pulled += push[box + step] - push[box]
+                box += step
+                player = box + step
+                moves += 1
+                ahead = box + 2 * step
+                if (
+                    pulled >= goal
+                    or walls[ahead]
+                    or boxes >> ahead & 1
+                    or push[box + step] <= push[box]
+                    or rng.random() < 0.5
+                ):
+                    break
+            if pulled >= goal:
+                break
+        return player, boxes, moves
+
+    def load_level(self, text: str) -> str:
+        """Replace the current level by one drawn in the usual characters and return the
+        new observation: ``#`` wall, ``@``/``+`` you, ``$`` box, ``.`` target, ``*`` box on a
+        target, ``_`` or space floor. Call after ``reset()``; the turn count is not touched.
+
+        >>> game = Sokoban()
+        >>> _ = game.reset(seed=0)
+        >>> _ = game.load_level("#####\n#@$.#\n#####")
+        >>> game.distance_to_goal(), game.optimal_actions()
+        (1, ['go east'])
+        """
+        rows = text.strip("\n").split("\n")
+        width = max(len(row) for row in rows) + 2
+        grid = (
+            ["#" * width] + ["#" + row.ljust(width - 2, "#") + "#" for row in rows] + ["#" * width]
+        )
+        cells = "".join(grid)
+        unknown = set(cells) - set("#@+$.*_ ")
+        if unknown:
+            raise ValueError(f"Expect a level drawn with #@+$.*_ and spaces, got {sorted(unknown)}")
+        if sum(cells.count(c) for c in "@+") != 1:
+            raise ValueError("Expect exactly one player (@ or +) in the level")
+        boxes = sum(1 << i for i, c in enumerate(cells) if c in "$*")
+        targets = sum(1 << i for i, c in enumerate(cells) if c in ".*+")
+        if bin(boxes).count("1") != bin(targets).count("1") or not boxes:
+            raise ValueError("Expect as many boxes as targets, and at least one")
+        walls = bytes(c == "#" for c in cells)
+        self._solver = SokobanSolver(walls, width, targets)
+        self._width, self._walls, self._targets = width, walls, targets
+        self._player = next(i for i, c in enumerate(cells) if c in "@+")
+        self._boxes = boxes
+        self._won = boxes == targets
+        self._lost = not self._won and not self._solver.solvable(self._player, boxes)
+        self.goal = "Push every box ($) onto a target (.)."
+        self._state_changed()
+        return self._observe(f"{self.goal}\n\n{self._describe()}")
+
+    # -- perception ------------------------------------------------------------------
+
+    def _grid(self) -> str:
+        rows = []
+        width, walls, boxes, targets = self._width, self._walls, self._boxes, self._targets
+        for top in range(0, len(walls), width):
+            row = []
+            for square in range(top, top + width):
+                if walls[square]:
+                    row.append("#")
+                elif square == self._player:
+                    row.append("+" if targets >> square & 1 else "@")
+                elif boxes >> square & 1:
+                    row.append("*" if targets >> square & 1 else "$")
+                else:
+                    row.append("." if targets >> square & 1 else "_")
+            rows.append("".join(row))
+        return "\n".join(rows)
+
+    def _describe(self) -> str:
+        placed = bin(self._boxes & self._targets).count("1")
+        total = bin(self._targets).count("1")
+        return f"{self._grid()}\nBoxes on targets: {placed} of {total}.\n{_LEGEND}"
+
+    def _admissible(self) -> list[str]:
+        commands = [f"go {d}" for d in DIRECTIONS if self._move(d) is not None]
+        return [*commands, "look"]
+
+    def _move(self, direction: str) -> tuple[int, int] | None:
+        """(player, boxes) after walking ``direction``, or None if a wall or a stuck box stops it."""
+        step = self._solver.offsets[DIRECTIONS.index(direction)]
+        nxt = self._player + step
+        if self._walls[nxt]:
+            return None
+        if self._boxes >> nxt & 1:
+            beyond = nxt + step
+            if self._walls[beyond] or self._boxes >> beyond & 1:
+                return None
+            return nxt, self._boxes ^ (1 << nxt | 1 << beyond)
+        return nxt, self._boxes
+
+    # -- dynamics --------------------------------------------------------------------
+
+    def _apply(self, command: str) -> str:
+        if command == "look":
+            return "You look around."
+        direction = command[3:]
+        player, boxes = self._move(direction)
+        pushed = boxes != self._boxes
+        self._player, self._boxes = player, boxes
+        if not pushed:
+            return f"You walk {direction}."
+        if boxes == self._targets:
+            self._won = True
+            return f"You push the box {direction}. Every box is on a target: solved!"
+        box = player + self._solver.offsets[DIRECTIONS.index(direction)]
+        if not self._solver.solvable(player, boxes):
+            self._lost = True
+            if self._solver.is_dead_square(box):
+                why = "it can never be pushed onto a target from there"
+            elif not self._targets >> box & 1 and self._solver.frozen(box, boxes):
+                why = "it is jammed against walls and boxes"
+            else:
+                why = "no sequence of pushes can solve the room any more"
+            return f"You push the box {direction}, and it is stuck: {why}. The puzzle is lost."
+        return f"You push the box {direction}."
+
+    def _explain_invalid(self, command: str, raw_action: str) -> str:
+        if command.startswith("go ") and command[3:] in DIRECTIONS:
+            step = self._solver.offsets[DIRECTIONS.index(command[3:])]
+            if self._walls[self._player + step]:
+                return f"You can't go {command[3:]}: there is a wall."
+            return f"The box {command[3:]} of you won't move: something is behind it."
+        if command.startswith(("push ", "pull ")):
+            return "To push a box, walk into it (e.g. `go north`). Boxes cannot be pulled."
+        return super()._explain_invalid(command, raw_action)
+
+    def _progress(self) -> float:
+        return bin(self._boxes & self._targets).count("1") / bin(self._targets).count("1")
+
+    # -- oracle ----------------------------------------------------------------------
+
+    def distance_to_goal(self) -> int | None:
+        if self._won:
+            return 0
+        if self._lost:
+            return None
+        return self._solver.distance(self._player, self._boxes)
+
+    def optimal_actions(self) -> list[str]:
+        distance = self.distance_to_goal()
+        if not distance:
+            return []
+        actions = []
+        for direction in DIRECTIONS:
+            after = self._move(direction)
+            if after is not None and self._solver.distance(*after) == distance - 1:
+                actions.append(f"go {direction}")
+        return actions
+
+    def inject_setback(self, rng: np.random.Generator) -> str:
+        """A box slides one square, or you are swept elsewhere; only if still solvable."""
+        before = self.distance_to_goal()
+        if self._won or before is None:
+            return ""
+        walls, boxes, offsets = self._walls, self._boxes, self._solver.offsets
+        candidates: list[tuple[int, int, str]] = []
+        for box in _bits(boxes):
+            for direction, step in zip(DIRECTIONS, offsets):
+                to = box + step
+                if not walls[to] and not boxes >> to & 1 and to != self._player:
+                    text = f"The floor tilts, and a box slides one square {direction}."
+                    candidates.append((self._player, boxes ^ (1 << box | 1 << to), text))
+        reach = self._solver.reach(self._player, boxes)
+        for square, d in enumerate(reach):
+            if d > 1:
+                text = "A trapdoor opens under you and drops you elsewhere in the room."
+                candidates.append((square, boxes, text))
+        fallback = None
+        for index in rng.permutation(len(candidates)).tolist():
+            player, new_boxes, text = candidates[index]
+            after = self._solver.distance(player, new_boxes)
+            if after is not None and after > before:
+                fallback = candidates[index]
+                break
+            if after is not None and after == before and fallback is None:
+                fallback = candidates[index]
+        if fallback is None:
+            return "The room creaks, but nothing moves."
+        self._player, self._boxes, text = fallback
+        self._state_changed()
+        return text
+
+
+def _lowest(mask: int) -> int:
+    """The lowest square of a region: names it."""
+    return (mask & -mask).bit_length() - 1
+
+
+def _bits(mask: int) -> list[int]:
+    squares = []
+    while mask:
+        low = mask & -mask
+        squares.append(low.bit_length() - 1)
+        mask ^= low
+    return squares
+
+
+def _connected(walls: bytearray, width: int) -> bool:
+    floor = [s for s in range(len(walls)) if not walls[s]]
+    seen = {floor[0]}
+    queue = [floor[0]]
+    while queue:
+        square = queue.pop()
+        for step in (-width, width, 1, -1):
+            n = square + step
+            if not walls[n] and n not in seen:
+                seen.add(n)
+                queue.append(n)
+    return len(seen) == len(floor)
