@@ -10,6 +10,7 @@ from turnbudget.envs.native.base import normalize_command
 from turnbudget.envs.native.crafting import Crafting
 from turnbudget.envs.native.keyquest import KeyQuest
 from turnbudget.envs.native.maze import Maze
+from turnbudget.envs.native.shop import Shop
 from turnbudget.envs.native.sokoban import Sokoban
 
 HOSTILE_COMMANDS = [
@@ -204,7 +205,7 @@ def test_deepcopy_is_independent_and_behaves_like_a_pickled_copy(env_id):
     assert game._won
 
 
-@pytest.mark.parametrize("game_class", [Maze, KeyQuest, Crafting, Sokoban])
+@pytest.mark.parametrize("game_class", [Maze, KeyQuest, Crafting, Sokoban, Shop])
 def test_step_before_reset_is_a_clear_error(game_class):
     with pytest.raises(gym.error.ResetNeeded, match="reset"):
         game_class().step("look")

@@ -26,7 +26,7 @@ def test_every_family_and_difficulty_is_registered():
     assert (
         sorted(
             f"turnbudget/{family}-{difficulty}-v0"
-            for family in ("Crafting", "KeyQuest", "Maze", "Sokoban")
+            for family in ("Crafting", "KeyQuest", "Maze", "Shop", "Sokoban")
             for difficulty in ("Easy", "Medium", "Hard")
         )
         == ENV_IDS
@@ -133,7 +133,7 @@ def test_optimal_lengths_grow_with_difficulty(family):
     assert ranges[0][0] >= 5 and ranges[-1][0] >= 25  # hard games are long-horizon
     assert all(a[0] < b[0] and a[1] < b[1] for a, b in itertools.pairwise(ranges))
     # families without a reason to differ keep the suite's common ranges
-    if family in ("Crafting", "KeyQuest", "Maze"):
+    if family in ("Crafting", "KeyQuest", "Maze", "Shop"):
         assert ranges == [(5, 12), (15, 30), (35, 60)]
 
 

@@ -20,6 +20,8 @@ _GAMES = {
     "KeyQuest": "turnbudget.envs.native.keyquest:KeyQuest",
     # Maze: navigation under partial observability, dead ends and loops
     "Maze": "turnbudget.envs.native.maze:Maze",
+    # Shop: a shopping list in a text web shop full of near misses; a wrong purchase loses
+    "Shop": "turnbudget.envs.native.shop:Shop",
     # Sokoban: boxes onto targets; a bad push loses the game
     "Sokoban": "turnbudget.envs.native.sokoban:Sokoban",
 }
