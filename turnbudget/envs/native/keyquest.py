@@ -109,7 +109,7 @@ class KeyQuest(TextGame):
         cfg = self.config
         for _ in range(_MAX_GENERATION_TRIES):
             self._build_world(cfg)
-            distance = self.distance_to_goal()
+            distance = self._shortest_delivery(self._oracle_state())
             if distance is not None and cfg.min_distance <= distance <= cfg.max_distance:
                 break
         else:  # pragma: no cover - the configurations above always succeed quickly
@@ -317,6 +317,29 @@ class KeyQuest(TextGame):
     def _can_deliver(self, state: _State) -> bool:
         room, _, locs = state
         return room == self._goal_room and locs[self._treasure] == CARRIED
+
+    def _shortest_delivery(self, start: _State) -> int | None:
+        """The distance from ``start`` alone: a forward search that stops at the first
+        state from which the treasure can be dropped in the goal room. Cheaper than
+        `_solve_from` (which tabulates every state) for checking a new world's length; the
+        table is built lazily when the oracle is first asked."""
+        if self._can_deliver(start):
+            return 1
+        seen = {start}
+        frontier = [start]
+        depth = 0
+        while frontier:
+            depth += 1
+            nxt = []
+            for state in frontier:
+                for _, after in self._successors(state):
+                    if after not in seen:
+                        if self._can_deliver(after):
+                            return depth + 1
+                        seen.add(after)
+                        nxt.append(after)
+            frontier = nxt
+        return None
 
     def _solve_from(self, start: _State) -> None:
         """Exact distances for every state reachable from ``start``, into the memo."""
