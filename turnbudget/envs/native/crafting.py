@@ -205,8 +205,11 @@ class Crafting(TextGame):
                 break
         else:  # pragma: no cover - the configurations above always succeed quickly
             raise RuntimeError(f"could not generate a {self.difficulty} Crafting world")
-        self._initial_distance = distance
         self._distance_cache = None
+        # Progress without the oracle: the share of the goal's recipe tree (the items a
+        # shortest plan makes, tools included) held at least once so far.
+        self._tree = self._needed(inventory)
+        self._made: set[str] = set()
         plural = _plural(self._target) if self._target_count > 1 else self._target
         count = str(self._target_count) if self._target_count > 1 else _article(self._target)
         self.goal = f"Craft {count} {plural}. Type `recipes` to see how things are made."
@@ -254,6 +257,8 @@ class Crafting(TextGame):
 
     def _apply(self, command: str) -> str:
         verb, _, obj = command.partition(" ")
+        if obj in self._tree and obj not in self._made:
+            self._made = self._made | {obj}  # rebound, never mutated: copies may share it
         if verb == "gather":
             self._inventory[obj] = self._inventory.get(obj, 0) + 1
             return f"You gather some {obj}."
@@ -294,20 +299,28 @@ class Crafting(TextGame):
         return super()._explain_invalid(command, raw_action)
 
     def _progress(self) -> float:
-        return max(0.0, 1.0 - self.distance_to_goal() / self._initial_distance)
+        return len(self._made) / len(self._tree)
 
     # -- oracle ----------------------------------------------------------------------
 
+    def _needed(self, inventory: dict[str, int]) -> frozenset[str]:
+        """The items a shortest plan from ``inventory`` makes (the goal's open recipe tree)."""
+        return frozenset(item for item, n in self._netting(inventory).items() if n > 0)
+
     def _distance_of(self, inventory: dict[str, int]) -> int:
         """Fewest turns to hold the goal count: the units still to make, netted top-down."""
+        return sum(self._netting(inventory).values())
+
+    def _netting(self, inventory: dict[str, int]) -> dict[str, int]:
+        """Units of each item still to make, netted down the recipe tree against ``inventory``."""
         demand = dict.fromkeys(_ITEMS, 0)
         demand[self._target] = self._target_count
-        turns = 0
+        makes = {}
         for item in _ITEMS:  # products before their ingredients and tools
             make = demand[item] - inventory.get(item, 0)
             if make <= 0:
                 continue
-            turns += make
+            makes[item] = make
             if item in self._recipes:
                 needs, tool = self._recipes[item]
                 for ingredient, n in needs.items():
@@ -316,7 +329,7 @@ class Crafting(TextGame):
                 tool = _RAW[item][0]
             if tool is not None:
                 demand[tool] = max(demand[tool], 1)
-        return turns
+        return makes
 
     def distance_to_goal(self) -> int | None:
         if self._won:
