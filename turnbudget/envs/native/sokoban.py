@@ -180,17 +180,24 @@ class SokobanSolver:
         self._heuristics[boxes] = best
         return best
 
-    def distance(self, player: int, boxes: int) -> int | None:
-        """Fewest moves from this state to every box on a target (None when unsolvable)."""
+    def distance(self, player: int, boxes: int, bound: int | None = None) -> int | None:
+        """Fewest moves from this state to every box on a target (None when unsolvable).
+
+        With ``bound``, the search gives up as soon as no plan of at most ``bound`` moves
+        is left (returning None, not remembered as unsolvable): much cheaper than the
+        exact answer when it only matters whether a state is that close."""
         key = (player, boxes)
         if key in self.memo:
-            return self.memo[key]
+            known = self.memo[key]
+            return None if known is None or (bound is not None and known > bound) else known
         if boxes == self.targets:
             return 0
         h0 = self.heuristic(boxes)
-        if h0 is None or any(
-            not self.targets >> box & 1 and self.frozen(box, boxes) for box in _bits(boxes)
-        ):
+        if h0 is None or (bound is not None and h0 > bound):
+            return None
+        if bound is None and not self.solvable(player, boxes):
+            # Proving a state unsolvable costs a search of everything reachable from it:
+            # `solvable` does it over box sets and player regions, far fewer than A*'s states.
             self.memo[key] = None
             return None
         memo, walls, targets, push = self.memo, self.walls, self.targets, self.push_distance
@@ -199,6 +206,8 @@ class SokobanSolver:
         heap: list[tuple[int, int, int, int, int]] = [(h0, 0, h0, player, boxes)]
         while heap:
             f, negative_g, h, p, b = heapq.heappop(heap)
+            if bound is not None and f > bound:
+                return None  # every plan left is longer than the bound
             g = -negative_g
             if h < 0:  # a known state's exact answer: nothing left can beat it
                 return self._finish(key, (p, b), parent, g + memo[p, b], g)
@@ -239,8 +248,9 @@ class SokobanSolver:
                         best[state] = g2
                         parent[state] = ((p, b), stand)
                         heapq.heappush(heap, (g2 + h2, -g2, h2, box, nb))
-        for state in best:  # every state reached from an unsolvable one is unsolvable
-            memo[state] = None
+        if bound is None:
+            for state in best:  # every state reached from an unsolvable one is unsolvable
+                memo[state] = None
         return None
 
     def solvable(self, player: int, boxes: int) -> bool:
@@ -621,15 +631,53 @@ class Sokoban(TextGame):
         return self._solver.distance(self._player, self._boxes)
 
     def optimal_actions(self) -> list[str]:
+        """Every move that starts a shortest plan.
+
+        A shortest plan walks a shortest way to the square behind its first push, pushes,
+        then plays on optimally. So the optimal first pushes are found among all pushes
+        (those whose lower bound, walk + 1 + heuristic, already exceeds the distance
+        are skipped unsolved), and the optimal first moves are the push itself when the
+        player stands behind one, else each step that shortens the walk to one.
+        """
         distance = self.distance_to_goal()
         if not distance:
             return []
+        solver, player, boxes = self._solver, self._player, self._boxes
+        reach = solver.reach(player, boxes)
+        stands: set[int] = set()  # squares behind an optimal first push
+        for box in _bits(boxes):
+            for step in solver.offsets:
+                stand, to = box - step, box + step
+                walk = reach[stand]
+                if walk < 0 or stand in stands or self._walls[to] or boxes >> to & 1:
+                    continue
+                after = boxes ^ (1 << box | 1 << to)
+                lower = solver.heuristic(after)
+                if lower is None or walk + 1 + lower > distance:
+                    continue
+                # the rest is never shorter than distance - walk - 1: is it that short?
+                if solver.distance(box, after, bound=distance - walk - 1) is not None:
+                    stands.add(stand)
         actions = []
-        for direction in DIRECTIONS:
-            after = self._move(direction)
-            if after is not None and self._solver.distance(*after) == distance - 1:
-                actions.append(f"go {direction}")
+        for direction, step in zip(DIRECTIONS, solver.offsets):
+            nxt = player + step
+            if self._walls[nxt]:
+                continue
+            if boxes >> nxt & 1:  # a push: optimal when it is an optimal first push
+                if player in stands and self._pushes_optimally(nxt, step, distance):
+                    actions.append(f"go {direction}")
+            elif stands:
+                from_next = solver.reach(nxt, boxes)
+                if any(from_next[t] == reach[t] - 1 for t in stands):
+                    actions.append(f"go {direction}")
         return actions
+
+    def _pushes_optimally(self, box: int, step: int, distance: int) -> bool:
+        to = box + step
+        if self._walls[to] or self._boxes >> to & 1:
+            return False
+        after = self._boxes ^ (1 << box | 1 << to)
+        return self._solver.distance(box, after, bound=distance - 1) is not None
 
     def inject_setback(self, rng: np.random.Generator) -> str:
         """A box slides one square, or you are swept elsewhere; only if still solvable."""
