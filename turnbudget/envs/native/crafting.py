@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from turnbudget.envs.core import EnvVariant
 from turnbudget.envs.native.base import TextGame, sanitize_for_display
 
-__all__ = ["DEFAULT_BUDGETS", "Crafting", "CraftingConfig"]
+__all__ = ["CONFIGS", "DEFAULT_BUDGETS", "VARIANTS", "Crafting", "CraftingConfig"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,18 @@ CONFIGS = {
 }
 # Default turn budgets: at least twice the longest optimal solution of the variant.
 DEFAULT_BUDGETS = {"easy": 30, "medium": 64, "hard": 128}
+_ENTRY_POINT = "turnbudget.envs.native.crafting:Crafting"
+# ------------------------------------------------------------------ Crafting
+VARIANTS = (
+    *(
+        EnvVariant(
+            f"Crafting-{d.capitalize()}-v0", _ENTRY_POINT, DEFAULT_BUDGETS[d], {"difficulty": d}
+        )
+        for d in CONFIGS
+    ),
+    # Free variant: difficulty and config fields as kwargs, the budget follows them.
+    EnvVariant("Crafting-v0", _ENTRY_POINT, None),
+)
 _MAX_GENERATION_TRIES = 500
 
 # Raw materials: name -> (tool needed to gather it, or None; where it is found).
@@ -159,19 +172,24 @@ class Crafting(TextGame):
     ## Arguments
     ``difficulty``: ``"easy"`` (wooden items, optimal 5-12 turns),
     ``"medium"`` (stone tools, bows, 15-30), ``"hard"`` (iron, 35-60).
-    ``render_mode``: ``"ansi"`` or ``"human"``.
+    ``render_mode``: ``"ansi"`` or ``"human"``. Any int field of `CraftingConfig`
+    overrides the difficulty's value by keyword; unknown keywords are a ``TypeError``.
 
     ## Registered configurations
     ``turnbudget/Crafting-Easy-v0`` (budget 30), ``turnbudget/Crafting-Medium-v0``
     (budget 64), ``turnbudget/Crafting-Hard-v0`` (budget 128).
+    ``turnbudget/Crafting-v0`` takes ``difficulty`` and config fields as kwargs;
+    its budget is the difficulty's, or twice ``max_distance`` when larger.
 
     ## Version history
     v0: initial release.
     """
 
-    def __init__(self, difficulty: str = "easy", render_mode: str | None = None):
-        super().__init__(difficulty=difficulty, render_mode=render_mode)
-        self.config = CONFIGS[self.difficulty]
+    configs = CONFIGS
+    default_budgets = DEFAULT_BUDGETS
+
+    def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
+        super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
         self._inventory: dict[str, int] = {}
         self._distance_cache: tuple[int, int] | None = None
 
@@ -203,8 +221,11 @@ class Crafting(TextGame):
             distance = self._distance_of(inventory)
             if cfg.min_distance <= distance <= cfg.max_distance:
                 break
-        else:  # pragma: no cover - the configurations above always succeed quickly
-            raise RuntimeError(f"could not generate a {self.difficulty} Crafting world")
+        else:  # only config overrides can make the distance range unreachable
+            raise RuntimeError(
+                f"Could not generate a {type(self).__name__} with {self.config} in "
+                f"{_MAX_GENERATION_TRIES} tries: widen [min_distance, max_distance]"
+            )
         self._distance_cache = None
         # Progress without the oracle: the share of the goal's recipe tree (the items a
         # shortest plan makes, tools included) held at least once so far.

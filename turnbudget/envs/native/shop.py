@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from turnbudget.envs.core import EnvVariant
 from turnbudget.envs.native.base import TextGame, sanitize_for_display
 
-__all__ = ["DEFAULT_BUDGETS", "Shop", "ShopConfig"]
+__all__ = ["CONFIGS", "DEFAULT_BUDGETS", "VARIANTS", "Shop", "ShopConfig"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,16 @@ CONFIGS = {
 }
 # Default turn budgets: at least twice the longest optimal solution of the variant.
 DEFAULT_BUDGETS = {"easy": 30, "medium": 64, "hard": 128}
+_ENTRY_POINT = "turnbudget.envs.native.shop:Shop"
+# ------------------------------------------------------------------ Shop
+VARIANTS = (
+    *(
+        EnvVariant(f"Shop-{d.capitalize()}-v0", _ENTRY_POINT, DEFAULT_BUDGETS[d], {"difficulty": d})
+        for d in CONFIGS
+    ),
+    # Free variant: difficulty and config fields as kwargs, the budget follows them.
+    EnvVariant("Shop-v0", _ENTRY_POINT, None),
+)
 _MAX_GENERATION_TRIES = 200
 
 # Product types: (name, materials, styles, option dimensions -> values).
@@ -115,11 +126,15 @@ class Shop(TextGame):
     ## Arguments
     ``difficulty``: ``"easy"`` (1 product, 24 in the shop, optimal 5-12
     turns), ``"medium"`` (3 products, about 70, 15-30), ``"hard"`` (7, about
-    150, 35-60). ``render_mode``: ``"ansi"`` or ``"human"``.
+    150, 35-60). ``render_mode``: ``"ansi"`` or ``"human"``. Any int field of
+    `ShopConfig` overrides the difficulty's value by keyword; unknown keywords are a
+    ``TypeError``.
 
     ## Registered configurations
     ``turnbudget/Shop-Easy-v0`` (budget 30), ``turnbudget/Shop-Medium-v0``
     (budget 64), ``turnbudget/Shop-Hard-v0`` (budget 128).
+    ``turnbudget/Shop-v0`` takes ``difficulty`` and config fields as kwargs;
+    its budget is the difficulty's, or twice ``max_distance`` when larger.
 
     ## Version history
     v0: initial release.
@@ -127,9 +142,11 @@ class Shop(TextGame):
 
     _mutable_lists = ("_bought",)
 
-    def __init__(self, difficulty: str = "easy", render_mode: str | None = None):
-        super().__init__(difficulty=difficulty, render_mode=render_mode)
-        self.config = CONFIGS[self.difficulty]
+    configs = CONFIGS
+    default_budgets = DEFAULT_BUDGETS
+
+    def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
+        super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
         self._view: _View = _HOME
         self._bought: list[bool] = []
         self._selected: tuple[tuple[str, str], ...] = ()
@@ -144,8 +161,11 @@ class Shop(TextGame):
             distance = self.distance_to_goal()
             if cfg.min_distance <= distance <= cfg.max_distance:
                 break
-        else:  # pragma: no cover - the configurations above always succeed quickly
-            raise RuntimeError(f"could not generate a {self.difficulty} Shop")
+        else:  # only config overrides can make the distance range unreachable
+            raise RuntimeError(
+                f"Could not generate a {type(self).__name__} with {self.config} in "
+                f"{_MAX_GENERATION_TRIES} tries: widen [min_distance, max_distance]"
+            )
         self._initial_distance = distance
 
     def _build_shop(self, cfg: ShopConfig) -> bool:

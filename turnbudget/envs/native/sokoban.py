@@ -9,10 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from turnbudget.envs.core import EnvVariant
 from turnbudget.envs.native.base import TextGame
 from turnbudget.envs.native.worldgen import DIRECTIONS
 
-__all__ = ["DEFAULT_BUDGETS", "Sokoban", "SokobanConfig", "SokobanSolver"]
+__all__ = ["CONFIGS", "DEFAULT_BUDGETS", "VARIANTS", "Sokoban", "SokobanConfig", "SokobanSolver"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,18 @@ CONFIGS = {
 }
 # Default turn budgets: at least twice the longest optimal solution of the variant.
 DEFAULT_BUDGETS = {"easy": 30, "medium": 64, "hard": 128}
+_ENTRY_POINT = "turnbudget.envs.native.sokoban:Sokoban"
+# ------------------------------------------------------------------ Sokoban
+VARIANTS = (
+    *(
+        EnvVariant(
+            f"Sokoban-{d.capitalize()}-v0", _ENTRY_POINT, DEFAULT_BUDGETS[d], {"difficulty": d}
+        )
+        for d in CONFIGS
+    ),
+    # Free variant: difficulty and config fields as kwargs, the budget follows them.
+    EnvVariant("Sokoban-v0", _ENTRY_POINT, None),
+)
 _MAX_GENERATION_TRIES = 2000
 _LEGEND = (
     "Legend: # wall, _ floor, @ you, $ box, . target, * box on a target, + you on a target. "
@@ -400,19 +413,24 @@ class Sokoban(TextGame):
     ## Arguments
     ``difficulty``: ``"easy"`` (5x4 room, 1 box, optimal 5-12 moves),
     ``"medium"`` (6x5, 2 boxes, 15-30), ``"hard"`` (7x6, 3 boxes, 35-60).
-    ``render_mode``: ``"ansi"`` or ``"human"``.
+    ``render_mode``: ``"ansi"`` or ``"human"``. Any int field of `SokobanConfig`
+    overrides the difficulty's value by keyword; unknown keywords are a ``TypeError``.
 
     ## Registered configurations
     ``turnbudget/Sokoban-Easy-v0`` (budget 30), ``turnbudget/Sokoban-Medium-v0``
     (budget 64), ``turnbudget/Sokoban-Hard-v0`` (budget 128).
+    ``turnbudget/Sokoban-v0`` takes ``difficulty`` and config fields as kwargs;
+    its budget is the difficulty's, or twice ``max_distance`` when larger.
 
     ## Version history
     v0: initial release.
     """
 
-    def __init__(self, difficulty: str = "easy", render_mode: str | None = None):
-        super().__init__(difficulty=difficulty, render_mode=render_mode)
-        self.config = CONFIGS[self.difficulty]
+    configs = CONFIGS
+    default_budgets = DEFAULT_BUDGETS
+
+    def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
+        super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
         self._player = 0
         self._boxes = 0
 
@@ -423,8 +441,11 @@ class Sokoban(TextGame):
         for _ in range(_MAX_GENERATION_TRIES):
             if self._try_level(cfg):
                 break
-        else:  # pragma: no cover - the configurations above always succeed quickly
-            raise RuntimeError(f"could not generate a {self.difficulty} Sokoban level")
+        else:  # only config overrides can make the distance range unreachable
+            raise RuntimeError(
+                f"Could not generate a {type(self).__name__} with {self.config} in "
+                f"{_MAX_GENERATION_TRIES} tries: widen [min_distance, max_distance]"
+            )
         self.goal = "Push every box ($) onto a target (.)."
 
     def _try_level(self, cfg: SokobanConfig) -> bool:
@@ -537,6 +558,7 @@ class Sokoban(TextGame):
         self._boxes = boxes
         self._won = boxes == targets
         self._lost = not self._won and not self._solver.solvable(self._player, boxes)
+        self._episode_over = self._won or self._lost
         self.goal = "Push every box ($) onto a target (.)."
         self._state_changed()
         return self._observe(f"{self.goal}\n\n{self._describe()}")
