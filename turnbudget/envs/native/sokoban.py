@@ -532,7 +532,7 @@ class Sokoban(TextGame):
 
         >>> game = Sokoban()
         >>> _ = game.reset(seed=0)
-        >>> _ = game.load_level("#####\n#@$.#\n#####")
+        >>> _ = game.load_level("#####\\n#@$.#\\n#####")
         >>> game.distance_to_goal(), game.optimal_actions()
         (1, ['go east'])
         """
