@@ -173,6 +173,9 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         return obs, info
 
     def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        # Checked before the turn counts or an error touches the game, as the env would.
+        if isinstance(self.action_space, spaces.Text) and not isinstance(action, str):
+            raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
         self._turn += 1
         kind = self.planned_error(self._turn)
         if kind is None:

@@ -142,7 +142,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
 
     Args:
         env: The env to record (wrap it outside `InjectErrors`, inside `ProcessReward`).
-        path: A JSONL file to append to (created, with its folders, if missing).
+        path: A JSONL file to append to (created if missing; its folder must exist).
         callback: Called with each record.
         memory: Keep records in ``records``; default: only when there is no
             other sink.
@@ -195,8 +195,12 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
             )
         self.path = None if path is None else Path(path)
         if self.path is not None:
+            if not self.path.parent.is_dir():  # a typo in a folder name must not go unnoticed
+                raise ValueError(
+                    f"Cannot append records to {str(self.path)!r}: its folder "
+                    f"{str(self.path.parent)!r} does not exist (create it first)"
+                )
             try:  # fail now, not at the end of the first episode
-                self.path.parent.mkdir(parents=True, exist_ok=True)
                 os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
             except OSError as err:
                 raise ValueError(f"Cannot append records to {str(self.path)!r}: {err}") from None

@@ -9,6 +9,7 @@ from gymnasium import spaces
 from gymnasium.core import ActType
 
 from turnbudget._checks import check_positive_int
+from turnbudget.envs.text_space import TextSpace
 from turnbudget.wrappers._common import find_wrapper, require_single
 from turnbudget.wrappers.turn_budget import TurnBudget
 
@@ -99,7 +100,7 @@ class RevealBudget(gym.Wrapper[str, ActType, str, ActType], gym.utils.RecordCons
         self.mode, self.final_turns, self.template = name, final_turns, template
         if name != "never":
             charset = set(space.character_set) | set(wide)
-            self.observation_space = spaces.Text(
+            self.observation_space = TextSpace(
                 max_length=space.max_length + len(wide),
                 min_length=space.min_length,
                 charset=charset,
