@@ -24,7 +24,7 @@ Run:
     python3 -m venv /tmp/peers && /tmp/peers/bin/pip install gem-llm textarena
     python benchmarks/throughput.py --peers-python /tmp/peers/bin/python
 
-Other suites (wrapper overhead, TextWorld) have their own scripts listed in
+Other suites (wrapper overhead, TextWorld, multi-agent) have their own scripts listed in
 benchmarks/README.md; ``--with-others`` runs them after this one.
 """
 
@@ -228,7 +228,7 @@ def parse_args() -> Config:
     )
 
 
-OTHER_SCRIPTS = ("wrapper_overhead.py", "textworld_throughput.py")
+OTHER_SCRIPTS = ("wrapper_overhead.py", "textworld_throughput.py", "multiagent_throughput.py")
 
 
 def main() -> None:

@@ -43,7 +43,7 @@ def test_non_string_actions_change_nothing_through_the_full_stack(env_id, kind, 
         env.step(bad)
     assert injector._turn == 0  # the schedule did not move
     assert find_wrapper(env, TurnBudget).turns_used == 0
-    assert find_wrapper(env, RecordStepOutcomes)._turn == 0
+    assert find_wrapper(env, RecordStepOutcomes)._tracker._turn == 0
     assert pickle.dumps(env.unwrapped) == game  # no slip or setback reached the game
     actions = ["look", "go north", "look"]
     played, expected = _play(env, actions), _play(twin, actions)

@@ -14,7 +14,15 @@ from turnbudget._checks import is_int
 from turnbudget.wrappers._common import env_id_of, require_oracle
 from turnbudget.wrappers.inject_errors import InjectedError
 
-__all__ = ["EpisodeRecord", "OutcomeRecord", "RecordStepOutcomes", "StepRecord"]
+__all__ = [
+    "EpisodeRecord",
+    "EpisodeTracker",
+    "OutcomeRecord",
+    "RecordSink",
+    "RecordStepOutcomes",
+    "StepRecord",
+    "check_env_index",
+]
 
 # -- the record schema (the evaluator reads these names: add fields, never rename) ------
 
@@ -32,16 +40,27 @@ class StepRecord(TypedDict):
     turn_budget: int
     action: str
     valid_action: bool
-    optimal: bool | None  # the agent's command starts a shortest plan (judged before the step)
-    distance_before: int | None
+    optimal: bool | None  # the agent's command starts a shortest plan from the state it saw
+    distance_before: int | None  # at the start of the turn: the state the agent saw
     distance_after: int | None
+    # The injection's and the command's effects on the distance, judged apart:
+    distance_injected: (
+        int | None
+    )  # after a setback fired, before the command (else distance_before)
+    injection_increased: bool  # an injected error that raised the distance (or made it unsolvable)
+    command_effect: int | None  # distance change caused by the agent's command (None: not executed)
+    wasted: bool  # a valid, executed, non-optimal command that left the distance unchanged
     progress: float
     reward: float  # the env's own reward (wrap ProcessReward outside this wrapper)
     injected_error: (
         InjectedError | None
     )  # from InjectErrors; an error fires at the start of the turn
-    error_self: bool  # the agent's own command increased the distance to goal
-    phase: str  # "on_track" | "after_error" (the step right after an error) | "recovering"
+    error_self: bool  # a non-optimal command (for what the agent saw) that increased the distance
+    errors_opened: int  # distance-increasing events this turn (injected, or after the command)
+    recoveries: list[int]  # turns_to_recover of each error recovered this turn
+    phase: (
+        str  # "on_track" | "after_error" (right after a distance-increasing error) | "recovering"
+    )
     terminated: bool
     truncated: bool
     won: bool
@@ -63,7 +82,10 @@ class EpisodeRecord(TypedDict):
     initial_distance: int | None  # optimal solution length at reset
     final_distance: int | None
     n_errors_injected: int  # injected errors that applied (any kind)
-    n_errors_self: int  # steps whose own command increased the distance
+    n_errors_injected_increasing: int  # ... of which raised the distance
+    n_errors_self: int  # non-optimal commands (for the state seen) that increased the distance
+    n_wasted: int  # valid, executed, non-optimal commands that left the distance unchanged
+    n_invalid: int  # commands that were not admissible (a spent turn)
     n_recovered: int  # distance-increasing errors after which the distance came back
     n_unrecovered: int  # ... and those still open at the episode's end
     turns_to_recover: list[int]  # per recovered error, turns from the error to the recovery
@@ -113,18 +135,289 @@ class _StepCounts:
         self.optimal_after_error = self.after_error = 0
 
 
+class RecordSink:
+    """Where finished episodes' records go: a list in memory, a callback, a JSONL file.
+
+    An episode's records are delivered together: appended to ``records`` (when
+    ``memory``), passed one by one to ``callback``, and appended to ``path``
+    with a single write, flushed and fsync-ed, so a killed process never
+    leaves a torn line or loses a finished episode (processes may share a file).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        callback: Callable[[OutcomeRecord], Any] | None = None,
+        memory: bool | None = None,
+        fsync: bool = True,
+    ):
+        if callback is not None and not callable(callback):
+            raise ValueError(f"Expect `callback` to be callable, got {callback!r}")
+        self.path = None if path is None else Path(path)
+        if self.path is not None:
+            if not self.path.parent.is_dir():  # a typo in a folder name must not go unnoticed
+                raise ValueError(
+                    f"Cannot append records to {str(self.path)!r}: its folder "
+                    f"{str(self.path.parent)!r} does not exist (create it first)"
+                )
+            try:  # fail now, not at the end of the first episode
+                os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
+            except OSError as err:
+                raise ValueError(f"Cannot append records to {str(self.path)!r}: {err}") from None
+        self.callback = callback
+        self.memory = (path is None and callback is None) if memory is None else bool(memory)
+        self.fsync = bool(fsync)
+        self.records: list[OutcomeRecord] = []
+
+    def deliver(self, records: list[OutcomeRecord]) -> None:
+        if self.path is not None:
+            self._append_lines(records)
+        if self.memory:
+            self.records.extend(records)
+        if self.callback is not None:
+            for record in records:
+                self.callback(record)
+
+    def _append_lines(self, records: list[OutcomeRecord]) -> None:
+        data = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records).encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            view = memoryview(data)
+            while view:  # one write() in practice; loop in case the kernel takes less
+                view = view[os.write(fd, view) :]
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+class EpisodeTracker:
+    """The bookkeeping of one episode's records, for one agent: what `RecordStepOutcomes`
+    does per step, without the env (a team wrapper keeps one per agent).
+
+    The caller queries the oracle (``optimal_now`` before the step, the
+    distance after it) and passes what it got, None without an oracle.
+    """
+
+    def __init__(self, env_id: str, env_index: int | None, record_steps: bool = True):
+        self.env_id, self.env_index, self.record_steps = env_id, env_index, bool(record_steps)
+        self._pending: list[OutcomeRecord] | None = None  # None: no episode in progress
+
+    @property
+    def in_progress(self) -> bool:
+        return self._pending is not None
+
+    def abandon(self) -> None:
+        self._pending = None
+
+    def start(
+        self,
+        seed: int | None,
+        episode_id: str,
+        episode_index: int,
+        turn_budget: int | None,
+        initial_distance: int | None,
+    ) -> None:
+        self._seed, self._episode_id, self._episode_index = seed, episode_id, episode_index
+        self._turn_budget = turn_budget
+        self._distance_now = self._initial_distance = initial_distance
+        self._turn = 0
+        self._first_success: int | None = None
+        self._n_injected = self._n_injected_up = self._n_self = self._n_wasted = 0
+        self._n_invalid = 0
+        # Open errors: (first turn whose command can recover, the distance to get back to).
+        self._open: list[tuple[int, int]] = []
+        self._recovered: list[int] = []
+        self._last_was_error = False
+        self._counts = _StepCounts()
+        self._pending = []
+
+    def _common(self) -> dict[str, Any]:
+        return {
+            "episode_id": self._episode_id, "env_id": self.env_id, "env_index": self.env_index,
+            "seed": self._seed, "episode_index": self._episode_index,
+        }  # fmt: skip
+
+    def step(
+        self,
+        action: Any,
+        optimal_now: list[str] | None,
+        distance_after: int | None,
+        reward: SupportsFloat,
+        terminated: bool,
+        truncated: bool,
+        info: dict[str, Any],
+    ) -> None:
+        """Record one step: ``optimal_now`` judged before it, ``distance_after`` queried after."""
+        # The hot path of every recorded rollout: kept to plain locals and one dict literal.
+        self._turn = turn = self._turn + 1
+        before = self._distance_now
+        self._distance_now = after = distance_after
+        budget = info.get("turn_budget")
+        if budget is not None:
+            self._turn_budget = int(budget)
+        valid = bool(info.get("valid_action", True))
+        self._n_invalid += not valid
+        event = info.get("injected_error")
+        applied = event["kind"] if event and event.get("applied", True) else None
+        # Where the agent's own command started from (after a setback), and whether it ran at all.
+        injected = event["distance_after"] if applied == "setback" else before
+        executed = applied != "slip" and applied != "transient"
+        opened = self._open
+        phase = "after_error" if self._last_was_error else ("recovering" if opened else "on_track")
+
+        optimal = None
+        if optimal_now is not None:
+            optimal = action in optimal_now or (
+                executed and valid and applied is None
+                and before is not None and after is not None and after == before - 1
+            )  # fmt: skip
+            counts = self._counts
+            counts.optimal += optimal
+            counts.judged += 1
+            if phase == "on_track":
+                counts.optimal_on_track += optimal
+                counts.on_track += 1
+            elif phase == "after_error":
+                counts.optimal_after_error += optimal
+                counts.after_error += 1
+
+        command_effect = (
+            after - injected if executed and injected is not None and after is not None else None
+        )
+        # Judged on the state the agent saw: an optimal command is never the agent's error.
+        raised = executed and _increases(injected, after)
+        error_self = raised and optimal is not True
+        # An optimal command that still raised the distance with no injection this turn: an
+        # env event the oracle did not foresee (a sudden loss). It is an error to recover
+        # from, not the agent's. (After a setback, the setback's open error covers it.)
+        raised = error_self or (raised and applied is None)
+        wasted = executed and valid and optimal is False and command_effect == 0
+        self._n_wasted += wasted
+        injection_increased = False
+        if applied is not None:
+            self._n_injected += 1
+            # A slip's effect is its substitute command's: judged from the start of the turn.
+            injection_increased = _increases(
+                event["distance_before"], after if applied == "slip" else injected
+            )
+            if injection_increased:
+                self._n_injected_up += 1
+                opened.append(
+                    (turn if applied == "setback" else turn + 1, event["distance_before"])
+                )
+        self._n_self += error_self
+        if raised:
+            opened.append((turn + 1, injected))
+        errors_opened = injection_increased + raised
+        recoveries: list[int] = []
+        if opened and after is not None:
+            still_open = []
+            for start, target in opened:
+                if after <= target and turn >= start:
+                    recoveries.append(turn - start + 1)
+                else:
+                    still_open.append((start, target))
+            self._open = still_open
+            self._recovered += recoveries
+        self._last_was_error = injection_increased or raised
+        won = bool(info.get("won", False))
+        if won and self._first_success is None:
+            self._first_success = turn
+        if self.record_steps:
+            self._pending.append(
+                {
+                    "record": "step",
+                    "episode_id": self._episode_id,
+                    "env_id": self.env_id,
+                    "env_index": self.env_index,
+                    "seed": self._seed,
+                    "episode_index": self._episode_index,
+                    "turn": turn,
+                    "turn_budget": self._turn_budget,
+                    "action": str(action),
+                    "valid_action": valid,
+                    "optimal": optimal,
+                    "distance_before": before,
+                    "distance_after": after,
+                    "distance_injected": injected,
+                    "injection_increased": injection_increased,
+                    "command_effect": command_effect,
+                    "wasted": wasted,
+                    "progress": float(info.get("progress", 0.0)),
+                    "reward": float(reward),
+                    "injected_error": _jsonable(event) if event else None,
+                    "error_self": error_self,
+                    "errors_opened": errors_opened,
+                    "recoveries": recoveries,
+                    "phase": phase,
+                    "terminated": bool(terminated),
+                    "truncated": bool(truncated),
+                    "won": won,
+                }
+            )
+
+    def finish(self) -> list[OutcomeRecord]:
+        counts = self._counts
+        self._pending.append(
+            EpisodeRecord(
+                record="episode",
+                **self._common(),
+                success=self._first_success is not None,
+                first_success_turn=self._first_success,
+                turns_used=self._turn,
+                turn_budget=self._turn_budget,
+                initial_distance=self._initial_distance,
+                final_distance=self._distance_now,
+                n_errors_injected=self._n_injected,
+                n_errors_injected_increasing=self._n_injected_up,
+                n_errors_self=self._n_self,
+                n_wasted=self._n_wasted,
+                n_invalid=self._n_invalid,
+                n_recovered=len(self._recovered),
+                n_unrecovered=len(self._open),
+                turns_to_recover=list(self._recovered),
+                optimal_step_rate=_rate(counts.optimal, counts.judged),
+                optimal_step_rate_on_track=_rate(counts.optimal_on_track, counts.on_track),
+                optimal_step_rate_after_error=_rate(counts.optimal_after_error, counts.after_error),
+                n_steps_on_track=counts.on_track,
+                n_steps_after_error=counts.after_error,
+                n_steps_judged=counts.judged,
+                n_optimal_steps=counts.optimal,
+                n_optimal_on_track=counts.optimal_on_track,
+                n_optimal_after_error=counts.optimal_after_error,
+            )
+        )
+        records, self._pending = self._pending, None
+        return records
+
+
 class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorArgs):
     """Record what happened at every step and a summary of every episode.
 
-    Records follow `StepRecord` and `EpisodeRecord`. A step is *optimal* when
-    the agent's command is in ``optimal_actions()`` before the step (or, when
-    it was executed untouched, it brought the distance down by exactly one:
-    that covers synonyms such as ``n`` for ``go north``). An *error* is an
-    injected error (from `InjectErrors`, read in ``info["injected_error"]``)
-    or a step whose own command increased ``distance_to_goal()``; a
-    distance-increasing error is *recovered* once the distance is back to its
-    value before the error, and ``turns_to_recover`` counts the turns that
-    took. The oracle is only queried here when ``oracle=True``.
+    Records follow `StepRecord` and `EpisodeRecord`. The agent is judged on
+    the state it saw, never blamed for what the env did to it:
+
+    - a step is *optimal* when the agent's command is in ``optimal_actions()``
+      of the state at the start of the turn (or, when it was executed with no
+      injected error, it brought the distance down by exactly one: that
+      covers synonyms such as ``n`` for ``go north``);
+    - an injected error (from `InjectErrors`, read in
+      ``info["injected_error"]``) and the agent's command are judged apart:
+      ``distance_injected`` is the distance after a setback fired at the start
+      of the turn, ``command_effect`` what the command then changed (None
+      when a slip or a transient error kept it from running);
+    - a *self-inflicted error* is an executed, non-optimal command that
+      increased ``distance_to_goal()``, so an agent that always plays an
+      optimal command for what it saw has none, whatever the error schedule;
+    - a *wasted* turn is a valid, executed, non-optimal command that left the
+      distance unchanged; invalid commands are counted on their own;
+    - a step is *after an error* only right after an event (injected or not)
+      that actually increased the distance; such an error is *recovered* once
+      the distance is back to its value before it, and ``turns_to_recover``
+      counts the turns that took.
+
+    The oracle is only queried here when ``oracle=True``.
 
     An episode's records are delivered together when it ends (terminated or
     truncated): appended to ``records`` (in memory), passed one by one to
@@ -182,10 +475,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
             oracle=oracle, env_index=env_index, fsync=fsync,
         )  # fmt: skip
         gym.Wrapper.__init__(self, env)
-        if callback is not None and not callable(callback):
-            raise ValueError(f"Expect `callback` to be callable, got {callback!r}")
-        if env_index is not None and (not is_int(env_index) or env_index < 0):
-            raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {env_index!r}")
+        env_index = check_env_index(env_index)
         if oracle:
             require_oracle(
                 env,
@@ -193,55 +483,59 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
                 "RecordStepOutcomes",
                 " (pass oracle=False)",
             )
-        self.path = None if path is None else Path(path)
-        if self.path is not None:
-            if not self.path.parent.is_dir():  # a typo in a folder name must not go unnoticed
-                raise ValueError(
-                    f"Cannot append records to {str(self.path)!r}: its folder "
-                    f"{str(self.path.parent)!r} does not exist (create it first)"
-                )
-            try:  # fail now, not at the end of the first episode
-                os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
-            except OSError as err:
-                raise ValueError(f"Cannot append records to {str(self.path)!r}: {err}") from None
-        self.callback = callback
-        self.memory = (path is None and callback is None) if memory is None else bool(memory)
-        self.record_steps, self.oracle, self.fsync = bool(record_steps), bool(oracle), bool(fsync)
-        self.env_index = None if env_index is None else int(env_index)
+        self.sink = RecordSink(path, callback, memory, fsync)
+        self.record_steps, self.oracle = bool(record_steps), bool(oracle)
+        self.env_index = env_index
         self.env_id = env_id_of(env)
-        self.records: list[OutcomeRecord] = []
         self.n_abandoned = 0
         self._episode_index = -1
-        self._pending: list[OutcomeRecord] | None = None  # None: no episode in progress
+        self._tracker = EpisodeTracker(self.env_id, env_index, record_steps)
+
+    @property
+    def records(self) -> list[OutcomeRecord]:
+        """The records kept in memory."""
+        return self.sink.records
+
+    @property
+    def path(self) -> Path | None:
+        return self.sink.path
 
     # -- gymnasium API -------------------------------------------------------------
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        if self._pending is not None:
+        if self._tracker.in_progress:
             self.n_abandoned += 1
         obs, info = self.env.reset(seed=seed, options=options)
-        self._start_episode(seed, (options or {}).get("episode_id"), info)
+        self._episode_index += 1
+        seed = _int_or_none(seed)
+        episode_id = (options or {}).get("episode_id")
+        if episode_id is None:
+            where = "" if self.env_index is None else f"{self.env_index}/"
+            episode_id = f"{self.env_id}/{where}{seed}/{self._episode_index}"
+        self._tracker.start(
+            seed, str(episode_id), self._episode_index,
+            _int_or_none(info.get("turn_budget")), self._distance(),
+        )  # fmt: skip
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        if self._pending is None:  # stepping a finished episode: nothing to record
+        tracker = self._tracker
+        if not tracker.in_progress:  # stepping a finished episode: nothing to record
             return self.env.step(action)
         optimal_now = self._optimal_actions()
         obs, reward, terminated, truncated, info = self.env.step(action)
-        self._record_step(action, optimal_now, reward, terminated, truncated, info)
+        tracker.step(action, optimal_now, self._distance(), reward, terminated, truncated, info)
         if terminated or truncated:
-            self._finish_episode()
+            self.sink.deliver(tracker.finish())
         return obs, reward, terminated, truncated, info
 
     def close(self) -> None:
-        if self._pending is not None:
+        if self._tracker.in_progress:
             self.n_abandoned += 1
-            self._pending = None
+            self._tracker.abandon()
         super().close()
-
-    # -- bookkeeping -----------------------------------------------------------------
 
     def _distance(self) -> int | None:
         return _int_or_none(self.env.unwrapped.distance_to_goal()) if self.oracle else None
@@ -249,169 +543,12 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
     def _optimal_actions(self) -> list[str] | None:
         return list(self.env.unwrapped.optimal_actions()) if self.oracle else None
 
-    def _start_episode(self, seed: int | None, episode_id: Any, info: dict[str, Any]) -> None:
-        self._episode_index += 1
-        self._seed = _int_or_none(seed)
-        if episode_id is None:
-            where = "" if self.env_index is None else f"{self.env_index}/"
-            episode_id = f"{self.env_id}/{where}{self._seed}/{self._episode_index}"
-        self._episode_id = str(episode_id)
-        self._turn_budget = _int_or_none(info.get("turn_budget"))
-        self._distance_now = self._initial_distance = self._distance()
-        self._turn = 0
-        self._first_success: int | None = None
-        self._n_injected = self._n_self = 0
-        # Open errors: (first turn whose command can recover, the distance to get back to).
-        self._open: list[tuple[int, int]] = []
-        self._recovered: list[int] = []
-        self._last_was_error = False
-        self._counts = _StepCounts()
-        self._pending = []
 
-    def _common(self) -> dict[str, Any]:
-        return {
-            "episode_id": self._episode_id, "env_id": self.env_id, "env_index": self.env_index,
-            "seed": self._seed, "episode_index": self._episode_index,
-        }  # fmt: skip
-
-    def _record_step(
-        self,
-        action: Any,
-        optimal_now: list[str] | None,
-        reward: SupportsFloat,
-        terminated: bool,
-        truncated: bool,
-        info: dict[str, Any],
-    ) -> None:
-        # The hot path of every recorded rollout: kept to plain locals and one dict literal.
-        self._turn = turn = self._turn + 1
-        before = self._distance_now
-        self._distance_now = after = self._distance() if self.oracle else None
-        budget = info.get("turn_budget")
-        if budget is not None:
-            self._turn_budget = int(budget)
-        valid = bool(info.get("valid_action", True))
-        event = info.get("injected_error")
-        applied = event["kind"] if event and event.get("applied", True) else None
-        # Where the agent's own command started from, and whether it ran at all.
-        agent_before = event["distance_after"] if applied == "setback" else before
-        executed = applied != "slip" and applied != "transient"
-        opened = self._open
-        phase = "after_error" if self._last_was_error else ("recovering" if opened else "on_track")
-
-        optimal = None
-        if optimal_now is not None:
-            optimal = action in optimal_now or (
-                executed and valid and applied is None
-                and agent_before is not None and after is not None and after == agent_before - 1
-            )  # fmt: skip
-            counts = self._counts
-            counts.optimal += optimal
-            counts.judged += 1
-            if phase == "on_track":
-                counts.optimal_on_track += optimal
-                counts.on_track += 1
-            elif phase == "after_error":
-                counts.optimal_after_error += optimal
-                counts.after_error += 1
-
-        error_self = executed and _increases(agent_before, after)
-        if applied is not None:
-            self._n_injected += 1
-            if _increases(event["distance_before"], event["distance_after"]):
-                opened.append(
-                    (turn if applied == "setback" else turn + 1, event["distance_before"])
-                )
-        if error_self:
-            self._n_self += 1
-            opened.append((turn + 1, agent_before))
-        if opened and after is not None:
-            still_open = []
-            for start, target in opened:
-                if after <= target and turn >= start:
-                    self._recovered.append(turn - start + 1)
-                else:
-                    still_open.append((start, target))
-            self._open = still_open
-        self._last_was_error = applied is not None or error_self
-        won = bool(info.get("won", False))
-        if won and self._first_success is None:
-            self._first_success = turn
-        if self.record_steps:
-            self._pending.append(
-                {
-                    "record": "step",
-                    "episode_id": self._episode_id,
-                    "env_id": self.env_id,
-                    "env_index": self.env_index,
-                    "seed": self._seed,
-                    "episode_index": self._episode_index,
-                    "turn": turn,
-                    "turn_budget": self._turn_budget,
-                    "action": str(action),
-                    "valid_action": valid,
-                    "optimal": optimal,
-                    "distance_before": before,
-                    "distance_after": after,
-                    "progress": float(info.get("progress", 0.0)),
-                    "reward": float(reward),
-                    "injected_error": _jsonable(event) if event else None,
-                    "error_self": error_self,
-                    "phase": phase,
-                    "terminated": bool(terminated),
-                    "truncated": bool(truncated),
-                    "won": won,
-                }
-            )
-
-    def _finish_episode(self) -> None:
-        counts = self._counts
-        self._pending.append(
-            EpisodeRecord(
-                record="episode",
-                **self._common(),
-                success=self._first_success is not None,
-                first_success_turn=self._first_success,
-                turns_used=self._turn,
-                turn_budget=self._turn_budget,
-                initial_distance=self._initial_distance,
-                final_distance=self._distance_now,
-                n_errors_injected=self._n_injected,
-                n_errors_self=self._n_self,
-                n_recovered=len(self._recovered),
-                n_unrecovered=len(self._open),
-                turns_to_recover=list(self._recovered),
-                optimal_step_rate=_rate(counts.optimal, counts.judged),
-                optimal_step_rate_on_track=_rate(counts.optimal_on_track, counts.on_track),
-                optimal_step_rate_after_error=_rate(counts.optimal_after_error, counts.after_error),
-                n_steps_on_track=counts.on_track,
-                n_steps_after_error=counts.after_error,
-                n_steps_judged=counts.judged,
-                n_optimal_steps=counts.optimal,
-                n_optimal_on_track=counts.optimal_on_track,
-                n_optimal_after_error=counts.optimal_after_error,
-            )
-        )
-        records, self._pending = self._pending, None
-        if self.path is not None:
-            self._append_lines(records)
-        if self.memory:
-            self.records.extend(records)
-        if self.callback is not None:
-            for record in records:
-                self.callback(record)
-
-    def _append_lines(self, records: list[OutcomeRecord]) -> None:
-        data = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records).encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            view = memoryview(data)
-            while view:  # one write() in practice; loop in case the kernel takes less
-                view = view[os.write(fd, view) :]
-            if self.fsync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
+def check_env_index(env_index: Any) -> int | None:
+    """``env_index`` as an int >= 0 or None, else ``ValueError``."""
+    if env_index is not None and (not is_int(env_index) or env_index < 0):
+        raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {env_index!r}")
+    return None if env_index is None else int(env_index)
 
 
 def _jsonable(event: Any) -> dict[str, Any] | None:
