@@ -7,6 +7,7 @@ import sys
 import gymnasium as gym
 import numpy as np
 import pytest
+from _support import native_env_ids
 
 import turnbudget
 from turnbudget.envs import render
@@ -14,7 +15,7 @@ from turnbudget.envs import render
 pytest.importorskip("PIL", reason="rgb_array needs the plot extra")
 
 
-@pytest.mark.parametrize("env_id", ["turnbudget/Maze-Easy-v0", "turnbudget/KeyQuest-Hard-v0"])
+@pytest.mark.parametrize("env_id", native_env_ids())
 def test_rgb_array_frames_have_one_shape_and_show_the_turn(env_id):
     env = gym.make(env_id, render_mode="rgb_array", discrete_actions=6)
     env.reset(seed=0)
