@@ -220,3 +220,29 @@ def test_cli_backend_ray(tmp_path, shared_ray, capsys):
     assert main([*common, "--ray-address", "auto", "--out", str(tmp_path / "x")]) == 2
     assert "--ray-address needs --backend ray" in capsys.readouterr().err
     assert repr(RayBackend(2, address="auto")) == "RayBackend(workers=2, address='auto')"
+
+
+def test_eval_scale_benchmark_smoke(tmp_path):
+    """benchmarks/eval_scale.py runs with tiny settings and reports every figure."""
+    import json
+    import subprocess
+
+    ray.shutdown()  # the script starts and stops its own instance
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "eval_scale.py"
+    out = tmp_path / "scale.json"
+    subprocess.run(
+        [sys.executable, str(script), "--tasks", "1", "--n", "2", "--runs", "1", "--repeats", "1",
+         "--calls", "5", "--json-out", str(out)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    figures = json.loads(out.read_text())
+    assert set(figures["episodes_per_second"]) == {
+        "in-process",
+        "pool x1",
+        "pool x2",
+        "ray x1",
+        "ray x2",
+    }
+    assert all(v > 0 for v in figures["episodes_per_second"].values())
+    assert figures["episodes_per_variant"] == 2 * 1 * 2
+    assert figures["ray_init_seconds"] > 0 and figures["projection"]["episodes_per_second"] > 0
