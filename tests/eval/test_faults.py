@@ -139,3 +139,15 @@ def test_the_runner_turns_exceptions_into_failures():
         list(run_with_retries(backend, specs, retries=-1))
     with pytest.raises(ValueError, match="timeout"):
         make_backend("pool", timeout=0)
+
+
+def test_a_run_where_everything_fails_stops_early(tmp_path):
+    """25 first attempts failing in a row (a server down, say) stop the run instead of
+    retrying every episode; what finished is kept for the resume."""
+    from turnbudget.eval.backends import ABORT_AFTER, EvaluationAborted
+
+    everything = [(MAZE, task, rep) for task in range(20) for rep in range(2)]
+    agent = RaisingAgent(0.3, seeds_of(0, everything[2:]))  # two episodes still work
+    with pytest.raises(EvaluationAborted, match=f"{ABORT_AFTER} episodes in a row"):
+        evaluate(MAZE, agent, ks=[1, 2], ts=[8], n=2, tasks=20, out=tmp_path / "run")
+    assert len(records(tmp_path / "run")) == 2

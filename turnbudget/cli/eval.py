@@ -155,6 +155,7 @@ def _backend_options(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from turnbudget.agents import make_agent
     from turnbudget.eval import evaluate
+    from turnbudget.eval.backends import EvaluationAborted
     from turnbudget.eval.report import build_report, check_plotting
 
     envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
@@ -172,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
             record_steps=not args.no_steps, progress=not args.quiet, overwrite=args.overwrite,
         )  # fmt: skip
         build_report(out, plots=not args.no_plots)
-    except (ValueError, KeyError, FileNotFoundError, ImportError) as exc:
+    except (ValueError, KeyError, FileNotFoundError, ImportError, EvaluationAborted) as exc:
         print(f"turnbudget eval: error: {exc}", file=sys.stderr)
         return 2
     grid = result.grid()

@@ -51,8 +51,10 @@ from turnbudget.eval.plan import EpisodeSpec, EvalConfig
 from turnbudget.eval.runner import EpisodeFailure, EpisodeResult
 
 __all__ = [
+    "ABORT_AFTER",
     "BUILTIN_BACKENDS",
     "Backend",
+    "EvaluationAborted",
     "check_timeout",
     "failed_record",
     "list_backends",
@@ -146,6 +148,16 @@ def failed_record(failure: EpisodeFailure, attempts: int) -> dict[str, Any]:
     }
 
 
+#: First attempts failing in a row, with no episode finishing between them, that stop a
+#: run: something is broken for every episode (a server down, an env that cannot be
+#: built), and retrying all of them would only burn time.
+ABORT_AFTER = 25
+
+
+class EvaluationAborted(RuntimeError):
+    """Too many episodes in a row failed to run; the finished ones are kept (rerun to resume)."""
+
+
 def run_with_retries(
     backend: Backend, specs: Sequence[EpisodeSpec], retries: int = 2
 ) -> Iterator[list[EpisodeResult]]:
@@ -154,22 +166,33 @@ def run_with_retries(
     Yields lists of ``(episode record, step records)``; an episode that failed
     on every attempt is yielded last, as its `failed_record` with no steps. A
     rerun episode is the same episode (same env seed, same agent seed), so
-    retries change no result, only whether one exists.
+    retries change no result, only whether one exists. Raises
+    `EvaluationAborted` when `ABORT_AFTER` first attempts in a row fail.
     """
     if not (isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0):
         raise ValueError(f"Expect `retries` to be a non-negative int, got {retries!r}")
     todo = list(specs)
+    streak = 0
     for attempt in range(1, retries + 2):
         failed: list[EpisodeFailure] = []
         for outcomes in backend.run(todo):
             done = [o for o in outcomes if not isinstance(o, EpisodeFailure)]
             for o in outcomes:
-                if isinstance(o, EpisodeFailure):
-                    logger.warning(
-                        "episode %s failed to run (attempt %d of %d): %s: %s",
-                        o.spec.episode_id, attempt, retries + 1, o.kind, o.error,
-                    )  # fmt: skip
-                    failed.append(o)
+                if not isinstance(o, EpisodeFailure):
+                    streak = 0
+                    continue
+                logger.warning(
+                    "episode %s failed to run (attempt %d of %d): %s: %s",
+                    o.spec.episode_id, attempt, retries + 1, o.kind, o.error,
+                )  # fmt: skip
+                failed.append(o)
+                streak += attempt == 1
+                if streak >= ABORT_AFTER:
+                    raise EvaluationAborted(
+                        f"{streak} episodes in a row failed to run, the last with {o.kind}: "
+                        f"{o.error}. Finished episodes are kept; fix the cause and rerun the "
+                        "same command to resume."
+                    )
             if done:
                 yield done
         if not failed:

@@ -16,7 +16,7 @@ Where it runs:
 - ``address="auto"``, ``"ray://host:10001"`` or ``"host:6379"``: an existing
   cluster, which is left running. Every node needs turnbudget (and the
   agent's code) installed, and the TextWorld games: a cache directory shared
-  by all nodes (``TURNBUDGET_CACHE``) or ``turnbudget textworld pregen`` run on
+  by all nodes (``TURNBUDGET_TEXTWORLD_CACHE``) or ``turnbudget textworld pregen`` run on
   each node first;
 - Ray already initialised by the caller: used as it is, and left running.
 """
