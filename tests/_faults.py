@@ -113,3 +113,37 @@ class CountingOracle(OracleAgent):
         import uuid
 
         (Path(self.trace_dir) / f"{os.getpid()}-{uuid.uuid4().hex}").write_text("")
+
+
+class BatchRaisingAgent:
+    """A `BatchAgent` of oracles whose ``act_batch`` raises while a chosen episode is in it
+    (taking its batch mates down with it, as a failed batched LLM request would)."""
+
+    name = "batch-raising"
+    needs_oracle = True
+    budget_aware = False
+
+    def __init__(self, epsilon: float, seeds: Iterable[int], max_batch_size: int = 4):
+        self.epsilon = epsilon
+        self.seeds = frozenset(seeds)
+        self.max_batch_size = max_batch_size
+        self._agents: dict[str, tuple[int, OracleAgent]] = {}
+
+    def __repr__(self) -> str:
+        return f"BatchRaisingAgent(seeds={sorted(self.seeds)})"
+
+    def reset_episode(self, episode_id: str, seed: int) -> None:
+        agent = OracleAgent(self.epsilon)
+        agent.reset(seed)
+        self._agents[episode_id] = (seed, agent)
+
+    def act_batch(self, episode_ids: Any, observations: Any, infos: Any) -> list[str]:
+        if any(self._agents[e][0] in self.seeds for e in episode_ids):
+            raise RuntimeError("batched request failed")
+        return [
+            self._agents[e][1].act(o, i)
+            for e, o, i in zip(episode_ids, observations, infos, strict=True)
+        ]
+
+    def end_episode(self, episode_id: str) -> None:
+        self._agents.pop(episode_id, None)

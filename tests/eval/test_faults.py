@@ -151,3 +151,21 @@ def test_a_run_where_everything_fails_stops_early(tmp_path):
     with pytest.raises(EvaluationAborted, match=f"{ABORT_AFTER} episodes in a row"):
         evaluate(MAZE, agent, ks=[1, 2], ts=[8], n=2, tasks=20, out=tmp_path / "run")
     assert len(records(tmp_path / "run")) == 2
+
+
+@pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 2)])
+def test_a_failing_batch_call_costs_only_the_episode_that_fails(tmp_path, backend, workers):
+    """act_batch raising takes its batch mates down; each is replayed alone, so only the
+    faulty episode fails to run, and every other one is the clean run's."""
+    from _faults import BatchRaisingAgent
+
+    clean = clean_run(tmp_path)
+    out = tmp_path / backend
+    evaluate(
+        [MAZE, KEYQUEST], BatchRaisingAgent(0.3, seeds_of(0, BAD)), out=out, backend=backend,
+        workers=workers, retries=1, **GRID,
+    )  # fmt: skip
+    from turnbudget.eval.report import build_report
+
+    build_report(out, plots=False)
+    check_failed_run(out, clean, "exception", attempts=2)

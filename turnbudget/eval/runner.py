@@ -6,10 +6,11 @@ keeps one env per (env id, slot) and reuses it across episodes; a
 `BatchAgent` (one with ``act_batch``) gets up to ``max_batch_size`` episodes in
 flight at once.
 
-An exception raised by the agent or the env ends only the episodes it touched
-(one episode; every episode in flight for a `BatchAgent`'s ``act_batch``):
-they come back as `EpisodeFailure`, the env they ran on is rebuilt, and the
-runner goes on. Deciding whether to retry is the caller's job
+An exception raised by the agent or the env ends only the episode it came
+from: it comes back as `EpisodeFailure`, the env it ran on is rebuilt, and the
+runner goes on. (A `BatchAgent`'s ``act_batch`` serves several episodes at
+once; when it raises, each episode then in flight is replayed on its own, so
+only the one that raises again fails.) Deciding whether to retry is the caller's job
 (`turnbudget.eval.backends.run_with_retries`).
 """
 
@@ -212,12 +213,16 @@ class EpisodeRunner:
         live: dict[int, tuple[EpisodeSpec, Any, str, dict[str, Any]]] = {}
         pending = list(specs)[::-1]
         free = list(range(max(1, int(self.agent.max_batch_size))))[::-1]
+        alone: list[EpisodeSpec] = []
         while pending or live:
             try:
                 self._batch_turn(pending, free, live, results)
             except Exception as exc:  # (a batch call fails every episode in flight)
                 for i, (spec, *_) in live.items():
-                    results[spec] = _failure(spec, exc)
+                    if len(specs) > 1:  # replay it on its own: was it this episode's fault?
+                        alone.append(spec)
+                    else:
+                        results[spec] = _failure(spec, exc)
                     self._drop(spec.env_id, i)
                     try:
                         self.agent.end_episode(spec.episode_id)
@@ -225,6 +230,8 @@ class EpisodeRunner:
                         logger.debug("end_episode after a failure raised", exc_info=True)
                     free.append(i)
                 live.clear()
+        for spec in alone:  # an episode depends on its spec only, not on its batch mates
+            results[spec] = self._run_batch([spec])[0]
         return [results[spec] for spec in specs]
 
     def _batch_turn(
