@@ -206,16 +206,19 @@ class TextGame(TextEnv):
             self._info(valid_action=valid),
         )
 
-    def _command(self, action: str) -> Outcome:
-        """Parse and apply one free-form command: its feedback, and whether it was admissible."""
+    def _command(self, action: str) -> tuple[str, bool]:
+        """Parse and apply one free-form command: its feedback, and whether it was admissible.
+
+        A plain tuple, not an `Outcome`: this is the hot path of every step.
+        """
         _, admissible, admissible_set = self._admissible_now()
         # Fast path: agents that pick from info["admissible_actions"] send canonical commands.
         command = action if action in admissible_set else normalize_command(action)
         if command in admissible_set:
             feedback = self._apply(command)
             self._state_changed()
-            return Outcome(feedback, True)
-        return Outcome(self._explain_invalid(command, action), False)
+            return feedback, True
+        return self._explain_invalid(command, action), False
 
     def world(self) -> NativeWorld:
         """This game as a `World` (rules and oracle, no Gymnasium front-end)."""
@@ -347,7 +350,7 @@ class NativeWorld:
     def apply(self, command: str) -> Outcome:
         if self.won or self.lost:
             return Outcome("The game is over.", False)
-        outcome = self.game._command(command)
+        outcome = Outcome(*self.game._command(command))
         self.game._episode_over = self.won or self.lost
         return outcome
 
