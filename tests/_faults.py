@@ -147,3 +147,10 @@ class BatchRaisingAgent:
 
     def end_episode(self, episode_id: str) -> None:
         self._agents.pop(episode_id, None)
+
+
+class UnshippableAgent(OracleAgent):
+    """An oracle that cannot be rebuilt in another process (its code is missing there)."""
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        raise ImportError("No module named 'my_private_agents'")

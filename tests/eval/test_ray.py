@@ -246,3 +246,17 @@ def test_eval_scale_benchmark_smoke(tmp_path):
     assert all(v > 0 for v in figures["episodes_per_second"].values())
     assert figures["episodes_per_variant"] == 2 * 1 * 2
     assert figures["ray_init_seconds"] > 0 and figures["projection"]["episodes_per_second"] > 0
+
+
+def test_workers_that_cannot_start_are_reported_or_done_without(tmp_path, shared_ray, monkeypatch):
+    """An agent the workers cannot rebuild stops the run at once with the reason; asking for
+    more workers than free CPUs runs on those that started (as after losing a node)."""
+    from _faults import UnshippableAgent
+
+    from turnbudget.eval.backends import ray as ray_backend
+
+    with pytest.raises(RuntimeError, match=r"failed to start.*my_private_agents"):
+        evaluate(MAZE, UnshippableAgent(0.1), ks=[1], ts=[8], tasks=2, backend="ray")
+    monkeypatch.setattr(ray_backend, "START_TIMEOUT", 5.0)
+    result = evaluate(MAZE, OracleAgent(0.3), backend="ray", workers=3, **GRID)
+    assert result.summary == evaluate(MAZE, OracleAgent(0.3), **GRID).summary

@@ -47,6 +47,7 @@ class _Processes(Workers):
         self._ctx = multiprocessing.get_context(method)
         self._args = args
         self.size = size
+        self.slots = list(range(size))
         self._procs: list[Any] = [None] * size
         self._conns: list[Any] = [None] * size
         self._busy: set[int] = set()
@@ -94,10 +95,11 @@ class _Processes(Workers):
             finished.append((slot, outcome))
         return finished
 
-    def replace(self, slot: int) -> None:
+    def replace(self, slot: int) -> bool:
         self._stop(slot, kill=True)
         self._start(slot)
         self._ready(slot)
+        return True
 
     def _stop(self, slot: int, kill: bool) -> None:
         proc, conn = self._procs[slot], self._conns[slot]

@@ -33,12 +33,15 @@ from turnbudget.eval.backends.supervisor import Workers, chunk_size, supervise
 from turnbudget.eval.plan import EpisodeSpec, EvalConfig
 from turnbudget.eval.runner import EpisodeFailure, EpisodeResult, EpisodeRunner, describe
 
-__all__ = ["OBJECT_STORE_BYTES", "RayBackend", "import_ray"]
+__all__ = ["OBJECT_STORE_BYTES", "START_TIMEOUT", "RayBackend", "import_ray"]
 
 logger = logging.getLogger(__name__)
 
 #: The object store of a local instance: results are small and fetched at once.
 OBJECT_STORE_BYTES = 200 * 1024**2
+
+#: Seconds to wait for an actor to start (a cluster without a free CPU keeps it pending).
+START_TIMEOUT = 120.0
 
 
 def import_ray() -> Any:
@@ -71,24 +74,44 @@ class _Actors(Workers):
         # A fresh remote class per run: its pickled definition carries no state of another.
         self._cls = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_Runner)
         self._args = (agent_ref, config, serialize)
-        self.size = size
         self.actors: list[Any] = [self._cls.remote(*self._args) for _ in range(size)]
         self._calls: dict[Any, int] = {}
-        self._ready(range(size))
-
-    def _ready(self, slots: Any) -> None:
-        ray = self._ray
-        try:
-            ray.get([self.actors[s].pid.remote() for s in slots])
-        except ray.exceptions.RayError as exc:
+        self.slots, error = self._ready(range(size))
+        if error is not None:  # an actor that cannot be built: every other one fails alike
             raise RuntimeError(
-                f"A Ray worker failed to start: {describe(exc)} (is turnbudget, and the "
-                "agent's code, installed on every node?)"
-            ) from exc
+                f"A Ray worker failed to start: {error} (is turnbudget, and the agent's "
+                "code, installed on every node?)"
+            )
+        if not self.slots:
+            raise RuntimeError(
+                f"No Ray worker started within {START_TIMEOUT:g}s: the cluster has no free CPU"
+            )
+        if len(self.slots) < size:
+            logger.warning(
+                "only %d of %d Ray workers started within %gs (too few free CPUs); "
+                "running on those", len(self.slots), size, START_TIMEOUT,
+            )  # fmt: skip
+
+    def _ready(self, slots: Any) -> tuple[list[int], str | None]:
+        """The slots whose actor answers within `START_TIMEOUT` (the others are killed),
+        and the error of one that failed to build, if any."""
+        ray = self._ray
+        refs = {self.actors[s].pid.remote(): s for s in slots}
+        done, pending = ray.wait(list(refs), num_returns=len(refs), timeout=START_TIMEOUT)
+        ready, error = [], None
+        for ref in done:
+            try:
+                ray.get(ref)
+                ready.append(refs[ref])
+            except ray.exceptions.RayError as exc:
+                error = describe(exc)
+        for ref in pending:
+            ray.kill(self.actors[refs[ref]], no_restart=True)
+        return sorted(ready), error
 
     def pids(self) -> list[int]:
-        """The process id of each actor (for diagnostics and the fault tests)."""
-        return list(self._ray.get([a.pid.remote() for a in self.actors]))
+        """The process id of each live actor (for diagnostics)."""
+        return list(self._ray.get([self.actors[s].pid.remote() for s in self.slots]))
 
     def submit(self, slot: int, chunk: Sequence[EpisodeSpec]) -> None:
         self._calls[self.actors[slot].run.remote(list(chunk))] = slot
@@ -108,13 +131,18 @@ class _Actors(Workers):
             finished.append((slot, outcome))
         return finished
 
-    def replace(self, slot: int) -> None:
+    def replace(self, slot: int) -> bool:
         for ref, s in list(self._calls.items()):
             if s == slot:
                 del self._calls[ref]
         self._ray.kill(self.actors[slot], no_restart=True)
         self.actors[slot] = self._cls.remote(*self._args)
-        self._ready([slot])
+        ready, error = self._ready([slot])
+        if not ready:  # its node is gone and no other has a free CPU: go on without it
+            self.slots.remove(slot)
+            logger.warning("a Ray worker could not be replaced (%s); one fewer worker",
+                           error or "no free CPU")  # fmt: skip
+        return bool(ready)
 
     def close(self) -> None:
         for actor in self.actors:

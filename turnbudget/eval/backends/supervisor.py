@@ -26,9 +26,10 @@ Outcomes = list["EpisodeResult | EpisodeFailure"]
 
 
 class Workers(abc.ABC):
-    """``size`` worker slots, each running one chunk at a time."""
+    """Worker slots, each running one chunk at a time."""
 
-    size: int
+    #: The slots with a worker (a backend may start fewer than asked, e.g. on a full cluster).
+    slots: list[int]
 
     @abc.abstractmethod
     def submit(self, slot: int, chunk: Sequence[EpisodeSpec]) -> None:
@@ -40,8 +41,9 @@ class Workers(abc.ABC):
         slot, its outcomes, or a message saying why its worker was lost."""
 
     @abc.abstractmethod
-    def replace(self, slot: int) -> None:
-        """Kill the worker in ``slot`` (if it still runs) and start a fresh one there."""
+    def replace(self, slot: int) -> bool:
+        """Kill the worker in ``slot`` (if it still runs) and start a fresh one there; False
+        when none could be started (the slot is then given up)."""
 
 
 def chunk_size(n_specs: int, workers: int, width: int, timeout: float | None) -> int:
@@ -64,8 +66,10 @@ def supervise(
     """Run ``specs`` in chunks of ``size`` on ``workers``; yield each chunk's outcomes."""
     queue = deque(specs[i : i + size] for i in range(0, len(specs), size))
     running: dict[int, tuple[Sequence[EpisodeSpec], float]] = {}
-    idle = list(range(workers.size))[::-1]
+    idle = list(workers.slots)[::-1]
     while queue or running:
+        if not running and not idle:
+            raise RuntimeError("Every worker was lost and none could be replaced")
         while idle and queue:
             slot, chunk = idle.pop(), queue.popleft()
             workers.submit(slot, chunk)
@@ -76,16 +80,17 @@ def supervise(
         wait = None if deadline == math.inf else max(0.0, deadline - time.monotonic())
         for slot, outcome in workers.wait(wait):
             chunk, _ = running.pop(slot)
-            idle.append(slot)
             if isinstance(outcome, str):
-                workers.replace(slot)
+                if workers.replace(slot):
+                    idle.append(slot)
                 yield [EpisodeFailure(spec, "worker_lost", outcome) for spec in chunk]
             else:
+                idle.append(slot)
                 yield outcome
         now = time.monotonic()
         for slot in [s for s, (_, d) in running.items() if d <= now]:
             chunk, _ = running.pop(slot)
-            workers.replace(slot)
-            idle.append(slot)
+            if workers.replace(slot):
+                idle.append(slot)
             message = f"ran past the timeout of {timeout:g}s per episode; its worker was killed"
             yield [EpisodeFailure(spec, "timeout", message) for spec in chunk]
