@@ -44,6 +44,7 @@ from typing import Any
 
 from turnbudget._checks import check_positive_int
 from turnbudget.eval.backends import Backend, check_timeout, make_backend, run_with_retries
+from turnbudget.eval.lock import locks_output_dir
 from turnbudget.eval.logs import (
     EPISODES_FILE,
     RUN_FILE,
@@ -88,6 +89,7 @@ class EvalResult:
         return modes[mode or ("rerun" if "rerun" in modes else "truncate")]
 
 
+@locks_output_dir  # one evaluation per output directory
 def evaluate(
     envs: str | Sequence[str],
     agent: Any,

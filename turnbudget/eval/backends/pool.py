@@ -10,6 +10,7 @@ from typing import Any
 
 from turnbudget.eval.backends import Backend
 from turnbudget.eval.backends.supervisor import Workers, chunk_size, supervise
+from turnbudget.eval.lock import exit_with_parent
 from turnbudget.eval.plan import EpisodeSpec, EvalConfig
 from turnbudget.eval.runner import EpisodeFailure, EpisodeResult, EpisodeRunner
 
@@ -26,6 +27,7 @@ def _serve(
     ``EOFError``), which needs the copy of the parent's end a fork inherits closed.
     """
     parent_end.close()
+    exit_with_parent()  # no orphaned worker when the evaluator is killed mid-episode
     runner = EpisodeRunner(agent, config, serialize)
     conn.send("ready")
     while True:
