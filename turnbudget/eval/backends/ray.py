@@ -77,6 +77,8 @@ class _Actors(Workers):
         self.actors: list[Any] = [self._cls.remote(*self._args) for _ in range(size)]
         self._calls: dict[Any, int] = {}
         self.slots, error = self._ready(range(size))
+        if error is not None or not self.slots:
+            self.close()
         if error is not None:  # an actor that cannot be built: every other one fails alike
             raise RuntimeError(
                 f"A Ray worker failed to start: {error} (is turnbudget, and the agent's "
