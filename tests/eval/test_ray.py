@@ -260,3 +260,29 @@ def test_workers_that_cannot_start_are_reported_or_done_without(tmp_path, shared
     monkeypatch.setattr(ray_backend, "START_TIMEOUT", 5.0)
     result = evaluate(MAZE, OracleAgent(0.3), backend="ray", workers=3, **GRID)
     assert result.summary == evaluate(MAZE, OracleAgent(0.3), **GRID).summary
+
+
+def test_an_interrupted_ray_run_resumes(tmp_path, shared_ray):
+    """Ctrl-C in the driver mid-run: the actors go, the logs keep whole episodes only, and
+    the same call resumes to the clean run's records."""
+    import signal
+
+    clean = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), **GRID)
+    out, pid_dir = tmp_path / "run", tmp_path / "pids"
+    pid_dir.mkdir()
+    agent = SlowPidAgent(0.3, str(pid_dir), delay=0.02)
+
+    def interrupt() -> None:
+        log = out / EPISODES_FILE
+        while not (log.exists() and len(log.read_text().splitlines()) >= 3):
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        evaluate([MAZE, KEYQUEST], agent, out=out, backend="ray", workers=2, **GRID)
+    logged = len(read_jsonl(out / EPISODES_FILE)[0])
+    assert 3 <= logged < len(clean.episodes)
+    result = evaluate([MAZE, KEYQUEST], agent, out=out, backend="ray", workers=2, **GRID)
+    assert result.n_run == len(clean.episodes) - logged
+    assert result.episodes == clean.episodes
