@@ -129,6 +129,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--label", default=None, help="name of the run in reports (default: the agent)"
     )
     parser.add_argument(
+        "--shared-errors",
+        action="store_true",
+        help="one error schedule per task for all its repeats (default: drawn per repeat)",
+    )
+    parser.add_argument(
         "--no-steps",
         action="store_true",
         help="skip per-step records (steps.jsonl); the analysis needs only episode records",
@@ -171,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
             workers=args.workers, backend=args.backend, out=out, seed=args.seed, label=label,
             backend_options=_backend_options(args), timeout=args.timeout, retries=args.retries,
             record_steps=not args.no_steps, progress=not args.quiet, overwrite=args.overwrite,
+            error_draws="shared" if args.shared_errors else "per_repeat",
         )  # fmt: skip
         build_report(out, plots=not args.no_plots)
     except (ValueError, KeyError, FileNotFoundError, ImportError, EvaluationAborted) as exc:
