@@ -2,26 +2,59 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import math
+import signal
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from turnbudget.eval.backends import Backend
 from turnbudget.eval.plan import EpisodeSpec, EvalConfig
-from turnbudget.eval.runner import EpisodeResult, EpisodeRunner
+from turnbudget.eval.runner import EpisodeFailure, EpisodeResult, EpisodeRunner, EpisodeTimeout
 
 __all__ = ["LocalBackend"]
+
+logger = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float | None) -> Iterator[None]:
+    """Raise `EpisodeTimeout` in this thread after ``seconds`` (SIGALRM; main thread only)."""
+    if seconds is None:
+        yield
+        return
+    armed = True
+
+    def fire(signum: int, frame: Any) -> None:
+        if armed:  # the block may have ended just as the timer fired
+            raise EpisodeTimeout(f"ran past the timeout of {seconds:g}s")
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 class LocalBackend(Backend):
     """Runs episodes in the calling process (``workers`` must be 1).
 
-    A `BatchAgent` is given ``max_batch_size`` episodes at a time.
+    A `BatchAgent` is given ``max_batch_size`` episodes at a time. A
+    ``timeout`` interrupts the episode with `EpisodeTimeout` (a SIGALRM, so
+    only where the run is driven from the main thread of a POSIX process; an
+    agent blocked inside C code that retries on signals cannot be interrupted
+    here: use the ``pool`` backend, which kills the worker).
     """
 
     name = "local"
 
-    def __init__(self, workers: int = 1):
-        super().__init__(workers)
+    def __init__(self, workers: int = 1, *, timeout: float | None = None):
+        super().__init__(workers, timeout=timeout)
         if self.workers != 1:
             raise ValueError(
                 f"The local backend runs in one process: expect `workers`=1, got {workers!r} "
@@ -35,11 +68,29 @@ class LocalBackend(Backend):
         self._chunk = max(1, int(getattr(agent, "max_batch_size", 1)))
         return self
 
-    def run(self, specs: Sequence[EpisodeSpec]) -> Iterator[list[EpisodeResult]]:
+    def _limit(self) -> float | None:
+        if self.timeout is None:
+            return None
+        if not hasattr(signal, "setitimer") or threading.current_thread() is not (
+            threading.main_thread()
+        ):
+            logger.warning(
+                "the local backend enforces timeouts only from the main thread on POSIX; "
+                "running without one (the pool backend enforces them anywhere)"
+            )
+            return None
+        return self.timeout
+
+    def run(self, specs: Sequence[EpisodeSpec]) -> Iterator[list[EpisodeResult | EpisodeFailure]]:
         if self._runner is None:
             raise RuntimeError("LocalBackend.run() before start()")
+        limit = self._limit()
         for i in range(0, len(specs), self._chunk):
-            yield self._runner.run(specs[i : i + self._chunk])
+            chunk = specs[i : i + self._chunk]
+            seconds = None if limit is None else limit * math.ceil(len(chunk) / self._chunk)
+            with _alarm(seconds):
+                outcomes = self._runner.run(chunk)
+            yield outcomes
 
     def close(self) -> None:
         self._runner = None
