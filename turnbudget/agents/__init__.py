@@ -26,7 +26,10 @@ __all__ = [
 
 
 def make_agent(spec: str) -> Agent:
-    """Build a baseline agent from a short spec: ``random`` or ``oracle[:EPSILON]``.
+    """Build an agent from a short spec: ``random``, ``oracle[:EPSILON]`` or ``policy:PATH[:det]``.
+
+    ``policy:PATH`` loads a saved policy (`turnbudget.agents.policy.PolicyAgent`,
+    needs the ``rl`` extra); ``:det`` plays its most likely command.
 
     Example:
         >>> make_agent("oracle:0.1")
@@ -42,4 +45,11 @@ def make_agent(spec: str) -> Agent:
         except ValueError:
             raise ValueError(f"Expect `oracle:EPSILON` with a number, got {spec!r}") from None
         return OracleAgent(epsilon)
-    raise ValueError(f"Unknown agent spec {spec!r}; expect `random` or `oracle[:EPSILON]`")
+    if name == "policy" and arg:
+        from turnbudget.agents.policy import PolicyAgent
+
+        path, det = (arg[: -len(":det")], True) if arg.endswith(":det") else (arg, False)
+        return PolicyAgent(path, deterministic=det)
+    raise ValueError(
+        f"Unknown agent spec {spec!r}; expect `random`, `oracle[:EPSILON]` or `policy:PATH[:det]`"
+    )
