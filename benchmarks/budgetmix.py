@@ -68,8 +68,10 @@ class Config:
     """The game families."""
     seeds: tuple[int, ...] = (0, 1, 2)
     """Training seeds (each: its own BC base and one run per arm)."""
-    steps: int = 60_000
+    steps: int = 50_000
     """PPO env steps per arm and seed (equal for every arm)."""
+    ent_coef: float = 0.0
+    """PPO entropy bonus of the arms (0: fine-tuning a BC policy that already explores)."""
     generous: int = 40
     """Fixed generous training budget (arm a)."""
     tight: int = 12
@@ -84,7 +86,7 @@ class Config:
     """Evaluation budgets: below the tightest to above the most generous training budget."""
     ks: tuple[int, ...] = (1, 2, 4, 8)
     """K values (n = max K episodes per task)."""
-    tasks: int = 30
+    tasks: int = 24
     """Evaluation task seeds 0..tasks-1."""
     error_rate: float = 0.1
     """Injected-error rate per turn in the "errors" evaluation."""
@@ -92,6 +94,8 @@ class Config:
     """Task seeds for the probes."""
     workers: int = 2
     """Processes for the jobs."""
+    stages: str = "train,eval,probe,report"
+    """Stages to run (finished jobs are skipped anyway, so a rerun resumes)."""
     n_bootstrap: int = 1000
     """Bootstrap resamples for the intervals."""
 
@@ -123,6 +127,7 @@ def _train_config(config: Config, env_id: str, seed: int, arm: str | None) -> An
         env_id=env_id,
         seed=seed,
         total_steps=config.steps,
+        ent_coef=config.ent_coef,
         budget_mix=config.mix,
         bc_episodes=config.bc_episodes,
         bc_epsilon=config.bc_epsilon,
@@ -223,6 +228,29 @@ def run(config: Config) -> dict[str, Any]:
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
     timings: dict[str, Any] = {}
 
+    stages = set(config.stages.split(","))
+    unknown = stages - {"train", "eval", "probe", "report"}
+    if unknown:
+        raise ValueError(f"Unknown stages {sorted(unknown)}; expect train, eval, probe, report")
+    old = out / "timings.json"
+    if old.is_file():  # a resumed run keeps the timings of the stages it does not rerun
+        timings.update(json.loads(old.read_text()))
+    if "train" in stages:
+        _train_stage(config, timings)
+    if "eval" in stages:
+        _eval_stage(config, out, timings)
+    if "probe" in stages:
+        _probe_stage(config, out, timings)
+    (out / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
+    if "report" in stages:
+        from budgetmix_report import write_report
+
+        results = Path(config.results) if config.results else out / "report"
+        write_report(config, out, results, timings)
+    return timings
+
+
+def _train_stage(config: Config, timings: dict[str, Any]) -> None:
     t = time.perf_counter()
     bases = [_train_config(config, e, s, None) for e in config.envs for s in config.seeds]
     timings["bc"] = _pool_map(_job_train, bases, config.workers, "bc")
@@ -233,6 +261,8 @@ def run(config: Config) -> dict[str, Any]:
     timings["ppo"] = _pool_map(_job_train, arms, config.workers, "ppo")
     timings["ppo_wall_s"] = round(time.perf_counter() - t, 1)
 
+
+def _eval_stage(config: Config, out: Path, timings: dict[str, Any]) -> None:
     t = time.perf_counter()
     jobs = []
     for env_id in config.envs:
@@ -249,6 +279,8 @@ def run(config: Config) -> dict[str, Any]:
     timings["eval"] = _pool_map(_job_eval, jobs, config.workers, "eval")
     timings["eval_wall_s"] = round(time.perf_counter() - t, 1)
 
+
+def _probe_stage(config: Config, out: Path, timings: dict[str, Any]) -> None:
     t = time.perf_counter()
     if has_probes():
         probe_jobs = []
@@ -262,13 +294,6 @@ def run(config: Config) -> dict[str, Any]:
     else:
         timings["probe"] = "pending: turnbudget.eval.probe is not in this version"
     timings["probe_wall_s"] = round(time.perf_counter() - t, 1)
-
-    from budgetmix_report import write_report
-
-    results = Path(config.results) if config.results else out / "report"
-    write_report(config, out, results, timings)
-    (out / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
-    return timings
 
 
 # --------------------------------------------------------------------------- command line

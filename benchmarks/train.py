@@ -122,6 +122,11 @@ class TrainConfig:
     """``csv``, ``tensorboard`` or ``none``."""
     progress: bool = False
     """Show a progress bar."""
+    bootstrap_at_budget: str = "auto"
+    """Bootstrap the value when the budget runs out: ``yes``, ``no`` or ``auto`` (yes only when
+    the budget is hidden). A policy that sees its budget has running out of turns in its
+    state: the value after the last turn is 0, and bootstrapping from the (never trained)
+    value of a turns-left-0 state lets it drift (Pardo et al., 2018, "Time limits in RL")."""
     torch_threads: int = 1
     """torch threads in this process (1: parallelism comes from running seeds in parallel)."""
 
@@ -150,6 +155,27 @@ class TaskSeeds(gym.Wrapper):
         return self.env.reset(seed=task, options=options)
 
 
+class ZeroPotentialAtBudgetEnd(gym.Wrapper):
+    """Set ProcessReward's Φ(s') to 0 when the budget runs out (not only at termination).
+
+    For a learner that does not bootstrap at the budget's end (see
+    ``bootstrap_at_budget``), shaping keeps the optimal policy unchanged only if
+    Φ = 0 wherever the return stops: this removes the γ·Φ(s') term the shaping
+    added on the last, truncated turn.
+    """
+
+    def __init__(self, env: gym.Env, gamma: float):
+        super().__init__(env)
+        self.gamma = float(gamma)
+
+    def step(self, action: Any):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if truncated and not terminated and "process_reward" in info:
+            shaping = info["process_reward"]
+            reward = float(reward) - self.gamma * shaping["potential"]
+        return obs, reward, terminated, truncated, info
+
+
 def make_env(config: TrainConfig, index: int = 0, process_reward: bool | None = None) -> gym.Env:
     """The training stack for sub-env ``index`` (see the module docstring for the order)."""
     import turnbudget
@@ -171,6 +197,8 @@ def make_env(config: TrainConfig, index: int = 0, process_reward: bool | None = 
         command_dim=config.command_dim,
         budget=config.reveal != "never",
     )
+    if shaping and not _bootstraps(config):
+        env = ZeroPotentialAtBudgetEnd(env, config.gamma)
     return TaskSeeds(env, config.task_seed_base, config.task_pool, config.seed * 1000 + index)
 
 
@@ -182,10 +210,21 @@ def _encoding(env: gym.Env, config: TrainConfig) -> dict[str, Any]:
     return {"format": 1, "env_id": config.env_id, **spec}
 
 
-class _TimedVecEnv:
-    """Wrap a VecEnv and add up the wall time spent in reset/step (the envs and wrappers)."""
+def _bootstraps(config: TrainConfig) -> bool:
+    if config.bootstrap_at_budget not in ("auto", "yes", "no"):
+        raise ValueError(
+            f"Expect `bootstrap_at_budget` auto|yes|no, got {config.bootstrap_at_budget!r}"
+        )
+    if config.bootstrap_at_budget == "auto":
+        return config.reveal == "never"
+    return config.bootstrap_at_budget == "yes"
 
-    def __init__(self, venv: Any):
+
+class _TimedVecEnv:
+    """Wrap a VecEnv: add up the wall time spent in reset/step (the envs and wrappers), and
+    drop SB3's ``TimeLimit.truncated`` flag when the budget's end is not to be bootstrapped."""
+
+    def __init__(self, venv: Any, bootstrap: bool = True):
         from stable_baselines3.common.vec_env import VecEnvWrapper
 
         class Timed(VecEnvWrapper):
@@ -199,9 +238,12 @@ class _TimedVecEnv:
 
             def step_wait(self):
                 t = time.perf_counter()
-                out = self.venv.step_wait()
+                obs, rewards, dones, infos = self.venv.step_wait()
                 Timed.env_seconds += time.perf_counter() - t
-                return out
+                if not bootstrap:
+                    for info in infos:
+                        info["TimeLimit.truncated"] = False
+                return obs, rewards, dones, infos
 
             def step_async(self, actions):
                 t = time.perf_counter()
@@ -234,12 +276,14 @@ def _setup_torch(config: TrainConfig) -> None:
 
 def _new_model(config: TrainConfig, venv: Any) -> Any:
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.utils import get_schedule_fn
 
     if config.init:
         model = MaskablePPO.load(Path(config.init) / "policy.zip", env=venv, device="cpu")
         # The loaded hyperparameters are the init's; use this run's.
         model.learning_rate = config.learning_rate
-        model.lr_schedule = lambda _: config.learning_rate
+        # An SB3 schedule object, not a lambda: the saved zip must load without this file.
+        model.lr_schedule = get_schedule_fn(config.learning_rate)
         model.ent_coef, model.gamma = config.ent_coef, config.gamma
         model.n_epochs, model.batch_size = config.n_epochs, config.batch_size
         if model.n_steps != config.n_steps or model.n_envs != config.n_envs:
@@ -286,7 +330,7 @@ def train(config: TrainConfig) -> dict[str, Any]:
     _setup_torch(config)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
-    timed = _TimedVecEnv(_vec_env(config))
+    timed = _TimedVecEnv(_vec_env(config), bootstrap=_bootstraps(config))
     venv = timed.env
     model = _new_model(config, venv)
     model.set_logger(_logger(config, out))
@@ -316,6 +360,7 @@ def train(config: TrainConfig) -> dict[str, Any]:
         "env_share": round(timed.cls.env_seconds / wall, 3),
         "n_envs": config.n_envs,
         "vec_env": config.vec_env,
+        "bootstrap_at_budget": _bootstraps(config),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary

@@ -45,11 +45,10 @@ def make_agent(spec: str) -> Agent:
         except ValueError:
             raise ValueError(f"Expect `oracle:EPSILON` with a number, got {spec!r}") from None
         return OracleAgent(epsilon)
-    if name == "policy" and arg:
-        from turnbudget.agents.policy import PolicyAgent
+    if name == "policy":
+        from turnbudget.agents.policy import make_policy_agent
 
-        path, det = (arg[: -len(":det")], True) if arg.endswith(":det") else (arg, False)
-        return PolicyAgent(path, deterministic=det)
+        return make_policy_agent(arg)
     raise ValueError(
         f"Unknown agent spec {spec!r}; expect `random`, `oracle[:EPSILON]` or `policy:PATH[:det]`"
     )

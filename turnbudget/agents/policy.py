@@ -26,7 +26,7 @@ import numpy as np
 
 from turnbudget.wrappers.history_features import FeatureEncoder, text_features_vector
 
-__all__ = ["PolicyAgent", "load_policy"]
+__all__ = ["PolicyAgent", "load_policy", "make_policy_agent"]
 
 _ENCODING_FILE = "encoding.json"
 _POLICY_FILE = "policy.zip"
@@ -41,13 +41,19 @@ _ACTIVATIONS = {
 }
 
 
+def _constant(_: float) -> float:
+    return 0.0
+
+
 def _network(path: Path) -> list[tuple[np.ndarray, np.ndarray, str]]:
     """The actor's layers as ``(weight, bias, activation)``, read from an SB3 MaskablePPO zip."""
     import torch
     from sb3_contrib import MaskablePPO
 
     torch.set_num_threads(1)
-    model = MaskablePPO.load(path, device="cpu")
+    # Only the weights matter here: skip the training schedules (pickled callables).
+    unused = {"lr_schedule": _constant, "clip_range": _constant, "learning_rate": 0.0}
+    model = MaskablePPO.load(path, device="cpu", custom_objects=unused)
     policy = model.policy
     if type(policy.features_extractor).__name__ != "FlattenExtractor":
         raise ValueError(f"PolicyAgent supports MlpPolicy models, got {type(policy).__name__}")
@@ -127,6 +133,8 @@ class PolicyAgent:
         self._rng = np.random.default_rng(0)
         self._encoder: FeatureEncoder | None = None
         self._cache: dict[str, int] = {}
+        self._base_cache: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
+        self._cache_goal: str | None = None
         self._goal: str | None = None
         self._pending: str | None = None
 
@@ -138,7 +146,8 @@ class PolicyAgent:
         return f"PolicyAgent({self.path!r}, deterministic={self.deterministic})"
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_encoder": None, "_cache": {}}
+        return {**self.__dict__, "_encoder": None, "_cache": {}, "_base_cache": {},
+                "_cache_goal": None}  # fmt: skip
 
     def _new_encoder(self) -> FeatureEncoder:
         e = self.encoding
@@ -183,7 +192,11 @@ class PolicyAgent:
         assert encoder is not None
         if self._goal is None:  # first turn of the episode
             goal = info.get("goal")
-            self._goal = str(goal) if goal is not None else observation.split("\n", 1)[0]
+            goal_text = str(goal) if goal is not None else observation.split("\n", 1)[0]
+            if goal_text != self._cache_goal:  # the goal block is part of the cached vectors
+                self._base_cache.clear()
+                self._cache_goal = goal_text
+            self._goal = goal_text
             encoder.reset(self._goal)
         elif self._pending is not None:
             executed = info.get(EXECUTED_KEY)
@@ -192,10 +205,22 @@ class PolicyAgent:
         admissible = list(info.get("admissible_actions") or ())
         commands = sorted(admissible)[: self.encoding["max_actions"]]
         text = self._with_budget(observation, info)
-        base = text_features_vector(text, self._goal, admissible, self.encoding["text_features"],
-                                    self._cache)  # fmt: skip
+        base = self._base(text, admissible)
         extra = encoder.encode(text, commands, info.get("turns_left"), info.get("turn_budget"))
         return np.concatenate([base, extra]), commands
+
+    def _base(self, text: str, admissible: list[str]) -> np.ndarray:
+        """The `TextFeatures` blocks, memoized per (observation, commands) within the episode's goal."""
+        key = (text, tuple(admissible))
+        hit = self._base_cache.get(key)
+        if hit is None:
+            if len(self._base_cache) > 50_000:
+                self._base_cache.clear()
+            spec = self.encoding["text_features"]
+            assert self._goal is not None
+            hit = text_features_vector(text, self._goal, admissible, spec, self._cache)
+            self._base_cache[key] = hit
+        return hit
 
     def _with_budget(self, observation: str, info: Mapping[str, Any]) -> str:
         reveal = self.encoding.get("reveal")
@@ -214,3 +239,16 @@ class PolicyAgent:
         for weight, bias, activation in self._layers:
             x = _ACTIVATIONS[activation](x @ weight + bias)
         return x
+
+
+def make_policy_agent(arg: str) -> PolicyAgent:
+    """The ``policy:PATH[:det]`` agent spec: a saved policy, sampled (or its argmax with ``:det``).
+
+    Example:
+        ``turnbudget eval --env turnbudget/Maze-Easy-v0 --agent policy:runs/mix:det``
+    """
+    text = str(arg).strip()
+    if not text:
+        raise ValueError("Expect `policy:PATH[:det]` with the directory of a saved policy")
+    deterministic = text.endswith(":det")
+    return PolicyAgent(text[: -len(":det")] if deterministic else text, deterministic)

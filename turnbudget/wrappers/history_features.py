@@ -89,6 +89,7 @@ class FeatureEncoder:
         self._cache: dict[str, int] = {}  # n-gram -> bucket, one cache per dim
         self._memory_cache: dict[str, int] = {}
         self._command_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
+        self._unit_cache: dict[str, np.ndarray] = {}
         self.reset("")
 
     def size(self) -> int:
@@ -125,6 +126,19 @@ class FeatureEncoder:
             hit = self._command_cache[command] = (vector, frozenset(_words(command)))
         return hit
 
+    def _unit(self, observation: str) -> np.ndarray:
+        """The observation's bag of words as a unit vector, memoized: observations repeat."""
+        hit = self._unit_cache.get(observation)
+        if hit is None:
+            if len(self._unit_cache) > _CACHE_LIMIT:
+                self._unit_cache.clear()
+            vector = hashed_ngrams(observation, _MEMORY_DIM, 1, self._memory_cache)
+            vector = vector.astype(np.float64)
+            hit = self._unit_cache[observation] = vector / max(
+                float(np.sqrt(vector @ vector)), 1e-8
+            )
+        return hit
+
     def encode(
         self,
         observation: str,
@@ -147,8 +161,7 @@ class FeatureEncoder:
         for lag, done in enumerate(executed):
             past[lag] = self._command(done)[0]
 
-        now = hashed_ngrams(observation, _MEMORY_DIM, 1, self._memory_cache).astype(np.float64)
-        now /= max(float(np.sqrt(now @ now)), 1e-8)
+        now = self._unit(observation)
         memory = np.zeros(history + 1, dtype=np.float32)
         n = self._n_seen
         if n:
