@@ -200,7 +200,8 @@ def _job_probe(job: dict[str, Any]) -> dict[str, Any]:
     return {"out": job["out"], "wall_s": round(time.perf_counter() - start, 2)}
 
 
-def _pool_map(fn: Any, jobs: list[Any], workers: int, desc: str) -> list[Any]:
+def _pool_map(fn: Any, jobs: list[Any], workers: int, desc: str, fresh: bool = True) -> list[Any]:
+    """``fn`` over ``jobs`` in ``workers`` processes; ``fresh``: a new process per job."""
     from tqdm.auto import tqdm
 
     if workers <= 1 or len(jobs) <= 1:
@@ -208,7 +209,7 @@ def _pool_map(fn: Any, jobs: list[Any], workers: int, desc: str) -> list[Any]:
     ctx = multiprocessing.get_context(
         "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     )
-    with ctx.Pool(workers, maxtasksperchild=1) as pool:
+    with ctx.Pool(workers, maxtasksperchild=1 if fresh else None) as pool:
         return list(tqdm(pool.imap(fn, jobs), total=len(jobs), desc=desc, unit="job"))
 
 
@@ -276,7 +277,8 @@ def _eval_stage(config: Config, out: Path, timings: dict[str, Any]) -> None:
             jobs.append({"config": config, "env_id": env_id, "agent": spec, "label": label,
                          "errors": errors,
                          "out": str(out / "eval" / fam / ("errors" if errors else "clean") / label)})  # fmt: skip
-    timings["eval"] = _pool_map(_job_eval, jobs, config.workers, "eval")
+    # Workers are reused: each loads torch once (PolicyAgent loads the zip, then acts in NumPy).
+    timings["eval"] = _pool_map(_job_eval, jobs, config.workers, "eval", fresh=False)
     timings["eval_wall_s"] = round(time.perf_counter() - t, 1)
 
 

@@ -276,14 +276,14 @@ def _setup_torch(config: TrainConfig) -> None:
 
 def _new_model(config: TrainConfig, venv: Any) -> Any:
     from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.utils import get_schedule_fn
+    from stable_baselines3.common.utils import ConstantSchedule
 
     if config.init:
         model = MaskablePPO.load(Path(config.init) / "policy.zip", env=venv, device="cpu")
         # The loaded hyperparameters are the init's; use this run's.
         model.learning_rate = config.learning_rate
         # An SB3 schedule object, not a lambda: the saved zip must load without this file.
-        model.lr_schedule = get_schedule_fn(config.learning_rate)
+        model.lr_schedule = ConstantSchedule(config.learning_rate)
         model.ent_coef, model.gamma = config.ent_coef, config.gamma
         model.n_epochs, model.batch_size = config.n_epochs, config.batch_size
         if model.n_steps != config.n_steps or model.n_envs != config.n_envs:
