@@ -90,7 +90,7 @@ class Config:
     """Evaluation task seeds 0..tasks-1."""
     error_rate: float = 0.1
     """Injected-error rate per turn in the "errors" evaluation."""
-    probe_tasks: int = 30
+    probe_tasks: int = 16
     """Task seeds for the probes."""
     workers: int = 2
     """Processes for the jobs."""
@@ -190,7 +190,7 @@ def _job_eval(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def _job_probe(job: dict[str, Any]) -> dict[str, Any]:
-    from turnbudget.eval import probe
+    from turnbudget.eval.probe import probe
 
     start = time.perf_counter()
     config: Config = job["config"]
@@ -216,7 +216,7 @@ def _pool_map(fn: Any, jobs: list[Any], workers: int, desc: str, fresh: bool = T
 def has_probes() -> bool:
     """Whether this turnbudget has the teacher-forced probes."""
     try:
-        from turnbudget.eval import probe  # noqa: F401
+        from turnbudget.eval.probe import probe  # noqa: F401
     except ImportError:
         return False
     return True
@@ -285,13 +285,16 @@ def _eval_stage(config: Config, out: Path, timings: dict[str, Any]) -> None:
 def _probe_stage(config: Config, out: Path, timings: dict[str, Any]) -> None:
     t = time.perf_counter()
     if has_probes():
+        # One job per (family, seed): the base and its four arms, probed on the same states
+        # (the random baseline's probes are a pure function of the states, so every job
+        # computes the same baseline).
         probe_jobs = []
         for env_id in config.envs:
             fam = _family(env_id)
-            specs = [str(out / "policies" / fam / f"{arm}-s{s}") for arm in ("base", *ARMS)
-                     for s in config.seeds]  # fmt: skip
-            probe_jobs.append({"config": config, "env_id": env_id, "agents": specs,
-                               "out": str(out / "probe" / fam)})  # fmt: skip
+            for s in config.seeds:
+                specs = [str(out / "policies" / fam / f"{arm}-s{s}") for arm in ("base", *ARMS)]
+                probe_jobs.append({"config": config, "env_id": env_id, "agents": specs,
+                                   "out": str(out / "probe" / fam / f"s{s}")})  # fmt: skip
         timings["probe"] = _pool_map(_job_probe, probe_jobs, config.workers, "probe")
     else:
         timings["probe"] = "pending: turnbudget.eval.probe is not in this version"
