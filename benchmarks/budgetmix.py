@@ -153,7 +153,7 @@ def _job_train(tc: Any) -> dict[str, Any]:
     os.environ["OMP_NUM_THREADS"] = "1"
     done = Path(tc.out) / "summary.json"
     if done.is_file() and (Path(tc.out) / "policy.zip").is_file():
-        return json.loads(done.read_text())  # resume: this policy is already trained
+        return {**json.loads(done.read_text()), "out": tc.out}  # resume: already trained
     summary = train_lib.behaviour_clone(tc) if tc.algo == "bc" else train_lib.train(tc)
     return {**summary, "out": tc.out}
 

@@ -409,6 +409,7 @@ def write_report(config: Any, out: Path, results: Path, timings: dict[str, Any])
                   f"![{fam} heatmaps](heatmap_{fam}.png)", ""]  # fmt: skip
 
     # ---- findings
+    glance_at = len(lines)
     lines += ["## Findings", ""]
     gi, ti = ts.index(config.generous), ts.index(config.tight)
     # Engineering bar.
@@ -548,12 +549,49 @@ def write_report(config: Any, out: Path, results: Path, timings: dict[str, Any])
         "| job | steps | wall s | steps/s | env share |",
         "|---|---|---|---|---|",
     ]
-    for entry in timings.get("ppo", []):
-        lines.append(f"| {Path(entry.get('out', '?')).parent.name}/{Path(entry.get('out', '?')).name} "
-                     f"| {entry.get('steps')} | {entry.get('wall_s')} | {entry.get('steps_per_s')} "
-                     f"| {entry.get('env_share')} |")  # fmt: skip
+    for env_id in config.envs:
+        fam = _family(env_id)
+        for group in ("base", *ARMS):
+            for seed in config.seeds:
+                path = out / "policies" / fam / f"{group}-s{seed}" / "summary.json"
+                if not path.is_file():
+                    continue
+                e = json.loads(path.read_text())
+                steps = e.get("steps", e.get("demo_steps"))
+                lines.append(f"| {fam}/{group}-s{seed} ({e.get('algo')}) | {steps} | {e.get('wall_s')} "
+                             f"| {e.get('steps_per_s', '–')} | {e.get('env_share', '–')} |")  # fmt: skip
     lines += ["", "Stage wall times (s): " + ", ".join(
         f"{k[:-7]} {v}" for k, v in timings.items() if k.endswith("_wall_s")), ""]  # fmt: skip
+    glance = ["## At a glance", "",
+              "| finding | " + " | ".join(f"{_family(e)} {c}" for e in config.envs for c in CONDITIONS) + " |",
+              "|---|" + "---|" * (len(config.envs) * len(CONDITIONS))]  # fmt: skip
+    glance.append("| RL beats its base at T = generous (engineering bar) | " + " | ".join(
+        "yes" if any(fam_results[_family(e)]["delta1"][c][a][gi][1] > 0 for a in ARMS) else "no"
+        for e in config.envs for c in CONDITIONS) + " |")  # fmt: skip
+    glance.append("| 1. RL advantage shrinks as T tightens | " + " | ".join(
+        _replicates(v).strip("*") for v in f1) + " |")  # fmt: skip
+    glance.append("| 3. BudgetMix has the smallest worst-case regret of the unshaped arms | " + " | ".join(
+        _replicates(v).strip("*") for v in f3) + " |")  # fmt: skip
+    f4_cells = []
+    for e in config.envs:
+        for c in CONDITIONS:
+            m = summary["finding4"][f"{_family(e)}/{c}"]["mean"]
+            f4_cells.append(f"{m[0]:+.2f} [{m[1]:+.2f}, {m[2]:+.2f}]")
+    glance.append("| 4. process reward, Δ Pass@1 over the grid | " + " | ".join(f4_cells) + " |")
+    glance += ["", "Finding 2 (recovery vs single-step skill) is per arm, in its section below. "
+               "Command, seeds and every setting: see the end of this report.", ""]  # fmt: skip
+    lines[glance_at:glance_at] = glance
+    fields = {k: list(v) if isinstance(v, tuple) else v for k, v in vars(config).items()}
+    lines += ["## Reproduce", "",
+              "```bash",
+              "python benchmarks/budgetmix.py" + (" --quick" if config.quick else "")
+              + f" --out {config.out} --results {results}",
+              "```", "",
+              "Every job is a pure function of its settings and seed (training with one torch "
+              "thread is bit-for-bit reproducible on the same build; evaluation does not depend "
+              "on the worker count), and finished jobs are skipped on a rerun, so the run can "
+              "be made in pieces (``--seeds``, ``--stages``). Settings:", "", "```json", json.dumps(fields, indent=1), "```", "",
+              "Configurations tried before this run: [configurations.md](configurations.md).", ""]  # fmt: skip
     (results / "report.md").write_text("\n".join(lines) + "\n")
     (results / "summary.json").write_text(json.dumps(summary, indent=1, default=float) + "\n")
     (results / "timings.json").write_text(json.dumps(timings, indent=1, default=str) + "\n")
