@@ -165,3 +165,18 @@ def test_quick_replication_end_to_end(tmp_path):
         assert PolicyAgent(out / "policies" / "Maze-Easy" / f"{arm}-s0").budget_aware
     for figure in ("pass1_Maze-Easy.png", "heatmap_Maze-Easy.png", "delta_Maze-Easy.png"):
         assert (out / "report" / figure).stat().st_size > 1000
+
+
+def test_bc_single_step_skill_through_the_probes(tmp_path):
+    """The same, measured as the probes do: skill normalized against RandomAgent."""
+    probe_module = pytest.importorskip("turnbudget.eval.probe")
+    pool = 6
+    config = _config(tmp_path, "bc", algo="bc", bc_epsilon=0.0, bc_episodes=120, bc_epochs=30,
+                     task_pool=pool, text_dim=64, command_dim=16, history=4)  # fmt: skip
+    train_lib.behaviour_clone(config)
+    tasks = list(range(config.task_seed_base, config.task_seed_base + pool))
+    result = probe_module.probe(MAZE, PolicyAgent(tmp_path / "bc", deterministic=True),
+                                tasks=tasks, kinds=("slip",), n_bootstrap=100)  # fmt: skip
+    (summary,) = result.summary["agents"].values()
+    skill = summary[MAZE]["single_step_skill"]["mean"]
+    assert skill >= 0.7, f"BC single-step skill on its training tasks: {skill:.2f}"
