@@ -1,4 +1,8 @@
-"""Agents behind one small protocol: baselines here; policy and LLM agents load lazily."""
+"""Agents behind one small protocol (`base`), the baselines, and a registry of specs.
+
+``make_agent("oracle:0.1")`` builds an agent from a spec; `registry` lists the
+names and how to add one (``register_agent`` or a ``turnbudget.agents`` entry point).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from turnbudget.agents.base import (
     agent_flags,
 )
 from turnbudget.agents.baselines import OracleAgent, RandomAgent
+from turnbudget.agents.registry import list_agents, make_agent, register_agent
 
 __all__ = [
     "ORACLE_KEY",
@@ -21,34 +26,7 @@ __all__ = [
     "OracleAgent",
     "RandomAgent",
     "agent_flags",
+    "list_agents",
     "make_agent",
+    "register_agent",
 ]
-
-
-def make_agent(spec: str) -> Agent:
-    """Build an agent from a short spec: ``random``, ``oracle[:EPSILON]`` or ``policy:PATH[:det]``.
-
-    ``policy:PATH`` loads a saved policy (`turnbudget.agents.policy.PolicyAgent`,
-    needs the ``rl`` extra); ``:det`` plays its most likely command.
-
-    Example:
-        >>> make_agent("oracle:0.1")
-        OracleAgent(epsilon=0.1)
-    """
-    name, _, arg = spec.strip().partition(":")
-    name = name.lower()
-    if name == "random" and not arg:
-        return RandomAgent()
-    if name == "oracle":
-        try:
-            epsilon = float(arg) if arg else 0.0
-        except ValueError:
-            raise ValueError(f"Expect `oracle:EPSILON` with a number, got {spec!r}") from None
-        return OracleAgent(epsilon)
-    if name == "policy":
-        from turnbudget.agents.policy import make_policy_agent
-
-        return make_policy_agent(arg)
-    raise ValueError(
-        f"Unknown agent spec {spec!r}; expect `random`, `oracle[:EPSILON]` or `policy:PATH[:det]`"
-    )

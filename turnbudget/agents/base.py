@@ -29,6 +29,8 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from turnbudget._checks import check_positive_int
+
 __all__ = ["ORACLE_KEY", "Agent", "AsyncAgent", "AsyncBatch", "BatchAgent", "agent_flags"]
 
 #: The info key under which the engine hands the oracle's actions to agents with ``needs_oracle``.
@@ -93,16 +95,8 @@ class AsyncBatch:
     def __init__(self, factory: Any, max_batch_size: int = 16):
         if not callable(factory):
             raise TypeError(f"Expect `factory` to be callable, got {factory!r}")
-        if (
-            isinstance(max_batch_size, bool)
-            or int(max_batch_size) != max_batch_size
-            or max_batch_size < 1
-        ):
-            raise ValueError(
-                f"Expect `max_batch_size` to be a positive int, got {max_batch_size!r}"
-            )
         self.factory = factory
-        self.max_batch_size = int(max_batch_size)
+        self.max_batch_size = check_positive_int(max_batch_size, "max_batch_size")
         probe = factory()
         self.needs_oracle = bool(getattr(probe, "needs_oracle", False))
         self.budget_aware = bool(getattr(probe, "budget_aware", False))
