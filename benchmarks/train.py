@@ -119,9 +119,9 @@ class TrainConfig:
     checkpoint_every: int = 0
     """Save a checkpoint every this many steps (0: none)."""
     log: str = "csv"
-    """``csv``, ``tensorboard`` or ``none``."""
+    """``csv``, ``tensorboard`` (needs the tensorboard package) or ``none``."""
     progress: bool = False
-    """Show a progress bar."""
+    """Show a progress bar (SB3's, through rich)."""
     bootstrap_at_budget: str = "auto"
     """Bootstrap the value when the budget runs out: ``yes``, ``no`` or ``auto`` (yes only when
     the budget is hidden). A policy that sees its budget has running out of turns in its
