@@ -90,6 +90,8 @@ class Config:
     """Evaluation task seeds 0..tasks-1."""
     error_rate: float = 0.1
     """Injected-error rate per turn in the "errors" evaluation."""
+    conditions: tuple[str, ...] = ("clean", "errors")
+    """Evaluation conditions to run now (the report needs both; finished ones are reused)."""
     probe_tasks: int = 16
     """Task seeds for the probes."""
     workers: int = 2
@@ -273,7 +275,11 @@ def _eval_stage(config: Config, out: Path, timings: dict[str, Any]) -> None:
             for arm in ("base", *ARMS)
             for s in config.seeds
         ]
-        for (label, spec), errors in itertools.product(agents, (False, True)):
+        unknown = set(config.conditions) - {"clean", "errors"}
+        if unknown:
+            raise ValueError(f"Unknown conditions {sorted(unknown)}; expect clean, errors")
+        flags = [c == "errors" for c in config.conditions]
+        for (label, spec), errors in itertools.product(agents, flags):
             jobs.append({"config": config, "env_id": env_id, "agent": spec, "label": label,
                          "errors": errors,
                          "out": str(out / "eval" / fam / ("errors" if errors else "clean") / label)})  # fmt: skip
