@@ -17,10 +17,18 @@ analysis.
 - **Determinism.** An episode is fully determined by its identity (env id,
   task seed, repeat, budget): the env is reset with the task seed and the
   agent with a seed derived from (``seed``, env id, task seed, repeat).
+  Injected errors are drawn per (task seed, repeat, turn) (``reset``
+  option ``repeat``), so the n attempts at a task are independent and two
+  agents on the same (task, repeat) face the same draws; ``error_draws=
+  "shared"`` gives every repeat the task's one schedule instead.
   Results do not depend on the backend, the worker count or the order of
   execution; tables are built from records sorted by episode id, and the
   records drop the recorder's ``episode_index`` (a per-env-object counter) so
   the logs hold the same lines whatever the scheduling.
+- **What agents see.** Agents get a copy of the env's ``info``: the budget
+  keys only when the budget is revealed or the agent is ``budget_aware``
+  (a hidden budget is hidden), ``oracle_actions`` only with ``needs_oracle``,
+  and ``executed_action``, the command the env ran on the previous turn.
 - **Resume.** With ``out`` set, rerunning the same call skips the episodes
   already logged. Each episode's step lines are written before its episode
   line, which is what marks it complete; on resume, a torn last line and the
@@ -104,6 +112,7 @@ def evaluate(
     progress: bool = False,
     overwrite: bool = False,
     n_bootstrap: int = 1000,
+    error_draws: str = "per_repeat",
 ) -> EvalResult:
     """Evaluate ``agent`` and return Pass@(K,T) grids with the analysis.
 
@@ -130,6 +139,10 @@ def evaluate(
         progress: show a progress bar on stderr.
         overwrite: discard a previous run in ``out`` instead of resuming it.
         n_bootstrap: bootstrap resamples for the confidence intervals.
+        error_draws: ``"per_repeat"`` (default): injected errors are drawn per
+            (task seed, repeat, turn), so the n attempts at a task are
+            independent while two agents on the same (task, repeat) face the
+            same draws; ``"shared"``: every repeat of a task faces one schedule.
     """
     from turnbudget.eval.analysis import summarize_run
 
@@ -146,6 +159,7 @@ def evaluate(
         seed=seed,
         label=label,
         record_steps=record_steps,
+        error_draws=error_draws,
     )
     if not isinstance(backend, Backend):
         check_positive_int(workers, "workers")
