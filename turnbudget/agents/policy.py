@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from turnbudget.agents.base import EXECUTED_KEY
 from turnbudget.wrappers.history_features import FeatureEncoder, text_features_vector
 
 __all__ = ["PolicyAgent", "load_policy", "make_policy_agent"]
@@ -31,9 +32,6 @@ __all__ = ["PolicyAgent", "load_policy", "make_policy_agent"]
 _ENCODING_FILE = "encoding.json"
 _POLICY_FILE = "policy.zip"
 _FALLBACK = "look"
-# The info key holding the command executed for the agent on the previous turn
-# (a forced or slipped turn); absent when it was the agent's own choice.
-EXECUTED_KEY = "executed_action"
 _ACTIVATIONS = {
     "Tanh": np.tanh,
     "ReLU": lambda x: np.maximum(x, 0.0),
@@ -102,10 +100,10 @@ class PolicyAgent:
     independent and Pass@K means something), or takes the most likely command
     with ``deterministic=True``.
 
-    The window records what was *executed*: ``info["executed_action"]`` when
-    the evaluator says the command it ran differs from the agent's choice (a
-    slip, a forced turn), else the agent's own choice. Teacher-forced turns
-    go through `observe`.
+    The window records what was *executed*: ``info["executed_action"]``
+    (`EXECUTED_KEY`, which the engines set after every turn: the agent's own
+    command unless a slip replaced it or the engine forced it), else the
+    agent's own choice. Teacher-forced turns go through `observe`.
 
     ``budget_aware`` is True when the policy was trained with the budget
     visible: its behaviour depends on T, so Pass@(K,T) must be measured by
