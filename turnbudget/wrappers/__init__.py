@@ -3,12 +3,14 @@
 Stacking order, innermost first (what `make`, also `turnbudget.make`, builds):
 `TurnBudget` (inside every registered id) → `SampleTurnBudget` → `InjectErrors`
 → `RecordStepOutcomes` → `ProcessReward` → `RevealBudget` → `DiscreteActions`
-→ `TextFeatures` → `NumericInfo`.
+→ `TextFeatures` → `NumericInfo`; `HistoryFeatures` (memory and action-slot features for
+classic RL) goes outside `TextFeatures` and inside `NumericInfo`.
 """
 
 from __future__ import annotations
 
 from turnbudget.wrappers.discrete_actions import DiscreteActions
+from turnbudget.wrappers.history_features import HistoryFeatures
 from turnbudget.wrappers.inject_errors import ERROR_KINDS, InjectedError, InjectErrors
 from turnbudget.wrappers.numeric_info import NumericInfo
 from turnbudget.wrappers.process_reward import ProcessReward
@@ -30,6 +32,7 @@ __all__ = [
     "BudgetMix",
     "DiscreteActions",
     "EpisodeRecord",
+    "HistoryFeatures",
     "InjectErrors",
     "InjectedError",
     "NumericInfo",

@@ -1,0 +1,182 @@
+"""PolicyAgent and benchmarks/train.py on real sb3-contrib MaskablePPO (the rl extra)."""
+
+from __future__ import annotations
+
+import pickle
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import turnbudget
+from turnbudget.agents import make_agent
+
+pytestmark = pytest.mark.rl
+pytest.importorskip("sb3_contrib")
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+import train as train_lib  # noqa: E402
+
+from turnbudget.agents.policy import PolicyAgent  # noqa: E402
+from turnbudget.eval import evaluate  # noqa: E402
+
+MAZE = "turnbudget/Maze-Easy-v0"
+
+
+def _config(tmp: Path, name: str, **kwargs) -> train_lib.TrainConfig:
+    base = dict(env_id=MAZE, out=str(tmp / name), budget_mix="uniform:8-30", n_envs=4,
+                n_steps=64, batch_size=64, n_epochs=2, log="none", bc_episodes=30, bc_epochs=5,
+                text_dim=32, command_dim=8, history=3)  # fmt: skip
+    return train_lib.TrainConfig(**{**base, **kwargs})
+
+
+@pytest.fixture(scope="module")
+def policy_dir(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("policies")
+    train_lib.behaviour_clone(_config(tmp, "bc", algo="bc"))
+    train_lib.train(_config(tmp, "ppo", init=str(tmp / "bc"), total_steps=512))
+    return tmp / "ppo"
+
+
+@pytest.mark.parametrize("env_id", [MAZE, "turnbudget/KeyQuest-Easy-v0"])
+@pytest.mark.parametrize("eval_reveal", ["always", None])
+def test_agent_features_equal_the_training_stack(tmp_path, env_id, eval_reveal):
+    """The agent rebuilds, from text and the info an evaluator gives it, the vector PPO saw."""
+    config = _config(tmp_path, "bc", algo="bc", env_id=env_id, bc_episodes=5, bc_epochs=1)
+    train_lib.behaviour_clone(config)
+    agent = PolicyAgent(tmp_path / "bc")
+    train_env = train_lib.make_env(config)  # text_observation carries RevealBudget's text
+    shown = turnbudget.make(env_id, budget_mix=config.budget_mix, reveal=eval_reveal)
+    for seed in range(4):
+        obs, info = train_env.env.reset(seed=1000 + seed)  # past TaskSeeds: this exact world
+        text, text_info = shown.reset(seed=1000 + seed)
+        agent.reset(seed)
+        done = False
+        while not done:
+            features, commands = agent._see(text, text_info)
+            np.testing.assert_array_equal(features, obs)
+            assert commands == info["action_commands"]
+            index = int(np.flatnonzero(info["action_mask"])[seed % int(info["action_mask"].sum())])
+            agent._pending = commands[index]
+            obs, _, terminated, truncated, info = train_env.step(index)
+            text, _, _, _, text_info = shown.step(commands[index])
+            done = terminated or truncated
+
+
+def test_saved_policy_gives_identical_results_across_loads_and_workers(policy_dir):
+    kwargs = dict(ks=(1, 2), ts=(5, 12, 30), tasks=4, reveal="always", record_steps=False)
+    one = evaluate(MAZE, PolicyAgent(policy_dir), workers=1, **kwargs)
+    again = evaluate(MAZE, PolicyAgent(policy_dir), workers=1, **kwargs)
+    two = evaluate(MAZE, make_agent(f"policy:{policy_dir}"), workers=2, **kwargs)
+    assert one.config.mode == "rerun"  # budget_aware: each T is its own run
+    for other in (again, two):
+        assert other.episodes == one.episodes
+        assert other.summary["groups"] == one.summary["groups"]
+    det = [evaluate(MAZE, PolicyAgent(policy_dir, deterministic=True), **kwargs).episodes
+           for _ in range(2)]  # fmt: skip
+    assert det[0] == det[1]
+
+
+def test_agent_samples_from_its_seed_and_pickles(policy_dir):
+    agent = PolicyAgent(policy_dir)
+    assert agent.budget_aware and not agent.needs_oracle
+    clone = pickle.loads(pickle.dumps(agent))
+    env = turnbudget.make(MAZE, budget=30, reveal="always")
+
+    def play(a, seed):
+        obs, info = env.reset(seed=7)
+        a.reset(seed)
+        commands, done = [], False
+        while not done:
+            commands.append(a.act(obs, info))
+            obs, _, terminated, truncated, info = env.step(commands[-1])
+            done = terminated or truncated
+        return commands
+
+    assert play(agent, 1) == play(clone, 1)
+    assert len({tuple(play(agent, s)) for s in range(6)}) > 1  # sampled: seeds differ
+
+
+def test_budget_hidden_in_training_means_not_budget_aware(tmp_path):
+    config = _config(tmp_path, "bc", algo="bc", reveal="never", bc_episodes=3, bc_epochs=1)
+    train_lib.behaviour_clone(config)
+    agent = PolicyAgent(tmp_path / "bc")
+    assert not agent.budget_aware and agent.encoding["reveal"] is None
+
+
+def test_bad_paths_say_what_a_saved_policy_is(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"policy\.zip"):
+        PolicyAgent(tmp_path)
+    with pytest.raises(FileNotFoundError, match="not a saved policy"):
+        make_agent(f"policy:{tmp_path / 'missing'}")
+
+
+def test_bc_on_oracle_demonstrations_learns_single_steps_on_its_tasks(tmp_path):
+    """The imitation step works: clean oracle labels on a small task pool -> mostly optimal."""
+    pool = 6
+    config = _config(tmp_path, "bc", algo="bc", bc_epsilon=0.0, bc_episodes=120, bc_epochs=30,
+                     task_pool=pool, text_dim=64, command_dim=16, history=4)  # fmt: skip
+    train_lib.behaviour_clone(config)
+    agent = PolicyAgent(tmp_path / "bc", deterministic=True)
+    env = turnbudget.make(MAZE, budget=30, reveal="always")
+    optimal = total = 0
+    for task in range(config.task_seed_base, config.task_seed_base + pool):
+        obs, info = env.reset(seed=task)
+        agent.reset(0)
+        done = False
+        while not done:  # along the oracle's own path: single steps, teacher-forced
+            best = env.unwrapped.optimal_actions()
+            optimal += agent.act(obs, info) in best
+            total += 1
+            agent._pending = best[0]
+            obs, _, terminated, truncated, info = env.step(best[0])
+            done = terminated or truncated
+    assert optimal / total >= 0.85, f"BC single-step optimal rate {optimal / total:.2f}"
+
+
+def test_fixed_seed_training_is_reproducible(tmp_path):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    params = []
+    for name in ("a", "b", "c"):
+        config = _config(tmp_path, name, total_steps=512, seed=1 if name == "c" else 0)
+        train_lib.train(config)
+        params.append(MaskablePPO.load(tmp_path / name / "policy.zip").policy.state_dict())
+    same = all(torch.equal(params[0][k], params[1][k]) for k in params[0])
+    assert same, "same seed, same torch build, one thread: training is bit-for-bit reproducible"
+    assert not all(torch.equal(params[0][k], params[2][k]) for k in params[0])
+
+
+def test_quick_replication_end_to_end(tmp_path):
+    import subprocess
+
+    out = tmp_path / "bm"
+    subprocess.run([sys.executable, str(BENCHMARKS / "budgetmix.py"), "--quick", "--out", str(out)],
+                   check=True, timeout=600, capture_output=True)  # fmt: skip
+    report = (out / "report" / "report.md").read_text()
+    for heading in ("Engineering bar", "Finding 1", "Finding 2", "Finding 3", "Finding 4"):
+        assert heading in report
+    for arm in ("base", "fixed-generous", "fixed-tight", "budgetmix", "budgetmix+pr"):
+        assert (out / "policies" / "Maze-Easy" / f"{arm}-s0" / "policy.zip").is_file()
+        assert PolicyAgent(out / "policies" / "Maze-Easy" / f"{arm}-s0").budget_aware
+    for figure in ("pass1_Maze-Easy.png", "heatmap_Maze-Easy.png", "delta_Maze-Easy.png"):
+        assert (out / "report" / figure).stat().st_size > 1000
+
+
+def test_bc_single_step_skill_through_the_probes(tmp_path):
+    """The same, measured as the probes do: skill normalized against RandomAgent."""
+    probe_module = pytest.importorskip("turnbudget.eval.probe")
+    pool = 6
+    config = _config(tmp_path, "bc", algo="bc", bc_epsilon=0.0, bc_episodes=120, bc_epochs=30,
+                     task_pool=pool, text_dim=64, command_dim=16, history=4)  # fmt: skip
+    train_lib.behaviour_clone(config)
+    tasks = list(range(config.task_seed_base, config.task_seed_base + pool))
+    result = probe_module.probe(MAZE, PolicyAgent(tmp_path / "bc", deterministic=True),
+                                tasks=tasks, kinds=("slip",), n_bootstrap=100)  # fmt: skip
+    (summary,) = result.summary["agents"].values()
+    skill = summary[MAZE]["single_step_skill"]["mean"]
+    assert skill >= 0.7, f"BC single-step skill on its training tasks: {skill:.2f}"

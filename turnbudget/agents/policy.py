@@ -1,0 +1,252 @@
+"""`PolicyAgent`: a policy trained through the classic-RL stack, playing on the text contract.
+
+A saved policy is a directory written by ``benchmarks/train.py``:
+
+- ``policy.zip`` — the sb3-contrib ``MaskablePPO`` model;
+- ``encoding.json`` — how observations became vectors and actions became
+  commands in training (the `TextFeatures` settings, the `DiscreteActions`
+  size, the `HistoryFeatures` window, whether and how the budget was shown).
+
+The agent rebuilds exactly those features from the text observation and the
+info an evaluator hands it (``admissible_actions``, ``goal``, and the budget
+keys when the budget was visible in training), so the same evaluator, probes
+and reports serve it. torch and stable-baselines3 are imported only while
+loading: the network is copied into NumPy arrays, so the agent pickles
+cheaply into worker processes and acts there without torch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from turnbudget.agents.base import EXECUTED_KEY
+from turnbudget.wrappers.history_features import FeatureEncoder, text_features_vector
+
+__all__ = ["PolicyAgent", "load_policy", "make_policy_agent"]
+
+_ENCODING_FILE = "encoding.json"
+_POLICY_FILE = "policy.zip"
+_FALLBACK = "look"
+_ACTIVATIONS = {
+    "Tanh": np.tanh,
+    "ReLU": lambda x: np.maximum(x, 0.0),
+    "Identity": lambda x: x,
+}
+
+
+def _constant(_: float) -> float:
+    return 0.0
+
+
+def _network(path: Path) -> list[tuple[np.ndarray, np.ndarray, str]]:
+    """The actor's layers as ``(weight, bias, activation)``, read from an SB3 MaskablePPO zip."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    torch.set_num_threads(1)
+    # Only the weights matter here: skip the training schedules (pickled callables).
+    unused = {"lr_schedule": _constant, "clip_range": _constant, "learning_rate": 0.0}
+    model = MaskablePPO.load(path, device="cpu", custom_objects=unused)
+    policy = model.policy
+    if type(policy.features_extractor).__name__ != "FlattenExtractor":
+        raise ValueError(f"PolicyAgent supports MlpPolicy models, got {type(policy).__name__}")
+    layers: list[tuple[np.ndarray, np.ndarray, str]] = []
+    for module in policy.mlp_extractor.policy_net:
+        name = type(module).__name__
+        if name == "Linear":
+            layers.append((module.weight.detach().numpy().T.copy(),
+                           module.bias.detach().numpy().copy(), "Identity"))  # fmt: skip
+        elif name in _ACTIVATIONS and layers:
+            weight, bias, _ = layers[-1]
+            layers[-1] = (weight, bias, name)
+        else:
+            raise ValueError(f"PolicyAgent cannot copy a {name} layer into NumPy")
+    head = policy.action_net
+    layers.append((head.weight.detach().numpy().T.copy(), head.bias.detach().numpy().copy(),
+                   "Identity"))  # fmt: skip
+    return [(w.astype(np.float64), b.astype(np.float64), a) for w, b, a in layers]
+
+
+def load_policy(
+    path: str | Path,
+) -> tuple[dict[str, Any], list[tuple[np.ndarray, np.ndarray, str]]]:
+    """``(encoding, layers)`` of a saved policy directory (see the module docstring)."""
+    root = Path(path)
+    if root.is_file() and root.name == _POLICY_FILE:
+        root = root.parent
+    if not (root / _ENCODING_FILE).is_file() or not (root / _POLICY_FILE).is_file():
+        raise FileNotFoundError(
+            f"{str(path)!r} is not a saved policy: expect a directory with {_POLICY_FILE} and "
+            f"{_ENCODING_FILE} (written by benchmarks/train.py)"
+        )
+    encoding = json.loads((root / _ENCODING_FILE).read_text())
+    if encoding.get("format") != 1:
+        raise ValueError(f"Unknown encoding format {encoding.get('format')!r} in {root}")
+    return encoding, _network(root / _POLICY_FILE)
+
+
+class PolicyAgent:
+    """Play a saved policy: text observation -> features -> masked logits -> a command.
+
+    Each turn the agent rebuilds the training features (`TextFeatures`
+    blocks, then `FeatureEncoder`'s slots and window), masks the slots past
+    the admissible commands, and samples from the policy's distribution with
+    a generator seeded by ``reset(seed)`` (so repeats of a task are
+    independent and Pass@K means something), or takes the most likely command
+    with ``deterministic=True``.
+
+    The window records what was *executed*: ``info["executed_action"]``
+    (`EXECUTED_KEY`, which the engines set after every turn: the agent's own
+    command unless a slip replaced it or the engine forced it), else the
+    agent's own choice. Teacher-forced turns go through `observe`.
+
+    ``budget_aware`` is True when the policy was trained with the budget
+    visible: its behaviour depends on T, so Pass@(K,T) must be measured by
+    rerunning each T (the evaluator's ``mode="auto"`` does), and it reads
+    ``turns_left``/``turn_budget`` from the info it receives. If the
+    observation does not already show the budget (evaluated with
+    ``reveal=None``), the agent appends the text `RevealBudget` showed in
+    training, so both ways of evaluating give the same features.
+
+    Args:
+        path: A saved policy directory (or its ``policy.zip``).
+        deterministic: Play the most likely command instead of sampling.
+
+    Example:
+        ``turnbudget eval --env turnbudget/Maze-Easy-v0 --agent policy:runs/mix``
+    """
+
+    needs_oracle = False
+
+    def __init__(self, path: str | Path, deterministic: bool = False):
+        self.path = str(path)
+        self.deterministic = bool(deterministic)
+        self.encoding, self._layers = load_policy(path)
+        self.budget_aware = bool(self.encoding["budget"])
+        self._rng = np.random.default_rng(0)
+        self._encoder: FeatureEncoder | None = None
+        self._cache: dict[str, int] = {}
+        self._base_cache: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
+        self._cache_goal: str | None = None
+        self._goal: str | None = None
+        self._pending: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"policy:{Path(self.path).name}" + (":det" if self.deterministic else "")
+
+    def __repr__(self) -> str:
+        return f"PolicyAgent({self.path!r}, deterministic={self.deterministic})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_encoder": None, "_cache": {}, "_base_cache": {},
+                "_cache_goal": None}  # fmt: skip
+
+    def _new_encoder(self) -> FeatureEncoder:
+        e = self.encoding
+        return FeatureEncoder(e["max_actions"], e["history"], e["command_dim"], e["budget"])
+
+    # -- the protocol ---------------------------------------------------------
+
+    def reset(self, seed: int) -> None:
+        self._rng = np.random.default_rng(seed)
+        if self._encoder is None:
+            self._encoder = self._new_encoder()
+        self._goal = None
+        self._pending = None
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        features, commands = self._see(observation, info)
+        if not commands:
+            self._pending = _FALLBACK
+            return _FALLBACK
+        logits = self.logits(features)[: len(commands)]
+        if self.deterministic:
+            index = int(np.argmax(logits))
+        else:
+            p = np.exp(logits - logits.max())
+            p /= p.sum()
+            index = min(int(np.searchsorted(np.cumsum(p), self._rng.random(), side="right")),
+                        len(commands) - 1)  # fmt: skip
+        self._pending = commands[index]
+        return commands[index]
+
+    def observe(self, observation: str, info: Mapping[str, Any], executed_action: str) -> None:
+        """A turn played for the agent (a teacher-forced prefix): remember it as executed."""
+        self._see(observation, info)
+        self._pending = str(executed_action)
+
+    # -- features and network -------------------------------------------------
+
+    def _see(self, observation: str, info: Mapping[str, Any]) -> tuple[np.ndarray, list[str]]:
+        if self._encoder is None:
+            self.reset(0)
+        encoder = self._encoder
+        assert encoder is not None
+        if self._goal is None:  # first turn of the episode
+            goal = info.get("goal")
+            goal_text = str(goal) if goal is not None else observation.split("\n", 1)[0]
+            if goal_text != self._cache_goal:  # the goal block is part of the cached vectors
+                self._base_cache.clear()
+                self._cache_goal = goal_text
+            self._goal = goal_text
+            encoder.reset(self._goal)
+        elif self._pending is not None:
+            executed = info.get(EXECUTED_KEY)
+            encoder.record(str(executed) if executed is not None else self._pending)
+        self._pending = None
+        admissible = list(info.get("admissible_actions") or ())
+        commands = sorted(admissible)[: self.encoding["max_actions"]]
+        text = self._with_budget(observation, info)
+        base = self._base(text, admissible)
+        extra = encoder.encode(text, commands, info.get("turns_left"), info.get("turn_budget"))
+        return np.concatenate([base, extra]), commands
+
+    def _base(self, text: str, admissible: list[str]) -> np.ndarray:
+        """The `TextFeatures` blocks, memoized per (observation, commands) within the episode's goal."""
+        key = (text, tuple(admissible))
+        hit = self._base_cache.get(key)
+        if hit is None:
+            if len(self._base_cache) > 50_000:
+                self._base_cache.clear()
+            spec = self.encoding["text_features"]
+            assert self._goal is not None
+            hit = text_features_vector(text, self._goal, admissible, spec, self._cache)
+            self._base_cache[key] = hit
+        return hit
+
+    def _with_budget(self, observation: str, info: Mapping[str, Any]) -> str:
+        reveal = self.encoding.get("reveal")
+        if reveal is None or info.get("budget_visible") is not None or "turns_left" not in info:
+            return observation
+        left = int(info["turns_left"])
+        if reveal["mode"] == "final" and left > int(reveal["final_turns"]):
+            return observation
+        return observation + reveal["template"].format(
+            turns_left=left, turns_used=info.get("turns_used"), turn_budget=info.get("turn_budget")
+        )
+
+    def logits(self, features: np.ndarray) -> np.ndarray:
+        """The policy's unmasked logits for one feature vector."""
+        x = np.asarray(features, dtype=np.float64)
+        for weight, bias, activation in self._layers:
+            x = _ACTIVATIONS[activation](x @ weight + bias)
+        return x
+
+
+def make_policy_agent(arg: str) -> PolicyAgent:
+    """The ``policy:PATH[:det]`` agent spec: a saved policy, sampled (or its argmax with ``:det``).
+
+    Example:
+        ``turnbudget eval --env turnbudget/Maze-Easy-v0 --agent policy:runs/mix:det``
+    """
+    text = str(arg).strip()
+    if not text:
+        raise ValueError("Expect `policy:PATH[:det]` with the directory of a saved policy")
+    deterministic = text.endswith(":det")
+    return PolicyAgent(text[: -len(":det")] if deterministic else text, deterministic)

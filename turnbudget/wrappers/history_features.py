@@ -1,0 +1,309 @@
+"""Classic-RL adapter with memory: features per action slot, a window of executed commands, the budget."""
+
+from __future__ import annotations
+
+import numbers
+import re
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from turnbudget.wrappers._common import find_wrapper, require_single
+from turnbudget.wrappers.discrete_actions import DiscreteActions
+from turnbudget.wrappers.numeric_info import NumericInfo
+from turnbudget.wrappers.reveal_budget import RevealBudget
+from turnbudget.wrappers.text_features import TextFeatures, hashed_ngrams
+
+__all__ = ["FeatureEncoder", "HistoryFeatures", "text_features_vector"]
+
+_WORD = re.compile(r"[a-z0-9]+")
+# Scales that keep the numeric features near [0, 1] for the budgets these games use.
+_TURN_SCALE = 100.0
+_CACHE_LIMIT = 100_000
+_MEMORY_DIM = 64  # buckets of the bag of words compared across turns
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def text_features_vector(
+    observation: str,
+    goal: str,
+    admissible: Sequence[str],
+    spec: Mapping[str, Any],
+    cache: dict[str, int] | None = None,
+) -> np.ndarray:
+    """What `TextFeatures` with the settings ``spec`` returns for one observation.
+
+    For agents outside a gym stack (`turnbudget.agents.policy.PolicyAgent`);
+    the tests check it equals the wrapper's output along real episodes.
+    """
+    dim, ngrams = int(spec["dim"]), int(spec["ngrams"])
+    blocks = [hashed_ngrams(observation, dim, ngrams, cache)]
+    if spec["include_goal"]:
+        blocks.append(hashed_ngrams(goal, dim, ngrams, cache))
+    if spec["include_admissible"]:
+        blocks.append(hashed_ngrams("\n".join(admissible), dim, ngrams, cache))
+    return np.concatenate(blocks)
+
+
+class FeatureEncoder:
+    """The memory and action-slot features of `HistoryFeatures`, as a plain stateful object.
+
+    One encoder serves one episode at a time: ``reset(goal)``, then per turn
+    ``encode(...)`` for the observation the agent sees and ``record(command)``
+    for the command that was actually executed (which may differ from the one
+    chosen: a slip, a forced turn). The same object computes the features in
+    the training stack and inside `PolicyAgent`, so the two cannot drift.
+
+    Features, in order (``size()`` of them):
+
+    - per action slot i < ``max_actions`` (the i-th admissible command in
+      alphabetical order, as `DiscreteActions` numbers them; zeros past the
+      admissible ones): hashed n-grams of the command (``command_dim``), the
+      share of the command's words found in the goal, and whether it is the
+      command executed 1..``history`` turns ago;
+    - the commands executed 1..``history`` turns ago, hashed (``command_dim`` each);
+    - memory: cosine similarity of this observation's features to each of the
+      last ``history`` observations and the largest one to any earlier
+      observation of the episode (a revisit signal that hashed features alone
+      cannot give an MLP);
+    - the share of the goal's words in the observation, and turns played / 100;
+    - with ``budget``: turns left / 100, turns left / budget, 1 / turns left.
+
+    Args:
+        max_actions: Action slots (the `DiscreteActions` size).
+        history: How many past turns the window holds.
+        command_dim: Hash buckets per command.
+        budget: Include the budget features.
+    """
+
+    def __init__(self, max_actions: int, history: int, command_dim: int, budget: bool):
+        self.max_actions, self.history = int(max_actions), int(history)
+        self.command_dim, self.budget = int(command_dim), bool(budget)
+        self.slot_size = self.command_dim + 1 + self.history
+        self._cache: dict[str, int] = {}  # n-gram -> bucket, one cache per dim
+        self._memory_cache: dict[str, int] = {}
+        self._command_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
+        self._unit_cache: dict[str, np.ndarray] = {}
+        self.reset("")
+
+    def size(self) -> int:
+        """Length of the vector `encode` returns."""
+        return (
+            self.max_actions * self.slot_size
+            + self.history * self.command_dim
+            + self.history
+            + 1
+            + 2
+            + (3 if self.budget else 0)
+        )
+
+    def reset(self, goal: str) -> None:
+        """Start an episode with this goal text."""
+        self._goal_words = _words(goal)
+        self._executed: deque[str] = deque(maxlen=self.history)
+        self._seen = np.zeros((64, _MEMORY_DIM))  # unit vectors of the episode's observations
+        self._n_seen = 0
+        self._turns = 0
+
+    def record(self, command: str) -> None:
+        """The command executed this turn (call once per turn, after `encode`)."""
+        self._executed.appendleft(str(command))
+        self._turns += 1
+
+    def _command(self, command: str) -> tuple[np.ndarray, frozenset[str]]:
+        """(hashed n-grams, word set) of a command, memoized: commands repeat all the time."""
+        hit = self._command_cache.get(command)
+        if hit is None:
+            if len(self._command_cache) > _CACHE_LIMIT:
+                self._command_cache.clear()
+            vector = hashed_ngrams(command, self.command_dim, 2, self._cache)
+            hit = self._command_cache[command] = (vector, frozenset(_words(command)))
+        return hit
+
+    def _unit(self, observation: str) -> np.ndarray:
+        """The observation's bag of words as a unit vector, memoized: observations repeat."""
+        hit = self._unit_cache.get(observation)
+        if hit is None:
+            if len(self._unit_cache) > _CACHE_LIMIT:
+                self._unit_cache.clear()
+            vector = hashed_ngrams(observation, _MEMORY_DIM, 1, self._memory_cache)
+            vector = vector.astype(np.float64)
+            hit = self._unit_cache[observation] = vector / max(
+                float(np.sqrt(vector @ vector)), 1e-8
+            )
+        return hit
+
+    def encode(
+        self,
+        observation: str,
+        commands: Sequence[str],
+        turns_left: int | None = None,
+        turn_budget: int | None = None,
+    ) -> np.ndarray:
+        """Features of the observation the agent sees now, given the slot commands."""
+        dim, history = self.command_dim, self.history
+        slots = np.zeros((self.max_actions, self.slot_size), dtype=np.float32)
+        executed = list(self._executed)
+        for i, command in enumerate(commands[: self.max_actions]):
+            vector, words = self._command(command)
+            slots[i, :dim] = vector
+            slots[i, dim] = len(words & self._goal_words) / max(1, len(words))
+            for lag, done in enumerate(executed):
+                if done == command:
+                    slots[i, dim + 1 + lag] = 1.0
+        past = np.zeros((history, dim), dtype=np.float32)
+        for lag, done in enumerate(executed):
+            past[lag] = self._command(done)[0]
+
+        now = self._unit(observation)
+        memory = np.zeros(history + 1, dtype=np.float32)
+        n = self._n_seen
+        if n:
+            similarity = self._seen[:n] @ now
+            recent = similarity[max(0, n - history) :][::-1]
+            memory[: len(recent)] = recent
+            memory[-1] = similarity.max()
+        if n == len(self._seen):
+            self._seen = np.concatenate([self._seen, np.zeros_like(self._seen)])
+        self._seen[n] = now
+        self._n_seen = n + 1
+
+        obs_words = _words(observation)
+        goal_share = len(self._goal_words & obs_words) / max(1, len(self._goal_words))
+        scalars = [goal_share, self._turns / _TURN_SCALE]
+        if self.budget:
+            left = float(turns_left if turns_left is not None else 0)
+            total = float(turn_budget if turn_budget else 1)
+            scalars += [left / _TURN_SCALE, left / total, 1.0 / max(left, 1.0)]
+        return np.concatenate(
+            [slots.ravel(), past.ravel(), memory, np.asarray(scalars, dtype=np.float32)]
+        )
+
+
+class HistoryFeatures(
+    gym.ObservationWrapper[np.ndarray, int, np.ndarray], gym.utils.RecordConstructorArgs
+):
+    """Append memory and per-action-slot features to `TextFeatures`' vector.
+
+    The outermost classic-RL adapter: it wraps a stack that ends in
+    `DiscreteActions` then `TextFeatures` and appends what `FeatureEncoder`
+    computes: what each action index means right now (its command's hashed
+    words and overlap with the goal), a window of the last ``history``
+    executed commands, whether this observation was seen before, and, with
+    ``budget``, the numeric budget. A memoryless policy in a partially
+    observable game (the Maze shows one room; KeyQuest does not say where the
+    keys were) cannot tell a new room from the one it just left; a short
+    window is cheaper than a recurrent policy and keeps ``MaskablePPO``.
+
+    The executed command is the one `DiscreteActions` sent, or an injected
+    slip's substitute when `InjectErrors` replaced it.
+
+    `spec()` returns everything an agent needs to rebuild the same features
+    from text (see `turnbudget.agents.policy.PolicyAgent`).
+
+    Args:
+        env: A stack ending in `DiscreteActions` and then `TextFeatures`.
+        history: Past turns in the window (a positive int).
+        command_dim: Hash buckets per command (a positive int).
+        budget: Add the numeric budget features (needs a `RevealBudget` that
+            shows the budget: the policy sees what the text shows).
+
+    Example:
+        >>> import turnbudget
+        >>> env = HistoryFeatures(turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=6,
+        ...                                        text_features=32), history=2, command_dim=8)
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape == env.observation_space.shape, env.spec_dict()["history"]
+        (True, 2)
+    """
+
+    def __init__(self, env: gym.Env, history: int = 4, command_dim: int = 16, budget: bool = False):
+        gym.utils.RecordConstructorArgs.__init__(
+            self, history=history, command_dim=command_dim, budget=budget
+        )
+        gym.ObservationWrapper.__init__(self, env)
+        for name, value in (("history", history), ("command_dim", command_dim)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+                raise ValueError(f"Expect `{name}` to be a positive int, got {value!r}")
+        if isinstance(env, NumericInfo):  # the text keys it reads are gone
+            raise ValueError(
+                "HistoryFeatures reads the text info keys: build the stack with "
+                "turnbudget.make(..., info='text') and put NumericInfo outside HistoryFeatures"
+            )
+        text = env if isinstance(env, TextFeatures) else None
+        discrete = env.env if text is not None and isinstance(env.env, DiscreteActions) else None
+        if text is None or discrete is None:
+            raise ValueError(
+                "HistoryFeatures wraps a stack ending in DiscreteActions then TextFeatures "
+                "(turnbudget.make(..., discrete_actions=N, text_features=D))"
+            )
+        require_single(env, HistoryFeatures)
+        reveal = find_wrapper(env, RevealBudget)
+        if budget and (reveal is None or reveal.mode == "never"):
+            raise ValueError("budget=True needs a RevealBudget that shows the budget (reveal=...)")
+        self._text, self._discrete, self._reveal = text, discrete, reveal
+        self.encoder = FeatureEncoder(discrete.max_actions, history, command_dim, budget)
+        base = text.observation_space.shape[0]
+        self.observation_space = spaces.Box(
+            -np.inf, np.inf, shape=(base + self.encoder.size(),), dtype=np.float32
+        )
+        self._commands: list[str] = []
+
+    def spec_dict(self) -> dict[str, Any]:
+        """The encoding, JSON-serialisable: what `PolicyAgent` rebuilds the features from."""
+        reveal = self._reveal
+        return {
+            "text_features": {
+                "dim": self._text.dim,
+                "ngrams": self._text.ngrams,
+                "include_goal": self._text.include_goal,
+                "include_admissible": self._text.include_admissible,
+            },
+            "max_actions": self._discrete.max_actions,
+            "history": self.encoder.history,
+            "command_dim": self.encoder.command_dim,
+            "budget": self.encoder.budget,
+            "reveal": None
+            if reveal is None or reveal.mode == "never"
+            else {
+                "mode": reveal.mode,
+                "final_turns": reveal.final_turns,
+                "template": reveal.template,
+            },
+        }
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        self.encoder.reset(str(info.get("goal", "")))
+        return self._features(obs, info), info
+
+    def step(self, action: int) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
+        command = self._discrete.action(action) if self._commands else ""
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        injected = info.get("injected_error")
+        if injected and injected.get("kind") == "slip" and injected.get("applied"):
+            command = injected.get("replaced_action") or command
+        self.encoder.record(command)
+        return self._features(obs, info), reward, terminated, truncated, info
+
+    def observation(self, observation: np.ndarray) -> np.ndarray:  # pragma: no cover - unused
+        raise NotImplementedError("HistoryFeatures builds features in reset() and step()")
+
+    def _features(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        self._commands = list(info["action_commands"])
+        extra = self.encoder.encode(
+            info["text_observation"],
+            self._commands,
+            info.get("turns_left"),
+            info.get("turn_budget"),
+        )
+        return np.concatenate([obs, extra]).astype(np.float32)
