@@ -71,6 +71,7 @@ __all__ = [
     "PROBE_CONFIG_FILE",
     "PROBE_FAILURES_FILE",
     "PROBE_KINDS",
+    "ProbeAgents",
     "ProbeConfig",
     "ProbeJob",
     "ProbeResult",
@@ -276,17 +277,31 @@ class ProbeJob:
         return f"probe-{self.index}"
 
 
+@dataclass(frozen=True)
+class ProbeAgents:
+    """Every agent probed (the baseline last), as the backend's agent: ``max_batch_size``
+    (the widest `BatchAgent`'s) sets how many probes a backend hands a worker at once."""
+
+    agents: tuple[Any, ...]
+
+    @property
+    def max_batch_size(self) -> int:
+        return max(int(getattr(a, "max_batch_size", 1)) for a in self.agents)
+
+
 class ProbeRunner:
     """The runner hook for probes: a backend worker builds one and runs chunks of `ProbeJob`.
 
     Built as ``ProbeRunner(agents, config, serialize)`` (the `Backend` runner
-    signature); ``agents`` is the tuple of every agent probed, the baseline last.
+    signature); ``agents`` is a `ProbeAgents` (or a sequence of agents).
     ``run`` returns, per job and in order, ``(job, record)`` or an
     `EpisodeFailure` when the agent or the env raised.
     """
 
-    def __init__(self, agents: Sequence[Any], config: Any = None, serialize: bool = False):
-        self.agents = tuple(agents)
+    def __init__(
+        self, agents: ProbeAgents | Sequence[Any], config: Any = None, serialize: bool = False
+    ):
+        self.agents = agents.agents if isinstance(agents, ProbeAgents) else tuple(agents)
         self.starts = TaskStarts()
         self._drivers: dict[int, _Driver] = {}
 
@@ -428,7 +443,8 @@ def probe(
         raise ValueError(f"No probe could be planned for {list(config.envs)}: no task is solvable")
     runs = _runs(config, agent, repeats, baseline_repeats)
     jobs = _jobs(runs, specs, config)
-    outcomes = _run_jobs(backend, tuple(r[1] for r in runs), config, jobs, retries, progress)
+    agents = ProbeAgents(tuple(r[1] for r in runs))
+    outcomes = _run_jobs(backend, agents, config, jobs, retries, progress)
     records = [{**_identity(j), **r} for j, r in outcomes if not r.get("failed_to_run")]
     failed = [r for _, r in outcomes if r.get("failed_to_run")]
     summary = summarize_probes(config.to_dict(), records, n_bootstrap=n_bootstrap)
@@ -473,7 +489,7 @@ def _backend(
 
 
 def _run_jobs(
-    backend: Backend, agents: tuple[Any, ...], config: ProbeConfig, jobs: list[ProbeJob],
+    backend: Backend, agents: ProbeAgents, config: ProbeConfig, jobs: list[ProbeJob],
     retries: int, progress: bool,
 ) -> list[tuple[ProbeJob, dict[str, Any]]]:  # fmt: skip
     """Run ``jobs`` on ``backend`` (with retries); ``(job, record)`` for each, in job order."""
