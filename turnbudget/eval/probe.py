@@ -38,7 +38,11 @@ bootstraps over tasks (agent and baseline resampled together). For an
 expectation: p = (1 - ε) + ε·c and p_random = c, with c the chance rate.
 
 Everything is a pure function of (env id, task seed, prefix, probe, seed):
-prefixes, errors and the agents' seeds. Results are written to ``out`` as
+prefixes, errors and the agents' seeds. Probe episodes run on the evaluation
+backends (``backend="local" | "pool" | "ray"``, ``workers=N``) as `ProbeJob`
+work items played by `ProbeRunner` (the backends' runner hook), so results
+are the same for any backend and worker count; a probe that fails to run
+after its retries is left out of the skills and counted apart. Results are written to ``out`` as
 ``probe.json`` (the configuration), ``probes.jsonl`` (one line per probe and
 agent), ``probe_summary.json`` and ``probe_report.md``.
 """
