@@ -1,7 +1,8 @@
 """``turnbudget probe``: teacher-forced probes of single-step and recovery skill.
 
 The flags are `turnbudget eval`'s where they mean the same (``--env``,
-``--agent``, ``--tasks``, ``--out``, ``--seed``, ``--label``, ``--quiet``).
+``--agent``, ``--tasks``, ``--out``, ``--seed``, ``--label``, ``--quiet``,
+``--workers``, ``--backend``, ``--ray-address``, ``--timeout``, ``--retries``).
 """
 
 from __future__ import annotations
@@ -71,11 +72,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--label", default=None, help="name of the agent in the results (one agent)"
     )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="worker processes (results do not depend on it)"
+    )
+    parser.add_argument(
+        "--backend", default=None, metavar="NAME",
+        help="where probes run: local | pool | ray | ... (default: local for one worker, "
+        "else pool; results do not depend on it)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--ray-address", default=None, metavar="ADDR",
+        help="with --backend ray: the cluster to join (auto, ray://host:10001, host:6379); "
+        "default: a local Ray instance for the run",
+    )  # fmt: skip
+    parser.add_argument(
+        "--timeout", type=float, default=None, metavar="SECONDS",
+        help="seconds one probe may run before it is stopped and counted as failed to run",
+    )  # fmt: skip
+    parser.add_argument(
+        "--retries", type=int, default=2,
+        help="how many more times a probe that failed to run is tried (default: 2)",
+    )  # fmt: skip
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:
     from turnbudget.agents import make_agent
+    from turnbudget.cli.eval import _backend_options
+    from turnbudget.eval.backends import EvaluationAborted
     from turnbudget.eval.probe import probe
 
     envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
@@ -88,9 +112,11 @@ def run(args: argparse.Namespace) -> int:
             kinds=[k.strip() for k in args.kinds.split(",") if k.strip()],
             budget_factor=args.budget_factor, budget_slack=args.budget_slack,
             repeats=args.repeats, baseline_repeats=args.baseline_repeats, seed=args.seed,
-            label=args.label, out=out, progress=not args.quiet,
+            label=args.label, out=out, progress=not args.quiet, workers=args.workers,
+            backend=args.backend, backend_options=_backend_options(args), timeout=args.timeout,
+            retries=args.retries,
         )  # fmt: skip
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, ImportError, EvaluationAborted) as exc:
         print(f"turnbudget probe: error: {exc}", file=sys.stderr)
         return 2
     for name, groups in result.summary["agents"].items():
@@ -105,5 +131,7 @@ def run(args: argparse.Namespace) -> int:
                 else f"{recovery['mean']:.2f} [{recovery['low']:.2f}, {recovery['high']:.2f}]"
             )
         )
+    if result.failed:
+        print(f"{len(result.failed)} probes failed to run (left out of the skills; see {out})")
     print(f"results: {out}")
     return 0

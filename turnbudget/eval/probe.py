@@ -38,7 +38,11 @@ bootstraps over tasks (agent and baseline resampled together). For an
 expectation: p = (1 - ε) + ε·c and p_random = c, with c the chance rate.
 
 Everything is a pure function of (env id, task seed, prefix, probe, seed):
-prefixes, errors and the agents' seeds. Results are written to ``out`` as
+prefixes, errors and the agents' seeds. Probe episodes run on the evaluation
+backends (``backend="local" | "pool" | "ray"``, ``workers=N``) as `ProbeJob`
+work items played by `ProbeRunner` (the backends' runner hook), so results
+are the same for any backend and worker count; a probe that fails to run
+after its retries is left out of the skills and counted apart. Results are written to ``out`` as
 ``probe.json`` (the configuration), ``probes.jsonl`` (one line per probe and
 agent), ``probe_summary.json`` and ``probe_report.md``.
 """
@@ -56,6 +60,7 @@ import numpy as np
 
 from turnbudget.agents.base import agent_flags, observe, observe_batch
 from turnbudget.eval.agent_view import agent_info
+from turnbudget.eval.backends import Backend
 from turnbudget.eval.probe_plan import (
     PROBE_KINDS,
     ProbeConfig,
@@ -68,9 +73,13 @@ from turnbudget.eval.probe_plan import (
 __all__ = [
     "PROBES_FILE",
     "PROBE_CONFIG_FILE",
+    "PROBE_FAILURES_FILE",
     "PROBE_KINDS",
+    "ProbeAgents",
     "ProbeConfig",
+    "ProbeJob",
     "ProbeResult",
+    "ProbeRunner",
     "ProbeSpec",
     "plan_probes",
     "probe",
@@ -78,18 +87,21 @@ __all__ = [
 
 PROBE_CONFIG_FILE = "probe.json"
 PROBES_FILE = "probes.jsonl"
+PROBE_FAILURES_FILE = "probe_failures.jsonl"
 BASELINE = "random"  # the label of the chance baseline in the results
 
 
 @dataclass
 class ProbeResult:
-    """What `probe` returns: the configuration, one record per probe and agent, the summary."""
+    """What `probe` returns: the configuration, one record per probe and agent, the summary;
+    ``failed``: the probes that failed to run (left out of ``records`` and the skills)."""
 
     config: ProbeConfig
     records: list[dict[str, Any]]
     summary: dict[str, Any]
     out: Path | None = None
     specs: list[ProbeSpec] = field(default_factory=list)
+    failed: list[dict[str, Any]] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- running
@@ -247,38 +259,118 @@ def _agent_name(agent: Any) -> str:
     return str(getattr(agent, "name", None) or type(agent).__name__)
 
 
-def _records(
-    agent: Any,
-    label: str,
-    role: str,
-    repeats: int,
-    specs: list[ProbeSpec],
-    config: ProbeConfig,
-    starts: TaskStarts,
-) -> list[dict[str, Any]]:
-    """Run every probe ``repeats`` times for one agent. Seeds depend on the role ("agent" or
+@dataclass(frozen=True, order=True)
+class ProbeJob:
+    """One probe episode as a backend's work item: which agent plays which probe, with what seed.
+
+    Jobs sort by ``index`` (their place in the results), so retries and
+    failed-to-run records come in a fixed order; everything that decides the
+    outcome (the probe, the agent, the seed) is in the job, never in the order
+    jobs run.
+    """
+
+    index: int
+    agent: int = field(compare=False)  # position in the tuple of agents the runner holds
+    label: str = field(compare=False)
+    role: str = field(compare=False)
+    spec: ProbeSpec = field(compare=False)
+    seed: int = field(compare=False)
+
+    @property
+    def episode_id(self) -> str:
+        return f"probe-{self.index}"
+
+
+@dataclass(frozen=True)
+class ProbeAgents:
+    """Every agent probed (the baseline last), as the backend's agent: ``max_batch_size``
+    (the widest `BatchAgent`'s) sets how many probes a backend hands a worker at once."""
+
+    agents: tuple[Any, ...]
+
+    @property
+    def max_batch_size(self) -> int:
+        return max(int(getattr(a, "max_batch_size", 1)) for a in self.agents)
+
+
+class ProbeRunner:
+    """The runner hook for probes: a backend worker builds one and runs chunks of `ProbeJob`.
+
+    Built as ``ProbeRunner(agents, config, serialize)`` (the `Backend` runner
+    signature); ``agents`` is a `ProbeAgents` (or a sequence of agents).
+    ``run`` returns, per job and in order, ``(job, record)`` or an
+    `EpisodeFailure` when the agent or the env raised.
+    """
+
+    def __init__(
+        self, agents: ProbeAgents | Sequence[Any], config: Any = None, serialize: bool = False
+    ):
+        self.agents = agents.agents if isinstance(agents, ProbeAgents) else tuple(agents)
+        self.starts = TaskStarts()
+        self._drivers: dict[int, _Driver] = {}
+
+    def _driver(self, index: int) -> _Driver:
+        if index not in self._drivers:
+            agent = self.agents[index]
+            _, budget_aware = agent_flags(agent)
+            self._drivers[index] = _Driver(agent, self.starts, show_budget=budget_aware)
+        return self._drivers[index]
+
+    def run(self, jobs: Sequence[ProbeJob]) -> list[Any]:
+        from turnbudget.eval.runner import _failure
+
+        by_agent: dict[int, list[ProbeJob]] = {}
+        for job in jobs:
+            by_agent.setdefault(job.agent, []).append(job)
+        done: dict[int, Any] = {}
+        for index, group in by_agent.items():
+            driver = self._driver(index)
+            try:
+                raw = driver.run([(j.spec, j.seed) for j in group])
+                done.update({j.index: (j, r) for j, r in zip(group, raw, strict=True)})
+            except Exception as exc:
+                if len(group) == 1:
+                    done[group[0].index] = _failure(group[0], exc)  # type: ignore[arg-type]
+                    continue
+                for job in group:  # one at a time: a probe depends on its job only
+                    done[job.index] = self.run([job])[0]
+        return [done[j.index] for j in jobs]
+
+    def close(self) -> None:
+        self.starts.close()
+
+
+def _jobs(
+    runs: Sequence[tuple[str, Any, str, int]], specs: list[ProbeSpec], config: ProbeConfig
+) -> list[ProbeJob]:
+    """Every probe ``repeats`` times for each agent. Seeds depend on the role ("agent" or
     "baseline"), so a `RandomAgent` probed as an agent is an independent draw from the baseline."""
-    _, budget_aware = agent_flags(agent)
-    driver = _Driver(agent, starts, show_budget=budget_aware)
-    jobs = [
-        (spec, derive_seed(config.seed, role, r, *spec.key[:3], spec.probe, spec.kind or ""))
-        for spec in specs
-        for r in range(repeats)
-    ]
-    raw = driver.run(jobs)
-    records = []
-    for (spec, seed), rec in zip(jobs, raw, strict=True):
-        records.append(
-            {
-                "agent": label, "role": role, "env_id": spec.env_id, "task_seed": spec.task_seed,
-                "prefix": spec.prefix, "plan_length": len(spec.plan), "probe": spec.probe,
-                "kind": spec.kind, "distance_before": spec.distance_before,
-                "distance_after": spec.distance_after, "budget": spec.budget,
-                "n_admissible": spec.n_admissible, "n_optimal": spec.n_optimal,
-                "agent_seed": seed, **rec,
-            }
-        )  # fmt: skip
-    return records
+    jobs: list[ProbeJob] = []
+    for a, (label, _, role, repeats) in enumerate(runs):
+        for spec in specs:
+            for r in range(repeats):
+                seed = derive_seed(config.seed, role, r, *spec.key[:3], spec.probe, spec.kind or "")
+                jobs.append(ProbeJob(len(jobs), a, label, role, spec, seed))
+    return jobs
+
+
+def _identity(job: ProbeJob) -> dict[str, Any]:
+    spec = job.spec
+    return {
+        "agent": job.label, "role": job.role, "env_id": spec.env_id, "task_seed": spec.task_seed,
+        "prefix": spec.prefix, "plan_length": len(spec.plan), "probe": spec.probe,
+        "kind": spec.kind, "distance_before": spec.distance_before,
+        "distance_after": spec.distance_after, "budget": spec.budget,
+        "n_admissible": spec.n_admissible, "n_optimal": spec.n_optimal, "agent_seed": job.seed,
+    }  # fmt: skip
+
+
+def _failed(failure: Any, attempts: int) -> tuple[ProbeJob, dict[str, Any]]:
+    """A probe that failed to run on every attempt: its identity, no outcome."""
+    job = failure.spec
+    record = {**_identity(job), "failed_to_run": True, "failure": failure.kind}
+    record.update(error=failure.error, attempts=attempts)
+    return job, record
 
 
 def probe(
@@ -297,6 +389,11 @@ def probe(
     out: str | os.PathLike[str] | None = None,
     n_bootstrap: int = 1000,
     progress: bool = False,
+    workers: int = 1,
+    backend: str | Backend | None = None,
+    backend_options: dict[str, Any] | None = None,
+    timeout: float | None = None,
+    retries: int = 2,
 ) -> ProbeResult:
     """Run teacher-forced probes for ``agent`` and for the random baseline (see the module doc).
 
@@ -319,6 +416,14 @@ def probe(
             ``probe_summary.json`` and ``probe_report.md`` (replaced).
         n_bootstrap: bootstrap resamples over tasks.
         progress: show a progress bar on stderr.
+        workers, backend, backend_options, timeout, retries: where and how the
+            probe episodes run, as in `turnbudget.eval.evaluate` (``local``,
+            ``pool``, ``ray``, ...; default: local for one worker, else pool).
+            Every agent must be picklable for more than one worker. Results
+            do not depend on them: each probe's seeds come from its identity.
+            A probe that fails to run on every attempt (the agent or env raised,
+            its worker died, it ran past ``timeout``) is left out of the skills
+            and listed in ``ProbeResult.failed`` and ``probe_failures.jsonl``.
 
     Example:
         >>> from turnbudget.agents import OracleAgent
@@ -332,23 +437,24 @@ def probe(
         envs, agent, tasks, prefixes, kinds, budget_factor, budget_slack, repeats,
         baseline_repeats, seed, label,
     )  # fmt: skip
-    from tqdm.auto import tqdm
-
+    backend = _backend(workers, backend, backend_options, timeout, retries)
     starts = TaskStarts()
     try:
         specs = plan_probes(config, starts)
-        records = []
-        if specs:
-            for name, who, role, reps in tqdm(
-                _runs(config, agent, repeats, baseline_repeats),
-                desc="probe", disable=not progress, unit="agent",
-            ):  # fmt: skip
-                records += _records(who, name, role, reps, specs, config, starts)
     finally:
         starts.close()
     if not specs:
         raise ValueError(f"No probe could be planned for {list(config.envs)}: no task is solvable")
+    runs = _runs(config, agent, repeats, baseline_repeats)
+    jobs = _jobs(runs, specs, config)
+    agents = ProbeAgents(tuple(r[1] for r in runs))
+    outcomes = _run_jobs(backend, agents, config, jobs, retries, progress)
+    records = [{**_identity(j), **r} for j, r in outcomes if not r.get("failed_to_run")]
+    failed = [r for _, r in outcomes if r.get("failed_to_run")]
     summary = summarize_probes(config.to_dict(), records, n_bootstrap=n_bootstrap)
+    summary["failed_to_run"] = {
+        label: sum(r["agent"] == label for r in failed) for label in (*config.labels, BASELINE)
+    }
     out_path = Path(out) if out is not None else None
     if out_path is not None:
         out_path.mkdir(parents=True, exist_ok=True)
@@ -358,8 +464,52 @@ def probe(
         from turnbudget.eval.probe_report import write_probe_summary
 
         write_probe_summary(out_path, summary)
+        failures = out_path / PROBE_FAILURES_FILE
+        failures.unlink(missing_ok=True)
+        if failed:
+            with failures.open("w") as f:
+                f.writelines(json.dumps(r, separators=(",", ":")) + "\n" for r in failed)
         (out_path / "probe_report.md").write_text(render_probe_markdown(summary) + "\n")
-    return ProbeResult(config, records, summary, out_path, specs)
+    return ProbeResult(config, records, summary, out_path, specs, failed)
+
+
+def _backend(
+    workers: int, backend: str | Backend | None, options: dict[str, Any] | None,
+    timeout: float | None, retries: int,
+) -> Backend:  # fmt: skip
+    from turnbudget._checks import check_positive_int
+    from turnbudget.eval.backends import check_timeout, make_backend
+
+    timeout = check_timeout(timeout)
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise ValueError(f"Expect `retries` to be a non-negative int, got {retries!r}")
+    if isinstance(backend, Backend):
+        if timeout is not None:
+            backend.timeout = timeout
+        return backend
+    check_positive_int(workers, "workers")
+    name = backend if backend is not None else ("local" if workers == 1 else "pool")
+    return make_backend(name, workers, timeout=timeout, **(options or {}))
+
+
+def _run_jobs(
+    backend: Backend, agents: ProbeAgents, config: ProbeConfig, jobs: list[ProbeJob],
+    retries: int, progress: bool,
+) -> list[tuple[ProbeJob, dict[str, Any]]]:  # fmt: skip
+    """Run ``jobs`` on ``backend`` (with retries); ``(job, record)`` for each, in job order."""
+    from tqdm.auto import tqdm
+
+    from turnbudget.eval.backends import run_with_retries
+
+    done: dict[int, tuple[ProbeJob, dict[str, Any]]] = {}
+    with backend.start(agents, config, serialize=False, runner=ProbeRunner), tqdm(
+        total=len(jobs), desc="probe", disable=not progress, unit="probe"
+    ) as bar:  # fmt: skip
+        for outcomes in run_with_retries(backend, jobs, retries, on_failure=_failed):  # type: ignore[arg-type]
+            for job, record in outcomes:
+                done[job.index] = (job, record)
+            bar.update(len(outcomes))
+    return [done[j.index] for j in jobs]
 
 
 def _runs(

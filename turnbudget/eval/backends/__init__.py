@@ -15,8 +15,8 @@ backend is one module with a `Backend` subclass, listed in `BUILTIN_BACKENDS`
     class MyBackend(Backend):
         name = "mine"
 
-        def start(self, agent, config, *, serialize):
-            ...  # start workers; each builds EpisodeRunner(agent, config, serialize)
+        def start(self, agent, config, *, serialize, runner=EpisodeRunner):
+            ...  # start workers; each builds runner(agent, config, serialize)
             # (a local worker process also calls turnbudget.eval.lock.exit_with_parent())
 
         def run(self, specs):
@@ -24,6 +24,12 @@ backend is one module with a `Backend` subclass, listed in `BUILTIN_BACKENDS`
 
         def close(self):
             ...  # stop the workers; called even when run() was interrupted
+
+Runner hook: a worker plays its chunks through ``runner(agent, config,
+serialize).run(chunk)``; ``runner`` is `EpisodeRunner` for evaluations, and
+any picklable callable building an object with that ``run`` for other work
+(`turnbudget.eval.probe` passes its probe runner: a work item is then one
+probe episode, ordered and with an ``episode_id`` like an `EpisodeSpec`).
 
 Faults: a backend reports an episode it could not finish as an
 `EpisodeFailure` (the agent or env raised, the worker running it died, it
@@ -44,18 +50,19 @@ from __future__ import annotations
 import abc
 import logging
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from turnbudget._checks import check_positive_int, is_real, load_object
-from turnbudget.eval.plan import EpisodeSpec, EvalConfig
-from turnbudget.eval.runner import EpisodeFailure, EpisodeResult
+from turnbudget.eval.plan import EpisodeSpec
+from turnbudget.eval.runner import EpisodeFailure, EpisodeResult, EpisodeRunner
 
 __all__ = [
     "ABORT_AFTER",
     "BUILTIN_BACKENDS",
     "Backend",
     "EvaluationAborted",
+    "RunnerFactory",
     "check_timeout",
     "failed_record",
     "list_backends",
@@ -65,6 +72,11 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+
+#: Builds a worker's runner from ``(agent, config, serialize)``; its ``run(chunk)`` returns
+#: one outcome (a result or an `EpisodeFailure`) per work item, in order. Must be picklable.
+RunnerFactory = Callable[..., Any]
 
 
 class Backend(abc.ABC):
@@ -93,10 +105,14 @@ class Backend(abc.ABC):
         self.timeout = check_timeout(timeout)
 
     @abc.abstractmethod
-    def start(self, agent: Any, config: EvalConfig, *, serialize: bool) -> Backend:
+    def start(
+        self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = EpisodeRunner
+    ) -> Backend:
         """Get ready to run episodes of ``agent`` under ``config``; return ``self``.
 
         ``serialize`` asks for step records as JSON lines (see `EpisodeRunner`).
+        ``runner`` is what each worker builds from ``(agent, config, serialize)``
+        to run its chunks (the runner hook; see the module doc).
         """
 
     @abc.abstractmethod
@@ -160,7 +176,11 @@ class EvaluationAborted(RuntimeError):
 
 
 def run_with_retries(
-    backend: Backend, specs: Sequence[EpisodeSpec], retries: int = 2
+    backend: Backend,
+    specs: Sequence[EpisodeSpec],
+    retries: int = 2,
+    *,
+    on_failure: Callable[[EpisodeFailure, int], Any] | None = None,
 ) -> Iterator[list[EpisodeResult]]:
     """Run ``specs`` on a started ``backend``; rerun failures up to ``retries`` more times.
 
@@ -169,6 +189,8 @@ def run_with_retries(
     rerun episode is the same episode (same env seed, same agent seed), so
     retries change no result, only whether one exists. Raises
     `EvaluationAborted` when `ABORT_AFTER` first attempts in a row fail.
+    ``on_failure(failure, attempts)`` builds what is yielded for an item that
+    failed every attempt (default: ``(failed_record(...), [])``).
     """
     if not (isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0):
         raise ValueError(f"Expect `retries` to be a non-negative int, got {retries!r}")
@@ -199,7 +221,9 @@ def run_with_retries(
         if not failed:
             return
         todo = sorted(f.spec for f in failed)
-    yield [(failed_record(f, retries + 1), []) for f in sorted(failed, key=lambda f: f.spec)]
+    if on_failure is None:
+        on_failure = lambda f, attempts: (failed_record(f, attempts), [])  # noqa: E731
+    yield [on_failure(f, retries + 1) for f in sorted(failed, key=lambda f: f.spec)]
 
 
 #: name -> ``"module:Class"``, imported only when the backend is used.

@@ -10,8 +10,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from turnbudget.eval.backends import Backend
-from turnbudget.eval.plan import EpisodeSpec, EvalConfig
+from turnbudget.eval.backends import Backend, RunnerFactory
+from turnbudget.eval.plan import EpisodeSpec
 from turnbudget.eval.runner import EpisodeFailure, EpisodeResult, EpisodeRunner, EpisodeTimeout
 
 __all__ = ["LocalBackend"]
@@ -60,11 +60,13 @@ class LocalBackend(Backend):
                 f"The local backend runs in one process: expect `workers`=1, got {workers!r} "
                 "(use the pool backend for more)"
             )
-        self._runner: EpisodeRunner | None = None
+        self._runner: Any = None
         self._chunk = 1
 
-    def start(self, agent: Any, config: EvalConfig, *, serialize: bool) -> LocalBackend:
-        self._runner = EpisodeRunner(agent, config, serialize=serialize)
+    def start(
+        self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = EpisodeRunner
+    ) -> LocalBackend:
+        self._runner = runner(agent, config, serialize)
         self._chunk = max(1, int(getattr(agent, "max_batch_size", 1)))
         return self
 

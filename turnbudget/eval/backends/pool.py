@@ -8,18 +8,18 @@ import multiprocessing.connection as mpc
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from turnbudget.eval.backends import Backend
+from turnbudget.eval.backends import Backend, RunnerFactory
 from turnbudget.eval.backends.supervisor import Workers, chunk_size, supervise
 from turnbudget.eval.lock import exit_with_parent
-from turnbudget.eval.plan import EpisodeSpec, EvalConfig
+from turnbudget.eval.plan import EpisodeSpec
 from turnbudget.eval.runner import EpisodeFailure, EpisodeResult, EpisodeRunner
 
 __all__ = ["PoolBackend"]
 
 
 def _serve(
-    conn: mpc.Connection, parent_end: mpc.Connection, agent: Any, config: EvalConfig,
-    serialize: bool,
+    conn: mpc.Connection, parent_end: mpc.Connection, agent: Any, config: Any,
+    serialize: bool, make_runner: RunnerFactory,
 ) -> None:  # fmt: skip
     """A worker process: one runner (its envs reused across chunks), chunks in, outcomes out.
 
@@ -28,7 +28,7 @@ def _serve(
     """
     parent_end.close()
     exit_with_parent()  # no orphaned worker when the evaluator is killed mid-episode
-    runner = EpisodeRunner(agent, config, serialize)
+    runner = make_runner(agent, config, serialize)
     conn.send("ready")
     while True:
         try:
@@ -44,7 +44,7 @@ class _Processes(Workers):
     """Worker processes on pipes, forked where the platform allows (the agent is then
     inherited, not pickled; under spawn it is pickled once per process)."""
 
-    def __init__(self, size: int, args: tuple[Any, EvalConfig, bool]):
+    def __init__(self, size: int, args: tuple[Any, Any, bool, RunnerFactory]):
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         self._ctx = multiprocessing.get_context(method)
         self._args = args
@@ -143,10 +143,12 @@ class PoolBackend(Backend):
         self._procs: _Processes | None = None
         self._width = 1
 
-    def start(self, agent: Any, config: EvalConfig, *, serialize: bool) -> PoolBackend:
+    def start(
+        self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = EpisodeRunner
+    ) -> PoolBackend:
         self._width = max(1, int(getattr(agent, "max_batch_size", 1)))
         # Fork the workers now, before the caller starts threads (a progress bar's monitor).
-        self._procs = _Processes(self.workers, (agent, config, serialize))
+        self._procs = _Processes(self.workers, (agent, config, serialize, runner))
         return self
 
     def run(self, specs: Sequence[EpisodeSpec]) -> Iterator[list[EpisodeResult | EpisodeFailure]]:

@@ -28,9 +28,9 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from turnbudget.eval.backends import Backend
+from turnbudget.eval.backends import Backend, RunnerFactory
 from turnbudget.eval.backends.supervisor import Workers, chunk_size, supervise
-from turnbudget.eval.plan import EpisodeSpec, EvalConfig
+from turnbudget.eval.plan import EpisodeSpec
 from turnbudget.eval.runner import EpisodeFailure, EpisodeResult, EpisodeRunner, describe
 
 __all__ = ["OBJECT_STORE_BYTES", "START_TIMEOUT", "RayBackend", "import_ray"]
@@ -54,10 +54,10 @@ def import_ray() -> Any:
 
 
 class _Runner:
-    """The actor's class: one `EpisodeRunner` for the actor's life."""
+    """The actor's class: one runner (`EpisodeRunner`, or the runner hook's) for its life."""
 
-    def __init__(self, agent: Any, config: EvalConfig, serialize: bool):
-        self.runner = EpisodeRunner(agent, config, serialize)
+    def __init__(self, agent: Any, config: Any, serialize: bool, make_runner: RunnerFactory):
+        self.runner = make_runner(agent, config, serialize)
 
     def pid(self) -> int:
         return os.getpid()
@@ -69,11 +69,14 @@ class _Runner:
 class _Actors(Workers):
     """``size`` actors of one remote class; the agent's object ref is shared by all."""
 
-    def __init__(self, ray: Any, size: int, agent_ref: Any, config: EvalConfig, serialize: bool):
+    def __init__(
+        self, ray: Any, size: int, agent_ref: Any, config: Any, serialize: bool,
+        make_runner: RunnerFactory,
+    ):  # fmt: skip
         self._ray = ray
         # A fresh remote class per run: its pickled definition carries no state of another.
         self._cls = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_Runner)
-        self._args = (agent_ref, config, serialize)
+        self._args = (agent_ref, config, serialize, make_runner)
         self.actors: list[Any] = [self._cls.remote(*self._args) for _ in range(size)]
         self._calls: dict[Any, int] = {}
         self.slots, error = self._ready(range(size))
@@ -209,12 +212,14 @@ class RayBackend(Backend):
         self._owns_ray = True
         return ray
 
-    def start(self, agent: Any, config: EvalConfig, *, serialize: bool) -> RayBackend:
+    def start(
+        self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = EpisodeRunner
+    ) -> RayBackend:
         self._ray = self._init()
         self._width = max(1, int(getattr(agent, "max_batch_size", 1)))
         try:
             agent_ref = self._ray.put(agent)  # shipped once; each actor deserialises it once
-            self._actors = _Actors(self._ray, self.workers, agent_ref, config, serialize)
+            self._actors = _Actors(self._ray, self.workers, agent_ref, config, serialize, runner)
         except BaseException:
             self.close()
             raise
