@@ -66,3 +66,17 @@ def test_cli_takes_the_backend_flags(tmp_path, capsys):
     assert (out / PROBES_FILE).read_bytes() == (tmp_path / "api" / PROBES_FILE).read_bytes()
     assert main([*args, "--ray-address", "auto", "--out", os.fspath(out)]) == 2
     assert "--ray-address needs --backend ray" in capsys.readouterr().err
+
+
+def test_eval_probe_is_the_function_whatever_was_imported_first():
+    import subprocess
+    import sys
+
+    code = (
+        "import turnbudget.eval.probe, turnbudget.cli.probe\n"
+        "from turnbudget.eval import probe\n"
+        "import turnbudget.eval as ev\n"
+        "print(callable(probe), callable(ev.probe), ev.probe.__module__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True", "turnbudget.eval.probe"]

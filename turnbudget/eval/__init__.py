@@ -11,6 +11,10 @@ from typing import Any
 
 from turnbudget.eval.estimator import GridEstimate, estimate_grid, pass_at_k, pass_at_kt
 
+# Imported here, not lazily: a submodule named like the function would otherwise replace
+# the function on this package as soon as anything imports ``turnbudget.eval.probe``.
+from turnbudget.eval.probe import probe
+
 __all__ = [
     "GridEstimate",
     "estimate_grid",
@@ -27,10 +31,6 @@ def __getattr__(name: str) -> Any:  # evaluate pulls in tqdm and the wrapper sta
         from turnbudget.eval.rollout import evaluate
 
         return evaluate
-    if name == "probe":
-        from turnbudget.eval.probe import probe
-
-        return probe
     if name == "evaluate_team":  # needs the multiagent extra (pettingzoo)
         from turnbudget.eval.team import evaluate_team
 
