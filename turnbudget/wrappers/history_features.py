@@ -218,7 +218,7 @@ class HistoryFeatures(
     Example:
         >>> import turnbudget
         >>> env = HistoryFeatures(turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=6,
-        ...                                        text_features=32), history=2, command_dim=8)
+        ...                                        text_features=32, info="text"), history=2, command_dim=8)
         >>> obs, info = env.reset(seed=0)
         >>> obs.shape == env.observation_space.shape, env.spec_dict()["history"]
         (True, 2)
