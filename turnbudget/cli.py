@@ -1,4 +1,4 @@
-"""The ``turnbudget`` command line: ``list | play | eval | report | textworld``.
+"""The ``turnbudget`` command line: ``list | play | eval | report | serve-local | textworld``.
 
 Each subcommand lives in its own module that exposes ``add_arguments(parser)``
 and ``run(args) -> int`` and imports nothing heavy at module level; adding a
@@ -25,6 +25,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "report": (
         "turnbudget.eval.cli_report",
         "rebuild report.md, summary.json and plots from run logs",
+    ),
+    "serve-local": (
+        "turnbudget.cli_serve_local",
+        "serve Gemma 3 270M on loopback for LLM agents (llm extra)",
     ),
     "textworld": (
         "turnbudget.envs.textworld.cli",

@@ -84,13 +84,19 @@ class AsyncBatch:
     say) stay bound to a live loop. The loop is not pickled: a copy sent to a
     worker process starts its own.
 
+    Per-episode agents that report on their decisions (``step_note()``, as
+    `ChatAgent` does) are reported through ``step_notes``; forced turns reach
+    their ``observe_async`` (or ``observe``) through ``observe_batch``.
+
     Args:
         factory: builds a fresh `AsyncAgent` for each episode (picklable if the
             engine uses worker processes).
         max_batch_size: most episodes in flight at once.
+        concurrency: most requests running at once (default: ``max_batch_size``);
+            a call with more episodes queues the rest.
     """
 
-    def __init__(self, factory: Any, max_batch_size: int = 16):
+    def __init__(self, factory: Any, max_batch_size: int = 16, concurrency: int | None = None):
         if not callable(factory):
             raise TypeError(f"Expect `factory` to be callable, got {factory!r}")
         if (
@@ -101,8 +107,15 @@ class AsyncBatch:
             raise ValueError(
                 f"Expect `max_batch_size` to be a positive int, got {max_batch_size!r}"
             )
+        if concurrency is not None and (
+            isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1
+        ):
+            raise ValueError(
+                f"Expect `concurrency` to be a positive int or None, got {concurrency!r}"
+            )
         self.factory = factory
         self.max_batch_size = int(max_batch_size)
+        self.concurrency = self.max_batch_size if concurrency is None else concurrency
         probe = factory()
         self.needs_oracle = bool(getattr(probe, "needs_oracle", False))
         self.budget_aware = bool(getattr(probe, "budget_aware", False))
@@ -118,13 +131,23 @@ class AsyncBatch:
         return self._loop.run_until_complete(coroutine)
 
     def close(self) -> None:
-        """Close the event loop (a later call opens a new one)."""
+        """Close the event loop (a later call opens a new one). When ``factory`` is a bound
+        method of an object with ``aclose()`` (`ChatAgent.spawn`), that is awaited first, so
+        shared clients close on the loop they ran on."""
         if self._loop is not None and not self._loop.is_closed():
-            self._loop.close()
+            closer = getattr(getattr(self.factory, "__self__", None), "aclose", None)
+            try:
+                if callable(closer):
+                    self._loop.run_until_complete(closer())
+            finally:
+                self._loop.close()
 
     def __repr__(self) -> str:
         name = getattr(self.factory, "__qualname__", None) or repr(self.factory)
-        return f"AsyncBatch({name}, max_batch_size={self.max_batch_size})"
+        return (
+            f"AsyncBatch({name}, max_batch_size={self.max_batch_size}, "
+            f"concurrency={self.concurrency})"
+        )
 
     def reset_episode(self, episode_id: str, seed: int) -> None:
         agent = self.factory()
@@ -137,17 +160,55 @@ class AsyncBatch:
         observations: Sequence[str],
         infos: Sequence[Mapping[str, Any]],
     ) -> list[str]:
-        async def gather() -> list[str]:
-            return list(
-                await asyncio.gather(
-                    *(
-                        self._agents[e].act_async(o, i)
-                        for e, o, i in zip(episode_ids, observations, infos, strict=True)
-                    )
-                )
-            )
+        calls = [
+            self._agents[e].act_async(o, i)
+            for e, o, i in zip(episode_ids, observations, infos, strict=True)
+        ]
+        return self._run(self._gather(calls))
 
-        return self._run(gather())
+    async def _gather(self, calls: list[Any]) -> list[Any]:
+        """Await ``calls`` at most ``concurrency`` at a time; all finish before any error is
+        raised, so no request is left pending on the loop."""
+        limit = asyncio.Semaphore(self.concurrency)
+
+        async def bounded(call: Any) -> Any:
+            async with limit:
+                return await call
+
+        results = await asyncio.gather(*(bounded(c) for c in calls), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return list(results)
+
+    def step_notes(self, episode_ids: Sequence[str]) -> list[Mapping[str, Any] | None]:
+        """Each episode agent's ``step_note()`` about its last decision (None when it has none)."""
+        notes = []
+        for e in episode_ids:
+            note = getattr(self._agents[e], "step_note", None)
+            notes.append(note() if callable(note) else None)
+        return notes
+
+    def observe_batch(
+        self,
+        episode_ids: Sequence[str],
+        observations: Sequence[str],
+        infos: Sequence[Mapping[str, Any]],
+        executed_actions: Sequence[str],
+    ) -> None:
+        """Tell each episode's agent about a turn played for it (a forced command)."""
+
+        async def observe(agent: Any, o: str, i: Mapping[str, Any], a: str) -> None:
+            if hasattr(agent, "observe_async"):
+                await agent.observe_async(o, i, a)
+            elif hasattr(agent, "observe"):
+                agent.observe(o, i, a)
+
+        calls = [
+            observe(self._agents[e], o, i, a)
+            for e, o, i, a in zip(episode_ids, observations, infos, executed_actions, strict=True)
+        ]
+        self._run(self._gather(calls))
 
     def end_episode(self, episode_id: str) -> None:
         self._agents.pop(episode_id, None)

@@ -29,6 +29,8 @@ Pass@(K,T) grids and the analysis.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import copy
+import functools
 import json
 import multiprocessing
 import os
@@ -298,15 +300,38 @@ def _check_envs(config: EvalConfig) -> None:
 EpisodeResult = tuple[dict[str, Any], "list[dict[str, Any]] | str"]
 
 
+#: The key under which an agent's own account of a step (its ``step_note()``: an LLM's raw
+#: reply, parse outcome, tokens, latency, retries) joins the step record; the episode
+#: record holds the sums of its numbers and the counts of its flags.
+AGENT_KEY = "agent"
+
+
+def _tally(notes: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
+    """Per-episode totals of the agent's step notes: numbers summed, flags counted."""
+    totals: dict[str, Any] = {}
+    present = [n for n in notes if n]
+    for note in present:
+        for key, value in note.items():
+            if isinstance(value, (bool, int, float)):
+                totals[key] = totals.get(key, 0) + value
+    if not present:
+        return None
+    totals = {k: round(v, 6) if isinstance(v, float) else int(v) for k, v in totals.items()}
+    totals["steps"] = len(present)
+    return totals
+
+
 class _Slot:
-    """One env and the records it emits for the episode in flight."""
+    """One env, the records it emits and the agent's step notes for the episode in flight."""
 
     def __init__(self, env_id: str, config: EvalConfig):
         self.records: list[dict[str, Any]] = []
+        self.notes: list[Mapping[str, Any] | None] = []
         self.env = _build_env(env_id, config, self.records.append)
 
     def reset(self, spec: EpisodeSpec) -> tuple[str, dict[str, Any]]:
         self.records.clear()
+        self.notes.clear()
         return self.env.reset(
             seed=spec.task_seed,
             options={"turn_budget": spec.turn_budget, "episode_id": spec.episode_id},
@@ -321,12 +346,21 @@ class _Slot:
             )
         episode = _deterministic(episodes[0])
         episode.update(rep=spec.rep, agent_seed=spec.agent_seed)
+        totals = _tally(self.notes)
+        if totals is not None:
+            episode[AGENT_KEY] = totals
         steps = (
             [_deterministic(r) for r in self.records if r.get("record") == "step"]
             if record_steps
             else []
         )
+        if totals is not None:
+            for step in steps:  # turn t was decided by the t-th act call
+                turn = int(step["turn"])
+                if turn <= len(self.notes) and self.notes[turn - 1]:
+                    step[AGENT_KEY] = dict(self.notes[turn - 1])  # type: ignore[arg-type]
         self.records.clear()
+        self.notes.clear()
         if serialize:  # encode where the episode ran: in parallel, and cheap to send back
             return episode, "".join(dumps(r) + "\n" for r in steps)
         return episode, steps
@@ -353,23 +387,44 @@ class _Runner:
             info[ORACLE_KEY] = list(slot.env.unwrapped.optimal_actions())
         return info
 
-    def run(self, specs: Sequence[EpisodeSpec]) -> list[EpisodeResult]:
+    def run(
+        self,
+        specs: Sequence[EpisodeSpec],
+        on_result: Callable[[EpisodeResult], None] | None = None,
+    ) -> list[EpisodeResult]:
+        """Run ``specs``; ``on_result`` gets each episode as soon as it ends (then the
+        return value is empty), so a run that fails midway keeps what finished."""
         if self.batch:
-            return self._run_batch(specs)
-        return [self._run_one(spec) for spec in specs]
+            return self._run_batch(specs, on_result)
+        results = []
+        for spec in specs:
+            result = self._run_one(spec)
+            if on_result is None:
+                results.append(result)
+            else:
+                on_result(result)
+        return results
 
     def _run_one(self, spec: EpisodeSpec) -> EpisodeResult:
         slot = self._slot(spec.env_id, 0)
         obs, info = slot.reset(spec)
         self.agent.reset(spec.agent_seed)
+        note = getattr(self.agent, "step_note", None)
         while True:
             action = self.agent.act(obs, self._oracle(slot, info))
+            if note is not None:
+                slot.notes.append(note())
             obs, _, terminated, truncated, info = slot.env.step(action)
             if terminated or truncated:
                 return slot.collect(spec, self.config.record_steps, self.serialize)
 
-    def _run_batch(self, specs: Sequence[EpisodeSpec]) -> list[EpisodeResult]:
+    def _run_batch(
+        self,
+        specs: Sequence[EpisodeSpec],
+        on_result: Callable[[EpisodeResult], None] | None = None,
+    ) -> list[EpisodeResult]:
         agent = self.agent
+        notes_of = getattr(agent, "step_notes", None)
         results: dict[EpisodeSpec, EpisodeResult] = {}
         pending = list(specs)[::-1]
         width = max(1, int(agent.max_batch_size))
@@ -393,17 +448,28 @@ class _Runner:
                     f"{type(agent).__name__}.act_batch returned {len(actions)} commands "
                     f"for {len(order)} episodes"
                 )
-            for i, action in zip(order, actions, strict=True):
+            notes = (
+                notes_of([live[i][0].episode_id for i in order])
+                if notes_of is not None
+                else [None] * len(order)
+            )
+            for i, action, note in zip(order, actions, notes, strict=True):
                 spec, slot, _, _ = live[i]
+                if notes_of is not None:
+                    slot.notes.append(note)
                 obs, _, terminated, truncated, info = slot.env.step(action)
                 if terminated or truncated:
-                    results[spec] = slot.collect(spec, self.config.record_steps, self.serialize)
+                    result = slot.collect(spec, self.config.record_steps, self.serialize)
+                    if on_result is None:
+                        results[spec] = result
+                    else:
+                        on_result(result)
                     agent.end_episode(spec.episode_id)
                     del live[i]
                     free.append(i)
                 else:
                     live[i] = (spec, slot, obs, info)
-        return [results[spec] for spec in specs]
+        return [results[spec] for spec in specs] if on_result is None else []
 
 
 _WORKER: _Runner | None = None
@@ -441,6 +507,40 @@ class EvalResult:
         return modes[mode or ("rerun" if "rerun" in modes else "truncate")]
 
 
+def _driven(agent: Any, concurrency: int | None) -> Any:
+    """The form the engine drives: an `AsyncAgent` (an LLM agent) runs as an `AsyncBatch`
+    with ``concurrency`` episodes in flight (default: its ``default_concurrency``)."""
+    if concurrency is not None and (
+        isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1
+    ):
+        raise ValueError(f"Expect `concurrency` to be a positive int or None, got {concurrency!r}")
+    if hasattr(agent, "act_batch"):
+        if concurrency is not None:
+            raise ValueError(
+                f"`concurrency` applies to async agents; {_agent_repr(agent)} is a batch agent "
+                "(set its max_batch_size instead)"
+            )
+        return agent
+    if not hasattr(agent, "act_async"):
+        if concurrency not in (None, 1):
+            raise ValueError(
+                f"`concurrency` needs an async agent (act_async), e.g. ChatAgent; "
+                f"{_agent_repr(agent)} has none"
+            )
+        return agent
+    width = (
+        concurrency
+        or int(getattr(agent, "concurrency", 0) or 0)
+        or int(getattr(agent, "default_concurrency", 1) or 1)
+    )
+    if width == 1 and hasattr(agent, "act"):
+        return agent
+    from turnbudget.agents.base import AsyncBatch
+
+    factory = getattr(agent, "spawn", None) or functools.partial(copy.deepcopy, agent)
+    return AsyncBatch(factory, max_batch_size=width)
+
+
 def _chunks(specs: list[EpisodeSpec], size: int) -> list[list[EpisodeSpec]]:
     return [specs[i : i + size] for i in range(0, len(specs), size)]
 
@@ -464,6 +564,7 @@ def evaluate(
     progress: bool = False,
     overwrite: bool = False,
     n_bootstrap: int = 1000,
+    concurrency: int | None = None,
 ) -> EvalResult:
     """Evaluate ``agent`` and return Pass@(K,T) grids with the analysis.
 
@@ -486,6 +587,10 @@ def evaluate(
         progress: show a progress bar on stderr.
         overwrite: discard a previous run in ``out`` instead of resuming it.
         n_bootstrap: bootstrap resamples for the confidence intervals.
+        concurrency: episodes in flight per process for an async agent (an
+            LLM agent such as `ChatAgent`; default: the agent's own
+            ``concurrency``); 1 drives it one blocking call at a time.
+            Results do not depend on it (given a deterministic server).
     """
     from turnbudget.eval.analysis import summarize_run
 
@@ -505,6 +610,7 @@ def evaluate(
     )
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"Expect `workers` to be a positive int, got {workers!r}")
+    given, agent = agent, _driven(agent, concurrency)
     _check_envs(config)
     specs = plan_episodes(config)
     out_path = Path(out) if out is not None else None
@@ -542,11 +648,13 @@ def evaluate(
     try:
         if todo and workers == 1:
             runner = _Runner(agent, config, serialize=writer is not None)
-            step = max(1, int(getattr(agent, "max_batch_size", 1)))
             with progress_bar() as bar:
-                for chunk in _chunks(todo, step):
-                    sink(runner.run(chunk))
-                    bar.update(len(chunk))
+
+                def finished(result: EpisodeResult) -> None:
+                    sink([result])  # written as it ends: a failure later loses nothing
+                    bar.update(1)
+
+                runner.run(todo, on_result=finished)
         elif todo:
             width = int(getattr(agent, "max_batch_size", 1))
             size = max(width, min(16, max(1, len(todo) // (workers * 8))))
@@ -573,6 +681,8 @@ def evaluate(
     finally:
         if writer is not None:
             writer.close()
+        if agent is not given:  # the AsyncBatch made here: close its loop and clients
+            agent.close()
 
     if out_path is not None:
         episodes = read_jsonl(out_path / EPISODES_FILE)[0]
