@@ -189,3 +189,14 @@ def test_spawned_copies_share_settings_and_clients_not_history():
 def test_redact_url():
     assert redact_url("http://127.0.0.1:8080/v1") == "http://127.0.0.1:8080/v1"
     assert redact_url("https://k:s@h/v1?api_key=1#x") == "https://h/v1"
+
+
+def test_forced_turns_reach_each_episode_through_observe_batch():
+    batch = AsyncBatch(ChatAgent("m", base_url="http://127.0.0.1:9/v1").spawn, max_batch_size=2)
+    batch.reset_episode("a", 0)
+    batch.reset_episode("b", 1)
+    batch.observe_batch(["a", "b"], ["Hall.", "Cave."], [{}, {}], ["look", "go north"])
+    assert batch._agents["a"]._history == [("Hall.", "look")]
+    assert batch._agents["b"]._history == [("Cave.", "go north")]
+    assert batch.step_notes(["a", "b"]) == [None, None]
+    batch.close()
