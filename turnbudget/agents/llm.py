@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import time
 import urllib.parse
 from collections.abc import Mapping
@@ -549,8 +550,13 @@ class ChatAgent:
             return self._finish(response, admissible, constraint, started, retries, requests)
 
 
+# Key-shaped tokens ("sk-...", "Bearer ...") that a server may echo in an error message.
+_KEYLIKE = re.compile(r"(?i)\b(sk-|bearer\s+)[A-Za-z0-9_\-*.]{4,}")
+
+
 def _short(exc: BaseException, limit: int = 200) -> str:
-    text = " ".join(str(exc).split())
+    """An error message on one line, with anything key-shaped blanked (it is logged)."""
+    text = _KEYLIKE.sub(r"\1***", " ".join(str(exc).split()))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
