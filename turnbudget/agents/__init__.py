@@ -11,6 +11,7 @@ from turnbudget.agents.base import (
     AsyncBatch,
     BatchAgent,
     agent_flags,
+    in_flight,
 )
 from turnbudget.agents.baselines import OracleAgent, RandomAgent
 
@@ -23,6 +24,7 @@ __all__ = [
     "OracleAgent",
     "RandomAgent",
     "agent_flags",
+    "in_flight",
     "make_agent",
 ]
 

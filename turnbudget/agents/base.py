@@ -26,10 +26,20 @@ seeded in ``reset``.
 from __future__ import annotations
 
 import asyncio
+import copy
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["ORACLE_KEY", "Agent", "AsyncAgent", "AsyncBatch", "BatchAgent", "agent_flags"]
+__all__ = [
+    "ORACLE_KEY",
+    "Agent",
+    "AsyncAgent",
+    "AsyncBatch",
+    "BatchAgent",
+    "agent_flags",
+    "in_flight",
+]
 
 #: The info key under which the engine hands the oracle's actions to agents with ``needs_oracle``.
 ORACLE_KEY = "oracle_actions"
@@ -125,6 +135,11 @@ class AsyncBatch:
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_loop": None, "_agents": {}}
 
+    @property
+    def name(self) -> str:
+        """The name of the agent whose ``spawn`` is the factory, else ``async-batch``."""
+        return str(getattr(getattr(self.factory, "__self__", None), "name", None) or "async-batch")
+
     def _run(self, coroutine: Any) -> Any:
         if self._loop is None or self._loop.is_closed():
             self._loop = asyncio.new_event_loop()
@@ -212,6 +227,49 @@ class AsyncBatch:
 
     def end_episode(self, episode_id: str) -> None:
         self._agents.pop(episode_id, None)
+
+
+def in_flight(agent: Any, concurrency: int | None = None) -> Any:
+    """The form an engine drives ``agent`` in: an `AsyncAgent` (an LLM agent) becomes an
+    `AsyncBatch` with ``concurrency`` episodes in flight (default: the agent's own
+    ``concurrency``, else its ``default_concurrency``); 1 keeps its blocking ``act``.
+    Other agents are returned as they are.
+
+    The per-episode copies come from the agent's ``spawn()`` when it has one (sharing
+    its clients), else from a deep copy.
+
+    Example:
+        >>> from turnbudget.agents.baselines import RandomAgent
+        >>> in_flight(RandomAgent())
+        RandomAgent()
+    """
+    if concurrency is not None and (
+        isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1
+    ):
+        raise ValueError(f"Expect `concurrency` to be a positive int or None, got {concurrency!r}")
+    if hasattr(agent, "act_batch"):
+        if concurrency is not None:
+            raise ValueError(
+                f"`concurrency` applies to async agents; {type(agent).__name__} is a batch agent "
+                "(set its max_batch_size instead)"
+            )
+        return agent
+    if not hasattr(agent, "act_async"):
+        if concurrency not in (None, 1):
+            raise ValueError(
+                f"`concurrency` needs an async agent (act_async), e.g. ChatAgent; "
+                f"{type(agent).__name__} has none"
+            )
+        return agent
+    width = (
+        concurrency
+        or int(getattr(agent, "concurrency", 0) or 0)
+        or int(getattr(agent, "default_concurrency", 1) or 1)
+    )
+    if width == 1 and hasattr(agent, "act"):
+        return agent
+    factory = getattr(agent, "spawn", None) or functools.partial(copy.deepcopy, agent)
+    return AsyncBatch(factory, max_batch_size=width)
 
 
 def agent_flags(agent: object) -> tuple[bool, bool]:

@@ -29,8 +29,6 @@ Pass@(K,T) grids and the analysis.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import copy
-import functools
 import json
 import multiprocessing
 import os
@@ -42,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget.agents.base import ORACLE_KEY, agent_flags
+from turnbudget.agents.base import ORACLE_KEY, agent_flags, in_flight
 from turnbudget.eval.logs import (
     EPISODES_FILE,
     RUN_FILE,
@@ -507,40 +505,6 @@ class EvalResult:
         return modes[mode or ("rerun" if "rerun" in modes else "truncate")]
 
 
-def _driven(agent: Any, concurrency: int | None) -> Any:
-    """The form the engine drives: an `AsyncAgent` (an LLM agent) runs as an `AsyncBatch`
-    with ``concurrency`` episodes in flight (default: its ``default_concurrency``)."""
-    if concurrency is not None and (
-        isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1
-    ):
-        raise ValueError(f"Expect `concurrency` to be a positive int or None, got {concurrency!r}")
-    if hasattr(agent, "act_batch"):
-        if concurrency is not None:
-            raise ValueError(
-                f"`concurrency` applies to async agents; {_agent_repr(agent)} is a batch agent "
-                "(set its max_batch_size instead)"
-            )
-        return agent
-    if not hasattr(agent, "act_async"):
-        if concurrency not in (None, 1):
-            raise ValueError(
-                f"`concurrency` needs an async agent (act_async), e.g. ChatAgent; "
-                f"{_agent_repr(agent)} has none"
-            )
-        return agent
-    width = (
-        concurrency
-        or int(getattr(agent, "concurrency", 0) or 0)
-        or int(getattr(agent, "default_concurrency", 1) or 1)
-    )
-    if width == 1 and hasattr(agent, "act"):
-        return agent
-    from turnbudget.agents.base import AsyncBatch
-
-    factory = getattr(agent, "spawn", None) or functools.partial(copy.deepcopy, agent)
-    return AsyncBatch(factory, max_batch_size=width)
-
-
 def _chunks(specs: list[EpisodeSpec], size: int) -> list[list[EpisodeSpec]]:
     return [specs[i : i + size] for i in range(0, len(specs), size)]
 
@@ -610,7 +574,7 @@ def evaluate(
     )
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"Expect `workers` to be a positive int, got {workers!r}")
-    given, agent = agent, _driven(agent, concurrency)
+    given, agent = agent, in_flight(agent, concurrency)
     _check_envs(config)
     specs = plan_episodes(config)
     out_path = Path(out) if out is not None else None
