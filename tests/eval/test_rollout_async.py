@@ -70,7 +70,11 @@ def test_concurrency_does_not_change_results_and_is_bounded(tmp_path):
     assert AsyncRandom.most_in_flight == 0  # concurrency 1: the blocking `act`
     four, eps4, steps4 = _run(tmp_path, "c4")  # the agent's default_concurrency: 4
     assert 1 < AsyncRandom.most_in_flight <= 4
-    assert one.summary["groups"] == four.summary["groups"]
+    two_workers, eps2, _ = _run(tmp_path, "w2", workers=2)  # the AsyncBatch is pickled
+    assert one.summary["groups"] == four.summary["groups"] == two_workers.summary["groups"]
+    assert sorted(eps1, key=lambda e: e["episode_id"]) == sorted(
+        eps2, key=lambda e: e["episode_id"]
+    )
     assert sorted(eps1, key=lambda e: e["episode_id"]) == sorted(
         eps4, key=lambda e: e["episode_id"]
     )
