@@ -211,6 +211,10 @@ def main(config: Config) -> dict[str, Any]:
             )  # fmt: skip
             entry = {"pass_at_1": _pass1(result), "seconds": round(time.perf_counter() - t0, 1)}
             entry["agent_usage"] = result.summary.get("agent_usage")
+            analysis = result.summary["analysis"]
+            steps = analysis.get("all") or next(iter(analysis.values()))
+            for key in ("optimal_step_rate", "self_error_rate"):
+                entry[key] = steps[key]
             figures["pass_at_1"][f"{label}-{suite}"] = entry
 
         # 3: throughput against concurrency.
@@ -245,7 +249,10 @@ def main(config: Config) -> dict[str, Any]:
 
 def _print(config: Config, figures: dict[str, Any]) -> None:
     ts = config.ts
-    print(f"\nPass@(1,T), T = {', '.join(map(str, ts))}")
+    print(
+        f"\nPass@(1,T) at T = {', '.join(map(str, ts))}; optimal-step and self-error rates "
+        "at the largest T (observational)"
+    )
     rows = figures["pass_at_1"]
     for label, entry in rows.items():
         usage = entry["agent_usage"] or {}
@@ -254,7 +261,10 @@ def _print(config: Config, figures: dict[str, Any]) -> None:
             if usage
             else ""
         )
-        print(f"  {label:<24} {'  '.join(f'{x:.3f}' for x in entry['pass_at_1'])}{extra}")
+        rates = (
+            f"  optimal {entry['optimal_step_rate']:.2f}, self-error {entry['self_error_rate']:.2f}"
+        )
+        print(f"  {label:<24} {'  '.join(f'{x:.3f}' for x in entry['pass_at_1'])}{rates}{extra}")
     for suite, *_ in _suites(config):
         hidden, revealed = rows[f"llm-hidden-{suite}"], rows[f"llm-revealed-{suite}"]
         gap = [round(r - h, 3) for h, r in zip(hidden["pass_at_1"], revealed["pass_at_1"])]

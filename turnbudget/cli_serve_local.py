@@ -27,6 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--n-ctx", type=int, default=2048, help="context tokens (default: 2048)")
     parser.add_argument(
+        "--cache-mb",
+        type=int,
+        default=256,
+        help="RAM prompt cache in MiB, 0 for none (default: 256)",
+    )
+    parser.add_argument(
         "--model-path",
         type=Path,
         default=None,
@@ -46,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         server = LocalServer(
             args.port or None, host=args.host, model_path=args.model_path, n_threads=args.threads,
-            n_ctx=args.n_ctx, startup_timeout=args.startup_timeout, log_path=args.log,
+            n_ctx=args.n_ctx, cache_mb=args.cache_mb, startup_timeout=args.startup_timeout, log_path=args.log,
         )  # fmt: skip
     except ValueError as exc:
         print(f"turnbudget serve-local: error: {exc}", file=sys.stderr)

@@ -99,6 +99,9 @@ class LocalServer:
         n_threads: CPU threads for generation (1 keeps a shared machine usable).
         n_ctx: the context window in tokens.
         chat_format: llama.cpp's chat template name.
+        cache_mb: size of llama.cpp's RAM cache of evaluated prompts (0: none). With
+            several episodes in flight each request would otherwise recompute
+            its episode's whole prompt; the cache keeps their prefixes.
         startup_timeout: seconds to wait for ``/v1/models``.
         log_path: the server's stdout and stderr (default: a temporary file,
             removed on ``stop()``).
@@ -119,6 +122,7 @@ class LocalServer:
         n_threads: int = 1,
         n_ctx: int = 2048,
         chat_format: str = "gemma",
+        cache_mb: int = 256,
         startup_timeout: float = 180.0,
         log_path: str | os.PathLike[str] | None = None,
     ):
@@ -130,9 +134,11 @@ class LocalServer:
             isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536
         ):
             raise ValueError(f"Expect `port` to be an int in 1..65535, got {port!r}")
-        for name, value in (("n_threads", n_threads), ("n_ctx", n_ctx)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"Expect `{name}` to be a positive int, got {value!r}")
+        for name, value in (("n_threads", n_threads), ("n_ctx", n_ctx), ("cache_mb", cache_mb)):
+            least = 0 if name == "cache_mb" else 1
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"Expect `{name}` to be an int >= {least}, got {value!r}")
+        self.cache_mb = cache_mb
         self.host = host
         self.port = port
         self.model_path = None if model_path is None else Path(model_path)
@@ -167,13 +173,16 @@ class LocalServer:
 
     def command(self) -> list[str]:
         """The server's command line."""
-        return [
+        command = [
             sys.executable, "-m", "llama_cpp.server",
             "--model", str(self.model_path), "--model_alias", self.model,
             "--host", self.host, "--port", str(self.port),
             "--n_threads", str(self.n_threads), "--n_threads_batch", str(self.n_threads),
             "--n_ctx", str(self.n_ctx), "--chat_format", self.chat_format,
         ]  # fmt: skip
+        if self.cache_mb:
+            command += ["--cache", "true", "--cache_size", str(self.cache_mb * 2**20)]
+        return command
 
     def start(self) -> LocalServer:
         """Start the server and wait until ``/v1/models`` answers; return self."""
