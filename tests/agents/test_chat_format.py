@@ -151,8 +151,8 @@ def test_no_key_in_repr_pickle_or_spec(monkeypatch):
     agent = make_agent("llm:my-model", api_key_env="TB_FAKE_KEY", concurrency=3)
     assert agent.base_url == "https://alice:hunter2@api.example.com/v1?t=tok123"
     text = repr(agent)
-    assert "'https://api.example.com/v1'" in text
-    assert not any(secret in text for secret in ("alice", "hunter2", "tok123"))
+    assert "TB_FAKE_KEY" in text
+    assert not any(secret in text for secret in ("alice", "hunter2", "tok123", "example.com"))
     blob = pickle.dumps(AsyncBatch(agent.spawn, max_batch_size=agent.concurrency))
     assert key.encode() not in blob and key not in text
     assert pickle.loads(blob).factory.__self__.model == "my-model"

@@ -163,7 +163,7 @@ class ChatAgent:
     Example:
         >>> agent = ChatAgent("gemma-3-270m", base_url="http://127.0.0.1:8080/v1")
         >>> agent
-        ChatAgent(model='gemma-3-270m', base_url='http://127.0.0.1:8080/v1', api_key_env='OPENAI_API_KEY', parse='lenient', constrain='auto', history=8, temperature=0.0, max_tokens=32)
+        ChatAgent(model='gemma-3-270m', api_key_env='OPENAI_API_KEY', parse='lenient', constrain='auto', history=8, temperature=0.0, max_tokens=32)
     """
 
     needs_oracle = False
@@ -231,10 +231,12 @@ class ChatAgent:
         return f"llm-{self.model.rsplit('/', 1)[-1]}"
 
     def __repr__(self) -> str:
+        # Where the model is served is not part of the run's identity (the repr goes into
+        # run.json): a run resumes against a restarted server on another port.
         return (
-            f"ChatAgent(model={self.model!r}, base_url={redact_url(self.base_url)!r}, "
-            f"api_key_env={self.api_key_env!r}, parse={self.parse!r}, constrain={self.constrain!r}, "
-            f"history={self.history}, temperature={self.temperature}, max_tokens={self.max_tokens})"
+            f"ChatAgent(model={self.model!r}, api_key_env={self.api_key_env!r}, "
+            f"parse={self.parse!r}, constrain={self.constrain!r}, history={self.history}, "
+            f"temperature={self.temperature}, max_tokens={self.max_tokens})"
         )
 
     def __getstate__(self) -> dict[str, Any]:
