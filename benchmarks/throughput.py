@@ -52,6 +52,7 @@ def native_ids() -> list[str]:
         env_id
         for env_id, spec in gym.registry.items()
         if str(spec.kwargs.get("game_entry_point", "")).startswith("turnbudget.envs.native")
+        and "difficulty" in spec.kwargs  # the registered difficulties, not the free -v0 ids
     )
 
 

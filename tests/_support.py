@@ -15,12 +15,13 @@ import turnbudget  # noqa: F401 - registers the envs
 
 
 def native_env_ids() -> list[str]:
-    """Every registered id served by a native (pure-Python) game."""
+    """Every registered difficulty of a native (pure-Python) game (not the free ``-v0`` ids)."""
     return sorted(
         env_id
         for env_id, spec in gym.registry.items()
         if env_id.startswith("turnbudget/")
         and str(spec.kwargs.get("game_entry_point", "")).startswith("turnbudget.envs.native")
+        and "difficulty" in spec.kwargs
     )
 
 

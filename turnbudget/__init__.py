@@ -8,8 +8,8 @@ when the feature that needs them is used.
 
 from __future__ import annotations
 
-from turnbudget.envs.registration import register_envs
-from turnbudget.stack import make
+from turnbudget.registration import register_envs
+from turnbudget.wrappers.stack import make
 
 __all__ = ["__version__", "make", "register_envs"]
 __version__ = "0.1.0"

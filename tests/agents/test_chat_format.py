@@ -173,7 +173,7 @@ def test_make_agent_llm_spec_and_options():
     )
     with pytest.raises(ValueError, match="model name"):
         make_agent("llm:")
-    with pytest.raises(ValueError, match="apply to `llm:MODEL` agents only"):
+    with pytest.raises(ValueError, match="takes no option"):
         make_agent("random", base_url="http://x/v1")
 
 

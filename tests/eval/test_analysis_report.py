@@ -191,7 +191,7 @@ def test_eval_cli_module_imports_nothing_heavy():
     import sys
 
     code = (
-        "import sys, turnbudget.eval.cli_eval, turnbudget.eval.cli_report;"
+        "import sys, turnbudget.cli.eval, turnbudget.cli.report;"
         "print(sorted(m for m in ('matplotlib', 'tqdm', 'turnbudget.eval.rollout') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -16,7 +16,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import turnbudget
-from turnbudget.stack import STACK_ORDER
 from turnbudget.wrappers import (
     InjectErrors,
     ProcessReward,
@@ -24,6 +23,7 @@ from turnbudget.wrappers import (
     RevealBudget,
     SampleTurnBudget,
 )
+from turnbudget.wrappers.stack import STACK_ORDER
 
 
 def chain(env: gym.Env) -> list[str]:

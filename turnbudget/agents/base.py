@@ -31,6 +31,8 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from turnbudget._checks import check_positive_int
+
 __all__ = [
     "ORACLE_KEY",
     "Agent",
@@ -109,23 +111,13 @@ class AsyncBatch:
     def __init__(self, factory: Any, max_batch_size: int = 16, concurrency: int | None = None):
         if not callable(factory):
             raise TypeError(f"Expect `factory` to be callable, got {factory!r}")
-        if (
-            isinstance(max_batch_size, bool)
-            or int(max_batch_size) != max_batch_size
-            or max_batch_size < 1
-        ):
-            raise ValueError(
-                f"Expect `max_batch_size` to be a positive int, got {max_batch_size!r}"
-            )
-        if concurrency is not None and (
-            isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1
-        ):
-            raise ValueError(
-                f"Expect `concurrency` to be a positive int or None, got {concurrency!r}"
-            )
         self.factory = factory
-        self.max_batch_size = int(max_batch_size)
-        self.concurrency = self.max_batch_size if concurrency is None else concurrency
+        self.max_batch_size = check_positive_int(max_batch_size, "max_batch_size")
+        self.concurrency = (
+            self.max_batch_size
+            if concurrency is None
+            else check_positive_int(concurrency, "concurrency")
+        )
         probe = factory()
         self.needs_oracle = bool(getattr(probe, "needs_oracle", False))
         self.budget_aware = bool(getattr(probe, "budget_aware", False))

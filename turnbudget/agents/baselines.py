@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from turnbudget._checks import check_probability
 from turnbudget.agents.base import ORACLE_KEY
 
 __all__ = ["OracleAgent", "RandomAgent"]
@@ -50,6 +51,13 @@ class RandomAgent:
         admissible = list(info.get("admissible_actions") or ())
         return _choice(self._rng, admissible) if admissible else _FALLBACK
 
+    @classmethod
+    def from_spec(cls, arg: str = "") -> RandomAgent:
+        """The ``random`` agent spec: takes no argument."""
+        if arg:
+            raise ValueError(f"Expect `random` without an argument, got `random:{arg}`")
+        return cls()
+
     def __repr__(self) -> str:
         return "RandomAgent()"
 
@@ -76,13 +84,7 @@ class OracleAgent:
     budget_aware = False
 
     def __init__(self, epsilon: float = 0.0):
-        if (
-            isinstance(epsilon, bool)
-            or not isinstance(epsilon, (int, float))
-            or not 0.0 <= epsilon <= 1.0
-        ):
-            raise ValueError(f"Expect `epsilon` to be a float in [0, 1], got {epsilon!r}")
-        self.epsilon = float(epsilon)
+        self.epsilon = check_probability(epsilon, "epsilon")
         self._rng = np.random.default_rng(0)
 
     @property
@@ -107,6 +109,15 @@ class OracleAgent:
         if not pool:
             return _FALLBACK
         return pool[min(int(u * len(pool)), len(pool) - 1)]
+
+    @classmethod
+    def from_spec(cls, arg: str = "") -> OracleAgent:
+        """The ``oracle[:EPSILON]`` agent spec (``oracle`` alone: epsilon 0)."""
+        try:
+            epsilon = float(arg) if arg else 0.0
+        except ValueError:
+            raise ValueError(f"Expect `oracle:EPSILON` with a number, got `oracle:{arg}`") from None
+        return cls(epsilon)
 
     def __repr__(self) -> str:
         return f"OracleAgent(epsilon={self.epsilon:g})"

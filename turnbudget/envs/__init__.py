@@ -1,1 +1,21 @@
-"""Text games: native procedural games (``native/``) and TextWorld games (``textworld/``)."""
+"""The games: the shared contract (`core`), native games and TextWorld games.
+
+`VARIANTS` lists every registered configuration of every family as data;
+`turnbudget.registration` turns them into ``turnbudget/`` ids. Nothing here
+imports a wrapper, the evaluator or textworld.
+"""
+
+from __future__ import annotations
+
+from turnbudget.envs.core import EnvVariant, Oracle, TextEnv, World, get_oracle
+from turnbudget.envs.native import keyquest, maze
+from turnbudget.envs.textworld import variants as textworld_variants
+
+__all__ = ["VARIANTS", "EnvVariant", "Oracle", "TextEnv", "World", "get_oracle"]
+
+#: Every registered configuration, family by family.
+VARIANTS: tuple[EnvVariant, ...] = (
+    *keyquest.VARIANTS,
+    *maze.VARIANTS,
+    *textworld_variants.VARIANTS,
+)

@@ -1,4 +1,8 @@
-"""Pass@(K,T) evaluation: the estimator, the rollout engine, the analysis and the reports."""
+"""Pass@(K,T) evaluation: the estimator, `evaluate` and its backends, the analysis and the reports.
+
+`plan` turns `evaluate`'s arguments into episodes, `runner` plays them,
+`backends` decide where (this process, a process pool, ...).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from turnbudget.eval.estimator import GridEstimate, estimate_grid, pass_at_k, pa
 __all__ = ["GridEstimate", "estimate_grid", "evaluate", "pass_at_k", "pass_at_kt"]
 
 
-def __getattr__(name: str) -> Any:  # the engine pulls in tqdm and the wrapper stack: load it on use
+def __getattr__(name: str) -> Any:  # evaluate pulls in tqdm and the wrapper stack: load it on use
     if name == "evaluate":
         from turnbudget.eval.rollout import evaluate
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from turnbudget._checks import is_whole
+
 __all__ = [
     "GridEstimate",
     "estimate_from_task_grids",
@@ -35,7 +37,7 @@ __all__ = [
 
 
 def _check_k(n: int, k: int) -> None:
-    if isinstance(k, bool) or int(k) != k or k < 1:
+    if not is_whole(k) or k < 1:
         raise ValueError(f"Expect k to be a positive int, got {k!r}")
     if k > n:
         raise ValueError(
@@ -55,7 +57,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         >>> round(pass_at_k(n=10, c=3, k=2), 6)  # 1 - C(7,2)/C(10,2)
         0.533333
     """
-    if isinstance(n, bool) or int(n) != n or n < 1:
+    if not is_whole(n) or n < 1:
         raise ValueError(f"Expect n to be a positive int, got {n!r}")
     if not 0 <= c <= n:
         raise ValueError(f"Expect 0 <= c <= n, got c={c!r}, n={n}")
@@ -188,7 +190,7 @@ def estimate_from_task_grids(
     """
     if not 0 < confidence < 1:
         raise ValueError(f"Expect `confidence` in (0, 1), got {confidence!r}")
-    if isinstance(n_bootstrap, bool) or int(n_bootstrap) != n_bootstrap or n_bootstrap < 0:
+    if not is_whole(n_bootstrap) or n_bootstrap < 0:
         raise ValueError(f"Expect `n_bootstrap` to be a non-negative int, got {n_bootstrap!r}")
     grids = np.asarray(grids, dtype=np.float64)
     if grids.ndim != 3 or grids.shape[1:] != (len(ks), len(ts)) or len(grids) == 0:

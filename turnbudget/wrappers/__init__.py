@@ -1,6 +1,6 @@
 """Composable wrappers that turn any turnbudget env into a turn-budget experiment.
 
-Stacking order, innermost first (what `turnbudget.make` builds):
+Stacking order, innermost first (what `make`, also `turnbudget.make`, builds):
 `TurnBudget` (inside every registered id) → `SampleTurnBudget` → `InjectErrors`
 → `RecordStepOutcomes` → `ProcessReward` → `RevealBudget` → `DiscreteActions`
 → `TextFeatures`.
@@ -19,11 +19,13 @@ from turnbudget.wrappers.record_step_outcomes import (
 )
 from turnbudget.wrappers.reveal_budget import RevealBudget
 from turnbudget.wrappers.sample_turn_budget import BudgetMix, SampleTurnBudget
+from turnbudget.wrappers.stack import STACK_ORDER, make
 from turnbudget.wrappers.text_features import TextFeatures
 from turnbudget.wrappers.turn_budget import TurnBudget
 
 __all__ = [
     "ERROR_KINDS",
+    "STACK_ORDER",
     "BudgetMix",
     "DiscreteActions",
     "EpisodeRecord",
@@ -37,4 +39,5 @@ __all__ = [
     "StepRecord",
     "TextFeatures",
     "TurnBudget",
+    "make",
 ]

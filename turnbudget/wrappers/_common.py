@@ -8,6 +8,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from turnbudget.envs.core import get_oracle
+
 __all__ = ["EpisodeSeeder", "env_id_of", "find_wrapper", "require_oracle", "require_single"]
 
 
@@ -23,14 +25,7 @@ def find_wrapper(env: gym.Env, cls: type) -> Any | None:
 
 def require_oracle(env: gym.Env, methods: tuple[str, ...], wrapper: str, hint: str = "") -> None:
     """Raise ``TypeError`` at construction when the unwrapped env lacks an oracle method."""
-    game = env.unwrapped
-    missing = [m for m in methods if not callable(getattr(game, m, None))]
-    if missing:
-        names = ", ".join(f"`{m}()`" for m in missing)
-        raise TypeError(
-            f"{wrapper} needs the oracle method(s) {names} on the unwrapped env, "
-            f"which {type(game).__name__} does not have{hint}"
-        )
+    get_oracle(env, methods, needed_by=wrapper, hint=hint)
 
 
 def env_id_of(env: gym.Env) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import numbers
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -11,6 +10,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.core import ObsType
 
+from turnbudget._checks import check_positive_int, is_int
 from turnbudget.wrappers._common import require_single
 
 __all__ = ["DiscreteActions"]
@@ -55,12 +55,7 @@ class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordCons
     def __init__(self, env: gym.Env[ObsType, str], max_actions: int = 16):
         gym.utils.RecordConstructorArgs.__init__(self, max_actions=max_actions)
         gym.ActionWrapper.__init__(self, env)
-        if (
-            isinstance(max_actions, bool)
-            or not isinstance(max_actions, numbers.Integral)
-            or max_actions <= 0
-        ):
-            raise ValueError(f"Expect `max_actions` to be a positive int, got {max_actions!r}")
+        check_positive_int(max_actions, "max_actions")
         if not isinstance(env.action_space, spaces.Text):
             raise ValueError(f"DiscreteActions needs a Text action space, got {env.action_space}")
         require_single(env, DiscreteActions)
@@ -84,11 +79,7 @@ class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordCons
         """The command for index ``action`` (a non-command when it is masked)."""
         if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
             action = action.reshape(()).item()
-        if (
-            isinstance(action, bool)
-            or not isinstance(action, numbers.Integral)
-            or not 0 <= action < self.max_actions
-        ):
+        if not is_int(action) or not 0 <= action < self.max_actions:
             raise ValueError(f"Expect an action in Discrete({self.max_actions}), got {action!r}")
         return self._commands[action] if action < len(self._commands) else _INVALID_COMMAND
 

@@ -6,8 +6,6 @@ import bisect
 import copy
 import itertools
 import logging
-import math
-import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any, SupportsFloat, TypedDict
 
@@ -15,6 +13,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from turnbudget._checks import check_positive_int, check_probability, normalize_weights
 from turnbudget.wrappers._common import EpisodeSeeder, require_oracle, require_single
 
 __all__ = ["ERROR_KINDS", "InjectErrors", "InjectedError"]
@@ -109,9 +108,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
             transient_message=transient_message, check_slips=check_slips,
         )  # fmt: skip
         gym.Wrapper.__init__(self, env)
-        if isinstance(rate, bool) or not isinstance(rate, numbers.Real) or not 0.0 <= rate <= 1.0:
-            raise ValueError(f"Expect `rate` to be a number in [0, 1], got {rate!r}")
-        self.rate = float(rate)
+        self.rate = check_probability(rate, "rate")
         self.kinds = _check_kinds(kinds, "kinds")
         if not self.kinds:
             raise ValueError("Expect `kinds` to name at least one error kind, got none")
@@ -288,18 +285,7 @@ def _check_kinds(kinds: Any, name: str) -> tuple[str, ...]:
 
 
 def _check_weights(weights: Sequence[float] | None, n: int) -> tuple[float, ...]:
-    if weights is None:
-        return (1.0 / n,) * n
-    weights = list(weights)
-    if len(weights) != n:
-        raise ValueError(f"Expect `weights` to have one weight per kind ({n}), got {len(weights)}")
-    for w in weights:
-        if isinstance(w, bool) or not isinstance(w, numbers.Real) or not math.isfinite(w) or w < 0:
-            raise ValueError(f"Expect every weight to be a finite number >= 0, got {w!r}")
-    total = float(sum(weights))
-    if total <= 0:
-        raise ValueError(f"Expect `weights` to have a positive sum, got {weights!r}")
-    return tuple(float(w) / total for w in weights)
+    return normalize_weights(weights, n, per="kind")
 
 
 def _check_schedule(schedule: Any) -> dict[int, str]:
@@ -314,8 +300,7 @@ def _check_schedule(schedule: Any) -> dict[int, str]:
         ) from None
     result: dict[int, str] = {}
     for turn, kind in pairs:
-        if isinstance(turn, bool) or not isinstance(turn, numbers.Integral) or turn <= 0:
-            raise ValueError(f"Expect every turn in `schedule` to be a positive int, got {turn!r}")
+        check_positive_int(turn, "schedule", subject="every turn in `schedule`")
         if kind not in ERROR_KINDS:
             raise ValueError(
                 f"Unknown error kind {kind!r} in `schedule`: expect one of {ERROR_KINDS}"

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
 from gymnasium.core import ActType, ObsType
 
+from turnbudget._checks import is_real
 from turnbudget.wrappers._common import require_oracle, require_single
 
 __all__ = ["ProcessReward"]
@@ -17,7 +17,7 @@ _POTENTIALS = ("distance", "progress")
 
 
 def _check_real(value: Any, name: str, low: float, high: float, low_open: bool = False) -> float:
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    ok = is_real(value) and math.isfinite(value)
     if ok:
         ok = (low < value if low_open else low <= value) and value <= high
     if not ok:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import numbers
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any, Literal, SupportsFloat, TypedDict
 
 import gymnasium as gym
 
+from turnbudget._checks import is_int
 from turnbudget.wrappers._common import env_id_of, require_oracle
 from turnbudget.wrappers.inject_errors import InjectedError
 
@@ -95,6 +95,24 @@ def _rate(hits: int, total: int) -> float | None:
     return hits / total if total else None
 
 
+class _StepCounts:
+    """Judged steps (those with an oracle answer) and the optimal ones among them, by phase."""
+
+    __slots__ = (
+        "after_error",
+        "judged",
+        "on_track",
+        "optimal",
+        "optimal_after_error",
+        "optimal_on_track",
+    )
+
+    def __init__(self) -> None:
+        self.optimal = self.judged = 0
+        self.optimal_on_track = self.on_track = 0
+        self.optimal_after_error = self.after_error = 0
+
+
 class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorArgs):
     """Record what happened at every step and a summary of every episode.
 
@@ -166,11 +184,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         gym.Wrapper.__init__(self, env)
         if callback is not None and not callable(callback):
             raise ValueError(f"Expect `callback` to be callable, got {callback!r}")
-        if env_index is not None and (
-            isinstance(env_index, bool)
-            or not isinstance(env_index, numbers.Integral)
-            or env_index < 0
-        ):
+        if env_index is not None and (not is_int(env_index) or env_index < 0):
             raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {env_index!r}")
         if oracle:
             require_oracle(
@@ -247,8 +261,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         self._open: list[tuple[int, int]] = []
         self._recovered: list[int] = []
         self._last_was_error = False
-        # optimal and judged steps: all, on track, right after an error
-        self._counts = [0, 0, 0, 0, 0, 0]
+        self._counts = _StepCounts()
         self._pending = []
 
     def _common(self) -> dict[str, Any]:
@@ -289,14 +302,14 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
                 and agent_before is not None and after is not None and after == agent_before - 1
             )  # fmt: skip
             counts = self._counts
-            counts[0] += optimal
-            counts[1] += 1
+            counts.optimal += optimal
+            counts.judged += 1
             if phase == "on_track":
-                counts[2] += optimal
-                counts[3] += 1
+                counts.optimal_on_track += optimal
+                counts.on_track += 1
             elif phase == "after_error":
-                counts[4] += optimal
-                counts[5] += 1
+                counts.optimal_after_error += optimal
+                counts.after_error += 1
 
         error_self = executed and _increases(agent_before, after)
         if applied is not None:
@@ -364,15 +377,15 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
                 n_recovered=len(self._recovered),
                 n_unrecovered=len(self._open),
                 turns_to_recover=list(self._recovered),
-                optimal_step_rate=_rate(counts[0], counts[1]),
-                optimal_step_rate_on_track=_rate(counts[2], counts[3]),
-                optimal_step_rate_after_error=_rate(counts[4], counts[5]),
-                n_steps_on_track=counts[3],
-                n_steps_after_error=counts[5],
-                n_steps_judged=counts[1],
-                n_optimal_steps=counts[0],
-                n_optimal_on_track=counts[2],
-                n_optimal_after_error=counts[4],
+                optimal_step_rate=_rate(counts.optimal, counts.judged),
+                optimal_step_rate_on_track=_rate(counts.optimal_on_track, counts.on_track),
+                optimal_step_rate_after_error=_rate(counts.optimal_after_error, counts.after_error),
+                n_steps_on_track=counts.on_track,
+                n_steps_after_error=counts.after_error,
+                n_steps_judged=counts.judged,
+                n_optimal_steps=counts.optimal,
+                n_optimal_on_track=counts.optimal_on_track,
+                n_optimal_after_error=counts.optimal_after_error,
             )
         )
         records, self._pending = self._pending, None
@@ -400,7 +413,4 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
 def _jsonable(event: Any) -> dict[str, Any] | None:
     if not event:
         return None
-    return {
-        k: (int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v)
-        for k, v in event.items()
-    }
+    return {k: (int(v) if is_int(v) else v) for k, v in event.items()}

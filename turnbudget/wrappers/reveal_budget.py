@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
 from gymnasium import spaces
 from gymnasium.core import ActType
 
+from turnbudget._checks import check_positive_int
 from turnbudget.wrappers._common import find_wrapper, require_single
 from turnbudget.wrappers.turn_budget import TurnBudget
 
@@ -79,12 +79,7 @@ class RevealBudget(gym.Wrapper[str, ActType, str, ActType], gym.utils.RecordCons
         if name == "final":
             if final_turns is None:
                 raise ValueError("Expect `final_turns` (a positive int) with mode 'final'")
-            if (
-                isinstance(final_turns, bool)
-                or not isinstance(final_turns, numbers.Integral)
-                or final_turns <= 0
-            ):
-                raise ValueError(f"Expect `final_turns` to be a positive int, got {final_turns!r}")
+            check_positive_int(final_turns, "final_turns")
         elif final_turns is not None:
             raise ValueError(f"`final_turns` is only for mode 'final', got mode={mode!r}")
         if not isinstance(template, str):

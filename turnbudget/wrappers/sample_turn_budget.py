@@ -5,7 +5,6 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, SupportsFloat
@@ -14,6 +13,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.core import ActType, ObsType
 
+from turnbudget._checks import normalize_weights
 from turnbudget.wrappers._common import EpisodeSeeder, find_wrapper, require_single
 from turnbudget.wrappers.turn_budget import TurnBudget, check_turn_budget
 
@@ -52,25 +52,8 @@ class BudgetMix:
                 f"Expect `values` to be a non-empty sequence of positive ints, got {values!r}"
             )
         checked = tuple(check_turn_budget(v, "values[i]") for v in values)
-        if weights is None:
-            weights = [1.0] * len(checked)
-        weights = list(weights)
-        if len(weights) != len(checked):
-            raise ValueError(
-                f"Expect `weights` to have one weight per value ({len(checked)}), got {len(weights)}"
-            )
-        for w in weights:
-            if (
-                isinstance(w, bool)
-                or not isinstance(w, numbers.Real)
-                or not math.isfinite(w)
-                or w < 0
-            ):
-                raise ValueError(f"Expect every weight to be a finite number >= 0, got {w!r}")
-        total = float(sum(weights))
-        if total <= 0:
-            raise ValueError(f"Expect `weights` to have a positive sum, got {weights!r}")
-        return cls("choice", values=checked, probabilities=tuple(float(w) / total for w in weights))
+        probabilities = normalize_weights(weights, len(checked), per="value")
+        return cls("choice", values=checked, probabilities=probabilities)
 
     @classmethod
     def uniform(cls, low: int, high: int) -> BudgetMix:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 import re
 import zlib
 from typing import Any, SupportsFloat
@@ -12,6 +11,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.core import ActType
 
+from turnbudget._checks import check_positive_int
 from turnbudget.wrappers._common import require_single
 
 __all__ = ["TextFeatures", "hashed_ngrams"]
@@ -96,9 +96,8 @@ class TextFeatures(
             include_admissible=include_admissible,
         )
         gym.ObservationWrapper.__init__(self, env)
-        for name, value in (("dim", dim), ("ngrams", ngrams)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-                raise ValueError(f"Expect `{name}` to be a positive int, got {value!r}")
+        check_positive_int(dim, "dim")
+        check_positive_int(ngrams, "ngrams")
         if not isinstance(env.observation_space, spaces.Text):
             raise ValueError(
                 f"TextFeatures needs a Text observation space, got {env.observation_space}"

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
 from gymnasium.core import ActType, ObsType
+
+from turnbudget._checks import check_positive_int
 
 __all__ = ["TurnBudget", "check_turn_budget"]
 
 
 def check_turn_budget(value: Any, name: str = "turn_budget") -> int:
     """Return ``value`` as an int if it is a positive integer, else raise ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-        raise ValueError(f"Expect `{name}` to be a positive int, got {value!r}")
-    return int(value)
+    return check_positive_int(value, name)
 
 
 class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs):

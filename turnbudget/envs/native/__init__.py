@@ -1,30 +1,9 @@
-"""Native procedural text games: pure Python, fast, with exact oracles."""
+"""Native procedural text games: pure Python, fast, with exact oracles.
+
+Each family module (`maze`, `keyquest`) declares its difficulty configs,
+default budgets and registered `VARIANTS`.
+"""
 
 from __future__ import annotations
 
-from turnbudget.envs.registration import register_game
-
-__all__ = ["DEFAULT_BUDGETS", "register_native_envs"]
-
-# Default budgets: at least twice the longest optimal solution of the variant
-# (Easy <= 12, Medium <= 30, Hard <= 60 turns by construction).
-DEFAULT_BUDGETS = {"Easy": 30, "Medium": 64, "Hard": 128}
-
-
-_GAMES = {
-    # KeyQuest: rooms, locked doors, keys behind other doors, a treasure to deliver
-    "KeyQuest": "turnbudget.envs.native.keyquest:KeyQuest",
-    # Maze: navigation under partial observability, dead ends and loops
-    "Maze": "turnbudget.envs.native.maze:Maze",
-}
-
-
-def register_native_envs() -> None:
-    for family, entry_point in _GAMES.items():
-        for difficulty, budget in DEFAULT_BUDGETS.items():
-            register_game(
-                f"{family}-{difficulty}-v0",
-                entry_point,
-                turn_budget=budget,
-                difficulty=difficulty.lower(),
-            )
+__all__: list[str] = []

@@ -1,34 +1,30 @@
 """The native text-game engine: command parsing, the turn loop, text rendering.
 
 Each game is a subclass that implements world generation and the effect of
-commands (Minigrid's shape). The engine owns everything that must behave the
-same in every game: commands are normalized case- and whitespace-insensitively
-with a few natural synonyms, anything that is not an admissible command costs a
-turn with feedback and ``valid_action=False``, a non-string action is a
-``TypeError``, and observations always fit the printable ``Text`` space.
+commands (Minigrid's shape). The contract shared with every text env (spaces,
+the step checks, game over, observation limits) is `turnbudget.envs.core`; this
+engine adds what native games share: commands are normalized case- and
+whitespace-insensitively with a few natural synonyms, anything that is not an
+admissible command costs a turn with feedback and ``valid_action=False``, and
+difficulties are data (a config dataclass per difficulty, overridable field by
+field through keyword arguments).
 """
 
 from __future__ import annotations
 
-import string
+import dataclasses
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
-__all__ = [
-    "MAX_ACTION_LENGTH",
-    "MAX_OBSERVATION_LENGTH",
-    "PRINTABLE",
-    "TextGame",
-    "normalize_command",
-    "sanitize_for_display",
-]
+from turnbudget._checks import is_int
+from turnbudget.envs.core import INFO_VALID_ACTION, PRINTABLE, Outcome, TextEnv
 
-PRINTABLE = frozenset(string.printable)
-MAX_OBSERVATION_LENGTH = 4096
-MAX_ACTION_LENGTH = 256
+__all__ = ["NativeWorld", "TextGame", "normalize_command", "sanitize_for_display"]
+
+_PRINTABLE_SET = frozenset(PRINTABLE)
+_LINE_BREAKS = "\t\n\r\x0b\x0c"
 
 _ARTICLES = frozenset({"the", "a", "an"})
 _DIRECTIONS = {
@@ -83,15 +79,17 @@ def normalize_command(command: str) -> str:
 def sanitize_for_display(text: str, limit: int = 40) -> str:
     """Printable-ASCII, single-line, shortened copy of user input, safe to echo back."""
     cleaned = "".join(
-        ch if ch in PRINTABLE and ch not in "\t\n\r\x0b\x0c" else "?" for ch in text[: limit + 1]
+        ch if ch in _PRINTABLE_SET and ch not in _LINE_BREAKS else "?" for ch in text[: limit + 1]
     )
     return cleaned[:limit] + "..." if len(text) > limit else cleaned
 
 
-class TextGame(gym.Env[str, str]):
+class TextGame(TextEnv):
     """Base class of the native text games.
 
-    Subclasses implement:
+    Subclasses set ``configs`` (difficulty name -> a frozen config dataclass)
+    and ``default_budgets`` (difficulty name -> default turn budget), and
+    implement the world:
 
     - ``_generate()``: build a new world from ``self.np_random`` only, and set
       ``self.goal`` (the goal sentence);
@@ -108,35 +106,54 @@ class TextGame(gym.Env[str, str]):
     The engine keeps ``self._state_version``, bumped on every state change, so
     subclasses can cache per-state work (admissible lists, descriptions, oracle
     answers).
+
+    Any field of the config dataclass can be overridden by keyword
+    (``Maze(difficulty="hard", width=12)``); ``default_turn_budget`` then grows
+    to at least twice the variant's longest optimal solution.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
-    difficulties: ClassVar[tuple[str, ...]] = ("easy", "medium", "hard")
+    configs: ClassVar[Mapping[str, Any]] = {}
+    default_budgets: ClassVar[Mapping[str, int]] = {}
 
-    def __init__(self, difficulty: str = "easy", render_mode: str | None = None):
+    def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: Any):
         difficulty = str(difficulty).lower()
-        if difficulty not in self.difficulties:
+        if difficulty not in self.configs:
             raise ValueError(
-                f"Expect `difficulty` to be one of {self.difficulties}, got {difficulty!r}"
+                f"Expect `difficulty` to be one of {tuple(self.configs)}, got {difficulty!r}"
             )
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"Expect `render_mode` to be one of {self.metadata['render_modes']}, got {render_mode!r}"
-            )
+        super().__init__(render_mode=render_mode)
         self.difficulty = difficulty
-        self.render_mode = render_mode
-        self.observation_space = spaces.Text(
-            max_length=MAX_OBSERVATION_LENGTH, min_length=0, charset=PRINTABLE
-        )
-        self.action_space = spaces.Text(
-            max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE
+        self.config = self._configure(self.configs[difficulty], config)
+        # Budgets stay at least twice the longest optimal solution of the variant.
+        self.default_turn_budget = max(
+            self.default_budgets[difficulty], 2 * self.config.max_distance
         )
         self.goal = ""
         self._won = False
         self._lost = False
-        self._last_observation = ""
         self._state_version = 0
         self._admissible_cache: tuple[int, list[str], frozenset[str]] | None = None
+
+    def _configure(self, base: Any, overrides: dict[str, Any]) -> Any:
+        """``base`` with ``overrides`` applied, each a non-negative int, min <= max distance."""
+        fields = [f.name for f in dataclasses.fields(base)]
+        unknown = sorted(set(overrides) - set(fields))
+        if unknown:
+            raise TypeError(
+                f"{type(self).__name__} got unexpected argument(s) {', '.join(unknown)}; "
+                f"expect difficulty, render_mode or a config field: {', '.join(fields)}"
+            )
+        for name, value in overrides.items():
+            if not is_int(value) or value < 0:
+                raise ValueError(f"Expect `{name}` to be a non-negative int, got {value!r}")
+        config = dataclasses.replace(base, **{k: int(v) for k, v in overrides.items()})
+        if not 1 <= config.min_distance <= config.max_distance:
+            raise ValueError(
+                "Expect 1 <= `min_distance` <= `max_distance`, got "
+                f"{config.min_distance} and {config.max_distance}"
+            )
+        return config
 
     # Lists that steps mutate in place. Everything else in a game is either
     # rebound when it changes or a per-world table that never changes (memo
@@ -166,34 +183,19 @@ class TextGame(gym.Env[str, str]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        self._won = self._lost = False
+        self._won = self._lost = self._episode_over = False
         self._admissible_cache = None
         self._generate()
+        self._in_episode = True
         self._state_changed()
         observation = self._observe(f"{self.goal}\n\n{self._describe()}")
         info = self._info()
         info["goal"] = self.goal
         return observation, info
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if not isinstance(action, str):
-            raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
-        if not self.goal:  # set by every world generation
-            raise gym.error.ResetNeeded("Call reset() before step()")
-        if self._won or self._lost:
-            observation = self._observe("The game is over. Call reset() to play again.")
-            return observation, 0.0, True, False, self._info(valid_action=False)
-        _, admissible, admissible_set = self._admissible_now()
-        # Fast path: agents that pick from info["admissible_actions"] send canonical commands.
-        command = action if action in admissible_set else normalize_command(action)
-        if command in admissible_set:
-            feedback = self._apply(command)
-            self._state_changed()
-            valid = True
-        else:
-            feedback = self._explain_invalid(command, action)
-            valid = False
-        terminated = self._won or self._lost
+    def _play(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        feedback, valid = self._command(action)
+        terminated = self._episode_over = self._won or self._lost
         text = feedback if terminated else f"{feedback}\n\n{self._describe()}"
         observation = self._observe(text)
         return (
@@ -204,12 +206,23 @@ class TextGame(gym.Env[str, str]):
             self._info(valid_action=valid),
         )
 
-    def render(self) -> str | None:
-        if self.render_mode == "ansi":
-            return self._last_observation
-        if self.render_mode == "human":
-            print(self._last_observation)
-        return None
+    def _command(self, action: str) -> tuple[str, bool]:
+        """Parse and apply one free-form command: its feedback, and whether it was admissible.
+
+        A plain tuple, not an `Outcome`: this is the hot path of every step.
+        """
+        _, admissible, admissible_set = self._admissible_now()
+        # Fast path: agents that pick from info["admissible_actions"] send canonical commands.
+        command = action if action in admissible_set else normalize_command(action)
+        if command in admissible_set:
+            feedback = self._apply(command)
+            self._state_changed()
+            return feedback, True
+        return self._explain_invalid(command, action), False
+
+    def world(self) -> NativeWorld:
+        """This game as a `World` (rules and oracle, no Gymnasium front-end)."""
+        return NativeWorld(self)
 
     # -- helpers for subclasses ------------------------------------------------
 
@@ -245,12 +258,8 @@ class TextGame(gym.Env[str, str]):
             "progress": 1.0 if self._won else self._progress(),
         }
         if valid_action is not None:
-            info["valid_action"] = valid_action
+            info[INFO_VALID_ACTION] = valid_action
         return info
-
-    def _observe(self, text: str) -> str:
-        self._last_observation = text[:MAX_OBSERVATION_LENGTH]
-        return self._last_observation
 
     def _choice(self, sequence: list[Any] | tuple[Any, ...]) -> Any:
         """A seeded uniform choice from a sequence (never the global RNG)."""
@@ -288,3 +297,71 @@ class TextGame(gym.Env[str, str]):
     def inject_setback(self, rng: np.random.Generator) -> str:
         """Apply a recoverable perturbation and return its narration."""
         raise NotImplementedError
+
+
+class NativeWorld:
+    """A native game's world and rules behind the `World` API, for any front-end.
+
+    A PettingZoo front-end (or any other) drives the same engine as the
+    Gymnasium env: ``reset(rng)`` builds a world from a seeded generator,
+    ``apply(command)`` parses and applies one free-form command, and the oracle
+    answers from the same state.
+
+    Example:
+        >>> import numpy as np
+        >>> from turnbudget.envs.native.maze import Maze
+        >>> world = Maze(difficulty="easy").world()
+        >>> world.reset(np.random.default_rng(0))
+        >>> outcome = world.apply(world.optimal_actions()[0])
+        >>> outcome.valid, world.apply("dance").valid
+        (True, False)
+    """
+
+    def __init__(self, game: TextGame):
+        self.game = game
+
+    @property
+    def goal(self) -> str:
+        return self.game.goal
+
+    @property
+    def won(self) -> bool:
+        return self.game._won
+
+    @property
+    def lost(self) -> bool:
+        return self.game._lost
+
+    def reset(self, rng: np.random.Generator) -> None:
+        game = self.game
+        game._np_random = rng
+        game._won = game._lost = game._episode_over = False
+        game._admissible_cache = None
+        game._generate()
+        game._in_episode = True
+        game._state_changed()
+
+    def admissible_actions(self) -> list[str]:
+        return [] if self.won or self.lost else self.game.admissible_actions()
+
+    def describe(self) -> str:
+        return self.game._describe()
+
+    def apply(self, command: str) -> Outcome:
+        if self.won or self.lost:
+            return Outcome("The game is over.", False)
+        outcome = Outcome(*self.game._command(command))
+        self.game._episode_over = self.won or self.lost
+        return outcome
+
+    def progress(self) -> float:
+        return 1.0 if self.won else self.game._progress()
+
+    def optimal_actions(self) -> list[str]:
+        return self.game.optimal_actions()
+
+    def distance_to_goal(self) -> int | None:
+        return self.game.distance_to_goal()
+
+    def inject_setback(self, rng: np.random.Generator) -> str:
+        return self.game.inject_setback(rng)

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from turnbudget.envs.core import EnvVariant
 from turnbudget.envs.native.base import TextGame
 from turnbudget.envs.native.worldgen import DIRECTIONS, OPPOSITE, grid_maze, sample_names
 
-__all__ = ["KeyQuest", "KeyQuestConfig"]
+__all__ = ["CONFIGS", "DEFAULT_BUDGETS", "VARIANTS", "KeyQuest", "KeyQuestConfig"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,20 @@ CONFIGS = {
         width=5, height=5, doors=4, distractors=3, min_distance=35, max_distance=60
     ),
 }
+# Default budgets: at least twice the longest optimal solution of each difficulty.
+DEFAULT_BUDGETS = {"easy": 30, "medium": 64, "hard": 128}
+_ENTRY_POINT = "turnbudget.envs.native.keyquest:KeyQuest"
+# ------------------------------------------------------------------ KeyQuest
+VARIANTS = (
+    *(
+        EnvVariant(
+            f"KeyQuest-{d.capitalize()}-v0", _ENTRY_POINT, DEFAULT_BUDGETS[d], {"difficulty": d}
+        )
+        for d in CONFIGS
+    ),
+    # Free variant: difficulty and config fields as kwargs, the budget follows them.
+    EnvVariant("KeyQuest-v0", _ENTRY_POINT, None),
+)
 _COLORS = ("red", "blue", "green", "yellow", "silver", "bronze", "white", "black")
 _TREASURES = ("golden crown", "jeweled chalice", "ancient scroll", "crystal orb", "carved idol")
 _DISTRACTORS = ("old boot", "candle", "wooden spoon", "rusty nail", "feather", "tin cup")
@@ -88,10 +103,14 @@ class KeyQuest(TextGame):
     ``difficulty``: ``"easy"`` (3x3 rooms, 1 door, optimal 5-12 turns),
     ``"medium"`` (4x4, 2 doors, 15-30), ``"hard"`` (5x5, 4 doors, 35-60).
     ``render_mode``: ``"ansi"`` or ``"human"``.
+    Any field of `KeyQuestConfig` overrides the difficulty's value by keyword
+    (``difficulty="hard", doors=5, max_distance=80``); unknown keywords are a ``TypeError``.
 
     ## Registered configurations
     ``turnbudget/KeyQuest-Easy-v0`` (budget 30), ``turnbudget/KeyQuest-Medium-v0``
     (budget 64), ``turnbudget/KeyQuest-Hard-v0`` (budget 128).
+    ``turnbudget/KeyQuest-v0`` takes ``difficulty`` and config fields as kwargs;
+    its budget is the difficulty's, or twice ``max_distance`` when larger.
 
     ## Version history
     v0: initial release.
@@ -99,9 +118,19 @@ class KeyQuest(TextGame):
 
     _mutable_lists = ("_item_loc",)
 
-    def __init__(self, difficulty: str = "easy", render_mode: str | None = None):
-        super().__init__(difficulty=difficulty, render_mode=render_mode)
-        self.config = CONFIGS[self.difficulty]
+    configs = CONFIGS
+    default_budgets = DEFAULT_BUDGETS
+
+    def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
+        super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
+        cfg = self.config
+        # Each door has its own colour and sits on one passage of the rooms' spanning tree.
+        max_doors = min(len(_COLORS), cfg.width * cfg.height - 1)
+        if not 1 <= cfg.doors <= max_doors or cfg.distractors > len(_DISTRACTORS):
+            raise ValueError(
+                f"Expect 1 <= `doors` <= {max_doors} and `distractors` <= {len(_DISTRACTORS)} "
+                f"for a {cfg.width}x{cfg.height} KeyQuest, got {cfg.doors} and {cfg.distractors}"
+            )
 
     # -- generation ----------------------------------------------------------------
 
@@ -112,8 +141,11 @@ class KeyQuest(TextGame):
             distance = self.distance_to_goal()
             if distance is not None and cfg.min_distance <= distance <= cfg.max_distance:
                 break
-        else:  # pragma: no cover - the configurations above always succeed quickly
-            raise RuntimeError(f"could not generate a {self.difficulty} KeyQuest")
+        else:  # only config overrides can make the distance range unreachable
+            raise RuntimeError(
+                f"Could not generate a {type(self).__name__} with {self.config} in "
+                f"{_MAX_GENERATION_TRIES} tries: widen [min_distance, max_distance]"
+            )
         self._initial_distance = distance
 
     def _build_world(self, cfg: KeyQuestConfig) -> None:

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from turnbudget.envs.core import EnvVariant
 from turnbudget.envs.native.base import TextGame
 from turnbudget.envs.native.worldgen import DIRECTIONS, bfs_distances, grid_maze, sample_names
 
-__all__ = ["Maze", "MazeConfig"]
+__all__ = ["CONFIGS", "DEFAULT_BUDGETS", "VARIANTS", "Maze", "MazeConfig"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,18 @@ CONFIGS = {
     "medium": MazeConfig(width=7, height=7, extra_passages=5, min_distance=15, max_distance=30),
     "hard": MazeConfig(width=10, height=10, extra_passages=8, min_distance=35, max_distance=60),
 }
+# Default budgets: at least twice the longest optimal solution of each difficulty.
+DEFAULT_BUDGETS = {"easy": 30, "medium": 64, "hard": 128}
+_ENTRY_POINT = "turnbudget.envs.native.maze:Maze"
+# ------------------------------------------------------------------ Maze
+VARIANTS = (
+    *(
+        EnvVariant(f"Maze-{d.capitalize()}-v0", _ENTRY_POINT, DEFAULT_BUDGETS[d], {"difficulty": d})
+        for d in CONFIGS
+    ),
+    # Free variant: difficulty and config fields as kwargs, the budget follows them.
+    EnvVariant("Maze-v0", _ENTRY_POINT, None),
+)
 _MAX_GENERATION_TRIES = 100
 
 
@@ -66,10 +79,14 @@ class Maze(TextGame):
     ``difficulty``: ``"easy"`` (4x4 rooms, optimal 5-12 turns), ``"medium"``
     (7x7, 15-30), ``"hard"`` (10x10, 35-60). ``render_mode``: ``"ansi"`` or
     ``"human"``.
+    Any field of `MazeConfig` overrides the difficulty's value by keyword
+    (``width=12, height=12, max_distance=80``); unknown keywords are a ``TypeError``.
 
     ## Registered configurations
     ``turnbudget/Maze-Easy-v0`` (budget 30), ``turnbudget/Maze-Medium-v0``
     (budget 64), ``turnbudget/Maze-Hard-v0`` (budget 128).
+    ``turnbudget/Maze-v0`` takes ``difficulty`` and config fields as kwargs;
+    its budget is the difficulty's, or twice ``max_distance`` when larger.
 
     ## Version history
     v0: initial release.
@@ -77,9 +94,13 @@ class Maze(TextGame):
 
     _mutable_lists = ("_visited",)
 
-    def __init__(self, difficulty: str = "easy", render_mode: str | None = None):
-        super().__init__(difficulty=difficulty, render_mode=render_mode)
-        self.config = CONFIGS[self.difficulty]
+    configs = CONFIGS
+    default_budgets = DEFAULT_BUDGETS
+
+    def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
+        super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
+        if self.config.width * self.config.height < 2:
+            raise ValueError(f"Expect a Maze of at least 2 rooms, got {self.config}")
         self._exits: list[dict[str, int]] = []
         self._distance: list[int] = []
         self._names: list[str] = []
@@ -97,8 +118,11 @@ class Maze(TextGame):
             ]
             if starts:
                 break
-        else:  # pragma: no cover - the configurations above always succeed quickly
-            raise RuntimeError(f"could not generate a {self.difficulty} maze")
+        else:  # only config overrides can make the distance range unreachable
+            raise RuntimeError(
+                f"Could not generate a {type(self).__name__} with {self.config} in "
+                f"{_MAX_GENERATION_TRIES} tries: widen [min_distance, max_distance]"
+            )
         self._exits, self._distance = exits, distance
         self._names = sample_names(len(exits), self.np_random)
         self._room = self._choice(starts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from turnbudget._checks import is_int
 from turnbudget.envs.textworld.generated import GeneratedTextWorldEnv
 
 __all__ = ["Cooking"]
@@ -75,16 +76,16 @@ class Cooking(GeneratedTextWorldEnv):
         cache_dir: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
     ):
-        if isinstance(recipe, bool) or not isinstance(recipe, int) or not 1 <= recipe <= 5:
+        if not is_int(recipe) or not 1 <= recipe <= 5:
             raise ValueError(f"Expect `recipe` to be an int in [1, 5], got {recipe!r}")
-        if isinstance(take, bool) or not isinstance(take, int) or not 0 <= take <= recipe:
+        if not is_int(take) or not 0 <= take <= recipe:
             raise ValueError(f"Expect `take` to be an int in [0, recipe={recipe}], got {take!r}")
         if go not in (1, 6, 9, 12) or isinstance(go, bool):
             raise ValueError(f"Expect `go` to be one of 1, 6, 9, 12, got {go!r}")
         if split not in _SPLITS:
             raise ValueError(f"Expect `split` to be one of {_SPLITS}, got {split!r}")
         self.skills = {
-            "recipe": recipe, "take": take, "go": go, "open": bool(open), "cook": bool(cook),
+            "recipe": int(recipe), "take": int(take), "go": int(go), "open": bool(open), "cook": bool(cook),
             "cut": bool(cut), "drop": bool(drop), "split": split,
         }  # fmt: skip
         super().__init__(num_games=num_games, cache_dir=cache_dir, render_mode=render_mode)

@@ -5,15 +5,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from turnbudget._checks import check_positive_int
 from turnbudget.envs.textworld.generated import GeneratedTextWorldEnv
 
 __all__ = ["TextWorldCustom"]
-
-
-def _positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"Expect `{name}` to be a positive int, got {value!r}")
-    return value
 
 
 class TextWorldCustom(GeneratedTextWorldEnv):
@@ -65,9 +60,9 @@ class TextWorldCustom(GeneratedTextWorldEnv):
         cache_dir: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
     ):
-        self.world_size = _positive_int(world_size, "world_size")
-        self.nb_objects = _positive_int(nb_objects, "nb_objects")
-        self.quest_length = _positive_int(quest_length, "quest_length")
+        self.world_size = check_positive_int(world_size, "world_size")
+        self.nb_objects = check_positive_int(nb_objects, "nb_objects")
+        self.quest_length = check_positive_int(quest_length, "quest_length")
         super().__init__(num_games=num_games, cache_dir=cache_dir, render_mode=render_mode)
 
     def _settings(self) -> dict[str, Any]:

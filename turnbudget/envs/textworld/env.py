@@ -9,16 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
-from turnbudget.envs.textworld.sanitize import PRINTABLE, normalize_text, sanitize_command
+from turnbudget.envs.core import INFO_VALID_ACTION, MAX_OBSERVATION_LENGTH, TextEnv
+from turnbudget.envs.textworld.sanitize import normalize_text, sanitize_command
 
-__all__ = ["MAX_ACTION_LENGTH", "MAX_OBSERVATION_LENGTH", "TextWorldEnv", "require_textworld"]
-
-MAX_OBSERVATION_LENGTH = 8192
-MAX_ACTION_LENGTH = 256
+__all__ = ["TextWorldEnv", "clean_feedback", "require_textworld"]
 
 _INSTALL_HINT = 'TextWorld games need the textworld extra: pip install "turnbudget[textworld]"'
 # Lines of the ASCII-art title banner TextWorld prints on reset.
@@ -51,7 +47,7 @@ def clean_feedback(text: str) -> str:
     return text[:MAX_OBSERVATION_LENGTH]
 
 
-class TextWorldEnv(gym.Env[str, str]):
+class TextWorldEnv(TextEnv):
     """A compiled TextWorld game (``.z8``, or ``.ulx`` with TextWorld < 1.7) as a Gymnasium env.
 
     ## Description
@@ -130,17 +126,7 @@ class TextWorldEnv(gym.Env[str, str]):
         render_mode: str | None = None,
     ):
         require_textworld()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"Expect `render_mode` to be one of {self.metadata['render_modes']}, got {render_mode!r}"
-            )
-        self.render_mode = render_mode
-        self.observation_space = spaces.Text(
-            max_length=MAX_OBSERVATION_LENGTH, min_length=0, charset=PRINTABLE
-        )
-        self.action_space = spaces.Text(
-            max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE
-        )
+        super().__init__(render_mode=render_mode)
         self._game_files: list[Path] = []
         if game_file is None and self._needs_game_file:
             raise ValueError(
@@ -159,12 +145,10 @@ class TextWorldEnv(gym.Env[str, str]):
         self._history: list[str] = []  # commands sent since reset, replayed after unpickling
         self._score = 0
         self._moves = 0
-        self._done = False
         self._goal = ""
         self._walkthrough: list[str] | None = None
         self._policy_cache: tuple[int, list[str] | None] | None = None
         self._optimal_cache: tuple[int, list[str]] | None = None
-        self._last_observation = ""
         self.game_id: int | None = None
 
     # -- gymnasium API ---------------------------------------------------------
@@ -178,19 +162,13 @@ class TextWorldEnv(gym.Env[str, str]):
         self._start(path)
         self._history = []
         self._begin_episode()
+        self._in_episode = True
         observation = self._observe(clean_feedback(self._state.feedback))
         info = self._info()
         info["goal"] = self._goal
         return observation, info
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if not isinstance(action, str):
-            raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
-        if self._tw is None:
-            raise gym.error.ResetNeeded("Call reset() before step()")
-        if self._done:
-            observation = self._observe("The game is over. Call reset() to play again.")
-            return observation, 0.0, True, False, self._info(valid_action=False)
+    def _play(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         command, refusal = sanitize_command(action)
         if command is None:
             observation = self._observe(refusal)
@@ -199,24 +177,22 @@ class TextWorldEnv(gym.Env[str, str]):
         reward = self._send(command)
         observation = self._observe(clean_feedback(self._state.feedback) or "Nothing happens.")
         valid = self._moves > moves_before
-        return observation, reward, self._done, False, self._info(valid_action=valid)
-
-    def render(self) -> str | None:
-        if self.render_mode == "ansi":
-            return self._last_observation
-        return None
+        return observation, reward, self._episode_over, False, self._info(valid_action=valid)
 
     def close(self) -> None:
         if self._tw is not None:
             self._tw.close()
         self._tw = None
         self._loaded = None
+        self._in_episode = False
         super().close()
 
     def admissible_actions(self) -> list[str]:
         """TextWorld's admissible commands in the current state ([] once the game is over)."""
         return (
-            [] if self._done or self._state is None else list(self._state.admissible_commands or [])
+            []
+            if self._episode_over or self._state is None
+            else list(self._state.admissible_commands or [])
         )
 
     # -- oracle ----------------------------------------------------------------
@@ -253,7 +229,7 @@ class TextWorldEnv(gym.Env[str, str]):
 
     def inject_setback(self, rng: np.random.Generator) -> str:
         """Play a reversible, non-optimal command for the agent and narrate it as a slip."""
-        if self._tw is None or self._done:
+        if self._tw is None or self._episode_over:
             return ""
         plan_start = set(self.optimal_actions())
         candidates = [
@@ -269,9 +245,7 @@ class TextWorldEnv(gym.Env[str, str]):
         command = pool[int(rng.integers(len(pool)))]
         self._send(command)
         feedback = clean_feedback(self._state.feedback)
-        narration = f"Distracted, you {command}. {feedback}".strip()
-        self._last_observation = narration[:MAX_OBSERVATION_LENGTH]
-        return self._last_observation
+        return self._observe(f"Distracted, you {command}. {feedback}".strip())
 
     # -- pickling: the interpreter is rebuilt and the episode replayed -------------
 
@@ -344,7 +318,7 @@ class TextWorldEnv(gym.Env[str, str]):
         self._tw.request_infos.policy_commands = False
         self._score = int(self._state.score or 0)
         self._moves = int(self._state.moves or 0)
-        self._done = bool(self._state.won or self._state.lost)
+        self._episode_over = bool(self._state.won or self._state.lost)
         self._goal = normalize_text(self._state.objective or "").strip()
         walkthrough = self._state.get("extra.walkthrough")
         self._walkthrough = list(walkthrough) if walkthrough else None
@@ -358,7 +332,7 @@ class TextWorldEnv(gym.Env[str, str]):
         reward = float(score - self._score)
         self._score = score
         self._moves = int(self._state.moves or 0)
-        self._done = bool(self._state.won or self._state.lost)
+        self._episode_over = bool(self._state.won or self._state.lost)
         self._policy_cache = self._optimal_cache = None
         return reward
 
@@ -409,7 +383,9 @@ class TextWorldEnv(gym.Env[str, str]):
         state = self._state
         max_score = int(state.max_score or 0)
         info: dict[str, Any] = {
-            "admissible_actions": [] if self._done else list(state.admissible_commands or []),
+            "admissible_actions": []
+            if self._episode_over
+            else list(state.admissible_commands or []),
             "won": bool(state.won),
             "lost": bool(state.lost),
             "progress": 1.0
@@ -422,9 +398,5 @@ class TextWorldEnv(gym.Env[str, str]):
             "textworld/moves": self._moves,
         }
         if valid_action is not None:
-            info["valid_action"] = valid_action
+            info[INFO_VALID_ACTION] = valid_action
         return info
-
-    def _observe(self, text: str) -> str:
-        self._last_observation = text[:MAX_OBSERVATION_LENGTH]
-        return self._last_observation

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from turnbudget._checks import is_int
 from turnbudget.envs.textworld.cache import GameCache
 from turnbudget.envs.textworld.env import TextWorldEnv, require_textworld
 
@@ -84,11 +85,9 @@ class GeneratedTextWorldEnv(TextWorldEnv):
         render_mode: str | None = None,
     ):
         super().__init__(game_file=None, render_mode=render_mode)
-        if num_games is not None and (
-            isinstance(num_games, bool) or not isinstance(num_games, int) or num_games <= 0
-        ):
+        if num_games is not None and (not is_int(num_games) or num_games <= 0):
             raise ValueError(f"Expect `num_games` to be a positive int or None, got {num_games!r}")
-        self.num_games = num_games
+        self.num_games = None if num_games is None else int(num_games)
         self.cache = GameCache(self.family, self._settings(), root=cache_dir)
 
     def _settings(self) -> dict[str, Any]:
@@ -161,13 +160,9 @@ class LevelledChallenge(GeneratedTextWorldEnv):
         cache_dir: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
     ):
-        if (
-            isinstance(level, bool)
-            or not isinstance(level, int)
-            or not 1 <= level <= self.max_level
-        ):
+        if not is_int(level) or not 1 <= level <= self.max_level:
             raise ValueError(f"Expect `level` to be an int in [1, {self.max_level}], got {level!r}")
-        self.level = level
+        self.level = int(level)
         super().__init__(num_games=num_games, cache_dir=cache_dir, render_mode=render_mode)
 
     def _settings(self) -> dict[str, Any]:

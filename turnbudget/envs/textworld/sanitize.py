@@ -10,8 +10,9 @@ turn. `sanitize_command` refuses all of these with feedback instead.
 from __future__ import annotations
 
 import re
-import string
 import unicodedata
+
+from turnbudget.envs.core import PRINTABLE
 
 __all__ = [
     "MAX_COMMAND_LENGTH",
@@ -21,8 +22,6 @@ __all__ = [
     "sanitize_command",
 ]
 
-#: The charset of the observation and action spaces.
-PRINTABLE = string.printable
 _PRINTABLE_SET = frozenset(PRINTABLE)
 
 #: Longer commands are refused (the Inform parser truncates long lines silently).

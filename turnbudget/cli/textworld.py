@@ -69,16 +69,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _build(env_id: str, cache_dir: str | None) -> Any:
-    import importlib
-
     import gymnasium as gym
 
-    import turnbudget  # noqa: F401 - registers the ids
+    import turnbudget  # noqa: F401 - registers the ids (in a spawned worker too)
+    from turnbudget._checks import load_object
 
     kwargs = dict(gym.spec(env_id).kwargs)
-    module_name, _, attr = kwargs.pop("game_entry_point").partition(":")
+    cls = load_object(kwargs.pop("game_entry_point"), what=f"game of {env_id!r}")
     kwargs.pop("turn_budget", None)
-    cls = getattr(importlib.import_module(module_name), attr)
     return cls(**kwargs, cache_dir=cache_dir)
 
 
@@ -91,7 +89,7 @@ def _pregen_one(job: tuple[str, int, str | None]) -> tuple[str, int, int | None]
 
 
 def _generated_ids() -> list[str]:
-    from turnbudget.envs.textworld.registration import TEXTWORLD_VARIANTS
+    from turnbudget.envs.textworld.variants import TEXTWORLD_VARIANTS
 
     return [f"turnbudget/{i}" for i in TEXTWORLD_VARIANTS if i != "TextWorldFile-v0"]
 

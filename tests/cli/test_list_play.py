@@ -1,4 +1,4 @@
-"""The `turnbudget` command line: list and play, run as a user would."""
+"""The `turnbudget` command line: list and play, run as a user would (``python -m turnbudget``)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import subprocess
 import sys
 
 from turnbudget.cli import main
-from turnbudget.cli_list import env_table
+from turnbudget.cli.list import env_table
 
 
 def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "turnbudget.cli", *args],
+        [sys.executable, "-m", "turnbudget", *args],
         input=stdin, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
 
@@ -64,3 +64,18 @@ def test_play_rejects_unknown_ids_and_bad_budgets():
 def test_play_ends_cleanly_on_end_of_input():
     assert main(["list", "--seeds", "0", "--family", "Maze"]) == 0
     assert run_cli("play", "Maze-Easy-v0", "--seed", "0", stdin="").returncode == 0
+
+
+def test_the_script_module_and_the_cli_package_run_the_same_main():
+    by_root = run_cli("list", "--seeds", "0", "--family", "Maze")
+    by_package = subprocess.run(
+        [sys.executable, "-m", "turnbudget.cli", "list", "--seeds", "0", "--family", "Maze"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert by_root.returncode == by_package.returncode == 0, by_root.stderr + by_package.stderr
+    assert by_root.stdout == by_package.stdout
+    assert "turnbudget/Maze-Easy-v0" in by_root.stdout
+    usage = run_cli("--help")
+    assert usage.returncode == 0
+    for command in ("list", "play", "eval", "report", "textworld"):
+        assert command in usage.stdout

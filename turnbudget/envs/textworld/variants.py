@@ -1,10 +1,15 @@
-"""Register the TextWorld ids. Imports nothing from textworld: making an id does."""
+"""The TextWorld families' registered configurations, as data.
+
+Imports nothing from textworld: making an id does. Every family also takes its
+arguments as kwargs at make time (``gym.make("turnbudget/CoinCollector-Easy-v0",
+level=50)``), so these are starting points, not the only variants.
+"""
 
 from __future__ import annotations
 
-from turnbudget.envs.registration import register_game
+from turnbudget.envs.core import EnvVariant
 
-__all__ = ["TEXTWORLD_VARIANTS", "register_textworld_envs"]
+__all__ = ["TEXTWORLD_VARIANTS", "VARIANTS"]
 
 _PKG = "turnbudget.envs.textworld"
 
@@ -42,8 +47,7 @@ TEXTWORLD_VARIANTS: dict[str, tuple[str, int, dict]] = {
     "TextWorldFile-v0": (f"{_PKG}.env:TextWorldEnv", 100, {}),
 }  # fmt: skip
 
-
-def register_textworld_envs() -> None:
-    """Register every TextWorld id (always; making one needs the textworld extra)."""
-    for env_id, (entry_point, budget, kwargs) in TEXTWORLD_VARIANTS.items():
-        register_game(env_id, entry_point, turn_budget=budget, **kwargs)
+VARIANTS = tuple(
+    EnvVariant(name, entry_point, budget, kwargs)
+    for name, (entry_point, budget, kwargs) in TEXTWORLD_VARIANTS.items()
+)

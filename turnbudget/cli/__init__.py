@@ -1,15 +1,16 @@
 """The ``turnbudget`` command line: ``list | play | eval | report | serve-local | textworld``.
 
-Each subcommand lives in its own module that exposes ``add_arguments(parser)``
-and ``run(args) -> int`` and imports nothing heavy at module level; adding a
-subcommand is one line in `SUBCOMMANDS`.
+Each subcommand is one module of this package that exposes
+``add_arguments(parser)`` and ``run(args) -> int`` and imports nothing heavy
+at module level; adding a subcommand is one line in `SUBCOMMANDS`. The
+``turnbudget`` script, ``python -m turnbudget`` and ``python -m turnbudget.cli``
+all run `main`.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import sys
 from collections.abc import Sequence
 
 __all__ = ["SUBCOMMANDS", "main"]
@@ -17,21 +18,21 @@ __all__ = ["SUBCOMMANDS", "main"]
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "list": (
-        "turnbudget.cli_list",
+        "turnbudget.cli.list",
         "list every registered env with its budget and optimal lengths",
     ),
-    "play": ("turnbudget.cli_play", "play an env at the terminal"),
-    "eval": ("turnbudget.eval.cli_eval", "run a Pass@(K,T) evaluation (resumable)"),
+    "play": ("turnbudget.cli.play", "play an env at the terminal"),
+    "eval": ("turnbudget.cli.eval", "run a Pass@(K,T) evaluation (resumable)"),
     "report": (
-        "turnbudget.eval.cli_report",
+        "turnbudget.cli.report",
         "rebuild report.md, summary.json and plots from run logs",
     ),
     "serve-local": (
-        "turnbudget.cli_serve_local",
+        "turnbudget.cli.serve_local",
         "serve Gemma 3 270M on loopback for LLM agents (llm extra)",
     ),
     "textworld": (
-        "turnbudget.envs.textworld.cli",
+        "turnbudget.cli.textworld",
         "TextWorld games: `pregen` fills the game cache",
     ),
 }
@@ -53,7 +54,3 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     return int(args.run(args) or 0)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

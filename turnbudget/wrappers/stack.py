@@ -8,19 +8,15 @@ from typing import Any
 
 import gymnasium as gym
 
-from turnbudget.wrappers import (
-    DiscreteActions,
-    InjectErrors,
-    ProcessReward,
-    RecordStepOutcomes,
-    RevealBudget,
-    SampleTurnBudget,
-    TextFeatures,
-    TurnBudget,
-)
 from turnbudget.wrappers._common import find_wrapper
-from turnbudget.wrappers.sample_turn_budget import BudgetMixLike
-from turnbudget.wrappers.turn_budget import check_turn_budget
+from turnbudget.wrappers.discrete_actions import DiscreteActions
+from turnbudget.wrappers.inject_errors import InjectErrors
+from turnbudget.wrappers.process_reward import ProcessReward
+from turnbudget.wrappers.record_step_outcomes import RecordStepOutcomes
+from turnbudget.wrappers.reveal_budget import RevealBudget
+from turnbudget.wrappers.sample_turn_budget import BudgetMixLike, SampleTurnBudget
+from turnbudget.wrappers.text_features import TextFeatures
+from turnbudget.wrappers.turn_budget import TurnBudget, check_turn_budget
 
 __all__ = ["STACK_ORDER", "make"]
 

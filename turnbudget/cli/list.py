@@ -64,7 +64,8 @@ def env_table(seeds: int = 5, family: str | None = None, all_games: bool = False
                 "id": env_id,
                 "family": fam,
                 "difficulty": difficulty,
-                "turn_budget": spec.kwargs.get("turn_budget"),
+                # the free ``-v0`` ids derive their budget from the config kwargs
+                "turn_budget": spec.kwargs.get("turn_budget") or "by kwargs",
                 "optimal": f"{min(lengths)}-{max(lengths)}" if lengths else note,
             }
         )

@@ -1,8 +1,7 @@
-"""``turnbudget eval`` and ``turnbudget report``: the command-line face of `evaluate` and `build_report`.
+"""``turnbudget eval``: run a Pass@(K,T) evaluation (resumable) and write its report.
 
-Both modules' worth of code lives here; `turnbudget.cli` points its ``eval``
-and ``report`` subcommands at `turnbudget.eval.cli_eval` and
-`turnbudget.eval.cli_report`, which import nothing heavy at module level.
+The command-line face of `turnbudget.eval.evaluate`; the evaluator, the
+agents and the report load only when the command runs.
 """
 
 from __future__ import annotations
@@ -14,14 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "add_eval_arguments",
-    "add_report_arguments",
-    "parse_ints",
-    "parse_tasks",
-    "run_eval",
-    "run_report",
-]
+__all__ = ["add_arguments", "parse_ints", "parse_setting", "parse_tasks", "run"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,16 +70,16 @@ def parse_setting(text: str | None) -> Any:
         return text
 
 
-def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--env", action="append", required=True, metavar="ID",
         help="env id (repeat the flag or give a comma list), e.g. turnbudget/Maze-Medium-v0",
     )  # fmt: skip
     parser.add_argument(
-        "--agent",
-        default="random",
-        help="random | oracle[:EPSILON] | llm:MODEL (default: random)",
-    )
+        "--agent", default="random", metavar="NAME[:ARGS]",
+        help="random | oracle[:EPSILON] | llm:MODEL | any name registered in "
+        "turnbudget.agents.registry or through a `turnbudget.agents` entry point (default: random)",
+    )  # fmt: skip
     llm = parser.add_argument_group("LLM agents (llm:MODEL; needs the llm extra)")
     llm.add_argument(
         "--base-url",
@@ -144,6 +136,11 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         "--workers", type=int, default=1, help="worker processes (results do not depend on it)"
     )
     parser.add_argument(
+        "--backend", default=None, metavar="NAME",
+        help="where episodes run: local | pool | ... (default: local for one worker, else pool; "
+        "results do not depend on it)",
+    )  # fmt: skip
+    parser.add_argument(
         "--out", type=Path, default=None, help="run directory (default: runs/<label>)"
     )
     parser.add_argument("--seed", type=int, default=0, help="base seed of the agents")
@@ -166,10 +163,10 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def run_eval(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from turnbudget.agents import make_agent
+    from turnbudget.eval import evaluate
     from turnbudget.eval.report import build_report, check_plotting
-    from turnbudget.eval.rollout import evaluate
 
     envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
     try:
@@ -185,7 +182,7 @@ def run_eval(args: argparse.Namespace) -> int:
         result = evaluate(
             envs, agent, ks=args.k, ts=args.t, n=args.n, tasks=args.tasks, mode=args.mode,
             errors=parse_setting(args.errors), reveal=parse_setting(args.reveal),
-            workers=args.workers, out=out, seed=args.seed, label=label,
+            workers=args.workers, backend=args.backend, out=out, seed=args.seed, label=label,
             record_steps=not args.no_steps, progress=not args.quiet, overwrite=args.overwrite,
         )  # fmt: skip
         build_report(out, plots=not args.no_plots)
@@ -209,25 +206,4 @@ def run_eval(args: argparse.Namespace) -> int:
         + ", ".join(f"T={t}: {v:.2f}" for t, v in zip(grid["ts"], row, strict=True))
     )
     print(f"report: {out / 'report.md'}")
-    return 0
-
-
-def add_report_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "run_dir", type=Path, help="a run directory, or a directory of run directories"
-    )
-    parser.add_argument(
-        "--no-plots", action="store_true", help="write report.md and summary.json only"
-    )
-
-
-def run_report(args: argparse.Namespace) -> int:
-    from turnbudget.eval.report import build_report
-
-    try:
-        summary = build_report(args.run_dir, plots=not args.no_plots)
-    except (ValueError, FileNotFoundError, ImportError) as exc:
-        print(f"turnbudget report: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"{len(summary['runs'])} run(s): {args.run_dir / 'report.md'}")
     return 0

@@ -1,0 +1,148 @@
+"""The agent registry: specs, lazy built-ins, and third-party agents through entry points."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from turnbudget.agents import (
+    OracleAgent,
+    RandomAgent,
+    list_agents,
+    make_agent,
+    register_agent,
+    registry,
+)
+from turnbudget.agents.registry import BUILTIN_AGENTS, ENTRY_POINT_GROUP
+
+AGENT_MODULE = '''
+"""A third-party agent package: it repeats one command."""
+
+
+class RepeatAgent:
+    needs_oracle = False
+    budget_aware = False
+
+    def __init__(self, command):
+        self.command = command
+
+    @property
+    def name(self):
+        return f"repeat-{self.command}"
+
+    def reset(self, seed):
+        pass
+
+    def act(self, observation, info):
+        return self.command
+
+    def __repr__(self):
+        return f"RepeatAgent({self.command!r})"
+
+
+def make(arg):
+    if not arg:
+        raise ValueError("Expect `myagent:COMMAND`")
+    return RepeatAgent(arg)
+'''
+
+
+@pytest.fixture(autouse=True)
+def _own_registry(monkeypatch):
+    """Each test registers into a copy, so no name leaks into other tests."""
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+
+
+def install_distribution(root: Path) -> Path:
+    """A distribution as pip would leave it: a package and its ``*.dist-info`` with entry points."""
+    site = root / "site"
+    (site / "myagents").mkdir(parents=True)
+    (site / "myagents" / "__init__.py").write_text(textwrap.dedent(AGENT_MODULE))
+    info = site / "myagents-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myagents\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nmyagent = myagents:make\n")
+    return site
+
+
+def test_builtin_specs_resolve_lazily():
+    assert set(BUILTIN_AGENTS) == {"random", "oracle", "policy", "llm"}
+    assert set(BUILTIN_AGENTS) <= set(list_agents())
+    assert isinstance(make_agent("random"), RandomAgent)
+    assert isinstance(make_agent(" Oracle:0.5 "), OracleAgent)
+    assert make_agent("oracle:0.5").epsilon == 0.5
+    with pytest.raises(ValueError, match=r"Unknown agent 'smart'.*random"):
+        make_agent("smart")
+    with pytest.raises(ValueError, match="agent name"):
+        make_agent(":0.1")
+
+
+def test_a_name_whose_module_is_absent_fails_only_when_used():
+    register_agent("ghost", "turnbudget.agents.ghost:make_ghost_agent")
+    assert "ghost" in list_agents()
+    with pytest.raises(ValueError, match=r"reserved for turnbudget\.agents\.ghost"):
+        make_agent("ghost:anything")
+
+
+def test_a_missing_dependency_names_it(tmp_path, monkeypatch):
+    (tmp_path / "needs_dep.py").write_text("import not_a_real_dependency_xyz\nmake = None\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    register_agent("needs-dep", "needs_dep:make")
+    with pytest.raises(ImportError, match="not_a_real_dependency_xyz"):
+        make_agent("needs-dep")
+
+
+def test_register_agent_by_callable_and_refuse_silent_overwrite():
+    register_agent("echo-test", lambda arg: OracleAgent(float(arg or 0)))
+    assert make_agent("echo-test:0.25").epsilon == 0.25
+    with pytest.raises(ValueError, match="already registered"):
+        register_agent("echo-test", "x:y")
+    register_agent("echo-test", lambda arg: RandomAgent(), overwrite=True)
+    assert isinstance(make_agent("echo-test"), RandomAgent)
+    for bad in ("", "a:b", None):
+        with pytest.raises(ValueError):
+            register_agent(bad, lambda arg: RandomAgent())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="callable"):
+        register_agent("bad-factory", 3)  # type: ignore[arg-type]
+
+
+def test_entry_point_agents_are_listed_and_built(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(install_distribution(tmp_path)))
+    assert "myagent" in list_agents()
+    assert repr(make_agent("myagent:north")) == "RepeatAgent('north')"
+    with pytest.raises(ValueError, match="myagent:COMMAND"):
+        make_agent("myagent")
+
+
+def test_turnbudget_eval_runs_a_third_party_agent(tmp_path):
+    site = install_distribution(tmp_path)
+    out = tmp_path / "run"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "turnbudget", "eval", "--env", "turnbudget/Maze-Easy-v0",
+         "--agent", "myagent:look", "--k", "1", "--t", "3", "--tasks", "2", "--out", str(out),
+         "--no-plots", "--quiet"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "repeat-look: 2 episodes" in proc.stdout
+    config = json.loads((out / "run.json").read_text())
+    assert config["agent"] == "RepeatAgent('look')" and config["label"] == "repeat-look"
+    steps = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
+    assert len(steps) == 6 and {s["action"] for s in steps} == {"look"}
+    # Without the distribution on the path, the name is unknown and the error says so.
+    bare = subprocess.run(
+        [sys.executable, "-m", "turnbudget", "eval", "--env", "turnbudget/Maze-Easy-v0",
+         "--agent", "myagent:look", "--out", str(tmp_path / "bare"), "--no-plots"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert bare.returncode == 2 and "Unknown agent 'myagent'" in bare.stderr

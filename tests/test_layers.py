@@ -1,0 +1,39 @@
+"""The layer contracts in pyproject.toml hold, and the checker catches an import that points up."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LINT = (
+    "import sys; from importlinter.cli import lint_imports; "
+    "sys.exit(lint_imports(no_cache=True, no_logo=True))"
+)
+
+
+def lint(root: Path) -> subprocess.CompletedProcess:
+    """Run import-linter on the package under ``root`` with ``root``'s pyproject.toml."""
+    return subprocess.run(
+        [sys.executable, "-c", LINT], cwd=root, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_package_keeps_its_layers():
+    out = lint(REPO)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Contracts: 1 kept, 0 broken." in out.stdout
+
+
+def test_a_wrapper_importing_the_evaluator_breaks_the_contract(tmp_path):
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    shutil.copytree(REPO / "turnbudget", tmp_path / "turnbudget",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    module = tmp_path / "turnbudget" / "wrappers" / "turn_budget.py"
+    module.write_text(module.read_text() + "\nfrom turnbudget.eval import estimator  # noqa\n")
+    out = lint(tmp_path)
+    assert out.returncode == 1
+    assert "turnbudget.wrappers is not allowed to import turnbudget.eval" in out.stdout
+    assert "turnbudget.wrappers.turn_budget -> turnbudget.eval" in out.stdout

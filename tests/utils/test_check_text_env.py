@@ -1,0 +1,100 @@
+"""`check_text_env` passes on our games and fails, naming the check, on broken ones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _support import native_env_ids
+
+from turnbudget.envs.native.maze import Maze
+from turnbudget.utils import check_text_env
+from turnbudget.wrappers import TurnBudget
+
+
+class OffByOneOracle(Maze):
+    def distance_to_goal(self):
+        return super().distance_to_goal() + 1
+
+
+class ControlCharacterCrash(Maze):
+    def _play(self, action):
+        if "\x00" in action:
+            raise ValueError("unexpected NUL in the command")
+        return super()._play(action)
+
+
+class UnseededAdmissibleOrder(Maze):
+    """The observation is seeded; the order of info["admissible_actions"] on reset is not."""
+
+    def reset(self, *, seed=None, options=None):
+        obs, info = super().reset(seed=seed, options=options)
+        info["admissible_actions"] = list(np.random.permutation(info["admissible_actions"]))
+        return obs, info
+
+
+class UnseededWorld(Maze):
+    """The world comes from the global RNG: Gymnasium's own checker notices."""
+
+    def reset(self, *, seed=None, options=None):
+        return super().reset(seed=int(np.random.randint(2**31)), options=options)
+
+
+class BothFlagsTurnBudget(TurnBudget):
+    """Truncates on the last budgeted turn even when the game ended on it."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs, reward, terminated, truncated or info["turns_left"] == 0, info
+
+
+def both_flags_maze():
+    return BothFlagsTurnBudget(Maze(), turn_budget=30)
+
+
+def test_passes_on_every_native_id_with_every_check():
+    for env_id in native_env_ids():
+        report = check_text_env(env_id, seeds=(0, 1), steps=10, walks=1)
+        assert report.skipped == {}, env_id
+        assert len(report.passed) == 12
+
+
+def test_passes_on_an_instance_and_on_a_factory():
+    assert "reset_needed" in check_text_env(Maze(), steps=5).skipped
+    report = check_text_env(lambda: TurnBudget(Maze(), turn_budget=30), steps=5)
+    assert "budget_flags" in report.passed
+    assert "cross_process_determinism" in report.skipped  # a lambda does not pickle
+
+
+@pytest.mark.parametrize(
+    "source, check, detail",
+    [
+        (OffByOneOracle, "oracle_solves", r"distance_to_goal\(\) said"),
+        (ControlCharacterCrash, "hostile_input", r"raised ValueError: unexpected NUL"),
+        (UnseededAdmissibleOrder, "determinism", r"the same seed gave a different rollout"),
+        (UnseededWorld, "gymnasium_checker", r"super\(\)\.reset\(seed=seed\)"),
+        (both_flags_maze, "budget_flags", r"terminated and truncated are both True"),
+    ],
+    ids=["oracle-off-by-one", "raises-on-control-char", "unseeded-reset-info",
+         "unseeded-reset-world", "turnbudget-sets-both-flags"],
+)  # fmt: skip
+def test_fails_naming_the_check_on_broken_envs(source, check, detail):
+    with pytest.raises(AssertionError, match=rf"^check_text_env\[{check}\] failed .*{detail}") as e:
+        check_text_env(source, steps=10)
+    if check != "gymnasium_checker":  # Gymnasium's check_env picks its own seeds
+        assert "(seed " in str(e.value)
+
+
+def test_the_message_names_the_seed_and_step():
+    with pytest.raises(AssertionError) as error:
+        check_text_env(OffByOneOracle, seeds=(4,))
+    game = Maze()
+    game.reset(seed=4)
+    steps = game.distance_to_goal()
+    assert f"(seed 4, step {steps}): won in {steps} turns" in str(error.value)
+
+
+def test_bad_sources_are_clear_errors():
+    with pytest.raises(TypeError, match="Expect an env id, an env or a factory"):
+        check_text_env(3)
+    with pytest.raises(ValueError, match="env_kwargs"):
+        check_text_env(Maze, env_kwargs={"difficulty": "hard"})

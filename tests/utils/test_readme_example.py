@@ -1,0 +1,42 @@
+"""The README's `check_text_env` example runs as a user's script, and fails as shown."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _blocks() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("<!-- check_text_env example")
+    return re.findall(r"```python\n(.*?)```", text[start:], flags=re.S)[:2]
+
+
+def _run(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    script = tmp_path / "my_env.py"
+    script.write_text(code, encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_the_readme_env_passes_check_text_env(tmp_path):
+    out = _run(_blocks()[0], tmp_path)
+    assert out.returncode == 0, out.stderr
+    passed = eval(out.stdout.strip().splitlines()[-1])  # the printed report.passed
+    assert passed[:3] == ["gymnasium_checker", "reset_needed", "type_check"]
+    assert {"oracle_solves", "oracle_bellman", "setbacks", "hostile_input"} <= set(passed)
+
+
+def test_the_readme_failure_reads_as_shown(tmp_path):
+    example, failure = _blocks()
+    shown = " ".join(
+        line.lstrip("# ").strip() for line in failure.splitlines() if line.startswith("#")
+    )
+    out = _run(example + failure, tmp_path)
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines()[-1] == shown

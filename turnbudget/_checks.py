@@ -1,0 +1,122 @@
+"""Argument checks shared by every layer, and the one ``"module:attr"`` loader.
+
+A leaf module: it imports nothing from turnbudget, so envs, wrappers, agents,
+eval and the command line can all use it without bending the layers.
+
+``bool`` is an ``int`` subclass in Python; every check here refuses it, since
+``turn_budget=True`` is always a mistake and never a budget of one.
+
+Example:
+    >>> check_positive_int(3, "turn_budget")
+    3
+    >>> check_positive_int(True, "turn_budget")
+    Traceback (most recent call last):
+    ...
+    ValueError: Expect `turn_budget` to be a positive int, got True
+    >>> load_object("math:sqrt")(9.0)
+    3.0
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import numbers
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "check_positive_int",
+    "check_probability",
+    "is_int",
+    "is_real",
+    "is_whole",
+    "load_object",
+    "normalize_weights",
+]
+
+
+def is_int(value: Any) -> bool:
+    """True for a Python or NumPy integer, False for ``bool`` and everything else."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_real(value: Any) -> bool:
+    """True for a real number (int, float, NumPy scalar), False for ``bool``."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def is_whole(value: Any) -> bool:
+    """True for a finite real number with no fractional part (``3``, ``3.0``), never ``bool``."""
+    return is_real(value) and math.isfinite(value) and value == int(value)
+
+
+def check_positive_int(value: Any, name: str, *, subject: str | None = None) -> int:
+    """Return ``value`` as an ``int`` if it is an integer >= 1, else raise ``ValueError``.
+
+    Args:
+        value: The value to check.
+        name: The argument's name, quoted in the message.
+        subject: Replaces "`name`" in the message (e.g. "every turn in `schedule`").
+    """
+    if not is_int(value) or value <= 0:
+        raise ValueError(f"Expect {subject or f'`{name}`'} to be a positive int, got {value!r}")
+    return int(value)
+
+
+def check_probability(value: Any, name: str) -> float:
+    """Return ``value`` as a ``float`` if it is a number in [0, 1], else raise ``ValueError``."""
+    if not is_real(value) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"Expect `{name}` to be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+def normalize_weights(weights: Iterable[Any] | None, n: int, per: str) -> tuple[float, ...]:
+    """Check ``n`` finite weights >= 0 with a positive sum and return them summing to 1.
+
+    ``None`` means uniform. ``per`` names what each weight belongs to, for the
+    message ("kind", "value").
+    """
+    if weights is None:
+        return (1.0 / n,) * n
+    weights = list(weights)
+    if len(weights) != n:
+        raise ValueError(f"Expect `weights` to have one weight per {per} ({n}), got {len(weights)}")
+    for w in weights:
+        if not is_real(w) or not math.isfinite(w) or w < 0:
+            raise ValueError(f"Expect every weight to be a finite number >= 0, got {w!r}")
+    total = float(sum(weights))
+    if total <= 0:
+        raise ValueError(f"Expect `weights` to have a positive sum, got {weights!r}")
+    return tuple(float(w) / total for w in weights)
+
+
+def load_object(spec: str, *, what: str = "entry point") -> Any:
+    """Import ``"package.module:attr"`` and return the attribute.
+
+    Args:
+        spec: ``module:attr``; ``attr`` may be dotted (``module:Class.method``).
+        what: What the spec names, for the error messages.
+
+    Raises:
+        ValueError: ``spec`` is not of the form ``module:attr``.
+        ImportError: the module cannot be imported (the message names the spec).
+        AttributeError: the module has no such attribute.
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"Expect the {what} to be a 'module:attr' string, got {spec!r}")
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"Expect the {what} to be a 'module:attr' string, got {spec!r}")
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as err:
+        raise ImportError(f"Cannot import {module_name!r} for {what} {spec!r}: {err}") from err
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise AttributeError(
+                f"{module_name!r} has no attribute {attr!r} ({what} {spec!r})"
+            ) from None
+    return obj

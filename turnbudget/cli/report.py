@@ -1,0 +1,30 @@
+"""``turnbudget report RUN_DIR``: rebuild report.md, summary.json and the plots from the logs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "run_dir", type=Path, help="a run directory, or a directory of run directories"
+    )
+    parser.add_argument(
+        "--no-plots", action="store_true", help="write report.md and summary.json only"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from turnbudget.eval.report import build_report
+
+    try:
+        summary = build_report(args.run_dir, plots=not args.no_plots)
+    except (ValueError, FileNotFoundError, ImportError) as exc:
+        print(f"turnbudget report: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(summary['runs'])} run(s): {args.run_dir / 'report.md'}")
+    return 0

@@ -1,0 +1,265 @@
+"""The contract every turnbudget text env follows, written once.
+
+Every single-agent game (native, TextWorld, and the multi-agent games' single
+agent cousins) is a `TextEnv`: a ``gymnasium.Env`` whose observation and
+action spaces are printable `spaces.Text`, whose ``step`` refuses a
+non-string action with ``TypeError``, raises ``ResetNeeded`` before the first
+``reset``, answers a step after the game ended with a spent, invalid turn, and
+whose observations never exceed `MAX_OBSERVATION_LENGTH`. Subclasses
+implement ``reset`` and ``_play(action)``; the checks above live here only.
+
+The world API
+-------------
+A game's rules live in a *world*, the part a Gymnasium front-end (`TextEnv`)
+or a PettingZoo front-end drives without copying the engine. A world:
+
+- is built fresh from a seeded ``numpy.random.Generator`` (``reset(rng)``,
+  never the global RNG) and sets ``goal`` (the goal sentence);
+- lists the canonical commands admissible now (``admissible_actions()``),
+  describes what an agent perceives (``describe()``) and parses and applies
+  one free-form command (``apply(command)`` -> `Outcome` ``(feedback,
+  valid)``; an invalid command changes nothing);
+- reports ``won``, ``lost`` and a cheap 0..1 ``progress()``;
+- answers the `Oracle` questions: ``optimal_actions()``,
+  ``distance_to_goal()`` and ``inject_setback(rng)``.
+
+The `World` Protocol below states exactly that. A native game's world is
+``game.world()`` (`turnbudget.envs.native.base.NativeWorld`): the same engine
+and state the Gymnasium env steps, driven without Gymnasium. A new native game
+implements the world hooks of `TextGame` (``_generate``, ``_admissible``,
+``_describe``, ``_apply``, ``_progress`` and the oracle) and gets both
+front-ends.
+
+Info keys (`INFO_*`) are the ones every env puts in ``info``; wrappers read
+them through these constants. `EnvVariant` is how a game family declares its
+registered configurations as data; `turnbudget.registration` turns them into
+gymnasium ids.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+__all__ = [
+    "GAME_OVER_TEXT",
+    "INFO_ADMISSIBLE_ACTIONS",
+    "INFO_GOAL",
+    "INFO_LOST",
+    "INFO_PROGRESS",
+    "INFO_VALID_ACTION",
+    "INFO_WON",
+    "MAX_ACTION_LENGTH",
+    "MAX_OBSERVATION_LENGTH",
+    "ORACLE_METHODS",
+    "PRINTABLE",
+    "RESET_INFO_KEYS",
+    "STEP_INFO_KEYS",
+    "EnvVariant",
+    "Oracle",
+    "Outcome",
+    "TextEnv",
+    "World",
+    "get_oracle",
+]
+
+#: The charset of every observation and action space.
+PRINTABLE = string.printable
+#: Observations are cut to this many characters, in every family. It is the
+#: limit TextWorld games already had (their text is the interpreter's, not
+#: ours to bound); native observations never came near the old native limit
+#: of 4096 (the longest in 200 seeds x 150 random steps of every native id is
+#: 220 characters), so one limit changes no observation of either family.
+MAX_OBSERVATION_LENGTH = 8192
+#: The action space's length limit (what ``action_space.sample()`` draws).
+MAX_ACTION_LENGTH = 256
+
+INFO_ADMISSIBLE_ACTIONS = "admissible_actions"
+INFO_WON = "won"
+INFO_LOST = "lost"
+INFO_PROGRESS = "progress"
+INFO_VALID_ACTION = "valid_action"
+INFO_GOAL = "goal"
+#: Keys present in ``info`` after every ``reset``.
+RESET_INFO_KEYS = frozenset(
+    {INFO_ADMISSIBLE_ACTIONS, INFO_WON, INFO_LOST, INFO_PROGRESS, INFO_GOAL}
+)
+#: Keys present in ``info`` after every ``step``.
+STEP_INFO_KEYS = frozenset(
+    {INFO_ADMISSIBLE_ACTIONS, INFO_WON, INFO_LOST, INFO_PROGRESS, INFO_VALID_ACTION}
+)
+
+GAME_OVER_TEXT = "The game is over. Call reset() to play again."
+
+
+@runtime_checkable
+class Oracle(Protocol):
+    """What an env offers to wrappers that judge or perturb play (computed lazily)."""
+
+    def optimal_actions(self) -> list[str]:
+        """Every action that starts a shortest plan to success from the current state."""
+        ...
+
+    def distance_to_goal(self) -> int | None:
+        """The length of that plan (0 once won, None when unsolvable)."""
+        ...
+
+    def inject_setback(self, rng: np.random.Generator) -> str:
+        """Apply a recoverable perturbation that keeps the task solvable; return its narration."""
+        ...
+
+
+class Outcome(NamedTuple):
+    """What applying one command to a `World` did."""
+
+    feedback: str
+    valid: bool  # the command was admissible (an invalid one changes nothing)
+
+
+@runtime_checkable
+class World(Oracle, Protocol):
+    """A game's world and rules, independent of any front-end (see the module docstring)."""
+
+    goal: str
+    won: bool
+    lost: bool
+
+    def reset(self, rng: np.random.Generator) -> None:
+        """Build a new world from ``rng`` only and set ``goal``."""
+        ...
+
+    def admissible_actions(self) -> list[str]:
+        """The canonical commands admissible now."""
+        ...
+
+    def describe(self) -> str:
+        """What an agent perceives now."""
+        ...
+
+    def apply(self, command: str) -> Outcome:
+        """Parse and apply one free-form command; an invalid one changes nothing."""
+        ...
+
+    def progress(self) -> float:
+        """A cheap 0..1 progress measure."""
+        ...
+
+
+#: The three oracle methods, in the order errors name them.
+ORACLE_METHODS = ("optimal_actions", "distance_to_goal", "inject_setback")
+
+
+def get_oracle(
+    env: gym.Env,
+    methods: tuple[str, ...] = ORACLE_METHODS,
+    *,
+    needed_by: str = "This",
+    hint: str = "",
+) -> Oracle:
+    """The `Oracle` under ``env``'s wrappers, or a ``TypeError`` naming what is missing.
+
+    Args:
+        env: An env, wrapped or not.
+        methods: The oracle methods the caller uses (a wrapper that only reads
+            distances asks for ``("distance_to_goal",)``).
+        needed_by: Who needs them, for the message (a wrapper's name).
+        hint: Appended to the message (e.g. what to use instead).
+
+    Example:
+        >>> import gymnasium as gym, turnbudget
+        >>> oracle = get_oracle(gym.make("turnbudget/Maze-Easy-v0"))
+        >>> isinstance(oracle, Oracle)
+        True
+        >>> get_oracle(gym.make("CartPole-v1"), needed_by="InjectErrors")
+        Traceback (most recent call last):
+        ...
+        TypeError: InjectErrors needs the oracle method(s) `optimal_actions()`, \
+`distance_to_goal()`, `inject_setback()` on the unwrapped env, which CartPoleEnv does not have
+    """
+    game = env.unwrapped
+    missing = [m for m in methods if not callable(getattr(game, m, None))]
+    if missing:
+        names = ", ".join(f"`{m}()`" for m in missing)
+        raise TypeError(
+            f"{needed_by} needs the oracle method(s) {names} on the unwrapped env, "
+            f"which {type(game).__name__} does not have{hint}"
+        )
+    return game
+
+
+@dataclass(frozen=True)
+class EnvVariant:
+    """One registered configuration of a game family, as data.
+
+    Attributes:
+        name: The id without the namespace, version last (``"Maze-Easy-v0"``).
+        entry_point: The game class as ``"module:Class"``.
+        turn_budget: The default budget of the id; None lets the game choose
+            (its ``default_turn_budget`` attribute), for ids whose size is a kwarg.
+        kwargs: Keyword arguments of the game class.
+    """
+
+    name: str
+    entry_point: str
+    turn_budget: int | None
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+
+class TextEnv(gym.Env[str, str]):
+    """The shared base of every text env: spaces, step checks, game over, observations.
+
+    Subclasses implement ``reset`` (setting ``self._in_episode = True`` once a
+    world is loaded and ``self._episode_over`` whenever the game ends),
+    ``_play(action)`` (one turn of a running game, ``action`` already known to
+    be a ``str``) and ``_info(valid_action)``.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+
+    def __init__(self, render_mode: str | None = None):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"Expect `render_mode` to be one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        self.render_mode = render_mode
+        self.observation_space = spaces.Text(
+            max_length=MAX_OBSERVATION_LENGTH, min_length=0, charset=PRINTABLE
+        )
+        self.action_space = spaces.Text(
+            max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE
+        )
+        self._in_episode = False
+        self._episode_over = False
+        self._last_observation = ""
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if not isinstance(action, str):
+            raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
+        if not self._in_episode:
+            raise gym.error.ResetNeeded("Call reset() before step()")
+        if self._episode_over:
+            return self._observe(GAME_OVER_TEXT), 0.0, True, False, self._info(valid_action=False)
+        return self._play(action)
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return self._last_observation
+        if self.render_mode == "human":
+            print(self._last_observation)  # what render_mode="human" asks for
+        return None
+
+    def _observe(self, text: str) -> str:
+        self._last_observation = text[:MAX_OBSERVATION_LENGTH]
+        return self._last_observation
+
+    def _play(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        raise NotImplementedError
+
+    def _info(self, valid_action: bool | None = None) -> dict[str, Any]:
+        raise NotImplementedError

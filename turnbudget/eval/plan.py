@@ -1,0 +1,208 @@
+"""Configuration and planning: what an evaluation runs, decided before anything runs.
+
+`make_config` checks `evaluate`'s arguments and resolves them into an
+`EvalConfig` (everything that determines the results, logged as ``run.json``
+and compared on resume); `plan_episodes` turns it into the sorted list of
+`EpisodeSpec` that the backends execute. An episode is fully determined by its
+spec: the env is reset with the task seed and the agent with `agent_seed`,
+so results depend neither on the backend nor on the order of execution.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from turnbudget._checks import is_int
+from turnbudget.agents.base import agent_flags
+
+__all__ = ["MODES", "EpisodeSpec", "EvalConfig", "agent_seed", "make_config", "plan_episodes"]
+
+MODES = ("auto", "truncate", "rerun", "both")
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Everything that determines an evaluation's results (JSON-serialisable).
+
+    The backend, worker count, progress bar and output path are not part of
+    it: they change how a run executes, never what it produces.
+    """
+
+    label: str
+    envs: tuple[str, ...]
+    agent: str
+    ks: tuple[int, ...]
+    ts: tuple[int, ...]
+    n: int
+    tasks: tuple[int, ...]
+    mode: str  # resolved: truncate | rerun | both
+    reveal: Any = None
+    errors: Any = None
+    seed: int = 0
+    needs_oracle: bool = False
+    budget_aware: bool = False
+    record_steps: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for key in ("envs", "ks", "ts", "tasks"):
+            d[key] = list(d[key])
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> EvalConfig:
+        d = dict(d)
+        for key in ("envs", "ks", "ts", "tasks"):
+            d[key] = tuple(d[key])
+        return cls(**d)
+
+    @property
+    def run_budgets(self) -> tuple[int, ...]:
+        """The budgets episodes are actually run at."""
+        return (max(self.ts),) if self.mode == "truncate" else tuple(sorted(set(self.ts)))
+
+
+def _positive_ints(values: Iterable[Any], name: str) -> tuple[int, ...]:
+    out = []
+    for v in values:
+        if not is_int(v) or v < 1:
+            raise ValueError(f"Expect `{name}` to hold positive ints, got {v!r}")
+        out.append(int(v))
+    if not out:
+        raise ValueError(f"Expect `{name}` to hold at least one value, got none")
+    if len(set(out)) != len(out):
+        raise ValueError(f"Expect `{name}` values to be distinct, got {out}")
+    return tuple(sorted(out))
+
+
+def _budget_visible(reveal: Any) -> bool:
+    """Whether `turnbudget.make(reveal=...)` shows the budget (a mapping's mode defaults to always)."""
+    if isinstance(reveal, Mapping):
+        reveal = reveal.get("mode", "always")
+    return reveal not in (None, False, "never")
+
+
+def _agent_repr(agent: Any) -> str:
+    """A repr that is the same in every process (a default repr holds a memory address)."""
+    text = repr(agent)
+    if " object at 0x" in text:
+        cls = type(agent)
+        return f"{cls.__module__}.{cls.__qualname__}"
+    return text
+
+
+def make_config(
+    envs: str | Sequence[str],
+    agent: Any,
+    *,
+    ks: Sequence[int],
+    ts: Sequence[int],
+    n: int | None,
+    tasks: int | Sequence[int],
+    mode: str,
+    reveal: Any,
+    errors: Any,
+    seed: int,
+    label: str | None,
+    record_steps: bool,
+) -> EvalConfig:
+    env_ids = (envs,) if isinstance(envs, str) else tuple(envs)
+    if not env_ids or not all(isinstance(e, str) and e for e in env_ids):
+        raise ValueError(f"Expect `envs` to be env ids, got {envs!r}")
+    if len(set(env_ids)) != len(env_ids):
+        raise ValueError(f"Expect distinct env ids, got {list(env_ids)}")
+    ks_t = _positive_ints(ks, "ks")
+    ts_t = _positive_ints(ts, "ts")
+    n_val = max(ks_t) if n is None else n
+    if not is_int(n_val) or n_val < 1:
+        raise ValueError(f"Expect `n` to be a positive int, got {n!r}")
+    if max(ks_t) > n_val:
+        raise ValueError(
+            f"Pass@K needs n >= max(K) episodes per task: got n={n_val}, max(K)={max(ks_t)}"
+        )
+    if is_int(tasks):
+        if tasks < 1:
+            raise ValueError(
+                f"Expect `tasks` to be a positive int or a list of seeds, got {tasks!r}"
+            )
+        task_seeds = tuple(range(int(tasks)))
+    else:
+        task_seeds = tuple(int(s) for s in tasks)  # type: ignore[union-attr]
+        if not task_seeds or len(set(task_seeds)) != len(task_seeds) or min(task_seeds) < 0:
+            raise ValueError(f"Expect `tasks` to be distinct non-negative seeds, got {tasks!r}")
+    if mode not in MODES:
+        raise ValueError(f"Expect `mode` to be one of {MODES}, got {mode!r}")
+    needs_oracle, budget_aware = agent_flags(agent)
+    if mode == "auto":
+        mode = "rerun" if (budget_aware or _budget_visible(reveal)) else "truncate"
+    for name, value in (("reveal", reveal), ("errors", errors)):
+        try:
+            json.dumps(value)
+        except TypeError:
+            raise ValueError(
+                f"Expect `{name}` to be JSON-serialisable (it is logged and compared on resume), "
+                f"got {value!r}"
+            ) from None
+    agent_name = getattr(agent, "name", None) or type(agent).__name__
+    return EvalConfig(
+        label=label or str(agent_name),
+        envs=env_ids,
+        agent=_agent_repr(agent),
+        ks=ks_t,
+        ts=ts_t,
+        n=int(n_val),
+        tasks=task_seeds,
+        mode=mode,
+        reveal=reveal,
+        errors=errors,
+        seed=int(seed),
+        needs_oracle=needs_oracle,
+        budget_aware=budget_aware,
+        record_steps=bool(record_steps),
+    )
+
+
+@dataclass(frozen=True, order=True)
+class EpisodeSpec:
+    """One episode to run; everything about it follows from these fields."""
+
+    env_id: str
+    task_seed: int
+    rep: int
+    turn_budget: int
+    env_index: int = field(compare=False)
+    agent_seed: int = field(compare=False)
+
+    @property
+    def episode_id(self) -> str:
+        return f"{self.env_id}|seed={self.task_seed}|rep={self.rep}|T={self.turn_budget}"
+
+
+def agent_seed(seed: int, env_id: str, task_seed: int, rep: int) -> int:
+    """The agent's seed for one episode: independent of the budget and of execution order."""
+    ss = np.random.SeedSequence([seed, zlib.crc32(env_id.encode()), task_seed, rep])
+    return int(ss.generate_state(1, dtype=np.uint32)[0])
+
+
+def plan_episodes(config: EvalConfig) -> list[EpisodeSpec]:
+    """Every episode the configuration asks for, in a fixed order."""
+    return sorted(
+        EpisodeSpec(
+            env_id=env_id,
+            task_seed=task,
+            rep=rep,
+            turn_budget=budget,
+            env_index=i,
+            agent_seed=agent_seed(config.seed, env_id, task, rep),
+        )
+        for i, env_id in enumerate(config.envs)
+        for task in config.tasks
+        for rep in range(config.n)
+        for budget in config.run_budgets
+    )
