@@ -12,9 +12,11 @@ Questions:
    flight (``concurrency``): a batching server (vLLM, SGLang) gains from
    more; llama-cpp-python's server answers one request at a time.
 
-Probe skills (teacher-forced single-step and recovery probes) come from
-`turnbudget.eval.probe`, which is not on this branch yet: the script says so
-instead of printing a number.
+4. Probe skills: teacher-forced single-step and recovery probes
+   (`turnbudget.eval.probe`) on the native games, normalized against random
+   (0: chance, 1: the oracle), the LLM driven with ``concurrency`` probes in
+   flight. Where `turnbudget.eval.probe` is not installed the script says so
+   instead of printing a number.
 
 By default the script starts the local server (`turnbudget serve-local`:
 llama_cpp.server with Gemma 3 270M, a weak base model) and stops it at the
@@ -82,6 +84,10 @@ class Config:
     """concurrency values of the throughput sweep"""
     sweep_episodes: int = 4
     """episodes per sweep point (Maze-Easy, 3 turns each)"""
+    probe_tasks: int = 2
+    """task seeds per native game for the probes (0: no probes)"""
+    probe_prefixes: tuple[float, ...] = (0.5,)
+    """probe prefixes, as fractions of each task's optimal plan"""
     history: int = 4
     """past turns in the prompt"""
     parse: str = "lenient"
@@ -234,17 +240,41 @@ def main(config: Config) -> dict[str, Any]:
                 "decisions": len(steps),
             }
         figures["throughput"] = sweep
+        figures["probes"] = _probes(config, llm(config.concurrency), out / "probes")
     finally:
         if server is not None:
             server.stop()
         if tw_cache is not None:
             shutil.rmtree(tw_cache, ignore_errors=True)
     build_report(out, plots=False)
-    figures["probes"] = "pending: turnbudget.eval.probe is not on this branch yet"
     figures["seconds"] = round(time.perf_counter() - started, 1)
     (out / "llm_agent.json").write_text(json.dumps(figures, indent=1) + "\n")
     _print(config, figures)
     return figures
+
+
+def _probes(config: Config, agent: Any, out: Path) -> dict[str, Any] | str:
+    """Single-step and recovery skill of ``agent`` on the native games (slip errors)."""
+    if not config.probe_tasks:
+        return "skipped (--probe-tasks 0)"
+    try:
+        from turnbudget.eval.probe import probe
+    except ImportError:
+        return "pending: turnbudget.eval.probe is not installed here"
+    from turnbudget.agents import in_flight
+
+    result = probe(
+        list(config.native_envs), in_flight(agent), tasks=config.probe_tasks,
+        prefixes=config.probe_prefixes, kinds=("slip",), seed=config.seed, label=agent.name,
+        out=out, progress=config.progress,
+    )  # fmt: skip
+    groups = result.summary["agents"][agent.name]
+    skills = groups.get("all") or next(iter(groups.values()))
+    return {
+        key: skills[key]["mean"]
+        for key in ("single_step_skill", "recovery_skill", "prompt_recovery_skill")
+        if key in skills
+    }
 
 
 def _print(config: Config, figures: dict[str, Any]) -> None:

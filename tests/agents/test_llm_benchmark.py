@@ -21,7 +21,7 @@ def test_llm_agent_benchmark_smoke(llm_server, tmp_path):
             sys.executable, str(REPO / "benchmarks" / "llm_agent.py"), "--out", str(out),
             "--base-url", llm_server.base_url, "--model", llm_server.model,
             "--tasks", "1", "--n", "1", "--ks", "1", "--ts", "1", "--sweep", "1,2",
-            "--sweep-episodes", "1", "--no-progress",
+            "--sweep-episodes", "1", "--probe-tasks", "0", "--no-progress",
         ],
         capture_output=True, text=True, check=False, cwd=REPO, timeout=600,
     )  # fmt: skip
@@ -36,3 +36,4 @@ def test_llm_agent_benchmark_smoke(llm_server, tmp_path):
     assert set(figures["throughput"]) == {"1", "2"}
     assert "gap revealed - hidden (textworld)" in proc.stdout
     assert (out / "report.md").exists()
+    assert figures["probes"].startswith("skipped")  # probes cost ~20 decisions per task and game
