@@ -13,7 +13,7 @@ Run:
     python benchmarks/throughput.py --seconds 0.2   # quick look
     python benchmarks/throughput.py --profile turnbudget/KeyQuest-Hard-v0
 
-Other suites (wrapper overhead, TextWorld) have their own scripts listed in
+Other suites (wrapper overhead, TextWorld, multi-agent) have their own scripts listed in
 benchmarks/README.md; ``--with-others`` runs them after this one.
 """
 
@@ -116,7 +116,7 @@ def parse_args() -> Config:
     return Config(args.seconds, args.seed, tuple(args.env_ids), args.profile, args.with_others)
 
 
-OTHER_SCRIPTS = ("wrapper_overhead.py", "textworld_throughput.py")
+OTHER_SCRIPTS = ("wrapper_overhead.py", "textworld_throughput.py", "multiagent_throughput.py")
 
 
 def main() -> None:

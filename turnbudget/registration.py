@@ -13,6 +13,7 @@ import gymnasium as gym
 
 from turnbudget._checks import load_object
 from turnbudget.envs import VARIANTS, EnvVariant
+from turnbudget.envs.env_checker import PassiveEnvChecker
 from turnbudget.wrappers.turn_budget import TurnBudget
 
 __all__ = ["NAMESPACE", "make_budgeted", "register_envs", "register_game"]
@@ -39,6 +40,8 @@ def make_budgeted(game_entry_point: str, turn_budget: int | None, **game_kwargs:
     This is the entry point of every registered id, so ``gym.make(id)`` returns
     a game with its variant's default budget, and ``gym.make(id, turn_budget=T)``
     overrides it. ``turn_budget=None`` takes the game's ``default_turn_budget``.
+    The outermost layer is turnbudget's `PassiveEnvChecker` (Gymnasium's own is
+    disabled in the spec), which stays usable after a refused first reset.
     """
     game_cls = load_object(game_entry_point)
     _check_kwargs(game_cls, game_kwargs)
@@ -47,7 +50,7 @@ def make_budgeted(game_entry_point: str, turn_budget: int | None, **game_kwargs:
         turn_budget = getattr(game, "default_turn_budget", None)
         if turn_budget is None:
             raise ValueError(f"{game_cls.__name__} has no default budget: pass `turn_budget`")
-    return TurnBudget(game, turn_budget=turn_budget)
+    return PassiveEnvChecker(TurnBudget(game, turn_budget=turn_budget))
 
 
 def register_game(
@@ -63,7 +66,8 @@ def register_game(
         kwargs={"game_entry_point": game_entry_point, "turn_budget": turn_budget, **game_kwargs},
         # The budget is ours (truncation via TurnBudget), never gymnasium's TimeLimit.
         max_episode_steps=None,
-        disable_env_checker=False,
+        # make_budgeted adds a passive checker that survives a refused first reset.
+        disable_env_checker=True,
     )
 
 

@@ -197,8 +197,11 @@ def test_bad_sinks_raise_at_construction(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(ValueError, match="Cannot append records"):
         RecordStepOutcomes(stub(), path=tmp_path / "file" / "r.jsonl")  # under a file
-    RecordStepOutcomes(stub(), path=tmp_path / "new" / "dir" / "r.jsonl")
-    assert (tmp_path / "new" / "dir" / "r.jsonl").exists()
+    with pytest.raises(ValueError, match="does not exist"):  # never created silently
+        RecordStepOutcomes(stub(), path=tmp_path / "new" / "dir" / "r.jsonl")
+    assert not (tmp_path / "new").exists()
+    RecordStepOutcomes(stub(), path=tmp_path / "r.jsonl")
+    assert (tmp_path / "r.jsonl").exists()
     with pytest.raises(ValueError, match="callable"):
         RecordStepOutcomes(stub(), callback="print")
     with pytest.raises(ValueError, match="env_index"):

@@ -72,7 +72,10 @@ def test_bad_mix_raises_at_construction(mix, message):
 
 
 def test_callable_returning_a_bad_budget_raises_a_clear_error():
-    env = SampleTurnBudget(gym.make(STUB_ID), budget_mix=lambda rng: 0)
+    with pytest.raises(ValueError, match="positive int, got 0"):  # its test draw, at construction
+        SampleTurnBudget(gym.make(STUB_ID), budget_mix=lambda rng: 0)
+    draws = iter([5, 0])  # good on the test draw, bad on the first episode's
+    env = SampleTurnBudget(gym.make(STUB_ID), budget_mix=lambda rng: next(draws))
     with pytest.raises(ValueError, match="positive int, got 0"):
         env.reset(seed=0)
 

@@ -6,7 +6,7 @@ import argparse
 
 import gymnasium as gym
 
-__all__ = ["add_arguments", "env_table", "run"]
+__all__ = ["add_arguments", "env_table", "run", "team_table"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,6 +18,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--all-games", action="store_true",
         help="also measure games that are slow to generate (TextWorld); default: show '-' for them",
+    )  # fmt: skip
+    parser.add_argument(
+        "--team", action="store_true",
+        help="list the multi-agent (PettingZoo) games instead (needs the multiagent extra)",
     )  # fmt: skip
 
 
@@ -72,10 +76,45 @@ def env_table(seeds: int = 5, family: str | None = None, all_games: bool = False
     return rows
 
 
+def team_table(seeds: int = 5) -> list[dict]:
+    """One row per team game and difficulty: roles, default team budget, oracle plan lengths."""
+    from turnbudget.multiagent import all_games
+
+    rows = []
+    for name, module in sorted(all_games.items()):
+        for difficulty, budget in module.DEFAULT_BUDGETS.items():
+            env = module.raw_env(difficulty=difficulty)
+            lengths = []
+            for seed in range(seeds):
+                env.reset(seed=seed)
+                lengths.append(env.distance_to_goal(env.possible_agents[0]))
+            rows.append(
+                {
+                    "id": name,
+                    "family": ", ".join(env.possible_agents),
+                    "difficulty": difficulty.capitalize(),
+                    "turn_budget": budget,
+                    "optimal": f"{min(lengths)}-{max(lengths)}" if lengths else "-",
+                }
+            )
+    return rows
+
+
 def run(args: argparse.Namespace) -> int:
-    rows = env_table(args.seeds, args.family, args.all_games)
+    if args.team:
+        try:
+            rows = team_table(args.seeds)
+        except ImportError as error:
+            print(
+                f"Team games need the multiagent extra (pip install 'turnbudget[multiagent]'): {error}"
+            )
+            return 1
+    else:
+        rows = env_table(args.seeds, args.family, args.all_games)
     header = {"id": "id", "family": "family", "difficulty": "difficulty",
               "turn_budget": "budget", "optimal": f"optimal ({args.seeds} seeds)"}  # fmt: skip
+    if args.team:
+        header["family"] = "roles"
     widths = {k: max(len(str(r[k])) for r in [header, *rows]) for k in header}
     for row in [header, *rows]:
         print("  ".join(str(row[k]).ljust(widths[k]) for k in header).rstrip())

@@ -2,10 +2,11 @@
 
 Every single-agent game (native, TextWorld, and the multi-agent games' single
 agent cousins) is a `TextEnv`: a ``gymnasium.Env`` whose observation and
-action spaces are printable `spaces.Text`, whose ``step`` refuses a
-non-string action with ``TypeError``, raises ``ResetNeeded`` before the first
-``reset``, answers a step after the game ended with a spent, invalid turn, and
-whose observations never exceed `MAX_OBSERVATION_LENGTH`. Subclasses
+action spaces are printable `spaces.Text` (a `TextSpace`, which Gymnasium's
+shared-memory ``AsyncVectorEnv`` refuses at construction), whose ``step``
+refuses a non-string action with ``TypeError``, raises ``ResetNeeded`` before
+the first ``reset``, answers a step after the game ended with a spent, invalid
+turn, and whose observations never exceed `MAX_OBSERVATION_LENGTH`. Subclasses
 implement ``reset`` and ``_play(action)``; the checks above live here only.
 
 The world API
@@ -45,7 +46,8 @@ from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
+
+from turnbudget.envs.text_space import TextSpace
 
 __all__ = [
     "GAME_OVER_TEXT",
@@ -228,12 +230,11 @@ class TextEnv(gym.Env[str, str]):
                 f"Expect `render_mode` to be one of {self.metadata['render_modes']}, got {render_mode!r}"
             )
         self.render_mode = render_mode
-        self.observation_space = spaces.Text(
+        # TextSpace: a shared-memory AsyncVectorEnv is refused when it is built.
+        self.observation_space = TextSpace(
             max_length=MAX_OBSERVATION_LENGTH, min_length=0, charset=PRINTABLE
         )
-        self.action_space = spaces.Text(
-            max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE
-        )
+        self.action_space = TextSpace(max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE)
         self._in_episode = False
         self._episode_over = False
         self._last_observation = ""

@@ -10,7 +10,7 @@ from typing import Any
 
 from turnbudget.eval.estimator import GridEstimate, estimate_grid, pass_at_k, pass_at_kt
 
-__all__ = ["GridEstimate", "estimate_grid", "evaluate", "pass_at_k", "pass_at_kt"]
+__all__ = ["GridEstimate", "estimate_grid", "evaluate", "evaluate_team", "pass_at_k", "pass_at_kt"]
 
 
 def __getattr__(name: str) -> Any:  # evaluate pulls in tqdm and the wrapper stack: load it on use
@@ -18,4 +18,8 @@ def __getattr__(name: str) -> Any:  # evaluate pulls in tqdm and the wrapper sta
         from turnbudget.eval.rollout import evaluate
 
         return evaluate
+    if name == "evaluate_team":  # needs the multiagent extra (pettingzoo)
+        from turnbudget.eval.team import evaluate_team
+
+        return evaluate_team
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,6 +39,7 @@ from typing import Any
 from turnbudget._checks import check_positive_int
 from turnbudget.agents.base import in_flight
 from turnbudget.eval.backends import Backend, make_backend
+from turnbudget.eval.lock import locks_output_dir
 from turnbudget.eval.logs import (
     EPISODES_FILE,
     RUN_FILE,
@@ -83,6 +84,7 @@ class EvalResult:
         return modes[mode or ("rerun" if "rerun" in modes else "truncate")]
 
 
+@locks_output_dir  # one evaluation per output directory
 def evaluate(
     envs: str | Sequence[str],
     agent: Any,

@@ -16,7 +16,7 @@ from gymnasium import spaces
 from turnbudget._checks import check_positive_int, check_probability, normalize_weights
 from turnbudget.wrappers._common import EpisodeSeeder, require_oracle, require_single
 
-__all__ = ["ERROR_KINDS", "InjectErrors", "InjectedError"]
+__all__ = ["ERROR_KINDS", "ErrorSchedule", "InjectErrors", "InjectedError", "narrate"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +37,67 @@ class InjectedError(TypedDict):
     distance_after: int | None  # right after the injection (a slip: after the replaced command)
     narration: str  # what the agent was told
     replaced_action: str | None  # a slip's substitute command
+
+
+class ErrorSchedule:
+    """Whether and which error fires at each turn of an episode: a pure function of
+    (episode seed, turn), the same for every agent (common random numbers).
+
+    Turn t reads the t-th pair of uniforms of the episode's stream (drawn in
+    blocks, so a turn costs no generator construction); a fixed ``schedule``
+    takes precedence at its turns. `InjectErrors` keeps one; a team wrapper
+    keeps one per agent.
+
+    Args:
+        rate: Probability in [0, 1] that an error fires at a turn.
+        kinds: The kinds drawn when the rate fires.
+        weights: Relative weights of ``kinds`` (uniform if None).
+        schedule: Fixed errors ``{turn: kind}`` (or ``[(turn, kind), ...]``).
+    """
+
+    def __init__(
+        self,
+        rate: float = 0.0,
+        kinds: Sequence[str] = ERROR_KINDS,
+        weights: Sequence[float] | None = None,
+        schedule: Mapping[int, str] | Sequence[tuple[int, str]] | None = None,
+    ):
+        self.rate = check_probability(rate, "rate")
+        self.kinds = _check_kinds(kinds, "kinds")
+        if not self.kinds:
+            raise ValueError("Expect `kinds` to name at least one error kind, got none")
+        self.probabilities = _check_weights(weights, len(self.kinds))
+        self.schedule = _check_schedule(schedule)
+        self._cumulative = list(itertools.accumulate(self.probabilities))
+        self.start(0)
+
+    @property
+    def used_kinds(self) -> set[str]:
+        """The kinds that can fire (those of the schedule, and of the rate when it is positive)."""
+        return set(self.schedule.values()) | (set(self.kinds) if self.rate > 0 else set())
+
+    def start(self, episode_seed: int) -> None:
+        """Start an episode's stream."""
+        self._episode_seed = int(episode_seed)
+        self._stream = np.random.default_rng([self._episode_seed, 0])
+        self._draws: list[list[float]] = []  # (fires, pick) per turn, drawn in blocks
+
+    def planned(self, turn: int) -> str | None:
+        """The error kind scheduled at ``turn`` (1-based) of this episode, or None."""
+        draws = self._draws
+        while len(draws) < turn:
+            draws.extend(self._stream.random((_DRAW_BLOCK, 2)).tolist())
+        fires, pick = draws[turn - 1]
+        if turn in self.schedule:
+            return self.schedule[turn]
+        if fires < self.rate:
+            index = bisect.bisect_right(self._cumulative, pick)
+            return self.kinds[min(index, len(self.kinds) - 1)]
+        return None
+
+    def turn_rng(self, turn: int) -> np.random.Generator:
+        """The generator an error at ``turn`` uses: seeded by (episode seed, turn)."""
+        return np.random.default_rng([self._episode_seed, turn])
 
 
 class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArgs):
@@ -108,17 +169,14 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
             transient_message=transient_message, check_slips=check_slips,
         )  # fmt: skip
         gym.Wrapper.__init__(self, env)
-        self.rate = check_probability(rate, "rate")
-        self.kinds = _check_kinds(kinds, "kinds")
-        if not self.kinds:
-            raise ValueError("Expect `kinds` to name at least one error kind, got none")
-        self.probabilities = _check_weights(weights, len(self.kinds))
-        self.schedule = _check_schedule(schedule)
+        self.errors = ErrorSchedule(rate, kinds, weights, schedule)
+        self.rate, self.kinds = self.errors.rate, self.errors.kinds
+        self.probabilities, self.schedule = self.errors.probabilities, self.errors.schedule
         if not isinstance(transient_message, str):
             raise ValueError(f"Expect `transient_message` to be a str, got {transient_message!r}")
         self.transient_message = transient_message
         self.check_slips = bool(check_slips)
-        used = set(self.schedule.values()) | (set(self.kinds) if self.rate > 0 else set())
+        used = self.errors.used_kinds
         methods = ("distance_to_goal",)
         if "slip" in used:
             methods += ("optimal_actions",)
@@ -130,49 +188,32 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
                 f"InjectErrors' slip and transient errors need a Text action space, got {env.action_space}"
             )
         require_single(env, InjectErrors)
-        self._cumulative = list(itertools.accumulate(self.probabilities))
         self._seeder = EpisodeSeeder("InjectErrors")
-        self._episode_seed = 0
-        self._stream = np.random.default_rng(0)
-        self._draws: list[list[float]] = []  # (fires, pick) per turn, drawn in blocks
         self._turn = 0
         self._admissible: list[str] = []  # the last info's list (read, never mutated)
         self._warned_no_copy = False
 
     def planned_error(self, turn: int) -> str | None:
-        """The error kind scheduled at ``turn`` (1-based) of this episode, or None.
-
-        A pure function of (episode seed, turn): the same for every agent.
-        Turn t reads the t-th pair of uniforms of the episode's stream (drawn
-        in blocks, so this costs no generator construction per turn).
-        """
-        draws = self._draws
-        while len(draws) < turn:
-            draws.extend(self._stream.random((_DRAW_BLOCK, 2)).tolist())
-        fires, pick = draws[turn - 1]
-        if turn in self.schedule:
-            return self.schedule[turn]
-        if fires < self.rate:
-            index = bisect.bisect_right(self._cumulative, pick)
-            return self.kinds[min(index, len(self.kinds) - 1)]
-        return None
+        """The error kind scheduled at ``turn`` (1-based) of this episode, or None (see `ErrorSchedule`)."""
+        return self.errors.planned(turn)
 
     def turn_rng(self, turn: int) -> np.random.Generator:
         """The generator an error at ``turn`` uses (slip choice, ``inject_setback``): seeded by (episode seed, turn)."""
-        return np.random.default_rng([self._episode_seed, turn])
+        return self.errors.turn_rng(turn)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        self._episode_seed = self._seeder.next_seed(seed)
-        self._stream = np.random.default_rng([self._episode_seed, 0])
-        self._draws = []
+        self.errors.start(self._seeder.next_seed(seed))
         self._turn = 0
         obs, info = self.env.reset(seed=seed, options=options)
         self._admissible = info.get("admissible_actions", [])
         return obs, info
 
     def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        # Checked before the turn counts or an error touches the game, as the env would.
+        if isinstance(self.action_space, spaces.Text) and not isinstance(action, str):
+            raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
         self._turn += 1
         kind = self.planned_error(self._turn)
         if kind is None:
@@ -261,12 +302,17 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         )  # fmt: skip
 
     def _narrate(self, narration: str, obs: str) -> str:
-        text = f"{narration}\n\n{obs}" if obs else narration
-        space = self.observation_space
-        if not isinstance(space, spaces.Text):
-            return text
-        charset = space.character_set  # the narration may echo the agent's raw command
-        return "".join(ch if ch in charset else "?" for ch in text[: space.max_length])
+        return narrate(narration, obs, self.observation_space)
+
+
+def narrate(narration: str, obs: str, space: Any) -> str:
+    """``narration`` before ``obs``, cut and cleaned to fit ``space`` when it is a ``Text``
+    (the narration may echo an agent's raw command)."""
+    text = f"{narration}\n\n{obs}" if obs else narration
+    if not isinstance(space, spaces.Text):
+        return text
+    charset = space.character_set
+    return "".join(ch if ch in charset else "?" for ch in text[: space.max_length])
 
 
 def _check_kinds(kinds: Any, name: str) -> tuple[str, ...]:

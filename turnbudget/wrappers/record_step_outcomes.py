@@ -14,7 +14,15 @@ from turnbudget._checks import is_int
 from turnbudget.wrappers._common import env_id_of, require_oracle
 from turnbudget.wrappers.inject_errors import InjectedError
 
-__all__ = ["EpisodeRecord", "OutcomeRecord", "RecordStepOutcomes", "StepRecord"]
+__all__ = [
+    "EpisodeRecord",
+    "EpisodeTracker",
+    "OutcomeRecord",
+    "RecordSink",
+    "RecordStepOutcomes",
+    "StepRecord",
+    "check_env_index",
+]
 
 # -- the record schema (the evaluator reads these names: add fields, never rename) ------
 
@@ -113,147 +121,92 @@ class _StepCounts:
         self.optimal_after_error = self.after_error = 0
 
 
-class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorArgs):
-    """Record what happened at every step and a summary of every episode.
+class RecordSink:
+    """Where finished episodes' records go: a list in memory, a callback, a JSONL file.
 
-    Records follow `StepRecord` and `EpisodeRecord`. A step is *optimal* when
-    the agent's command is in ``optimal_actions()`` before the step (or, when
-    it was executed untouched, it brought the distance down by exactly one:
-    that covers synonyms such as ``n`` for ``go north``). An *error* is an
-    injected error (from `InjectErrors`, read in ``info["injected_error"]``)
-    or a step whose own command increased ``distance_to_goal()``; a
-    distance-increasing error is *recovered* once the distance is back to its
-    value before the error, and ``turns_to_recover`` counts the turns that
-    took. The oracle is only queried here when ``oracle=True``.
-
-    An episode's records are delivered together when it ends (terminated or
-    truncated): appended to ``records`` (in memory), passed one by one to
-    ``callback``, and appended to the JSONL file at ``path`` with a single
-    write, flushed and fsync-ed, so a killed process never leaves a torn line
-    or loses a finished episode (several processes may share one file).
-    An episode abandoned by an early reset or ``close()`` is dropped and
-    counted in ``n_abandoned``.
-
-    Episode ids default to ``f"{env_id}/{seed}/{episode_index}"`` (with
-    ``env_index/`` before the seed when one is given); an evaluator can name
-    an episode with ``reset(options={"episode_id": ...})``. A vector env passes
-    the same options to every sub-env and none on autoreset, so in a vector env
-    rely on ``env_index`` rather than on an ``episode_id`` option.
-
-    Args:
-        env: The env to record (wrap it outside `InjectErrors`, inside `ProcessReward`).
-        path: A JSONL file to append to (created, with its folders, if missing).
-        callback: Called with each record.
-        memory: Keep records in ``records``; default: only when there is no
-            other sink.
-        record_steps: Record steps (else only episode summaries).
-        oracle: Query the oracle for distances and optimality (set False for
-            envs without one: those fields are then None).
-        env_index: The sub-env index in a vector env (goes into the records).
-        fsync: fsync the file after each episode.
-
-    Example:
-        >>> import gymnasium as gym
-        >>> import turnbudget
-        >>> env = RecordStepOutcomes(gym.make("turnbudget/Maze-Easy-v0", turn_budget=3))
-        >>> _ = env.reset(seed=0)
-        >>> for _ in range(3):
-        ...     _ = env.step("look")
-        >>> [r["record"] for r in env.records]
-        ['step', 'step', 'step', 'episode']
-        >>> episode = env.records[-1]
-        >>> episode["episode_id"], episode["success"], episode["turns_used"], episode["optimal_step_rate"]
-        ('turnbudget/Maze-Easy-v0/0/0', False, 3, 0.0)
+    An episode's records are delivered together: appended to ``records`` (when
+    ``memory``), passed one by one to ``callback``, and appended to ``path``
+    with a single write, flushed and fsync-ed, so a killed process never
+    leaves a torn line or loses a finished episode (processes may share a file).
     """
 
     def __init__(
         self,
-        env: gym.Env,
         path: str | os.PathLike[str] | None = None,
         callback: Callable[[OutcomeRecord], Any] | None = None,
         memory: bool | None = None,
-        record_steps: bool = True,
-        oracle: bool = True,
-        env_index: int | None = None,
         fsync: bool = True,
     ):
-        gym.utils.RecordConstructorArgs.__init__(
-            self, path=path, callback=callback, memory=memory, record_steps=record_steps,
-            oracle=oracle, env_index=env_index, fsync=fsync,
-        )  # fmt: skip
-        gym.Wrapper.__init__(self, env)
         if callback is not None and not callable(callback):
             raise ValueError(f"Expect `callback` to be callable, got {callback!r}")
-        if env_index is not None and (not is_int(env_index) or env_index < 0):
-            raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {env_index!r}")
-        if oracle:
-            require_oracle(
-                env,
-                ("optimal_actions", "distance_to_goal"),
-                "RecordStepOutcomes",
-                " (pass oracle=False)",
-            )
         self.path = None if path is None else Path(path)
         if self.path is not None:
+            if not self.path.parent.is_dir():  # a typo in a folder name must not go unnoticed
+                raise ValueError(
+                    f"Cannot append records to {str(self.path)!r}: its folder "
+                    f"{str(self.path.parent)!r} does not exist (create it first)"
+                )
             try:  # fail now, not at the end of the first episode
-                self.path.parent.mkdir(parents=True, exist_ok=True)
                 os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
             except OSError as err:
                 raise ValueError(f"Cannot append records to {str(self.path)!r}: {err}") from None
         self.callback = callback
         self.memory = (path is None and callback is None) if memory is None else bool(memory)
-        self.record_steps, self.oracle, self.fsync = bool(record_steps), bool(oracle), bool(fsync)
-        self.env_index = None if env_index is None else int(env_index)
-        self.env_id = env_id_of(env)
+        self.fsync = bool(fsync)
         self.records: list[OutcomeRecord] = []
-        self.n_abandoned = 0
-        self._episode_index = -1
+
+    def deliver(self, records: list[OutcomeRecord]) -> None:
+        if self.path is not None:
+            self._append_lines(records)
+        if self.memory:
+            self.records.extend(records)
+        if self.callback is not None:
+            for record in records:
+                self.callback(record)
+
+    def _append_lines(self, records: list[OutcomeRecord]) -> None:
+        data = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records).encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            view = memoryview(data)
+            while view:  # one write() in practice; loop in case the kernel takes less
+                view = view[os.write(fd, view) :]
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+class EpisodeTracker:
+    """The bookkeeping of one episode's records, for one agent: what `RecordStepOutcomes`
+    does per step, without the env (a team wrapper keeps one per agent).
+
+    The caller queries the oracle (``optimal_now`` before the step, the
+    distance after it) and passes what it got, None without an oracle.
+    """
+
+    def __init__(self, env_id: str, env_index: int | None, record_steps: bool = True):
+        self.env_id, self.env_index, self.record_steps = env_id, env_index, bool(record_steps)
         self._pending: list[OutcomeRecord] | None = None  # None: no episode in progress
 
-    # -- gymnasium API -------------------------------------------------------------
+    @property
+    def in_progress(self) -> bool:
+        return self._pending is not None
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
-        if self._pending is not None:
-            self.n_abandoned += 1
-        obs, info = self.env.reset(seed=seed, options=options)
-        self._start_episode(seed, (options or {}).get("episode_id"), info)
-        return obs, info
+    def abandon(self) -> None:
+        self._pending = None
 
-    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        if self._pending is None:  # stepping a finished episode: nothing to record
-            return self.env.step(action)
-        optimal_now = self._optimal_actions()
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        self._record_step(action, optimal_now, reward, terminated, truncated, info)
-        if terminated or truncated:
-            self._finish_episode()
-        return obs, reward, terminated, truncated, info
-
-    def close(self) -> None:
-        if self._pending is not None:
-            self.n_abandoned += 1
-            self._pending = None
-        super().close()
-
-    # -- bookkeeping -----------------------------------------------------------------
-
-    def _distance(self) -> int | None:
-        return _int_or_none(self.env.unwrapped.distance_to_goal()) if self.oracle else None
-
-    def _optimal_actions(self) -> list[str] | None:
-        return list(self.env.unwrapped.optimal_actions()) if self.oracle else None
-
-    def _start_episode(self, seed: int | None, episode_id: Any, info: dict[str, Any]) -> None:
-        self._episode_index += 1
-        self._seed = _int_or_none(seed)
-        if episode_id is None:
-            where = "" if self.env_index is None else f"{self.env_index}/"
-            episode_id = f"{self.env_id}/{where}{self._seed}/{self._episode_index}"
-        self._episode_id = str(episode_id)
-        self._turn_budget = _int_or_none(info.get("turn_budget"))
-        self._distance_now = self._initial_distance = self._distance()
+    def start(
+        self,
+        seed: int | None,
+        episode_id: str,
+        episode_index: int,
+        turn_budget: int | None,
+        initial_distance: int | None,
+    ) -> None:
+        self._seed, self._episode_id, self._episode_index = seed, episode_id, episode_index
+        self._turn_budget = turn_budget
+        self._distance_now = self._initial_distance = initial_distance
         self._turn = 0
         self._first_success: int | None = None
         self._n_injected = self._n_self = 0
@@ -270,19 +223,21 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
             "seed": self._seed, "episode_index": self._episode_index,
         }  # fmt: skip
 
-    def _record_step(
+    def step(
         self,
         action: Any,
         optimal_now: list[str] | None,
+        distance_after: int | None,
         reward: SupportsFloat,
         terminated: bool,
         truncated: bool,
         info: dict[str, Any],
     ) -> None:
+        """Record one step: ``optimal_now`` judged before it, ``distance_after`` queried after."""
         # The hot path of every recorded rollout: kept to plain locals and one dict literal.
         self._turn = turn = self._turn + 1
         before = self._distance_now
-        self._distance_now = after = self._distance() if self.oracle else None
+        self._distance_now = after = distance_after
         budget = info.get("turn_budget")
         if budget is not None:
             self._turn_budget = int(budget)
@@ -360,7 +315,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
                 }
             )
 
-    def _finish_episode(self) -> None:
+    def finish(self) -> list[OutcomeRecord]:
         counts = self._counts
         self._pending.append(
             EpisodeRecord(
@@ -389,25 +344,152 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
             )
         )
         records, self._pending = self._pending, None
-        if self.path is not None:
-            self._append_lines(records)
-        if self.memory:
-            self.records.extend(records)
-        if self.callback is not None:
-            for record in records:
-                self.callback(record)
+        return records
 
-    def _append_lines(self, records: list[OutcomeRecord]) -> None:
-        data = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records).encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            view = memoryview(data)
-            while view:  # one write() in practice; loop in case the kernel takes less
-                view = view[os.write(fd, view) :]
-            if self.fsync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
+
+class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorArgs):
+    """Record what happened at every step and a summary of every episode.
+
+    Records follow `StepRecord` and `EpisodeRecord`. A step is *optimal* when
+    the agent's command is in ``optimal_actions()`` before the step (or, when
+    it was executed untouched, it brought the distance down by exactly one:
+    that covers synonyms such as ``n`` for ``go north``). An *error* is an
+    injected error (from `InjectErrors`, read in ``info["injected_error"]``)
+    or a step whose own command increased ``distance_to_goal()``; a
+    distance-increasing error is *recovered* once the distance is back to its
+    value before the error, and ``turns_to_recover`` counts the turns that
+    took. The oracle is only queried here when ``oracle=True``.
+
+    An episode's records are delivered together when it ends (terminated or
+    truncated): appended to ``records`` (in memory), passed one by one to
+    ``callback``, and appended to the JSONL file at ``path`` with a single
+    write, flushed and fsync-ed, so a killed process never leaves a torn line
+    or loses a finished episode (several processes may share one file).
+    An episode abandoned by an early reset or ``close()`` is dropped and
+    counted in ``n_abandoned``.
+
+    Episode ids default to ``f"{env_id}/{seed}/{episode_index}"`` (with
+    ``env_index/`` before the seed when one is given); an evaluator can name
+    an episode with ``reset(options={"episode_id": ...})``. A vector env passes
+    the same options to every sub-env and none on autoreset, so in a vector env
+    rely on ``env_index`` rather than on an ``episode_id`` option.
+
+    Args:
+        env: The env to record (wrap it outside `InjectErrors`, inside `ProcessReward`).
+        path: A JSONL file to append to (created if missing; its folder must exist).
+        callback: Called with each record.
+        memory: Keep records in ``records``; default: only when there is no
+            other sink.
+        record_steps: Record steps (else only episode summaries).
+        oracle: Query the oracle for distances and optimality (set False for
+            envs without one: those fields are then None).
+        env_index: The sub-env index in a vector env (goes into the records).
+        fsync: fsync the file after each episode.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import turnbudget
+        >>> env = RecordStepOutcomes(gym.make("turnbudget/Maze-Easy-v0", turn_budget=3))
+        >>> _ = env.reset(seed=0)
+        >>> for _ in range(3):
+        ...     _ = env.step("look")
+        >>> [r["record"] for r in env.records]
+        ['step', 'step', 'step', 'episode']
+        >>> episode = env.records[-1]
+        >>> episode["episode_id"], episode["success"], episode["turns_used"], episode["optimal_step_rate"]
+        ('turnbudget/Maze-Easy-v0/0/0', False, 3, 0.0)
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        path: str | os.PathLike[str] | None = None,
+        callback: Callable[[OutcomeRecord], Any] | None = None,
+        memory: bool | None = None,
+        record_steps: bool = True,
+        oracle: bool = True,
+        env_index: int | None = None,
+        fsync: bool = True,
+    ):
+        gym.utils.RecordConstructorArgs.__init__(
+            self, path=path, callback=callback, memory=memory, record_steps=record_steps,
+            oracle=oracle, env_index=env_index, fsync=fsync,
+        )  # fmt: skip
+        gym.Wrapper.__init__(self, env)
+        env_index = check_env_index(env_index)
+        if oracle:
+            require_oracle(
+                env,
+                ("optimal_actions", "distance_to_goal"),
+                "RecordStepOutcomes",
+                " (pass oracle=False)",
+            )
+        self.sink = RecordSink(path, callback, memory, fsync)
+        self.record_steps, self.oracle = bool(record_steps), bool(oracle)
+        self.env_index = env_index
+        self.env_id = env_id_of(env)
+        self.n_abandoned = 0
+        self._episode_index = -1
+        self._tracker = EpisodeTracker(self.env_id, env_index, record_steps)
+
+    @property
+    def records(self) -> list[OutcomeRecord]:
+        """The records kept in memory."""
+        return self.sink.records
+
+    @property
+    def path(self) -> Path | None:
+        return self.sink.path
+
+    # -- gymnasium API -------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        if self._tracker.in_progress:
+            self.n_abandoned += 1
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._episode_index += 1
+        seed = _int_or_none(seed)
+        episode_id = (options or {}).get("episode_id")
+        if episode_id is None:
+            where = "" if self.env_index is None else f"{self.env_index}/"
+            episode_id = f"{self.env_id}/{where}{seed}/{self._episode_index}"
+        self._tracker.start(
+            seed, str(episode_id), self._episode_index,
+            _int_or_none(info.get("turn_budget")), self._distance(),
+        )  # fmt: skip
+        return obs, info
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        tracker = self._tracker
+        if not tracker.in_progress:  # stepping a finished episode: nothing to record
+            return self.env.step(action)
+        optimal_now = self._optimal_actions()
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        tracker.step(action, optimal_now, self._distance(), reward, terminated, truncated, info)
+        if terminated or truncated:
+            self.sink.deliver(tracker.finish())
+        return obs, reward, terminated, truncated, info
+
+    def close(self) -> None:
+        if self._tracker.in_progress:
+            self.n_abandoned += 1
+            self._tracker.abandon()
+        super().close()
+
+    def _distance(self) -> int | None:
+        return _int_or_none(self.env.unwrapped.distance_to_goal()) if self.oracle else None
+
+    def _optimal_actions(self) -> list[str] | None:
+        return list(self.env.unwrapped.optimal_actions()) if self.oracle else None
+
+
+def check_env_index(env_index: Any) -> int | None:
+    """``env_index`` as an int >= 0 or None, else ``ValueError``."""
+    if env_index is not None and (not is_int(env_index) or env_index < 0):
+        raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {env_index!r}")
+    return None if env_index is None else int(env_index)
 
 
 def _jsonable(event: Any) -> dict[str, Any] | None:

@@ -9,10 +9,11 @@ from gymnasium import spaces
 from gymnasium.core import ActType
 
 from turnbudget._checks import check_positive_int
+from turnbudget.envs.text_space import TextSpace
 from turnbudget.wrappers._common import find_wrapper, require_single
 from turnbudget.wrappers.turn_budget import TurnBudget
 
-__all__ = ["RevealBudget"]
+__all__ = ["RevealBudget", "budget_visible", "check_reveal", "widen_text_space"]
 
 _MODES = ("never", "always", "final")
 _WIDE = 10**9  # stand-in number used to size the observation space
@@ -62,34 +63,7 @@ class RevealBudget(gym.Wrapper[str, ActType, str, ActType], gym.utils.RecordCons
             self, mode=mode, final_turns=final_turns, template=template
         )
         gym.Wrapper.__init__(self, env)
-        if not isinstance(mode, str):
-            raise ValueError(f"Expect `mode` to be one of {_MODES} or 'final=k', got {mode!r}")
-        name, _, k = mode.strip().lower().partition("=")
-        if name not in _MODES or (k and name != "final"):
-            raise ValueError(f"Expect `mode` to be one of {_MODES} or 'final=k', got {mode!r}")
-        if k:
-            if final_turns is not None:
-                raise ValueError(f"Give k once: `mode`={mode!r} and `final_turns`={final_turns!r}")
-            try:
-                final_turns = int(k)
-            except ValueError:
-                raise ValueError(
-                    f"Expect k in `mode`='final=k' to be a positive int, got {k!r}"
-                ) from None
-        if name == "final":
-            if final_turns is None:
-                raise ValueError("Expect `final_turns` (a positive int) with mode 'final'")
-            check_positive_int(final_turns, "final_turns")
-        elif final_turns is not None:
-            raise ValueError(f"`final_turns` is only for mode 'final', got mode={mode!r}")
-        if not isinstance(template, str):
-            raise ValueError(f"Expect `template` to be a str, got {template!r}")
-        try:
-            wide = template.format(turns_left=_WIDE, turns_used=_WIDE, turn_budget=_WIDE)
-        except (KeyError, IndexError, ValueError) as err:
-            raise ValueError(
-                f"Expect `template` to use only {{turns_left}}, {{turns_used}}, {{turn_budget}}, got {template!r} ({err!r})"
-            ) from None
+        name, final_turns, wide = check_reveal(mode, final_turns, template)
         require_single(env, RevealBudget)
         if find_wrapper(env, TurnBudget) is None:
             raise ValueError("RevealBudget needs a TurnBudget inside the env it wraps")
@@ -98,12 +72,7 @@ class RevealBudget(gym.Wrapper[str, ActType, str, ActType], gym.utils.RecordCons
             raise ValueError(f"RevealBudget needs a Text observation space, got {space}")
         self.mode, self.final_turns, self.template = name, final_turns, template
         if name != "never":
-            charset = set(space.character_set) | set(wide)
-            self.observation_space = spaces.Text(
-                max_length=space.max_length + len(wide),
-                min_length=space.min_length,
-                charset=charset,
-            )
+            self.observation_space = widen_text_space(space, wide)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -117,7 +86,7 @@ class RevealBudget(gym.Wrapper[str, ActType, str, ActType], gym.utils.RecordCons
 
     def _reveal(self, obs: str, info: dict[str, Any]) -> str:
         left = info["turns_left"]
-        visible = self.mode == "always" or (self.mode == "final" and left <= self.final_turns)
+        visible = budget_visible(self.mode, self.final_turns, left)
         assert "budget_visible" not in info, "info['budget_visible'] set twice"
         info["budget_visible"] = visible
         if not visible:
@@ -125,3 +94,54 @@ class RevealBudget(gym.Wrapper[str, ActType, str, ActType], gym.utils.RecordCons
         return obs + self.template.format(
             turns_left=left, turns_used=info["turns_used"], turn_budget=info["turn_budget"]
         )
+
+
+def check_reveal(mode: Any, final_turns: Any, template: Any) -> tuple[str, int | None, str]:
+    """Check the visibility settings (`RevealBudget`'s, shared by the team wrapper).
+
+    Returns the mode name, k for ``"final"`` (None otherwise) and the template
+    formatted with very wide numbers (to size the observation space).
+    """
+    if not isinstance(mode, str):
+        raise ValueError(f"Expect `mode` to be one of {_MODES} or 'final=k', got {mode!r}")
+    name, _, k = mode.strip().lower().partition("=")
+    if name not in _MODES or (k and name != "final"):
+        raise ValueError(f"Expect `mode` to be one of {_MODES} or 'final=k', got {mode!r}")
+    if k:
+        if final_turns is not None:
+            raise ValueError(f"Give k once: `mode`={mode!r} and `final_turns`={final_turns!r}")
+        try:
+            final_turns = int(k)
+        except ValueError:
+            raise ValueError(
+                f"Expect k in `mode`='final=k' to be a positive int, got {k!r}"
+            ) from None
+    if name == "final":
+        if final_turns is None:
+            raise ValueError("Expect `final_turns` (a positive int) with mode 'final'")
+        check_positive_int(final_turns, "final_turns")
+    elif final_turns is not None:
+        raise ValueError(f"`final_turns` is only for mode 'final', got mode={mode!r}")
+    if not isinstance(template, str):
+        raise ValueError(f"Expect `template` to be a str, got {template!r}")
+    try:
+        wide = template.format(turns_left=_WIDE, turns_used=_WIDE, turn_budget=_WIDE)
+    except (KeyError, IndexError, ValueError) as err:
+        raise ValueError(
+            f"Expect `template` to use only {{turns_left}}, {{turns_used}}, {{turn_budget}}, got {template!r} ({err!r})"
+        ) from None
+    return name, final_turns, wide
+
+
+def budget_visible(mode: str, final_turns: int | None, turns_left: int) -> bool:
+    """Whether the budget shows now: always, or in the last ``final_turns`` turns."""
+    return mode == "always" or (mode == "final" and turns_left <= (final_turns or 0))
+
+
+def widen_text_space(space: spaces.Text, suffix: str) -> spaces.Text:
+    """``space`` grown to hold observations with ``suffix`` appended."""
+    return TextSpace(
+        max_length=space.max_length + len(suffix),
+        min_length=space.min_length,
+        charset=set(space.character_set) | set(suffix),
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import inspect
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -69,9 +70,26 @@ class BudgetMix:
 
     @classmethod
     def from_callable(cls, fn: Callable[[np.random.Generator], int]) -> BudgetMix:
-        """T = ``fn(rng)``; the result is checked (a positive int) at every draw."""
+        """T = ``fn(rng)``; the result is checked (a positive int) at every draw.
+
+        ``fn`` is checked here: it must take one argument, and one test draw
+        (on a throwaway generator, never the env's) must give a positive int.
+        """
         if not callable(fn):
             raise ValueError(f"Expect `fn` to be a callable (rng) -> int, got {fn!r}")
+        try:
+            inspect.signature(fn).bind(np.random.default_rng(0))
+        except TypeError as e:
+            raise ValueError(
+                f"Expect the budget callable to take one argument (rng): {e}"
+            ) from None
+        except ValueError:  # no signature to inspect (some builtins): the test draw decides
+            pass
+        try:
+            drawn = fn(np.random.default_rng(0))
+        except Exception as e:
+            raise ValueError(f"The budget callable failed on a test draw: {e!r}") from e
+        check_turn_budget(drawn, "the budget drawn by the callable")
         return cls("callable", fn=fn)
 
     @classmethod

@@ -8,13 +8,14 @@ from typing import Any
 
 import gymnasium as gym
 
+from turnbudget._checks import is_int
 from turnbudget.wrappers._common import find_wrapper
 from turnbudget.wrappers.discrete_actions import DiscreteActions
 from turnbudget.wrappers.inject_errors import InjectErrors
 from turnbudget.wrappers.process_reward import ProcessReward
 from turnbudget.wrappers.record_step_outcomes import RecordStepOutcomes
 from turnbudget.wrappers.reveal_budget import RevealBudget
-from turnbudget.wrappers.sample_turn_budget import BudgetMixLike, SampleTurnBudget
+from turnbudget.wrappers.sample_turn_budget import BudgetMix, BudgetMixLike, SampleTurnBudget
 from turnbudget.wrappers.text_features import TextFeatures
 from turnbudget.wrappers.turn_budget import TurnBudget, check_turn_budget
 
@@ -103,6 +104,10 @@ def make(
     """
     if budget is not None:
         budget = check_turn_budget(budget, "budget")
+    if env_index is not None and (not is_int(env_index) or env_index < 0):
+        raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {env_index!r}")
+    if budget_mix is not None:
+        budget_mix = BudgetMix.coerce(budget_mix)  # a bad mix fails before the env is made
     # Check every option before building anything.
     specs = {
         "errors": _kwargs(errors, "errors", "rate", (int, float)),

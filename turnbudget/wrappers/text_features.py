@@ -14,7 +14,12 @@ from gymnasium.core import ActType
 from turnbudget._checks import check_positive_int
 from turnbudget.wrappers._common import require_single
 
-__all__ = ["TextFeatures", "hashed_ngrams"]
+__all__ = ["MAX_DIM", "MAX_NGRAMS", "TextFeatures", "hashed_ngrams"]
+
+#: Largest ``dim`` (2**20 buckets: 4 MiB of float32 per block and observation).
+MAX_DIM = 2**20
+#: Longest n-gram.
+MAX_NGRAMS = 8
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _CACHE_LIMIT = 200_000
@@ -64,8 +69,8 @@ class TextFeatures(
 
     Args:
         env: An env with ``Text`` observations.
-        dim: Buckets per block (a positive int).
-        ngrams: Longest n-gram (1 = bag of words, 2 = words and bigrams).
+        dim: Buckets per block (a positive int, at most `MAX_DIM`).
+        ngrams: Longest n-gram (1 = bag of words, 2 = words and bigrams; at most `MAX_NGRAMS`).
         include_goal: Add the goal block.
         include_admissible: Add the admissible-commands block.
 
@@ -96,8 +101,10 @@ class TextFeatures(
             include_admissible=include_admissible,
         )
         gym.ObservationWrapper.__init__(self, env)
-        check_positive_int(dim, "dim")
-        check_positive_int(ngrams, "ngrams")
+        for name, value, most in (("dim", dim, MAX_DIM), ("ngrams", ngrams, MAX_NGRAMS)):
+            check_positive_int(value, name)
+            if value > most:  # every observation is a dense vector of blocks * dim floats
+                raise ValueError(f"Expect `{name}` to be at most {most}, got {value!r}")
         if not isinstance(env.observation_space, spaces.Text):
             raise ValueError(
                 f"TextFeatures needs a Text observation space, got {env.observation_space}"

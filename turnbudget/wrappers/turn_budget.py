@@ -56,17 +56,24 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
         self.default_turn_budget = check_turn_budget(turn_budget)
         self.turn_budget = self.default_turn_budget
         self.turns_used = 0
+        self._reset_refused = False
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsType, dict[str, Any]]:
+        self._reset_refused = True  # until this reset succeeds: no step on a half-reset env
         budget = (options or {}).get("turn_budget")
         self.turn_budget = self.default_turn_budget if budget is None else check_turn_budget(budget)
         self.turns_used = 0
         obs, info = self.env.reset(seed=seed, options=options)
+        self._reset_refused = False
         return obs, self._add_budget_info(info)
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self._reset_refused:
+            raise gym.error.ResetNeeded(
+                "The last reset() was refused (see the error it raised): call reset() again"
+            )
         obs, reward, terminated, truncated, info = self.env.step(action)
         self.turns_used += 1
         if self.turns_used >= self.turn_budget and not terminated:

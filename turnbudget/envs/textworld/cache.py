@@ -59,6 +59,17 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _check_directory(path: Path, what: str) -> None:
+    """Raise ``ValueError`` if ``path``, or its nearest existing ancestor, is not a directory."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            if not candidate.is_dir():
+                raise ValueError(
+                    f"{what} {str(path)!r} cannot be used: {str(candidate)!r} is a file"
+                )
+            return
+
+
 class GameCache:
     """Generated games of one family and settings, keyed by seed.
 
@@ -73,6 +84,8 @@ class GameCache:
     ):
         self.root = Path(root).expanduser() if root is not None else default_cache_dir()
         self.folder = self.root / settings_key(family, settings)
+        _check_directory(self.root, "The TextWorld game cache root")
+        _check_directory(self.folder, "The TextWorld game cache folder")
         self.family = family
         self.settings = dict(settings)
         self._verified: set[int] = set()
@@ -104,7 +117,17 @@ class GameCache:
             return self.path(seed)
         import filelock
 
-        self.folder.mkdir(parents=True, exist_ok=True)
+        for entry in (*self._files(seed), self.folder / f"{seed}.lock"):
+            if entry.is_dir():  # fail before generating, not at the rename seconds later
+                raise ValueError(
+                    f"Game cache entry {str(entry)!r} is a directory; remove it to regenerate"
+                )
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ValueError(
+                f"Cannot create the game cache folder {str(self.folder)!r}: {e}"
+            ) from e
         with filelock.FileLock(str(self.folder / f"{seed}.lock")):
             if self.is_valid(seed):  # another process made it while we waited
                 return self.path(seed)

@@ -12,7 +12,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from turnbudget.envs.core import INFO_VALID_ACTION, MAX_OBSERVATION_LENGTH, TextEnv
-from turnbudget.envs.textworld.sanitize import normalize_text, sanitize_command
+from turnbudget.envs.textworld.command import CommandGrammar
+from turnbudget.envs.textworld.sanitize import normalize_text
+from turnbudget.envs.textworld.storyfile import check_story_file
 
 __all__ = ["TextWorldEnv", "clean_feedback", "require_textworld"]
 
@@ -63,13 +65,14 @@ class TextWorldEnv(TextEnv):
 
     ## Actions
     Free-form commands (``spaces.Text`` over ``string.printable``), e.g.
-    ``"go north"``, ``"take coin"``, ``"open fridge"``. Commands are
-    sanitized first (see `sanitize_command`): a command that is multi-line,
-    holds a backslash or control characters, chains actions (``.``, ``;``,
-    ``then``), is an interpreter meta command (``quit``, ``restart``,
-    ``undo``, ...) or is too long is refused with feedback. A refused or
-    unrecognized command is a spent turn with ``valid_action=False``; a
-    non-string action is a ``TypeError``.
+    ``"go north"``, ``"take coin"``, ``"open fridge"``. One turn is one
+    command: only what the game's own grammar parses as a single command (one
+    of its command templates, filled with the names of its things; see
+    `CommandGrammar`) reaches the interpreter. Chained inputs (``"w, n"``,
+    ``"look. take coin"``, ``"take coin and key"``), interpreter meta commands
+    (``quit``, ``save``, ``undo``, ...) and multi-line or over-long text are
+    refused with feedback. A refused or unrecognized command is a spent turn
+    with ``valid_action=False``; a non-string action is a ``TypeError``.
 
     ## Observations
     The game's answer as printable text (accents folded, other non-ASCII
@@ -141,6 +144,7 @@ class TextWorldEnv(TextEnv):
             self._game_files = [self._check_game_file(Path(f)) for f in files]
         self._tw: Any = None  # the textworld environment, (re)built on reset
         self._loaded: Path | None = None
+        self._grammar: CommandGrammar | None = None  # the game's one-command language
         self._state: Any = None  # the last textworld GameState
         self._history: list[str] = []  # commands sent since reset, replayed after unpickling
         self._score = 0
@@ -169,7 +173,7 @@ class TextWorldEnv(TextEnv):
         return observation, info
 
     def _play(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        command, refusal = sanitize_command(action)
+        command, refusal = self._grammar.parse(action)
         if command is None:
             observation = self._observe(refusal)
             return observation, 0.0, False, False, self._info(valid_action=False)
@@ -300,6 +304,7 @@ class TextWorldEnv(TextEnv):
             objective=True, admissible_commands=True, policy_commands=True,
             extras=["walkthrough"],
         )  # fmt: skip
+        check_story_file(path)  # the interpreter would exit the process on a bad file
         try:
             with warnings.catch_warnings():
                 # jericho's UnsupportedGameWarning: its own score and move detection
@@ -308,6 +313,7 @@ class TextWorldEnv(TextEnv):
                 self._tw = textworld.start(str(path), request_infos=infos)
         except ValueError as e:  # e.g. Glulx games with TextWorld >= 1.7
             raise ValueError(f"Cannot load TextWorld game {str(path)!r}: {e}") from e
+        self._grammar = CommandGrammar.from_game(self._tw._game)
         self._loaded = path
 
     def _begin_episode(self) -> None:

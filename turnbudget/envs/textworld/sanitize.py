@@ -4,7 +4,10 @@ Commands reach a Z-machine/Glulx interpreter that also understands its own meta
 commands. Measured with TextWorld 1.7: ``"\\q"`` hangs the interpreter,
 ``"look\\nquit"`` and ``"quit"`` leave it waiting for a yes/no answer that
 breaks every later command, and ``"look. go north"`` plays two actions in one
-turn. `sanitize_command` refuses all of these with feedback instead.
+turn. `sanitize_command` refuses all of these with feedback instead; it is the
+first, game-independent stage: the one-command guarantee itself comes from
+`turnbudget.envs.textworld.command.CommandGrammar`, which lets through only what
+the game's grammar parses as one command.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ backend is one module with a `Backend` subclass, listed in `BUILTIN_BACKENDS`
 
         def start(self, agent, config, *, serialize):
             ...  # start workers; each builds EpisodeRunner(agent, config, serialize)
+            # (a local worker process also calls turnbudget.eval.lock.exit_with_parent())
 
         def run(self, specs):
             ...  # yield lists of EpisodeResult, in any order, covering every spec

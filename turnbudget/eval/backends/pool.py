@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from turnbudget.eval.backends import Backend
+from turnbudget.eval.lock import exit_with_parent
 from turnbudget.eval.plan import EpisodeSpec, EvalConfig
 from turnbudget.eval.runner import EpisodeResult, EpisodeRunner
 
@@ -19,6 +20,7 @@ _WORKER: EpisodeRunner | None = None
 
 def _init_worker(agent: Any, config: EvalConfig, serialize: bool) -> None:
     global _WORKER
+    exit_with_parent()  # no orphaned workers when the evaluator is killed
     _WORKER = EpisodeRunner(agent, config, serialize)
 
 

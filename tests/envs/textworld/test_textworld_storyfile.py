@@ -1,0 +1,116 @@
+"""A malformed story file is a Python exception with a clear message, never the end of the process."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+from _support import SHIPPED_TEXTWORLD_GAMES
+
+import turnbudget  # noqa: F401 - registers the ids
+from turnbudget.envs.textworld import storyfile
+from turnbudget.envs.textworld.storyfile import (
+    StoryFileError,
+    check_story_file,
+    probe_story_file,
+    validate_story_file,
+)
+
+GAME = SHIPPED_TEXTWORLD_GAMES / "coin_collector-1ad1367648" / "0"
+
+
+def _story(tmp_path: Path, name: str, data: bytes) -> Path:
+    """``data`` as ``name.z8`` with the shipped game's .json beside it."""
+    path = tmp_path / f"{name}.z8"
+    path.write_bytes(data)
+    shutil.copyfile(GAME.with_suffix(".json"), path.with_suffix(".json"))
+    return path
+
+
+def _with_checksum(data: bytearray) -> bytes:
+    length = struct.unpack(">H", data[0x1A:0x1C])[0] * 8
+    struct.pack_into(">H", data, 0x1C, sum(data[0x40:length]) % 0x10000)
+    return bytes(data)
+
+
+def _good() -> bytearray:
+    return bytearray(GAME.with_suffix(".z8").read_bytes())
+
+
+def _malformed(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """Each malformed file, with the words its error must hold."""
+    good = _good()
+    code_zeroed = bytearray(good)
+    code_zeroed[0x40:0x4000] = bytes(0x4000 - 0x40)  # sound header, checksum fixed: loops forever
+    bad_pc = bytearray(good)
+    struct.pack_into(">H", bad_pc, 0x06, 0xFFFF)  # starts outside the code: runtime error
+    flipped = bytearray(good)
+    flipped[5000] ^= 0xFF
+    return {
+        "truncated": (_story(tmp_path, "truncated", bytes(good[:20000])), "truncated"),
+        "text": (_story(tmp_path, "text", b"This is a text file, renamed .z8.\n" * 20), "version"),
+        "short text": (_story(tmp_path, "short", b"hello\n"), "too short"),
+        "empty": (_story(tmp_path, "empty", b""), "too short"),
+        "flipped byte": (_story(tmp_path, "flipped", bytes(flipped)), "checksum"),
+        "bad start": (_story(tmp_path, "bad_pc", bytes(bad_pc)), "runtime error"),
+        "endless loop": (_story(tmp_path, "loop", _with_checksum(code_zeroed)), "did not finish"),
+    }
+
+
+@pytest.fixture
+def quick_probe(monkeypatch):
+    monkeypatch.setattr(storyfile, "PROBE_TIMEOUT", 3.0)
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["truncated", "text", "short text", "empty", "flipped byte", "bad start", "endless loop"],
+)
+def test_malformed_story_files_raise_through_the_full_stack(tmp_path, quick_probe, case):
+    path, words = _malformed(tmp_path)[case]
+    env = gym.make("turnbudget/TextWorldFile-v0", game_file=path)
+    with pytest.raises(StoryFileError, match=words) as error:
+        env.reset(seed=0)
+    assert str(path) in str(error.value)
+    env.close()
+    # The process and the package still work: a sound game loads and plays.
+    good = _story(tmp_path, "good", bytes(_good()))
+    env = gym.make("turnbudget/TextWorldFile-v0", game_file=good)
+    env.reset(seed=0)
+    assert env.step("look")[-1]["valid_action"]
+    env.close()
+
+
+def test_the_interpreter_exiting_becomes_an_exception(tmp_path):
+    """Without the header check, frotz prints 'Fatal error' and exits: the probe's child does."""
+    path = _story(tmp_path, "truncated", bytes(_good()[:20000]))
+    with pytest.raises(StoryFileError, match="Fatal error: Story file read error"):
+        probe_story_file(path)
+
+
+def test_sound_story_files_pass_once(tmp_path, monkeypatch):
+    path = _story(tmp_path, "good", bytes(_good()))
+    validate_story_file(path)
+    check_story_file(path)
+    calls = []
+    monkeypatch.setattr(storyfile, "probe_story_file", calls.append)
+    check_story_file(path)  # remembered: not probed again
+    assert calls == []
+    path.write_bytes(bytes(_good()[:20000]))  # the file changed: checked again
+    with pytest.raises(StoryFileError, match="truncated"):
+        check_story_file(path)
+
+
+def test_glulx_headers_are_checked(tmp_path):
+    path = tmp_path / "game.ulx"
+    header = bytearray(b"Glul" + bytes(60))
+    struct.pack_into(">I", header, 12, 4096)
+    path.write_bytes(bytes(header))
+    with pytest.raises(StoryFileError, match="truncated"):
+        validate_story_file(path)
+    path.write_bytes(b"Glul")
+    with pytest.raises(StoryFileError, match="too short"):
+        validate_story_file(path)

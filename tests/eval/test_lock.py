@@ -1,0 +1,138 @@
+"""One evaluation per output directory; workers end with their evaluator."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from turnbudget.agents import RandomAgent
+from turnbudget.eval.lock import HOLDER_FILE, OutputDirInUse, hold_output_dir
+from turnbudget.eval.logs import EPISODES_FILE
+from turnbudget.eval.rollout import evaluate
+
+MAZE = "turnbudget/Maze-Easy-v0"
+KEYQUEST = "turnbudget/KeyQuest-Easy-v0"
+REPO = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def _eval_cmd(out: Path, tasks: int, workers: int = 1) -> list[str]:
+    return [
+        sys.executable, "-m", "turnbudget.cli", "eval", "--env", f"{MAZE},{KEYQUEST}",
+        "--agent", "oracle:0.3", "--k", "1,2,4", "--t", "10,20,40,80", "--n", "4",
+        "--tasks", str(tasks), "--workers", str(workers), "--out", str(out),
+        "--quiet", "--no-plots",
+    ]  # fmt: skip
+
+
+def _wait_for(condition, seconds: float, proc: subprocess.Popen | None = None) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        if proc is not None and proc.poll() is not None:
+            return condition()
+        time.sleep(0.01)
+    return False
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Kill what this test started: the process group of ``proc`` (its own session)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+
+
+def test_a_second_holder_is_refused_with_the_holder_named(tmp_path):
+    with hold_output_dir(tmp_path / "run") as out:
+        holder = json.loads((out / HOLDER_FILE).read_text())
+        assert holder["pid"] == os.getpid() and holder["host"] == socket.gethostname()
+        with pytest.raises(OutputDirInUse, match=rf"pid {os.getpid()} on .*, started 20"):
+            evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, out=out, n_bootstrap=0)
+        assert not (out / EPISODES_FILE).exists()
+    # Released: the directory is usable again, and the holder file is gone.
+    assert not (tmp_path / "run" / HOLDER_FILE).exists()
+    result = evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, out=out, n_bootstrap=0)
+    assert result.n_run == 1
+
+
+def test_the_cli_refuses_a_held_directory_in_one_line(tmp_path):
+    with hold_output_dir(tmp_path / "run") as out:
+        done = subprocess.run(
+            _eval_cmd(out, tasks=2), env=ENV, capture_output=True, text=True, timeout=120
+        )
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
+    assert f"in use by another evaluation: pid {os.getpid()}" in done.stderr
+
+
+def test_two_concurrent_evaluations_on_one_directory_run_every_episode_once(tmp_path):
+    out = tmp_path / "run"
+    first = subprocess.Popen(_eval_cmd(out, tasks=40), env=ENV, start_new_session=True)
+    try:
+        assert _wait_for(lambda: (out / HOLDER_FILE).exists(), 60, first)
+        assert first.poll() is None, "the first run finished before the second started"
+        with pytest.raises(OutputDirInUse, match=f"pid {first.pid} on"):
+            evaluate(
+                [MAZE, KEYQUEST], RandomAgent(), ks=[1, 2, 4], ts=[10, 20, 40, 80], n=4,
+                tasks=40, out=out,
+            )  # fmt: skip
+        assert first.wait(timeout=300) == 0
+    finally:
+        _stop(first)
+    ids = [json.loads(line)["episode_id"] for line in (out / EPISODES_FILE).open()]
+    assert len(ids) == len(set(ids)) == 2 * 40 * 4
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads children from /proc")
+def test_workers_exit_when_the_evaluator_is_killed(tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.Popen(_eval_cmd(out, tasks=400, workers=2), env=ENV, start_new_session=True)
+
+    def workers() -> set[int]:
+        pids: set[int] = set()
+        for children in Path(f"/proc/{proc.pid}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                pids.update(int(p) for p in children.read_text().split())
+        return pids
+
+    try:
+        eps = out / EPISODES_FILE
+        assert _wait_for(lambda: eps.exists() and eps.stat().st_size > 0, 120, proc)
+        started = workers()
+        assert len(started) >= 2 and proc.poll() is None
+        os.kill(proc.pid, signal.SIGKILL)  # the evaluator only, not its workers
+        proc.wait(timeout=30)
+        alive = lambda: {p for p in started if Path(f"/proc/{p}").exists() and _running(p)}  # noqa: E731
+        assert _wait_for(lambda: not alive(), 10), f"orphaned workers: {alive()}"
+    finally:
+        _stop(proc)
+
+
+def _running(pid: int) -> bool:
+    """False for a zombie (exited, waiting to be reaped by init)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def test_an_existing_file_as_out_is_a_one_line_error(tmp_path):
+    target = tmp_path / "results.txt"
+    target.write_text("keep me")
+    with pytest.raises(ValueError, match="is an existing file"):
+        evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, out=target)
+    done = subprocess.run(
+        _eval_cmd(target, tasks=1), env=ENV, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and "is an existing file" in done.stderr
+    assert "Traceback" not in done.stderr and target.read_text() == "keep me"

@@ -1,0 +1,25 @@
+"""Smoke test of benchmarks/multiagent_throughput.py with tiny settings."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pettingzoo")
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "multiagent_throughput.py"
+
+
+def test_multiagent_throughput_smoke():
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--seconds", "0.02", "--difficulties", "easy"],
+        capture_output=True, text=True, check=True, timeout=300,
+    ).stdout  # fmt: skip
+    lines = out.strip().splitlines()
+    assert lines[0].split()[:2] == ["game", "difficulty"]
+    rows = [line.split() for line in lines[1:]]
+    assert {r[0] for r in rows} == {"race_v0", "vault_v0"}
+    assert all(float(r[2].replace(",", "")) > 0 for r in rows)

@@ -1,0 +1,48 @@
+"""Configuration mistakes are one clear ValueError at construction, before any episode runs."""
+
+from __future__ import annotations
+
+import pytest
+
+import turnbudget
+from turnbudget.wrappers import BudgetMix, RecordStepOutcomes, TextFeatures
+from turnbudget.wrappers.text_features import MAX_DIM, MAX_NGRAMS
+
+MAZE = "turnbudget/Maze-Easy-v0"
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"text_features": 10**12}, f"at most {MAX_DIM}"),
+        ({"text_features": {"dim": MAX_DIM + 1}}, "at most"),
+        ({"text_features": {"ngrams": MAX_NGRAMS + 1}}, "at most"),
+        ({"budget_mix": lambda: 5}, "one argument"),
+        ({"budget_mix": lambda rng, extra: 5}, "one argument"),
+        ({"budget_mix": lambda rng: 0}, "positive int"),
+        ({"budget_mix": lambda rng: "ten"}, "positive int"),
+        ({"budget_mix": lambda rng: 1 / 0}, "test draw"),
+        ({"env_index": -1}, "env_index"),
+        ({"env_index": "0"}, "env_index"),
+        ({"env_index": True}, "env_index"),
+    ],
+)
+def test_bad_settings_raise_a_clear_value_error(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        turnbudget.make(MAZE, **kwargs)
+
+
+def test_good_settings_at_the_bounds_build():
+    env = turnbudget.make(MAZE, budget_mix=lambda rng: int(rng.integers(3, 9)), env_index=0)
+    _, info = env.reset(seed=0)
+    assert 3 <= info["turn_budget"] < 9
+    assert TextFeatures(turnbudget.make(MAZE), dim=64, ngrams=MAX_NGRAMS).observation_space.shape
+    assert BudgetMix.from_callable(lambda rng: 4).sample(None) == 4
+
+
+def test_record_into_a_missing_folder_is_an_error_not_a_new_folder(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        turnbudget.make(MAZE, record=tmp_path / "typo" / "records.jsonl")
+    assert not (tmp_path / "typo").exists()
+    with pytest.raises(ValueError, match="does not exist"):
+        RecordStepOutcomes(turnbudget.make(MAZE), path=tmp_path / "typo" / "r.jsonl")

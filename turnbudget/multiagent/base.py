@@ -1,0 +1,209 @@
+"""The PettingZoo front-end of the team worlds: `TextParallelEnv`.
+
+One class owns everything that must behave the same in every team game:
+the spaces (a ``Dict`` observation with a printable ``Text`` entry, a
+``Text`` action, both cached per agent), seeding, the per-agent ``info``
+keys of the single-agent contract (`turnbudget.envs.core`), and the rule that a bad action (not a
+string, not admissible, or missing) costs that agent its turn with
+feedback and never touches the others. A game module subclasses it with its
+world class and docstring, and builds ``env()`` / ``parallel_env()`` with
+`game_factories`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import ParallelEnv
+from pettingzoo.utils.conversions import parallel_to_aec
+
+from turnbudget.envs.core import (
+    INFO_ADMISSIBLE_ACTIONS,
+    INFO_GOAL,
+    INFO_LOST,
+    INFO_PROGRESS,
+    INFO_VALID_ACTION,
+    INFO_WON,
+    MAX_ACTION_LENGTH,
+    MAX_OBSERVATION_LENGTH,
+    PRINTABLE,
+)
+from turnbudget.multiagent.worlds.base import TeamWorld
+
+__all__ = ["TEXT_KEY", "TextParallelEnv", "game_factories"]
+
+#: The key of the printable text in every observation dict.
+TEXT_KEY = "text"
+
+
+class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
+    """A PettingZoo ``ParallelEnv`` over a `TeamWorld`: all agents act each round.
+
+    Observations are ``{"text": str}``; actions are free-form text. The
+    oracle of the world is exposed on the env (``distance_to_goal``,
+    ``optimal_actions``, ``joint_plan``, ``inject_setback``), as the
+    single-agent games expose theirs on the unwrapped env.
+    """
+
+    world_class: ClassVar[type[TeamWorld]]
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "team_text_game",
+        "render_modes": ["ansi", "human"],
+        "is_parallelizable": True,
+        "render_fps": 1,
+    }
+
+    def __init__(self, difficulty: str = "easy", render_mode: str | None = None):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"Expect `render_mode` to be one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        self.world = self.world_class(difficulty)
+        self.difficulty = self.world.difficulty
+        self.render_mode = render_mode
+        self.possible_agents = list(self.world.roles)
+        self.agents: list[str] = []
+        text = spaces.Text(max_length=MAX_OBSERVATION_LENGTH, min_length=0, charset=PRINTABLE)
+        # Built once: PettingZoo requires the same space object on every call.
+        self._observation_spaces = {a: spaces.Dict({TEXT_KEY: text}) for a in self.possible_agents}
+        self._action_spaces = {
+            a: spaces.Text(max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE)
+            for a in self.possible_agents
+        }
+        self._np_random: np.random.Generator | None = None
+        self._last_text: dict[str, str] = {}
+        self.rounds = 0
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._action_spaces[agent]
+
+    # -- PettingZoo API -------------------------------------------------------------------
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]]]:
+        # Gymnasium's rule: a seed restarts the stream, no seed continues it.
+        if seed is not None or self._np_random is None:
+            self._np_random, _ = seeding.np_random(seed)
+        self.world.generate(self._np_random)
+        self.agents = self.possible_agents[:]
+        self.rounds = 0
+        observations, infos = {}, {}
+        for agent in self.agents:
+            goal = self.world.goal(agent)
+            observations[agent] = self._observe(agent, f"{goal}\n\n{self.world.describe(agent)}")
+            infos[agent] = {**self.agent_info(agent), INFO_GOAL: goal}
+        return observations, infos
+
+    def step(self, actions: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        if not self.world.generated:
+            raise RuntimeError("Call reset() before step()")
+        if not self.agents:
+            return {}, {}, {}, {}, {}
+        unknown = set(actions) - set(self.agents)
+        if unknown:
+            raise ValueError(
+                f"Expect actions only for live agents {self.agents}, got {sorted(map(str, unknown))}"
+            )
+        results = self.world.step({a: actions.get(a) for a in self.agents})
+        self.rounds += 1
+        over = self.world.over
+        observations, rewards, terminations, truncations, infos = {}, {}, {}, {}, {}
+        for agent in self.agents:
+            feedback, valid = results[agent]
+            text = feedback if over else f"{feedback}\n\n{self.world.describe(agent)}"
+            observations[agent] = self._observe(agent, text)
+            rewards[agent] = 1.0 if over and self.world.won(agent) else 0.0
+            terminations[agent] = over
+            truncations[agent] = False
+            infos[agent] = self.agent_info(agent, valid)
+        if over:
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+    def render(self) -> str | None:
+        text = "\n\n".join(f"[{a}]\n{t}" for a, t in self._last_text.items())
+        if self.render_mode == "ansi":
+            return text
+        if self.render_mode == "human":
+            print(text)
+        return None
+
+    def close(self) -> None:
+        """Nothing to release: the worlds are pure Python."""
+
+    # -- oracle -----------------------------------------------------------------------------
+
+    def distance_to_goal(self, agent: str | None = None) -> int | None:
+        """Rounds of the shortest plan to success (for ``agent``, in games where it matters)."""
+        return self.world.distance_to_goal(agent)
+
+    def optimal_actions(self, agent: str) -> list[str]:
+        """Every admissible command of ``agent`` that starts a shortest plan this round."""
+        return self.world.optimal_actions(agent)
+
+    def joint_plan(self, agent: str | None = None) -> list[dict[str, str]]:
+        """One shortest plan from now, as one ``{agent: command}`` dict per round."""
+        return self.world.joint_plan(agent)
+
+    def inject_setback(self, agent: str, rng: np.random.Generator) -> str:
+        """Apply a recoverable perturbation aimed at ``agent`` and return its narration."""
+        return self.world.inject_setback(agent, rng)
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _observe(self, agent: str, text: str) -> dict[str, str]:
+        text = text[:MAX_OBSERVATION_LENGTH]
+        self._last_text[agent] = text
+        return {TEXT_KEY: text}
+
+    def agent_info(self, agent: str, valid: bool | None = None) -> dict[str, Any]:
+        """``agent``'s info keys of the single-agent contract, now."""
+        world = self.world
+        info: dict[str, Any] = {
+            INFO_ADMISSIBLE_ACTIONS: [] if world.over else list(world.admissible(agent)),
+            INFO_WON: world.won(agent),
+            INFO_LOST: world.lost(agent),
+            INFO_PROGRESS: 1.0 if world.won(agent) else world.progress(agent),
+        }
+        if valid is not None:
+            info[INFO_VALID_ACTION] = valid
+        return info
+
+
+def game_factories(
+    raw_env: type[TextParallelEnv], default_budgets: Mapping[str, int]
+) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``env()`` and ``parallel_env()`` for a game: the raw env under a `TeamTurnBudget`.
+
+    ``parallel_env(difficulty, turn_budget=None, render_mode=None)`` returns the
+    parallel env with the difficulty's default team budget (or ``turn_budget``);
+    ``env(...)`` is its AEC form by PettingZoo's own ``parallel_to_aec``.
+    """
+    from turnbudget.multiagent.wrappers.team_turn_budget import TeamTurnBudget
+
+    def parallel_env(
+        difficulty: str = "easy", turn_budget: int | None = None, render_mode: str | None = None
+    ) -> TeamTurnBudget:
+        game = raw_env(difficulty=difficulty, render_mode=render_mode)
+        budget = default_budgets[game.difficulty] if turn_budget is None else turn_budget
+        return TeamTurnBudget(game, turn_budget=budget)
+
+    def env(
+        difficulty: str = "easy", turn_budget: int | None = None, render_mode: str | None = None
+    ) -> Any:
+        return parallel_to_aec(parallel_env(difficulty, turn_budget, render_mode))
+
+    name = raw_env.metadata["name"]
+    parallel_env.__doc__ = (
+        f"The {name} game as a PettingZoo ParallelEnv with its default team budget."
+    )
+    env.__doc__ = f"The {name} game as a PettingZoo AECEnv (``parallel_to_aec`` of `parallel_env`)."
+    return env, parallel_env

@@ -1,0 +1,116 @@
+"""`make_team`: a team game with its budget, BudgetMix, errors, records and visibility, in one call."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import Any
+
+from pettingzoo.utils.conversions import parallel_to_aec
+
+from turnbudget.multiagent.wrappers import (
+    InjectTeamErrors,
+    RecordTeamOutcomes,
+    RevealTeamBudget,
+    TeamTurnBudget,
+)
+from turnbudget.wrappers.sample_turn_budget import BudgetMixLike
+from turnbudget.wrappers.turn_budget import check_turn_budget
+
+__all__ = ["TEAM_STACK_ORDER", "game_module", "make_team"]
+
+#: Innermost first, as `turnbudget.stack.STACK_ORDER` for single agents.
+TEAM_STACK_ORDER = ("TeamTurnBudget", "InjectTeamErrors", "RecordTeamOutcomes", "RevealTeamBudget")
+
+
+def game_module(game: str | ModuleType) -> ModuleType:
+    """The game module named ``game`` (``"vault_v0"`` or ``"turnbudget/vault_v0"``), or ``game`` itself."""
+    from turnbudget.multiagent import all_games
+
+    if isinstance(game, ModuleType):
+        return game
+    key = game if "/" in str(game) else f"turnbudget/{game}"
+    if key not in all_games:
+        raise ValueError(f"Unknown team game {game!r}: expect one of {sorted(all_games)}")
+    return all_games[key]
+
+
+def _options(value: Any, name: str, scalar: str | None = None) -> dict[str, Any] | None:
+    """None/False: no wrapper; True: defaults; a mapping: keyword arguments; a scalar: ``{scalar: value}``."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return {}
+    if isinstance(value, Mapping):
+        return dict(value)
+    if scalar is not None:
+        return {scalar: value}
+    raise ValueError(
+        f"Unexpected `{name}`={value!r}: see make_team's docstring for what it accepts"
+    )
+
+
+def make_team(
+    game: str | ModuleType,
+    *,
+    difficulty: str = "easy",
+    budget: int | None = None,
+    budget_mix: BudgetMixLike | None = None,
+    errors: float | Mapping[str, Any] | None = None,
+    record: bool
+    | str
+    | os.PathLike[str]
+    | Callable[[dict[str, Any]], Any]
+    | Mapping[str, Any]
+    | None = None,
+    reveal: str | Mapping[str, Any] | None = None,
+    aec: bool = False,
+    render_mode: str | None = None,
+) -> Any:
+    """Make a team game and stack the team wrappers on it, in `TEAM_STACK_ORDER`.
+
+    Args:
+        game: A game module of `turnbudget.multiagent.all_games`, or its name (``"vault_v0"``).
+        difficulty: ``"easy"``, ``"medium"`` or ``"hard"``.
+        budget: The team budget T in rounds (the game's default for the difficulty if None).
+        budget_mix: BudgetMix: anything `BudgetMix.coerce` accepts.
+        errors: An error rate per agent and round, or `InjectTeamErrors` keyword arguments.
+        record: True (in memory), a JSONL path, a callback, or `RecordTeamOutcomes` keyword arguments.
+        reveal: A mode (``"always"``, ``"final=3"``) or `RevealTeamBudget` keyword arguments.
+        aec: Return the AEC form (PettingZoo's ``parallel_to_aec``) instead of the parallel env.
+        render_mode: ``"ansi"`` or ``"human"``.
+
+    Example:
+        >>> env = make_team("vault_v0", difficulty="medium", budget_mix=[20, 40], errors=0.1,
+        ...                 record=True, reveal="final=5")
+        >>> _, infos = env.reset(seed=0)
+        >>> infos["runner"]["turn_budget"] in (20, 40)
+        True
+    """
+    module = game_module(game)
+    specs = {
+        "errors": _options(errors, "errors", "rate"),
+        "reveal": _options(reveal, "reveal", "mode"),
+    }
+    if isinstance(record, (str, os.PathLike)):
+        specs["record"] = {"path": record}
+    elif callable(record) and not isinstance(record, Mapping):
+        specs["record"] = {"callback": record}
+    else:
+        specs["record"] = _options(record, "record")
+    raw = module.raw_env(difficulty=difficulty, render_mode=render_mode)
+    budget = (
+        module.DEFAULT_BUDGETS[raw.difficulty]
+        if budget is None
+        else check_turn_budget(budget, "budget")
+    )
+    env: Any = TeamTurnBudget(raw, turn_budget=budget, budget_mix=budget_mix)
+    for key, wrapper in (
+        ("errors", InjectTeamErrors),
+        ("record", RecordTeamOutcomes),
+        ("reveal", RevealTeamBudget),
+    ):
+        if specs[key] is not None:
+            env = wrapper(env, **specs[key])
+    return parallel_to_aec(env) if aec else env

@@ -1,0 +1,185 @@
+"""Recoverable errors per agent (slip, transient, setback), on a seed-and-round schedule."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pettingzoo import ParallelEnv
+from pettingzoo.utils.wrappers import BaseParallelWrapper
+
+from turnbudget.multiagent.base import TEXT_KEY
+from turnbudget.multiagent.wrappers._common import require_single_team
+from turnbudget.wrappers._common import EpisodeSeeder
+from turnbudget.wrappers.inject_errors import ERROR_KINDS, ErrorSchedule, InjectedError, narrate
+
+__all__ = ["InjectTeamErrors"]
+
+# Sent in place of an agent's command for a transient error: any non-admissible
+# command costs that agent its turn and changes nothing.
+_NO_OP_COMMAND = ""
+
+
+class InjectTeamErrors(BaseParallelWrapper):
+    """Inject `InjectErrors`' recoverable errors into each agent's turns, independently.
+
+    Each agent has its own `ErrorSchedule`: whether and which error fires at
+    round t for agent a depends only on the episode's seed, a and t, never on
+    anyone's actions, so two teams on the same seed face the same draws. An
+    error fires at the start of the round, before the commands run:
+
+    - ``slip``: the agent's command is replaced by another admissible one
+      that is not optimal for it and keeps the game winnable for it (checked
+      on a copy of the game); it does not fire when there is none;
+    - ``transient``: the agent's command fails with a message (its turn is
+      spent, the state unchanged);
+    - ``setback``: the game's ``inject_setback(agent, rng)`` perturbs the
+      state for that agent, then every command runs.
+
+    The narration goes before that agent's observation text; its
+    ``info["injected_error"]`` is an `InjectedError` (distances from the
+    game's ``distance_to_goal(agent)``), absent on quiet rounds, and its
+    ``info["valid_action"]`` tells whether its *own* command was admissible.
+    The other agents' commands always run as sent.
+
+    Args:
+        env: A team env whose raw env has the oracle (``distance_to_goal``,
+            ``optimal_actions`` for slips, ``inject_setback`` for setbacks).
+        rate: Probability in [0, 1] that an error fires for an agent at a round.
+        kinds: The kinds drawn when the rate fires.
+        weights: Relative weights of ``kinds`` (uniform if None).
+        schedule: Fixed errors ``{round: kind}`` for every agent.
+        transient_message: What the agent reads on a transient error.
+
+    Example:
+        >>> from turnbudget.multiagent import vault_v0
+        >>> env = InjectTeamErrors(vault_v0.parallel_env(), schedule={1: "transient"})
+        >>> _ = env.reset(seed=0)
+        >>> _, _, _, _, infos = env.step({"operator": "wait", "runner": "look"})
+        >>> infos["runner"]["injected_error"]["kind"], infos["runner"]["valid_action"]
+        ('transient', True)
+    """
+
+    def __init__(
+        self,
+        env: ParallelEnv,
+        rate: float = 0.0,
+        kinds: Sequence[str] = ERROR_KINDS,
+        weights: Sequence[float] | None = None,
+        schedule: Mapping[int, str] | Sequence[tuple[int, str]] | None = None,
+        transient_message: str = "Your attempt fails: something went wrong. Nothing changes.",
+    ):
+        super().__init__(env)
+        self.errors = {
+            agent: ErrorSchedule(rate, kinds, weights, schedule) for agent in env.possible_agents
+        }
+        if not isinstance(transient_message, str):
+            raise ValueError(f"Expect `transient_message` to be a str, got {transient_message!r}")
+        self.transient_message = transient_message
+        game = env.unwrapped
+        used = next(iter(self.errors.values())).used_kinds
+        methods = ["distance_to_goal"]
+        methods += ["optimal_actions"] if "slip" in used else []
+        methods += ["inject_setback"] if "setback" in used else []
+        missing = [m for m in methods if not callable(getattr(game, m, None))]
+        if missing:
+            raise TypeError(
+                f"InjectTeamErrors needs {', '.join(missing)} on {type(game).__name__} "
+                "(drop the kinds that need it)"
+            )
+        require_single_team(env, InjectTeamErrors)
+        self._seeder = EpisodeSeeder("InjectTeamErrors")
+        self._round = 0
+        self._admissible: dict[str, list[str]] = {}
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        episode_seed = self._seeder.next_seed(seed)
+        for index, schedule in enumerate(self.errors.values()):
+            schedule.start(int(np.random.default_rng([episode_seed, index]).integers(2**63)))
+        self._round = 0
+        observations, infos = self.env.reset(seed=seed, options=options)
+        self._admissible = {a: list(i.get("admissible_actions", [])) for a, i in infos.items()}
+        return observations, infos
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        if not self.agents:
+            return self.env.step(actions)
+        self._round += 1
+        game = self.env.unwrapped
+        own = dict(actions)  # what each agent sent (the errors may replace it)
+        actions = dict(actions)
+        events: dict[str, InjectedError] = {}
+        for agent in self.agents:
+            kind = self.errors[agent].planned(self._round)
+            if kind is not None:
+                rng = self.errors[agent].turn_rng(self._round)
+                events[agent] = getattr(self, f"_{kind}")(game, agent, actions, rng)
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        for agent, event in events.items():
+            info = infos[agent]
+            if event["kind"] == "slip" and event["applied"]:
+                event["distance_after"] = game.distance_to_goal(agent)
+            if event["kind"] in ("slip", "transient") and event["applied"]:
+                info["valid_action"] = own.get(agent) in self._admissible.get(agent, [])
+            assert "injected_error" not in info, "info['injected_error'] set twice"
+            info["injected_error"] = event
+            if event["narration"]:
+                text = observations[agent][TEXT_KEY]
+                if event["kind"] == "transient":  # drop the env's own invalid-command feedback
+                    text = text.partition("\n\n")[2]
+                space = self.observation_space(agent)[TEXT_KEY]
+                observations[agent] = {
+                    **observations[agent], TEXT_KEY: narrate(event["narration"], text, space)
+                }  # fmt: skip
+        self._admissible = {a: list(i.get("admissible_actions", [])) for a, i in infos.items()}
+        return observations, rewards, terminations, truncations, infos
+
+    # -- the three kinds -------------------------------------------------------------------
+
+    def _event(self, kind: str, before: Any, after: Any, narration: str) -> InjectedError:
+        return InjectedError(
+            kind=kind, turn=self._round, applied=True, distance_before=before,
+            distance_after=after, narration=narration, replaced_action=None,
+        )  # fmt: skip
+
+    def _setback(
+        self, game: Any, agent: str, actions: dict, rng: np.random.Generator
+    ) -> InjectedError:
+        before = game.distance_to_goal(agent)
+        narration = str(game.inject_setback(agent, rng))
+        return self._event("setback", before, game.distance_to_goal(agent), narration)
+
+    def _transient(
+        self, game: Any, agent: str, actions: dict, rng: np.random.Generator
+    ) -> InjectedError:
+        distance = game.distance_to_goal(agent)
+        event = self._event("transient", distance, distance, self.transient_message)
+        actions[agent] = _NO_OP_COMMAND
+        return event
+
+    def _slip(
+        self, game: Any, agent: str, actions: dict, rng: np.random.Generator
+    ) -> InjectedError:
+        before = game.distance_to_goal(agent)
+        own = actions.get(agent)
+        excluded = {own, *game.optimal_actions(agent)}
+        candidates = [c for c in self._admissible.get(agent, []) if c not in excluded]
+        for index in rng.permutation(len(candidates)):
+            replacement = candidates[index]
+            trial = copy.deepcopy(game.world)  # cheap: the world shares its tables
+            trial.step({**actions, agent: replacement})
+            if not trial.over and trial.distance_to_goal(agent) is not None:
+                event = self._event(
+                    "slip", before, None,
+                    f'Your hand slips: instead of "{str(own)[:40]}", you {replacement}.',
+                )  # fmt: skip
+                event["replaced_action"] = replacement
+                actions[agent] = replacement
+                return event
+        event = self._event("slip", before, before, "")
+        event["applied"] = False
+        return event

@@ -1,0 +1,155 @@
+"""Record every agent's steps and episode summary (memory, JSONL file or callback)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from pettingzoo import ParallelEnv
+from pettingzoo.utils.wrappers import BaseParallelWrapper
+
+from turnbudget.multiagent.wrappers._common import require_single_team
+from turnbudget.wrappers.record_step_outcomes import (
+    EpisodeTracker,
+    OutcomeRecord,
+    RecordSink,
+    check_env_index,
+)
+
+__all__ = ["RecordTeamOutcomes"]
+
+
+class RecordTeamOutcomes(BaseParallelWrapper):
+    """`RecordStepOutcomes` for a team: one record stream per agent, one delivery per episode.
+
+    Each agent's steps and episode summary follow `StepRecord` and
+    `EpisodeRecord`, judged against the game's per-agent oracle
+    (``optimal_actions(agent)`` before the round, ``distance_to_goal(agent)``
+    after it), with two fields added: ``agent`` and ``team_episode_id``
+    (the episode's id; each agent's ``episode_id`` is ``f"{team_episode_id}#{agent}"``).
+    When the episode ends for every agent, all its records go out together
+    (one write to the JSONL file), so a killed process never leaves half an
+    episode. An episode abandoned by an early reset or ``close()`` is
+    dropped and counted in ``n_abandoned``.
+
+    Args:
+        env: The team env to record (wrap it outside `InjectTeamErrors`).
+        path: A JSONL file to append to.
+        callback: Called with each record.
+        memory: Keep records in ``records``; default: only when there is no other sink.
+        record_steps: Record steps (else only episode summaries).
+        oracle: Query the oracle (False: distances and optimality are None).
+        env_index: An index that goes into the records (a vector of team envs).
+        fsync: fsync the file after each episode.
+
+    Example:
+        >>> from turnbudget.multiagent import vault_v0
+        >>> env = RecordTeamOutcomes(vault_v0.parallel_env(turn_budget=2))
+        >>> _ = env.reset(seed=0)
+        >>> while env.agents:
+        ...     _ = env.step({a: "wait" for a in env.agents})
+        >>> sorted((r["agent"], r["record"]) for r in env.records if r["record"] == "episode")
+        [('operator', 'episode'), ('runner', 'episode')]
+    """
+
+    def __init__(
+        self,
+        env: ParallelEnv,
+        path: str | os.PathLike[str] | None = None,
+        callback: Callable[[OutcomeRecord], Any] | None = None,
+        memory: bool | None = None,
+        record_steps: bool = True,
+        oracle: bool = True,
+        env_index: int | None = None,
+        fsync: bool = True,
+    ):
+        super().__init__(env)
+        env_index = check_env_index(env_index)
+        game = env.unwrapped
+        if oracle and not all(
+            callable(getattr(game, m, None)) for m in ("optimal_actions", "distance_to_goal")
+        ):
+            raise TypeError(
+                f"RecordTeamOutcomes needs optimal_actions and distance_to_goal on "
+                f"{type(game).__name__} (pass oracle=False)"
+            )
+        require_single_team(env, RecordTeamOutcomes)
+        self.sink = RecordSink(path, callback, memory, fsync)
+        self.oracle = bool(oracle)
+        self.env_id = f"turnbudget/{game.metadata['name']}"
+        self.env_index = env_index
+        self.trackers = {
+            agent: EpisodeTracker(self.env_id, env_index, record_steps)
+            for agent in env.possible_agents
+        }
+        self.n_abandoned = 0
+        self._episode_index = -1
+        self._team_episode_id = ""
+
+    @property
+    def records(self) -> list[OutcomeRecord]:
+        """The records kept in memory."""
+        return self.sink.records
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        self._abandon()
+        observations, infos = self.env.reset(seed=seed, options=options)
+        self._episode_index += 1
+        seed = None if seed is None else int(seed)
+        episode_id = (options or {}).get("episode_id")
+        if episode_id is None:
+            where = "" if self.env_index is None else f"{self.env_index}/"
+            episode_id = f"{self.env_id}/{where}{seed}/{self._episode_index}"
+        self._team_episode_id = str(episode_id)
+        for agent, tracker in self.trackers.items():
+            budget = infos.get(agent, {}).get("turn_budget")
+            tracker.start(
+                seed, f"{episode_id}#{agent}", self._episode_index,
+                None if budget is None else int(budget), self._distance(agent),
+            )  # fmt: skip
+        return observations, infos
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        acting = [a for a in self.agents if self.trackers[a].in_progress]
+        if not acting:
+            return self.env.step(actions)
+        optimal_now = {a: self._optimal_actions(a) for a in acting}
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        for agent in acting:
+            self.trackers[agent].step(
+                actions.get(agent), optimal_now[agent], self._distance(agent),
+                rewards.get(agent, 0.0), terminations.get(agent, False),
+                truncations.get(agent, False), infos.get(agent, {}),
+            )  # fmt: skip
+        if not self.agents:
+            records: list[OutcomeRecord] = []
+            for agent, tracker in self.trackers.items():
+                if tracker.in_progress:
+                    for record in tracker.finish():
+                        records.append(
+                            {**record, "agent": agent, "team_episode_id": self._team_episode_id}
+                        )  # type: ignore[typeddict-unknown-key]
+            self.sink.deliver(records)
+        return observations, rewards, terminations, truncations, infos
+
+    def close(self) -> None:
+        self._abandon()
+        super().close()
+
+    def _abandon(self) -> None:
+        if any(t.in_progress for t in self.trackers.values()):
+            self.n_abandoned += 1
+            for tracker in self.trackers.values():
+                tracker.abandon()
+
+    def _distance(self, agent: str) -> int | None:
+        if not self.oracle:
+            return None
+        distance = self.env.unwrapped.distance_to_goal(agent)
+        return None if distance is None else int(distance)
+
+    def _optimal_actions(self, agent: str) -> list[str] | None:
+        return list(self.env.unwrapped.optimal_actions(agent)) if self.oracle else None
