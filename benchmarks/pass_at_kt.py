@@ -7,10 +7,15 @@ agent and an oracle with epsilon noise, with and without injected errors?
 Runs (one `turnbudget.eval.evaluate` call each, into ``OUT/<label>/``):
 ``random``, ``oracle-eps<E>`` for each epsilon, and the same with
 ``+errors`` (InjectErrors at ``error_rate`` per turn: slips, transient
-failures and setbacks). All agents are budget-blind, so Pass@(K,T) is scored in
-truncate mode (one run per episode at max(T)). Then ``OUT/report.md``,
-``OUT/summary.json``, a K x T heatmap per run and env group,
-``OUT/pass_at_1_curve.png`` and ``OUT/recovery.png``.
+failures and setbacks), drawn per (task, repeat, turn): the 8 attempts at a
+task are independent, and all agents face the same draws. All agents are
+budget-blind, so Pass@(K,T) is scored in truncate mode (one run per episode at
+max(T)). Then teacher-forced probes of the three agents against a random
+baseline (`turnbudget.eval.probe`, into ``OUT/probe/``): single-step and
+recovery skill on fixed states, normalized so that chance scores 0. Then
+``OUT/report.md``, ``OUT/summary.json``, a K x T heatmap per run and env group,
+``OUT/pass_at_1_curve.png``, ``OUT/recovery.png`` and
+``OUT/recovery_by_budget.png``.
 
 Run:
     python benchmarks/pass_at_kt.py --out runs/main      # the full job (< 5 min on 2 cores)
@@ -32,6 +37,7 @@ import time
 from pathlib import Path
 
 from turnbudget.agents import OracleAgent, RandomAgent
+from turnbudget.eval.probe import probe
 from turnbudget.eval.report import build_report, check_plotting
 from turnbudget.eval.rollout import evaluate
 
@@ -54,6 +60,8 @@ class Config:
     """task seeds per env (seeds 0..tasks-1)"""
     error_rate: float = 0.05
     """per-turn probability of an injected error in the +errors runs"""
+    probe_tasks: int = 25
+    """task seeds per env for the probes (0 skips them)"""
     workers: int = 2
     """worker processes (results do not depend on it)"""
     seed: int = 0
@@ -147,6 +155,7 @@ def main(config: Config) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     timings = {}
+    summaries = {}  # each run's summary, so the report does not recompute it from the logs
     for label, agent, errors in runs(config):
         t0 = time.perf_counter()
         try:
@@ -158,12 +167,24 @@ def main(config: Config) -> dict:
             )  # fmt: skip
         except ValueError as exc:  # a bad setting, or OUT holds a job with other settings
             raise SystemExit(f"error: {exc}") from None
+        summaries[out / label] = result.summary
         timings[label] = {
             "seconds": round(time.perf_counter() - t0, 3),
             "episodes_run": result.n_run,
         }
+    if config.probe_tasks > 0:
+        t0 = time.perf_counter()
+        agents = [RandomAgent(), *(OracleAgent(e) for e in config.epsilons)]
+        result = probe(
+            list(config.envs), agents, tasks=config.probe_tasks, seed=config.seed,
+            out=out / "probe", progress=config.progress,
+        )  # fmt: skip
+        timings["probe"] = {
+            "seconds": round(time.perf_counter() - t0, 3),
+            "probes": len(result.records),
+        }
     t0 = time.perf_counter()
-    summary = build_report(out, plots=config.plots)
+    summary = build_report(out, plots=config.plots, summaries=summaries)
     timings["report"] = {"seconds": round(time.perf_counter() - t0, 3)}
     timings["total"] = {
         "seconds": round(time.perf_counter() - started, 3),

@@ -23,6 +23,8 @@ TINY = [
     "16,64",
     "--workers",
     "2",
+    "--probe-tasks",
+    "2",
     "--no-progress",
 ]
 
@@ -53,9 +55,20 @@ def test_main_job_smoke(tmp_path):
         assert (r["config"]["errors"] is not None) == label.endswith("+errors")
     heatmaps = sorted(out.glob("heatmap_*.png"))
     assert len(heatmaps) == 6 * 3
-    for name in ("pass_at_1_curve.png", "recovery.png", "report.md", "timings.json"):
+    for name in (
+        "pass_at_1_curve.png", "recovery.png", "recovery_by_budget.png", "report.md",
+        "timings.json", "probe/probe_summary.json", "probe/probes.jsonl",
+    ):  # fmt: skip
         assert (out / name).stat().st_size > 0
-    assert "## Single steps and recovery" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "## Single steps and recovery" in report
+    assert "## Single steps and recovery by budget" in report
+    assert "## Probes: single-step and recovery skill" in report
+    assert "### Observational rates beside probe skills" in report
+    # Each run is paired with the probe skills of its agent (with and without errors).
+    assert {row["run"] for row in summary["paired"]} == set(summary["runs"])
+    for r in summary["runs"].values():
+        assert set(r["analysis"]["all"]["by_budget"]) == {"16", "64"}
     # Rerunning resumes: nothing left to run, same tables.
     before = (out / "summary.json").read_text()
     again = run(out, "--no-plots")
@@ -94,6 +107,22 @@ def test_eval_cost_benchmark_smoke(tmp_path):
     )
     for key in ("truncate_grid_over_sweep", "rerun_grid_over_sweep", "speedup_2_workers"):
         assert figures[key] > 0
+
+
+def test_probe_cost_benchmark_smoke(tmp_path):
+    out = tmp_path / "probe_cost.json"
+    proc = subprocess.run(
+        [
+            sys.executable, str(REPO / "benchmarks" / "probe_cost.py"), "--tasks", "2",
+            "--baseline-repeats", "1", "--json-out", str(out),
+        ],
+        capture_output=True, text=True, check=False, cwd=REPO,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    figures = json.loads(out.read_text())["figures"]
+    assert {"turnbudget/KeyQuest-Medium-v0", "turnbudget/Maze-Medium-v0"} <= set(figures)
+    for f in figures.values():
+        assert f["probe_states"] > 0 and f["run_ms_per_episode"] > 0
 
 
 @pytest.mark.slow

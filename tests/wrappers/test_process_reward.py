@@ -85,3 +85,27 @@ def test_bad_configuration_raises_at_construction(kwargs, message):
 def test_distance_potential_needs_the_oracle():
     with pytest.raises(TypeError, match="distance_to_goal"):
         ProcessReward(stub(oracle=False))
+
+
+@pytest.mark.parametrize("at_truncation", ["keep", "zero"])
+def test_potential_at_truncation(at_truncation):
+    """ "zero": the shaped return of a cut episode telescopes to -phi(s0) (gamma = 1), so the
+    budget-capped return ranks policies as before; "keep": it keeps phi(s_T)."""
+    env = ProcessReward(
+        stub(turn_budget=3), gamma=1.0, scale=0.5, potential_at_truncation=at_truncation
+    )
+    env.reset(seed=0)
+    phi0 = -0.5 * env.unwrapped.distance_to_goal()
+    total = 0.0
+    for _ in range(3):
+        _, reward, terminated, truncated, info = env.step("wait")
+        total += reward - info["process_reward"]["env_reward"]
+    assert truncated and not terminated
+    phi_t = -0.5 * env.unwrapped.distance_to_goal()
+    assert info["process_reward"]["potential"] == (0.0 if at_truncation == "zero" else phi_t)
+    assert total == pytest.approx((0.0 if at_truncation == "zero" else phi_t) - phi0)
+
+
+def test_potential_at_truncation_is_checked():
+    with pytest.raises(ValueError, match="potential_at_truncation"):
+        ProcessReward(stub(), potential_at_truncation="drop")

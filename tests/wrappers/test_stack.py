@@ -269,7 +269,10 @@ def test_win_on_the_last_budgeted_turn_is_a_success_not_a_truncation():
     )
 
 
-def test_a_loss_injected_into_step_is_an_unrecovered_self_error():
+def test_a_loss_injected_into_step_is_an_unrecovered_error_not_blamed_on_an_optimal_command():
+    """The loss raises the distance (to unsolvable): an error that is never recovered. The
+    command was optimal for the state the agent saw, so it is not self-inflicted (issue 9)."""
+
     def lose_on_turn_3(game, action):
         game.turns = getattr(game, "turns", 0) + 1
         if game.turns == 3:
@@ -282,8 +285,10 @@ def test_a_loss_injected_into_step_is_an_unrecovered_self_error():
         _, reward, terminated, truncated, info = env.step("forward")
     assert terminated and not truncated and info["process_reward"]["potential"] == 0.0
     *steps, episode = env.get_wrapper_attr("records")
-    assert steps[-1]["distance_after"] is None and steps[-1]["error_self"]
+    assert steps[-1]["distance_after"] is None and steps[-1]["optimal"]
+    assert steps[-1]["errors_opened"] == 1 and not steps[-1]["error_self"]
     assert not episode["success"] and episode["n_unrecovered"] == 1
+    assert episode["n_errors_self"] == 0
 
 
 def test_two_recorders_agree(tmp_path):

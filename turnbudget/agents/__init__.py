@@ -7,6 +7,8 @@ names and how to add one (``register_agent`` or a ``turnbudget.agents`` entry po
 from __future__ import annotations
 
 from turnbudget.agents.base import (
+    BUDGET_KEYS,
+    EXECUTED_KEY,
     ORACLE_KEY,
     Agent,
     AsyncAgent,
@@ -19,6 +21,8 @@ from turnbudget.agents.baselines import OracleAgent, RandomAgent
 from turnbudget.agents.registry import list_agents, make_agent, register_agent
 
 __all__ = [
+    "BUDGET_KEYS",
+    "EXECUTED_KEY",
     "ORACLE_KEY",
     "Agent",
     "AsyncAgent",

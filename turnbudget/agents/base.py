@@ -15,7 +15,27 @@ Two class attributes tell the engine what an agent needs:
   call. Agents never get the env object, so they stay picklable and work the
   same in any worker or behind a batch.
 - ``budget_aware``: the agent's behaviour depends on the turn budget, so
-  Pass@(K,T) must be measured by rerunning each T (``mode="auto"`` does).
+  Pass@(K,T) must be measured by rerunning each T (``mode="auto"`` does). Only
+  such agents, or runs where the budget is revealed, receive the budget keys
+  (``turn_budget``, ``turns_used``, ``turns_left``) in ``info``: a hidden
+  budget is hidden from the agent, though the env's own ``info`` keeps them.
+
+What was executed. The command the env ran is not always the agent's: an
+injected slip replaces it, and probes force a prefix of turns. Agents that
+keep a history (an LLM's chat transcript) must record what was executed:
+
+- On every call after the first turn of an episode, ``info["executed_action"]``
+  (`EXECUTED_KEY`) holds the command the env executed on the previous turn:
+  the agent's own command, unless a slip replaced it or the engine forced it.
+- On a forced turn (a teacher-forced prefix, or a slip the engine plays for
+  the agent), the engine does not ask for a command; it calls the *optional*
+  method ``observe(observation, info, executed_action) -> None`` on an
+  `Agent` (``observe_batch(episode_ids, observations, infos,
+  executed_actions)`` on a `BatchAgent`, ``observe_async(...)`` on an
+  `AsyncAgent`, which `AsyncBatch` forwards): the engine played
+  ``executed_action`` for the agent in the state ``observation`` shows.
+  Agents without the method are treated as memoryless and simply skip those
+  turns.
 
 Determinism: the engine derives each episode's agent seed from the episode's
 identity (env, task seed, repeat), never from execution order, so results do
@@ -34,6 +54,8 @@ from typing import Any, Protocol, runtime_checkable
 from turnbudget._checks import check_positive_int
 
 __all__ = [
+    "BUDGET_KEYS",
+    "EXECUTED_KEY",
     "ORACLE_KEY",
     "Agent",
     "AsyncAgent",
@@ -41,10 +63,16 @@ __all__ = [
     "BatchAgent",
     "agent_flags",
     "in_flight",
+    "observe",
+    "observe_batch",
 ]
 
 #: The info key under which the engine hands the oracle's actions to agents with ``needs_oracle``.
 ORACLE_KEY = "oracle_actions"
+#: The info key holding the command the env executed on the previous turn.
+EXECUTED_KEY = "executed_action"
+#: The info keys that reveal the turn budget (passed to an agent only when it may see them).
+BUDGET_KEYS = ("turn_budget", "turns_used", "turns_left", "sampled_turn_budget")
 
 
 @runtime_checkable
@@ -262,6 +290,26 @@ def in_flight(agent: Any, concurrency: int | None = None) -> Any:
         return agent
     factory = getattr(agent, "spawn", None) or functools.partial(copy.deepcopy, agent)
     return AsyncBatch(factory, max_batch_size=width)
+
+
+def observe(agent: object, observation: str, info: Mapping[str, Any], executed: str) -> None:
+    """Tell an `Agent` about a forced turn, if it listens (``observe`` is optional)."""
+    method = getattr(agent, "observe", None)
+    if method is not None:
+        method(observation, info, executed)
+
+
+def observe_batch(
+    agent: object,
+    episode_ids: Sequence[str],
+    observations: Sequence[str],
+    infos: Sequence[Mapping[str, Any]],
+    executed_actions: Sequence[str],
+) -> None:
+    """Tell a `BatchAgent` about forced turns, if it listens (``observe_batch`` is optional)."""
+    method = getattr(agent, "observe_batch", None)
+    if method is not None and episode_ids:
+        method(episode_ids, observations, infos, executed_actions)
 
 
 def agent_flags(agent: object) -> tuple[bool, bool]:

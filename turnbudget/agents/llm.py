@@ -35,6 +35,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+from turnbudget.agents.base import EXECUTED_KEY
 from turnbudget.agents.chat_format import (
     CONSTRAINTS,
     PARSE_MODES,
@@ -43,11 +44,6 @@ from turnbudget.agents.chat_format import (
     constraint_body,
     parse_command,
 )
-
-try:  # the executed-command hook (measurement work); the key is fixed by the design
-    from turnbudget.agents.base import EXECUTED_KEY
-except ImportError:  # pragma: no cover - until that lands
-    EXECUTED_KEY = "executed_action"
 
 __all__ = ["ChatAgent", "RequestRejected", "ServerUnavailable", "make_llm_agent", "redact_url"]
 

@@ -1,4 +1,4 @@
-"""The ``turnbudget`` command line: ``list | play | eval | report | serve-local | textworld``.
+"""The ``turnbudget`` command line: ``list | play | eval | probe | report | serve-local | textworld``.
 
 Each subcommand is one module of this package that exposes
 ``add_arguments(parser)`` and ``run(args) -> int`` and imports nothing heavy
@@ -23,6 +23,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     ),
     "play": ("turnbudget.cli.play", "play an env at the terminal"),
     "eval": ("turnbudget.cli.eval", "run a Pass@(K,T) evaluation (resumable)"),
+    "probe": (
+        "turnbudget.cli.probe",
+        "teacher-forced probes: single-step and recovery skill against a random baseline",
+    ),
     "report": (
         "turnbudget.cli.report",
         "rebuild report.md, summary.json and plots from run logs",

@@ -148,6 +148,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--label", default=None, help="name of the run in reports (default: the agent)"
     )
     parser.add_argument(
+        "--shared-errors",
+        action="store_true",
+        help="one error schedule per task for all its repeats (default: drawn per repeat)",
+    )
+    parser.add_argument(
         "--no-steps",
         action="store_true",
         help="skip per-step records (steps.jsonl); the analysis needs only episode records",
@@ -184,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
             errors=parse_setting(args.errors), reveal=parse_setting(args.reveal),
             workers=args.workers, backend=args.backend, out=out, seed=args.seed, label=label,
             record_steps=not args.no_steps, progress=not args.quiet, overwrite=args.overwrite,
+            error_draws="shared" if args.shared_errors else "per_repeat",
         )  # fmt: skip
         build_report(out, plots=not args.no_plots)
     except (ValueError, KeyError, FileNotFoundError, ImportError) as exc:

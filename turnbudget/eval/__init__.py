@@ -1,7 +1,8 @@
-"""Pass@(K,T) evaluation: the estimator, `evaluate` and its backends, the analysis and the reports.
+"""Pass@(K,T) evaluation: the estimator, `evaluate` and its backends, probes, the analysis and the reports.
 
 `plan` turns `evaluate`'s arguments into episodes, `runner` plays them,
-`backends` decide where (this process, a process pool, ...).
+`backends` decide where (this process, a process pool, ...); `probe` runs
+teacher-forced probes of single-step and recovery skill.
 """
 
 from __future__ import annotations
@@ -10,7 +11,15 @@ from typing import Any
 
 from turnbudget.eval.estimator import GridEstimate, estimate_grid, pass_at_k, pass_at_kt
 
-__all__ = ["GridEstimate", "estimate_grid", "evaluate", "evaluate_team", "pass_at_k", "pass_at_kt"]
+__all__ = [
+    "GridEstimate",
+    "estimate_grid",
+    "evaluate",
+    "evaluate_team",
+    "pass_at_k",
+    "pass_at_kt",
+    "probe",
+]
 
 
 def __getattr__(name: str) -> Any:  # evaluate pulls in tqdm and the wrapper stack: load it on use
@@ -18,6 +27,10 @@ def __getattr__(name: str) -> Any:  # evaluate pulls in tqdm and the wrapper sta
         from turnbudget.eval.rollout import evaluate
 
         return evaluate
+    if name == "probe":
+        from turnbudget.eval.probe import probe
+
+        return probe
     if name == "evaluate_team":  # needs the multiagent extra (pettingzoo)
         from turnbudget.eval.team import evaluate_team
 

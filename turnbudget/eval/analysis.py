@@ -7,20 +7,30 @@ fixed order (so results do not depend on how episodes were scheduled).
 The definitions are `RecordStepOutcomes`'s (the per-step records carry the
 same judgement in ``optimal``, ``error_self`` and ``phase``):
 
-- a step is *optimal* when the agent's command starts a shortest plan;
-- an *error* is an injected error or a step whose own command increased the
-  distance to goal (*self-inflicted*); a distance-increasing error is
-  *recovered* once the distance is back to its value before the error;
+- a step is *optimal* when the agent's command starts a shortest plan from
+  the state it saw;
+- an injected error and the agent's command are judged apart; a
+  *self-inflicted error* is a non-optimal command that increased the distance
+  to goal; a *wasted* turn a valid non-optimal one that left it unchanged;
+  invalid commands are counted on their own; a distance-increasing error
+  (injected or self-inflicted) is *recovered* once the distance is back to its
+  value before the error;
 - a step is *on track* when no error is open, *right after an error* when the
-  previous turn had one.
+  previous turn had a distance-increasing one.
 
 Rates are pooled over steps (hits / steps over all episodes of a group).
-The step analysis uses the runs at ``max(ts)`` (in rerun mode the other runs
-only feed the grid), so it describes the agent with its most generous budget.
+``analysis[group]`` describes the runs at ``max(ts)`` from the episode records;
+``analysis[group]["by_budget"]`` (built from the step records when the run
+has them) repeats the table at every T of the grid, for all, successful and
+failed episodes: in truncate mode from the runs at ``max(ts)`` cut at T (what
+a budget-blind agent did in its first T turns), in rerun mode from the runs
+made at T. These observational numbers have selection bias (errors happen in
+particular states); `turnbudget.eval.probe` measures skill on fixed states.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -33,6 +43,8 @@ from turnbudget.eval.estimator import estimate_from_task_grids, pass_at_kt
 __all__ = [
     "ALL",
     "advantage_halving_budget",
+    "budget_analysis",
+    "budget_counts",
     "compare_runs",
     "length_buckets",
     "mode_gap",
@@ -194,6 +206,9 @@ def step_stats(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     turns = sum(int(e["turns_used"]) for e in episodes)
     n_self = sum(int(e.get("n_errors_self") or 0) for e in episodes)
     n_injected = sum(int(e.get("n_errors_injected") or 0) for e in episodes)
+    n_injected_up = sum(int(e.get("n_errors_injected_increasing") or 0) for e in episodes)
+    n_wasted = sum(int(e.get("n_wasted") or 0) for e in episodes)
+    n_invalid = sum(int(e.get("n_invalid") or 0) for e in episodes)
     n_recovered = sum(int(e.get("n_recovered") or 0) for e in episodes)
     n_unrecovered = sum(int(e.get("n_unrecovered") or 0) for e in episodes)
     recover = sorted(int(t) for e in episodes for t in (e.get("turns_to_recover") or ()))
@@ -209,8 +224,13 @@ def step_stats(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "steps_after_error": after_error,
         "self_error_rate": _rate(n_self, turns),
         "injected_error_rate": _rate(n_injected, turns),
+        "wasted_rate": _rate(n_wasted, turns),
+        "invalid_rate": _rate(n_invalid, turns),
         "errors_self": n_self,
         "errors_injected": n_injected,
+        "errors_injected_increasing": n_injected_up,
+        "wasted": n_wasted,
+        "invalid": n_invalid,
         "recovered": n_recovered,
         "unrecovered": n_unrecovered,
         "recovery_rate": _rate(n_recovered, n_recovered + n_unrecovered),
@@ -245,14 +265,154 @@ def agent_usage(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     return totals
 
 
+# Per-step counters of the budget analysis, in a fixed order.
+_COUNTERS = (
+    "turns", "judged", "optimal", "on_track", "optimal_on_track", "after_error",
+    "optimal_after_error", "errors_self", "errors_injected", "errors_injected_increasing",
+    "wasted", "invalid", "errors_opened", "recovered", "recover_turns",
+)  # fmt: skip
+_OUTCOMES = ("all", "success", "failure")
+
+
+def _step_counts(step: Mapping[str, Any]) -> tuple[int, ...]:
+    """One step's contribution to each of `_COUNTERS` (records without a field count 0 there)."""
+    optimal = step.get("optimal")
+    judged = optimal is not None
+    hit = optimal is True
+    phase = step.get("phase")
+    on_track, after_error = phase == "on_track", phase == "after_error"
+    event = step.get("injected_error")
+    injected = event is not None and event.get("applied", True)
+    recoveries = step.get("recoveries") or ()
+    return (
+        1, judged, hit, judged and on_track, hit and on_track, judged and after_error,
+        hit and after_error, step.get("error_self") is True, injected,
+        injected and step.get("injection_increased") is True, step.get("wasted") is True,
+        step.get("valid_action") is False, step.get("errors_opened") or 0, len(recoveries),
+        sum(recoveries),
+    )  # fmt: skip
+
+
+def _budget_stats(counts: Sequence[int], episodes: int) -> dict[str, Any]:
+    c = dict(zip(_COUNTERS, (int(x) for x in counts), strict=True))
+    unrecovered = c["errors_opened"] - c["recovered"]
+    return {
+        "episodes": episodes,
+        "turns": c["turns"],
+        "optimal_step_rate": _rate(c["optimal"], c["judged"]),
+        "optimal_step_rate_on_track": _rate(c["optimal_on_track"], c["on_track"]),
+        "optimal_step_rate_after_error": _rate(c["optimal_after_error"], c["after_error"]),
+        "steps_judged": c["judged"],
+        "steps_on_track": c["on_track"],
+        "steps_after_error": c["after_error"],
+        "self_error_rate": _rate(c["errors_self"], c["turns"]),
+        "injected_error_rate": _rate(c["errors_injected"], c["turns"]),
+        "wasted_rate": _rate(c["wasted"], c["turns"]),
+        "invalid_rate": _rate(c["invalid"], c["turns"]),
+        "errors_self": c["errors_self"],
+        "errors_injected": c["errors_injected"],
+        "errors_injected_increasing": c["errors_injected_increasing"],
+        "wasted": c["wasted"],
+        "invalid": c["invalid"],
+        "recovered": c["recovered"],
+        "unrecovered": unrecovered,
+        "recovery_rate": _rate(c["recovered"], c["errors_opened"]),
+        "turns_to_recover_mean": _rate(c["recover_turns"], c["recovered"]),
+    }
+
+
+def budget_counts(steps: Sequence[Mapping[str, Any]], ts: Sequence[int]) -> dict[str, list[int]]:
+    """One episode's `_COUNTERS` summed over its first T turns, for each T in ``ts``.
+
+    The engine stores this in each episode record (``budget_counts``), so the
+    per-budget analysis needs only ``episodes.jsonl``; `budget_analysis` falls
+    back to the step records for logs written without it.
+
+    Example:
+        >>> steps = [{"turn": 1, "optimal": True, "phase": "on_track", "valid_action": True},
+        ...          {"turn": 2, "optimal": False, "phase": "on_track", "wasted": True}]
+        >>> budget_counts(steps, [1, 8])["8"][:5]
+        [2, 2, 1, 2, 1]
+    """
+    width = len(_COUNTERS)
+    rows = sorted(steps, key=lambda s: s["turn"])
+    turns = [s["turn"] for s in rows]
+    counts = np.array([_step_counts(s) for s in rows], dtype=np.int64).reshape(-1, width)
+    cumulative = np.cumsum(counts, axis=0)
+    out = {}
+    for t in ts:
+        upto = int(np.searchsorted(turns, int(t), side="right"))
+        snapshot = cumulative[upto - 1] if upto else np.zeros(width, dtype=np.int64)
+        out[str(int(t))] = [int(x) for x in snapshot]
+    return out
+
+
+def budget_analysis(
+    config: Mapping[str, Any],
+    episodes: Sequence[Mapping[str, Any]],
+    steps: Iterable[Mapping[str, Any]] | None = None,
+) -> dict[str, dict[str, dict[str, Any]]] | None:
+    """``{group: {str(T): {"all" | "success" | "failure": stats}}}``, or None without the data.
+
+    Truncate mode cuts the runs at ``max(ts)`` at each T (an episode is a
+    success at T when its first success came within T turns); rerun mode
+    (also used for ``both``) takes the runs made at T. Each episode's counts
+    come from its record's ``budget_counts`` or else from ``steps`` (which
+    must hold each episode's step records together, as the logs do).
+    """
+    ts = sorted(int(t) for t in config["ts"])
+    t_max = ts[-1]
+    truncate = config["mode"] == "truncate"
+    groups = _groups(config["envs"])
+    counts: dict[str, Mapping[str, Sequence[int]]] = {
+        e["episode_id"]: e["budget_counts"] for e in episodes if "budget_counts" in e
+    }
+    if len(counts) < len(episodes):
+        if steps is None:
+            return None
+        by_id = {e["episode_id"] for e in episodes}
+        for episode_id, rows in itertools.groupby(steps, key=lambda s: s["episode_id"]):
+            if episode_id in by_id and episode_id not in counts:
+                counts[episode_id] = budget_counts(list(rows), ts)
+    width = len(_COUNTERS)
+    sums = {
+        (g, t, o): np.zeros(width, dtype=np.int64) for g in groups for t in ts for o in _OUTCOMES
+    }
+    n_eps = dict.fromkeys(sums, 0)
+    for e in episodes:
+        budget = int(e["turn_budget"])
+        targets = (ts if budget == t_max else []) if truncate else [budget] if budget in ts else []
+        fst = _fst(e)
+        for t in targets:
+            snapshot = np.asarray(counts[e["episode_id"]][str(t)], dtype=np.int64)
+            outcome = "success" if fst is not None and fst <= t else "failure"
+            for g in groups:
+                if _in_group(e, g):
+                    for o in ("all", outcome):
+                        sums[(g, t, o)] += snapshot
+                        n_eps[(g, t, o)] += 1
+    return {
+        g: {
+            str(t): {o: _budget_stats(sums[(g, t, o)], n_eps[(g, t, o)]) for o in _OUTCOMES}
+            for t in ts
+        }
+        for g in groups
+    }
+
+
 def summarize_run(
     config: Any,
     episodes: Sequence[Mapping[str, Any]],
     *,
     n_bootstrap: int = 1000,
     confidence: float = 0.95,
+    steps: Iterable[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The summary of one evaluation run: grids per env group and mode, and the analysis."""
+    """The summary of one evaluation run: grids per env group and mode, and the analysis.
+
+    Each group's analysis also gets ``by_budget`` (see `budget_analysis`) when
+    the episode records carry ``budget_counts`` or ``steps`` are given.
+    """
     cfg = config.to_dict() if hasattr(config, "to_dict") else dict(config)
     ks, ts = list(cfg["ks"]), list(cfg["ts"])
     t_max = max(ts)
@@ -293,6 +453,9 @@ def summarize_run(
         stats = step_stats(group_at_max)
         stats["by_optimal_length"] = _bucket_table(members, ts, modes[-1])
         analysis[group] = stats
+    by_budget = budget_analysis(cfg, episodes, steps)
+    for group, table in (by_budget or {}).items():
+        analysis[group]["by_budget"] = table
     summary = {
         "label": cfg["label"],
         "config": cfg,

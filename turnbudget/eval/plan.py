@@ -20,10 +20,12 @@ import numpy as np
 
 from turnbudget._checks import is_int
 from turnbudget.agents.base import agent_flags
+from turnbudget.eval.agent_view import budget_visible
 
 __all__ = ["MODES", "EpisodeSpec", "EvalConfig", "agent_seed", "make_config", "plan_episodes"]
 
 MODES = ("auto", "truncate", "rerun", "both")
+ERROR_DRAWS = ("per_repeat", "shared")
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class EvalConfig:
     needs_oracle: bool = False
     budget_aware: bool = False
     record_steps: bool = True
+    error_draws: str = "per_repeat"  # or "shared": every repeat of a task faces the same draws
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -81,13 +84,6 @@ def _positive_ints(values: Iterable[Any], name: str) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def _budget_visible(reveal: Any) -> bool:
-    """Whether `turnbudget.make(reveal=...)` shows the budget (a mapping's mode defaults to always)."""
-    if isinstance(reveal, Mapping):
-        reveal = reveal.get("mode", "always")
-    return reveal not in (None, False, "never")
-
-
 def _agent_repr(agent: Any) -> str:
     """A repr that is the same in every process (a default repr holds a memory address)."""
     text = repr(agent)
@@ -111,6 +107,7 @@ def make_config(
     seed: int,
     label: str | None,
     record_steps: bool,
+    error_draws: str = "per_repeat",
 ) -> EvalConfig:
     env_ids = (envs,) if isinstance(envs, str) else tuple(envs)
     if not env_ids or not all(isinstance(e, str) and e for e in env_ids):
@@ -138,9 +135,11 @@ def make_config(
             raise ValueError(f"Expect `tasks` to be distinct non-negative seeds, got {tasks!r}")
     if mode not in MODES:
         raise ValueError(f"Expect `mode` to be one of {MODES}, got {mode!r}")
+    if error_draws not in ERROR_DRAWS:
+        raise ValueError(f"Expect `error_draws` to be one of {ERROR_DRAWS}, got {error_draws!r}")
     needs_oracle, budget_aware = agent_flags(agent)
     if mode == "auto":
-        mode = "rerun" if (budget_aware or _budget_visible(reveal)) else "truncate"
+        mode = "rerun" if (budget_aware or budget_visible(reveal)) else "truncate"
     for name, value in (("reveal", reveal), ("errors", errors)):
         try:
             json.dumps(value)
@@ -165,6 +164,7 @@ def make_config(
         needs_oracle=needs_oracle,
         budget_aware=budget_aware,
         record_steps=bool(record_steps),
+        error_draws=error_draws,
     )
 
 

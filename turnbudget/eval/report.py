@@ -10,7 +10,13 @@ whose immediate subdirectories are run directories (as the main job writes).
 - ``heatmap_<label>_<group>.png`` — a K x T heatmap per run and env group;
 - ``pass_at_1_curve.png`` — Pass@(1,T) against T per run, one panel per group;
 - ``recovery.png`` — optimal-step rates on track / right after an error, and
-  recovery rates, per run.
+  recovery rates, per run;
+- ``recovery_by_budget.png`` — the same rates at every budget T (runs with step records).
+
+When the report directory also holds probe results (``probe_summary.json``,
+written by `turnbudget.eval.probe`, at its top or in a subdirectory), the
+report adds the probe tables and pairs each run's observational numbers with
+the probe skills of the same agent.
 
 Plots need matplotlib (the ``plot`` extra); it is imported only here, inside
 the plotting functions, and without pyplot (no global figure state).
@@ -59,9 +65,17 @@ def find_runs(root: str | Path) -> list[Path]:
     return runs
 
 
+def iter_steps(path: str | Path) -> Any:
+    """Stream the step records of a ``steps.jsonl`` (a torn last line is skipped)."""
+    with Path(path).open("rb") as f:
+        for line in f:
+            if line.endswith(b"\n"):
+                yield json.loads(line)
+
+
 def load_run_summary(run_dir: str | Path, n_bootstrap: int = 1000) -> dict[str, Any]:
-    """Summarise one run directory from its logs."""
-    from turnbudget.eval.logs import EPISODES_FILE, RUN_FILE, read_jsonl
+    """Summarise one run directory from its logs (``by_budget`` when it has step records)."""
+    from turnbudget.eval.logs import EPISODES_FILE, RUN_FILE, STEPS_FILE, read_jsonl
 
     run_dir = Path(run_dir)
     config = json.loads((run_dir / RUN_FILE).read_text())
@@ -69,7 +83,12 @@ def load_run_summary(run_dir: str | Path, n_bootstrap: int = 1000) -> dict[str, 
     seen: dict[str, dict[str, Any]] = {}
     for e in episodes:
         seen.setdefault(e["episode_id"], e)
-    return summarize_run(config, list(seen.values()), n_bootstrap=n_bootstrap)
+    episodes = list(seen.values())
+    steps_path = run_dir / STEPS_FILE
+    steps = None  # read only for logs whose episode records lack `budget_counts`
+    if not all("budget_counts" in e for e in episodes) and steps_path.exists():
+        steps = iter_steps(steps_path)
+    return summarize_run(config, episodes, n_bootstrap=n_bootstrap, steps=steps)
 
 
 def _short(group: str) -> str:
@@ -157,22 +176,30 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     out += [
         "## Single steps and recovery",
         "",
-        "At the largest budget. *Optimal*: the action starts a shortest plan. *On track*: no "
-        "unrecovered error. *Error*: a step that increased the distance to the goal "
-        "(self-inflicted, or injected). *Recovered*: the distance came back to its pre-error value.",
+        "Observational, from the agents' own episodes at the largest budget. *Optimal*: the "
+        "command starts a shortest plan from the state the agent saw. *On track*: no "
+        "unrecovered error. *Error*: a distance-increasing event, self-inflicted (a non-optimal "
+        "command) or injected; the agent is never blamed for an injection. *Wasted*: a valid "
+        "non-optimal command that left the distance unchanged. *Recovered*: the distance came "
+        "back to its pre-error value. These rates depend on where errors happen; the probe "
+        "skills below, when present, do not.",
         "",
-        "| run | group | success | optimal step | on track | after error | self-error / turn | injected / turn | recovery rate | turns to recover (mean) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| run | group | success | optimal step | on track | after error | self-error / turn | wasted / turn | invalid / turn | injected / turn (raising distance) | recovery rate | turns to recover (mean) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for lbl, r in runs.items():
         for group, a in r["analysis"].items():
             out.append(
                 f"| {lbl} | {_short(group)} | {_fmt(a['success_rate'])} | {_fmt(a['optimal_step_rate'])} | "
                 f"{_fmt(a['optimal_step_rate_on_track'])} | {_fmt(a['optimal_step_rate_after_error'])} | "
-                f"{_fmt(a['self_error_rate'], 3)} | {_fmt(a['injected_error_rate'], 3)} | "
+                f"{_fmt(a['self_error_rate'], 3)} | {_fmt(a.get('wasted_rate'), 3)} | "
+                f"{_fmt(a.get('invalid_rate'), 3)} | {_fmt(a['injected_error_rate'], 3)} "
+                f"({a.get('errors_injected_increasing', '–')}) | "
                 f"{_fmt(a['recovery_rate'])} | {_fmt(a['turns_to_recover_mean'], 1)} |"
             )
     out.append("")
+    out += _budget_section(runs)
+    out += _probe_section(summary)
 
     usage = [(lbl, r["agent_usage"]) for lbl, r in runs.items() if r.get("agent_usage")]
     if usage:
@@ -256,6 +283,84 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _ci(s: Mapping[str, Any]) -> str:
+    if s["mean"] is None:
+        return "–"
+    return f"{s['mean']:.2f} [{s['low']:.2f}, {s['high']:.2f}]"
+
+
+def _budget_section(runs: Mapping[str, Any]) -> list[str]:
+    """Per run (group "all"), the step analysis at every budget T, for all / won / lost episodes."""
+    out: list[str] = []
+    for lbl, r in runs.items():
+        group = ALL if ALL in r["analysis"] else next(iter(r["analysis"]))
+        table = r["analysis"][group].get("by_budget")
+        if not table:
+            continue
+        if not out:
+            out += [
+                "## Single steps and recovery by budget",
+                "",
+                "The same analysis at every budget T (truncate mode: each episode's first T "
+                "turns; rerun: the runs made at T), for all episodes and split into those that "
+                "succeeded within T and those that did not. Cells: optimal on track / right "
+                "after an error; recovery rate.",
+                "",
+            ]
+        out += [
+            f"**{lbl}** ({_short(group)})",
+            "",
+            "| T | episodes (won) | all: on track / after error | won: on track / after error "
+            "| lost: on track / after error | recovery rate (won / lost) | wasted / turn |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for t, cell in table.items():
+            a, w, f = cell["all"], cell["success"], cell["failure"]
+            out.append(
+                f"| {t} | {a['episodes']} ({w['episodes']}) | "
+                f"{_fmt(a['optimal_step_rate_on_track'])} / {_fmt(a['optimal_step_rate_after_error'])} | "
+                f"{_fmt(w['optimal_step_rate_on_track'])} / {_fmt(w['optimal_step_rate_after_error'])} | "
+                f"{_fmt(f['optimal_step_rate_on_track'])} / {_fmt(f['optimal_step_rate_after_error'])} | "
+                f"{_fmt(a['recovery_rate'])} ({_fmt(w['recovery_rate'])} / {_fmt(f['recovery_rate'])}) | "
+                f"{_fmt(a['wasted_rate'], 3)} |"
+            )
+        out.append("")
+    return out
+
+
+def _probe_section(summary: Mapping[str, Any]) -> list[str]:
+    from turnbudget.eval.probe_report import render_probe_markdown
+
+    probes = summary.get("probes") or []
+    if not probes:
+        return []
+    out: list[str] = []
+    for p in probes:
+        out += [*render_probe_markdown(p).splitlines(), ""]
+    pairs = summary.get("paired") or []
+    if pairs:
+        out += [
+            "### Observational rates beside probe skills",
+            "",
+            "Left: rates from the run's own episodes (where errors happened to occur). Right: "
+            "skills on fixed probe states, normalized so that RandomAgent scores 0.",
+            "",
+            "| run | optimal on track | optimal after error | recovery rate | single-step skill "
+            "| recovery skill | prompt recovery skill | probe recovered (random) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for row in pairs:
+            s, rs = row["single_step_skill"], row["recovery_skill"]
+            out.append(
+                f"| {row['run']} | {_fmt(row['optimal_on_track'])} | "
+                f"{_fmt(row['optimal_after_error'])} | {_fmt(row['recovery_rate'])} | "
+                f"{_ci(s)} | {_ci(rs)} | "
+                f"{_ci(row['prompt_recovery_skill'])} | {_fmt(row['probe_recovery_rate'])} ({_fmt(row['probe_baseline_recovery_rate'])}) |"
+            )
+        out.append("")
+    return out
+
+
 def write_run_summary(out: str | Path, run_summary: Mapping[str, Any]) -> dict[str, Any]:
     """Write ``summary.json`` and ``report.md`` for a single run (no plots)."""
     summary = {"runs": {run_summary["label"]: run_summary}, "comparisons": []}
@@ -269,19 +374,35 @@ def _write(root: Path, summary: Mapping[str, Any]) -> None:
 
 
 def build_report(
-    root: str | Path, *, plots: bool = True, n_bootstrap: int = 1000
+    root: str | Path,
+    *,
+    plots: bool = True,
+    n_bootstrap: int = 1000,
+    summaries: Mapping[Path, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Rebuild ``summary.json``, ``report.md`` and (with ``plots``) the PNGs from the logs in ``root``."""
+    """Rebuild ``summary.json``, ``report.md`` and (with ``plots``) the PNGs from the logs in ``root``.
+
+    ``summaries`` maps run directories to run summaries already computed from
+    their complete logs with the same ``n_bootstrap`` (what `evaluate`
+    returns in ``EvalResult.summary``); those runs are not summarised again.
+    """
     root = Path(root)
+    known = {Path(k).resolve(): v for k, v in (summaries or {}).items()}
     runs: dict[str, Any] = {}
     for run_dir in find_runs(root):
-        s = load_run_summary(run_dir, n_bootstrap=n_bootstrap)
+        s = known.get(run_dir.resolve()) or load_run_summary(run_dir, n_bootstrap=n_bootstrap)
         if s["label"] in runs:
             raise ValueError(
                 f"Two runs in {root} share the label {s['label']!r}; labels must be unique"
             )
         runs[s["label"]] = s
-    summary = {"runs": runs, "comparisons": compare_runs(runs)}
+    summary: dict[str, Any] = {"runs": runs, "comparisons": compare_runs(runs)}
+    from turnbudget.eval.probe_report import find_probe_summaries, pair_with_runs
+
+    probes = [json.loads(p.read_text()) for p in find_probe_summaries(root)]
+    if probes:
+        summary["probes"] = probes
+        summary["paired"] = pair_with_runs(probes, runs)
     _write(root, summary)
     if plots:
         write_plots(root, summary)
@@ -300,7 +421,42 @@ def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
             paths.append(path)
     paths.append(plot_pass1_curves(summary, root / "pass_at_1_curve.png"))
     paths.append(plot_recovery(summary, root / "recovery.png"))
+    if any(_by_budget(r) for r in summary["runs"].values()):
+        paths.append(plot_recovery_by_budget(summary, root / "recovery_by_budget.png"))
     return paths
+
+
+def _by_budget(run: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    analysis = run["analysis"]
+    return analysis[ALL if ALL in analysis else next(iter(analysis))].get("by_budget")
+
+
+def plot_recovery_by_budget(summary: Mapping[str, Any], path: str | Path) -> Path:
+    """Per run, against T: optimal-step rate on track and right after an error, recovery rate."""
+    import numpy as np
+
+    panels = [
+        ("optimal on track", "optimal_step_rate_on_track"),
+        ("optimal right after an error", "optimal_step_rate_after_error"),
+        ("errors recovered", "recovery_rate"),
+    ]
+    fig = _figure(3.4 * len(panels), 3.2)
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (title, key) in zip(axes, panels, strict=True):
+        for label, r in summary["runs"].items():
+            table = _by_budget(r)
+            if not table:
+                continue
+            ts = [int(t) for t in table]
+            values = [np.nan if c["all"][key] is None else c["all"][key] for c in table.values()]
+            ax.plot(ts, values, marker="o", ms=3, label=label)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("turn budget T")
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+    axes[-1].legend(fontsize=6, loc="lower right")
+    fig.savefig(path)
+    return Path(path)
 
 
 PLOT_HINT = (

@@ -17,10 +17,18 @@ analysis.
 - **Determinism.** An episode is fully determined by its identity (env id,
   task seed, repeat, budget): the env is reset with the task seed and the
   agent with a seed derived from (``seed``, env id, task seed, repeat).
+  Injected errors are drawn per (task seed, repeat, turn) (``reset``
+  option ``repeat``), so the n attempts at a task are independent and two
+  agents on the same (task, repeat) face the same draws; ``error_draws=
+  "shared"`` gives every repeat the task's one schedule instead.
   Results do not depend on the backend, the worker count or the order of
   execution; tables are built from records sorted by episode id, and the
   records drop the recorder's ``episode_index`` (a per-env-object counter) so
   the logs hold the same lines whatever the scheduling.
+- **What agents see.** Agents get a copy of the env's ``info``: the budget
+  keys only when the budget is revealed or the agent is ``budget_aware``
+  (a hidden budget is hidden), ``oracle_actions`` only with ``needs_oracle``,
+  and ``executed_action``, the command the env ran on the previous turn.
 - **Resume.** With ``out`` set, rerunning the same call skips the episodes
   already logged. Each episode's step lines are written before its episode
   line, which is what marks it complete; on resume, a torn last line and the
@@ -106,6 +114,7 @@ def evaluate(
     overwrite: bool = False,
     n_bootstrap: int = 1000,
     concurrency: int | None = None,
+    error_draws: str = "per_repeat",
 ) -> EvalResult:
     """Evaluate ``agent`` and return Pass@(K,T) grids with the analysis.
 
@@ -137,6 +146,10 @@ def evaluate(
             ``concurrency``), driven through `AsyncBatch` (`in_flight`); 1
             drives it one blocking call at a time. Results do not depend on it
             (given a deterministic server).
+        error_draws: ``"per_repeat"`` (default): injected errors are drawn per
+            (task seed, repeat, turn), so the n attempts at a task are
+            independent while two agents on the same (task, repeat) face the
+            same draws; ``"shared"``: every repeat of a task faces one schedule.
     """
     from turnbudget.eval.analysis import summarize_run
 
@@ -153,6 +166,7 @@ def evaluate(
         seed=seed,
         label=label,
         record_steps=record_steps,
+        error_draws=error_draws,
     )
     given, agent = agent, in_flight(agent, concurrency)
     if not isinstance(backend, Backend):

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from turnbudget.agents.base import ORACLE_KEY
+from turnbudget.eval.agent_view import agent_info, budget_visible, executed_action
+from turnbudget.eval.analysis import budget_counts
 from turnbudget.eval.logs import dumps
 from turnbudget.eval.plan import EpisodeSpec, EvalConfig
 
@@ -87,14 +88,16 @@ class _Slot:
         self.records: list[dict[str, Any]] = []
         self.notes: list[Mapping[str, Any] | None] = []
         self.env = build_env(env_id, config, self.records.append)
+        self.per_repeat = config.error_draws == "per_repeat"
+        self.ts = config.ts
 
     def reset(self, spec: EpisodeSpec) -> tuple[str, dict[str, Any]]:
         self.records.clear()
         self.notes.clear()
-        return self.env.reset(
-            seed=spec.task_seed,
-            options={"turn_budget": spec.turn_budget, "episode_id": spec.episode_id},
-        )
+        options = {"turn_budget": spec.turn_budget, "episode_id": spec.episode_id}
+        if self.per_repeat:  # InjectErrors draws per (task seed, repeat, turn)
+            options["repeat"] = spec.rep
+        return self.env.reset(seed=spec.task_seed, options=options)
 
     def collect(self, spec: EpisodeSpec, record_steps: bool, serialize: bool) -> EpisodeResult:
         episodes = [r for r in self.records if r.get("record") == "episode"]
@@ -118,6 +121,8 @@ class _Slot:
                 turn = int(step["turn"])
                 if turn <= len(self.notes) and self.notes[turn - 1]:
                     step[AGENT_KEY] = dict(self.notes[turn - 1])  # type: ignore[arg-type]
+        if steps:  # the per-budget analysis then needs only the episode records
+            episode["budget_counts"] = budget_counts(steps, self.ts)
         self.records.clear()
         self.notes.clear()
         if serialize:  # encode where the episode ran: in parallel, and cheap to send back
@@ -137,6 +142,7 @@ class EpisodeRunner:
         self.config = config
         self.serialize = serialize
         self.batch = hasattr(agent, "act_batch")
+        self.show_budget = config.budget_aware or budget_visible(config.reveal)
         self._slots: dict[str, list[_Slot]] = {}
 
     def _slot(self, env_id: str, index: int) -> _Slot:
@@ -145,10 +151,10 @@ class EpisodeRunner:
             slots.append(_Slot(env_id, self.config))
         return slots[index]
 
-    def _oracle(self, slot: _Slot, info: dict[str, Any]) -> dict[str, Any]:
-        if self.config.needs_oracle:
-            info[ORACLE_KEY] = list(slot.env.unwrapped.optimal_actions())
-        return info
+    def _view(self, slot: _Slot, info: dict[str, Any], executed: str | None) -> dict[str, Any]:
+        """What the agent may see of ``info`` (see `turnbudget.eval.agent_view`)."""
+        oracle = slot.env.unwrapped.optimal_actions if self.config.needs_oracle else None
+        return agent_info(info, show_budget=self.show_budget, oracle=oracle, executed=executed)
 
     def run(self, specs: Sequence[EpisodeSpec]) -> list[EpisodeResult]:
         """Run ``specs``; their results in the same order."""
@@ -169,11 +175,13 @@ class EpisodeRunner:
         obs, info = slot.reset(spec)
         self.agent.reset(spec.agent_seed)
         note = getattr(self.agent, "step_note", None)
+        executed = None
         while True:
-            action = self.agent.act(obs, self._oracle(slot, info))
+            action = self.agent.act(obs, self._view(slot, info, executed))
             if note is not None:
                 slot.notes.append(note())
             obs, _, terminated, truncated, info = slot.env.step(action)
+            executed = executed_action(action, info)
             if terminated or truncated:
                 return slot.collect(spec, self.config.record_steps, self.serialize)
 
@@ -184,7 +192,7 @@ class EpisodeRunner:
         notes_of = getattr(agent, "step_notes", None)
         pending = list(specs)[::-1]
         width = max(1, int(agent.max_batch_size))
-        live: dict[int, tuple[EpisodeSpec, _Slot, str, dict[str, Any]]] = {}
+        live: dict[int, tuple[EpisodeSpec, _Slot, str, dict[str, Any], str | None]] = {}
         free = list(range(width))[::-1]
         while pending or live:
             while pending and free:
@@ -192,12 +200,12 @@ class EpisodeRunner:
                 slot = self._slot(f"{spec.env_id}", i)
                 obs, info = slot.reset(spec)
                 agent.reset_episode(spec.episode_id, spec.agent_seed)
-                live[i] = (spec, slot, obs, info)
+                live[i] = (spec, slot, obs, info, None)
             order = sorted(live)
             actions = agent.act_batch(
                 [live[i][0].episode_id for i in order],
                 [live[i][2] for i in order],
-                [self._oracle(live[i][1], live[i][3]) for i in order],
+                [self._view(live[i][1], live[i][3], live[i][4]) for i in order],
             )
             if len(actions) != len(order):
                 raise RuntimeError(
@@ -210,7 +218,7 @@ class EpisodeRunner:
                 else [None] * len(order)
             )
             for i, action, note in zip(order, actions, notes, strict=True):
-                spec, slot, _, _ = live[i]
+                spec, slot, _, _, _ = live[i]
                 if notes_of is not None:
                     slot.notes.append(note)
                 obs, _, terminated, truncated, info = slot.env.step(action)
@@ -220,4 +228,4 @@ class EpisodeRunner:
                     del live[i]
                     free.append(i)
                 else:
-                    live[i] = (spec, slot, obs, info)
+                    live[i] = (spec, slot, obs, info, executed_action(action, info))

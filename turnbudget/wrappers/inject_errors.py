@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from turnbudget._checks import check_positive_int, check_probability, normalize_weights
+from turnbudget._checks import check_positive_int, check_probability, is_int, normalize_weights
 from turnbudget.wrappers._common import EpisodeSeeder, require_oracle, require_single
 
 __all__ = ["ERROR_KINDS", "ErrorSchedule", "InjectErrors", "InjectedError", "narrate"]
@@ -117,7 +117,14 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     Whether and which error fires at turn t depends only on the episode's
     seed and t, never on the agent's actions (common random numbers): each
     turn draws from its own generator seeded by (episode seed, t). Episode
-    seeds follow the reset seed (a reset without a seed continues the stream).
+    seeds follow the reset seed (a reset without a seed continues the stream)
+    and the ``repeat`` reset option: ``reset(seed=s, options={"repeat": r})``
+    draws the errors of attempt r at task s, a pure function of (s, r, t), so
+    repeated attempts at one task are independent while two agents on the
+    same (s, r) face the same draws. What is shared is *whether* an error
+    fires and *its kind*; its concrete effect (a slip's substitute, where a
+    setback sends you) is drawn from the same per-turn generator but applied
+    to the state each agent is in, so it can differ between agents.
     The narration is prepended to the observation; ``info["valid_action"]``
     tells whether the *agent's* command was admissible; ``info["injected_error"]``
     is an `InjectedError` on a turn where an error was scheduled and absent on
@@ -204,7 +211,14 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        self.errors.start(self._seeder.next_seed(seed))
+        episode_seed = self._seeder.next_seed(seed)
+        repeat = (options or {}).get("repeat")
+        if repeat is not None:  # attempt r at task s: draws a pure function of (s, r, turn)
+            if not is_int(repeat) or repeat < 0:
+                raise ValueError(f"Expect the `repeat` option to be an int >= 0, got {repeat!r}")
+            state = np.random.SeedSequence([episode_seed, int(repeat)]).generate_state(2)
+            episode_seed = int(state[0]) << 32 | int(state[1])
+        self.errors.start(episode_seed)
         self._turn = 0
         obs, info = self.env.reset(seed=seed, options=options)
         self._admissible = info.get("admissible_actions", [])

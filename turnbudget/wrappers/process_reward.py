@@ -14,6 +14,7 @@ from turnbudget.wrappers._common import require_oracle, require_single
 __all__ = ["ProcessReward"]
 
 _POTENTIALS = ("distance", "progress")
+_AT_TRUNCATION = ("keep", "zero")
 
 
 def _check_real(value: Any, name: str, low: float, high: float, low_open: bool = False) -> float:
@@ -43,11 +44,24 @@ class ProcessReward(
 
     Guarantee (Ng, Harada & Russell, 1999): shaping of this form leaves the set
     of optimal policies unchanged, provided ``gamma`` equals the learner's
-    discount and Φ = 0 at terminal states, which this wrapper enforces (Φ(s')
-    is 0 when the step terminated). A truncated step keeps Φ(s') — the
-    episode was cut, not finished — so bootstrapping learners stay consistent.
-    Shaping therefore speeds learning without changing what is optimal;
-    errors, injected or not, cost exactly the potential they lose.
+    discount and Φ = 0 wherever the learner stops its returns. Φ(s') is always
+    0 when the step terminated. At truncation (the budget ran out) it depends
+    on how the learner treats a cut episode, set by ``potential_at_truncation``:
+
+    - ``"keep"`` (default): Φ(s') is kept. Right for learners that bootstrap
+      at truncation (target r + γV(s')), as SB3's PPO and DQN do with
+      ``TimeLimit.truncated``: the cut state is then an ordinary state, so the
+      optimal policy is unchanged. For a learner that does not bootstrap, the
+      shaped return of a cut episode keeps γ^T·Φ(s_T), which rewards ending
+      the budget near the goal: the optimal policy can change.
+    - ``"zero"``: Φ(s') = 0 at truncation, as at termination. Right for
+      learners that optimize the budget-capped return without bootstrapping
+      (Monte Carlo returns, REINFORCE or GRPO over whole episodes): the shaping
+      then telescopes to −Φ(s_0), a constant, so the optimal policy for the
+      capped return is unchanged. A bootstrapping learner would instead see a
+      spurious drop of Φ at the cut.
+
+    Errors, injected or not, cost exactly the potential they lose.
 
     ``info["process_reward"]`` carries ``{"env_reward", "shaping", "potential"}``.
 
@@ -57,6 +71,7 @@ class ProcessReward(
         potential: ``"distance"`` or ``"progress"``.
         scale: Multiplies Φ (> 0); keep shaping small next to the 1.0 success reward.
         unsolvable_distance: The distance used for Φ where ``distance_to_goal()`` is None.
+        potential_at_truncation: ``"keep"`` or ``"zero"`` (see above).
 
     Example:
         >>> import gymnasium as gym
@@ -79,6 +94,7 @@ class ProcessReward(
         potential: str = "distance",
         scale: float = 0.1,
         unsolvable_distance: float = 100.0,
+        potential_at_truncation: str = "keep",
     ):
         gym.utils.RecordConstructorArgs.__init__(
             self,
@@ -86,6 +102,7 @@ class ProcessReward(
             potential=potential,
             scale=scale,
             unsolvable_distance=unsolvable_distance,
+            potential_at_truncation=potential_at_truncation,
         )
         gym.Wrapper.__init__(self, env)
         self.gamma = _check_real(gamma, "gamma", 0.0, 1.0, low_open=True)
@@ -100,6 +117,12 @@ class ProcessReward(
             require_oracle(
                 env, ("distance_to_goal",), "ProcessReward", " (use potential='progress')"
             )
+        if potential_at_truncation not in _AT_TRUNCATION:
+            raise ValueError(
+                f"Expect `potential_at_truncation` to be one of {_AT_TRUNCATION}, "
+                f"got {potential_at_truncation!r}"
+            )
+        self.potential_at_truncation = potential_at_truncation
         require_single(env, ProcessReward)
         self._phi = 0.0
 
@@ -112,7 +135,8 @@ class ProcessReward(
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        phi = 0.0 if terminated else self._potential(info)
+        stops = terminated or (truncated and self.potential_at_truncation == "zero")
+        phi = 0.0 if stops else self._potential(info)
         shaping = self.gamma * phi - self._phi
         self._phi = phi
         assert "process_reward" not in info, "info['process_reward'] set twice"

@@ -40,16 +40,27 @@ class StepRecord(TypedDict):
     turn_budget: int
     action: str
     valid_action: bool
-    optimal: bool | None  # the agent's command starts a shortest plan (judged before the step)
-    distance_before: int | None
+    optimal: bool | None  # the agent's command starts a shortest plan from the state it saw
+    distance_before: int | None  # at the start of the turn: the state the agent saw
     distance_after: int | None
+    # The injection's and the command's effects on the distance, judged apart:
+    distance_injected: (
+        int | None
+    )  # after a setback fired, before the command (else distance_before)
+    injection_increased: bool  # an injected error that raised the distance (or made it unsolvable)
+    command_effect: int | None  # distance change caused by the agent's command (None: not executed)
+    wasted: bool  # a valid, executed, non-optimal command that left the distance unchanged
     progress: float
     reward: float  # the env's own reward (wrap ProcessReward outside this wrapper)
     injected_error: (
         InjectedError | None
     )  # from InjectErrors; an error fires at the start of the turn
-    error_self: bool  # the agent's own command increased the distance to goal
-    phase: str  # "on_track" | "after_error" (the step right after an error) | "recovering"
+    error_self: bool  # a non-optimal command (for what the agent saw) that increased the distance
+    errors_opened: int  # distance-increasing events this turn (injected, or after the command)
+    recoveries: list[int]  # turns_to_recover of each error recovered this turn
+    phase: (
+        str  # "on_track" | "after_error" (right after a distance-increasing error) | "recovering"
+    )
     terminated: bool
     truncated: bool
     won: bool
@@ -71,7 +82,10 @@ class EpisodeRecord(TypedDict):
     initial_distance: int | None  # optimal solution length at reset
     final_distance: int | None
     n_errors_injected: int  # injected errors that applied (any kind)
-    n_errors_self: int  # steps whose own command increased the distance
+    n_errors_injected_increasing: int  # ... of which raised the distance
+    n_errors_self: int  # non-optimal commands (for the state seen) that increased the distance
+    n_wasted: int  # valid, executed, non-optimal commands that left the distance unchanged
+    n_invalid: int  # commands that were not admissible (a spent turn)
     n_recovered: int  # distance-increasing errors after which the distance came back
     n_unrecovered: int  # ... and those still open at the episode's end
     turns_to_recover: list[int]  # per recovered error, turns from the error to the recovery
@@ -209,7 +223,8 @@ class EpisodeTracker:
         self._distance_now = self._initial_distance = initial_distance
         self._turn = 0
         self._first_success: int | None = None
-        self._n_injected = self._n_self = 0
+        self._n_injected = self._n_injected_up = self._n_self = self._n_wasted = 0
+        self._n_invalid = 0
         # Open errors: (first turn whose command can recover, the distance to get back to).
         self._open: list[tuple[int, int]] = []
         self._recovered: list[int] = []
@@ -242,10 +257,11 @@ class EpisodeTracker:
         if budget is not None:
             self._turn_budget = int(budget)
         valid = bool(info.get("valid_action", True))
+        self._n_invalid += not valid
         event = info.get("injected_error")
         applied = event["kind"] if event and event.get("applied", True) else None
-        # Where the agent's own command started from, and whether it ran at all.
-        agent_before = event["distance_after"] if applied == "setback" else before
+        # Where the agent's own command started from (after a setback), and whether it ran at all.
+        injected = event["distance_after"] if applied == "setback" else before
         executed = applied != "slip" and applied != "transient"
         opened = self._open
         phase = "after_error" if self._last_was_error else ("recovering" if opened else "on_track")
@@ -254,7 +270,7 @@ class EpisodeTracker:
         if optimal_now is not None:
             optimal = action in optimal_now or (
                 executed and valid and applied is None
-                and agent_before is not None and after is not None and after == agent_before - 1
+                and before is not None and after is not None and after == before - 1
             )  # fmt: skip
             counts = self._counts
             counts.optimal += optimal
@@ -266,25 +282,45 @@ class EpisodeTracker:
                 counts.optimal_after_error += optimal
                 counts.after_error += 1
 
-        error_self = executed and _increases(agent_before, after)
+        command_effect = (
+            after - injected if executed and injected is not None and after is not None else None
+        )
+        # Judged on the state the agent saw: an optimal command is never the agent's error.
+        raised = executed and _increases(injected, after)
+        error_self = raised and optimal is not True
+        # An optimal command that still raised the distance with no injection this turn: an
+        # env event the oracle did not foresee (a sudden loss). It is an error to recover
+        # from, not the agent's. (After a setback, the setback's open error covers it.)
+        raised = error_self or (raised and applied is None)
+        wasted = executed and valid and optimal is False and command_effect == 0
+        self._n_wasted += wasted
+        injection_increased = False
         if applied is not None:
             self._n_injected += 1
-            if _increases(event["distance_before"], event["distance_after"]):
+            # A slip's effect is its substitute command's: judged from the start of the turn.
+            injection_increased = _increases(
+                event["distance_before"], after if applied == "slip" else injected
+            )
+            if injection_increased:
+                self._n_injected_up += 1
                 opened.append(
                     (turn if applied == "setback" else turn + 1, event["distance_before"])
                 )
-        if error_self:
-            self._n_self += 1
-            opened.append((turn + 1, agent_before))
+        self._n_self += error_self
+        if raised:
+            opened.append((turn + 1, injected))
+        errors_opened = injection_increased + raised
+        recoveries: list[int] = []
         if opened and after is not None:
             still_open = []
             for start, target in opened:
                 if after <= target and turn >= start:
-                    self._recovered.append(turn - start + 1)
+                    recoveries.append(turn - start + 1)
                 else:
                     still_open.append((start, target))
             self._open = still_open
-        self._last_was_error = applied is not None or error_self
+            self._recovered += recoveries
+        self._last_was_error = injection_increased or raised
         won = bool(info.get("won", False))
         if won and self._first_success is None:
             self._first_success = turn
@@ -304,10 +340,16 @@ class EpisodeTracker:
                     "optimal": optimal,
                     "distance_before": before,
                     "distance_after": after,
+                    "distance_injected": injected,
+                    "injection_increased": injection_increased,
+                    "command_effect": command_effect,
+                    "wasted": wasted,
                     "progress": float(info.get("progress", 0.0)),
                     "reward": float(reward),
                     "injected_error": _jsonable(event) if event else None,
                     "error_self": error_self,
+                    "errors_opened": errors_opened,
+                    "recoveries": recoveries,
                     "phase": phase,
                     "terminated": bool(terminated),
                     "truncated": bool(truncated),
@@ -328,7 +370,10 @@ class EpisodeTracker:
                 initial_distance=self._initial_distance,
                 final_distance=self._distance_now,
                 n_errors_injected=self._n_injected,
+                n_errors_injected_increasing=self._n_injected_up,
                 n_errors_self=self._n_self,
+                n_wasted=self._n_wasted,
+                n_invalid=self._n_invalid,
                 n_recovered=len(self._recovered),
                 n_unrecovered=len(self._open),
                 turns_to_recover=list(self._recovered),
@@ -350,15 +395,29 @@ class EpisodeTracker:
 class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorArgs):
     """Record what happened at every step and a summary of every episode.
 
-    Records follow `StepRecord` and `EpisodeRecord`. A step is *optimal* when
-    the agent's command is in ``optimal_actions()`` before the step (or, when
-    it was executed untouched, it brought the distance down by exactly one:
-    that covers synonyms such as ``n`` for ``go north``). An *error* is an
-    injected error (from `InjectErrors`, read in ``info["injected_error"]``)
-    or a step whose own command increased ``distance_to_goal()``; a
-    distance-increasing error is *recovered* once the distance is back to its
-    value before the error, and ``turns_to_recover`` counts the turns that
-    took. The oracle is only queried here when ``oracle=True``.
+    Records follow `StepRecord` and `EpisodeRecord`. The agent is judged on
+    the state it saw, never blamed for what the env did to it:
+
+    - a step is *optimal* when the agent's command is in ``optimal_actions()``
+      of the state at the start of the turn (or, when it was executed with no
+      injected error, it brought the distance down by exactly one: that
+      covers synonyms such as ``n`` for ``go north``);
+    - an injected error (from `InjectErrors`, read in
+      ``info["injected_error"]``) and the agent's command are judged apart:
+      ``distance_injected`` is the distance after a setback fired at the start
+      of the turn, ``command_effect`` what the command then changed (None
+      when a slip or a transient error kept it from running);
+    - a *self-inflicted error* is an executed, non-optimal command that
+      increased ``distance_to_goal()``, so an agent that always plays an
+      optimal command for what it saw has none, whatever the error schedule;
+    - a *wasted* turn is a valid, executed, non-optimal command that left the
+      distance unchanged; invalid commands are counted on their own;
+    - a step is *after an error* only right after an event (injected or not)
+      that actually increased the distance; such an error is *recovered* once
+      the distance is back to its value before it, and ``turns_to_recover``
+      counts the turns that took.
+
+    The oracle is only queried here when ``oracle=True``.
 
     An episode's records are delivered together when it ends (terminated or
     truncated): appended to ``records`` (in memory), passed one by one to

@@ -1,0 +1,109 @@
+"""``turnbudget probe``: teacher-forced probes of single-step and recovery skill.
+
+The flags are `turnbudget eval`'s where they mean the same (``--env``,
+``--agent``, ``--tasks``, ``--out``, ``--seed``, ``--label``, ``--quiet``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["add_arguments", "run"]
+
+
+def _fractions(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expect comma-separated fractions, got {text!r}"
+        ) from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from turnbudget.cli.eval import parse_tasks
+
+    parser.add_argument(
+        "--env", action="append", required=True, metavar="ID",
+        help="env id (repeat the flag or give a comma list), e.g. turnbudget/Maze-Medium-v0",
+    )  # fmt: skip
+    parser.add_argument(
+        "--agent", action="append", default=None,
+        help="random | oracle[:EPSILON] (repeat for several agents; default: random)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--tasks", type=parse_tasks, default=20,
+        help="task count, seed range LO-HI, or seed list (default: 20)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--out", type=Path, default=None, help="output directory (default: runs/probe-<label>)"
+    )
+    parser.add_argument(
+        "--prefixes", type=_fractions, default=[0.0, 0.25, 0.5, 0.75],
+        help="prefix lengths as fractions of the optimal plan (default: 0,0.25,0.5,0.75)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--kinds",
+        default="slip,setback",
+        help="error kinds of the recovery probes (default: slip,setback)",
+    )
+    parser.add_argument(
+        "--budget-factor",
+        type=float,
+        default=1.5,
+        help="B = ceil(F * distance after the error) + S",
+    )
+    parser.add_argument(
+        "--budget-slack", type=int, default=2, help="S in the recovery budget (default: 2)"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="probes per state for the agent (default: 1)"
+    )
+    parser.add_argument(
+        "--baseline-repeats",
+        type=int,
+        default=4,
+        help="probes per state for the random baseline (default: 4)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="base seed (plans, errors, agents)")
+    parser.add_argument(
+        "--label", default=None, help="name of the agent in the results (one agent)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    from turnbudget.agents import make_agent
+    from turnbudget.eval.probe import probe
+
+    envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
+    try:
+        agents = [make_agent(spec) for spec in (args.agent or ["random"])]
+        label = args.label or "+".join(a.name for a in agents)
+        out = args.out or Path("runs") / f"probe-{label}"
+        result = probe(
+            envs, agents, tasks=args.tasks, prefixes=args.prefixes,
+            kinds=[k.strip() for k in args.kinds.split(",") if k.strip()],
+            budget_factor=args.budget_factor, budget_slack=args.budget_slack,
+            repeats=args.repeats, baseline_repeats=args.baseline_repeats, seed=args.seed,
+            label=args.label, out=out, progress=not args.quiet,
+        )  # fmt: skip
+    except (ValueError, KeyError, TypeError) as exc:
+        print(f"turnbudget probe: error: {exc}", file=sys.stderr)
+        return 2
+    for name, groups in result.summary["agents"].items():
+        g = groups["all"] if "all" in groups else next(iter(groups.values()))
+        single, recovery = g["single_step_skill"], g["recovery_skill"]
+        print(
+            f"{name}: single_step_skill {single['mean']:.2f} [{single['low']:.2f}, {single['high']:.2f}], "
+            f"recovery_skill "
+            + (
+                "–"
+                if recovery["mean"] is None
+                else f"{recovery['mean']:.2f} [{recovery['low']:.2f}, {recovery['high']:.2f}]"
+            )
+        )
+    print(f"results: {out}")
+    return 0

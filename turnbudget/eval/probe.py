@@ -1,0 +1,432 @@
+"""Teacher-forced probes: single-step skill and recovery skill, normalized against chance.
+
+Observational step records (`RecordStepOutcomes`) say how often an agent
+played an optimal command on track or right after an error, but errors happen
+in particular states, and a random walk returns to where it was by chance:
+those rates measure where errors happen as much as skill. Probes put every
+agent in the *same* states instead:
+
+1. For each task, the engine fixes one optimal plan (a shortest path chosen
+   with a seeded generator) and, for each prefix length ``t0`` (fractions of
+   the plan's length), drives the episode along it for ``t0`` turns. The agent
+   sees every observation and is told what was executed for it (the optional
+   ``observe`` hook, and ``info["executed_action"]`` on its next call; see
+   `turnbudget.agents.base`).
+2. *single-step probe*: the agent answers once at that on-track state; the
+   answer is optimal when it is in ``optimal_actions()`` (or, a synonym, it
+   brings the distance down by one).
+3. *recovery probe*, per error kind: one recoverable error that raises the
+   distance fires at turn ``t0 + 1``. ``slip``: the engine plays a
+   non-optimal admissible command for the agent (one that keeps the task
+   solvable and raises the distance), as an injected slip would. ``setback``:
+   the agent answers for the state it saw, the env's ``inject_setback`` fires,
+   and the command runs in the changed state, as `InjectErrors` does. The
+   agent then plays on; the probe records whether and after how many turns the
+   distance is back to its pre-error value, and whether it wins within the
+   budget ``B = ceil(budget_factor * d_after) + budget_slack`` turns after the
+   prefix (``d_after``: the distance right after the error).
+4. *control*: the same prefix and the same budget B with no error, so the
+   error's cost (control win rate minus win rate after the error) is measured.
+
+Every probe also runs for `RandomAgent` (``baseline_repeats`` times, with
+seeds of its own), and each skill is normalized against it:
+``skill = (p - p_random) / (1 - p_random)``: 0 for chance, 1 for a perfect
+agent. `single_step_skill` uses p = the rate of optimal answers, and
+`recovery_skill` p = the rate of recovered errors. Intervals are percentile
+bootstraps over tasks (agent and baseline resampled together). For an
+``OracleAgent(epsilon)`` the single-step skill is exactly ``1 - epsilon`` in
+expectation: p = (1 - ε) + ε·c and p_random = c, with c the chance rate.
+
+Everything is a pure function of (env id, task seed, prefix, probe, seed):
+prefixes, errors and the agents' seeds. Results are written to ``out`` as
+``probe.json`` (the configuration), ``probes.jsonl`` (one line per probe and
+agent), ``probe_summary.json`` and ``probe_report.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from turnbudget.agents.base import agent_flags, observe, observe_batch
+from turnbudget.eval.agent_view import agent_info
+from turnbudget.eval.probe_plan import (
+    PROBE_KINDS,
+    ProbeConfig,
+    ProbeSpec,
+    TaskStarts,
+    derive_seed,
+    plan_probes,
+)
+
+__all__ = [
+    "PROBES_FILE",
+    "PROBE_CONFIG_FILE",
+    "PROBE_KINDS",
+    "ProbeConfig",
+    "ProbeResult",
+    "ProbeSpec",
+    "plan_probes",
+    "probe",
+]
+
+PROBE_CONFIG_FILE = "probe.json"
+PROBES_FILE = "probes.jsonl"
+BASELINE = "random"  # the label of the chance baseline in the results
+
+
+@dataclass
+class ProbeResult:
+    """What `probe` returns: the configuration, one record per probe and agent, the summary."""
+
+    config: ProbeConfig
+    records: list[dict[str, Any]]
+    summary: dict[str, Any]
+    out: Path | None = None
+    specs: list[ProbeSpec] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- running
+
+# A probe episode is a generator: it yields ("observe", obs, info, executed) for a forced
+# turn and ("act", obs, info) when it needs the agent's command, and returns its record.
+Request = tuple[Any, ...]
+
+
+def _episode(
+    starts: TaskStarts, slot: int, spec: ProbeSpec, needs_oracle: bool, show_budget: bool
+) -> Generator[Request, str | None, dict[str, Any]]:
+    budget = spec.prefix + (1 if spec.probe == "single" else spec.budget)
+    env, obs, info = starts.fresh(spec.env_id, spec.task_seed, budget, slot)
+    game = env.unwrapped
+    executed: str | None = None
+
+    def view(info: dict[str, Any]) -> dict[str, Any]:
+        oracle = game.optimal_actions if needs_oracle else None
+        return agent_info(info, show_budget=show_budget, oracle=oracle, executed=executed)
+
+    for action in spec.plan[: spec.prefix]:
+        yield ("observe", obs, view(info), action)
+        obs, _, _, _, info = env.step(action)
+        executed = action
+    record: dict[str, Any] = {"applied": spec.applied}
+    if spec.probe == "single":
+        optimal_now = set(game.optimal_actions())
+        action = yield ("act", obs, view(info))
+        before = spec.distance_before
+        _, _, _, _, step_info = env.step(action)
+        after = game.distance_to_goal()
+        synonym = bool(step_info.get("valid_action")) and after is not None and after == before - 1
+        record.update(action=action, optimal=action in optimal_now or synonym)
+        return record
+    if not spec.applied:
+        return record
+    target = int(spec.distance_before)
+    turn = 0  # turns after the prefix
+    start = 1  # the first turn whose command can bring the distance back
+    if spec.probe == "recovery" and spec.kind == "slip":
+        yield ("observe", obs, view(info), str(spec.error))
+        obs, _, _, _, info = env.step(str(spec.error))
+        obs = f"Your hand slips: you {spec.error}.\n\n{obs}"  # as InjectErrors narrates one
+        executed, turn, start = str(spec.error), 1, 2
+    recovered_at = None
+    won = bool(info.get("won"))
+    while turn < spec.budget and not won and not info.get("lost"):
+        action = yield ("act", obs, view(info))
+        turn += 1
+        narration = ""
+        if spec.probe == "recovery" and spec.kind == "setback" and turn == 1:
+            narration = str(game.inject_setback(np.random.default_rng(int(spec.error))))
+        obs, _, terminated, _, info = env.step(action)
+        if narration:
+            obs = f"{narration}\n\n{obs}"
+        executed = action
+        won = bool(info.get("won"))
+        distance = game.distance_to_goal()
+        if (
+            spec.probe == "recovery" and recovered_at is None and turn >= start
+            and distance is not None and distance <= target
+        ):  # fmt: skip
+            recovered_at = turn - start + 1
+        if terminated:
+            break
+    record.update(won=won, turns=turn)
+    if spec.probe == "recovery":
+        record.update(recovered=recovered_at is not None, turns_to_recover=recovered_at)
+    return record
+
+
+class _Driver:
+    """Runs probe episodes for one agent (an `Agent` or a `BatchAgent`)."""
+
+    def __init__(self, agent: Any, starts: TaskStarts, show_budget: bool):
+        self.agent = agent
+        self.needs_oracle, _ = agent_flags(agent)
+        self.show_budget = show_budget
+        self.batch = hasattr(agent, "act_batch")
+        self.starts = starts
+
+    def run(self, jobs: Sequence[tuple[ProbeSpec, int]]) -> list[dict[str, Any]]:
+        """Run (spec, agent seed) jobs; one record each, in order."""
+        if self.batch:
+            return self._run_batch(jobs)
+        out = []
+        for spec, seed in jobs:
+            self.agent.reset(seed)
+            gen = _episode(self.starts, 0, spec, self.needs_oracle, self.show_budget)
+            try:
+                request = next(gen)
+                while True:
+                    if request[0] == "observe":
+                        observe(self.agent, *request[1:])
+                        request = gen.send(None)
+                    else:
+                        request = gen.send(self.agent.act(request[1], request[2]))
+            except StopIteration as stop:
+                out.append(stop.value)
+        return out
+
+    def _run_batch(self, jobs: Sequence[tuple[ProbeSpec, int]]) -> list[dict[str, Any]]:
+        agent = self.agent
+        width = max(1, int(agent.max_batch_size))
+        results: dict[int, dict[str, Any]] = {}
+        pending = list(enumerate(jobs))[::-1]
+        live: dict[int, tuple[int, Generator, Request]] = {}  # slot -> (job, generator, request)
+        free = list(range(width))[::-1]
+
+        def advance(slot: int, value: str | None) -> None:
+            job, gen, _ = live[slot]
+            try:
+                live[slot] = (job, gen, gen.send(value))
+            except StopIteration as stop:
+                results[job] = stop.value
+                agent.end_episode(f"probe-{job}")
+                del live[slot]
+                free.append(slot)
+
+        while pending or live:
+            while pending and free:
+                (job, (spec, seed)), slot = pending.pop(), free.pop()
+                agent.reset_episode(f"probe-{job}", seed)
+                gen = _episode(self.starts, slot, spec, self.needs_oracle, self.show_budget)
+                live[slot] = (job, gen, None)
+                advance(slot, None)
+            forced = [s for s in sorted(live) if live[s][2][0] == "observe"]
+            if forced:
+                observe_batch(
+                    agent,
+                    [f"probe-{live[s][0]}" for s in forced],
+                    *([live[s][2][i] for s in forced] for i in (1, 2, 3)),
+                )
+                for s in forced:
+                    advance(s, None)
+                continue
+            asking = sorted(live)
+            actions = agent.act_batch(
+                [f"probe-{live[s][0]}" for s in asking],
+                [live[s][2][1] for s in asking],
+                [live[s][2][2] for s in asking],
+            )
+            if len(actions) != len(asking):
+                raise RuntimeError(
+                    f"{type(agent).__name__}.act_batch returned {len(actions)} commands "
+                    f"for {len(asking)} episodes"
+                )
+            for s, action in zip(asking, actions, strict=True):
+                advance(s, action)
+        return [results[i] for i in range(len(jobs))]
+
+
+def _agent_name(agent: Any) -> str:
+    return str(getattr(agent, "name", None) or type(agent).__name__)
+
+
+def _records(
+    agent: Any,
+    label: str,
+    role: str,
+    repeats: int,
+    specs: list[ProbeSpec],
+    config: ProbeConfig,
+    starts: TaskStarts,
+) -> list[dict[str, Any]]:
+    """Run every probe ``repeats`` times for one agent. Seeds depend on the role ("agent" or
+    "baseline"), so a `RandomAgent` probed as an agent is an independent draw from the baseline."""
+    _, budget_aware = agent_flags(agent)
+    driver = _Driver(agent, starts, show_budget=budget_aware)
+    jobs = [
+        (spec, derive_seed(config.seed, role, r, *spec.key[:3], spec.probe, spec.kind or ""))
+        for spec in specs
+        for r in range(repeats)
+    ]
+    raw = driver.run(jobs)
+    records = []
+    for (spec, seed), rec in zip(jobs, raw, strict=True):
+        records.append(
+            {
+                "agent": label, "role": role, "env_id": spec.env_id, "task_seed": spec.task_seed,
+                "prefix": spec.prefix, "plan_length": len(spec.plan), "probe": spec.probe,
+                "kind": spec.kind, "distance_before": spec.distance_before,
+                "distance_after": spec.distance_after, "budget": spec.budget,
+                "n_admissible": spec.n_admissible, "n_optimal": spec.n_optimal,
+                "agent_seed": seed, **rec,
+            }
+        )  # fmt: skip
+    return records
+
+
+def probe(
+    envs: str | Sequence[str],
+    agent: Any | Sequence[Any],
+    *,
+    tasks: int | Sequence[int] = 20,
+    prefixes: Sequence[float] = (0.0, 0.25, 0.5, 0.75),
+    kinds: Sequence[str] = PROBE_KINDS,
+    budget_factor: float = 1.5,
+    budget_slack: int = 2,
+    repeats: int = 1,
+    baseline_repeats: int = 4,
+    seed: int = 0,
+    label: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    n_bootstrap: int = 1000,
+    progress: bool = False,
+) -> ProbeResult:
+    """Run teacher-forced probes for ``agent`` and for the random baseline (see the module doc).
+
+    Args:
+        envs: one env id or several (each built with `turnbudget.make`; the
+            game needs the oracle and, for setbacks, ``inject_setback``).
+        agent: an `Agent` or a `BatchAgent` (optionally with ``observe`` /
+            ``observe_batch`` to hear about forced turns), or a list of them
+            (probed on the same states, against one baseline run).
+        tasks: task seeds, or a count ``m`` for seeds ``0..m-1``.
+        prefixes: prefix lengths as fractions in [0, 1) of each task's plan length.
+        kinds: error kinds for the recovery probes (``slip``, ``setback``).
+        budget_factor, budget_slack: the recovery and control budget,
+            ``B = ceil(budget_factor * d_after) + budget_slack`` turns after the prefix.
+        repeats: probes per state for ``agent`` (seeds of their own).
+        baseline_repeats: probes per state for the random baseline.
+        seed: base of every seed (plans, errors, agents).
+        label: the agent's name in the results (default: its ``name``; one agent only).
+        out: a directory for ``probe.json``, ``probes.jsonl``,
+            ``probe_summary.json`` and ``probe_report.md`` (replaced).
+        n_bootstrap: bootstrap resamples over tasks.
+        progress: show a progress bar on stderr.
+
+    Example:
+        >>> from turnbudget.agents import OracleAgent
+        >>> result = probe("turnbudget/Maze-Easy-v0", OracleAgent(0.0), tasks=2, baseline_repeats=1)
+        >>> result.summary["agents"]["oracle-eps0"]["turnbudget/Maze-Easy-v0"]["single_step_skill"]["mean"]
+        1.0
+    """
+    from turnbudget.eval.probe_report import render_probe_markdown, summarize_probes
+
+    config = _make_config(
+        envs, agent, tasks, prefixes, kinds, budget_factor, budget_slack, repeats,
+        baseline_repeats, seed, label,
+    )  # fmt: skip
+    from tqdm.auto import tqdm
+
+    starts = TaskStarts()
+    try:
+        specs = plan_probes(config, starts)
+        records = []
+        if specs:
+            for name, who, role, reps in tqdm(
+                _runs(config, agent, repeats, baseline_repeats),
+                desc="probe", disable=not progress, unit="agent",
+            ):  # fmt: skip
+                records += _records(who, name, role, reps, specs, config, starts)
+    finally:
+        starts.close()
+    if not specs:
+        raise ValueError(f"No probe could be planned for {list(config.envs)}: no task is solvable")
+    summary = summarize_probes(config.to_dict(), records, n_bootstrap=n_bootstrap)
+    out_path = Path(out) if out is not None else None
+    if out_path is not None:
+        out_path.mkdir(parents=True, exist_ok=True)
+        (out_path / PROBE_CONFIG_FILE).write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+        with (out_path / PROBES_FILE).open("w") as f:
+            f.writelines(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
+        from turnbudget.eval.probe_report import write_probe_summary
+
+        write_probe_summary(out_path, summary)
+        (out_path / "probe_report.md").write_text(render_probe_markdown(summary) + "\n")
+    return ProbeResult(config, records, summary, out_path, specs)
+
+
+def _runs(
+    config: ProbeConfig, agent: Any, repeats: int, baseline_repeats: int
+) -> list[tuple[str, Any, str, int]]:
+    """(label, agent, role, repeats) of every agent probed, the random baseline last."""
+    from turnbudget.agents.baselines import RandomAgent
+
+    agents = list(agent) if isinstance(agent, (list, tuple)) else [agent]
+    runs = [(lbl, a, "agent", repeats) for lbl, a in zip(config.labels, agents, strict=True)]
+    runs.append((BASELINE, RandomAgent(), "baseline", baseline_repeats))
+    return runs
+
+
+def _make_config(
+    envs: str | Sequence[str],
+    agent: Any,
+    tasks: int | Sequence[int],
+    prefixes: Sequence[float],
+    kinds: Sequence[str],
+    budget_factor: float,
+    budget_slack: int,
+    repeats: int,
+    baseline_repeats: int,
+    seed: int,
+    label: str | None,
+) -> ProbeConfig:
+    from turnbudget.eval.plan import _agent_repr
+
+    env_ids = (envs,) if isinstance(envs, str) else tuple(envs)
+    if not env_ids or not all(isinstance(e, str) and e for e in env_ids):
+        raise ValueError(f"Expect `envs` to be env ids, got {envs!r}")
+    if isinstance(tasks, (int, np.integer)) and not isinstance(tasks, bool):
+        if tasks < 1:
+            raise ValueError(
+                f"Expect `tasks` to be a positive int or a list of seeds, got {tasks!r}"
+            )
+        task_seeds = tuple(range(int(tasks)))
+    else:
+        task_seeds = tuple(int(s) for s in tasks)  # type: ignore[union-attr]
+        if not task_seeds or len(set(task_seeds)) != len(task_seeds) or min(task_seeds) < 0:
+            raise ValueError(f"Expect `tasks` to be distinct non-negative seeds, got {tasks!r}")
+    fractions = tuple(float(f) for f in prefixes)
+    if not fractions or not all(0.0 <= f < 1.0 for f in fractions):
+        raise ValueError(f"Expect `prefixes` to be fractions in [0, 1), got {prefixes!r}")
+    kinds_t = tuple(kinds)
+    if any(k not in PROBE_KINDS for k in kinds_t) or len(set(kinds_t)) != len(kinds_t):
+        raise ValueError(f"Expect `kinds` to be distinct kinds from {PROBE_KINDS}, got {kinds!r}")
+    if not (isinstance(budget_factor, (int, float)) and budget_factor >= 1.0):
+        raise ValueError(f"Expect `budget_factor` to be a number >= 1, got {budget_factor!r}")
+    for name, value, low in (
+        ("budget_slack", budget_slack, 0), ("repeats", repeats, 1),
+        ("baseline_repeats", baseline_repeats, 1),
+    ):  # fmt: skip
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"Expect `{name}` to be an int >= {low}, got {value!r}")
+    agents = list(agent) if isinstance(agent, (list, tuple)) else [agent]
+    if not agents:
+        raise ValueError("Expect at least one agent to probe, got none")
+    if label is not None and len(agents) != 1:
+        raise ValueError("Give `label` only when probing one agent")
+    labels = (label,) if label is not None else tuple(_agent_name(a) for a in agents)
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"Expect distinct agent names, got {list(labels)}")
+    return ProbeConfig(
+        labels=labels, envs=env_ids, agents=tuple(_agent_repr(a) for a in agents),
+        tasks=task_seeds, prefixes=fractions, kinds=kinds_t, budget_factor=float(budget_factor),
+        budget_slack=int(budget_slack), repeats=int(repeats),
+        baseline_repeats=int(baseline_repeats), seed=int(seed),
+    )  # fmt: skip
