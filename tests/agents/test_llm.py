@@ -178,6 +178,27 @@ def test_history_holds_the_executed_command_and_forced_turns(llm_server):
     assert [a for _, a in agent._history][-2:] == [agent._history[-2][1], "look"]
 
 
+def test_probes_drive_the_llm_through_the_cli(llm_server, tmp_path, capsys):
+    from turnbudget.cli import main
+
+    out = tmp_path / "probe"
+    code = main(
+        [
+            "probe", "--env", ENV, "--agent", f"llm:{llm_server.model}",
+            "--base-url", llm_server.base_url, "--concurrency", "2", "--tasks", "1",
+            "--prefixes", "0.5", "--kinds", "slip", "--budget-factor", "1",
+            "--budget-slack", "0", "--baseline-repeats", "2", "--out", str(out), "--quiet",
+        ]
+    )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    summary = json.loads((out / "probe_summary.json").read_text())
+    records = [json.loads(line) for line in (out / "probes.jsonl").read_text().splitlines()]
+    mine = [r for r in records if r["agent"] == "llm-gemma-3-270m"]
+    assert {r["probe"] for r in mine} >= {"single", "control"} and len(mine) >= 2
+    skills = summary["agents"]["llm-gemma-3-270m"][ENV]
+    print(f"\nGemma 3 270M probe skills (1 task): {skills['single_step_skill']['mean']}")
+
+
 # ----------------------------------------------------------------------------- failures
 
 

@@ -70,16 +70,8 @@ def parse_setting(text: str | None) -> Any:
         return text
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--env", action="append", required=True, metavar="ID",
-        help="env id (repeat the flag or give a comma list), e.g. turnbudget/Maze-Medium-v0",
-    )  # fmt: skip
-    parser.add_argument(
-        "--agent", default="random", metavar="NAME[:ARGS]",
-        help="random | oracle[:EPSILON] | llm:MODEL | any name registered in "
-        "turnbudget.agents.registry or through a `turnbudget.agents` entry point (default: random)",
-    )  # fmt: skip
+def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``llm:MODEL`` agents (`ChatAgent`), shared by ``eval`` and ``probe``."""
     llm = parser.add_argument_group("LLM agents (llm:MODEL; needs the llm extra)")
     llm.add_argument(
         "--base-url",
@@ -112,6 +104,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="constrained decoding over the admissible commands (default: auto, from the server)",
     )
+
+
+def llm_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The `make_agent` options given by `add_llm_arguments` flags (None: not given)."""
+    return {
+        "base_url": args.base_url, "api_key_env": args.api_key_env,
+        "concurrency": args.concurrency, "parse": args.parse, "constrain": args.constrain,
+    }  # fmt: skip
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--env", action="append", required=True, metavar="ID",
+        help="env id (repeat the flag or give a comma list), e.g. turnbudget/Maze-Medium-v0",
+    )  # fmt: skip
+    parser.add_argument(
+        "--agent", default="random", metavar="NAME[:ARGS]",
+        help="random | oracle[:EPSILON] | llm:MODEL | any name registered in "
+        "turnbudget.agents.registry or through a `turnbudget.agents` entry point (default: random)",
+    )  # fmt: skip
+    add_llm_arguments(parser)
     parser.add_argument(
         "--k", type=parse_ints, default=[1, 2, 4, 8], help="K values (default: 1,2,4,8)"
     )
@@ -177,11 +190,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if not args.no_plots:
             check_plotting()
-        llm_options = {
-            "base_url": args.base_url, "api_key_env": args.api_key_env,
-            "concurrency": args.concurrency, "parse": args.parse, "constrain": args.constrain,
-        }  # fmt: skip
-        agent = make_agent(args.agent, **llm_options)
+        agent = make_agent(args.agent, **llm_options(args))
         label = args.label or agent.name
         out = args.out or Path("runs") / label
         result = evaluate(

@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget.agents.base import agent_flags, observe, observe_batch
+from turnbudget.agents.base import agent_flags, in_flight, observe, observe_batch
 from turnbudget.eval.agent_view import agent_info
 from turnbudget.eval.probe_plan import (
     PROBE_KINDS,
@@ -255,17 +255,23 @@ def _records(
     specs: list[ProbeSpec],
     config: ProbeConfig,
     starts: TaskStarts,
+    concurrency: int | None = None,
 ) -> list[dict[str, Any]]:
     """Run every probe ``repeats`` times for one agent. Seeds depend on the role ("agent" or
     "baseline"), so a `RandomAgent` probed as an agent is an independent draw from the baseline."""
     _, budget_aware = agent_flags(agent)
-    driver = _Driver(agent, starts, show_budget=budget_aware)
+    driven = in_flight(agent, concurrency)  # an async (LLM) agent: many probes in flight
+    driver = _Driver(driven, starts, show_budget=budget_aware)
     jobs = [
         (spec, derive_seed(config.seed, role, r, *spec.key[:3], spec.probe, spec.kind or ""))
         for spec in specs
         for r in range(repeats)
     ]
-    raw = driver.run(jobs)
+    try:
+        raw = driver.run(jobs)
+    finally:
+        if driven is not agent:
+            driven.close()
     records = []
     for (spec, seed), rec in zip(jobs, raw, strict=True):
         records.append(
@@ -297,6 +303,7 @@ def probe(
     out: str | os.PathLike[str] | None = None,
     n_bootstrap: int = 1000,
     progress: bool = False,
+    concurrency: int | None = None,
 ) -> ProbeResult:
     """Run teacher-forced probes for ``agent`` and for the random baseline (see the module doc).
 
@@ -319,6 +326,9 @@ def probe(
             ``probe_summary.json`` and ``probe_report.md`` (replaced).
         n_bootstrap: bootstrap resamples over tasks.
         progress: show a progress bar on stderr.
+        concurrency: probes in flight for an async agent (an LLM agent such as
+            `ChatAgent`, driven through `AsyncBatch`; default: the agent's own
+            ``concurrency``); 1 drives it one blocking call at a time.
 
     Example:
         >>> from turnbudget.agents import OracleAgent
@@ -343,7 +353,10 @@ def probe(
                 _runs(config, agent, repeats, baseline_repeats),
                 desc="probe", disable=not progress, unit="agent",
             ):  # fmt: skip
-                records += _records(who, name, role, reps, specs, config, starts)
+                records += _records(
+                    who, name, role, reps, specs, config, starts,
+                    concurrency if role == "agent" else None,
+                )  # fmt: skip
     finally:
         starts.close()
     if not specs:
