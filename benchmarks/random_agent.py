@@ -8,7 +8,7 @@ from collections.abc import Callable
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["rollout"]
+__all__ = ["rollout", "rollout_split"]
 
 
 def rollout(
@@ -45,3 +45,33 @@ def rollout(
                 _, info = env.reset(seed=seed + episode)
         if time.perf_counter() >= deadline:
             return steps / (time.perf_counter() - wall0), steps / (time.process_time() - cpu0)
+
+
+def rollout_split(env: gym.Env, seconds: float, seed: int, cap: int) -> tuple[float, float]:
+    """(all-in, step-only) steps per wall second of the same uniform-random agent.
+
+    All-in counts every second, resets included; step-only counts only the time spent
+    inside ``step()``. Their ratio is the share of time a rollout spends stepping: 0.5
+    means resets cost as much as the steps of the episodes they start.
+    """
+    draws = np.random.default_rng(seed).random(1 << 16)
+    _, info = env.reset(seed=seed)
+    steps = episode = turn = 0
+    step_time = 0.0
+    clock = time.perf_counter
+    start = clock()
+    deadline = start + seconds
+    while True:
+        for _ in range(20):  # some resets are slow (Sokoban-Hard): check the clock often
+            actions = info["admissible_actions"] or ["look"]
+            action = actions[int(draws[steps & 0xFFFF] * len(actions))]
+            t = clock()
+            _, _, terminated, truncated, info = env.step(action)
+            step_time += clock() - t
+            steps += 1
+            turn += 1
+            if terminated or truncated or turn >= cap:
+                episode, turn = episode + 1, 0
+                _, info = env.reset(seed=seed + episode)
+        if clock() >= deadline:
+            return steps / (clock() - start), steps / step_time

@@ -18,7 +18,12 @@ from turnbudget.envs.native.maze import CONFIGS
 def test_every_declared_variant_is_registered_with_its_budget():
     for variant in VARIANTS:
         spec = gym.registry[f"turnbudget/{variant.name}"]
-        assert spec.entry_point == "turnbudget.registration:make_budgeted"
+        # The game alone; its registered wrapper puts TurnBudget (and the stack) on it last,
+        # after gymnasium's own wrappers, so that max_episode_steps can become the budget.
+        assert spec.entry_point == "turnbudget.registration:make_game"
+        assert [w.entry_point for w in spec.additional_wrappers] == [
+            "turnbudget.registration:budget_stack"
+        ]
         assert spec.kwargs == {
             "game_entry_point": variant.entry_point,
             "turn_budget": variant.turn_budget,

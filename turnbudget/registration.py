@@ -2,6 +2,13 @@
 
 It sits above envs and wrappers (it needs both): the games declare their
 variants as data (`turnbudget.envs.VARIANTS`) and know nothing of wrappers.
+
+An id is made in two steps, so that one owner enforces the turn limit:
+``gym.make`` calls `make_game` (the entry point: the game alone), adds its
+own wrappers (the env checker, and a ``TimeLimit`` when given
+``max_episode_steps``), then calls `budget_stack` (the id's registered
+wrapper), which turns that ``TimeLimit`` into the `TurnBudget` and builds the
+stack from the stack's options (``discrete_actions=``, ``text_features=``...).
 """
 
 from __future__ import annotations
@@ -10,13 +17,28 @@ import inspect
 from typing import Any
 
 import gymnasium as gym
+from gymnasium.envs.registration import WrapperSpec
 
 from turnbudget._checks import load_object
 from turnbudget.envs import VARIANTS, EnvVariant
 from turnbudget.envs.env_checker import PassiveEnvChecker
-from turnbudget.wrappers.turn_budget import TurnBudget
+from turnbudget.wrappers.stack import (
+    STACK_ENTRY_POINT,
+    STACK_OPTIONS,
+    build_stack,
+    check_stack_options,
+    peel_time_limits,
+)
+from turnbudget.wrappers.turn_budget import TurnBudget, check_turn_budget
 
-__all__ = ["NAMESPACE", "make_budgeted", "register_envs", "register_game"]
+__all__ = [
+    "NAMESPACE",
+    "budget_stack",
+    "make_budgeted",
+    "make_game",
+    "register_envs",
+    "register_game",
+]
 
 NAMESPACE = "turnbudget"
 
@@ -28,29 +50,87 @@ def _check_kwargs(game_cls: type, kwargs: dict[str, Any]) -> None:
         return  # the game checks its own extra kwargs
     unknown = sorted(set(kwargs) - set(parameters))
     if unknown:
+        # Python's own wording first: clients such as TorchRL retry without an
+        # argument (``frameskip``) when they read "unexpected keyword argument 'x'".
         raise TypeError(
-            f"{game_cls.__name__} got unexpected argument(s) {', '.join(unknown)}; "
-            f"expect turn_budget or one of: {', '.join(parameters)}"
+            f"{game_cls.__name__}() got an unexpected keyword argument {unknown[0]!r} "
+            f"(unexpected argument(s): {', '.join(unknown)}); expect turn_budget, "
+            f"max_episode_steps, a stack option ({', '.join(STACK_OPTIONS)}) "
+            f"or one of: {', '.join(parameters)}"
         )
 
 
-def make_budgeted(game_entry_point: str, turn_budget: int | None, **game_kwargs: Any) -> gym.Env:
-    """Build the game at ``game_entry_point`` ("module:Class") and wrap it in `TurnBudget`.
+def _split(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the stack's options, the game's kwargs); stack options left at None are dropped."""
+    options = {k: v for k, v in kwargs.items() if k in STACK_OPTIONS and v is not None}
+    return options, {k: v for k, v in kwargs.items() if k not in STACK_OPTIONS}
 
-    This is the entry point of every registered id, so ``gym.make(id)`` returns
-    a game with its variant's default budget, and ``gym.make(id, turn_budget=T)``
-    overrides it. ``turn_budget=None`` takes the game's ``default_turn_budget``.
-    The outermost layer is turnbudget's `PassiveEnvChecker` (Gymnasium's own is
-    disabled in the spec), which stays usable after a refused first reset.
+
+def _default_budget(game: gym.Env, turn_budget: int | None) -> int:
+    if turn_budget is None:
+        turn_budget = getattr(game.unwrapped, "default_turn_budget", None)
+        if turn_budget is None:
+            raise ValueError(
+                f"{type(game.unwrapped).__name__} has no default budget: pass `turn_budget`"
+            )
+    return check_turn_budget(turn_budget)
+
+
+def make_game(game_entry_point: str, turn_budget: int | None = None, **kwargs: Any) -> gym.Env:
+    """The entry point of every registered id: the game at ``game_entry_point`` ("module:Class").
+
+    ``turn_budget`` and the stack's options are `budget_stack`'s (it reads them
+    from the env's spec); they are checked here, before the game is built. The
+    game comes in turnbudget's `PassiveEnvChecker` (Gymnasium's own is disabled
+    in the spec), which stays usable after a refused first reset.
     """
+    options, game_kwargs = _split(kwargs)
+    check_stack_options(**options)
+    if turn_budget is not None:
+        check_turn_budget(turn_budget)
     game_cls = load_object(game_entry_point)
     _check_kwargs(game_cls, game_kwargs)
-    game = game_cls(**game_kwargs)
-    if turn_budget is None:
-        turn_budget = getattr(game, "default_turn_budget", None)
-        if turn_budget is None:
-            raise ValueError(f"{game_cls.__name__} has no default budget: pass `turn_budget`")
-    return PassiveEnvChecker(TurnBudget(game, turn_budget=turn_budget))
+    return PassiveEnvChecker(game_cls(**game_kwargs))
+
+
+def budget_stack(env: gym.Env) -> gym.Env:
+    """The registered wrapper of every id: one turn limit, then the stack ``gym.make`` was asked for.
+
+    ``gym.make`` calls it last, with the ``TimeLimit`` it adds for
+    ``max_episode_steps=N`` on the outside: N becomes the turn budget (a
+    different explicit ``turn_budget``, or a ``budget_mix``, is refused), so no
+    second, unaware limit is left. ``turn_budget=None`` takes the game's
+    ``default_turn_budget``.
+    """
+    spec = env.unwrapped.spec
+    if spec is None:
+        raise ValueError("budget_stack wraps an env made by gym.make (it reads the spec's kwargs)")
+    options, _ = _split(spec.kwargs)
+    turn_budget = spec.kwargs.get("turn_budget")
+    env, limit = peel_time_limits(env)
+    if limit is not None:
+        registered = (
+            gym.spec(spec.id).kwargs.get("turn_budget") if spec.id in gym.registry else None
+        )
+        if turn_budget not in (None, registered, limit):
+            raise ValueError(
+                f"Got turn_budget={turn_budget} and max_episode_steps={limit}: "
+                "pass one (max_episode_steps becomes the turn budget)"
+            )
+        if "budget_mix" in options:
+            raise ValueError(
+                "max_episode_steps sets one turn budget, but budget_mix draws one per episode: "
+                "drop max_episode_steps"
+            )
+        turn_budget = spec.kwargs["turn_budget"] = limit
+    return build_stack(TurnBudget(env, _default_budget(env, turn_budget)), **options)
+
+
+def make_budgeted(game_entry_point: str, turn_budget: int | None, **kwargs: Any) -> gym.Env:
+    """The game at ``game_entry_point`` under a `TurnBudget` and the stack, without ``gym.make``."""
+    options, _ = _split(kwargs)
+    game = make_game(game_entry_point, turn_budget, **kwargs)
+    return build_stack(TurnBudget(game, _default_budget(game, turn_budget)), **options)
 
 
 def register_game(
@@ -62,12 +142,15 @@ def register_game(
         return  # re-importing the package must not warn about re-registration
     gym.register(
         id=full_id,
-        entry_point="turnbudget.registration:make_budgeted",
+        entry_point="turnbudget.registration:make_game",
         kwargs={"game_entry_point": game_entry_point, "turn_budget": turn_budget, **game_kwargs},
         # The budget is ours (truncation via TurnBudget), never gymnasium's TimeLimit.
         max_episode_steps=None,
-        # make_budgeted adds a passive checker that survives a refused first reset.
+        # make_game adds a passive checker that survives a refused first reset.
         disable_env_checker=True,
+        additional_wrappers=(
+            WrapperSpec(name="TurnBudgetStack", entry_point=STACK_ENTRY_POINT, kwargs={}),
+        ),
     )
 
 

@@ -7,8 +7,11 @@ import pytest
 from _support import native_env_ids
 
 from turnbudget.envs.native.base import normalize_command
+from turnbudget.envs.native.crafting import Crafting
 from turnbudget.envs.native.keyquest import KeyQuest
 from turnbudget.envs.native.maze import Maze
+from turnbudget.envs.native.shop import Shop
+from turnbudget.envs.native.sokoban import Sokoban
 
 HOSTILE_COMMANDS = [
     "",
@@ -162,7 +165,7 @@ def test_unknown_difficulty_is_a_clear_error():
     with pytest.raises(ValueError, match="difficulty"):
         Maze("impossible")
     with pytest.raises(ValueError, match="render_mode"):
-        KeyQuest("easy", render_mode="rgb_array")
+        KeyQuest("easy", render_mode="depth_array")  # rgb_array is drawn: see test_render.py
 
 
 def test_ansi_render_returns_the_last_observation():
@@ -178,8 +181,14 @@ def test_deepcopy_is_independent_and_behaves_like_a_pickled_copy(env_id):
 
     game = gym.make(env_id).unwrapped
     game.reset(seed=5)
-    for _ in range(3):
-        game.step(game.admissible_actions()[-3])  # a drop or a move: mutate some state
+    for _ in range(3):  # a drop or a move: mutate some state, without losing (Sokoban)
+        actions = game.admissible_actions()
+        for action in [actions[-min(3, len(actions))], *game.optimal_actions()]:
+            probe = copy.deepcopy(game)
+            probe.step(action)
+            if not probe._lost:
+                break
+        game.step(action)
     snapshot = pickle.dumps(game)
     clone = copy.deepcopy(game)
     for _ in range(20):  # play the clone far away, then reset it to a new world
@@ -196,7 +205,7 @@ def test_deepcopy_is_independent_and_behaves_like_a_pickled_copy(env_id):
     assert game._won
 
 
-@pytest.mark.parametrize("game_class", [Maze, KeyQuest])
+@pytest.mark.parametrize("game_class", [Maze, KeyQuest, Crafting, Sokoban, Shop])
 def test_step_before_reset_is_a_clear_error(game_class):
     with pytest.raises(gym.error.ResetNeeded, match="reset"):
         game_class().step("look")

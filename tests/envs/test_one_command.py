@@ -7,13 +7,28 @@ import itertools
 import pickle
 
 import gymnasium as gym
+import numpy as np
 import pytest
 from _support import native_env_ids
 
 # Every way a text parser might join two commands, with spacing and case variants.
 JOINERS = [", ", ",", ". ", ".", " then ", " THEN ", " and ", "; ", ";", "\n", " && ", " | "]
-_SCRATCH = {"_last_observation", "_admissible_cache", "_text_cache", "_np_random"}
+# Caches a refused turn may fill (Maze spells a room on first sight, Sokoban's solver
+# memoizes what any probe asked it), and the screen (the last observation and the
+# command shown with it): feedback, not game state.
+_SCRATCH = {
+    "_last_observation",
+    "_pending_command",
+    "_screen_command",
+    "_admissible_cache",
+    "_text_cache",
+    "_np_random",
+    "_room_view",
+    "_solver",
+}
 _CONSTANT = {"observation_space", "action_space", "spec", "config"}
+# Every ordered pair up to 16 admissible commands (all of Maze, KeyQuest, Crafting, Sokoban).
+_MAX_PAIRS = 256
 
 
 def _world(game: gym.Env) -> dict[str, bytes]:
@@ -37,7 +52,11 @@ def test_joined_admissible_commands_advance_the_game_by_at_most_one_command(env_
         before = _world(game)
         single = {c: _after(game, c) for c in commands}
         saved = copy.deepcopy(vars(game))
-        for (a, b), joiner in itertools.product(itertools.product(commands, repeat=2), JOINERS):
+        pairs = list(itertools.product(commands, repeat=2))
+        if len(pairs) > _MAX_PAIRS:  # Shop lists ~50 searches: a seeded sample of its pairs
+            picks = np.random.default_rng(0).choice(len(pairs), _MAX_PAIRS, replace=False)
+            pairs = [pairs[i] for i in sorted(picks)]
+        for (a, b), joiner in itertools.product(pairs, JOINERS):
             for text in (a + joiner + b, (a + joiner + b).upper()):
                 _, _, _, _, info = game.step(text)
                 after = _world(game)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import gymnasium as gym
 import pytest
 from _support import native_env_ids
@@ -16,7 +18,7 @@ def test_every_family_and_difficulty_is_registered():
     assert (
         sorted(
             f"turnbudget/{family}-{difficulty}-v0"
-            for family in ("KeyQuest", "Maze")
+            for family in ("Crafting", "KeyQuest", "Maze", "Shop", "Sokoban")
             for difficulty in ("Easy", "Medium", "Hard")
         )
         == ENV_IDS
@@ -35,13 +37,28 @@ def test_every_id_passes_the_contract_checker(env_id):
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
-def test_optimal_lengths_grow_with_difficulty(env_id):
-    bounds = {"Easy": (5, 12), "Medium": (15, 30), "Hard": (35, 60)}
-    low, high = bounds[env_id.split("-")[1]]
+def test_optimal_lengths_lie_in_the_variant_range(env_id):
+    config = gym.make(env_id).unwrapped.config
     env = gym.make(env_id)
     for seed in ORACLE_SEEDS:
         env.reset(seed=seed)
-        assert low <= env.unwrapped.distance_to_goal() <= high
+        assert config.min_distance <= env.unwrapped.distance_to_goal() <= config.max_distance
+
+
+@pytest.mark.parametrize("family", sorted({i.split("/")[1].split("-")[0] for i in ENV_IDS}))
+def test_optimal_lengths_grow_with_difficulty(family):
+    ranges = [
+        (config.min_distance, config.max_distance)
+        for config in (
+            gym.make(f"turnbudget/{family}-{level}-v0").unwrapped.config
+            for level in ("Easy", "Medium", "Hard")
+        )
+    ]
+    assert ranges[0][0] >= 5 and ranges[-1][0] >= 25  # hard games are long-horizon
+    assert all(a[0] < b[0] and a[1] < b[1] for a, b in itertools.pairwise(ranges))
+    # families without a reason to differ keep the suite's common ranges
+    if family in ("Crafting", "KeyQuest", "Maze", "Shop"):
+        assert ranges == [(5, 12), (15, 30), (35, 60)]
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)

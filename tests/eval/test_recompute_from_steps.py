@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -210,9 +210,35 @@ def recompute_run(run: Path) -> dict[str, Any]:
                 }
             )
         a["by_optimal_length"] = rows
+        a["failed_to_run"] = failed_to_run(config, run, members, g, modes)
         out["analysis"][g] = a
     out["config"] = config
     return out
+
+
+def failed_to_run(
+    config: dict, run: Path, members: list[dict], group: str, modes: list[str]
+) -> dict[str, Any]:
+    """Episodes logged as failed to run (they have no steps), by kind, and the tasks left
+    with fewer than max(K) episodes that ran where the mode needs them."""
+    logged = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
+    kinds = Counter(
+        e["failure"] for e in logged
+        if e.get("failed_to_run") and group in (ALL, e["env_id"])
+    )  # fmt: skip
+    ran = Counter((e["env"], e["seed"], e["budget"]) for e in members)
+    tasks = sorted({(env, seed) for env, seed, _ in ran} | {
+        (e["env_id"], e["seed"]) for e in logged if group in (ALL, e["env_id"])
+    })  # fmt: skip
+    dropped = {}
+    for mode in modes:
+        need = [max(config["ts"])] if mode == "truncate" else config["ts"]
+        dropped[mode] = [
+            f"{env}|seed={seed}" for env, seed in tasks
+            if min(ran[(env, seed, t)] for t in need) < max(config["ks"])
+        ]  # fmt: skip
+    return {"episodes": sum(kinds.values()), "by_kind": dict(sorted(kinds.items())),
+            "tasks_dropped": dropped}  # fmt: skip
 
 
 def compare(expected: Any, actual: Any, where: str) -> None:

@@ -71,8 +71,9 @@ __all__ = [
 ORACLE_KEY = "oracle_actions"
 #: The info key holding the command the env executed on the previous turn.
 EXECUTED_KEY = "executed_action"
-#: The info keys that reveal the turn budget (passed to an agent only when it may see them).
-BUDGET_KEYS = ("turn_budget", "turns_used", "turns_left", "sampled_turn_budget")
+#: The info keys that reveal the turn budget (passed to an agent only when it may see them);
+#: ``rounds_used`` is the team budget's (`turnbudget.multiagent`).
+BUDGET_KEYS = ("turn_budget", "turns_used", "turns_left", "sampled_turn_budget", "rounds_used")
 
 
 @runtime_checkable

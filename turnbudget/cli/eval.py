@@ -150,8 +150,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--backend", default=None, metavar="NAME",
-        help="where episodes run: local | pool | ... (default: local for one worker, else pool; "
-        "results do not depend on it)",
+        help="where episodes run: local | pool | ray | ... (default: local for one worker, "
+        "else pool; results do not depend on it)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--ray-address", default=None, metavar="ADDR",
+        help="with --backend ray: the cluster to join (auto, ray://host:10001, host:6379); "
+        "default: a local Ray instance for the run",
+    )  # fmt: skip
+    parser.add_argument(
+        "--timeout", type=float, default=None, metavar="SECONDS",
+        help="seconds one episode may run before it is stopped and counted as failed to run",
+    )  # fmt: skip
+    parser.add_argument(
+        "--retries", type=int, default=2,
+        help="how many more times an episode that failed to run is tried (default: 2)",
     )  # fmt: skip
     parser.add_argument(
         "--out", type=Path, default=None, help="run directory (default: runs/<label>)"
@@ -181,9 +194,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def _backend_options(args: argparse.Namespace) -> dict[str, Any]:
+    if args.ray_address is None:
+        return {}
+    if args.backend != "ray":
+        raise ValueError("--ray-address needs --backend ray")
+    return {"address": args.ray_address}
+
+
 def run(args: argparse.Namespace) -> int:
     from turnbudget.agents import make_agent
     from turnbudget.eval import evaluate
+    from turnbudget.eval.backends import EvaluationAborted
     from turnbudget.eval.report import build_report, check_plotting
 
     envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
@@ -197,11 +219,12 @@ def run(args: argparse.Namespace) -> int:
             envs, agent, ks=args.k, ts=args.t, n=args.n, tasks=args.tasks, mode=args.mode,
             errors=parse_setting(args.errors), reveal=parse_setting(args.reveal),
             workers=args.workers, backend=args.backend, out=out, seed=args.seed, label=label,
+            backend_options=_backend_options(args), timeout=args.timeout, retries=args.retries,
             record_steps=not args.no_steps, progress=not args.quiet, overwrite=args.overwrite,
             error_draws="shared" if args.shared_errors else "per_repeat",
         )  # fmt: skip
         build_report(out, plots=not args.no_plots)
-    except (ValueError, KeyError, FileNotFoundError, ImportError) as exc:
+    except (ValueError, KeyError, FileNotFoundError, ImportError, EvaluationAborted) as exc:
         print(f"turnbudget eval: error: {exc}", file=sys.stderr)
         return 2
     except ConnectionError as exc:  # an LLM server down: what finished is kept
@@ -220,5 +243,11 @@ def run(args: argparse.Namespace) -> int:
         f"{label}: {len(result.episodes)} episodes ({result.n_run} run now); Pass@(1,T) "
         + ", ".join(f"T={t}: {v:.2f}" for t, v in zip(grid["ts"], row, strict=True))
     )
+    failed = result.summary["failed_to_run"]
+    if failed["episodes"]:
+        print(
+            f"{failed['episodes']} episodes failed to run ({failed['by_kind']}): left out of "
+            "every table; rerun the same command to retry them"
+        )
     print(f"report: {out / 'report.md'}")
     return 0

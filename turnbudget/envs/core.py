@@ -222,7 +222,12 @@ class TextEnv(gym.Env[str, str]):
     be a ``str``) and ``_info(valid_action)``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+    #: ``"ansi"`` returns the screen's text, ``"human"`` prints it, ``"rgb_array"``
+    #: draws it (`turnbudget.envs.render`, the ``plot`` extra).
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "render_fps": 2,
+    }
 
     def __init__(self, render_mode: str | None = None):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -238,24 +243,34 @@ class TextEnv(gym.Env[str, str]):
         self._in_episode = False
         self._episode_over = False
         self._last_observation = ""
+        self._pending_command: str | None = None  # the command of the turn being played
+        self._screen_command: str | None = None  # the command that led to the screen
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if not isinstance(action, str):
             raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
         if not self._in_episode:
             raise gym.error.ResetNeeded("Call reset() before step()")
+        self._pending_command = action
         if self._episode_over:
             return self._observe(GAME_OVER_TEXT), 0.0, True, False, self._info(valid_action=False)
         return self._play(action)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """The screen: its text (``"ansi"``), printed (``"human"``) or an image (``"rgb_array"``)."""
         if self.render_mode == "ansi":
             return self._last_observation
         if self.render_mode == "human":
             print(self._last_observation)  # what render_mode="human" asks for
+        if self.render_mode == "rgb_array":
+            from turnbudget.envs.render import text_frame  # Pillow: the plot extra
+
+            return text_frame(self._last_observation, self._screen_command)
         return None
 
     def _observe(self, text: str) -> str:
+        # reset() observes with no command pending: its screen shows no command.
+        self._screen_command, self._pending_command = self._pending_command, None
         self._last_observation = text[:MAX_OBSERVATION_LENGTH]
         return self._last_observation
 

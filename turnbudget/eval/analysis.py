@@ -26,6 +26,16 @@ failed episodes: in truncate mode from the runs at ``max(ts)`` cut at T (what
 a budget-blind agent did in its first T turns), in rerun mode from the runs
 made at T. These observational numbers have selection bias (errors happen in
 particular states); `turnbudget.eval.probe` measures skill on fixed states.
+
+Episodes that *failed to run* (records with ``failed_to_run``: the agent or
+env raised, the worker died, or the episode timed out, on every attempt) are
+not the agent's failures: they are left out of every grid and statistic and
+counted apart (``failed_to_run`` in the summary and per group). Pass@(K,T) of a
+task is then the unbiased estimator over the ``n_i`` episodes that ran (its
+``c_i`` successes among them), which stays unbiased when failures to run do
+not depend on the outcome; a task left with fewer than ``max(ks)`` episodes
+that ran (at some T, in rerun mode) cannot be scored at every K and is left
+out of the grid, listed under ``tasks_dropped``.
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ __all__ = [
     "budget_analysis",
     "budget_counts",
     "compare_runs",
+    "failure_counts",
     "length_buckets",
     "mode_gap",
     "step_stats",
@@ -103,6 +114,29 @@ def task_grid_arrays(
         grids.append(grid)
         n_min = min(counts) if n_min is None else min(n_min, *counts)
     return np.stack(grids), int(n_min or 0)
+
+
+def _scorable(
+    episodes: Sequence[Mapping[str, Any]], ks: Sequence[int], ts: Sequence[int], mode: str
+) -> tuple[list[Mapping[str, Any]], list[str]]:
+    """The episodes of tasks with at least ``max(ks)`` runs where the mode needs them, and the
+    tasks (``"env_id|seed=S"``) left out for having fewer (some of their episodes failed to run)."""
+    need = (max(ts),) if mode == "truncate" else tuple(ts)
+    counts: dict[tuple[str, int], dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    for e in episodes:
+        counts[(e["env_id"], int(e["seed"]))][int(e["turn_budget"])] += 1
+    short = {key for key, by_t in counts.items() if min(by_t.get(t, 0) for t in need) < max(ks)}
+    kept = [e for e in episodes if (e["env_id"], int(e["seed"])) not in short]
+    return kept, [f"{env}|seed={seed}" for env, seed in sorted(short)]
+
+
+def failure_counts(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """How many episodes failed to run, by kind (``exception``, ``worker_lost``, ``timeout``)."""
+    failed = [e for e in episodes if e.get("failed_to_run")]
+    kinds: dict[str, int] = defaultdict(int)
+    for e in failed:
+        kinds[str(e.get("failure", "unknown"))] += 1
+    return {"episodes": len(failed), "by_kind": dict(sorted(kinds.items()))}
 
 
 def mode_gap(truncate: Mapping[str, Any], rerun: Mapping[str, Any]) -> dict[str, Any]:
@@ -429,14 +463,25 @@ def summarize_run(
             f"Run {cfg['label']!r} has {len(episodes)} episode records, expected {expected}: "
             "it is incomplete (rerun the same command to resume it)"
         )
-    at_max = [e for e in episodes if int(e["turn_budget"]) == t_max]
+    ran = [e for e in episodes if not e.get("failed_to_run")]
+    at_max = [e for e in ran if int(e["turn_budget"]) == t_max]
     groups: dict[str, Any] = {}
     analysis: dict[str, Any] = {}
     for group in _groups(cfg["envs"]):
-        members = [e for e in episodes if _in_group(e, group)]
+        members = [e for e in ran if _in_group(e, group)]
+        failures = failure_counts([e for e in episodes if _in_group(e, group)])
+        failures["tasks_dropped"] = {}
         entry: dict[str, Any] = {}
         for mode in modes:
-            grids, n_min = task_grid_arrays(members, ks, ts, mode)
+            scored, dropped = _scorable(members, ks, ts, mode)
+            failures["tasks_dropped"][mode] = dropped
+            if not scored:
+                raise ValueError(
+                    f"Run {cfg['label']!r}: no task of {group!r} has {max(ks)} episodes that ran "
+                    f"({failures['episodes']} failed to run: {failures['by_kind']}); rerun the "
+                    "same command to retry them"
+                )
+            grids, n_min = task_grid_arrays(scored, ks, ts, mode)
             entry[mode] = estimate_from_task_grids(
                 grids,
                 ks,
@@ -452,14 +497,16 @@ def summarize_run(
         group_at_max = [e for e in at_max if _in_group(e, group)]
         stats = step_stats(group_at_max)
         stats["by_optimal_length"] = _bucket_table(members, ts, modes[-1])
+        stats["failed_to_run"] = failures
         analysis[group] = stats
-    by_budget = budget_analysis(cfg, episodes, steps)
+    by_budget = budget_analysis(cfg, ran, steps)  # failed-to-run episodes have no steps
     for group, table in (by_budget or {}).items():
         analysis[group]["by_budget"] = table
     summary = {
         "label": cfg["label"],
         "config": cfg,
         "n_episodes": len(episodes),
+        "failed_to_run": failure_counts(episodes),
         "groups": groups,
         "analysis": analysis,
     }

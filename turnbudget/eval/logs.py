@@ -4,7 +4,9 @@ Each finished episode is written as its step lines, then its episode line;
 the episode line is what marks the episode complete. A process killed
 mid-write leaves at most a torn last line and the steps of an episode without
 its episode line; `repair_logs` removes both before a resumed run appends, so
-the logs never hold a duplicated or half-logged episode.
+the logs never hold a duplicated or half-logged episode. It also removes the
+records of episodes that *failed to run* (they have no steps), so a resumed
+run tries them again.
 """
 
 from __future__ import annotations
@@ -79,7 +81,8 @@ def repair_logs(out: Path, planned: set[str]) -> set[str]:
     keep_eps: list[dict[str, Any]] = []
     for rec in episodes:
         eid = rec.get("episode_id")
-        if eid in planned and eid not in done:
+        # An episode that failed to run is tried again: its record goes.
+        if eid in planned and eid not in done and not rec.get("failed_to_run"):
             done.add(eid)
             keep_eps.append(rec)
     dirty = torn or len(keep_eps) != len(episodes)

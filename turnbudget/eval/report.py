@@ -125,6 +125,14 @@ def _pass1_row(grid: Mapping[str, Any]) -> list[float]:
     return list(grid["mean"][i])
 
 
+def _failed_cell(run: Mapping[str, Any]) -> str:
+    failed = run.get("failed_to_run") or {}
+    if not failed.get("episodes"):
+        return "0"
+    kinds = ", ".join(f"{k}: {v}" for k, v in failed["by_kind"].items())
+    return f"{failed['episodes']} ({kinds})"
+
+
 def render_markdown(summary: Mapping[str, Any]) -> str:
     """The ``report.md`` text of a summary (``{"runs": ..., "comparisons": ...}``)."""
     runs: Mapping[str, Any] = summary["runs"]
@@ -138,17 +146,25 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     out += [
         "## Runs",
         "",
-        "| run | agent | envs | tasks | n | mode | errors | reveal |",
-        "|---|---|---|---|---|---|---|---|",
+        "| run | agent | envs | tasks | n | mode | errors | reveal | failed to run |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for label, r in runs.items():
         c = r["config"]
         out.append(
             f"| {label} | `{c['agent']}` | {', '.join(_short(e) for e in c['envs'])} | "
             f"{len(c['tasks'])} | {c['n']} | {c['mode']} | `{json.dumps(c['errors'])}` | "
-            f"`{json.dumps(c['reveal'])}` |"
+            f"`{json.dumps(c['reveal'])}` | {_failed_cell(r)} |"
         )
     out.append("")
+    if any(r.get("failed_to_run", {}).get("episodes") for r in runs.values()):
+        out.append(
+            "*Failed to run*: episodes whose agent or env raised, whose worker died or that "
+            "timed out on every attempt. They are not the agent's failures: every table leaves "
+            "them out, and a task with fewer than max(K) episodes that ran is left out of its "
+            "grid. Rerunning the same command retries them."
+        )
+        out.append("")
 
     # Pass@(1,T) overview per group.
     groups = sorted({g for r in runs.values() for g in r["groups"]}, key=lambda g: (g == ALL, g))

@@ -34,6 +34,12 @@ analysis.
   line, which is what marks it complete; on resume, a torn last line and the
   steps of episodes that never completed are dropped before anything new is
   appended, so a killed run ends with no duplicated or missing episode.
+- **Faults.** An episode whose agent or env raises, whose worker dies (a
+  killed process, a lost Ray node) or that runs past ``timeout`` seconds is
+  rerun up to ``retries`` more times, then logged as *failed to run* (an
+  episode record with ``failed_to_run: true`` and the error, no steps) and the
+  run finishes. The analysis keeps those apart from the agent's failures
+  (`turnbudget.eval.analysis`); rerunning the same call retries them.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from typing import Any
 
 from turnbudget._checks import check_positive_int
 from turnbudget.agents.base import in_flight
-from turnbudget.eval.backends import Backend, make_backend
+from turnbudget.eval.backends import Backend, check_timeout, make_backend, run_with_retries
 from turnbudget.eval.lock import locks_output_dir
 from turnbudget.eval.logs import (
     EPISODES_FILE,
@@ -106,6 +112,9 @@ def evaluate(
     reveal: Any = None,
     workers: int = 1,
     backend: str | Backend | None = None,
+    backend_options: dict[str, Any] | None = None,
+    timeout: float | None = None,
+    retries: int = 2,
     out: str | os.PathLike[str] | None = None,
     seed: int = 0,
     label: str | None = None,
@@ -133,6 +142,12 @@ def evaluate(
             ``pool``, ...) or a `Backend`; default ``local`` for one worker,
             else ``pool``; a `Backend` given here brings its own worker count.
             Results do not depend on it.
+        backend_options: more arguments for the named backend's constructor,
+            e.g. ``{"address": "auto"}`` for ``ray``.
+        timeout: seconds one episode may run before it is stopped and counted
+            as failed to run (None: no limit); a `Backend` instance keeps its own
+            unless this is given.
+        retries: how many more times an episode that failed to run is tried.
         out: a run directory for ``run.json``, ``episodes.jsonl``, ``steps.jsonl``
             and the report; an existing run there with the same settings resumes.
         seed: base of the agents' per-episode seeds.
@@ -168,11 +183,16 @@ def evaluate(
         record_steps=record_steps,
         error_draws=error_draws,
     )
+    timeout = check_timeout(timeout)
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise ValueError(f"Expect `retries` to be a non-negative int, got {retries!r}")
     given, agent = agent, in_flight(agent, concurrency)
     if not isinstance(backend, Backend):
         check_positive_int(workers, "workers")
         name = backend if backend is not None else ("local" if workers == 1 else "pool")
-        backend = make_backend(name, workers)
+        backend = make_backend(name, workers, timeout=timeout, **(backend_options or {}))
+    elif timeout is not None:
+        backend.timeout = timeout
     check_envs(config)
     specs = plan_episodes(config)
     out_path = Path(out) if out is not None else None
@@ -210,7 +230,7 @@ def evaluate(
     try:
         if todo:
             with backend.start(agent, config, serialize=writer is not None), progress_bar() as bar:
-                for results in backend.run(todo):
+                for results in run_with_retries(backend, todo, retries):
                     sink(results)
                     bar.update(len(results))
         else:

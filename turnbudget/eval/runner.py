@@ -5,11 +5,23 @@ through an `EpisodeRunner`, so they all produce the same records. A runner
 keeps one env per (env id, slot) and reuses it across episodes; a
 `BatchAgent` (one with ``act_batch``) gets up to ``max_batch_size`` episodes in
 flight at once.
+
+An exception raised by the agent or the env ends only the episode it came
+from: it comes back as `EpisodeFailure`, the env it ran on is rebuilt, and the
+runner goes on. (A `BatchAgent`'s ``act_batch`` serves several episodes at
+once; when it raises, each episode then in flight is replayed on its own, so
+only the one that raises again fails.) Deciding whether to retry is the caller's job
+(`turnbudget.eval.backends.run_with_retries`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import signal
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from turnbudget.eval.agent_view import agent_info, budget_visible, executed_action
@@ -17,12 +29,83 @@ from turnbudget.eval.analysis import budget_counts
 from turnbudget.eval.logs import dumps
 from turnbudget.eval.plan import EpisodeSpec, EvalConfig
 
-__all__ = ["AGENT_KEY", "EpisodeResult", "EpisodeRunner", "build_env", "check_envs"]
+__all__ = [
+    "AGENT_KEY",
+    "FAILURE_KINDS",
+    "EpisodeFailure",
+    "EpisodeOutcome",
+    "EpisodeResult",
+    "EpisodeRunner",
+    "EpisodeTimeout",
+    "alarm",
+    "build_env",
+    "check_envs",
+]
+
+logger = logging.getLogger(__name__)
 
 #: The key under which an agent's own account of a step (its ``step_note()``: an LLM's raw
 #: reply, parse outcome, tokens, latency, retries) joins the step record; the episode
 #: record holds the sums of its numbers and the counts of its flags.
 AGENT_KEY = "agent"
+
+#: Why an episode failed to run: the agent or env raised, its worker died, it ran too long.
+FAILURE_KINDS = ("exception", "worker_lost", "timeout")
+
+
+class EpisodeTimeout(Exception):
+    """Raised inside an episode that ran past its time limit (where the backend can interrupt it)."""
+
+
+@dataclass(frozen=True)
+class EpisodeFailure:
+    """An episode that did not run to its end: nothing of it is logged.
+
+    Attributes:
+        spec: the episode.
+        kind: one of `FAILURE_KINDS`.
+        error: what happened, one line (``"ValueError: bad command"``).
+    """
+
+    spec: EpisodeSpec
+    kind: str
+    error: str
+
+
+def describe(exc: BaseException) -> str:
+    """``"TypeName: message"`` on one line, short enough for a log record."""
+    text = " ".join(str(exc).split())
+    text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return text if len(text) <= 500 else text[:497] + "..."
+
+
+def _failure(spec: EpisodeSpec, exc: BaseException) -> EpisodeFailure:
+    kind = "timeout" if isinstance(exc, EpisodeTimeout) else "exception"
+    return EpisodeFailure(spec, kind, describe(exc))
+
+
+@contextlib.contextmanager
+def alarm(seconds: float | None, *, limit: float | None = None) -> Iterator[None]:
+    """Raise `EpisodeTimeout` in this thread after ``seconds`` (SIGALRM: main thread of a
+    POSIX process only); ``limit`` is the per-episode timeout the message names."""
+    if seconds is None:
+        yield
+        return
+    armed = True
+    limit = seconds if limit is None else limit
+
+    def fire(signum: int, frame: Any) -> None:
+        if armed:  # the block may have ended just as the timer fired
+            raise EpisodeTimeout(f"ran past the timeout of {limit:g}s")
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))  # 0 would disarm it
+    try:
+        yield
+    finally:
+        armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def build_env(env_id: str, config: EvalConfig, sink: Callable[[dict[str, Any]], None]) -> Any:
@@ -64,6 +147,8 @@ def check_envs(config: EvalConfig) -> None:
 
 # An episode's record, and its step records (as dicts, or as JSON lines ready to write).
 EpisodeResult = tuple[dict[str, Any], "list[dict[str, Any]] | str"]
+# What a backend yields for one episode.
+EpisodeOutcome = "EpisodeResult | EpisodeFailure"
 
 
 def _tally(notes: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
@@ -143,34 +228,62 @@ class EpisodeRunner:
         self.serialize = serialize
         self.batch = hasattr(agent, "act_batch")
         self.show_budget = config.budget_aware or budget_visible(config.reveal)
-        self._slots: dict[str, list[_Slot]] = {}
+        self._slots: dict[tuple[str, int], _Slot] = {}
 
     def _slot(self, env_id: str, index: int) -> _Slot:
-        slots = self._slots.setdefault(env_id, [])
-        while len(slots) <= index:
-            slots.append(_Slot(env_id, self.config))
-        return slots[index]
+        key = (env_id, index)
+        if key not in self._slots:
+            self._slots[key] = _Slot(env_id, self.config)
+        return self._slots[key]
+
+    def _drop(self, env_id: str, index: int) -> None:
+        """Forget an env an exception went through: its state is unknown, the next episode
+        gets a fresh one."""
+        slot = self._slots.pop((env_id, index), None)
+        if slot is not None:
+            try:
+                slot.env.close()
+            except Exception:  # (a broken env may fail to close too; it is dropped)
+                logger.debug("closing a failed env raised", exc_info=True)
 
     def _view(self, slot: _Slot, info: dict[str, Any], executed: str | None) -> dict[str, Any]:
         """What the agent may see of ``info`` (see `turnbudget.eval.agent_view`)."""
         oracle = slot.env.unwrapped.optimal_actions if self.config.needs_oracle else None
         return agent_info(info, show_budget=self.show_budget, oracle=oracle, executed=executed)
 
-    def run(self, specs: Sequence[EpisodeSpec]) -> list[EpisodeResult]:
-        """Run ``specs``; their results in the same order."""
-        results = dict(self.stream(specs))
-        return [results[spec] for spec in specs]
+    def run(self, specs: Sequence[EpisodeSpec]) -> list[EpisodeResult | EpisodeFailure]:
+        """Play ``specs``; one result or `EpisodeFailure` per spec, in the same order."""
+        outcomes = dict(self.stream(specs))
+        return [outcomes[spec] for spec in specs]
 
-    def stream(self, specs: Sequence[EpisodeSpec]) -> Iterator[tuple[EpisodeSpec, EpisodeResult]]:
-        """Run ``specs``, yielding each episode as soon as it ends (a batch agent finishes
-        them out of order), so a run that fails midway has handed over what finished."""
+    def stream(
+        self, specs: Sequence[EpisodeSpec], *, timeout: float | None = None
+    ) -> Iterator[tuple[EpisodeSpec, EpisodeResult | EpisodeFailure]]:
+        """Play ``specs``, yielding each episode's result or `EpisodeFailure` as soon as it
+        ends (a batch agent finishes them out of order), so a run that fails midway has
+        handed over what finished.
+
+        ``timeout`` (seconds per episode) is enforced with SIGALRM, so only from the
+        main thread of a POSIX process (the local backend checks that); a process
+        backend leaves it None and kills a worker that runs too long instead.
+        """
         if self.batch:
-            yield from self._run_batch(specs)
+            yield from self._run_batch(specs, timeout)
         else:
             for spec in specs:
-                yield spec, self._run_one(spec)
+                yield spec, self._run_one(spec, timeout)
 
-    def _run_one(self, spec: EpisodeSpec) -> EpisodeResult:
+    def _run_one(
+        self, spec: EpisodeSpec, timeout: float | None = None
+    ) -> EpisodeResult | EpisodeFailure:
+        try:
+            with alarm(timeout):  # (a timer firing as the episode ends counts as a timeout)
+                return self._play(spec)
+        except Exception as exc:  # (the agent's or env's: it ends this episode only)
+            self._drop(spec.env_id, 0)
+            return _failure(spec, exc)
+
+    def _play(self, spec: EpisodeSpec) -> EpisodeResult:
         slot = self._slot(spec.env_id, 0)
         obs, info = slot.reset(spec)
         self.agent.reset(spec.agent_seed)
@@ -186,46 +299,89 @@ class EpisodeRunner:
                 return slot.collect(spec, self.config.record_steps, self.serialize)
 
     def _run_batch(
-        self, specs: Sequence[EpisodeSpec]
-    ) -> Iterator[tuple[EpisodeSpec, EpisodeResult]]:
+        self, specs: Sequence[EpisodeSpec], timeout: float | None
+    ) -> Iterator[tuple[EpisodeSpec, EpisodeResult | EpisodeFailure]]:
+        # Slots stay full: an episode starts on a slot as soon as the one before it ends.
+        # slot -> (spec, env slot, observation, info, the command the env ran last turn)
+        live: dict[int, tuple[EpisodeSpec, Any, str, dict[str, Any], str | None]] = {}
+        started: dict[int, float] = {}  # slot -> when its episode started (for the timeout)
+        pending = list(specs)[::-1]
+        free = list(range(max(1, int(self.agent.max_batch_size))))[::-1]
+        alone: list[EpisodeSpec] = []
+        while pending or live:
+            finished: list[tuple[EpisodeSpec, EpisodeResult]] = []
+            seconds = None
+            if timeout is not None:  # the turn may run until the earliest episode's deadline
+                now = time.monotonic()
+                ends = [started[i] + timeout for i in live]
+                if pending and free:
+                    ends.append(now + timeout)
+                seconds = min(ends) - now
+            try:
+                with alarm(seconds, limit=timeout):
+                    self._batch_turn(pending, free, live, started, finished)
+            except Exception as exc:  # (a batch call fails every episode in flight)
+                for i, (spec, *_) in live.items():
+                    if len(specs) > 1:  # replay it on its own: was it this episode's fault?
+                        alone.append(spec)
+                    else:
+                        finished.append((spec, _failure(spec, exc)))  # type: ignore[arg-type]
+                    self._drop(spec.env_id, i)
+                    try:
+                        self.agent.end_episode(spec.episode_id)
+                    except Exception:  # (cleanup of an agent that already failed)
+                        logger.debug("end_episode after a failure raised", exc_info=True)
+                    free.append(i)
+                    started.pop(i, None)
+                live.clear()
+            yield from finished  # handed over as they end, even in a turn that then failed
+        for spec in alone:  # an episode depends on its spec only, not on its batch mates
+            yield from self._run_batch([spec], timeout)
+
+    def _batch_turn(
+        self,
+        pending: list[EpisodeSpec],
+        free: list[int],
+        live: dict[int, tuple[EpisodeSpec, Any, str, dict[str, Any], str | None]],
+        started: dict[int, float],
+        finished: list[tuple[EpisodeSpec, EpisodeResult]],
+    ) -> None:
+        """Start episodes on free slots, then one ``act_batch`` and one step of each live one."""
         agent = self.agent
         notes_of = getattr(agent, "step_notes", None)
-        pending = list(specs)[::-1]
-        width = max(1, int(agent.max_batch_size))
-        live: dict[int, tuple[EpisodeSpec, _Slot, str, dict[str, Any], str | None]] = {}
-        free = list(range(width))[::-1]
-        while pending or live:
-            while pending and free:
-                spec, i = pending.pop(), free.pop()
-                slot = self._slot(f"{spec.env_id}", i)
-                obs, info = slot.reset(spec)
-                agent.reset_episode(spec.episode_id, spec.agent_seed)
-                live[i] = (spec, slot, obs, info, None)
-            order = sorted(live)
-            actions = agent.act_batch(
-                [live[i][0].episode_id for i in order],
-                [live[i][2] for i in order],
-                [self._view(live[i][1], live[i][3], live[i][4]) for i in order],
+        while pending and free:
+            spec, i = pending.pop(), free.pop()
+            live[i] = (spec, None, "", {}, None)  # in flight from here: a failure includes it
+            started[i] = time.monotonic()
+            slot = self._slot(spec.env_id, i)
+            obs, info = slot.reset(spec)
+            agent.reset_episode(spec.episode_id, spec.agent_seed)
+            live[i] = (spec, slot, obs, info, None)
+        order = sorted(live)
+        ids = [live[i][0].episode_id for i in order]
+        actions = agent.act_batch(
+            ids,
+            [live[i][2] for i in order],
+            [self._view(live[i][1], live[i][3], live[i][4]) for i in order],
+        )
+        if len(actions) != len(order):
+            raise RuntimeError(
+                f"{type(agent).__name__}.act_batch returned {len(actions)} commands "
+                f"for {len(order)} episodes"
             )
-            if len(actions) != len(order):
-                raise RuntimeError(
-                    f"{type(agent).__name__}.act_batch returned {len(actions)} commands "
-                    f"for {len(order)} episodes"
+        notes = notes_of(ids) if notes_of is not None else [None] * len(order)
+        for i, action, note in zip(order, actions, notes, strict=True):
+            spec, slot, _, _, _ = live[i]
+            if notes_of is not None:
+                slot.notes.append(note)
+            obs, _, terminated, truncated, info = slot.env.step(action)
+            if terminated or truncated:
+                finished.append(
+                    (spec, slot.collect(spec, self.config.record_steps, self.serialize))
                 )
-            notes = (
-                notes_of([live[i][0].episode_id for i in order])
-                if notes_of is not None
-                else [None] * len(order)
-            )
-            for i, action, note in zip(order, actions, notes, strict=True):
-                spec, slot, _, _, _ = live[i]
-                if notes_of is not None:
-                    slot.notes.append(note)
-                obs, _, terminated, truncated, info = slot.env.step(action)
-                if terminated or truncated:
-                    yield spec, slot.collect(spec, self.config.record_steps, self.serialize)
-                    agent.end_episode(spec.episode_id)
-                    del live[i]
-                    free.append(i)
-                else:
-                    live[i] = (spec, slot, obs, info, executed_action(action, info))
+                agent.end_episode(spec.episode_id)
+                del live[i]
+                del started[i]
+                free.append(i)
+            else:
+                live[i] = (spec, slot, obs, info, executed_action(action, info))

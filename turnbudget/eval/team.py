@@ -17,16 +17,28 @@ game; the focal role won in a competitive one) came within T rounds.
 - **Modes.** ``truncate`` runs each episode once at ``max(ts)`` (exact for
   budget-blind agents); ``rerun`` runs it once per T; ``auto`` picks
   ``rerun`` when the budget is revealed or an agent is budget-aware.
+- **What agents see** (the rules of `turnbudget.eval.agent_view`, as in
+  `evaluate`): the budget keys (``turn_budget``, ``turns_used``,
+  ``turns_left``, ``rounds_used``, ``sampled_turn_budget``) only when the
+  budget is revealed or that role's agent declares ``budget_aware``, so
+  truncate and rerun agree for a budget-blind team; ``info["executed_action"]``
+  after the first round (the command that ran for that role: its own, or
+  an injected slip's substitute).
 - **Determinism.** An episode is fixed by (game, difficulty, task seed,
   repeat, budget): the env is reset with the task seed, each role's agent
-  with a seed derived from (``seed``, game, role, task, repeat); errors are
-  drawn per (task, agent, round), the same for every team.
+  with a seed derived from (``seed``, game, role, task, repeat). Errors
+  are drawn per (task seed, repeat, agent, round) (``error_draws=
+  "per_repeat"``), so the n attempts at a task are independent while two
+  teams on the same (task, repeat) face the same draws: whether an error
+  fires for a role at a round and its kind (the concrete effect depends
+  on the state); ``error_draws="shared"`` gives every repeat the task's one schedule.
 - **Baselines.** `baseline_teams` builds the random team and the
   ε-noisy oracle team (against the house policy in competitive games).
 """
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +48,9 @@ import numpy as np
 
 from turnbudget.agents import ORACLE_KEY, make_agent
 from turnbudget.agents.house import HOUSE_KEY, HouseAgent
+from turnbudget.eval.agent_view import agent_info, budget_visible, executed_action
 from turnbudget.eval.estimator import GridEstimate, estimate_from_task_grids, estimate_grid
+from turnbudget.eval.plan import ERROR_DRAWS
 from turnbudget.multiagent.stack import game_module, make_team
 
 __all__ = ["TeamEvalResult", "baseline_teams", "evaluate_team", "team_agent", "team_step_probe"]
@@ -114,6 +128,7 @@ def evaluate_team(
     success: str | None = None,
     errors: Any = None,
     reveal: Any = None,
+    error_draws: str = "per_repeat",
     record: bool = False,
     seed: int = 0,
     progress: bool = False,
@@ -134,6 +149,10 @@ def evaluate_team(
             cooperative game, the first role that is not the house in a competitive one.
         errors: the ``errors=`` setting of `make_team`.
         reveal: the ``reveal=`` setting of `make_team`.
+        error_draws: ``"per_repeat"`` (default): errors are drawn per (task
+            seed, repeat, agent, round), so the n attempts at a task are
+            independent while two teams on the same (task, repeat) face the
+            same draws; ``"shared"``: every repeat of a task faces one schedule.
         record: keep every agent's step and episode records in the result.
         seed: base of the agents' per-episode seeds.
         progress: show a progress bar.
@@ -167,12 +186,12 @@ def evaluate_team(
         raise ValueError(f"Expect `tasks` to be a positive count or distinct seeds, got {tasks!r}")
     if mode not in _MODES:
         raise ValueError(f"Expect `mode` to be one of {_MODES}, got {mode!r}")
+    if error_draws not in ERROR_DRAWS:
+        raise ValueError(f"Expect `error_draws` to be one of {ERROR_DRAWS}, got {error_draws!r}")
+    visible = budget_visible(reveal)
+    show_budget = {r: visible or bool(getattr(a, "budget_aware", False)) for r, a in team.items()}
     if mode == "auto":
-        aware = any(getattr(a, "budget_aware", False) for a in team.values())
-        visible = reveal not in (None, False, "never") and not (
-            isinstance(reveal, Mapping) and reveal.get("mode") == "never"
-        )
-        mode = "rerun" if aware or visible else "truncate"
+        mode = "rerun" if any(show_budget.values()) else "truncate"
     if success is None:
         house = {r for r, a in team.items() if isinstance(a, HouseAgent)}
         success = (
@@ -187,7 +206,8 @@ def evaluate_team(
     config = {
         "game": name, "difficulty": difficulty, "agents": {r: repr(a) for r, a in team.items()},
         "ks": list(ks_t), "ts": list(ts_t), "n": n_val, "tasks": list(task_seeds), "mode": mode,
-        "success": success, "errors": errors, "reveal": reveal, "seed": seed,
+        "success": success, "errors": errors, "reveal": reveal, "error_draws": error_draws,
+        "seed": seed,
     }  # fmt: skip
     records: list[dict[str, Any]] = []
     env = make_team(module, difficulty=difficulty, budget=max(ts_t), errors=errors, reveal=reveal,
@@ -200,8 +220,9 @@ def evaluate_team(
             for rep in range(n_val):
                 for budget in budgets:
                     first = _run_episode(
-                        env, game_env, team, task, rep, budget, winners, name, seed
-                    )
+                        env, game_env, team, task, rep, budget, winners, name, seed,
+                        show_budget, per_repeat=error_draws == "per_repeat",
+                    )  # fmt: skip
                     episodes.append({"task": task, "rep": rep, "turn_budget": budget,
                                      "success": first is not None, "first_success_round": first})  # fmt: skip
                     bar.update(1)
@@ -229,13 +250,15 @@ def evaluate_team(
 
 def _run_episode(
     env: Any, game: Any, team: Mapping[str, Any], task: int, rep: int, budget: int,
-    winners: Sequence[str], name: str, seed: int,
+    winners: Sequence[str], name: str, seed: int, show_budget: Mapping[str, bool],
+    per_repeat: bool,
 ) -> int | None:  # fmt: skip
     """Play one episode; return the round of the team's success, or None."""
     episode_id = f"turnbudget/{name}|seed={task}|rep={rep}|T={budget}"
-    observations, infos = env.reset(
-        seed=task, options={"turn_budget": budget, "episode_id": episode_id}
-    )
+    options: dict[str, Any] = {"turn_budget": budget, "episode_id": episode_id}
+    if per_repeat:  # InjectTeamErrors draws per (task seed, repeat, agent, round)
+        options["repeat"] = rep
+    observations, infos = env.reset(seed=task, options=options)
     for role, agent in team.items():
         if hasattr(agent, "act_batch"):  # a BatchAgent (an LLM client): one episode at a time
             agent.reset_episode(f"{episode_id}#{role}", _agent_seed(seed, name, role, task, rep))
@@ -243,13 +266,20 @@ def _run_episode(
             agent.reset(_agent_seed(seed, name, role, task, rep))
     rounds = 0
     result = None
+    executed: dict[str, str | None] = dict.fromkeys(team)  # what ran for each role last round
     while env.agents:
         actions = {}
         for role in env.agents:
             agent = team[role]
-            info = dict(infos[role])
+            oracle = None
             if getattr(agent, "needs_oracle", False):
-                info[ORACLE_KEY] = list(game.optimal_actions(role))
+                oracle = functools.partial(game.optimal_actions, role)
+            info = agent_info(
+                infos[role],
+                show_budget=show_budget[role],
+                oracle=oracle,
+                executed=executed.get(role),
+            )
             if getattr(agent, "needs_house", False):
                 info[HOUSE_KEY] = game.house_action(role)
             text = observations[role]["text"]
@@ -258,6 +288,7 @@ def _run_episode(
             else:
                 actions[role] = agent.act(text, info)
         observations, _, terminations, _, infos = env.step(actions)
+        executed = {r: executed_action(a, infos[r]) for r, a in actions.items() if r in infos}
         rounds += 1
         if any(terminations.values()):
             result = rounds if all(infos[r]["won"] for r in winners) else None

@@ -3,13 +3,14 @@
 Stacking order, innermost first (what `make`, also `turnbudget.make`, builds):
 `TurnBudget` (inside every registered id) → `SampleTurnBudget` → `InjectErrors`
 → `RecordStepOutcomes` → `ProcessReward` → `RevealBudget` → `DiscreteActions`
-→ `TextFeatures`.
+→ `TextFeatures` → `NumericInfo`.
 """
 
 from __future__ import annotations
 
 from turnbudget.wrappers.discrete_actions import DiscreteActions
 from turnbudget.wrappers.inject_errors import ERROR_KINDS, InjectedError, InjectErrors
+from turnbudget.wrappers.numeric_info import NumericInfo
 from turnbudget.wrappers.process_reward import ProcessReward
 from turnbudget.wrappers.record_step_outcomes import (
     EpisodeRecord,
@@ -31,6 +32,7 @@ __all__ = [
     "EpisodeRecord",
     "InjectErrors",
     "InjectedError",
+    "NumericInfo",
     "OutcomeRecord",
     "ProcessReward",
     "RecordStepOutcomes",

@@ -10,7 +10,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.core import ObsType
 
-from turnbudget._checks import check_positive_int, is_int
+from turnbudget._checks import check_positive_int, is_int, is_whole
 from turnbudget.wrappers._common import require_single
 
 __all__ = ["DiscreteActions"]
@@ -20,6 +20,15 @@ logger = logging.getLogger(__name__)
 # Sent for a masked-out index: not an admissible command, so it costs a turn
 # with valid_action=False, as any nonsense command does.
 _INVALID_COMMAND = ""
+
+
+def _as_index(action: Any) -> int | None:
+    """``action`` as an int if it is one whole number (see `DiscreteActions.action`), else None."""
+    if isinstance(action, np.ndarray):
+        if action.size != 1 or action.dtype.kind not in "iuf":
+            return None
+        action = action.reshape(()).item()
+    return int(action) if is_int(action) or is_whole(action) else None
 
 
 class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordConstructorArgs):
@@ -75,13 +84,20 @@ class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordCons
         obs, reward, terminated, truncated, info = self.env.step(self.action(action))
         return obs, reward, terminated, truncated, self._update(info)
 
-    def action(self, action: int) -> str:
-        """The command for index ``action`` (a non-command when it is masked)."""
-        if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
-            action = action.reshape(()).item()
-        if not is_int(action) or not 0 <= action < self.max_actions:
-            raise ValueError(f"Expect an action in Discrete({self.max_actions}), got {action!r}")
-        return self._commands[action] if action < len(self._commands) else _INVALID_COMMAND
+    def action(self, action: Any) -> str:
+        """The command for index ``action`` (a non-command when it is masked).
+
+        Any whole number is an index: a Python or NumPy int of any width, a
+        whole NumPy or Python float (RL libraries send ``np.float32(1.0)``), or
+        a one-element array of those. ``bool``, strings and fractions are refused.
+        """
+        index = _as_index(action)
+        if index is None or not 0 <= index < self.max_actions:
+            raise ValueError(
+                f"Expect an action in Discrete({self.max_actions}): a whole number in "
+                f"[0, {self.max_actions}) (int, NumPy int or whole float), got {action!r}"
+            )
+        return self._commands[index] if index < len(self._commands) else _INVALID_COMMAND
 
     def action_masks(self) -> np.ndarray:
         """Which indices play an admissible command now (for ``MaskablePPO``)."""

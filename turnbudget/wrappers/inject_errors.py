@@ -16,7 +16,14 @@ from gymnasium import spaces
 from turnbudget._checks import check_positive_int, check_probability, is_int, normalize_weights
 from turnbudget.wrappers._common import EpisodeSeeder, require_oracle, require_single
 
-__all__ = ["ERROR_KINDS", "ErrorSchedule", "InjectErrors", "InjectedError", "narrate"]
+__all__ = [
+    "ERROR_KINDS",
+    "ErrorSchedule",
+    "InjectErrors",
+    "InjectedError",
+    "narrate",
+    "repeat_seed",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +105,26 @@ class ErrorSchedule:
     def turn_rng(self, turn: int) -> np.random.Generator:
         """The generator an error at ``turn`` uses: seeded by (episode seed, turn)."""
         return np.random.default_rng([self._episode_seed, turn])
+
+
+def repeat_seed(episode_seed: int, options: Mapping[str, Any] | None) -> int:
+    """The error seed of attempt r (the ``repeat`` reset option) at an episode seed.
+
+    Without the option the episode seed is returned unchanged; with it the
+    result is a pure function of (episode seed, r), so repeated attempts at
+    one task draw independent errors. Shared by `InjectErrors` and the team wrapper.
+
+    Example:
+        >>> repeat_seed(7, None), repeat_seed(7, {"repeat": 0}) == repeat_seed(7, {"repeat": 1})
+        (7, False)
+    """
+    repeat = (options or {}).get("repeat")
+    if repeat is None:
+        return episode_seed
+    if not is_int(repeat) or repeat < 0:
+        raise ValueError(f"Expect the `repeat` option to be an int >= 0, got {repeat!r}")
+    state = np.random.SeedSequence([episode_seed, int(repeat)]).generate_state(2)
+    return int(state[0]) << 32 | int(state[1])
 
 
 class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArgs):
@@ -211,13 +238,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        episode_seed = self._seeder.next_seed(seed)
-        repeat = (options or {}).get("repeat")
-        if repeat is not None:  # attempt r at task s: draws a pure function of (s, r, turn)
-            if not is_int(repeat) or repeat < 0:
-                raise ValueError(f"Expect the `repeat` option to be an int >= 0, got {repeat!r}")
-            state = np.random.SeedSequence([episode_seed, int(repeat)]).generate_state(2)
-            episode_seed = int(state[0]) << 32 | int(state[1])
+        episode_seed = repeat_seed(self._seeder.next_seed(seed), options)
         self.errors.start(episode_seed)
         self._turn = 0
         obs, info = self.env.reset(seed=seed, options=options)

@@ -14,7 +14,7 @@ from gymnasium.core import ActType
 from turnbudget._checks import check_positive_int
 from turnbudget.wrappers._common import require_single
 
-__all__ = ["MAX_DIM", "MAX_NGRAMS", "TextFeatures", "hashed_ngrams"]
+__all__ = ["FEATURE_HIGH", "MAX_COUNT", "MAX_DIM", "MAX_NGRAMS", "TextFeatures", "hashed_ngrams"]
 
 #: Largest ``dim`` (2**20 buckets: 4 MiB of float32 per block and observation).
 MAX_DIM = 2**20
@@ -23,6 +23,11 @@ MAX_NGRAMS = 8
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _CACHE_LIMIT = 200_000
+#: Counts are capped here, so every feature lies in [0, `FEATURE_HIGH`] whatever
+#: the text (a bucket never reaches it in an 8192-character observation).
+MAX_COUNT = 2**16 - 1
+#: The upper bound of every feature, log(1 + `MAX_COUNT`) as float32 (about 11.09).
+FEATURE_HIGH = float(np.log1p(np.array([MAX_COUNT])).astype(np.float32)[0])
 
 
 def hashed_ngrams(
@@ -30,6 +35,7 @@ def hashed_ngrams(
 ) -> np.ndarray:
     """log(1 + count) of every word n-gram (n = 1..``ngrams``), hashed into ``dim`` buckets.
 
+    Counts are capped at `MAX_COUNT`, so every value lies in [0, `FEATURE_HIGH`].
     The hash is CRC-32 (stable across processes, unlike ``hash()``).
 
     >>> v = hashed_ngrams("Go north. Go north!", dim=64)
@@ -50,7 +56,7 @@ def hashed_ngrams(
         if index is None:
             index = cache[gram] = zlib.crc32(gram.encode()) % dim
         indices.append(index)
-    counts = np.bincount(np.asarray(indices, dtype=np.int64), minlength=dim)
+    counts = np.minimum(np.bincount(np.asarray(indices, dtype=np.int64), minlength=dim), MAX_COUNT)
     return np.log1p(counts).astype(np.float32)
 
 
@@ -64,7 +70,8 @@ class TextFeatures(
     (``info["goal"]`` at reset) if ``include_goal``, then the admissible
     commands if ``include_admissible`` (useful with `DiscreteActions`, whose
     index meaning depends on them). No vocabulary is fitted, so the features
-    are the same in every process and episode. The text observation stays
+    are the same in every process and episode, and bounded: the observation
+    space is ``Box(0, FEATURE_HIGH)``. The text observation stays
     available in ``info["text_observation"]``.
 
     Args:
@@ -114,7 +121,7 @@ class TextFeatures(
         self.include_goal, self.include_admissible = bool(include_goal), bool(include_admissible)
         blocks = 1 + self.include_goal + self.include_admissible
         self.observation_space = spaces.Box(
-            0.0, np.inf, shape=(blocks * self.dim,), dtype=np.float32
+            0.0, FEATURE_HIGH, shape=(blocks * self.dim,), dtype=np.float32
         )
         self._cache: dict[str, int] = {}
         self._goal = np.zeros(self.dim, dtype=np.float32)

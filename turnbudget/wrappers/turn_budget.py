@@ -28,7 +28,9 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
     The budget can be overridden for one episode with
     ``reset(options={"turn_budget": T})``; the next reset without that option
     goes back to the default. Every ``info`` carries ``turn_budget``,
-    ``turns_used`` and ``turns_left``.
+    ``turns_used`` and ``turns_left``. It is the only turn limit of a
+    registered id: ``gym.make(id, max_episode_steps=N)`` sets its budget to N
+    instead of adding Gymnasium's ``TimeLimit`` (see `turnbudget.registration`).
 
     Args:
         env: The environment to wrap.
@@ -79,6 +81,12 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
         if self.turns_used >= self.turn_budget and not terminated:
             truncated = True
         return obs, reward, terminated, truncated, self._add_budget_info(info)
+
+    def set_default_turn_budget(self, turn_budget: int) -> None:
+        """Change the default budget (from the next reset on), as if it had been given at construction."""
+        self.default_turn_budget = check_turn_budget(turn_budget)
+        self._saved_kwargs["turn_budget"] = self.default_turn_budget  # what `spec` recreates
+        self._cached_spec = None
 
     @property
     def turns_left(self) -> int:

@@ -1,6 +1,6 @@
 """Native procedural text games: pure Python, fast, with exact oracles.
 
-Each family module (`maze`, `keyquest`) declares its difficulty configs,
+Each family module (`crafting`, `keyquest`, `maze`, `shop`, `sokoban`) declares its difficulty configs,
 default budgets and registered `VARIANTS`.
 """
 

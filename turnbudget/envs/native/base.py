@@ -112,7 +112,6 @@ class TextGame(TextEnv):
     to at least twice the variant's longest optimal solution.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
     configs: ClassVar[Mapping[str, Any]] = {}
     default_budgets: ClassVar[Mapping[str, int]] = {}
 
@@ -140,8 +139,11 @@ class TextGame(TextEnv):
         fields = [f.name for f in dataclasses.fields(base)]
         unknown = sorted(set(overrides) - set(fields))
         if unknown:
+            # Python's own wording first: clients such as TorchRL retry without an
+            # argument (``frameskip``) when they read "unexpected keyword argument 'x'".
             raise TypeError(
-                f"{type(self).__name__} got unexpected argument(s) {', '.join(unknown)}; "
+                f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r} "
+                f"(unexpected argument(s): {', '.join(unknown)}); "
                 f"expect difficulty, render_mode or a config field: {', '.join(fields)}"
             )
         for name, value in overrides.items():

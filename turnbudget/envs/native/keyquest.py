@@ -9,7 +9,13 @@ import numpy as np
 
 from turnbudget.envs.core import EnvVariant
 from turnbudget.envs.native.base import TextGame
-from turnbudget.envs.native.worldgen import DIRECTIONS, OPPOSITE, grid_maze, sample_names
+from turnbudget.envs.native.worldgen import (
+    DIRECTIONS,
+    OPPOSITE,
+    grid_maze,
+    room_name,
+    sample_name_ids,
+)
 
 __all__ = ["CONFIGS", "DEFAULT_BUDGETS", "VARIANTS", "KeyQuest", "KeyQuestConfig"]
 
@@ -102,7 +108,8 @@ class KeyQuest(TextGame):
     ## Arguments
     ``difficulty``: ``"easy"`` (3x3 rooms, 1 door, optimal 5-12 turns),
     ``"medium"`` (4x4, 2 doors, 15-30), ``"hard"`` (5x5, 4 doors, 35-60).
-    ``render_mode``: ``"ansi"`` or ``"human"``.
+    ``render_mode``: ``"ansi"``, ``"human"`` or ``"rgb_array"`` (the screen as
+    an image; the ``plot`` extra).
     Any field of `KeyQuestConfig` overrides the difficulty's value by keyword
     (``difficulty="hard", doors=5, max_distance=80``); unknown keywords are a ``TypeError``.
 
@@ -138,7 +145,7 @@ class KeyQuest(TextGame):
         cfg = self.config
         for _ in range(_MAX_GENERATION_TRIES):
             self._build_world(cfg)
-            distance = self.distance_to_goal()
+            distance = self._shortest_delivery(self._oracle_state())
             if distance is not None and cfg.min_distance <= distance <= cfg.max_distance:
                 break
         else:  # only config overrides can make the distance range unreachable
@@ -152,7 +159,7 @@ class KeyQuest(TextGame):
         rng = self.np_random
         self._exits = grid_maze(cfg.width, cfg.height, 0, rng)
         n_rooms = len(self._exits)
-        self._names = sample_names(n_rooms, rng)
+        self._name_ids = sample_name_ids(n_rooms, rng)  # spelled when described
         self._room = int(rng.integers(n_rooms))
 
         passages = [
@@ -183,7 +190,7 @@ class KeyQuest(TextGame):
             door = self._choice(frontier)
             key_rooms[door] = self._choice(newest)
             open_mask |= 1 << door
-            grown = self._flood(self._room, open_mask)
+            grown = self._flood(self._room, open_mask, region, door)
             newest = sorted(grown - region)
             region = grown
         treasure_room = self._choice(newest)
@@ -199,18 +206,36 @@ class KeyQuest(TextGame):
         ]
         self._treasure = cfg.doors  # index of the treasure among the items
         self._goal_room = goal_room
-        self.goal = f"Bring the {treasure} to {self._names[goal_room]} and drop it there."
+        self.goal = (
+            f"Bring the {treasure} to {room_name(self._name_ids[goal_room])} and drop it there."
+        )
         self._oracle: dict[_State, int | None] = {}
         self._text_cache: dict[tuple[int, int, tuple[int, ...]], tuple[str, list[str]]] = {}
 
-    def _flood(self, start: int, open_mask: int) -> set[int]:
-        """Rooms reachable from ``start`` through passages without a locked door."""
-        seen, queue = {start}, deque([start])
+    def _flood(
+        self,
+        start: int,
+        open_mask: int,
+        region: set[int] | None = None,
+        opened: int | None = None,
+    ) -> set[int]:
+        """Rooms reachable from ``start`` through passages without a locked door.
+
+        Given the ``region`` reachable before door ``opened`` was unlocked, only the
+        rooms beyond that door are searched (the same set, for less work)."""
+        if region is None:
+            seen, queue = {start}, [start]
+        else:
+            seen = set(region)
+            queue = [r for (r, _), door in self._door_at.items() if door == opened and r in region]
+        exits, door_at = self._exits, self._door_at
         while queue:
-            room = queue.popleft()
-            for direction, nxt in self._exits[room].items():
-                door = self._door_at.get((room, direction))
-                if nxt not in seen and (door is None or open_mask >> door & 1):
+            room = queue.pop()
+            for direction, nxt in exits[room].items():
+                if nxt in seen:
+                    continue
+                door = door_at.get((room, direction))
+                if door is None or open_mask >> door & 1:
                     seen.add(nxt)
                     queue.append(nxt)
         return seen
@@ -227,7 +252,7 @@ class KeyQuest(TextGame):
 
     def _render_room(self) -> str:
         room = self._room
-        parts = [f"You are in {self._names[room]}."]
+        parts = [f"You are in {room_name(self._name_ids[room])}."]
         here = [name for name, loc in zip(self._item_names, self._item_loc) if loc == room]
         if here:
             parts.append(f"You see {_join(['a ' + name for name in here])} here.")
@@ -290,7 +315,7 @@ class KeyQuest(TextGame):
             self._item_loc[item] = self._room
             if item == self._treasure and self._room == self._goal_room:
                 self._won = True
-                return f"You set the {obj} down in {self._names[self._room]}. Quest complete!"
+                return f"You set the {obj} down in {room_name(self._name_ids[self._room])}. Quest complete!"
             return f"You drop the {obj}."
         if verb == "inventory":
             carried = [n for n, loc in zip(self._item_names, self._item_loc) if loc == CARRIED]
@@ -346,9 +371,48 @@ class KeyQuest(TextGame):
                 result.append((f"take {self._item_names[item]}", (room, open_mask, taken)))
         return result
 
+    def _next_states(self, state: _State) -> list[_State]:
+        """The states of `_successors` without their commands: what the searches need."""
+        room, open_mask, locs = state
+        result = []
+        for direction, nxt in self._exits[room].items():
+            door = self._door_at.get((room, direction))
+            if door is None or open_mask >> door & 1:
+                result.append((nxt, open_mask, locs))
+            elif locs[door] == CARRIED:
+                result.append((room, open_mask | 1 << door, locs))
+        for item, loc in enumerate(locs):
+            if loc == room:
+                result.append((room, open_mask, (*locs[:item], CARRIED, *locs[item + 1 :])))
+        return result
+
     def _can_deliver(self, state: _State) -> bool:
         room, _, locs = state
         return room == self._goal_room and locs[self._treasure] == CARRIED
+
+    def _shortest_delivery(self, start: _State) -> int | None:
+        """The distance from ``start`` alone: a forward search that stops at the first
+        state from which the treasure can be dropped in the goal room. Cheaper than
+        `_solve_from` (which tabulates every state) for checking a new world's length; the
+        table is built lazily when the oracle is first asked."""
+        if self._can_deliver(start):
+            return 1
+        seen = {start}
+        frontier = [start]
+        depth = 0
+        goal_room, treasure = self._goal_room, self._treasure
+        while frontier:
+            depth += 1
+            nxt = []
+            for state in frontier:
+                for after in self._next_states(state):
+                    if after not in seen:
+                        if after[0] == goal_room and after[2][treasure] == CARRIED:
+                            return depth + 1
+                        seen.add(after)
+                        nxt.append(after)
+            frontier = nxt
+        return None
 
     def _solve_from(self, start: _State) -> None:
         """Exact distances for every state reachable from ``start``, into the memo."""
@@ -357,7 +421,7 @@ class KeyQuest(TextGame):
         successors[start] = []
         while queue:
             state = queue.popleft()
-            nexts = [s for _, s in self._successors(state)]
+            nexts = self._next_states(state)
             successors[state] = nexts
             for nxt in nexts:
                 if nxt not in successors:

@@ -8,7 +8,13 @@ import numpy as np
 
 from turnbudget.envs.core import EnvVariant
 from turnbudget.envs.native.base import TextGame
-from turnbudget.envs.native.worldgen import DIRECTIONS, bfs_distances, grid_maze, sample_names
+from turnbudget.envs.native.worldgen import (
+    DIRECTIONS,
+    bfs_distances,
+    grid_maze,
+    room_name,
+    sample_name_ids,
+)
 
 __all__ = ["CONFIGS", "DEFAULT_BUDGETS", "VARIANTS", "Maze", "MazeConfig"]
 
@@ -77,8 +83,8 @@ class Maze(TextGame):
 
     ## Arguments
     ``difficulty``: ``"easy"`` (4x4 rooms, optimal 5-12 turns), ``"medium"``
-    (7x7, 15-30), ``"hard"`` (10x10, 35-60). ``render_mode``: ``"ansi"`` or
-    ``"human"``.
+    (7x7, 15-30), ``"hard"`` (10x10, 35-60). ``render_mode``: ``"ansi"``,
+    ``"human"`` or ``"rgb_array"`` (the screen as an image; the ``plot`` extra).
     Any field of `MazeConfig` overrides the difficulty's value by keyword
     (``width=12, height=12, max_distance=80``); unknown keywords are a ``TypeError``.
 
@@ -103,7 +109,7 @@ class Maze(TextGame):
             raise ValueError(f"Expect a Maze of at least 2 rooms, got {self.config}")
         self._exits: list[dict[str, int]] = []
         self._distance: list[int] = []
-        self._names: list[str] = []
+        self._name_ids: list[int] = []
         self._room = 0
         self._visited: list[int] = []
 
@@ -124,16 +130,14 @@ class Maze(TextGame):
                 f"{_MAX_GENERATION_TRIES} tries: widen [min_distance, max_distance]"
             )
         self._exits, self._distance = exits, distance
-        self._names = sample_names(len(exits), self.np_random)
+        self._name_ids = sample_name_ids(len(exits), self.np_random)  # spelled when needed
         self._room = self._choice(starts)
         self._initial_distance = distance[self._room]
         self._visited = [self._room]
-        self.goal = f"Find {self._names[goal_room]}."
-        # Everything the agent can perceive depends on the room alone: build it once.
-        self._room_commands = [
-            [f"go {d}" for d in DIRECTIONS if d in room_exits] + ["look"] for room_exits in exits
-        ]
-        self._room_text = [self._room_text_for(r) for r in range(len(exits))]
+        self.goal = f"Find {self._name(goal_room)}."
+        # Everything the agent can perceive depends on the room alone: build it once per
+        # room, on the first visit (most rooms are never seen in a short episode).
+        self._room_view: list[tuple[str, list[str]] | None] = [None] * len(exits)
 
     def _room_text_for(self, room: int) -> str:
         directions = [d for d in DIRECTIONS if d in self._exits[room]]
@@ -141,13 +145,27 @@ class Maze(TextGame):
             exits_text = f"The only exit leads {directions[0]}: a dead end."
         else:
             exits_text = f"Exits lead {', '.join(directions[:-1])} and {directions[-1]}."
-        return f"You are in {self._names[room]}. {exits_text}"
+        return f"You are in {self._name(room)}. {exits_text}"
+
+    def _view(self) -> tuple[str, list[str]]:
+        view = self._room_view[self._room]
+        if view is None:
+            room_exits = self._exits[self._room]
+            commands = [f"go {d}" for d in DIRECTIONS if d in room_exits]
+            view = self._room_view[self._room] = (
+                self._room_text_for(self._room),
+                [*commands, "look"],
+            )
+        return view
+
+    def _name(self, room: int) -> str:
+        return room_name(self._name_ids[room])
 
     def _admissible(self) -> list[str]:
-        return self._room_commands[self._room]
+        return self._view()[1]
 
     def _describe(self) -> str:
-        return self._room_text[self._room]
+        return self._view()[0]
 
     def _apply(self, command: str) -> str:
         if command == "look":
@@ -157,7 +175,7 @@ class Maze(TextGame):
         self._visited.append(self._room)
         if self._distance[self._room] == 0:
             self._won = True
-            return f"You walk {direction} into {self._names[self._room]}. You found it!"
+            return f"You walk {direction} into {self._name(self._room)}. You found it!"
         return f"You walk {direction}."
 
     def _explain_invalid(self, command: str, raw_action: str) -> str:
@@ -197,4 +215,4 @@ class Maze(TextGame):
         self._room = candidates[int(rng.integers(len(candidates)))]
         self._visited.append(self._room)
         self._state_changed()
-        return f"A gust of wind sweeps you back to {self._names[self._room]}!"
+        return f"A gust of wind sweeps you back to {self._name(self._room)}!"

@@ -12,6 +12,8 @@ __all__ = [
     "OPPOSITE",
     "bfs_distances",
     "grid_maze",
+    "room_name",
+    "sample_name_ids",
     "sample_names",
 ]
 
@@ -52,32 +54,40 @@ def grid_maze(
     exits: list[Exits] = [{} for _ in range(n)]
     visited = [False] * n
     # One batch of random numbers instead of a generator call per carving step.
-    draws = iter(rng.random(2 * n + 1).tolist())
-    start = int(next(draws) * n)
+    draws = rng.random(2 * n + 1).tolist()
+    start = int(draws[0] * n)
+    used = 1
     stack = [start]
     visited[start] = True
     while stack:
         cell = stack[-1]
-        options = [(d, c) for d, c in neighbours[cell] if not visited[c]]
+        options = [pair for pair in neighbours[cell] if not visited[pair[1]]]
         if not options:
             stack.pop()
             continue
-        direction, nxt = options[int(next(draws) * len(options))]
+        direction, nxt = options[int(draws[used] * len(options))]
+        used += 1
         exits[cell][direction] = nxt
         exits[nxt][OPPOSITE[direction]] = cell
         visited[nxt] = True
         stack.append(nxt)
-    walls = [
-        (cell, d, c)
-        for cell in range(n)
-        for d, c in neighbours[cell]
-        if d in ("south", "east") and d not in exits[cell]
-    ]
-    for index in rng.permutation(len(walls))[:extra_passages]:
+    walls = [pair for pair in _south_east_pairs(width, height) if pair[1] not in exits[pair[0]]]
+    for index in rng.permutation(len(walls))[:extra_passages].tolist():
         cell, direction, nxt = walls[index]
         exits[cell][direction] = nxt
         exits[nxt][OPPOSITE[direction]] = cell
     return exits
+
+
+@functools.lru_cache(maxsize=64)
+def _south_east_pairs(width: int, height: int) -> tuple[tuple[int, str, int], ...]:
+    """Every (cell, "south"|"east", neighbour) of the grid: each inner wall once."""
+    return tuple(
+        (cell, d, c)
+        for cell, pairs in enumerate(_grid_neighbours(width, height))
+        for d, c in pairs
+        if d in ("south", "east")
+    )
 
 
 def bfs_distances(exits: list[Exits], source: int) -> list[int]:
@@ -108,10 +118,20 @@ _NOUNS = (
 )  # fmt: skip
 
 
-def sample_names(count: int, rng: np.random.Generator) -> list[str]:
-    """``count`` distinct room names such as "the Dusty Cellar"."""
+def sample_name_ids(count: int, rng: np.random.Generator) -> list[int]:
+    """``count`` distinct room-name ids (the same draw as `sample_names`); `room_name`
+    spells one, so games can name rooms only when they are first described."""
     total = len(_ADJECTIVES) * len(_NOUNS)
     if count > total:
         raise ValueError(f"Expect at most {total} rooms, got {count}")
-    picks = rng.choice(total, size=count, replace=False)
-    return [f"the {_ADJECTIVES[i // len(_NOUNS)]} {_NOUNS[i % len(_NOUNS)]}" for i in picks]
+    return rng.choice(total, size=count, replace=False).tolist()
+
+
+def room_name(name_id: int) -> str:
+    """The room name with this id, such as "the Dusty Cellar"."""
+    return f"the {_ADJECTIVES[name_id // len(_NOUNS)]} {_NOUNS[name_id % len(_NOUNS)]}"
+
+
+def sample_names(count: int, rng: np.random.Generator) -> list[str]:
+    """``count`` distinct room names such as "the Dusty Cellar"."""
+    return [room_name(i) for i in sample_name_ids(count, rng)]

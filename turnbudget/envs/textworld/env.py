@@ -111,7 +111,8 @@ class TextWorldEnv(TextEnv):
     ## Arguments
     - ``game_file``: a game file, or a sequence of them; with several, reset
       ``seed=s`` plays ``game_file[s % n]`` and an unseeded reset draws one.
-    - ``render_mode``: None or ``"ansi"`` (returns the last observation).
+    - ``render_mode``: None, ``"ansi"`` (the last observation), ``"human"`` or
+      ``"rgb_array"`` (the screen drawn as an image; the ``plot`` extra).
 
     ## Registered configurations
     ``turnbudget/TextWorldFile-v0`` (pass ``game_file=``).
@@ -120,7 +121,6 @@ class TextWorldEnv(TextEnv):
     - v0: initial version.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
     _needs_game_file: ClassVar[bool] = True  # False in families that make their own games
 
     def __init__(

@@ -72,7 +72,7 @@ class GeneratedTextWorldEnv(TextWorldEnv):
             set generated ahead of time.
         cache_dir: The cache root; default ``$TURNBUDGET_TEXTWORLD_CACHE`` or
             the user's cache dir.
-        render_mode: None or ``"ansi"``.
+        render_mode: None, ``"ansi"``, ``"human"`` or ``"rgb_array"`` (see `TextWorldEnv`).
     """
 
     family = ""

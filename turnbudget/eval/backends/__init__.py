@@ -7,7 +7,8 @@ and yields their results; it decides nothing about *what* runs (that is
 `turnbudget.eval.runner.EpisodeRunner`, so results never depend on the
 backend, its worker count or the order in which episodes finish.
 
-Built in: ``local`` (this process) and ``pool`` (a local process pool). A new
+Built in: ``local`` (this process), ``pool`` (a local process pool) and
+``ray`` (a Ray cluster, or a local Ray instance for the run; the ``ray`` extra). A new
 backend is one module with a `Backend` subclass, listed in `BUILTIN_BACKENDS`
 (or added at run time with `register_backend`)::
 
@@ -19,14 +20,21 @@ backend is one module with a `Backend` subclass, listed in `BUILTIN_BACKENDS`
             # (a local worker process also calls turnbudget.eval.lock.exit_with_parent())
 
         def run(self, specs):
-            ...  # yield lists of EpisodeResult, in any order, covering every spec
+            ...  # yield lists of EpisodeResult / EpisodeFailure, in any order, each spec once
 
         def close(self):
             ...  # stop the workers; called even when run() was interrupted
 
+Faults: a backend reports an episode it could not finish as an
+`EpisodeFailure` (the agent or env raised, the worker running it died, it
+ran past ``timeout`` seconds) instead of raising; `run_with_retries` runs
+those again, up to ``retries`` more times each, and then yields a
+*failed-to-run* record for each one still failing (`failed_record`), which
+the analysis keeps apart from the agent's own failures.
+
 Example:
-    >>> sorted(list_backends())[:2]
-    ['local', 'pool']
+    >>> sorted(list_backends())[:3]
+    ['local', 'pool', 'ray']
     >>> make_backend("pool", workers=2)
     PoolBackend(workers=2)
 """
@@ -34,20 +42,29 @@ Example:
 from __future__ import annotations
 
 import abc
+import logging
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
-from turnbudget._checks import check_positive_int, load_object
+from turnbudget._checks import check_positive_int, is_real, load_object
 from turnbudget.eval.plan import EpisodeSpec, EvalConfig
-from turnbudget.eval.runner import EpisodeResult
+from turnbudget.eval.runner import EpisodeFailure, EpisodeResult
 
 __all__ = [
+    "ABORT_AFTER",
     "BUILTIN_BACKENDS",
     "Backend",
+    "EvaluationAborted",
+    "check_timeout",
+    "failed_record",
     "list_backends",
     "make_backend",
     "register_backend",
+    "run_with_retries",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 class Backend(abc.ABC):
@@ -61,13 +78,19 @@ class Backend(abc.ABC):
 
     Args:
         workers: how many episodes' worth of parallel workers to use (its
-            meaning is the backend's: processes for ``pool``; ``local`` accepts 1 only).
+            meaning is the backend's: processes for ``pool``, actors for
+            ``ray``; ``local`` accepts 1 only).
+        timeout: seconds one episode may run (a `BatchAgent`'s batch: seconds
+            per episode it holds), None for no limit. An episode past it is
+            stopped (its worker killed and replaced) and reported as an
+            `EpisodeFailure` of kind ``timeout``.
     """
 
     name: ClassVar[str] = ""
 
-    def __init__(self, workers: int = 1):
+    def __init__(self, workers: int = 1, *, timeout: float | None = None):
         self.workers = check_positive_int(workers, "workers")
+        self.timeout = check_timeout(timeout)
 
     @abc.abstractmethod
     def start(self, agent: Any, config: EvalConfig, *, serialize: bool) -> Backend:
@@ -77,8 +100,9 @@ class Backend(abc.ABC):
         """
 
     @abc.abstractmethod
-    def run(self, specs: Sequence[EpisodeSpec]) -> Iterator[list[EpisodeResult]]:
-        """Yield the results of ``specs`` in chunks, in any order, each episode exactly once."""
+    def run(self, specs: Sequence[EpisodeSpec]) -> Iterator[list[EpisodeResult | EpisodeFailure]]:
+        """Yield the outcomes of ``specs`` in chunks, in any order, each episode exactly once:
+        its result, or an `EpisodeFailure` when it could not be run to its end."""
 
     def close(self) -> None:  # noqa: B027  (optional hook: nothing to release by default)
         """Release what `start` acquired; safe to call twice, and after an interrupted `run`."""
@@ -93,10 +117,96 @@ class Backend(abc.ABC):
         return f"{type(self).__name__}(workers={self.workers})"
 
 
+def check_timeout(timeout: Any) -> float | None:
+    """None, or a positive number of seconds."""
+    if timeout is None:
+        return None
+    if not is_real(timeout) or not 0 < float(timeout) < math.inf:
+        raise ValueError(f"Expect `timeout` to be a positive number of seconds, got {timeout!r}")
+    return float(timeout)
+
+
+def failed_record(failure: EpisodeFailure, attempts: int) -> dict[str, Any]:
+    """The episode record of an episode that failed to run ``attempts`` times.
+
+    It carries the episode's identity and ``failed_to_run: True`` but no
+    outcome (no ``success``, no turns): the analysis counts it apart from the
+    agent's failures and leaves it out of every estimate.
+    """
+    spec = failure.spec
+    return {
+        "record": "episode",
+        "episode_id": spec.episode_id,
+        "env_id": spec.env_id,
+        "seed": spec.task_seed,
+        "rep": spec.rep,
+        "turn_budget": spec.turn_budget,
+        "agent_seed": spec.agent_seed,
+        "failed_to_run": True,
+        "failure": failure.kind,
+        "error": failure.error,
+        "attempts": attempts,
+    }
+
+
+#: First attempts failing in a row, with no episode finishing between them, that stop a
+#: run: something is broken for every episode (a server down, an env that cannot be
+#: built), and retrying all of them would only burn time.
+ABORT_AFTER = 25
+
+
+class EvaluationAborted(RuntimeError):
+    """Too many episodes in a row failed to run; the finished ones are kept (rerun to resume)."""
+
+
+def run_with_retries(
+    backend: Backend, specs: Sequence[EpisodeSpec], retries: int = 2
+) -> Iterator[list[EpisodeResult]]:
+    """Run ``specs`` on a started ``backend``; rerun failures up to ``retries`` more times.
+
+    Yields lists of ``(episode record, step records)``; an episode that failed
+    on every attempt is yielded last, as its `failed_record` with no steps. A
+    rerun episode is the same episode (same env seed, same agent seed), so
+    retries change no result, only whether one exists. Raises
+    `EvaluationAborted` when `ABORT_AFTER` first attempts in a row fail.
+    """
+    if not (isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0):
+        raise ValueError(f"Expect `retries` to be a non-negative int, got {retries!r}")
+    todo = list(specs)
+    streak = 0
+    for attempt in range(1, retries + 2):
+        failed: list[EpisodeFailure] = []
+        for outcomes in backend.run(todo):
+            done = [o for o in outcomes if not isinstance(o, EpisodeFailure)]
+            for o in outcomes:
+                if not isinstance(o, EpisodeFailure):
+                    streak = 0
+                    continue
+                logger.warning(
+                    "episode %s failed to run (attempt %d of %d): %s: %s",
+                    o.spec.episode_id, attempt, retries + 1, o.kind, o.error,
+                )  # fmt: skip
+                failed.append(o)
+                streak += attempt == 1
+                if streak >= ABORT_AFTER:
+                    raise EvaluationAborted(
+                        f"{streak} episodes in a row failed to run, the last with {o.kind}: "
+                        f"{o.error}. Finished episodes are kept; fix the cause and rerun the "
+                        "same command to resume."
+                    )
+            if done:
+                yield done
+        if not failed:
+            return
+        todo = sorted(f.spec for f in failed)
+    yield [(failed_record(f, retries + 1), []) for f in sorted(failed, key=lambda f: f.spec)]
+
+
 #: name -> ``"module:Class"``, imported only when the backend is used.
 BUILTIN_BACKENDS: dict[str, str] = {
     "local": "turnbudget.eval.backends.local:LocalBackend",
     "pool": "turnbudget.eval.backends.pool:PoolBackend",
+    "ray": "turnbudget.eval.backends.ray:RayBackend",
 }
 
 _REGISTRY: dict[str, type[Backend] | str] = dict(BUILTIN_BACKENDS)
@@ -119,8 +229,12 @@ def list_backends() -> list[str]:
     return list(_REGISTRY)
 
 
-def make_backend(name: str, workers: int = 1) -> Backend:
-    """Build the backend registered as ``name`` with ``workers`` workers."""
+def make_backend(name: str, workers: int = 1, **options: Any) -> Backend:
+    """Build the backend registered as ``name`` with ``workers`` workers.
+
+    ``options`` go to its constructor: ``timeout`` for every backend, and the
+    backend's own (``address=`` for ``ray``).
+    """
     if name not in _REGISTRY:
         raise ValueError(f"Unknown backend {name!r}; expect one of {list_backends()}")
     cls = _REGISTRY[name]
@@ -128,4 +242,4 @@ def make_backend(name: str, workers: int = 1) -> Backend:
         cls = load_object(cls, what=f"backend {name!r}")
     if not (isinstance(cls, type) and issubclass(cls, Backend)):
         raise TypeError(f"Backend {name!r} is {cls!r}, not a Backend subclass")
-    return cls(workers)
+    return cls(workers, **options)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+import signal
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from turnbudget.eval.backends import Backend
 from turnbudget.eval.plan import EpisodeSpec, EvalConfig
-from turnbudget.eval.runner import EpisodeResult, EpisodeRunner
+from turnbudget.eval.runner import EpisodeFailure, EpisodeResult, EpisodeRunner
 
 __all__ = ["LocalBackend"]
+
+logger = logging.getLogger(__name__)
 
 
 class LocalBackend(Backend):
@@ -17,13 +22,19 @@ class LocalBackend(Backend):
 
     Each episode's records are handed over as soon as it ends (so a run that
     fails midway keeps what finished); a `BatchAgent` keeps ``max_batch_size``
-    episodes in flight, starting the next one whenever one ends.
+    episodes in flight, starting the next one whenever one ends. A
+    ``timeout`` interrupts an episode with `EpisodeTimeout` (a SIGALRM, so
+    only where the run is driven from the main thread of a POSIX process; an
+    agent blocked inside C code that retries on signals cannot be interrupted
+    here: use the ``pool`` backend, which kills the worker). For a batch agent
+    each episode has its own deadline; when one passes, the episodes then in
+    flight are replayed one at a time, so only the slow one fails.
     """
 
     name = "local"
 
-    def __init__(self, workers: int = 1):
-        super().__init__(workers)
+    def __init__(self, workers: int = 1, *, timeout: float | None = None):
+        super().__init__(workers, timeout=timeout)
         if self.workers != 1:
             raise ValueError(
                 f"The local backend runs in one process: expect `workers`=1, got {workers!r} "
@@ -35,11 +46,24 @@ class LocalBackend(Backend):
         self._runner = EpisodeRunner(agent, config, serialize=serialize)
         return self
 
-    def run(self, specs: Sequence[EpisodeSpec]) -> Iterator[list[EpisodeResult]]:
+    def _limit(self) -> float | None:
+        if self.timeout is None:
+            return None
+        if not hasattr(signal, "setitimer") or threading.current_thread() is not (
+            threading.main_thread()
+        ):
+            logger.warning(
+                "the local backend enforces timeouts only from the main thread on POSIX; "
+                "running without one (the pool backend enforces them anywhere)"
+            )
+            return None
+        return self.timeout
+
+    def run(self, specs: Sequence[EpisodeSpec]) -> Iterator[list[EpisodeResult | EpisodeFailure]]:
         if self._runner is None:
             raise RuntimeError("LocalBackend.run() before start()")
-        for _, result in self._runner.stream(specs):
-            yield [result]
+        for _, outcome in self._runner.stream(specs, timeout=self._limit()):
+            yield [outcome]
 
     def close(self) -> None:
         self._runner = None

@@ -13,7 +13,13 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper
 from turnbudget.multiagent.base import TEXT_KEY
 from turnbudget.multiagent.wrappers._common import require_single_team
 from turnbudget.wrappers._common import EpisodeSeeder
-from turnbudget.wrappers.inject_errors import ERROR_KINDS, ErrorSchedule, InjectedError, narrate
+from turnbudget.wrappers.inject_errors import (
+    ERROR_KINDS,
+    ErrorSchedule,
+    InjectedError,
+    narrate,
+    repeat_seed,
+)
 
 __all__ = ["InjectTeamErrors"]
 
@@ -27,7 +33,12 @@ class InjectTeamErrors(BaseParallelWrapper):
 
     Each agent has its own `ErrorSchedule`: whether and which error fires at
     round t for agent a depends only on the episode's seed, a and t, never on
-    anyone's actions, so two teams on the same seed face the same draws. An
+    anyone's actions, so two teams on the same seed face the same draws. As
+    with `InjectErrors`, the ``repeat`` reset option
+    (``reset(seed=s, options={"repeat": r})``) makes the draws of attempt r a
+    pure function of (s, r, a, t): repeated attempts at one task are
+    independent, two teams on the same (s, r) are paired. What is shared is
+    whether an error fires and its kind; its concrete effect depends on the state. An
     error fires at the start of the round, before the commands run:
 
     - ``slip``: the agent's command is replaced by another admissible one
@@ -97,7 +108,7 @@ class InjectTeamErrors(BaseParallelWrapper):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        episode_seed = self._seeder.next_seed(seed)
+        episode_seed = repeat_seed(self._seeder.next_seed(seed), options)
         for index, schedule in enumerate(self.errors.values()):
             schedule.start(int(np.random.default_rng([episode_seed, index]).integers(2**63)))
         self._round = 0

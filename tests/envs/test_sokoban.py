@@ -1,0 +1,151 @@
+"""Rules of Sokoban: deadlocks lose, the solver is exact, levels come from reverse play."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from turnbudget.envs.native.sokoban import Sokoban
+
+# Hand-made levels with their optimal solutions in moves, counted by hand.
+KNOWN_LEVELS = [
+    ("#####\n#@$.#\n#####", 1),
+    ("######\n#@ $.#\n######", 2),
+    ("#######\n#.  $@#\n#  #  #\n#######", 3),
+    # east, push south twice (box on the bottom row), west, south, push east: 6
+    ("#####\n#@  #\n# $ #\n#   #\n#  .#\n#####", 6),
+    # two boxes: the top one east three times, walk (west, west, south) behind the other, push
+    # it east twice: 3 + 3 + 2 (the other order costs 11, interleaving 9)
+    ("#######\n#@$  .#\n#  $ .#\n#######", 8),
+]
+
+
+def _game_with(level: str) -> Sokoban:
+    game = Sokoban("easy")
+    game.reset(seed=0)
+    game.load_level(level)
+    return game
+
+
+def _brute_force_distance(game: Sokoban) -> int | None:
+    """Plain breadth-first search over (player, boxes), every move, no pruning."""
+    solver = game._solver
+    start = (game._player, game._boxes)
+    seen = {start}
+    frontier = deque([(start, 0)])
+    while frontier:
+        (player, boxes), d = frontier.popleft()
+        if boxes == game._targets:
+            return d
+        for step in solver.offsets:
+            nxt = player + step
+            if game._walls[nxt]:
+                continue
+            new_boxes = boxes
+            if boxes >> nxt & 1:
+                beyond = nxt + step
+                if game._walls[beyond] or boxes >> beyond & 1:
+                    continue
+                new_boxes = boxes ^ (1 << nxt | 1 << beyond)
+            state = (nxt, new_boxes)
+            if state not in seen:
+                seen.add(state)
+                frontier.append((state, d + 1))
+    return None
+
+
+@pytest.mark.parametrize(("level", "moves"), KNOWN_LEVELS)
+def test_the_solver_distance_is_exact_on_hand_made_levels(level, moves):
+    game = _game_with(level)
+    assert _brute_force_distance(game) == moves
+    assert game.distance_to_goal() == moves
+    for _ in range(moves):
+        obs, reward, terminated, truncated, info = game.step(game.optimal_actions()[0])
+    assert terminated and info["won"] and reward == 1.0 and not truncated
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "medium"])
+def test_the_solver_matches_a_brute_force_search_on_generated_levels(difficulty):
+    game = Sokoban(difficulty)
+    rng = np.random.default_rng(0)
+    for seed in range(4):
+        game.reset(seed=seed)
+        for _ in range(6):  # from the start and along a random walk
+            assert game.distance_to_goal() == _brute_force_distance(game)
+            safe = [a for a in game.admissible_actions() if a != "look"]
+            _, _, terminated, _, _ = game.step(safe[int(rng.integers(len(safe)))])
+            if terminated:
+                assert game.distance_to_goal() == (0 if game._won else None)
+                break
+
+
+def test_a_box_pushed_against_a_wall_without_targets_ends_the_game_as_lost():
+    env = gym.make("turnbudget/Sokoban-Easy-v0")
+    env.reset(seed=0)
+    game = env.unwrapped
+    game.load_level("######\n#    #\n# $@ #\n#   .#\n######")
+    assert game.distance_to_goal() == 7  # around and push south, then east twice
+    obs, reward, terminated, truncated, info = env.step("go west")  # the box hits the west wall
+    assert terminated and not truncated and info["lost"] and not info["won"]
+    assert reward == 0.0 and "stuck" in obs and "lost" in obs
+    assert game.distance_to_goal() is None and game.optimal_actions() == []
+    obs, reward, terminated, truncated, info = env.step("go east")
+    assert terminated and not truncated and "over" in obs
+
+
+def test_every_unsolvable_push_loses_and_every_solvable_one_does_not():
+    game = Sokoban("medium")
+    rng = np.random.default_rng(3)
+    lost = 0
+    for seed in range(8):
+        game.reset(seed=seed)
+        for _ in range(40):
+            actions = [a for a in game.admissible_actions() if a != "look"]
+            _, _, terminated, _, info = game.step(actions[int(rng.integers(len(actions)))])
+            exact = _brute_force_distance(game) if not info["won"] else 0
+            assert info["lost"] == (exact is None)
+            if terminated:
+                lost += info["lost"]
+                break
+    assert lost > 0
+
+
+def test_the_grid_legend_and_moves_are_in_the_observation():
+    obs, info = Sokoban("hard").reset(seed=2)
+    assert "Legend:" in obs and "go north" in obs
+    grid = [line for line in obs.splitlines() if line.startswith("#")]
+    assert len(grid) == 7 and all(len(line) == 8 for line in grid)
+    assert sum(line.count("$") + line.count("*") for line in grid) == 3
+    assert "Push every box" in info["goal"]
+
+
+def test_walls_and_stuck_boxes_explain_themselves():
+    game = _game_with("#######\n#@*#  #\n# $  .#\n#######")
+    obs, _, _, _, info = game.step("go north")
+    assert info["valid_action"] is False and "wall" in obs
+    obs, _, _, _, info = game.step("go east")
+    assert info["valid_action"] is False and "won't move" in obs
+
+
+def test_setbacks_are_checked_with_the_solver():
+    game = Sokoban("medium")
+    game.reset(seed=5)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        before = game.distance_to_goal()
+        narration = game.inject_setback(rng)
+        assert narration and game.distance_to_goal() is not None
+        assert game.distance_to_goal() >= before
+    while not game._won:
+        game.step(game.optimal_actions()[0])
+
+
+@pytest.mark.parametrize("bad", ["", "#####\n#@$#\n#####", "####\n#@?.#\n####", "#$.#"])
+def test_malformed_levels_are_clear_errors(bad):
+    game = Sokoban()
+    game.reset(seed=0)
+    with pytest.raises(ValueError, match="Expect"):
+        game.load_level(bad)

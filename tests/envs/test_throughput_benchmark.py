@@ -1,0 +1,47 @@
+"""Smoke test: benchmarks/throughput.py runs with tiny settings, peers absent or present."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # the script imports random_agent
+    spec = importlib.util.spec_from_file_location("throughput", BENCHMARKS / "throughput.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "throughput", module)  # dataclasses need it
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_figure_is_measured_with_tiny_settings(bench, capsys, tmp_path):
+    config = bench.Config(
+        seconds=0.02,
+        env_ids=("turnbudget/Sokoban-Medium-v0", "turnbudget/Shop-Medium-v0"),
+        solver_episodes=1,
+        peers_python=str(tmp_path / "no-such-python"),
+    )
+    rows = bench.measure(config)
+    assert [r["env_id"] for r in rows] == list(config.env_ids)
+    for row in rows:
+        assert row["step_only"] > 0 and 0 < row["ratio"] <= 1.0
+    bench.print_table(rows)
+    solver = bench.time_sokoban_solver(config)
+    assert solver["calls"] > 0 and solver["max_ms"] >= solver["mean_ms"] > 0
+    peers = bench.compare_peers(config)
+    assert len(peers) == 4 and "skipped" in peers[-1]  # ours, then the peers skipped cleanly
+    bench.print_peers(peers)
+    out = capsys.readouterr().out
+    assert "Sokoban-Medium-v0" in out and "skipped" in out
+
+
+def test_the_peer_script_imports_no_peer_here():
+    source = (BENCHMARKS / "throughput.py").read_text()
+    assert "import gem" not in source and "import textarena" not in source

@@ -1,0 +1,288 @@
+"""The ray backend (marker ``ray``; needs the ray extra): the same records as the local
+backends for any number of workers, and faults survived (a SIGKILLed worker, a raising
+agent, a hanging one); the TextWorld cache's lock holds across Ray workers.
+
+One local Ray instance (2 CPUs, small object store) serves the module and is shut
+down at its end; one test starts and stops its own through the backend.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+import _faults  # noqa: E402
+from _faults import (  # noqa: E402
+    CountingOracle,
+    HangingAgent,
+    RaisingAgent,
+    SlowPidAgent,
+    kill_first_worker,
+    seeds_of,
+)
+from _support import SHIPPED_TEXTWORLD_GAMES, copy_shipped_textworld_games  # noqa: E402
+
+from turnbudget.agents import OracleAgent  # noqa: E402
+from turnbudget.cli import main  # noqa: E402
+from turnbudget.eval.backends.ray import OBJECT_STORE_BYTES, RayBackend  # noqa: E402
+from turnbudget.eval.logs import read_jsonl  # noqa: E402
+from turnbudget.eval.rollout import EPISODES_FILE, STEPS_FILE, evaluate  # noqa: E402
+
+pytestmark = pytest.mark.ray
+
+MAZE = "turnbudget/Maze-Easy-v0"
+KEYQUEST = "turnbudget/KeyQuest-Easy-v0"
+COIN = "turnbudget/CoinCollector-Easy-v0"  # played from the shipped game 0
+GRID = dict(ks=[1, 2], ts=[8, 16], n=2, tasks=3, n_bootstrap=20)
+BAD = [(MAZE, 1, 0), (KEYQUEST, 2, 1)]
+
+# The workers cannot import the test suite: ship these modules' code by value.
+ray.cloudpickle.register_pickle_by_value(_faults)
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture(scope="module")
+def tw_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped TextWorld games in a temporary cache, seen by the driver and the workers
+    (a local instance's workers inherit the environment of the process that starts it)."""
+    cache = copy_shipped_textworld_games(tmp_path_factory.mktemp("tw-cache"))
+    old = os.environ.get("TURNBUDGET_TEXTWORLD_CACHE")
+    os.environ["TURNBUDGET_TEXTWORLD_CACHE"] = os.fspath(cache)
+    yield cache
+    if old is None:
+        os.environ.pop("TURNBUDGET_TEXTWORLD_CACHE", None)
+    else:
+        os.environ["TURNBUDGET_TEXTWORLD_CACHE"] = old
+
+
+@pytest.fixture(scope="module")
+def module_ray(tw_cache: Path):
+    """Shut down at the end of the module, whoever started it."""
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture
+def shared_ray(module_ray: None) -> None:
+    if not ray.is_initialized():
+        ray.init(
+            num_cpus=2, include_dashboard=False, log_to_driver=False,
+            object_store_memory=OBJECT_STORE_BYTES,
+        )  # fmt: skip
+
+
+def lines(out: Path, name: str) -> list[str]:
+    return sorted((out / name).read_text().splitlines())
+
+
+def test_ray_gives_the_local_records_for_any_worker_count(tmp_path, module_ray):
+    """Local, Ray with 1 worker (a local instance started and shut down for the run) and
+    Ray with 2 workers write the same logs and summaries, native and TextWorld envs."""
+    kwargs = dict(ks=[1, 2], ts=[4, 8, 16], n=2, tasks=1, errors=0.1, mode="both", n_bootstrap=50)
+    envs = [MAZE, KEYQUEST, COIN]
+    local = evaluate(envs, OracleAgent(0.3), out=tmp_path / "local", **kwargs)
+    ray.shutdown()
+    own = evaluate(envs, OracleAgent(0.3), out=tmp_path / "ray1", backend="ray", **kwargs)
+    assert not ray.is_initialized()  # the backend's own instance is gone
+    ray.init(
+        num_cpus=2, include_dashboard=False, log_to_driver=False,
+        object_store_memory=OBJECT_STORE_BYTES,
+    )  # fmt: skip
+    two = evaluate(
+        envs, OracleAgent(0.3), out=tmp_path / "ray2", backend="ray", workers=2, **kwargs
+    )
+    assert ray.is_initialized()  # a caller's instance is left running
+    assert local.n_run == 3 * 2 * 3
+    for name, result in (("ray1", own), ("ray2", two)):
+        assert result.summary == local.summary, name
+        for log in (EPISODES_FILE, STEPS_FILE):
+            assert lines(tmp_path / name, log) == lines(tmp_path / "local", log), (name, log)
+        summary = (tmp_path / name / "summary.json").read_text()
+        assert summary == (tmp_path / "local" / "summary.json").read_text()
+
+
+def test_the_agent_is_shipped_once_per_worker(tmp_path, shared_ray):
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    agent = CountingOracle(0.3, str(trace))
+    result = evaluate(MAZE, agent, backend="ray", workers=2, ks=[1], ts=[8], n=4, tasks=8)
+    assert len(result.episodes) == 32
+    pids = [p.name.split("-")[0] for p in trace.iterdir()]
+    assert len(pids) == 2 and len(set(pids)) == 2  # one copy per actor, however many chunks
+
+
+def test_a_sigkilled_ray_worker_costs_nothing(tmp_path, shared_ray):
+    clean = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), **GRID)
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    killed: list[int] = []
+    killer = threading.Thread(target=lambda: killed.append(kill_first_worker(pid_dir)))
+    killer.start()
+    result = evaluate(
+        [MAZE, KEYQUEST], SlowPidAgent(0.3, str(pid_dir)), out=tmp_path / "run",
+        backend="ray", workers=2, **GRID,
+    )  # fmt: skip
+    killer.join()
+    assert killed and len(list(pid_dir.iterdir())) >= 3  # a replacement actor played too
+    ids = [e["episode_id"] for e in read_jsonl(tmp_path / "run" / EPISODES_FILE)[0]]
+    assert sorted(ids) == sorted(e["episode_id"] for e in clean.episodes)  # each exactly once
+    assert result.episodes == clean.episodes
+    assert result.summary["failed_to_run"]["episodes"] == 0
+
+
+def _failed(result) -> dict[tuple[str, int, int], dict]:
+    return {
+        (e["env_id"], e["seed"], e["rep"]): e for e in result.episodes if e.get("failed_to_run")
+    }
+
+
+def test_a_raising_agent_on_ray_fails_its_episodes_and_the_run_finishes(tmp_path, shared_ray):
+    clean = {
+        e["episode_id"]: e for e in evaluate([MAZE, KEYQUEST], OracleAgent(0.3), **GRID).episodes
+    }
+    result = evaluate(
+        [MAZE, KEYQUEST], RaisingAgent(0.3, seeds_of(0, BAD)), out=tmp_path / "run",
+        backend="ray", workers=2, retries=1, **GRID,
+    )  # fmt: skip
+    failed = _failed(result)
+    assert set(failed) == set(BAD)
+    assert all(e["failure"] == "exception" and e["attempts"] == 2 for e in failed.values())
+    assert all("agent bug" in e["error"] for e in failed.values())
+    for e in result.episodes:
+        if not e.get("failed_to_run"):
+            assert e == clean[e["episode_id"]]
+    assert result.summary["failed_to_run"] == {"episodes": 2, "by_kind": {"exception": 2}}
+
+
+def test_a_hanging_agent_on_ray_hits_the_timeout(tmp_path, shared_ray):
+    start = time.monotonic()
+    result = evaluate(
+        [MAZE, KEYQUEST], HangingAgent(0.3, seeds_of(0, BAD)), backend="ray", workers=2,
+        timeout=1.0, retries=1, **GRID,
+    )  # fmt: skip
+    failed = _failed(result)
+    assert set(failed) == set(BAD)
+    assert all(e["failure"] == "timeout" and e["attempts"] == 2 for e in failed.values())
+    assert len(result.episodes) == 2 * 3 * 2
+    assert time.monotonic() - start < 120  # far from the agent's hour-long sleep
+
+
+def _generate_once(root: str, log: str, barrier: str, path_for: str) -> tuple[str, float, float]:
+    """A Ray task: wait until both tasks are up, then ask the cache for one game that nobody
+    has generated; generation (a copy of a shipped game, slow on purpose) is logged."""
+    import shutil
+
+    from turnbudget.envs.textworld.cache import GameCache
+
+    Path(barrier, str(os.getpid())).write_text("")
+    while len(list(Path(barrier).iterdir())) < 2:
+        time.sleep(0.01)
+
+    def generate(path: Path) -> None:
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        time.sleep(1.5)
+        shutil.copy(Path(path_for, "0.z8"), path)
+        shutil.copy(Path(path_for, "0.json"), path.with_suffix(".json"))
+
+    asked = time.time()
+    game = GameCache("lock_probe", {"level": 1}, root=root).get(0, generate)
+    return os.fspath(game), asked, time.time()
+
+
+def test_the_textworld_cache_lock_holds_across_ray_workers(tmp_path, shared_ray):
+    log, barrier = tmp_path / "generated.log", tmp_path / "barrier"
+    barrier.mkdir()
+    source = os.fspath(next(SHIPPED_TEXTWORLD_GAMES.glob("coin_collector-*")))
+    task = ray.remote(num_cpus=1)(_generate_once)
+    refs = [task.remote(os.fspath(tmp_path / "cache"), os.fspath(log), os.fspath(barrier), source)
+            for _ in range(2)]  # fmt: skip
+    (game_a, asked_a, done_a), (game_b, asked_b, done_b) = ray.get(refs)
+    assert len(set(log.read_text().split())) == 1  # generated by one worker only
+    assert game_a == game_b and Path(game_a).read_bytes() == Path(source, "0.z8").read_bytes()
+    assert max(asked_a, asked_b) < min(done_a, done_b)  # both asked while it was being made
+    assert len(list(barrier.iterdir())) == 2  # two distinct worker processes
+
+
+def test_cli_backend_ray(tmp_path, shared_ray, capsys):
+    common = ["eval", "--env", MAZE, "--agent", "oracle:0.2", "--k", "1", "--t", "4,8",
+              "--tasks", "2", "--no-plots", "--quiet"]  # fmt: skip
+    assert main([*common, "--backend", "ray", "--workers", "2", "--out", str(tmp_path / "r")]) == 0
+    assert main([*common, "--out", str(tmp_path / "l")]) == 0
+    assert lines(tmp_path / "r", EPISODES_FILE) == lines(tmp_path / "l", EPISODES_FILE)
+    assert main([*common, "--ray-address", "auto", "--out", str(tmp_path / "x")]) == 2
+    assert "--ray-address needs --backend ray" in capsys.readouterr().err
+    assert repr(RayBackend(2, address="auto")) == "RayBackend(workers=2, address='auto')"
+
+
+def test_eval_scale_benchmark_smoke(tmp_path):
+    """benchmarks/eval_scale.py runs with tiny settings and reports every figure."""
+    import json
+    import subprocess
+
+    ray.shutdown()  # the script starts and stops its own instance
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "eval_scale.py"
+    out = tmp_path / "scale.json"
+    subprocess.run(
+        [sys.executable, str(script), "--tasks", "1", "--n", "2", "--runs", "1", "--repeats", "1",
+         "--calls", "5", "--json-out", str(out)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    figures = json.loads(out.read_text())
+    assert set(figures["episodes_per_second"]) == {
+        "in-process",
+        "pool x1",
+        "pool x2",
+        "ray x1",
+        "ray x2",
+    }
+    assert all(v > 0 for v in figures["episodes_per_second"].values())
+    assert figures["episodes_per_variant"] == 2 * 1 * 2
+    assert figures["ray_init_seconds"] > 0 and figures["projection"]["episodes_per_second"] > 0
+
+
+def test_workers_that_cannot_start_are_reported_or_done_without(tmp_path, shared_ray, monkeypatch):
+    """An agent the workers cannot rebuild stops the run at once with the reason; asking for
+    more workers than free CPUs runs on those that started (as after losing a node)."""
+    from _faults import UnshippableAgent
+
+    from turnbudget.eval.backends import ray as ray_backend
+
+    with pytest.raises(RuntimeError, match=r"failed to start.*my_private_agents"):
+        evaluate(MAZE, UnshippableAgent(0.1), ks=[1], ts=[8], tasks=2, backend="ray")
+    monkeypatch.setattr(ray_backend, "START_TIMEOUT", 5.0)
+    result = evaluate(MAZE, OracleAgent(0.3), backend="ray", workers=3, **GRID)
+    assert result.summary == evaluate(MAZE, OracleAgent(0.3), **GRID).summary
+
+
+def test_an_interrupted_ray_run_resumes(tmp_path, shared_ray):
+    """Ctrl-C in the driver mid-run: the actors go, the logs keep whole episodes only, and
+    the same call resumes to the clean run's records."""
+    import signal
+
+    clean = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), **GRID)
+    out, pid_dir = tmp_path / "run", tmp_path / "pids"
+    pid_dir.mkdir()
+    agent = SlowPidAgent(0.3, str(pid_dir), delay=0.02)
+
+    def interrupt() -> None:
+        log = out / EPISODES_FILE
+        while not (log.exists() and len(log.read_text().splitlines()) >= 3):
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        evaluate([MAZE, KEYQUEST], agent, out=out, backend="ray", workers=2, **GRID)
+    logged = len(read_jsonl(out / EPISODES_FILE)[0])
+    assert 3 <= logged < len(clean.episodes)
+    result = evaluate([MAZE, KEYQUEST], agent, out=out, backend="ray", workers=2, **GRID)
+    assert result.n_run == len(clean.episodes) - logged
+    assert result.episodes == clean.episodes

@@ -1,0 +1,261 @@
+"""The stack through Gymnasium's own door: gym.make options, numeric info, one turn limit.
+
+What RL libraries need without importing them (the `compat` suite runs the real
+ones): ``gym.make(id, **options)`` builds `turnbudget.make`'s stack,
+``max_episode_steps`` becomes the turn budget, ``info`` stacks in vector envs,
+and DiscreteActions takes the number types their samplers send.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.wrappers import TimeLimit
+
+import turnbudget
+from turnbudget.wrappers import DiscreteActions, TextFeatures, TurnBudget
+from turnbudget.wrappers._common import find_wrapper
+from turnbudget.wrappers.stack import absorb_time_limit
+from turnbudget.wrappers.text_features import FEATURE_HIGH, hashed_ngrams
+
+MAZE = "turnbudget/Maze-Easy-v0"
+FULL = {
+    "budget_mix": [4, 9],
+    "errors": 0.3,
+    "record": True,
+    "process_reward": True,
+    "reveal": "final=2",
+    "discrete_actions": 6,
+    "text_features": 16,
+}
+
+
+def chain(env: gym.Env) -> list[str]:
+    names = []
+    while isinstance(env, gym.Wrapper):
+        names.append(type(env).__name__)
+        env = env.env
+    return names
+
+
+def play(env: gym.Env, seed: int, steps: int = 40) -> list:
+    """A seeded random rollout over the admissible indices; returns what it saw."""
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(seed=seed)
+    trace = [(obs.tolist(), {k: np.asarray(v).tolist() for k, v in info.items()})]
+    for _ in range(steps):
+        mask = info["action_mask"]
+        action = int(rng.choice(np.flatnonzero(mask))) if mask.any() else 0
+        obs, reward, terminated, truncated, info = env.step(action)
+        trace.append((obs.tolist(), float(reward), terminated, truncated,
+                      {k: np.asarray(v).tolist() for k, v in info.items()}))  # fmt: skip
+        if terminated or truncated:
+            obs, info = env.reset()
+    return trace
+
+
+# -- gym.make builds turnbudget.make's stack --------------------------------------------
+
+
+def test_gym_make_options_build_the_same_stack_as_turnbudget_make():
+    by_gym = gym.make(MAZE, **FULL)
+    by_make = turnbudget.make(MAZE, **FULL)
+    assert chain(by_gym) == chain(by_make)
+    assert chain(by_gym)[:3] == ["NumericInfo", "TextFeatures", "DiscreteActions"]
+    assert play(by_gym, 3) == play(by_make, 3)
+
+
+def test_module_prefixed_ids_build_the_same_stack():
+    # "turnbudget:<id>" is how fresh worker processes reach the ids (they import the package).
+    by_prefix = turnbudget.make(f"turnbudget:{MAZE}", text_features=8, reveal="always")
+    assert chain(by_prefix) == chain(gym.make(MAZE, text_features=8, reveal="always"))
+
+
+def test_the_spec_recreates_the_stack():
+    env = gym.make(MAZE, discrete_actions=5, text_features=8, reveal="always")
+    again = gym.make(env.spec)
+    assert chain(again) == chain(env)
+    assert play(again, 1, 15) == play(env, 1, 15)
+
+
+def test_gym_make_vec_builds_the_stack_and_stacks_numeric_info():
+    envs = gym.make_vec(MAZE, num_envs=2, discrete_actions=6, text_features=16, budget_mix=[4, 9])
+    obs, info = envs.reset(seed=0)
+    assert obs.shape == (2, 32) and info["action_mask"].shape == (2, 6)
+    for _ in range(12):
+        obs, _, terminated, truncated, info = envs.step(envs.action_space.sample())
+        assert not (terminated & truncated).any()
+        for key in ("won", "valid_action", "turns_left", "sampled_turn_budget"):
+            assert info[key].dtype != object and info[key].shape == (2,), key
+    envs.close()
+
+
+def test_bad_options_through_gym_make_fail_before_the_game_is_built():
+    with pytest.raises(ValueError, match="max_actions"):
+        gym.make(MAZE, discrete_actions=0)
+    with pytest.raises(ValueError, match="`info`"):
+        gym.make(MAZE, info="bytes")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'discrete_action'"):
+        gym.make(MAZE, discrete_action=8)
+
+
+def test_unknown_kwargs_use_pythons_wording_so_clients_can_retry():
+    # TorchRL's GymEnv passes frameskip and drops it when the error says this.
+    with pytest.raises(TypeError, match="unexpected keyword argument 'frameskip'"):
+        gym.make(MAZE, frameskip=1)
+
+
+# -- numeric info -----------------------------------------------------------------------
+
+
+def test_numeric_info_is_fixed_shape_numpy_on_every_reset_and_step():
+    env = gym.make(MAZE, **FULL)
+    space = env.get_wrapper_attr("info_space")
+    assert set(space.spaces) == {
+        "won", "lost", "progress", "valid_action", "turn_budget", "turns_used", "turns_left",
+        "sampled_turn_budget", "injected_error_kind", "env_reward", "shaping",
+        "budget_visible", "action_mask",
+    }  # fmt: skip
+    rng = np.random.default_rng(0)
+    _, info = env.reset(seed=0)
+    kinds = set()
+    for _ in range(200):
+        assert set(info) == set(space.spaces) and space.contains(info), info
+        assert all(isinstance(v, np.ndarray) for v in info.values())
+        kinds.add(int(info["injected_error_kind"]))
+        _, _, terminated, truncated, info = env.step(int(rng.integers(6)))
+        if terminated or truncated:
+            assert space.contains(info)
+            _, info = env.reset()
+    assert -1 in kinds and len(kinds) > 1  # errors fired and were reported
+
+
+def test_info_modes_default_to_the_observation():
+    assert "admissible_actions" in gym.make(MAZE, discrete_actions=4).reset(seed=0)[1]
+    assert "admissible_actions" not in gym.make(MAZE, text_features=8).reset(seed=0)[1]
+    _, info = gym.make(MAZE, text_features=8, discrete_actions=4, info="text").reset(seed=0)
+    assert info["text_observation"] and info["action_commands"]
+    _, info = turnbudget.make(MAZE, discrete_actions=4, info="numeric").reset(seed=0)
+    assert info["won"].dtype == np.bool_ and "action_commands" not in info
+
+
+# -- one owner for the turn limit -----------------------------------------------------------
+
+
+def win_in(env: gym.Env, seed: int) -> tuple[bool, bool, dict]:
+    """Play the oracle's plan; return the last step's flags and info."""
+    env.reset(seed=seed)
+    while True:
+        command = env.unwrapped.optimal_actions()[0]
+        _, _, terminated, truncated, info = env.step(command)
+        if terminated or truncated:
+            return terminated, truncated, info
+
+
+@pytest.mark.parametrize("extra", [{}, {"reveal": "always", "record": True}])
+def test_max_episode_steps_becomes_the_turn_budget(extra):
+    probe = gym.make(MAZE)
+    probe.reset(seed=4)
+    distance = probe.unwrapped.distance_to_goal()
+    env = gym.make(MAZE, max_episode_steps=distance, **extra)
+    assert "TimeLimit" not in chain(env) and env.spec.max_episode_steps is None
+    assert find_wrapper(env, TurnBudget).default_turn_budget == distance
+    terminated, truncated, info = win_in(env, 4)  # the win comes on the last turn
+    assert (terminated, truncated, info["won"], info["turns_left"]) == (True, False, True, 0)
+    env.reset(seed=4)
+    for _ in range(distance):
+        _, _, terminated, truncated, info = env.step("look")
+    assert (terminated, truncated, info["turns_left"]) == (False, True, 0)
+    assert gym.make(env.spec).reset(seed=0)[1]["turn_budget"] == distance
+
+
+def test_max_episode_steps_in_make_vec_and_conflicts():
+    envs = gym.make_vec(MAZE, num_envs=2, max_episode_steps=3)
+    _, info = envs.reset(seed=0)
+    assert info["turn_budget"].tolist() == [3, 3]
+    envs.close()
+    assert gym.make(MAZE, turn_budget=7, max_episode_steps=7).reset(seed=0)[1]["turn_budget"] == 7
+    with pytest.raises(ValueError, match="turn_budget=7 and max_episode_steps=5"):
+        gym.make(MAZE, turn_budget=7, max_episode_steps=5)
+    with pytest.raises(ValueError, match="budget_mix"):
+        gym.make(MAZE, budget_mix=[3, 4], max_episode_steps=5)
+
+
+def test_an_outer_time_limit_is_taken_over_by_turnbudget_make():
+    probe = gym.make(MAZE)
+    probe.reset(seed=2)
+    distance = probe.unwrapped.distance_to_goal()
+    limited = TimeLimit(gym.make(MAZE), max_episode_steps=distance)
+    # Gymnasium's TimeLimit alone sets both flags on a win on its last step...
+    assert win_in(limited, 2)[:2] == (True, True)
+    # ...so hand the env to turnbudget.make (or absorb_time_limit): one limit, one owner.
+    env = turnbudget.make(TimeLimit(gym.make(MAZE), max_episode_steps=distance), reveal="always")
+    assert "TimeLimit" not in chain(env)
+    terminated, truncated, info = win_in(env, 2)
+    assert (terminated, truncated, info["turn_budget"]) == (True, False, distance)
+    assert chain(absorb_time_limit(TimeLimit(gym.make(MAZE), 5))) == chain(gym.make(MAZE))
+    with pytest.raises(ValueError, match="no TurnBudget"):
+        absorb_time_limit(TimeLimit(gym.make(MAZE).unwrapped, 5))
+
+
+# -- the number types RL libraries send -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        1,
+        1.0,
+        np.int8(1),
+        np.uint16(1),
+        np.int64(1),
+        np.float32(1.0),
+        np.float64(1.0),
+        np.array(1),
+        np.array(1.0, dtype=np.float32),
+        np.array([1]),
+        np.array([[1.0]]),
+    ],
+    ids=repr,
+)
+def test_discrete_actions_take_any_whole_number(action):
+    env = DiscreteActions(gym.make(MAZE), max_actions=4)
+    _, info = env.reset(seed=0)
+    assert env.action(action) == info["action_commands"][1]
+    _, _, _, _, after = env.step(action)
+    assert after["valid_action"] and after["turns_used"] == 1
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        1.5,
+        np.float32(0.5),
+        float("nan"),
+        float("inf"),
+        np.bool_(True),
+        True,
+        "1",
+        np.array([1, 2]),
+        np.array(["1"]),
+        None,
+        -1.0,
+        np.float32(4.0),
+    ],
+    ids=repr,
+)
+def test_discrete_actions_refuse_what_is_not_an_index(action):
+    env = DiscreteActions(gym.make(MAZE), max_actions=4)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"Discrete\(4\): a whole number"):
+        env.step(action)
+
+
+def test_text_features_declare_and_keep_a_finite_bound():
+    env = TextFeatures(gym.make(MAZE), dim=8)
+    assert env.observation_space.is_bounded() and env.observation_space.high.max() == FEATURE_HIGH
+    huge = hashed_ngrams("north " * 100_000, dim=8)
+    assert huge.max() == np.float32(FEATURE_HIGH) and env.observation_space.contains(
+        np.concatenate([huge, huge])
+    )

@@ -1,0 +1,438 @@
+"""Sokoban: push boxes onto targets in a text grid, where one bad push can lose the game."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from turnbudget.envs.core import EnvVariant
+from turnbudget.envs.native.base import TextGame
+from turnbudget.envs.native.sokoban_solver import SokobanSolver, bits
+from turnbudget.envs.native.worldgen import DIRECTIONS
+
+__all__ = ["CONFIGS", "DEFAULT_BUDGETS", "VARIANTS", "Sokoban", "SokobanConfig", "SokobanSolver"]
+
+
+@dataclass(frozen=True)
+class SokobanConfig:
+    width: int  # inner width and height of the room, walls excluded
+    height: int
+    boxes: int
+    wall_blocks: int  # inner wall squares dropped into the room (kept only if it stays connected)
+    pulls: tuple[int, int]  # reverse play stops once the boxes are this many pushes from home
+    min_distance: int  # the optimal solution length lies in [min_distance, max_distance]
+    max_distance: int
+
+
+CONFIGS = {
+    "easy": SokobanConfig(
+        width=5, height=4, boxes=1, wall_blocks=2, pulls=(3, 5), min_distance=5, max_distance=12
+    ),
+    "medium": SokobanConfig(
+        width=6, height=5, boxes=2, wall_blocks=3, pulls=(7, 10), min_distance=15, max_distance=30
+    ),
+    "hard": SokobanConfig(
+        width=6, height=5, boxes=3, wall_blocks=3, pulls=(12, 17), min_distance=25, max_distance=45
+    ),
+}
+# Default turn budgets: at least twice the longest optimal solution of the variant.
+DEFAULT_BUDGETS = {"easy": 30, "medium": 64, "hard": 128}
+_ENTRY_POINT = "turnbudget.envs.native.sokoban:Sokoban"
+# ------------------------------------------------------------------ Sokoban
+VARIANTS = (
+    *(
+        EnvVariant(
+            f"Sokoban-{d.capitalize()}-v0", _ENTRY_POINT, DEFAULT_BUDGETS[d], {"difficulty": d}
+        )
+        for d in CONFIGS
+    ),
+    # Free variant: difficulty and config fields as kwargs, the budget follows them.
+    EnvVariant("Sokoban-v0", _ENTRY_POINT, None),
+)
+_MAX_GENERATION_TRIES = 2000
+_LEGEND = (
+    "Legend: # wall, _ floor, @ you, $ box, . target, * box on a target, + you on a target. "
+    "Moves: go north, go south, go east, go west (or n, s, e, w); walking into a box pushes it "
+    "one square if the square behind it is free. Boxes cannot be pulled."
+)
+
+
+class Sokoban(TextGame):
+    """Push every box onto a target; a push into a dead end loses the game.
+
+    ## Description
+    A walled room drawn as lines of characters, with boxes, targets and you.
+    You walk one square per turn; walking into a box pushes it one square if
+    the square behind it is free. Boxes cannot be pulled, so some pushes are
+    irreversible: a box in a corner, or two boxes side by side against a wall,
+    can never be moved onto its target again. Levels are made by playing
+    backwards from the solved room (pulling boxes off their targets), so every
+    level is solvable; difficulty is the number of boxes and the length of the
+    shortest solution.
+
+    ## Goal
+    "Push every box ($) onto a target (.)."
+
+    ## Actions
+    Free-form text. Admissible: ``go north|south|east|west`` where the way is
+    free or a box can be pushed, and ``look``. Synonyms: ``n``, ``north``,
+    ``walk n``. Anything else costs a turn with ``valid_action=False``.
+
+    ## Observations
+    The feedback of the last command, the grid (one line per row), how many
+    boxes are on targets, and a legend with the move list.
+
+    ## Rewards
+    1.0 on the turn the last box reaches a target, 0 otherwise.
+
+    ## Episode end
+    ``terminated`` when every box is on a target (``won``), or as soon as a
+    push leaves the level unsolvable: the game says so and ends with
+    ``lost=True`` (exactly when the solver finds no solution, so
+    ``distance_to_goal()`` is ``None`` exactly when ``lost``). ``truncated``
+    only by a turn budget wrapper (`TurnBudget`).
+
+    ## Oracle
+    `SokobanSolver`: exact A* in player moves with deadlock pruning, memoized
+    per level. Setbacks: a box slides one square, or you are swept to another
+    square; only ones that keep the level solvable (checked with the solver)
+    and, where possible, lengthen the solution.
+
+    ## Arguments
+    ``difficulty``: ``"easy"`` (5x4 room, 1 box, optimal 5-12 moves),
+    ``"medium"`` (6x5, 2 boxes, 15-30), ``"hard"`` (7x6, 3 boxes, 35-60).
+    ``render_mode``: ``"ansi"`` or ``"human"``. Any int field of `SokobanConfig`
+    overrides the difficulty's value by keyword; unknown keywords are a ``TypeError``.
+
+    ## Registered configurations
+    ``turnbudget/Sokoban-Easy-v0`` (budget 30), ``turnbudget/Sokoban-Medium-v0``
+    (budget 64), ``turnbudget/Sokoban-Hard-v0`` (budget 128).
+    ``turnbudget/Sokoban-v0`` takes ``difficulty`` and config fields as kwargs;
+    its budget is the difficulty's, or twice ``max_distance`` when larger.
+
+    ## Version history
+    v0: initial release.
+    """
+
+    configs = CONFIGS
+    default_budgets = DEFAULT_BUDGETS
+
+    def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
+        super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
+        self._player = 0
+        self._boxes = 0
+
+    # -- generation ----------------------------------------------------------------
+
+    def _generate(self) -> None:
+        cfg = self.config
+        for _ in range(_MAX_GENERATION_TRIES):
+            if self._try_level(cfg):
+                break
+        else:  # only config overrides can make the distance range unreachable
+            raise RuntimeError(
+                f"Could not generate a {type(self).__name__} with {self.config} in "
+                f"{_MAX_GENERATION_TRIES} tries: widen [min_distance, max_distance]"
+            )
+        self.goal = "Push every box ($) onto a target (.)."
+
+    def _try_level(self, cfg: SokobanConfig) -> bool:
+        rng = self.np_random
+        width, height = cfg.width + 2, cfg.height + 2
+        walls = bytearray(b"\x01" * (width * height))
+        inner = [y * width + x for y in range(1, height - 1) for x in range(1, width - 1)]
+        for square in inner:
+            walls[square] = 0
+        for square in rng.choice(inner, size=cfg.wall_blocks, replace=False).tolist():
+            walls[square] = 1
+            if not _connected(walls, width):
+                walls[square] = 0
+        floor = [s for s in inner if not walls[s]]
+        picks = rng.choice(len(floor), size=cfg.boxes + 1, replace=False).tolist()
+        targets = sum(1 << floor[i] for i in picks[:-1])
+        solver = SokobanSolver(bytes(walls), width, targets)
+        player, boxes, moves = self._reverse_play(solver, floor[picks[-1]], targets, cfg)
+        if boxes == targets:
+            return False
+        # Leave the player anywhere it can walk to, so the level does not start mid-push.
+        reach = solver.reach(player, boxes)
+        squares = [s for s in floor if reach[s] >= 0]
+        start = squares[int(rng.integers(len(squares)))]
+        upper = moves + reach[start]  # replaying the reverse play forwards solves the level
+        lower = solver.heuristic(boxes)
+        if lower is None or upper < cfg.min_distance or lower > cfg.max_distance:
+            return False
+        if not (cfg.min_distance <= lower and upper <= cfg.max_distance):
+            distance = solver.distance(start, boxes)  # undecided by the bounds: solve exactly
+            if distance is None or not cfg.min_distance <= distance <= cfg.max_distance:
+                return False
+        self._solver, self._width, self._walls, self._targets = solver, width, bytes(walls), targets
+        self._player, self._boxes = start, boxes
+        return True
+
+    def _reverse_play(
+        self, solver: SokobanSolver, player: int, boxes: int, cfg: SokobanConfig
+    ) -> tuple[int, int, int]:
+        """Play backwards from the solved room: walk to a box and pull it, away from the
+        targets where possible, until the boxes are ``cfg.pulls`` pushes from home.
+        Returns (player, boxes, moves played)."""
+        rng, walls, push = self.np_random, solver.walls, solver.push_distance
+        lo, hi = cfg.pulls
+        goal, pulled, moves = int(rng.integers(lo, hi + 1)), 0, 0
+        for _ in range(4 * hi):
+            reach = solver.reach(player, boxes)
+            options = [
+                (push[box + step] > push[box], box, step)
+                for box in bits(boxes)
+                for step in solver.offsets
+                if reach[box + step] >= 0
+                and not walls[box + 2 * step]
+                and not boxes >> box + 2 * step & 1
+            ]
+            if not options:
+                break
+            options = [o for o in options if o[0]] or options
+            _, box, step = options[int(rng.integers(len(options)))]
+            moves += reach[box + step]
+            while True:  # pull the box one square, and keep pulling while it gets farther
+                boxes ^= 1 << box | 1 << box + step
+                pulled += push[box + step] - push[box]
+                box += step
+                player = box + step
+                moves += 1
+                ahead = box + 2 * step
+                if (
+                    pulled >= goal
+                    or walls[ahead]
+                    or boxes >> ahead & 1
+                    or push[box + step] <= push[box]
+                    or rng.random() < 0.5
+                ):
+                    break
+            if pulled >= goal:
+                break
+        return player, boxes, moves
+
+    def load_level(self, text: str) -> str:
+        """Replace the current level by one drawn in the usual characters and return the
+        new observation: ``#`` wall, ``@``/``+`` you, ``$`` box, ``.`` target, ``*`` box on a
+        target, ``_`` or space floor. Call after ``reset()``; the turn count is not touched.
+
+        >>> game = Sokoban()
+        >>> _ = game.reset(seed=0)
+        >>> _ = game.load_level("#####\\n#@$.#\\n#####")
+        >>> game.distance_to_goal(), game.optimal_actions()
+        (1, ['go east'])
+        """
+        rows = text.strip("\n").split("\n")
+        width = max(len(row) for row in rows) + 2
+        grid = (
+            ["#" * width] + ["#" + row.ljust(width - 2, "#") + "#" for row in rows] + ["#" * width]
+        )
+        cells = "".join(grid)
+        unknown = set(cells) - set("#@+$.*_ ")
+        if unknown:
+            raise ValueError(f"Expect a level drawn with #@+$.*_ and spaces, got {sorted(unknown)}")
+        if sum(cells.count(c) for c in "@+") != 1:
+            raise ValueError("Expect exactly one player (@ or +) in the level")
+        boxes = sum(1 << i for i, c in enumerate(cells) if c in "$*")
+        targets = sum(1 << i for i, c in enumerate(cells) if c in ".*+")
+        if bin(boxes).count("1") != bin(targets).count("1") or not boxes:
+            raise ValueError("Expect as many boxes as targets, and at least one")
+        walls = bytes(c == "#" for c in cells)
+        self._solver = SokobanSolver(walls, width, targets)
+        self._width, self._walls, self._targets = width, walls, targets
+        self._player = next(i for i, c in enumerate(cells) if c in "@+")
+        self._boxes = boxes
+        self._won = boxes == targets
+        self._lost = not self._won and not self._solver.solvable(self._player, boxes)
+        self._episode_over = self._won or self._lost
+        self.goal = "Push every box ($) onto a target (.)."
+        self._state_changed()
+        return self._observe(f"{self.goal}\n\n{self._describe()}")
+
+    # -- perception ------------------------------------------------------------------
+
+    def _grid(self) -> str:
+        rows = []
+        width, walls, boxes, targets = self._width, self._walls, self._boxes, self._targets
+        for top in range(0, len(walls), width):
+            row = []
+            for square in range(top, top + width):
+                if walls[square]:
+                    row.append("#")
+                elif square == self._player:
+                    row.append("+" if targets >> square & 1 else "@")
+                elif boxes >> square & 1:
+                    row.append("*" if targets >> square & 1 else "$")
+                else:
+                    row.append("." if targets >> square & 1 else "_")
+            rows.append("".join(row))
+        return "\n".join(rows)
+
+    def _describe(self) -> str:
+        placed = bin(self._boxes & self._targets).count("1")
+        total = bin(self._targets).count("1")
+        return f"{self._grid()}\nBoxes on targets: {placed} of {total}.\n{_LEGEND}"
+
+    def _admissible(self) -> list[str]:
+        commands = [f"go {d}" for d in DIRECTIONS if self._move(d) is not None]
+        return [*commands, "look"]
+
+    def _move(self, direction: str) -> tuple[int, int] | None:
+        """(player, boxes) after walking ``direction``, or None if a wall or a stuck box stops it."""
+        step = self._solver.offsets[DIRECTIONS.index(direction)]
+        nxt = self._player + step
+        if self._walls[nxt]:
+            return None
+        if self._boxes >> nxt & 1:
+            beyond = nxt + step
+            if self._walls[beyond] or self._boxes >> beyond & 1:
+                return None
+            return nxt, self._boxes ^ (1 << nxt | 1 << beyond)
+        return nxt, self._boxes
+
+    # -- dynamics --------------------------------------------------------------------
+
+    def _apply(self, command: str) -> str:
+        if command == "look":
+            return "You look around."
+        direction = command[3:]
+        player, boxes = self._move(direction)
+        pushed = boxes != self._boxes
+        self._player, self._boxes = player, boxes
+        if not pushed:
+            return f"You walk {direction}."
+        if boxes == self._targets:
+            self._won = True
+            return f"You push the box {direction}. Every box is on a target: solved!"
+        box = player + self._solver.offsets[DIRECTIONS.index(direction)]
+        if not self._solver.solvable(player, boxes):
+            self._lost = True
+            if self._solver.is_dead_square(box):
+                why = "it can never be pushed onto a target from there"
+            elif not self._targets >> box & 1 and self._solver.frozen(box, boxes):
+                why = "it is jammed against walls and boxes"
+            else:
+                why = "no sequence of pushes can solve the room any more"
+            return f"You push the box {direction}, and it is stuck: {why}. The puzzle is lost."
+        return f"You push the box {direction}."
+
+    def _explain_invalid(self, command: str, raw_action: str) -> str:
+        if command.startswith("go ") and command[3:] in DIRECTIONS:
+            step = self._solver.offsets[DIRECTIONS.index(command[3:])]
+            if self._walls[self._player + step]:
+                return f"You can't go {command[3:]}: there is a wall."
+            return f"The box {command[3:]} of you won't move: something is behind it."
+        if command.startswith(("push ", "pull ")):
+            return "To push a box, walk into it (e.g. `go north`). Boxes cannot be pulled."
+        return super()._explain_invalid(command, raw_action)
+
+    def _progress(self) -> float:
+        return bin(self._boxes & self._targets).count("1") / bin(self._targets).count("1")
+
+    # -- oracle ----------------------------------------------------------------------
+
+    def distance_to_goal(self) -> int | None:
+        if self._won:
+            return 0
+        if self._lost:
+            return None
+        return self._solver.distance(self._player, self._boxes)
+
+    def optimal_actions(self) -> list[str]:
+        """Every move that starts a shortest plan.
+
+        A shortest plan walks a shortest way to the square behind its first push, pushes,
+        then plays on optimally. So the optimal first pushes are found among all pushes
+        (those whose lower bound, walk + 1 + heuristic, already exceeds the distance
+        are skipped unsolved), and the optimal first moves are the push itself when the
+        player stands behind one, else each step that shortens the walk to one.
+        """
+        distance = self.distance_to_goal()
+        if not distance:
+            return []
+        solver, player, boxes = self._solver, self._player, self._boxes
+        reach = solver.reach(player, boxes)
+        stands: set[int] = set()  # squares behind an optimal first push
+        for box in bits(boxes):
+            for step in solver.offsets:
+                stand, to = box - step, box + step
+                walk = reach[stand]
+                if walk < 0 or stand in stands or self._walls[to] or boxes >> to & 1:
+                    continue
+                after = boxes ^ (1 << box | 1 << to)
+                lower = solver.heuristic(after)
+                if lower is None or walk + 1 + lower > distance:
+                    continue
+                # the rest is never shorter than distance - walk - 1: is it that short?
+                if solver.distance(box, after, bound=distance - walk - 1) is not None:
+                    stands.add(stand)
+        actions = []
+        for direction, step in zip(DIRECTIONS, solver.offsets):
+            nxt = player + step
+            if self._walls[nxt]:
+                continue
+            if boxes >> nxt & 1:  # a push: optimal when it is an optimal first push
+                if player in stands and self._pushes_optimally(nxt, step, distance):
+                    actions.append(f"go {direction}")
+            elif stands:
+                from_next = solver.reach(nxt, boxes)
+                if any(from_next[t] == reach[t] - 1 for t in stands):
+                    actions.append(f"go {direction}")
+        return actions
+
+    def _pushes_optimally(self, box: int, step: int, distance: int) -> bool:
+        to = box + step
+        if self._walls[to] or self._boxes >> to & 1:
+            return False
+        after = self._boxes ^ (1 << box | 1 << to)
+        return self._solver.distance(box, after, bound=distance - 1) is not None
+
+    def inject_setback(self, rng: np.random.Generator) -> str:
+        """A box slides one square, or you are swept elsewhere; only if still solvable."""
+        before = self.distance_to_goal()
+        if self._won or before is None:
+            return ""
+        walls, boxes, offsets = self._walls, self._boxes, self._solver.offsets
+        candidates: list[tuple[int, int, str]] = []
+        for box in bits(boxes):
+            for direction, step in zip(DIRECTIONS, offsets):
+                to = box + step
+                if not walls[to] and not boxes >> to & 1 and to != self._player:
+                    text = f"The floor tilts, and a box slides one square {direction}."
+                    candidates.append((self._player, boxes ^ (1 << box | 1 << to), text))
+        reach = self._solver.reach(self._player, boxes)
+        for square, d in enumerate(reach):
+            if d > 1:
+                text = "A trapdoor opens under you and drops you elsewhere in the room."
+                candidates.append((square, boxes, text))
+        fallback = None
+        for index in rng.permutation(len(candidates)).tolist():
+            player, new_boxes, text = candidates[index]
+            after = self._solver.distance(player, new_boxes)
+            if after is not None and after > before:
+                fallback = candidates[index]
+                break
+            if after is not None and after == before and fallback is None:
+                fallback = candidates[index]
+        if fallback is None:
+            return "The room creaks, but nothing moves."
+        self._player, self._boxes, text = fallback
+        self._state_changed()
+        return text
+
+
+def _connected(walls: bytearray, width: int) -> bool:
+    floor = [s for s in range(len(walls)) if not walls[s]]
+    seen = {floor[0]}
+    queue = [floor[0]]
+    while queue:
+        square = queue.pop()
+        for step in (-width, width, 1, -1):
+            n = square + step
+            if not walls[n] and n not in seen:
+                seen.add(n)
+                queue.append(n)
+    return len(seen) == len(floor)
