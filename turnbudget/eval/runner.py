@@ -309,7 +309,7 @@ class EpisodeRunner:
         free = list(range(max(1, int(self.agent.max_batch_size))))[::-1]
         alone: list[EpisodeSpec] = []
         while pending or live:
-            finished: list[tuple[EpisodeSpec, EpisodeResult]] = []
+            finished: list[tuple[EpisodeSpec, EpisodeResult | EpisodeFailure]] = []
             seconds = None
             if timeout is not None:  # the turn may run until the earliest episode's deadline
                 now = time.monotonic()
@@ -321,11 +321,14 @@ class EpisodeRunner:
                 with alarm(seconds, limit=timeout):
                     self._batch_turn(pending, free, live, started, finished)
             except Exception as exc:  # (a batch call fails every episode in flight)
+                ended = {spec for spec, _ in finished}
                 for i, (spec, *_) in live.items():
-                    if len(specs) > 1:  # replay it on its own: was it this episode's fault?
+                    if spec in ended:  # (it ended just before the exception: its result stands)
+                        pass
+                    elif len(specs) > 1:  # replay it on its own: was it this episode's fault?
                         alone.append(spec)
                     else:
-                        finished.append((spec, _failure(spec, exc)))  # type: ignore[arg-type]
+                        finished.append((spec, _failure(spec, exc)))
                     self._drop(spec.env_id, i)
                     try:
                         self.agent.end_episode(spec.episode_id)
@@ -344,7 +347,7 @@ class EpisodeRunner:
         free: list[int],
         live: dict[int, tuple[EpisodeSpec, Any, str, dict[str, Any], str | None]],
         started: dict[int, float],
-        finished: list[tuple[EpisodeSpec, EpisodeResult]],
+        finished: list[tuple[EpisodeSpec, EpisodeResult | EpisodeFailure]],
     ) -> None:
         """Start episodes on free slots, then one ``act_batch`` and one step of each live one."""
         agent = self.agent
