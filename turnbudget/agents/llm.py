@@ -20,8 +20,8 @@ pickle, the run's ``run.json``, the records or the logs.
 Timeouts, connection errors, 429 and 5xx answers are retried with
 exponential backoff; when the server stays unreachable the agent raises
 `ServerUnavailable` (a ``ConnectionError``) naming the URL. An evaluation
-that stops on it keeps every finished episode; rerunning the same command
-resumes the rest.
+logs the episode as failed to run (after its retries) and keeps every finished
+episode; rerunning the same command resumes the rest.
 """
 
 from __future__ import annotations
