@@ -154,3 +154,18 @@ class UnshippableAgent(OracleAgent):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         raise ImportError("No module named 'my_private_agents'")
+
+
+class BatchHangingAgent(BatchRaisingAgent):
+    """A `BatchAgent` of oracles whose ``act_batch`` never answers while a chosen episode
+    is in it (a batched request stuck on a server)."""
+
+    name = "batch-hanging"
+
+    def __repr__(self) -> str:
+        return f"BatchHangingAgent(seeds={sorted(self.seeds)})"
+
+    def act_batch(self, episode_ids: Any, observations: Any, infos: Any) -> list[str]:
+        if any(self._agents[e][0] in self.seeds for e in episode_ids):
+            time.sleep(3600)
+        return super().act_batch(episode_ids, observations, infos)

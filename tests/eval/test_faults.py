@@ -169,3 +169,21 @@ def test_a_failing_batch_call_costs_only_the_episode_that_fails(tmp_path, backen
 
     build_report(out, plots=False)
     check_failed_run(out, clean, "exception", attempts=2)
+
+
+def test_a_hanging_batch_call_on_local_times_out_only_its_episode(tmp_path):
+    """The local backend keeps a batch agent's slots full and gives each episode its own
+    deadline: a batch call stuck on one episode hits the timeout, its batch mates are
+    replayed alone, and only the stuck episode fails to run."""
+    from _faults import BatchHangingAgent
+
+    clean = clean_run(tmp_path)
+    out = tmp_path / "local"
+    evaluate(
+        [MAZE, KEYQUEST], BatchHangingAgent(0.3, seeds_of(0, BAD)), out=out, backend="local",
+        timeout=0.5, retries=1, **GRID,
+    )  # fmt: skip
+    from turnbudget.eval.report import build_report
+
+    build_report(out, plots=False)
+    check_failed_run(out, clean, "timeout", attempts=2)

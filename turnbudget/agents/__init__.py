@@ -15,6 +15,7 @@ from turnbudget.agents.base import (
     AsyncBatch,
     BatchAgent,
     agent_flags,
+    in_flight,
 )
 from turnbudget.agents.baselines import OracleAgent, RandomAgent
 from turnbudget.agents.registry import list_agents, make_agent, register_agent
@@ -30,6 +31,7 @@ __all__ = [
     "OracleAgent",
     "RandomAgent",
     "agent_flags",
+    "in_flight",
     "list_agents",
     "make_agent",
     "register_agent",

@@ -46,6 +46,8 @@ seeded in ``reset``.
 from __future__ import annotations
 
 import asyncio
+import copy
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -60,6 +62,7 @@ __all__ = [
     "AsyncBatch",
     "BatchAgent",
     "agent_flags",
+    "in_flight",
     "observe",
     "observe_batch",
 ]
@@ -122,17 +125,28 @@ class AsyncBatch:
     say) stay bound to a live loop. The loop is not pickled: a copy sent to a
     worker process starts its own.
 
+    Per-episode agents that report on their decisions (``step_note()``, as
+    `ChatAgent` does) are reported through ``step_notes``; forced turns reach
+    their ``observe_async`` (or ``observe``) through ``observe_batch``.
+
     Args:
         factory: builds a fresh `AsyncAgent` for each episode (picklable if the
             engine uses worker processes).
         max_batch_size: most episodes in flight at once.
+        concurrency: most requests running at once (default: ``max_batch_size``);
+            a call with more episodes queues the rest.
     """
 
-    def __init__(self, factory: Any, max_batch_size: int = 16):
+    def __init__(self, factory: Any, max_batch_size: int = 16, concurrency: int | None = None):
         if not callable(factory):
             raise TypeError(f"Expect `factory` to be callable, got {factory!r}")
         self.factory = factory
         self.max_batch_size = check_positive_int(max_batch_size, "max_batch_size")
+        self.concurrency = (
+            self.max_batch_size
+            if concurrency is None
+            else check_positive_int(concurrency, "concurrency")
+        )
         probe = factory()
         self.needs_oracle = bool(getattr(probe, "needs_oracle", False))
         self.budget_aware = bool(getattr(probe, "budget_aware", False))
@@ -142,19 +156,34 @@ class AsyncBatch:
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_loop": None, "_agents": {}}
 
+    @property
+    def name(self) -> str:
+        """The name of the agent whose ``spawn`` is the factory, else ``async-batch``."""
+        return str(getattr(getattr(self.factory, "__self__", None), "name", None) or "async-batch")
+
     def _run(self, coroutine: Any) -> Any:
         if self._loop is None or self._loop.is_closed():
             self._loop = asyncio.new_event_loop()
         return self._loop.run_until_complete(coroutine)
 
     def close(self) -> None:
-        """Close the event loop (a later call opens a new one)."""
+        """Close the event loop (a later call opens a new one). When ``factory`` is a bound
+        method of an object with ``aclose()`` (`ChatAgent.spawn`), that is awaited first, so
+        shared clients close on the loop they ran on."""
         if self._loop is not None and not self._loop.is_closed():
-            self._loop.close()
+            closer = getattr(getattr(self.factory, "__self__", None), "aclose", None)
+            try:
+                if callable(closer):
+                    self._loop.run_until_complete(closer())
+            finally:
+                self._loop.close()
 
     def __repr__(self) -> str:
         name = getattr(self.factory, "__qualname__", None) or repr(self.factory)
-        return f"AsyncBatch({name}, max_batch_size={self.max_batch_size})"
+        return (
+            f"AsyncBatch({name}, max_batch_size={self.max_batch_size}, "
+            f"concurrency={self.concurrency})"
+        )
 
     def reset_episode(self, episode_id: str, seed: int) -> None:
         agent = self.factory()
@@ -167,17 +196,34 @@ class AsyncBatch:
         observations: Sequence[str],
         infos: Sequence[Mapping[str, Any]],
     ) -> list[str]:
-        async def gather() -> list[str]:
-            return list(
-                await asyncio.gather(
-                    *(
-                        self._agents[e].act_async(o, i)
-                        for e, o, i in zip(episode_ids, observations, infos, strict=True)
-                    )
-                )
-            )
+        calls = [
+            self._agents[e].act_async(o, i)
+            for e, o, i in zip(episode_ids, observations, infos, strict=True)
+        ]
+        return self._run(self._gather(calls))
 
-        return self._run(gather())
+    async def _gather(self, calls: list[Any]) -> list[Any]:
+        """Await ``calls`` at most ``concurrency`` at a time; all finish before any error is
+        raised, so no request is left pending on the loop."""
+        limit = asyncio.Semaphore(self.concurrency)
+
+        async def bounded(call: Any) -> Any:
+            async with limit:
+                return await call
+
+        results = await asyncio.gather(*(bounded(c) for c in calls), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return list(results)
+
+    def step_notes(self, episode_ids: Sequence[str]) -> list[Mapping[str, Any] | None]:
+        """Each episode agent's ``step_note()`` about its last decision (None when it has none)."""
+        notes = []
+        for e in episode_ids:
+            note = getattr(self._agents[e], "step_note", None)
+            notes.append(note() if callable(note) else None)
+        return notes
 
     def observe_batch(
         self,
@@ -186,23 +232,65 @@ class AsyncBatch:
         infos: Sequence[Mapping[str, Any]],
         executed_actions: Sequence[str],
     ) -> None:
-        """Forward forced turns to the episodes' agents that define ``observe_async``."""
+        """Tell each episode's agent about a turn played for it (a forced command)."""
 
-        async def gather() -> None:
-            await asyncio.gather(
-                *(
-                    self._agents[e].observe_async(o, i, a)
-                    for e, o, i, a in zip(
-                        episode_ids, observations, infos, executed_actions, strict=True
-                    )
-                    if hasattr(self._agents[e], "observe_async")
-                )
-            )
+        async def observe(agent: Any, o: str, i: Mapping[str, Any], a: str) -> None:
+            if hasattr(agent, "observe_async"):
+                await agent.observe_async(o, i, a)
+            elif hasattr(agent, "observe"):
+                agent.observe(o, i, a)
 
-        self._run(gather())
+        calls = [
+            observe(self._agents[e], o, i, a)
+            for e, o, i, a in zip(episode_ids, observations, infos, executed_actions, strict=True)
+        ]
+        self._run(self._gather(calls))
 
     def end_episode(self, episode_id: str) -> None:
         self._agents.pop(episode_id, None)
+
+
+def in_flight(agent: Any, concurrency: int | None = None) -> Any:
+    """The form an engine drives ``agent`` in: an `AsyncAgent` (an LLM agent) becomes an
+    `AsyncBatch` with ``concurrency`` episodes in flight (default: the agent's own
+    ``concurrency``, else its ``default_concurrency``); 1 keeps its blocking ``act``.
+    Other agents are returned as they are.
+
+    The per-episode copies come from the agent's ``spawn()`` when it has one (sharing
+    its clients), else from a deep copy.
+
+    Example:
+        >>> from turnbudget.agents.baselines import RandomAgent
+        >>> in_flight(RandomAgent())
+        RandomAgent()
+    """
+    if concurrency is not None and (
+        isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1
+    ):
+        raise ValueError(f"Expect `concurrency` to be a positive int or None, got {concurrency!r}")
+    if hasattr(agent, "act_batch"):
+        if concurrency is not None:
+            raise ValueError(
+                f"`concurrency` applies to async agents; {type(agent).__name__} is a batch agent "
+                "(set its max_batch_size instead)"
+            )
+        return agent
+    if not hasattr(agent, "act_async"):
+        if concurrency not in (None, 1):
+            raise ValueError(
+                f"`concurrency` needs an async agent (act_async), e.g. ChatAgent; "
+                f"{type(agent).__name__} has none"
+            )
+        return agent
+    width = (
+        concurrency
+        or int(getattr(agent, "concurrency", 0) or 0)
+        or int(getattr(agent, "default_concurrency", 1) or 1)
+    )
+    if width == 1 and hasattr(agent, "act"):
+        return agent
+    factory = getattr(agent, "spawn", None) or functools.partial(copy.deepcopy, agent)
+    return AsyncBatch(factory, max_batch_size=width)
 
 
 def observe(agent: object, observation: str, info: Mapping[str, Any], executed: str) -> None:

@@ -126,8 +126,12 @@ def _resolve(name: str) -> AgentFactory:
         raise ImportError(f"Agent {name!r} needs a missing dependency{hint}: {err}") from err
 
 
-def make_agent(spec: str) -> Any:
+def make_agent(spec: str, **options: Any) -> Any:
     """Build the agent that ``spec`` (``NAME[:ARGS]``) names.
+
+    ``options`` are keyword arguments for factories that take them (``llm``:
+    ``base_url``, ``api_key_env``, ``concurrency``, ...); None values are
+    dropped, and options a factory does not take raise ``ValueError``.
 
     Raises:
         ValueError: an unknown name, or arguments the factory rejects.
@@ -141,7 +145,27 @@ def make_agent(spec: str) -> Any:
         raise ValueError(f"Expect an agent spec string NAME[:ARGS], got {spec!r}")
     name, _, arg = spec.strip().partition(":")
     factory = _resolve(_check_name(name))
-    agent = factory(arg)
+    options = {k: v for k, v in options.items() if v is not None}
+    if options:
+        _check_options(name, factory, options)
+        agent = factory(arg, **options)
+    else:
+        agent = factory(arg)
     if agent is None:
         raise ValueError(f"The factory of agent {name!r} returned None for {spec!r}")
     return agent
+
+
+def _check_options(name: str, factory: AgentFactory, options: dict[str, Any]) -> None:
+    import inspect
+
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: let the call decide
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return
+    taken = {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    unknown = sorted(set(options) - taken)
+    if unknown:
+        raise ValueError(f"Agent {name!r} takes no option(s) {unknown}")

@@ -1,4 +1,4 @@
-"""The ``turnbudget`` command line: ``list | play | eval | probe | report | textworld``.
+"""The ``turnbudget`` command line: ``list | play | eval | probe | report | serve-local | textworld``.
 
 Each subcommand is one module of this package that exposes
 ``add_arguments(parser)`` and ``run(args) -> int`` and imports nothing heavy
@@ -30,6 +30,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "report": (
         "turnbudget.cli.report",
         "rebuild report.md, summary.json and plots from run logs",
+    ),
+    "serve-local": (
+        "turnbudget.cli.serve_local",
+        "serve Gemma 3 270M on loopback for LLM agents (llm extra)",
     ),
     "textworld": (
         "turnbudget.cli.textworld",

@@ -70,6 +70,50 @@ def parse_setting(text: str | None) -> Any:
         return text
 
 
+def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``llm:MODEL`` agents (`ChatAgent`), shared by ``eval`` and ``probe``."""
+    llm = parser.add_argument_group("LLM agents (llm:MODEL; needs the llm extra)")
+    llm.add_argument(
+        "--base-url",
+        default=None,
+        help="OpenAI-compatible server root, e.g. http://127.0.0.1:8080/v1 "
+        "(default: $OPENAI_BASE_URL; `turnbudget serve-local` starts one)",
+    )
+    llm.add_argument(
+        "--api-key-env",
+        default=None,
+        metavar="VAR",
+        help="environment variable holding the API key (default: OPENAI_API_KEY); "
+        "the key itself is never written anywhere",
+    )
+    llm.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="episodes in flight per worker for LLM agents (default: 8)",
+    )
+    llm.add_argument(
+        "--parse",
+        choices=["strict", "lenient"],
+        default=None,
+        help="reply parsing (default: lenient)",
+    )
+    llm.add_argument(
+        "--constrain",
+        choices=["auto", "grammar", "guided_choice", "json_schema", "none"],
+        default=None,
+        help="constrained decoding over the admissible commands (default: auto, from the server)",
+    )
+
+
+def llm_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The `make_agent` options given by `add_llm_arguments` flags (None: not given)."""
+    return {
+        "base_url": args.base_url, "api_key_env": args.api_key_env,
+        "concurrency": args.concurrency, "parse": args.parse, "constrain": args.constrain,
+    }  # fmt: skip
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--env", action="append", required=True, metavar="ID",
@@ -77,9 +121,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--agent", default="random", metavar="NAME[:ARGS]",
-        help="random | oracle[:EPSILON] | any name registered in turnbudget.agents.registry "
-        "or through a `turnbudget.agents` entry point (default: random)",
+        help="random | oracle[:EPSILON] | llm:MODEL | any name registered in "
+        "turnbudget.agents.registry or through a `turnbudget.agents` entry point (default: random)",
     )  # fmt: skip
+    add_llm_arguments(parser)
     parser.add_argument(
         "--k", type=parse_ints, default=[1, 2, 4, 8], help="K values (default: 1,2,4,8)"
     )
@@ -167,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if not args.no_plots:
             check_plotting()
-        agent = make_agent(args.agent)
+        agent = make_agent(args.agent, **llm_options(args))
         label = args.label or agent.name
         out = args.out or Path("runs") / label
         result = evaluate(
@@ -182,6 +227,16 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, KeyError, FileNotFoundError, ImportError, EvaluationAborted) as exc:
         print(f"turnbudget eval: error: {exc}", file=sys.stderr)
         return 2
+    except ConnectionError as exc:  # an LLM server down: what finished is kept
+        print(f"turnbudget eval: error: {exc}", file=sys.stderr)
+        return 1
+    except RuntimeError as exc:
+        from turnbudget.agents.llm import RequestRejected
+
+        if not isinstance(exc, RequestRejected):
+            raise
+        print(f"turnbudget eval: error: {exc}", file=sys.stderr)
+        return 1
     grid = result.grid()
     row = grid["mean"][grid["ks"].index(1)] if 1 in grid["ks"] else grid["mean"][0]
     print(

@@ -24,7 +24,7 @@ def _fractions(text: str) -> list[float]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from turnbudget.cli.eval import parse_tasks
+    from turnbudget.cli.eval import add_llm_arguments, parse_tasks
 
     parser.add_argument(
         "--env", action="append", required=True, metavar="ID",
@@ -32,8 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--agent", action="append", default=None,
-        help="random | oracle[:EPSILON] (repeat for several agents; default: random)",
+        help="random | oracle[:EPSILON] | llm:MODEL (repeat for several agents; default: random)",
     )  # fmt: skip
+    add_llm_arguments(parser)
     parser.add_argument(
         "--tasks", type=parse_tasks, default=20,
         help="task count, seed range LO-HI, or seed list (default: 20)",
@@ -98,13 +99,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from turnbudget.agents import make_agent
-    from turnbudget.cli.eval import _backend_options
+    from turnbudget.cli.eval import _backend_options, llm_options
     from turnbudget.eval.backends import EvaluationAborted
     from turnbudget.eval.probe import probe
 
     envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
     try:
-        agents = [make_agent(spec) for spec in (args.agent or ["random"])]
+        options = llm_options(args)
+        agents = [
+            make_agent(spec, **(options if spec.strip().lower().startswith("llm") else {}))
+            for spec in (args.agent or ["random"])
+        ]
         label = args.label or "+".join(a.name for a in agents)
         out = args.out or Path("runs") / f"probe-{label}"
         result = probe(
@@ -119,17 +124,18 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, KeyError, TypeError, ImportError, EvaluationAborted) as exc:
         print(f"turnbudget probe: error: {exc}", file=sys.stderr)
         return 2
+    except ConnectionError as exc:  # an LLM server down
+        print(f"turnbudget probe: error: {exc}", file=sys.stderr)
+        return 1
+
+    def interval(s: dict) -> str:  # None when the chance rate is 1 (every answer optimal)
+        return "–" if s["mean"] is None else f"{s['mean']:.2f} [{s['low']:.2f}, {s['high']:.2f}]"
+
     for name, groups in result.summary["agents"].items():
         g = groups["all"] if "all" in groups else next(iter(groups.values()))
-        single, recovery = g["single_step_skill"], g["recovery_skill"]
         print(
-            f"{name}: single_step_skill {single['mean']:.2f} [{single['low']:.2f}, {single['high']:.2f}], "
-            f"recovery_skill "
-            + (
-                "–"
-                if recovery["mean"] is None
-                else f"{recovery['mean']:.2f} [{recovery['low']:.2f}, {recovery['high']:.2f}]"
-            )
+            f"{name}: single_step_skill {interval(g['single_step_skill'])}, "
+            f"recovery_skill {interval(g['recovery_skill'])}"
         )
     if result.failed:
         print(f"{len(result.failed)} probes failed to run (left out of the skills; see {out})")

@@ -274,6 +274,31 @@ def step_stats(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def agent_usage(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Totals of the agents' own step accounts (an LLM's tokens, latency, retries) over
+    episodes, with per-step means; None when no episode carries any.
+
+    Example:
+        >>> agent_usage([{"agent": {"steps": 2, "tokens_in": 10, "admissible": 2}},
+        ...              {"agent": {"steps": 2, "tokens_in": 30, "admissible": 1}}])
+        {'steps': 4, 'tokens_in': 40, 'admissible': 3, 'tokens_in_per_step': 10.0, 'admissible_rate': 0.75}
+    """
+    totals: dict[str, Any] = {}
+    for e in episodes:
+        for key, value in (e.get("agent") or {}).items():
+            totals[key] = totals.get(key, 0) + value
+    if not totals.get("steps"):
+        return None
+    totals = {k: round(v, 6) if isinstance(v, float) else v for k, v in totals.items()}
+    steps = totals["steps"]
+    for key in ("tokens_in", "tokens_out", "latency_s", "retries"):
+        if key in totals:
+            totals[f"{key}_per_step"] = round(totals[key] / steps, 6)
+    if "admissible" in totals:
+        totals["admissible_rate"] = round(totals["admissible"] / steps, 6)
+    return totals
+
+
 # Per-step counters of the budget analysis, in a fixed order.
 _COUNTERS = (
     "turns", "judged", "optimal", "on_track", "optimal_on_track", "after_error",
@@ -477,7 +502,7 @@ def summarize_run(
     by_budget = budget_analysis(cfg, ran, steps)  # failed-to-run episodes have no steps
     for group, table in (by_budget or {}).items():
         analysis[group]["by_budget"] = table
-    return {
+    summary = {
         "label": cfg["label"],
         "config": cfg,
         "n_episodes": len(episodes),
@@ -485,6 +510,10 @@ def summarize_run(
         "groups": groups,
         "analysis": analysis,
     }
+    usage = agent_usage(episodes)
+    if usage is not None:
+        summary["agent_usage"] = usage
+    return summary
 
 
 def _interp_halving(ts: Sequence[int], adv: Sequence[float]) -> float | None:

@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget.agents.base import agent_flags, observe, observe_batch
+from turnbudget.agents.base import agent_flags, in_flight, observe, observe_batch
 from turnbudget.eval.agent_view import agent_info
 from turnbudget.eval.backends import Backend
 from turnbudget.eval.probe_plan import (
@@ -394,6 +394,7 @@ def probe(
     backend_options: dict[str, Any] | None = None,
     timeout: float | None = None,
     retries: int = 2,
+    concurrency: int | None = None,
 ) -> ProbeResult:
     """Run teacher-forced probes for ``agent`` and for the random baseline (see the module doc).
 
@@ -424,6 +425,9 @@ def probe(
             A probe that fails to run on every attempt (the agent or env raised,
             its worker died, it ran past ``timeout``) is left out of the skills
             and listed in ``ProbeResult.failed`` and ``probe_failures.jsonl``.
+        concurrency: probes in flight for an async agent (an LLM agent such as
+            `ChatAgent`, driven through `AsyncBatch`; default: the agent's own
+            ``concurrency``); 1 drives it one blocking call at a time.
 
     Example:
         >>> from turnbudget.agents import OracleAgent
@@ -446,9 +450,19 @@ def probe(
     if not specs:
         raise ValueError(f"No probe could be planned for {list(config.envs)}: no task is solvable")
     runs = _runs(config, agent, repeats, baseline_repeats)
-    jobs = _jobs(runs, specs, config)
-    agents = ProbeAgents(tuple(r[1] for r in runs))
-    outcomes = _run_jobs(backend, agents, config, jobs, retries, progress)
+    # an async (LLM) agent: many probes in flight; the baseline is driven as it is
+    driven = [
+        (label, in_flight(who, concurrency) if role == "agent" else who, role, reps)
+        for label, who, role, reps in runs
+    ]
+    try:
+        jobs = _jobs(driven, specs, config)
+        agents = ProbeAgents(tuple(r[1] for r in driven))
+        outcomes = _run_jobs(backend, agents, config, jobs, retries, progress)
+    finally:
+        for (_, who, _, _), (_, wrapper, _, _) in zip(runs, driven, strict=True):
+            if wrapper is not who:
+                wrapper.close()
     records = [{**_identity(j), **r} for j, r in outcomes if not r.get("failed_to_run")]
     failed = [r for _, r in outcomes if r.get("failed_to_run")]
     summary = summarize_probes(config.to_dict(), records, n_bootstrap=n_bootstrap)

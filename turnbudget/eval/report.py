@@ -217,6 +217,27 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     out += _budget_section(runs)
     out += _probe_section(summary)
 
+    usage = [(lbl, r["agent_usage"]) for lbl, r in runs.items() if r.get("agent_usage")]
+    if usage:
+        out += [
+            "## LLM usage",
+            "",
+            "Per decision, from the agents' own step records: admissible = the parsed "
+            "command was an admissible one; latency includes retries and backoff.",
+            "",
+            "| run | decisions | admissible | tokens in / step | tokens out / step | "
+            "latency / step (s) | retries | requests |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for lbl, u in usage:
+            out.append(
+                f"| {lbl} | {u['steps']} | {_fmt(u.get('admissible_rate'))} | "
+                f"{_fmt(u.get('tokens_in_per_step'), 1)} | {_fmt(u.get('tokens_out_per_step'), 1)} | "
+                f"{_fmt(u.get('latency_s_per_step'), 3)} | {u.get('retries', 0)} | "
+                f"{u.get('requests', '-')} |"
+            )
+        out.append("")
+
     out += ["## Success by optimal solution length (long-horizon resilience)", ""]
     for lbl, r in runs.items():
         group = ALL if ALL in r["analysis"] else next(iter(r["analysis"]))

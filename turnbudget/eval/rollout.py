@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbudget._checks import check_positive_int
+from turnbudget.agents.base import in_flight
 from turnbudget.eval.backends import Backend, check_timeout, make_backend, run_with_retries
 from turnbudget.eval.lock import locks_output_dir
 from turnbudget.eval.logs import (
@@ -121,6 +122,7 @@ def evaluate(
     progress: bool = False,
     overwrite: bool = False,
     n_bootstrap: int = 1000,
+    concurrency: int | None = None,
     error_draws: str = "per_repeat",
 ) -> EvalResult:
     """Evaluate ``agent`` and return Pass@(K,T) grids with the analysis.
@@ -154,6 +156,11 @@ def evaluate(
         progress: show a progress bar on stderr.
         overwrite: discard a previous run in ``out`` instead of resuming it.
         n_bootstrap: bootstrap resamples for the confidence intervals.
+        concurrency: episodes in flight per process for an async agent (an
+            LLM agent such as `ChatAgent`; default: the agent's own
+            ``concurrency``), driven through `AsyncBatch` (`in_flight`); 1
+            drives it one blocking call at a time. Results do not depend on it
+            (given a deterministic server).
         error_draws: ``"per_repeat"`` (default): injected errors are drawn per
             (task seed, repeat, turn), so the n attempts at a task are
             independent while two agents on the same (task, repeat) face the
@@ -179,6 +186,7 @@ def evaluate(
     timeout = check_timeout(timeout)
     if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
         raise ValueError(f"Expect `retries` to be a non-negative int, got {retries!r}")
+    given, agent = agent, in_flight(agent, concurrency)
     if not isinstance(backend, Backend):
         check_positive_int(workers, "workers")
         name = backend if backend is not None else ("local" if workers == 1 else "pool")
@@ -230,6 +238,8 @@ def evaluate(
     finally:
         if writer is not None:
             writer.close()
+        if agent is not given:  # the AsyncBatch made here: close its loop and clients
+            agent.close()
 
     if out_path is not None:
         episodes = read_jsonl(out_path / EPISODES_FILE)[0]

@@ -16,8 +16,11 @@ only the one that raises again fails.) Deciding whether to retry is the caller's
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Sequence
+import signal
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,17 +30,24 @@ from turnbudget.eval.logs import dumps
 from turnbudget.eval.plan import EpisodeSpec, EvalConfig
 
 __all__ = [
+    "AGENT_KEY",
     "FAILURE_KINDS",
     "EpisodeFailure",
     "EpisodeOutcome",
     "EpisodeResult",
     "EpisodeRunner",
     "EpisodeTimeout",
+    "alarm",
     "build_env",
     "check_envs",
 ]
 
 logger = logging.getLogger(__name__)
+
+#: The key under which an agent's own account of a step (its ``step_note()``: an LLM's raw
+#: reply, parse outcome, tokens, latency, retries) joins the step record; the episode
+#: record holds the sums of its numbers and the counts of its flags.
+AGENT_KEY = "agent"
 
 #: Why an episode failed to run: the agent or env raised, its worker died, it ran too long.
 FAILURE_KINDS = ("exception", "worker_lost", "timeout")
@@ -72,6 +82,30 @@ def describe(exc: BaseException) -> str:
 def _failure(spec: EpisodeSpec, exc: BaseException) -> EpisodeFailure:
     kind = "timeout" if isinstance(exc, EpisodeTimeout) else "exception"
     return EpisodeFailure(spec, kind, describe(exc))
+
+
+@contextlib.contextmanager
+def alarm(seconds: float | None, *, limit: float | None = None) -> Iterator[None]:
+    """Raise `EpisodeTimeout` in this thread after ``seconds`` (SIGALRM: main thread of a
+    POSIX process only); ``limit`` is the per-episode timeout the message names."""
+    if seconds is None:
+        yield
+        return
+    armed = True
+    limit = seconds if limit is None else limit
+
+    def fire(signum: int, frame: Any) -> None:
+        if armed:  # the block may have ended just as the timer fired
+            raise EpisodeTimeout(f"ran past the timeout of {limit:g}s")
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))  # 0 would disarm it
+    try:
+        yield
+    finally:
+        armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def build_env(env_id: str, config: EvalConfig, sink: Callable[[dict[str, Any]], None]) -> Any:
@@ -117,17 +151,34 @@ EpisodeResult = tuple[dict[str, Any], "list[dict[str, Any]] | str"]
 EpisodeOutcome = "EpisodeResult | EpisodeFailure"
 
 
+def _tally(notes: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
+    """Per-episode totals of the agent's step notes: numbers summed, flags counted."""
+    present = [n for n in notes if n]
+    if not present:
+        return None
+    totals: dict[str, Any] = {}
+    for note in present:
+        for key, value in note.items():
+            if isinstance(value, (bool, int, float)):
+                totals[key] = totals.get(key, 0) + value
+    totals = {k: round(v, 6) if isinstance(v, float) else int(v) for k, v in totals.items()}
+    totals["steps"] = len(present)
+    return totals
+
+
 class _Slot:
-    """One env and the records it emits for the episode in flight."""
+    """One env, the records it emits and the agent's step notes for the episode in flight."""
 
     def __init__(self, env_id: str, config: EvalConfig):
         self.records: list[dict[str, Any]] = []
+        self.notes: list[Mapping[str, Any] | None] = []
         self.env = build_env(env_id, config, self.records.append)
         self.per_repeat = config.error_draws == "per_repeat"
         self.ts = config.ts
 
     def reset(self, spec: EpisodeSpec) -> tuple[str, dict[str, Any]]:
         self.records.clear()
+        self.notes.clear()
         options = {"turn_budget": spec.turn_budget, "episode_id": spec.episode_id}
         if self.per_repeat:  # InjectErrors draws per (task seed, repeat, turn)
             options["repeat"] = spec.rep
@@ -142,14 +193,23 @@ class _Slot:
             )
         episode = _deterministic(episodes[0])
         episode.update(rep=spec.rep, agent_seed=spec.agent_seed)
+        totals = _tally(self.notes)
+        if totals is not None:
+            episode[AGENT_KEY] = totals
         steps = (
             [_deterministic(r) for r in self.records if r.get("record") == "step"]
             if record_steps
             else []
         )
+        if totals is not None:
+            for step in steps:  # turn t was decided by the t-th call for a command
+                turn = int(step["turn"])
+                if turn <= len(self.notes) and self.notes[turn - 1]:
+                    step[AGENT_KEY] = dict(self.notes[turn - 1])  # type: ignore[arg-type]
         if steps:  # the per-budget analysis then needs only the episode records
             episode["budget_counts"] = budget_counts(steps, self.ts)
         self.records.clear()
+        self.notes.clear()
         if serialize:  # encode where the episode ran: in parallel, and cheap to send back
             return episode, "".join(dumps(r) + "\n" for r in steps)
         return episode, steps
@@ -193,13 +253,32 @@ class EpisodeRunner:
 
     def run(self, specs: Sequence[EpisodeSpec]) -> list[EpisodeResult | EpisodeFailure]:
         """Play ``specs``; one result or `EpisodeFailure` per spec, in the same order."""
-        if self.batch:
-            return self._run_batch(specs)
-        return [self._run_one(spec) for spec in specs]
+        outcomes = dict(self.stream(specs))
+        return [outcomes[spec] for spec in specs]
 
-    def _run_one(self, spec: EpisodeSpec) -> EpisodeResult | EpisodeFailure:
+    def stream(
+        self, specs: Sequence[EpisodeSpec], *, timeout: float | None = None
+    ) -> Iterator[tuple[EpisodeSpec, EpisodeResult | EpisodeFailure]]:
+        """Play ``specs``, yielding each episode's result or `EpisodeFailure` as soon as it
+        ends (a batch agent finishes them out of order), so a run that fails midway has
+        handed over what finished.
+
+        ``timeout`` (seconds per episode) is enforced with SIGALRM, so only from the
+        main thread of a POSIX process (the local backend checks that); a process
+        backend leaves it None and kills a worker that runs too long instead.
+        """
+        if self.batch:
+            yield from self._run_batch(specs, timeout)
+        else:
+            for spec in specs:
+                yield spec, self._run_one(spec, timeout)
+
+    def _run_one(
+        self, spec: EpisodeSpec, timeout: float | None = None
+    ) -> EpisodeResult | EpisodeFailure:
         try:
-            return self._play(spec)
+            with alarm(timeout):  # (a timer firing as the episode ends counts as a timeout)
+                return self._play(spec)
         except Exception as exc:  # (the agent's or env's: it ends this episode only)
             self._drop(spec.env_id, 0)
             return _failure(spec, exc)
@@ -208,60 +287,83 @@ class EpisodeRunner:
         slot = self._slot(spec.env_id, 0)
         obs, info = slot.reset(spec)
         self.agent.reset(spec.agent_seed)
+        note = getattr(self.agent, "step_note", None)
         executed = None
         while True:
             action = self.agent.act(obs, self._view(slot, info, executed))
+            if note is not None:
+                slot.notes.append(note())
             obs, _, terminated, truncated, info = slot.env.step(action)
             executed = executed_action(action, info)
             if terminated or truncated:
                 return slot.collect(spec, self.config.record_steps, self.serialize)
 
-    def _run_batch(self, specs: Sequence[EpisodeSpec]) -> list[EpisodeResult | EpisodeFailure]:
-        results: dict[EpisodeSpec, EpisodeResult | EpisodeFailure] = {}
+    def _run_batch(
+        self, specs: Sequence[EpisodeSpec], timeout: float | None
+    ) -> Iterator[tuple[EpisodeSpec, EpisodeResult | EpisodeFailure]]:
+        # Slots stay full: an episode starts on a slot as soon as the one before it ends.
         # slot -> (spec, env slot, observation, info, the command the env ran last turn)
         live: dict[int, tuple[EpisodeSpec, Any, str, dict[str, Any], str | None]] = {}
+        started: dict[int, float] = {}  # slot -> when its episode started (for the timeout)
         pending = list(specs)[::-1]
         free = list(range(max(1, int(self.agent.max_batch_size))))[::-1]
         alone: list[EpisodeSpec] = []
         while pending or live:
+            finished: list[tuple[EpisodeSpec, EpisodeResult | EpisodeFailure]] = []
+            seconds = None
+            if timeout is not None:  # the turn may run until the earliest episode's deadline
+                now = time.monotonic()
+                ends = [started[i] + timeout for i in live]
+                if pending and free:
+                    ends.append(now + timeout)
+                seconds = min(ends) - now
             try:
-                self._batch_turn(pending, free, live, results)
+                with alarm(seconds, limit=timeout):
+                    self._batch_turn(pending, free, live, started, finished)
             except Exception as exc:  # (a batch call fails every episode in flight)
+                ended = {spec for spec, _ in finished}
                 for i, (spec, *_) in live.items():
-                    if len(specs) > 1:  # replay it on its own: was it this episode's fault?
+                    if spec in ended:  # (it ended just before the exception: its result stands)
+                        pass
+                    elif len(specs) > 1:  # replay it on its own: was it this episode's fault?
                         alone.append(spec)
                     else:
-                        results[spec] = _failure(spec, exc)
+                        finished.append((spec, _failure(spec, exc)))
                     self._drop(spec.env_id, i)
                     try:
                         self.agent.end_episode(spec.episode_id)
                     except Exception:  # (cleanup of an agent that already failed)
                         logger.debug("end_episode after a failure raised", exc_info=True)
                     free.append(i)
+                    started.pop(i, None)
                 live.clear()
+            yield from finished  # handed over as they end, even in a turn that then failed
         for spec in alone:  # an episode depends on its spec only, not on its batch mates
-            results[spec] = self._run_batch([spec])[0]
-        return [results[spec] for spec in specs]
+            yield from self._run_batch([spec], timeout)
 
     def _batch_turn(
         self,
         pending: list[EpisodeSpec],
         free: list[int],
         live: dict[int, tuple[EpisodeSpec, Any, str, dict[str, Any], str | None]],
-        results: dict[EpisodeSpec, EpisodeResult | EpisodeFailure],
+        started: dict[int, float],
+        finished: list[tuple[EpisodeSpec, EpisodeResult | EpisodeFailure]],
     ) -> None:
         """Start episodes on free slots, then one ``act_batch`` and one step of each live one."""
         agent = self.agent
+        notes_of = getattr(agent, "step_notes", None)
         while pending and free:
             spec, i = pending.pop(), free.pop()
             live[i] = (spec, None, "", {}, None)  # in flight from here: a failure includes it
+            started[i] = time.monotonic()
             slot = self._slot(spec.env_id, i)
             obs, info = slot.reset(spec)
             agent.reset_episode(spec.episode_id, spec.agent_seed)
             live[i] = (spec, slot, obs, info, None)
         order = sorted(live)
+        ids = [live[i][0].episode_id for i in order]
         actions = agent.act_batch(
-            [live[i][0].episode_id for i in order],
+            ids,
             [live[i][2] for i in order],
             [self._view(live[i][1], live[i][3], live[i][4]) for i in order],
         )
@@ -270,13 +372,19 @@ class EpisodeRunner:
                 f"{type(agent).__name__}.act_batch returned {len(actions)} commands "
                 f"for {len(order)} episodes"
             )
-        for i, action in zip(order, actions, strict=True):
+        notes = notes_of(ids) if notes_of is not None else [None] * len(order)
+        for i, action, note in zip(order, actions, notes, strict=True):
             spec, slot, _, _, _ = live[i]
+            if notes_of is not None:
+                slot.notes.append(note)
             obs, _, terminated, truncated, info = slot.env.step(action)
             if terminated or truncated:
-                results[spec] = slot.collect(spec, self.config.record_steps, self.serialize)
+                finished.append(
+                    (spec, slot.collect(spec, self.config.record_steps, self.serialize))
+                )
                 agent.end_episode(spec.episode_id)
                 del live[i]
+                del started[i]
                 free.append(i)
             else:
                 live[i] = (spec, slot, obs, info, executed_action(action, info))

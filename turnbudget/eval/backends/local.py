@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import signal
@@ -12,43 +11,25 @@ from typing import Any
 
 from turnbudget.eval.backends import Backend, RunnerFactory
 from turnbudget.eval.plan import EpisodeSpec
-from turnbudget.eval.runner import EpisodeFailure, EpisodeResult, EpisodeRunner, EpisodeTimeout
+from turnbudget.eval.runner import EpisodeFailure, EpisodeResult, EpisodeRunner, alarm
 
 __all__ = ["LocalBackend"]
 
 logger = logging.getLogger(__name__)
 
 
-@contextlib.contextmanager
-def _alarm(seconds: float | None) -> Iterator[None]:
-    """Raise `EpisodeTimeout` in this thread after ``seconds`` (SIGALRM; main thread only)."""
-    if seconds is None:
-        yield
-        return
-    armed = True
-
-    def fire(signum: int, frame: Any) -> None:
-        if armed:  # the block may have ended just as the timer fired
-            raise EpisodeTimeout(f"ran past the timeout of {seconds:g}s")
-
-    previous = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        armed = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 class LocalBackend(Backend):
     """Runs episodes in the calling process (``workers`` must be 1).
 
-    A `BatchAgent` is given ``max_batch_size`` episodes at a time. A
-    ``timeout`` interrupts the episode with `EpisodeTimeout` (a SIGALRM, so
+    Each episode's records are handed over as soon as it ends (so a run that
+    fails midway keeps what finished); a `BatchAgent` keeps ``max_batch_size``
+    episodes in flight, starting the next one whenever one ends. A
+    ``timeout`` interrupts an episode with `EpisodeTimeout` (a SIGALRM, so
     only where the run is driven from the main thread of a POSIX process; an
     agent blocked inside C code that retries on signals cannot be interrupted
-    here: use the ``pool`` backend, which kills the worker).
+    here: use the ``pool`` backend, which kills the worker). For a batch agent
+    each episode has its own deadline; when one passes, the episodes then in
+    flight are replayed one at a time, so only the slow one fails.
     """
 
     name = "local"
@@ -87,12 +68,15 @@ class LocalBackend(Backend):
         if self._runner is None:
             raise RuntimeError("LocalBackend.run() before start()")
         limit = self._limit()
-        for i in range(0, len(specs), self._chunk):
+        if hasattr(self._runner, "stream"):  # EpisodeRunner: each episode as it ends
+            for _, outcome in self._runner.stream(specs, timeout=limit):
+                yield [outcome]
+            return
+        for i in range(0, len(specs), self._chunk):  # any other runner hook: chunk by chunk
             chunk = specs[i : i + self._chunk]
             seconds = None if limit is None else limit * math.ceil(len(chunk) / self._chunk)
-            with _alarm(seconds):
-                outcomes = self._runner.run(chunk)
-            yield outcomes
+            with alarm(seconds):
+                yield self._runner.run(chunk)
 
     def close(self) -> None:
         self._runner = None

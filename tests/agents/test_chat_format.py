@@ -1,0 +1,202 @@
+"""Prompt building, reply parsing and constraints of chat agents, and ChatAgent's settings.
+
+No server here: the real-model tests are in test_llm.py (marker ``llm``).
+"""
+
+from __future__ import annotations
+
+import pickle
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from turnbudget.agents import AsyncBatch, make_agent
+from turnbudget.agents.chat_format import (
+    PromptTemplates,
+    build_prompt,
+    constraint_body,
+    gbnf_choice,
+    parse_command,
+)
+from turnbudget.agents.llm import ChatAgent, redact_url
+
+COMMANDS = ["go north", "go south", "take brass key", "look"]
+
+
+def _prompt(**overrides) -> str:
+    fields = dict(
+        goal="Find the vault.",
+        history=[("A hall.", "go north"), ("A corridor.", "look")],
+        observation="A dusty room.",
+        commands=COMMANDS,
+        budget=None,
+        turn=3,
+    )
+    fields.update(overrides)
+    templates = fields.pop("templates", PromptTemplates())
+    messages = build_prompt(templates, **fields)
+    assert messages[-1]["role"] == "user"
+    return messages[-1]["content"]
+
+
+def test_prompt_holds_goal_history_observation_and_commands_in_the_user_turn():
+    text = _prompt()
+    for part in ("Find the vault.", "> go north\nA hall.", "> look\nA corridor.", "A dusty room."):
+        assert part in text
+    assert "go north, go south, take brass key, look" in text
+    assert text.index("A hall.") < text.index("A corridor.") < text.index("A dusty room.")
+    assert "Turns left" not in text
+    assert [m["role"] for m in build_prompt(PromptTemplates(), goal="g", history=[],
+            observation="o", commands=[], budget=None, turn=1)] == ["user"]  # fmt: skip
+
+
+def test_prompt_shows_the_budget_only_when_given():
+    text = _prompt(budget={"turns_left": 4, "turn_budget": 30, "turns_used": 26})
+    assert "Turns left: 4 of 30." in text
+
+
+def test_templates_are_overridable_and_checked():
+    templates = PromptTemplates(
+        prompt="G={goal}|H={history}|O={observation}|C={commands}|B={budget}|T={turn}",
+        history_header="",
+        history_entry="[{turn}:{action}]",
+        budget="{turns_left}",
+        system="be brief",
+    )
+    messages = build_prompt(templates, goal="g", history=[("o1", "a1"), ("o2", "a2")],
+                            observation="o3", commands=["x"], budget={"turns_left": 2,
+                            "turn_budget": 5, "turns_used": 3}, turn=3)  # fmt: skip
+    assert messages[0] == {"role": "system", "content": "be brief"}
+    assert messages[1]["content"] == "G=g|H=[1:a1][2:a2]|O=o3|C=x|B=2|T=3"
+    with pytest.raises(ValueError, match="`prompt` does not format"):
+        PromptTemplates(prompt="{goal} {nonsense}")
+    with pytest.raises(ValueError, match="`history_entry`"):
+        PromptTemplates(history_entry="{action} {reward}")
+
+
+@pytest.mark.parametrize(
+    ("reply", "strict", "lenient"),
+    [
+        ("take brass key", ("take brass key", "exact"), ("take brass key", "exact")),
+        ("  Take  Brass Key.\nmore", ("take brass key", "exact"), ("take brass key", "exact")),
+        ("Command: go north", ("go north", "exact"), ("go north", "exact")),
+        ('{"command": "look"}', ("look", "json"), ("look", "json")),
+        ("I go north then look", ("I go north then look", "invalid"), ("go north", "contained")),
+        ("go nort", ("go nort", "invalid"), ("go north", "fuzzy")),
+        ("dance wildly", ("dance wildly", "invalid"), ("dance wildly", "invalid")),
+        ("", ("", "invalid"), ("", "invalid")),
+    ],
+)
+def test_parse_strict_and_lenient(reply, strict, lenient):
+    assert tuple(parse_command(reply, COMMANDS, "strict")) == strict
+    assert tuple(parse_command(reply, COMMANDS, "lenient")) == lenient
+
+
+def test_lenient_prefers_the_longest_whole_word_match():
+    commands = ["take key", "take brass key", "look"]
+    assert parse_command("I'd take brass key", commands).command == "take brass key"
+    assert parse_command("outlook", ["look", "go"]).outcome != "contained"  # not inside a word
+
+
+@given(st.text())
+def test_a_parsed_command_is_one_printable_line(reply):
+    for mode in ("strict", "lenient"):
+        command, _ = parse_command(reply, COMMANDS, mode)
+        assert re.fullmatch(r"[\x20-\x7e]*", command) and len(command) <= 200
+    assert parse_command(reply, [], "strict").outcome == "free"
+
+
+def test_gbnf_grammar_escapes_every_command():
+    grammar = gbnf_choice(["go north", 'say "hi"', "back\\slash"])
+    assert grammar == r'root ::= "go north" | "say \"hi\"" | "back\\slash"'
+    with pytest.raises(ValueError):
+        gbnf_choice([])
+
+
+def test_constraint_bodies():
+    assert constraint_body("grammar", ["a", "b"]) == {"grammar": 'root ::= "a" | "b"'}
+    assert constraint_body("guided_choice", ["a"]) == {"guided_choice": ["a"]}
+    schema = constraint_body("json_schema", ["a"])["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["command"]["enum"] == ["a"]
+    assert constraint_body("grammar", []) == {} and constraint_body("none", ["a"]) == {}
+    with pytest.raises(ValueError):
+        constraint_body("auto", ["a"])
+
+
+# ----------------------------------------------------------------------------- ChatAgent
+
+
+def test_chat_agent_settings_are_checked():
+    for bad in (
+        dict(model=""),
+        dict(parse="loose"),
+        dict(constrain="regex"),
+        dict(history=-1),
+        dict(max_tokens=0),
+        dict(concurrency=0),
+        dict(base_url="ftp://host/v1"),
+        dict(api_key_env=""),
+    ):
+        kwargs = {"model": "m", **bad}
+        with pytest.raises(ValueError, match="Expect"):
+            ChatAgent(kwargs.pop("model"), **kwargs)
+
+
+def test_no_key_in_repr_pickle_or_spec(monkeypatch):
+    key = "sk-turnbudget-FAKE-pickle-0123456789"
+    monkeypatch.setenv("TB_FAKE_KEY", key)
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://alice:hunter2@api.example.com/v1?t=tok123")
+    agent = make_agent("llm:my-model", api_key_env="TB_FAKE_KEY", concurrency=3)
+    assert agent.base_url == "https://alice:hunter2@api.example.com/v1?t=tok123"
+    text = repr(agent)
+    assert "TB_FAKE_KEY" in text
+    assert not any(secret in text for secret in ("alice", "hunter2", "tok123", "example.com"))
+    blob = pickle.dumps(AsyncBatch(agent.spawn, max_batch_size=agent.concurrency))
+    assert key.encode() not in blob and key not in text
+    assert pickle.loads(blob).factory.__self__.model == "my-model"
+
+
+def test_a_named_key_variable_must_be_set(monkeypatch):
+    monkeypatch.delenv("TB_UNSET_KEY", raising=False)
+    pytest.importorskip("openai")
+    agent = ChatAgent("m", base_url="http://127.0.0.1:9/v1", api_key_env="TB_UNSET_KEY")
+    with pytest.raises(ValueError, match="TB_UNSET_KEY"):
+        agent.act("A hall.", {"admissible_actions": ["look"]})
+
+
+def test_make_agent_llm_spec_and_options():
+    agent = make_agent("llm:org/Model-7B", base_url="http://127.0.0.1:8000/v1", parse=None)
+    assert (
+        isinstance(agent, ChatAgent) and agent.name == "llm-Model-7B" and agent.parse == "lenient"
+    )
+    with pytest.raises(ValueError, match="model name"):
+        make_agent("llm:")
+    with pytest.raises(ValueError, match="takes no option"):
+        make_agent("random", base_url="http://x/v1")
+
+
+def test_spawned_copies_share_settings_and_clients_not_history():
+    agent = ChatAgent("m", base_url="http://127.0.0.1:9/v1")
+    child = agent.spawn()
+    assert child._shared is agent._shared and child.model == "m"
+    child.observe("A hall.", {"goal": "Leave."}, "look")
+    assert child._history == [("A hall.", "look")] and agent._history == []
+    assert child.step_note() is None
+
+
+def test_redact_url():
+    assert redact_url("http://127.0.0.1:8080/v1") == "http://127.0.0.1:8080/v1"
+    assert redact_url("https://k:s@h/v1?api_key=1#x") == "https://h/v1"
+
+
+def test_forced_turns_reach_each_episode_through_observe_batch():
+    batch = AsyncBatch(ChatAgent("m", base_url="http://127.0.0.1:9/v1").spawn, max_batch_size=2)
+    batch.reset_episode("a", 0)
+    batch.reset_episode("b", 1)
+    batch.observe_batch(["a", "b"], ["Hall.", "Cave."], [{}, {}], ["look", "go north"])
+    assert batch._agents["a"]._history == [("Hall.", "look")]
+    assert batch._agents["b"]._history == [("Cave.", "go north")]
+    assert batch.step_notes(["a", "b"]) == [None, None]
+    batch.close()

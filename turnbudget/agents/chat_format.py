@@ -1,0 +1,286 @@
+"""What a chat agent sends and how its reply becomes a command (no client, no server).
+
+Three pieces, each usable on its own and covered by the default test suite:
+
+- `PromptTemplates` and `build_prompt`: the user turn built from the goal, a
+  window of recent turns, the current observation, the admissible commands
+  and, when the env reveals it, the budget. Instructions go in the user turn
+  by default: some chat formats (Gemma's) drop the system message.
+- `parse_command`: a reply to one command, ``strict`` (the reply must be an
+  admissible command) or ``lenient`` (also find one inside the reply, or the
+  closest one). The outcome is returned with the command, so the step record
+  can say how the command was obtained.
+- `constraint_body`: the request fields that restrict the reply to the
+  admissible commands on servers that support it (a llama.cpp GBNF
+  ``grammar``, vLLM ``guided_choice``, an OpenAI-style JSON schema).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+__all__ = [
+    "CONSTRAINTS",
+    "PARSE_MODES",
+    "Parsed",
+    "PromptTemplates",
+    "build_prompt",
+    "constraint_body",
+    "gbnf_choice",
+    "parse_command",
+]
+
+PARSE_MODES = ("strict", "lenient")
+#: How replies are restricted: ``auto`` picks from the server (see `ChatAgent`), ``none`` never.
+CONSTRAINTS = ("auto", "grammar", "guided_choice", "json_schema", "none")
+
+_DEFAULT_PROMPT = """\
+You are playing a text adventure game. Reach the goal in as few turns as you can.
+
+Goal: {goal}
+
+{history}Now:
+{observation}
+{budget}
+Admissible commands: {commands}
+
+Reply with exactly one command from the admissible commands and nothing else.
+Command:"""
+
+
+@dataclass(frozen=True)
+class PromptTemplates:
+    """The ``str.format`` templates of a chat agent's prompt (override any of them).
+
+    Attributes:
+        prompt: the user turn; fields ``goal``, ``history`` (the rendered
+            window, empty on the first turn), ``observation``, ``commands``
+            (comma-separated admissible commands), ``budget`` (the rendered
+            budget line, empty when the budget is hidden) and ``turn``.
+        history_header: put before the window when it is not empty.
+        history_entry: one past turn; fields ``turn``, ``observation``, ``action``.
+        budget: the budget line; fields ``turns_left``, ``turn_budget``, ``turns_used``.
+        system: an optional system message (None: none; Gemma drops it anyway).
+
+    Example:
+        >>> PromptTemplates(budget="({turns_left} left)").budget
+        '({turns_left} left)'
+    """
+
+    prompt: str = _DEFAULT_PROMPT
+    history_header: str = "Recent turns (oldest first):\n"
+    history_entry: str = "> {action}\n{observation}\n\n"
+    budget: str = "Turns left: {turns_left} of {turn_budget}.\n"
+    system: str | None = None
+
+    def __post_init__(self) -> None:
+        samples = {
+            "prompt": dict(goal="", history="", observation="", commands="", budget="", turn=1),
+            "history_header": {},
+            "history_entry": dict(turn=1, observation="", action=""),
+            "budget": dict(turns_left=1, turn_budget=1, turns_used=0),
+        }
+        for name, fields in samples.items():
+            template = getattr(self, name)
+            if not isinstance(template, str):
+                raise ValueError(f"Expect template `{name}` to be a str, got {template!r}")
+            try:
+                template.format(**fields)
+            except (KeyError, IndexError, ValueError) as exc:
+                raise ValueError(
+                    f"Template `{name}` does not format with the fields {sorted(fields)}: {exc!r}"
+                ) from None
+        if self.system is not None and not isinstance(self.system, str):
+            raise ValueError(f"Expect template `system` to be a str or None, got {self.system!r}")
+
+
+def build_prompt(
+    templates: PromptTemplates,
+    *,
+    goal: str,
+    history: Sequence[tuple[str, str]],
+    observation: str,
+    commands: Sequence[str],
+    budget: Mapping[str, Any] | None,
+    turn: int,
+) -> list[dict[str, str]]:
+    """The chat messages for one decision.
+
+    Args:
+        templates: the templates to fill.
+        goal: the episode's goal (from the reset info).
+        history: the window of past turns as ``(observation, executed command)``,
+            oldest first; the caller decides how many.
+        observation: the observation to act on.
+        commands: the admissible commands (may be empty).
+        budget: ``turns_left``/``turn_budget``/``turns_used`` when the budget is
+            revealed, else None.
+        turn: the 1-based turn about to be played.
+
+    Example:
+        >>> msgs = build_prompt(PromptTemplates(), goal="Find the exit.", history=[],
+        ...     observation="A hall.", commands=["north", "look"], budget=None, turn=1)
+        >>> [m["role"] for m in msgs], "north, look" in msgs[0]["content"]
+        (['user'], True)
+    """
+    first = turn - len(history)
+    window = "".join(
+        templates.history_entry.format(turn=first + i, observation=o.strip(), action=a)
+        for i, (o, a) in enumerate(history)
+    )
+    budget_line = "" if budget is None else templates.budget.format(**budget)
+    user = templates.prompt.format(
+        goal=goal.strip() or "(not given)",
+        history=templates.history_header + window if window else "",
+        observation=observation.strip(),
+        commands=", ".join(commands) if commands else "(any command)",
+        budget=budget_line,
+        turn=turn,
+    )
+    messages = [{"role": "user", "content": user}]
+    if templates.system is not None:
+        messages.insert(0, {"role": "system", "content": templates.system})
+    return messages
+
+
+class Parsed(NamedTuple):
+    """A reply turned into a command, and how.
+
+    ``outcome`` is one of ``exact`` (the reply is an admissible command),
+    ``json`` (a JSON ``{"command": ...}`` reply naming one), ``contained``
+    (an admissible command found inside the reply, lenient only), ``fuzzy``
+    (the closest admissible command, lenient only), ``free`` (no admissible
+    list: the reply's first line is the command) or ``invalid`` (nothing
+    matched: the first line is sent as is, and the env spends a turn on it).
+    """
+
+    command: str
+    outcome: str
+
+
+_PRINTABLE = re.compile(r"[^\x20-\x7e]")
+_PREFIX = re.compile(r"^(?:command|action|answer|>)\s*:?\s*", re.IGNORECASE)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _first_line(reply: str, max_length: int) -> str:
+    for line in reply.splitlines():
+        line = _PRINTABLE.sub("", line).strip()
+        if line:
+            line = _PREFIX.sub("", line).strip().strip("`'\"").rstrip(".!").strip()
+            return line[:max_length]
+    return ""
+
+
+def parse_command(
+    reply: str, admissible: Sequence[str], mode: str = "lenient", max_length: int = 200
+) -> Parsed:
+    """Turn a model's reply into one command.
+
+    The command is always one printable line of at most ``max_length``
+    characters (a reply cannot smuggle a second command through a newline).
+
+    Example:
+        >>> cmds = ["go north", "take key", "look"]
+        >>> parse_command("take key", cmds, "strict")
+        Parsed(command='take key', outcome='exact')
+        >>> parse_command("I will take key now.", cmds, "strict").outcome
+        'invalid'
+        >>> parse_command("I will take key now.", cmds, "lenient")
+        Parsed(command='take key', outcome='contained')
+        >>> parse_command("go nort", cmds, "lenient")
+        Parsed(command='go north', outcome='fuzzy')
+    """
+    if mode not in PARSE_MODES:
+        raise ValueError(f"Expect `mode` to be one of {PARSE_MODES}, got {mode!r}")
+    line = _first_line(reply, max_length)
+    if not admissible:
+        return Parsed(line, "free")
+    by_norm = {_norm(c): c for c in admissible}
+    if _norm(line) in by_norm:
+        return Parsed(by_norm[_norm(line)], "exact")
+    named = _json_command(reply)
+    if named is not None and _norm(named) in by_norm:
+        return Parsed(by_norm[_norm(named)], "json")
+    if mode == "lenient":
+        text = _norm(reply)
+        # The longest admissible command found as whole words, earliest first on ties.
+        best: tuple[int, int, str] | None = None
+        for key, command in by_norm.items():
+            match = re.search(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])", text)
+            if match and (best is None or (-len(key), match.start()) < best[:2]):
+                best = (-len(key), match.start(), command)
+        if best is not None:
+            return Parsed(best[2], "contained")
+        close = difflib.get_close_matches(_norm(line), list(by_norm), n=1, cutoff=0.6)
+        if close:
+            return Parsed(by_norm[close[0]], "fuzzy")
+    return Parsed(line, "invalid")
+
+
+def _json_command(reply: str) -> str | None:
+    text = reply.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    command = value.get("command") if isinstance(value, dict) else None
+    return command if isinstance(command, str) else None
+
+
+def gbnf_choice(commands: Sequence[str]) -> str:
+    """A llama.cpp GBNF grammar whose only sentences are ``commands``.
+
+    Example:
+        >>> print(gbnf_choice(['go north', 'say "hi"']))
+        root ::= "go north" | "say \\"hi\\""
+    """
+    if not commands:
+        raise ValueError("Expect at least one command to build a grammar")
+    literals = (
+        '"' + c.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+        for c in commands
+    )
+    return "root ::= " + " | ".join(literals)
+
+
+def constraint_body(kind: str, commands: Sequence[str]) -> dict[str, Any]:
+    """The request fields (``extra_body`` for the OpenAI client) restricting a reply to
+    ``commands``; ``{}`` when ``kind`` is ``none`` or there are no commands.
+
+    Example:
+        >>> constraint_body("guided_choice", ["look", "north"])
+        {'guided_choice': ['look', 'north']}
+        >>> constraint_body("none", ["look"])
+        {}
+    """
+    if kind not in CONSTRAINTS or kind == "auto":
+        raise ValueError(f"Expect a resolved constraint kind in {CONSTRAINTS[1:]}, got {kind!r}")
+    if kind == "none" or not commands:
+        return {}
+    if kind == "grammar":
+        return {"grammar": gbnf_choice(commands)}
+    if kind == "guided_choice":
+        return {"guided_choice": list(commands)}
+    schema = {
+        "type": "object",
+        "properties": {"command": {"type": "string", "enum": list(commands)}},
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+    return {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "command", "schema": schema, "strict": True},
+        }
+    }

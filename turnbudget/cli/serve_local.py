@@ -1,0 +1,89 @@
+"""``turnbudget serve-local``: a local OpenAI-compatible server with Gemma 3 270M (llm extra).
+
+Starts ``llama_cpp.server`` on loopback, waits until ``/v1/models`` answers,
+prints the ``--base-url`` and model to pass to ``turnbudget eval --agent
+llm:MODEL``, and stops the server cleanly on Ctrl-C or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=8080, help="port (default: 8080; 0: any free)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="loopback address to bind (default: 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=1, help="CPU threads for generation (default: 1)"
+    )
+    parser.add_argument("--n-ctx", type=int, default=2048, help="context tokens (default: 2048)")
+    parser.add_argument(
+        "--cache-mb",
+        type=int,
+        default=256,
+        help="RAM prompt cache in MiB, 0 for none (default: 256)",
+    )
+    parser.add_argument(
+        "--model-path",
+        type=Path,
+        default=None,
+        help=".gguf file (default: Gemma 3 270M, written once)",
+    )
+    parser.add_argument(
+        "--log", type=Path, default=None, help="server log file (default: temporary)"
+    )
+    parser.add_argument(
+        "--startup-timeout", type=float, default=180.0, help="seconds to wait for the server"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from turnbudget.agents.local_server import LocalServer
+
+    try:
+        server = LocalServer(
+            args.port or None, host=args.host, model_path=args.model_path, n_threads=args.threads,
+            n_ctx=args.n_ctx, cache_mb=args.cache_mb, startup_timeout=args.startup_timeout, log_path=args.log,
+        )  # fmt: skip
+    except ValueError as exc:
+        print(f"turnbudget serve-local: error: {exc}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, on_signal)
+    try:
+        server.start()
+        print(f"serving {server.model} at {server.base_url} (pid {server.pid}); Ctrl-C stops it")
+        print(
+            f"  turnbudget eval --agent llm:{server.model} --base-url {server.base_url} "
+            "--env turnbudget/Maze-Easy-v0"
+        )
+        sys.stdout.flush()
+        while not stop.is_set() and server.running:
+            stop.wait(0.5)
+        if not stop.is_set():
+            print("turnbudget serve-local: error: the server exited", file=sys.stderr)
+            print(server.log_tail(), file=sys.stderr)
+            return 1
+    except KeyboardInterrupt:
+        pass
+    except (ImportError, RuntimeError, TimeoutError, OSError) as exc:
+        print(f"turnbudget serve-local: error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        server.stop()
+        signal.signal(signal.SIGTERM, previous)
+    print("stopped")
+    return 0
