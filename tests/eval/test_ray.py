@@ -270,7 +270,10 @@ def test_an_interrupted_ray_run_resumes(tmp_path, shared_ray):
     clean = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), **GRID)
     out, pid_dir = tmp_path / "run", tmp_path / "pids"
     pid_dir.mkdir()
-    agent = SlowPidAgent(0.3, str(pid_dir), delay=0.02)
+    # slow enough that the run cannot end before the interrupt on any machine (at least
+    # ~20 s of commands for 2 workers), and a fast twin (the same repr and policy) to resume
+    agent = SlowPidAgent(0.3, str(pid_dir), delay=0.2)
+    fast = SlowPidAgent(0.3, str(pid_dir), delay=0.0)
 
     def interrupt() -> None:
         log = out / EPISODES_FILE
@@ -283,6 +286,6 @@ def test_an_interrupted_ray_run_resumes(tmp_path, shared_ray):
         evaluate([MAZE, KEYQUEST], agent, out=out, backend="ray", workers=2, **GRID)
     logged = len(read_jsonl(out / EPISODES_FILE)[0])
     assert 3 <= logged < len(clean.episodes)
-    result = evaluate([MAZE, KEYQUEST], agent, out=out, backend="ray", workers=2, **GRID)
+    result = evaluate([MAZE, KEYQUEST], fast, out=out, backend="ray", workers=2, **GRID)
     assert result.n_run == len(clean.episodes) - logged
     assert result.episodes == clean.episodes
