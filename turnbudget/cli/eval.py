@@ -145,27 +145,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reveal", default=None, help="reveal= setting of turnbudget.make, e.g. always or final=3"
     )
-    parser.add_argument(
-        "--workers", type=int, default=1, help="worker processes (results do not depend on it)"
-    )
-    parser.add_argument(
-        "--backend", default=None, metavar="NAME",
-        help="where episodes run: local | pool | ray | ... (default: local for one worker, "
-        "else pool; results do not depend on it)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--ray-address", default=None, metavar="ADDR",
-        help="with --backend ray: the cluster to join (auto, ray://host:10001, host:6379); "
-        "default: a local Ray instance for the run",
-    )  # fmt: skip
-    parser.add_argument(
-        "--timeout", type=float, default=None, metavar="SECONDS",
-        help="seconds one episode may run before it is stopped and counted as failed to run",
-    )  # fmt: skip
-    parser.add_argument(
-        "--retries", type=int, default=2,
-        help="how many more times an episode that failed to run is tried (default: 2)",
-    )  # fmt: skip
+    add_backend_arguments(parser, "episode")
     parser.add_argument(
         "--out", type=Path, default=None, help="run directory (default: runs/<label>)"
     )
@@ -194,7 +174,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def _backend_options(args: argparse.Namespace) -> dict[str, Any]:
+def add_backend_arguments(parser: argparse.ArgumentParser, unit: str) -> None:
+    """Where the work runs and what happens when a ``unit`` ("episode", "probe") fails:
+    the flags `turnbudget eval` and `turnbudget probe` share."""
+    parser.add_argument(
+        "--workers", type=int, default=1, help="worker processes (results do not depend on it)"
+    )
+    parser.add_argument(
+        "--backend", default=None, metavar="NAME",
+        help=f"where {unit}s run: local | pool | ray | ... (default: local for one worker, "
+        "else pool; results do not depend on it)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--ray-address", default=None, metavar="ADDR",
+        help="with --backend ray: the cluster to join (auto, ray://host:10001, host:6379); "
+        "default: a local Ray instance for the run",
+    )  # fmt: skip
+    parser.add_argument(
+        "--timeout", type=float, default=None, metavar="SECONDS",
+        help=f"seconds one {unit} may run before it is stopped and counted as failed to run",
+    )  # fmt: skip
+    parser.add_argument(
+        "--retries", type=int, default=2,
+        help=f"how many more times a failed {unit} is retried (default: 2)",
+    )  # fmt: skip
+
+
+def backend_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``backend_options`` for `evaluate` / `probe` from the shared flags."""
     if args.ray_address is None:
         return {}
     if args.backend != "ray":
@@ -219,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
             envs, agent, ks=args.k, ts=args.t, n=args.n, tasks=args.tasks, mode=args.mode,
             errors=parse_setting(args.errors), reveal=parse_setting(args.reveal),
             workers=args.workers, backend=args.backend, out=out, seed=args.seed, label=label,
-            backend_options=_backend_options(args), timeout=args.timeout, retries=args.retries,
+            backend_options=backend_options(args), timeout=args.timeout, retries=args.retries,
             record_steps=not args.no_steps, progress=not args.quiet, overwrite=args.overwrite,
             error_draws="shared" if args.shared_errors else "per_repeat",
         )  # fmt: skip

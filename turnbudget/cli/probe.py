@@ -11,6 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from turnbudget.cli.eval import add_backend_arguments
+
 __all__ = ["add_arguments", "run"]
 
 
@@ -73,33 +75,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--label", default=None, help="name of the agent in the results (one agent)"
     )
-    parser.add_argument(
-        "--workers", type=int, default=1, help="worker processes (results do not depend on it)"
-    )
-    parser.add_argument(
-        "--backend", default=None, metavar="NAME",
-        help="where probes run: local | pool | ray | ... (default: local for one worker, "
-        "else pool; results do not depend on it)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--ray-address", default=None, metavar="ADDR",
-        help="with --backend ray: the cluster to join (auto, ray://host:10001, host:6379); "
-        "default: a local Ray instance for the run",
-    )  # fmt: skip
-    parser.add_argument(
-        "--timeout", type=float, default=None, metavar="SECONDS",
-        help="seconds one probe may run before it is stopped and counted as failed to run",
-    )  # fmt: skip
-    parser.add_argument(
-        "--retries", type=int, default=2,
-        help="how many more times a probe that failed to run is tried (default: 2)",
-    )  # fmt: skip
+    add_backend_arguments(parser, "probe")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:
     from turnbudget.agents import make_agent
-    from turnbudget.cli.eval import _backend_options, llm_options
+    from turnbudget.cli.eval import backend_options, llm_options
     from turnbudget.eval.backends import EvaluationAborted
     from turnbudget.eval.probe import probe
 
@@ -118,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             budget_factor=args.budget_factor, budget_slack=args.budget_slack,
             repeats=args.repeats, baseline_repeats=args.baseline_repeats, seed=args.seed,
             label=args.label, out=out, progress=not args.quiet, workers=args.workers,
-            backend=args.backend, backend_options=_backend_options(args), timeout=args.timeout,
+            backend=args.backend, backend_options=backend_options(args), timeout=args.timeout,
             retries=args.retries,
         )  # fmt: skip
     except (ValueError, KeyError, TypeError, ImportError, EvaluationAborted) as exc:
