@@ -117,7 +117,7 @@ def test_the_grid_legend_and_moves_are_in_the_observation():
     obs, info = Sokoban("hard").reset(seed=2)
     assert "Legend:" in obs and "go north" in obs
     grid = [line for line in obs.splitlines() if line.startswith("#")]
-    assert len(grid) == 7 and all(len(line) == 8 for line in grid)
+    assert len(grid) == 8 and all(len(line) == 9 for line in grid)  # 7x6 inside the walls
     assert sum(line.count("$") + line.count("*") for line in grid) == 3
     assert "Push every box" in info["goal"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,10 +31,10 @@ CONFIGS = {
         width=5, height=4, boxes=1, wall_blocks=2, pulls=(3, 5), min_distance=5, max_distance=12
     ),
     "medium": SokobanConfig(
-        width=6, height=5, boxes=2, wall_blocks=3, pulls=(7, 10), min_distance=15, max_distance=30
+        width=6, height=5, boxes=2, wall_blocks=3, pulls=(10, 15), min_distance=15, max_distance=30
     ),
     "hard": SokobanConfig(
-        width=6, height=5, boxes=3, wall_blocks=3, pulls=(12, 17), min_distance=25, max_distance=45
+        width=7, height=6, boxes=3, wall_blocks=7, pulls=(18, 26), min_distance=35, max_distance=60
     ),
 }
 # Default turn budgets: at least twice the longest optimal solution of the variant.
@@ -51,6 +52,7 @@ VARIANTS = (
     EnvVariant("Sokoban-v0", _ENTRY_POINT, None),
 )
 _MAX_GENERATION_TRIES = 2000
+_PLAYS_PER_ROOM = 3  # reverse plays from one room's solved state before a new room
 _LEGEND = (
     "Legend: # wall, _ floor, @ you, $ box, . target, * box on a target, + you on a target. "
     "Moves: go north, go south, go east, go west (or n, s, e, w); walking into a box pushes it "
@@ -127,8 +129,9 @@ class Sokoban(TextGame):
 
     def _generate(self) -> None:
         cfg = self.config
+        draws = _uniforms(self.np_random)
         for _ in range(_MAX_GENERATION_TRIES):
-            if self._try_level(cfg):
+            if self._try_room(cfg, draws):
                 break
         else:  # only config overrides can make the distance range unreachable
             raise RuntimeError(
@@ -137,81 +140,116 @@ class Sokoban(TextGame):
             )
         self.goal = "Push every box ($) onto a target (.)."
 
-    def _try_level(self, cfg: SokobanConfig) -> bool:
-        rng = self.np_random
+    def _try_room(self, cfg: SokobanConfig, draws: Iterator[float]) -> bool:
+        """Draw a room and its targets, then play backwards from the solved room a few
+        times, until a play leaves a level whose optimal length is in range."""
         width, height = cfg.width + 2, cfg.height + 2
-        walls = bytearray(b"\x01" * (width * height))
         inner = [y * width + x for y in range(1, height - 1) for x in range(1, width - 1)]
-        for square in inner:
-            walls[square] = 0
-        for square in rng.choice(inner, size=cfg.wall_blocks, replace=False).tolist():
-            walls[square] = 1
-            if not _connected(walls, width):
-                walls[square] = 0
-        floor = [s for s in inner if not walls[s]]
-        picks = rng.choice(len(floor), size=cfg.boxes + 1, replace=False).tolist()
-        targets = sum(1 << floor[i] for i in picks[:-1])
-        solver = SokobanSolver(bytes(walls), width, targets)
-        player, boxes, moves = self._reverse_play(solver, floor[picks[-1]], targets, cfg)
-        if boxes == targets:
-            return False
-        # Leave the player anywhere it can walk to, so the level does not start mid-push.
-        reach = solver.reach(player, boxes)
-        squares = [s for s in floor if reach[s] >= 0]
-        start = squares[int(rng.integers(len(squares)))]
-        upper = moves + reach[start]  # replaying the reverse play forwards solves the level
-        lower = solver.heuristic(boxes)
-        if lower is None or upper < cfg.min_distance or lower > cfg.max_distance:
-            return False
-        if not (cfg.min_distance <= lower and upper <= cfg.max_distance):
-            distance = solver.distance(start, boxes)  # undecided by the bounds: solve exactly
-            if distance is None or not cfg.min_distance <= distance <= cfg.max_distance:
-                return False
-        self._solver, self._width, self._walls, self._targets = solver, width, bytes(walls), targets
-        self._player, self._boxes = start, boxes
-        return True
+        floor = sum(1 << square for square in inner)
+        for _ in range(cfg.wall_blocks):
+            square = inner.pop(int(next(draws) * len(inner)))
+            if _connected(floor & ~(1 << square), width):  # a wall that cuts the room off: skip
+                floor &= ~(1 << square)
+        walls = bin(floor)[2:].zfill(width * height)[::-1].encode().translate(_WALL_BYTES)
+        squares = bits(floor)
+        targets = 0
+        for _ in range(cfg.boxes):
+            targets |= 1 << squares.pop(int(next(draws) * len(squares)))
+        solver = SokobanSolver(walls, width, targets)
+        for _ in range(_PLAYS_PER_ROOM):
+            player = squares[int(next(draws) * len(squares))]
+            player, boxes, moves = self._reverse_play(solver, player, targets, cfg, draws)
+            if boxes == targets:
+                continue
+            # Leave the player anywhere it can walk to, so the level does not start
+            # mid-push. Replaying the reverse play forwards solves the level in `moves`
+            # plus the walk from the start: a start at most max_distance - moves away
+            # keeps that within max_distance.
+            layers, _ = solver.layers(player, boxes)
+            choices = bits(sum(layers[: cfg.max_distance - moves + 1]))
+            start = choices[int(next(draws) * len(choices))]
+            walk = 0
+            while not layers[walk] >> start & 1:
+                walk += 1
+            if moves + walk < cfg.min_distance + cfg.min_distance // 6:
+                continue  # too short: mostly solved in under min_distance; skip the search
+            # And when no plan is shorter than min_distance, the optimal length is in
+            # range. The exact length waits for the first oracle call.
+            if solver.within(start, boxes, cfg.min_distance - 1):
+                continue
+            self._solver, self._width, self._walls = solver, width, walls
+            self._targets, self._player, self._boxes = targets, start, boxes
+            return True
+        return False
 
     def _reverse_play(
-        self, solver: SokobanSolver, player: int, boxes: int, cfg: SokobanConfig
+        self,
+        solver: SokobanSolver,
+        player: int,
+        boxes: int,
+        cfg: SokobanConfig,
+        draws: Iterator[float],
     ) -> tuple[int, int, int]:
-        """Play backwards from the solved room: walk to a box and pull it, away from the
-        targets where possible, until the boxes are ``cfg.pulls`` pushes from home.
+        """Play backwards from the solved room: walk to a box and pull it, until the boxes
+        are ``cfg.pulls`` pushes from home (`SokobanSolver.heuristic`), no pull takes them
+        farther, or the moves played would pass ``cfg.max_distance``. Each pull takes the
+        boxes farther from home and walks the least to do it: replayed forwards, the play
+        is close to optimal, so its length says how hard the level is.
         Returns (player, boxes, moves played)."""
-        rng, walls, push = self.np_random, solver.walls, solver.push_distance
+        walls, heuristic, offsets = solver.walls, solver.heuristic, solver.offsets
         lo, hi = cfg.pulls
-        goal, pulled, moves = int(rng.integers(lo, hi + 1)), 0, 0
-        for _ in range(4 * hi):
-            reach = solver.reach(player, boxes)
-            options = [
-                (push[box + step] > push[box], box, step)
-                for box in bits(boxes)
-                for step in solver.offsets
-                if reach[box + step] >= 0
-                and not walls[box + 2 * step]
-                and not boxes >> box + 2 * step & 1
-            ]
+        goal = lo + int(next(draws) * (hi - lo + 1))
+        pushes = moves = 0
+        known = solver.known_heuristics
+        while pushes < goal:
+            layers, region = solver.layers(player, boxes)
+            options = []  # (box, step, stand): pull `box` one square by `step` from `stand`
+            stands = 0
+            rest = boxes
+            while rest:
+                low = rest & -rest
+                rest ^= low
+                box = low.bit_length() - 1
+                for step in offsets:
+                    stand = box + step
+                    if (
+                        region >> stand & 1
+                        and not walls[stand + step]
+                        and not boxes >> stand + step & 1
+                    ):
+                        after = boxes ^ (low | 1 << stand)
+                        h = known.get(after, -1)
+                        if h == -1:
+                            h = heuristic(after)
+                        if h > pushes:
+                            options.append((box, step, stand))
+                            stands |= 1 << stand
             if not options:
                 break
-            options = [o for o in options if o[0]] or options
-            _, box, step = options[int(rng.integers(len(options)))]
-            moves += reach[box + step]
+            walk = 0
+            while not layers[walk] & stands:
+                walk += 1
+            if moves + walk + 1 > cfg.max_distance:
+                break  # replayed forwards, the level would take longer than the variant allows
+            options = [o for o in options if layers[walk] >> o[2] & 1]
+            box, step, _ = options[int(next(draws) * len(options))]
+            moves += walk
             while True:  # pull the box one square, and keep pulling while it gets farther
                 boxes ^= 1 << box | 1 << box + step
-                pulled += push[box + step] - push[box]
                 box += step
                 player = box + step
                 moves += 1
+                pushes = heuristic(boxes)
                 ahead = box + 2 * step
                 if (
-                    pulled >= goal
+                    pushes >= goal
+                    or moves == cfg.max_distance
                     or walls[ahead]
                     or boxes >> ahead & 1
-                    or push[box + step] <= push[box]
-                    or rng.random() < 0.5
+                    or heuristic(boxes ^ (1 << box | 1 << box + step)) <= pushes
+                    or next(draws) < 0.5
                 ):
                     break
-            if pulled >= goal:
-                break
         return player, boxes, moves
 
     def load_level(self, text: str) -> str:
@@ -342,53 +380,18 @@ class Sokoban(TextGame):
         return self._solver.distance(self._player, self._boxes)
 
     def optimal_actions(self) -> list[str]:
-        """Every move that starts a shortest plan.
-
-        A shortest plan walks a shortest way to the square behind its first push, pushes,
-        then plays on optimally. So the optimal first pushes are found among all pushes
-        (those whose lower bound, walk + 1 + heuristic, already exceeds the distance
-        are skipped unsolved), and the optimal first moves are the push itself when the
-        player stands behind one, else each step that shortens the walk to one.
-        """
+        """Every move after which the solver's distance is one less (its table makes each
+        look-ahead a lookup)."""
         distance = self.distance_to_goal()
         if not distance:
             return []
-        solver, player, boxes = self._solver, self._player, self._boxes
-        reach = solver.reach(player, boxes)
-        stands: set[int] = set()  # squares behind an optimal first push
-        for box in bits(boxes):
-            for step in solver.offsets:
-                stand, to = box - step, box + step
-                walk = reach[stand]
-                if walk < 0 or stand in stands or self._walls[to] or boxes >> to & 1:
-                    continue
-                after = boxes ^ (1 << box | 1 << to)
-                lower = solver.heuristic(after)
-                if lower is None or walk + 1 + lower > distance:
-                    continue
-                # the rest is never shorter than distance - walk - 1: is it that short?
-                if solver.distance(box, after, bound=distance - walk - 1) is not None:
-                    stands.add(stand)
-        actions = []
-        for direction, step in zip(DIRECTIONS, solver.offsets):
-            nxt = player + step
-            if self._walls[nxt]:
-                continue
-            if boxes >> nxt & 1:  # a push: optimal when it is an optimal first push
-                if player in stands and self._pushes_optimally(nxt, step, distance):
-                    actions.append(f"go {direction}")
-            elif stands:
-                from_next = solver.reach(nxt, boxes)
-                if any(from_next[t] == reach[t] - 1 for t in stands):
-                    actions.append(f"go {direction}")
-        return actions
-
-    def _pushes_optimally(self, box: int, step: int, distance: int) -> bool:
-        to = box + step
-        if self._walls[to] or self._boxes >> to & 1:
-            return False
-        after = self._boxes ^ (1 << box | 1 << to)
-        return self._solver.distance(box, after, bound=distance - 1) is not None
+        solver = self._solver
+        return [
+            f"go {direction}"
+            for direction in DIRECTIONS
+            if (after := self._move(direction)) is not None
+            and solver.distance(*after) == distance - 1
+        ]
 
     def inject_setback(self, rng: np.random.Generator) -> str:
         """A box slides one square, or you are swept elsewhere; only if still solvable."""
@@ -403,11 +406,10 @@ class Sokoban(TextGame):
                 if not walls[to] and not boxes >> to & 1 and to != self._player:
                     text = f"The floor tilts, and a box slides one square {direction}."
                     candidates.append((self._player, boxes ^ (1 << box | 1 << to), text))
-        reach = self._solver.reach(self._player, boxes)
-        for square, d in enumerate(reach):
-            if d > 1:
-                text = "A trapdoor opens under you and drops you elsewhere in the room."
-                candidates.append((square, boxes, text))
+        layers, _ = self._solver.layers(self._player, boxes)
+        for square in bits(sum(layers[2:])):  # two or more moves away
+            text = "A trapdoor opens under you and drops you elsewhere in the room."
+            candidates.append((square, boxes, text))
         fallback = None
         for index in rng.permutation(len(candidates)).tolist():
             player, new_boxes, text = candidates[index]
@@ -424,15 +426,21 @@ class Sokoban(TextGame):
         return text
 
 
-def _connected(walls: bytearray, width: int) -> bool:
-    floor = [s for s in range(len(walls)) if not walls[s]]
-    seen = {floor[0]}
-    queue = [floor[0]]
-    while queue:
-        square = queue.pop()
-        for step in (-width, width, 1, -1):
-            n = square + step
-            if not walls[n] and n not in seen:
-                seen.add(n)
-                queue.append(n)
-    return len(seen) == len(floor)
+_WALL_BYTES = bytes.maketrans(b"01", b"\x01\x00")  # floor bits as wall bytes
+
+
+def _uniforms(rng: np.random.Generator) -> Iterator[float]:
+    """Uniform draws in [0, 1) from ``rng``, fetched 64 at a time (one NumPy call each,
+    where a draw per call costs more than the rest of a reverse play step)."""
+    while True:
+        yield from rng.random(64).tolist()
+
+
+def _connected(floor: int, width: int) -> bool:
+    """Whether every floor square can be walked to from every other (a flood of bitmasks)."""
+    region = floor & -floor
+    while True:
+        grown = (region | region << 1 | region >> 1 | region << width | region >> width) & floor
+        if grown == region:
+            return region == floor
+        region = grown

@@ -1,30 +1,45 @@
-"""An exact Sokoban solver in player moves: A* over push states, with deadlock pruning."""
+"""An exact Sokoban solver in player moves: breadth-first searches over box sets, bit-parallel."""
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from collections import deque
+from typing import Any
 
 __all__ = ["SokobanSolver", "bits"]
+
+_DEAD = 1 << 20  # "never": larger than any sum of push counts on a level
+_FAR = 8  # `within` bounds the walk to the next push only when it must be shorter than this
+_FLOOR_DIGITS = bytes.maketrans(b"\x00\x01", b"10")
 
 
 class SokobanSolver:
     """Exact shortest solutions of one Sokoban level, in player moves.
 
-    A* over the states reached right after a push, (player square, box set),
-    where an edge is "walk to a square next to a box, then push it": its cost
-    is the walk's length plus one. The heuristic, the sum over boxes of the
-    fewest pushes to bring each to its nearest target on the empty level, is
-    consistent (one push changes it by at most one), so the first solved state
-    popped is optimal. Pruned, because they can never be solved: a box on a
-    dead square (no target reachable by pushes) and 2x2 blocks of walls and
-    boxes holding a box off target. Every answer is memoized, and so is every
-    state along each optimal plan found, so following the plan costs nothing
-    and searches from nearby states stop early where they meet a known one.
-
     Squares are indices into the row-major grid (border walls included); box
-    sets are bitmasks.
+    sets are bitmasks, and so are sets of player squares, so that a step of
+    every player square at once is four shifts and a mask. Three searches:
+
+    - `distance` (the oracle): on its first call, a breadth-first search
+      *backward* from every solved state (a move undone is a step back or a
+      pull) over (box set, player squares), which records the exact distance
+      of every solvable state of the level; every answer after that is a
+      lookup, so following a plan, wandering off it and looking one move ahead
+      (`optimal_actions`) all cost next to nothing.
+    - `within(player, boxes, bound)`: is there a plan of at most ``bound``
+      moves? A forward breadth-first search pruned by the push lower bound
+      (`heuristic`, consistent: one push changes it by at most one); what level
+      generation uses to bound a new level's length without the whole table.
+    - `solvable`: whether any plan is left (a greedy best-first search over box
+      sets and player regions, memoized; the table's answer once it exists),
+      what every push asks to end a lost game at once.
+
+    Pruned where a search runs forward, because they can never be solved: a
+    box on a dead square (no target reachable by pushes) and, in `solvable`,
+    2x2 blocks of walls and boxes holding a box off target. The table needs no
+    pruning: walking backward from the solved states meets only solvable ones.
+    A solver is immutable apart from those caches, which only hold facts about
+    its level: copies of a game share it, and pickling leaves the caches out.
     """
 
     def __init__(self, walls: bytes, width: int, targets: int):
@@ -32,44 +47,57 @@ class SokobanSolver:
         self.width = width
         self.targets = targets
         self.offsets = (-width, width, 1, -1)  # north, south, east, west
+        # bit i set where square i is floor: the walls read as binary digits, last square first
+        self.floor = int(bytes(walls).translate(_FLOOR_DIGITS)[::-1], 2)
         self.to_target = [self._push_distances_to(t) for t in bits(targets)]
-        # Fewest pushes from each square to its nearest target (-1: a dead square).
-        self.push_distance = [
-            min((d for d in column if d >= 0), default=-1) for column in zip(*self.to_target)
-        ]
+        # Per square, the fewest pushes to each target (_DEAD where it never can), and to
+        # the nearest one (-1: a dead square).
+        self._columns = list(zip(*self.to_target))
+        self.push_distance = [d if d < _DEAD else -1 for d in map(min, self._columns)]
+        self.live = sum(1 << square for square, d in enumerate(self.push_distance) if d >= 0)
         self._assignments = list(itertools.permutations(range(len(self.to_target))))
-        self.neighbours = [
-            tuple(n for n in (s + o for o in self.offsets) if 0 <= n < len(walls) and not walls[n])
-            if not walls[s]
-            else ()
-            for s in range(len(walls))
-        ]
-        self._heuristics: dict[int, int | None] = {}
-        self.floor = sum(1 << square for square, wall in enumerate(walls) if not wall)
+        self._clear_caches()
+
+    def _clear_caches(self) -> None:
+        self.known_heuristics: dict[int, int | None] = {}  # heuristic's memo
         # Solvability by (lowest square the player can walk to, boxes): the player's exact
         # square within its reachable region does not matter for whether a solution exists.
         self.solvable_memo: dict[tuple[int, int], bool] = {}
-        self.memo: dict[tuple[int, int], int | None] = {}
+        # The oracle's table: per solvable box set, (distance, player squares) rings.
+        self._table: dict[int, list[tuple[int, int]]] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for name in ("known_heuristics", "solvable_memo", "_table"):
+            del state[name]  # caches: rebuilt on demand, identical answers
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._clear_caches()
 
     def _push_distances_to(self, target: int) -> list[int]:
         """Fewest pushes to bring a box alone on the level from each square to ``target``
-        (-1 where it never can)."""
-        size = len(self.walls)
-        distance = [-1] * size
-        distance[target] = 0
-        queue = deque([target])
-        while queue:  # a box moves from `before` to `square` when the player stands behind it
-            square = queue.popleft()
-            for step in self.offsets:
-                before, behind = square - step, square - 2 * step
-                if (
-                    0 <= behind < size
-                    and distance[before] < 0
-                    and not self.walls[before]
-                    and not self.walls[behind]
-                ):
-                    distance[before] = distance[square] + 1
-                    queue.append(before)
+        (_DEAD where it never can), by rings of squares: a box moves from ``before`` onto
+        a square of the ring when ``before`` and the square behind it are floor."""
+        floor, width = self.floor, self.width
+        distance = [_DEAD] * len(self.walls)
+        seen = ring = 1 << target
+        d = 0
+        while ring:
+            for square in bits(ring):
+                distance[square] = d
+            # before = square - step, behind = before - step, for the four steps
+            ring = (
+                (
+                    (ring >> 1 & floor << 1 | ring << 1 & floor >> 1)
+                    | (ring >> width & floor << width | ring << width & floor >> width)
+                )
+                & floor
+                & ~seen
+            )
+            seen |= ring
+            d += 1
         return distance
 
     def is_dead_square(self, square: int) -> bool:
@@ -104,126 +132,191 @@ class SokobanSolver:
             region |= frontier
             layers.append(frontier)
 
-    def reach(self, player: int, boxes: int) -> list[int]:
-        """Walking distance from ``player`` to every square (-1 where boxes or walls cut it off)."""
-        neighbours = self.neighbours
-        distance = [-1] * len(self.walls)
-        distance[player] = 0
-        frontier = [player]
+    def heuristic(self, boxes: int) -> int | None:
+        """Fewest pushes with each box sent to its own target (best assignment), None if dead."""
+        cached = self.known_heuristics.get(boxes, -1)
+        if cached != -1:
+            return cached
+        columns, rest = [], boxes
+        while rest:
+            low = rest & -rest
+            columns.append(self._columns[low.bit_length() - 1])
+            rest ^= low
+        if len(columns) == 1:
+            best = columns[0][0]
+        elif len(columns) == 2:
+            (a0, a1), (b0, b1) = columns
+            best = min(a0 + b1, a1 + b0)
+        else:
+            best = min(sum(c[t] for c, t in zip(columns, order)) for order in self._assignments)
+        result = best if best < _DEAD else None
+        self.known_heuristics[boxes] = result
+        return result
+
+    # -- the oracle: every solvable state's distance -----------------------------------
+
+    def distance(self, player: int, boxes: int) -> int | None:
+        """Fewest moves from this state to every box on a target (None when unsolvable).
+
+        The first call builds the level's table (`build_table`); later calls look it up."""
+        if boxes == self.targets:
+            return 0
+        rings = (self._table if self._table is not None else self.build_table()).get(boxes)
+        if rings is not None:
+            for d, squares in rings:
+                if squares >> player & 1:
+                    return d
+        return None
+
+    def build_table(self) -> dict[int, list[tuple[int, int]]]:
+        """Exact distances of every solvable state, by a breadth-first search backward from
+        the solved states, one box set at a time per ring: a move undone is a step back
+        (four shifts of the player squares) or a pull (the square behind the player is
+        free and a box is ahead of it: the box comes back one square, the player two).
+        Returns box set -> [(distance, player squares at that distance), ...]."""
+        if self._table is not None:
+            return self._table
+        floor, width, targets = self.floor, self.width, self.targets
+        everywhere = floor & ~targets  # solved wherever the player stands
+        seen = {targets: everywhere}
+        table = {targets: [(0, everywhere)]}
+        frontier = [(targets, everywhere)]
         d = 0
         while frontier:
             d += 1
-            nxt = []
-            for square in frontier:
-                for n in neighbours[square]:
-                    if distance[n] < 0 and not boxes >> n & 1:
-                        distance[n] = d
-                        nxt.append(n)
-            frontier = nxt
-        return distance
+            found: dict[int, int] = {}
+            get = found.get
+            for boxes, ring in frontier:
+                free = floor & ~boxes
+                back = (ring << 1 | ring >> 1 | ring << width | ring >> width) & free
+                if back:
+                    found[boxes] = get(boxes, 0) | back
+                for step in (1, width):
+                    # undo a move in +step: the player at p came from p - step, the box now
+                    # at p + step was at p
+                    pulls = ring & boxes >> step & free << step
+                    while pulls:
+                        low = pulls & -pulls
+                        pulls ^= low
+                        before = boxes ^ (low << step | low)
+                        found[before] = get(before, 0) | low >> step
+                    # undo a move in -step, the mirror image
+                    pulls = ring & boxes << step & free >> step
+                    while pulls:
+                        low = pulls & -pulls
+                        pulls ^= low
+                        before = boxes ^ (low >> step | low)
+                        found[before] = get(before, 0) | low << step
+            frontier = []
+            for boxes, squares in found.items():
+                known = seen.get(boxes, 0)
+                squares &= ~known
+                if squares:
+                    seen[boxes] = known | squares
+                    frontier.append((boxes, squares))
+                    if known:
+                        table[boxes].append((d, squares))
+                    else:
+                        table[boxes] = [(d, squares)]
+        self._table = table
+        return table
 
-    def heuristic(self, boxes: int) -> int | None:
-        """Fewest pushes with each box sent to its own target (best assignment), None if dead."""
-        cached = self._heuristics.get(boxes, -1)
-        if cached != -1:
-            return cached
-        columns = [[row[square] for row in self.to_target] for square in bits(boxes)]
-        best = None
-        for order in self._assignments:
-            total = 0
-            for column, target in zip(columns, order):
-                d = column[target]
-                if d < 0:
-                    break
-                total += d
-            else:
-                if best is None or total < best:
-                    best = total
-        self._heuristics[boxes] = best
-        return best
+    # -- bounded and boolean questions, without the table ----------------------------
 
-    def distance(self, player: int, boxes: int, bound: int | None = None) -> int | None:
-        """Fewest moves from this state to every box on a target (None when unsolvable).
+    def within(self, player: int, boxes: int, bound: int) -> bool:
+        """Whether some plan solves the level in at most ``bound`` moves.
 
-        With ``bound``, the search gives up as soon as no plan of at most ``bound`` moves
-        is left (returning None, not remembered as unsolvable): much cheaper than the
-        exact answer when it only matters whether a state is that close."""
-        key = (player, boxes)
-        if key in self.memo:
-            known = self.memo[key]
-            return None if known is None or (bound is not None and known > bound) else known
-        if boxes == self.targets:
-            return 0
-        h0 = self.heuristic(boxes)
-        if h0 is None or (bound is not None and h0 > bound):
-            return None
-        if bound is None and not self.solvable(player, boxes):
-            # Proving a state unsolvable costs a search of everything reachable from it:
-            # `solvable` does it over box sets and player regions, far fewer than A*'s states.
-            self.memo[key] = None
-            return None
-        memo, walls, targets, push = self.memo, self.walls, self.targets, self.push_distance
-        best: dict[tuple[int, int], int] = {key: 0}
-        parent: dict[tuple[int, int], tuple[tuple[int, int], int] | None] = {key: None}
-        heap: list[tuple[int, int, int, int, int]] = [(h0, 0, h0, player, boxes)]
-        while heap:
-            f, negative_g, h, p, b = heapq.heappop(heap)
-            if bound is not None and f > bound:
-                return None  # every plan left is longer than the bound
-            g = -negative_g
-            if h < 0:  # a known state's exact answer: nothing left can beat it
-                return self._finish(key, (p, b), parent, g + memo[p, b], g)
-            if best.get((p, b), -1) != g:
-                continue
-            if b == targets:
-                return self._finish(key, (p, b), parent, g, g)
-            known = memo.get((p, b), -1) if (p, b) != key else -1
-            if known is None:
-                continue
-            if known > 0:  # exact distance known here: finish through it when it is popped
-                heapq.heappush(heap, (g + known, -g, -1, p, b))
-                continue
-            layers, region = self.layers(p, b)
-            rest = b
-            while rest:
-                low = rest & -rest
-                box = low.bit_length() - 1
-                rest ^= low
-                for step in self.offsets:
-                    stand, to = box - step, box + step
-                    if not region >> stand & 1 or walls[to] or b >> to & 1 or push[to] < 0:
-                        continue
-                    nb = b ^ low | 1 << to
-                    if not targets >> to & 1 and self.frozen(to, nb):
-                        continue
-                    state = (box, nb)
-                    if memo.get(state, 0) is None:
-                        continue
-                    walk = 0
-                    while not layers[walk] >> stand & 1:
-                        walk += 1
-                    g2 = g + walk + 1
-                    if g2 < best.get(state, 1 << 30):
-                        h2 = self.heuristic(nb)
-                        if h2 is None:
+        Breadth-first over moves, one box set at a time per ring, keeping only states
+        whose moves so far plus `heuristic` stay within ``bound``: the work grows with
+        the bound, not with the level's true distance."""
+        if self._table is not None:
+            d = self.distance(player, boxes)
+            return d is not None and d <= bound
+        targets, floor, width, live = self.targets, self.floor, self.width, self.live
+        if boxes == targets:
+            return True
+        heuristic, known_h = self.heuristic, self.known_heuristics
+        h = heuristic(boxes)
+        if h is None or h > bound:
+            return False
+        seen = {boxes: 1 << player}
+        nearby: dict[int, list[int]] = {}  # per box set: squares within k moves of a push
+        frontier = [(boxes, 1 << player)]
+        for moves in range(1, bound + 1):
+            slack = bound - moves  # what the heuristic may still ask after this move
+            found: dict[int, int] = {}  # box set -> player squares reached by this move
+            for b, ring in frontier:
+                free = floor & ~b
+                ahead = free & live  # where a pushed box may go
+                near = nearby.get(b)
+                if near is None:
+                    near = nearby[b] = [_stands(b, free, ahead, width)]
+                room = slack - known_h[b]  # walks the next push may still be away
+                if room >= 0:  # walking leaves the heuristic as it is
+                    walk = (ring << 1 | ring >> 1 | ring << width | ring >> width) & free
+                    if walk and room < _FAR:
+                        while len(near) <= room:
+                            r = near[-1]
+                            near.append((r | r << 1 | r >> 1 | r << width | r >> width) & free)
+                        walk &= near[room]
+                    if walk:
+                        found[b] = found.get(b, 0) | walk
+                if not ring & near[0]:
+                    continue  # nobody here stands behind a box that can move
+                for step in (1, width):
+                    # push in +step: the player at p, a box at p + step, room at p + 2 step
+                    pushes = ring & b >> step & ahead >> 2 * step
+                    while pushes:
+                        low = pushes & -pushes
+                        pushes ^= low
+                        box = low << step  # where the player ends
+                        after = b ^ (box | box << step)
+                        if after in found:
+                            found[after] |= box
                             continue
-                        best[state] = g2
-                        parent[state] = ((p, b), stand)
-                        heapq.heappush(heap, (g2 + h2, -g2, h2, box, nb))
-        if bound is None:
-            for state in best:  # every state reached from an unsolvable one is unsolvable
-                memo[state] = None
-        return None
+                        if after == targets:
+                            return True
+                        h2 = known_h.get(after, -1)
+                        if h2 == -1:
+                            h2 = heuristic(after)
+                        if h2 is not None and h2 <= slack:
+                            found[after] = box
+                    # push in -step, the mirror image
+                    pushes = ring & b << step & ahead << 2 * step
+                    while pushes:
+                        low = pushes & -pushes
+                        pushes ^= low
+                        box = low >> step
+                        after = b ^ (box | box >> step)
+                        if after in found:
+                            found[after] |= box
+                            continue
+                        if after == targets:
+                            return True
+                        h2 = known_h.get(after, -1)
+                        if h2 == -1:
+                            h2 = heuristic(after)
+                        if h2 is not None and h2 <= slack:
+                            found[after] = box
+            frontier = []
+            for b, squares in found.items():
+                known = seen.get(b, 0)
+                squares &= ~known
+                if squares:
+                    seen[b] = known | squares
+                    frontier.append((b, squares))
+            if not frontier:
+                return False
+        return False
 
     def solvable(self, player: int, boxes: int) -> bool:
         """Whether any sequence of pushes still solves the level (greedy best-first search
-        over box sets, each with the region the player can walk in; cheaper than
-        `distance` because it need not be shortest)."""
+        over box sets, each with the region the player can walk in; cheaper than the
+        table because it need not be shortest)."""
         if boxes == self.targets:
             return True
-        known = self.memo.get((player, boxes), -1)
-        if known != -1:
-            return known is not None
+        if self._table is not None:
+            return self.distance(player, boxes) is not None
         start = (_lowest(self.layers(player, boxes)[1]), boxes)
         if start in self.solvable_memo:
             return self.solvable_memo[start]
@@ -272,50 +365,15 @@ class SokobanSolver:
             self.solvable_memo[key] = False
         return False
 
-    def _finish(
-        self,
-        start: tuple[int, int],
-        end: tuple[int, int],
-        parent: dict[tuple[int, int], tuple[tuple[int, int], int] | None],
-        total: int,
-        g_end: int,
-    ) -> int:
-        """Memoize every state along the plan found (walks included): the rest of an optimal
-        plan is optimal, so its distances are exact."""
-        memo = self.memo
-        memo[end] = total - g_end
-        state = end
-        while parent[state] is not None:
-            previous, stand = parent[state]
-            p, b = previous
-            walk = self._walk(p, b, stand)
-            g_prev = g_end - len(walk) - 1  # the push into `state` is the last move
-            for k, square in enumerate(walk):
-                memo.setdefault((square, b), total - (g_prev + k + 1))
-            memo.setdefault(previous, total - g_prev)
-            state, g_end = previous, g_prev
-        memo[start] = total
-        return total
 
-    def _walk(self, player: int, boxes: int, goal: int) -> list[int]:
-        """The squares of one shortest walk from ``player`` to ``goal`` (player excluded)."""
-        if player == goal:
-            return []
-        came = {player: player}
-        queue = deque([player])
-        while queue:
-            square = queue.popleft()
-            for step in self.offsets:
-                n = square + step
-                if n not in came and not self.walls[n] and not boxes >> n & 1:
-                    came[n] = square
-                    if n == goal:
-                        path = [n]
-                        while came[path[-1]] != player:
-                            path.append(came[path[-1]])
-                        return path[::-1]
-                    queue.append(n)
-        raise ValueError("goal square not reachable")  # pragma: no cover - callers check reach
+def _stands(boxes: int, free: int, ahead: int, width: int) -> int:
+    """The free squares from which a box can be pushed onto a square of ``ahead``."""
+    return free & (
+        boxes >> 1 & ahead >> 2
+        | boxes << 1 & ahead << 2
+        | boxes >> width & ahead >> 2 * width
+        | boxes << width & ahead << 2 * width
+    )
 
 
 def _lowest(mask: int) -> int:
