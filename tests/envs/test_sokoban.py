@@ -8,7 +8,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from turnbudget.envs.native.sokoban import Sokoban
+from turnbudget.envs.native.sokoban import CONFIGS, Sokoban
+from turnbudget.envs.native.sokoban_solver import SokobanSolver
 
 # Hand-made levels with their optimal solutions in moves, counted by hand.
 KNOWN_LEVELS = [
@@ -80,6 +81,78 @@ def test_the_solver_matches_a_brute_force_search_on_generated_levels(difficulty)
             if terminated:
                 assert game.distance_to_goal() == (0 if game._won else None)
                 break
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_solver_matches_a_brute_force_search_on_hard_levels(seed):
+    game = Sokoban("hard")
+    game.reset(seed=seed)
+    assert game.distance_to_goal() == _brute_force_distance(game)
+
+
+def _fresh_solver(game: Sokoban) -> SokobanSolver:
+    """A solver of the game's level that has answered nothing yet (no table, no memo)."""
+    return SokobanSolver(game._walls, game._width, game._targets)
+
+
+@pytest.mark.parametrize(("difficulty", "seeds"), [("easy", 200), ("medium", 200), ("hard", 40)])
+def test_generated_optimal_lengths_lie_in_the_variant_range(difficulty, seeds):
+    """Generation only bounds a level's length (a replay above, a bounded search below);
+    the exact solver, fresh for every level, must agree that it is in range."""
+    config = CONFIGS[difficulty]
+    game = Sokoban(difficulty)
+    lengths = []
+    for seed in range(seeds):
+        game.reset(seed=seed)
+        lengths.append(_fresh_solver(game).distance(game._player, game._boxes))
+        assert config.min_distance <= lengths[-1] <= config.max_distance, (seed, lengths[-1])
+        if difficulty == "easy":
+            assert lengths[-1] == _brute_force_distance(game)
+    assert len(set(lengths)) >= 5  # a spread of lengths, not one length over and over
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "medium", "hard"])
+def test_the_bounded_search_agrees_with_the_exact_distance(difficulty):
+    game = Sokoban(difficulty)
+    rng = np.random.default_rng(1)
+    checked = 0
+    for seed in range(3):
+        game.reset(seed=seed)
+        for _ in range(4):  # from the start and along a random walk
+            distance = game.distance_to_goal()
+            if distance is None:
+                break
+            state = (game._player, game._boxes)
+            assert _fresh_solver(game).within(*state, distance)
+            assert not _fresh_solver(game).within(*state, distance - 1)
+            checked += 1
+            for _ in range(3):
+                actions = [a for a in game.admissible_actions() if a != "look"]
+                _, _, terminated, _, _ = game.step(actions[int(rng.integers(len(actions)))])
+                if terminated:
+                    break
+            if terminated:
+                break
+    assert checked >= 6
+
+
+def test_pickling_leaves_the_solver_caches_out_and_answers_the_same():
+    import pickle
+
+    game = Sokoban("medium")
+    game.reset(seed=4)
+    plan = []
+    while not game._won:  # builds the table
+        plan.append(game.optimal_actions())
+        game.step(plan[-1][0])
+    game.reset(seed=4)
+    game.distance_to_goal()
+    clone = pickle.loads(pickle.dumps(game))
+    assert clone._solver._table is None and game._solver._table is not None
+    for actions in plan:
+        assert clone.optimal_actions() == actions
+        clone.step(actions[0])
+    assert clone._won
 
 
 def test_a_box_pushed_against_a_wall_without_targets_ends_the_game_as_lost():

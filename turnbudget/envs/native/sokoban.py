@@ -171,8 +171,10 @@ class Sokoban(TextGame):
             walk = 0
             while not layers[walk] >> start & 1:
                 walk += 1
-            if moves + walk < cfg.min_distance + cfg.min_distance // 6:
-                continue  # too short: mostly solved in under min_distance; skip the search
+            if moves + walk < cfg.min_distance + cfg.min_distance // 4:
+                # Most levels whose replay is this short solve in under min_distance:
+                # drawing another costs less than the search that would say so.
+                continue
             # And when no plan is shorter than min_distance, the optimal length is in
             # range. The exact length waits for the first oracle call.
             if solver.within(start, boxes, cfg.min_distance - 1):
@@ -196,42 +198,42 @@ class Sokoban(TextGame):
         boxes farther from home and walks the least to do it: replayed forwards, the play
         is close to optimal, so its length says how hard the level is.
         Returns (player, boxes, moves played)."""
-        walls, heuristic, offsets = solver.walls, solver.heuristic, solver.offsets
+        walls, heuristic, known = solver.walls, solver.heuristic, solver.known_heuristics
+        floor, width = solver.floor, solver.width
         lo, hi = cfg.pulls
         goal = lo + int(next(draws) * (hi - lo + 1))
         pushes = moves = 0
-        known = solver.known_heuristics
         while pushes < goal:
-            layers, region = solver.layers(player, boxes)
-            options = []  # (box, step, stand): pull `box` one square by `step` from `stand`
+            # The pulls that take the boxes farther: a box, the square beside it to pull
+            # from (`stand`) and the square behind that, both free.
+            free = floor & ~boxes
+            options = []  # (box, step, stand)
             stands = 0
-            rest = boxes
-            while rest:
-                low = rest & -rest
-                rest ^= low
-                box = low.bit_length() - 1
-                for step in offsets:
-                    stand = box + step
-                    if (
-                        region >> stand & 1
-                        and not walls[stand + step]
-                        and not boxes >> stand + step & 1
-                    ):
-                        after = boxes ^ (low | 1 << stand)
-                        h = known.get(after, -1)
-                        if h == -1:
-                            h = heuristic(after)
-                        if h > pushes:
-                            options.append((box, step, stand))
-                            stands |= 1 << stand
-            if not options:
-                break
+            for step in solver.offsets:
+                mask = _shifted(boxes, step) & free & _shifted(free, -step)
+                while mask:
+                    low = mask & -mask
+                    mask ^= low
+                    stand = low.bit_length() - 1
+                    after = boxes ^ (low | 1 << stand - step)
+                    h = known.get(after, -1)
+                    if h == -1:
+                        h = heuristic(after)
+                    if h > pushes:
+                        options.append((stand - step, step, stand))
+                        stands |= low
+            # Walk to the nearest of their stands (breadth-first, bit-parallel).
+            ring = seen = 1 << player
             walk = 0
-            while not layers[walk] & stands:
+            while ring and not ring & stands:
+                ring = (ring << 1 | ring >> 1 | ring << width | ring >> width) & free & ~seen
+                seen |= ring
                 walk += 1
+            if not ring:
+                break  # no pull takes the boxes farther
             if moves + walk + 1 > cfg.max_distance:
                 break  # replayed forwards, the level would take longer than the variant allows
-            options = [o for o in options if layers[walk] >> o[2] & 1]
+            options = [o for o in options if ring >> o[2] & 1]
             box, step, _ = options[int(next(draws) * len(options))]
             moves += walk
             while True:  # pull the box one square, and keep pulling while it gets farther
@@ -427,6 +429,11 @@ class Sokoban(TextGame):
 
 
 _WALL_BYTES = bytes.maketrans(b"01", b"\x01\x00")  # floor bits as wall bytes
+
+
+def _shifted(mask: int, by: int) -> int:
+    """``mask`` with every square moved by ``by`` (negative: toward lower squares)."""
+    return mask << by if by >= 0 else mask >> -by
 
 
 def _uniforms(rng: np.random.Generator) -> Iterator[float]:

@@ -49,12 +49,14 @@ class SokobanSolver:
         self.offsets = (-width, width, 1, -1)  # north, south, east, west
         # bit i set where square i is floor: the walls read as binary digits, last square first
         self.floor = int(bytes(walls).translate(_FLOOR_DIGITS)[::-1], 2)
-        self.to_target = [self._push_distances_to(t) for t in bits(targets)]
-        # Per square, the fewest pushes to each target (_DEAD where it never can), and to
-        # the nearest one (-1: a dead square).
-        self._columns = list(zip(*self.to_target))
-        self.push_distance = [d if d < _DEAD else -1 for d in map(min, self._columns)]
-        self.live = sum(1 << square for square, d in enumerate(self.push_distance) if d >= 0)
+        # Per target, the fewest pushes to it from each square (_DEAD where it never can);
+        # a square is live when a box on it can still reach some target.
+        self.to_target, self.live = [], 0
+        for target in bits(targets):
+            distances, reached = self._push_distances_to(target)
+            self.to_target.append(distances)
+            self.live |= reached
+        self._columns = list(zip(*self.to_target))  # per square, its distance to each target
         self._assignments = list(itertools.permutations(range(len(self.to_target))))
         self._clear_caches()
 
@@ -76,17 +78,21 @@ class SokobanSolver:
         self.__dict__.update(state)
         self._clear_caches()
 
-    def _push_distances_to(self, target: int) -> list[int]:
+    def _push_distances_to(self, target: int) -> tuple[list[int], int]:
         """Fewest pushes to bring a box alone on the level from each square to ``target``
-        (_DEAD where it never can), by rings of squares: a box moves from ``before`` onto
-        a square of the ring when ``before`` and the square behind it are floor."""
+        (_DEAD where it never can), and the squares that can, by rings of squares: a box
+        moves from ``before`` onto a square of the ring when ``before`` and the square
+        behind it are floor."""
         floor, width = self.floor, self.width
         distance = [_DEAD] * len(self.walls)
         seen = ring = 1 << target
         d = 0
         while ring:
-            for square in bits(ring):
-                distance[square] = d
+            rest = ring
+            while rest:
+                low = rest & -rest
+                rest ^= low
+                distance[low.bit_length() - 1] = d
             # before = square - step, behind = before - step, for the four steps
             ring = (
                 (
@@ -98,10 +104,10 @@ class SokobanSolver:
             )
             seen |= ring
             d += 1
-        return distance
+        return distance, seen
 
     def is_dead_square(self, square: int) -> bool:
-        return self.push_distance[square] < 0
+        return not self.live >> square & 1
 
     def frozen(self, square: int, boxes: int) -> bool:
         """A box on ``square`` closes a 2x2 block of walls and boxes, one box off target."""
@@ -137,18 +143,26 @@ class SokobanSolver:
         cached = self.known_heuristics.get(boxes, -1)
         if cached != -1:
             return cached
-        columns, rest = [], boxes
-        while rest:
+        columns = self._columns
+        low = boxes & -boxes
+        first = columns[low.bit_length() - 1]
+        rest = boxes ^ low
+        if not rest:
+            best = first[0]
+        elif not rest & rest - 1:
+            second = columns[rest.bit_length() - 1]
+            best = min(first[0] + second[1], first[1] + second[0])
+        elif len(first) == 3:  # Hard: the six assignments written out
             low = rest & -rest
-            columns.append(self._columns[low.bit_length() - 1])
-            rest ^= low
-        if len(columns) == 1:
-            best = columns[0][0]
-        elif len(columns) == 2:
-            (a0, a1), (b0, b1) = columns
-            best = min(a0 + b1, a1 + b0)
+            a0, a1, a2 = first
+            b0, b1, b2 = columns[low.bit_length() - 1]
+            c0, c1, c2 = columns[(rest ^ low).bit_length() - 1]
+            best = min(
+                a0 + min(b1 + c2, b2 + c1), a1 + min(b0 + c2, b2 + c0), a2 + min(b0 + c1, b1 + c0)
+            )
         else:
-            best = min(sum(c[t] for c, t in zip(columns, order)) for order in self._assignments)
+            chosen = [columns[square] for square in bits(boxes)]
+            best = min(sum(c[t] for c, t in zip(chosen, order)) for order in self._assignments)
         result = best if best < _DEAD else None
         self.known_heuristics[boxes] = result
         return result
@@ -325,7 +339,7 @@ class SokobanSolver:
         ):
             self.solvable_memo[start] = False
             return False
-        walls, targets, push = self.walls, self.targets, self.push_distance
+        walls, targets, live = self.walls, self.targets, self.live
         seen = {start}
         heap = [(self.heuristic(boxes), 0, player, boxes)]
         counter = 0
@@ -342,7 +356,7 @@ class SokobanSolver:
                 rest ^= low
                 for step in self.offsets:
                     stand, to = box - step, box + step
-                    if not region >> stand & 1 or walls[to] or b >> to & 1 or push[to] < 0:
+                    if not region >> stand & 1 or walls[to] or b >> to & 1 or not live >> to & 1:
                         continue
                     nb = b ^ low | 1 << to
                     if not targets >> to & 1 and self.frozen(to, nb):
