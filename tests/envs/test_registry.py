@@ -57,7 +57,7 @@ def test_optimal_lengths_grow_with_difficulty(family):
     assert ranges[0][0] >= 5 and ranges[-1][0] >= 25  # hard games are long-horizon
     assert all(a[0] < b[0] and a[1] < b[1] for a, b in itertools.pairwise(ranges))
     # families without a reason to differ keep the suite's common ranges
-    if family in ("Crafting", "KeyQuest", "Maze", "Shop"):
+    if family in ("Crafting", "KeyQuest", "Maze", "Shop", "Sokoban"):
         assert ranges == [(5, 12), (15, 30), (35, 60)]
 
 

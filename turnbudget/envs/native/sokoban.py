@@ -22,6 +22,7 @@ class SokobanConfig:
     boxes: int
     wall_blocks: int  # inner wall squares dropped into the room (kept only if it stays connected)
     pulls: tuple[int, int]  # reverse play stops once the boxes are this many pushes from home
+    # (if no pull takes them farther, or max_distance moves are played, it stops sooner)
     min_distance: int  # the optimal solution length lies in [min_distance, max_distance]
     max_distance: int
 
@@ -69,9 +70,11 @@ class Sokoban(TextGame):
     the square behind it is free. Boxes cannot be pulled, so some pushes are
     irreversible: a box in a corner, or two boxes side by side against a wall,
     can never be moved onto its target again. Levels are made by playing
-    backwards from the solved room (pulling boxes off their targets), so every
-    level is solvable; difficulty is the number of boxes and the length of the
-    shortest solution.
+    backwards from the solved room (pulling boxes off their targets, each pull
+    taking them farther from home), so every level is solvable; difficulty is
+    the number of boxes and the length of the shortest solution, which lies in
+    the variant's range: replaying the play forwards bounds it from above, and
+    a bounded search proves that nothing shorter than the range exists.
 
     ## Goal
     "Push every box ($) onto a target (.)."
@@ -96,10 +99,14 @@ class Sokoban(TextGame):
     only by a turn budget wrapper (`TurnBudget`).
 
     ## Oracle
-    `SokobanSolver`: exact A* in player moves with deadlock pruning, memoized
-    per level. Setbacks: a box slides one square, or you are swept to another
-    square; only ones that keep the level solvable (checked with the solver)
-    and, where possible, lengthen the solution.
+    `SokobanSolver`, exact in player moves: the first oracle call of a level
+    runs a breadth-first search backward from the solved room that records the
+    distance of every solvable state (about 2 ms on Medium, 10-60 ms on Hard);
+    every later answer, on the plan or off it, is a lookup. Plain rollouts never
+    build it: a push checks solvability with a cheaper search. Setbacks: a box
+    slides one square, or you are swept to another square; only ones that keep
+    the level solvable (checked with the solver) and, where possible, lengthen
+    the solution.
 
     ## Arguments
     ``difficulty``: ``"easy"`` (5x4 room, 1 box, optimal 5-12 moves),
