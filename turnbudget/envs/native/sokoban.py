@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -151,8 +152,8 @@ class Sokoban(TextGame):
         """Draw a room and its targets, then play backwards from the solved room a few
         times, until a play leaves a level whose optimal length is in range."""
         width, height = cfg.width + 2, cfg.height + 2
-        inner = [y * width + x for y in range(1, height - 1) for x in range(1, width - 1)]
-        floor = sum(1 << square for square in inner)
+        inner, floor = _room(width, height)
+        inner = list(inner)
         for _ in range(cfg.wall_blocks):
             square = inner.pop(int(next(draws) * len(inner)))
             if _connected(floor & ~(1 << square), width):  # a wall that cuts the room off: skip
@@ -436,6 +437,14 @@ class Sokoban(TextGame):
 
 
 _WALL_BYTES = bytes.maketrans(b"01", b"\x01\x00")  # floor bits as wall bytes
+
+
+@functools.cache
+def _room(width: int, height: int) -> tuple[tuple[int, ...], int]:
+    """The squares inside the walls of an empty room (border walls included in the size),
+    as a tuple and as a bitmask."""
+    inner = tuple(y * width + x for y in range(1, height - 1) for x in range(1, width - 1))
+    return inner, sum(1 << square for square in inner)
 
 
 def _shifted(mask: int, by: int) -> int:
