@@ -125,7 +125,8 @@ def print_table(rows: list[dict]) -> None:
 
 def time_sokoban_solver(config: Config) -> dict:
     """Every oracle call (distance_to_goal, optimal_actions) on Sokoban-Hard, timed: along
-    random walks (which reach states no plan visits) and along the oracle's own plan."""
+    random walks (which reach states no plan visits) and along the oracle's own plan. The
+    first call of each level builds the solver's table of every state: the worst case."""
     from turnbudget.envs.native.sokoban import Sokoban
 
     game = Sokoban("hard")
