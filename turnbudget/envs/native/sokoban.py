@@ -218,7 +218,10 @@ class Sokoban(TextGame):
             options = []  # (box, step, stand)
             stands = 0
             for step in solver.offsets:
-                mask = _shifted(boxes, step) & free & _shifted(free, -step)
+                if step > 0:
+                    mask = boxes << step & free & free >> step
+                else:
+                    mask = boxes >> -step & free & free << -step
                 while mask:
                     low = mask & -mask
                     mask ^= low
@@ -249,7 +252,7 @@ class Sokoban(TextGame):
                 box += step
                 player = box + step
                 moves += 1
-                pushes = heuristic(boxes)
+                pushes = known[boxes]  # looked up when the pull was chosen
                 ahead = box + 2 * step
                 if (
                     pushes >= goal
@@ -445,11 +448,6 @@ def _room(width: int, height: int) -> tuple[tuple[int, ...], int]:
     as a tuple and as a bitmask."""
     inner = tuple(y * width + x for y in range(1, height - 1) for x in range(1, width - 1))
     return inner, sum(1 << square for square in inner)
-
-
-def _shifted(mask: int, by: int) -> int:
-    """``mask`` with every square moved by ``by`` (negative: toward lower squares)."""
-    return mask << by if by >= 0 else mask >> -by
 
 
 def _uniforms(rng: np.random.Generator) -> Iterator[float]:
