@@ -150,16 +150,22 @@ class SokobanSolver:
         if not rest:
             best = first[0]
         elif not rest & rest - 1:
-            second = columns[rest.bit_length() - 1]
-            best = min(first[0] + second[1], first[1] + second[0])
-        elif len(first) == 3:  # Hard: the six assignments written out
+            b0, b1 = columns[rest.bit_length() - 1]
+            x, y = first[0] + b1, first[1] + b0
+            best = x if x < y else y
+        elif len(first) == 3:  # Hard: the six assignments, written out (hot in `within`)
             low = rest & -rest
             a0, a1, a2 = first
             b0, b1, b2 = columns[low.bit_length() - 1]
             c0, c1, c2 = columns[(rest ^ low).bit_length() - 1]
-            best = min(
-                a0 + min(b1 + c2, b2 + c1), a1 + min(b0 + c2, b2 + c0), a2 + min(b0 + c1, b1 + c0)
-            )
+            x, y = b1 + c2, b2 + c1
+            best = a0 + (x if x < y else y)
+            x, y = b0 + c2, b2 + c0
+            x = a1 + (x if x < y else y)
+            best = x if x < best else best
+            x, y = b0 + c1, b1 + c0
+            x = a2 + (x if x < y else y)
+            best = x if x < best else best
         else:
             chosen = [columns[square] for square in bits(boxes)]
             best = min(sum(c[t] for c, t in zip(chosen, order)) for order in self._assignments)
