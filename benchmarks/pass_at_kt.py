@@ -1,4 +1,4 @@
-"""The main job: Pass@(K,T) of the baseline agents on every native family at Medium.
+"""The main job: Pass@(K,T) of the baseline agents on KeyQuest and Maze at Medium.
 
 Question: how does success depend on sampling breadth K and interaction depth
 T, and what do single-step quality and error recovery look like, for a random
@@ -47,7 +47,7 @@ class Config:
     out: str = "runs/main"
     """output directory; rerunning with the same settings resumes"""
     envs: tuple[str, ...] = ("turnbudget/KeyQuest-Medium-v0", "turnbudget/Maze-Medium-v0")
-    """env ids: every native family at Medium"""
+    """env ids (any registered ids work: ``--envs turnbudget/Sokoban-Medium-v0,...``)"""
     epsilons: tuple[float, ...] = (0.1, 0.3)
     """OracleAgent epsilons (probability of a random admissible action)"""
     ks: tuple[int, ...] = (1, 2, 4, 8)

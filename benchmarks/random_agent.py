@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["rollout", "rollout_split"]
+__all__ = ["Split", "rollout", "rollout_split"]
 
 
 def rollout(
@@ -25,7 +26,7 @@ def rollout(
     without a budget wrapper, so bare and wrapped envs pay for the same resets.
     ``per_step`` (e.g. an oracle query) is called after every step.
     """
-    draws = np.random.default_rng(seed).random(1 << 16)
+    draws = np.random.default_rng(seed).random(1 << 16).tolist()  # floats: no numpy scalars
     _, info = env.reset(seed=seed)
     steps = episode = turn = 0
     wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -47,17 +48,36 @@ def rollout(
             return steps / (time.perf_counter() - wall0), steps / (time.process_time() - cpu0)
 
 
-def rollout_split(env: gym.Env, seconds: float, seed: int, cap: int) -> tuple[float, float]:
-    """(all-in, step-only) steps per wall second of the same uniform-random agent.
+class Split(NamedTuple):
+    """One `rollout_split` measurement."""
+
+    all_in: float
+    """steps per wall second, resets included"""
+    step_only: float
+    """steps per second spent inside ``step()``"""
+    reset_us: float
+    """mean wall time of one ``reset()``"""
+    episode_step_us: float
+    """mean wall time of one episode's steps (what a reset is compared with)"""
+
+    @property
+    def ratio(self) -> float:
+        return self.all_in / self.step_only
+
+
+def rollout_split(env: gym.Env, seconds: float, seed: int, cap: int) -> Split:
+    """All-in and step-only steps per wall second of the same uniform-random agent, and
+    what a reset and an episode's steps cost.
 
     All-in counts every second, resets included; step-only counts only the time spent
     inside ``step()``. Their ratio is the share of time a rollout spends stepping: 0.5
-    means resets cost as much as the steps of the episodes they start.
+    means resets (and the agent's own few list lookups) cost as much as the steps of the
+    episodes they start.
     """
-    draws = np.random.default_rng(seed).random(1 << 16)
+    draws = np.random.default_rng(seed).random(1 << 16).tolist()  # floats: no numpy scalars
     _, info = env.reset(seed=seed)
     steps = episode = turn = 0
-    step_time = 0.0
+    step_time = reset_time = 0.0
     clock = time.perf_counter
     start = clock()
     deadline = start + seconds
@@ -72,6 +92,14 @@ def rollout_split(env: gym.Env, seconds: float, seed: int, cap: int) -> tuple[fl
             turn += 1
             if terminated or truncated or turn >= cap:
                 episode, turn = episode + 1, 0
+                t = clock()
                 _, info = env.reset(seed=seed + episode)
+                reset_time += clock() - t
         if clock() >= deadline:
-            return steps / (clock() - start), steps / step_time
+            episodes = max(episode, 1)
+            return Split(
+                steps / (clock() - start),
+                steps / step_time,
+                reset_time / episodes * 1e6,
+                step_time / episodes * 1e6,
+            )

@@ -8,6 +8,7 @@ For each family and difficulty, on one core:
 - step-only: the same run, counting only the time spent in ``step()``; the
   ratio all-in / step-only is the share of time spent stepping (target
   >= 0.5 on Medium: a reset costs no more than the episode it starts);
+  beside it, the mean cost of one reset and of one episode's steps;
 - gym.make: all-in through ``gymnasium.make`` (env checker, order enforcing
   and the default `TurnBudget`);
 - + oracle: all-in with ``distance_to_goal()`` also queried every step.
@@ -88,16 +89,18 @@ def measure(config: Config) -> list[dict]:
     rows = []
     for env_id in config.env_ids or native_ids():
         cap = gym.registry[env_id].kwargs["turn_budget"]
-        all_in, step_only = rollout_split(bare_env(env_id), config.seconds, config.seed, cap)
+        split = rollout_split(bare_env(env_id), config.seconds, config.seed, cap)
         made, _ = rollout(gym.make(env_id), config.seconds, config.seed, cap)
         game = bare_env(env_id)
         oracle, _ = rollout(game, config.seconds, config.seed, cap, per_step=game.distance_to_goal)
         rows.append(
             {
                 "env_id": env_id,
-                "all_in": all_in,
-                "step_only": step_only,
-                "ratio": all_in / step_only,
+                "all_in": split.all_in,
+                "step_only": split.step_only,
+                "ratio": split.ratio,
+                "reset_us": split.reset_us,
+                "episode_us": split.episode_step_us,
                 "gym.make": made,
                 "oracle": oracle,
             }
@@ -107,11 +110,13 @@ def measure(config: Config) -> list[dict]:
 
 def print_table(rows: list[dict]) -> None:
     print(
-        f"{'env id':32} {'all-in':>9} {'step-only':>10} {'ratio':>6} {'gym.make':>9} {'+oracle':>9}"
+        f"{'env id':32} {'all-in':>9} {'step-only':>10} {'ratio':>6} {'reset µs':>9}"
+        f" {'episode µs':>10} {'gym.make':>9} {'+oracle':>9}"
     )
     for r in rows:
         print(
             f"{r['env_id']:32} {r['all_in']:9,.0f} {r['step_only']:10,.0f} {r['ratio']:6.2f}"
+            f" {r['reset_us']:9,.0f} {r['episode_us']:10,.0f}"
             f" {r['gym.make']:9,.0f} {r['oracle']:9,.0f}"
         )
     medium = [r for r in rows if "-Medium-" in r["env_id"]]
@@ -169,8 +174,8 @@ def compare_peers(config: Config) -> list[dict]:
         "turnbudget/Sokoban-Medium-v0",
         "turnbudget/Sokoban-Hard-v0",
     ):
-        all_in, step_only = rollout_split(bare_env(env_id), config.seconds, config.seed, 64)
-        rows.append({"env_id": env_id, "all_in": all_in, "step_only": step_only})
+        split = rollout_split(bare_env(env_id), config.seconds, config.seed, 64)
+        rows.append({"env_id": env_id, "all_in": split.all_in, "step_only": split.step_only})
     python = Path(config.peers_python)
     if not python.exists():
         rows.append({"env_id": "GEM, TextArena", "skipped": f"no interpreter at {python}"})

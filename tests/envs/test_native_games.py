@@ -144,6 +144,24 @@ def test_keyquest_keys_lie_behind_other_doors_in_hard_games():
     assert behind >= 10
 
 
+@pytest.mark.parametrize("difficulty", ["easy", "medium", "hard"])
+def test_keyquest_generation_knows_the_exact_length_for_every_goal_room(difficulty):
+    """Generation draws the goal among the rooms whose quest length is in range, from one
+    search; that length must be the oracle's for every room, not only the one drawn."""
+    env = KeyQuest(difficulty)
+    for seed in range(8):
+        env.reset(seed=seed)
+        lengths = env._delivery_lengths(10_000)  # no cut: every room the treasure can reach
+        assert lengths[env._goal_room] == env.distance_to_goal()
+        for room, length in enumerate(lengths):
+            if room == env._item_loc[env._treasure]:
+                continue
+            env._goal_room, env._oracle = room, {}
+            assert length == env.distance_to_goal(), (seed, room)
+        cut = env._delivery_lengths(env.config.max_distance)
+        assert cut == [x if x <= env.config.max_distance else -1 for x in lengths]
+
+
 def test_keyquest_inventory_and_drop_round_trip():
     env = KeyQuest("easy")
     env.reset(seed=1)

@@ -32,6 +32,7 @@ def test_every_figure_is_measured_with_tiny_settings(bench, capsys, tmp_path):
     assert [r["env_id"] for r in rows] == list(config.env_ids)
     for row in rows:
         assert row["step_only"] > 0 and 0 < row["ratio"] <= 1.0
+        assert row["reset_us"] > 0 and row["episode_us"] > 0
     bench.print_table(rows)
     solver = bench.time_sokoban_solver(config)
     assert solver["calls"] > 0 and solver["max_ms"] >= solver["mean_ms"] > 0

@@ -17,6 +17,7 @@ import pytest
 from _wrapper_stub import STUB_ID
 
 from turnbudget.wrappers import EpisodeRecord, InjectErrors, RecordStepOutcomes, StepRecord
+from turnbudget.wrappers.record_step_outcomes import RecordSink, repair_torn_tail
 
 STEP_KEYS = set(typing.get_type_hints(StepRecord))
 EPISODE_KEYS = set(typing.get_type_hints(EpisodeRecord))
@@ -225,13 +226,16 @@ WRITER = textwrap.dedent(
         seed += 1
         done = False
         while not done:
-            *_, terminated, truncated, _ = env.step("forward back wait".split()[seed % 3])
+            *_, terminated, truncated, _ = env.step(["forward", "back", "wait"][seed % 3])
             done = terminated or truncated
     """
 )
 
 
-def test_killed_writer_leaves_whole_lines_and_whole_episodes(tmp_path):
+def test_killed_writer_leaves_whole_lines_and_whole_episodes_after_the_next_open(tmp_path):
+    """SIGKILL at any moment, then the file opened for records again: whole lines and
+    whole episodes only. (A kill can land inside a write of several pages, which Linux
+    then cuts short; the reopen removes that torn episode.)"""
     path = tmp_path / "killed.jsonl"
     script = tmp_path / "writer.py"
     script.write_text(WRITER.format(tests=str(Path(__file__).parents[1])))
@@ -246,7 +250,10 @@ def test_killed_writer_leaves_whole_lines_and_whole_episodes(tmp_path):
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+    size = path.stat().st_size
+    RecordSink(path)  # what the next writer does first
     data = path.read_bytes()
+    assert size - len(data) < 200_000  # at most the torn episode went
     assert data.endswith(b"\n")
     records = [json.loads(line) for line in data.decode().splitlines()]
     assert records[-1]["record"] == "episode"
@@ -257,3 +264,43 @@ def test_killed_writer_leaves_whole_lines_and_whole_episodes(tmp_path):
         else:
             assert steps == r["turns_used"] > 0
             steps = 0
+
+
+def _episode_lines(tmp_path, seeds):
+    """The records file of whole episodes of the stub, one per seed, as bytes."""
+    path = tmp_path / f"episodes-{'-'.join(map(str, seeds))}.jsonl"
+    env = RecordStepOutcomes(gym.make(STUB_ID, length=5, turn_budget=12), path=path, fsync=False)
+    for seed in seeds:
+        env.reset(seed=seed)
+        done = False
+        while not done:
+            *_, terminated, truncated, _ = env.step(["forward", "back", "wait"][seed % 3])
+            done = terminated or truncated
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("cut", [1, 7, 30, "second line", "episode line", "last byte"])
+def test_a_torn_episode_is_cut_off_when_the_file_is_opened_again(tmp_path, cut):
+    whole = _episode_lines(tmp_path, [0, 1])
+    last = _episode_lines(tmp_path, [2])  # one more episode, to tear
+    lines = last.splitlines(keepends=True)
+    offsets = {
+        "second line": len(lines[0]) + 5,
+        "episode line": len(last) - len(lines[-1]) + 10,
+        "last byte": len(last) - 1,
+    }
+    torn = last[: offsets.get(cut, cut)]
+    path = tmp_path / "torn.jsonl"
+    path.write_bytes(whole + torn)
+    assert repair_torn_tail(path) == len(torn)
+    assert path.read_bytes() == whole
+    RecordSink(path)  # a whole file is left alone
+    assert path.read_bytes() == whole
+
+
+def test_a_torn_first_episode_leaves_an_empty_file(tmp_path):
+    first = _episode_lines(tmp_path, [0])
+    path = tmp_path / "torn.jsonl"
+    path.write_bytes(first[: len(first) // 2])
+    RecordStepOutcomes(gym.make(STUB_ID, length=5), path=path)
+    assert path.read_bytes() == b""

@@ -22,6 +22,7 @@ __all__ = [
     "RecordStepOutcomes",
     "StepRecord",
     "check_env_index",
+    "repair_torn_tail",
 ]
 
 # -- the record schema (the evaluator reads these names: add fields, never rename) ------
@@ -135,13 +136,52 @@ class _StepCounts:
         self.optimal_after_error = self.after_error = 0
 
 
+def repair_torn_tail(path: str | os.PathLike[str]) -> int:
+    """Cut the part of an episode that a writer killed mid-write left at the end of a
+    records file; return the bytes cut (0 for a whole file).
+
+    A whole file ends with a newline. Otherwise its last line is torn: it goes, and so
+    do the whole lines before it that belong to the same episode (those after the last
+    episode record). Episodes are delivered in one write each, so only the last can be
+    torn. (A team file's torn delivery is cut back to its last agent's episode record.)
+    """
+    path = Path(path)
+    with path.open("rb+") as f:
+        size = f.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return 0
+        # Read back from the end until an episode record's line (or the start) is in view.
+        span = 1 << 16
+        while True:
+            start = max(0, size - span)
+            f.seek(start)
+            tail = f.read(size - start)
+            whole = tail.rfind(b"\n") + 1  # the torn line starts here
+            end = tail.rfind(b'{"record":"episode"', 0, whole)
+            if end >= 0 and (start + end == 0 or tail[end - 1 : end] == b"\n"):
+                keep = start + tail.index(b"\n", end) + 1
+                break
+            if start == 0:
+                keep = 0
+                break
+            span *= 2
+        f.truncate(keep)
+    return size - keep
+
+
 class RecordSink:
     """Where finished episodes' records go: a list in memory, a callback, a JSONL file.
 
     An episode's records are delivered together: appended to ``records`` (when
     ``memory``), passed one by one to ``callback``, and appended to ``path``
-    with a single write, flushed and fsync-ed, so a killed process never
-    leaves a torn line or loses a finished episode (processes may share a file).
+    with a single write, flushed and fsync-ed, so a finished episode is never
+    lost (processes may share a file). Linux can cut a write of more than a page
+    when the process is killed during it: the file then ends with part of one
+    episode and a torn line. Opening the file for records again cuts that part
+    off (`repair_torn_tail`), so appends always follow a whole episode.
     """
 
     def __init__(
@@ -162,6 +202,7 @@ class RecordSink:
                 )
             try:  # fail now, not at the end of the first episode
                 os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
+                repair_torn_tail(self.path)
             except OSError as err:
                 raise ValueError(f"Cannot append records to {str(self.path)!r}: {err}") from None
         self.callback = callback

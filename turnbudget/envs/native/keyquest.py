@@ -12,6 +12,7 @@ from turnbudget.envs.native.base import TextGame
 from turnbudget.envs.native.worldgen import (
     DIRECTIONS,
     OPPOSITE,
+    Draws,
     grid_maze,
     room_name,
     sample_name_ids,
@@ -143,32 +144,42 @@ class KeyQuest(TextGame):
 
     def _generate(self) -> None:
         cfg = self.config
+        draws = Draws(self.np_random)  # the world's many small choices, from few numpy calls
         for _ in range(_MAX_GENERATION_TRIES):
-            self._build_world(cfg)
-            distance = self._shortest_delivery(self._oracle_state())
-            if distance is not None and cfg.min_distance <= distance <= cfg.max_distance:
+            self._lay_out(cfg, draws)
+            # Constructive: one search finds the optimal length for every goal room, and
+            # the goal is drawn among the rooms that put it in range (a new layout only
+            # when none does).
+            lengths = self._delivery_lengths(cfg.max_distance)
+            goals = [
+                room
+                for room, length in enumerate(lengths)
+                if cfg.min_distance <= length and room != self._item_loc[self._treasure]
+            ]
+            if goals:
                 break
         else:  # only config overrides can make the distance range unreachable
             raise RuntimeError(
                 f"Could not generate a {type(self).__name__} with {self.config} in "
                 f"{_MAX_GENERATION_TRIES} tries: widen [min_distance, max_distance]"
             )
-        self._initial_distance = distance
+        self._goal_room = draws.choice(goals)
+        self._initial_distance = lengths[self._goal_room]
+        # Names, colours and useless objects do not change the length: drawn once, for the
+        # world kept (the same law as drawing them with every try).
+        self._dress(cfg, draws)
 
-    def _build_world(self, cfg: KeyQuestConfig) -> None:
-        rng = self.np_random
-        self._exits = grid_maze(cfg.width, cfg.height, 0, rng)
+    def _lay_out(self, cfg: KeyQuestConfig, draws: Draws) -> None:
+        """What the optimal length depends on, but the goal: rooms, doors, keys, treasure,
+        start."""
+        self._exits = grid_maze(cfg.width, cfg.height, 0, draws)
         n_rooms = len(self._exits)
-        self._name_ids = sample_name_ids(n_rooms, rng)  # spelled when described
-        self._room = int(rng.integers(n_rooms))
-
+        self._room = draws.index(n_rooms)
         passages = [
             (r, d) for r in range(n_rooms) for d in self._exits[r] if d in ("south", "east")
         ]
-        picked = [passages[i] for i in rng.choice(len(passages), size=cfg.doors, replace=False)]
-        self._door_colors = [str(c) for c in rng.choice(_COLORS, size=cfg.doors, replace=False)]
         self._door_at: dict[tuple[int, str], int] = {}
-        for door, (room, direction) in enumerate(picked):
+        for door, (room, direction) in enumerate(draws.sample(passages, cfg.doors)):
             self._door_at[room, direction] = door
             self._door_at[self._exits[room][direction], OPPOSITE[direction]] = door
         self._open_mask = 0
@@ -187,27 +198,27 @@ class KeyQuest(TextGame):
                     if room in region and not open_mask >> door & 1
                 }
             )
-            door = self._choice(frontier)
-            key_rooms[door] = self._choice(newest)
+            door = draws.choice(frontier)
+            key_rooms[door] = draws.choice(newest)
             open_mask |= 1 << door
             grown = self._flood(self._room, open_mask, region, door)
             newest = sorted(grown - region)
             region = grown
-        treasure_room = self._choice(newest)
-        goal_room = self._choice([r for r in range(n_rooms) if r != treasure_room])
-
-        treasure = str(self._choice(_TREASURES))
-        distractors = [
-            str(x) for x in rng.choice(_DISTRACTORS, size=cfg.distractors, replace=False)
-        ]
-        self._item_names = [f"{c} key" for c in self._door_colors] + [treasure, *distractors]
-        self._item_loc = [*key_rooms, treasure_room] + [
-            int(rng.integers(n_rooms)) for _ in distractors
-        ]
+        self._item_loc = [*key_rooms, draws.choice(newest)]  # the keys, then the treasure
         self._treasure = cfg.doors  # index of the treasure among the items
-        self._goal_room = goal_room
+
+    def _dress(self, cfg: KeyQuestConfig, draws: Draws) -> None:
+        """What the length does not depend on: names, colours, the useless objects."""
+        n_rooms = len(self._exits)
+        self._name_ids = sample_name_ids(n_rooms, draws)  # spelled when described
+        self._door_colors = draws.sample(_COLORS, cfg.doors)
+        treasure = draws.choice(_TREASURES)
+        distractors = draws.sample(_DISTRACTORS, cfg.distractors)
+        self._item_names = [f"{c} key" for c in self._door_colors] + [treasure, *distractors]
+        self._item_loc += [draws.index(n_rooms) for _ in distractors]
         self.goal = (
-            f"Bring the {treasure} to {room_name(self._name_ids[goal_room])} and drop it there."
+            f"Bring the {treasure} to {room_name(self._name_ids[self._goal_room])} "
+            "and drop it there."
         )
         self._oracle: dict[_State, int | None] = {}
         self._text_cache: dict[tuple[int, int, tuple[int, ...]], tuple[str, list[str]]] = {}
@@ -390,29 +401,66 @@ class KeyQuest(TextGame):
         room, _, locs = state
         return room == self._goal_room and locs[self._treasure] == CARRIED
 
-    def _shortest_delivery(self, start: _State) -> int | None:
-        """The distance from ``start`` alone: a forward search that stops at the first
-        state from which the treasure can be dropped in the goal room. Cheaper than
-        `_solve_from` (which tabulates every state) for checking a new world's length; the
-        table is built lazily when the oracle is first asked."""
-        if self._can_deliver(start):
-            return 1
-        seen = {start}
-        frontier = [start]
+    def _delivery_lengths(self, longest: int) -> list[int]:
+        """Per room, the optimal length of the quest were that room the goal (-1 when it is
+        over ``longest``): one forward breadth-first search from the start of a new world,
+        noting the first time the treasure is held in each room. Cheaper than `_solve_from`
+        (which tabulates every state); the oracle's table is built lazily when first asked.
+
+        In a new world nothing is carried, and a shortest plan never drops anything before
+        the end, so an item's location is just "taken or not": a state packs (room, open
+        doors, taken items) into one integer.
+        """
+        exits, door_at, item_loc = self._exits, self._door_at, self._item_loc
+        treasure = doors = self._treasure
+        room_bits = len(exits).bit_length()
+        room_mask, door_shift, taken_shift = (1 << room_bits) - 1, room_bits, room_bits + doors
+        holding = 1 << taken_shift + treasure
+        # Per room: the state deltas of its open passages, its passages behind a door
+        # (delta, door), and the relevant items lying there.
+        free_moves: list[list[int]] = [[] for _ in exits]
+        door_moves: list[list[tuple[int, int]]] = [[] for _ in exits]
+        for room, room_exits in enumerate(exits):
+            for direction, nxt in room_exits.items():
+                door = door_at.get((room, direction))
+                if door is None:
+                    free_moves[room].append(nxt - room)
+                else:
+                    door_moves[room].append((nxt - room, door))
+        items_at: list[list[int]] = [[] for _ in exits]
+        for item in range(treasure + 1):
+            items_at[item_loc[item]].append(item)
+        special = [bool(door_moves[r] or items_at[r]) for r in range(len(exits))]
+        lengths = [-1] * len(exits)
+        unknown = len(exits)
+        seen = {self._room}
+        frontier = [self._room]
         depth = 0
-        goal_room, treasure = self._goal_room, self._treasure
-        while frontier:
+        while frontier and unknown and depth + 2 <= longest:  # found now: depth + 2 long
             depth += 1
-            nxt = []
+            # Walks through open passages, as one set comprehension (the bulk of the work).
+            reached = {
+                state + delta for state in frontier for delta in free_moves[state & room_mask]
+            }
             for state in frontier:
-                for after in self._next_states(state):
-                    if after not in seen:
-                        if after[0] == goal_room and after[2][treasure] == CARRIED:
-                            return depth + 1
-                        seen.add(after)
-                        nxt.append(after)
-            frontier = nxt
-        return None
+                room = state & room_mask
+                if not special[room]:
+                    continue
+                for delta, door in door_moves[room]:
+                    if state >> door_shift + door & 1:  # open: walk through
+                        reached.add(state + delta)
+                    elif state >> taken_shift + door & 1:  # its key in hand: unlock it
+                        reached.add(state | 1 << door_shift + door)
+                for item in items_at[room]:
+                    reached.add(state | 1 << taken_shift + item)
+            reached -= seen
+            for state in reached:
+                if state & holding and lengths[state & room_mask] < 0:
+                    lengths[state & room_mask] = depth + 1  # ... and the final drop
+                    unknown -= 1
+            seen |= reached
+            frontier = list(reached)
+        return lengths
 
     def _solve_from(self, start: _State) -> None:
         """Exact distances for every state reachable from ``start``, into the memo."""

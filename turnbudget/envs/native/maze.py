@@ -10,8 +10,10 @@ from turnbudget.envs.core import EnvVariant
 from turnbudget.envs.native.base import TextGame
 from turnbudget.envs.native.worldgen import (
     DIRECTIONS,
-    bfs_distances,
-    grid_maze,
+    Draws,
+    grid_maze_passages,
+    passage_layers,
+    passage_steps,
     room_name,
     sample_name_ids,
 )
@@ -46,6 +48,7 @@ VARIANTS = (
     EnvVariant("Maze-v0", _ENTRY_POINT, None),
 )
 _MAX_GENERATION_TRIES = 100
+_GOALS_PER_MAZE = 8  # goals drawn on one maze before drawing another
 
 
 class Maze(TextGame):
@@ -107,7 +110,11 @@ class Maze(TextGame):
         super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
         if self.config.width * self.config.height < 2:
             raise ValueError(f"Expect a Maze of at least 2 rooms, got {self.config}")
-        self._exits: list[dict[str, int]] = []
+        # Per room, its passages as a bitmask (built with every reset, so compact), and
+        # per mask the (direction, room offset) of its exits.
+        self._passages: list[int] = []
+        self._steps = passage_steps(self.config.width)
+        self._offsets = dict(self._steps[15])  # every direction
         self._distance: list[int] = []
         self._name_ids: list[int] = []
         self._room = 0
@@ -115,32 +122,42 @@ class Maze(TextGame):
 
     def _generate(self) -> None:
         cfg = self.config
+        draws = Draws(self.np_random)  # every choice of the world, from one batch of draws
         for _ in range(_MAX_GENERATION_TRIES):
-            exits = grid_maze(cfg.width, cfg.height, cfg.extra_passages, self.np_random)
-            goal_room = int(self.np_random.integers(len(exits)))
-            distance = bfs_distances(exits, goal_room)
-            starts = [
-                r for r, d in enumerate(distance) if cfg.min_distance <= d <= cfg.max_distance
-            ]
-            if starts:
-                break
+            passages = grid_maze_passages(cfg.width, cfg.height, cfg.extra_passages, draws)
+            # Redraw the goal, not the maze, when no room lies in range of it: one more
+            # search instead of a new maze. The goal is still uniform among the rooms of
+            # this maze that have a start in range.
+            for _ in range(_GOALS_PER_MAZE):
+                goal_room = draws.index(len(passages))
+                distance, layers = passage_layers(passages, cfg.width, goal_room)
+                if len(layers) > cfg.min_distance:  # some room lies that far away
+                    break
+            else:
+                continue
+            starts = [r for layer in layers[cfg.min_distance : cfg.max_distance + 1] for r in layer]
+            break
         else:  # only config overrides can make the distance range unreachable
             raise RuntimeError(
                 f"Could not generate a {type(self).__name__} with {self.config} in "
                 f"{_MAX_GENERATION_TRIES} tries: widen [min_distance, max_distance]"
             )
-        self._exits, self._distance = exits, distance
-        self._name_ids = sample_name_ids(len(exits), self.np_random)  # spelled when needed
-        self._room = self._choice(starts)
+        self._passages, self._distance = passages, distance
+        self._name_ids = sample_name_ids(len(passages), draws)  # spelled when needed
+        self._room = draws.choice(starts)
         self._initial_distance = distance[self._room]
         self._visited = [self._room]
         self.goal = f"Find {self._name(goal_room)}."
         # Everything the agent can perceive depends on the room alone: build it once per
         # room, on the first visit (most rooms are never seen in a short episode).
-        self._room_view: list[tuple[str, list[str]] | None] = [None] * len(exits)
+        self._room_view: list[tuple[str, list[str]] | None] = [None] * len(passages)
+
+    def _exits(self, room: int) -> tuple[tuple[str, int], ...]:
+        """The (direction, room offset) of each exit of ``room``, in `DIRECTIONS` order."""
+        return self._steps[self._passages[room]]
 
     def _room_text_for(self, room: int) -> str:
-        directions = [d for d in DIRECTIONS if d in self._exits[room]]
+        directions = [d for d, _ in self._exits(room)]
         if len(directions) == 1:
             exits_text = f"The only exit leads {directions[0]}: a dead end."
         else:
@@ -150,8 +167,7 @@ class Maze(TextGame):
     def _view(self) -> tuple[str, list[str]]:
         view = self._room_view[self._room]
         if view is None:
-            room_exits = self._exits[self._room]
-            commands = [f"go {d}" for d in DIRECTIONS if d in room_exits]
+            commands = [f"go {d}" for d, _ in self._exits(self._room)]
             view = self._room_view[self._room] = (
                 self._room_text_for(self._room),
                 [*commands, "look"],
@@ -171,7 +187,7 @@ class Maze(TextGame):
         if command == "look":
             return "You look around."
         direction = command[3:]
-        self._room = self._exits[self._room][direction]
+        self._room += self._offsets[direction]
         self._visited.append(self._room)
         if self._distance[self._room] == 0:
             self._won = True
@@ -194,9 +210,8 @@ class Maze(TextGame):
     def optimal_actions(self) -> list[str]:
         if self._won:
             return []
-        target = self._distance[self._room] - 1
-        exits = self._exits[self._room]
-        return [f"go {d}" for d in DIRECTIONS if d in exits and self._distance[exits[d]] == target]
+        room, target = self._room, self._distance[self._room] - 1
+        return [f"go {d}" for d, step in self._exits(room) if self._distance[room + step] == target]
 
     def inject_setback(self, rng: np.random.Generator) -> str:
         """Sweep the agent back to an earlier room that is no closer to the goal."""
@@ -207,8 +222,9 @@ class Maze(TextGame):
             {r for r in self._visited if r != self._room and self._distance[r] >= here}
         )
         if not candidates:  # e.g. on the first turn: fall back to any adjacent room no closer
+            room = self._room
             candidates = sorted(
-                r for r in self._exits[self._room].values() if self._distance[r] >= here
+                room + step for _, step in self._exits(room) if self._distance[room + step] >= here
             )
         if not candidates:
             return "A gust of wind howls through the maze, but you hold your ground."
