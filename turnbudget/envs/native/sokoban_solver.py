@@ -27,9 +27,10 @@ class SokobanSolver:
       lookup, so following a plan, wandering off it and looking one move ahead
       (`optimal_actions`) all cost next to nothing.
     - `within(player, boxes, bound)`: is there a plan of at most ``bound``
-      moves? A forward breadth-first search pruned by the push lower bound
-      (`heuristic`, consistent: one push changes it by at most one); what level
-      generation uses to bound a new level's length without the whole table.
+      moves? A forward breadth-first search that drops every state whose moves
+      so far, plus the pushes still needed (`heuristic`: one push lowers it by
+      at most one) and the walk to the nearest push, exceed ``bound``; what
+      level generation uses to bound a new level's length without the table.
     - `solvable`: whether any plan is left (a greedy best-first search over box
       sets and player regions, memoized; the table's answer once it exists),
       what every push asks to end a lost game at once.
@@ -247,8 +248,9 @@ class SokobanSolver:
         """Whether some plan solves the level in at most ``bound`` moves.
 
         Breadth-first over moves, one box set at a time per ring, keeping only states
-        whose moves so far plus `heuristic` stay within ``bound``: the work grows with
-        the bound, not with the level's true distance."""
+        whose moves so far, plus `heuristic` and the walk to the nearest square a box
+        can be pushed from (both lower bounds of what is left), stay within ``bound``:
+        the work grows with the bound, not with the level's true distance."""
         if self._table is not None:
             d = self.distance(player, boxes)
             return d is not None and d <= bound
