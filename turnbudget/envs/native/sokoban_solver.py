@@ -9,7 +9,6 @@ from typing import Any
 __all__ = ["SokobanSolver", "bits"]
 
 _DEAD = 1 << 20  # "never": larger than any sum of push counts on a level
-_FAR = 8  # `within` bounds the walk to the next push only when it must be shorter than this
 _FLOOR_DIGITS = bytes.maketrans(b"\x00\x01", b"10")
 
 
@@ -28,9 +27,9 @@ class SokobanSolver:
       (`optimal_actions`) all cost next to nothing.
     - `within(player, boxes, bound)`: is there a plan of at most ``bound``
       moves? A forward breadth-first search that drops every state whose moves
-      so far, plus the pushes still needed (`heuristic`: one push lowers it by
-      at most one) and the walk to the nearest push, exceed ``bound``; what
-      level generation uses to bound a new level's length without the table.
+      so far plus the pushes still needed (`heuristic`: one push lowers it by
+      at most one) exceed ``bound``; what level generation uses to bound a new
+      level's length without the table.
     - `solvable`: whether any plan is left (a greedy best-first search over box
       sets and player regions, memoized; the table's answer once it exists),
       what every push asks to end a lost game at once.
@@ -248,9 +247,8 @@ class SokobanSolver:
         """Whether some plan solves the level in at most ``bound`` moves.
 
         Breadth-first over moves, one box set at a time per ring, keeping only states
-        whose moves so far, plus `heuristic` and the walk to the nearest square a box
-        can be pushed from (both lower bounds of what is left), stay within ``bound``:
-        the work grows with the bound, not with the level's true distance."""
+        whose moves so far plus `heuristic` (a lower bound of what is left) stay within
+        ``bound``: the work grows with the bound, not with the level's true distance."""
         if self._table is not None:
             d = self.distance(player, boxes)
             return d is not None and d <= bound
@@ -262,7 +260,7 @@ class SokobanSolver:
         if h is None or h > bound:
             return False
         seen = {boxes: 1 << player}
-        nearby: dict[int, list[int]] = {}  # per box set: squares within k moves of a push
+        stands: dict[int, int] = {}  # per box set: the squares a box can be pushed from
         frontier = [(boxes, 1 << player)]
         for moves in range(1, bound + 1):
             slack = bound - moves  # what the heuristic may still ask after this move
@@ -270,20 +268,14 @@ class SokobanSolver:
             for b, ring in frontier:
                 free = floor & ~b
                 ahead = free & live  # where a pushed box may go
-                near = nearby.get(b)
-                if near is None:
-                    near = nearby[b] = [_stands(b, free, ahead, width)]
-                room = slack - known_h[b]  # walks the next push may still be away
-                if room >= 0:  # walking leaves the heuristic as it is
+                if known_h[b] <= slack:  # walking leaves the heuristic as it is
                     walk = (ring << 1 | ring >> 1 | ring << width | ring >> width) & free
-                    if walk and room < _FAR:
-                        while len(near) <= room:
-                            r = near[-1]
-                            near.append((r | r << 1 | r >> 1 | r << width | r >> width) & free)
-                        walk &= near[room]
                     if walk:
                         found[b] = found.get(b, 0) | walk
-                if not ring & near[0]:
+                pushable = stands.get(b)
+                if pushable is None:
+                    pushable = stands[b] = _stands(b, free, ahead, width)
+                if not ring & pushable:
                     continue  # nobody here stands behind a box that can move
                 for step in (1, width):
                     # push in +step: the player at p, a box at p + step, room at p + 2 step
