@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,7 +10,7 @@ import numpy as np
 from turnbudget.envs.core import EnvVariant
 from turnbudget.envs.native.base import TextGame
 from turnbudget.envs.native.sokoban_solver import SokobanSolver, bits
-from turnbudget.envs.native.worldgen import DIRECTIONS
+from turnbudget.envs.native.worldgen import DIRECTIONS, Draws
 
 __all__ = ["CONFIGS", "DEFAULT_BUDGETS", "VARIANTS", "Sokoban", "SokobanConfig", "SokobanSolver"]
 
@@ -137,7 +136,7 @@ class Sokoban(TextGame):
 
     def _generate(self) -> None:
         cfg = self.config
-        draws = _uniforms(self.np_random)
+        draws = Draws(self.np_random, batch=64)
         for _ in range(_MAX_GENERATION_TRIES):
             if self._try_room(cfg, draws):
                 break
@@ -148,24 +147,24 @@ class Sokoban(TextGame):
             )
         self.goal = "Push every box ($) onto a target (.)."
 
-    def _try_room(self, cfg: SokobanConfig, draws: Iterator[float]) -> bool:
+    def _try_room(self, cfg: SokobanConfig, draws: Draws) -> bool:
         """Draw a room and its targets, then play backwards from the solved room a few
         times, until a play leaves a level whose optimal length is in range."""
         width, height = cfg.width + 2, cfg.height + 2
         inner, floor = _room(width, height)
         inner = list(inner)
         for _ in range(cfg.wall_blocks):
-            square = inner.pop(int(next(draws) * len(inner)))
+            square = inner.pop(draws.index(len(inner)))
             if _connected(floor & ~(1 << square), width):  # a wall that cuts the room off: skip
                 floor &= ~(1 << square)
         walls = bin(floor)[2:].zfill(width * height)[::-1].encode().translate(_WALL_BYTES)
         squares = bits(floor)
         targets = 0
         for _ in range(cfg.boxes):
-            targets |= 1 << squares.pop(int(next(draws) * len(squares)))
+            targets |= 1 << squares.pop(draws.index(len(squares)))
         solver = SokobanSolver(walls, width, targets)
         for _ in range(_PLAYS_PER_ROOM):
-            player = squares[int(next(draws) * len(squares))]
+            player = squares[draws.index(len(squares))]
             player, boxes, moves = self._reverse_play(solver, player, targets, cfg, draws)
             if boxes == targets:
                 continue
@@ -175,7 +174,7 @@ class Sokoban(TextGame):
             # keeps that within max_distance.
             layers, _ = solver.layers(player, boxes)
             choices = bits(sum(layers[: cfg.max_distance - moves + 1]))
-            start = choices[int(next(draws) * len(choices))]
+            start = choices[draws.index(len(choices))]
             walk = 0
             while not layers[walk] >> start & 1:
                 walk += 1
@@ -198,7 +197,7 @@ class Sokoban(TextGame):
         player: int,
         boxes: int,
         cfg: SokobanConfig,
-        draws: Iterator[float],
+        draws: Draws,
     ) -> tuple[int, int, int]:
         """Play backwards from the solved room: walk to a box and pull it, until the boxes
         are ``cfg.pulls`` pushes from home (`SokobanSolver.heuristic`), no pull takes them
@@ -209,7 +208,7 @@ class Sokoban(TextGame):
         walls, heuristic, known = solver.walls, solver.heuristic, solver.known_heuristics
         floor, width = solver.floor, solver.width
         lo, hi = cfg.pulls
-        goal = lo + int(next(draws) * (hi - lo + 1))
+        goal = lo + draws.index(hi - lo + 1)
         pushes = moves = 0
         while pushes < goal:
             # The pulls that take the boxes farther: a box, the square beside it to pull
@@ -245,7 +244,7 @@ class Sokoban(TextGame):
             if moves + walk + 1 > cfg.max_distance:
                 break  # replayed forwards, the level would take longer than the variant allows
             options = [o for o in options if ring >> o[2] & 1]
-            box, step, _ = options[int(next(draws) * len(options))]
+            box, step, _ = options[draws.index(len(options))]
             moves += walk
             while True:  # pull the box one square, and keep pulling while it gets farther
                 boxes ^= 1 << box | 1 << box + step
@@ -260,7 +259,7 @@ class Sokoban(TextGame):
                     or walls[ahead]
                     or boxes >> ahead & 1
                     or heuristic(boxes ^ (1 << box | 1 << box + step)) <= pushes
-                    or next(draws) < 0.5
+                    or draws.uniform() < 0.5
                 ):
                     break
         return player, boxes, moves
@@ -448,13 +447,6 @@ def _room(width: int, height: int) -> tuple[tuple[int, ...], int]:
     as a tuple and as a bitmask."""
     inner = tuple(y * width + x for y in range(1, height - 1) for x in range(1, width - 1))
     return inner, sum(1 << square for square in inner)
-
-
-def _uniforms(rng: np.random.Generator) -> Iterator[float]:
-    """Uniform draws in [0, 1) from ``rng``, fetched 64 at a time (one NumPy call each,
-    where a draw per call costs more than the rest of a reverse play step)."""
-    while True:
-        yield from rng.random(64).tolist()
 
 
 def _connected(floor: int, width: int) -> bool:

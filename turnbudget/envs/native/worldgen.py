@@ -61,6 +61,14 @@ class Draws:
         self._next += k
         return values
 
+    def uniform(self) -> float:
+        """A uniform float in ``[0, 1)``."""
+        if self._next == len(self._values):
+            self._values, self._next = self._rng.random(self._batch).tolist(), 0
+        value = self._values[self._next]
+        self._next += 1
+        return value
+
     def index(self, n: int) -> int:
         """A uniform integer in ``[0, n)``."""
         if self._next == len(self._values):
