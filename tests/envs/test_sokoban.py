@@ -222,3 +222,26 @@ def test_malformed_levels_are_clear_errors(bad):
     game.reset(seed=0)
     with pytest.raises(ValueError, match="Expect"):
         game.load_level(bad)
+
+
+def test_a_level_too_large_to_tabulate_is_refused_at_once_not_solved_for_minutes():
+    """The oracle tabulates every solvable state: a 10x10 room with 5 boxes (6.5 million
+    placements) would take minutes and gigabytes, so it is a clear error on load."""
+    rows = ["@" + "_" * 9, "_$__$___$_", "___##_____", "__$__$____", *["_" * 10] * 2]
+    rows += ["__.._..___", "____._____", *["_" * 10] * 2]
+    game = Sokoban()
+    game.reset(seed=0)
+    before = game.render()
+    with pytest.raises(ValueError, match="at most 500,000 ways"):
+        game.load_level("\n".join(rows))
+    assert game.render() == before  # the current level is kept
+    game.load_level("\n".join(row.replace("$", "_", 1) for row in rows).replace(".", "_", 2))
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{"width": 10, "height": 10, "boxes": 5}, {"boxes": 0}, {"width": 2, "height": 1, "boxes": 2}],
+)
+def test_configs_the_oracle_cannot_tabulate_are_clear_errors(config):
+    with pytest.raises(ValueError, match="ways to place the boxes"):
+        gym.make("turnbudget/Sokoban-v0", **config)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from turnbudget.envs.core import EnvVariant
 from turnbudget.envs.native.base import TextGame
-from turnbudget.envs.native.sokoban_solver import SokobanSolver, bits
+from turnbudget.envs.native.sokoban_solver import MAX_PLACEMENTS, SokobanSolver, bits
 from turnbudget.envs.native.worldgen import DIRECTIONS, Draws
 
 __all__ = ["CONFIGS", "DEFAULT_BUDGETS", "VARIANTS", "Sokoban", "SokobanConfig", "SokobanSolver"]
@@ -103,7 +104,9 @@ class Sokoban(TextGame):
     runs a breadth-first search backward from the solved room that records the
     distance of every solvable state (about 2 ms on Medium, 10-60 ms on Hard);
     every later answer, on the plan or off it, is a lookup. Plain rollouts never
-    build it: a push checks solvability with a cheaper search. Setbacks: a box
+    build it: a push checks solvability with a cheaper search. A room whose boxes
+    could stand in more than `MAX_PLACEMENTS` (500,000) ways is refused with a
+    ``ValueError`` (by config, or by `load_level`): its table would take minutes. Setbacks: a box
     slides one square, or you are swept to another square; only ones that keep
     the level solvable (checked with the solver) and, where possible, lengthen
     the solution.
@@ -129,6 +132,14 @@ class Sokoban(TextGame):
 
     def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
         super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
+        cfg = self.config
+        room = cfg.width * cfg.height
+        if not 1 <= cfg.boxes < room or math.comb(room, cfg.boxes) > MAX_PLACEMENTS:
+            raise ValueError(
+                f"Expect 1 <= boxes < width x height and at most {MAX_PLACEMENTS:,} ways to "
+                f"place the boxes (the exact oracle tabulates them), got {cfg.boxes} boxes in "
+                f"a {cfg.width}x{cfg.height} room"
+            )
         self._player = 0
         self._boxes = 0
 

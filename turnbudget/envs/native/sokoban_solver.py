@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from typing import Any
 
-__all__ = ["SokobanSolver", "bits"]
+__all__ = ["MAX_PLACEMENTS", "SokobanSolver", "bits"]
+
+# The exact oracle tabulates every solvable state: levels whose boxes can stand on their
+# live squares in more ways than this are refused (this many take ~20 s to tabulate; the
+# generated levels have at most a few thousand).
+MAX_PLACEMENTS = 500_000
 
 _DEAD = 1 << 20  # "never": larger than any sum of push counts on a level
 _FLOOR_DIGITS = bytes.maketrans(b"\x00\x01", b"10")
@@ -56,6 +62,14 @@ class SokobanSolver:
             distances, reached = self._push_distances_to(target)
             self.to_target.append(distances)
             self.live |= reached
+        placements = math.comb(self.live.bit_count(), targets.bit_count())
+        if placements > MAX_PLACEMENTS:
+            raise ValueError(
+                f"Expect a Sokoban level whose boxes can stand in at most {MAX_PLACEMENTS:,} "
+                f"ways (the exact oracle tabulates them): its {targets.bit_count()} boxes and "
+                f"{self.live.bit_count()} squares a box can still be solved from give "
+                f"{placements:,}; use fewer boxes or a smaller room"
+            )
         self._columns = list(zip(*self.to_target))  # per square, its distance to each target
         self._assignments = list(itertools.permutations(range(len(self.to_target))))
         self._clear_caches()
