@@ -1,4 +1,4 @@
-"""Seeded building blocks for procedural worlds: grid mazes, graph distances, names."""
+"""Seeded building blocks for procedural worlds: batched draws, grid mazes, distances, names."""
 
 from __future__ import annotations
 
@@ -211,7 +211,9 @@ def _inner_walls(width: int, height: int) -> tuple[tuple[int, int, int, int], ..
     neighbour's passage bit), for the cell's south and east sides."""
     return tuple(
         (cell, PASSAGE_BITS[d], nxt, _OPPOSITE_BIT[PASSAGE_BITS[d]])
-        for cell, d, nxt in _south_east_pairs(width, height)
+        for cell, pairs in enumerate(_grid_neighbours(width, height))
+        for d, nxt in pairs
+        if d in ("south", "east")
     )
 
 
@@ -256,17 +258,6 @@ def passage_layers(
 def _passage_offsets(width: int) -> tuple[tuple[int, ...], ...]:
     """Per passage mask, the room offsets of its exits (`passage_steps` without names)."""
     return tuple(tuple(offset for _, offset in steps) for steps in passage_steps(width))
-
-
-@functools.lru_cache(maxsize=64)
-def _south_east_pairs(width: int, height: int) -> tuple[tuple[int, str, int], ...]:
-    """Every (cell, "south"|"east", neighbour) of the grid: each inner wall once."""
-    return tuple(
-        (cell, d, c)
-        for cell, pairs in enumerate(_grid_neighbours(width, height))
-        for d, c in pairs
-        if d in ("south", "east")
-    )
 
 
 def bfs_distances(exits: list[Exits], source: int) -> list[int]:
