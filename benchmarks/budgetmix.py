@@ -32,10 +32,7 @@ Example::
 
 from __future__ import annotations
 
-import argparse
-import ast
 import dataclasses
-import inspect
 import itertools
 import json
 import multiprocessing
@@ -48,6 +45,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import train as train_lib
+from config_flags import config_parser
 
 __all__ = ["ARMS", "Config", "main", "parse_args", "run"]
 
@@ -310,32 +308,9 @@ def _probe_stage(config: Config, out: Path, timings: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- command line
 
 
-def _field_docs() -> dict[str, str]:
-    tree = ast.parse(inspect.getsource(Config))
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    docs = {}
-    for node, nxt in itertools.pairwise(body):
-        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr):
-            docs[node.target.id] = str(nxt.value.value)  # type: ignore[attr-defined]
-    return docs
-
-
 def parse_args(argv: list[str] | None = None) -> Config:
     """Flags from the `Config` fields; ``--quick`` replaces the defaults of the fields it shrinks."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    docs = _field_docs()
-    for f in dataclasses.fields(Config):
-        flag = "--" + f.name.replace("_", "-")
-        if isinstance(f.default, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default,
-                                help=docs[f.name])  # fmt: skip
-        elif isinstance(f.default, tuple):
-            kind = type(f.default[0])
-            parser.add_argument(flag, type=lambda s, k=kind: tuple(k(v) for v in s.split(",")),
-                                default=None, help=f"{docs[f.name]} (default: {f.default})")  # fmt: skip
-        else:
-            parser.add_argument(flag, type=type(f.default), default=None,
-                                help=f"{docs[f.name]} (default: {f.default})")  # fmt: skip
+    parser = config_parser(Config, __doc__.split("\n\n")[0], unset_is_none=True)
     args = {k: v for k, v in vars(parser.parse_args(argv)).items() if v is not None}
     base = {**QUICK} if args.get("quick") else {}
     return Config(**{**base, **args})

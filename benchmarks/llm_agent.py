@@ -35,7 +35,6 @@ command resumes finished runs.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import itertools
 import json
@@ -46,6 +45,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from config_flags import parse_config  # benchmarks/ is on sys.path as a script
 
 import turnbudget  # noqa: F401 - registers the envs
 from turnbudget.agents import RandomAgent
@@ -104,53 +105,9 @@ class Config:
     """show a progress bar per run"""
 
 
-def _parse_tuple(kind: type, text: str) -> tuple:
-    try:
-        return tuple(kind(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expect a comma-separated list of {kind.__name__}, got {text!r}"
-        ) from None
-
-
-def _field_docs() -> dict[str, str]:
-    import ast
-    import inspect
-
-    body = ast.parse(inspect.getsource(Config)).body[0].body  # type: ignore[attr-defined]
-    return {
-        node.target.id: str(nxt.value.value)  # type: ignore[attr-defined]
-        for node, nxt in itertools.pairwise(body)
-        if isinstance(node, ast.AnnAssign)
-        and isinstance(nxt, ast.Expr)
-        and isinstance(nxt.value, ast.Constant)
-    }
-
-
 def parse_args(argv: list[str] | None = None) -> Config:
     """Command-line flags from the `Config` fields (``--tasks 2``, ``--ts 6,12``, ``--no-progress``)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    docs = _field_docs()
-    for f in dataclasses.fields(Config):
-        flag, default = "--" + f.name.replace("_", "-"), f.default
-        if isinstance(default, bool):
-            parser.add_argument(
-                flag, action=argparse.BooleanOptionalAction, default=default, help=docs[f.name]
-            )
-        elif isinstance(default, tuple):
-            kind = type(default[0])
-            parser.add_argument(
-                flag, type=lambda s, k=kind: _parse_tuple(k, s), default=default,
-                help=f"{docs[f.name]} (default: {','.join(map(str, default))})",
-            )  # fmt: skip
-        else:
-            parser.add_argument(
-                flag,
-                type=type(default),
-                default=default,
-                help=f"{docs[f.name]} (default: {default})",
-            )
-    return Config(**vars(parser.parse_args(argv)))
+    return parse_config(Config, argv, __doc__.split("\n\n")[0])
 
 
 def _pass1(result: Any) -> list[float]:

@@ -28,13 +28,13 @@ the report from the logs.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import itertools
 import json
 import sys
 import time
 from pathlib import Path
+
+from config_flags import parse_config  # benchmarks/ is on sys.path as a script
 
 from turnbudget.agents import OracleAgent, RandomAgent
 from turnbudget.eval.probe import probe
@@ -76,58 +76,9 @@ class Config:
     """discard previous runs in OUT instead of resuming"""
 
 
-def _parse_tuple(kind: type, text: str) -> tuple:
-    try:
-        return tuple(kind(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expect a comma-separated list of {kind.__name__}, got {text!r}"
-        ) from None
-
-
 def parse_args(argv: list[str] | None = None) -> Config:
     """Command-line flags from the `Config` fields (``--tasks 10``, ``--no-plots``, ``--ks 1,2``)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    docs = _field_docs()
-    for f in dataclasses.fields(Config):
-        flag = "--" + f.name.replace("_", "-")
-        default = f.default
-        if isinstance(default, bool):
-            parser.add_argument(
-                flag, action=argparse.BooleanOptionalAction, default=default, help=docs[f.name]
-            )
-        elif isinstance(default, tuple):
-            kind = type(default[0])
-            parser.add_argument(
-                flag, type=lambda s, k=kind: _parse_tuple(k, s), default=default,
-                help=f"{docs[f.name]} (default: {','.join(map(str, default))})",
-            )  # fmt: skip
-        else:
-            parser.add_argument(
-                flag,
-                type=type(default),
-                default=default,
-                help=f"{docs[f.name]} (default: {default})",
-            )
-    return Config(**vars(parser.parse_args(argv)))
-
-
-def _field_docs() -> dict[str, str]:
-    """The string literal under each field of `Config` (its documentation)."""
-    import ast
-    import inspect
-
-    tree = ast.parse(inspect.getsource(Config))
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    docs = {}
-    for node, nxt in itertools.pairwise(body):
-        if (
-            isinstance(node, ast.AnnAssign)
-            and isinstance(nxt, ast.Expr)
-            and isinstance(nxt.value, ast.Constant)
-        ):
-            docs[node.target.id] = str(nxt.value.value)  # type: ignore[attr-defined]
-    return docs
+    return parse_config(Config, argv, __doc__.split("\n\n")[0])
 
 
 def runs(config: Config) -> list[tuple[str, object, float | None]]:

@@ -37,11 +37,7 @@ Example::
 
 from __future__ import annotations
 
-import argparse
-import ast
 import dataclasses
-import inspect
-import itertools
 import json
 import os
 import time
@@ -50,6 +46,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from config_flags import parse_config  # benchmarks/ is on sys.path as a script
 
 __all__ = ["TaskSeeds", "TrainConfig", "behaviour_clone", "make_env", "parse_args", "train"]
 
@@ -467,32 +464,9 @@ def behaviour_clone(config: TrainConfig) -> dict[str, Any]:
 # --------------------------------------------------------------------------- command line
 
 
-def _field_docs() -> dict[str, str]:
-    tree = ast.parse(inspect.getsource(TrainConfig))
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    docs = {}
-    for node, nxt in itertools.pairwise(body):
-        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr):
-            docs[node.target.id] = str(nxt.value.value)  # type: ignore[attr-defined]
-    return docs
-
-
 def parse_args(argv: list[str] | None = None) -> TrainConfig:
     """Flags from the `TrainConfig` fields."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    docs = _field_docs()
-    for f in dataclasses.fields(TrainConfig):
-        flag = "--" + f.name.replace("_", "-")
-        if isinstance(f.default, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default,
-                                help=docs[f.name])  # fmt: skip
-        elif isinstance(f.default, tuple):
-            parser.add_argument(flag, type=lambda s: tuple(int(v) for v in s.split(",")),
-                                default=f.default, help=f"{docs[f.name]} (default: {f.default})")  # fmt: skip
-        else:
-            parser.add_argument(flag, type=type(f.default), default=f.default,
-                                help=f"{docs[f.name]} (default: {f.default})")  # fmt: skip
-    return TrainConfig(**vars(parser.parse_args(argv)))
+    return parse_config(TrainConfig, argv, __doc__.split("\n\n")[0])
 
 
 def main(argv: list[str] | None = None) -> None:

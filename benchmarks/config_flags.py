@@ -1,0 +1,80 @@
+"""Command-line flags from a benchmark's config dataclass (imported by the scripts here).
+
+One flag per field (``tasks`` -> ``--tasks``), typed by its default: a bool is
+``--x`` / ``--no-x``, a tuple a comma-separated list of its elements' type. The help
+of a flag is the string literal written under its field, which is how the scripts
+here document their settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import itertools
+from typing import Any, TypeVar
+
+__all__ = ["config_parser", "field_docs", "parse_config"]
+
+C = TypeVar("C")
+
+
+def field_docs(config_class: type) -> dict[str, str]:
+    """The string literal under each field of a dataclass (its documentation)."""
+    body = ast.parse(inspect.getsource(config_class)).body[0].body  # type: ignore[attr-defined]
+    return {
+        node.target.id: str(nxt.value.value)  # type: ignore[attr-defined]
+        for node, nxt in itertools.pairwise(body)
+        if isinstance(node, ast.AnnAssign)
+        and isinstance(nxt, ast.Expr)
+        and isinstance(nxt.value, ast.Constant)
+    }
+
+
+def _parse_list(kind: type, text: str) -> tuple:
+    try:
+        return tuple(kind(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expect a comma-separated list of {kind.__name__}, got {text!r}"
+        ) from None
+
+
+def config_parser(
+    config_class: type, description: str, *, unset_is_none: bool = False
+) -> argparse.ArgumentParser:
+    """A parser with a flag per field of ``config_class``. With ``unset_is_none``, a
+    flag that is not given parses to None (bools excepted), so the caller can tell
+    it from one given with the default's value."""
+    parser = argparse.ArgumentParser(description=description)
+    docs = field_docs(config_class)
+    for f in dataclasses.fields(config_class):
+        flag, default, doc = "--" + f.name.replace("_", "-"), f.default, docs.get(f.name, "")
+        if isinstance(default, bool):
+            parser.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=default, help=doc
+            )
+            continue
+        if isinstance(default, tuple):
+            kind, shown = type(default[0]), ",".join(map(str, default))
+            parser.add_argument(
+                flag,
+                type=lambda text, k=kind: _parse_list(k, text),
+                default=None if unset_is_none else default,
+                help=f"{doc} (default: {shown})",
+            )
+        else:
+            parser.add_argument(
+                flag,
+                type=type(default),
+                default=None if unset_is_none else default,
+                help=f"{doc} (default: {default})",
+            )
+    return parser
+
+
+def parse_config(config_class: type[C], argv: list[str] | None, description: str) -> C:
+    """``config_class`` built from the command line (``argv``; None: ``sys.argv``)."""
+    args: dict[str, Any] = vars(config_parser(config_class, description).parse_args(argv))
+    return config_class(**args)
