@@ -230,11 +230,12 @@ def test_eval_scale_benchmark_smoke(tmp_path):
     ray.shutdown()  # the script starts and stops its own instance
     script = Path(__file__).resolve().parents[2] / "benchmarks" / "eval_scale.py"
     out = tmp_path / "scale.json"
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, str(script), "--tasks", "1", "--n", "2", "--runs", "1", "--repeats", "1",
          "--calls", "5", "--json-out", str(out)],
-        check=True, capture_output=True, timeout=300,
+        capture_output=True, text=True, timeout=300,
     )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]  # the script's traceback, when it fails
     figures = json.loads(out.read_text())
     assert set(figures["episodes_per_second"]) == {
         "in-process",
