@@ -47,7 +47,10 @@ def config_parser(
     """A parser with a flag per field of ``config_class``. With ``unset_is_none``, a
     flag that is not given parses to None (bools excepted), so the caller can tell
     it from one given with the default's value."""
-    parser = argparse.ArgumentParser(description=description)
+    # Descriptions are the scripts' docstrings, already laid out: keep their lines.
+    parser = argparse.ArgumentParser(
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     docs = field_docs(config_class)
     for f in dataclasses.fields(config_class):
         flag, default, doc = "--" + f.name.replace("_", "-"), f.default, docs.get(f.name, "")

@@ -27,7 +27,6 @@ Run:
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -36,6 +35,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from config_flags import parse_config  # benchmarks/ is on sys.path as a script
 
 from turnbudget.agents import make_agent
 from turnbudget.eval.rollout import evaluate
@@ -64,14 +65,7 @@ class Config:
 
 
 def parse_args(argv: list[str] | None = None) -> Config:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    for f in dataclasses.fields(Config):
-        parser.add_argument(
-            "--" + f.name.replace("_", "-"), type=type(f.default), default=f.default
-        )
-    return Config(**vars(parser.parse_args(argv)))
+    return parse_config(Config, argv, __doc__)
 
 
 def _ints(text: str) -> list[int]:

@@ -25,7 +25,6 @@ Run:
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -34,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from config_flags import parse_config  # benchmarks/ is on sys.path as a script
 
 
 @dataclasses.dataclass
@@ -65,14 +66,7 @@ class Config:
 
 
 def parse_args(argv: list[str] | None = None) -> Config:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    for f in dataclasses.fields(Config):
-        parser.add_argument(
-            "--" + f.name.replace("_", "-"), type=type(f.default), default=f.default
-        )
-    return Config(**vars(parser.parse_args(argv)))
+    return parse_config(Config, argv, __doc__)
 
 
 def _runs(config: Config) -> list[tuple[str, Any, float | None]]:

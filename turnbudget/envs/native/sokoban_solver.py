@@ -292,30 +292,21 @@ class SokobanSolver:
                 if not ring & pushable:
                     continue  # nobody here stands behind a box that can move
                 for step in (1, width):
-                    # push in +step: the player at p, a box at p + step, room at p + 2 step
-                    pushes = ring & b >> step & ahead >> 2 * step
-                    while pushes:
-                        low = pushes & -pushes
-                        pushes ^= low
-                        box = low << step  # where the player ends
-                        after = b ^ (box | box << step)
-                        if after in found:
-                            found[after] |= box
-                            continue
-                        if after == targets:
-                            return True
-                        h2 = known_h.get(after, -1)
-                        if h2 == -1:
-                            h2 = heuristic(after)
-                        if h2 is not None and h2 <= slack:
-                            found[after] = box
-                    # push in -step, the mirror image
-                    pushes = ring & b << step & ahead << 2 * step
-                    while pushes:
-                        low = pushes & -pushes
-                        pushes ^= low
-                        box = low >> step
-                        after = b ^ (box | box >> step)
+                    # push in +step (the player at p, a box at p + step, room at p + 2 step)
+                    # and in -step, the mirror image
+                    forward = ring & b >> step & ahead >> 2 * step
+                    backward = ring & b << step & ahead << 2 * step
+                    while forward or backward:
+                        if forward:
+                            low = forward & -forward
+                            forward ^= low
+                            box = low << step  # where the player ends
+                            after = b ^ (box | box << step)
+                        else:
+                            low = backward & -backward
+                            backward ^= low
+                            box = low >> step
+                            after = b ^ (box | box >> step)
                         if after in found:
                             found[after] |= box
                             continue
