@@ -149,12 +149,14 @@ def test_no_key_in_repr_pickle_or_spec(monkeypatch):
     monkeypatch.setenv("TB_FAKE_KEY", key)
     monkeypatch.setenv("OPENAI_BASE_URL", "https://alice:hunter2@api.example.com/v1?t=tok123")
     agent = make_agent("llm:my-model", api_key_env="TB_FAKE_KEY", concurrency=3)
-    assert agent.base_url == "https://alice:hunter2@api.example.com/v1?t=tok123"
+    # The URL's credentials stay in the environment (read when the client is built).
+    assert agent.base_url == "https://api.example.com/v1" and agent._url_env == "OPENAI_BASE_URL"
     text = repr(agent)
     assert "TB_FAKE_KEY" in text
     assert not any(secret in text for secret in ("alice", "hunter2", "tok123", "example.com"))
     blob = pickle.dumps(AsyncBatch(agent.spawn, max_batch_size=agent.concurrency))
     assert key.encode() not in blob and key not in text
+    assert b"hunter2" not in blob and b"tok123" not in blob
     assert pickle.loads(blob).factory.__self__.model == "my-model"
 
 

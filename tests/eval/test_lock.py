@@ -136,3 +136,51 @@ def test_an_existing_file_as_out_is_a_one_line_error(tmp_path):
     )
     assert done.returncode == 2 and "is an existing file" in done.stderr
     assert "Traceback" not in done.stderr and target.read_text() == "keep me"
+
+
+# A command line with credentials in its --base-url: the password, a key in the query.
+PASSWORD, QUERY_KEY = "Pw-7Hq2-NOT-TO-BE-SEEN", "qk-5Ts9-NOT-TO-BE-SEEN"
+SECRET_URL = f"http://bob:{PASSWORD}@127.0.0.1:9/v1?api-key={QUERY_KEY}"
+
+
+def _llm_eval_cmd(out: Path) -> list[str]:
+    return [
+        sys.executable, "-m", "turnbudget.cli", "eval", "--env", MAZE, "--agent", "llm:m",
+        "--base-url", SECRET_URL, "--k", "1", "--t", "5", "--tasks", "1", "--out", str(out),
+        "--quiet", "--no-plots",
+    ]  # fmt: skip
+
+
+def _assert_no_credentials(text: str, where: str) -> None:
+    assert PASSWORD not in text and QUERY_KEY not in text, f"a credential in {where}: {text}"
+
+
+def test_url_credentials_on_the_command_line_reach_neither_the_lock_file_nor_the_error(
+    tmp_path, monkeypatch
+):
+    """The holder file (left behind by a kill -9) and the "in use" message of a second
+    run with the same command blank the --base-url's password and query key."""
+    out = tmp_path / "run"
+    monkeypatch.setattr(sys, "argv", _llm_eval_cmd(out)[2:])  # as `turnbudget eval ...` sees it
+    with hold_output_dir(out):
+        holder = (out / HOLDER_FILE).read_text()
+        _assert_no_credentials(holder, "the lock's holder file")
+        assert "http://***@127.0.0.1:9/v1?api-key=***" in json.loads(holder)["command"]
+        with pytest.raises(OutputDirInUse) as refused:
+            hold_output_dir(out).__enter__()
+        _assert_no_credentials(str(refused.value), "the in-use error")
+        done = subprocess.run(
+            _llm_eval_cmd(out), env=ENV, capture_output=True, text=True, timeout=120
+        )
+    assert done.returncode == 2 and "in use by another evaluation" in done.stderr
+    _assert_no_credentials(done.stderr, "the in-use error of the CLI")
+
+
+def test_a_holder_file_with_credentials_from_an_older_version_is_shown_blanked(tmp_path):
+    out = tmp_path / "run"
+    with hold_output_dir(out):
+        stale = {"pid": 1, "host": "h", "started": "2020", "command": " ".join(_llm_eval_cmd(out))}
+        (out / HOLDER_FILE).write_text(json.dumps(stale))
+        with pytest.raises(OutputDirInUse, match=r"pid 1 on h.*http://\*\*\*@127") as refused:
+            evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, out=out, n_bootstrap=0)
+    _assert_no_credentials(str(refused.value), "the in-use error")

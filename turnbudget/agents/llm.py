@@ -13,23 +13,32 @@ What it reports per step (`step_note`, merged into the step record under
 parse outcome, whether the command is admissible, the constraint used,
 tokens in and out, latency, retries and requests.
 
-The API key is read from an environment variable (``api_key_env``) when the
-client is built and is never stored on the agent: it is not in its repr, its
-pickle, the run's ``run.json``, the records or the logs.
+Secrets are values, not shapes. The API key is read from an environment
+variable (``api_key_env``) and never stored on the agent; credentials in the
+base URL (``user:password@``, a token, query values) are kept out of it too:
+``base_url`` is the URL without them, and the full URL is read, like the key,
+from an environment variable (``OPENAI_BASE_URL`` when it came from there; for
+a URL given as an argument, one this process sets for its worker processes,
+which inherit it). So the agent's repr, its pickle and the run's ``run.json``
+hold no secret, and every value is registered with
+`turnbudget.agents.secrets`, which blanks it wherever it could be written or
+shown: step notes, error messages, records, the run lock, log records.
 
-Timeouts, connection errors, 429 and 5xx answers are retried with
-exponential backoff; when the server stays unreachable the agent raises
-`ServerUnavailable` (a ``ConnectionError``) naming the URL. An evaluation
-logs the episode as failed to run (after its retries) and keeps every finished
-episode; rerunning the same command resumes the rest.
+Timeouts, connection errors, 429 and 5xx answers, and 200 answers without a
+reply (no ``choices``, not JSON) are retried with exponential backoff; when the
+server stays unreachable or keeps answering nothing usable the agent raises
+`ServerUnavailable` (a ``ConnectionError``) naming the URL: a server fault is
+never the agent's empty reply. An evaluation logs the episode as failed to run
+(after its retries) and keeps every finished episode; rerunning the same
+command resumes the rest.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
-import re
 import time
 import urllib.parse
 from collections.abc import Mapping
@@ -44,6 +53,7 @@ from turnbudget.agents.chat_format import (
     constraint_body,
     parse_command,
 )
+from turnbudget.agents.secrets import redact, remember, url_secrets
 
 __all__ = ["ChatAgent", "RequestRejected", "ServerUnavailable", "make_llm_agent", "redact_url"]
 
@@ -67,7 +77,12 @@ _CONSTRAINT_FIELDS = ("grammar", "guided_choice", "response_format", "json_schem
 
 
 class ServerUnavailable(ConnectionError):
-    """The LLM server did not answer after every retry (down, unreachable, or overloaded)."""
+    """The LLM server gave no usable answer after every retry (down, unreachable,
+    overloaded, or answering without a reply)."""
+
+
+class MalformedReply(ValueError):
+    """A 200 answer with no reply in it (no ``choices``, not JSON): the server's fault, retried."""
 
 
 class RequestRejected(RuntimeError):
@@ -200,8 +215,13 @@ class ChatAgent:
         url = base_url if base_url is not None else os.environ.get(BASE_URL_ENV) or None
         if url is not None and not urllib.parse.urlsplit(url).scheme.startswith("http"):
             raise ValueError(f"Expect `base_url` to be an http(s) URL, got {redact_url(url)!r}")
-        self.base_url = url.rstrip("/") if url else None
+        self.base_url = redact_url(url).rstrip("/") if url else None
+        # The environment variable holding the URL with its credentials (None: it has none).
+        self._url_env: str | None = None
+        if url and url_secrets(url):
+            self._url_env = BASE_URL_ENV if base_url is None else _publish_url(url)
         self.api_key_env = api_key_env.strip()
+        self._remember_secrets()
         self.templates = templates or PromptTemplates()
         self.history = _positive(history, "history", zero=True)
         self.parse = parse
@@ -241,6 +261,26 @@ class ChatAgent:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._shared = _Shared()
+        self._remember_secrets()  # a worker process blanks them too
+
+    def _remember_secrets(self) -> None:
+        """Register the key and the URL's credentials (from the environment) for blanking."""
+        url = os.environ.get(self._url_env) if self._url_env else None
+        remember(os.environ.get(self.api_key_env), *url_secrets(url))
+
+    def _connect_url(self) -> str | None:
+        """The URL to connect to, with its credentials (read from the environment)."""
+        if self._url_env is None:
+            return self.base_url
+        url = os.environ.get(self._url_env)
+        if not url or redact_url(url).rstrip("/") != self.base_url:
+            raise ValueError(
+                f"The credentials of the LLM server at {self.base_url} are read from the "
+                f"environment variable {self._url_env!r}, which this process does not have or "
+                f"which names another server (a Ray node?). Set {BASE_URL_ENV} to the URL with "
+                "its credentials where the workers run (they never travel in the agent's pickle)."
+            )
+        return url
 
     def close(self) -> None:
         """Close the blocking client (the async one closes in `aclose`)."""
@@ -348,23 +388,22 @@ class ChatAgent:
     def _finish(
         self,
         response: Any,
+        reply: str,
         admissible: list[str],
         constraint: str,
         started: float,
         retries: int,
         requests: int,
     ) -> str:
-        choice = response.choices[0] if response.choices else None
-        reply = (choice.message.content if choice is not None else None) or ""
         command, outcome = parse_command(reply, admissible, self.parse)
         usage = getattr(response, "usage", None)
         self._note = {
-            "reply": reply,
+            "reply": redact(reply),
             "parse": outcome,
             "admissible": bool(admissible) and command in admissible,
             "constraint": constraint if admissible else "none",
-            "tokens_in": int(getattr(usage, "prompt_tokens", 0) or 0),
-            "tokens_out": int(getattr(usage, "completion_tokens", 0) or 0),
+            "tokens_in": _count(getattr(usage, "prompt_tokens", 0)),
+            "tokens_out": _count(getattr(usage, "completion_tokens", 0)),
             "latency_s": round(time.perf_counter() - started, 6),
             "retries": retries,
             "requests": requests,
@@ -379,15 +418,41 @@ class ChatAgent:
         openai = _openai()
         return isinstance(
             exc,
-            (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError),
+            (
+                openai.APIConnectionError,
+                openai.RateLimitError,
+                openai.InternalServerError,
+                *_MALFORMED,
+                openai.APIResponseValidationError,
+            ),
         )
 
     def _unavailable(self, exc: BaseException, attempts: int) -> ServerUnavailable:
+        if isinstance(exc, (*_MALFORMED, _openai().APIResponseValidationError)):
+            what = "answered without a reply"
+            hint = "Is it an OpenAI-compatible server (`/chat/completions`)?"
+        else:
+            what = "did not answer"
+            hint = "Is it running? (`turnbudget serve-local` starts a local one.)"
         return ServerUnavailable(
-            f"LLM server at {redact_url(self._url())} did not answer after {attempts} attempt(s) "
-            f"({type(exc).__name__}: {_short(exc)}). Is it running? (`turnbudget serve-local` "
-            "starts a local one.) Rerun the same evaluation to resume."
+            f"LLM server at {redact_url(self._url())} {what} after {attempts} attempt(s) "
+            f"({type(exc).__name__}: {_short(exc)}). {hint} Rerun the same evaluation to resume."
         )
+
+    def _failed(
+        self, exc: BaseException, constraint: str, retries: int, requests: int
+    ) -> float | None:
+        """After a failed request: the wait before a retry, None to resend at once (a
+        rejected constraint, not a retry), or raise `RequestRejected` / `ServerUnavailable`.
+        Neither chains ``exc``: a server may have echoed a secret into it."""
+        if self._constraint_rejected(exc, constraint):
+            return None
+        if not self._retryable(exc):
+            raise self._rejected(exc) from None
+        if retries >= self.max_retries:
+            raise self._unavailable(exc, requests) from None
+        logger.info("LLM request failed (%s); retry %d", _short(exc), retries + 1)
+        return self._wait(retries)
 
     def _rejected(self, exc: BaseException) -> RequestRejected:
         return RequestRejected(
@@ -427,12 +492,14 @@ class ChatAgent:
                     f"The environment variable {self.api_key_env!r} (`api_key_env`) is not set"
                 )
             key = _NO_KEY
+        url = self._connect_url()
+        remember(key if key != _NO_KEY else None, *url_secrets(url))  # the values sent
         # max_retries=0: the agent retries itself, to count and bound the retries.
         return {
             "api_key": key,
-            "base_url": self.base_url,
             "max_retries": 0,
             "timeout": self.timeout,
+            **_split_query(url),
         }
 
     def _resolve_constraint(self, owned_by: str | None) -> str:
@@ -481,18 +548,14 @@ class ChatAgent:
                 response = client.chat.completions.create(
                     **self._request(messages, admissible, constraint)
                 )
+                reply = _reply_text(response)
             except Exception as exc:
-                if self._constraint_rejected(exc, constraint):
-                    continue
-                if not self._retryable(exc):
-                    raise self._rejected(exc) from exc
-                if retries >= self.max_retries:
-                    raise self._unavailable(exc, requests) from exc
-                logger.info("LLM request failed (%s); retry %d", _short(exc), retries + 1)
-                time.sleep(self._wait(retries))
-                retries += 1
+                wait = self._failed(exc, constraint, retries, requests)
+                if wait is not None:
+                    time.sleep(wait)
+                    retries += 1
                 continue
-            return self._finish(response, admissible, constraint, started, retries, requests)
+            return self._finish(response, reply, admissible, constraint, started, retries, requests)
 
     # -- async client ------------------------------------------------------------------------
 
@@ -534,27 +597,73 @@ class ChatAgent:
                 response = await self._async_client().chat.completions.create(
                     **self._request(messages, admissible, constraint)
                 )
+                reply = _reply_text(response)
             except Exception as exc:
-                if self._constraint_rejected(exc, constraint):
-                    continue
-                if not self._retryable(exc):
-                    raise self._rejected(exc) from exc
-                if retries >= self.max_retries:
-                    raise self._unavailable(exc, requests) from exc
-                logger.info("LLM request failed (%s); retry %d", _short(exc), retries + 1)
-                await asyncio.sleep(self._wait(retries))
-                retries += 1
+                wait = self._failed(exc, constraint, retries, requests)
+                if wait is not None:
+                    await asyncio.sleep(wait)
+                    retries += 1
                 continue
-            return self._finish(response, admissible, constraint, started, retries, requests)
+            return self._finish(response, reply, admissible, constraint, started, retries, requests)
 
 
-# Key-shaped tokens ("sk-...", "Bearer ...") that a server may echo in an error message.
-_KEYLIKE = re.compile(r"(?i)\b(sk-|bearer\s+)[A-Za-z0-9_\-*.]{4,}")
+# A 200 answer the client could not read as a reply: ours, or a body that is not JSON.
+_MALFORMED = (MalformedReply, json.JSONDecodeError)
+
+
+def _reply_text(response: Any) -> str:
+    """The text of the answer's first choice (``content: null`` is an empty reply, the
+    model's); `MalformedReply` when the answer holds no choice to read (a server fault)."""
+    if isinstance(response, str):  # what the client returns for a body that is not JSON
+        raise MalformedReply(f"a 200 answer that is not JSON: {response[:80]!r}")
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        what = "without `choices`" if choices is None else f"with `choices` = {choices!r}"
+        raise MalformedReply(f"a 200 answer {what}")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise MalformedReply("a 200 answer whose first choice has no `message`")
+    content = getattr(message, "content", None)
+    if content is not None and not isinstance(content, str):
+        raise MalformedReply(f"a 200 answer whose message content is not text: {content!r}")
+    return content or ""
+
+
+def _count(value: Any) -> int:
+    """A token count from the answer's ``usage`` (0 when the server gave none it could)."""
+    try:
+        return max(int(value), 0)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
+def _split_query(url: str | None) -> dict[str, Any]:
+    """The client's ``base_url``, and its query as ``default_query`` (the client would
+    append the request path to the query)."""
+    if url is None:
+        return {"base_url": None}
+    parts = urllib.parse.urlsplit(url)
+    base = urllib.parse.urlunsplit((*parts[:3], "", "")).rstrip("/")
+    query = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+    return {"base_url": base, **({"default_query": query} if query else {})}
+
+
+# URLs given as an argument with credentials -> the environment variable holding each.
+_PUBLISHED: dict[str, str] = {}
+
+
+def _publish_url(url: str) -> str:
+    """Put ``url`` (with its credentials) in this process's environment, which worker
+    processes inherit, and return the variable's name: the agent's pickle carries the
+    name, never the credentials."""
+    name = _PUBLISHED.setdefault(url, f"TURNBUDGET_LLM_URL_{os.urandom(4).hex().upper()}")
+    os.environ[name] = url
+    return name
 
 
 def _short(exc: BaseException, limit: int = 200) -> str:
-    """An error message on one line, with anything key-shaped blanked (it is logged)."""
-    text = _KEYLIKE.sub(r"\1***", " ".join(str(exc).split()))
+    """An error message on one line, with every secret blanked (it is logged and recorded)."""
+    text = redact(" ".join(str(exc).split()))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

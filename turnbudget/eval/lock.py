@@ -5,7 +5,8 @@ interleave their records. `hold_output_dir` takes an exclusive lock on the
 directory (``filelock``: ``flock`` on POSIX, ``msvcrt`` on Windows; the OS drops it
 when the holder dies, even by ``kill -9``) for the whole run; a second
 evaluation is refused at once with `OutputDirInUse`, naming the holder's pid,
-host, start time and command. `locks_output_dir` applies it to a function with
+host, start time and command (its credentials blanked: `turnbudget.agents.secrets`,
+the ``--base-url``'s password say; the file outlives a ``kill -9``). `locks_output_dir` applies it to a function with
 an ``out=`` keyword (`turnbudget.eval.rollout.evaluate`).
 
 `exit_with_parent`, called in a worker's initializer, ends the worker when the
@@ -27,6 +28,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
+
+from turnbudget.agents.secrets import redact
 
 __all__ = [
     "LOCK_FILE",
@@ -60,7 +63,7 @@ def _check_out(out: Path) -> None:
 def _holder(out: Path) -> str:
     try:
         holder = json.loads((out / HOLDER_FILE).read_text())
-        return (
+        return redact(  # (a file left by an older version may hold a --base-url's password)
             f"pid {holder['pid']} on {holder['host']}, started {holder['started']}"
             f" ({holder['command']})"
         )
@@ -105,7 +108,7 @@ def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "command": " ".join(sys.argv)[:200] or sys.executable,
+            "command": redact(" ".join(sys.argv))[:200] or sys.executable,
         }
         tmp = out / f"{HOLDER_FILE}.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(holder))

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from turnbudget.agents.secrets import redact
 from turnbudget.eval.agent_view import agent_info, budget_visible, executed_action
 from turnbudget.eval.analysis import budget_counts
 from turnbudget.eval.logs import dumps
@@ -73,8 +74,9 @@ class EpisodeFailure:
 
 
 def describe(exc: BaseException) -> str:
-    """``"TypeName: message"`` on one line, short enough for a log record."""
-    text = " ".join(str(exc).split())
+    """``"TypeName: message"`` on one line, short enough for a log record, with every
+    secret blanked (`turnbudget.agents.secrets`: it is recorded and logged)."""
+    text = redact(" ".join(str(exc).split()))
     text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return text if len(text) <= 500 else text[:497] + "..."
 

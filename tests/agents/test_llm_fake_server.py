@@ -1,0 +1,289 @@
+"""ChatAgent against fake OpenAI-compatible servers: a real ``http.server`` on loopback
+that answers what a hostile or broken server would.
+
+- Secrets are values, not shapes: a key of any form that a server echoes in an error
+  body, and the password and query key of the base URL, reach no file of the run, no
+  log record, no error, no repr, no pickle and no lock file.
+- A 200 answer without a reply (no ``choices``, an empty list, not JSON) is a server
+  fault: retried, then the episode fails to run; never the agent's empty reply.
+
+Marker ``llm``: needs the ``openai`` client (the llm extra), not a model.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import pickle
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from turnbudget.eval.lock import HOLDER_FILE, OutputDirInUse, hold_output_dir
+from turnbudget.eval.logs import EPISODES_FILE, STEPS_FILE, read_jsonl
+from turnbudget.eval.rollout import evaluate
+
+pytestmark = pytest.mark.llm
+pytest.importorskip("openai")
+
+from turnbudget.agents.llm import ChatAgent, RequestRejected, ServerUnavailable  # noqa: E402
+
+ENV = "turnbudget/Maze-Easy-v0"
+REPO = Path(__file__).resolve().parents[2]
+KEY_ENV = "TURNBUDGET_TEST_FAKE_SERVER_KEY"
+# Keys no shape rule knows (OpenAI echoes the key it was sent in its 401 body).
+KEYS = ["gsk_Wq3v8TnR2xLp0Yc5Hd7Jf", "hf_XbNp4Rt8Lq2Wz6Kd9Mv3", "Zq8vK2mXr7TpLw4Nd9BcHfJs"]
+PASSWORD, QUERY_KEY = "Pa5s-w0rd-Kx81-NOT-TO-BE-SEEN", "qk-Mv62-NOT-TO-BE-SEEN"
+
+Answer = Callable[[BaseHTTPRequestHandler, dict[str, Any]], "tuple[int, str, bytes]"]
+
+
+def reply_body(content: str = "look") -> dict[str, Any]:
+    return {
+        "id": "fake", "object": "chat.completion", "created": 0, "model": "fake",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                     "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8},
+    }  # fmt: skip
+
+
+def as_json(body: Any, status: int = 200) -> tuple[int, str, bytes]:
+    return status, "application/json", json.dumps(body).encode()
+
+
+class FakeServer:
+    """A threaded HTTP server on 127.0.0.1: ``answer(handler, request)`` answers each POST
+    to ``.../chat/completions``; ``chat_requests`` counts them."""
+
+    def __init__(self, answer: Answer):
+        self.answer = answer
+        self.chat_requests = 0
+        self.paths: list[str] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                request = json.loads(self.rfile.read(length) or b"{}")
+                server.paths.append(self.path)
+                if "/chat/completions" not in self.path:
+                    return self._send(404, "application/json", b'{"error": "not found"}')
+                server.chat_requests += 1
+                self._send(*server.answer(self, request))
+
+            def _send(self, status: int, content_type: str, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def url(self, credentials: str = "", query: str = "") -> str:
+        return f"http://{credentials}127.0.0.1:{self.port}/v1{query}"
+
+    def __enter__(self) -> FakeServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join()
+
+
+def _agent(url: str, **kwargs: Any) -> ChatAgent:
+    options = dict(constrain="none", max_retries=1, backoff=0.0, timeout=20)
+    return ChatAgent("fake", base_url=url, **{**options, **kwargs})
+
+
+def _secret_forms(secrets: list[str]) -> list[bytes]:
+    """Each secret as bytes, and its first 12 characters (a truncated message)."""
+    return [form.encode() for s in secrets for form in (s, s[:12])]
+
+
+def _assert_nowhere(secrets: list[str], where: dict[str, bytes]) -> None:
+    for form in _secret_forms(secrets):
+        for name, data in where.items():
+            assert form not in data, f"{form!r} leaked into {name}"
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def debug_logs(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """Every log record of the process at DEBUG (httpx and openai log request URLs)."""
+    with caplog.at_level(logging.DEBUG):
+        yield caplog
+
+
+# ----------------------------------------------------------------------------- secrets
+
+
+@pytest.mark.parametrize("key", KEYS, ids=["gsk", "hf", "no-prefix"])
+def test_a_key_echoed_in_an_error_body_is_written_nowhere(key, tmp_path, monkeypatch, debug_logs):
+    monkeypatch.setenv(KEY_ENV, key)
+
+    def reject(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[int, str, bytes]:
+        sent = handler.headers.get("Authorization", "").removeprefix("Bearer ")
+        error = {"message": f"Incorrect API key provided: {sent}.", "code": "invalid_api_key"}
+        return as_json({"error": error}, status=401)
+
+    with FakeServer(reject) as server:
+        agent = _agent(server.url(), api_key_env=KEY_ENV)
+        with pytest.raises(RequestRejected, match=r"Incorrect API key provided: \*\*\*") as err:
+            agent.reset(0)
+            agent.act("A hall.", {"admissible_actions": ["look"]})
+        with pytest.raises(ValueError, match=r"2 failed to run") as no_result:
+            evaluate(ENV, agent, ks=[1], ts=[3], tasks=2, out=tmp_path / "run", retries=1)
+    assert server.chat_requests > 1  # the key really went out and came back
+    failed = read_jsonl(tmp_path / "run" / EPISODES_FILE)[0]
+    assert len(failed) == 2 and all(e["failed_to_run"] for e in failed)
+    assert all("Incorrect API key provided: ***" in e["error"] for e in failed)
+    _assert_nowhere(
+        [key],
+        {
+            **_files(tmp_path),
+            "the logs": debug_logs.text.encode(),
+            "the errors": f"{err.value} {no_result.value}".encode(),
+            "the repr": repr(agent).encode(),
+            "the pickle": pickle.dumps(agent),
+        },
+    )
+    assert err.value.__cause__ is None and err.value.__suppress_context__  # no echo in a traceback
+
+
+def test_base_url_credentials_are_written_nowhere_and_still_reach_the_server(
+    tmp_path, monkeypatch, debug_logs
+):
+    """A full `turnbudget eval` run against a server behind basic auth and a query key."""
+    from turnbudget.agents import make_agent
+    from turnbudget.cli import main
+
+    monkeypatch.setenv(KEY_ENV, KEYS[2])
+    out = tmp_path / "run"
+    basic = "Basic " + base64.b64encode(f"bob:{PASSWORD}".encode()).decode()
+    seen: dict[str, Any] = {}
+
+    def guarded(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[int, str, bytes]:
+        if handler.headers.get("Authorization") != basic or f"api-key={QUERY_KEY}" not in (
+            handler.path
+        ):
+            return as_json({"error": {"message": f"denied {handler.path}"}}, status=401)
+        if "holder" not in seen:  # while the run holds its directory
+            seen["holder"] = (out / HOLDER_FILE).read_bytes()
+            try:
+                with hold_output_dir(out):
+                    pass
+            except OutputDirInUse as exc:
+                seen["in_use"] = str(exc)
+        return as_json(reply_body())
+
+    with FakeServer(guarded) as server:
+        url = server.url(f"bob:{PASSWORD}@", f"?api-key={QUERY_KEY}")
+        argv = ["eval", "--env", ENV, "--agent", "llm:fake", "--base-url", url,
+                "--api-key-env", KEY_ENV, "--constrain", "none", "--k", "1", "--t", "3",
+                "--tasks", "2", "--out", str(out), "--no-plots", "--quiet"]  # fmt: skip
+        monkeypatch.setattr(sys, "argv", ["turnbudget", *argv])
+        assert main(argv) == 0
+        agent = make_agent("llm:fake", base_url=url, api_key_env=KEY_ENV, constrain="none")
+        blob = pickle.dumps(agent)
+        # A worker process that inherits this environment connects from the pickle alone.
+        act = (
+            "import pickle, sys; agent = pickle.loads(sys.stdin.buffer.read()); agent.reset(0); "
+            "print(agent.act('A hall.', {'admissible_actions': ['look']}))"
+        )
+        worker = subprocess.run(
+            [sys.executable, "-c", act], input=blob, capture_output=True, timeout=120,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )  # fmt: skip
+        assert worker.returncode == 0 and worker.stdout.strip() == b"look", worker.stderr
+    assert len(read_jsonl(out / STEPS_FILE)[0]) == 6  # it connected: 2 episodes of 3 turns
+    assert "in use by another evaluation" in seen["in_use"]
+    _assert_nowhere(
+        [PASSWORD, QUERY_KEY, KEYS[2]],
+        {
+            **_files(tmp_path),
+            "the lock file while held": seen["holder"],
+            "the in-use error": seen["in_use"].encode(),
+            "the logs": debug_logs.text.encode(),
+            "the repr": repr(agent).encode(),
+            "the pickle": blob,
+            "the worker's output": worker.stdout + worker.stderr,
+        },
+    )
+    assert agent.base_url == server.url()
+
+
+def test_a_worker_without_the_credentials_gets_a_clear_error(monkeypatch):
+    agent = _agent(f"http://bob:{PASSWORD}@127.0.0.1:9/v1")
+    clone = pickle.loads(pickle.dumps(agent))
+    monkeypatch.delenv(clone._url_env)  # a Ray node that does not share this environment
+    with pytest.raises(ValueError, match=r"Set OPENAI_BASE_URL to the URL with its credentials"):
+        clone.reset(0)
+        clone.act("A hall.", {"admissible_actions": ["look"]})
+
+
+# ----------------------------------------------------------------------------- no reply
+
+
+NO_REPLY = {
+    "no-choices": (200, "application/json", b'{"id": "x", "object": "chat.completion"}'),
+    "empty-choices": as_json({**reply_body(), "choices": []}),
+    "choice-without-message": as_json({**reply_body(), "choices": [{"index": 0}]}),
+    "html": (200, "text/html", b"<html><body>502 Bad Gateway</body></html>"),
+    "broken-json": (200, "application/json", b'{"choices": [{"mess'),
+}
+
+
+@pytest.mark.parametrize("answer", NO_REPLY.values(), ids=NO_REPLY.keys())
+def test_a_200_answer_without_a_reply_is_retried_then_a_clear_error(answer):
+    with FakeServer(lambda handler, request: answer) as server:
+        agent = _agent(server.url(), max_retries=2)
+        agent.reset(0)
+        with pytest.raises(ServerUnavailable, match=r"answered without a reply after 3 attempt"):
+            agent.act("A hall.", {"admissible_actions": ["look"]})
+    assert server.chat_requests == 3
+    assert agent.step_note() is None  # no decision was made, so none is recorded
+
+
+def test_an_episode_the_server_answers_without_a_reply_fails_to_run(tmp_path):
+    """Never an empty reply blamed on the agent (an invalid move, Pass@1 = 0)."""
+    with FakeServer(lambda handler, request: NO_REPLY["empty-choices"]) as server:
+        agent = _agent(server.url())
+        with pytest.raises(ValueError, match=r"no task .* has 1 episodes that ran"):
+            evaluate(ENV, agent, ks=[1], ts=[3], tasks=2, retries=1, out=tmp_path / "run")
+    episodes, _, _ = read_jsonl(tmp_path / "run" / EPISODES_FILE)
+    assert len(episodes) == 2 and all(e["failed_to_run"] for e in episodes)
+    assert all("answered without a reply" in e["error"] for e in episodes)
+    assert read_jsonl(tmp_path / "run" / STEPS_FILE)[0] == []
+    assert server.chat_requests >= 2 * 2 * 2  # 2 episodes x 2 attempts x (1 + 1 retry)
+
+
+def test_a_reply_with_null_content_is_the_models_empty_reply(tmp_path):
+    """The model said nothing: that decision is the agent's (an invalid command)."""
+    body = reply_body()
+    body["choices"][0]["message"]["content"] = None
+    with FakeServer(lambda handler, request: as_json(body)) as server:
+        agent = _agent(server.url())
+        agent.reset(0)
+        agent.act("A hall.", {"admissible_actions": ["look"]})
+    note = agent.step_note()
+    assert note["reply"] == "" and note["requests"] == 1 and note["retries"] == 0

@@ -1,0 +1,57 @@
+"""Secrets are values, not shapes: `turnbudget.agents.secrets` blanks what it was given."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+
+from turnbudget.agents.secrets import MASK, redact, remember, url_secrets
+
+# No shape rule knows these: only their values can find them.
+PASSWORD = "Pq/7 x@y!unshaped"
+TOKEN = "Tk9fUnNoYXBlZC10b2tlbg"
+
+
+def test_a_registered_value_is_blanked_in_every_usual_encoding():
+    remember(PASSWORD)
+    forms = [
+        PASSWORD,
+        "Pq%2F7%20x%40y%21unshaped",  # URL-quoted
+        "Pq%2F7+x%40y%21unshaped",  # form-quoted
+        json.dumps(PASSWORD)[1:-1],
+    ]
+    for form in forms:
+        assert redact(f"server said: {form}.") == f"server said: {MASK}."
+
+
+def test_url_credentials_are_values_and_shapes():
+    url = f"https://bob:{TOKEN}@llm.example/v1?sig=Sg-0042-unshaped"
+    remember(*url_secrets(url))
+    pair = base64.b64encode(f"bob:{TOKEN}".encode()).decode()
+    text = f"auth {pair} for {TOKEN} and Sg-0042-unshaped"
+    assert redact(text) == f"auth {MASK} for {MASK} and {MASK}"
+    # Shapes, for what nobody registered (a command line of another process):
+    assert (
+        redact("--base-url http://u:p@h/v1?key=k&page=2")
+        == "--base-url http://***@h/v1?key=***&page=2"
+    )
+    assert redact("echoed gsk_abcdef and hf_abcdef") == "echoed gsk_*** and hf_***"
+
+
+def test_short_values_are_not_registered():
+    remember("ab", None, "")
+    assert redact("a tab") == "a tab"
+
+
+def test_log_records_are_blanked_whatever_logged_them(caplog):
+    remember(TOKEN)
+    log = logging.getLogger("some.library")
+    with caplog.at_level(logging.DEBUG):
+        log.info("GET with token %s", TOKEN)
+        try:
+            raise RuntimeError(f"401: bad token {TOKEN}")
+        except RuntimeError:
+            log.debug("request failed", exc_info=True)
+    assert TOKEN not in caplog.text and f"token {MASK}" in caplog.text
+    assert f"RuntimeError: 401: bad token {MASK}" in caplog.text

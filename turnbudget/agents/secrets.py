@@ -1,0 +1,147 @@
+"""Secrets are values, not shapes: blank every credential this process was given.
+
+An agent given a credential (an API key, a password or token in a URL, a key
+in a query string) registers its *value* with `remember`; from then on
+`redact` blanks that value, and its usual encodings (URL-quoted, JSON-escaped,
+the base64 of a basic-auth pair), in any text, whatever the value looks like:
+error messages, step notes, the run lock's command line. `remember` also
+installs a log-record factory that blanks them in every log record of the
+process (``httpx`` and ``openai`` log request URLs, and exceptions whose text a
+server wrote).
+
+Shapes stay as a fallback for what nobody registered (a stale lock file, a
+command line of another process): a URL's user info, URL query values whose
+names look like credentials (``key``, ``token``, ``sig``, ...) and key-like
+tokens (``sk-...``, ``gsk_...``, ``hf_...``, ``Bearer ...``).
+
+Example:
+    >>> remember("p@ss/w0rd!")
+    >>> redact("bad password p@ss/w0rd! (sent as p%40ss%2Fw0rd%21)")
+    'bad password *** (sent as ***)'
+    >>> redact("no answer from http://me:anything@host/v1")
+    'no answer from http://***@host/v1'
+    >>> redact("GET https://host/v1?api_key=abc123&page=2 with gsk_0123456789")
+    'GET https://host/v1?api_key=***&page=2 with gsk_***'
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import re
+import threading
+import urllib.parse
+from typing import Any
+
+__all__ = ["MASK", "MIN_LENGTH", "redact", "remember", "url_secrets"]
+
+#: What a secret is replaced with.
+MASK = "***"
+
+#: Shorter values are not registered (blanking every "ab" would garble all text); a
+#: URL's user info and key-named query values are still blanked by shape.
+MIN_LENGTH = 4
+
+_lock = threading.Lock()
+_values: set[str] = set()
+_pattern: re.Pattern[str] | None = None
+_factory_installed = False
+
+# The fallback shapes.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@]*@")
+_KEY_QUERY = re.compile(
+    r"(?i)([?&][^=&#\s]*(?:key|token|secret|pass|pwd|auth|sig|cred)[^=&#\s]*=)[^&#\s]+"
+)
+_KEYLIKE = re.compile(r"(?i)\b(sk-|sk_|gsk_|hf_|xai-|nvapi-|pk-|rk-|bearer\s+)[A-Za-z0-9_\-*.]{4,}")
+
+
+def _encodings(value: str) -> set[str]:
+    """``value`` as it may be written: raw, URL-unquoted and quoted, JSON-escaped."""
+    plain = urllib.parse.unquote(value)
+    forms = {value, plain, urllib.parse.quote(plain, safe=""), urllib.parse.quote_plus(plain)}
+    forms |= {json.dumps(form)[1:-1] for form in list(forms)}
+    return {form for form in forms if len(form) >= MIN_LENGTH}
+
+
+def remember(*values: str | None) -> None:
+    """Register secret values (None and values shorter than `MIN_LENGTH` are skipped)."""
+    global _pattern
+    new = set()
+    for value in values:
+        if isinstance(value, str) and len(value) >= MIN_LENGTH:
+            new |= _encodings(value)
+    with _lock:
+        if new <= _values:
+            return
+        _values.update(new)
+        ordered = sorted(_values, key=len, reverse=True)  # a longer form before its parts
+        _pattern = re.compile("|".join(re.escape(v) for v in ordered))
+        _install_log_factory()
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The credentials a URL carries: its user info (the password, or a lone token, and
+    the ``user:password`` pair with its basic-auth base64) and every query value.
+
+    Example:
+        >>> url_secrets("https://me:hunter22@host/v1?key=abc123&v=2")
+        ['me:hunter22', 'bWU6aHVudGVyMjI=', 'hunter22', 'abc123', '2']
+    """
+    if not url:
+        return []
+    parts = urllib.parse.urlsplit(url)
+    found: list[str] = []
+    if "@" in parts.netloc:
+        userinfo = parts.netloc.rpartition("@")[0]
+        user, has_password, password = userinfo.partition(":")
+        plain = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
+        found += [userinfo, base64.b64encode(plain.encode()).decode()]
+        found.append(password if has_password else user)
+    found += [value for _, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)]
+    return [value for value in found if value]
+
+
+def redact(text: str) -> str:
+    """``text`` with every registered secret and every secret-shaped token blanked."""
+    pattern = _pattern
+    if pattern is not None:
+        text = pattern.sub(MASK, text)
+    text = _USERINFO.sub(rf"\1{MASK}@", text)
+    text = _KEY_QUERY.sub(rf"\1{MASK}", text)
+    return _KEYLIKE.sub(rf"\1{MASK}", text)
+
+
+def _scrub(record: logging.LogRecord) -> None:
+    """Blank secrets in a log record's message and exception text, in place."""
+    try:
+        message = record.getMessage()
+    except Exception:  # (a malformed call: logging reports it when the record is emitted)
+        return
+    clean = redact(message)
+    if clean != message:
+        record.msg, record.args = clean, ()
+    if record.exc_info and record.exc_info[1] is not None:
+        text = logging.Formatter().formatException(record.exc_info)
+        clean = redact(text)
+        if clean != text:  # the formatted text replaces the exception, so no formatter sees it
+            record.exc_info, record.exc_text = None, clean
+    if record.stack_info:
+        record.stack_info = redact(record.stack_info)
+
+
+def _install_log_factory() -> None:
+    """Route every log record of the process through `_scrub` (once; under ``_lock``)."""
+    global _factory_installed
+    if _factory_installed:
+        return
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        if _pattern is not None:
+            _scrub(record)
+        return record
+
+    logging.setLogRecordFactory(factory)
+    _factory_installed = True
