@@ -109,8 +109,10 @@ def test_a_pickle_in_the_zips_data_never_runs_and_the_weights_load(tmp_path):
     assert marker.exists()
     marker.unlink()
 
-    agent = make_agent(f"policy:{root}")  # no "activation" in encoding.json: SB3's Tanh
-    assert not marker.exists()
+    try:
+        agent = make_agent(f"policy:{root}")  # no "activation" in encoding.json: SB3's Tanh
+    finally:  # whatever loading did, it must not have run the payload
+        assert not marker.exists(), "loading the policy unpickled its zip's data"
     x = np.random.default_rng(0).normal(size=_feature_size(ENCODING))
     np.testing.assert_allclose(agent.logits(x), _forward(state, x, np.tanh), rtol=1e-12)
     env = turnbudget.make("turnbudget/Maze-Easy-v0", budget=5)
