@@ -153,12 +153,21 @@ def test_weights_that_hold_objects_are_refused(tmp_path):
         ),
         (lambda s, e: (s, {**e, "command_dim": 5}), "shape"),
         (lambda s, e: (s, {**e, "activation": "os.system"}), "activation"),
+        (lambda s, e: (s, {**e, "activation": ["Tanh"]}), "activation"),
         (
             lambda s, e: (s, {k: v for k, v in e.items() if k != "history"}),
             "not a feature encoding",
         ),
     ],
-    ids=["other-extractor", "missing-head", "actions", "features", "activation", "encoding"],
+    ids=[
+        "other-extractor",
+        "missing-head",
+        "actions",
+        "features",
+        "activation",
+        "activation-list",
+        "encoding",
+    ],
 )
 def test_weights_that_do_not_fit_say_why(tmp_path, change, message):
     state, encoding = change(_state(ENCODING), dict(ENCODING))

@@ -101,7 +101,7 @@ def _network(weights: Mapping[str, np.ndarray], encoding: Mapping[str, Any], whe
     """The actor's layers as ``(weight, bias, activation)``: SB3's ``MlpPolicy`` actor
     (``Linear``, activation, ..., then the ``action_net`` head), from its tensors' shapes."""
     activation = encoding.get("activation", _DEFAULT_ACTIVATION)
-    if activation not in _ACTIVATIONS:
+    if not isinstance(activation, str) or activation not in _ACTIVATIONS:
         raise ValueError(
             f"Expect `activation` in {where / _ENCODING_FILE} to be one of "
             f"{sorted(_ACTIVATIONS)}, got {activation!r}"
