@@ -24,7 +24,8 @@ default), drawn per episode from a generator seeded by ``seed``, so they are
 disjoint from evaluation seeds (0..9,999) by construction.
 
 Output (``--out DIR``): ``policy.zip`` (SB3), ``encoding.json`` (what
-`turnbudget.agents.policy.PolicyAgent` needs to rebuild the features),
+`turnbudget.agents.policy.PolicyAgent` needs to rebuild the features and,
+with the weights, the network),
 ``config.json``, ``progress.csv`` (or TensorBoard events with ``--log tensorboard``),
 ``checkpoints/`` and ``summary.json`` (steps/s, share of time in the envs).
 Load the result with ``turnbudget eval --agent policy:DIR``.
@@ -307,6 +308,9 @@ def _new_model(config: TrainConfig, venv: Any) -> Any:
 def _save(model: Any, out: Path, encoding: dict[str, Any], config: TrainConfig) -> None:
     out.mkdir(parents=True, exist_ok=True)
     model.save(out / "policy.zip")
+    # PolicyAgent rebuilds the network from the weights' shapes and this name: it never
+    # unpickles the zip's objects.
+    encoding = {**encoding, "activation": model.policy.activation_fn.__name__}
     (out / "encoding.json").write_text(json.dumps(encoding, indent=2) + "\n")
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
 

@@ -10,6 +10,7 @@ by value (its workers cannot import the test suite).
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -48,6 +49,24 @@ class RaisingAgent(_Faulty):
     def act(self, observation: str, info: Any) -> str:
         if self.current in self.seeds:
             raise RuntimeError(f"agent bug on the episode with seed {self.current}")
+        return super().act(observation, info)
+
+
+class ExitingAgent(_Faulty):
+    """Calls ``sys.exit(3)`` (or raises ``interrupt``, e.g. KeyboardInterrupt) on its first
+    command of the chosen episodes."""
+
+    name = "exiting"
+
+    def __init__(self, epsilon: float, seeds: Iterable[int], interrupt: type | None = None):
+        super().__init__(epsilon, seeds)
+        self.interrupt = interrupt
+
+    def act(self, observation: str, info: Any) -> str:
+        if self.current in self.seeds:
+            if self.interrupt is not None:
+                raise self.interrupt()
+            sys.exit(3)
         return super().act(observation, info)
 
 

@@ -80,6 +80,22 @@ def test_saved_policy_gives_identical_results_across_loads_and_workers(policy_di
     assert det[0] == det[1]
 
 
+def test_the_weights_only_network_is_sb3s_actor(policy_dir):
+    """PolicyAgent's NumPy network (rebuilt from policy.pth's tensors and encoding.json,
+    nothing unpickled) scores every action as the trained SB3 policy does."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    agent = PolicyAgent(policy_dir)
+    assert agent.encoding["activation"] == "Tanh"  # written by train.py
+    policy = MaskablePPO.load(policy_dir / "policy.zip", device="cpu").policy  # our own file
+    x = np.random.default_rng(0).normal(size=(5, *policy.observation_space.shape))
+    with torch.no_grad():
+        latent = policy.mlp_extractor.forward_actor(torch.as_tensor(x, dtype=torch.float32))
+        expected = policy.action_net(latent).numpy()
+    np.testing.assert_allclose([agent.logits(v) for v in x], expected, rtol=1e-4, atol=1e-4)
+
+
 def test_agent_samples_from_its_seed_and_pickles(policy_dir):
     agent = PolicyAgent(policy_dir)
     assert agent.budget_aware and not agent.needs_oracle

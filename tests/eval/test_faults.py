@@ -12,7 +12,14 @@ import threading
 from pathlib import Path
 
 import pytest
-from _faults import HangingAgent, RaisingAgent, SlowPidAgent, kill_first_worker, seeds_of
+from _faults import (
+    ExitingAgent,
+    HangingAgent,
+    RaisingAgent,
+    SlowPidAgent,
+    kill_first_worker,
+    seeds_of,
+)
 
 from turnbudget.agents import OracleAgent
 from turnbudget.eval.analysis import summarize_run
@@ -83,6 +90,31 @@ def test_an_agent_that_raises_fails_its_episodes_and_the_run_finishes(tmp_path, 
     assert again.n_run == 2
     assert [e["attempts"] for e in records(out) if e.get("failed_to_run")] == [1, 1]
     assert len(records(out)) == len(clean)
+
+
+@pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 2)])
+def test_an_agent_that_calls_sys_exit_fails_its_episodes_alike_on_every_backend(
+    tmp_path, backend, workers
+):
+    """Once: the local run ended (SystemExit) while a pool counted a lost worker."""
+    clean = clean_run(tmp_path)
+    out = tmp_path / backend
+    result = evaluate(
+        [MAZE, KEYQUEST], ExitingAgent(0.3, seeds_of(0, BAD)), out=out, backend=backend,
+        workers=workers, retries=1, **GRID,
+    )  # fmt: skip
+    from turnbudget.eval.report import build_report
+
+    build_report(out, plots=False)
+    check_failed_run(out, clean, "exception", attempts=2)
+    failed = [e for e in result.episodes if e.get("failed_to_run")]
+    assert {e["error"] for e in failed} == {"SystemExit: sys.exit(3) was called during the episode"}
+
+
+def test_a_keyboard_interrupt_in_an_agent_still_stops_a_local_run(tmp_path):
+    agent = ExitingAgent(0.3, seeds_of(0, BAD), interrupt=KeyboardInterrupt)
+    with pytest.raises(KeyboardInterrupt):
+        evaluate([MAZE, KEYQUEST], agent, out=tmp_path / "run", retries=1, **GRID)
 
 
 @pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 1)])

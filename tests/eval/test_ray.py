@@ -21,6 +21,7 @@ ray = pytest.importorskip("ray")
 import _faults  # noqa: E402
 from _faults import (  # noqa: E402
     CountingOracle,
+    ExitingAgent,
     HangingAgent,
     RaisingAgent,
     SlowPidAgent,
@@ -143,18 +144,25 @@ def _failed(result) -> dict[tuple[str, int, int], dict]:
     }
 
 
-def test_a_raising_agent_on_ray_fails_its_episodes_and_the_run_finishes(tmp_path, shared_ray):
+@pytest.mark.parametrize(
+    ("faulty", "error"),
+    [(RaisingAgent, "agent bug"), (ExitingAgent, "SystemExit: sys.exit(3) was called")],
+    ids=["raise", "sys.exit"],  # sys.exit once cost the actor (worker_lost), as on the pool
+)
+def test_a_raising_agent_on_ray_fails_its_episodes_and_the_run_finishes(
+    tmp_path, shared_ray, faulty, error
+):
     clean = {
         e["episode_id"]: e for e in evaluate([MAZE, KEYQUEST], OracleAgent(0.3), **GRID).episodes
     }
     result = evaluate(
-        [MAZE, KEYQUEST], RaisingAgent(0.3, seeds_of(0, BAD)), out=tmp_path / "run",
+        [MAZE, KEYQUEST], faulty(0.3, seeds_of(0, BAD)), out=tmp_path / "run",
         backend="ray", workers=2, retries=1, **GRID,
     )  # fmt: skip
     failed = _failed(result)
     assert set(failed) == set(BAD)
     assert all(e["failure"] == "exception" and e["attempts"] == 2 for e in failed.values())
-    assert all("agent bug" in e["error"] for e in failed.values())
+    assert all(error in e["error"] for e in failed.values())
     for e in result.episodes:
         if not e.get("failed_to_run"):
             assert e == clean[e["episode_id"]]

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import gymnasium as gym
 import pytest
 
 pytest.importorskip("pettingzoo")
@@ -102,7 +103,7 @@ def test_a_missing_action_costs_a_turn_and_unknown_agents_are_an_error(name):
 
 
 def test_step_before_reset_raises():
-    with pytest.raises(RuntimeError, match="reset"):
+    with pytest.raises(gym.error.ResetNeeded, match="reset"):
         race_v0.raw_env().step({"player_0": "wait", "player_1": "wait"})
 
 

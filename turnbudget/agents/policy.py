@@ -5,19 +5,30 @@ A saved policy is a directory written by ``benchmarks/train.py``:
 - ``policy.zip`` — the sb3-contrib ``MaskablePPO`` model;
 - ``encoding.json`` — how observations became vectors and actions became
   commands in training (the `TextFeatures` settings, the `DiscreteActions`
-  size, the `HistoryFeatures` window, whether and how the budget was shown).
+  size, the `HistoryFeatures` window, whether and how the budget was shown,
+  the network's ``activation``).
 
 The agent rebuilds exactly those features from the text observation and the
 info an evaluator hands it (``admissible_actions``, ``goal``, and the budget
 keys when the budget was visible in training), so the same evaluator, probes
-and reports serve it. torch and stable-baselines3 are imported only while
-loading: the network is copied into NumPy arrays, so the agent pickles
-cheaply into worker processes and acts there without torch.
+and reports serve it.
+
+Loading reads weights only, so a saved policy from anyone is safe to play:
+the actor's tensors come from the zip's ``policy.pth`` through
+``torch.load(weights_only=True)``, which refuses anything but tensors and
+plain containers, and the network (``MlpPolicy``: Linear layers, one
+activation) is rebuilt from their shapes and ``encoding.json`` (JSON). The
+zip's ``data`` (cloudpickled Python objects) is never read, and SB3 is not
+imported. torch is imported only while loading: the network is copied into
+NumPy arrays, so the agent pickles cheaply into worker processes and acts
+there without torch.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,51 +42,109 @@ __all__ = ["PolicyAgent", "load_policy", "make_policy_agent"]
 
 _ENCODING_FILE = "encoding.json"
 _POLICY_FILE = "policy.zip"
+_WEIGHTS_MEMBER = "policy.pth"  # the policy's state dict, inside the SB3 zip
+_MAX_WEIGHTS_BYTES = 1 << 30
 _FALLBACK = "look"
 _ACTIVATIONS = {
     "Tanh": np.tanh,
     "ReLU": lambda x: np.maximum(x, 0.0),
     "Identity": lambda x: x,
 }
+# SB3's MlpPolicy default, the only one benchmarks/train.py used before it wrote `activation`.
+_DEFAULT_ACTIVATION = "Tanh"
+_HIDDEN = "mlp_extractor.policy_net."
+_HEAD = "action_net."
+_CRITIC = ("mlp_extractor.value_net.", "value_net.")  # the value function: not needed to act
+
+Layers = list[tuple[np.ndarray, np.ndarray, str]]
 
 
-def _constant(_: float) -> float:
-    return 0.0
-
-
-def _network(path: Path) -> list[tuple[np.ndarray, np.ndarray, str]]:
-    """The actor's layers as ``(weight, bias, activation)``, read from an SB3 MaskablePPO zip."""
+def _weights(path: Path) -> dict[str, np.ndarray]:
+    """The policy's tensors from an SB3 zip, read as weights only (never unpickling objects)."""
     import torch
-    from sb3_contrib import MaskablePPO
 
-    torch.set_num_threads(1)
-    # Only the weights matter here: skip the training schedules (pickled callables).
-    unused = {"lr_schedule": _constant, "clip_range": _constant, "learning_rate": 0.0}
-    model = MaskablePPO.load(path, device="cpu", custom_objects=unused)
-    policy = model.policy
-    if type(policy.features_extractor).__name__ != "FlattenExtractor":
-        raise ValueError(f"PolicyAgent supports MlpPolicy models, got {type(policy).__name__}")
-    layers: list[tuple[np.ndarray, np.ndarray, str]] = []
-    for module in policy.mlp_extractor.policy_net:
-        name = type(module).__name__
-        if name == "Linear":
-            layers.append((module.weight.detach().numpy().T.copy(),
-                           module.bias.detach().numpy().copy(), "Identity"))  # fmt: skip
-        elif name in _ACTIVATIONS and layers:
-            weight, bias, _ = layers[-1]
-            layers[-1] = (weight, bias, name)
-        else:
-            raise ValueError(f"PolicyAgent cannot copy a {name} layer into NumPy")
-    head = policy.action_net
-    layers.append((head.weight.detach().numpy().T.copy(), head.bias.detach().numpy().copy(),
-                   "Identity"))  # fmt: skip
-    return [(w.astype(np.float64), b.astype(np.float64), a) for w, b, a in layers]
+    try:
+        with zipfile.ZipFile(path) as archive:
+            if archive.getinfo(_WEIGHTS_MEMBER).file_size > _MAX_WEIGHTS_BYTES:
+                raise ValueError(f"{_WEIGHTS_MEMBER} is over {_MAX_WEIGHTS_BYTES} bytes")
+            raw = archive.read(_WEIGHTS_MEMBER)
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
+        raise ValueError(
+            f"Cannot read {path}: expect an SB3 model zip with {_WEIGHTS_MEMBER} ({exc})"
+        ) from exc
+    try:
+        state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    except Exception as exc:  # an untrusted file: whatever torch refuses, we refuse
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(
+            f"Refusing {path}: its {_WEIGHTS_MEMBER} is not plain weights "
+            f"(torch.load(weights_only=True): {reason})"
+        ) from exc
+    if not isinstance(state, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
+    ):
+        raise ValueError(f"Refusing {path}: expect {_WEIGHTS_MEMBER} to map names to tensors")
+    return {k: v.detach().to(torch.float64).numpy() for k, v in state.items()}
 
 
-def load_policy(
-    path: str | Path,
-) -> tuple[dict[str, Any], list[tuple[np.ndarray, np.ndarray, str]]]:
-    """``(encoding, layers)`` of a saved policy directory (see the module docstring)."""
+def _feature_size(encoding: Mapping[str, Any]) -> int:
+    """The length of the feature vector the encoding builds (what the network takes)."""
+    spec = encoding["text_features"]
+    blocks = 1 + bool(spec["include_goal"]) + bool(spec["include_admissible"])
+    encoder = FeatureEncoder(
+        encoding["max_actions"], encoding["history"], encoding["command_dim"], encoding["budget"]
+    )
+    return int(spec["dim"]) * blocks + encoder.size()
+
+
+def _network(weights: Mapping[str, np.ndarray], encoding: Mapping[str, Any], where: Path) -> Layers:
+    """The actor's layers as ``(weight, bias, activation)``: SB3's ``MlpPolicy`` actor
+    (``Linear``, activation, ..., then the ``action_net`` head), from its tensors' shapes."""
+    activation = encoding.get("activation", _DEFAULT_ACTIVATION)
+    if not isinstance(activation, str) or activation not in _ACTIVATIONS:
+        raise ValueError(
+            f"Expect `activation` in {where / _ENCODING_FILE} to be one of "
+            f"{sorted(_ACTIVATIONS)}, got {activation!r}"
+        )
+    indices = {k[len(_HIDDEN) :].partition(".")[0] for k in weights if k.startswith(_HIDDEN)}
+    hidden = sorted(int(i) for i in indices if i.isdigit())
+    names = [f"{_HIDDEN}{i}." for i in hidden] + [_HEAD]
+    expected = {n + p for n in names for p in ("weight", "bias")}
+    unexpected = sorted(k for k in weights if k not in expected and not k.startswith(_CRITIC))
+    if unexpected or not expected <= weights.keys() or hidden != list(range(0, 2 * len(hidden), 2)):
+        raise ValueError(
+            f"PolicyAgent plays MlpPolicy models (Linear layers, each hidden one followed by "
+            f"an activation); {where / _POLICY_FILE} has the parameters {sorted(weights)}"
+        )
+    try:
+        size = _feature_size(encoding)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{where / _ENCODING_FILE} is not a feature encoding: {exc!r}") from exc
+    layers: Layers = []
+    for name in names:
+        weight, bias = weights[name + "weight"], weights[name + "bias"]
+        if weight.ndim != 2 or weight.shape[1] != size or bias.shape != (weight.shape[0],):
+            raise ValueError(
+                f"{name}weight in {where / _POLICY_FILE} has shape {weight.shape} (bias "
+                f"{bias.shape}): expect (n, {size}) after {_ENCODING_FILE}'s features"
+            )
+        size = weight.shape[0]
+        layers.append((weight.T.copy(), bias.copy(), activation if name != _HEAD else "Identity"))
+    if size != int(encoding["max_actions"]):
+        raise ValueError(
+            f"{where / _POLICY_FILE} scores {size} actions; {_ENCODING_FILE} says "
+            f"max_actions={encoding['max_actions']}"
+        )
+    return layers
+
+
+def load_policy(path: str | Path) -> tuple[dict[str, Any], Layers]:
+    """``(encoding, layers)`` of a saved policy directory (see the module docstring).
+
+    Raises:
+        FileNotFoundError: ``path`` is not a saved policy directory (or its ``policy.zip``).
+        ValueError: a file holds anything but plain weights and JSON, or they do not fit.
+    """
     root = Path(path)
     if root.is_file() and root.name == _POLICY_FILE:
         root = root.parent
@@ -85,9 +154,10 @@ def load_policy(
             f"{_ENCODING_FILE} (written by benchmarks/train.py)"
         )
     encoding = json.loads((root / _ENCODING_FILE).read_text())
-    if encoding.get("format") != 1:
-        raise ValueError(f"Unknown encoding format {encoding.get('format')!r} in {root}")
-    return encoding, _network(root / _POLICY_FILE)
+    version = encoding.get("format") if isinstance(encoding, dict) else None
+    if version != 1:
+        raise ValueError(f"Unknown encoding format {version!r} in {root}")
+    return encoding, _network(_weights(root / _POLICY_FILE), encoding, root)
 
 
 class PolicyAgent:

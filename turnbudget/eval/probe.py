@@ -317,7 +317,7 @@ class ProbeRunner:
         return self._drivers[index]
 
     def run(self, jobs: Sequence[ProbeJob]) -> list[Any]:
-        from turnbudget.eval.runner import _failure
+        from turnbudget.eval.runner import EPISODE_ERRORS, _failure
 
         by_agent: dict[int, list[ProbeJob]] = {}
         for job in jobs:
@@ -328,7 +328,7 @@ class ProbeRunner:
             try:
                 raw = driver.run([(j.spec, j.seed) for j in group])
                 done.update({j.index: (j, r) for j, r in zip(group, raw, strict=True)})
-            except Exception as exc:
+            except EPISODE_ERRORS as exc:
                 if len(group) == 1:
                     done[group[0].index] = _failure(group[0], exc)  # type: ignore[arg-type]
                     continue

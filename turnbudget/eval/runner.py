@@ -7,7 +7,9 @@ keeps one env per (env id, slot) and reuses it across episodes; a
 flight at once.
 
 An exception raised by the agent or the env ends only the episode it came
-from: it comes back as `EpisodeFailure`, the env it ran on is rebuilt, and the
+from (``SystemExit`` too: an agent calling ``sys.exit`` fails its episode the
+same way on every backend; ``KeyboardInterrupt`` still stops the run): it
+comes back as `EpisodeFailure`, the env it ran on is rebuilt, and the
 runner goes on. (A `BatchAgent`'s ``act_batch`` serves several episodes at
 once; when it raises, each episode then in flight is replayed on its own, so
 only the one that raises again fails.) Deciding whether to retry is the caller's job
@@ -32,6 +34,7 @@ from turnbudget.eval.plan import EpisodeSpec, EvalConfig
 
 __all__ = [
     "AGENT_KEY",
+    "EPISODE_ERRORS",
     "FAILURE_KINDS",
     "EpisodeFailure",
     "EpisodeOutcome",
@@ -52,6 +55,11 @@ AGENT_KEY = "agent"
 
 #: Why an episode failed to run: the agent or env raised, its worker died, it ran too long.
 FAILURE_KINDS = ("exception", "worker_lost", "timeout")
+
+#: What the agent or the env may raise that ends only its episode (as kind ``exception``):
+#: any ``Exception``, and ``SystemExit`` (``sys.exit`` in an agent would otherwise end a
+#: local run but only a worker of a pool or Ray run). ``KeyboardInterrupt`` stops the run.
+EPISODE_ERRORS = (Exception, SystemExit)
 
 
 class EpisodeTimeout(Exception):
@@ -76,6 +84,8 @@ class EpisodeFailure:
 def describe(exc: BaseException) -> str:
     """``"TypeName: message"`` on one line, short enough for a log record, with every
     secret blanked (`turnbudget.agents.secrets`: it is recorded and logged)."""
+    if isinstance(exc, SystemExit):
+        return redact(f"SystemExit: sys.exit({exc.code!r}) was called during the episode")[:500]
     text = redact(" ".join(str(exc).split()))
     text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return text if len(text) <= 500 else text[:497] + "..."
@@ -245,7 +255,7 @@ class EpisodeRunner:
         if slot is not None:
             try:
                 slot.env.close()
-            except Exception:  # (a broken env may fail to close too; it is dropped)
+            except EPISODE_ERRORS:  # (a broken env may fail to close too; it is dropped)
                 logger.debug("closing a failed env raised", exc_info=True)
 
     def _view(self, slot: _Slot, info: dict[str, Any], executed: str | None) -> dict[str, Any]:
@@ -281,7 +291,7 @@ class EpisodeRunner:
         try:
             with alarm(timeout):  # (a timer firing as the episode ends counts as a timeout)
                 return self._play(spec)
-        except Exception as exc:  # (the agent's or env's: it ends this episode only)
+        except EPISODE_ERRORS as exc:  # (the agent's or env's: it ends this episode only)
             self._drop(spec.env_id, 0)
             return _failure(spec, exc)
 
@@ -322,7 +332,7 @@ class EpisodeRunner:
             try:
                 with alarm(seconds, limit=timeout):
                     self._batch_turn(pending, free, live, started, finished)
-            except Exception as exc:  # (a batch call fails every episode in flight)
+            except EPISODE_ERRORS as exc:  # (a batch call fails every episode in flight)
                 ended = {spec for spec, _ in finished}
                 for i, (spec, *_) in live.items():
                     if spec in ended:  # (it ended just before the exception: its result stands)
@@ -334,7 +344,7 @@ class EpisodeRunner:
                     self._drop(spec.env_id, i)
                     try:
                         self.agent.end_episode(spec.episode_id)
-                    except Exception:  # (cleanup of an agent that already failed)
+                    except EPISODE_ERRORS:  # (cleanup of an agent that already failed)
                         logger.debug("end_episode after a failure raised", exc_info=True)
                     free.append(i)
                     started.pop(i, None)

@@ -3,20 +3,24 @@
 One class owns everything that must behave the same in every team game:
 the spaces (a ``Dict`` observation with a printable ``Text`` entry, a
 ``Text`` action, both cached per agent), seeding, the per-agent ``info``
-keys of the single-agent contract (`turnbudget.envs.core`), and the rule that a bad action (not a
-string, not admissible, or missing) costs that agent its turn with
-feedback and never touches the others. A game module subclasses it with its
-world class and docstring, and builds ``env()`` / ``parallel_env()`` with
-`game_factories`.
+keys of the single-agent contract (`turnbudget.envs.core`), the rule that a
+bad action (not a string, not admissible, or missing) costs that agent its
+turn with feedback and never touches the others, and
+`TextParallelEnv.check_actions`, which refuses a round that cannot be played
+at all (before ``reset``, not a mapping, an agent that is not live) before
+any wrapper or the world changes anything. A game module subclasses it with
+its world class and docstring, and builds ``env()`` / ``parallel_env()``
+with `game_factories`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
@@ -77,6 +81,7 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
         self._np_random: np.random.Generator | None = None
         self._last_text: dict[str, str] = {}
         self.rounds = 0
+        self._reset_pending = True  # until a reset succeeds, step() raises ResetNeeded
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self._observation_spaces[agent]
@@ -89,6 +94,7 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]]]:
+        self.begin_reset()
         # Gymnasium's rule: a seed restarts the stream, no seed continues it.
         if seed is not None or self._np_random is None:
             self._np_random, _ = seeding.np_random(seed)
@@ -100,18 +106,13 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
             goal = self.world.goal(agent)
             observations[agent] = self._observe(agent, f"{goal}\n\n{self.world.describe(agent)}")
             infos[agent] = {**self.agent_info(agent), INFO_GOAL: goal}
+        self._reset_pending = False
         return observations, infos
 
     def step(self, actions: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        if not self.world.generated:
-            raise RuntimeError("Call reset() before step()")
+        self.check_actions(actions)
         if not self.agents:
             return {}, {}, {}, {}, {}
-        unknown = set(actions) - set(self.agents)
-        if unknown:
-            raise ValueError(
-                f"Expect actions only for live agents {self.agents}, got {sorted(map(str, unknown))}"
-            )
         results = self.world.step({a: actions.get(a) for a in self.agents})
         self.rounds += 1
         over = self.world.over
@@ -127,6 +128,49 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
         if over:
             self.agents = []
         return observations, rewards, terminations, truncations, infos
+
+    def check_actions(self, actions: Any, agents: Sequence[str] | None = None) -> None:
+        """Refuse a round that cannot be played, before anything changes.
+
+        Every team wrapper calls it before it touches its own state, so a
+        refused ``step`` leaves the game, the error schedules, the budget and
+        the records as they were. A bad *command* (not a string, not
+        admissible) or a missing one is not refused: it costs that agent its turn.
+
+        Args:
+            actions: The round's ``{agent: command}``.
+            agents: The caller's live agents (default: this env's): a wrapper
+                can end the episode before the game does.
+
+        Raises:
+            ResetNeeded: Before the first ``reset``, or after a refused one.
+            TypeError: ``actions`` is not a mapping.
+            ValueError: ``actions`` names an agent that is not live (while one is).
+        """
+        if self._reset_pending:
+            raise ResetNeeded(
+                "The last reset() was refused (see the error it raised): call reset() again"
+                if self.world.generated
+                else "Call reset() before step()"
+            )
+        if not isinstance(actions, Mapping):
+            raise TypeError(
+                f"Expect the actions to be a dict {{agent: command}}, got {type(actions).__name__}"
+            )
+        live = self.agents if agents is None else agents
+        unknown = set(actions) - set(live)
+        if live and unknown:
+            raise ValueError(
+                f"Expect actions only for live agents {list(live)}, got {sorted(map(str, unknown))}"
+            )
+
+    def begin_reset(self) -> None:
+        """Mark a reset under way: ``step`` raises ``ResetNeeded`` until one succeeds.
+
+        Every team wrapper calls it before its ``reset`` changes anything, so
+        a reset refused on the way in (a bad option) leaves no half-reset stack.
+        """
+        self._reset_pending = True
 
     def render(self) -> str | None:
         text = "\n\n".join(f"[{a}]\n{t}" for a, t in self._last_text.items())

@@ -309,7 +309,8 @@ class EpisodeTracker:
 
         optimal = None
         if optimal_now is not None:
-            optimal = action in optimal_now or (
+            # A team agent's action can be any value (a spent turn): only a str is compared.
+            optimal = (isinstance(action, str) and action in optimal_now) or (
                 executed and valid and applied is None
                 and before is not None and after is not None and after == before - 1
             )  # fmt: skip

@@ -108,6 +108,7 @@ class InjectTeamErrors(BaseParallelWrapper):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        self.unwrapped.begin_reset()  # a refused reset leaves no half-reset stack
         episode_seed = repeat_seed(self._seeder.next_seed(seed), options)
         for index, schedule in enumerate(self.errors.values()):
             schedule.start(int(np.random.default_rng([episode_seed, index]).integers(2**63)))
@@ -117,6 +118,8 @@ class InjectTeamErrors(BaseParallelWrapper):
         return observations, infos
 
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        # Before the round counts or an error touches the game: a refused round changes nothing.
+        self.unwrapped.check_actions(actions, self.agents)
         if not self.agents:
             return self.env.step(actions)
         self._round += 1
@@ -135,7 +138,8 @@ class InjectTeamErrors(BaseParallelWrapper):
             if event["kind"] == "slip" and event["applied"]:
                 event["distance_after"] = game.distance_to_goal(agent)
             if event["kind"] in ("slip", "transient") and event["applied"]:
-                info["valid_action"] = own.get(agent) in self._admissible.get(agent, [])
+                sent, admissible = own.get(agent), self._admissible.get(agent, [])
+                info["valid_action"] = isinstance(sent, str) and sent in admissible
             assert "injected_error" not in info, "info['injected_error'] set twice"
             info["injected_error"] = event
             if event["narration"]:
@@ -176,8 +180,8 @@ class InjectTeamErrors(BaseParallelWrapper):
         self, game: Any, agent: str, actions: dict, rng: np.random.Generator
     ) -> InjectedError:
         before = game.distance_to_goal(agent)
-        own = actions.get(agent)
-        excluded = {own, *game.optimal_actions(agent)}
+        own = actions.get(agent)  # any value: a non-string one is a spent turn, not an error
+        excluded = {own if isinstance(own, str) else None, *game.optimal_actions(agent)}
         candidates = [c for c in self._admissible.get(agent, []) if c not in excluded]
         for index in rng.permutation(len(candidates)):
             replacement = candidates[index]

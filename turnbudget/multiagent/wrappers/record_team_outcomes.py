@@ -95,6 +95,7 @@ class RecordTeamOutcomes(BaseParallelWrapper):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        self.unwrapped.begin_reset()  # a refused reset leaves no half-reset stack
         self._abandon()
         observations, infos = self.env.reset(seed=seed, options=options)
         self._episode_index += 1
@@ -113,6 +114,7 @@ class RecordTeamOutcomes(BaseParallelWrapper):
         return observations, infos
 
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        self.unwrapped.check_actions(actions, self.agents)
         acting = [a for a in self.agents if self.trackers[a].in_progress]
         if not acting:
             return self.env.step(actions)

@@ -64,12 +64,15 @@ class TeamTurnBudget(BaseParallelWrapper):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        self.unwrapped.begin_reset()  # a refused reset leaves no half-reset stack
         budget = (options or {}).get("turn_budget")
+        if budget is not None:  # checked first: a refused reset draws nothing
+            budget = check_turn_budget(budget)
         drawn = None
         if self.budget_mix is not None:  # one draw per episode keeps the stream aligned
             drawn = self.budget_mix.sample(self._seeder.stream(seed))
         if budget is not None:
-            self.turn_budget, self.sampled_turn_budget = check_turn_budget(budget), None
+            self.turn_budget, self.sampled_turn_budget = budget, None
         elif drawn is not None:
             self.turn_budget = self.sampled_turn_budget = drawn
         else:
@@ -86,6 +89,7 @@ class TeamTurnBudget(BaseParallelWrapper):
         return observations, infos
 
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        self.unwrapped.check_actions(actions, self.agents)  # a refused round counts for nothing
         if not self.agents:
             return {}, {}, {}, {}, {}
         acting = list(self.agents)

@@ -1,0 +1,130 @@
+"""A refused team step changes nothing; a hostile command is a spent turn, under every team wrapper."""
+
+from __future__ import annotations
+
+import pickle
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("pettingzoo")
+
+from turnbudget.multiagent import all_games, make_team
+
+GAMES = sorted(all_games)
+# Every team wrapper, errors of every kind often enough to fire in a few rounds.
+FULL_STACK = dict(budget=40, errors=0.5, record=True, reveal="always")
+# What a step refuses: each raises before the round counts, with the error type it raises.
+REFUSED = [
+    ({"nobody": "wait"}, ValueError),
+    ("wait", TypeError),
+    (None, TypeError),
+    ([("operator", "wait")], TypeError),
+]
+# Commands no agent should send: each is a spent turn with feedback, never an exception.
+HOSTILE = [[1, 2], np.array(["go north", "wait"]), {"go": "north"}, object(), b"wait", 3.5]
+
+
+def _admissible_round(infos, rng):
+    return {a: str(rng.choice(i["admissible_actions"] or ["wait"])) for a, i in infos.items()}
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_a_refused_parallel_step_changes_nothing(name):
+    env, twin = make_team(name, **FULL_STACK), make_team(name, **FULL_STACK)
+    _, infos = env.reset(seed=3)
+    twin.reset(seed=3)
+    rng = np.random.default_rng(0)
+    while env.agents:
+        actions = _admissible_round(infos, rng)
+        snapshot = pickle.dumps(env)
+        for bad, error in [*REFUSED, ({**actions, "nobody": "wait"}, ValueError)]:
+            with pytest.raises(error, match="Expect"):
+                env.step(bad)
+            # The world, the error schedules, the budget, the records and every RNG as they were.
+            assert pickle.dumps(env) == snapshot
+        *result, infos = env.step(actions)
+        assert (*result, infos) == twin.step(actions)
+    assert env.records == twin.records
+
+
+# Slips at every round: they once hashed the agent's command and crashed halfway through a round.
+SLIPS = {"schedule": {t: "slip" for t in range(1, len(HOSTILE) + 1)}}
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_hostile_commands_are_spent_turns_under_the_full_stack(name):
+    env = make_team(name, budget=len(HOSTILE), errors=SLIPS, record=True, reveal="always")
+    env.reset(seed=0)
+    for bad in HOSTILE:
+        observations, _, _, _, infos = env.step(dict.fromkeys(env.agents, bad))
+        assert not any(i["valid_action"] for i in infos.values())
+        assert all(o["text"].strip() for o in observations.values())  # feedback, not silence
+    steps = [r for r in env.records if r["record"] == "step"]
+    assert len(steps) == len(HOSTILE) * len(env.possible_agents)
+    assert not any(r["valid_action"] or r["optimal"] for r in steps)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_hostile_commands_are_spent_turns_under_the_full_aec_stack(name):
+    env = make_team(name, aec=True, budget=len(HOSTILE), errors=SLIPS, record=True)
+    env.reset(seed=0)
+    rounds = 0
+    for turn, _agent in enumerate(env.agent_iter(max_iter=100)):
+        _, _, terminated, truncated, info = env.last()
+        assert info.get("valid_action", False) is False
+        rounds = turn // len(env.possible_agents)
+        env.step(None if terminated or truncated else HOSTILE[rounds])
+    assert rounds == len(HOSTILE)  # every round played, then each agent's final step
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_step_before_reset_raises_under_every_stack(name):
+    module = all_games[name]
+    for env in (module.raw_env(), module.parallel_env(), make_team(name, **FULL_STACK)):
+        with pytest.raises(gym.error.ResetNeeded, match="reset"):
+            env.step(dict.fromkeys(env.possible_agents, "wait"))
+        with pytest.raises(gym.error.ResetNeeded, match="reset"):
+            env.step({})
+    for env in (module.env(), make_team(name, aec=True, **FULL_STACK)):
+        with pytest.raises(AssertionError, match="reset"):  # PettingZoo's own AEC check
+            env.step("wait")
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_a_refused_aec_step_changes_nothing(name):
+    """AEC: a step before reset is refused and leaves nothing behind; then play matches a fresh env."""
+    env, twin = (make_team(name, aec=True, **FULL_STACK) for _ in range(2))
+    with pytest.raises(AssertionError, match="reset"):
+        env.step("wait")
+    env.reset(seed=3)
+    twin.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _agent in env.agent_iter(max_iter=200):
+        observation, reward, terminated, truncated, info = env.last()
+        assert (observation, reward, terminated, truncated, info) == twin.last()
+        action = None if terminated or truncated else str(rng.choice(info["admissible_actions"]))
+        env.step(action)
+        twin.step(action)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_a_refused_reset_leaves_no_half_reset_stack(name):
+    """Errors outside the budget once restarted their schedule while the old episode played on."""
+    env, twin = make_team(name, **FULL_STACK), make_team(name, **FULL_STACK)
+    env.reset(seed=3)
+    env.step(dict.fromkeys(env.agents, "wait"))
+    for options in ({"turn_budget": 0}, {"repeat": -1}):
+        with pytest.raises(ValueError, match="Expect"):
+            env.reset(seed=5, options=options)
+        with pytest.raises(gym.error.ResetNeeded, match="refused"):
+            env.step(dict.fromkeys(env.possible_agents, "wait"))
+    # A reset that succeeds starts exactly the episode a fresh env starts.
+    observations, infos = env.reset(seed=5)
+    assert (observations, infos) == twin.reset(seed=5)
+    rng = np.random.default_rng(0)
+    while env.agents:
+        actions = _admissible_round(infos, rng)
+        *result, infos = env.step(actions)
+        assert (*result, infos) == twin.step(actions)
