@@ -197,6 +197,7 @@ class Case:
     id: str
     edit: Callable[[Path], Any]
     expect: str | None  # a part of the one-line error; None: the report is built
+    located: bool = True  # the error names the file (and line) the edit broke
 
 
 COUNT = "an int from 0 to 2147483647"
@@ -212,17 +213,20 @@ CASES = [
     Case("deep-nesting", line(b"[" * 100_000 + b"]" * 100_000), "not JSON we can read (nested too deeply)"),
     Case("5000-digit-int", line(b'{"seed": 1' + b"0" * 5000 + b"}"), "not JSON (Exceeds the limit (4300 digits)"),
     # Records that are not episodes of this run.
-    Case("no-episode-id", episode(episode_id=DELETE), "Expect `episode_id` to be one of the run's (run.json), got None"),
-    Case("int-episode-id", episode(episode_id=7), "Expect `episode_id` to be one of the run's (run.json), got 7"),
-    Case("unknown-episode-id", episode(episode_id=f"{MAZE}|seed=9|rep=0|T=5"), "seed=9|rep=0|T=5"),
+    Case("no-episode-id", episode(episode_id=DELETE), "Expect `episode_id` to be a string, got None"),
+    Case("int-episode-id", episode(episode_id=7), "Expect `episode_id` to be a string, got 7"),
+    Case("unknown-episode-id", episode(episode_id=f"{MAZE}|seed=9|rep=0|T=5"), f"`turn_budget` ('{MAZE}|seed=0|rep=1|T=5'), got '{MAZE}|seed=9|rep=0|T=5'"),
     Case("a-step-record", episode(record="step"), 'Expect an episode record ("record": "episode"), got \'step\''),
     Case("no-record-kind", episode(record=DELETE), "Expect an episode record"),
-    Case("seed-differs-from-id", episode(seed=1), "Expect `seed` to be 0 (its episode_id says so), got 1"),
-    Case("seed-as-string", episode(seed="0"), "Expect `seed` to be 0 (its episode_id says so), got '0'"),
-    Case("seed-as-float", episode(seed=0.0), "Expect `seed` to be 0 (its episode_id says so), got 0.0"),
-    Case("budget-differs-from-id", episode(turn_budget=7), "Expect `turn_budget` to be"),
-    Case("no-env-id", episode(env_id=DELETE), "Expect `env_id` to be 'turnbudget/Maze-Easy-v0' (its episode_id says so), got nothing"),
-    Case("no-rep", episode(rep=DELETE), "Expect `rep` to be"),
+    Case("seed-differs-from-id", episode(seed=1), f"Expect `episode_id` to agree with `env_id`, `seed`, `rep` and `turn_budget` ('{MAZE}|seed=1|rep=1|T=5'), got '{MAZE}|seed=0|rep=1|T=5'"),
+    Case("seed-not-a-task", episode(seed=7), "Expect `seed` to be one of the run's task seeds, got 7"),
+    Case("seed-as-string", episode(seed="0"), "Expect `seed` to be one of the run's task seeds, got '0'"),
+    Case("seed-as-float", episode(seed=0.0), "Expect `seed` to be one of the run's task seeds, got 0.0"),
+    Case("budget-not-played", episode(turn_budget=7), "Expect `turn_budget` to be a budget the run plays ([5, 10]), got 7"),
+    Case("no-env-id", episode(env_id=DELETE), f"Expect `env_id` to be one of the run's envs ['{MAZE}'], but it is missing"),
+    Case("env-id-a-list", episode(env_id=[MAZE]), "Expect `env_id` to be one of the run's envs"),
+    Case("rep-out-of-range", episode(rep=2), "Expect `rep` to be an int from 0 to 1, got 2"),
+    Case("no-rep", episode(rep=DELETE), "Expect `rep` to be an int from 0 to 1, but it is missing"),
     # The outcome.
     Case("no-success", episode(success=DELETE), "Expect `success` to be true or false, but it is missing"),
     Case("success-1", episode(success=1), "Expect `success` to be true or false, got 1"),
@@ -271,7 +275,8 @@ CASES = [
     Case("run-json-unknown-field", run_json(colour="red"), "got unknown ones: ['colour']"),
     Case("run-json-mode", run_json(mode="fast"), "run.json: Expect `mode` to be one of ('truncate', 'rerun', 'both'), got 'fast'"),
     Case("run-json-n-below-k", run_json(n=1), "run.json: Expect `n` to be an int >= max(ks) = 2, got 1"),
-    Case("run-json-other-env", run_json(envs=["turnbudget/KeyQuest-Easy-v0"]), "episodes.jsonl, line 1: Expect `episode_id` to be one of the run's (run.json), got 'turnbudget/Maze"),
+    Case("run-json-other-env", run_json(envs=["turnbudget/KeyQuest-Easy-v0"]), "episodes.jsonl, line 1: Expect `env_id` to be one of the run's envs ['turnbudget/KeyQuest-Easy-v0'], got 'turnbudget/Maze-Easy-v0'", located=False),
+    Case("run-json-billions-planned", run_json(n=10**12, tasks=list(range(1000))), "has 8 episode records, expected 2000000000000000: it is incomplete", located=False),
     Case("run-json-label-number", run_json(label=5), "run.json: Expect `label` to be a non-empty string, got 5"),
     # steps.jsonl, read only for episode records without `budget_counts` (older logs).
     Case("old-logs", without_budget_counts(), None),
@@ -308,7 +313,7 @@ def test_report_on_a_hand_edited_log(case, base_run, tmp_path, capsys):
     assert code == 2, out
     assert err.startswith("turnbudget report: error: ") and err.count("\n") == 1, err
     assert case.expect in err, err
-    if where is not None and case.id != "run-json-other-env":
+    if where is not None and case.located:
         file, number = where
         assert f"{run / file}" + (f", line {number}:" if number else ":") in err, err
 
@@ -354,10 +359,11 @@ BREAKS = [
     ("steps-middle-not-json", line(b'{"record":"step","episode_id":"turnbudget/Ma', STEPS_FILE, 20), "not JSON"),
     ("steps-middle-array", line(b"[]", STEPS_FILE, 20), "Expect a JSON object"),
     ("steps-middle-no-turn", line(b'{"record":"step","episode_id":"x"}', STEPS_FILE, 20), "Expect `turn`"),
-    ("steps-of-another-run", line(b'{"record":"step","episode_id":"x","turn":1}', STEPS_FILE, 20), "Expect `episode_id` to be one of the run's"),
+    ("steps-of-another-run", line(b'{"record":"step","episode_id":"x","turn":1}', STEPS_FILE, 20), "Expect `episode_id` to be one of the run's episodes (run.json), got 'x'"),
+    ("steps-of-a-huge-seed", line(b'{"record":"step","episode_id":"x|seed=' + b"9" * 5000 + b'|rep=0|T=5","turn":1}', STEPS_FILE, 20), "Expect `episode_id` to be one of the run's episodes"),
     ("episodes-middle-not-json", line(b"{"), "not JSON"),
     ("episodes-middle-number", line(b"7"), "Expect a JSON object, got a number"),
-    ("episode-of-another-run", episode(episode_id="x"), "Expect `episode_id` to be one of the run's"),
+    ("episode-of-another-run", episode(episode_id="x"), "Expect `episode_id` to agree with"),
     ("episode-without-success", episode(success=DELETE), "Expect `success`"),
     ("conflicting-duplicate", duplicate(success=True, first_success_turn=1), "logged again with different content"),
 ]  # fmt: skip

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from turnbudget.eval.analysis import BUDGET_COUNTERS, usage_number
-from turnbudget.eval.plan import EpisodeSpec, EvalConfig, plan_episodes
+from turnbudget.eval.plan import EpisodeSpec, EvalConfig
 
 __all__ = [
     "EPISODES_FILE",
@@ -117,12 +118,12 @@ def iter_records(
             if not line.endswith(b"\n"):
                 yield number, line, None
                 return
+            if not line.strip():
+                raise LogError(f"{path}, line {number}: Expect a JSON object, got an empty line")
             try:
-                record = _loads(line) if line.strip() else None
+                record = _loads(line)
             except ValueError as exc:
                 raise LogError(f"{path}, line {number}: {exc}") from None
-            if record is None and not line.strip():
-                raise LogError(f"{path}, line {number}: Expect a JSON object, got an empty line")
             reason = (
                 f"Expect a JSON object, got {_kind(record)}: {_show(record)}"
                 if not isinstance(record, dict)
@@ -223,30 +224,59 @@ def _fields_problem(
     return None
 
 
-def _identity_problem(record: Mapping[str, Any], spec: EpisodeSpec) -> str | None:
-    """The record's env, seed, repeat and budget against its planned episode's."""
-    for key, expected in (
-        ("env_id", spec.env_id), ("seed", spec.task_seed), ("rep", spec.rep),
-        ("turn_budget", spec.turn_budget),
-    ):  # fmt: skip
-        value = record.get(key)
-        if type(value) is not type(expected) or value != expected:
-            got = _show(value) if key in record else "nothing (it is missing)"
-            return f"Expect `{key}` to be {expected!r} (its episode_id says so), got {got}"
-    return None
+class _Plan:
+    """The episodes a run's configuration plans, checked field by field rather than listed
+    (a hand-edited ``run.json`` may plan billions)."""
+
+    _ID = re.compile(r"(.+)\|seed=(\d{1,30})\|rep=(\d{1,30})\|T=(\d{1,30})")
+
+    def __init__(self, config: EvalConfig):
+        self.envs, self.tasks = set(config.envs), set(config.tasks)
+        self.n, self.budgets, self.ts = config.n, set(config.run_budgets), config.ts
+        self.rules: dict[str, Rule] = {
+            "env_id": (
+                lambda v: isinstance(v, str) and v in self.envs,
+                f"one of the run's envs {_show(list(config.envs))}",
+            ),
+            "seed": (lambda v: type(v) is int and v in self.tasks, "one of the run's task seeds"),
+            "rep": (lambda v: _count(v) and v < self.n, f"an int from 0 to {self.n - 1}"),
+            "turn_budget": (
+                lambda v: _count(v) and v in self.budgets,
+                f"a budget the run plays ({_show(sorted(self.budgets))})",
+            ),
+        }
+
+    def episode_problem(self, record: Mapping[str, Any]) -> str | None:
+        """What is wrong with the record's identity (None: a planned episode)."""
+        episode_id = record.get("episode_id")
+        if not isinstance(episode_id, str):
+            return f"Expect `episode_id` to be a string, got {_show(episode_id)}"
+        problem = _fields_problem(record, self.rules, self.rules)
+        if problem:
+            return problem
+        fields = (record[k] for k in ("env_id", "seed", "rep", "turn_budget"))
+        expected = EpisodeSpec(*fields, env_index=0, agent_seed=0).episode_id
+        if episode_id != expected:
+            return (
+                "Expect `episode_id` to agree with `env_id`, `seed`, `rep` and `turn_budget` "
+                f"({expected!r}), got {_show(episode_id)}"
+            )
+        return None
+
+    def has(self, episode_id: Any) -> bool:
+        """Whether ``episode_id`` names a planned episode."""
+        match = self._ID.fullmatch(episode_id) if isinstance(episode_id, str) else None
+        return match is not None and (
+            match[1] in self.envs and int(match[2]) in self.tasks
+            and int(match[3]) < self.n and int(match[4]) in self.budgets
+        )  # fmt: skip
 
 
-def episode_problem(
-    record: Mapping[str, Any], plan: Mapping[str, EpisodeSpec], ts: Iterable[int]
-) -> str | None:
-    """What is wrong with one episode record of a run (None: nothing): ``plan`` maps the
-    run's episode ids to their specs, ``ts`` are its budgets."""
+def episode_problem(record: Mapping[str, Any], plan: _Plan) -> str | None:
+    """What is wrong with one episode record of the run ``plan`` describes (None: nothing)."""
     if record.get("record") != "episode":
         return f'Expect an episode record ("record": "episode"), got {_show(record.get("record"))}'
-    episode_id = record.get("episode_id")
-    if not isinstance(episode_id, str) or episode_id not in plan:
-        return f"Expect `episode_id` to be one of the run's (run.json), got {_show(episode_id)}"
-    problem = _identity_problem(record, plan[episode_id])
+    problem = plan.episode_problem(record)
     problem = problem or _fields_problem(record, _EPISODE_FIELDS)
     if problem or record.get("failed_to_run"):
         return problem
@@ -270,9 +300,9 @@ def episode_problem(
     for part, whole in _AT_MOST:
         if part in record and whole in record and record[part] > record[whole]:
             return f"Expect `{part}` ({record[part]}) to be at most `{whole}` ({record[whole]})"
-    return (
-        _budget_counts_problem(record["budget_counts"], ts) if "budget_counts" in record else None
-    )
+    if "budget_counts" not in record:
+        return None
+    return _budget_counts_problem(record["budget_counts"], plan.ts)
 
 
 def _budget_counts_problem(counts: Any, ts: Iterable[int]) -> str | None:
@@ -321,19 +351,12 @@ def read_config(path: str | os.PathLike[str]) -> EvalConfig:
     return EvalConfig.from_dict(_config_dict(Path(path)))
 
 
-def _plan(config: EvalConfig) -> dict[str, EpisodeSpec]:
-    return {spec.episode_id: spec for spec in plan_episodes(config)}
-
-
-def _scan_episodes(
-    path: Path, config: EvalConfig, plan: Mapping[str, EpisodeSpec]
-) -> tuple[dict[str, tuple[bytes, dict[str, Any]]], bool]:
+def _scan_episodes(path: Path, plan: _Plan) -> tuple[dict[str, tuple[bytes, dict[str, Any]]], bool]:
     """The checked episode records of ``path`` by id (with their lines), and whether the
     file is clean: no torn last line, no record twice."""
-    ts = config.ts
     by_id: dict[str, tuple[int, bytes, dict[str, Any]]] = {}
     clean = True
-    for number, line, record in iter_records(path, lambda r: episode_problem(r, plan, ts)):
+    for number, line, record in iter_records(path, lambda r: episode_problem(r, plan)):
         if record is None:
             clean = False
             continue
@@ -351,7 +374,7 @@ def _scan_episodes(
 def read_episodes(path: str | os.PathLike[str], config: EvalConfig) -> list[dict[str, Any]]:
     """The checked episode records of a run's ``episodes.jsonl`` (see the module doc),
     one per episode id, in the file's order."""
-    by_id, _ = _scan_episodes(Path(path), config, _plan(config))
+    by_id, _ = _scan_episodes(Path(path), _Plan(config))
     return [record for _, record in by_id.values()]
 
 
@@ -379,9 +402,7 @@ def read_steps(
     return steps
 
 
-def _step_lines(
-    path: Path, plan: Mapping[str, EpisodeSpec], done: set[str]
-) -> Iterator[tuple[bytes, bool]]:
+def _step_lines(path: Path, plan: _Plan, done: set[str]) -> Iterator[tuple[bytes, bool]]:
     """Each line of ``steps.jsonl`` and whether resume keeps it: a step of a complete
     episode, once. A line it cannot account for raises `LogError`."""
     seen: dict[tuple[str, int], tuple[int, int]] = {}  # (episode, turn) -> (line, hash)
@@ -390,10 +411,10 @@ def _step_lines(
             yield line, False
             continue
         episode_id, turn = record["episode_id"], record["turn"]
-        if episode_id not in plan:
+        if episode_id not in done and not plan.has(episode_id):  # (done ones are planned)
             raise LogError(
                 f"{path}, line {number}: Expect `episode_id` to be one of the run's "
-                f"(run.json), got {_show(episode_id)}"
+                f"episodes (run.json), got {_show(episode_id)}"
             )
         first, digest = seen.setdefault((episode_id, turn), (number, hash(line)))
         if first == number:
@@ -424,9 +445,9 @@ def repair_logs(out: Path, config: EvalConfig) -> set[str]:
     cannot account for (see the module doc) raises `LogError` and changes nothing.
     """
     episodes_path, steps_path = out / EPISODES_FILE, out / STEPS_FILE
-    plan = _plan(config)
+    plan = _Plan(config)
     try:
-        by_id, clean = _scan_episodes(episodes_path, config, plan)
+        by_id, clean = _scan_episodes(episodes_path, plan)
         # An episode that failed to run is tried again: its record goes.
         keep = {k: line for k, (line, record) in by_id.items() if not record.get("failed_to_run")}
         done = set(keep)
