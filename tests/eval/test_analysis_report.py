@@ -108,6 +108,18 @@ def test_report_refuses_incomplete_or_missing_runs(tmp_path):
         build_report(tmp_path, plots=False)
 
 
+def test_report_of_a_run_without_step_records(tmp_path):
+    """`record_steps=False` leaves an empty steps.jsonl and no `budget_counts`: the report
+    has no per-budget table, and builds (it failed with a KeyError)."""
+    result = evaluate(
+        MAZE, RandomAgent(), ks=[1], ts=[5], n=1, tasks=2, out=tmp_path, record_steps=False,
+        n_bootstrap=0,
+    )  # fmt: skip
+    summary = build_report(tmp_path, plots=False, n_bootstrap=0)
+    assert summary["runs"][result.config.label] == json.loads(json.dumps(result.summary))
+    assert "by_budget" not in result.summary["analysis"][MAZE]
+
+
 def test_advantage_halving_budget():
     ts = [10, 20, 30, 40]
     assert advantage_halving_budget(

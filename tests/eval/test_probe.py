@@ -212,3 +212,27 @@ def test_cli_probe_writes_json(tmp_path, capsys):
     assert summary["config"]["labels"] == ["oracle-eps0.2"]
     assert (out / "probes.jsonl").read_text().count("\n") == summary["n_records"]
     assert main(["probe", "--env", "turnbudget/Nope-v0", "--tasks", "2", "--out", str(out)]) == 2
+
+
+class LongWinded:
+    """Answers every probe with a 1 MB command (a spent turn)."""
+
+    name = "long-winded"
+
+    def reset(self, seed: int) -> None:
+        pass
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        return "go " + "x" * 1_000_000
+
+
+def test_probe_records_cap_the_agents_command():
+    from turnbudget.wrappers.record_step_outcomes import MAX_RECORD_TEXT
+
+    result = probe(
+        "turnbudget/Maze-Medium-v0", LongWinded(), tasks=[0], kinds=["slip"], n_bootstrap=0
+    )
+    actions = [r["action"] for r in result.records if "action" in r]
+    long = [a for a in actions if a.startswith("go xxx")]
+    assert long and all(len(a) <= MAX_RECORD_TEXT for a in actions)
+    assert all("[... 1000003 characters in all, sha256 " in a for a in long)

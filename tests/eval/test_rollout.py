@@ -289,3 +289,40 @@ def test_a_batch_agent_gives_the_same_results_as_its_per_episode_form(workers):
     assert batch.config.needs_oracle
     assert batch.summary["groups"] == single.summary["groups"]
     assert batch.episodes == single.episodes
+
+
+COMMAND = "go north " + "x" * 2_000_000  # one 2 MB command, sent every turn
+REPLY = "y" * 5_000_000  # one 5 MB model reply, noted every turn
+
+
+class FloodingAgent:
+    """Sends a 2 MB command every turn and notes a 5 MB raw reply, as a runaway LLM would."""
+
+    name = "flooding"
+
+    def reset(self, seed: int) -> None:
+        pass
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        return COMMAND
+
+    def step_note(self) -> dict[str, Any]:
+        return {"reply": REPLY, "parse": "none", "tokens_out": 5, "extra": {"echo": [REPLY]}}
+
+
+def test_huge_commands_and_replies_are_capped_in_the_logs(tmp_path):
+    """Every recorded string is cut to MAX_RECORD_TEXT characters (the issue: 2 MB commands
+    made 200 MB of step records for 10 episodes, a 5 MB reply 77 MB for 16 steps)."""
+    from turnbudget.wrappers.record_step_outcomes import MAX_RECORD_TEXT
+
+    result = evaluate(MAZE, FloodingAgent(), ks=[1], ts=[4], tasks=2, out=tmp_path, n_bootstrap=0)
+    steps = read_jsonl(tmp_path / STEPS_FILE)[0]
+    assert len(steps) == 8 and not any(s["valid_action"] for s in steps)  # spent turns
+    for step in steps:
+        note = step["agent"]
+        for text in (step["action"], note["reply"], note["extra"]["echo"][0]):
+            assert len(text) == MAX_RECORD_TEXT and "characters in all, sha256" in text
+        assert note["tokens_out"] == 5
+    assert result.episodes[0]["agent"] == {"tokens_out": 20, "steps": 4}
+    size = (tmp_path / STEPS_FILE).stat().st_size + (tmp_path / EPISODES_FILE).stat().st_size
+    assert size < len(steps) * 4 * MAX_RECORD_TEXT

@@ -304,3 +304,86 @@ def test_a_torn_first_episode_leaves_an_empty_file(tmp_path):
     path.write_bytes(first[: len(first) // 2])
     RecordStepOutcomes(gym.make(STUB_ID, length=5), path=path)
     assert path.read_bytes() == b""
+
+
+@pytest.mark.parametrize("alias", [False, True])
+def test_an_append_after_a_sharing_writer_died_mid_write_cuts_its_torn_episode_first(
+    tmp_path, alias
+):
+    """Two processes share a records file (``alias``: the survivor names it by a symlink);
+    one dies mid-write after the other opened it. The survivor's next episode must not
+    glue onto the torn line: it cuts the dead writer's torn episode first, so the file
+    holds whole episodes only."""
+    path = tmp_path / "shared.jsonl"
+    name = path
+    if alias:
+        name = tmp_path / "link.jsonl"
+        name.symlink_to(path)
+    survivor = RecordStepOutcomes(stub(length=3), path=name, fsync=False)
+    run(survivor, ["forward"] * 3, seed=0)
+    whole = path.read_bytes()
+    torn = _episode_lines(tmp_path, [5])
+    with path.open("ab") as f:  # what the other process left when it was killed
+        f.write(torn[: len(torn) // 2])
+    run(survivor, ["forward"] * 3, seed=1)
+    data = path.read_bytes()
+    assert data.startswith(whole) and data.endswith(b"\n")
+    records = [json.loads(line) for line in data.splitlines()]  # whole lines only
+    episodes = [r for r in records if r["record"] == "episode"]
+    assert [e["seed"] for e in episodes] == [0, 1] and records[-1] == episodes[-1]
+    assert len(records) == sum(e["turns_used"] + 1 for e in episodes)
+
+
+def _lock_waiters(path: Path) -> int:
+    """Processes (threads) waiting for a lock on ``path`` (Linux's /proc/locks)."""
+    inode = f":{path.stat().st_ino} "
+    return sum(
+        "->" in line and inode in line for line in Path("/proc/locks").read_text().splitlines()
+    )
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="needs Linux's /proc/locks")
+def test_an_append_waits_for_a_writer_still_writing(tmp_path):
+    """A writer in the middle of its episode holds the file: the next append waits for
+    it instead of taking its unfinished line for a dead writer's torn one."""
+    import fcntl
+    import threading
+
+    path = tmp_path / "shared.jsonl"
+    sink = RecordSink(path, fsync=False)
+    other = _episode_lines(tmp_path, [5])
+    mine = json.loads(_episode_lines(tmp_path, [6]).splitlines()[-1])
+    with path.open("ab") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)  # the other writer, halfway through
+        f.write(other[: len(other) // 2])
+        f.flush()
+        appender = threading.Thread(target=sink.deliver, args=([mine],))
+        appender.start()
+        deadline = time.monotonic() + 60  # (a failure guard: the wait ends on an event)
+        while not _lock_waiters(path) and appender.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert appender.is_alive(), "the append did not wait for the writer holding the file"
+        f.write(other[len(other) // 2 :])
+        f.flush()
+        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+    appender.join()
+    assert path.read_bytes() == other + (json.dumps(mine, separators=(",", ":")) + "\n").encode()
+
+
+def test_long_commands_are_capped_in_the_records(tmp_path):
+    """A 2 MB command is a spent turn; its record keeps `MAX_RECORD_TEXT` characters:
+    its start and end around its full length and a hash to match it by."""
+    import hashlib
+
+    from turnbudget.wrappers.record_step_outcomes import MAX_RECORD_TEXT
+
+    command = "forward " + "x" * 2_000_000
+    path = tmp_path / "r.jsonl"
+    env = RecordStepOutcomes(stub(length=2), path=path, memory=True)
+    records = run(env, [command] + ["forward"] * 2)
+    step = records[0]
+    digest = hashlib.sha256(command.encode()).hexdigest()[:16]
+    assert step["valid_action"] is False and len(step["action"]) == MAX_RECORD_TEXT
+    assert step["action"].startswith("forward xxx") and step["action"].endswith("xxx")
+    assert f" [... {len(command)} characters in all, sha256 {digest} ...] " in step["action"]
+    assert records[-1]["success"] and path.stat().st_size < 3 * MAX_RECORD_TEXT

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 from collections.abc import Sequence
 
-__all__ = ["SUBCOMMANDS", "main"]
+__all__ = ["SUBCOMMANDS", "describe_os_error", "main"]
 
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -56,5 +57,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; its exit code. A file or folder that cannot be read or written
+    (an unwritable ``--out``, a full disk) is a one-line error and exit code 2."""
     args = build_parser().parse_args(argv)
-    return int(args.run(args) or 0)
+    try:
+        return int(args.run(args) or 0)
+    except OSError as exc:
+        print(f"turnbudget {args.command}: error: {describe_os_error(exc)}", file=sys.stderr)
+        return 2
+
+
+def describe_os_error(exc: OSError) -> str:
+    """``"Cannot use 'path': reason"`` for an error about a path, else the error's own text.
+
+    Example:
+        >>> describe_os_error(IsADirectoryError(21, "Is a directory", "runs/x/run.json"))
+        "Cannot use 'runs/x/run.json': Is a directory"
+    """
+    if exc.filename is None:
+        return str(exc) or type(exc).__name__
+    paths = repr(str(exc.filename))
+    if exc.filename2 is not None:
+        paths += f" (to {str(exc.filename2)!r})"
+    return f"Cannot use {paths}: {exc.strerror or type(exc).__name__}"

@@ -48,10 +48,12 @@ from typing import Any
 
 import numpy as np
 
+from turnbudget._checks import is_real
 from turnbudget.eval.estimator import estimate_from_task_grids, pass_at_kt
 
 __all__ = [
     "ALL",
+    "BUDGET_COUNTERS",
     "advantage_halving_budget",
     "budget_analysis",
     "budget_counts",
@@ -62,6 +64,7 @@ __all__ = [
     "step_stats",
     "summarize_run",
     "task_grid_arrays",
+    "usage_number",
 ]
 
 #: The group name for all envs of a run together.
@@ -274,6 +277,16 @@ def step_stats(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def usage_number(value: Any) -> bool:
+    """A number `agent_usage` can sum: finite and at most 1e15 in size (not a bool).
+
+    Example:
+        >>> [usage_number(x) for x in (3, 0.25, np.float32(2), True, float("nan"), 10**16, "1")]
+        [True, True, True, False, False, False, False]
+    """
+    return is_real(value) and bool(abs(value) <= 1e15)
+
+
 def agent_usage(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """Totals of the agents' own step accounts (an LLM's tokens, latency, retries) over
     episodes, with per-step means; None when no episode carries any.
@@ -299,8 +312,9 @@ def agent_usage(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     return totals
 
 
-# Per-step counters of the budget analysis, in a fixed order.
-_COUNTERS = (
+#: Per-step counters of the budget analysis, in a fixed order (an episode record's
+#: ``budget_counts`` holds one list of these per T).
+BUDGET_COUNTERS = (
     "turns", "judged", "optimal", "on_track", "optimal_on_track", "after_error",
     "optimal_after_error", "errors_self", "errors_injected", "errors_injected_increasing",
     "wasted", "invalid", "errors_opened", "recovered", "recover_turns",
@@ -309,7 +323,7 @@ _OUTCOMES = ("all", "success", "failure")
 
 
 def _step_counts(step: Mapping[str, Any]) -> tuple[int, ...]:
-    """One step's contribution to each of `_COUNTERS` (records without a field count 0 there)."""
+    """One step's contribution to each of `BUDGET_COUNTERS` (records without a field count 0 there)."""
     optimal = step.get("optimal")
     judged = optimal is not None
     hit = optimal is True
@@ -328,7 +342,7 @@ def _step_counts(step: Mapping[str, Any]) -> tuple[int, ...]:
 
 
 def _budget_stats(counts: Sequence[int], episodes: int) -> dict[str, Any]:
-    c = dict(zip(_COUNTERS, (int(x) for x in counts), strict=True))
+    c = dict(zip(BUDGET_COUNTERS, (int(x) for x in counts), strict=True))
     unrecovered = c["errors_opened"] - c["recovered"]
     return {
         "episodes": episodes,
@@ -356,7 +370,7 @@ def _budget_stats(counts: Sequence[int], episodes: int) -> dict[str, Any]:
 
 
 def budget_counts(steps: Sequence[Mapping[str, Any]], ts: Sequence[int]) -> dict[str, list[int]]:
-    """One episode's `_COUNTERS` summed over its first T turns, for each T in ``ts``.
+    """One episode's `BUDGET_COUNTERS` summed over its first T turns, for each T in ``ts``.
 
     The engine stores this in each episode record (``budget_counts``), so the
     per-budget analysis needs only ``episodes.jsonl``; `budget_analysis` falls
@@ -368,7 +382,7 @@ def budget_counts(steps: Sequence[Mapping[str, Any]], ts: Sequence[int]) -> dict
         >>> budget_counts(steps, [1, 8])["8"][:5]
         [2, 2, 1, 2, 1]
     """
-    width = len(_COUNTERS)
+    width = len(BUDGET_COUNTERS)
     rows = sorted(steps, key=lambda s: s["turn"])
     turns = [s["turn"] for s in rows]
     counts = np.array([_step_counts(s) for s in rows], dtype=np.int64).reshape(-1, width)
@@ -408,7 +422,7 @@ def budget_analysis(
         for episode_id, rows in itertools.groupby(steps, key=lambda s: s["episode_id"]):
             if episode_id in by_id and episode_id not in counts:
                 counts[episode_id] = budget_counts(list(rows), ts)
-    width = len(_COUNTERS)
+    width = len(BUDGET_COUNTERS)
     sums = {
         (g, t, o): np.zeros(width, dtype=np.int64) for g in groups for t in ts for o in _OUTCOMES
     }

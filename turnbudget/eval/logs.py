@@ -1,125 +1,466 @@
 """The run directory's logs: ``run.json``, ``episodes.jsonl`` and ``steps.jsonl``.
 
-Each finished episode is written as its step lines, then its episode line;
-the episode line is what marks the episode complete. A process killed
-mid-write leaves at most a torn last line and the steps of an episode without
-its episode line; `repair_logs` removes both before a resumed run appends, so
-the logs never hold a duplicated or half-logged episode. It also removes the
-records of episodes that *failed to run* (they have no steps), so a resumed
-run tries them again.
+**Writing.** Each finished episode is written as its step lines, then its
+episode line; the episode line is what marks the episode complete.
+
+**Reading** checks what it reads. Every line must be a JSON object (nested no
+deeper than the parser allows); every record must carry the fields the
+analysis reads, of the right type and range (finite, no count below 0 or above
+`MAX_COUNT`: `episode_problem`, `step_problem`), and belong to the run's plan
+(``run.json``): its
+``episode_id`` is a planned episode, and its ``env_id``, ``seed``, ``rep`` and
+``turn_budget`` are that episode's. A successful episode has a
+``first_success_turn`` from 1 to ``turns_used``, at most the budget; a failed
+one has none. Fields the analysis does not read are left alone (records may
+gain fields). An episode logged twice with the same content is kept once; with
+different content it is an error. Any problem raises `LogError` (a
+``ValueError``) naming the file, the line and what is wrong. The one line
+that is not a problem is a torn last line (one without its newline): what a
+writer killed mid-write leaves. It is left out.
+
+**Resume** (`repair_logs`) removes only what it can account for before a
+resumed run appends: the torn last line, the steps of episodes without their
+episode line (killed mid-episode), the records of episodes that *failed to
+run* (they have no steps; the resumed run tries them again) and identical
+copies of a record. Anything else, such as a corrupt line in the middle of a
+file, is refused with `LogError` before anything is changed.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from turnbudget.eval.analysis import BUDGET_COUNTERS, usage_number
+from turnbudget.eval.plan import EpisodeSpec, EvalConfig
+
 __all__ = [
     "EPISODES_FILE",
+    "MAX_COUNT",
     "RUN_FILE",
     "STEPS_FILE",
+    "LogError",
     "LogWriter",
     "dumps",
+    "episode_problem",
+    "iter_records",
     "prepare_out",
+    "read_config",
+    "read_episodes",
     "read_jsonl",
+    "read_steps",
     "repair_logs",
+    "step_problem",
 ]
 
 RUN_FILE = "run.json"
 EPISODES_FILE = "episodes.jsonl"
 STEPS_FILE = "steps.jsonl"
 
+#: The largest count a record may hold (turns, steps, errors): far above any real
+#: episode, and small enough that sums over a run fit in 64 bits.
+MAX_COUNT = 2**31 - 1
+
+
+class LogError(ValueError):
+    """A run log that cannot be read as records; the message names the file, line and problem."""
+
+
+# -- one line --------------------------------------------------------------------------
+
+
+def _loads(data: bytes | str) -> Any:
+    """``json.loads``, with a ``ValueError`` that says what is wrong on one line."""
+    try:
+        return json.loads(data.decode() if isinstance(data, bytes) else data)
+    except RecursionError:
+        raise ValueError("not JSON we can read (nested too deeply)") from None
+    except json.JSONDecodeError as exc:
+        multiline = "\n" in exc.doc.rstrip("\n")
+        at = f"line {exc.lineno} column {exc.colno}" if multiline else f"character {exc.pos + 1}"
+        raise ValueError(f"not JSON ({exc.msg} at {at})") from None
+    except ValueError as exc:  # (bad UTF-8, an int of over 4300 digits)
+        raise ValueError(f"not JSON ({str(exc).split(';')[0]})") from None
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    names = {dict: "an object", list: "an array", str: "a string"}
+    return names.get(type(value), "a number")
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def iter_records(
+    path: str | os.PathLike[str],
+    problem: Callable[[dict[str, Any]], str | None] | None = None,
+) -> Iterator[tuple[int, bytes, dict[str, Any] | None]]:
+    """``(line number, line, record)`` for each line of a JSONL log (none when it is missing).
+
+    The record is None for a torn last line (one without its newline, as a
+    killed writer leaves it). Any other line that is not a JSON object, or for
+    which ``problem(record)`` returns a reason, raises `LogError`.
+    """
+    path = Path(path)
+    if not path.exists():
+        return
+    with path.open("rb") as f:
+        for number, line in enumerate(f, 1):
+            if not line.endswith(b"\n"):
+                yield number, line, None
+                return
+            if not line.strip():
+                raise LogError(f"{path}, line {number}: Expect a JSON object, got an empty line")
+            try:
+                record = _loads(line)
+            except ValueError as exc:
+                raise LogError(f"{path}, line {number}: {exc}") from None
+            reason = (
+                f"Expect a JSON object, got {_kind(record)}: {_show(record)}"
+                if not isinstance(record, dict)
+                else problem(record) if problem is not None else None
+            )  # fmt: skip
+            if reason:
+                raise LogError(f"{path}, line {number}: {reason}")
+            yield number, line, record
+
 
 def read_jsonl(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], int, bool]:
     """Read a JSONL log: ``(records, good_bytes, torn)``.
 
-    A last line without its newline, or one that does not parse, is what a
-    killed writer leaves behind: it is reported as ``torn`` and excluded, and
-    ``good_bytes`` is where the good part ends. A bad line anywhere else is
-    corruption and raises ``ValueError``.
+    A last line without its newline is what a killed writer leaves behind: it
+    is reported as ``torn`` and excluded, and ``good_bytes`` is where the good
+    part ends. Any other line that is not a JSON object raises `LogError`.
     """
     records: list[dict[str, Any]] = []
     good = 0
+    for _, line, record in iter_records(path):
+        if record is None:
+            return records, good, True
+        records.append(record)
+        good += len(line)
+    return records, good, False
+
+
+# -- what a record must hold -----------------------------------------------------------
+
+Rule = tuple[Callable[[Any], bool], str]
+
+
+def _count(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= MAX_COUNT
+
+
+COUNT: Rule = (_count, f"an int from 0 to {MAX_COUNT}")
+COUNT_OR_NULL: Rule = (lambda v: v is None or _count(v), f"null or an int from 0 to {MAX_COUNT}")
+BOOL: Rule = (lambda v: isinstance(v, bool), "true or false")
+BOOL_OR_NULL: Rule = (lambda v: v is None or isinstance(v, bool), "true, false or null")
+STRING: Rule = (lambda v: isinstance(v, str), "a string")
+RATE: Rule = (
+    lambda v: v is None or (type(v) in (int, float) and 0 <= v <= 1),
+    "null or a number from 0 to 1",
+)
+COUNTS: Rule = (lambda v: isinstance(v, list) and all(map(_count, v)), "a list of such ints")
+NUMBERS: Rule = (
+    lambda v: isinstance(v, dict) and all(map(usage_number, v.values())),
+    "an object of finite numbers (at most 1e15 in size)",
+)
+EVENT: Rule = (
+    lambda v: v is None or (isinstance(v, dict) and isinstance(v.get("applied", True), bool)),
+    'null or an object (its "applied" true or false)',
+)
+
+# Fields the analysis reads (older records may lack the counts): checked when present.
+_EPISODE_FIELDS: dict[str, Rule] = {
+    "failed_to_run": BOOL, "failure": STRING, "error": STRING, "attempts": COUNT,
+    "initial_distance": COUNT_OR_NULL, "final_distance": COUNT_OR_NULL,
+    "n_errors_injected": COUNT, "n_errors_injected_increasing": COUNT, "n_errors_self": COUNT,
+    "n_wasted": COUNT, "n_invalid": COUNT, "n_recovered": COUNT, "n_unrecovered": COUNT,
+    "turns_to_recover": COUNTS, "optimal_step_rate": RATE, "optimal_step_rate_on_track": RATE,
+    "optimal_step_rate_after_error": RATE, "n_steps_on_track": COUNT,
+    "n_steps_after_error": COUNT, "n_steps_judged": COUNT, "n_optimal_steps": COUNT,
+    "n_optimal_on_track": COUNT, "n_optimal_after_error": COUNT, "agent": NUMBERS,
+}  # fmt: skip
+# ... and those every episode that ran must have.
+_OUTCOME_FIELDS: dict[str, Rule] = {
+    "success": BOOL, "first_success_turn": COUNT_OR_NULL, "turns_used": COUNT
+}  # fmt: skip
+# The recorder's integer counts come together.
+_JUDGED = ("n_steps_judged", "n_optimal_steps", "n_optimal_on_track", "n_optimal_after_error")
+# (part, whole): a part never exceeds its whole.
+_AT_MOST = (
+    ("n_steps_judged", "turns_used"), ("n_optimal_steps", "n_steps_judged"),
+    ("n_optimal_on_track", "n_steps_on_track"), ("n_optimal_after_error", "n_steps_after_error"),
+    ("n_errors_injected_increasing", "n_errors_injected"),
+)  # fmt: skip
+# A step's key (what resume reads), then the fields the analysis reads.
+_STEP_KEY: dict[str, Rule] = {"episode_id": STRING, "turn": COUNT}
+_STEP_FIELDS: dict[str, Rule] = {
+    "turn_budget": COUNT, "action": STRING,
+    "valid_action": BOOL, "optimal": BOOL_OR_NULL, "phase": STRING, "error_self": BOOL,
+    "injection_increased": BOOL, "wasted": BOOL, "errors_opened": COUNT, "recoveries": COUNTS,
+    "injected_error": EVENT, "won": BOOL,
+}  # fmt: skip
+
+
+def _fields_problem(
+    record: Mapping[str, Any], rules: Mapping[str, Rule], required: Iterable[str] = ()
+) -> str | None:
+    for key in required:
+        if key not in record:
+            return f"Expect `{key}` to be {rules[key][1]}, but it is missing"
+    for key, (ok, what) in rules.items():
+        if key in record and not ok(record[key]):
+            return f"Expect `{key}` to be {what}, got {_show(record[key])}"
+    return None
+
+
+class _Plan:
+    """The episodes a run's configuration plans, checked field by field rather than listed
+    (a hand-edited ``run.json`` may plan billions)."""
+
+    _ID = re.compile(r"(.+)\|seed=(\d{1,30})\|rep=(\d{1,30})\|T=(\d{1,30})")
+
+    def __init__(self, config: EvalConfig):
+        self.envs, self.tasks = set(config.envs), set(config.tasks)
+        self.n, self.budgets, self.ts = config.n, set(config.run_budgets), config.ts
+        self.rules: dict[str, Rule] = {
+            "env_id": (
+                lambda v: isinstance(v, str) and v in self.envs,
+                f"one of the run's envs {_show(list(config.envs))}",
+            ),
+            "seed": (lambda v: type(v) is int and v in self.tasks, "one of the run's task seeds"),
+            "rep": (lambda v: _count(v) and v < self.n, f"an int from 0 to {self.n - 1}"),
+            "turn_budget": (
+                lambda v: _count(v) and v in self.budgets,
+                f"a budget the run plays ({_show(sorted(self.budgets))})",
+            ),
+        }
+
+    def episode_problem(self, record: Mapping[str, Any]) -> str | None:
+        """What is wrong with the record's identity (None: a planned episode)."""
+        episode_id = record.get("episode_id")
+        if not isinstance(episode_id, str):
+            return f"Expect `episode_id` to be a string, got {_show(episode_id)}"
+        problem = _fields_problem(record, self.rules, self.rules)
+        if problem:
+            return problem
+        fields = (record[k] for k in ("env_id", "seed", "rep", "turn_budget"))
+        expected = EpisodeSpec(*fields, env_index=0, agent_seed=0).episode_id
+        if episode_id != expected:
+            return (
+                "Expect `episode_id` to agree with `env_id`, `seed`, `rep` and `turn_budget` "
+                f"({expected!r}), got {_show(episode_id)}"
+            )
+        return None
+
+    def has(self, episode_id: Any) -> bool:
+        """Whether ``episode_id`` names a planned episode."""
+        match = self._ID.fullmatch(episode_id) if isinstance(episode_id, str) else None
+        return match is not None and (
+            match[1] in self.envs and int(match[2]) in self.tasks
+            and int(match[3]) < self.n and int(match[4]) in self.budgets
+        )  # fmt: skip
+
+
+def episode_problem(record: Mapping[str, Any], plan: _Plan) -> str | None:
+    """What is wrong with one episode record of the run ``plan`` describes (None: nothing)."""
+    if record.get("record") != "episode":
+        return f'Expect an episode record ("record": "episode"), got {_show(record.get("record"))}'
+    problem = plan.episode_problem(record)
+    problem = problem or _fields_problem(record, _EPISODE_FIELDS)
+    if problem or record.get("failed_to_run"):
+        return problem
+    problem = _fields_problem(record, _OUTCOME_FIELDS, _OUTCOME_FIELDS)
+    if problem:
+        return problem
+    used, budget, first = record["turns_used"], record["turn_budget"], record["first_success_turn"]
+    if not 1 <= used <= budget:
+        return f"Expect `turns_used` to be from 1 to the turn budget {budget}, got {used}"
+    if record["success"] and (first is None or not 1 <= first <= used):
+        return (
+            "Expect `first_success_turn` of a successful episode to be from 1 to "
+            f"`turns_used` ({used}), got {_show(first)}"
+        )
+    if not record["success"] and first is not None:
+        return f"Expect `first_success_turn` of a failed episode to be null, got {first}"
+    if "n_steps_judged" in record:
+        problem = _fields_problem(record, _EPISODE_FIELDS, _JUDGED)
+        if problem:
+            return problem
+    for part, whole in _AT_MOST:
+        if part in record and whole in record and record[part] > record[whole]:
+            return f"Expect `{part}` ({record[part]}) to be at most `{whole}` ({record[whole]})"
+    if "budget_counts" not in record:
+        return None
+    return _budget_counts_problem(record["budget_counts"], plan.ts)
+
+
+def _budget_counts_problem(counts: Any, ts: Iterable[int]) -> str | None:
+    keys = sorted(str(t) for t in ts)
+    width = len(BUDGET_COUNTERS)
+    if (
+        not isinstance(counts, dict) or sorted(counts) != keys
+        or not all(isinstance(c, list) and len(c) == width and all(map(_count, c))
+                   for c in counts.values())
+    ):  # fmt: skip
+        return (
+            f"Expect `budget_counts` to map each budget {keys} to {width} ints from 0 to "
+            f"{MAX_COUNT}, got {_show(counts)}"
+        )
+    return None
+
+
+def step_problem(record: Mapping[str, Any], key_only: bool = False) -> str | None:
+    """What is wrong with one step record (None: nothing); ``key_only`` checks only its
+    episode id and turn (what resume reads)."""
+    if record.get("record") != "step":
+        return f'Expect a step record ("record": "step"), got {_show(record.get("record"))}'
+    problem = _fields_problem(record, _STEP_KEY, _STEP_KEY)
+    if problem is None and record["turn"] < 1:
+        problem = "Expect `turn` to be at least 1, got 0"
+    return problem or (None if key_only else _fields_problem(record, _STEP_FIELDS))
+
+
+# -- the run's files -------------------------------------------------------------------
+
+
+def _config_dict(path: Path) -> dict[str, Any]:
+    """``run.json`` as written, once `EvalConfig.from_dict` accepts it; else `LogError`."""
+    try:
+        data = _loads(path.read_bytes())
+        if not isinstance(data, dict):
+            raise ValueError(f"Expect a JSON object, got {_kind(data)}: {_show(data)}")
+        EvalConfig.from_dict(data)
+    except ValueError as exc:
+        raise LogError(f"{path}: {exc}") from None
+    return data
+
+
+def read_config(path: str | os.PathLike[str]) -> EvalConfig:
+    """A run's ``run.json``, checked (`EvalConfig.from_dict`); `LogError` names what is wrong."""
+    return EvalConfig.from_dict(_config_dict(Path(path)))
+
+
+def _scan_episodes(path: Path, plan: _Plan) -> tuple[dict[str, tuple[bytes, dict[str, Any]]], bool]:
+    """The checked episode records of ``path`` by id (with their lines), and whether the
+    file is clean: no torn last line, no record twice."""
+    by_id: dict[str, tuple[int, bytes, dict[str, Any]]] = {}
+    clean = True
+    for number, line, record in iter_records(path, lambda r: episode_problem(r, plan)):
+        if record is None:
+            clean = False
+            continue
+        first = by_id.setdefault(record["episode_id"], (number, line, record))
+        if first[0] != number:
+            if first[1] != line and first[2] != record:
+                raise LogError(
+                    f"{path}, line {number}: episode {record['episode_id']!r} is logged again "
+                    f"with different content (first at line {first[0]}); which one holds?"
+                )
+            clean = False  # an identical copy: dropped
+    return {k: (line, record) for k, (_, line, record) in by_id.items()}, clean
+
+
+def read_episodes(path: str | os.PathLike[str], config: EvalConfig) -> list[dict[str, Any]]:
+    """The checked episode records of a run's ``episodes.jsonl`` (see the module doc),
+    one per episode id, in the file's order."""
+    by_id, _ = _scan_episodes(Path(path), _Plan(config))
+    return [record for _, record in by_id.values()]
+
+
+def read_steps(
+    path: str | os.PathLike[str], episodes: Iterable[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The checked step records of ``episodes`` (episodes that ran) from a ``steps.jsonl``,
+    by episode id and turn. Each episode must have one step record per turn it used;
+    steps of other episodes are skipped."""
     path = Path(path)
-    if not path.exists():
-        return records, 0, False
-    with path.open("rb") as f:
-        data = f.read()
-    lines = data.split(b"\n")
-    # data ends with "\n" when the last line is whole: the final element is then b"".
-    for i, line in enumerate(lines[:-1]):
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            if i == len(lines) - 2 and lines[-1] == b"":
-                return records, good, True
-            raise ValueError(f"{path}: line {i + 1} is not JSON; the log is corrupt") from None
-        records.append(rec)
-        good += len(line) + 1
-    return records, good, lines[-1] != b""
+    used = {e["episode_id"]: e["turns_used"] for e in episodes}
+    rows: dict[str, list[dict[str, Any]]] = {episode_id: [] for episode_id in used}
+    for _, _, record in iter_records(path, step_problem):
+        if record is not None and record["episode_id"] in rows:
+            rows[record["episode_id"]].append(record)
+    steps = []
+    for episode_id in sorted(rows):
+        turns = sorted(s["turn"] for s in rows[episode_id])
+        if turns != list(range(1, used[episode_id] + 1)):
+            raise LogError(
+                f"{path}: episode {episode_id!r} has step records for turns {_show(turns)}, "
+                f"expect turns 1 to {used[episode_id]} (its turns_used), once each"
+            )
+        steps += sorted(rows[episode_id], key=lambda s: s["turn"])
+    return steps
 
 
-def _iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open("rb") as f:
-        for line in f:
-            if not line.endswith(b"\n"):
-                return
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
-                return
+def _step_lines(path: Path, plan: _Plan, done: set[str]) -> Iterator[tuple[bytes, bool]]:
+    """Each line of ``steps.jsonl`` and whether resume keeps it: a step of a complete
+    episode, once. A line it cannot account for raises `LogError`."""
+    seen: dict[tuple[str, int], tuple[int, int]] = {}  # (episode, turn) -> (line, hash)
+    for number, line, record in iter_records(path, lambda r: step_problem(r, key_only=True)):
+        if record is None:  # a torn last line
+            yield line, False
+            continue
+        episode_id, turn = record["episode_id"], record["turn"]
+        if episode_id not in done and not plan.has(episode_id):  # (done ones are planned)
+            raise LogError(
+                f"{path}, line {number}: Expect `episode_id` to be one of the run's "
+                f"episodes (run.json), got {_show(episode_id)}"
+            )
+        first, digest = seen.setdefault((episode_id, turn), (number, hash(line)))
+        if first == number:
+            yield line, episode_id in done
+        elif episode_id in done and digest != hash(line):
+            raise LogError(
+                f"{path}, line {number}: step {turn} of episode {episode_id!r} is logged again "
+                f"with different content (first at line {first}); which one holds?"
+            )
+        else:  # an identical copy, or a step of an episode that never completed
+            yield line, False
 
 
-def repair_logs(out: Path, planned: set[str]) -> set[str]:
-    """Keep only whole, planned, complete episodes in the logs; return their ids."""
+def _rewrite(path: Path, lines: Iterable[bytes]) -> None:
+    """Replace ``path`` with ``lines`` at once (a kill leaves the old file or the new one)."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("wb") as f:
+        f.writelines(lines)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def repair_logs(out: Path, config: EvalConfig) -> set[str]:
+    """Keep only whole, complete episodes in the logs of ``out``; return their ids.
+
+    Everything is read and checked before anything is removed: a line that resume
+    cannot account for (see the module doc) raises `LogError` and changes nothing.
+    """
     episodes_path, steps_path = out / EPISODES_FILE, out / STEPS_FILE
-    episodes, _, torn = read_jsonl(episodes_path)
-    done: set[str] = set()
-    keep_eps: list[dict[str, Any]] = []
-    for rec in episodes:
-        eid = rec.get("episode_id")
+    plan = _Plan(config)
+    try:
+        by_id, clean = _scan_episodes(episodes_path, plan)
         # An episode that failed to run is tried again: its record goes.
-        if eid in planned and eid not in done and not rec.get("failed_to_run"):
-            done.add(eid)
-            keep_eps.append(rec)
-    dirty = torn or len(keep_eps) != len(episodes)
-    if steps_path.exists():
-        seen: set[tuple[str, int]] = set()
-        step_ok = True
-        with steps_path.open("rb") as f:
-            for line in f:
-                if not line.endswith(b"\n"):
-                    step_ok = False
-                    break
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
-                    step_ok = False
-                    break
-                key = (rec.get("episode_id"), rec.get("turn"))
-                if key[0] not in done or key in seen:
-                    step_ok = False
-                    break
-                seen.add(key)
-        dirty = dirty or not step_ok
-    if dirty:
-        tmp = episodes_path.with_suffix(".jsonl.tmp")
-        with tmp.open("w") as f:
-            f.writelines(dumps(r) + "\n" for r in keep_eps)
-        if steps_path.exists():
-            tmp_steps = steps_path.with_suffix(".jsonl.tmp")
-            seen = set()
-            with tmp_steps.open("w") as f:
-                for rec in _iter_jsonl(steps_path):
-                    key = (rec.get("episode_id"), rec.get("turn"))
-                    if key[0] in done and key not in seen:
-                        seen.add(key)
-                        f.write(dumps(rec) + "\n")
-            os.replace(tmp_steps, steps_path)
-        os.replace(tmp, episodes_path)
+        keep = {k: line for k, (line, record) in by_id.items() if not record.get("failed_to_run")}
+        done = set(keep)
+        steps_clean = all([kept for _, kept in _step_lines(steps_path, plan, done)])
+    except LogError as exc:
+        raise LogError(
+            f"Cannot resume the run in {out}: {exc}. Resume deletes nothing it cannot account "
+            "for: fix or remove that line, or start afresh (--overwrite / overwrite=True)."
+        ) from None
+    if not steps_clean:
+        _rewrite(steps_path, (line for line, kept in _step_lines(steps_path, plan, done) if kept))
+    if not clean or len(keep) != len(by_id):
+        _rewrite(episodes_path, keep.values())
     return done
 
 
@@ -149,16 +490,22 @@ class LogWriter:
         self._episodes.close()
 
 
-def prepare_out(out: Path, config: Any, overwrite: bool) -> None:
-    """Create ``out`` and its ``run.json`` (``config`` is an `EvalConfig`), or check that
-    the run already there has the same configuration; ``overwrite`` starts afresh."""
+def prepare_out(out: Path, config: EvalConfig, overwrite: bool) -> None:
+    """Create ``out`` and its ``run.json``, or check that the run already there has the
+    same configuration; ``overwrite`` starts afresh."""
     out.mkdir(parents=True, exist_ok=True)
     run_file = out / RUN_FILE
     if overwrite:
         for name in (RUN_FILE, EPISODES_FILE, STEPS_FILE):
             (out / name).unlink(missing_ok=True)
     if run_file.exists():
-        previous = json.loads(run_file.read_text())
+        try:
+            previous = _config_dict(run_file)
+        except LogError as exc:
+            raise LogError(
+                f"{exc}. Cannot tell whether the run in {out} has the same settings: fix "
+                "run.json, or choose a new output directory (or pass overwrite=True / --overwrite)."
+            ) from None
         if previous != config.to_dict():
             diff = sorted(
                 k

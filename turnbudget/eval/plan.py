@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -60,9 +60,43 @@ class EvalConfig:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> EvalConfig:
+        """The configuration `to_dict` gave (a run's ``run.json``), checked field by field:
+        ``ValueError`` names the first field that is missing, unknown or wrong."""
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(d) - set(names))
+        if unknown:
+            raise ValueError(f"Expect only the fields {names}, got unknown ones: {unknown}")
+        missing = [f.name for f in fields(cls) if f.default is MISSING and f.name not in d]
+        if missing:
+            raise ValueError(f"Expect the fields {missing} too: they are missing")
         d = dict(d)
         for key in ("envs", "ks", "ts", "tasks"):
-            d[key] = tuple(d[key])
+            if not isinstance(d[key], list):
+                raise ValueError(f"Expect `{key}` to be a list, got {d[key]!r}")
+        if not d["envs"] or not all(isinstance(e, str) and e for e in d["envs"]):
+            raise ValueError(f"Expect `envs` to be env ids, got {d['envs']!r}")
+        if len(set(d["envs"])) != len(d["envs"]):
+            raise ValueError(f"Expect distinct env ids, got {d['envs']}")
+        d["envs"] = tuple(d["envs"])
+        d["ks"], d["ts"] = _positive_ints(d["ks"], "ks"), _positive_ints(d["ts"], "ts")
+        if not is_int(d["n"]) or d["n"] < max(d["ks"]):
+            raise ValueError(f"Expect `n` to be an int >= max(ks) = {max(d['ks'])}, got {d['n']!r}")
+        d["tasks"] = tuple(d["tasks"])
+        if not d["tasks"] or not all(is_int(s) and s >= 0 for s in d["tasks"]):
+            raise ValueError(f"Expect `tasks` to be non-negative seeds, got {list(d['tasks'])}")
+        if len(set(d["tasks"])) != len(d["tasks"]):
+            raise ValueError(f"Expect distinct `tasks`, got {list(d['tasks'])}")
+        for key, allowed in (("mode", MODES[1:]), ("error_draws", ERROR_DRAWS)):
+            if key in d and d[key] not in allowed:
+                raise ValueError(f"Expect `{key}` to be one of {allowed}, got {d[key]!r}")
+        for key in ("label", "agent"):
+            if not isinstance(d[key], str) or not d[key]:
+                raise ValueError(f"Expect `{key}` to be a non-empty string, got {d[key]!r}")
+        if "seed" in d and not is_int(d["seed"]):
+            raise ValueError(f"Expect `seed` to be an int, got {d['seed']!r}")
+        for key in ("needs_oracle", "budget_aware", "record_steps"):
+            if key in d and not isinstance(d[key], bool):
+                raise ValueError(f"Expect `{key}` to be true or false, got {d[key]!r}")
         return cls(**d)
 
     @property

@@ -69,6 +69,7 @@ from turnbudget.eval.probe_plan import (
     derive_seed,
     plan_probes,
 )
+from turnbudget.wrappers.record_step_outcomes import cap_text
 
 __all__ = [
     "PROBES_FILE",
@@ -135,7 +136,7 @@ def _episode(
         _, _, _, _, step_info = env.step(action)
         after = game.distance_to_goal()
         synonym = bool(step_info.get("valid_action")) and after is not None and after == before - 1
-        record.update(action=action, optimal=action in optimal_now or synonym)
+        record.update(action=cap_text(str(action)), optimal=action in optimal_now or synonym)
         return record
     if not spec.applied:
         return record

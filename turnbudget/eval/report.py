@@ -65,29 +65,28 @@ def find_runs(root: str | Path) -> list[Path]:
     return runs
 
 
-def iter_steps(path: str | Path) -> Any:
-    """Stream the step records of a ``steps.jsonl`` (a torn last line is skipped)."""
-    with Path(path).open("rb") as f:
-        for line in f:
-            if line.endswith(b"\n"):
-                yield json.loads(line)
-
-
 def load_run_summary(run_dir: str | Path, n_bootstrap: int = 1000) -> dict[str, Any]:
-    """Summarise one run directory from its logs (``by_budget`` when it has step records)."""
-    from turnbudget.eval.logs import EPISODES_FILE, RUN_FILE, STEPS_FILE, read_jsonl
+    """Summarise one run directory from its logs (``by_budget`` when it has step records).
+
+    The logs are checked as they are read (`turnbudget.eval.logs`): a malformed
+    record raises `turnbudget.eval.logs.LogError` naming the file, the line and the problem.
+    """
+    from turnbudget.eval.logs import (
+        EPISODES_FILE,
+        RUN_FILE,
+        STEPS_FILE,
+        read_config,
+        read_episodes,
+        read_steps,
+    )
 
     run_dir = Path(run_dir)
-    config = json.loads((run_dir / RUN_FILE).read_text())
-    episodes, _, _ = read_jsonl(run_dir / EPISODES_FILE)
-    seen: dict[str, dict[str, Any]] = {}
-    for e in episodes:
-        seen.setdefault(e["episode_id"], e)
-    episodes = list(seen.values())
-    steps_path = run_dir / STEPS_FILE
+    config = read_config(run_dir / RUN_FILE)
+    episodes = read_episodes(run_dir / EPISODES_FILE, config)
     steps = None  # read only for logs whose episode records lack `budget_counts`
-    if not all("budget_counts" in e for e in episodes) and steps_path.exists():
-        steps = iter_steps(steps_path)
+    lacking = [e for e in episodes if "budget_counts" not in e and not e.get("failed_to_run")]
+    if lacking and config.record_steps and (run_dir / STEPS_FILE).exists():
+        steps = read_steps(run_dir / STEPS_FILE, lacking)
     return summarize_run(config, episodes, n_bootstrap=n_bootstrap, steps=steps)
 
 

@@ -33,7 +33,10 @@ analysis.
   already logged. Each episode's step lines are written before its episode
   line, which is what marks it complete; on resume, a torn last line and the
   steps of episodes that never completed are dropped before anything new is
-  appended, so a killed run ends with no duplicated or missing episode.
+  appended, so a killed run ends with no duplicated or missing episode. Resume
+  deletes nothing else: a log it cannot account for (a corrupt line in the
+  middle, a record that is not one of the run's) is refused with a
+  `turnbudget.eval.logs.LogError` naming the file and line, and left as it is.
 - **Faults.** An episode whose agent or env raises, whose worker dies (a
   killed process, a lost Ray node) or that runs past ``timeout`` seconds is
   rerun up to ``retries`` more times, then logged as *failed to run* (an
@@ -60,6 +63,7 @@ from turnbudget.eval.logs import (
     STEPS_FILE,
     LogWriter,
     prepare_out,
+    read_episodes,
     read_jsonl,
     repair_logs,
 )
@@ -199,7 +203,7 @@ def evaluate(
     done: set[str] = set()
     if out_path is not None:
         prepare_out(out_path, config, overwrite)
-        done = repair_logs(out_path, {s.episode_id for s in specs})
+        done = repair_logs(out_path, config)
     todo = [s for s in specs if s.episode_id not in done]
 
     episodes: list[dict[str, Any]] = []
@@ -242,7 +246,7 @@ def evaluate(
             agent.close()
 
     if out_path is not None:
-        episodes = read_jsonl(out_path / EPISODES_FILE)[0]
+        episodes = read_episodes(out_path / EPISODES_FILE, config)
     episodes.sort(key=lambda e: e["episode_id"])
     summary = summarize_run(config, episodes, n_bootstrap=n_bootstrap)
     if out_path is not None:

@@ -28,9 +28,10 @@ from typing import Any
 
 from turnbudget.agents.secrets import redact
 from turnbudget.eval.agent_view import agent_info, budget_visible, executed_action
-from turnbudget.eval.analysis import budget_counts
+from turnbudget.eval.analysis import budget_counts, usage_number
 from turnbudget.eval.logs import dumps
 from turnbudget.eval.plan import EpisodeSpec, EvalConfig
+from turnbudget.wrappers.record_step_outcomes import cap_strings
 
 __all__ = [
     "AGENT_KEY",
@@ -49,8 +50,9 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: The key under which an agent's own account of a step (its ``step_note()``: an LLM's raw
-#: reply, parse outcome, tokens, latency, retries) joins the step record; the episode
-#: record holds the sums of its numbers and the counts of its flags.
+#: reply, parse outcome, tokens, latency, retries) joins the step record, each string in
+#: it cut to `MAX_RECORD_TEXT` characters (`cap_text`); the episode record holds the sums
+#: of its numbers and the counts of its flags.
 AGENT_KEY = "agent"
 
 #: Why an episode failed to run: the agent or env raised, its worker died, it ran too long.
@@ -171,7 +173,9 @@ def _tally(notes: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
     totals: dict[str, Any] = {}
     for note in present:
         for key, value in note.items():
-            if isinstance(value, (bool, int, float)):
+            if isinstance(value, bool):  # a flag: counted
+                value = int(value)
+            if usage_number(value):  # (not NaN, inf or a number too large to sum)
                 totals[key] = totals.get(key, 0) + value
     totals = {k: round(v, 6) if isinstance(v, float) else int(v) for k, v in totals.items()}
     totals["steps"] = len(present)
@@ -217,7 +221,7 @@ class _Slot:
             for step in steps:  # turn t was decided by the t-th call for a command
                 turn = int(step["turn"])
                 if turn <= len(self.notes) and self.notes[turn - 1]:
-                    step[AGENT_KEY] = dict(self.notes[turn - 1])  # type: ignore[arg-type]
+                    step[AGENT_KEY] = cap_strings(self.notes[turn - 1])
         if steps:  # the per-budget analysis then needs only the episode records
             episode["budget_counts"] = budget_counts(steps, self.ts)
         self.records.clear()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, SupportsFloat, TypedDict
 
@@ -15,15 +18,20 @@ from turnbudget.wrappers._common import env_id_of, require_oracle
 from turnbudget.wrappers.inject_errors import InjectedError
 
 __all__ = [
+    "MAX_RECORD_TEXT",
     "EpisodeRecord",
     "EpisodeTracker",
     "OutcomeRecord",
     "RecordSink",
     "RecordStepOutcomes",
     "StepRecord",
+    "cap_strings",
+    "cap_text",
     "check_env_index",
     "repair_torn_tail",
 ]
+
+logger = logging.getLogger(__name__)
 
 # -- the record schema (the evaluator reads these names: add fields, never rename) ------
 
@@ -104,6 +112,41 @@ class EpisodeRecord(TypedDict):
 
 OutcomeRecord = StepRecord | EpisodeRecord
 
+#: The most characters a recorded string keeps (a command, an agent's note such as an
+#: LLM's raw reply): a longer one keeps its start and end around a marker that gives
+#: its full length and the start of its SHA-256, so a few huge strings cannot blow up
+#: the records (the game itself treats a long command as a spent turn).
+MAX_RECORD_TEXT = 4096
+
+
+def cap_text(text: str, limit: int = MAX_RECORD_TEXT) -> str:
+    """``text``, or when it is longer than ``limit`` characters, its start and end around a
+    marker with its length and hash (``limit`` characters in all).
+
+    Example:
+        >>> cap_text("go north")
+        'go north'
+        >>> cap_text("go north " * 10_000, limit=80)
+        'go north g [... 90000 characters in all, sha256 43ef6e8b6cd1272d ...]  go north '
+    """
+    if len(text) <= limit:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    marker = f" [... {len(text)} characters in all, sha256 {digest} ...] "
+    keep = max(0, limit - len(marker))
+    return text[: keep - keep // 2] + marker + text[len(text) - keep // 2 :]
+
+
+def cap_strings(value: Any, limit: int = MAX_RECORD_TEXT) -> Any:
+    """``value`` with every string in it (keys too, in dicts and lists) cut by `cap_text`."""
+    if isinstance(value, str):
+        return cap_text(value, limit)
+    if isinstance(value, Mapping):
+        return {cap_text(str(k), limit): cap_strings(v, limit) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [cap_strings(v, limit) for v in value]
+    return value
+
 
 def _int_or_none(value: Any) -> int | None:
     return None if value is None else int(value)
@@ -144,31 +187,77 @@ def repair_torn_tail(path: str | os.PathLike[str]) -> int:
     do the whole lines before it that belong to the same episode (those after the last
     episode record). Episodes are delivered in one write each, so only the last can be
     torn. (A team file's torn delivery is cut back to its last agent's episode record.)
+    The file is locked while it is checked, as `RecordSink` locks it to append.
     """
-    path = Path(path)
-    with path.open("rb+") as f:
-        size = f.seek(0, os.SEEK_END)
-        if size == 0:
-            return 0
-        f.seek(size - 1)
-        if f.read(1) == b"\n":
-            return 0
-        # Read back from the end until an episode record's line (or the start) is in view.
-        span = 1 << 16
-        while True:
-            start = max(0, size - span)
-            f.seek(start)
-            tail = f.read(size - start)
-            whole = tail.rfind(b"\n") + 1  # the torn line starts here
-            end = tail.rfind(b'{"record":"episode"', 0, whole)
-            if end >= 0 and (start + end == 0 or tail[end - 1 : end] == b"\n"):
-                keep = start + tail.index(b"\n", end) + 1
-                break
-            if start == 0:
-                keep = 0
-                break
-            span *= 2
-        f.truncate(keep)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        _lock(fd)
+        return _cut_torn_tail(fd, path)
+    finally:
+        os.close(fd)
+
+
+def _open_to_append(path: str | os.PathLike[str]) -> int:
+    """``path`` opened to append (created if missing) and locked, with its torn tail cut."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        _lock(fd)
+        _cut_torn_tail(fd, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _lock(fd: int) -> None:
+    """Hold an exclusive lock on the file until ``fd`` is closed (POSIX; a no-op elsewhere).
+
+    Every `RecordSink` takes it to append, so a file whose last line is torn once the
+    lock is held was left so by a writer that died mid-write (the OS drops a dead
+    process's locks), never by one still writing.
+    """
+    try:
+        import fcntl
+    except ImportError:  # (Windows: no flock)
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def _read_at(fd: int, offset: int, size: int) -> bytes:
+    os.lseek(fd, offset, os.SEEK_SET)
+    chunks = []
+    while size > 0 and (chunk := os.read(fd, size)):
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _cut_torn_tail(fd: int, path: str | os.PathLike[str]) -> int:
+    """`repair_torn_tail` on an open, locked file."""
+    info = os.fstat(fd)
+    size = info.st_size
+    if not stat.S_ISREG(info.st_mode) or size == 0 or _read_at(fd, size - 1, 1) == b"\n":
+        return 0
+    # Read back from the end until an episode record's line (or the start) is in view.
+    span = 1 << 16
+    while True:
+        start = max(0, size - span)
+        tail = _read_at(fd, start, size - start)
+        whole = tail.rfind(b"\n") + 1  # the torn line starts here
+        end = tail.rfind(b'{"record":"episode"', 0, whole)
+        if end >= 0 and (start + end == 0 or tail[end - 1 : end] == b"\n"):
+            keep = start + tail.index(b"\n", end) + 1
+            break
+        if start == 0:
+            keep = 0
+            break
+        span *= 2
+    os.ftruncate(fd, keep)
+    logger.warning(
+        "Cut %d bytes from the end of %s: the torn episode of a writer killed mid-write",
+        size - keep,
+        os.fspath(path),
+    )
     return size - keep
 
 
@@ -180,8 +269,9 @@ class RecordSink:
     with a single write, flushed and fsync-ed, so a finished episode is never
     lost (processes may share a file). Linux can cut a write of more than a page
     when the process is killed during it: the file then ends with part of one
-    episode and a torn line. Opening the file for records again cuts that part
-    off (`repair_torn_tail`), so appends always follow a whole episode.
+    episode and a torn line. Each append holds a lock on the file and first cuts
+    such a part off (`repair_torn_tail`), so appends always follow a whole
+    episode, even in a file that another process, which died since, shares.
     """
 
     def __init__(
@@ -201,8 +291,7 @@ class RecordSink:
                     f"{str(self.path.parent)!r} does not exist (create it first)"
                 )
             try:  # fail now, not at the end of the first episode
-                os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
-                repair_torn_tail(self.path)
+                os.close(_open_to_append(self.path))
             except OSError as err:
                 raise ValueError(f"Cannot append records to {str(self.path)!r}: {err}") from None
         self.callback = callback
@@ -221,7 +310,7 @@ class RecordSink:
 
     def _append_lines(self, records: list[OutcomeRecord]) -> None:
         data = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records).encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = _open_to_append(self.path)  # (a writer sharing the file may have died mid-write)
         try:
             view = memoryview(data)
             while view:  # one write() in practice; loop in case the kernel takes less
@@ -377,7 +466,7 @@ class EpisodeTracker:
                     "episode_index": self._episode_index,
                     "turn": turn,
                     "turn_budget": self._turn_budget,
-                    "action": str(action),
+                    "action": cap_text(str(action)),
                     "valid_action": valid,
                     "optimal": optimal,
                     "distance_before": before,
@@ -596,4 +685,4 @@ def check_env_index(env_index: Any) -> int | None:
 def _jsonable(event: Any) -> dict[str, Any] | None:
     if not event:
         return None
-    return {k: (int(v) if is_int(v) else v) for k, v in event.items()}
+    return {k: (int(v) if is_int(v) else cap_strings(v)) for k, v in event.items()}
