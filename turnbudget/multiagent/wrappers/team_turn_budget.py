@@ -4,15 +4,30 @@ from __future__ import annotations
 
 from typing import Any
 
+import gymnasium as gym
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
-from turnbudget.multiagent.wrappers._common import require_single_team
+from turnbudget._checks import check_reset_options
+from turnbudget.multiagent.wrappers._common import find_team_wrapper, require_single_team
 from turnbudget.wrappers._common import EpisodeSeeder
 from turnbudget.wrappers.sample_turn_budget import BudgetMix, BudgetMixLike
 from turnbudget.wrappers.turn_budget import check_turn_budget
 
-__all__ = ["TeamTurnBudget"]
+__all__ = ["TeamTurnBudget", "begin_team_reset"]
+
+
+def begin_team_reset(env: Any, seed: Any, options: Any) -> dict[str, Any]:
+    """What a team wrapper's ``reset`` does first: end the episode, then check the arguments.
+
+    The team form of `turnbudget.wrappers.turn_budget.begin_reset`: from here
+    until a reset gets through the stack's `TeamTurnBudget`, its ``step``
+    raises ``ResetNeeded``. Returns ``options`` checked, as a new dict.
+    """
+    budget = find_team_wrapper(env, TeamTurnBudget)
+    if budget is not None:
+        budget._reset_refused = True
+    return check_reset_options(seed, options)
 
 
 class TeamTurnBudget(BaseParallelWrapper):
@@ -60,16 +75,17 @@ class TeamTurnBudget(BaseParallelWrapper):
         self.rounds_used = 0
         self.turns_used: dict[str, int] = {}
         self.agents: list[str] = []
+        self._reset_refused = False
 
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        budget = (options or {}).get("turn_budget")
+        budget = begin_team_reset(self, seed, options).get("turn_budget")  # (no step until done)
         drawn = None
         if self.budget_mix is not None:  # one draw per episode keeps the stream aligned
             drawn = self.budget_mix.sample(self._seeder.stream(seed))
         if budget is not None:
-            self.turn_budget, self.sampled_turn_budget = check_turn_budget(budget), None
+            self.turn_budget, self.sampled_turn_budget = int(budget), None
         elif drawn is not None:
             self.turn_budget = self.sampled_turn_budget = drawn
         else:
@@ -78,6 +94,7 @@ class TeamTurnBudget(BaseParallelWrapper):
         self.agents = list(self.env.agents)
         self.rounds_used = 0
         self.turns_used = dict.fromkeys(self.env.possible_agents, 0)
+        self._reset_refused = False
         for agent, info in infos.items():
             self._add_budget_info(agent, info)
             if self.budget_mix is not None:
@@ -86,6 +103,10 @@ class TeamTurnBudget(BaseParallelWrapper):
         return observations, infos
 
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        if self._reset_refused:
+            raise gym.error.ResetNeeded(
+                "The last reset() was refused (see the error it raised): call reset() again"
+            )
         if not self.agents:
             return {}, {}, {}, {}, {}
         acting = list(self.agents)
