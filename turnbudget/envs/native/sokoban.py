@@ -147,6 +147,11 @@ class Sokoban(TextGame):
                 f"place the boxes (the exact oracle tabulates them), got {cfg.boxes} boxes in "
                 f"a {cfg.width}x{cfg.height} room"
             )
+        if cfg.wall_blocks > room - cfg.boxes - 1:  # (room to place the boxes and you)
+            raise ValueError(
+                f"Expect `wall_blocks` <= width x height - boxes - 1 = {room - cfg.boxes - 1}, "
+                f"got {cfg.wall_blocks}"
+            )
         _check_size(cfg.width + 2, cfg.height + 2, cfg.boxes, room, room)
         self._player = 0
         self._boxes = 0
