@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -113,3 +114,80 @@ def test_the_readme_variant_examples_run():
     env = gym.make("turnbudget/KeyQuest-v0", difficulty="medium", doors=3, turn_budget=80)
     _, info = env.reset(seed=0)
     assert info["turn_budget"] == 80 and len(env.unwrapped._door_colors) == 3
+
+
+def _stack(env: gym.Env):
+    """``env`` and every env under it."""
+    while True:
+        yield env
+        if not hasattr(env, "env"):
+            return
+        env = env.env
+
+
+def _config_ints(env_id: str) -> list[tuple[str, str]]:
+    """(id, field) for every int field of a free variant's config."""
+    game = gym.make(env_id).unwrapped
+    return [
+        (env_id, f.name)
+        for f in dataclasses.fields(game.config)
+        if isinstance(getattr(game.config, f.name), int)
+    ]
+
+
+# Every int argument of gym.make on a turnbudget id (the stack's, then the games' configs);
+# turnbudget.make passes the same ones through, and its own `budget`.
+INT_ARGUMENTS = [
+    ("turnbudget/Maze-Easy-v0", name)
+    for name in ("turn_budget", "max_episode_steps", "env_index", "discrete_actions",
+                 "text_features")
+] + [
+    pair
+    for env_id in ("turnbudget/Maze-v0", "turnbudget/KeyQuest-v0", "turnbudget/Sokoban-v0")
+    for pair in _config_ints(env_id)
+]  # fmt: skip
+# What `True` and `False` switch for the two options that are also switches (True: the
+# wrapper's defaults, False: no wrapper); everywhere else a bool is refused, never a 1 or a 0.
+SWITCHES = {"discrete_actions": "max_actions", "text_features": "dim"}
+
+
+@pytest.mark.parametrize("env_id, name", INT_ARGUMENTS, ids=[n for _, n in INT_ARGUMENTS])
+@pytest.mark.parametrize("value", [True, False, 2.5, -1, 1e6], ids=repr)
+def test_int_arguments_refuse_bools_floats_and_negatives_when_made(env_id, name, value):
+    if name == "max_episode_steps" and value == -1:  # Gymnasium's "no TimeLimit"
+        assert gym.make(env_id, max_episode_steps=-1).reset(seed=0)[1]["turn_budget"] == 30
+        return
+    if name in SWITCHES and isinstance(value, bool):
+        wrappers = [type(w).__name__ for w in _stack(gym.make(env_id, **{name: value}))]
+        wrapper = "DiscreteActions" if name == "discrete_actions" else "TextFeatures"
+        assert (wrapper in wrappers) is value  # True: the wrapper, with its defaults
+        inner = SWITCHES[name]  # the wrapper's own argument refuses a bool
+        with pytest.raises(ValueError, match=f"`{inner}` to be a positive int, got {value}"):
+            gym.make(env_id, **{name: {inner: value}})
+        return
+    named = f"({name}|{SWITCHES[name]})" if name in SWITCHES else name  # (the scalar shortcut's)
+    with pytest.raises((ValueError, TypeError), match=f"`{named}`"):
+        gym.make(env_id, **{name: value})
+    if name == "turn_budget":
+        with pytest.raises(ValueError, match="`budget`"):
+            turnbudget.make(env_id, budget=value)
+
+
+def test_switches_take_their_defaults_not_one():
+    """``text_features=True`` is the wrapper with its defaults, not ``dim=1``."""
+    env = gym.make("turnbudget/Maze-Easy-v0", text_features=True, discrete_actions=True)
+    assert env.observation_space.shape == (512,) and env.action_space.n == 16
+
+
+@pytest.mark.timeout(60, method="thread")  # a 200x200 maze used to take seconds to fail on reset
+@pytest.mark.parametrize("env_id, name", INT_ARGUMENTS, ids=[n for _, n in INT_ARGUMENTS])
+def test_a_million_is_refused_when_made_with_its_limit_or_plays(env_id, name):
+    try:
+        env = gym.make(env_id, **{name: 10**6})
+    except ValueError as error:
+        assert "Expect" in str(error) and "1000000" in str(error).replace(",", "")
+        return
+    _, info = env.reset(seed=0)  # accepted: then it plays, at once
+    env.step(0 if name == "discrete_actions" else "look")
+    assert name in ("turn_budget", "max_episode_steps", "env_index", "max_distance",
+                    "extra_passages", "discrete_actions", "text_features")  # fmt: skip

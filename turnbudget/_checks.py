@@ -22,12 +22,13 @@ from __future__ import annotations
 import importlib
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
     "check_positive_int",
     "check_probability",
+    "check_reset_options",
     "is_int",
     "is_real",
     "is_whole",
@@ -69,6 +70,37 @@ def check_probability(value: Any, name: str) -> float:
     if not is_real(value) or not 0.0 <= value <= 1.0:
         raise ValueError(f"Expect `{name}` to be a number in [0, 1], got {value!r}")
     return float(value)
+
+
+def check_reset_options(seed: Any, options: Any) -> dict[str, Any]:
+    """Check the arguments of a turn-budget stack's ``reset`` and return ``options`` as a new dict.
+
+    ``seed`` is None or an int >= 0 (Gymnasium's rule, bools refused);
+    ``options`` is None or a mapping, whose stack options are checked when
+    present and not None: ``turn_budget`` a positive int, ``repeat`` an int >= 0.
+    Other keys pass through unchecked (an env may read its own).
+
+    Example:
+        >>> check_reset_options(0, {"turn_budget": 5, "repeat": 0})
+        {'turn_budget': 5, 'repeat': 0}
+        >>> check_reset_options(0, {"repeat": -1})
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect the `repeat` option to be an int >= 0, got -1
+    """
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
+        raise ValueError(f"Expect `seed` to be an int >= 0 or None, got {seed!r}")
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ValueError(f"Expect `options` to be a dict or None, got {options!r}")
+    options = dict(options)
+    if options.get("turn_budget") is not None:
+        check_positive_int(options["turn_budget"], "turn_budget")
+    repeat = options.get("repeat")
+    if repeat is not None and (not is_int(repeat) or repeat < 0):
+        raise ValueError(f"Expect the `repeat` option to be an int >= 0, got {repeat!r}")
+    return options
 
 
 def normalize_weights(weights: Iterable[Any] | None, n: int, per: str) -> tuple[float, ...]:

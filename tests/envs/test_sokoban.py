@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from turnbudget.envs.native.sokoban import CONFIGS, Sokoban
-from turnbudget.envs.native.sokoban_solver import SokobanSolver
+from turnbudget.envs.native.sokoban_solver import SokobanSolver, check_oracle_size
 
 # Hand-made levels with their optimal solutions in moves, counted by hand.
 KNOWN_LEVELS = [
@@ -245,3 +245,69 @@ def test_a_level_too_large_to_tabulate_is_refused_at_once_not_solved_for_minutes
 def test_configs_the_oracle_cannot_tabulate_are_clear_errors(config):
     with pytest.raises(ValueError, match="ways to place the boxes"):
         gym.make("turnbudget/Sokoban-v0", **config)
+
+
+def _open_room(width: int, height: int, boxes: int = 1) -> str:
+    """An open room with the player in a corner and ``boxes`` boxes each beside its target."""
+    rows = [["_"] * width for _ in range(height)]
+    rows[0][0] = "@"
+    for i in range(boxes):
+        rows[height // 2][3 * i : 3 * i + 2] = ["$", "."]
+    return "\n".join("".join(row) for row in rows)
+
+
+TOO_LARGE = [
+    # (what, config of Sokoban-v0 or None, level for load_level, the limit the message names)
+    ("11 boxes", {"width": 5, "height": 4, "boxes": 11, "wall_blocks": 0}, _open_room(33, 3, 11),
+     "at most 6 boxes"),
+    ("100x100", {"width": 100, "height": 100, "boxes": 1}, _open_room(100, 100),
+     "fits in 8,192 characters, got a 100x100 room"),
+    ("1e6 x 1e6", {"width": 10**6, "height": 10**6, "boxes": 3}, None, "fits in 8,192"),
+    ("80x80", {"width": 80, "height": 80, "boxes": 1}, _open_room(80, 80),
+     "at most 20,000,000 states"),
+]  # fmt: skip
+
+
+@pytest.mark.timeout(60, method="thread")  # the old code ran out of memory or ran for minutes
+@pytest.mark.parametrize("what, config, level, limit", TOO_LARGE, ids=[t[0] for t in TOO_LARGE])
+def test_levels_too_large_for_the_oracle_or_the_observation_are_refused_before_any_work(
+    what, config, level, limit
+):
+    """11 boxes exhausted memory (the heuristic's 11! assignments), a 100x100 room took six
+    minutes for the oracle and its observation was cut: each is a clear error up front."""
+    with pytest.raises(ValueError, match=limit):
+        gym.make("turnbudget/Sokoban-v0", **config)
+    if level is not None:
+        game = Sokoban()
+        game.reset(seed=0)
+        before = game.render()
+        with pytest.raises(ValueError, match=limit):
+            game.load_level(level)
+        assert game.render() == before  # the current level is kept
+
+
+def test_the_oracle_size_check_is_bounded_work_whatever_the_counts():
+    """Boxes are checked first, so the binomial coefficient never grows with them (the old
+    guard computed C(10^12, 10^11) and never returned)."""
+    with pytest.raises(ValueError, match=r"at most 6 boxes .* got 100000000000;"):
+        check_oracle_size(10**12, 10**12, 10**11)
+    with pytest.raises(ValueError, match="at most 500,000 ways to place the boxes"):
+        check_oracle_size(10**12, 10**12, 6)
+    check_oracle_size(48, 60, 3)  # a 10x8 room with 3 boxes: 17,296 x 57 states
+
+
+def test_the_largest_room_that_fits_is_never_cut():
+    """A room just inside the observation limit (walls, so the oracle takes it) shows whole."""
+    from turnbudget.envs.core import MAX_OBSERVATION_LENGTH
+
+    width = 86
+    rows = ["#" * width] * 83 + ["@$." + "#" * (width - 3)]  # an 88x86 grid, borders added
+    game = Sokoban(render_mode="ansi")
+    game.reset(seed=0)
+    with pytest.raises(ValueError, match="fits in 8,192"):
+        game.load_level("\n".join([*rows, "#" * width]))  # one row more does not fit
+    obs = game.load_level("\n".join(rows))
+    assert len(obs) > MAX_OBSERVATION_LENGTH - 300 and obs.endswith("Boxes cannot be pulled.")
+    obs, *_ = game.step("x" * 200)  # the longest feedback: an invalid command quoted
+    assert len(obs) <= MAX_OBSERVATION_LENGTH and obs.endswith("Boxes cannot be pulled.")
+    assert game.distance_to_goal() == 1

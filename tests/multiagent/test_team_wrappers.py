@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 
+import gymnasium as gym
 import pytest
 
 pytest.importorskip("pettingzoo")
@@ -144,3 +145,39 @@ def test_team_budget_wrapper_checks():
         TeamTurnBudget(race_v0.raw_env(), turn_budget=5, budget_mix="sometimes")
     with pytest.raises(ValueError, match="Unknown team game"):
         make_team("chess_v6")
+
+
+TEAM_STACKS = {
+    "plain": {},
+    "budget_mix": {"budget_mix": [10, 20]},
+    "errors": {"errors": 0.3},
+    "record": {"record": True},
+    "full": {"budget_mix": [10, 20], "errors": 0.3, "record": True, "reveal": "final=3"},
+}
+BAD_TEAM_RESETS = [
+    ({"options": {"turn_budget": 0}}, "turn_budget"),
+    ({"options": {"repeat": -1}}, "repeat"),
+    ({"options": "x"}, "options"),
+    ({"seed": -1}, "seed"),
+]
+
+
+@pytest.mark.parametrize(
+    "bad, name", BAD_TEAM_RESETS, ids=[f"{n}-{k!r}" for k, n in BAD_TEAM_RESETS]
+)
+@pytest.mark.parametrize("stack", list(TEAM_STACKS))
+def test_a_reset_refused_by_any_team_wrapper_ends_the_episode_and_draws_nothing(stack, bad, name):
+    env, twin = (make_team("vault_v0", difficulty="medium", **TEAM_STACKS[stack]) for _ in "ab")
+    for e in (env, twin):
+        e.reset(seed=3, options={"repeat": 0})
+        e.step(dict.fromkeys(e.agents, "wait"))
+    with pytest.raises(ValueError, match=f"Expect .*`{name}`"):
+        env.reset(**{"seed": 4, **bad})
+    with pytest.raises(gym.error.ResetNeeded, match="refused"):
+        env.step(dict.fromkeys(env.possible_agents, "wait"))  # (the old episode used to go on)
+    assert repr(env.reset()) == repr(twin.reset())  # the refused reset drew nothing
+    for _ in range(5):
+        actions = dict.fromkeys(env.agents, "wait")
+        assert repr(env.step(actions)) == repr(twin.step(actions))
+    if "record" in TEAM_STACKS[stack]:
+        assert env.records == twin.records and env.n_abandoned == 1

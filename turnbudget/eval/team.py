@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget.agents import ORACLE_KEY, make_agent
+from turnbudget.agents import make_agent
 from turnbudget.agents.house import HOUSE_KEY, HouseAgent
 from turnbudget.eval.agent_view import agent_info, budget_visible, executed_action
 from turnbudget.eval.estimator import GridEstimate, estimate_from_task_grids, estimate_grid
@@ -356,9 +356,10 @@ def team_step_probe(
                 if not optimal or not admissible or optimal.issuperset(admissible):
                     continue  # no decision to make here: it would only dilute the measure
                 agent = team[role]
-                info = dict(infos[role])
+                oracle = None
                 if getattr(agent, "needs_oracle", False):
-                    info[ORACLE_KEY] = sorted(optimal)
+                    oracle = functools.partial(sorted, optimal)
+                info = agent_info(infos[role], show_budget=True, oracle=oracle)  # (no budget here)
                 agent.reset(_agent_seed(seed, name, role, task, t0))
                 command = agent.act(observations[role]["text"], info)
                 parsed = env.world.parse(role, command) if isinstance(command, str) else None

@@ -13,8 +13,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from turnbudget._checks import check_positive_int, check_probability, is_int, normalize_weights
+from turnbudget._checks import (
+    check_positive_int,
+    check_probability,
+    check_reset_options,
+    normalize_weights,
+)
 from turnbudget.wrappers._common import EpisodeSeeder, require_oracle, require_single
+from turnbudget.wrappers.turn_budget import begin_reset
 
 __all__ = [
     "ERROR_KINDS",
@@ -118,11 +124,9 @@ def repeat_seed(episode_seed: int, options: Mapping[str, Any] | None) -> int:
         >>> repeat_seed(7, None), repeat_seed(7, {"repeat": 0}) == repeat_seed(7, {"repeat": 1})
         (7, False)
     """
-    repeat = (options or {}).get("repeat")
+    repeat = check_reset_options(None, options).get("repeat")
     if repeat is None:
         return episode_seed
-    if not is_int(repeat) or repeat < 0:
-        raise ValueError(f"Expect the `repeat` option to be an int >= 0, got {repeat!r}")
     state = np.random.SeedSequence([episode_seed, int(repeat)]).generate_state(2)
     return int(state[0]) << 32 | int(state[1])
 
@@ -238,6 +242,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
+        begin_reset(self.env, seed, options)  # (checks `repeat`: no draw on a refused reset)
         episode_seed = repeat_seed(self._seeder.next_seed(seed), options)
         self.errors.start(episode_seed)
         self._turn = 0

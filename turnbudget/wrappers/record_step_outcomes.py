@@ -16,6 +16,7 @@ import gymnasium as gym
 from turnbudget._checks import is_int
 from turnbudget.wrappers._common import env_id_of, require_oracle
 from turnbudget.wrappers.inject_errors import InjectedError
+from turnbudget.wrappers.turn_budget import begin_reset
 
 __all__ = [
     "MAX_RECORD_TEXT",
@@ -636,12 +637,14 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        if self._tracker.in_progress:
+        options = begin_reset(self.env, seed, options)
+        if self._tracker.in_progress:  # (dropped now: a reset that then fails counts it once)
             self.n_abandoned += 1
+            self._tracker.abandon()
         obs, info = self.env.reset(seed=seed, options=options)
         self._episode_index += 1
         seed = _int_or_none(seed)
-        episode_id = (options or {}).get("episode_id")
+        episode_id = options.get("episode_id")
         if episode_id is None:
             where = "" if self.env_index is None else f"{self.env_index}/"
             episode_id = f"{self.env_id}/{where}{seed}/{self._episode_index}"

@@ -16,7 +16,7 @@ from gymnasium.core import ActType, ObsType
 
 from turnbudget._checks import normalize_weights
 from turnbudget.wrappers._common import EpisodeSeeder, find_wrapper, require_single
-from turnbudget.wrappers.turn_budget import TurnBudget, check_turn_budget
+from turnbudget.wrappers.turn_budget import TurnBudget, begin_reset, check_turn_budget
 
 __all__ = ["BudgetMix", "BudgetMixLike", "SampleTurnBudget"]
 
@@ -203,9 +203,9 @@ class SampleTurnBudget(
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsType, dict[str, Any]]:
+        options = begin_reset(self.env, seed, options)
         # One draw per episode, even when the caller's budget wins, so the stream stays aligned.
         drawn = self.budget_mix.sample(self._seeder.stream(seed))
-        options = dict(options or {})
         if options.get("turn_budget") is None:
             options["turn_budget"] = self.sampled_turn_budget = drawn
         else:

@@ -166,8 +166,8 @@ def build_stack(env: gym.Env, **options: Any) -> gym.Env:
 def peel_time_limits(env: gym.Env) -> tuple[gym.Env, int | None]:
     """``env`` without the ``TimeLimit`` wrappers on its outside, and the smallest of their limits."""
     limits = []
-    while isinstance(env, TimeLimit):
-        limits.append(int(env._max_episode_steps))
+    while isinstance(env, TimeLimit):  # (Gymnasium's TimeLimit takes True for 1: refused here)
+        limits.append(check_turn_budget(env._max_episode_steps, "max_episode_steps"))
         env = env.env
     return env, min(limits, default=None)
 

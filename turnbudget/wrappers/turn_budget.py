@@ -7,14 +7,43 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 from gymnasium.core import ActType, ObsType
 
-from turnbudget._checks import check_positive_int
+from turnbudget._checks import check_positive_int, check_reset_options
+from turnbudget.wrappers._common import find_wrapper
 
-__all__ = ["TurnBudget", "check_turn_budget"]
+__all__ = ["TurnBudget", "begin_reset", "check_turn_budget"]
 
 
 def check_turn_budget(value: Any, name: str = "turn_budget") -> int:
     """Return ``value`` as an int if it is a positive integer, else raise ``ValueError``."""
     return check_positive_int(value, name)
+
+
+def begin_reset(env: gym.Env, seed: Any, options: Any) -> dict[str, Any]:
+    """What a stack wrapper's ``reset`` does first: end the episode, then check the arguments.
+
+    From here until a reset gets through the stack's `TurnBudget` (inside
+    ``env``, or ``env`` itself), its ``step`` raises ``ResetNeeded``: a reset
+    refused for its arguments, by any wrapper, leaves no episode running.
+    Returns ``options`` checked, as a new dict (`check_reset_options`).
+
+    Example:
+        >>> import gymnasium as gym, turnbudget
+        >>> env = turnbudget.make("turnbudget/Maze-Easy-v0", errors=0.1)
+        >>> _ = env.reset(seed=0)
+        >>> env.reset(seed=0, options={"repeat": -1})
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect the `repeat` option to be an int >= 0, got -1
+        >>> env.step("look")
+        Traceback (most recent call last):
+        ...
+        gymnasium.error.ResetNeeded: The last reset() was refused (see the error it raised): \
+call reset() again
+    """
+    budget = find_wrapper(env, TurnBudget)
+    if budget is not None:
+        budget._reset_refused = True
+    return check_reset_options(seed, options)
 
 
 class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs):
@@ -63,9 +92,8 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsType, dict[str, Any]]:
-        self._reset_refused = True  # until this reset succeeds: no step on a half-reset env
-        budget = (options or {}).get("turn_budget")
-        self.turn_budget = self.default_turn_budget if budget is None else check_turn_budget(budget)
+        budget = begin_reset(self, seed, options).get("turn_budget")  # no step until it succeeds
+        self.turn_budget = self.default_turn_budget if budget is None else int(budget)
         self.turns_used = 0
         obs, info = self.env.reset(seed=seed, options=options)
         self._reset_refused = False

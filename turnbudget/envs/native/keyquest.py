@@ -13,6 +13,7 @@ from turnbudget.envs.native.worldgen import (
     DIRECTIONS,
     OPPOSITE,
     Draws,
+    check_rooms,
     grid_maze,
     room_name,
     sample_name_ids,
@@ -113,6 +114,7 @@ class KeyQuest(TextGame):
     an image; the ``plot`` extra).
     Any field of `KeyQuestConfig` overrides the difficulty's value by keyword
     (``difficulty="hard", doors=5, max_distance=80``); unknown keywords are a ``TypeError``.
+    A world has 2 to `MAX_ROOMS` (1,360) rooms, each with a name of its own.
 
     ## Registered configurations
     ``turnbudget/KeyQuest-Easy-v0`` (budget 30), ``turnbudget/KeyQuest-Medium-v0``
@@ -132,6 +134,7 @@ class KeyQuest(TextGame):
     def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
         super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
         cfg = self.config
+        check_rooms("KeyQuest", cfg.width, cfg.height)
         # Each door has its own colour and sits on one passage of the rooms' spanning tree.
         max_doors = min(len(_COLORS), cfg.width * cfg.height - 1)
         if not 1 <= cfg.doors <= max_doors or cfg.distractors > len(_DISTRACTORS):

@@ -11,6 +11,7 @@ from turnbudget.envs.native.base import TextGame
 from turnbudget.envs.native.worldgen import (
     DIRECTIONS,
     Draws,
+    check_rooms,
     grid_maze_passages,
     passage_layers,
     passage_steps,
@@ -90,6 +91,7 @@ class Maze(TextGame):
     ``"human"`` or ``"rgb_array"`` (the screen as an image; the ``plot`` extra).
     Any field of `MazeConfig` overrides the difficulty's value by keyword
     (``width=12, height=12, max_distance=80``); unknown keywords are a ``TypeError``.
+    A maze has 2 to `MAX_ROOMS` (1,360) rooms, each with a name of its own.
 
     ## Registered configurations
     ``turnbudget/Maze-Easy-v0`` (budget 30), ``turnbudget/Maze-Medium-v0``
@@ -108,8 +110,7 @@ class Maze(TextGame):
 
     def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
         super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
-        if self.config.width * self.config.height < 2:
-            raise ValueError(f"Expect a Maze of at least 2 rooms, got {self.config}")
+        check_rooms("Maze", self.config.width, self.config.height)
         # Per room, its passages as a bitmask (built with every reset, so compact), and
         # per mask the (direction, room offset) of its exits.
         self._passages: list[int] = []

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from turnbudget.envs.core import EnvVariant
+from turnbudget.envs.core import MAX_OBSERVATION_LENGTH, EnvVariant
 from turnbudget.envs.native.base import TextGame
-from turnbudget.envs.native.sokoban_solver import MAX_PLACEMENTS, SokobanSolver, bits
+from turnbudget.envs.native.sokoban_solver import (
+    MAX_PLACEMENTS,
+    SokobanSolver,
+    bits,
+    check_oracle_size,
+)
 from turnbudget.envs.native.worldgen import DIRECTIONS, Draws
 
 __all__ = ["CONFIGS", "DEFAULT_BUDGETS", "VARIANTS", "Sokoban", "SokobanConfig", "SokobanSolver"]
@@ -104,9 +108,12 @@ class Sokoban(TextGame):
     runs a breadth-first search backward from the solved room that records the
     distance of every solvable state (about 2 ms on Medium, 10-60 ms on Hard);
     every later answer, on the plan or off it, is a lookup. Plain rollouts never
-    build it: a push checks solvability with a cheaper search. A room whose boxes
-    could stand in more than `MAX_PLACEMENTS` (500,000) ways is refused with a
-    ``ValueError`` (by config, or by `load_level`): its table would take minutes. Setbacks: a box
+    build it: a push checks solvability with a cheaper search. A level the
+    oracle cannot take is refused up front with a ``ValueError`` naming the
+    count (by config, or by `load_level`; `check_oracle_size`): more than
+    `MAX_BOXES` (6) boxes, `MAX_PLACEMENTS` (500,000) ways to place them or
+    `MAX_STATES` (20 million) states, and so is a room whose observation would
+    not fit in `MAX_OBSERVATION_LENGTH` (8,192) characters. Setbacks: a box
     slides one square, or you are swept to another square; only ones that keep
     the level solvable (checked with the solver) and, where possible, lengthen
     the solution.
@@ -134,12 +141,18 @@ class Sokoban(TextGame):
         super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
         cfg = self.config
         room = cfg.width * cfg.height
-        if not 1 <= cfg.boxes < room or math.comb(room, cfg.boxes) > MAX_PLACEMENTS:
+        if not 1 <= cfg.boxes < room:
             raise ValueError(
                 f"Expect 1 <= boxes < width x height and at most {MAX_PLACEMENTS:,} ways to "
                 f"place the boxes (the exact oracle tabulates them), got {cfg.boxes} boxes in "
                 f"a {cfg.width}x{cfg.height} room"
             )
+        if cfg.wall_blocks > room - cfg.boxes - 1:  # (room to place the boxes and you)
+            raise ValueError(
+                f"Expect `wall_blocks` <= width x height - boxes - 1 = {room - cfg.boxes - 1}, "
+                f"got {cfg.wall_blocks}"
+            )
+        _check_size(cfg.width + 2, cfg.height + 2, cfg.boxes, room, room)
         self._player = 0
         self._boxes = 0
 
@@ -301,6 +314,7 @@ class Sokoban(TextGame):
         targets = sum(1 << i for i, c in enumerate(cells) if c in ".*+")
         if bin(boxes).count("1") != bin(targets).count("1") or not boxes:
             raise ValueError("Expect as many boxes as targets, and at least one")
+        _check_size(width, len(grid), boxes.bit_count())  # (the solver checks the oracle's size)
         walls = bytes(c == "#" for c in cells)
         self._solver = SokobanSolver(walls, width, targets)
         self._width, self._walls, self._targets = width, walls, targets
@@ -450,6 +464,27 @@ class Sokoban(TextGame):
 
 
 _WALL_BYTES = bytes.maketrans(b"01", b"\x01\x00")  # floor bits as wall bytes
+# Room in an observation for the text around the room's description: the goal or the
+# feedback before it (the longest quotes 40 characters of an invalid command).
+_FEEDBACK_ROOM = 200
+
+
+def _check_size(
+    width: int, height: int, boxes: int, squares: int | None = None, floor: int | None = None
+) -> None:
+    """Refuse, before any work, a level whose observation would be cut or, given its
+    ``squares`` and ``floor`` counts (see `oracle_limit`), too large for the exact oracle.
+    ``width`` and ``height`` are the grid's, border walls included."""
+    grid = width * height + height - 1  # one line per row
+    longest = grid + len(f"\nBoxes on targets: {boxes} of {boxes}.\n{_LEGEND}") + _FEEDBACK_ROOM
+    if longest > MAX_OBSERVATION_LENGTH:
+        raise ValueError(
+            f"Expect a Sokoban room whose observation fits in {MAX_OBSERVATION_LENGTH:,} "
+            f"characters, got a {width - 2}x{height - 2} room (a {width}x{height} grid: up to "
+            f"{longest:,} characters with the text around it); use a smaller room"
+        )
+    if squares is not None and floor is not None:
+        check_oracle_size(squares, floor, boxes)
 
 
 @functools.cache

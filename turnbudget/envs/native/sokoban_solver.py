@@ -7,12 +7,83 @@ import itertools
 import math
 from typing import Any
 
-__all__ = ["MAX_PLACEMENTS", "SokobanSolver", "bits"]
+__all__ = [
+    "MAX_BOXES",
+    "MAX_PLACEMENTS",
+    "MAX_STATES",
+    "SokobanSolver",
+    "bits",
+    "check_oracle_size",
+]
 
-# The exact oracle tabulates every solvable state: levels whose boxes can stand on their
-# live squares in more ways than this are refused (this many take ~20 s to tabulate; the
-# generated levels have at most a few thousand).
+# The exact oracle tabulates every solvable state, so a level it cannot take is refused
+# before any work (`check_oracle_size`), on three counts; the generated levels (at most 3 boxes,
+# a few thousand placements, half a million states) are far below each.
+#: Most boxes: the heuristic tries every assignment of boxes to targets (boxes! of them)
+#: for every box set it meets (11 boxes: 39,916,800 each, which exhausts memory).
+MAX_BOXES = 6
+#: Most ways to place the boxes on the squares a box can still be solved from.
 MAX_PLACEMENTS = 500_000
+#: Most states in the table: box placements x player squares (20 million take 10-20 s
+#: and a few hundred MB; a 100x100 room with one box has 100 million and takes 6 minutes).
+MAX_STATES = 20_000_000
+
+
+def check_oracle_size(squares: int, floor: int, boxes: int) -> None:
+    """Refuse a level the exact oracle cannot take with a ``ValueError`` naming the count,
+    before any work.
+
+    Args:
+        squares: the squares a box may stand on (the live squares; a room's size for a config).
+        floor: the squares the player may stand on (boxes' included).
+        boxes: the number of boxes.
+
+    Every count is bounded work: the boxes are checked first, so the binomial
+    coefficient is a product of at most `MAX_BOXES` terms.
+
+    Example:
+        >>> check_oracle_size(20, 20, 3)
+        >>> check_oracle_size(20, 20, 11)
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect a Sokoban level the exact oracle can tabulate: at most 6 boxes (the \
+heuristic tries all 11! assignments of boxes to targets), got 11; use fewer boxes or a smaller room
+        >>> check_oracle_size(9_604, 10_000, 1)
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect a Sokoban level the exact oracle can tabulate: at most 20,000,000 \
+states (box placements x player squares), got 9,604 x 9,999 = 96,030,396; use fewer boxes or a \
+smaller room
+    """
+    why = _oracle_limit(squares, floor, boxes)
+    if why is not None:
+        raise ValueError(
+            f"Expect a Sokoban level the exact oracle can tabulate: {why}; "
+            "use fewer boxes or a smaller room"
+        )
+
+
+def _oracle_limit(squares: int, floor: int, boxes: int) -> str | None:
+    """Which of the limits a level passes, and by how much (None: it is within all three)."""
+    if boxes > MAX_BOXES:
+        return (
+            f"at most {MAX_BOXES} boxes (the heuristic tries all {boxes}! assignments of boxes "
+            f"to targets), got {boxes}"
+        )
+    placements = math.comb(squares, boxes)
+    if placements > MAX_PLACEMENTS:
+        return (
+            f"at most {MAX_PLACEMENTS:,} ways to place the boxes, got {placements:,} "
+            f"({boxes} boxes on {squares} squares a box can be solved from)"
+        )
+    states = placements * (floor - boxes)
+    if states > MAX_STATES:
+        return (
+            f"at most {MAX_STATES:,} states (box placements x player squares), got "
+            f"{placements:,} x {floor - boxes:,} = {states:,}"
+        )
+    return None
+
 
 _DEAD = 1 << 20  # "never": larger than any sum of push counts on a level
 _FLOOR_DIGITS = bytes.maketrans(b"\x00\x01", b"10")
@@ -49,6 +120,8 @@ class SokobanSolver:
     """
 
     def __init__(self, walls: bytes, width: int, targets: int):
+        if targets.bit_count() > MAX_BOXES:  # before the searches below, which grow with it
+            check_oracle_size(0, 0, targets.bit_count())
         self.walls = walls
         self.width = width
         self.targets = targets
@@ -62,14 +135,7 @@ class SokobanSolver:
             distances, reached = self._push_distances_to(target)
             self.to_target.append(distances)
             self.live |= reached
-        placements = math.comb(self.live.bit_count(), targets.bit_count())
-        if placements > MAX_PLACEMENTS:
-            raise ValueError(
-                f"Expect a Sokoban level whose boxes can stand in at most {MAX_PLACEMENTS:,} "
-                f"ways (the exact oracle tabulates them): its {targets.bit_count()} boxes and "
-                f"{self.live.bit_count()} squares a box can still be solved from give "
-                f"{placements:,}; use fewer boxes or a smaller room"
-            )
+        check_oracle_size(self.live.bit_count(), self.floor.bit_count(), targets.bit_count())
         self._columns = list(zip(*self.to_target))  # per square, its distance to each target
         self._assignments = list(itertools.permutations(range(len(self.to_target))))
         self._clear_caches()

@@ -12,11 +12,13 @@ import numpy as np
 
 __all__ = [
     "DIRECTIONS",
+    "MAX_ROOMS",
     "OPPOSITE",
     "PASSAGE_BITS",
     "Draws",
     "as_draws",
     "bfs_distances",
+    "check_rooms",
     "grid_maze",
     "grid_maze_passages",
     "passage_layers",
@@ -288,13 +290,37 @@ _NOUNS = (
 )  # fmt: skip
 
 
+#: Most rooms a world can have: every room has a name of its own.
+MAX_ROOMS = len(_ADJECTIVES) * len(_NOUNS)
+
+
+def check_rooms(game: str, width: int, height: int) -> None:
+    """Refuse, when a game is built, a grid of rooms with fewer than 2 or more than
+    `MAX_ROOMS` rooms (the names run out; the generation would fail only at reset, after
+    seconds of work for a large grid).
+
+    Example:
+        >>> check_rooms("Maze", 40, 34)
+        >>> check_rooms("Maze", 1_000_000, 1)
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect a Maze of at least 2 rooms and at most 1,360 (each has a name of its \
+own), got 1000000x1 = 1,000,000
+    """
+    rooms = width * height
+    if not 2 <= rooms <= MAX_ROOMS:
+        raise ValueError(
+            f"Expect a {game} of at least 2 rooms and at most {MAX_ROOMS:,} (each has a name of "
+            f"its own), got {width}x{height} = {rooms:,}"
+        )
+
+
 def sample_name_ids(count: int, rng: np.random.Generator | Draws) -> list[int]:
     """``count`` distinct room-name ids (the same draw as `sample_names`); `room_name`
     spells one, so games can name rooms only when they are first described."""
-    total = len(_ADJECTIVES) * len(_NOUNS)
-    if count > total:
-        raise ValueError(f"Expect at most {total} rooms, got {count}")
-    return as_draws(rng).distinct(total, count)
+    if count > MAX_ROOMS:
+        raise ValueError(f"Expect at most {MAX_ROOMS} rooms, got {count}")
+    return as_draws(rng).distinct(MAX_ROOMS, count)
 
 
 def room_name(name_id: int) -> str:

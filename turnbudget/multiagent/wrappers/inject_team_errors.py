@@ -12,6 +12,7 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from turnbudget.multiagent.base import TEXT_KEY
 from turnbudget.multiagent.wrappers._common import require_single_team
+from turnbudget.multiagent.wrappers.team_turn_budget import begin_team_reset
 from turnbudget.wrappers._common import EpisodeSeeder
 from turnbudget.wrappers.inject_errors import (
     ERROR_KINDS,
@@ -108,7 +109,7 @@ class InjectTeamErrors(BaseParallelWrapper):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        self.unwrapped.begin_reset()  # a refused reset leaves no half-reset stack
+        begin_team_reset(self.env, seed, options)  # (checks `repeat`: no draw on a refused reset)
         episode_seed = repeat_seed(self._seeder.next_seed(seed), options)
         for index, schedule in enumerate(self.errors.values()):
             schedule.start(int(np.random.default_rng([episode_seed, index]).integers(2**63)))

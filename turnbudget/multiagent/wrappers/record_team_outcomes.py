@@ -10,6 +10,7 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from turnbudget.multiagent.wrappers._common import require_single_team
+from turnbudget.multiagent.wrappers.team_turn_budget import begin_team_reset
 from turnbudget.wrappers.record_step_outcomes import (
     EpisodeTracker,
     OutcomeRecord,
@@ -95,12 +96,12 @@ class RecordTeamOutcomes(BaseParallelWrapper):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        self.unwrapped.begin_reset()  # a refused reset leaves no half-reset stack
+        options = begin_team_reset(self.env, seed, options)
         self._abandon()
         observations, infos = self.env.reset(seed=seed, options=options)
         self._episode_index += 1
         seed = None if seed is None else int(seed)
-        episode_id = (options or {}).get("episode_id")
+        episode_id = options.get("episode_id")
         if episode_id is None:
             where = "" if self.env_index is None else f"{self.env_index}/"
             episode_id = f"{self.env_id}/{where}{seed}/{self._episode_index}"

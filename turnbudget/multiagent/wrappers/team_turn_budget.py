@@ -7,12 +7,24 @@ from typing import Any
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
+from turnbudget._checks import check_reset_options
 from turnbudget.multiagent.wrappers._common import require_single_team
 from turnbudget.wrappers._common import EpisodeSeeder
 from turnbudget.wrappers.sample_turn_budget import BudgetMix, BudgetMixLike
 from turnbudget.wrappers.turn_budget import check_turn_budget
 
-__all__ = ["TeamTurnBudget"]
+__all__ = ["TeamTurnBudget", "begin_team_reset"]
+
+
+def begin_team_reset(env: Any, seed: Any, options: Any) -> dict[str, Any]:
+    """What a team wrapper's ``reset`` does first: end the episode, then check the arguments.
+
+    The team form of `turnbudget.wrappers.turn_budget.begin_reset`: from here
+    until a reset gets through to the game, every ``step`` of the stack raises
+    ``ResetNeeded`` (the game's `check_actions`, which each team wrapper calls first). Returns ``options`` checked, as a new dict.
+    """
+    env.unwrapped.begin_reset()
+    return check_reset_options(seed, options)
 
 
 class TeamTurnBudget(BaseParallelWrapper):
@@ -64,15 +76,12 @@ class TeamTurnBudget(BaseParallelWrapper):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        self.unwrapped.begin_reset()  # a refused reset leaves no half-reset stack
-        budget = (options or {}).get("turn_budget")
-        if budget is not None:  # checked first: a refused reset draws nothing
-            budget = check_turn_budget(budget)
+        budget = begin_team_reset(self, seed, options).get("turn_budget")  # (no step until done)
         drawn = None
         if self.budget_mix is not None:  # one draw per episode keeps the stream aligned
             drawn = self.budget_mix.sample(self._seeder.stream(seed))
         if budget is not None:
-            self.turn_budget, self.sampled_turn_budget = budget, None
+            self.turn_budget, self.sampled_turn_budget = int(budget), None
         elif drawn is not None:
             self.turn_budget = self.sampled_turn_budget = drawn
         else:
