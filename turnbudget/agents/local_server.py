@@ -217,21 +217,37 @@ class LocalServer:
         )
         try:
             self._wait_ready()
+            self._warm_up()
         except BaseException:
             self.stop()
             raise
         logger.info("LLM server ready at %s (pid %d)", self.base_url, self._process.pid)
         return self
 
+    def _exited(self, when: str) -> RuntimeError:
+        """The error for a server process that ended ``when`` (it has ended)."""
+        assert self._process is not None
+        code = self._process.returncode
+        if code == -signal.SIGILL:  # a native build on a CPU its VM does not fully expose
+            return RuntimeError(
+                f"llama_cpp.server died {when} on an illegal instruction: llama-cpp-python "
+                "was compiled for CPU features this machine cannot run (a native build "
+                "where the CPU advertises AMX or AVX-512 that its VM does not enable). "
+                'Rebuild it portable: CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" '
+                "pip install --no-cache-dir --force-reinstall --no-deps "
+                "'llama-cpp-python==0.3.36'"
+            )
+        return RuntimeError(
+            f"llama_cpp.server exited with code {code} {when}; its log ends with:\n"
+            f"{self.log_tail()}"
+        )
+
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.startup_timeout
         while True:
             assert self._process is not None
             if self._process.poll() is not None:
-                raise RuntimeError(
-                    f"llama_cpp.server exited with code {self._process.returncode} before "
-                    f"answering; its log ends with:\n{self.log_tail()}"
-                )
+                raise self._exited("before answering")
             if self.models() is not None:
                 return
             if time.monotonic() > deadline:
@@ -240,6 +256,27 @@ class LocalServer:
                     f"{self.startup_timeout:g} s; its log ends with:\n{self.log_tail()}"
                 )
             time.sleep(0.25)
+
+    def _warm_up(self) -> None:
+        """Generate one token, so a server that cannot compute fails here, with the reason,
+        not in the middle of the first evaluation."""
+        body = json.dumps({"model": self.model, "prompt": "Hi", "max_tokens": 1}).encode()
+        request = urllib.request.Request(
+            f"{self.base_url}/completions", body, {"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.startup_timeout) as response:
+                response.read()
+        except (OSError, ValueError) as exc:
+            assert self._process is not None
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=5)  # did it die under the request?
+            if self._process.poll() is not None:
+                raise self._exited("on its first completion") from None
+            raise RuntimeError(
+                f"llama_cpp.server did not complete a one-token request ({exc}); its log "
+                f"ends with:\n{self.log_tail()}"
+            ) from None
 
     def models(self) -> list[dict[str, Any]] | None:
         """The server's ``/v1/models`` entries, or None when it does not answer."""
