@@ -133,7 +133,7 @@ class Interpreter:
         try:
             self._requests.send((name, args))
             reply = self._replies.recv() if self._answer.poll(limit * 1000) else None
-        except (EOFError, OSError):  # the child died: a broken pipe, or nothing more to read
+        except (EOFError, BrokenPipeError):  # the child died: nothing to read, or to write to
             words = self._last_words()
             error = StoryFileError if name == "load" else InterpreterError
             raise error(
@@ -211,9 +211,7 @@ def _child(jericho: Any, requests: int, replies: int, log: int, parent: int) -> 
     try:
         os.dup2(log, 1)
         os.dup2(log, 2)
-        keep = sorted({0, 1, 2, requests, replies})
-        for low, high in zip(keep, [*keep[1:], os.sysconf("SC_OPEN_MAX")], strict=True):
-            os.closerange(low + 1, high)  # no copy of the parent's pipes, sockets or files
+        _close_all_but(0, 1, 2, requests, replies)  # no copy of the parent's pipes or sockets
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
         warnings.simplefilter("ignore")  # (jericho's UnsupportedGameWarning on every load)
         threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
@@ -221,6 +219,16 @@ def _child(jericho: Any, requests: int, replies: int, log: int, parent: int) -> 
         code = 0
     finally:
         os._exit(code)
+
+
+def _close_all_but(*keep: int) -> None:
+    try:
+        fds = [int(fd) for fd in os.listdir("/dev/fd")]  # the open ones (Linux, macOS)
+    except OSError:
+        fds = list(range(min(os.sysconf("SC_OPEN_MAX"), 1 << 16)))
+    for fd in set(fds) - set(keep):
+        with contextlib.suppress(OSError):  # (the listing's own, closed already)
+            os.close(fd)
 
 
 def _exit_with(parent: int) -> None:
