@@ -60,6 +60,11 @@ class TextWorldEnv(TextEnv):
     TextWorld's state tracking reads the game's logic from there. The
     generated families (`CoinCollector`, `TreasureHunter`, `Cooking`,
     `TextWorldCustom`) are subclasses that pick the file from the reset seed.
+    The Z-machine interpreter runs in a process of its own (`Interpreter`,
+    started on the first reset): a call into it that runs past `STEP_TIMEOUT`
+    or the episode's deadline (``--timeout``) stops it and raises
+    `StepTimeout`, one that makes it exit raises `InterpreterError`; the next
+    reset starts a new one.
 
     ## Goal
     The game's objective, given as ``info["goal"]`` on reset.
