@@ -41,6 +41,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from cpu_time import cpu_seconds  # benchmarks/ is on sys.path as a script
 
 import turnbudget  # noqa: F401 - registers the envs
 
@@ -78,13 +79,14 @@ def _game_class_and_kwargs(env_id: str, cache_dir: str | None) -> tuple[type, di
 def _loop(step, reset, admissible, seconds: float, seed: int, cap: int, oracle=None) -> float:
     """Steps per CPU second of a random agent (``step(cmd)`` returns done).
 
-    CPU time of this process (the interpreter runs in-process) rather than wall
-    time, so other jobs on a shared machine skew the ratios less.
+    CPU time (of this process and of the env's interpreter process, where the
+    adapter runs it) rather than wall time, so other jobs on a shared machine
+    skew the ratios less.
     """
     draws = np.random.default_rng(seed).random(1 << 16)
     reset()
     steps = turn = 0
-    start = time.process_time()
+    start = cpu_seconds()
     deadline = time.perf_counter() + seconds
     while True:
         for _ in range(50):
@@ -98,7 +100,7 @@ def _loop(step, reset, admissible, seconds: float, seed: int, cap: int, oracle=N
                 turn = 0
                 reset()
         if time.perf_counter() >= deadline:
-            return steps / max(time.process_time() - start, 1e-9)
+            return steps / max(cpu_seconds() - start, 1e-9)
 
 
 def raw_rate(path: Path, config: Config, cap: int, mode: str) -> float:

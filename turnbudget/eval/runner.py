@@ -21,12 +21,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from turnbudget.agents.secrets import redact
+from turnbudget.envs.deadline import StepTimeout, step_deadline
 from turnbudget.eval.agent_view import agent_info, budget_visible, executed_action
 from turnbudget.eval.analysis import budget_counts, usage_number
 from turnbudget.eval.logs import dumps
@@ -44,6 +46,7 @@ __all__ = [
     "EpisodeTimeout",
     "alarm",
     "build_env",
+    "can_interrupt",
     "check_envs",
 ]
 
@@ -94,19 +97,39 @@ def describe(exc: BaseException) -> str:
 
 
 def _failure(spec: EpisodeSpec, exc: BaseException) -> EpisodeFailure:
-    kind = "timeout" if isinstance(exc, EpisodeTimeout) else "exception"
+    kind = "timeout" if isinstance(exc, (EpisodeTimeout, StepTimeout)) else "exception"
     return EpisodeFailure(spec, kind, describe(exc))
+
+
+def can_interrupt() -> bool:
+    """Whether `alarm` can interrupt Python code here (SIGALRM: the main thread, POSIX)."""
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
 @contextlib.contextmanager
 def alarm(seconds: float | None, *, limit: float | None = None) -> Iterator[None]:
-    """Raise `EpisodeTimeout` in this thread after ``seconds`` (SIGALRM: main thread of a
-    POSIX process only); ``limit`` is the per-episode timeout the message names."""
+    """Stop the block after ``seconds``; ``limit`` is the per-episode timeout messages name.
+
+    Env steps that can be stopped from outside (TextWorld's interpreter process)
+    stop at that deadline in any thread (`step_deadline`; they raise
+    `StepTimeout`). Everything else is interrupted with `EpisodeTimeout` by a
+    SIGALRM, where `can_interrupt` (the main thread of a POSIX process).
+    """
     if seconds is None:
         yield
         return
-    armed = True
     limit = seconds if limit is None else limit
+    with step_deadline(seconds, limit=limit):
+        if not can_interrupt():
+            yield
+            return
+        with _sigalrm(seconds, limit):
+            yield
+
+
+@contextlib.contextmanager
+def _sigalrm(seconds: float, limit: float) -> Iterator[None]:
+    armed = True
 
     def fire(signum: int, frame: Any) -> None:
         if armed:  # the block may have ended just as the timer fired
@@ -279,8 +302,9 @@ class EpisodeRunner:
         ends (a batch agent finishes them out of order), so a run that fails midway has
         handed over what finished.
 
-        ``timeout`` (seconds per episode) is enforced with SIGALRM, so only from the
-        main thread of a POSIX process (the local backend checks that); a process
+        ``timeout`` (seconds per episode) is enforced by `alarm`: env steps that can be
+        stopped (TextWorld's interpreter) stop at it in any thread, anything else only
+        where a SIGALRM can interrupt it (the main thread of a POSIX process); a process
         backend leaves it None and kills a worker that runs too long instead.
         """
         if self.batch:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 from pathlib import Path
@@ -114,3 +115,57 @@ def test_glulx_headers_are_checked(tmp_path):
     path.write_bytes(b"Glul")
     with pytest.raises(StoryFileError, match="too short"):
         validate_story_file(path)
+
+
+def _glulx_named_z8(tmp_path: Path) -> Path:
+    """A Glulx header (sound magic and declared length) and junk, named .z8."""
+    data = bytearray(b"Glul" + bytes(range(256)) * 4)
+    struct.pack_into(">I", data, 12, len(data))
+    return _story(tmp_path, "glulx", bytes(data))
+
+
+def _in_child(body) -> tuple[str, str]:
+    """Run ``body`` in a forked child: ``("raised", "Type: message")``, ``("returned", "")``,
+    or ``("exited", status)`` when something ended the child's process."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            body()
+            report = "returned|"
+        except BaseException as e:
+            report = f"raised|{type(e).__name__}: {e}"
+        os.write(write_end, report.encode()[:4000])
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        report = pipe.read().decode()
+    status = os.waitpid(pid, 0)[1]
+    if not report:
+        return "exited", str(os.waitstatus_to_exitcode(status))
+    kind, _, detail = report.partition("|")
+    return kind, detail
+
+
+def test_a_glulx_file_named_z8_is_refused_and_the_process_survives(tmp_path):
+    path = _glulx_named_z8(tmp_path)
+
+    def play() -> None:
+        env = gym.make("turnbudget/TextWorldFile-v0", game_file=path)
+        env.reset(seed=0)
+
+    kind, detail = _in_child(play)
+    assert kind == "raised" and detail.startswith("StoryFileError"), (kind, detail)
+    assert "Glulx" in detail and "version byte 1-8" in detail and str(path) in detail
+
+
+@pytest.mark.parametrize("size", [600_000, 1_500_000_000])
+def test_an_oversized_story_file_is_refused_before_it_is_read(tmp_path, size):
+    path = _story(tmp_path, "padded", GAME.with_suffix(".z8").read_bytes())
+    os.truncate(path, size)  # zero padding (sparse: no disk space used)
+    with pytest.raises(StoryFileError, match="version-8 Z-machine story is at most 524288 bytes"):
+        validate_story_file(path)
+    env = gym.make("turnbudget/TextWorldFile-v0", game_file=path)
+    with pytest.raises(StoryFileError, match=f"is {size} bytes"):
+        env.reset(seed=0)
+    env.close()

@@ -13,8 +13,9 @@ import numpy as np
 
 from turnbudget.envs.core import INFO_VALID_ACTION, MAX_OBSERVATION_LENGTH, TextEnv
 from turnbudget.envs.textworld.command import CommandGrammar
+from turnbudget.envs.textworld.interpreter import Interpreter, start_game
 from turnbudget.envs.textworld.sanitize import normalize_text
-from turnbudget.envs.textworld.storyfile import check_story_file
+from turnbudget.envs.textworld.storyfile import StoryFileError, check_story_file
 
 __all__ = ["TextWorldEnv", "clean_feedback", "require_textworld"]
 
@@ -59,6 +60,11 @@ class TextWorldEnv(TextEnv):
     TextWorld's state tracking reads the game's logic from there. The
     generated families (`CoinCollector`, `TreasureHunter`, `Cooking`,
     `TextWorldCustom`) are subclasses that pick the file from the reset seed.
+    The Z-machine interpreter runs in a process of its own (`Interpreter`,
+    started on the first reset): a call into it that runs past `STEP_TIMEOUT`
+    or the episode's deadline (``--timeout``) stops it and raises
+    `StepTimeout`, one that makes it exit raises `InterpreterError`; the next
+    reset starts a new one.
 
     ## Goal
     The game's objective, given as ``info["goal"]`` on reset.
@@ -143,6 +149,7 @@ class TextWorldEnv(TextEnv):
                 )
             self._game_files = [self._check_game_file(Path(f)) for f in files]
         self._tw: Any = None  # the textworld environment, (re)built on reset
+        self._interpreter: Interpreter | None = None  # its interpreter's process, kept across games
         self._loaded: Path | None = None
         self._grammar: CommandGrammar | None = None  # the game's one-command language
         self._state: Any = None  # the last textworld GameState
@@ -186,7 +193,9 @@ class TextWorldEnv(TextEnv):
     def close(self) -> None:
         if self._tw is not None:
             self._tw.close()
-        self._tw = None
+        if self._interpreter is not None:
+            self._interpreter.terminate()
+        self._tw = self._interpreter = None
         self._loaded = None
         self._in_episode = False
         super().close()
@@ -255,7 +264,10 @@ class TextWorldEnv(TextEnv):
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_tw=None, _loaded=None, _state=None, _policy_cache=None, _optimal_cache=None)
+        state.update(
+            _tw=None, _interpreter=None, _loaded=None, _state=None, _policy_cache=None,
+            _optimal_cache=None,
+        )  # fmt: skip
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -293,25 +305,34 @@ class TextWorldEnv(TextEnv):
         return path
 
     def _start(self, path: Path) -> None:
-        """Load ``path`` into the interpreter unless it is already loaded."""
-        if self._tw is not None and self._loaded == path:
+        """Load ``path`` into the interpreter unless it is already loaded (and running)."""
+        stopped = self._interpreter is not None and not self._interpreter.alive
+        if self._tw is not None and self._loaded == path and not stopped:
             return
         textworld = require_textworld()
         if self._tw is not None:
             self._tw.close()
+        self._tw = self._loaded = None
         infos = textworld.EnvInfos(
             feedback=True, score=True, max_score=True, moves=True, won=True, lost=True,
             objective=True, admissible_commands=True, policy_commands=True,
             extras=["walkthrough"],
         )  # fmt: skip
-        check_story_file(path)  # the interpreter would exit the process on a bad file
+        check_story_file(path)  # a first check, in a throwaway child
         try:
             with warnings.catch_warnings():
                 # jericho's UnsupportedGameWarning: its own score and move detection
                 # is off for TextWorld games, which TextWorld tracks instead.
                 warnings.simplefilter("ignore")
-                self._tw = textworld.start(str(path), request_infos=infos)
-        except ValueError as e:  # e.g. Glulx games with TextWorld >= 1.7
+                if path.suffix == ".ulx":  # TextWorld < 1.7 only, with its own Glulx backend
+                    self._tw = textworld.start(str(path), request_infos=infos)
+                else:  # the interpreter in a process of its own: it can hang or exit there
+                    if self._interpreter is None or stopped:
+                        self._interpreter = Interpreter()
+                    self._tw = start_game(path, infos, self._interpreter)
+        except StoryFileError:
+            raise
+        except (ValueError, NotImplementedError) as e:  # e.g. Glulx games with TextWorld >= 1.7
             raise ValueError(f"Cannot load TextWorld game {str(path)!r}: {e}") from e
         self._grammar = CommandGrammar.from_game(self._tw._game)
         self._loaded = path

@@ -13,6 +13,7 @@ import numpy as np
 from turnbudget._checks import is_int
 from turnbudget.envs.textworld.cache import GameCache
 from turnbudget.envs.textworld.env import TextWorldEnv, require_textworld
+from turnbudget.envs.textworld.interpreter import Interpreter, start_game
 
 __all__ = ["MAX_GENERATION_ATTEMPTS", "GeneratedTextWorldEnv", "LevelledChallenge", "attempt_seed"]
 
@@ -40,10 +41,11 @@ def attempt_seed(game_id: int, attempt: int) -> int:
 def _walkthrough_wins(textworld: Any, path: Path) -> bool:
     """Whether the compiled game at ``path`` is won by its stored walkthrough (True if none)."""
     infos = textworld.EnvInfos(won=True, extras=["walkthrough"])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # jericho's UnsupportedGameWarning
-        env = textworld.start(str(path), request_infos=infos)
+    interpreter = Interpreter()  # bounded steps here too: no game may hang generation
     try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # jericho's UnsupportedGameWarning
+            env = start_game(path, infos, interpreter)
         state = env.reset()
         walkthrough = state.get("extra.walkthrough")
         if not walkthrough:
@@ -54,7 +56,7 @@ def _walkthrough_wins(textworld: Any, path: Path) -> bool:
                 break
         return bool(state.won)
     finally:
-        env.close()
+        interpreter.terminate()
 
 
 class GeneratedTextWorldEnv(TextWorldEnv):

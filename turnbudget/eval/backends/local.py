@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import logging
 import math
-import signal
-import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from turnbudget.eval.backends import Backend, RunnerFactory
 from turnbudget.eval.plan import EpisodeSpec
-from turnbudget.eval.runner import EpisodeFailure, EpisodeResult, EpisodeRunner, alarm
+from turnbudget.eval.runner import (
+    EpisodeFailure,
+    EpisodeResult,
+    EpisodeRunner,
+    alarm,
+    can_interrupt,
+)
 
 __all__ = ["LocalBackend"]
 
@@ -24,12 +28,14 @@ class LocalBackend(Backend):
     Each episode's records are handed over as soon as it ends (so a run that
     fails midway keeps what finished); a `BatchAgent` keeps ``max_batch_size``
     episodes in flight, starting the next one whenever one ends. A
-    ``timeout`` interrupts an episode with `EpisodeTimeout` (a SIGALRM, so
-    only where the run is driven from the main thread of a POSIX process; an
-    agent blocked inside C code that retries on signals cannot be interrupted
-    here: use the ``pool`` backend, which kills the worker). For a batch agent
-    each episode has its own deadline; when one passes, the episodes then in
-    flight are replayed one at a time, so only the slow one fails.
+    ``timeout`` stops env steps that can be stopped (TextWorld's interpreter
+    runs in a process it kills, in any thread) and interrupts everything else
+    with `EpisodeTimeout` (a SIGALRM, so only where the run is driven from the
+    main thread of a POSIX process; an agent blocked inside C code that
+    retries on signals cannot be interrupted here: use the ``pool`` backend,
+    which kills the worker). For a batch agent each episode has its own
+    deadline; when one passes, the episodes then in flight are replayed one at
+    a time, so only the slow one fails.
     """
 
     name = "local"
@@ -52,16 +58,12 @@ class LocalBackend(Backend):
         return self
 
     def _limit(self) -> float | None:
-        if self.timeout is None:
-            return None
-        if not hasattr(signal, "setitimer") or threading.current_thread() is not (
-            threading.main_thread()
-        ):
+        if self.timeout is not None and not can_interrupt():
             logger.warning(
-                "the local backend enforces timeouts only from the main thread on POSIX; "
-                "running without one (the pool backend enforces them anywhere)"
+                "the local backend interrupts agents only from the main thread on POSIX; "
+                "here its timeout stops env steps that can be stopped (TextWorld's "
+                "interpreter) and nothing else (the pool backend enforces it anywhere)"
             )
-            return None
         return self.timeout
 
     def run(self, specs: Sequence[EpisodeSpec]) -> Iterator[list[EpisodeResult | EpisodeFailure]]:

@@ -1,0 +1,190 @@
+"""Hostile story files cannot hang or end the calling process: the interpreter runs apart.
+
+The looping story is a real Z-machine file, assembled below: it plays along with
+everything TextWorld sends while loading and resetting, then loops forever on
+the command ``inventory``. No limit, however generous, is ever enough for it,
+so the tests hold whatever the machine's load.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import threading
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+from _support import SHIPPED_TEXTWORLD_GAMES
+
+import turnbudget  # noqa: F401 - registers the ids
+from turnbudget.envs.deadline import StepTimeout, step_deadline
+from turnbudget.envs.textworld import interpreter
+from turnbudget.envs.textworld.interpreter import Interpreter, InterpreterError
+from turnbudget.envs.textworld.storyfile import StoryFileError
+from turnbudget.registration import register_game
+
+GAME = SHIPPED_TEXTWORLD_GAMES / "coin_collector-1ad1367648" / "0"
+LOOPING_ID = "turnbudget/TestLoopingStory-v0"
+
+
+def looping_story(trigger: str = "i") -> bytes:
+    """A Z-machine v8 story that answers "ok" to every command, and loops forever on one
+    that starts with ``trigger``.
+
+    Memory: the 64-byte header; an object table (63 default property words, one
+    object with an empty name); 240 globals; a text buffer; an empty dictionary
+    (static memory); then the code (high memory).
+    """
+    objects = 0x40
+    properties = objects + 126 + 14
+    globals_ = properties + 2
+    buffer = globals_ + 480
+    dictionary = buffer + 202
+    code = (dictionary + 4 + 7) & ~7
+    memory = bytearray(code)
+    struct.pack_into(">H", memory, objects + 126 + 12, properties)
+    memory[buffer] = 200  # the buffer's capacity
+    memory[dictionary : dictionary + 4] = bytes([0, 7, 0, 0])  # no separators, no words
+    key = 0x10  # global 0: the first character typed
+    loop = bytearray()
+    loop += b"\xe2\x17" + struct.pack(">H", buffer) + b"\x01\x00"  # storeb buffer 1 0 (no preload)
+    loop += b"\xe4\x1f" + struct.pack(">H", buffer) + bytes([0, key])  # aread buffer 0 -> key
+    loop += b"\xd0\x1f" + struct.pack(">H", buffer) + bytes([2, key])  # loadb buffer 2 -> key
+    branch = len(loop)
+    loop += bytes([0x41, key, ord(trigger), 0])  # je key trigger ?hang
+    loop += b"\xe5\x7fo\xe5\x7fk\xbb"  # print_char 'o'; print_char 'k'; new_line
+    back = len(loop)
+    loop += bytes([0x8C, 0, 0])  # jump to the start of the loop
+    hang = len(loop)
+    loop += b"\x8c\xff\xff"  # hang: jump hang (forever)
+    loop[branch + 3] = 0xC0 | (hang - (branch + 4) + 2)  # branch if true, short offset
+    struct.pack_into(">h", loop, back + 1, -(back + 3) + 2)
+    data = memory + loop
+    data += bytes(-len(data) % 8)
+    data[0] = 8  # version
+    for offset, value in [(0x04, code), (0x06, code), (0x08, dictionary), (0x0A, objects),
+                          (0x0C, globals_), (0x0E, dictionary), (0x1A, len(data) // 8)]:  # fmt: skip
+        struct.pack_into(">H", data, offset, value)
+    data[0x12:0x18] = b"260101"  # serial number
+    struct.pack_into(">H", data, 0x1C, sum(data[0x40:]) % 0x10000)  # checksum
+    return bytes(data)
+
+
+def _story(tmp_path: Path, name: str, data: bytes) -> Path:
+    """``data`` as ``name.z8`` with the shipped game's .json beside it."""
+    path = tmp_path / f"{name}.z8"
+    path.write_bytes(data)
+    shutil.copyfile(GAME.with_suffix(".json"), path.with_suffix(".json"))
+    return path
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.fixture
+def looping(tmp_path):
+    return _story(tmp_path, "looping", looping_story())
+
+
+def test_a_story_that_loops_later_is_stopped_and_the_env_recovers(looping, monkeypatch):
+    env = gym.make("turnbudget/TextWorldFile-v0", game_file=looping)
+    env.reset(seed=0)
+    assert env.step("look")[0] == "ok"  # a sound game until the trigger
+    game = env.unwrapped
+    pid = game._interpreter.pid
+    with step_deadline(0.2), pytest.raises(StepTimeout, match=r"timeout of 0\.2s.*inventory"):
+        env.step("inventory")
+    assert _gone(pid)  # killed and reaped, not left spinning
+    with pytest.raises(InterpreterError, match="reset the env"):
+        env.step("look")
+    env.reset(seed=0)  # a new interpreter
+    assert env.step("look")[0] == "ok"
+    # Without a deadline the interpreter's own limit applies (set low only now: the story
+    # never answers, so any limit is exceeded whatever the load).
+    monkeypatch.setattr(interpreter, "STEP_TIMEOUT", 0.2)
+    with pytest.raises(StepTimeout, match="STEP_TIMEOUT"):
+        env.step("inventory")
+    env.close()
+
+
+class _Inventory:
+    """Asks for its inventory every turn: the looping story's trigger."""
+
+    name = "inventory"
+
+    def reset(self, seed: int | None = None) -> None:
+        pass
+
+    def act(self, observation: str, info: object) -> str:
+        return "inventory"
+
+
+@pytest.fixture
+def looping_id(looping):
+    register_game(LOOPING_ID.split("/")[1], "turnbudget.envs.textworld.env:TextWorldEnv",
+                  turn_budget=5, game_file=os.fspath(looping))  # fmt: skip
+    # One reset first (imports TextWorld, checks the story file), so the episode's reset is
+    # quick and its timeout normally falls in the loop: on a slow day it may fall in the
+    # reset instead, which is a timeout too.
+    env = gym.make(LOOPING_ID)
+    env.reset(seed=0)
+    env.close()
+    yield LOOPING_ID
+    del gym.registry[LOOPING_ID]
+
+
+def _run(backend: str, **options) -> str:
+    """Play the looping story's one episode on ``backend``; it must fail with kind timeout
+    (the env, or the worker holding it, replaced). Returns the failure's error."""
+    from turnbudget.eval.backends import make_backend
+    from turnbudget.eval.plan import make_config, plan_episodes
+    from turnbudget.eval.runner import EpisodeFailure
+
+    agent = _Inventory()
+    config = make_config(LOOPING_ID, agent, ks=[1], ts=[5], n=1, tasks=1, mode="auto",
+                         reveal=None, errors=None, seed=0, label=None, record_steps=True)  # fmt: skip
+    with make_backend(backend, **options).start(agent, config, serialize=False) as runner:
+        (outcome,) = [o for chunk in runner.run(plan_episodes(config)) for o in chunk]
+    assert isinstance(outcome, EpisodeFailure) and outcome.kind == "timeout", outcome
+    return outcome.error
+
+
+@pytest.mark.parametrize("backend", ["local", "pool"])
+def test_timeout_stops_a_looping_story_on_every_backend(looping_id, backend):
+    assert "timeout of 2s" in _run(backend, timeout=2.0)
+
+
+def test_timeout_stops_a_looping_story_without_sigalrm(looping_id):
+    """Off the main thread the local backend cannot use SIGALRM; the step deadline still
+    stops the interpreter."""
+    errors = []
+    worker = threading.Thread(target=lambda: errors.append(_run("local", timeout=2.0)))
+    worker.start()
+    worker.join()
+    assert errors[0].startswith("StepTimeout: ran past the timeout of 2s")
+
+
+def test_without_a_timeout_the_step_limit_stops_a_looping_story(looping_id, monkeypatch):
+    monkeypatch.setattr(interpreter, "STEP_TIMEOUT", 2.0)  # whatever fails here is a timeout
+    assert _run("local").startswith("StepTimeout")
+
+
+def test_an_interpreter_that_exits_ends_only_its_own_process(tmp_path):
+    """Past every check, frotz calling exit() on a story ends the interpreter's process."""
+    path = _story(tmp_path, "truncated", GAME.with_suffix(".z8").read_bytes()[:20000])
+    game = Interpreter()
+    with pytest.raises(StoryFileError, match="Fatal error: Story file read error"):
+        game.load(os.fspath(path))
+    assert not game.alive and _gone(game.pid)
+    game = Interpreter()  # and the next one works
+    game.load(os.fspath(_story(tmp_path, "looping", looping_story())))
+    assert "ok" in game.step("look")[0]
+    game.terminate()
+    assert _gone(game.pid)
