@@ -190,7 +190,7 @@ def _job_eval(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def _job_probe(job: dict[str, Any]) -> dict[str, Any]:
-    from turnbudget.eval.probe import probe
+    from turnbudget.eval.probes.run import probe
 
     start = time.perf_counter()
     config: Config = job["config"]
@@ -216,7 +216,7 @@ def _pool_map(fn: Any, jobs: list[Any], workers: int, desc: str, fresh: bool = T
 def has_probes() -> bool:
     """Whether this turnbudget has the teacher-forced probes."""
     try:
-        from turnbudget.eval.probe import probe  # noqa: F401
+        from turnbudget.eval.probes.run import probe  # noqa: F401
     except ImportError:
         return False
     return True

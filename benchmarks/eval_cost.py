@@ -39,7 +39,7 @@ from pathlib import Path
 from config_flags import parse_config  # benchmarks/ is on sys.path as a script
 
 from turnbudget.agents import make_agent
-from turnbudget.eval.rollout import evaluate
+from turnbudget.eval.run.evaluate import evaluate
 
 
 @dataclasses.dataclass

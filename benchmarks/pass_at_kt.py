@@ -37,9 +37,9 @@ from pathlib import Path
 from config_flags import parse_config  # benchmarks/ is on sys.path as a script
 
 from turnbudget.agents import OracleAgent, RandomAgent
-from turnbudget.eval.probe import probe
+from turnbudget.eval.probes.run import probe
 from turnbudget.eval.report import build_report, check_plotting
-from turnbudget.eval.rollout import evaluate
+from turnbudget.eval.run.evaluate import evaluate
 
 
 @dataclasses.dataclass

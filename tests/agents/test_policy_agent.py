@@ -185,7 +185,7 @@ def test_quick_replication_end_to_end(tmp_path):
 
 def test_bc_single_step_skill_through_the_probes(tmp_path):
     """The same, measured as the probes do: skill normalized against RandomAgent."""
-    probe_module = pytest.importorskip("turnbudget.eval.probe")
+    probe_module = pytest.importorskip("turnbudget.eval.probes.run")
     pool = 6
     config = _config(tmp_path, "bc", algo="bc", bc_epsilon=0.0, bc_episodes=120, bc_epochs=30,
                      task_pool=pool, text_dim=64, command_dim=16, history=4)  # fmt: skip

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from turnbudget.agents import OracleAgent, RandomAgent
-from turnbudget.eval.agent_view import agent_info, private_copy
-from turnbudget.eval.probe import probe
-from turnbudget.eval.rollout import evaluate
+from turnbudget.eval.probes.run import probe
+from turnbudget.eval.run.agent_view import agent_info, private_copy
+from turnbudget.eval.run.evaluate import evaluate
 
 ENVS = ["turnbudget/Maze-Medium-v0", "turnbudget/KeyQuest-Medium-v0"]
 ERRORS = {"rate": 0.3, "kinds": ["slip", "transient", "setback"]}
@@ -121,7 +121,8 @@ def test_probe_records_do_not_depend_on_what_the_agent_does_to_its_info():
 
 def test_team_records_do_not_depend_on_what_the_agents_do_to_their_info():
     pytest.importorskip("pettingzoo")
-    from turnbudget.eval.team import evaluate_team, team_step_probe
+    from turnbudget.eval.probes.team import team_step_probe
+    from turnbudget.eval.run.team import evaluate_team
 
     roles = ("operator", "runner")
     kwargs = dict(difficulty="medium", ks=[1], ts=[30], n=2, tasks=3, errors=0.3,

@@ -10,7 +10,7 @@ from turnbudget.agents import OracleAgent, RandomAgent
 from turnbudget.cli import main
 from turnbudget.eval.analysis import advantage_halving_budget, compare_runs, length_buckets
 from turnbudget.eval.report import build_report, find_runs
-from turnbudget.eval.rollout import STEPS_FILE, evaluate, read_jsonl
+from turnbudget.eval.run.evaluate import STEPS_FILE, evaluate, read_jsonl
 
 MAZE = "turnbudget/Maze-Easy-v0"
 KEYQUEST = "turnbudget/KeyQuest-Easy-v0"
@@ -78,10 +78,10 @@ def test_success_by_optimal_length_uses_each_modes_runs():
 def test_report_builds_from_the_logs_alone(tmp_path):
     kwargs = dict(ks=[1, 2], ts=[5, 10, 20], n=2, tasks=4, errors=0.1, n_bootstrap=100)
     for agent, label in ((RandomAgent(), "random"), (OracleAgent(0.2), "oracle")):
-        evaluate([MAZE, KEYQUEST], agent, label=label, out=tmp_path / label, **kwargs)
-    single = json.loads((tmp_path / "oracle" / "summary.json").read_text())
-    for name in ("summary.json", "report.md"):
-        (tmp_path / "oracle" / name).unlink()
+        result = evaluate([MAZE, KEYQUEST], agent, label=label, out=tmp_path / label, **kwargs)
+    # evaluate writes records only; the report is the caller's
+    assert not list((tmp_path / "oracle").glob("*.md")) and not list(tmp_path.glob("*.json"))
+    single = json.loads(json.dumps({"runs": {"oracle": result.summary}, "comparisons": []}))
     assert find_runs(tmp_path) == [tmp_path / "oracle", tmp_path / "random"]
     summary = build_report(tmp_path, n_bootstrap=100)
     assert set(summary["runs"]) == {"random", "oracle"}
@@ -204,7 +204,7 @@ def test_eval_cli_module_imports_nothing_heavy():
 
     code = (
         "import sys, turnbudget.cli.eval, turnbudget.cli.report;"
-        "print(sorted(m for m in ('matplotlib', 'tqdm', 'turnbudget.eval.rollout') if m in sys.modules))"
+        "print(sorted(m for m in ('matplotlib', 'tqdm', 'turnbudget.eval.run.evaluate') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -10,11 +10,11 @@ import pytest
 
 from turnbudget.agents import OracleAgent, RandomAgent
 from turnbudget.cli import main
-from turnbudget.eval import backends
-from turnbudget.eval.backends import Backend, list_backends, make_backend, register_backend
-from turnbudget.eval.plan import EpisodeSpec, EvalConfig
-from turnbudget.eval.rollout import EPISODES_FILE, STEPS_FILE, evaluate
-from turnbudget.eval.runner import EpisodeResult, EpisodeRunner
+from turnbudget.eval.run import backends
+from turnbudget.eval.run.backends import Backend, list_backends, make_backend, register_backend
+from turnbudget.eval.run.episodes import EpisodeResult
+from turnbudget.eval.run.evaluate import EPISODES_FILE, STEPS_FILE, evaluate
+from turnbudget.eval.run.plan import EpisodeSpec, EvalConfig
 
 MAZE = "turnbudget/Maze-Easy-v0"
 KEYQUEST = "turnbudget/KeyQuest-Easy-v0"
@@ -32,8 +32,10 @@ class ReversedBackend(Backend):
 
     name = "reversed"
 
-    def start(self, agent: Any, config: EvalConfig, *, serialize: bool) -> ReversedBackend:
-        self.runner = EpisodeRunner(agent, config, serialize=serialize)
+    def start(
+        self, agent: Any, config: EvalConfig, *, serialize: bool, runner: Any
+    ) -> ReversedBackend:
+        self.runner = runner(agent, config, serialize)
         self.started = True
         return self
 
@@ -83,10 +85,10 @@ def test_backend_errors_are_clear():
         evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, backend="local", workers=2)
     with pytest.raises(ValueError, match="workers"):
         make_backend("pool", workers=0)
-    register_backend("not-a-backend", "turnbudget.eval.plan:EvalConfig")
+    register_backend("not-a-backend", "turnbudget.eval.run.plan:EvalConfig")
     with pytest.raises(TypeError, match="not a Backend subclass"):
         make_backend("not-a-backend")
-    register_backend("missing", "turnbudget.eval.backends.nowhere:Backend")
+    register_backend("missing", "turnbudget.eval.run.backends.nowhere:Backend")
     with pytest.raises(ImportError, match="nowhere"):
         make_backend("missing")
     with pytest.raises(RuntimeError, match="before start"):

@@ -7,6 +7,7 @@ clean run gives. (The same for Ray is in test_ray.py, marker ``ray``.)
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from pathlib import Path
@@ -23,11 +24,12 @@ from _faults import (
 
 from turnbudget.agents import OracleAgent
 from turnbudget.eval.analysis import summarize_run
-from turnbudget.eval.backends import make_backend, run_with_retries
-from turnbudget.eval.logs import read_jsonl
-from turnbudget.eval.plan import make_config, plan_episodes
-from turnbudget.eval.rollout import EPISODES_FILE, STEPS_FILE, evaluate
-from turnbudget.eval.runner import EpisodeFailure, EpisodeRunner
+from turnbudget.eval.run.backends import make_backend, run_with_retries
+from turnbudget.eval.run.driver import Driver, EpisodeFailure
+from turnbudget.eval.run.episodes import EvaluationEpisodes
+from turnbudget.eval.run.evaluate import EPISODES_FILE, STEPS_FILE, evaluate
+from turnbudget.eval.run.plan import make_config, plan_episodes
+from turnbudget.records import read_jsonl
 
 MAZE = "turnbudget/Maze-Easy-v0"
 KEYQUEST = "turnbudget/KeyQuest-Easy-v0"
@@ -156,12 +158,15 @@ def test_the_runner_turns_exceptions_into_failures():
         mode="auto", reveal=None, errors=None, seed=0, label=None, record_steps=True,
     )  # fmt: skip
     specs = plan_episodes(config)
-    runner = EpisodeRunner(RaisingAgent(0.0, seeds_of(0, [(MAZE, 0, 1)])), config)
+    runner = Driver(RaisingAgent(0.0, seeds_of(0, [(MAZE, 0, 1)])), config, kind=EvaluationEpisodes)
     ok, bad = runner.run(specs)
     assert ok[0]["success"] and isinstance(bad, EpisodeFailure)
     assert bad.kind == "exception" and bad.error.startswith("RuntimeError: agent bug")
     # The retry loop gives up after 1 + retries attempts and yields a failed record last.
-    with make_backend("local").start(runner.agent, config, serialize=False) as backend:
+    make_runner = functools.partial(Driver, kind=EvaluationEpisodes)
+    with make_backend("local").start(
+        runner.agents[0], config, serialize=False, runner=make_runner
+    ) as backend:
         chunks = list(run_with_retries(backend, specs, retries=3))
     assert chunks[-1][0][0]["failed_to_run"] and chunks[-1][0][0]["attempts"] == 4
     summary = summarize_run(config, [c[0][0] for c in chunks], n_bootstrap=10)
@@ -176,7 +181,7 @@ def test_the_runner_turns_exceptions_into_failures():
 def test_a_run_where_everything_fails_stops_early(tmp_path):
     """25 first attempts failing in a row (a server down, say) stop the run instead of
     retrying every episode; what finished is kept for the resume."""
-    from turnbudget.eval.backends import ABORT_AFTER, EvaluationAborted
+    from turnbudget.eval.run.backends import ABORT_AFTER, EvaluationAborted
 
     everything = [(MAZE, task, rep) for task in range(20) for rep in range(2)]
     agent = RaisingAgent(0.3, seeds_of(0, everything[2:]))  # two episodes still work

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from turnbudget.agents import RandomAgent
-from turnbudget.eval.lock import HOLDER_FILE, OutputDirInUse, hold_output_dir
-from turnbudget.eval.logs import EPISODES_FILE
-from turnbudget.eval.rollout import evaluate
+from turnbudget.eval.run.evaluate import evaluate
+from turnbudget.eval.run.lock import HOLDER_FILE, OutputDirInUse, hold_output_dir
+from turnbudget.records import EPISODES_FILE
 
 MAZE = "turnbudget/Maze-Easy-v0"
 KEYQUEST = "turnbudget/KeyQuest-Easy-v0"

@@ -23,8 +23,8 @@ import pytest
 import turnbudget
 from turnbudget.agents import OracleAgent
 from turnbudget.cli import main
-from turnbudget.eval.logs import EPISODES_FILE, RUN_FILE, STEPS_FILE, LogError
-from turnbudget.eval.rollout import evaluate
+from turnbudget.eval.run.evaluate import evaluate
+from turnbudget.records import EPISODES_FILE, RUN_FILE, STEPS_FILE, LogError
 
 MAZE = "turnbudget/Maze-Easy-v0"
 RUN = dict(ks=[1, 2], ts=[5, 10], n=2, tasks=2, mode="both", errors=0.2, n_bootstrap=10)

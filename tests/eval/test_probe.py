@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 import pytest
 
 from turnbudget.agents import EXECUTED_KEY, AsyncBatch, OracleAgent, RandomAgent
-from turnbudget.eval.probe import probe
-from turnbudget.eval.probe_report import skill
+from turnbudget.eval.probes.run import probe
+from turnbudget.eval.probes.summary import skill
 
 ENVS = ["turnbudget/Maze-Medium-v0", "turnbudget/KeyQuest-Medium-v0"]
 EPSILON = 0.3
@@ -227,7 +227,7 @@ class LongWinded:
 
 
 def test_probe_records_cap_the_agents_command():
-    from turnbudget.wrappers.record_step_outcomes import MAX_RECORD_TEXT
+    from turnbudget.records import MAX_RECORD_TEXT
 
     result = probe(
         "turnbudget/Maze-Medium-v0", LongWinded(), tasks=[0], kinds=["slip"], n_bootstrap=0

@@ -10,11 +10,11 @@ from _faults import RaisingAgent
 
 from turnbudget.agents import OracleAgent
 from turnbudget.cli import main
-from turnbudget.eval.probe import PROBE_FAILURES_FILE, PROBES_FILE, probe
+from turnbudget.eval.probes.run import PROBE_FAILURES_FILE, PROBES_FILE, probe
 
 ENVS = ["turnbudget/Maze-Easy-v0", "turnbudget/KeyQuest-Easy-v0"]
 SMALL = dict(tasks=3, baseline_repeats=2, n_bootstrap=50)
-FILES = ("probe.json", PROBES_FILE, "probe_summary.json", "probe_report.md")
+FILES = ("probe.json", PROBES_FILE, "probe_summary.json")  # (probe_report.md is the caller's)
 
 
 def files(out: Path) -> dict[str, bytes]:
@@ -73,10 +73,10 @@ def test_eval_probe_is_the_function_whatever_was_imported_first():
     import sys
 
     code = (
-        "import turnbudget.eval.probe, turnbudget.cli.probe\n"
+        "import turnbudget.eval.probes.run, turnbudget.cli.probe\n"
         "from turnbudget.eval import probe\n"
         "import turnbudget.eval as ev\n"
         "print(callable(probe), callable(ev.probe), ev.probe.__module__)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["True", "True", "turnbudget.eval.probe"]
+    assert out.stdout.split() == ["True", "True", "turnbudget.eval.probes.run"]

@@ -10,7 +10,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from turnbudget.agents import OracleAgent  # noqa: E402
-from turnbudget.eval.probe import PROBES_FILE, probe  # noqa: E402
+from turnbudget.eval.probes.run import PROBES_FILE, probe  # noqa: E402
 
 pytestmark = pytest.mark.ray
 

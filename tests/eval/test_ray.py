@@ -32,9 +32,9 @@ from _support import SHIPPED_TEXTWORLD_GAMES, copy_shipped_textworld_games  # no
 
 from turnbudget.agents import OracleAgent  # noqa: E402
 from turnbudget.cli import main  # noqa: E402
-from turnbudget.eval.backends.ray import OBJECT_STORE_BYTES, RayBackend  # noqa: E402
-from turnbudget.eval.logs import read_jsonl  # noqa: E402
-from turnbudget.eval.rollout import EPISODES_FILE, STEPS_FILE, evaluate  # noqa: E402
+from turnbudget.eval.run.backends.ray import OBJECT_STORE_BYTES, RayBackend  # noqa: E402
+from turnbudget.eval.run.evaluate import EPISODES_FILE, STEPS_FILE, evaluate  # noqa: E402
+from turnbudget.records import read_jsonl  # noqa: E402
 
 pytestmark = pytest.mark.ray
 
@@ -262,7 +262,7 @@ def test_workers_that_cannot_start_are_reported_or_done_without(tmp_path, shared
     more workers than free CPUs runs on those that started (as after losing a node)."""
     from _faults import UnshippableAgent
 
-    from turnbudget.eval.backends import ray as ray_backend
+    from turnbudget.eval.run.backends import ray as ray_backend
 
     with pytest.raises(RuntimeError, match=r"failed to start.*my_private_agents"):
         evaluate(MAZE, UnshippableAgent(0.1), ks=[1], ts=[8], tasks=2, backend="ray")

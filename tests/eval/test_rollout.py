@@ -16,12 +16,8 @@ import pytest
 
 from turnbudget.agents import ORACLE_KEY, OracleAgent, RandomAgent
 from turnbudget.eval.estimator import pass_at_kt
-from turnbudget.eval.rollout import (
-    EPISODES_FILE,
-    STEPS_FILE,
-    evaluate,
-    read_jsonl,
-)
+from turnbudget.eval.report import write_run_summary
+from turnbudget.eval.run.evaluate import EPISODES_FILE, STEPS_FILE, evaluate, read_jsonl
 
 MAZE = "turnbudget/Maze-Easy-v0"
 KEYQUEST = "turnbudget/KeyQuest-Easy-v0"
@@ -162,6 +158,8 @@ def test_results_are_identical_for_one_and_two_workers(tmp_path):
     one = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), workers=1, out=tmp_path / "w1", **kwargs)
     two = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), workers=2, out=tmp_path / "w2", **kwargs)
     assert one.summary == two.summary
+    for result in (one, two):  # the report is the caller's: its summary.json, byte for byte
+        write_run_summary(result.out, result.summary)
     assert summary_text(tmp_path / "w1") == summary_text(tmp_path / "w2")
     assert episode_lines(tmp_path / "w1") == episode_lines(tmp_path / "w2")
     assert sorted((tmp_path / "w1" / STEPS_FILE).read_text().splitlines()) == sorted(
@@ -313,7 +311,7 @@ class FloodingAgent:
 def test_huge_commands_and_replies_are_capped_in_the_logs(tmp_path):
     """Every recorded string is cut to MAX_RECORD_TEXT characters (the issue: 2 MB commands
     made 200 MB of step records for 10 episodes, a 5 MB reply 77 MB for 16 steps)."""
-    from turnbudget.wrappers.record_step_outcomes import MAX_RECORD_TEXT
+    from turnbudget.records import MAX_RECORD_TEXT
 
     result = evaluate(MAZE, FloodingAgent(), ks=[1], ts=[4], tasks=2, out=tmp_path, n_bootstrap=0)
     steps = read_jsonl(tmp_path / STEPS_FILE)[0]

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from turnbudget.agents import AsyncBatch, RandomAgent
-from turnbudget.eval.logs import EPISODES_FILE, STEPS_FILE, read_jsonl
-from turnbudget.eval.rollout import evaluate
+from turnbudget.eval.run.evaluate import evaluate
+from turnbudget.records import EPISODES_FILE, STEPS_FILE, read_jsonl
 
 MAZE = "turnbudget/Maze-Easy-v0"
 

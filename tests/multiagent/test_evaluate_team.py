@@ -8,7 +8,7 @@ pytest.importorskip("pettingzoo")
 
 from turnbudget.agents.house import HouseAgent
 from turnbudget.eval import evaluate_team
-from turnbudget.eval.team import baseline_teams
+from turnbudget.eval.run.team import baseline_teams
 from turnbudget.multiagent import race_v0, vault_v0
 
 
@@ -106,7 +106,7 @@ def test_batch_agents_play_a_role():
 
 
 def test_step_probe_scores_the_oracle_at_one_and_chance_at_zero():
-    from turnbudget.eval.team import team_step_probe
+    from turnbudget.eval.probes.team import team_step_probe
 
     oracle = team_step_probe("race_v0", {"player_0": "oracle", "player_1": "house"},
                              difficulty="medium", tasks=8)  # fmt: skip

@@ -1,11 +1,13 @@
 """`evaluate`: run an agent over env ids x task seeds x n episodes and score Pass@(K,T).
 
 `evaluate` plans every episode up front from the configuration alone
-(`turnbudget.eval.plan`), runs them on a backend (`turnbudget.eval.backends`:
-this process, a local process pool, ...) through the episode runner
-(`turnbudget.eval.runner`), writes per-step and per-episode JSONL records
-(produced by `RecordStepOutcomes`) and returns the Pass@(K,T) grids and the
-analysis.
+(`turnbudget.eval.run.plan`), plays them on a backend
+(`turnbudget.eval.run.backends`: this process, a local process pool, Ray)
+through the episode driver (`turnbudget.eval.run.driver`, with
+`EvaluationEpisodes`), writes per-step and per-episode JSONL records
+(produced by `RecordStepOutcomes`, written by `turnbudget.records`) and
+returns the Pass@(K,T) grids and the analysis. Reports (``report.md``,
+``summary.json``, plots) are the caller's: `turnbudget.eval.report`.
 
 - **Modes.** ``truncate`` runs each episode once at ``max(ts)``; the episode
   counts as a success at T when its first success came within T turns. That is
@@ -36,7 +38,7 @@ analysis.
   appended, so a killed run ends with no duplicated or missing episode. Resume
   deletes nothing else: a log it cannot account for (a corrupt line in the
   middle, a record that is not one of the run's) is refused with a
-  `turnbudget.eval.logs.LogError` naming the file and line, and left as it is.
+  `turnbudget.records.LogError` naming the file and line, and left as it is.
 - **Faults.** An episode whose agent or env raises, whose worker dies (a
   killed process, a lost Ray node) or that runs past ``timeout`` seconds is
   rerun up to ``retries`` more times, then logged as *failed to run* (an
@@ -53,22 +55,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from turnbudget._checks import check_positive_int
 from turnbudget.agents.base import in_flight
-from turnbudget.eval.backends import Backend, check_timeout, make_backend, run_with_retries
-from turnbudget.eval.lock import locks_output_dir
-from turnbudget.eval.logs import (
+from turnbudget.eval.run.backends import Backend, resolve_backend, run_jobs
+from turnbudget.eval.run.episodes import EpisodeResult, EvaluationEpisodes, check_envs
+from turnbudget.eval.run.lock import locks_output_dir
+from turnbudget.eval.run.plan import (
+    EpisodeSpec,
+    EvalConfig,
+    check_retries,
+    make_config,
+    plan_episodes,
+    record_plan,
+)
+from turnbudget.records import (
     EPISODES_FILE,
     RUN_FILE,
     STEPS_FILE,
     LogWriter,
-    prepare_out,
+    prepare_run_dir,
     read_episodes,
     read_jsonl,
     repair_logs,
 )
-from turnbudget.eval.plan import EpisodeSpec, EvalConfig, make_config, plan_episodes
-from turnbudget.eval.runner import EpisodeResult, check_envs
 
 __all__ = [
     "EPISODES_FILE",
@@ -152,8 +160,9 @@ def evaluate(
             as failed to run (None: no limit); a `Backend` instance keeps its own
             unless this is given.
         retries: how many more times an episode that failed to run is tried.
-        out: a run directory for ``run.json``, ``episodes.jsonl``, ``steps.jsonl``
-            and the report; an existing run there with the same settings resumes.
+        out: a run directory for ``run.json``, ``episodes.jsonl`` and ``steps.jsonl``;
+            an existing run there with the same settings resumes. (Its report is
+            the caller's: `turnbudget.eval.report.write_run_summary` or ``build_report``.)
         seed: base of the agents' per-episode seeds.
         label: the run's name in reports (default: the agent's name).
         record_steps: also keep per-step records (needed by the step analysis).
@@ -187,23 +196,16 @@ def evaluate(
         record_steps=record_steps,
         error_draws=error_draws,
     )
-    timeout = check_timeout(timeout)
-    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
-        raise ValueError(f"Expect `retries` to be a non-negative int, got {retries!r}")
+    retries = check_retries(retries)
+    backend = resolve_backend(backend, workers, backend_options, timeout)
     given, agent = agent, in_flight(agent, concurrency)
-    if not isinstance(backend, Backend):
-        check_positive_int(workers, "workers")
-        name = backend if backend is not None else ("local" if workers == 1 else "pool")
-        backend = make_backend(name, workers, timeout=timeout, **(backend_options or {}))
-    elif timeout is not None:
-        backend.timeout = timeout
     check_envs(config)
     specs = plan_episodes(config)
     out_path = Path(out) if out is not None else None
     done: set[str] = set()
     if out_path is not None:
-        prepare_out(out_path, config, overwrite)
-        done = repair_logs(out_path, config)
+        prepare_run_dir(out_path, config.to_dict(), overwrite, EvalConfig.from_dict)
+        done = repair_logs(out_path, record_plan(config))
     todo = [s for s in specs if s.episode_id not in done]
 
     episodes: list[dict[str, Any]] = []
@@ -218,27 +220,11 @@ def evaluate(
                 episodes.append(episode)
                 steps.extend(episode_steps)  # type: ignore[arg-type]  # dicts when not serialising
 
-    from tqdm.auto import tqdm
-
-    def progress_bar() -> Any:
-        return tqdm(
-            total=len(specs),
-            initial=len(specs) - len(todo),
-            desc=config.label,
-            unit="ep",
-            disable=not progress,
-            dynamic_ncols=True,
-            leave=True,
-        )
-
     try:
-        if todo:
-            with backend.start(agent, config, serialize=writer is not None), progress_bar() as bar:
-                for results in run_with_retries(backend, todo, retries):
-                    sink(results)
-                    bar.update(len(results))
-        else:
-            progress_bar().close()  # show the finished bar of a fully resumed run
+        run_jobs(
+            backend, agent, config, todo, kind=EvaluationEpisodes, serialize=writer is not None,
+            retries=retries, sink=sink, progress=progress, total=len(specs), desc=config.label,
+        )  # fmt: skip
     finally:
         if writer is not None:
             writer.close()
@@ -246,11 +232,7 @@ def evaluate(
             agent.close()
 
     if out_path is not None:
-        episodes = read_episodes(out_path / EPISODES_FILE, config)
+        episodes = read_episodes(out_path / EPISODES_FILE, record_plan(config))
     episodes.sort(key=lambda e: e["episode_id"])
     summary = summarize_run(config, episodes, n_bootstrap=n_bootstrap)
-    if out_path is not None:
-        from turnbudget.eval.report import write_run_summary
-
-        write_run_summary(out_path, summary)
     return EvalResult(config, episodes, summary, out_path, n_run=len(todo), steps=steps)

@@ -1,7 +1,7 @@
 """The ``ray`` backend: episodes in chunks over Ray actors, on a cluster or a local instance.
 
 Needs the ``ray`` extra (Ray core only). Each worker is an actor that holds
-one `EpisodeRunner`; the agent is put in the object store once
+one episode driver (`Driver`); the agent is put in the object store once
 (``ray.put``) and deserialised once per actor. Chunks go to idle actors one
 at a time (the same `supervise` loop as the ``pool`` backend), so a dead
 actor (its process killed, its node lost) or one past the timeout costs only
@@ -28,10 +28,10 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from turnbudget.eval.backends import Backend, RunnerFactory
-from turnbudget.eval.backends.supervisor import Workers, chunk_size, supervise
-from turnbudget.eval.plan import EpisodeSpec
-from turnbudget.eval.runner import EpisodeFailure, EpisodeResult, EpisodeRunner, describe
+from turnbudget.eval.run.backends import Backend, RunnerFactory
+from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise
+from turnbudget.eval.run.driver import describe
+from turnbudget.eval.run.episodes import evaluation_runner
 
 __all__ = ["OBJECT_STORE_BYTES", "START_TIMEOUT", "RayBackend", "import_ray"]
 
@@ -54,7 +54,7 @@ def import_ray() -> Any:
 
 
 class _Runner:
-    """The actor's class: one runner (`EpisodeRunner`, or the runner hook's) for its life."""
+    """The actor's class: one runner (the run's `Driver`) for its life."""
 
     def __init__(self, agent: Any, config: Any, serialize: bool, make_runner: RunnerFactory):
         self.runner = make_runner(agent, config, serialize)
@@ -62,7 +62,7 @@ class _Runner:
     def pid(self) -> int:
         return os.getpid()
 
-    def run(self, chunk: Sequence[EpisodeSpec]) -> list[EpisodeResult | EpisodeFailure]:
+    def run(self, chunk: Sequence[Any]) -> list[Any]:
         return self.runner.run(chunk)
 
 
@@ -118,7 +118,7 @@ class _Actors(Workers):
         """The process id of each live actor (for diagnostics)."""
         return list(self._ray.get([self.actors[s].pid.remote() for s in self.slots]))
 
-    def submit(self, slot: int, chunk: Sequence[EpisodeSpec]) -> None:
+    def submit(self, slot: int, chunk: Sequence[Any]) -> None:
         self._calls[self.actors[slot].run.remote(list(chunk))] = slot
 
     def wait(self, timeout: float | None) -> list[tuple[int, Any]]:
@@ -213,7 +213,7 @@ class RayBackend(Backend):
         return ray
 
     def start(
-        self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = EpisodeRunner
+        self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = evaluation_runner
     ) -> RayBackend:
         self._ray = self._init()
         self._width = max(1, int(getattr(agent, "max_batch_size", 1)))
@@ -229,7 +229,7 @@ class RayBackend(Backend):
         """The process id of each worker actor (empty before `start`)."""
         return self._actors.pids() if self._actors is not None else []
 
-    def run(self, specs: Sequence[EpisodeSpec]) -> Iterator[list[EpisodeResult | EpisodeFailure]]:
+    def run(self, specs: Sequence[Any]) -> Iterator[list[Any]]:
         if self._actors is None:
             raise RuntimeError("RayBackend.run() before start()")
         size = chunk_size(len(specs), self.workers, self._width, self.timeout)

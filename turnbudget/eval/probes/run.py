@@ -40,47 +40,43 @@ expectation: p = (1 - ε) + ε·c and p_random = c, with c the chance rate.
 Everything is a pure function of (env id, task seed, prefix, probe, seed):
 prefixes, errors and the agents' seeds. Probe episodes run on the evaluation
 backends (``backend="local" | "pool" | "ray"``, ``workers=N``) as `ProbeJob`
-work items played by `ProbeRunner` (the backends' runner hook), so results
-are the same for any backend and worker count; a probe that fails to run
-after its retries is left out of the skills and counted apart. Results are written to ``out`` as
-``probe.json`` (the configuration), ``probes.jsonl`` (one line per probe and
-agent), ``probe_summary.json`` and ``probe_report.md``.
+work items, each a program of the episode driver (`ProbeEpisodes`, the kind of
+run), so results are the same for any backend and worker count; a probe that
+fails to run after its retries is left out of the skills and counted apart.
+Results are written to ``out`` as ``probe.json`` (the configuration),
+``probes.jsonl`` (one line per probe and agent) and ``probe_summary.json``;
+``probe_report.md`` is the caller's (`turnbudget.eval.report`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from turnbudget.agents.base import agent_flags, in_flight, observe, observe_batch
-from turnbudget.eval.agent_view import agent_info
-from turnbudget.eval.backends import Backend
-from turnbudget.eval.probe_plan import (
-    PROBE_KINDS,
-    ProbeConfig,
-    ProbeSpec,
-    TaskStarts,
-    derive_seed,
-    plan_probes,
-)
-from turnbudget.wrappers.record_step_outcomes import cap_text
+from turnbudget.agents.base import agent_flags, in_flight
+from turnbudget.eval.probes.plan import PROBE_KINDS, ProbeConfig, ProbeSpec, TaskStarts, plan_probes
+from turnbudget.eval.probes.summary import summarize_probes, write_probe_summary
+from turnbudget.eval.run.agent_view import agent_info
+from turnbudget.eval.run.backends import Backend, resolve_backend, run_jobs
+from turnbudget.eval.run.driver import Act, AgentSet, Observe, Player, Program
+from turnbudget.eval.run.plan import _agent_repr, check_retries, derive_seed, task_seeds
+from turnbudget.records import cap_text, write_jsonl
 
 __all__ = [
     "PROBES_FILE",
     "PROBE_CONFIG_FILE",
     "PROBE_FAILURES_FILE",
     "PROBE_KINDS",
-    "ProbeAgents",
     "ProbeConfig",
+    "ProbeEpisodes",
     "ProbeJob",
     "ProbeResult",
-    "ProbeRunner",
     "ProbeSpec",
     "plan_probes",
     "probe",
@@ -107,14 +103,11 @@ class ProbeResult:
 
 # --------------------------------------------------------------------------- running
 
-# A probe episode is a generator: it yields ("observe", obs, info, executed) for a forced
-# turn and ("act", obs, info) when it needs the agent's command, and returns its record.
-Request = tuple[Any, ...]
-
 
 def _episode(
     starts: TaskStarts, slot: int, spec: ProbeSpec, needs_oracle: bool, show_budget: bool
-) -> Generator[Request, str | None, dict[str, Any]]:
+) -> Program:
+    """One probe as a driver program (see `turnbudget.eval.run.driver`); returns its record."""
     budget = spec.prefix + (1 if spec.probe == "single" else spec.budget)
     env, obs, info = starts.fresh(spec.env_id, spec.task_seed, budget, slot)
     game = env.unwrapped
@@ -125,13 +118,13 @@ def _episode(
         return agent_info(info, show_budget=show_budget, oracle=oracle, executed=executed)
 
     for action in spec.plan[: spec.prefix]:
-        yield ("observe", obs, view(info), action)
+        yield Observe(0, obs, view(info), action)
         obs, _, _, _, info = env.step(action)
         executed = action
     record: dict[str, Any] = {"applied": spec.applied}
     if spec.probe == "single":
         optimal_now = set(game.optimal_actions())
-        action = yield ("act", obs, view(info))
+        action, _ = yield Act(0, obs, view(info))
         before = spec.distance_before
         _, _, _, _, step_info = env.step(action)
         after = game.distance_to_goal()
@@ -144,14 +137,14 @@ def _episode(
     turn = 0  # turns after the prefix
     start = 1  # the first turn whose command can bring the distance back
     if spec.probe == "recovery" and spec.kind == "slip":
-        yield ("observe", obs, view(info), str(spec.error))
+        yield Observe(0, obs, view(info), str(spec.error))
         obs, _, _, _, info = env.step(str(spec.error))
         obs = f"Your hand slips: you {spec.error}.\n\n{obs}"  # as InjectErrors narrates one
         executed, turn, start = str(spec.error), 1, 2
     recovered_at = None
     won = bool(info.get("won"))
     while turn < spec.budget and not won and not info.get("lost"):
-        action = yield ("act", obs, view(info))
+        action, _ = yield Act(0, obs, view(info))
         turn += 1
         narration = ""
         if spec.probe == "recovery" and spec.kind == "setback" and turn == 1:
@@ -173,87 +166,6 @@ def _episode(
     if spec.probe == "recovery":
         record.update(recovered=recovered_at is not None, turns_to_recover=recovered_at)
     return record
-
-
-class _Driver:
-    """Runs probe episodes for one agent (an `Agent` or a `BatchAgent`)."""
-
-    def __init__(self, agent: Any, starts: TaskStarts, show_budget: bool):
-        self.agent = agent
-        self.needs_oracle, _ = agent_flags(agent)
-        self.show_budget = show_budget
-        self.batch = hasattr(agent, "act_batch")
-        self.starts = starts
-
-    def run(self, jobs: Sequence[tuple[ProbeSpec, int]]) -> list[dict[str, Any]]:
-        """Run (spec, agent seed) jobs; one record each, in order."""
-        if self.batch:
-            return self._run_batch(jobs)
-        out = []
-        for spec, seed in jobs:
-            self.agent.reset(seed)
-            gen = _episode(self.starts, 0, spec, self.needs_oracle, self.show_budget)
-            try:
-                request = next(gen)
-                while True:
-                    if request[0] == "observe":
-                        observe(self.agent, *request[1:])
-                        request = gen.send(None)
-                    else:
-                        request = gen.send(self.agent.act(request[1], request[2]))
-            except StopIteration as stop:
-                out.append(stop.value)
-        return out
-
-    def _run_batch(self, jobs: Sequence[tuple[ProbeSpec, int]]) -> list[dict[str, Any]]:
-        agent = self.agent
-        width = max(1, int(agent.max_batch_size))
-        results: dict[int, dict[str, Any]] = {}
-        pending = list(enumerate(jobs))[::-1]
-        live: dict[int, tuple[int, Generator, Request]] = {}  # slot -> (job, generator, request)
-        free = list(range(width))[::-1]
-
-        def advance(slot: int, value: str | None) -> None:
-            job, gen, _ = live[slot]
-            try:
-                live[slot] = (job, gen, gen.send(value))
-            except StopIteration as stop:
-                results[job] = stop.value
-                agent.end_episode(f"probe-{job}")
-                del live[slot]
-                free.append(slot)
-
-        while pending or live:
-            while pending and free:
-                (job, (spec, seed)), slot = pending.pop(), free.pop()
-                agent.reset_episode(f"probe-{job}", seed)
-                gen = _episode(self.starts, slot, spec, self.needs_oracle, self.show_budget)
-                live[slot] = (job, gen, None)
-                advance(slot, None)
-            forced = [s for s in sorted(live) if live[s][2][0] == "observe"]
-            if forced:
-                observe_batch(
-                    agent,
-                    [f"probe-{live[s][0]}" for s in forced],
-                    *([live[s][2][i] for s in forced] for i in (1, 2, 3)),
-                )
-                for s in forced:
-                    advance(s, None)
-                continue
-            asking = sorted(live)
-            actions = agent.act_batch(
-                [f"probe-{live[s][0]}" for s in asking],
-                [live[s][2][1] for s in asking],
-                [live[s][2][2] for s in asking],
-            )
-            if len(actions) != len(asking):
-                raise RuntimeError(
-                    f"{type(agent).__name__}.act_batch returned {len(actions)} commands "
-                    f"for {len(asking)} episodes"
-                )
-            for s, action in zip(asking, actions, strict=True):
-                advance(s, action)
-        return [results[i] for i in range(len(jobs))]
 
 
 def _agent_name(agent: Any) -> str:
@@ -282,60 +194,25 @@ class ProbeJob:
         return f"probe-{self.index}"
 
 
-@dataclass(frozen=True)
-class ProbeAgents:
-    """Every agent probed (the baseline last), as the backend's agent: ``max_batch_size``
-    (the widest `BatchAgent`'s) sets how many probes a backend hands a worker at once."""
+class ProbeEpisodes:
+    """The `Kind` of `probe`'s runs: each job is a `ProbeJob`, played by the agent it names
+    (the driver holds every probed agent and the baseline, as an `AgentSet`); its
+    outcome is ``(job, record)``."""
 
-    agents: tuple[Any, ...]
-
-    @property
-    def max_batch_size(self) -> int:
-        return max(int(getattr(a, "max_batch_size", 1)) for a in self.agents)
-
-
-class ProbeRunner:
-    """The runner hook for probes: a backend worker builds one and runs chunks of `ProbeJob`.
-
-    Built as ``ProbeRunner(agents, config, serialize)`` (the `Backend` runner
-    signature); ``agents`` is a `ProbeAgents` (or a sequence of agents).
-    ``run`` returns, per job and in order, ``(job, record)`` or an
-    `EpisodeFailure` when the agent or the env raised.
-    """
-
-    def __init__(
-        self, agents: ProbeAgents | Sequence[Any], config: Any = None, serialize: bool = False
-    ):
-        self.agents = agents.agents if isinstance(agents, ProbeAgents) else tuple(agents)
+    def __init__(self, agents: Sequence[Any], config: Any = None, serialize: bool = False):
+        self.flags = [agent_flags(a) for a in agents]  # (needs_oracle, budget_aware)
         self.starts = TaskStarts()
-        self._drivers: dict[int, _Driver] = {}
 
-    def _driver(self, index: int) -> _Driver:
-        if index not in self._drivers:
-            agent = self.agents[index]
-            _, budget_aware = agent_flags(agent)
-            self._drivers[index] = _Driver(agent, self.starts, show_budget=budget_aware)
-        return self._drivers[index]
+    def players(self, job: ProbeJob) -> list[Player]:
+        return [Player(job.agent, job.episode_id, job.seed)]
 
-    def run(self, jobs: Sequence[ProbeJob]) -> list[Any]:
-        from turnbudget.eval.runner import EPISODE_ERRORS, _failure
+    def program(self, job: ProbeJob, slot: int) -> Program:
+        needs_oracle, budget_aware = self.flags[job.agent]
+        record = yield from _episode(self.starts, slot, job.spec, needs_oracle, budget_aware)
+        return job, record
 
-        by_agent: dict[int, list[ProbeJob]] = {}
-        for job in jobs:
-            by_agent.setdefault(job.agent, []).append(job)
-        done: dict[int, Any] = {}
-        for index, group in by_agent.items():
-            driver = self._driver(index)
-            try:
-                raw = driver.run([(j.spec, j.seed) for j in group])
-                done.update({j.index: (j, r) for j, r in zip(group, raw, strict=True)})
-            except EPISODE_ERRORS as exc:
-                if len(group) == 1:
-                    done[group[0].index] = _failure(group[0], exc)  # type: ignore[arg-type]
-                    continue
-                for job in group:  # one at a time: a probe depends on its job only
-                    done[job.index] = self.run([job])[0]
-        return [done[j.index] for j in jobs]
+    def discard(self, job: ProbeJob, slot: int) -> None:
+        """Nothing to forget: every probe plays on a fresh copy of its task's start."""
 
     def close(self) -> None:
         self.starts.close()
@@ -414,8 +291,9 @@ def probe(
         baseline_repeats: probes per state for the random baseline.
         seed: base of every seed (plans, errors, agents).
         label: the agent's name in the results (default: its ``name``; one agent only).
-        out: a directory for ``probe.json``, ``probes.jsonl``,
-            ``probe_summary.json`` and ``probe_report.md`` (replaced).
+        out: a directory for ``probe.json``, ``probes.jsonl`` and
+            ``probe_summary.json`` (replaced); ``probe_report.md`` is the caller's
+            (`turnbudget.eval.report.write_probe_report`).
         n_bootstrap: bootstrap resamples over tasks.
         progress: show a progress bar on stderr.
         workers, backend, backend_options, timeout, retries: where and how the
@@ -436,13 +314,12 @@ def probe(
         >>> result.summary["agents"]["oracle-eps0"]["turnbudget/Maze-Easy-v0"]["single_step_skill"]["mean"]
         1.0
     """
-    from turnbudget.eval.probe_report import render_probe_markdown, summarize_probes
-
     config = _make_config(
         envs, agent, tasks, prefixes, kinds, budget_factor, budget_slack, repeats,
         baseline_repeats, seed, label,
     )  # fmt: skip
-    backend = _backend(workers, backend, backend_options, timeout, retries)
+    retries = check_retries(retries)
+    backend = resolve_backend(backend, workers, backend_options, timeout)
     starts = TaskStarts()
     try:
         specs = plan_probes(config, starts)
@@ -456,14 +333,20 @@ def probe(
         (label, in_flight(who, concurrency) if role == "agent" else who, role, reps)
         for label, who, role, reps in runs
     ]
+    done: dict[int, tuple[ProbeJob, dict[str, Any]]] = {}
     try:
         jobs = _jobs(driven, specs, config)
-        agents = ProbeAgents(tuple(r[1] for r in driven))
-        outcomes = _run_jobs(backend, agents, config, jobs, retries, progress)
+        run_jobs(
+            backend, AgentSet(tuple(r[1] for r in driven)), config, jobs, kind=ProbeEpisodes,
+            serialize=False, retries=retries, on_failure=_failed, progress=progress,
+            desc="probe", unit="probe",
+            sink=lambda outcomes: done.update((job.index, (job, r)) for job, r in outcomes),
+        )  # fmt: skip
     finally:
         for (_, who, _, _), (_, wrapper, _, _) in zip(runs, driven, strict=True):
             if wrapper is not who:
                 wrapper.close()
+    outcomes = [done[j.index] for j in jobs]
     records = [{**_identity(j), **r} for j, r in outcomes if not r.get("failed_to_run")]
     failed = [r for _, r in outcomes if r.get("failed_to_run")]
     summary = summarize_probes(config.to_dict(), records, n_bootstrap=n_bootstrap)
@@ -474,57 +357,13 @@ def probe(
     if out_path is not None:
         out_path.mkdir(parents=True, exist_ok=True)
         (out_path / PROBE_CONFIG_FILE).write_text(json.dumps(config.to_dict(), indent=2) + "\n")
-        with (out_path / PROBES_FILE).open("w") as f:
-            f.writelines(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
-        from turnbudget.eval.probe_report import write_probe_summary
-
+        write_jsonl(out_path / PROBES_FILE, records)
         write_probe_summary(out_path, summary)
         failures = out_path / PROBE_FAILURES_FILE
         failures.unlink(missing_ok=True)
         if failed:
-            with failures.open("w") as f:
-                f.writelines(json.dumps(r, separators=(",", ":")) + "\n" for r in failed)
-        (out_path / "probe_report.md").write_text(render_probe_markdown(summary) + "\n")
+            write_jsonl(failures, failed)
     return ProbeResult(config, records, summary, out_path, specs, failed)
-
-
-def _backend(
-    workers: int, backend: str | Backend | None, options: dict[str, Any] | None,
-    timeout: float | None, retries: int,
-) -> Backend:  # fmt: skip
-    from turnbudget._checks import check_positive_int
-    from turnbudget.eval.backends import check_timeout, make_backend
-
-    timeout = check_timeout(timeout)
-    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
-        raise ValueError(f"Expect `retries` to be a non-negative int, got {retries!r}")
-    if isinstance(backend, Backend):
-        if timeout is not None:
-            backend.timeout = timeout
-        return backend
-    check_positive_int(workers, "workers")
-    name = backend if backend is not None else ("local" if workers == 1 else "pool")
-    return make_backend(name, workers, timeout=timeout, **(options or {}))
-
-
-def _run_jobs(
-    backend: Backend, agents: ProbeAgents, config: ProbeConfig, jobs: list[ProbeJob],
-    retries: int, progress: bool,
-) -> list[tuple[ProbeJob, dict[str, Any]]]:  # fmt: skip
-    """Run ``jobs`` on ``backend`` (with retries); ``(job, record)`` for each, in job order."""
-    from tqdm.auto import tqdm
-
-    from turnbudget.eval.backends import run_with_retries
-
-    done: dict[int, tuple[ProbeJob, dict[str, Any]]] = {}
-    with backend.start(agents, config, serialize=False, runner=ProbeRunner), tqdm(
-        total=len(jobs), desc="probe", disable=not progress, unit="probe"
-    ) as bar:  # fmt: skip
-        for outcomes in run_with_retries(backend, jobs, retries, on_failure=_failed):  # type: ignore[arg-type]
-            for job, record in outcomes:
-                done[job.index] = (job, record)
-            bar.update(len(outcomes))
-    return [done[j.index] for j in jobs]
 
 
 def _runs(
@@ -552,21 +391,10 @@ def _make_config(
     seed: int,
     label: str | None,
 ) -> ProbeConfig:
-    from turnbudget.eval.plan import _agent_repr
-
     env_ids = (envs,) if isinstance(envs, str) else tuple(envs)
     if not env_ids or not all(isinstance(e, str) and e for e in env_ids):
         raise ValueError(f"Expect `envs` to be env ids, got {envs!r}")
-    if isinstance(tasks, (int, np.integer)) and not isinstance(tasks, bool):
-        if tasks < 1:
-            raise ValueError(
-                f"Expect `tasks` to be a positive int or a list of seeds, got {tasks!r}"
-            )
-        task_seeds = tuple(range(int(tasks)))
-    else:
-        task_seeds = tuple(int(s) for s in tasks)  # type: ignore[union-attr]
-        if not task_seeds or len(set(task_seeds)) != len(task_seeds) or min(task_seeds) < 0:
-            raise ValueError(f"Expect `tasks` to be distinct non-negative seeds, got {tasks!r}")
+    seeds = task_seeds(tasks)
     fractions = tuple(float(f) for f in prefixes)
     if not fractions or not all(0.0 <= f < 1.0 for f in fractions):
         raise ValueError(f"Expect `prefixes` to be fractions in [0, 1), got {prefixes!r}")
@@ -591,7 +419,7 @@ def _make_config(
         raise ValueError(f"Expect distinct agent names, got {list(labels)}")
     return ProbeConfig(
         labels=labels, envs=env_ids, agents=tuple(_agent_repr(a) for a in agents),
-        tasks=task_seeds, prefixes=fractions, kinds=kinds_t, budget_factor=float(budget_factor),
+        tasks=seeds, prefixes=fractions, kinds=kinds_t, budget_factor=float(budget_factor),
         budget_slack=int(budget_slack), repeats=int(repeats),
         baseline_repeats=int(baseline_repeats), seed=int(seed),
     )  # fmt: skip

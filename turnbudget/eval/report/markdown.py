@@ -1,93 +1,15 @@
-"""Reports: ``report.md``, ``summary.json`` and the plots, rebuilt from the run logs alone.
-
-A *report directory* is either one run directory (``run.json`` +
-``episodes.jsonl`` + ``steps.jsonl``, as `evaluate` writes) or a directory
-whose immediate subdirectories are run directories (as the main job writes).
-`build_report` reads every run in it and writes, at its top:
-
-- ``summary.json`` — ``{"runs": {label: run summary}, "comparisons": [...]}``;
-- ``report.md`` — the tables;
-- ``heatmap_<label>_<group>.png`` — a K x T heatmap per run and env group;
-- ``pass_at_1_curve.png`` — Pass@(1,T) against T per run, one panel per group;
-- ``recovery.png`` — optimal-step rates on track / right after an error, and
-  recovery rates, per run;
-- ``recovery_by_budget.png`` — the same rates at every budget T (runs with step records).
-
-When the report directory also holds probe results (``probe_summary.json``,
-written by `turnbudget.eval.probe`, at its top or in a subdirectory), the
-report adds the probe tables and pairs each run's observational numbers with
-the probe skills of the same agent.
-
-Plots need matplotlib (the ``plot`` extra); it is imported only here, inside
-the plotting functions, and without pyplot (no global figure state).
-"""
+"""Markdown: the ``report.md`` of runs and the ``probe_report.md`` of probes, from their summaries."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from turnbudget.eval.analysis import ALL, compare_runs, summarize_run
+from turnbudget.eval.analysis import ALL
 
-__all__ = [
-    "build_report",
-    "check_plotting",
-    "find_runs",
-    "load_run_summary",
-    "plot_heatmap",
-    "plot_pass1_curves",
-    "plot_recovery",
-    "render_markdown",
-    "write_run_summary",
-]
-
-SUMMARY_FILE = "summary.json"
-REPORT_FILE = "report.md"
-
-
-def find_runs(root: str | Path) -> list[Path]:
-    """The run directories of a report directory: itself, or its subdirectories with ``run.json``."""
-    from turnbudget.eval.logs import RUN_FILE
-
-    root = Path(root)
-    if not root.is_dir():
-        raise FileNotFoundError(f"No such run directory: {root}")
-    if (root / RUN_FILE).exists():
-        return [root]
-    runs = sorted(p for p in root.iterdir() if (p / RUN_FILE).exists())
-    if not runs:
-        raise FileNotFoundError(
-            f"{root} holds no evaluation run (no {RUN_FILE} in it or in its subdirectories)"
-        )
-    return runs
-
-
-def load_run_summary(run_dir: str | Path, n_bootstrap: int = 1000) -> dict[str, Any]:
-    """Summarise one run directory from its logs (``by_budget`` when it has step records).
-
-    The logs are checked as they are read (`turnbudget.eval.logs`): a malformed
-    record raises `turnbudget.eval.logs.LogError` naming the file, the line and the problem.
-    """
-    from turnbudget.eval.logs import (
-        EPISODES_FILE,
-        RUN_FILE,
-        STEPS_FILE,
-        read_config,
-        read_episodes,
-        read_steps,
-    )
-
-    run_dir = Path(run_dir)
-    config = read_config(run_dir / RUN_FILE)
-    episodes = read_episodes(run_dir / EPISODES_FILE, config)
-    steps = None  # read only for logs whose episode records lack `budget_counts`
-    lacking = [e for e in episodes if "budget_counts" not in e and not e.get("failed_to_run")]
-    if lacking and config.record_steps and (run_dir / STEPS_FILE).exists():
-        steps = read_steps(run_dir / STEPS_FILE, lacking)
-    return summarize_run(config, episodes, n_bootstrap=n_bootstrap, steps=steps)
+__all__ = ["render_markdown", "render_probe_markdown"]
 
 
 def _short(group: str) -> str:
@@ -132,6 +54,13 @@ def _failed_cell(run: Mapping[str, Any]) -> str:
     return f"{failed['episodes']} ({kinds})"
 
 
+def _agents_cell(config: Mapping[str, Any]) -> str:
+    """The agent of a run, or each role's agent of a team run."""
+    if "agents" in config:
+        return "; ".join(f"{role}: `{agent}`" for role, agent in config["agents"].items())
+    return f"`{config['agent']}`"
+
+
 def render_markdown(summary: Mapping[str, Any]) -> str:
     """The ``report.md`` text of a summary (``{"runs": ..., "comparisons": ...}``)."""
     runs: Mapping[str, Any] = summary["runs"]
@@ -151,7 +80,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     for label, r in runs.items():
         c = r["config"]
         out.append(
-            f"| {label} | `{c['agent']}` | {', '.join(_short(e) for e in c['envs'])} | "
+            f"| {label} | {_agents_cell(c)} | {', '.join(_short(e) for e in c['envs'])} | "
             f"{len(c['tasks'])} | {c['n']} | {c['mode']} | `{json.dumps(c['errors'])}` | "
             f"`{json.dumps(c['reveal'])}` | {_failed_cell(r)} |"
         )
@@ -344,8 +273,6 @@ def _budget_section(runs: Mapping[str, Any]) -> list[str]:
 
 
 def _probe_section(summary: Mapping[str, Any]) -> list[str]:
-    from turnbudget.eval.probe_report import render_probe_markdown
-
     probes = summary.get("probes") or []
     if not probes:
         return []
@@ -376,220 +303,38 @@ def _probe_section(summary: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def write_run_summary(out: str | Path, run_summary: Mapping[str, Any]) -> dict[str, Any]:
-    """Write ``summary.json`` and ``report.md`` for a single run (no plots)."""
-    summary = {"runs": {run_summary["label"]: run_summary}, "comparisons": []}
-    _write(Path(out), summary)
-    return summary
-
-
-def _write(root: Path, summary: Mapping[str, Any]) -> None:
-    (root / SUMMARY_FILE).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
-    (root / REPORT_FILE).write_text(render_markdown(summary) + "\n")
-
-
-def build_report(
-    root: str | Path,
-    *,
-    plots: bool = True,
-    n_bootstrap: int = 1000,
-    summaries: Mapping[Path, Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """Rebuild ``summary.json``, ``report.md`` and (with ``plots``) the PNGs from the logs in ``root``.
-
-    ``summaries`` maps run directories to run summaries already computed from
-    their complete logs with the same ``n_bootstrap`` (what `evaluate`
-    returns in ``EvalResult.summary``); those runs are not summarised again.
-    """
-    root = Path(root)
-    known = {Path(k).resolve(): v for k, v in (summaries or {}).items()}
-    runs: dict[str, Any] = {}
-    for run_dir in find_runs(root):
-        s = known.get(run_dir.resolve()) or load_run_summary(run_dir, n_bootstrap=n_bootstrap)
-        if s["label"] in runs:
-            raise ValueError(
-                f"Two runs in {root} share the label {s['label']!r}; labels must be unique"
+def render_probe_markdown(summary: Mapping[str, Any]) -> str:
+    """The probe tables: skills with intervals, raw rates against the random baseline."""
+    cfg = summary["config"]
+    out = [
+        "## Probes: single-step and recovery skill",
+        "",
+        f"Teacher-forced probes on {len(cfg['tasks'])} tasks per env, prefixes at "
+        f"{', '.join(f'{f:g}' for f in cfg['prefixes'])} of the optimal plan, errors "
+        f"{', '.join(cfg['kinds'])}, recovery budget ceil({cfg['budget_factor']:g} × distance "
+        f"after the error) + {cfg['budget_slack']}. Skill = (p − p_random) / (1 − p_random) "
+        "against RandomAgent on the same probes: 0 is chance, 1 perfect; 95% bootstrap "
+        "intervals over tasks.",
+        "",
+        "Prompt recovery: back within the turns the error added + 2.",
+        "",
+        "| agent | group | single-step skill | optimal answers (random, exact chance) "
+        "| recovery skill | recovered (random) | prompt recovery skill | prompt (random) "
+        "| turns to recover | win after error | win, control | error cost |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for label, groups in summary["agents"].items():
+        for group in sorted(groups, key=lambda g: (g == ALL, g)):  # JSON sorts "all" first
+            g = groups[group]
+            s, r = g["single_step"], g["recovery"][ALL]
+            out.append(
+                f"| {label} | {group.split('/')[-1]} | {_ci(s['skill'])} | {_fmt(s['rate'])} "
+                f"({_fmt(s['baseline_rate'])}, {_fmt(s['chance_rate'])}) | {_ci(r['skill'])} | "
+                f"{_fmt(r['recovery_rate'])} ({_fmt(r['baseline_recovery_rate'])}) | "
+                f"{_ci(r['prompt_skill'])} | {_fmt(r['prompt_recovery_rate'])} "
+                f"({_fmt(r['baseline_prompt_recovery_rate'])}) | "
+                f"{_fmt(r['turns_to_recover_mean'], 1)} | {_fmt(r['win_rate'])} | "
+                f"{_fmt(r['control_win_rate'])} | {_fmt(r['error_cost'])} |"
             )
-        runs[s["label"]] = s
-    summary: dict[str, Any] = {"runs": runs, "comparisons": compare_runs(runs)}
-    from turnbudget.eval.probe_report import find_probe_summaries, pair_with_runs
-
-    probes = [json.loads(p.read_text()) for p in find_probe_summaries(root)]
-    if probes:
-        summary["probes"] = probes
-        summary["paired"] = pair_with_runs(probes, runs)
-    _write(root, summary)
-    if plots:
-        write_plots(root, summary)
-    return summary
-
-
-def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
-    """All PNGs of a summary; returns their paths."""
-    root = Path(root)
-    paths = []
-    for label, r in summary["runs"].items():
-        for group, entry in r["groups"].items():
-            mode, grid = _primary(entry)
-            path = root / f"heatmap_{_slug(label)}_{_slug(_short(group))}.png"
-            plot_heatmap(grid, f"{label} · {_short(group)} ({mode})", path)
-            paths.append(path)
-    paths.append(plot_pass1_curves(summary, root / "pass_at_1_curve.png"))
-    paths.append(plot_recovery(summary, root / "recovery.png"))
-    if any(_by_budget(r) for r in summary["runs"].values()):
-        paths.append(plot_recovery_by_budget(summary, root / "recovery_by_budget.png"))
-    return paths
-
-
-def _by_budget(run: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    analysis = run["analysis"]
-    return analysis[ALL if ALL in analysis else next(iter(analysis))].get("by_budget")
-
-
-def plot_recovery_by_budget(summary: Mapping[str, Any], path: str | Path) -> Path:
-    """Per run, against T: optimal-step rate on track and right after an error, recovery rate."""
-    import numpy as np
-
-    panels = [
-        ("optimal on track", "optimal_step_rate_on_track"),
-        ("optimal right after an error", "optimal_step_rate_after_error"),
-        ("errors recovered", "recovery_rate"),
-    ]
-    fig = _figure(3.4 * len(panels), 3.2)
-    axes = fig.subplots(1, len(panels), squeeze=False)[0]
-    for ax, (title, key) in zip(axes, panels, strict=True):
-        for label, r in summary["runs"].items():
-            table = _by_budget(r)
-            if not table:
-                continue
-            ts = [int(t) for t in table]
-            values = [np.nan if c["all"][key] is None else c["all"][key] for c in table.values()]
-            ax.plot(ts, values, marker="o", ms=3, label=label)
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel("turn budget T")
-        ax.set_ylim(-0.02, 1.02)
-        ax.grid(alpha=0.3)
-    axes[-1].legend(fontsize=6, loc="lower right")
-    fig.savefig(path)
-    return Path(path)
-
-
-PLOT_HINT = (
-    "plots need matplotlib: pip install 'turnbudget[plot]' (or skip them: --no-plots / plots=False)"
-)
-
-
-def check_plotting() -> None:
-    """Raise ``ImportError`` now, not after a long run, when matplotlib is missing."""
-    import importlib.util
-
-    if importlib.util.find_spec("matplotlib") is None:
-        raise ImportError(PLOT_HINT)
-
-
-def _figure(width: float, height: float) -> Any:
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError(PLOT_HINT) from None
-    return Figure(figsize=(width, height), dpi=100, layout="constrained")
-
-
-def plot_heatmap(grid: Mapping[str, Any], title: str, path: str | Path) -> Path:
-    """A K x T heatmap of Pass@(K,T) means, each cell annotated."""
-    import numpy as np
-
-    ks, ts = grid["ks"], grid["ts"]
-    mean = np.asarray(grid["mean"])
-    fig = _figure(1.2 + 0.62 * len(ts), 1.0 + 0.42 * len(ks))
-    ax = fig.add_subplot()
-    im = ax.imshow(mean, vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto", origin="lower")
-    ax.set_xticks(range(len(ts)), [str(t) for t in ts])
-    ax.set_yticks(range(len(ks)), [str(k) for k in ks])
-    ax.set_xlabel("turn budget T")
-    ax.set_ylabel("K")
-    ax.set_title(f"Pass@(K,T) — {title}", fontsize=9)
-    for i in range(len(ks)):
-        for j in range(len(ts)):
-            v = mean[i, j]
-            ax.text(
-                j,
-                i,
-                f"{v:.2f}",
-                ha="center",
-                va="center",
-                fontsize=7,
-                color="white" if v < 0.6 else "black",
-            )
-    fig.colorbar(im, ax=ax, shrink=0.9)
-    fig.savefig(path)
-    return Path(path)
-
-
-def plot_pass1_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
-    """Pass@(1,T) against T with its bootstrap band, one line per run, one panel per env group."""
-    runs = summary["runs"]
-    groups = sorted({g for r in runs.values() for g in r["groups"]}, key=lambda g: (g == ALL, g))
-    fig = _figure(3.6 * len(groups), 3.2)
-    axes = fig.subplots(1, len(groups), squeeze=False)[0]
-    for ax, group in zip(axes, groups, strict=True):
-        for label, r in runs.items():
-            if group not in r["groups"]:
-                continue
-            _, grid = _primary(r["groups"][group])
-            i = grid["ks"].index(1) if 1 in grid["ks"] else 0
-            ts = grid["ts"]
-            (line,) = ax.plot(ts, grid["mean"][i], marker="o", ms=3, label=label)
-            ax.fill_between(ts, grid["low"][i], grid["high"][i], alpha=0.15, color=line.get_color())
-        ax.set_title(_short(group), fontsize=9)
-        ax.set_xlabel("turn budget T")
-        ax.set_ylim(-0.02, 1.02)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("Pass@(1,T)")
-    axes[-1].legend(fontsize=7, loc="lower right")
-    fig.savefig(path)
-    return Path(path)
-
-
-def plot_recovery(summary: Mapping[str, Any], path: str | Path) -> Path:
-    """Per run: optimal-step rate overall, on track and right after an error; recovery rate."""
-    import numpy as np
-
-    runs = summary["runs"]
-    labels = list(runs)
-    stats = [
-        runs[lbl]["analysis"][
-            ALL if ALL in runs[lbl]["analysis"] else next(iter(runs[lbl]["analysis"]))
-        ]
-        for lbl in labels
-    ]
-    series = [
-        ("optimal step", "optimal_step_rate"),
-        ("on track", "optimal_step_rate_on_track"),
-        ("right after error", "optimal_step_rate_after_error"),
-        ("errors recovered", "recovery_rate"),
-    ]
-    fig = _figure(max(5.0, 1.1 * len(labels) + 2.0), 3.8)
-    ax_rate, ax_turns = fig.subplots(1, 2, width_ratios=[3, 2])
-    x = np.arange(len(labels))
-    width = 0.8 / len(series)
-    for s, (name, key) in enumerate(series):
-        values = [np.nan if st[key] is None else st[key] for st in stats]
-        ax_rate.bar(x + (s - (len(series) - 1) / 2) * width, values, width, label=name)
-    ax_rate.set_xticks(x, labels, rotation=30, ha="right", fontsize=7)
-    ax_rate.set_ylim(0, 1.05)
-    ax_rate.set_ylabel("rate")
-    ax_rate.set_title("single-step quality vs recovery", fontsize=9)
-    fig.legend(
-        *ax_rate.get_legend_handles_labels(),
-        loc="outside lower center",
-        ncols=len(series),
-        fontsize=7,
-    )
-    data = [st["turns_to_recover"] or [np.nan] for st in stats]
-    ax_turns.boxplot(data, showfliers=False)
-    ax_turns.set_xticks(range(1, len(labels) + 1), labels, rotation=30, ha="right", fontsize=7)
-    ax_turns.set_ylabel("turns to recover")
-    ax_turns.set_title("turns to recover an error", fontsize=9)
-    fig.savefig(path)
-    return Path(path)
+    out.append("")
+    return "\n".join(out)

@@ -6,11 +6,15 @@ and compared on resume); `plan_episodes` turns it into the sorted list of
 `EpisodeSpec` that the backends execute. An episode is fully determined by its
 spec: the env is reset with the task seed and the agent with `agent_seed`,
 so results depend neither on the backend nor on the order of execution.
+
+The argument checks every kind of run shares (task seeds, K and T values,
+retries) and the one seed derivation (`derive_seed`) live here too.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import MISSING, asdict, dataclass, field, fields
@@ -20,9 +24,23 @@ import numpy as np
 
 from turnbudget._checks import is_int
 from turnbudget.agents.base import agent_flags
-from turnbudget.eval.agent_view import budget_visible
+from turnbudget.eval.run.agent_view import budget_visible
+from turnbudget.records import RunPlan, format_episode_id, read_config_dict
 
-__all__ = ["MODES", "EpisodeSpec", "EvalConfig", "agent_seed", "make_config", "plan_episodes"]
+__all__ = [
+    "MODES",
+    "EpisodeSpec",
+    "EvalConfig",
+    "agent_seed",
+    "check_retries",
+    "derive_seed",
+    "make_config",
+    "plan_episodes",
+    "positive_ints",
+    "read_config",
+    "record_plan",
+    "task_seeds",
+]
 
 MODES = ("auto", "truncate", "rerun", "both")
 ERROR_DRAWS = ("per_repeat", "shared")
@@ -78,7 +96,7 @@ class EvalConfig:
         if len(set(d["envs"])) != len(d["envs"]):
             raise ValueError(f"Expect distinct env ids, got {d['envs']}")
         d["envs"] = tuple(d["envs"])
-        d["ks"], d["ts"] = _positive_ints(d["ks"], "ks"), _positive_ints(d["ts"], "ts")
+        d["ks"], d["ts"] = positive_ints(d["ks"], "ks"), positive_ints(d["ts"], "ts")
         if not is_int(d["n"]) or d["n"] < max(d["ks"]):
             raise ValueError(f"Expect `n` to be an int >= max(ks) = {max(d['ks'])}, got {d['n']!r}")
         d["tasks"] = tuple(d["tasks"])
@@ -105,7 +123,53 @@ class EvalConfig:
         return (max(self.ts),) if self.mode == "truncate" else tuple(sorted(set(self.ts)))
 
 
-def _positive_ints(values: Iterable[Any], name: str) -> tuple[int, ...]:
+def derive_seed(*parts: Any) -> int:
+    """A 32-bit seed from ints and strings (strings by CRC32): a pure function of ``parts``.
+
+    Every seed a run draws comes from here: an episode's agent seed, a team
+    member's, a probe's plan, errors and agents.
+
+    Example:
+        >>> derive_seed(0, "turnbudget/Maze-Easy-v0", 3, 1) == agent_seed(0, "turnbudget/Maze-Easy-v0", 3, 1)
+        True
+    """
+    words = [zlib.crc32(p.encode()) if isinstance(p, str) else int(p) for p in parts]
+    return int(np.random.SeedSequence(words).generate_state(1, dtype=np.uint32)[0])
+
+
+def task_seeds(tasks: Any) -> tuple[int, ...]:
+    """Task seeds from a count ``m`` (seeds ``0..m-1``) or a list of distinct seeds >= 0.
+
+    Example:
+        >>> task_seeds(3), task_seeds([7, 2])
+        ((0, 1, 2), (7, 2))
+    """
+    if is_int(tasks):
+        if tasks < 1:
+            raise ValueError(
+                f"Expect `tasks` to be a positive int or a list of seeds, got {tasks!r}"
+            )
+        return tuple(range(int(tasks)))
+    try:
+        seeds = tuple(tasks)
+    except TypeError:
+        raise ValueError(
+            f"Expect `tasks` to be a positive int or a list of seeds, got {tasks!r}"
+        ) from None
+    if not seeds or not all(is_int(s) and s >= 0 for s in seeds) or len(set(seeds)) != len(seeds):
+        raise ValueError(f"Expect `tasks` to be distinct non-negative seeds, got {tasks!r}")
+    return tuple(int(s) for s in seeds)
+
+
+def check_retries(retries: Any) -> int:
+    """``retries`` when it is an int >= 0."""
+    if not is_int(retries) or retries < 0:
+        raise ValueError(f"Expect `retries` to be a non-negative int, got {retries!r}")
+    return int(retries)
+
+
+def positive_ints(values: Iterable[Any], name: str) -> tuple[int, ...]:
+    """Distinct positive ints, sorted (K values, budgets)."""
     out = []
     for v in values:
         if not is_int(v) or v < 1:
@@ -148,8 +212,8 @@ def make_config(
         raise ValueError(f"Expect `envs` to be env ids, got {envs!r}")
     if len(set(env_ids)) != len(env_ids):
         raise ValueError(f"Expect distinct env ids, got {list(env_ids)}")
-    ks_t = _positive_ints(ks, "ks")
-    ts_t = _positive_ints(ts, "ts")
+    ks_t = positive_ints(ks, "ks")
+    ts_t = positive_ints(ts, "ts")
     n_val = max(ks_t) if n is None else n
     if not is_int(n_val) or n_val < 1:
         raise ValueError(f"Expect `n` to be a positive int, got {n!r}")
@@ -157,16 +221,7 @@ def make_config(
         raise ValueError(
             f"Pass@K needs n >= max(K) episodes per task: got n={n_val}, max(K)={max(ks_t)}"
         )
-    if is_int(tasks):
-        if tasks < 1:
-            raise ValueError(
-                f"Expect `tasks` to be a positive int or a list of seeds, got {tasks!r}"
-            )
-        task_seeds = tuple(range(int(tasks)))
-    else:
-        task_seeds = tuple(int(s) for s in tasks)  # type: ignore[union-attr]
-        if not task_seeds or len(set(task_seeds)) != len(task_seeds) or min(task_seeds) < 0:
-            raise ValueError(f"Expect `tasks` to be distinct non-negative seeds, got {tasks!r}")
+    seeds = task_seeds(tasks)
     if mode not in MODES:
         raise ValueError(f"Expect `mode` to be one of {MODES}, got {mode!r}")
     if error_draws not in ERROR_DRAWS:
@@ -190,7 +245,7 @@ def make_config(
         ks=ks_t,
         ts=ts_t,
         n=int(n_val),
-        tasks=task_seeds,
+        tasks=seeds,
         mode=mode,
         reveal=reveal,
         errors=errors,
@@ -215,13 +270,22 @@ class EpisodeSpec:
 
     @property
     def episode_id(self) -> str:
-        return f"{self.env_id}|seed={self.task_seed}|rep={self.rep}|T={self.turn_budget}"
+        return format_episode_id(self.env_id, self.task_seed, self.rep, self.turn_budget)
 
 
 def agent_seed(seed: int, env_id: str, task_seed: int, rep: int) -> int:
     """The agent's seed for one episode: independent of the budget and of execution order."""
-    ss = np.random.SeedSequence([seed, zlib.crc32(env_id.encode()), task_seed, rep])
-    return int(ss.generate_state(1, dtype=np.uint32)[0])
+    return derive_seed(seed, env_id, task_seed, rep)
+
+
+def record_plan(config: EvalConfig) -> RunPlan:
+    """The episodes ``config`` plans, as `turnbudget.records` checks a run's records."""
+    return RunPlan(config.envs, config.tasks, config.n, config.run_budgets, config.ts)
+
+
+def read_config(path: str | os.PathLike[str]) -> EvalConfig:
+    """A run's ``run.json``, checked (`EvalConfig.from_dict`); `LogError` names what is wrong."""
+    return EvalConfig.from_dict(read_config_dict(path, EvalConfig.from_dict))
 
 
 def plan_episodes(config: EvalConfig) -> list[EpisodeSpec]:

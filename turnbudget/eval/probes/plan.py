@@ -5,24 +5,24 @@ of (env id, task seed, prefix, seed): a seeded optimal plan per task, the
 prefix lengths, and for each error kind the first error (in a seeded order)
 that raises the distance at that prefix, with its recovery budget. `TaskStarts`
 hands out envs at a task's start: one reset per task, then cheap copies.
-See `turnbudget.eval.probe` for what the probes measure.
+See `turnbudget.eval.probes.run` for what the probes measure.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-import zlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
+from turnbudget.eval.run.plan import derive_seed
 from turnbudget.wrappers._common import find_wrapper
 from turnbudget.wrappers.turn_budget import TurnBudget
 
-__all__ = ["PROBE_KINDS", "ProbeConfig", "ProbeSpec", "TaskStarts", "derive_seed", "plan_probes"]
+__all__ = ["PROBE_KINDS", "ProbeConfig", "ProbeSpec", "TaskStarts", "plan_probes"]
 
 #: The error kinds a recovery probe can inject (a transient error never raises the distance).
 PROBE_KINDS = ("slip", "setback")
@@ -76,12 +76,6 @@ class ProbeSpec:
     @property
     def key(self) -> tuple[str, int, int, str, str]:
         return (self.env_id, self.task_seed, self.prefix, self.probe, self.kind or "")
-
-
-def derive_seed(*parts: Any) -> int:
-    """A 32-bit seed from ints and strings (strings by CRC32): a pure function of ``parts``."""
-    words = [zlib.crc32(p.encode()) if isinstance(p, str) else int(p) for p in parts]
-    return int(np.random.SeedSequence(words).generate_state(1, dtype=np.uint32)[0])
 
 
 def _make_env(env_id: str) -> Any:

@@ -1,13 +1,13 @@
-"""Probe results: chance-normalized skills with bootstrap intervals over tasks, and their report.
+"""Probe results: chance-normalized skills with bootstrap intervals over tasks.
 
 `summarize_probes` turns the probe records (``probes.jsonl``) into
 ``probe_summary.json``: per agent and env group, ``single_step_skill``,
 ``recovery_skill`` (back to the pre-error distance within the budget) and
 ``prompt_recovery_skill`` (back within the turns the error added plus
 `PROMPT_SLACK`: how *fast*, where the budget is generous enough for any
-agent that heads back), each ``{"mean", "low", "high"}``, with the raw rates; `render_probe_markdown` writes ``probe_report.md``; and
-`pair_with_runs` puts the probe skills beside the observational numbers of
-evaluation runs of the same agents, for ``report.md``.
+agent that heads back), each ``{"mean", "low", "high"}``, with the raw rates.
+Their Markdown and their pairing with evaluation runs are the report's
+(`turnbudget.eval.report`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,6 @@ import numpy as np
 
 __all__ = [
     "PROBE_SUMMARY_FILE",
-    "find_probe_summaries",
-    "pair_with_runs",
-    "render_probe_markdown",
     "skill",
     "summarize_probes",
     "write_probe_summary",
@@ -206,97 +203,3 @@ def write_probe_summary(out: str | Path, summary: Mapping[str, Any]) -> Path:
     path = Path(out) / PROBE_SUMMARY_FILE
     path.write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     return path
-
-
-def find_probe_summaries(root: str | Path) -> list[Path]:
-    """``probe_summary.json`` files in a report directory or its immediate subdirectories."""
-    root = Path(root)
-    found = [root / PROBE_SUMMARY_FILE] if (root / PROBE_SUMMARY_FILE).exists() else []
-    if root.is_dir():
-        found += sorted(
-            p / PROBE_SUMMARY_FILE for p in root.iterdir() if (p / PROBE_SUMMARY_FILE).exists()
-        )
-    return found
-
-
-def _fmt(x: float | None, digits: int = 2) -> str:
-    return "–" if x is None else f"{x:.{digits}f}"
-
-
-def _ci(s: Mapping[str, Any]) -> str:
-    if s["mean"] is None:
-        return "–"
-    return f"{s['mean']:.2f} [{s['low']:.2f}, {s['high']:.2f}]"
-
-
-def render_probe_markdown(summary: Mapping[str, Any]) -> str:
-    """The probe tables: skills with intervals, raw rates against the random baseline."""
-    cfg = summary["config"]
-    out = [
-        "## Probes: single-step and recovery skill",
-        "",
-        f"Teacher-forced probes on {len(cfg['tasks'])} tasks per env, prefixes at "
-        f"{', '.join(f'{f:g}' for f in cfg['prefixes'])} of the optimal plan, errors "
-        f"{', '.join(cfg['kinds'])}, recovery budget ceil({cfg['budget_factor']:g} × distance "
-        f"after the error) + {cfg['budget_slack']}. Skill = (p − p_random) / (1 − p_random) "
-        "against RandomAgent on the same probes: 0 is chance, 1 perfect; 95% bootstrap "
-        "intervals over tasks.",
-        "",
-        "Prompt recovery: back within the turns the error added + 2.",
-        "",
-        "| agent | group | single-step skill | optimal answers (random, exact chance) "
-        "| recovery skill | recovered (random) | prompt recovery skill | prompt (random) "
-        "| turns to recover | win after error | win, control | error cost |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for label, groups in summary["agents"].items():
-        for group in sorted(groups, key=lambda g: (g == ALL, g)):  # JSON sorts "all" first
-            g = groups[group]
-            s, r = g["single_step"], g["recovery"][ALL]
-            out.append(
-                f"| {label} | {group.split('/')[-1]} | {_ci(s['skill'])} | {_fmt(s['rate'])} "
-                f"({_fmt(s['baseline_rate'])}, {_fmt(s['chance_rate'])}) | {_ci(r['skill'])} | "
-                f"{_fmt(r['recovery_rate'])} ({_fmt(r['baseline_recovery_rate'])}) | "
-                f"{_ci(r['prompt_skill'])} | {_fmt(r['prompt_recovery_rate'])} "
-                f"({_fmt(r['baseline_prompt_recovery_rate'])}) | "
-                f"{_fmt(r['turns_to_recover_mean'], 1)} | {_fmt(r['win_rate'])} | "
-                f"{_fmt(r['control_win_rate'])} | {_fmt(r['error_cost'])} |"
-            )
-    out.append("")
-    return "\n".join(out)
-
-
-def pair_with_runs(
-    probe_summaries: Sequence[Mapping[str, Any]], runs: Mapping[str, Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    """Rows pairing each evaluation run with the probe skills of the same agent.
-
-    An evaluation run and a probed agent are the same agent when their reprs
-    match (``OracleAgent(epsilon=0.1)``); the group is "all" (or the only env).
-    """
-    skills: dict[str, Mapping[str, Any]] = {}
-    for summary in probe_summaries:
-        cfg = summary["config"]
-        for label, agent in zip(cfg["labels"], cfg["agents"], strict=True):
-            groups = summary["agents"][label]
-            skills[agent] = groups[ALL if ALL in groups else next(iter(groups))]
-    rows = []
-    for label, run in runs.items():
-        g = skills.get(run["config"]["agent"])
-        if g is None:
-            continue
-        a = run["analysis"][ALL if ALL in run["analysis"] else next(iter(run["analysis"]))]
-        rows.append(
-            {
-                "run": label,
-                "optimal_on_track": a["optimal_step_rate_on_track"],
-                "optimal_after_error": a["optimal_step_rate_after_error"],
-                "recovery_rate": a["recovery_rate"],
-                "single_step_skill": g["single_step_skill"],
-                "recovery_skill": g["recovery_skill"],
-                "prompt_recovery_skill": g["prompt_recovery_skill"],
-                "probe_recovery_rate": g["recovery"][ALL]["recovery_rate"],
-                "probe_baseline_recovery_rate": g["recovery"][ALL]["baseline_recovery_rate"],
-            }
-        )
-    return rows

@@ -1,11 +1,11 @@
-"""Evaluation backends: where and how the planned episodes run.
+"""Backends: where and how the planned episodes run.
 
-A backend is given the agent, the `EvalConfig` and the episodes still to run,
-and yields their results; it decides nothing about *what* runs (that is
-`turnbudget.eval.plan`) and nothing about what is written (that is
-`evaluate`). Every backend plays episodes through
-`turnbudget.eval.runner.EpisodeRunner`, so results never depend on the
-backend, its worker count or the order in which episodes finish.
+A backend is given the agents, the run's configuration and the jobs still to
+run, and yields their outcomes; it decides nothing about *what* runs (the
+plan) nor what is written (the front door: `evaluate`, `probe`,
+`evaluate_team`). Every backend plays jobs through the episode driver
+(`turnbudget.eval.run.driver.Driver`), so results never depend on the backend,
+its worker count or the order in which episodes finish.
 
 Built in: ``local`` (this process), ``pool`` (a local process pool) and
 ``ray`` (a Ray cluster, or a local Ray instance for the run; the ``ray`` extra). A new
@@ -15,21 +15,21 @@ backend is one module with a `Backend` subclass, listed in `BUILTIN_BACKENDS`
     class MyBackend(Backend):
         name = "mine"
 
-        def start(self, agent, config, *, serialize, runner=EpisodeRunner):
+        def start(self, agent, config, *, serialize, runner):
             ...  # start workers; each builds runner(agent, config, serialize)
-            # (a local worker process also calls turnbudget.eval.lock.exit_with_parent())
+            # (a local worker process also calls turnbudget.eval.run.lock.exit_with_parent())
 
-        def run(self, specs):
-            ...  # yield lists of EpisodeResult / EpisodeFailure, in any order, each spec once
+        def run(self, jobs):
+            ...  # yield lists of outcomes / EpisodeFailure, in any order, each job once
 
         def close(self):
             ...  # stop the workers; called even when run() was interrupted
 
 Runner hook: a worker plays its chunks through ``runner(agent, config,
-serialize).run(chunk)``; ``runner`` is `EpisodeRunner` for evaluations, and
-any picklable callable building an object with that ``run`` for other work
-(`turnbudget.eval.probe` passes its probe runner: a work item is then one
-probe episode, ordered and with an ``episode_id`` like an `EpisodeSpec`).
+serialize).run(chunk)`` (or ``.stream(chunk, timeout=...)`` in this process);
+``runner`` is a `Driver` factory bound to the run's kind
+(``functools.partial(Driver, kind=EvaluationEpisodes)``; `run_jobs` builds
+it). A job has an ``episode_id`` and sorts in a fixed order.
 
 Faults: a backend reports an episode it could not finish as an
 `EpisodeFailure` (the agent or env raised, the worker running it died, it
@@ -48,14 +48,15 @@ Example:
 from __future__ import annotations
 
 import abc
+import functools
 import logging
 import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from turnbudget._checks import check_positive_int, is_real, load_object
-from turnbudget.eval.plan import EpisodeSpec
-from turnbudget.eval.runner import EpisodeFailure, EpisodeResult, EpisodeRunner
+from turnbudget.eval.run.driver import Driver, EpisodeFailure
+from turnbudget.eval.run.episodes import evaluation_runner
 
 __all__ = [
     "ABORT_AFTER",
@@ -68,6 +69,8 @@ __all__ = [
     "list_backends",
     "make_backend",
     "register_backend",
+    "resolve_backend",
+    "run_jobs",
     "run_with_retries",
 ]
 
@@ -106,17 +109,18 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def start(
-        self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = EpisodeRunner
+        self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = evaluation_runner
     ) -> Backend:
         """Get ready to run episodes of ``agent`` under ``config``; return ``self``.
 
-        ``serialize`` asks for step records as JSON lines (see `EpisodeRunner`).
+        ``serialize`` asks for outcomes ready to send between processes (step records
+        as JSON lines: see `EvaluationEpisodes`).
         ``runner`` is what each worker builds from ``(agent, config, serialize)``
         to run its chunks (the runner hook; see the module doc).
         """
 
     @abc.abstractmethod
-    def run(self, specs: Sequence[EpisodeSpec]) -> Iterator[list[EpisodeResult | EpisodeFailure]]:
+    def run(self, specs: Sequence[Any]) -> Iterator[list[Any]]:
         """Yield the outcomes of ``specs`` in chunks, in any order, each episode exactly once:
         its result, or an `EpisodeFailure` when it could not be run to its end."""
 
@@ -177,11 +181,11 @@ class EvaluationAborted(RuntimeError):
 
 def run_with_retries(
     backend: Backend,
-    specs: Sequence[EpisodeSpec],
+    specs: Sequence[Any],
     retries: int = 2,
     *,
     on_failure: Callable[[EpisodeFailure, int], Any] | None = None,
-) -> Iterator[list[EpisodeResult]]:
+) -> Iterator[list[Any]]:
     """Run ``specs`` on a started ``backend``; rerun failures up to ``retries`` more times.
 
     Yields lists of ``(episode record, step records)``; an episode that failed
@@ -228,9 +232,9 @@ def run_with_retries(
 
 #: name -> ``"module:Class"``, imported only when the backend is used.
 BUILTIN_BACKENDS: dict[str, str] = {
-    "local": "turnbudget.eval.backends.local:LocalBackend",
-    "pool": "turnbudget.eval.backends.pool:PoolBackend",
-    "ray": "turnbudget.eval.backends.ray:RayBackend",
+    "local": "turnbudget.eval.run.backends.local:LocalBackend",
+    "pool": "turnbudget.eval.run.backends.pool:PoolBackend",
+    "ray": "turnbudget.eval.run.backends.ray:RayBackend",
 }
 
 _REGISTRY: dict[str, type[Backend] | str] = dict(BUILTIN_BACKENDS)
@@ -267,3 +271,57 @@ def make_backend(name: str, workers: int = 1, **options: Any) -> Backend:
     if not (isinstance(cls, type) and issubclass(cls, Backend)):
         raise TypeError(f"Backend {name!r} is {cls!r}, not a Backend subclass")
     return cls(workers, **options)
+
+
+def resolve_backend(
+    backend: str | Backend | None,
+    workers: int = 1,
+    options: dict[str, Any] | None = None,
+    timeout: float | None = None,
+) -> Backend:
+    """The backend a run plays on: ``backend`` itself (a ``timeout`` given here replaces
+    its own), or the one registered under that name (default: ``local`` for one worker,
+    else ``pool``) built with ``workers``, ``timeout`` and ``options``."""
+    timeout = check_timeout(timeout)
+    if isinstance(backend, Backend):
+        if timeout is not None:
+            backend.timeout = timeout
+        return backend
+    check_positive_int(workers, "workers")
+    name = backend if backend is not None else ("local" if workers == 1 else "pool")
+    return make_backend(name, workers, timeout=timeout, **(options or {}))
+
+
+def run_jobs(
+    backend: Backend,
+    agent: Any,
+    config: Any,
+    jobs: Sequence[Any],
+    *,
+    kind: Any,
+    serialize: bool,
+    retries: int,
+    sink: Callable[[list[Any]], Any],
+    on_failure: Callable[[EpisodeFailure, int], Any] | None = None,
+    progress: bool = False,
+    total: int | None = None,
+    desc: str = "",
+    unit: str = "ep",
+) -> None:
+    """Play ``jobs`` of ``kind`` (a `Kind` class) on ``backend``, with `run_with_retries`,
+    handing each list of outcomes to ``sink`` as it comes; ``progress`` shows a bar on
+    stderr over ``total`` jobs (default: ``len(jobs)``; more when some were resumed)."""
+    from tqdm.auto import tqdm
+
+    total = len(jobs) if total is None else total
+    with tqdm(
+        total=total, initial=total - len(jobs), desc=desc, unit=unit, disable=not progress,
+        dynamic_ncols=True, leave=True,
+    ) as bar:  # fmt: skip
+        if not jobs:  # (a fully resumed run shows its finished bar)
+            return
+        runner = functools.partial(Driver, kind=kind)
+        with backend.start(agent, config, serialize=serialize, runner=runner):
+            for outcomes in run_with_retries(backend, jobs, retries, on_failure=on_failure):
+                sink(outcomes)
+                bar.update(len(outcomes))

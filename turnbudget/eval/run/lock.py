@@ -7,7 +7,7 @@ when the holder dies, even by ``kill -9``) for the whole run; a second
 evaluation is refused at once with `OutputDirInUse`, naming the holder's pid,
 host, start time and command (its credentials blanked: `turnbudget.agents.secrets`,
 the ``--base-url``'s password say; the file outlives a ``kill -9``). `locks_output_dir` applies it to a function with
-an ``out=`` keyword (`turnbudget.eval.rollout.evaluate`).
+an ``out=`` keyword (`turnbudget.eval.evaluate`).
 
 `exit_with_parent`, called in a worker's initializer, ends the worker when the
 evaluator dies: ``PR_SET_PDEATHSIG`` on Linux, and a thread that polls the
@@ -87,7 +87,7 @@ def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
         ...         pass
         Traceback (most recent call last):
         ...
-        turnbudget.eval.lock.OutputDirInUse: ... is in use by another evaluation: pid ...
+        turnbudget.eval.run.lock.OutputDirInUse: ... is in use by another evaluation: pid ...
     """
     from filelock import FileLock, Timeout
 

@@ -16,13 +16,13 @@ import math
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
+from typing import Any
 
-from turnbudget.eval.plan import EpisodeSpec
-from turnbudget.eval.runner import EpisodeFailure, EpisodeResult
+from turnbudget.eval.run.driver import EpisodeFailure
 
 __all__ = ["Workers", "chunk_size", "supervise"]
 
-Outcomes = list["EpisodeResult | EpisodeFailure"]
+Outcomes = list[Any]  # an outcome or an `EpisodeFailure` per job
 
 
 class Workers(abc.ABC):
@@ -32,7 +32,7 @@ class Workers(abc.ABC):
     slots: list[int]
 
     @abc.abstractmethod
-    def submit(self, slot: int, chunk: Sequence[EpisodeSpec]) -> None:
+    def submit(self, slot: int, chunk: Sequence[Any]) -> None:
         """Start ``chunk`` on the worker in ``slot`` (which is idle)."""
 
     @abc.abstractmethod
@@ -57,7 +57,7 @@ def chunk_size(n_specs: int, workers: int, width: int, timeout: float | None) ->
 
 def supervise(
     workers: Workers,
-    specs: Sequence[EpisodeSpec],
+    specs: Sequence[Any],
     *,
     size: int,
     width: int = 1,
@@ -65,7 +65,7 @@ def supervise(
 ) -> Iterator[Outcomes]:
     """Run ``specs`` in chunks of ``size`` on ``workers``; yield each chunk's outcomes."""
     queue = deque(specs[i : i + size] for i in range(0, len(specs), size))
-    running: dict[int, tuple[Sequence[EpisodeSpec], float]] = {}
+    running: dict[int, tuple[Sequence[Any], float]] = {}
     idle = list(workers.slots)[::-1]
     while queue or running:
         if not running and not idle:

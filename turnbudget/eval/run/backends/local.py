@@ -7,15 +7,9 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from turnbudget.eval.backends import Backend, RunnerFactory
-from turnbudget.eval.plan import EpisodeSpec
-from turnbudget.eval.runner import (
-    EpisodeFailure,
-    EpisodeResult,
-    EpisodeRunner,
-    alarm,
-    can_interrupt,
-)
+from turnbudget.eval.run.backends import Backend, RunnerFactory
+from turnbudget.eval.run.driver import alarm, can_interrupt
+from turnbudget.eval.run.episodes import evaluation_runner
 
 __all__ = ["LocalBackend"]
 
@@ -51,7 +45,7 @@ class LocalBackend(Backend):
         self._chunk = 1
 
     def start(
-        self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = EpisodeRunner
+        self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = evaluation_runner
     ) -> LocalBackend:
         self._runner = runner(agent, config, serialize)
         self._chunk = max(1, int(getattr(agent, "max_batch_size", 1)))
@@ -66,11 +60,11 @@ class LocalBackend(Backend):
             )
         return self.timeout
 
-    def run(self, specs: Sequence[EpisodeSpec]) -> Iterator[list[EpisodeResult | EpisodeFailure]]:
+    def run(self, specs: Sequence[Any]) -> Iterator[list[Any]]:
         if self._runner is None:
             raise RuntimeError("LocalBackend.run() before start()")
         limit = self._limit()
-        if hasattr(self._runner, "stream"):  # EpisodeRunner: each episode as it ends
+        if hasattr(self._runner, "stream"):  # the Driver: each episode as it ends
             for _, outcome in self._runner.stream(specs, timeout=limit):
                 yield [outcome]
             return

@@ -8,11 +8,10 @@ import multiprocessing.connection as mpc
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from turnbudget.eval.backends import Backend, RunnerFactory
-from turnbudget.eval.backends.supervisor import Workers, chunk_size, supervise
-from turnbudget.eval.lock import exit_with_parent
-from turnbudget.eval.plan import EpisodeSpec
-from turnbudget.eval.runner import EpisodeFailure, EpisodeResult, EpisodeRunner
+from turnbudget.eval.run.backends import Backend, RunnerFactory
+from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise
+from turnbudget.eval.run.episodes import evaluation_runner
+from turnbudget.eval.run.lock import exit_with_parent
 
 __all__ = ["PoolBackend"]
 
@@ -77,7 +76,7 @@ class _Processes(Workers):
                 "run with the local backend to see the error"
             )
 
-    def submit(self, slot: int, chunk: Sequence[EpisodeSpec]) -> None:
+    def submit(self, slot: int, chunk: Sequence[Any]) -> None:
         self._conns[slot].send(list(chunk))
         self._busy.add(slot)
 
@@ -144,14 +143,14 @@ class PoolBackend(Backend):
         self._width = 1
 
     def start(
-        self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = EpisodeRunner
+        self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = evaluation_runner
     ) -> PoolBackend:
         self._width = max(1, int(getattr(agent, "max_batch_size", 1)))
         # Fork the workers now, before the caller starts threads (a progress bar's monitor).
         self._procs = _Processes(self.workers, (agent, config, serialize, runner))
         return self
 
-    def run(self, specs: Sequence[EpisodeSpec]) -> Iterator[list[EpisodeResult | EpisodeFailure]]:
+    def run(self, specs: Sequence[Any]) -> Iterator[list[Any]]:
         if self._procs is None:
             raise RuntimeError("PoolBackend.run() before start()")
         size = chunk_size(len(specs), self.workers, self._width, self.timeout)

@@ -1,4 +1,7 @@
-"""The run directory's logs: ``run.json``, ``episodes.jsonl`` and ``steps.jsonl``.
+"""A run directory's files: ``run.json``, ``episodes.jsonl`` and ``steps.jsonl``.
+
+Every kind of run (`turnbudget.eval.evaluate`, team evaluations, probes)
+writes and reads its records here, so the format has one owner.
 
 **Writing.** Each finished episode is written as its step lines, then its
 episode line; the episode line is what marks the episode complete.
@@ -7,7 +10,7 @@ episode line; the episode line is what marks the episode complete.
 deeper than the parser allows); every record must carry the fields the
 analysis reads, of the right type and range (finite, no count below 0 or above
 `MAX_COUNT`: `episode_problem`, `step_problem`), and belong to the run's plan
-(``run.json``): its
+(``run.json``, described to this module as a `RunPlan`): its
 ``episode_id`` is a planned episode, and its ``env_id``, ``seed``, ``rep`` and
 ``turn_budget`` are that episode's. A successful episode has a
 ``first_success_turn`` from 1 to ``turns_used``, at most the budget; a failed
@@ -31,39 +34,41 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from turnbudget.eval.analysis import BUDGET_COUNTERS, usage_number
-from turnbudget.eval.plan import EpisodeSpec, EvalConfig
+from turnbudget.records.schema import (
+    BUDGET_COUNTERS,
+    MAX_COUNT,
+    dumps,
+    format_episode_id,
+    usage_number,
+)
 
 __all__ = [
     "EPISODES_FILE",
-    "MAX_COUNT",
     "RUN_FILE",
     "STEPS_FILE",
     "LogError",
     "LogWriter",
-    "dumps",
+    "RunPlan",
     "episode_problem",
     "iter_records",
-    "prepare_out",
-    "read_config",
+    "prepare_run_dir",
+    "read_config_dict",
     "read_episodes",
     "read_jsonl",
     "read_steps",
     "repair_logs",
     "step_problem",
+    "write_jsonl",
 ]
 
 RUN_FILE = "run.json"
 EPISODES_FILE = "episodes.jsonl"
 STEPS_FILE = "steps.jsonl"
-
-#: The largest count a record may hold (turns, steps, errors): far above any real
-#: episode, and small enough that sums over a run fit in 64 bits.
-MAX_COUNT = 2**31 - 1
 
 
 class LogError(ValueError):
@@ -204,6 +209,7 @@ _AT_MOST = (
 )  # fmt: skip
 # A step's key (what resume reads), then the fields the analysis reads.
 _STEP_KEY: dict[str, Rule] = {"episode_id": STRING, "turn": COUNT}
+_TEAM_KEY: dict[str, Rule] = {"team_episode_id": STRING}
 _STEP_FIELDS: dict[str, Rule] = {
     "turn_budget": COUNT, "action": STRING,
     "valid_action": BOOL, "optimal": BOOL_OR_NULL, "phase": STRING, "error_self": BOOL,
@@ -224,25 +230,40 @@ def _fields_problem(
     return None
 
 
-class _Plan:
-    """The episodes a run's configuration plans, checked field by field rather than listed
-    (a hand-edited ``run.json`` may plan billions)."""
+@dataclass(frozen=True)
+class RunPlan:
+    """The episodes a run plans, checked field by field rather than listed (a hand-edited
+    ``run.json`` may plan billions): every (env, task seed, repeat, budget) combination.
+
+    Args:
+        envs: the env ids (a team run: its game's id).
+        tasks: the task seeds.
+        n: repeats per task (``rep`` from 0 to ``n - 1``).
+        budgets: the budgets episodes run at.
+        ts: the budgets T the analysis reads (the keys of ``budget_counts``).
+    """
+
+    envs: Collection[str]
+    tasks: Collection[int]
+    n: int
+    budgets: Collection[int]
+    ts: Collection[int]
 
     _ID = re.compile(r"(.+)\|seed=(\d{1,30})\|rep=(\d{1,30})\|T=(\d{1,30})")
 
-    def __init__(self, config: EvalConfig):
-        self.envs, self.tasks = set(config.envs), set(config.tasks)
-        self.n, self.budgets, self.ts = config.n, set(config.run_budgets), config.ts
-        self.rules: dict[str, Rule] = {
+    @property
+    def rules(self) -> dict[str, Rule]:
+        envs, tasks, n, budgets = set(self.envs), set(self.tasks), self.n, set(self.budgets)
+        return {
             "env_id": (
-                lambda v: isinstance(v, str) and v in self.envs,
-                f"one of the run's envs {_show(list(config.envs))}",
+                lambda v: isinstance(v, str) and v in envs,
+                f"one of the run's envs {_show(sorted(envs))}",
             ),
-            "seed": (lambda v: type(v) is int and v in self.tasks, "one of the run's task seeds"),
-            "rep": (lambda v: _count(v) and v < self.n, f"an int from 0 to {self.n - 1}"),
+            "seed": (lambda v: type(v) is int and v in tasks, "one of the run's task seeds"),
+            "rep": (lambda v: _count(v) and v < n, f"an int from 0 to {n - 1}"),
             "turn_budget": (
-                lambda v: _count(v) and v in self.budgets,
-                f"a budget the run plays ({_show(sorted(self.budgets))})",
+                lambda v: _count(v) and v in budgets,
+                f"a budget the run plays ({_show(sorted(budgets))})",
             ),
         }
 
@@ -254,8 +275,7 @@ class _Plan:
         problem = _fields_problem(record, self.rules, self.rules)
         if problem:
             return problem
-        fields = (record[k] for k in ("env_id", "seed", "rep", "turn_budget"))
-        expected = EpisodeSpec(*fields, env_index=0, agent_seed=0).episode_id
+        expected = format_episode_id(*(record[k] for k in ("env_id", "seed", "rep", "turn_budget")))
         if episode_id != expected:
             return (
                 "Expect `episode_id` to agree with `env_id`, `seed`, `rep` and `turn_budget` "
@@ -267,12 +287,12 @@ class _Plan:
         """Whether ``episode_id`` names a planned episode."""
         match = self._ID.fullmatch(episode_id) if isinstance(episode_id, str) else None
         return match is not None and (
-            match[1] in self.envs and int(match[2]) in self.tasks
-            and int(match[3]) < self.n and int(match[4]) in self.budgets
+            match[1] in set(self.envs) and int(match[2]) in set(self.tasks)
+            and int(match[3]) < self.n and int(match[4]) in set(self.budgets)
         )  # fmt: skip
 
 
-def episode_problem(record: Mapping[str, Any], plan: _Plan) -> str | None:
+def episode_problem(record: Mapping[str, Any], plan: RunPlan) -> str | None:
     """What is wrong with one episode record of the run ``plan`` describes (None: nothing)."""
     if record.get("record") != "episode":
         return f'Expect an episode record ("record": "episode"), got {_show(record.get("record"))}'
@@ -325,7 +345,7 @@ def step_problem(record: Mapping[str, Any], key_only: bool = False) -> str | Non
     episode id and turn (what resume reads)."""
     if record.get("record") != "step":
         return f'Expect a step record ("record": "step"), got {_show(record.get("record"))}'
-    problem = _fields_problem(record, _STEP_KEY, _STEP_KEY)
+    problem = _fields_problem(record, _STEP_KEY, _STEP_KEY) or _fields_problem(record, _TEAM_KEY)
     if problem is None and record["turn"] < 1:
         problem = "Expect `turn` to be at least 1, got 0"
     return problem or (None if key_only else _fields_problem(record, _STEP_FIELDS))
@@ -334,24 +354,26 @@ def step_problem(record: Mapping[str, Any], key_only: bool = False) -> str | Non
 # -- the run's files -------------------------------------------------------------------
 
 
-def _config_dict(path: Path) -> dict[str, Any]:
-    """``run.json`` as written, once `EvalConfig.from_dict` accepts it; else `LogError`."""
+def read_config_dict(
+    path: str | os.PathLike[str], check: Callable[[dict[str, Any]], Any] | None = None
+) -> dict[str, Any]:
+    """A run's ``run.json`` as written, once ``check(config)`` accepts it (it raises
+    ``ValueError`` on a bad one); else `LogError` naming the file and the problem."""
+    path = Path(path)
     try:
         data = _loads(path.read_bytes())
         if not isinstance(data, dict):
             raise ValueError(f"Expect a JSON object, got {_kind(data)}: {_show(data)}")
-        EvalConfig.from_dict(data)
+        if check is not None:
+            check(data)
     except ValueError as exc:
         raise LogError(f"{path}: {exc}") from None
     return data
 
 
-def read_config(path: str | os.PathLike[str]) -> EvalConfig:
-    """A run's ``run.json``, checked (`EvalConfig.from_dict`); `LogError` names what is wrong."""
-    return EvalConfig.from_dict(_config_dict(Path(path)))
-
-
-def _scan_episodes(path: Path, plan: _Plan) -> tuple[dict[str, tuple[bytes, dict[str, Any]]], bool]:
+def _scan_episodes(
+    path: Path, plan: RunPlan
+) -> tuple[dict[str, tuple[bytes, dict[str, Any]]], bool]:
     """The checked episode records of ``path`` by id (with their lines), and whether the
     file is clean: no torn last line, no record twice."""
     by_id: dict[str, tuple[int, bytes, dict[str, Any]]] = {}
@@ -371,10 +393,10 @@ def _scan_episodes(path: Path, plan: _Plan) -> tuple[dict[str, tuple[bytes, dict
     return {k: (line, record) for k, (_, line, record) in by_id.items()}, clean
 
 
-def read_episodes(path: str | os.PathLike[str], config: EvalConfig) -> list[dict[str, Any]]:
+def read_episodes(path: str | os.PathLike[str], plan: RunPlan) -> list[dict[str, Any]]:
     """The checked episode records of a run's ``episodes.jsonl`` (see the module doc),
     one per episode id, in the file's order."""
-    by_id, _ = _scan_episodes(Path(path), _Plan(config))
+    by_id, _ = _scan_episodes(Path(path), plan)
     return [record for _, record in by_id.values()]
 
 
@@ -402,24 +424,28 @@ def read_steps(
     return steps
 
 
-def _step_lines(path: Path, plan: _Plan, done: set[str]) -> Iterator[tuple[bytes, bool]]:
+def _step_lines(path: Path, plan: RunPlan, done: set[str]) -> Iterator[tuple[bytes, bool]]:
     """Each line of ``steps.jsonl`` and whether resume keeps it: a step of a complete
-    episode, once. A line it cannot account for raises `LogError`."""
+    episode, once. A line it cannot account for raises `LogError`.
+
+    A team member's step belongs to its ``team_episode_id`` (its own ``episode_id`` is
+    ``f"{team_episode_id}#{agent}"``)."""
     seen: dict[tuple[str, int], tuple[int, int]] = {}  # (episode, turn) -> (line, hash)
     for number, line, record in iter_records(path, lambda r: step_problem(r, key_only=True)):
         if record is None:  # a torn last line
             yield line, False
             continue
         episode_id, turn = record["episode_id"], record["turn"]
-        if episode_id not in done and not plan.has(episode_id):  # (done ones are planned)
+        owner = record.get("team_episode_id", episode_id)
+        if owner not in done and not plan.has(owner):  # (done ones are planned)
             raise LogError(
                 f"{path}, line {number}: Expect `episode_id` to be one of the run's "
-                f"episodes (run.json), got {_show(episode_id)}"
+                f"episodes (run.json), got {_show(owner)}"
             )
         first, digest = seen.setdefault((episode_id, turn), (number, hash(line)))
         if first == number:
-            yield line, episode_id in done
-        elif episode_id in done and digest != hash(line):
+            yield line, owner in done
+        elif owner in done and digest != hash(line):
             raise LogError(
                 f"{path}, line {number}: step {turn} of episode {episode_id!r} is logged again "
                 f"with different content (first at line {first}); which one holds?"
@@ -438,14 +464,13 @@ def _rewrite(path: Path, lines: Iterable[bytes]) -> None:
     os.replace(tmp, path)
 
 
-def repair_logs(out: Path, config: EvalConfig) -> set[str]:
+def repair_logs(out: Path, plan: RunPlan) -> set[str]:
     """Keep only whole, complete episodes in the logs of ``out``; return their ids.
 
     Everything is read and checked before anything is removed: a line that resume
     cannot account for (see the module doc) raises `LogError` and changes nothing.
     """
     episodes_path, steps_path = out / EPISODES_FILE, out / STEPS_FILE
-    plan = _Plan(config)
     try:
         by_id, clean = _scan_episodes(episodes_path, plan)
         # An episode that failed to run is tried again: its record goes.
@@ -462,11 +487,6 @@ def repair_logs(out: Path, config: EvalConfig) -> set[str]:
     if not clean or len(keep) != len(by_id):
         _rewrite(episodes_path, keep.values())
     return done
-
-
-def dumps(record: Mapping[str, Any]) -> str:
-    """One record as a compact JSON line (without the newline)."""
-    return json.dumps(record, separators=(",", ":"))
 
 
 class LogWriter:
@@ -490,27 +510,33 @@ class LogWriter:
         self._episodes.close()
 
 
-def prepare_out(out: Path, config: EvalConfig, overwrite: bool) -> None:
-    """Create ``out`` and its ``run.json``, or check that the run already there has the
-    same configuration; ``overwrite`` starts afresh."""
+def prepare_run_dir(
+    out: Path,
+    config: Mapping[str, Any],
+    overwrite: bool,
+    check: Callable[[dict[str, Any]], Any] | None = None,
+    files: Iterable[str] = (EPISODES_FILE, STEPS_FILE),
+) -> None:
+    """Create ``out`` and its ``run.json`` holding ``config``, or check that the run already
+    there has the same configuration (``check`` validates the one on disk, see
+    `read_config_dict`); ``overwrite`` starts afresh, removing ``run.json`` and ``files``."""
     out.mkdir(parents=True, exist_ok=True)
     run_file = out / RUN_FILE
+    config = dict(config)
     if overwrite:
-        for name in (RUN_FILE, EPISODES_FILE, STEPS_FILE):
+        for name in (RUN_FILE, *files):
             (out / name).unlink(missing_ok=True)
     if run_file.exists():
         try:
-            previous = _config_dict(run_file)
+            previous = read_config_dict(run_file, check)
         except LogError as exc:
             raise LogError(
                 f"{exc}. Cannot tell whether the run in {out} has the same settings: fix "
                 "run.json, or choose a new output directory (or pass overwrite=True / --overwrite)."
             ) from None
-        if previous != config.to_dict():
+        if previous != config:
             diff = sorted(
-                k
-                for k in set(previous) | set(config.to_dict())
-                if previous.get(k) != config.to_dict().get(k)
+                k for k in set(previous) | set(config) if previous.get(k) != config.get(k)
             )
             raise ValueError(
                 f"{out} holds a run with a different configuration (differs in: "
@@ -518,4 +544,10 @@ def prepare_out(out: Path, config: EvalConfig, overwrite: bool) -> None:
                 "a new output directory (or pass overwrite=True / --overwrite)."
             )
     else:
-        run_file.write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+        run_file.write_text(json.dumps(config, indent=2) + "\n")
+
+
+def write_jsonl(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]) -> None:
+    """Replace ``path`` with ``records``, one JSON line each, at once (a kill leaves the old
+    file or the new one)."""
+    _rewrite(Path(path), ((dumps(r) + "\n").encode() for r in records))
