@@ -8,7 +8,9 @@ down at its end; one test starts and stops its own through the backend.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -74,7 +76,7 @@ def module_ray(tw_cache: Path):
 def shared_ray(module_ray: None) -> None:
     if not ray.is_initialized():
         ray.init(
-            num_cpus=2, include_dashboard=False, log_to_driver=False,
+            address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
             object_store_memory=OBJECT_STORE_BYTES,
         )  # fmt: skip
 
@@ -93,7 +95,7 @@ def test_ray_gives_the_local_records_for_any_worker_count(tmp_path, module_ray):
     own = evaluate(envs, OracleAgent(0.3), out=tmp_path / "ray1", backend="ray", **kwargs)
     assert not ray.is_initialized()  # the backend's own instance is gone
     ray.init(
-        num_cpus=2, include_dashboard=False, log_to_driver=False,
+        address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
         object_store_memory=OBJECT_STORE_BYTES,
     )  # fmt: skip
     two = evaluate(
@@ -162,17 +164,19 @@ def test_a_raising_agent_on_ray_fails_its_episodes_and_the_run_finishes(tmp_path
     assert result.summary["failed_to_run"] == {"episodes": 2, "by_kind": {"exception": 2}}
 
 
+@pytest.mark.timeout(900, method="thread")  # a guard: the hanging episodes end only by the timeout
 def test_a_hanging_agent_on_ray_hits_the_timeout(tmp_path, shared_ray):
-    start = time.monotonic()
+    """The agent blocks for good on the chosen episodes: the run ends only because the
+    timeout kills their actors (far from the old 1 s: a sound episode took up to 0.45 s on a
+    fresh actor with 2 CPU burners beside it)."""
     result = evaluate(
         [MAZE, KEYQUEST], HangingAgent(0.3, seeds_of(0, BAD)), backend="ray", workers=2,
-        timeout=1.0, retries=1, **GRID,
+        timeout=10.0, retries=1, **GRID,
     )  # fmt: skip
     failed = _failed(result)
     assert set(failed) == set(BAD)
     assert all(e["failure"] == "timeout" and e["attempts"] == 2 for e in failed.values())
     assert len(result.episodes) == 2 * 3 * 2
-    assert time.monotonic() - start < 120  # far from the agent's hour-long sleep
 
 
 def _generate_once(root: str, log: str, barrier: str, path_for: str) -> tuple[str, float, float]:
@@ -228,7 +232,6 @@ def test_cli_backend_ray(tmp_path, shared_ray, capsys):
 def test_eval_scale_benchmark_smoke(tmp_path):
     """benchmarks/eval_scale.py runs with tiny settings and reports every figure."""
     import json
-    import subprocess
 
     ray.shutdown()  # the script starts and stops its own instance
     script = Path(__file__).resolve().parents[2] / "benchmarks" / "eval_scale.py"
@@ -252,18 +255,111 @@ def test_eval_scale_benchmark_smoke(tmp_path):
     assert figures["ray_init_seconds"] > 0 and figures["projection"]["episodes_per_second"] > 0
 
 
-def test_workers_that_cannot_start_are_reported_or_done_without(tmp_path, shared_ray, monkeypatch):
+def test_workers_that_cannot_start_are_reported_or_done_without(tmp_path, shared_ray):
     """An agent the workers cannot rebuild stops the run at once with the reason; asking for
-    more workers than free CPUs runs on those that started (as after losing a node)."""
+    more workers than free CPUs runs on those that start (as after losing a node), without
+    waiting for the one that cannot."""
     from _faults import UnshippableAgent
 
-    from turnbudget.eval.backends import ray as ray_backend
+    from turnbudget.eval.backends import WorkersUnavailable
 
-    with pytest.raises(RuntimeError, match=r"failed to start.*my_private_agents"):
+    with pytest.raises(WorkersUnavailable, match=r"failed to start.*my_private_agents"):
         evaluate(MAZE, UnshippableAgent(0.1), ks=[1], ts=[8], tasks=2, backend="ray")
-    monkeypatch.setattr(ray_backend, "START_TIMEOUT", 5.0)
     result = evaluate(MAZE, OracleAgent(0.3), backend="ray", workers=3, **GRID)
     assert result.summary == evaluate(MAZE, OracleAgent(0.3), **GRID).summary
+
+
+def test_a_ray_start_failure_is_a_clear_error(tmp_path, monkeypatch, capsys):
+    """Ray's start-up timing out (as on a busy machine) or a cluster that does not answer:
+    one line saying what failed and what to do, from the API and from the CLI."""
+    from turnbudget.eval.backends import WorkersUnavailable
+
+    ray.shutdown()  # a later test's `shared_ray` starts the module's instance again
+    calls = []
+
+    def timed_out(**kwargs):  # what Ray's node start raises when the raylet is late
+        calls.append(kwargs)
+        raise Exception(
+            "The current node timed out during startup. This could happen because some of "
+            "the raylet failed to startup or the GCS has become overloaded."
+        )
+
+    monkeypatch.setattr(ray, "init", timed_out)
+    with pytest.raises(WorkersUnavailable, match=r"Could not start a local Ray instance: "
+                       r"Exception: The current node timed out.*retry.*ray start --head"):  # fmt: skip
+        evaluate(MAZE, OracleAgent(0.3), backend="ray", ks=[1], ts=[8], tasks=1)
+    assert calls[0]["address"] == "local"  # a new instance, not one `ray start` left running
+    common = ["eval", "--env", MAZE, "--agent", "oracle", "--k", "1", "--t", "8", "--tasks",
+              "1", "--no-plots", "--quiet", "--backend", "ray"]  # fmt: skip
+    assert main([*common, "--out", str(tmp_path / "a")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Could not start a local Ray instance" in err
+
+    def refused(**kwargs):
+        raise ConnectionError(f"Could not find any running Ray instance at {kwargs['address']}")
+
+    monkeypatch.setattr(ray, "init", refused)
+    assert main([*common, "--ray-address", "10.0.0.9:6379", "--out", str(tmp_path / "b")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "Could not connect to the Ray cluster at '10.0.0.9:6379'" in err and "ray status" in err
+
+
+# A driver with a local Ray instance, held mid-episode (its agent waits on a gate) until killed.
+DRIVER = """
+import sys
+import _faults, ray
+ray.cloudpickle.register_pickle_by_value(_faults)
+from turnbudget.eval.rollout import evaluate
+gate, out = sys.argv[1:]
+agent = _faults.GatedOracle(0.3, gate, out + "/episodes.jsonl", 0)
+evaluate("turnbudget/Maze-Easy-v0", agent, ks=[1], ts=[8], tasks=2, out=out, backend="ray")
+"""
+
+
+@pytest.mark.timeout(600, method="thread")  # a guard: the wait for the gate has no deadline
+def test_a_killed_drivers_ray_processes_go_with_it(tmp_path):
+    """SIGKILL the driver that started a local Ray instance: every process it started is gone
+    soon after (the raylet's agents outlived it by 60-90 s before, on an idle machine)."""
+    psutil = pytest.importorskip("psutil")
+    repo = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["PYTHONPATH"] = os.pathsep.join([str(repo), str(repo / "tests")])
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, str(gate), str(tmp_path / "run")], env=env,
+        start_new_session=True,
+    )  # fmt: skip
+    started: list = []
+    try:
+        assert wait_until((gate / "blocked").exists, driver), "the driver ended on its own"
+        started = psutil.Process(driver.pid).children(recursive=True)
+        names = {p.pid: p.name() for p in started}
+        assert {"raylet", "gcs_server"} <= set(names.values()), names  # (its instance is up)
+        driver.kill()  # SIGKILL: no atexit, no ray.shutdown()
+        driver.wait()
+
+        def alive() -> list[str]:
+            left = []
+            for p in started:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                        left.append(f"{p.pid} {names[p.pid]}")
+            return left
+
+        # A bound for processes to be gone (not an event one can wait on): the reaper ends
+        # them within a second or two, even on a busy machine; Ray's own timeouts take 60 s+.
+        deadline = time.monotonic() + 30
+        while alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not alive(), f"outlived the driver: {alive()}"
+    finally:
+        for p in started:  # whatever the outcome, nothing of this test outlives it
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        driver.kill()
+        driver.wait()
 
 
 def _in_ray_wait(thread_id: int) -> bool:
