@@ -1,9 +1,11 @@
 """The ray backend (marker ``ray``; needs the ray extra): the same records as the local
 backends for any number of workers, and faults survived (a SIGKILLed worker, a raising
-agent, a hanging one); the TextWorld cache's lock holds across Ray workers.
+agent, a hanging one, Ctrl-C, Ray failing to start, a SIGKILLed driver); the TextWorld
+cache's lock holds across Ray workers. No test races the clock: faults are set off by
+the agents themselves, and waits are on files (see ``_faults``).
 
 One local Ray instance (2 CPUs, small object store) serves the module and is shut
-down at its end; one test starts and stops its own through the backend.
+down at its end; some tests start and stop their own through the backend.
 """
 
 from __future__ import annotations
@@ -239,7 +241,7 @@ def test_eval_scale_benchmark_smoke(tmp_path):
     done = subprocess.run(
         [sys.executable, str(script), "--tasks", "1", "--n", "2", "--runs", "1", "--repeats", "1",
          "--calls", "5", "--json-out", str(out)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=1200,  # a hang guard: ~35 s on an idle machine
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]  # the script's traceback, when it fails
     figures = json.loads(out.read_text())

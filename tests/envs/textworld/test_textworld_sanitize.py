@@ -86,7 +86,9 @@ def easy_env():
 # would trip it); a step blocked on I/O is caught by the timeout mark.
 @pytest.mark.timeout(600, method="thread")
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(st.text(max_size=400))
 def test_any_text_is_a_spent_turn_that_fits_the_space(easy_env, raw):
