@@ -37,15 +37,12 @@ import itertools
 import json
 import multiprocessing
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import train as train_lib
-from config_flags import config_parser
+from turnbudget.cli.flags import config_parser
+from turnbudget.train import TrainConfig, train
 
 __all__ = ["ARMS", "Config", "main", "parse_args", "run"]
 
@@ -120,7 +117,7 @@ def _family(env_id: str) -> str:
 # --------------------------------------------------------------------------- jobs
 
 
-def _train_config(config: Config, env_id: str, seed: int, arm: str | None) -> Any:
+def _train_config(config: Config, env_id: str, seed: int, arm: str | None) -> TrainConfig:
     """The `TrainConfig` of the base (arm None) or of one arm."""
     fam_dir = Path(config.out) / "policies" / _family(env_id)
     base = dict(
@@ -134,14 +131,14 @@ def _train_config(config: Config, env_id: str, seed: int, arm: str | None) -> An
         log="csv",
     )
     if arm is None:
-        return train_lib.TrainConfig(algo="bc", out=str(fam_dir / f"base-s{seed}"), **base)
+        return TrainConfig(algo="bc", out=str(fam_dir / f"base-s{seed}"), **base)
     arm_kwargs = {
         "fixed-generous": {"budget_mix": "", "budget": config.generous},
         "fixed-tight": {"budget_mix": "", "budget": config.tight},
         "budgetmix": {},
         "budgetmix+pr": {"process_reward": True},
     }[arm]
-    return train_lib.TrainConfig(
+    return TrainConfig(
         algo="ppo",
         out=str(fam_dir / f"{arm}-s{seed}"),
         init=str(fam_dir / f"base-s{seed}"),
@@ -149,13 +146,12 @@ def _train_config(config: Config, env_id: str, seed: int, arm: str | None) -> An
     )
 
 
-def _job_train(tc: Any) -> dict[str, Any]:
+def _job_train(tc: TrainConfig) -> dict[str, Any]:
     os.environ["OMP_NUM_THREADS"] = "1"
     done = Path(tc.out) / "summary.json"
     if done.is_file() and (Path(tc.out) / "policy.zip").is_file():
         return {**json.loads(done.read_text()), "out": tc.out}  # resume: already trained
-    summary = train_lib.behaviour_clone(tc) if tc.algo == "bc" else train_lib.train(tc)
-    return {**summary, "out": tc.out}
+    return {**train(tc), "out": tc.out}
 
 
 def _agent(spec: str) -> Any:
