@@ -167,16 +167,24 @@ def test_quick_replication_end_to_end(tmp_path):
     import subprocess
 
     out = tmp_path / "bm"
-    subprocess.run([sys.executable, str(BENCHMARKS / "budgetmix.py"), "--quick", "--out", str(out)],
-                   check=True, timeout=600, capture_output=True)  # fmt: skip
+    script = [sys.executable, str(BENCHMARKS / "budgetmix.py"), "--out", str(out)]
+    subprocess.run([*script, "--quick"], check=True, timeout=600, capture_output=True)
     report = (out / "report" / "report.md").read_text()
     for heading in ("Engineering bar", "Finding 1", "Finding 2", "Finding 3", "Finding 4"):
         assert heading in report
     for arm in ("base", "fixed-generous", "fixed-tight", "budgetmix", "budgetmix+pr"):
         assert (out / "policies" / "Maze-Easy" / f"{arm}-s0" / "policy.zip").is_file()
         assert PolicyAgent(out / "policies" / "Maze-Easy" / f"{arm}-s0").budget_aware
-    for figure in ("pass1_Maze-Easy.png", "heatmap_Maze-Easy.png", "delta_Maze-Easy.png"):
+    figures = ["pass1_Maze-Easy.png", "heatmap_Maze-Easy.png", "delta_Maze-Easy.png",
+               "probe_skills.png"]  # fmt: skip
+    for figure in figures:
         assert (out / "report" / figure).stat().st_size > 1000
+    # --report-only rebuilds the same bytes from the logs and the run's own config.json.
+    (out / "report").rename(out / "first")
+    subprocess.run([*script, "--report-only", "--tasks", "99"], check=True, timeout=600,
+                   capture_output=True)  # fmt: skip
+    for name in ("report.md", "summary.json", "timings.json", *figures):
+        assert (out / "report" / name).read_bytes() == (out / "first" / name).read_bytes(), name
 
 
 def test_bc_single_step_skill_through_the_probes(tmp_path):
