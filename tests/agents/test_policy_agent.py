@@ -12,7 +12,7 @@ import pytest
 import turnbudget
 from turnbudget.agents import make_agent
 from turnbudget.agents.policy import PolicyAgent
-from turnbudget.eval import evaluate
+from turnbudget.eval import evaluate, probe
 from turnbudget.train import TrainConfig, behaviour_clone, make_env, train
 
 pytestmark = pytest.mark.rl
@@ -189,14 +189,13 @@ def test_quick_replication_end_to_end(tmp_path):
 
 def test_bc_single_step_skill_through_the_probes(tmp_path):
     """The same, measured as the probes do: skill normalized against RandomAgent."""
-    probe_module = pytest.importorskip("turnbudget.eval.probe")
     pool = 6
     config = _config(tmp_path, "bc", algo="bc", bc_epsilon=0.0, bc_episodes=120, bc_epochs=30,
                      task_pool=pool, text_dim=64, command_dim=16, history=4)  # fmt: skip
     behaviour_clone(config)
     tasks = list(range(config.task_seed_base, config.task_seed_base + pool))
-    result = probe_module.probe(MAZE, PolicyAgent(tmp_path / "bc", deterministic=True),
-                                tasks=tasks, kinds=("slip",), n_bootstrap=100)  # fmt: skip
+    agent = PolicyAgent(tmp_path / "bc", deterministic=True)
+    result = probe(MAZE, agent, tasks=tasks, kinds=("slip",), n_bootstrap=100)
     (summary,) = result.summary["agents"].values()
     skill = summary[MAZE]["single_step_skill"]["mean"]
     assert skill >= 0.7, f"BC single-step skill on its training tasks: {skill:.2f}"

@@ -73,3 +73,19 @@ def test_a_bad_setting_is_a_one_line_error(tmp_path, capsys):
         "turnbudget train: error: Expect `algo` to be one of ('ppo', 'bc'), got 'sft'"
     )
     assert not (tmp_path / "x").exists()
+
+
+def test_the_command_line_reads_only_the_config_until_a_run_starts():
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from turnbudget.cli import build_parser; "
+            "build_parser(); print(sorted(m for m in sys.modules if m.startswith('turnbudget.train')))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['turnbudget.train', 'turnbudget.train.config']"

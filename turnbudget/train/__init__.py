@@ -47,13 +47,16 @@ or on the command line: ``turnbudget train --algo bc --out runs/bc``.
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from turnbudget.train._sb3 import RL_EXTRA, require_rl
-from turnbudget.train.bc import behaviour_clone, collect_demos, fit_policy
 from turnbudget.train.config import TrainConfig
-from turnbudget.train.ppo import train_ppo
-from turnbudget.train.stack import TaskSeeds, make_env, training_encoding
+
+if TYPE_CHECKING:
+    from turnbudget.train._sb3 import RL_EXTRA, require_rl
+    from turnbudget.train.bc import behaviour_clone, collect_demos, fit_policy
+    from turnbudget.train.ppo import train_ppo
+    from turnbudget.train.stack import TaskSeeds, make_env, training_encoding
 
 __all__ = [
     "RL_EXTRA",
@@ -69,10 +72,38 @@ __all__ = [
     "training_encoding",
 ]
 
+# name -> submodule: loaded on first use, so `turnbudget train --help` (which reads only
+# TrainConfig) does not pull in the stack, the agents and the wrappers.
+_LAZY = {
+    "RL_EXTRA": "_sb3",
+    "require_rl": "_sb3",
+    "behaviour_clone": "bc",
+    "collect_demos": "bc",
+    "fit_policy": "bc",
+    "train_ppo": "ppo",
+    "TaskSeeds": "stack",
+    "make_env": "stack",
+    "training_encoding": "stack",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 def train(config: TrainConfig) -> dict[str, Any]:
     """Run ``config.algo`` (`behaviour_clone` or `train_ppo`); save the policy under
     ``config.out``; return the run's summary (also written to ``summary.json``)."""
     if config.algo == "bc":
+        from turnbudget.train.bc import behaviour_clone
+
         return behaviour_clone(config)
+    from turnbudget.train.ppo import train_ppo
+
     return train_ppo(config)
