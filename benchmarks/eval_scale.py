@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from config_flags import parse_config  # benchmarks/ is on sys.path as a script
+from turnbudget.cli.flags import parse_config
 
 
 @dataclasses.dataclass
