@@ -9,14 +9,14 @@ import pytest
 
 pytest.importorskip("pettingzoo")
 
-from _faults import RaisingAgent  # noqa: E402
+from _faults import RaisingAgent
 
-from turnbudget.agents import OracleAgent  # noqa: E402
-from turnbudget.cli import main  # noqa: E402
-from turnbudget.eval import evaluate_team  # noqa: E402
-from turnbudget.eval.report import build_report, load_run_summary, write_run_summary  # noqa: E402
-from turnbudget.eval.run.plan import derive_seed  # noqa: E402
-from turnbudget.records import EPISODES_FILE, RUN_FILE, STEPS_FILE, LogError  # noqa: E402
+from turnbudget.agents import OracleAgent
+from turnbudget.cli import main
+from turnbudget.eval import evaluate_team
+from turnbudget.eval.report import build_report, load_run_summary, write_run_summary
+from turnbudget.eval.run.plan import derive_seed
+from turnbudget.records import EPISODES_FILE, RUN_FILE, STEPS_FILE, LogError
 
 ROLES = ("operator", "runner")
 SMALL = dict(ks=[1, 2], ts=[6, 12], n=2, tasks=3, errors=0.2, n_bootstrap=50)
@@ -121,3 +121,44 @@ def test_a_team_run_is_reported_like_any_run(tmp_path, capsys):
     (out / EPISODES_FILE).write_text((out / EPISODES_FILE).read_text() + '{"record": 1}\n')
     with pytest.raises(LogError, match=f"{EPISODES_FILE}, line 7"):
         load_run_summary(out)
+
+
+@pytest.mark.timeout(600, method="thread")  # a guard: the run is held open by its gated agent
+def test_a_team_run_killed_midway_resumes_with_nothing_lost_or_duplicated(tmp_path):
+    """SIGKILL a pool team run (its driver and workers) while one worker is held inside an
+    episode: the rerun completes the logs to exactly the clean run's."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from _faults import wait_until
+
+    grid = dict(SMALL, tasks=4)
+    clean = evaluate_team("vault_v0", team(), out=tmp_path / "clean", **grid)
+    out, gate = tmp_path / "killed", tmp_path / "gate"
+    gate.mkdir()
+    script = (
+        "import sys, _faults\n"
+        "from turnbudget.agents import OracleAgent\n"
+        "from turnbudget.eval import evaluate_team\n"
+        "out, gate = sys.argv[1], sys.argv[2]\n"
+        "team = {'operator': OracleAgent(0.3),\n"
+        "        'runner': _faults.GatedOracle(0.3, gate, out + '/episodes.jsonl', 3)}\n"
+        f"evaluate_team('vault_v0', team, out=out, backend='pool', workers=2, **{grid!r})\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), *sys.path])}
+    proc = subprocess.Popen([sys.executable, "-c", script, str(out), str(gate)], env=env,
+                            start_new_session=True)  # fmt: skip
+    try:
+        assert wait_until((gate / "blocked").exists, proc), "the run ended before its gate"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, mid-run
+        proc.wait()
+    logged = (out / EPISODES_FILE).read_bytes().count(b"\n")
+    assert 3 <= logged < len(clean.episodes)
+    resumed = evaluate_team("vault_v0", team(), out=out, **grid)
+    assert resumed.n_run == len(clean.episodes) - logged
+    assert resumed.episodes == clean.episodes
+    for name in (EPISODES_FILE, STEPS_FILE):
+        assert lines(out, name) == lines(tmp_path / "clean", name)

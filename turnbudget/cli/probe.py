@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.cli.eval import backend_options, llm_options
     from turnbudget.eval.probes.run import probe
     from turnbudget.eval.report import write_probe_report
-    from turnbudget.eval.run.backends import EvaluationAborted
+    from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
 
     envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
     try:
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, KeyError, TypeError, ImportError, EvaluationAborted) as exc:
         print(f"turnbudget probe: error: {exc}", file=sys.stderr)
         return 2
-    except ConnectionError as exc:  # an LLM server down
+    except (ConnectionError, WorkersUnavailable) as exc:  # an LLM server, Ray or workers down
         print(f"turnbudget probe: error: {exc}", file=sys.stderr)
         return 1
 

@@ -19,13 +19,20 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from turnbudget.eval.estimator import GridEstimate, estimate_grid, pass_at_k, pass_at_kt
+from turnbudget.eval.estimator import (
+    GridEstimate,
+    bootstrap_seeds_tasks,
+    estimate_grid,
+    pass_at_k,
+    pass_at_kt,
+)
 
 __all__ = [
     "EvalResult",
     "GridEstimate",
     "ProbeResult",
     "TeamEvalResult",
+    "bootstrap_seeds_tasks",
     "build_report",
     "estimate_grid",
     "evaluate",
