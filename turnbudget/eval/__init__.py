@@ -37,6 +37,7 @@ __all__ = [
     "estimate_grid",
     "evaluate",
     "evaluate_team",
+    "load_run",
     "pass_at_k",
     "pass_at_kt",
     "probe",
@@ -48,6 +49,7 @@ __all__ = [
 _LAZY = {
     "evaluate": "turnbudget.eval.run.evaluate",
     "EvalResult": "turnbudget.eval.run.evaluate",
+    "load_run": "turnbudget.eval.run.evaluate",
     "evaluate_team": "turnbudget.eval.run.team",
     "TeamEvalResult": "turnbudget.eval.run.team",
     "probe": "turnbudget.eval.probes.run",

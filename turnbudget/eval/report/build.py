@@ -33,7 +33,7 @@ from turnbudget.eval.analysis import ALL, compare_runs, summarize_run
 from turnbudget.eval.probes.summary import PROBE_SUMMARY_FILE
 from turnbudget.eval.report.markdown import render_markdown, render_probe_markdown
 from turnbudget.eval.report.plots import write_plots
-from turnbudget.eval.run.plan import read_config, record_plan
+from turnbudget.eval.run.evaluate import load_run
 from turnbudget.records import (
     EPISODES_FILE,
     RUN_FILE,
@@ -91,8 +91,7 @@ def load_run_summary(run_dir: str | Path, n_bootstrap: int = 1000) -> dict[str, 
         team = TeamConfig.from_dict(read_config_dict(run_dir / RUN_FILE, TeamConfig.from_dict))
         episodes = read_episodes(run_dir / EPISODES_FILE, team_plan(team))
         return summarize_run(team, episodes, n_bootstrap=n_bootstrap)
-    config = read_config(run_dir / RUN_FILE)
-    episodes = read_episodes(run_dir / EPISODES_FILE, record_plan(config))
+    config, episodes = load_run(run_dir)
     steps = None  # read only for logs whose episode records lack `budget_counts`
     lacking = [e for e in episodes if "budget_counts" not in e and not e.get("failed_to_run")]
     if lacking and config.record_steps and (run_dir / STEPS_FILE).exists():

@@ -65,6 +65,7 @@ from turnbudget.eval.run.plan import (
     check_retries,
     make_config,
     plan_episodes,
+    read_config,
     record_plan,
 )
 from turnbudget.records import (
@@ -86,6 +87,7 @@ __all__ = [
     "EvalConfig",
     "EvalResult",
     "evaluate",
+    "load_run",
     "plan_episodes",
     "read_jsonl",
 ]
@@ -236,3 +238,10 @@ def evaluate(
     episodes.sort(key=lambda e: e["episode_id"])
     summary = summarize_run(config, episodes, n_bootstrap=n_bootstrap)
     return EvalResult(config, episodes, summary, out_path, n_run=len(todo), steps=steps)
+
+
+def load_run(out: str | os.PathLike[str]) -> tuple[EvalConfig, list[dict[str, Any]]]:
+    """The configuration and the episode records of the run `evaluate` wrote in ``out``, both
+    checked as they are read (`turnbudget.records.LogError` names a bad file and line)."""
+    config = read_config(Path(out) / RUN_FILE)
+    return config, read_episodes(Path(out) / EPISODES_FILE, record_plan(config))
