@@ -13,7 +13,7 @@ from typing import Any, Literal, SupportsFloat, TypedDict
 
 import gymnasium as gym
 
-from turnbudget._checks import is_int
+from turnbudget._checks import brief, check_bool, is_int
 from turnbudget.wrappers._common import env_id_of, require_oracle
 from turnbudget.wrappers.inject_errors import InjectedError
 from turnbudget.wrappers.turn_budget import begin_reset
@@ -283,21 +283,30 @@ class RecordSink:
         fsync: bool = True,
     ):
         if callback is not None and not callable(callback):
-            raise ValueError(f"Expect `callback` to be callable, got {callback!r}")
+            raise ValueError(f"Expect `callback` to be callable, got {brief(callback)}")
+        if path is not None and (not isinstance(path, (str, os.PathLike)) or not os.fspath(path)):
+            raise ValueError(f"Expect `path` to be a file path or None, got {brief(path)}")
         self.path = None if path is None else Path(path)
         if self.path is not None:
             if not self.path.parent.is_dir():  # a typo in a folder name must not go unnoticed
                 raise ValueError(
-                    f"Cannot append records to {str(self.path)!r}: its folder "
-                    f"{str(self.path.parent)!r} does not exist (create it first)"
+                    f"Cannot append records to {brief(str(self.path))}: its folder "
+                    f"{brief(str(self.path.parent))} does not exist (create it first: expect "
+                    "`path` in a folder that exists)"
                 )
             try:  # fail now, not at the end of the first episode
                 os.close(_open_to_append(self.path))
-            except OSError as err:
-                raise ValueError(f"Cannot append records to {str(self.path)!r}: {err}") from None
+            except (OSError, ValueError) as err:  # (ValueError: a NUL byte in the path)
+                reason = getattr(err, "strerror", None) or err
+                raise ValueError(
+                    f"Cannot append records to {brief(str(self.path))}: {reason} (expect `path` "
+                    "to name a file this process can write, in a folder that exists)"
+                ) from None
         self.callback = callback
-        self.memory = (path is None and callback is None) if memory is None else bool(memory)
-        self.fsync = bool(fsync)
+        self.memory = (
+            (path is None and callback is None) if memory is None else check_bool(memory, "memory")
+        )
+        self.fsync = check_bool(fsync, "fsync")
         self.records: list[OutcomeRecord] = []
 
     def deliver(self, records: list[OutcomeRecord]) -> None:
@@ -608,6 +617,8 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         )  # fmt: skip
         gym.Wrapper.__init__(self, env)
         env_index = check_env_index(env_index)
+        oracle = check_bool(oracle, "oracle")
+        record_steps = check_bool(record_steps, "record_steps")
         if oracle:
             require_oracle(
                 env,
@@ -616,7 +627,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
                 " (pass oracle=False)",
             )
         self.sink = RecordSink(path, callback, memory, fsync)
-        self.record_steps, self.oracle = bool(record_steps), bool(oracle)
+        self.record_steps, self.oracle = record_steps, oracle
         self.env_index = env_index
         self.env_id = env_id_of(env)
         self.n_abandoned = 0
@@ -681,7 +692,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
 def check_env_index(env_index: Any) -> int | None:
     """``env_index`` as an int >= 0 or None, else ``ValueError``."""
     if env_index is not None and (not is_int(env_index) or env_index < 0):
-        raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {env_index!r}")
+        raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {brief(env_index)}")
     return None if env_index is None else int(env_index)
 
 
