@@ -12,8 +12,8 @@ The research's setting, shrunk to a 2-core CPU:
 3. **Evaluation** of the bases, the arms and `RandomAgent` through
    `turnbudget.eval.evaluate` on a K × T grid, without and with injected
    errors, on task seeds ``0..tasks-1`` (training worlds use seeds >= 1,000,000);
-   and through the teacher-forced probes (`turnbudget.eval.probe`) when
-   available: single-step and recovery skill.
+   and through the teacher-forced probes (`turnbudget.eval.probe`):
+   single-step and recovery skill.
 4. **Report** in ``--results`` (default ``OUT/report``): Pass@(K,T)
    heatmaps, Pass@(1,T) curves per arm with intervals over training seeds ×
    tasks, ΔPass@(1,T) over the base, probe-skill bars, and one paragraph per
@@ -28,6 +28,7 @@ Example::
 
     python benchmarks/budgetmix.py --quick --out /tmp/bm      # ~2 min smoke test (CI)
     python benchmarks/budgetmix.py --out runs/budgetmix --results benchmarks/results/budgetmix
+    python benchmarks/budgetmix.py --report-only --out runs/budgetmix   # the report, from the logs
 """
 
 from __future__ import annotations
@@ -37,19 +38,16 @@ import itertools
 import json
 import multiprocessing
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from budgetmix_report import ARMS, family, write_report  # benchmarks/: the script's folder
 
-import train as train_lib
-from config_flags import config_parser
+from turnbudget.cli.flags import config_parser
+from turnbudget.train import TrainConfig, train
 
-__all__ = ["ARMS", "Config", "main", "parse_args", "run"]
-
-ARMS = ("fixed-generous", "fixed-tight", "budgetmix", "budgetmix+pr")
+__all__ = ["ARMS", "Config", "main", "parse_args", "rebuild_report", "run"]
 
 
 @dataclasses.dataclass
@@ -113,16 +111,12 @@ QUICK = {
 }
 
 
-def _family(env_id: str) -> str:
-    return env_id.split("/")[-1].rsplit("-v", 1)[0]
-
-
 # --------------------------------------------------------------------------- jobs
 
 
-def _train_config(config: Config, env_id: str, seed: int, arm: str | None) -> Any:
+def _train_config(config: Config, env_id: str, seed: int, arm: str | None) -> TrainConfig:
     """The `TrainConfig` of the base (arm None) or of one arm."""
-    fam_dir = Path(config.out) / "policies" / _family(env_id)
+    fam_dir = Path(config.out) / "policies" / family(env_id)
     base = dict(
         env_id=env_id,
         seed=seed,
@@ -134,14 +128,14 @@ def _train_config(config: Config, env_id: str, seed: int, arm: str | None) -> An
         log="csv",
     )
     if arm is None:
-        return train_lib.TrainConfig(algo="bc", out=str(fam_dir / f"base-s{seed}"), **base)
+        return TrainConfig(algo="bc", out=str(fam_dir / f"base-s{seed}"), **base)
     arm_kwargs = {
         "fixed-generous": {"budget_mix": "", "budget": config.generous},
         "fixed-tight": {"budget_mix": "", "budget": config.tight},
         "budgetmix": {},
         "budgetmix+pr": {"process_reward": True},
     }[arm]
-    return train_lib.TrainConfig(
+    return TrainConfig(
         algo="ppo",
         out=str(fam_dir / f"{arm}-s{seed}"),
         init=str(fam_dir / f"base-s{seed}"),
@@ -149,13 +143,12 @@ def _train_config(config: Config, env_id: str, seed: int, arm: str | None) -> An
     )
 
 
-def _job_train(tc: Any) -> dict[str, Any]:
+def _job_train(tc: TrainConfig) -> dict[str, Any]:
     os.environ["OMP_NUM_THREADS"] = "1"
     done = Path(tc.out) / "summary.json"
     if done.is_file() and (Path(tc.out) / "policy.zip").is_file():
         return {**json.loads(done.read_text()), "out": tc.out}  # resume: already trained
-    summary = train_lib.behaviour_clone(tc) if tc.algo == "bc" else train_lib.train(tc)
-    return {**summary, "out": tc.out}
+    return {**train(tc), "out": tc.out}
 
 
 def _agent(spec: str) -> Any:
@@ -185,18 +178,30 @@ def _job_eval(job: dict[str, Any]) -> dict[str, Any]:
         record_steps=False,
         n_bootstrap=50,
     )
-    return {"out": job["out"], "episodes": len(result.episodes), "n_run": result.n_run,
-            "wall_s": round(time.perf_counter() - start, 2)}  # fmt: skip
+    wall = round(time.perf_counter() - start, 2)
+    return {
+        "out": job["out"],
+        "episodes": len(result.episodes),
+        "n_run": result.n_run,
+        "wall_s": wall,
+    }
 
 
 def _job_probe(job: dict[str, Any]) -> dict[str, Any]:
-    from turnbudget.eval.probe import probe
+    from turnbudget.eval import probe
 
     start = time.perf_counter()
     config: Config = job["config"]
     agents = [_agent(spec) for spec in job["agents"]]
-    probe(job["env_id"], agents, tasks=config.probe_tasks, seed=0, out=job["out"],
-          n_bootstrap=config.n_bootstrap, label=None)  # fmt: skip
+    probe(
+        job["env_id"],
+        agents,
+        tasks=config.probe_tasks,
+        seed=0,
+        out=job["out"],
+        n_bootstrap=config.n_bootstrap,
+        label=None,
+    )
     return {"out": job["out"], "wall_s": round(time.perf_counter() - start, 2)}
 
 
@@ -211,15 +216,6 @@ def _pool_map(fn: Any, jobs: list[Any], workers: int, desc: str, fresh: bool = T
     )
     with ctx.Pool(workers, maxtasksperchild=1 if fresh else None) as pool:
         return list(tqdm(pool.imap(fn, jobs), total=len(jobs), desc=desc, unit="job"))
-
-
-def has_probes() -> bool:
-    """Whether this turnbudget has the teacher-forced probes."""
-    try:
-        from turnbudget.eval.probe import probe  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def run(config: Config) -> dict[str, Any]:
@@ -244,11 +240,22 @@ def run(config: Config) -> dict[str, Any]:
         _probe_stage(config, out, timings)
     (out / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
     if "report" in stages:
-        from budgetmix_report import write_report
-
-        results = Path(config.results) if config.results else out / "report"
-        write_report(config, out, results, timings)
+        write_report(config, out, _results_dir(config), timings)
     return timings
+
+
+def _results_dir(config: Config) -> Path:
+    return Path(config.results) if config.results else Path(config.out) / "report"
+
+
+def rebuild_report(out: Path, results: Path | None = None) -> Path:
+    """Rebuild the report of the finished run in ``out`` from its logs and its own settings
+    (``out/config.json``), into ``results`` (default: the run's ``results``); report.md's path."""
+    saved = json.loads((out / "config.json").read_text())
+    config = Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()})
+    timings_file = out / "timings.json"
+    timings = json.loads(timings_file.read_text()) if timings_file.is_file() else {}
+    return write_report(config, out, results or _results_dir(config), timings)
 
 
 def _train_stage(config: Config, timings: dict[str, Any]) -> None:
@@ -267,7 +274,7 @@ def _eval_stage(config: Config, out: Path, timings: dict[str, Any]) -> None:
     t = time.perf_counter()
     jobs = []
     for env_id in config.envs:
-        fam = _family(env_id)
+        fam = family(env_id)
         agents = [("random", "random")] + [
             (f"{arm}-s{s}", str(out / "policies" / fam / f"{arm}-s{s}"))
             for arm in ("base", *ARMS)
@@ -278,9 +285,17 @@ def _eval_stage(config: Config, out: Path, timings: dict[str, Any]) -> None:
             raise ValueError(f"Unknown conditions {sorted(unknown)}; expect clean, errors")
         flags = [c == "errors" for c in config.conditions]
         for (label, spec), errors in itertools.product(agents, flags):
-            jobs.append({"config": config, "env_id": env_id, "agent": spec, "label": label,
-                         "errors": errors,
-                         "out": str(out / "eval" / fam / ("errors" if errors else "clean") / label)})  # fmt: skip
+            condition = "errors" if errors else "clean"
+            jobs.append(
+                {
+                    "config": config,
+                    "env_id": env_id,
+                    "agent": spec,
+                    "label": label,
+                    "errors": errors,
+                    "out": str(out / "eval" / fam / condition / label),
+                }
+            )
     # Workers are reused: each loads torch once (PolicyAgent loads the zip, then acts in NumPy).
     timings["eval"] = _pool_map(_job_eval, jobs, config.workers, "eval", fresh=False)
     timings["eval_wall_s"] = round(time.perf_counter() - t, 1)
@@ -288,41 +303,53 @@ def _eval_stage(config: Config, out: Path, timings: dict[str, Any]) -> None:
 
 def _probe_stage(config: Config, out: Path, timings: dict[str, Any]) -> None:
     t = time.perf_counter()
-    if has_probes():
-        # One job per (family, seed): the base and its four arms, probed on the same states
-        # (the random baseline's probes are a pure function of the states, so every job
-        # computes the same baseline).
-        probe_jobs = []
-        for env_id in config.envs:
-            fam = _family(env_id)
-            for s in config.seeds:
-                specs = [str(out / "policies" / fam / f"{arm}-s{s}") for arm in ("base", *ARMS)]
-                probe_jobs.append({"config": config, "env_id": env_id, "agents": specs,
-                                   "out": str(out / "probe" / fam / f"s{s}")})  # fmt: skip
-        timings["probe"] = _pool_map(_job_probe, probe_jobs, config.workers, "probe")
-    else:
-        timings["probe"] = "pending: turnbudget.eval.probe is not in this version"
+    # One job per (family, seed): the base and its four arms, probed on the same states
+    # (the random baseline's probes are a pure function of the states, so every job
+    # computes the same baseline).
+    probe_jobs = []
+    for env_id in config.envs:
+        fam = family(env_id)
+        for s in config.seeds:
+            specs = [str(out / "policies" / fam / f"{arm}-s{s}") for arm in ("base", *ARMS)]
+            job_out = str(out / "probe" / fam / f"s{s}")
+            probe_jobs.append({"config": config, "env_id": env_id, "agents": specs, "out": job_out})
+    timings["probe"] = _pool_map(_job_probe, probe_jobs, config.workers, "probe")
     timings["probe_wall_s"] = round(time.perf_counter() - t, 1)
 
 
 # --------------------------------------------------------------------------- command line
 
 
+def _parse(argv: list[str] | None) -> tuple[Config, bool]:
+    """The `Config` of the command line, and whether ``--report-only`` was given."""
+    parser = config_parser(Config, __doc__.split("\n\n")[0], unset_is_none=True)
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="rebuild the report of the finished run in --out from its logs and its own "
+        "config.json (other flags but --results are ignored)",
+    )
+    args = {k: v for k, v in vars(parser.parse_args(argv)).items() if v is not None}
+    report_only = args.pop("report_only")
+    base = {**QUICK} if args.get("quick") else {}
+    return Config(**{**base, **args}), report_only
+
+
 def parse_args(argv: list[str] | None = None) -> Config:
     """Flags from the `Config` fields; ``--quick`` replaces the defaults of the fields it shrinks."""
-    parser = config_parser(Config, __doc__.split("\n\n")[0], unset_is_none=True)
-    args = {k: v for k, v in vars(parser.parse_args(argv)).items() if v is not None}
-    base = {**QUICK} if args.get("quick") else {}
-    return Config(**{**base, **args})
+    return _parse(argv)[0]
 
 
 def main(argv: list[str] | None = None) -> None:
-    config = parse_args(argv)
+    config, report_only = _parse(argv)
+    if report_only:
+        results = Path(config.results) if config.results else None
+        print(f"report in {rebuild_report(Path(config.out), results)}")
+        return
     start = time.perf_counter()
     timings = run(config)
     print(json.dumps({k: v for k, v in timings.items() if k.endswith("wall_s")}))
-    print(f"total {time.perf_counter() - start:.1f} s; report in "
-          f"{config.results or Path(config.out) / 'report'}")  # fmt: skip
+    print(f"total {time.perf_counter() - start:.1f} s; report in {_results_dir(config)}")
 
 
 if __name__ == "__main__":

@@ -36,9 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from config_flags import parse_config  # benchmarks/ is on sys.path as a script
-
 from turnbudget.agents import make_agent
+from turnbudget.cli.flags import parse_config
 from turnbudget.eval.rollout import evaluate
 
 

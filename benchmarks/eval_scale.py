@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from config_flags import parse_config  # benchmarks/ is on sys.path as a script
+from turnbudget.cli.flags import parse_config
 
 
 @dataclasses.dataclass
@@ -164,7 +164,7 @@ def main(config: Config) -> dict:
     load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
     ray.init(
-        num_cpus=2, include_dashboard=False, log_to_driver=False,
+        address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
         object_store_memory=OBJECT_STORE_BYTES,
     )  # fmt: skip
     ray_init = time.perf_counter() - t0

@@ -46,10 +46,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from config_flags import parse_config  # benchmarks/ is on sys.path as a script
-
 import turnbudget  # noqa: F401 - registers the envs
 from turnbudget.agents import RandomAgent
+from turnbudget.cli.flags import parse_config
 from turnbudget.eval.report import build_report
 from turnbudget.eval.rollout import evaluate
 

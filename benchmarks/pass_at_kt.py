@@ -34,9 +34,8 @@ import sys
 import time
 from pathlib import Path
 
-from config_flags import parse_config  # benchmarks/ is on sys.path as a script
-
 from turnbudget.agents import OracleAgent, RandomAgent
+from turnbudget.cli.flags import parse_config
 from turnbudget.eval.probe import probe
 from turnbudget.eval.report import build_report, check_plotting
 from turnbudget.eval.rollout import evaluate

@@ -1,6 +1,6 @@
 """Training speed: env steps/s of MaskablePPO with 1 and 2 envs (in-process or one process each).
 
-Runs `train.train` for ``--steps`` env steps per setting and reports steps/s
+Runs `turnbudget.train.train_ppo` for ``--steps`` env steps per setting and reports steps/s
 and the share of wall time spent inside the vector env (the games plus every
 wrapper, `HistoryFeatures` included) against the learner (policy forward
 passes during rollouts and the PPO updates). torch uses one thread.
@@ -13,13 +13,10 @@ Example::
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import train as train_lib
+from turnbudget.train import TrainConfig, train_ppo
 
 SETTINGS = (
     ("1 env", {"n_envs": 1, "n_steps": 1024}),
@@ -39,13 +36,17 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for name, kwargs in SETTINGS:
-            config = train_lib.TrainConfig(env_id=args.env_id, out=str(Path(tmp) / "run"),
-                                           total_steps=args.steps, log="none",
-                                           budget_mix="uniform:12-40", **kwargs)  # fmt: skip
-            summary = train_lib.train(config)
-            share = summary["env_share"]
-            print(f"| {name} | {summary['steps_per_s']:,.0f} | {share:.0%} | {1 - share:.0%} |",
-                  flush=True)  # fmt: skip
+            config = TrainConfig(
+                env_id=args.env_id,
+                out=str(Path(tmp) / "run"),
+                total_steps=args.steps,
+                log="none",
+                budget_mix="uniform:12-40",
+                **kwargs,
+            )
+            summary = train_ppo(config)
+            share, speed = summary["env_share"], summary["steps_per_s"]
+            print(f"| {name} | {speed:,.0f} | {share:.0%} | {1 - share:.0%} |", flush=True)
     print("(with subprocess envs the env share is the parent's wait on its workers)")
 
 

@@ -41,10 +41,10 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from config_flags import parse_config  # benchmarks/ is on sys.path as a script
 from cpu_time import children_cpu_seconds
 
 import turnbudget  # noqa: F401 - registers the envs
+from turnbudget.cli.flags import parse_config
 
 
 @dataclasses.dataclass

@@ -5,14 +5,21 @@ agent seed is in ``seeds`` (the seeds come from `turnbudget.eval.plan.agent_seed
 so every other episode is exactly the oracle's and can be compared with a
 clean run. They live in a module of their own so Ray can be told to pickle it
 by value (its workers cannot import the test suite).
+
+Nothing here races the clock: a hanging agent blocks for good (only a timeout
+ends its episode), a worker is killed by its own agent mid-chunk, and a run a
+test must interrupt is held open by an agent that waits on a file (`GatedOracle`),
+so every fault lands where the test says, whatever the machine's load.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -71,50 +78,120 @@ class ExitingAgent(_Faulty):
 
 
 class HangingAgent(_Faulty):
-    """Never answers on the chosen episodes (sleeps, as an agent stuck on a server would)."""
+    """Never answers on the chosen episodes (blocks for good, as an agent stuck on a server
+    would): only a timeout ends them, however slow the machine."""
 
     name = "hanging"
 
     def act(self, observation: str, info: Any) -> str:
         if self.current in self.seeds:
-            time.sleep(3600)
+            block_forever()
         return super().act(observation, info)
 
 
-class SlowPidAgent(OracleAgent):
-    """The oracle, slowed down per command, writing its process id to ``pid_dir`` (one file
-    per process) when it starts playing, so a test can find the worker and kill it."""
+def block_forever() -> None:
+    """Sleep until the process is killed (or a signal's handler raises, as a timeout's does)."""
+    while True:
+        time.sleep(3600)
 
-    name = "slow-pid"
 
-    def __init__(self, epsilon: float, pid_dir: str, delay: float = 0.01):
+def wait_until(condition: Callable[[], bool], proc: subprocess.Popen | None = None) -> bool:
+    """Poll ``condition`` until it holds (True), or until ``proc`` has ended (then whether it
+    holds). No deadline: what a test waits for here is an event it has made certain (an agent
+    that blocks, a process that cannot end before); the test's timeout mark guards a bug."""
+    while not condition():
+        if proc is not None and proc.poll() is not None:
+            return condition()
+        time.sleep(0.01)
+    return True
+
+
+def claim(path: Path) -> bool:
+    """Create ``path`` holding this process's id, unless it exists (then False): one process
+    of many wins."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w") as f:
+        f.write(str(os.getpid()))
+    return True
+
+
+class KillOnceOracle(OracleAgent):
+    """The oracle, in ``workers`` worker processes one of which SIGKILLs itself on its first
+    command (the one that claims ``pid_dir/victim``), mid-chunk.
+
+    Each process leaves its pid in ``pid_dir`` when it starts playing; the others then wait
+    until one more process than ``workers`` has (the killed worker's replacement), so the
+    replacement always gets episodes to play, however the machine schedules the workers.
+    """
+
+    name = "kill-once"
+
+    def __init__(self, epsilon: float, pid_dir: str, workers: int):
         super().__init__(epsilon)
         self.pid_dir = pid_dir
-        self.delay = delay
+        self.workers = workers
+        self._started = False
 
     def act(self, observation: str, info: Any) -> str:
-        marker = Path(self.pid_dir) / str(os.getpid())
-        if not marker.exists():
-            marker.write_text("")
-        time.sleep(self.delay)
+        if not self._started:
+            self._started = True
+            pid_dir = Path(self.pid_dir)
+            (pid_dir / str(os.getpid())).write_text("")
+            if claim(pid_dir / "victim"):
+                os.kill(os.getpid(), signal.SIGKILL)
+            wait_until(lambda: len(list(pid_dir.glob("[0-9]*"))) > self.workers)
         return super().act(observation, info)
 
     def __repr__(self) -> str:
-        return "SlowPidAgent()"
+        return "KillOnceOracle()"
 
 
-def kill_first_worker(pid_dir: Path, deadline: float = 60.0) -> int:
-    """Wait for a worker to write its pid, SIGKILL it, and return the pid."""
-    import signal
+class GatedOracle(OracleAgent):
+    """The oracle (its name and repr too, so a run of it resumes as the oracle's), except that
+    the first process to start an episode once the file ``log`` holds ``after`` lines stops
+    there: it claims ``gate/blocked`` and waits until ``gate/open`` exists (for good if no
+    one makes it). A run of it cannot end before the test has done what it waits to do.
+    """
 
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        pids = [int(p.name) for p in pid_dir.iterdir() if int(p.name) != os.getpid()]
-        if pids:
-            os.kill(pids[0], signal.SIGKILL)
-            return pids[0]
-        time.sleep(0.005)
-    raise TimeoutError("no worker wrote its pid")
+    def __init__(self, epsilon: float, gate: str, log: str, after: int):
+        super().__init__(epsilon)
+        self.gate, self.log, self.after = gate, log, after
+
+    def reset(self, seed: int) -> None:
+        super().reset(seed)
+        gate = Path(self.gate)
+        if (gate / "blocked").exists() or _lines(Path(self.log)) < self.after:
+            return
+        if claim(gate / "blocked"):
+            wait_until((gate / "open").exists)
+
+    @classmethod
+    def from_spec(cls, arg: str = "") -> GatedOracle:  # type: ignore[override]
+        """``gated:EPSILON,GATE,LOG,AFTER``."""
+        epsilon, gate, log, after = arg.split(",")
+        return cls(float(epsilon), gate, log, int(after))
+
+
+def _lines(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+#: The turnbudget CLI in a fresh process (the tests' folder on its PYTHONPATH) that also knows
+#: the agent ``gated:EPSILON,GATE,LOG,AFTER`` (`GatedOracle`); append the CLI's arguments.
+GATED_CLI = [
+    sys.executable, "-c",
+    "import sys, _faults\n"
+    "from turnbudget.agents import register_agent\n"
+    "from turnbudget.cli import main\n"
+    "register_agent('gated', _faults.GatedOracle.from_spec)\n"
+    "sys.exit(main(sys.argv[1:]))",
+]  # fmt: skip
 
 
 class CountingOracle(OracleAgent):
@@ -186,5 +263,5 @@ class BatchHangingAgent(BatchRaisingAgent):
 
     def act_batch(self, episode_ids: Any, observations: Any, infos: Any) -> list[str]:
         if any(self._agents[e][0] in self.seeds for e in episode_ids):
-            time.sleep(3600)
+            block_forever()
         return super().act_batch(episode_ids, observations, infos)

@@ -1,4 +1,8 @@
-"""Shared fixtures. `llm_server`: a real local LLM server (llm extra), one per test session."""
+"""Shared fixtures. `llm_server`: a real local LLM server (llm extra), one per test session.
+
+Hypothesis runs without its wall-clock checks (the 200 ms deadline per example, the
+"data generation is too slow" health check): a busy machine trips them, not a bug.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("turnbudget", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("turnbudget")
 
 
 @pytest.fixture(scope="session")

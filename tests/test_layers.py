@@ -37,3 +37,15 @@ def test_a_wrapper_importing_the_evaluator_breaks_the_contract(tmp_path):
     assert out.returncode == 1
     assert "turnbudget.wrappers is not allowed to import turnbudget.eval" in out.stdout
     assert "turnbudget.wrappers.turn_budget -> turnbudget.eval" in out.stdout
+
+
+def test_evaluation_and_training_stay_apart(tmp_path):
+    """eval and train share a layer as independent siblings: neither may import the other."""
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    shutil.copytree(REPO / "turnbudget", tmp_path / "turnbudget",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    module = tmp_path / "turnbudget" / "eval" / "estimator.py"
+    module.write_text(module.read_text() + "\nfrom turnbudget.train import config  # noqa\n")
+    out = lint(tmp_path)
+    assert out.returncode == 1
+    assert "turnbudget.eval is not allowed to import turnbudget.train" in out.stdout

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 import turnbudget
 from turnbudget.agents.llm import EXECUTED_KEY, ChatAgent, ServerUnavailable
 from turnbudget.eval.logs import EPISODES_FILE, STEPS_FILE, read_jsonl
+from turnbudget.eval.plan import agent_seed
 from turnbudget.eval.rollout import evaluate, plan_episodes
 
 pytestmark = pytest.mark.llm
@@ -215,26 +215,28 @@ def test_server_stopped_mid_run_retries_then_fails_clearly_and_resumes(tmp_path,
 
     out = tmp_path / "run"
     server = LocalServer(log_path=tmp_path / "server.log").start()
-    agent = ChatAgent(server.model, base_url=server.base_url, history=2, max_tokens=8,
-                      max_retries=2, backoff=0.2, timeout=20)  # fmt: skip
-    settings = dict(ks=(1,), ts=(3,), tasks=3, n=1, out=out, concurrency=2)
+    # The server stops as the third (last) episode starts: the engine starts an episode only
+    # on a slot that an ended episode freed (and handed over to the log), so at least one
+    # episode ran whole and the third cannot, whatever the machine's speed.
+    third, stopped = agent_seed(0, ENV, 2, 0), []
 
-    def stop_after_first_episode() -> None:
-        while server.running:
-            episodes = out / EPISODES_FILE
-            if episodes.exists() and episodes.read_text().count("\n") >= 1:
+    class StopsTheServer(ChatAgent):
+        async def reset_async(self, seed: int) -> None:
+            if seed == third and not stopped:
+                stopped.append(seed)
                 server.stop()
-                return
-            time.sleep(0.05)
+            await super().reset_async(seed)
 
-    watcher = threading.Thread(target=stop_after_first_episode, daemon=True)
-    watcher.start()
+    # A slow live server is no failure here (timeout); a stopped one refuses at once.
+    agent = StopsTheServer(server.model, base_url=server.base_url, history=2, max_tokens=8,
+                           max_retries=2, backoff=0.2, timeout=120)  # fmt: skip
+    settings = dict(ks=(1,), ts=(3,), tasks=3, n=1, out=out, concurrency=2)
     try:
         with caplog.at_level(logging.INFO, logger="turnbudget.agents.llm"):
             first = evaluate(ENV, agent, **settings)
     finally:
         server.stop()
-        watcher.join(5)
+    assert stopped
     assert "retry 1" in caplog.text and "retry 2" in caplog.text
     logged, _ = _check_logs(out)
     done = [e for e in logged if not e.get("failed_to_run")]

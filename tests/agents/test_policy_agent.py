@@ -1,4 +1,4 @@
-"""PolicyAgent and benchmarks/train.py on real sb3-contrib MaskablePPO (the rl extra)."""
+"""PolicyAgent on policies trained by `turnbudget.train` (real sb3-contrib MaskablePPO, the rl extra)."""
 
 from __future__ import annotations
 
@@ -11,33 +11,29 @@ import pytest
 
 import turnbudget
 from turnbudget.agents import make_agent
+from turnbudget.agents.policy import PolicyAgent
+from turnbudget.eval import evaluate, probe
+from turnbudget.train import TrainConfig, behaviour_clone, make_env, train
 
 pytestmark = pytest.mark.rl
 pytest.importorskip("sb3_contrib")
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
-
-import train as train_lib  # noqa: E402
-
-from turnbudget.agents.policy import PolicyAgent  # noqa: E402
-from turnbudget.eval import evaluate  # noqa: E402
-
 MAZE = "turnbudget/Maze-Easy-v0"
 
 
-def _config(tmp: Path, name: str, **kwargs) -> train_lib.TrainConfig:
+def _config(tmp: Path, name: str, **kwargs) -> TrainConfig:
     base = dict(env_id=MAZE, out=str(tmp / name), budget_mix="uniform:8-30", n_envs=4,
                 n_steps=64, batch_size=64, n_epochs=2, log="none", bc_episodes=30, bc_epochs=5,
                 text_dim=32, command_dim=8, history=3)  # fmt: skip
-    return train_lib.TrainConfig(**{**base, **kwargs})
+    return TrainConfig(**{**base, **kwargs})
 
 
 @pytest.fixture(scope="module")
 def policy_dir(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("policies")
-    train_lib.behaviour_clone(_config(tmp, "bc", algo="bc"))
-    train_lib.train(_config(tmp, "ppo", init=str(tmp / "bc"), total_steps=512))
+    behaviour_clone(_config(tmp, "bc", algo="bc"))
+    train(_config(tmp, "ppo", init=str(tmp / "bc"), total_steps=512))
     return tmp / "ppo"
 
 
@@ -46,9 +42,9 @@ def policy_dir(tmp_path_factory) -> Path:
 def test_agent_features_equal_the_training_stack(tmp_path, env_id, eval_reveal):
     """The agent rebuilds, from text and the info an evaluator gives it, the vector PPO saw."""
     config = _config(tmp_path, "bc", algo="bc", env_id=env_id, bc_episodes=5, bc_epochs=1)
-    train_lib.behaviour_clone(config)
+    behaviour_clone(config)
     agent = PolicyAgent(tmp_path / "bc")
-    train_env = train_lib.make_env(config)  # text_observation carries RevealBudget's text
+    train_env = make_env(config)  # text_observation carries RevealBudget's text
     shown = turnbudget.make(env_id, budget_mix=config.budget_mix, reveal=eval_reveal)
     for seed in range(4):
         obs, info = train_env.env.reset(seed=1000 + seed)  # past TaskSeeds: this exact world
@@ -87,7 +83,7 @@ def test_the_weights_only_network_is_sb3s_actor(policy_dir):
     from sb3_contrib import MaskablePPO
 
     agent = PolicyAgent(policy_dir)
-    assert agent.encoding["activation"] == "Tanh"  # written by train.py
+    assert agent.encoding["activation"] == "Tanh"  # written by turnbudget.train
     policy = MaskablePPO.load(policy_dir / "policy.zip", device="cpu").policy  # our own file
     x = np.random.default_rng(0).normal(size=(5, *policy.observation_space.shape))
     with torch.no_grad():
@@ -118,7 +114,7 @@ def test_agent_samples_from_its_seed_and_pickles(policy_dir):
 
 def test_budget_hidden_in_training_means_not_budget_aware(tmp_path):
     config = _config(tmp_path, "bc", algo="bc", reveal="never", bc_episodes=3, bc_epochs=1)
-    train_lib.behaviour_clone(config)
+    behaviour_clone(config)
     agent = PolicyAgent(tmp_path / "bc")
     assert not agent.budget_aware and agent.encoding["reveal"] is None
 
@@ -135,7 +131,7 @@ def test_bc_on_oracle_demonstrations_learns_single_steps_on_its_tasks(tmp_path):
     pool = 6
     config = _config(tmp_path, "bc", algo="bc", bc_epsilon=0.0, bc_episodes=120, bc_epochs=30,
                      task_pool=pool, text_dim=64, command_dim=16, history=4)  # fmt: skip
-    train_lib.behaviour_clone(config)
+    behaviour_clone(config)
     agent = PolicyAgent(tmp_path / "bc", deterministic=True)
     env = turnbudget.make(MAZE, budget=30, reveal="always")
     optimal = total = 0
@@ -160,7 +156,7 @@ def test_fixed_seed_training_is_reproducible(tmp_path):
     params = []
     for name in ("a", "b", "c"):
         config = _config(tmp_path, name, total_steps=512, seed=1 if name == "c" else 0)
-        train_lib.train(config)
+        train(config)
         params.append(MaskablePPO.load(tmp_path / name / "policy.zip").policy.state_dict())
     same = all(torch.equal(params[0][k], params[1][k]) for k in params[0])
     assert same, "same seed, same torch build, one thread: training is bit-for-bit reproducible"
@@ -170,29 +166,36 @@ def test_fixed_seed_training_is_reproducible(tmp_path):
 def test_quick_replication_end_to_end(tmp_path):
     import subprocess
 
-    out = tmp_path / "bm"
-    subprocess.run([sys.executable, str(BENCHMARKS / "budgetmix.py"), "--quick", "--out", str(out)],
-                   check=True, timeout=600, capture_output=True)  # fmt: skip
+    out = tmp_path / "bm"  # a timeout to guard a hang only: it takes 3-4 min on an idle machine
+    script = [sys.executable, str(BENCHMARKS / "budgetmix.py"), "--out", str(out)]
+    subprocess.run([*script, "--quick"], check=True, timeout=3600, capture_output=True)
     report = (out / "report" / "report.md").read_text()
     for heading in ("Engineering bar", "Finding 1", "Finding 2", "Finding 3", "Finding 4"):
         assert heading in report
     for arm in ("base", "fixed-generous", "fixed-tight", "budgetmix", "budgetmix+pr"):
         assert (out / "policies" / "Maze-Easy" / f"{arm}-s0" / "policy.zip").is_file()
         assert PolicyAgent(out / "policies" / "Maze-Easy" / f"{arm}-s0").budget_aware
-    for figure in ("pass1_Maze-Easy.png", "heatmap_Maze-Easy.png", "delta_Maze-Easy.png"):
+    figures = ["pass1_Maze-Easy.png", "heatmap_Maze-Easy.png", "delta_Maze-Easy.png",
+               "probe_skills.png"]  # fmt: skip
+    for figure in figures:
         assert (out / "report" / figure).stat().st_size > 1000
+    # --report-only rebuilds the same bytes from the logs and the run's own config.json.
+    (out / "report").rename(out / "first")
+    subprocess.run([*script, "--report-only", "--tasks", "99"], check=True, timeout=600,
+                   capture_output=True)  # fmt: skip
+    for name in ("report.md", "summary.json", "timings.json", *figures):
+        assert (out / "report" / name).read_bytes() == (out / "first" / name).read_bytes(), name
 
 
 def test_bc_single_step_skill_through_the_probes(tmp_path):
     """The same, measured as the probes do: skill normalized against RandomAgent."""
-    probe_module = pytest.importorskip("turnbudget.eval.probe")
     pool = 6
     config = _config(tmp_path, "bc", algo="bc", bc_epsilon=0.0, bc_episodes=120, bc_epochs=30,
                      task_pool=pool, text_dim=64, command_dim=16, history=4)  # fmt: skip
-    train_lib.behaviour_clone(config)
+    behaviour_clone(config)
     tasks = list(range(config.task_seed_base, config.task_seed_base + pool))
-    result = probe_module.probe(MAZE, PolicyAgent(tmp_path / "bc", deterministic=True),
-                                tasks=tasks, kinds=("slip",), n_bootstrap=100)  # fmt: skip
+    agent = PolicyAgent(tmp_path / "bc", deterministic=True)
+    result = probe(MAZE, agent, tasks=tasks, kinds=("slip",), n_bootstrap=100)
     (summary,) = result.summary["agents"].values()
     skill = summary[MAZE]["single_step_skill"]["mean"]
     assert skill >= 0.7, f"BC single-step skill on its training tasks: {skill:.2f}"

@@ -67,7 +67,7 @@ def _state(encoding: dict, hidden=(12, 10)) -> dict:
 
 
 def _save(root: Path, state: dict, data: dict, encoding: dict = ENCODING) -> Path:
-    """A policy directory shaped as ``benchmarks/train.py`` writes it."""
+    """A policy directory shaped as `turnbudget.train` writes it."""
     root.mkdir()
     weights = io.BytesIO()
     torch.save(state, weights)

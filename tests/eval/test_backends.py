@@ -101,3 +101,63 @@ def test_cli_backend_flag(tmp_path, capsys):
     assert lines(tmp_path / "p", EPISODES_FILE) == lines(tmp_path / "l", EPISODES_FILE)
     assert main([*common, "--backend", "ray-nope", "--out", str(tmp_path / "x")]) == 2
     assert "Unknown backend 'ray-nope'" in capsys.readouterr().err
+
+
+def test_supervise_runs_on_workers_up_and_takes_those_that_join_later():
+    """Workers that start in the background (Ray actors waiting for a CPU): the loop runs on
+    those up, gives chunks to one that comes up later, waits for a replacement still starting
+    instead of giving up, and says so clearly once no worker is left or starting."""
+    from turnbudget.eval.backends import WorkersUnavailable
+    from turnbudget.eval.backends.supervisor import Workers, supervise
+    from turnbudget.eval.runner import EpisodeFailure
+
+    class Late(Workers):
+        """Slot 0 is up; slot 1 comes up at the first wait; the first chunk's worker dies
+        and its replacement comes up at the next wait (``lose=True``)."""
+
+        def __init__(self, lose: bool, replaceable: bool = True):
+            self.slots, self.later, self.busy, self.used = [0], [1], {}, []
+            self.lose, self.replaceable, self.waits = lose, replaceable, 0
+
+        def submit(self, slot, chunk):
+            self.busy[slot] = list(chunk)
+            self.used.append(slot)
+
+        def wait(self, timeout):
+            self.waits += 1
+            if self.waits == 2:
+                self.slots.append(1)
+            done, self.busy = self.busy, {}
+            if self.lose:
+                self.lose = False
+                return [(s, "its worker died") for s in done]
+            return list(done.items())
+
+        def joined(self):
+            up = [s for s in self.later if s in self.slots]
+            self.later = [s for s in self.later if s not in up]
+            return up
+
+        @property
+        def starting(self):
+            return bool(self.later)
+
+        def replace(self, slot):
+            self.slots.remove(slot)
+            if self.replaceable:
+                self.later.append(slot)
+            return False
+
+    workers = Late(lose=False)
+    assert sorted(x for out in supervise(workers, list(range(6)), size=1) for x in out) == list(
+        range(6)
+    )
+    assert workers.used[0] == 0 and 1 in workers.used  # the late worker took chunks too
+    workers = Late(lose=True)  # slot 0 lost: wait for slot 1 and slot 0's replacement
+    outcomes = list(supervise(workers, list(range(4)), size=1))
+    failed = [o for out in outcomes for o in out if isinstance(o, EpisodeFailure)]
+    assert [f.kind for f in failed] == ["worker_lost"] and len(outcomes) == 4
+    workers = Late(lose=True, replaceable=False)
+    workers.later = []  # nothing else starting: the run cannot go on
+    with pytest.raises(WorkersUnavailable, match="Every worker was lost"):
+        list(supervise(workers, list(range(4)), size=1))

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _faults import GATED_CLI, wait_until
 
 from turnbudget.agents import RandomAgent
 from turnbudget.eval.lock import HOLDER_FILE, OutputDirInUse, hold_output_dir
@@ -22,27 +23,39 @@ from turnbudget.eval.rollout import evaluate
 MAZE = "turnbudget/Maze-Easy-v0"
 KEYQUEST = "turnbudget/KeyQuest-Easy-v0"
 REPO = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
 
 
-def _eval_cmd(out: Path, tasks: int, workers: int = 1) -> list[str]:
+def _eval_args(out: Path, tasks: int, workers: int = 1, agent: str = "oracle:0.3") -> list[str]:
     return [
-        sys.executable, "-m", "turnbudget.cli", "eval", "--env", f"{MAZE},{KEYQUEST}",
-        "--agent", "oracle:0.3", "--k", "1,2,4", "--t", "10,20,40,80", "--n", "4",
-        "--tasks", str(tasks), "--workers", str(workers), "--out", str(out),
-        "--quiet", "--no-plots",
+        "eval", "--env", f"{MAZE},{KEYQUEST}", "--agent", agent, "--k", "1,2,4",
+        "--t", "10,20,40,80", "--n", "4", "--tasks", str(tasks), "--workers", str(workers),
+        "--out", str(out), "--quiet", "--no-plots",
     ]  # fmt: skip
 
 
-def _wait_for(condition, seconds: float, proc: subprocess.Popen | None = None) -> bool:
+def _eval_cmd(out: Path, tasks: int, workers: int = 1) -> list[str]:
+    return [sys.executable, "-m", "turnbudget.cli", *_eval_args(out, tasks, workers)]
+
+
+def _gated_eval(out: Path, gate: Path, tasks: int, workers: int = 1) -> subprocess.Popen:
+    """The CLI's evaluation of ``oracle:0.3`` in its own session, held open by a `GatedOracle`
+    once one episode is logged (until ``gate/open`` exists)."""
+    gate.mkdir()
+    agent = f"gated:0.3,{gate},{out / EPISODES_FILE},1"
+    return subprocess.Popen(
+        [*GATED_CLI, *_eval_args(out, tasks, workers, agent)], env=ENV, start_new_session=True
+    )
+
+
+def _wait_for(condition, seconds: float) -> bool:
+    """Poll ``condition`` for up to ``seconds`` (only for processes to be gone: a bound)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if condition():
             return True
-        if proc is not None and proc.poll() is not None:
-            return condition()
         time.sleep(0.01)
-    return False
+    return condition()
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -75,28 +88,31 @@ def test_the_cli_refuses_a_held_directory_in_one_line(tmp_path):
     assert f"in use by another evaluation: pid {os.getpid()}" in done.stderr
 
 
+@pytest.mark.timeout(600, method="thread")  # a guard: the waits below have no deadline
 def test_two_concurrent_evaluations_on_one_directory_run_every_episode_once(tmp_path):
-    out = tmp_path / "run"
-    first = subprocess.Popen(_eval_cmd(out, tasks=40), env=ENV, start_new_session=True)
+    out, gate = tmp_path / "run", tmp_path / "gate"
+    first = _gated_eval(out, gate, tasks=10)
     try:
-        assert _wait_for(lambda: (out / HOLDER_FILE).exists(), 60, first)
-        assert first.poll() is None, "the first run finished before the second started"
+        # Held open by its agent: it cannot finish before the second evaluation is refused.
+        assert wait_until((gate / "blocked").exists, first), "the first run ended on its own"
         with pytest.raises(OutputDirInUse, match=f"pid {first.pid} on"):
             evaluate(
                 [MAZE, KEYQUEST], RandomAgent(), ks=[1, 2, 4], ts=[10, 20, 40, 80], n=4,
-                tasks=40, out=out,
+                tasks=10, out=out,
             )  # fmt: skip
-        assert first.wait(timeout=300) == 0
+        (gate / "open").touch()
+        assert first.wait() == 0
     finally:
         _stop(first)
     ids = [json.loads(line)["episode_id"] for line in (out / EPISODES_FILE).open()]
-    assert len(ids) == len(set(ids)) == 2 * 40 * 4
+    assert len(ids) == len(set(ids)) == 2 * 10 * 4
 
 
+@pytest.mark.timeout(600, method="thread")  # a guard: the wait for the gate has no deadline
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads children from /proc")
 def test_workers_exit_when_the_evaluator_is_killed(tmp_path):
-    out = tmp_path / "run"
-    proc = subprocess.Popen(_eval_cmd(out, tasks=400, workers=2), env=ENV, start_new_session=True)
+    gate = tmp_path / "gate"
+    proc = _gated_eval(tmp_path / "run", gate, tasks=10, workers=2)
 
     def workers() -> set[int]:
         pids: set[int] = set()
@@ -106,10 +122,10 @@ def test_workers_exit_when_the_evaluator_is_killed(tmp_path):
         return pids
 
     try:
-        eps = out / EPISODES_FILE
-        assert _wait_for(lambda: eps.exists() and eps.stat().st_size > 0, 120, proc)
+        # One worker is held mid-chunk by its agent: the evaluator cannot finish.
+        assert wait_until((gate / "blocked").exists, proc), "the run ended on its own"
         started = workers()
-        assert len(started) >= 2 and proc.poll() is None
+        assert len(started) >= 2 and int((gate / "blocked").read_text()) in started
         os.kill(proc.pid, signal.SIGKILL)  # the evaluator only, not its workers
         proc.wait(timeout=30)
         alive = lambda: {p for p in started if Path(f"/proc/{p}").exists() and _running(p)}  # noqa: E731

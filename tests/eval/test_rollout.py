@@ -6,13 +6,13 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from _faults import GATED_CLI, wait_until
 
 from turnbudget.agents import ORACLE_KEY, OracleAgent, RandomAgent
 from turnbudget.eval.estimator import pass_at_kt
@@ -229,32 +229,35 @@ def test_bad_arguments_raise_clear_errors():
         evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, errors={"rate": {0.1}})
 
 
-def _eval_cmd(out: Path) -> list[str]:
+def _eval_args(out: Path, agent: str = "oracle:0.3") -> list[str]:
     return [
-        sys.executable, "-m", "turnbudget.cli", "eval", "--env", f"{MAZE},{KEYQUEST}",
-        "--agent", "oracle:0.3", "--k", "1,2,4", "--t", "10,20,40,80", "--n", "4",
-        "--tasks", "150", "--errors", "0.1", "--workers", "2", "--out", str(out),
-        "--quiet", "--no-plots",
+        "eval", "--env", f"{MAZE},{KEYQUEST}", "--agent", agent, "--k", "1,2,4",
+        "--t", "10,20,40,80", "--n", "4", "--tasks", "150", "--errors", "0.1", "--workers", "2",
+        "--out", str(out), "--quiet", "--no-plots",
     ]  # fmt: skip
 
 
+@pytest.mark.timeout(600, method="thread")  # a guard: the wait for the gate has no deadline
 def test_resume_after_kill_gives_the_same_tables(tmp_path):
-    killed, clean = tmp_path / "killed", tmp_path / "clean"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(_eval_cmd(killed), env=env, start_new_session=True)
+    killed, clean, gate = tmp_path / "killed", tmp_path / "clean", tmp_path / "gate"
+    gate.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
+    cli = [sys.executable, "-m", "turnbudget.cli"]
+    # The oracle, except that one worker stops for good once 200 episodes are logged: the
+    # run cannot end before the kill, while the other worker goes on playing and logging.
     eps = killed / EPISODES_FILE
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if eps.exists() and eps.read_bytes().count(b"\n") >= 200:
-            break
-        time.sleep(0.005)
-    assert proc.poll() is None, "the run finished before it could be killed; make it longer"
-    os.killpg(proc.pid, signal.SIGKILL)  # the CLI and its workers, mid-run
-    proc.wait()
+    gated = f"gated:0.3,{gate},{eps},200"
+    proc = subprocess.Popen([*GATED_CLI, *_eval_args(killed, gated)], env=env,
+                            start_new_session=True)  # fmt: skip
+    try:
+        assert wait_until((gate / "blocked").exists, proc), "the run ended before the kill"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the CLI and its workers, mid-run
+        proc.wait()
     n_before = eps.read_bytes().count(b"\n")
     assert 200 <= n_before < 1200
-    subprocess.run(_eval_cmd(killed), env=env, check=True)
-    subprocess.run(_eval_cmd(clean), env=env, check=True)
+    subprocess.run([*cli, *_eval_args(killed)], env=env, check=True)
+    subprocess.run([*cli, *_eval_args(clean)], env=env, check=True)
     assert summary_text(killed) == summary_text(clean)
     assert episode_lines(killed) == episode_lines(clean)
     keys = step_keys(killed)

@@ -1,12 +1,14 @@
 """`PolicyAgent`: a policy trained through the classic-RL stack, playing on the text contract.
 
-A saved policy is a directory written by ``benchmarks/train.py``:
+A saved policy is a directory written by `turnbudget.train` (``turnbudget train``):
 
 - ``policy.zip`` — the sb3-contrib ``MaskablePPO`` model;
 - ``encoding.json`` — how observations became vectors and actions became
   commands in training (the `TextFeatures` settings, the `DiscreteActions`
   size, the `HistoryFeatures` window, whether and how the budget was shown,
-  the network's ``activation``).
+  the network's ``activation``). This module owns the format: training
+  writes it with `policy_encoding` and `write_encoding`, the agent reads it
+  with `read_encoding`.
 
 The agent rebuilds exactly those features from the text observation and the
 info an evaluator hands it (``admissible_actions``, ``goal``, and the budget
@@ -36,11 +38,26 @@ from typing import Any
 import numpy as np
 
 from turnbudget.agents.base import EXECUTED_KEY
-from turnbudget.wrappers.history_features import FeatureEncoder, text_features_vector
+from turnbudget.wrappers.history_features import (
+    FeatureEncoder,
+    HistoryFeatures,
+    text_features_vector,
+)
 
-__all__ = ["PolicyAgent", "load_policy", "make_policy_agent"]
+__all__ = [
+    "ENCODING_FILE",
+    "ENCODING_FORMAT",
+    "PolicyAgent",
+    "load_policy",
+    "make_policy_agent",
+    "policy_encoding",
+    "read_encoding",
+    "write_encoding",
+]
 
-_ENCODING_FILE = "encoding.json"
+ENCODING_FILE = "encoding.json"
+#: The version of ``encoding.json`` this module writes and reads.
+ENCODING_FORMAT = 1
 _POLICY_FILE = "policy.zip"
 _WEIGHTS_MEMBER = "policy.pth"  # the policy's state dict, inside the SB3 zip
 _MAX_WEIGHTS_BYTES = 1 << 30
@@ -50,7 +67,7 @@ _ACTIVATIONS = {
     "ReLU": lambda x: np.maximum(x, 0.0),
     "Identity": lambda x: x,
 }
-# SB3's MlpPolicy default, the only one benchmarks/train.py used before it wrote `activation`.
+# SB3's MlpPolicy default, the only one training used before it wrote `activation`.
 _DEFAULT_ACTIVATION = "Tanh"
 _HIDDEN = "mlp_extractor.policy_net."
 _HEAD = "action_net."
@@ -103,7 +120,7 @@ def _network(weights: Mapping[str, np.ndarray], encoding: Mapping[str, Any], whe
     activation = encoding.get("activation", _DEFAULT_ACTIVATION)
     if not isinstance(activation, str) or activation not in _ACTIVATIONS:
         raise ValueError(
-            f"Expect `activation` in {where / _ENCODING_FILE} to be one of "
+            f"Expect `activation` in {where / ENCODING_FILE} to be one of "
             f"{sorted(_ACTIVATIONS)}, got {activation!r}"
         )
     indices = {k[len(_HIDDEN) :].partition(".")[0] for k in weights if k.startswith(_HIDDEN)}
@@ -119,20 +136,20 @@ def _network(weights: Mapping[str, np.ndarray], encoding: Mapping[str, Any], whe
     try:
         size = _feature_size(encoding)
     except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"{where / _ENCODING_FILE} is not a feature encoding: {exc!r}") from exc
+        raise ValueError(f"{where / ENCODING_FILE} is not a feature encoding: {exc!r}") from exc
     layers: Layers = []
     for name in names:
         weight, bias = weights[name + "weight"], weights[name + "bias"]
         if weight.ndim != 2 or weight.shape[1] != size or bias.shape != (weight.shape[0],):
             raise ValueError(
                 f"{name}weight in {where / _POLICY_FILE} has shape {weight.shape} (bias "
-                f"{bias.shape}): expect (n, {size}) after {_ENCODING_FILE}'s features"
+                f"{bias.shape}): expect (n, {size}) after {ENCODING_FILE}'s features"
             )
         size = weight.shape[0]
         layers.append((weight.T.copy(), bias.copy(), activation if name != _HEAD else "Identity"))
     if size != int(encoding["max_actions"]):
         raise ValueError(
-            f"{where / _POLICY_FILE} scores {size} actions; {_ENCODING_FILE} says "
+            f"{where / _POLICY_FILE} scores {size} actions; {ENCODING_FILE} says "
             f"max_actions={encoding['max_actions']}"
         )
     return layers
@@ -148,16 +165,73 @@ def load_policy(path: str | Path) -> tuple[dict[str, Any], Layers]:
     root = Path(path)
     if root.is_file() and root.name == _POLICY_FILE:
         root = root.parent
-    if not (root / _ENCODING_FILE).is_file() or not (root / _POLICY_FILE).is_file():
+    if not (root / ENCODING_FILE).is_file() or not (root / _POLICY_FILE).is_file():
         raise FileNotFoundError(
             f"{str(path)!r} is not a saved policy: expect a directory with {_POLICY_FILE} and "
-            f"{_ENCODING_FILE} (written by benchmarks/train.py)"
+            f"{ENCODING_FILE} (written by `turnbudget train`)"
         )
-    encoding = json.loads((root / _ENCODING_FILE).read_text())
-    version = encoding.get("format") if isinstance(encoding, dict) else None
-    if version != 1:
-        raise ValueError(f"Unknown encoding format {version!r} in {root}")
+    encoding = read_encoding(root)
     return encoding, _network(_weights(root / _POLICY_FILE), encoding, root)
+
+
+# -- encoding.json: written by training, read by the agent --------------------------------
+
+
+def policy_encoding(
+    features: HistoryFeatures, env_id: str, activation: str = _DEFAULT_ACTIVATION
+) -> dict[str, Any]:
+    """The ``encoding.json`` of a policy trained on a stack that ends in ``features``.
+
+    It holds `HistoryFeatures.spec_dict` (the `TextFeatures` settings, the action
+    slots, the history window, how the budget was shown), the env id, and the
+    name of the network's activation (SB3's ``policy.activation_fn.__name__``).
+
+    Example:
+        >>> import turnbudget
+        >>> env = turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=6,
+        ...                       text_features=16, info="text")
+        >>> encoding = policy_encoding(HistoryFeatures(env, history=2), "turnbudget/Maze-Easy-v0")
+        >>> encoding["format"], encoding["max_actions"], encoding["history"], encoding["activation"]
+        (1, 6, 2, 'Tanh')
+    """
+    if activation not in _ACTIVATIONS:
+        raise ValueError(
+            f"Expect `activation` to be one of {sorted(_ACTIVATIONS)} (what PolicyAgent "
+            f"plays), got {activation!r}"
+        )
+    return {
+        "format": ENCODING_FORMAT,
+        "env_id": str(env_id),
+        **features.spec_dict(),
+        "activation": activation,
+    }
+
+
+def write_encoding(directory: str | Path, encoding: Mapping[str, Any]) -> Path:
+    """Write ``encoding.json`` (from `policy_encoding`) into a saved policy directory."""
+    version = encoding.get("format")
+    if version != ENCODING_FORMAT:
+        raise ValueError(f"Expect an encoding of format {ENCODING_FORMAT}, got {version!r}")
+    path = Path(directory) / ENCODING_FILE
+    path.write_text(json.dumps(dict(encoding), indent=2) + "\n")
+    return path
+
+
+def read_encoding(directory: str | Path) -> dict[str, Any]:
+    """A saved policy directory's ``encoding.json``, checked for its format.
+
+    Raises:
+        ValueError: the file is not JSON or not of a format this version reads.
+    """
+    path = Path(directory) / ENCODING_FILE
+    try:
+        encoding = json.loads(path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not JSON: {exc}") from exc
+    version = encoding.get("format") if isinstance(encoding, dict) else None
+    if version != ENCODING_FORMAT:
+        raise ValueError(f"Unknown encoding format {version!r} in {Path(directory)}")
+    return encoding
 
 
 class PolicyAgent:

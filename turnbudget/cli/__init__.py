@@ -1,4 +1,4 @@
-"""The ``turnbudget`` command line: ``list | play | eval | probe | report | serve-local | textworld``.
+"""The ``turnbudget`` command line: ``list | play | eval | probe | report | train | serve-local | textworld``.
 
 Each subcommand is one module of this package that exposes
 ``add_arguments(parser)`` and ``run(args) -> int`` and imports nothing heavy
@@ -31,6 +31,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "report": (
         "turnbudget.cli.report",
         "rebuild report.md, summary.json and plots from run logs",
+    ),
+    "train": (
+        "turnbudget.cli.train",
+        "train a policy: behaviour cloning or MaskablePPO (rl extra)",
     ),
     "serve-local": (
         "turnbudget.cli.serve_local",

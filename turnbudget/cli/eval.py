@@ -212,7 +212,7 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from turnbudget.agents import make_agent
     from turnbudget.eval import evaluate
-    from turnbudget.eval.backends import EvaluationAborted
+    from turnbudget.eval.backends import EvaluationAborted, WorkersUnavailable
     from turnbudget.eval.report import build_report, check_plotting
 
     envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
@@ -234,8 +234,8 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, KeyError, FileNotFoundError, ImportError, EvaluationAborted) as exc:
         print(f"turnbudget eval: error: {exc}", file=sys.stderr)
         return 2
-    except ConnectionError as exc:  # an LLM server down: what finished is kept
-        print(f"turnbudget eval: error: {exc}", file=sys.stderr)
+    except (ConnectionError, WorkersUnavailable) as exc:  # a server, Ray or workers down:
+        print(f"turnbudget eval: error: {exc}", file=sys.stderr)  # what finished is kept
         return 1
     except RuntimeError as exc:
         from turnbudget.agents.llm import RequestRejected

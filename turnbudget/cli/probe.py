@@ -82,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from turnbudget.agents import make_agent
     from turnbudget.cli.eval import backend_options, llm_options
-    from turnbudget.eval.backends import EvaluationAborted
+    from turnbudget.eval.backends import EvaluationAborted, WorkersUnavailable
     from turnbudget.eval.probe import probe
 
     envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, KeyError, TypeError, ImportError, EvaluationAborted) as exc:
         print(f"turnbudget probe: error: {exc}", file=sys.stderr)
         return 2
-    except ConnectionError as exc:  # an LLM server down
+    except (ConnectionError, WorkersUnavailable) as exc:  # an LLM server, Ray or workers down
         print(f"turnbudget probe: error: {exc}", file=sys.stderr)
         return 1
 

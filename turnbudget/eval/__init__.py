@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from turnbudget.eval.estimator import GridEstimate, estimate_grid, pass_at_k, pass_at_kt
+from turnbudget.eval.estimator import (
+    GridEstimate,
+    bootstrap_seeds_tasks,
+    estimate_grid,
+    pass_at_k,
+    pass_at_kt,
+)
 
 # Imported here, not lazily: a submodule named like the function would otherwise replace
 # the function on this package as soon as anything imports ``turnbudget.eval.probe``.
@@ -17,6 +23,7 @@ from turnbudget.eval.probe import probe
 
 __all__ = [
     "GridEstimate",
+    "bootstrap_seeds_tasks",
     "estimate_grid",
     "evaluate",
     "evaluate_team",

@@ -14,7 +14,9 @@ which never forms a binomial coefficient. Pass@(K,T) adds the turn budget: an
 episode counts as a success at budget ``T`` when its first success came within
 ``T`` turns, so one set of first-success turns gives the whole K x T grid.
 Grids are averaged over tasks (env id + seed) with a percentile bootstrap over
-tasks for the confidence interval.
+tasks for the confidence interval. Comparisons of trained agents add a level:
+`bootstrap_seeds_tasks` resamples training seeds and tasks together, so an
+interval covers the spread between training runs too.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from turnbudget._checks import is_whole
 
 __all__ = [
     "GridEstimate",
+    "bootstrap_seeds_tasks",
     "estimate_from_task_grids",
     "estimate_grid",
     "pass_at_k",
@@ -217,3 +221,50 @@ def estimate_from_task_grids(
         int(n_per_task),
         float(confidence),
     )
+
+
+def bootstrap_seeds_tasks(
+    x: ArrayLike, n_bootstrap: int = 1000, *, confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float, float]:
+    """``(mean, low, high)`` of ``x`` [training seed, task] with a two-way percentile bootstrap.
+
+    Each resample draws the training seeds and the tasks with replacement and
+    averages ``x`` over their cross product, so the interval covers the spread
+    between training runs as well as between tasks. NaN cells (a task a seed
+    could not score) are left out of every mean. For a paired comparison pass
+    the per-cell difference (arm trained from seed s minus its base s, on the
+    same tasks).
+
+    Args:
+        x: shape ``(n_seeds, n_tasks)``, e.g. per-task Pass@(1,T) of each training seed.
+        n_bootstrap: resamples (at least 1).
+        confidence: two-sided coverage of the percentile interval.
+        seed: seed of the bootstrap generator (results are deterministic).
+
+    Example:
+        >>> x = [[0.0, 0.5, 1.0], [0.5, 0.5, 1.0]]
+        >>> mean, low, high = bootstrap_seeds_tasks(x, n_bootstrap=200)
+        >>> round(mean, 4), bool(0.0 <= low <= mean <= high <= 1.0)
+        (0.5833, True)
+    """
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 2 or 0 in x.shape:
+        raise ValueError(
+            f"Expect `x` to be an array [seed, task] with at least one of each, got shape {x.shape}"
+        )
+    if not is_whole(n_bootstrap) or n_bootstrap < 1:
+        raise ValueError(f"Expect `n_bootstrap` to be a positive int, got {n_bootstrap!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"Expect `confidence` in (0, 1), got {confidence!r}")
+    mean = float(np.nanmean(x))
+    rng = np.random.default_rng(seed)
+    n_seeds, n_tasks = x.shape
+    stats = np.empty(n_bootstrap)
+    for b in range(n_bootstrap):
+        seeds = rng.integers(n_seeds, size=n_seeds)
+        tasks = rng.integers(n_tasks, size=n_tasks)
+        stats[b] = np.nanmean(x[np.ix_(seeds, tasks)])
+    # In percent, (100 -/+ 100·confidence) / 2 is exact (2.5 and 97.5 at 0.95), where
+    # (1 - confidence) / 2 is not.
+    low, high = np.percentile(stats, [(100 - 100 * confidence) / 2, (100 + 100 * confidence) / 2])
+    return mean, float(low), float(high)

@@ -171,7 +171,9 @@ def cooking(shipped_cache):
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(data=st.data())
 def test_generated_inputs_play_at_most_one_command_of_the_grammar(cooking, data):

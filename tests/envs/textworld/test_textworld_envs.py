@@ -21,7 +21,9 @@ from turnbudget.utils import check_text_env
 
 DATA = SHIPPED_TEXTWORLD_GAMES
 ENV_IDS = [f"turnbudget/{i}" for i in TEXTWORLD_VARIANTS if i != "TextWorldFile-v0"]
-STEP_SECONDS = 5.0  # no single step may take longer (hang guard on top of pytest-timeout)
+# No single step may take more CPU seconds (a spin; a step blocked on I/O is caught by the
+# pytest-timeout marks): CPU time, not wall time, so a busy machine cannot trip it.
+STEP_SECONDS = 5.0
 HOSTILE = [
     "\\q", "\\e", "\\quit", "look\nquit", "look\rquit", "quit", "q", "restart", "undo",
     "save", "restore", "script", "again", "look. quit", "look; go north", "look then quit",
@@ -123,7 +125,7 @@ for env_id in {env_ids!r}:
 """
 
 
-@pytest.mark.timeout(180, method="thread")
+@pytest.mark.timeout(600, method="thread")  # a hang guard: ~20 s on an idle machine
 def test_seeded_rollouts_are_identical_in_two_processes():
     script = _digests_script(ENV_IDS)
     outputs = []
@@ -178,9 +180,9 @@ def test_hostile_commands_never_hang_crash_or_desync(env_id):
     env = gym.make(env_id, turn_budget=10_000)
     _, info = env.reset(seed=0)
     for command in HOSTILE:
-        began = time.monotonic()
+        began = time.thread_time()
         obs, reward, terminated, truncated, info = env.step(command)
-        assert time.monotonic() - began < STEP_SECONDS, f"step({command[:20]!r}) too slow"
+        assert time.thread_time() - began < STEP_SECONDS, f"step({command[:20]!r}) too slow"
         assert env.observation_space.contains(obs), command[:20]
         assert obs, "feedback must say something"
         assert not terminated and not truncated and reward == 0.0

@@ -63,6 +63,7 @@ __all__ = [
     "Backend",
     "EvaluationAborted",
     "RunnerFactory",
+    "WorkersUnavailable",
     "check_timeout",
     "failed_record",
     "list_backends",
@@ -173,6 +174,12 @@ ABORT_AFTER = 25
 
 class EvaluationAborted(RuntimeError):
     """Too many episodes in a row failed to run; the finished ones are kept (rerun to resume)."""
+
+
+class WorkersUnavailable(RuntimeError):
+    """A backend has no worker to run episodes on: it could not start them (Ray could not
+    start or be reached, a worker failed to start) or lost every one. The message says what
+    failed and what to do; the finished episodes are kept (rerun to resume)."""
 
 
 def run_with_retries(

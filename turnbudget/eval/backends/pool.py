@@ -8,7 +8,7 @@ import multiprocessing.connection as mpc
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from turnbudget.eval.backends import Backend, RunnerFactory
+from turnbudget.eval.backends import Backend, RunnerFactory, WorkersUnavailable
 from turnbudget.eval.backends.supervisor import Workers, chunk_size, supervise
 from turnbudget.eval.lock import exit_with_parent
 from turnbudget.eval.plan import EpisodeSpec
@@ -72,7 +72,7 @@ class _Processes(Workers):
             message = None
         if message != "ready":
             self._procs[slot].join(1)
-            raise RuntimeError(
+            raise WorkersUnavailable(
                 f"A pool worker failed to start (exit code {self._procs[slot].exitcode}); "
                 "run with the local backend to see the error"
             )

@@ -7,6 +7,10 @@ its node lost) fails its chunk with kind ``worker_lost``; one that runs past
 its chunk's deadline (``timeout`` seconds per episode it runs one after
 another) is killed and fails its chunk with kind ``timeout``. Either way it is
 replaced and the loop goes on; `run_with_retries` decides what to rerun.
+
+Workers may start in the background (Ray actors waiting for a free CPU): the
+loop runs on those that are up, and a worker that comes up later (`Workers.joined`)
+takes chunks from then on, so nothing waits on a worker that may never start.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 
+from turnbudget.eval.backends import WorkersUnavailable
 from turnbudget.eval.plan import EpisodeSpec
 from turnbudget.eval.runner import EpisodeFailure, EpisodeResult
 
@@ -42,8 +47,19 @@ class Workers(abc.ABC):
 
     @abc.abstractmethod
     def replace(self, slot: int) -> bool:
-        """Kill the worker in ``slot`` (if it still runs) and start a fresh one there; False
-        when none could be started (the slot is then given up)."""
+        """Kill the worker in ``slot`` (if it still runs) and start a fresh one there; True
+        when it can take a chunk now, False when it is still starting (it comes back through
+        `joined`) or could not be started (the slot is given up)."""
+
+    def joined(self) -> list[int]:
+        """The slots whose worker came up since the last call (none for workers that are up
+        once started)."""
+        return []
+
+    @property
+    def starting(self) -> bool:
+        """Whether a worker is still starting (and may join)."""
+        return False
 
 
 def chunk_size(n_specs: int, workers: int, width: int, timeout: float | None) -> int:
@@ -68,15 +84,19 @@ def supervise(
     running: dict[int, tuple[Sequence[EpisodeSpec], float]] = {}
     idle = list(workers.slots)[::-1]
     while queue or running:
-        if not running and not idle:
-            raise RuntimeError("Every worker was lost and none could be replaced")
+        idle.extend(s for s in workers.joined() if s not in idle and s not in running)
+        if not running and not idle and not workers.starting:
+            raise WorkersUnavailable(
+                "Every worker was lost and none could be replaced; the finished episodes are "
+                "kept: rerun the same call to resume"
+            )
         while idle and queue:
             slot, chunk = idle.pop(), queue.popleft()
             workers.submit(slot, chunk)
             # A worker plays its chunk ``width`` episodes at a time.
             limit = math.inf if timeout is None else timeout * math.ceil(len(chunk) / width)
             running[slot] = (chunk, time.monotonic() + limit)
-        deadline = min(d for _, d in running.values())
+        deadline = min((d for _, d in running.values()), default=math.inf)
         wait = None if deadline == math.inf else max(0.0, deadline - time.monotonic())
         for slot, outcome in workers.wait(wait):
             chunk, _ = running.pop(slot)

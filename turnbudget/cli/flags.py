@@ -1,9 +1,18 @@
-"""Command-line flags from a benchmark's config dataclass (imported by the scripts here).
+"""Command-line flags from a config dataclass: ``turnbudget train`` and the benchmark scripts.
 
 One flag per field (``tasks`` -> ``--tasks``), typed by its default: a bool is
 ``--x`` / ``--no-x``, a tuple a comma-separated list of its elements' type. The help
-of a flag is the string literal written under its field, which is how the scripts
-here document their settings.
+of a flag is the string literal written under its field, which is how `TrainConfig`
+and the scripts in ``benchmarks/`` document their settings.
+
+Example:
+    >>> import dataclasses
+    >>> @dataclasses.dataclass
+    ... class Config:
+    ...     tasks: int = 4
+    ...     ts: tuple[int, ...] = (8, 16)
+    >>> parse_config(Config, ["--ts", "4,8,32"], "demo")
+    Config(tasks=4, ts=(4, 8, 32))
 """
 
 from __future__ import annotations
@@ -13,16 +22,28 @@ import ast
 import dataclasses
 import inspect
 import itertools
+import textwrap
 from typing import Any, TypeVar
 
-__all__ = ["config_parser", "field_docs", "parse_config"]
+__all__ = [
+    "add_config_arguments",
+    "config_from_args",
+    "config_parser",
+    "field_docs",
+    "parse_config",
+]
 
 C = TypeVar("C")
 
 
 def field_docs(config_class: type) -> dict[str, str]:
-    """The string literal under each field of a dataclass (its documentation)."""
-    body = ast.parse(inspect.getsource(config_class)).body[0].body  # type: ignore[attr-defined]
+    """The string literal under each field of a dataclass (its documentation); none for a
+    class whose source cannot be read (one defined at a prompt)."""
+    try:
+        source = inspect.getsource(config_class)
+    except (OSError, TypeError):
+        return {}
+    body = ast.parse(textwrap.dedent(source)).body[0].body  # type: ignore[attr-defined]
     return {
         node.target.id: str(nxt.value.value)  # type: ignore[attr-defined]
         for node, nxt in itertools.pairwise(body)
@@ -44,13 +65,21 @@ def _parse_list(kind: type, text: str) -> tuple:
 def config_parser(
     config_class: type, description: str, *, unset_is_none: bool = False
 ) -> argparse.ArgumentParser:
-    """A parser with a flag per field of ``config_class``. With ``unset_is_none``, a
-    flag that is not given parses to None (bools excepted), so the caller can tell
-    it from one given with the default's value."""
+    """A parser with a flag per field of ``config_class`` (see `add_config_arguments`)."""
     # Descriptions are the scripts' docstrings, already laid out: keep their lines.
     parser = argparse.ArgumentParser(
         description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    add_config_arguments(parser, config_class, unset_is_none=unset_is_none)
+    return parser
+
+
+def add_config_arguments(
+    parser: argparse.ArgumentParser, config_class: type, *, unset_is_none: bool = False
+) -> None:
+    """Add a flag per field of ``config_class`` to ``parser``. With ``unset_is_none``, a
+    flag that is not given parses to None (bools excepted), so the caller can tell
+    it from one given with the default's value."""
     docs = field_docs(config_class)
     for f in dataclasses.fields(config_class):
         flag, default, doc = "--" + f.name.replace("_", "-"), f.default, docs.get(f.name, "")
@@ -74,7 +103,11 @@ def config_parser(
                 default=None if unset_is_none else default,
                 help=f"{doc} (default: {default})",
             )
-    return parser
+
+
+def config_from_args(config_class: type[C], args: argparse.Namespace) -> C:
+    """``config_class`` from parsed flags (attributes that are not its fields are ignored)."""
+    return config_class(**{f.name: getattr(args, f.name) for f in dataclasses.fields(config_class)})
 
 
 def parse_config(config_class: type[C], argv: list[str] | None, description: str) -> C:

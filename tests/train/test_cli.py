@@ -1,0 +1,91 @@
+"""``turnbudget train`` without the rl extra: the help, a clear error, a light import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from turnbudget.cli import main
+
+# Python with torch and SB3 made unimportable (a None entry in sys.modules stops an import).
+WITHOUT_RL = (
+    "import sys\n"
+    "for name in ('torch', 'stable_baselines3', 'sb3_contrib'):\n"
+    "    sys.modules[name] = None\n"
+)
+
+
+def run_without_rl(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", WITHOUT_RL + textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_help_works_without_torch_and_says_how_to_install_it():
+    out = run_without_rl("from turnbudget.cli import main; main(['train', '--help'])")
+    assert out.returncode == 0, out.stderr
+    assert "pip install 'turnbudget[rl]'" in out.stdout
+    for flag in ("--algo", "--budget-mix", "--process-reward", "--init", "--bc-episodes"):
+        assert flag in out.stdout
+    assert "Directory for the saved policy" in out.stdout  # the field docs are the flags' help
+
+
+def test_a_run_without_torch_stops_with_the_install_command(tmp_path):
+    out = run_without_rl(
+        f"""
+        from turnbudget.cli import main
+        sys.exit(main(['train', '--algo', 'bc', '--out', {str(tmp_path / "bc")!r}]))
+        """
+    )
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith("turnbudget train: error: Training needs the rl extra")
+    assert "pip install 'turnbudget[rl]'" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert not (tmp_path / "bc").exists()  # nothing written before the check
+
+
+def test_importing_the_package_loads_neither_torch_nor_sb3():
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, turnbudget, turnbudget.train, turnbudget.cli.train; "
+            "print(sorted(m for m in ('torch', 'stable_baselines3', 'sb3_contrib') "
+            "if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_bad_setting_is_a_one_line_error(tmp_path, capsys):
+    code = main(["train", "--algo", "sft", "--out", str(tmp_path / "x")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        "turnbudget train: error: Expect `algo` to be one of ('ppo', 'bc'), got 'sft'"
+    )
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_command_line_reads_only_the_config_until_a_run_starts():
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from turnbudget.cli import build_parser; "
+            "build_parser(); print(sorted(m for m in sys.modules if m.startswith('turnbudget.train')))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['turnbudget.train', 'turnbudget.train.config']"

@@ -1,0 +1,52 @@
+"""``turnbudget train``: behaviour cloning or MaskablePPO on a game (the rl extra).
+
+The command-line face of `turnbudget.train.train`: one flag per `TrainConfig`
+field. ``--help`` needs only the config (no torch); a run without the rl
+extra stops with the command that installs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+__all__ = ["add_arguments", "run"]
+
+EXAMPLES = """\
+examples:
+  turnbudget train --algo bc --env-id turnbudget/Maze-Easy-v0 --out runs/bc
+  turnbudget train --init runs/bc --budget-mix uniform:12-40 --ent-coef 0 \\
+      --total-steps 50000 --progress --out runs/mix
+  turnbudget eval --env turnbudget/Maze-Easy-v0 --agent policy:runs/mix --reveal always
+
+Training needs the rl extra (torch, stable-baselines3, sb3-contrib):
+  pip install 'turnbudget[rl]'"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from turnbudget.cli.flags import add_config_arguments
+    from turnbudget.train.config import TrainConfig
+
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
+    add_config_arguments(parser, TrainConfig)
+
+
+def run(args: argparse.Namespace) -> int:
+    from turnbudget.cli.flags import config_from_args
+    from turnbudget.train.config import TrainConfig
+
+    try:
+        config = config_from_args(TrainConfig, args)
+        # Before torch loads: its thread pool reads this once.
+        os.environ.setdefault("OMP_NUM_THREADS", str(config.torch_threads))
+        from turnbudget.train import train
+
+        summary = train(config)  # an ImportError says how to install the rl extra
+    except (ValueError, FileNotFoundError, ImportError) as exc:
+        print(f"turnbudget train: error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary))
+    return 0

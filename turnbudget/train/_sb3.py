@@ -1,0 +1,135 @@
+"""What BC and PPO share: the rl extra's check, torch's settings, the vector env, the model,
+and saving a policy directory. torch and SB3 are imported inside the functions."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from turnbudget.agents.policy import write_encoding
+from turnbudget.train.config import TrainConfig
+from turnbudget.train.stack import make_env, training_encoding
+
+__all__ = ["RL_EXTRA", "require_rl"]
+
+RL_EXTRA = "pip install 'turnbudget[rl]'"
+
+
+def require_rl() -> None:
+    """Raise an ImportError that says how to install the rl extra when part of it is missing."""
+    try:
+        import sb3_contrib  # noqa: F401
+        import stable_baselines3  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            f"Training needs the rl extra (torch, stable-baselines3, sb3-contrib): {RL_EXTRA} "
+            f"({exc})"
+        ) from exc
+
+
+def setup_torch(config: TrainConfig) -> None:
+    import torch
+
+    torch.set_num_threads(config.torch_threads)
+    torch.manual_seed(config.seed)
+
+
+class TimedVecEnv:
+    """Wrap a VecEnv: add up the wall time spent in reset/step (the envs and wrappers), and
+    drop SB3's ``TimeLimit.truncated`` flag when the budget's end is not to be bootstrapped."""
+
+    def __init__(self, venv: Any, bootstrap: bool = True):
+        from stable_baselines3.common.vec_env import VecEnvWrapper
+
+        class Timed(VecEnvWrapper):
+            env_seconds = 0.0
+
+            def reset(self):
+                t = time.perf_counter()
+                out = self.venv.reset()
+                Timed.env_seconds += time.perf_counter() - t
+                return out
+
+            def step_wait(self):
+                t = time.perf_counter()
+                obs, rewards, dones, infos = self.venv.step_wait()
+                Timed.env_seconds += time.perf_counter() - t
+                if not bootstrap:
+                    for info in infos:
+                        info["TimeLimit.truncated"] = False
+                return obs, rewards, dones, infos
+
+            def step_async(self, actions):
+                t = time.perf_counter()
+                self.venv.step_async(actions)
+                Timed.env_seconds += time.perf_counter() - t
+
+        self.env = Timed(venv)
+        self.cls = Timed
+
+
+def vec_env(config: TrainConfig) -> Any:
+    """``config.n_envs`` training stacks in a DummyVecEnv or SubprocVecEnv, each in a Monitor."""
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    # Monitor: episode return and length in the logs (rollout/ep_rew_mean, ep_len_mean).
+    fns = [lambda i=i: Monitor(make_env(config, i)) for i in range(config.n_envs)]
+    if config.vec_env == "subproc":
+        return SubprocVecEnv(fns, start_method="fork")
+    return DummyVecEnv(fns)
+
+
+def new_model(config: TrainConfig, venv: Any) -> Any:
+    """A new MaskablePPO, or the one saved at ``config.init`` with this run's hyperparameters."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.utils import ConstantSchedule
+
+    if config.init:
+        model = MaskablePPO.load(Path(config.init) / "policy.zip", env=venv, device="cpu")
+        # The loaded hyperparameters are the init's; use this run's.
+        model.learning_rate = config.learning_rate
+        # An SB3 schedule object, not a lambda: the saved zip must load without this file.
+        model.lr_schedule = ConstantSchedule(config.learning_rate)
+        model.ent_coef, model.gamma = config.ent_coef, config.gamma
+        model.n_epochs, model.batch_size = config.n_epochs, config.batch_size
+        if model.n_steps != config.n_steps or model.n_envs != config.n_envs:
+            raise ValueError("`--init` policy was saved with other n_steps/n_envs; use the same")
+        model.set_random_seed(config.seed)
+        return model
+    return MaskablePPO(
+        "MlpPolicy",
+        venv,
+        n_steps=config.n_steps,
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        learning_rate=config.learning_rate,
+        gamma=config.gamma,
+        ent_coef=config.ent_coef,
+        policy_kwargs={"net_arch": list(config.net_arch)},
+        seed=config.seed,
+        device="cpu",
+        verbose=0,
+    )
+
+
+def save_policy(model: Any, config: TrainConfig) -> Path:
+    """Write the policy directory ``config.out``: ``policy.zip``, ``encoding.json``, ``config.json``."""
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save(out / "policy.zip")
+    # PolicyAgent rebuilds the network from the weights' shapes and the activation's name:
+    # it never unpickles the zip's objects.
+    write_encoding(out, training_encoding(config, model.policy.activation_fn.__name__))
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
+    return out
+
+
+def write_summary(config: TrainConfig, summary: dict[str, Any]) -> dict[str, Any]:
+    """Write ``summary.json`` into ``config.out``; return ``summary``."""
+    (Path(config.out) / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary

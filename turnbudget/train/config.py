@@ -1,0 +1,114 @@
+"""`TrainConfig`: everything one training run does, one field per ``turnbudget train`` flag."""
+
+from __future__ import annotations
+
+import dataclasses
+
+__all__ = ["ALGOS", "TrainConfig"]
+
+ALGOS = ("ppo", "bc")
+_CHOICES = {
+    "algo": ALGOS,
+    "vec_env": ("dummy", "subproc"),
+    "log": ("csv", "tensorboard", "none"),
+    "bootstrap_at_budget": ("auto", "yes", "no"),
+}
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    """One training run (every field is a flag: ``--budget-mix uniform:12-40``).
+
+    Example:
+        >>> TrainConfig(algo="bc", out="runs/bc").bootstraps()
+        False
+        >>> TrainConfig(algo="sft")
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect `algo` to be one of ('ppo', 'bc'), got 'sft'
+    """
+
+    algo: str = "ppo"
+    """``ppo`` (MaskablePPO) or ``bc`` (behaviour cloning from the ε-oracle)."""
+    env_id: str = "turnbudget/Maze-Easy-v0"
+    """The registered game."""
+    out: str = "runs/train"
+    """Directory for the saved policy, logs and checkpoints."""
+    seed: int = 0
+    """Seeds torch, the PPO sampler, the training worlds and the budget draws."""
+    total_steps: int = 100_000
+    """Environment steps (PPO)."""
+    budget: int = 30
+    """Fixed turn budget T (ignored when ``budget_mix`` is set)."""
+    budget_mix: str = ""
+    """BudgetMix distribution, e.g. ``uniform:12-40`` (empty: fixed ``budget``)."""
+    process_reward: bool = False
+    """Add potential-based shaping from the oracle's distance (`ProcessReward`)."""
+    process_scale: float = 0.1
+    """Shaping scale (Φ = -scale · distance)."""
+    reveal: str = "always"
+    """Budget visibility (`RevealBudget` mode); with ``always`` the policy also gets numeric budget features."""
+    max_actions: int = 10
+    """Action slots (`DiscreteActions`)."""
+    text_dim: int = 64
+    """Hash buckets per `TextFeatures` block."""
+    history: int = 4
+    """Executed commands and observations kept in the window (`HistoryFeatures`)."""
+    command_dim: int = 16
+    """Hash buckets per command."""
+    n_envs: int = 16
+    """Parallel envs (16 × 64 steps: one batched forward pass serves 16 envs)."""
+    vec_env: str = "dummy"
+    """``dummy`` (all envs in this process) or ``subproc`` (one process per env)."""
+    n_steps: int = 64
+    """PPO rollout length per env."""
+    batch_size: int = 256
+    """PPO minibatch."""
+    n_epochs: int = 4
+    """PPO epochs per rollout."""
+    learning_rate: float = 3e-4
+    """Adam step size (PPO and BC)."""
+    gamma: float = 0.99
+    """Discount (also ProcessReward's gamma)."""
+    ent_coef: float = 0.01
+    """PPO entropy bonus."""
+    net_arch: tuple[int, ...] = (128, 128)
+    """Hidden layers of the policy and value MLPs."""
+    init: str = ""
+    """Start PPO from this saved policy directory (its encoding must match)."""
+    task_seed_base: int = 1_000_000
+    """Training worlds use task seeds >= this (evaluation uses smaller ones)."""
+    task_pool: int = 0
+    """If > 0, train on task seeds base..base+pool-1 only (a fixed pool); 0: a new world each episode."""
+    bc_episodes: int = 200
+    """Demonstration episodes (BC)."""
+    bc_epsilon: float = 0.3
+    """The demonstrator's ε: a random admissible command with this probability (BC)."""
+    bc_epochs: int = 20
+    """Passes over the demonstrations (BC)."""
+    checkpoint_every: int = 0
+    """Save a checkpoint every this many steps (0: none)."""
+    log: str = "csv"
+    """``csv``, ``tensorboard`` (needs the tensorboard package) or ``none``."""
+    progress: bool = False
+    """Show a progress bar (SB3's, through rich)."""
+    bootstrap_at_budget: str = "auto"
+    """Bootstrap the value when the budget runs out: ``yes``, ``no`` or ``auto`` (yes only when
+    the budget is hidden). A policy that sees its budget has running out of turns in its
+    state: the value after the last turn is 0, and bootstrapping from the (never trained)
+    value of a turns-left-0 state lets it drift (Pardo et al., 2018, "Time limits in RL")."""
+    torch_threads: int = 1
+    """torch threads in this process (1: parallelism comes from running seeds in parallel)."""
+
+    def __post_init__(self) -> None:
+        for name, choices in _CHOICES.items():
+            value = getattr(self, name)
+            if value not in choices:
+                raise ValueError(f"Expect `{name}` to be one of {choices}, got {value!r}")
+
+    def bootstraps(self) -> bool:
+        """Whether the learner bootstraps the value where the budget ran out (see
+        ``bootstrap_at_budget``); when it does not, `ProcessReward`'s Φ is zeroed there."""
+        if self.bootstrap_at_budget == "auto":
+            return self.reveal == "never"
+        return self.bootstrap_at_budget == "yes"

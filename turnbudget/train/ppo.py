@@ -1,0 +1,58 @@
+"""MaskablePPO on the training stack (masks from `DiscreteActions`), optionally from a saved policy."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from turnbudget.train import _sb3
+from turnbudget.train.config import TrainConfig
+
+__all__ = ["train_ppo"]
+
+_LOG_FORMATS = {"csv": ["csv"], "tensorboard": ["tensorboard"], "none": []}
+
+
+def train_ppo(config: TrainConfig) -> dict[str, Any]:
+    """Run MaskablePPO for ``config.total_steps`` env steps (from ``config.init`` when set);
+    save the policy under ``config.out``; return the run summary (also ``summary.json``)."""
+    _sb3.require_rl()
+    from stable_baselines3.common.callbacks import CheckpointCallback
+    from stable_baselines3.common.logger import configure
+
+    _sb3.setup_torch(config)
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    timed = _sb3.TimedVecEnv(_sb3.vec_env(config), bootstrap=config.bootstraps())
+    venv = timed.env
+    model = _sb3.new_model(config, venv)
+    model.set_logger(configure(str(out), _LOG_FORMATS[config.log]))
+    callbacks = []
+    if config.checkpoint_every > 0:
+        every = max(1, config.checkpoint_every // config.n_envs)
+        callbacks.append(CheckpointCallback(every, str(out / "checkpoints"), name_prefix="policy"))
+    start = time.perf_counter()
+    model.learn(
+        total_timesteps=config.total_steps,
+        callback=callbacks or None,
+        progress_bar=config.progress,
+        reset_num_timesteps=True,
+    )
+    wall = time.perf_counter() - start
+    _sb3.save_policy(model, config)
+    venv.close()
+    return _sb3.write_summary(
+        config,
+        {
+            "algo": "ppo",
+            "env_id": config.env_id,
+            "steps": int(model.num_timesteps),
+            "wall_s": round(wall, 2),
+            "steps_per_s": round(model.num_timesteps / wall, 1),
+            "env_share": round(timed.cls.env_seconds / wall, 3),
+            "n_envs": config.n_envs,
+            "vec_env": config.vec_env,
+            "bootstrap_at_budget": config.bootstraps(),
+        },
+    )

@@ -1,0 +1,92 @@
+"""The training stack: the library's wrappers, in the order a trained policy is played back.
+
+::
+
+    TurnBudget (fixed T) or SampleTurnBudget (BudgetMix) -> ProcessReward (optional)
+    -> RevealBudget -> DiscreteActions -> TextFeatures -> HistoryFeatures -> TaskSeeds
+
+`PolicyAgent` rebuilds the same features from text; `policy_encoding` records
+how (``encoding.json``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import turnbudget
+from turnbudget.agents.policy import policy_encoding
+from turnbudget.train.config import TrainConfig
+from turnbudget.wrappers.history_features import HistoryFeatures
+
+__all__ = ["TaskSeeds", "make_env", "training_encoding"]
+
+
+class TaskSeeds(gym.Wrapper):
+    """Reset every episode with a task seed drawn from a fixed range, never below ``base``.
+
+    SB3 seeds only the first reset; later resets would draw worlds from the
+    game's own stream. Drawing an explicit seed per episode keeps training
+    worlds disjoint from evaluation seeds and reproducible from ``seed``.
+    """
+
+    def __init__(self, env: gym.Env, base: int, pool: int, seed: int):
+        super().__init__(env)
+        self.base, self.pool = int(base), int(pool)
+        self._rng = np.random.default_rng([seed, 0x7A5C])
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        if seed is not None:
+            self._rng = np.random.default_rng([seed, 0x7A5C])
+        span = self.pool if self.pool > 0 else 2**31
+        task = self.base + int(self._rng.integers(span))
+        return self.env.reset(seed=task, options=options)
+
+
+def make_env(config: TrainConfig, index: int = 0, process_reward: bool | None = None) -> TaskSeeds:
+    """The training stack for sub-env ``index`` (the module docstring gives the order).
+
+    ``process_reward`` overrides ``config.process_reward`` (BC's demonstrations
+    need no shaping). When the learner does not bootstrap at the budget's end
+    (`TrainConfig.bootstraps`), `ProcessReward`'s Φ is 0 there as at
+    termination (``potential_at_truncation="zero"``), so shaping keeps the
+    optimal policy of the budget-capped return.
+    """
+    shaping = config.process_reward if process_reward is None else process_reward
+    features = _features(config, shaping)
+    return TaskSeeds(features, config.task_seed_base, config.task_pool, config.seed * 1000 + index)
+
+
+def training_encoding(config: TrainConfig, activation: str) -> dict[str, Any]:
+    """The ``encoding.json`` of a policy trained with ``config`` (see `policy_encoding`)."""
+    features = _features(config, shaping=False)  # shaping changes rewards, not features
+    try:
+        return policy_encoding(features, config.env_id, activation)
+    finally:
+        features.close()
+
+
+def _features(config: TrainConfig, shaping: bool) -> HistoryFeatures:
+    shaping_kwargs = {
+        "gamma": config.gamma,
+        "scale": config.process_scale,
+        "potential_at_truncation": "keep" if config.bootstraps() else "zero",
+    }
+    env = turnbudget.make(
+        config.env_id,
+        budget=None if config.budget_mix else config.budget,
+        budget_mix=config.budget_mix or None,
+        process_reward=shaping_kwargs if shaping else None,
+        reveal=config.reveal,
+        discrete_actions=config.max_actions,
+        text_features=config.text_dim,
+        info="text",  # HistoryFeatures reads the text keys (action_commands, ...)
+    )
+    return HistoryFeatures(
+        env,
+        history=config.history,
+        command_dim=config.command_dim,
+        budget=config.reveal != "never",
+    )
