@@ -223,6 +223,9 @@ def make(
         env_id: A registered id (or an env; one without a `TurnBudget` then
             needs ``budget``; a ``TimeLimit`` on its outside becomes its budget).
         budget: The default turn budget T (the id's default if None).
+        make_kwargs: Extra keyword arguments for ``gym.make`` (e.g. ``render_mode``).
+
+    Keyword Args:
         budget_mix: BudgetMix: anything `BudgetMix.coerce` accepts (``"uniform:5-40"``, ``[10, 20]``...).
         errors: An error rate (float) or `InjectErrors` keyword arguments.
         record: True (in memory), a JSONL path, a callback, or `RecordStepOutcomes` keyword arguments.
@@ -234,7 +237,6 @@ def make(
             vector envs and replay buffers) or ``"text"`` (every key); None:
             numeric exactly when ``text_features`` makes the observation numeric.
         env_index: The sub-env index in a vector env (for the records).
-        make_kwargs: Extra keyword arguments for ``gym.make`` (e.g. ``render_mode``).
 
     Example:
         >>> import turnbudget
