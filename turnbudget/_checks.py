@@ -25,16 +25,41 @@ import numbers
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 __all__ = [
+    "MAX_TURN_BUDGET",
+    "brief",
+    "check_bool",
     "check_positive_int",
     "check_probability",
     "check_reset_options",
+    "check_turn_budget",
+    "is_finite",
     "is_int",
     "is_real",
     "is_whole",
     "load_object",
     "normalize_weights",
 ]
+
+#: The largest turn budget: what the records hold as a count (`turnbudget.eval.logs.MAX_COUNT`,
+#: an int32), far above any real episode.
+MAX_TURN_BUDGET = 2**31 - 1
+_BRIEF = 80  # characters of a value quoted in a message
+
+
+def brief(value: Any) -> str:
+    """``repr(value)``, cut to 80 characters: a message may quote a hostile value, never repeat it.
+
+    Example:
+        >>> brief([1, 2])
+        '[1, 2]'
+        >>> brief("x" * 10**6)[-30:]
+        'xxxxxx... (1000002 characters)'
+    """
+    text = repr(value)
+    return text if len(text) <= _BRIEF else f"{text[: _BRIEF - 5]}... ({len(text)} characters)"
 
 
 def is_int(value: Any) -> bool:
@@ -47,9 +72,19 @@ def is_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+def is_finite(value: Any) -> bool:
+    """True for a real number that is a finite float (``10**400`` is not: it overflows), never ``bool``."""
+    if not is_real(value):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def is_whole(value: Any) -> bool:
     """True for a finite real number with no fractional part (``3``, ``3.0``), never ``bool``."""
-    return is_real(value) and math.isfinite(value) and value == int(value)
+    return is_finite(value) and value == int(value)
 
 
 def check_positive_int(value: Any, name: str, *, subject: str | None = None) -> int:
@@ -61,14 +96,42 @@ def check_positive_int(value: Any, name: str, *, subject: str | None = None) -> 
         subject: Replaces "`name`" in the message (e.g. "every turn in `schedule`").
     """
     if not is_int(value) or value <= 0:
-        raise ValueError(f"Expect {subject or f'`{name}`'} to be a positive int, got {value!r}")
+        raise ValueError(
+            f"Expect {subject or f'`{name}`'} to be a positive int, got {brief(value)}"
+        )
     return int(value)
+
+
+def check_turn_budget(value: Any, name: str = "turn_budget") -> int:
+    """Return ``value`` as an int if it is an integer from 1 to `MAX_TURN_BUDGET`, else raise
+    ``ValueError``.
+
+    Example:
+        >>> check_turn_budget(10**12)
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect `turn_budget` to be at most 2,147,483,647, got 1000000000000
+    """
+    value = check_positive_int(value, name)
+    if value > MAX_TURN_BUDGET:
+        raise ValueError(f"Expect `{name}` to be at most {MAX_TURN_BUDGET:,}, got {brief(value)}")
+    return value
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """Return ``value`` as a ``bool`` if it is one (Python or NumPy), else raise ``ValueError``.
+
+    A switch given ``"no"``, ``0.5`` or a list is a mistake, never a truthy ``True``.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"Expect `{name}` to be True or False, got {brief(value)}")
+    return bool(value)
 
 
 def check_probability(value: Any, name: str) -> float:
     """Return ``value`` as a ``float`` if it is a number in [0, 1], else raise ``ValueError``."""
     if not is_real(value) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"Expect `{name}` to be a number in [0, 1], got {value!r}")
+        raise ValueError(f"Expect `{name}` to be a number in [0, 1], got {brief(value)}")
     return float(value)
 
 
@@ -77,7 +140,8 @@ def check_reset_options(seed: Any, options: Any) -> dict[str, Any]:
 
     ``seed`` is None or an int >= 0 (Gymnasium's rule, bools refused);
     ``options`` is None or a mapping, whose stack options are checked when
-    present and not None: ``turn_budget`` a positive int, ``repeat`` an int >= 0.
+    present and not None: ``turn_budget`` a positive int (`check_turn_budget`),
+    ``repeat`` an int >= 0.
     Other keys pass through unchecked (an env may read its own).
 
     Example:
@@ -89,17 +153,17 @@ def check_reset_options(seed: Any, options: Any) -> dict[str, Any]:
         ValueError: Expect the `repeat` option to be an int >= 0, got -1
     """
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
-        raise ValueError(f"Expect `seed` to be an int >= 0 or None, got {seed!r}")
+        raise ValueError(f"Expect `seed` to be an int >= 0 or None, got {brief(seed)}")
     if options is None:
         return {}
     if not isinstance(options, Mapping):
-        raise ValueError(f"Expect `options` to be a dict or None, got {options!r}")
+        raise ValueError(f"Expect `options` to be a dict or None, got {brief(options)}")
     options = dict(options)
     if options.get("turn_budget") is not None:
-        check_positive_int(options["turn_budget"], "turn_budget")
+        check_turn_budget(options["turn_budget"])
     repeat = options.get("repeat")
     if repeat is not None and (not is_int(repeat) or repeat < 0):
-        raise ValueError(f"Expect the `repeat` option to be an int >= 0, got {repeat!r}")
+        raise ValueError(f"Expect the `repeat` option to be an int >= 0, got {brief(repeat)}")
     return options
 
 
@@ -111,15 +175,22 @@ def normalize_weights(weights: Iterable[Any] | None, n: int, per: str) -> tuple[
     """
     if weights is None:
         return (1.0 / n,) * n
+    if isinstance(weights, (str, bytes, Mapping)) or not isinstance(weights, Iterable):
+        raise ValueError(
+            f"Expect `weights` to be a sequence of numbers (one per {per}) or None, "
+            f"got {brief(weights)}"
+        )
     weights = list(weights)
     if len(weights) != n:
         raise ValueError(f"Expect `weights` to have one weight per {per} ({n}), got {len(weights)}")
     for w in weights:
-        if not is_real(w) or not math.isfinite(w) or w < 0:
-            raise ValueError(f"Expect every weight to be a finite number >= 0, got {w!r}")
+        if not is_finite(w) or w < 0:
+            raise ValueError(f"Expect every weight to be a finite number >= 0, got {brief(w)}")
     total = float(sum(weights))
-    if total <= 0:
-        raise ValueError(f"Expect `weights` to have a positive sum, got {weights!r}")
+    if not 0 < total < math.inf:
+        raise ValueError(
+            f"Expect `weights` to have a positive sum that is finite, got {brief(weights)}"
+        )
     return tuple(float(w) / total for w in weights)
 
 

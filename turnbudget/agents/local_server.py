@@ -193,7 +193,7 @@ class LocalServer:
         except ImportError:
             raise ImportError(
                 "serve-local needs llama-cpp-python's server: pip install 'turnbudget[llm]' "
-                '(it compiles; CMAKE_ARGS="-DLLAVA_BUILD=OFF" shortens the build)'
+                '(it compiles; CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" builds it portable)'
             ) from None
         if self.model_path is None:
             self.model_path = local_model_path()

@@ -47,6 +47,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 import gymnasium as gym
 import numpy as np
 
+from turnbudget._checks import brief
 from turnbudget.envs.text_space import TextSpace
 
 __all__ = [
@@ -232,7 +233,7 @@ class TextEnv(gym.Env[str, str]):
     def __init__(self, render_mode: str | None = None):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
-                f"Expect `render_mode` to be one of {self.metadata['render_modes']}, got {render_mode!r}"
+                f"Expect `render_mode` to be one of {self.metadata['render_modes']}, got {brief(render_mode)}"
             )
         self.render_mode = render_mode
         # TextSpace: a shared-memory AsyncVectorEnv is refused when it is built.

@@ -129,7 +129,7 @@ class GridEstimate:
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, object]:
-        """A JSON-ready dict; grids are nested lists indexed [k][t]."""
+        """A JSON-ready dict; grids are nested lists indexed ``[k][t]``."""
         return {
             "ks": list(self.ks),
             "ts": list(self.ts),

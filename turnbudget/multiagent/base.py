@@ -25,6 +25,7 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
+from turnbudget._checks import brief
 from turnbudget.envs.core import (
     INFO_ADMISSIBLE_ACTIONS,
     INFO_GOAL,
@@ -64,7 +65,7 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
     def __init__(self, difficulty: str = "easy", render_mode: str | None = None):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
-                f"Expect `render_mode` to be one of {self.metadata['render_modes']}, got {render_mode!r}"
+                f"Expect `render_mode` to be one of {self.metadata['render_modes']}, got {brief(render_mode)}"
             )
         self.world = self.world_class(difficulty)
         self.difficulty = self.world.difficulty

@@ -9,6 +9,7 @@ from typing import Any
 
 from pettingzoo.utils.conversions import parallel_to_aec
 
+from turnbudget._checks import brief, check_bool
 from turnbudget.multiagent.wrappers import (
     InjectTeamErrors,
     RecordTeamOutcomes,
@@ -47,7 +48,7 @@ def _options(value: Any, name: str, scalar: str | None = None) -> dict[str, Any]
     if scalar is not None:
         return {scalar: value}
     raise ValueError(
-        f"Unexpected `{name}`={value!r}: see make_team's docstring for what it accepts"
+        f"Unexpected `{name}`={brief(value)}: see make_team's docstring for what it accepts"
     )
 
 
@@ -89,6 +90,7 @@ def make_team(
         True
     """
     module = game_module(game)
+    aec = check_bool(aec, "aec")
     specs = {
         "errors": _options(errors, "errors", "rate"),
         "reveal": _options(reveal, "reveal", "mode"),

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from turnbudget._checks import brief, check_bool
 from turnbudget.records.schema import OutcomeRecord, dumps
 
 __all__ = ["RecordSink", "repair_torn_tail"]
@@ -124,21 +125,30 @@ class RecordSink:
         fsync: bool = True,
     ):
         if callback is not None and not callable(callback):
-            raise ValueError(f"Expect `callback` to be callable, got {callback!r}")
+            raise ValueError(f"Expect `callback` to be callable, got {brief(callback)}")
+        if path is not None and (not isinstance(path, (str, os.PathLike)) or not os.fspath(path)):
+            raise ValueError(f"Expect `path` to be a file path or None, got {brief(path)}")
         self.path = None if path is None else Path(path)
         if self.path is not None:
             if not self.path.parent.is_dir():  # a typo in a folder name must not go unnoticed
                 raise ValueError(
-                    f"Cannot append records to {str(self.path)!r}: its folder "
-                    f"{str(self.path.parent)!r} does not exist (create it first)"
+                    f"Cannot append records to {brief(str(self.path))}: its folder "
+                    f"{brief(str(self.path.parent))} does not exist (create it first: expect "
+                    "`path` in a folder that exists)"
                 )
             try:  # fail now, not at the end of the first episode
                 os.close(_open_to_append(self.path))
-            except OSError as err:
-                raise ValueError(f"Cannot append records to {str(self.path)!r}: {err}") from None
+            except (OSError, ValueError) as err:  # (ValueError: a NUL byte in the path)
+                reason = getattr(err, "strerror", None) or err
+                raise ValueError(
+                    f"Cannot append records to {brief(str(self.path))}: {reason} (expect `path` "
+                    "to name a file this process can write, in a folder that exists)"
+                ) from None
         self.callback = callback
-        self.memory = (path is None and callback is None) if memory is None else bool(memory)
-        self.fsync = bool(fsync)
+        self.memory = (
+            (path is None and callback is None) if memory is None else check_bool(memory, "memory")
+        )
+        self.fsync = check_bool(fsync, "fsync")
         self.records: list[OutcomeRecord] = []
 
     def deliver(self, records: list[OutcomeRecord]) -> None:

@@ -10,12 +10,16 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.core import ObsType
 
-from turnbudget._checks import check_positive_int, is_int, is_whole
+from turnbudget._checks import brief, check_positive_int, is_int, is_whole
 from turnbudget.wrappers._common import require_single
 
-__all__ = ["DiscreteActions"]
+__all__ = ["MAX_ACTIONS", "DiscreteActions", "check_max_actions"]
 
 logger = logging.getLogger(__name__)
+
+#: Largest ``max_actions``: far more commands than a text game admits at once (a native
+#: game tens, a TextWorld game a few hundred), and a mask every step can afford.
+MAX_ACTIONS = 4096
 
 # Sent for a masked-out index: not an admissible command, so it costs a turn
 # with valid_action=False, as any nonsense command does.
@@ -29,6 +33,14 @@ def _as_index(action: Any) -> int | None:
             return None
         action = action.reshape(()).item()
     return int(action) if is_int(action) or is_whole(action) else None
+
+
+def check_max_actions(value: Any) -> int:
+    """Return ``max_actions`` as an int from 1 to `MAX_ACTIONS`, else raise ``ValueError``."""
+    value = check_positive_int(value, "max_actions")
+    if value > MAX_ACTIONS:
+        raise ValueError(f"Expect `max_actions` to be at most {MAX_ACTIONS}, got {value}")
+    return value
 
 
 class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordConstructorArgs):
@@ -45,7 +57,8 @@ class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordCons
 
     Args:
         env: An env with ``Text`` actions and ``info["admissible_actions"]``.
-        max_actions: N, the size of the ``Discrete`` space (a positive int).
+        max_actions: N, the size of the ``Discrete`` space (a positive int, at most
+            `MAX_ACTIONS`: 4096).
 
     Example:
         >>> import gymnasium as gym
@@ -64,7 +77,7 @@ class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordCons
     def __init__(self, env: gym.Env[ObsType, str], max_actions: int = 16):
         gym.utils.RecordConstructorArgs.__init__(self, max_actions=max_actions)
         gym.ActionWrapper.__init__(self, env)
-        check_positive_int(max_actions, "max_actions")
+        max_actions = check_max_actions(max_actions)
         if not isinstance(env.action_space, spaces.Text):
             raise ValueError(f"DiscreteActions needs a Text action space, got {env.action_space}")
         require_single(env, DiscreteActions)
@@ -95,7 +108,7 @@ class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordCons
         if index is None or not 0 <= index < self.max_actions:
             raise ValueError(
                 f"Expect an action in Discrete({self.max_actions}): a whole number in "
-                f"[0, {self.max_actions}) (int, NumPy int or whole float), got {action!r}"
+                f"[0, {self.max_actions}) (int, NumPy int or whole float), got {brief(action)}"
             )
         return self._commands[index] if index < len(self._commands) else _INVALID_COMMAND
 

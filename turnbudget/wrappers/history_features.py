@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 import re
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -12,19 +11,22 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from turnbudget._checks import check_bool, check_positive_int
 from turnbudget.wrappers._common import find_wrapper, require_single
-from turnbudget.wrappers.discrete_actions import DiscreteActions
+from turnbudget.wrappers.discrete_actions import DiscreteActions, check_max_actions
 from turnbudget.wrappers.numeric_info import NumericInfo
 from turnbudget.wrappers.reveal_budget import RevealBudget
 from turnbudget.wrappers.text_features import TextFeatures, hashed_ngrams
 
-__all__ = ["FeatureEncoder", "HistoryFeatures", "text_features_vector"]
+__all__ = ["MAX_FEATURES", "FeatureEncoder", "HistoryFeatures", "text_features_vector"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 # Scales that keep the numeric features near [0, 1] for the budgets these games use.
 _TURN_SCALE = 100.0
 _CACHE_LIMIT = 100_000
 _MEMORY_DIM = 64  # buckets of the bag of words compared across turns
+#: Most features `FeatureEncoder` may add (2**20 float32: 4 MiB per observation).
+MAX_FEATURES = 2**20
 
 
 def _words(text: str) -> set[str]:
@@ -78,15 +80,27 @@ class FeatureEncoder:
 
     Args:
         max_actions: Action slots (the `DiscreteActions` size).
-        history: How many past turns the window holds.
-        command_dim: Hash buckets per command.
+        history: How many past turns the window holds (a positive int).
+        command_dim: Hash buckets per command (a positive int).
         budget: Include the budget features.
+
+    Raises:
+        ValueError: An argument of the wrong type, or more than `MAX_FEATURES` features.
     """
 
     def __init__(self, max_actions: int, history: int, command_dim: int, budget: bool):
-        self.max_actions, self.history = int(max_actions), int(history)
-        self.command_dim, self.budget = int(command_dim), bool(budget)
+        self.max_actions = check_max_actions(max_actions)
+        self.history = check_positive_int(history, "history")
+        self.command_dim = check_positive_int(command_dim, "command_dim")
+        self.budget = check_bool(budget, "budget")
         self.slot_size = self.command_dim + 1 + self.history
+        if self.size() > MAX_FEATURES:
+            raise ValueError(
+                f"Expect at most {MAX_FEATURES:,} history features, got {self.size():,} "
+                f"(max_actions={self.max_actions} slots of command_dim + 1 + history = "
+                f"{self.slot_size}, and history={self.history} commands of command_dim="
+                f"{self.command_dim}): lower `history`, `command_dim` or `max_actions`"
+            )
         self._cache: dict[str, int] = {}  # n-gram -> bucket, one cache per dim
         self._memory_cache: dict[str, int] = {}
         self._command_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
@@ -211,7 +225,8 @@ class HistoryFeatures(
     Args:
         env: A stack ending in `DiscreteActions` and then `TextFeatures`.
         history: Past turns in the window (a positive int).
-        command_dim: Hash buckets per command (a positive int).
+        command_dim: Hash buckets per command (a positive int); the features it adds
+            (`FeatureEncoder`) are at most `MAX_FEATURES`.
         budget: Add the numeric budget features (needs a `RevealBudget` that
             shows the budget: the policy sees what the text shows).
 
@@ -229,9 +244,6 @@ class HistoryFeatures(
             self, history=history, command_dim=command_dim, budget=budget
         )
         gym.ObservationWrapper.__init__(self, env)
-        for name, value in (("history", history), ("command_dim", command_dim)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-                raise ValueError(f"Expect `{name}` to be a positive int, got {value!r}")
         if isinstance(env, NumericInfo):  # the text keys it reads are gone
             raise ValueError(
                 "HistoryFeatures reads the text info keys: build the stack with "
@@ -245,11 +257,11 @@ class HistoryFeatures(
                 "(turnbudget.make(..., discrete_actions=N, text_features=D))"
             )
         require_single(env, HistoryFeatures)
+        self.encoder = FeatureEncoder(discrete.max_actions, history, command_dim, budget)
         reveal = find_wrapper(env, RevealBudget)
-        if budget and (reveal is None or reveal.mode == "never"):
+        if self.encoder.budget and (reveal is None or reveal.mode == "never"):
             raise ValueError("budget=True needs a RevealBudget that shows the budget (reveal=...)")
         self._text, self._discrete, self._reveal = text, discrete, reveal
-        self.encoder = FeatureEncoder(discrete.max_actions, history, command_dim, budget)
         base = text.observation_space.shape[0]
         self.observation_space = spaces.Box(
             -np.inf, np.inf, shape=(base + self.encoder.size(),), dtype=np.float32

@@ -14,6 +14,8 @@ import numpy as np
 from gymnasium import spaces
 
 from turnbudget._checks import (
+    brief,
+    check_bool,
     check_positive_int,
     check_probability,
     check_reset_options,
@@ -199,9 +201,11 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         self.rate, self.kinds = self.errors.rate, self.errors.kinds
         self.probabilities, self.schedule = self.errors.probabilities, self.errors.schedule
         if not isinstance(transient_message, str):
-            raise ValueError(f"Expect `transient_message` to be a str, got {transient_message!r}")
+            raise ValueError(
+                f"Expect `transient_message` to be a str, got {brief(transient_message)}"
+            )
         self.transient_message = transient_message
-        self.check_slips = bool(check_slips)
+        self.check_slips = check_bool(check_slips, "check_slips")
         used = self.errors.used_kinds
         methods = ("distance_to_goal",)
         if "slip" in used:
@@ -346,15 +350,15 @@ def narrate(narration: str, obs: str, space: Any) -> str:
 def _check_kinds(kinds: Any, name: str) -> tuple[str, ...]:
     if isinstance(kinds, str) or not isinstance(kinds, Sequence):
         raise ValueError(
-            f"Expect `{name}` to be a sequence of error kinds from {ERROR_KINDS}, got {kinds!r}"
+            f"Expect `{name}` to be a sequence of error kinds from {ERROR_KINDS}, got {brief(kinds)}"
         )
     for kind in kinds:
         if kind not in ERROR_KINDS:
             raise ValueError(
-                f"Unknown error kind {kind!r} in `{name}`: expect one of {ERROR_KINDS}"
+                f"Unknown error kind {brief(kind)} in `{name}`: expect one of {ERROR_KINDS}"
             )
     if len(set(kinds)) != len(kinds):
-        raise ValueError(f"Expect `{name}` without repeats, got {kinds!r}")
+        raise ValueError(f"Expect `{name}` without repeats, got {brief(kinds)}")
     return tuple(kinds)
 
 
@@ -370,14 +374,14 @@ def _check_schedule(schedule: Any) -> dict[int, str]:
         pairs = [(turn, kind) for turn, kind in items]
     except (TypeError, ValueError):
         raise ValueError(
-            f"Expect `schedule` to be {{turn: kind}} or [(turn, kind), ...], got {schedule!r}"
+            f"Expect `schedule` to be {{turn: kind}} or [(turn, kind), ...], got {brief(schedule)}"
         ) from None
     result: dict[int, str] = {}
     for turn, kind in pairs:
         check_positive_int(turn, "schedule", subject="every turn in `schedule`")
         if kind not in ERROR_KINDS:
             raise ValueError(
-                f"Unknown error kind {kind!r} in `schedule`: expect one of {ERROR_KINDS}"
+                f"Unknown error kind {brief(kind)} in `schedule`: expect one of {ERROR_KINDS}"
             )
         if int(turn) in result:
             raise ValueError(f"Turn {turn} appears twice in `schedule`")

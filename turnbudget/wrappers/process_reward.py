@@ -8,7 +8,7 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 from gymnasium.core import ActType, ObsType
 
-from turnbudget._checks import is_real
+from turnbudget._checks import brief, is_finite
 from turnbudget.wrappers._common import require_oracle, require_single
 
 __all__ = ["ProcessReward"]
@@ -18,14 +18,10 @@ _AT_TRUNCATION = ("keep", "zero")
 
 
 def _check_real(value: Any, name: str, low: float, high: float, low_open: bool = False) -> float:
-    ok = is_real(value) and math.isfinite(value)
-    if ok:
-        ok = (low < value if low_open else low <= value) and value <= high
+    ok = is_finite(value) and (low < value if low_open else low <= value) and value <= high
     if not ok:
-        bracket = "(" if low_open else "["
-        raise ValueError(
-            f"Expect `{name}` to be a number in {bracket}{low}, {high}], got {value!r}"
-        )
+        interval = f"{'(' if low_open else '['}{low}, {high}{')' if math.isinf(high) else ']'}"
+        raise ValueError(f"Expect `{name}` to be a number in {interval}, got {brief(value)}")
     return float(value)
 
 
@@ -107,7 +103,9 @@ class ProcessReward(
         gym.Wrapper.__init__(self, env)
         self.gamma = _check_real(gamma, "gamma", 0.0, 1.0, low_open=True)
         if potential not in _POTENTIALS:
-            raise ValueError(f"Expect `potential` to be one of {_POTENTIALS}, got {potential!r}")
+            raise ValueError(
+                f"Expect `potential` to be one of {_POTENTIALS}, got {brief(potential)}"
+            )
         self.potential = potential
         self.scale = _check_real(scale, "scale", 0.0, math.inf, low_open=True)
         self.unsolvable_distance = _check_real(
@@ -120,7 +118,7 @@ class ProcessReward(
         if potential_at_truncation not in _AT_TRUNCATION:
             raise ValueError(
                 f"Expect `potential_at_truncation` to be one of {_AT_TRUNCATION}, "
-                f"got {potential_at_truncation!r}"
+                f"got {brief(potential_at_truncation)}"
             )
         self.potential_at_truncation = potential_at_truncation
         require_single(env, ProcessReward)

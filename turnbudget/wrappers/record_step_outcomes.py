@@ -10,7 +10,7 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from turnbudget._checks import is_int
+from turnbudget._checks import brief, check_bool, is_int
 from turnbudget.records import (
     EpisodeRecord,
     OutcomeRecord,
@@ -343,6 +343,8 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         )  # fmt: skip
         gym.Wrapper.__init__(self, env)
         env_index = check_env_index(env_index)
+        oracle = check_bool(oracle, "oracle")
+        record_steps = check_bool(record_steps, "record_steps")
         if oracle:
             require_oracle(
                 env,
@@ -351,7 +353,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
                 " (pass oracle=False)",
             )
         self.sink = RecordSink(path, callback, memory, fsync)
-        self.record_steps, self.oracle = bool(record_steps), bool(oracle)
+        self.record_steps, self.oracle = record_steps, oracle
         self.env_index = env_index
         self.env_id = env_id_of(env)
         self.n_abandoned = 0
@@ -416,7 +418,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
 def check_env_index(env_index: Any) -> int | None:
     """``env_index`` as an int >= 0 or None, else ``ValueError``."""
     if env_index is not None and (not is_int(env_index) or env_index < 0):
-        raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {env_index!r}")
+        raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {brief(env_index)}")
     return None if env_index is None else int(env_index)
 
 

@@ -8,7 +8,7 @@ import gymnasium as gym
 from gymnasium import spaces
 from gymnasium.core import ActType
 
-from turnbudget._checks import check_positive_int
+from turnbudget._checks import brief, check_positive_int
 from turnbudget.envs.text_space import TextSpace
 from turnbudget.wrappers._common import find_wrapper, require_single
 from turnbudget.wrappers.turn_budget import TurnBudget
@@ -103,10 +103,10 @@ def check_reveal(mode: Any, final_turns: Any, template: Any) -> tuple[str, int |
     formatted with very wide numbers (to size the observation space).
     """
     if not isinstance(mode, str):
-        raise ValueError(f"Expect `mode` to be one of {_MODES} or 'final=k', got {mode!r}")
+        raise ValueError(f"Expect `mode` to be one of {_MODES} or 'final=k', got {brief(mode)}")
     name, _, k = mode.strip().lower().partition("=")
     if name not in _MODES or (k and name != "final"):
-        raise ValueError(f"Expect `mode` to be one of {_MODES} or 'final=k', got {mode!r}")
+        raise ValueError(f"Expect `mode` to be one of {_MODES} or 'final=k', got {brief(mode)}")
     if k:
         if final_turns is not None:
             raise ValueError(f"Give k once: `mode`={mode!r} and `final_turns`={final_turns!r}")
@@ -121,9 +121,12 @@ def check_reveal(mode: Any, final_turns: Any, template: Any) -> tuple[str, int |
             raise ValueError("Expect `final_turns` (a positive int) with mode 'final'")
         check_positive_int(final_turns, "final_turns")
     elif final_turns is not None:
-        raise ValueError(f"`final_turns` is only for mode 'final', got mode={mode!r}")
+        raise ValueError(
+            f"Expect `final_turns` to be None: it is only for mode 'final', got "
+            f"final_turns={brief(final_turns)} with mode={brief(mode)}"
+        )
     if not isinstance(template, str):
-        raise ValueError(f"Expect `template` to be a str, got {template!r}")
+        raise ValueError(f"Expect `template` to be a str, got {brief(template)}")
     try:
         wide = template.format(turns_left=_WIDE, turns_used=_WIDE, turn_budget=_WIDE)
     except (KeyError, IndexError, ValueError) as err:

@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.core import ActType, ObsType
 
-from turnbudget._checks import normalize_weights
+from turnbudget._checks import brief, normalize_weights
 from turnbudget.wrappers._common import EpisodeSeeder, find_wrapper, require_single
 from turnbudget.wrappers.turn_budget import TurnBudget, begin_reset, check_turn_budget
 
@@ -50,7 +50,7 @@ class BudgetMix:
         """T drawn from ``values`` with probabilities proportional to ``weights`` (uniform if None)."""
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
             raise ValueError(
-                f"Expect `values` to be a non-empty sequence of positive ints, got {values!r}"
+                f"Expect `values` to be a non-empty sequence of positive ints, got {brief(values)}"
             )
         checked = tuple(check_turn_budget(v, "values[i]") for v in values)
         probabilities = normalize_weights(weights, len(checked), per="value")
@@ -97,17 +97,19 @@ class BudgetMix:
         """Parse ``"10,20,40"``, ``"choice:10,20"``, ``"uniform:5-40"`` or ``"loguniform:5-80"``."""
         text = str(spec).strip().lower().replace(" ", "")
         kind, _, rest = text.rpartition(":")
+        expect = "expect 'T1,T2,...', 'uniform:LOW-HIGH' or 'loguniform:LOW-HIGH'"
         try:
             if kind in ("", "choice"):
-                return cls.choice([int(v) for v in rest.split(",")])
-            if kind in ("uniform", "loguniform", "log_uniform"):
+                values = [int(v) for v in rest.split(",")]
+            elif kind in ("uniform", "loguniform", "log_uniform"):
                 low, high = (int(v) for v in rest.split("-"))
-                return cls.uniform(low, high) if kind == "uniform" else cls.log_uniform(low, high)
-        except ValueError as err:
-            raise ValueError(f"Cannot parse budget mix {spec!r}: {err}") from None
-        raise ValueError(
-            f"Cannot parse budget mix {spec!r}: expect 'T1,T2,...', 'uniform:LOW-HIGH' or 'loguniform:LOW-HIGH'"
-        )
+            else:
+                raise ValueError("unknown kind")
+        except ValueError:  # (a value of the right form is checked below, with its own message)
+            raise ValueError(f"Cannot parse budget mix {brief(spec)}: {expect}") from None
+        if kind in ("", "choice"):
+            return cls.choice(values)
+        return cls.uniform(low, high) if kind == "uniform" else cls.log_uniform(low, high)
 
     @classmethod
     def coerce(cls, mix: BudgetMixLike) -> BudgetMix:
@@ -124,7 +126,7 @@ class BudgetMix:
             return cls.choice(mix)
         raise ValueError(
             "Expect `budget_mix` to be a BudgetMix, a string, a sequence of ints, a {T: weight} "
-            f"mapping or a callable (rng) -> int, got {mix!r}"
+            f"mapping or a callable (rng) -> int, got {brief(mix)}"
         )
 
     @property

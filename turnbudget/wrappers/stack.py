@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.wrappers import TimeLimit
 
-from turnbudget._checks import is_int
+from turnbudget._checks import brief, is_int
 from turnbudget.wrappers._common import find_wrapper
 from turnbudget.wrappers.discrete_actions import DiscreteActions
 from turnbudget.wrappers.inject_errors import InjectErrors
@@ -69,7 +69,7 @@ def _kwargs(
     if scalar is not None and isinstance(value, scalar_types) and not isinstance(value, bool):
         return {scalar: value}
     raise ValueError(
-        f"Unexpected `{name}`={value!r}: see turnbudget.make's docstring for what it accepts"
+        f"Unexpected `{name}`={brief(value)}: see turnbudget.make's docstring for what it accepts"
     )
 
 
@@ -108,7 +108,7 @@ def check_stack_options(
 ) -> dict[str, Any]:
     """Check the stack's options (see `make`) and return each wrapper's keyword arguments."""
     if env_index is not None and (not is_int(env_index) or env_index < 0):
-        raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {env_index!r}")
+        raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {brief(env_index)}")
     specs: dict[str, Any] = {
         "budget_mix": None if budget_mix is None else BudgetMix.coerce(budget_mix),
         "errors": _kwargs(errors, "errors", "rate", (int, float)),
@@ -120,7 +120,7 @@ def check_stack_options(
     if info is None:  # numeric wherever the observation is
         info = "numeric" if specs["text_features"] is not None else "text"
     if info not in INFO_MODES:
-        raise ValueError(f"Expect `info` to be one of {INFO_MODES} or None, got {info!r}")
+        raise ValueError(f"Expect `info` to be one of {INFO_MODES} or None, got {brief(info)}")
     specs["info"] = info
     if record is None or record is False:
         specs["record"] = None
@@ -223,6 +223,9 @@ def make(
         env_id: A registered id (or an env; one without a `TurnBudget` then
             needs ``budget``; a ``TimeLimit`` on its outside becomes its budget).
         budget: The default turn budget T (the id's default if None).
+        make_kwargs: Extra keyword arguments for ``gym.make`` (e.g. ``render_mode``).
+
+    Keyword Args:
         budget_mix: BudgetMix: anything `BudgetMix.coerce` accepts (``"uniform:5-40"``, ``[10, 20]``...).
         errors: An error rate (float) or `InjectErrors` keyword arguments.
         record: True (in memory), a JSONL path, a callback, or `RecordStepOutcomes` keyword arguments.
@@ -234,7 +237,6 @@ def make(
             vector envs and replay buffers) or ``"text"`` (every key); None:
             numeric exactly when ``text_features`` makes the observation numeric.
         env_index: The sub-env index in a vector env (for the records).
-        make_kwargs: Extra keyword arguments for ``gym.make`` (e.g. ``render_mode``).
 
     Example:
         >>> import turnbudget
@@ -254,6 +256,11 @@ def make(
         )
     if budget is not None:
         budget = check_turn_budget(budget, "budget")
+    if make_kwargs is not None and not isinstance(make_kwargs, Mapping):
+        raise ValueError(
+            f"Expect `make_kwargs` to be a mapping of gym.make keyword arguments or None, "
+            f"got {brief(make_kwargs)}"
+        )
     options = {key: value for key, value in options.items() if value is not None}
     check_stack_options(**options)  # before anything is built
     if isinstance(env_id, gym.Env):

@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.core import ActType
 
-from turnbudget._checks import check_positive_int
+from turnbudget._checks import check_bool, check_positive_int
 from turnbudget.wrappers._common import require_single
 
 __all__ = ["FEATURE_HIGH", "MAX_COUNT", "MAX_DIM", "MAX_NGRAMS", "TextFeatures", "hashed_ngrams"]
@@ -118,7 +118,8 @@ class TextFeatures(
             )
         require_single(env, TextFeatures)
         self.dim, self.ngrams = int(dim), int(ngrams)
-        self.include_goal, self.include_admissible = bool(include_goal), bool(include_admissible)
+        self.include_goal = check_bool(include_goal, "include_goal")
+        self.include_admissible = check_bool(include_admissible, "include_admissible")
         blocks = 1 + self.include_goal + self.include_admissible
         self.observation_space = spaces.Box(
             0.0, FEATURE_HIGH, shape=(blocks * self.dim,), dtype=np.float32

@@ -7,15 +7,10 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 from gymnasium.core import ActType, ObsType
 
-from turnbudget._checks import check_positive_int, check_reset_options
+from turnbudget._checks import check_reset_options, check_turn_budget
 from turnbudget.wrappers._common import find_wrapper
 
 __all__ = ["TurnBudget", "begin_reset", "check_turn_budget"]
-
-
-def check_turn_budget(value: Any, name: str = "turn_budget") -> int:
-    """Return ``value`` as an int if it is a positive integer, else raise ``ValueError``."""
-    return check_positive_int(value, name)
 
 
 def begin_reset(env: gym.Env, seed: Any, options: Any) -> dict[str, Any]:
@@ -63,7 +58,8 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
 
     Args:
         env: The environment to wrap.
-        turn_budget: The default number of turns per episode (a positive int).
+        turn_budget: The default number of turns per episode (a positive int, at most
+            `MAX_TURN_BUDGET`: 2**31 - 1).
 
     Example:
         >>> import gymnasium as gym

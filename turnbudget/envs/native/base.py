@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from turnbudget._checks import is_int
+from turnbudget._checks import MAX_TURN_BUDGET, brief, is_int
 from turnbudget.envs.core import INFO_VALID_ACTION, PRINTABLE, Outcome, TextEnv
 
 __all__ = ["NativeWorld", "TextGame", "normalize_command", "sanitize_for_display"]
@@ -107,20 +107,22 @@ class TextGame(TextEnv):
     subclasses can cache per-state work (admissible lists, descriptions, oracle
     answers).
 
-    Any field of the config dataclass can be overridden by keyword
+    Any int field of the config dataclass can be overridden by keyword
     (``Maze(difficulty="hard", width=12)``); ``default_turn_budget`` then grows
-    to at least twice the variant's longest optimal solution.
+    to at least twice the variant's longest optimal solution. A game checks the
+    limits of its own fields in ``__init__``, so that a config it cannot build is
+    refused when it is made, never at reset.
     """
 
     configs: ClassVar[Mapping[str, Any]] = {}
     default_budgets: ClassVar[Mapping[str, int]] = {}
 
     def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: Any):
-        difficulty = str(difficulty).lower()
-        if difficulty not in self.configs:
+        if not isinstance(difficulty, str) or difficulty.lower() not in self.configs:
             raise ValueError(
-                f"Expect `difficulty` to be one of {tuple(self.configs)}, got {difficulty!r}"
+                f"Expect `difficulty` to be one of {tuple(self.configs)}, got {brief(difficulty)}"
             )
+        difficulty = difficulty.lower()
         super().__init__(render_mode=render_mode)
         self.difficulty = difficulty
         self.config = self._configure(self.configs[difficulty], config)
@@ -135,8 +137,9 @@ class TextGame(TextEnv):
         self._admissible_cache: tuple[int, list[str], frozenset[str]] | None = None
 
     def _configure(self, base: Any, overrides: dict[str, Any]) -> Any:
-        """``base`` with ``overrides`` applied, each a non-negative int, min <= max distance."""
-        fields = [f.name for f in dataclasses.fields(base)]
+        """``base`` with ``overrides`` of its int fields applied, each a non-negative int,
+        1 <= min_distance <= max_distance, and twice max_distance a valid turn budget."""
+        fields = [f.name for f in dataclasses.fields(base) if is_int(getattr(base, f.name))]
         unknown = sorted(set(overrides) - set(fields))
         if unknown:
             # Python's own wording first: clients such as TorchRL retry without an
@@ -144,16 +147,21 @@ class TextGame(TextEnv):
             raise TypeError(
                 f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r} "
                 f"(unexpected argument(s): {', '.join(unknown)}); "
-                f"expect difficulty, render_mode or a config field: {', '.join(fields)}"
+                f"expect difficulty, render_mode or an int config field: {', '.join(fields)}"
             )
         for name, value in overrides.items():
             if not is_int(value) or value < 0:
-                raise ValueError(f"Expect `{name}` to be a non-negative int, got {value!r}")
+                raise ValueError(f"Expect `{name}` to be a non-negative int, got {brief(value)}")
         config = dataclasses.replace(base, **{k: int(v) for k, v in overrides.items()})
         if not 1 <= config.min_distance <= config.max_distance:
             raise ValueError(
                 "Expect 1 <= `min_distance` <= `max_distance`, got "
                 f"{config.min_distance} and {config.max_distance}"
+            )
+        if 2 * config.max_distance > MAX_TURN_BUDGET:  # the default budget is twice it
+            raise ValueError(
+                f"Expect `max_distance` to be at most {MAX_TURN_BUDGET // 2:,} (the default "
+                f"turn budget is twice it), got {config.max_distance}"
             )
         return config
 

@@ -10,7 +10,7 @@ import numpy as np
 from turnbudget.envs.core import EnvVariant
 from turnbudget.envs.native.base import TextGame, sanitize_for_display
 
-__all__ = ["CONFIGS", "DEFAULT_BUDGETS", "VARIANTS", "Crafting", "CraftingConfig"]
+__all__ = ["CONFIGS", "DEFAULT_BUDGETS", "MAX_HEAD_START", "VARIANTS", "Crafting", "CraftingConfig"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,8 @@ VARIANTS = (
     EnvVariant("Crafting-v0", _ENTRY_POINT, None),
 )
 _MAX_GENERATION_TRIES = 500
+#: Most items of a head start (drawn one at a time, up to 500 times per reset).
+MAX_HEAD_START = 1000
 
 # Raw materials: name -> (tool needed to gather it, or None; where it is found).
 _RAW = {
@@ -174,6 +176,8 @@ class Crafting(TextGame):
     ``"medium"`` (stone tools, bows, 15-30), ``"hard"`` (iron, 35-60).
     ``render_mode``: ``"ansi"`` or ``"human"``. Any int field of `CraftingConfig`
     overrides the difficulty's value by keyword; unknown keywords are a ``TypeError``.
+    ``max_goal_count`` lies in [1, ``max_distance``] (each unit of the goal is a
+    turn) and ``max_head_start`` is at most `MAX_HEAD_START` (1,000).
 
     ## Registered configurations
     ``turnbudget/Crafting-Easy-v0`` (budget 30), ``turnbudget/Crafting-Medium-v0``
@@ -190,6 +194,17 @@ class Crafting(TextGame):
 
     def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
         super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
+        cfg = self.config
+        # Every unit of the goal is one craft, so a count above max_distance never fits.
+        if not 1 <= cfg.max_goal_count <= cfg.max_distance:
+            raise ValueError(
+                f"Expect 1 <= `max_goal_count` <= `max_distance` (each unit of the goal takes a "
+                f"turn to craft), got {cfg.max_goal_count} and {cfg.max_distance}"
+            )
+        if cfg.max_head_start > MAX_HEAD_START:
+            raise ValueError(
+                f"Expect `max_head_start` to be at most {MAX_HEAD_START:,}, got {cfg.max_head_start}"
+            )
         self._inventory: dict[str, int] = {}
         self._distance_cache: tuple[int, int] | None = None
 

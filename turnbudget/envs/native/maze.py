@@ -89,9 +89,10 @@ class Maze(TextGame):
     ``difficulty``: ``"easy"`` (4x4 rooms, optimal 5-12 turns), ``"medium"``
     (7x7, 15-30), ``"hard"`` (10x10, 35-60). ``render_mode``: ``"ansi"``,
     ``"human"`` or ``"rgb_array"`` (the screen as an image; the ``plot`` extra).
-    Any field of `MazeConfig` overrides the difficulty's value by keyword
+    Any int field of `MazeConfig` overrides the difficulty's value by keyword
     (``width=12, height=12, max_distance=80``); unknown keywords are a ``TypeError``.
-    A maze has 2 to `MAX_ROOMS` (1,360) rooms, each with a name of its own.
+    A maze has 2 to `MAX_ROOMS` (1,360) rooms, each with a name of its own, and
+    ``min_distance`` is at most the number of rooms minus one.
 
     ## Registered configurations
     ``turnbudget/Maze-Easy-v0`` (budget 30), ``turnbudget/Maze-Medium-v0``
@@ -110,7 +111,13 @@ class Maze(TextGame):
 
     def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
         super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
-        check_rooms("Maze", self.config.width, self.config.height)
+        cfg = self.config
+        check_rooms("Maze", cfg.width, cfg.height)
+        if cfg.min_distance > cfg.width * cfg.height - 1:  # (a path visits each room once)
+            raise ValueError(
+                f"Expect `min_distance` <= {cfg.width * cfg.height - 1}: no room of a "
+                f"{cfg.width}x{cfg.height} Maze is farther from another, got {cfg.min_distance}"
+            )
         # Per room, its passages as a bitmask (built with every reset, so compact), and
         # per mask the (direction, room offset) of its exits.
         self._passages: list[int] = []

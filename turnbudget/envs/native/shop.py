@@ -10,7 +10,15 @@ import numpy as np
 from turnbudget.envs.core import EnvVariant
 from turnbudget.envs.native.base import TextGame, sanitize_for_display
 
-__all__ = ["CONFIGS", "DEFAULT_BUDGETS", "VARIANTS", "Shop", "ShopConfig"]
+__all__ = [
+    "CONFIGS",
+    "DEFAULT_BUDGETS",
+    "MAX_ITEMS",
+    "MAX_PRODUCTS",
+    "VARIANTS",
+    "Shop",
+    "ShopConfig",
+]
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,13 @@ VARIANTS = (
     EnvVariant("Shop-v0", _ENTRY_POINT, None),
 )
 _MAX_GENERATION_TRIES = 200
+#: Most products in a shop: each has a code of its own, p1000 to p9999.
+MAX_PRODUCTS = 9000
+#: Most products on a shopping list: the list fits in one observation.
+MAX_ITEMS = 50
+# The fewest turns one purchase takes: a search, a view, one selection per option (every
+# product type has two) and the purchase.
+_TURNS_PER_PURCHASE = 5
 
 # Product types: (name, materials, styles, option dimensions -> values).
 _TYPES = (
@@ -128,7 +143,10 @@ class Shop(TextGame):
     turns), ``"medium"`` (3 products, about 70, 15-30), ``"hard"`` (7, about
     150, 35-60). ``render_mode``: ``"ansi"`` or ``"human"``. Any int field of
     `ShopConfig` overrides the difficulty's value by keyword; unknown keywords are a
-    ``TypeError``.
+    ``TypeError``. A shop holds at most `MAX_PRODUCTS` (9,000) products, ``catalog`` +
+    ``items`` x (1 + ``near_misses``), each with its own code; a list at most
+    `MAX_ITEMS` (50), which fit in one observation; and every purchase takes at
+    least 5 turns, so ``items`` is at most ``max_distance`` // 5.
 
     ## Registered configurations
     ``turnbudget/Shop-Easy-v0`` (budget 30), ``turnbudget/Shop-Medium-v0``
@@ -147,6 +165,27 @@ class Shop(TextGame):
 
     def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
         super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
+        cfg = self.config
+        if not 1 <= cfg.items <= MAX_ITEMS:
+            raise ValueError(
+                f"Expect `items` to be from 1 to {MAX_ITEMS} (the shopping list fits in one "
+                f"observation), got {cfg.items}"
+            )
+        if cfg.items * _TURNS_PER_PURCHASE > cfg.max_distance:
+            raise ValueError(
+                f"Expect `items` x {_TURNS_PER_PURCHASE} <= `max_distance` (a purchase takes "
+                f"{_TURNS_PER_PURCHASE} turns at least: a search, a view, two selections and the "
+                f"buy), got {cfg.items} x {_TURNS_PER_PURCHASE} > {cfg.max_distance}"
+            )
+        if cfg.page_size < 1:
+            raise ValueError(f"Expect `page_size` to be a positive int, got {cfg.page_size}")
+        products = cfg.catalog + cfg.items * (1 + cfg.near_misses)
+        if products > MAX_PRODUCTS:
+            raise ValueError(
+                f"Expect `catalog` + `items` x (1 + `near_misses`) <= {MAX_PRODUCTS:,} products "
+                f"(each has a code of its own), got {cfg.catalog} + {cfg.items} x "
+                f"(1 + {cfg.near_misses}) = {products:,}"
+            )
         self._view: _View = _HOME
         self._bought: list[bool] = []
         self._selected: tuple[tuple[str, str], ...] = ()
@@ -220,17 +259,16 @@ class Shop(TextGame):
         order = rng.permutation(n).tolist()
         position = {old: new for new, old in enumerate(order)}
         # Distinct product codes without drawing from all 9000: a random start and a stride
-        # coprime with 9000 walk the codes without repeats.
-        start, stride = rng.integers(9000, size=2).tolist()
+        # coprime with 9000 walk the codes without repeats (there are at most 9000 products).
+        start, stride = rng.integers(MAX_PRODUCTS, size=2).tolist()
         stride = _STRIDES[stride % len(_STRIDES)]
         self._products: list[_Product] = []
         index: dict[str, list[int]] = {}
         for new, old in enumerate(order):
             kind, brand, material, style, price = products[old]
             keywords = (brand.lower(), material, style, _TYPES[kind][0])
-            self._products.append(
-                (f"p{1000 + (start + new * stride) % 9000}", kind, brand, material, style, price)
-            )
+            code = f"p{1000 + (start + new * stride) % MAX_PRODUCTS}"
+            self._products.append((code, kind, brand, material, style, price))
             for word in keywords:
                 found = index.get(word)
                 if found is None:

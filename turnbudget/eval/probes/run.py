@@ -285,8 +285,9 @@ def probe(
         tasks: task seeds, or a count ``m`` for seeds ``0..m-1``.
         prefixes: prefix lengths as fractions in [0, 1) of each task's plan length.
         kinds: error kinds for the recovery probes (``slip``, ``setback``).
-        budget_factor, budget_slack: the recovery and control budget,
+        budget_factor: with ``budget_slack``, the recovery and control budget,
             ``B = ceil(budget_factor * d_after) + budget_slack`` turns after the prefix.
+        budget_slack: see ``budget_factor``.
         repeats: probes per state for ``agent`` (seeds of their own).
         baseline_repeats: probes per state for the random baseline.
         seed: base of every seed (plans, errors, agents).
@@ -296,14 +297,18 @@ def probe(
             (`turnbudget.eval.report.write_probe_report`).
         n_bootstrap: bootstrap resamples over tasks.
         progress: show a progress bar on stderr.
-        workers, backend, backend_options, timeout, retries: where and how the
-            probe episodes run, as in `turnbudget.eval.evaluate` (``local``,
+        workers: with ``backend``, ``backend_options``, ``timeout`` and ``retries``,
+            where and how the probe episodes run, as in `turnbudget.eval.evaluate` (``local``,
             ``pool``, ``ray``, ...; default: local for one worker, else pool).
             Every agent must be picklable for more than one worker. Results
             do not depend on them: each probe's seeds come from its identity.
             A probe that fails to run on every attempt (the agent or env raised,
             its worker died, it ran past ``timeout``) is left out of the skills
             and listed in ``ProbeResult.failed`` and ``probe_failures.jsonl``.
+        backend: see ``workers``.
+        backend_options: see ``workers``.
+        timeout: see ``workers``.
+        retries: see ``workers``.
         concurrency: probes in flight for an async agent (an LLM agent such as
             `ChatAgent`, driven through `AsyncBatch`; default: the agent's own
             ``concurrency``); 1 drives it one blocking call at a time.

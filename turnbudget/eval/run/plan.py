@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import is_int
+from turnbudget._checks import MAX_TURN_BUDGET, is_int
 from turnbudget.agents.base import agent_flags
 from turnbudget.eval.run.agent_view import budget_visible
 from turnbudget.records import RunPlan, format_episode_id, read_config_dict
@@ -96,7 +96,8 @@ class EvalConfig:
         if len(set(d["envs"])) != len(d["envs"]):
             raise ValueError(f"Expect distinct env ids, got {d['envs']}")
         d["envs"] = tuple(d["envs"])
-        d["ks"], d["ts"] = positive_ints(d["ks"], "ks"), positive_ints(d["ts"], "ts")
+        d["ks"] = positive_ints(d["ks"], "ks")
+        d["ts"] = positive_ints(d["ts"], "ts", most=MAX_TURN_BUDGET)
         if not is_int(d["n"]) or d["n"] < max(d["ks"]):
             raise ValueError(f"Expect `n` to be an int >= max(ks) = {max(d['ks'])}, got {d['n']!r}")
         d["tasks"] = tuple(d["tasks"])
@@ -168,12 +169,14 @@ def check_retries(retries: Any) -> int:
     return int(retries)
 
 
-def positive_ints(values: Iterable[Any], name: str) -> tuple[int, ...]:
+def positive_ints(values: Iterable[Any], name: str, most: int | None = None) -> tuple[int, ...]:
     """Distinct positive ints, sorted (K values, budgets)."""
     out = []
     for v in values:
         if not is_int(v) or v < 1:
             raise ValueError(f"Expect `{name}` to hold positive ints, got {v!r}")
+        if most is not None and v > most:
+            raise ValueError(f"Expect `{name}` to hold ints at most {most:,}, got {v}")
         out.append(int(v))
     if not out:
         raise ValueError(f"Expect `{name}` to hold at least one value, got none")
@@ -213,7 +216,7 @@ def make_config(
     if len(set(env_ids)) != len(env_ids):
         raise ValueError(f"Expect distinct env ids, got {list(env_ids)}")
     ks_t = positive_ints(ks, "ks")
-    ts_t = positive_ints(ts, "ts")
+    ts_t = positive_ints(ts, "ts", most=MAX_TURN_BUDGET)  # (each T is a turn budget)
     n_val = max(ks_t) if n is None else n
     if not is_int(n_val) or n_val < 1:
         raise ValueError(f"Expect `n` to be a positive int, got {n!r}")

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from turnbudget._checks import brief
 from turnbudget.envs.native.base import normalize_command, sanitize_for_display
 
 __all__ = ["TeamOracle", "TeamWorld"]
@@ -87,12 +88,11 @@ class TeamWorld:
         return clone
 
     def __init__(self, difficulty: str = "easy"):
-        difficulty = str(difficulty).lower()
-        if difficulty not in self.difficulties:
+        if not isinstance(difficulty, str) or difficulty.lower() not in self.difficulties:
             raise ValueError(
-                f"Expect `difficulty` to be one of {self.difficulties}, got {difficulty!r}"
+                f"Expect `difficulty` to be one of {self.difficulties}, got {brief(difficulty)}"
             )
-        self.difficulty = difficulty
+        self.difficulty = difficulty.lower()
         self.generated = False
 
     # -- commands ---------------------------------------------------------------------

@@ -10,6 +10,7 @@ import numpy as np
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
+from turnbudget._checks import brief
 from turnbudget.multiagent.base import TEXT_KEY
 from turnbudget.multiagent.wrappers._common import require_single_team
 from turnbudget.multiagent.wrappers.team_turn_budget import begin_team_reset
@@ -88,7 +89,9 @@ class InjectTeamErrors(BaseParallelWrapper):
             agent: ErrorSchedule(rate, kinds, weights, schedule) for agent in env.possible_agents
         }
         if not isinstance(transient_message, str):
-            raise ValueError(f"Expect `transient_message` to be a str, got {transient_message!r}")
+            raise ValueError(
+                f"Expect `transient_message` to be a str, got {brief(transient_message)}"
+            )
         self.transient_message = transient_message
         game = env.unwrapped
         used = next(iter(self.errors.values())).used_kinds

@@ -9,6 +9,7 @@ from typing import Any
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
+from turnbudget._checks import check_bool
 from turnbudget.multiagent.wrappers._common import require_single_team
 from turnbudget.multiagent.wrappers.team_turn_budget import begin_team_reset
 from turnbudget.records import OutcomeRecord, RecordSink
@@ -63,6 +64,8 @@ class RecordTeamOutcomes(BaseParallelWrapper):
     ):
         super().__init__(env)
         env_index = check_env_index(env_index)
+        oracle = check_bool(oracle, "oracle")
+        record_steps = check_bool(record_steps, "record_steps")
         game = env.unwrapped
         if oracle and not all(
             callable(getattr(game, m, None)) for m in ("optimal_actions", "distance_to_goal")
@@ -73,7 +76,7 @@ class RecordTeamOutcomes(BaseParallelWrapper):
             )
         require_single_team(env, RecordTeamOutcomes)
         self.sink = RecordSink(path, callback, memory, fsync)
-        self.oracle = bool(oracle)
+        self.oracle = oracle
         self.env_id = f"turnbudget/{game.metadata['name']}"
         self.env_index = env_index
         self.trackers = {

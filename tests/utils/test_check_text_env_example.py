@@ -1,4 +1,4 @@
-"""The README's `check_text_env` example runs as a user's script, and fails as shown."""
+"""The `check_text_env` example of the environments guide runs as a user's script, and fails as shown."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "environments.md"
 
 
 def _blocks() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("<!-- check_text_env example")
+    text = GUIDE.read_text(encoding="utf-8")
+    start = text.index("### Check your own env: `check_text_env`")
     return re.findall(r"```python\n(.*?)```", text[start:], flags=re.S)[:2]
 
 
@@ -24,7 +24,7 @@ def _run(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
     )
 
 
-def test_the_readme_env_passes_check_text_env(tmp_path):
+def test_the_guide_env_passes_check_text_env(tmp_path):
     out = _run(_blocks()[0], tmp_path)
     assert out.returncode == 0, out.stderr
     passed = eval(out.stdout.strip().splitlines()[-1])  # the printed report.passed
@@ -32,7 +32,7 @@ def test_the_readme_env_passes_check_text_env(tmp_path):
     assert {"oracle_solves", "oracle_bellman", "setbacks", "hostile_input"} <= set(passed)
 
 
-def test_the_readme_failure_reads_as_shown(tmp_path):
+def test_the_guide_failure_reads_as_shown(tmp_path):
     example, failure = _blocks()
     shown = " ".join(
         line.lstrip("# ").strip() for line in failure.splitlines() if line.startswith("#")
