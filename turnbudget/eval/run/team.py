@@ -385,9 +385,13 @@ def evaluate_team(
             episode record's ``roles`` with it).
         seed: base of the agents' per-episode seeds.
         label: the run's name in reports (default: the game's name).
-        workers, backend, backend_options, timeout, retries: where and how the
-            episodes run, as in `turnbudget.eval.evaluate`; every agent must be
-            picklable for more than one worker. Results do not depend on them.
+        workers: with ``backend``, ``backend_options``, ``timeout`` and ``retries``,
+            where and how the episodes run, as in `turnbudget.eval.evaluate`; every
+            agent must be picklable for more than one worker. Results do not depend on them.
+        backend: see ``workers``.
+        backend_options: see ``workers``.
+        timeout: see ``workers``.
+        retries: see ``workers``.
         out: a run directory (``run.json``, ``episodes.jsonl``, ``steps.jsonl``); an
             existing run there with the same settings resumes.
         overwrite: discard a previous run in ``out`` instead of resuming it.

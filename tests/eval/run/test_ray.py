@@ -271,7 +271,7 @@ def test_eval_scale_benchmark_smoke(tmp_path):
     import json
 
     ray.shutdown()  # the script starts and stops its own instance
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "eval_scale.py"
+    script = Path(__file__).resolve().parents[3] / "benchmarks" / "eval_scale.py"
     out = tmp_path / "scale.json"
     done = subprocess.run(
         [sys.executable, str(script), "--tasks", "1", "--n", "2", "--runs", "1", "--repeats", "1",
@@ -359,7 +359,7 @@ def test_a_killed_drivers_ray_processes_go_with_it(tmp_path):
     """SIGKILL the driver that started a local Ray instance: every process it started is gone
     soon after (the raylet's agents outlived it by 60-90 s before, on an idle machine)."""
     psutil = pytest.importorskip("psutil")
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env["PYTHONPATH"] = os.pathsep.join([str(repo), str(repo / "tests")])
     gate = tmp_path / "gate"

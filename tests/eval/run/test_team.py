@@ -147,7 +147,7 @@ def test_a_team_run_killed_midway_resumes_with_nothing_lost_or_duplicated(tmp_pa
         "        'runner': _faults.GatedOracle(0.3, gate, out + '/episodes.jsonl', 3)}\n"
         f"evaluate_team('vault_v0', team, out=out, backend='pool', workers=2, **{grid!r})\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), *sys.path])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[2]), *sys.path])}
     proc = subprocess.Popen([sys.executable, "-c", script, str(out), str(gate)], env=env,
                             start_new_session=True)  # fmt: skip
     try:

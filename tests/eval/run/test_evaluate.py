@@ -21,7 +21,7 @@ from turnbudget.eval.run.evaluate import EPISODES_FILE, STEPS_FILE, evaluate, re
 
 MAZE = "turnbudget/Maze-Easy-v0"
 KEYQUEST = "turnbudget/KeyQuest-Easy-v0"
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 class HurryAgent:
