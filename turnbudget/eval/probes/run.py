@@ -63,8 +63,9 @@ from turnbudget.agents.base import agent_flags, in_flight
 from turnbudget.eval.probes.plan import PROBE_KINDS, ProbeConfig, ProbeSpec, TaskStarts, plan_probes
 from turnbudget.eval.probes.summary import summarize_probes, write_probe_summary
 from turnbudget.eval.run.agent_view import agent_info
-from turnbudget.eval.run.backends import Backend, resolve_backend, run_jobs
+from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.driver import Act, AgentSet, Observe, Player, Program
+from turnbudget.eval.run.jobs import run_jobs
 from turnbudget.eval.run.plan import _agent_repr, check_retries, derive_seed, task_seeds
 from turnbudget.records import cap_text, write_jsonl
 

@@ -56,8 +56,9 @@ from pathlib import Path
 from typing import Any
 
 from turnbudget.agents.base import in_flight
-from turnbudget.eval.run.backends import Backend, resolve_backend, run_jobs
-from turnbudget.eval.run.episodes import EpisodeResult, EvaluationEpisodes, check_envs
+from turnbudget.eval.run.backends import Backend, resolve_backend
+from turnbudget.eval.run.episodes import EvaluationEpisodes, check_envs
+from turnbudget.eval.run.jobs import play_planned
 from turnbudget.eval.run.lock import locks_output_dir
 from turnbudget.eval.run.plan import (
     EpisodeSpec,
@@ -72,11 +73,8 @@ from turnbudget.records import (
     EPISODES_FILE,
     RUN_FILE,
     STEPS_FILE,
-    LogWriter,
-    prepare_run_dir,
     read_episodes,
     read_jsonl,
-    repair_logs,
 )
 
 __all__ = [
@@ -200,44 +198,22 @@ def evaluate(
     )
     retries = check_retries(retries)
     backend = resolve_backend(backend, workers, backend_options, timeout)
-    given, agent = agent, in_flight(agent, concurrency)
     check_envs(config)
-    specs = plan_episodes(config)
-    out_path = Path(out) if out is not None else None
-    done: set[str] = set()
-    if out_path is not None:
-        prepare_run_dir(out_path, config.to_dict(), overwrite, EvalConfig.from_dict)
-        done = repair_logs(out_path, record_plan(config))
-    todo = [s for s in specs if s.episode_id not in done]
-
-    episodes: list[dict[str, Any]] = []
-    steps: list[dict[str, Any]] = []
-    writer = LogWriter(out_path) if out_path is not None else None
-
-    def sink(results: list[EpisodeResult]) -> None:
-        for episode, episode_steps in results:
-            if writer is not None:
-                writer.write(episode, episode_steps)
-            else:
-                episodes.append(episode)
-                steps.extend(episode_steps)  # type: ignore[arg-type]  # dicts when not serialising
-
+    given, agent = agent, in_flight(agent, concurrency)
     try:
-        run_jobs(
-            backend, agent, config, todo, kind=EvaluationEpisodes, serialize=writer is not None,
-            retries=retries, sink=sink, progress=progress, total=len(specs), desc=config.label,
+        played = play_planned(
+            backend, agent, config, plan_episodes(config), kind=EvaluationEpisodes,
+            plan=record_plan(config), out=out, overwrite=overwrite,
+            check_config=EvalConfig.from_dict, retries=retries, progress=progress,
+            desc=config.label,
         )  # fmt: skip
     finally:
-        if writer is not None:
-            writer.close()
         if agent is not given:  # the AsyncBatch made here: close its loop and clients
             agent.close()
-
-    if out_path is not None:
-        episodes = read_episodes(out_path / EPISODES_FILE, record_plan(config))
-    episodes.sort(key=lambda e: e["episode_id"])
-    summary = summarize_run(config, episodes, n_bootstrap=n_bootstrap)
-    return EvalResult(config, episodes, summary, out_path, n_run=len(todo), steps=steps)
+    summary = summarize_run(config, played.episodes, n_bootstrap=n_bootstrap)
+    return EvalResult(
+        config, played.episodes, summary, played.out, n_run=played.n_run, steps=played.records
+    )
 
 
 def load_run(out: str | os.PathLike[str]) -> tuple[EvalConfig, list[dict[str, Any]]]:

@@ -31,6 +31,7 @@ __all__ = [
     "MODES",
     "EpisodeSpec",
     "EvalConfig",
+    "GridConfig",
     "agent_seed",
     "check_retries",
     "derive_seed",
@@ -46,8 +47,27 @@ MODES = ("auto", "truncate", "rerun", "both")
 ERROR_DRAWS = ("per_repeat", "shared")
 
 
+class GridConfig:
+    """What every run's configuration shares (an `EvalConfig`, a team run's `TeamConfig`):
+    its JSON form (``run.json``) and the budgets its episodes run at."""
+
+    ts: tuple[int, ...]
+    mode: str
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)  # type: ignore[call-overload]  # (its subclasses are dataclasses)
+        for key in ("envs", "ks", "ts", "tasks"):
+            d[key] = list(d[key])
+        return d
+
+    @property
+    def run_budgets(self) -> tuple[int, ...]:
+        """The budgets episodes are actually run at."""
+        return (max(self.ts),) if self.mode == "truncate" else tuple(sorted(set(self.ts)))
+
+
 @dataclass(frozen=True)
-class EvalConfig:
+class EvalConfig(GridConfig):
     """Everything that determines an evaluation's results (JSON-serialisable).
 
     The backend, worker count, progress bar and output path are not part of
@@ -69,12 +89,6 @@ class EvalConfig:
     budget_aware: bool = False
     record_steps: bool = True
     error_draws: str = "per_repeat"  # or "shared": every repeat of a task faces the same draws
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        for key in ("envs", "ks", "ts", "tasks"):
-            d[key] = list(d[key])
-        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> EvalConfig:
@@ -117,11 +131,6 @@ class EvalConfig:
             if key in d and not isinstance(d[key], bool):
                 raise ValueError(f"Expect `{key}` to be true or false, got {d[key]!r}")
         return cls(**d)
-
-    @property
-    def run_budgets(self) -> tuple[int, ...]:
-        """The budgets episodes are actually run at."""
-        return (max(self.ts),) if self.mode == "truncate" else tuple(sorted(set(self.ts)))
 
 
 def derive_seed(*parts: Any) -> int:

@@ -47,7 +47,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,12 +57,14 @@ from turnbudget.agents.house import HOUSE_KEY, HouseAgent
 from turnbudget.eval.analysis import summarize_run
 from turnbudget.eval.estimator import GridEstimate
 from turnbudget.eval.run.agent_view import agent_info, budget_visible, executed_action
-from turnbudget.eval.run.backends import Backend, resolve_backend, run_jobs
+from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.driver import Act, AgentSet, Player, Program
+from turnbudget.eval.run.jobs import play_planned
 from turnbudget.eval.run.lock import locks_output_dir
 from turnbudget.eval.run.plan import (
     ERROR_DRAWS,
     EpisodeSpec,
+    GridConfig,
     check_retries,
     derive_seed,
     positive_ints,
@@ -70,13 +72,8 @@ from turnbudget.eval.run.plan import (
 )
 from turnbudget.multiagent.stack import game_module, make_team
 from turnbudget.records import (
-    EPISODES_FILE,
-    LogWriter,
     RunPlan,
     dumps,
-    prepare_run_dir,
-    read_episodes,
-    repair_logs,
 )
 
 __all__ = [
@@ -131,7 +128,7 @@ def baseline_teams(
 
 
 @dataclass(frozen=True)
-class TeamConfig:
+class TeamConfig(GridConfig):
     """Everything that determines a team evaluation's results (``run.json``).
 
     ``envs`` holds the game's id (``turnbudget/vault_v0``), so the run's
@@ -158,16 +155,6 @@ class TeamConfig:
     @property
     def roles(self) -> tuple[str, ...]:
         return tuple(self.agents)
-
-    @property
-    def run_budgets(self) -> tuple[int, ...]:
-        return (max(self.ts),) if self.mode == "truncate" else self.ts
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        for key in ("envs", "ks", "ts", "tasks"):
-            d[key] = list(d[key])
-        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TeamConfig:
@@ -412,45 +399,23 @@ def evaluate_team(
     retries = check_retries(retries)
     backend = resolve_backend(backend, workers, backend_options, timeout)
     _build(config, None).close()  # a bad setting fails before any episode
-    specs = plan_team_episodes(config)
-    out_path = Path(out) if out is not None else None
-    done: set[str] = set()
-    if out_path is not None:
-        prepare_run_dir(out_path, config.to_dict(), overwrite, TeamConfig.from_dict)
-        done = repair_logs(out_path, team_plan(config))
-    todo = [s for s in specs if s.episode_id not in done]
-    episodes: list[dict[str, Any]] = []
-    records: list[dict[str, Any]] = []
-    writer = LogWriter(out_path) if out_path is not None else None
-
-    def sink(results: list[Any]) -> None:
-        for episode, member_records in results:
-            if writer is not None:
-                writer.write(episode, member_records)
-            else:
-                episodes.append(episode)
-                records.extend(member_records)
-
     driven = [in_flight(a) for a in team]  # an async (LLM) agent: episodes in flight
     try:
-        run_jobs(
-            backend, AgentSet(tuple(driven)), config, todo, kind=TeamEpisodes,
-            serialize=writer is not None, retries=retries, sink=sink, progress=progress,
-            total=len(specs), desc=f"{config.label} team",
+        played = play_planned(
+            backend, AgentSet(tuple(driven)), config, plan_team_episodes(config),
+            kind=TeamEpisodes, plan=team_plan(config), out=out, overwrite=overwrite,
+            check_config=TeamConfig.from_dict, retries=retries, progress=progress,
+            desc=f"{config.label} team",
         )  # fmt: skip
     finally:
-        if writer is not None:
-            writer.close()
         for given, wrapper in zip(team, driven, strict=True):
             if wrapper is not given:
                 wrapper.close()
-    if out_path is not None:
-        episodes = read_episodes(out_path / EPISODES_FILE, team_plan(config))
-    episodes.sort(key=lambda e: e["episode_id"])
-    summary = summarize_run(config, episodes, n_bootstrap=n_bootstrap)
+    summary = summarize_run(config, played.episodes, n_bootstrap=n_bootstrap)
     grid = GridEstimate.from_dict(summary["groups"][config.envs[0]][config.mode])
+    records = played.records if record else []
     return TeamEvalResult(
-        config.to_dict(), grid, episodes, summary, records if record else [], out_path, len(todo)
+        config.to_dict(), grid, played.episodes, summary, records, played.out, played.n_run
     )
 
 

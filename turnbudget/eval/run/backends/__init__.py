@@ -28,8 +28,8 @@ backend is one module with a `Backend` subclass, listed in `BUILTIN_BACKENDS`
 Runner hook: a worker plays its chunks through ``runner(agent, config,
 serialize).run(chunk)`` (or ``.stream(chunk, timeout=...)`` in this process);
 ``runner`` is a `Driver` factory bound to the run's kind
-(``functools.partial(Driver, kind=EvaluationEpisodes)``; `run_jobs` builds
-it). A job has an ``episode_id`` and sorts in a fixed order.
+(``functools.partial(Driver, kind=...)``, which `turnbudget.eval.run.jobs.run_jobs`
+builds; `evaluation_runner` by default). A job has an ``episode_id`` and sorts in a fixed order.
 
 Faults: a backend reports an episode it could not finish as an
 `EpisodeFailure` (the agent or env raised, the worker running it died, it
@@ -48,14 +48,13 @@ Example:
 from __future__ import annotations
 
 import abc
-import functools
 import logging
 import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from turnbudget._checks import check_positive_int, is_real, load_object
-from turnbudget.eval.run.driver import Driver, EpisodeFailure
+from turnbudget.eval.run.driver import EpisodeFailure
 from turnbudget.eval.run.episodes import evaluation_runner
 
 __all__ = [
@@ -71,7 +70,6 @@ __all__ = [
     "make_backend",
     "register_backend",
     "resolve_backend",
-    "run_jobs",
     "run_with_retries",
 ]
 
@@ -297,38 +295,3 @@ def resolve_backend(
     check_positive_int(workers, "workers")
     name = backend if backend is not None else ("local" if workers == 1 else "pool")
     return make_backend(name, workers, timeout=timeout, **(options or {}))
-
-
-def run_jobs(
-    backend: Backend,
-    agent: Any,
-    config: Any,
-    jobs: Sequence[Any],
-    *,
-    kind: Any,
-    serialize: bool,
-    retries: int,
-    sink: Callable[[list[Any]], Any],
-    on_failure: Callable[[EpisodeFailure, int], Any] | None = None,
-    progress: bool = False,
-    total: int | None = None,
-    desc: str = "",
-    unit: str = "ep",
-) -> None:
-    """Play ``jobs`` of ``kind`` (a `Kind` class) on ``backend``, with `run_with_retries`,
-    handing each list of outcomes to ``sink`` as it comes; ``progress`` shows a bar on
-    stderr over ``total`` jobs (default: ``len(jobs)``; more when some were resumed)."""
-    from tqdm.auto import tqdm
-
-    total = len(jobs) if total is None else total
-    with tqdm(
-        total=total, initial=total - len(jobs), desc=desc, unit=unit, disable=not progress,
-        dynamic_ncols=True, leave=True,
-    ) as bar:  # fmt: skip
-        if not jobs:  # (a fully resumed run shows its finished bar)
-            return
-        runner = functools.partial(Driver, kind=kind)
-        with backend.start(agent, config, serialize=serialize, runner=runner):
-            for outcomes in run_with_retries(backend, jobs, retries, on_failure=on_failure):
-                sink(outcomes)
-                bar.update(len(outcomes))
