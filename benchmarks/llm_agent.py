@@ -50,7 +50,7 @@ import turnbudget  # noqa: F401 - registers the envs
 from turnbudget.agents import RandomAgent
 from turnbudget.cli.flags import parse_config
 from turnbudget.eval.report import build_report
-from turnbudget.eval.rollout import evaluate
+from turnbudget.eval.run.evaluate import evaluate
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED_TEXTWORLD = REPO / "tests" / "data" / "textworld"
@@ -214,7 +214,7 @@ def _probes(config: Config, agent: Any, out: Path) -> dict[str, Any] | str:
     if not config.probe_tasks:
         return "skipped (--probe-tasks 0)"
     try:
-        from turnbudget.eval.probe import probe
+        from turnbudget.eval.probes.run import probe
     except ImportError:
         return "pending: turnbudget.eval.probe is not installed here"
     from turnbudget.agents import in_flight

@@ -36,9 +36,9 @@ from pathlib import Path
 
 from turnbudget.agents import OracleAgent, RandomAgent
 from turnbudget.cli.flags import parse_config
-from turnbudget.eval.probe import probe
+from turnbudget.eval.probes.run import probe
 from turnbudget.eval.report import build_report, check_plotting
-from turnbudget.eval.rollout import evaluate
+from turnbudget.eval.run.evaluate import evaluate
 
 
 @dataclasses.dataclass
