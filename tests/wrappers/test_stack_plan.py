@@ -30,8 +30,10 @@ def chain(env: gym.Env) -> list[str]:
 
 
 def test_the_order_and_the_options_come_from_the_table():
-    assert STACK_ORDER == ("TurnBudget", *(layer.name for layer in LAYERS))
+    assert ("TurnBudget", *(layer.name for layer in LAYERS)) == STACK_ORDER
     assert set(STACK_OPTIONS) == {keyword for layer in LAYERS for keyword in layer.keywords}
+    assert STACK_OPTIONS == ("budget_mix", "errors", "record", "process_reward", "reveal",
+                             "discrete_actions", "text_features", "info", "env_index")  # fmt: skip
     plan = plan_stack(budget_mix=[4], errors=0.1, record=True, process_reward=True,
                       reveal="always", discrete_actions=4, text_features=8)  # fmt: skip
     assert [layer.name for layer, _ in plan.layers] == list(STACK_ORDER[1:])

@@ -150,8 +150,13 @@ LAYERS = (
 STACK_ORDER = (TurnBudget.__name__, *(layer.name for layer in LAYERS))
 
 #: The stack's options: keyword arguments of `make` and of ``gym.make`` on any
-#: ``turnbudget/`` id (``gym.make(id, discrete_actions=8, text_features=64)``).
-STACK_OPTIONS = tuple(dict.fromkeys(k for layer in LAYERS for k in layer.keywords))
+#: ``turnbudget/`` id (``gym.make(id, discrete_actions=8, text_features=64)``): the
+#: keyword that turns each layer on, then those that only tune one.
+STACK_OPTIONS = tuple(
+    dict.fromkeys(
+        [*(layer.keywords[0] for layer in LAYERS), *(k for layer in LAYERS for k in layer.keywords)]
+    )
+)
 
 
 @dataclasses.dataclass(frozen=True)
