@@ -6,12 +6,15 @@ import gc
 
 import gymnasium as gym
 import pytest
+from _wrapper_stub import LineWorld
+from gymnasium.envs.registration import WrapperSpec
 from gymnasium.wrappers import TimeLimit
 
 import turnbudget
 from turnbudget import registration
 from turnbudget.wrappers.stack import (
     LAYERS,
+    STACK_ENTRY_POINT,
     STACK_OPTIONS,
     STACK_ORDER,
     absorb_time_limit,
@@ -94,3 +97,21 @@ def test_absorbing_a_time_limit_keeps_the_wrappers_under_it():
     assert info["turn_budget"] == 5 and obs.endswith("[5 turns left]")
     made = turnbudget.make(TimeLimit(turnbudget.make(MAZE, reveal="always"), 4), errors=0.1)
     assert chain(made)[:3] == ["InjectErrors", "RevealBudget", "TurnBudget"]
+
+
+def test_the_registered_wrapper_plans_itself_under_another_entry_point():
+    """An id of one's own with the stack's registered wrapper: nothing was planned for its
+    game, so `budget_stack` reads the options from the spec itself."""
+    env_id = "turnbudget-test/OwnEntryPoint-v0"
+    gym.register(
+        env_id, entry_point=lambda **options: LineWorld(), kwargs={"turn_budget": 5},
+        disable_env_checker=True,
+        additional_wrappers=(WrapperSpec("TurnBudgetStack", STACK_ENTRY_POINT, {}),),
+    )  # fmt: skip
+    try:
+        env = gym.make(env_id, reveal="always", record=True)
+    finally:
+        del gym.registry[env_id]
+    assert chain(env)[:3] == ["RevealBudget", "RecordStepOutcomes", "TurnBudget"]
+    obs, info = env.reset(seed=0)
+    assert info["turn_budget"] == 5 and obs.endswith("[5 turns left]")

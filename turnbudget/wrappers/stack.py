@@ -2,12 +2,13 @@
 
 `LAYERS` is the stack as data: one row per wrapper, innermost first, naming
 the `make` keyword(s) that configure it and how their values read. `plan_stack`
-reads the options against that table once, checks every one of them (before any
-env is built) and returns a `StackPlan`; `StackPlan.build` walks it once. Every
-door builds through it: `make`, and ``gym.make(id, **options)`` on any
-``turnbudget/`` id (`turnbudget.registration` checks the options before it
-builds the game, and builds the stack from that same plan), so both build the
-same stack.
+reads the options against that table once, before any env is built (a value it
+cannot read, or options that do not go together, are refused there), and
+returns a `StackPlan`; `StackPlan.build` walks it once, each wrapper checking
+its own arguments as it is built. Every door builds through it: `make`, and
+``gym.make(id, **options)`` on any ``turnbudget/`` id
+(`turnbudget.registration` plans before it builds the game, and builds that
+same plan on it), so both build the same stack.
 """
 
 from __future__ import annotations
@@ -179,7 +180,7 @@ class StackPlan:
 
 
 def plan_stack(**options: Any) -> StackPlan:
-    """Read the stack's ``options`` (see `make`) against `LAYERS`: the one place they are checked.
+    """Read the stack's ``options`` (see `make`) against `LAYERS`: the one place they are read.
 
     Example:
         >>> [layer.name for layer, _ in plan_stack(reveal="final=3", errors=0.1).layers]
