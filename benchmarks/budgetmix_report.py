@@ -8,7 +8,7 @@ episode records in the run's own mode (`turnbudget.eval.analysis.task_grid_array
 the tasks with replacement and averages over their cross product), and the
 budget at which an advantage halves (`advantage_halving_budget`). Differences
 between an arm and its base are paired (arm seed s started from base seed s;
-same tasks). Records are read, and checked, by `turnbudget.eval.logs`.
+same tasks). Records are read, and checked, by `turnbudget.records`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget.eval import bootstrap_seeds_tasks
+from turnbudget.eval import bootstrap_seeds_tasks, load_run
 from turnbudget.eval.analysis import advantage_halving_budget, task_grid_arrays
-from turnbudget.eval.logs import EPISODES_FILE, RUN_FILE, read_config, read_episodes, read_jsonl
+from turnbudget.records import read_jsonl
 
 __all__ = [
     "ARMS",
@@ -64,12 +64,10 @@ def task_table(
     """Pass@(K,T) per task of one evaluation run, an array [task, T, K]: in rerun mode each
     T from its own runs, in truncate mode (one run at max T) a success counts at T when it
     came within T turns. Episodes that failed to run are left out."""
-    run = read_config(run_dir / RUN_FILE)
+    run, episodes = load_run(run_dir)
     if list(run.tasks) != list(tasks):
         raise ValueError(f"{run_dir} evaluated the tasks {list(run.tasks)}, expect {list(tasks)}")
-    episodes = [
-        e for e in read_episodes(run_dir / EPISODES_FILE, run) if not e.get("failed_to_run")
-    ]
+    episodes = [e for e in episodes if not e.get("failed_to_run")]
     mode = "truncate" if run.mode == "truncate" else "rerun"
     try:
         grids, _ = task_grid_arrays(episodes, ks, ts, mode)  # [task, K, T], tasks in seed order

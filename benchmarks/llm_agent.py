@@ -15,8 +15,7 @@ Questions:
 4. Probe skills: teacher-forced single-step and recovery probes
    (`turnbudget.eval.probe`) on the native games, normalized against random
    (0: chance, 1: the oracle), the LLM driven with ``concurrency`` probes in
-   flight. Where `turnbudget.eval.probe` is not installed the script says so
-   instead of printing a number.
+   flight.
 
 By default the script starts the local server (`turnbudget serve-local`:
 llama_cpp.server with Gemma 3 270M, a weak base model) and stops it at the

@@ -1,7 +1,7 @@
 """Agents that fail on purpose, for the fault tests of every backend.
 
 Each wraps a real `OracleAgent` and misbehaves only on the episodes whose
-agent seed is in ``seeds`` (the seeds come from `turnbudget.eval.plan.agent_seed`),
+agent seed is in ``seeds`` (the seeds come from `turnbudget.eval.run.plan.agent_seed`),
 so every other episode is exactly the oracle's and can be compared with a
 clean run. They live in a module of their own so Ray can be told to pickle it
 by value (its workers cannot import the test suite).
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbudget.agents import OracleAgent
-from turnbudget.eval.plan import agent_seed
+from turnbudget.eval.run.plan import agent_seed
 
 
 def seeds_of(seed: int, episodes: Iterable[tuple[str, int, int]]) -> frozenset[int]:

@@ -24,7 +24,7 @@ def lint(root: Path) -> subprocess.CompletedProcess:
 def test_the_package_keeps_its_layers():
     out = lint(REPO)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "Contracts: 1 kept, 0 broken." in out.stdout
+    assert "Contracts: 2 kept, 0 broken." in out.stdout
 
 
 def test_a_wrapper_importing_the_evaluator_breaks_the_contract(tmp_path):
@@ -49,3 +49,30 @@ def test_evaluation_and_training_stay_apart(tmp_path):
     out = lint(tmp_path)
     assert out.returncode == 1
     assert "turnbudget.eval is not allowed to import turnbudget.train" in out.stdout
+
+
+def _copy(tmp_path: Path) -> Path:
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    shutil.copytree(REPO / "turnbudget", tmp_path / "turnbudget",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    return tmp_path / "turnbudget"
+
+
+def test_running_importing_a_report_breaks_the_eval_wings(tmp_path):
+    """Inside eval, running never depends on reporting (evaluate returns results and writes
+    records; reports are the caller's)."""
+    module = _copy(tmp_path) / "eval" / "run" / "evaluate.py"
+    module.write_text(module.read_text() + "\nfrom turnbudget.eval.report import markdown  # noqa\n")
+    out = lint(tmp_path)
+    assert out.returncode == 1
+    assert "turnbudget.eval.run is not allowed to import turnbudget.eval.report" in out.stdout
+
+
+def test_records_importing_a_wrapper_breaks_the_layers(tmp_path):
+    """The record format sits below the wrappers that write it."""
+    module = _copy(tmp_path) / "records" / "schema.py"
+    module.write_text(module.read_text() + "\nfrom turnbudget.wrappers import turn_budget  # noqa\n")
+    out = lint(tmp_path)
+    assert out.returncode == 1
+    assert "turnbudget.records is not allowed to import turnbudget.wrappers" in out.stdout
+

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from turnbudget.agents import make_agent
 from turnbudget.cli.flags import parse_config
-from turnbudget.eval.rollout import evaluate
+from turnbudget.eval.run.evaluate import evaluate
 
 
 @dataclasses.dataclass

@@ -89,7 +89,7 @@ def _cpu_self() -> float:
 
 def run_job(config: Config, backend: str, workers: int, tasks: int) -> tuple[float, int, float]:
     """The six runs on one backend: wall seconds, episodes, this process's CPU seconds."""
-    from turnbudget.eval.rollout import evaluate
+    from turnbudget.eval.run.evaluate import evaluate
 
     ts = [int(t) for t in config.ts.split(",")]
     ks = [k for k in (1, 2, 4, 8) if k <= config.n]
@@ -109,8 +109,8 @@ def run_job(config: Config, backend: str, workers: int, tasks: int) -> tuple[flo
 def start_costs(config: Config, repeats: int) -> dict[str, float]:
     """Seconds to start and close each backend's workers for one run (fastest of ``repeats``)."""
     from turnbudget.agents import OracleAgent
-    from turnbudget.eval.backends import make_backend
-    from turnbudget.eval.plan import make_config
+    from turnbudget.eval.run.backends import make_backend
+    from turnbudget.eval.run.plan import make_config
 
     eval_config = make_config(
         config.envs.split(","), OracleAgent(0.1), ks=[1], ts=[16], n=1, tasks=1,
@@ -159,7 +159,7 @@ def idle_driver_cpu(seconds: float = 5.0) -> float:
 def main(config: Config) -> dict:
     import ray
 
-    from turnbudget.eval.backends.ray import OBJECT_STORE_BYTES
+    from turnbudget.eval.run.backends.ray import OBJECT_STORE_BYTES
 
     load_before = os.getloadavg()[0]
     t0 = time.perf_counter()

@@ -25,7 +25,7 @@ import gymnasium as gym
 
 import turnbudget  # noqa: F401 - registers the envs
 from turnbudget.agents import OracleAgent
-from turnbudget.eval.probe import ProbeConfig, plan_probes, probe
+from turnbudget.eval.probes.run import ProbeConfig, plan_probes, probe
 
 
 @dataclasses.dataclass

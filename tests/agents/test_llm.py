@@ -15,9 +15,9 @@ import pytest
 
 import turnbudget
 from turnbudget.agents.llm import EXECUTED_KEY, ChatAgent, ServerUnavailable
-from turnbudget.eval.logs import EPISODES_FILE, STEPS_FILE, read_jsonl
-from turnbudget.eval.plan import agent_seed
-from turnbudget.eval.rollout import evaluate, plan_episodes
+from turnbudget.eval.run.evaluate import evaluate, plan_episodes
+from turnbudget.eval.run.plan import agent_seed
+from turnbudget.records import EPISODES_FILE, STEPS_FILE, read_jsonl
 
 pytestmark = pytest.mark.llm
 

@@ -28,9 +28,9 @@ from typing import Any
 
 import pytest
 
-from turnbudget.eval.lock import HOLDER_FILE, OutputDirInUse, hold_output_dir
-from turnbudget.eval.logs import EPISODES_FILE, STEPS_FILE, read_jsonl
-from turnbudget.eval.rollout import evaluate
+from turnbudget.eval.run.evaluate import evaluate
+from turnbudget.eval.run.lock import HOLDER_FILE, OutputDirInUse, hold_output_dir
+from turnbudget.records import EPISODES_FILE, STEPS_FILE, read_jsonl
 
 pytestmark = pytest.mark.llm
 pytest.importorskip("openai")

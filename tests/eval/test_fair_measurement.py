@@ -10,7 +10,7 @@ import numpy as np
 
 import turnbudget
 from turnbudget.agents import BUDGET_KEYS, EXECUTED_KEY, OracleAgent, RandomAgent
-from turnbudget.eval.rollout import evaluate
+from turnbudget.eval.run.evaluate import evaluate
 
 MEDIUM = ["turnbudget/Maze-Medium-v0", "turnbudget/KeyQuest-Medium-v0"]
 ALL_KINDS = {"rate": 0.3, "kinds": ["slip", "transient", "setback"]}

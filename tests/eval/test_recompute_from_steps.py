@@ -23,7 +23,7 @@ import pytest
 from turnbudget.agents import OracleAgent, RandomAgent
 from turnbudget.eval.estimator import estimate_from_task_grids
 from turnbudget.eval.report import build_report
-from turnbudget.eval.rollout import evaluate
+from turnbudget.eval.run.evaluate import evaluate
 
 ENVS = ["turnbudget/Maze-Medium-v0", "turnbudget/KeyQuest-Medium-v0"]
 ALL = "all"

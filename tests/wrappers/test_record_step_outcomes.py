@@ -17,8 +17,8 @@ import pytest
 from _faults import wait_until
 from _wrapper_stub import STUB_ID
 
+from turnbudget.records import RecordSink, repair_torn_tail
 from turnbudget.wrappers import EpisodeRecord, InjectErrors, RecordStepOutcomes, StepRecord
-from turnbudget.wrappers.record_step_outcomes import RecordSink, repair_torn_tail
 
 STEP_KEYS = set(typing.get_type_hints(StepRecord))
 EPISODE_KEYS = set(typing.get_type_hints(EpisodeRecord))
@@ -376,7 +376,7 @@ def test_long_commands_are_capped_in_the_records(tmp_path):
     its start and end around its full length and a hash to match it by."""
     import hashlib
 
-    from turnbudget.wrappers.record_step_outcomes import MAX_RECORD_TEXT
+    from turnbudget.records import MAX_RECORD_TEXT
 
     command = "forward " + "x" * 2_000_000
     path = tmp_path / "r.jsonl"

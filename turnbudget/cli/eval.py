@@ -212,8 +212,8 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from turnbudget.agents import make_agent
     from turnbudget.eval import evaluate
-    from turnbudget.eval.backends import EvaluationAborted, WorkersUnavailable
     from turnbudget.eval.report import build_report, check_plotting
+    from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
 
     envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
     try:
@@ -230,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
             record_steps=not args.no_steps, progress=not args.quiet, overwrite=args.overwrite,
             error_draws="shared" if args.shared_errors else "per_repeat",
         )  # fmt: skip
-        build_report(out, plots=not args.no_plots)
+        build_report(out, plots=not args.no_plots, summaries={out: result.summary})
     except (ValueError, KeyError, FileNotFoundError, ImportError, EvaluationAborted) as exc:
         print(f"turnbudget eval: error: {exc}", file=sys.stderr)
         return 2

@@ -82,8 +82,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from turnbudget.agents import make_agent
     from turnbudget.cli.eval import backend_options, llm_options
-    from turnbudget.eval.backends import EvaluationAborted, WorkersUnavailable
-    from turnbudget.eval.probe import probe
+    from turnbudget.eval.probes.run import probe
+    from turnbudget.eval.report import write_probe_report
+    from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
 
     envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
     try:
@@ -103,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
             backend=args.backend, backend_options=backend_options(args), timeout=args.timeout,
             retries=args.retries,
         )  # fmt: skip
+        write_probe_report(out, result.summary)
     except (ValueError, KeyError, TypeError, ImportError, EvaluationAborted) as exc:
         print(f"turnbudget probe: error: {exc}", file=sys.stderr)
         return 2

@@ -1,12 +1,22 @@
-"""Pass@(K,T) evaluation: the estimator, `evaluate` and its backends, probes, the analysis and the reports.
+"""Pass@(K,T) evaluation: one core, in wings that point one way.
 
-`plan` turns `evaluate`'s arguments into episodes, `runner` plays them,
-`backends` decide where (this process, a process pool, ...); `probe` runs
-teacher-forced probes of single-step and recovery skill.
+- `turnbudget.eval.estimator` and `turnbudget.eval.analysis`: the maths at the
+  centre (the unbiased Pass@(K,T) estimator and its bootstrap; grids and the
+  single-step / recovery analysis from episode records);
+- `turnbudget.eval.run`: running: the plan, the one episode driver, the
+  backends (local, pool, Ray), locks, what agents see; `evaluate` and
+  `evaluate_team` are its front doors;
+- `turnbudget.eval.probes`: teacher-forced probes (plan, run, summary): `probe`;
+- `turnbudget.eval.report`: summaries, Markdown and plots, built by the caller.
+
+An import-linter contract keeps them apart (report <- probes <- run <- analysis
+<- estimator). The names below load their wing on first use, so importing this
+package stays light.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from turnbudget.eval.estimator import (
@@ -17,29 +27,41 @@ from turnbudget.eval.estimator import (
     pass_at_kt,
 )
 
-# Imported here, not lazily: a submodule named like the function would otherwise replace
-# the function on this package as soon as anything imports ``turnbudget.eval.probe``.
-from turnbudget.eval.probe import probe
-
 __all__ = [
+    "EvalResult",
     "GridEstimate",
+    "ProbeResult",
+    "TeamEvalResult",
+    "baseline_teams",
     "bootstrap_seeds_tasks",
+    "build_report",
     "estimate_grid",
     "evaluate",
     "evaluate_team",
+    "load_run",
     "pass_at_k",
     "pass_at_kt",
     "probe",
+    "team_step_probe",
 ]
 
+# name -> the module that defines it, imported on first use (evaluate pulls in tqdm and the
+# wrapper stack; evaluate_team needs the multiagent extra, pettingzoo).
+_LAZY = {
+    "evaluate": "turnbudget.eval.run.evaluate",
+    "EvalResult": "turnbudget.eval.run.evaluate",
+    "load_run": "turnbudget.eval.run.evaluate",
+    "evaluate_team": "turnbudget.eval.run.team",
+    "TeamEvalResult": "turnbudget.eval.run.team",
+    "baseline_teams": "turnbudget.eval.run.team",
+    "probe": "turnbudget.eval.probes.run",
+    "ProbeResult": "turnbudget.eval.probes.run",
+    "team_step_probe": "turnbudget.eval.probes.team",
+    "build_report": "turnbudget.eval.report",
+}
 
-def __getattr__(name: str) -> Any:  # evaluate pulls in tqdm and the wrapper stack: load it on use
-    if name == "evaluate":
-        from turnbudget.eval.rollout import evaluate
 
-        return evaluate
-    if name == "evaluate_team":  # needs the multiagent extra (pettingzoo)
-        from turnbudget.eval.team import evaluate_team
-
-        return evaluate_team
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

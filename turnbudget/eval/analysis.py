@@ -48,12 +48,11 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import is_real
 from turnbudget.eval.estimator import estimate_from_task_grids, pass_at_kt
+from turnbudget.records import BUDGET_COUNTERS
 
 __all__ = [
     "ALL",
-    "BUDGET_COUNTERS",
     "advantage_halving_budget",
     "budget_analysis",
     "budget_counts",
@@ -64,7 +63,6 @@ __all__ = [
     "step_stats",
     "summarize_run",
     "task_grid_arrays",
-    "usage_number",
 ]
 
 #: The group name for all envs of a run together.
@@ -277,16 +275,6 @@ def step_stats(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def usage_number(value: Any) -> bool:
-    """A number `agent_usage` can sum: finite and at most 1e15 in size (not a bool).
-
-    Example:
-        >>> [usage_number(x) for x in (3, 0.25, np.float32(2), True, float("nan"), 10**16, "1")]
-        [True, True, True, False, False, False, False]
-    """
-    return is_real(value) and bool(abs(value) <= 1e15)
-
-
 def agent_usage(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """Totals of the agents' own step accounts (an LLM's tokens, latency, retries) over
     episodes, with per-step means; None when no episode carries any.
@@ -314,11 +302,6 @@ def agent_usage(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
 
 #: Per-step counters of the budget analysis, in a fixed order (an episode record's
 #: ``budget_counts`` holds one list of these per T).
-BUDGET_COUNTERS = (
-    "turns", "judged", "optimal", "on_track", "optimal_on_track", "after_error",
-    "optimal_after_error", "errors_self", "errors_injected", "errors_injected_increasing",
-    "wasted", "invalid", "errors_opened", "recovered", "recover_turns",
-)  # fmt: skip
 _OUTCOMES = ("all", "success", "failure")
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -118,6 +119,14 @@ class GridEstimate:
     n_tasks: int
     n_per_task: int  # smallest number of episodes of any task
     confidence: float
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> GridEstimate:
+        """The estimate `to_dict` gave."""
+        return cls(
+            tuple(d["ks"]), tuple(d["ts"]), np.asarray(d["mean"]), np.asarray(d["low"]),
+            np.asarray(d["high"]), int(d["n_tasks"]), int(d["n_per_task"]), float(d["confidence"]),
+        )  # fmt: skip
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict; grids are nested lists indexed ``[k][t]``."""

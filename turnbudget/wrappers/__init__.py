@@ -9,17 +9,13 @@ classic RL) goes outside `TextFeatures` and inside `NumericInfo`.
 
 from __future__ import annotations
 
+from turnbudget.records import EpisodeRecord, InjectedError, OutcomeRecord, StepRecord
 from turnbudget.wrappers.discrete_actions import DiscreteActions
 from turnbudget.wrappers.history_features import HistoryFeatures
-from turnbudget.wrappers.inject_errors import ERROR_KINDS, InjectedError, InjectErrors
+from turnbudget.wrappers.inject_errors import ERROR_KINDS, InjectErrors
 from turnbudget.wrappers.numeric_info import NumericInfo
 from turnbudget.wrappers.process_reward import ProcessReward
-from turnbudget.wrappers.record_step_outcomes import (
-    EpisodeRecord,
-    OutcomeRecord,
-    RecordStepOutcomes,
-    StepRecord,
-)
+from turnbudget.wrappers.record_step_outcomes import RecordStepOutcomes
 from turnbudget.wrappers.reveal_budget import RevealBudget
 from turnbudget.wrappers.sample_turn_budget import BudgetMix, SampleTurnBudget
 from turnbudget.wrappers.stack import STACK_ORDER, make

@@ -7,7 +7,7 @@ import copy
 import itertools
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, SupportsFloat, TypedDict
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -21,6 +21,7 @@ from turnbudget._checks import (
     check_reset_options,
     normalize_weights,
 )
+from turnbudget.records import InjectedError
 from turnbudget.wrappers._common import EpisodeSeeder, require_oracle, require_single
 from turnbudget.wrappers.turn_budget import begin_reset
 
@@ -28,7 +29,6 @@ __all__ = [
     "ERROR_KINDS",
     "ErrorSchedule",
     "InjectErrors",
-    "InjectedError",
     "narrate",
     "repeat_seed",
 ]
@@ -40,18 +40,6 @@ ERROR_KINDS = ("slip", "transient", "setback")
 # contract makes any non-admissible command cost a turn and change nothing.
 _NO_OP_COMMAND = ""
 _DRAW_BLOCK = 64
-
-
-class InjectedError(TypedDict):
-    """``info["injected_error"]`` on a turn where an error was scheduled (the key is absent otherwise)."""
-
-    kind: str  # "slip" | "transient" | "setback"
-    turn: int  # 1-based turn at whose start it fired
-    applied: bool  # False when it could not apply (a slip with no safe alternative)
-    distance_before: int | None  # distance to goal at the start of the turn
-    distance_after: int | None  # right after the injection (a slip: after the replaced command)
-    narration: str  # what the agent was told
-    replaced_action: str | None  # a slip's substitute command
 
 
 class ErrorSchedule:

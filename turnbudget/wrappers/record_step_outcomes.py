@@ -2,151 +2,28 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
-import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, SupportsFloat, TypedDict
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
 from turnbudget._checks import brief, check_bool, is_int
+from turnbudget.records import (
+    EpisodeRecord,
+    OutcomeRecord,
+    RecordSink,
+    cap_strings,
+    cap_text,
+)
 from turnbudget.wrappers._common import env_id_of, require_oracle
-from turnbudget.wrappers.inject_errors import InjectedError
 from turnbudget.wrappers.turn_budget import begin_reset
 
-__all__ = [
-    "MAX_RECORD_TEXT",
-    "EpisodeRecord",
-    "EpisodeTracker",
-    "OutcomeRecord",
-    "RecordSink",
-    "RecordStepOutcomes",
-    "StepRecord",
-    "cap_strings",
-    "cap_text",
-    "check_env_index",
-    "repair_torn_tail",
-]
+__all__ = ["EpisodeTracker", "RecordStepOutcomes", "check_env_index"]
 
 logger = logging.getLogger(__name__)
-
-# -- the record schema (the evaluator reads these names: add fields, never rename) ------
-
-
-class StepRecord(TypedDict):
-    """One step. ``distance_*`` and ``optimal`` are None without the oracle."""
-
-    record: Literal["step"]
-    episode_id: str  # f"{env_id}/{seed}/{episode_index}" (env_index inserted in vector envs) or options["episode_id"]
-    env_id: str
-    env_index: int | None  # the sub-env index in a vector env
-    seed: int | None  # the seed passed to this episode's reset (None: continued stream)
-    episode_index: int  # episodes this wrapper has started before this one
-    turn: int  # 1-based
-    turn_budget: int
-    action: str
-    valid_action: bool
-    optimal: bool | None  # the agent's command starts a shortest plan from the state it saw
-    distance_before: int | None  # at the start of the turn: the state the agent saw
-    distance_after: int | None
-    # The injection's and the command's effects on the distance, judged apart:
-    distance_injected: (
-        int | None
-    )  # after a setback fired, before the command (else distance_before)
-    injection_increased: bool  # an injected error that raised the distance (or made it unsolvable)
-    command_effect: int | None  # distance change caused by the agent's command (None: not executed)
-    wasted: bool  # a valid, executed, non-optimal command that left the distance unchanged
-    progress: float
-    reward: float  # the env's own reward (wrap ProcessReward outside this wrapper)
-    injected_error: (
-        InjectedError | None
-    )  # from InjectErrors; an error fires at the start of the turn
-    error_self: bool  # a non-optimal command (for what the agent saw) that increased the distance
-    errors_opened: int  # distance-increasing events this turn (injected, or after the command)
-    recoveries: list[int]  # turns_to_recover of each error recovered this turn
-    phase: (
-        str  # "on_track" | "after_error" (right after a distance-increasing error) | "recovering"
-    )
-    terminated: bool
-    truncated: bool
-    won: bool
-
-
-class EpisodeRecord(TypedDict):
-    """One finished episode (written after its steps)."""
-
-    record: Literal["episode"]
-    episode_id: str
-    env_id: str
-    env_index: int | None
-    seed: int | None
-    episode_index: int
-    success: bool
-    first_success_turn: int | None
-    turns_used: int
-    turn_budget: int
-    initial_distance: int | None  # optimal solution length at reset
-    final_distance: int | None
-    n_errors_injected: int  # injected errors that applied (any kind)
-    n_errors_injected_increasing: int  # ... of which raised the distance
-    n_errors_self: int  # non-optimal commands (for the state seen) that increased the distance
-    n_wasted: int  # valid, executed, non-optimal commands that left the distance unchanged
-    n_invalid: int  # commands that were not admissible (a spent turn)
-    n_recovered: int  # distance-increasing errors after which the distance came back
-    n_unrecovered: int  # ... and those still open at the episode's end
-    turns_to_recover: list[int]  # per recovered error, turns from the error to the recovery
-    optimal_step_rate: float | None
-    optimal_step_rate_on_track: float | None  # steps taken with no open error
-    optimal_step_rate_after_error: float | None  # steps right after an error
-    n_steps_on_track: int
-    n_steps_after_error: int
-    # The integer counts behind the three rates (judged = steps with an oracle answer).
-    n_steps_judged: int
-    n_optimal_steps: int
-    n_optimal_on_track: int
-    n_optimal_after_error: int
-
-
-OutcomeRecord = StepRecord | EpisodeRecord
-
-#: The most characters a recorded string keeps (a command, an agent's note such as an
-#: LLM's raw reply): a longer one keeps its start and end around a marker that gives
-#: its full length and the start of its SHA-256, so a few huge strings cannot blow up
-#: the records (the game itself treats a long command as a spent turn).
-MAX_RECORD_TEXT = 4096
-
-
-def cap_text(text: str, limit: int = MAX_RECORD_TEXT) -> str:
-    """``text``, or when it is longer than ``limit`` characters, its start and end around a
-    marker with its length and hash (``limit`` characters in all).
-
-    Example:
-        >>> cap_text("go north")
-        'go north'
-        >>> cap_text("go north " * 10_000, limit=80)
-        'go north g [... 90000 characters in all, sha256 43ef6e8b6cd1272d ...]  go north '
-    """
-    if len(text) <= limit:
-        return text
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    marker = f" [... {len(text)} characters in all, sha256 {digest} ...] "
-    keep = max(0, limit - len(marker))
-    return text[: keep - keep // 2] + marker + text[len(text) - keep // 2 :]
-
-
-def cap_strings(value: Any, limit: int = MAX_RECORD_TEXT) -> Any:
-    """``value`` with every string in it (keys too, in dicts and lists) cut by `cap_text`."""
-    if isinstance(value, str):
-        return cap_text(value, limit)
-    if isinstance(value, Mapping):
-        return {cap_text(str(k), limit): cap_strings(v, limit) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [cap_strings(v, limit) for v in value]
-    return value
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -178,157 +55,6 @@ class _StepCounts:
         self.optimal = self.judged = 0
         self.optimal_on_track = self.on_track = 0
         self.optimal_after_error = self.after_error = 0
-
-
-def repair_torn_tail(path: str | os.PathLike[str]) -> int:
-    """Cut the part of an episode that a writer killed mid-write left at the end of a
-    records file; return the bytes cut (0 for a whole file).
-
-    A whole file ends with a newline. Otherwise its last line is torn: it goes, and so
-    do the whole lines before it that belong to the same episode (those after the last
-    episode record). Episodes are delivered in one write each, so only the last can be
-    torn. (A team file's torn delivery is cut back to its last agent's episode record.)
-    The file is locked while it is checked, as `RecordSink` locks it to append.
-    """
-    fd = os.open(path, os.O_RDWR)
-    try:
-        _lock(fd)
-        return _cut_torn_tail(fd, path)
-    finally:
-        os.close(fd)
-
-
-def _open_to_append(path: str | os.PathLike[str]) -> int:
-    """``path`` opened to append (created if missing) and locked, with its torn tail cut."""
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        _lock(fd)
-        _cut_torn_tail(fd, path)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _lock(fd: int) -> None:
-    """Hold an exclusive lock on the file until ``fd`` is closed (POSIX; a no-op elsewhere).
-
-    Every `RecordSink` takes it to append, so a file whose last line is torn once the
-    lock is held was left so by a writer that died mid-write (the OS drops a dead
-    process's locks), never by one still writing.
-    """
-    try:
-        import fcntl
-    except ImportError:  # (Windows: no flock)
-        return
-    fcntl.flock(fd, fcntl.LOCK_EX)
-
-
-def _read_at(fd: int, offset: int, size: int) -> bytes:
-    os.lseek(fd, offset, os.SEEK_SET)
-    chunks = []
-    while size > 0 and (chunk := os.read(fd, size)):
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
-
-
-def _cut_torn_tail(fd: int, path: str | os.PathLike[str]) -> int:
-    """`repair_torn_tail` on an open, locked file."""
-    info = os.fstat(fd)
-    size = info.st_size
-    if not stat.S_ISREG(info.st_mode) or size == 0 or _read_at(fd, size - 1, 1) == b"\n":
-        return 0
-    # Read back from the end until an episode record's line (or the start) is in view.
-    span = 1 << 16
-    while True:
-        start = max(0, size - span)
-        tail = _read_at(fd, start, size - start)
-        whole = tail.rfind(b"\n") + 1  # the torn line starts here
-        end = tail.rfind(b'{"record":"episode"', 0, whole)
-        if end >= 0 and (start + end == 0 or tail[end - 1 : end] == b"\n"):
-            keep = start + tail.index(b"\n", end) + 1
-            break
-        if start == 0:
-            keep = 0
-            break
-        span *= 2
-    os.ftruncate(fd, keep)
-    logger.warning(
-        "Cut %d bytes from the end of %s: the torn episode of a writer killed mid-write",
-        size - keep,
-        os.fspath(path),
-    )
-    return size - keep
-
-
-class RecordSink:
-    """Where finished episodes' records go: a list in memory, a callback, a JSONL file.
-
-    An episode's records are delivered together: appended to ``records`` (when
-    ``memory``), passed one by one to ``callback``, and appended to ``path``
-    with a single write, flushed and fsync-ed, so a finished episode is never
-    lost (processes may share a file). Linux can cut a write of more than a page
-    when the process is killed during it: the file then ends with part of one
-    episode and a torn line. Each append holds a lock on the file and first cuts
-    such a part off (`repair_torn_tail`), so appends always follow a whole
-    episode, even in a file that another process, which died since, shares.
-    """
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str] | None = None,
-        callback: Callable[[OutcomeRecord], Any] | None = None,
-        memory: bool | None = None,
-        fsync: bool = True,
-    ):
-        if callback is not None and not callable(callback):
-            raise ValueError(f"Expect `callback` to be callable, got {brief(callback)}")
-        if path is not None and (not isinstance(path, (str, os.PathLike)) or not os.fspath(path)):
-            raise ValueError(f"Expect `path` to be a file path or None, got {brief(path)}")
-        self.path = None if path is None else Path(path)
-        if self.path is not None:
-            if not self.path.parent.is_dir():  # a typo in a folder name must not go unnoticed
-                raise ValueError(
-                    f"Cannot append records to {brief(str(self.path))}: its folder "
-                    f"{brief(str(self.path.parent))} does not exist (create it first: expect "
-                    "`path` in a folder that exists)"
-                )
-            try:  # fail now, not at the end of the first episode
-                os.close(_open_to_append(self.path))
-            except (OSError, ValueError) as err:  # (ValueError: a NUL byte in the path)
-                reason = getattr(err, "strerror", None) or err
-                raise ValueError(
-                    f"Cannot append records to {brief(str(self.path))}: {reason} (expect `path` "
-                    "to name a file this process can write, in a folder that exists)"
-                ) from None
-        self.callback = callback
-        self.memory = (
-            (path is None and callback is None) if memory is None else check_bool(memory, "memory")
-        )
-        self.fsync = check_bool(fsync, "fsync")
-        self.records: list[OutcomeRecord] = []
-
-    def deliver(self, records: list[OutcomeRecord]) -> None:
-        if self.path is not None:
-            self._append_lines(records)
-        if self.memory:
-            self.records.extend(records)
-        if self.callback is not None:
-            for record in records:
-                self.callback(record)
-
-    def _append_lines(self, records: list[OutcomeRecord]) -> None:
-        data = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records).encode()
-        fd = _open_to_append(self.path)  # (a writer sharing the file may have died mid-write)
-        try:
-            view = memoryview(data)
-            while view:  # one write() in practice; loop in case the kernel takes less
-                view = view[os.write(fd, view) :]
-            if self.fsync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 class EpisodeTracker:

@@ -143,9 +143,9 @@ def looping_id(looping):
 def _run(backend: str, **options) -> str:
     """Play the looping story's one episode on ``backend``; it must fail with kind timeout
     (the env, or the worker holding it, replaced). Returns the failure's error."""
-    from turnbudget.eval.backends import make_backend
-    from turnbudget.eval.plan import make_config, plan_episodes
-    from turnbudget.eval.runner import EpisodeFailure
+    from turnbudget.eval.run.backends import make_backend
+    from turnbudget.eval.run.driver import EpisodeFailure
+    from turnbudget.eval.run.plan import make_config, plan_episodes
 
     agent = _Inventory()
     config = make_config(LOOPING_ID, agent, ks=[1], ts=[5], n=1, tasks=1, mode="auto",

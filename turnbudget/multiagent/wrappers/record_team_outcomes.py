@@ -12,12 +12,8 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper
 from turnbudget._checks import check_bool
 from turnbudget.multiagent.wrappers._common import require_single_team
 from turnbudget.multiagent.wrappers.team_turn_budget import begin_team_reset
-from turnbudget.wrappers.record_step_outcomes import (
-    EpisodeTracker,
-    OutcomeRecord,
-    RecordSink,
-    check_env_index,
-)
+from turnbudget.records import OutcomeRecord, RecordSink
+from turnbudget.wrappers.record_step_outcomes import EpisodeTracker, check_env_index
 
 __all__ = ["RecordTeamOutcomes"]
 

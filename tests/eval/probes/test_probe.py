@@ -1,0 +1,238 @@
+"""Teacher-forced probes: chance-normalized skills, the executed-command hook, batch agents, CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import pytest
+
+from turnbudget.agents import EXECUTED_KEY, AsyncBatch, OracleAgent, RandomAgent
+from turnbudget.eval.probes.run import probe
+from turnbudget.eval.probes.summary import skill
+
+ENVS = ["turnbudget/Maze-Medium-v0", "turnbudget/KeyQuest-Medium-v0"]
+EPSILON = 0.3
+
+
+@pytest.fixture(scope="module")
+def skills() -> dict[str, Any]:
+    """One probe run of three agents against one random baseline (30 tasks per env)."""
+    agents = [RandomAgent(), OracleAgent(0.0), OracleAgent(EPSILON)]
+    result = probe(ENVS, agents, tasks=30, repeats=2, n_bootstrap=400)
+    return {label: groups["all"] for label, groups in result.summary["agents"].items()}
+
+
+def test_random_agent_scores_chance(skills):
+    g = skills["random"]
+    assert abs(g["single_step_skill"]["mean"]) <= 0.1
+    assert abs(g["recovery_skill"]["mean"]) <= 0.1
+    assert abs(g["prompt_recovery_skill"]["mean"]) <= 0.1
+    # Probed with seeds of its own, so the baseline is an independent draw, not itself.
+    assert g["single_step"]["rate"] != g["single_step"]["baseline_rate"]
+    assert g["single_step"]["probes"] > 300 and g["recovery"]["all"]["probes"] > 300
+
+
+def test_perfect_oracle_scores_one(skills):
+    g = skills["oracle-eps0"]
+    for key in ("single_step_skill", "recovery_skill", "prompt_recovery_skill"):
+        assert g[key] == {"mean": 1.0, "low": 1.0, "high": 1.0}
+    assert g["single_step"]["rate"] == 1.0
+    assert g["recovery"]["all"]["recovery_rate"] == 1.0
+    # The budget leaves room to win after the error, and the control wins too.
+    assert g["recovery"]["all"]["win_rate"] == g["recovery"]["all"]["control_win_rate"] == 1.0
+
+
+def test_noisy_oracle_single_step_skill_is_one_minus_epsilon(skills):
+    """p = (1 - eps) + eps * c and p_random = c, so the skill is 1 - eps whatever c is."""
+    s = skills[f"oracle-eps{EPSILON:g}"]["single_step_skill"]
+    assert s["low"] <= 1.0 - EPSILON <= s["high"]
+    assert s["high"] - s["low"] < 0.25
+    g = skills[f"oracle-eps{EPSILON:g}"]["single_step"]
+    assert 0.1 < g["chance_rate"] < 0.5  # the exact chance rate, beside the measured one
+    assert abs(g["baseline_rate"] - g["chance_rate"]) < 0.05
+
+
+def test_skill_formula():
+    assert skill(0.2, 0.2) == 0.0
+    assert skill(1.0, 0.3) == 1.0
+    assert skill(0.5, 1.0) is None
+
+
+class Recorder:
+    """Follows the oracle and logs what the engine tells it."""
+
+    needs_oracle = True
+    budget_aware = False
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, Any]] = []
+        self._oracle = OracleAgent(0.0)
+
+    def reset(self, seed: int) -> None:
+        self._oracle.reset(seed)
+        self.events.append(("reset", seed))
+
+    def observe(self, observation: str, info: Mapping[str, Any], executed: str) -> None:
+        self.events.append(("observe", (executed, info.get(EXECUTED_KEY))))
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        assert "turns_left" not in info and "turn_budget" not in info  # a hidden budget
+        self.events.append(("act", info.get(EXECUTED_KEY)))
+        return self._oracle.act(observation, info)
+
+
+def test_forced_prefix_and_slip_reach_the_agent_as_executed():
+    agent = Recorder()
+    result = probe("turnbudget/Maze-Medium-v0", agent, tasks=[3], kinds=["slip"], n_bootstrap=0)
+    specs = [s for s in result.specs]
+    episodes: list[list[tuple[str, Any]]] = []
+    for event in agent.events:
+        if event[0] == "reset":
+            episodes.append([])
+        else:
+            episodes[-1].append(event)
+    assert len(episodes) == len(specs)
+    for spec, events in zip(specs, episodes, strict=True):
+        forced = [e[1] for e in events if e[0] == "observe"]
+        prefix = list(spec.plan[: spec.prefix])
+        slip = [str(spec.error)] if spec.probe == "recovery" and spec.applied else []
+        assert [executed for executed, _ in forced] == prefix + slip
+        # Each call after the first turn carries the command executed on the previous turn.
+        previous = [None, *(prefix + slip)]
+        assert [seen for _, seen in forced] == previous[: len(forced)]
+        acts = [e[1] for e in events if e[0] == "act"]
+        if acts:
+            assert acts[0] == previous[len(forced)]
+
+
+class BatchOracle:
+    """A `BatchAgent` running one Recorder per episode (to compare with the one-at-a-time engine)."""
+
+    needs_oracle = True
+    budget_aware = False
+    max_batch_size = 5
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self._agents: dict[str, Recorder] = {}
+        self.observed = 0
+
+    def reset_episode(self, episode_id: str, seed: int) -> None:
+        self._agents[episode_id] = Recorder()
+        self._agents[episode_id].reset(seed)
+
+    def observe_batch(self, ids: Sequence[str], observations, infos, executed) -> None:
+        self.observed += len(ids)
+        for e, o, i, a in zip(ids, observations, infos, executed, strict=True):
+            self._agents[e].observe(o, i, a)
+
+    def act_batch(self, ids: Sequence[str], observations, infos) -> list[str]:
+        return [self._agents[e].act(o, i) for e, o, i in zip(ids, observations, infos, strict=True)]
+
+    def end_episode(self, episode_id: str) -> None:
+        self._agents.pop(episode_id)
+
+
+def test_batch_agent_gives_the_same_records():
+    kwargs = dict(tasks=[1, 2], n_bootstrap=0, baseline_repeats=1)
+    one = probe("turnbudget/KeyQuest-Medium-v0", Recorder(), **kwargs)
+    batch_agent = BatchOracle()
+    many = probe("turnbudget/KeyQuest-Medium-v0", batch_agent, **kwargs)
+    assert one.records == many.records
+    assert batch_agent.observed > 0
+
+
+class AsyncRecorder:
+    needs_oracle = True
+    log: ClassVar[list[str]] = []
+
+    async def reset_async(self, seed: int) -> None:
+        self._oracle = OracleAgent(0.0)
+        self._oracle.reset(seed)
+
+    async def observe_async(self, observation: str, info: Mapping[str, Any], executed: str) -> None:
+        AsyncRecorder.log.append(executed)
+
+    async def act_async(self, observation: str, info: Mapping[str, Any]) -> str:
+        return self._oracle.act(observation, info)
+
+
+def test_async_batch_forwards_observe():
+    AsyncRecorder.log.clear()
+    agent = AsyncBatch(AsyncRecorder, max_batch_size=4)
+    result = probe("turnbudget/Maze-Medium-v0", agent, tasks=[0], label="async", n_bootstrap=0)
+    agent.close()
+    forced = sum(
+        s.prefix + (s.probe == "recovery" and s.kind == "slip" and s.applied) for s in result.specs
+    )
+    assert len(AsyncRecorder.log) == forced > 0
+    assert (
+        result.summary["agents"]["async"]["turnbudget/Maze-Medium-v0"]["single_step"]["rate"] == 1.0
+    )
+
+
+def test_probes_are_deterministic_and_controls_share_the_recovery_budget():
+    a = probe("turnbudget/Maze-Medium-v0", OracleAgent(0.5), tasks=3, n_bootstrap=0)
+    b = probe("turnbudget/Maze-Medium-v0", OracleAgent(0.5), tasks=3, n_bootstrap=0)
+    assert a.records == b.records
+    by_key = {(s.task_seed, s.prefix, s.kind, s.probe): s for s in a.specs}
+    for (task, prefix, kind, name), spec in by_key.items():
+        if name == "recovery":
+            control = by_key[(task, prefix, kind, "control")]
+            assert control.budget == spec.budget and control.plan == spec.plan
+            if spec.applied:
+                assert spec.distance_after > spec.distance_before
+
+
+def test_probe_rejects_bad_settings():
+    with pytest.raises(ValueError, match="prefixes"):
+        probe("turnbudget/Maze-Easy-v0", RandomAgent(), tasks=1, prefixes=[1.0])
+    with pytest.raises(ValueError, match="kinds"):
+        probe("turnbudget/Maze-Easy-v0", RandomAgent(), tasks=1, kinds=["transient"])
+    with pytest.raises(ValueError, match="Cannot make"):
+        probe("turnbudget/Nope-v0", RandomAgent(), tasks=1)
+    with pytest.raises(ValueError, match="distinct agent names"):
+        probe("turnbudget/Maze-Easy-v0", [RandomAgent(), RandomAgent()], tasks=1)
+
+
+def test_cli_probe_writes_json(tmp_path, capsys):
+    from turnbudget.cli import main
+
+    out = tmp_path / "probe"
+    code = main(
+        ["probe", "--env", "turnbudget/Maze-Easy-v0", "--agent", "oracle:0.2", "--tasks", "3",
+         "--out", str(out), "--quiet"]
+    )  # fmt: skip
+    assert code == 0
+    assert "single_step_skill" in capsys.readouterr().out
+    summary = json.loads((out / "probe_summary.json").read_text())
+    assert summary["config"]["labels"] == ["oracle-eps0.2"]
+    assert (out / "probes.jsonl").read_text().count("\n") == summary["n_records"]
+    assert main(["probe", "--env", "turnbudget/Nope-v0", "--tasks", "2", "--out", str(out)]) == 2
+
+
+class LongWinded:
+    """Answers every probe with a 1 MB command (a spent turn)."""
+
+    name = "long-winded"
+
+    def reset(self, seed: int) -> None:
+        pass
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        return "go " + "x" * 1_000_000
+
+
+def test_probe_records_cap_the_agents_command():
+    from turnbudget.records import MAX_RECORD_TEXT
+
+    result = probe(
+        "turnbudget/Maze-Medium-v0", LongWinded(), tasks=[0], kinds=["slip"], n_bootstrap=0
+    )
+    actions = [r["action"] for r in result.records if "action" in r]
+    long = [a for a in actions if a.startswith("go xxx")]
+    assert long and all(len(a) <= MAX_RECORD_TEXT for a in actions)
+    assert all("[... 1000003 characters in all, sha256 " in a for a in long)

@@ -1,0 +1,235 @@
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from turnbudget.agents import OracleAgent, RandomAgent
+from turnbudget.cli import main
+from turnbudget.eval.analysis import advantage_halving_budget, compare_runs, length_buckets
+from turnbudget.eval.report import build_report, find_runs
+from turnbudget.eval.run.evaluate import STEPS_FILE, evaluate, read_jsonl
+
+MAZE = "turnbudget/Maze-Easy-v0"
+KEYQUEST = "turnbudget/KeyQuest-Easy-v0"
+
+
+def test_analysis_agrees_with_the_step_records(tmp_path):
+    result = evaluate(
+        [MAZE, KEYQUEST], OracleAgent(0.3), ks=[1], ts=[30], n=2, tasks=6, errors=0.15,
+        out=tmp_path, n_bootstrap=0,
+    )  # fmt: skip
+    steps = read_jsonl(tmp_path / STEPS_FILE)[0]
+    a = result.summary["analysis"]["all"]
+    assert a["steps_judged"] == len(steps) == a["turns"]
+    for key, phase in (
+        ("optimal_step_rate_on_track", "on_track"),
+        ("optimal_step_rate_after_error", "after_error"),
+    ):
+        judged = [s["optimal"] for s in steps if s["phase"] == phase]
+        assert a[key] == pytest.approx(sum(judged) / len(judged), abs=1e-6)
+    assert a["optimal_step_rate"] == pytest.approx(np.mean([s["optimal"] for s in steps]), abs=1e-6)
+    assert a["errors_self"] == sum(s["error_self"] for s in steps)
+    injected = [s for s in steps if s["injected_error"] and s["injected_error"]["applied"]]
+    assert a["errors_injected"] == len(injected) > 0
+    assert a["recovered"] > 0 and 0 < a["recovery_rate"] <= 1
+    assert len(a["turns_to_recover"]) == a["recovered"]
+    # An epsilon-0 oracle never errs on its own and takes only optimal steps.
+    clean = evaluate(MAZE, OracleAgent(0.0), ks=[1], ts=[40], n=1, tasks=4, n_bootstrap=0)
+    c = clean.summary["analysis"][MAZE]
+    assert c["optimal_step_rate"] == 1.0 and c["errors_self"] == 0 and c["success_rate"] == 1.0
+    # Records with only the rates (before the recorder stored its counts) give the same figures.
+    from turnbudget.eval.analysis import step_stats
+
+    counts = ("n_steps_judged", "n_optimal_steps", "n_optimal_on_track", "n_optimal_after_error")
+    episodes = [e for e in result.episodes if e["env_id"] == MAZE]
+    stripped = [{k: v for k, v in e.items() if k not in counts} for e in episodes]
+    assert step_stats(stripped) == step_stats(episodes)
+
+
+def test_success_by_optimal_length_uses_each_modes_runs():
+    result = evaluate(
+        [MAZE, KEYQUEST], OracleAgent(0.3), ks=[1], ts=[8, 12, 30], n=3, tasks=8, mode="both",
+        n_bootstrap=0,
+    )  # fmt: skip
+    rows = result.summary["analysis"]["all"]["by_optimal_length"]
+    length = {(e["env_id"], e["seed"]): e["initial_distance"] for e in result.episodes}
+    assert sum(r["tasks"] for r in rows) == len(length) == 16
+    for row in rows:
+        lo, hi = row["optimal_length"]
+        for t in (8, 12, 30):
+            runs = [
+                e for e in result.episodes
+                if lo <= length[(e["env_id"], e["seed"])] <= hi and e["turn_budget"] == t
+            ]  # fmt: skip
+            # "both" reports the rerun view: the runs made with budget T.
+            assert row["success_rate"][str(t)] == pytest.approx(
+                np.mean([e["success"] for e in runs]), abs=1e-6
+            )
+    # A budget-blind agent: the truncate view from the runs at max(T) agrees.
+    truncate = evaluate(
+        [MAZE, KEYQUEST], OracleAgent(0.3), ks=[1], ts=[8, 12, 30], n=3, tasks=8, n_bootstrap=0
+    )
+    assert truncate.summary["analysis"]["all"]["by_optimal_length"] == rows
+
+
+def test_report_builds_from_the_logs_alone(tmp_path):
+    kwargs = dict(ks=[1, 2], ts=[5, 10, 20], n=2, tasks=4, errors=0.1, n_bootstrap=100)
+    for agent, label in ((RandomAgent(), "random"), (OracleAgent(0.2), "oracle")):
+        result = evaluate([MAZE, KEYQUEST], agent, label=label, out=tmp_path / label, **kwargs)
+    # evaluate writes records only; the report is the caller's
+    assert not list((tmp_path / "oracle").glob("*.md")) and not list(tmp_path.glob("*.json"))
+    single = json.loads(json.dumps({"runs": {"oracle": result.summary}, "comparisons": []}))
+    assert find_runs(tmp_path) == [tmp_path / "oracle", tmp_path / "random"]
+    summary = build_report(tmp_path, n_bootstrap=100)
+    assert set(summary["runs"]) == {"random", "oracle"}
+    assert json.loads(json.dumps(summary["runs"]["oracle"])) == single["runs"]["oracle"]
+    assert summary["comparisons"] and summary["comparisons"][0]["better"] == "oracle"
+    report = (tmp_path / "report.md").read_text()
+    assert "## Pass@(1,T) by run" in report and "| oracle |" in report
+    pngs = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert "pass_at_1_curve.png" in pngs and "recovery.png" in pngs
+    assert "heatmap_oracle_all.png" in pngs and "heatmap_random_Maze-Easy.png" in pngs
+    assert all((tmp_path / p).read_bytes()[:4] == b"\x89PNG" for p in pngs)
+    # A single run directory rebuilds in place, to the same tables.
+    again = build_report(tmp_path / "oracle", plots=False, n_bootstrap=100)
+    assert json.loads(json.dumps(again)) == single
+
+
+def test_report_refuses_incomplete_or_missing_runs(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no evaluation run"):
+        build_report(tmp_path)
+    evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], n=1, tasks=3, out=tmp_path, n_bootstrap=0)
+    eps = tmp_path / "episodes.jsonl"
+    eps.write_text("".join(eps.read_text().splitlines(keepends=True)[:-1]))
+    with pytest.raises(ValueError, match="incomplete"):
+        build_report(tmp_path, plots=False)
+
+
+def test_report_of_a_run_without_step_records(tmp_path):
+    """`record_steps=False` leaves an empty steps.jsonl and no `budget_counts`: the report
+    has no per-budget table, and builds (it failed with a KeyError)."""
+    result = evaluate(
+        MAZE, RandomAgent(), ks=[1], ts=[5], n=1, tasks=2, out=tmp_path, record_steps=False,
+        n_bootstrap=0,
+    )  # fmt: skip
+    summary = build_report(tmp_path, plots=False, n_bootstrap=0)
+    assert summary["runs"][result.config.label] == json.loads(json.dumps(result.summary))
+    assert "by_budget" not in result.summary["analysis"][MAZE]
+
+
+def test_advantage_halving_budget():
+    ts = [10, 20, 30, 40]
+    assert advantage_halving_budget(
+        ts, [0.0, 0.2, 0.6, 0.8], [0.0, 0.0, 0.0, 0.0]
+    ) == pytest.approx(25.0)
+    assert advantage_halving_budget(ts, [0.5, 0.6, 0.7, 0.8], [0.0, 0.0, 0.0, 0.0]) is None
+    assert advantage_halving_budget(ts, [0.1, 0.1, 0.1, 0.1], [0.2, 0.2, 0.2, 0.2]) is None
+    # Exactly half at a grid point.
+    assert advantage_halving_budget(ts, [0.0, 0.4, 0.6, 0.8], [0.0] * 4) == pytest.approx(20.0)
+
+
+def test_compare_runs_pairs_only_comparable_runs():
+    def run(label, pass1, errors=None):
+        grid = {"ks": [1], "ts": [10, 20], "mean": [pass1], "low": [pass1], "high": [pass1]}
+        cfg = {
+            "envs": ["e"],
+            "tasks": [0],
+            "ts": [10, 20],
+            "errors": errors,
+            "reveal": None,
+            "n": 1,
+        }
+        return {"config": cfg, "groups": {"e": {"truncate": grid}}}
+
+    runs = {
+        "a": run("a", [0.1, 0.9]),
+        "b": run("b", [0.0, 0.1]),
+        "c": run("c", [0.0, 0.0], errors=0.1),
+    }
+    rows = compare_runs(runs)
+    assert [(r["better"], r["worse"]) for r in rows] == [("a", "b")]
+    assert rows[0]["advantage_at_max_t"] == pytest.approx(0.8)
+    assert rows[0]["halving_budget"] == pytest.approx(10 + 10 * (0.4 - 0.1) / (0.8 - 0.1))
+
+
+def test_length_buckets_cover_all_lengths():
+    buckets = length_buckets([5, 6, 7, 8, 9, 10, 11, 12, 13])
+    assert buckets[0][0] == 5 and buckets[-1][1] == 13 and len(buckets) == 3
+    assert all(hi + 1 == lo for (_, hi), (lo, _) in itertools.pairwise(buckets))
+    assert length_buckets([4, 4, 4]) == [(4, 4)]
+    assert length_buckets([]) == []
+
+
+def test_cli_eval_and_report(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = [
+        "eval", "--env", MAZE, "--agent", "oracle:0.2", "--k", "1,2", "--t", "5,10,20", "--n", "2",
+        "--tasks", "0-3", "--errors", "0.1", "--out", str(out), "--quiet",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "oracle-eps0.2: 8 episodes (8 run now)" in printed and "Pass@(1,T)" in printed
+    assert (out / "heatmap_oracle-eps0.2_Maze-Easy.png").exists()
+    assert json.loads((out / "run.json").read_text())["tasks"] == [0, 1, 2, 3]
+    (out / "report.md").unlink()
+    assert main(["report", str(out), "--no-plots"]) == 0
+    assert (out / "report.md").exists()
+    assert (
+        main(
+            [
+                "eval",
+                "--env",
+                MAZE,
+                "--k",
+                "1,4",
+                "--n",
+                "2",
+                "--out",
+                str(tmp_path / "x"),
+                "--quiet",
+            ]
+        )
+        == 2
+    )
+    assert "n >= max(K)" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "nothing")]) == 2
+
+
+def test_eval_cli_module_imports_nothing_heavy():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, turnbudget.cli.eval, turnbudget.cli.report;"
+        "print(sorted(m for m in ('matplotlib', 'tqdm', 'turnbudget.eval.run.evaluate') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_missing_matplotlib_fails_before_running(tmp_path, monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the plot extra were absent
+    out = tmp_path / "run"
+    argv = [
+        "eval",
+        "--env",
+        MAZE,
+        "--k",
+        "1",
+        "--t",
+        "5",
+        "--tasks",
+        "1",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
+    assert main(argv) == 2
+    assert "pip install 'turnbudget[plot]'" in capsys.readouterr().err
+    assert not out.exists()
+    assert main([*argv, "--no-plots"]) == 0

@@ -1,0 +1,137 @@
+"""What agents are handed is theirs: an agent that wrecks every list and dict it receives
+plays exactly the run a well-behaved agent with the same choices plays (issue 24)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from turnbudget.agents import OracleAgent, RandomAgent
+from turnbudget.eval.probes.run import probe
+from turnbudget.eval.run.agent_view import agent_info, private_copy
+from turnbudget.eval.run.evaluate import evaluate
+
+ENVS = ["turnbudget/Maze-Medium-v0", "turnbudget/KeyQuest-Medium-v0"]
+ERRORS = {"rate": 0.3, "kinds": ["slip", "transient", "setback"]}
+
+
+def _wreck(value: Any, turn: int) -> None:
+    """Change every mutable thing in ``value``, nested ones first: lists sorted or cleared,
+    dicts emptied or thinned, a junk key added."""
+    if isinstance(value, (list, tuple, set)):
+        for item in list(value):
+            _wreck(item, turn)
+    if isinstance(value, list):
+        value.sort(key=str, reverse=True) if turn % 2 else value.clear()
+    elif isinstance(value, set):
+        value.clear()
+    elif isinstance(value, dict):
+        for item in list(value.values()):
+            _wreck(item, turn)
+        for key in list(value)[:: 1 + turn % 2]:
+            value.pop(key)
+        value["junk"] = turn
+
+
+class Wrecker:
+    """Decides as ``inner`` would, then wrecks the info it was given (and the forced turns')."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.needs_oracle = inner.needs_oracle
+        self.name = inner.name
+        self.turn = 0
+
+    def reset(self, seed: int) -> None:
+        self.inner.reset(seed)
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        action = self.inner.act(observation, info)
+        self.observe(observation, info, action)
+        return action
+
+    def observe(self, observation: str, info: Mapping[str, Any], executed: str) -> None:
+        self.turn += 1
+        _wreck(info, self.turn)
+
+
+class BatchWrecker:
+    """The `BatchAgent` form: one `Wrecker` per episode."""
+
+    max_batch_size = 3
+
+    def __init__(self, make: Any) -> None:
+        self.make = make
+        self.needs_oracle = make().needs_oracle
+        self.name = make().name
+        self.agents: dict[str, Wrecker] = {}
+
+    def reset_episode(self, episode_id: str, seed: int) -> None:
+        self.agents[episode_id] = Wrecker(self.make())
+        self.agents[episode_id].reset(seed)
+
+    def act_batch(self, ids: Any, observations: Any, infos: Any) -> list[str]:
+        return [self.agents[e].act(o, i) for e, o, i in zip(ids, observations, infos, strict=True)]
+
+    def observe_batch(self, ids: Any, observations: Any, infos: Any, executed: Any) -> None:
+        for e, o, i, a in zip(ids, observations, infos, executed, strict=True):
+            self.agents[e].observe(o, i, a)
+
+    def end_episode(self, episode_id: str) -> None:
+        self.agents.pop(episode_id)
+
+
+def _lines(records: list[dict[str, Any]]) -> list[str]:
+    """The records as JSON lines, in a fixed order (a batch agent finishes episodes out of order)."""
+    return sorted(json.dumps(r, sort_keys=True) for r in records)
+
+
+def test_private_copy_shares_nothing_mutable():
+    info = {"a": ["x", ["y"]], "b": {"c": {"d": [1]}}, "e": ("f", ["g"]), "h": {1, 2}}
+    mine = private_copy(info)
+    assert mine == info
+    _wreck(mine, 0)
+    assert info == {"a": ["x", ["y"]], "b": {"c": {"d": [1]}}, "e": ("f", ["g"]), "h": {1, 2}}
+    view = agent_info(info, show_budget=True, oracle=lambda: ["x"])
+    _wreck(view, 1)
+    assert info == {"a": ["x", ["y"]], "b": {"c": {"d": [1]}}, "e": ("f", ["g"]), "h": {1, 2}}
+
+
+@pytest.mark.parametrize("make", [RandomAgent, lambda: OracleAgent(0.3)], ids=["random", "oracle"])
+def test_evaluate_records_do_not_depend_on_what_the_agent_does_to_its_info(make):
+    kwargs = dict(ks=[1], ts=[40], n=2, tasks=3, errors=ERRORS, n_bootstrap=0)
+    clean = evaluate(ENVS, make(), **kwargs)
+    assert any(s["injected_error"] for s in clean.steps)
+    for wrecker in (Wrecker(make()), BatchWrecker(make)):
+        run = evaluate(ENVS, wrecker, **kwargs)
+        assert _lines(run.episodes) == _lines(clean.episodes)
+        assert _lines(run.steps) == _lines(clean.steps)
+
+
+def test_probe_records_do_not_depend_on_what_the_agent_does_to_its_info():
+    kwargs = dict(tasks=[0, 1], n_bootstrap=0, baseline_repeats=1, label="agent")
+    clean = probe("turnbudget/KeyQuest-Medium-v0", OracleAgent(0.3), **kwargs)
+    for wrecker in (Wrecker(OracleAgent(0.3)), BatchWrecker(lambda: OracleAgent(0.3))):
+        run = probe("turnbudget/KeyQuest-Medium-v0", wrecker, **kwargs)
+        assert _lines(run.records) == _lines(clean.records)
+
+
+def test_team_records_do_not_depend_on_what_the_agents_do_to_their_info():
+    pytest.importorskip("pettingzoo")
+    from turnbudget.eval.probes.team import team_step_probe
+    from turnbudget.eval.run.team import evaluate_team
+
+    roles = ("operator", "runner")
+    kwargs = dict(difficulty="medium", ks=[1], ts=[30], n=2, tasks=3, errors=0.3,
+                  record=True, n_bootstrap=0)  # fmt: skip
+    clean = evaluate_team("vault_v0", {r: OracleAgent(0.3) for r in roles}, **kwargs)
+    run = evaluate_team("vault_v0", {r: Wrecker(OracleAgent(0.3)) for r in roles}, **kwargs)
+    assert any(r.get("injected_error") for r in clean.records)
+    assert _lines(run.records) == _lines(clean.records)
+    assert _lines(run.episodes) == _lines(clean.episodes)
+    clean_probe = team_step_probe("vault_v0", {r: OracleAgent(0.3) for r in roles}, tasks=4)
+    wrecked = team_step_probe("vault_v0", {r: Wrecker(OracleAgent(0.3)) for r in roles}, tasks=4)
+    assert wrecked == clean_probe

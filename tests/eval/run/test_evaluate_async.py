@@ -1,0 +1,128 @@
+"""The engine and async agents: concurrency, agents' step notes in the records, streaming writes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pytest
+
+from turnbudget.agents import AsyncBatch, RandomAgent
+from turnbudget.eval.run.evaluate import evaluate
+from turnbudget.records import EPISODES_FILE, STEPS_FILE, read_jsonl
+
+MAZE = "turnbudget/Maze-Easy-v0"
+
+
+class AsyncRandom:
+    """An `AsyncAgent` (and `Agent`) that waits like a server would, and notes each decision."""
+
+    needs_oracle = False
+    budget_aware = False
+    default_concurrency = 4
+    in_flight = 0  # class-wide: the most requests seen at once
+    most_in_flight = 0
+
+    def __init__(self) -> None:
+        self._rng = np.random.default_rng(0)
+        self._note: dict[str, Any] | None = None
+
+    def __repr__(self) -> str:
+        return "AsyncRandom()"
+
+    def reset(self, seed: int) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    async def reset_async(self, seed: int) -> None:
+        self.reset(seed)
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        actions = list(info["admissible_actions"])
+        command = actions[int(self._rng.integers(len(actions)))]
+        self._note = {"reply": command, "tokens_in": len(observation), "admissible": True}
+        return command
+
+    async def act_async(self, observation: str, info: Mapping[str, Any]) -> str:
+        cls = type(self)
+        cls.in_flight += 1
+        cls.most_in_flight = max(cls.most_in_flight, cls.in_flight)
+        try:
+            await asyncio.sleep(0.001)
+            return self.act(observation, info)
+        finally:
+            cls.in_flight -= 1
+
+    def step_note(self) -> dict[str, Any] | None:
+        return self._note
+
+
+def _run(tmp_path, name: str, **kwargs: Any):
+    out = tmp_path / name
+    result = evaluate(MAZE, AsyncRandom(), ks=(1, 2), ts=(4, 8), tasks=3, n=2, out=out, **kwargs)
+    return result, read_jsonl(out / EPISODES_FILE)[0], read_jsonl(out / STEPS_FILE)[0]
+
+
+def test_concurrency_does_not_change_results_and_is_bounded(tmp_path):
+    AsyncRandom.most_in_flight = 0
+    one, eps1, steps1 = _run(tmp_path, "c1", concurrency=1)
+    assert AsyncRandom.most_in_flight == 0  # concurrency 1: the blocking `act`
+    four, eps4, steps4 = _run(tmp_path, "c4")  # the agent's default_concurrency: 4
+    assert 1 < AsyncRandom.most_in_flight <= 4
+    two_workers, eps2, _ = _run(tmp_path, "w2", workers=2)  # the AsyncBatch is pickled
+    assert one.summary["groups"] == four.summary["groups"] == two_workers.summary["groups"]
+    assert sorted(eps1, key=lambda e: e["episode_id"]) == sorted(
+        eps2, key=lambda e: e["episode_id"]
+    )
+    assert sorted(eps1, key=lambda e: e["episode_id"]) == sorted(
+        eps4, key=lambda e: e["episode_id"]
+    )
+    key = lambda s: (s["episode_id"], s["turn"])  # noqa: E731
+    assert sorted(steps1, key=key) == sorted(steps4, key=key)
+
+
+def test_step_notes_join_the_step_records_and_sum_per_episode(tmp_path):
+    result, episodes, steps = _run(tmp_path, "notes", concurrency=3)
+    assert steps and all(s["agent"]["reply"] == s["action"] for s in steps)
+    for e in episodes:
+        mine = [s for s in steps if s["episode_id"] == e["episode_id"]]
+        assert e["agent"] == {
+            "tokens_in": sum(s["agent"]["tokens_in"] for s in mine),
+            "admissible": len(mine),
+            "steps": len(mine),
+        }
+    usage = result.summary["agent_usage"]
+    assert usage["steps"] == len(steps) and usage["admissible_rate"] == 1.0
+
+
+def test_agents_without_notes_leave_records_unchanged(tmp_path):
+    result = evaluate(MAZE, RandomAgent(), ks=(1,), ts=(4,), tasks=2, n=1, out=tmp_path / "r")
+    steps = read_jsonl(tmp_path / "r" / STEPS_FILE)[0]
+    assert "agent" not in steps[0] and "agent" not in result.episodes[0]
+    assert "agent_usage" not in result.summary
+
+
+def test_concurrency_argument_is_checked():
+    with pytest.raises(ValueError, match="positive int"):
+        evaluate(MAZE, AsyncRandom(), ks=(1,), ts=(4,), tasks=1, concurrency=0)
+    with pytest.raises(ValueError, match="needs an async agent"):
+        evaluate(MAZE, RandomAgent(), ks=(1,), ts=(4,), tasks=1, concurrency=2)
+    batch = AsyncBatch(AsyncRandom, max_batch_size=2)
+    with pytest.raises(ValueError, match="batch agent"):
+        evaluate(MAZE, batch, ks=(1,), ts=(4,), tasks=1, concurrency=2)
+
+
+def test_async_batch_concurrency_limits_requests_in_flight():
+    AsyncRandom.most_in_flight = 0
+    batch = AsyncBatch(AsyncRandom, max_batch_size=8, concurrency=2)
+    ids = [str(i) for i in range(8)]
+    for i, e in enumerate(ids):
+        batch.reset_episode(e, i)
+    info = {"admissible_actions": ["north", "south"]}
+    actions = batch.act_batch(ids, ["obs"] * 8, [info] * 8)
+    assert len(actions) == 8 and AsyncRandom.most_in_flight == 2
+    assert [n["reply"] for n in batch.step_notes(ids)] == actions
+    batch.close()
+    with pytest.raises(ValueError, match="concurrency"):
+        AsyncBatch(AsyncRandom, concurrency=0)

@@ -1,0 +1,232 @@
+"""Faults on the local and pool backends: a raising agent, a hanging one, a killed worker.
+
+An episode that cannot be run is retried, then logged as *failed to run*, kept
+out of every table, and the run finishes; every other episode is exactly what a
+clean run gives. (The same for Ray is in test_ray.py, marker ``ray``.)
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from pathlib import Path
+
+import pytest
+from _faults import ExitingAgent, HangingAgent, KillOnceOracle, RaisingAgent, seeds_of
+
+from turnbudget.agents import OracleAgent
+from turnbudget.eval.analysis import summarize_run
+from turnbudget.eval.run.backends import make_backend, run_with_retries
+from turnbudget.eval.run.driver import Driver, EpisodeFailure
+from turnbudget.eval.run.episodes import EvaluationEpisodes
+from turnbudget.eval.run.evaluate import EPISODES_FILE, STEPS_FILE, evaluate
+from turnbudget.eval.run.plan import make_config, plan_episodes
+from turnbudget.records import read_jsonl
+
+MAZE = "turnbudget/Maze-Easy-v0"
+KEYQUEST = "turnbudget/KeyQuest-Easy-v0"
+GRID = dict(ks=[1, 2], ts=[8, 16], n=2, tasks=3, n_bootstrap=20)
+BAD = [(MAZE, 1, 0), (KEYQUEST, 2, 1)]  # (env id, task seed, repeat) of the faulty episodes
+# Seconds per episode for the timeout tests: a hanging episode only ends by it, and a sound
+# one needs at most ~0.07 s on two busy cores (measured: 2 CPU burners beside it), so this
+# margin (~30x) keeps sound episodes clear of it on a loaded machine.
+TIMEOUT = 2.0
+
+
+def records(out: Path) -> list[dict]:
+    return read_jsonl(out / EPISODES_FILE)[0]
+
+
+def clean_run(tmp_path: Path) -> dict[str, dict]:
+    result = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), out=tmp_path / "clean", **GRID)
+    return {e["episode_id"]: e for e in result.episodes}
+
+
+def check_failed_run(out: Path, clean: dict[str, dict], kind: str, attempts: int) -> None:
+    """Every planned episode logged once; the faulty ones as failed, the rest as the clean run."""
+    episodes = records(out)
+    ids = [e["episode_id"] for e in episodes]
+    assert sorted(ids) == sorted(clean) and len(set(ids)) == len(ids)
+    failed = {e["episode_id"]: e for e in episodes if e.get("failed_to_run")}
+    assert {(e["env_id"], e["seed"], e["rep"]) for e in failed.values()} == set(BAD)
+    for e in failed.values():
+        assert e["failure"] == kind and e["attempts"] == attempts and "success" not in e
+    for e in episodes:
+        if e["episode_id"] not in failed:
+            assert e == clean[e["episode_id"]]
+    steps = {s["episode_id"] for s in read_jsonl(out / STEPS_FILE)[0]}
+    assert not steps & set(failed)
+    (summary,) = json.loads((out / "summary.json").read_text())["runs"].values()
+    assert summary["failed_to_run"] == {"episodes": 2, "by_kind": {kind: 2}}
+    # Each faulty task keeps 1 < max(K) = 2 episodes at T=16: it leaves the grid.
+    assert summary["analysis"][MAZE]["failed_to_run"]["tasks_dropped"] == {
+        "truncate": [f"{MAZE}|seed=1"]
+    }
+    assert summary["groups"][MAZE]["truncate"]["n_tasks"] == 2
+    assert summary["groups"]["all"]["truncate"]["n_tasks"] == 4
+    assert summary["analysis"]["all"]["episodes"] == 2 * 3 * 2 - 2
+    assert "failed to run" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 2)])
+def test_an_agent_that_raises_fails_its_episodes_and_the_run_finishes(tmp_path, backend, workers):
+    clean = clean_run(tmp_path)
+    agent = RaisingAgent(0.3, seeds_of(0, BAD))
+    out = tmp_path / backend
+    result = evaluate(
+        [MAZE, KEYQUEST], agent, out=out, backend=backend, workers=workers, retries=1, **GRID
+    )
+    from turnbudget.eval.report import build_report
+
+    build_report(out, plots=False)
+    check_failed_run(out, clean, "exception", attempts=2)
+    assert "agent bug" in next(e for e in result.episodes if e.get("failed_to_run"))["error"]
+    # Resuming retries exactly the failed episodes (they fail again) and duplicates nothing.
+    again = evaluate(
+        [MAZE, KEYQUEST], agent, out=out, backend=backend, workers=workers, retries=0, **GRID
+    )
+    assert again.n_run == 2
+    assert [e["attempts"] for e in records(out) if e.get("failed_to_run")] == [1, 1]
+    assert len(records(out)) == len(clean)
+
+
+@pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 2)])
+def test_an_agent_that_calls_sys_exit_fails_its_episodes_alike_on_every_backend(
+    tmp_path, backend, workers
+):
+    """Once: the local run ended (SystemExit) while a pool counted a lost worker."""
+    clean = clean_run(tmp_path)
+    out = tmp_path / backend
+    result = evaluate(
+        [MAZE, KEYQUEST], ExitingAgent(0.3, seeds_of(0, BAD)), out=out, backend=backend,
+        workers=workers, retries=1, **GRID,
+    )  # fmt: skip
+    from turnbudget.eval.report import build_report
+
+    build_report(out, plots=False)
+    check_failed_run(out, clean, "exception", attempts=2)
+    failed = [e for e in result.episodes if e.get("failed_to_run")]
+    assert {e["error"] for e in failed} == {"SystemExit: sys.exit(3) was called during the episode"}
+
+
+def test_a_keyboard_interrupt_in_an_agent_still_stops_a_local_run(tmp_path):
+    agent = ExitingAgent(0.3, seeds_of(0, BAD), interrupt=KeyboardInterrupt)
+    with pytest.raises(KeyboardInterrupt):
+        evaluate([MAZE, KEYQUEST], agent, out=tmp_path / "run", retries=1, **GRID)
+
+
+@pytest.mark.timeout(600, method="thread")  # a guard: the hanging episodes end only by the timeout
+@pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 1)])
+def test_a_hanging_agent_hits_the_timeout(tmp_path, backend, workers):
+    clean = clean_run(tmp_path)
+    out = tmp_path / backend
+    evaluate(
+        [MAZE, KEYQUEST], HangingAgent(0.3, seeds_of(0, BAD)), out=out, backend=backend,
+        workers=workers, timeout=TIMEOUT, retries=1, **GRID,
+    )  # fmt: skip
+    from turnbudget.eval.report import build_report
+
+    build_report(out, plots=False)
+    check_failed_run(out, clean, "timeout", attempts=2)
+
+
+@pytest.mark.timeout(600, method="thread")  # a guard: the other worker waits for the replacement
+def test_a_killed_pool_worker_costs_nothing(tmp_path):
+    """SIGKILL a pool worker mid-chunk: its chunk is rerun, every episode is logged once,
+    and the logs and summary are the clean run's."""
+    clean = clean_run(tmp_path)
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    result = evaluate(
+        [MAZE, KEYQUEST], KillOnceOracle(0.3, str(pid_dir), workers=2), out=tmp_path / "pool",
+        backend="pool", workers=2, **GRID,
+    )  # fmt: skip
+    victim = int((pid_dir / "victim").read_text())
+    assert not _alive(victim)  # it killed itself on its first command
+    assert len(list(pid_dir.glob("[0-9]*"))) == 3  # and its replacement played too
+    assert {e["episode_id"]: e for e in result.episodes} == clean
+    assert result.summary["failed_to_run"]["episodes"] == 0
+
+
+def test_the_runner_turns_exceptions_into_failures():
+    config = make_config(
+        MAZE, RaisingAgent(0.0, seeds_of(0, [(MAZE, 0, 1)])), ks=[1], ts=[8], n=2, tasks=1,
+        mode="auto", reveal=None, errors=None, seed=0, label=None, record_steps=True,
+    )  # fmt: skip
+    specs = plan_episodes(config)
+    runner = Driver(RaisingAgent(0.0, seeds_of(0, [(MAZE, 0, 1)])), config, kind=EvaluationEpisodes)
+    ok, bad = runner.run(specs)
+    assert ok[0]["success"] and isinstance(bad, EpisodeFailure)
+    assert bad.kind == "exception" and bad.error.startswith("RuntimeError: agent bug")
+    # The retry loop gives up after 1 + retries attempts and yields a failed record last.
+    make_runner = functools.partial(Driver, kind=EvaluationEpisodes)
+    with make_backend("local").start(
+        runner.agents[0], config, serialize=False, runner=make_runner
+    ) as backend:
+        chunks = list(run_with_retries(backend, specs, retries=3))
+    assert chunks[-1][0][0]["failed_to_run"] and chunks[-1][0][0]["attempts"] == 4
+    summary = summarize_run(config, [c[0][0] for c in chunks], n_bootstrap=10)
+    assert summary["failed_to_run"]["episodes"] == 1
+    assert summary["analysis"][MAZE]["episodes"] == 1
+    with pytest.raises(ValueError, match="retries"):
+        list(run_with_retries(backend, specs, retries=-1))
+    with pytest.raises(ValueError, match="timeout"):
+        make_backend("pool", timeout=0)
+
+
+def test_a_run_where_everything_fails_stops_early(tmp_path):
+    """25 first attempts failing in a row (a server down, say) stop the run instead of
+    retrying every episode; what finished is kept for the resume."""
+    from turnbudget.eval.run.backends import ABORT_AFTER, EvaluationAborted
+
+    everything = [(MAZE, task, rep) for task in range(20) for rep in range(2)]
+    agent = RaisingAgent(0.3, seeds_of(0, everything[2:]))  # two episodes still work
+    with pytest.raises(EvaluationAborted, match=f"{ABORT_AFTER} episodes in a row"):
+        evaluate(MAZE, agent, ks=[1, 2], ts=[8], n=2, tasks=20, out=tmp_path / "run")
+    assert len(records(tmp_path / "run")) == 2
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 2)])
+def test_a_failing_batch_call_costs_only_the_episode_that_fails(tmp_path, backend, workers):
+    """act_batch raising takes its batch mates down; each is replayed alone, so only the
+    faulty episode fails to run, and every other one is the clean run's."""
+    from _faults import BatchRaisingAgent
+
+    clean = clean_run(tmp_path)
+    out = tmp_path / backend
+    evaluate(
+        [MAZE, KEYQUEST], BatchRaisingAgent(0.3, seeds_of(0, BAD)), out=out, backend=backend,
+        workers=workers, retries=1, **GRID,
+    )  # fmt: skip
+    from turnbudget.eval.report import build_report
+
+    build_report(out, plots=False)
+    check_failed_run(out, clean, "exception", attempts=2)
+
+
+@pytest.mark.timeout(600, method="thread")  # a guard: the stuck batch call ends only by the timeout
+def test_a_hanging_batch_call_on_local_times_out_only_its_episode(tmp_path):
+    """The local backend keeps a batch agent's slots full and gives each episode its own
+    deadline: a batch call stuck on one episode hits the timeout, its batch mates are
+    replayed alone, and only the stuck episode fails to run."""
+    from _faults import BatchHangingAgent
+
+    clean = clean_run(tmp_path)
+    out = tmp_path / "local"
+    evaluate(
+        [MAZE, KEYQUEST], BatchHangingAgent(0.3, seeds_of(0, BAD)), out=out, backend="local",
+        timeout=TIMEOUT, retries=1, **GRID,
+    )  # fmt: skip
+    from turnbudget.eval.report import build_report
+
+    build_report(out, plots=False)
+    check_failed_run(out, clean, "timeout", attempts=2)

@@ -1,0 +1,164 @@
+"""Team evaluation on the one episode driver: backends, run directories, resume, faults, reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pettingzoo")
+
+from _faults import RaisingAgent
+
+from turnbudget.agents import OracleAgent
+from turnbudget.cli import main
+from turnbudget.eval import evaluate_team
+from turnbudget.eval.report import build_report, load_run_summary, write_run_summary
+from turnbudget.eval.run.plan import derive_seed
+from turnbudget.records import EPISODES_FILE, RUN_FILE, STEPS_FILE, LogError
+
+ROLES = ("operator", "runner")
+SMALL = dict(ks=[1, 2], ts=[6, 12], n=2, tasks=3, errors=0.2, n_bootstrap=50)
+
+
+def team(epsilon: float = 0.3) -> dict[str, OracleAgent]:
+    return {role: OracleAgent(epsilon) for role in ROLES}
+
+
+def lines(out: Path, name: str) -> list[str]:
+    return sorted((out / name).read_text().splitlines())
+
+
+def test_a_team_run_writes_the_same_records_on_local_and_pool(tmp_path):
+    local = evaluate_team("vault_v0", team(), out=tmp_path / "local", **SMALL)
+    pooled = evaluate_team(
+        "vault_v0", team(), out=tmp_path / "pool", backend="pool", workers=2, **SMALL
+    )
+    assert local.episodes == pooled.episodes and local.summary == pooled.summary
+    assert local.n_run == len(local.episodes) == 3 * 2  # truncate: one run per (task, repeat)
+    for name in (EPISODES_FILE, STEPS_FILE):
+        assert lines(tmp_path / "local", name) == lines(tmp_path / "pool", name)
+    steps = [json.loads(line) for line in lines(tmp_path / "local", STEPS_FILE)]
+    assert {s["agent"] for s in steps} == set(ROLES)
+    assert all(s["episode_id"] == f"{s['team_episode_id']}#{s['agent']}" for s in steps)
+    # every member's summary rides with its team episode
+    assert all(set(e["roles"]) == set(ROLES) for e in local.episodes)
+
+
+def test_the_records_of_a_team_run_do_not_depend_on_where_it_ran(tmp_path):
+    """In memory (record=True) and in a run directory, the same episodes and member steps."""
+    memory = evaluate_team("vault_v0", team(), record=True, **SMALL)
+    on_disk = evaluate_team("vault_v0", team(), out=tmp_path / "run", **SMALL)
+    assert memory.episodes == on_disk.episodes
+    steps = sorted(json.dumps(r, sort_keys=True) for r in memory.records if r["record"] == "step")
+    disk_steps = sorted(
+        json.dumps(json.loads(line), sort_keys=True) for line in lines(tmp_path / "run", STEPS_FILE)
+    )
+    assert steps == disk_steps
+
+
+def test_a_finished_team_run_resumes_to_itself_and_a_changed_one_is_refused(tmp_path):
+    out = tmp_path / "run"
+    first = evaluate_team("vault_v0", team(), out=out, **SMALL)
+    before = (out / EPISODES_FILE).read_bytes(), (out / STEPS_FILE).read_bytes()
+    again = evaluate_team("vault_v0", team(), out=out, **SMALL)
+    assert again.n_run == 0 and again.episodes == first.episodes
+    assert ((out / EPISODES_FILE).read_bytes(), (out / STEPS_FILE).read_bytes()) == before
+    with pytest.raises(ValueError, match="different configuration"):
+        evaluate_team("vault_v0", team(0.1), out=out, **SMALL)
+
+
+def test_a_half_logged_team_run_resumes_to_the_clean_run(tmp_path):
+    """Cut the logs as a killed run leaves them (whole episodes, then a torn tail and the
+    member steps of an episode without its record): the rerun completes them exactly."""
+    clean = evaluate_team("vault_v0", team(), out=tmp_path / "clean", **SMALL)
+    out = tmp_path / "cut"
+    evaluate_team("vault_v0", team(), out=out, **SMALL)
+    episodes = (out / EPISODES_FILE).read_text().splitlines(keepends=True)
+    kept = episodes[:2]
+    done = {json.loads(line)["episode_id"] for line in kept}
+    steps = (out / STEPS_FILE).read_text().splitlines(keepends=True)
+    orphan = next(json.loads(s)["team_episode_id"] for s in steps
+                  if json.loads(s)["team_episode_id"] not in done)  # fmt: skip
+    (out / EPISODES_FILE).write_text("".join(kept) + episodes[2][:17])  # a torn last line
+    (out / STEPS_FILE).write_text(
+        "".join(s for s in steps if json.loads(s)["team_episode_id"] in done | {orphan})
+    )
+    resumed = evaluate_team("vault_v0", team(), out=out, **SMALL)
+    assert resumed.n_run == len(clean.episodes) - 2
+    assert resumed.episodes == clean.episodes
+    for name in (EPISODES_FILE, STEPS_FILE):
+        assert lines(out, name) == lines(tmp_path / "clean", name)
+
+
+def test_a_team_episode_that_raises_fails_to_run_and_is_counted_apart(tmp_path):
+    """A member that raises on one episode: that episode is retried, then logged as failed
+    to run; every other episode is the clean run's."""
+    bad_seed = derive_seed(0, "vault_v0:runner", 1, 0)  # task 1, repeat 0
+    faulty = {"operator": OracleAgent(0.3), "runner": RaisingAgent(0.3, {bad_seed})}
+    result = evaluate_team("vault_v0", faulty, out=tmp_path / "run", retries=1, **SMALL)
+    failed = [e for e in result.episodes if e.get("failed_to_run")]
+    assert len(failed) == 1 and failed[0]["seed"] == 1 and failed[0]["rep"] == 0
+    assert failed[0]["attempts"] == 2 and "agent bug" in failed[0]["error"]
+    assert result.summary["failed_to_run"]["episodes"] == 1
+    clean = evaluate_team("vault_v0", team(), **SMALL)
+    ok = [e for e in result.episodes if not e.get("failed_to_run")]
+    assert ok == [e for e in clean.episodes if e["episode_id"] != failed[0]["episode_id"]]
+
+
+def test_a_team_run_is_reported_like_any_run(tmp_path, capsys):
+    out = tmp_path / "run"
+    result = evaluate_team("vault_v0", team(), out=out, label="oracle-team", **SMALL)
+    assert json.loads((out / RUN_FILE).read_text())["game"] == "vault_v0"
+    assert load_run_summary(out, n_bootstrap=50) == result.summary  # from the logs alone
+    write_run_summary(out, result.summary)
+    assert "oracle-team" in (out / "report.md").read_text()
+    summary = build_report(out, plots=False, n_bootstrap=50)
+    assert summary["runs"]["oracle-team"] == json.loads(json.dumps(result.summary))
+    assert main(["report", str(out), "--no-plots"]) == 0
+    # a hand-edited team log is refused, naming the file and line
+    (out / EPISODES_FILE).write_text((out / EPISODES_FILE).read_text() + '{"record": 1}\n')
+    with pytest.raises(LogError, match=f"{EPISODES_FILE}, line 7"):
+        load_run_summary(out)
+
+
+@pytest.mark.timeout(600, method="thread")  # a guard: the run is held open by its gated agent
+def test_a_team_run_killed_midway_resumes_with_nothing_lost_or_duplicated(tmp_path):
+    """SIGKILL a pool team run (its driver and workers) while one worker is held inside an
+    episode: the rerun completes the logs to exactly the clean run's."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from _faults import wait_until
+
+    grid = dict(SMALL, tasks=4)
+    clean = evaluate_team("vault_v0", team(), out=tmp_path / "clean", **grid)
+    out, gate = tmp_path / "killed", tmp_path / "gate"
+    gate.mkdir()
+    script = (
+        "import sys, _faults\n"
+        "from turnbudget.agents import OracleAgent\n"
+        "from turnbudget.eval import evaluate_team\n"
+        "out, gate = sys.argv[1], sys.argv[2]\n"
+        "team = {'operator': OracleAgent(0.3),\n"
+        "        'runner': _faults.GatedOracle(0.3, gate, out + '/episodes.jsonl', 3)}\n"
+        f"evaluate_team('vault_v0', team, out=out, backend='pool', workers=2, **{grid!r})\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[2]), *sys.path])}
+    proc = subprocess.Popen([sys.executable, "-c", script, str(out), str(gate)], env=env,
+                            start_new_session=True)  # fmt: skip
+    try:
+        assert wait_until((gate / "blocked").exists, proc), "the run ended before its gate"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, mid-run
+        proc.wait()
+    logged = (out / EPISODES_FILE).read_bytes().count(b"\n")
+    assert 3 <= logged < len(clean.episodes)
+    resumed = evaluate_team("vault_v0", team(), out=out, **grid)
+    assert resumed.n_run == len(clean.episodes) - logged
+    assert resumed.episodes == clean.episodes
+    for name in (EPISODES_FILE, STEPS_FILE):
+        assert lines(out, name) == lines(tmp_path / "clean", name)

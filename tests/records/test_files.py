@@ -1,0 +1,413 @@
+"""Reading run logs: hand-edited logs through ``turnbudget report``, and resume that never
+deletes what it cannot account for.
+
+Every case starts from a real small run written by `evaluate` and breaks one thing. The
+report must then either stop with exit code 2 and one line that names the file, the line
+and the problem (never a traceback), or, for the documented acceptances, build the report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import turnbudget
+from turnbudget.agents import OracleAgent
+from turnbudget.cli import main
+from turnbudget.eval.run.evaluate import evaluate
+from turnbudget.records import EPISODES_FILE, RUN_FILE, STEPS_FILE, LogError
+
+MAZE = "turnbudget/Maze-Easy-v0"
+RUN = dict(ks=[1, 2], ts=[5, 10], n=2, tasks=2, mode="both", errors=0.2, n_bootstrap=10)
+REPO = Path(turnbudget.__file__).resolve().parents[1]  # the package under test
+
+
+class NotingOracle(OracleAgent):
+    """The oracle with an LLM agent's kind of step note (a reply, tokens, a flag, latency)."""
+
+    name = "noting"
+
+    def act(self, observation: str, info: Any) -> str:
+        self._command = super().act(observation, info)
+        return self._command
+
+    def step_note(self) -> dict[str, Any]:
+        reply = f"I will {self._command}"
+        return {"reply": reply, "tokens_in": 12, "admissible": True, "latency_s": 0.25}
+
+
+@pytest.fixture(scope="module")
+def base_run(tmp_path_factory) -> tuple[Path, dict[str, Any]]:
+    """A finished run (both modes, injected errors, agent notes) and its summary."""
+    out = tmp_path_factory.mktemp("base") / "run"
+    result = evaluate(MAZE, NotingOracle(0.3), out=out, **RUN)
+    outcomes = {e["success"] for e in result.episodes}
+    assert outcomes == {True, False} and all("agent" in e for e in result.episodes)
+    return out, json.loads(json.dumps(result.summary))
+
+
+# -- edits: each changes a copy of the run and returns (file, line) it broke, or None ----
+
+DELETE = object()  # a field to remove
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A value written as this JSON text (``1e400``, ``NaN``, a 400-digit int)."""
+
+    text: str
+
+
+def _lines(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def _pick(lines: list[bytes], which: int | str) -> int:
+    """A line index: a number, or the first episode that is a "success" / "failure"."""
+    if isinstance(which, int):
+        return which
+    return next(
+        i for i, line in enumerate(lines) if json.loads(line)["success"] == (which == "success")
+    )
+
+
+def _dump(record: dict[str, Any]) -> bytes:
+    raws = {f"@raw{i}@": v.text for i, v in enumerate(record.values()) if isinstance(v, Raw)}
+    keys = iter(raws)
+    text = json.dumps({k: next(keys) if isinstance(v, Raw) else v for k, v in record.items()})
+    for marker, raw in raws.items():
+        text = text.replace(json.dumps(marker), raw)
+    return text.encode() + b"\n"
+
+
+def _change(record: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    for key, value in changes.items():
+        if value is DELETE:
+            record.pop(key, None)
+        else:
+            record[key] = value
+    return record
+
+
+def episode(which: int | str = 2, **changes: Any) -> Callable[[Path], tuple[str, int]]:
+    def edit(run: Path) -> tuple[str, int]:
+        path = run / EPISODES_FILE
+        lines = _lines(path)
+        i = _pick(lines, which)
+        lines[i] = _dump(_change(json.loads(lines[i]), changes))
+        path.write_bytes(b"".join(lines))
+        return EPISODES_FILE, i + 1
+
+    return edit
+
+
+def line(
+    text: bytes, file: str = EPISODES_FILE, index: int = 2
+) -> Callable[[Path], tuple[str, int]]:
+    def edit(run: Path) -> tuple[str, int]:
+        path = run / file
+        lines = _lines(path)
+        lines[index] = text + b"\n"
+        path.write_bytes(b"".join(lines))
+        return file, index + 1
+
+    return edit
+
+
+def duplicate(index: int = 2, **changes: Any) -> Callable[[Path], tuple[str, int] | None]:
+    """Log episode ``index`` again at the end (changed by ``changes``)."""
+
+    def edit(run: Path) -> tuple[str, int] | None:
+        path = run / EPISODES_FILE
+        lines = _lines(path)
+        lines.append(_dump(_change(json.loads(lines[index]), changes)))
+        path.write_bytes(b"".join(lines))
+        return (EPISODES_FILE, len(lines)) if changes else None
+
+    return edit
+
+
+def run_json(text: str | None = None, **changes: Any) -> Callable[[Path], tuple[str, None]]:
+    def edit(run: Path) -> tuple[str, None]:
+        path = run / RUN_FILE
+        if text is None:
+            path.write_text(json.dumps(_change(json.loads(path.read_text()), changes), indent=2))
+        else:
+            path.write_text(text)
+        return RUN_FILE, None
+
+    return edit
+
+
+def without_budget_counts(then: Callable[[Path], Any] | None = None) -> Callable[[Path], Any]:
+    """Episode records as older logs wrote them (no ``budget_counts``: the report then reads
+    the steps), and then ``then``."""
+
+    def edit(run: Path) -> Any:
+        path = run / EPISODES_FILE
+        lines = [_dump(_change(json.loads(x), {"budget_counts": DELETE})) for x in _lines(path)]
+        path.write_bytes(b"".join(lines))
+        return then(run) if then else None
+
+    return edit
+
+
+def drop_step(run: Path) -> tuple[str, None]:
+    path = run / STEPS_FILE
+    lines = _lines(path)
+    del lines[3]
+    path.write_bytes(b"".join(lines))
+    return STEPS_FILE, None
+
+
+def drop_episode(run: Path) -> None:
+    path = run / EPISODES_FILE
+    path.write_bytes(b"".join(_lines(path)[:-1]))
+
+
+def tear_last_episode(run: Path) -> None:
+    path = run / EPISODES_FILE
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 40])
+
+
+def failed_to_run(run: Path) -> None:
+    """Episode 2 as an episode that failed to run (what the retry loop logs)."""
+    path = run / EPISODES_FILE
+    lines = _lines(path)
+    e = json.loads(lines[2])
+    keep = ("record", "episode_id", "env_id", "seed", "rep", "turn_budget", "agent_seed")
+    failed = {k: e[k] for k in keep}
+    failed.update(failed_to_run=True, failure="exception", error="RuntimeError: boom", attempts=3)
+    lines[2] = _dump(failed)
+    path.write_bytes(b"".join(lines))
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    edit: Callable[[Path], Any]
+    expect: str | None  # a part of the one-line error; None: the report is built
+    located: bool = True  # the error names the file (and line) the edit broke
+
+
+COUNT = "an int from 0 to 2147483647"
+CASES = [
+    # Lines that are not one JSON object.
+    Case("not-json", line(b'{"record": "episode", "episode_id": '), "not JSON (Expecting value"),
+    Case("blank-line", line(b""), "Expect a JSON object, got an empty line"),
+    Case("array", line(b"[1, 2]"), "Expect a JSON object, got an array: [1, 2]"),
+    Case("string", line(b'"episode"'), "Expect a JSON object, got a string"),
+    Case("null", line(b"null"), "Expect a JSON object, got null"),
+    Case("number", line(b"42"), "Expect a JSON object, got a number: 42"),
+    Case("bad-utf8", line(b'{"episode_id": "\xff\xfe"}'), "not JSON ('utf-8' codec can't decode"),
+    Case("deep-nesting", line(b"[" * 100_000 + b"]" * 100_000), "not JSON we can read (nested too deeply)"),
+    Case("5000-digit-int", line(b'{"seed": 1' + b"0" * 5000 + b"}"), "not JSON (Exceeds the limit (4300 digits)"),
+    # Records that are not episodes of this run.
+    Case("no-episode-id", episode(episode_id=DELETE), "Expect `episode_id` to be a string, got None"),
+    Case("int-episode-id", episode(episode_id=7), "Expect `episode_id` to be a string, got 7"),
+    Case("unknown-episode-id", episode(episode_id=f"{MAZE}|seed=9|rep=0|T=5"), f"`turn_budget` ('{MAZE}|seed=0|rep=1|T=5'), got '{MAZE}|seed=9|rep=0|T=5'"),
+    Case("a-step-record", episode(record="step"), 'Expect an episode record ("record": "episode"), got \'step\''),
+    Case("no-record-kind", episode(record=DELETE), "Expect an episode record"),
+    Case("seed-differs-from-id", episode(seed=1), f"Expect `episode_id` to agree with `env_id`, `seed`, `rep` and `turn_budget` ('{MAZE}|seed=1|rep=1|T=5'), got '{MAZE}|seed=0|rep=1|T=5'"),
+    Case("seed-not-a-task", episode(seed=7), "Expect `seed` to be one of the run's task seeds, got 7"),
+    Case("seed-as-string", episode(seed="0"), "Expect `seed` to be one of the run's task seeds, got '0'"),
+    Case("seed-as-float", episode(seed=0.0), "Expect `seed` to be one of the run's task seeds, got 0.0"),
+    Case("budget-not-played", episode(turn_budget=7), "Expect `turn_budget` to be a budget the run plays ([5, 10]), got 7"),
+    Case("no-env-id", episode(env_id=DELETE), f"Expect `env_id` to be one of the run's envs ['{MAZE}'], but it is missing"),
+    Case("env-id-a-list", episode(env_id=[MAZE]), "Expect `env_id` to be one of the run's envs"),
+    Case("rep-out-of-range", episode(rep=2), "Expect `rep` to be an int from 0 to 1, got 2"),
+    Case("no-rep", episode(rep=DELETE), "Expect `rep` to be an int from 0 to 1, but it is missing"),
+    # The outcome.
+    Case("no-success", episode(success=DELETE), "Expect `success` to be true or false, but it is missing"),
+    Case("success-1", episode(success=1), "Expect `success` to be true or false, got 1"),
+    Case("success-yes", episode(success="yes"), "Expect `success` to be true or false, got 'yes'"),
+    Case("no-turns-used", episode(turns_used=DELETE), f"Expect `turns_used` to be {COUNT}, but it is missing"),
+    Case("negative-turns-used", episode(turns_used=-1), f"Expect `turns_used` to be {COUNT}, got -1"),
+    Case("float-turns-used", episode(turns_used=3.0), f"Expect `turns_used` to be {COUNT}, got 3.0"),
+    Case("turns-used-over-budget", episode("failure", turns_used=99), "Expect `turns_used` to be from 1 to the turn budget"),
+    Case("zero-turns-used", episode("failure", turns_used=0), "Expect `turns_used` to be from 1 to the turn budget"),
+    Case("inf-turns-used", episode(turns_used=Raw("1e400")), f"Expect `turns_used` to be {COUNT}, got inf"),
+    Case("infinity-turns-used", episode(turns_used=Raw("-Infinity")), "got -inf"),
+    Case("nan-turns-used", episode(turns_used=Raw("NaN")), f"Expect `turns_used` to be {COUNT}, got nan"),
+    Case("10^400-turns-used", episode(turns_used=Raw("1" + "0" * 400)), f"Expect `turns_used` to be {COUNT}, got 1000000"),
+    Case("negative-first-success", episode("success", first_success_turn=-2), "Expect `first_success_turn` to be null or an int from 0 to 2147483647, got -2"),
+    Case("first-success-over-budget", episode("success", first_success_turn=11), "Expect `first_success_turn` of a successful episode to be from 1 to `turns_used`"),
+    Case("first-success-zero", episode("success", first_success_turn=0), "Expect `first_success_turn` of a successful episode"),
+    Case("success-without-turn", episode("failure", success=True), "Expect `first_success_turn` of a successful episode to be from 1 to `turns_used` (5), got None"),
+    Case("failure-with-a-turn", episode("failure", first_success_turn=2), "Expect `first_success_turn` of a failed episode to be null, got 2"),
+    # The counts and rates behind the analysis.
+    Case("rate-above-1", episode(optimal_step_rate=1.5), "Expect `optimal_step_rate` to be null or a number from 0 to 1, got 1.5"),
+    Case("rate-infinity", episode(optimal_step_rate=Raw("Infinity")), "got inf"),
+    Case("negative-count", episode(n_wasted=-1), f"Expect `n_wasted` to be {COUNT}, got -1"),
+    Case("huge-count", episode(n_errors_self=2**40), f"Expect `n_errors_self` to be {COUNT}"),
+    Case("judged-without-hits", episode(n_optimal_steps=DELETE), f"Expect `n_optimal_steps` to be {COUNT}, but it is missing"),
+    Case("more-hits-than-judged", episode("failure", n_optimal_steps=6), "Expect `n_optimal_steps` (6) to be at most `n_steps_judged` (5)"),
+    Case("turns-to-recover-not-a-list", episode(turns_to_recover="x"), "Expect `turns_to_recover` to be a list of such ints, got 'x'"),
+    Case("turns-to-recover-negative", episode(turns_to_recover=[-1]), "Expect `turns_to_recover` to be a list"),
+    Case("budget-counts-missing-a-budget", episode(budget_counts={"5": [0] * 15}), "Expect `budget_counts` to map each budget ['10', '5'] to 15 ints"),
+    Case("budget-counts-null", episode(budget_counts=None), "Expect `budget_counts` to map each budget"),
+    Case("budget-counts-short", episode(budget_counts={"5": [0], "10": [0]}), "Expect `budget_counts` to map each budget"),
+    Case("agent-usage-string", episode(agent={"steps": 5, "tokens_in": "many"}), "Expect `agent` to be an object of finite numbers"),
+    Case("agent-usage-10^400", episode(agent=Raw('{"steps": 1' + "0" * 400 + "}")), "Expect `agent` to be an object of finite numbers"),
+    Case("failed-to-run-yes", episode(failed_to_run="yes"), "Expect `failed_to_run` to be true or false, got 'yes'"),
+    # The same episode twice.
+    Case("conflicting-duplicate", duplicate(success=True, first_success_turn=1), "is logged again with different content (first at line 3); which one holds?"),
+    Case("identical-duplicate", duplicate(), None),  # kept once
+    # Missing episodes: the run is incomplete.
+    Case("missing-episode", drop_episode, "has 7 episode records, expected 8: it is incomplete"),
+    Case("torn-last-line", tear_last_episode, "has 7 episode records, expected 8: it is incomplete"),
+    # run.json.
+    Case("run-json-not-json", run_json('{"label": "x",\n "envs": [}'), "run.json: not JSON (Expecting value at line 2 column 11)"),
+    Case("run-json-array", run_json("[]"), "run.json: Expect a JSON object, got an array: []"),
+    Case("run-json-no-ts", run_json(ts=DELETE), "run.json: Expect the fields ['ts'] too: they are missing"),
+    Case("run-json-zero-budget", run_json(ts=[0, 5]), "run.json: Expect `ts` to hold positive ints, got 0"),
+    Case("run-json-ts-not-a-list", run_json(ts=5), "run.json: Expect `ts` to be a list, got 5"),
+    Case("run-json-unknown-field", run_json(colour="red"), "got unknown ones: ['colour']"),
+    Case("run-json-mode", run_json(mode="fast"), "run.json: Expect `mode` to be one of ('truncate', 'rerun', 'both'), got 'fast'"),
+    Case("run-json-n-below-k", run_json(n=1), "run.json: Expect `n` to be an int >= max(ks) = 2, got 1"),
+    Case("run-json-other-env", run_json(envs=["turnbudget/KeyQuest-Easy-v0"]), "episodes.jsonl, line 1: Expect `env_id` to be one of the run's envs ['turnbudget/KeyQuest-Easy-v0'], got 'turnbudget/Maze-Easy-v0'", located=False),
+    Case("run-json-billions-planned", run_json(n=10**12, tasks=list(range(1000))), "has 8 episode records, expected 2000000000000000: it is incomplete", located=False),
+    Case("run-json-label-number", run_json(label=5), "run.json: Expect `label` to be a non-empty string, got 5"),
+    # steps.jsonl, read only for episode records without `budget_counts` (older logs).
+    Case("old-logs", without_budget_counts(), None),
+    Case("old-logs-step-not-json", without_budget_counts(line(b"{", STEPS_FILE, 4)), "not JSON"),
+    Case("old-logs-step-array", without_budget_counts(line(b"[]", STEPS_FILE, 4)), "Expect a JSON object, got an array"),
+    Case("old-logs-step-turn-string", without_budget_counts(line(b'{"record": "step", "episode_id": "x", "turn": "1"}', STEPS_FILE, 4)), f"Expect `turn` to be {COUNT}, got '1'"),
+    Case("old-logs-step-turn-0", without_budget_counts(line(b'{"record": "step", "episode_id": "x", "turn": 0}', STEPS_FILE, 4)), "Expect `turn` to be at least 1"),
+    Case("old-logs-step-optimal-string", without_budget_counts(line(b'{"record": "step", "episode_id": "x", "turn": 1, "optimal": "yes"}', STEPS_FILE, 4)), "Expect `optimal` to be true, false or null"),
+    Case("old-logs-missing-step", without_budget_counts(drop_step), "expect turns 1 to"),
+    # Documented acceptances.
+    Case("unknown-field", episode(note="hand-written", extra=Raw("NaN")), None),  # unread: left alone
+    Case("failed-to-run-record", failed_to_run, None),  # counted apart, not the agent's failure
+    Case("corrupt-steps-unread", line(b"{", STEPS_FILE, 4), None),  # records carry budget_counts
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_report_on_a_hand_edited_log(case, base_run, tmp_path, capsys):
+    base, clean = base_run
+    run = tmp_path / "run"
+    shutil.copytree(base, run)
+    where = case.edit(run)
+    code = main(["report", str(run), "--no-plots"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    if case.expect is None:
+        assert code == 0, err
+        (summary,) = json.loads((run / "summary.json").read_text())["runs"].values()
+        if case.id in ("identical-duplicate", "old-logs", "unknown-field", "corrupt-steps-unread"):
+            assert summary == clean
+        if case.id == "failed-to-run-record":
+            assert summary["failed_to_run"]["episodes"] == 1
+        return
+    assert code == 2, out
+    assert err.startswith("turnbudget report: error: ") and err.count("\n") == 1, err
+    assert case.expect in err, err
+    if where is not None and case.located:
+        file, number = where
+        assert f"{run / file}" + (f", line {number}:" if number else ":") in err, err
+
+
+def test_report_subprocess_exits_2_with_one_line(base_run, tmp_path):
+    """The same through the ``turnbudget`` process: exit code 2, one line, no traceback."""
+    run = tmp_path / "run"
+    shutil.copytree(base_run[0], run)
+    line(b"[" * 100_000 + b"]" * 100_000)(run)
+    proc = subprocess.run(
+        [sys.executable, "-m", "turnbudget", "report", str(run), "--no-plots"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == (
+        f"turnbudget report: error: {run / EPISODES_FILE}, line 3: not JSON we can read "
+        "(nested too deeply)\n"
+    )
+
+
+# -- resume ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def oracle_run(tmp_path_factory) -> tuple[Path, dict[str, Any]]:
+    """A finished run that ``turnbudget eval`` can resume too (a registered agent)."""
+    out = tmp_path_factory.mktemp("oracle") / "run"
+    result = evaluate(MAZE, OracleAgent(0.3), out=out, **RUN)
+    return out, json.loads(json.dumps(result.summary))
+
+
+def _resume(out: Path) -> Any:
+    return evaluate(MAZE, OracleAgent(0.3), out=out, **RUN)
+
+
+EVAL = [
+    "eval", "--env", MAZE, "--agent", "oracle:0.3", "--k", "1,2", "--t", "5,10", "--n", "2",
+    "--tasks", "2", "--mode", "both", "--errors", "0.2", "--quiet", "--no-plots",
+]  # fmt: skip
+
+
+BREAKS = [
+    ("steps-middle-not-json", line(b'{"record":"step","episode_id":"turnbudget/Ma', STEPS_FILE, 20), "not JSON"),
+    ("steps-middle-array", line(b"[]", STEPS_FILE, 20), "Expect a JSON object"),
+    ("steps-middle-no-turn", line(b'{"record":"step","episode_id":"x"}', STEPS_FILE, 20), "Expect `turn`"),
+    ("steps-of-another-run", line(b'{"record":"step","episode_id":"x","turn":1}', STEPS_FILE, 20), "Expect `episode_id` to be one of the run's episodes (run.json), got 'x'"),
+    ("steps-of-a-huge-seed", line(b'{"record":"step","episode_id":"x|seed=' + b"9" * 5000 + b'|rep=0|T=5","turn":1}', STEPS_FILE, 20), "Expect `episode_id` to be one of the run's episodes"),
+    ("episodes-middle-not-json", line(b"{"), "not JSON"),
+    ("episodes-middle-number", line(b"7"), "Expect a JSON object, got a number"),
+    ("episode-of-another-run", episode(episode_id="x"), "Expect `episode_id` to agree with"),
+    ("episode-without-success", episode(success=DELETE), "Expect `success`"),
+    ("conflicting-duplicate", duplicate(success=True, first_success_turn=1), "logged again with different content"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("edit,expect", [b[1:] for b in BREAKS], ids=[b[0] for b in BREAKS])
+def test_resume_refuses_what_it_cannot_account_for_and_deletes_nothing(
+    edit, expect, oracle_run, tmp_path, capsys
+):
+    """A corrupt line anywhere but a torn tail: a refusal naming the file and line, and
+    both logs left byte for byte as they were (the issue: 1,858 step records cut to 618)."""
+    run = tmp_path / "run"
+    shutil.copytree(oracle_run[0], run)
+    file, number = edit(run) or (EPISODES_FILE, len(_lines(run / EPISODES_FILE)))
+    before = {name: (run / name).read_bytes() for name in (EPISODES_FILE, STEPS_FILE)}
+    with pytest.raises(LogError, match="Cannot resume") as info:
+        _resume(run)
+    assert f"{run / file}, line {number}: " in str(info.value) and expect in str(info.value)
+    assert "--overwrite" in str(info.value)
+    assert {name: (run / name).read_bytes() for name in before} == before
+    # The command line: exit code 2 and the same one line.
+    code = main([*EVAL, "--out", str(run)])
+    err = capsys.readouterr().err
+    assert code == 2 and err == f"turnbudget eval: error: {info.value}\n"
+    assert {name: (run / name).read_bytes() for name in before} == before
+
+
+def test_resume_drops_identical_copies_and_torn_tails_only(oracle_run, tmp_path):
+    """What resume can account for goes; every whole step of a complete episode stays."""
+    run = tmp_path / "run"
+    shutil.copytree(oracle_run[0], run)
+    steps = (run / STEPS_FILE).read_bytes()
+    duplicate()(run)
+    with (run / STEPS_FILE).open("ab") as f:
+        f.write(_lines(run / STEPS_FILE)[5] + b'{"record":"step","epis')  # a copy, then torn
+    resumed = _resume(run)
+    assert resumed.n_run == 0 and resumed.summary == oracle_run[1]
+    assert (run / STEPS_FILE).read_bytes() == steps
+    assert len(_lines(run / EPISODES_FILE)) == 8
+
+
+def test_an_unreadable_run_json_is_refused_on_resume(oracle_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(oracle_run[0], run)
+    (run / RUN_FILE).write_text("{")
+    with pytest.raises(LogError, match=r"run\.json: not JSON .* fix run\.json, or choose a new"):
+        _resume(run)

@@ -1,0 +1,431 @@
+"""Teacher-forced probes: single-step skill and recovery skill, normalized against chance.
+
+Observational step records (`RecordStepOutcomes`) say how often an agent
+played an optimal command on track or right after an error, but errors happen
+in particular states, and a random walk returns to where it was by chance:
+those rates measure where errors happen as much as skill. Probes put every
+agent in the *same* states instead:
+
+1. For each task, the engine fixes one optimal plan (a shortest path chosen
+   with a seeded generator) and, for each prefix length ``t0`` (fractions of
+   the plan's length), drives the episode along it for ``t0`` turns. The agent
+   sees every observation and is told what was executed for it (the optional
+   ``observe`` hook, and ``info["executed_action"]`` on its next call; see
+   `turnbudget.agents.base`).
+2. *single-step probe*: the agent answers once at that on-track state; the
+   answer is optimal when it is in ``optimal_actions()`` (or, a synonym, it
+   brings the distance down by one).
+3. *recovery probe*, per error kind: one recoverable error that raises the
+   distance fires at turn ``t0 + 1``. ``slip``: the engine plays a
+   non-optimal admissible command for the agent (one that keeps the task
+   solvable and raises the distance), as an injected slip would. ``setback``:
+   the agent answers for the state it saw, the env's ``inject_setback`` fires,
+   and the command runs in the changed state, as `InjectErrors` does. The
+   agent then plays on; the probe records whether and after how many turns the
+   distance is back to its pre-error value, and whether it wins within the
+   budget ``B = ceil(budget_factor * d_after) + budget_slack`` turns after the
+   prefix (``d_after``: the distance right after the error).
+4. *control*: the same prefix and the same budget B with no error, so the
+   error's cost (control win rate minus win rate after the error) is measured.
+
+Every probe also runs for `RandomAgent` (``baseline_repeats`` times, with
+seeds of its own), and each skill is normalized against it:
+``skill = (p - p_random) / (1 - p_random)``: 0 for chance, 1 for a perfect
+agent. `single_step_skill` uses p = the rate of optimal answers, and
+`recovery_skill` p = the rate of recovered errors. Intervals are percentile
+bootstraps over tasks (agent and baseline resampled together). For an
+``OracleAgent(epsilon)`` the single-step skill is exactly ``1 - epsilon`` in
+expectation: p = (1 - ε) + ε·c and p_random = c, with c the chance rate.
+
+Everything is a pure function of (env id, task seed, prefix, probe, seed):
+prefixes, errors and the agents' seeds. Probe episodes run on the evaluation
+backends (``backend="local" | "pool" | "ray"``, ``workers=N``) as `ProbeJob`
+work items, each a program of the episode driver (`ProbeEpisodes`, the kind of
+run), so results are the same for any backend and worker count; a probe that
+fails to run after its retries is left out of the skills and counted apart.
+Results are written to ``out`` as ``probe.json`` (the configuration),
+``probes.jsonl`` (one line per probe and agent) and ``probe_summary.json``;
+``probe_report.md`` is the caller's (`turnbudget.eval.report`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from turnbudget.agents.base import agent_flags, in_flight
+from turnbudget.eval.probes.plan import PROBE_KINDS, ProbeConfig, ProbeSpec, TaskStarts, plan_probes
+from turnbudget.eval.probes.summary import summarize_probes, write_probe_summary
+from turnbudget.eval.run.agent_view import agent_info
+from turnbudget.eval.run.backends import Backend, resolve_backend
+from turnbudget.eval.run.driver import Act, AgentSet, Observe, Player, Program
+from turnbudget.eval.run.jobs import run_jobs
+from turnbudget.eval.run.plan import _agent_repr, check_retries, derive_seed, task_seeds
+from turnbudget.records import cap_text, write_jsonl
+
+__all__ = [
+    "PROBES_FILE",
+    "PROBE_CONFIG_FILE",
+    "PROBE_FAILURES_FILE",
+    "PROBE_KINDS",
+    "ProbeConfig",
+    "ProbeEpisodes",
+    "ProbeJob",
+    "ProbeResult",
+    "ProbeSpec",
+    "plan_probes",
+    "probe",
+]
+
+PROBE_CONFIG_FILE = "probe.json"
+PROBES_FILE = "probes.jsonl"
+PROBE_FAILURES_FILE = "probe_failures.jsonl"
+BASELINE = "random"  # the label of the chance baseline in the results
+
+
+@dataclass
+class ProbeResult:
+    """What `probe` returns: the configuration, one record per probe and agent, the summary;
+    ``failed``: the probes that failed to run (left out of ``records`` and the skills)."""
+
+    config: ProbeConfig
+    records: list[dict[str, Any]]
+    summary: dict[str, Any]
+    out: Path | None = None
+    specs: list[ProbeSpec] = field(default_factory=list)
+    failed: list[dict[str, Any]] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _episode(
+    starts: TaskStarts, slot: int, spec: ProbeSpec, needs_oracle: bool, show_budget: bool
+) -> Program:
+    """One probe as a driver program (see `turnbudget.eval.run.driver`); returns its record."""
+    budget = spec.prefix + (1 if spec.probe == "single" else spec.budget)
+    env, obs, info = starts.fresh(spec.env_id, spec.task_seed, budget, slot)
+    game = env.unwrapped
+    executed: str | None = None
+
+    def view(info: dict[str, Any]) -> dict[str, Any]:
+        oracle = game.optimal_actions if needs_oracle else None
+        return agent_info(info, show_budget=show_budget, oracle=oracle, executed=executed)
+
+    for action in spec.plan[: spec.prefix]:
+        yield Observe(0, obs, view(info), action)
+        obs, _, _, _, info = env.step(action)
+        executed = action
+    record: dict[str, Any] = {"applied": spec.applied}
+    if spec.probe == "single":
+        optimal_now = set(game.optimal_actions())
+        action, _ = yield Act(0, obs, view(info))
+        before = spec.distance_before
+        _, _, _, _, step_info = env.step(action)
+        after = game.distance_to_goal()
+        synonym = bool(step_info.get("valid_action")) and after is not None and after == before - 1
+        record.update(action=cap_text(str(action)), optimal=action in optimal_now or synonym)
+        return record
+    if not spec.applied:
+        return record
+    target = int(spec.distance_before)
+    turn = 0  # turns after the prefix
+    start = 1  # the first turn whose command can bring the distance back
+    if spec.probe == "recovery" and spec.kind == "slip":
+        yield Observe(0, obs, view(info), str(spec.error))
+        obs, _, _, _, info = env.step(str(spec.error))
+        obs = f"Your hand slips: you {spec.error}.\n\n{obs}"  # as InjectErrors narrates one
+        executed, turn, start = str(spec.error), 1, 2
+    recovered_at = None
+    won = bool(info.get("won"))
+    while turn < spec.budget and not won and not info.get("lost"):
+        action, _ = yield Act(0, obs, view(info))
+        turn += 1
+        narration = ""
+        if spec.probe == "recovery" and spec.kind == "setback" and turn == 1:
+            narration = str(game.inject_setback(np.random.default_rng(int(spec.error))))
+        obs, _, terminated, _, info = env.step(action)
+        if narration:
+            obs = f"{narration}\n\n{obs}"
+        executed = action
+        won = bool(info.get("won"))
+        distance = game.distance_to_goal()
+        if (
+            spec.probe == "recovery" and recovered_at is None and turn >= start
+            and distance is not None and distance <= target
+        ):  # fmt: skip
+            recovered_at = turn - start + 1
+        if terminated:
+            break
+    record.update(won=won, turns=turn)
+    if spec.probe == "recovery":
+        record.update(recovered=recovered_at is not None, turns_to_recover=recovered_at)
+    return record
+
+
+def _agent_name(agent: Any) -> str:
+    return str(getattr(agent, "name", None) or type(agent).__name__)
+
+
+@dataclass(frozen=True, order=True)
+class ProbeJob:
+    """One probe episode as a backend's work item: which agent plays which probe, with what seed.
+
+    Jobs sort by ``index`` (their place in the results), so retries and
+    failed-to-run records come in a fixed order; everything that decides the
+    outcome (the probe, the agent, the seed) is in the job, never in the order
+    jobs run.
+    """
+
+    index: int
+    agent: int = field(compare=False)  # position in the tuple of agents the runner holds
+    label: str = field(compare=False)
+    role: str = field(compare=False)
+    spec: ProbeSpec = field(compare=False)
+    seed: int = field(compare=False)
+
+    @property
+    def episode_id(self) -> str:
+        return f"probe-{self.index}"
+
+
+class ProbeEpisodes:
+    """The `Kind` of `probe`'s runs: each job is a `ProbeJob`, played by the agent it names
+    (the driver holds every probed agent and the baseline, as an `AgentSet`); its
+    outcome is ``(job, record)``."""
+
+    def __init__(self, agents: Sequence[Any], config: Any = None, serialize: bool = False):
+        self.flags = [agent_flags(a) for a in agents]  # (needs_oracle, budget_aware)
+        self.starts = TaskStarts()
+
+    def players(self, job: ProbeJob) -> list[Player]:
+        return [Player(job.agent, job.episode_id, job.seed)]
+
+    def program(self, job: ProbeJob, slot: int) -> Program:
+        needs_oracle, budget_aware = self.flags[job.agent]
+        record = yield from _episode(self.starts, slot, job.spec, needs_oracle, budget_aware)
+        return job, record
+
+    def discard(self, job: ProbeJob, slot: int) -> None:
+        """Nothing to forget: every probe plays on a fresh copy of its task's start."""
+
+    def close(self) -> None:
+        self.starts.close()
+
+
+def _jobs(
+    runs: Sequence[tuple[str, Any, str, int]], specs: list[ProbeSpec], config: ProbeConfig
+) -> list[ProbeJob]:
+    """Every probe ``repeats`` times for each agent. Seeds depend on the role ("agent" or
+    "baseline"), so a `RandomAgent` probed as an agent is an independent draw from the baseline."""
+    jobs: list[ProbeJob] = []
+    for a, (label, _, role, repeats) in enumerate(runs):
+        for spec in specs:
+            for r in range(repeats):
+                seed = derive_seed(config.seed, role, r, *spec.key[:3], spec.probe, spec.kind or "")
+                jobs.append(ProbeJob(len(jobs), a, label, role, spec, seed))
+    return jobs
+
+
+def _identity(job: ProbeJob) -> dict[str, Any]:
+    spec = job.spec
+    return {
+        "agent": job.label, "role": job.role, "env_id": spec.env_id, "task_seed": spec.task_seed,
+        "prefix": spec.prefix, "plan_length": len(spec.plan), "probe": spec.probe,
+        "kind": spec.kind, "distance_before": spec.distance_before,
+        "distance_after": spec.distance_after, "budget": spec.budget,
+        "n_admissible": spec.n_admissible, "n_optimal": spec.n_optimal, "agent_seed": job.seed,
+    }  # fmt: skip
+
+
+def _failed(failure: Any, attempts: int) -> tuple[ProbeJob, dict[str, Any]]:
+    """A probe that failed to run on every attempt: its identity, no outcome."""
+    job = failure.spec
+    record = {**_identity(job), "failed_to_run": True, "failure": failure.kind}
+    record.update(error=failure.error, attempts=attempts)
+    return job, record
+
+
+def probe(
+    envs: str | Sequence[str],
+    agent: Any | Sequence[Any],
+    *,
+    tasks: int | Sequence[int] = 20,
+    prefixes: Sequence[float] = (0.0, 0.25, 0.5, 0.75),
+    kinds: Sequence[str] = PROBE_KINDS,
+    budget_factor: float = 1.5,
+    budget_slack: int = 2,
+    repeats: int = 1,
+    baseline_repeats: int = 4,
+    seed: int = 0,
+    label: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    n_bootstrap: int = 1000,
+    progress: bool = False,
+    workers: int = 1,
+    backend: str | Backend | None = None,
+    backend_options: dict[str, Any] | None = None,
+    timeout: float | None = None,
+    retries: int = 2,
+    concurrency: int | None = None,
+) -> ProbeResult:
+    """Run teacher-forced probes for ``agent`` and for the random baseline (see the module doc).
+
+    Args:
+        envs: one env id or several (each built with `turnbudget.make`; the
+            game needs the oracle and, for setbacks, ``inject_setback``).
+        agent: an `Agent` or a `BatchAgent` (optionally with ``observe`` /
+            ``observe_batch`` to hear about forced turns), or a list of them
+            (probed on the same states, against one baseline run).
+        tasks: task seeds, or a count ``m`` for seeds ``0..m-1``.
+        prefixes: prefix lengths as fractions in [0, 1) of each task's plan length.
+        kinds: error kinds for the recovery probes (``slip``, ``setback``).
+        budget_factor: with ``budget_slack``, the recovery and control budget,
+            ``B = ceil(budget_factor * d_after) + budget_slack`` turns after the prefix.
+        budget_slack: see ``budget_factor``.
+        repeats: probes per state for ``agent`` (seeds of their own).
+        baseline_repeats: probes per state for the random baseline.
+        seed: base of every seed (plans, errors, agents).
+        label: the agent's name in the results (default: its ``name``; one agent only).
+        out: a directory for ``probe.json``, ``probes.jsonl`` and
+            ``probe_summary.json`` (replaced); ``probe_report.md`` is the caller's
+            (`turnbudget.eval.report.write_probe_report`).
+        n_bootstrap: bootstrap resamples over tasks.
+        progress: show a progress bar on stderr.
+        workers: with ``backend``, ``backend_options``, ``timeout`` and ``retries``,
+            where and how the probe episodes run, as in `turnbudget.eval.evaluate` (``local``,
+            ``pool``, ``ray``, ...; default: local for one worker, else pool).
+            Every agent must be picklable for more than one worker. Results
+            do not depend on them: each probe's seeds come from its identity.
+            A probe that fails to run on every attempt (the agent or env raised,
+            its worker died, it ran past ``timeout``) is left out of the skills
+            and listed in ``ProbeResult.failed`` and ``probe_failures.jsonl``.
+        backend: see ``workers``.
+        backend_options: see ``workers``.
+        timeout: see ``workers``.
+        retries: see ``workers``.
+        concurrency: probes in flight for an async agent (an LLM agent such as
+            `ChatAgent`, driven through `AsyncBatch`; default: the agent's own
+            ``concurrency``); 1 drives it one blocking call at a time.
+
+    Example:
+        >>> from turnbudget.agents import OracleAgent
+        >>> result = probe("turnbudget/Maze-Easy-v0", OracleAgent(0.0), tasks=2, baseline_repeats=1)
+        >>> result.summary["agents"]["oracle-eps0"]["turnbudget/Maze-Easy-v0"]["single_step_skill"]["mean"]
+        1.0
+    """
+    config = _make_config(
+        envs, agent, tasks, prefixes, kinds, budget_factor, budget_slack, repeats,
+        baseline_repeats, seed, label,
+    )  # fmt: skip
+    retries = check_retries(retries)
+    backend = resolve_backend(backend, workers, backend_options, timeout)
+    starts = TaskStarts()
+    try:
+        specs = plan_probes(config, starts)
+    finally:
+        starts.close()
+    if not specs:
+        raise ValueError(f"No probe could be planned for {list(config.envs)}: no task is solvable")
+    runs = _runs(config, agent, repeats, baseline_repeats)
+    # an async (LLM) agent: many probes in flight; the baseline is driven as it is
+    driven = [
+        (label, in_flight(who, concurrency) if role == "agent" else who, role, reps)
+        for label, who, role, reps in runs
+    ]
+    done: dict[int, tuple[ProbeJob, dict[str, Any]]] = {}
+    try:
+        jobs = _jobs(driven, specs, config)
+        run_jobs(
+            backend, AgentSet(tuple(r[1] for r in driven)), config, jobs, kind=ProbeEpisodes,
+            serialize=False, retries=retries, on_failure=_failed, progress=progress,
+            desc="probe", unit="probe",
+            sink=lambda outcomes: done.update((job.index, (job, r)) for job, r in outcomes),
+        )  # fmt: skip
+    finally:
+        for (_, who, _, _), (_, wrapper, _, _) in zip(runs, driven, strict=True):
+            if wrapper is not who:
+                wrapper.close()
+    outcomes = [done[j.index] for j in jobs]
+    records = [{**_identity(j), **r} for j, r in outcomes if not r.get("failed_to_run")]
+    failed = [r for _, r in outcomes if r.get("failed_to_run")]
+    summary = summarize_probes(config.to_dict(), records, n_bootstrap=n_bootstrap)
+    summary["failed_to_run"] = {
+        label: sum(r["agent"] == label for r in failed) for label in (*config.labels, BASELINE)
+    }
+    out_path = Path(out) if out is not None else None
+    if out_path is not None:
+        out_path.mkdir(parents=True, exist_ok=True)
+        (out_path / PROBE_CONFIG_FILE).write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+        write_jsonl(out_path / PROBES_FILE, records)
+        write_probe_summary(out_path, summary)
+        failures = out_path / PROBE_FAILURES_FILE
+        failures.unlink(missing_ok=True)
+        if failed:
+            write_jsonl(failures, failed)
+    return ProbeResult(config, records, summary, out_path, specs, failed)
+
+
+def _runs(
+    config: ProbeConfig, agent: Any, repeats: int, baseline_repeats: int
+) -> list[tuple[str, Any, str, int]]:
+    """(label, agent, role, repeats) of every agent probed, the random baseline last."""
+    from turnbudget.agents.baselines import RandomAgent
+
+    agents = list(agent) if isinstance(agent, (list, tuple)) else [agent]
+    runs = [(lbl, a, "agent", repeats) for lbl, a in zip(config.labels, agents, strict=True)]
+    runs.append((BASELINE, RandomAgent(), "baseline", baseline_repeats))
+    return runs
+
+
+def _make_config(
+    envs: str | Sequence[str],
+    agent: Any,
+    tasks: int | Sequence[int],
+    prefixes: Sequence[float],
+    kinds: Sequence[str],
+    budget_factor: float,
+    budget_slack: int,
+    repeats: int,
+    baseline_repeats: int,
+    seed: int,
+    label: str | None,
+) -> ProbeConfig:
+    env_ids = (envs,) if isinstance(envs, str) else tuple(envs)
+    if not env_ids or not all(isinstance(e, str) and e for e in env_ids):
+        raise ValueError(f"Expect `envs` to be env ids, got {envs!r}")
+    seeds = task_seeds(tasks)
+    fractions = tuple(float(f) for f in prefixes)
+    if not fractions or not all(0.0 <= f < 1.0 for f in fractions):
+        raise ValueError(f"Expect `prefixes` to be fractions in [0, 1), got {prefixes!r}")
+    kinds_t = tuple(kinds)
+    if any(k not in PROBE_KINDS for k in kinds_t) or len(set(kinds_t)) != len(kinds_t):
+        raise ValueError(f"Expect `kinds` to be distinct kinds from {PROBE_KINDS}, got {kinds!r}")
+    if not (isinstance(budget_factor, (int, float)) and budget_factor >= 1.0):
+        raise ValueError(f"Expect `budget_factor` to be a number >= 1, got {budget_factor!r}")
+    for name, value, low in (
+        ("budget_slack", budget_slack, 0), ("repeats", repeats, 1),
+        ("baseline_repeats", baseline_repeats, 1),
+    ):  # fmt: skip
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"Expect `{name}` to be an int >= {low}, got {value!r}")
+    agents = list(agent) if isinstance(agent, (list, tuple)) else [agent]
+    if not agents:
+        raise ValueError("Expect at least one agent to probe, got none")
+    if label is not None and len(agents) != 1:
+        raise ValueError("Give `label` only when probing one agent")
+    labels = (label,) if label is not None else tuple(_agent_name(a) for a in agents)
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"Expect distinct agent names, got {list(labels)}")
+    return ProbeConfig(
+        labels=labels, envs=env_ids, agents=tuple(_agent_repr(a) for a in agents),
+        tasks=seeds, prefixes=fractions, kinds=kinds_t, budget_factor=float(budget_factor),
+        budget_slack=int(budget_slack), repeats=int(repeats),
+        baseline_repeats=int(baseline_repeats), seed=int(seed),
+    )  # fmt: skip

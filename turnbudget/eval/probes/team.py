@@ -1,0 +1,93 @@
+"""The team single-step probe: each role's command in states along the team oracle's plan."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from turnbudget.agents.house import HouseAgent
+from turnbudget.eval.run.agent_view import agent_info
+from turnbudget.eval.run.plan import derive_seed, task_seeds
+from turnbudget.eval.run.team import team_agent
+from turnbudget.multiagent.stack import game_module
+
+__all__ = ["team_step_probe"]
+
+
+def team_step_probe(
+    game: Any,
+    agents: Mapping[str, Any],
+    *,
+    difficulty: str = "easy",
+    tasks: int | Sequence[int] = 10,
+    t0s: Sequence[int] = (0, 3, 6),
+    seed: int = 0,
+) -> dict[str, dict[str, float | int | None]]:
+    """Single-step skill of each role, teacher-forced along the team oracle's plan.
+
+    For each task seed and each t0, the game is driven for t0 rounds along
+    one optimal plan (the joint plan; in a competitive game the focal roles'
+    best response against the house), then every probed role's agent is asked
+    for one command in that state, and the command is scored optimal or not
+    (``optimal_actions(role)``, after canonical parsing). Roles played by
+    ``"house"`` are not probed, nor states where every admissible command is
+    optimal (an operator with nothing urgent to say): they hold no decision. The random agent's chance on the same states
+    is computed exactly (optimal / admissible commands), and the skill is
+    normalized: ``(p - p_random) / (1 - p_random)``, 0 for chance, 1 for the oracle.
+
+    Returns:
+        role -> ``{"n", "optimal_rate", "random_rate", "skill"}`` (None when no state was probed).
+
+    Example:
+        >>> out = team_step_probe("vault_v0", {"operator": "oracle", "runner": "random"}, tasks=4)
+        >>> out["operator"]["skill"], 0 <= out["runner"]["random_rate"] < 1
+        (1.0, True)
+    """
+    module = game_module(game)
+    name = module.raw_env.metadata["name"]
+    roles = module.raw_env().possible_agents
+    if set(agents) != set(roles):
+        raise ValueError(f"Expect one agent per role {roles}, got {sorted(agents)}")
+    team = {role: team_agent(agents[role]) for role in roles}
+    probed = [r for r in roles if not isinstance(team[r], HouseAgent)]
+    competitive = hasattr(module.raw_env, "house_action")
+    hits = dict.fromkeys(probed, 0)
+    chance = dict.fromkeys(probed, 0.0)
+    counts = dict.fromkeys(probed, 0)
+    for task in task_seeds(tasks):
+        for t0 in t0s:
+            env = module.raw_env(difficulty=difficulty)
+            observations, infos = env.reset(seed=task)
+            focal = probed[0] if competitive else None
+            plan = env.joint_plan(focal)
+            if t0 >= len(plan):
+                continue
+            for commands in plan[:t0]:
+                observations, _, _, _, infos = env.step(commands)
+            for role in probed:
+                optimal = set(env.optimal_actions(role))
+                admissible = infos[role]["admissible_actions"]
+                if not optimal or not admissible or optimal.issuperset(admissible):
+                    continue  # no decision to make here: it would only dilute the measure
+                agent = team[role]
+                oracle = None
+                if getattr(agent, "needs_oracle", False):
+                    oracle = functools.partial(sorted, optimal)
+                info = agent_info(infos[role], show_budget=True, oracle=oracle)  # (no budget here)
+                agent.reset(derive_seed(seed, f"{name}:{role}", task, t0))
+                command = agent.act(observations[role]["text"], info)
+                parsed = env.world.parse(role, command) if isinstance(command, str) else None
+                hits[role] += parsed in optimal
+                chance[role] += len(optimal & set(admissible)) / len(admissible)
+                counts[role] += 1
+    out: dict[str, dict[str, float | int | None]] = {}
+    for role in probed:
+        n = counts[role]
+        p = hits[role] / n if n else None
+        p_random = chance[role] / n if n else None
+        skill = None
+        if p is not None and p_random is not None and p_random < 1:
+            skill = (p - p_random) / (1 - p_random)
+        out[role] = {"n": n, "optimal_rate": p, "random_rate": p_random, "skill": skill}
+    return out

@@ -1,0 +1,200 @@
+"""Reports: ``report.md``, ``summary.json`` and the plots, rebuilt from the run logs alone.
+
+A *report directory* is either one run directory (``run.json`` +
+``episodes.jsonl`` + ``steps.jsonl``, as `evaluate` writes) or a directory
+whose immediate subdirectories are run directories (as the main job writes).
+`build_report` reads every run in it and writes, at its top:
+
+- ``summary.json`` — ``{"runs": {label: run summary}, "comparisons": [...]}``;
+- ``report.md`` — the tables;
+- ``heatmap_<label>_<group>.png`` — a K x T heatmap per run and env group;
+- ``pass_at_1_curve.png`` — Pass@(1,T) against T per run, one panel per group;
+- ``recovery.png`` — optimal-step rates on track / right after an error, and
+  recovery rates, per run;
+- ``recovery_by_budget.png`` — the same rates at every budget T (runs with step records).
+
+When the report directory also holds probe results (``probe_summary.json``,
+written by `turnbudget.eval.probe`, at its top or in a subdirectory), the
+report adds the probe tables and pairs each run's observational numbers with
+the probe skills of the same agent.
+
+The Markdown is `turnbudget.eval.report.markdown`'s; the plots
+(`turnbudget.eval.report.plots`) need matplotlib (the ``plot`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from turnbudget.eval.analysis import ALL, compare_runs, summarize_run
+from turnbudget.eval.probes.summary import PROBE_SUMMARY_FILE
+from turnbudget.eval.report.markdown import render_markdown, render_probe_markdown
+from turnbudget.eval.report.plots import write_plots
+from turnbudget.eval.run.evaluate import load_run
+from turnbudget.records import (
+    EPISODES_FILE,
+    RUN_FILE,
+    STEPS_FILE,
+    read_config_dict,
+    read_episodes,
+    read_steps,
+)
+
+__all__ = [
+    "PROBE_REPORT_FILE",
+    "REPORT_FILE",
+    "SUMMARY_FILE",
+    "build_report",
+    "find_probe_summaries",
+    "find_runs",
+    "load_run_summary",
+    "pair_with_runs",
+    "write_probe_report",
+    "write_run_summary",
+]
+
+SUMMARY_FILE = "summary.json"
+REPORT_FILE = "report.md"
+PROBE_REPORT_FILE = "probe_report.md"
+
+
+def find_runs(root: str | Path) -> list[Path]:
+    """The run directories of a report directory: itself, or its subdirectories with ``run.json``."""
+    root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"No such run directory: {root}")
+    if (root / RUN_FILE).exists():
+        return [root]
+    runs = sorted(p for p in root.iterdir() if (p / RUN_FILE).exists())
+    if not runs:
+        raise FileNotFoundError(
+            f"{root} holds no evaluation run (no {RUN_FILE} in it or in its subdirectories)"
+        )
+    return runs
+
+
+def load_run_summary(run_dir: str | Path, n_bootstrap: int = 1000) -> dict[str, Any]:
+    """Summarise one run directory (an evaluation's or a team evaluation's) from its logs
+    (``by_budget`` when it has step records).
+
+    The logs are checked as they are read (`turnbudget.records`): a malformed
+    record raises `turnbudget.records.LogError` naming the file, the line and the problem.
+    """
+    run_dir = Path(run_dir)
+    raw = read_config_dict(run_dir / RUN_FILE)
+    if "game" in raw:  # a team run (`evaluate_team`): its steps are the members', per agent
+        from turnbudget.eval.run.team import TeamConfig, team_plan  # (needs pettingzoo)
+
+        team = TeamConfig.from_dict(read_config_dict(run_dir / RUN_FILE, TeamConfig.from_dict))
+        episodes = read_episodes(run_dir / EPISODES_FILE, team_plan(team))
+        return summarize_run(team, episodes, n_bootstrap=n_bootstrap)
+    config, episodes = load_run(run_dir)
+    steps = None  # read only for logs whose episode records lack `budget_counts`
+    lacking = [e for e in episodes if "budget_counts" not in e and not e.get("failed_to_run")]
+    if lacking and config.record_steps and (run_dir / STEPS_FILE).exists():
+        steps = read_steps(run_dir / STEPS_FILE, lacking)
+    return summarize_run(config, episodes, n_bootstrap=n_bootstrap, steps=steps)
+
+
+def write_run_summary(out: str | Path, run_summary: Mapping[str, Any]) -> dict[str, Any]:
+    """Write ``summary.json`` and ``report.md`` for a single run (no plots)."""
+    summary = {"runs": {run_summary["label"]: run_summary}, "comparisons": []}
+    _write(Path(out), summary)
+    return summary
+
+
+def _write(root: Path, summary: Mapping[str, Any]) -> None:
+    (root / SUMMARY_FILE).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    (root / REPORT_FILE).write_text(render_markdown(summary) + "\n")
+
+
+def build_report(
+    root: str | Path,
+    *,
+    plots: bool = True,
+    n_bootstrap: int = 1000,
+    summaries: Mapping[Path, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Rebuild ``summary.json``, ``report.md`` and (with ``plots``) the PNGs from the logs in ``root``.
+
+    ``summaries`` maps run directories to run summaries already computed from
+    their complete logs with the same ``n_bootstrap`` (what `evaluate`
+    returns in ``EvalResult.summary``); those runs are not summarised again.
+    """
+    root = Path(root)
+    known = {Path(k).resolve(): v for k, v in (summaries or {}).items()}
+    runs: dict[str, Any] = {}
+    for run_dir in find_runs(root):
+        s = known.get(run_dir.resolve()) or load_run_summary(run_dir, n_bootstrap=n_bootstrap)
+        if s["label"] in runs:
+            raise ValueError(
+                f"Two runs in {root} share the label {s['label']!r}; labels must be unique"
+            )
+        runs[s["label"]] = s
+    summary: dict[str, Any] = {"runs": runs, "comparisons": compare_runs(runs)}
+    probes = [json.loads(p.read_text()) for p in find_probe_summaries(root)]
+    if probes:
+        summary["probes"] = probes
+        summary["paired"] = pair_with_runs(probes, runs)
+    _write(root, summary)
+    if plots:
+        write_plots(root, summary)
+    return summary
+
+
+def write_probe_report(out: str | Path, summary: Mapping[str, Any]) -> Path:
+    """Write ``probe_report.md`` of a probe summary (what `turnbudget.eval.probe` returns
+    in ``ProbeResult.summary``) into ``out``; return its path."""
+    path = Path(out) / PROBE_REPORT_FILE
+    path.write_text(render_probe_markdown(summary) + "\n")
+    return path
+
+
+def find_probe_summaries(root: str | Path) -> list[Path]:
+    """``probe_summary.json`` files in a report directory or its immediate subdirectories."""
+    root = Path(root)
+    found = [root / PROBE_SUMMARY_FILE] if (root / PROBE_SUMMARY_FILE).exists() else []
+    if root.is_dir():
+        found += sorted(
+            p / PROBE_SUMMARY_FILE for p in root.iterdir() if (p / PROBE_SUMMARY_FILE).exists()
+        )
+    return found
+
+
+def pair_with_runs(
+    probe_summaries: Sequence[Mapping[str, Any]], runs: Mapping[str, Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Rows pairing each evaluation run with the probe skills of the same agent.
+
+    An evaluation run and a probed agent are the same agent when their reprs
+    match (``OracleAgent(epsilon=0.1)``); the group is "all" (or the only env).
+    """
+    skills: dict[str, Mapping[str, Any]] = {}
+    for summary in probe_summaries:
+        cfg = summary["config"]
+        for label, agent in zip(cfg["labels"], cfg["agents"], strict=True):
+            groups = summary["agents"][label]
+            skills[agent] = groups[ALL if ALL in groups else next(iter(groups))]
+    rows = []
+    for label, run in runs.items():
+        g = skills.get(run["config"]["agent"])
+        if g is None:
+            continue
+        a = run["analysis"][ALL if ALL in run["analysis"] else next(iter(run["analysis"]))]
+        rows.append(
+            {
+                "run": label,
+                "optimal_on_track": a["optimal_step_rate_on_track"],
+                "optimal_after_error": a["optimal_step_rate_after_error"],
+                "recovery_rate": a["recovery_rate"],
+                "single_step_skill": g["single_step_skill"],
+                "recovery_skill": g["recovery_skill"],
+                "prompt_recovery_skill": g["prompt_recovery_skill"],
+                "probe_recovery_rate": g["recovery"][ALL]["recovery_rate"],
+                "probe_baseline_recovery_rate": g["recovery"][ALL]["baseline_recovery_rate"],
+            }
+        )
+    return rows

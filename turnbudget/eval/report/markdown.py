@@ -1,0 +1,340 @@
+"""Markdown: the ``report.md`` of runs and the ``probe_report.md`` of probes, from their summaries."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from turnbudget.eval.analysis import ALL
+
+__all__ = ["render_markdown", "render_probe_markdown"]
+
+
+def _short(group: str) -> str:
+    name = group.split("/")[-1]
+    return re.sub(r"-v\d+$", "", name)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")
+
+
+def _fmt(x: float | None, digits: int = 2) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def _grid_table(grid: Mapping[str, Any]) -> list[str]:
+    ts, ks = grid["ts"], grid["ks"]
+    lines = ["| K \\ T | " + " | ".join(str(t) for t in ts) + " |", "|---" * (len(ts) + 1) + "|"]
+    for i, k in enumerate(ks):
+        cells = [
+            f"{grid['mean'][i][j]:.2f} [{grid['low'][i][j]:.2f}, {grid['high'][i][j]:.2f}]"
+            for j in range(len(ts))
+        ]
+        lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _primary(entry: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+    return ("rerun", entry["rerun"]) if "rerun" in entry else ("truncate", entry["truncate"])
+
+
+def _pass1_row(grid: Mapping[str, Any]) -> list[float]:
+    i = grid["ks"].index(1) if 1 in grid["ks"] else 0
+    return list(grid["mean"][i])
+
+
+def _failed_cell(run: Mapping[str, Any]) -> str:
+    failed = run.get("failed_to_run") or {}
+    if not failed.get("episodes"):
+        return "0"
+    kinds = ", ".join(f"{k}: {v}" for k, v in failed["by_kind"].items())
+    return f"{failed['episodes']} ({kinds})"
+
+
+def _agents_cell(config: Mapping[str, Any]) -> str:
+    """The agent of a run, or each role's agent of a team run."""
+    if "agents" in config:
+        return "; ".join(f"{role}: `{agent}`" for role, agent in config["agents"].items())
+    return f"`{config['agent']}`"
+
+
+def render_markdown(summary: Mapping[str, Any]) -> str:
+    """The ``report.md`` text of a summary (``{"runs": ..., "comparisons": ...}``)."""
+    runs: Mapping[str, Any] = summary["runs"]
+    out = ["# Pass@(K,T) report", ""]
+    out.append(
+        "Pass@(K,T): the probability that at least one of K independent episodes, "
+        "each capped at T turns, succeeds (unbiased estimator of Chen et al. 2021, "
+        "averaged over tasks; 95% bootstrap intervals over tasks in brackets)."
+    )
+    out.append("")
+    out += [
+        "## Runs",
+        "",
+        "| run | agent | envs | tasks | n | mode | errors | reveal | failed to run |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for label, r in runs.items():
+        c = r["config"]
+        out.append(
+            f"| {label} | {_agents_cell(c)} | {', '.join(_short(e) for e in c['envs'])} | "
+            f"{len(c['tasks'])} | {c['n']} | {c['mode']} | `{json.dumps(c['errors'])}` | "
+            f"`{json.dumps(c['reveal'])}` | {_failed_cell(r)} |"
+        )
+    out.append("")
+    if any(r.get("failed_to_run", {}).get("episodes") for r in runs.values()):
+        out.append(
+            "*Failed to run*: episodes whose agent or env raised, whose worker died or that "
+            "timed out on every attempt. They are not the agent's failures: every table leaves "
+            "them out, and a task with fewer than max(K) episodes that ran is left out of its "
+            "grid. Rerunning the same command retries them."
+        )
+        out.append("")
+
+    # Pass@(1,T) overview per group.
+    groups = sorted({g for r in runs.values() for g in r["groups"]}, key=lambda g: (g == ALL, g))
+    out += ["## Pass@(1,T) by run", ""]
+    for group in groups:
+        members = [(lbl, r) for lbl, r in runs.items() if group in r["groups"]]
+        ts = members[0][1]["config"]["ts"]
+        if any(r["config"]["ts"] != ts for _, r in members):
+            continue
+        out += [
+            f"**{_short(group)}**",
+            "",
+            "| run | " + " | ".join(f"T={t}" for t in ts) + " |",
+            "|---" * (len(ts) + 1) + "|",
+        ]
+        for lbl, r in members:
+            out.append(
+                f"| {lbl} | "
+                + " | ".join(f"{x:.2f}" for x in _pass1_row(_primary(r["groups"][group])[1]))
+                + " |"
+            )
+        out.append("")
+
+    # Single-step and recovery analysis.
+    out += [
+        "## Single steps and recovery",
+        "",
+        "Observational, from the agents' own episodes at the largest budget. *Optimal*: the "
+        "command starts a shortest plan from the state the agent saw. *On track*: no "
+        "unrecovered error. *Error*: a distance-increasing event, self-inflicted (a non-optimal "
+        "command) or injected; the agent is never blamed for an injection. *Wasted*: a valid "
+        "non-optimal command that left the distance unchanged. *Recovered*: the distance came "
+        "back to its pre-error value. These rates depend on where errors happen; the probe "
+        "skills below, when present, do not.",
+        "",
+        "| run | group | success | optimal step | on track | after error | self-error / turn | wasted / turn | invalid / turn | injected / turn (raising distance) | recovery rate | turns to recover (mean) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for lbl, r in runs.items():
+        for group, a in r["analysis"].items():
+            out.append(
+                f"| {lbl} | {_short(group)} | {_fmt(a['success_rate'])} | {_fmt(a['optimal_step_rate'])} | "
+                f"{_fmt(a['optimal_step_rate_on_track'])} | {_fmt(a['optimal_step_rate_after_error'])} | "
+                f"{_fmt(a['self_error_rate'], 3)} | {_fmt(a.get('wasted_rate'), 3)} | "
+                f"{_fmt(a.get('invalid_rate'), 3)} | {_fmt(a['injected_error_rate'], 3)} "
+                f"({a.get('errors_injected_increasing', '–')}) | "
+                f"{_fmt(a['recovery_rate'])} | {_fmt(a['turns_to_recover_mean'], 1)} |"
+            )
+    out.append("")
+    out += _budget_section(runs)
+    out += _probe_section(summary)
+
+    usage = [(lbl, r["agent_usage"]) for lbl, r in runs.items() if r.get("agent_usage")]
+    if usage:
+        out += [
+            "## LLM usage",
+            "",
+            "Per decision, from the agents' own step records: admissible = the parsed "
+            "command was an admissible one; latency includes retries and backoff.",
+            "",
+            "| run | decisions | admissible | tokens in / step | tokens out / step | "
+            "latency / step (s) | retries | requests |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for lbl, u in usage:
+            out.append(
+                f"| {lbl} | {u['steps']} | {_fmt(u.get('admissible_rate'))} | "
+                f"{_fmt(u.get('tokens_in_per_step'), 1)} | {_fmt(u.get('tokens_out_per_step'), 1)} | "
+                f"{_fmt(u.get('latency_s_per_step'), 3)} | {u.get('retries', 0)} | "
+                f"{u.get('requests', '-')} |"
+            )
+        out.append("")
+
+    out += ["## Success by optimal solution length (long-horizon resilience)", ""]
+    for lbl, r in runs.items():
+        group = ALL if ALL in r["analysis"] else next(iter(r["analysis"]))
+        rows = r["analysis"][group]["by_optimal_length"]
+        if not rows:
+            continue
+        ts = [str(t) for t in r["config"]["ts"]]
+        out += [
+            f"**{lbl}** ({_short(group)}, Pass@(1,T))",
+            "",
+            "| optimal length | tasks | " + " | ".join(f"T={t}" for t in ts) + " |",
+            "|---" * (len(ts) + 2) + "|",
+        ]
+        for row in rows:
+            lo, hi = row["optimal_length"]
+            out.append(
+                f"| {lo}–{hi} | {row['tasks']} | "
+                + " | ".join(_fmt(row["success_rate"][t]) for t in ts)
+                + " |"
+            )
+        out.append("")
+
+    comparisons = summary.get("comparisons") or []
+    if comparisons:
+        out += [
+            "## Advantages across budgets",
+            "",
+            "Pass@(1,T) advantage of one run over another made under the same conditions: at the "
+            "largest budget, at its peak, and the budget below which the advantage at the largest "
+            "budget has halved (interpolated; – when there is no advantage at the largest budget).",
+            "",
+            "| better | worse | group | at max T | peak (at T) | halves at T |",
+            "|---|---|---|---|---|---|",
+        ]
+        for c in comparisons:
+            out.append(
+                f"| {c['better']} | {c['worse']} | {_short(c['group'])} | {c['advantage_at_max_t']:.2f} | "
+                f"{c['peak_advantage']:.2f} ({c['peak_t']}) | {_fmt(c['halving_budget'], 1)} |"
+            )
+        out.append("")
+
+    out += ["## Pass@(K,T) grids", ""]
+    for lbl, r in runs.items():
+        for group, entry in r["groups"].items():
+            for mode in ("truncate", "rerun"):
+                if mode in entry:
+                    out += [
+                        f"### {lbl} · {_short(group)} · {mode}",
+                        "",
+                        *_grid_table(entry[mode]),
+                        "",
+                    ]
+            if "gap" in entry:
+                out += [
+                    f"Rerun minus truncate: max |gap| {entry['gap']['max_abs']:.3f}, "
+                    f"mean |gap| {entry['gap']['mean_abs']:.3f}.",
+                    "",
+                ]
+    return "\n".join(out)
+
+
+def _ci(s: Mapping[str, Any]) -> str:
+    if s["mean"] is None:
+        return "–"
+    return f"{s['mean']:.2f} [{s['low']:.2f}, {s['high']:.2f}]"
+
+
+def _budget_section(runs: Mapping[str, Any]) -> list[str]:
+    """Per run (group "all"), the step analysis at every budget T, for all / won / lost episodes."""
+    out: list[str] = []
+    for lbl, r in runs.items():
+        group = ALL if ALL in r["analysis"] else next(iter(r["analysis"]))
+        table = r["analysis"][group].get("by_budget")
+        if not table:
+            continue
+        if not out:
+            out += [
+                "## Single steps and recovery by budget",
+                "",
+                "The same analysis at every budget T (truncate mode: each episode's first T "
+                "turns; rerun: the runs made at T), for all episodes and split into those that "
+                "succeeded within T and those that did not. Cells: optimal on track / right "
+                "after an error; recovery rate.",
+                "",
+            ]
+        out += [
+            f"**{lbl}** ({_short(group)})",
+            "",
+            "| T | episodes (won) | all: on track / after error | won: on track / after error "
+            "| lost: on track / after error | recovery rate (won / lost) | wasted / turn |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for t, cell in table.items():
+            a, w, f = cell["all"], cell["success"], cell["failure"]
+            out.append(
+                f"| {t} | {a['episodes']} ({w['episodes']}) | "
+                f"{_fmt(a['optimal_step_rate_on_track'])} / {_fmt(a['optimal_step_rate_after_error'])} | "
+                f"{_fmt(w['optimal_step_rate_on_track'])} / {_fmt(w['optimal_step_rate_after_error'])} | "
+                f"{_fmt(f['optimal_step_rate_on_track'])} / {_fmt(f['optimal_step_rate_after_error'])} | "
+                f"{_fmt(a['recovery_rate'])} ({_fmt(w['recovery_rate'])} / {_fmt(f['recovery_rate'])}) | "
+                f"{_fmt(a['wasted_rate'], 3)} |"
+            )
+        out.append("")
+    return out
+
+
+def _probe_section(summary: Mapping[str, Any]) -> list[str]:
+    probes = summary.get("probes") or []
+    if not probes:
+        return []
+    out: list[str] = []
+    for p in probes:
+        out += [*render_probe_markdown(p).splitlines(), ""]
+    pairs = summary.get("paired") or []
+    if pairs:
+        out += [
+            "### Observational rates beside probe skills",
+            "",
+            "Left: rates from the run's own episodes (where errors happened to occur). Right: "
+            "skills on fixed probe states, normalized so that RandomAgent scores 0.",
+            "",
+            "| run | optimal on track | optimal after error | recovery rate | single-step skill "
+            "| recovery skill | prompt recovery skill | probe recovered (random) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for row in pairs:
+            s, rs = row["single_step_skill"], row["recovery_skill"]
+            out.append(
+                f"| {row['run']} | {_fmt(row['optimal_on_track'])} | "
+                f"{_fmt(row['optimal_after_error'])} | {_fmt(row['recovery_rate'])} | "
+                f"{_ci(s)} | {_ci(rs)} | "
+                f"{_ci(row['prompt_recovery_skill'])} | {_fmt(row['probe_recovery_rate'])} ({_fmt(row['probe_baseline_recovery_rate'])}) |"
+            )
+        out.append("")
+    return out
+
+
+def render_probe_markdown(summary: Mapping[str, Any]) -> str:
+    """The probe tables: skills with intervals, raw rates against the random baseline."""
+    cfg = summary["config"]
+    out = [
+        "## Probes: single-step and recovery skill",
+        "",
+        f"Teacher-forced probes on {len(cfg['tasks'])} tasks per env, prefixes at "
+        f"{', '.join(f'{f:g}' for f in cfg['prefixes'])} of the optimal plan, errors "
+        f"{', '.join(cfg['kinds'])}, recovery budget ceil({cfg['budget_factor']:g} × distance "
+        f"after the error) + {cfg['budget_slack']}. Skill = (p − p_random) / (1 − p_random) "
+        "against RandomAgent on the same probes: 0 is chance, 1 perfect; 95% bootstrap "
+        "intervals over tasks.",
+        "",
+        "Prompt recovery: back within the turns the error added + 2.",
+        "",
+        "| agent | group | single-step skill | optimal answers (random, exact chance) "
+        "| recovery skill | recovered (random) | prompt recovery skill | prompt (random) "
+        "| turns to recover | win after error | win, control | error cost |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for label, groups in summary["agents"].items():
+        for group in sorted(groups, key=lambda g: (g == ALL, g)):  # JSON sorts "all" first
+            g = groups[group]
+            s, r = g["single_step"], g["recovery"][ALL]
+            out.append(
+                f"| {label} | {group.split('/')[-1]} | {_ci(s['skill'])} | {_fmt(s['rate'])} "
+                f"({_fmt(s['baseline_rate'])}, {_fmt(s['chance_rate'])}) | {_ci(r['skill'])} | "
+                f"{_fmt(r['recovery_rate'])} ({_fmt(r['baseline_recovery_rate'])}) | "
+                f"{_ci(r['prompt_skill'])} | {_fmt(r['prompt_recovery_rate'])} "
+                f"({_fmt(r['baseline_prompt_recovery_rate'])}) | "
+                f"{_fmt(r['turns_to_recover_mean'], 1)} | {_fmt(r['win_rate'])} | "
+                f"{_fmt(r['control_win_rate'])} | {_fmt(r['error_cost'])} |"
+            )
+    out.append("")
+    return "\n".join(out)

@@ -1,0 +1,195 @@
+"""Plots: K x T heatmaps, Pass@(1,T) curves and the recovery figures of a report's summary.
+
+matplotlib (the ``plot`` extra) is imported only inside the plotting
+functions, and without pyplot (no global figure state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from turnbudget.eval.analysis import ALL
+from turnbudget.eval.report.markdown import _primary, _short, _slug
+
+__all__ = [
+    "PLOT_HINT",
+    "check_plotting",
+    "plot_heatmap",
+    "plot_pass1_curves",
+    "plot_recovery",
+    "plot_recovery_by_budget",
+    "write_plots",
+]
+
+
+def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
+    """All PNGs of a summary; returns their paths."""
+    root = Path(root)
+    paths = []
+    for label, r in summary["runs"].items():
+        for group, entry in r["groups"].items():
+            mode, grid = _primary(entry)
+            path = root / f"heatmap_{_slug(label)}_{_slug(_short(group))}.png"
+            plot_heatmap(grid, f"{label} · {_short(group)} ({mode})", path)
+            paths.append(path)
+    paths.append(plot_pass1_curves(summary, root / "pass_at_1_curve.png"))
+    paths.append(plot_recovery(summary, root / "recovery.png"))
+    if any(_by_budget(r) for r in summary["runs"].values()):
+        paths.append(plot_recovery_by_budget(summary, root / "recovery_by_budget.png"))
+    return paths
+
+
+def _by_budget(run: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    analysis = run["analysis"]
+    return analysis[ALL if ALL in analysis else next(iter(analysis))].get("by_budget")
+
+
+def plot_recovery_by_budget(summary: Mapping[str, Any], path: str | Path) -> Path:
+    """Per run, against T: optimal-step rate on track and right after an error, recovery rate."""
+    import numpy as np
+
+    panels = [
+        ("optimal on track", "optimal_step_rate_on_track"),
+        ("optimal right after an error", "optimal_step_rate_after_error"),
+        ("errors recovered", "recovery_rate"),
+    ]
+    fig = _figure(3.4 * len(panels), 3.2)
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (title, key) in zip(axes, panels, strict=True):
+        for label, r in summary["runs"].items():
+            table = _by_budget(r)
+            if not table:
+                continue
+            ts = [int(t) for t in table]
+            values = [np.nan if c["all"][key] is None else c["all"][key] for c in table.values()]
+            ax.plot(ts, values, marker="o", ms=3, label=label)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("turn budget T")
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+    axes[-1].legend(fontsize=6, loc="lower right")
+    fig.savefig(path)
+    return Path(path)
+
+
+PLOT_HINT = (
+    "plots need matplotlib: pip install 'turnbudget[plot]' (or skip them: --no-plots / plots=False)"
+)
+
+
+def check_plotting() -> None:
+    """Raise ``ImportError`` now, not after a long run, when matplotlib is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ImportError(PLOT_HINT)
+
+
+def _figure(width: float, height: float) -> Any:
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError(PLOT_HINT) from None
+    return Figure(figsize=(width, height), dpi=100, layout="constrained")
+
+
+def plot_heatmap(grid: Mapping[str, Any], title: str, path: str | Path) -> Path:
+    """A K x T heatmap of Pass@(K,T) means, each cell annotated."""
+    import numpy as np
+
+    ks, ts = grid["ks"], grid["ts"]
+    mean = np.asarray(grid["mean"])
+    fig = _figure(1.2 + 0.62 * len(ts), 1.0 + 0.42 * len(ks))
+    ax = fig.add_subplot()
+    im = ax.imshow(mean, vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto", origin="lower")
+    ax.set_xticks(range(len(ts)), [str(t) for t in ts])
+    ax.set_yticks(range(len(ks)), [str(k) for k in ks])
+    ax.set_xlabel("turn budget T")
+    ax.set_ylabel("K")
+    ax.set_title(f"Pass@(K,T) — {title}", fontsize=9)
+    for i in range(len(ks)):
+        for j in range(len(ts)):
+            v = mean[i, j]
+            ax.text(
+                j,
+                i,
+                f"{v:.2f}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if v < 0.6 else "black",
+            )
+    fig.colorbar(im, ax=ax, shrink=0.9)
+    fig.savefig(path)
+    return Path(path)
+
+
+def plot_pass1_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
+    """Pass@(1,T) against T with its bootstrap band, one line per run, one panel per env group."""
+    runs = summary["runs"]
+    groups = sorted({g for r in runs.values() for g in r["groups"]}, key=lambda g: (g == ALL, g))
+    fig = _figure(3.6 * len(groups), 3.2)
+    axes = fig.subplots(1, len(groups), squeeze=False)[0]
+    for ax, group in zip(axes, groups, strict=True):
+        for label, r in runs.items():
+            if group not in r["groups"]:
+                continue
+            _, grid = _primary(r["groups"][group])
+            i = grid["ks"].index(1) if 1 in grid["ks"] else 0
+            ts = grid["ts"]
+            (line,) = ax.plot(ts, grid["mean"][i], marker="o", ms=3, label=label)
+            ax.fill_between(ts, grid["low"][i], grid["high"][i], alpha=0.15, color=line.get_color())
+        ax.set_title(_short(group), fontsize=9)
+        ax.set_xlabel("turn budget T")
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("Pass@(1,T)")
+    axes[-1].legend(fontsize=7, loc="lower right")
+    fig.savefig(path)
+    return Path(path)
+
+
+def plot_recovery(summary: Mapping[str, Any], path: str | Path) -> Path:
+    """Per run: optimal-step rate overall, on track and right after an error; recovery rate."""
+    import numpy as np
+
+    runs = summary["runs"]
+    labels = list(runs)
+    stats = [
+        runs[lbl]["analysis"][
+            ALL if ALL in runs[lbl]["analysis"] else next(iter(runs[lbl]["analysis"]))
+        ]
+        for lbl in labels
+    ]
+    series = [
+        ("optimal step", "optimal_step_rate"),
+        ("on track", "optimal_step_rate_on_track"),
+        ("right after error", "optimal_step_rate_after_error"),
+        ("errors recovered", "recovery_rate"),
+    ]
+    fig = _figure(max(5.0, 1.1 * len(labels) + 2.0), 3.8)
+    ax_rate, ax_turns = fig.subplots(1, 2, width_ratios=[3, 2])
+    x = np.arange(len(labels))
+    width = 0.8 / len(series)
+    for s, (name, key) in enumerate(series):
+        values = [np.nan if st[key] is None else st[key] for st in stats]
+        ax_rate.bar(x + (s - (len(series) - 1) / 2) * width, values, width, label=name)
+    ax_rate.set_xticks(x, labels, rotation=30, ha="right", fontsize=7)
+    ax_rate.set_ylim(0, 1.05)
+    ax_rate.set_ylabel("rate")
+    ax_rate.set_title("single-step quality vs recovery", fontsize=9)
+    fig.legend(
+        *ax_rate.get_legend_handles_labels(),
+        loc="outside lower center",
+        ncols=len(series),
+        fontsize=7,
+    )
+    data = [st["turns_to_recover"] or [np.nan] for st in stats]
+    ax_turns.boxplot(data, showfliers=False)
+    ax_turns.set_xticks(range(1, len(labels) + 1), labels, rotation=30, ha="right", fontsize=7)
+    ax_turns.set_ylabel("turns to recover")
+    ax_turns.set_title("turns to recover an error", fontsize=9)
+    fig.savefig(path)
+    return Path(path)

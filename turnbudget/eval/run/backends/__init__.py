@@ -1,0 +1,297 @@
+"""Backends: where and how the planned episodes run.
+
+A backend is given the agents, the run's configuration and the jobs still to
+run, and yields their outcomes; it decides nothing about *what* runs (the
+plan) nor what is written (the front door: `evaluate`, `probe`,
+`evaluate_team`). Every backend plays jobs through the episode driver
+(`turnbudget.eval.run.driver.Driver`), so results never depend on the backend,
+its worker count or the order in which episodes finish.
+
+Built in: ``local`` (this process), ``pool`` (a local process pool) and
+``ray`` (a Ray cluster, or a local Ray instance for the run; the ``ray`` extra). A new
+backend is one module with a `Backend` subclass, listed in `BUILTIN_BACKENDS`
+(or added at run time with `register_backend`)::
+
+    class MyBackend(Backend):
+        name = "mine"
+
+        def start(self, agent, config, *, serialize, runner):
+            ...  # start workers; each builds runner(agent, config, serialize)
+            # (a local worker process also calls turnbudget.eval.run.lock.exit_with_parent())
+
+        def run(self, jobs):
+            ...  # yield lists of outcomes / EpisodeFailure, in any order, each job once
+
+        def close(self):
+            ...  # stop the workers; called even when run() was interrupted
+
+Runner hook: a worker plays its chunks through ``runner(agent, config,
+serialize).run(chunk)`` (or ``.stream(chunk, timeout=...)`` in this process);
+``runner`` is a `Driver` factory bound to the run's kind
+(``functools.partial(Driver, kind=...)``, which `turnbudget.eval.run.jobs.run_jobs`
+builds; `evaluation_runner` by default). A job has an ``episode_id`` and sorts in a fixed order.
+
+Faults: a backend reports an episode it could not finish as an
+`EpisodeFailure` (the agent or env raised, the worker running it died, it
+ran past ``timeout`` seconds) instead of raising; `run_with_retries` runs
+those again, up to ``retries`` more times each, and then yields a
+*failed-to-run* record for each one still failing (`failed_record`), which
+the analysis keeps apart from the agent's own failures.
+
+Example:
+    >>> sorted(list_backends())[:3]
+    ['local', 'pool', 'ray']
+    >>> make_backend("pool", workers=2)
+    PoolBackend(workers=2)
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+import math
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, ClassVar
+
+from turnbudget._checks import check_positive_int, is_real, load_object
+from turnbudget.eval.run.driver import EpisodeFailure
+from turnbudget.eval.run.episodes import evaluation_runner
+
+__all__ = [
+    "ABORT_AFTER",
+    "BUILTIN_BACKENDS",
+    "Backend",
+    "EvaluationAborted",
+    "RunnerFactory",
+    "WorkersUnavailable",
+    "check_timeout",
+    "failed_record",
+    "list_backends",
+    "make_backend",
+    "register_backend",
+    "resolve_backend",
+    "run_with_retries",
+]
+
+logger = logging.getLogger(__name__)
+
+
+#: Builds a worker's runner from ``(agent, config, serialize)``; its ``run(chunk)`` returns
+#: one outcome (a result or an `EpisodeFailure`) per work item, in order. Must be picklable.
+RunnerFactory = Callable[..., Any]
+
+
+class Backend(abc.ABC):
+    """Runs planned episodes and yields their results.
+
+    Use it as a context manager around `start`::
+
+        with backend.start(agent, config, serialize=True):
+            for results in backend.run(specs):
+                ...
+
+    Args:
+        workers: how many episodes' worth of parallel workers to use (its
+            meaning is the backend's: processes for ``pool``, actors for
+            ``ray``; ``local`` accepts 1 only).
+        timeout: seconds one episode may run (a `BatchAgent`'s batch: seconds
+            per episode it holds), None for no limit. An episode past it is
+            stopped (its worker killed and replaced) and reported as an
+            `EpisodeFailure` of kind ``timeout``.
+    """
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, workers: int = 1, *, timeout: float | None = None):
+        self.workers = check_positive_int(workers, "workers")
+        self.timeout = check_timeout(timeout)
+
+    @abc.abstractmethod
+    def start(
+        self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = evaluation_runner
+    ) -> Backend:
+        """Get ready to run episodes of ``agent`` under ``config``; return ``self``.
+
+        ``serialize`` asks for outcomes ready to send between processes (step records
+        as JSON lines: see `EvaluationEpisodes`).
+        ``runner`` is what each worker builds from ``(agent, config, serialize)``
+        to run its chunks (the runner hook; see the module doc).
+        """
+
+    @abc.abstractmethod
+    def run(self, specs: Sequence[Any]) -> Iterator[list[Any]]:
+        """Yield the outcomes of ``specs`` in chunks, in any order, each episode exactly once:
+        its result, or an `EpisodeFailure` when it could not be run to its end."""
+
+    def close(self) -> None:  # noqa: B027  (optional hook: nothing to release by default)
+        """Release what `start` acquired; safe to call twice, and after an interrupted `run`."""
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(workers={self.workers})"
+
+
+def check_timeout(timeout: Any) -> float | None:
+    """None, or a positive number of seconds."""
+    if timeout is None:
+        return None
+    if not is_real(timeout) or not 0 < float(timeout) < math.inf:
+        raise ValueError(f"Expect `timeout` to be a positive number of seconds, got {timeout!r}")
+    return float(timeout)
+
+
+def failed_record(failure: EpisodeFailure, attempts: int) -> dict[str, Any]:
+    """The episode record of an episode that failed to run ``attempts`` times.
+
+    It carries the episode's identity and ``failed_to_run: True`` but no
+    outcome (no ``success``, no turns): the analysis counts it apart from the
+    agent's failures and leaves it out of every estimate.
+    """
+    spec = failure.spec
+    return {
+        "record": "episode",
+        "episode_id": spec.episode_id,
+        "env_id": spec.env_id,
+        "seed": spec.task_seed,
+        "rep": spec.rep,
+        "turn_budget": spec.turn_budget,
+        "agent_seed": spec.agent_seed,
+        "failed_to_run": True,
+        "failure": failure.kind,
+        "error": failure.error,
+        "attempts": attempts,
+    }
+
+
+#: First attempts failing in a row, with no episode finishing between them, that stop a
+#: run: something is broken for every episode (a server down, an env that cannot be
+#: built), and retrying all of them would only burn time.
+ABORT_AFTER = 25
+
+
+class EvaluationAborted(RuntimeError):
+    """Too many episodes in a row failed to run; the finished ones are kept (rerun to resume)."""
+
+
+class WorkersUnavailable(RuntimeError):
+    """A backend has no worker to run episodes on: it could not start them (Ray could not
+    start or be reached, a worker failed to start) or lost every one. The message says what
+    failed and what to do; the finished episodes are kept (rerun to resume)."""
+
+
+def run_with_retries(
+    backend: Backend,
+    specs: Sequence[Any],
+    retries: int = 2,
+    *,
+    on_failure: Callable[[EpisodeFailure, int], Any] | None = None,
+) -> Iterator[list[Any]]:
+    """Run ``specs`` on a started ``backend``; rerun failures up to ``retries`` more times.
+
+    Yields lists of ``(episode record, step records)``; an episode that failed
+    on every attempt is yielded last, as its `failed_record` with no steps. A
+    rerun episode is the same episode (same env seed, same agent seed), so
+    retries change no result, only whether one exists. Raises
+    `EvaluationAborted` when `ABORT_AFTER` first attempts in a row fail.
+    ``on_failure(failure, attempts)`` builds what is yielded for an item that
+    failed every attempt (default: ``(failed_record(...), [])``).
+    """
+    if not (isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0):
+        raise ValueError(f"Expect `retries` to be a non-negative int, got {retries!r}")
+    todo = list(specs)
+    streak = 0
+    for attempt in range(1, retries + 2):
+        failed: list[EpisodeFailure] = []
+        for outcomes in backend.run(todo):
+            done = [o for o in outcomes if not isinstance(o, EpisodeFailure)]
+            for o in outcomes:
+                if not isinstance(o, EpisodeFailure):
+                    streak = 0
+                    continue
+                logger.warning(
+                    "episode %s failed to run (attempt %d of %d): %s: %s",
+                    o.spec.episode_id, attempt, retries + 1, o.kind, o.error,
+                )  # fmt: skip
+                failed.append(o)
+                streak += attempt == 1
+                if streak >= ABORT_AFTER:
+                    raise EvaluationAborted(
+                        f"{streak} episodes in a row failed to run, the last with {o.kind}: "
+                        f"{o.error}. Finished episodes are kept; fix the cause and rerun the "
+                        "same command to resume."
+                    )
+            if done:
+                yield done
+        if not failed:
+            return
+        todo = sorted(f.spec for f in failed)
+    if on_failure is None:
+        on_failure = lambda f, attempts: (failed_record(f, attempts), [])  # noqa: E731
+    yield [on_failure(f, retries + 1) for f in sorted(failed, key=lambda f: f.spec)]
+
+
+#: name -> ``"module:Class"``, imported only when the backend is used.
+BUILTIN_BACKENDS: dict[str, str] = {
+    "local": "turnbudget.eval.run.backends.local:LocalBackend",
+    "pool": "turnbudget.eval.run.backends.pool:PoolBackend",
+    "ray": "turnbudget.eval.run.backends.ray:RayBackend",
+}
+
+_REGISTRY: dict[str, type[Backend] | str] = dict(BUILTIN_BACKENDS)
+
+
+def register_backend(name: str, backend: type[Backend] | str) -> None:
+    """Make ``name`` usable as ``evaluate(backend=name)`` and ``turnbudget eval --backend``.
+
+    Args:
+        name: the backend's name.
+        backend: a `Backend` subclass, or ``"module:Class"`` to import on first use.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"Expect `name` to be a non-empty str, got {name!r}")
+    _REGISTRY[name] = backend
+
+
+def list_backends() -> list[str]:
+    """The registered backend names."""
+    return list(_REGISTRY)
+
+
+def make_backend(name: str, workers: int = 1, **options: Any) -> Backend:
+    """Build the backend registered as ``name`` with ``workers`` workers.
+
+    ``options`` go to its constructor: ``timeout`` for every backend, and the
+    backend's own (``address=`` for ``ray``).
+    """
+    if name not in _REGISTRY:
+        raise ValueError(f"Unknown backend {name!r}; expect one of {list_backends()}")
+    cls = _REGISTRY[name]
+    if isinstance(cls, str):
+        cls = load_object(cls, what=f"backend {name!r}")
+    if not (isinstance(cls, type) and issubclass(cls, Backend)):
+        raise TypeError(f"Backend {name!r} is {cls!r}, not a Backend subclass")
+    return cls(workers, **options)
+
+
+def resolve_backend(
+    backend: str | Backend | None,
+    workers: int = 1,
+    options: dict[str, Any] | None = None,
+    timeout: float | None = None,
+) -> Backend:
+    """The backend a run plays on: ``backend`` itself (a ``timeout`` given here replaces
+    its own), or the one registered under that name (default: ``local`` for one worker,
+    else ``pool``) built with ``workers``, ``timeout`` and ``options``."""
+    timeout = check_timeout(timeout)
+    if isinstance(backend, Backend):
+        if timeout is not None:
+            backend.timeout = timeout
+        return backend
+    check_positive_int(workers, "workers")
+    name = backend if backend is not None else ("local" if workers == 1 else "pool")
+    return make_backend(name, workers, timeout=timeout, **(options or {}))

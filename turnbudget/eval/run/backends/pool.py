@@ -1,0 +1,162 @@
+"""The ``pool`` backend: episodes in chunks over local worker processes."""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.connection as mpc
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from turnbudget.eval.run.backends import Backend, RunnerFactory, WorkersUnavailable
+from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise
+from turnbudget.eval.run.episodes import evaluation_runner
+from turnbudget.eval.run.lock import exit_with_parent
+
+__all__ = ["PoolBackend"]
+
+
+def _serve(
+    conn: mpc.Connection, parent_end: mpc.Connection, agent: Any, config: Any,
+    serialize: bool, make_runner: RunnerFactory,
+) -> None:  # fmt: skip
+    """A worker process: one runner (its envs reused across chunks), chunks in, outcomes out.
+
+    It ends when the parent closes the pipe or dies (``recv`` then raises
+    ``EOFError``), which needs the copy of the parent's end a fork inherits closed.
+    """
+    parent_end.close()
+    exit_with_parent()  # no orphaned worker when the evaluator is killed mid-episode
+    runner = make_runner(agent, config, serialize)
+    conn.send("ready")
+    while True:
+        try:
+            chunk = conn.recv()
+        except (EOFError, OSError):
+            return
+        if chunk is None:
+            return
+        conn.send(runner.run(chunk))
+
+
+class _Processes(Workers):
+    """Worker processes on pipes, forked where the platform allows (the agent is then
+    inherited, not pickled; under spawn it is pickled once per process)."""
+
+    def __init__(self, size: int, args: tuple[Any, Any, bool, RunnerFactory]):
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        self._ctx = multiprocessing.get_context(method)
+        self._args = args
+        self.size = size
+        self.slots = list(range(size))
+        self._procs: list[Any] = [None] * size
+        self._conns: list[Any] = [None] * size
+        self._busy: set[int] = set()
+        for slot in range(size):
+            self._start(slot)
+        for slot in range(size):
+            self._ready(slot)
+
+    def _start(self, slot: int) -> None:
+        parent, child = self._ctx.Pipe()
+        proc = self._ctx.Process(target=_serve, args=(child, parent, *self._args), daemon=True)
+        proc.start()
+        child.close()
+        self._procs[slot], self._conns[slot] = proc, parent
+
+    def _ready(self, slot: int) -> None:
+        try:
+            message = self._conns[slot].recv()
+        except (EOFError, OSError):
+            message = None
+        if message != "ready":
+            self._procs[slot].join(1)
+            raise WorkersUnavailable(
+                f"A pool worker failed to start (exit code {self._procs[slot].exitcode}); "
+                "run with the local backend to see the error"
+            )
+
+    def submit(self, slot: int, chunk: Sequence[Any]) -> None:
+        self._conns[slot].send(list(chunk))
+        self._busy.add(slot)
+
+    def wait(self, timeout: float | None) -> list[tuple[int, Any]]:
+        by_conn = {self._conns[s]: s for s in self._busy}
+        by_sentinel = {self._procs[s].sentinel: s for s in self._busy}
+        ready = mpc.wait([*by_conn, *by_sentinel], timeout)
+        slots = sorted({by_conn.get(r, by_sentinel.get(r)) for r in ready})  # type: ignore[arg-type]
+        finished = []
+        for slot in slots:
+            try:
+                outcome: Any = self._conns[slot].recv()
+            except (EOFError, OSError):
+                self._procs[slot].join(1)
+                outcome = f"its worker process died (exit code {self._procs[slot].exitcode})"
+            self._busy.discard(slot)
+            finished.append((slot, outcome))
+        return finished
+
+    def replace(self, slot: int) -> bool:
+        self._stop(slot, kill=True)
+        self._start(slot)
+        self._ready(slot)
+        return True
+
+    def _stop(self, slot: int, kill: bool) -> None:
+        proc, conn = self._procs[slot], self._conns[slot]
+        self._busy.discard(slot)
+        if proc is None:
+            return
+        if kill:
+            proc.kill()
+        else:
+            with contextlib.suppress(OSError):  # the worker may have died already
+                conn.send(None)
+        proc.join(None if kill else 5)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+        conn.close()
+        self._procs[slot] = self._conns[slot] = None
+
+    def close(self) -> None:
+        for slot in range(self.size):
+            # A worker still busy (the run was interrupted) is killed: its results are not wanted.
+            self._stop(slot, kill=slot in self._busy)
+
+
+class PoolBackend(Backend):
+    """Runs episodes on ``workers`` processes (forked where the platform allows).
+
+    The agent is sent to each worker once, so it must be picklable where
+    processes are spawned. Chunks are small enough to balance the load (about
+    eight per worker, at most 16 episodes) and never smaller than a
+    `BatchAgent`'s ``max_batch_size``. A worker that dies or runs past the
+    timeout is replaced; its episodes come back as `EpisodeFailure`.
+    """
+
+    name = "pool"
+
+    def __init__(self, workers: int = 1, *, timeout: float | None = None):
+        super().__init__(workers, timeout=timeout)
+        self._procs: _Processes | None = None
+        self._width = 1
+
+    def start(
+        self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = evaluation_runner
+    ) -> PoolBackend:
+        self._width = max(1, int(getattr(agent, "max_batch_size", 1)))
+        # Fork the workers now, before the caller starts threads (a progress bar's monitor).
+        self._procs = _Processes(self.workers, (agent, config, serialize, runner))
+        return self
+
+    def run(self, specs: Sequence[Any]) -> Iterator[list[Any]]:
+        if self._procs is None:
+            raise RuntimeError("PoolBackend.run() before start()")
+        size = chunk_size(len(specs), self.workers, self._width, self.timeout)
+        yield from supervise(self._procs, specs, size=size, width=self._width, timeout=self.timeout)
+
+    def close(self) -> None:
+        if self._procs is not None:
+            self._procs.close()
+            self._procs = None

@@ -1,0 +1,354 @@
+"""The ``ray`` backend: episodes in chunks over Ray actors, on a cluster or a local instance.
+
+Needs the ``ray`` extra (Ray core only). Each worker is an actor that holds
+one episode driver (`Driver`); the agent is put in the object store once
+(``ray.put``) and deserialised once per actor. Chunks go to idle actors one
+at a time (the same `supervise` loop as the ``pool`` backend), so a dead
+actor (its process killed, its node lost) or one past the timeout costs only
+its chunk, which comes back as `EpisodeFailure` and is rerun by
+`run_with_retries`; the actor is replaced.
+
+Where it runs:
+
+- ``address=None`` (and no ``RAY_ADDRESS`` in the environment): a new local
+  Ray instance is started for the run (``workers`` CPUs, no dashboard, a small
+  object store) and shut down after it; on Linux `ray_reaper` stops whatever
+  is left of it when the driver ends, even by SIGKILL (Ray ties its head
+  processes to the driver, but not the raylet's agents);
+- ``address="auto"``, ``"ray://host:10001"`` or ``"host:6379"``: an existing
+  cluster, which is left running. Every node needs turnbudget (and the
+  agent's code) installed, and the TextWorld games: a cache directory shared
+  by all nodes (``TURNBUDGET_TEXTWORLD_CACHE``) or ``turnbudget textworld pregen`` run on
+  each node first;
+- Ray already initialised by the caller: used as it is, and left running.
+
+Failing to start or reach Ray, or to start any actor, raises `WorkersUnavailable`
+with what failed and what to do (the CLI prints it as one line).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from turnbudget.eval.run.backends import Backend, RunnerFactory, WorkersUnavailable
+from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise
+from turnbudget.eval.run.driver import describe
+from turnbudget.eval.run.episodes import evaluation_runner
+
+__all__ = ["OBJECT_STORE_BYTES", "START_TIMEOUT", "RayBackend", "import_ray"]
+
+logger = logging.getLogger(__name__)
+
+#: The object store of a local instance: results are small and fetched at once.
+OBJECT_STORE_BYTES = 200 * 1024**2
+
+#: Seconds an actor may take to start (a cluster without a free CPU keeps it pending): the
+#: run fails when none is up by then, and goes on without one that is not.
+START_TIMEOUT = 120.0
+
+
+def import_ray() -> Any:
+    """Import Ray, or say how to install it."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise ImportError("The ray backend needs Ray: pip install 'turnbudget[ray]'") from exc
+    return ray
+
+
+class _Runner:
+    """The actor's class: one runner (the run's `Driver`) for its life."""
+
+    def __init__(self, agent: Any, config: Any, serialize: bool, make_runner: RunnerFactory):
+        self.runner = make_runner(agent, config, serialize)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def run(self, chunk: Sequence[Any]) -> list[Any]:
+        return self.runner.run(chunk)
+
+
+class _Actors(Workers):
+    """``size`` actors of one remote class; the agent's object ref is shared by all.
+
+    The run begins once as many actors are up as the cluster has CPUs (all of
+    them, unless more were asked for than it has); the others join whenever they
+    come up, as does a replaced actor, so nothing waits on an actor that may never
+    start (more workers than CPUs, or a busy cluster: the run goes on with those
+    up after `START_TIMEOUT`). An actor not up within `START_TIMEOUT` is given up.
+    """
+
+    def __init__(
+        self, ray: Any, size: int, agent_ref: Any, config: Any, serialize: bool,
+        make_runner: RunnerFactory,
+    ):  # fmt: skip
+        self._ray = ray
+        # A fresh remote class per run: its pickled definition carries no state of another.
+        self._cls = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_Runner)
+        self._args = (agent_ref, config, serialize, make_runner)
+        self.actors: list[Any] = [None] * size
+        self.slots: list[int] = []
+        self._calls: dict[Any, int] = {}
+        self._starting: dict[Any, tuple[int, float]] = {}  # pid call -> (slot, give-up time)
+        self._joined: list[int] = []
+        for slot in range(size):
+            self._start(slot)
+        need = min(size, max(1, int(ray.cluster_resources().get("CPU", 1))))
+        error, end = None, time.monotonic() + START_TIMEOUT
+        while len(self.slots) < need and self._starting and error is None:
+            refs = list(self._starting)
+            left = max(0.0, end - time.monotonic())
+            ready, _ = ray.wait(refs, num_returns=min(need - len(self.slots), len(refs)),
+                                timeout=left)  # fmt: skip
+            error = self._settle(ready, warn=False)
+            if not ready and left == 0:
+                break
+        self._joined.clear()  # these are `slots` from the start
+        if error is not None:  # an actor that cannot be built: every other one fails alike
+            self.close()
+            raise WorkersUnavailable(
+                f"A Ray worker failed to start: {error} (is turnbudget, and the agent's "
+                "code, installed on every node?)"
+            )
+        if not self.slots:
+            self.close()
+            raise WorkersUnavailable(
+                f"No Ray worker started within {START_TIMEOUT:g}s: the cluster has no free "
+                "CPU (free one, or ask for fewer workers)"
+            )
+
+    def _start(self, slot: int) -> None:
+        self.actors[slot] = self._cls.remote(*self._args)
+        deadline = time.monotonic() + START_TIMEOUT
+        self._starting[self.actors[slot].pid.remote()] = (slot, deadline)
+
+    def _settle(self, ready: Sequence[Any], warn: bool = True) -> str | None:
+        """Take in the starting actors whose first call is in ``ready`` (dropping one that
+        failed to build, with a warning if ``warn``), give up those past `START_TIMEOUT`;
+        return a build error, if any."""
+        ray, error = self._ray, None
+        for ref in ready:
+            slot, _ = self._starting.pop(ref)
+            try:
+                ray.get(ref)
+            except ray.exceptions.RayError as exc:
+                error = describe(exc)
+                self._drop(slot, f"failed to start ({error})", warn)
+            else:
+                self.slots.append(slot)
+                self._joined.append(slot)
+        now = time.monotonic()
+        for ref, (slot, deadline) in list(self._starting.items()):
+            if deadline <= now:
+                del self._starting[ref]
+                self._drop(slot, f"did not start within {START_TIMEOUT:g}s (no free CPU)", True)
+        return error
+
+    def _drop(self, slot: int, why: str, warn: bool) -> None:
+        self._ray.kill(self.actors[slot], no_restart=True)
+        if warn:
+            logger.warning("a Ray worker %s; running on %d", why, len(self.slots))
+
+    def pids(self) -> list[int]:
+        """The process id of each live actor (for diagnostics)."""
+        return list(self._ray.get([self.actors[s].pid.remote() for s in self.slots]))
+
+    def submit(self, slot: int, chunk: Sequence[Any]) -> None:
+        self._calls[self.actors[slot].run.remote(list(chunk))] = slot
+
+    def wait(self, timeout: float | None) -> list[tuple[int, Any]]:
+        ray = self._ray
+        refs = [*self._calls, *self._starting]
+        if self._starting:  # wake up to give up an actor that does not start
+            first = min(deadline for _, deadline in self._starting.values())
+            limit = max(0.0, first - time.monotonic())
+            timeout = limit if timeout is None else min(timeout, limit)
+        if not refs:
+            return []
+        ready, _ = ray.wait(refs, num_returns=1, timeout=timeout)
+        if ready:  # take every call already finished, not just the first
+            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+        self._settle([ref for ref in ready if ref in self._starting])
+        finished = []
+        for ref in ready:
+            if ref not in self._calls:
+                continue
+            slot = self._calls.pop(ref)
+            try:
+                outcome: Any = ray.get(ref)
+            except ray.exceptions.RayError as exc:  # the actor died, its node was lost, ...
+                outcome = f"its Ray worker was lost: {describe(exc)}"
+            finished.append((slot, outcome))
+        return finished
+
+    def joined(self) -> list[int]:
+        joined, self._joined = self._joined, []
+        return joined
+
+    @property
+    def starting(self) -> bool:
+        return bool(self._starting)
+
+    def replace(self, slot: int) -> bool:
+        for ref, s in list(self._calls.items()):
+            if s == slot:
+                del self._calls[ref]
+        self._ray.kill(self.actors[slot], no_restart=True)
+        self.slots.remove(slot)
+        self._start(slot)  # it joins once up; a cluster with no free CPU left goes on without
+        return False
+
+    def close(self) -> None:
+        for actor in self.actors:
+            if actor is not None:
+                self._ray.kill(actor, no_restart=True)
+        self.actors = []
+        self._calls.clear()
+        self._starting.clear()
+
+
+class RayBackend(Backend):
+    """Runs episodes on ``workers`` Ray actors (one CPU each).
+
+    Args:
+        workers: actors (at most the cluster's free CPUs run at once).
+        timeout: seconds per episode (see `Backend`); an actor past it is killed.
+        address: the cluster to join (``"auto"``, ``"ray://host:10001"``, ...);
+            None starts a local instance for the run (unless ``RAY_ADDRESS`` is set).
+        init_kwargs: more arguments for ``ray.init`` (``runtime_env``, ...).
+
+    Example:
+        >>> RayBackend(workers=4, address="auto")
+        RayBackend(workers=4, address='auto')
+    """
+
+    name = "ray"
+
+    def __init__(
+        self,
+        workers: int = 1,
+        *,
+        timeout: float | None = None,
+        address: str | None = None,
+        init_kwargs: dict[str, Any] | None = None,
+    ):
+        super().__init__(workers, timeout=timeout)
+        if address is not None and not (isinstance(address, str) and address):
+            raise ValueError(f"Expect `address` to be a non-empty str or None, got {address!r}")
+        self.address = address
+        self.init_kwargs = dict(init_kwargs or {})
+        self._ray: Any = None
+        self._owns_ray = False
+        self._reaper: subprocess.Popen[bytes] | None = None
+        self._actors: _Actors | None = None
+        self._width = 1
+
+    def __repr__(self) -> str:
+        return f"RayBackend(workers={self.workers}, address={self.address!r})"
+
+    def _init(self) -> Any:
+        ray = import_ray()
+        if ray.is_initialized():
+            return ray
+        address = self.address or os.environ.get("RAY_ADDRESS")
+        if address:
+            kwargs: dict[str, Any] = dict(address=address, log_to_driver=False)
+        else:
+            kwargs = dict(
+                address="local",  # a new instance, even where `ray start` left one running
+                num_cpus=self.workers,
+                include_dashboard=False,
+                log_to_driver=False,
+                object_store_memory=OBJECT_STORE_BYTES,
+            )
+        kwargs.update(self.init_kwargs)
+        try:
+            context = ray.init(**kwargs)
+        except Exception as exc:  # Ray raises many kinds here (timeouts, ConnectionError, ...)
+            with contextlib.suppress(Exception):
+                ray.shutdown()  # what a failed start left behind
+            raise WorkersUnavailable(_init_failure(kwargs["address"], exc)) from exc
+        self._owns_ray = True
+        if kwargs["address"] == "local":
+            self._reaper = _start_reaper(ray, context)
+        return ray
+
+    def start(
+        self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = evaluation_runner
+    ) -> RayBackend:
+        self._ray = self._init()
+        self._width = max(1, int(getattr(agent, "max_batch_size", 1)))
+        try:
+            agent_ref = self._ray.put(agent)  # shipped once; each actor deserialises it once
+            self._actors = _Actors(self._ray, self.workers, agent_ref, config, serialize, runner)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def pids(self) -> list[int]:
+        """The process id of each worker actor (empty before `start`)."""
+        return self._actors.pids() if self._actors is not None else []
+
+    def run(self, specs: Sequence[Any]) -> Iterator[list[Any]]:
+        if self._actors is None:
+            raise RuntimeError("RayBackend.run() before start()")
+        size = chunk_size(len(specs), self.workers, self._width, self.timeout)
+        yield from supervise(
+            self._actors, specs, size=size, width=self._width, timeout=self.timeout
+        )
+
+    def close(self) -> None:
+        if self._actors is not None:
+            self._actors.close()
+            self._actors = None
+        if self._owns_ray and self._ray is not None:
+            self._ray.shutdown()
+        self._owns_ray = False
+        if self._reaper is not None:  # it stops what the shutdown left, then exits
+            self._reaper.stdin.close()
+            try:
+                self._reaper.wait(30)
+            except subprocess.TimeoutExpired:
+                self._reaper.kill()
+                self._reaper.wait()
+            self._reaper = None
+
+
+def _init_failure(address: str, exc: BaseException) -> str:
+    """What failed in ``ray.init`` and what to do about it, in one line."""
+    if address != "local":
+        return (
+            f"Could not connect to the Ray cluster at {address!r}: {describe(exc)}. Check that "
+            "it is running and reachable (`ray status`), or pass no address to start a local "
+            "Ray instance for the run."
+        )
+    return (
+        f"Could not start a local Ray instance: {describe(exc)}. Its start-up can time out on "
+        "a busy machine: retry, or start one once (`ray start --head`) and pass "
+        "address='auto' (--ray-address auto) so that runs join it."
+    )
+
+
+def _start_reaper(ray: Any, context: Any) -> subprocess.Popen[bytes] | None:
+    """Start `turnbudget.eval.run.backends.ray_reaper` for the local instance just started (Linux:
+    elsewhere None), so its processes go with this process even when it is SIGKILLed."""
+    session_dir = getattr(context, "address_info", {}).get("session_dir")
+    if not (session_dir and os.path.isdir("/proc/self/fd")):
+        return None
+    script = os.path.join(os.path.dirname(__file__), "ray_reaper.py")
+    return subprocess.Popen(
+        [sys.executable, script, session_dir, os.path.dirname(ray.__file__)],
+        stdin=subprocess.PIPE,  # its end closes when this process ends, however it ends
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # a signal to this process's group leaves it alone
+    )

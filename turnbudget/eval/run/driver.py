@@ -1,0 +1,445 @@
+"""The episode driver: how every kind of run plays its episodes, written once.
+
+An episode is a *program*: a generator that drives its envs and yields to the
+driver whenever an agent must answer:
+
+- `Act` (``seat``, ``observation``, ``info``): the agent in that seat chooses a
+  command; the program receives ``(command, note)``, ``note`` being the
+  agent's own account of the call (its ``step_note()``, or its entry of
+  ``step_notes()``; None when it keeps none);
+- `Observe` (``seat``, ``observation``, ``info``, ``executed``): a forced turn
+  (a probe's prefix, a slip played for the agent): the agent hears what was
+  executed for it (its optional ``observe`` hook); the program receives None.
+
+What the program returns is the episode's outcome. A *kind* of run (`Kind`:
+evaluation episodes, probe episodes, team rounds) says who plays each seat of
+a job (`Player`: which agent, the episode id it knows, its seed) and builds
+the program; the driver owns everything else once:
+
+- the agent protocol: ``reset`` / ``act`` for an `Agent`, ``reset_episode`` /
+  ``act_batch`` / ``end_episode`` for a `BatchAgent`, whose calls gather every
+  episode in flight (up to its ``max_batch_size``), and the observe hooks;
+- faults: an exception from an agent or an env ends only the job it came
+  from, as an `EpisodeFailure`, and the kind forgets the env it went through
+  (``discard``). When a batch call fails, every job it served is replayed on
+  its own, so only a job that fails again fails;
+- timeouts (`alarm`): per episode, or per batch turn until the earliest
+  deadline of the episodes in flight.
+
+Backends build one driver per worker (``Driver(agents, config, serialize,
+kind=...)``, the runner hook of `turnbudget.eval.run.backends`) and call
+``run(chunk)`` or ``stream(chunk)``; results depend only on the jobs, never on
+the chunking, the batch width or the order episodes end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import threading
+import time
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from turnbudget.agents.base import observe, observe_batch
+from turnbudget.agents.secrets import redact
+from turnbudget.envs.deadline import StepTimeout, step_deadline
+
+__all__ = [
+    "EPISODE_ERRORS",
+    "FAILURE_KINDS",
+    "Act",
+    "AgentSet",
+    "Driver",
+    "EpisodeFailure",
+    "EpisodeTimeout",
+    "Kind",
+    "Observe",
+    "Player",
+    "alarm",
+    "can_interrupt",
+    "describe",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Why an episode failed to run: the agent or env raised, its worker died, it ran too long.
+FAILURE_KINDS = ("exception", "worker_lost", "timeout")
+
+#: What ends only the episode it came from (a failed-to-run record, the same on every backend):
+#: any ``Exception``, and ``SystemExit`` (``sys.exit`` in an agent would otherwise end a
+#: local run but only a worker of a pool or Ray run). ``KeyboardInterrupt`` stops the run.
+EPISODE_ERRORS = (Exception, SystemExit)
+
+
+class EpisodeTimeout(Exception):
+    """Raised inside an episode that ran past its time limit (where the backend can interrupt it)."""
+
+
+@dataclass(frozen=True)
+class EpisodeFailure:
+    """An episode that did not run to its end: nothing of it is logged.
+
+    Attributes:
+        spec: the job (an `EpisodeSpec`, a probe job, a team episode).
+        kind: one of `FAILURE_KINDS`.
+        error: what happened, one line (``"ValueError: bad command"``).
+    """
+
+    spec: Any
+    kind: str
+    error: str
+
+
+def describe(exc: BaseException) -> str:
+    """``"TypeName: message"`` on one line, short enough for a log record, with every
+    secret blanked (`turnbudget.agents.secrets`: it is recorded and logged)."""
+    if isinstance(exc, SystemExit):
+        return redact(f"SystemExit: sys.exit({exc.code!r}) was called during the episode")[:500]
+    text = redact(" ".join(str(exc).split()))
+    text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return text if len(text) <= 500 else text[:497] + "..."
+
+
+def failure(job: Any, exc: BaseException) -> EpisodeFailure:
+    """The `EpisodeFailure` of ``job`` that ``exc`` ended."""
+    kind = "timeout" if isinstance(exc, (EpisodeTimeout, StepTimeout)) else "exception"
+    return EpisodeFailure(job, kind, describe(exc))
+
+
+def can_interrupt() -> bool:
+    """Whether `alarm` can interrupt Python code here (SIGALRM: the main thread, POSIX)."""
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def alarm(seconds: float | None, *, limit: float | None = None) -> Iterator[None]:
+    """Stop the block after ``seconds``; ``limit`` is the per-episode timeout messages name.
+
+    Env steps that can be stopped from outside (TextWorld's interpreter process)
+    stop at that deadline in any thread (`step_deadline`; they raise
+    `StepTimeout`). Everything else is interrupted with `EpisodeTimeout` by a
+    SIGALRM, where `can_interrupt` (the main thread of a POSIX process).
+    """
+    if seconds is None:
+        yield
+        return
+    limit = seconds if limit is None else limit
+    with step_deadline(seconds, limit=limit):
+        if not can_interrupt():
+            yield
+            return
+        with _sigalrm(seconds, limit):
+            yield
+
+
+@contextlib.contextmanager
+def _sigalrm(seconds: float, limit: float) -> Iterator[None]:
+    armed = True
+
+    def fire(signum: int, frame: Any) -> None:
+        if armed:  # the block may have ended just as the timer fired
+            raise EpisodeTimeout(f"ran past the timeout of {limit:g}s")
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))  # 0 would disarm it
+    try:
+        yield
+    finally:
+        armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@dataclass(frozen=True)
+class Act:
+    """A request for the command of the agent in ``seat``."""
+
+    seat: int
+    observation: str
+    info: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Observe:
+    """A forced turn: the agent in ``seat`` is told that ``executed`` ran in ``observation``."""
+
+    seat: int
+    observation: str
+    info: dict[str, Any]
+    executed: str
+
+
+Request = Act | Observe
+Program = Generator[Request, Any, Any]
+
+
+@dataclass(frozen=True)
+class Player:
+    """Who plays one seat of a job: the index of an agent the driver holds, the episode id
+    a `BatchAgent` knows the episode by, and the seed the agent is reset with."""
+
+    agent: int
+    episode_id: str
+    seed: int
+
+
+@dataclass(frozen=True)
+class AgentSet:
+    """Several agents as one backend agent (probes compare agents; a team has one per
+    role): the widest `BatchAgent`'s ``max_batch_size`` sets how many jobs a worker is
+    handed at once."""
+
+    agents: tuple[Any, ...]
+
+    @property
+    def max_batch_size(self) -> int:
+        return max(int(getattr(a, "max_batch_size", 1)) for a in self.agents)
+
+
+class Kind(Protocol):
+    """A kind of run: built in each worker as ``kind(agents, config, serialize)``."""
+
+    def players(self, job: Any) -> Sequence[Player]:
+        """Who plays each seat of ``job``, seat by seat."""
+
+    def program(self, job: Any, slot: int) -> Program:
+        """The episode ``job`` as a program, on the envs of ``slot`` (one per job in flight)."""
+
+    def discard(self, job: Any, slot: int) -> None:
+        """Forget the envs of ``slot``: a failure went through them."""
+
+
+def _is_batch(agent: Any) -> bool:
+    return hasattr(agent, "act_batch")
+
+
+class Driver:
+    """Plays jobs of one `Kind` with the agents it holds (one worker's share of a run).
+
+    Args:
+        agents: one agent, or an `AgentSet`.
+        config: the run's configuration, handed to the kind.
+        serialize: ask the kind for outcomes ready to send between processes.
+        kind: the `Kind` class.
+    """
+
+    def __init__(self, agents: Any, config: Any, serialize: bool = False, *, kind: Any):
+        self.agents: tuple[Any, ...] = agents.agents if isinstance(agents, AgentSet) else (agents,)
+        self.kind = kind(self.agents, config, serialize)
+        batch = [a for a in self.agents if _is_batch(a)]
+        self.width = max((max(1, int(a.max_batch_size)) for a in batch), default=1)
+        self.batch = bool(batch)
+
+    def run(self, jobs: Sequence[Any]) -> list[Any]:
+        """Play ``jobs``; one outcome or `EpisodeFailure` per job, in the same order."""
+        outcomes = dict(self.stream(jobs))
+        return [outcomes[job] for job in jobs]
+
+    def stream(
+        self, jobs: Sequence[Any], *, timeout: float | None = None
+    ) -> Iterator[tuple[Any, Any]]:
+        """Play ``jobs``, yielding ``(job, outcome or EpisodeFailure)`` as each ends (batch
+        agents finish them out of order), so a run that fails midway has handed over what
+        finished. ``timeout``: seconds per episode (see `alarm`)."""
+        if self.batch:
+            yield from self._run_batch(jobs, timeout)
+        else:
+            for job in jobs:
+                yield job, self._run_one(job, timeout)
+
+    # -- one job at a time (every agent an `Agent`) -----------------------------------
+
+    def _run_one(self, job: Any, timeout: float | None) -> Any:
+        try:
+            with alarm(timeout):  # (a timer firing as the episode ends counts as a timeout)
+                return self._play(job)
+        except EPISODE_ERRORS as exc:  # (the agent's or env's: it ends this episode only)
+            self._discard(job, 0)
+            return failure(job, exc)
+
+    def _play(self, job: Any) -> Any:
+        players = self.kind.players(job)
+        for player in players:
+            self.agents[player.agent].reset(player.seed)
+        program = self.kind.program(job, 0)
+        answer = None
+        while True:
+            try:
+                request = program.send(answer)
+            except StopIteration as stop:
+                return stop.value
+            answer = self._answer(self.agents[players[request.seat].agent], request)
+
+    @staticmethod
+    def _answer(agent: Any, request: Request) -> Any:
+        """An `Agent`'s answer to ``request``."""
+        if isinstance(request, Observe):
+            observe(agent, request.observation, request.info, request.executed)
+            return None
+        action = agent.act(request.observation, request.info)
+        note = getattr(agent, "step_note", None)
+        return action, (note() if note is not None else None)
+
+    def _discard(self, job: Any, slot: int) -> None:
+        try:
+            self.kind.discard(job, slot)
+        except EPISODE_ERRORS:  # (a broken env may fail to close too; it is dropped)
+            logger.debug("discarding a failed job's envs raised", exc_info=True)
+
+    # -- many jobs in flight (a `BatchAgent` among the players) ------------------------
+
+    def _run_batch(self, jobs: Sequence[Any], timeout: float | None) -> Iterator[tuple[Any, Any]]:
+        # Slots stay full: a job starts on a slot as soon as the one before it ends.
+        flight = _Flight(self, list(jobs))
+        alone: list[Any] = []
+        while flight.pending or flight.live:
+            seconds = None
+            if timeout is not None:  # the turn may run until the earliest episode's deadline
+                now = time.monotonic()
+                ends = [flight.started[s] + timeout for s in flight.live]
+                if flight.pending and flight.free:
+                    ends.append(now + timeout)
+                seconds = min(ends) - now
+            try:
+                with alarm(seconds, limit=timeout):
+                    flight.turn()
+            except EPISODE_ERRORS as exc:  # a batch call (or the clock) fails every job in flight
+                for slot in list(flight.live):
+                    job = flight.drop(slot)
+                    if len(jobs) > 1:  # replay it on its own: was it this job's fault?
+                        alone.append(job)
+                    else:
+                        flight.done.append((job, failure(job, exc)))
+            yield from flight.take_done()  # handed over as they end, even in a failed turn
+        for job in alone:  # a job depends on itself only, not on its batch mates
+            yield from self._run_batch([job], timeout)
+
+
+class _Flight:
+    """The jobs in flight in `Driver._run_batch`, each on its slot, with its pending request."""
+
+    def __init__(self, driver: Driver, jobs: list[Any]):
+        self.driver = driver
+        self.agents = driver.agents
+        self.kind = driver.kind
+        self.pending = jobs[::-1]
+        self.free = list(range(driver.width))[::-1]
+        # slot -> (job, players, program, the request waiting for a batch agent)
+        self.live: dict[int, tuple[Any, Sequence[Player], Program, Request | None]] = {}
+        self.started: dict[int, float] = {}
+        self.done: list[
+            tuple[Any, Any]
+        ] = []  # (job, outcome or EpisodeFailure), not yet handed over
+
+    def take_done(self) -> list[tuple[Any, Any]]:
+        done, self.done = self.done, []
+        return done
+
+    def turn(self) -> None:
+        """Start jobs on free slots, then serve the batch agents' requests once."""
+        while self.pending and self.free:
+            job, slot = self.pending.pop(), self.free.pop()
+            self.started[slot] = time.monotonic()
+            players = self.kind.players(job)
+            self.live[slot] = (job, players, None, None)  # in flight from here
+            for player in players:
+                agent = self.agents[player.agent]
+                if _is_batch(agent):
+                    agent.reset_episode(player.episode_id, player.seed)
+                else:
+                    agent.reset(player.seed)
+            self.live[slot] = (job, players, self.kind.program(job, slot), None)
+            self._advance(slot, None)
+        waiting = [s for s in sorted(self.live) if self.live[s][3] is not None]
+        forced = [s for s in waiting if isinstance(self.live[s][3], Observe)]
+        if forced:  # forced turns first: they need no command
+            for agent_index, slots in self._by_agent(forced).items():
+                requests = [self.live[s][3] for s in slots]
+                observe_batch(
+                    self.agents[agent_index],
+                    [self._player(s).episode_id for s in slots],
+                    [r.observation for r in requests],
+                    [r.info for r in requests],
+                    [r.executed for r in requests],  # type: ignore[union-attr]
+                )
+                for s in slots:
+                    self._advance(s, None)
+            return
+        for agent_index, slots in self._by_agent(waiting).items():
+            agent = self.agents[agent_index]
+            ids = [self._player(s).episode_id for s in slots]
+            requests = [self.live[s][3] for s in slots]
+            actions = agent.act_batch(
+                ids, [r.observation for r in requests], [r.info for r in requests]
+            )
+            if len(actions) != len(slots):
+                raise RuntimeError(
+                    f"{type(agent).__name__}.act_batch returned {len(actions)} commands "
+                    f"for {len(slots)} episodes"
+                )
+            notes_of = getattr(agent, "step_notes", None)
+            notes = notes_of(ids) if notes_of is not None else [None] * len(slots)
+            for s, action, note in zip(slots, actions, notes, strict=True):
+                self._advance(s, (action, note))
+
+    def _player(self, slot: int) -> Player:
+        job, players, _, request = self.live[slot]
+        assert request is not None
+        return players[request.seat]
+
+    def _by_agent(self, slots: list[int]) -> dict[int, list[int]]:
+        groups: dict[int, list[int]] = {}
+        for s in slots:
+            groups.setdefault(self._player(s).agent, []).append(s)
+        return groups
+
+    def _advance(self, slot: int, answer: Any) -> None:
+        """Send ``answer`` to the slot's program and run it to its next batch request
+        (an `Agent`'s requests are answered on the way) or its end."""
+        job, players, program, _ = self.live[slot]
+        try:
+            while True:
+                try:
+                    request = program.send(answer)
+                except StopIteration as stop:
+                    self.done.append((job, stop.value))
+                    self._end(slot)
+                    return
+                agent = self.agents[players[request.seat].agent]
+                if _is_batch(agent):
+                    self.live[slot] = (job, players, program, request)
+                    return
+                answer = Driver._answer(agent, request)
+        except (EpisodeTimeout, StepTimeout):  # the turn's deadline: `_run_batch` decides
+            raise
+        except EPISODE_ERRORS as exc:  # this job's own program (its env) or plain agent
+            self.drop(slot)
+            self.done.append((job, failure(job, exc)))
+
+    def _end(self, slot: int) -> None:
+        job, players, _, _ = self.live.pop(slot)
+        for player in players:
+            agent = self.agents[player.agent]
+            if _is_batch(agent):
+                agent.end_episode(player.episode_id)
+        self.started.pop(slot, None)
+        self.free.append(slot)
+
+    def drop(self, slot: int) -> Any:
+        """Take the job off ``slot`` after a failure: its envs are discarded and its batch
+        agents told the episode ended; return the job."""
+        job, players, _, _ = self.live.pop(slot)
+        self.driver._discard(job, slot)
+        for player in players:
+            agent = self.agents[player.agent]
+            if _is_batch(agent):
+                try:
+                    agent.end_episode(player.episode_id)
+                except EPISODE_ERRORS:  # (cleanup of an agent that already failed)
+                    logger.debug("end_episode after a failure raised", exc_info=True)
+        self.started.pop(slot, None)
+        self.free.append(slot)
+        return job

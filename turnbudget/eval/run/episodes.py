@@ -1,0 +1,191 @@
+"""Evaluation episodes: one agent playing planned episodes on envs built by `turnbudget.make`.
+
+`EvaluationEpisodes` is the `Kind` of run `turnbudget.eval.evaluate` hands the
+driver (`turnbudget.eval.run.driver`): each job is an `EpisodeSpec`, played on
+an env kept per (env id, slot) and reused across episodes, whose
+`RecordStepOutcomes` records become the episode's result: its episode record
+(with the agent's step-note totals and the per-budget counts the analysis
+reads) and its step records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from turnbudget.eval.analysis import budget_counts
+from turnbudget.eval.run.agent_view import agent_info, budget_visible, executed_action
+from turnbudget.eval.run.driver import Act, Driver, Player, Program
+from turnbudget.eval.run.plan import EpisodeSpec, EvalConfig
+from turnbudget.records import cap_strings, dumps
+from turnbudget.records.schema import usage_number
+
+__all__ = [
+    "AGENT_KEY",
+    "EpisodeResult",
+    "EvaluationEpisodes",
+    "build_env",
+    "check_envs",
+    "evaluation_runner",
+]
+
+#: The key under which an agent's own account of a step (its ``step_note()``: an LLM's raw
+#: reply, parse outcome, tokens, latency, retries) joins the step record; the episode
+#: record holds the sums of its numbers and the counts of its flags.
+AGENT_KEY = "agent"
+
+# An episode's record, and its step records (as dicts, or as JSON lines ready to write).
+EpisodeResult = tuple[dict[str, Any], "list[dict[str, Any]] | str"]
+
+
+def build_env(env_id: str, config: EvalConfig, sink: Callable[[dict[str, Any]], None]) -> Any:
+    """The env stack for ``env_id`` under ``config``, sending its records to ``sink``."""
+    from turnbudget.wrappers.stack import make
+
+    return make(
+        env_id,
+        reveal=config.reveal,
+        errors=config.errors,
+        record={"callback": sink, "record_steps": config.record_steps},
+        env_index=config.envs.index(env_id),
+    )
+
+
+def _deterministic(record: dict[str, Any]) -> dict[str, Any]:
+    """Drop ``episode_index``: it counts episodes per env object, so it depends on scheduling."""
+    record.pop("episode_index", None)
+    return record
+
+
+def check_envs(config: EvalConfig) -> None:
+    """Build each env once, so an unknown id or a bad wrapper setting fails before any episode."""
+    import gymnasium as gym
+
+    for env_id in config.envs:
+        try:
+            build_env(env_id, config, lambda record: None).close()
+        except gym.error.Error as exc:
+            raise ValueError(
+                f"Cannot make {env_id!r}: {exc} (`turnbudget list` shows the registered ids)"
+            ) from exc
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"Cannot build {env_id!r} with errors={config.errors!r}, "
+                f"reveal={config.reveal!r}: {exc}"
+            ) from exc
+
+
+def _tally(notes: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
+    """Per-episode totals of the agent's step notes: numbers summed, flags counted."""
+    present = [n for n in notes if n]
+    if not present:
+        return None
+    totals: dict[str, Any] = {}
+    for note in present:
+        for key, value in note.items():
+            if isinstance(value, bool):  # a flag: counted
+                value = int(value)
+            if usage_number(value):  # (not NaN, inf or a number too large to sum)
+                totals[key] = totals.get(key, 0) + value
+    totals = {k: round(v, 6) if isinstance(v, float) else int(v) for k, v in totals.items()}
+    totals["steps"] = len(present)
+    return totals
+
+
+class _Slot:
+    """One env, the records it emits and the agent's step notes for the episode in flight."""
+
+    def __init__(self, env_id: str, config: EvalConfig):
+        self.records: list[dict[str, Any]] = []
+        self.notes: list[Mapping[str, Any] | None] = []
+        self.env = build_env(env_id, config, self.records.append)
+        self.per_repeat = config.error_draws == "per_repeat"
+        self.ts = config.ts
+
+    def reset(self, spec: EpisodeSpec) -> tuple[str, dict[str, Any]]:
+        self.records.clear()
+        self.notes.clear()
+        options = {"turn_budget": spec.turn_budget, "episode_id": spec.episode_id}
+        if self.per_repeat:  # InjectErrors draws per (task seed, repeat, turn)
+            options["repeat"] = spec.rep
+        return self.env.reset(seed=spec.task_seed, options=options)
+
+    def collect(self, spec: EpisodeSpec, record_steps: bool, serialize: bool) -> EpisodeResult:
+        episodes = [r for r in self.records if r.get("record") == "episode"]
+        if len(episodes) != 1 or episodes[0].get("episode_id") != spec.episode_id:
+            raise RuntimeError(
+                f"Expect exactly one episode record for {spec.episode_id!r} from "
+                f"RecordStepOutcomes, got {len(episodes)}"
+            )
+        episode = _deterministic(episodes[0])
+        episode.update(rep=spec.rep, agent_seed=spec.agent_seed)
+        totals = _tally(self.notes)
+        if totals is not None:
+            episode[AGENT_KEY] = totals
+        steps = (
+            [_deterministic(r) for r in self.records if r.get("record") == "step"]
+            if record_steps
+            else []
+        )
+        if totals is not None:
+            for step in steps:  # turn t was decided by the t-th call for a command
+                turn = int(step["turn"])
+                if turn <= len(self.notes) and self.notes[turn - 1]:
+                    step[AGENT_KEY] = cap_strings(self.notes[turn - 1])
+        if steps:  # the per-budget analysis then needs only the episode records
+            episode["budget_counts"] = budget_counts(steps, self.ts)
+        self.records.clear()
+        self.notes.clear()
+        if serialize:  # encode where the episode ran: in parallel, and cheap to send back
+            return episode, "".join(dumps(r) + "\n" for r in steps)
+        return episode, steps
+
+
+class EvaluationEpisodes:
+    """The `Kind` of `evaluate`'s runs: one agent, one seat, an `EpisodeSpec` per job.
+
+    ``serialize=True`` returns each episode's step records as JSON lines,
+    encoded where the episode ran (in parallel, and cheap to send back).
+    """
+
+    def __init__(self, agents: Sequence[Any], config: EvalConfig, serialize: bool = False):
+        self.config = config
+        self.serialize = serialize
+        self.show_budget = config.budget_aware or budget_visible(config.reveal)
+        self._slots: dict[tuple[str, int], _Slot] = {}
+
+    def players(self, spec: EpisodeSpec) -> list[Player]:
+        return [Player(0, spec.episode_id, spec.agent_seed)]
+
+    def _slot(self, env_id: str, index: int) -> _Slot:
+        key = (env_id, index)
+        if key not in self._slots:
+            self._slots[key] = _Slot(env_id, self.config)
+        return self._slots[key]
+
+    def discard(self, spec: EpisodeSpec, index: int) -> None:
+        """Forget an env an exception went through: its state is unknown, the next episode
+        gets a fresh one."""
+        slot = self._slots.pop((spec.env_id, index), None)
+        if slot is not None:
+            slot.env.close()
+
+    def program(self, spec: EpisodeSpec, index: int) -> Program:
+        slot = self._slot(spec.env_id, index)
+        env = slot.env
+        oracle = env.unwrapped.optimal_actions if self.config.needs_oracle else None
+        obs, info = slot.reset(spec)
+        executed = None
+        while True:
+            view = agent_info(info, show_budget=self.show_budget, oracle=oracle, executed=executed)
+            action, note = yield Act(0, obs, view)
+            slot.notes.append(note)
+            obs, _, terminated, truncated, info = env.step(action)
+            executed = executed_action(action, info)
+            if terminated or truncated:
+                return slot.collect(spec, self.config.record_steps, self.serialize)
+
+
+def evaluation_runner(agent: Any, config: EvalConfig, serialize: bool = False) -> Driver:
+    """The driver of evaluation episodes: the backends' default runner hook."""
+    return Driver(agent, config, serialize, kind=EvaluationEpisodes)

@@ -1,0 +1,129 @@
+"""Playing a run's planned jobs: on a backend, with retries, into a run directory or memory.
+
+`run_jobs` is what every front door (`evaluate`, `evaluate_team`, `probe`)
+calls to play its jobs through the episode driver; `play_planned` adds what
+the two that keep run directories share: preparing (or resuming) the
+directory, writing each finished episode's records as it comes, and reading
+the complete run back.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from turnbudget.eval.run.backends import Backend, run_with_retries
+from turnbudget.eval.run.driver import Driver, EpisodeFailure
+from turnbudget.records import (
+    EPISODES_FILE,
+    LogWriter,
+    RunPlan,
+    prepare_run_dir,
+    read_episodes,
+    repair_logs,
+)
+
+__all__ = ["Played", "play_planned", "run_jobs"]
+
+
+def run_jobs(
+    backend: Backend,
+    agent: Any,
+    config: Any,
+    jobs: Sequence[Any],
+    *,
+    kind: Any,
+    serialize: bool,
+    retries: int,
+    sink: Callable[[list[Any]], Any],
+    on_failure: Callable[[EpisodeFailure, int], Any] | None = None,
+    progress: bool = False,
+    total: int | None = None,
+    desc: str = "",
+    unit: str = "ep",
+) -> None:
+    """Play ``jobs`` of ``kind`` (a `Kind` class) on ``backend``, with `run_with_retries`,
+    handing each list of outcomes to ``sink`` as it comes; ``progress`` shows a bar on
+    stderr over ``total`` jobs (default: ``len(jobs)``; more when some were resumed)."""
+    from tqdm.auto import tqdm
+
+    total = len(jobs) if total is None else total
+    with tqdm(
+        total=total, initial=total - len(jobs), desc=desc, unit=unit, disable=not progress,
+        dynamic_ncols=True, leave=True,
+    ) as bar:  # fmt: skip
+        if not jobs:  # (a fully resumed run shows its finished bar)
+            return
+        runner = functools.partial(Driver, kind=kind)
+        with backend.start(agent, config, serialize=serialize, runner=runner):
+            for outcomes in run_with_retries(backend, jobs, retries, on_failure=on_failure):
+                sink(outcomes)
+                bar.update(len(outcomes))
+
+
+@dataclass
+class Played:
+    """What `play_planned` gives back: every episode record of the run (resumed ones too),
+    sorted by episode id; the other records (steps, team members') when there is no run
+    directory; how many episodes this call ran; the run directory."""
+
+    episodes: list[dict[str, Any]]
+    records: list[dict[str, Any]] = field(default_factory=list)
+    n_run: int = 0
+    out: Path | None = None
+
+
+def play_planned(
+    backend: Backend,
+    agent: Any,
+    config: Any,
+    specs: Sequence[Any],
+    *,
+    kind: Any,
+    plan: RunPlan,
+    out: str | os.PathLike[str] | None,
+    overwrite: bool,
+    check_config: Callable[[dict[str, Any]], Any],
+    retries: int,
+    progress: bool,
+    desc: str,
+) -> Played:
+    """Play the episodes ``specs`` of ``kind`` (each outcome is ``(episode record, other
+    records)``), into the run directory ``out`` when given: ``run.json`` holds
+    ``config.to_dict()`` (an existing run there must have the same, checked by
+    ``check_config``; ``overwrite`` starts afresh), the episodes it already holds are
+    skipped (resume), and each finished episode is appended as it comes."""
+    out_path = Path(out) if out is not None else None
+    done: set[str] = set()
+    if out_path is not None:
+        prepare_run_dir(out_path, config.to_dict(), overwrite, check_config)
+        done = repair_logs(out_path, plan)
+    todo = [s for s in specs if s.episode_id not in done]
+    episodes: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = []
+    writer = LogWriter(out_path) if out_path is not None else None
+
+    def sink(outcomes: list[tuple[dict[str, Any], Any]]) -> None:
+        for episode, others in outcomes:
+            if writer is not None:
+                writer.write(episode, others)
+            else:
+                episodes.append(episode)
+                records.extend(others)  # dicts when not serialising
+
+    try:
+        run_jobs(
+            backend, agent, config, todo, kind=kind, serialize=writer is not None,
+            retries=retries, sink=sink, progress=progress, total=len(specs), desc=desc,
+        )  # fmt: skip
+    finally:
+        if writer is not None:
+            writer.close()
+    if out_path is not None:
+        episodes = read_episodes(out_path / EPISODES_FILE, plan)
+    episodes.sort(key=lambda e: e["episode_id"])
+    return Played(episodes, records, len(todo), out_path)

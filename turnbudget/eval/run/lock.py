@@ -1,0 +1,159 @@
+"""One evaluation per output directory, and no worker outliving its evaluator.
+
+Two evaluations writing the same run directory would both run every episode and
+interleave their records. `hold_output_dir` takes an exclusive lock on the
+directory (``filelock``: ``flock`` on POSIX, ``msvcrt`` on Windows; the OS drops it
+when the holder dies, even by ``kill -9``) for the whole run; a second
+evaluation is refused at once with `OutputDirInUse`, naming the holder's pid,
+host, start time and command (its credentials blanked: `turnbudget.agents.secrets`,
+the ``--base-url``'s password say; the file outlives a ``kill -9``). `locks_output_dir` applies it to a function with
+an ``out=`` keyword (`turnbudget.eval.evaluate`).
+
+`exit_with_parent`, called in a worker's initializer, ends the worker when the
+evaluator dies: ``PR_SET_PDEATHSIG`` on Linux, and a thread that polls the
+parent's pid everywhere (it also covers a parent that died before the call).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from turnbudget.agents.secrets import redact
+
+__all__ = [
+    "LOCK_FILE",
+    "OutputDirInUse",
+    "exit_with_parent",
+    "hold_output_dir",
+    "locks_output_dir",
+]
+
+#: The lock file in a run directory, and the file that says who holds it.
+LOCK_FILE = ".turnbudget.lock"
+HOLDER_FILE = ".turnbudget.lock.json"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class OutputDirInUse(ValueError):
+    """Another evaluation holds the output directory (a ValueError: the ``out`` given is unusable now)."""
+
+
+def _check_out(out: Path) -> None:
+    """A clear one-line error for an ``out`` that cannot be a run directory."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"Expect `out` to be a directory, but {str(out)!r} is an existing file")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"Cannot create the output directory {str(out)!r}: {e.strerror}") from e
+
+
+def _holder(out: Path) -> str:
+    try:
+        holder = json.loads((out / HOLDER_FILE).read_text())
+        return redact(  # (a file left by an older version may hold a --base-url's password)
+            f"pid {holder['pid']} on {holder['host']}, started {holder['started']}"
+            f" ({holder['command']})"
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return "a process that has not said who it is yet"
+
+
+@contextlib.contextmanager
+def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
+    """Hold ``out`` (created if missing) exclusively while the block runs.
+
+    Raises:
+        OutputDirInUse: another process holds it; the message names that process.
+        ValueError: ``out`` is an existing file or cannot be created.
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp()) / "run"
+        >>> with hold_output_dir(out):
+        ...     with hold_output_dir(out):  # doctest: +ELLIPSIS
+        ...         pass
+        Traceback (most recent call last):
+        ...
+        turnbudget.eval.run.lock.OutputDirInUse: ... is in use by another evaluation: pid ...
+    """
+    from filelock import FileLock, Timeout
+
+    out = Path(out)
+    _check_out(out)
+    # A new lock object per call: the same process holding the directory twice is
+    # a conflict too (filelock's default would let one thread re-enter its lock).
+    lock = FileLock(os.fspath(out / LOCK_FILE), timeout=0, thread_local=False, is_singleton=False)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise OutputDirInUse(
+            f"Output directory {str(out)!r} is in use by another evaluation: {_holder(out)}. "
+            "Wait for it to finish, or choose another output directory."
+        ) from None
+    try:
+        holder = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "command": redact(" ".join(sys.argv))[:200] or sys.executable,
+        }
+        tmp = out / f"{HOLDER_FILE}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(holder))
+        os.replace(tmp, out / HOLDER_FILE)
+        yield out
+    finally:
+        with contextlib.suppress(OSError):
+            (out / HOLDER_FILE).unlink()
+        lock.release()
+
+
+def locks_output_dir(func: F) -> F:
+    """Decorate ``func`` so that its ``out=`` directory (when not None) is held while it runs."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        out = kwargs.get("out")
+        if out is None:
+            return func(*args, **kwargs)
+        with hold_output_dir(out):
+            return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def exit_with_parent(poll_seconds: float = 0.5) -> None:
+    """End this process (SIGTERM, then exit) when its parent process dies.
+
+    Call it at the start of a worker process (a pool initializer).
+    """
+    import multiprocessing
+
+    parent = multiprocessing.parent_process()
+    parent_pid = parent.pid if parent is not None else os.getppid()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1
+            libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(poll_seconds)
+        os._exit(1)  # the evaluator is gone: nobody will read this worker's results
+
+    threading.Thread(target=watch, name="turnbudget-exit-with-parent", daemon=True).start()

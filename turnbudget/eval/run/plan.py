@@ -1,0 +1,318 @@
+"""Configuration and planning: what an evaluation runs, decided before anything runs.
+
+`make_config` checks `evaluate`'s arguments and resolves them into an
+`EvalConfig` (everything that determines the results, logged as ``run.json``
+and compared on resume); `plan_episodes` turns it into the sorted list of
+`EpisodeSpec` that the backends execute. An episode is fully determined by its
+spec: the env is reset with the task seed and the agent with `agent_seed`,
+so results depend neither on the backend nor on the order of execution.
+
+The argument checks every kind of run shares (task seeds, K and T values,
+retries) and the one seed derivation (`derive_seed`) live here too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from turnbudget._checks import MAX_TURN_BUDGET, is_int
+from turnbudget.agents.base import agent_flags
+from turnbudget.eval.run.agent_view import budget_visible
+from turnbudget.records import RunPlan, format_episode_id, read_config_dict
+
+__all__ = [
+    "MODES",
+    "EpisodeSpec",
+    "EvalConfig",
+    "GridConfig",
+    "agent_seed",
+    "check_retries",
+    "derive_seed",
+    "make_config",
+    "plan_episodes",
+    "positive_ints",
+    "read_config",
+    "record_plan",
+    "task_seeds",
+]
+
+MODES = ("auto", "truncate", "rerun", "both")
+ERROR_DRAWS = ("per_repeat", "shared")
+
+
+class GridConfig:
+    """What every run's configuration shares (an `EvalConfig`, a team run's `TeamConfig`):
+    its JSON form (``run.json``) and the budgets its episodes run at."""
+
+    ts: tuple[int, ...]
+    mode: str
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)  # type: ignore[call-overload]  # (its subclasses are dataclasses)
+        for key in ("envs", "ks", "ts", "tasks"):
+            d[key] = list(d[key])
+        return d
+
+    @property
+    def run_budgets(self) -> tuple[int, ...]:
+        """The budgets episodes are actually run at."""
+        return (max(self.ts),) if self.mode == "truncate" else tuple(sorted(set(self.ts)))
+
+
+@dataclass(frozen=True)
+class EvalConfig(GridConfig):
+    """Everything that determines an evaluation's results (JSON-serialisable).
+
+    The backend, worker count, progress bar and output path are not part of
+    it: they change how a run executes, never what it produces.
+    """
+
+    label: str
+    envs: tuple[str, ...]
+    agent: str
+    ks: tuple[int, ...]
+    ts: tuple[int, ...]
+    n: int
+    tasks: tuple[int, ...]
+    mode: str  # resolved: truncate | rerun | both
+    reveal: Any = None
+    errors: Any = None
+    seed: int = 0
+    needs_oracle: bool = False
+    budget_aware: bool = False
+    record_steps: bool = True
+    error_draws: str = "per_repeat"  # or "shared": every repeat of a task faces the same draws
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> EvalConfig:
+        """The configuration `to_dict` gave (a run's ``run.json``), checked field by field:
+        ``ValueError`` names the first field that is missing, unknown or wrong."""
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(d) - set(names))
+        if unknown:
+            raise ValueError(f"Expect only the fields {names}, got unknown ones: {unknown}")
+        missing = [f.name for f in fields(cls) if f.default is MISSING and f.name not in d]
+        if missing:
+            raise ValueError(f"Expect the fields {missing} too: they are missing")
+        d = dict(d)
+        for key in ("envs", "ks", "ts", "tasks"):
+            if not isinstance(d[key], list):
+                raise ValueError(f"Expect `{key}` to be a list, got {d[key]!r}")
+        if not d["envs"] or not all(isinstance(e, str) and e for e in d["envs"]):
+            raise ValueError(f"Expect `envs` to be env ids, got {d['envs']!r}")
+        if len(set(d["envs"])) != len(d["envs"]):
+            raise ValueError(f"Expect distinct env ids, got {d['envs']}")
+        d["envs"] = tuple(d["envs"])
+        d["ks"] = positive_ints(d["ks"], "ks")
+        d["ts"] = positive_ints(d["ts"], "ts", most=MAX_TURN_BUDGET)
+        if not is_int(d["n"]) or d["n"] < max(d["ks"]):
+            raise ValueError(f"Expect `n` to be an int >= max(ks) = {max(d['ks'])}, got {d['n']!r}")
+        d["tasks"] = tuple(d["tasks"])
+        if not d["tasks"] or not all(is_int(s) and s >= 0 for s in d["tasks"]):
+            raise ValueError(f"Expect `tasks` to be non-negative seeds, got {list(d['tasks'])}")
+        if len(set(d["tasks"])) != len(d["tasks"]):
+            raise ValueError(f"Expect distinct `tasks`, got {list(d['tasks'])}")
+        for key, allowed in (("mode", MODES[1:]), ("error_draws", ERROR_DRAWS)):
+            if key in d and d[key] not in allowed:
+                raise ValueError(f"Expect `{key}` to be one of {allowed}, got {d[key]!r}")
+        for key in ("label", "agent"):
+            if not isinstance(d[key], str) or not d[key]:
+                raise ValueError(f"Expect `{key}` to be a non-empty string, got {d[key]!r}")
+        if "seed" in d and not is_int(d["seed"]):
+            raise ValueError(f"Expect `seed` to be an int, got {d['seed']!r}")
+        for key in ("needs_oracle", "budget_aware", "record_steps"):
+            if key in d and not isinstance(d[key], bool):
+                raise ValueError(f"Expect `{key}` to be true or false, got {d[key]!r}")
+        return cls(**d)
+
+
+def derive_seed(*parts: Any) -> int:
+    """A 32-bit seed from ints and strings (strings by CRC32): a pure function of ``parts``.
+
+    Every seed a run draws comes from here: an episode's agent seed, a team
+    member's, a probe's plan, errors and agents.
+
+    Example:
+        >>> derive_seed(0, "turnbudget/Maze-Easy-v0", 3, 1) == agent_seed(0, "turnbudget/Maze-Easy-v0", 3, 1)
+        True
+    """
+    words = [zlib.crc32(p.encode()) if isinstance(p, str) else int(p) for p in parts]
+    return int(np.random.SeedSequence(words).generate_state(1, dtype=np.uint32)[0])
+
+
+def task_seeds(tasks: Any) -> tuple[int, ...]:
+    """Task seeds from a count ``m`` (seeds ``0..m-1``) or a list of distinct seeds >= 0.
+
+    Example:
+        >>> task_seeds(3), task_seeds([7, 2])
+        ((0, 1, 2), (7, 2))
+    """
+    if is_int(tasks):
+        if tasks < 1:
+            raise ValueError(
+                f"Expect `tasks` to be a positive int or a list of seeds, got {tasks!r}"
+            )
+        return tuple(range(int(tasks)))
+    try:
+        seeds = tuple(tasks)
+    except TypeError:
+        raise ValueError(
+            f"Expect `tasks` to be a positive int or a list of seeds, got {tasks!r}"
+        ) from None
+    if not seeds or not all(is_int(s) and s >= 0 for s in seeds) or len(set(seeds)) != len(seeds):
+        raise ValueError(f"Expect `tasks` to be distinct non-negative seeds, got {tasks!r}")
+    return tuple(int(s) for s in seeds)
+
+
+def check_retries(retries: Any) -> int:
+    """``retries`` when it is an int >= 0."""
+    if not is_int(retries) or retries < 0:
+        raise ValueError(f"Expect `retries` to be a non-negative int, got {retries!r}")
+    return int(retries)
+
+
+def positive_ints(values: Iterable[Any], name: str, most: int | None = None) -> tuple[int, ...]:
+    """Distinct positive ints, sorted (K values, budgets)."""
+    out = []
+    for v in values:
+        if not is_int(v) or v < 1:
+            raise ValueError(f"Expect `{name}` to hold positive ints, got {v!r}")
+        if most is not None and v > most:
+            raise ValueError(f"Expect `{name}` to hold ints at most {most:,}, got {v}")
+        out.append(int(v))
+    if not out:
+        raise ValueError(f"Expect `{name}` to hold at least one value, got none")
+    if len(set(out)) != len(out):
+        raise ValueError(f"Expect `{name}` values to be distinct, got {out}")
+    return tuple(sorted(out))
+
+
+def _agent_repr(agent: Any) -> str:
+    """A repr that is the same in every process (a default repr holds a memory address)."""
+    text = repr(agent)
+    if " object at 0x" in text:
+        cls = type(agent)
+        return f"{cls.__module__}.{cls.__qualname__}"
+    return text
+
+
+def make_config(
+    envs: str | Sequence[str],
+    agent: Any,
+    *,
+    ks: Sequence[int],
+    ts: Sequence[int],
+    n: int | None,
+    tasks: int | Sequence[int],
+    mode: str,
+    reveal: Any,
+    errors: Any,
+    seed: int,
+    label: str | None,
+    record_steps: bool,
+    error_draws: str = "per_repeat",
+) -> EvalConfig:
+    env_ids = (envs,) if isinstance(envs, str) else tuple(envs)
+    if not env_ids or not all(isinstance(e, str) and e for e in env_ids):
+        raise ValueError(f"Expect `envs` to be env ids, got {envs!r}")
+    if len(set(env_ids)) != len(env_ids):
+        raise ValueError(f"Expect distinct env ids, got {list(env_ids)}")
+    ks_t = positive_ints(ks, "ks")
+    ts_t = positive_ints(ts, "ts", most=MAX_TURN_BUDGET)  # (each T is a turn budget)
+    n_val = max(ks_t) if n is None else n
+    if not is_int(n_val) or n_val < 1:
+        raise ValueError(f"Expect `n` to be a positive int, got {n!r}")
+    if max(ks_t) > n_val:
+        raise ValueError(
+            f"Pass@K needs n >= max(K) episodes per task: got n={n_val}, max(K)={max(ks_t)}"
+        )
+    seeds = task_seeds(tasks)
+    if mode not in MODES:
+        raise ValueError(f"Expect `mode` to be one of {MODES}, got {mode!r}")
+    if error_draws not in ERROR_DRAWS:
+        raise ValueError(f"Expect `error_draws` to be one of {ERROR_DRAWS}, got {error_draws!r}")
+    needs_oracle, budget_aware = agent_flags(agent)
+    if mode == "auto":
+        mode = "rerun" if (budget_aware or budget_visible(reveal)) else "truncate"
+    for name, value in (("reveal", reveal), ("errors", errors)):
+        try:
+            json.dumps(value)
+        except TypeError:
+            raise ValueError(
+                f"Expect `{name}` to be JSON-serialisable (it is logged and compared on resume), "
+                f"got {value!r}"
+            ) from None
+    agent_name = getattr(agent, "name", None) or type(agent).__name__
+    return EvalConfig(
+        label=label or str(agent_name),
+        envs=env_ids,
+        agent=_agent_repr(agent),
+        ks=ks_t,
+        ts=ts_t,
+        n=int(n_val),
+        tasks=seeds,
+        mode=mode,
+        reveal=reveal,
+        errors=errors,
+        seed=int(seed),
+        needs_oracle=needs_oracle,
+        budget_aware=budget_aware,
+        record_steps=bool(record_steps),
+        error_draws=error_draws,
+    )
+
+
+@dataclass(frozen=True, order=True)
+class EpisodeSpec:
+    """One episode to run; everything about it follows from these fields."""
+
+    env_id: str
+    task_seed: int
+    rep: int
+    turn_budget: int
+    env_index: int = field(compare=False)
+    agent_seed: int = field(compare=False)
+
+    @property
+    def episode_id(self) -> str:
+        return format_episode_id(self.env_id, self.task_seed, self.rep, self.turn_budget)
+
+
+def agent_seed(seed: int, env_id: str, task_seed: int, rep: int) -> int:
+    """The agent's seed for one episode: independent of the budget and of execution order."""
+    return derive_seed(seed, env_id, task_seed, rep)
+
+
+def record_plan(config: EvalConfig) -> RunPlan:
+    """The episodes ``config`` plans, as `turnbudget.records` checks a run's records."""
+    return RunPlan(config.envs, config.tasks, config.n, config.run_budgets, config.ts)
+
+
+def read_config(path: str | os.PathLike[str]) -> EvalConfig:
+    """A run's ``run.json``, checked (`EvalConfig.from_dict`); `LogError` names what is wrong."""
+    return EvalConfig.from_dict(read_config_dict(path, EvalConfig.from_dict))
+
+
+def plan_episodes(config: EvalConfig) -> list[EpisodeSpec]:
+    """Every episode the configuration asks for, in a fixed order."""
+    return sorted(
+        EpisodeSpec(
+            env_id=env_id,
+            task_seed=task,
+            rep=rep,
+            turn_budget=budget,
+            env_index=i,
+            agent_seed=agent_seed(config.seed, env_id, task, rep),
+        )
+        for i, env_id in enumerate(config.envs)
+        for task in config.tasks
+        for rep in range(config.n)
+        for budget in config.run_budgets
+    )

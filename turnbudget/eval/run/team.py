@@ -1,0 +1,460 @@
+"""Pass@(K,T) for teams: run one agent per role on a multi-agent game, score team success.
+
+`evaluate_team` is the team counterpart of `turnbudget.eval.evaluate`, on the
+same core: its episodes are programs of the episode driver (`TeamEpisodes`,
+one seat per role), so it runs on every backend (``local``, ``pool``,
+``ray``), retries episodes that fail to run, writes a run directory
+(``run.json``, ``episodes.jsonl``: one record per team episode,
+``steps.jsonl``: every member's step records) that a rerun resumes, holds
+its lock, and is summarised by the same analysis (`summarize_run`). Per task
+(game seed), ``n`` independent episodes, each capped at T rounds of the
+shared team budget; an episode succeeds at T when the team's success (every
+role won in a cooperative game; the focal role won in a competitive one) came
+within T rounds.
+
+- **Roles.** ``agents`` maps each role to an agent (an `Agent`, or a
+  `BatchAgent` such as an LLM client, asked one episode at a time) or a spec
+  of the agent registry (`turnbudget.agents.make_agent`): ``"random"``,
+  ``"oracle"``, ``"oracle:EPS"``, ``"house"`` (the game's fixed opponent
+  policy, `HouseAgent`), or any registered name. Agents with
+  ``needs_oracle`` get ``info["oracle_actions"]`` = the game's
+  ``optimal_actions(role)``; those with ``needs_house`` get
+  ``info["house_action"]``.
+- **Modes.** ``truncate`` runs each episode once at ``max(ts)`` (exact for
+  budget-blind agents); ``rerun`` runs it once per T; ``auto`` picks
+  ``rerun`` when the budget is revealed or an agent is budget-aware.
+- **What agents see** (the rules of `turnbudget.eval.run.agent_view`, as in
+  `evaluate`): the budget keys (``turn_budget``, ``turns_used``,
+  ``turns_left``, ``rounds_used``, ``sampled_turn_budget``) only when the
+  budget is revealed or that role's agent declares ``budget_aware``, so
+  truncate and rerun agree for a budget-blind team; ``info["executed_action"]``
+  after the first round (the command that ran for that role: its own, or
+  an injected slip's substitute).
+- **Determinism.** An episode is fixed by (game, difficulty, task seed,
+  repeat, budget): the env is reset with the task seed, each role's agent
+  with a seed derived from (``seed``, game, role, task, repeat). Errors
+  are drawn per (task seed, repeat, agent, round) (``error_draws=
+  "per_repeat"``), so the n attempts at a task are independent while two
+  teams on the same (task, repeat) face the same draws: whether an error
+  fires for a role at a round and its kind (the concrete effect depends
+  on the state); ``error_draws="shared"`` gives every repeat the task's one schedule.
+- **Baselines.** `baseline_teams` builds the random team and the
+  ε-noisy oracle team (against the house policy in competitive games).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from turnbudget.agents import make_agent
+from turnbudget.agents.base import in_flight
+from turnbudget.agents.house import HOUSE_KEY, HouseAgent
+from turnbudget.eval.analysis import summarize_run
+from turnbudget.eval.estimator import GridEstimate
+from turnbudget.eval.run.agent_view import agent_info, budget_visible, executed_action
+from turnbudget.eval.run.backends import Backend, resolve_backend
+from turnbudget.eval.run.driver import Act, AgentSet, Player, Program
+from turnbudget.eval.run.jobs import play_planned
+from turnbudget.eval.run.lock import locks_output_dir
+from turnbudget.eval.run.plan import (
+    ERROR_DRAWS,
+    EpisodeSpec,
+    GridConfig,
+    check_retries,
+    derive_seed,
+    positive_ints,
+    task_seeds,
+)
+from turnbudget.multiagent.stack import game_module, make_team
+from turnbudget.records import (
+    RunPlan,
+    dumps,
+)
+
+__all__ = [
+    "TeamConfig",
+    "TeamEpisodes",
+    "TeamEvalResult",
+    "baseline_teams",
+    "evaluate_team",
+    "plan_team_episodes",
+    "team_agent",
+    "team_plan",
+]
+
+_MODES = ("auto", "truncate", "rerun")
+
+
+def team_agent(spec: Any) -> Any:
+    """An agent from a spec of the agent registry (``"random"``, ``"oracle[:EPS]"``,
+    ``"house"``, ``"llm:..."``) or the agent itself."""
+    if isinstance(spec, str):
+        return make_agent(spec)
+    is_agent = callable(getattr(spec, "act", None)) and callable(getattr(spec, "reset", None))
+    if not is_agent and not callable(getattr(spec, "act_batch", None)):
+        raise ValueError(
+            f"Expect an agent (reset(seed), act(obs, info)) or a spec string, got {spec!r}"
+        )
+    return spec
+
+
+def baseline_teams(
+    game: Any, epsilon: float = 0.1, focal: str | None = None
+) -> dict[str, dict[str, Any]]:
+    """The baseline teams of a game: ``"random"`` and ``f"oracle-eps{epsilon}"``.
+
+    In a competitive game (one with ``house_action``) the oracle team is the
+    ε-noisy best response for ``focal`` (default: the first role) against the
+    house policy, and the random team plays ``focal`` at random against the house.
+    """
+    raw = game_module(game).raw_env
+    roles = raw().possible_agents
+    if hasattr(raw, "house_action"):
+        focal = focal or roles[0]
+        house = {r: "house" for r in roles if r != focal}
+        return {
+            "random": {focal: "random", **house},
+            f"oracle-eps{epsilon:g}": {focal: f"oracle:{epsilon}", **house},
+        }
+    return {
+        "random": dict.fromkeys(roles, "random"),
+        f"oracle-eps{epsilon:g}": dict.fromkeys(roles, f"oracle:{epsilon}"),
+    }
+
+
+@dataclass(frozen=True)
+class TeamConfig(GridConfig):
+    """Everything that determines a team evaluation's results (``run.json``).
+
+    ``envs`` holds the game's id (``turnbudget/vault_v0``), so the run's
+    records and summary read like a one-env evaluation's.
+    """
+
+    label: str
+    game: str
+    envs: tuple[str, ...]
+    difficulty: str
+    agents: dict[str, str]  # role -> the agent's repr, in the game's role order
+    ks: tuple[int, ...]
+    ts: tuple[int, ...]
+    n: int
+    tasks: tuple[int, ...]
+    mode: str  # resolved: truncate | rerun
+    success: str  # "all" or the role whose win is the team's
+    errors: Any = None
+    reveal: Any = None
+    error_draws: str = "per_repeat"
+    seed: int = 0
+    record_steps: bool = False
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return tuple(self.agents)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TeamConfig:
+        """The configuration `to_dict` gave (a team run's ``run.json``), checked: ``ValueError``
+        names what is missing or wrong."""
+        names = {f for f in cls.__dataclass_fields__}
+        if set(d) - names or {"label", "game", "envs", "agents", "ks", "ts", "n", "tasks"} - set(d):
+            raise ValueError(f"Expect a team run's fields {sorted(names)}, got {sorted(d)}")
+        d = dict(d)
+        if not isinstance(d["agents"], dict) or not d["agents"]:
+            raise ValueError(f"Expect `agents` to map roles to agents, got {d['agents']!r}")
+        d["envs"] = tuple(d["envs"]) if isinstance(d["envs"], list) else d["envs"]
+        if not (isinstance(d["envs"], tuple) and len(d["envs"]) == 1):
+            raise ValueError(f"Expect `envs` to hold the game's id, got {d['envs']!r}")
+        d["ks"], d["ts"] = positive_ints(d["ks"], "ks"), positive_ints(d["ts"], "ts")
+        d["tasks"] = task_seeds(d["tasks"])
+        if not isinstance(d["n"], int) or isinstance(d["n"], bool) or d["n"] < max(d["ks"]):
+            raise ValueError(f"Expect `n` to be an int >= max(ks), got {d['n']!r}")
+        if d.get("mode") not in _MODES[1:]:
+            raise ValueError(f"Expect `mode` to be one of {_MODES[1:]}, got {d.get('mode')!r}")
+        return cls(**d)
+
+
+def team_plan(config: TeamConfig) -> RunPlan:
+    """The episodes ``config`` plans, as `turnbudget.records` checks a run's records."""
+    return RunPlan(config.envs, config.tasks, config.n, config.run_budgets, config.ts)
+
+
+def plan_team_episodes(config: TeamConfig) -> list[EpisodeSpec]:
+    """Every team episode ``config`` asks for, in a fixed order (the agents' seeds are
+    per role: `TeamEpisodes.players`)."""
+    return sorted(
+        EpisodeSpec(config.envs[0], task, rep, budget, env_index=0, agent_seed=0)
+        for task in config.tasks
+        for rep in range(config.n)
+        for budget in config.run_budgets
+    )
+
+
+def _build(config: TeamConfig, sink: Any) -> Any:
+    return make_team(
+        config.game, difficulty=config.difficulty, budget=max(config.ts), errors=config.errors,
+        reveal=config.reveal,
+        record=None if sink is None else {"callback": sink, "record_steps": config.record_steps},
+    )  # fmt: skip
+
+
+class TeamEpisodes:
+    """The `Kind` of `evaluate_team`'s runs: one seat per role (the driver holds the team
+    as an `AgentSet`, in role order), an `EpisodeSpec` per team episode.
+
+    A job's outcome is ``(episode record, member records)``: the team's episode
+    record (its outcome in rounds, every member's episode summary under
+    ``roles``) and the members' step records (JSON lines when ``serialize``).
+    """
+
+    def __init__(self, agents: Sequence[Any], config: TeamConfig, serialize: bool = False):
+        self.config = config
+        self.serialize = serialize
+        self.roles = config.roles
+        visible = budget_visible(config.reveal)
+        self.show_budget = [visible or bool(getattr(a, "budget_aware", False)) for a in agents]
+        self.needs_oracle = [bool(getattr(a, "needs_oracle", False)) for a in agents]
+        self.needs_house = [bool(getattr(a, "needs_house", False)) for a in agents]
+        self.winners = self.roles if config.success == "all" else (config.success,)
+        self._envs: dict[int, tuple[Any, list[dict[str, Any]]]] = {}
+
+    def players(self, spec: EpisodeSpec) -> list[Player]:
+        game, cfg = self.config.game, self.config
+        return [
+            Player(i, f"{spec.episode_id}#{role}",
+                   derive_seed(cfg.seed, f"{game}:{role}", spec.task_seed, spec.rep))
+            for i, role in enumerate(self.roles)
+        ]  # fmt: skip
+
+    def _env(self, slot: int) -> tuple[Any, list[dict[str, Any]]]:
+        if slot not in self._envs:
+            records: list[dict[str, Any]] = []
+            self._envs[slot] = (_build(self.config, records.append), records)
+        return self._envs[slot]
+
+    def discard(self, spec: EpisodeSpec, slot: int) -> None:
+        entry = self._envs.pop(slot, None)
+        if entry is not None:
+            entry[0].close()
+
+    def program(self, spec: EpisodeSpec, slot: int) -> Program:
+        env, records = self._env(slot)
+        records.clear()
+        game = env.unwrapped
+        options: dict[str, Any] = {"turn_budget": spec.turn_budget, "episode_id": spec.episode_id}
+        if self.config.error_draws == "per_repeat":  # drawn per (task, repeat, agent, round)
+            options["repeat"] = spec.rep
+        observations, infos = env.reset(seed=spec.task_seed, options=options)
+        seat = {role: i for i, role in enumerate(self.roles)}
+        rounds, first = 0, None
+        executed: dict[str, str | None] = dict.fromkeys(self.roles)  # what ran last round
+        while env.agents:
+            actions = {}
+            for role in env.agents:
+                i = seat[role]
+                oracle = (
+                    functools.partial(game.optimal_actions, role) if self.needs_oracle[i] else None
+                )
+                info = agent_info(
+                    infos[role], show_budget=self.show_budget[i], oracle=oracle,
+                    executed=executed.get(role),
+                )  # fmt: skip
+                if self.needs_house[i]:
+                    info[HOUSE_KEY] = game.house_action(role)
+                actions[role], _ = yield Act(i, observations[role]["text"], info)
+            observations, _, terminations, _, infos = env.step(actions)
+            executed = {r: executed_action(a, infos[r]) for r, a in actions.items() if r in infos}
+            rounds += 1
+            if any(terminations.values()):
+                first = rounds if all(infos[r]["won"] for r in self.winners) else None
+                break
+        return self._collect(spec, rounds, first, records)
+
+    def _collect(
+        self, spec: EpisodeSpec, rounds: int, first: int | None, records: list[dict[str, Any]]
+    ) -> tuple[dict[str, Any], Any]:
+        for record in records:  # a per-env-object counter: it depends on scheduling
+            record.pop("episode_index", None)
+        episode: dict[str, Any] = {
+            "record": "episode", "episode_id": spec.episode_id, "env_id": spec.env_id,
+            "seed": spec.task_seed, "rep": spec.rep, "turn_budget": spec.turn_budget,
+            "success": first is not None, "first_success_turn": first, "turns_used": rounds,
+        }  # fmt: skip
+        members = {r["agent"]: r for r in records if r["record"] == "episode"}
+        if members:
+            episode["roles"] = {role: members[role] for role in self.roles if role in members}
+        steps = [r for r in records if r["record"] == "step"]
+        records.clear()
+        if self.serialize:
+            return episode, "".join(dumps(r) + "\n" for r in steps)
+        return episode, list(members.values()) + steps
+
+
+@dataclass
+class TeamEvalResult:
+    """What `evaluate_team` returns.
+
+    Attributes:
+        config: the run's configuration (``run.json``).
+        grid: the team's Pass@(K,T) (rerun grid when run, else truncate).
+        episodes: one record per team episode, sorted by episode id.
+        summary: the analysis of `turnbudget.eval.analysis.summarize_run`.
+        records: every member's records (``record=True`` and no ``out``).
+        out: the run directory, if any.
+        n_run: episodes run by this call (the rest were resumed).
+    """
+
+    config: dict[str, Any]
+    grid: GridEstimate
+    episodes: list[dict[str, Any]]
+    summary: dict[str, Any] = field(default_factory=dict)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    out: Path | None = None
+    n_run: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"config": self.config, "grid": self.grid.to_dict()}
+
+
+@locks_output_dir  # one evaluation per output directory
+def evaluate_team(
+    game: Any,
+    agents: Mapping[str, Any],
+    *,
+    difficulty: str = "easy",
+    ks: Sequence[int] = (1, 2, 4),
+    ts: Sequence[int] = (10, 20, 40),
+    n: int | None = None,
+    tasks: int | Sequence[int] = 10,
+    mode: str = "auto",
+    success: str | None = None,
+    errors: Any = None,
+    reveal: Any = None,
+    error_draws: str = "per_repeat",
+    record: bool = False,
+    seed: int = 0,
+    label: str | None = None,
+    workers: int = 1,
+    backend: str | Backend | None = None,
+    backend_options: dict[str, Any] | None = None,
+    timeout: float | None = None,
+    retries: int = 2,
+    out: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
+    progress: bool = False,
+    n_bootstrap: int = 1000,
+) -> TeamEvalResult:
+    """Evaluate a team (one agent per role) and return its Pass@(K,T) grid.
+
+    Args:
+        game: A game module of `turnbudget.multiagent.all_games` or its name (``"vault_v0"``).
+        agents: role -> agent or spec, one per role of the game.
+        difficulty: ``"easy"``, ``"medium"`` or ``"hard"``.
+        ks: the K values (``n`` must be at least ``max(ks)``).
+        ts: the team budgets T, in rounds.
+        n: episodes per task (default ``max(ks)``).
+        tasks: task seeds, or a count m for seeds ``0..m-1``.
+        mode: ``auto``, ``truncate`` or ``rerun``.
+        success: ``"all"`` (every role wins) or a role; default: ``"all"`` in a
+            cooperative game, the first role that is not the house in a competitive one.
+        errors: the ``errors=`` setting of `make_team`.
+        reveal: the ``reveal=`` setting of `make_team`.
+        error_draws: ``"per_repeat"`` (default): errors are drawn per (task
+            seed, repeat, agent, round), so the n attempts at a task are
+            independent while two teams on the same (task, repeat) face the
+            same draws; ``"shared"``: every repeat of a task faces one schedule.
+        record: keep every member's step and episode records (in ``records``
+            without ``out``; in the run directory's ``steps.jsonl`` and under each
+            episode record's ``roles`` with it).
+        seed: base of the agents' per-episode seeds.
+        label: the run's name in reports (default: the game's name).
+        workers: with ``backend``, ``backend_options``, ``timeout`` and ``retries``,
+            where and how the episodes run, as in `turnbudget.eval.evaluate`; every
+            agent must be picklable for more than one worker. Results do not depend on them.
+        backend: see ``workers``.
+        backend_options: see ``workers``.
+        timeout: see ``workers``.
+        retries: see ``workers``.
+        out: a run directory (``run.json``, ``episodes.jsonl``, ``steps.jsonl``); an
+            existing run there with the same settings resumes.
+        overwrite: discard a previous run in ``out`` instead of resuming it.
+        progress: show a progress bar.
+        n_bootstrap: bootstrap resamples for the confidence interval.
+
+    Example:
+        >>> result = evaluate_team("vault_v0", {"operator": "oracle", "runner": "oracle"},
+        ...                        ks=[1], ts=[4, 30], tasks=3, n_bootstrap=0)
+        >>> result.grid.mean.tolist()
+        [[0.0, 1.0]]
+    """
+    config, team = _make_config(
+        game, agents, difficulty=difficulty, ks=ks, ts=ts, n=n, tasks=tasks, mode=mode,
+        success=success, errors=errors, reveal=reveal, error_draws=error_draws,
+        record=record or out is not None, seed=seed, label=label,
+    )  # fmt: skip
+    retries = check_retries(retries)
+    backend = resolve_backend(backend, workers, backend_options, timeout)
+    _build(config, None).close()  # a bad setting fails before any episode
+    driven = [in_flight(a) for a in team]  # an async (LLM) agent: episodes in flight
+    try:
+        played = play_planned(
+            backend, AgentSet(tuple(driven)), config, plan_team_episodes(config),
+            kind=TeamEpisodes, plan=team_plan(config), out=out, overwrite=overwrite,
+            check_config=TeamConfig.from_dict, retries=retries, progress=progress,
+            desc=f"{config.label} team",
+        )  # fmt: skip
+    finally:
+        for given, wrapper in zip(team, driven, strict=True):
+            if wrapper is not given:
+                wrapper.close()
+    summary = summarize_run(config, played.episodes, n_bootstrap=n_bootstrap)
+    grid = GridEstimate.from_dict(summary["groups"][config.envs[0]][config.mode])
+    records = played.records if record else []
+    return TeamEvalResult(
+        config.to_dict(), grid, played.episodes, summary, records, played.out, played.n_run
+    )
+
+
+def _make_config(
+    game: Any, agents: Mapping[str, Any], *, difficulty: str, ks: Sequence[int],
+    ts: Sequence[int], n: int | None, tasks: Any, mode: str, success: str | None, errors: Any,
+    reveal: Any, error_draws: str, record: bool, seed: int, label: str | None,
+) -> tuple[TeamConfig, list[Any]]:  # fmt: skip
+    """The run's `TeamConfig` and its team (one agent per role, in role order)."""
+    module = game_module(game)
+    name = module.raw_env.metadata["name"]
+    roles = module.raw_env().possible_agents
+    if not isinstance(agents, Mapping) or set(agents) != set(roles):
+        raise ValueError(f"Expect one agent per role {roles}, got {sorted(agents)}")
+    team = [team_agent(agents[role]) for role in roles]
+    ks_t, ts_t = positive_ints(ks, "ks"), positive_ints(ts, "ts")
+    n_val = max(ks_t) if n is None else n
+    if not isinstance(n_val, int) or isinstance(n_val, bool) or n_val < max(ks_t):
+        raise ValueError(
+            f"Pass@K needs n >= max(K) episodes per task: got n={n_val!r}, max(K)={max(ks_t)}"
+        )
+    if mode not in _MODES:
+        raise ValueError(f"Expect `mode` to be one of {_MODES}, got {mode!r}")
+    if error_draws not in ERROR_DRAWS:
+        raise ValueError(f"Expect `error_draws` to be one of {ERROR_DRAWS}, got {error_draws!r}")
+    visible = budget_visible(reveal)
+    if mode == "auto":
+        aware = any(getattr(a, "budget_aware", False) for a in team)
+        mode = "rerun" if visible or aware else "truncate"
+    if success is None:
+        house = {r for r, a in zip(roles, team, strict=True) if isinstance(a, HouseAgent)}
+        competitive = hasattr(module.raw_env, "house_action")
+        success = next(r for r in roles if r not in house) if competitive else "all"
+    if success != "all" and success not in roles:
+        raise ValueError(f"Expect `success` to be 'all' or one of {roles}, got {success!r}")
+    config = TeamConfig(
+        label=label or name, game=name, envs=(f"turnbudget/{name}",), difficulty=difficulty,
+        agents={r: repr(a) for r, a in zip(roles, team, strict=True)}, ks=ks_t, ts=ts_t,
+        n=int(n_val), tasks=task_seeds(tasks), mode=mode, success=success, errors=errors,
+        reveal=reveal, error_draws=error_draws, seed=int(seed), record_steps=bool(record),
+    )  # fmt: skip
+    return config, team

@@ -1,0 +1,77 @@
+"""Records: the one place the step, episode and probe records are defined, written and read.
+
+- `turnbudget.records.schema`: what a record holds (`StepRecord`,
+  `EpisodeRecord`, `InjectedError`), string caps, one JSON line per record;
+- `turnbudget.records.sink`: `RecordSink`, the durable append of whole
+  episodes (fsync, a lock, torn-tail repair), used by `RecordStepOutcomes`
+  and its team form;
+- `turnbudget.records.files`: a run directory's ``run.json``,
+  ``episodes.jsonl`` and ``steps.jsonl``: checked reading, resume repair,
+  writing.
+
+It sits below the wrappers and the evaluator, which both use it; nothing else
+writes or parses these files by hand.
+"""
+
+from __future__ import annotations
+
+from turnbudget.records.files import (
+    EPISODES_FILE,
+    RUN_FILE,
+    STEPS_FILE,
+    LogError,
+    LogWriter,
+    RunPlan,
+    iter_records,
+    prepare_run_dir,
+    read_config_dict,
+    read_episodes,
+    read_jsonl,
+    read_steps,
+    repair_logs,
+    write_jsonl,
+)
+from turnbudget.records.schema import (
+    BUDGET_COUNTERS,
+    MAX_COUNT,
+    MAX_RECORD_TEXT,
+    EpisodeRecord,
+    InjectedError,
+    OutcomeRecord,
+    StepRecord,
+    cap_strings,
+    cap_text,
+    dumps,
+    format_episode_id,
+)
+from turnbudget.records.sink import RecordSink, repair_torn_tail
+
+__all__ = [
+    "BUDGET_COUNTERS",
+    "EPISODES_FILE",
+    "MAX_COUNT",
+    "MAX_RECORD_TEXT",
+    "RUN_FILE",
+    "STEPS_FILE",
+    "EpisodeRecord",
+    "InjectedError",
+    "LogError",
+    "LogWriter",
+    "OutcomeRecord",
+    "RecordSink",
+    "RunPlan",
+    "StepRecord",
+    "cap_strings",
+    "cap_text",
+    "dumps",
+    "format_episode_id",
+    "iter_records",
+    "prepare_run_dir",
+    "read_config_dict",
+    "read_episodes",
+    "read_jsonl",
+    "read_steps",
+    "repair_logs",
+    "repair_torn_tail",
+    "write_jsonl",
+]

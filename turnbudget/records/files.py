@@ -1,0 +1,553 @@
+"""A run directory's files: ``run.json``, ``episodes.jsonl`` and ``steps.jsonl``.
+
+Every kind of run (`turnbudget.eval.evaluate`, team evaluations, probes)
+writes and reads its records here, so the format has one owner.
+
+**Writing.** Each finished episode is written as its step lines, then its
+episode line; the episode line is what marks the episode complete.
+
+**Reading** checks what it reads. Every line must be a JSON object (nested no
+deeper than the parser allows); every record must carry the fields the
+analysis reads, of the right type and range (finite, no count below 0 or above
+`MAX_COUNT`: `episode_problem`, `step_problem`), and belong to the run's plan
+(``run.json``, described to this module as a `RunPlan`): its
+``episode_id`` is a planned episode, and its ``env_id``, ``seed``, ``rep`` and
+``turn_budget`` are that episode's. A successful episode has a
+``first_success_turn`` from 1 to ``turns_used``, at most the budget; a failed
+one has none. Fields the analysis does not read are left alone (records may
+gain fields). An episode logged twice with the same content is kept once; with
+different content it is an error. Any problem raises `LogError` (a
+``ValueError``) naming the file, the line and what is wrong. The one line
+that is not a problem is a torn last line (one without its newline): what a
+writer killed mid-write leaves. It is left out.
+
+**Resume** (`repair_logs`) removes only what it can account for before a
+resumed run appends: the torn last line, the steps of episodes without their
+episode line (killed mid-episode), the records of episodes that *failed to
+run* (they have no steps; the resumed run tries them again) and identical
+copies of a record. Anything else, such as a corrupt line in the middle of a
+file, is refused with `LogError` before anything is changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from turnbudget.records.schema import (
+    BUDGET_COUNTERS,
+    MAX_COUNT,
+    dumps,
+    format_episode_id,
+    usage_number,
+)
+
+__all__ = [
+    "EPISODES_FILE",
+    "RUN_FILE",
+    "STEPS_FILE",
+    "LogError",
+    "LogWriter",
+    "RunPlan",
+    "episode_problem",
+    "iter_records",
+    "prepare_run_dir",
+    "read_config_dict",
+    "read_episodes",
+    "read_jsonl",
+    "read_steps",
+    "repair_logs",
+    "step_problem",
+    "write_jsonl",
+]
+
+RUN_FILE = "run.json"
+EPISODES_FILE = "episodes.jsonl"
+STEPS_FILE = "steps.jsonl"
+
+
+class LogError(ValueError):
+    """A run log that cannot be read as records; the message names the file, line and problem."""
+
+
+# -- one line --------------------------------------------------------------------------
+
+
+def _loads(data: bytes | str) -> Any:
+    """``json.loads``, with a ``ValueError`` that says what is wrong on one line."""
+    try:
+        return json.loads(data.decode() if isinstance(data, bytes) else data)
+    except RecursionError:
+        raise ValueError("not JSON we can read (nested too deeply)") from None
+    except json.JSONDecodeError as exc:
+        multiline = "\n" in exc.doc.rstrip("\n")
+        at = f"line {exc.lineno} column {exc.colno}" if multiline else f"character {exc.pos + 1}"
+        raise ValueError(f"not JSON ({exc.msg} at {at})") from None
+    except ValueError as exc:  # (bad UTF-8, an int of over 4300 digits)
+        raise ValueError(f"not JSON ({str(exc).split(';')[0]})") from None
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    names = {dict: "an object", list: "an array", str: "a string"}
+    return names.get(type(value), "a number")
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def iter_records(
+    path: str | os.PathLike[str],
+    problem: Callable[[dict[str, Any]], str | None] | None = None,
+) -> Iterator[tuple[int, bytes, dict[str, Any] | None]]:
+    """``(line number, line, record)`` for each line of a JSONL log (none when it is missing).
+
+    The record is None for a torn last line (one without its newline, as a
+    killed writer leaves it). Any other line that is not a JSON object, or for
+    which ``problem(record)`` returns a reason, raises `LogError`.
+    """
+    path = Path(path)
+    if not path.exists():
+        return
+    with path.open("rb") as f:
+        for number, line in enumerate(f, 1):
+            if not line.endswith(b"\n"):
+                yield number, line, None
+                return
+            if not line.strip():
+                raise LogError(f"{path}, line {number}: Expect a JSON object, got an empty line")
+            try:
+                record = _loads(line)
+            except ValueError as exc:
+                raise LogError(f"{path}, line {number}: {exc}") from None
+            reason = (
+                f"Expect a JSON object, got {_kind(record)}: {_show(record)}"
+                if not isinstance(record, dict)
+                else problem(record) if problem is not None else None
+            )  # fmt: skip
+            if reason:
+                raise LogError(f"{path}, line {number}: {reason}")
+            yield number, line, record
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], int, bool]:
+    """Read a JSONL log: ``(records, good_bytes, torn)``.
+
+    A last line without its newline is what a killed writer leaves behind: it
+    is reported as ``torn`` and excluded, and ``good_bytes`` is where the good
+    part ends. Any other line that is not a JSON object raises `LogError`.
+    """
+    records: list[dict[str, Any]] = []
+    good = 0
+    for _, line, record in iter_records(path):
+        if record is None:
+            return records, good, True
+        records.append(record)
+        good += len(line)
+    return records, good, False
+
+
+# -- what a record must hold -----------------------------------------------------------
+
+Rule = tuple[Callable[[Any], bool], str]
+
+
+def _count(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= MAX_COUNT
+
+
+COUNT: Rule = (_count, f"an int from 0 to {MAX_COUNT}")
+COUNT_OR_NULL: Rule = (lambda v: v is None or _count(v), f"null or an int from 0 to {MAX_COUNT}")
+BOOL: Rule = (lambda v: isinstance(v, bool), "true or false")
+BOOL_OR_NULL: Rule = (lambda v: v is None or isinstance(v, bool), "true, false or null")
+STRING: Rule = (lambda v: isinstance(v, str), "a string")
+RATE: Rule = (
+    lambda v: v is None or (type(v) in (int, float) and 0 <= v <= 1),
+    "null or a number from 0 to 1",
+)
+COUNTS: Rule = (lambda v: isinstance(v, list) and all(map(_count, v)), "a list of such ints")
+NUMBERS: Rule = (
+    lambda v: isinstance(v, dict) and all(map(usage_number, v.values())),
+    "an object of finite numbers (at most 1e15 in size)",
+)
+EVENT: Rule = (
+    lambda v: v is None or (isinstance(v, dict) and isinstance(v.get("applied", True), bool)),
+    'null or an object (its "applied" true or false)',
+)
+
+# Fields the analysis reads (older records may lack the counts): checked when present.
+_EPISODE_FIELDS: dict[str, Rule] = {
+    "failed_to_run": BOOL, "failure": STRING, "error": STRING, "attempts": COUNT,
+    "initial_distance": COUNT_OR_NULL, "final_distance": COUNT_OR_NULL,
+    "n_errors_injected": COUNT, "n_errors_injected_increasing": COUNT, "n_errors_self": COUNT,
+    "n_wasted": COUNT, "n_invalid": COUNT, "n_recovered": COUNT, "n_unrecovered": COUNT,
+    "turns_to_recover": COUNTS, "optimal_step_rate": RATE, "optimal_step_rate_on_track": RATE,
+    "optimal_step_rate_after_error": RATE, "n_steps_on_track": COUNT,
+    "n_steps_after_error": COUNT, "n_steps_judged": COUNT, "n_optimal_steps": COUNT,
+    "n_optimal_on_track": COUNT, "n_optimal_after_error": COUNT, "agent": NUMBERS,
+}  # fmt: skip
+# ... and those every episode that ran must have.
+_OUTCOME_FIELDS: dict[str, Rule] = {
+    "success": BOOL, "first_success_turn": COUNT_OR_NULL, "turns_used": COUNT
+}  # fmt: skip
+# The recorder's integer counts come together.
+_JUDGED = ("n_steps_judged", "n_optimal_steps", "n_optimal_on_track", "n_optimal_after_error")
+# (part, whole): a part never exceeds its whole.
+_AT_MOST = (
+    ("n_steps_judged", "turns_used"), ("n_optimal_steps", "n_steps_judged"),
+    ("n_optimal_on_track", "n_steps_on_track"), ("n_optimal_after_error", "n_steps_after_error"),
+    ("n_errors_injected_increasing", "n_errors_injected"),
+)  # fmt: skip
+# A step's key (what resume reads), then the fields the analysis reads.
+_STEP_KEY: dict[str, Rule] = {"episode_id": STRING, "turn": COUNT}
+_TEAM_KEY: dict[str, Rule] = {"team_episode_id": STRING}
+_STEP_FIELDS: dict[str, Rule] = {
+    "turn_budget": COUNT, "action": STRING,
+    "valid_action": BOOL, "optimal": BOOL_OR_NULL, "phase": STRING, "error_self": BOOL,
+    "injection_increased": BOOL, "wasted": BOOL, "errors_opened": COUNT, "recoveries": COUNTS,
+    "injected_error": EVENT, "won": BOOL,
+}  # fmt: skip
+
+
+def _fields_problem(
+    record: Mapping[str, Any], rules: Mapping[str, Rule], required: Iterable[str] = ()
+) -> str | None:
+    for key in required:
+        if key not in record:
+            return f"Expect `{key}` to be {rules[key][1]}, but it is missing"
+    for key, (ok, what) in rules.items():
+        if key in record and not ok(record[key]):
+            return f"Expect `{key}` to be {what}, got {_show(record[key])}"
+    return None
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """The episodes a run plans, checked field by field rather than listed (a hand-edited
+    ``run.json`` may plan billions): every (env, task seed, repeat, budget) combination.
+
+    Args:
+        envs: the env ids (a team run: its game's id).
+        tasks: the task seeds.
+        n: repeats per task (``rep`` from 0 to ``n - 1``).
+        budgets: the budgets episodes run at.
+        ts: the budgets T the analysis reads (the keys of ``budget_counts``).
+    """
+
+    envs: Collection[str]
+    tasks: Collection[int]
+    n: int
+    budgets: Collection[int]
+    ts: Collection[int]
+
+    _ID = re.compile(r"(.+)\|seed=(\d{1,30})\|rep=(\d{1,30})\|T=(\d{1,30})")
+
+    @property
+    def rules(self) -> dict[str, Rule]:
+        envs, tasks, n, budgets = set(self.envs), set(self.tasks), self.n, set(self.budgets)
+        return {
+            "env_id": (
+                lambda v: isinstance(v, str) and v in envs,
+                f"one of the run's envs {_show(sorted(envs))}",
+            ),
+            "seed": (lambda v: type(v) is int and v in tasks, "one of the run's task seeds"),
+            "rep": (lambda v: _count(v) and v < n, f"an int from 0 to {n - 1}"),
+            "turn_budget": (
+                lambda v: _count(v) and v in budgets,
+                f"a budget the run plays ({_show(sorted(budgets))})",
+            ),
+        }
+
+    def episode_problem(self, record: Mapping[str, Any]) -> str | None:
+        """What is wrong with the record's identity (None: a planned episode)."""
+        episode_id = record.get("episode_id")
+        if not isinstance(episode_id, str):
+            return f"Expect `episode_id` to be a string, got {_show(episode_id)}"
+        problem = _fields_problem(record, self.rules, self.rules)
+        if problem:
+            return problem
+        expected = format_episode_id(*(record[k] for k in ("env_id", "seed", "rep", "turn_budget")))
+        if episode_id != expected:
+            return (
+                "Expect `episode_id` to agree with `env_id`, `seed`, `rep` and `turn_budget` "
+                f"({expected!r}), got {_show(episode_id)}"
+            )
+        return None
+
+    def has(self, episode_id: Any) -> bool:
+        """Whether ``episode_id`` names a planned episode."""
+        match = self._ID.fullmatch(episode_id) if isinstance(episode_id, str) else None
+        return match is not None and (
+            match[1] in set(self.envs) and int(match[2]) in set(self.tasks)
+            and int(match[3]) < self.n and int(match[4]) in set(self.budgets)
+        )  # fmt: skip
+
+
+def episode_problem(record: Mapping[str, Any], plan: RunPlan) -> str | None:
+    """What is wrong with one episode record of the run ``plan`` describes (None: nothing)."""
+    if record.get("record") != "episode":
+        return f'Expect an episode record ("record": "episode"), got {_show(record.get("record"))}'
+    problem = plan.episode_problem(record)
+    problem = problem or _fields_problem(record, _EPISODE_FIELDS)
+    if problem or record.get("failed_to_run"):
+        return problem
+    problem = _fields_problem(record, _OUTCOME_FIELDS, _OUTCOME_FIELDS)
+    if problem:
+        return problem
+    used, budget, first = record["turns_used"], record["turn_budget"], record["first_success_turn"]
+    if not 1 <= used <= budget:
+        return f"Expect `turns_used` to be from 1 to the turn budget {budget}, got {used}"
+    if record["success"] and (first is None or not 1 <= first <= used):
+        return (
+            "Expect `first_success_turn` of a successful episode to be from 1 to "
+            f"`turns_used` ({used}), got {_show(first)}"
+        )
+    if not record["success"] and first is not None:
+        return f"Expect `first_success_turn` of a failed episode to be null, got {first}"
+    if "n_steps_judged" in record:
+        problem = _fields_problem(record, _EPISODE_FIELDS, _JUDGED)
+        if problem:
+            return problem
+    for part, whole in _AT_MOST:
+        if part in record and whole in record and record[part] > record[whole]:
+            return f"Expect `{part}` ({record[part]}) to be at most `{whole}` ({record[whole]})"
+    if "budget_counts" not in record:
+        return None
+    return _budget_counts_problem(record["budget_counts"], plan.ts)
+
+
+def _budget_counts_problem(counts: Any, ts: Iterable[int]) -> str | None:
+    keys = sorted(str(t) for t in ts)
+    width = len(BUDGET_COUNTERS)
+    if (
+        not isinstance(counts, dict) or sorted(counts) != keys
+        or not all(isinstance(c, list) and len(c) == width and all(map(_count, c))
+                   for c in counts.values())
+    ):  # fmt: skip
+        return (
+            f"Expect `budget_counts` to map each budget {keys} to {width} ints from 0 to "
+            f"{MAX_COUNT}, got {_show(counts)}"
+        )
+    return None
+
+
+def step_problem(record: Mapping[str, Any], key_only: bool = False) -> str | None:
+    """What is wrong with one step record (None: nothing); ``key_only`` checks only its
+    episode id and turn (what resume reads)."""
+    if record.get("record") != "step":
+        return f'Expect a step record ("record": "step"), got {_show(record.get("record"))}'
+    problem = _fields_problem(record, _STEP_KEY, _STEP_KEY) or _fields_problem(record, _TEAM_KEY)
+    if problem is None and record["turn"] < 1:
+        problem = "Expect `turn` to be at least 1, got 0"
+    return problem or (None if key_only else _fields_problem(record, _STEP_FIELDS))
+
+
+# -- the run's files -------------------------------------------------------------------
+
+
+def read_config_dict(
+    path: str | os.PathLike[str], check: Callable[[dict[str, Any]], Any] | None = None
+) -> dict[str, Any]:
+    """A run's ``run.json`` as written, once ``check(config)`` accepts it (it raises
+    ``ValueError`` on a bad one); else `LogError` naming the file and the problem."""
+    path = Path(path)
+    try:
+        data = _loads(path.read_bytes())
+        if not isinstance(data, dict):
+            raise ValueError(f"Expect a JSON object, got {_kind(data)}: {_show(data)}")
+        if check is not None:
+            check(data)
+    except ValueError as exc:
+        raise LogError(f"{path}: {exc}") from None
+    return data
+
+
+def _scan_episodes(
+    path: Path, plan: RunPlan
+) -> tuple[dict[str, tuple[bytes, dict[str, Any]]], bool]:
+    """The checked episode records of ``path`` by id (with their lines), and whether the
+    file is clean: no torn last line, no record twice."""
+    by_id: dict[str, tuple[int, bytes, dict[str, Any]]] = {}
+    clean = True
+    for number, line, record in iter_records(path, lambda r: episode_problem(r, plan)):
+        if record is None:
+            clean = False
+            continue
+        first = by_id.setdefault(record["episode_id"], (number, line, record))
+        if first[0] != number:
+            if first[1] != line and first[2] != record:
+                raise LogError(
+                    f"{path}, line {number}: episode {record['episode_id']!r} is logged again "
+                    f"with different content (first at line {first[0]}); which one holds?"
+                )
+            clean = False  # an identical copy: dropped
+    return {k: (line, record) for k, (_, line, record) in by_id.items()}, clean
+
+
+def read_episodes(path: str | os.PathLike[str], plan: RunPlan) -> list[dict[str, Any]]:
+    """The checked episode records of a run's ``episodes.jsonl`` (see the module doc),
+    one per episode id, in the file's order."""
+    by_id, _ = _scan_episodes(Path(path), plan)
+    return [record for _, record in by_id.values()]
+
+
+def read_steps(
+    path: str | os.PathLike[str], episodes: Iterable[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The checked step records of ``episodes`` (episodes that ran) from a ``steps.jsonl``,
+    by episode id and turn. Each episode must have one step record per turn it used;
+    steps of other episodes are skipped."""
+    path = Path(path)
+    used = {e["episode_id"]: e["turns_used"] for e in episodes}
+    rows: dict[str, list[dict[str, Any]]] = {episode_id: [] for episode_id in used}
+    for _, _, record in iter_records(path, step_problem):
+        if record is not None and record["episode_id"] in rows:
+            rows[record["episode_id"]].append(record)
+    steps = []
+    for episode_id in sorted(rows):
+        turns = sorted(s["turn"] for s in rows[episode_id])
+        if turns != list(range(1, used[episode_id] + 1)):
+            raise LogError(
+                f"{path}: episode {episode_id!r} has step records for turns {_show(turns)}, "
+                f"expect turns 1 to {used[episode_id]} (its turns_used), once each"
+            )
+        steps += sorted(rows[episode_id], key=lambda s: s["turn"])
+    return steps
+
+
+def _step_lines(path: Path, plan: RunPlan, done: set[str]) -> Iterator[tuple[bytes, bool]]:
+    """Each line of ``steps.jsonl`` and whether resume keeps it: a step of a complete
+    episode, once. A line it cannot account for raises `LogError`.
+
+    A team member's step belongs to its ``team_episode_id`` (its own ``episode_id`` is
+    ``f"{team_episode_id}#{agent}"``)."""
+    seen: dict[tuple[str, int], tuple[int, int]] = {}  # (episode, turn) -> (line, hash)
+    for number, line, record in iter_records(path, lambda r: step_problem(r, key_only=True)):
+        if record is None:  # a torn last line
+            yield line, False
+            continue
+        episode_id, turn = record["episode_id"], record["turn"]
+        owner = record.get("team_episode_id", episode_id)
+        if owner not in done and not plan.has(owner):  # (done ones are planned)
+            raise LogError(
+                f"{path}, line {number}: Expect `episode_id` to be one of the run's "
+                f"episodes (run.json), got {_show(owner)}"
+            )
+        first, digest = seen.setdefault((episode_id, turn), (number, hash(line)))
+        if first == number:
+            yield line, owner in done
+        elif owner in done and digest != hash(line):
+            raise LogError(
+                f"{path}, line {number}: step {turn} of episode {episode_id!r} is logged again "
+                f"with different content (first at line {first}); which one holds?"
+            )
+        else:  # an identical copy, or a step of an episode that never completed
+            yield line, False
+
+
+def _rewrite(path: Path, lines: Iterable[bytes]) -> None:
+    """Replace ``path`` with ``lines`` at once (a kill leaves the old file or the new one)."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("wb") as f:
+        f.writelines(lines)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def repair_logs(out: Path, plan: RunPlan) -> set[str]:
+    """Keep only whole, complete episodes in the logs of ``out``; return their ids.
+
+    Everything is read and checked before anything is removed: a line that resume
+    cannot account for (see the module doc) raises `LogError` and changes nothing.
+    """
+    episodes_path, steps_path = out / EPISODES_FILE, out / STEPS_FILE
+    try:
+        by_id, clean = _scan_episodes(episodes_path, plan)
+        # An episode that failed to run is tried again: its record goes.
+        keep = {k: line for k, (line, record) in by_id.items() if not record.get("failed_to_run")}
+        done = set(keep)
+        steps_clean = all([kept for _, kept in _step_lines(steps_path, plan, done)])
+    except LogError as exc:
+        raise LogError(
+            f"Cannot resume the run in {out}: {exc}. Resume deletes nothing it cannot account "
+            "for: fix or remove that line, or start afresh (--overwrite / overwrite=True)."
+        ) from None
+    if not steps_clean:
+        _rewrite(steps_path, (line for line, kept in _step_lines(steps_path, plan, done) if kept))
+    if not clean or len(keep) != len(by_id):
+        _rewrite(episodes_path, keep.values())
+    return done
+
+
+class LogWriter:
+    """Appends finished episodes to the logs: step lines first, then the episode line."""
+
+    def __init__(self, out: Path):
+        self._episodes = (out / EPISODES_FILE).open("a")
+        self._steps = (out / STEPS_FILE).open("a")
+
+    def write(self, episode: dict[str, Any], steps: list[dict[str, Any]] | str) -> None:
+        if steps:
+            self._steps.write(
+                steps if isinstance(steps, str) else "".join(dumps(s) + "\n" for s in steps)
+            )
+            self._steps.flush()
+        self._episodes.write(dumps(episode) + "\n")
+        self._episodes.flush()
+
+    def close(self) -> None:
+        self._steps.close()
+        self._episodes.close()
+
+
+def prepare_run_dir(
+    out: Path,
+    config: Mapping[str, Any],
+    overwrite: bool,
+    check: Callable[[dict[str, Any]], Any] | None = None,
+    files: Iterable[str] = (EPISODES_FILE, STEPS_FILE),
+) -> None:
+    """Create ``out`` and its ``run.json`` holding ``config``, or check that the run already
+    there has the same configuration (``check`` validates the one on disk, see
+    `read_config_dict`); ``overwrite`` starts afresh, removing ``run.json`` and ``files``."""
+    out.mkdir(parents=True, exist_ok=True)
+    run_file = out / RUN_FILE
+    config = dict(config)
+    if overwrite:
+        for name in (RUN_FILE, *files):
+            (out / name).unlink(missing_ok=True)
+    if run_file.exists():
+        try:
+            previous = read_config_dict(run_file, check)
+        except LogError as exc:
+            raise LogError(
+                f"{exc}. Cannot tell whether the run in {out} has the same settings: fix "
+                "run.json, or choose a new output directory (or pass overwrite=True / --overwrite)."
+            ) from None
+        if previous != config:
+            diff = sorted(
+                k for k in set(previous) | set(config) if previous.get(k) != config.get(k)
+            )
+            raise ValueError(
+                f"{out} holds a run with a different configuration (differs in: "
+                f"{', '.join(diff)}). Resume only with the same settings, or choose "
+                "a new output directory (or pass overwrite=True / --overwrite)."
+            )
+    else:
+        run_file.write_text(json.dumps(config, indent=2) + "\n")
+
+
+def write_jsonl(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]) -> None:
+    """Replace ``path`` with ``records``, one JSON line each, at once (a kill leaves the old
+    file or the new one)."""
+    _rewrite(Path(path), ((dumps(r) + "\n").encode() for r in records))

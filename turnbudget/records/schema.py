@@ -1,0 +1,192 @@
+"""The record schema: what a step, an episode and an injected error record hold.
+
+The evaluator, the reports and every benchmark read these names: add fields,
+never rename. Strings are capped (`cap_text`) where records are made, and a
+record is written as one compact JSON line (`dumps`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict
+
+from turnbudget._checks import is_real
+
+__all__ = [
+    "BUDGET_COUNTERS",
+    "MAX_COUNT",
+    "MAX_RECORD_TEXT",
+    "EpisodeRecord",
+    "InjectedError",
+    "OutcomeRecord",
+    "StepRecord",
+    "cap_strings",
+    "cap_text",
+    "dumps",
+    "format_episode_id",
+    "usage_number",
+]
+
+#: The largest count a record may hold (turns, steps, errors): far above any real
+#: episode, and small enough that sums over a run fit in 64 bits.
+MAX_COUNT = 2**31 - 1
+
+#: The counters of an episode record's ``budget_counts`` (one list per budget T, in this
+#: order; `turnbudget.eval` computes them from the episode's steps cut at T).
+BUDGET_COUNTERS = (
+    "turns", "judged", "optimal", "on_track", "optimal_on_track", "after_error",
+    "optimal_after_error", "errors_self", "errors_injected", "errors_injected_increasing",
+    "wasted", "invalid", "errors_opened", "recovered", "recover_turns",
+)  # fmt: skip
+
+
+def format_episode_id(env_id: str, seed: int, rep: int, turn_budget: int) -> str:
+    """The id of a planned episode: what its records carry.
+
+    Example:
+        >>> format_episode_id("turnbudget/Maze-Easy-v0", 3, 0, 20)
+        'turnbudget/Maze-Easy-v0|seed=3|rep=0|T=20'
+    """
+    return f"{env_id}|seed={seed}|rep={rep}|T={turn_budget}"
+
+
+class InjectedError(TypedDict):
+    """``info["injected_error"]`` on a turn where an error was scheduled (the key is absent otherwise)."""
+
+    kind: str  # "slip" | "transient" | "setback"
+    turn: int  # 1-based turn at whose start it fired
+    applied: bool  # False when it could not apply (a slip with no safe alternative)
+    distance_before: int | None  # distance to goal at the start of the turn
+    distance_after: int | None  # right after the injection (a slip: after the replaced command)
+    narration: str  # what the agent was told
+    replaced_action: str | None  # a slip's substitute command
+
+
+class StepRecord(TypedDict):
+    """One step. ``distance_*`` and ``optimal`` are None without the oracle."""
+
+    record: Literal["step"]
+    episode_id: str  # f"{env_id}/{seed}/{episode_index}" (env_index inserted in vector envs) or options["episode_id"]
+    env_id: str
+    env_index: int | None  # the sub-env index in a vector env
+    seed: int | None  # the seed passed to this episode's reset (None: continued stream)
+    episode_index: int  # episodes this wrapper has started before this one
+    turn: int  # 1-based
+    turn_budget: int
+    action: str
+    valid_action: bool
+    optimal: bool | None  # the agent's command starts a shortest plan from the state it saw
+    distance_before: int | None  # at the start of the turn: the state the agent saw
+    distance_after: int | None
+    # The injection's and the command's effects on the distance, judged apart:
+    distance_injected: (
+        int | None
+    )  # after a setback fired, before the command (else distance_before)
+    injection_increased: bool  # an injected error that raised the distance (or made it unsolvable)
+    command_effect: int | None  # distance change caused by the agent's command (None: not executed)
+    wasted: bool  # a valid, executed, non-optimal command that left the distance unchanged
+    progress: float
+    reward: float  # the env's own reward (wrap ProcessReward outside this wrapper)
+    injected_error: (
+        InjectedError | None
+    )  # from InjectErrors; an error fires at the start of the turn
+    error_self: bool  # a non-optimal command (for what the agent saw) that increased the distance
+    errors_opened: int  # distance-increasing events this turn (injected, or after the command)
+    recoveries: list[int]  # turns_to_recover of each error recovered this turn
+    phase: (
+        str  # "on_track" | "after_error" (right after a distance-increasing error) | "recovering"
+    )
+    terminated: bool
+    truncated: bool
+    won: bool
+
+
+class EpisodeRecord(TypedDict):
+    """One finished episode (written after its steps)."""
+
+    record: Literal["episode"]
+    episode_id: str
+    env_id: str
+    env_index: int | None
+    seed: int | None
+    episode_index: int
+    success: bool
+    first_success_turn: int | None
+    turns_used: int
+    turn_budget: int
+    initial_distance: int | None  # optimal solution length at reset
+    final_distance: int | None
+    n_errors_injected: int  # injected errors that applied (any kind)
+    n_errors_injected_increasing: int  # ... of which raised the distance
+    n_errors_self: int  # non-optimal commands (for the state seen) that increased the distance
+    n_wasted: int  # valid, executed, non-optimal commands that left the distance unchanged
+    n_invalid: int  # commands that were not admissible (a spent turn)
+    n_recovered: int  # distance-increasing errors after which the distance came back
+    n_unrecovered: int  # ... and those still open at the episode's end
+    turns_to_recover: list[int]  # per recovered error, turns from the error to the recovery
+    optimal_step_rate: float | None
+    optimal_step_rate_on_track: float | None  # steps taken with no open error
+    optimal_step_rate_after_error: float | None  # steps right after an error
+    n_steps_on_track: int
+    n_steps_after_error: int
+    # The integer counts behind the three rates (judged = steps with an oracle answer).
+    n_steps_judged: int
+    n_optimal_steps: int
+    n_optimal_on_track: int
+    n_optimal_after_error: int
+
+
+OutcomeRecord = StepRecord | EpisodeRecord
+
+#: The most characters a recorded string keeps (a command, an agent's note such as an
+#: LLM's raw reply): a longer one keeps its start and end around a marker that gives
+#: its full length and the start of its SHA-256, so a few huge strings cannot blow up
+#: the records (the game itself treats a long command as a spent turn).
+MAX_RECORD_TEXT = 4096
+
+
+def cap_text(text: str, limit: int = MAX_RECORD_TEXT) -> str:
+    """``text``, or when it is longer than ``limit`` characters, its start and end around a
+    marker with its length and hash (``limit`` characters in all).
+
+    Example:
+        >>> cap_text("go north")
+        'go north'
+        >>> cap_text("go north " * 10_000, limit=80)
+        'go north g [... 90000 characters in all, sha256 43ef6e8b6cd1272d ...]  go north '
+    """
+    if len(text) <= limit:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    marker = f" [... {len(text)} characters in all, sha256 {digest} ...] "
+    keep = max(0, limit - len(marker))
+    return text[: keep - keep // 2] + marker + text[len(text) - keep // 2 :]
+
+
+def cap_strings(value: Any, limit: int = MAX_RECORD_TEXT) -> Any:
+    """``value`` with every string in it (keys too, in dicts and lists) cut by `cap_text`."""
+    if isinstance(value, str):
+        return cap_text(value, limit)
+    if isinstance(value, Mapping):
+        return {cap_text(str(k), limit): cap_strings(v, limit) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [cap_strings(v, limit) for v in value]
+    return value
+
+
+def dumps(record: Mapping[str, Any]) -> str:
+    """One record as a compact JSON line (without the newline)."""
+    return json.dumps(record, separators=(",", ":"))
+
+
+def usage_number(value: Any) -> bool:
+    """A number an agent's step note may sum: finite and at most 1e15 in size (not a bool).
+
+    Example:
+        >>> import numpy as np
+        >>> [usage_number(x) for x in (3, 0.25, np.float32(2), True, float("nan"), 10**16, "1")]
+        [True, True, True, False, False, False, False]
+    """
+    return is_real(value) and bool(abs(value) <= 1e15)

@@ -1,0 +1,173 @@
+"""The durable sink: finished episodes' records to memory, a callback or a JSONL file.
+
+A records file is appended one whole episode at a time, under a lock, flushed
+and fsync-ed; a writer killed mid-write leaves at most a torn tail, which the
+next append (or `repair_torn_tail`) cuts off.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from turnbudget._checks import brief, check_bool
+from turnbudget.records.schema import OutcomeRecord, dumps
+
+__all__ = ["RecordSink", "repair_torn_tail"]
+
+logger = logging.getLogger(__name__)
+
+
+def repair_torn_tail(path: str | os.PathLike[str]) -> int:
+    """Cut the part of an episode that a writer killed mid-write left at the end of a
+    records file; return the bytes cut (0 for a whole file).
+
+    A whole file ends with a newline. Otherwise its last line is torn: it goes, and so
+    do the whole lines before it that belong to the same episode (those after the last
+    episode record). Episodes are delivered in one write each, so only the last can be
+    torn. (A team file's torn delivery is cut back to its last agent's episode record.)
+    The file is locked while it is checked, as `RecordSink` locks it to append.
+    """
+    fd = os.open(path, os.O_RDWR)
+    try:
+        _lock(fd)
+        return _cut_torn_tail(fd, path)
+    finally:
+        os.close(fd)
+
+
+def _open_to_append(path: str | os.PathLike[str]) -> int:
+    """``path`` opened to append (created if missing) and locked, with its torn tail cut."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        _lock(fd)
+        _cut_torn_tail(fd, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _lock(fd: int) -> None:
+    """Hold an exclusive lock on the file until ``fd`` is closed (POSIX; a no-op elsewhere).
+
+    Every `RecordSink` takes it to append, so a file whose last line is torn once the
+    lock is held was left so by a writer that died mid-write (the OS drops a dead
+    process's locks), never by one still writing.
+    """
+    try:
+        import fcntl
+    except ImportError:  # (Windows: no flock)
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def _read_at(fd: int, offset: int, size: int) -> bytes:
+    os.lseek(fd, offset, os.SEEK_SET)
+    chunks = []
+    while size > 0 and (chunk := os.read(fd, size)):
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _cut_torn_tail(fd: int, path: str | os.PathLike[str]) -> int:
+    """`repair_torn_tail` on an open, locked file."""
+    info = os.fstat(fd)
+    size = info.st_size
+    if not stat.S_ISREG(info.st_mode) or size == 0 or _read_at(fd, size - 1, 1) == b"\n":
+        return 0
+    # Read back from the end until an episode record's line (or the start) is in view.
+    span = 1 << 16
+    while True:
+        start = max(0, size - span)
+        tail = _read_at(fd, start, size - start)
+        whole = tail.rfind(b"\n") + 1  # the torn line starts here
+        end = tail.rfind(b'{"record":"episode"', 0, whole)
+        if end >= 0 and (start + end == 0 or tail[end - 1 : end] == b"\n"):
+            keep = start + tail.index(b"\n", end) + 1
+            break
+        if start == 0:
+            keep = 0
+            break
+        span *= 2
+    os.ftruncate(fd, keep)
+    logger.warning(
+        "Cut %d bytes from the end of %s: the torn episode of a writer killed mid-write",
+        size - keep,
+        os.fspath(path),
+    )
+    return size - keep
+
+
+class RecordSink:
+    """Where finished episodes' records go: a list in memory, a callback, a JSONL file.
+
+    An episode's records are delivered together: appended to ``records`` (when
+    ``memory``), passed one by one to ``callback``, and appended to ``path``
+    with a single write, flushed and fsync-ed, so a finished episode is never
+    lost (processes may share a file). Linux can cut a write of more than a page
+    when the process is killed during it: the file then ends with part of one
+    episode and a torn line. Each append holds a lock on the file and first cuts
+    such a part off (`repair_torn_tail`), so appends always follow a whole
+    episode, even in a file that another process, which died since, shares.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        callback: Callable[[OutcomeRecord], Any] | None = None,
+        memory: bool | None = None,
+        fsync: bool = True,
+    ):
+        if callback is not None and not callable(callback):
+            raise ValueError(f"Expect `callback` to be callable, got {brief(callback)}")
+        if path is not None and (not isinstance(path, (str, os.PathLike)) or not os.fspath(path)):
+            raise ValueError(f"Expect `path` to be a file path or None, got {brief(path)}")
+        self.path = None if path is None else Path(path)
+        if self.path is not None:
+            if not self.path.parent.is_dir():  # a typo in a folder name must not go unnoticed
+                raise ValueError(
+                    f"Cannot append records to {brief(str(self.path))}: its folder "
+                    f"{brief(str(self.path.parent))} does not exist (create it first: expect "
+                    "`path` in a folder that exists)"
+                )
+            try:  # fail now, not at the end of the first episode
+                os.close(_open_to_append(self.path))
+            except (OSError, ValueError) as err:  # (ValueError: a NUL byte in the path)
+                reason = getattr(err, "strerror", None) or err
+                raise ValueError(
+                    f"Cannot append records to {brief(str(self.path))}: {reason} (expect `path` "
+                    "to name a file this process can write, in a folder that exists)"
+                ) from None
+        self.callback = callback
+        self.memory = (
+            (path is None and callback is None) if memory is None else check_bool(memory, "memory")
+        )
+        self.fsync = check_bool(fsync, "fsync")
+        self.records: list[OutcomeRecord] = []
+
+    def deliver(self, records: list[OutcomeRecord]) -> None:
+        if self.path is not None:
+            self._append_lines(records)
+        if self.memory:
+            self.records.extend(records)
+        if self.callback is not None:
+            for record in records:
+                self.callback(record)
+
+    def _append_lines(self, records: list[OutcomeRecord]) -> None:
+        data = "".join(dumps(r) + "\n" for r in records).encode()
+        fd = _open_to_append(self.path)  # (a writer sharing the file may have died mid-write)
+        try:
+            view = memoryview(data)
+            while view:  # one write() in practice; loop in case the kernel takes less
+                view = view[os.write(fd, view) :]
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
