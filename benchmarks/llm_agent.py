@@ -15,8 +15,7 @@ Questions:
 4. Probe skills: teacher-forced single-step and recovery probes
    (`turnbudget.eval.probe`) on the native games, normalized against random
    (0: chance, 1: the oracle), the LLM driven with ``concurrency`` probes in
-   flight. Where `turnbudget.eval.probe` is not installed the script says so
-   instead of printing a number.
+   flight.
 
 By default the script starts the local server (`turnbudget serve-local`:
 llama_cpp.server with Gemma 3 270M, a weak base model) and stops it at the
@@ -46,11 +45,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agent_runs import Run, evaluate_runs  # benchmarks/: the script's folder
+
 import turnbudget  # noqa: F401 - registers the envs
 from turnbudget.agents import RandomAgent
 from turnbudget.cli.flags import parse_config
+from turnbudget.eval import evaluate
 from turnbudget.eval.report import build_report
-from turnbudget.eval.run.evaluate import evaluate
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED_TEXTWORLD = REPO / "tests" / "data" / "textworld"
@@ -162,22 +163,26 @@ def main(config: Config) -> dict[str, Any]:
             ("llm-revealed", lambda: llm(config.concurrency), "always", "rerun"),
             ("random", RandomAgent, None, "truncate"),
         ]
-        for (label, make, reveal, mode), (suite, envs, tasks) in itertools.product(
-            plan, _suites(config)
-        ):
-            t0 = time.perf_counter()
-            result = evaluate(
-                envs, make(), ks=config.ks, ts=config.ts, n=config.n, tasks=tasks, mode=mode,
-                reveal=reveal, out=out / f"{label}-{suite}", seed=config.seed,
-                label=f"{label}-{suite}", progress=config.progress,
-            )  # fmt: skip
-            entry = {"pass_at_1": _pass1(result), "seconds": round(time.perf_counter() - t0, 1)}
+        runs = [
+            Run(f"{label}-{suite}", make(), {"envs": envs, "tasks": tasks, "mode": mode,
+                                             "reveal": reveal})
+            for (label, make, reveal, mode), (suite, envs, tasks) in itertools.product(
+                plan, _suites(config)
+            )
+        ]  # fmt: skip
+        played = evaluate_runs(
+            runs, out, ks=config.ks, ts=config.ts, n=config.n, seed=config.seed,
+            progress=config.progress,
+        )  # fmt: skip
+        for label, run in played.items():
+            result = run.result
+            entry = {"pass_at_1": _pass1(result), "seconds": round(run.seconds, 1)}
             entry["agent_usage"] = result.summary.get("agent_usage")
             analysis = result.summary["analysis"]
             steps = analysis.get("all") or next(iter(analysis.values()))
             for key in ("optimal_step_rate", "self_error_rate"):
                 entry[key] = steps[key]
-            figures["pass_at_1"][f"{label}-{suite}"] = entry
+            figures["pass_at_1"][label] = entry
 
         # 3: throughput against concurrency.
         sweep = {}
@@ -213,11 +218,8 @@ def _probes(config: Config, agent: Any, out: Path) -> dict[str, Any] | str:
     """Single-step and recovery skill of ``agent`` on the native games (slip errors)."""
     if not config.probe_tasks:
         return "skipped (--probe-tasks 0)"
-    try:
-        from turnbudget.eval.probes.run import probe
-    except ImportError:
-        return "pending: turnbudget.eval.probe is not installed here"
     from turnbudget.agents import in_flight
+    from turnbudget.eval import probe
 
     result = probe(
         list(config.native_envs), in_flight(agent), tasks=config.probe_tasks,

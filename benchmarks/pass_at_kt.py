@@ -34,11 +34,12 @@ import sys
 import time
 from pathlib import Path
 
+from agent_runs import Run, evaluate_runs  # benchmarks/: the script's folder
+
 from turnbudget.agents import OracleAgent, RandomAgent
 from turnbudget.cli.flags import parse_config
-from turnbudget.eval.probes.run import probe
+from turnbudget.eval import probe
 from turnbudget.eval.report import build_report, check_plotting
-from turnbudget.eval.run.evaluate import evaluate
 
 
 @dataclasses.dataclass
@@ -80,15 +81,15 @@ def parse_args(argv: list[str] | None = None) -> Config:
     return parse_config(Config, argv, __doc__.split("\n\n")[0])
 
 
-def runs(config: Config) -> list[tuple[str, object, float | None]]:
-    """(label, agent, error rate) of every run of the job."""
+def runs(config: Config) -> list[Run]:
+    """Every run of the job: each agent without injected errors, then each with them."""
     agents: list[tuple[str, object]] = [("random", RandomAgent())]
     agents += [(f"oracle-eps{e:g}", OracleAgent(e)) for e in config.epsilons]
-    plan = []
-    for errors in (None, config.error_rate):
-        for name, agent in agents:
-            plan.append((name if errors is None else f"{name}+errors", agent, errors))
-    return plan
+    return [
+        Run(name if errors is None else f"{name}+errors", agent, {"errors": errors})
+        for errors in (None, config.error_rate)
+        for name, agent in agents
+    ]
 
 
 def main(config: Config) -> dict:
@@ -104,24 +105,20 @@ def main(config: Config) -> dict:
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    timings = {}
-    summaries = {}  # each run's summary, so the report does not recompute it from the logs
-    for label, agent, errors in runs(config):
-        t0 = time.perf_counter()
-        try:
-            result = evaluate(
-                list(config.envs), agent, ks=config.ks, ts=config.ts, n=config.n,
-                tasks=config.tasks, mode="auto", errors=errors, workers=config.workers,
-                out=out / label, seed=config.seed, label=label, record_steps=config.steps,
-                progress=config.progress, overwrite=config.overwrite,
-            )  # fmt: skip
-        except ValueError as exc:  # a bad setting, or OUT holds a job with other settings
-            raise SystemExit(f"error: {exc}") from None
-        summaries[out / label] = result.summary
-        timings[label] = {
-            "seconds": round(time.perf_counter() - t0, 3),
-            "episodes_run": result.n_run,
-        }
+    try:
+        played = evaluate_runs(
+            runs(config), out, envs=list(config.envs), ks=config.ks, ts=config.ts, n=config.n,
+            tasks=config.tasks, mode="auto", workers=config.workers, seed=config.seed,
+            record_steps=config.steps, progress=config.progress, overwrite=config.overwrite,
+        )  # fmt: skip
+    except ValueError as exc:  # a bad setting, or OUT holds a job with other settings
+        raise SystemExit(f"error: {exc}") from None
+    timings = {
+        label: {"seconds": round(run.seconds, 3), "episodes_run": run.result.n_run}
+        for label, run in played.items()
+    }
+    # Each run's summary, so the report does not recompute it from the logs.
+    summaries = {out / label: run.result.summary for label, run in played.items()}
     if config.probe_tasks > 0:
         t0 = time.perf_counter()
         agents = [RandomAgent(), *(OracleAgent(e) for e in config.epsilons)]

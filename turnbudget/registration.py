@@ -4,16 +4,18 @@ It sits above envs and wrappers (it needs both): the games declare their
 variants as data (`turnbudget.envs.VARIANTS`) and know nothing of wrappers.
 
 An id is made in two steps, so that one owner enforces the turn limit:
-``gym.make`` calls `make_game` (the entry point: the game alone), adds its
-own wrappers (the env checker, and a ``TimeLimit`` when given
-``max_episode_steps``), then calls `budget_stack` (the id's registered
-wrapper), which turns that ``TimeLimit`` into the `TurnBudget` and builds the
-stack from the stack's options (``discrete_actions=``, ``text_features=``...).
+``gym.make`` calls `make_game` (the entry point: it checks the stack's options,
+``discrete_actions=``, ``text_features=``..., into a `StackPlan`, then builds
+the game alone), adds its own wrappers (the env checker, and a ``TimeLimit``
+when given ``max_episode_steps``), then calls `budget_stack` (the id's
+registered wrapper), which turns that ``TimeLimit`` into the `TurnBudget` and
+builds the planned stack on it.
 """
 
 from __future__ import annotations
 
 import inspect
+import weakref
 from typing import Any
 
 import gymnasium as gym
@@ -25,22 +27,25 @@ from turnbudget.envs.env_checker import PassiveEnvChecker
 from turnbudget.wrappers.stack import (
     STACK_ENTRY_POINT,
     STACK_OPTIONS,
-    build_stack,
-    check_stack_options,
+    StackPlan,
     peel_time_limits,
+    plan_stack,
 )
-from turnbudget.wrappers.turn_budget import TurnBudget, check_turn_budget
+from turnbudget.wrappers.turn_budget import check_turn_budget
 
 __all__ = [
     "NAMESPACE",
     "budget_stack",
-    "make_budgeted",
     "make_game",
     "register_envs",
     "register_game",
 ]
 
 NAMESPACE = "turnbudget"
+
+# The stack `make_game` checked, per game, until `budget_stack` (which ``gym.make`` calls
+# next, with the same options) builds it: the options are read and checked once.
+_PLANS: weakref.WeakKeyDictionary[gym.Env, StackPlan] = weakref.WeakKeyDictionary()
 
 
 def _check_kwargs(game_cls: type, kwargs: dict[str, Any]) -> None:
@@ -79,18 +84,21 @@ def _default_budget(game: gym.Env, turn_budget: int | None) -> int:
 def make_game(game_entry_point: str, turn_budget: int | None = None, **kwargs: Any) -> gym.Env:
     """The entry point of every registered id: the game at ``game_entry_point`` ("module:Class").
 
-    ``turn_budget`` and the stack's options are `budget_stack`'s (it reads them
-    from the env's spec); they are checked here, before the game is built. The
-    game comes in turnbudget's `PassiveEnvChecker` (Gymnasium's own is disabled
-    in the spec), which stays usable after a refused first reset.
+    ``turn_budget`` and the stack's options are `budget_stack`'s; they are
+    checked here, before the game is built, and the stack they describe is kept
+    for `budget_stack` to build. The game comes in turnbudget's
+    `PassiveEnvChecker` (Gymnasium's own is disabled in the spec), which stays
+    usable after a refused first reset.
     """
     options, game_kwargs = _split(kwargs)
-    check_stack_options(**options)
+    plan = plan_stack(**options)
     if turn_budget is not None:
         check_turn_budget(turn_budget)
     game_cls = load_object(game_entry_point)
     _check_kwargs(game_cls, game_kwargs)
-    return PassiveEnvChecker(game_cls(**game_kwargs))
+    game = game_cls(**game_kwargs)
+    _PLANS[game] = plan
+    return PassiveEnvChecker(game)
 
 
 def budget_stack(env: gym.Env) -> gym.Env:
@@ -105,7 +113,9 @@ def budget_stack(env: gym.Env) -> gym.Env:
     spec = env.unwrapped.spec
     if spec is None:
         raise ValueError("budget_stack wraps an env made by gym.make (it reads the spec's kwargs)")
-    options, _ = _split(spec.kwargs)
+    plan = _PLANS.pop(env.unwrapped, None)
+    if plan is None:  # a game not made by make_game
+        plan = plan_stack(**_split(spec.kwargs)[0])
     turn_budget = spec.kwargs.get("turn_budget")
     env, limit = peel_time_limits(env)
     if limit is not None:
@@ -117,20 +127,13 @@ def budget_stack(env: gym.Env) -> gym.Env:
                 f"Got turn_budget={turn_budget} and max_episode_steps={limit}: "
                 "pass one (max_episode_steps becomes the turn budget)"
             )
-        if "budget_mix" in options:
+        if spec.kwargs.get("budget_mix") is not None:
             raise ValueError(
                 "max_episode_steps sets one turn budget, but budget_mix draws one per episode: "
                 "drop max_episode_steps"
             )
         turn_budget = spec.kwargs["turn_budget"] = limit
-    return build_stack(TurnBudget(env, _default_budget(env, turn_budget)), **options)
-
-
-def make_budgeted(game_entry_point: str, turn_budget: int | None, **kwargs: Any) -> gym.Env:
-    """The game at ``game_entry_point`` under a `TurnBudget` and the stack, without ``gym.make``."""
-    options, _ = _split(kwargs)
-    game = make_game(game_entry_point, turn_budget, **kwargs)
-    return build_stack(TurnBudget(game, _default_budget(game, turn_budget)), **options)
+    return plan.build(env, _default_budget(env, turn_budget))
 
 
 def register_game(

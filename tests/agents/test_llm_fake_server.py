@@ -12,6 +12,7 @@ Marker ``llm``: needs the ``openai`` client (the llm extra), not a model.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
@@ -239,6 +240,17 @@ def test_a_worker_without_the_credentials_gets_a_clear_error(monkeypatch):
     with pytest.raises(ValueError, match=r"Set OPENAI_BASE_URL to the URL with its credentials"):
         clone.reset(0)
         clone.act("A hall.", {"admissible_actions": ["look"]})
+
+
+def test_the_async_path_gives_the_same_clear_error(monkeypatch):
+    """One decision for both paths: a missing credential is no server fault on either (the
+    async copy used to call it a request the server rejected)."""
+    agent = _agent(f"http://bob:{PASSWORD}@127.0.0.1:9/v1", constrain="auto")
+    clone = pickle.loads(pickle.dumps(agent))
+    monkeypatch.delenv(clone._url_env)
+    clone.reset(0)
+    with pytest.raises(ValueError, match=r"Set OPENAI_BASE_URL to the URL with its credentials"):
+        asyncio.run(clone.act_async("A hall.", {"admissible_actions": ["look"]}))
 
 
 # ----------------------------------------------------------------------------- no reply

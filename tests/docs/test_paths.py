@@ -1,5 +1,5 @@
 """Paths the pages name exist: the README's relative links, and every repository file
-a page mentions (``benchmarks/throughput.py``), so a moved script cannot leave a page behind.
+a page mentions (``benchmarks/speed/throughput.py``), so a moved script cannot leave a page behind.
 mkdocs checks the site's own links and anchors."""
 
 from __future__ import annotations

@@ -89,41 +89,6 @@ def test_main_job_rejects_k_above_n(tmp_path):
     assert proc.returncode != 0 and "n >= K" in proc.stderr
 
 
-def test_eval_cost_benchmark_smoke(tmp_path):
-    out = tmp_path / "cost.json"
-    proc = subprocess.run(
-        [
-            sys.executable, str(REPO / "benchmarks" / "eval_cost.py"), "--tasks", "2", "--n", "2",
-            "--ks", "1,2", "--ts", "8,16", "--repeats", "1", "--json-out", str(out),
-        ],
-        capture_output=True, text=True, check=False, cwd=REPO,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    figures = json.loads(out.read_text())
-    assert (
-        figures["episodes"]["rerun grid, 1 worker"]
-        == 2 * figures["episodes"]["sweep at max(T), 1 worker"]
-    )
-    for key in ("truncate_grid_over_sweep", "rerun_grid_over_sweep", "speedup_2_workers"):
-        assert figures[key] > 0
-
-
-def test_probe_cost_benchmark_smoke(tmp_path):
-    out = tmp_path / "probe_cost.json"
-    proc = subprocess.run(
-        [
-            sys.executable, str(REPO / "benchmarks" / "probe_cost.py"), "--tasks", "2",
-            "--baseline-repeats", "1", "--json-out", str(out),
-        ],
-        capture_output=True, text=True, check=False, cwd=REPO,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    figures = json.loads(out.read_text())["figures"]
-    assert {"turnbudget/KeyQuest-Medium-v0", "turnbudget/Maze-Medium-v0"} <= set(figures)
-    for f in figures.values():
-        assert f["probe_states"] > 0 and f["run_ms_per_episode"] > 0
-
-
 @pytest.mark.slow
 def test_main_job_full_settings_within_five_minutes(tmp_path):
     """The README's first command, default settings: the job must finish within 5 minutes on

@@ -41,8 +41,8 @@ import logging
 import os
 import time
 import urllib.parse
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Generator, Mapping
+from typing import Any, NamedTuple
 
 from turnbudget.agents.base import EXECUTED_KEY
 from turnbudget.agents.chat_format import (
@@ -512,52 +512,101 @@ class ChatAgent:
         )
         return kind
 
-    # -- blocking client ---------------------------------------------------------------------
+    # -- one decision, as a conversation with the server --------------------------------------
+    #
+    # `_decide` is the decision, written once: it yields what it needs from the server
+    # (`_Connect`, `_ListModels`, `_Create`, `_Sleep`) and is sent the answer, or thrown the
+    # exception the request raised. `act` answers on the blocking client, `act_async` on the
+    # async one; they know nothing else about a decision.
 
-    def _sync_client(self) -> Any:
-        if self._shared.sync_client is None:
-            self._shared.sync_client = _openai().OpenAI(**self._client_kwargs())
-        return self._shared.sync_client
-
-    def _constraint_sync(self) -> str:
-        if self.constrain != "auto":
-            return self.constrain if self._shared.constraint is None else self._shared.constraint
-        if self._shared.constraint is None:
-            owned_by = None
-            try:
-                models = self._sync_client().models.list()
-                owned_by = next((m.owned_by for m in models.data if m.id == self.model), None)
-                owned_by = owned_by or (models.data[0].owned_by if models.data else None)
-            except Exception as exc:  # a server without /v1/models: try JSON schema
-                if self._retryable(exc):
-                    raise  # retried by the caller like any request
-                logger.debug("GET /models failed: %s", _short(exc))
-            self._shared.constraint = self._resolve_constraint(owned_by)
-        return self._shared.constraint
-
-    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+    def _decide(self, observation: str, info: Mapping[str, Any]) -> _Decision:
         messages, admissible = self._prepare(observation, info)
         started = time.perf_counter()
-        client = self._sync_client()
+        yield _Connect()  # outside the retries: a missing key or URL is no server fault
         retries = requests = 0
         while True:
             constraint = "none"
             requests += 1
             try:
-                constraint = self._constraint_sync()
-                response = client.chat.completions.create(
-                    **self._request(messages, admissible, constraint)
-                )
+                constraint = yield from self._constraint()
+                response = yield _Create(self._request(messages, admissible, constraint))
                 reply = _reply_text(response)
             except Exception as exc:
                 wait = self._failed(exc, constraint, retries, requests)
                 if wait is not None:
-                    time.sleep(wait)
+                    yield _Sleep(wait)
                     retries += 1
                 continue
             return self._finish(response, reply, admissible, constraint, started, retries, requests)
 
-    # -- async client ------------------------------------------------------------------------
+    def _constraint(self) -> Generator[_Request, Any, str]:
+        """The constraint to send: ``constrain``, or for ``auto`` the server's (asked once)."""
+        if self.constrain != "auto":
+            return self.constrain if self._shared.constraint is None else self._shared.constraint
+        if self._shared.constraint is None:
+            owned_by = None
+            try:
+                models = yield _ListModels()
+                owned_by = next((m.owned_by for m in models.data if m.id == self.model), None)
+                owned_by = owned_by or (models.data[0].owned_by if models.data else None)
+            except Exception as exc:  # a server without /v1/models: try JSON schema
+                if self._retryable(exc):
+                    raise  # retried like any request
+                logger.debug("GET /models failed: %s", _short(exc))
+            if self._shared.constraint is None:  # another episode may have resolved it meanwhile
+                self._shared.constraint = self._resolve_constraint(owned_by)
+        return self._shared.constraint
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        decision, client = self._decide(observation, info), None
+        answer: Any = None
+        failure: Exception | None = None
+        while True:
+            try:
+                request = decision.send(answer) if failure is None else decision.throw(failure)
+            except StopIteration as done:
+                return done.value
+            answer = failure = None
+            try:
+                match request:
+                    case _Connect():
+                        client = self._sync_client()
+                    case _ListModels():
+                        answer = client.models.list()
+                    case _Create(body):
+                        answer = client.chat.completions.create(**body)
+                    case _Sleep(seconds):
+                        time.sleep(seconds)
+            except Exception as exc:
+                failure = exc
+
+    async def act_async(self, observation: str, info: Mapping[str, Any]) -> str:
+        decision, client = self._decide(observation, info), None
+        answer: Any = None
+        failure: Exception | None = None
+        while True:
+            try:
+                request = decision.send(answer) if failure is None else decision.throw(failure)
+            except StopIteration as done:
+                return done.value
+            answer = failure = None
+            try:
+                match request:
+                    case _Connect():
+                        client = self._async_client()
+                    case _ListModels():
+                        answer = await client.models.list()
+                    case _Create(body):
+                        answer = await client.chat.completions.create(**body)
+                    case _Sleep(seconds):
+                        await asyncio.sleep(seconds)
+            except Exception as exc:
+                failure = exc
+
+    def _sync_client(self) -> Any:
+        if self._shared.sync_client is None:
+            self._shared.sync_client = _openai().OpenAI(**self._client_kwargs())
+        return self._shared.sync_client
 
     def _async_client(self) -> Any:
         loop = asyncio.get_running_loop()
@@ -568,43 +617,30 @@ class ChatAgent:
             shared.async_loop = loop
         return shared.async_client
 
-    async def _constraint_async(self) -> str:
-        if self.constrain != "auto":
-            return self.constrain if self._shared.constraint is None else self._shared.constraint
-        if self._shared.constraint is None:
-            owned_by = None
-            try:
-                models = await self._async_client().models.list()
-                owned_by = next((m.owned_by for m in models.data if m.id == self.model), None)
-                owned_by = owned_by or (models.data[0].owned_by if models.data else None)
-            except Exception as exc:
-                if self._retryable(exc):
-                    raise
-                logger.debug("GET /models failed: %s", _short(exc))
-            if self._shared.constraint is None:  # another episode may have resolved it meanwhile
-                self._shared.constraint = self._resolve_constraint(owned_by)
-        return self._shared.constraint
 
-    async def act_async(self, observation: str, info: Mapping[str, Any]) -> str:
-        messages, admissible = self._prepare(observation, info)
-        started = time.perf_counter()
-        retries = requests = 0
-        while True:
-            constraint = "none"
-            requests += 1
-            try:
-                constraint = await self._constraint_async()
-                response = await self._async_client().chat.completions.create(
-                    **self._request(messages, admissible, constraint)
-                )
-                reply = _reply_text(response)
-            except Exception as exc:
-                wait = self._failed(exc, constraint, retries, requests)
-                if wait is not None:
-                    await asyncio.sleep(wait)
-                    retries += 1
-                continue
-            return self._finish(response, reply, admissible, constraint, started, retries, requests)
+# What a decision asks of the server (`ChatAgent._decide`).
+class _Connect(NamedTuple):
+    """The client (built on first use)."""
+
+
+class _ListModels(NamedTuple):
+    """``GET /models``: the models and who serves them."""
+
+
+class _Create(NamedTuple):
+    """``POST /chat/completions`` with these ``chat.completions.create`` keyword arguments."""
+
+    body: dict[str, Any]
+
+
+class _Sleep(NamedTuple):
+    """Wait before a retry."""
+
+    seconds: float
+
+
+_Request = _Connect | _ListModels | _Create | _Sleep
+_Decision = Generator[_Request, Any, str]
 
 
 # A 200 answer the client could not read as a reply: ours, or a body that is not JSON.

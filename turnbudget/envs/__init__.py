@@ -7,11 +7,11 @@ imports a wrapper, the evaluator or textworld.
 
 from __future__ import annotations
 
-from turnbudget.envs.core import EnvVariant, Oracle, TextEnv, World, get_oracle
+from turnbudget.envs.core import EnvVariant, Oracle, TextEnv, get_oracle
 from turnbudget.envs.native import crafting, keyquest, maze, shop, sokoban
 from turnbudget.envs.textworld import variants as textworld_variants
 
-__all__ = ["VARIANTS", "EnvVariant", "Oracle", "TextEnv", "World", "get_oracle"]
+__all__ = ["VARIANTS", "EnvVariant", "Oracle", "TextEnv", "get_oracle"]
 
 #: Every registered configuration, family by family.
 VARIANTS: tuple[EnvVariant, ...] = (

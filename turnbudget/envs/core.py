@@ -9,27 +9,16 @@ the first ``reset``, answers a step after the game ended with a spent, invalid
 turn, and whose observations never exceed `MAX_OBSERVATION_LENGTH`. Subclasses
 implement ``reset`` and ``_play(action)``; the checks above live here only.
 
-The world API
--------------
-A game's rules live in a *world*, the part a Gymnasium front-end (`TextEnv`)
-or a PettingZoo front-end drives without copying the engine. A world:
-
-- is built fresh from a seeded ``numpy.random.Generator`` (``reset(rng)``,
-  never the global RNG) and sets ``goal`` (the goal sentence);
-- lists the canonical commands admissible now (``admissible_actions()``),
-  describes what an agent perceives (``describe()``) and parses and applies
-  one free-form command (``apply(command)`` -> `Outcome` ``(feedback,
-  valid)``; an invalid command changes nothing);
-- reports ``won``, ``lost`` and a cheap 0..1 ``progress()``;
-- answers the `Oracle` questions: ``optimal_actions()``,
-  ``distance_to_goal()`` and ``inject_setback(rng)``.
-
-The `World` Protocol below states exactly that. A native game's world is
-``game.world()`` (`turnbudget.envs.native.base.NativeWorld`): the same engine
-and state the Gymnasium env steps, driven without Gymnasium. A new native game
-implements the world hooks of `TextGame` (``_generate``, ``_admissible``,
-``_describe``, ``_apply``, ``_progress`` and the oracle) and gets both
-front-ends.
+Oracle
+------
+Wrappers that judge or perturb play (`InjectErrors`, `RecordStepOutcomes`,
+`ProcessReward`) and the probes ask the unwrapped env three questions, the
+`Oracle` Protocol below: ``optimal_actions()``, ``distance_to_goal()`` and
+``inject_setback(rng)``; `get_oracle` finds them under any wrappers. A native
+game keeps its rules in one engine (`turnbudget.envs.native.base.TextGame`:
+``_generate``, ``_admissible``, ``_describe``, ``_apply``, ``_progress`` and
+the oracle); the team games keep theirs in a world shared with their
+single-agent cousins (`turnbudget.multiagent.worlds`).
 
 Info keys (`INFO_*`) are the ones every env puts in ``info``; wrappers read
 them through these constants. `EnvVariant` is how a game family declares its
@@ -42,7 +31,7 @@ from __future__ import annotations
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -66,9 +55,7 @@ __all__ = [
     "STEP_INFO_KEYS",
     "EnvVariant",
     "Oracle",
-    "Outcome",
     "TextEnv",
-    "World",
     "get_oracle",
 ]
 
@@ -115,42 +102,6 @@ class Oracle(Protocol):
 
     def inject_setback(self, rng: np.random.Generator) -> str:
         """Apply a recoverable perturbation that keeps the task solvable; return its narration."""
-        ...
-
-
-class Outcome(NamedTuple):
-    """What applying one command to a `World` did."""
-
-    feedback: str
-    valid: bool  # the command was admissible (an invalid one changes nothing)
-
-
-@runtime_checkable
-class World(Oracle, Protocol):
-    """A game's world and rules, independent of any front-end (see the module docstring)."""
-
-    goal: str
-    won: bool
-    lost: bool
-
-    def reset(self, rng: np.random.Generator) -> None:
-        """Build a new world from ``rng`` only and set ``goal``."""
-        ...
-
-    def admissible_actions(self) -> list[str]:
-        """The canonical commands admissible now."""
-        ...
-
-    def describe(self) -> str:
-        """What an agent perceives now."""
-        ...
-
-    def apply(self, command: str) -> Outcome:
-        """Parse and apply one free-form command; an invalid one changes nothing."""
-        ...
-
-    def progress(self) -> float:
-        """A cheap 0..1 progress measure."""
         ...
 
 

@@ -1,12 +1,19 @@
-"""`make`: build a turn-budget experiment stack in one call, in the documented order.
+"""`make`: build a turn-budget experiment stack in one pass, from a table of its layers.
 
-`build_stack` puts the wrappers on an env that has a `TurnBudget`; every
-``turnbudget/`` id runs it inside ``gym.make``, so ``gym.make(id, **options)``
-and ``turnbudget.make(id, **options)`` build the same stack.
+`LAYERS` is the stack as data: one row per wrapper, innermost first, naming
+the `make` keyword(s) that configure it and how their values read. `plan_stack`
+reads the options against that table once, before any env is built (a value it
+cannot read, or options that do not go together, are refused there), and
+returns a `StackPlan`; `StackPlan.build` walks it once, each wrapper checking
+its own arguments as it is built. Every door builds through it: `make`, and
+``gym.make(id, **options)`` on any ``turnbudget/`` id
+(`turnbudget.registration` plans before it builds the game, and builds that
+same plan on it), so both build the same stack.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 from collections.abc import Callable, Mapping
@@ -29,138 +36,170 @@ from turnbudget.wrappers.turn_budget import TurnBudget, check_turn_budget
 
 __all__ = [
     "INFO_MODES",
+    "LAYERS",
     "STACK_ENTRY_POINT",
     "STACK_OPTIONS",
     "STACK_ORDER",
+    "Layer",
+    "StackPlan",
     "absorb_time_limit",
-    "build_stack",
-    "check_stack_options",
     "make",
     "peel_time_limits",
+    "plan_stack",
 ]
 
 #: The wrapper every ``turnbudget/`` id registers (see `turnbudget.registration`).
 STACK_ENTRY_POINT = "turnbudget.registration:budget_stack"
-
-#: Innermost first. Each wrapper reads what the ones inside it put in ``info``.
-STACK_ORDER = (
-    "TurnBudget",  # the budget as truncation (inside every registered id)
-    "SampleTurnBudget",  # BudgetMix: T per episode, passed down through reset options
-    "InjectErrors",  # errors fire inside the recorded turn
-    "RecordStepOutcomes",  # sees the agent's command, the injected error and the raw reward
-    "ProcessReward",  # shaping on top of the recorded reward
-    "RevealBudget",  # the text the agent reads
-    "DiscreteActions",  # classic-RL adapters last: they change the spaces
-    "TextFeatures",
-    "NumericInfo",  # info as fixed-shape arrays, for vector envs and replay buffers
-)
-
-
-def _kwargs(
-    value: Any, name: str, scalar: str | None, scalar_types: tuple[type, ...] = ()
-) -> dict[str, Any] | None:
-    """None/False: no wrapper; True: defaults; a mapping: its keyword arguments; a scalar: ``{scalar: value}``."""
-    if value is None or value is False:
-        return None
-    if value is True:
-        return {}
-    if isinstance(value, Mapping):
-        return dict(value)
-    if scalar is not None and isinstance(value, scalar_types) and not isinstance(value, bool):
-        return {scalar: value}
-    raise ValueError(
-        f"Unexpected `{name}`={brief(value)}: see turnbudget.make's docstring for what it accepts"
-    )
-
-
-#: The stack's options: keyword arguments of `make`, `build_stack` and of ``gym.make`` on any
-#: ``turnbudget/`` id (``gym.make(id, discrete_actions=8, text_features=64)``).
-STACK_OPTIONS = (
-    "budget_mix",
-    "errors",
-    "record",
-    "process_reward",
-    "reveal",
-    "discrete_actions",
-    "text_features",
-    "info",
-    "env_index",
-)
 INFO_MODES = ("text", "numeric")
 
 
-def check_stack_options(
-    *,
-    budget_mix: BudgetMixLike | None = None,
-    errors: float | Mapping[str, Any] | None = None,
-    record: bool
-    | str
-    | os.PathLike[str]
-    | Callable[[dict[str, Any]], Any]
-    | Mapping[str, Any]
-    | None = None,
-    process_reward: bool | Mapping[str, Any] | None = None,
-    reveal: str | Mapping[str, Any] | None = None,
-    discrete_actions: int | Mapping[str, Any] | None = None,
-    text_features: bool | int | Mapping[str, Any] | None = None,
-    info: str | None = None,
-    env_index: int | None = None,
-) -> dict[str, Any]:
-    """Check the stack's options (see `make`) and return each wrapper's keyword arguments."""
+def _on(value: Any) -> bool:
+    """Whether an option's value asks for its wrapper (None and False leave it out)."""
+    return value is not None and value is not False
+
+
+def _shortcut(
+    name: str, scalar: str | None = None, *scalar_types: type
+) -> Callable[[Any], dict[str, Any] | None]:
+    """The reader of option ``name``: None/False: no wrapper; True: defaults; a mapping: its
+    keyword arguments; a value of ``scalar_types``: ``{scalar: value}``."""
+
+    def read(value: Any) -> dict[str, Any] | None:
+        if not _on(value):
+            return None
+        if value is True:
+            return {}
+        if isinstance(value, Mapping):
+            return dict(value)
+        if scalar is not None and isinstance(value, scalar_types) and not isinstance(value, bool):
+            return {scalar: value}
+        raise ValueError(
+            f"Unexpected `{name}`={brief(value)}: see turnbudget.make's docstring for what it accepts"
+        )
+
+    return read
+
+
+def _budget_mix(budget_mix: BudgetMixLike | None) -> dict[str, Any] | None:
+    return None if budget_mix is None else {"budget_mix": BudgetMix.coerce(budget_mix)}
+
+
+def _record(record: Any, env_index: Any) -> dict[str, Any] | None:
+    """A JSONL path, a callback, True or keyword arguments; ``env_index`` goes into the records."""
     if env_index is not None and (not is_int(env_index) or env_index < 0):
         raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {brief(env_index)}")
-    specs: dict[str, Any] = {
-        "budget_mix": None if budget_mix is None else BudgetMix.coerce(budget_mix),
-        "errors": _kwargs(errors, "errors", "rate", (int, float)),
-        "process_reward": _kwargs(process_reward, "process_reward", None),
-        "reveal": _kwargs(reveal, "reveal", "mode", (str,)),
-        "discrete_actions": _kwargs(discrete_actions, "discrete_actions", "max_actions", (int,)),
-        "text_features": _kwargs(text_features, "text_features", "dim", (int,)),
-    }
-    if info is None:  # numeric wherever the observation is
-        info = "numeric" if specs["text_features"] is not None else "text"
+    if isinstance(record, (str, os.PathLike)):
+        kwargs: dict[str, Any] | None = {"path": record}
+    elif callable(record) and not isinstance(record, Mapping):
+        kwargs = {"callback": record}
+    else:
+        kwargs = _shortcut("record")(record)
+    if kwargs is not None and env_index is not None:
+        kwargs.setdefault("env_index", env_index)
+    return kwargs
+
+
+def _info(info: str | None, text_features: Any) -> dict[str, Any] | None:
+    """`NumericInfo` for ``info="numeric"``; by default wherever the observation is numeric."""
+    if info is None:
+        info = "numeric" if _on(text_features) else "text"
     if info not in INFO_MODES:
         raise ValueError(f"Expect `info` to be one of {INFO_MODES} or None, got {brief(info)}")
-    specs["info"] = info
-    if record is None or record is False:
-        specs["record"] = None
-    elif isinstance(record, (str, os.PathLike)):
-        specs["record"] = {"path": record}
-    elif callable(record) and not isinstance(record, Mapping):
-        specs["record"] = {"callback": record}
-    else:
-        specs["record"] = _kwargs(record, "record", None)
-    if specs["record"] is not None and env_index is not None:
-        specs["record"].setdefault("env_index", env_index)
-    return specs
+    return {} if info == "numeric" else None
 
 
-def build_stack(env: gym.Env, **options: Any) -> gym.Env:
-    """Put the wrappers of the stack's ``options`` (see `make`) on ``env``, which has a `TurnBudget`.
+@dataclasses.dataclass(frozen=True)
+class Layer:
+    """One row of the stack's table: a wrapper, and the `make` keywords that configure it.
 
-    This is what every ``turnbudget/`` id runs inside ``gym.make`` (through
-    `turnbudget.registration`), and what `make` runs on an env it is given.
+    ``read`` takes the values of ``keywords`` (None where not given) and returns
+    the wrapper's keyword arguments, or None to leave the wrapper out; it raises
+    ``ValueError`` for a value it cannot read.
     """
-    specs = check_stack_options(**options)
-    if find_wrapper(env, TurnBudget) is None:
-        raise ValueError(
-            "build_stack needs an env with a TurnBudget (wrap it with TurnBudget first)"
+
+    wrapper: type[gym.Wrapper]
+    keywords: tuple[str, ...]
+    read: Callable[..., dict[str, Any] | None]
+
+    @property
+    def name(self) -> str:
+        return self.wrapper.__name__
+
+
+#: The stack, innermost first, on a `TurnBudget` (inside every registered id; `make` puts
+#: one on an env given with ``budget``). Each wrapper reads what the ones inside it put in
+#: ``info``; a row's place says why it sits there.
+LAYERS = (
+    # BudgetMix: T per episode, passed down through reset options
+    Layer(SampleTurnBudget, ("budget_mix",), _budget_mix),
+    # errors fire inside the recorded turn
+    Layer(InjectErrors, ("errors",), _shortcut("errors", "rate", int, float)),
+    # sees the agent's command, the injected error and the raw reward
+    Layer(RecordStepOutcomes, ("record", "env_index"), _record),
+    # shaping on top of the recorded reward
+    Layer(ProcessReward, ("process_reward",), _shortcut("process_reward")),
+    # the text the agent reads
+    Layer(RevealBudget, ("reveal",), _shortcut("reveal", "mode", str)),
+    # classic-RL adapters last: they change the spaces
+    Layer(DiscreteActions, ("discrete_actions",), _shortcut("discrete_actions", "max_actions", int)),
+    Layer(TextFeatures, ("text_features",), _shortcut("text_features", "dim", int)),
+    # info as fixed-shape arrays, for vector envs and replay buffers
+    Layer(NumericInfo, ("info", "text_features"), _info),
+)  # fmt: skip
+
+#: Innermost first: the names of `TurnBudget` and of the `LAYERS`.
+STACK_ORDER = (TurnBudget.__name__, *(layer.name for layer in LAYERS))
+
+#: The stack's options: keyword arguments of `make` and of ``gym.make`` on any
+#: ``turnbudget/`` id (``gym.make(id, discrete_actions=8, text_features=64)``): the
+#: keyword that turns each layer on, then those that only tune one.
+STACK_OPTIONS = tuple(
+    dict.fromkeys(
+        [*(layer.keywords[0] for layer in LAYERS), *(k for layer in LAYERS for k in layer.keywords)]
+    )
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class StackPlan:
+    """A checked stack: the wrappers to build, innermost first, with their keyword arguments."""
+
+    layers: tuple[tuple[Layer, dict[str, Any]], ...]
+
+    def build(self, env: gym.Env, turn_budget: int | None = None) -> gym.Env:
+        """Wrap ``env`` in the planned layers, in one pass.
+
+        ``env`` has a `TurnBudget`, or gets one of ``turn_budget`` first. The
+        wrappers check their own keyword arguments as they are built.
+        """
+        if turn_budget is not None:
+            env = TurnBudget(env, turn_budget)
+        for layer, kwargs in self.layers:
+            env = layer.wrapper(env, **kwargs)
+        return env
+
+
+def plan_stack(**options: Any) -> StackPlan:
+    """Read the stack's ``options`` (see `make`) against `LAYERS`: the one place they are read.
+
+    Example:
+        >>> [layer.name for layer, _ in plan_stack(reveal="final=3", errors=0.1).layers]
+        ['InjectErrors', 'RevealBudget']
+        >>> plan_stack(text_features=64).layers[-1][0].name  # numeric info with numeric features
+        'NumericInfo'
+    """
+    unknown = sorted(set(options) - set(STACK_OPTIONS))
+    if unknown:
+        raise TypeError(
+            f"plan_stack() got an unexpected keyword argument {unknown[0]!r}; "
+            f"expect one of: {', '.join(STACK_OPTIONS)}"
         )
-    if specs["budget_mix"] is not None:
-        env = SampleTurnBudget(env, budget_mix=specs["budget_mix"])
-    for key, wrapper in (
-        ("errors", InjectErrors),
-        ("record", RecordStepOutcomes),
-        ("process_reward", ProcessReward),
-        ("reveal", RevealBudget),
-        ("discrete_actions", DiscreteActions),
-        ("text_features", TextFeatures),
-    ):
-        if specs[key] is not None:
-            env = wrapper(env, **specs[key])
-    if specs["info"] == "numeric":
-        env = NumericInfo(env)
-    return env
+    layers = []
+    for layer in LAYERS:
+        kwargs = layer.read(*(options.get(keyword) for keyword in layer.keywords))
+        if kwargs is not None:
+            layers.append((layer, kwargs))
+    return StackPlan(tuple(layers))
 
 
 def peel_time_limits(env: gym.Env) -> tuple[gym.Env, int | None]:
@@ -170,6 +209,20 @@ def peel_time_limits(env: gym.Env) -> tuple[gym.Env, int | None]:
         limits.append(check_turn_budget(env._max_episode_steps, "max_episode_steps"))
         env = env.env
     return env, min(limits, default=None)
+
+
+def _take_over_time_limits(env: gym.Env) -> tuple[gym.Env, TurnBudget | None]:
+    """`absorb_time_limit`, and the env's `TurnBudget` (None: it has none)."""
+    env, limit = peel_time_limits(env)
+    budget = find_wrapper(env, TurnBudget)
+    if limit is not None:
+        if budget is None:
+            raise ValueError("This env has a TimeLimit but no TurnBudget to take it over")
+        budget.set_default_turn_budget(limit)
+        inner = env
+        while inner is not budget:  # their cached specs still name the old budget
+            inner._cached_spec, inner = None, inner.env
+    return env, budget
 
 
 def absorb_time_limit(env: gym.Env) -> gym.Env:
@@ -188,15 +241,7 @@ def absorb_time_limit(env: gym.Env) -> gym.Env:
         >>> type(env).__name__, env.reset(seed=0)[1]["turn_budget"]
         ('TurnBudget', 5)
     """
-    env, limit = peel_time_limits(env)
-    if limit is not None:
-        budget = find_wrapper(env, TurnBudget)
-        if budget is None:
-            raise ValueError("This env has a TimeLimit but no TurnBudget to take it over")
-        budget.set_default_turn_budget(limit)
-        while env is not budget:  # their cached specs still name the old budget
-            env._cached_spec, env = None, env.env
-    return env
+    return _take_over_time_limits(env)[0]
 
 
 def make(
@@ -262,25 +307,25 @@ def make(
             f"got {brief(make_kwargs)}"
         )
     options = {key: value for key, value in options.items() if value is not None}
-    check_stack_options(**options)  # before anything is built
-    if isinstance(env_id, gym.Env):
-        env = absorb_time_limit(env_id)
-        if find_wrapper(env, TurnBudget) is None:
-            if budget is None:
-                raise ValueError("This env has no TurnBudget: pass `budget`")
-            env = TurnBudget(env, budget)
-        elif budget is not None:
-            raise ValueError("This env already has a TurnBudget: set its budget where it was made")
-        return build_stack(env, **options)
     kwargs = dict(make_kwargs or {})
     if budget is not None:
         kwargs["turn_budget"] = budget
-    if _builds_the_stack(env_id):
+    if not isinstance(env_id, gym.Env) and _builds_the_stack(env_id):
+        # The id's registered wrapper builds the stack; its entry point checks the options
+        # before the game is built (`turnbudget.registration`).
         return gym.make(env_id, **kwargs, **options)
+    plan = plan_stack(**options)  # before anything is built
+    if isinstance(env_id, gym.Env):
+        env, own_budget = _take_over_time_limits(env_id)
+        if own_budget is None and budget is None:
+            raise ValueError("This env has no TurnBudget: pass `budget`")
+        if own_budget is not None and budget is not None:
+            raise ValueError("This env already has a TurnBudget: set its budget where it was made")
+        return plan.build(env, budget)
     env = gym.make(env_id, **kwargs)
-    if find_wrapper(env, TurnBudget) is None:  # an id from outside turnbudget
-        env = TurnBudget(env, budget if budget is not None else _no_budget(env_id))
-    return build_stack(env, **options)
+    if find_wrapper(env, TurnBudget) is not None:
+        return plan.build(env)
+    return plan.build(env, _no_budget(env_id) if budget is None else budget)  # an outside id
 
 
 def _builds_the_stack(env_id: str) -> bool:

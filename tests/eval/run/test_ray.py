@@ -266,32 +266,6 @@ def test_cli_backend_ray(tmp_path, shared_ray, capsys):
     assert repr(RayBackend(2, address="auto")) == "RayBackend(workers=2, address='auto')"
 
 
-def test_eval_scale_benchmark_smoke(tmp_path):
-    """benchmarks/eval_scale.py runs with tiny settings and reports every figure."""
-    import json
-
-    ray.shutdown()  # the script starts and stops its own instance
-    script = Path(__file__).resolve().parents[3] / "benchmarks" / "eval_scale.py"
-    out = tmp_path / "scale.json"
-    done = subprocess.run(
-        [sys.executable, str(script), "--tasks", "1", "--n", "2", "--runs", "1", "--repeats", "1",
-         "--calls", "5", "--json-out", str(out)],
-        capture_output=True, text=True, timeout=1200,  # a hang guard: ~35 s on an idle machine
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]  # the script's traceback, when it fails
-    figures = json.loads(out.read_text())
-    assert set(figures["episodes_per_second"]) == {
-        "in-process",
-        "pool x1",
-        "pool x2",
-        "ray x1",
-        "ray x2",
-    }
-    assert all(v > 0 for v in figures["episodes_per_second"].values())
-    assert figures["episodes_per_variant"] == 2 * 1 * 2
-    assert figures["ray_init_seconds"] > 0 and figures["projection"]["episodes_per_second"] > 0
-
-
 def test_workers_that_cannot_start_are_reported_or_done_without(tmp_path, shared_ray):
     """An agent the workers cannot rebuild stops the run at once with the reason; asking for
     more workers than free CPUs runs on those that start (as after losing a node), without

@@ -19,9 +19,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from turnbudget._checks import MAX_TURN_BUDGET, brief, is_int
-from turnbudget.envs.core import INFO_VALID_ACTION, PRINTABLE, Outcome, TextEnv
+from turnbudget.envs.core import INFO_VALID_ACTION, PRINTABLE, TextEnv
 
-__all__ = ["NativeWorld", "TextGame", "normalize_command", "sanitize_for_display"]
+__all__ = ["TextGame", "normalize_command", "sanitize_for_display"]
 
 _PRINTABLE_SET = frozenset(PRINTABLE)
 _LINE_BREAKS = "\t\n\r\x0b\x0c"
@@ -219,7 +219,7 @@ class TextGame(TextEnv):
     def _command(self, action: str) -> tuple[str, bool]:
         """Parse and apply one free-form command: its feedback, and whether it was admissible.
 
-        A plain tuple, not an `Outcome`: this is the hot path of every step.
+        A plain tuple: this is the hot path of every step.
         """
         _, admissible, admissible_set = self._admissible_now()
         # Fast path: agents that pick from info["admissible_actions"] send canonical commands.
@@ -229,10 +229,6 @@ class TextGame(TextEnv):
             self._state_changed()
             return feedback, True
         return self._explain_invalid(command, action), False
-
-    def world(self) -> NativeWorld:
-        """This game as a `World` (rules and oracle, no Gymnasium front-end)."""
-        return NativeWorld(self)
 
     # -- helpers for subclasses ------------------------------------------------
 
@@ -307,71 +303,3 @@ class TextGame(TextEnv):
     def inject_setback(self, rng: np.random.Generator) -> str:
         """Apply a recoverable perturbation and return its narration."""
         raise NotImplementedError
-
-
-class NativeWorld:
-    """A native game's world and rules behind the `World` API, for any front-end.
-
-    A PettingZoo front-end (or any other) drives the same engine as the
-    Gymnasium env: ``reset(rng)`` builds a world from a seeded generator,
-    ``apply(command)`` parses and applies one free-form command, and the oracle
-    answers from the same state.
-
-    Example:
-        >>> import numpy as np
-        >>> from turnbudget.envs.native.maze import Maze
-        >>> world = Maze(difficulty="easy").world()
-        >>> world.reset(np.random.default_rng(0))
-        >>> outcome = world.apply(world.optimal_actions()[0])
-        >>> outcome.valid, world.apply("dance").valid
-        (True, False)
-    """
-
-    def __init__(self, game: TextGame):
-        self.game = game
-
-    @property
-    def goal(self) -> str:
-        return self.game.goal
-
-    @property
-    def won(self) -> bool:
-        return self.game._won
-
-    @property
-    def lost(self) -> bool:
-        return self.game._lost
-
-    def reset(self, rng: np.random.Generator) -> None:
-        game = self.game
-        game._np_random = rng
-        game._won = game._lost = game._episode_over = False
-        game._admissible_cache = None
-        game._generate()
-        game._in_episode = True
-        game._state_changed()
-
-    def admissible_actions(self) -> list[str]:
-        return [] if self.won or self.lost else self.game.admissible_actions()
-
-    def describe(self) -> str:
-        return self.game._describe()
-
-    def apply(self, command: str) -> Outcome:
-        if self.won or self.lost:
-            return Outcome("The game is over.", False)
-        outcome = Outcome(*self.game._command(command))
-        self.game._episode_over = self.won or self.lost
-        return outcome
-
-    def progress(self) -> float:
-        return 1.0 if self.won else self.game._progress()
-
-    def optimal_actions(self) -> list[str]:
-        return self.game.optimal_actions()
-
-    def distance_to_goal(self) -> int | None:
-        return self.game.distance_to_goal()
-
-    def inject_setback(self, rng: np.random.Generator) -> str:
-        return self.game.inject_setback(rng)

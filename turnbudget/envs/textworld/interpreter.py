@@ -18,7 +18,7 @@ forked child process and forwards TextWorld's calls to it over a pipe:
 
 A stopped interpreter is replaced when the env next loads a game (on reset).
 One process serves every game an env loads: the price is a pipe round trip per
-TextWorld step (``python benchmarks/textworld_step_guard.py`` measures it).
+TextWorld step (``python benchmarks/speed/textworld_step_guard.py`` measures it).
 """
 
 from __future__ import annotations

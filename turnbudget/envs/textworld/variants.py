@@ -15,7 +15,7 @@ _PKG = "turnbudget.envs.textworld"
 
 # env id -> (entry point, default turn budget, game kwargs). Budgets are at
 # least twice the longest walkthrough seen over game ids 0-19 of each variant
-# (see benchmarks/textworld_throughput.py --survey).
+# (see benchmarks/speed/textworld_throughput.py --survey).
 TEXTWORLD_VARIANTS: dict[str, tuple[str, int, dict]] = {
     # ---------------------------------------------------------- Coin Collector
     "CoinCollector-Easy-v0": (f"{_PKG}.coin_collector:CoinCollector", 20, {"level": 5}),

@@ -55,11 +55,17 @@ class TeamOracle(Protocol):
 class TeamWorld:
     """Base class of the team worlds: roles, a seeded generation, one round at a time.
 
-    Subclasses set ``roles`` and implement:
+    Subclasses set ``roles`` and ``configs`` (a config per difficulty, in
+    ``self.config``) and implement:
 
-    - ``generate(rng)``: build a new world from ``rng`` only;
+    - ``_try_generate(config, rng)``: draw a world from ``rng`` only and say
+      whether it meets the config (`generate` draws until one does);
+      ``_setup(...)`` builds a world from a layout and starts it with
+      `_start_layout` (``from_layout`` builds one by hand through `_laid_out`);
     - ``goal(role)``, ``describe(role)``: the texts a role perceives;
-    - ``admissible(role)``: canonical commands admissible now;
+    - ``_admissible(role)``: canonical commands admissible now, and
+      ``_admissible_key(role)``, the state they depend on (`admissible`
+      remembers them per key, for the layout);
     - ``parse(role, command)``: map a raw command to a canonical one, or
       None when it is not admissible (default: `normalize_command` then a
       lookup in ``admissible(role)``);
@@ -72,6 +78,9 @@ class TeamWorld:
 
     roles: ClassVar[tuple[str, ...]] = ()
     difficulties: ClassVar[tuple[str, ...]] = ("easy", "medium", "hard")
+    configs: ClassVar[Mapping[str, Any]] = {}
+    #: Worlds `generate` draws before it gives up (the configs always succeed far sooner).
+    generation_tries: ClassVar[int] = 300
 
     # State that rounds and setbacks mutate in place. Everything else is rebound
     # when it changes, or is a per-world table (maps, memos keyed by state), so
@@ -93,9 +102,42 @@ class TeamWorld:
                 f"Expect `difficulty` to be one of {self.difficulties}, got {brief(difficulty)}"
             )
         self.difficulty = difficulty.lower()
+        self.config = self.configs.get(self.difficulty)
         self.generated = False
 
+    # -- worlds -----------------------------------------------------------------------
+
+    def generate(self, rng: np.random.Generator) -> None:
+        """Build a new world from ``rng`` only: draw until one meets the difficulty's config."""
+        for _ in range(self.generation_tries):
+            if self._try_generate(self.config, rng):
+                break
+        else:  # pragma: no cover - the configurations always succeed quickly
+            name = type(self).__name__.removesuffix("World")
+            raise RuntimeError(f"could not generate a {self.difficulty} {name}")
+        self.generated = True
+
+    @classmethod
+    def _laid_out(cls, difficulty: str, *layout: Any) -> Any:
+        """A world built by hand from ``layout`` (``_setup``'s arguments), for ``from_layout``."""
+        world = cls(difficulty)
+        world._setup(*layout)
+        world.generated = True
+        return world
+
+    def _start_layout(self) -> None:
+        """Forget what was remembered of the previous layout (``_setup`` calls it first)."""
+        self._admissible_memo: dict[Any, list[str]] = {}  # never mutate a cached list
+
     # -- commands ---------------------------------------------------------------------
+
+    def admissible(self, role: str) -> list[str]:
+        """The canonical commands of ``role`` admissible now (remembered per state)."""
+        key = self._admissible_key(role)
+        cached = self._admissible_memo.get(key)
+        if cached is None:
+            cached = self._admissible_memo[key] = self._admissible(role)
+        return cached
 
     def parse(self, role: str, command: str) -> str | None:
         """The canonical form of ``command`` for ``role``, or None when it is not admissible."""
@@ -133,7 +175,10 @@ class TeamWorld:
 
     # -- to implement -------------------------------------------------------------------
 
-    def generate(self, rng: np.random.Generator) -> None:
+    def _try_generate(self, config: Any, rng: np.random.Generator) -> bool:
+        raise NotImplementedError
+
+    def _setup(self, *layout: Any) -> None:
         raise NotImplementedError
 
     def goal(self, role: str) -> str:
@@ -142,7 +187,10 @@ class TeamWorld:
     def describe(self, role: str) -> str:
         raise NotImplementedError
 
-    def admissible(self, role: str) -> list[str]:
+    def _admissible_key(self, role: str) -> Any:
+        raise NotImplementedError
+
+    def _admissible(self, role: str) -> list[str]:
         raise NotImplementedError
 
     def play_round(self, commands: Mapping[str, str | None]) -> dict[str, str]:

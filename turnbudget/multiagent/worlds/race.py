@@ -34,7 +34,6 @@ CONFIGS = {
 }  # fmt: skip
 _MATERIALS = ("iron", "wood", "flint", "resin", "copper", "wool", "clay", "reed", "bone")
 _TOOLS = ("a lantern", "a compass")
-_MAX_GENERATION_TRIES = 500
 _HELD = -1  # room of a copy a player carries (who carries it is in `_holder`)
 
 # A take event of a plan: (round from now, copy index).
@@ -63,24 +62,13 @@ class RaceWorld(TeamWorld):
     """
 
     roles: ClassVar[tuple[str, ...]] = ("player_0", "player_1")
+    configs: ClassVar[dict[str, RaceConfig]] = CONFIGS
+    generation_tries: ClassVar[int] = 500
     _mutable: ClassVar[tuple[str, ...]] = (
         "_where", "_holder", "_room", "_visited", "_known", "_crafted", "_news",
     )  # fmt: skip
 
-    def __init__(self, difficulty: str = "easy"):
-        super().__init__(difficulty)
-        self.config = CONFIGS[self.difficulty]
-
     # -- generation -------------------------------------------------------------------
-
-    def generate(self, rng: np.random.Generator) -> None:
-        cfg = self.config
-        for _ in range(_MAX_GENERATION_TRIES):
-            if self._try_generate(cfg, rng):
-                break
-        else:  # pragma: no cover - the configurations above always succeed quickly
-            raise RuntimeError(f"could not generate a {self.difficulty} Race")
-        self.generated = True
 
     def _try_generate(self, cfg: RaceConfig, rng: np.random.Generator) -> bool:
         exits = grid_maze(cfg.width, cfg.height, cfg.extra_passages, rng)
@@ -114,11 +102,8 @@ class RaceWorld(TeamWorld):
         difficulty: str = "easy",
     ) -> RaceWorld:
         """A hand-made world (for tests and examples): ``copies`` are ``(material, room)``."""
-        world = cls(difficulty)
         names = [f"room {i}" for i in range(len(exits))]
-        world._setup(exits, names, bench, starts, recipes, copies)
-        world.generated = True
-        return world
+        return cls._laid_out(difficulty, exits, names, bench, starts, recipes, copies)
 
     def _setup(
         self,
@@ -129,6 +114,7 @@ class RaceWorld(TeamWorld):
         recipes: Mapping[str, tuple[str, ...]],
         copies: list[tuple[str, int]],
     ) -> None:
+        self._start_layout()
         self._exits, self._names, self._bench = exits, names, bench
         self._dist: dict[int, list[int]] = {}  # target room -> moves from every room, on demand
         self._recipes = {role: tuple(recipes[role]) for role in self.roles}
@@ -142,7 +128,6 @@ class RaceWorld(TeamWorld):
         self._round = 0
         self._news = dict.fromkeys(self.roles, "")
         self._plans: dict[tuple, tuple[list[str], _Takes, int]] = {}
-        self._admissible_memo: dict[tuple, list[str]] = {}  # never mutate a cached list
         self._initial = {role: self.distance_to_goal(role) for role in self.roles}
 
     # -- texts --------------------------------------------------------------------------
@@ -194,12 +179,8 @@ class RaceWorld(TeamWorld):
         held = {self._material[c] for c, h in enumerate(self._holder) if h == role}
         return [m for m in self._recipes[role] if m not in held]
 
-    def admissible(self, role: str) -> list[str]:
-        key = (role, self._room[role], tuple(self._where), tuple(self._holder), self.over)
-        cached = self._admissible_memo.get(key)
-        if cached is None:
-            cached = self._admissible_memo[key] = self._admissible(role)
-        return cached
+    def _admissible_key(self, role: str) -> tuple:
+        return (role, self._room[role], tuple(self._where), tuple(self._holder), self.over)
 
     def _admissible(self, role: str) -> list[str]:
         if self.over:

@@ -42,7 +42,6 @@ MAX_SAY_LENGTH = 120  # characters of one radio message
 _COLORS = ("red", "blue", "green", "yellow", "silver", "bronze", "white", "black")
 _CODE = re.compile(r"(?<!\d)\d{4}(?!\d)")
 _ENTER_SYNONYMS = ("enter", "type", "key", "input", "punch", "dial")
-_MAX_GENERATION_TRIES = 300
 
 # The oracle's state: (runner's room, open doors as a bitmask, codes the runner has heard).
 _State = tuple[int, int, frozenset[str]]
@@ -68,22 +67,10 @@ class VaultWorld(TeamWorld):
     """
 
     roles: ClassVar[tuple[str, ...]] = ("operator", "runner")
+    configs: ClassVar[dict[str, VaultConfig]] = CONFIGS
     _mutable: ClassVar[tuple[str, ...]] = ("_codes", "_visited")
 
-    def __init__(self, difficulty: str = "easy"):
-        super().__init__(difficulty)
-        self.config = CONFIGS[self.difficulty]
-
     # -- generation -------------------------------------------------------------------
-
-    def generate(self, rng: np.random.Generator) -> None:
-        cfg = self.config
-        for _ in range(_MAX_GENERATION_TRIES):
-            if self._try_generate(cfg, rng):
-                break
-        else:  # pragma: no cover - the configurations above always succeed quickly
-            raise RuntimeError(f"could not generate a {self.difficulty} Vault")
-        self.generated = True
 
     def _try_generate(self, cfg: VaultConfig, rng: np.random.Generator) -> bool:
         exits = grid_maze(cfg.width, cfg.height, 0, rng)  # a tree: one route between two rooms
@@ -129,10 +116,8 @@ class VaultWorld(TeamWorld):
     ) -> VaultWorld:
         """A hand-made world (for tests and examples): ``exits`` must form a tree; ``doors``
         are ``(room, direction, colour, code)``."""
-        world = cls(difficulty)
-        world._setup(exits, [f"room {i}" for i in range(len(exits))], start, vault, doors)
-        world.generated = True
-        return world
+        names = [f"room {i}" for i in range(len(exits))]
+        return cls._laid_out(difficulty, exits, names, start, vault, doors)
 
     def _setup(
         self,
@@ -142,6 +127,7 @@ class VaultWorld(TeamWorld):
         vault: int,
         doors: list[tuple[int, str, str, str]],
     ) -> None:
+        self._start_layout()
         depth = bfs_distances(exits, vault)
         toward = _toward(exits, depth)
         self._exits, self._depth, self._toward, self._vault = exits, depth, toward, vault
@@ -154,7 +140,6 @@ class VaultWorld(TeamWorld):
             self._door_at[exits[r][d], OPPOSITE[d]] = door
         self._route_memo: dict[tuple[int, int], list[tuple[str, object]]] = {}
         self._distance_memo: dict[_State, int] = {}  # cleared when a code changes
-        self._admissible_memo: dict[tuple, list[str]] = {}  # never mutate a cached list
         self._room, self._open, self._heard = start, 0, frozenset()
         self._visited = [start]
         self._won = False
@@ -228,12 +213,8 @@ class VaultWorld(TeamWorld):
 
     # -- commands -------------------------------------------------------------------------
 
-    def admissible(self, role: str) -> list[str]:
-        key = (role, self._room, self._open, self._heard, self._won, tuple(self._codes))
-        cached = self._admissible_memo.get(key)
-        if cached is None:
-            cached = self._admissible_memo[key] = self._admissible(role)
-        return cached
+    def _admissible_key(self, role: str) -> tuple:
+        return (role, self._room, self._open, self._heard, self._won, tuple(self._codes))
 
     def _admissible(self, role: str) -> list[str]:
         if self._won:

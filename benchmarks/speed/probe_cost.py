@@ -10,8 +10,8 @@ same probes for the random baseline (``baseline_repeats`` times). Prints
 per-probe wall and CPU milliseconds for the planning and for the runs.
 
 Run:
-    python benchmarks/probe_cost.py                 # 20 tasks per env
-    python benchmarks/probe_cost.py --tasks 2       # smoke
+    python benchmarks/speed/probe_cost.py                 # 20 tasks per env
+    python benchmarks/speed/probe_cost.py --tasks 2       # smoke
 """
 
 from __future__ import annotations

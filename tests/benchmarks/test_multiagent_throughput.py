@@ -1,4 +1,4 @@
-"""Smoke test of benchmarks/multiagent_throughput.py with tiny settings."""
+"""Smoke test of benchmarks/speed/multiagent_throughput.py with tiny settings."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("pettingzoo")
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "multiagent_throughput.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "speed" / "multiagent_throughput.py"
 
 
 def test_multiagent_throughput_smoke():
@@ -25,15 +25,10 @@ def test_multiagent_throughput_smoke():
     assert all(float(r[2].replace(",", "")) > 0 for r in rows)
 
 
-def test_every_rate_is_measured_however_late_the_clock_is_read(monkeypatch):
+def test_every_rate_is_measured_however_late_the_clock_is_read(load_script):
     """A measurement window already over when first checked (a busy machine: the process
     was descheduled) still measures one batch, never a rate of 0."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("multiagent_throughput", SCRIPT)
-    bench = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "multiagent_throughput", bench)  # dataclasses need it
-    spec.loader.exec_module(bench)
+    bench = load_script(SCRIPT)
     rows = bench.measure(bench.Config(seconds=0.0, difficulties=("easy",)))
     assert {r["game"] for r in rows} == {"race_v0", "vault_v0"}
     for r in rows:

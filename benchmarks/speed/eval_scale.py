@@ -19,8 +19,8 @@ local Ray instance (started and timed first) serves the Ray variants; each
 Ray run still starts its own actors, which the figures include and report.
 
 Run:
-    python benchmarks/eval_scale.py                        # defaults below, a few minutes
-    python benchmarks/eval_scale.py --tasks 1 --repeats 1  # smoke
+    python benchmarks/speed/eval_scale.py                        # defaults below, a few minutes
+    python benchmarks/speed/eval_scale.py --tasks 1 --repeats 1  # smoke
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ It imports only the standard library, numpy and the peers' packages; a peer that
 not installed is reported as skipped, never an error.
 
     python3 -m venv /tmp/peers && /tmp/peers/bin/pip install gem-llm textarena
-    /tmp/peers/bin/python benchmarks/peer_sokoban.py --seconds 2
+    /tmp/peers/bin/python benchmarks/speed/peer_sokoban.py --seconds 2
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ both. Reported: the median wall-clock microseconds per step, the ratio
 process plus the interpreter's, read from /proc where there is one).
 
 Run:
-    python benchmarks/textworld_step_guard.py                       # ~4 min of CPU
-    python benchmarks/textworld_step_guard.py --steps 20 --rounds 1  # smoke (tests run this)
+    python benchmarks/speed/textworld_step_guard.py                       # ~4 min of CPU
+    python benchmarks/speed/textworld_step_guard.py --steps 20 --rounds 1  # smoke (tests run this)
 """
 
 from __future__ import annotations

@@ -1,24 +1,17 @@
-"""Smoke test: benchmarks/throughput.py runs with tiny settings, peers absent or present."""
+"""Smoke test: benchmarks/speed/throughput.py runs with tiny settings, peers absent or present."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+SPEED = Path(__file__).resolve().parents[2] / "benchmarks" / "speed"
 
 
 @pytest.fixture
-def bench(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))  # the script imports random_agent
-    spec = importlib.util.spec_from_file_location("throughput", BENCHMARKS / "throughput.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "throughput", module)  # dataclasses need it
-    spec.loader.exec_module(module)
-    return module
+def bench(load_script):
+    return load_script(SPEED / "throughput.py")  # it imports random_agent beside it
 
 
 def test_every_figure_is_measured_with_tiny_settings(bench, capsys, tmp_path):
@@ -44,5 +37,5 @@ def test_every_figure_is_measured_with_tiny_settings(bench, capsys, tmp_path):
 
 
 def test_the_peer_script_imports_no_peer_here():
-    source = (BENCHMARKS / "throughput.py").read_text()
+    source = (SPEED / "throughput.py").read_text()
     assert "import gem" not in source and "import textarena" not in source

@@ -7,7 +7,7 @@ passes during rollouts and the PPO updates). torch uses one thread.
 
 Example::
 
-    python benchmarks/rl_speed.py --steps 8192
+    python benchmarks/speed/rl_speed.py --steps 8192
 """
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ Questions:
    when the game is in the cache, and when TextWorld must generate it first.
 
 Run:
-    python benchmarks/textworld_throughput.py                       # 4 ids, 6 s each
-    python benchmarks/textworld_throughput.py --seconds 0.5 --fresh-games 0   # quick look
-    python benchmarks/textworld_throughput.py --env-ids turnbudget/Cooking-Easy-v0
+    python benchmarks/speed/textworld_throughput.py                       # 4 ids, 6 s each
+    python benchmarks/speed/textworld_throughput.py --seconds 0.5 --fresh-games 0   # quick look
+    python benchmarks/speed/textworld_throughput.py --env-ids turnbudget/Cooking-Easy-v0
 
 Games come from the cache (``--cache-dir``, default: the usual cache); game 0
 of each id is generated first if missing. Wall-clock figures on a shared
@@ -41,7 +41,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from cpu_time import cpu_seconds  # benchmarks/ is on sys.path as a script
+from cpu_time import cpu_seconds  # the script's folder is on sys.path
 
 import turnbudget  # noqa: F401 - registers the envs
 

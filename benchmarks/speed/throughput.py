@@ -19,11 +19,11 @@ TextArena's, measured by ``peer_sokoban.py`` in the peers' own venv (never
 imported here; skipped cleanly when absent).
 
 Run:
-    python benchmarks/throughput.py                 # all native ids, 2 s each
-    python benchmarks/throughput.py --seconds 0.2   # quick look
-    python benchmarks/throughput.py --profile turnbudget/KeyQuest-Hard-v0
+    python benchmarks/speed/throughput.py                 # all native ids, 2 s each
+    python benchmarks/speed/throughput.py --seconds 0.2   # quick look
+    python benchmarks/speed/throughput.py --profile turnbudget/KeyQuest-Hard-v0
     python3 -m venv /tmp/peers && /tmp/peers/bin/pip install gem-llm textarena
-    python benchmarks/throughput.py --peers-python /tmp/peers/bin/python
+    python benchmarks/speed/throughput.py --peers-python /tmp/peers/bin/python
 
 Other suites (wrapper overhead, TextWorld, multi-agent) have their own scripts listed in
 benchmarks/README.md; ``--with-others`` runs them after this one.
@@ -43,7 +43,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
-from random_agent import rollout, rollout_split  # benchmarks/ is on sys.path as a script
+from random_agent import rollout, rollout_split  # the script's folder is on sys.path
 
 import turnbudget  # noqa: F401 - registers the envs
 

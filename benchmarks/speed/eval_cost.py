@@ -21,8 +21,8 @@ machine's own ceiling: how much faster two independent busy processes finish
 their work than one does (2.0 on two free cores).
 
 Run:
-    python benchmarks/eval_cost.py                      # defaults below, about a minute
-    python benchmarks/eval_cost.py --tasks 10 --repeats 1   # quick look
+    python benchmarks/speed/eval_cost.py                      # defaults below, about a minute
+    python benchmarks/speed/eval_cost.py --tasks 10 --repeats 1   # quick look
 """
 
 from __future__ import annotations

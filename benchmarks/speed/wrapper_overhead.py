@@ -28,9 +28,9 @@ figures come from has 2 cores shared with other jobs: expect noise of
 10-20% between runs; the CPU-time ratios are the steadier ones.
 
 Run:
-    python benchmarks/wrapper_overhead.py                       # 2 ids, 5 rounds of 1 s
-    python benchmarks/wrapper_overhead.py --seconds 0.2 --rounds 1   # smoke
-    python benchmarks/wrapper_overhead.py --sink jsonl          # records to a real file (fsync)
+    python benchmarks/speed/wrapper_overhead.py                       # 2 ids, 5 rounds of 1 s
+    python benchmarks/speed/wrapper_overhead.py --seconds 0.2 --rounds 1   # smoke
+    python benchmarks/speed/wrapper_overhead.py --sink jsonl          # records to a real file (fsync)
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-from random_agent import rollout  # benchmarks/ is on sys.path when run as a script
+from random_agent import rollout  # the script's folder is on sys.path
 
 import turnbudget
 

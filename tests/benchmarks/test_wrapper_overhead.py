@@ -1,4 +1,4 @@
-"""Smoke test: benchmarks/wrapper_overhead.py runs with tiny settings and reports every figure."""
+"""Smoke test: benchmarks/speed/wrapper_overhead.py runs with tiny settings and reports every figure."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "wrapper_overhead.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "speed" / "wrapper_overhead.py"
 
 
 def test_wrapper_overhead_runs_with_tiny_settings():

@@ -13,8 +13,8 @@ For each game of ``turnbudget.multiagent.all_games`` and each difficulty, on one
   round, so per-state caches are cold), in microseconds.
 
 Run:
-    python benchmarks/multiagent_throughput.py                 # 1 s per figure
-    python benchmarks/multiagent_throughput.py --seconds 0.05  # smoke (tests run this)
+    python benchmarks/speed/multiagent_throughput.py                 # 1 s per figure
+    python benchmarks/speed/multiagent_throughput.py --seconds 0.05  # smoke (tests run this)
 """
 
 from __future__ import annotations
