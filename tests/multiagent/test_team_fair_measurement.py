@@ -210,3 +210,19 @@ def test_team_error_wrapper_takes_the_repeat_option():
     assert fired() == fired()  # without the option: the task's one schedule
     with pytest.raises(ValueError, match="repeat"):
         env.reset(seed=3, options={"repeat": -1})
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "medium"])
+def test_setbacks_never_make_an_optimal_team_command_invalid(difficulty):
+    """A setback (either role's) fires before the round's commands run: each command is judged
+    on the state its agent saw, so an oracle team has no invalid command (the operator's
+    setback shuts a door the runner was about to walk through)."""
+    result = evaluate_team(
+        "vault_v0", dict.fromkeys(ROLES, "oracle"), difficulty=difficulty, ks=[1], ts=[60], n=1,
+        tasks=30, errors={"rate": 0.3, "kinds": ["setback"]}, record=True, n_bootstrap=0,
+    )  # fmt: skip
+    steps = [r for r in result.records if r["record"] == "step"]
+    members = [r for r in result.records if r["record"] == "episode"]
+    assert sum(bool(s["injected_error"]) for s in steps) > 100
+    assert sum(m["n_invalid"] for m in members) == 0
+    assert all(s["valid_action"] and s["optimal"] for s in steps)
