@@ -25,11 +25,13 @@ within T rounds.
   ``rerun`` when the budget is revealed or an agent is budget-aware.
 - **What agents see** (the rules of `turnbudget.eval.run.agent_view`, as in
   `evaluate`): the budget keys (``turn_budget``, ``turns_used``,
-  ``turns_left``, ``rounds_used``, ``sampled_turn_budget``) only when the
-  budget is revealed or that role's agent declares ``budget_aware``, so
-  truncate and rerun agree for a budget-blind team; ``info["executed_action"]``
-  after the first round (the command that ran for that role: its own, or
-  an injected slip's substitute).
+  ``turns_left``, ``rounds_used``, ``sampled_turn_budget``) only on the
+  rounds the budget shows to that role or when its agent declares
+  ``budget_aware``, so truncate and rerun agree for a budget-blind team;
+  injected errors as a player meets them (no distances);
+  ``info["executed_action"]`` after the first round (the command that ran
+  for that role: its own, or an injected slip's substitute). Batch agents
+  know an episode by an opaque id with no budget in it.
 - **Determinism.** An episode is fixed by (game, difficulty, task seed,
   repeat, budget): the env is reset with the task seed, each role's agent
   with a seed derived from (``seed``, game, role, task, repeat). Errors
@@ -56,7 +58,12 @@ from turnbudget.agents.base import in_flight
 from turnbudget.agents.house import HOUSE_KEY, HouseAgent
 from turnbudget.eval.analysis import summarize_run
 from turnbudget.eval.estimator import GridEstimate
-from turnbudget.eval.run.agent_view import agent_info, budget_visible, executed_action
+from turnbudget.eval.run.agent_view import (
+    agent_episode_id,
+    agent_info,
+    budget_visible,
+    executed_action,
+)
 from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.driver import Act, AgentSet, Player, Program
 from turnbudget.eval.run.jobs import play_planned
@@ -215,8 +222,8 @@ class TeamEpisodes:
         self.config = config
         self.serialize = serialize
         self.roles = config.roles
-        visible = budget_visible(config.reveal)
-        self.show_budget = [visible or bool(getattr(a, "budget_aware", False)) for a in agents]
+        # Every round for a budget-aware agent; else on the rounds the budget shows.
+        self.show_budget = [bool(getattr(a, "budget_aware", False)) for a in agents]
         self.needs_oracle = [bool(getattr(a, "needs_oracle", False)) for a in agents]
         self.needs_house = [bool(getattr(a, "needs_house", False)) for a in agents]
         self.winners = self.roles if config.success == "all" else (config.success,)
@@ -224,8 +231,9 @@ class TeamEpisodes:
 
     def players(self, spec: EpisodeSpec) -> list[Player]:
         game, cfg = self.config.game, self.config
+        agent_id = agent_episode_id(spec.env_id, spec.task_seed, spec.rep)  # (no budget in it)
         return [
-            Player(i, f"{spec.episode_id}#{role}",
+            Player(i, f"{agent_id}#{role}",
                    derive_seed(cfg.seed, f"{game}:{role}", spec.task_seed, spec.rep))
             for i, role in enumerate(self.roles)
         ]  # fmt: skip
