@@ -81,6 +81,7 @@ from turnbudget.multiagent.stack import game_module, make_team
 from turnbudget.records import (
     RunPlan,
     dumps,
+    feasibility,
 )
 
 __all__ = [
@@ -257,6 +258,8 @@ class TeamEpisodes:
         if self.config.error_draws == "per_repeat":  # drawn per (task, repeat, agent, round)
             options["repeat"] = spec.rep
         observations, infos = env.reset(seed=spec.task_seed, options=options)
+        optimal = [game.distance_to_goal(role) for role in self.winners]  # the team's d*
+        optimal_length = None if None in optimal else max(optimal)
         seat = {role: i for i, role in enumerate(self.roles)}
         rounds, first = 0, None
         executed: dict[str, str | None] = dict.fromkeys(self.roles)  # what ran last round
@@ -280,17 +283,20 @@ class TeamEpisodes:
             if any(terminations.values()):
                 first = rounds if all(infos[r]["won"] for r in self.winners) else None
                 break
-        return self._collect(spec, rounds, first, records)
+        return self._collect(spec, rounds, first, optimal_length, records)
 
     def _collect(
-        self, spec: EpisodeSpec, rounds: int, first: int | None, records: list[dict[str, Any]]
-    ) -> tuple[dict[str, Any], Any]:
+        self, spec: EpisodeSpec, rounds: int, first: int | None, optimal_length: int | None,
+        records: list[dict[str, Any]],
+    ) -> tuple[dict[str, Any], Any]:  # fmt: skip
         for record in records:  # a per-env-object counter: it depends on scheduling
             record.pop("episode_index", None)
         episode: dict[str, Any] = {
             "record": "episode", "episode_id": spec.episode_id, "env_id": spec.env_id,
             "seed": spec.task_seed, "rep": spec.rep, "turn_budget": spec.turn_budget,
             "success": first is not None, "first_success_turn": first, "turns_used": rounds,
+            "initial_distance": optimal_length,
+            **feasibility(optimal_length, spec.turn_budget, first),
         }  # fmt: skip
         members = {r["agent"]: r for r in records if r["record"] == "episode"}
         if members:
