@@ -53,6 +53,8 @@ __all__ = [
 #: kind, what the game said, and a slip's substitute command (the distances stay in the records).
 PLAYER_EVENT_KEYS = ("kind", "applied", "narration", "replaced_action")
 _EVENT_KEY = "injected_error"
+_EVENT_ONLY = frozenset({_EVENT_KEY})  # (copied apart: `player_event`)
+_EVENT_AND_BUDGET = _EVENT_ONLY | set(BUDGET_KEYS)
 
 # Values shared as they are: immutable, so no agent can change them through its copy.
 _ATOMS = frozenset({str, int, float, bool, type(None), bytes})
@@ -162,12 +164,11 @@ def agent_info(
         >>> agent_info({"turns_left": 2, "budget_visible": True}, show_budget=False)
         {'turns_left': 2, 'budget_visible': True}
     """
-    hide = () if show_budget or info.get("budget_visible") is True else BUDGET_KEYS
+    hide = _EVENT_ONLY if show_budget or info.get("budget_visible") is True else _EVENT_AND_BUDGET
     view = {k: private_copy(v) for k, v in info.items() if k not in hide}
-    if _EVENT_KEY in view:
-        event = player_event(view.pop(_EVENT_KEY))
-        if event is not None:
-            view[_EVENT_KEY] = event
+    event = player_event(info.get(_EVENT_KEY))
+    if event is not None:
+        view[_EVENT_KEY] = event
     if oracle is not None:
         view[ORACLE_KEY] = list(oracle())
     if executed is not None:
