@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import gymnasium as gym
 import pytest
 from _support import native_env_ids
@@ -227,3 +229,34 @@ def test_deepcopy_is_independent_and_behaves_like_a_pickled_copy(env_id):
 def test_step_before_reset_is_a_clear_error(game_class):
     with pytest.raises(gym.error.ResetNeeded, match="reset"):
         game_class().step("look")
+
+
+@pytest.mark.parametrize("env_id", native_env_ids())
+def test_progress_is_not_the_oracle_distance(env_id):
+    """Agents see ``info["progress"]``: it counts subgoals a player sees, never 1 - d/d0 (issue
+    21: on Maze it was exactly that on every step). Along an optimal path d falls every turn;
+    player-visible progress moves only when a subgoal is reached."""
+    env = gym.make(env_id)
+    game = env.unwrapped
+    matches = steps = 0
+    for seed in range(8):
+        env.reset(seed=seed)
+        start = game.distance_to_goal()
+        while True:
+            _, _, terminated, truncated, info = env.step(game.optimal_actions()[0])
+            if terminated or truncated:
+                break
+            steps += 1
+            matches += math.isclose(info["progress"], 1 - game.distance_to_goal() / start)
+    assert steps >= 30 and matches <= steps / 4, (matches, steps)
+
+
+def test_maze_progress_is_zero_until_the_goal_is_found():
+    env = gym.make("turnbudget/Maze-Medium-v0")
+    game = env.unwrapped
+    _, info = env.reset(seed=3)
+    seen = [info["progress"]]
+    while not info["won"]:
+        _, _, _, _, info = env.step(game.optimal_actions()[0])
+        seen.append(info["progress"])
+    assert seen[-1] == 1.0 and set(seen[:-1]) == {0.0}

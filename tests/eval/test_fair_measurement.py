@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import pytest
 
 import turnbudget
 from turnbudget.agents import BUDGET_KEYS, EXECUTED_KEY, OracleAgent, RandomAgent
@@ -43,6 +44,26 @@ def test_optimal_for_what_it_saw_agent_has_no_self_inflicted_errors():
     for s in result.steps:
         if (s["injected_error"] or {}).get("kind") in ("slip", "transient"):
             assert s["command_effect"] is None  # the agent's command never ran
+
+
+NATIVE_EASY = [
+    f"turnbudget/{game}-Easy-v0" for game in ("Maze", "KeyQuest", "Shop", "Sokoban", "Crafting")
+]
+
+
+@pytest.mark.parametrize("env_id", NATIVE_EASY)
+def test_setbacks_never_make_an_optimal_command_invalid(env_id):
+    """A setback fires before the command runs: the command is judged on the state the agent
+    saw, so an agent optimal for what it saw has no invalid, wasted or self-inflicted step."""
+    result = evaluate(
+        env_id, OracleAgent(0.0), ks=[1], ts=[60], n=1, tasks=30,
+        errors={"rate": 0.3, "kinds": ["setback"]}, n_bootstrap=0,
+    )  # fmt: skip
+    setbacks = [s for s in result.steps if s["injected_error"]]
+    assert len(setbacks) > 50
+    assert sum(e["n_invalid"] for e in result.episodes) == 0
+    assert all(s["valid_action"] and s["optimal"] for s in result.steps)
+    assert not any(s["wasted"] or s["error_self"] for s in result.steps)
 
 
 class Waster:

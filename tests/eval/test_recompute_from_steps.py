@@ -3,7 +3,8 @@
 This recomputation shares no code with `turnbudget.eval.analysis`: it reads the
 per-step records, rebuilds each episode (first success, budget, outcome),
 the Pass@(K,T) grids with ``math.comb``, the step analysis at max(T) and at
-every T, the length buckets and the pairwise advantages, and compares them
+every T, the length buckets, the feasibility tables (Pass@(K,T) over the tasks
+with d* <= T, by T / d*, the step regret) and the pairwise advantages, and compares them
 with ``summary.json``, key by key. Only the bootstrap intervals reuse the
 estimator (`estimate_from_task_grids`, tested on its own) on the grids
 recomputed here.
@@ -210,10 +211,54 @@ def recompute_run(run: Path) -> dict[str, Any]:
                 }
             )
         a["by_optimal_length"] = rows
+        a["feasibility"] = feasibility(config, members, lengths, *out["task_grids"][(g, modes[-1])])
         a["failed_to_run"] = failed_to_run(config, run, members, g, modes)
         out["analysis"][g] = a
     out["config"] = config
     return out
+
+
+def feasibility(
+    config: dict, members: list[dict], lengths: dict, task_grids: np.ndarray, n_min: int
+) -> dict[str, Any]:
+    """Pass@(K,T) over the tasks with d* <= T, Pass@K by T / d*, and the step regret."""
+    ks, ts = config["ks"], config["ts"]
+    keys = sorted(lengths)  # the grids' task order
+    d = [lengths[key] for key in keys]
+    feasible = []
+    for j, t in enumerate(ts):
+        inside = [i for i, x in enumerate(d) if x <= t]
+        cell: dict[str, Any] = {"t": t, "tasks": len(inside)}
+        if inside:
+            column = task_grids[inside][:, :, j : j + 1]
+            est = estimate_from_task_grids(column, ks, [t], n_per_task=n_min, n_bootstrap=200)
+            cell["mean"] = [r6(sum(task_grids[i, k, j] for i in inside) / len(inside))
+                            for k in range(len(ks))]  # fmt: skip
+            cell.update(low=est.low[:, 0].tolist(), high=est.high[:, 0].tolist())
+        else:
+            cell.update(mean=None, low=None, high=None)
+        feasible.append(cell)
+    by_ratio = []
+    for lo, hi in ((0, 1), (1, 1.25), (1.25, 1.5), (1.5, 2), (2, 3), (3, None)):
+        cells = [
+            (i, j) for i in range(len(keys)) for j, t in enumerate(ts)
+            if lo <= t / d[i] and (hi is None or t / d[i] < hi)
+        ]  # fmt: skip
+        by_ratio.append({
+            "ratio": [lo, hi], "cells": len(cells), "tasks": len({i for i, _ in cells}),
+            "mean": [r6(sum(task_grids[i, k, j] for i, j in cells) / len(cells))
+                     for k in range(len(ks))] if cells else None,
+        })  # fmt: skip
+    regrets = [e["fst"] - lengths[(e["env"], e["seed"])] for e in members if e["fst"] is not None]
+    return {
+        "ks": ks, "ts": ts, "tasks": len(keys), "feasible_tasks": [c["tasks"] for c in feasible],
+        "feasible": feasible, "by_ratio": by_ratio,
+        "step_regret": {
+            "successes": len(regrets), "mean": r6(float(np.mean(regrets))) if regrets else None,
+            "median": float(np.median(regrets)) if regrets else None,
+            "max": max(regrets) if regrets else None,
+        },
+    }  # fmt: skip
 
 
 def failed_to_run(

@@ -114,6 +114,19 @@ def test_vault_oracle_team_wins_within_budget(difficulty):
         assert rounds == distance <= vault_v0.DEFAULT_BUDGETS[difficulty]
 
 
+def test_vault_progress_counts_open_route_doors_not_the_oracle_distance():
+    """Both agents see ``info["progress"]``: the share of the route's coded doors that stand
+    open, never 1 - d/d0 (issue 21)."""
+    doors = [(2, "east", "red", "1111"), (4, "east", "blue", "2222")]
+    world = VaultWorld.from_layout(_corridor(6), start=0, vault=5, doors=doors)
+    seen = []
+    while not world.over:
+        world.play_round({a: world.optimal_actions(a)[0] for a in ("operator", "runner")})
+        seen.append((world.progress("runner"), world.progress("operator")))
+    assert [p for p, _ in seen] == [p for _, p in seen]
+    assert [p for p, _ in seen] == [0, 0, 1 / 3, 1 / 3, 1 / 3, 2 / 3, 1.0]  # per door entered
+
+
 # -- Race ------------------------------------------------------------------------------------
 
 

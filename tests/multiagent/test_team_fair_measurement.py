@@ -210,3 +210,61 @@ def test_team_error_wrapper_takes_the_repeat_option():
     assert fired() == fired()  # without the option: the task's one schedule
     with pytest.raises(ValueError, match="repeat"):
         env.reset(seed=3, options={"repeat": -1})
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "medium"])
+def test_setbacks_never_make_an_optimal_team_command_invalid(difficulty):
+    """A setback (either role's) fires before the round's commands run: each command is judged
+    on the state its agent saw, so an oracle team has no invalid command (the operator's
+    setback shuts a door the runner was about to walk through)."""
+    result = evaluate_team(
+        "vault_v0", dict.fromkeys(ROLES, "oracle"), difficulty=difficulty, ks=[1], ts=[60], n=1,
+        tasks=30, errors={"rate": 0.3, "kinds": ["setback"]}, record=True, n_bootstrap=0,
+    )  # fmt: skip
+    steps = [r for r in result.records if r["record"] == "step"]
+    members = [r for r in result.records if r["record"] == "episode"]
+    assert sum(bool(s["injected_error"]) for s in steps) > 100
+    assert sum(m["n_invalid"] for m in members) == 0
+    assert all(s["valid_action"] and s["optimal"] for s in steps)
+
+
+def test_team_agents_know_episodes_by_ids_without_the_budget():
+    from turnbudget.eval.run.team import TeamEpisodes, _make_config, plan_team_episodes
+
+    config, team = _make_config(
+        "vault_v0", dict.fromkeys(ROLES, "random"), difficulty="easy", ks=[1], ts=[6, 12], n=1,
+        tasks=2, mode="rerun", errors=None, reveal=None, seed=0, label=None, record=False,
+        success=None, error_draws="per_repeat",
+    )  # fmt: skip
+    kind = TeamEpisodes(team, config)
+    specs = plan_team_episodes(config)
+    ids = {spec.turn_budget: [] for spec in specs}
+    for spec in specs:
+        players = kind.players(spec)
+        assert [p.episode_id.rpartition("#")[2] for p in players] == list(ROLES)
+        assert all("T=" not in p.episode_id and "seed" not in p.episode_id for p in players)
+        ids[spec.turn_budget].append([p.episode_id for p in players])
+    assert ids[6] == ids[12]  # one task and repeat at two budgets: the same ids
+
+
+class TurnLogger(TurnsLeftReader):
+    """Logs, per round, whether its info held budget keys."""
+
+    def reset(self, seed: int) -> None:
+        super().reset(seed)
+        self.rounds: list[bool] = []
+        self.log = getattr(self, "log", [])
+        self.log.append(self.rounds)
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        self.rounds.append(bool(set(info) & set(BUDGET_KEYS)))
+        return super().act(observation, info)
+
+
+def test_a_team_budget_shown_in_the_last_k_rounds_reaches_a_role_only_then():
+    runner = TurnLogger()
+    evaluate_team("vault_v0", {"operator": "random", "runner": runner}, ks=[1], ts=[12], n=1,
+                  tasks=4, reveal="final=2", n_bootstrap=0)  # fmt: skip
+    assert any(len(rounds) == 12 for rounds in runner.log)
+    for rounds in runner.log:
+        assert rounds == [12 - r <= 2 for r in range(len(rounds))]

@@ -161,6 +161,13 @@ def without_budget_counts(then: Callable[[Path], Any] | None = None) -> Callable
     return edit
 
 
+def without_feasibility(run: Path) -> None:
+    """Episode records as logs written before issue 21 were: no ``feasible``, ``step_regret``."""
+    path = run / EPISODES_FILE
+    drop = {"feasible": DELETE, "step_regret": DELETE}
+    path.write_bytes(b"".join(_dump(_change(json.loads(x), drop)) for x in _lines(path)))
+
+
 def drop_step(run: Path) -> tuple[str, None]:
     path = run / STEPS_FILE
     lines = _lines(path)
@@ -260,6 +267,9 @@ CASES = [
     Case("agent-usage-string", episode(agent={"steps": 5, "tokens_in": "many"}), "Expect `agent` to be an object of finite numbers"),
     Case("agent-usage-10^400", episode(agent=Raw('{"steps": 1' + "0" * 400 + "}")), "Expect `agent` to be an object of finite numbers"),
     Case("failed-to-run-yes", episode(failed_to_run="yes"), "Expect `failed_to_run` to be true or false, got 'yes'"),
+    Case("feasible-yes", episode(feasible="yes"), "Expect `feasible` to be true, false or null, got 'yes'"),
+    Case("step-regret-float", episode("success", step_regret=1.5), "Expect `step_regret` to be null or an int from -2147483647 to 2147483647, got 1.5"),
+    Case("older-logs-without-feasibility", without_feasibility, None),  # before issue 21: read
     # The same episode twice.
     Case("conflicting-duplicate", duplicate(success=True, first_success_turn=1), "is logged again with different content (first at line 3); which one holds?"),
     Case("identical-duplicate", duplicate(), None),  # kept once
@@ -305,7 +315,8 @@ def test_report_on_a_hand_edited_log(case, base_run, tmp_path, capsys):
     if case.expect is None:
         assert code == 0, err
         (summary,) = json.loads((run / "summary.json").read_text())["runs"].values()
-        if case.id in ("identical-duplicate", "old-logs", "unknown-field", "corrupt-steps-unread"):
+        if case.id in ("identical-duplicate", "old-logs", "unknown-field", "corrupt-steps-unread",
+                       "older-logs-without-feasibility"):  # fmt: skip
             assert summary == clean
         if case.id == "failed-to-run-record":
             assert summary["failed_to_run"]["episodes"] == 1

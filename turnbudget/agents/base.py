@@ -16,9 +16,10 @@ Two class attributes tell the engine what an agent needs:
   same in any worker or behind a batch.
 - ``budget_aware``: the agent's behaviour depends on the turn budget, so
   Pass@(K,T) must be measured by rerunning each T (``mode="auto"`` does). Only
-  such agents, or runs where the budget is revealed, receive the budget keys
-  (``turn_budget``, ``turns_used``, ``turns_left``) in ``info``: a hidden
-  budget is hidden from the agent, though the env's own ``info`` keeps them.
+  such agents receive the budget keys (``turn_budget``, ``turns_used``,
+  ``turns_left``) in ``info`` on every turn; others get them only on the
+  turns the budget is revealed to them: a hidden budget is hidden from the
+  agent, though the env's own ``info`` keeps them.
 
 What was executed. The command the env ran is not always the agent's: an
 injected slip replaces it, and probes force a prefix of turns. Agents that
@@ -91,7 +92,10 @@ class BatchAgent(Protocol):
 
     ``act_batch`` receives the episodes waiting for a command and returns one
     command per episode, in the same order. ``end_episode`` lets the agent
-    drop its state for an episode.
+    drop its state for an episode. An id is opaque (no budget, env id or task
+    seed in it) and unique among the agent's episodes in flight; it may come
+    back for a later episode after ``end_episode`` (the same task at another
+    budget).
     """
 
     max_batch_size: int

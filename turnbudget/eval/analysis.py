@@ -27,6 +27,14 @@ a budget-blind agent did in its first T turns), in rerun mode from the runs
 made at T. These observational numbers have selection bias (errors happen in
 particular states); `turnbudget.eval.probe` measures skill on fixed states.
 
+Feasibility comes from the oracle: a task is *feasible* at T when its optimal
+solution length d* (the records' ``initial_distance``) is at most T. A failure
+at an infeasible T was made certain by the budget, not by a lack of skill, so
+``analysis[group]["feasibility"]`` (`feasibility_analysis`) reports Pass@(K,T)
+over the tasks feasible at each T beside the share of such tasks, Pass@K
+against the budget in units of the optimal length (c = T / d*, in
+`RATIO_BINS`), and the step regret of successes (turns beyond d*).
+
 Episodes that *failed to run* (records with ``failed_to_run``: the agent or
 env raised, the worker died, or the episode timed out, on every attempt) are
 not the agent's failures: they are left out of every grid and statistic and
@@ -53,11 +61,13 @@ from turnbudget.records import BUDGET_COUNTERS
 
 __all__ = [
     "ALL",
+    "RATIO_BINS",
     "advantage_halving_budget",
     "budget_analysis",
     "budget_counts",
     "compare_runs",
     "failure_counts",
+    "feasibility_analysis",
     "length_buckets",
     "mode_gap",
     "step_stats",
@@ -207,6 +217,111 @@ def _bucket_table(
 
 def _rate(num: int, den: int) -> float | None:
     return round(num / den, 6) if den else None
+
+
+#: The bins of the budget in units of the optimal length, c = T / d*: ``[lo, hi)``. Below 1
+#: no agent can succeed (errors only add turns); the budgets of the native games' defaults
+#: sit near 2-6.
+RATIO_BINS: tuple[tuple[float, float], ...] = (
+    (0.0, 1.0), (1.0, 1.25), (1.25, 1.5), (1.5, 2.0), (2.0, 3.0), (3.0, float("inf")),
+)  # fmt: skip
+
+
+def _optimal_lengths(episodes: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int], int]:
+    """Each task's optimal solution length d* (> 0) where the records give it."""
+    lengths: dict[tuple[str, int], int] = {}
+    for e in episodes:
+        d = e.get("initial_distance")
+        if d is not None and int(d) > 0:
+            lengths[(e["env_id"], int(e["seed"]))] = int(d)
+    return lengths
+
+
+def feasibility_analysis(
+    episodes: Sequence[Mapping[str, Any]],
+    ks: Sequence[int],
+    ts: Sequence[int],
+    mode: str,
+    *,
+    n_bootstrap: int = 1000,
+    confidence: float = 0.95,
+) -> dict[str, Any] | None:
+    """Pass@(K,T) where the budget made success possible, and against T / d*.
+
+    ``episodes`` are the scorable ones (every task with ``max(ks)`` runs where
+    ``mode`` needs them). Returns None when no record gives a task's optimal
+    length (no oracle, or records older than these fields). Otherwise:
+
+    - ``tasks``: tasks with a known d*; ``feasible_tasks``: per T, how many have d* <= T;
+    - ``feasible``: per T, Pass@(K,T) over the tasks feasible at T (``mean``,
+      ``low``, ``high`` per K, bootstrap over those tasks; None where none is);
+    - ``by_ratio``: per bin of `RATIO_BINS`, the (task, T) cells whose
+      c = T / d* falls in it, their tasks, and their mean Pass@K per K;
+    - ``step_regret``: over successful episodes, turns to success minus d*.
+
+    Example:
+        >>> eps = [{"env_id": "e", "seed": s, "turn_budget": 10, "success": w,
+        ...         "first_success_turn": f, "turns_used": f or 10, "initial_distance": d}
+        ...        for s, w, f, d in [(0, True, 6, 4), (1, False, None, 12)]]
+        >>> f = feasibility_analysis(eps, [1], [5, 10], "truncate", n_bootstrap=0)
+        >>> f["feasible_tasks"], f["feasible"][1]["mean"]  # Pass@(1,10): 0.5 over all tasks
+        ([1, 1], [1.0])
+        >>> [(b["ratio"][0], b["cells"], b["mean"]) for b in f["by_ratio"] if b["cells"]]
+        [(0.0, 2, [0.0]), (1.25, 1, [0.0]), (2.0, 1, [1.0])]
+        >>> f["step_regret"]
+        {'successes': 1, 'mean': 2.0, 'median': 2.0, 'max': 2}
+    """
+    lengths = _optimal_lengths(episodes)
+    known = [e for e in episodes if (e["env_id"], int(e["seed"])) in lengths]
+    if not known:
+        return None
+    grids, n_min = task_grid_arrays(known, ks, ts, mode)
+    keys = sorted({(e["env_id"], int(e["seed"])) for e in known})  # task_grid_arrays' order
+    d_star = np.array([lengths[key] for key in keys], dtype=np.float64)
+    feasible = []
+    for j, t in enumerate(ts):
+        mask = d_star <= t
+        entry: dict[str, Any] = {"t": int(t), "tasks": int(mask.sum())}
+        if mask.any():
+            est = estimate_from_task_grids(
+                grids[mask][:, :, j : j + 1], ks, [t], n_per_task=n_min,
+                n_bootstrap=n_bootstrap, confidence=confidence, seed=0,
+            )  # fmt: skip
+            for name in ("mean", "low", "high"):
+                entry[name] = [round(float(x), 6) for x in getattr(est, name)[:, 0]]
+        else:
+            entry.update(mean=None, low=None, high=None)
+        feasible.append(entry)
+    ratio = np.asarray(ts, dtype=np.float64)[None, :] / d_star[:, None]  # (tasks, T)
+    by_ratio = []
+    for lo, hi in RATIO_BINS:
+        task_of, column = np.nonzero((ratio >= lo) & (ratio < hi))
+        cells = grids[task_of, :, column]  # (cells, K)
+        by_ratio.append(
+            {
+                "ratio": [lo, None if np.isinf(hi) else hi],
+                "cells": len(task_of),
+                "tasks": len(set(task_of.tolist())),
+                "mean": [round(float(x), 6) for x in cells.mean(axis=0)] if len(cells) else None,
+            }
+        )
+    regrets = [
+        fst - lengths[(e["env_id"], int(e["seed"]))] for e in known if (fst := _fst(e)) is not None
+    ]
+    return {
+        "ks": [int(k) for k in ks],
+        "ts": [int(t) for t in ts],
+        "tasks": len(keys),
+        "feasible_tasks": [entry["tasks"] for entry in feasible],
+        "feasible": feasible,
+        "by_ratio": by_ratio,
+        "step_regret": {
+            "successes": len(regrets),
+            "mean": round(float(np.mean(regrets)), 6) if regrets else None,
+            "median": float(np.median(regrets)) if regrets else None,
+            "max": int(max(regrets)) if regrets else None,
+        },
+    }
 
 
 def _hits(rate: float | None, judged: int) -> int:
@@ -494,6 +609,10 @@ def summarize_run(
         group_at_max = [e for e in at_max if _in_group(e, group)]
         stats = step_stats(group_at_max)
         stats["by_optimal_length"] = _bucket_table(members, ts, modes[-1])
+        scored, _ = _scorable(members, ks, ts, modes[-1])
+        stats["feasibility"] = feasibility_analysis(
+            scored, ks, ts, modes[-1], n_bootstrap=n_bootstrap, confidence=confidence
+        )
         stats["failed_to_run"] = failures
         analysis[group] = stats
     by_budget = budget_analysis(cfg, ran, steps)  # failed-to-run episodes have no steps

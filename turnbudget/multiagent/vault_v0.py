@@ -44,7 +44,8 @@ class raw_env(TextParallelEnv):  # PettingZoo's name for the unwrapped env
     ``{{"text": str}}`` per agent: the feedback of its last command, then what
     it perceives (the runner: its room, exits, doors, the radio message and
     the codes heard so far; the operator: the runner's room, the route, every
-    code and what the runner just did).
+    code and what the runner just did). ``info["progress"]``: the share of
+    the route's coded doors that stand open (1 once won).
 
     ## Rewards
     1.0 to both agents on the round the runner enters the vault, 0 otherwise.
@@ -74,7 +75,11 @@ class raw_env(TextParallelEnv):  # PettingZoo's name for the unwrapped env
     30 / 64 / 128 rounds (Easy / Medium / Hard).
 
     ## Version history
-    v0: initial release.
+    v0: initial release. Fixed in place (issue 21): ``info["progress"]`` was
+    1 − d/d₀, the team oracle's distance handed to both agents; it is now the
+    share of the route's coded doors that stand open. Only that info key
+    changed (not the dynamics, the observations or the rewards), so the name
+    stays ``vault_v0``.
     """
 
     world_class = VaultWorld

@@ -42,6 +42,7 @@ from turnbudget.records.schema import (
     cap_strings,
     cap_text,
     dumps,
+    feasibility,
     format_episode_id,
 )
 from turnbudget.records.sink import RecordSink, repair_torn_tail
@@ -64,6 +65,7 @@ __all__ = [
     "cap_strings",
     "cap_text",
     "dumps",
+    "feasibility",
     "format_episode_id",
     "iter_records",
     "prepare_run_dir",

@@ -167,6 +167,10 @@ def _count(value: Any) -> bool:
 
 COUNT: Rule = (_count, f"an int from 0 to {MAX_COUNT}")
 COUNT_OR_NULL: Rule = (lambda v: v is None or _count(v), f"null or an int from 0 to {MAX_COUNT}")
+SIGNED_OR_NULL: Rule = (
+    lambda v: v is None or (type(v) is int and abs(v) <= MAX_COUNT),
+    f"null or an int from -{MAX_COUNT} to {MAX_COUNT}",
+)
 BOOL: Rule = (lambda v: isinstance(v, bool), "true or false")
 BOOL_OR_NULL: Rule = (lambda v: v is None or isinstance(v, bool), "true, false or null")
 STRING: Rule = (lambda v: isinstance(v, str), "a string")
@@ -188,6 +192,7 @@ EVENT: Rule = (
 _EPISODE_FIELDS: dict[str, Rule] = {
     "failed_to_run": BOOL, "failure": STRING, "error": STRING, "attempts": COUNT,
     "initial_distance": COUNT_OR_NULL, "final_distance": COUNT_OR_NULL,
+    "feasible": BOOL_OR_NULL, "step_regret": SIGNED_OR_NULL,
     "n_errors_injected": COUNT, "n_errors_injected_increasing": COUNT, "n_errors_self": COUNT,
     "n_wasted": COUNT, "n_invalid": COUNT, "n_recovered": COUNT, "n_unrecovered": COUNT,
     "turns_to_recover": COUNTS, "optimal_step_rate": RATE, "optimal_step_rate_on_track": RATE,

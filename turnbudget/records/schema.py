@@ -25,6 +25,7 @@ __all__ = [
     "cap_strings",
     "cap_text",
     "dumps",
+    "feasibility",
     "format_episode_id",
     "usage_number",
 ]
@@ -50,6 +51,26 @@ def format_episode_id(env_id: str, seed: int, rep: int, turn_budget: int) -> str
         'turnbudget/Maze-Easy-v0|seed=3|rep=0|T=20'
     """
     return f"{env_id}|seed={seed}|rep={rep}|T={turn_budget}"
+
+
+def feasibility(
+    optimal_length: int | None, turn_budget: int | None, first_success_turn: int | None
+) -> dict[str, Any]:
+    """An episode record's ``feasible`` and ``step_regret``, from the oracle's optimal length.
+
+    ``feasible``: the task fitted in the budget (its optimal length at reset
+    is at most T), so a failure was not made certain by the budget alone;
+    ``step_regret``: for a success, the turns it took beyond the optimal
+    length (None for a failure). Both are None without the oracle.
+
+    Example:
+        >>> feasibility(8, 10, 9), feasibility(12, 10, None), feasibility(None, 10, 4)
+        ({'feasible': True, 'step_regret': 1}, {'feasible': False, 'step_regret': None}, {'feasible': None, 'step_regret': None})
+    """
+    if optimal_length is None or turn_budget is None:
+        return {"feasible": None, "step_regret": None}
+    regret = None if first_success_turn is None else int(first_success_turn) - int(optimal_length)
+    return {"feasible": int(optimal_length) <= int(turn_budget), "step_regret": regret}
 
 
 class InjectedError(TypedDict):
@@ -118,6 +139,9 @@ class EpisodeRecord(TypedDict):
     turn_budget: int
     initial_distance: int | None  # optimal solution length at reset
     final_distance: int | None
+    # From the oracle (`feasibility`; readers treat them as optional: older records lack them):
+    feasible: bool | None  # the optimal length fits in the budget (d* <= T)
+    step_regret: int | None  # a success's turns beyond d* (None: a failure)
     n_errors_injected: int  # injected errors that applied (any kind)
     n_errors_injected_increasing: int  # ... of which raised the distance
     n_errors_self: int  # non-optimal commands (for the state seen) that increased the distance

@@ -31,6 +31,7 @@ __all__ = [
     "InjectErrors",
     "narrate",
     "repeat_seed",
+    "valid_as_seen",
 ]
 
 logger = logging.getLogger(__name__)
@@ -147,7 +148,9 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     setback sends you) is drawn from the same per-turn generator but applied
     to the state each agent is in, so it can differ between agents.
     The narration is prepended to the observation; ``info["valid_action"]``
-    tells whether the *agent's* command was admissible; ``info["injected_error"]``
+    tells whether the *agent's* command was admissible in the state the agent
+    saw (`valid_as_seen`: a command a setback made impossible is not the
+    agent's fault); ``info["injected_error"]``
     is an `InjectedError` on a turn where an error was scheduled and absent on
     other turns (read it with ``info.get``; a key that is sometimes None would
     break Gymnasium's vector-env info batching).
@@ -271,7 +274,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
                 f"{type(self.env.unwrapped).__name__} accepted the empty command as valid; "
                 "InjectErrors' transient errors need it to be an invalid (no-op) turn"
             )
-        info["valid_action"] = action in self._admissible
+        info["valid_action"] = valid_as_seen(action, self._admissible)
         _, _, rest = obs.partition("\n\n")  # drop the env's own invalid-command feedback
         obs = self._narrate(self.transient_message, rest)
         event = self._event("transient", distance, distance, self.transient_message)
@@ -283,6 +286,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         narration = str(game.inject_setback(rng))
         event = self._event("setback", before, game.distance_to_goal(), narration)
         obs, reward, terminated, truncated, info = self.env.step(action)
+        info["valid_action"] = valid_as_seen(action, self._admissible, info.get("valid_action"))
         return (self._narrate(narration, obs), reward, terminated, truncated, info), event
 
     def _slip(self, action: str, rng: np.random.Generator) -> tuple[tuple, InjectedError]:
@@ -299,7 +303,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
             event = self._event("slip", before, before, "", applied=False)
             return self.env.step(action), event
         obs, reward, terminated, truncated, info = self.env.step(replacement)
-        info["valid_action"] = action in self._admissible
+        info["valid_action"] = valid_as_seen(action, self._admissible)
         narration = f'Your hand slips: instead of "{action[:40]}", you {replacement}.'
         event = self._event("slip", before, game.distance_to_goal(), narration)
         event["replaced_action"] = replacement
@@ -335,6 +339,25 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
 
     def _narrate(self, narration: str, obs: str) -> str:
         return narrate(narration, obs, self.observation_space)
+
+
+def valid_as_seen(action: Any, admissible: Sequence[str], ran_valid: bool | None = None) -> bool:
+    """Whether the agent's command was admissible in the state the agent saw.
+
+    An injected error changes what runs or where: a slip or a transient error
+    keeps the command from running, and a setback runs it in a state the agent
+    never saw. The command is judged on what the agent was shown: it is valid
+    when it is in ``admissible`` (the list the agent saw), or when it ran and
+    the env accepted it (``ran_valid``, a setback's command: covers synonyms
+    such as ``n`` for ``go north``). Shared by `InjectErrors` and the team wrapper.
+
+    Example:
+        >>> valid_as_seen("go north", ["go north", "look"], ran_valid=False)  # a wall, after a setback
+        True
+        >>> valid_as_seen("n", ["go north", "look"]), valid_as_seen("n", ["go north"], True)
+        (False, True)
+    """
+    return (isinstance(action, str) and action in admissible) or bool(ran_valid)
 
 
 def narrate(narration: str, obs: str, space: Any) -> str:

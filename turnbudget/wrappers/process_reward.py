@@ -36,7 +36,9 @@ class ProcessReward(
       oracle); a state where the task is unsolvable gets
       Φ = −scale · ``unsolvable_distance``.
     - ``"progress"``: Φ(s) = scale · ``info["progress"]`` (the env's 0..1
-      progress, no oracle needed).
+      progress: subgoals a player can see, such as doors opened or boxes on
+      targets; no oracle needed, none used). It is as dense as the game's
+      subgoals: on Maze, which has none, it rewards reaching the goal only.
 
     Guarantee (Ng, Harada & Russell, 1999): shaping of this form leaves the set
     of optimal policies unchanged, provided ``gamma`` equals the learner's

@@ -17,6 +17,7 @@ from turnbudget.records import (
     RecordSink,
     cap_strings,
     cap_text,
+    feasibility,
 )
 from turnbudget.wrappers._common import env_id_of, require_oracle
 from turnbudget.wrappers.turn_budget import begin_reset
@@ -236,6 +237,7 @@ class EpisodeTracker:
                 turn_budget=self._turn_budget,
                 initial_distance=self._initial_distance,
                 final_distance=self._distance_now,
+                **feasibility(self._initial_distance, self._turn_budget, self._first_success),
                 n_errors_injected=self._n_injected,
                 n_errors_injected_increasing=self._n_injected_up,
                 n_errors_self=self._n_self,

@@ -1,5 +1,7 @@
 """What agents are handed is theirs: an agent that wrecks every list and dict it receives
-plays exactly the run a well-behaved agent with the same choices plays (issue 24)."""
+plays exactly the run a well-behaved agent with the same choices plays (issue 24); and it
+is what a player would know: no hidden budget in its ids, text or info, and no oracle
+distance in its injected errors (issue 21)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pytest
 
-from turnbudget.agents import OracleAgent, RandomAgent
+from turnbudget.agents import BUDGET_KEYS, OracleAgent, RandomAgent
 from turnbudget.eval.probes.run import probe
-from turnbudget.eval.run.agent_view import agent_info, private_copy
+from turnbudget.eval.run.agent_view import PLAYER_EVENT_KEYS, agent_info, private_copy
 from turnbudget.eval.run.evaluate import evaluate
 
 ENVS = ["turnbudget/Maze-Medium-v0", "turnbudget/KeyQuest-Medium-v0"]
@@ -135,3 +138,66 @@ def test_team_records_do_not_depend_on_what_the_agents_do_to_their_info():
     clean_probe = team_step_probe("vault_v0", {r: OracleAgent(0.3) for r in roles}, tasks=4)
     wrecked = team_step_probe("vault_v0", {r: Wrecker(OracleAgent(0.3)) for r in roles}, tasks=4)
     assert wrecked == clean_probe
+
+
+class Spy:
+    """A batch agent (not budget-aware) that looks everywhere a hidden budget or the oracle
+    could leak: its episode ids, its observations and every key of its info."""
+
+    max_batch_size = 4
+
+    def __init__(self) -> None:
+        self.episodes: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = []
+        self.live: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        self.rngs: dict[str, Any] = {}
+
+    def reset_episode(self, episode_id: str, seed: int) -> None:
+        assert episode_id not in self.live, "two episodes with one id in flight"
+        self.live[episode_id] = []
+        self.episodes.append((episode_id, self.live[episode_id]))
+        self.rngs[episode_id] = np.random.default_rng(seed)
+
+    def act_batch(self, ids: Any, observations: Any, infos: Any) -> list[str]:
+        actions = []
+        for e, o, i in zip(ids, observations, infos, strict=True):
+            self.live[e].append((o, i))
+            admissible = i["admissible_actions"]
+            actions.append(admissible[int(self.rngs[e].integers(len(admissible)))])
+        return actions
+
+    def end_episode(self, episode_id: str) -> None:
+        self.live.pop(episode_id)
+
+
+SPY_KWARGS = dict(ks=[1], n=2, tasks=[3, 5], n_bootstrap=0, errors=ERRORS)
+
+
+def test_a_hidden_budget_leaves_no_trace_in_ids_text_or_info():
+    spy = Spy()
+    run = evaluate("turnbudget/Maze-Medium-v0", spy, ts=[8, 16], mode="rerun", **SPY_KWARGS)
+    assert len(spy.episodes) == len(run.episodes) == 8 and not spy.live
+    ids = [episode_id for episode_id, _ in spy.episodes]
+    for episode_id in ids:  # opaque: no budget, env id or task seed in it
+        assert "T=" not in episode_id and "Maze" not in episode_id and "seed" not in episode_id
+    # The same task and repeat at both budgets carry one id: it cannot tell them apart.
+    assert len(set(ids)) == 4 and all(ids.count(i) == 2 for i in ids)
+    turns = [turn for _, episode in spy.episodes for turn in episode]
+    events = [info["injected_error"] for _, info in turns if "injected_error" in info]
+    assert events  # the player's view of an error: never the oracle's distances
+    assert all(set(e) <= set(PLAYER_EVENT_KEYS) and e["applied"] for e in events)
+    for observation, info in turns:
+        assert not set(info) & set(BUDGET_KEYS)
+        assert "turns left" not in observation
+
+
+def test_a_budget_shown_in_the_last_k_turns_reaches_the_agent_only_then():
+    spy = Spy()
+    evaluate("turnbudget/Maze-Medium-v0", spy, ts=[10], reveal="final=3", **SPY_KWARGS)
+    assert spy.episodes
+    for _, episode in spy.episodes:
+        for turn, (observation, info) in enumerate(episode, start=1):
+            shown = 10 - (turn - 1) <= 3  # turns left when the agent answers turn t
+            assert ("turns left" in observation) == shown
+            assert bool(set(info) & {"turn_budget", "turns_used", "turns_left"}) == shown
+            assert info["budget_visible"] == shown
+    assert any(len(episode) == 10 for _, episode in spy.episodes)

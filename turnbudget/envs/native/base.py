@@ -98,7 +98,9 @@ class TextGame(TextEnv):
     - ``_describe()``: the text of what the agent currently perceives;
     - ``_apply(command)``: apply an admissible command, return its feedback;
       set ``self._won`` / ``self._lost`` when the game ends;
-    - ``_progress()``: a cheap 0..1 progress measure (no oracle);
+    - ``_progress()``: a cheap 0..1 progress measure a player could keep
+      (subgoals achieved: doors opened, items bought, boxes on targets), never
+      the oracle's distance: agents see it;
     - the oracle: ``optimal_actions()``, ``distance_to_goal()``,
       ``inject_setback(rng)``;
     - ``_explain_invalid(command)`` optionally, for better feedback.

@@ -153,7 +153,9 @@ class Crafting(TextGame):
 
     ## Observations
     The feedback of the last command, the inventory, and what can be gathered
-    nearby. Recipes only on request.
+    nearby. Recipes only on request. ``info["progress"]``: the share of the
+    goal's recipe tree (the items it needs from the starting inventory, as the
+    recipes show) made or gathered at least once (1 once won).
 
     ## Rewards
     1.0 on the turn the goal count is reached, 0 otherwise.

@@ -72,6 +72,8 @@ class Maze(TextGame):
 
     ## Observations
     The feedback of the last command and the current room with its exits.
+    ``info["progress"]`` is 0 until the goal room is reached, then 1: a maze
+    has no subgoal a player could observe (where the goal lies is unknown).
 
     ## Rewards
     1.0 on the turn the goal room is reached, 0 otherwise.
@@ -101,7 +103,12 @@ class Maze(TextGame):
     its budget is the difficulty's, or twice ``max_distance`` when larger.
 
     ## Version history
-    v0: initial release.
+    v0: initial release. Fixed in place (issue 21): ``info["progress"]`` was
+    1 − d/d₀, the oracle's distance handed to every agent; it is now 0 until
+    the goal is reached. Only that info key changed (not the dynamics, the
+    observations or the rewards), so the id stays ``-v0``; a shaping
+    potential built on it (``ProcessReward(potential="progress")``) now
+    rewards reaching the goal only.
     """
 
     _mutable_lists = ("_visited",)
@@ -153,7 +160,6 @@ class Maze(TextGame):
         self._passages, self._distance = passages, distance
         self._name_ids = sample_name_ids(len(passages), draws)  # spelled when needed
         self._room = draws.choice(starts)
-        self._initial_distance = distance[self._room]
         self._visited = [self._room]
         self.goal = f"Find {self._name(goal_room)}."
         # Everything the agent can perceive depends on the room alone: build it once per
@@ -208,7 +214,7 @@ class Maze(TextGame):
         return super()._explain_invalid(command, raw_action)
 
     def _progress(self) -> float:
-        return max(0.0, 1.0 - self._distance[self._room] / self._initial_distance)
+        return 0.0  # no subgoal a player can observe: 1.0 once won (the engine's)
 
     # -- oracle ------------------------------------------------------------------
 

@@ -118,7 +118,7 @@ class Shop(TextGame):
 
     ## Observations
     The feedback of the last command, the current page, and what is still to
-    buy.
+    buy. ``info["progress"]``: the share of the listed products bought.
 
     ## Rewards
     1.0 on the turn the last listed product is bought, 0 otherwise.

@@ -92,6 +92,7 @@ class Sokoban(TextGame):
     ## Observations
     The feedback of the last command, the grid (one line per row), how many
     boxes are on targets, and a legend with the move list.
+    ``info["progress"]``: the share of boxes on targets.
 
     ## Rewards
     1.0 on the turn the last box reaches a target, 0 otherwise.

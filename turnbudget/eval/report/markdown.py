@@ -116,6 +116,8 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
             )
         out.append("")
 
+    out += _feasibility_section(runs)
+
     # Single-step and recovery analysis.
     out += [
         "## Single steps and recovery",
@@ -267,6 +269,70 @@ def _budget_section(runs: Mapping[str, Any]) -> list[str]:
                 f"{_fmt(f['optimal_step_rate_on_track'])} / {_fmt(f['optimal_step_rate_after_error'])} | "
                 f"{_fmt(a['recovery_rate'])} ({_fmt(w['recovery_rate'])} / {_fmt(f['recovery_rate'])}) | "
                 f"{_fmt(a['wasted_rate'], 3)} |"
+            )
+        out.append("")
+    return out
+
+
+def _ratio_label(lo: float, hi: float | None) -> str:
+    return f"≥ {lo:g}" if hi is None else f"< {hi:g}" if lo == 0 else f"{lo:g}–{hi:g}"
+
+
+def _feasibility_section(runs: Mapping[str, Any]) -> list[str]:
+    """Per run (group "all"), Pass@(1,T) over the tasks the budget made feasible, and
+    Pass@K against T / d* (from the oracle's optimal lengths; `feasibility_analysis`)."""
+    out: list[str] = []
+    for lbl, r in runs.items():
+        group = ALL if ALL in r["analysis"] else next(iter(r["analysis"]))
+        f = r["analysis"][group].get("feasibility")
+        if not f:
+            continue
+        if not out:
+            out += [
+                "## Feasibility (from the oracle)",
+                "",
+                "A task is *feasible* at T when its optimal solution length d* is at most T; "
+                "below it no agent can succeed, so a failure there is the budget's, never a "
+                "skill gap. Pass@(1,T) over all tasks and over those feasible at T (95% "
+                "bootstrap interval over them), then Pass@K against the budget in units of "
+                "the optimal length, c = T / d* (each cell a task at one T).",
+                "",
+            ]
+        _, grid = _primary(r["groups"][group])
+        all_row = _pass1_row(grid)
+        i = f["ks"].index(1) if 1 in f["ks"] else 0
+        out += [
+            f"**{lbl}** ({_short(group)}, {f['tasks']} tasks with a known d*)",
+            "",
+            "| T | feasible tasks | Pass@(1,T), all | Pass@(1,T), feasible |",
+            "|---|---|---|---|",
+        ]
+        for j, cell in enumerate(f["feasible"]):
+            shown = (
+                "–"
+                if cell["mean"] is None
+                else _ci({k: cell[k][i] for k in ("mean", "low", "high")})
+            )
+            out.append(f"| {cell['t']} | {cell['tasks']} | {all_row[j]:.2f} | {shown} |")
+        out += [
+            "",
+            "| T / d* | cells (tasks) | " + " | ".join(f"Pass@{k}" for k in f["ks"]) + " |",
+            "|---" * (len(f["ks"]) + 2) + "|",
+        ]
+        for row in f["by_ratio"]:
+            if row["cells"]:
+                out.append(
+                    f"| {_ratio_label(*row['ratio'])} | {row['cells']} ({row['tasks']}) | "
+                    + " | ".join(_fmt(x) for x in row["mean"])
+                    + " |"
+                )
+        regret = f["step_regret"]
+        if regret["successes"]:
+            out.append("")
+            out.append(
+                f"Step regret of the {regret['successes']} successes (turns beyond d*): "
+                f"mean {_fmt(regret['mean'], 1)}, median {_fmt(regret['median'], 1)}, "
+                f"max {regret['max']}."
             )
         out.append("")
     return out

@@ -1,11 +1,28 @@
-"""What an agent may see of a turn: the info the engine hands it, and the command that ran.
+"""What an agent may see of a turn: the info the engine hands it, the command that ran,
+and the id a batch agent knows its episode by.
 
 The env's ``info`` is written for RL code and carries everything (the budget
-included). The engines (`evaluate`, `probe` and the team engine) pass agents a
-filtered copy: the budget keys only when the agent may see its budget, the
-oracle's actions only to agents that declare ``needs_oracle``, and
-``info["executed_action"]`` (`EXECUTED_KEY`) after the first turn, as
-`turnbudget.agents.base` documents.
+and the oracle's distances included). The engines (`evaluate`, `probe` and the
+team engine) pass agents a filtered copy, what a player would know:
+
+- the budget keys (`BUDGET_KEYS`) only while the agent may see its budget: an
+  agent that declares ``budget_aware`` always; any other agent only on turns
+  whose observation showed the budget (``info["budget_visible"]``, set by
+  `RevealBudget`: every turn with ``reveal="always"``, the last k turns with
+  ``"final=k"``, never with ``"never"``);
+- an injected error as a player meets it (`player_event`): its kind, what the
+  game said and a slip's substitute command, never the oracle's distances
+  (they stay in the step records), and nothing at all for an error that did
+  not apply;
+- the oracle's actions only to agents that declare ``needs_oracle``;
+- ``info["executed_action"]`` (`EXECUTED_KEY`) after the first turn, as
+  `turnbudget.agents.base` documents.
+
+A batch agent knows each episode by an opaque id (`agent_episode_id`): a
+digest of the task and repeat, never of the budget, so an id carries neither
+the budget nor the task seed; the driver never has two episodes with one id
+in flight for an agent (the same task and repeat at several budgets run one
+after the other). The records keep their readable ids.
 
 The copy is deep: its lists and dicts are the agent's own, fresh on every
 call, so an agent that sorts ``info["admissible_actions"]`` in place or edits
@@ -16,19 +33,37 @@ slip substitutes, the step records) and nothing another call receives.
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from turnbudget.agents.base import BUDGET_KEYS, EXECUTED_KEY, ORACLE_KEY
 
-__all__ = ["agent_info", "budget_visible", "executed_action", "private_copy"]
+__all__ = [
+    "PLAYER_EVENT_KEYS",
+    "agent_episode_id",
+    "agent_info",
+    "budget_visible",
+    "executed_action",
+    "player_event",
+    "private_copy",
+]
+
+#: What a player learns of an injected error (``info["injected_error"]``) that applied: its
+#: kind, what the game said, and a slip's substitute command (the distances stay in the records).
+PLAYER_EVENT_KEYS = ("kind", "applied", "narration", "replaced_action")
+_EVENT_KEY = "injected_error"
+_EVENT_ONLY = frozenset({_EVENT_KEY})  # (copied apart: `player_event`)
+_EVENT_AND_BUDGET = _EVENT_ONLY | set(BUDGET_KEYS)
 
 # Values shared as they are: immutable, so no agent can change them through its copy.
 _ATOMS = frozenset({str, int, float, bool, type(None), bytes})
 
 
 def budget_visible(reveal: Any) -> bool:
-    """Whether `turnbudget.make(reveal=...)` shows the budget (a mapping's mode defaults to always)."""
+    """Whether `turnbudget.make(reveal=...)` shows the budget at some turn (a mapping's mode
+    defaults to always): such runs need the rerun mode. Which turns show it is the env's
+    ``info["budget_visible"]``, which `agent_info` follows."""
     if isinstance(reveal, Mapping):
         reveal = reveal.get("mode", "always")
     return reveal not in (None, False, "never")
@@ -76,6 +111,36 @@ def private_copy(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
+def player_event(event: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """An injected error as a player meets it: `PLAYER_EVENT_KEYS` of one that applied, else None.
+
+    Example:
+        >>> player_event({"kind": "setback", "turn": 4, "applied": True, "distance_before": 3,
+        ...               "distance_after": 6, "narration": "Swept back!", "replaced_action": None})
+        {'kind': 'setback', 'applied': True, 'narration': 'Swept back!', 'replaced_action': None}
+        >>> player_event({"kind": "slip", "applied": False, "narration": ""}) is None
+        True
+    """
+    if not event or not event.get("applied", True):
+        return None
+    return {k: private_copy(event[k]) for k in PLAYER_EVENT_KEYS if k in event}
+
+
+def agent_episode_id(env_id: str, task_seed: int, rep: int) -> str:
+    """The id a batch agent knows an episode by: a digest of its task and repeat, never its budget.
+
+    The same task and repeat at two budgets share it (the driver runs them one
+    after the other), so the id tells the agent nothing of its budget; the
+    task seed and env id are not readable in it either.
+
+    Example:
+        >>> agent_episode_id("turnbudget/Maze-Easy-v0", 3, 0)
+        'episode-a4238b733c4ae851'
+    """
+    text = f"{env_id}\x1f{int(task_seed)}\x1f{int(rep)}"
+    return "episode-" + hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
 def agent_info(
     info: Mapping[str, Any],
     *,
@@ -83,19 +148,27 @@ def agent_info(
     oracle: Callable[[], list[str]] | None = None,
     executed: str | None = None,
 ) -> dict[str, Any]:
-    """A deep copy of ``info`` for the agent (the run's objects are never shared with it).
+    """A deep copy of what a player may see of ``info`` (the run's objects are never shared).
 
     Args:
         info: The env's info for the observation the agent is about to answer.
-        show_budget: Keep the budget keys (revealed budget, or a ``budget_aware`` agent).
+        show_budget: Keep the budget keys on every turn (a ``budget_aware`` agent);
+            otherwise they are kept only when ``info["budget_visible"]`` is true
+            (the observation showed the budget).
         oracle: Called for ``info["oracle_actions"]`` (agents with ``needs_oracle``).
         executed: The command executed on the previous turn (None on the first turn).
 
     Example:
         >>> agent_info({"turns_left": 3, "won": False}, show_budget=False, executed="look")
         {'won': False, 'executed_action': 'look'}
+        >>> agent_info({"turns_left": 2, "budget_visible": True}, show_budget=False)
+        {'turns_left': 2, 'budget_visible': True}
     """
-    view = {k: private_copy(v) for k, v in info.items() if show_budget or k not in BUDGET_KEYS}
+    hide = _EVENT_ONLY if show_budget or info.get("budget_visible") is True else _EVENT_AND_BUDGET
+    view = {k: private_copy(v) for k, v in info.items() if k not in hide}
+    event = player_event(info.get(_EVENT_KEY))
+    if event is not None:
+        view[_EVENT_KEY] = event
     if oracle is not None:
         view[ORACLE_KEY] = list(oracle())
     if executed is not None:

@@ -18,7 +18,10 @@ the program; the driver owns everything else once:
 
 - the agent protocol: ``reset`` / ``act`` for an `Agent`, ``reset_episode`` /
   ``act_batch`` / ``end_episode`` for a `BatchAgent`, whose calls gather every
-  episode in flight (up to its ``max_batch_size``), and the observe hooks;
+  episode in flight (up to its ``max_batch_size``), and the observe hooks. A
+  batch agent never has two episodes with one id in flight: a job whose id is
+  in use waits for that episode to end (kinds give the same id to episodes the
+  agent must not tell apart, such as one task at two hidden budgets);
 - faults: an exception from an agent or an env ends only the job it came
   from, as an `EpisodeFailure`, and the kind forgets the env it went through
   (``discard``). When a batch call fails, every job it served is replayed on
@@ -330,6 +333,7 @@ class _Flight:
         # slot -> (job, players, program, the request waiting for a batch agent)
         self.live: dict[int, tuple[Any, Sequence[Player], Program, Request | None]] = {}
         self.started: dict[int, float] = {}
+        self.in_use: set[tuple[int, str]] = set()  # (batch agent, episode id) in flight
         self.done: list[
             tuple[Any, Any]
         ] = []  # (job, outcome or EpisodeFailure), not yet handed over
@@ -341,9 +345,13 @@ class _Flight:
     def turn(self) -> None:
         """Start jobs on free slots, then serve the batch agents' requests once."""
         while self.pending and self.free:
-            job, slot = self.pending.pop(), self.free.pop()
+            found = self._startable()
+            if found is None:  # every pending job waits for an id in flight
+                break
+            index, players, ids = found
+            job, slot = self.pending.pop(index), self.free.pop()
             self.started[slot] = time.monotonic()
-            players = self.kind.players(job)
+            self.in_use |= ids
             self.live[slot] = (job, players, None, None)  # in flight from here
             for player in players:
                 agent = self.agents[player.agent]
@@ -385,6 +393,19 @@ class _Flight:
             for s, action, note in zip(slots, actions, notes, strict=True):
                 self._advance(s, (action, note))
 
+    def _batch_ids(self, players: Sequence[Player]) -> set[tuple[int, str]]:
+        return {(p.agent, p.episode_id) for p in players if _is_batch(self.agents[p.agent])}
+
+    def _startable(self) -> tuple[int, Sequence[Player], set[tuple[int, str]]] | None:
+        """The next pending job (in order) whose batch agents' ids are free: its index in
+        ``pending``, its players and those ids; None when every pending job must wait."""
+        for index in range(len(self.pending) - 1, -1, -1):
+            players = self.kind.players(self.pending[index])
+            ids = self._batch_ids(players)
+            if not ids & self.in_use:
+                return index, players, ids
+        return None
+
     def _player(self, slot: int) -> Player:
         job, players, _, request = self.live[slot]
         assert request is not None
@@ -421,6 +442,7 @@ class _Flight:
 
     def _end(self, slot: int) -> None:
         job, players, _, _ = self.live.pop(slot)
+        self.in_use -= self._batch_ids(players)
         for player in players:
             agent = self.agents[player.agent]
             if _is_batch(agent):
@@ -432,6 +454,7 @@ class _Flight:
         """Take the job off ``slot`` after a failure: its envs are discarded and its batch
         agents told the episode ended; return the job."""
         job, players, _, _ = self.live.pop(slot)
+        self.in_use -= self._batch_ids(players)
         self.driver._discard(job, slot)
         for player in players:
             agent = self.agents[player.agent]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from turnbudget.eval.analysis import budget_counts
-from turnbudget.eval.run.agent_view import agent_info, budget_visible, executed_action
+from turnbudget.eval.run.agent_view import agent_episode_id, agent_info, executed_action
 from turnbudget.eval.run.driver import Act, Driver, Player, Program
 from turnbudget.eval.run.plan import EpisodeSpec, EvalConfig
 from turnbudget.records import cap_strings, dumps
@@ -151,11 +151,12 @@ class EvaluationEpisodes:
     def __init__(self, agents: Sequence[Any], config: EvalConfig, serialize: bool = False):
         self.config = config
         self.serialize = serialize
-        self.show_budget = config.budget_aware or budget_visible(config.reveal)
+        self.show_budget = config.budget_aware  # (a revealed budget: on the turns it shows)
         self._slots: dict[tuple[str, int], _Slot] = {}
 
     def players(self, spec: EpisodeSpec) -> list[Player]:
-        return [Player(0, spec.episode_id, spec.agent_seed)]
+        agent_id = agent_episode_id(spec.env_id, spec.task_seed, spec.rep)  # (no budget in it)
+        return [Player(0, agent_id, spec.agent_seed)]
 
     def _slot(self, env_id: str, index: int) -> _Slot:
         key = (env_id, index)

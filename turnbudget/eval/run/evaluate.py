@@ -27,10 +27,13 @@ returns the Pass@(K,T) grids and the analysis. Reports (``report.md``,
   execution; tables are built from records sorted by episode id, and the
   records drop the recorder's ``episode_index`` (a per-env-object counter) so
   the logs hold the same lines whatever the scheduling.
-- **What agents see.** Agents get a copy of the env's ``info``: the budget
-  keys only when the budget is revealed or the agent is ``budget_aware``
-  (a hidden budget is hidden), ``oracle_actions`` only with ``needs_oracle``,
-  and ``executed_action``, the command the env ran on the previous turn.
+- **What agents see** (`turnbudget.eval.run.agent_view`: what a player
+  would). Agents get a copy of the env's ``info``: the budget keys only on
+  the turns the budget shows (``reveal``) or always for a ``budget_aware``
+  agent (a hidden budget is hidden), injected errors without the oracle's
+  distances, ``oracle_actions`` only with ``needs_oracle``, and
+  ``executed_action``, the command the env ran on the previous turn. Batch
+  agents know episodes by opaque ids with no budget in them.
 - **Resume.** With ``out`` set, rerunning the same call skips the episodes
   already logged. Each episode's step lines are written before its episode
   line, which is what marks it complete; on resume, a torn last line and the

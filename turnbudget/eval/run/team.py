@@ -25,11 +25,13 @@ within T rounds.
   ``rerun`` when the budget is revealed or an agent is budget-aware.
 - **What agents see** (the rules of `turnbudget.eval.run.agent_view`, as in
   `evaluate`): the budget keys (``turn_budget``, ``turns_used``,
-  ``turns_left``, ``rounds_used``, ``sampled_turn_budget``) only when the
-  budget is revealed or that role's agent declares ``budget_aware``, so
-  truncate and rerun agree for a budget-blind team; ``info["executed_action"]``
-  after the first round (the command that ran for that role: its own, or
-  an injected slip's substitute).
+  ``turns_left``, ``rounds_used``, ``sampled_turn_budget``) only on the
+  rounds the budget shows to that role or when its agent declares
+  ``budget_aware``, so truncate and rerun agree for a budget-blind team;
+  injected errors as a player meets them (no distances);
+  ``info["executed_action"]`` after the first round (the command that ran
+  for that role: its own, or an injected slip's substitute). Batch agents
+  know an episode by an opaque id with no budget in it.
 - **Determinism.** An episode is fixed by (game, difficulty, task seed,
   repeat, budget): the env is reset with the task seed, each role's agent
   with a seed derived from (``seed``, game, role, task, repeat). Errors
@@ -56,7 +58,12 @@ from turnbudget.agents.base import in_flight
 from turnbudget.agents.house import HOUSE_KEY, HouseAgent
 from turnbudget.eval.analysis import summarize_run
 from turnbudget.eval.estimator import GridEstimate
-from turnbudget.eval.run.agent_view import agent_info, budget_visible, executed_action
+from turnbudget.eval.run.agent_view import (
+    agent_episode_id,
+    agent_info,
+    budget_visible,
+    executed_action,
+)
 from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.driver import Act, AgentSet, Player, Program
 from turnbudget.eval.run.jobs import play_planned
@@ -74,6 +81,7 @@ from turnbudget.multiagent.stack import game_module, make_team
 from turnbudget.records import (
     RunPlan,
     dumps,
+    feasibility,
 )
 
 __all__ = [
@@ -215,8 +223,8 @@ class TeamEpisodes:
         self.config = config
         self.serialize = serialize
         self.roles = config.roles
-        visible = budget_visible(config.reveal)
-        self.show_budget = [visible or bool(getattr(a, "budget_aware", False)) for a in agents]
+        # Every round for a budget-aware agent; else on the rounds the budget shows.
+        self.show_budget = [bool(getattr(a, "budget_aware", False)) for a in agents]
         self.needs_oracle = [bool(getattr(a, "needs_oracle", False)) for a in agents]
         self.needs_house = [bool(getattr(a, "needs_house", False)) for a in agents]
         self.winners = self.roles if config.success == "all" else (config.success,)
@@ -224,8 +232,9 @@ class TeamEpisodes:
 
     def players(self, spec: EpisodeSpec) -> list[Player]:
         game, cfg = self.config.game, self.config
+        agent_id = agent_episode_id(spec.env_id, spec.task_seed, spec.rep)  # (no budget in it)
         return [
-            Player(i, f"{spec.episode_id}#{role}",
+            Player(i, f"{agent_id}#{role}",
                    derive_seed(cfg.seed, f"{game}:{role}", spec.task_seed, spec.rep))
             for i, role in enumerate(self.roles)
         ]  # fmt: skip
@@ -249,6 +258,8 @@ class TeamEpisodes:
         if self.config.error_draws == "per_repeat":  # drawn per (task, repeat, agent, round)
             options["repeat"] = spec.rep
         observations, infos = env.reset(seed=spec.task_seed, options=options)
+        optimal = [game.distance_to_goal(role) for role in self.winners]  # the team's d*
+        optimal_length = None if None in optimal else max(optimal)
         seat = {role: i for i, role in enumerate(self.roles)}
         rounds, first = 0, None
         executed: dict[str, str | None] = dict.fromkeys(self.roles)  # what ran last round
@@ -272,17 +283,20 @@ class TeamEpisodes:
             if any(terminations.values()):
                 first = rounds if all(infos[r]["won"] for r in self.winners) else None
                 break
-        return self._collect(spec, rounds, first, records)
+        return self._collect(spec, rounds, first, optimal_length, records)
 
     def _collect(
-        self, spec: EpisodeSpec, rounds: int, first: int | None, records: list[dict[str, Any]]
-    ) -> tuple[dict[str, Any], Any]:
+        self, spec: EpisodeSpec, rounds: int, first: int | None, optimal_length: int | None,
+        records: list[dict[str, Any]],
+    ) -> tuple[dict[str, Any], Any]:  # fmt: skip
         for record in records:  # a per-env-object counter: it depends on scheduling
             record.pop("episode_index", None)
         episode: dict[str, Any] = {
             "record": "episode", "episode_id": spec.episode_id, "env_id": spec.env_id,
             "seed": spec.task_seed, "rep": spec.rep, "turn_budget": spec.turn_budget,
             "success": first is not None, "first_success_turn": first, "turns_used": rounds,
+            "initial_distance": optimal_length,
+            **feasibility(optimal_length, spec.turn_budget, first),
         }  # fmt: skip
         members = {r["agent"]: r for r in records if r["record"] == "episode"}
         if members:

@@ -146,6 +146,8 @@ class VaultWorld(TeamWorld):
         self._radio = ""  # the message the runner hears this round
         self._runner_news = ""  # what the operator's monitors showed of the runner's last command
         self._initial_distance = self._distance((start, 0, frozenset()))
+        # Progress a player can see: the coded doors of the start's route that stand open.
+        self._route_doors = [d for kind, d in self._route_actions(start, 0) if kind == "enter"]
 
     @staticmethod
     def _draw_codes(count: int, rng: np.random.Generator, taken: tuple[str, ...] = ()) -> list[str]:
@@ -347,9 +349,12 @@ class VaultWorld(TeamWorld):
         return self._won
 
     def progress(self, role: str) -> float:
+        """The share of the route's coded doors that stand open (1.0 once won): what the
+        players see, never the oracle's distance."""
         if self._won:
             return 1.0
-        return max(0.0, 1.0 - self._distance(self._state()) / self._initial_distance)
+        opened = sum(self._open >> d & 1 for d in self._route_doors)
+        return opened / (len(self._route_doors) + 1)
 
     # -- oracle ---------------------------------------------------------------------------
 

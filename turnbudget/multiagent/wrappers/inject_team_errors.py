@@ -21,6 +21,7 @@ from turnbudget.wrappers.inject_errors import (
     InjectedError,
     narrate,
     repeat_seed,
+    valid_as_seen,
 )
 
 __all__ = ["InjectTeamErrors"]
@@ -54,7 +55,8 @@ class InjectTeamErrors(BaseParallelWrapper):
     The narration goes before that agent's observation text; its
     ``info["injected_error"]`` is an `InjectedError` (distances from the
     game's ``distance_to_goal(agent)``), absent on quiet rounds, and its
-    ``info["valid_action"]`` tells whether its *own* command was admissible.
+    ``info["valid_action"]`` tells whether its *own* command was admissible
+    in the state it saw (a setback's is not blamed for the changed state).
     The other agents' commands always run as sent.
 
     Args:
@@ -137,13 +139,21 @@ class InjectTeamErrors(BaseParallelWrapper):
                 rng = self.errors[agent].turn_rng(self._round)
                 events[agent] = getattr(self, f"_{kind}")(game, agent, actions, rng)
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        # Every command is judged on the state its agent saw (`valid_as_seen`): one that did
+        # not run (a slip, a transient error), or ran after a setback, anyone's, changed it.
+        setback = any(e["kind"] == "setback" and e["applied"] for e in events.values())
+        for agent, info in infos.items():
+            event = events.get(agent)
+            stopped = event is not None and event["applied"] and event["kind"] != "setback"
+            if stopped or setback:
+                ran = None if stopped else info.get("valid_action")
+                info["valid_action"] = valid_as_seen(
+                    own.get(agent), self._admissible.get(agent, []), ran
+                )
         for agent, event in events.items():
             info = infos[agent]
             if event["kind"] == "slip" and event["applied"]:
                 event["distance_after"] = game.distance_to_goal(agent)
-            if event["kind"] in ("slip", "transient") and event["applied"]:
-                sent, admissible = own.get(agent), self._admissible.get(agent, [])
-                info["valid_action"] = isinstance(sent, str) and sent in admissible
             assert "injected_error" not in info, "info['injected_error'] set twice"
             info["injected_error"] = event
             if event["narration"]:
