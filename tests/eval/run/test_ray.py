@@ -141,6 +141,19 @@ def test_ray_gives_the_local_records_for_team_runs_and_probes(tmp_path, shared_r
     ).read_bytes()
 
 
+def test_a_sealed_agent_on_ray_gives_the_local_records(tmp_path, shared_ray):
+    """The proxy travels to each actor without its process and starts one there."""
+    kwargs = dict(ks=[1, 2], ts=[6, 12], n=2, tasks=3, errors=0.1, n_bootstrap=0)
+    local = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), out=tmp_path / "local", **kwargs)
+    remote = evaluate(
+        [MAZE, KEYQUEST], OracleAgent(0.3), out=tmp_path / "ray", backend="ray", workers=2,
+        sealed=True, **kwargs,
+    )  # fmt: skip
+    assert remote.episodes == local.episodes
+    for name in (EPISODES_FILE, STEPS_FILE):
+        assert lines(tmp_path / "ray", name) == lines(tmp_path / "local", name)
+
+
 def test_the_agent_is_shipped_once_per_worker(tmp_path, shared_ray):
     trace = tmp_path / "trace"
     trace.mkdir()
