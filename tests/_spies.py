@@ -125,7 +125,8 @@ class BatchNotingOracle:
         self, episode_ids: Sequence[str], observations: Sequence[str], infos: Sequence[Any]
     ) -> list[str]:
         return [
-            self.agents[e].act(o, i) for e, o, i in zip(episode_ids, observations, infos, strict=True)
+            self.agents[e].act(o, i)
+            for e, o, i in zip(episode_ids, observations, infos, strict=True)
         ]
 
     def step_notes(self, episode_ids: Sequence[str]) -> list[dict[str, Any]]:
