@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -207,8 +208,8 @@ def load_agent(spec: str, options: dict[str, Any], sealed: bool | None) -> Any:
     from turnbudget.agents.registry import spec_source
     from turnbudget.eval.run.sealed import seal
 
-    if sealed is None:
-        sealed = spec_source(spec) in SEALED_SOURCES
+    if sealed is None:  # (sealing needs POSIX: elsewhere the default is in-process)
+        sealed = os.name == "posix" and spec_source(spec) in SEALED_SOURCES
     return seal(spec, options=options) if sealed else make_agent(spec, **options)
 
 

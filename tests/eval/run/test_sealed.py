@@ -265,3 +265,27 @@ def test_the_child_holds_no_env_and_none_of_the_evaluators_file_descriptors(tmp_
     finally:
         held.close()
         env.close()
+
+
+def test_sealed_cost_benchmark_smoke(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    import turnbudget
+
+    repo = Path(turnbudget.__file__).resolve().parents[1]
+    out = tmp_path / "cost.json"
+    proc = subprocess.run(
+        [sys.executable, str(repo / "benchmarks" / "sealed_cost.py"), "--tasks", "1", "--n", "1",
+         "--t", "8", "--rounds", "1", "--json-out", str(out)],
+        capture_output=True, text=True, check=False, cwd=repo,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    figures = json.loads(out.read_text())
+    assert figures["start_s"] > 0 and set(figures["envs"]) == {
+        MAZE,
+        "turnbudget/KeyQuest-Medium-v0",
+    }
+    for row in figures["envs"].values():
+        assert row["steps"] > 0 and row["sealed_us_per_step"] > 0

@@ -151,8 +151,11 @@ class _Child:
     def __init__(self, load: tuple[Any, ...]):
         import multiprocessing.connection as mpc
 
-        if not sys.executable:
-            raise SealedAgentError("cannot seal an agent: sys.executable is unknown here")
+        if os.name != "posix" or not sys.executable:
+            raise SealedAgentError(
+                "sealed agents need a POSIX system and a known sys.executable (the agent's "
+                "process is a fresh interpreter handed its pipe)"
+            )
         parent, child = mpc.Pipe()
         try:
             self.proc = subprocess.Popen(
