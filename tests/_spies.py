@@ -46,7 +46,7 @@ def live_envs() -> int:
     """How many turn-budgeted envs are alive in this process (importing the env's module)."""
     from turnbudget.wrappers.turn_budget import TurnBudget
 
-    return sum(isinstance(o, TurnBudget) for o in gc.get_objects())
+    return sum(issubclass(type(o), TurnBudget) for o in gc.get_objects())
 
 
 class SnoopingAgent:

@@ -236,7 +236,7 @@ class _Child:
             isinstance(reply, list) and len(reply) == 3 and reply[0] == "error"
             and isinstance(reply[1], str) and isinstance(reply[2], str)
         ):  # fmt: skip
-            name, text = reply[1][:100], reply[2]
+            name, text = reply[1][:100], reply[2][:2000]
             raise SealedAgentError(f"{name}: {text}" if text else name)
         self.kill()
         raise SealedAgentError(f"the sealed agent's process sent a bad reply to {method}()")
