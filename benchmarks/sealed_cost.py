@@ -20,7 +20,7 @@ measures both, in the same run, on the local backend:
   turnbudget and the agent, then loading it), median over the rounds.
 
 Run:
-    python benchmarks/sealed_cost.py                     # defaults below: about a minute
+    python benchmarks/sealed_cost.py                     # defaults below: about 1.5 minutes
     python benchmarks/sealed_cost.py --tasks 4 --rounds 1   # quick look
 """
 
@@ -47,7 +47,7 @@ class Config:
     """comma-separated env ids, each measured on its own"""
     agent: str = "oracle:0.1"
     """agent spec (built in; sealed by seal(make_agent(spec)))"""
-    tasks: int = 40
+    tasks: int = 100
     """task seeds per env"""
     n: int = 4
     """episodes per task"""
