@@ -105,6 +105,12 @@ def test_a_sealed_agent_gives_the_same_records_on_a_pool(tmp_path):
     for name in RUN_FILES:  # (the same lines; a pool writes episodes in the order they end)
         lines = [sorted((tmp_path / run / name).read_text().splitlines()) for run in ("in", "pool")]
         assert lines[0] == lines[1]
+    # Each worker runs its own agent process (never the one this process started and forked).
+    with seal(SnoopingAgent()) as agent:
+        result = evaluate(MAZE, agent, workers=2, backend="pool", **grid)
+        mine = agent._child.proc.pid
+    pids = {step["agent"]["pid"] for step in result.steps}
+    assert len(pids) == 2 and not pids & {mine, os.getpid()}
 
 
 def test_a_sealed_team_gives_the_same_results():
@@ -160,6 +166,8 @@ def test_agents_that_cannot_be_sealed_say_why():
         seal("turnbudget.agents.baselines:Nope")
     with pytest.raises(ValueError, match="sealed already"):
         seal(seal("random"), concurrency=2)
+    with pytest.raises(ValueError, match="Expect `sealed` to be"):
+        evaluate(MAZE, OracleAgent(0.0), ks=[1], ts=[4], tasks=1, sealed="yes")
 
 
 def test_a_registered_name_cannot_be_sealed_by_spec(monkeypatch):

@@ -453,9 +453,10 @@ def seal(
 
 def driven_form(agent: Any, *, concurrency: int | None = None, sealed: bool = False) -> Any:
     """The form an engine drives ``agent`` in: `seal` when ``sealed``, else `in_flight`."""
+    from turnbudget._checks import check_bool
     from turnbudget.agents.base import in_flight
 
-    if sealed:
+    if check_bool(sealed, "sealed"):
         return seal(agent, concurrency=concurrency)
     return in_flight(agent, concurrency)
 
