@@ -62,7 +62,9 @@ def test_running_importing_a_report_breaks_the_eval_wings(tmp_path):
     """Inside eval, running never depends on reporting (evaluate returns results and writes
     records; reports are the caller's)."""
     module = _copy(tmp_path) / "eval" / "run" / "evaluate.py"
-    module.write_text(module.read_text() + "\nfrom turnbudget.eval.report import markdown  # noqa\n")
+    module.write_text(
+        module.read_text() + "\nfrom turnbudget.eval.report import markdown  # noqa\n"
+    )
     out = lint(tmp_path)
     assert out.returncode == 1
     assert "turnbudget.eval.run is not allowed to import turnbudget.eval.report" in out.stdout
@@ -71,8 +73,9 @@ def test_running_importing_a_report_breaks_the_eval_wings(tmp_path):
 def test_records_importing_a_wrapper_breaks_the_layers(tmp_path):
     """The record format sits below the wrappers that write it."""
     module = _copy(tmp_path) / "records" / "schema.py"
-    module.write_text(module.read_text() + "\nfrom turnbudget.wrappers import turn_budget  # noqa\n")
+    module.write_text(
+        module.read_text() + "\nfrom turnbudget.wrappers import turn_budget  # noqa\n"
+    )
     out = lint(tmp_path)
     assert out.returncode == 1
     assert "turnbudget.records is not allowed to import turnbudget.wrappers" in out.stdout
-

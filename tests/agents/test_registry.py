@@ -146,3 +146,128 @@ def test_turnbudget_eval_runs_a_third_party_agent(tmp_path):
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert bare.returncode == 2 and "Unknown agent 'myagent'" in bare.stderr
+
+
+USER_MODULE = '''
+"""A user's agents, named by MODULE:ATTR or PATH.py:ATTR."""
+import os
+
+
+class Plain:
+    def reset(self, seed):
+        pass
+
+    def act(self, observation, info):
+        return "look"
+
+    def step_note(self):
+        return {"pid": os.getpid()}
+
+
+class Repeat:
+    def __init__(self, command="look"):
+        self.command = command
+
+    def reset(self, seed):
+        pass
+
+    def act(self, observation, info):
+        return self.command
+
+
+class Spec(Repeat):
+    @classmethod
+    def from_spec(cls, arg=""):
+        return cls(arg.upper() or "LOOK")
+
+
+def make(arg):
+    return Repeat(arg or "wait")
+
+
+def make_plain():
+    return Plain()
+
+
+class Holder:
+    class Inner(Plain):
+        pass
+
+
+INSTANCE = Plain()
+NUMBER = 3
+
+
+def make_nothing_agentlike():
+    return object()
+'''
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    path = tmp_path / "my_user_agents.py"
+    path.write_text(USER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield path
+    sys.modules.pop("my_user_agents", None)
+
+
+def test_module_attr_specs_build_classes_and_factories(user_module, monkeypatch):
+    """``MODULE:ATTR[:ARGS]``: a class (from ``from_spec`` when it has one, else its
+    constructor, with ARGS or without), a factory (with ARGS when it takes one), nested."""
+    from_module = {
+        "my_user_agents:Plain": ("Plain", None),
+        "my_user_agents:Repeat": ("Repeat", "look"),
+        "my_user_agents:Repeat:north": ("Repeat", "north"),
+        "my_user_agents:Spec:east": ("Spec", "EAST"),
+        "my_user_agents:Spec": ("Spec", "LOOK"),
+        "my_user_agents:make": ("Repeat", "wait"),
+        "my_user_agents:make:west": ("Repeat", "west"),
+        "my_user_agents:make_plain": ("Plain", None),
+        "my_user_agents:Holder.Inner": ("Inner", None),
+        "turnbudget.agents.baselines:OracleAgent:0.5": ("OracleAgent", None),
+    }
+    for spec, (kind, command) in from_module.items():
+        agent = make_agent(spec)
+        assert type(agent).__name__ == kind, spec
+        assert getattr(agent, "command", None) == command, spec
+    # A file, by relative or absolute path: loaded once, as a module of its own.
+    monkeypatch.chdir(user_module.parent)
+    relative = make_agent("my_user_agents.py:Repeat:up")
+    absolute = make_agent(f"{user_module}:Repeat:down")
+    assert (relative.command, absolute.command) == ("up", "down")
+    assert type(relative) is type(absolute) and type(relative).__module__ != "my_user_agents"
+
+
+def test_module_attr_specs_fail_clearly(user_module, tmp_path):
+    (tmp_path / "broken_user_agents.py").write_text("import not_a_real_dependency_xyz\n")
+    bad = {
+        "no_such_module_xyz:Agent": (ValueError, r"Unknown agent 'no_such_module_xyz'.*PATH\.py"),
+        "my_user_agents.sub:Agent": (ValueError, r"Unknown agent 'my_user_agents\.sub'"),
+        "broken_user_agents:Agent": (ImportError, "not_a_real_dependency_xyz"),
+        "my_user_agents:Nope": (ValueError, r"'my_user_agents' has no attribute 'Nope'"),
+        "my_user_agents:NUMBER": (ValueError, r"agent class or a factory function, got int"),
+        "my_user_agents:INSTANCE": (ValueError, r"is an agent object; expect its class"),
+        "my_user_agents:Plain:x": (ValueError, r"Plain takes no arguments, got 'x'"),
+        "my_user_agents:make_nothing_agentlike": (ValueError, r"built object, which is not an"),
+        "missing_file.py:Agent": (ValueError, r"there is no file"),
+        "smart:0.1": (ValueError, r"Unknown agent 'smart'; expect one of"),
+    }
+    for spec, (error, message) in bad.items():
+        with pytest.raises(error, match=message):
+            make_agent(spec)
+    with pytest.raises(ValueError, match=r"takes no option\(s\) \['base_url'\]"):
+        make_agent("my_user_agents:Plain", base_url="http://x")
+
+
+def test_spec_source_says_where_the_code_comes_from(tmp_path, monkeypatch):
+    register_agent("mine-xyz", lambda arg: RandomAgent())
+    monkeypatch.syspath_prepend(str(install_distribution(tmp_path)))
+    sources = {
+        "random": "builtin", "Oracle:0.1": "builtin", "mine-xyz": "registered",
+        "myagent:north": "entry_point", "pkg.mod:Agent": "module", "mod:Agent:3": "module",
+        "dir/agents.py:make": "file", "smart": "unknown", "smart:0.1": "unknown",
+    }  # fmt: skip
+    assert {spec: registry.spec_source(spec) for spec in sources} == sources
+    register_agent("random", lambda arg: OracleAgent(0.0), overwrite=True)
+    assert registry.spec_source("random") == "registered"  # (no longer turnbudget's own)

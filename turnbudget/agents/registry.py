@@ -21,6 +21,20 @@ A factory is called with the argument string (``""`` when the spec has none)
 and returns an `Agent` or a `BatchAgent`; it raises ``ValueError`` for an
 argument it cannot parse.
 
+A spec whose name is none of those may name the code itself (`spec_source`
+tells which kind a spec is):
+
+- ``MODULE:ATTR[:ARGS]``: ``ATTR`` (dotted for a nested one) of an importable
+  module, e.g. ``mypackage.agents:MyAgent``;
+- ``PATH.py:ATTR[:ARGS]``: ``ATTR`` of a Python file, e.g. ``agents/mine.py:make``
+  (loaded as a module named after the file's absolute path).
+
+``ATTR`` is an agent class or a factory function. A class with a ``from_spec``
+classmethod (as the built-ins have) is built by ``from_spec(ARGS)``; any other
+class or function is called with ARGS as its one argument when it takes an
+argument or ARGS were given, else with none (``MyAgent()``). What it builds must
+be an agent (``reset``/``act``, ``act_batch`` or ``act_async``).
+
 Example:
     >>> make_agent("oracle:0.1")
     OracleAgent(epsilon=0.1)
@@ -29,7 +43,11 @@ Example:
 from __future__ import annotations
 
 import importlib.metadata
+import re
+import sys
+import zlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from turnbudget._checks import load_object
@@ -37,10 +55,12 @@ from turnbudget._checks import load_object
 __all__ = [
     "BUILTIN_AGENTS",
     "ENTRY_POINT_GROUP",
+    "SPEC_SOURCES",
     "AgentFactory",
     "list_agents",
     "make_agent",
     "register_agent",
+    "spec_source",
 ]
 
 #: A factory builds an agent from the text after the spec's first colon.
@@ -64,6 +84,12 @@ BUILTIN_AGENTS: dict[str, str] = {
 _EXTRAS = {"policy": "rl", "llm": "llm"}
 
 _REGISTRY: dict[str, AgentFactory | str] = dict(BUILTIN_AGENTS)
+
+#: What `spec_source` may answer: where the code of a spec's agent comes from.
+SPEC_SOURCES = ("builtin", "registered", "entry_point", "module", "file", "unknown")
+
+# ``MODULE:ATTR``: a dotted module path and a (dotted) attribute, both Python identifiers.
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
 def _check_name(name: Any) -> str:
@@ -103,7 +129,10 @@ def _resolve(name: str) -> AgentFactory:
     if factory is None:
         entry_point = _entry_points().get(name)
         if entry_point is None:
-            raise ValueError(f"Unknown agent {name!r}; expect one of {list_agents()}")
+            raise ValueError(
+                f"Unknown agent {name!r}; expect one of {list_agents()}, or MODULE:ATTR or "
+                "PATH.py:ATTR naming an agent class or factory"
+            )
         try:
             return entry_point.load()
         except ImportError as err:
@@ -126,34 +155,182 @@ def _resolve(name: str) -> AgentFactory:
         raise ImportError(f"Agent {name!r} needs a missing dependency{hint}: {err}") from err
 
 
+def spec_source(spec: str) -> str:
+    """Where the code of the agent ``spec`` names comes from (one of `SPEC_SOURCES`).
+
+    ``"builtin"``: shipped with turnbudget (`BUILTIN_AGENTS`); ``"registered"``:
+    `register_agent` in this process; ``"entry_point"``: an installed
+    distribution; ``"module"`` / ``"file"``: a ``MODULE:ATTR`` / ``PATH.py:ATTR``
+    spec (see the module doc); ``"unknown"``: none of those. Nothing is imported.
+
+    Example:
+        >>> [spec_source(s) for s in ("oracle:0.1", "mypackage.agents:MyAgent", "bots/a.py:A")]
+        ['builtin', 'module', 'file']
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"Expect an agent spec string NAME[:ARGS], got {spec!r}")
+    name, _, rest = spec.strip().partition(":")
+    key = name.strip().lower()
+    if key in _REGISTRY:
+        builtin = BUILTIN_AGENTS.get(key)
+        return "builtin" if builtin is not None and _REGISTRY[key] == builtin else "registered"
+    if key and key in _entry_points():
+        return "entry_point"
+    attr = rest.partition(":")[0].strip()
+    if name.strip().endswith(".py") and _DOTTED.fullmatch(attr):
+        return "file"
+    if _DOTTED.fullmatch(name.strip()) and _DOTTED.fullmatch(attr):
+        return "module"
+    return "unknown"
+
+
 def make_agent(spec: str, **options: Any) -> Any:
-    """Build the agent that ``spec`` (``NAME[:ARGS]``) names.
+    """Build the agent that ``spec`` (``NAME[:ARGS]``, ``MODULE:ATTR[:ARGS]`` or
+    ``PATH.py:ATTR[:ARGS]``: see the module doc) names.
 
     ``options`` are keyword arguments for factories that take them (``llm``:
     ``base_url``, ``api_key_env``, ``concurrency``, ...); None values are
     dropped, and options a factory does not take raise ``ValueError``.
 
     Raises:
-        ValueError: an unknown name, or arguments the factory rejects.
+        ValueError: an unknown name or module, a missing attribute, arguments
+            the factory rejects, or something built that is not an agent.
         ImportError: the agent's module or a dependency of it is missing.
 
     Example:
         >>> make_agent("random")
         RandomAgent()
+        >>> make_agent("turnbudget.agents.baselines:OracleAgent:0.25")
+        OracleAgent(epsilon=0.25)
     """
     if not isinstance(spec, str):
         raise ValueError(f"Expect an agent spec string NAME[:ARGS], got {spec!r}")
     name, _, arg = spec.strip().partition(":")
-    factory = _resolve(_check_name(name))
+    key = _check_name(name)
     options = {k: v for k, v in options.items() if v is not None}
-    if options:
-        _check_options(name, factory, options)
-        agent = factory(arg, **options)
+    source = spec_source(spec)
+    if source in ("module", "file"):
+        attr, _, arg = arg.partition(":")
+        factory = _load_code(name.strip(), attr.strip(), spec.strip(), source)
+        if options:
+            _check_options(spec.strip(), factory, options)
+        agent = _call_factory(factory, arg, options, spec.strip())
     else:
-        agent = factory(arg)
+        factory = _resolve(key)
+        if options:
+            _check_options(name, factory, options)
+            agent = factory(arg, **options)
+        else:
+            agent = factory(arg)
     if agent is None:
         raise ValueError(f"The factory of agent {name!r} returned None for {spec!r}")
+    if not _is_agent(agent):
+        raise ValueError(
+            f"Agent spec {spec!r} built {type(agent).__name__}, which is not an agent: expect "
+            "reset(seed) and act(observation, info), act_batch(...) (a BatchAgent) or "
+            "act_async(...) (an AsyncAgent)"
+        )
     return agent
+
+
+def _is_agent(obj: Any) -> bool:
+    """Whether ``obj`` speaks one of the agent protocols (`turnbudget.agents.base`)."""
+    if isinstance(obj, type):
+        return False
+    plain = callable(getattr(obj, "act", None)) and callable(getattr(obj, "reset", None))
+    return (
+        plain
+        or callable(getattr(obj, "act_batch", None))
+        or callable(getattr(obj, "act_async", None))
+    )
+
+
+def _load_code(location: str, attr: str, spec: str, source: str) -> Callable[..., Any]:
+    """The class or factory ``attr`` of the module (or Python file) ``location``."""
+    if source == "file":
+        module = _load_file(location, spec)
+    else:
+        try:
+            module = importlib.import_module(location)
+        except ModuleNotFoundError as err:
+            if err.name is not None and (location + ".").startswith(err.name + "."):
+                raise ValueError(
+                    f"Unknown agent {location!r}: not a registered name ({list_agents()}) "
+                    f"nor a module that can be imported for {spec!r} ({err}; put its folder on "
+                    "PYTHONPATH, or name its file: PATH.py:ATTR)"
+                ) from err
+            raise ImportError(f"Cannot import {location!r} for agent {spec!r}: {err}") from err
+        except ImportError as err:
+            raise ImportError(f"Cannot import {location!r} for agent {spec!r}: {err}") from err
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ValueError(
+                f"Module {location!r} has no attribute {attr!r} (agent spec {spec!r})"
+            ) from None
+    if _is_agent(obj):
+        raise ValueError(
+            f"{location}:{attr} is an agent object; expect its class or a function that builds "
+            f"one (agent spec {spec!r}), so each run gets a fresh agent"
+        )
+    if not callable(obj):
+        raise ValueError(
+            f"Expect {location}:{attr} to be an agent class or a factory function, got "
+            f"{type(obj).__name__} (agent spec {spec!r})"
+        )
+    if isinstance(obj, type) and callable(getattr(obj, "from_spec", None)):
+        return obj.from_spec
+    return obj
+
+
+def _load_file(location: str, spec: str) -> Any:
+    """The module a Python file defines, loaded once per path (a module named after it)."""
+    import importlib.util
+
+    path = Path(location).expanduser().resolve()
+    if not path.is_file():
+        raise ValueError(f"Cannot load agent {spec!r}: there is no file {str(path)!r}")
+    stem = re.sub(r"\W", "_", path.stem)
+    module_name = f"_turnbudget_agent_{stem}_{zlib.crc32(bytes(path)):08x}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    file_spec = importlib.util.spec_from_file_location(module_name, path)
+    if file_spec is None or file_spec.loader is None:
+        raise ValueError(f"Cannot load agent {spec!r}: {str(path)!r} is not a Python file")
+    module = importlib.util.module_from_spec(file_spec)
+    sys.modules[module_name] = module  # (so its classes pickle, and dataclasses find it)
+    try:
+        file_spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
+    return module
+
+
+def _call_factory(factory: Callable[..., Any], arg: str, options: dict[str, Any], spec: str) -> Any:
+    """``factory(arg, **options)`` when it takes a positional argument it needs or ``arg`` is
+    given, else ``factory(**options)``; arguments it cannot take raise ``ValueError``."""
+    import inspect
+
+    args: tuple[str, ...] = (arg,)
+    try:
+        params = list(inspect.signature(factory).parameters.values())
+    except (TypeError, ValueError):  # no signature to read: the argument string, as registered
+        params = None
+    if params is not None:
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        required = any(p.default is p.empty for p in positional)
+        takes_one = bool(positional) or any(p.kind is p.VAR_POSITIONAL for p in params)
+        if not arg and not required:
+            args = ()
+        elif not takes_one:
+            raise ValueError(
+                f"Agent spec {spec!r}: {getattr(factory, '__qualname__', factory)} takes no "
+                f"arguments, got {arg!r}"
+            )
+    return factory(*args, **options)
 
 
 def _check_options(name: str, factory: AgentFactory, options: dict[str, Any]) -> None:

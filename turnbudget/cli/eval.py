@@ -9,11 +9,24 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_arguments", "parse_ints", "parse_setting", "parse_tasks", "run"]
+__all__ = [
+    "SEALED_SOURCES",
+    "add_arguments",
+    "load_agent",
+    "parse_ints",
+    "parse_setting",
+    "parse_tasks",
+    "run",
+]
+
+#: Where an agent's code comes from (`turnbudget.agents.registry.spec_source`) when the
+#: command seals it by default: code that is not turnbudget's nor registered by the caller.
+SEALED_SOURCES = ("entry_point", "module", "file")
 
 logger = logging.getLogger(__name__)
 
@@ -122,8 +135,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--agent", default="random", metavar="NAME[:ARGS]",
         help="random | oracle[:EPSILON] | llm:MODEL | any name registered in "
-        "turnbudget.agents.registry or through a `turnbudget.agents` entry point (default: random)",
+        "turnbudget.agents.registry or through a `turnbudget.agents` entry point | "
+        "MODULE:ATTR[:ARGS] or PATH.py:ATTR[:ARGS] naming an agent class or factory "
+        "(default: random)",
     )  # fmt: skip
+    add_sealed_argument(parser)
     add_llm_arguments(parser)
     parser.add_argument(
         "--k", type=parse_ints, default=[1, 2, 4, 8], help="K values (default: 1,2,4,8)"
@@ -174,6 +190,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def add_sealed_argument(parser: argparse.ArgumentParser) -> None:
+    """``--sealed`` / ``--no-sealed``: the flag `turnbudget eval` and `turnbudget probe` share."""
+    parser.add_argument(
+        "--sealed", action=argparse.BooleanOptionalAction, default=None,
+        help="run the agent in a process of its own that sees only its view of each turn, "
+        "so it cannot reach the env, the oracle or a hidden budget (default: sealed for "
+        "MODULE:ATTR, PATH.py:ATTR and entry-point agents, in-process for built-in ones)",
+    )  # fmt: skip
+
+
+def load_agent(spec: str, options: dict[str, Any], sealed: bool | None) -> Any:
+    """The agent ``spec`` names, built in this process, or sealed (`seal`: built in its own
+    process only) when ``sealed`` says so; ``None``: sealed when its code comes from
+    outside turnbudget (`SEALED_SOURCES`)."""
+    from turnbudget.agents import make_agent
+    from turnbudget.agents.registry import spec_source
+    from turnbudget.eval.run.sealed import seal
+
+    if sealed is None:  # (sealing needs POSIX: elsewhere the default is in-process)
+        sealed = os.name == "posix" and spec_source(spec) in SEALED_SOURCES
+    return seal(spec, options=options) if sealed else make_agent(spec, **options)
+
+
+def close_sealed(agents: list[Any]) -> None:
+    """End the processes of the sealed agents among ``agents``."""
+    from turnbudget.eval.run.sealed import Sealed
+
+    for agent in agents:
+        if isinstance(agent, Sealed):
+            agent.close()
+
+
 def add_backend_arguments(parser: argparse.ArgumentParser, unit: str) -> None:
     """Where the work runs and what happens when a ``unit`` ("episode", "probe") fails:
     the flags `turnbudget eval` and `turnbudget probe` share."""
@@ -210,17 +258,17 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from turnbudget.agents import make_agent
     from turnbudget.eval import evaluate
     from turnbudget.eval.report import build_report, check_plotting
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
 
     envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
+    agent = None
     try:
         if not args.no_plots:
             check_plotting()
-        agent = make_agent(args.agent, **llm_options(args))
-        label = args.label or agent.name
+        agent = load_agent(args.agent, llm_options(args), args.sealed)
+        label = args.label or getattr(agent, "name", None) or type(agent).__name__
         out = args.out or Path("runs") / label
         result = evaluate(
             envs, agent, ks=args.k, ts=args.t, n=args.n, tasks=args.tasks, mode=args.mode,
@@ -244,6 +292,8 @@ def run(args: argparse.Namespace) -> int:
             raise
         print(f"turnbudget eval: error: {exc}", file=sys.stderr)
         return 1
+    finally:
+        close_sealed([agent])
     grid = result.grid()
     row = grid["mean"][grid["ks"].index(1)] if 1 in grid["ks"] else grid["mean"][0]
     print(

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from turnbudget.cli.eval import add_backend_arguments
+from turnbudget.cli.eval import add_backend_arguments, add_sealed_argument
 
 __all__ = ["add_arguments", "run"]
 
@@ -34,8 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--agent", action="append", default=None,
-        help="random | oracle[:EPSILON] | llm:MODEL (repeat for several agents; default: random)",
+        help="random | oracle[:EPSILON] | llm:MODEL | a name registered in "
+        "turnbudget.agents.registry or through an entry point | MODULE:ATTR[:ARGS] or "
+        "PATH.py:ATTR[:ARGS] (repeat for several agents; default: random)",
     )  # fmt: skip
+    add_sealed_argument(parser)
     add_llm_arguments(parser)
     parser.add_argument(
         "--tasks", type=parse_tasks, default=20,
@@ -80,20 +83,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from turnbudget.agents import make_agent
-    from turnbudget.cli.eval import backend_options, llm_options
+    from turnbudget.cli.eval import backend_options, close_sealed, llm_options, load_agent
     from turnbudget.eval.probes.run import probe
     from turnbudget.eval.report import write_probe_report
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
 
     envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
+    agents: list = []
     try:
         options = llm_options(args)
-        agents = [
-            make_agent(spec, **(options if spec.strip().lower().startswith("llm") else {}))
-            for spec in (args.agent or ["random"])
-        ]
-        label = args.label or "+".join(a.name for a in agents)
+        for spec in args.agent or ["random"]:
+            llm = spec.strip().lower().startswith("llm")
+            agents.append(load_agent(spec, options if llm else {}, args.sealed))
+        label = args.label or "+".join(getattr(a, "name", None) or type(a).__name__ for a in agents)
         out = args.out or Path("runs") / f"probe-{label}"
         result = probe(
             envs, agents, tasks=args.tasks, prefixes=args.prefixes,
@@ -111,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
     except (ConnectionError, WorkersUnavailable) as exc:  # an LLM server, Ray or workers down
         print(f"turnbudget probe: error: {exc}", file=sys.stderr)
         return 1
+    finally:
+        close_sealed(agents)
 
     def interval(s: dict) -> str:  # None when the chance rate is 1 (every answer optimal)
         return "–" if s["mean"] is None else f"{s['mean']:.2f} [{s['low']:.2f}, {s['high']:.2f}]"

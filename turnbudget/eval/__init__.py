@@ -4,8 +4,8 @@
   centre (the unbiased Pass@(K,T) estimator and its bootstrap; grids and the
   single-step / recovery analysis from episode records);
 - `turnbudget.eval.run`: running: the plan, the one episode driver, the
-  backends (local, pool, Ray), locks, what agents see; `evaluate` and
-  `evaluate_team` are its front doors;
+  backends (local, pool, Ray), locks, what agents see, sealed agents (`seal`);
+  `evaluate` and `evaluate_team` are its front doors;
 - `turnbudget.eval.probes`: teacher-forced probes (plan, run, summary): `probe`;
 - `turnbudget.eval.report`: summaries, Markdown and plots, built by the caller.
 
@@ -31,6 +31,7 @@ __all__ = [
     "EvalResult",
     "GridEstimate",
     "ProbeResult",
+    "SealedAgentError",
     "TeamEvalResult",
     "baseline_teams",
     "bootstrap_seeds_tasks",
@@ -42,6 +43,7 @@ __all__ = [
     "pass_at_k",
     "pass_at_kt",
     "probe",
+    "seal",
     "team_step_probe",
 ]
 
@@ -58,6 +60,8 @@ _LAZY = {
     "ProbeResult": "turnbudget.eval.probes.run",
     "team_step_probe": "turnbudget.eval.probes.team",
     "build_report": "turnbudget.eval.report",
+    "seal": "turnbudget.eval.run.sealed",
+    "SealedAgentError": "turnbudget.eval.run.sealed",
 }
 
 

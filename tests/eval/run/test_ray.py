@@ -108,7 +108,7 @@ def test_ray_gives_the_local_records_for_any_worker_count(tmp_path, module_ray):
     )
     assert ray.is_initialized()  # a caller's instance is left running
     assert local.n_run == 3 * 2 * 3
-    for name, result in (("local", local), ("ray1", own), ("ray2", two)):
+    for _name, result in (("local", local), ("ray1", own), ("ray2", two)):
         write_run_summary(result.out, result.summary)  # the report is the caller's
     for name, result in (("ray1", own), ("ray2", two)):
         assert result.summary == local.summary, name
@@ -139,6 +139,19 @@ def test_ray_gives_the_local_records_for_team_runs_and_probes(tmp_path, shared_r
     assert (tmp_path / "pr" / "probes.jsonl").read_bytes() == (
         tmp_path / "pl" / "probes.jsonl"
     ).read_bytes()
+
+
+def test_a_sealed_agent_on_ray_gives_the_local_records(tmp_path, shared_ray):
+    """The proxy travels to each actor without its process and starts one there."""
+    kwargs = dict(ks=[1, 2], ts=[6, 12], n=2, tasks=3, errors=0.1, n_bootstrap=0)
+    local = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), out=tmp_path / "local", **kwargs)
+    remote = evaluate(
+        [MAZE, KEYQUEST], OracleAgent(0.3), out=tmp_path / "ray", backend="ray", workers=2,
+        sealed=True, **kwargs,
+    )  # fmt: skip
+    assert remote.episodes == local.episodes
+    for name in (EPISODES_FILE, STEPS_FILE):
+        assert lines(tmp_path / "ray", name) == lines(tmp_path / "local", name)
 
 
 def test_the_agent_is_shipped_once_per_worker(tmp_path, shared_ray):

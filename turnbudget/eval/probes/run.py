@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget.agents.base import agent_flags, in_flight
+from turnbudget.agents.base import agent_flags
 from turnbudget.eval.probes.plan import PROBE_KINDS, ProbeConfig, ProbeSpec, TaskStarts, plan_probes
 from turnbudget.eval.probes.summary import summarize_probes, write_probe_summary
 from turnbudget.eval.run.agent_view import agent_info
@@ -67,6 +67,7 @@ from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.driver import Act, AgentSet, Observe, Player, Program
 from turnbudget.eval.run.jobs import run_jobs
 from turnbudget.eval.run.plan import _agent_repr, check_retries, derive_seed, task_seeds
+from turnbudget.eval.run.sealed import driven_form
 from turnbudget.records import cap_text, write_jsonl
 
 __all__ = [
@@ -274,6 +275,7 @@ def probe(
     timeout: float | None = None,
     retries: int = 2,
     concurrency: int | None = None,
+    sealed: bool = False,
 ) -> ProbeResult:
     """Run teacher-forced probes for ``agent`` and for the random baseline (see the module doc).
 
@@ -313,6 +315,11 @@ def probe(
         concurrency: probes in flight for an async agent (an LLM agent such as
             `ChatAgent`, driven through `AsyncBatch`; default: the agent's own
             ``concurrency``); 1 drives it one blocking call at a time.
+        sealed: run each probed agent in a process of its own that receives only
+            its view of each turn (`turnbudget.eval.run.sealed.seal`), so it
+            cannot reach the env or its oracle (the random baseline, built in,
+            runs in-process). Results do not depend on it for an agent that plays
+            by the rules.
 
     Example:
         >>> from turnbudget.agents import OracleAgent
@@ -335,12 +342,13 @@ def probe(
         raise ValueError(f"No probe could be planned for {list(config.envs)}: no task is solvable")
     runs = _runs(config, agent, repeats, baseline_repeats)
     # an async (LLM) agent: many probes in flight; the baseline is driven as it is
-    driven = [
-        (label, in_flight(who, concurrency) if role == "agent" else who, role, reps)
-        for label, who, role, reps in runs
-    ]
+    driven: list[tuple[str, Any, str, int]] = []
     done: dict[int, tuple[ProbeJob, dict[str, Any]]] = {}
     try:
+        for label, who, role, reps in runs:
+            if role == "agent":
+                who = driven_form(who, concurrency=concurrency, sealed=sealed)
+            driven.append((label, who, role, reps))
         jobs = _jobs(driven, specs, config)
         run_jobs(
             backend, AgentSet(tuple(r[1] for r in driven)), config, jobs, kind=ProbeEpisodes,
@@ -349,7 +357,7 @@ def probe(
             sink=lambda outcomes: done.update((job.index, (job, r)) for job, r in outcomes),
         )  # fmt: skip
     finally:
-        for (_, who, _, _), (_, wrapper, _, _) in zip(runs, driven, strict=True):
+        for (_, who, _, _), (_, wrapper, _, _) in zip(runs, driven, strict=False):
             if wrapper is not who:
                 wrapper.close()
     outcomes = [done[j.index] for j in jobs]

@@ -27,7 +27,10 @@ the program; the driver owns everything else once:
   (``discard``). When a batch call fails, every job it served is replayed on
   its own, so only a job that fails again fails;
 - timeouts (`alarm`): per episode, or per batch turn until the earliest
-  deadline of the episodes in flight.
+  deadline of the episodes in flight. An agent's optional ``ready()`` (a
+  sealed agent's: it starts the agent's process) runs when the driver is
+  built and before each episode or turn, outside the clock, so starting a
+  process never counts as an episode's time.
 
 Backends build one driver per worker (``Driver(agents, config, serialize,
 kind=...)``, the runner hook of `turnbudget.eval.run.backends`) and call
@@ -235,6 +238,14 @@ class Driver:
         batch = [a for a in self.agents if _is_batch(a)]
         self.width = max((max(1, int(a.max_batch_size)) for a in batch), default=1)
         self.batch = bool(batch)
+        self._ready()
+
+    def _ready(self) -> None:
+        """Call the agents' optional ``ready()`` (a sealed agent starts its process)."""
+        for agent in self.agents:
+            ready = getattr(agent, "ready", None)
+            if ready is not None:
+                ready()
 
     def run(self, jobs: Sequence[Any]) -> list[Any]:
         """Play ``jobs``; one outcome or `EpisodeFailure` per job, in the same order."""
@@ -257,6 +268,7 @@ class Driver:
 
     def _run_one(self, job: Any, timeout: float | None) -> Any:
         try:
+            self._ready()
             with alarm(timeout):  # (a timer firing as the episode ends counts as a timeout)
                 return self._play(job)
         except EPISODE_ERRORS as exc:  # (the agent's or env's: it ends this episode only)
@@ -307,6 +319,7 @@ class Driver:
                     ends.append(now + timeout)
                 seconds = min(ends) - now
             try:
+                self._ready()
                 with alarm(seconds, limit=timeout):
                     flight.turn()
             except EPISODE_ERRORS as exc:  # a batch call (or the clock) fails every job in flight

@@ -58,7 +58,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from turnbudget.agents.base import in_flight
 from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.episodes import EvaluationEpisodes, check_envs
 from turnbudget.eval.run.jobs import play_planned
@@ -72,6 +71,7 @@ from turnbudget.eval.run.plan import (
     read_config,
     record_plan,
 )
+from turnbudget.eval.run.sealed import driven_form
 from turnbudget.records import (
     EPISODES_FILE,
     RUN_FILE,
@@ -139,6 +139,7 @@ def evaluate(
     n_bootstrap: int = 1000,
     concurrency: int | None = None,
     error_draws: str = "per_repeat",
+    sealed: bool = False,
 ) -> EvalResult:
     """Evaluate ``agent`` and return Pass@(K,T) grids with the analysis.
 
@@ -181,6 +182,12 @@ def evaluate(
             (task seed, repeat, turn), so the n attempts at a task are
             independent while two agents on the same (task, repeat) face the
             same draws; ``"shared"``: every repeat of a task faces one schedule.
+        sealed: run the agent in a process of its own that receives only its view
+            of each turn (`turnbudget.eval.run.sealed.seal`), so it cannot reach
+            the env, the oracle or a hidden budget; a process per worker, a few
+            tens of microseconds per turn. Results do not depend on it (for an
+            agent that plays by the rules). An agent sealed already (`seal`) is
+            sealed whatever this says.
     """
     from turnbudget.eval.analysis import summarize_run
 
@@ -202,7 +209,7 @@ def evaluate(
     retries = check_retries(retries)
     backend = resolve_backend(backend, workers, backend_options, timeout)
     check_envs(config)
-    given, agent = agent, in_flight(agent, concurrency)
+    given, agent = agent, driven_form(agent, concurrency=concurrency, sealed=sealed)
     try:
         played = play_planned(
             backend, agent, config, plan_episodes(config), kind=EvaluationEpisodes,
@@ -211,7 +218,7 @@ def evaluate(
             desc=config.label,
         )  # fmt: skip
     finally:
-        if agent is not given:  # the AsyncBatch made here: close its loop and clients
+        if agent is not given:  # the AsyncBatch or sealed proxy made here: close it
             agent.close()
     summary = summarize_run(config, played.episodes, n_bootstrap=n_bootstrap)
     return EvalResult(

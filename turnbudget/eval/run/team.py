@@ -54,7 +54,6 @@ from pathlib import Path
 from typing import Any
 
 from turnbudget.agents import make_agent
-from turnbudget.agents.base import in_flight
 from turnbudget.agents.house import HOUSE_KEY, HouseAgent
 from turnbudget.eval.analysis import summarize_run
 from turnbudget.eval.estimator import GridEstimate
@@ -77,6 +76,7 @@ from turnbudget.eval.run.plan import (
     positive_ints,
     task_seeds,
 )
+from turnbudget.eval.run.sealed import driven_form
 from turnbudget.multiagent.stack import game_module, make_team
 from turnbudget.records import (
     RunPlan,
@@ -361,6 +361,7 @@ def evaluate_team(
     overwrite: bool = False,
     progress: bool = False,
     n_bootstrap: int = 1000,
+    sealed: bool = False,
 ) -> TeamEvalResult:
     """Evaluate a team (one agent per role) and return its Pass@(K,T) grid.
 
@@ -398,6 +399,10 @@ def evaluate_team(
         overwrite: discard a previous run in ``out`` instead of resuming it.
         progress: show a progress bar.
         n_bootstrap: bootstrap resamples for the confidence interval.
+        sealed: run each role's agent in a process of its own that receives only
+            its view of each round (`turnbudget.eval.run.sealed.seal`), so it
+            cannot reach the game or its oracle. Results do not depend on it for
+            agents that play by the rules.
 
     Example:
         >>> result = evaluate_team("vault_v0", {"operator": "oracle", "runner": "oracle"},
@@ -413,8 +418,9 @@ def evaluate_team(
     retries = check_retries(retries)
     backend = resolve_backend(backend, workers, backend_options, timeout)
     _build(config, None).close()  # a bad setting fails before any episode
-    driven = [in_flight(a) for a in team]  # an async (LLM) agent: episodes in flight
+    driven: list[Any] = []  # an async (LLM) agent: episodes in flight
     try:
+        driven.extend(driven_form(a, sealed=sealed) for a in team)
         played = play_planned(
             backend, AgentSet(tuple(driven)), config, plan_team_episodes(config),
             kind=TeamEpisodes, plan=team_plan(config), out=out, overwrite=overwrite,
@@ -422,7 +428,7 @@ def evaluate_team(
             desc=f"{config.label} team",
         )  # fmt: skip
     finally:
-        for given, wrapper in zip(team, driven, strict=True):
+        for given, wrapper in zip(team, driven, strict=False):
             if wrapper is not given:
                 wrapper.close()
     summary = summarize_run(config, played.episodes, n_bootstrap=n_bootstrap)

@@ -1,0 +1,117 @@
+"""``--agent MODULE:ATTR`` and ``--agent PATH.py:ATTR`` in ``turnbudget eval`` and ``probe``:
+a user's agent class or factory, sealed by default (``--no-sealed`` keeps it in-process);
+a spec that names nothing usable is one line with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+from turnbudget.cli import main
+
+MAZE = "turnbudget/Maze-Easy-v0"
+EVAL = ["eval", "--env", MAZE, "--k", "1", "--t", "4", "--tasks", "2", "--quiet", "--no-plots"]
+PROBE = ["probe", "--env", MAZE, "--tasks", "1", "--baseline-repeats", "1", "--quiet"]
+
+AGENTS = '''
+import os
+
+
+class PidAgent:
+    """Looks every turn and notes the process it runs in."""
+
+    name = "pid-agent"
+
+    def __init__(self, command="look"):
+        self.command = command
+
+    def __repr__(self):
+        return f"PidAgent({self.command!r})"
+
+    def reset(self, seed):
+        pass
+
+    def act(self, observation, info):
+        return self.command
+
+    def step_note(self):
+        return {"pid": os.getpid()}
+
+
+def make(arg):
+    return PidAgent(arg or "wait")
+'''
+
+
+@pytest.fixture
+def agents_file(tmp_path, monkeypatch):
+    path = tmp_path / "cli_user_agents.py"
+    path.write_text(AGENTS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield path
+    sys.modules.pop("cli_user_agents", None)
+
+
+def _pids(out) -> set[int]:
+    steps = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
+    return {s["agent"]["pid"] for s in steps}
+
+
+def test_eval_runs_a_module_attr_agent_sealed_by_default(tmp_path, agents_file, capsys):
+    out = tmp_path / "sealed"
+    assert main([*EVAL, "--agent", "cli_user_agents:PidAgent:north", "--out", str(out)]) == 0
+    assert "pid-agent: 2 episodes" in capsys.readouterr().out
+    config = json.loads((out / "run.json").read_text())
+    assert config["agent"] == "PidAgent('north')" and config["label"] == "pid-agent"
+    assert os.getpid() not in _pids(out)  # it played in a process of its own
+    # In-process on request: the same records but for the pid the agent noted.
+    here = tmp_path / "here"
+    args = [*EVAL, "--agent", "cli_user_agents:PidAgent:north", "--out", str(here)]
+    assert main([*args, "--no-sealed"]) == 0
+    assert _pids(here) == {os.getpid()}
+    assert (here / "run.json").read_text() == (out / "run.json").read_text()
+
+
+def test_eval_and_probe_run_an_agent_from_a_file(tmp_path, agents_file, capsys):
+    out = tmp_path / "run"
+    assert main([*EVAL, "--agent", f"{agents_file}:make", "--out", str(out)]) == 0
+    config = json.loads((out / "run.json").read_text())
+    assert config["agent"] == "PidAgent('wait')"
+    assert os.getpid() not in _pids(out)
+    probes = tmp_path / "probes"
+    assert main([*PROBE, "--agent", f"{agents_file}:PidAgent", "--out", str(probes)]) == 0
+    assert "pid-agent: single_step_skill" in capsys.readouterr().out
+    records = [json.loads(x) for x in (probes / "probes.jsonl").read_text().splitlines()]
+    assert {r["agent"] for r in records} == {"pid-agent", "random"}
+
+
+def test_a_built_in_agent_runs_in_process_unless_sealed(tmp_path, capsys):
+    plain, sealed = tmp_path / "plain", tmp_path / "sealed"
+    assert main([*EVAL, "--agent", "oracle:0.2", "--out", str(plain)]) == 0
+    assert main([*EVAL, "--agent", "oracle:0.2", "--out", str(sealed), "--sealed"]) == 0
+    for name in ("run.json", "episodes.jsonl", "steps.jsonl"):
+        assert (plain / name).read_bytes() == (sealed / name).read_bytes()
+    assert main([*PROBE, "--agent", "oracle", "--sealed", "--out", str(tmp_path / "p")]) == 0
+
+
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        ("no_such_module_xyz:Agent", "Unknown agent 'no_such_module_xyz'"),
+        ("cli_user_agents:Nope", "'cli_user_agents' has no attribute 'Nope'"),
+        ("cli_user_agents:os", "Expect cli_user_agents:os to be an agent class or a factory"),
+        ("missing_agents.py:Agent", "there is no file"),
+    ],
+)
+@pytest.mark.parametrize("command", [EVAL, PROBE])
+@pytest.mark.parametrize("sealed", ["--sealed", "--no-sealed"])
+def test_a_spec_that_names_no_agent_is_one_line(
+    tmp_path, agents_file, capsys, spec, message, command, sealed
+):
+    assert main([*command, "--agent", spec, sealed, "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"turnbudget {command[0]}: error: ") and message in err
+    assert err.count("\n") == 1

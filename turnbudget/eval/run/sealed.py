@@ -1,0 +1,575 @@
+"""Sealed agents: an agent in a process of its own, that sees only its view of each turn.
+
+An agent run in the evaluator's process is an object beside the env: nothing
+but good manners keeps it from walking its caller's frames (``sys._getframe``,
+``inspect``) to the env and its oracle (``optimal_actions()``), reading a hidden
+budget there, or finding every live env with ``gc.get_objects()``. Such an
+agent scores Pass@1 = 1.0 with a hidden budget (the tests show it). `seal`
+runs the agent in a child process instead and gives the engine a proxy that
+speaks the same protocol (`turnbudget.agents.base`): ``reset`` / ``act`` /
+``step_note`` / ``observe`` for an `Agent`, ``reset_episode`` / ``act_batch`` /
+``step_notes`` / ``end_episode`` / ``observe_batch`` for a `BatchAgent`, an
+`AsyncAgent` driven in the child through `in_flight`. What crosses:
+
+- to the child: the agent (pickled), or a spec that only the child builds
+  (`turnbudget.agents.make_agent`: the agent's code then never runs in the
+  evaluator), the evaluator's ``sys.path``, and each call's arguments: the
+  observation and the filtered, copied ``info`` of `agent_view` (the budget
+  keys only when visible, the oracle's actions only for ``needs_oracle``);
+- back: JSON only (commands, step notes, the agent's profile, an error's type
+  name and message), at most `MAX_REPLY` bytes per reply. Nothing the agent
+  sends is unpickled, so nothing it sends can run code in the evaluator.
+
+The child is a fresh interpreter (``subprocess``, never ``fork``: a forked
+child holds a copy of the evaluator's memory, envs included, where ``gc``
+finds them), with only the pipe among the evaluator's file descriptors. It
+ends with its parent (`exit_with_parent`) and ignores Ctrl-C (the evaluator
+stops it). A proxy pickles without its child and starts one lazily in the
+process that calls it (a pool worker, a Ray actor); one inherited through a
+fork is left to its owner.
+
+Faults are the agent's, as in-process: an exception in the agent comes back as
+`SealedAgentError` ("RuntimeError: ..."), a child that dies mid-call (``os._exit``,
+a crash, a kill) as `SealedAgentError` naming its exit code, and a wait is
+interruptible, so the backend's timeout ends a hung agent (its child is killed).
+Each ends the episode it came from (an `EpisodeFailure`); the next call starts
+a fresh child. A well-behaved agent gives the same records, byte for byte, as
+in-process. What sealing does not do: it separates memory, not the machine.
+The child runs as the same user, so a hostile agent can still read files (a
+run directory), and read the evaluator's memory where the OS lets a process
+trace its parent (``/proc/PID/mem`` under ``kernel.yama.ptrace_scope = 0``);
+for code you must not trust at all, add an OS sandbox (a container) around
+the whole run.
+
+Example:
+    >>> from turnbudget.agents import OracleAgent
+    >>> with seal(OracleAgent(0.0)) as agent:
+    ...     agent.reset(0)
+    ...     agent.act("You are in a room.", {"oracle_actions": ["north"], "admissible_actions": ["north", "look"]})
+    'north'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import select
+import signal
+import subprocess
+import sys
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "MAX_REPLY",
+    "Sealed",
+    "SealedAgent",
+    "SealedAgentError",
+    "SealedBatchAgent",
+    "driven_form",
+    "seal",
+]
+
+#: The most bytes one reply of a sealed agent may hold (a longer one fails the call).
+MAX_REPLY = 16 * 1024**2
+
+#: Seconds a child may take to start and load its agent (an import that hangs fails then).
+START_SECONDS = 120.0
+#: Seconds `close` waits for the child to shut its agent down before killing it.
+CLOSE_SECONDS = 5.0
+
+# What the child runs: the package's folder first, so it can import this module before it
+# has the evaluator's sys.path (which the first message brings).
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[2]); "
+    "from turnbudget.eval.run.sealed import serve; serve(int(sys.argv[1]))"
+)
+_ROOT = str(Path(__file__).resolve().parents[3])  # the folder that holds `turnbudget`
+
+# The calls a child answers; anything else is refused.
+_METHODS = frozenset(
+    {"load", "reset", "act", "observe", "reset_episode", "act_batch", "end_episode",
+     "observe_batch", "close"}
+)  # fmt: skip
+
+
+class SealedAgentError(RuntimeError):
+    """A sealed agent's call failed: the agent raised (its type and message follow), its
+    process died, or it answered something that is not a reply."""
+
+
+@dataclass(frozen=True)
+class _Profile:
+    """What the engine reads of an agent without calling it, as its own process saw it."""
+
+    name: str
+    repr: str
+    needs_oracle: bool
+    budget_aware: bool
+    needs_house: bool
+    batch: bool  # the driven form is a BatchAgent (an AsyncAgent becomes one: `in_flight`)
+    max_batch_size: int
+    observes: bool  # it has the observe hook of its form
+
+    @classmethod
+    def from_reply(cls, value: Any) -> _Profile:
+        if not isinstance(value, dict) or set(value) != set(cls.__dataclass_fields__):
+            raise SealedAgentError(f"the sealed agent's process sent a bad profile: {value!r:.200}")
+        kinds = {"name": str, "repr": str, "max_batch_size": int}
+        for key, want in kinds.items():
+            if not isinstance(value[key], want) or isinstance(value[key], bool):
+                raise SealedAgentError(f"the sealed agent's profile has a bad {key!r}")
+        if not all(isinstance(value[k], bool) for k in set(value) - set(kinds)):
+            raise SealedAgentError("the sealed agent's profile has a flag that is not a bool")
+        return cls(**value)
+
+    def form(self) -> tuple[bool, int, bool]:
+        return self.batch, self.max_batch_size, self.observes
+
+
+# --------------------------------------------------------------------------- the parent
+
+
+def _reap(proc: subprocess.Popen, conn: Any, pidfd: int | None, owner: int) -> None:
+    """Kill and reap a child (in the process that started it only) and close its pipe."""
+    if os.getpid() == owner:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    conn.close()
+    if pidfd is not None:
+        os.close(pidfd)
+
+
+class _Child:
+    """One child process holding an agent, and the pipe to it (usable by its owner only)."""
+
+    def __init__(self, load: tuple[Any, ...]):
+        import multiprocessing.connection as mpc
+
+        if os.name != "posix" or not sys.executable:
+            raise SealedAgentError(
+                "sealed agents need a POSIX system and a known sys.executable (the agent's "
+                "process is a fresh interpreter handed its pipe)"
+            )
+        parent, child = mpc.Pipe()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _BOOT, str(child.fileno()), _ROOT],
+                pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        finally:
+            child.close()
+        self.conn = parent
+        self.owner = os.getpid()
+        self.pidfd: int | None = None
+        if hasattr(os, "pidfd_open"):  # (Linux): readable once the child has ended
+            try:
+                self.pidfd = os.pidfd_open(self.proc.pid)
+            except OSError:
+                self.pidfd = None
+        # One poll object for every call: a reply, or the child's end, wakes it.
+        self._poll = select.poll()
+        for fd in (parent.fileno(), self.pidfd):
+            if fd is not None:
+                self._poll.register(fd, select.POLLIN)
+        self._reaper = weakref.finalize(self, _reap, self.proc, self.conn, self.pidfd, self.owner)
+        try:
+            reply = self.call("load", list(sys.path), *load, wait=START_SECONDS)
+            self.profile = _Profile.from_reply(reply)
+        except BaseException:
+            self.kill()
+            raise
+
+    @property
+    def alive(self) -> bool:
+        return self._reaper.alive and os.getpid() == self.owner and self.proc.poll() is None
+
+    def kill(self) -> None:
+        self._reaper()
+
+    def call(self, method: str, *args: Any, wait: float | None = None) -> Any:
+        """Send one call and wait for its reply, at most ``wait`` seconds (None: as long as it
+        takes; the backend's timeout interrupts it). Any exception while waiting kills the
+        child: its state is unknown, and a fresh one starts on the next call."""
+        message = pickle.dumps((method, args), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            self.conn.send_bytes(message)
+            # (a signal's handler that raises, as a timeout's does, ends the wait)
+            ready = {fd for fd, _ in self._poll.poll(None if wait is None else wait * 1000)}
+            if not ready:
+                self.kill()
+                raise SealedAgentError(f"the sealed agent did not answer {method}() in {wait:g}s")
+            data = self.conn.recv_bytes(MAX_REPLY) if self.conn.fileno() in ready else None
+        except (EOFError, ConnectionError):  # its end of the pipe closed
+            data = None
+        except OSError:  # (a reply longer than MAX_REPLY)
+            self.kill()
+            raise SealedAgentError(
+                f"the sealed agent's reply to {method}() was over {MAX_REPLY:,} bytes"
+            ) from None
+        except BaseException:  # a timeout's signal, Ctrl-C: the call is abandoned
+            self.kill()
+            raise
+        if data is None:  # its end of the pipe closed: it is ending (or closed it itself)
+            try:
+                code: int | None = self.proc.wait(CLOSE_SECONDS)
+            except subprocess.TimeoutExpired:
+                code = None
+            self.kill()
+            how = (
+                "it closed its pipe" if code is None
+                else f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
+            )  # fmt: skip
+            raise SealedAgentError(f"the sealed agent's process ended during {method}() ({how})")
+        try:
+            reply = json.loads(data)
+        except (ValueError, RecursionError):
+            reply = None
+        if isinstance(reply, list) and len(reply) == 2 and reply[0] == "ok":
+            return reply[1]
+        if (
+            isinstance(reply, list) and len(reply) == 3 and reply[0] == "error"
+            and isinstance(reply[1], str) and isinstance(reply[2], str)
+        ):  # fmt: skip
+            name, text = reply[1][:100], reply[2][:2000]
+            raise SealedAgentError(f"{name}: {text}" if text else name)
+        self.kill()
+        raise SealedAgentError(f"the sealed agent's process sent a bad reply to {method}()")
+
+    def close(self) -> None:
+        """Ask the child to close its agent and end; kill it if it does not in time."""
+        if self.alive:
+            try:
+                self.conn.send_bytes(pickle.dumps(("close", ())))
+                self.conn.poll(CLOSE_SECONDS)
+            except OSError:
+                pass
+        self.kill()
+
+
+class Sealed:
+    """The base of both proxies (`SealedAgent`, `SealedBatchAgent`): the agent's load
+    message, its profile (``name``, ``needs_oracle``, ``budget_aware``, ``needs_house``
+    and ``repr`` as its own process saw them), and the child process."""
+
+    def __init__(self, load: tuple[Any, ...], child: _Child):
+        self._load = load
+        self._profile = child.profile
+        self._child: _Child | None = child
+        profile = child.profile
+        self.name = profile.name
+        self.needs_oracle = profile.needs_oracle
+        self.budget_aware = profile.budget_aware
+        self.needs_house = profile.needs_house
+
+    def __repr__(self) -> str:  # the agent's own: a run's configuration is the same sealed or not
+        return self._profile.repr
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_child": None}
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def ready(self) -> None:
+        """Start the agent's process here unless it runs already (the driver calls this
+        outside an episode's clock; any call does it too)."""
+        self._live()
+
+    def _call(self, method: str, *args: Any) -> Any:
+        return self._live().call(method, *args)
+
+    def _live(self) -> _Child:
+        child = self._child
+        if child is None or not child.alive:
+            if child is not None and child.owner == os.getpid():
+                child.kill()  # (reap a child that died between calls)
+            self._child = None  # (one inherited through a fork is its owner's)
+            child = _Child(self._load)
+            if child.profile.form() != self._profile.form():
+                child.kill()
+                raise SealedAgentError(
+                    f"the agent built in a new process differs from the one sealed "
+                    f"({child.profile.form()} != {self._profile.form()})"
+                )
+            self._child = child
+        return child
+
+    def close(self) -> None:
+        """End the child process (the agent's own ``close``, if `in_flight` made its batch
+        form, runs first); a later call starts a new one."""
+        if self._child is not None and self._child.owner == os.getpid():
+            self._child.close()
+        self._child = None
+
+
+class SealedAgent(Sealed):
+    """An `Agent` in its own process (see the module doc); made by `seal`."""
+
+    _note: Any = None
+
+    def reset(self, seed: int) -> None:
+        self._call("reset", seed)
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> Any:
+        reply = self._call("act", observation, info)
+        if not (isinstance(reply, list) and len(reply) == 2):
+            raise SealedAgentError("the sealed agent's process sent a bad reply to act()")
+        action, self._note = reply
+        return action
+
+    def step_note(self) -> Any:
+        """The agent's ``step_note()`` for its last command (it came back with the command)."""
+        note, self._note = self._note, None
+        return note
+
+    def observe(self, observation: str, info: Mapping[str, Any], executed: str) -> None:
+        if self._profile.observes:
+            self._call("observe", observation, info, executed)
+
+
+class SealedBatchAgent(Sealed):
+    """A `BatchAgent` (or an `AsyncAgent` in its `in_flight` form) in its own process; made by
+    `seal`."""
+
+    def __init__(self, load: tuple[Any, ...], child: _Child):
+        super().__init__(load, child)
+        self.max_batch_size = child.profile.max_batch_size
+        self._notes: dict[str, Any] = {}
+
+    def reset_episode(self, episode_id: str, seed: int) -> None:
+        self._call("reset_episode", episode_id, seed)
+
+    def act_batch(
+        self,
+        episode_ids: Sequence[str],
+        observations: Sequence[str],
+        infos: Sequence[Mapping[str, Any]],
+    ) -> list[Any]:
+        ids = list(episode_ids)
+        reply = self._call("act_batch", ids, list(observations), list(infos))
+        if not (isinstance(reply, list) and len(reply) == 2 and isinstance(reply[0], list)):
+            raise SealedAgentError("the sealed agent's process sent a bad reply to act_batch()")
+        actions, notes = reply
+        ok = isinstance(notes, list) and len(notes) == len(ids)
+        self._notes = dict(zip(ids, notes, strict=True)) if ok else {}
+        return actions
+
+    def step_notes(self, episode_ids: Sequence[str]) -> list[Any]:
+        """Each episode's step note for its last command (they came back with the commands)."""
+        return [self._notes.get(e) for e in episode_ids]
+
+    def end_episode(self, episode_id: str) -> None:
+        if self._child is not None and self._child.alive:  # (a lost child took it along)
+            self._call("end_episode", episode_id)
+
+    def observe_batch(
+        self,
+        episode_ids: Sequence[str],
+        observations: Sequence[str],
+        infos: Sequence[Mapping[str, Any]],
+        executed_actions: Sequence[str],
+    ) -> None:
+        if self._profile.observes:
+            self._call(
+                "observe_batch", list(episode_ids), list(observations), list(infos),
+                list(executed_actions),
+            )  # fmt: skip
+
+
+def seal(
+    agent: Any,
+    *,
+    concurrency: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> SealedAgent | SealedBatchAgent:
+    """Run ``agent`` in a process of its own; return the proxy an engine drives instead.
+
+    The child starts now (it reports the agent's name, flags and form) and is
+    used by this process; a copy of the proxy sent to a worker starts its own
+    there. Close the proxy (or use it as a context manager) to end the child;
+    one left open ends with its process.
+
+    Args:
+        agent: an `Agent`, `BatchAgent` or `AsyncAgent` (picklable: its class
+            importable by module, not defined in ``__main__``), or a spec of
+            `turnbudget.agents.make_agent` (``"mypackage.agents:MyAgent"``),
+            built in the child only, so none of its code runs here. A name
+            registered with `register_agent` in this process is unknown there.
+            A proxy is returned as it is.
+        concurrency: episodes in flight for an async agent (as `in_flight`,
+            which runs in the child).
+        options: keyword options for the spec's factory (``llm``: ``base_url``, ...).
+
+    Raises:
+        ValueError: the agent cannot be pickled, or not be built in the child (the
+            child's error follows).
+    """
+    if isinstance(agent, Sealed):
+        if concurrency is not None or options:
+            raise ValueError(
+                f"{agent!r} is sealed already: give `concurrency` and `options` when sealing it"
+            )
+        return agent
+    if isinstance(agent, str):
+        from turnbudget.agents.registry import spec_source
+
+        if spec_source(agent) == "registered":
+            raise ValueError(
+                f"Cannot seal {agent!r}: its name was registered with register_agent in this "
+                "process, and a sealed agent is built in a fresh one, which knows only the "
+                "built-in names, entry points and MODULE:ATTR or PATH.py:ATTR specs; seal the "
+                "agent object, or give its MODULE:ATTR"
+            )
+        load: tuple[Any, ...] = ("spec", (agent, dict(options or {})), concurrency)
+    else:
+        if options:
+            raise ValueError("Expect `options` only with an agent spec (a string)")
+        try:
+            payload = pickle.dumps(agent, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            raise ValueError(
+                f"Expect a picklable agent to seal (or a MODULE:ATTR spec), got {agent!r}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        load = ("object", payload, concurrency)
+    try:
+        child = _Child(load)
+    except SealedAgentError as exc:
+        hint = ""
+        if getattr(type(agent), "__module__", None) == "__main__":
+            hint = " (its class is defined in __main__: move it to a module the child can import)"
+        raise ValueError(f"Cannot start the sealed agent {agent!r:.200}: {exc}{hint}") from exc
+    return SealedBatchAgent(load, child) if child.profile.batch else SealedAgent(load, child)
+
+
+def driven_form(agent: Any, *, concurrency: int | None = None, sealed: bool = False) -> Any:
+    """The form an engine drives ``agent`` in: `seal` when ``sealed``, else `in_flight`."""
+    from turnbudget._checks import check_bool
+    from turnbudget.agents.base import in_flight
+
+    if check_bool(sealed, "sealed"):
+        return seal(agent, concurrency=concurrency)
+    return in_flight(agent, concurrency)
+
+
+# --------------------------------------------------------------------------- the child
+
+
+def _plain(value: Any) -> Any:
+    """JSON for the NumPy scalars an agent may put in a note (``np.float32(0.5)``)."""
+    item = getattr(value, "item", None)
+    if callable(item):
+        plain = item()
+        if isinstance(plain, (bool, int, float, str)):
+            return plain
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _error(exc: BaseException) -> list[str]:
+    if isinstance(exc, SystemExit):
+        return ["error", "SystemExit", f"sys.exit({exc.code!r}) was called during the episode"]
+    return ["error", type(exc).__name__, " ".join(str(exc).split())[:2000]]
+
+
+class _Host:
+    """The child's side: the agent, and one method per call of the protocol."""
+
+    def __init__(self) -> None:
+        self.agent: Any = None
+        self.driven: Any = None
+
+    def load(self, paths: list[str], kind: str, data: Any, concurrency: int | None) -> dict:
+        from turnbudget.agents.base import agent_flags, in_flight
+        from turnbudget.eval.run.plan import _agent_repr
+
+        sys.path[:] = paths
+        if kind == "spec":
+            from turnbudget.agents.registry import make_agent
+
+            spec, options = data
+            self.agent = make_agent(spec, **options)
+        else:
+            self.agent = pickle.loads(data)
+        self.driven = in_flight(self.agent, concurrency)
+        needs_oracle, budget_aware = agent_flags(self.agent)
+        batch = hasattr(self.driven, "act_batch")
+        return {
+            "name": str(getattr(self.agent, "name", None) or type(self.agent).__name__),
+            "repr": _agent_repr(self.agent), "needs_oracle": needs_oracle,
+            "budget_aware": budget_aware,
+            "needs_house": bool(getattr(self.agent, "needs_house", False)), "batch": batch,
+            "max_batch_size": int(getattr(self.driven, "max_batch_size", 1)) if batch else 1,
+            "observes": hasattr(self.driven, "observe_batch" if batch else "observe"),
+        }  # fmt: skip
+
+    def reset(self, seed: int) -> None:
+        self.driven.reset(seed)
+
+    def act(self, observation: str, info: dict[str, Any]) -> list[Any]:
+        action = self.driven.act(observation, info)
+        note = getattr(self.driven, "step_note", None)
+        return [action, note() if note is not None else None]
+
+    def observe(self, observation: str, info: dict[str, Any], executed: str) -> None:
+        self.driven.observe(observation, info, executed)
+
+    def reset_episode(self, episode_id: str, seed: int) -> None:
+        self.driven.reset_episode(episode_id, seed)
+
+    def act_batch(self, ids: list[str], observations: list[str], infos: list[Any]) -> list[Any]:
+        actions = list(self.driven.act_batch(ids, observations, infos))
+        notes_of = getattr(self.driven, "step_notes", None)
+        return [actions, list(notes_of(ids)) if notes_of is not None else None]
+
+    def end_episode(self, episode_id: str) -> None:
+        self.driven.end_episode(episode_id)
+
+    def observe_batch(self, *args: list[Any]) -> None:
+        self.driven.observe_batch(*args)
+
+    def close(self) -> None:
+        if self.driven is not None and self.driven is not self.agent:
+            self.driven.close()  # the AsyncBatch `in_flight` made: its loop and clients
+
+
+def serve(fd: int) -> None:
+    """The child process: answer calls on the pipe ``fd`` until it closes (or ``close``)."""
+    import multiprocessing.connection as mpc
+
+    from turnbudget.eval.run.lock import exit_with_parent
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the evaluator's to handle
+    exit_with_parent()
+    conn = mpc.Connection(fd)
+    host = _Host()
+    while True:
+        try:
+            data = conn.recv_bytes()
+        except (EOFError, OSError):
+            return
+        method = None
+        try:
+            method, args = pickle.loads(data)
+            if method not in _METHODS:
+                raise ValueError(f"unknown call {method!r}")
+            reply: list[Any] = ["ok", getattr(host, method)(*args)]
+        except BaseException as exc:  # (the agent's: SystemExit too) reported, not fatal
+            reply = _error(exc)
+        try:
+            text = json.dumps(reply, default=_plain)
+        except (TypeError, ValueError, RecursionError) as exc:
+            text = json.dumps(
+                ["error", "TypeError", f"{method}() returned what cannot be sent as JSON: {exc}"]
+            )
+        conn.send_bytes(text.encode())
+        if method == "close":
+            return
