@@ -95,6 +95,8 @@ def test_commands_are_one_line_and_anything_is_a_spent_turn():
 def test_bad_input_is_a_clear_error():
     with pytest.raises(ValueError, match="Cannot make 'turnbudget/Nowhere-v0' for a row"):
         GameSession().start("turnbudget/Nowhere-v0", seed=0, turn_budget=5)
+    with pytest.raises(ValueError, match="Cannot make 'turnbudget/Nowhere-v0' for a row"):
+        GameSession().check([ENV, "turnbudget/Nowhere-v0"])
     with pytest.raises(ValueError, match="Expect `seed` to be an int >= 0"):
         GameSession().start(ENV, seed=-2, turn_budget=5)
     with pytest.raises(ValueError, match="Expect `turn_budget` to be a positive int"):

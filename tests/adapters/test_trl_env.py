@@ -4,6 +4,9 @@ start and T, and a reward per outcome that the user chooses (truncated is not lo
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
+import textwrap
 from types import SimpleNamespace
 
 import pytest
@@ -94,3 +97,23 @@ def test_rows_per_step_follows_the_trainers_batches():
         rows_per_step(_args(shuffle_dataset=True))
     with pytest.raises(ValueError, match="reads 1/2 rows per optimizer step"):
         rows_per_step(_args(num_iterations=4))
+
+
+def test_the_environment_needs_neither_trl_nor_datasets():
+    code = textwrap.dedent("""
+        import sys
+        for name in ("trl", "datasets", "transformers", "torch", "verifiers"):
+            sys.modules[name] = None  # unimportable
+        from turnbudget.adapters.trl import GameEnvironment, trl_dataset
+        env = GameEnvironment()
+        env.reset(env_id="turnbudget/Maze-Easy-v0", seed=0, T=1)
+        env.command("look")
+        assert env.outcome == "truncated"
+        try:
+            trl_dataset([{"env_id": "turnbudget/Maze-Easy-v0", "seed": 0, "T": 1}])
+        except ImportError as exc:
+            print(exc)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "pip install 'turnbudget[trl]'" in out.stdout

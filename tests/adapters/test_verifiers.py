@@ -128,3 +128,22 @@ def test_bad_rows_and_settings_are_clear_errors():
         GameEnvConfig(parse="loose")
     with pytest.raises(ValueError, match="Expect `n` to be a positive int"):
         evaluate_rows(_rows(), model="fake", base_url="http://127.0.0.1:9/v1", n=0)
+    nowhere = [{"env_id": "turnbudget/Nowhere-v0", "seed": 0, "T": 3}]
+    with pytest.raises(ValueError, match="Cannot make 'turnbudget/Nowhere-v0'"):
+        evaluate_rows(nowhere, model="fake", base_url="http://127.0.0.1:9/v1")  # no server needed
+
+
+def test_a_visible_budget_gives_pass_at_kt_only_at_the_budget_it_ran_under(played):
+    _, episodes = played
+    with pytest.raises(ValueError, match="Expect `ts` to hold at least one budget"):
+        pass_at_kt(episodes, ks=[1], ts=[])
+    with pytest.raises(ValueError, match="at least max\\(ts\\)=99"):
+        pass_at_kt(episodes, ks=[1], ts=[99])
+    row = {"env_id": ENV, "seed": 0, "T": 2}
+    with FakeServer(lambda handler, request: as_json(reply_body("look"))) as server:
+        shown = evaluate_rows([row], model="fake", base_url=server.url(), reveal="always")
+    (trace,) = shown[0].traces
+    assert "[2 turns left]" in _user_texts(trace)[0]
+    assert pass_at_kt(shown, ks=[1], ts=[2], n_bootstrap=0).mean.tolist() == [[0.0]]
+    with pytest.raises(ValueError, match="showed the agent its budget"):
+        pass_at_kt(shown, ks=[1], ts=[1, 2])

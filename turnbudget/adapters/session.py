@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from turnbudget._checks import brief, check_turn_budget, is_int
@@ -96,6 +97,11 @@ class GameSession:
                 ) from exc
             self._envs[env_id] = env
         return env
+
+    def check(self, env_ids: Iterable[str]) -> None:
+        """Make each id now (kept for the episodes to come): an unknown id fails here, clearly."""
+        for env_id in env_ids:
+            self._make(env_id)
 
     def start(self, env_id: str, seed: int, turn_budget: int) -> str:
         """Reset ``env_id`` with ``seed`` under ``turn_budget`` turns; the first text the agent sees."""

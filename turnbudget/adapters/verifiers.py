@@ -201,7 +201,9 @@ class GameEnv(vf.Env[GameEnvConfig]):
             trace.record_metric("terminated", float(outcome in ("won", "lost")))
             trace.record_metric("truncated", float(outcome == "truncated"))
             trace.record_metric("turns_used", float(session.turns_used))
-            trace.info["turnbudget"] = {"outcome": outcome, "episode": session.episode}
+            trace.info["turnbudget"] = {
+                "outcome": outcome, "reveal": config.reveal, "episode": session.episode,
+            }  # fmt: skip
         finally:
             session.close()
 
@@ -239,6 +241,11 @@ def evaluate_rows(
     checked = [dict(zip(("env_id", "seed", "T"), check_row(row), strict=True)) for row in rows]
     if not checked:
         raise ValueError("Expect at least one row, got none")
+    probe = GameSession(reveal=reveal)
+    try:  # an unknown id fails here, before any episode
+        probe.check({row["env_id"] for row in checked})
+    finally:
+        probe.close()
     config = GameEnvConfig(taskset=GameTasksetConfig(rows=checked), reveal=reveal, parse=parse)
     env = GameEnv(config)
     ctx = vf.ModelContext(
@@ -296,20 +303,33 @@ def pass_at_kt(
 
     A task is (env id, seed), as everywhere in the suite; an episode counts as a
     success at T when its first success came within T turns. Every episode must
-    have run under a budget of at least max(``ts``), and (truncate mode being
-    exact only then) with its budget hidden.
+    have run under a budget of at least max(``ts``). Reading a smaller T off a
+    longer run is exact only for an agent that did not see its budget: with a
+    visible budget (``reveal`` other than ``never``) each T needs runs of its own
+    (the rerun mode), so every ``ts`` must then be the budget the episodes ran under.
     """
+    ts = [int(t) for t in ts]
+    if not ts:
+        raise ValueError("Expect `ts` to hold at least one budget T, got none")
     tasks: dict[tuple[str, int], list[int | None]] = defaultdict(list)
     for _, trace in _traces(episodes):
-        record = (trace.info.get("turnbudget") or {}).get("episode")
+        ours = trace.info.get("turnbudget") or {}
+        record = ours.get("episode")
         if record is None:
             raise ValueError(
                 "Expect traces of GameEnv, with info['turnbudget']['episode'], got one without"
             )
-        if max(ts) > record["turn_budget"]:
+        budget = record["turn_budget"]
+        if max(ts) > budget:
             raise ValueError(
                 f"Expect every episode to run under a budget of at least max(ts)={max(ts)}, got one "
-                f"under T={record['turn_budget']} (truncate mode reads smaller budgets off longer runs)"
+                f"under T={budget} (truncate mode reads smaller budgets off longer runs)"
+            )
+        if ours.get("reveal", "never") != "never" and set(ts) != {budget}:
+            raise ValueError(
+                f"These episodes showed the agent its budget (reveal={ours['reveal']!r}): a smaller "
+                f"T cannot be read off a run under T={budget}; run rows with each T (rerun mode) "
+                f"and pass ts=[{budget}] for these"
             )
         tasks[(record["env_id"], record["seed"])].append(record["first_success_turn"])
     return estimate_grid(tasks, ks, ts, n_bootstrap=n_bootstrap, seed=seed)
