@@ -30,6 +30,18 @@ def test_a_row_starts_the_same_state_and_its_t_ends_the_episode():
         assert session.episode["turn_budget"] == budget and not session.episode["success"]
 
 
+def test_a_reset_mid_episode_starts_clean():
+    session = GameSession()
+    first = session.start(ENV, seed=1, turn_budget=5)
+    session.play("look")
+    session.play("go north")
+    assert session.start(ENV, seed=1, turn_budget=5) == first
+    assert session.turns_used == 0 and session.outcome == "unfinished" and session.episode is None
+    for _ in range(5):
+        session.play("look")
+    assert session.episode["turns_used"] == 5 and session.episode["seed"] == 1
+
+
 def test_winning_within_t_is_won_and_recorded():
     plan = oracle_plan(ENV, 3)
     session = GameSession()

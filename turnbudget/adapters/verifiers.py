@@ -149,7 +149,7 @@ class ChatHarness(vf.Harness[ChatHarnessConfig]):
             messages.append({"role": "user", "content": prompt})
         else:
             messages += [m.model_dump(mode="json", exclude_none=True) for m in prompt or []]
-        async with AsyncOpenAI(base_url=endpoint, api_key=secret, max_retries=0) as client:
+        async with AsyncOpenAI(base_url=endpoint, api_key=secret) as client:
             await client.chat.completions.create(model=ctx.model, messages=messages)
         return vf.ProgramResult(exit_code=0, stdout="", stderr="")
 
