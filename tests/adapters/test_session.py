@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from adapters._scripted import oracle_plan
+from _scripted_player import oracle_plan
 
 import turnbudget.adapters.session as session_module
 from turnbudget.adapters.session import GameSession

@@ -10,7 +10,7 @@ import textwrap
 from types import SimpleNamespace
 
 import pytest
-from adapters._scripted import oracle_plan
+from _scripted_player import oracle_plan
 
 from turnbudget.adapters.trl import GameEnvironment, OutcomeRewards, game_environment, rows_per_step
 

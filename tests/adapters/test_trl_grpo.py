@@ -13,14 +13,14 @@ import time
 from collections import defaultdict
 from typing import Any
 
-import adapters._hf  # noqa: F401  (offline, before any Hugging Face import)
+import _hf_offline  # noqa: F401  (offline, before any Hugging Face import)
 import pytest
 
 pytestmark = pytest.mark.llmrl
 pytest.importorskip("trl")
 
-from adapters._scripted import OVER, TOOL_CALL, ScriptedPlayer, oracle_plan  # noqa: E402
-from adapters._tiny_chat import force_tool_calls, tiny_chat_model  # noqa: E402
+from _scripted_player import OVER, TOOL_CALL, ScriptedPlayer, oracle_plan  # noqa: E402
+from _tiny_chat import force_tool_calls, tiny_chat_model  # noqa: E402
 from transformers.utils import get_json_schema  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 

@@ -24,7 +24,7 @@ pytest.importorskip("verifiers.v1")
 
 import verifiers.v1 as vf  # noqa: E402
 from _fake_openai import FakeServer, as_json, reply_body  # noqa: E402
-from adapters._scripted import ScriptedPlayer, oracle_plan  # noqa: E402
+from _scripted_player import ScriptedPlayer, oracle_plan  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 from verifiers.v1.utils.loaders import default_harness_id, environment_class  # noqa: E402
 

@@ -8,6 +8,9 @@
   function picks from the conversation so far (or to an end of turn). The
   tokens are still the model's completion: TRL scores their log-probabilities
   and trains on them.
+
+torch, tokenizers, transformers and trl (the ``trl`` extra) are imported inside the
+functions, so collecting this file needs none of them.
 """
 
 from __future__ import annotations
@@ -16,17 +19,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import adapters._hf  # noqa: F401  (offline, before any Hugging Face import)
-import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import (
-    LogitsProcessor,
-    LogitsProcessorList,
-    PreTrainedTokenizerFast,
-    Qwen2Config,
-    Qwen2ForCausalLM,
-)
-from trl.chat_template_utils import qwen3_chat_template
+import _hf_offline  # noqa: F401  (offline, before any Hugging Face import)
 
 SPECIAL = [
     "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>",
@@ -37,6 +30,11 @@ END = "<|im_end|>"
 
 def tiny_chat_model(texts: Iterable[str], seed: int = 0) -> tuple[Any, Any]:
     """``(model, tokenizer)``: ~10k random parameters, a ~700-token vocabulary trained on ``texts``."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+    from trl.chat_template_utils import qwen3_chat_template
+
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
@@ -66,31 +64,33 @@ def tool_call_text(command: str | None) -> str:
     return f"<tool_call>\n{call}\n</tool_call>{END}"
 
 
-class _Forced(LogitsProcessor):
-    """Forces each row of one ``generate`` call to the tokens of the turn ``choose`` picked."""
-
-    def __init__(self, tokenizer: Any, choose: Callable[[str], str | None]):
-        self.tokenizer, self.choose = tokenizer, choose
-        self.start: int | None = None
-        self.targets: list[list[int]] = []
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        if self.start is None:  # the first step: read each row's conversation
-            self.start = input_ids.shape[1]
-            pad = self.tokenizer.pad_token_id
-            for row in input_ids:
-                context = self.tokenizer.decode(row[row != pad].tolist())
-                text = tool_call_text(self.choose(context))
-                self.targets.append(self.tokenizer.encode(text, add_special_tokens=False))
-        step = input_ids.shape[1] - self.start
-        forced = torch.full_like(scores, -float("inf"))
-        for b, target in enumerate(self.targets):
-            forced[b, target[min(step, len(target) - 1)]] = 0.0
-        return forced
-
-
 def force_tool_calls(model: Any, tokenizer: Any, choose: Callable[[str], str | None]) -> None:
     """Make every ``model.generate`` call emit the turn ``choose(conversation)`` picks."""
+    import torch
+    from transformers import LogitsProcessor, LogitsProcessorList
+
+    class _Forced(LogitsProcessor):
+        """Forces each row of one ``generate`` call to the tokens of the turn ``choose`` picked."""
+
+        def __init__(self, tokenizer: Any, choose: Callable[[str], str | None]):
+            self.tokenizer, self.choose = tokenizer, choose
+            self.start: int | None = None
+            self.targets: list[list[int]] = []
+
+        def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+            if self.start is None:  # the first step: read each row's conversation
+                self.start = input_ids.shape[1]
+                pad = self.tokenizer.pad_token_id
+                for row in input_ids:
+                    context = self.tokenizer.decode(row[row != pad].tolist())
+                    text = tool_call_text(self.choose(context))
+                    self.targets.append(self.tokenizer.encode(text, add_special_tokens=False))
+            step = input_ids.shape[1] - self.start
+            forced = torch.full_like(scores, -float("inf"))
+            for b, target in enumerate(self.targets):
+                forced[b, target[min(step, len(target) - 1)]] = 0.0
+            return forced
+
     generate = model.generate
 
     def forced_generate(*args: Any, **kwargs: Any) -> Any:
