@@ -1,0 +1,95 @@
+"""Rows ``{env_id, seed, T}``: a budget per row (one T, a BudgetMix drawn per row, or a
+progressive horizon over training steps), checked, with the trainer's turn cap read off them."""
+
+from __future__ import annotations
+
+import pytest
+
+from turnbudget.adapters.rows import ProgressiveHorizon, check_row, task_rows, turn_cap
+
+ENV = "turnbudget/Maze-Easy-v0"
+IDS = [ENV, "turnbudget/KeyQuest-Easy-v0"]
+
+
+def test_rows_are_seed_major_with_one_budget():
+    rows = task_rows(IDS, seeds=[4, 7], budget=12)
+    assert [(r["seed"], r["env_id"]) for r in rows] == [
+        (4, IDS[0]),
+        (4, IDS[1]),
+        (7, IDS[0]),
+        (7, IDS[1]),
+    ]
+    assert {r["T"] for r in rows} == {12}
+    assert turn_cap(rows) == 12
+
+
+def test_a_budget_mix_draws_each_rows_t_from_the_row_alone():
+    rows = task_rows(IDS, seeds=30, budget="uniform:5-40", seed=3)
+    assert rows == task_rows(IDS, seeds=30, budget="uniform:5-40", seed=3)  # reproducible
+    assert len({r["T"] for r in rows}) > 5 and all(5 <= r["T"] <= 40 for r in rows)
+    # A row's T depends on (seed, env id, task seed), not on which other rows were built.
+    alone = task_rows([IDS[1]], seeds=[17], budget="uniform:5-40", seed=3)
+    assert alone == [r for r in rows if r["env_id"] == IDS[1] and r["seed"] == 17]
+    assert rows != task_rows(IDS, seeds=30, budget="uniform:5-40", seed=4)
+    assert {r["T"] for r in task_rows(ENV, 40, {8: 1, 32: 1})} == {8, 32}
+
+
+def test_a_progressive_horizon_grows_t_with_the_step_the_rows_are_read_at():
+    schedule = ProgressiveHorizon(start=4, stop=10, steps=3)
+    rows = task_rows(IDS, seeds=5, schedule=schedule, rows_per_step=4)
+    assert [r["T"] for r in rows] == [4, 4, 4, 4, 6, 6, 6, 6, 8, 8]
+    assert turn_cap(rows) == 8
+    assert [schedule(step) for step in (0, 3, 99)] == [4, 10, 10]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({}, "Give exactly one of `budget`"),
+        ({"budget": 5, "schedule": ProgressiveHorizon(2, 4, 2)}, "Give exactly one of `budget`"),
+        ({"budget": 5, "rows_per_step": 2}, "`rows_per_step` goes with `schedule`"),
+        ({"schedule": ProgressiveHorizon(2, 4, 2)}, "Expect `rows_per_step` to be a positive int"),
+        ({"schedule": 7, "rows_per_step": 1}, "Expect `schedule` to be a callable"),
+        ({"schedule": lambda step: 0, "rows_per_step": 1}, "Expect `T` to be a positive int"),
+        ({"budget": 0}, "Expect `T` to be a positive int"),
+        ({"budget": "sometimes"}, "Cannot parse budget mix"),
+        ({"budget": 5, "seed": 1.5}, "Expect `seed` to be an int"),
+    ],
+)
+def test_bad_budgets_are_clear_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        task_rows(ENV, seeds=2, **kwargs)
+
+
+def test_bad_ids_seeds_and_schedules_are_clear_errors():
+    with pytest.raises(ValueError, match="Expect `env_ids` to be a registered id"):
+        task_rows([], seeds=2, budget=5)
+    with pytest.raises(ValueError, match="Expect `env_ids` to be a registered id"):
+        task_rows([ENV, 3], seeds=2, budget=5)
+    with pytest.raises(ValueError, match="Expect `tasks` to be a positive int"):
+        task_rows(ENV, seeds=0, budget=5)
+    with pytest.raises(ValueError, match="Expect `steps` to be a positive int"):
+        ProgressiveHorizon(4, 8, steps=0)
+    with pytest.raises(ValueError, match="Expect `step` to be an int >= 0"):
+        ProgressiveHorizon(4, 8, steps=2)(-1)
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ("maze", "Expect a row to be a mapping"),
+        ({"env_id": ENV, "T": 3}, "got one without 'seed'"),
+        ({"env_id": "", "seed": 0, "T": 3}, "Expect the row's `env_id` to be a registered id"),
+        ({"env_id": ENV, "seed": -1, "T": 3}, r"Expect the row's `seed` to be an int >= 0"),
+        ({"env_id": ENV, "seed": True, "T": 3}, r"Expect the row's `seed` to be an int >= 0"),
+        ({"env_id": ENV, "seed": 0, "T": 2**40}, "Expect `T` to be at most"),
+    ],
+)
+def test_bad_rows_are_clear_errors(row, message):
+    with pytest.raises(ValueError, match=message):
+        check_row(row)
+
+
+def test_turn_cap_needs_rows():
+    with pytest.raises(ValueError, match="Expect at least one row"):
+        turn_cap([])

@@ -1,0 +1,149 @@
+"""The games through verifiers (its v1 API), against a fake OpenAI-compatible server whose
+answers a scripted player writes (half the rollouts follow the oracle, half waste turns).
+
+- verifiers' own view of pass@k (the reward of each rollout, grouped by verifiers'
+  task key) equals the suite's Pass@(K,T), read from the episode records of the same
+  rollouts.
+- Every rollout of a row starts from the same first observation, and the row's T is
+  the turn cap: a rollout that does not win ends truncated after exactly T turns.
+- The plugin id resolves through verifiers' own loaders; bad rows and settings are
+  clear errors.
+
+Marker ``llmrl``: needs the ``verifiers`` extra (no model).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.llmrl
+pytest.importorskip("verifiers.v1")
+
+import verifiers.v1 as vf  # noqa: E402
+from _fake_openai import FakeServer, as_json, reply_body  # noqa: E402
+from _scripted_player import ScriptedPlayer, oracle_plan  # noqa: E402
+from pydantic import ValidationError  # noqa: E402
+from verifiers.v1.utils.loaders import default_harness_id, environment_class  # noqa: E402
+
+from turnbudget.adapters.verifiers import (  # noqa: E402
+    TASKSET_ID,
+    ChatHarness,
+    GameEnv,
+    GameEnvConfig,
+    GameTaskset,
+    GameTasksetConfig,
+    evaluate_rows,
+    pass_at_kt,
+    rewards_pass_at_k,
+)
+
+ENV = "turnbudget/Maze-Easy-v0"
+N = 4
+
+
+def _rows() -> list[dict[str, Any]]:
+    """Three tasks, each with its own T: the oracle's plan plus 1, 2 or 3 turns."""
+    return [
+        {"env_id": ENV, "seed": seed, "T": len(oracle_plan(ENV, seed)) + extra}
+        for seed, extra in zip((0, 1, 2), (1, 2, 3), strict=True)
+    ]
+
+
+def _user_texts(trace: vf.Trace) -> list[str]:
+    return [node.message.content for node in trace.nodes if node.message.role == "user"]
+
+
+@pytest.fixture(scope="module")
+def played() -> tuple[list[dict[str, Any]], list[vf.Episode]]:
+    rows = _rows()
+    player = ScriptedPlayer(rows, seed=1)
+
+    def answer(handler: Any, request: dict[str, Any]) -> tuple[int, str, bytes]:
+        messages = request["messages"]
+        conversation = "\n".join(str(m.get("content") or "") for m in messages)
+        mine = [str(m["content"]) for m in messages if m["role"] == "assistant"]
+        return as_json(reply_body(player.next_command(conversation, mine) or "look"))
+
+    with FakeServer(answer) as server:
+        episodes = evaluate_rows(rows, model="fake", base_url=server.url(), n=N)
+    return rows, episodes
+
+
+def test_verifiers_pass_at_k_equals_the_suites_pass_at_kt(played):
+    rows, episodes = played
+    assert len(episodes) == len(rows) * N
+    wins = [e.traces[0].reward for e in episodes]
+    assert 0 < sum(wins) < len(wins)  # the estimators see successes and failures
+    budget = min(row["T"] for row in rows)
+    for k in range(1, N + 1):
+        ours = pass_at_kt(episodes, ks=[k], ts=[budget], n_bootstrap=0).mean[0, 0]
+        assert rewards_pass_at_k(episodes, k) == pytest.approx(ours, abs=1e-12)
+    grid = pass_at_kt(episodes, ks=[1, N], ts=[1, budget], n_bootstrap=0)
+    assert grid.mean[:, 0].tolist() == [0.0, 0.0]  # no plan is one command long
+
+
+def test_a_group_shares_its_start_and_its_rows_t_is_the_cap(played):
+    rows, episodes = played
+    by_task: dict[str, list[vf.Trace]] = defaultdict(list)
+    for episode in episodes:
+        by_task[episode.task.data.name].append(episode.traces[0])
+    assert len(by_task) == len(rows)
+    for row in rows:
+        traces = by_task[f"{row['env_id']}|seed={row['seed']}|T={row['T']}"]
+        assert len(traces) == N
+        assert len({_user_texts(trace)[0] for trace in traces}) == 1
+        plan = oracle_plan(row["env_id"], row["seed"])
+        for trace in traces:
+            outcome = trace.info["turnbudget"]["outcome"]
+            record = trace.info["turnbudget"]["episode"]
+            assert outcome in ("won", "truncated")
+            assert trace.metrics["truncated"] == float(outcome == "truncated")
+            assert trace.metrics["terminated"] == float(outcome == "won")
+            turns = len(plan) if outcome == "won" else row["T"]
+            assert trace.metrics["turns_used"] == turns == record["turns_used"]
+            assert record["turn_budget"] == row["T"] and record["seed"] == row["seed"]
+            assert len(_user_texts(trace)) == turns  # one model turn per game turn
+
+
+def test_the_plugin_id_resolves_through_verifiers_loaders():
+    assert environment_class(TASKSET_ID) is GameEnv
+    assert default_harness_id(TASKSET_ID) == TASKSET_ID
+    env = GameEnv(GameEnvConfig(taskset=GameTasksetConfig(rows=_rows()[:1])))
+    assert isinstance(env.taskset, GameTaskset)
+    assert isinstance(env._harnesses["agent"], ChatHarness)
+    (task,) = list(env.taskset)
+    assert task.data.info == _rows()[0] and task.data.prompt is None
+
+
+def test_bad_rows_and_settings_are_clear_errors():
+    env = GameEnv(GameEnvConfig(taskset=GameTasksetConfig(rows=[{"env_id": ENV, "seed": 0}])))
+    with pytest.raises(ValueError, match="Expect a row with keys 'env_id', 'seed' and 'T'"):
+        list(env.taskset)
+    with pytest.raises(ValidationError, match="Expect `mode` to be one of"):
+        GameEnvConfig(reveal="sometimes")
+    with pytest.raises(ValidationError, match="Expect `parse` to be one of"):
+        GameEnvConfig(parse="loose")
+    with pytest.raises(ValueError, match="Expect `n` to be a positive int"):
+        evaluate_rows(_rows(), model="fake", base_url="http://127.0.0.1:9/v1", n=0)
+    nowhere = [{"env_id": "turnbudget/Nowhere-v0", "seed": 0, "T": 3}]
+    with pytest.raises(ValueError, match="Cannot make 'turnbudget/Nowhere-v0'"):
+        evaluate_rows(nowhere, model="fake", base_url="http://127.0.0.1:9/v1")  # no server needed
+
+
+def test_a_visible_budget_gives_pass_at_kt_only_at_the_budget_it_ran_under(played):
+    _, episodes = played
+    with pytest.raises(ValueError, match="Expect `ts` to hold at least one budget"):
+        pass_at_kt(episodes, ks=[1], ts=[])
+    with pytest.raises(ValueError, match="at least max\\(ts\\)=99"):
+        pass_at_kt(episodes, ks=[1], ts=[99])
+    row = {"env_id": ENV, "seed": 0, "T": 2}
+    with FakeServer(lambda handler, request: as_json(reply_body("look"))) as server:
+        shown = evaluate_rows([row], model="fake", base_url=server.url(), reveal="always")
+    (trace,) = shown[0].traces
+    assert "[2 turns left]" in _user_texts(trace)[0]
+    assert pass_at_kt(shown, ks=[1], ts=[2], n_bootstrap=0).mean.tolist() == [[0.0]]
+    with pytest.raises(ValueError, match="showed the agent its budget"):
+        pass_at_kt(shown, ks=[1], ts=[1, 2])

@@ -1,0 +1,178 @@
+"""Rows: what one example carries to a trainer's environment, ``{"env_id", "seed", "T"}``.
+
+A row names a task (a registered id and a reset seed) and the turn budget of
+its episodes. Trainers repeat a row for every member of a group (TRL's GRPO
+repeats it ``num_generations`` times, verifiers runs ``num_rollouts`` of it), so
+every attempt of a group starts from the same state and plays under the same
+budget. `task_rows` builds rows with a budget per row: one T, a BudgetMix
+drawn per row, or a progressive horizon that grows T over training steps.
+
+Example:
+    >>> rows = task_rows(["turnbudget/Maze-Easy-v0"], seeds=2, budget=8)
+    >>> rows
+    [{'env_id': 'turnbudget/Maze-Easy-v0', 'seed': 0, 'T': 8}, {'env_id': 'turnbudget/Maze-Easy-v0', 'seed': 1, 'T': 8}]
+    >>> turn_cap(rows)
+    8
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from turnbudget._checks import brief, check_positive_int, check_turn_budget, is_int
+from turnbudget.eval.run.plan import derive_seed, task_seeds
+from turnbudget.wrappers.sample_turn_budget import BudgetMix, BudgetMixLike
+
+__all__ = ["ROW_KEYS", "ProgressiveHorizon", "check_row", "task_rows", "turn_cap"]
+
+#: The keys of a row: the registered id, the reset seed and the turn budget T.
+ROW_KEYS = ("env_id", "seed", "T")
+
+
+@dataclass(frozen=True)
+class ProgressiveHorizon:
+    """A progressive-horizon schedule: T grows linearly from ``start`` to ``stop`` over ``steps``.
+
+    ``schedule(step)`` is the budget of the rows a trainer consumes at optimizer
+    step ``step`` (0-based); from ``steps`` on it stays at ``stop``.
+
+    Example:
+        >>> schedule = ProgressiveHorizon(start=4, stop=16, steps=4)
+        >>> [schedule(step) for step in range(6)]
+        [4, 7, 10, 13, 16, 16]
+    """
+
+    start: int
+    stop: int
+    steps: int
+
+    def __post_init__(self) -> None:
+        check_turn_budget(self.start, "start")
+        check_turn_budget(self.stop, "stop")
+        check_positive_int(self.steps, "steps")
+
+    def __call__(self, step: int) -> int:
+        if not is_int(step) or step < 0:
+            raise ValueError(f"Expect `step` to be an int >= 0, got {brief(step)}")
+        fraction = min(step / self.steps, 1.0)
+        return round(self.start + (self.stop - self.start) * fraction)
+
+
+def task_rows(
+    env_ids: str | Sequence[str],
+    seeds: int | Iterable[int],
+    budget: BudgetMixLike | None = None,
+    *,
+    schedule: Callable[[int], int] | None = None,
+    rows_per_step: int | None = None,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """One row per (task seed, env id), seed-major, each with its turn budget T.
+
+    Give exactly one of ``budget`` and ``schedule``:
+
+    - ``budget=T`` (an int): every row plays under T.
+    - ``budget=<a BudgetMix>`` (or anything `BudgetMix.coerce` accepts:
+      ``"uniform:5-40"``, ``[8, 16, 32]``, ``{8: 2, 32: 1}``): each row draws
+      its own T, from a generator seeded by ``(seed, env_id, task seed)``, so a
+      row's T does not depend on the other rows.
+    - ``schedule`` (a callable ``step -> T``, e.g. `ProgressiveHorizon`) with
+      ``rows_per_step``: row ``i`` gets ``schedule(i // rows_per_step)``. The
+      rows only line up with the optimizer steps if the trainer reads them in
+      order (TRL: ``GRPOConfig(shuffle_dataset=False)``, and
+      `turnbudget.adapters.trl.rows_per_step` for ``rows_per_step``).
+
+    Args:
+        env_ids: One registered id or several.
+        seeds: The task seeds: a count ``m`` (seeds ``0..m-1``) or a list.
+        budget: The budget of every row, or a BudgetMix each row draws from.
+        schedule: A progressive horizon: ``step -> T``.
+        rows_per_step: Rows the trainer consumes per optimizer step (with ``schedule``).
+        seed: Seeds the BudgetMix draws.
+
+    Example:
+        >>> [row["T"] for row in task_rows("turnbudget/Maze-Easy-v0", seeds=4,
+        ...     schedule=ProgressiveHorizon(4, 8, steps=1), rows_per_step=2)]
+        [4, 4, 8, 8]
+        >>> sorted({row["T"] for row in task_rows("turnbudget/Maze-Easy-v0", 40, [8, 16])})
+        [8, 16]
+    """
+    ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
+    if not ids or not all(isinstance(env_id, str) and env_id for env_id in ids):
+        raise ValueError(
+            f"Expect `env_ids` to be a registered id or a list of them, got {brief(env_ids)}"
+        )
+    task_list = task_seeds(seeds)
+    if (budget is None) == (schedule is None):
+        raise ValueError(
+            "Give exactly one of `budget` (T, or a BudgetMix drawn per row) and `schedule` "
+            f"(step -> T), got budget={brief(budget)}, schedule={brief(schedule)}"
+        )
+    if schedule is not None:
+        if not callable(schedule):
+            raise ValueError(f"Expect `schedule` to be a callable step -> T, got {brief(schedule)}")
+        per_step = check_positive_int(rows_per_step, "rows_per_step")
+    elif rows_per_step is not None:
+        raise ValueError(
+            "`rows_per_step` goes with `schedule`; a fixed budget or a BudgetMix has no steps"
+        )
+    if not is_int(seed):
+        raise ValueError(f"Expect `seed` to be an int, got {brief(seed)}")
+    mix = None if is_int(budget) or budget is None else BudgetMix.coerce(budget)
+    rows = []
+    for task_seed in task_list:
+        for env_id in ids:
+            if schedule is not None:
+                turns = schedule(len(rows) // per_step)
+            elif mix is not None:
+                turns = mix.sample(np.random.default_rng(derive_seed(seed, env_id, task_seed)))
+            else:
+                turns = budget
+            rows.append({"env_id": env_id, "seed": task_seed, "T": check_turn_budget(turns, "T")})
+    return rows
+
+
+def check_row(row: Mapping[str, Any]) -> tuple[str, int, int]:
+    """``(env_id, seed, T)`` of a row, checked; a row may carry other keys (a trainer's own).
+
+    Example:
+        >>> check_row({"env_id": "turnbudget/Maze-Easy-v0", "seed": 3, "T": 10, "prompt": []})
+        ('turnbudget/Maze-Easy-v0', 3, 10)
+        >>> check_row({"env_id": "turnbudget/Maze-Easy-v0", "seed": 3})
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect a row with keys 'env_id', 'seed' and 'T', got one without 'T' (keys: env_id, seed)
+    """
+    if not isinstance(row, Mapping):
+        raise ValueError(
+            f"Expect a row to be a mapping with keys env_id, seed and T, got {brief(row)}"
+        )
+    missing = [key for key in ROW_KEYS if key not in row]
+    if missing:
+        raise ValueError(
+            "Expect a row with keys 'env_id', 'seed' and 'T', got one without "
+            f"{', '.join(repr(k) for k in missing)} (keys: {', '.join(map(str, row))})"
+        )
+    env_id, seed = row["env_id"], row["seed"]
+    if not isinstance(env_id, str) or not env_id:
+        raise ValueError(f"Expect the row's `env_id` to be a registered id, got {brief(env_id)}")
+    if not is_int(seed) or seed < 0:
+        raise ValueError(f"Expect the row's `seed` to be an int >= 0, got {brief(seed)}")
+    return env_id, int(seed), check_turn_budget(row["T"], "T")
+
+
+def turn_cap(rows: Iterable[Mapping[str, Any]]) -> int:
+    """The largest T of ``rows``: a trainer's own turn cap must be at least this.
+
+    Set TRL's ``GRPOConfig(max_tool_calling_iterations=turn_cap(rows))``: then a
+    row's own T, enforced by the game, is what ends its episodes, never the
+    trainer's cap.
+    """
+    caps = [check_row(row)[2] for row in rows]
+    if not caps:
+        raise ValueError("Expect at least one row, got none")
+    return max(caps)

@@ -1,0 +1,172 @@
+"""`GameSession`: one game at a time behind a trainer's door, a row in, text out.
+
+The TRL and verifiers adapters both play through it. It builds each env with
+`turnbudget.make` (kept per env id and reused across episodes), resets it from
+a row ``{env_id, seed, T}`` (so the T of the row is the `TurnBudget` that ends
+the episode), and renders what the agent sees from the evaluator's agent view
+(`turnbudget.eval.run.agent_view.agent_info`): the observation, the goal when
+the observation does not state it, and the admissible commands. The budget
+reaches the text only when ``reveal`` shows it (`RevealBudget` writes it into
+the observation); the oracle never does.
+
+How the episode ended is kept apart (`outcome`): ``won``, ``lost`` (the game
+ended without a win), ``truncated`` (the row's T ran out) or, while the game
+still runs, ``unfinished``. The episode's record (`EpisodeRecord`, from
+`RecordStepOutcomes`) is `episode`, once the episode has ended.
+
+Example:
+    >>> session = GameSession()
+    >>> text = session.start("turnbudget/Maze-Easy-v0", seed=0, turn_budget=2)
+    >>> text.splitlines()[-1]
+    'Commands: go north, go east, look'
+    >>> _ = session.play("look"); session.outcome
+    'unfinished'
+    >>> session.play("look").splitlines()[-1]
+    '[The episode is over: the turn budget is spent.]'
+    >>> session.outcome, session.turns_used, session.episode["first_success_turn"]
+    ('truncated', 2, None)
+    >>> session.play("go east")
+    '[The episode is over: the turn budget is spent. Nothing more happens.]'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from turnbudget._checks import brief, check_turn_budget, is_int
+from turnbudget.eval.run.agent_view import agent_info, budget_visible
+from turnbudget.wrappers.reveal_budget import check_reveal
+
+__all__ = ["OUTCOMES", "GameSession"]
+
+#: How an episode can stand: the game won or lost (``terminated``), the row's budget
+#: spent (``truncated``), or still running when the trainer stopped asking.
+OUTCOMES = ("won", "lost", "truncated", "unfinished")
+
+_ENDED = {
+    "won": "[The episode is over: you won.]",
+    "lost": "[The episode is over: the game is lost.]",
+    "truncated": "[The episode is over: the turn budget is spent.]",
+}
+_MAX_COMMAND = 200  # characters of a command passed to the game (one line of them)
+
+
+class GameSession:
+    """Plays one episode at a time of any registered id, for a trainer's environment class.
+
+    Args:
+        reveal: Budget visibility, as `turnbudget.make` takes it (``"never"``,
+            ``"always"``, ``"final=3"``): the budget is in the text only when shown.
+        show_commands: End each text with the admissible commands.
+    """
+
+    def __init__(self, *, reveal: str = "never", show_commands: bool = True):
+        check_reveal(reveal, None, "")
+        if not isinstance(show_commands, bool):
+            raise ValueError(
+                f"Expect `show_commands` to be True or False, got {brief(show_commands)}"
+            )
+        self.reveal = reveal
+        self.show_commands = show_commands
+        self._show_budget = budget_visible(reveal)
+        self._envs: dict[str, Any] = {}
+        self._records: list[dict[str, Any]] = []
+        self._env: Any = None
+        self._outcome: str | None = None  # None: no episode started
+        self.turns_used = 0
+        self.turn_budget = 0
+        self.first_success_turn: int | None = None
+        self.total_reward = 0.0
+        self.commands: list[str] = []  # the admissible commands of the agent's current view
+
+    def _make(self, env_id: str) -> Any:
+        env = self._envs.get(env_id)
+        if env is None:
+            import gymnasium as gym
+
+            from turnbudget.wrappers.stack import make
+
+            record = {"callback": self._records.append, "record_steps": False}
+            try:
+                env = make(env_id, reveal=self.reveal, record=record)
+            except (gym.error.Error, TypeError, ValueError) as exc:
+                raise ValueError(
+                    f"Cannot make {env_id!r} for a row: {exc} (`turnbudget list` shows the "
+                    "registered ids)"
+                ) from exc
+            self._envs[env_id] = env
+        return env
+
+    def check(self, env_ids: Iterable[str]) -> None:
+        """Make each id now (kept for the episodes to come): an unknown id fails here, clearly."""
+        for env_id in env_ids:
+            self._make(env_id)
+
+    def start(self, env_id: str, seed: int, turn_budget: int) -> str:
+        """Reset ``env_id`` with ``seed`` under ``turn_budget`` turns; the first text the agent sees."""
+        if not is_int(seed) or seed < 0:
+            raise ValueError(f"Expect `seed` to be an int >= 0, got {brief(seed)}")
+        turn_budget = check_turn_budget(turn_budget)
+        self._env = self._make(env_id)
+        self._records.clear()
+        obs, info = self._env.reset(seed=int(seed), options={"turn_budget": turn_budget})
+        self._outcome = "unfinished"
+        self.turns_used, self.turn_budget = 0, turn_budget
+        self.first_success_turn, self.total_reward = None, 0.0
+        view = agent_info(info, show_budget=self._show_budget)
+        goal = str(view.get("goal") or "")
+        text = str(obs).strip()
+        if goal and goal not in text:
+            text = f"Goal: {goal}\n\n{text}"
+        return self._render(text, view)
+
+    def play(self, command: str) -> str:
+        """Play one turn (a turn is spent whatever the command); the text the agent sees next.
+
+        After the episode has ended nothing is played: the text says it is over.
+        """
+        if self._outcome is None:
+            raise RuntimeError("No episode: call start() first")
+        if self._outcome != "unfinished":
+            return f"{_ENDED[self._outcome][:-1]} Nothing more happens.]"
+        line = " ".join(str(command).split())[:_MAX_COMMAND]  # one line: one command
+        obs, reward, terminated, truncated, info = self._env.step(line)
+        self.turns_used += 1
+        self.total_reward += float(reward)
+        if info.get("won") and self.first_success_turn is None:
+            self.first_success_turn = self.turns_used
+        if terminated:
+            self._outcome = "won" if info.get("won") else "lost"
+        elif truncated:
+            self._outcome = "truncated"
+        text = self._render(str(obs).strip(), agent_info(info, show_budget=self._show_budget))
+        if self._outcome != "unfinished":
+            text = f"{text}\n{_ENDED[self._outcome]}"
+        return text
+
+    def _render(self, text: str, view: dict[str, Any]) -> str:
+        self.commands = [str(c) for c in view.get("admissible_actions") or ()]
+        if self.show_commands and self.commands and self._outcome == "unfinished":
+            text = f"{text}\nCommands: {', '.join(self.commands)}"
+        return text
+
+    @property
+    def outcome(self) -> str:
+        """``won``, ``lost``, ``truncated`` or ``unfinished`` (see `OUTCOMES`)."""
+        if self._outcome is None:
+            raise RuntimeError("No episode: call start() first")
+        return self._outcome
+
+    @property
+    def episode(self) -> dict[str, Any] | None:
+        """The ended episode's record (`turnbudget.records.EpisodeRecord`); None while it runs."""
+        episodes = [r for r in self._records if r.get("record") == "episode"]
+        return episodes[-1] if episodes else None
+
+    def close(self) -> None:
+        """Close every env this session made."""
+        for env in self._envs.values():
+            env.close()
+        self._envs.clear()
+        self._env, self._outcome = None, None

@@ -1,0 +1,335 @@
+"""The games through verifiers' door: a taskset, an env and a harness on its v1 API.
+
+verifiers (0.4, ``verifiers.v1``) composes a *taskset* (rows in, tasks out),
+an *env* (how one task becomes one episode: here the game, played as the
+conversation's user, as verifiers' own TextArena env plays its games) and a
+*harness* (the program that answers as the agent; every model call goes
+through verifiers' interception server, which records it on the trace).
+
+- `GameTaskset` turns rows ``{env_id, seed, T}`` (`turnbudget.adapters.rows`)
+  into tasks; every rollout of a task starts from the row's seed, under its T.
+- `GameEnv` resets the game from the row and plays it: the game's text is the
+  user's turn, the agent's reply becomes one command (`parse_command`, as
+  `ChatAgent` reads replies), until the game ends or T runs out. The trace gets
+  the reward ``success`` (won within T), the metrics ``terminated``,
+  ``truncated`` and ``turns_used``, and in ``info["turnbudget"]`` the outcome
+  and the suite's own episode record (`turnbudget.records.EpisodeRecord`).
+- `ChatHarness` answers each turn with one chat completion, in this process
+  (verifiers' built-in chat harnesses install a program with ``uv``, which
+  needs the network).
+
+`evaluate_rows` runs ``n`` rollouts of every row against any OpenAI-compatible
+server (`turnbudget serve-local`'s Gemma, vLLM) and returns verifiers'
+episodes; `rewards_pass_at_k` reads pass@k from them the way a verifiers user
+would (the reward of each rollout, grouped by verifiers' task key), and
+`pass_at_kt` reads the suite's Pass@(K,T) grid from the episode records they
+carry (`turnbudget.eval.estimate_grid`). On the same rollouts the two agree.
+
+verifiers finds plugins by module name: importing this module registers it as
+``turnbudget_games``, so the taskset id `TASKSET_ID` (``turnbudget-games``)
+resolves to it in this process. For verifiers' own command line (``vf eval``,
+prime-rl), put a module named ``turnbudget_games.py`` on the path holding
+``from turnbudget.adapters.verifiers import *`` and
+``from turnbudget.adapters.verifiers import __all__``.
+
+Needs the ``verifiers`` extra (verifiers 0.4, its v1 API only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import verifiers.v1 as vf
+from pydantic import Field, field_validator
+
+from turnbudget._checks import brief, check_positive_int, is_real
+from turnbudget.adapters.rows import check_row
+from turnbudget.adapters.session import GameSession
+from turnbudget.agents.chat_format import PARSE_MODES, parse_command
+from turnbudget.eval.estimator import GridEstimate, estimate_grid, pass_at_k
+
+__all__ = [
+    "INSTRUCTIONS",
+    "TASKSET_ID",
+    "ChatHarness",
+    "ChatHarnessConfig",
+    "GameEnv",
+    "GameEnvConfig",
+    "GameTask",
+    "GameTaskData",
+    "GameTaskset",
+    "GameTasksetConfig",
+    "evaluate_rows",
+    "pass_at_kt",
+    "rewards_pass_at_k",
+]
+
+#: The plugin id of this module's taskset, env and harness (module ``turnbudget_games``).
+TASKSET_ID = "turnbudget-games"
+sys.modules.setdefault(TASKSET_ID.replace("-", "_"), sys.modules[__name__])
+
+#: Put before the game's first text, in the first user turn (Gemma's chat format drops
+#: system messages, so the instructions travel with the game).
+INSTRUCTIONS = (
+    "You are playing a text game. Reach the goal in as few turns as you can. Each turn, "
+    "reply with exactly one command and nothing else (one of the listed commands works "
+    "best).\n\n"
+)
+
+
+class GameTaskData(vf.TaskData):
+    """A task's wire data: ``info`` is its row ``{env_id, seed, T}``."""
+
+    info: dict[str, Any]
+
+
+class GameTask(vf.Task[GameTaskData, vf.State, vf.TaskConfig]):
+    """One row: a registered id, a reset seed and a turn budget T."""
+
+
+class GameTasksetConfig(vf.TasksetConfig):
+    """The taskset's config: its rows (`turnbudget.adapters.rows.task_rows`)."""
+
+    id: str = TASKSET_ID
+    rows: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class GameTaskset(vf.Taskset[GameTask, GameTasksetConfig]):
+    """One task per row, in order; the game's text opens each conversation (no prompt)."""
+
+    def load(self) -> Iterable[GameTask]:
+        for row in self.config.rows:
+            env_id, seed, turns = check_row(row)
+            data = GameTaskData(
+                name=f"{env_id}|seed={seed}|T={turns}",
+                prompt=None,
+                info={"env_id": env_id, "seed": seed, "T": turns},
+            )
+            yield GameTask(data, self.config.task)
+
+
+class ChatHarnessConfig(vf.HarnessConfig):
+    """The in-process chat harness's config (nothing beyond verifiers' own)."""
+
+    id: str = TASKSET_ID
+
+
+class ChatHarness(vf.Harness[ChatHarnessConfig]):
+    """Answers each segment with one chat completion through the interception endpoint.
+
+    verifiers allows a harness to run its loop in-process as long as every model
+    call goes through the rollout's ``endpoint``: the trace records it there.
+    """
+
+    APPENDS_SYSTEM_PROMPT = True
+    SUPPORTS_RESUME = True
+    EXECUTES_CODE = False
+    NEEDS_CONTAINER = False
+
+    async def launch(
+        self,
+        ctx: vf.ModelContext,
+        trace: vf.Trace,
+        runtime: vf.Runtime,
+        endpoint: str,
+        secret: str,
+        mcp_urls: dict[str, str],
+        data: vf.TaskData,
+        tool_interception_url: str | None = None,
+    ) -> vf.ProgramResult:
+        from openai import AsyncOpenAI
+
+        system, prompt = self.resolve_prompt(data)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+        if isinstance(prompt, str):
+            messages.append({"role": "user", "content": prompt})
+        else:
+            messages += [m.model_dump(mode="json", exclude_none=True) for m in prompt or []]
+        async with AsyncOpenAI(base_url=endpoint, api_key=secret) as client:
+            await client.chat.completions.create(model=ctx.model, messages=messages)
+        return vf.ProgramResult(exit_code=0, stdout="", stderr="")
+
+
+class GameEnvConfig(vf.EnvConfig):
+    """The env's config: its one seat (``agent``, run in this process) and what it sees."""
+
+    agent: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
+    reveal: str = "never"
+    """Budget visibility: ``never``, ``always`` or ``final=k``."""
+    show_commands: bool = True
+    """End each text with the admissible commands."""
+    parse: str = "lenient"
+    """How a reply becomes a command: ``strict`` or ``lenient`` (see `parse_command`)."""
+
+    @field_validator("reveal")
+    @classmethod
+    def _check_reveal(cls, reveal: str) -> str:
+        GameSession(reveal=reveal)  # raises on a bad mode
+        return reveal
+
+    @field_validator("parse")
+    @classmethod
+    def _check_parse(cls, parse: str) -> str:
+        if parse not in PARSE_MODES:
+            raise ValueError(f"Expect `parse` to be one of {PARSE_MODES}, got {brief(parse)}")
+        return parse
+
+
+class GameEnv(vf.Env[GameEnvConfig]):
+    """Plays the task's game with the agent: the game speaks as the user, each reply is a turn."""
+
+    async def run(self, task: vf.Task, agents: vf.Agents) -> None:
+        config = self.config
+        env_id, seed, turns = check_row(task.data.info)
+        session = GameSession(reveal=config.reveal, show_commands=config.show_commands)
+        try:
+            text = INSTRUCTIONS + session.start(env_id, seed, turns)
+            async with agents.agent.interaction(task) as interaction:
+                while session.outcome == "unfinished":
+                    segment = await interaction.turn(text)
+                    if segment.terminated:
+                        break
+                    command = parse_command(segment.last_reply, session.commands, config.parse)
+                    text = session.play(command.command)
+            trace = interaction.trace
+            outcome = session.outcome
+            trace.record_reward("success", float(outcome == "won"), 1.0)
+            trace.record_metric("terminated", float(outcome in ("won", "lost")))
+            trace.record_metric("truncated", float(outcome == "truncated"))
+            trace.record_metric("turns_used", float(session.turns_used))
+            trace.info["turnbudget"] = {
+                "outcome": outcome, "reveal": config.reveal, "episode": session.episode,
+            }  # fmt: skip
+        finally:
+            session.close()
+
+
+def evaluate_rows(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    model: str,
+    base_url: str,
+    n: int = 1,
+    api_key_env: str = "OPENAI_API_KEY",
+    reveal: str = "never",
+    parse: str = "lenient",
+    sampling: Mapping[str, Any] | None = None,
+    max_concurrent: int = 4,
+) -> list[vf.Episode]:
+    """Run ``n`` rollouts of every row through verifiers against an OpenAI-compatible server.
+
+    Args:
+        rows: Rows ``{env_id, seed, T}``.
+        model: The model name the server knows.
+        base_url: The server's OpenAI-compatible root, e.g. ``http://127.0.0.1:8080/v1``.
+        n: Rollouts per row (verifiers' ``num_rollouts``; n >= max(K) for pass@K).
+        api_key_env: The environment variable holding the key (unset: none is sent).
+        reveal: Budget visibility: ``never``, ``always`` or ``final=k``.
+        parse: How a reply becomes a command: ``strict`` or ``lenient``.
+        sampling: verifiers' sampling settings (``temperature``, ``max_tokens``...).
+        max_concurrent: Episodes in flight.
+
+    Returns:
+        verifiers' episodes (one trace each), rows first, then rollouts.
+    """
+    n = check_positive_int(n, "n")
+    max_concurrent = check_positive_int(max_concurrent, "max_concurrent")
+    checked = [dict(zip(("env_id", "seed", "T"), check_row(row), strict=True)) for row in rows]
+    if not checked:
+        raise ValueError("Expect at least one row, got none")
+    probe = GameSession(reveal=reveal)
+    try:  # an unknown id fails here, before any episode
+        probe.check({row["env_id"] for row in checked})
+    finally:
+        probe.close()
+    config = GameEnvConfig(taskset=GameTasksetConfig(rows=checked), reveal=reveal, parse=parse)
+    env = GameEnv(config)
+    ctx = vf.ModelContext(
+        client=vf.EvalClientConfig(base_url=base_url, api_key_var=api_key_env),
+        model=model,
+        sampling=vf.SamplingConfig(**(sampling or {})),
+    )
+
+    async def run() -> list[vf.Episode]:
+        gate = asyncio.Semaphore(max_concurrent)
+        async with env.serving():
+            slots = [slot for task in env.taskset for slot in env.slots(task, n)]
+            return list(await asyncio.gather(*(env.run_slot(s, ctx, gate) for s in slots)))
+
+    return asyncio.run(run())
+
+
+def _traces(episodes: Iterable[vf.Episode]) -> list[tuple[str, vf.Trace]]:
+    """``(task key, trace)`` of every episode; an episode that failed to run raises."""
+    found = []
+    for episode in episodes:
+        if not episode.ok or len(episode.traces) != 1:
+            error = episode.last_error
+            raise ValueError(
+                f"An episode of task {episode.task.data.name!r} did not run to its end "
+                f"({len(episode.traces)} traces, error: {error.message if error else None})"
+            )
+        found.append((episode.task.key, episode.traces[0]))
+    return found
+
+
+def rewards_pass_at_k(episodes: Iterable[vf.Episode], k: int, threshold: float = 1.0) -> float:
+    """pass@k as verifiers' rewards give it: per task key, c rollouts with reward >= ``threshold``
+    among n, the unbiased estimator (`turnbudget.eval.pass_at_k`), averaged over tasks."""
+    if not is_real(threshold):
+        raise ValueError(f"Expect `threshold` to be a number, got {brief(threshold)}")
+    rewards: dict[str, list[float]] = defaultdict(list)
+    for key, trace in _traces(episodes):
+        rewards[key].append(float(trace.reward))
+    if not rewards:
+        raise ValueError("Expect at least one episode, got none")
+    scores = [pass_at_k(len(r), sum(x >= threshold for x in r), k) for r in rewards.values()]
+    return sum(scores) / len(scores)
+
+
+def pass_at_kt(
+    episodes: Iterable[vf.Episode],
+    ks: Sequence[int],
+    ts: Sequence[int],
+    *,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+) -> GridEstimate:
+    """The suite's Pass@(K,T) grid from the episode records the episodes carry (truncate mode).
+
+    A task is (env id, seed), as everywhere in the suite; an episode counts as a
+    success at T when its first success came within T turns. Every episode must
+    have run under a budget of at least max(``ts``). Reading a smaller T off a
+    longer run is exact only for an agent that did not see its budget: with a
+    visible budget (``reveal`` other than ``never``) each T needs runs of its own
+    (the rerun mode), so every ``ts`` must then be the budget the episodes ran under.
+    """
+    ts = [int(t) for t in ts]
+    if not ts:
+        raise ValueError("Expect `ts` to hold at least one budget T, got none")
+    tasks: dict[tuple[str, int], list[int | None]] = defaultdict(list)
+    for _, trace in _traces(episodes):
+        ours = trace.info.get("turnbudget") or {}
+        record = ours.get("episode")
+        if record is None:
+            raise ValueError(
+                "Expect traces of GameEnv, with info['turnbudget']['episode'], got one without"
+            )
+        budget = record["turn_budget"]
+        if max(ts) > budget:
+            raise ValueError(
+                f"Expect every episode to run under a budget of at least max(ts)={max(ts)}, got one "
+                f"under T={budget} (truncate mode reads smaller budgets off longer runs)"
+            )
+        if ours.get("reveal", "never") != "never" and set(ts) != {budget}:
+            raise ValueError(
+                f"These episodes showed the agent its budget (reveal={ours['reveal']!r}): a smaller "
+                f"T cannot be read off a run under T={budget}; run rows with each T (rerun mode) "
+                f"and pass ts=[{budget}] for these"
+            )
+        tasks[(record["env_id"], record["seed"])].append(record["first_success_turn"])
+    return estimate_grid(tasks, ks, ts, n_bootstrap=n_bootstrap, seed=seed)
