@@ -12,7 +12,7 @@ The conventions (also in docs/contributing.md, "Code examples run as tests"):
     not run; the test reports it skipped with the reason.
   - ``<!-- suite: NAME -->``: the block (and its chain) runs in an optional suite
     only, ``pytest -m NAME``: ``slow`` (long), or ``rl``, ``llm``, ``ray``,
-    ``compat`` (needs that extra; .ci/run runs each suite with its extra).
+    ``compat``, ``llmrl`` (needs that extra; .ci/run runs each suite with its extra).
   - ``<!-- raises: NAME -->``: the block must raise the exception class ``NAME``
     (the last block of its chain only).
   - ``<!-- run -->``: a ```` ```bash ```` block that runs (with ``bash -euo
@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 _FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w+-]*)\s*$")
 _COMMENT = re.compile(r"^\s*<!--\s*(?P<body>.*?)\s*-->\s*$")
 _MARKERS = {"continue": False, "run": False, "skip": True, "raises": True, "suite": True}
-SUITES = ("slow", "rl", "llm", "ray", "compat")
+SUITES = ("slow", "rl", "llm", "ray", "compat", "llmrl")
 RUNNABLE = ("python", "bash")
 
 
