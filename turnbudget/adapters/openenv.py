@@ -1,7 +1,7 @@
 """The games as an OpenEnv environment: a server for every registered id, and its client.
 
-`OpenEnv <https://github.com/meta-pytorch/OpenEnv>`_ (``openenv-core``) serves
-an ``Environment`` over HTTP and WebSocket; TRL, SkyRL, verifiers and Unsloth
+OpenEnv (``openenv-core``, https://github.com/meta-pytorch/OpenEnv) serves an
+``Environment`` over HTTP and WebSocket; TRL, SkyRL, verifiers and Unsloth
 consume such servers. This module is that door for every ``turnbudget/`` id
 (the ``openenv`` extra), in OpenEnv's own shapes:
 
@@ -34,6 +34,7 @@ shows a first observation but no episode follows it over HTTP.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import json
@@ -229,7 +230,8 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
         if env_id is None:
             if self.default_env_id is None:
                 raise RequestError(
-                    "Expect `env_id` (this server has no default id: `turnbudget serve-env --env ID` sets one)"
+                    f"Expect `env_id` to be a registered {NAMESPACE}/ id, got None (this server "
+                    "has no default id: `turnbudget serve-env --env ID` sets one)"
                 )
             env_id = self.default_env_id
         env_id = _registered(env_id)
@@ -499,7 +501,8 @@ class EnvServer:
     """``turnbudget serve-env`` in a subprocess on a free loopback port (tests, notebooks, benchmarks).
 
     ``start()`` waits until the server prints its URL and answers ``/health``;
-    ``stop()`` (or the end of a ``with`` block) sends SIGTERM, then SIGKILL.
+    ``stop()`` (or the end of a ``with`` block, or of the interpreter) sends
+    SIGTERM, then SIGKILL.
 
     Args:
         default_env_id: See `make_app`.
@@ -568,6 +571,7 @@ class EnvServer:
             self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log,
             start_new_session=True,  # Ctrl-C at a prompt goes to the caller, not the server
         )  # fmt: skip
+        atexit.register(self.stop)  # never outlive the interpreter that started it
         try:
             deadline = time.monotonic() + self.startup_timeout
             self.base_url = self._read_url(deadline)
@@ -584,6 +588,7 @@ class EnvServer:
     def stop(self) -> None:
         """Stop the server (SIGTERM: its sessions close; SIGKILL after 10 s)."""
         process, self._process = self._process, None
+        atexit.unregister(self.stop)
         if process is not None:
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)

@@ -47,6 +47,12 @@ def _loopback(host: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not 0 <= args.port < 65536:
+        print(
+            f"turnbudget serve-env: error: Expect `--port` to be in 0..65535, got {args.port}",
+            file=sys.stderr,
+        )
+        return 2
     try:
         from turnbudget.adapters.openenv import serve
     except ImportError as exc:
@@ -56,12 +62,6 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    if not 0 <= args.port < 65536:
-        print(
-            f"turnbudget serve-env: error: Expect --port in 0..65535, got {args.port}",
-            file=sys.stderr,
-        )
-        return 2
 
     def ready(url: str) -> None:
         ws_url = "ws" + url.removeprefix("http")
