@@ -186,6 +186,19 @@ def test_the_budget_shows_only_when_visible_and_never_the_oracle(server: EnvServ
     assert idle(server)
 
 
+@pytest.mark.timeout(300, method="thread")
+def test_the_client_s_observations_carry_the_flags_seed_and_id_in_metadata(server: EnvServer):
+    with TextGameEnv(base_url=server.base_url).sync() as env:
+        env.reset(env_id="turnbudget/Maze-Easy-v0", seed=3, turn_budget=1, reveal="always")
+        shown = env.step("look").observation
+        hidden = env.reset(env_id="turnbudget/Sokoban-Easy-v0", seed=4).observation
+    assert shown.metadata == {"terminated": False, "truncated": True, "turns_left": 0, "seed": 3,
+                              "env_id": "turnbudget/Maze-Easy-v0"}  # fmt: skip
+    assert hidden.metadata == {"terminated": False, "truncated": False, "turns_left": None,
+                               "seed": 4, "env_id": "turnbudget/Sokoban-Easy-v0"}  # fmt: skip
+    assert idle(server)
+
+
 async def _play(base_url: str, env_id: str, seed: int, commands: list[str]) -> list[tuple]:
     async with TextGameEnv(base_url=base_url) as env:
         out = [served(await env.reset(env_id=env_id, seed=seed))]
@@ -226,6 +239,48 @@ def test_concurrent_sessions_are_each_deterministic_and_bounded(server: EnvServe
     finally:
         for client in clients:
             client.close()
+    assert idle(server)
+
+
+@pytest.mark.timeout(600, method="thread")
+def test_more_clients_at_once_than_the_bound_leave_no_session(server: EnvServer):
+    """3x the bound connect at once: exactly the bound get a session (one start state for
+    the group), the rest are refused, and once every client closes the count is back to 0."""
+    assert idle(server)
+
+    async def main() -> tuple[list[Any], int]:
+        clients = [TextGameEnv(base_url=server.base_url) for _ in range(3 * MAX_SESSIONS)]
+        try:
+            results = await asyncio.gather(
+                *(client.reset(env_id="turnbudget/KeyQuest-Easy-v0", seed=5) for client in clients),
+                return_exceptions=True,
+            )  # fmt: skip
+            # Every admitted session is still open here: none has been released.
+            active = await asyncio.to_thread(lambda: server.sessions().active_sessions)
+        finally:
+            await asyncio.gather(*(client.close() for client in clients))
+        return results, active
+
+    results, active = asyncio.run(main())
+    admitted = [r.observation.text for r in results if not isinstance(r, BaseException)]
+    refused = [r for r in results if isinstance(r, BaseException)]
+    assert len(admitted) == active == MAX_SESSIONS
+    assert len(set(admitted)) == 1  # one seed, one start state
+    assert len(refused) == 2 * MAX_SESSIONS
+    assert all(isinstance(r, RuntimeError) and "CAPACITY_REACHED" in str(r) for r in refused)
+    assert idle(server)
+
+
+def test_plain_http_cannot_hold_a_session(server: EnvServer):
+    """OpenEnv's HTTP ``/mcp`` would open a session per ``openenv/session/create`` that only
+    an idle timeout (off by default) ends; these games have no MCP tools, so it is not served."""
+    create = {"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": {}}
+    for _ in range(MAX_SESSIONS + 1):
+        status, _ = _http(server, "/mcp", create)
+        assert status == 404
+    assert server.sessions().active_sessions == 0
+    with TextGameEnv(base_url=server.base_url).sync() as env:  # every slot is still free
+        assert env.reset(env_id="turnbudget/Maze-Easy-v0", seed=0).observation.text
     assert idle(server)
 
 

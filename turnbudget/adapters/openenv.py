@@ -347,7 +347,9 @@ def make_app(
     Returns:
         A ``fastapi.FastAPI`` app: ``/ws`` (sessions), ``/reset`` and ``/step``
         (stateless HTTP), ``/state``, ``/schema``, ``/metadata``, ``/health``
-        and ``/sessions`` (``{"active_sessions": n, "max_sessions": m}``).
+        and ``/sessions`` (``{"active_sessions": n, "max_sessions": m}``); not
+        OpenEnv's ``/mcp`` (the games have no MCP tools, and its plain HTTP
+        sessions would outlive their clients).
     """
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
@@ -371,6 +373,10 @@ def make_app(
         ),
     )
     server.register_routes(app)
+    # OpenEnv's /mcp routes serve MCP tools, which these games have none of; over plain HTTP,
+    # its `openenv/session/create` opens a session that only an idle timeout (off by default)
+    # ends, so `max_sessions` such requests would lock every client out. Not served.
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", None) != "/mcp"]
 
     @app.get("/sessions", response_model=ServerCapacityStatus, tags=["Health"])
     def sessions() -> ServerCapacityStatus:
