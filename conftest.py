@@ -1,14 +1,22 @@
-"""Collecting the package's doctests: a module that subclasses an optional library's types
-(so imports it at the top) is left out when its extra is not installed. Its tests, marked
-with the extra's suite, skip then; .ci/run installs the extras and runs them."""
+"""Collection of the package's modules (doctests): a module behind an extra is collected only
+where that extra is installed.
+
+Such a module imports its framework at module level (its classes subclass the framework's),
+and ``--doctest-modules`` imports every module of ``turnbudget/``; without this, a venv
+without the extra (CI's first run, ``.[dev]`` only) fails at collection. Their tests are
+under their suite's marker (``llmrl``) and skip on their own when the extra is missing.
+"""
 
 from __future__ import annotations
 
 import importlib.util
 
-#: Package modules -> the library each imports at the top.
-_NEEDS = {"turnbudget/adapters/verifiers.py": "verifiers"}
+# module (relative to this folder) -> the package its extra installs
+_BEHIND_EXTRAS = {
+    "turnbudget/adapters/openenv.py": "openenv",
+    "turnbudget/adapters/verifiers.py": "verifiers",
+}
 
 collect_ignore = [
-    path for path, library in _NEEDS.items() if importlib.util.find_spec(library) is None
+    path for path, package in _BEHIND_EXTRAS.items() if importlib.util.find_spec(package) is None
 ]

@@ -1,4 +1,4 @@
-"""The ``turnbudget`` command line: ``list | play | eval | probe | report | train | serve-local | textworld``.
+"""The ``turnbudget`` command line: ``list | play | eval | probe | report | train | serve-local | serve-env | textworld``.
 
 Each subcommand is one module of this package that exposes
 ``add_arguments(parser)`` and ``run(args) -> int`` and imports nothing heavy
@@ -39,6 +39,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "serve-local": (
         "turnbudget.cli.serve_local",
         "serve Gemma 3 270M on loopback for LLM agents (llm extra)",
+    ),
+    "serve-env": (
+        "turnbudget.cli.serve_env",
+        "serve every registered env over OpenEnv (HTTP and WebSocket; openenv extra)",
     ),
     "textworld": (
         "turnbudget.cli.textworld",

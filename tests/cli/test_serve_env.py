@@ -1,0 +1,32 @@
+"""``turnbudget serve-env`` without its extra, and its argument checks made before importing it
+(the server itself: tests/adapters/test_openenv_server.py, the llmrl suite)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+# Runs the command with `openenv` unimportable, as in a venv without the extra.
+_WITHOUT_OPENENV = "import sys; sys.modules['openenv'] = None; from turnbudget.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def _serve_env(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", _WITHOUT_OPENENV, "serve-env", *args],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_without_the_extra_it_says_what_to_install():
+    out = _serve_env("--port", "0")
+    assert out.returncode == 1
+    assert "serve-env: error:" in out.stderr and "pip install 'turnbudget[openenv]'" in out.stderr
+
+
+@pytest.mark.parametrize("port", ["-1", "65536"])
+def test_a_port_out_of_range_is_refused(port: str):
+    out = _serve_env("--port", port)
+    assert out.returncode == 2
+    assert f"Expect `--port` to be in 0..65535, got {port}" in out.stderr

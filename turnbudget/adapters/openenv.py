@@ -1,0 +1,666 @@
+"""The games as an OpenEnv environment: a server for every registered id, and its client.
+
+OpenEnv (``openenv-core``, https://github.com/meta-pytorch/OpenEnv) serves an
+``Environment`` over HTTP and WebSocket; TRL, SkyRL, verifiers and Unsloth
+consume such servers. This module is that door for every ``turnbudget/`` id
+(the ``openenv`` extra), in OpenEnv's own shapes:
+
+- `TextGameAction` (one field, ``command``), `TextGameObservation` and
+  `TextGameState`, pydantic models on OpenEnv's ``Action``, ``Observation``
+  and ``State``;
+- `TextGameEnvironment`, the server-side ``Environment``: each session owns
+  one env stack (`turnbudget.make`); ``reset`` takes the env id, the seed, the
+  budget T or a BudgetMix spec, and the visibility;
+- `make_app`, OpenEnv's ``HTTPEnvServer`` on a FastAPI app with a bound on
+  concurrent sessions, plus ``GET /sessions`` (active and maximum sessions);
+  `serve` runs it under uvicorn, and ``turnbudget serve-env`` is its command;
+- `TextGameEnv`, the client (OpenEnv's ``EnvClient``: async, ``.sync()`` for
+  plain code), and `EnvServer`, which runs ``turnbudget serve-env`` in a
+  subprocess for tests, notebooks and benchmarks.
+
+What the client sees follows the evaluator's agent view
+(`turnbudget.eval.run.agent_view.agent_info`): no oracle, and the budget keys
+(``turn_budget``, ``turns_left``...) only when the budget is visible. OpenEnv
+drops an observation's ``metadata`` from what it sends, so ``terminated``,
+``truncated``, ``turns_left`` (None unless visible), ``seed`` and ``env_id``
+travel as fields of the observation; its ``metadata`` holds the same values,
+filled from those fields wherever an observation is built (server or client).
+
+Episodes need a session: each WebSocket connection (`TextGameEnv`) gets its
+own env, reclaimed when the connection closes or drops. OpenEnv's plain HTTP
+``POST /reset`` is stateless (a fresh env per request, closed after it), so it
+shows a first observation but no episode follows it over HTTP.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+import gymnasium as gym
+from openenv.core.client_types import StepResult
+from openenv.core.env_client import EnvClient
+from openenv.core.env_server.http_server import HTTPEnvServer
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import (
+    Action,
+    ConcurrencyConfig,
+    EnvironmentMetadata,
+    Observation,
+    ServerCapacityStatus,
+    State,
+)
+from pydantic import Field, model_validator
+
+import turnbudget
+from turnbudget._checks import brief, check_positive_int, is_real
+from turnbudget.eval.run.agent_view import agent_info, budget_visible
+from turnbudget.registration import NAMESPACE
+
+__all__ = [
+    "MAX_COMMAND_CHARS",
+    "MAX_MESSAGE_BYTES",
+    "METADATA_KEYS",
+    "RESET_ARGUMENTS",
+    "EnvServer",
+    "RequestError",
+    "TextGameAction",
+    "TextGameEnv",
+    "TextGameEnvironment",
+    "TextGameObservation",
+    "TextGameState",
+    "make_app",
+    "serve",
+]
+
+#: The longest command a step accepts: a longer one is refused with an error and spends no
+#: turn (up to it, the game judges the command: nonsense is a spent turn with feedback).
+MAX_COMMAND_CHARS = 4096
+#: The largest WebSocket message the server reads; a larger one closes that connection
+#: (close code 1009) and its session is reclaimed.
+MAX_MESSAGE_BYTES = 1 << 20
+#: What an observation's ``metadata`` carries (copied from its fields of the same names).
+METADATA_KEYS = ("terminated", "truncated", "turns_left", "seed", "env_id")
+#: OpenEnv's error codes for a session refused as a whole (the server closes its connection).
+_SESSION_ERRORS = ("CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR")
+#: The arguments `TextGameEnvironment.reset` takes.
+RESET_ARGUMENTS = ("seed", "episode_id", "env_id", "turn_budget", "budget_mix", "reveal")
+
+
+class RequestError(ValueError):
+    """A request the server refuses (its message says what was wrong); the session stays usable.
+
+    Over the WebSocket the client raises it as OpenEnv's ``RuntimeError("Server
+    error: <message> (code: EXECUTION_ERROR)")``; over plain HTTP it is a 422
+    answer whose ``detail`` is the message.
+    """
+
+
+class TextGameAction(Action):
+    """One turn: a free-form command (``"go north"``), judged by the game."""
+
+    command: str = Field(
+        description=f"The command (at most {MAX_COMMAND_CHARS} characters; nonsense is a spent turn)"
+    )
+
+
+class TextGameObservation(Observation):
+    """What a reset or a step shows: the text, the reward, ``done`` and the flags apart.
+
+    ``done`` is ``terminated or truncated``; the two flags say which (never both
+    for one reason: the game ended, or the budget ran out). ``info`` is the
+    env's info as the evaluator shows it to an agent. ``metadata`` repeats
+    `METADATA_KEYS` from the fields (OpenEnv does not send ``metadata``).
+    """
+
+    text: str = Field(default="", description="The observation text")
+    terminated: bool = Field(default=False, description="The game ended (won or lost)")
+    truncated: bool = Field(default=False, description="The turn budget ran out")
+    turns_left: int | None = Field(
+        default=None, description="Turns left, only when the budget is visible (else None)"
+    )
+    seed: int | None = Field(default=None, description="The episode's seed (None: unseeded)")
+    env_id: str = Field(default="", description="The registered id played")
+    info: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The env's info as an agent may see it (no oracle; budget keys only when visible)",
+    )
+
+    @model_validator(mode="after")
+    def _fill_metadata(self) -> TextGameObservation:
+        # In place: assigning the field would run this validator again.
+        self.metadata.update({key: getattr(self, key) for key in METADATA_KEYS})
+        return self
+
+
+class TextGameState(State):
+    """A session's state: OpenEnv's ``episode_id`` and ``step_count``, the id and the seed."""
+
+    env_id: str | None = Field(default=None, description="The registered id of the episode")
+    seed: int | None = Field(default=None, description="The episode's seed")
+
+
+def _registered(env_id: Any) -> str:
+    """``env_id`` if it is a registered ``turnbudget/`` id, else a `RequestError`.
+
+    Only registered ids are made: ``gym.make`` would import the module of a
+    ``"module:id"`` string, which no client may choose.
+    """
+    if not (
+        isinstance(env_id, str) and env_id.startswith(f"{NAMESPACE}/") and env_id in gym.registry
+    ):
+        raise RequestError(
+            f"Expect `env_id` to be a registered {NAMESPACE}/ id "
+            f"(`turnbudget list` shows them), got {brief(env_id)}"
+        )
+    return env_id
+
+
+class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextGameState]):
+    """The server side of one session: one env stack, rebuilt when a reset asks for another.
+
+    Args:
+        default_env_id: The id played when a reset names none (None: every
+            reset must name one).
+
+    Example (in process; the server makes one per session)::
+
+        env = TextGameEnvironment()
+        obs = env.reset(env_id="turnbudget/Maze-Easy-v0", seed=1, turn_budget=8, reveal="always")
+        obs = env.step(TextGameAction(command="look"))
+        obs.turns_left, obs.terminated, obs.truncated  # (7, False, False)
+    """
+
+    SUPPORTS_CONCURRENT_SESSIONS = True  # each session owns its env; nothing is shared
+
+    def __init__(self, default_env_id: str | None = None):
+        super().__init__()
+        self.default_env_id = None if default_env_id is None else _registered(default_env_id)
+        self._env: gym.Env | None = None
+        # (env id, budget_mix, reveal) the env was made for
+        self._stack: tuple[str, str, str] | None = None
+        self._visible = False
+        self._playing = False  # an episode is running: step is allowed
+        self._state = TextGameState()
+
+    def reset(  # type: ignore[override]
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        *,
+        env_id: str | None = None,
+        turn_budget: int | None = None,
+        budget_mix: str | list[int] | dict[str, float] | None = None,
+        reveal: str | None = None,
+        **unknown: Any,
+    ) -> TextGameObservation:
+        """Start an episode; a refused reset (a `RequestError`) leaves none running.
+
+        Args:
+            seed: The episode's seed (None: the env's generator goes on).
+            episode_id: OpenEnv's episode id (default: a new UUID).
+            env_id: A registered ``turnbudget/`` id (default: the server's).
+            turn_budget: T for this episode (default: the id's budget).
+            budget_mix: Draw T per episode instead: anything `BudgetMix.coerce`
+                takes from JSON (``"uniform:5-40"``, ``[10, 20]``).
+            reveal: Visibility: ``"never"`` (default), ``"always"`` or ``"final=k"``.
+        """
+        self._playing = False
+        if unknown:
+            raise RequestError(
+                f"Unexpected reset argument(s) {', '.join(map(brief, sorted(unknown)))}: "
+                f"expect {', '.join(RESET_ARGUMENTS)}"
+            )
+        if env_id is None:
+            if self.default_env_id is None:
+                raise RequestError(
+                    f"Expect `env_id` to be a registered {NAMESPACE}/ id, got None (this server "
+                    "has no default id: `turnbudget serve-env --env ID` sets one)"
+                )
+            env_id = self.default_env_id
+        env_id = _registered(env_id)
+        if turn_budget is not None and budget_mix is not None:
+            raise RequestError("Give `turn_budget` or `budget_mix`, not both")
+        if reveal is not None and not isinstance(reveal, str):
+            raise RequestError(
+                f"Expect `reveal` to be 'never', 'always' or 'final=k', got {brief(reveal)}"
+            )
+        if episode_id is not None and not isinstance(episode_id, str):
+            raise RequestError(f"Expect `episode_id` to be a str or None, got {brief(episode_id)}")
+        try:
+            stack = (env_id, repr(budget_mix), repr(reveal))
+            if stack != self._stack:
+                env = turnbudget.make(env_id, budget_mix=budget_mix, reveal=reveal)
+                if self._env is not None:
+                    self._env.close()
+                self._env, self._stack, self._visible = env, stack, budget_visible(reveal)
+            assert self._env is not None
+            options = None if turn_budget is None else {"turn_budget": turn_budget}
+            text, info = self._env.reset(seed=seed, options=options)
+        except (ValueError, TypeError, gym.error.Error) as exc:
+            raise RequestError(f"Cannot reset {env_id!r}: {exc}") from exc
+        self._state = TextGameState(
+            episode_id=episode_id or str(uuid.uuid4()), step_count=0, env_id=env_id, seed=seed
+        )
+        self._playing = True
+        return self._observe(text, 0.0, False, False, info)
+
+    def step(  # type: ignore[override]
+        self, action: TextGameAction, timeout_s: float | None = None, **unknown: Any
+    ) -> TextGameObservation:
+        """Play one turn (``timeout_s`` is accepted and ignored: a turn is short)."""
+        if unknown.keys() - {"request_id"}:
+            raise RequestError(
+                f"Unexpected step argument(s) {', '.join(map(brief, sorted(unknown)))}: "
+                "expect the action and timeout_s"
+            )
+        if not self._playing:
+            raise RequestError(
+                "No episode to step: call reset() first (after the last one ended or was refused). "
+                "Episodes need a session: plain HTTP /step is stateless in OpenEnv, use the "
+                "WebSocket client (TextGameEnv)"
+            )
+        command = action.command
+        if len(command) > MAX_COMMAND_CHARS:
+            raise RequestError(
+                f"Expect `command` to be at most {MAX_COMMAND_CHARS} characters, got "
+                f"{len(command)} (no turn was spent)"
+            )
+        assert self._env is not None
+        text, reward, terminated, truncated, info = self._env.step(command)
+        self._state.step_count += 1
+        self._playing = not (terminated or truncated)
+        return self._observe(text, float(reward), bool(terminated), bool(truncated), info)
+
+    @property
+    def state(self) -> TextGameState:
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(
+            name="turnbudget",
+            description="Text games with turn budgets: every registered turnbudget/ id",
+            version=turnbudget.__version__,
+        )
+
+    def close(self) -> None:
+        if self._env is not None:
+            self._env.close()
+            self._env, self._stack, self._playing = None, None, False
+
+    def _observe(
+        self, text: str, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]
+    ) -> TextGameObservation:
+        return TextGameObservation(
+            text=text,
+            reward=reward,
+            done=terminated or truncated,
+            terminated=terminated,
+            truncated=truncated,
+            turns_left=info.get("turns_left") if self._visible else None,
+            seed=self._state.seed,
+            env_id=self._state.env_id or "",
+            info=agent_info(info, show_budget=self._visible),
+        )
+
+
+def _check_timeout(value: Any, name: str) -> float | None:
+    if value is not None and (not is_real(value) or not 0 < value < float("inf")):
+        raise ValueError(
+            f"Expect `{name}` to be a positive number of seconds or None, got {brief(value)}"
+        )
+    return None if value is None else float(value)
+
+
+def make_app(
+    default_env_id: str | None = None,
+    *,
+    max_sessions: int = 8,
+    session_timeout: float | None = None,
+) -> Any:
+    """The FastAPI app: OpenEnv's routes for `TextGameEnvironment`, and ``GET /sessions``.
+
+    Args:
+        default_env_id: The id a reset plays when it names none (checked here:
+            it is built once).
+        max_sessions: Concurrent WebSocket sessions at most; one more is refused
+            (OpenEnv's ``CAPACITY_REACHED``) until one closes.
+        session_timeout: Close sessions idle this many seconds (None: never;
+            a connection that drops is reclaimed either way).
+
+    Returns:
+        A ``fastapi.FastAPI`` app: ``/ws`` (sessions), ``/reset`` and ``/step``
+        (stateless HTTP), ``/state``, ``/schema``, ``/metadata``, ``/health``
+        and ``/sessions`` (``{"active_sessions": n, "max_sessions": m}``); not
+        OpenEnv's ``/mcp`` (the games have no MCP tools, and its plain HTTP
+        sessions would outlive their clients).
+    """
+    from fastapi import FastAPI, Request
+    from fastapi.responses import JSONResponse
+
+    max_sessions = check_positive_int(max_sessions, "max_sessions")
+    session_timeout = _check_timeout(session_timeout, "session_timeout")
+    if default_env_id is not None:  # a bad id fails now, not once per client
+        try:
+            probe = TextGameEnvironment(default_env_id)
+            probe.reset(seed=0)
+            probe.close()
+        except RequestError as exc:
+            raise ValueError(str(exc)) from None
+    app = FastAPI(title="turnbudget (OpenEnv)", version=turnbudget.__version__)
+    server = HTTPEnvServer(
+        functools.partial(TextGameEnvironment, default_env_id),
+        TextGameAction,
+        TextGameObservation,
+        concurrency_config=ConcurrencyConfig(
+            max_concurrent_envs=max_sessions, session_timeout=session_timeout
+        ),
+    )
+    server.register_routes(app)
+    # OpenEnv's /mcp routes serve MCP tools, which these games have none of; over plain HTTP,
+    # its `openenv/session/create` opens a session that only an idle timeout (off by default)
+    # ends, so `max_sessions` such requests would lock every client out. Not served.
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", None) != "/mcp"]
+
+    @app.get("/sessions", response_model=ServerCapacityStatus, tags=["Health"])
+    def sessions() -> ServerCapacityStatus:
+        """Sessions open now and the most allowed."""
+        return server.get_capacity_status()
+
+    @app.exception_handler(RequestError)
+    async def refused(request: Request, exc: RequestError) -> JSONResponse:
+        return JSONResponse(status_code=422, content={"detail": str(exc)})
+
+    return app
+
+
+def serve(
+    default_env_id: str | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    max_sessions: int = 8,
+    session_timeout: float | None = None,
+    log_level: str = "warning",
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve `make_app` under uvicorn until SIGINT or SIGTERM (then sessions close cleanly).
+
+    The socket is bound before the server starts, so ``port=0`` takes a free
+    port; ``ready(base_url)`` is then called (the server answers ``/health``
+    soon after; connections made before wait for it).
+
+    Args:
+        default_env_id: See `make_app`.
+        host: The address to bind (the server has no authentication).
+        port: The port (0: any free one).
+        max_sessions: See `make_app`.
+        session_timeout: See `make_app`.
+        log_level: uvicorn's log level.
+        ready: Called with the base URL (``http://host:port``) once bound.
+    """
+    import uvicorn
+
+    app = make_app(default_env_id, max_sessions=max_sessions, session_timeout=session_timeout)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+        bound = sock.getsockname()[1]
+        if ready is not None:
+            ready(f"http://{f'[{host}]' if ':' in host else host}:{bound}")
+        config = uvicorn.Config(
+            app, log_level=log_level, ws_max_size=MAX_MESSAGE_BYTES, timeout_graceful_shutdown=5
+        )
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState]):
+    """The client: one WebSocket session (one env on the server) per instance.
+
+    OpenEnv's ``EnvClient``: async (``async with TextGameEnv(base_url=url) as
+    env``), or ``.sync()`` for plain code. ``reset(**kwargs)`` takes
+    `TextGameEnvironment.reset`'s arguments; ``step`` takes a `TextGameAction`
+    or a command string. Both return OpenEnv's ``StepResult`` whose
+    ``observation`` is a `TextGameObservation`. A refused request raises
+    ``RuntimeError("Server error: <message> (code: ...)")``.
+
+    Example (a server at ``url``)::
+
+        with TextGameEnv(base_url=url).sync() as env:
+            result = env.reset(env_id="turnbudget/Maze-Easy-v0", seed=1, turn_budget=8)
+            result = env.step("look")
+            result.observation.truncated, result.observation.info["admissible_actions"]
+    """
+
+    async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
+        """``EnvClient``'s, plus: a session the server refused (at capacity, or its env
+        failed) raises the server's error, whether or not its closing frame came first,
+        and the next call connects again."""
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            await self._send(message)
+            response = await self._receive()
+        except ConnectionClosed as closed:
+            response = await self._last_words(closed)
+        if response.get("type") == "error":
+            error = response.get("data", {})
+            if error.get("code") in _SESSION_ERRORS:
+                await self.disconnect()
+            raise RuntimeError(
+                f"Server error: {error.get('message', 'Unknown error')} "
+                f"(code: {error.get('code', 'UNKNOWN')})"
+            )
+        return response
+
+    async def _last_words(self, closed: Exception) -> dict[str, Any]:
+        """What the server sent before closing the connection (OpenEnv refuses a session
+        with one error message, then closes); a `ConnectionError` if nothing."""
+        from websockets.exceptions import ConnectionClosed
+
+        ws, self._ws = self._ws, None
+        try:
+            assert ws is not None
+            return json.loads(await ws.recv())
+        except (ConnectionClosed, ValueError):
+            raise ConnectionError(
+                f"The server closed this session ({closed}); the next call opens a new one"
+            ) from closed
+
+    def _step_payload(self, action: TextGameAction | str) -> dict[str, Any]:
+        return {"command": action} if isinstance(action, str) else action.model_dump()
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[TextGameObservation]:
+        observation = TextGameObservation(
+            **payload.get("observation", {}),
+            reward=payload.get("reward"),
+            done=payload.get("done", False),
+        )
+        return StepResult(observation=observation, reward=observation.reward, done=observation.done)
+
+    def _parse_state(self, payload: dict[str, Any]) -> TextGameState:
+        return TextGameState(**payload)
+
+
+class EnvServer:
+    """``turnbudget serve-env`` in a subprocess on a free loopback port (tests, notebooks, benchmarks).
+
+    ``start()`` waits until the server prints its URL and answers ``/health``;
+    ``stop()`` (or the end of a ``with`` block, or of the interpreter) sends
+    SIGTERM, then SIGKILL.
+
+    Args:
+        default_env_id: See `make_app`.
+        max_sessions: See `make_app`.
+        session_timeout: See `make_app`.
+        startup_timeout: Seconds to wait for the server (importing OpenEnv takes ~10 s).
+        log_path: The server's stderr (default: a temporary file, removed on ``stop()``).
+
+    Example (needs the ``openenv`` extra)::
+
+        with EnvServer("turnbudget/Maze-Easy-v0") as server:
+            with TextGameEnv(base_url=server.base_url).sync() as env:
+                first = env.reset(seed=0)
+    """
+
+    def __init__(
+        self,
+        default_env_id: str | None = None,
+        *,
+        max_sessions: int = 8,
+        session_timeout: float | None = None,
+        startup_timeout: float = 120.0,
+        log_path: str | os.PathLike[str] | None = None,
+    ):
+        self.default_env_id = default_env_id
+        self.max_sessions = check_positive_int(max_sessions, "max_sessions")
+        self.session_timeout = _check_timeout(session_timeout, "session_timeout")
+        self.startup_timeout = _check_timeout(startup_timeout, "startup_timeout") or 0.0
+        self.log_path = None if log_path is None else Path(log_path)
+        self.base_url: str | None = None
+        self._own_log = False
+        self._log: IO[bytes] | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def __repr__(self) -> str:
+        return f"EnvServer(base_url={self.base_url!r}, running={self.running})"
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    def command(self) -> list[str]:
+        """The server's command line."""
+        command = [sys.executable, "-m", "turnbudget", "serve-env", "--port", "0",
+                   "--max-sessions", str(self.max_sessions)]  # fmt: skip
+        if self.default_env_id is not None:
+            command += ["--env", self.default_env_id]
+        if self.session_timeout is not None:
+            command += ["--session-timeout", str(self.session_timeout)]
+        return command
+
+    def start(self) -> EnvServer:
+        """Start the server and wait until it answers ``/health``; return self."""
+        if self.running:
+            return self
+        if self.log_path is None:
+            fd, name = tempfile.mkstemp(prefix="turnbudget-openenv-", suffix=".log")
+            os.close(fd)
+            self.log_path, self._own_log = Path(name), True
+        self._log = self.log_path.open("ab")
+        self._process = subprocess.Popen(
+            self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log,
+            start_new_session=True,  # Ctrl-C at a prompt goes to the caller, not the server
+        )  # fmt: skip
+        atexit.register(self.stop)  # never outlive the interpreter that started it
+        try:
+            deadline = time.monotonic() + self.startup_timeout
+            self.base_url = self._read_url(deadline)
+            self._wait_healthy(deadline)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def sessions(self) -> ServerCapacityStatus:
+        """``GET /sessions``: the sessions open now and the most allowed."""
+        return ServerCapacityStatus(**self._get("/sessions", timeout=10.0))
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM: its sessions close; SIGKILL after 10 s)."""
+        process, self._process = self._process, None
+        atexit.unregister(self.stop)
+        if process is not None:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        if self._own_log and self.log_path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.log_path.unlink()
+            self.log_path, self._own_log = None, False
+
+    def log_tail(self, chars: int = 4000) -> str:
+        """The end of the server's log."""
+        if self.log_path is None or not self.log_path.exists():
+            return ""
+        return self.log_path.read_bytes()[-chars:].decode("utf-8", "replace")
+
+    def __enter__(self) -> EnvServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _failed(self, what: str) -> RuntimeError:
+        return RuntimeError(f"turnbudget serve-env {what}; its log ends with:\n{self.log_tail()}")
+
+    def _read_url(self, deadline: float) -> str:
+        """The URL from the server's first line (``serving ... at URL ...``)."""
+        assert self._process is not None and self._process.stdout is not None
+        out, line = self._process.stdout, b""
+        while not line.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._failed(f"printed no URL within {self.startup_timeout:g} s")
+            if select.select([out], [], [], left)[0]:
+                chunk = os.read(out.fileno(), 4096)
+                if not chunk:
+                    raise self._failed(f"exited (code {self._process.wait()}) before serving")
+                line += chunk
+        words = line.decode("utf-8", "replace").split()
+        urls = [w for w in words if w.startswith("http://")]
+        if not urls:
+            raise self._failed(f"printed {line[:200]!r}, not a URL")
+        return urls[0]
+
+    def _wait_healthy(self, deadline: float) -> None:
+        while True:
+            try:
+                if self._get("/health", timeout=max(deadline - time.monotonic(), 0.1)):
+                    return
+            except (OSError, urllib.error.URLError, ValueError):
+                pass
+            if not self.running:
+                raise self._failed("exited before answering /health")
+            if time.monotonic() > deadline:
+                raise self._failed(f"did not answer /health within {self.startup_timeout:g} s")
+            time.sleep(0.05)
+
+    def _get(self, path: str, timeout: float) -> Mapping[str, Any]:
+        assert self.base_url is not None
+        with urllib.request.urlopen(self.base_url + path, timeout=timeout) as response:
+            return json.loads(response.read())

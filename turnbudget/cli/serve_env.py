@@ -1,0 +1,86 @@
+"""``turnbudget serve-env``: every registered id as an OpenEnv server (openenv extra).
+
+Runs `turnbudget.adapters.openenv.serve`: OpenEnv's HTTP and WebSocket
+routes under uvicorn, one env per WebSocket session, at most
+``--max-sessions`` at once. Prints the base URL once the port is bound (with
+``--port 0``, the free port taken) and stops cleanly on Ctrl-C or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--env", default=None, metavar="ID",
+        help="the id a reset plays when it names none (default: none; every reset names one)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--host", default="127.0.0.1",
+        help="address to bind (default: 127.0.0.1; the server has no authentication)",
+    )  # fmt: skip
+    parser.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0: any free)")
+    parser.add_argument(
+        "--max-sessions", type=int, default=8,
+        help="concurrent WebSocket sessions at most (default: 8)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--session-timeout", type=float, default=None, metavar="SECONDS",
+        help="close sessions idle this long (default: never; dropped connections are reclaimed)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--log-level", default="warning", choices=("critical", "error", "warning", "info", "debug"),
+        help="uvicorn's log level (default: warning)",
+    )  # fmt: skip
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 0 <= args.port < 65536:
+        print(
+            f"turnbudget serve-env: error: Expect `--port` to be in 0..65535, got {args.port}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        from turnbudget.adapters.openenv import serve
+    except ImportError as exc:
+        print(
+            f"turnbudget serve-env: error: {exc}; it needs the openenv extra: "
+            "pip install 'turnbudget[openenv]'",
+            file=sys.stderr,
+        )
+        return 1
+
+    def ready(url: str) -> None:
+        ws_url = "ws" + url.removeprefix("http")
+        print(f"serving turnbudget envs over OpenEnv at {url} (WebSocket {ws_url}/ws, "
+              f"at most {args.max_sessions} sessions); Ctrl-C stops it")  # fmt: skip
+        if not _loopback(args.host):
+            print(f"  warning: {args.host} is not a loopback address and the server has no "
+                  "authentication")  # fmt: skip
+        sys.stdout.flush()
+
+    try:
+        serve(
+            args.env, host=args.host, port=args.port, max_sessions=args.max_sessions,
+            session_timeout=args.session_timeout, log_level=args.log_level, ready=ready,
+        )  # fmt: skip
+    except ValueError as exc:
+        print(f"turnbudget serve-env: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    print("stopped")
+    return 0
