@@ -113,7 +113,7 @@ def budgeted(game: type[Maze], wrapper: type[TurnBudget] = TurnBudget):
         (budgeted(SeedsGlobalRNGMaze), {"own_rng", "leaves_global_rng"},
          r"reset\(\) \(seed 0\) changed Python's `random` and NumPy's `np.random`"),
         (budgeted(IgnoredSeedMaze), {"seeds_differ"},
-         r"seeds \[0, 1\] all gave the same episode: reset ignores its seed"),
+         r"seeds \[0, 1\] all gave the same episode: the seed does not choose the task"),
         (budgeted(Maze, CollapsedDone), {"cap_truncates"},
          r"seed 0, turn 12 of 12 \(at the turn cap\): terminated and truncated are both True"),
         (budgeted(Maze, DoneOnly), {"cap_truncates"},
@@ -218,6 +218,9 @@ def test_an_end_before_the_cap_is_inconclusive_not_a_failure():
         def step(self, action):
             obs, reward, _, _, info = super().step(action)
             return obs, reward, True, False, info
+
+    report = check_group_seeding(GemLikeGame, idle_actions=["\\boxed{-1}"], turn_cap=3)
+    assert "still running after 3 step() calls, the turn cap" in str(report)  # cap not enforced
 
     report = check_group_seeding(EndsOnAnyGuess, turn_cap=5)
     assert report.passed and report.checks["cap_truncates"] == "skipped"

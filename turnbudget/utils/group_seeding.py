@@ -287,22 +287,28 @@ _FIELDS = {
 
 
 def _first_difference(a: Transcript, b: Transcript) -> str:
-    """Where two transcripts part: "the reset: observation 'x' vs 'y'", "step 3: info ..."."""
+    """Where two transcripts part: "the reset: observation ...", "step 3: info['x'] 1 vs 2"."""
     for index, (x, y) in enumerate(zip(a, b)):
-        if x == y:
-            continue
-        kind, *xs = json.loads(x)
-        _, *ys = json.loads(y)
-        where = "the reset" if kind == "reset" else f"step {index}"
-        for name, u, v in zip(_FIELDS[kind], xs, ys):
-            if u != v:
-                keys = []
-                if isinstance(u, dict) and isinstance(v, dict):
-                    keys = sorted(k for k in set(u) | set(v) if u.get(k) != v.get(k))
-                if keys:
-                    return f"{where}: info[{keys[0]!r}] {brief(u.get(keys[0]))} vs {brief(v.get(keys[0]))}"
-                return f"{where}: {name} {brief(u)} vs {brief(v)}"
+        if x != y:
+            kind, *xs = json.loads(x)
+            _, *ys = json.loads(y)
+            where = "the reset" if kind == "reset" else f"step {index}"
+            name, u, v = next(f for f in zip(_FIELDS[kind], xs, ys) if f[1] != f[2])
+            return f"{where}: {_describe(name, u, v)}"
     return f"one episode has {len(a) - 1} steps, the other {len(b) - 1}"
+
+
+def _describe(name: str, u: Any, v: Any) -> str:
+    """What differs between two values of one field: the first info key, where texts part."""
+    if isinstance(u, dict) and isinstance(v, dict):
+        missing = object()
+        keys = sorted(k for k in set(u) | set(v) if u.get(k, missing) != v.get(k, missing))
+        return f"info[{keys[0]!r}] {brief(u.get(keys[0]))} vs {brief(v.get(keys[0]))}"
+    if isinstance(u, str) and isinstance(v, str):
+        at = next((i for i, (p, q) in enumerate(zip(u, v)) if p != q), min(len(u), len(v)))
+        if at > 0:
+            return f"{name} from character {at} on: {brief(u[at : at + 60])} vs {brief(v[at : at + 60])}"
+    return f"{name} {brief(u)} vs {brief(v)}"
 
 
 def _unpack_reset(result: Any) -> tuple[Any, dict]:
@@ -485,8 +491,8 @@ class _Run:
         episodes = [self.reference(seed) for seed in self.seeds]
         if all(episode == episodes[0] for episode in episodes[1:]):
             raise _Failed(
-                f"seeds {self.seeds} all gave the same episode: reset ignores its seed, so every "
-                "group plays the same task"
+                f"seeds {self.seeds} all gave the same episode: the seed does not choose the task "
+                "(every group plays the same one, unless the game has a single start by design)"
             )
 
     def pinned(self) -> Transcript | str:
@@ -526,7 +532,10 @@ class _Run:
         env = self.new_env()
         changed = _same_global_rng(before, _global_rng_state())
         if changed:
-            raise _Failed(f"making the env changed {' and '.join(changed)}")
+            raise _Failed(
+                f"making the env changed {' and '.join(changed)}: the env seeds or draws from "
+                "the global RNG, which is the trainer's"
+            )
         calls = itertools.chain(["reset()"], (f"step {n}" for n in itertools.count(1)))
         state: dict[str, Any] = {}
 
@@ -595,7 +604,8 @@ class _Run:
             else:
                 if not truncated:
                     raise _Failed(
-                        f"seed {seed}: still running after the turn cap {cap} (no truncation)"
+                        f"seed {seed}: still running after {cap} step() calls, the turn cap (the "
+                        "cap is off by one, not enforced, or not every step counts as a turn)"
                     )
                 return None
         return (
