@@ -222,6 +222,9 @@ def test_an_end_before_the_cap_is_inconclusive_not_a_failure():
     report = check_group_seeding(GemLikeGame, idle_actions=["\\boxed{-1}"], turn_cap=3)
     assert "still running after 3 step() calls, the turn cap" in str(report)  # cap not enforced
 
+    report = check_group_seeding("turnbudget/Maze-Easy-v0", env_kwargs={"turn_budget": 10**6})
+    assert "the turn cap 1000000 is over 10,000 turns" in report.skipped["cap_truncates"]
+
     report = check_group_seeding(EndsOnAnyGuess, turn_cap=5)
     assert report.passed and report.checks["cap_truncates"] == "skipped"
     assert "pass idle_actions" in report.skipped["cap_truncates"]
@@ -251,7 +254,8 @@ def test_bad_arguments_are_clear_errors():
         check_group_seeding(Maze, env_kwargs={"difficulty": "hard"})
     with pytest.raises(ValueError, match="Expect `group_size` to be at least 2"):
         check_group_seeding(Maze, group_size=1)
-    with pytest.raises(ValueError, match="Expect `seeds` to hold at least one seed"):
-        check_group_seeding(Maze, seeds=())
+    for seeds in [(), (0, -1), (0, 1.5), (True,)]:
+        with pytest.raises(ValueError, match="Expect `seeds` to be one or more ints >= 0"):
+            check_group_seeding(Maze, seeds=seeds)
     with pytest.raises(ValueError, match="Expect `turn_cap` to be a positive int, got 0"):
         check_group_seeding(Maze, turn_cap=0)

@@ -43,7 +43,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import gymnasium as gym
 import numpy as np
 
-from turnbudget._checks import brief, check_positive_int
+from turnbudget._checks import brief, check_positive_int, is_int
 from turnbudget.envs.core import INFO_ADMISSIBLE_ACTIONS
 
 __all__ = ["CHECKS", "GroupSeedingReport", "SeedableEnv", "SeedingFailure", "check_group_seeding"]
@@ -59,6 +59,7 @@ CHECKS: tuple[str, ...] = (
 )
 
 Outcome = Literal["passed", "failed", "skipped"]
+_MAX_CAP = 10_000  # cap_truncates plays up to the cap: a larger one is skipped, not played
 
 
 @runtime_checkable
@@ -167,9 +168,9 @@ def check_group_seeding(
         group_size: K, the attempts per seed in ``same_start`` (every other
             one on a fresh instance when a factory or id is given).
         steps: Turns per attempt (fewer when the episode ends first).
-        actions: What the attempts play, drawn per turn by a generator seeded
-            with the reset seed. None: ``info["admissible_actions"]`` when the
-            env gives it, else ``idle_actions``.
+        actions: What the attempts play, drawn per turn by one fixed-seed
+            generator (the same draws for every attempt and every seed). None:
+            ``info["admissible_actions"]`` when the env gives it, else ``idle_actions``.
         idle_actions: Actions that spend a turn without ending the game,
             played in turn up to the cap in ``cap_truncates`` (``"look"``
             for turnbudget's games; e.g. ``"\\\\boxed{up}"`` for GEM's Sokoban).
@@ -193,8 +194,8 @@ def check_group_seeding(
         (True, 'passed')
     """
     make, name = _source(env, env_kwargs)
-    if not seeds:
-        raise ValueError("Expect `seeds` to hold at least one seed, got none")
+    if not seeds or not all(is_int(seed) and seed >= 0 for seed in seeds):
+        raise ValueError(f"Expect `seeds` to be one or more ints >= 0, got {brief(seeds)}")
     check_positive_int(steps, "steps")
     if check_positive_int(group_size, "group_size") < 2:
         raise ValueError(
@@ -204,7 +205,16 @@ def check_group_seeding(
         check_positive_int(turn_cap, "turn_cap")
     if not idle_actions:
         raise ValueError("Expect `idle_actions` to hold at least one action, got none")
-    run = _Run(make, name, list(seeds), group_size, steps, actions, list(idle_actions), turn_cap)
+    run = _Run(
+        make,
+        name,
+        list(dict.fromkeys(seeds)),
+        group_size,
+        steps,
+        actions,
+        list(idle_actions),
+        turn_cap,
+    )
     saved = _global_rng_state()
     try:
         return run.all_checks()
@@ -251,7 +261,7 @@ def _global_rng_state() -> tuple[Any, Any]:
     return random.getstate(), np.random.get_state()
 
 
-def _same_global_rng(a: tuple[Any, Any], b: tuple[Any, Any]) -> list[str]:
+def _changed_global_rngs(a: tuple[Any, Any], b: tuple[Any, Any]) -> list[str]:
     """Which of the global RNGs differ between two snapshots."""
     changed = []
     if a[0] != b[0]:
@@ -530,7 +540,7 @@ class _Run:
         seed = self.seeds[0]
         before = _global_rng_state()
         env = self.new_env()
-        changed = _same_global_rng(before, _global_rng_state())
+        changed = _changed_global_rngs(before, _global_rng_state())
         if changed:
             raise _Failed(
                 f"making the env changed {' and '.join(changed)}: the env seeds or draws from "
@@ -542,7 +552,7 @@ class _Run:
         def watch() -> None:  # called before each call: judge the previous one
             now = _global_rng_state()
             if state:
-                changed = _same_global_rng(state["before"], now)
+                changed = _changed_global_rngs(state["before"], now)
                 if changed:
                     raise _Failed(
                         f"{state['call']} (seed {seed}) changed {' and '.join(changed)}: the env "
@@ -580,6 +590,8 @@ class _Run:
             cap = self.turn_cap if self.turn_cap is not None else info.get("turn_budget")
             if cap is None:
                 return "no turn cap: pass turn_cap (the env's turn limit) or report info['turn_budget']"
+            if cap > _MAX_CAP:
+                return f"the turn cap {cap} is over {_MAX_CAP:,} turns: check the env with a smaller one"
             idle = itertools.cycle(self.idle_actions)
             for turn in range(1, cap + 1):
                 _, _, terminated, truncated, _ = _unpack_step(env.step(next(idle)))
