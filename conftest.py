@@ -15,6 +15,7 @@ import importlib.util
 _BEHIND_EXTRAS = {
     "turnbudget/adapters/openenv.py": "openenv",
     "turnbudget/adapters/verifiers.py": "verifiers",
+    "turnbudget/adapters/gem.py": "gem",
 }
 
 collect_ignore = [

@@ -1,0 +1,98 @@
+"""The games through GEM's door (`gem.make`), in a venv with the ``gem`` extra; skipped without it.
+
+GEM must never be installed next to turnbudget's own test venv (its games seed the global
+RNG): run these in a throwaway one, e.g.
+``python3 -m venv /tmp/peers && /tmp/peers/bin/pip install gem-llm textarena pytest hypothesis -e .``
+then ``/tmp/peers/bin/python -m pytest tests/adapters/test_gem.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+gem = pytest.importorskip("gem")
+logging.disable(logging.INFO)  # gem's import sets the root logger to INFO
+
+from turnbudget.adapters.gem import BOXED_INSTRUCTION, GemEnv, gem_id, register_all  # noqa: E402
+from turnbudget.utils import CHECKS, check_group_seeding  # noqa: E402
+
+MAZE = "turnbudget:Maze-Easy-v0"
+
+
+def test_every_turnbudget_id_is_registered_under_gems_naming():
+    ids = register_all()
+    ours = sorted(i for i in gym.registry if i.startswith("turnbudget/"))
+    assert ids == [gem_id(i) for i in ours] and MAZE in ids
+    assert register_all() == ids  # again: nothing new, no "already registered" error
+    env = gem.make(MAZE)
+    assert isinstance(env, gem.Env) and env.env_id == MAZE
+
+
+def test_the_game_plays_as_through_gymnasium_with_boxed_commands():
+    register_all()
+    env = gem.make(MAZE)
+    obs, info = env.reset(seed=3)
+    plain, plain_info = gym.make("turnbudget/Maze-Easy-v0").reset(seed=3)
+    assert obs == f"{plain}\n\n{BOXED_INSTRUCTION}" and info == plain_info
+    command = info["admissible_actions"][0]
+    obs, reward, terminated, truncated, info = env.step(f"Let me think.\\boxed{{{command}}}")
+    assert info["parsed_action"] == command and info["valid_action"]
+    assert isinstance(reward, float) and not terminated and not truncated
+    assert env.sample_random_action().startswith("\\boxed{")
+
+
+def test_the_budget_truncates_without_terminating_and_the_oracle_wins():
+    register_all()
+    env = gem.make(MAZE, turn_budget=3, boxed=False)
+    env.reset(seed=0)
+    flags = [env.step("look")[2:4] for _ in range(3)]
+    assert flags == [(False, False), (False, False), (False, True)]
+    env = gem.make(MAZE, boxed=False)
+    env.reset(seed=0)
+    game = env.env.unwrapped
+    while True:
+        _, reward, terminated, truncated, info = env.step(game.optimal_actions()[0])
+        if terminated or truncated:
+            break
+    assert terminated and not truncated and reward == 1.0 and info["won"]
+
+
+def test_the_gem_door_passes_the_group_seeding_check():
+    """The checker on the env GEM's trainers get: unlike GEM's own games, nothing touches
+    the global RNG, and the cap truncates without terminating."""
+    register_all()
+    report = check_group_seeding(lambda: gem.make(MAZE), idle_actions=["\\boxed{look}"])
+    assert report.passed, str(report)
+    assert report.checks == dict.fromkeys(CHECKS, "passed")
+
+
+def test_gems_vector_env_seeds_each_env_and_leaves_the_global_rng():
+    register_all()
+    random.seed(1)
+    np.random.seed(1)
+    state = (random.getstate(), np.random.get_state()[1].copy())
+    envs = gem.make_vec([MAZE, MAZE], seed=5)
+    obs, _ = envs.reset(seed=5)
+    assert obs[0] == gem.make(MAZE).reset(seed=5)[0]
+    assert obs[1] == gem.make(MAZE).reset(seed=6)[0]
+    assert random.getstate() == state[0] and (np.random.get_state()[1] == state[1]).all()
+
+
+def test_spawn_and_bad_ids():
+    register_all()
+    env = gem.make(MAZE, turn_budget=7)
+    env.reset(seed=2)
+    env.step("\\boxed{look}")
+    copy = env.spawn(same_state=True)
+    assert copy.step("\\boxed{look}")[4]["turns_used"] == 2
+    fresh = env.spawn()
+    assert fresh.reset(seed=2)[1]["turn_budget"] == 7
+    with pytest.raises(ValueError, match="Expect a turnbudget id"):
+        gem_id("Maze-Easy-v0")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'budget'"):
+        GemEnv("turnbudget/Maze-Easy-v0", budget=3)

@@ -1,0 +1,261 @@
+"""`check_group_seeding` passes on every registered native id and fails, naming the property,
+on envs broken the ways LLM-RL environments break (global RNG, ignored seed, flags at the cap,
+a reset that keeps state)."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import turnbudget  # noqa: F401 - registers the envs
+from turnbudget.envs.native.maze import Maze
+from turnbudget.utils import CHECKS, GroupSeedingReport, SeedableEnv, check_group_seeding
+from turnbudget.wrappers import TurnBudget
+
+FAST = {"seeds": (0, 1), "group_size": 2, "steps": 3}
+
+
+def native_ids() -> list[str]:
+    """Every registered native id: the difficulties and the free ``-v0`` ids."""
+    return sorted(
+        env_id
+        for env_id, spec in gym.registry.items()
+        if env_id.startswith("turnbudget/")
+        and str(spec.kwargs.get("game_entry_point", "")).startswith("turnbudget.envs.native")
+    )
+
+
+def test_passes_on_every_registered_native_id():
+    ids = native_ids()
+    assert len(ids) >= 20
+    for env_id in ids:
+        report = check_group_seeding(env_id, **FAST)
+        assert report.passed is True, str(report)
+        assert report.checks == dict.fromkeys(CHECKS, "passed"), env_id
+
+
+# -- broken envs: each breaks one property the way real LLM-RL envs do ----------------------
+
+
+class GlobalRNGMaze(Maze):
+    """Draws part of its start from Python's global RNG (two draws never agree: 2**-53)."""
+
+    def reset(self, *, seed=None, options=None):
+        obs, info = super().reset(seed=seed, options=options)
+        info["weather"] = random.random()
+        return obs, info
+
+
+class SeedsGlobalRNGMaze(Maze):
+    """Seeds the global RNGs at reset (as GEM's and TextArena's games do) and draws at step."""
+
+    def reset(self, *, seed=None, options=None):
+        random.seed(seed)
+        np.random.seed(seed)
+        return super().reset(seed=seed, options=options)
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        return f"{obs} (wind {np.random.randint(10)})", reward, terminated, truncated, info
+
+
+class IgnoredSeedMaze(Maze):
+    """Plays one fixed world whatever the seed."""
+
+    def reset(self, *, seed=None, options=None):
+        return super().reset(seed=0, options=options)
+
+
+class CollapsedDone(TurnBudget):
+    """One ``done`` copied into both flags: the cap sets terminated and truncated."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs, reward, terminated or truncated, truncated, info
+
+
+class DoneOnly(TurnBudget):
+    """One ``done`` reported as terminated: the cap looks like the game's end."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs, reward, terminated or truncated, False, info
+
+
+class KeepsTurnsOnReset(TurnBudget):
+    """A reset in the middle of an episode keeps the turns already used."""
+
+    def reset(self, *, seed=None, options=None):
+        kept = self.turns_used if 0 < self.turns_used < self.turn_budget else 0
+        obs, info = super().reset(seed=seed, options=options)
+        self.turns_used = kept
+        return obs, self._add_budget_info(info)
+
+
+def budgeted(game: type[Maze], wrapper: type[TurnBudget] = TurnBudget):
+    def make():
+        return wrapper(game(), turn_budget=12)
+
+    make.__name__ = f"{wrapper.__name__}({game.__name__})"
+    return make
+
+
+@pytest.mark.parametrize(
+    "source, failed, detail",
+    [
+        (budgeted(GlobalRNGMaze), {"same_start", "own_rng", "leaves_global_rng"},
+         r"attempt 2 of 2 with seed 0 \(on a fresh instance\) differs from attempt 1 at the "
+         r"reset: info\['weather'\]"),
+        (budgeted(SeedsGlobalRNGMaze), {"own_rng", "leaves_global_rng"},
+         r"reset\(\) \(seed 0\) changed Python's `random` and NumPy's `np.random`"),
+        (budgeted(IgnoredSeedMaze), {"seeds_differ"},
+         r"seeds \[0, 1\] all gave the same episode: the seed does not choose the task"),
+        (budgeted(Maze, CollapsedDone), {"cap_truncates"},
+         r"seed 0, turn 12 of 12 \(at the turn cap\): terminated and truncated are both True"),
+        (budgeted(Maze, DoneOnly), {"cap_truncates"},
+         r"the turn cap 12 ended the episode with terminated=True, truncated=False"),
+        (budgeted(Maze, KeepsTurnsOnReset), {"clean_reset"},
+         r"reset\(seed=0\) after 1 turn of an episode with seed 0 gave a different episode than "
+         r"a fresh reset: the reset: info\['turns_left'\] 12 vs 11 \(the reset kept state\)"),
+    ],
+    ids=["global-rng", "seeds-global-rng", "ignored-seed", "both-flags-at-cap",
+         "cap-terminates", "reset-keeps-state"],
+)  # fmt: skip
+def test_fails_naming_the_property_on_broken_envs(source, failed, detail):
+    report = check_group_seeding(source, **FAST)
+    assert report.passed is False
+    assert {f.check for f in report.failures} == failed, str(report)
+    assert {c for c, outcome in report.checks.items() if outcome == "failed"} == failed
+    assert set(report.checks) == set(CHECKS)
+    messages = "\n".join(map(str, report.failures))
+    assert all(
+        str(f).startswith(f"check_group_seeding[{f.check}] failed for ") for f in report.failures
+    )
+    assert re.search(detail, messages), messages
+    with pytest.raises(AssertionError, match=r"^check_group_seeding\["):
+        report.raise_if_failed()
+
+
+def test_a_reset_that_keeps_state_breaks_a_group_played_on_one_instance():
+    """K attempts on one pooled instance are resets in mid-episode: the group breaks too."""
+    report = check_group_seeding(budgeted(Maze, KeepsTurnsOnReset), group_size=3, steps=3)
+    assert {f.check for f in report.failures} == {"same_start", "clean_reset"}
+    assert "attempt 3 of 3 with seed 0 (on the same instance) differs" in str(report)
+    # Given one instance, every attempt runs on it (and nothing is fresh to compare with).
+    report = check_group_seeding(KeepsTurnsOnReset(Maze(), turn_budget=12), steps=3)
+    assert {"same_start", "clean_reset"} <= {f.check for f in report.failures}
+    assert "attempt 2 of 4 with seed 0 (on the same instance)" in str(report)
+
+
+def test_leaves_the_global_rngs_as_they_were():
+    random.seed(5)
+    np.random.seed(5)
+    expected = (random.random(), np.random.random())
+    random.seed(5)
+    np.random.seed(5)
+    report = check_group_seeding(budgeted(SeedsGlobalRNGMaze), **FAST)
+    assert not report.passed
+    assert (random.random(), np.random.random()) == expected
+
+
+# -- other shapes of env -------------------------------------------------------------------
+
+
+class GemLikeGame:
+    """A third-party env that is not a gymnasium.Env: reset(seed) and a 5-tuple step (GEM's shape)."""
+
+    def __init__(self, max_turns: int = 5):
+        self.max_turns = max_turns
+
+    def reset(self, seed=None):
+        self.rng = np.random.default_rng(seed)
+        self.secret = int(self.rng.integers(100))
+        self.turn = 0
+        return "Guess a number in \\boxed{}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        won = action == f"\\boxed{{{self.secret}}}"
+        hint = f"noise {int(self.rng.integers(3))}"
+        return hint, float(won), won, self.turn >= self.max_turns and not won, {}
+
+
+class FourTuple(GemLikeGame):
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs, reward, terminated or truncated, info
+
+
+def test_a_third_party_env_with_gymnasiums_two_calls():
+    assert isinstance(GemLikeGame(), SeedableEnv)
+    report = check_group_seeding(GemLikeGame, idle_actions=["\\boxed{-1}"], turn_cap=5)
+    assert report.passed, str(report)
+    # Without a cap nothing says where the episode should end: that check is skipped.
+    report = check_group_seeding(GemLikeGame(), actions=["\\boxed{1}", "\\boxed{2}"])
+    assert report.passed and report.checks["cap_truncates"] == "skipped"
+    assert "pass turn_cap" in report.skipped["cap_truncates"]
+
+
+def test_a_step_of_the_wrong_shape_fails_with_the_fix():
+    report = check_group_seeding(FourTuple, turn_cap=5)
+    assert report.checks["same_start"] == "failed"
+    assert (
+        "step() returned 4 values; expect (observation, reward, terminated, truncated, info)"
+        in (str(report.failures[0]))
+    )
+
+
+def test_an_end_before_the_cap_is_inconclusive_not_a_failure():
+    report = check_group_seeding(GemLikeGame, idle_actions=["\\boxed{-1}"], turn_cap=9)
+    assert report.checks["cap_truncates"] == "failed"  # the game truncates at 5, not 9
+    assert "truncated on turn 5, before the turn cap 9" in str(report)
+
+    class EndsOnAnyGuess(GemLikeGame):
+        def step(self, action):
+            obs, reward, _, _, info = super().step(action)
+            return obs, reward, True, False, info
+
+    report = check_group_seeding(GemLikeGame, idle_actions=["\\boxed{-1}"], turn_cap=3)
+    assert "still running after 3 step() calls, the turn cap" in str(report)  # cap not enforced
+
+    report = check_group_seeding("turnbudget/Maze-Easy-v0", env_kwargs={"turn_budget": 10**6})
+    assert "the turn cap 1000000 is over 10,000 turns" in report.skipped["cap_truncates"]
+
+    report = check_group_seeding(EndsOnAnyGuess, turn_cap=5)
+    assert report.passed and report.checks["cap_truncates"] == "skipped"
+    assert "pass idle_actions" in report.skipped["cap_truncates"]
+
+
+def test_a_remote_env_skips_the_global_rng_checks():
+    class Remote(GemLikeGame):
+        remote = True
+
+    report = check_group_seeding(Remote, turn_cap=5, idle_actions=["\\boxed{-1}"])
+    assert report.passed
+    assert report.skipped.keys() == {"own_rng", "leaves_global_rng"}
+
+
+def test_the_report_is_a_bool_and_prints():
+    report = check_group_seeding("turnbudget/Maze-Easy-v0", **FAST)
+    assert isinstance(report, GroupSeedingReport) and report.passed is True
+    assert report.failures == []
+    assert str(report).splitlines()[0] == "check_group_seeding on turnbudget/Maze-Easy-v0: passed"
+    report.raise_if_failed()
+
+
+def test_bad_arguments_are_clear_errors():
+    with pytest.raises(TypeError, match="Expect an env id, an env with reset"):
+        check_group_seeding(3)
+    with pytest.raises(ValueError, match="Expect `env_kwargs` only with an env id"):
+        check_group_seeding(Maze, env_kwargs={"difficulty": "hard"})
+    with pytest.raises(ValueError, match="Expect `group_size` to be at least 2"):
+        check_group_seeding(Maze, group_size=1)
+    for seeds in [(), (0, -1), (0, 1.5), (True,)]:
+        with pytest.raises(ValueError, match="Expect `seeds` to be one or more ints >= 0"):
+            check_group_seeding(Maze, seeds=seeds)
+    with pytest.raises(ValueError, match="Expect `turn_cap` to be a positive int, got 0"):
+        check_group_seeding(Maze, turn_cap=0)
