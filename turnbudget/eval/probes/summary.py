@@ -39,6 +39,7 @@ with evaluation runs are the report's (`turnbudget.eval.report`).
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ from turnbudget.eval.estimator import clustered_rate, difference_interval, paire
 __all__ = [
     "PROBE_SUMMARY_FILE",
     "compare_probes",
+    "per_task",
     "skill",
     "summarize_probes",
     "write_probe_summary",
@@ -416,6 +418,30 @@ def compare_probes(
             )
         out[group] = {"single_step_skill": _out(single), "recovery_specific_skill": _out(gain)}
     return out
+
+
+def per_task(records: Records, label: str, role: str = "agent") -> dict[tuple[str, int], Any]:
+    """One agent's probe outcomes per task ``(env id, task seed)``: ``optimal`` and ``judged``
+    single-step answers (no-ops apart), ``noops``, and over its matched (error, control)
+    pairs ``specific`` (the sum of win share after the error minus win share in the control)
+    and ``pairs``: the counts every skill of this module is a ratio of, for analyses that
+    resample at other levels (training seeds and tasks).
+    """
+    mine = [r for r in records if r["role"] == role and (role != "agent" or r["agent"] == label)]
+    out: dict[tuple[str, int], Any] = defaultdict(
+        lambda: {"optimal": 0, "judged": 0, "noops": 0, "specific": 0.0, "pairs": 0}
+    )
+    for r in mine:
+        if r["probe"] == "single":
+            row = out[(r["env_id"], int(r["task_seed"]))]
+            row["judged"] += _judged(r)
+            row["optimal"] += _judged(r) and bool(r["optimal"])
+            row["noops"] += bool(r.get("noop"))
+    for after, control in _pairs(mine):
+        row = out[(after["env_id"], int(after["task_seed"]))]
+        row["specific"] += _win_share(after) - _win_share(control)
+        row["pairs"] += 1
+    return dict(out)
 
 
 def write_probe_summary(out: str | Path, summary: Mapping[str, Any]) -> Path:
