@@ -13,7 +13,7 @@ The research's setting, shrunk to a 2-core CPU:
    `turnbudget.eval.evaluate` on a K × T grid, without and with injected
    errors, on task seeds ``0..tasks-1`` (training worlds use seeds >= 1,000,000);
    and through the teacher-forced probes (`turnbudget.eval.probe`):
-   single-step and recovery skill.
+   single-step and recovery-specific skill.
 4. **Report** in ``--results`` (default ``OUT/report``): Pass@(K,T)
    heatmaps, Pass@(1,T) curves per arm with intervals over training seeds ×
    tasks, ΔPass@(1,T) over the base, probe-skill bars, and one paragraph per

@@ -154,46 +154,51 @@ def _probe_records(path: Path) -> list[dict[str, Any]]:
 def probe_deltas(out: Path, config: Any, fam: str, arm: str) -> dict[str, Any] | None:
     """Per (seed, task) skill gains of ``arm`` over its seed's base, from ``probes.jsonl``.
 
-    Skill = (p - p_random) / (1 - p_random) with p_random the random baseline's
-    rate over all probes (as the probe summary computes it), so a skill gain is
-    the rate gain divided by (1 - p_random). Returns arrays [seed, task] for
-    ``single`` and ``recovery`` (NaN where a task has no probe of that kind).
+    ``single``: the single-step skill gain, (p_arm - p_base) / (1 - p_random),
+    p the rate of optimal answers among those that change the state and
+    p_random the random baseline's over all probes (as the probe summary
+    computes it). ``recovery``: the recovery-specific skill gain, each agent's
+    mean over its matched pairs of win share after the error minus win share
+    in the on-track control (`turnbudget.eval.probes.summary.per_task`). Arrays
+    [seed, task], NaN where a task has no probe of that kind.
     """
+    from turnbudget.eval.probes.summary import per_task
+
     paths = [out / "probe" / fam / f"s{s}" / "probes.jsonl" for s in config.seeds]
     if not all(p.is_file() for p in paths):
         return None
     # Each seed's job probed the random baseline on the same states: count it once.
     records = [r for p in paths for r in _probe_records(p) if r["role"] != "baseline"]
     records += [r for r in _probe_records(paths[0]) if r["role"] == "baseline"]
-    tasks = sorted({r["task_seed"] for r in records})
-    index = {t: i for i, t in enumerate(tasks)}
+    tasks = sorted({(r["env_id"], int(r["task_seed"])) for r in records})
+    chance = per_task(records, "", role="baseline").values()
+    judged = sum(row["judged"] for row in chance)
+    if not judged:
+        return None
+    p_random = sum(row["optimal"] for row in chance) / judged
+    scale = max(1e-9, 1.0 - p_random)
 
-    def rates(label: str, probe: str, key: str) -> np.ndarray:
-        hits, count = np.zeros(len(tasks)), np.zeros(len(tasks))
-        for r in records:
-            if r["role"] == "agent" and r["agent"] == label and r["probe"] == probe:
-                hits[index[r["task_seed"]]] += bool(r[key])
-                count[index[r["task_seed"]]] += 1
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return hits / count
+    def ratio(rows: dict[Any, Any], key: str, count: str) -> np.ndarray:
+        """``key / count`` per task, NaN where the task has no probe of that kind."""
+        return np.array(
+            [rows[t][key] / rows[t][count] if rows.get(t, {}).get(count) else np.nan for t in tasks]
+        )
 
-    result: dict[str, Any] = {}
-    for probe, key in (("single", "optimal"), ("recovery", "recovered")):
-        chance_hits = [
-            bool(r[key]) for r in records if r["role"] == "baseline" and r["probe"] == probe
-        ]
-        if not chance_hits:
-            return None
-        chance = float(np.mean(chance_hits))
-        scale = max(1e-9, 1.0 - chance)
-        gains = [
-            (rates(f"policy:{arm}-s{s}", probe, key) - rates(f"policy:base-s{s}", probe, key))
-            / scale
-            for s in config.seeds
-        ]
-        result[probe] = np.stack(gains)
-        result[f"{probe}_chance"] = chance
-    return result
+    def table(label: str) -> tuple[np.ndarray, np.ndarray]:
+        rows = per_task(records, label)
+        return ratio(rows, "optimal", "judged"), ratio(rows, "specific", "pairs")
+
+    singles, specifics = [], []
+    for s in config.seeds:
+        arm_single, arm_specific = table(f"policy:{arm}-s{s}")
+        base_single, base_specific = table(f"policy:base-s{s}")
+        singles.append((arm_single - base_single) / scale)
+        specifics.append(arm_specific - base_specific)
+    return {
+        "single": np.stack(singles),
+        "recovery": np.stack(specifics),
+        "single_chance": p_random,
+    }
 
 
 def _skill(agents: dict[str, Any], label: str, env_id: str, key: str) -> float | None:
@@ -294,7 +299,7 @@ def _probe_figure(config: Any, probes: dict[str, Any], results: Path) -> str:
     for ax, env_id in zip(axes[0], config.envs):
         fam = family(env_id)
         for g_i, group in enumerate(groups):
-            for k_i, key in enumerate(("single_step_skill", "recovery_skill")):
+            for k_i, key in enumerate(("single_step_skill", "recovery_specific_skill")):
                 vals = [
                     _skill(probes[fam], f"policy:{group}-s{s}", env_id, key) for s in config.seeds
                 ]
@@ -307,7 +312,7 @@ def _probe_figure(config: Any, probes: dict[str, Any], results: Path) -> str:
                 ax.plot([x] * len(vals), vals, "k.", ms=4)
         ax.set_xticks(range(len(groups)), groups, fontsize=8, rotation=15)
         ax.axhline(0, color="k", lw=0.8)
-        ax.set_ylabel("skill (0 = random, 1 = oracle)")
+        ax.set_ylabel("skill (0 = random / memoryless, 1 = oracle)")
         ax.set_title(f"{fam}: probe skills (bars: mean over seeds; dots: seeds)")
         ax.legend(fontsize=8)
     return _save(fig, results, "probe_skills.png")
@@ -474,8 +479,8 @@ def _finding1(
 def _finding2(
     config: Any, out: Path, probes: dict[str, Any] | None, n_boot: int
 ) -> tuple[list[str], Any]:
-    """Recovery-skill gain against single-step-skill gain, per arm, from the probe records."""
-    lines = ["### Finding 2: RL's gain is larger in recovery skill than in single-step skill", ""]
+    """Recovery-specific skill gain, beside the single-step skill gain, per arm."""
+    lines = ["### Finding 2: RL's gain concentrates in error recovery", ""]
     if probes is None:
         lines += [
             "**Pending**: the probe stage has not run for this replication; rerun the "
@@ -485,14 +490,13 @@ def _finding2(
         return lines, "pending"
     lines += [
         "Skill gains over each arm's own base, per (seed, task) from the probe records, "
-        "with 95% bootstrap intervals over training seeds × tasks (paired). Replicates "
-        "when the recovery gain exceeds the single-step gain (interval of the "
-        "difference above zero); does not when it lies below zero.",
+        "with 95% bootstrap intervals over training seeds × tasks (paired). The finding-2 "
+        "contrast is the gain in recovery-specific skill (win share after an error minus "
+        "win share from the matched on-track state: 0 for any memoryless policy, whatever "
+        "its single-step skill, so a single-step gain never shows up there). Replicates "
+        "when its interval lies above zero; does not when it lies below.",
         "",
-        *_header(
-            "family",
-            ["arm", "Δ single-step skill", "Δ recovery skill", "recovery − single", "verdict"],
-        ),
+        *_header("family", ["arm", "Δ single-step skill", "Δ recovery-specific skill", "verdict"]),
     ]
     verdicts = {}
     for env_id in config.envs:
@@ -503,15 +507,9 @@ def _finding2(
                 continue
             single = bootstrap_seeds_tasks(d["single"], n_boot)
             recovery = bootstrap_seeds_tasks(d["recovery"], n_boot)
-            diff = bootstrap_seeds_tasks(d["recovery"] - d["single"], n_boot)
-            ok = True if diff[1] > 0 else False if diff[2] < 0 else None
-            verdicts[f"{fam}/{a}"] = {
-                "single": single,
-                "recovery": recovery,
-                "difference": diff,
-                "replicates": ok,
-            }
-            lines.append(_row([fam, a, _fmt(single), _fmt(recovery), _fmt(diff), _replicates(ok)]))
+            ok = True if recovery[1] > 0 else False if recovery[2] < 0 else None
+            verdicts[f"{fam}/{a}"] = {"single": single, "recovery": recovery, "replicates": ok}
+            lines.append(_row([fam, a, _fmt(single), _fmt(recovery), _replicates(ok)]))
     return [*lines, "", "![probe skills](probe_skills.png)", ""], verdicts
 
 
@@ -616,7 +614,7 @@ def _glance(config: Any, estimates: dict[str, Any], summary: dict[str, Any]) -> 
         _row(["3. BudgetMix has the smallest worst-case regret of the unshaped arms", *f3]),
         _row(["4. process reward, Δ Pass@1 over the grid", *f4]),
         "",
-        "Finding 2 (recovery vs single-step skill) is per arm, in its section below. "
+        "Finding 2 (recovery-specific skill gain) is per arm, in its section below. "
         "Command, seeds and every setting: see the end of this report.",
         "",
     ]

@@ -230,7 +230,7 @@ def _probes(config: Config, agent: Any, out: Path) -> dict[str, Any] | str:
     skills = groups.get("all") or next(iter(groups.values()))
     return {
         key: skills[key]["mean"]
-        for key in ("single_step_skill", "recovery_skill", "prompt_recovery_skill")
+        for key in ("single_step_skill", "noop_rate", "recovery_specific_skill")
         if key in skills
     }
 

@@ -72,7 +72,7 @@ def install_distribution(root: Path) -> Path:
 
 
 def test_builtin_specs_resolve_lazily():
-    assert set(BUILTIN_AGENTS) == {"random", "oracle", "house", "policy", "llm"}
+    assert set(BUILTIN_AGENTS) == {"random", "oracle", "control", "house", "policy", "llm"}
     assert set(BUILTIN_AGENTS) <= set(list_agents())
     assert isinstance(make_agent("random"), RandomAgent)
     assert isinstance(make_agent(" Oracle:0.5 "), OracleAgent)

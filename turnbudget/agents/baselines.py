@@ -70,6 +70,10 @@ class OracleAgent:
     plan, one is picked at random. ``epsilon=0`` solves every task in its
     optimal number of turns.
 
+    It is memoryless (its choice never depends on the past, errors included),
+    which makes it the ε-oracle *control* of `turnbudget.agents.controls`:
+    single-step skill decreasing in ε, recovery-specific skill 0.
+
     Args:
         epsilon: probability of a uniformly random admissible action, in [0, 1].
 

@@ -75,6 +75,7 @@ ENTRY_POINT_GROUP = "turnbudget.agents"
 BUILTIN_AGENTS: dict[str, str] = {
     "random": "turnbudget.agents.baselines:RandomAgent.from_spec",
     "oracle": "turnbudget.agents.baselines:OracleAgent.from_spec",
+    "control": "turnbudget.agents.controls:make_control",  # agents whose true skill is known
     "house": "turnbudget.agents.house:HouseAgent.from_spec",  # a team game's fixed opponent
     "policy": "turnbudget.agents.policy:make_policy_agent",
     "llm": "turnbudget.agents.llm:make_llm_agent",

@@ -1,4 +1,4 @@
-"""The ``turnbudget`` command line: ``list | play | eval | probe | report | train | serve-local | serve-env | textworld``.
+"""The ``turnbudget`` command line: ``list | play | eval | probe | validate | report | train | serve-local | serve-env | textworld``.
 
 Each subcommand is one module of this package that exposes
 ``add_arguments(parser)`` and ``run(args) -> int`` and imports nothing heavy
@@ -26,7 +26,11 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("turnbudget.cli.eval", "run a Pass@(K,T) evaluation (resumable)"),
     "probe": (
         "turnbudget.cli.probe",
-        "teacher-forced probes: single-step and recovery skill against a random baseline",
+        "teacher-forced probes: single-step and recovery-specific skill",
+    ),
+    "validate": (
+        "turnbudget.cli.validate",
+        "check the probe metrics on control agents whose true skills are known",
     ),
     "report": (
         "turnbudget.cli.report",

@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--agent", action="append", default=None,
-        help="random | oracle[:EPSILON] | llm:MODEL | a name registered in "
+        help="random | oracle[:EPSILON] | control:NAME | llm:MODEL | a name registered in "
         "turnbudget.agents.registry or through an entry point | MODULE:ATTR[:ARGS] or "
         "PATH.py:ATTR[:ARGS] (repeat for several agents; default: random)",
     )  # fmt: skip
@@ -60,11 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--budget-factor",
         type=float,
         default=1.5,
-        help="B = ceil(F * distance after the error) + S",
+        help="budgets: ceil(F * d) + S turns, d the plan's length (single-step probes) or "
+        "the distance after the error (recovery probes and their controls)",
     )
-    parser.add_argument(
-        "--budget-slack", type=int, default=2, help="S in the recovery budget (default: 2)"
-    )
+    parser.add_argument("--budget-slack", type=int, default=2, help="S in the budgets (default: 2)")
     parser.add_argument(
         "--repeats", type=int, default=1, help="probes per state for the agent (default: 1)"
     )
@@ -122,8 +121,9 @@ def run(args: argparse.Namespace) -> int:
     for name, groups in result.summary["agents"].items():
         g = groups["all"] if "all" in groups else next(iter(groups.values()))
         print(
-            f"{name}: single_step_skill {interval(g['single_step_skill'])}, "
-            f"recovery_skill {interval(g['recovery_skill'])}"
+            f"{name}: single_step_skill {interval(g['single_step_skill'])} "
+            f"(no-op rate {interval(g['noop_rate'])}), "
+            f"recovery_specific_skill {interval(g['recovery_specific_skill'])}"
         )
     if result.failed:
         print(f"{len(result.failed)} probes failed to run (left out of the skills; see {out})")

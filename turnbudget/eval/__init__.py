@@ -1,12 +1,15 @@
 """Pass@(K,T) evaluation: one core, in wings that point one way.
 
 - `turnbudget.eval.estimator` and `turnbudget.eval.analysis`: the maths at the
-  centre (the unbiased Pass@(K,T) estimator and its bootstrap; grids and the
-  single-step / recovery analysis from episode records);
+  centre (the unbiased Pass@(K,T) estimator, its intervals and the score
+  intervals of every rate and skill; grids and the single-step / recovery
+  analysis from episode records);
 - `turnbudget.eval.run`: running: the plan, the one episode driver, the
   backends (local, pool, Ray), locks, what agents see, sealed agents (`seal`);
   `evaluate` and `evaluate_team` are its front doors;
-- `turnbudget.eval.probes`: teacher-forced probes (plan, run, summary): `probe`;
+- `turnbudget.eval.probes`: teacher-forced probes (plan, run, summary): `probe`,
+  `compare_probes` (contrasts between agents), and `validate` (the metrics
+  checked on control agents whose true skills are known);
 - `turnbudget.eval.report`: summaries, Markdown and plots, built by the caller.
 
 An import-linter contract keeps them apart (report <- probes <- run <- analysis
@@ -22,9 +25,11 @@ from typing import Any
 from turnbudget.eval.estimator import (
     GridEstimate,
     bootstrap_seeds_tasks,
+    clustered_rate,
     estimate_grid,
     pass_at_k,
     pass_at_kt,
+    wilson_interval,
 )
 
 __all__ = [
@@ -36,6 +41,8 @@ __all__ = [
     "baseline_teams",
     "bootstrap_seeds_tasks",
     "build_report",
+    "clustered_rate",
+    "compare_probes",
     "estimate_grid",
     "evaluate",
     "evaluate_team",
@@ -45,6 +52,8 @@ __all__ = [
     "probe",
     "seal",
     "team_step_probe",
+    "validate",
+    "wilson_interval",
 ]
 
 # name -> the module that defines it, imported on first use (evaluate pulls in tqdm and the
@@ -59,6 +68,8 @@ _LAZY = {
     "probe": "turnbudget.eval.probes.run",
     "ProbeResult": "turnbudget.eval.probes.run",
     "team_step_probe": "turnbudget.eval.probes.team",
+    "compare_probes": "turnbudget.eval.probes.summary",
+    "validate": "turnbudget.eval.probes.validate",
     "build_report": "turnbudget.eval.report",
     "seal": "turnbudget.eval.run.sealed",
     "SealedAgentError": "turnbudget.eval.run.sealed",

@@ -14,15 +14,25 @@ which never forms a binomial coefficient. Pass@(K,T) adds the turn budget: an
 episode counts as a success at budget ``T`` when its first success came within
 ``T`` turns, so one set of first-success turns gives the whole K x T grid.
 Grids are averaged over tasks (env id + seed) with a percentile bootstrap over
-tasks for the confidence interval. Comparisons of trained agents add a level:
+tasks for the confidence interval, widened where needed to Wilson's score
+interval at the cell's effective number of independent trials
+(`clustered_rate`), so a cell at 0 or 1 keeps an interval of honest width: a
+bootstrap of 25 tasks that all succeeded says [1, 1], which no finite sample
+can support. Comparisons of trained agents add a level:
 `bootstrap_seeds_tasks` resamples training seeds and tasks together, so an
 interval covers the spread between training runs too.
+
+Score intervals (`wilson_interval`, `clustered_rate`, `difference_interval`)
+serve every rate and skill of the package: Wilson's interval never collapses
+at 0 or 1, the effective number of trials accounts for outcomes clustered in
+tasks, and differences combine the intervals of their terms (MOVER).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -33,11 +43,15 @@ from turnbudget._checks import is_whole
 __all__ = [
     "GridEstimate",
     "bootstrap_seeds_tasks",
+    "clustered_rate",
+    "difference_interval",
     "estimate_from_task_grids",
     "estimate_grid",
+    "paired_difference",
     "pass_at_k",
     "pass_at_kt",
     "task_grids",
+    "wilson_interval",
 ]
 
 
@@ -155,14 +169,14 @@ def estimate_grid(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> GridEstimate:
-    """Average the per-task Pass@(K,T) grids and bootstrap a CI by resampling tasks.
+    """Average the per-task Pass@(K,T) grids, with intervals (see `estimate_from_task_grids`).
 
     Args:
         tasks: task key -> first-success turn (or None) of each of its episodes.
         ks: the K values; each must be <= the number of episodes of every task.
         ts: the turn budgets T.
-        n_bootstrap: bootstrap resamples (0 gives a degenerate interval at the mean).
-        confidence: two-sided coverage of the percentile interval.
+        n_bootstrap: bootstrap resamples (0: the score interval alone).
+        confidence: two-sided coverage of the interval.
         seed: seed of the bootstrap generator (results are deterministic).
 
     Example:
@@ -196,13 +210,23 @@ def estimate_from_task_grids(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> GridEstimate:
-    """Average per-task grids ``(n_tasks, len(ks), len(ts))``; percentile bootstrap over tasks.
+    """Average per-task grids ``(n_tasks, len(ks), len(ts))``, with an interval per cell.
+
+    The interval is the percentile bootstrap over tasks, widened to contain
+    Wilson's score interval at the cell's effective number of independent
+    trials (`clustered_rate`; at most ``n_tasks * (n_per_task // k)``: the
+    disjoint groups of k episodes), so it never collapses where every task
+    scores 0 or 1. ``n_bootstrap=0`` leaves the score interval alone.
 
     Rerun mode builds each task's grid column by column (one set of runs per
     T) and comes here; `estimate_grid` is the truncate-mode shortcut.
+
+    Example:
+        >>> est = estimate_from_task_grids(np.ones((25, 1, 1)), [1], [8], n_per_task=8)
+        >>> est.mean.item(), round(est.low.item(), 3)  # 25 tasks, every episode succeeded
+        (1.0, 0.867)
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"Expect `confidence` in (0, 1), got {confidence!r}")
+    _check_confidence(confidence)
     if not is_whole(n_bootstrap) or n_bootstrap < 0:
         raise ValueError(f"Expect `n_bootstrap` to be a non-negative int, got {n_bootstrap!r}")
     grids = np.asarray(grids, dtype=np.float64)
@@ -210,26 +234,193 @@ def estimate_from_task_grids(
         raise ValueError(
             f"Expect task grids of shape (n_tasks>0, {len(ks)}, {len(ts)}), got {grids.shape}"
         )
+    n_tasks = len(grids)
     mean = grids.mean(axis=0)
-    if n_bootstrap > 0 and len(grids) > 1:
+    low, high = np.empty_like(mean), np.empty_like(mean)
+    ones = np.ones(n_tasks)
+    for i, k in enumerate(ks):
+        trials = n_tasks * max(1, int(n_per_task) // int(k))
+        for j in range(len(ts)):
+            _, low[i, j], high[i, j] = clustered_rate(
+                grids[:, i, j], ones, confidence, max_trials=trials
+            )
+    if n_bootstrap > 0 and n_tasks > 1:
         rng = np.random.default_rng(seed)
         boot = np.empty((n_bootstrap, *mean.shape))
         for b in range(n_bootstrap):  # one resample at a time keeps memory flat
-            boot[b] = grids[rng.integers(0, len(grids), size=len(grids))].mean(axis=0)
+            boot[b] = grids[rng.integers(0, n_tasks, size=n_tasks)].mean(axis=0)
         alpha = (1.0 - confidence) / 2.0
-        low, high = np.quantile(boot, [alpha, 1.0 - alpha], axis=0)
-    else:
-        low, high = mean.copy(), mean.copy()
+        boot_low, boot_high = np.quantile(boot, [alpha, 1.0 - alpha], axis=0)
+        low, high = np.minimum(low, boot_low), np.maximum(high, boot_high)
     return GridEstimate(
         tuple(int(k) for k in ks),
         tuple(int(t) for t in ts),
         mean,
         low,
         high,
-        len(grids),
+        n_tasks,
         int(n_per_task),
         float(confidence),
     )
+
+
+# --------------------------------------------------------------------------- score intervals
+
+
+def _check_confidence(confidence: float) -> float:
+    if not 0 < confidence < 1:
+        raise ValueError(f"Expect `confidence` in (0, 1), got {confidence!r}")
+    return float(confidence)
+
+
+def _t_quantile(q: float, df: float) -> float:
+    """Student's t quantile (Hill's Cornish-Fisher expansion: within 1e-3 for df >= 3)."""
+    z = NormalDist().inv_cdf(q)
+    g1 = (z**3 + z) / 4.0
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96.0
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384.0
+    return z + g1 / df + g2 / df**2 + g3 / df**3
+
+
+def wilson_interval(p: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval for a proportion ``p`` seen over ``n`` trials.
+
+    ``n`` may be an effective (fractional) number of trials. Unlike the
+    normal-approximation or a bootstrap, it never collapses: at ``p = 1`` its
+    lower bound is ``n / (n + z²)``. With ``n <= 0`` (no data) it is [0, 1].
+
+    Example:
+        >>> [round(x, 4) for x in wilson_interval(1.0, 25)]  # 25 successes out of 25
+        [0.8668, 1.0]
+        >>> [round(x, 4) for x in wilson_interval(0.5, 100)]
+        [0.4038, 0.5962]
+    """
+    z = NormalDist().inv_cdf(0.5 + _check_confidence(confidence) / 2.0)
+    if not n > 0:
+        return 0.0, 1.0
+    p = min(1.0, max(0.0, float(p)))
+    z2n = z * z / n
+    centre = (p + z2n / 2.0) / (1.0 + z2n)
+    half = z * np.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n)) / (1.0 + z2n)
+    low = 0.0 if p == 0.0 else max(0.0, float(centre - half))  # exact at the ends (no rounding)
+    return low, 1.0 if p == 1.0 else min(1.0, float(centre + half))
+
+
+def clustered_rate(
+    hits: ArrayLike,
+    trials: ArrayLike,
+    confidence: float = 0.95,
+    *,
+    max_trials: float | None = None,
+) -> tuple[float, float, float]:
+    """``(rate, low, high)``: the pooled rate ``sum(hits) / sum(trials)`` over m clusters
+    (tasks, drawn from a population of tasks), with Wilson's interval at the effective number
+    of independent trials.
+
+    Outcomes of one task are alike, so ``sum(trials)`` overstates the
+    information. The effective number is Kish's ``rate (1 - rate) / v``, ``v``
+    the between-task variance of the ratio estimate, shrunk by ``(z / t)²`` for
+    the tasks' degrees of freedom (as Korn and Graubard do), and kept between m
+    and ``max_trials`` (default ``sum(trials)``). When the tasks show no spread
+    at all (every outcome the same: a rate of 0 or 1), the data cannot tell
+    how often tasks outside the sample would differ, and the effective number
+    is m: 25 tasks that all succeeded give [0.87, 1], not [1, 1]. ``hits`` may
+    be fractional (a task's Pass@k, with ``trials`` 1 each and ``max_trials``
+    the independent trials behind the cell).
+
+    Example:
+        >>> rate, low, high = clustered_rate([8] * 25, [8] * 25)  # 200 of 200, in 25 tasks
+        >>> rate, round(low, 3), high
+        (1.0, 0.867, 1.0)
+        >>> rate, low, high = clustered_rate([4, 0] * 5, [4] * 10)  # all-or-nothing tasks
+        >>> rate, round(high - low, 2)  # the width of 10 trials (the tasks), not of 40
+        (0.5, 0.53)
+    """
+    confidence = _check_confidence(confidence)
+    h = np.asarray(hits, dtype=np.float64).ravel()
+    n = np.asarray(trials, dtype=np.float64).ravel()
+    total = float(n.sum())
+    if h.shape != n.shape or total <= 0:
+        raise ValueError(
+            f"Expect `hits` and `trials` of one length with trials, got {h.shape}, {n.shape}"
+        )
+    rate = float(h.sum()) / total
+    m = len(n)
+    cap = max(float(m), total if max_trials is None else float(max_trials))
+    n_eff = float(m)
+    var = m / (m - 1) * float(np.sum((h - rate * n) ** 2)) / total**2 if m > 1 else 0.0
+    if 0.0 < rate < 1.0 and var > 0:
+        q = 0.5 + confidence / 2.0
+        shrink = (NormalDist().inv_cdf(q) / _t_quantile(q, m - 1)) ** 2
+        n_eff = min(cap, max(float(m), rate * (1.0 - rate) / var * shrink))
+    low, high = wilson_interval(rate, n_eff, confidence)
+    return rate, low, high
+
+
+def paired_difference(
+    differences: ArrayLike, pairs: ArrayLike, confidence: float = 0.95
+) -> tuple[float, float, float]:
+    """``(mean, low, high)`` of paired differences in [-1, 1], summed per cluster (task).
+
+    ``differences[i]`` is the sum of the differences of task i's ``pairs[i]``
+    pairs (m tasks, drawn from a population). The interval is Student's t on
+    the between-task variance of the ratio estimate, never narrower than ``±
+    ln(2 / α) / N`` (N pairs, α = 1 - confidence). When every difference is
+    the same the data cannot tell how often tasks outside the sample would
+    differ: the half-width is then ``ln(2 / α) / m``, the two-sided rule of
+    three over tasks (a share of tasks with a difference that no sample of m
+    would miss more often than α/2). It never collapses.
+
+    Example:
+        >>> mean, low, high = paired_difference([0, 0, 0, 0], [50, 50, 50, 50])  # all agree
+        >>> mean, round(low, 3), round(high, 3)
+        (0.0, -0.922, 0.922)
+        >>> mean, low, high = paired_difference([0] * 39 + [1], [5] * 40)  # one pair of 200 differs
+        >>> round(mean, 3), round(low, 3), round(high, 3)
+        (0.005, -0.013, 0.023)
+    """
+    confidence = _check_confidence(confidence)
+    d = np.asarray(differences, dtype=np.float64).ravel()
+    n = np.asarray(pairs, dtype=np.float64).ravel()
+    total = float(n.sum())
+    if d.shape != n.shape or total <= 0:
+        raise ValueError(
+            f"Expect `differences` and `pairs` of one length with pairs, got {d.shape}, {n.shape}"
+        )
+    mean = float(d.sum()) / total
+    m = len(n)
+    var = m / (m - 1) * float(np.sum((d - mean * n) ** 2)) / total**2 if m > 1 else 0.0
+    rule = float(np.log(2.0 / (1.0 - confidence)))
+    if var > 0:
+        half = max(_t_quantile(0.5 + confidence / 2.0, m - 1) * float(np.sqrt(var)), rule / total)
+    else:
+        half = rule / m
+    return mean, max(-1.0, mean - half), min(1.0, mean + half)
+
+
+def difference_interval(
+    a: Sequence[float], b: Sequence[float], correlation: float = 0.0
+) -> tuple[float, float, float]:
+    """``(a - b, low, high)`` from two estimates given as ``(estimate, low, high)``.
+
+    The MOVER of Zou and Donner (2008): each bound of the difference recovers
+    the variances from the terms' own bounds, so with Wilson intervals it is
+    Newcombe's score interval for a difference of proportions, and it keeps
+    their width at 0 and 1. ``correlation`` (of the two estimates; paired
+    outcomes are usually positively correlated) narrows it; 0 is conservative
+    then.
+
+    Example:
+        >>> d, low, high = difference_interval((1.0, 0.95, 1.0), (1.0, 0.95, 1.0))
+        >>> d, round(low, 4), round(high, 4)
+        (0.0, -0.05, 0.05)
+    """
+    (pa, la, ua), (pb, lb, ub) = (tuple(float(x) for x in t) for t in (a, b))
+    r = min(1.0, max(-1.0, float(correlation)))
+    d = pa - pb
+    low = d - np.sqrt(max(0.0, (pa - la) ** 2 + (ub - pb) ** 2 - 2 * r * (pa - la) * (ub - pb)))
+    high = d + np.sqrt(max(0.0, (ua - pa) ** 2 + (pb - lb) ** 2 - 2 * r * (ua - pa) * (pb - lb)))
+    return d, float(max(-1.0, low)), float(min(1.0, high))
 
 
 def bootstrap_seeds_tasks(

@@ -1,8 +1,10 @@
-"""Teacher-forced probes: chance-normalized skills, the executed-command hook, batch agents, CLI."""
+"""Teacher-forced probes: single-step and recovery-specific skills, the budget shown, no-ops,
+the executed-command hook, batch agents, CLI."""
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -21,37 +23,55 @@ def skills() -> dict[str, Any]:
     """One probe run of three agents against one random baseline (30 tasks per env)."""
     agents = [RandomAgent(), OracleAgent(0.0), OracleAgent(EPSILON)]
     result = probe(ENVS, agents, tasks=30, repeats=2, n_bootstrap=400)
-    return {label: groups["all"] for label, groups in result.summary["agents"].items()}
+    out = {label: groups["all"] for label, groups in result.summary["agents"].items()}
+    q, singles = 1.0 - EPSILON, [s for s in result.specs if s.probe == "single"]
+    hits = sum(q + EPSILON * s.n_optimal / s.n_admissible for s in singles)
+    judged = sum(q + EPSILON * s.n_changing / s.n_admissible for s in singles)
+    chance = sum(s.n_optimal / s.n_admissible for s in singles) / sum(
+        s.n_changing / s.n_admissible for s in singles
+    )
+    out["_expected"] = (hits / judged - chance) / (1.0 - chance)
+    return out
 
 
 def test_random_agent_scores_chance(skills):
     g = skills["random"]
     assert abs(g["single_step_skill"]["mean"]) <= 0.1
-    assert abs(g["recovery_skill"]["mean"]) <= 0.1
-    assert abs(g["prompt_recovery_skill"]["mean"]) <= 0.1
+    rs = g["recovery_specific_skill"]
+    assert abs(rs["mean"]) <= 0.1 and rs["low"] <= 0.0 <= rs["high"]
     # Probed with seeds of its own, so the baseline is an independent draw, not itself.
     assert g["single_step"]["rate"] != g["single_step"]["baseline_rate"]
-    assert g["single_step"]["probes"] > 300 and g["recovery"]["all"]["probes"] > 300
+    assert g["single_step"]["probes"] > 300 and g["recovery"]["all"]["pairs"] > 300
 
 
-def test_perfect_oracle_scores_one(skills):
+def test_perfect_oracle_scores_one_with_an_honest_interval(skills):
     g = skills["oracle-eps0"]
-    for key in ("single_step_skill", "recovery_skill", "prompt_recovery_skill"):
-        assert g[key] == {"mean": 1.0, "low": 1.0, "high": 1.0}
+    s = g["single_step_skill"]
+    assert s["mean"] == s["high"] == 1.0
+    assert 0.8 < s["low"] < 1.0  # every answer optimal: the interval still has a width
+    rs = g["recovery_specific_skill"]
+    assert rs["mean"] == 0.0 and rs["low"] < 0.0 < rs["high"]  # every pair agrees: not [0, 0]
     assert g["single_step"]["rate"] == 1.0
     assert g["recovery"]["all"]["recovery_rate"] == 1.0
     # The budget leaves room to win after the error, and the control wins too.
-    assert g["recovery"]["all"]["win_rate"] == g["recovery"]["all"]["control_win_rate"] == 1.0
+    assert g["recovery"]["all"]["win_rate"]["mean"] == 1.0
+    assert g["recovery"]["all"]["control_win_rate"]["mean"] == 1.0
+    assert g["recovery"]["all"]["win_rate"]["low"] < 1.0
 
 
-def test_noisy_oracle_single_step_skill_is_one_minus_epsilon(skills):
-    """p = (1 - eps) + eps * c and p_random = c, so the skill is 1 - eps whatever c is."""
+def test_noisy_oracle_single_step_skill_is_its_exact_expectation(skills):
+    """Among the answers that change the state, p = (q + eps a) / (q + eps b) per state (q = 1 -
+    eps, a and b the shares of optimal and of state-changing admissible commands), and chance
+    a / b: the skill is above 1 - eps (its random picks that are no-ops are not errors) and
+    decreasing in eps."""
     s = skills[f"oracle-eps{EPSILON:g}"]["single_step_skill"]
-    assert s["low"] <= 1.0 - EPSILON <= s["high"]
-    assert s["high"] - s["low"] < 0.25
+    assert s["low"] <= skills["_expected"] <= s["high"]
+    assert s["high"] - s["low"] < 0.3
+    assert skills["_expected"] > 1.0 - EPSILON
     g = skills[f"oracle-eps{EPSILON:g}"]["single_step"]
-    assert 0.1 < g["chance_rate"] < 0.5  # the exact chance rate, beside the measured one
+    assert 0.1 < g["chance_rate"] < 0.6  # the exact chance rate, beside the measured one
     assert abs(g["baseline_rate"] - g["chance_rate"]) < 0.05
+    assert 0.0 < g["noop_rate"]["mean"] < EPSILON  # its random looks, counted apart
 
 
 def test_skill_formula():
@@ -97,7 +117,7 @@ def test_forced_prefix_and_slip_reach_the_agent_as_executed():
     assert len(episodes) == len(specs)
     for spec, events in zip(specs, episodes, strict=True):
         forced = [e[1] for e in events if e[0] == "observe"]
-        prefix = list(spec.plan[: spec.prefix])
+        prefix = list(spec.plan[: spec.start])
         slip = [str(spec.error)] if spec.probe == "recovery" and spec.applied else []
         assert [executed for executed, _ in forced] == prefix + slip
         # Each call after the first turn carries the command executed on the previous turn.
@@ -165,9 +185,8 @@ def test_async_batch_forwards_observe():
     agent = AsyncBatch(AsyncRecorder, max_batch_size=4)
     result = probe("turnbudget/Maze-Medium-v0", agent, tasks=[0], label="async", n_bootstrap=0)
     agent.close()
-    forced = sum(
-        s.prefix + (s.probe == "recovery" and s.kind == "slip" and s.applied) for s in result.specs
-    )
+    # The prefix, and the error's turn of a recovery probe (a slip, or a setback's empty turn).
+    forced = sum(s.start + (s.probe == "recovery" and s.applied) for s in result.specs)
     assert len(AsyncRecorder.log) == forced > 0
     assert (
         result.summary["agents"]["async"]["turnbudget/Maze-Medium-v0"]["single_step"]["rate"] == 1.0
@@ -179,12 +198,15 @@ def test_probes_are_deterministic_and_controls_share_the_recovery_budget():
     b = probe("turnbudget/Maze-Medium-v0", OracleAgent(0.5), tasks=3, n_bootstrap=0)
     assert a.records == b.records
     by_key = {(s.task_seed, s.prefix, s.kind, s.probe): s for s in a.specs}
+    assert any(s.applied for s in a.specs if s.probe == "recovery")
     for (task, prefix, kind, name), spec in by_key.items():
         if name == "recovery":
             control = by_key[(task, prefix, kind, "control")]
             assert control.budget == spec.budget and control.plan == spec.plan
             if spec.applied:
                 assert spec.distance_after > spec.distance_before
+                # The matched control: the plan's on-track state as far from the goal.
+                assert 1 <= control.start == len(spec.plan) - spec.distance_after < spec.prefix
 
 
 def test_probe_rejects_bad_settings():
@@ -236,3 +258,82 @@ def test_probe_records_cap_the_agents_command():
     long = [a for a in actions if a.startswith("go xxx")]
     assert long and all(len(a) <= MAX_RECORD_TEXT for a in actions)
     assert all("[... 1000003 characters in all, sha256 " in a for a in long)
+
+
+class BudgetSpy:
+    """Budget-aware and oracle-led: logs ``turns_left`` at every call of every probe."""
+
+    needs_oracle = True
+    budget_aware = True
+    name = "spy"
+
+    def __init__(self) -> None:
+        self.seen: list[list[int]] = []
+        self._oracle = OracleAgent(0.0)
+
+    def reset(self, seed: int) -> None:
+        self._oracle.reset(seed)
+        self.seen.append([])
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        self.seen[-1].append(int(info["turns_left"]))
+        return self._oracle.act(observation, info)
+
+
+@pytest.mark.parametrize("env_id", ["turnbudget/Maze-Easy-v0", "turnbudget/KeyQuest-Easy-v0"])
+def test_budget_aware_agent_never_sees_fewer_turns_than_the_distance_left(env_id):
+    """Every probe shows the budget a real episode would have there: a single-step probe what
+    is left of ceil(1.5 L) + 2 after the prefix, a recovery probe and its control B turns
+    (the old single-step probe showed turns_left = 1 whatever the distance)."""
+    spy = BudgetSpy()
+    result = probe(env_id, spy, tasks=6, n_bootstrap=0, baseline_repeats=1)
+    assert len(spy.seen) == len(result.specs)
+    checked = 0
+    for spec, seen in zip(result.specs, spy.seen, strict=True):
+        if not seen:
+            continue  # a skipped recovery probe: nothing to answer
+        distance = spec.distance_before if spec.probe == "single" else spec.distance_after
+        assert seen[0] == spec.budget >= distance, spec
+        if spec.probe == "single":
+            assert seen[0] == math.ceil(1.5 * len(spec.plan)) + 2 - spec.prefix
+        # The oracle brings the distance down by one a turn, and turns_left goes down by one.
+        assert all(left >= distance - k for k, left in enumerate(seen))
+        checked += 1
+    assert checked > 20
+
+
+class Looker:
+    """Always looks: every answer is a no-op."""
+
+    name = "looker"
+
+    def reset(self, seed: int) -> None:
+        pass
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        return "look"
+
+
+def test_look_oracles_are_not_charged_for_their_looks():
+    """A harmless information-gathering no-op is counted apart, never as a wrong answer: the
+    look-first and look-last oracles score single-step skill 1 on the commands that change the
+    state (the old probes scored them -0.55), with their no-op rate beside it."""
+    from turnbudget.agents import LookOracle
+
+    agents = [LookOracle("first"), LookOracle("last"), Looker()]
+    result = probe("turnbudget/Maze-Easy-v0", agents, tasks=10, n_bootstrap=200)
+    g = {
+        label: groups["turnbudget/Maze-Easy-v0"]
+        for label, groups in result.summary["agents"].items()
+    }
+    for label in ("look-first", "look-last"):
+        assert g[label]["single_step_skill"]["mean"] >= 0.9
+        assert g[label]["single_step"]["invalid_rate"] == 0.0
+    # Look-first looks on the probes at turn 1 (prefix 0: a quarter of them); look-last never
+    # reaches its last turn, since a probe shows the budget of a real episode.
+    assert g["look-first"]["noop_rate"]["mean"] == 0.25
+    assert g["look-last"]["noop_rate"]["mean"] == 0.0
+    assert g["looker"]["noop_rate"]["mean"] == 1.0 and g["looker"]["single_step"]["judged"] == 0
+    assert g["looker"]["single_step_skill"]["mean"] is None
+    looks = [r for r in result.records if r["agent"] == "looker" and r["probe"] == "single"]
+    assert all(r["noop"] and r["optimal"] is None and r["valid"] for r in looks)

@@ -1,3 +1,4 @@
-"""Teacher-forced probes of single-step and recovery skill: `plan`, `run` (`probe`, on the
-episode driver), `summary` (chance-normalized skills with intervals), and `team`
-(the team single-step probe)."""
+"""Teacher-forced probes of single-step and recovery-specific skill: `plan`, `run` (`probe`,
+on the episode driver), `summary` (skills with intervals that never collapse, and
+`compare_probes`), `validate` (the metrics checked on control agents whose true skills
+are known: `turnbudget validate`), and `team` (the team single-step probe)."""

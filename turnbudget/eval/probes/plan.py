@@ -2,10 +2,12 @@
 
 `plan_probes` turns a `ProbeConfig` into `ProbeSpec` records, a pure function
 of (env id, task seed, prefix, seed): a seeded optimal plan per task, the
-prefix lengths, and for each error kind the first error (in a seeded order)
-that raises the distance at that prefix, with its recovery budget. `TaskStarts`
-hands out envs at a task's start: one reset per task, then cheap copies.
-See `turnbudget.eval.probes.run` for what the probes measure.
+prefix lengths, for each error kind the first error (in a seeded order) that
+raises the distance at that prefix and leaves an on-track state as far from
+the goal earlier on the plan (the matched control), and the budgets.
+`TaskStarts` hands out envs at a task's start: one reset per task, then cheap
+copies. `state_signature` says whether a command changed the state. See
+`turnbudget.eval.probes.run` for what the probes measure.
 """
 
 from __future__ import annotations
@@ -22,7 +24,15 @@ from turnbudget.eval.run.plan import derive_seed
 from turnbudget.wrappers._common import find_wrapper
 from turnbudget.wrappers.turn_budget import TurnBudget
 
-__all__ = ["PROBE_KINDS", "ProbeConfig", "ProbeSpec", "TaskStarts", "plan_probes"]
+__all__ = [
+    "PROBE_KINDS",
+    "ProbeConfig",
+    "ProbeSpec",
+    "TaskStarts",
+    "plan_probes",
+    "probe_budget",
+    "state_signature",
+]
 
 #: The error kinds a recovery probe can inject (a transient error never raises the distance).
 PROBE_KINDS = ("slip", "setback")
@@ -53,10 +63,19 @@ class ProbeConfig:
 class ProbeSpec:
     """One probe state: a task, a prefix of its plan, and (for recovery) the error to inject.
 
-    ``probe`` is ``"single"``, ``"recovery"`` or ``"control"``. For recovery
-    and control probes ``budget`` is B; ``error`` is the slip's command or the
-    seed of the setback's generator; ``applied`` is False when no error raising the
-    distance exists there (the probe is then skipped and reported).
+    ``probe`` is ``"single"``, ``"recovery"`` or ``"control"``. ``start`` is
+    the number of plan commands forced before the agent plays: ``prefix`` for
+    single-step and recovery probes, and for the control the earlier point of
+    the plan as far from the goal as the recovery probe's state after the
+    error (``len(plan) - distance_after``). ``budget`` is the turns the agent
+    is given (its ``turns_left`` at its first call): for a single-step probe
+    what a real episode of `probe_budget` (plan length) turns would have left
+    after the prefix; for recovery and control probes B = `probe_budget`
+    (distance after the error), counted after the error's turn. ``error`` is
+    the slip's command or the seed of the setback's generator; ``applied`` is
+    False when no error there raises the distance and keeps a matched control
+    (the pair is then skipped and reported). ``n_changing`` counts the
+    admissible commands that change the state (chance's denominator).
     """
 
     env_id: str
@@ -72,6 +91,8 @@ class ProbeSpec:
     applied: bool = True
     n_admissible: int = 0
     n_optimal: int = 0
+    n_changing: int = 0
+    start: int = 0
 
     @property
     def key(self) -> tuple[str, int, int, str, str]:
@@ -98,6 +119,32 @@ def _make_env(env_id: str) -> Any:
         env.close()
         raise ValueError(f"Probes need the oracle methods {missing} on {type(game).__name__}")
     return env
+
+
+def probe_budget(distance: int, config: ProbeConfig) -> int:
+    """The turns a probe gives for ``distance`` left: ``ceil(budget_factor * d) + budget_slack``
+    (never below the distance, as ``budget_factor >= 1``).
+
+    Example:
+        >>> probe_budget(10, ProbeConfig((), (), (), ()))
+        17
+    """
+    return math.ceil(config.budget_factor * distance) + config.budget_slack
+
+
+def state_signature(game: Any, observation: str) -> tuple[Any, ...]:
+    """What a command must change for it to count as changing the state: the description of
+    what the player perceives (a native game's own; else the observation's last paragraph),
+    the admissible commands and the distance to the goal.
+
+    A valid command that leaves it the same (``look``, ``inventory``, choosing
+    again what was chosen) is a no-op: a turn spent, nothing lost or gained.
+    """
+    world = getattr(game, "world", None)
+    text = world().describe() if callable(world) else observation.rsplit("\n\n", 1)[-1]
+    admissible = getattr(game, "admissible_actions", None)
+    commands = tuple(admissible()) if callable(admissible) else ()
+    return text, commands, game.distance_to_goal()
 
 
 class TaskStarts:
@@ -138,12 +185,14 @@ class TaskStarts:
         find_wrapper(env, TurnBudget).turn_budget = budget
         return env, obs, {**info, "turn_budget": budget, "turns_left": budget}
 
-    def at(self, env_id: str, task_seed: int, actions: Sequence[str], budget: int) -> Any:
-        """A new env after playing ``actions`` from the start of the task."""
-        env, _, _ = self.fresh(env_id, task_seed, budget)
+    def at(
+        self, env_id: str, task_seed: int, actions: Sequence[str], budget: int
+    ) -> tuple[Any, str]:
+        """A new env after playing ``actions`` from the start of the task, and its observation."""
+        env, obs, _ = self.fresh(env_id, task_seed, budget)
         for action in actions:
-            env.step(action)
-        return env
+            obs = env.step(action)[0]
+        return env, obs
 
     def close(self) -> None:
         for entry in self._base.values():
@@ -172,44 +221,58 @@ def _optimal_plan(env: Any, task_seed: int, seed: int) -> tuple[str, ...]:
     return tuple(plan)
 
 
-def _raises(game: Any, before: int) -> int | None:
+def _raises(game: Any, before: int, limit: int) -> int | None:
     after = game.distance_to_goal()
-    return int(after) if after is not None and after > before else None
+    return int(after) if after is not None and before < after <= limit else None
 
 
 def _plan_task(
     starts: TaskStarts, env_id: str, task_seed: int, config: ProbeConfig
 ) -> list[ProbeSpec]:
-    plan = _optimal_plan(starts.at(env_id, task_seed, (), 10**6), task_seed, config.seed)
+    plan = _optimal_plan(starts.at(env_id, task_seed, (), 10**6)[0], task_seed, config.seed)
     if not plan:
         return []
-    prefixes = sorted({min(round(f * len(plan)), len(plan) - 1) for f in config.prefixes})
+    length = len(plan)
+    prefixes = sorted({min(round(f * length), length - 1) for f in config.prefixes})
+    # A matched control needs an on-track state after one plan command at least as far from
+    # the goal as the state after the error: errors strike after two commands at the earliest.
+    error_prefixes = sorted({min(max(2, t0), length - 1) for t0 in prefixes}) if length > 2 else []
     specs = []
-    big = len(plan) * 8 + 64
-    for t0 in prefixes:
+    big = length * 8 + 64
 
-        def at_prefix(t0: int = t0) -> Any:
-            return starts.at(env_id, task_seed, plan[:t0], big)
+    def at_prefix(t0: int) -> Any:
+        return starts.at(env_id, task_seed, plan[:t0], big)[0]
 
-        game = at_prefix().unwrapped
+    for t0 in sorted({*prefixes, *error_prefixes}):
+        env, obs = starts.at(env_id, task_seed, plan[:t0], big)
+        game = env.unwrapped
         d0 = int(game.distance_to_goal())
         optimal = set(game.optimal_actions())
         admissible = list(game.admissible_actions()) if hasattr(game, "admissible_actions") else []
         common = dict(env_id=env_id, task_seed=task_seed, plan=plan, prefix=t0, distance_before=d0)
-        specs.append(
-            ProbeSpec(
-                **common,
-                probe="single",
-                n_admissible=len(admissible),
-                n_optimal=sum(a in optimal for a in admissible),
+        if t0 in prefixes:
+            specs.append(
+                ProbeSpec(
+                    **common,
+                    probe="single",
+                    budget=probe_budget(length, config) - t0,
+                    n_admissible=len(admissible),
+                    n_optimal=sum(a in optimal for a in admissible),
+                    n_changing=_changing(env, obs, admissible),
+                    start=t0,
+                )
             )
-        )
+        if t0 not in error_prefixes:
+            continue
         for kind in config.kinds:
-            error, d1 = _find_error(at_prefix, task_seed, t0, kind, config, admissible, optimal, d0)
-            budget = (
-                math.ceil(config.budget_factor * d1) + config.budget_slack if d1 is not None else 1
-            )
-            for name in ("recovery", "control"):
+            # The control starts after one plan command at least, as the recovery probe does:
+            # both are mid-episode (an agent that does something on turn 1 does it in neither).
+            error, d1 = _find_error(
+                lambda t0=t0: at_prefix(t0), task_seed, t0, kind, config, admissible, optimal,
+                d0, length - 1,
+            )  # fmt: skip
+            budget = probe_budget(d1, config) if d1 is not None else 1
+            for name, begin in (("recovery", t0), ("control", length - (d1 or length))):
                 specs.append(
                     ProbeSpec(
                         **common,
@@ -219,9 +282,27 @@ def _plan_task(
                         budget=budget,
                         error=error,
                         applied=d1 is not None,
+                        start=begin,
                     )
                 )
     return specs
+
+
+def _changing(env: Any, obs: str, admissible: list[str]) -> int:
+    """How many admissible commands change the state (`state_signature`), each tried on a copy
+    of the game (a game that cannot be copied counts every command as changing it)."""
+    game = env.unwrapped
+    before = state_signature(game, obs)
+    changing = 0
+    for command in admissible:
+        try:
+            trial = copy.deepcopy(game)
+        except Exception:
+            return len(admissible)
+        after = trial.step(command)[0]
+        changing += state_signature(trial, after) != before
+        trial.close()
+    return changing
 
 
 def _find_error(
@@ -233,14 +314,16 @@ def _find_error(
     admissible: list[str],
     optimal: set[str],
     d0: int,
+    limit: int,
 ) -> tuple[str | int | None, int | None]:
-    """The first error of ``kind`` (in a seeded order) that raises the distance from ``d0``."""
+    """The first error of ``kind`` (in a seeded order) that raises the distance from ``d0`` to
+    at most ``limit`` (so that an on-track state of the plan is as far from the goal)."""
     if kind == "setback":
         for attempt in range(_SETBACK_TRIES):
             game = at_prefix().unwrapped
             draw = derive_seed(config.seed, "setback", task_seed, t0, attempt)
             game.inject_setback(np.random.default_rng(draw))
-            d1 = _raises(game, d0)
+            d1 = _raises(game, d0, limit)
             if d1 is not None:
                 return draw, d1
         return None, None
@@ -249,7 +332,7 @@ def _find_error(
     for index in rng.permutation(len(candidates)):
         env = at_prefix()
         _, _, terminated, _, _ = env.step(candidates[index])
-        d1 = _raises(env.unwrapped, d0)
+        d1 = _raises(env.unwrapped, d0, limit)
         if not terminated and d1 is not None:
             return candidates[index], d1
     return None, None

@@ -1,4 +1,4 @@
-"""Teacher-forced probes: single-step skill and recovery skill, normalized against chance.
+"""Teacher-forced probes: single-step skill and recovery-specific skill, checked by controls.
 
 Observational step records (`RecordStepOutcomes`) say how often an agent
 played an optimal command on track or right after an error, but errors happen
@@ -8,44 +8,56 @@ agent in the *same* states instead:
 
 1. For each task, the engine fixes one optimal plan (a shortest path chosen
    with a seeded generator) and, for each prefix length ``t0`` (fractions of
-   the plan's length), drives the episode along it for ``t0`` turns. The agent
-   sees every observation and is told what was executed for it (the optional
-   ``observe`` hook, and ``info["executed_action"]`` on its next call; see
-   `turnbudget.agents.base`).
-2. *single-step probe*: the agent answers once at that on-track state; the
-   answer is optimal when it is in ``optimal_actions()`` (or, a synonym, it
-   brings the distance down by one).
-3. *recovery probe*, per error kind: one recoverable error that raises the
-   distance fires at turn ``t0 + 1``. ``slip``: the engine plays a
-   non-optimal admissible command for the agent (one that keeps the task
-   solvable and raises the distance), as an injected slip would. ``setback``:
-   the agent answers for the state it saw, the env's ``inject_setback`` fires,
-   and the command runs in the changed state, as `InjectErrors` does. The
-   agent then plays on; the probe records whether and after how many turns the
-   distance is back to its pre-error value, and whether it wins within the
-   budget ``B = ceil(budget_factor * d_after) + budget_slack`` turns after the
-   prefix (``d_after``: the distance right after the error).
-4. *control*: the same prefix and the same budget B with no error, so the
-   error's cost (control win rate minus win rate after the error) is measured.
+   the plan's length L), drives the episode along it for ``t0`` turns. The
+   agent sees every observation and is told what was executed for it (the
+   optional ``observe`` hook, and ``info["executed_action"]`` on its next
+   call; see `turnbudget.agents.base`).
+2. *single-step probe*: the agent answers once at that on-track state, with
+   the budget a real episode of ``T = ceil(budget_factor * L) + budget_slack``
+   turns would have left there (``turns_left = T - t0``, never below the
+   distance left). A valid answer that leaves the state unchanged (``look``)
+   is a *no-op*, counted apart; any other answer is judged: optimal when it is
+   in ``optimal_actions()`` (or, a synonym, it brings the distance down by one).
+3. *recovery probe*, per error kind (from ``t0 >= 1``): one recoverable error
+   that raises the distance fires on turn ``t0 + 1``, a turn the engine plays
+   for the agent. ``slip``: a non-optimal admissible command (one that keeps the
+   task solvable); ``setback``: the env's ``inject_setback`` and a turn in which
+   nothing is played, so the agent sees the setback before it answers. The
+   observation carries the error's narration and ``info["injected_error"]``
+   its kind and narration (as `InjectErrors` shows one; never the oracle's
+   distances). The agent then plays on for ``B = ceil(budget_factor * d1) +
+   budget_slack`` turns (``d1``: the distance after the error): did it win,
+   did it get back to the pre-error distance, how fast.
+4. *control* (the matched control): the agent plays from the on-track state
+   of the same plan that is as far from the goal as the state after the error
+   (after ``L - d1`` plan commands), with the same B turns. An error's
+   unavoidable cost (the distance it added) is the same in both, so
+   ``recovery_specific_skill`` = win rate after the error - win rate in the
+   control measures only the agent's response to having erred: 0 for any
+   memoryless agent, whatever its skill. Errors are drawn so that the control
+   exists (``d1 <= L``); a state with none is skipped and counted.
 
 Every probe also runs for `RandomAgent` (``baseline_repeats`` times, with
-seeds of its own), and each skill is normalized against it:
-``skill = (p - p_random) / (1 - p_random)``: 0 for chance, 1 for a perfect
-agent. `single_step_skill` uses p = the rate of optimal answers, and
-`recovery_skill` p = the rate of recovered errors. Intervals are percentile
-bootstraps over tasks (agent and baseline resampled together). For an
-``OracleAgent(epsilon)`` the single-step skill is exactly ``1 - epsilon`` in
-expectation: p = (1 - ε) + ε·c and p_random = c, with c the chance rate.
+seeds of its own): the single-step skill is normalized against it,
+``(p - p_random) / (1 - p_random)`` (0 for chance, 1 for a perfect agent),
+with p the rate of optimal answers among the judged ones. For an
+``OracleAgent(epsilon)`` that is ``(1 - ε) / (1 - ε + ε·b)`` in expectation,
+b the share of admissible commands that change the state (its random picks
+that are no-ops are not errors). `turnbudget.eval.probes.summary` has the
+intervals (none collapses at 0 or 1) and the contrasts between agents;
+`turnbudget.eval.probes.validate` runs the control agents whose true skills
+are known (`turnbudget.agents.controls`) and checks every metric against them.
 
 Everything is a pure function of (env id, task seed, prefix, probe, seed):
-prefixes, errors and the agents' seeds. Probe episodes run on the evaluation
-backends (``backend="local" | "pool" | "ray"``, ``workers=N``) as `ProbeJob`
-work items, each a program of the episode driver (`ProbeEpisodes`, the kind of
-run), so results are the same for any backend and worker count; a probe that
-fails to run after its retries is left out of the skills and counted apart.
-Results are written to ``out`` as ``probe.json`` (the configuration),
-``probes.jsonl`` (one line per probe and agent) and ``probe_summary.json``;
-``probe_report.md`` is the caller's (`turnbudget.eval.report`).
+prefixes, errors and the agents' seeds (a recovery probe and its control share
+one). Probe episodes run on the evaluation backends (``backend="local" |
+"pool" | "ray"``, ``workers=N``) as `ProbeJob` work items, each a program of
+the episode driver (`ProbeEpisodes`, the kind of run), so results are the same
+for any backend and worker count; a probe that fails to run after its
+retries is left out of the skills and counted apart. Results are written to
+``out`` as ``probe.json`` (the configuration), ``probes.jsonl`` (one line per
+probe and agent) and ``probe_summary.json``; ``probe_report.md`` is the
+caller's (`turnbudget.eval.report`).
 """
 
 from __future__ import annotations
@@ -60,7 +72,14 @@ from typing import Any
 import numpy as np
 
 from turnbudget.agents.base import agent_flags
-from turnbudget.eval.probes.plan import PROBE_KINDS, ProbeConfig, ProbeSpec, TaskStarts, plan_probes
+from turnbudget.eval.probes.plan import (
+    PROBE_KINDS,
+    ProbeConfig,
+    ProbeSpec,
+    TaskStarts,
+    plan_probes,
+    state_signature,
+)
 from turnbudget.eval.probes.summary import summarize_probes, write_probe_summary
 from turnbudget.eval.run.agent_view import agent_info
 from turnbudget.eval.run.backends import Backend, resolve_backend
@@ -69,6 +88,7 @@ from turnbudget.eval.run.jobs import run_jobs
 from turnbudget.eval.run.plan import _agent_repr, check_retries, derive_seed, task_seeds
 from turnbudget.eval.run.sealed import driven_form
 from turnbudget.records import cap_text, write_jsonl
+from turnbudget.wrappers.inject_errors import narrate
 
 __all__ = [
     "PROBES_FILE",
@@ -110,7 +130,8 @@ def _episode(
     starts: TaskStarts, slot: int, spec: ProbeSpec, needs_oracle: bool, show_budget: bool
 ) -> Program:
     """One probe as a driver program (see `turnbudget.eval.run.driver`); returns its record."""
-    budget = spec.prefix + (1 if spec.probe == "single" else spec.budget)
+    recovery = spec.probe == "recovery"
+    budget = spec.start + recovery + spec.budget  # the agent's first call sees B turns left
     env, obs, info = starts.fresh(spec.env_id, spec.task_seed, budget, slot)
     game = env.unwrapped
     executed: str | None = None
@@ -119,55 +140,71 @@ def _episode(
         oracle = game.optimal_actions if needs_oracle else None
         return agent_info(info, show_budget=show_budget, oracle=oracle, executed=executed)
 
-    for action in spec.plan[: spec.prefix]:
+    for action in spec.plan[: spec.start]:
         yield Observe(0, obs, view(info), action)
         obs, _, _, _, info = env.step(action)
         executed = action
     record: dict[str, Any] = {"applied": spec.applied}
     if spec.probe == "single":
+        before = state_signature(game, obs)
         optimal_now = set(game.optimal_actions())
         action, _ = yield Act(0, obs, view(info))
-        before = spec.distance_before
-        _, _, _, _, step_info = env.step(action)
+        obs, _, _, _, step_info = env.step(action)
+        valid = bool(step_info.get("valid_action"))
+        noop = valid and state_signature(game, obs) == before
         after = game.distance_to_goal()
-        synonym = bool(step_info.get("valid_action")) and after is not None and after == before - 1
-        record.update(action=cap_text(str(action)), optimal=action in optimal_now or synonym)
+        synonym = valid and after is not None and after == int(spec.distance_before) - 1
+        optimal = None if noop else (action in optimal_now or synonym)
+        record.update(action=cap_text(str(action)), valid=valid, noop=noop, optimal=optimal)
         return record
     if not spec.applied:
         return record
+    if recovery:  # the error's turn, forced: the agent sees what happened before it plays on
+        obs, info, executed = yield from _inject(env, obs, view(info), spec)
     target = int(spec.distance_before)
-    turn = 0  # turns after the prefix
-    start = 1  # the first turn whose command can bring the distance back
-    if spec.probe == "recovery" and spec.kind == "slip":
-        yield Observe(0, obs, view(info), str(spec.error))
-        obs, _, _, _, info = env.step(str(spec.error))
-        obs = f"Your hand slips: you {spec.error}.\n\n{obs}"  # as InjectErrors narrates one
-        executed, turn, start = str(spec.error), 1, 2
+    turn = 0  # the agent's turns
     recovered_at = None
     won = bool(info.get("won"))
     while turn < spec.budget and not won and not info.get("lost"):
         action, _ = yield Act(0, obs, view(info))
         turn += 1
-        narration = ""
-        if spec.probe == "recovery" and spec.kind == "setback" and turn == 1:
-            narration = str(game.inject_setback(np.random.default_rng(int(spec.error))))
         obs, _, terminated, _, info = env.step(action)
-        if narration:
-            obs = f"{narration}\n\n{obs}"
         executed = action
         won = bool(info.get("won"))
         distance = game.distance_to_goal()
-        if (
-            spec.probe == "recovery" and recovered_at is None and turn >= start
-            and distance is not None and distance <= target
-        ):  # fmt: skip
-            recovered_at = turn - start + 1
+        if recovery and recovered_at is None and distance is not None and distance <= target:
+            recovered_at = turn
         if terminated:
             break
     record.update(won=won, turns=turn)
-    if spec.probe == "recovery":
+    if recovery:
         record.update(recovered=recovered_at is not None, turns_to_recover=recovered_at)
     return record
+
+
+def _inject(env: Any, obs: str, seen: dict[str, Any], spec: ProbeSpec) -> Any:
+    """The forced turn of a recovery probe's error: a slip the engine plays for the agent, or
+    a setback and a turn in which nothing is played (so the agent sees the setback before it
+    answers). Returns the observation (with the error's narration), the env's info (with the
+    event as a player sees it: kind and narration) and what was executed."""
+    if spec.kind == "slip":
+        executed = str(spec.error)
+        yield Observe(0, obs, seen, executed)
+        obs, _, _, _, info = env.step(executed)
+        narration = f"Your hand slips: you {executed}."
+    else:
+        narration = str(env.unwrapped.inject_setback(np.random.default_rng(int(spec.error))))
+        executed = ""
+        yield Observe(0, obs, seen, executed)
+        obs, _, _, _, info = env.step(executed)  # a no-op: any non-command spends the turn
+        obs = obs.partition("\n\n")[2] or obs  # drop the feedback on the empty command
+    info = dict(info)
+    info["valid_action"] = True  # the agent gave no command to refuse
+    info["injected_error"] = {
+        "kind": spec.kind, "turn": spec.start + 1, "applied": True, "narration": narration,
+        "replaced_action": executed if spec.kind == "slip" else None,
+    }  # fmt: skip
+    return narrate(narration, obs, env.observation_space), info, executed
 
 
 def _agent_name(agent: Any) -> str:
@@ -190,6 +227,7 @@ class ProbeJob:
     role: str = field(compare=False)
     spec: ProbeSpec = field(compare=False)
     seed: int = field(compare=False)
+    repeat: int = field(compare=False, default=0)
 
     @property
     def episode_id(self) -> str:
@@ -224,13 +262,15 @@ def _jobs(
     runs: Sequence[tuple[str, Any, str, int]], specs: list[ProbeSpec], config: ProbeConfig
 ) -> list[ProbeJob]:
     """Every probe ``repeats`` times for each agent. Seeds depend on the role ("agent" or
-    "baseline"), so a `RandomAgent` probed as an agent is an independent draw from the baseline."""
+    "baseline"), so a `RandomAgent` probed as an agent is an independent draw from the baseline;
+    a recovery probe and its control share the agent's seed (common random numbers)."""
     jobs: list[ProbeJob] = []
     for a, (label, _, role, repeats) in enumerate(runs):
         for spec in specs:
+            probe = "pair" if spec.probe in ("recovery", "control") else spec.probe
             for r in range(repeats):
-                seed = derive_seed(config.seed, role, r, *spec.key[:3], spec.probe, spec.kind or "")
-                jobs.append(ProbeJob(len(jobs), a, label, role, spec, seed))
+                seed = derive_seed(config.seed, role, r, *spec.key[:3], probe, spec.kind or "")
+                jobs.append(ProbeJob(len(jobs), a, label, role, spec, seed, r))
     return jobs
 
 
@@ -238,10 +278,11 @@ def _identity(job: ProbeJob) -> dict[str, Any]:
     spec = job.spec
     return {
         "agent": job.label, "role": job.role, "env_id": spec.env_id, "task_seed": spec.task_seed,
-        "prefix": spec.prefix, "plan_length": len(spec.plan), "probe": spec.probe,
-        "kind": spec.kind, "distance_before": spec.distance_before,
+        "prefix": spec.prefix, "start": spec.start, "plan_length": len(spec.plan),
+        "probe": spec.probe, "kind": spec.kind, "distance_before": spec.distance_before,
         "distance_after": spec.distance_after, "budget": spec.budget,
-        "n_admissible": spec.n_admissible, "n_optimal": spec.n_optimal, "agent_seed": job.seed,
+        "n_admissible": spec.n_admissible, "n_optimal": spec.n_optimal,
+        "n_changing": spec.n_changing, "repeat": job.repeat, "agent_seed": job.seed,
     }  # fmt: skip
 
 
@@ -288,8 +329,10 @@ def probe(
         tasks: task seeds, or a count ``m`` for seeds ``0..m-1``.
         prefixes: prefix lengths as fractions in [0, 1) of each task's plan length.
         kinds: error kinds for the recovery probes (``slip``, ``setback``).
-        budget_factor: with ``budget_slack``, the recovery and control budget,
-            ``B = ceil(budget_factor * d_after) + budget_slack`` turns after the prefix.
+        budget_factor: with ``budget_slack``, the budgets:
+            ``ceil(budget_factor * d) + budget_slack`` turns for d the plan's length (a
+            single-step probe shows what is left of it after the prefix) or the distance
+            after the error (B, the turns of a recovery probe and of its control).
         budget_slack: see ``budget_factor``.
         repeats: probes per state for ``agent`` (seeds of their own).
         baseline_repeats: probes per state for the random baseline.

@@ -1,27 +1,57 @@
-"""Probe results: chance-normalized skills with bootstrap intervals over tasks.
+"""Probe results: single-step skill, recovery-specific skill, and contrasts between agents.
 
 `summarize_probes` turns the probe records (``probes.jsonl``) into
-``probe_summary.json``: per agent and env group, ``single_step_skill``,
-``recovery_skill`` (back to the pre-error distance within the budget) and
-``prompt_recovery_skill`` (back within the turns the error added plus
-`PROMPT_SLACK`: how *fast*, where the budget is generous enough for any
-agent that heads back), each ``{"mean", "low", "high"}``, with the raw rates.
-Their Markdown and their pairing with evaluation runs are the report's
-(`turnbudget.eval.report`).
+``probe_summary.json``: per agent and env group,
+
+- ``single_step_skill``: the rate of optimal answers among the answers that
+  change the state, normalized against the random baseline on the same
+  states, ``(p - p_random) / (1 - p_random)`` (0 chance, 1 perfect);
+  ``noop_rate``: the rate of valid answers that leave the state as it was
+  (``look``), counted apart and never as errors;
+- ``recovery_specific_skill``: the *win share* after an error minus the win
+  share from the matched on-track state (as far from the goal, the same
+  budget B): what the agent does after an error beyond what it does anyway
+  from there. The win share of a probe is the share of the budgets T from the
+  distance d1 (the fewest turns that can win) to B within which the agent won
+  (the area under its Pass@(1,T) curve from that state): 1 for a win in d1
+  turns, 0 for none within B, so a win that comes late counts for less and
+  a generous B does not hide a detour. Memoryless agents score 0 whatever
+  their single-step skill; it is positive only for an agent that plays better
+  after an error, negative for one that plays worse;
+
+each ``{"mean", "low", "high"}`` (95%), beside the raw rates (win rates within
+B after the error and in the control, back to the pre-error distance within
+the budget and promptly, turns to recover, the baseline's). `compare_probes` gives
+the contrasts between two agents probed on the same states (the finding-2
+question: does one gain more in recovery-specific skill than the other?).
+
+Intervals: rates carry Wilson's score interval at their effective number of
+trials (`turnbudget.eval.estimator.clustered_rate`: outcomes of one task are
+alike); skills and differences the percentile bootstrap over tasks (agent,
+baseline and pairs resampled together), widened to contain an interval that
+cannot collapse: the single-step skill's from the Wilson interval of the
+agent's rate, the recovery-specific skill's from `paired_difference`, a
+contrast's from `difference_interval` of the two skills' intervals. None
+collapses where a rate sits at 0 or 1 or every pair agrees. Their Markdown and their pairing
+with evaluation runs are the report's (`turnbudget.eval.report`).
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from turnbudget.eval.estimator import clustered_rate, difference_interval, paired_difference
+
 __all__ = [
     "PROBE_SUMMARY_FILE",
+    "compare_probes",
+    "per_task",
     "skill",
     "summarize_probes",
     "write_probe_summary",
@@ -29,16 +59,12 @@ __all__ = [
 
 PROBE_SUMMARY_FILE = "probe_summary.json"
 ALL = "all"
-#: Prompt recovery: back within the turns the error added plus this many (a setback's first
-#: command was chosen for the state before it, so a perfect agent may need one more, twice).
+CONFIDENCE = 0.95
+#: Prompt recovery (a raw rate): back within the turns the error added plus this many.
 PROMPT_SLACK = 2
 
-
-def _prompt(record: Mapping[str, Any]) -> bool:
-    if not record.get("recovered"):
-        return False
-    added = int(record["distance_after"]) - int(record["distance_before"])
-    return int(record["turns_to_recover"]) <= added + PROMPT_SLACK
+Interval = tuple[float, float, float]  # (estimate, low, high)
+Records = Sequence[Mapping[str, Any]]
 
 
 def skill(p: float, p_random: float) -> float | None:
@@ -59,144 +85,363 @@ def _round(x: float | None) -> float | None:
     return None if x is None or not np.isfinite(x) else round(float(x), 6)
 
 
-def _skill_interval(
-    per_task: np.ndarray, n_bootstrap: int, confidence: float = 0.95
-) -> dict[str, Any]:
-    """``per_task``: rows (agent hits, agent probes, baseline hits, baseline probes) per task.
+def _out(interval: Interval | None) -> dict[str, float | None]:
+    if interval is None:
+        return {"mean": None, "low": None, "high": None}
+    return dict(zip(("mean", "low", "high"), (_round(x) for x in interval), strict=True))
 
-    The point estimate pools the probes of every task; the interval resamples tasks (agent
-    and baseline together, so the comparison stays paired).
-    """
-    hits, n, base_hits, base_n = per_task.sum(axis=0)
-    mean = skill(hits / n, base_hits / base_n) if n and base_n else None
+
+def _tasks(*groups: Records) -> list[tuple[str, int]]:
+    return sorted({(r["env_id"], int(r["task_seed"])) for records in groups for r in records})
+
+
+def _sums(
+    records: Records, tasks: list[tuple[str, int]], *values: Callable[[Any], float]
+) -> np.ndarray:
+    """Per task (rows, in ``tasks`` order), the sum of each of ``values`` over its records."""
+    index = {t: i for i, t in enumerate(tasks)}
+    out = np.zeros((len(tasks), len(values)))
+    for r in records:
+        row = out[index[(r["env_id"], int(r["task_seed"]))]]
+        for j, value in enumerate(values):
+            row[j] += value(r)
+    return out
+
+
+def _widened(
+    per_task: np.ndarray,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    score: Interval | None,
+    n_bootstrap: int,
+) -> Interval | None:
+    """``statistic`` of the task sums (columns of ``per_task``), with the percentile bootstrap
+    over tasks widened to contain ``score`` (an interval of the same statistic)."""
+    if len(per_task) == 0:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = float(statistic(per_task.sum(axis=0)[None, :])[0])
+    if not np.isfinite(mean):
+        return None
     low = high = mean
-    if mean is not None and n_bootstrap > 0 and len(per_task) > 1:
+    if n_bootstrap > 0 and len(per_task) > 1:
         rng = np.random.default_rng(0)
         index = rng.integers(0, len(per_task), size=(n_bootstrap, len(per_task)))
-        sums = per_task[index].sum(axis=1)  # (n_bootstrap, 4)
         with np.errstate(divide="ignore", invalid="ignore"):
-            p = sums[:, 0] / sums[:, 1]
-            r = sums[:, 2] / sums[:, 3]
-            boot = (p - r) / (1.0 - r)
+            boot = statistic(per_task[index].sum(axis=1))
         boot = boot[np.isfinite(boot)]
         if boot.size:
-            alpha = (1.0 - confidence) / 2.0
+            alpha = (1.0 - CONFIDENCE) / 2.0
             low, high = (float(x) for x in np.quantile(boot, [alpha, 1.0 - alpha]))
-    return {"mean": _round(mean), "low": _round(low), "high": _round(high)}
+    if score is not None:
+        low, high = min(low, score[1]), max(high, score[2])
+    return mean, low, high
 
 
-def _per_task(
-    agent: Sequence[Mapping[str, Any]], base: Sequence[Mapping[str, Any]], key: str
-) -> np.ndarray:
-    counts: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    for offset, records in ((0, agent), (2, base)):
-        for r in records:
-            row = counts[(r["env_id"], int(r["task_seed"]))]
-            row[offset] += bool(r[key])
-            row[offset + 1] += 1
-    rows = [counts[t] for t in sorted(counts) if counts[t][1] and counts[t][3]]
-    return np.array(rows, dtype=np.float64).reshape(-1, 4)
+def _rate(hits: np.ndarray, trials: np.ndarray) -> Interval | None:
+    """The pooled rate of task sums with its clustered score interval."""
+    keep = trials > 0
+    if not keep.any():
+        return None
+    return clustered_rate(hits[keep], trials[keep], CONFIDENCE)
 
 
-def _rate(records: Sequence[Mapping[str, Any]], key: str) -> float | None:
+def _plain(records: Records, key: str) -> float | None:
     return _round(sum(bool(r[key]) for r in records) / len(records)) if records else None
 
 
-def _single(agent: list[dict], base: list[dict], n_bootstrap: int) -> dict[str, Any]:
+# --------------------------------------------------------------------------- single step
+
+
+def _judged(r: Mapping[str, Any]) -> bool:
+    return r.get("optimal") is not None and not r.get("noop")
+
+
+def _skill_of(sums: np.ndarray) -> np.ndarray:
+    """Skill from task sums (agent hits, agent judged, baseline hits, baseline judged)."""
+    p, r = sums[:, 0] / sums[:, 1], sums[:, 2] / sums[:, 3]
+    return (p - r) / (1.0 - r)
+
+
+def _single_table(agent: Records, base: Records, tasks: list[tuple[str, int]]) -> np.ndarray:
+    hit = lambda r: float(_judged(r) and bool(r["optimal"]))  # noqa: E731
+    judged = lambda r: float(_judged(r))  # noqa: E731
+    return np.hstack([_sums(agent, tasks, hit, judged), _sums(base, tasks, hit, judged)])
+
+
+def _single_skill(table: np.ndarray, n_bootstrap: int) -> Interval | None:
+    """The single-step skill of a table from `_single_table`, with its widened interval."""
+    table = table[(table[:, 1] > 0) & (table[:, 3] > 0)]
+    if not len(table):
+        return None
+    base = table[:, 2].sum() / table[:, 3].sum()
+    if base >= 1.0:
+        return None
+    p = _rate(table[:, 0], table[:, 1])
+    score = None if p is None else tuple((x - base) / (1.0 - base) for x in p)
+    return _widened(table, _skill_of, score, n_bootstrap)  # type: ignore[arg-type]
+
+
+def _single(agent: Records, base: Records, n_bootstrap: int) -> dict[str, Any]:
+    tasks = _tasks(agent, base)
+    table = _single_table(agent, base, tasks)
+    counts = _sums(agent, tasks, lambda r: 1.0, lambda r: float(bool(r.get("noop"))))
+    invalid = _sums(agent, tasks, lambda r: float(r.get("valid") is False))
+    judged = [r for r in agent if _judged(r)]
+    base_judged = [r for r in base if _judged(r)]
+    # The exact chance of a uniform pick among the admissible commands, among those that
+    # change the state: sum of n_optimal / n_admissible over sum of n_changing / n_admissible.
+    exact = [
+        (
+            r["n_optimal"] / r["n_admissible"],
+            r.get("n_changing", r["n_admissible"]) / r["n_admissible"],
+        )
+        for r in agent
+        if r.get("n_admissible")
+    ]
+    chance = (
+        sum(a for a, _ in exact) / sum(b for _, b in exact)
+        if exact and sum(b for _, b in exact)
+        else None
+    )
     return {
         "probes": len(agent),
-        "rate": _rate(agent, "optimal"),
-        "baseline_rate": _rate(base, "optimal"),
-        # The exact chance rate: a uniform pick among the admissible commands.
-        "chance_rate": _round(np.mean([r["n_optimal"] / r["n_admissible"] for r in agent]))
-        if agent and all(r["n_admissible"] for r in agent)
+        "judged": len(judged),
+        "noops": sum(bool(r.get("noop")) for r in agent),
+        "noop_rate": _out(_rate(counts[:, 1], counts[:, 0]) if len(agent) else None),
+        "invalid_rate": _round(float(invalid.sum()) / len(agent)) if agent else None,
+        "rate": _plain(judged, "optimal"),
+        "baseline_rate": _plain(base_judged, "optimal"),
+        "baseline_noop_rate": _round(sum(bool(r.get("noop")) for r in base) / len(base))
+        if base
         else None,
-        "skill": _skill_interval(_per_task(agent, base, "optimal"), n_bootstrap),
+        "chance_rate": _round(chance),
+        "skill": _out(_single_skill(table, n_bootstrap)),
     }
 
 
-def _recovery(
-    agent: list[dict], base: list[dict], control: list[dict], base_control: list[dict],
-    skipped: int, n_bootstrap: int,
-) -> dict[str, Any]:  # fmt: skip
-    turns = sorted(int(r["turns_to_recover"]) for r in agent if r.get("recovered"))
-    agent = [{**r, "prompt": _prompt(r)} for r in agent]
-    base = [{**r, "prompt": _prompt(r)} for r in base]
-    win = _rate(agent, "won")
-    control_win = _rate(control, "won")
+# --------------------------------------------------------------------------- recovery
+
+
+def _pair_key(r: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (r["env_id"], int(r["task_seed"]), int(r["prefix"]), r["kind"], int(r.get("repeat", 0)))
+
+
+def _pairs(records: Records) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """(recovery, control) records of the same state, repeat and agent, both applied and run."""
+    controls = {
+        _pair_key(r): r for r in records if r["probe"] == "control" and r.get("applied", True)
+    }
+    return [
+        (r, controls[_pair_key(r)])
+        for r in records
+        if r["probe"] == "recovery" and r.get("applied", True) and _pair_key(r) in controls
+    ]
+
+
+def _win_share(r: Mapping[str, Any]) -> float:
+    """The share of budgets T from the distance d1 (the fewest turns that can win) to B within
+    which the agent won: 1 for a win in d1 turns, 0 for no win within B (the area under its
+    Pass@(1,T) curve from this state)."""
+    if not r.get("won"):
+        return 0.0
+    budget, distance = int(r["budget"]), int(r["distance_after"])
+    return min(1.0, max(0.0, (budget - int(r["turns"]) + 1) / (budget - distance + 1)))
+
+
+def _pair_table(
+    pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], tasks: list
+) -> np.ndarray:
+    """Per task: win shares after the error and in the control (`_win_share`), wins after the error
+    and in the control, and pairs."""
+    index = {t: i for i, t in enumerate(tasks)}
+    out = np.zeros((len(tasks), 5))
+    for rec, ctrl in pairs:
+        row = out[index[(rec["env_id"], int(rec["task_seed"]))]]
+        row += (_win_share(rec), _win_share(ctrl), bool(rec["won"]), bool(ctrl["won"]), 1.0)
+    return out
+
+
+def _specific_of(sums: np.ndarray) -> np.ndarray:
+    return (sums[:, 0] - sums[:, 1]) / sums[:, 4]
+
+
+def _specific(
+    table: np.ndarray, n_bootstrap: int
+) -> tuple[Interval | None, Interval | None, Interval | None]:
+    """Recovery-specific skill (with its widened interval), and the two win rates within B."""
+    table = table[table[:, 4] > 0]
+    if not len(table):
+        return None, None, None
+    score = paired_difference(table[:, 0] - table[:, 1], table[:, 4], CONFIDENCE)
+    wins = _rate(table[:, 2], table[:, 4]), _rate(table[:, 3], table[:, 4])
+    return _widened(table, _specific_of, score, n_bootstrap), *wins
+
+
+def _prompt(record: Mapping[str, Any]) -> bool:
+    if not record.get("recovered"):
+        return False
+    added = int(record["distance_after"]) - int(record["distance_before"])
+    return int(record["turns_to_recover"]) <= added + PROMPT_SLACK
+
+
+def _recovery(agent: Records, base: Records, skipped: int, n_bootstrap: int) -> dict[str, Any]:
+    pairs, base_pairs = _pairs(agent), _pairs(base)
+    tasks = _tasks(agent, base)
+    specific, after, control = _specific(_pair_table(pairs, tasks), n_bootstrap)
+    base_specific, _, _ = _specific(_pair_table(base_pairs, tasks), n_bootstrap)
+    errors = [rec for rec, _ in pairs]
+    base_errors = [rec for rec, _ in base_pairs]
+    turns = sorted(int(r["turns_to_recover"]) for r in errors if r.get("recovered"))
     return {
-        "probes": len(agent),
-        "skipped": skipped,  # states where no error of this kind raised the distance
-        "recovery_rate": _rate(agent, "recovered"),
-        "baseline_recovery_rate": _rate(base, "recovered"),
-        "skill": _skill_interval(_per_task(agent, base, "recovered"), n_bootstrap),
-        "prompt_recovery_rate": _rate(agent, "prompt"),
-        "baseline_prompt_recovery_rate": _rate(base, "prompt"),
-        "prompt_skill": _skill_interval(_per_task(agent, base, "prompt"), n_bootstrap),
+        "pairs": len(pairs),
+        "skipped": skipped,  # states where no error of this kind has a matched control
+        "recovery_specific": _out(specific),
+        "win_rate": _out(after),
+        "control_win_rate": _out(control),
+        "error_cost": _round(control[0] - after[0]) if after and control else None,
+        "recovery_rate": _plain(errors, "recovered"),
+        "prompt_recovery_rate": _round(sum(map(_prompt, errors)) / len(errors)) if errors else None,
         "turns_to_recover_mean": _round(np.mean(turns)) if turns else None,
         "turns_to_recover_median": float(np.median(turns)) if turns else None,
-        "win_rate": win,
-        "control_win_rate": control_win,
-        "error_cost": _round(control_win - win)
-        if win is not None and control_win is not None
-        else None,
-        "baseline_win_rate": _rate(base, "won"),
-        "baseline_control_win_rate": _rate(base_control, "won"),
+        "baseline_recovery_specific": _out(base_specific),
+        "baseline_win_rate": _plain(base_errors, "won"),
+        "baseline_control_win_rate": _plain([c for _, c in base_pairs], "won"),
+        "baseline_recovery_rate": _plain(base_errors, "recovered"),
     }
 
 
-def _group(
-    records: Sequence[Mapping[str, Any]], label: str, kinds: Sequence[str], n_bootstrap: int
-) -> dict[str, Any]:
-    def pick(role: str, probe: str, kind: str | None = None, who: str | None = None) -> list[dict]:
-        return [
-            r for r in records
-            if r["role"] == role and r["probe"] == probe and (who is None or r["agent"] == who)
-            and (kind is None or r["kind"] == kind) and r.get("applied", True)
-        ]  # fmt: skip
+# --------------------------------------------------------------------------- summary
 
-    tasks = {(r["env_id"], r["task_seed"]) for r in records}
-    single = _single(pick("agent", "single", who=label), pick("baseline", "single"), n_bootstrap)
+
+def _pick(
+    records: Records, role: str, probe: str | None = None, kind: str | None = None,
+    who: str | None = None,
+) -> list[Mapping[str, Any]]:  # fmt: skip
+    return [
+        r for r in records
+        if r["role"] == role and (probe is None or r["probe"] == probe)
+        and (who is None or r["agent"] == who) and (kind is None or r["kind"] == kind)
+        and (probe != "single" or r.get("applied", True))
+    ]  # fmt: skip
+
+
+def _group(records: Records, label: str, kinds: Sequence[str], n_bootstrap: int) -> dict[str, Any]:
+    single = _single(
+        _pick(records, "agent", "single", who=label), _pick(records, "baseline", "single"),
+        n_bootstrap,
+    )  # fmt: skip
     recovery = {}
     for kind in [*kinds, None]:
-        skipped = sum(
-            r["role"] == "agent" and r["agent"] == label and r["probe"] == "recovery"
-            and not r.get("applied", True) and (kind is None or r["kind"] == kind)
-            for r in records
-        )  # fmt: skip
-        recovery[kind or ALL] = _recovery(
-            pick("agent", "recovery", kind, label), pick("baseline", "recovery", kind),
-            pick("agent", "control", kind, label), pick("baseline", "control", kind),
-            skipped, n_bootstrap,
-        )  # fmt: skip
+        mine = [r for r in _pick(records, "agent", kind=kind, who=label) if r["probe"] != "single"]
+        skipped = sum(r["probe"] == "recovery" and not r.get("applied", True) for r in mine)
+        base = [r for r in _pick(records, "baseline", kind=kind) if r["probe"] != "single"]
+        recovery[kind or ALL] = _recovery(mine, base, skipped, n_bootstrap)
     return {
-        "tasks": len(tasks),
+        "tasks": len(_tasks(records)),
         "single_step_skill": single["skill"],
-        "recovery_skill": recovery[ALL]["skill"],
-        "prompt_recovery_skill": recovery[ALL]["prompt_skill"],
+        "noop_rate": single["noop_rate"],
+        "recovery_specific_skill": recovery[ALL]["recovery_specific"],
         "single_step": single,
         "recovery": recovery,
     }
 
 
+def _groups(config: Mapping[str, Any]) -> list[str]:
+    envs = list(config["envs"])
+    return [*envs, ALL] if len(envs) > 1 else envs
+
+
+def _in(records: Records, group: str) -> list[Mapping[str, Any]]:
+    return [r for r in records if group == ALL or r["env_id"] == group]
+
+
 def summarize_probes(
-    config: Mapping[str, Any], records: Sequence[Mapping[str, Any]], *, n_bootstrap: int = 1000
+    config: Mapping[str, Any], records: Records, *, n_bootstrap: int = 1000
 ) -> dict[str, Any]:
     """Skills per agent and env group (each env id, and "all" when there are several)."""
-    envs = list(config["envs"])
-    groups = [*envs, ALL] if len(envs) > 1 else envs
-    agents: dict[str, Any] = {}
-    for label in config["labels"]:
-        agents[label] = {
-            group: _group(
-                [r for r in records if group == ALL or r["env_id"] == group],
-                label,
-                config["kinds"],
+    agents = {
+        label: {
+            group: _group(_in(records, group), label, config["kinds"], n_bootstrap)
+            for group in _groups(config)
+        }
+        for label in config["labels"]
+    }
+    return {"config": dict(config), "n_records": len(records), "agents": agents}
+
+
+def compare_probes(
+    config: Mapping[str, Any],
+    records: Records,
+    base: str,
+    other: str,
+    *,
+    n_bootstrap: int = 1000,
+) -> dict[str, dict[str, dict[str, float | None]]]:
+    """What ``other`` gains over ``base`` (two agents probed on the same states), per env group.
+
+    ``{group: {"single_step_skill": Δ, "recovery_specific_skill": Δ}}``, each
+    ``{"mean", "low", "high"}``: the bootstrap over tasks resamples both agents
+    (and the baseline) together, widened to the MOVER combination of the two
+    skills' intervals. The finding-2 contrast is ``recovery_specific_skill``:
+    an agent whose gains concentrate in error recovery gains there, while two
+    memoryless agents of different single-step skill differ only in
+    ``single_step_skill``.
+    """
+    out = {}
+    for group in _groups(config):
+        rs = _in(records, group)
+        tasks = _tasks(rs)
+        a_single, b_single = (_pick(rs, "agent", "single", who=w) for w in (base, other))
+        random = _pick(rs, "baseline", "single")
+        table_a, table_b = (_single_table(x, random, tasks) for x in (a_single, b_single))
+        skills = [_single_skill(t, n_bootstrap) for t in (table_b, table_a)]
+        single = None
+        if all(skills):
+            both = np.hstack([table_b, table_a])
+            single = _widened(
+                both[(both[:, 1] > 0) & (both[:, 3] > 0) & (both[:, 5] > 0)],
+                lambda s: _skill_of(s[:, :4]) - _skill_of(s[:, 4:]),
+                difference_interval(*skills),  # type: ignore[arg-type]
                 n_bootstrap,
             )
-            for group in groups
-        }
-    return {"config": dict(config), "n_records": len(records), "agents": agents}
+        pairs = [_pairs(_pick(rs, "agent", who=w)) for w in (other, base)]
+        tables = [_pair_table(p, tasks) for p in pairs]
+        specific = [_specific(t, n_bootstrap)[0] for t in tables]
+        gain = None
+        if all(specific):
+            both = np.hstack(tables)
+            gain = _widened(
+                both[(both[:, 4] > 0) & (both[:, 9] > 0)],
+                lambda s: _specific_of(s[:, :5]) - _specific_of(s[:, 5:]),
+                difference_interval(*specific),  # type: ignore[arg-type]
+                n_bootstrap,
+            )
+        out[group] = {"single_step_skill": _out(single), "recovery_specific_skill": _out(gain)}
+    return out
+
+
+def per_task(records: Records, label: str, role: str = "agent") -> dict[tuple[str, int], Any]:
+    """One agent's probe outcomes per task ``(env id, task seed)``: ``optimal`` and ``judged``
+    single-step answers (no-ops apart), ``noops``, and over its matched (error, control)
+    pairs ``specific`` (the sum of win share after the error minus win share in the control)
+    and ``pairs``: the counts every skill of this module is a ratio of, for analyses that
+    resample at other levels (training seeds and tasks).
+    """
+    mine = [r for r in records if r["role"] == role and (role != "agent" or r["agent"] == label)]
+    out: dict[tuple[str, int], Any] = defaultdict(
+        lambda: {"optimal": 0, "judged": 0, "noops": 0, "specific": 0.0, "pairs": 0}
+    )
+    for r in mine:
+        if r["probe"] == "single":
+            row = out[(r["env_id"], int(r["task_seed"]))]
+            row["judged"] += _judged(r)
+            row["optimal"] += _judged(r) and bool(r["optimal"])
+            row["noops"] += bool(r.get("noop"))
+    for after, control in _pairs(mine):
+        row = out[(after["env_id"], int(after["task_seed"]))]
+        row["specific"] += _win_share(after) - _win_share(control)
+        row["pairs"] += 1
+    return dict(out)
 
 
 def write_probe_summary(out: str | Path, summary: Mapping[str, Any]) -> Path:

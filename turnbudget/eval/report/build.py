@@ -191,10 +191,10 @@ def pair_with_runs(
                 "optimal_after_error": a["optimal_step_rate_after_error"],
                 "recovery_rate": a["recovery_rate"],
                 "single_step_skill": g["single_step_skill"],
-                "recovery_skill": g["recovery_skill"],
-                "prompt_recovery_skill": g["prompt_recovery_skill"],
-                "probe_recovery_rate": g["recovery"][ALL]["recovery_rate"],
-                "probe_baseline_recovery_rate": g["recovery"][ALL]["baseline_recovery_rate"],
+                "noop_rate": g["noop_rate"],
+                "recovery_specific_skill": g["recovery_specific_skill"],
+                "probe_win_rate": g["recovery"][ALL]["win_rate"]["mean"],
+                "probe_control_win_rate": g["recovery"][ALL]["control_win_rate"]["mean"],
             }
         )
     return rows

@@ -351,19 +351,20 @@ def _probe_section(summary: Mapping[str, Any]) -> list[str]:
             "### Observational rates beside probe skills",
             "",
             "Left: rates from the run's own episodes (where errors happened to occur). Right: "
-            "skills on fixed probe states, normalized so that RandomAgent scores 0.",
+            "skills on fixed probe states: single-step skill normalized so that RandomAgent "
+            "scores 0, recovery-specific skill against the matched on-track control.",
             "",
             "| run | optimal on track | optimal after error | recovery rate | single-step skill "
-            "| recovery skill | prompt recovery skill | probe recovered (random) |",
+            "| no-op rate | recovery-specific skill | win after error / control (probes) |",
             "|---|---|---|---|---|---|---|---|",
         ]
         for row in pairs:
-            s, rs = row["single_step_skill"], row["recovery_skill"]
             out.append(
                 f"| {row['run']} | {_fmt(row['optimal_on_track'])} | "
                 f"{_fmt(row['optimal_after_error'])} | {_fmt(row['recovery_rate'])} | "
-                f"{_ci(s)} | {_ci(rs)} | "
-                f"{_ci(row['prompt_recovery_skill'])} | {_fmt(row['probe_recovery_rate'])} ({_fmt(row['probe_baseline_recovery_rate'])}) |"
+                f"{_ci(row['single_step_skill'])} | {_ci(row['noop_rate'])} | "
+                f"{_ci(row['recovery_specific_skill'])} | "
+                f"{_fmt(row['probe_win_rate'])} / {_fmt(row['probe_control_win_rate'])} |"
             )
         out.append("")
     return out
@@ -377,16 +378,18 @@ def render_probe_markdown(summary: Mapping[str, Any]) -> str:
         "",
         f"Teacher-forced probes on {len(cfg['tasks'])} tasks per env, prefixes at "
         f"{', '.join(f'{f:g}' for f in cfg['prefixes'])} of the optimal plan, errors "
-        f"{', '.join(cfg['kinds'])}, recovery budget ceil({cfg['budget_factor']:g} × distance "
-        f"after the error) + {cfg['budget_slack']}. Skill = (p − p_random) / (1 − p_random) "
-        "against RandomAgent on the same probes: 0 is chance, 1 perfect; 95% bootstrap "
-        "intervals over tasks.",
-        "",
-        "Prompt recovery: back within the turns the error added + 2.",
+        f"{', '.join(cfg['kinds'])}, budgets ceil({cfg['budget_factor']:g} × d) + "
+        f"{cfg['budget_slack']} (d: the plan's length, or the distance after the error). "
+        "Single-step skill = (p − p_random) / (1 − p_random) over the answers that change the "
+        "state (0 chance, 1 perfect); no-ops (valid answers that change nothing) are counted "
+        "apart. Recovery-specific skill = the win share after an error − the win share from the "
+        "matched on-track state as far from the goal, with the same budget (the share of "
+        "budgets from the distance to B within which the agent won): 0 for any memoryless "
+        "agent. 95% intervals (bootstrap over tasks, widened to score intervals).",
         "",
         "| agent | group | single-step skill | optimal answers (random, exact chance) "
-        "| recovery skill | recovered (random) | prompt recovery skill | prompt (random) "
-        "| turns to recover | win after error | win, control | error cost |",
+        "| no-op rate | recovery-specific skill | win after error | win, control "
+        "| recovered (random) | prompt | turns to recover | pairs (skipped) |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for label, groups in summary["agents"].items():
@@ -395,12 +398,12 @@ def render_probe_markdown(summary: Mapping[str, Any]) -> str:
             s, r = g["single_step"], g["recovery"][ALL]
             out.append(
                 f"| {label} | {group.split('/')[-1]} | {_ci(s['skill'])} | {_fmt(s['rate'])} "
-                f"({_fmt(s['baseline_rate'])}, {_fmt(s['chance_rate'])}) | {_ci(r['skill'])} | "
+                f"({_fmt(s['baseline_rate'])}, {_fmt(s['chance_rate'])}) | "
+                f"{_ci(s['noop_rate'])} | {_ci(r['recovery_specific'])} | "
+                f"{_ci(r['win_rate'])} | {_ci(r['control_win_rate'])} | "
                 f"{_fmt(r['recovery_rate'])} ({_fmt(r['baseline_recovery_rate'])}) | "
-                f"{_ci(r['prompt_skill'])} | {_fmt(r['prompt_recovery_rate'])} "
-                f"({_fmt(r['baseline_prompt_recovery_rate'])}) | "
-                f"{_fmt(r['turns_to_recover_mean'], 1)} | {_fmt(r['win_rate'])} | "
-                f"{_fmt(r['control_win_rate'])} | {_fmt(r['error_cost'])} |"
+                f"{_fmt(r['prompt_recovery_rate'])} | {_fmt(r['turns_to_recover_mean'], 1)} | "
+                f"{r['pairs']} ({r['skipped']}) |"
             )
     out.append("")
     return "\n".join(out)

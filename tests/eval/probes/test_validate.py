@@ -1,0 +1,90 @@
+"""The probe metrics pass their null, positive and negative controls (`turnbudget validate`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from turnbudget.eval.probes.validate import (
+    EPSILONS,
+    NULL_PAIRS,
+    REFLEX_MARGIN,
+    VALIDATION_FILE,
+    Check,
+    validate,
+)
+
+EASY = ("turnbudget/Maze-Easy-v0", "turnbudget/KeyQuest-Easy-v0")
+
+
+def _value(checks: list[Check], group: str, control: str, metric: str) -> dict[str, Any]:
+    (check,) = [c for c in checks if (c.group, c.control, c.metric) == (group, control, metric)]
+    return dict(check.value)
+
+
+def _assert_controls(checks: list[Check], group: str) -> None:
+    """Null, positive, negative and monotone controls, written out (not only ``passed``)."""
+    rs = "recovery-specific skill"
+    for e in EPSILONS:  # memoryless: no recovery-specific skill, whatever epsilon
+        v = _value(checks, group, f"oracle-eps{e:g}", rs)
+        assert v["low"] <= 0.0 <= v["high"], (e, v)
+    for a, b in NULL_PAIRS:  # the finding-2 contrast between two of them: none either
+        v = _value(checks, group, f"oracle-eps{a:g} → oracle-eps{b:g}", f"Δ {rs}")
+        assert v["low"] <= 0.0 <= v["high"], (a, b, v)
+    for reflex in ("random", "ping-pong", "undo-reflex"):  # goal-free reflexes
+        v = _value(checks, group, reflex, rs)
+        assert v["high"] >= 0.0 and v["low"] <= REFLEX_MARGIN, (reflex, v)
+    assert _value(checks, group, "recovery-positive", rs)["low"] > 0.0
+    assert _value(checks, group, "recovery-negative", rs)["high"] < 0.0
+    single = [_value(checks, group, f"oracle-eps{e:g}", "single-step skill") for e in EPSILONS]
+    assert [s["mean"] for s in single] == sorted((s["mean"] for s in single), reverse=True)
+    assert single[0]["mean"] == 1.0 and single[0]["low"] < 1.0
+    for look in ("look-first", "look-last"):
+        assert _value(checks, group, look, "single-step skill")["mean"] >= 0.9
+        assert _value(checks, group, look, "no-op rate")["mean"] is not None
+
+
+def test_reduced_controls_pass_on_maze(tmp_path):
+    """The default suite's null / positive / negative check (12 tasks; the slow test has 40)."""
+    result = validate(EASY[0], tasks=12, n_bootstrap=300, out=tmp_path)
+    _assert_controls(result.checks, EASY[0])
+    assert result.passed
+    rows = json.loads((tmp_path / VALIDATION_FILE).read_text())
+    assert len(rows) == len(result.checks) and (tmp_path / "probes.jsonl").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", EASY)
+def test_controls_pass_at_40_tasks(env_id):
+    result = validate(env_id, tasks=40)
+    _assert_controls(result.checks, env_id)
+    assert result.passed, [c for c in result.checks if c.ok is False]
+
+
+def test_cli_validate_prints_the_table_and_fails_when_a_metric_misbehaves(capsys, monkeypatch):
+    from turnbudget.agents import OracleAgent
+    from turnbudget.cli import main
+    from turnbudget.eval.probes import validate as module
+
+    args = ["validate", "--env", EASY[0], "--tasks", "5", "--quiet"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "recovery-positive" in out and "expected" in out and "checks passed" in out
+
+    class Impostor(OracleAgent):
+        """A memoryless oracle that claims to be the recovery-positive control."""
+
+        name = "recovery-positive"
+
+    agents = module.control_agents
+    monkeypatch.setattr(
+        module,
+        "control_agents",
+        lambda: [Impostor(0.5) if a.name == "recovery-positive" else a for a in agents()],
+    )
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "checks FAILED" in out
+    assert main(["validate", "--env", "turnbudget/Nope-v0", "--quiet"]) == 2

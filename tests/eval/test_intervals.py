@@ -1,0 +1,120 @@
+"""Honest intervals: none collapses at 0 or 1, and each covers at the design's own sizes.
+
+Coverage is checked by simulation (fixed seeds, so the tests are deterministic):
+tasks are drawn from a population of per-task success rates (smooth spreads,
+and mixtures with rare hard tasks, the case a bootstrap over tasks misses most),
+their outcomes drawn, and the interval must hold the population's value in at
+least 93% of the draws for a nominal 95%. Rates and Pass@(K,T) cells are checked
+on their score part alone (``n_bootstrap=0``): the reported intervals contain
+it, so they cover at least as often; the recovery-specific skill as reported.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from turnbudget.eval.estimator import (
+    clustered_rate,
+    difference_interval,
+    estimate_from_task_grids,
+    estimate_grid,
+    pass_at_k,
+    wilson_interval,
+)
+from turnbudget.eval.probes.summary import _specific
+
+#: (name, population of per-task rates): means from 0.05 to 0.995.
+POPULATIONS = {
+    "uniform": lambda rng, size: rng.beta(1.0, 1.0, size),
+    "high": lambda rng, size: rng.beta(4.5, 0.5, size),
+    "near-one": lambda rng, size: rng.beta(9.7, 0.3, size),
+    "low": lambda rng, size: rng.beta(0.25, 4.75, size),
+    "rare-hard-tasks": lambda rng, size: np.where(rng.random(size) < 0.05, 0.2, 1.0),
+    "some-impossible": lambda rng, size: np.where(rng.random(size) < 0.1, 0.0, 1.0),
+}
+SIZES = [(40, 5), (25, 8)]  # tasks x probes (or episodes) per task: the probes' and main job's
+SIMS = 1500
+
+
+def _population(name: str, rng: np.random.Generator) -> np.ndarray:
+    return POPULATIONS[name](rng, 100_000)
+
+
+@pytest.mark.parametrize(("m", "n"), SIZES)
+@pytest.mark.parametrize("name", sorted(POPULATIONS))
+def test_clustered_rate_covers(name, m, n):
+    rng = np.random.default_rng(1)
+    population = _population(name, rng)
+    truth = float(population.mean())
+    covered = 0
+    for _ in range(SIMS):
+        hits = rng.binomial(n, rng.choice(population, m))
+        _, low, high = clustered_rate(hits, np.full(m, n))
+        covered += low <= truth <= high
+    assert covered / SIMS >= 0.93, (name, m, n, covered / SIMS)
+
+
+@pytest.mark.parametrize("k", [1, 2])
+@pytest.mark.parametrize("name", ["uniform", "near-one", "rare-hard-tasks", "some-impossible"])
+def test_pass_at_kt_cell_interval_covers(name, k):
+    m, n = 25, 8  # the main job's tasks per env and episodes per task
+    rng = np.random.default_rng(2)
+    population = _population(name, rng)
+    truth = float(np.mean(1.0 - (1.0 - population) ** k))
+    covered = 0
+    for _ in range(SIMS // 3):
+        successes = rng.binomial(n, rng.choice(population, m))
+        grids = np.array([pass_at_k(n, int(c), k) for c in successes]).reshape(m, 1, 1)
+        est = estimate_from_task_grids(grids, [k], [1], n_per_task=n, n_bootstrap=0)
+        covered += est.low.item() <= truth <= est.high.item()
+    assert covered / (SIMS // 3) >= 0.93, (name, k, covered / (SIMS // 3))
+
+
+def test_zero_failure_cell_has_a_lower_bound_below_one():
+    """25 tasks x 8 episodes, all successful: the bootstrap over tasks said [1, 1]."""
+    tasks = {("env", seed): [1] * 8 for seed in range(25)}
+    est = estimate_grid(tasks, ks=[1, 4], ts=[1, 8])
+    assert np.all(est.mean == 1.0) and np.all(est.high == 1.0)
+    assert np.all(est.low < 1.0)
+    assert est.low[0, 1] == pytest.approx(25 / (25 + 1.959964**2), abs=1e-4)  # Wilson, 25 tasks
+    # and at 0: every episode failed
+    none = estimate_grid({("env", s): [None] * 8 for s in range(25)}, ks=[1], ts=[8])
+    assert none.low.item() == 0.0 < none.high.item()
+
+
+@pytest.mark.parametrize(("m", "n"), [SIZES[0], pytest.param(*SIZES[1], marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    ("name", "delta", "common"),
+    [("uniform", 0.0, 0.9), ("uniform", 0.0, 0.0), ("near-one", 0.0, 1.0), ("uniform", 0.2, 0.8),
+     ("near-one", -0.05, 1.0), ("low", 0.03, 0.9), ("rare-hard-tasks", 0.0, 0.9)],
+)  # fmt: skip
+def test_recovery_specific_interval_covers(name, delta, common, m, n):
+    """Pairs (after an error, control) whose outcomes share the agent's draws with probability
+    ``common`` (common random numbers); ``delta``: the true recovery-specific skill."""
+    rng = np.random.default_rng(3)
+    population = _population(name, rng)
+    truth = float(np.mean(np.clip(population + delta, 0.0, 1.0) - population))
+    covered, sims = 0, SIMS // 2
+    for _ in range(sims):
+        rates = rng.choice(population, m)
+        u = rng.random((m, n))
+        v = np.where(rng.random((m, n)) < common, u, rng.random((m, n)))
+        after = (u < np.clip(rates + delta, 0, 1)[:, None]).sum(axis=1)
+        control = (v < rates[:, None]).sum(axis=1)
+        table = np.stack([after, control, after, control, np.full(m, n)], axis=1).astype(float)
+        specific, _, _ = _specific(table, n_bootstrap=100)
+        covered += specific[1] <= truth <= specific[2]
+    assert covered / sims >= 0.93, (name, delta, common, covered / sims)
+
+
+def test_score_intervals_never_collapse():
+    assert wilson_interval(1.0, 40)[0] < 1.0 and wilson_interval(0.0, 40)[1] > 0.0
+    _, low, high = clustered_rate([5] * 40, [5] * 40)
+    assert low < 1.0 == high
+    d, low, high = difference_interval((1.0, 0.95, 1.0), (1.0, 0.95, 1.0))
+    assert low < d == 0.0 < high
+    table = np.array([[5.0, 5.0, 5.0, 5.0, 5.0]] * 40)  # every pair won on both sides
+    specific, after, control = _specific(table, n_bootstrap=200)
+    assert specific[0] == 0.0 and specific[1] < 0.0 < specific[2]
+    assert after[1] < 1.0 and control[1] < 1.0

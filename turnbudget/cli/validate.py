@@ -1,0 +1,77 @@
+"""``turnbudget validate``: check the probe metrics on control agents whose true skills are known.
+
+Runs every control of `turnbudget.agents.controls` (random, the ε-oracles,
+the undo reflex, the ping-pong, the look oracles, the recovery-positive and
+recovery-negative agents) through the teacher-forced probes, prints per
+control the expected sign of each metric and what was measured with its 95%
+interval (`turnbudget.eval.probes.validate`), and exits 1 when a metric
+misbehaves (2 on bad input). ``--workers``, ``--backend``, ``--ray-address``,
+``--timeout`` and ``--retries`` are `turnbudget probe`'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from turnbudget.cli.eval import add_backend_arguments
+
+__all__ = ["DEFAULT_ENVS", "add_arguments", "run"]
+
+#: What ``turnbudget validate`` checks without ``--env`` (about a minute).
+DEFAULT_ENVS = ("turnbudget/Maze-Easy-v0", "turnbudget/KeyQuest-Easy-v0")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from turnbudget.cli.eval import parse_tasks
+
+    parser.add_argument(
+        "--env", action="append", default=None, metavar="ID",
+        help="env id (repeat the flag or give a comma list); each is checked on its own "
+        f"(default: {', '.join(DEFAULT_ENVS)})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--tasks", type=parse_tasks, default=40,
+        help="task count, seed range LO-HI, or seed list (default: 40)",
+    )  # fmt: skip
+    parser.add_argument("--seed", type=int, default=0, help="base seed (plans, errors, agents)")
+    parser.add_argument(
+        "--baseline-repeats", type=int, default=4,
+        help="probes per state for the random baseline (default: 4)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--out", type=Path, default=None,
+        help="a directory for the probe results and validation.json (default: none)",
+    )  # fmt: skip
+    add_backend_arguments(parser, "probe")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    from turnbudget.cli.eval import backend_options
+    from turnbudget.eval.probes.validate import format_checks, validate
+    from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
+
+    envs = [e.strip() for item in (args.env or DEFAULT_ENVS) for e in item.split(",") if e.strip()]
+    try:
+        result = validate(
+            envs, tasks=args.tasks, seed=args.seed, baseline_repeats=args.baseline_repeats,
+            out=args.out, progress=not args.quiet, workers=args.workers, backend=args.backend,
+            backend_options=backend_options(args), timeout=args.timeout, retries=args.retries,
+        )  # fmt: skip
+    except (ValueError, KeyError, TypeError, ImportError, EvaluationAborted) as exc:
+        print(f"turnbudget validate: error: {exc}", file=sys.stderr)
+        return 2
+    except WorkersUnavailable as exc:
+        print(f"turnbudget validate: error: {exc}", file=sys.stderr)
+        return 1
+    print(format_checks(result.checks))
+    failed = [c for c in result.checks if c.ok is False]
+    if result.probe.failed:
+        print(f"{len(result.probe.failed)} probes failed to run (left out of the metrics)")
+    if failed:
+        print(f"{len(failed)} of {sum(c.ok is not None for c in result.checks)} checks FAILED")
+        return 1
+    print(f"all {sum(c.ok is not None for c in result.checks)} checks passed")
+    return 0

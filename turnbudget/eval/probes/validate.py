@@ -1,0 +1,250 @@
+"""Validate the probe metrics on control agents whose true skills are known.
+
+`validate` probes every control of `turnbudget.agents.controls` on the same
+states and checks each metric against what the control truly has
+(`control_checks`):
+
+- recovery-specific skill: 0 for the memoryless ε-oracles (ε = 0, 0.1, 0.3,
+  0.5, 0.8), for random and for the ping-pong; near 0 for the undo reflex
+  (its interval may lie above 0 by at most `REFLEX_MARGIN`: in a probe, the
+  forced prefix it retraces is the teacher's optimal path); above 0 for the
+  recovery-positive control, below 0 for the recovery-negative one;
+- the finding-2 contrast between ε-oracles (0.8 → 0.5, 0.5 → 0.3, 0.3 → 0.1):
+  a gain in single-step skill, none in recovery-specific skill;
+- single-step skill: 1 for the oracle, decreasing in ε, 0 for random (its
+  interval holds 0), at least 0.9 for the look-first and look-last oracles,
+  whose looks are no-ops (their rate is reported beside).
+
+A check passes when the interval (95%) says what the control's construction
+does: "0" when it holds 0, "+" when it lies above 0, "−" below. ``turnbudget
+validate`` prints the table and exits 1 when a check fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from turnbudget.eval.probes.run import ProbeResult, probe
+from turnbudget.eval.probes.summary import compare_probes
+
+__all__ = [
+    "EPSILONS",
+    "NULL_PAIRS",
+    "REFLEX_MARGIN",
+    "VALIDATION_FILE",
+    "Check",
+    "Validation",
+    "control_agents",
+    "control_checks",
+    "format_checks",
+    "validate",
+]
+
+VALIDATION_FILE = "validation.json"
+#: The ε of the memoryless ε-oracle controls.
+EPSILONS = (0.0, 0.1, 0.3, 0.5, 0.8)
+#: The ε-oracle pairs (base ε, better ε) of the finding-2 null contrasts.
+NULL_PAIRS = ((0.8, 0.5), (0.5, 0.3), (0.3, 0.1))
+#: How far above 0 the interval of a goal-free reflex's recovery-specific skill may lie.
+REFLEX_MARGIN = 0.1
+_REFLEXES = ("random", "ping-pong", "undo-reflex")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One row of the control table: a metric of a control, what it must be, what it was.
+
+    ``expected``: ``"0"`` (the interval holds 0), ``"+"`` / ``"−"`` (it lies
+    above / below 0), ``"≈0"`` (it holds 0 or lies above it by at most
+    `REFLEX_MARGIN`), ``"+mean"`` (the mean is above 0: a gain its interval
+    may not yet resolve at small sizes), ``"≥0.9"`` and ``"1"`` (the mean),
+    ``"<prev"`` (the mean is below the previous row's), or ``"info"``
+    (reported, not checked: ``ok`` is None).
+    """
+
+    group: str
+    control: str
+    metric: str
+    expected: str
+    value: Mapping[str, float | None]
+    ok: bool | None
+
+
+@dataclass
+class Validation:
+    """What `validate` returns: the checks, and the probe run they were measured on."""
+
+    checks: list[Check]
+    probe: ProbeResult
+
+    @property
+    def passed(self) -> bool:
+        """Whether no check failed."""
+        return all(c.ok is not False for c in self.checks)
+
+
+def control_agents() -> list[Any]:
+    """One of each control: random, the ε-oracles of `EPSILONS`, the reflexes, the look
+    oracles, and the recovery-positive and recovery-negative agents."""
+    from turnbudget.agents.baselines import OracleAgent, RandomAgent
+    from turnbudget.agents.controls import make_control
+
+    return [
+        RandomAgent(),
+        *(OracleAgent(e) for e in EPSILONS),
+        *(make_control(name) for name in ("undo", "pingpong", "look-first", "look-last")),
+        make_control("recovery-positive"),
+        make_control("recovery-negative"),
+    ]
+
+
+def _oracle(epsilon: float) -> str:
+    return f"oracle-eps{epsilon:g}"
+
+
+def _judge(expected: str, value: Mapping[str, Any], previous: float | None = None) -> bool | None:
+    mean, low, high = value.get("mean"), value.get("low"), value.get("high")
+    if expected == "info":
+        return None
+    if mean is None:
+        return False
+    checks = {
+        "0": lambda: low <= 0.0 <= high,
+        "+": lambda: low > 0.0,
+        "−": lambda: high < 0.0,
+        "≈0": lambda: high >= 0.0 and low <= REFLEX_MARGIN,
+        "≥0.9": lambda: mean >= 0.9,
+        "1": lambda: mean == 1.0,
+        "<prev": lambda: previous is not None and mean < previous,
+        "+mean": lambda: mean > 0.0,
+    }
+    return bool(checks[expected]())
+
+
+def control_checks(
+    config: Mapping[str, Any],
+    records: Sequence[Mapping[str, Any]],
+    summary: Mapping[str, Any],
+    *,
+    n_bootstrap: int = 1000,
+) -> list[Check]:
+    """The control table of a probe run of `control_agents` (see the module doc), per env."""
+    checks: list[Check] = []
+    agents = summary["agents"]
+    contrasts = {
+        (a, b): compare_probes(config, records, _oracle(a), _oracle(b), n_bootstrap=n_bootstrap)
+        for a, b in NULL_PAIRS
+    }
+
+    def add(
+        group: str, control: str, metric: str, expected: str, value: Any, prev: Any = None
+    ) -> None:
+        checks.append(Check(group, control, metric, expected, value, _judge(expected, value, prev)))
+
+    for group in config["envs"]:
+        g = {label: agents[label][group] for label in agents}
+        for label in (*_REFLEXES, *map(_oracle, EPSILONS)):
+            expected = "≈0" if label in _REFLEXES else "0"
+            add(
+                group,
+                label,
+                "recovery-specific skill",
+                expected,
+                g[label]["recovery_specific_skill"],
+            )
+        add(group, "recovery-positive", "recovery-specific skill", "+",
+            g["recovery-positive"]["recovery_specific_skill"])  # fmt: skip
+        add(group, "recovery-negative", "recovery-specific skill", "−",
+            g["recovery-negative"]["recovery_specific_skill"])  # fmt: skip
+        for a, b in NULL_PAIRS:
+            name = f"{_oracle(a)} → {_oracle(b)}"
+            c = contrasts[(a, b)][group]
+            add(group, name, "Δ recovery-specific skill", "0", c["recovery_specific_skill"])
+            add(group, name, "Δ single-step skill", "+mean", c["single_step_skill"])
+        add(group, "random", "single-step skill", "0", g["random"]["single_step_skill"])
+        previous = None
+        for e in EPSILONS:
+            value = g[_oracle(e)]["single_step_skill"]
+            add(group, _oracle(e), "single-step skill", "1" if e == 0 else "<prev", value, previous)
+            previous = value["mean"]
+        for label in ("look-first", "look-last"):
+            add(group, label, "single-step skill", "≥0.9", g[label]["single_step_skill"])
+            add(group, label, "no-op rate", "info", g[label]["noop_rate"])
+    return checks
+
+
+def format_checks(checks: Sequence[Check]) -> str:
+    """The control table as aligned text: group, control, metric, expected, measured, verdict."""
+
+    def measured(v: Mapping[str, Any]) -> str:
+        if v.get("mean") is None:
+            return "–"
+        return f"{v['mean']:+.3f} [{v['low']:+.3f}, {v['high']:+.3f}]"
+
+    verdict = {True: "ok", False: "FAIL", None: ""}
+    rows = [("env", "control", "metric", "expected", "measured [95% interval]", "")]
+    rows += [
+        (c.group.split("/")[-1], c.control, c.metric, c.expected, measured(c.value), verdict[c.ok])
+        for c in checks
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    ]
+    return "\n".join(lines)
+
+
+def validate(
+    envs: str | Sequence[str],
+    *,
+    tasks: int | Sequence[int] = 40,
+    seed: int = 0,
+    baseline_repeats: int = 4,
+    n_bootstrap: int = 1000,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+    workers: int = 1,
+    backend: Any = None,
+    backend_options: dict[str, Any] | None = None,
+    timeout: float | None = None,
+    retries: int = 2,
+) -> Validation:
+    """Probe the control agents on ``envs`` and check every metric against their true skills.
+
+    Args:
+        envs: one env id or several (each checked on its own).
+        tasks: task seeds, or a count ``m`` for seeds ``0..m-1``.
+        seed: base of every seed (plans, errors, agents).
+        baseline_repeats: probes per state for the random baseline.
+        n_bootstrap: bootstrap resamples over tasks.
+        out: a directory for the probe results and ``validation.json`` (the checks).
+        progress: show a progress bar on stderr.
+        workers: with ``backend``, ``backend_options``, ``timeout`` and ``retries``,
+            where the probe episodes run, as in `turnbudget.eval.probe`.
+        backend: see ``workers``.
+        backend_options: see ``workers``.
+        timeout: see ``workers``.
+        retries: see ``workers``.
+
+    Example:
+        >>> v = validate("turnbudget/Maze-Easy-v0", tasks=4, n_bootstrap=100)
+        >>> [c.ok for c in v.checks if c.control == "oracle-eps0" and c.metric == "single-step skill"]
+        [True]
+    """
+    result = probe(
+        envs, control_agents(), tasks=tasks, seed=seed, baseline_repeats=baseline_repeats,
+        n_bootstrap=n_bootstrap, out=out, progress=progress, workers=workers, backend=backend,
+        backend_options=backend_options, timeout=timeout, retries=retries,
+    )  # fmt: skip
+    checks = control_checks(
+        result.config.to_dict(), result.records, result.summary, n_bootstrap=n_bootstrap
+    )
+    if out is not None:
+        rows = [asdict(c) for c in checks]
+        Path(out, VALIDATION_FILE).write_text(json.dumps(rows, indent=1) + "\n")
+    return Validation(checks, result)
