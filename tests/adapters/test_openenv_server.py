@@ -30,6 +30,7 @@ from turnbudget.adapters.openenv import (  # noqa: E402
     MAX_COMMAND_CHARS,
     MAX_MESSAGE_BYTES,
     EnvServer,
+    GymSession,
     RequestError,
     TextGameAction,
     TextGameEnv,
@@ -394,3 +395,41 @@ def test_serve_env_refuses_an_unknown_default_id():
     )  # fmt: skip
     assert out.returncode == 2
     assert "serve-env: error: Expect `env_id` to be a registered turnbudget/ id" in out.stderr
+
+
+@pytest.mark.timeout(600, method="thread")
+def test_group_seeding_runs_on_a_served_env_and_names_what_breaks(server: EnvServer):
+    """`check_group_seeding` through `GymSession`: a served game passes (the RNG checks are
+    skipped, the env's RNG being in the server's process); a session that drops its seed
+    fails same_start."""
+    from turnbudget.utils import check_group_seeding
+
+    game = {"env_id": "turnbudget/KeyQuest-Easy-v0", "turn_budget": 6}
+    report = check_group_seeding(
+        lambda: GymSession(server.base_url, **game), group_size=2, steps=3, turn_cap=6
+    )
+    assert report.passed, str(report)
+    assert report.checks == {
+        "same_start": "passed",
+        "seeds_differ": "passed",
+        "own_rng": "skipped",
+        "leaves_global_rng": "skipped",
+        "clean_reset": "passed",
+        "cap_truncates": "passed",
+    }
+
+    class SeedDropped(GymSession):
+        def reset(self, *, seed: int | None = None) -> tuple[str, dict[str, Any]]:
+            return super().reset(seed=None)
+
+    broken = check_group_seeding(
+        lambda: SeedDropped(server.base_url, **game), group_size=2, steps=3, turn_cap=6
+    )
+    assert broken.checks["same_start"] == "failed"
+    assert "same_start" in str(broken.failures[0])
+    assert idle(server)  # every session the checks opened is closed
+
+
+def test_gym_session_refuses_an_unknown_reset_argument():
+    with pytest.raises(TypeError, match="tunr_budget"):
+        GymSession("http://127.0.0.1:1", tunr_budget=5)

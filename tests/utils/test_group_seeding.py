@@ -259,3 +259,26 @@ def test_bad_arguments_are_clear_errors():
             check_group_seeding(Maze, seeds=seeds)
     with pytest.raises(ValueError, match="Expect `turn_cap` to be a positive int, got 0"):
         check_group_seeding(Maze, turn_cap=0)
+
+
+def test_holds_one_fresh_instance_at_a_time_and_closes_every_one():
+    """A served or otherwise bounded env (an OpenEnv server's sessions) allows only a few
+    instances at once: the checks close each fresh instance before making the next."""
+    live: set[int] = set()
+    most = made = 0
+
+    class Counted(gym.Wrapper):
+        def __init__(self):
+            nonlocal most, made
+            super().__init__(gym.make("turnbudget/Maze-Easy-v0"))
+            made += 1
+            live.add(id(self))
+            most = max(most, len(live))
+
+        def close(self):
+            live.discard(id(self))
+            super().close()
+
+    report = check_group_seeding(Counted, group_size=4, steps=3)
+    assert report.passed, str(report)
+    assert made > 4 and most == 1 and not live

@@ -16,7 +16,9 @@ consume such servers. This module is that door for every ``turnbudget/`` id
   `serve` runs it under uvicorn, and ``turnbudget serve-env`` is its command;
 - `TextGameEnv`, the client (OpenEnv's ``EnvClient``: async, ``.sync()`` for
   plain code), and `EnvServer`, which runs ``turnbudget serve-env`` in a
-  subprocess for tests, notebooks and benchmarks.
+  subprocess for tests, notebooks and benchmarks;
+- `GymSession`, one session behind Gymnasium's ``reset`` and ``step`` (what
+  `turnbudget.utils.check_group_seeding` checks a served env through).
 
 What the client sees follows the evaluator's agent view
 (`turnbudget.eval.run.agent_view.agent_info`): no oracle, and the budget keys
@@ -79,6 +81,7 @@ __all__ = [
     "METADATA_KEYS",
     "RESET_ARGUMENTS",
     "EnvServer",
+    "GymSession",
     "RequestError",
     "TextGameAction",
     "TextGameEnv",
@@ -501,6 +504,49 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
 
     def _parse_state(self, payload: dict[str, Any]) -> TextGameState:
         return TextGameState(**payload)
+
+
+class GymSession:
+    """One server session behind Gymnasium's two calls, for code written for Gymnasium.
+
+    ``reset(seed=s)`` -> ``(text, info)`` and ``step(command)`` -> ``(text, reward,
+    terminated, truncated, info)``, where ``info`` is the observation's agent view.
+    Each instance holds one session (a `TextGameEnv` connection) until `close`;
+    every reset sends ``reset_kwargs`` (``env_id``, ``turn_budget``, ``reveal``...).
+    This is how `turnbudget.utils.check_group_seeding` checks a served env:
+    ``remote = True`` tells it the env's RNG lives in the server's process.
+
+    Example (a server at ``url``)::
+
+        from turnbudget.utils import check_group_seeding
+
+        report = check_group_seeding(
+            lambda: GymSession(url, env_id="turnbudget/Maze-Easy-v0", turn_budget=8),
+            turn_cap=8,
+        )
+    """
+
+    remote = True
+
+    def __init__(self, base_url: str, **reset_kwargs: Any):
+        allowed = [name for name in RESET_ARGUMENTS if name != "seed"]  # the seed is reset's
+        unknown = sorted(set(reset_kwargs) - set(allowed))
+        if unknown:
+            raise TypeError(f"Expect reset arguments among {allowed}, got {unknown}")
+        self._reset_kwargs = reset_kwargs
+        self._client = TextGameEnv(base_url=base_url).sync()
+        self._client.connect()
+
+    def reset(self, *, seed: int | None = None) -> tuple[str, dict[str, Any]]:
+        obs = self._client.reset(seed=seed, **self._reset_kwargs).observation
+        return obs.text, dict(obs.info)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        obs = self._client.step(action).observation
+        return obs.text, float(obs.reward or 0.0), obs.terminated, obs.truncated, dict(obs.info)
+
+    def close(self) -> None:
+        self._client.close()
 
 
 class EnvServer:

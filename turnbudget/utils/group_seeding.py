@@ -383,7 +383,10 @@ class _Run:
     # -- envs --------------------------------------------------------------------
 
     def new_env(self) -> SeedableEnv:
-        """A fresh instance when the source makes them, else the one instance."""
+        """A fresh instance when the source makes them, else the one instance. The previous
+        fresh one is closed first: no check plays two at once, and a served or otherwise
+        bounded env (an OpenEnv server's sessions, interpreters) may allow only a few."""
+        self.close()
         env, fresh = self.make()
         if fresh:
             self.opened.append(env)
@@ -391,7 +394,9 @@ class _Run:
         return env
 
     def close(self) -> None:
-        for env in self.opened:
+        """Close the fresh instances made so far."""
+        opened, self.opened = self.opened, []
+        for env in opened:
             close = getattr(env, "close", None)
             if callable(close):
                 with contextlib.suppress(Exception):  # best effort: the report is what matters
@@ -538,6 +543,7 @@ class _Run:
 
     def leaves_global_rng(self) -> None:
         seed = self.seeds[0]
+        self.close()  # closing the previous instance is not this one's making
         before = _global_rng_state()
         env = self.new_env()
         changed = _changed_global_rngs(before, _global_rng_state())
