@@ -200,9 +200,13 @@ def cap_strings(value: Any, limit: int = MAX_RECORD_TEXT) -> Any:
     return value
 
 
+#: Built once: ``json.dumps`` with separators builds a new encoder per call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
 def dumps(record: Mapping[str, Any]) -> str:
     """One record as a compact JSON line (without the newline)."""
-    return json.dumps(record, separators=(",", ":"))
+    return _ENCODER.encode(record)
 
 
 def usage_number(value: Any) -> bool:

@@ -225,6 +225,8 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         self._turn = 0
         self._admissible: list[str] = []  # the last info's list (read, never mutated)
         self._warned_no_copy = False
+        # Read once: the action space is the inner env's, and the check runs every step.
+        self._text_actions = isinstance(self.action_space, spaces.Text)
 
     def planned_error(self, turn: int) -> str | None:
         """The error kind scheduled at ``turn`` (1-based) of this episode, or None (see `ErrorSchedule`)."""
@@ -247,7 +249,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
 
     def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         # Checked before the turn counts or an error touches the game, as the env would.
-        if isinstance(self.action_space, spaces.Text) and not isinstance(action, str):
+        if self._text_actions and not isinstance(action, str):
             raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
         self._turn += 1
         kind = self.planned_error(self._turn)

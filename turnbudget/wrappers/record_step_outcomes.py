@@ -361,6 +361,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         self.n_abandoned = 0
         self._episode_index = -1
         self._tracker = EpisodeTracker(self.env_id, env_index, record_steps)
+        self._game = env.unwrapped  # the oracle's owner, queried every step
 
     @property
     def records(self) -> list[OutcomeRecord]:
@@ -411,10 +412,10 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         super().close()
 
     def _distance(self) -> int | None:
-        return _int_or_none(self.env.unwrapped.distance_to_goal()) if self.oracle else None
+        return _int_or_none(self._game.distance_to_goal()) if self.oracle else None
 
     def _optimal_actions(self) -> list[str] | None:
-        return list(self.env.unwrapped.optimal_actions()) if self.oracle else None
+        return list(self._game.optimal_actions()) if self.oracle else None
 
 
 def check_env_index(env_index: Any) -> int | None:

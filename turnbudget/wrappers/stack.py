@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
-from gymnasium.wrappers import TimeLimit
+from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
 
 from turnbudget._checks import brief, is_int
 from turnbudget.wrappers._common import find_wrapper
@@ -43,6 +43,7 @@ __all__ = [
     "Layer",
     "StackPlan",
     "absorb_time_limit",
+    "drop_checks",
     "make",
     "peel_time_limits",
     "plan_stack",
@@ -223,6 +224,35 @@ def _take_over_time_limits(env: gym.Env) -> tuple[gym.Env, TurnBudget | None]:
         while inner is not budget:  # their cached specs still name the old budget
             inner._cached_spec, inner = None, inner.env
     return env, budget
+
+
+#: The layers ``gym.make`` adds that check how an env is called, not what it does.
+_CHECK_LAYERS = (OrderEnforcing, PassiveEnvChecker)
+
+
+def drop_checks(env: gym.Env) -> gym.Env:
+    """``env`` with the call checks ``gym.make`` puts in it (``OrderEnforcing`` and the passive
+    env checker, Gymnasium's or turnbudget's) taken out of the stack, in place.
+
+    For a driver that always resets before it steps (the evaluator): each of
+    those layers is one more call per step, and a fresh copy of the checker
+    checks its first step again. The other wrappers and the game are kept as
+    they are.
+
+    Example:
+        >>> import gymnasium as gym, turnbudget
+        >>> env = drop_checks(turnbudget.make("turnbudget/Maze-Easy-v0", errors=0.1))
+        >>> [type(w).__name__ for w in (env, env.env, env.env.env)]
+        ['InjectErrors', 'TurnBudget', 'Maze']
+    """
+    while isinstance(env, _CHECK_LAYERS):
+        env = env.env
+    outer = env
+    while isinstance(outer, gym.Wrapper):
+        while isinstance(outer.env, _CHECK_LAYERS):
+            outer.env = outer.env.env
+        outer = outer.env
+    return env
 
 
 def absorb_time_limit(env: gym.Env) -> gym.Env:

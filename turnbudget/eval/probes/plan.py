@@ -102,10 +102,10 @@ class ProbeSpec:
 def _make_env(env_id: str) -> Any:
     import gymnasium as gym
 
-    from turnbudget.wrappers.stack import make
+    from turnbudget.wrappers.stack import drop_checks, make
 
     try:
-        env = make(env_id)
+        env = drop_checks(make(env_id))  # copied for every probe: no layer a copy re-checks
     except gym.error.Error as exc:
         raise ValueError(
             f"Cannot make {env_id!r}: {exc} (`turnbudget list` shows the registered ids)"
@@ -151,8 +151,10 @@ class TaskStarts:
     """Envs at the start of a task: one reset per (env id, task), then cheap copies.
 
     Native games copy in a fraction of a reset's time (world generation and the
-    oracle's tables are shared by the copies). A game that cannot be copied
-    (one holding an external process) is reset each time instead.
+    oracle's tables are shared by the copies). What is copied is the game (what
+    lies under the env's `TurnBudget`), and a new `TurnBudget` goes on the copy:
+    never the whole wrapper stack. A game that cannot be copied (one holding an
+    external process) is reset each time instead.
     """
 
     def __init__(self) -> None:
@@ -168,7 +170,7 @@ class TaskStarts:
             env = _make_env(env_id)
             obs, info = env.reset(seed=task_seed)
             try:
-                copy.deepcopy(env).close()
+                _copy(env, 1).close()
                 self._base[key] = (env, obs, info)
             except Exception:  # not copyable: reset a spare env every time
                 env.close()
@@ -181,9 +183,7 @@ class TaskStarts:
             obs, info = env.reset(seed=task_seed, options={"turn_budget": budget})
             return env, obs, info
         env, obs, info = base
-        env = copy.deepcopy(env)
-        find_wrapper(env, TurnBudget).turn_budget = budget
-        return env, obs, {**info, "turn_budget": budget, "turns_left": budget}
+        return _copy(env, budget), obs, {**info, "turn_budget": budget, "turns_left": budget}
 
     def at(
         self, env_id: str, task_seed: int, actions: Sequence[str], budget: int
@@ -202,6 +202,16 @@ class TaskStarts:
             env.close()
         self._base.clear()
         self._spare.clear()
+
+
+def _copy(env: Any, budget: int) -> Any:
+    """A copy of ``env`` (just reset) with ``budget`` turns: a new `TurnBudget` on a copy of
+    what is under its own, or, when that is not the outermost layer, a copy of the stack."""
+    if isinstance(env, TurnBudget):
+        return TurnBudget(copy.deepcopy(env.env), budget)
+    env = copy.deepcopy(env)
+    find_wrapper(env, TurnBudget).turn_budget = budget
+    return env
 
 
 def _optimal_plan(env: Any, task_seed: int, seed: int) -> tuple[str, ...]:

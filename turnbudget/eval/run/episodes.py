@@ -39,15 +39,18 @@ EpisodeResult = tuple[dict[str, Any], "list[dict[str, Any]] | str"]
 
 
 def build_env(env_id: str, config: EvalConfig, sink: Callable[[dict[str, Any]], None]) -> Any:
-    """The env stack for ``env_id`` under ``config``, sending its records to ``sink``."""
-    from turnbudget.wrappers.stack import make
+    """The env stack for ``env_id`` under ``config``, sending its records to ``sink``; without
+    ``gym.make``'s call checks (`drop_checks`): the driver resets before it steps."""
+    from turnbudget.wrappers.stack import drop_checks, make
 
-    return make(
-        env_id,
-        reveal=config.reveal,
-        errors=config.errors,
-        record={"callback": sink, "record_steps": config.record_steps},
-        env_index=config.envs.index(env_id),
+    return drop_checks(
+        make(
+            env_id,
+            reveal=config.reveal,
+            errors=config.errors,
+            record={"callback": sink, "record_steps": config.record_steps},
+            env_index=config.envs.index(env_id),
+        )
     )
 
 

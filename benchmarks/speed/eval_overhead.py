@@ -1,0 +1,188 @@
+"""What `evaluate` costs over the games: a hand-written loop over the bare env, over the stack, and `evaluate`.
+
+Questions (issue 26):
+
+1. What does the evaluation's wrapper stack (turn budget, injected errors,
+   step records with the oracle) cost over the bare registered env?
+   (target: stack / bare <= 2, with errors and records on)
+2. What does `evaluate` (the episode driver, the agent's view, records built
+   and written, the summary) cost over a hand-written loop over that same
+   stack? (target: evaluate / stack <= 1.2)
+
+The three variants play the same episodes (``tasks`` task seeds x ``n``
+repeats, one env id at a time, every episode at budget ``t``) with the same
+agent, reset with the same seeds:
+
+- ``bare``: ``gym.make(id)`` (the game under its `TurnBudget`), driven by a
+  plain ``reset`` / ``act`` / ``step`` loop;
+- ``stack``: the stack `evaluate` builds (`build_env`: errors at rate
+  ``errors``, `RecordStepOutcomes` with the oracle, records to a list that
+  each episode clears), driven by the same loop;
+- ``evaluate``: `evaluate` in truncate mode at the one budget, one worker,
+  writing its JSONL logs into a fresh temporary directory, with its summary.
+
+The variants run in ``rounds`` interleaved rounds and the median round is
+reported, in CPU time of this process and in wall time (on a shared machine
+the CPU-time ratios are the steadier ones).
+
+Run:
+    python benchmarks/speed/eval_overhead.py                        # defaults below, about a minute
+    python benchmarks/speed/eval_overhead.py --tasks 4 --n 1 --rounds 1   # smoke
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+import turnbudget  # noqa: F401 - registers the envs
+from turnbudget.agents import make_agent
+from turnbudget.cli.flags import parse_config
+from turnbudget.eval.run.episodes import build_env
+from turnbudget.eval.run.evaluate import evaluate
+from turnbudget.eval.run.plan import make_config, plan_episodes
+
+
+@dataclasses.dataclass
+class Config:
+    envs: str = "turnbudget/Maze-Medium-v0,turnbudget/KeyQuest-Medium-v0"
+    """comma-separated env ids, measured one at a time"""
+    agent: str = "random"
+    """agent spec (random: every episode runs to its budget, the heaviest)"""
+    t: int = 128
+    """the turn budget of every episode"""
+    tasks: int = 125
+    """task seeds per env"""
+    n: int = 2
+    """episodes per task"""
+    errors: float = 0.05
+    """injected error rate of the stack and of evaluate (0: none)"""
+    rounds: int = 3
+    """interleaved rounds; the median is reported"""
+    json_out: str = ""
+    """also write the figures to this JSON file"""
+
+
+VARIANTS = ("bare", "stack", "evaluate")
+
+
+def parse_args(argv: list[str] | None = None) -> Config:
+    return parse_config(Config, argv, __doc__)
+
+
+def _settings(config: Config, env_id: str) -> dict[str, Any]:
+    return dict(
+        ks=[1], ts=[config.t], n=config.n, tasks=config.tasks, mode="truncate",
+        errors=config.errors or None,
+    )  # fmt: skip
+
+
+def _loop(env: gym.Env, agent: Any, specs: list, per_repeat: bool, on_end: Any = None) -> int:
+    """A hand-written evaluation loop; the number of steps played."""
+    steps = 0
+    for spec in specs:
+        options: dict[str, Any] = {"turn_budget": spec.turn_budget, "episode_id": spec.episode_id}
+        if per_repeat:
+            options["repeat"] = spec.rep
+        obs, info = env.reset(seed=spec.task_seed, options=options)
+        agent.reset(spec.agent_seed)
+        while True:
+            obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+            steps += 1
+            if terminated or truncated:
+                break
+        if on_end is not None:
+            on_end()
+    return steps
+
+
+def run_once(config: Config, env_id: str, variant: str) -> tuple[float, float, int]:
+    """One variant over every episode of ``env_id``: (wall s, CPU s, episodes)."""
+    agent = make_agent(config.agent)
+    eval_config = make_config(
+        [env_id], agent, **_settings(config, env_id), reveal=None, seed=0, label=None,
+        record_steps=True,
+    )  # fmt: skip
+    specs = plan_episodes(eval_config)
+    with tempfile.TemporaryDirectory() as tmp:
+        if variant == "evaluate":
+            wall0, cpu0 = time.perf_counter(), time.process_time()
+            result = evaluate([env_id], agent, **_settings(config, env_id), out=Path(tmp) / "run")
+            episodes = len(result.episodes)
+        else:
+            records: list[dict[str, Any]] = []
+            if variant == "bare":
+                env, per_repeat, on_end = gym.make(env_id), False, None
+            else:
+                env = build_env(env_id, eval_config, records.append)
+                per_repeat, on_end = eval_config.error_draws == "per_repeat", records.clear
+            wall0, cpu0 = time.perf_counter(), time.process_time()
+            _loop(env, agent, specs, per_repeat, on_end)
+            env.close()
+            episodes = len(specs)
+        return time.perf_counter() - wall0, time.process_time() - cpu0, episodes
+
+
+def main(config: Config) -> dict[str, Any]:
+    load_before = os.getloadavg()[0]
+    rows = []
+    for env_id in config.envs.split(","):
+        wall: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        cpu: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        for _ in range(config.rounds):  # interleaved: every variant sees the same neighbours
+            for variant in VARIANTS:
+                w, c, episodes = run_once(config, env_id, variant)
+                wall[variant].append(1e3 * w / episodes)
+                cpu[variant].append(1e3 * c / episodes)
+        rows.append(
+            {
+                "env_id": env_id,
+                "episodes": episodes,
+                "wall_ms_per_episode": {v: statistics.median(x) for v, x in wall.items()},
+                "cpu_ms_per_episode": {v: statistics.median(x) for v, x in cpu.items()},
+            }
+        )
+    figures = {
+        "config": dataclasses.asdict(config),
+        "cpu_count": os.cpu_count(),
+        "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+        "rows": rows,
+    }
+    report(figures)
+    if config.json_out:
+        Path(config.json_out).write_text(json.dumps(figures, indent=2) + "\n")
+    return figures
+
+
+def report(figures: dict[str, Any]) -> None:
+    c = figures["config"]
+    print(
+        f"agent {c['agent']}, T = {c['t']}, {c['tasks']} tasks x n = {c['n']}, errors {c['errors']}; "
+        f"median of {c['rounds']} interleaved rounds; load {figures['load_average_1min']}"
+    )
+    head = (
+        f"{'env id':32}{'clock':>6}{'bare ms/ep':>12}{'stack ms/ep':>13}{'evaluate ms/ep':>16}"
+        f"{'stack/bare':>12}{'eval/stack':>12}{'eval/bare':>11}"
+    )
+    print(head)
+    for row in figures["rows"]:
+        for clock in ("cpu", "wall"):
+            ms = row[f"{clock}_ms_per_episode"]
+            print(
+                f"{row['env_id']:32}{clock:>6}{ms['bare']:>12.2f}{ms['stack']:>13.2f}"
+                f"{ms['evaluate']:>16.2f}{ms['stack'] / ms['bare']:>11.2f}x"
+                f"{ms['evaluate'] / ms['stack']:>11.2f}x{ms['evaluate'] / ms['bare']:>10.2f}x"
+            )
+    print("targets: stack/bare <= 2 (errors and records on), eval/stack <= 1.2")
+
+
+if __name__ == "__main__":
+    main(parse_args())
