@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -55,3 +57,16 @@ def copy_shipped_textworld_games(destination: Path) -> Path:
     so tests play them without generating anything and never write to tests/data."""
     shutil.copytree(SHIPPED_TEXTWORLD_GAMES, destination, dirs_exist_ok=True)
     return destination
+
+
+def child_pids() -> set[int]:
+    """This process's child processes, zombies included (Linux: /proc/<pid>/task/*/children).
+
+    An env's closing reaps its interpreter process (``waitpid``), so a child
+    still listed after ``close`` returned is one that outlived its env.
+    """
+    pids: set[int] = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError):  # (a thread that ended meanwhile)
+            pids.update(int(pid) for pid in (task / "children").read_text().split())
+    return pids

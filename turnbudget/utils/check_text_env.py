@@ -491,8 +491,11 @@ def _bellman(game: gym.Env, seed: int, steps: int, ctx: _Context) -> None:
         actions = info[INFO_ADMISSIBLE_ACTIONS]
         for action in actions:
             probe = copy.deepcopy(game)
-            probe.step(action)
-            after[action] = probe.distance_to_goal()
+            try:
+                probe.step(action)
+                after[action] = probe.distance_to_goal()
+            finally:
+                probe.close()  # a copy may hold a process of its own (TextWorld's interpreter)
         reachable = [d for d in after.values() if d is not None]
         ctx.require(
             reachable and distance == 1 + min(reachable),

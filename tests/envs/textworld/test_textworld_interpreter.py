@@ -8,6 +8,8 @@ so the tests hold whatever the machine's load.
 
 from __future__ import annotations
 
+import copy
+import gc
 import os
 import shutil
 import struct
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-from _support import SHIPPED_TEXTWORLD_GAMES
+from _support import SHIPPED_TEXTWORLD_GAMES, child_pids
 
 import turnbudget  # noqa: F401 - registers the ids
 from turnbudget.envs.deadline import StepTimeout, step_deadline
@@ -188,3 +190,77 @@ def test_an_interpreter_that_exits_ends_only_its_own_process(tmp_path):
     assert "ok" in game.step("look")[0]
     game.terminate()
     assert _gone(game.pid)
+
+
+# -- no interpreter outlives its env ----------------------------------------------------------
+# The collector is off while each test runs (`no_collector`): an interpreter left for garbage
+# collection to end would then stay, so these check closing, not the collector's timing.
+
+EASY_ID = "turnbudget/CoinCollector-Easy-v0"
+
+
+@pytest.fixture
+def no_collector():
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_a_copy_has_an_interpreter_of_its_own_that_ends_with_it(no_collector):
+    before = child_pids()
+    env = gym.make(EASY_ID)
+    env.reset(seed=0)
+    (own,) = child_pids() - before
+    twin = copy.deepcopy(env)
+    (twins,) = child_pids() - before - {own}
+    command = env.unwrapped.optimal_actions()[0]
+    assert twin.step(command)[0] == env.step(command)[0]  # the same game, played apart
+    twin.close()
+    assert child_pids() - before == {own}
+    env.step("look")  # the original's interpreter still answers
+    env.close()
+    assert child_pids() - before == set()
+    del twin, env  # (closed twice: nothing left to end)
+    assert child_pids() - before == set()
+
+
+def test_an_env_dropped_unclosed_ends_its_interpreter(no_collector):
+    before = child_pids()
+    env = gym.make(EASY_ID)
+    env.reset(seed=0)
+    assert len(child_pids() - before) == 1
+    del env
+    assert child_pids() - before == set()
+
+
+def test_evaluate_ends_every_interpreter_it_starts(no_collector):
+    from turnbudget.agents import OracleAgent
+    from turnbudget.eval import evaluate
+
+    before = child_pids()
+    result = evaluate(EASY_ID, OracleAgent(0.0), tasks=[0], ks=(1,), ts=(30,), n=1)
+    assert result is not None
+    assert child_pids() - before == set()
+
+
+def test_a_closed_runner_ends_its_interpreters_while_still_held(no_collector):
+    from turnbudget.agents import OracleAgent
+    from turnbudget.eval.run.driver import Driver
+    from turnbudget.eval.run.episodes import EvaluationEpisodes
+    from turnbudget.eval.run.plan import make_config, plan_episodes
+
+    config = make_config(
+        EASY_ID, OracleAgent(0.0), ks=[1], ts=[30], n=1, tasks=1, mode="auto", reveal=None,
+        errors=None, seed=0, label=None, record_steps=False,
+    )  # fmt: skip
+    before = child_pids()
+    runner = Driver(OracleAgent(0.0), config, kind=EvaluationEpisodes)  # (a Ray actor's holds it)
+    (outcome,) = runner.run(plan_episodes(config))
+    assert outcome[0]["success"]
+    assert len(child_pids() - before) == 1  # its env's, kept for the next episode
+    runner.close()
+    assert child_pids() - before == set()

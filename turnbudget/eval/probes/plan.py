@@ -6,15 +6,16 @@ prefix lengths, for each error kind the first error (in a seeded order) that
 raises the distance at that prefix and leaves an on-track state as far from
 the goal earlier on the plan (the matched control), and the budgets.
 `TaskStarts` hands out envs at a task's start: one reset per task, then cheap
-copies. `state_signature` says whether a command changed the state. See
+copies, each closed by whoever took it (`TaskStarts.release`). `state_signature` says whether a command changed the state. See
 `turnbudget.eval.probes.run` for what the probes measure.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -154,7 +155,9 @@ class TaskStarts:
     oracle's tables are shared by the copies). What is copied is the game (what
     lies under the env's `TurnBudget`), and a new `TurnBudget` goes on the copy:
     never the whole wrapper stack. A game that cannot be copied (one holding an
-    external process) is reset each time instead.
+    external process) is reset each time instead. Every env `fresh` hands out
+    goes back through `release` (a copy is closed, so a TextWorld copy's
+    interpreter process ends with it); `close` closes the rest.
     """
 
     def __init__(self) -> None:
@@ -164,7 +167,8 @@ class TaskStarts:
     def fresh(
         self, env_id: str, task_seed: int, budget: int, slot: int = 0
     ) -> tuple[Any, str, dict[str, Any]]:
-        """A new env at the start of the task, with a turn budget of ``budget``."""
+        """A new env at the start of the task, with a turn budget of ``budget`` (give it
+        back with `release`)."""
         key = (env_id, task_seed)
         if key not in self._base:
             env = _make_env(env_id)
@@ -185,14 +189,24 @@ class TaskStarts:
         env, obs, info = base
         return _copy(env, budget), obs, {**info, "turn_budget": budget, "turns_left": budget}
 
+    def release(self, env: Any) -> None:
+        """Give back an env `fresh` handed out: a copy is closed, a spare kept for the next."""
+        if not any(env is spare for spare in self._spare.values()):
+            env.close()
+
+    @contextlib.contextmanager
     def at(
         self, env_id: str, task_seed: int, actions: Sequence[str], budget: int
-    ) -> tuple[Any, str]:
-        """A new env after playing ``actions`` from the start of the task, and its observation."""
+    ) -> Iterator[tuple[Any, str]]:
+        """A new env after playing ``actions`` from the start of the task, and its observation,
+        for the ``with`` block (released when it ends)."""
         env, obs, _ = self.fresh(env_id, task_seed, budget)
-        for action in actions:
-            obs = env.step(action)[0]
-        return env, obs
+        try:
+            for action in actions:
+                obs = env.step(action)[0]
+            yield env, obs
+        finally:
+            self.release(env)
 
     def close(self) -> None:
         for entry in self._base.values():
@@ -239,7 +253,8 @@ def _raises(game: Any, before: int, limit: int) -> int | None:
 def _plan_task(
     starts: TaskStarts, env_id: str, task_seed: int, config: ProbeConfig
 ) -> list[ProbeSpec]:
-    plan = _optimal_plan(starts.at(env_id, task_seed, (), 10**6)[0], task_seed, config.seed)
+    with starts.at(env_id, task_seed, (), 10**6) as (env, _):
+        plan = _optimal_plan(env, task_seed, config.seed)
     if not plan:
         return []
     length = len(plan)
@@ -251,14 +266,17 @@ def _plan_task(
     big = length * 8 + 64
 
     def at_prefix(t0: int) -> Any:
-        return starts.at(env_id, task_seed, plan[:t0], big)[0]
+        return starts.at(env_id, task_seed, plan[:t0], big)
 
     for t0 in sorted({*prefixes, *error_prefixes}):
-        env, obs = starts.at(env_id, task_seed, plan[:t0], big)
-        game = env.unwrapped
-        d0 = int(game.distance_to_goal())
-        optimal = set(game.optimal_actions())
-        admissible = list(game.admissible_actions()) if hasattr(game, "admissible_actions") else []
+        with at_prefix(t0) as (env, obs):
+            game = env.unwrapped
+            d0 = int(game.distance_to_goal())
+            optimal = set(game.optimal_actions())
+            admissible = (
+                list(game.admissible_actions()) if hasattr(game, "admissible_actions") else []
+            )
+            changing = _changing(env, obs, admissible) if t0 in prefixes else 0
         common = dict(env_id=env_id, task_seed=task_seed, plan=plan, prefix=t0, distance_before=d0)
         if t0 in prefixes:
             specs.append(
@@ -268,7 +286,7 @@ def _plan_task(
                     budget=probe_budget(length, config) - t0,
                     n_admissible=len(admissible),
                     n_optimal=sum(a in optimal for a in admissible),
-                    n_changing=_changing(env, obs, admissible),
+                    n_changing=changing,
                     start=t0,
                 )
             )
@@ -309,9 +327,11 @@ def _changing(env: Any, obs: str, admissible: list[str]) -> int:
             trial = copy.deepcopy(game)
         except Exception:
             return len(admissible)
-        after = trial.step(command)[0]
-        changing += state_signature(trial, after) != before
-        trial.close()
+        try:
+            after = trial.step(command)[0]
+            changing += state_signature(trial, after) != before
+        finally:
+            trial.close()
     return changing
 
 
@@ -327,22 +347,23 @@ def _find_error(
     limit: int,
 ) -> tuple[str | int | None, int | None]:
     """The first error of ``kind`` (in a seeded order) that raises the distance from ``d0`` to
-    at most ``limit`` (so that an on-track state of the plan is as far from the goal)."""
+    at most ``limit`` (so that an on-track state of the plan is as far from the goal).
+    ``at_prefix()`` is a ``with`` block's env at the prefix (`TaskStarts.at`)."""
     if kind == "setback":
         for attempt in range(_SETBACK_TRIES):
-            game = at_prefix().unwrapped
             draw = derive_seed(config.seed, "setback", task_seed, t0, attempt)
-            game.inject_setback(np.random.default_rng(draw))
-            d1 = _raises(game, d0, limit)
+            with at_prefix() as (env, _):
+                env.unwrapped.inject_setback(np.random.default_rng(draw))
+                d1 = _raises(env.unwrapped, d0, limit)
             if d1 is not None:
                 return draw, d1
         return None, None
     candidates = [a for a in admissible if a not in optimal]
     rng = np.random.default_rng(derive_seed(config.seed, "slip", task_seed, t0))
     for index in rng.permutation(len(candidates)):
-        env = at_prefix()
-        _, _, terminated, _, _ = env.step(candidates[index])
-        d1 = _raises(env.unwrapped, d0, limit)
+        with at_prefix() as (env, _):
+            _, _, terminated, _, _ = env.step(candidates[index])
+            d1 = _raises(env.unwrapped, d0, limit)
         if not terminated and d1 is not None:
             return candidates[index], d1
     return None, None

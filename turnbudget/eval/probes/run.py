@@ -129,10 +129,22 @@ class ProbeResult:
 def _episode(
     starts: TaskStarts, slot: int, spec: ProbeSpec, needs_oracle: bool, show_budget: bool
 ) -> Program:
-    """One probe as a driver program (see `turnbudget.eval.run.driver`); returns its record."""
+    """One probe as a driver program (see `turnbudget.eval.run.driver`); returns its record.
+    Its env goes back to ``starts`` when the program ends, however it ends (closed with it)."""
     recovery = spec.probe == "recovery"
     budget = spec.start + recovery + spec.budget  # the agent's first call sees B turns left
     env, obs, info = starts.fresh(spec.env_id, spec.task_seed, budget, slot)
+    try:
+        return (yield from _play_probe(env, obs, info, spec, needs_oracle, show_budget))
+    finally:
+        starts.release(env)
+
+
+def _play_probe(
+    env: Any, obs: str, info: dict[str, Any], spec: ProbeSpec, needs_oracle: bool,
+    show_budget: bool,
+) -> Program:  # fmt: skip
+    recovery = spec.probe == "recovery"
     game = env.unwrapped
     executed: str | None = None
 

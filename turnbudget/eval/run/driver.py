@@ -217,6 +217,9 @@ class Kind(Protocol):
     def discard(self, job: Any, slot: int) -> None:
         """Forget the envs of ``slot``: a failure went through them."""
 
+    def close(self) -> None:
+        """Close every env the kind made (called by `Driver.close`)."""
+
 
 def _is_batch(agent: Any) -> bool:
     return hasattr(agent, "act_batch")
@@ -281,12 +284,15 @@ class Driver:
             self.agents[player.agent].reset(player.seed)
         program = self.kind.program(job, 0)
         answer = None
-        while True:
-            try:
-                request = program.send(answer)
-            except StopIteration as stop:
-                return stop.value
-            answer = self._answer(self.agents[players[request.seat].agent], request)
+        try:
+            while True:
+                try:
+                    request = program.send(answer)
+                except StopIteration as stop:
+                    return stop.value
+                answer = self._answer(self.agents[players[request.seat].agent], request)
+        finally:
+            _abandon(program)
 
     @staticmethod
     def _answer(agent: Any, request: Request) -> Any:
@@ -303,6 +309,12 @@ class Driver:
             self.kind.discard(job, slot)
         except EPISODE_ERRORS:  # (a broken env may fail to close too; it is dropped)
             logger.debug("discarding a failed job's envs raised", exc_info=True)
+
+    def close(self) -> None:
+        """Close the envs the kind made (backends call it when a run ends); safe to call twice."""
+        close = getattr(self.kind, "close", None)
+        if close is not None:
+            close()
 
     # -- many jobs in flight (a `BatchAgent` among the players) ------------------------
 
@@ -332,6 +344,17 @@ class Driver:
             yield from flight.take_done()  # handed over as they end, even in a failed turn
         for job in alone:  # a job depends on itself only, not on its batch mates
             yield from self._run_batch([job], timeout)
+
+
+def _abandon(program: Program | None) -> None:
+    """Close a program left midway (its agent failed, the run was interrupted), so that what
+    its ``finally`` blocks release (a probe's env) is released now, not when it is collected."""
+    if program is None:
+        return
+    try:
+        program.close()
+    except EPISODE_ERRORS:  # (a broken env may fail to close too; it is dropped)
+        logger.debug("closing an abandoned episode raised", exc_info=True)
 
 
 class _Flight:
@@ -466,8 +489,9 @@ class _Flight:
     def drop(self, slot: int) -> Any:
         """Take the job off ``slot`` after a failure: its envs are discarded and its batch
         agents told the episode ended; return the job."""
-        job, players, _, _ = self.live.pop(slot)
+        job, players, program, _ = self.live.pop(slot)
         self.in_use -= self._batch_ids(players)
+        _abandon(program)
         self.driver._discard(job, slot)
         for player in players:
             agent = self.agents[player.agent]

@@ -174,6 +174,12 @@ class EvaluationEpisodes:
         if slot is not None:
             slot.env.close()
 
+    def close(self) -> None:
+        """Close every env (a TextWorld env's interpreter process ends with it)."""
+        slots, self._slots = self._slots, {}
+        for slot in slots.values():
+            slot.env.close()
+
     def program(self, spec: EpisodeSpec, index: int) -> Program:
         slot = self._slot(spec.env_id, index)
         env = slot.env

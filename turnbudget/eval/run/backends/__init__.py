@@ -26,7 +26,8 @@ backend is one module with a `Backend` subclass, listed in `BUILTIN_BACKENDS`
             ...  # stop the workers; called even when run() was interrupted
 
 Runner hook: a worker plays its chunks through ``runner(agent, config,
-serialize).run(chunk)`` (or ``.stream(chunk, timeout=...)`` in this process);
+serialize).run(chunk)`` (or ``.stream(chunk, timeout=...)`` in this process),
+and closes it when it stops (`close_runner`: the envs it made end with it);
 ``runner`` is a `Driver` factory bound to the run's kind
 (``functools.partial(Driver, kind=...)``, which `turnbudget.eval.run.jobs.run_jobs`
 builds; `evaluation_runner` by default). A job has an ``episode_id`` and sorts in a fixed order.
@@ -65,6 +66,7 @@ __all__ = [
     "RunnerFactory",
     "WorkersUnavailable",
     "check_timeout",
+    "close_runner",
     "failed_record",
     "list_backends",
     "make_backend",
@@ -134,6 +136,13 @@ class Backend(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(workers={self.workers})"
+
+
+def close_runner(runner: Any) -> None:
+    """Close a worker's runner (a `Driver` closes the envs its kind made), if it has ``close``."""
+    close = getattr(runner, "close", None)
+    if close is not None:
+        close()
 
 
 def check_timeout(timeout: Any) -> float | None:

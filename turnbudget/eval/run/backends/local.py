@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from turnbudget.eval.run.backends import Backend, RunnerFactory
+from turnbudget.eval.run.backends import Backend, RunnerFactory, close_runner
 from turnbudget.eval.run.driver import alarm, can_interrupt
 from turnbudget.eval.run.episodes import evaluation_runner
 
@@ -75,4 +75,5 @@ class LocalBackend(Backend):
                 yield self._runner.run(chunk)
 
     def close(self) -> None:
-        self._runner = None
+        runner, self._runner = self._runner, None
+        close_runner(runner)

@@ -8,7 +8,12 @@ import multiprocessing.connection as mpc
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from turnbudget.eval.run.backends import Backend, RunnerFactory, WorkersUnavailable
+from turnbudget.eval.run.backends import (
+    Backend,
+    RunnerFactory,
+    WorkersUnavailable,
+    close_runner,
+)
 from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise
 from turnbudget.eval.run.episodes import evaluation_runner
 from turnbudget.eval.run.lock import exit_with_parent
@@ -28,15 +33,18 @@ def _serve(
     parent_end.close()
     exit_with_parent()  # no orphaned worker when the evaluator is killed mid-episode
     runner = make_runner(agent, config, serialize)
-    conn.send("ready")
-    while True:
-        try:
-            chunk = conn.recv()
-        except (EOFError, OSError):
-            return
-        if chunk is None:
-            return
-        conn.send(runner.run(chunk))
+    try:
+        conn.send("ready")
+        while True:
+            try:
+                chunk = conn.recv()
+            except (EOFError, OSError):
+                return
+            if chunk is None:
+                return
+            conn.send(runner.run(chunk))
+    finally:
+        close_runner(runner)
 
 
 class _Processes(Workers):
