@@ -5,16 +5,27 @@ and the share of wall time spent inside the vector env (the games plus every
 wrapper, `HistoryFeatures` included) against the learner (policy forward
 passes during rollouts and the PPO updates). torch uses one thread.
 
+``--env-side`` measures instead, without a learner, the CPU time per env step of the
+16-env vector env the learner uses (every wrapper, the featurisation and SB3's copy of
+the infos; a uniform-random masked policy, whose own cost is subtracted) against the
+bare game's step (resets included), and prints the ratio (issue 26: goal <= 5x).
+
 Example::
 
     python benchmarks/speed/rl_speed.py --steps 8192
+    python benchmarks/speed/rl_speed.py --env-side --steps 400
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import tempfile
+import time
 from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
 
 from turnbudget.train import TrainConfig, train_ppo
 
@@ -26,11 +37,57 @@ SETTINGS = (
 )
 
 
+def env_side(env_id: str, steps: int, n_envs: int = 16) -> tuple[float, float]:
+    """(CPU µs per env step of the learner's vector env, of the bare game)."""
+    from turnbudget.train import _sb3
+
+    config = TrainConfig(env_id=env_id, budget_mix="uniform:12-40", n_envs=n_envs)
+    venv = _sb3.vec_env(config)
+    venv.reset()
+    rng = np.random.default_rng(0)
+
+    def actions() -> np.ndarray:
+        masks = venv.env_method("action_masks")
+        return np.array([rng.choice(np.flatnonzero(mask)) for mask in masks])
+
+    start = time.process_time()
+    for _ in range(steps):
+        venv.step(actions())
+    total = time.process_time() - start
+    start = time.process_time()
+    for _ in range(steps):
+        actions()
+    policy = time.process_time() - start
+    venv.close()
+    kwargs = dict(gym.registry[env_id].kwargs)
+    module, _, attr = kwargs.pop("game_entry_point").partition(":")
+    kwargs.pop("turn_budget")
+    game = getattr(importlib.import_module(module), attr)(**kwargs)
+    _, info = game.reset(seed=0)
+    start = time.process_time()
+    for n in range(1, steps * n_envs + 1):
+        commands = info["admissible_actions"] or ["look"]
+        _, _, terminated, _, info = game.step(commands[int(rng.integers(len(commands)))])
+        if terminated or n % 30 == 0:  # about the mean budget of uniform:12-40
+            _, info = game.reset(seed=n)
+    bare = time.process_time() - start
+    per_step = steps * n_envs / 1e6
+    return (total - policy) / per_step, bare / per_step
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=8192, help="env steps per setting")
     parser.add_argument("--env-id", default="turnbudget/Maze-Easy-v0")
+    parser.add_argument("--env-side", action="store_true", help="env side vs bare game only")
     args = parser.parse_args(argv)
+    if args.env_side:
+        env_us, bare_us = env_side(args.env_id, args.steps)
+        print(
+            f"{args.env_id}: env side {env_us:.1f} µs/step, bare game {bare_us:.1f} µs/step,"
+            f" ratio {env_us / bare_us:.1f}x"
+        )
+        return
     print(f"{args.env_id}, {args.steps} steps per setting, rollout 1024 steps, batch 256, 4 epochs")
     print("| setting | env steps/s | share of wall time in envs + wrappers | learner share |")
     print("|---|---|---|---|")

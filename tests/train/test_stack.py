@@ -82,3 +82,25 @@ def test_the_observation_is_the_vector_the_encoding_describes():
     config = _config()
     obs, _ = make_env(config).reset(seed=0)
     assert obs.shape == (_feature_size(training_encoding(config, "Tanh")),)
+
+
+@pytest.mark.rl
+def test_the_learners_vector_env_carries_only_small_infos():
+    """SB3 deep-copies every info of every step: the learner's envs keep plain scalars only
+    (issue 26: the text keys cost more to copy than the game's step)."""
+    pytest.importorskip("stable_baselines3")
+    from turnbudget.train import _sb3
+    from turnbudget.train.stack import TRAINING_INFO_KEYS
+
+    venv = _sb3.vec_env(_config(n_envs=2))
+    try:
+        venv.reset()
+        masks = venv.env_method("action_masks")
+        _, _, _, infos = venv.step(np.array([int(np.flatnonzero(m)[0]) for m in masks]))
+        for info in infos:
+            assert set(info) - {"TimeLimit.truncated", "episode", "terminal_observation"} == set(
+                TRAINING_INFO_KEYS
+            )
+            assert all(type(info[key]) in (bool, int) for key in TRAINING_INFO_KEYS)
+    finally:
+        venv.close()

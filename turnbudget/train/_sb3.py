@@ -11,7 +11,7 @@ from typing import Any
 
 from turnbudget.agents.policy import write_encoding
 from turnbudget.train.config import TrainConfig
-from turnbudget.train.stack import make_env, training_encoding
+from turnbudget.train.stack import SmallInfo, make_env, training_encoding
 
 __all__ = ["RL_EXTRA", "require_rl"]
 
@@ -73,12 +73,13 @@ class TimedVecEnv:
 
 
 def vec_env(config: TrainConfig) -> Any:
-    """``config.n_envs`` training stacks in a DummyVecEnv or SubprocVecEnv, each in a Monitor."""
+    """``config.n_envs`` training stacks in a DummyVecEnv or SubprocVecEnv, each in a Monitor
+    (with `SmallInfo`: SB3 deep-copies every info)."""
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     # Monitor: episode return and length in the logs (rollout/ep_rew_mean, ep_len_mean).
-    fns = [lambda i=i: Monitor(make_env(config, i)) for i in range(config.n_envs)]
+    fns = [lambda i=i: Monitor(SmallInfo(make_env(config, i))) for i in range(config.n_envs)]
     if config.vec_env == "subproc":
         return SubprocVecEnv(fns, start_method="fork")
     return DummyVecEnv(fns)

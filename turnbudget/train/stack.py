@@ -21,7 +21,10 @@ from turnbudget.agents.policy import policy_encoding
 from turnbudget.train.config import TrainConfig
 from turnbudget.wrappers.history_features import HistoryFeatures
 
-__all__ = ["TaskSeeds", "make_env", "training_encoding"]
+__all__ = ["TRAINING_INFO_KEYS", "SmallInfo", "TaskSeeds", "make_env", "training_encoding"]
+
+#: The info keys `SmallInfo` keeps, as plain Python scalars.
+TRAINING_INFO_KEYS = ("won", "lost", "turns_used", "turn_budget")
 
 
 class TaskSeeds(gym.Wrapper):
@@ -43,6 +46,28 @@ class TaskSeeds(gym.Wrapper):
         span = self.pool if self.pool > 0 else 2**31
         task = self.base + int(self._rng.integers(span))
         return self.env.reset(seed=task, options=options)
+
+
+class SmallInfo(gym.Wrapper):
+    """Keep only `TRAINING_INFO_KEYS` in ``info``, as plain Python scalars.
+
+    SB3's vector envs deep-copy every info of every step; the text keys (the
+    observation, the admissible and slot commands) cost more to copy than the
+    game's own step, and the policy reads none of them (masks come from
+    ``action_masks()``). Wrapped outside the training stack, for the learner only.
+    """
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        return obs, _small(info)
+
+    def step(self, action: Any):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, reward, terminated, truncated, _small(info)
+
+
+def _small(info: dict[str, Any]) -> dict[str, Any]:
+    return {key: info[key] for key in TRAINING_INFO_KEYS if key in info}
 
 
 def make_env(config: TrainConfig, index: int = 0, process_reward: bool | None = None) -> TaskSeeds:

@@ -24,6 +24,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 # Scales that keep the numeric features near [0, 1] for the budgets these games use.
 _TURN_SCALE = 100.0
 _CACHE_LIMIT = 100_000
+_UNIT_CACHE_LIMIT = 20_000  # observations (a 64-float vector and a word set each)
 _MEMORY_DIM = 64  # buckets of the bag of words compared across turns
 #: Most features `FeatureEncoder` may add (2**20 float32: 4 MiB per observation).
 MAX_FEATURES = 2**20
@@ -103,8 +104,9 @@ class FeatureEncoder:
             )
         self._cache: dict[str, int] = {}  # n-gram -> bucket, one cache per dim
         self._memory_cache: dict[str, int] = {}
+        self._memory_lines: dict[str, tuple[list[str], list[int]]] = {}
         self._command_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
-        self._unit_cache: dict[str, np.ndarray] = {}
+        self._unit_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
         self.reset("")
 
     def size(self) -> int:
@@ -141,17 +143,20 @@ class FeatureEncoder:
             hit = self._command_cache[command] = (vector, frozenset(_words(command)))
         return hit
 
-    def _unit(self, observation: str) -> np.ndarray:
-        """The observation's bag of words as a unit vector, memoized: observations repeat."""
+    def _unit(self, observation: str) -> tuple[np.ndarray, frozenset[str]]:
+        """The observation's bag of words as a unit vector, and its word set, memoized:
+        observations repeat."""
         hit = self._unit_cache.get(observation)
         if hit is None:
-            if len(self._unit_cache) > _CACHE_LIMIT:
+            if len(self._unit_cache) > _UNIT_CACHE_LIMIT:
                 self._unit_cache.clear()
-            vector = hashed_ngrams(observation, _MEMORY_DIM, 1, self._memory_cache)
-            vector = vector.astype(np.float64)
-            hit = self._unit_cache[observation] = vector / max(
-                float(np.sqrt(vector @ vector)), 1e-8
+            vector = hashed_ngrams(
+                observation, _MEMORY_DIM, 1, self._memory_cache, self._memory_lines
             )
+            vector = vector.astype(np.float64)
+            vector /= max(float(np.sqrt(vector @ vector)), 1e-8)
+            vector.flags.writeable = False
+            hit = self._unit_cache[observation] = (vector, frozenset(_words(observation)))
         return hit
 
     def encode(
@@ -176,7 +181,7 @@ class FeatureEncoder:
         for lag, done in enumerate(executed):
             past[lag] = self._command(done)[0]
 
-        now = self._unit(observation)
+        now, obs_words = self._unit(observation)
         memory = np.zeros(history + 1, dtype=np.float32)
         n = self._n_seen
         if n:
@@ -189,7 +194,6 @@ class FeatureEncoder:
         self._seen[n] = now
         self._n_seen = n + 1
 
-        obs_words = _words(observation)
         goal_share = len(self._goal_words & obs_words) / max(1, len(self._goal_words))
         scalars = [goal_share, self._turns / _TURN_SCALE]
         if self.budget:

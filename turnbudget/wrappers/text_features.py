@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import zlib
 from typing import Any, SupportsFloat
@@ -31,33 +32,75 @@ FEATURE_HIGH = float(np.log1p(np.array([MAX_COUNT])).astype(np.float32)[0])
 
 
 def hashed_ngrams(
-    text: str, dim: int, ngrams: int = 2, cache: dict[str, int] | None = None
+    text: str,
+    dim: int,
+    ngrams: int = 2,
+    cache: dict[str, int] | None = None,
+    lines: dict[str, tuple[list[str], list[int]]] | None = None,
 ) -> np.ndarray:
     """log(1 + count) of every word n-gram (n = 1..``ngrams``), hashed into ``dim`` buckets.
 
     Counts are capped at `MAX_COUNT`, so every value lies in [0, `FEATURE_HIGH`].
-    The hash is CRC-32 (stable across processes, unlike ``hash()``).
+    The hash is CRC-32 (stable across processes, unlike ``hash()``). ``cache``
+    (n-gram -> bucket) and ``lines`` (line -> its words and the buckets of the
+    n-grams inside it) memoize the work for one ``dim`` and ``ngrams``: with
+    ``lines``, a text whose lines were seen before costs only the n-grams that
+    span its line breaks (observations repeat most of their lines).
 
     >>> v = hashed_ngrams("Go north. Go north!", dim=64)
     >>> v.shape, v.dtype, round(float(v.max()), 3)
     ((64,), dtype('float32'), 1.099)
+    >>> bool((hashed_ngrams("Go north.\nGo north!", 64, lines={}) == hashed_ngrams(
+    ...     "Go north.\nGo north!", 64)).all())
+    True
     """
-    words = _TOKEN.findall(text.lower())
-    grams = list(words)
-    for n in range(2, ngrams + 1):
-        grams.extend(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
     if cache is None:
         cache = {}
     elif len(cache) > _CACHE_LIMIT:
         cache.clear()
+    if lines is None:
+        words = _TOKEN.findall(text.lower())
+        indices = _buckets(_grams(words, ngrams), dim, cache)
+    else:
+        if len(lines) > _CACHE_LIMIT:
+            lines.clear()
+        words, indices, breaks = [], [], []
+        for line in text.split("\n"):  # a word never spans a line break
+            hit = lines.get(line)
+            if hit is None:
+                line_words = _TOKEN.findall(line.lower())
+                hit = lines[line] = (line_words, _buckets(_grams(line_words, ngrams), dim, cache))
+            if hit[0]:
+                breaks.append(len(words))
+                words += hit[0]
+                indices += hit[1]
+        # The n-grams across a line break: each counted at the first break it spans
+        # (starting in the line before it, at most n - 1 words back).
+        spanning = []
+        for before, at in itertools.pairwise(breaks):
+            for n in range(2, ngrams + 1):
+                first, last = max(before, at - n + 1), min(at - 1, len(words) - n)
+                spanning.extend(" ".join(words[i : i + n]) for i in range(first, last + 1))
+        indices += _buckets(spanning, dim, cache)
+    counts = np.minimum(np.bincount(np.asarray(indices, dtype=np.int64), minlength=dim), MAX_COUNT)
+    return np.log1p(counts).astype(np.float32)
+
+
+def _grams(words: list[str], ngrams: int) -> list[str]:
+    grams = list(words)
+    for n in range(2, ngrams + 1):
+        grams.extend(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
+    return grams
+
+
+def _buckets(grams: list[str], dim: int, cache: dict[str, int]) -> list[int]:
     indices = []
     for gram in grams:
         index = cache.get(gram)
         if index is None:
             index = cache[gram] = zlib.crc32(gram.encode()) % dim
         indices.append(index)
-    counts = np.minimum(np.bincount(np.asarray(indices, dtype=np.int64), minlength=dim), MAX_COUNT)
-    return np.log1p(counts).astype(np.float32)
+    return indices
 
 
 class TextFeatures(
@@ -125,6 +168,7 @@ class TextFeatures(
             0.0, FEATURE_HIGH, shape=(blocks * self.dim,), dtype=np.float32
         )
         self._cache: dict[str, int] = {}
+        self._lines: dict[str, tuple[list[str], list[int]]] = {}
         self._goal = np.zeros(self.dim, dtype=np.float32)
 
     def reset(
@@ -143,7 +187,7 @@ class TextFeatures(
         return self._features(observation, {})
 
     def _hash(self, text: str) -> np.ndarray:
-        return hashed_ngrams(text, self.dim, self.ngrams, self._cache)
+        return hashed_ngrams(text, self.dim, self.ngrams, self._cache, self._lines)
 
     def _features(self, obs: str, info: dict[str, Any]) -> np.ndarray:
         blocks = [self._hash(obs)]

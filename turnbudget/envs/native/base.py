@@ -241,7 +241,9 @@ class TextGame(TextEnv):
         cache = self._admissible_cache
         if cache is None or cache[0] != self._state_version:
             commands = self._admissible()
-            cache = (self._state_version, commands, frozenset(commands))
+            # The same list again (a game that memoizes per state, after a look): same set.
+            same = cache is not None and commands is cache[1]
+            cache = (self._state_version, commands, cache[2] if same else frozenset(commands))
             self._admissible_cache = cache
         return cache
 

@@ -252,6 +252,14 @@ class Crafting(TextGame):
         count = str(self._target_count) if self._target_count > 1 else _article(self._target)
         self.goal = f"Craft {count} {plural}. Type `recipes` to see how things are made."
         self._recipe_text = self._render_recipes()
+        # Per recipe: its command, the tool it needs (or None) and its ingredients.
+        self._crafts = tuple(
+            (f"craft {product}", tool, tuple(needs.items()))
+            for product, (needs, tool) in self._recipes.items()
+        )
+        # inventory items -> (admissible commands, description): both are functions of
+        # the inventory alone, which looks and listings leave as it is. Copies may share it.
+        self._views: dict[tuple[tuple[str, int], ...], tuple[list[str], str]] = {}
 
     # -- perception ------------------------------------------------------------------
 
@@ -269,27 +277,42 @@ class Crafting(TextGame):
 
     def _inventory_text(self) -> str:
         held = [
-            f"{n} {_plural(item) if n > 1 else item}"
+            f"{n} {_PLURALS[item] if n > 1 else item}"
             for item, n in sorted(self._inventory.items())
             if n
         ]
         return f"You carry {_join(held)}." if held else "You carry nothing."
 
+    def _view(self) -> tuple[list[str], str]:
+        """(admissible commands, description) of the current inventory, memoized per world."""
+        key = tuple(self._inventory.items())
+        view = self._views.get(key)
+        if view is None:
+            if len(self._views) >= _MAX_VIEWS:
+                self._views = {}  # rebound, never cleared: copies may hold the old one
+            text = f"{self._inventory_text()} {_AROUND}"
+            view = self._views[key] = (self._commands(), text)
+        return view
+
     def _describe(self) -> str:
-        places = _join([place for place, _ in ((p, r) for r, (_, p) in _RAW.items())])
-        return f"{self._inventory_text()} Around you: {places}."
+        return self._view()[1]
 
     def _admissible(self) -> list[str]:
+        return self._view()[0]
+
+    def _commands(self) -> list[str]:
         inv = self._inventory
-        commands = [
-            f"gather {raw}" for raw, (tool, _) in _RAW.items() if tool is None or inv.get(tool)
-        ]
-        for product, (needs, tool) in self._recipes.items():
-            if (tool is None or inv.get(tool)) and all(
-                inv.get(i, 0) >= n for i, n in needs.items()
-            ):
-                commands.append(f"craft {product}")
-        return [*commands, "recipes", "inventory", "look"]
+        commands = [command for command, tool in _GATHERS if tool is None or inv.get(tool)]
+        for command, tool, needs in self._crafts:
+            if tool is not None and not inv.get(tool):
+                continue
+            for item, n in needs:
+                if inv.get(item, 0) < n:
+                    break
+            else:
+                commands.append(command)
+        commands += _ALWAYS
+        return commands
 
     # -- dynamics --------------------------------------------------------------------
 
@@ -444,3 +467,11 @@ def _join(words: list[str]) -> str:
     if not words:
         return "nothing"
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+_MAX_VIEWS = 4096  # memoized views per world (a long game starts a new table)
+_GATHERS = tuple((f"gather {raw}", tool) for raw, (tool, _) in _RAW.items())
+_ALWAYS = ("recipes", "inventory", "look")
+_PLURALS = {item: _plural(item) for item in _ITEMS}
+# What every description ends with: where the raw materials are.
+_AROUND = f"Around you: {_join([place for _, place in _RAW.values()])}."

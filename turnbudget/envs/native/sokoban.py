@@ -211,8 +211,8 @@ class Sokoban(TextGame):
             # range. The exact length waits for the first oracle call.
             if solver.within(start, boxes, cfg.min_distance - 1):
                 continue
-            self._solver, self._width, self._walls = solver, width, walls
-            self._targets, self._player, self._boxes = targets, start, boxes
+            self._set_level(solver, width, walls, targets)
+            self._player, self._boxes = start, boxes
             return True
         return False
 
@@ -317,8 +317,7 @@ class Sokoban(TextGame):
             raise ValueError("Expect as many boxes as targets, and at least one")
         _check_size(width, len(grid), boxes.bit_count())  # (the solver checks the oracle's size)
         walls = bytes(c == "#" for c in cells)
-        self._solver = SokobanSolver(walls, width, targets)
-        self._width, self._walls, self._targets = width, walls, targets
+        self._set_level(SokobanSolver(walls, width, targets), width, walls, targets)
         self._player = next(i for i, c in enumerate(cells) if c in "@+")
         self._boxes = boxes
         self._won = boxes == targets
@@ -330,35 +329,66 @@ class Sokoban(TextGame):
 
     # -- perception ------------------------------------------------------------------
 
+    def _set_level(self, solver: SokobanSolver, width: int, walls: bytes, targets: int) -> None:
+        """Install a level's unchanging parts, and the grid's template: the drawing of the
+        empty room (walls, floor, targets, line breaks), on which a turn's drawing only
+        places the boxes and you."""
+        self._solver, self._width, self._walls, self._targets = solver, width, walls, targets
+        on_target = [targets >> square & 1 for square in range(len(walls))]
+        empty = bytes(_EMPTY[walls[i] or 2 * on_target[i]] for i in range(len(walls)))
+        self._template = b"\n".join(empty[top : top + width] for top in range(0, len(walls), width))
+        self._box_chars = bytes(b"$*"[bit] for bit in on_target)
+        self._player_chars = bytes(b"@+"[bit] for bit in on_target)
+        self._places = tuple(square + square // width for square in range(len(walls)))
+        total = targets.bit_count()
+        self._status = tuple(
+            f"\nBoxes on targets: {placed} of {total}.\n{_LEGEND}" for placed in range(total + 1)
+        )
+        # (player, boxes) -> (admissible commands, description): walks revisit states all
+        # the time, and both are functions of the state alone, so copies may share it.
+        self._views: dict[tuple[int, int], tuple[list[str], str]] = {}
+
     def _grid(self) -> str:
-        rows = []
-        width, walls, boxes, targets = self._width, self._walls, self._boxes, self._targets
-        for top in range(0, len(walls), width):
-            row = []
-            for square in range(top, top + width):
-                if walls[square]:
-                    row.append("#")
-                elif square == self._player:
-                    row.append("+" if targets >> square & 1 else "@")
-                elif boxes >> square & 1:
-                    row.append("*" if targets >> square & 1 else "$")
-                else:
-                    row.append("." if targets >> square & 1 else "_")
-            rows.append("".join(row))
-        return "\n".join(rows)
+        """The room, one line per row: the level's template with the boxes and you placed
+        (``_places[square]`` is the square's place in the text: ``square + square //
+        width``, one line break per row above it)."""
+        grid = bytearray(self._template)
+        places, box_chars, boxes = self._places, self._box_chars, self._boxes
+        while boxes:
+            low = boxes & -boxes
+            boxes ^= low
+            square = low.bit_length() - 1
+            grid[places[square]] = box_chars[square]
+        player = self._player
+        grid[places[player]] = self._player_chars[player]
+        return grid.decode()
+
+    def _view(self) -> tuple[list[str], str]:
+        """(admissible commands, description) of the current state, memoized per level."""
+        key = (self._player, self._boxes)
+        view = self._views.get(key)
+        if view is None:
+            if len(self._views) >= _MAX_VIEWS:
+                self._views = {}  # rebound, never cleared: copies may hold the old one
+            commands = [
+                command
+                for command, step in zip(_GO, self._solver.offsets)
+                if self._move(step) is not None
+            ]
+            commands.append("look")
+            text = self._grid() + self._status[(self._boxes & self._targets).bit_count()]
+            view = self._views[key] = (commands, text)
+        return view
 
     def _describe(self) -> str:
-        placed = bin(self._boxes & self._targets).count("1")
-        total = bin(self._targets).count("1")
-        return f"{self._grid()}\nBoxes on targets: {placed} of {total}.\n{_LEGEND}"
+        return self._view()[1]
 
     def _admissible(self) -> list[str]:
-        commands = [f"go {d}" for d in DIRECTIONS if self._move(d) is not None]
-        return [*commands, "look"]
+        return self._view()[0]
 
-    def _move(self, direction: str) -> tuple[int, int] | None:
-        """(player, boxes) after walking ``direction``, or None if a wall or a stuck box stops it."""
-        step = self._solver.offsets[DIRECTIONS.index(direction)]
+    def _move(self, step: int) -> tuple[int, int] | None:
+        """(player, boxes) after one move by ``step`` (an offset of `SokobanSolver.offsets`),
+        or None if a wall or a stuck box stops it."""
         nxt = self._player + step
         if self._walls[nxt]:
             return None
@@ -375,7 +405,7 @@ class Sokoban(TextGame):
         if command == "look":
             return "You look around."
         direction = command[3:]
-        player, boxes = self._move(direction)
+        player, boxes = self._move(self._solver.offsets[DIRECTIONS.index(direction)])
         pushed = boxes != self._boxes
         self._player, self._boxes = player, boxes
         if not pushed:
@@ -406,7 +436,7 @@ class Sokoban(TextGame):
         return super()._explain_invalid(command, raw_action)
 
     def _progress(self) -> float:
-        return bin(self._boxes & self._targets).count("1") / bin(self._targets).count("1")
+        return (self._boxes & self._targets).bit_count() / self._targets.bit_count()
 
     # -- oracle ----------------------------------------------------------------------
 
@@ -425,10 +455,9 @@ class Sokoban(TextGame):
             return []
         solver = self._solver
         return [
-            f"go {direction}"
-            for direction in DIRECTIONS
-            if (after := self._move(direction)) is not None
-            and solver.distance(*after) == distance - 1
+            command
+            for command, step in zip(_GO, solver.offsets)
+            if (after := self._move(step)) is not None and solver.distance(*after) == distance - 1
         ]
 
     def inject_setback(self, rng: np.random.Generator) -> str:
@@ -464,7 +493,11 @@ class Sokoban(TextGame):
         return text
 
 
+_MAX_VIEWS = 4096  # memoized views per level (a long wander starts a new table)
+_GO = tuple(f"go {direction}" for direction in DIRECTIONS)  # in the order of the offsets
 _WALL_BYTES = bytes.maketrans(b"01", b"\x01\x00")  # floor bits as wall bytes
+# The empty room's characters: floor, wall, target (indexed by wall byte or 2 x on target).
+_EMPTY = b"_#."
 # Room in an observation for the text around the room's description: the goal or the
 # feedback before it (the longest quotes 40 characters of an invalid command).
 _FEEDBACK_ROOM = 200

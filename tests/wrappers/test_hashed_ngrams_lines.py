@@ -1,0 +1,52 @@
+"""`hashed_ngrams` with its line memo gives exactly the features of the plain computation."""
+
+from __future__ import annotations
+
+import re
+import zlib
+
+import numpy as np
+import pytest
+
+from turnbudget.wrappers.text_features import MAX_COUNT, hashed_ngrams
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def reference(text: str, dim: int, ngrams: int) -> np.ndarray:
+    """The computation as it was before the line memo (issue 26): every n-gram of the text."""
+    words = _TOKEN.findall(text.lower())
+    grams = list(words)
+    for n in range(2, ngrams + 1):
+        grams.extend(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
+    indices = [zlib.crc32(gram.encode()) % dim for gram in grams]
+    counts = np.minimum(np.bincount(np.asarray(indices, dtype=np.int64), minlength=dim), MAX_COUNT)
+    return np.log1p(counts).astype(np.float32)
+
+
+_PIECES = ("go", "North", "red key", "a", "!", "...", "\n", "\n\n", " ", "Turns left: 7", "7", "")
+
+
+@pytest.mark.parametrize("ngrams", [1, 2, 3, 4])
+def test_line_memo_matches_the_plain_computation(ngrams: int) -> None:
+    rng = np.random.default_rng(ngrams)
+    lines: dict = {}
+    cache: dict = {}
+    for _ in range(400):
+        text = "".join(_PIECES[i] for i in rng.integers(len(_PIECES), size=rng.integers(0, 30)))
+        expected = reference(text, 32, ngrams)
+        assert np.array_equal(hashed_ngrams(text, 32, ngrams, cache, lines), expected), text
+        assert np.array_equal(hashed_ngrams(text, 32, ngrams), expected), text
+
+
+def test_line_memo_on_real_observations() -> None:
+    import gymnasium as gym
+
+    env = gym.make("turnbudget/KeyQuest-Medium-v0")
+    obs, info = env.reset(seed=3)
+    lines: dict = {}
+    for turn in range(60):
+        assert np.array_equal(hashed_ngrams(obs, 64, 2, None, lines), reference(obs, 64, 2))
+        obs, _, terminated, truncated, info = env.step(info["admissible_actions"][turn % 3])
+        if terminated or truncated:
+            obs, info = env.reset()
