@@ -2,15 +2,15 @@
 that reports Pass@(K,T): small (two tasks, K=2, T=3) since the model takes about a
 second per decision on this CPU.
 
-Marker ``llm``: needs the ``llm`` extra (a real llama.cpp server) and the ``verifiers``
-extra.
+Marker ``llmrl`` (the trainers' doors, run in their own venv: verifiers and the compat
+extra cannot share one); needs the ``llm`` extra too (a real llama.cpp server).
 """
 
 from __future__ import annotations
 
 import pytest
 
-pytestmark = pytest.mark.llm
+pytestmark = pytest.mark.llmrl
 pytest.importorskip("verifiers.v1")
 
 from turnbudget.adapters.rows import task_rows  # noqa: E402

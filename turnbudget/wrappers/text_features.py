@@ -50,8 +50,8 @@ def hashed_ngrams(
     >>> v = hashed_ngrams("Go north. Go north!", dim=64)
     >>> v.shape, v.dtype, round(float(v.max()), 3)
     ((64,), dtype('float32'), 1.099)
-    >>> bool((hashed_ngrams("Go north.\nGo north!", 64, lines={}) == hashed_ngrams(
-    ...     "Go north.\nGo north!", 64)).all())
+    >>> bool((hashed_ngrams("Go north.\\nGo north!", 64, lines={}) == hashed_ngrams(
+    ...     "Go north.\\nGo north!", 64)).all())
     True
     """
     if cache is None:
