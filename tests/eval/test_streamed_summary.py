@@ -122,3 +122,58 @@ if __name__ == "__main__":  # (how DIGESTS were made, on the batch code)
     for scenario in SCENARIOS:
         cfg, eps = synthetic_run(scenario)
         print(f"    {scenario!r}: {_digest(summarize_run(cfg, eps, n_bootstrap=50))!r},")
+
+
+@pytest.mark.parametrize(
+    "grid",
+    [
+        {"mode": "truncate", "ts": [3, 6]},
+        {"mode": "rerun", "ts": [4, 8], "errors": 0.2},
+        {"mode": "both", "ts": [3, 6], "errors": 0.2, "record_steps": False},
+    ],
+    ids=["truncate", "rerun-errors", "both-errors-no-steps"],
+)
+def test_a_run_directory_is_summarised_from_its_log_without_holding_it(tmp_path, grid):
+    """`evaluate` with ``out`` summarises its log one record at a time: the summary is the
+    batch analysis of the same records, and ``result.episodes`` reads the log only when used."""
+    from turnbudget.agents import OracleAgent
+    from turnbudget.eval.report import load_run_summary
+    from turnbudget.eval.run.evaluate import evaluate, load_run
+    from turnbudget.records import EpisodeLog
+
+    kwargs = {"ks": [1, 2], "n": 2, "tasks": 3, "n_bootstrap": 30, **grid}
+    result = evaluate(list(ENVS), OracleAgent(0.3), out=tmp_path / "run", **kwargs)
+    assert isinstance(result.episodes, EpisodeLog) and result.episodes._records is None
+    memory = evaluate(list(ENVS), OracleAgent(0.3), **kwargs)  # no directory: a list
+    assert result.episodes == memory.episodes and len(result.episodes) == len(memory.episodes)
+    assert [e["episode_id"] for e in result.episodes] == sorted(
+        e["episode_id"] for e in memory.episodes
+    )
+    batch = summarize_run(result.config, list(result.episodes), n_bootstrap=30)
+    assert json.dumps(result.summary, sort_keys=True) == json.dumps(batch, sort_keys=True)
+    assert result.summary == memory.summary == load_run_summary(tmp_path / "run", n_bootstrap=30)
+    config, log = load_run(tmp_path / "run")
+    assert list(log) == list(result.episodes) and sorted(log.stream(), key=str) == sorted(
+        log, key=str
+    )
+
+
+def test_an_episode_log_reads_a_copy_once_and_refuses_a_conflicting_one(tmp_path):
+    """Streaming keeps `read_episodes`'s rules: an identical copy is read once, a copy with
+    different content is a `LogError` naming both lines."""
+    from turnbudget.agents import RandomAgent
+    from turnbudget.eval.run.evaluate import evaluate, load_run
+    from turnbudget.records import LogError
+
+    out = tmp_path / "run"
+    evaluate(ENVS[0], RandomAgent(), ks=[1], ts=[3], n=2, tasks=2, out=out, n_bootstrap=0)
+    path = out / "episodes.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines) + lines[1])
+    assert len(list(load_run(out)[1].stream())) == len(lines)
+    changed = json.loads(lines[1]) | {"agent_seed": 12345}
+    path.write_text("".join(lines) + json.dumps(changed) + "\n")
+    with pytest.raises(
+        LogError, match=r"line 5: .* logged again with different content \(first at line 2\)"
+    ):
+        list(load_run(out)[1].stream())
