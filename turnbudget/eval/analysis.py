@@ -52,16 +52,18 @@ import itertools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from turnbudget.eval.estimator import estimate_from_task_grids, pass_at_kt
+from turnbudget.eval.estimator import estimate_from_task_grids, pass_at_k
 from turnbudget.records import BUDGET_COUNTERS
 
 __all__ = [
     "ALL",
     "RATIO_BINS",
+    "RunTally",
     "advantage_halving_budget",
     "budget_analysis",
     "budget_counts",
@@ -95,31 +97,91 @@ def _fst(episode: Mapping[str, Any]) -> int | None:
 
 
 def task_grid_arrays(
-    episodes: Sequence[Mapping[str, Any]], ks: Sequence[int], ts: Sequence[int], mode: str
+    episodes: Iterable[Mapping[str, Any]], ks: Sequence[int], ts: Sequence[int], mode: str
 ) -> tuple[np.ndarray, int]:
     """Per-task grids ``(n_tasks, len(ks), len(ts))`` and the fewest episodes of any task.
 
     ``truncate`` scores the runs at ``max(ts)`` at every T by their first-success
     turn; ``rerun`` scores column T by the runs made with budget T.
     """
-    by_task: dict[tuple[str, int], dict[int, list[int | None]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
+    tasks: dict[tuple[str, int], _TaskTally] = {}
     for e in episodes:
-        by_task[(e["env_id"], int(e["seed"]))][int(e["turn_budget"])].append(_fst(e))
-    if not by_task:
+        _task_of(tasks, e, ts).add(e)
+    return _task_grids([tasks[key] for key in sorted(tasks)], ks, ts, mode)
+
+
+class _TaskTally:
+    """What the analysis reads of one task's episodes that ran, as counts: per budget run,
+    the episodes, their successes and, per T, how many first succeeded within T turns; the
+    first-success turns of its successes; its optimal length d* (from the record with the
+    largest episode id that gives one: the batch analysis's last one in episode-id order)."""
+
+    __slots__ = ("index", "key", "length", "positive_length", "runs", "successes")
+
+    def __init__(self, key: tuple[str, int], ts: Sequence[int]):
+        self.key = key
+        self.index = {int(t): j for j, t in enumerate(ts)}
+        self.runs: dict[int, list[int]] = {}  # budget -> [episodes, successes, hits at each T]
+        self.successes: dict[int, int] = defaultdict(int)  # first-success turn -> episodes
+        self.length: tuple[str, int] | None = None  # (episode id, d*) with d* not None
+        self.positive_length: tuple[str, int] | None = None  # ... with d* > 0
+
+    def add(self, e: Mapping[str, Any]) -> None:
+        row = self.runs.setdefault(int(e["turn_budget"]), [0] * (2 + len(self.index)))
+        row[0] += 1
+        fst = _fst(e)
+        if fst is not None:
+            row[1] += 1
+            self.successes[fst] += 1
+            for t, j in self.index.items():
+                row[2 + j] += fst <= t
+        d = e.get("initial_distance")
+        if d is not None:  # (the later of equal ids wins, as in a stable sort)
+            mark = (str(e.get("episode_id", "")), int(d))
+            if self.length is None or mark[0] >= self.length[0]:
+                self.length = mark
+            if mark[1] > 0 and (self.positive_length is None or mark[0] >= self.positive_length[0]):
+                self.positive_length = mark
+
+    def count(self, budget: int) -> int:
+        row = self.runs.get(budget)
+        return row[0] if row else 0
+
+    def hits(self, budget: int, t: int) -> int:
+        """Episodes run at ``budget`` that first succeeded within ``t`` turns (t in ts)."""
+        row = self.runs.get(budget)
+        return row[2 + self.index[t]] if row else 0
+
+
+def _task_of(
+    tasks: dict[tuple[str, int], _TaskTally], e: Mapping[str, Any], ts: Sequence[int]
+) -> _TaskTally:
+    key = (e["env_id"], int(e["seed"]))
+    task = tasks.get(key)
+    if task is None:
+        task = tasks[key] = _TaskTally(key, ts)
+    return task
+
+
+def _task_grids(
+    tasks: Sequence[_TaskTally], ks: Sequence[int], ts: Sequence[int], mode: str
+) -> tuple[np.ndarray, int]:
+    """`task_grid_arrays` of tallied tasks (in the order given)."""
+    if not tasks:
         raise ValueError("Expect episode records, got none")
     t_max = max(ts)
     grids, n_min = [], None
-    for key in sorted(by_task):
-        runs = by_task[key]
+    for task in tasks:
         if mode == "truncate":
-            fst = runs.get(t_max, [])
-            grid = pass_at_kt(fst, ks, ts)
-            counts = [len(fst)]
+            n = task.count(t_max)
+            grid = _pass_grid(n, [task.hits(t_max, t) for t in ts], ks)
+            counts = [n]
         elif mode == "rerun":
-            grid = np.concatenate([pass_at_kt(runs.get(t, []), ks, [t]) for t in ts], axis=1)
-            counts = [len(runs.get(t, [])) for t in ts]
+            counts = [task.count(t) for t in ts]
+            grid = np.concatenate(
+                [_pass_grid(n, [task.hits(t, t)], ks) for n, t in zip(counts, ts, strict=True)],
+                axis=1,
+            )
         else:
             raise ValueError(f"Expect mode `truncate` or `rerun`, got {mode!r}")
         grids.append(grid)
@@ -127,27 +189,44 @@ def task_grid_arrays(
     return np.stack(grids), int(n_min or 0)
 
 
+def _pass_grid(n: int, successes: Sequence[int], ks: Sequence[int]) -> np.ndarray:
+    """`pass_at_kt`'s grid from counts: ``n`` episodes, ``successes[j]`` of them within ts[j]."""
+    if n == 0:
+        raise ValueError("Expect at least one episode per task, got none")
+    return np.array([[pass_at_k(n, c, k) for c in successes] for k in ks], dtype=np.float64)
+
+
 def _scorable(
-    episodes: Sequence[Mapping[str, Any]], ks: Sequence[int], ts: Sequence[int], mode: str
-) -> tuple[list[Mapping[str, Any]], list[str]]:
-    """The episodes of tasks with at least ``max(ks)`` runs where the mode needs them, and the
-    tasks (``"env_id|seed=S"``) left out for having fewer (some of their episodes failed to run)."""
+    tasks: Sequence[_TaskTally], ks: Sequence[int], ts: Sequence[int], mode: str
+) -> tuple[list[_TaskTally], list[str]]:
+    """The tasks with at least ``max(ks)`` runs where the mode needs them, and the tasks
+    (``"env_id|seed=S"``) left out for having fewer (some of their episodes failed to run)."""
     need = (max(ts),) if mode == "truncate" else tuple(ts)
-    counts: dict[tuple[str, int], dict[int, int]] = defaultdict(lambda: defaultdict(int))
-    for e in episodes:
-        counts[(e["env_id"], int(e["seed"]))][int(e["turn_budget"])] += 1
-    short = {key for key, by_t in counts.items() if min(by_t.get(t, 0) for t in need) < max(ks)}
-    kept = [e for e in episodes if (e["env_id"], int(e["seed"])) not in short]
+    short = {task.key for task in tasks if min(task.count(t) for t in need) < max(ks)}
+    kept = [task for task in tasks if task.key not in short]
     return kept, [f"{env}|seed={seed}" for env, seed in sorted(short)]
 
 
-def failure_counts(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def failure_counts(episodes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """How many episodes failed to run, by kind (``exception``, ``worker_lost``, ``timeout``)."""
-    failed = [e for e in episodes if e.get("failed_to_run")]
-    kinds: dict[str, int] = defaultdict(int)
-    for e in failed:
-        kinds[str(e.get("failure", "unknown"))] += 1
-    return {"episodes": len(failed), "by_kind": dict(sorted(kinds.items()))}
+    tally = _FailureTally()
+    for e in episodes:
+        if e.get("failed_to_run"):
+            tally.add(e)
+    return tally.counts()
+
+
+class _FailureTally:
+    """`failure_counts` as a running count of the episodes that failed to run."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[str, int] = defaultdict(int)
+
+    def add(self, e: Mapping[str, Any]) -> None:
+        self.kinds[str(e.get("failure", "unknown"))] += 1
+
+    def counts(self) -> dict[str, Any]:
+        return {"episodes": sum(self.kinds.values()), "by_kind": dict(sorted(self.kinds.items()))}
 
 
 def mode_gap(truncate: Mapping[str, Any], rerun: Mapping[str, Any]) -> dict[str, Any]:
@@ -177,38 +256,29 @@ def length_buckets(initial_distances: Iterable[int], n_buckets: int = 3) -> list
 
 
 def _bucket_table(
-    episodes: Sequence[Mapping[str, Any]], ts: Sequence[int], mode: str
+    tasks: Sequence[_TaskTally], ts: Sequence[int], mode: str
 ) -> list[dict[str, Any]]:
     """Pass@(1,T) by optimal-solution-length bucket: from the runs at max(T) by first
     success (truncate), or from the runs made at each T (rerun, exact for any agent)."""
     t_max = max(ts)
-    length = {
-        (e["env_id"], e["seed"]): e.get("initial_distance")
-        for e in episodes
-        if e.get("initial_distance") is not None
-    }
+    known = [(task, task.length[1]) for task in tasks if task.length is not None]
     rows = []
-    for lo, hi in length_buckets(length.values()):
-        members = [
-            e
-            for e in episodes
-            if length.get((e["env_id"], e["seed"])) is not None
-            and lo <= length[(e["env_id"], e["seed"])] <= hi
-        ]
+    for lo, hi in length_buckets(d for _, d in known):
+        members = [task for task, d in known if lo <= d <= hi]
         rates = {}
         for t in ts:
             if mode == "truncate":
-                runs = [_fst(e) for e in members if int(e["turn_budget"]) == t_max]
-                hits = sum(f is not None and f <= t for f in runs)
+                runs = sum(task.count(t_max) for task in members)
+                hits = sum(task.hits(t_max, t) for task in members)
             else:
-                runs = [_fst(e) for e in members if int(e["turn_budget"]) == t]
-                hits = sum(f is not None for f in runs)
-            rates[str(t)] = round(hits / len(runs), 6) if runs else None
+                runs = sum(task.count(t) for task in members)
+                hits = sum(task.runs[t][1] for task in members if t in task.runs)
+            rates[str(t)] = round(hits / runs, 6) if runs else None
         rows.append(
             {
                 "optimal_length": [lo, hi],
-                "tasks": sum(lo <= d <= hi for d in length.values()),
-                "episodes": sum(int(e["turn_budget"]) == t_max for e in members),
+                "tasks": len(members),
+                "episodes": sum(task.count(t_max) for task in members),
                 "success_rate": rates,
             }
         )
@@ -225,16 +295,6 @@ def _rate(num: int, den: int) -> float | None:
 RATIO_BINS: tuple[tuple[float, float], ...] = (
     (0.0, 1.0), (1.0, 1.25), (1.25, 1.5), (1.5, 2.0), (2.0, 3.0), (3.0, float("inf")),
 )  # fmt: skip
-
-
-def _optimal_lengths(episodes: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int], int]:
-    """Each task's optimal solution length d* (> 0) where the records give it."""
-    lengths: dict[tuple[str, int], int] = {}
-    for e in episodes:
-        d = e.get("initial_distance")
-        if d is not None and int(d) > 0:
-            lengths[(e["env_id"], int(e["seed"]))] = int(d)
-    return lengths
 
 
 def feasibility_analysis(
@@ -271,13 +331,30 @@ def feasibility_analysis(
         >>> f["step_regret"]
         {'successes': 1, 'mean': 2.0, 'median': 2.0, 'max': 2}
     """
-    lengths = _optimal_lengths(episodes)
-    known = [e for e in episodes if (e["env_id"], int(e["seed"])) in lengths]
+    tasks: dict[tuple[str, int], _TaskTally] = {}
+    for e in episodes:
+        _task_of(tasks, e, ts).add(e)
+    return _feasibility(
+        [tasks[key] for key in sorted(tasks)], ks, ts, mode, n_bootstrap=n_bootstrap,
+        confidence=confidence,
+    )  # fmt: skip
+
+
+def _feasibility(
+    tasks: Sequence[_TaskTally],
+    ks: Sequence[int],
+    ts: Sequence[int],
+    mode: str,
+    *,
+    n_bootstrap: int,
+    confidence: float,
+) -> dict[str, Any] | None:
+    """`feasibility_analysis` of tallied tasks (sorted by key)."""
+    known = [task for task in tasks if task.positive_length is not None]
     if not known:
         return None
-    grids, n_min = task_grid_arrays(known, ks, ts, mode)
-    keys = sorted({(e["env_id"], int(e["seed"])) for e in known})  # task_grid_arrays' order
-    d_star = np.array([lengths[key] for key in keys], dtype=np.float64)
+    grids, n_min = _task_grids(known, ks, ts, mode)
+    d_star = np.array([task.positive_length[1] for task in known], dtype=np.float64)  # type: ignore[index]
     feasible = []
     for j, t in enumerate(ts):
         mask = d_star <= t
@@ -305,23 +382,45 @@ def feasibility_analysis(
                 "mean": [round(float(x), 6) for x in cells.mean(axis=0)] if len(cells) else None,
             }
         )
-    regrets = [
-        fst - lengths[(e["env_id"], int(e["seed"]))] for e in known if (fst := _fst(e)) is not None
-    ]
+    regrets: dict[int, int] = defaultdict(int)  # turns beyond d* -> successes
+    for task in known:
+        for fst, count in task.successes.items():
+            regrets[fst - task.positive_length[1]] += count  # type: ignore[index]
     return {
         "ks": [int(k) for k in ks],
         "ts": [int(t) for t in ts],
-        "tasks": len(keys),
+        "tasks": len(known),
         "feasible_tasks": [entry["tasks"] for entry in feasible],
         "feasible": feasible,
         "by_ratio": by_ratio,
         "step_regret": {
-            "successes": len(regrets),
-            "mean": round(float(np.mean(regrets)), 6) if regrets else None,
-            "median": float(np.median(regrets)) if regrets else None,
-            "max": int(max(regrets)) if regrets else None,
+            "successes": sum(regrets.values()),
+            "mean": _mean_of_counts(regrets),
+            "median": _median_of_counts(regrets),
+            "max": max(regrets) if regrets else None,
         },
     }
+
+
+def _mean_of_counts(counts: Mapping[int, int]) -> float | None:
+    """``round(np.mean(values), 6)`` of the ints ``counts`` tallies (value -> how often)."""
+    n = sum(counts.values())
+    return round(sum(v * c for v, c in counts.items()) / n, 6) if n else None
+
+
+def _median_of_counts(counts: Mapping[int, int]) -> float | None:
+    """``np.median(values)`` of the ints ``counts`` tallies (value -> how often)."""
+    n = sum(counts.values())
+    if not n:
+        return None
+    middle, seen, low = ((n - 1) // 2, n // 2), 0, None
+    for value in sorted(counts):
+        seen += counts[value]
+        if low is None and seen > middle[0]:
+            low = value
+        if seen > middle[1]:
+            return (low + value) / 2  # type: ignore[operator]
+    raise AssertionError("unreachable")
 
 
 def _hits(rate: float | None, judged: int) -> int:
@@ -329,90 +428,131 @@ def _hits(rate: float | None, judged: int) -> int:
     return 0 if rate is None or not judged else round(float(rate) * judged)
 
 
-def step_stats(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def step_stats(episodes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The single-step and recovery statistics of one group of episode records.
 
     Rates are pooled over steps (total hits / total steps), not averaged over
     episodes, and built from integer counts, so they do not depend on order.
     """
-    judged = on_track = after_error = 0
-    hits = hits_on_track = hits_after_error = 0
+    totals = _StepTotals()
     for e in episodes:
+        totals.add(e)
+    return totals.stats()
+
+
+#: The episode record's counts `step_stats` sums as they are.
+_SUMMED = (
+    "n_errors_self", "n_errors_injected", "n_errors_injected_increasing", "n_wasted", "n_invalid",
+    "n_recovered", "n_unrecovered",
+)  # fmt: skip
+
+
+class _StepTotals:
+    """`step_stats` as a running sum: `add` one episode record at a time."""
+
+    def __init__(self) -> None:
+        self.episodes = self.successes = self.turns = 0
+        self.judged = self.on_track = self.after_error = 0
+        self.hits = self.hits_on_track = self.hits_after_error = 0
+        self.summed = dict.fromkeys(_SUMMED, 0)
+        self.recover: dict[int, int] = defaultdict(int)  # turns to recover -> errors
+
+    def add(self, e: Mapping[str, Any]) -> None:
         n_on = int(e.get("n_steps_on_track") or 0)
         n_after = int(e.get("n_steps_after_error") or 0)
-        on_track += n_on
-        after_error += n_after
+        self.on_track += n_on
+        self.after_error += n_after
         if "n_steps_judged" in e:  # the recorder's integer counts
-            judged += int(e["n_steps_judged"])
-            hits += int(e["n_optimal_steps"])
-            hits_on_track += int(e["n_optimal_on_track"])
-            hits_after_error += int(e["n_optimal_after_error"])
+            self.judged += int(e["n_steps_judged"])
+            self.hits += int(e["n_optimal_steps"])
+            self.hits_on_track += int(e["n_optimal_on_track"])
+            self.hits_after_error += int(e["n_optimal_after_error"])
         else:  # older records: only the rates (hits / steps) were stored
             n = int(e["turns_used"]) if e.get("optimal_step_rate") is not None else 0
-            judged += n
-            hits += _hits(e.get("optimal_step_rate"), n)
-            hits_on_track += _hits(e.get("optimal_step_rate_on_track"), n_on)
-            hits_after_error += _hits(e.get("optimal_step_rate_after_error"), n_after)
-    turns = sum(int(e["turns_used"]) for e in episodes)
-    n_self = sum(int(e.get("n_errors_self") or 0) for e in episodes)
-    n_injected = sum(int(e.get("n_errors_injected") or 0) for e in episodes)
-    n_injected_up = sum(int(e.get("n_errors_injected_increasing") or 0) for e in episodes)
-    n_wasted = sum(int(e.get("n_wasted") or 0) for e in episodes)
-    n_invalid = sum(int(e.get("n_invalid") or 0) for e in episodes)
-    n_recovered = sum(int(e.get("n_recovered") or 0) for e in episodes)
-    n_unrecovered = sum(int(e.get("n_unrecovered") or 0) for e in episodes)
-    recover = sorted(int(t) for e in episodes for t in (e.get("turns_to_recover") or ()))
-    return {
-        "episodes": len(episodes),
-        "turns": turns,
-        "success_rate": _rate(sum(bool(e.get("success")) for e in episodes), len(episodes)),
-        "optimal_step_rate": _rate(hits, judged),
-        "optimal_step_rate_on_track": _rate(hits_on_track, on_track),
-        "optimal_step_rate_after_error": _rate(hits_after_error, after_error),
-        "steps_judged": judged,
-        "steps_on_track": on_track,
-        "steps_after_error": after_error,
-        "self_error_rate": _rate(n_self, turns),
-        "injected_error_rate": _rate(n_injected, turns),
-        "wasted_rate": _rate(n_wasted, turns),
-        "invalid_rate": _rate(n_invalid, turns),
-        "errors_self": n_self,
-        "errors_injected": n_injected,
-        "errors_injected_increasing": n_injected_up,
-        "wasted": n_wasted,
-        "invalid": n_invalid,
-        "recovered": n_recovered,
-        "unrecovered": n_unrecovered,
-        "recovery_rate": _rate(n_recovered, n_recovered + n_unrecovered),
-        "turns_to_recover_mean": round(float(np.mean(recover)), 6) if recover else None,
-        "turns_to_recover_median": float(np.median(recover)) if recover else None,
-        "turns_to_recover": recover,
-    }
+            self.judged += n
+            self.hits += _hits(e.get("optimal_step_rate"), n)
+            self.hits_on_track += _hits(e.get("optimal_step_rate_on_track"), n_on)
+            self.hits_after_error += _hits(e.get("optimal_step_rate_after_error"), n_after)
+        self.episodes += 1
+        self.successes += bool(e.get("success"))
+        self.turns += int(e["turns_used"])
+        for key in _SUMMED:
+            self.summed[key] += int(e.get(key) or 0)
+        for t in e.get("turns_to_recover") or ():
+            self.recover[int(t)] += 1
+
+    def stats(self) -> dict[str, Any]:
+        turns, c = self.turns, self.summed
+        recovered, unrecovered = c["n_recovered"], c["n_unrecovered"]
+        return {
+            "episodes": self.episodes,
+            "turns": turns,
+            "success_rate": _rate(self.successes, self.episodes),
+            "optimal_step_rate": _rate(self.hits, self.judged),
+            "optimal_step_rate_on_track": _rate(self.hits_on_track, self.on_track),
+            "optimal_step_rate_after_error": _rate(self.hits_after_error, self.after_error),
+            "steps_judged": self.judged,
+            "steps_on_track": self.on_track,
+            "steps_after_error": self.after_error,
+            "self_error_rate": _rate(c["n_errors_self"], turns),
+            "injected_error_rate": _rate(c["n_errors_injected"], turns),
+            "wasted_rate": _rate(c["n_wasted"], turns),
+            "invalid_rate": _rate(c["n_invalid"], turns),
+            "errors_self": c["n_errors_self"],
+            "errors_injected": c["n_errors_injected"],
+            "errors_injected_increasing": c["n_errors_injected_increasing"],
+            "wasted": c["n_wasted"],
+            "invalid": c["n_invalid"],
+            "recovered": recovered,
+            "unrecovered": unrecovered,
+            "recovery_rate": _rate(recovered, recovered + unrecovered),
+            "turns_to_recover_mean": _mean_of_counts(self.recover),
+            "turns_to_recover_median": _median_of_counts(self.recover),
+            "turns_to_recover": [t for t in sorted(self.recover) for _ in range(self.recover[t])],
+        }
 
 
-def agent_usage(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+def agent_usage(episodes: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     """Totals of the agents' own step accounts (an LLM's tokens, latency, retries) over
-    episodes, with per-step means; None when no episode carries any.
+    episodes, with per-step means; None when no episode carries any. Sums are exact (then
+    rounded), so they do not depend on the order of the episodes.
 
     Example:
         >>> agent_usage([{"agent": {"steps": 2, "tokens_in": 10, "admissible": 2}},
         ...              {"agent": {"steps": 2, "tokens_in": 30, "admissible": 1}}])
         {'steps': 4, 'tokens_in': 40, 'admissible': 3, 'tokens_in_per_step': 10.0, 'admissible_rate': 0.75}
     """
-    totals: dict[str, Any] = {}
+    totals = _UsageTotals()
     for e in episodes:
+        totals.add(e)
+    return totals.usage()
+
+
+class _UsageTotals:
+    """`agent_usage` as a running sum (floats summed exactly, as fractions)."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, Any] = {}
+        self.floats: set[str] = set()
+
+    def add(self, e: Mapping[str, Any]) -> None:
         for key, value in (e.get("agent") or {}).items():
-            totals[key] = totals.get(key, 0) + value
-    if not totals.get("steps"):
-        return None
-    totals = {k: round(v, 6) if isinstance(v, float) else v for k, v in totals.items()}
-    steps = totals["steps"]
-    for key in ("tokens_in", "tokens_out", "latency_s", "retries"):
-        if key in totals:
-            totals[f"{key}_per_step"] = round(totals[key] / steps, 6)
-    if "admissible" in totals:
-        totals["admissible_rate"] = round(totals["admissible"] / steps, 6)
-    return totals
+            if isinstance(value, float):
+                self.floats.add(key)
+                value = Fraction(value)
+            self.totals[key] = self.totals.get(key, 0) + value
+
+    def usage(self) -> dict[str, Any] | None:
+        if not self.totals.get("steps"):
+            return None
+        totals = {k: round(float(v), 6) if k in self.floats else v for k, v in self.totals.items()}
+        steps = totals["steps"]
+        for key in ("tokens_in", "tokens_out", "latency_s", "retries"):
+            if key in totals:
+                totals[f"{key}_per_step"] = round(totals[key] / steps, 6)
+        if "admissible" in totals:
+            totals["admissible_rate"] = round(totals["admissible"] / steps, 6)
+        return totals
 
 
 #: Per-step counters of the budget analysis, in a fixed order (an episode record's
@@ -506,49 +646,205 @@ def budget_analysis(
     come from its record's ``budget_counts`` or else from ``steps`` (which
     must hold each episode's step records together, as the logs do).
     """
-    ts = sorted(int(t) for t in config["ts"])
-    t_max = ts[-1]
-    truncate = config["mode"] == "truncate"
-    groups = _groups(config["envs"])
-    counts: dict[str, Mapping[str, Sequence[int]]] = {
-        e["episode_id"]: e["budget_counts"] for e in episodes if "budget_counts" in e
-    }
-    if len(counts) < len(episodes):
-        if steps is None:
-            return None
-        by_id = {e["episode_id"] for e in episodes}
-        for episode_id, rows in itertools.groupby(steps, key=lambda s: s["episode_id"]):
-            if episode_id in by_id and episode_id not in counts:
-                counts[episode_id] = budget_counts(list(rows), ts)
-    width = len(BUDGET_COUNTERS)
-    sums = {
-        (g, t, o): np.zeros(width, dtype=np.int64) for g in groups for t in ts for o in _OUTCOMES
-    }
-    n_eps = dict.fromkeys(sums, 0)
+    counts = _counts_from_steps(config, episodes, steps)
+    if counts is None:
+        return None
+    sums = _BudgetSums(config)
     for e in episodes:
-        budget = int(e["turn_budget"])
-        targets = (ts if budget == t_max else []) if truncate else [budget] if budget in ts else []
-        fst = _fst(e)
-        for t in targets:
-            snapshot = np.asarray(counts[e["episode_id"]][str(t)], dtype=np.int64)
-            outcome = "success" if fst is not None and fst <= t else "failure"
-            for g in groups:
-                if _in_group(e, g):
-                    for o in ("all", outcome):
-                        sums[(g, t, o)] += snapshot
-                        n_eps[(g, t, o)] += 1
-    return {
-        g: {
-            str(t): {o: _budget_stats(sums[(g, t, o)], n_eps[(g, t, o)]) for o in _OUTCOMES}
-            for t in ts
+        sums.add(e, e["budget_counts"] if "budget_counts" in e else counts[e["episode_id"]])
+    return sums.table()
+
+
+def _counts_from_steps(
+    config: Mapping[str, Any],
+    episodes: Sequence[Mapping[str, Any]],
+    steps: Iterable[Mapping[str, Any]] | None,
+) -> dict[str, Mapping[str, Sequence[int]]] | None:
+    """`budget_counts` from ``steps`` of the episodes whose records lack them ({} when none
+    does; None when some do and there are no steps)."""
+    lacking = {e["episode_id"] for e in episodes if "budget_counts" not in e}
+    if not lacking:
+        return {}
+    if steps is None:
+        return None
+    ts = sorted(int(t) for t in config["ts"])
+    counts: dict[str, Mapping[str, Sequence[int]]] = {}
+    for episode_id, rows in itertools.groupby(steps, key=lambda s: s["episode_id"]):
+        if episode_id in lacking and episode_id not in counts:
+            counts[episode_id] = budget_counts(list(rows), ts)
+    return counts
+
+
+class _BudgetSums:
+    """`budget_analysis`'s sums of `BUDGET_COUNTERS`, per (group, T, outcome), as a running sum."""
+
+    def __init__(self, config: Mapping[str, Any]):
+        self.ts = sorted(int(t) for t in config["ts"])
+        self.truncate = config["mode"] == "truncate"
+        self.groups = _groups(config["envs"])
+        width = len(BUDGET_COUNTERS)
+        self.sums = {
+            (g, t, o): [0] * width for g in self.groups for t in self.ts for o in _OUTCOMES
         }
-        for g in groups
-    }
+        self.n_eps = dict.fromkeys(self.sums, 0)
+
+    def add(self, e: Mapping[str, Any], counts: Mapping[str, Sequence[int]]) -> None:
+        """Add one episode that ran, with its ``budget_counts``."""
+        budget, ts = int(e["turn_budget"]), self.ts
+        if self.truncate:
+            targets = ts if budget == ts[-1] else []
+        else:
+            targets = [budget] if budget in ts else []
+        fst = _fst(e)
+        groups = [g for g in self.groups if _in_group(e, g)]
+        for t in targets:
+            snapshot = [int(x) for x in counts[str(t)]]
+            outcome = "success" if fst is not None and fst <= t else "failure"
+            for key in ((g, t, o) for g in groups for o in ("all", outcome)):
+                row = self.sums[key]
+                for i, x in enumerate(snapshot):
+                    row[i] += x
+                self.n_eps[key] += 1
+
+    def table(self) -> dict[str, dict[str, dict[str, Any]]]:
+        return {
+            g: {
+                str(t): {
+                    o: _budget_stats(self.sums[(g, t, o)], self.n_eps[(g, t, o)]) for o in _OUTCOMES
+                }
+                for t in self.ts
+            }
+            for g in self.groups
+        }
+
+
+class RunTally:
+    """The summary of one evaluation run, built as its episode records stream in.
+
+    `add` folds one episode record (in any order) into counts: per task, its
+    episodes and successes per budget run and T (the Pass@(K,T) grids, the
+    feasibility and optimal-length tables are built from these at the end);
+    per env group, the failures to run, the `step_stats` sums, and the
+    per-budget sums of ``budget_counts``; for the run, the agents' usage.
+    What it holds grows with the number of tasks, never with the number of
+    episodes (the one list in the summary that does is ``turns_to_recover``,
+    held as counts until `summary` writes it out). `summary` gives what
+    `summarize_run` gives for the same records, whatever their order.
+
+    Example:
+        >>> tally = RunTally({"label": "a", "envs": ["e"], "ks": [1], "ts": [5, 10], "n": 2,
+        ...                   "tasks": [0], "mode": "truncate"})
+        >>> for rep, fst in enumerate([3, None]):
+        ...     tally.add({"episode_id": f"e|seed=0|rep={rep}|T=10", "env_id": "e", "seed": 0,
+        ...                "turn_budget": 10, "success": fst is not None,
+        ...                "first_success_turn": fst, "turns_used": fst or 10})
+        >>> tally.summary(n_bootstrap=0)["groups"]["e"]["truncate"]["mean"]
+        [[0.5, 0.5]]
+    """
+
+    def __init__(self, config: Any):
+        cfg = config.to_dict() if hasattr(config, "to_dict") else dict(config)
+        self.config = cfg
+        self.ks, self.ts = list(cfg["ks"]), list(cfg["ts"])
+        self.modes = ["truncate", "rerun"] if cfg["mode"] == "both" else [cfg["mode"]]
+        self.groups = _groups(cfg["envs"])
+        self.n_episodes = 0
+        self.failures = {g: _FailureTally() for g in [*self.groups, None]}  # None: the run
+        self.tasks: dict[tuple[str, int], _TaskTally] = {}
+        self.steps = {g: _StepTotals() for g in self.groups}
+        self.budget: _BudgetSums | None = _BudgetSums(cfg)  # None once an episode lacks counts
+        self.usage = _UsageTotals()
+
+    def add(
+        self, episode: Mapping[str, Any], budget_counts: Mapping[str, Sequence[int]] | None = None
+    ) -> None:
+        """Fold in one episode record; ``budget_counts`` stands in for the record's own when
+        it has none (older logs: computed from its step records)."""
+        self.n_episodes += 1
+        self.usage.add(episode)
+        groups = [g for g in self.groups if _in_group(episode, g)]
+        if episode.get("failed_to_run"):
+            for g in (*groups, None):
+                self.failures[g].add(episode)
+            return
+        _task_of(self.tasks, episode, self.ts).add(episode)
+        if int(episode["turn_budget"]) == max(self.ts):
+            for g in groups:
+                self.steps[g].add(episode)
+        counts = episode.get("budget_counts", budget_counts)
+        if counts is None:
+            self.budget = None
+        elif self.budget is not None:
+            self.budget.add(episode, counts)
+
+    def summary(self, *, n_bootstrap: int = 1000, confidence: float = 0.95) -> dict[str, Any]:
+        """The run's summary (see `summarize_run`); ``ValueError`` when the run is incomplete
+        or an env group has no task left to score."""
+        cfg, ks, ts, modes = self.config, self.ks, self.ts, self.modes
+        expected = (
+            len(cfg["envs"])
+            * len(cfg["tasks"])
+            * cfg["n"]
+            * (1 if cfg["mode"] == "truncate" else len(ts))
+        )
+        if self.n_episodes != expected:
+            raise ValueError(
+                f"Run {cfg['label']!r} has {self.n_episodes} episode records, expected "
+                f"{expected}: it is incomplete (rerun the same command to resume it)"
+            )
+        tasks = [self.tasks[key] for key in sorted(self.tasks)]
+        groups: dict[str, Any] = {}
+        analysis: dict[str, Any] = {}
+        for group in self.groups:
+            members = [task for task in tasks if group == ALL or task.key[0] == group]
+            failures = self.failures[group].counts()
+            failures["tasks_dropped"] = {}
+            entry: dict[str, Any] = {}
+            for mode in modes:
+                scored, dropped = _scorable(members, ks, ts, mode)
+                failures["tasks_dropped"][mode] = dropped
+                if not scored:
+                    raise ValueError(
+                        f"Run {cfg['label']!r}: no task of {group!r} has {max(ks)} episodes that "
+                        f"ran ({failures['episodes']} failed to run: {failures['by_kind']}); "
+                        "rerun the same command to retry them"
+                    )
+                grids, n_min = _task_grids(scored, ks, ts, mode)
+                entry[mode] = estimate_from_task_grids(
+                    grids, ks, ts, n_per_task=n_min, n_bootstrap=n_bootstrap,
+                    confidence=confidence, seed=0,
+                ).to_dict()  # fmt: skip
+            if len(modes) == 2:
+                entry["gap"] = mode_gap(entry["truncate"], entry["rerun"])
+            groups[group] = entry
+            stats = self.steps[group].stats()
+            stats["by_optimal_length"] = _bucket_table(members, ts, modes[-1])
+            scored, _ = _scorable(members, ks, ts, modes[-1])
+            stats["feasibility"] = _feasibility(
+                scored, ks, ts, modes[-1], n_bootstrap=n_bootstrap, confidence=confidence
+            )
+            stats["failed_to_run"] = failures
+            analysis[group] = stats
+        if self.budget is not None:  # failed-to-run episodes have no steps
+            for group, table in self.budget.table().items():
+                analysis[group]["by_budget"] = table
+        summary = {
+            "label": cfg["label"],
+            "config": cfg,
+            "n_episodes": self.n_episodes,
+            "failed_to_run": self.failures[None].counts(),
+            "groups": groups,
+            "analysis": analysis,
+        }
+        usage = self.usage.usage()
+        if usage is not None:
+            summary["agent_usage"] = usage
+        return summary
 
 
 def summarize_run(
     config: Any,
-    episodes: Sequence[Mapping[str, Any]],
+    episodes: Iterable[Mapping[str, Any]],
     *,
     n_bootstrap: int = 1000,
     confidence: float = 0.95,
@@ -558,78 +854,18 @@ def summarize_run(
 
     Each group's analysis also gets ``by_budget`` (see `budget_analysis`) when
     the episode records carry ``budget_counts`` or ``steps`` are given.
+    ``episodes`` may be any iterable (read once, one record at a time: see
+    `RunTally`); with ``steps``, the records are held to match them up.
     """
-    cfg = config.to_dict() if hasattr(config, "to_dict") else dict(config)
-    ks, ts = list(cfg["ks"]), list(cfg["ts"])
-    t_max = max(ts)
-    modes = ["truncate", "rerun"] if cfg["mode"] == "both" else [cfg["mode"]]
-    episodes = sorted(episodes, key=lambda e: e["episode_id"])
-    expected = (
-        len(cfg["envs"])
-        * len(cfg["tasks"])
-        * cfg["n"]
-        * (1 if cfg["mode"] == "truncate" else len(ts))
-    )
-    if len(episodes) != expected:
-        raise ValueError(
-            f"Run {cfg['label']!r} has {len(episodes)} episode records, expected {expected}: "
-            "it is incomplete (rerun the same command to resume it)"
-        )
-    ran = [e for e in episodes if not e.get("failed_to_run")]
-    at_max = [e for e in ran if int(e["turn_budget"]) == t_max]
-    groups: dict[str, Any] = {}
-    analysis: dict[str, Any] = {}
-    for group in _groups(cfg["envs"]):
-        members = [e for e in ran if _in_group(e, group)]
-        failures = failure_counts([e for e in episodes if _in_group(e, group)])
-        failures["tasks_dropped"] = {}
-        entry: dict[str, Any] = {}
-        for mode in modes:
-            scored, dropped = _scorable(members, ks, ts, mode)
-            failures["tasks_dropped"][mode] = dropped
-            if not scored:
-                raise ValueError(
-                    f"Run {cfg['label']!r}: no task of {group!r} has {max(ks)} episodes that ran "
-                    f"({failures['episodes']} failed to run: {failures['by_kind']}); rerun the "
-                    "same command to retry them"
-                )
-            grids, n_min = task_grid_arrays(scored, ks, ts, mode)
-            entry[mode] = estimate_from_task_grids(
-                grids,
-                ks,
-                ts,
-                n_per_task=n_min,
-                n_bootstrap=n_bootstrap,
-                confidence=confidence,
-                seed=0,
-            ).to_dict()
-        if len(modes) == 2:
-            entry["gap"] = mode_gap(entry["truncate"], entry["rerun"])
-        groups[group] = entry
-        group_at_max = [e for e in at_max if _in_group(e, group)]
-        stats = step_stats(group_at_max)
-        stats["by_optimal_length"] = _bucket_table(members, ts, modes[-1])
-        scored, _ = _scorable(members, ks, ts, modes[-1])
-        stats["feasibility"] = feasibility_analysis(
-            scored, ks, ts, modes[-1], n_bootstrap=n_bootstrap, confidence=confidence
-        )
-        stats["failed_to_run"] = failures
-        analysis[group] = stats
-    by_budget = budget_analysis(cfg, ran, steps)  # failed-to-run episodes have no steps
-    for group, table in (by_budget or {}).items():
-        analysis[group]["by_budget"] = table
-    summary = {
-        "label": cfg["label"],
-        "config": cfg,
-        "n_episodes": len(episodes),
-        "failed_to_run": failure_counts(episodes),
-        "groups": groups,
-        "analysis": analysis,
-    }
-    usage = agent_usage(episodes)
-    if usage is not None:
-        summary["agent_usage"] = usage
-    return summary
+    tally = RunTally(config)
+    from_steps: Mapping[str, Any] = {}
+    if steps is not None:
+        episodes = list(episodes)
+        ran = [e for e in episodes if not e.get("failed_to_run")]
+        from_steps = _counts_from_steps(tally.config, ran, steps) or {}
+    for e in episodes:
+        tally.add(e, from_steps.get(e["episode_id"]))
+    return tally.summary(n_bootstrap=n_bootstrap, confidence=confidence)
 
 
 def _interp_halving(ts: Sequence[int], adv: Sequence[float]) -> float | None:

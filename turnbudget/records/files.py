@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,10 +51,12 @@ __all__ = [
     "EPISODES_FILE",
     "RUN_FILE",
     "STEPS_FILE",
+    "EpisodeLog",
     "LogError",
     "LogWriter",
     "RunPlan",
     "episode_problem",
+    "iter_episodes",
     "iter_records",
     "prepare_run_dir",
     "read_config_dict",
@@ -403,6 +405,94 @@ def read_episodes(path: str | os.PathLike[str], plan: RunPlan) -> list[dict[str,
     one per episode id, in the file's order."""
     by_id, _ = _scan_episodes(Path(path), plan)
     return [record for _, record in by_id.values()]
+
+
+def iter_episodes(path: str | os.PathLike[str], plan: RunPlan) -> Iterator[dict[str, Any]]:
+    """`read_episodes` one record at a time: the checked episode records of a run's
+    ``episodes.jsonl``, one per episode id, in the file's order, none held once yielded
+    (what it keeps is a byte per planned episode of each task it has seen)."""
+    path = Path(path)
+    slots = {budget: i for i, budget in enumerate(sorted(plan.budgets))}
+    width = plan.n * len(slots)  # (a hand-edited run.json may plan billions: then a set)
+    seen: dict[tuple[str, int], bytearray | set[int]] = {}
+    for number, line, record in iter_records(path, lambda r: episode_problem(r, plan)):
+        if record is None:  # a torn last line
+            continue
+        task = (record["env_id"], record["seed"])
+        flags = seen.get(task)
+        if flags is None:
+            flags = seen[task] = bytearray(width) if width <= _FLAGS_MAX else set()
+        slot = record["rep"] * len(slots) + slots[record["turn_budget"]]
+        if slot in flags if isinstance(flags, set) else flags[slot]:
+            _check_copy(path, plan, number, line, record)
+            continue
+        if isinstance(flags, set):
+            flags.add(slot)
+        else:
+            flags[slot] = 1
+        yield record
+
+
+#: The most episodes per task `iter_episodes` keeps one byte each for.
+_FLAGS_MAX = 1 << 20
+
+
+def _check_copy(
+    path: Path, plan: RunPlan, number: int, line: bytes, record: dict[str, Any]
+) -> None:
+    """A record logged again at line ``number``: an identical copy passes, else `LogError`."""
+    for first, first_line, first_record in iter_records(path, lambda r: episode_problem(r, plan)):
+        if first_record is not None and first_record["episode_id"] == record["episode_id"]:
+            if first_line != line and first_record != record:
+                raise LogError(
+                    f"{path}, line {number}: episode {record['episode_id']!r} is logged again "
+                    f"with different content (first at line {first}); which one holds?"
+                )
+            return
+
+
+class EpisodeLog(Sequence[dict[str, Any]]):
+    """A run's episode records as a sequence that reads ``episodes.jsonl`` when first used.
+
+    Indexing, ``len`` and iteration read and check the whole log once (`read_episodes`),
+    then hold its records sorted by episode id, as a list would; `stream` reads them one
+    at a time in the file's order and holds none (what a run's summary uses, so a run of
+    millions of episodes is summarised without holding them). Compares equal to any
+    sequence of the same records.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], plan: RunPlan):
+        self.path = Path(path)
+        self.plan = plan
+        self._records: list[dict[str, Any]] | None = None
+
+    def stream(self) -> Iterator[dict[str, Any]]:
+        """The checked records one at a time, in the file's order (`iter_episodes`)."""
+        return iter_episodes(self.path, self.plan)
+
+    def _loaded(self) -> list[dict[str, Any]]:
+        if self._records is None:
+            self._records = sorted(self.stream(), key=lambda e: e["episode_id"])
+        return self._records
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._loaded()[index]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._loaded())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return self._loaded() == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # (mutable, like a list)
+
+    def __repr__(self) -> str:
+        return f"EpisodeLog({str(self.path)!r})"
 
 
 def read_steps(

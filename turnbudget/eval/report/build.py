@@ -38,8 +38,8 @@ from turnbudget.records import (
     EPISODES_FILE,
     RUN_FILE,
     STEPS_FILE,
+    iter_episodes,
     read_config_dict,
-    read_episodes,
     read_steps,
 )
 
@@ -89,14 +89,17 @@ def load_run_summary(run_dir: str | Path, n_bootstrap: int = 1000) -> dict[str, 
         from turnbudget.eval.run.team import TeamConfig, team_plan  # (needs pettingzoo)
 
         team = TeamConfig.from_dict(read_config_dict(run_dir / RUN_FILE, TeamConfig.from_dict))
-        episodes = read_episodes(run_dir / EPISODES_FILE, team_plan(team))
+        episodes = iter_episodes(run_dir / EPISODES_FILE, team_plan(team))
         return summarize_run(team, episodes, n_bootstrap=n_bootstrap)
-    config, episodes = load_run(run_dir)
+    config, log = load_run(run_dir)  # (streamed: a run's records are never all held)
     steps = None  # read only for logs whose episode records lack `budget_counts`
-    lacking = [e for e in episodes if "budget_counts" not in e and not e.get("failed_to_run")]
-    if lacking and config.record_steps and (run_dir / STEPS_FILE).exists():
-        steps = read_steps(run_dir / STEPS_FILE, lacking)
-    return summarize_run(config, episodes, n_bootstrap=n_bootstrap, steps=steps)
+    if config.record_steps and (run_dir / STEPS_FILE).exists():
+        lacking = [
+            e for e in log.stream() if "budget_counts" not in e and not e.get("failed_to_run")
+        ]
+        if lacking:
+            steps = read_steps(run_dir / STEPS_FILE, lacking)
+    return summarize_run(config, log.stream(), n_bootstrap=n_bootstrap, steps=steps)
 
 
 def write_run_summary(out: str | Path, run_summary: Mapping[str, Any]) -> dict[str, Any]:

@@ -76,7 +76,7 @@ from turnbudget.records import (
     EPISODES_FILE,
     RUN_FILE,
     STEPS_FILE,
-    read_episodes,
+    EpisodeLog,
     read_jsonl,
 )
 
@@ -96,10 +96,16 @@ __all__ = [
 
 @dataclass
 class EvalResult:
-    """What `evaluate` returns: the configuration, the episode records and the summary."""
+    """What `evaluate` returns: the configuration, the episode records and the summary.
+
+    ``episodes`` holds the episode records sorted by episode id: a list when the run
+    has no directory; with ``out``, an `EpisodeLog` (a sequence that reads
+    ``episodes.jsonl`` when first used, and compares equal to a list of the same
+    records), so a run of millions of episodes is summarised without holding them.
+    """
 
     config: EvalConfig
-    episodes: list[dict[str, Any]]
+    episodes: Sequence[dict[str, Any]]
     summary: dict[str, Any]
     out: Path | None = None
     n_run: int = 0  # episodes run by this call (the rest were resumed from the logs)
@@ -220,14 +226,15 @@ def evaluate(
     finally:
         if agent is not given:  # the AsyncBatch or sealed proxy made here: close it
             agent.close()
-    summary = summarize_run(config, played.episodes, n_bootstrap=n_bootstrap)
+    summary = summarize_run(config, played.stream(), n_bootstrap=n_bootstrap)
     return EvalResult(
         config, played.episodes, summary, played.out, n_run=played.n_run, steps=played.records
     )
 
 
-def load_run(out: str | os.PathLike[str]) -> tuple[EvalConfig, list[dict[str, Any]]]:
+def load_run(out: str | os.PathLike[str]) -> tuple[EvalConfig, EpisodeLog]:
     """The configuration and the episode records of the run `evaluate` wrote in ``out``, both
-    checked as they are read (`turnbudget.records.LogError` names a bad file and line)."""
+    checked as they are read (`turnbudget.records.LogError` names a bad file and line); the
+    records as an `EpisodeLog`: read when first used, or one at a time with its ``stream()``."""
     config = read_config(Path(out) / RUN_FILE)
-    return config, read_episodes(Path(out) / EPISODES_FILE, record_plan(config))
+    return config, EpisodeLog(Path(out) / EPISODES_FILE, record_plan(config))

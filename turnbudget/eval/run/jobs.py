@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,10 +20,10 @@ from turnbudget.eval.run.backends import Backend, run_with_retries
 from turnbudget.eval.run.driver import Driver, EpisodeFailure
 from turnbudget.records import (
     EPISODES_FILE,
+    EpisodeLog,
     LogWriter,
     RunPlan,
     prepare_run_dir,
-    read_episodes,
     repair_logs,
 )
 
@@ -68,13 +68,20 @@ def run_jobs(
 @dataclass
 class Played:
     """What `play_planned` gives back: every episode record of the run (resumed ones too),
-    sorted by episode id; the other records (steps, team members') when there is no run
-    directory; how many episodes this call ran; the run directory."""
+    sorted by episode id (with a run directory, an `EpisodeLog` that reads its log when
+    first used); the other records (steps, team members') when there is no run directory;
+    how many episodes this call ran; the run directory."""
 
-    episodes: list[dict[str, Any]]
+    episodes: Sequence[dict[str, Any]]
     records: list[dict[str, Any]] = field(default_factory=list)
     n_run: int = 0
     out: Path | None = None
+
+    def stream(self) -> Iterator[dict[str, Any]]:
+        """The episode records one at a time, none held (from the log when there is one)."""
+        if isinstance(self.episodes, EpisodeLog):
+            return self.episodes.stream()
+        return iter(self.episodes)
 
 
 def play_planned(
@@ -123,7 +130,7 @@ def play_planned(
     finally:
         if writer is not None:
             writer.close()
-    if out_path is not None:
-        episodes = read_episodes(out_path / EPISODES_FILE, plan)
+    if out_path is not None:  # (read when used: a summary streams it)
+        return Played(EpisodeLog(out_path / EPISODES_FILE, plan), [], len(todo), out_path)
     episodes.sort(key=lambda e: e["episode_id"])
     return Played(episodes, records, len(todo), out_path)

@@ -1,0 +1,179 @@
+"""Summaries streamed episode by episode (issue 26: memory flat in the number of episodes).
+
+`RunTally` folds episode records one at a time into per-task and per-(T, outcome)
+counts; `summarize_run` is that fold. The summaries it gives must be exactly
+those of the batch analysis that sorted and filtered the whole episode list:
+`DIGESTS` are the SHA-256 of ``json.dumps(summary, sort_keys=True)`` computed by
+that batch code (commit 70cdabc) on the synthetic runs of `synthetic_run`, which
+cover truncate, rerun and both modes, errors on and off, episodes that failed to
+run (tasks dropped for it), older records without the integer counts or
+``budget_counts``, missing and zero optimal lengths, and several envs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from typing import Any
+
+import pytest
+
+from turnbudget.eval.analysis import RunTally, summarize_run
+from turnbudget.records import BUDGET_COUNTERS, format_episode_id
+
+ENVS = ("turnbudget/Maze-Easy-v0", "turnbudget/KeyQuest-Easy-v0")
+
+#: name -> (envs, mode, ts, ks, n, tasks, failure rate, errors, counts): the synthetic runs.
+SCENARIOS: dict[str, tuple[Any, ...]] = {
+    "truncate-1env": (ENVS[:1], "truncate", (4, 8, 16), (1, 2), 4, 6, 0.0, False, True),
+    "truncate-2env-errors-failures": (
+        ENVS,
+        "truncate",
+        (3, 6, 12),
+        (1, 2, 4),
+        5,
+        7,
+        0.08,
+        True,
+        True,
+    ),
+    "rerun-2env-failures": (ENVS, "rerun", (5, 10), (1, 3), 4, 5, 0.1, False, True),
+    "both-1env-errors": (ENVS[:1], "both", (2, 4, 8, 16), (1, 2, 4), 4, 9, 0.0, True, True),
+    "both-2env-old-records": (ENVS, "both", (6, 12), (1, 2), 3, 4, 0.05, True, False),
+}
+
+#: The batch analysis's summaries of the synthetic runs (n_bootstrap=50), recorded on the old code.
+DIGESTS = {
+    "truncate-1env": "a84aeca0af942f35c41d5e59c0e23967b552c872ccfa41d98b2943f0b22f1967",
+    "truncate-2env-errors-failures": "5e51a8986adcf022ebb55e8df4863f87e14c2bc2ec26d2a381f84bb99564a8f5",
+    "rerun-2env-failures": "fab58439a25885ad9711b66795d944ec16499b5dbcf51d7a73f11d5f2b5cd6f3",
+    "both-1env-errors": "7be692ba000377a5e884c4332f3cc24132fd7602b5a168cab309037d29663838",
+    "both-2env-old-records": "795873395f128fd3b8564aa9132bd304c164ecf35cc17f42b053b2ed2bbb1762",
+}
+
+
+def synthetic_run(name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A run configuration and its episode records (in a shuffled order), drawn from a seed."""
+    envs, mode, ts, ks, n, tasks, fail, errors, counts = SCENARIOS[name]
+    rng = random.Random(name)
+    config = {"label": name, "envs": list(envs), "ks": list(ks), "ts": list(ts), "n": n,
+              "tasks": list(range(tasks)), "mode": mode, "errors": 0.1 if errors else None}  # fmt: skip
+    budgets = [max(ts)] if mode == "truncate" else list(ts)
+    episodes = []
+    for env_id in envs:
+        for seed in range(tasks):
+            d_star = None if seed == 1 else 0 if seed == 2 else rng.randint(1, max(ts))
+            for rep in range(n):
+                for budget in budgets:
+                    episodes.append(_episode(rng, env_id, seed, rep, budget, ts, d_star, fail,
+                                             errors, counts))  # fmt: skip
+    rng.shuffle(episodes)
+    return config, episodes
+
+
+def _episode(rng, env_id, seed, rep, budget, ts, d_star, fail, errors, counts) -> dict[str, Any]:
+    base = {"record": "episode", "episode_id": format_episode_id(env_id, seed, rep, budget),
+            "env_id": env_id, "seed": seed, "rep": rep, "turn_budget": budget}  # fmt: skip
+    if rng.random() < fail:
+        return {**base, "failed_to_run": True, "failure": rng.choice(["exception", "timeout"])}
+    used = rng.randint(1, budget)
+    success = rng.random() < 0.5
+    fst = rng.randint(1, used) if success else None
+    n_on = rng.randint(0, used)
+    e = {**base, "success": success, "first_success_turn": fst, "turns_used": used,
+         "initial_distance": d_star, "n_steps_on_track": n_on, "n_steps_after_error": used - n_on,
+         "n_errors_self": rng.randint(0, 3), "n_wasted": rng.randint(0, 2),
+         "n_invalid": rng.randint(0, 2)}  # fmt: skip
+    if counts:
+        judged = rng.randint(0, used)
+        e.update(n_steps_judged=judged, n_optimal_steps=rng.randint(0, judged),
+                 n_optimal_on_track=rng.randint(0, n_on), n_optimal_after_error=0,
+                 budget_counts={str(t): [rng.randint(0, 9) for _ in BUDGET_COUNTERS] for t in ts})  # fmt: skip
+    else:  # an older record: rates only, no budget_counts
+        e["optimal_step_rate"] = round(rng.random(), 6)
+    if errors:
+        e.update(n_errors_injected=rng.randint(0, 3), n_recovered=rng.randint(0, 2),
+                 n_unrecovered=rng.randint(0, 1),
+                 turns_to_recover=[rng.randint(1, 6) for _ in range(rng.randint(0, 3))])  # fmt: skip
+    if rng.random() < 0.7:  # an agent's own account (sums exact in binary: any order gives them)
+        e["agent"] = {"steps": used, "tokens_in": rng.randint(10, 99), "latency_s": used / 8}
+    return e
+
+
+def _digest(summary: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(summary, sort_keys=True).encode()).hexdigest()
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_streamed_summary_is_the_batch_summary(name):
+    """Fed one record at a time, in any order, the tally gives the batch analysis's JSON."""
+    config, episodes = synthetic_run(name)
+    for order in range(3):
+        random.Random(order).shuffle(episodes)
+        tally = RunTally(config)
+        for e in episodes:
+            tally.add(e)
+        assert _digest(tally.summary(n_bootstrap=50)) == DIGESTS[name]
+    assert _digest(summarize_run(config, iter(episodes), n_bootstrap=50)) == DIGESTS[name]
+
+
+if __name__ == "__main__":  # (how DIGESTS were made, on the batch code)
+    for scenario in SCENARIOS:
+        cfg, eps = synthetic_run(scenario)
+        print(f"    {scenario!r}: {_digest(summarize_run(cfg, eps, n_bootstrap=50))!r},")
+
+
+@pytest.mark.parametrize(
+    "grid",
+    [
+        {"mode": "truncate", "ts": [3, 6]},
+        {"mode": "rerun", "ts": [4, 8], "errors": 0.2},
+        {"mode": "both", "ts": [3, 6], "errors": 0.2, "record_steps": False},
+    ],
+    ids=["truncate", "rerun-errors", "both-errors-no-steps"],
+)
+def test_a_run_directory_is_summarised_from_its_log_without_holding_it(tmp_path, grid):
+    """`evaluate` with ``out`` summarises its log one record at a time: the summary is the
+    batch analysis of the same records, and ``result.episodes`` reads the log only when used."""
+    from turnbudget.agents import OracleAgent
+    from turnbudget.eval.report import load_run_summary
+    from turnbudget.eval.run.evaluate import evaluate, load_run
+    from turnbudget.records import EpisodeLog
+
+    kwargs = {"ks": [1, 2], "n": 2, "tasks": 3, "n_bootstrap": 30, **grid}
+    result = evaluate(list(ENVS), OracleAgent(0.3), out=tmp_path / "run", **kwargs)
+    assert isinstance(result.episodes, EpisodeLog) and result.episodes._records is None
+    memory = evaluate(list(ENVS), OracleAgent(0.3), **kwargs)  # no directory: a list
+    assert result.episodes == memory.episodes and len(result.episodes) == len(memory.episodes)
+    assert [e["episode_id"] for e in result.episodes] == sorted(
+        e["episode_id"] for e in memory.episodes
+    )
+    batch = summarize_run(result.config, list(result.episodes), n_bootstrap=30)
+    assert json.dumps(result.summary, sort_keys=True) == json.dumps(batch, sort_keys=True)
+    assert result.summary == memory.summary == load_run_summary(tmp_path / "run", n_bootstrap=30)
+    config, log = load_run(tmp_path / "run")
+    assert list(log) == list(result.episodes) and sorted(log.stream(), key=str) == sorted(
+        log, key=str
+    )
+
+
+def test_an_episode_log_reads_a_copy_once_and_refuses_a_conflicting_one(tmp_path):
+    """Streaming keeps `read_episodes`'s rules: an identical copy is read once, a copy with
+    different content is a `LogError` naming both lines."""
+    from turnbudget.agents import RandomAgent
+    from turnbudget.eval.run.evaluate import evaluate, load_run
+    from turnbudget.records import LogError
+
+    out = tmp_path / "run"
+    evaluate(ENVS[0], RandomAgent(), ks=[1], ts=[3], n=2, tasks=2, out=out, n_bootstrap=0)
+    path = out / "episodes.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines) + lines[1])
+    assert len(list(load_run(out)[1].stream())) == len(lines)
+    changed = json.loads(lines[1]) | {"agent_seed": 12345}
+    path.write_text("".join(lines) + json.dumps(changed) + "\n")
+    with pytest.raises(
+        LogError, match=r"line 5: .* logged again with different content \(first at line 2\)"
+    ):
+        list(load_run(out)[1].stream())
