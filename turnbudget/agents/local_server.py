@@ -99,9 +99,13 @@ class LocalServer:
         n_threads: CPU threads for generation (1 keeps a shared machine usable).
         n_ctx: the context window in tokens.
         chat_format: llama.cpp's chat template name.
-        cache_mb: size of llama.cpp's RAM cache of evaluated prompts (0: none). With
-            several episodes in flight each request would otherwise recompute
-            its episode's whole prompt; the cache keeps their prefixes.
+        cache_mb: size of llama-cpp-python's RAM cache of evaluated prompts (0, the
+            default: none). Off by default: each entry also copies the logits of up
+            to ``n_batch`` prompt tokens (1 MiB per token for Gemma's 262k vocabulary)
+            that its cap does not count, so the server grows far past ``cache_mb``
+            and, measured, runs slower with it (`benchmarks/speed/llm_path.py`).
+            Without it the server still reuses the previous request's prefix, which
+            is all an append-only prompt needs at one episode in flight.
         startup_timeout: seconds to wait for ``/v1/models``.
         log_path: the server's stdout and stderr (default: a temporary file,
             removed on ``stop()``).
@@ -120,9 +124,9 @@ class LocalServer:
         model_path: str | os.PathLike[str] | None = None,
         model: str = DEFAULT_MODEL,
         n_threads: int = 1,
-        n_ctx: int = 2048,
+        n_ctx: int = 4096,
         chat_format: str = "gemma",
-        cache_mb: int = 256,
+        cache_mb: int = 0,
         startup_timeout: float = 180.0,
         log_path: str | os.PathLike[str] | None = None,
     ):
@@ -179,6 +183,10 @@ class LocalServer:
             "--host", self.host, "--port", str(self.port),
             "--n_threads", str(self.n_threads), "--n_threads_batch", str(self.n_threads),
             "--n_ctx", str(self.n_ctx), "--chat_format", self.chat_format,
+            # The server's default keeps logits for every prompt token (n_tokens x 262k
+            # floats per request, copied again into every cache entry); sampling needs
+            # only the last token's. Off: 1.4-1.6x decisions/s, and flat memory.
+            "--logits_all", "false",
         ]  # fmt: skip
         if self.cache_mb:
             command += ["--cache", "true", "--cache_size", str(self.cache_mb * 2**20)]
