@@ -72,6 +72,7 @@ _SERVER_CONSTRAINTS = {
     "llamacpp": "grammar",  # llama.cpp's llama-server
     "vllm": "guided_choice",
     "sglang": "json_schema",
+    "turnbudget-local": "guided_choice",  # llm:local, a token trie (`local_llm`)
 }
 
 
@@ -726,6 +727,8 @@ def make_llm_agent(args: str, **options: Any) -> ChatAgent:
 
     ``options`` are `ChatAgent` keyword arguments (``base_url``, ``api_key_env``,
     ``concurrency``, ...); None values are dropped so the defaults apply.
+    ``local`` (or ``local:PATH.gguf``) is the model in this process, no server
+    (`turnbudget.agents.local_llm.LocalChatAgent`).
 
     Example:
         >>> make_llm_agent("gemma-3-270m", base_url="http://127.0.0.1:8080/v1", parse="strict").parse
@@ -733,4 +736,9 @@ def make_llm_agent(args: str, **options: Any) -> ChatAgent:
     """
     if not args or not args.strip():
         raise ValueError("Expect `llm:MODEL` with a model name, e.g. llm:gemma-3-270m")
+    name, _, path = args.strip().partition(":")
+    if name == "local":
+        from turnbudget.agents.local_llm import make_local_agent
+
+        return make_local_agent(path, **options)
     return ChatAgent(args.strip(), **{k: v for k, v in options.items() if v is not None})
