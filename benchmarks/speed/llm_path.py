@@ -154,6 +154,8 @@ def main(config: Config) -> dict[str, Any]:
         if "serve-local (old)" in config.paths:
             servers["serve-local (old)"] = _OldServer().start()
         agents = _agents(config, servers)
+        for agent in agents.values():  # loads the in-process model, warms the servers
+            _measure(dataclasses.replace(config, tasks=1, turns=1), agent, 1, None)
         rows: dict[str, list[dict[str, Any]]] = {}
         for _ in range(config.rounds):
             for concurrency in config.concurrency:

@@ -63,8 +63,10 @@ def test_llm_local_spec_and_settings_are_checked():
     assert make_agent("llm:local:/models/x.gguf").model_path.name == "x.gguf"
     with pytest.raises(ValueError, match="Expect no `base_url` for the in-process model"):
         make_agent("llm:local", base_url="http://127.0.0.1:9/v1")
-    with pytest.raises(ValueError, match="Expect `n_threads` to be a positive int"):
+    with pytest.raises(ValueError, match="Expect `n_threads` to be an int >= 1"):
         LocalChatAgent(n_threads=0)
+    with pytest.raises(ValueError, match="Expect `cache_mb` to be an int >= 0"):
+        LocalChatAgent(cache_mb=-1)
 
 
 # ----------------------------------------------------------------------------- the real model
@@ -138,3 +140,23 @@ def test_llm_local_through_evaluate_with_episodes_in_flight(local_agent):
     assert len(notes) == 6 and all(
         n["admissible"] and n["constraint"] == "guided_choice" for n in notes
     )
+
+
+@pytest.mark.llm
+def test_episodes_in_flight_resume_their_own_context_and_choose_as_one_at_a_time(local_agent):
+    """The saved contexts (bounded) change what is recomputed, never what is chosen."""
+    from turnbudget.eval import evaluate
+
+    played = {}
+    for concurrency, cache_mb in ((1, 0), (4, 64), (4, 1)):
+        agent = local_agent(history=2, cache_mb=cache_mb, constrain="grammar")
+        result = evaluate(
+            "turnbudget/Maze-Easy-v0", agent, ks=(1,), ts=(3,), n=1, tasks=4,
+            concurrency=concurrency,
+        )  # fmt: skip
+        played[concurrency, cache_mb] = [(s["episode_id"], s["action"]) for s in result.steps]
+        states = agent._sync_client().states
+        if cache_mb:
+            assert states.size <= cache_mb * 2**20  # 1 MiB holds no context: none is kept
+            assert bool(states.entries) == (cache_mb == 64)
+    assert played[4, 64] == played[1, 0] == played[4, 1]

@@ -16,19 +16,24 @@ stops as soon as one command is left, usually after one or two evaluated
 tokens. Its answer is always an admissible command. ``grammar`` (llama.cpp's
 GBNF, what the server does) and ``none`` work too.
 
-Concurrency: one model answers one decision at a time (a lock); decisions of
-several episodes in flight interleave, and each then recomputes its prompt
-from the first token that differs from the previous decision's, so
-``concurrency`` defaults to 1.
+Concurrency: one model answers one decision at a time (a lock). With several
+episodes in flight their decisions interleave; the model's evaluated context
+(its KV cache, a few MiB, not the logits) is saved after each decision in a
+bounded cache (``cache_mb``), and a decision resumes from the saved context
+that shares the longest prefix with its prompt, so each episode evaluates only
+its new tokens. ``concurrency`` defaults to 1: in one process more episodes in
+flight only overlap the envs' work with the model's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import ctypes
 import os
 import random
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -41,13 +46,16 @@ __all__ = ["LOCAL_OWNER", "LocalChatAgent", "TokenTrie", "make_local_agent"]
 #: ``owned_by`` of the in-process model (see `ChatAgent`'s server constraints).
 LOCAL_OWNER = "turnbudget-local"
 
-# (model path, n_ctx, n_threads, chat format) -> (Llama, lock): one model per process.
-_MODELS: dict[tuple[str, int, int, str], tuple[Any, threading.Lock]] = {}
+# (model path, n_ctx, n_threads, chat format, cache MiB) -> (Llama, lock, saved contexts):
+# one model per process.
+_MODELS: dict[tuple[str, int, int, str, int], tuple[Any, threading.Lock, _States | None]] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def _llama(model_path: str, n_ctx: int, n_threads: int, chat_format: str) -> tuple[Any, Any]:
-    key = (model_path, n_ctx, n_threads, chat_format)
+def _llama(
+    model_path: str, n_ctx: int, n_threads: int, chat_format: str, cache_mb: int
+) -> tuple[Any, threading.Lock, _States | None]:
+    key = (model_path, n_ctx, n_threads, chat_format, cache_mb)
     with _MODELS_LOCK:
         if key not in _MODELS:
             try:
@@ -63,14 +71,15 @@ def _llama(model_path: str, n_ctx: int, n_threads: int, chat_format: str) -> tup
             )  # fmt: skip
             if not _MODELS:
                 atexit.register(_close_models)
-            _MODELS[key] = (llama, threading.Lock())
+            states = _States(cache_mb * 2**20) if cache_mb else None
+            _MODELS[key] = (llama, threading.Lock(), states)
         return _MODELS[key]
 
 
 def _close_models() -> None:
     """Free the models before the interpreter tears down the modules their finalizers use."""
     with _MODELS_LOCK:
-        for llama, _ in _MODELS.values():
+        for llama, _, _ in _MODELS.values():
             llama.close()
         _MODELS.clear()
 
@@ -167,13 +176,76 @@ def _pick(scores: list[float], temperature: float, rng: random.Random) -> int:
     return rng.choices(range(len(scores)), weights)[0]
 
 
+def _same(a: Sequence[int], b: Sequence[int]) -> int:
+    """The length of the common prefix of two token sequences."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+class _States:
+    """The model's evaluated context after each of the last few decisions: its KV cache
+    (``llama_state_seq_get_data``), not its logits, in at most ``max_bytes``.
+
+    With several episodes in flight the model serves them in turn, and each decision
+    would recompute its episode's prompt from the first token that differs from the
+    previous decision's (another episode's). Restoring the saved context that shares
+    the longest prefix with the prompt keeps that at the new tokens. The oldest entries
+    go first; an entry is a few MiB (the KV cache of its tokens)."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self.entries: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
+        self.size = 0
+
+    def restore(self, llama: Any, prompt: Sequence[int]) -> None:
+        import llama_cpp
+
+        best, longest = None, _same(llama._input_ids.tolist(), prompt)
+        for tokens in self.entries:
+            n = _same(tokens, prompt)
+            if n > longest:
+                best, longest = tokens, n
+        if best is None:
+            return
+        data = self.entries[best]
+        self.entries.move_to_end(best)
+        llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+        buffer = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+        if llama_cpp.llama_state_seq_set_data(llama._ctx.ctx, buffer, len(data), 0) != len(data):
+            llama.reset()  # evaluate the whole prompt rather than trust a partial state
+            return
+        llama.input_ids[: len(best)] = best
+        llama.n_tokens = len(best)
+        llama._requires_eval = True
+
+    def save(self, llama: Any) -> None:
+        import llama_cpp
+
+        tokens = tuple(llama._input_ids.tolist())
+        size = llama_cpp.llama_state_seq_get_size(llama._ctx.ctx, 0)
+        if not tokens or size > self.max_bytes:
+            return
+        buffer = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_seq_get_data(llama._ctx.ctx, buffer, size, 0)
+        self.size -= len(self.entries.pop(tokens, b""))
+        self.entries[tokens] = ctypes.string_at(buffer, written)
+        self.size += written
+        while self.size > self.max_bytes:
+            self.size -= len(self.entries.popitem(last=False)[1])
+
+
 class _Completions:
     """``client.chat.completions.create`` and ``client.models.list`` on the in-process model."""
 
     def __init__(self, agent: LocalChatAgent):
-        self.llama, self.lock = _llama(
-            str(agent.model_path), agent.n_ctx, agent.n_threads, agent.chat_format
-        )
+        self.llama, self.lock, self.states = _llama(
+            str(agent.model_path), agent.n_ctx, agent.n_threads, agent.chat_format,
+            agent.cache_mb,
+        )  # fmt: skip
         self.model = agent.model
         self.chat_format = agent.chat_format
         self.chat = self.completions = self.models = self
@@ -183,55 +255,63 @@ class _Completions:
 
     def create(self, **body: Any) -> Any:
         extra = body.get("extra_body") or {}
+        if extra and not {"guided_choice", "grammar"} & set(extra):
+            raise ValueError(f"the in-process model takes no constraint {sorted(extra)}")
         with self.lock:
-            if "guided_choice" in extra:
-                return self._choose(body, list(extra["guided_choice"]))
-            grammar = None
-            if "grammar" in extra:
-                from llama_cpp import LlamaGrammar
+            prompt, stop = self._prompt(body["messages"])
+            if self.states is not None:
+                self.states.restore(self.llama, prompt)
+            try:
+                if "guided_choice" in extra:
+                    return self._choose(prompt, stop, body, list(extra["guided_choice"]))
+                grammar = None
+                if "grammar" in extra:
+                    from llama_cpp import LlamaGrammar
 
-                grammar = LlamaGrammar.from_string(extra["grammar"], verbose=False)
-            elif extra:
-                raise ValueError(f"the in-process model takes no constraint {sorted(extra)}")
-            answer = self.llama.create_chat_completion(
-                messages=body["messages"], temperature=body["temperature"],
-                max_tokens=body["max_tokens"], seed=body.get("seed"), grammar=grammar,
-            )  # fmt: skip
-        return _response(answer["choices"][0]["message"]["content"], **answer["usage"])
+                    grammar = LlamaGrammar.from_string(extra["grammar"], verbose=False)
+                answer = self.llama.create_chat_completion(
+                    messages=body["messages"], temperature=body["temperature"],
+                    max_tokens=body["max_tokens"], seed=body.get("seed"), grammar=grammar,
+                )  # fmt: skip
+                return _response(answer["choices"][0]["message"]["content"], **answer["usage"])
+            finally:
+                if self.states is not None:
+                    self.states.save(self.llama)
 
-    def _choose(self, body: dict[str, Any], commands: list[str]) -> Any:
-        """The constrained choice: a walk down the commands' token trie."""
+    def _prompt(self, messages: list[dict[str, str]]) -> tuple[list[int], int]:
+        """The prompt's tokens as llama.cpp's chat handler builds them, and the stop token."""
         from llama_cpp import llama_chat_format
 
         name = "format_" + self.chat_format.replace("-", "_").replace(".", "_")
         formatter = getattr(llama_chat_format, name, None)
         if formatter is None:
-            raise ValueError(f"guided_choice needs llama.cpp's {name}, not found")
+            raise ValueError(f"llm:local needs llama.cpp's chat formatter {name}, not found")
         llama = self.llama
-        formatted = formatter(messages=body["messages"])
+        formatted = formatter(messages=messages)
         prompt = llama.tokenize(
             formatted.prompt.encode(), add_bos=not formatted.added_special, special=True
         )
         stop = formatted.stop if isinstance(formatted.stop, str) else (formatted.stop or [""])[0]
         stop_tokens = llama.tokenize(stop.strip().encode(), add_bos=False, special=True)
-        stop_token = stop_tokens[0] if len(stop_tokens) == 1 else llama.token_eos()
-        trie = TokenTrie(
-            commands, lambda c: llama.tokenize(c.encode(), add_bos=False, special=False), stop_token
-        )
+        return prompt, stop_tokens[0] if len(stop_tokens) == 1 else llama.token_eos()
+
+    def _choose(
+        self, prompt: list[int], stop: int, body: dict[str, Any], commands: list[str]
+    ) -> Any:
+        """The constrained choice: a walk down the commands' token trie."""
         import numpy as np
 
+        llama = self.llama
+        trie = TokenTrie(
+            commands, lambda c: llama.tokenize(c.encode(), add_bos=False, special=False), stop
+        )
         started = False
 
         def logits_after(tokens: list[int]) -> Any:
             nonlocal started
             if not started:  # the prompt, from the first token the model has not evaluated
                 started = True
-                same = 0
-                for a, b in zip(llama._input_ids, prompt):
-                    if a != b:
-                        break
-                    same += 1
-                llama.n_tokens = min(same, len(prompt) - 1)  # at least one to get logits
+                llama.n_tokens = min(_same(llama._input_ids.tolist(), prompt), len(prompt) - 1)
                 tokens = [*prompt[llama.n_tokens :], *tokens]
             llama.eval(tokens)
             return np.ctypeslib.as_array(llama._ctx.get_logits_ith(-1), shape=(llama.n_vocab(),))
@@ -277,6 +357,9 @@ class LocalChatAgent(ChatAgent):
         n_threads: CPU threads (1 keeps a shared machine usable).
         n_ctx: the context window in tokens.
         chat_format: llama.cpp's chat template name.
+        cache_mb: memory for the evaluated contexts of the last decisions (their
+            KV cache), so episodes in flight each resume from their own prompt
+            (0: none; then only the previous decision's prefix is reused).
         **options: `ChatAgent` keyword arguments (``history``, ``parse``,
             ``constrain``, ``temperature``, ...); not ``base_url`` or ``api_key_env``.
 
@@ -295,6 +378,7 @@ class LocalChatAgent(ChatAgent):
         n_threads: int = 1,
         n_ctx: int = 4096,
         chat_format: str = "gemma",
+        cache_mb: int = 64,
         **options: Any,
     ):
         from turnbudget.agents.local_server import DEFAULT_MODEL
@@ -305,13 +389,15 @@ class LocalChatAgent(ChatAgent):
                     f"Expect no `{name}` for the in-process model (llm:local), got "
                     f"{options[name]!r}; use llm:MODEL for a server"
                 )
-        for name, value in (("n_threads", n_threads), ("n_ctx", n_ctx)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"Expect `{name}` to be a positive int, got {value!r}")
+        for name, value, least in (("n_threads", n_threads, 1), ("n_ctx", n_ctx, 1),
+                                   ("cache_mb", cache_mb, 0)):  # fmt: skip
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"Expect `{name}` to be an int >= {least}, got {value!r}")
         self.model_path = None if model_path is None else Path(model_path)
         self.n_threads = n_threads
         self.n_ctx = n_ctx
         self.chat_format = chat_format
+        self.cache_mb = cache_mb
         super().__init__(DEFAULT_MODEL if model_path is None else Path(model_path).stem, **options)
 
     def __repr__(self) -> str:
