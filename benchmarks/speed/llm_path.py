@@ -172,6 +172,9 @@ def main(config: Config) -> dict[str, Any]:
                     figures = _measure(config, agents[path], concurrency, server and server.pid)
                     rows.setdefault(f"{path} x{concurrency}", []).append(figures)
         table = {label: _median(runs) for label, runs in rows.items()}
+        reference = next(iter(table.values()))["commands"]
+        for row in table.values():
+            row["same_commands_as_first_path"] = row.pop("commands") == reference
         memory = {path: _long_run(config, agents[path], server) for path, server in servers.items()}
     finally:
         for server in servers.values():
@@ -189,6 +192,7 @@ def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
     row = {k: round(statistics.median(r[k] for r in runs), 4) for k in keys}
     row["decisions"] = runs[0]["decisions"]
     row["same_commands_every_round"] = all(r["commands"] == runs[0]["commands"] for r in runs)
+    row["commands"] = runs[0]["commands"]
     return row
 
 

@@ -23,6 +23,7 @@ def test_llm_path_smoke(load_script, tmp_path, capsys):
     assert set(figures["table"]) == {f"{p} x{c}" for p in script.PATHS for c in (1, 2)}
     for row in figures["table"].values():
         assert row["decisions"] == 2 and row["cpu_s_per_decision"] > 0
+        assert row["same_commands_every_round"] and "same_commands_as_first_path" in row
     assert set(figures["server_rss_mib"]) == {
         "serve-local",
         "serve-local cache",
