@@ -8,10 +8,10 @@ prompts append-only) is played by the same `ChatAgent` on:
   llama.cpp's GBNF grammar over the admissible commands: the reference;
 - ``in-process trie``: ``llm:local`` with its default constrained choice, a
   token trie of the admissible commands (no grammar over the vocabulary);
-- ``serve-local``: ``llama_cpp.server`` as `LocalServer` starts it now (no
-  logits for every prompt token, no prompt cache), GBNF grammar;
-- ``serve-local cache``: the same with a 64 MiB prompt cache (``--cache-mb
-  64``; its entries keep no logits, `turnbudget.agents.llama_server`);
+- ``serve-local``: ``llama_cpp.server`` without logits for every prompt token
+  and without a prompt cache (``--cache-mb 0``), GBNF grammar;
+- ``serve-local cache``: as `LocalServer` starts it by default, the same with a
+  64 MiB prompt cache whose entries keep no logits (`turnbudget.agents.llama_server`);
 - ``serve-local (old)``: the server as it was started before issue 26 (the
   server's default ``logits_all``, a 256 MiB prompt cache), GBNF grammar;
 
@@ -156,7 +156,7 @@ def main(config: Config) -> dict[str, Any]:
     servers: dict[str, Any] = {}
     try:
         if "serve-local" in config.paths:
-            servers["serve-local"] = LocalServer().start()
+            servers["serve-local"] = LocalServer(cache_mb=0).start()
         if "serve-local cache" in config.paths:
             servers["serve-local cache"] = LocalServer(cache_mb=64).start()
         if "serve-local (old)" in config.paths:

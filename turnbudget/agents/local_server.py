@@ -100,13 +100,12 @@ class LocalServer:
         n_threads: CPU threads for generation (1 keeps a shared machine usable).
         n_ctx: the context window in tokens.
         chat_format: llama.cpp's chat template name.
-        cache_mb: size of llama-cpp-python's RAM cache of evaluated prompts (0, the
-            default: none). Off by default: each entry also copies the logits of up
-            to ``n_batch`` prompt tokens (1 MiB per token for Gemma's 262k vocabulary)
-            that its cap does not count, so the server grows far past ``cache_mb``
-            and, measured, runs slower with it (`benchmarks/speed/llm_path.py`).
-            Without it the server still reuses the previous request's prefix, which
-            is all an append-only prompt needs at one episode in flight.
+        cache_mb: size of the server's RAM cache of evaluated prompts (0: none). Its
+            entries keep the model's context and no logits
+            (`turnbudget.agents.llama_server`), so the cap holds; with several
+            episodes in flight each request resumes from its own episode's prompt
+            instead of recomputing it (measured: 4 in flight as cheap per decision
+            as 1, where without it they cost 2x; `benchmarks/speed/llm_path.py`).
         startup_timeout: seconds to wait for ``/v1/models``.
         log_path: the server's stdout and stderr (default: a temporary file,
             removed on ``stop()``).
@@ -127,7 +126,7 @@ class LocalServer:
         n_threads: int = 1,
         n_ctx: int = 4096,
         chat_format: str = "gemma",
-        cache_mb: int = 0,
+        cache_mb: int = 64,
         startup_timeout: float = 180.0,
         log_path: str | os.PathLike[str] | None = None,
     ):
