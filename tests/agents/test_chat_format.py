@@ -19,61 +19,128 @@ from turnbudget.agents.chat_format import (
     constraint_body,
     gbnf_choice,
     parse_command,
+    render_turn,
 )
 from turnbudget.agents.llm import ChatAgent, redact_url
 
 COMMANDS = ["go north", "go south", "take brass key", "look"]
 
 
+def _turn(observation: str, templates: PromptTemplates | None = None, **overrides) -> str:
+    fields = dict(observation=observation, commands=COMMANDS, budget=None, turn=1)
+    fields.update(overrides)
+    return render_turn(templates or PromptTemplates(), **fields)
+
+
 def _prompt(**overrides) -> str:
     fields = dict(
         goal="Find the vault.",
-        history=[("A hall.", "go north"), ("A corridor.", "look")],
-        observation="A dusty room.",
-        commands=COMMANDS,
-        budget=None,
-        turn=3,
+        history=[(_turn("A hall."), "go north"), (_turn("A corridor.", turn=2), "look")],
+        current=_turn("A dusty room.", turn=3),
     )
     fields.update(overrides)
     templates = fields.pop("templates", PromptTemplates())
     messages = build_prompt(templates, **fields)
     assert messages[-1]["role"] == "user"
-    return messages[-1]["content"]
+    return "".join(f"[{m['role']}]{m['content']}" for m in messages)
 
 
-def test_prompt_holds_goal_history_observation_and_commands_in_the_user_turn():
+def test_prompt_holds_goal_history_observation_and_commands():
     text = _prompt()
-    for part in ("Find the vault.", "> go north\nA hall.", "> look\nA corridor.", "A dusty room."):
+    for part in ("Find the vault.", "A hall.", "[assistant]go north", "A corridor.",
+                 "[assistant]look", "A dusty room."):  # fmt: skip
         assert part in text
     assert "go north, go south, take brass key, look" in text
-    assert text.index("A hall.") < text.index("A corridor.") < text.index("A dusty room.")
+    assert text.index("Find the vault.") < text.index("A hall.") < text.index("A corridor.")
+    assert text.index("A corridor.") < text.index("A dusty room.")
     assert "Turns left" not in text
     assert [m["role"] for m in build_prompt(PromptTemplates(), goal="g", history=[],
-            observation="o", commands=[], budget=None, turn=1)] == ["user"]  # fmt: skip
+            current="o")] == ["user"]  # fmt: skip
 
 
 def test_prompt_shows_the_budget_only_when_given():
-    text = _prompt(budget={"turns_left": 4, "turn_budget": 30, "turns_used": 26})
+    text = _turn("A room.", budget={"turns_left": 4, "turn_budget": 30, "turns_used": 26})
     assert "Turns left: 4 of 30." in text
 
 
 def test_templates_are_overridable_and_checked():
     templates = PromptTemplates(
-        prompt="G={goal}|H={history}|O={observation}|C={commands}|B={budget}|T={turn}",
-        history_header="",
-        history_entry="[{turn}:{action}]",
-        budget="{turns_left}",
-        system="be brief",
+        intro="G={goal}|", turn="O={observation}|C={commands}|B={budget}|T={turn}",
+        budget="{turns_left}", system="be brief",
+    )  # fmt: skip
+    first = _turn("o1", templates, commands=["x"], turn=1)
+    current = _turn("o2", templates, commands=["x"], turn=2,
+                    budget={"turns_left": 2, "turn_budget": 5, "turns_used": 3})  # fmt: skip
+    messages = build_prompt(templates, goal="g", history=[(first, "a1")], current=current)
+    assert messages == [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "G=g|O=o1|C=x|B=|T=1"},
+        {"role": "assistant", "content": "a1"},
+        {"role": "user", "content": "O=o2|C=x|B=2|T=2"},
+    ]
+    with pytest.raises(ValueError, match="`turn` does not format"):
+        PromptTemplates(turn="{observation} {nonsense}")
+    with pytest.raises(ValueError, match="`intro`"):
+        PromptTemplates(intro="{goal} {history}")
+
+
+class _Recorder:
+    """A stand-in for the openai client's ``chat.completions.create``: records the
+    messages, answers ``replies`` in turn."""
+
+    def __init__(self, replies):
+        self.replies, self.sent = list(replies), []
+        self.chat = self.completions = self
+
+    def create(self, **body):
+        from types import SimpleNamespace as NS
+
+        self.sent.append(body["messages"])
+        return NS(choices=[NS(message=NS(content=self.replies.pop(0)))], usage=None)
+
+
+def _gemma(messages) -> str:
+    """Gemma's chat template (llama.cpp's ``gemma`` format), for the prefix check."""
+    text = "".join(
+        f"<start_of_turn>{'model' if m['role'] == 'assistant' else 'user'}\n{m['content']}"
+        "<end_of_turn>\n"
+        for m in messages
     )
-    messages = build_prompt(templates, goal="g", history=[("o1", "a1"), ("o2", "a2")],
-                            observation="o3", commands=["x"], budget={"turns_left": 2,
-                            "turn_budget": 5, "turns_used": 3}, turn=3)  # fmt: skip
-    assert messages[0] == {"role": "system", "content": "be brief"}
-    assert messages[1]["content"] == "G=g|H=[1:a1][2:a2]|O=o3|C=x|B=2|T=3"
-    with pytest.raises(ValueError, match="`prompt` does not format"):
-        PromptTemplates(prompt="{goal} {nonsense}")
-    with pytest.raises(ValueError, match="`history_entry`"):
-        PromptTemplates(history_entry="{action} {reward}")
+    return text + "<start_of_turn>model\n"
+
+
+@pytest.mark.parametrize("reveal", ["never", "always"])
+def test_each_prompt_starts_with_the_previous_prompt_and_its_reply(reveal):
+    """Append-only: turn t + 1's prompt starts with turn t's prompt and reply, through a
+    forced turn, with the budget shown or not; the window drops its oldest turns
+    ``history`` at a time, never one per turn."""
+    import turnbudget
+
+    env = turnbudget.make("turnbudget/Maze-Medium-v0", budget=40, reveal=reveal)
+    obs, info = env.reset(seed=0)
+    agent = ChatAgent("m", base_url="http://127.0.0.1:9/v1", history=3, constrain="none")
+    agent.reset(0)
+    client = _Recorder([])
+    agent._shared.sync_client = client
+    replies, shown = [], []
+    for turn in range(14):
+        command = info["admissible_actions"][turn % len(info["admissible_actions"])]
+        if turn == 4:  # a probe forces a turn
+            agent.observe(obs, info, command)
+        else:
+            client.replies.append(command)
+            assert agent.act(obs, info) == command
+            replies.append(command)
+            shown.append(len(agent._history))
+        obs, _, terminated, truncated, info = env.step(command)
+        assert not (terminated or truncated)
+    prompts = [_gemma(m) for m in client.sent]
+    assert shown == [0, 1, 2, 3, 5, 3, 4, 5, 3, 4, 5, 3, 4]  # 3 to 5 past turns; turn 5 forced
+    for t in range(len(prompts) - 1):
+        grows = prompts[t + 1].startswith(prompts[t] + replies[t] + "<end_of_turn>\n")
+        assert grows == (shown[t + 1] > shown[t]), (t, shown)
+    if reveal == "always":
+        assert "Turns left: 40 of 40." in prompts[0] and "Turns left: 27 of 40." in prompts[-1]
 
 
 @pytest.mark.parametrize(
@@ -184,7 +251,7 @@ def test_spawned_copies_share_settings_and_clients_not_history():
     child = agent.spawn()
     assert child._shared is agent._shared and child.model == "m"
     child.observe("A hall.", {"goal": "Leave."}, "look")
-    assert child._history == [("A hall.", "look")] and agent._history == []
+    assert child._history == [(_turn("A hall.", commands=[]), "look")] and agent._history == []
     assert child.step_note() is None
 
 
@@ -198,7 +265,7 @@ def test_forced_turns_reach_each_episode_through_observe_batch():
     batch.reset_episode("a", 0)
     batch.reset_episode("b", 1)
     batch.observe_batch(["a", "b"], ["Hall.", "Cave."], [{}, {}], ["look", "go north"])
-    assert batch._agents["a"]._history == [("Hall.", "look")]
-    assert batch._agents["b"]._history == [("Cave.", "go north")]
+    assert batch._agents["a"]._history == [(_turn("Hall.", commands=[]), "look")]
+    assert batch._agents["b"]._history == [(_turn("Cave.", commands=[]), "go north")]
     assert batch.step_notes(["a", "b"]) == [None, None]
     batch.close()

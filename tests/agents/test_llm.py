@@ -181,7 +181,7 @@ def test_history_holds_the_executed_command_and_forced_turns(llm_server):
     assert agent._history[-1] == (agent._history[-1][0], executed)
     forced_obs = obs
     agent.observe(forced_obs, info, "look")  # a probe forced "look"
-    assert agent._history[-1] == (forced_obs, "look")
+    assert agent._history[-1] == (agent._render(forced_obs, info), "look")
     assert [a for _, a in agent._history][-2:] == [agent._history[-2][1], "look"]
 
 

@@ -2,10 +2,13 @@
 
 Three pieces, each usable on its own and covered by the default test suite:
 
-- `PromptTemplates` and `build_prompt`: the user turn built from the goal, a
-  window of recent turns, the current observation, the admissible commands
-  and, when the env reveals it, the budget. Instructions go in the user turn
-  by default: some chat formats (Gemma's) drop the system message.
+- `PromptTemplates`, `render_turn` and `build_prompt`: a conversation with one
+  user message per turn (the observation, the admissible commands and, when
+  the env reveals it, the budget) and the executed command as the model's
+  answer, after the instructions and the goal. It only grows at the end, so a
+  server reuses the evaluated tokens of the previous turn's prompt. Instructions
+  go in the first user message: some chat formats (Gemma's) drop the system
+  message.
 - `parse_command`: a reply to one command, ``strict`` (the reply must be an
   admissible command) or ``lenient`` (also find one inside the reply, or the
   closest one). The outcome is returned with the command, so the step record
@@ -33,18 +36,22 @@ __all__ = [
     "constraint_body",
     "gbnf_choice",
     "parse_command",
+    "render_turn",
 ]
 
 PARSE_MODES = ("strict", "lenient")
 #: How replies are restricted: ``auto`` picks from the server (see `ChatAgent`), ``none`` never.
 CONSTRAINTS = ("auto", "grammar", "guided_choice", "json_schema", "none")
 
-_DEFAULT_PROMPT = """\
+_DEFAULT_INTRO = """\
 You are playing a text adventure game. Reach the goal in as few turns as you can.
 
 Goal: {goal}
 
-{history}Now:
+"""
+
+_DEFAULT_TURN = """\
+Now:
 {observation}
 {budget}
 Admissible commands: {commands}
@@ -57,13 +64,16 @@ Command:"""
 class PromptTemplates:
     """The ``str.format`` templates of a chat agent's prompt (override any of them).
 
+    The prompt is a conversation, one user message per turn and the executed
+    command as the model's answer, so it only ever grows at the end: turn
+    t + 1's prompt starts with turn t's prompt and reply, and a server reuses
+    the tokens it has already evaluated (see `build_prompt`).
+
     Attributes:
-        prompt: the user turn; fields ``goal``, ``history`` (the rendered
-            window, empty on the first turn), ``observation``, ``commands``
+        intro: put before the first user message shown; field ``goal``.
+        turn: one turn's user message; fields ``observation``, ``commands``
             (comma-separated admissible commands), ``budget`` (the rendered
             budget line, empty when the budget is hidden) and ``turn``.
-        history_header: put before the window when it is not empty.
-        history_entry: one past turn; fields ``turn``, ``observation``, ``action``.
         budget: the budget line; fields ``turns_left``, ``turn_budget``, ``turns_used``.
         system: an optional system message (None: none; Gemma drops it anyway).
 
@@ -72,17 +82,15 @@ class PromptTemplates:
         '({turns_left} left)'
     """
 
-    prompt: str = _DEFAULT_PROMPT
-    history_header: str = "Recent turns (oldest first):\n"
-    history_entry: str = "> {action}\n{observation}\n\n"
+    intro: str = _DEFAULT_INTRO
+    turn: str = _DEFAULT_TURN
     budget: str = "Turns left: {turns_left} of {turn_budget}.\n"
     system: str | None = None
 
     def __post_init__(self) -> None:
         samples = {
-            "prompt": dict(goal="", history="", observation="", commands="", budget="", turn=1),
-            "history_header": {},
-            "history_entry": dict(turn=1, observation="", action=""),
+            "intro": dict(goal=""),
+            "turn": dict(observation="", commands="", budget="", turn=1),
             "budget": dict(turns_left=1, turn_budget=1, turns_used=0),
         }
         for name, fields in samples.items():
@@ -99,23 +107,19 @@ class PromptTemplates:
             raise ValueError(f"Expect template `system` to be a str or None, got {self.system!r}")
 
 
-def build_prompt(
+def render_turn(
     templates: PromptTemplates,
     *,
-    goal: str,
-    history: Sequence[tuple[str, str]],
     observation: str,
     commands: Sequence[str],
     budget: Mapping[str, Any] | None,
     turn: int,
-) -> list[dict[str, str]]:
-    """The chat messages for one decision.
+) -> str:
+    """One turn's user message: rendered once, when the turn is played, and shown
+    unchanged in every later prompt that holds the turn.
 
     Args:
         templates: the templates to fill.
-        goal: the episode's goal (from the reset info).
-        history: the window of past turns as ``(observation, executed command)``,
-            oldest first; the caller decides how many.
         observation: the observation to act on.
         commands: the admissible commands (may be empty).
         budget: ``turns_left``/``turn_budget``/``turns_used`` when the budget is
@@ -123,28 +127,60 @@ def build_prompt(
         turn: the 1-based turn about to be played.
 
     Example:
-        >>> msgs = build_prompt(PromptTemplates(), goal="Find the exit.", history=[],
-        ...     observation="A hall.", commands=["north", "look"], budget=None, turn=1)
-        >>> [m["role"] for m in msgs], "north, look" in msgs[0]["content"]
-        (['user'], True)
+        >>> text = render_turn(PromptTemplates(), observation="A hall.",
+        ...     commands=["north", "look"], budget=None, turn=1)
+        >>> "A hall." in text, "Admissible commands: north, look" in text
+        (True, True)
     """
-    first = turn - len(history)
-    window = "".join(
-        templates.history_entry.format(turn=first + i, observation=o.strip(), action=a)
-        for i, (o, a) in enumerate(history)
-    )
-    budget_line = "" if budget is None else templates.budget.format(**budget)
-    user = templates.prompt.format(
-        goal=goal.strip() or "(not given)",
-        history=templates.history_header + window if window else "",
+    return templates.turn.format(
         observation=observation.strip(),
         commands=", ".join(commands) if commands else "(any command)",
-        budget=budget_line,
+        budget="" if budget is None else templates.budget.format(**budget),
         turn=turn,
     )
-    messages = [{"role": "user", "content": user}]
-    if templates.system is not None:
-        messages.insert(0, {"role": "system", "content": templates.system})
+
+
+def build_prompt(
+    templates: PromptTemplates,
+    *,
+    goal: str,
+    history: Sequence[tuple[str, str]],
+    current: str,
+) -> list[dict[str, str]]:
+    """The chat messages for one decision: the past turns as user and assistant
+    messages, then the current turn's user message.
+
+    Instructions go in the first user message (``intro``), not in a system
+    message: some chat formats (Gemma's) drop it. Append-only: when ``history``
+    gains the current turn (with the command played) and a new ``current``, the
+    new messages start with these ones, so a rendered prompt starts with the
+    previous prompt and its reply.
+
+    Args:
+        templates: the templates to fill.
+        goal: the episode's goal (from the reset info).
+        history: the past turns shown, oldest first, as ``(user message,
+            executed command)``; the caller decides how many.
+        current: the current turn's user message (`render_turn`).
+
+    Example:
+        >>> t = PromptTemplates(intro="Goal: {goal}. ", turn="{observation}?")
+        >>> one = render_turn(t, observation="A hall.", commands=[], budget=None, turn=1)
+        >>> two = render_turn(t, observation="A den.", commands=[], budget=None, turn=2)
+        >>> build_prompt(t, goal="exit", history=[(one, "north")], current=two)
+        ... # doctest: +NORMALIZE_WHITESPACE
+        [{'role': 'user', 'content': 'Goal: exit. A hall.?'},
+         {'role': 'assistant', 'content': 'north'}, {'role': 'user', 'content': 'A den.?'}]
+    """
+    intro = templates.intro.format(goal=goal.strip() or "(not given)")
+    system = templates.system is not None
+    messages = [{"role": "system", "content": templates.system}] if system else []
+    for user, command in history:
+        messages.append({"role": "user", "content": user})
+        messages.append({"role": "assistant", "content": command})
+    messages.append({"role": "user", "content": current})
+    first = 1 if system else 0
+    messages[first] = {"role": "user", "content": intro + messages[first]["content"]}
     return messages
 
 

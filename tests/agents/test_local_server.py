@@ -1,0 +1,48 @@
+"""`LocalServer`'s command line: the llama_cpp.server settings that matter for speed and memory.
+
+No server is started here (the real one is the ``llm_server`` fixture of the llm suite).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from turnbudget.agents.local_server import LocalServer
+
+
+def _flags(server: LocalServer) -> dict[str, str]:
+    command = server.command()
+    start = command.index("turnbudget.agents.llama_server") + 1  # llama_cpp.server, patched
+    return dict(zip(command[start::2], command[start + 1 :: 2]))
+
+
+def test_the_server_keeps_no_logits_for_prompt_tokens_and_a_bounded_prompt_cache():
+    flags = _flags(LocalServer(model_path="m.gguf"))
+    assert flags["--logits_all"] == "false"  # the server's default keeps n_tokens x 262k floats
+    assert flags["--cache"] == "true" and flags["--cache_size"] == str(64 * 2**20)
+
+
+def test_the_prompt_cache_is_sized_in_mib_or_off():
+    flags = _flags(LocalServer(model_path="m.gguf", cache_mb=16))
+    assert flags["--cache_size"] == str(16 * 2**20) and flags["--logits_all"] == "false"
+    flags = _flags(LocalServer(model_path="m.gguf", cache_mb=0))
+    assert "--cache" not in flags and "--cache_size" not in flags
+
+
+@pytest.mark.llm
+def test_a_server_with_the_prompt_cache_chooses_as_one_without(llm_server, tmp_path):
+    """The patched cache (contexts without logits) changes what is recomputed, not what is
+    chosen: 4 episodes in flight against a cached server play as 1 against the session's."""
+    from turnbudget.agents import make_agent
+    from turnbudget.eval import evaluate
+
+    played = []
+    with LocalServer(cache_mb=16, log_path=tmp_path / "server.log") as cached:
+        for server, concurrency in ((llm_server, 1), (cached, 4)):
+            agent = make_agent(f"llm:{server.model}", base_url=server.base_url, history=2)
+            result = evaluate(
+                "turnbudget/Maze-Easy-v0", agent, ks=(1,), ts=(3,), n=1, tasks=4,
+                concurrency=concurrency,
+            )  # fmt: skip
+            played.append([(s["episode_id"], s["action"]) for s in result.steps])
+    assert played[0] == played[1]

@@ -1,0 +1,427 @@
+"""``llm:local``: `ChatAgent` on llama-cpp-python's ``Llama`` in this process (no server).
+
+For one-machine runs: the model (Gemma 3 270M by default, see
+`local_server.local_model_path`) is loaded once per process, and each decision
+is a call into llama.cpp instead of an HTTP request. Everything else is
+`ChatAgent`'s: the same prompts, parsing, step notes and retries, so the
+in-process agent and the same agent on ``turnbudget serve-local`` choose the
+same commands at temperature 0.
+
+Constrained choice among the admissible commands (``guided_choice``, what
+``constrain="auto"`` picks here) walks a token trie of the commands instead of
+running a grammar over the whole vocabulary for every token: at each step only
+the logits of the tokens that continue some admissible command are compared
+(the highest at temperature 0, else sampled from their softmax), and the walk
+stops as soon as one command is left, usually after one or two evaluated
+tokens. Its answer is always an admissible command. ``grammar`` (llama.cpp's
+GBNF, what the server does) and ``none`` work too.
+
+Concurrency: one model answers one decision at a time (a lock). With several
+episodes in flight their decisions interleave; the model's evaluated context
+(its KV cache, a few MiB, not the logits) is saved after each decision in a
+bounded cache (``cache_mb``), and a decision resumes from the saved context
+that shares the longest prefix with its prompt, so each episode evaluates only
+its new tokens. ``concurrency`` defaults to 1: in one process more episodes in
+flight only overlap the envs' work with the model's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import ctypes
+import os
+import random
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from turnbudget.agents.llm import ChatAgent
+
+__all__ = ["LOCAL_OWNER", "LocalChatAgent", "TokenTrie", "make_local_agent"]
+
+#: ``owned_by`` of the in-process model (see `ChatAgent`'s server constraints).
+LOCAL_OWNER = "turnbudget-local"
+
+# (model path, n_ctx, n_threads, chat format, cache MiB) -> (Llama, lock, saved contexts):
+# one model per process.
+_MODELS: dict[tuple[str, int, int, str, int], tuple[Any, threading.Lock, _States | None]] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def _llama(
+    model_path: str, n_ctx: int, n_threads: int, chat_format: str, cache_mb: int
+) -> tuple[Any, threading.Lock, _States | None]:
+    key = (model_path, n_ctx, n_threads, chat_format, cache_mb)
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            try:
+                from llama_cpp import Llama
+            except ImportError:
+                raise ImportError(
+                    "llm:local needs llama-cpp-python: pip install 'turnbudget[llm]'"
+                ) from None
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            llama = Llama(
+                model_path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+                chat_format=chat_format, logits_all=False, verbose=False,
+            )  # fmt: skip
+            if not _MODELS:
+                atexit.register(_close_models)
+            states = _States(cache_mb * 2**20) if cache_mb else None
+            _MODELS[key] = (llama, threading.Lock(), states)
+        return _MODELS[key]
+
+
+def _close_models() -> None:
+    """Free the models before the interpreter tears down the modules their finalizers use."""
+    with _MODELS_LOCK:
+        for llama, _, _ in _MODELS.values():
+            llama.close()
+        _MODELS.clear()
+
+
+class TokenTrie:
+    """The admissible commands as a trie of their tokens, and a walk that picks one.
+
+    Args:
+        commands: the admissible commands (non-empty).
+        tokenize: a command's text -> its token ids.
+        stop: the token that ends a reply (Gemma's ``<end_of_turn>``): where one
+            command is a prefix of another (``take``, ``take key``), the model
+            chooses between stopping and going on.
+
+    Example:
+        >>> trie = TokenTrie(["go north", "go south", "look"], str.split, stop="<eot>")
+        >>> trie.options(())
+        ['go', 'look']
+        >>> trie.options(("go",)), trie.left(("go",)), trie.left(("look",))
+        (['north', 'south'], 2, 'look')
+    """
+
+    def __init__(self, commands: Sequence[str], tokenize: Any, stop: Any):
+        if not commands:
+            raise ValueError("Expect at least one admissible command to choose from")
+        self.stop = stop
+        self._children: dict[tuple, list] = {}
+        self._commands: dict[tuple, list[str]] = {}  # prefix -> commands under it
+        self._ends: dict[tuple, str] = {}  # full token sequence -> its command
+        for command in dict.fromkeys(commands):
+            tokens = tuple(tokenize(command))
+            self._ends.setdefault(tokens, command)
+            for i in range(len(tokens) + 1):
+                self._commands.setdefault(tokens[:i], []).append(command)
+                if i < len(tokens):
+                    children = self._children.setdefault(tokens[:i], [])
+                    if tokens[i] not in children:
+                        children.append(tokens[i])
+
+    def options(self, prefix: tuple) -> list:
+        """The tokens that may follow ``prefix`` (``stop`` where a command ends there)."""
+        ends = [self.stop] if prefix in self._ends and prefix in self._children else []
+        return list(self._children.get(prefix, ())) + ends
+
+    def left(self, prefix: tuple) -> int | str:
+        """The command once ``prefix`` leaves only one, else how many are left."""
+        under = self._commands[prefix]
+        return under[0] if len(under) == 1 else len(under)
+
+    def ended(self, prefix: tuple) -> str:
+        return self._ends[prefix]
+
+    def walk(self, logits_after: Any, temperature: float, rng: random.Random) -> tuple[str, int]:
+        """Pick a command. ``logits_after(tokens)`` evaluates the prompt (on its first call)
+        and then ``tokens``, and returns the logits of the token after them (indexable by
+        token). A token that is the only way on is taken without asking. Returns the
+        command and how many of its tokens were picked.
+
+        Example:
+            >>> trie = TokenTrie(["go north", "go south", "look"], str.split, stop="<eot>")
+            >>> asked = []
+            >>> def logits_after(tokens):
+            ...     asked.append(tokens)
+            ...     return {"go": 0.0, "look": 1.0, "north": 0.5, "south": 2.0}
+            >>> trie.walk(logits_after, 0.0, random.Random(0)), asked
+            (('look', 1), [[]])
+        """
+        prefix: tuple = ()
+        pending: list = []
+        while True:
+            left = self.left(prefix)
+            if isinstance(left, str):
+                return left, len(prefix)
+            options = self.options(prefix)
+            if len(options) == 1:
+                picked = options[0]
+            else:
+                logits = logits_after(pending)
+                pending = []
+                picked = options[_pick([float(logits[t]) for t in options], temperature, rng)]
+            if picked == self.stop:
+                return self.ended(prefix), len(prefix)
+            prefix = (*prefix, picked)
+            pending.append(picked)
+
+
+def _pick(scores: list[float], temperature: float, rng: random.Random) -> int:
+    best = max(range(len(scores)), key=scores.__getitem__)  # first on ties
+    if temperature <= 0:
+        return best
+    import math
+
+    weights = [math.exp((s - scores[best]) / temperature) for s in scores]
+    return rng.choices(range(len(scores)), weights)[0]
+
+
+def _same(a: Sequence[int], b: Sequence[int]) -> int:
+    """The length of the common prefix of two token sequences."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+class _States:
+    """The model's evaluated context after each of the last few decisions: its KV cache
+    (``llama_state_seq_get_data``), not its logits, in at most ``max_bytes``.
+
+    With several episodes in flight the model serves them in turn, and each decision
+    would recompute its episode's prompt from the first token that differs from the
+    previous decision's (another episode's). Restoring the saved context that shares
+    the longest prefix with the prompt keeps that at the new tokens. The oldest entries
+    go first; an entry is a few MiB (the KV cache of its tokens)."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self.entries: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
+        self.size = 0
+
+    def restore(self, llama: Any, prompt: Sequence[int]) -> None:
+        import llama_cpp
+
+        best, longest = None, _same(llama._input_ids.tolist(), prompt)
+        for tokens in self.entries:
+            n = _same(tokens, prompt)
+            if n > longest:
+                best, longest = tokens, n
+        if best is None:
+            return
+        data = self.entries[best]
+        self.entries.move_to_end(best)
+        llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+        buffer = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+        if llama_cpp.llama_state_seq_set_data(llama._ctx.ctx, buffer, len(data), 0) != len(data):
+            llama.reset()  # evaluate the whole prompt rather than trust a partial state
+            return
+        llama.input_ids[: len(best)] = best
+        llama.n_tokens = len(best)
+        llama._requires_eval = True
+
+    def save(self, llama: Any) -> None:
+        import llama_cpp
+
+        tokens = tuple(llama._input_ids.tolist())
+        size = llama_cpp.llama_state_seq_get_size(llama._ctx.ctx, 0)
+        if not tokens or size > self.max_bytes:
+            return
+        buffer = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_seq_get_data(llama._ctx.ctx, buffer, size, 0)
+        self.size -= len(self.entries.pop(tokens, b""))
+        self.entries[tokens] = ctypes.string_at(buffer, written)
+        self.size += written
+        while self.size > self.max_bytes:
+            self.size -= len(self.entries.popitem(last=False)[1])
+
+
+class _Completions:
+    """``client.chat.completions.create`` and ``client.models.list`` on the in-process model."""
+
+    def __init__(self, agent: LocalChatAgent):
+        self.llama, self.lock, self.states = _llama(
+            str(agent.model_path), agent.n_ctx, agent.n_threads, agent.chat_format,
+            agent.cache_mb,
+        )  # fmt: skip
+        self.model = agent.model
+        self.chat_format = agent.chat_format
+        self.chat = self.completions = self.models = self
+
+    def list(self) -> Any:
+        return SimpleNamespace(data=[SimpleNamespace(id=self.model, owned_by=LOCAL_OWNER)])
+
+    def create(self, **body: Any) -> Any:
+        extra = body.get("extra_body") or {}
+        if extra and not {"guided_choice", "grammar"} & set(extra):
+            raise ValueError(f"the in-process model takes no constraint {sorted(extra)}")
+        with self.lock:
+            prompt, stop = self._prompt(body["messages"])
+            if self.states is not None:
+                self.states.restore(self.llama, prompt)
+            try:
+                if "guided_choice" in extra:
+                    return self._choose(prompt, stop, body, list(extra["guided_choice"]))
+                grammar = None
+                if "grammar" in extra:
+                    from llama_cpp import LlamaGrammar
+
+                    grammar = LlamaGrammar.from_string(extra["grammar"], verbose=False)
+                answer = self.llama.create_chat_completion(
+                    messages=body["messages"], temperature=body["temperature"],
+                    max_tokens=body["max_tokens"], seed=body.get("seed"), grammar=grammar,
+                )  # fmt: skip
+                return _response(answer["choices"][0]["message"]["content"], **answer["usage"])
+            finally:
+                if self.states is not None:
+                    self.states.save(self.llama)
+
+    def _prompt(self, messages: list[dict[str, str]]) -> tuple[list[int], int]:
+        """The prompt's tokens as llama.cpp's chat handler builds them, and the stop token."""
+        from llama_cpp import llama_chat_format
+
+        name = "format_" + self.chat_format.replace("-", "_").replace(".", "_")
+        formatter = getattr(llama_chat_format, name, None)
+        if formatter is None:
+            raise ValueError(f"llm:local needs llama.cpp's chat formatter {name}, not found")
+        llama = self.llama
+        formatted = formatter(messages=messages)
+        prompt = llama.tokenize(
+            formatted.prompt.encode(), add_bos=not formatted.added_special, special=True
+        )
+        stop = formatted.stop if isinstance(formatted.stop, str) else (formatted.stop or [""])[0]
+        stop_tokens = llama.tokenize(stop.strip().encode(), add_bos=False, special=True)
+        return prompt, stop_tokens[0] if len(stop_tokens) == 1 else llama.token_eos()
+
+    def _choose(
+        self, prompt: list[int], stop: int, body: dict[str, Any], commands: list[str]
+    ) -> Any:
+        """The constrained choice: a walk down the commands' token trie."""
+        import numpy as np
+
+        llama = self.llama
+        trie = TokenTrie(
+            commands, lambda c: llama.tokenize(c.encode(), add_bos=False, special=False), stop
+        )
+        started = False
+
+        def logits_after(tokens: list[int]) -> Any:
+            nonlocal started
+            if not started:  # the prompt, from the first token the model has not evaluated
+                started = True
+                llama.n_tokens = min(_same(llama._input_ids.tolist(), prompt), len(prompt) - 1)
+                tokens = [*prompt[llama.n_tokens :], *tokens]
+            llama.eval(tokens)
+            return np.ctypeslib.as_array(llama._ctx.get_logits_ith(-1), shape=(llama.n_vocab(),))
+
+        rng = random.Random(body.get("seed"))
+        command, n_out = trie.walk(logits_after, float(body["temperature"]), rng)
+        return _response(command, prompt_tokens=len(prompt), completion_tokens=n_out)
+
+    def close(self) -> None:
+        """Nothing to close: the model stays loaded for the process's other agents."""
+
+
+class _AsyncCompletions:
+    """The async face of `_Completions`: each call in a worker thread, so the event loop
+    (and the envs of other episodes) runs while the model computes."""
+
+    def __init__(self, sync: _Completions):
+        self.sync = sync
+        self.chat = self.completions = self.models = self
+
+    async def list(self) -> Any:
+        return self.sync.list()
+
+    async def create(self, **body: Any) -> Any:
+        return await asyncio.to_thread(self.sync.create, **body)
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+
+def _response(content: str, prompt_tokens: int = 0, completion_tokens: int = 0, **_: Any) -> Any:
+    """An answer shaped like the openai client's (what `ChatAgent` reads)."""
+    message = SimpleNamespace(content=content)
+    usage = SimpleNamespace(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+    return SimpleNamespace(choices=[SimpleNamespace(message=message)], usage=usage)
+
+
+class LocalChatAgent(ChatAgent):
+    """`ChatAgent` on llama-cpp-python's ``Llama`` in this process (``llm:local``).
+
+    Args:
+        model_path: a ``.gguf`` file (default: Gemma 3 270M, `local_model_path`).
+        n_threads: CPU threads (1 keeps a shared machine usable).
+        n_ctx: the context window in tokens.
+        chat_format: llama.cpp's chat template name.
+        cache_mb: memory for the evaluated contexts of the last decisions (their
+            KV cache), so episodes in flight each resume from their own prompt
+            (0: none; then only the previous decision's prefix is reused).
+        **options: `ChatAgent` keyword arguments (``history``, ``parse``,
+            ``constrain``, ``temperature``, ...); not ``base_url`` or ``api_key_env``.
+
+    Example (needs the ``llm`` extra)::
+
+        agent = LocalChatAgent(history=4)
+        evaluate("turnbudget/Maze-Easy-v0", agent, ks=(1,), ts=(8,), n=1, tasks=2)
+    """
+
+    default_concurrency = 1
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        n_threads: int = 1,
+        n_ctx: int = 4096,
+        chat_format: str = "gemma",
+        cache_mb: int = 64,
+        **options: Any,
+    ):
+        from turnbudget.agents.local_server import DEFAULT_MODEL
+
+        for name in ("base_url", "api_key_env", "model"):
+            if name in options:
+                raise ValueError(
+                    f"Expect no `{name}` for the in-process model (llm:local), got "
+                    f"{options[name]!r}; use llm:MODEL for a server"
+                )
+        for name, value, least in (("n_threads", n_threads, 1), ("n_ctx", n_ctx, 1),
+                                   ("cache_mb", cache_mb, 0)):  # fmt: skip
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"Expect `{name}` to be an int >= {least}, got {value!r}")
+        self.model_path = None if model_path is None else Path(model_path)
+        self.n_threads = n_threads
+        self.n_ctx = n_ctx
+        self.chat_format = chat_format
+        self.cache_mb = cache_mb
+        super().__init__(DEFAULT_MODEL if model_path is None else Path(model_path).stem, **options)
+
+    def __repr__(self) -> str:
+        return super().__repr__().replace("ChatAgent(", "LocalChatAgent(", 1)
+
+    def _sync_client(self) -> Any:
+        if self._shared.sync_client is None:
+            if self.model_path is None:
+                from turnbudget.agents.local_server import local_model_path
+
+                self.model_path = local_model_path()
+            self._shared.sync_client = _Completions(self)
+        return self._shared.sync_client
+
+    def _async_client(self) -> Any:
+        if self._shared.async_client is None:
+            self._shared.async_client = _AsyncCompletions(self._sync_client())
+        return self._shared.async_client
+
+
+def make_local_agent(args: str, **options: Any) -> LocalChatAgent:
+    """Build a `LocalChatAgent` from what follows ``llm:local`` (``""`` or ``:PATH.gguf``).
+
+    ``options`` are keyword arguments as for `make_llm_agent`; None values are dropped.
+    """
+    path = args.strip() or None
+    return LocalChatAgent(path, **{k: v for k, v in options.items() if v is not None})
