@@ -258,13 +258,14 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from turnbudget.cli.ids import env_ids
     from turnbudget.eval import evaluate
     from turnbudget.eval.report import build_report, check_plotting
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
 
-    envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
     agent = None
     try:
+        envs = env_ids(args.env)
         if not args.no_plots:
             check_plotting()
         agent = load_agent(args.agent, llm_options(args), args.sealed)

@@ -19,7 +19,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    env_id = args.env_id if "/" in args.env_id else f"turnbudget/{args.env_id}"
+    from turnbudget.cli.ids import resolve_env_id
+
+    try:
+        env_id = resolve_env_id(args.env_id)
+    except ValueError as error:
+        print(f"turnbudget play: error: {error}", file=sys.stderr)
+        return 2
     if env_id not in gym.registry:
         print(f"Unknown env id {env_id!r}; `turnbudget list` shows them all.", file=sys.stderr)
         return 2
