@@ -375,7 +375,7 @@ def test_history_features_past_their_limit_are_refused_when_made():
     [
         lambda: gym.make("turnbudget/Maze-Easy-v0", turn_budget=2**200, text_features=True),
         lambda: gym.make("turnbudget/Maze-Easy-v0", turn_budget=2**31),
-        lambda: make_team("vault_v0", budget=2**200),
+        lambda: make_team("vault_v0", turn_budget=2**200),
         lambda: vault_v0.parallel_env(turn_budget=2**200),
     ],
 )

@@ -15,7 +15,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "env_id", help="e.g. turnbudget/KeyQuest-Easy-v0 (the prefix may be omitted)"
     )
     parser.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
-    parser.add_argument("--budget", type=int, default=None, help="turn budget (default: the id's)")
+    parser.add_argument(
+        "--turn-budget", "--budget", dest="budget", type=int, default=None,
+        help="turn budget T (default: the id's; --budget is its old name)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:

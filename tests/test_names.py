@@ -1,0 +1,56 @@
+"""One name per idea (issue 25): the turn budget is ``turn_budget`` in every door.
+
+``turnbudget.make`` and ``make_team`` took ``budget=`` while ``gym.make`` and
+``reset(options=...)`` took ``turn_budget``; the old spelling is accepted for one
+release, with a ``DeprecationWarning`` that names the new one.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+import turnbudget
+
+MAZE = "turnbudget/Maze-Easy-v0"
+
+
+def test_make_takes_turn_budget_as_gym_make_does():
+    made = turnbudget.make(MAZE, turn_budget=7)
+    assert made.reset(seed=0)[1]["turn_budget"] == 7
+    assert gym.make(MAZE, turn_budget=7).reset(seed=0)[1]["turn_budget"] == 7
+
+
+def test_make_still_takes_budget_for_one_release_and_names_the_new_keyword():
+    with pytest.warns(DeprecationWarning, match=r"use make\(turn_budget=\)"):
+        env = turnbudget.make(MAZE, budget=7)
+    assert env.reset(seed=0)[1]["turn_budget"] == 7
+    with pytest.raises(TypeError, match="`turn_budget`"):
+        turnbudget.make(MAZE, budget=7, turn_budget=8)
+
+
+def test_make_team_takes_turn_budget_and_warns_on_budget():
+    pytest.importorskip("pettingzoo")
+    from turnbudget.multiagent import make_team
+
+    _, infos = make_team("vault_v0", turn_budget=9).reset(seed=0)
+    assert infos["runner"]["turn_budget"] == 9
+    with pytest.warns(DeprecationWarning, match=r"use make_team\(turn_budget=\)"):
+        make_team("vault_v0", budget=9)
+
+
+def test_gym_make_with_budget_names_turn_budget():
+    with pytest.raises(
+        TypeError, match=r"keyword is `turn_budget` \(gym.make\(id, turn_budget=10\)\)"
+    ):
+        gym.make(MAZE, budget=10)
+
+
+def test_play_takes_turn_budget(monkeypatch, capsys):
+    import io
+
+    from turnbudget.cli import main
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("quit\n"))
+    assert main(["play", "Maze-Easy-v0", "--seed", "0", "--turn-budget", "3"]) == 0
+    assert "[3 turns left]" in capsys.readouterr().out
