@@ -54,3 +54,19 @@ def test_play_takes_turn_budget(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.StringIO("quit\n"))
     assert main(["play", "Maze-Easy-v0", "--seed", "0", "--turn-budget", "3"]) == 0
     assert "[3 turns left]" in capsys.readouterr().out
+
+
+def test_text_features_n_gives_n_dimensions():
+    assert turnbudget.make(MAZE, text_features=64).observation_space.shape == (64,)
+    env = gym.make(MAZE, text_features={"block_dim": 64, "include_admissible": True})
+    assert env.observation_space.shape == (3 * 64,)
+    with pytest.raises(ValueError, match=r"`size` to be a multiple of 2 .*, got 65"):
+        gym.make(MAZE, text_features=65)
+
+
+def test_text_features_old_dim_means_per_block_and_warns():
+    from turnbudget.wrappers import TextFeatures
+
+    with pytest.warns(DeprecationWarning, match=r"use TextFeatures\(block_dim=\)"):
+        env = TextFeatures(gym.make(MAZE), dim=32)
+    assert env.observation_space.shape == (64,) and env.block_dim == 32

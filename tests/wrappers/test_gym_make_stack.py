@@ -80,7 +80,7 @@ def test_the_spec_recreates_the_stack():
 
 
 def test_gym_make_vec_builds_the_stack_and_stacks_numeric_info():
-    envs = gym.make_vec(MAZE, num_envs=2, discrete_actions=6, text_features=16, budget_mix=[4, 9])
+    envs = gym.make_vec(MAZE, num_envs=2, discrete_actions=6, text_features=32, budget_mix=[4, 9])
     obs, info = envs.reset(seed=0)
     assert obs.shape == (2, 32) and info["action_mask"].shape == (2, 6)
     for _ in range(12):
@@ -253,7 +253,7 @@ def test_discrete_actions_refuse_what_is_not_an_index(action):
 
 
 def test_text_features_declare_and_keep_a_finite_bound():
-    env = TextFeatures(gym.make(MAZE), dim=8)
+    env = TextFeatures(gym.make(MAZE), block_dim=8)
     assert env.observation_space.is_bounded() and env.observation_space.high.max() == FEATURE_HIGH
     huge = hashed_ngrams("north " * 100_000, dim=8)
     assert huge.max() == np.float32(FEATURE_HIGH) and env.observation_space.contains(

@@ -18,7 +18,7 @@ IDS = ["turnbudget/Maze-Easy-v0", "turnbudget/KeyQuest-Easy-v0"]
 
 def make(env_id: str, reveal: str | None = "always", **kwargs):
     env = turnbudget.make(env_id, turn_budget=20, reveal=reveal, discrete_actions=10,
-                          text_features=32, info="text", **kwargs)  # fmt: skip
+                          text_features={"block_dim": 32}, info="text", **kwargs)  # fmt: skip
     return HistoryFeatures(env, history=3, command_dim=8, budget=reveal == "always")
 
 

@@ -127,7 +127,7 @@ def test_env_instance_without_a_turn_budget():
         ({"process_reward": "yes"}, ValueError, "Unexpected `process_reward`"),
         ({"process_reward": {"gamma": 2}}, ValueError, "gamma"),
         ({"discrete_actions": 0}, ValueError, "max_actions"),
-        ({"text_features": -1}, ValueError, "dim"),
+        ({"text_features": -1}, ValueError, "size"),
     ],
 )
 def test_bad_configuration_raises_before_any_episode(kwargs, error, message):

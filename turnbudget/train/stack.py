@@ -81,7 +81,7 @@ def _features(config: TrainConfig, shaping: bool) -> HistoryFeatures:
         process_reward=shaping_kwargs if shaping else None,
         reveal=config.reveal,
         discrete_actions=config.max_actions,
-        text_features=config.text_dim,
+        text_features={"block_dim": config.text_dim},
         info="text",  # HistoryFeatures reads the text keys (action_commands, ...)
     )
     return HistoryFeatures(

@@ -142,7 +142,7 @@ LAYERS = (
     Layer(RevealBudget, ("reveal",), _shortcut("reveal", "mode", str)),
     # classic-RL adapters last: they change the spaces
     Layer(DiscreteActions, ("discrete_actions",), _shortcut("discrete_actions", "max_actions", int)),
-    Layer(TextFeatures, ("text_features",), _shortcut("text_features", "dim", int)),
+    Layer(TextFeatures, ("text_features",), _shortcut("text_features", "size", int)),
     # info as fixed-shape arrays, for vector envs and replay buffers
     Layer(NumericInfo, ("info", "text_features"), _info),
 )  # fmt: skip
@@ -280,7 +280,9 @@ def make(
         process_reward: True or `ProcessReward` keyword arguments.
         reveal: A mode (``"always"``, ``"final=3"``, ``"never"``) or `RevealBudget` keyword arguments.
         discrete_actions: ``max_actions`` or `DiscreteActions` keyword arguments.
-        text_features: True, ``dim`` or `TextFeatures` keyword arguments.
+        text_features: True, the observation's length (an int: `TextFeatures`'s ``size``,
+            e.g. 64 floats, 32 each for the observation and the goal) or `TextFeatures`
+            keyword arguments (``{"block_dim": 64}``: 64 per block).
         info: ``"numeric"`` (`NumericInfo`: fixed-shape NumPy values only, for
             vector envs and replay buffers) or ``"text"`` (every key); None:
             numeric exactly when ``text_features`` makes the observation numeric.
