@@ -70,3 +70,11 @@ def test_text_features_old_dim_means_per_block_and_warns():
     with pytest.warns(DeprecationWarning, match=r"use TextFeatures\(block_dim=\)"):
         env = TextFeatures(gym.make(MAZE), dim=32)
     assert env.observation_space.shape == (64,) and env.block_dim == 32
+
+
+def test_check_text_env_passed_is_a_bool_as_check_group_seeding_s():
+    from turnbudget.utils import check_text_env
+
+    report = check_text_env(MAZE, seeds=(0,), steps=3, walks=1, cross_process=False)
+    assert report.passed is True
+    assert report.checks[0] == "gymnasium_checker"
