@@ -78,3 +78,12 @@ def test_check_text_env_passed_is_a_bool_as_check_group_seeding_s():
     report = check_text_env(MAZE, seeds=(0,), steps=3, walks=1, cross_process=False)
     assert report.passed is True
     assert report.checks[0] == "gymnasium_checker"
+
+
+def test_solo_role_env_is_exported_with_the_team_games():
+    pytest.importorskip("pettingzoo")
+    import turnbudget.multiagent
+    from turnbudget.multiagent import SoloRoleEnv
+    from turnbudget.multiagent.solo import SoloRoleEnv as Defined
+
+    assert SoloRoleEnv is Defined and "SoloRoleEnv" in turnbudget.multiagent.__all__
