@@ -237,6 +237,7 @@ class ChatAgent:
             if concurrency is None
             else _positive(concurrency, "concurrency")
         )
+        _openai()  # the llm extra: missing, this agent fails here, not in every episode
         self._shared = _Shared()
         self._start_episode(0)
 
