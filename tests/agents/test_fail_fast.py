@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from turnbudget.agents import make_agent
+from turnbudget.agents.llm import ChatAgent, ServerUnavailable
 from turnbudget.cli import main
 from turnbudget.eval import evaluate
 
@@ -54,6 +55,14 @@ def test_llm_without_the_extra_fails_once_before_any_episode(tmp_path, monkeypat
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "pip install 'turnbudget[llm]'" in err[0]
     assert not out.exists()
+
+
+def test_a_server_that_is_down_fails_before_the_first_episode(tmp_path):
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    agent = ChatAgent("m", base_url=url, max_retries=4, backoff=30.0)  # retries would take minutes
+    with pytest.raises(ServerUnavailable, match=r"did not answer GET /models.*Is it running"):
+        evaluate(ENV, agent, out=tmp_path / "run", **SMALL)
+    assert not (tmp_path / "run").exists()  # no episode ran, nothing was written
 
 
 def test_a_refused_run_leaves_no_empty_output_directory(tmp_path):
