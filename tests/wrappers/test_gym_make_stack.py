@@ -159,7 +159,7 @@ def test_max_episode_steps_becomes_the_turn_budget(extra):
     probe.reset(seed=4)
     distance = probe.unwrapped.distance_to_goal()
     env = gym.make(MAZE, max_episode_steps=distance, **extra)
-    assert "TimeLimit" not in chain(env) and env.spec.max_episode_steps is None
+    assert "TimeLimit" not in chain(env) and env.spec.max_episode_steps == distance
     assert find_wrapper(env, TurnBudget).default_turn_budget == distance
     terminated, truncated, info = win_in(env, 4)  # the win comes on the last turn
     assert (terminated, truncated, info["won"], info["turns_left"]) == (True, False, True, 0)
@@ -167,7 +167,8 @@ def test_max_episode_steps_becomes_the_turn_budget(extra):
     for _ in range(distance):
         _, _, terminated, truncated, info = env.step("look")
     assert (terminated, truncated, info["turns_left"]) == (False, True, 0)
-    assert gym.make(env.spec).reset(seed=0)[1]["turn_budget"] == distance
+    again = gym.make(env.spec)
+    assert again.reset(seed=0)[1]["turn_budget"] == distance and "TimeLimit" not in chain(again)
 
 
 def test_max_episode_steps_in_make_vec_and_conflicts():
