@@ -70,6 +70,8 @@ def test_text_features_old_dim_means_per_block_and_warns():
     with pytest.warns(DeprecationWarning, match=r"use TextFeatures\(block_dim=\)"):
         env = TextFeatures(gym.make(MAZE), dim=32)
     assert env.observation_space.shape == (64,) and env.block_dim == 32
+    with pytest.warns(DeprecationWarning, match=r"use TextFeatures.block_dim"):
+        assert env.dim == 32
 
 
 def test_check_text_env_passed_is_a_bool_as_check_group_seeding_s():

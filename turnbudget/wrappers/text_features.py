@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 import zlib
 from typing import Any, SupportsFloat
 
@@ -156,6 +157,17 @@ class TextFeatures(
         )
         self._cache: dict[str, int] = {}
         self._goal = np.zeros(self.block_dim, dtype=np.float32)
+
+    @property
+    def dim(self) -> int:
+        """Deprecated: the old name of `block_dim` (warns; removed in the next release)."""
+        warnings.warn(
+            "TextFeatures.dim is deprecated: use TextFeatures.block_dim (the same number); "
+            "dim will be removed in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.block_dim
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
