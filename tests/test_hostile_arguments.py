@@ -120,7 +120,7 @@ def test_every_stack_option_refuses_hostile_values_when_made_or_plays(spec, tmp_
 # is the same on every id).
 WRAPPER_ARGUMENTS = {
     "discrete_actions": ("max_actions",),
-    "text_features": ("dim", "ngrams", "include_goal", "include_admissible"),
+    "text_features": ("size", "block_dim", "ngrams", "include_goal", "include_admissible"),
     "errors": ("rate", "kinds", "weights", "schedule", "transient_message", "check_slips"),
     "reveal": ("mode", "final_turns", "template"),
     "process_reward": ("gamma", "potential", "scale", "unsolvable_distance",
@@ -145,7 +145,7 @@ def test_every_wrapper_argument_refuses_hostile_values_when_made_or_plays(
         _refused_or_plays(what, turnbudget.make, "turnbudget/Maze-Easy-v0", **kwargs)
 
 
-@pytest.mark.parametrize("argument", ["budget", "make_kwargs"])
+@pytest.mark.parametrize("argument", ["turn_budget", "make_kwargs"])
 def test_make_refuses_hostile_budgets_and_make_kwargs_or_plays(argument):
     for name, value in HOSTILE.items():
         kwargs = {argument: value}
@@ -241,7 +241,7 @@ def _team_refused_or_plays(what: str, make, *args, **kwargs) -> None:
             _team_play(env)
 
 
-_TEAM_KWARGS = ["difficulty", "budget", "budget_mix", "errors", "record", "reveal", "aec",
+_TEAM_KWARGS = ["difficulty", "turn_budget", "budget_mix", "errors", "record", "reveal", "aec",
                 "render_mode"]  # fmt: skip
 
 
@@ -375,7 +375,7 @@ def test_history_features_past_their_limit_are_refused_when_made():
     [
         lambda: gym.make("turnbudget/Maze-Easy-v0", turn_budget=2**200, text_features=True),
         lambda: gym.make("turnbudget/Maze-Easy-v0", turn_budget=2**31),
-        lambda: make_team("vault_v0", budget=2**200),
+        lambda: make_team("vault_v0", turn_budget=2**200),
         lambda: vault_v0.parallel_env(turn_budget=2**200),
     ],
 )

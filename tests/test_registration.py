@@ -136,7 +136,7 @@ def _config_ints(env_id: str) -> list[tuple[str, str]]:
 
 
 # Every int argument of gym.make on a turnbudget id (the stack's, then the games' configs);
-# turnbudget.make passes the same ones through, and its own `budget`.
+# turnbudget.make passes the same ones through, and its own `turn_budget`.
 INT_ARGUMENTS = [
     ("turnbudget/Maze-Easy-v0", name)
     for name in ("turn_budget", "max_episode_steps", "env_index", "discrete_actions",
@@ -148,7 +148,7 @@ INT_ARGUMENTS = [
 ]  # fmt: skip
 # What `True` and `False` switch for the two options that are also switches (True: the
 # wrapper's defaults, False: no wrapper); everywhere else a bool is refused, never a 1 or a 0.
-SWITCHES = {"discrete_actions": "max_actions", "text_features": "dim"}
+SWITCHES = {"discrete_actions": "max_actions", "text_features": "size"}
 
 
 @pytest.mark.parametrize("env_id, name", INT_ARGUMENTS, ids=[n for _, n in INT_ARGUMENTS])
@@ -169,12 +169,12 @@ def test_int_arguments_refuse_bools_floats_and_negatives_when_made(env_id, name,
     with pytest.raises((ValueError, TypeError), match=f"`{named}`"):
         gym.make(env_id, **{name: value})
     if name == "turn_budget":
-        with pytest.raises(ValueError, match="`budget`"):
-            turnbudget.make(env_id, budget=value)
+        with pytest.raises(ValueError, match="`turn_budget`"):
+            turnbudget.make(env_id, turn_budget=value)
 
 
 def test_switches_take_their_defaults_not_one():
-    """``text_features=True`` is the wrapper with its defaults, not ``dim=1``."""
+    """``text_features=True`` is the wrapper with its defaults, not ``size=1``."""
     env = gym.make("turnbudget/Maze-Easy-v0", text_features=True, discrete_actions=True)
     assert env.observation_space.shape == (512,) and env.action_space.n == 16
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import math
 import numbers
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -41,6 +42,7 @@ __all__ = [
     "is_whole",
     "load_object",
     "normalize_weights",
+    "renamed",
 ]
 
 #: The largest turn budget: what the records hold as a count (`turnbudget.eval.logs.MAX_COUNT`,
@@ -192,6 +194,33 @@ def normalize_weights(weights: Iterable[Any] | None, n: int, per: str) -> tuple[
             f"Expect `weights` to have a positive sum that is finite, got {brief(weights)}"
         )
     return tuple(float(w) / total for w in weights)
+
+
+def renamed(new: Any, old: Any, new_name: str, old_name: str, where: str) -> Any:
+    """The value of an argument renamed ``old_name`` -> ``new_name``: ``old`` warns (one release).
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     renamed(None, 8, "turn_budget", "budget", "make")
+        8
+        >>> str(caught[0].message)
+        'make(budget=) is deprecated: use make(turn_budget=); budget= will be removed in the next release'
+    """
+    if old is None:
+        return new
+    if new is not None:
+        raise TypeError(
+            f"{where}() got `{new_name}` and its old name `{old_name}`: pass `{new_name}`"
+        )
+    warnings.warn(
+        f"{where}({old_name}=) is deprecated: use {where}({new_name}=); "
+        f"{old_name}= will be removed in the next release",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return old
 
 
 def load_object(spec: str, *, what: str = "entry point") -> Any:

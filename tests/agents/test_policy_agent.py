@@ -94,7 +94,7 @@ def test_agent_samples_from_its_seed_and_pickles(policy_dir):
     agent = PolicyAgent(policy_dir)
     assert agent.budget_aware and not agent.needs_oracle
     clone = pickle.loads(pickle.dumps(agent))
-    env = turnbudget.make(MAZE, budget=30, reveal="always")
+    env = turnbudget.make(MAZE, turn_budget=30, reveal="always")
 
     def play(a, seed):
         obs, info = env.reset(seed=7)
@@ -131,7 +131,7 @@ def test_bc_on_oracle_demonstrations_learns_single_steps_on_its_tasks(tmp_path):
                      task_pool=pool, text_dim=64, command_dim=16, history=4)  # fmt: skip
     behaviour_clone(config)
     agent = PolicyAgent(tmp_path / "bc", deterministic=True)
-    env = turnbudget.make(MAZE, budget=30, reveal="always")
+    env = turnbudget.make(MAZE, turn_budget=30, reveal="always")
     optimal = total = 0
     for task in range(config.task_seed_base, config.task_seed_base + pool):
         obs, info = env.reset(seed=task)

@@ -115,7 +115,7 @@ def test_a_pickle_in_the_zips_data_never_runs_and_the_weights_load(tmp_path):
         assert not marker.exists(), "loading the policy unpickled its zip's data"
     x = np.random.default_rng(0).normal(size=_feature_size(ENCODING))
     np.testing.assert_allclose(agent.logits(x), _forward(state, x, np.tanh), rtol=1e-12)
-    env = turnbudget.make("turnbudget/Maze-Easy-v0", budget=5)
+    env = turnbudget.make("turnbudget/Maze-Easy-v0", turn_budget=5)
     obs, info = env.reset(seed=0)
     agent.reset(0)
     assert agent.act(obs, info) in info["admissible_actions"]

@@ -41,3 +41,22 @@ def test_the_spaces_are_still_gymnasium_text_spaces():
     for space in (env.observation_space, env.action_space, env.unwrapped.observation_space):
         assert isinstance(space, gym.spaces.Text) and isinstance(space, TextSpace)
     assert env.observation_space.contains(env.reset(seed=0)[0])
+
+
+def test_a_numeric_only_library_reading_the_shape_is_told_the_options():
+    """SB3 read ``shape`` (None) and crashed with "'NoneType' object is not iterable" (issue 25)."""
+    from turnbudget.envs.text_space import NUMERIC_MESSAGE
+
+    space = gym.make("turnbudget/Maze-Easy-v0").observation_space
+    assert space.shape is None  # Gymnasium's answer, for everyone else
+    sb3 = {"__name__": "stable_baselines3.common.vec_env.util", "space": space}
+    with pytest.raises(TypeError, match=r"discrete_actions=N .* text_features=D"):
+        exec("space.shape", sb3)
+    assert "make_vec_env" in NUMERIC_MESSAGE
+
+
+@pytest.mark.rl
+def test_sb3_handed_a_text_env_names_discrete_actions_and_text_features():
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    with pytest.raises(TypeError, match=r"discrete_actions=N .* text_features=D"):
+        sb3_contrib.MaskablePPO("MlpPolicy", gym.make("turnbudget/Maze-Easy-v0"))

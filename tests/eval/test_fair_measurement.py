@@ -96,7 +96,10 @@ def test_wasted_and_invalid_turns_are_counted_apart_from_errors():
 
 def test_after_error_only_follows_a_distance_increase():
     env = turnbudget.make(
-        "turnbudget/Maze-Medium-v0", budget=4, errors={"schedule": {2: "transient"}}, record=True
+        "turnbudget/Maze-Medium-v0",
+        turn_budget=4,
+        errors={"schedule": {2: "transient"}},
+        record=True,
     )
     env.reset(seed=0)
     for _ in range(4):

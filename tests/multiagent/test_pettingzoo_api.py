@@ -9,7 +9,13 @@ import pytest
 
 pytest.importorskip("pettingzoo")
 
-from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+from pettingzoo.test import (
+    api_test,
+    max_cycles_test,
+    parallel_api_test,
+    parallel_seed_test,
+    seed_test,
+)
 
 from turnbudget.multiagent import TEXT_KEY, all_games
 
@@ -48,6 +54,14 @@ def test_seed(name, difficulty):
     module = all_games[name]
     seed_test(lambda: module.env(difficulty=difficulty), num_cycles=50)
     parallel_seed_test(lambda: module.parallel_env(difficulty=difficulty), num_cycles=50)
+
+
+@pytest.mark.parametrize("name", sorted(all_games))
+def test_max_cycles(name):
+    """PettingZoo's own test: ``max_cycles`` is the team budget in rounds (issue 25)."""
+    max_cycles_test(all_games[name])
+    with pytest.raises(ValueError, match="pass one"):
+        all_games[name].parallel_env(turn_budget=5, max_cycles=4)
 
 
 @pytest.mark.parametrize("name", sorted(all_games))

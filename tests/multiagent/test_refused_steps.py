@@ -14,7 +14,7 @@ from turnbudget.multiagent import all_games, make_team
 
 GAMES = sorted(all_games)
 # Every team wrapper, errors of every kind often enough to fire in a few rounds.
-FULL_STACK = dict(budget=40, errors=0.5, record=True, reveal="always")
+FULL_STACK = dict(turn_budget=40, errors=0.5, record=True, reveal="always")
 # What a step refuses: each raises before the round counts, with the error type it raises.
 REFUSED = [
     ({"nobody": "wait"}, ValueError),
@@ -55,7 +55,7 @@ SLIPS = {"schedule": {t: "slip" for t in range(1, len(HOSTILE) + 1)}}
 
 @pytest.mark.parametrize("name", GAMES)
 def test_hostile_commands_are_spent_turns_under_the_full_stack(name):
-    env = make_team(name, budget=len(HOSTILE), errors=SLIPS, record=True, reveal="always")
+    env = make_team(name, turn_budget=len(HOSTILE), errors=SLIPS, record=True, reveal="always")
     env.reset(seed=0)
     for bad in HOSTILE:
         observations, _, _, _, infos = env.step(dict.fromkeys(env.agents, bad))
@@ -68,7 +68,7 @@ def test_hostile_commands_are_spent_turns_under_the_full_stack(name):
 
 @pytest.mark.parametrize("name", GAMES)
 def test_hostile_commands_are_spent_turns_under_the_full_aec_stack(name):
-    env = make_team(name, aec=True, budget=len(HOSTILE), errors=SLIPS, record=True)
+    env = make_team(name, aec=True, turn_budget=len(HOSTILE), errors=SLIPS, record=True)
     env.reset(seed=0)
     rounds = 0
     for turn, _agent in enumerate(env.agent_iter(max_iter=100)):

@@ -26,7 +26,7 @@ def test_gymnasium_checker(game, role, partners):
 def test_single_agent_oracle_wins_in_its_distance(game, role, partners, difficulty):
     for seed in range(5):
         env = turnbudget.make(
-            SoloRoleEnv(game, role=role, partners=partners, difficulty=difficulty), budget=128
+            SoloRoleEnv(game, role=role, partners=partners, difficulty=difficulty), turn_budget=128
         )
         _, info = env.reset(seed=seed)
         solo = env.unwrapped
@@ -42,7 +42,7 @@ def test_single_agent_oracle_wins_in_its_distance(game, role, partners, difficul
 
 def test_single_agent_wrappers_apply_unchanged():
     env = turnbudget.make(SoloRoleEnv("race_v0", partners="house", difficulty="medium"),
-                          budget=64, errors=0.2, record=True, reveal="final=5")  # fmt: skip
+                          turn_budget=64, errors=0.2, record=True, reveal="final=5")  # fmt: skip
     _, info = env.reset(seed=1)
     while True:
         actions = info["admissible_actions"] or ["look"]

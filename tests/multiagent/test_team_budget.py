@@ -145,7 +145,8 @@ def test_cli_lists_the_team_games(capsys):
     from turnbudget.cli import main
 
     assert main(["list", "--team", "--seeds", "2"]) == 0
-    out = capsys.readouterr().out
-    assert out.splitlines()[0].split()[:3] == ["id", "roles", "difficulty"]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["game", "roles", "difficulty"]
+    listed = [line.split()[0] for line in lines[1:] if line.strip()]
     for name in GAMES:
-        assert out.count(name) == 3  # Easy, Medium, Hard
+        assert listed.count(name.removeprefix("turnbudget/")) == 3  # Easy, Medium, Hard

@@ -104,7 +104,7 @@ def test_hidden_budget_reaches_no_role_and_truncate_equals_rerun():
     assert aware.seen == {"turn_budget", "turns_used", "turns_left", "rounds_used"}
     assert blind.seen == set()
     # The env's own info is unchanged for RL users.
-    env = make_team("vault_v0", budget=10)
+    env = make_team("vault_v0", turn_budget=10)
     assert {"turn_budget", "turns_used", "turns_left", "rounds_used"} <= set(
         env.reset(seed=0)[1]["runner"]
     )
@@ -160,7 +160,7 @@ def test_pass_at_k_with_errors_matches_k_independent_attempts():
     result = evaluate_team("vault_v0", team, n=2 * k, n_bootstrap=400, **kwargs)
     estimate, low, high = result.grid.mean[1, 0], result.grid.low[1, 0], result.grid.high[1, 0]
 
-    env = make_team("vault_v0", difficulty="easy", budget=t, errors=rate)
+    env = make_team("vault_v0", difficulty="easy", turn_budget=t, errors=rate)
     game = env.unwrapped
     agents = {role: OracleAgent(0.3) for role in ROLES}
     batches = 6
@@ -196,7 +196,7 @@ def test_pass_at_k_with_errors_matches_k_independent_attempts():
 
 
 def test_team_error_wrapper_takes_the_repeat_option():
-    env = make_team("vault_v0", budget=30, errors=0.5)
+    env = make_team("vault_v0", turn_budget=30, errors=0.5)
 
     def fired(**options: Any) -> list[tuple[str, str | None]]:
         env.reset(seed=3, options=options or None)

@@ -27,7 +27,7 @@ def _run(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
 def test_the_guide_env_passes_check_text_env(tmp_path):
     out = _run(_blocks()[0], tmp_path)
     assert out.returncode == 0, out.stderr
-    passed = eval(out.stdout.strip().splitlines()[-1])  # the printed report.passed
+    passed = eval(out.stdout.strip().splitlines()[-1])  # the printed report.checks
     assert passed[:3] == ["gymnasium_checker", "reset_needed", "type_check"]
     assert {"oracle_solves", "oracle_bellman", "setbacks", "hostile_input"} <= set(passed)
 

@@ -15,7 +15,7 @@ MAZE = "turnbudget/Maze-Easy-v0"
     "kwargs, message",
     [
         ({"text_features": 10**12}, f"at most {MAX_DIM}"),
-        ({"text_features": {"dim": MAX_DIM + 1}}, "at most"),
+        ({"text_features": {"block_dim": MAX_DIM + 1}}, "at most"),
         ({"text_features": {"ngrams": MAX_NGRAMS + 1}}, "at most"),
         ({"budget_mix": lambda: 5}, "one argument"),
         ({"budget_mix": lambda rng, extra: 5}, "one argument"),
@@ -36,7 +36,7 @@ def test_good_settings_at_the_bounds_build():
     env = turnbudget.make(MAZE, budget_mix=lambda rng: int(rng.integers(3, 9)), env_index=0)
     _, info = env.reset(seed=0)
     assert 3 <= info["turn_budget"] < 9
-    assert TextFeatures(turnbudget.make(MAZE), dim=64, ngrams=MAX_NGRAMS).observation_space.shape
+    assert TextFeatures(turnbudget.make(MAZE), block_dim=64, ngrams=MAX_NGRAMS).observation_space.shape
     assert BudgetMix.from_callable(lambda rng: 4).sample(None) == 4
 
 

@@ -80,7 +80,7 @@ def test_the_spec_recreates_the_stack():
 
 
 def test_gym_make_vec_builds_the_stack_and_stacks_numeric_info():
-    envs = gym.make_vec(MAZE, num_envs=2, discrete_actions=6, text_features=16, budget_mix=[4, 9])
+    envs = gym.make_vec(MAZE, num_envs=2, discrete_actions=6, text_features=32, budget_mix=[4, 9])
     obs, info = envs.reset(seed=0)
     assert obs.shape == (2, 32) and info["action_mask"].shape == (2, 6)
     for _ in range(12):
@@ -159,7 +159,7 @@ def test_max_episode_steps_becomes_the_turn_budget(extra):
     probe.reset(seed=4)
     distance = probe.unwrapped.distance_to_goal()
     env = gym.make(MAZE, max_episode_steps=distance, **extra)
-    assert "TimeLimit" not in chain(env) and env.spec.max_episode_steps is None
+    assert "TimeLimit" not in chain(env) and env.spec.max_episode_steps == distance
     assert find_wrapper(env, TurnBudget).default_turn_budget == distance
     terminated, truncated, info = win_in(env, 4)  # the win comes on the last turn
     assert (terminated, truncated, info["won"], info["turns_left"]) == (True, False, True, 0)
@@ -167,7 +167,8 @@ def test_max_episode_steps_becomes_the_turn_budget(extra):
     for _ in range(distance):
         _, _, terminated, truncated, info = env.step("look")
     assert (terminated, truncated, info["turns_left"]) == (False, True, 0)
-    assert gym.make(env.spec).reset(seed=0)[1]["turn_budget"] == distance
+    again = gym.make(env.spec)
+    assert again.reset(seed=0)[1]["turn_budget"] == distance and "TimeLimit" not in chain(again)
 
 
 def test_max_episode_steps_in_make_vec_and_conflicts():
@@ -253,7 +254,7 @@ def test_discrete_actions_refuse_what_is_not_an_index(action):
 
 
 def test_text_features_declare_and_keep_a_finite_bound():
-    env = TextFeatures(gym.make(MAZE), dim=8)
+    env = TextFeatures(gym.make(MAZE), block_dim=8)
     assert env.observation_space.is_bounded() and env.observation_space.high.max() == FEATURE_HIGH
     huge = hashed_ngrams("north " * 100_000, dim=8)
     assert huge.max() == np.float32(FEATURE_HIGH) and env.observation_space.contains(

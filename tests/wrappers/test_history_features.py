@@ -17,8 +17,8 @@ IDS = ["turnbudget/Maze-Easy-v0", "turnbudget/KeyQuest-Easy-v0"]
 
 
 def make(env_id: str, reveal: str | None = "always", **kwargs):
-    env = turnbudget.make(env_id, budget=20, reveal=reveal, discrete_actions=10,
-                          text_features=32, info="text", **kwargs)  # fmt: skip
+    env = turnbudget.make(env_id, turn_budget=20, reveal=reveal, discrete_actions=10,
+                          text_features={"block_dim": 32}, info="text", **kwargs)  # fmt: skip
     return HistoryFeatures(env, history=3, command_dim=8, budget=reveal == "always")
 
 
@@ -50,7 +50,7 @@ def test_features_rebuilt_from_text_match_the_wrapper(env_id):
 
 
 def test_a_slip_is_recorded_as_the_command_that_ran():
-    env = turnbudget.make("turnbudget/Maze-Easy-v0", budget=30)
+    env = turnbudget.make("turnbudget/Maze-Easy-v0", turn_budget=30)
     env = InjectErrors(env, schedule={1: "slip"})
     env = HistoryFeatures(turnbudget.make(env, reveal="never", discrete_actions=6, text_features=16,
                                           info="text"), history=2, command_dim=8)  # fmt: skip

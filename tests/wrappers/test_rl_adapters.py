@@ -56,7 +56,7 @@ def test_bad_max_actions(max_actions):
 
 
 def test_text_features_shape_goal_and_admissible_blocks():
-    env = TextFeatures(gym.make(STUB_ID), dim=32, include_admissible=True)
+    env = TextFeatures(gym.make(STUB_ID), block_dim=32, include_admissible=True)
     obs, info = env.reset(seed=0)
     assert obs.shape == (96,) and obs.dtype == np.float32 and env.observation_space.contains(obs)
     assert (obs[32:64] == hashed_ngrams(info["goal"], 32)).all()
@@ -76,7 +76,10 @@ def test_features_are_the_same_in_another_process():
     assert eval(out.stdout) == here.tolist()
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [({"dim": 0}, "dim"), ({"ngrams": 0}, "ngrams")])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"block_dim": 0}, "block_dim"), ({"size": 0}, "size"), ({"ngrams": 0}, "ngrams")],
+)
 def test_bad_text_features(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TextFeatures(gym.make(STUB_ID), **kwargs)
@@ -91,7 +94,7 @@ def test_adapted_maze_passes_the_gymnasium_checker():
 
 def test_adapters_work_in_a_vector_env():
     def make():
-        return turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=8, text_features=32)
+        return turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=8, text_features=64)
 
     venv = gym.vector.SyncVectorEnv([make] * 2)
     obs, info = venv.reset(seed=0)

@@ -54,7 +54,7 @@ def rollout(env: gym.Env, seed: int, n_episodes: int = 3) -> list:
 
 def test_make_equals_stacking_by_hand():
     options = dict(
-        budget=12, budget_mix="uniform:4-12", errors={"rate": 0.2}, record=True,
+        turn_budget=12, budget_mix="uniform:4-12", errors={"rate": 0.2}, record=True,
         process_reward={"gamma": 0.9}, reveal="final=3",
     )  # fmt: skip
     made = turnbudget.make("turnbudget/Maze-Easy-v0", **options)
@@ -90,7 +90,7 @@ def test_record_shortcuts(tmp_path):
     seen = []
     path = tmp_path / "r.jsonl"
     for record in (path, str(path), seen.append, {"path": path, "record_steps": False}):
-        env = turnbudget.make(STUB_ID, budget=2, record=record, env_index=1)
+        env = turnbudget.make(STUB_ID, turn_budget=2, record=record, env_index=1)
         env.reset(seed=0)
         env.step("wait")
         env.step("wait")
@@ -100,20 +100,20 @@ def test_record_shortcuts(tmp_path):
 
 
 def test_env_instance_without_a_turn_budget():
-    env = turnbudget.make(LineWorld(), budget=4, reveal="always")
+    env = turnbudget.make(LineWorld(), turn_budget=4, reveal="always")
     obs, _ = env.reset(seed=0)
     assert obs.endswith("[4 turns left]")
-    with pytest.raises(ValueError, match="pass `budget`"):
+    with pytest.raises(ValueError, match="pass `turn_budget`"):
         turnbudget.make(LineWorld(), reveal="always")
     with pytest.raises(ValueError, match="already has a TurnBudget"):
-        turnbudget.make(gym.make(STUB_ID), budget=3)
+        turnbudget.make(gym.make(STUB_ID), turn_budget=3)
 
 
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"budget": 0}, ValueError, "Expect `budget` to be a positive int, got 0"),
-        ({"budget": -1}, ValueError, "got -1"),
+        ({"turn_budget": 0}, ValueError, "Expect `turn_budget` to be a positive int, got 0"),
+        ({"turn_budget": -1}, ValueError, "got -1"),
         ({"budget_mix": []}, ValueError, "non-empty"),
         ({"budget_mix": [10, 0]}, ValueError, "positive int"),
         ({"errors": 1.5}, ValueError, r"\[0, 1\]"),
@@ -127,7 +127,7 @@ def test_env_instance_without_a_turn_budget():
         ({"process_reward": "yes"}, ValueError, "Unexpected `process_reward`"),
         ({"process_reward": {"gamma": 2}}, ValueError, "gamma"),
         ({"discrete_actions": 0}, ValueError, "max_actions"),
-        ({"text_features": -1}, ValueError, "dim"),
+        ({"text_features": -1}, ValueError, "size"),
     ],
 )
 def test_bad_configuration_raises_before_any_episode(kwargs, error, message):

@@ -66,6 +66,7 @@ __all__ = [
     "in_flight",
     "observe",
     "observe_batch",
+    "preflight",
 ]
 
 #: The info key under which the engine hands the oracle's actions to agents with ``needs_oracle``.
@@ -315,6 +316,19 @@ def observe_batch(
     method = getattr(agent, "observe_batch", None)
     if method is not None and episode_ids:
         method(episode_ids, observations, infos, executed_actions)
+
+
+def preflight(agent: object) -> None:
+    """Let ``agent`` refuse to start, once, before its first episode.
+
+    An agent may define ``preflight()``: it raises when the agent cannot play at
+    all (`turnbudget.agents.llm.ChatAgent` asks its server for ``/models``, so a
+    server that is down fails in seconds, not after every episode's retries).
+    The evaluator calls it; agents without one start as they are.
+    """
+    check = getattr(agent, "preflight", None)
+    if callable(check):
+        check()
 
 
 def agent_flags(agent: object) -> tuple[bool, bool]:

@@ -58,7 +58,14 @@ from turnbudget.agents.chat_format import (
 )
 from turnbudget.agents.secrets import redact, remember, url_secrets
 
-__all__ = ["ChatAgent", "RequestRejected", "ServerUnavailable", "make_llm_agent", "redact_url"]
+__all__ = [
+    "PREFLIGHT_TIMEOUT",
+    "ChatAgent",
+    "RequestRejected",
+    "ServerUnavailable",
+    "make_llm_agent",
+    "redact_url",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +85,11 @@ _SERVER_CONSTRAINTS = {
 
 # The request fields a constraint adds (see `chat_format.constraint_body`).
 _CONSTRAINT_FIELDS = ("grammar", "guided_choice", "response_format", "json_schema")
+
+
+#: Seconds `ChatAgent.preflight` waits for the server's ``/models`` (or the agent's
+#: ``timeout``, if shorter).
+PREFLIGHT_TIMEOUT = 10.0
 
 
 class ServerUnavailable(ConnectionError):
@@ -243,6 +255,7 @@ class ChatAgent:
             if concurrency is None
             else _positive(concurrency, "concurrency")
         )
+        _openai()  # the llm extra: missing, this agent fails here, not in every episode
         self._shared = _Shared()
         self._start_episode(0)
 
@@ -287,6 +300,25 @@ class ChatAgent:
                 "its credentials where the workers run (they never travel in the agent's pickle)."
             )
         return url
+
+    def preflight(self) -> None:
+        """Ask the server for its models once (``GET /models``, one attempt, at most
+        `PREFLIGHT_TIMEOUT` seconds): a server that does not answer raises
+        `ServerUnavailable` before the first episode. A server that answers
+        without ``/models`` passes (the requests tell the rest)."""
+        openai = _openai()
+        kwargs = {**self._client_kwargs(), "timeout": min(self.timeout, PREFLIGHT_TIMEOUT)}
+        with openai.OpenAI(**kwargs) as client:
+            try:
+                client.models.list()
+            except openai.APIConnectionError as exc:  # (a timeout is one too)
+                raise ServerUnavailable(
+                    f"LLM server at {redact_url(self._url())} did not answer GET /models "
+                    f"({type(exc).__name__}: {_short(exc)}). Is it running? "
+                    "(`turnbudget serve-local` starts a local one.)"
+                ) from None
+            except openai.OpenAIError as exc:
+                logger.debug("GET /models failed: %s", _short(exc))
 
     def close(self) -> None:
         """Close the blocking client (the async one closes in `aclose`)."""

@@ -151,9 +151,15 @@ def _resolve(name: str) -> AgentFactory:
             raise ValueError(
                 f"Agent {name!r} is reserved for {module}, which this installation does not have"
             ) from err
-        extra = _EXTRAS.get(name)
-        hint = f" (pip install 'turnbudget[{extra}]')" if extra else ""
-        raise ImportError(f"Agent {name!r} needs a missing dependency{hint}: {err}") from err
+        raise ImportError(
+            f"Agent {name!r} needs a missing dependency{_extra_hint(name)}: {err}"
+        ) from err
+
+
+def _extra_hint(name: str) -> str:
+    """``" (pip install 'turnbudget[EXTRA]')"`` for a built-in agent that needs an extra, else ""."""
+    extra = _EXTRAS.get(name) if _REGISTRY.get(name) == BUILTIN_AGENTS.get(name) else None
+    return f" (pip install 'turnbudget[{extra}]')" if extra else ""
 
 
 def spec_source(spec: str) -> str:
@@ -220,9 +226,10 @@ def make_agent(spec: str, **options: Any) -> Any:
         factory = _resolve(key)
         if options:
             _check_options(name, factory, options)
+        try:
             agent = factory(arg, **options)
-        else:
-            agent = factory(arg)
+        except ModuleNotFoundError as err:  # a dependency the factory imports as it builds
+            raise ImportError(f"Agent {key!r} needs {err.name!r}{_extra_hint(key)}") from err
     if agent is None:
         raise ValueError(f"The factory of agent {name!r} returned None for {spec!r}")
     if not _is_agent(agent):

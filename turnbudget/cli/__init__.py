@@ -14,6 +14,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from turnbudget import __version__
+
 __all__ = ["SUBCOMMANDS", "describe_os_error", "main"]
 
 # name -> (module, one-line help)
@@ -59,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="turnbudget", description="Text-game environments with turn budgets."
     )
+    parser.add_argument("--version", action="version", version=f"turnbudget {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         module = importlib.import_module(module_name)

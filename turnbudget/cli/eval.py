@@ -260,13 +260,14 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from turnbudget.cli.ids import env_ids
     from turnbudget.eval import evaluate
-    from turnbudget.eval.report import build_report, check_plotting
+    from turnbudget.eval.report import build_report, check_plotting, report_is_current
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
 
-    envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
     agent = None
     try:
+        envs = env_ids(args.env)
         if not args.no_plots:
             check_plotting()
         agent = load_agent(args.agent, llm_options(args), args.sealed)
@@ -280,7 +281,10 @@ def run(args: argparse.Namespace) -> int:
             record_steps=not args.no_steps, progress=not args.quiet, overwrite=args.overwrite,
             error_draws="shared" if args.shared_errors else "per_repeat",
         )  # fmt: skip
-        build_report(out, plots=not args.no_plots, summaries={out: result.summary})
+        if result.n_run or not report_is_current(out, plots=not args.no_plots):
+            if not args.quiet:  # (plots take seconds after the bar has reached 100%)
+                print(f"writing the report in {out} ...", file=sys.stderr, flush=True)
+            build_report(out, plots=not args.no_plots, summaries={out: result.summary})
     except (ValueError, KeyError, FileNotFoundError, ImportError, EvaluationAborted) as exc:
         print(f"turnbudget eval: error: {exc}", file=sys.stderr)
         return 2

@@ -81,7 +81,7 @@ def team_table(seeds: int = 5) -> list[dict]:
     from turnbudget.multiagent import all_games
 
     rows = []
-    for name, module in sorted(all_games.items()):
+    for _, module in sorted(all_games.items()):
         for difficulty, budget in module.DEFAULT_BUDGETS.items():
             env = module.raw_env(difficulty=difficulty)
             lengths = []
@@ -90,7 +90,7 @@ def team_table(seeds: int = 5) -> list[dict]:
                 lengths.append(env.distance_to_goal(env.possible_agents[0]))
             rows.append(
                 {
-                    "id": name,
+                    "id": module.raw_env.metadata["name"],
                     "family": ", ".join(env.possible_agents),
                     "difficulty": difficulty.capitalize(),
                     "turn_budget": budget,
@@ -114,10 +114,16 @@ def run(args: argparse.Namespace) -> int:
     header = {"id": "id", "family": "family", "difficulty": "difficulty",
               "turn_budget": "budget", "optimal": f"optimal ({args.seeds} seeds)"}  # fmt: skip
     if args.team:
-        header["family"] = "roles"
+        header["id"], header["family"] = "game", "roles"
     widths = {k: max(len(str(r[k])) for r in [header, *rows]) for k in header}
     for row in [header, *rows]:
         print("  ".join(str(row[k]).ljust(widths[k]) for k in header).rstrip())
     if not args.all_games and any(r["optimal"] == "-" for r in rows):
         print("\n'-': slow to generate, not measured; --all-games measures them too.")
+    if args.team:
+        print(
+            "\nTeam games are PettingZoo games, not Gymnasium ids: "
+            'turnbudget.multiagent.make_team("vault_v0", difficulty="easy") makes one, '
+            "turnbudget.eval.evaluate_team evaluates it."
+        )
     return 0

@@ -15,11 +15,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "env_id", help="e.g. turnbudget/KeyQuest-Easy-v0 (the prefix may be omitted)"
     )
     parser.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
-    parser.add_argument("--budget", type=int, default=None, help="turn budget (default: the id's)")
+    parser.add_argument(
+        "--turn-budget", "--budget", dest="budget", type=int, default=None,
+        help="turn budget T (default: the id's; --budget is its old name)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    env_id = args.env_id if "/" in args.env_id else f"turnbudget/{args.env_id}"
+    from turnbudget.cli.ids import resolve_env_id
+
+    try:
+        env_id = resolve_env_id(args.env_id)
+    except ValueError as error:
+        print(f"turnbudget play: error: {error}", file=sys.stderr)
+        return 2
     if env_id not in gym.registry:
         print(f"Unknown env id {env_id!r}; `turnbudget list` shows them all.", file=sys.stderr)
         return 2

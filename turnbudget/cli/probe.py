@@ -83,13 +83,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from turnbudget.cli.eval import backend_options, close_sealed, llm_options, load_agent
+    from turnbudget.cli.ids import env_ids
     from turnbudget.eval.probes.run import probe
     from turnbudget.eval.report import write_probe_report
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
 
-    envs = [e.strip() for item in args.env for e in item.split(",") if e.strip()]
     agents: list = []
     try:
+        envs = env_ids(args.env)
         options = llm_options(args)
         for spec in args.agent or ["random"]:
             llm = spec.strip().lower().startswith("llm")

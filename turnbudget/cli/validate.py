@@ -50,11 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from turnbudget.cli.eval import backend_options
+    from turnbudget.cli.ids import env_ids
     from turnbudget.eval.probes.validate import format_checks, validate
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
 
-    envs = [e.strip() for item in (args.env or DEFAULT_ENVS) for e in item.split(",") if e.strip()]
     try:
+        envs = env_ids(args.env or DEFAULT_ENVS)
         result = validate(
             envs, tasks=args.tasks, seed=args.seed, baseline_repeats=args.baseline_repeats,
             out=args.out, progress=not args.quiet, workers=args.workers, backend=args.backend,

@@ -7,15 +7,26 @@ Each game is one module with ``env()`` (AEC), ``parallel_env()`` and
     from turnbudget.multiagent import race_v0, vault_v0
     env = vault_v0.parallel_env(difficulty="medium")
     observations, infos = env.reset(seed=0)
+
+`SoloRoleEnv` plays one role of a team game as a single-agent Gymnasium env.
 """
 
 from __future__ import annotations
 
 from turnbudget.multiagent import race_v0, vault_v0
 from turnbudget.multiagent.base import TEXT_KEY, TextParallelEnv
+from turnbudget.multiagent.solo import SoloRoleEnv
 from turnbudget.multiagent.stack import make_team
 
-__all__ = ["TEXT_KEY", "TextParallelEnv", "all_games", "make_team", "race_v0", "vault_v0"]
+__all__ = [
+    "TEXT_KEY",
+    "SoloRoleEnv",
+    "TextParallelEnv",
+    "all_games",
+    "make_team",
+    "race_v0",
+    "vault_v0",
+]
 
 #: Every game module, by name (as ``pettingzoo.utils.all_modules.all_environments``).
 all_games = {

@@ -25,7 +25,7 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
-from turnbudget._checks import brief
+from turnbudget._checks import brief, check_turn_budget
 from turnbudget.envs.core import (
     INFO_ADMISSIBLE_ACTIONS,
     INFO_GOAL,
@@ -228,23 +228,38 @@ def game_factories(
 ) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """``env()`` and ``parallel_env()`` for a game: the raw env under a `TeamTurnBudget`.
 
-    ``parallel_env(difficulty, turn_budget=None, render_mode=None)`` returns the
-    parallel env with the difficulty's default team budget (or ``turn_budget``);
+    ``parallel_env(difficulty, turn_budget=None, render_mode=None, max_cycles=None)``
+    returns the parallel env with the difficulty's default team budget (or
+    ``turn_budget``); ``max_cycles`` is PettingZoo's name for the same number of
+    rounds (for code written against ``pettingzoo`` games; give one of the two).
     ``env(...)`` is its AEC form by PettingZoo's own ``parallel_to_aec``.
     """
     from turnbudget.multiagent.wrappers.team_turn_budget import TeamTurnBudget
 
     def parallel_env(
-        difficulty: str = "easy", turn_budget: int | None = None, render_mode: str | None = None
+        difficulty: str = "easy",
+        turn_budget: int | None = None,
+        render_mode: str | None = None,
+        max_cycles: int | None = None,
     ) -> TeamTurnBudget:
+        if max_cycles is not None:
+            if turn_budget is not None:
+                raise ValueError(
+                    f"Got turn_budget={brief(turn_budget)} and max_cycles={brief(max_cycles)}: "
+                    "pass one (max_cycles is PettingZoo's name for the team budget)"
+                )
+            turn_budget = check_turn_budget(max_cycles, "max_cycles")
         game = raw_env(difficulty=difficulty, render_mode=render_mode)
         budget = default_budgets[game.difficulty] if turn_budget is None else turn_budget
         return TeamTurnBudget(game, turn_budget=budget)
 
     def env(
-        difficulty: str = "easy", turn_budget: int | None = None, render_mode: str | None = None
+        difficulty: str = "easy",
+        turn_budget: int | None = None,
+        render_mode: str | None = None,
+        max_cycles: int | None = None,
     ) -> Any:
-        return parallel_to_aec(parallel_env(difficulty, turn_budget, render_mode))
+        return parallel_to_aec(parallel_env(difficulty, turn_budget, render_mode, max_cycles))
 
     name = raw_env.metadata["name"]
     parallel_env.__doc__ = (

@@ -61,7 +61,7 @@ class SoloRoleEnv(TextEnv):
 
     Example:
         >>> import turnbudget
-        >>> env = turnbudget.make(SoloRoleEnv("vault_v0", role="runner"), budget=30)
+        >>> env = turnbudget.make(SoloRoleEnv("vault_v0", role="runner"), turn_budget=30)
         >>> obs, info = env.reset(seed=0)
         >>> oracle = env.unwrapped
         >>> while True:

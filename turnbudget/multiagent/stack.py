@@ -9,7 +9,7 @@ from typing import Any
 
 from pettingzoo.utils.conversions import parallel_to_aec
 
-from turnbudget._checks import brief, check_bool
+from turnbudget._checks import brief, check_bool, renamed
 from turnbudget.multiagent.wrappers import (
     InjectTeamErrors,
     RecordTeamOutcomes,
@@ -56,7 +56,7 @@ def make_team(
     game: str | ModuleType,
     *,
     difficulty: str = "easy",
-    budget: int | None = None,
+    turn_budget: int | None = None,
     budget_mix: BudgetMixLike | None = None,
     errors: float | Mapping[str, Any] | None = None,
     record: bool
@@ -68,19 +68,21 @@ def make_team(
     reveal: str | Mapping[str, Any] | None = None,
     aec: bool = False,
     render_mode: str | None = None,
+    budget: int | None = None,
 ) -> Any:
     """Make a team game and stack the team wrappers on it, in `TEAM_STACK_ORDER`.
 
     Args:
         game: A game module of `turnbudget.multiagent.all_games`, or its name (``"vault_v0"``).
         difficulty: ``"easy"``, ``"medium"`` or ``"hard"``.
-        budget: The team budget T in rounds (the game's default for the difficulty if None).
+        turn_budget: The team budget T in rounds (the game's default for the difficulty if None).
         budget_mix: BudgetMix: anything `BudgetMix.coerce` accepts.
         errors: An error rate per agent and round, or `InjectTeamErrors` keyword arguments.
         record: True (in memory), a JSONL path, a callback, or `RecordTeamOutcomes` keyword arguments.
         reveal: A mode (``"always"``, ``"final=3"``) or `RevealTeamBudget` keyword arguments.
         aec: Return the AEC form (PettingZoo's ``parallel_to_aec``) instead of the parallel env.
         render_mode: ``"ansi"`` or ``"human"``.
+        budget: Deprecated: the old name of ``turn_budget`` (warns; removed in the next release).
 
     Example:
         >>> env = make_team("vault_v0", difficulty="medium", budget_mix=[20, 40], errors=0.1,
@@ -90,6 +92,7 @@ def make_team(
         True
     """
     module = game_module(game)
+    budget = renamed(turn_budget, budget, "turn_budget", "budget", "make_team")
     aec = check_bool(aec, "aec")
     specs = {
         "errors": _options(errors, "errors", "rate"),
@@ -105,7 +108,7 @@ def make_team(
     budget = (
         module.DEFAULT_BUDGETS[raw.difficulty]
         if budget is None
-        else check_turn_budget(budget, "budget")
+        else check_turn_budget(budget, "turn_budget")
     )
     env: Any = TeamTurnBudget(raw, turn_budget=budget, budget_mix=budget_mix)
     for key, wrapper in (

@@ -101,12 +101,12 @@ def _features(config: TrainConfig, shaping: bool) -> HistoryFeatures:
     }
     env = turnbudget.make(
         config.env_id,
-        budget=None if config.budget_mix else config.budget,
+        turn_budget=None if config.budget_mix else config.budget,
         budget_mix=config.budget_mix or None,
         process_reward=shaping_kwargs if shaping else None,
         reveal=config.reveal,
         discrete_actions=config.max_actions,
-        text_features=config.text_dim,
+        text_features={"block_dim": config.text_dim},
         info="text",  # HistoryFeatures reads the text keys (action_commands, ...)
     )
     return HistoryFeatures(

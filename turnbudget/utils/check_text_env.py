@@ -90,17 +90,22 @@ _CHECKER_NOISE = (".*different from the unwrapped version", ".*is not within the
 
 @dataclass
 class CheckReport:
-    """What `check_text_env` ran.
+    """What `check_text_env` ran (as `GroupSeedingReport`: ``passed`` is a bool).
 
     Attributes:
-        passed: The checks that ran and passed, in order.
+        checks: The checks that ran and passed, in order.
         skipped: Check name -> why it did not run.
         setbacks_that_cost: How many injected setbacks lengthened the task.
     """
 
-    passed: list[str] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     setbacks_that_cost: int = 0
+
+    @property
+    def passed(self) -> bool:
+        """True when checks ran and none failed (a failure raises: a returned report passed)."""
+        return bool(self.checks)
 
 
 class _Context:
@@ -247,7 +252,7 @@ def _check(ctx: _Context, report: CheckReport, check: str) -> Iterator[None]:
         raise ctx.fail(str(error) or type(error).__name__) from error
     except Exception as error:  # any crash inside a check is that check's failure
         raise ctx.fail(f"raised {type(error).__name__}: {error}") from error
-    report.passed.append(check)
+    report.checks.append(check)
 
 
 def _factory(

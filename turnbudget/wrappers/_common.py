@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from typing import Any
 
@@ -10,7 +11,14 @@ import numpy as np
 
 from turnbudget.envs.core import get_oracle
 
-__all__ = ["EpisodeSeeder", "env_id_of", "find_wrapper", "require_oracle", "require_single"]
+__all__ = [
+    "EpisodeSeeder",
+    "env_id_of",
+    "find_wrapper",
+    "require_oracle",
+    "require_single",
+    "spec_with_limit",
+]
 
 
 def find_wrapper(env: gym.Env, cls: type) -> Any | None:
@@ -64,3 +72,13 @@ def require_single(env: gym.Env, cls: type) -> None:
     """Raise ``ValueError`` when ``env`` already contains a ``cls`` (its info keys would clash)."""
     if find_wrapper(env, cls) is not None:
         raise ValueError(f"{cls.__name__} is already in this stack; wrap an env with it only once")
+
+
+def spec_with_limit(wrapper: gym.Wrapper, limit: int | None) -> Any:
+    """``wrapper``'s spec (Gymnasium's, cached) with ``max_episode_steps`` = ``limit``: what a
+    budget wrapper says its episodes last (None: it varies), for the wrappers that read it."""
+    if wrapper._cached_spec is None:
+        spec = gym.Wrapper.spec.fget(wrapper)  # type: ignore[attr-defined]
+        if spec is not None:
+            wrapper._cached_spec = dataclasses.replace(spec, max_episode_steps=limit)
+    return wrapper._cached_spec

@@ -277,7 +277,7 @@ class HistoryFeatures(
         reveal = self._reveal
         return {
             "text_features": {
-                "dim": self._text.dim,
+                "dim": self._text.block_dim,  # (the policy files' key)
                 "ngrams": self._text.ngrams,
                 "include_goal": self._text.include_goal,
                 "include_admissible": self._text.include_admissible,

@@ -13,9 +13,15 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 from gymnasium.core import ActType, ObsType
+from gymnasium.envs.registration import EnvSpec
 
 from turnbudget._checks import brief, normalize_weights
-from turnbudget.wrappers._common import EpisodeSeeder, find_wrapper, require_single
+from turnbudget.wrappers._common import (
+    EpisodeSeeder,
+    find_wrapper,
+    require_single,
+    spec_with_limit,
+)
 from turnbudget.wrappers.turn_budget import TurnBudget, begin_reset, check_turn_budget
 
 __all__ = ["BudgetMix", "BudgetMixLike", "SampleTurnBudget"]
@@ -219,6 +225,11 @@ class SampleTurnBudget(
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         return self.env.step(action)
+
+    @property
+    def spec(self) -> EnvSpec | None:
+        """The env's spec, with ``max_episode_steps`` None: the budget varies per episode."""
+        return spec_with_limit(self, None)
 
 
 def _check_range(low: int, high: int) -> tuple[int, int]:

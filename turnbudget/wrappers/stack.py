@@ -22,7 +22,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
 
-from turnbudget._checks import brief, is_int
+from turnbudget._checks import brief, is_int, renamed
 from turnbudget.wrappers._common import find_wrapper
 from turnbudget.wrappers.discrete_actions import DiscreteActions
 from turnbudget.wrappers.inject_errors import InjectErrors
@@ -128,7 +128,7 @@ class Layer:
 
 
 #: The stack, innermost first, on a `TurnBudget` (inside every registered id; `make` puts
-#: one on an env given with ``budget``). Each wrapper reads what the ones inside it put in
+#: one on an env given with ``turn_budget``). Each wrapper reads what the ones inside it put in
 #: ``info``; a row's place says why it sits there.
 LAYERS = (
     # BudgetMix: T per episode, passed down through reset options
@@ -143,7 +143,7 @@ LAYERS = (
     Layer(RevealBudget, ("reveal",), _shortcut("reveal", "mode", str)),
     # classic-RL adapters last: they change the spaces
     Layer(DiscreteActions, ("discrete_actions",), _shortcut("discrete_actions", "max_actions", int)),
-    Layer(TextFeatures, ("text_features",), _shortcut("text_features", "dim", int)),
+    Layer(TextFeatures, ("text_features",), _shortcut("text_features", "size", int)),
     # info as fixed-shape arrays, for vector envs and replay buffers
     Layer(NumericInfo, ("info", "text_features"), _info),
 )  # fmt: skip
@@ -277,17 +277,18 @@ def absorb_time_limit(env: gym.Env) -> gym.Env:
 def make(
     env_id: str | gym.Env,
     *,
-    budget: int | None = None,
+    turn_budget: int | None = None,
     make_kwargs: Mapping[str, Any] | None = None,
+    budget: int | None = None,
     **options: Any,
 ) -> gym.Env:
     """Make a registered env and stack the turn-budget wrappers on it, in `STACK_ORDER`.
 
-    Equivalent to ``gym.make(env_id, turn_budget=budget)`` wrapped by hand in
+    Equivalent to ``gym.make(env_id, turn_budget=turn_budget)`` wrapped by hand in
     `SampleTurnBudget`, `InjectErrors`, `RecordStepOutcomes`, `ProcessReward`,
     `RevealBudget`, `DiscreteActions`, `TextFeatures` and `NumericInfo`,
     skipping those left at None. For a ``turnbudget/`` id it *is*
-    ``gym.make(env_id, turn_budget=budget, **options)``: every option below is
+    ``gym.make(env_id, turn_budget=turn_budget, **options)``: every option below is
     also a ``gym.make`` keyword, so string-id clients (``gym.make_vec``, SB3's
     ``make_vec_env``, TorchRL's ``GymEnv``) build the same stack. A mapping
     passes keyword arguments to its wrapper (a misspelt one raises
@@ -296,9 +297,11 @@ def make(
 
     Args:
         env_id: A registered id (or an env; one without a `TurnBudget` then
-            needs ``budget``; a ``TimeLimit`` on its outside becomes its budget).
-        budget: The default turn budget T (the id's default if None).
+            needs ``turn_budget``; a ``TimeLimit`` on its outside becomes its budget).
+        turn_budget: The default turn budget T (the id's default if None), as in
+            ``gym.make`` and ``reset(options={"turn_budget": T})``.
         make_kwargs: Extra keyword arguments for ``gym.make`` (e.g. ``render_mode``).
+        budget: Deprecated: the old name of ``turn_budget`` (warns; removed in the next release).
 
     Keyword Args:
         budget_mix: BudgetMix: anything `BudgetMix.coerce` accepts (``"uniform:5-40"``, ``[10, 20]``...).
@@ -307,7 +310,9 @@ def make(
         process_reward: True or `ProcessReward` keyword arguments.
         reveal: A mode (``"always"``, ``"final=3"``, ``"never"``) or `RevealBudget` keyword arguments.
         discrete_actions: ``max_actions`` or `DiscreteActions` keyword arguments.
-        text_features: True, ``dim`` or `TextFeatures` keyword arguments.
+        text_features: True, the observation's length (an int: `TextFeatures`'s ``size``,
+            e.g. 64 floats, 32 each for the observation and the goal) or `TextFeatures`
+            keyword arguments (``{"block_dim": 64}``: 64 per block).
         info: ``"numeric"`` (`NumericInfo`: fixed-shape NumPy values only, for
             vector envs and replay buffers) or ``"text"`` (every key); None:
             numeric exactly when ``text_features`` makes the observation numeric.
@@ -327,10 +332,11 @@ def make(
     if unknown:
         raise TypeError(
             f"make() got an unexpected keyword argument {unknown[0]!r}; "
-            f"expect budget, make_kwargs or one of: {', '.join(STACK_OPTIONS)}"
+            f"expect turn_budget, make_kwargs or one of: {', '.join(STACK_OPTIONS)}"
         )
+    budget = renamed(turn_budget, budget, "turn_budget", "budget", "make")
     if budget is not None:
-        budget = check_turn_budget(budget, "budget")
+        budget = check_turn_budget(budget, "turn_budget")
     if make_kwargs is not None and not isinstance(make_kwargs, Mapping):
         raise ValueError(
             f"Expect `make_kwargs` to be a mapping of gym.make keyword arguments or None, "
@@ -348,7 +354,7 @@ def make(
     if isinstance(env_id, gym.Env):
         env, own_budget = _take_over_time_limits(env_id)
         if own_budget is None and budget is None:
-            raise ValueError("This env has no TurnBudget: pass `budget`")
+            raise ValueError("This env has no TurnBudget: pass `turn_budget`")
         if own_budget is not None and budget is not None:
             raise ValueError("This env already has a TurnBudget: set its budget where it was made")
         return plan.build(env, budget)
@@ -371,4 +377,4 @@ def _builds_the_stack(env_id: str) -> bool:
 
 
 def _no_budget(env_id: str) -> int:
-    raise ValueError(f"{env_id!r} has no TurnBudget: pass `budget`")
+    raise ValueError(f"{env_id!r} has no TurnBudget: pass `turn_budget`")

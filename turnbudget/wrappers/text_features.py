@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import warnings
 import zlib
 from typing import Any, SupportsFloat
 
@@ -12,7 +13,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.core import ActType
 
-from turnbudget._checks import check_bool, check_positive_int
+from turnbudget._checks import check_bool, check_positive_int, renamed
 from turnbudget.wrappers._common import require_single
 
 __all__ = ["FEATURE_HIGH", "MAX_COUNT", "MAX_DIM", "MAX_NGRAMS", "TextFeatures", "hashed_ngrams"]
@@ -22,6 +23,7 @@ MAX_DIM = 2**20
 #: Longest n-gram.
 MAX_NGRAMS = 8
 
+_DEFAULT_BLOCK_DIM = 256
 _TOKEN = re.compile(r"[a-z0-9]+")
 _CACHE_LIMIT = 200_000
 #: Counts are capped here, so every feature lies in [0, `FEATURE_HIGH`] whatever
@@ -108,29 +110,36 @@ class TextFeatures(
 ):
     """Turn the text observation into a fixed-length float vector for classic RL.
 
-    The vector concatenates blocks of ``dim`` hashed word n-gram features
-    (see `hashed_ngrams`): the observation, then the episode's goal
+    The vector concatenates blocks of ``block_dim`` hashed word n-gram
+    features (see `hashed_ngrams`): the observation, then the episode's goal
     (``info["goal"]`` at reset) if ``include_goal``, then the admissible
     commands if ``include_admissible`` (useful with `DiscreteActions`, whose
-    index meaning depends on them). No vocabulary is fitted, so the features
-    are the same in every process and episode, and bounded: the observation
-    space is ``Box(0, FEATURE_HIGH)``. The text observation stays
-    available in ``info["text_observation"]``.
+    index meaning depends on them). Give its length either whole (``size``:
+    the observation has ``size`` floats, split evenly between the blocks) or
+    per block (``block_dim``). No vocabulary is fitted, so the features are
+    the same in every process and episode, and bounded: the observation
+    space is ``Box(0, FEATURE_HIGH)``. The text observation stays available
+    in ``info["text_observation"]``.
 
     Args:
         env: An env with ``Text`` observations.
-        dim: Buckets per block (a positive int, at most `MAX_DIM`).
+        size: The observation's length: a multiple of the block count (2 with
+            the goal block, the default). ``text_features=N`` in `turnbudget.make`
+            and ``gym.make`` is ``size=N``.
         ngrams: Longest n-gram (1 = bag of words, 2 = words and bigrams; at most `MAX_NGRAMS`).
         include_goal: Add the goal block.
         include_admissible: Add the admissible-commands block.
+        block_dim: Buckets per block (a positive int, at most `MAX_DIM`; default 256
+            when ``size`` is not given). Give ``size`` or ``block_dim``, not both.
+        dim: Deprecated: the old name of ``block_dim`` (warns; removed in the next release).
 
     Example:
         >>> import gymnasium as gym
         >>> import turnbudget
-        >>> env = TextFeatures(gym.make("turnbudget/Maze-Easy-v0"), dim=128)
+        >>> env = TextFeatures(gym.make("turnbudget/Maze-Easy-v0"), size=128)
         >>> obs, info = env.reset(seed=0)
-        >>> obs.shape, obs.dtype, env.observation_space.contains(obs)
-        ((256,), dtype('float32'), True)
+        >>> obs.shape, obs.dtype, env.observation_space.contains(obs), env.block_dim
+        ((128,), dtype('float32'), True, 64)
         >>> info["text_observation"].startswith(info["goal"])
         True
     """
@@ -138,38 +147,71 @@ class TextFeatures(
     def __init__(
         self,
         env: gym.Env[str, ActType],
-        dim: int = 256,
+        size: int | None = None,
         ngrams: int = 2,
         include_goal: bool = True,
         include_admissible: bool = False,
+        *,
+        block_dim: int | None = None,
+        dim: int | None = None,
     ):
-        gym.utils.RecordConstructorArgs.__init__(
-            self,
-            dim=dim,
-            ngrams=ngrams,
-            include_goal=include_goal,
-            include_admissible=include_admissible,
-        )
         gym.ObservationWrapper.__init__(self, env)
-        for name, value, most in (("dim", dim, MAX_DIM), ("ngrams", ngrams, MAX_NGRAMS)):
+        include_goal = check_bool(include_goal, "include_goal")
+        include_admissible = check_bool(include_admissible, "include_admissible")
+        blocks = 1 + include_goal + include_admissible
+        block_dim = renamed(block_dim, dim, "block_dim", "dim", "TextFeatures")
+        if size is not None:
+            if block_dim is not None:
+                raise ValueError(
+                    "Give `size` (the whole vector) or `block_dim` (per block), not both"
+                )
+            size = check_positive_int(size, "size")
+            if size % blocks:
+                raise ValueError(
+                    f"Expect `size` to be a multiple of {blocks} (one block each for the "
+                    f"observation{', the goal' * include_goal}"
+                    f"{', the admissible commands' * include_admissible}), got {size}"
+                )
+            block_dim = size // blocks
+        block_dim = _DEFAULT_BLOCK_DIM if block_dim is None else block_dim
+        for name, value, most in (
+            ("block_dim", block_dim, MAX_DIM),
+            ("ngrams", ngrams, MAX_NGRAMS),
+        ):
             check_positive_int(value, name)
-            if value > most:  # every observation is a dense vector of blocks * dim floats
+            if value > most:  # every observation is a dense vector of blocks * block_dim floats
                 raise ValueError(f"Expect `{name}` to be at most {most}, got {value!r}")
         if not isinstance(env.observation_space, spaces.Text):
             raise ValueError(
                 f"TextFeatures needs a Text observation space, got {env.observation_space}"
             )
         require_single(env, TextFeatures)
-        self.dim, self.ngrams = int(dim), int(ngrams)
-        self.include_goal = check_bool(include_goal, "include_goal")
-        self.include_admissible = check_bool(include_admissible, "include_admissible")
-        blocks = 1 + self.include_goal + self.include_admissible
+        self.block_dim, self.ngrams = int(block_dim), int(ngrams)
+        self.include_goal, self.include_admissible = include_goal, include_admissible
+        gym.utils.RecordConstructorArgs.__init__(
+            self,
+            ngrams=self.ngrams,
+            include_goal=include_goal,
+            include_admissible=include_admissible,
+            block_dim=self.block_dim,
+        )
         self.observation_space = spaces.Box(
-            0.0, FEATURE_HIGH, shape=(blocks * self.dim,), dtype=np.float32
+            0.0, FEATURE_HIGH, shape=(blocks * self.block_dim,), dtype=np.float32
         )
         self._cache: dict[str, int] = {}
         self._lines: dict[str, tuple[list[str], list[int]]] = {}
-        self._goal = np.zeros(self.dim, dtype=np.float32)
+        self._goal = np.zeros(self.block_dim, dtype=np.float32)
+
+    @property
+    def dim(self) -> int:
+        """Deprecated: the old name of `block_dim` (warns; removed in the next release)."""
+        warnings.warn(
+            "TextFeatures.dim is deprecated: use TextFeatures.block_dim (the same number); "
+            "dim will be removed in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.block_dim
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -187,7 +229,7 @@ class TextFeatures(
         return self._features(observation, {})
 
     def _hash(self, text: str) -> np.ndarray:
-        return hashed_ngrams(text, self.dim, self.ngrams, self._cache, self._lines)
+        return hashed_ngrams(text, self.block_dim, self.ngrams, self._cache, self._lines)
 
     def _features(self, obs: str, info: dict[str, Any]) -> np.ndarray:
         blocks = [self._hash(obs)]

@@ -6,9 +6,11 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 from gymnasium.core import ActType, ObsType
+from gymnasium.envs.registration import EnvSpec
+from gymnasium.wrappers import TimeLimit
 
 from turnbudget._checks import check_reset_options, check_turn_budget
-from turnbudget.wrappers._common import find_wrapper
+from turnbudget.wrappers._common import find_wrapper, spec_with_limit
 
 __all__ = ["TurnBudget", "begin_reset", "check_turn_budget"]
 
@@ -54,7 +56,9 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
     goes back to the default. Every ``info`` carries ``turn_budget``,
     ``turns_used`` and ``turns_left``. It is the only turn limit of a
     registered id: ``gym.make(id, max_episode_steps=N)`` sets its budget to N
-    instead of adding Gymnasium's ``TimeLimit`` (see `turnbudget.registration`).
+    instead of adding Gymnasium's ``TimeLimit`` (see `turnbudget.registration`),
+    and ``env.spec.max_episode_steps`` is the default budget (None under a
+    `SampleTurnBudget`, whose budget varies per episode).
 
     Args:
         env: The environment to wrap.
@@ -79,8 +83,13 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
 
     def __init__(self, env: gym.Env[ObsType, ActType], turn_budget: int):
         gym.utils.RecordConstructorArgs.__init__(self, turn_budget=turn_budget)
+        turn_budget = check_turn_budget(turn_budget)
+        if isinstance(env, TimeLimit) and env._max_episode_steps == turn_budget:
+            # ``gym.make(env.spec)`` puts back the limit our spec's max_episode_steps
+            # names, right under this wrapper: the same limit, enforced once, here.
+            env = env.env
         gym.Wrapper.__init__(self, env)
-        self.default_turn_budget = check_turn_budget(turn_budget)
+        self.default_turn_budget = turn_budget
         self.turn_budget = self.default_turn_budget
         self.turns_used = 0
         self._reset_refused = False
@@ -111,6 +120,13 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
         self.default_turn_budget = check_turn_budget(turn_budget)
         self._saved_kwargs["turn_budget"] = self.default_turn_budget  # what `spec` recreates
         self._cached_spec = None
+
+    @property
+    def spec(self) -> EnvSpec | None:
+        """The env's spec, with ``max_episode_steps`` = the default budget: what Gymnasium's
+        wrappers read (``TimeAwareObservation``). It adds no second limit: ``gym.make(spec)``
+        rebuilds this wrapper on the ``TimeLimit`` it adds, which it then drops."""
+        return spec_with_limit(self, self.default_turn_budget)
 
     @property
     def turns_left(self) -> int:

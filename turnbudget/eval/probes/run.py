@@ -71,7 +71,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget.agents.base import agent_flags
+from turnbudget.agents.base import agent_flags, preflight
 from turnbudget.eval.probes.plan import (
     PROBE_KINDS,
     ProbeConfig,
@@ -396,6 +396,8 @@ def probe(
     if not specs:
         raise ValueError(f"No probe could be planned for {list(config.envs)}: no task is solvable")
     runs = _runs(config, agent, repeats, baseline_repeats)
+    for _, who, _, _ in runs:
+        preflight(who)  # (an LLM agent's server: asked once, before any probe)
     # an async (LLM) agent: many probes in flight; the baseline is driven as it is
     driven: list[tuple[str, Any, str, int]] = []
     done: dict[int, tuple[ProbeJob, dict[str, Any]]] = {}

@@ -17,6 +17,7 @@ from turnbudget.eval.report.build import (
     find_runs,
     load_run_summary,
     pair_with_runs,
+    report_is_current,
     write_probe_report,
     write_run_summary,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "plot_recovery_by_budget",
     "render_markdown",
     "render_probe_markdown",
+    "report_is_current",
     "write_plots",
     "write_probe_report",
     "write_run_summary",

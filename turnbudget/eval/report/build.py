@@ -32,7 +32,7 @@ from typing import Any
 from turnbudget.eval.analysis import ALL, compare_runs, summarize_run
 from turnbudget.eval.probes.summary import PROBE_SUMMARY_FILE
 from turnbudget.eval.report.markdown import render_markdown, render_probe_markdown
-from turnbudget.eval.report.plots import write_plots
+from turnbudget.eval.report.plots import PASS1_CURVE_FILE, write_plots
 from turnbudget.eval.run.evaluate import load_run
 from turnbudget.records import (
     EPISODES_FILE,
@@ -52,6 +52,7 @@ __all__ = [
     "find_runs",
     "load_run_summary",
     "pair_with_runs",
+    "report_is_current",
     "write_probe_report",
     "write_run_summary",
 ]
@@ -146,6 +147,25 @@ def build_report(
     if plots:
         write_plots(root, summary)
     return summary
+
+
+def report_is_current(root: str | Path, *, plots: bool = True) -> bool:
+    """Whether `build_report` on the run directory ``root`` would write what is there already:
+    ``summary.json`` and ``report.md`` (and with ``plots`` the Pass@(1,T) curve) were all
+    written after the run's records last changed. A resumed run with nothing left to run
+    skips the rebuild (seconds of plotting) when it is.
+    """
+    root = Path(root)
+    outputs = [root / SUMMARY_FILE, root / REPORT_FILE]
+    if plots:
+        outputs.append(root / PASS1_CURVE_FILE)
+    inputs = [root / name for name in (RUN_FILE, EPISODES_FILE, STEPS_FILE)]
+    try:
+        written = min(path.stat().st_mtime_ns for path in outputs)
+    except FileNotFoundError:
+        return False
+    inputs += find_probe_summaries(root)
+    return all(not p.exists() or p.stat().st_mtime_ns <= written for p in inputs)
 
 
 def write_probe_report(out: str | Path, summary: Mapping[str, Any]) -> Path:

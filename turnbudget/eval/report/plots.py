@@ -14,6 +14,7 @@ from turnbudget.eval.analysis import ALL
 from turnbudget.eval.report.markdown import _primary, _short, _slug
 
 __all__ = [
+    "PASS1_CURVE_FILE",
     "PLOT_HINT",
     "check_plotting",
     "plot_heatmap",
@@ -22,6 +23,9 @@ __all__ = [
     "plot_recovery_by_budget",
     "write_plots",
 ]
+
+#: The Pass@(1,T) curves, written for every report with plots.
+PASS1_CURVE_FILE = "pass_at_1_curve.png"
 
 
 def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
@@ -34,7 +38,7 @@ def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
             path = root / f"heatmap_{_slug(label)}_{_slug(_short(group))}.png"
             plot_heatmap(grid, f"{label} · {_short(group)} ({mode})", path)
             paths.append(path)
-    paths.append(plot_pass1_curves(summary, root / "pass_at_1_curve.png"))
+    paths.append(plot_pass1_curves(summary, root / PASS1_CURVE_FILE))
     paths.append(plot_recovery(summary, root / "recovery.png"))
     if any(_by_budget(r) for r in summary["runs"].values()):
         paths.append(plot_recovery_by_budget(summary, root / "recovery_by_budget.png"))

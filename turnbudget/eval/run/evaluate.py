@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from turnbudget.agents.base import preflight
 from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.episodes import EvaluationEpisodes, check_envs
 from turnbudget.eval.run.jobs import play_planned
@@ -215,6 +216,7 @@ def evaluate(
     retries = check_retries(retries)
     backend = resolve_backend(backend, workers, backend_options, timeout)
     check_envs(config)
+    preflight(agent)  # (an LLM agent's server: asked once, before any episode)
     given, agent = agent, driven_form(agent, concurrency=concurrency, sealed=sealed)
     try:
         played = play_planned(

@@ -75,6 +75,9 @@ def _holder(out: Path) -> str:
 def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
     """Hold ``out`` (created if missing) exclusively while the block runs.
 
+    Folders it created are removed again if the block leaves nothing in them
+    (a run refused before its first episode leaves no empty output directory).
+
     Raises:
         OutputDirInUse: another process holds it; the message names that process.
         ValueError: ``out`` is an existing file or cannot be created.
@@ -92,6 +95,7 @@ def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
     from filelock import FileLock, Timeout
 
     out = Path(out)
+    created = [d for d in (out, *out.parents) if not d.exists()]  # innermost first
     _check_out(out)
     # A new lock object per call: the same process holding the directory twice is
     # a conflict too (filelock's default would let one thread re-enter its lock).
@@ -117,7 +121,21 @@ def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
     finally:
         with contextlib.suppress(OSError):
             (out / HOLDER_FILE).unlink()
+        try:
+            # A run that wrote nothing (refused before its first episode) leaves no
+            # empty directory behind: the folders made here go, while the lock is held.
+            if created and {p.name for p in out.iterdir()} == {LOCK_FILE}:
+                (out / LOCK_FILE).unlink()
+            else:
+                created = []
+        except OSError:
+            created = []
         lock.release()
+        for folder in created:
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (another run's), or not ours to remove
+                break
 
 
 def locks_output_dir(func: F) -> F:

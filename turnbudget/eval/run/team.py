@@ -204,7 +204,7 @@ def plan_team_episodes(config: TeamConfig) -> list[EpisodeSpec]:
 
 def _build(config: TeamConfig, sink: Any) -> Any:
     return make_team(
-        config.game, difficulty=config.difficulty, budget=max(config.ts), errors=config.errors,
+        config.game, difficulty=config.difficulty, turn_budget=max(config.ts), errors=config.errors,
         reveal=config.reveal,
         record=None if sink is None else {"callback": sink, "record_steps": config.record_steps},
     )  # fmt: skip
