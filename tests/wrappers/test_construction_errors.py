@@ -36,7 +36,9 @@ def test_good_settings_at_the_bounds_build():
     env = turnbudget.make(MAZE, budget_mix=lambda rng: int(rng.integers(3, 9)), env_index=0)
     _, info = env.reset(seed=0)
     assert 3 <= info["turn_budget"] < 9
-    assert TextFeatures(turnbudget.make(MAZE), block_dim=64, ngrams=MAX_NGRAMS).observation_space.shape
+    assert TextFeatures(
+        turnbudget.make(MAZE), block_dim=64, ngrams=MAX_NGRAMS
+    ).observation_space.shape
     assert BudgetMix.from_callable(lambda rng: 4).sample(None) == 4
 
 
