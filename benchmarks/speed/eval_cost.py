@@ -121,7 +121,8 @@ def run_once(
         )  # fmt: skip
         wall = time.perf_counter() - t0
         main1, kids1 = _cpu()
-    return wall, len(result.episodes), main1 - main0, kids1 - kids0
+        episodes = len(result.episodes)  # read from the run's log: before it is removed
+    return wall, episodes, main1 - main0, kids1 - kids0
 
 
 def main(config: Config) -> dict:

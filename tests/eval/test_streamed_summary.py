@@ -177,3 +177,22 @@ def test_an_episode_log_reads_a_copy_once_and_refuses_a_conflicting_one(tmp_path
         LogError, match=r"line 5: .* logged again with different content \(first at line 2\)"
     ):
         list(load_run(out)[1].stream())
+
+
+def test_a_result_whose_run_directory_is_gone_says_so_rather_than_reading_empty(tmp_path):
+    """``result.episodes`` reads the log on first use: if the directory went first, that is
+    an error naming the fix, never an empty run."""
+    import shutil
+
+    from turnbudget.agents import RandomAgent
+    from turnbudget.eval.run.evaluate import evaluate
+
+    out = tmp_path / "run"
+    result = evaluate(ENVS[0], RandomAgent(), ks=[1], ts=[3], n=2, tasks=2, out=out, n_bootstrap=0)
+    kept = evaluate(ENVS[0], RandomAgent(), ks=[1], ts=[3], n=2, tasks=2, out=tmp_path / "kept")
+    copy = list(kept.episodes)
+    shutil.rmtree(out)
+    shutil.rmtree(tmp_path / "kept")
+    with pytest.raises(FileNotFoundError, match=r"episode log .* is gone.*list\(result.episodes\)"):
+        len(result.episodes)
+    assert len(copy) == 4 and list(kept.episodes) == copy  # read before: held

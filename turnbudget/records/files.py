@@ -467,7 +467,18 @@ class EpisodeLog(Sequence[dict[str, Any]]):
         self._records: list[dict[str, Any]] | None = None
 
     def stream(self) -> Iterator[dict[str, Any]]:
-        """The checked records one at a time, in the file's order (`iter_episodes`)."""
+        """The checked records one at a time, in the file's order (`iter_episodes`).
+
+        Raises:
+            FileNotFoundError: The log is gone (the run directory was removed before its
+                episodes were first read): never an empty run.
+        """
+        if not self.path.is_file():
+            raise FileNotFoundError(
+                f"The run's episode log {self.path} is gone: a result's episodes are read from "
+                "it on first use (list(result.episodes) keeps a copy before the run directory "
+                "is removed)"
+            )
         return iter_episodes(self.path, self.plan)
 
     def _loaded(self) -> list[dict[str, Any]]:
