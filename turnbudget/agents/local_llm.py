@@ -403,6 +403,10 @@ class LocalChatAgent(ChatAgent):
     def __repr__(self) -> str:
         return super().__repr__().replace("ChatAgent(", "LocalChatAgent(", 1)
 
+    def preflight(self) -> None:
+        """Nothing to ask before the first episode: there is no server (the model file is
+        checked when it loads)."""
+
     def _sync_client(self) -> Any:
         if self._shared.sync_client is None:
             if self.model_path is None:
