@@ -116,7 +116,7 @@ def test_each_prompt_starts_with_the_previous_prompt_and_its_reply(reveal):
     ``history`` at a time, never one per turn."""
     import turnbudget
 
-    env = turnbudget.make("turnbudget/Maze-Medium-v0", budget=40, reveal=reveal)
+    env = turnbudget.make("turnbudget/Maze-Medium-v0", turn_budget=40, reveal=reveal)
     obs, info = env.reset(seed=0)
     agent = ChatAgent("m", base_url="http://127.0.0.1:9/v1", history=3, constrain="none")
     agent.reset(0)
