@@ -47,8 +47,9 @@ def test_a_policy_without_torch_names_the_rl_extra_when_built(tmp_path, monkeypa
 
 def test_llm_without_the_extra_fails_once_before_any_episode(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "openai", None)
+    agent = make_agent("llm:some-model")  # built offline: prompts render without a client
     with pytest.raises(ImportError, match=r"pip install 'turnbudget\[llm\]'"):
-        make_agent("llm:some-model")
+        agent.preflight()  # what evaluate and probe call once, before the first episode
     out = tmp_path / "run"
     assert main(["eval", "--env", ENV, "--agent", "llm:some-model", "--out", str(out),
                  "--no-plots", "--quiet"]) == 2  # fmt: skip
@@ -57,6 +58,7 @@ def test_llm_without_the_extra_fails_once_before_any_episode(tmp_path, monkeypat
     assert not out.exists()
 
 
+@pytest.mark.llm  # the llm extra's client (no server: the one asked is down)
 def test_a_server_that_is_down_fails_before_the_first_episode(tmp_path):
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     agent = ChatAgent("m", base_url=url, max_retries=4, backoff=30.0)  # retries would take minutes

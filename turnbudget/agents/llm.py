@@ -255,7 +255,6 @@ class ChatAgent:
             if concurrency is None
             else _positive(concurrency, "concurrency")
         )
-        _openai()  # the llm extra: missing, this agent fails here, not in every episode
         self._shared = _Shared()
         self._start_episode(0)
 
@@ -305,7 +304,10 @@ class ChatAgent:
         """Ask the server for its models once (``GET /models``, one attempt, at most
         `PREFLIGHT_TIMEOUT` seconds): a server that does not answer raises
         `ServerUnavailable` before the first episode. A server that answers
-        without ``/models`` passes (the requests tell the rest)."""
+        without ``/models`` passes (the requests tell the rest). Without the ``openai``
+        package (the llm extra) it raises the ImportError that names the extra: once,
+        before any episode (building the agent needs no client, so prompts render and
+        specs resolve offline)."""
         openai = _openai()
         kwargs = {**self._client_kwargs(), "timeout": min(self.timeout, PREFLIGHT_TIMEOUT)}
         with openai.OpenAI(**kwargs) as client:
