@@ -236,7 +236,7 @@ class UndoReflex:
         return "UndoReflex()"
 
 
-class PingPong:
+class PingPong(RandomAgent):
     """Always undo the last executed command (a random one when it has no inverse).
 
     It walks back and forth between two states, so it never gets further than
@@ -252,23 +252,14 @@ class PingPong:
         'go south'
     """
 
-    needs_oracle = False
-    budget_aware = False
-
-    def __init__(self) -> None:
-        self._rng = np.random.default_rng(0)
-
     @property
     def name(self) -> str:
         return "ping-pong"
 
-    def reset(self, seed: int) -> None:
-        self._rng = np.random.default_rng(seed)
-
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
         admissible = list(info.get("admissible_actions") or ())
         undo = inverse_command(info.get(EXECUTED_KEY), admissible)
-        return undo or _random(self._rng, admissible)
+        return undo or super().act(observation, info)  # RandomAgent's draw
 
     @classmethod
     def from_spec(cls, arg: str = "") -> PingPong:
