@@ -16,6 +16,7 @@ import pytest
 
 from turnbudget.eval.estimator import (
     clustered_rate,
+    crossed_mean,
     difference_interval,
     estimate_from_task_grids,
     estimate_grid,
@@ -118,3 +119,78 @@ def test_score_intervals_never_collapse():
     specific, after, control = _specific(table, n_bootstrap=200)
     assert specific[0] == 0.0 and specific[1] < 0.0 < specific[2]
     assert after[1] < 1.0 and control[1] < 1.0
+
+
+# -- training seeds crossed with tasks (the replication's and the main job's intervals) --------
+
+#: (seeds, tasks, episodes per task): the replication's protocol, the main job's zoo, the fewest.
+SEED_DESIGNS = [(10, 24, 8), (5, 24, 8), (3, 24, 8)]
+_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(40)  # E[f(Z)], Z ~ N(0, 1)
+_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
+
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _over_seeds(logit, seed_sd):
+    """E over the seed effect of the success rate: a Gauss-Hermite mean (exact to 1e-9)."""
+    z = np.asarray(logit, dtype=float)[..., None] + seed_sd * _NODES
+    return (_sigmoid(z) * _WEIGHTS).sum(axis=-1)
+
+
+@pytest.mark.parametrize("tasks", ["fixed", "random"])
+@pytest.mark.parametrize("seed_sd", [0.4, 0.9])  # logit scale: 0.10 and 0.20 seed-to-seed near 0.5
+@pytest.mark.parametrize(("seeds", "m", "n"), SEED_DESIGNS)
+def test_crossed_mean_covers(seeds, m, n, seed_sd, tasks):
+    """Rates: success ~ Bernoulli(sigmoid(mu + seed + task)), seeds and tasks normal on the logit."""
+    rng = np.random.default_rng(7)
+    mu, task_sd = 0.3, 1.5
+    population = float((_over_seeds(mu + task_sd * _NODES, seed_sd) * _WEIGHTS).sum())
+    covered = 0
+    for _ in range(SIMS):
+        task_effect = task_sd * rng.standard_normal(m)
+        logit = mu + seed_sd * rng.standard_normal((seeds, 1)) + task_effect
+        x = rng.binomial(n, _sigmoid(logit)) / n
+        truth = (
+            population
+            if tasks == "random"
+            else float(_over_seeds(mu + task_effect, seed_sd).mean())
+        )
+        _, low, high = crossed_mean(x, tasks=tasks, bounds=(0, 1))
+        covered += low <= truth <= high
+    assert covered / SIMS >= 0.93, (seeds, m, n, seed_sd, tasks, covered / SIMS)
+
+
+@pytest.mark.parametrize("seed_sd", [0.4, 0.9])
+@pytest.mark.parametrize(("seeds", "m", "n"), SEED_DESIGNS)
+def test_crossed_mean_covers_a_paired_gain(seeds, m, n, seed_sd):
+    """An RL arm minus its own seed's base, on the same tasks: the gain's interval covers."""
+    rng = np.random.default_rng(8)
+    mu, gain, task_sd = -0.5, 0.8, 1.2
+    grid = task_sd * _NODES
+    population = float(
+        ((_over_seeds(mu + gain + grid, np.hypot(seed_sd, 0.5)) - _over_seeds(mu + grid, seed_sd))
+         * _WEIGHTS).sum()
+    )  # fmt: skip
+    covered = 0
+    for _ in range(SIMS):
+        task = task_sd * rng.standard_normal(m)
+        base_seed = seed_sd * rng.standard_normal((seeds, 1))
+        arm_seed = base_seed + 0.5 * rng.standard_normal((seeds, 1))  # RL adds its own spread
+        base = rng.binomial(n, _sigmoid(mu + base_seed + task)) / n
+        arm = rng.binomial(n, _sigmoid(mu + gain + arm_seed + task)) / n
+        _, low, high = crossed_mean(arm - base)
+        covered += low <= population <= high
+    assert covered / SIMS >= 0.93, (seeds, m, n, seed_sd, covered / SIMS)
+
+
+def test_crossed_mean_never_collapses_and_refuses_bad_input():
+    _, low, high = crossed_mean(np.ones((10, 24)), bounds=(0, 1))
+    assert high == 1.0 and low < 1.0
+    with pytest.raises(ValueError, match="at least 2 seeds"):
+        crossed_mean([[0.5, 0.5]])
+    with pytest.raises(ValueError, match="NaN"):
+        crossed_mean([[0.5, np.nan], [0.5, 0.5]])
+    with pytest.raises(ValueError, match="'random' or 'fixed'"):
+        crossed_mean(np.ones((2, 2)), tasks="all")
