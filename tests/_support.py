@@ -15,6 +15,12 @@ import numpy as np
 
 import turnbudget  # noqa: F401 - registers the envs
 
+#: Seconds a test waits on a child process (or a reply) before calling it hung. Only a hang
+#: reaches it: how long a sound child runs grows with the machine's load (a documentation
+#: block that starts ten worker processes took over 300 s at a load of 30 on two cores), so
+#: a tighter bound fails sound code on a busy machine. CI's own limit is 90 minutes.
+HANG_GUARD = 1800
+
 
 def native_env_ids() -> list[str]:
     """Every registered difficulty of a native (pure-Python) game (not the free ``-v0`` ids)."""

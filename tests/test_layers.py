@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _support import HANG_GUARD
+
 REPO = Path(__file__).resolve().parents[1]
 LINT = (
     "import sys; from importlinter.cli import lint_imports; "
@@ -17,7 +19,7 @@ LINT = (
 def lint(root: Path) -> subprocess.CompletedProcess:
     """Run import-linter on the package under ``root`` with ``root``'s pyproject.toml."""
     return subprocess.run(
-        [sys.executable, "-c", LINT], cwd=root, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", LINT], cwd=root, capture_output=True, text=True, timeout=HANG_GUARD
     )
 
 

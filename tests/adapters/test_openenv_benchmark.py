@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _support import HANG_GUARD
 
 pytestmark = pytest.mark.llmrl
 pytest.importorskip("openenv")
@@ -20,7 +21,7 @@ def test_openenv_server_benchmark_runs_with_tiny_settings():
     out = subprocess.run(
         [sys.executable, str(SCRIPT), "--steps", "30", "--rounds", "1", "--sessions", "2",
          "--env-id", "turnbudget/Maze-Easy-v0"],
-        capture_output=True, text=True, check=True, timeout=500,
+        capture_output=True, text=True, check=True, timeout=HANG_GUARD,
     ).stdout  # fmt: skip
     for label in ("in-process", "environment", "server x1", "server x2"):
         rate = re.search(rf"^  {re.escape(label)} +([\d,]+) ", out, re.MULTILINE)
@@ -29,6 +30,9 @@ def test_openenv_server_benchmark_runs_with_tiny_settings():
 
 def test_bad_settings_are_refused():
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--sessions", "0"], capture_output=True, text=True, timeout=60
+        [sys.executable, str(SCRIPT), "--sessions", "0"],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
     )
     assert result.returncode == 2 and "--sessions must be >= 1, got 0" in result.stderr

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 from _faults import wait_until
-from _support import native_env_ids
+from _support import HANG_GUARD, native_env_ids
 
 pytestmark = pytest.mark.llmrl
 pytest.importorskip("openenv")
@@ -338,7 +338,7 @@ def _http(server: EnvServer, path: str, body: dict) -> tuple[int, dict]:
     request = urllib.request.Request(server.base_url + path, data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})  # fmt: skip
     try:
-        with urllib.request.urlopen(request, timeout=60) as response:
+        with urllib.request.urlopen(request, timeout=HANG_GUARD) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read())
@@ -391,7 +391,7 @@ def test_bad_input_is_a_clear_error_and_the_server_keeps_serving(server: EnvServ
 def test_serve_env_refuses_an_unknown_default_id():
     out = subprocess.run(
         [sys.executable, "-m", "turnbudget", "serve-env", "--env", "turnbudget/Nope-v0", "--port", "0"],
-        capture_output=True, text=True, timeout=240, check=False,
+        capture_output=True, text=True, timeout=HANG_GUARD, check=False,
     )  # fmt: skip
     assert out.returncode == 2
     assert "serve-env: error: Expect `env_id` to be a registered turnbudget/ id" in out.stderr

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 from _scripted_player import oracle_plan
+from _support import HANG_GUARD
 
 from turnbudget.adapters.trl import GameEnvironment, OutcomeRewards, game_environment, rows_per_step
 
@@ -114,6 +115,8 @@ def test_the_environment_needs_neither_trl_nor_datasets():
         except ImportError as exc:
             print(exc)
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD
+    )
     assert out.returncode == 0, out.stderr
     assert "pip install 'turnbudget[trl]'" in out.stdout

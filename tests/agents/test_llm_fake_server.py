@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 from _fake_openai import FakeServer, as_json, reply_body
+from _support import HANG_GUARD
 
 from turnbudget.eval.run.evaluate import evaluate
 from turnbudget.eval.run.lock import HOLDER_FILE, OutputDirInUse, hold_output_dir
@@ -45,7 +46,7 @@ PASSWORD, QUERY_KEY = "Pa5s-w0rd-Kx81-NOT-TO-BE-SEEN", "qk-Mv62-NOT-TO-BE-SEEN"
 
 
 def _agent(url: str, **kwargs: Any) -> ChatAgent:
-    options = dict(constrain="none", max_retries=1, backoff=0.0, timeout=20)
+    options = dict(constrain="none", max_retries=1, backoff=0.0, timeout=HANG_GUARD)
     return ChatAgent("fake", base_url=url, **{**options, **kwargs})
 
 
@@ -148,7 +149,7 @@ def test_base_url_credentials_are_written_nowhere_and_still_reach_the_server(
             "print(agent.act('A hall.', {'admissible_actions': ['look']}))"
         )
         worker = subprocess.run(
-            [sys.executable, "-c", act], input=blob, capture_output=True, timeout=120,
+            [sys.executable, "-c", act], input=blob, capture_output=True, timeout=HANG_GUARD,
             env={**os.environ, "PYTHONPATH": str(REPO)},
         )  # fmt: skip
         assert worker.returncode == 0 and worker.stdout.strip() == b"look", worker.stderr

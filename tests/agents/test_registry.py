@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from _support import HANG_GUARD
 
 from turnbudget.agents import (
     OracleAgent,
@@ -131,7 +132,7 @@ def test_turnbudget_eval_runs_a_third_party_agent(tmp_path):
         [sys.executable, "-m", "turnbudget", "eval", "--env", "turnbudget/Maze-Easy-v0",
          "--agent", "myagent:look", "--k", "1", "--t", "3", "--tasks", "2", "--out", str(out),
          "--no-plots", "--quiet"],
-        capture_output=True, text=True, timeout=120, env=env,
+        capture_output=True, text=True, timeout=HANG_GUARD, env=env,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "repeat-look: 2 episodes" in proc.stdout
@@ -143,7 +144,7 @@ def test_turnbudget_eval_runs_a_third_party_agent(tmp_path):
     bare = subprocess.run(
         [sys.executable, "-m", "turnbudget", "eval", "--env", "turnbudget/Maze-Easy-v0",
          "--agent", "myagent:look", "--out", str(tmp_path / "bare"), "--no-plots"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=HANG_GUARD,
     )  # fmt: skip
     assert bare.returncode == 2 and "Unknown agent 'myagent'" in bare.stderr
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _support import HANG_GUARD
 
 pytestmark = pytest.mark.ray
 ray = pytest.importorskip("ray")
@@ -22,7 +23,7 @@ def test_eval_scale_benchmark_smoke(tmp_path):
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--tasks", "1", "--n", "2", "--runs", "1", "--repeats", "1",
          "--calls", "5", "--json-out", str(out)],
-        capture_output=True, text=True, timeout=1200,  # a hang guard: ~35 s on an idle machine
+        capture_output=True, text=True, timeout=HANG_GUARD,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]  # the script's traceback, when it fails
     figures = json.loads(out.read_text())

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _support import HANG_GUARD
 
 pytestmark = pytest.mark.llm
 
@@ -23,7 +24,7 @@ def test_llm_agent_benchmark_smoke(llm_server, tmp_path):
             "--tasks", "1", "--n", "1", "--ks", "1", "--ts", "1", "--sweep", "1,2",
             "--sweep-episodes", "1", "--probe-tasks", "0", "--no-progress",
         ],
-        capture_output=True, text=True, check=False, cwd=REPO, timeout=1800,  # a hang guard
+        capture_output=True, text=True, check=False, cwd=REPO, timeout=HANG_GUARD,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     figures = json.loads((out / "llm_agent.json").read_text())

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _support import HANG_GUARD
 
 pytest.importorskip("pettingzoo")
 
@@ -16,7 +17,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "speed" / "multiag
 def test_multiagent_throughput_smoke():
     out = subprocess.run(
         [sys.executable, str(SCRIPT), "--seconds", "0.02", "--difficulties", "easy"],
-        capture_output=True, text=True, check=True, timeout=300,
+        capture_output=True, text=True, check=True, timeout=HANG_GUARD,
     ).stdout  # fmt: skip
     lines = out.strip().splitlines()
     assert lines[0].split()[:2] == ["game", "difficulty"]

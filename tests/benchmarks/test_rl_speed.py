@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _support import HANG_GUARD
 
 pytestmark = pytest.mark.rl
 pytest.importorskip("sb3_contrib")
@@ -17,7 +18,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "speed" / "rl_spee
 def test_rl_speed_reports_every_setting():
     out = subprocess.run(
         [sys.executable, str(SCRIPT), "--steps", "64"],
-        capture_output=True, text=True, check=True, timeout=1800,  # a hang guard
+        capture_output=True, text=True, check=True, timeout=HANG_GUARD,
     ).stdout  # fmt: skip
     rows = [line for line in out.splitlines() if line.startswith("| ") and "steps/s" not in line]
     assert len(rows) == 4, out

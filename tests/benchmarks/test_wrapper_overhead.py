@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _support import HANG_GUARD
+
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "speed" / "wrapper_overhead.py"
 
 
@@ -14,7 +16,7 @@ def test_wrapper_overhead_runs_with_tiny_settings():
     out = subprocess.run(
         [sys.executable, str(SCRIPT), "--seconds", "0.05", "--rounds", "1",
          "--env-ids", "turnbudget/Maze-Easy-v0", "--sink", "jsonl"],
-        capture_output=True, text=True, check=True, timeout=120,
+        capture_output=True, text=True, check=True, timeout=HANG_GUARD,
     ).stdout  # fmt: skip
     for config in ("bare", "mix+reveal", "+records", "+errors", "full"):
         assert config in out
@@ -27,6 +29,9 @@ def test_wrapper_overhead_runs_with_tiny_settings():
 
 def test_bad_sink_is_refused():
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--sink", "s3"], capture_output=True, text=True, timeout=60
+        [sys.executable, str(SCRIPT), "--sink", "s3"],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
     )
     assert result.returncode == 2 and "--sink must be" in result.stderr

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from _support import HANG_GUARD
+
 from turnbudget.cli import main
 from turnbudget.cli.list import env_table
 
@@ -12,7 +14,7 @@ from turnbudget.cli.list import env_table
 def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "turnbudget", *args],
-        input=stdin, capture_output=True, text=True, timeout=60,
+        input=stdin, capture_output=True, text=True, timeout=HANG_GUARD,
     )  # fmt: skip
 
 
@@ -70,7 +72,7 @@ def test_the_script_module_and_the_cli_package_run_the_same_main():
     by_root = run_cli("list", "--seeds", "0", "--family", "Maze")
     by_package = subprocess.run(
         [sys.executable, "-m", "turnbudget.cli", "list", "--seeds", "0", "--family", "Maze"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True, text=True, timeout=HANG_GUARD,
     )  # fmt: skip
     assert by_root.returncode == by_package.returncode == 0, by_root.stderr + by_package.stderr
     assert by_root.stdout == by_package.stdout

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from _support import HANG_GUARD
 
 # Runs the command with `openenv` unimportable, as in a venv without the extra.
 _WITHOUT_OPENENV = "import sys; sys.modules['openenv'] = None; from turnbudget.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -15,7 +16,7 @@ _WITHOUT_OPENENV = "import sys; sys.modules['openenv'] = None; from turnbudget.c
 def _serve_env(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", _WITHOUT_OPENENV, "serve-env", *args],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True, text=True, timeout=HANG_GUARD, check=False,
     )  # fmt: skip
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from _doc_blocks import chains, parse
+from _support import HANG_GUARD
 
 RUNNER = Path(__file__).with_name("_run_chain.py")
 
@@ -61,7 +62,7 @@ def _run(chain) -> subprocess.CompletedProcess:
     blocks = [[str(b.page), b.line, b.code, b.markers.get("raises")] for b in chain.blocks]
     return subprocess.run(
         [sys.executable, str(RUNNER)], input=json.dumps(blocks),
-        cwd=chain.head.page.parent, capture_output=True, text=True, timeout=60, check=False,
+        cwd=chain.head.page.parent, capture_output=True, text=True, timeout=HANG_GUARD, check=False,
     )  # fmt: skip
 
 

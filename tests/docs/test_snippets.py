@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 from _doc_blocks import REPO, Chain, chains, pages
+from _support import HANG_GUARD
 
 RUNNER = Path(__file__).with_name("_run_chain.py")
-TIMEOUT = 300
 
 
 def _params() -> list:
@@ -57,13 +57,13 @@ def test_block_runs(chain: Chain, tmp_path: Path) -> None:
             pytest.skip("needs a venv with turnbudget installed (its `turnbudget` script)")
         out = subprocess.run(
             ["bash", "-euo", "pipefail", "-c", chain.head.code],
-            cwd=cwd, env=_env(), capture_output=True, text=True, timeout=TIMEOUT, check=False,
+            cwd=cwd, env=_env(), capture_output=True, text=True, timeout=HANG_GUARD, check=False,
         )  # fmt: skip
     else:
         blocks = [[str(b.page), b.line, b.code, b.markers.get("raises")] for b in chain.blocks]
         out = subprocess.run(
             [sys.executable, str(RUNNER)], input=json.dumps(blocks),
-            cwd=cwd, env=_env(), capture_output=True, text=True, timeout=TIMEOUT, check=False,
+            cwd=cwd, env=_env(), capture_output=True, text=True, timeout=HANG_GUARD, check=False,
         )  # fmt: skip
     assert out.returncode == 0, (
         f"{chain.head.where} failed:\n{out.stdout[-2000:]}{out.stderr[-4000:]}"

@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+from _support import HANG_GUARD
+
 from turnbudget.cli import main
 
 # Python with torch and SB3 made unimportable (a None entry in sys.modules stops an import).
@@ -21,7 +23,7 @@ def run_without_rl(code: str) -> subprocess.CompletedProcess:
         [sys.executable, "-c", WITHOUT_RL + textwrap.dedent(code)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_GUARD,
     )
 
 
@@ -59,7 +61,7 @@ def test_importing_the_package_loads_neither_torch_nor_sb3():
         ],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_GUARD,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
@@ -85,7 +87,7 @@ def test_the_command_line_reads_only_the_config_until_a_run_starts():
         ],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_GUARD,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "['turnbudget.train', 'turnbudget.train.config']"

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _support import HANG_GUARD
+
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "environments.md"
 
 
@@ -20,7 +22,11 @@ def _run(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
     script = tmp_path / "my_env.py"
     script.write_text(code, encoding="utf-8")
     return subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
+        check=False,
     )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from _support import HANG_GUARD
 
 import turnbudget  # noqa: F401 - registers the ids
 from turnbudget.cli import main
@@ -93,7 +94,7 @@ def test_two_processes_generating_the_same_game_end_with_one_valid_game(tmp_path
         )
         for _ in range(2)
     ]
-    outputs = [json.loads(p.communicate(timeout=280)[0]) for p in procs]
+    outputs = [json.loads(p.communicate(timeout=HANG_GUARD)[0]) for p in procs]
     assert [p.returncode for p in procs] == [0, 0]
     assert outputs[0] == outputs[1] and outputs[0][1] is True
     (folder,) = tmp_path.iterdir()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from _faults import GATED_CLI, wait_until
+from _support import HANG_GUARD
 
 from turnbudget.agents import RandomAgent
 from turnbudget.eval.run.evaluate import evaluate
@@ -51,7 +52,7 @@ def _stop(proc: subprocess.Popen) -> None:
     """Kill what this test started: the process group of ``proc`` (its own session)."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
+    proc.wait(timeout=HANG_GUARD)
 
 
 def test_a_second_holder_is_refused_with_the_holder_named(tmp_path):
@@ -70,7 +71,7 @@ def test_a_second_holder_is_refused_with_the_holder_named(tmp_path):
 def test_the_cli_refuses_a_held_directory_in_one_line(tmp_path):
     with hold_output_dir(tmp_path / "run") as out:
         done = subprocess.run(
-            _eval_cmd(out, tasks=2), env=ENV, capture_output=True, text=True, timeout=120
+            _eval_cmd(out, tasks=2), env=ENV, capture_output=True, text=True, timeout=HANG_GUARD
         )
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
@@ -116,7 +117,7 @@ def test_workers_exit_when_the_evaluator_is_killed(tmp_path):
         started = workers()
         assert len(started) >= 2 and int((gate / "blocked").read_text()) in started
         os.kill(proc.pid, signal.SIGKILL)  # the evaluator only, not its workers
-        proc.wait(timeout=30)
+        proc.wait(timeout=HANG_GUARD)
         alive = lambda: {p for p in started if Path(f"/proc/{p}").exists() and _running(p)}  # noqa: E731
         # No deadline (a loaded machine once took over 10 s): a worker held by its agent never
         # ends unless its parent's death ends it, so a regression hangs here until the mark.
@@ -139,7 +140,7 @@ def test_an_existing_file_as_out_is_a_one_line_error(tmp_path):
     with pytest.raises(ValueError, match="is an existing file"):
         evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, out=target)
     done = subprocess.run(
-        _eval_cmd(target, tasks=1), env=ENV, capture_output=True, text=True, timeout=120
+        _eval_cmd(target, tasks=1), env=ENV, capture_output=True, text=True, timeout=HANG_GUARD
     )
     assert done.returncode == 2 and "is an existing file" in done.stderr
     assert "Traceback" not in done.stderr and target.read_text() == "keep me"
@@ -177,7 +178,7 @@ def test_url_credentials_on_the_command_line_reach_neither_the_lock_file_nor_the
             hold_output_dir(out).__enter__()
         _assert_no_credentials(str(refused.value), "the in-use error")
         done = subprocess.run(
-            _llm_eval_cmd(out), env=ENV, capture_output=True, text=True, timeout=120
+            _llm_eval_cmd(out), env=ENV, capture_output=True, text=True, timeout=HANG_GUARD
         )
     assert done.returncode == 2 and "in use by another evaluation" in done.stderr
     _assert_no_credentials(done.stderr, "the in-use error of the CLI")
