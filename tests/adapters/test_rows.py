@@ -46,7 +46,10 @@ def test_a_progressive_horizon_grows_t_with_the_step_the_rows_are_read_at():
     ("kwargs", "message"),
     [
         ({}, "Give exactly one of `turn_budget`"),
-        ({"turn_budget": 5, "schedule": ProgressiveHorizon(2, 4, 2)}, "Give exactly one of `turn_budget`"),
+        (
+            {"turn_budget": 5, "schedule": ProgressiveHorizon(2, 4, 2)},
+            "Give exactly one of `turn_budget`",
+        ),
         ({"turn_budget": 5, "rows_per_step": 2}, "`rows_per_step` goes with `schedule`"),
         ({"schedule": ProgressiveHorizon(2, 4, 2)}, "Expect `rows_per_step` to be a positive int"),
         ({"schedule": 7, "rows_per_step": 1}, "Expect `schedule` to be a callable"),

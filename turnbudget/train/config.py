@@ -120,4 +120,3 @@ class TrainConfig:
         if self.bootstrap_at_budget == "auto":
             return self.reveal == "never"
         return self.bootstrap_at_budget == "yes"
-
