@@ -7,6 +7,7 @@ PettingZoo's own API and seed tests run on the numeric variant that
 
 from __future__ import annotations
 
+import pickle
 import warnings
 
 import numpy as np
@@ -88,3 +89,19 @@ def test_text_stack_is_unchanged_and_options_are_checked():
         make_team("race_v0", text_features=63)
     with pytest.raises(ValueError, match="needs a TeamTurnBudget"):
         TeamNumericInfo(all_games["turnbudget/race_v0"].raw_env())
+
+
+def test_the_numeric_stacks_pickle():
+    """Vector envs and pools send envs to workers: the numeric stacks pickle, as the text ones do."""
+    import turnbudget
+
+    single = turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=4, text_features=32)
+    single.reset(seed=0)
+    assert pickle.loads(pickle.dumps(single)).info_space == single.info_space
+    env = make_team("vault_v0", errors=0.1, **NUMERIC)
+    env.reset(seed=3)
+    clone = pickle.loads(pickle.dumps(env))
+    actions = {a: 0 for a in env.agents}
+    ours, theirs = env.step(actions), clone.step(actions)
+    assert all((ours[0][a] == theirs[0][a]).all() for a in actions)
+    assert ours[4]["runner"]["turns_used"] == theirs[4]["runner"]["turns_used"] == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, SupportsFloat
 
@@ -42,8 +43,8 @@ def _real(value: Any) -> np.ndarray:
     return np.asarray(float(value), dtype=np.float32)
 
 
-def _mask(dtype: type) -> Callable[[Any], np.ndarray]:
-    return lambda value: np.array(value, dtype=dtype)
+def _mask(value: Any, dtype: type = np.bool_) -> np.ndarray:
+    return np.array(value, dtype=dtype)
 
 
 def _error_kind(event: Any) -> np.ndarray:
@@ -96,7 +97,7 @@ def numeric_fields(
         fields["budget_visible"] = (_FLAG, _flag)
     if max_actions is not None:
         mask = spaces.Box(0, 1, shape=(max_actions,), dtype=mask_dtype)
-        fields["action_mask"] = (mask, _mask(mask_dtype))
+        fields["action_mask"] = (mask, functools.partial(_mask, dtype=mask_dtype))  # (picklable)
     return fields
 
 
