@@ -130,8 +130,8 @@ def _train_config(config: Config, env_id: str, seed: int, arm: str | None) -> Tr
     if arm is None:
         return TrainConfig(algo="bc", out=str(fam_dir / f"base-s{seed}"), **base)
     arm_kwargs = {
-        "fixed-generous": {"budget_mix": "", "budget": config.generous},
-        "fixed-tight": {"budget_mix": "", "budget": config.tight},
+        "fixed-generous": {"budget_mix": "", "turn_budget": config.generous},
+        "fixed-tight": {"budget_mix": "", "turn_budget": config.tight},
         "budgetmix": {},
         "budgetmix+pr": {"process_reward": True},
     }[arm]

@@ -12,7 +12,7 @@ IDS = [ENV, "turnbudget/KeyQuest-Easy-v0"]
 
 
 def test_rows_are_seed_major_with_one_budget():
-    rows = task_rows(IDS, seeds=[4, 7], budget=12)
+    rows = task_rows(IDS, seeds=[4, 7], turn_budget=12)
     assert [(r["seed"], r["env_id"]) for r in rows] == [
         (4, IDS[0]),
         (4, IDS[1]),
@@ -24,13 +24,13 @@ def test_rows_are_seed_major_with_one_budget():
 
 
 def test_a_budget_mix_draws_each_rows_t_from_the_row_alone():
-    rows = task_rows(IDS, seeds=30, budget="uniform:5-40", seed=3)
-    assert rows == task_rows(IDS, seeds=30, budget="uniform:5-40", seed=3)  # reproducible
+    rows = task_rows(IDS, seeds=30, turn_budget="uniform:5-40", seed=3)
+    assert rows == task_rows(IDS, seeds=30, turn_budget="uniform:5-40", seed=3)  # reproducible
     assert len({r["T"] for r in rows}) > 5 and all(5 <= r["T"] <= 40 for r in rows)
     # A row's T depends on (seed, env id, task seed), not on which other rows were built.
-    alone = task_rows([IDS[1]], seeds=[17], budget="uniform:5-40", seed=3)
+    alone = task_rows([IDS[1]], seeds=[17], turn_budget="uniform:5-40", seed=3)
     assert alone == [r for r in rows if r["env_id"] == IDS[1] and r["seed"] == 17]
-    assert rows != task_rows(IDS, seeds=30, budget="uniform:5-40", seed=4)
+    assert rows != task_rows(IDS, seeds=30, turn_budget="uniform:5-40", seed=4)
     assert {r["T"] for r in task_rows(ENV, 40, {8: 1, 32: 1})} == {8, 32}
 
 
@@ -45,15 +45,18 @@ def test_a_progressive_horizon_grows_t_with_the_step_the_rows_are_read_at():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({}, "Give exactly one of `budget`"),
-        ({"budget": 5, "schedule": ProgressiveHorizon(2, 4, 2)}, "Give exactly one of `budget`"),
-        ({"budget": 5, "rows_per_step": 2}, "`rows_per_step` goes with `schedule`"),
+        ({}, "Give exactly one of `turn_budget`"),
+        (
+            {"turn_budget": 5, "schedule": ProgressiveHorizon(2, 4, 2)},
+            "Give exactly one of `turn_budget`",
+        ),
+        ({"turn_budget": 5, "rows_per_step": 2}, "`rows_per_step` goes with `schedule`"),
         ({"schedule": ProgressiveHorizon(2, 4, 2)}, "Expect `rows_per_step` to be a positive int"),
         ({"schedule": 7, "rows_per_step": 1}, "Expect `schedule` to be a callable"),
         ({"schedule": lambda step: 0, "rows_per_step": 1}, "Expect `T` to be a positive int"),
-        ({"budget": 0}, "Expect `T` to be a positive int"),
-        ({"budget": "sometimes"}, "Cannot parse budget mix"),
-        ({"budget": 5, "seed": 1.5}, "Expect `seed` to be an int"),
+        ({"turn_budget": 0}, "Expect `T` to be a positive int"),
+        ({"turn_budget": "sometimes"}, "Cannot parse budget mix"),
+        ({"turn_budget": 5, "seed": 1.5}, "Expect `seed` to be an int"),
     ],
 )
 def test_bad_budgets_are_clear_errors(kwargs, message):
@@ -63,11 +66,11 @@ def test_bad_budgets_are_clear_errors(kwargs, message):
 
 def test_bad_ids_seeds_and_schedules_are_clear_errors():
     with pytest.raises(ValueError, match="Expect `env_ids` to be a registered id"):
-        task_rows([], seeds=2, budget=5)
+        task_rows([], seeds=2, turn_budget=5)
     with pytest.raises(ValueError, match="Expect `env_ids` to be a registered id"):
-        task_rows([ENV, 3], seeds=2, budget=5)
+        task_rows([ENV, 3], seeds=2, turn_budget=5)
     with pytest.raises(ValueError, match="Expect `tasks` to be a positive int"):
-        task_rows(ENV, seeds=0, budget=5)
+        task_rows(ENV, seeds=0, turn_budget=5)
     with pytest.raises(ValueError, match="Expect `steps` to be a positive int"):
         ProgressiveHorizon(4, 8, steps=0)
     with pytest.raises(ValueError, match="Expect `step` to be an int >= 0"):
@@ -93,3 +96,11 @@ def test_bad_rows_are_clear_errors(row, message):
 def test_turn_cap_needs_rows():
     with pytest.raises(ValueError, match="Expect at least one row"):
         turn_cap([])
+
+
+def test_the_old_budget_keyword_still_works_and_warns():
+    """``task_rows(budget=)`` is ``turn_budget=``'s old name (issue 25: one name per idea)."""
+    with pytest.warns(DeprecationWarning, match=r"task_rows\(budget=\) is deprecated"):
+        assert task_rows(ENV, seeds=2, budget=7) == task_rows(ENV, seeds=2, turn_budget=7)
+    with pytest.raises(TypeError, match="pass `turn_budget`"):
+        task_rows(ENV, seeds=2, turn_budget=7, budget=7)

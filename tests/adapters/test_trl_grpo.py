@@ -119,7 +119,7 @@ def test_grpo_trains_on_a_game_through_its_tool(tmp_path, record_property):
 
 
 def test_the_dataset_carries_each_rows_start_and_budget():
-    rows = task_rows(ENV, seeds=3, budget="4,8")
+    rows = task_rows(ENV, seeds=3, turn_budget="4,8")
     dataset = trl_dataset(rows, prompt="Play well.")
     assert dataset.column_names == ["prompt", "env_id", "seed", "T"]
     assert [{k: r[k] for k in ("env_id", "seed", "T")} for r in dataset] == rows

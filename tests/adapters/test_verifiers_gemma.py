@@ -20,7 +20,7 @@ K, T = 2, 3
 
 
 def test_a_verifiers_evaluation_of_gemma_reports_pass_at_kt(llm_server):
-    rows = task_rows("turnbudget/Maze-Easy-v0", seeds=2, budget=T)
+    rows = task_rows("turnbudget/Maze-Easy-v0", seeds=2, turn_budget=T)
     episodes = evaluate_rows(
         rows, model=llm_server.model, base_url=llm_server.base_url, n=K,
         sampling={"temperature": 1.0, "max_tokens": 16}, max_concurrent=2,

@@ -144,3 +144,34 @@ def test_sb3_vec_env_with_max_episode_steps_never_sets_both_flags():
                 assert not (info["won"] and info["TimeLimit.truncated"])
     assert ends >= 2
     venv.close()
+
+
+def test_supersuit_vector_envs_and_sb3_ppo_on_a_team_game():
+    """SuperSuit's conversion of a team game's numeric form, stepped, then SB3's PPO on it (issue 25)."""
+    ss = pytest.importorskip("supersuit")
+    from stable_baselines3 import PPO
+
+    from turnbudget.multiagent import make_team
+
+    env = make_team("vault_v0", discrete_actions=8, text_features=64, budget_mix=[6, 12])
+    venv = ss.pettingzoo_env_to_vec_env_v1(env)  # one sub-env per agent: operator, runner
+    venv = ss.concat_vec_envs_v1(venv, 2, num_cpus=0, base_class="stable_baselines3")
+    try:
+        assert venv.num_envs == 4
+        obs, _ = venv.venv.reset(seed=0)  # SuperSuit's own reset seeds the games
+        assert obs.shape == (4, 64) and obs.dtype == np.float32
+        ends = 0
+        for _ in range(30):  # past several budgets: the games end and restart inside
+            obs, rewards, dones, infos = venv.step(np.zeros(4, dtype=np.int64))
+            assert obs.shape == (4, 64) and rewards.shape == dones.shape == (4,)
+            for info in infos:
+                assert info["action_mask"].dtype == np.int8 and info["action_mask"].shape == (8,)
+                assert info["turns_left"].dtype == np.int64
+            ends += int(dones.sum())
+        assert ends >= 4  # every agent of both games finished at least one episode
+        # No PPO(seed=...): it calls VecEnv.seed, which SuperSuit's wrapper lacks.
+        model = PPO("MlpPolicy", venv, n_steps=32, batch_size=64, n_epochs=1)
+        model.learn(256)
+        assert model.logger.name_to_value["train/n_updates"] > 0
+    finally:
+        venv.close()

@@ -20,7 +20,7 @@ def _find(env, cls):
 def _config(**kwargs) -> TrainConfig:
     base = dict(
         env_id=MAZE,
-        budget=6,
+        turn_budget=6,
         process_reward=True,
         text_dim=16,
         command_dim=4,

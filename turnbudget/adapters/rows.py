@@ -8,7 +8,7 @@ budget. `task_rows` builds rows with a budget per row: one T, a BudgetMix
 drawn per row, or a progressive horizon that grows T over training steps.
 
 Example:
-    >>> rows = task_rows(["turnbudget/Maze-Easy-v0"], seeds=2, budget=8)
+    >>> rows = task_rows(["turnbudget/Maze-Easy-v0"], seeds=2, turn_budget=8)
     >>> rows
     [{'env_id': 'turnbudget/Maze-Easy-v0', 'seed': 0, 'T': 8}, {'env_id': 'turnbudget/Maze-Easy-v0', 'seed': 1, 'T': 8}]
     >>> turn_cap(rows)
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import brief, check_positive_int, check_turn_budget, is_int
+from turnbudget._checks import brief, check_positive_int, check_turn_budget, is_int, renamed
 from turnbudget.eval.run.plan import derive_seed, task_seeds
 from turnbudget.wrappers.sample_turn_budget import BudgetMix, BudgetMixLike
 
@@ -65,18 +65,19 @@ class ProgressiveHorizon:
 def task_rows(
     env_ids: str | Sequence[str],
     seeds: int | Iterable[int],
-    budget: BudgetMixLike | None = None,
+    turn_budget: BudgetMixLike | None = None,
     *,
     schedule: Callable[[int], int] | None = None,
     rows_per_step: int | None = None,
     seed: int = 0,
+    budget: BudgetMixLike | None = None,
 ) -> list[dict[str, Any]]:
     """One row per (task seed, env id), seed-major, each with its turn budget T.
 
-    Give exactly one of ``budget`` and ``schedule``:
+    Give exactly one of ``turn_budget`` and ``schedule``:
 
-    - ``budget=T`` (an int): every row plays under T.
-    - ``budget=<a BudgetMix>`` (or anything `BudgetMix.coerce` accepts:
+    - ``turn_budget=T`` (an int): every row plays under T.
+    - ``turn_budget=<a BudgetMix>`` (or anything `BudgetMix.coerce` accepts:
       ``"uniform:5-40"``, ``[8, 16, 32]``, ``{8: 2, 32: 1}``): each row draws
       its own T, from a generator seeded by ``(seed, env_id, task seed)``, so a
       row's T does not depend on the other rows.
@@ -89,10 +90,11 @@ def task_rows(
     Args:
         env_ids: One registered id or several.
         seeds: The task seeds: a count ``m`` (seeds ``0..m-1``) or a list.
-        budget: The budget of every row, or a BudgetMix each row draws from.
+        turn_budget: The budget of every row, or a BudgetMix each row draws from.
         schedule: A progressive horizon: ``step -> T``.
         rows_per_step: Rows the trainer consumes per optimizer step (with ``schedule``).
         seed: Seeds the BudgetMix draws.
+        budget: Deprecated: the old name of ``turn_budget`` (warns; removed in the next release).
 
     Example:
         >>> [row["T"] for row in task_rows("turnbudget/Maze-Easy-v0", seeds=4,
@@ -106,11 +108,12 @@ def task_rows(
         raise ValueError(
             f"Expect `env_ids` to be a registered id or a list of them, got {brief(env_ids)}"
         )
+    budget = renamed(turn_budget, budget, "turn_budget", "budget", "task_rows")
     task_list = task_seeds(seeds)
     if (budget is None) == (schedule is None):
         raise ValueError(
-            "Give exactly one of `budget` (T, or a BudgetMix drawn per row) and `schedule` "
-            f"(step -> T), got budget={brief(budget)}, schedule={brief(schedule)}"
+            "Give exactly one of `turn_budget` (T, or a BudgetMix drawn per row) and `schedule` "
+            f"(step -> T), got turn_budget={brief(budget)}, schedule={brief(schedule)}"
         )
     if schedule is not None:
         if not callable(schedule):

@@ -32,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EXAMPLES
     add_config_arguments(parser, TrainConfig)
+    parser.add_argument(
+        "--budget", type=int, default=None, help="deprecated: the old name of --turn-budget"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,6 +42,15 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.train.config import TrainConfig
 
     try:
+        if args.budget is not None:
+            print(
+                "turnbudget train: warning: --budget is deprecated: use --turn-budget (the same "
+                "number); --budget will be removed in the next release",
+                file=sys.stderr,
+            )
+            if args.turn_budget != TrainConfig.turn_budget:
+                raise ValueError("Got --turn-budget and its old name --budget: pass --turn-budget")
+            args.turn_budget = args.budget
         config = config_from_args(TrainConfig, args)
         # Before torch loads: its thread pool reads this once.
         os.environ.setdefault("OMP_NUM_THREADS", str(config.torch_threads))

@@ -14,15 +14,28 @@ from turnbudget.multiagent.wrappers import (
     InjectTeamErrors,
     RecordTeamOutcomes,
     RevealTeamBudget,
+    TeamDiscreteActions,
+    TeamNumericInfo,
+    TeamTextFeatures,
     TeamTurnBudget,
 )
 from turnbudget.wrappers.sample_turn_budget import BudgetMixLike
+from turnbudget.wrappers.stack import INFO_MODES
 from turnbudget.wrappers.turn_budget import check_turn_budget
 
 __all__ = ["TEAM_STACK_ORDER", "game_module", "make_team"]
 
 #: Innermost first, as `turnbudget.stack.STACK_ORDER` for single agents.
-TEAM_STACK_ORDER = ("TeamTurnBudget", "InjectTeamErrors", "RecordTeamOutcomes", "RevealTeamBudget")
+TEAM_STACK_ORDER = (
+    "TeamTurnBudget",
+    "InjectTeamErrors",
+    "RecordTeamOutcomes",
+    "RevealTeamBudget",
+    # classic-RL adapters last: they change the spaces
+    "TeamDiscreteActions",
+    "TeamTextFeatures",
+    "TeamNumericInfo",
+)
 
 
 def game_module(game: str | ModuleType) -> ModuleType:
@@ -66,6 +79,9 @@ def make_team(
     | Mapping[str, Any]
     | None = None,
     reveal: str | Mapping[str, Any] | None = None,
+    discrete_actions: int | Mapping[str, Any] | None = None,
+    text_features: int | bool | Mapping[str, Any] | None = None,
+    info: str | None = None,
     aec: bool = False,
     render_mode: str | None = None,
     budget: int | None = None,
@@ -80,6 +96,13 @@ def make_team(
         errors: An error rate per agent and round, or `InjectTeamErrors` keyword arguments.
         record: True (in memory), a JSONL path, a callback, or `RecordTeamOutcomes` keyword arguments.
         reveal: A mode (``"always"``, ``"final=3"``) or `RevealTeamBudget` keyword arguments.
+        discrete_actions: ``max_actions`` or `TeamDiscreteActions` keyword arguments: every
+            agent acts by index, with ``info["action_mask"]``.
+        text_features: True, the observation's length (`TeamTextFeatures`'s ``size``) or its
+            keyword arguments: every agent observes a float vector.
+        info: ``"numeric"`` (`TeamNumericInfo`: fixed-shape NumPy values only, for SuperSuit's
+            vector envs) or ``"text"`` (every key); None: numeric exactly when
+            ``text_features`` makes the observations numeric. As in `turnbudget.make`.
         aec: Return the AEC form (PettingZoo's ``parallel_to_aec``) instead of the parallel env.
         render_mode: ``"ansi"`` or ``"human"``.
         budget: Deprecated: the old name of ``turn_budget`` (warns; removed in the next release).
@@ -90,13 +113,27 @@ def make_team(
         >>> _, infos = env.reset(seed=0)
         >>> infos["runner"]["turn_budget"] in (20, 40)
         True
+
+        The classic-RL form (SuperSuit's vector envs, SB3), as `turnbudget.make` builds it:
+
+        >>> env = make_team("vault_v0", discrete_actions=8, text_features=64)
+        >>> observations, infos = env.reset(seed=0)
+        >>> observations["runner"].shape, env.action_space("runner"), infos["runner"]["action_mask"].shape
+        ((64,), Discrete(8), (8,))
     """
     module = game_module(game)
     budget = renamed(turn_budget, budget, "turn_budget", "budget", "make_team")
     aec = check_bool(aec, "aec")
+    if info is None:
+        info = "text" if text_features is None or text_features is False else "numeric"
+    if info not in INFO_MODES:
+        raise ValueError(f"Expect `info` to be one of {INFO_MODES} or None, got {brief(info)}")
     specs = {
         "errors": _options(errors, "errors", "rate"),
         "reveal": _options(reveal, "reveal", "mode"),
+        "discrete_actions": _options(discrete_actions, "discrete_actions", "max_actions"),
+        "text_features": _options(text_features, "text_features", "size"),
+        "info": {} if info == "numeric" else None,
     }
     if isinstance(record, (str, os.PathLike)):
         specs["record"] = {"path": record}
@@ -115,6 +152,9 @@ def make_team(
         ("errors", InjectTeamErrors),
         ("record", RecordTeamOutcomes),
         ("reveal", RevealTeamBudget),
+        ("discrete_actions", TeamDiscreteActions),
+        ("text_features", TeamTextFeatures),
+        ("info", TeamNumericInfo),
     ):
         if specs[key] is not None:
             env = wrapper(env, **specs[key])

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
+from turnbudget._checks import renamed
+
 __all__ = ["ALGOS", "TrainConfig"]
 
 ALGOS = ("ppo", "bc")
+_DEFAULT_TURN_BUDGET = 30
 _CHOICES = {
     "algo": ALGOS,
     "vec_env": ("dummy", "subproc"),
@@ -38,10 +41,10 @@ class TrainConfig:
     """Seeds torch, the PPO sampler, the training worlds and the budget draws."""
     total_steps: int = 100_000
     """Environment steps (PPO)."""
-    budget: int = 30
+    turn_budget: int = _DEFAULT_TURN_BUDGET
     """Fixed turn budget T (ignored when ``budget_mix`` is set)."""
     budget_mix: str = ""
-    """BudgetMix distribution, e.g. ``uniform:12-40`` (empty: fixed ``budget``)."""
+    """BudgetMix distribution, e.g. ``uniform:12-40`` (empty: fixed ``turn_budget``)."""
     process_reward: bool = False
     """Add potential-based shaping from the oracle's distance (`ProcessReward`)."""
     process_scale: float = 0.1
@@ -99,8 +102,13 @@ class TrainConfig:
     value of a turns-left-0 state lets it drift (Pardo et al., 2018, "Time limits in RL")."""
     torch_threads: int = 1
     """torch threads in this process (1: parallelism comes from running seeds in parallel)."""
+    budget: dataclasses.InitVar[int | None] = None
+    """Deprecated: the old name of ``turn_budget`` (warns; removed in the next release)."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, budget: int | None) -> None:
+        if budget is not None:  # `turn_budget` left at its default, or the old name is refused
+            given = None if self.turn_budget == _DEFAULT_TURN_BUDGET else self.turn_budget
+            self.turn_budget = renamed(given, budget, "turn_budget", "budget", "TrainConfig")
         for name, choices in _CHOICES.items():
             value = getattr(self, name)
             if value not in choices:

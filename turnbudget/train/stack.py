@@ -101,7 +101,7 @@ def _features(config: TrainConfig, shaping: bool) -> HistoryFeatures:
     }
     env = turnbudget.make(
         config.env_id,
-        turn_budget=None if config.budget_mix else config.budget,
+        turn_budget=None if config.budget_mix else config.turn_budget,
         budget_mix=config.budget_mix or None,
         process_reward=shaping_kwargs if shaping else None,
         reveal=config.reveal,

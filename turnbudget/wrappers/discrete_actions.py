@@ -13,7 +13,7 @@ from gymnasium.core import ObsType
 from turnbudget._checks import brief, check_positive_int, is_int, is_whole
 from turnbudget.wrappers._common import require_single
 
-__all__ = ["MAX_ACTIONS", "DiscreteActions", "check_max_actions"]
+__all__ = ["MAX_ACTIONS", "CommandSlots", "DiscreteActions", "check_max_actions"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +41,55 @@ def check_max_actions(value: Any) -> int:
     if value > MAX_ACTIONS:
         raise ValueError(f"Expect `max_actions` to be at most {MAX_ACTIONS}, got {value}")
     return value
+
+
+class CommandSlots:
+    """The admissible commands in ``max_actions`` index slots, in sorted order, and their mask.
+
+    The index logic of `DiscreteActions`, for one agent: the team form
+    (`turnbudget.multiagent.wrappers.TeamDiscreteActions`) keeps one per agent.
+
+    Args:
+        max_actions: N, the number of slots (a positive int, at most `MAX_ACTIONS`).
+
+    Example:
+        >>> slots = CommandSlots(3)
+        >>> slots.update(["look", "go north"])
+        >>> slots.commands, slots.mask.tolist(), slots.command(1), slots.command(2)
+        (['go north', 'look'], [True, True, False], 'look', '')
+    """
+
+    def __init__(self, max_actions: int):
+        self.max_actions = check_max_actions(max_actions)
+        self.commands: list[str] = []
+        self.mask = np.zeros(self.max_actions, dtype=bool)
+        self._warned = False
+
+    def update(self, admissible: Any) -> None:
+        """Fill the slots with ``admissible`` (sorted; those past ``max_actions`` dropped, logged once)."""
+        commands = sorted(admissible)
+        if len(commands) > self.max_actions and not self._warned:
+            logger.warning("%d admissible commands, more than max_actions=%d: the rest are dropped",
+                           len(commands), self.max_actions)  # fmt: skip
+            self._warned = True
+        self.commands = commands[: self.max_actions]
+        self.mask = np.zeros(self.max_actions, dtype=bool)
+        self.mask[: len(self.commands)] = True
+
+    def command(self, action: Any) -> str:
+        """The command for index ``action`` (a non-command when it is masked).
+
+        Any whole number is an index: a Python or NumPy int of any width, a
+        whole NumPy or Python float (RL libraries send ``np.float32(1.0)``), or
+        a one-element array of those. ``bool``, strings and fractions are refused.
+        """
+        index = _as_index(action)
+        if index is None or not 0 <= index < self.max_actions:
+            raise ValueError(
+                f"Expect an action in Discrete({self.max_actions}): a whole number in "
+                f"[0, {self.max_actions}) (int, NumPy int or whole float), got {brief(action)}"
+            )
+        return self.commands[index] if index < len(self.commands) else _INVALID_COMMAND
 
 
 class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordConstructorArgs):
@@ -77,15 +126,12 @@ class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordCons
     def __init__(self, env: gym.Env[ObsType, str], max_actions: int = 16):
         gym.utils.RecordConstructorArgs.__init__(self, max_actions=max_actions)
         gym.ActionWrapper.__init__(self, env)
-        max_actions = check_max_actions(max_actions)
+        self._slots = CommandSlots(max_actions)
         if not isinstance(env.action_space, spaces.Text):
             raise ValueError(f"DiscreteActions needs a Text action space, got {env.action_space}")
         require_single(env, DiscreteActions)
-        self.max_actions = int(max_actions)
+        self.max_actions = self._slots.max_actions
         self.action_space = spaces.Discrete(self.max_actions)
-        self._commands: list[str] = []
-        self._mask = np.zeros(self.max_actions, dtype=bool)
-        self._warned = False
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -98,37 +144,19 @@ class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordCons
         return obs, reward, terminated, truncated, self._update(info)
 
     def action(self, action: Any) -> str:
-        """The command for index ``action`` (a non-command when it is masked).
-
-        Any whole number is an index: a Python or NumPy int of any width, a
-        whole NumPy or Python float (RL libraries send ``np.float32(1.0)``), or
-        a one-element array of those. ``bool``, strings and fractions are refused.
-        """
-        index = _as_index(action)
-        if index is None or not 0 <= index < self.max_actions:
-            raise ValueError(
-                f"Expect an action in Discrete({self.max_actions}): a whole number in "
-                f"[0, {self.max_actions}) (int, NumPy int or whole float), got {brief(action)}"
-            )
-        return self._commands[index] if index < len(self._commands) else _INVALID_COMMAND
+        """The command for index ``action`` (see `CommandSlots.command`)."""
+        return self._slots.command(action)
 
     def action_masks(self) -> np.ndarray:
         """Which indices play an admissible command now (for ``MaskablePPO``)."""
-        return self._mask.copy()
+        return self._slots.mask.copy()
 
     def _update(self, info: dict[str, Any]) -> dict[str, Any]:
         if "admissible_actions" not in info:
             raise KeyError("DiscreteActions needs info['admissible_actions'] from the env")
-        commands = sorted(info["admissible_actions"])
-        if len(commands) > self.max_actions and not self._warned:
-            logger.warning("%d admissible commands, more than max_actions=%d: the rest are dropped",
-                           len(commands), self.max_actions)  # fmt: skip
-            self._warned = True
-        self._commands = commands[: self.max_actions]
-        self._mask = np.zeros(self.max_actions, dtype=bool)
-        self._mask[: len(self._commands)] = True
+        self._slots.update(info["admissible_actions"])
         for key in ("action_mask", "action_commands"):
             assert key not in info, f"info[{key!r}] set twice"
-        info["action_mask"] = self._mask.copy()
-        info["action_commands"] = list(self._commands)
+        info["action_mask"] = self._slots.mask.copy()
+        info["action_commands"] = list(self._slots.commands)
         return info

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, SupportsFloat
 
@@ -19,7 +20,10 @@ from turnbudget.wrappers.reveal_budget import RevealBudget
 from turnbudget.wrappers.sample_turn_budget import SampleTurnBudget
 from turnbudget.wrappers.turn_budget import TurnBudget
 
-__all__ = ["NumericInfo"]
+__all__ = ["NumericInfo", "numeric_fields", "to_numeric"]
+
+#: A key of a numeric info: its space and the function that makes its value.
+Field = tuple[spaces.Space, Callable[[Any], np.ndarray]]
 
 _INT_MAX = np.iinfo(np.int64).max
 _FLAG = spaces.Box(0, 1, shape=(), dtype=np.bool_)
@@ -39,14 +43,76 @@ def _real(value: Any) -> np.ndarray:
     return np.asarray(float(value), dtype=np.float32)
 
 
-def _mask(value: Any) -> np.ndarray:
-    return np.array(value, dtype=np.bool_)
+def _mask(value: Any, dtype: type = np.bool_) -> np.ndarray:
+    return np.array(value, dtype=dtype)
 
 
 def _error_kind(event: Any) -> np.ndarray:
     if not isinstance(event, dict) or not event.get("applied", True):
         return np.asarray(-1, dtype=np.int8)
     return np.asarray(ERROR_KINDS.index(event["kind"]), dtype=np.int8)
+
+
+def numeric_fields(
+    *,
+    sampled: bool = False,
+    errors: bool = False,
+    shaping: bool = False,
+    reveal: bool = False,
+    max_actions: int | None = None,
+    mask_dtype: type = np.bool_,
+) -> dict[str, Field]:
+    """The keys of a numeric ``info`` (see `NumericInfo`), for the wrappers present in a stack.
+
+    Shared by `NumericInfo` and its team form
+    (`turnbudget.multiagent.wrappers.TeamNumericInfo`): the same keys, dtypes
+    and shapes for one agent or each agent of a team.
+
+    Args:
+        sampled: A BudgetMix draws T (``sampled_turn_budget``).
+        errors: Errors are injected (``injected_error_kind``).
+        shaping: A process reward is added (``env_reward``, ``shaping``).
+        reveal: The budget's visibility is a setting (``budget_visible``).
+        max_actions: The size of the discrete action space (``action_mask``), or None.
+        mask_dtype: The mask's dtype: bool (sb3-contrib's) or int8 (PettingZoo's).
+    """
+    fields: dict[str, Field] = {
+        INFO_WON: (_FLAG, _flag),
+        INFO_LOST: (_FLAG, _flag),
+        INFO_PROGRESS: (spaces.Box(0.0, 1.0, shape=(), dtype=np.float32), _real),
+        INFO_VALID_ACTION: (_FLAG, _flag),
+        "turn_budget": (_COUNT, _count),
+        "turns_used": (_COUNT, _count),
+        "turns_left": (_COUNT, _count),
+    }
+    if sampled:
+        fields["sampled_turn_budget"] = (_COUNT, _count)
+    if errors:
+        kinds = spaces.Box(-1, len(ERROR_KINDS) - 1, shape=(), dtype=np.int8)
+        fields["injected_error_kind"] = (kinds, _error_kind)
+    if shaping:
+        fields["env_reward"] = (_REAL, _real)
+        fields["shaping"] = (_REAL, _real)
+    if reveal:
+        fields["budget_visible"] = (_FLAG, _flag)
+    if max_actions is not None:
+        mask = spaces.Box(0, 1, shape=(max_actions,), dtype=mask_dtype)
+        fields["action_mask"] = (mask, functools.partial(_mask, dtype=mask_dtype))  # (picklable)
+    return fields
+
+
+def to_numeric(fields: dict[str, Field], info: dict[str, Any], sampled: Any) -> dict[str, Any]:
+    """``info`` reduced to ``fields`` (`numeric_fields`); ``sampled``: the episode's drawn T or None."""
+    reward = info.get("process_reward") or {}  # absent on reset: no reward yet
+    values = {
+        **info,
+        # Carried over from reset, so the key is on every step (None: the caller chose T).
+        "sampled_turn_budget": sampled,
+        "env_reward": reward.get("env_reward", 0.0),
+        "shaping": reward.get("shaping", 0.0),
+        "injected_error_kind": info.get("injected_error"),
+    }
+    return {key: convert(values.get(key)) for key, (_, convert) in fields.items()}
 
 
 class NumericInfo(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs):
@@ -92,29 +158,14 @@ class NumericInfo(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Rec
         require_single(env, NumericInfo)
         if find_wrapper(env, TurnBudget) is None:
             raise ValueError("NumericInfo needs a TurnBudget inside the env it wraps")
-        fields: dict[str, tuple[spaces.Space, Callable[[Any], np.ndarray]]] = {
-            INFO_WON: (_FLAG, _flag),
-            INFO_LOST: (_FLAG, _flag),
-            INFO_PROGRESS: (spaces.Box(0.0, 1.0, shape=(), dtype=np.float32), _real),
-            INFO_VALID_ACTION: (_FLAG, _flag),
-            "turn_budget": (_COUNT, _count),
-            "turns_used": (_COUNT, _count),
-            "turns_left": (_COUNT, _count),
-        }
-        if find_wrapper(env, SampleTurnBudget) is not None:
-            fields["sampled_turn_budget"] = (_COUNT, _count)
-        if find_wrapper(env, InjectErrors) is not None:
-            kinds = spaces.Box(-1, len(ERROR_KINDS) - 1, shape=(), dtype=np.int8)
-            fields["injected_error_kind"] = (kinds, _error_kind)
-        if find_wrapper(env, ProcessReward) is not None:
-            fields["env_reward"] = (_REAL, _real)
-            fields["shaping"] = (_REAL, _real)
-        if find_wrapper(env, RevealBudget) is not None:
-            fields["budget_visible"] = (_FLAG, _flag)
         actions = find_wrapper(env, DiscreteActions)
-        if actions is not None:
-            mask = spaces.Box(0, 1, shape=(actions.max_actions,), dtype=np.bool_)
-            fields["action_mask"] = (mask, _mask)
+        fields = numeric_fields(
+            sampled=find_wrapper(env, SampleTurnBudget) is not None,
+            errors=find_wrapper(env, InjectErrors) is not None,
+            shaping=find_wrapper(env, ProcessReward) is not None,
+            reveal=find_wrapper(env, RevealBudget) is not None,
+            max_actions=None if actions is None else actions.max_actions,
+        )
         self._fields = fields
         #: What every ``info`` holds: one space per key.
         self.info_space = spaces.Dict({key: space for key, (space, _) in fields.items()})
@@ -132,13 +183,4 @@ class NumericInfo(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Rec
         return obs, reward, terminated, truncated, self._numeric(info)
 
     def _numeric(self, info: dict[str, Any]) -> dict[str, Any]:
-        reward = info.get("process_reward") or {}  # absent on reset: no reward yet
-        values = {
-            **info,
-            # Carried over from reset, so the key is on every step (None: the caller chose T).
-            "sampled_turn_budget": self._sampled,
-            "env_reward": reward.get("env_reward", 0.0),
-            "shaping": reward.get("shaping", 0.0),
-            "injected_error_kind": info.get("injected_error"),
-        }
-        return {key: convert(values.get(key)) for key, (_, convert) in self._fields.items()}
+        return to_numeric(self._fields, info, self._sampled)

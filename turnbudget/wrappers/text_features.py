@@ -16,7 +16,15 @@ from gymnasium.core import ActType
 from turnbudget._checks import check_bool, check_positive_int, renamed
 from turnbudget.wrappers._common import require_single
 
-__all__ = ["FEATURE_HIGH", "MAX_COUNT", "MAX_DIM", "MAX_NGRAMS", "TextFeatures", "hashed_ngrams"]
+__all__ = [
+    "FEATURE_HIGH",
+    "MAX_COUNT",
+    "MAX_DIM",
+    "MAX_NGRAMS",
+    "TextEncoder",
+    "TextFeatures",
+    "hashed_ngrams",
+]
 
 #: Largest ``dim`` (2**20 buckets: 4 MiB of float32 per block and observation).
 MAX_DIM = 2**20
@@ -105,6 +113,84 @@ def _buckets(grams: list[str], dim: int, cache: dict[str, int]) -> list[int]:
     return indices
 
 
+class TextEncoder:
+    """The features of `TextFeatures` for one agent: the blocks, their checks and their caches.
+
+    Arguments as `TextFeatures` (``size`` or ``block_dim``, ``ngrams``,
+    ``include_goal``, ``include_admissible``). The team form
+    (`turnbudget.multiagent.wrappers.TeamTextFeatures`) keeps one per agent.
+
+    Example:
+        >>> encoder = TextEncoder(size=64)
+        >>> encoder.set_goal("Find the exit.")
+        >>> v = encoder.encode("You are in a hall.", ["go north"])
+        >>> v.shape, encoder.space.contains(v), encoder.block_dim
+        ((64,), True, 32)
+    """
+
+    def __init__(
+        self,
+        size: int | None = None,
+        ngrams: int = 2,
+        include_goal: bool = True,
+        include_admissible: bool = False,
+        *,
+        block_dim: int | None = None,
+        dim: int | None = None,
+    ):
+        include_goal = check_bool(include_goal, "include_goal")
+        include_admissible = check_bool(include_admissible, "include_admissible")
+        blocks = 1 + include_goal + include_admissible
+        block_dim = renamed(block_dim, dim, "block_dim", "dim", "TextFeatures")
+        if size is not None:
+            if block_dim is not None:
+                raise ValueError(
+                    "Give `size` (the whole vector) or `block_dim` (per block), not both"
+                )
+            size = check_positive_int(size, "size")
+            if size % blocks:
+                raise ValueError(
+                    f"Expect `size` to be a multiple of {blocks} (one block each for the "
+                    f"observation{', the goal' * include_goal}"
+                    f"{', the admissible commands' * include_admissible}), got {size}"
+                )
+            block_dim = size // blocks
+        block_dim = _DEFAULT_BLOCK_DIM if block_dim is None else block_dim
+        for name, value, most in (
+            ("block_dim", block_dim, MAX_DIM),
+            ("ngrams", ngrams, MAX_NGRAMS),
+        ):
+            check_positive_int(value, name)
+            if value > most:  # every observation is a dense vector of blocks * block_dim floats
+                raise ValueError(f"Expect `{name}` to be at most {most}, got {value!r}")
+        self.block_dim, self.ngrams = int(block_dim), int(ngrams)
+        self.include_goal, self.include_admissible = include_goal, include_admissible
+        #: ``Box(0, FEATURE_HIGH)`` of the vector's length.
+        self.space = spaces.Box(
+            0.0, FEATURE_HIGH, shape=(blocks * self.block_dim,), dtype=np.float32
+        )
+        self._cache: dict[str, int] = {}
+        self._lines: dict[str, tuple[list[str], list[int]]] = {}
+        self._goal = np.zeros(self.block_dim, dtype=np.float32)
+
+    def set_goal(self, goal: str) -> None:
+        """Hash the episode's goal into the goal block (at every reset)."""
+        self._goal = self.hash(goal)
+
+    def hash(self, text: str) -> np.ndarray:
+        """`hashed_ngrams` of ``text`` into one block, with this encoder's caches."""
+        return hashed_ngrams(text, self.block_dim, self.ngrams, self._cache, self._lines)
+
+    def encode(self, text: str, admissible: Any = ()) -> np.ndarray:
+        """The vector: ``text``'s block, then the goal's and the ``admissible`` commands' if kept."""
+        blocks = [self.hash(text)]
+        if self.include_goal:
+            blocks.append(self._goal)
+        if self.include_admissible:
+            blocks.append(self.hash("\n".join(admissible)))
+        return np.concatenate(blocks)
+
+
 class TextFeatures(
     gym.ObservationWrapper[np.ndarray, ActType, str], gym.utils.RecordConstructorArgs
 ):
@@ -156,51 +242,26 @@ class TextFeatures(
         dim: int | None = None,
     ):
         gym.ObservationWrapper.__init__(self, env)
-        include_goal = check_bool(include_goal, "include_goal")
-        include_admissible = check_bool(include_admissible, "include_admissible")
-        blocks = 1 + include_goal + include_admissible
-        block_dim = renamed(block_dim, dim, "block_dim", "dim", "TextFeatures")
-        if size is not None:
-            if block_dim is not None:
-                raise ValueError(
-                    "Give `size` (the whole vector) or `block_dim` (per block), not both"
-                )
-            size = check_positive_int(size, "size")
-            if size % blocks:
-                raise ValueError(
-                    f"Expect `size` to be a multiple of {blocks} (one block each for the "
-                    f"observation{', the goal' * include_goal}"
-                    f"{', the admissible commands' * include_admissible}), got {size}"
-                )
-            block_dim = size // blocks
-        block_dim = _DEFAULT_BLOCK_DIM if block_dim is None else block_dim
-        for name, value, most in (
-            ("block_dim", block_dim, MAX_DIM),
-            ("ngrams", ngrams, MAX_NGRAMS),
-        ):
-            check_positive_int(value, name)
-            if value > most:  # every observation is a dense vector of blocks * block_dim floats
-                raise ValueError(f"Expect `{name}` to be at most {most}, got {value!r}")
+        self.encoder = TextEncoder(
+            size, ngrams, include_goal, include_admissible, block_dim=block_dim, dim=dim
+        )
         if not isinstance(env.observation_space, spaces.Text):
             raise ValueError(
                 f"TextFeatures needs a Text observation space, got {env.observation_space}"
             )
         require_single(env, TextFeatures)
-        self.block_dim, self.ngrams = int(block_dim), int(ngrams)
-        self.include_goal, self.include_admissible = include_goal, include_admissible
+        encoder = self.encoder
+        self.block_dim, self.ngrams = encoder.block_dim, encoder.ngrams
+        self.include_goal = encoder.include_goal
+        self.include_admissible = encoder.include_admissible
         gym.utils.RecordConstructorArgs.__init__(
             self,
             ngrams=self.ngrams,
-            include_goal=include_goal,
-            include_admissible=include_admissible,
+            include_goal=self.include_goal,
+            include_admissible=self.include_admissible,
             block_dim=self.block_dim,
         )
-        self.observation_space = spaces.Box(
-            0.0, FEATURE_HIGH, shape=(blocks * self.block_dim,), dtype=np.float32
-        )
-        self._cache: dict[str, int] = {}
-        self._lines: dict[str, tuple[list[str], list[int]]] = {}
-        self._goal = np.zeros(self.block_dim, dtype=np.float32)
+        self.observation_space = encoder.space
 
     @property
     def dim(self) -> int:
@@ -217,7 +278,7 @@ class TextFeatures(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
-        self._goal = self._hash(str(info.get("goal", "")))
+        self.encoder.set_goal(str(info.get("goal", "")))
         return self._features(obs, info), info
 
     def step(self, action: ActType) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -228,15 +289,8 @@ class TextFeatures(
         """Features of ``observation`` alone (goal block from this episode, no admissible block)."""
         return self._features(observation, {})
 
-    def _hash(self, text: str) -> np.ndarray:
-        return hashed_ngrams(text, self.block_dim, self.ngrams, self._cache, self._lines)
-
     def _features(self, obs: str, info: dict[str, Any]) -> np.ndarray:
-        blocks = [self._hash(obs)]
-        if self.include_goal:
-            blocks.append(self._goal)
-        if self.include_admissible:
-            blocks.append(self._hash("\n".join(info.get("admissible_actions", ()))))
+        features = self.encoder.encode(obs, info.get("admissible_actions", ()))
         assert "text_observation" not in info, "info['text_observation'] set twice"
         info["text_observation"] = obs
-        return np.concatenate(blocks)
+        return features

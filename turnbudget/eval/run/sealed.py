@@ -77,6 +77,12 @@ __all__ = [
 #: The most bytes one reply of a sealed agent may hold (a longer one fails the call).
 MAX_REPLY = 16 * 1024**2
 
+# The refusals of an agent's preflight that cross back as themselves (`Sealed.preflight`).
+_REFUSALS: dict[str, type[Exception]] = {
+    "ImportError": ImportError,
+    "ConnectionError": ConnectionError,
+}
+
 #: Seconds a child may take to start and load its agent (an import that hangs fails then).
 START_SECONDS = 120.0
 #: Seconds `close` waits for the child to shut its agent down before killing it.
@@ -92,8 +98,8 @@ _ROOT = str(Path(__file__).resolve().parents[3])  # the folder that holds `turnb
 
 # The calls a child answers; anything else is refused.
 _METHODS = frozenset(
-    {"load", "reset", "act", "observe", "reset_episode", "act_batch", "end_episode",
-     "observe_batch", "close"}
+    {"load", "preflight", "reset", "act", "observe", "reset_episode", "act_batch",
+     "end_episode", "observe_batch", "close"}
 )  # fmt: skip
 
 
@@ -283,6 +289,22 @@ class Sealed:
         """Start the agent's process here unless it runs already (the driver calls this
         outside an episode's clock; any call does it too)."""
         self._live()
+
+    def preflight(self) -> None:
+        """The agent's own ``preflight`` (`turnbudget.agents.base.preflight`), run in its
+        process: the evaluator calls it once, before the first episode. A refusal is raised
+        here as the agent raised it when it is an ``ImportError`` (a missing extra) or a
+        ``ConnectionError`` (a server that is down; its type name leads the message), as
+        `SealedAgentError` otherwise."""
+        reply = self._call("preflight")
+        if reply is None:
+            return
+        if not (
+            isinstance(reply, list) and len(reply) == 2 and reply[0] in _REFUSALS
+            and isinstance(reply[1], str)
+        ):  # fmt: skip
+            raise SealedAgentError("the sealed agent's process sent a bad reply to preflight()")
+        raise _REFUSALS[reply[0]](reply[1][:2000])
 
     def _call(self, method: str, *args: Any) -> Any:
         return self._live().call(method, *args)
@@ -510,6 +532,17 @@ class _Host:
             "max_batch_size": int(getattr(self.driven, "max_batch_size", 1)) if batch else 1,
             "observes": hasattr(self.driven, "observe_batch" if batch else "observe"),
         }  # fmt: skip
+
+    def preflight(self) -> list[str] | None:
+        from turnbudget.agents.base import preflight
+
+        try:
+            preflight(self.agent)
+        except ImportError as exc:
+            return ["ImportError", str(exc)]
+        except ConnectionError as exc:
+            return ["ConnectionError", f"{type(exc).__name__}: {exc}"]
+        return None
 
     def reset(self, seed: int) -> None:
         self.driven.reset(seed)

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbudget.agents import make_agent
+from turnbudget.agents.base import preflight
 from turnbudget.agents.house import HOUSE_KEY, HouseAgent
 from turnbudget.eval.analysis import summarize_run
 from turnbudget.eval.estimator import GridEstimate
@@ -418,6 +419,8 @@ def evaluate_team(
     retries = check_retries(retries)
     backend = resolve_backend(backend, workers, backend_options, timeout)
     _build(config, None).close()  # a bad setting fails before any episode
+    for agent in {id(a): a for a in team}.values():  # (one agent in two roles: asked once)
+        preflight(agent)  # (an LLM agent's server: asked once, before any episode)
     driven: list[Any] = []  # an async (LLM) agent: episodes in flight
     try:
         driven.extend(driven_form(a, sealed=sealed) for a in team)
