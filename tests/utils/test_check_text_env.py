@@ -60,10 +60,13 @@ def both_flags_maze():
 
 
 def test_passes_on_every_native_id_with_every_check():
+    """The registry's contract in the default suite (tests/envs/test_registry.py runs it
+    with 20 seeds and long walks in the `slow` one)."""
     for env_id in native_env_ids():
         report = check_text_env(env_id, seeds=(0, 1), steps=10, walks=1)
         assert report.skipped == {}, env_id
         assert len(report.checks) == 12 and report.passed is True
+        assert report.setbacks_that_cost > 0, f"{env_id}: setbacks should cost something"
 
 
 def test_passes_on_an_instance_and_on_a_factory():
