@@ -72,7 +72,8 @@ def rollout_split(env: gym.Env, seconds: float, seed: int, cap: int) -> Split:
     All-in counts every second, resets included; step-only counts only the time spent
     inside ``step()``. Their ratio is the share of time a rollout spends stepping: 0.5
     means resets (and the agent's own few list lookups) cost as much as the steps of the
-    episodes they start.
+    episodes they start. It runs for ``seconds`` and at least to the end of its first
+    episode, so that a reset is measured however short the window.
     """
     draws = np.random.default_rng(seed).random(1 << 16).tolist()  # floats: no numpy scalars
     _, info = env.reset(seed=seed)
@@ -98,10 +99,9 @@ def rollout_split(env: gym.Env, seconds: float, seed: int, cap: int) -> Split:
         # At least one whole episode, so a reset's and an episode's cost are measured
         # however slow the machine (a busy one once finished none in 0.02 s).
         if clock() >= deadline and episode:
-            episodes = episode
             return Split(
                 steps / (clock() - start),
                 steps / step_time,
-                reset_time / episodes * 1e6,
-                step_time / episodes * 1e6,
+                reset_time / episode * 1e6,
+                step_time / episode * 1e6,
             )

@@ -39,3 +39,11 @@ def test_every_figure_is_measured_with_tiny_settings(bench, capsys, tmp_path):
 def test_the_peer_script_imports_no_peer_here():
     source = (SPEED / "throughput.py").read_text()
     assert "import gem" not in source and "import textarena" not in source
+
+
+def test_a_split_measures_a_reset_however_short_its_window(bench):
+    """A window that closes before any episode ends (tiny settings on a busy machine) still
+    measures a reset: the rollout goes on to the end of its first episode."""
+    # Crafting-Hard needs 35 turns or more: no episode ends within the first 20 steps.
+    split = bench.rollout_split(bench.bare_env("turnbudget/Crafting-Hard-v0"), 0.0, 0, cap=21)
+    assert split.reset_us > 0 and split.episode_step_us > 0

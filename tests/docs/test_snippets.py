@@ -3,7 +3,7 @@
 Conventions (markers, chains, skips): `tests/_doc_blocks.py`, also in docs/contributing.md.
 Each chain of Python blocks runs in a fresh process, each runnable bash block in
 bash, both in a scratch folder, with this checkout's ``turnbudget`` first on the
-path. A failure names the page and line of the block that failed.
+path and the shipped TextWorld games (tests/data/textworld) as the game cache. A failure names the page and line of the block that failed.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from _doc_blocks import REPO, Chain, chains, pages
-from _support import HANG_GUARD
+from _support import HANG_GUARD, copy_shipped_textworld_games
 
 RUNNER = Path(__file__).with_name("_run_chain.py")
 
@@ -34,8 +34,15 @@ def _params() -> list:
     return params
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ, MPLBACKEND="Agg")
+@pytest.fixture(scope="session")
+def textworld_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped TextWorld games (game 0 of every variant) as the blocks' game cache: a
+    block that makes a TextWorld env plays without generating its game (seconds each)."""
+    return copy_shipped_textworld_games(tmp_path_factory.mktemp("textworld-cache"))
+
+
+def _env(textworld_cache: Path) -> dict[str, str]:
+    env = dict(os.environ, MPLBACKEND="Agg", TURNBUDGET_TEXTWORLD_CACHE=str(textworld_cache))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     return env
 
@@ -50,20 +57,20 @@ def _scratch(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("chain", _params())
-def test_block_runs(chain: Chain, tmp_path: Path) -> None:
+def test_block_runs(chain: Chain, tmp_path: Path, textworld_cache: Path) -> None:
     cwd = _scratch(tmp_path)
     if chain.lang == "bash":
         if not (Path(sys.prefix) / "bin" / "turnbudget").exists():
             pytest.skip("needs a venv with turnbudget installed (its `turnbudget` script)")
         out = subprocess.run(
             ["bash", "-euo", "pipefail", "-c", chain.head.code],
-            cwd=cwd, env=_env(), capture_output=True, text=True, timeout=HANG_GUARD, check=False,
+            cwd=cwd, env=_env(textworld_cache), capture_output=True, text=True, timeout=HANG_GUARD, check=False,
         )  # fmt: skip
     else:
         blocks = [[str(b.page), b.line, b.code, b.markers.get("raises")] for b in chain.blocks]
         out = subprocess.run(
             [sys.executable, str(RUNNER)], input=json.dumps(blocks),
-            cwd=cwd, env=_env(), capture_output=True, text=True, timeout=HANG_GUARD, check=False,
+            cwd=cwd, env=_env(textworld_cache), capture_output=True, text=True, timeout=HANG_GUARD, check=False,
         )  # fmt: skip
     assert out.returncode == 0, (
         f"{chain.head.where} failed:\n{out.stdout[-2000:]}{out.stderr[-4000:]}"

@@ -30,6 +30,9 @@ _SCRATCH = {
 _CONSTANT = {"observation_space", "action_space", "spec", "config"}
 # Every ordered pair up to 16 admissible commands (all of Maze, KeyQuest, Crafting, Sokoban).
 _MAX_PAIRS = 256
+# Shop's larger stores (~6 s of the ~9 s) join their commands in the `slow` suite; Shop-Easy
+# runs the same rules in the default one.
+LARGE = {"turnbudget/Shop-Medium-v0", "turnbudget/Shop-Hard-v0"}
 
 
 def _world(game: gym.Env) -> dict[str, bytes]:
@@ -43,7 +46,10 @@ def _after(game: gym.Env, command: str) -> dict[str, bytes]:
     return _world(twin)
 
 
-@pytest.mark.parametrize("env_id", native_env_ids())
+@pytest.mark.parametrize(
+    "env_id",
+    [pytest.param(i, marks=pytest.mark.slow) if i in LARGE else i for i in native_env_ids()],
+)
 def test_joined_admissible_commands_advance_the_game_by_at_most_one_command(env_id):
     env = gym.make(env_id, turn_budget=10**6)
     env.reset(seed=0)

@@ -25,12 +25,15 @@ def test_every_family_and_difficulty_is_registered():
     )
 
 
+@pytest.mark.slow  # ~45 s in all; the default suite runs every check on every id with 2 seeds
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_every_id_passes_the_contract_checker(env_id):
     """Gymnasium's checker (unwrapped and under TurnBudget), seeded rollouts identical in
     two processes, pickle round trip, the oracle winning every seed within half the
     default budget, Bellman-exact along random walks, setbacks that keep the task
-    solvable, hostile inputs and budget flags: see `check_text_env`."""
+    solvable, hostile inputs and budget flags: see `check_text_env`. With 20 seeds and
+    long walks (`slow`); tests/utils/test_check_text_env.py runs the same checks on every
+    id with 2 seeds and short walks in the default suite."""
     report = check_text_env(env_id, seeds=ORACLE_SEEDS, steps=150, walks=4)
     assert report.skipped == {}
     assert report.setbacks_that_cost > 0, "setbacks should usually cost the agent something"

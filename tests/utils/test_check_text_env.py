@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import itertools
+import json
+import os
+import subprocess
+import sys
 
+import gymnasium as gym
 import pytest
 from _support import native_env_ids
 
 from turnbudget.envs.native.maze import Maze
 from turnbudget.utils import check_text_env
+from turnbudget.utils.check_text_env import _Context, _rollout
 from turnbudget.wrappers import TurnBudget
 
 
@@ -60,10 +66,42 @@ def both_flags_maze():
 
 
 def test_passes_on_every_native_id_with_every_check():
-    for env_id in native_env_ids():
-        report = check_text_env(env_id, seeds=(0, 1), steps=10, walks=1)
-        assert report.skipped == {}, env_id
-        assert len(report.checks) == 12 and report.passed is True
+    """The registry's contract in the default suite, with 2 seeds and short walks
+    (tests/envs/test_registry.py runs 20 seeds and long walks in the `slow` one). The
+    cross-process check starts two fresh interpreters per call (~1 s): it runs here on the
+    first id, and for every id at once in the next test."""
+    first, *rest = native_env_ids()
+    for env_id in (first, *rest):
+        cross = env_id == first
+        report = check_text_env(env_id, seeds=(0, 1), steps=10, walks=1, cross_process=cross)
+        assert report.skipped == (
+            {} if cross else {"cross_process_determinism": "cross_process=False"}
+        )
+        assert len(report.checks) == (12 if cross else 11) and report.passed is True, env_id
+        assert report.setbacks_that_cost > 0, f"{env_id}: setbacks should cost something"
+
+
+def test_every_native_id_rolls_out_alike_in_two_fresh_processes():
+    """The ``cross_process_determinism`` check for every native id at once: the same seeded
+    rollouts (the check's own digests) in two fresh interpreters, each with its own
+    ``PYTHONHASHSEED``, as in this one."""
+    ids = native_env_ids()
+    script = (
+        "import json, sys, gymnasium as gym, turnbudget\n"
+        "from turnbudget.utils.check_text_env import _Context, _rollout\n"
+        "print(json.dumps([_rollout(gym.make(i), 0, 10, _Context(i)) for i in sys.argv[1:]]))"
+    )
+    here = [_rollout(gym.make(i), 0, 10, _Context(i)) for i in ids]
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": os.pathsep.join(sys.path)}
+        out = subprocess.run(
+            [sys.executable, "-c", script, *ids],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        assert json.loads(out.stdout) == here, f"PYTHONHASHSEED={hash_seed}"
 
 
 def test_passes_on_an_instance_and_on_a_factory():

@@ -35,6 +35,14 @@ JOINERS = [
 # Inputs the raw interpreter really plays as two commands (checked below, so the property is
 # not vacuous): "go west, go north" is read as one verb with two objects, "west, north" is not.
 SPLITTING = ["{a}. {b}", "{a}.{b}", "{a} then {b}", "{a} THEN {b}", "{sa}, {sb}", "{sa},{sb}"]
+# The games whose joined pairs take ~20 s of the ~30 s (the `slow` suite joins their commands);
+# a cooking, a treasure-hunter and every coin-collector game stay in the default suite.
+LARGE = {
+    "cooking-2ceb75f2ce",
+    "cooking-6c670172e4",
+    "custom-129ef7ebef",
+    "treasure_hunter-fd2b30cf38",
+}
 
 
 def _interpreter(env: gym.Env) -> Any:
@@ -135,9 +143,13 @@ def test_the_raw_interpreter_plays_one_action_per_object_on_and(shipped_cache):
     env.close()
 
 
-@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize(
+    "game", [pytest.param(g, marks=pytest.mark.slow) if g in LARGE else g for g in GAMES]
+)
 def test_joined_admissible_commands_advance_the_game_by_at_most_one_command(shipped_cache, game):
-    """Every admissible command joined with every other by every joiner: at most one plays."""
+    """Every admissible command joined with every other by every joiner: at most one plays.
+
+    The games with the most admissible commands (`LARGE`) run in the `slow` suite."""
     env = _make(shipped_cache, game)
     for depth, _ in enumerate(_states(env, 3)):
         frotz = _interpreter(env)
