@@ -260,6 +260,7 @@ class Crafting(TextGame):
         # inventory items -> (admissible commands, description): both are functions of
         # the inventory alone, which looks and listings leave as it is. Copies may share it.
         self._views: dict[tuple[tuple[str, int], ...], tuple[list[str], str]] = {}
+        self._current_view: tuple[int, tuple[list[str], str]] = (-1, ([], ""))
 
     # -- perception ------------------------------------------------------------------
 
@@ -284,7 +285,11 @@ class Crafting(TextGame):
         return f"You carry {_join(held)}." if held else "You carry nothing."
 
     def _view(self) -> tuple[list[str], str]:
-        """(admissible commands, description) of the current inventory, memoized per world."""
+        """(admissible commands, description) of the current inventory, memoized per world
+        (and the current state's at hand: a step asks for both, one after the other)."""
+        version, view = self._current_view
+        if version == self._state_version:
+            return view
         key = tuple(self._inventory.items())
         view = self._views.get(key)
         if view is None:
@@ -292,6 +297,7 @@ class Crafting(TextGame):
                 self._views = {}  # rebound, never cleared: copies may hold the old one
             text = f"{self._inventory_text()} {_AROUND}"
             view = self._views[key] = (self._commands(), text)
+        self._current_view = (self._state_version, view)
         return view
 
     def _describe(self) -> str:
@@ -301,13 +307,13 @@ class Crafting(TextGame):
         return self._view()[0]
 
     def _commands(self) -> list[str]:
-        inv = self._inventory
-        commands = [command for command, tool in _GATHERS if tool is None or inv.get(tool)]
+        get = self._inventory.get
+        commands = [command for command, tool in _GATHERS if tool is None or get(tool)]
         for command, tool, needs in self._crafts:
-            if tool is not None and not inv.get(tool):
+            if tool is not None and not get(tool):
                 continue
             for item, n in needs:
-                if inv.get(item, 0) < n:
+                if get(item, 0) < n:
                     break
             else:
                 commands.append(command)
@@ -417,7 +423,7 @@ class Crafting(TextGame):
         target = self.distance_to_goal() - 1
         return [
             command
-            for command in self._admissible_now()[1]
+            for command in self._admissible_now()
             if command.startswith(("gather ", "craft "))
             and self._distance_of(self._after(command)) == target
         ]
