@@ -16,7 +16,12 @@ from turnbudget.wrappers._common import find_wrapper, require_single
 from turnbudget.wrappers.discrete_actions import DiscreteActions, check_max_actions
 from turnbudget.wrappers.numeric_info import NumericInfo
 from turnbudget.wrappers.reveal_budget import RevealBudget
-from turnbudget.wrappers.text_features import TextFeatures, hashed_ngrams
+from turnbudget.wrappers.text_features import (
+    TextFeatures,
+    bucket_features,
+    hashed_ngrams,
+    ngram_buckets,
+)
 
 __all__ = ["MAX_FEATURES", "FeatureEncoder", "HistoryFeatures", "text_features_vector"]
 
@@ -26,6 +31,7 @@ _TURN_SCALE = 100.0
 _CACHE_LIMIT = 100_000
 _UNIT_CACHE_LIMIT = 20_000  # observations (a 64-float vector and a word set each)
 _MEMORY_DIM = 64  # buckets of the bag of words compared across turns
+_WINDOW_CACHE_LIMIT = 10_000  # (slot commands, executed window) blocks of about 1 KiB
 #: Most features `FeatureEncoder` may add (2**20 float32: 4 MiB per observation).
 MAX_FEATURES = 2**20
 
@@ -107,6 +113,10 @@ class FeatureEncoder:
         self._memory_lines: dict[str, tuple[list[str], list[int]]] = {}
         self._command_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
         self._unit_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
+        # (slot commands, executed window) -> the vector's first part, for this goal.
+        self._window_cache: dict[tuple[tuple[str, ...], tuple[str, ...]], np.ndarray] = {}
+        self._goal_words: set[str] = set()
+        self._size = self.size()
         self.reset("")
 
     def size(self) -> int:
@@ -122,7 +132,10 @@ class FeatureEncoder:
 
     def reset(self, goal: str) -> None:
         """Start an episode with this goal text."""
-        self._goal_words = _words(goal)
+        goal_words = _words(goal)
+        if goal_words != self._goal_words:
+            self._window_cache = {}  # the goal shares in it were this goal's
+        self._goal_words = goal_words
         self._executed: deque[str] = deque(maxlen=self.history)
         self._seen = np.zeros((64, _MEMORY_DIM))  # unit vectors of the episode's observations
         self._n_seen = 0
@@ -150,14 +163,39 @@ class FeatureEncoder:
         if hit is None:
             if len(self._unit_cache) > _UNIT_CACHE_LIMIT:
                 self._unit_cache.clear()
-            vector = hashed_ngrams(
+            words, buckets = ngram_buckets(
                 observation, _MEMORY_DIM, 1, self._memory_cache, self._memory_lines
             )
-            vector = vector.astype(np.float64)
+            vector = bucket_features(buckets, _MEMORY_DIM).astype(np.float64)
             vector /= max(float(np.sqrt(vector @ vector)), 1e-8)
             vector.flags.writeable = False
-            hit = self._unit_cache[observation] = (vector, frozenset(_words(observation)))
+            hit = self._unit_cache[observation] = (vector, frozenset(words))
         return hit
+
+    def _window(self, shown: tuple[str, ...], executed: tuple[str, ...]) -> np.ndarray:
+        """The action slots and the window of executed commands (the vector's first part),
+        memoized: a state's commands and the last few executed repeat as play does."""
+        key = (shown, executed)
+        block = self._window_cache.get(key)
+        if block is None:
+            if len(self._window_cache) > _WINDOW_CACHE_LIMIT:
+                self._window_cache.clear()
+            dim, slot_size = self.command_dim, self.slot_size
+            end = self.max_actions * slot_size
+            block = np.zeros(end + self.history * dim, dtype=np.float32)
+            slots = block[:end].reshape(self.max_actions, slot_size)
+            for i, command in enumerate(shown):
+                vector, words = self._command(command)
+                slots[i, :dim] = vector
+                slots[i, dim] = len(words & self._goal_words) / max(1, len(words))
+                for lag, done in enumerate(executed):
+                    if done == command:
+                        slots[i, dim + 1 + lag] = 1.0
+            for lag, done in enumerate(executed):
+                block[end + lag * dim : end + (lag + 1) * dim] = self._command(done)[0]
+            block.flags.writeable = False
+            self._window_cache[key] = block
+        return block
 
     def encode(
         self,
@@ -167,28 +205,24 @@ class FeatureEncoder:
         turn_budget: int | None = None,
     ) -> np.ndarray:
         """Features of the observation the agent sees now, given the slot commands."""
-        dim, history = self.command_dim, self.history
-        slots = np.zeros((self.max_actions, self.slot_size), dtype=np.float32)
-        executed = list(self._executed)
-        for i, command in enumerate(commands[: self.max_actions]):
-            vector, words = self._command(command)
-            slots[i, :dim] = vector
-            slots[i, dim] = len(words & self._goal_words) / max(1, len(words))
-            for lag, done in enumerate(executed):
-                if done == command:
-                    slots[i, dim + 1 + lag] = 1.0
-        past = np.zeros((history, dim), dtype=np.float32)
-        for lag, done in enumerate(executed):
-            past[lag] = self._command(done)[0]
+        history = self.history
+        out = np.empty(self._size, dtype=np.float32)
+        window = self._window(tuple(commands[: self.max_actions]), tuple(self._executed))
+        end = len(window)
+        out[:end] = window
 
         now, obs_words = self._unit(observation)
-        memory = np.zeros(history + 1, dtype=np.float32)
         n = self._n_seen
+        memory = out[end : end + history + 1]
         if n:
             similarity = self._seen[:n] @ now
-            recent = similarity[max(0, n - history) :][::-1]
-            memory[: len(recent)] = recent
-            memory[-1] = similarity.max()
+            recent = min(n, history)  # the last ones, most recent first
+            memory[:recent] = similarity[: n - recent - 1 if n > recent else None : -1]
+            memory[recent:history] = 0.0
+            memory[history] = similarity.max()
+        else:
+            memory[:] = 0.0
+        end += history + 1
         if n == len(self._seen):
             self._seen = np.concatenate([self._seen, np.zeros_like(self._seen)])
         self._seen[n] = now
@@ -200,9 +234,8 @@ class FeatureEncoder:
             left = float(turns_left if turns_left is not None else 0)
             total = float(turn_budget if turn_budget else 1)
             scalars += [left / _TURN_SCALE, left / total, 1.0 / max(left, 1.0)]
-        return np.concatenate(
-            [slots.ravel(), past.ravel(), memory, np.asarray(scalars, dtype=np.float32)]
-        )
+        out[end:] = scalars
+        return out
 
 
 class HistoryFeatures(
@@ -322,4 +355,4 @@ class HistoryFeatures(
             info.get("turns_left"),
             info.get("turn_budget"),
         )
-        return np.concatenate([obs, extra]).astype(np.float32)
+        return np.concatenate([obs, extra]).astype(np.float32, copy=False)
