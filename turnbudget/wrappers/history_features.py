@@ -31,7 +31,6 @@ _TURN_SCALE = 100.0
 _CACHE_LIMIT = 100_000
 _UNIT_CACHE_LIMIT = 20_000  # observations (a 64-float vector and a word set each)
 _MEMORY_DIM = 64  # buckets of the bag of words compared across turns
-_WINDOW_CACHE_LIMIT = 10_000  # (slot commands, executed window) blocks of about 1 KiB
 #: Most features `FeatureEncoder` may add (2**20 float32: 4 MiB per observation).
 MAX_FEATURES = 2**20
 
@@ -113,9 +112,8 @@ class FeatureEncoder:
         self._memory_lines: dict[str, tuple[list[str], list[int]]] = {}
         self._command_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
         self._unit_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
-        # (slot commands, executed window) -> the vector's first part, for this goal.
-        self._window_cache: dict[tuple[tuple[str, ...], tuple[str, ...]], np.ndarray] = {}
-        self._goal_words: set[str] = set()
+        self._slot_cache: dict[tuple[str, ...], tuple[np.ndarray, dict[str, list[int]]]] = {}
+        self._past_cache: dict[tuple[str, ...], np.ndarray] = {}
         self._size = self.size()
         self.reset("")
 
@@ -132,10 +130,8 @@ class FeatureEncoder:
 
     def reset(self, goal: str) -> None:
         """Start an episode with this goal text."""
-        goal_words = _words(goal)
-        if goal_words != self._goal_words:
-            self._window_cache = {}  # the goal shares in it were this goal's
-        self._goal_words = goal_words
+        self._goal_words = _words(goal)
+        self._shares: dict[tuple[str, ...], np.ndarray] = {}  # slot commands -> goal shares
         self._executed: deque[str] = deque(maxlen=self.history)
         self._seen = np.zeros((64, _MEMORY_DIM))  # unit vectors of the episode's observations
         self._n_seen = 0
@@ -172,29 +168,43 @@ class FeatureEncoder:
             hit = self._unit_cache[observation] = (vector, frozenset(words))
         return hit
 
-    def _window(self, shown: tuple[str, ...], executed: tuple[str, ...]) -> np.ndarray:
-        """The action slots and the window of executed commands (the vector's first part),
-        memoized: a state's commands and the last few executed repeat as play does."""
-        key = (shown, executed)
-        block = self._window_cache.get(key)
-        if block is None:
-            if len(self._window_cache) > _WINDOW_CACHE_LIMIT:
-                self._window_cache.clear()
-            dim, slot_size = self.command_dim, self.slot_size
-            end = self.max_actions * slot_size
-            block = np.zeros(end + self.history * dim, dtype=np.float32)
-            slots = block[:end].reshape(self.max_actions, slot_size)
+    def _slots(self, shown: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, dict[str, list[int]]]:
+        """For these slot commands: their hashed n-grams (rows), the share of each one's words
+        in the goal, and the slots of each command. The rows are memoized for good, the
+        shares for the episode (they depend on its goal): states repeat."""
+        hit = self._slot_cache.get(shown)
+        if hit is None:
+            if len(self._slot_cache) > _CACHE_LIMIT:
+                self._slot_cache.clear()
+            rows = np.array([self._command(command)[0] for command in shown], dtype=np.float32)
+            where: dict[str, list[int]] = {}
             for i, command in enumerate(shown):
-                vector, words = self._command(command)
-                slots[i, :dim] = vector
-                slots[i, dim] = len(words & self._goal_words) / max(1, len(words))
-                for lag, done in enumerate(executed):
-                    if done == command:
-                        slots[i, dim + 1 + lag] = 1.0
+                where.setdefault(command, []).append(i)
+            hit = self._slot_cache[shown] = (rows, where)
+        shares = self._shares.get(shown)
+        if shares is None:
+            goal = self._goal_words
+            shares = self._shares[shown] = np.array(
+                [
+                    len(words & goal) / max(1, len(words))
+                    for words in (self._command(command)[1] for command in shown)
+                ],
+                dtype=np.float32,
+            )
+        return hit[0], shares, hit[1]
+
+    def _past(self, executed: tuple[str, ...]) -> np.ndarray:
+        """The hashed n-grams of the window's commands, most recent first (memoized)."""
+        block = self._past_cache.get(executed)
+        if block is None:
+            if len(self._past_cache) > _CACHE_LIMIT:
+                self._past_cache.clear()
+            block = np.zeros(self.history * self.command_dim, dtype=np.float32)
             for lag, done in enumerate(executed):
-                block[end + lag * dim : end + (lag + 1) * dim] = self._command(done)[0]
-            block.flags.writeable = False
-            self._window_cache[key] = block
+                block[lag * self.command_dim : (lag + 1) * self.command_dim] = self._command(done)[
+                    0
+                ]
+            self._past_cache[executed] = block
         return block
 
     def encode(
@@ -205,23 +215,29 @@ class FeatureEncoder:
         turn_budget: int | None = None,
     ) -> np.ndarray:
         """Features of the observation the agent sees now, given the slot commands."""
-        history = self.history
-        out = np.empty(self._size, dtype=np.float32)
-        window = self._window(tuple(commands[: self.max_actions]), tuple(self._executed))
-        end = len(window)
-        out[:end] = window
+        dim, history = self.command_dim, self.history
+        out = np.zeros(self._size, dtype=np.float32)
+        end = self.max_actions * self.slot_size
+        shown = tuple(commands[: self.max_actions])
+        executed = tuple(self._executed)
+        if shown:
+            rows, shares, where = self._slots(shown)
+            slots = out[:end].reshape(self.max_actions, self.slot_size)
+            slots[: len(shown), :dim] = rows
+            slots[: len(shown), dim] = shares
+            for lag, done in enumerate(executed):  # whether a slot's command was played
+                if done in where:
+                    slots[where[done], dim + 1 + lag] = 1.0
+        out[end : end + history * dim] = self._past(executed)
+        end += history * dim
 
         now, obs_words = self._unit(observation)
         n = self._n_seen
-        memory = out[end : end + history + 1]
         if n:
             similarity = self._seen[:n] @ now
             recent = min(n, history)  # the last ones, most recent first
-            memory[:recent] = similarity[: n - recent - 1 if n > recent else None : -1]
-            memory[recent:history] = 0.0
-            memory[history] = similarity.max()
-        else:
-            memory[:] = 0.0
+            out[end : end + recent] = similarity[: n - recent - 1 if n > recent else None : -1]
+            out[end + history] = similarity.max()
         end += history + 1
         if n == len(self._seen):
             self._seen = np.concatenate([self._seen, np.zeros_like(self._seen)])
