@@ -10,7 +10,8 @@ cancels; alternating the revisions cancels what is left.
 Figures (``--figures``, comma-separated):
 
 - ``vs-trivial:<id>``: the bare game's step rate over `TrivialTextEnv`'s
-  (`throughput.vs_trivial`; goal >= 0.05 on Medium);
+  (`throughput.vs_trivial`; goal >= 0.05 on Medium); ``vs-trivial-cpu:<id>`` the same
+  in CPU time (`throughput.vs_trivial_cpu`), for a machine other jobs keep busy;
 - ``env-side:<id>``: CPU per env step of the 16-env training vector env over the bare
   game's (`rl_speed.env_side`; goal <= 5).
 
@@ -38,6 +39,7 @@ ROOT = HERE.parents[1]
 # package first on the path; it prints the figure as JSON.
 _MEASURE = {
     "vs-trivial": "import throughput; r = throughput.vs_trivial({id!r}, {seconds}, 0)",
+    "vs-trivial-cpu": "import throughput; r = throughput.vs_trivial_cpu({id!r}, {seconds}, 0)",
     "env-side": "import rl_speed; e, b = rl_speed.env_side({id!r}, {steps}); r = e / b",
 }
 

@@ -39,3 +39,7 @@ def test_every_figure_is_measured_with_tiny_settings(bench, capsys, tmp_path):
 def test_the_peer_script_imports_no_peer_here():
     source = (SPEED / "throughput.py").read_text()
     assert "import gem" not in source and "import textarena" not in source
+
+
+def test_the_cpu_time_ratio_against_the_trivial_env_is_measured(bench):
+    assert 0 < bench.vs_trivial_cpu("turnbudget/Maze-Easy-v0", 0.02, 0, slices=2) < 10
