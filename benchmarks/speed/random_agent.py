@@ -9,7 +9,7 @@ from typing import NamedTuple
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["Split", "rollout", "rollout_split"]
+__all__ = ["Split", "cpu_per_step", "rollout", "rollout_split"]
 
 
 def rollout(
@@ -105,3 +105,38 @@ def rollout_split(env: gym.Env, seconds: float, seed: int, cap: int) -> Split:
                 reset_time / episode * 1e6,
                 step_time / episode * 1e6,
             )
+
+
+def cpu_per_step(env: gym.Env, seconds: float, seed: int, cap: int) -> float:
+    """CPU seconds per ``step()`` of the same uniform-random agent, resets left out.
+
+    The agent plays episodes for half of ``seconds``; then they are replayed (same seeds,
+    same commands: the same states), reading this process's CPU time once per episode
+    around nothing but the ``step()`` calls. The time other jobs take from this one on a
+    busy machine does not count, nor does the agent's own work.
+    """
+    draws = np.random.default_rng(seed).random(1 << 16).tolist()
+    episodes: list[list[str]] = []
+    steps = 0
+    deadline = time.perf_counter() + seconds / 2
+    while time.perf_counter() < deadline or not episodes:
+        _, info = env.reset(seed=seed + len(episodes))
+        played: list[str] = []
+        for _ in range(cap):
+            actions = info["admissible_actions"] or ["look"]
+            played.append(actions[int(draws[steps & 0xFFFF] * len(actions))])
+            steps += 1
+            _, _, terminated, truncated, info = env.step(played[-1])
+            if terminated or truncated:
+                break
+        episodes.append(played)
+    spent = 0.0
+    clock = time.process_time
+    for episode, played in enumerate(episodes):
+        env.reset(seed=seed + episode)
+        step = env.step
+        start = clock()
+        for action in played:
+            step(action)
+        spent += clock() - start
+    return spent / steps

@@ -37,8 +37,9 @@ SETTINGS = (
 )
 
 
-def env_side(env_id: str, steps: int, n_envs: int = 16) -> tuple[float, float]:
-    """(CPU µs per env step of the learner's vector env, of the bare game)."""
+def env_side(env_id: str, steps: int, n_envs: int = 16, slices: int = 4) -> tuple[float, float]:
+    """(CPU µs per env step of the learner's vector env, of the bare game), measured in
+    ``slices`` alternating slices of each so that a change of the machine's load cancels."""
     from turnbudget.train import _sb3
 
     config = TrainConfig(env_id=env_id, budget_mix="uniform:12-40", n_envs=n_envs)
@@ -50,27 +51,32 @@ def env_side(env_id: str, steps: int, n_envs: int = 16) -> tuple[float, float]:
         masks = venv.env_method("action_masks")
         return np.array([rng.choice(np.flatnonzero(mask)) for mask in masks])
 
-    start = time.process_time()
-    for _ in range(steps):
-        venv.step(actions())
-    total = time.process_time() - start
-    start = time.process_time()
-    for _ in range(steps):
-        actions()
-    policy = time.process_time() - start
-    venv.close()
     kwargs = dict(gym.registry[env_id].kwargs)
     module, _, attr = kwargs.pop("game_entry_point").partition(":")
     kwargs.pop("turn_budget")
     game = getattr(importlib.import_module(module), attr)(**kwargs)
     _, info = game.reset(seed=0)
-    start = time.process_time()
-    for n in range(1, steps * n_envs + 1):
-        commands = info["admissible_actions"] or ["look"]
-        _, _, terminated, _, info = game.step(commands[int(rng.integers(len(commands)))])
-        if terminated or n % 30 == 0:  # about the mean budget of uniform:12-40
-            _, info = game.reset(seed=n)
-    bare = time.process_time() - start
+    total = policy = bare = 0.0
+    played = 0
+    for i in range(slices):
+        chunk = steps // slices + (i < steps % slices)
+        start = time.process_time()
+        for _ in range(chunk):
+            venv.step(actions())
+        total += time.process_time() - start
+        start = time.process_time()
+        for _ in range(chunk):
+            actions()
+        policy += time.process_time() - start
+        start = time.process_time()
+        for _ in range(chunk * n_envs):
+            played += 1
+            commands = info["admissible_actions"] or ["look"]
+            _, _, terminated, _, info = game.step(commands[int(rng.integers(len(commands)))])
+            if terminated or played % 30 == 0:  # about the mean budget of uniform:12-40
+                _, info = game.reset(seed=played)
+        bare += time.process_time() - start
+    venv.close()
     per_step = steps * n_envs / 1e6
     return (total - policy) / per_step, bare / per_step
 

@@ -16,6 +16,8 @@ For each family and difficulty, on one core:
   step returns a constant observation and info), the two measured in alternating
   slices of the same run so that the machine's load cancels: the floor any
   Python text env pays (goal >= 0.05 on Medium).
+  (`vs_trivial_cpu` is the same ratio in CPU time, for a machine other jobs keep
+  busy: `before_after.py` measures either.)
 
 Then the Sokoban solver's time per oracle call on Hard (worst case and
 percentiles), and, with ``--peers-python``, our Sokoban beside GEM's and
@@ -48,7 +50,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from random_agent import rollout, rollout_split  # the script's folder is on sys.path
+from random_agent import cpu_per_step, rollout, rollout_split  # the script's folder is on sys.path
 
 import turnbudget  # noqa: F401 - registers the envs
 
@@ -140,6 +142,18 @@ def vs_trivial(env_id: str, seconds: float, seed: int, slices: int = 10) -> floa
     for i in range(slices):
         game_time += 1 / rollout_split(game, seconds / slices / 2, seed + 1000 * i, cap).step_only
         trivial_time += 1 / rollout_split(trivial, seconds / slices / 2, seed, cap).step_only
+    return trivial_time / game_time
+
+
+def vs_trivial_cpu(env_id: str, seconds: float, seed: int, slices: int = 10) -> float:
+    """`vs_trivial` in CPU time (`cpu_per_step`): the figure for a machine that other jobs
+    keep busy, where a step's wall time measures the share of a core it got."""
+    cap = gym.registry[env_id].kwargs["turn_budget"]
+    game, trivial = bare_env(env_id), TrivialTextEnv()
+    game_time = trivial_time = 0.0
+    for i in range(slices):
+        game_time += cpu_per_step(game, seconds / slices / 2, seed + 1000 * i, cap)
+        trivial_time += cpu_per_step(trivial, seconds / slices / 2, seed, cap)
     return trivial_time / game_time
 
 

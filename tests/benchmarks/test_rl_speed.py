@@ -25,3 +25,11 @@ def test_rl_speed_reports_every_setting():
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert float(cells[1].replace(",", "")) > 0 and cells[2].endswith("%"), row
+
+
+def test_the_env_side_is_measured_against_the_bare_game():
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--env-side", "--steps", "8"],
+        capture_output=True, text=True, check=True, timeout=1800,  # a hang guard
+    ).stdout  # fmt: skip
+    assert "env side" in out and "bare game" in out and out.rstrip().endswith("x"), out

@@ -47,3 +47,7 @@ def test_a_split_measures_a_reset_however_short_its_window(bench):
     # Crafting-Hard needs 35 turns or more: no episode ends within the first 20 steps.
     split = bench.rollout_split(bench.bare_env("turnbudget/Crafting-Hard-v0"), 0.0, 0, cap=21)
     assert split.reset_us > 0 and split.episode_step_us > 0
+
+
+def test_the_cpu_time_ratio_against_the_trivial_env_is_measured(bench):
+    assert 0 < bench.vs_trivial_cpu("turnbudget/Maze-Easy-v0", 0.02, 0, slices=2) < 10

@@ -185,6 +185,56 @@ GAME_DIGESTS: dict[tuple[str, int], str] = {
         "turnbudget/Sokoban-Medium-v0",
         2,
     ): "794b4bee5546b264e1ea987d4454ef239d509d654bed4ad3b1d539f7ff0a8e9e",
+    # Recorded at 0f24d13, before the engine's step path was trimmed (the other games
+    # share it).
+    (
+        "turnbudget/KeyQuest-Medium-v0",
+        0,
+    ): "58aefaf2f8550da8dfcbccdcda4f2695390d711293dcd61519baf2c12becb512",
+    (
+        "turnbudget/KeyQuest-Medium-v0",
+        1,
+    ): "76acabc9720f38f6eaa6bd6267dad820259e8324d7732fc1daf27a99137a9f9f",
+    (
+        "turnbudget/Maze-Medium-v0",
+        0,
+    ): "229db1ed09dc59cefbfa4b0cd2b2f86804f30d70d9f950956276a158b23c03ca",
+    (
+        "turnbudget/Maze-Medium-v0",
+        1,
+    ): "b3a907c2c51a69b4534eeb34a790078bb2a7972b2b0dce5909c0472f89edd6a4",
+    (
+        "turnbudget/Shop-Medium-v0",
+        0,
+    ): "0f3347822206e256ce64b37df0c890137126ea2c0cd5a2113f2e12b8866e06ce",
+    (
+        "turnbudget/Shop-Medium-v0",
+        1,
+    ): "f4e02ab8b5556e0292c2c85e15d26e9d66fc0f6b1c771b976279edc86dca53fb",
+    (
+        "turnbudget/KeyQuest-Hard-v0",
+        0,
+    ): "ca47ea103dadeaa036b9fd827ac55f71541119e43f9b715f5eb6a921a0a5b548",
+    (
+        "turnbudget/KeyQuest-Hard-v0",
+        1,
+    ): "da0999e174fce902504cad31ee1201a5eb8aa324de9da7895ef812c5fe897d39",
+    (
+        "turnbudget/Maze-Hard-v0",
+        0,
+    ): "05f11e61ef08209b96c8b8c1198663d1ffed61e2afd20d770e533c6d40d536f7",
+    (
+        "turnbudget/Maze-Hard-v0",
+        1,
+    ): "ab59eb2178793359486a45f4076d19d1430aac5f3b95ad4dc3a2dda6fd3f732e",
+    (
+        "turnbudget/Shop-Hard-v0",
+        0,
+    ): "22650301c6b7158c9e406bb0f5b4e9d2a17e12b4d64aac1b6e972d6a9f95f2b0",
+    (
+        "turnbudget/Shop-Hard-v0",
+        1,
+    ): "a9d1ae0177d8c851970a6151827b65fb2eb99676d9e6ab866845cc21ae05319e",
 }
 
 FEATURE_DIGESTS: dict[tuple[str, int], str] = {

@@ -186,6 +186,33 @@ def test_every_unsolvable_push_loses_and_every_solvable_one_does_not():
     assert lost > 0
 
 
+@pytest.mark.parametrize("difficulty", ["medium", "hard"])
+def test_solvable_and_undoable_agree_with_the_table_along_walks_that_go_on_after_a_loss(
+    difficulty,
+):
+    # One solver answers every state of a walk in turn, so its memo (plans found, states
+    # proven lost) is reused as a game reuses it; the table of another is the truth.
+    game = Sokoban(difficulty)
+    rng = np.random.default_rng(5)
+    answers, undone = [], 0
+    for seed in range(6 if difficulty == "medium" else 2):
+        game.reset(seed=seed)
+        searched, exact = _fresh_solver(game), _fresh_solver(game)
+        for _ in range(60):  # moves as the rules allow, without ending the game on a loss
+            was_solvable = exact.distance(game._player, game._boxes) is not None
+            moves = [(m, step) for step in searched.offsets if (m := game._move(step))]
+            (player, boxes), step = moves[int(rng.integers(len(moves)))]
+            pushed = boxes != game._boxes
+            game._player, game._boxes = player, boxes
+            answer = searched.solvable(player, boxes)
+            assert answer == (exact.distance(player, boxes) is not None), (seed, player, boxes)
+            answers.append(answer)
+            if pushed and was_solvable and searched.undoable(player, boxes, step):
+                assert answer, (seed, player, boxes)  # an undoable push keeps it solvable
+                undone += 1
+    assert True in answers and False in answers and undone > 0
+
+
 def test_the_grid_legend_and_moves_are_in_the_observation():
     obs, info = Sokoban("hard").reset(seed=2)
     assert "Legend:" in obs and "go north" in obs

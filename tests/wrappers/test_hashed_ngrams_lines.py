@@ -50,3 +50,18 @@ def test_line_memo_on_real_observations() -> None:
         obs, _, terminated, truncated, info = env.step(info["admissible_actions"][turn % 3])
         if terminated or truncated:
             obs, info = env.reset()
+
+
+@pytest.mark.parametrize("ngrams", [1, 2, 3, 4])
+def test_texts_that_repeat_all_but_their_last_line_match_the_plain_computation(ngrams: int) -> None:
+    # A revealed budget: the same text again with a new last line, whose n-grams span
+    # back over short lines (ngrams 3 and 4) into the memoized part.
+    rng = np.random.default_rng(10 + ngrams)
+    heads = ["Go north.\n\nYou see a red key", "a\n\nb", "", "x\n", "one two three\nfour"]
+    lines: dict = {}
+    cache: dict = {}
+    for _ in range(300):
+        last = "".join(_PIECES[i] for i in rng.integers(len(_PIECES), size=rng.integers(0, 4)))
+        text = f"{heads[int(rng.integers(len(heads)))]}\n{last}"
+        features = hashed_ngrams(text, 32, ngrams, cache, lines)
+        assert np.array_equal(features, reference(text, 32, ngrams)), text

@@ -20,6 +20,7 @@ import turnbudget
 from turnbudget.agents.policy import policy_encoding
 from turnbudget.train.config import TrainConfig
 from turnbudget.wrappers.history_features import HistoryFeatures
+from turnbudget.wrappers.stack import drop_checks
 
 __all__ = ["TRAINING_INFO_KEYS", "SmallInfo", "TaskSeeds", "make_env", "training_encoding"]
 
@@ -110,7 +111,7 @@ def _features(config: TrainConfig, shaping: bool) -> HistoryFeatures:
         info="text",  # HistoryFeatures reads the text keys (action_commands, ...)
     )
     return HistoryFeatures(
-        env,
+        drop_checks(env),  # learners reset before they step: the checks cost a call a step
         history=config.history,
         command_dim=config.command_dim,
         budget=config.reveal != "never",

@@ -16,7 +16,12 @@ from turnbudget.wrappers._common import find_wrapper, require_single
 from turnbudget.wrappers.discrete_actions import DiscreteActions, check_max_actions
 from turnbudget.wrappers.numeric_info import NumericInfo
 from turnbudget.wrappers.reveal_budget import RevealBudget
-from turnbudget.wrappers.text_features import TextFeatures, hashed_ngrams
+from turnbudget.wrappers.text_features import (
+    TextFeatures,
+    bucket_features,
+    hashed_ngrams,
+    ngram_buckets,
+)
 
 __all__ = ["MAX_FEATURES", "FeatureEncoder", "HistoryFeatures", "text_features_vector"]
 
@@ -107,6 +112,9 @@ class FeatureEncoder:
         self._memory_lines: dict[str, tuple[list[str], list[int]]] = {}
         self._command_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
         self._unit_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
+        self._slot_cache: dict[tuple[str, ...], tuple[np.ndarray, dict[str, list[int]]]] = {}
+        self._past_cache: dict[tuple[str, ...], np.ndarray] = {}
+        self._size = self.size()
         self.reset("")
 
     def size(self) -> int:
@@ -123,6 +131,7 @@ class FeatureEncoder:
     def reset(self, goal: str) -> None:
         """Start an episode with this goal text."""
         self._goal_words = _words(goal)
+        self._shares: dict[tuple[str, ...], np.ndarray] = {}  # slot commands -> goal shares
         self._executed: deque[str] = deque(maxlen=self.history)
         self._seen = np.zeros((64, _MEMORY_DIM))  # unit vectors of the episode's observations
         self._n_seen = 0
@@ -150,14 +159,53 @@ class FeatureEncoder:
         if hit is None:
             if len(self._unit_cache) > _UNIT_CACHE_LIMIT:
                 self._unit_cache.clear()
-            vector = hashed_ngrams(
+            words, buckets = ngram_buckets(
                 observation, _MEMORY_DIM, 1, self._memory_cache, self._memory_lines
             )
-            vector = vector.astype(np.float64)
+            vector = bucket_features(buckets, _MEMORY_DIM).astype(np.float64)
             vector /= max(float(np.sqrt(vector @ vector)), 1e-8)
             vector.flags.writeable = False
-            hit = self._unit_cache[observation] = (vector, frozenset(_words(observation)))
+            hit = self._unit_cache[observation] = (vector, frozenset(words))
         return hit
+
+    def _slots(self, shown: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, dict[str, list[int]]]:
+        """For these slot commands: their hashed n-grams (rows), the share of each one's words
+        in the goal, and the slots of each command. The rows are memoized for good, the
+        shares for the episode (they depend on its goal): states repeat."""
+        hit = self._slot_cache.get(shown)
+        if hit is None:
+            if len(self._slot_cache) > _CACHE_LIMIT:
+                self._slot_cache.clear()
+            rows = np.array([self._command(command)[0] for command in shown], dtype=np.float32)
+            where: dict[str, list[int]] = {}
+            for i, command in enumerate(shown):
+                where.setdefault(command, []).append(i)
+            hit = self._slot_cache[shown] = (rows, where)
+        shares = self._shares.get(shown)
+        if shares is None:
+            goal = self._goal_words
+            shares = self._shares[shown] = np.array(
+                [
+                    len(words & goal) / max(1, len(words))
+                    for words in (self._command(command)[1] for command in shown)
+                ],
+                dtype=np.float32,
+            )
+        return hit[0], shares, hit[1]
+
+    def _past(self, executed: tuple[str, ...]) -> np.ndarray:
+        """The hashed n-grams of the window's commands, most recent first (memoized)."""
+        block = self._past_cache.get(executed)
+        if block is None:
+            if len(self._past_cache) > _CACHE_LIMIT:
+                self._past_cache.clear()
+            block = np.zeros(self.history * self.command_dim, dtype=np.float32)
+            for lag, done in enumerate(executed):
+                block[lag * self.command_dim : (lag + 1) * self.command_dim] = self._command(done)[
+                    0
+                ]
+            self._past_cache[executed] = block
+        return block
 
     def encode(
         self,
@@ -168,27 +216,29 @@ class FeatureEncoder:
     ) -> np.ndarray:
         """Features of the observation the agent sees now, given the slot commands."""
         dim, history = self.command_dim, self.history
-        slots = np.zeros((self.max_actions, self.slot_size), dtype=np.float32)
-        executed = list(self._executed)
-        for i, command in enumerate(commands[: self.max_actions]):
-            vector, words = self._command(command)
-            slots[i, :dim] = vector
-            slots[i, dim] = len(words & self._goal_words) / max(1, len(words))
-            for lag, done in enumerate(executed):
-                if done == command:
-                    slots[i, dim + 1 + lag] = 1.0
-        past = np.zeros((history, dim), dtype=np.float32)
-        for lag, done in enumerate(executed):
-            past[lag] = self._command(done)[0]
+        out = np.zeros(self._size, dtype=np.float32)
+        end = self.max_actions * self.slot_size
+        shown = tuple(commands[: self.max_actions])
+        executed = tuple(self._executed)
+        if shown:
+            rows, shares, where = self._slots(shown)
+            slots = out[:end].reshape(self.max_actions, self.slot_size)
+            slots[: len(shown), :dim] = rows
+            slots[: len(shown), dim] = shares
+            for lag, done in enumerate(executed):  # whether a slot's command was played
+                if done in where:
+                    slots[where[done], dim + 1 + lag] = 1.0
+        out[end : end + history * dim] = self._past(executed)
+        end += history * dim
 
         now, obs_words = self._unit(observation)
-        memory = np.zeros(history + 1, dtype=np.float32)
         n = self._n_seen
         if n:
             similarity = self._seen[:n] @ now
-            recent = similarity[max(0, n - history) :][::-1]
-            memory[: len(recent)] = recent
-            memory[-1] = similarity.max()
+            recent = min(n, history)  # the last ones, most recent first
+            out[end : end + recent] = similarity[: n - recent - 1 if n > recent else None : -1]
+            out[end + history] = similarity.max()
+        end += history + 1
         if n == len(self._seen):
             self._seen = np.concatenate([self._seen, np.zeros_like(self._seen)])
         self._seen[n] = now
@@ -200,9 +250,8 @@ class FeatureEncoder:
             left = float(turns_left if turns_left is not None else 0)
             total = float(turn_budget if turn_budget else 1)
             scalars += [left / _TURN_SCALE, left / total, 1.0 / max(left, 1.0)]
-        return np.concatenate(
-            [slots.ravel(), past.ravel(), memory, np.asarray(scalars, dtype=np.float32)]
-        )
+        out[end:] = scalars
+        return out
 
 
 class HistoryFeatures(
@@ -322,4 +371,4 @@ class HistoryFeatures(
             info.get("turns_left"),
             info.get("turn_budget"),
         )
-        return np.concatenate([obs, extra]).astype(np.float32)
+        return np.concatenate([obs, extra]).astype(np.float32, copy=False)

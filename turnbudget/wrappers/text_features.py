@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import re
 import warnings
 import zlib
@@ -23,7 +22,9 @@ __all__ = [
     "MAX_NGRAMS",
     "TextEncoder",
     "TextFeatures",
+    "bucket_features",
     "hashed_ngrams",
+    "ngram_buckets",
 ]
 
 #: Largest ``dim`` (2**20 buckets: 4 MiB of float32 per block and observation).
@@ -39,6 +40,9 @@ _CACHE_LIMIT = 200_000
 MAX_COUNT = 2**16 - 1
 #: The upper bound of every feature, log(1 + `MAX_COUNT`) as float32 (about 11.09).
 FEATURE_HIGH = float(np.log1p(np.array([MAX_COUNT])).astype(np.float32)[0])
+# log(1 + count) as float32 for every count up to MAX_COUNT: the features are one lookup.
+_LOG1P = np.log1p(np.arange(MAX_COUNT + 1)).astype(np.float32)
+_LOG1P.flags.writeable = False
 
 
 def hashed_ngrams(
@@ -52,10 +56,8 @@ def hashed_ngrams(
 
     Counts are capped at `MAX_COUNT`, so every value lies in [0, `FEATURE_HIGH`].
     The hash is CRC-32 (stable across processes, unlike ``hash()``). ``cache``
-    (n-gram -> bucket) and ``lines`` (line -> its words and the buckets of the
-    n-grams inside it) memoize the work for one ``dim`` and ``ngrams``: with
-    ``lines``, a text whose lines were seen before costs only the n-grams that
-    span its line breaks (observations repeat most of their lines).
+    (n-gram -> bucket) and ``lines`` (see `ngram_buckets`) memoize the work for
+    one ``dim`` and ``ngrams``.
 
     >>> v = hashed_ngrams("Go north. Go north!", dim=64)
     >>> v.shape, v.dtype, round(float(v.max()), 3)
@@ -64,36 +66,90 @@ def hashed_ngrams(
     ...     "Go north.\\nGo north!", 64)).all())
     True
     """
+    return bucket_features(ngram_buckets(text, dim, ngrams, cache, lines)[1], dim)
+
+
+def ngram_buckets(
+    text: str,
+    dim: int,
+    ngrams: int = 2,
+    cache: dict[str, int] | None = None,
+    lines: dict[str, tuple[list[str], list[int]]] | None = None,
+) -> tuple[list[str], list[int]]:
+    """The words of ``text`` and the bucket of each of its word n-grams: what `hashed_ngrams`
+    counts (`bucket_features` turns the buckets into its features).
+
+    ``lines`` memoizes, for one ``dim`` and ``ngrams``, the words and buckets of every line
+    seen and of every text seen without its last line: an observation that repeats all but
+    its last line (a revealed budget) costs the buckets of that line and of the n-grams
+    across its line break. The lists returned may be memoized ones: never mutate them.
+    """
     if cache is None:
         cache = {}
     elif len(cache) > _CACHE_LIMIT:
         cache.clear()
     if lines is None:
         words = _TOKEN.findall(text.lower())
-        indices = _buckets(_grams(words, ngrams), dim, cache)
-    else:
-        if len(lines) > _CACHE_LIMIT:
-            lines.clear()
-        words, indices, breaks = [], [], []
-        for line in text.split("\n"):  # a word never spans a line break
-            hit = lines.get(line)
-            if hit is None:
-                line_words = _TOKEN.findall(line.lower())
-                hit = lines[line] = (line_words, _buckets(_grams(line_words, ngrams), dim, cache))
-            if hit[0]:
-                breaks.append(len(words))
-                words += hit[0]
-                indices += hit[1]
-        # The n-grams across a line break: each counted at the first break it spans
-        # (starting in the line before it, at most n - 1 words back).
-        spanning = []
-        for before, at in itertools.pairwise(breaks):
-            for n in range(2, ngrams + 1):
-                first, last = max(before, at - n + 1), min(at - 1, len(words) - n)
-                spanning.extend(" ".join(words[i : i + n]) for i in range(first, last + 1))
-        indices += _buckets(spanning, dim, cache)
-    counts = np.minimum(np.bincount(np.asarray(indices, dtype=np.int64), minlength=dim), MAX_COUNT)
-    return np.log1p(counts).astype(np.float32)
+        return words, _buckets(_grams(words, ngrams), dim, cache)
+    if len(lines) > _CACHE_LIMIT:
+        lines.clear()
+    head, newline, last = text.rpartition("\n")
+    if not newline:
+        return _line(last, dim, ngrams, cache, lines)
+    before = lines.get(head)
+    if before is None:  # a word never spans a line break: join the lines' n-grams
+        words: list[str] = []
+        indices: list[int] = []
+        for line in head.split("\n"):
+            line_words, line_indices = _line(line, dim, ngrams, cache, lines)
+            if line_words:
+                indices += _spanning(words, line_words, dim, ngrams, cache)
+                words += line_words
+                indices += line_indices
+        before = lines[head] = (words, indices)
+    after = _line(last, dim, ngrams, cache, lines)
+    if not after[0]:
+        return before
+    spanning = _spanning(before[0], after[0], dim, ngrams, cache)
+    return before[0] + after[0], before[1] + after[1] + spanning
+
+
+def bucket_features(indices: list[int], dim: int) -> np.ndarray:
+    """log(1 + count) of each of ``dim`` buckets, counts capped at `MAX_COUNT` (float32)."""
+    counts = np.bincount(np.asarray(indices, dtype=np.int64), minlength=dim)
+    if len(indices) > MAX_COUNT:
+        counts = np.minimum(counts, MAX_COUNT)
+    return _LOG1P[counts]
+
+
+def _line(
+    line: str, dim: int, ngrams: int, cache: dict[str, int], lines: dict[str, Any]
+) -> tuple[list[str], list[int]]:
+    hit = lines.get(line)
+    if hit is None:
+        words = _TOKEN.findall(line.lower())
+        hit = lines[line] = (words, _buckets(_grams(words, ngrams), dim, cache))
+    return hit
+
+
+def _spanning(
+    before: list[str], after: list[str], dim: int, ngrams: int, cache: dict[str, int]
+) -> list[int]:
+    """Buckets of the n-grams that start in ``before`` and end in ``after`` (words that follow
+    it across a line break): they lie in its last n - 1 words and the first n - 1 after."""
+    if ngrams < 2 or not before:
+        return []
+    words = before[1 - ngrams :] + after[: ngrams - 1]
+    at = min(len(before), ngrams - 1)
+    return _buckets(
+        [
+            " ".join(words[i : i + n])
+            for n in range(2, ngrams + 1)
+            for i in range(max(0, at - n + 1), min(at, len(words) - n + 1))
+        ],
+        dim,
+        cache,
+    )
 
 
 def _grams(words: list[str], ngrams: int) -> list[str]:

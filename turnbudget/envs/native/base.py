@@ -136,7 +136,7 @@ class TextGame(TextEnv):
         self._won = False
         self._lost = False
         self._state_version = 0
-        self._admissible_cache: tuple[int, list[str], frozenset[str]] | None = None
+        self._admissible_cache: tuple[int, list[str]] | None = None
 
     def _configure(self, base: Any, overrides: dict[str, Any]) -> Any:
         """``base`` with ``overrides`` of its int fields applied, each a non-negative int,
@@ -223,10 +223,11 @@ class TextGame(TextEnv):
 
         A plain tuple: this is the hot path of every step.
         """
-        _, admissible, admissible_set = self._admissible_now()
+        admissible = self._admissible_now()
         # Fast path: agents that pick from info["admissible_actions"] send canonical commands.
-        command = action if action in admissible_set else normalize_command(action)
-        if command in admissible_set:
+        # (A list, not a set: a state is asked once or twice, and lists are short.)
+        command = action if action in admissible else normalize_command(action)
+        if command in admissible:
             feedback = self._apply(command)
             self._state_changed()
             return feedback, True
@@ -237,19 +238,16 @@ class TextGame(TextEnv):
     def _state_changed(self) -> None:
         self._state_version += 1
 
-    def _admissible_now(self) -> tuple[int, list[str], frozenset[str]]:
+    def _admissible_now(self) -> list[str]:
+        """`_admissible`, cached until the state changes (never mutate it)."""
         cache = self._admissible_cache
         if cache is None or cache[0] != self._state_version:
-            commands = self._admissible()
-            # The same list again (a game that memoizes per state, after a look): same set.
-            same = cache is not None and commands is cache[1]
-            cache = (self._state_version, commands, cache[2] if same else frozenset(commands))
-            self._admissible_cache = cache
-        return cache
+            cache = self._admissible_cache = (self._state_version, self._admissible())
+        return cache[1]
 
     def admissible_actions(self) -> list[str]:
         """The canonical commands admissible in the current state."""
-        return list(self._admissible_now()[1])
+        return list(self._admissible_now())
 
     def _explain_invalid(self, command: str, raw_action: str) -> str:
         if len(raw_action) > _MAX_PARSED_LENGTH:
@@ -260,9 +258,7 @@ class TextGame(TextEnv):
 
     def _info(self, valid_action: bool | None = None) -> dict[str, Any]:
         info: dict[str, Any] = {
-            "admissible_actions": []
-            if self._won or self._lost
-            else list(self._admissible_now()[1]),
+            "admissible_actions": [] if self._won or self._lost else list(self._admissible_now()),
             "won": self._won,
             "lost": self._lost,
             "progress": 1.0 if self._won else self._progress(),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -252,14 +253,20 @@ class Crafting(TextGame):
         count = str(self._target_count) if self._target_count > 1 else _article(self._target)
         self.goal = f"Craft {count} {plural}. Type `recipes` to see how things are made."
         self._recipe_text = self._render_recipes()
-        # Per recipe: its command, the tool it needs (or None) and its ingredients.
-        self._crafts = tuple(
-            (f"craft {product}", tool, tuple(needs.items()))
-            for product, (needs, tool) in self._recipes.items()
-        )
-        # inventory items -> (admissible commands, description): both are functions of
-        # the inventory alone, which looks and listings leave as it is. Copies may share it.
-        self._views: dict[tuple[tuple[str, int], ...], tuple[list[str], str]] = {}
+        # Per set of stations held (whether each of _STATIONS is): the recipes they allow,
+        # in order, each as its command and its ingredients.
+        self._crafts = {
+            held: tuple(
+                (f"craft {product}", tuple(needs.items()))
+                for product, (needs, tool) in self._recipes.items()
+                if tool is None or dict(zip(_STATIONS, held))[tool]
+            )
+            for held in itertools.product((False, True), repeat=len(_STATIONS))
+        }
+        # inventory items -> (admissible commands, description, inventory text): functions
+        # of the inventory alone, which looks and listings leave as it is. Copies may share it.
+        self._views: dict[tuple[tuple[str, int], ...], tuple[list[str], str, str]] = {}
+        self._current_view: tuple[int, tuple[list[str], str, str]] = (-1, ([], "", ""))
 
     # -- perception ------------------------------------------------------------------
 
@@ -283,15 +290,20 @@ class Crafting(TextGame):
         ]
         return f"You carry {_join(held)}." if held else "You carry nothing."
 
-    def _view(self) -> tuple[list[str], str]:
-        """(admissible commands, description) of the current inventory, memoized per world."""
+    def _view(self) -> tuple[list[str], str, str]:
+        """(admissible commands, description, inventory text) of the current inventory,
+        memoized per world (and the current state's at hand: a step asks twice)."""
+        version, view = self._current_view
+        if version == self._state_version:
+            return view
         key = tuple(self._inventory.items())
         view = self._views.get(key)
         if view is None:
             if len(self._views) >= _MAX_VIEWS:
                 self._views = {}  # rebound, never cleared: copies may hold the old one
-            text = f"{self._inventory_text()} {_AROUND}"
-            view = self._views[key] = (self._commands(), text)
+            held = self._inventory_text()
+            view = self._views[key] = (self._commands(), f"{held} {_AROUND}", held)
+        self._current_view = (self._state_version, view)
         return view
 
     def _describe(self) -> str:
@@ -301,13 +313,11 @@ class Crafting(TextGame):
         return self._view()[0]
 
     def _commands(self) -> list[str]:
-        inv = self._inventory
-        commands = [command for command, tool in _GATHERS if tool is None or inv.get(tool)]
-        for command, tool, needs in self._crafts:
-            if tool is not None and not inv.get(tool):
-                continue
+        get = self._inventory.get
+        commands = [command for command, tool in _GATHERS if tool is None or get(tool)]
+        for command, needs in self._crafts[tuple(map(bool, map(get, _STATIONS)))]:
             for item, n in needs:
-                if inv.get(item, 0) < n:
+                if get(item, 0) < n:
                     break
             else:
                 commands.append(command)
@@ -335,7 +345,7 @@ class Crafting(TextGame):
         if verb == "recipes":
             return self._recipe_text
         if verb == "inventory":
-            return self._inventory_text()
+            return self._view()[2]  # (an inventory command leaves the inventory as it is)
         return "You look around."
 
     def _explain_invalid(self, command: str, raw_action: str) -> str:
@@ -417,7 +427,7 @@ class Crafting(TextGame):
         target = self.distance_to_goal() - 1
         return [
             command
-            for command in self._admissible_now()[1]
+            for command in self._admissible_now()
             if command.startswith(("gather ", "craft "))
             and self._distance_of(self._after(command)) == target
         ]
@@ -471,6 +481,8 @@ def _join(words: list[str]) -> str:
 
 _MAX_VIEWS = 4096  # memoized views per world (a long game starts a new table)
 _GATHERS = tuple((f"gather {raw}", tool) for raw, (tool, _) in _RAW.items())
+# The stations and tools recipes need (kept, never used up), in a fixed order.
+_STATIONS = tuple(sorted({tool for _, tool in _RECIPES.values() if tool}))
 _ALWAYS = ("recipes", "inventory", "look")
 _PLURALS = {item: _plural(item) for item in _ITEMS}
 # What every description ends with: where the raw materials are.

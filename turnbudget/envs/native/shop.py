@@ -466,7 +466,7 @@ class Shop(TextGame):
             return []
         optimal = []
         saved = (self._view, self._selected, list(self._bought), self._won, self._lost)
-        for command in self._admissible_now()[1]:
+        for command in self._admissible_now():
             if command in ("list", "look"):
                 continue
             self._apply(command)

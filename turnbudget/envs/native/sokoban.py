@@ -405,7 +405,8 @@ class Sokoban(TextGame):
         if command == "look":
             return "You look around."
         direction = command[3:]
-        player, boxes = self._move(self._solver.offsets[DIRECTIONS.index(direction)])
+        step = self._solver.offsets[DIRECTIONS.index(direction)]
+        player, boxes = self._move(step)
         pushed = boxes != self._boxes
         self._player, self._boxes = player, boxes
         if not pushed:
@@ -413,8 +414,11 @@ class Sokoban(TextGame):
         if boxes == self._targets:
             self._won = True
             return f"You push the box {direction}. Every box is on a target: solved!"
-        box = player + self._solver.offsets[DIRECTIONS.index(direction)]
-        if not self._solver.solvable(player, boxes):
+        box = player + step
+        # A game not over is in a solvable state, and a push that can be undone keeps it so.
+        if not self._solver.undoable(player, boxes, step) and not self._solver.solvable(
+            player, boxes
+        ):
             self._lost = True
             if self._solver.is_dead_square(box):
                 why = "it can never be pushed onto a target from there"

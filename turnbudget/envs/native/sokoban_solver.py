@@ -218,6 +218,17 @@ class SokobanSolver:
             region |= frontier
             layers.append(frontier)
 
+    def region(self, player: int, boxes: int) -> int:
+        """The squares the player can walk to from ``player``, as a bitmask (a flood fill:
+        `layers` without the layers)."""
+        free, width = self.floor & ~boxes, self.width
+        region = 1 << player
+        while True:
+            grown = (region | region << 1 | region >> 1 | region << width | region >> width) & free
+            if grown == region:
+                return region
+            region = grown
+
     def heuristic(self, boxes: int) -> int | None:
         """Fewest pushes with each box sent to its own target (best assignment), None if dead."""
         cached = self.known_heuristics.get(boxes, -1)
@@ -394,61 +405,101 @@ class SokobanSolver:
                 return False
         return False
 
+    def undoable(self, player: int, boxes: int, step: int) -> bool:
+        """Whether the push that just left the player on ``player`` with ``boxes`` (a box
+        pushed by ``step``, onto ``player + step``) can be undone: the player walks round
+        behind the box, pushes it back, and can then walk to where it pushed from. The
+        push then leaves a solvable level solvable: what a game checks before `solvable`."""
+        behind = player + 2 * step
+        if (
+            self.walls[behind]
+            or boxes >> behind & 1
+            or not self.region(player, boxes) >> behind & 1
+        ):
+            return False
+        before = boxes ^ (1 << player | 1 << player + step)
+        return bool(self.region(player + step, before) >> player - step & 1)
+
     def solvable(self, player: int, boxes: int) -> bool:
         """Whether any sequence of pushes still solves the level (greedy best-first search
         over box sets, each with the region the player can walk in; cheaper than the
-        table because it need not be shortest)."""
+        table because it need not be shortest).
+
+        A state is named by its box set and the lowest square of the player's region
+        (where exactly the player stands in it does not matter), found when the state is
+        taken from the queue rather than when it is queued: most queued states are never
+        taken. Every state on the plan found is memoized as solvable; when none is
+        found, every state reached is memoized as unsolvable."""
         if boxes == self.targets:
             return True
         if self._table is not None:
             return self.distance(player, boxes) is not None
-        start = (_lowest(self.layers(player, boxes)[1]), boxes)
-        if start in self.solvable_memo:
-            return self.solvable_memo[start]
+        memo = self.solvable_memo
+        start = (_lowest(self.region(player, boxes)), boxes)
+        known = memo.get(start)
+        if known is not None:
+            return known
         if self.heuristic(boxes) is None or any(
             not self.targets >> box & 1 and self.frozen(box, boxes) for box in bits(boxes)
         ):
-            self.solvable_memo[start] = False
+            memo[start] = False
             return False
-        walls, targets, live = self.walls, self.targets, self.live
-        seen = {start}
-        heap = [(self.heuristic(boxes), 0, player, boxes)]
+        heuristic, parents = self.heuristic, {}  # parents: taken state -> its parent
+        heap: list[tuple[int, int, int, int, tuple[int, int] | None]] = [
+            (0, 0, player, boxes, None)
+        ]
         counter = 0
         while heap:
-            _, _, p, b = heapq.heappop(heap)
-            if b == targets:
-                self.solvable_memo[start] = True
+            _, _, p, b, parent = heapq.heappop(heap)
+            region = self.region(p, b)
+            key = (_lowest(region), b)
+            if key in parents:
+                continue
+            parents[key] = parent
+            known = memo.get(key)
+            if known is False:
+                continue
+            pushes = None if known else self._pushes(region, b)
+            if pushes is None:  # a plan: every state on it is solvable
+                while key is not None:
+                    memo[key] = True
+                    key = parents[key]
                 return True
-            region = self.layers(p, b)[1]
-            rest = b
-            while rest:
-                low = rest & -rest
-                box = low.bit_length() - 1
-                rest ^= low
-                for step in self.offsets:
-                    stand, to = box - step, box + step
-                    if not region >> stand & 1 or walls[to] or b >> to & 1 or not live >> to & 1:
-                        continue
-                    nb = b ^ low | 1 << to
-                    if not targets >> to & 1 and self.frozen(to, nb):
-                        continue
-                    if nb == targets:
-                        self.solvable_memo[start] = True
-                        return True
-                    key = (_lowest(self.layers(box, nb)[1]), nb)
-                    if key in seen or self.solvable_memo.get(key) is False:
-                        continue
-                    if self.solvable_memo.get(key):
-                        self.solvable_memo[start] = True
-                        return True
-                    seen.add(key)
-                    h = self.heuristic(nb)
-                    if h is not None:
-                        counter += 1
-                        heapq.heappush(heap, (h, counter, box, nb))
-        for key in seen:  # everything reachable from an unsolvable state is unsolvable
-            self.solvable_memo[key] = False
+            for box, after in pushes:
+                h = heuristic(after)
+                if h is not None:
+                    counter += 1
+                    heapq.heappush(heap, (h, counter, box, after, key))
+        for key in parents:  # everything reachable from an unsolvable state is unsolvable
+            memo[key] = False
         return False
+
+    def _pushes(self, region: int, boxes: int) -> list[tuple[int, int]] | None:
+        """The pushes the player can make from ``region``, as (square the player ends on,
+        box set after), leaving out those that put a box on a dead square or freeze it off
+        target; None when one of them solves the level."""
+        walls, targets, live, frozen = self.walls, self.targets, self.live, self.frozen
+        pushes = []
+        rest = boxes
+        while rest:
+            low = rest & -rest
+            box = low.bit_length() - 1
+            rest ^= low
+            for step in self.offsets:
+                to = box + step
+                if (
+                    not region >> box - step & 1
+                    or walls[to]
+                    or boxes >> to & 1
+                    or not live >> to & 1
+                ):
+                    continue
+                after = boxes ^ low | 1 << to
+                if after == targets:
+                    return None
+                if targets >> to & 1 or not frozen(to, after):
+                    pushes.append((box, after))
+        return pushes
 
 
 def _stands(boxes: int, free: int, ahead: int, width: int) -> int:
