@@ -44,7 +44,7 @@ import os
 import shutil
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -54,7 +54,8 @@ from agent_runs import Run, evaluate_runs  # benchmarks/: the script's folder
 import turnbudget
 from turnbudget.agents import OracleAgent, RandomAgent
 from turnbudget.cli.flags import parse_config
-from turnbudget.eval.estimator import difference_interval, paired_difference
+from turnbudget.eval.estimator import clustered_rate, difference_interval, paired_difference
+from turnbudget.records import EPISODES_FILE, read_jsonl
 
 SUMMARY = "summary.json"
 REPORT = "report.md"
@@ -250,6 +251,26 @@ def paired_gap(
     ]  # fmt: skip
 
 
+def partial(run_dir: Path, ts: Sequence[int], n: int, mode: str) -> dict[str, Any]:
+    """Pass@(1,T) of an unfinished run over the tasks it has finished (every episode of the
+    task played: n at max(T) in truncate mode, n per T in rerun mode), with the library's
+    clustered score interval. Tasks are not finished in random order: a partial view."""
+    episodes = [e for e in read_jsonl(run_dir / EPISODES_FILE)[0] if not e.get("failed_to_run")]
+    wanted = set(ts) if mode == "rerun" else {max(ts)}
+    counts = Counter((e["env_id"], e["seed"]) for e in episodes if e["turn_budget"] in wanted)
+    done = {task for task, c in counts.items() if c == n * len(wanted)}
+    hits: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0] * len(ts))
+    for (env_id, seed, _), row in successes(episodes, ts, mode).items():
+        if (env_id, seed) in done:
+            hits[env_id, seed] = [a + b for a, b in zip(hits[env_id, seed], row, strict=True)]
+    rows = [
+        [round(x, 4) for x in clustered_rate([h[j] for h in hits.values()], [n] * len(hits))]
+        for j in range(len(ts))
+    ] if hits else []  # fmt: skip
+    return {"tasks": sorted(f"{env_id} seed {seed}" for env_id, seed in done),
+            "episodes": len(episodes), "pass_at_1": rows}  # fmt: skip
+
+
 # --------------------------------------------------------------------------- the job
 
 
@@ -257,6 +278,11 @@ def main(config: Config) -> dict[str, Any]:
     out = Path(config.out)
     if config.report_only:
         summary = json.loads((out / SUMMARY).read_text())
+        cfg = summary["config"]
+        summary["partial"] = {}
+        for label, mode in (("llm-hidden", "truncate"), ("llm-visible", "rerun")):
+            if label not in summary["finished"] and (out / label / EPISODES_FILE).exists():
+                summary["partial"][label] = partial(out / label, cfg["ts"], cfg["n"], mode)
         write_report(summary, out, config.results)
         return summary
     for name, ks, n in (("", config.ks, config.n), ("baseline_", config.baseline_ks,
@@ -276,15 +302,24 @@ def main(config: Config) -> dict[str, Any]:
     # One run at a time, the report rewritten after each: a run stopped early keeps a
     # report of what finished (and rerunning the command resumes the rest).
     stages = [*baseline_runs(config, seeds), *model_runs(config, seeds, agent), None]
+    cpu: dict[str, float] = {}  # this process's CPU seconds per stage (the machine is shared)
     for run in stages:
+        cpu_started = time.process_time()
         if run is None:
             probes = run_probes(config, agent, seeds, out / "probes")
         else:
             played.update(evaluate_runs([run], out, **common))
+        cpu["probes" if run is None else run.label] = round(time.process_time() - cpu_started, 1)
         load.append(os.getloadavg()[0])
         summary = summarize(config, lengths, played, probes)
-        summary["timing"]["total_seconds"] = round(time.perf_counter() - started, 1)
-        summary["timing"]["load_average_1min"] = [round(x, 2) for x in load]
+        timing = summary["timing"]
+        timing["total_seconds"] = round(time.perf_counter() - started, 1)
+        timing["load_average_1min"] = [round(x, 2) for x in load]
+        timing["cpu_seconds"] = cpu
+        model_cpu = sum(cpu.get(label, 0.0) for label in ("llm-hidden", "llm-visible"))
+        timing["decisions_per_cpu_s"] = (
+            round(timing["model_decisions"] / model_cpu, 3) if model_cpu else None
+        )
         (out / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n")
         write_report(summary, out, config.results)
     return summary
@@ -445,8 +480,8 @@ def write_report(summary: Mapping[str, Any], out: Path, results: str = "") -> No
             f"budgets (T = {', '.join(str(t) for t, s in zip(ts, sep, strict=True) if s) or 'none'}).",
         ]
     lines.append("")
-    if plots:
-        lines += [f"![Pass@(1,T)]({plots[0]})", "", f"Regenerate: `{command}`", ""]
+    if FIGURES[0] in plots:
+        lines += [f"![Pass@(1,T)]({FIGURES[0]})", "", f"Regenerate: `{command}`", ""]
     k_max = max(cfg["ks"])
     model = [label for label in ("llm-hidden", "llm-visible-rerun") if label in summary["grids"]]
     if k_max > 1 and model:
@@ -468,8 +503,8 @@ def write_report(summary: Mapping[str, Any], out: Path, results: str = "") -> No
             lines.append(f"- {name}: " + "; ".join(
                 f"T={t}: {v}" for t, v in zip(ts, verdicts, strict=True)) + ".")  # fmt: skip
         lines.append("")
-    if len(plots) > 1:
-        lines += [f"![gaps]({plots[1]})", "", f"Regenerate: `{command}`", ""]
+    if FIGURES[1] in plots:
+        lines += [f"![gaps]({FIGURES[1]})", "", f"Regenerate: `{command}`", ""]
     probes = summary["probes"]
     lines += ["## Probes (teacher-forced; slip errors; against random on the same states)", ""]
     if not probes:
@@ -483,6 +518,14 @@ def write_report(summary: Mapping[str, Any], out: Path, results: str = "") -> No
             c = probes.get(key) or {}
             if c.get("mean") is not None:
                 lines.append(f"- {key}: {c['mean']:.2f} [{c['low']:.2f}, {c['high']:.2f}]")
+    for label, part in (summary.get("partial") or {}).items():
+        lines += ["", f"## Unfinished: {LABELS[label]}", "",
+                  f"The run was stopped after {part['episodes']} episodes; {len(part['tasks'])} "
+                  "tasks finished (in the run's order, not a random sample of the 40)."]  # fmt: skip
+        if part["pass_at_1"]:
+            lines += ["", f"| Pass@(1,T) on those tasks | {head} |", "|---|" + "---|" * len(ts),
+                      "| " + LABELS[label] + " | " + " | ".join(map(_cell, part["pass_at_1"]))
+                      + " |"]  # fmt: skip
     timing = summary["timing"]
     lines += [
         "",
@@ -490,8 +533,10 @@ def write_report(summary: Mapping[str, Any], out: Path, results: str = "") -> No
         "",
         f"Total {timing.get('total_seconds')} s; the model's {timing['model_decisions']} decisions "
         f"in {timing['model_seconds']} s of Pass@(K,T) runs ({timing['decisions_per_s']} "
-        f"decisions/s); probes {probes.get('seconds', 0)} s; 1-minute load average at start and "
-        f"end {timing.get('load_average_1min')}.",
+        f"decisions/s; {timing.get('decisions_per_cpu_s')} per CPU second of this process); "
+        f"probes {probes.get('seconds', 0)} s; CPU seconds per stage {timing.get('cpu_seconds')}; "
+        f"1-minute load average at the start and after each stage "
+        f"{timing.get('load_average_1min')}.",
         "",
         f"Regenerate this report: `{command}`",
         "",
@@ -506,7 +551,8 @@ def write_report(summary: Mapping[str, Any], out: Path, results: str = "") -> No
 
 
 def _plot(summary: Mapping[str, Any], out: Path) -> list[str]:
-    """``pass_at_1.png`` (curves with intervals) and ``gaps.png``; [] without matplotlib."""
+    """``pass_at_1.png`` (curves with intervals) and, once there are gaps, ``gaps.png``;
+    [] without matplotlib."""
     try:
         import matplotlib
 
@@ -515,35 +561,33 @@ def _plot(summary: Mapping[str, Any], out: Path) -> list[str]:
     except ImportError:
         return []
     ts = summary["config"]["ts"]
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for i, (label, name) in enumerate(LABELS.items()):
-        row = summary["pass_at_1"].get(label)
-        if row is None:
+    figures = [
+        (FIGURES[0], "Pass@(1,T)", [(name, summary["pass_at_1"].get(label))
+                                    for label, name in LABELS.items()]),
+        (FIGURES[1], "difference in Pass@(1,T)", [(name, summary.get(key))
+                                                  for key, name in GAPS]),
+    ]  # fmt: skip
+    written = []
+    for name, ylabel, series in figures:
+        series = [(label, row) for label, row in series if row is not None]
+        if not series:
             continue
-        x = [t + (i - 2) * 0.12 for t in ts]
-        mean = [c[0] for c in row]
-        err = [[c[0] - c[1] for c in row], [c[2] - c[0] for c in row]]
-        ax.errorbar(x, mean, yerr=err, marker="o", capsize=3, label=name)
-    ax.set(xlabel="turn budget T", ylabel="Pass@(1,T)", ylim=(-0.02, 1.02), xticks=ts)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / FIGURES[0], dpi=120)
-    plt.close(fig)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for i, (key, name) in enumerate(GAPS):
-        row = summary.get(key)
-        if row is None:
-            continue
-        x = [t + (i - 1) * 0.15 for t in ts]
-        err = [[c[0] - c[1] for c in row], [c[2] - c[0] for c in row]]
-        ax.errorbar(x, [c[0] for c in row], yerr=err, marker="o", capsize=3, label=name)
-    ax.axhline(0, color="grey", lw=0.8)
-    ax.set(xlabel="turn budget T", ylabel="difference in Pass@(1,T)", xticks=ts)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / FIGURES[1], dpi=120)
-    plt.close(fig)
-    return list(FIGURES)
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for i, (label, row) in enumerate(series):
+            x = [t + (i - len(series) / 2) * 0.12 for t in ts]  # side by side at each T
+            err = [[c[0] - c[1] for c in row], [c[2] - c[0] for c in row]]
+            ax.errorbar(x, [c[0] for c in row], yerr=err, marker="o", capsize=3, label=label)
+        if name == FIGURES[0]:
+            ax.set_ylim(-0.02, 1.02)
+        else:
+            ax.axhline(0, color="grey", lw=0.8)
+        ax.set(xlabel="turn budget T", ylabel=ylabel, xticks=ts)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / name, dpi=120)
+        plt.close(fig)
+        written.append(name)
+    return written
 
 
 if __name__ == "__main__":
