@@ -101,3 +101,23 @@ def test_llm_grid_tiny_on_the_local_model(grid, tmp_path):
     rebuilt = grid.main(grid.Config(out=str(out), report_only=True))
     assert rebuilt["pass_at_1"] == summary["pass_at_1"]
     assert "Regenerate" in (out / "report.md").read_text()
+
+
+def test_partial_scores_only_the_tasks_a_stopped_run_finished(grid, tmp_path):
+    def episode(seed, rep, budget, first):
+        return {
+            "record": "episode",
+            "env_id": "e",
+            "seed": seed,
+            "rep": rep,
+            "turn_budget": budget,
+            "first_success_turn": first,
+            "success": first is not None,
+        }
+
+    lines = [episode(0, 0, 14, 5), episode(0, 1, 14, None), episode(1, 0, 14, 3)]  # seed 1: 1 of 2
+    (tmp_path / "episodes.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines))
+    part = grid.partial(tmp_path, [7, 14], 2, "truncate")
+    assert part["tasks"] == ["e seed 0"] and part["episodes"] == 3
+    assert [row[0] for row in part["pass_at_1"]] == [0.5, 0.5]
+    assert all(low <= mean <= high for mean, low, high in part["pass_at_1"])
