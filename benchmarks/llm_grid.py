@@ -283,6 +283,7 @@ def main(config: Config) -> dict[str, Any]:
         for label, mode in (("llm-hidden", "truncate"), ("llm-visible", "rerun")):
             if label not in summary["finished"] and (out / label / EPISODES_FILE).exists():
                 summary["partial"][label] = partial(out / label, cfg["ts"], cfg["n"], mode)
+        (out / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n")  # recomputed each time
         write_report(summary, out, config.results)
         return summary
     for name, ks, n in (("", config.ks, config.n), ("baseline_", config.baseline_ks,
