@@ -33,7 +33,9 @@ the defaults: Maze-Easy and Shop-Easy, 20 seeds each (40 tasks) with d* of
 Outputs: one run directory per agent under ``OUT`` (rerunning the same
 command resumes them), ``OUT/probes/``, and ``report.md``, ``summary.json``,
 ``pass_at_1.png`` and ``gaps.png`` in ``OUT`` and in ``--results``.
-``--report-only`` rebuilds the report and figures from ``OUT/summary.json``.
+The report is rewritten after each run; ``--report-only`` rebuilds it and the figures
+from ``OUT/summary.json``, adding the tasks an unfinished model run has finished (a
+stopped grid's partial view, marked as such).
 """
 
 from __future__ import annotations
