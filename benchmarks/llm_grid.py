@@ -57,7 +57,7 @@ import turnbudget
 from turnbudget.agents import OracleAgent, RandomAgent
 from turnbudget.cli.flags import parse_config
 from turnbudget.eval.estimator import clustered_rate, difference_interval, paired_difference
-from turnbudget.records import EPISODES_FILE, read_jsonl
+from turnbudget.records import EPISODES_FILE, STEPS_FILE, read_jsonl
 
 SUMMARY = "summary.json"
 REPORT = "report.md"
@@ -76,9 +76,9 @@ class Config:
     """agent spec of the model (llm:local: Gemma 3 270M in this process)"""
     temperature: float = 0.7
     """the model's sampling temperature (> 0, so its n episodes of a task differ)"""
-    history: int = 16
-    """past turns in the model's prompt (>= max T: the whole episode, so each prompt extends
-    the last one and the model's saved context is reused)"""
+    history: int = 4
+    """past turns in the model's prompt (16 overflowed llm:local's 4096-token context on
+    Shop-Easy pages late in a 14-turn episode: prompts of 4,072 tokens, llama_decode failed)"""
     envs: tuple[str, ...] = ("turnbudget/Maze-Easy-v0", "turnbudget/Shop-Easy-v0")
     """env ids; every task seed is played on each"""
     tasks: int = 20
@@ -269,8 +269,10 @@ def partial(run_dir: Path, ts: Sequence[int], n: int, mode: str) -> dict[str, An
         [round(x, 4) for x in clustered_rate([h[j] for h in hits.values()], [n] * len(hits))]
         for j in range(len(ts))
     ] if hits else []  # fmt: skip
+    steps = run_dir / STEPS_FILE
+    decisions = len(read_jsonl(steps)[0]) if steps.exists() else None
     return {"tasks": sorted(f"{env_id} seed {seed}" for env_id, seed in done),
-            "episodes": len(episodes), "pass_at_1": rows}  # fmt: skip
+            "episodes": len(episodes), "decisions": decisions, "pass_at_1": rows}  # fmt: skip
 
 
 # --------------------------------------------------------------------------- the job
@@ -523,8 +525,9 @@ def write_report(summary: Mapping[str, Any], out: Path, results: str = "") -> No
                 lines.append(f"- {key}: {c['mean']:.2f} [{c['low']:.2f}, {c['high']:.2f}]")
     for label, part in (summary.get("partial") or {}).items():
         lines += ["", f"## Unfinished: {LABELS[label]}", "",
-                  f"The run was stopped after {part['episodes']} episodes; {len(part['tasks'])} "
-                  "tasks finished (in the run's order, not a random sample of the 40)."]  # fmt: skip
+                  f"The run was stopped after {part['episodes']} episodes "
+                  f"({part.get('decisions')} decisions); {len(part['tasks'])} tasks finished "
+                  "(in the run's order, env by env: not a random sample of the tasks)."]  # fmt: skip
         if part["pass_at_1"]:
             lines += ["", f"| Pass@(1,T) on those tasks | {head} |", "|---|" + "---|" * len(ts),
                       "| " + LABELS[label] + " | " + " | ".join(map(_cell, part["pass_at_1"]))
@@ -534,7 +537,8 @@ def write_report(summary: Mapping[str, Any], out: Path, results: str = "") -> No
         "",
         "## Timing",
         "",
-        f"Total {timing.get('total_seconds')} s; the model's {timing['model_decisions']} decisions "
+        f"Finished stages ({', '.join(summary['finished'])}): {timing.get('total_seconds')} s; "
+        f"the model's {timing['model_decisions']} decisions "
         f"in {timing['model_seconds']} s of Pass@(K,T) runs ({timing['decisions_per_s']} "
         f"decisions/s; {timing.get('decisions_per_cpu_s')} per CPU second of this process); "
         f"probes {probes.get('seconds', 0)} s; CPU seconds per stage {timing.get('cpu_seconds')}; "
