@@ -129,6 +129,23 @@ def test_in_process_choice_returns_only_admissible_commands(local_agent):
 
 
 @pytest.mark.llm
+def test_a_prompt_past_the_context_is_a_clear_refusal_naming_the_fix(local_agent):
+    """A 16-turn history on Shop-Easy once reached 4,072 of 4,096 tokens and llama.cpp failed
+    mid-decode, reported as "LLM server at https://api.openai.com/v1 rejected the request"."""
+    from turnbudget.agents.llm import RequestRejected
+
+    agent = local_agent(history=2, n_ctx=64)
+    env = turnbudget.make("turnbudget/Shop-Easy-v0")
+    obs, info = env.reset(seed=0)
+    agent.reset(0)
+    with pytest.raises(
+        RequestRejected, match=r"llm:local .*past the context of 64 tokens"
+    ) as raised:
+        agent.act(obs, info)
+    assert "history=" in str(raised.value) and "api.openai.com" not in str(raised.value)
+
+
+@pytest.mark.llm
 def test_llm_local_through_evaluate_with_episodes_in_flight(local_agent):
     from turnbudget.eval import evaluate
 

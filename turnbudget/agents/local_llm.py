@@ -39,7 +39,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from turnbudget.agents.llm import ChatAgent
+from turnbudget.agents.llm import ChatAgent, RequestRejected, _short
 
 __all__ = ["LOCAL_OWNER", "LocalChatAgent", "TokenTrie", "make_local_agent"]
 
@@ -248,6 +248,7 @@ class _Completions:
         )  # fmt: skip
         self.model = agent.model
         self.chat_format = agent.chat_format
+        self.n_ctx = agent.n_ctx
         self.chat = self.completions = self.models = self
 
     def list(self) -> Any:
@@ -259,6 +260,13 @@ class _Completions:
             raise ValueError(f"the in-process model takes no constraint {sorted(extra)}")
         with self.lock:
             prompt, stop = self._prompt(body["messages"])
+            answer_room = int(body.get("max_tokens") or 1)
+            if len(prompt) + answer_room > self.n_ctx:  # llama.cpp would fail mid-decode
+                raise ValueError(
+                    f"the prompt is {len(prompt)} tokens and the answer may take {answer_room}: "
+                    f"past the context of {self.n_ctx} tokens. Shorten the history window "
+                    "(`history=`) or raise `n_ctx`"
+                )
             if self.states is not None:
                 self.states.restore(self.llama, prompt)
             try:
@@ -406,6 +414,11 @@ class LocalChatAgent(ChatAgent):
     def preflight(self) -> None:
         """Nothing to ask before the first episode: there is no server (the model file is
         checked when it loads)."""
+
+    def _rejected(self, exc: BaseException) -> RequestRejected:
+        return RequestRejected(
+            f"llm:local ({self.model}) cannot answer: {type(exc).__name__}: {_short(exc)}"
+        )
 
     def _sync_client(self) -> Any:
         if self._shared.sync_client is None:
