@@ -48,6 +48,7 @@ out of the grid, listed under ``tasks_dropped``.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 from collections import defaultdict
@@ -620,16 +621,14 @@ def budget_counts(steps: Sequence[Mapping[str, Any]], ts: Sequence[int]) -> dict
         >>> budget_counts(steps, [1, 8])["8"][:5]
         [2, 2, 1, 2, 1]
     """
-    width = len(BUDGET_COUNTERS)
     rows = sorted(steps, key=lambda s: s["turn"])
     turns = [s["turn"] for s in rows]
-    counts = np.array([_step_counts(s) for s in rows], dtype=np.int64).reshape(-1, width)
-    cumulative = np.cumsum(counts, axis=0)
+    # Counter by counter (sums in C; once per episode, so no array to build).
+    columns = list(zip(*map(_step_counts, rows))) or [()] * len(BUDGET_COUNTERS)
     out = {}
     for t in ts:
-        upto = int(np.searchsorted(turns, int(t), side="right"))
-        snapshot = cumulative[upto - 1] if upto else np.zeros(width, dtype=np.int64)
-        out[str(int(t))] = [int(x) for x in snapshot]
+        upto = bisect.bisect_right(turns, int(t))
+        out[str(int(t))] = [int(sum(column[:upto])) for column in columns]
     return out
 
 

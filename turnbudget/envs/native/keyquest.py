@@ -225,6 +225,7 @@ class KeyQuest(TextGame):
             "and drop it there."
         )
         self._oracle: dict[_State, int | None] = {}
+        self._optimal: dict[_State, tuple[str, ...]] = {}  # optimal commands per state
         self._text_cache: dict[tuple[int, int, tuple[int, ...]], tuple[str, list[str]]] = {}
 
     def _flood(
@@ -509,12 +510,21 @@ class KeyQuest(TextGame):
         if self._won:
             return []
         state = self._oracle_state()
-        distance = self._distance_of(state)
-        if distance is None:
-            return []
-        if distance == 1:
-            return [f"drop {self._item_names[self._treasure]}"]
-        return [a for a, nxt in self._successors(state) if self._distance_of(nxt) == distance - 1]
+        plan = self._optimal.get(state)
+        if plan is None:  # asked every turn by a recorder: searched once per state
+            distance = self._distance_of(state)
+            if distance is None:
+                plan = ()
+            elif distance == 1:
+                plan = (f"drop {self._item_names[self._treasure]}",)
+            else:
+                plan = tuple(
+                    a
+                    for a, nxt in self._successors(state)
+                    if self._distance_of(nxt) == distance - 1
+                )
+            self._optimal[state] = plan
+        return list(plan)
 
     def inject_setback(self, rng: np.random.Generator) -> str:
         """Drop a carried key or the treasure, or slam an open door shut and lock it."""
