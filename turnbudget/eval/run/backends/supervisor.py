@@ -16,10 +16,10 @@ takes chunks from then on, so nothing waits on a worker that may never start.
 from __future__ import annotations
 
 import abc
+import itertools
 import math
 import time
-from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from turnbudget.eval.run.backends import WorkersUnavailable
@@ -80,7 +80,7 @@ def supervise(
     timeout: float | None = None,
 ) -> Iterator[Outcomes]:
     """Run ``specs`` in chunks of ``size`` on ``workers``; yield each chunk's outcomes."""
-    queue = deque(specs[i : i + size] for i in range(0, len(specs), size))
+    queue = _Chunks(specs, size)  # cut as workers take them: a plan makes its jobs when asked
     running: dict[int, tuple[Sequence[Any], float]] = {}
     idle = list(workers.slots)[::-1]
     while queue or running:
@@ -114,3 +114,19 @@ def supervise(
                 idle.append(slot)
             message = f"ran past the timeout of {timeout:g}s per episode; its worker was killed"
             yield [EpisodeFailure(spec, "timeout", message) for spec in chunk]
+
+
+class _Chunks:
+    """The chunks of ``size`` jobs of ``specs``, cut one at a time (true while any is left)."""
+
+    def __init__(self, specs: Sequence[Any] | Iterable[Any], size: int):
+        self._jobs = iter(specs)
+        self._size = size
+        self._next = list(itertools.islice(self._jobs, size))
+
+    def __bool__(self) -> bool:
+        return bool(self._next)
+
+    def popleft(self) -> list[Any]:
+        chunk, self._next = self._next, list(itertools.islice(self._jobs, self._size))
+        return chunk
