@@ -49,8 +49,10 @@ out of the grid, listed under ``tasks_dropped``.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import json
+import operator
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -194,7 +196,11 @@ def _pass_grid(n: int, successes: Sequence[int], ks: Sequence[int]) -> np.ndarra
     """`pass_at_kt`'s grid from counts: ``n`` episodes, ``successes[j]`` of them within ts[j]."""
     if n == 0:
         raise ValueError("Expect at least one episode per task, got none")
-    return np.array([[pass_at_k(n, c, k) for c in successes] for k in ks], dtype=np.float64)
+    return np.array([[_pass_at_k(n, c, k) for c in successes] for k in ks], dtype=np.float64)
+
+
+#: `pass_at_k` of the few (n, c, k) a run's tasks share (each task asks for every (k, T)).
+_pass_at_k = functools.lru_cache(maxsize=4096)(pass_at_k)
 
 
 def _scorable(
@@ -701,8 +707,7 @@ class _BudgetSums:
             outcome = "success" if fst is not None and fst <= t else "failure"
             for key in ((g, t, o) for g in groups for o in ("all", outcome)):
                 row = self.sums[key]
-                for i, x in enumerate(snapshot):
-                    row[i] += x
+                row[:] = map(operator.add, row, snapshot)
                 self.n_eps[key] += 1
 
     def table(self) -> dict[str, dict[str, dict[str, Any]]]:
