@@ -398,9 +398,15 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         tracker = self._tracker
         if not tracker.in_progress:  # stepping a finished episode: nothing to record
             return self.env.step(action)
-        optimal_now = self._optimal_actions()
+        # The oracle's two queries inlined: this runs on every recorded turn.
+        game, oracle = self._game, self.oracle
+        optimal_now = list(game.optimal_actions()) if oracle else None
         obs, reward, terminated, truncated, info = self.env.step(action)
-        tracker.step(action, optimal_now, self._distance(), reward, terminated, truncated, info)
+        after = game.distance_to_goal() if oracle else None
+        tracker.step(
+            action, optimal_now, None if after is None else int(after), reward, terminated,
+            truncated, info,
+        )  # fmt: skip
         if terminated or truncated:
             self.sink.deliver(tracker.finish())
         return obs, reward, terminated, truncated, info
@@ -413,9 +419,6 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
 
     def _distance(self) -> int | None:
         return _int_or_none(self._game.distance_to_goal()) if self.oracle else None
-
-    def _optimal_actions(self) -> list[str] | None:
-        return list(self._game.optimal_actions()) if self.oracle else None
 
 
 def check_env_index(env_index: Any) -> int | None:

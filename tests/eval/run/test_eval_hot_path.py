@@ -136,3 +136,77 @@ def test_budget_counts_are_the_array_versions():
         for ts in ([1, 5, 64], [0, 200], [30]):
             assert budget_counts(steps, ts) == _array_budget_counts(steps, ts)
     assert budget_counts([], [4]) == _array_budget_counts([], [4])
+
+
+def _full_solve(game, start):
+    """KeyQuest's `_solve_from` as it was (commit 0f24d13): the whole closure of ``start``
+    searched again, known states or not; the distances it finds, in a fresh dict."""
+    from collections import deque
+
+    successors = {start: []}
+    queue = deque([start])
+    while queue:
+        state = queue.popleft()
+        nexts = game._next_states(state)
+        successors[state] = nexts
+        for nxt in nexts:
+            if nxt not in successors:
+                successors[nxt] = []
+                queue.append(nxt)
+    predecessors = {s: [] for s in successors}
+    for state, nexts in successors.items():
+        for nxt in nexts:
+            predecessors[nxt].append(state)
+    distance = dict.fromkeys(successors)
+    frontier = deque(s for s in successors if game._can_deliver(s))
+    for state in frontier:
+        distance[state] = 1
+    while frontier:
+        state = frontier.popleft()
+        for prev in predecessors[state]:
+            if distance[prev] is None:
+                distance[prev] = distance[state] + 1
+                frontier.append(prev)
+    return distance
+
+
+@pytest.mark.parametrize("env_id", ["turnbudget/KeyQuest-Medium-v0", "turnbudget/KeyQuest-Hard-v0"])
+def test_keyquest_solves_only_new_states_and_finds_the_same_distances(env_id, monkeypatch):
+    """Setbacks (a dropped key, a door locked again) lead to states the start's search never
+    met: the memo then searches only those, and every distance is the full search's."""
+    from turnbudget.envs.native.keyquest import KeyQuest
+
+    searched = []
+    next_states = KeyQuest._next_states
+
+    def counting(self, state):
+        searched.append(state)
+        return next_states(self, state)
+
+    monkeypatch.setattr(KeyQuest, "_next_states", counting)
+    env = InjectErrors(gym.make(env_id), rate=0.3, kinds=["setback"])
+    agent = make_agent("random")
+    again = full = 0  # states searched by the later searches of an episode, and by full ones
+    for seed in range(4):
+        _, info = env.reset(seed=seed)
+        first = True
+        agent.reset(seed)
+        game = env.unwrapped
+        done = False
+        while not done:
+            before = len(searched)
+            state = game._oracle_state()
+            distance = game.distance_to_goal()
+            if len(searched) > before and not game._won:  # a search: check it all
+                monkeypatch.setattr(KeyQuest, "_next_states", next_states)
+                reference = _full_solve(game, state)
+                monkeypatch.setattr(KeyQuest, "_next_states", counting)
+                assert all(game._oracle[s] == d for s, d in reference.items())
+                if not first:  # (the start's search meets no known state)
+                    again, full = again + len(searched) - before, full + len(reference)
+                first = False
+            elif not game._won:
+                assert distance == _full_solve(game, state)[state]
+            _, _, terminated, truncated, info = env.step(agent.act("", info))
+            done = terminated or truncated
+    assert 0 < again < full  # (was the whole closure again, each time)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from dataclasses import dataclass
 
@@ -468,7 +469,14 @@ class KeyQuest(TextGame):
         return lengths
 
     def _solve_from(self, start: _State) -> None:
-        """Exact distances for every state reachable from ``start``, into the memo."""
+        """Exact distances for every state reachable from ``start``, into the memo.
+
+        States already in the memo are not searched again (a setback's state leads back
+        into the states of the episode's start within a few moves): the new states'
+        distances come from the goal within them and from the known distances at their
+        edge, shortest first (one search of the new states, not of the whole world).
+        """
+        known = self._oracle
         successors: dict[_State, list[_State]] = {}
         queue = deque([start])
         successors[start] = []
@@ -477,24 +485,33 @@ class KeyQuest(TextGame):
             nexts = self._next_states(state)
             successors[state] = nexts
             for nxt in nexts:
-                if nxt not in successors:
+                if nxt not in successors and nxt not in known:
                     successors[nxt] = []
                     queue.append(nxt)
         predecessors: dict[_State, list[_State]] = {s: [] for s in successors}
-        for state, nexts in successors.items():
-            for nxt in nexts:
-                predecessors[nxt].append(state)
         distance: dict[_State, int | None] = dict.fromkeys(successors)
-        frontier = deque(s for s in successors if self._can_deliver(s))
-        for state in frontier:
-            distance[state] = 1  # the final "drop <treasure>"
+        frontier: list[tuple[int, int, _State]] = []  # (distance, tie-break, state)
+        for state, nexts in successors.items():
+            best = 1 if self._can_deliver(state) else None  # the final "drop <treasure>"
+            for nxt in nexts:
+                if nxt in predecessors:
+                    predecessors[nxt].append(state)
+                elif known[nxt] is not None and (best is None or known[nxt] + 1 < best):
+                    best = known[nxt] + 1
+            if best is not None:
+                frontier.append((best, len(frontier), state))
+        heapq.heapify(frontier)
+        order = len(frontier)
         while frontier:
-            state = frontier.popleft()
+            d, _, state = heapq.heappop(frontier)
+            if distance[state] is not None:
+                continue
+            distance[state] = d
             for prev in predecessors[state]:
                 if distance[prev] is None:
-                    distance[prev] = distance[state] + 1
-                    frontier.append(prev)
-        self._oracle.update(distance)
+                    heapq.heappush(frontier, (d + 1, order, prev))
+                    order += 1
+        known.update(distance)
 
     def _distance_of(self, state: _State) -> int | None:
         if state not in self._oracle:
