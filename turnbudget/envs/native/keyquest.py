@@ -129,6 +129,7 @@ class KeyQuest(TextGame):
     """
 
     _mutable_lists = ("_item_loc",)
+    _oracle_memos = ("_optimal",)
 
     configs = CONFIGS
     default_budgets = DEFAULT_BUDGETS
@@ -527,7 +528,10 @@ class KeyQuest(TextGame):
         if self._won:
             return []
         state = self._oracle_state()
-        plan = self._optimal.get(state)
+        plans = self.__dict__.get("_optimal")
+        if plans is None:  # (a game unpickled: its memo was left out)
+            plans = self._optimal = {}
+        plan = plans.get(state)
         if plan is None:  # asked every turn by a recorder: searched once per state
             distance = self._distance_of(state)
             if distance is None:
@@ -540,7 +544,7 @@ class KeyQuest(TextGame):
                     for a, nxt in self._successors(state)
                     if self._distance_of(nxt) == distance - 1
                 )
-            self._optimal[state] = plan
+            plans[state] = plan
         return list(plan)
 
     def inject_setback(self, rng: np.random.Generator) -> str:

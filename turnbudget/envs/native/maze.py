@@ -112,6 +112,7 @@ class Maze(TextGame):
     """
 
     _mutable_lists = ("_visited",)
+    _oracle_memos = ("_room_optimal",)
 
     configs = CONFIGS
     default_budgets = DEFAULT_BUDGETS
@@ -226,10 +227,13 @@ class Maze(TextGame):
         if self._won:
             return []
         room = self._room
-        plan = self._room_optimal[room]
+        plans = self.__dict__.get("_room_optimal")
+        if plans is None:  # (a game unpickled: its memo was left out)
+            plans = self._room_optimal = [None] * len(self._passages)
+        plan = plans[room]
         if plan is None:  # asked every turn by a recorder: built once per room
             target = self._distance[room] - 1
-            plan = self._room_optimal[room] = tuple(
+            plan = plans[room] = tuple(
                 f"go {d}" for d, step in self._exits(room) if self._distance[room + step] == target
             )
         return list(plan)
