@@ -69,6 +69,10 @@ class Config:
     """interleaved rounds; the median is reported"""
     json_out: str = ""
     """also write the figures to this JSON file"""
+    roots: str = ""
+    """compare library versions: comma-separated source roots (``git archive COMMIT
+    turnbudget | tar -x -C DIR``; ``.`` for this tree), one process per root per round,
+    rounds interleaved, medians per root (see `versions.py`)"""
 
 
 VARIANTS = ("bare", "stack", "evaluate")
@@ -132,6 +136,8 @@ def run_once(config: Config, env_id: str, variant: str) -> tuple[float, float, i
 
 
 def main(config: Config) -> dict[str, Any]:
+    if config.roots:
+        return compare(config)
     load_before = os.getloadavg()[0]
     rows = []
     for env_id in config.envs.split(","):
@@ -182,6 +188,44 @@ def report(figures: dict[str, Any]) -> None:
                 f"{ms['evaluate'] / ms['stack']:>11.2f}x{ms['evaluate'] / ms['bare']:>10.2f}x"
             )
     print("targets: stack/bare <= 2 (errors and records on), eval/stack <= 1.2")
+
+
+def compare(config: Config) -> dict[str, Any]:
+    """The figures of each root (`versions.run_versions`), median per root, env and variant."""
+    from versions import run_versions
+
+    roots = config.roots.split(",")
+    argv = [
+        f"--{f.name.replace('_', '-')}={getattr(config, f.name)}"
+        for f in dataclasses.fields(config)
+        if f.name not in ("roots", "rounds", "json_out")
+    ]
+    load_before = os.getloadavg()[0]
+    runs = run_versions(__file__, roots, config.rounds, [*argv, "--rounds=1"])
+    versions = {}
+    for root, rounds in runs.items():
+        rows = []
+        for i, first in enumerate(rounds[0]["rows"]):
+            row: dict[str, Any] = {"env_id": first["env_id"], "episodes": first["episodes"]}
+            for clock in ("wall", "cpu"):
+                key = f"{clock}_ms_per_episode"
+                row[key] = {
+                    v: statistics.median(r["rows"][i][key][v] for r in rounds) for v in VARIANTS
+                }
+            rows.append(row)
+        versions[root] = rows
+    figures = {
+        "config": dataclasses.asdict(config),
+        "cpu_count": os.cpu_count(),
+        "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+        "versions": versions,
+    }
+    for root, rows in versions.items():
+        print(f"== {root}")
+        report({**figures, "rows": rows})
+    if config.json_out:
+        Path(config.json_out).write_text(json.dumps(figures, indent=2) + "\n")
+    return figures
 
 
 if __name__ == "__main__":

@@ -24,3 +24,15 @@ def test_eval_overhead_runs_with_tiny_settings(load_script, tmp_path, capsys):
         assert all(v > 0 for v in row[clock].values())
     printed = capsys.readouterr().out
     assert "stack/bare" in printed and "eval/stack" in printed
+
+
+def test_eval_overhead_compares_versions(load_script, tmp_path):
+    module = load_script(SCRIPT)
+    root = str(SCRIPT.parents[2])
+    config = module.parse_args(
+        ["--envs", "turnbudget/Maze-Easy-v0", "--tasks", "2", "--n", "1", "--t", "8",
+         "--rounds", "1", "--roots", root]
+    )  # fmt: skip
+    figures = module.main(config)
+    (row,) = figures["versions"][root]
+    assert row["episodes"] == 2 and set(row["cpu_ms_per_episode"]) == {"bare", "stack", "evaluate"}

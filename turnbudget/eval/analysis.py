@@ -48,8 +48,11 @@ out of the grid, listed under ``tasks_dropped``.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import itertools
 import json
+import operator
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -193,7 +196,11 @@ def _pass_grid(n: int, successes: Sequence[int], ks: Sequence[int]) -> np.ndarra
     """`pass_at_kt`'s grid from counts: ``n`` episodes, ``successes[j]`` of them within ts[j]."""
     if n == 0:
         raise ValueError("Expect at least one episode per task, got none")
-    return np.array([[pass_at_k(n, c, k) for c in successes] for k in ks], dtype=np.float64)
+    return np.array([[_pass_at_k(n, c, k) for c in successes] for k in ks], dtype=np.float64)
+
+
+#: `pass_at_k` of the few (n, c, k) a run's tasks share (each task asks for every (k, T)).
+_pass_at_k = functools.lru_cache(maxsize=4096)(pass_at_k)
 
 
 def _scorable(
@@ -620,16 +627,14 @@ def budget_counts(steps: Sequence[Mapping[str, Any]], ts: Sequence[int]) -> dict
         >>> budget_counts(steps, [1, 8])["8"][:5]
         [2, 2, 1, 2, 1]
     """
-    width = len(BUDGET_COUNTERS)
     rows = sorted(steps, key=lambda s: s["turn"])
     turns = [s["turn"] for s in rows]
-    counts = np.array([_step_counts(s) for s in rows], dtype=np.int64).reshape(-1, width)
-    cumulative = np.cumsum(counts, axis=0)
+    # Counter by counter (sums in C; once per episode, so no array to build).
+    columns = list(zip(*map(_step_counts, rows))) or [()] * len(BUDGET_COUNTERS)
     out = {}
     for t in ts:
-        upto = int(np.searchsorted(turns, int(t), side="right"))
-        snapshot = cumulative[upto - 1] if upto else np.zeros(width, dtype=np.int64)
-        out[str(int(t))] = [int(x) for x in snapshot]
+        upto = bisect.bisect_right(turns, int(t))
+        out[str(int(t))] = [int(sum(column[:upto])) for column in columns]
     return out
 
 
@@ -702,8 +707,7 @@ class _BudgetSums:
             outcome = "success" if fst is not None and fst <= t else "failure"
             for key in ((g, t, o) for g in groups for o in ("all", outcome)):
                 row = self.sums[key]
-                for i, x in enumerate(snapshot):
-                    row[i] += x
+                row[:] = map(operator.add, row, snapshot)
                 self.n_eps[key] += 1
 
     def table(self) -> dict[str, dict[str, dict[str, Any]]]:

@@ -202,10 +202,30 @@ def cap_strings(value: Any, limit: int = MAX_RECORD_TEXT) -> Any:
 
 #: Built once: ``json.dumps`` with separators builds a new encoder per call.
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
+# ``JSONEncoder.encode`` still builds its C encoder on every call; a record is encoded
+# once per step, so the C encoder is built here once (the same output; records hold no
+# cycles, so it skips the cycle check). None where the C accelerator is missing.
+_C_ENCODE = (
+    None
+    if json.encoder.c_make_encoder is None
+    else json.encoder.c_make_encoder(
+        None,
+        _ENCODER.default,
+        json.encoder.encode_basestring_ascii,
+        None,
+        ":",
+        ",",
+        False,
+        False,
+        True,
+    )
+)
 
 
 def dumps(record: Mapping[str, Any]) -> str:
     """One record as a compact JSON line (without the newline)."""
+    if _C_ENCODE is not None and type(record) is dict:
+        return "".join(_C_ENCODE(record, 0))
     return _ENCODER.encode(record)
 
 

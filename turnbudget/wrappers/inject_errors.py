@@ -257,7 +257,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
             result = self.env.step(action)
             event = None
         else:
-            result, event = getattr(self, f"_{kind}")(action, self.turn_rng(self._turn))
+            result, event = getattr(self, f"_{kind}")(action)
         obs, reward, terminated, truncated, info = result
         # Absent on quiet turns: vector envs cannot batch a key that is sometimes None.
         if event is not None:
@@ -268,7 +268,10 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
 
     # -- the three kinds -------------------------------------------------------------
 
-    def _transient(self, action: str, rng: np.random.Generator) -> tuple[tuple, InjectedError]:
+    # A kind that draws builds its turn's generator itself: building one costs more than most
+    # steps, and a transient error draws nothing.
+
+    def _transient(self, action: str) -> tuple[tuple, InjectedError]:
         distance = self.env.unwrapped.distance_to_goal()
         obs, reward, terminated, truncated, info = self.env.step(_NO_OP_COMMAND)
         if info.get("valid_action", False):
@@ -282,22 +285,23 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         event = self._event("transient", distance, distance, self.transient_message)
         return (obs, reward, terminated, truncated, info), event
 
-    def _setback(self, action: str, rng: np.random.Generator) -> tuple[tuple, InjectedError]:
+    def _setback(self, action: str) -> tuple[tuple, InjectedError]:
         game = self.env.unwrapped
         before = game.distance_to_goal()
-        narration = str(game.inject_setback(rng))
+        narration = str(game.inject_setback(self.turn_rng(self._turn)))
         event = self._event("setback", before, game.distance_to_goal(), narration)
         obs, reward, terminated, truncated, info = self.env.step(action)
         info["valid_action"] = valid_as_seen(action, self._admissible, info.get("valid_action"))
         return (self._narrate(narration, obs), reward, terminated, truncated, info), event
 
-    def _slip(self, action: str, rng: np.random.Generator) -> tuple[tuple, InjectedError]:
+    def _slip(self, action: str) -> tuple[tuple, InjectedError]:
         game = self.env.unwrapped
         before = game.distance_to_goal()
         excluded = {action, *game.optimal_actions()}
         candidates = [c for c in self._admissible if c not in excluded]
         replacement = None
-        for index in rng.permutation(len(candidates)):
+        order = self.turn_rng(self._turn).permutation(len(candidates)) if candidates else ()
+        for index in order:
             if not self.check_slips or self._keeps_solvable(candidates[index]):
                 replacement = candidates[index]
                 break
@@ -369,7 +373,10 @@ def narrate(narration: str, obs: str, space: Any) -> str:
     if not isinstance(space, spaces.Text):
         return text
     charset = space.character_set
-    return "".join(ch if ch in charset else "?" for ch in text[: space.max_length])
+    text = text[: space.max_length]
+    if charset.issuperset(text):  # (the usual case, checked in C)
+        return text
+    return "".join(ch if ch in charset else "?" for ch in text)
 
 
 def _check_kinds(kinds: Any, name: str) -> tuple[str, ...]:

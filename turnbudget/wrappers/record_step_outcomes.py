@@ -12,6 +12,7 @@ import gymnasium as gym
 
 from turnbudget._checks import brief, check_bool, is_int
 from turnbudget.records import (
+    MAX_RECORD_TEXT,
     EpisodeRecord,
     OutcomeRecord,
     RecordSink,
@@ -120,12 +121,13 @@ class EpisodeTracker:
         self._turn = turn = self._turn + 1
         before = self._distance_now
         self._distance_now = after = distance_after
-        budget = info.get("turn_budget")
+        get = info.get
+        budget = get("turn_budget")
         if budget is not None:
             self._turn_budget = int(budget)
-        valid = bool(info.get("valid_action", True))
+        valid = bool(get("valid_action", True))
         self._n_invalid += not valid
-        event = info.get("injected_error")
+        event = get("injected_error")
         applied = event["kind"] if event and event.get("applied", True) else None
         # Where the agent's own command started from (after a setback), and whether it ran at all.
         injected = event["distance_after"] if applied == "setback" else before
@@ -154,7 +156,7 @@ class EpisodeTracker:
             after - injected if executed and injected is not None and after is not None else None
         )
         # Judged on the state the agent saw: an optimal command is never the agent's error.
-        raised = executed and _increases(injected, after)
+        raised = executed and injected is not None and (after is None or after > injected)
         error_self = raised and optimal is not True
         # An optimal command that still raised the distance with no injection this turn: an
         # env event the oracle did not foresee (a sudden loss). It is an error to recover
@@ -189,7 +191,7 @@ class EpisodeTracker:
             self._open = still_open
             self._recovered += recoveries
         self._last_was_error = injection_increased or raised
-        won = bool(info.get("won", False))
+        won = bool(get("won", False))
         if won and self._first_success is None:
             self._first_success = turn
         if self.record_steps:
@@ -203,7 +205,9 @@ class EpisodeTracker:
                     "episode_index": self._episode_index,
                     "turn": turn,
                     "turn_budget": self._turn_budget,
-                    "action": cap_text(str(action)),
+                    "action": action
+                    if type(action) is str and len(action) <= MAX_RECORD_TEXT
+                    else cap_text(str(action)),
                     "valid_action": valid,
                     "optimal": optimal,
                     "distance_before": before,
@@ -212,7 +216,7 @@ class EpisodeTracker:
                     "injection_increased": injection_increased,
                     "command_effect": command_effect,
                     "wasted": wasted,
-                    "progress": float(info.get("progress", 0.0)),
+                    "progress": float(get("progress", 0.0)),
                     "reward": float(reward),
                     "injected_error": _jsonable(event) if event else None,
                     "error_self": error_self,
@@ -398,9 +402,15 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         tracker = self._tracker
         if not tracker.in_progress:  # stepping a finished episode: nothing to record
             return self.env.step(action)
-        optimal_now = self._optimal_actions()
+        # The oracle's two queries inlined: this runs on every recorded turn.
+        game, oracle = self._game, self.oracle
+        optimal_now = list(game.optimal_actions()) if oracle else None
         obs, reward, terminated, truncated, info = self.env.step(action)
-        tracker.step(action, optimal_now, self._distance(), reward, terminated, truncated, info)
+        after = game.distance_to_goal() if oracle else None
+        tracker.step(
+            action, optimal_now, None if after is None else int(after), reward, terminated,
+            truncated, info,
+        )  # fmt: skip
         if terminated or truncated:
             self.sink.deliver(tracker.finish())
         return obs, reward, terminated, truncated, info
@@ -413,9 +423,6 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
 
     def _distance(self) -> int | None:
         return _int_or_none(self._game.distance_to_goal()) if self.oracle else None
-
-    def _optimal_actions(self) -> list[str] | None:
-        return list(self._game.optimal_actions()) if self.oracle else None
 
 
 def check_env_index(env_index: Any) -> int | None:

@@ -163,3 +163,97 @@ def test_supervise_runs_on_workers_up_and_takes_those_that_join_later():
     workers.later = []  # nothing else starting: the run cannot go on
     with pytest.raises(WorkersUnavailable, match="Every worker was lost"):
         list(supervise(workers, list(range(4)), size=1))
+
+
+class _Queued:
+    """Fake workers holding up to ``depth`` chunks each, run in order; each wait returns the
+    head chunk of every busy worker (what a pipelined Ray actor does). ``lose`` names a
+    wait whose workers die (both chunks then come back lost, as Ray's calls do)."""
+
+    def __init__(self, slots: int, depth: int, lose_at: int | None = None, stuck=()):
+        from collections import deque
+
+        self.depth, self.slots, self.lose_at = depth, list(range(slots)), lose_at
+        self.stuck = set(stuck)  # slots whose first chunk never returns
+        self.held = {s: deque() for s in self.slots}
+        self.log: list[tuple[str, int, list]] = []  # ("submit" | "done", slot, chunk)
+        self.waits = 0
+
+    def submit(self, slot, chunk):
+        assert len(self.held[slot]) < self.depth
+        self.held[slot].append(list(chunk))
+        self.log.append(("submit", slot, list(chunk)))
+
+    def wait(self, timeout):
+        self.waits += 1
+        if self.waits > 100:  # (a loop waiting on the stuck chunk alone: nothing else comes)
+            raise RuntimeError("only the stuck chunk is left")
+        out = []
+        for slot, held in self.held.items():
+            if not held or slot in self.stuck:
+                continue
+            if self.waits == self.lose_at:
+                out += [(slot, "its Ray worker was lost") for _ in held]
+                held.clear()
+                continue
+            chunk = held.popleft()
+            self.log.append(("done", slot, chunk))
+            out.append((slot, chunk))
+        return out
+
+    def joined(self):
+        return []
+
+    @property
+    def starting(self):
+        return False
+
+    def replace(self, slot):
+        self.held[slot].clear()
+        return True
+
+
+def test_supervise_queues_the_next_chunk_before_the_previous_returns():
+    """Pipelined workers (Ray's actors hold two chunks): every worker has its next chunk
+    before its first returns, and each chunk comes back once, whatever the depth."""
+    from turnbudget.eval.run.backends.supervisor import supervise
+
+    workers = _Queued(slots=2, depth=2)
+    outcomes = list(supervise(workers, list(range(12)), size=2))
+    assert sorted(x for out in outcomes for x in out) == list(range(12))
+    first_done = workers.log.index(next(e for e in workers.log if e[0] == "done"))
+    assert sorted(slot for _, slot, _ in workers.log[:first_done]) == [0, 0, 1, 1]
+    for slot in (0, 1):  # a worker's chunks come back in the order it was given them
+        given = [e[2] for e in workers.log if e[:2] == ("submit", slot)]
+        done = [e[2] for e in workers.log if e[:2] == ("done", slot)]
+        assert done == given
+    plain = _Queued(slots=2, depth=1)  # the pool: one chunk at a time (`submit` checks it)
+    assert sorted(x for out in supervise(plain, list(range(6)), size=2) for x in out) == [*range(6)]
+
+
+def test_a_lost_pipelined_worker_fails_only_the_chunk_it_was_running():
+    """The chunk queued behind the running one never started: it goes back to the queue
+    (played elsewhere, no failed attempt), only the running one comes back lost."""
+    from turnbudget.eval.run.backends.supervisor import supervise
+    from turnbudget.eval.run.driver import EpisodeFailure
+
+    workers = _Queued(slots=1, depth=2, lose_at=1)
+    outcomes = [o for out in supervise(workers, list(range(6)), size=2) for o in out]
+    failed = [o.spec for o in outcomes if isinstance(o, EpisodeFailure)]
+    assert failed == [0, 1]  # the running chunk
+    assert sorted(o for o in outcomes if not isinstance(o, EpisodeFailure)) == [2, 3, 4, 5]
+
+
+def test_a_chunk_queued_behind_a_stuck_one_is_played_by_an_idle_worker():
+    """Once nothing is left to hand out, an idle worker takes a copy of a chunk waiting
+    behind another worker's running one (which may never end: a hanging episode with no
+    timeout); every other chunk comes back, once."""
+    from turnbudget.eval.run.backends.supervisor import supervise
+
+    workers = _Queued(slots=2, depth=2, stuck={0})
+    outcomes = []
+    with pytest.raises(RuntimeError, match="only the stuck chunk is left"):
+        for out in supervise(workers, list(range(8)), size=1):
+            outcomes += out
+    stuck = next(e[2] for e in workers.log if e[:2] == ("submit", 0))  # slot 0's first chunk
+    assert sorted(outcomes) == sorted(set(range(8)) - set(stuck))  # each once

@@ -37,7 +37,11 @@ from _support import SHIPPED_TEXTWORLD_GAMES, copy_shipped_textworld_games  # no
 
 from turnbudget.agents import OracleAgent  # noqa: E402
 from turnbudget.cli import main  # noqa: E402
-from turnbudget.eval.run.backends.ray import OBJECT_STORE_BYTES, RayBackend  # noqa: E402
+from turnbudget.eval.run.backends.ray import (  # noqa: E402
+    OBJECT_STORE_BYTES,
+    RayBackend,
+    release_workers,
+)
 from turnbudget.eval.run.evaluate import EPISODES_FILE, STEPS_FILE, evaluate  # noqa: E402
 from turnbudget.records import read_jsonl  # noqa: E402
 
@@ -82,6 +86,13 @@ def shared_ray(module_ray: None) -> None:
             address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
             object_store_memory=OBJECT_STORE_BYTES,
         )  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_workers():
+    """Actors a test kept (``keep_workers``) hold CPUs the next test needs."""
+    yield
+    release_workers()
 
 
 def lines(out: Path, name: str) -> list[str]:
@@ -162,6 +173,77 @@ def test_the_agent_is_shipped_once_per_worker(tmp_path, shared_ray):
     assert len(result.episodes) == 32
     pids = [p.name.split("-")[0] for p in trace.iterdir()]
     assert len(pids) == 2 and len(set(pids)) == 2  # one copy per actor, however many chunks
+
+
+def test_runs_on_ray_the_caller_keeps_reuse_kept_actors(tmp_path, shared_ray):
+    """Ray initialised beforehand, ``keep_workers``: the second run plays on the first run's
+    actors (no actor start), each given the new run's agent once, and gives the same records
+    as a fresh run; without it, each run has actors of its own (they hold a CPU each)."""
+    traces = [tmp_path / "a", tmp_path / "b", tmp_path / "c"]
+    results = []
+    for trace, keep in zip(traces, (True, True, False), strict=True):
+        trace.mkdir()
+        agent = CountingOracle(0.3, str(trace))
+        results.append(
+            evaluate(
+                MAZE,
+                agent,
+                backend="ray",
+                workers=2,
+                ks=[1],
+                ts=[8],
+                n=4,
+                tasks=8,
+                backend_options={"keep_workers": keep},
+            )
+        )
+    pids = [sorted(p.name.split("-")[0] for p in trace.iterdir()) for trace in traces]
+    assert len(pids[0]) == 2 and len(set(pids[0])) == 2  # one copy per actor, per run
+    assert pids[1] == pids[0]  # the same actors
+    assert pids[2] == pids[0]  # (kept ones are taken, then go with that run)
+    assert results[1].episodes == results[0].episodes
+    local = evaluate(MAZE, CountingOracle(0.3, str(traces[0])), ks=[1], ts=[8], n=4, tasks=8)
+    assert results[1].episodes == local.episodes
+    assert release_workers() == 0  # the third run did not keep them
+    evaluate(MAZE, OracleAgent(0.3), backend="ray", workers=2, ks=[1], ts=[8], tasks=1,
+             backend_options={"keep_workers": True})  # fmt: skip
+    assert release_workers() == 2 and release_workers() == 0  # their CPUs back to the cluster
+
+
+def test_an_attached_cluster_is_joined_once_per_process(tmp_path, module_ray, monkeypatch):
+    """``address=``: the first run connects, later runs use that connection (no second
+    ``ray.init``, no shutdown between runs), and reuse the actors."""
+    ray.shutdown()
+    calls = []
+    real_init = ray.init
+
+    def attach(**kwargs):  # a local instance stands in for the cluster at that address
+        calls.append(kwargs["address"])
+        return real_init(
+            address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+            object_store_memory=OBJECT_STORE_BYTES,
+        )  # fmt: skip
+
+    monkeypatch.setattr(ray, "init", attach)
+    options = {"address": "10.0.0.9:6379", "keep_workers": True}
+    runs = []
+    for name in ("first", "second"):
+        runs.append(
+            evaluate(
+                MAZE,
+                OracleAgent(0.3),
+                backend="ray",
+                backend_options=options,
+                workers=2,
+                out=tmp_path / name,
+                **GRID,
+            )
+        )
+    assert calls == ["10.0.0.9:6379"] and ray.is_initialized()  # left attached
+    assert runs[1].summary == runs[0].summary
+    for log in (EPISODES_FILE, STEPS_FILE):
+        assert lines(tmp_path / "second", log) == lines(tmp_path / "first", log)
+    assert release_workers() == 2  # (the module's other tests need the CPUs)
 
 
 @pytest.mark.timeout(600, method="thread")  # a guard: the other actor waits for the replacement

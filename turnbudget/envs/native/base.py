@@ -172,6 +172,16 @@ class TextGame(TextEnv):
     # tables included), so copies may share it.
     _mutable_lists: ClassVar[tuple[str, ...]] = ()
 
+    # Memos of the oracle's answers, filled as they are asked for: a cache, not state, so a
+    # pickle leaves them out (a game pickles the same before and after a query).
+    _oracle_memos: ClassVar[tuple[str, ...]] = ()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for name in self._oracle_memos:
+            state.pop(name, None)
+        return state
+
     def __deepcopy__(self, memo: dict[int, Any]) -> TextGame:
         """A cheap, independent copy for look-ahead (e.g. checking a slip).
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from dataclasses import dataclass
 
@@ -128,6 +129,7 @@ class KeyQuest(TextGame):
     """
 
     _mutable_lists = ("_item_loc",)
+    _oracle_memos = ("_optimal",)
 
     configs = CONFIGS
     default_budgets = DEFAULT_BUDGETS
@@ -225,6 +227,7 @@ class KeyQuest(TextGame):
             "and drop it there."
         )
         self._oracle: dict[_State, int | None] = {}
+        self._optimal: dict[_State, tuple[str, ...]] = {}  # optimal commands per state
         self._text_cache: dict[tuple[int, int, tuple[int, ...]], tuple[str, list[str]]] = {}
 
     def _flood(
@@ -467,7 +470,14 @@ class KeyQuest(TextGame):
         return lengths
 
     def _solve_from(self, start: _State) -> None:
-        """Exact distances for every state reachable from ``start``, into the memo."""
+        """Exact distances for every state reachable from ``start``, into the memo.
+
+        States already in the memo are not searched again (a setback's state leads back
+        into the states of the episode's start within a few moves): the new states'
+        distances come from the goal within them and from the known distances at their
+        edge, shortest first (one search of the new states, not of the whole world).
+        """
+        known = self._oracle
         successors: dict[_State, list[_State]] = {}
         queue = deque([start])
         successors[start] = []
@@ -476,24 +486,33 @@ class KeyQuest(TextGame):
             nexts = self._next_states(state)
             successors[state] = nexts
             for nxt in nexts:
-                if nxt not in successors:
+                if nxt not in successors and nxt not in known:
                     successors[nxt] = []
                     queue.append(nxt)
         predecessors: dict[_State, list[_State]] = {s: [] for s in successors}
-        for state, nexts in successors.items():
-            for nxt in nexts:
-                predecessors[nxt].append(state)
         distance: dict[_State, int | None] = dict.fromkeys(successors)
-        frontier = deque(s for s in successors if self._can_deliver(s))
-        for state in frontier:
-            distance[state] = 1  # the final "drop <treasure>"
+        frontier: list[tuple[int, int, _State]] = []  # (distance, tie-break, state)
+        for state, nexts in successors.items():
+            best = 1 if self._can_deliver(state) else None  # the final "drop <treasure>"
+            for nxt in nexts:
+                if nxt in predecessors:
+                    predecessors[nxt].append(state)
+                elif known[nxt] is not None and (best is None or known[nxt] + 1 < best):
+                    best = known[nxt] + 1
+            if best is not None:
+                frontier.append((best, len(frontier), state))
+        heapq.heapify(frontier)
+        order = len(frontier)
         while frontier:
-            state = frontier.popleft()
+            d, _, state = heapq.heappop(frontier)
+            if distance[state] is not None:
+                continue
+            distance[state] = d
             for prev in predecessors[state]:
                 if distance[prev] is None:
-                    distance[prev] = distance[state] + 1
-                    frontier.append(prev)
-        self._oracle.update(distance)
+                    heapq.heappush(frontier, (d + 1, order, prev))
+                    order += 1
+        known.update(distance)
 
     def _distance_of(self, state: _State) -> int | None:
         if state not in self._oracle:
@@ -509,12 +528,24 @@ class KeyQuest(TextGame):
         if self._won:
             return []
         state = self._oracle_state()
-        distance = self._distance_of(state)
-        if distance is None:
-            return []
-        if distance == 1:
-            return [f"drop {self._item_names[self._treasure]}"]
-        return [a for a, nxt in self._successors(state) if self._distance_of(nxt) == distance - 1]
+        plans = self.__dict__.get("_optimal")
+        if plans is None:  # (a game unpickled: its memo was left out)
+            plans = self._optimal = {}
+        plan = plans.get(state)
+        if plan is None:  # asked every turn by a recorder: searched once per state
+            distance = self._distance_of(state)
+            if distance is None:
+                plan = ()
+            elif distance == 1:
+                plan = (f"drop {self._item_names[self._treasure]}",)
+            else:
+                plan = tuple(
+                    a
+                    for a, nxt in self._successors(state)
+                    if self._distance_of(nxt) == distance - 1
+                )
+            plans[state] = plan
+        return list(plan)
 
     def inject_setback(self, rng: np.random.Generator) -> str:
         """Drop a carried key or the treasure, or slam an open door shut and lock it."""

@@ -112,6 +112,7 @@ class Maze(TextGame):
     """
 
     _mutable_lists = ("_visited",)
+    _oracle_memos = ("_room_optimal",)
 
     configs = CONFIGS
     default_budgets = DEFAULT_BUDGETS
@@ -165,6 +166,7 @@ class Maze(TextGame):
         # Everything the agent can perceive depends on the room alone: build it once per
         # room, on the first visit (most rooms are never seen in a short episode).
         self._room_view: list[tuple[str, list[str]] | None] = [None] * len(passages)
+        self._room_optimal: list[tuple[str, ...] | None] = [None] * len(passages)  # the oracle's
 
     def _exits(self, room: int) -> tuple[tuple[str, int], ...]:
         """The (direction, room offset) of each exit of ``room``, in `DIRECTIONS` order."""
@@ -224,8 +226,17 @@ class Maze(TextGame):
     def optimal_actions(self) -> list[str]:
         if self._won:
             return []
-        room, target = self._room, self._distance[self._room] - 1
-        return [f"go {d}" for d, step in self._exits(room) if self._distance[room + step] == target]
+        room = self._room
+        plans = self.__dict__.get("_room_optimal")
+        if plans is None:  # (a game unpickled: its memo was left out)
+            plans = self._room_optimal = [None] * len(self._passages)
+        plan = plans[room]
+        if plan is None:  # asked every turn by a recorder: built once per room
+            target = self._distance[room] - 1
+            plan = plans[room] = tuple(
+                f"go {d}" for d, step in self._exits(room) if self._distance[room + step] == target
+            )
+        return list(plan)
 
     def inject_setback(self, rng: np.random.Generator) -> str:
         """Sweep the agent back to an earlier room that is no closer to the goal."""

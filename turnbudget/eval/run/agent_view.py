@@ -165,7 +165,9 @@ def agent_info(
         {'turns_left': 2, 'budget_visible': True}
     """
     hide = _EVENT_ONLY if show_budget or info.get("budget_visible") is True else _EVENT_AND_BUDGET
-    view = {k: private_copy(v) for k, v in info.items() if k not in hide}
+    view = {
+        k: v if type(v) in _ATOMS else private_copy(v) for k, v in info.items() if k not in hide
+    }
     event = player_event(info.get(_EVENT_KEY))
     if event is not None:
         view[_EVENT_KEY] = event

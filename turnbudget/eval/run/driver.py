@@ -47,7 +47,7 @@ import threading
 import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from turnbudget.agents.base import observe, observe_batch
 from turnbudget.agents.secrets import redact
@@ -159,8 +159,11 @@ def _sigalrm(seconds: float, limit: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-@dataclass(frozen=True)
-class Act:
+# Requests are named tuples, not frozen dataclasses: one is built per turn, and a
+# frozen dataclass's ``__init__`` costs several times a tuple's.
+
+
+class Act(NamedTuple):
     """A request for the command of the agent in ``seat``."""
 
     seat: int
@@ -168,8 +171,7 @@ class Act:
     info: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Observe:
+class Observe(NamedTuple):
     """A forced turn: the agent in ``seat`` is told that ``executed`` ran in ``observation``."""
 
     seat: int
@@ -320,14 +322,14 @@ class Driver:
 
     def _run_batch(self, jobs: Sequence[Any], timeout: float | None) -> Iterator[tuple[Any, Any]]:
         # Slots stay full: a job starts on a slot as soon as the one before it ends.
-        flight = _Flight(self, list(jobs))
+        flight = _Flight(self, jobs)
         alone: list[Any] = []
-        while flight.pending or flight.live:
+        while flight.has_pending() or flight.live:
             seconds = None
             if timeout is not None:  # the turn may run until the earliest episode's deadline
                 now = time.monotonic()
                 ends = [flight.started[s] + timeout for s in flight.live]
-                if flight.pending and flight.free:
+                if flight.has_pending() and flight.free:
                     ends.append(now + timeout)
                 seconds = min(ends) - now
             try:
@@ -357,14 +359,20 @@ def _abandon(program: Program | None) -> None:
         logger.debug("closing an abandoned episode raised", exc_info=True)
 
 
+_DONE = object()  # (the end of the jobs)
+
+
 class _Flight:
     """The jobs in flight in `Driver._run_batch`, each on its slot, with its pending request."""
 
-    def __init__(self, driver: Driver, jobs: list[Any]):
+    def __init__(self, driver: Driver, jobs: Sequence[Any]):
         self.driver = driver
         self.agents = driver.agents
         self.kind = driver.kind
-        self.pending = jobs[::-1]
+        # The jobs not started, in order: those looked at so far, then the rest, taken from
+        # ``jobs`` only as slots need them (a plan makes its jobs when asked for).
+        self.pending: list[Any] = []
+        self._rest = iter(jobs)
         self.free = list(range(driver.width))[::-1]
         # slot -> (job, players, program, the request waiting for a batch agent)
         self.live: dict[int, tuple[Any, Sequence[Player], Program, Request | None]] = {}
@@ -378,9 +386,21 @@ class _Flight:
         done, self.done = self.done, []
         return done
 
+    def has_pending(self) -> bool:
+        """Whether a job is left to start."""
+        return bool(self.pending) or self._take()
+
+    def _take(self) -> bool:
+        """Look at one more job of ``jobs``; False when none is left."""
+        job = next(self._rest, _DONE)
+        if job is _DONE:
+            return False
+        self.pending.append(job)
+        return True
+
     def turn(self) -> None:
         """Start jobs on free slots, then serve the batch agents' requests once."""
-        while self.pending and self.free:
+        while self.free and self.has_pending():
             found = self._startable()
             if found is None:  # every pending job waits for an id in flight
                 break
@@ -435,11 +455,13 @@ class _Flight:
     def _startable(self) -> tuple[int, Sequence[Player], set[tuple[int, str]]] | None:
         """The next pending job (in order) whose batch agents' ids are free: its index in
         ``pending``, its players and those ids; None when every pending job must wait."""
-        for index in range(len(self.pending) - 1, -1, -1):
+        index = 0
+        while index < len(self.pending) or self._take():
             players = self.kind.players(self.pending[index])
             ids = self._batch_ids(players)
             if not ids & self.in_use:
                 return index, players, ids
+            index += 1
         return None
 
     def _player(self, slot: int) -> Player:

@@ -114,7 +114,14 @@ class _Slot:
         return self.env.reset(seed=spec.task_seed, options=options)
 
     def collect(self, spec: EpisodeSpec, record_steps: bool, serialize: bool) -> EpisodeResult:
-        episodes = [r for r in self.records if r.get("record") == "episode"]
+        episodes, steps = [], []
+        for r in self.records:  # (one pass: an episode has a record per step)
+            kind = r.get("record")
+            if kind == "step":
+                if record_steps:
+                    steps.append(_deterministic(r))
+            elif kind == "episode":
+                episodes.append(r)
         if len(episodes) != 1 or episodes[0].get("episode_id") != spec.episode_id:
             raise RuntimeError(
                 f"Expect exactly one episode record for {spec.episode_id!r} from "
@@ -125,11 +132,6 @@ class _Slot:
         totals = _tally(self.notes)
         if totals is not None:
             episode[AGENT_KEY] = totals
-        steps = (
-            [_deterministic(r) for r in self.records if r.get("record") == "step"]
-            if record_steps
-            else []
-        )
         if totals is not None:
             for step in steps:  # turn t was decided by the t-th call for a command
                 turn = int(step["turn"])

@@ -9,12 +9,15 @@ the complete run back.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
+import operator
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from turnbudget.eval.run.backends import Backend, run_with_retries
 from turnbudget.eval.run.driver import Driver, EpisodeFailure
@@ -27,7 +30,7 @@ from turnbudget.records import (
     repair_logs,
 )
 
-__all__ = ["Played", "play_planned", "run_jobs"]
+__all__ = ["Played", "Remaining", "play_planned", "run_jobs"]
 
 
 def run_jobs(
@@ -84,6 +87,66 @@ class Played:
         return iter(self.episodes)
 
 
+class Remaining(Sequence[Any]):
+    """The jobs of ``specs`` whose ``episode_id`` is not in ``done``, in order, as a sequence
+    that holds only the positions of the done ones (a resumed run of millions of
+    episodes does not list the rest)."""
+
+    def __init__(self, specs: Sequence[Any], done: Collection[str]):
+        self._specs = specs
+        self._holes = [i for i, s in enumerate(specs) if s.episode_id in done]  # sorted
+        self._size = len(specs) - len(self._holes)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _position(self, j: int) -> int:
+        """Where the ``j``-th remaining job sits in ``specs``: the least ``i`` with ``j + 1``
+        jobs not done among the first ``i + 1``."""
+        low, high = j, j + len(self._holes)
+        while low < high:
+            mid = (low + high) // 2
+            if mid + 1 - bisect.bisect_right(self._holes, mid) >= j + 1:
+                high = mid
+            else:
+                low = mid + 1
+        return low
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self._size)
+            if step != 1:
+                return [self[j] for j in range(start, stop, step)]
+            return list(itertools.islice(self._walk(start), max(0, stop - start)))
+        j = operator.index(index)
+        if j < 0:
+            j += self._size
+        if not 0 <= j < self._size:
+            raise IndexError(f"job {index} of {self._size}")
+        return self._specs[self._position(j)]
+
+    def _walk(self, j: int) -> Iterator[Any]:
+        """The remaining jobs from the ``j``-th on."""
+        if j >= self._size:
+            return
+        holes, first = self._holes, self._position(j)
+        k = bisect.bisect_right(holes, first)
+        for i in range(first, len(self._specs)):
+            if k < len(holes) and holes[k] == i:
+                k += 1
+                continue
+            yield self._specs[i]
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._walk(0)
+
+
 def play_planned(
     backend: Backend,
     agent: Any,
@@ -109,7 +172,7 @@ def play_planned(
     if out_path is not None:
         prepare_run_dir(out_path, config.to_dict(), overwrite, check_config)
         done = repair_logs(out_path, plan)
-    todo = [s for s in specs if s.episode_id not in done]
+    todo = Remaining(specs, done) if done else specs
     episodes: list[dict[str, Any]] = []
     records: list[dict[str, Any]] = []
     writer = LogWriter(out_path) if out_path is not None else None

@@ -14,11 +14,12 @@ retries) and the one seed derivation (`derive_seed`) live here too.
 from __future__ import annotations
 
 import json
+import operator
 import os
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -29,6 +30,7 @@ from turnbudget.records import RunPlan, format_episode_id, read_config_dict
 
 __all__ = [
     "MODES",
+    "EpisodePlan",
     "EpisodeSpec",
     "EvalConfig",
     "GridConfig",
@@ -300,19 +302,84 @@ def read_config(path: str | os.PathLike[str]) -> EvalConfig:
     return EvalConfig.from_dict(read_config_dict(path, EvalConfig.from_dict))
 
 
-def plan_episodes(config: EvalConfig) -> list[EpisodeSpec]:
-    """Every episode the configuration asks for, in a fixed order."""
-    return sorted(
-        EpisodeSpec(
-            env_id=env_id,
-            task_seed=task,
-            rep=rep,
-            turn_budget=budget,
-            env_index=i,
-            agent_seed=agent_seed(config.seed, env_id, task, rep),
-        )
-        for i, env_id in enumerate(config.envs)
-        for task in config.tasks
-        for rep in range(config.n)
-        for budget in config.run_budgets
-    )
+class EpisodePlan(Sequence[EpisodeSpec]):
+    """Every episode a configuration asks for, in a fixed order, each made when it is asked
+    for: a run of millions of episodes holds none of them.
+
+    The order is `EpisodeSpec`'s: by env id, task seed, repeat, then budget; the
+    ``i``-th episode follows from ``i`` by index arithmetic over those four.
+
+    Example:
+        >>> config = make_config(["b", "a"], "agent", ks=[1], ts=[8, 4], n=2, tasks=[5, 1],
+        ...     mode="rerun", reveal=None, errors=None, seed=0, label=None, record_steps=True)
+        >>> plan = plan_episodes(config)
+        >>> len(plan), [(s.env_id, s.task_seed, s.rep, s.turn_budget) for s in plan[:3]]
+        (16, [('a', 1, 0, 4), ('a', 1, 0, 8), ('a', 1, 1, 4)])
+        >>> plan[-1].episode_id, plan[-1].env_index
+        ('b|seed=5|rep=1|T=8', 0)
+    """
+
+    def __init__(self, config: EvalConfig):
+        self._envs = sorted(enumerate(config.envs), key=lambda pair: pair[1])  # (index, id)
+        self._tasks = sorted(config.tasks)
+        self._n = config.n
+        self._budgets = tuple(sorted(config.run_budgets))
+        self._seed = config.seed
+        self._size = len(self._envs) * len(self._tasks) * self._n * len(self._budgets)
+
+    def __len__(self) -> int:
+        return self._size
+
+    @overload
+    def __getitem__(self, index: int) -> EpisodeSpec: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[EpisodeSpec]: ...
+
+    def __getitem__(self, index: int | slice) -> EpisodeSpec | list[EpisodeSpec]:
+        if isinstance(index, slice):
+            return [self._spec(i) for i in range(*index.indices(self._size))]
+        i = operator.index(index)
+        if i < 0:
+            i += self._size
+        if not 0 <= i < self._size:
+            raise IndexError(f"episode {index} of a plan of {self._size}")
+        return self._spec(i)
+
+    def _spec(self, i: int) -> EpisodeSpec:
+        rest, budget = divmod(i, len(self._budgets))
+        rest, rep = divmod(rest, self._n)
+        env, task = divmod(rest, len(self._tasks))
+        return self._make(env, self._tasks[task], rep, self._budgets[budget])
+
+    def _make(
+        self, env: int, task: int, rep: int, budget: int, seed: int | None = None
+    ) -> EpisodeSpec:
+        env_index, env_id = self._envs[env]
+        if seed is None:
+            seed = agent_seed(self._seed, env_id, task, rep)
+        return EpisodeSpec(env_id, task, rep, budget, env_index=env_index, agent_seed=seed)
+
+    def __iter__(self) -> Iterator[EpisodeSpec]:
+        for env, (_, env_id) in enumerate(self._envs):
+            for task in self._tasks:
+                for rep in range(self._n):
+                    seed = agent_seed(self._seed, env_id, task, rep)  # (once for every budget)
+                    for budget in self._budgets:
+                        yield self._make(env, task, rep, budget, seed)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(other) == self._size and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # (equal to a list of the same specs)
+
+    def __repr__(self) -> str:
+        return f"EpisodePlan({self._size} episodes)"
+
+
+def plan_episodes(config: EvalConfig) -> EpisodePlan:
+    """Every episode the configuration asks for, in a fixed order (an `EpisodePlan`: a
+    sequence that makes each `EpisodeSpec` when asked for it)."""
+    return EpisodePlan(config)

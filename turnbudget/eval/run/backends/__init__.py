@@ -212,7 +212,7 @@ def run_with_retries(
     """
     if not (isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0):
         raise ValueError(f"Expect `retries` to be a non-negative int, got {retries!r}")
-    todo = list(specs)
+    todo: Sequence[Any] = specs  # (not listed: a plan makes its jobs when asked for)
     streak = 0
     for attempt in range(1, retries + 2):
         failed: list[EpisodeFailure] = []

@@ -22,6 +22,15 @@ Where it runs:
   each node first;
 - Ray already initialised by the caller: used as it is, and left running.
 
+Start-up is paid once per attach: with an ``address`` (or ``RAY_ADDRESS``), the
+first run connects and later runs in the process use that connection. With
+``keep_workers=True``, on Ray the caller keeps (attached, or initialised
+beforehand), the actors outlive the run too and the next run reuses them (each
+takes its agent and configuration through ``configure``); kept actors hold a
+CPU each while they wait, so they are opt-in, and `release_workers` kills them.
+Chunks are pipelined: each actor holds two, the next queued before the previous
+returns.
+
 Failing to start or reach Ray, or to start any actor, raises `WorkersUnavailable`
 with what failed and what to do (the CLI prints it as one line).
 """
@@ -37,12 +46,12 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from turnbudget.eval.run.backends import Backend, RunnerFactory, WorkersUnavailable
+from turnbudget.eval.run.backends import Backend, RunnerFactory, WorkersUnavailable, close_runner
 from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise
 from turnbudget.eval.run.driver import describe
 from turnbudget.eval.run.episodes import evaluation_runner
 
-__all__ = ["OBJECT_STORE_BYTES", "START_TIMEOUT", "RayBackend", "import_ray"]
+__all__ = ["OBJECT_STORE_BYTES", "START_TIMEOUT", "RayBackend", "import_ray", "release_workers"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,16 +73,55 @@ def import_ray() -> Any:
 
 
 class _Runner:
-    """The actor's class: one runner (the run's `Driver`) for its life."""
+    """The actor's class: one runner (a run's `Driver`) at a time. An actor outlives a run
+    where Ray is the caller's (a cluster attached to, an instance started beforehand): the
+    next run hands it its runner with `configure`, so it pays no actor start."""
 
-    def __init__(self, agent: Any, config: Any, serialize: bool, make_runner: RunnerFactory):
+    def __init__(self) -> None:
+        self.runner: Any = None
+
+    def configure(
+        self, agent: Any, config: Any, serialize: bool, make_runner: RunnerFactory
+    ) -> int:
+        """Build the run's runner (after ending the previous one); return the process id."""
+        self.end()
         self.runner = make_runner(agent, config, serialize)
+        return os.getpid()
 
     def pid(self) -> int:
         return os.getpid()
 
     def run(self, chunk: Sequence[Any]) -> list[Any]:
         return self.runner.run(chunk)
+
+    def end(self) -> None:
+        """Close the run's runner (its envs) and forget it."""
+        runner, self.runner = self.runner, None
+        close_runner(runner)
+
+
+#: Idle actors kept between runs, per Ray job (one ``ray.init`` connection): a run on Ray
+#: the caller keeps running takes them instead of starting its own.
+_IDLE: dict[str, list[Any]] = {}
+
+
+def release_workers() -> int:
+    """Kill the actors kept between runs (each holds a CPU of the cluster while it waits);
+    return how many. The next run starts its own again."""
+    ray = import_ray()
+    idle = [actor for actors in _IDLE.values() for actor in actors]
+    _IDLE.clear()
+    if ray.is_initialized():
+        for actor in idle:
+            with contextlib.suppress(Exception):  # (one gone already)
+                ray.kill(actor, no_restart=True)
+    return len(idle)
+
+
+def _job(ray: Any) -> str:
+    """This connection to Ray (job ids restart at 1 on a new instance; node ids do not)."""
+    context = ray.get_runtime_context()
+    return f"{context.get_node_id()}/{context.get_job_id()}"
 
 
 class _Actors(Workers):
@@ -86,14 +134,19 @@ class _Actors(Workers):
     up after `START_TIMEOUT`). An actor not up within `START_TIMEOUT` is given up.
     """
 
+    #: Chunks each actor holds: the next is queued before the previous returns, so an
+    #: actor never idles through a round trip (Ray runs an actor's calls in order).
+    depth = 2
+
     def __init__(
         self, ray: Any, size: int, agent_ref: Any, config: Any, serialize: bool,
-        make_runner: RunnerFactory,
+        make_runner: RunnerFactory, idle: list[Any] | None = None,
     ):  # fmt: skip
         self._ray = ray
-        # A fresh remote class per run: its pickled definition carries no state of another.
         self._cls = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_Runner)
         self._args = (agent_ref, config, serialize, make_runner)
+        self._idle = idle if idle is not None else []  # actors of an earlier run, to reuse
+        self._reused: set[int] = set()  # slots holding one (it may have died since)
         self.actors: list[Any] = [None] * size
         self.slots: list[int] = []
         self._calls: dict[Any, int] = {}
@@ -126,9 +179,21 @@ class _Actors(Workers):
             )
 
     def _start(self, slot: int) -> None:
-        self.actors[slot] = self._cls.remote(*self._args)
         deadline = time.monotonic() + START_TIMEOUT
-        self._starting[self.actors[slot].pid.remote()] = (slot, deadline)
+        while self._idle:  # an actor of an earlier run (one lost since is passed over)
+            actor = self._idle.pop()
+            try:
+                call = actor.configure.remote(*self._args)
+            except Exception:  # (Ray refuses a call to an actor it knows to be gone)
+                logger.debug("an idle Ray worker is gone", exc_info=True)
+                continue
+            self.actors[slot] = actor
+            self._reused.add(slot)
+            self._starting[call] = (slot, deadline)
+            return
+        self.actors[slot] = self._cls.remote()
+        self._reused.discard(slot)
+        self._starting[self.actors[slot].configure.remote(*self._args)] = (slot, deadline)
 
     def _settle(self, ready: Sequence[Any], warn: bool = True) -> str | None:
         """Take in the starting actors whose first call is in ``ready`` (dropping one that
@@ -140,6 +205,10 @@ class _Actors(Workers):
             try:
                 ray.get(ref)
             except ray.exceptions.RayError as exc:
+                if slot in self._reused:  # an actor of an earlier run, lost since: a new one
+                    ray.kill(self.actors[slot], no_restart=True)
+                    self._start(slot)
+                    continue
                 error = describe(exc)
                 self._drop(slot, f"failed to start ({error})", warn)
             else:
@@ -162,7 +231,7 @@ class _Actors(Workers):
         return list(self._ray.get([self.actors[s].pid.remote() for s in self.slots]))
 
     def submit(self, slot: int, chunk: Sequence[Any]) -> None:
-        self._calls[self.actors[slot].run.remote(list(chunk))] = slot
+        self._calls[self.actors[slot].run.remote(list(chunk))] = slot  # (in submission order)
 
     def wait(self, timeout: float | None) -> list[tuple[int, Any]]:
         ray = self._ray
@@ -178,9 +247,8 @@ class _Actors(Workers):
             ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
         self._settle([ref for ref in ready if ref in self._starting])
         finished = []
-        for ref in ready:
-            if ref not in self._calls:
-                continue
+        done = set(ready)
+        for ref in [r for r in self._calls if r in done]:  # an actor's chunks in their order
             slot = self._calls.pop(ref)
             try:
                 outcome: Any = ray.get(ref)
@@ -206,11 +274,32 @@ class _Actors(Workers):
         self._start(slot)  # it joins once up; a cluster with no free CPU left goes on without
         return False
 
-    def close(self) -> None:
-        for actor in self.actors:
-            if actor is not None:
+    def close(self, keep: list[Any] | None = None) -> None:
+        """Kill the actors; with ``keep``, end the run on those up and idle and put them
+        there instead (the next run reuses them)."""
+        busy = set(self._calls.values()) | {slot for slot, _ in self._starting.values()}
+        ending = []
+        for slot, actor in enumerate(self.actors):
+            if actor is None:
+                continue
+            if keep is not None and slot in self.slots and slot not in busy:
+                ending.append((actor, actor.end.remote()))
+            else:
                 self._ray.kill(actor, no_restart=True)
-        self.actors = []
+        for actor, ref in ending:
+            try:
+                self._ray.get(ref, timeout=START_TIMEOUT)
+            except Exception:  # (a lost actor, an env that fails to close: it is dropped)
+                logger.debug("ending a Ray worker's run failed", exc_info=True)
+                self._ray.kill(actor, no_restart=True)
+            else:
+                keep.append(actor)  # type: ignore[union-attr]
+        for actor in self._idle:  # (more idle actors than this run wanted)
+            if keep is not None:
+                keep.append(actor)
+            else:
+                self._ray.kill(actor, no_restart=True)
+        self.actors, self._idle = [], []
         self._calls.clear()
         self._starting.clear()
 
@@ -224,6 +313,11 @@ class RayBackend(Backend):
         address: the cluster to join (``"auto"``, ``"ray://host:10001"``, ...);
             None starts a local instance for the run (unless ``RAY_ADDRESS`` is set).
         init_kwargs: more arguments for ``ray.init`` (``runtime_env``, ...).
+        keep_workers: on a Ray the caller keeps (an ``address``, or initialised
+            beforehand), leave the actors up when the run ends, for the next run in
+            this process to reuse (no actor start); each holds a CPU while it waits
+            (`release_workers` kills them). A local instance started for the run
+            always goes with its actors.
 
     Example:
         >>> RayBackend(workers=4, address="auto")
@@ -239,8 +333,12 @@ class RayBackend(Backend):
         timeout: float | None = None,
         address: str | None = None,
         init_kwargs: dict[str, Any] | None = None,
+        keep_workers: bool = False,
     ):
         super().__init__(workers, timeout=timeout)
+        if not isinstance(keep_workers, bool):
+            raise ValueError(f"Expect `keep_workers` to be true or false, got {keep_workers!r}")
+        self.keep_workers = keep_workers
         if address is not None and not (isinstance(address, str) and address):
             raise ValueError(f"Expect `address` to be a non-empty str or None, got {address!r}")
         self.address = address
@@ -259,7 +357,7 @@ class RayBackend(Backend):
         if ray.is_initialized():
             return ray
         address = self.address or os.environ.get("RAY_ADDRESS")
-        if address:
+        if address:  # attached once: later runs in this process use the same connection
             kwargs: dict[str, Any] = dict(address=address, log_to_driver=False)
         else:
             kwargs = dict(
@@ -276,8 +374,8 @@ class RayBackend(Backend):
             with contextlib.suppress(Exception):
                 ray.shutdown()  # what a failed start left behind
             raise WorkersUnavailable(_init_failure(kwargs["address"], exc)) from exc
-        self._owns_ray = True
-        if kwargs["address"] == "local":
+        if kwargs["address"] == "local":  # started for this run: shut down after it
+            self._owns_ray = True
             self._reaper = _start_reaper(ray, context)
         return ray
 
@@ -286,9 +384,12 @@ class RayBackend(Backend):
     ) -> RayBackend:
         self._ray = self._init()
         self._width = max(1, int(getattr(agent, "max_batch_size", 1)))
+        idle = None if self._owns_ray else _IDLE.pop(_job(self._ray), None)
         try:
             agent_ref = self._ray.put(agent)  # shipped once; each actor deserialises it once
-            self._actors = _Actors(self._ray, self.workers, agent_ref, config, serialize, runner)
+            self._actors = _Actors(
+                self._ray, self.workers, agent_ref, config, serialize, runner, idle
+            )
         except BaseException:
             self.close()
             raise
@@ -308,7 +409,12 @@ class RayBackend(Backend):
 
     def close(self) -> None:
         if self._actors is not None:
-            self._actors.close()
+            # On Ray the caller keeps (attached, or initialised beforehand), the actors
+            # wait for the next run; an instance started for this run goes with them.
+            keep = None
+            if self.keep_workers and not self._owns_ray and self._ray.is_initialized():
+                keep = _IDLE.setdefault(_job(self._ray), [])
+            self._actors.close(keep)
             self._actors = None
         if self._owns_ray and self._ray is not None:
             self._ray.shutdown()

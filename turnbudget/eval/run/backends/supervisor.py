@@ -16,10 +16,11 @@ takes chunks from then on, so nothing waits on a worker that may never start.
 from __future__ import annotations
 
 import abc
+import itertools
 import math
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from turnbudget.eval.run.backends import WorkersUnavailable
@@ -31,14 +32,19 @@ Outcomes = list[Any]  # an outcome or an `EpisodeFailure` per job
 
 
 class Workers(abc.ABC):
-    """Worker slots, each running one chunk at a time."""
+    """Worker slots, each running one chunk at a time (and holding up to `depth`)."""
+
+    #: Chunks a worker holds at once, run in the order submitted (more than one: the next
+    #: is queued before the previous returns, so no round trip leaves the worker idle).
+    depth: int = 1
 
     #: The slots with a worker (a backend may start fewer than asked, e.g. on a full cluster).
     slots: list[int]
 
     @abc.abstractmethod
     def submit(self, slot: int, chunk: Sequence[Any]) -> None:
-        """Start ``chunk`` on the worker in ``slot`` (which is idle)."""
+        """Hand ``chunk`` to the worker in ``slot`` (which holds fewer than `depth`); it runs
+        after those it holds."""
 
     @abc.abstractmethod
     def wait(self, timeout: float | None) -> list[tuple[int, Outcomes | str]]:
@@ -71,6 +77,15 @@ def chunk_size(n_specs: int, workers: int, width: int, timeout: float | None) ->
     return max(width, min(16, max(1, n_specs // (workers * 8))))
 
 
+class _Held:
+    """A chunk handed out: its jobs, how many workers hold a copy, whether it is done."""
+
+    __slots__ = ("copies", "done", "specs")
+
+    def __init__(self, specs: list[Any]):
+        self.specs, self.copies, self.done = specs, 0, False
+
+
 def supervise(
     workers: Workers,
     specs: Sequence[Any],
@@ -79,10 +94,40 @@ def supervise(
     width: int = 1,
     timeout: float | None = None,
 ) -> Iterator[Outcomes]:
-    """Run ``specs`` in chunks of ``size`` on ``workers``; yield each chunk's outcomes."""
-    queue = deque(specs[i : i + size] for i in range(0, len(specs), size))
-    running: dict[int, tuple[Sequence[Any], float]] = {}
-    idle = list(workers.slots)[::-1]
+    """Run ``specs`` in chunks of ``size`` on ``workers``; yield each chunk's outcomes.
+
+    A worker holds up to ``workers.depth`` chunks (run in the order given); a chunk's
+    deadline runs from when the one before it on the worker returned. Once no chunk is
+    left to hand out, an idle worker also takes a copy of a chunk queued behind another
+    worker's (which may be stuck): the first copy to come back counts, once.
+    """
+    depth = max(1, int(getattr(workers, "depth", 1)))
+    queue = _Chunks(specs, size)  # cut as workers take them: a plan makes its jobs when asked
+    running: dict[int, deque[tuple[_Held, float]]] = {}  # slot -> its chunks, in order
+    idle = list(workers.slots)[::-1]  # (the slots holding no chunk)
+
+    def limit(held: _Held) -> float:  # a worker plays its chunk ``width`` at a time
+        return math.inf if timeout is None else timeout * math.ceil(len(held.specs) / width)
+
+    def submit(slot: int, held: _Held, deadline: float) -> None:
+        workers.submit(slot, held.specs)
+        held.copies += 1
+        running.setdefault(slot, deque()).append((held, deadline))
+
+    def lose(slot: int) -> list[_Held]:
+        """Take the worker in ``slot`` out: its chunks queued there and held nowhere else go
+        back first; the chunk it was running, if no copy runs elsewhere, is returned."""
+        entries = [held for held, _ in running.pop(slot, ())]
+        for held in entries:
+            held.copies -= 1
+        queue.put_back([h.specs for h in entries[1:] if not h.done and not h.copies])
+        for held in entries[1:]:
+            held.done = held.done or not held.copies  # (put back: a new chunk now)
+        if workers.replace(slot):
+            idle.append(slot)
+        head = entries[:1]
+        return [h for h in head if not h.done and not h.copies]
+
     while queue or running:
         idle.extend(s for s in workers.joined() if s not in idle and s not in running)
         if not running and not idle and not workers.starting:
@@ -91,26 +136,65 @@ def supervise(
                 "kept: rerun the same call to resume"
             )
         while idle and queue:
-            slot, chunk = idle.pop(), queue.popleft()
-            workers.submit(slot, chunk)
-            # A worker plays its chunk ``width`` episodes at a time.
-            limit = math.inf if timeout is None else timeout * math.ceil(len(chunk) / width)
-            running[slot] = (chunk, time.monotonic() + limit)
-        deadline = min((d for _, d in running.values()), default=math.inf)
+            held = _Held(queue.popleft())
+            submit(idle.pop(), held, time.monotonic() + limit(held))
+        for slot in list(running):  # the next chunk queued before the previous returns
+            while len(running[slot]) < depth and queue:
+                submit(slot, _Held(queue.popleft()), math.inf)  # (its clock starts with it)
+        while idle and not queue:  # the tail: copy a chunk waiting behind another's
+            waiting = [
+                h for q in running.values() for h, _ in list(q)[1:] if not h.done and h.copies == 1
+            ]
+            if not waiting:
+                break
+            submit(idle.pop(), waiting[0], time.monotonic() + limit(waiting[0]))
+        deadline = min((q[0][1] for q in running.values()), default=math.inf)
         wait = None if deadline == math.inf else max(0.0, deadline - time.monotonic())
         for slot, outcome in workers.wait(wait):
-            chunk, _ = running.pop(slot)
+            if slot not in running:  # (a chunk of a worker lost in this same wait)
+                continue
             if isinstance(outcome, str):
-                if workers.replace(slot):
-                    idle.append(slot)
-                yield [EpisodeFailure(spec, "worker_lost", outcome) for spec in chunk]
+                for held in lose(slot):
+                    held.done = True
+                    yield [EpisodeFailure(spec, "worker_lost", outcome) for spec in held.specs]
+                continue
+            held, _ = running[slot].popleft()
+            held.copies -= 1
+            if running[slot]:  # the next chunk has started: its clock runs from now
+                nxt, _ = running[slot].popleft()
+                running[slot].appendleft((nxt, time.monotonic() + limit(nxt)))
             else:
+                del running[slot]
                 idle.append(slot)
+            if not held.done:  # (a copy's second result is dropped)
+                held.done = True
                 yield outcome
         now = time.monotonic()
-        for slot in [s for s, (_, d) in running.items() if d <= now]:
-            chunk, _ = running.pop(slot)
-            if workers.replace(slot):
-                idle.append(slot)
+        for slot in [s for s, q in running.items() if q[0][1] <= now]:
             message = f"ran past the timeout of {timeout:g}s per episode; its worker was killed"
-            yield [EpisodeFailure(spec, "timeout", message) for spec in chunk]
+            for held in lose(slot):
+                held.done = True
+                yield [EpisodeFailure(spec, "timeout", message) for spec in held.specs]
+
+
+class _Chunks:
+    """The chunks of ``size`` jobs of ``specs``, cut one at a time (true while any is left)."""
+
+    def __init__(self, specs: Sequence[Any] | Iterable[Any], size: int):
+        self._jobs = iter(specs)
+        self._size = size
+        self._next = list(itertools.islice(self._jobs, size))
+        self._back: deque[list[Any]] = deque()
+
+    def __bool__(self) -> bool:
+        return bool(self._back) or bool(self._next)
+
+    def popleft(self) -> list[Any]:
+        if self._back:
+            return self._back.popleft()
+        chunk, self._next = self._next, list(itertools.islice(self._jobs, self._size))
+        return chunk
+
+    def put_back(self, chunks: Sequence[Sequence[Any]]) -> None:
+        """Chunks handed out but never started: they go first."""
+        self._back.extendleft(reversed([list(c) for c in chunks]))

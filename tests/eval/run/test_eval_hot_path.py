@@ -1,0 +1,212 @@
+"""What the evaluation's per-step work no longer repeats (issue 26), and that the answers stay
+the same: oracle queries once per state, a turn's generator only for errors that draw,
+records encoded as `json.dumps` would, budget counts as the array version gave them."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import turnbudget  # noqa: F401 - registers the envs
+from turnbudget.agents import make_agent
+from turnbudget.eval.analysis import _step_counts, budget_counts
+from turnbudget.records import BUDGET_COUNTERS, dumps
+from turnbudget.wrappers import InjectErrors
+
+
+def _walk(env_id: str, seed: int, turns: int):
+    """A random walk's games, one per turn (the same state asked twice in a row)."""
+    env = gym.make(env_id)
+    _, info = env.reset(seed=seed)
+    agent = make_agent("random")
+    agent.reset(seed)
+    game = env.unwrapped
+    for _ in range(turns):
+        yield game
+        _, _, terminated, truncated, info = env.step(agent.act("", info))
+        if terminated or truncated:
+            return
+
+
+def test_keyquest_searches_its_optimal_commands_once_per_state(monkeypatch):
+    from turnbudget.envs.native.keyquest import KeyQuest
+
+    calls = []
+    successors = KeyQuest._successors
+
+    def counting(self, state):
+        calls.append(state)
+        return successors(self, state)
+
+    monkeypatch.setattr(KeyQuest, "_successors", counting)
+    states = set()
+    for game in _walk("turnbudget/KeyQuest-Medium-v0", 3, 60):
+        first = game.optimal_actions()
+        first.append("mutated by the caller")  # a copy: the memo is not touched
+        assert game.optimal_actions() == first[:-1]
+        states.add(game._oracle_state())
+    assert len(calls) <= len(states)  # was two per turn
+
+
+def test_maze_optimal_commands_are_built_once_per_room_and_handed_out_as_copies():
+    for game in _walk("turnbudget/Maze-Medium-v0", 1, 40):
+        room, target = game._room, game.distance_to_goal() - 1
+        expected = [
+            f"go {d}" for d, step in game._exits(room) if game._distance[room + step] == target
+        ]
+        first = game.optimal_actions()
+        assert first == expected and game._room_optimal[room] == tuple(expected)
+        first.clear()
+        assert game.optimal_actions() == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "draws"), [("transient", False), ("slip", True), ("setback", True)]
+)
+def test_only_errors_that_draw_build_their_turns_generator(monkeypatch, kind, draws):
+    built = []
+    env = InjectErrors(gym.make("turnbudget/Maze-Medium-v0"), schedule={2: kind})
+    turn_rng = env.turn_rng
+    monkeypatch.setattr(env, "turn_rng", lambda turn: built.append(turn) or turn_rng(turn))
+    _, info = env.reset(seed=0)
+    for _ in range(3):
+        _, _, _, _, info = env.step(info["admissible_actions"][0])
+    assert built == ([2] if draws else [])  # a generator costs more than a Maze step
+
+
+RECORDS = [
+    {"record": "step", "turn": 3, "optimal": None, "progress": 0.25, "reward": 1.0, "won": True},
+    {"action": 'say "héllo"\n\t\u2028\\', "recoveries": [1, 2], "event": {"kind": "slip"}},
+    {"nan": math.nan, "inf": -math.inf, "big": 10**30, "tiny": 5e-324, "neg": -0.0},
+    {"nested": [{"a": [None, True, False]}, [], {}], "unicode": "\U0001f600 \x00"},
+    {},
+]
+
+
+@pytest.mark.parametrize("record", RECORDS)
+def test_records_are_encoded_as_json_dumps_would(record):
+    assert dumps(record) == json.dumps(record, separators=(",", ":"))
+
+
+def test_a_record_json_cannot_encode_still_raises():
+    with pytest.raises(TypeError):
+        dumps({"object": object()})
+
+
+def _array_budget_counts(steps, ts):
+    """`budget_counts` as it was (commit 0f24d13): a cumulative NumPy array."""
+    width = len(BUDGET_COUNTERS)
+    rows = sorted(steps, key=lambda s: s["turn"])
+    turns = [s["turn"] for s in rows]
+    counts = np.array([_step_counts(s) for s in rows], dtype=np.int64).reshape(-1, width)
+    cumulative = np.cumsum(counts, axis=0)
+    out = {}
+    for t in ts:
+        upto = int(np.searchsorted(turns, int(t), side="right"))
+        snapshot = cumulative[upto - 1] if upto else np.zeros(width, dtype=np.int64)
+        out[str(int(t))] = [int(x) for x in snapshot]
+    return out
+
+
+def test_budget_counts_are_the_array_versions():
+    from turnbudget.eval.run.episodes import build_env
+    from turnbudget.eval.run.plan import make_config
+
+    config = make_config(
+        ["turnbudget/KeyQuest-Medium-v0"], make_agent("random"), ks=[1], ts=[64], n=1,
+        tasks=1, mode="truncate", reveal=None, errors=0.2, seed=0, label=None,
+        record_steps=True,
+    )  # fmt: skip
+    records: list = []
+    env = build_env("turnbudget/KeyQuest-Medium-v0", config, records.append)
+    agent = make_agent("random")
+    for seed in range(6):
+        records.clear()
+        _, info = env.reset(seed=seed, options={"turn_budget": 64, "repeat": 0})
+        agent.reset(seed)
+        done = False
+        while not done:
+            _, _, terminated, truncated, info = env.step(agent.act("", info))
+            done = terminated or truncated
+        steps = [r for r in records if r["record"] == "step"]
+        for ts in ([1, 5, 64], [0, 200], [30]):
+            assert budget_counts(steps, ts) == _array_budget_counts(steps, ts)
+    assert budget_counts([], [4]) == _array_budget_counts([], [4])
+
+
+def _full_solve(game, start):
+    """KeyQuest's `_solve_from` as it was (commit 0f24d13): the whole closure of ``start``
+    searched again, known states or not; the distances it finds, in a fresh dict."""
+    from collections import deque
+
+    successors = {start: []}
+    queue = deque([start])
+    while queue:
+        state = queue.popleft()
+        nexts = game._next_states(state)
+        successors[state] = nexts
+        for nxt in nexts:
+            if nxt not in successors:
+                successors[nxt] = []
+                queue.append(nxt)
+    predecessors = {s: [] for s in successors}
+    for state, nexts in successors.items():
+        for nxt in nexts:
+            predecessors[nxt].append(state)
+    distance = dict.fromkeys(successors)
+    frontier = deque(s for s in successors if game._can_deliver(s))
+    for state in frontier:
+        distance[state] = 1
+    while frontier:
+        state = frontier.popleft()
+        for prev in predecessors[state]:
+            if distance[prev] is None:
+                distance[prev] = distance[state] + 1
+                frontier.append(prev)
+    return distance
+
+
+@pytest.mark.parametrize("env_id", ["turnbudget/KeyQuest-Medium-v0", "turnbudget/KeyQuest-Hard-v0"])
+def test_keyquest_solves_only_new_states_and_finds_the_same_distances(env_id, monkeypatch):
+    """Setbacks (a dropped key, a door locked again) lead to states the start's search never
+    met: the memo then searches only those, and every distance is the full search's."""
+    from turnbudget.envs.native.keyquest import KeyQuest
+
+    searched = []
+    next_states = KeyQuest._next_states
+
+    def counting(self, state):
+        searched.append(state)
+        return next_states(self, state)
+
+    monkeypatch.setattr(KeyQuest, "_next_states", counting)
+    env = InjectErrors(gym.make(env_id), rate=0.3, kinds=["setback"])
+    agent = make_agent("random")
+    again = full = 0  # states searched by the later searches of an episode, and by full ones
+    for seed in range(4):
+        _, info = env.reset(seed=seed)
+        first = True
+        agent.reset(seed)
+        game = env.unwrapped
+        done = False
+        while not done:
+            before = len(searched)
+            state = game._oracle_state()
+            distance = game.distance_to_goal()
+            if len(searched) > before and not game._won:  # a search: check it all
+                monkeypatch.setattr(KeyQuest, "_next_states", next_states)
+                reference = _full_solve(game, state)
+                monkeypatch.setattr(KeyQuest, "_next_states", counting)
+                assert all(game._oracle[s] == d for s, d in reference.items())
+                if not first:  # (the start's search meets no known state)
+                    again, full = again + len(searched) - before, full + len(reference)
+                first = False
+            elif not game._won:
+                assert distance == _full_solve(game, state)[state]
+            _, _, terminated, truncated, info = env.step(agent.act("", info))
+            done = terminated or truncated
+    assert 0 < again < full  # (was the whole closure again, each time)
