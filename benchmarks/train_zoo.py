@@ -33,7 +33,6 @@ import json
 import multiprocessing
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -134,6 +133,20 @@ def _commit() -> str:
         return "unknown"
 
 
+def command(config: Config) -> str:
+    """The command that trains this zoo: the flags that differ from the defaults (not where
+    the files go, nor which stages ran)."""
+    default = Config()
+    flags = [
+        f"--{f.name.replace('_', '-')} "
+        + (",".join(map(str, value)) if isinstance(value, tuple) else str(value))
+        for f in dataclasses.fields(Config)
+        if f.name not in ("out", "zoo", "stages")
+        and (value := getattr(config, f.name)) != getattr(default, f.name)
+    ]
+    return " ".join(["nice -n 10 python benchmarks/train_zoo.py", *flags])
+
+
 def card(config: Config, tc: TrainConfig, arm: str, summary: dict[str, Any]) -> dict[str, Any]:
     """How one zoo policy was trained (its ``card.json``)."""
     if arm == "base":
@@ -161,7 +174,7 @@ def card(config: Config, tc: TrainConfig, arm: str, summary: dict[str, Any]) -> 
             k: v for k, v in dataclasses.asdict(tc).items() if k not in ("out", "init")
         },
         "train_summary": {k: v for k, v in summary.items() if k != "out"},
-        "command": "python benchmarks/train_zoo.py " + " ".join(sys.argv[1:]),
+        "command": command(config),
         "commit": _commit(),
     }
 
