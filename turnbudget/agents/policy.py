@@ -142,10 +142,9 @@ def _npz_weights(path: Path) -> dict[str, np.ndarray]:
             f"np.load(allow_pickle=False) ({exc})"
         ) from exc
     for name, array in arrays.items():
-        if array.dtype.kind != "f":
-            raise ValueError(
-                f"Refusing {path}: expect float arrays, got {name!r} of dtype {array.dtype}"
-            )
+        kind = f"dtype {array.dtype}" if isinstance(array, np.ndarray) else "no .npy array"
+        if not isinstance(array, np.ndarray) or array.dtype.kind != "f":
+            raise ValueError(f"Refusing {path}: expect float arrays, got {name!r} of {kind}")
     return {name: array.astype(np.float64) for name, array in arrays.items()}
 
 
