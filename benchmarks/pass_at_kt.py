@@ -1,75 +1,88 @@
-"""The main job: Pass@(K,T) of the baseline agents on KeyQuest and Maze at Medium.
+"""The main job: do RL's gains survive a tight turn budget, and where do they come from?
 
-Question: how does success depend on sampling breadth K and interaction depth
-T, and what do single-step quality and error recovery look like, for a random
-agent and an oracle with epsilon noise, with and without injected errors?
+Question (the research's findings 1 and 2, on the policies the package
+ships): the zoo's base (behaviour cloning), fixed-budget and BudgetMix
+policies (`policy:zoo/<family>/<arm>/seed<k>`, ``turnbudget list --zoo``),
+several training seeds each, with random and ε-oracles as reference rows.
 
-Runs (one `turnbudget.eval.evaluate` call each, into ``OUT/<label>/``):
-``random``, ``oracle-eps<E>`` for each epsilon, and the same with
-``+errors`` (InjectErrors at ``error_rate`` per turn: slips, transient
-failures and setbacks), drawn per (task, repeat, turn): the 8 attempts at a
-task are independent, and all agents face the same draws. All agents are
-budget-blind, so Pass@(K,T) is scored in truncate mode (one run per episode at
-max(T)). Then teacher-forced probes of the three agents against a random
-baseline (`turnbudget.eval.probe`, into ``OUT/probe/``): single-step and
-recovery skill on fixed states, normalized so that chance scores 0. Then
-``OUT/report.md``, ``OUT/summary.json``, a K x T heatmap per run and env group,
-``OUT/pass_at_1_curve.png``, ``OUT/recovery.png`` and
-``OUT/recovery_by_budget.png``.
+1. **Pass@(K,T)**: one `turnbudget.eval.evaluate` run per agent (into
+   ``OUT/<label>/``) on the zoo's game; every policy is budget-blind, so one
+   episode at max T scores every budget: the absolute grid ``ts`` and budgets
+   relative to each task's optimal length d*, T = floor(c · d*) for c in
+   ``ratios``.
+2. **Probes** (`turnbudget.eval.probe`, into ``OUT/probe/``): single-step and
+   recovery-specific skill of every policy and of the control agents
+   (`turnbudget.eval.probes.validate.control_agents`) on the same states; the
+   controls' checks (``turnbudget validate``'s) must pass.
+3. **Report** (``OUT/report.md``, ``OUT/summary.json``, ``OUT/main_job.png``):
+   Pass@(K,T) per arm with 95% intervals over training seeds
+   (`turnbudget.eval.estimator.crossed_mean`, paired against each seed's own
+   base), and a verdict with its interval for finding 1 (RL's gain over the
+   base shrinks at tight budgets) and finding 2 (the gain is in
+   recovery-specific skill more than in single-step skill).
+
+Needs no torch: the zoo's policies play from NumPy arrays.
 
 Run:
-    python benchmarks/pass_at_kt.py --out runs/main      # the full job (< 5 min on 2 cores)
-    python benchmarks/pass_at_kt.py --out runs/tiny --tasks 2 --n 2 --ks 1,2 --ts 16,64
+    python benchmarks/pass_at_kt.py --out runs/main --figure docs/main_job.png   # the full job
+    python benchmarks/pass_at_kt.py --out runs/tiny --seeds 0,1 --tasks 4 --n 2 --ks 1,2 \\
+        --probe-tasks 4                                                        # smoke (CI)
 
-Rerunning the same command resumes: finished episodes are skipped, so an
-interrupted job picks up where it stopped. ``turnbudget report OUT`` rebuilds
-the report from the logs.
+Rerunning the same command resumes: finished episodes are skipped.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from agent_runs import Run, evaluate_runs  # benchmarks/: the script's folder
+from pass_at_kt_report import per_task_grids, plot, write_report  # benchmarks/: the script's folder
 
 from turnbudget.agents import OracleAgent, RandomAgent
+from turnbudget.agents.policy import PolicyAgent, zoo_card, zoo_policies
 from turnbudget.cli.flags import parse_config
-from turnbudget.eval import probe
-from turnbudget.eval.report import build_report, check_plotting
+from turnbudget.eval import evaluate, probe
+from turnbudget.eval.probes.validate import control_agents, control_checks, format_checks
+from turnbudget.eval.report import check_plotting
 
 
 @dataclasses.dataclass
 class Config:
     out: str = "runs/main"
     """output directory; rerunning with the same settings resumes"""
-    envs: tuple[str, ...] = ("turnbudget/KeyQuest-Medium-v0", "turnbudget/Maze-Medium-v0")
-    """env ids (any registered ids work: ``--envs turnbudget/Sokoban-Medium-v0,...``)"""
+    family: str = "maze-easy"
+    """the zoo family (`turnbudget list --zoo`); its cards name the game"""
+    arms: tuple[str, ...] = ("base", "fixed-tight", "fixed-generous", "budgetmix")
+    """the zoo's arms; the first is the base every other arm is compared with"""
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    """training seeds of the zoo's policies"""
     epsilons: tuple[float, ...] = (0.1, 0.3)
-    """OracleAgent epsilons (probability of a random admissible action)"""
+    """OracleAgent epsilons of the reference rows"""
     ks: tuple[int, ...] = (1, 2, 4, 8)
     """K values of the grid"""
-    ts: tuple[int, ...] = (16, 24, 32, 48, 64, 96, 128)
-    """turn budgets T of the grid (64 is the Medium default)"""
+    ts: tuple[int, ...] = (6, 9, 12, 16, 24, 40, 60)
+    """absolute turn budgets T (the largest is each episode's budget)"""
+    ratios: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0, 4.0)
+    """budgets relative to each task's optimal length: T = floor(c · d*)"""
     n: int = 8
     """episodes per task (>= max K)"""
-    tasks: int = 50
-    """task seeds per env (seeds 0..tasks-1)"""
-    error_rate: float = 0.05
-    """per-turn probability of an injected error in the +errors runs"""
-    probe_tasks: int = 25
-    """task seeds per env for the probes (0 skips them)"""
+    tasks: int = 32
+    """evaluation task seeds 0..tasks-1"""
+    probe_tasks: int = 24
+    """task seeds for the probes"""
     workers: int = 2
     """worker processes (results do not depend on it)"""
     seed: int = 0
-    """base seed of the agents"""
-    steps: bool = True
-    """write per-step records (steps.jsonl) as well as per-episode ones"""
+    """base seed of the agents and the probes"""
     plots: bool = True
-    """write the PNGs (needs matplotlib)"""
+    """write the figure (needs matplotlib)"""
+    figure: str = ""
+    """also write the headline figure here (the README's: docs/main_job.png)"""
     progress: bool = True
     """show a progress bar per run"""
     overwrite: bool = False
@@ -81,74 +94,111 @@ def parse_args(argv: list[str] | None = None) -> Config:
     return parse_config(Config, argv, __doc__.split("\n\n")[0])
 
 
-def runs(config: Config) -> list[Run]:
-    """Every run of the job: each agent without injected errors, then each with them."""
-    agents: list[tuple[str, object]] = [("random", RandomAgent())]
-    agents += [(f"oracle-eps{e:g}", OracleAgent(e)) for e in config.epsilons]
-    return [
-        Run(name if errors is None else f"{name}+errors", agent, {"errors": errors})
-        for errors in (None, config.error_rate)
-        for name, agent in agents
-    ]
+def zoo_agents(config: Config) -> tuple[str, dict[str, dict[int, PolicyAgent]]]:
+    """The game and ``{arm: {seed: PolicyAgent}}`` of the zoo policies the job plays."""
+    shipped = set(zoo_policies())
+    specs = {(a, s): f"zoo/{config.family}/{a}/seed{s}" for a in config.arms for s in config.seeds}
+    missing = sorted(spec for spec in specs.values() if spec not in shipped)
+    if missing:
+        raise ValueError(f"The zoo has no {missing}; it has {sorted(shipped)}")
+    envs = {zoo_card(spec)["env_id"] for spec in specs.values()}
+    if len(envs) != 1:
+        raise ValueError(f"Expect the zoo family {config.family!r} to hold one game, got {envs}")
+    agents = {a: {s: PolicyAgent(specs[(a, s)]) for s in config.seeds} for a in config.arms}
+    return envs.pop(), agents
 
 
-def main(config: Config) -> dict:
+def main(config: Config, argv: list[str] | None = None) -> dict[str, Any]:
     if max(config.ks) > config.n:
         raise SystemExit(
             f"error: --n {config.n} is below max(--ks) {max(config.ks)}; Pass@K needs n >= K"
         )
+    if len(config.seeds) < 2:
+        raise SystemExit("error: intervals over training seeds need at least 2 --seeds")
     if config.plots:
         try:
             check_plotting()
         except ImportError as exc:
             raise SystemExit(f"error: {exc}") from None
+    try:
+        env_id, zoo = zoo_agents(config)
+    except ValueError as exc:
+        raise SystemExit(f"error: {exc}") from None
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
+    timings: dict[str, Any] = {}
+    reference = {"random": RandomAgent(), **{f"oracle-eps{e:g}": OracleAgent(e) for e in config.epsilons}}  # fmt: skip
+    runs = [(label, agent) for label, agent in reference.items()]
+    runs += [(f"{arm}-seed{s}", agent) for arm, by in zoo.items() for s, agent in by.items()]
+    results = {}
+    t0 = time.perf_counter()
     try:
-        played = evaluate_runs(
-            runs(config), out, envs=list(config.envs), ks=config.ks, ts=config.ts, n=config.n,
-            tasks=config.tasks, mode="auto", workers=config.workers, seed=config.seed,
-            record_steps=config.steps, progress=config.progress, overwrite=config.overwrite,
-        )  # fmt: skip
+        for label, agent in runs:
+            results[label] = evaluate(
+                env_id, agent, ks=config.ks, ts=config.ts, n=config.n, tasks=config.tasks,
+                mode="truncate", workers=config.workers, seed=config.seed, out=out / label,
+                label=label, record_steps=False, progress=config.progress,
+                overwrite=config.overwrite, n_bootstrap=200,
+            )  # fmt: skip
     except ValueError as exc:  # a bad setting, or OUT holds a job with other settings
         raise SystemExit(f"error: {exc}") from None
-    timings = {
-        label: {"seconds": round(run.seconds, 3), "episodes_run": run.result.n_run}
-        for label, run in played.items()
+    timings["evaluate"] = {
+        "seconds": round(time.perf_counter() - t0, 3),
+        "episodes_run": sum(r.n_run for r in results.values()),
     }
-    # Each run's summary, so the report does not recompute it from the logs.
-    summaries = {out / label: run.result.summary for label, run in played.items()}
-    if config.probe_tasks > 0:
-        t0 = time.perf_counter()
-        agents = [RandomAgent(), *(OracleAgent(e) for e in config.epsilons)]
-        result = probe(
-            list(config.envs), agents, tasks=config.probe_tasks, seed=config.seed,
-            out=out / "probe", progress=config.progress,
-        )  # fmt: skip
-        timings["probe"] = {
-            "seconds": round(time.perf_counter() - t0, 3),
-            "probes": len(result.records),
-        }
+    grids = {label: per_task_grids(r.episodes, config.ks, config.ts, config.ratios)
+             for label, r in results.items()}  # fmt: skip
+    by_seed = {arm: {s: grids[f"{arm}-seed{s}"] for s in config.seeds} for arm in config.arms}
+
     t0 = time.perf_counter()
-    summary = build_report(out, plots=config.plots, summaries=summaries)
-    timings["report"] = {"seconds": round(time.perf_counter() - t0, 3)}
+    policies = [agent for by in zoo.values() for agent in by.values()]
+    controls = control_agents()
+    result = probe(
+        env_id, [*policies, *controls], tasks=config.probe_tasks, seed=config.seed,
+        out=out / "probe", progress=config.progress, workers=config.workers, n_bootstrap=500,
+    )  # fmt: skip
+    checks = control_checks(
+        result.config.to_dict(), result.records, result.summary, n_bootstrap=500
+    )
+    timings["probe"] = {
+        "seconds": round(time.perf_counter() - t0, 3),
+        "probes": len(result.records),
+    }
+    agents_summary = result.summary["agents"]
+
+    def skill(label: str) -> dict[str, float]:
+        g = agents_summary[label][env_id]
+        return {k: g[k]["mean"] for k in ("single_step_skill", "recovery_specific_skill")}
+
+    skills = {arm: {s: skill(zoo[arm][s].name) for s in config.seeds} for arm in config.arms}
+    reference_skills = {label: skill(label) for label in reference}
+
+    figure = out / "main_job.png" if config.plots else None
+    command = "python benchmarks/pass_at_kt.py " + shlex.join(
+        argv if argv is not None else sys.argv[1:]
+    )
+    summary = write_report(
+        out, {**dataclasses.asdict(config), "env": env_id}, by_seed,
+        {label: grids[label] for label in reference}, skills, reference_skills,
+        [dataclasses.asdict(c) for c in checks], format_checks(checks), command.strip(), figure,
+    )  # fmt: skip
+    if figure is not None:
+        plot(out, summary, figure)
+        if config.figure:
+            Path(config.figure).write_bytes(figure.read_bytes())
     timings["total"] = {
         "seconds": round(time.perf_counter() - started, 3),
+        "cpu_seconds_main_process": round(time.process_time() - cpu_started, 3),
         "workers": config.workers,
     }
     # Timings vary from run to run; they live apart from summary.json, which does not.
     (out / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
-    print(
-        f"wrote {out / 'report.md'} ({len(summary['runs'])} runs) in {timings['total']['seconds']:.1f}s"
-    )
-    for row in summary["comparisons"]:
-        halves = row["halving_budget"]
-        print(
-            f"  {row['better']} over {row['worse']}: +{row['advantage_at_max_t']:.2f} Pass@1 at "
-            f"T={max(config.ts)} (peak +{row['peak_advantage']:.2f} at T={row['peak_t']}), "
-            f"halved by T={'n/a' if halves is None else f'{halves:.1f}'}"
-        )
+    print(f"wrote {out / 'report.md'} in {timings['total']['seconds']:.1f}s")
+    for scale in ("rel", "abs"):
+        print(f"  finding 1 ({scale}): {summary['finding_1'][scale]['verdict']}")
+    print(f"  finding 2: {summary['finding_2']['verdict']}")
+    print(f"  controls: {'pass' if summary['controls_pass'] else 'FAIL'}")
     return summary
 
 

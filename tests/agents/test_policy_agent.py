@@ -173,3 +173,22 @@ def test_bc_single_step_skill_through_the_probes(tmp_path):
     (summary,) = result.summary["agents"].values()
     skill = summary[MAZE]["single_step_skill"]["mean"]
     assert skill >= 0.7, f"BC single-step skill on its training tasks: {skill:.2f}"
+
+
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_the_zoo_format_plays_the_actions_of_the_torch_policy(policy_dir, tmp_path, deterministic):
+    """export_policy keeps the zip's float32 weights: every episode, every action is the same
+    (budget-aware policy: each T rerun), and the files hold the actor only."""
+    from turnbudget.agents.policy import WEIGHTS_FILE, export_policy
+
+    zoo = export_policy(policy_dir, tmp_path / "zoo", card={"arm": "test"})
+    assert sorted(p.name for p in zoo.iterdir()) == ["card.json", "encoding.json", WEIGHTS_FILE]
+    with np.load(zoo / WEIGHTS_FILE, allow_pickle=False) as arrays:
+        assert all(arrays[k].dtype == np.float32 for k in arrays.files)
+        assert not any(k.startswith(("value_net", "mlp_extractor.value_net")) for k in arrays.files)
+    kwargs = dict(ks=(1, 2), ts=(5, 12, 30), tasks=6, reveal="always", record_steps=True)
+    torch_run = evaluate(MAZE, PolicyAgent(policy_dir, deterministic), **kwargs)
+    zoo_run = evaluate(MAZE, PolicyAgent(zoo, deterministic), **kwargs)
+    assert zoo_run.episodes == torch_run.episodes
+    assert [s["action"] for s in zoo_run.steps] == [s["action"] for s in torch_run.steps]
+    assert (zoo / WEIGHTS_FILE).stat().st_size < (policy_dir / "policy.zip").stat().st_size

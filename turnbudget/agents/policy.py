@@ -1,14 +1,22 @@
 """`PolicyAgent`: a policy trained through the classic-RL stack, playing on the text contract.
 
-A saved policy is a directory written by `turnbudget.train` (``turnbudget train``):
+A saved policy is a directory in one of two formats:
 
-- ``policy.zip`` — the sb3-contrib ``MaskablePPO`` model;
-- ``encoding.json`` — how observations became vectors and actions became
-  commands in training (the `TextFeatures` settings, the `DiscreteActions`
-  size, the `HistoryFeatures` window, whether and how the budget was shown,
-  the network's ``activation``). This module owns the format: training
-  writes it with `policy_encoding` and `write_encoding`, the agent reads it
-  with `read_encoding`.
+- the training format, written by `turnbudget.train` (``turnbudget train``):
+  ``policy.zip``, the sb3-contrib ``MaskablePPO`` model, and ``encoding.json``;
+- the zoo format, written by `export_policy` (``turnbudget export-policy``):
+  ``weights.npz``, the actor's arrays (float32; NumPy alone reads them, with
+  ``allow_pickle=False``, so playing needs no torch), ``encoding.json``, and
+  ``card.json``, how it was trained. The policies the package ships are in
+  this format under ``turnbudget/zoo/<family>/<arm>/seed<k>``, played as
+  ``policy:zoo/<family>/<arm>/seed<k>`` (`zoo_policies` lists them).
+
+``encoding.json`` says how observations became vectors and actions became
+commands in training (the `TextFeatures` settings, the `DiscreteActions`
+size, the `HistoryFeatures` window, whether and how the budget was shown, the
+network's ``activation``). This module owns both formats: training writes the
+encoding with `policy_encoding` and `write_encoding`, the agent reads it with
+`read_encoding`, `export_policy` converts a training directory to the zoo's.
 
 The agent rebuilds exactly those features from the text observation and the
 info an evaluator hands it (``admissible_actions``, ``goal``, and the budget
@@ -16,14 +24,16 @@ keys when the budget was visible in training), so the same evaluator, probes
 and reports serve it.
 
 Loading reads weights only, so a saved policy from anyone is safe to play:
-the actor's tensors come from the zip's ``policy.pth`` through
+``weights.npz`` is read with ``np.load(allow_pickle=False)`` and must hold
+float arrays only; a zip's ``policy.pth`` is read through
 ``torch.load(weights_only=True)``, which refuses anything but tensors and
-plain containers, and the network (``MlpPolicy``: Linear layers, one
-activation) is rebuilt from their shapes and ``encoding.json`` (JSON). The
-zip's ``data`` (cloudpickled Python objects) is never read, and SB3 is not
-imported. torch is imported only while loading: the network is copied into
+plain containers. The network (``MlpPolicy``: Linear layers, one activation)
+is rebuilt from the arrays' shapes and ``encoding.json`` (JSON). The zip's
+``data`` (cloudpickled Python objects) is never read, and SB3 is not
+imported; torch is imported only while loading a zip. The network is kept as
 NumPy arrays, so the agent pickles cheaply into worker processes and acts
-there without torch.
+there without torch. The zoo format keeps the float32 weights the zip holds,
+so a policy plays the same actions in both.
 """
 
 from __future__ import annotations
@@ -45,20 +55,34 @@ from turnbudget.wrappers.history_features import (
 )
 
 __all__ = [
+    "CARD_FILE",
     "ENCODING_FILE",
     "ENCODING_FORMAT",
+    "WEIGHTS_FILE",
+    "ZOO",
     "PolicyAgent",
+    "export_policy",
     "load_policy",
     "make_policy_agent",
     "policy_encoding",
     "read_encoding",
+    "resolve_policy",
     "write_encoding",
+    "zoo_card",
+    "zoo_policies",
 ]
 
 ENCODING_FILE = "encoding.json"
 #: The version of ``encoding.json`` this module writes and reads.
 ENCODING_FORMAT = 1
 _POLICY_FILE = "policy.zip"
+#: The zoo format's weights: the actor's float arrays, under SB3's parameter names.
+WEIGHTS_FILE = "weights.npz"
+#: How a zoo policy was trained (JSON: env, arm, seed, steps, budgets, command, commit).
+CARD_FILE = "card.json"
+#: The policies the package ships (``policy:zoo/<family>/<arm>/seed<k>``).
+ZOO = Path(__file__).resolve().parents[1] / "zoo"
+_ZOO_PREFIX = "zoo/"
 _WEIGHTS_MEMBER = "policy.pth"  # the policy's state dict, inside the SB3 zip
 _MAX_WEIGHTS_BYTES = 1 << 30
 _FALLBACK = "look"
@@ -104,6 +128,26 @@ def _weights(path: Path) -> dict[str, np.ndarray]:
     return {k: v.detach().to(torch.float64).numpy() for k, v in state.items()}
 
 
+def _npz_weights(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of a zoo ``weights.npz``: float arrays only, never unpickling objects."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            if sum(i.file_size for i in archive.infolist()) > _MAX_WEIGHTS_BYTES:
+                raise ValueError(f"its arrays are over {_MAX_WEIGHTS_BYTES} bytes")
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise ValueError(
+            f"Refusing {path}: expect a NumPy .npz of float arrays, read with "
+            f"np.load(allow_pickle=False) ({exc})"
+        ) from exc
+    for name, array in arrays.items():
+        kind = f"dtype {array.dtype}" if isinstance(array, np.ndarray) else "no .npy array"
+        if not isinstance(array, np.ndarray) or array.dtype.kind != "f":
+            raise ValueError(f"Refusing {path}: expect float arrays, got {name!r} of {kind}")
+    return {name: array.astype(np.float64) for name, array in arrays.items()}
+
+
 def _feature_size(encoding: Mapping[str, Any]) -> int:
     """The length of the feature vector the encoding builds (what the network takes)."""
     spec = encoding["text_features"]
@@ -114,9 +158,13 @@ def _feature_size(encoding: Mapping[str, Any]) -> int:
     return int(spec["dim"]) * blocks + encoder.size()
 
 
-def _network(weights: Mapping[str, np.ndarray], encoding: Mapping[str, Any], where: Path) -> Layers:
+def _network(
+    weights: Mapping[str, np.ndarray], encoding: Mapping[str, Any], source: Path
+) -> Layers:
     """The actor's layers as ``(weight, bias, activation)``: SB3's ``MlpPolicy`` actor
-    (``Linear``, activation, ..., then the ``action_net`` head), from its tensors' shapes."""
+    (``Linear``, activation, ..., then the ``action_net`` head), from its tensors' shapes
+    (``source``: the weights' file, for the messages)."""
+    where = source.parent
     activation = encoding.get("activation", _DEFAULT_ACTIVATION)
     if not isinstance(activation, str) or activation not in _ACTIVATIONS:
         raise ValueError(
@@ -131,7 +179,7 @@ def _network(weights: Mapping[str, np.ndarray], encoding: Mapping[str, Any], whe
     if unexpected or not expected <= weights.keys() or hidden != list(range(0, 2 * len(hidden), 2)):
         raise ValueError(
             f"PolicyAgent plays MlpPolicy models (Linear layers, each hidden one followed by "
-            f"an activation); {where / _POLICY_FILE} has the parameters {sorted(weights)}"
+            f"an activation); {source} has the parameters {sorted(weights)}"
         )
     try:
         size = _feature_size(encoding)
@@ -142,36 +190,112 @@ def _network(weights: Mapping[str, np.ndarray], encoding: Mapping[str, Any], whe
         weight, bias = weights[name + "weight"], weights[name + "bias"]
         if weight.ndim != 2 or weight.shape[1] != size or bias.shape != (weight.shape[0],):
             raise ValueError(
-                f"{name}weight in {where / _POLICY_FILE} has shape {weight.shape} (bias "
+                f"{name}weight in {source} has shape {weight.shape} (bias "
                 f"{bias.shape}): expect (n, {size}) after {ENCODING_FILE}'s features"
             )
         size = weight.shape[0]
         layers.append((weight.T.copy(), bias.copy(), activation if name != _HEAD else "Identity"))
     if size != int(encoding["max_actions"]):
         raise ValueError(
-            f"{where / _POLICY_FILE} scores {size} actions; {ENCODING_FILE} says "
+            f"{source} scores {size} actions; {ENCODING_FILE} says "
             f"max_actions={encoding['max_actions']}"
         )
     return layers
 
 
+def resolve_policy(path: str | Path) -> Path:
+    """The directory of a saved policy: ``zoo/<family>/<arm>/seed<k>`` names one the package
+    ships (`ZOO`); anything else is a path (a directory, its ``policy.zip`` or ``weights.npz``).
+
+    Example:
+        >>> resolve_policy("zoo/maze-easy/budgetmix/seed3") == ZOO / "maze-easy/budgetmix/seed3"
+        True
+    """
+    text = str(path)
+    if text.startswith(_ZOO_PREFIX):
+        name = text[len(_ZOO_PREFIX) :].strip("/")
+        parts = name.split("/")
+        if not name or any(p in ("", ".", "..") for p in parts):
+            raise ValueError(f"Expect `zoo/<family>/<arm>/seed<k>`, got {text!r}")
+        return ZOO.joinpath(*parts)
+    root = Path(path)
+    return root.parent if root.is_file() and root.name in (_POLICY_FILE, WEIGHTS_FILE) else root
+
+
+def _read_weights(root: Path) -> tuple[dict[str, np.ndarray], Path]:
+    """The weights of a policy directory and the file they came from: ``weights.npz`` (the
+    zoo format) when present, else ``policy.zip``."""
+    if (root / WEIGHTS_FILE).is_file():
+        return _npz_weights(root / WEIGHTS_FILE), root / WEIGHTS_FILE
+    return _weights(root / _POLICY_FILE), root / _POLICY_FILE
+
+
 def load_policy(path: str | Path) -> tuple[dict[str, Any], Layers]:
-    """``(encoding, layers)`` of a saved policy directory (see the module docstring).
+    """``(encoding, layers)`` of a saved policy (see the module docstring and `resolve_policy`).
 
     Raises:
-        FileNotFoundError: ``path`` is not a saved policy directory (or its ``policy.zip``).
+        FileNotFoundError: ``path`` is not a saved policy directory.
         ValueError: a file holds anything but plain weights and JSON, or they do not fit.
     """
-    root = Path(path)
-    if root.is_file() and root.name == _POLICY_FILE:
-        root = root.parent
-    if not (root / ENCODING_FILE).is_file() or not (root / _POLICY_FILE).is_file():
+    root = resolve_policy(path)
+    has_weights = (root / WEIGHTS_FILE).is_file() or (root / _POLICY_FILE).is_file()
+    if not (root / ENCODING_FILE).is_file() or not has_weights:
+        known = f"; the zoo has {', '.join(zoo_policies()) or 'none'}"
         raise FileNotFoundError(
-            f"{str(path)!r} is not a saved policy: expect a directory with {_POLICY_FILE} and "
-            f"{ENCODING_FILE} (written by `turnbudget train`)"
+            f"{str(path)!r} is not a saved policy: expect a directory with {ENCODING_FILE} and "
+            f"{WEIGHTS_FILE} (the zoo format) or {_POLICY_FILE} (written by `turnbudget train`)"
+            + (known if str(path).startswith(_ZOO_PREFIX) else "")
         )
     encoding = read_encoding(root)
-    return encoding, _network(_weights(root / _POLICY_FILE), encoding, root)
+    weights, source = _read_weights(root)
+    return encoding, _network(weights, encoding, source)
+
+
+def export_policy(
+    source: str | Path, destination: str | Path, card: Mapping[str, Any] | None = None
+) -> Path:
+    """Write the saved policy ``source`` in the zoo format into ``destination``.
+
+    ``weights.npz`` holds the actor's arrays only (the value function is not
+    needed to act) as float32, the precision the SB3 zip stores, so the
+    exported policy plays exactly the actions of its source; ``encoding.json``
+    is copied; ``card``, if given, becomes ``card.json`` (how it was trained).
+    Reading a ``policy.zip`` needs torch; the result does not.
+
+    Returns:
+        ``destination``.
+    """
+    root = resolve_policy(source)
+    encoding, _ = load_policy(root)  # checks that the weights make a network we play
+    weights, _ = _read_weights(root)
+    actor = {
+        name: array.astype(np.float32)
+        for name, array in sorted(weights.items())
+        if not name.startswith(_CRITIC)
+    }
+    out = Path(destination)
+    out.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(out / WEIGHTS_FILE, **actor)
+    write_encoding(out, encoding)
+    if card is not None:
+        (out / CARD_FILE).write_text(json.dumps(dict(card), indent=2) + "\n")
+    return out
+
+
+def zoo_policies() -> list[str]:
+    """The specs of the policies the package ships, ``zoo/<family>/<arm>/seed<k>``, sorted."""
+    if not ZOO.is_dir():
+        return []
+    found = (p.parent.relative_to(ZOO).as_posix() for p in ZOO.glob(f"*/*/*/{WEIGHTS_FILE}"))
+    return sorted(_ZOO_PREFIX + name for name in found)
+
+
+def zoo_card(spec: str) -> dict[str, Any]:
+    """The ``card.json`` of a zoo policy (``zoo/<family>/<arm>/seed<k>``): how it was trained."""
+    path = resolve_policy(spec) / CARD_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{spec!r} has no {CARD_FILE}: expect one of {zoo_policies()}")
+    return json.loads(path.read_text())
 
 
 # -- encoding.json: written by training, read by the agent --------------------------------
@@ -258,11 +382,16 @@ class PolicyAgent:
     training, so both ways of evaluating give the same features.
 
     Args:
-        path: A saved policy directory (or its ``policy.zip``).
+        path: A saved policy directory (or its ``policy.zip`` or ``weights.npz``), or
+            ``zoo/<family>/<arm>/seed<k>``, a policy the package ships.
         deterministic: Play the most likely command instead of sampling.
 
     Example:
-        ``turnbudget eval --env turnbudget/Maze-Easy-v0 --agent policy:runs/mix``
+        >>> agent = PolicyAgent("zoo/maze-easy/budgetmix/seed0")
+        >>> agent.name, agent.budget_aware
+        ('policy:zoo/maze-easy/budgetmix/seed0', False)
+
+        or ``turnbudget eval --env turnbudget/Maze-Easy-v0 --agent policy:runs/mix``
     """
 
     needs_oracle = False
@@ -282,7 +411,8 @@ class PolicyAgent:
 
     @property
     def name(self) -> str:
-        return f"policy:{Path(self.path).name}" + (":det" if self.deterministic else "")
+        short = self.path if self.path.startswith(_ZOO_PREFIX) else Path(self.path).name
+        return f"policy:{short}" + (":det" if self.deterministic else "")
 
     def __repr__(self) -> str:
         return f"PolicyAgent({self.path!r}, deterministic={self.deterministic})"
@@ -384,7 +514,8 @@ class PolicyAgent:
 
 
 def make_policy_agent(arg: str) -> PolicyAgent:
-    """The ``policy:PATH[:det]`` agent spec: a saved policy, sampled (or its argmax with ``:det``).
+    """The ``policy:PATH[:det]`` agent spec: a saved policy, sampled (or its argmax with ``:det``);
+    ``policy:zoo/<family>/<arm>/seed<k>`` plays one the package ships (`zoo_policies`).
 
     Example:
         ``turnbudget eval --env turnbudget/Maze-Easy-v0 --agent policy:runs/mix:det``

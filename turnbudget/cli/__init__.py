@@ -1,4 +1,4 @@
-"""The ``turnbudget`` command line: ``list | play | eval | probe | validate | report | train | serve-local | serve-env | textworld``.
+"""The ``turnbudget`` command line: ``list | play | eval | probe | validate | report | train | export-policy | serve-local | serve-env | textworld``.
 
 Each subcommand is one module of this package that exposes
 ``add_arguments(parser)`` and ``run(args) -> int`` and imports nothing heavy
@@ -41,6 +41,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "train": (
         "turnbudget.cli.train",
         "train a policy: behaviour cloning or MaskablePPO (rl extra)",
+    ),
+    "export-policy": (
+        "turnbudget.cli.export_policy",
+        "write a trained policy in the zoo format (weights.npz: plays without torch)",
     ),
     "serve-local": (
         "turnbudget.cli.serve_local",

@@ -1,4 +1,5 @@
-"""``turnbudget list``: every registered id with its family, difficulty and budget."""
+"""``turnbudget list``: every registered id with its family, difficulty and budget; ``--zoo``:
+the trained policies the package ships (``policy:zoo/...`` agent specs)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 
 import gymnasium as gym
 
-__all__ = ["add_arguments", "env_table", "run", "team_table"]
+__all__ = ["add_arguments", "env_table", "run", "team_table", "zoo_table"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,6 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--team", action="store_true",
         help="list the multi-agent (PettingZoo) games instead (needs the multiagent extra)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--zoo", action="store_true",
+        help="list the trained policies the package ships (agent specs policy:zoo/...)",
     )  # fmt: skip
 
 
@@ -100,7 +105,26 @@ def team_table(seeds: int = 5) -> list[dict]:
     return rows
 
 
+def zoo_table() -> list[dict]:
+    """One row per policy of the zoo: its agent spec, game, arm, seed and how it was trained."""
+    from turnbudget.agents.policy import zoo_card, zoo_policies
+
+    rows = []
+    for spec in zoo_policies():
+        card = zoo_card(spec)
+        rows.append({"id": f"policy:{spec}", "family": card["env_id"], "how": card["how"]})
+    return rows
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.zoo:
+        rows = zoo_table()
+        header = {"id": "agent spec", "family": "env", "how": "trained"}
+        widths = {k: max(len(str(r[k])) for r in [header, *rows]) for k in header}
+        for row in [header, *rows]:
+            print("  ".join(str(row[k]).ljust(widths[k]) for k in header).rstrip())
+        print("\nEach policy's card.json (next to its weights.npz) says how it was trained.")
+        return 0
     if args.team:
         try:
             rows = team_table(args.seeds)

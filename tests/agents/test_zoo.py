@@ -1,0 +1,198 @@
+"""The zoo: the trained policies the package ships play from NumPy arrays, without torch.
+
+The default suite: nothing here needs the rl extra. That a zoo policy plays the
+actions of the SB3 policy it was exported from is in test_policy_agent.py (rl).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from turnbudget.agents import make_agent
+from turnbudget.agents.policy import (
+    CARD_FILE,
+    WEIGHTS_FILE,
+    ZOO,
+    PolicyAgent,
+    export_policy,
+    resolve_policy,
+    zoo_card,
+    zoo_policies,
+)
+from turnbudget.cli import main as cli_main
+
+ARMS = ("base", "fixed-tight", "fixed-generous", "budgetmix")
+SEEDS = 5
+MAX_POLICY_BYTES = 200_000  # one policy's weights.npz (64 x 64 MLP, float32: ~120 KB)
+MAX_ZOO_BYTES = 5_000_000  # the whole zoo
+CARD_KEYS = {"env_id", "arm", "seed", "how", "steps", "budget", "budget_mix", "reveal",
+             "command", "commit", "train_config"}  # fmt: skip
+SOME = "zoo/maze-easy/budgetmix/seed3"
+
+
+def test_the_zoo_holds_every_arm_with_five_training_seeds():
+    shipped = set(zoo_policies())
+    expected = {f"zoo/maze-easy/{a}/seed{s}" for a in ARMS for s in range(SEEDS)}
+    assert expected <= shipped, sorted(expected - shipped)
+
+
+def test_zoo_files_are_small_and_plain_arrays():
+    total = 0
+    for path in ZOO.rglob("*"):
+        if path.is_file():
+            total += path.stat().st_size
+    assert total <= MAX_ZOO_BYTES, f"the zoo is {total} bytes"
+    for spec in zoo_policies():
+        weights = resolve_policy(spec) / WEIGHTS_FILE
+        assert weights.stat().st_size <= MAX_POLICY_BYTES, (spec, weights.stat().st_size)
+        with np.load(weights, allow_pickle=False) as arrays:
+            assert {arrays[name].dtype for name in arrays.files} == {np.dtype(np.float32)}
+            assert not any("value" in name for name in arrays.files)  # the actor only
+
+
+def test_every_zoo_policy_has_a_card_saying_how_it_was_trained():
+    for spec in zoo_policies():
+        card = zoo_card(spec)
+        assert card.keys() >= CARD_KEYS, (spec, sorted(CARD_KEYS - card.keys()))
+        family, arm, seed = spec.split("/")[1:]
+        assert (card["arm"], f"seed{card['seed']}") == (arm, seed)
+        assert card["env_id"].split("/")[-1].rsplit("-v", 1)[0].lower() == family
+        assert card["reveal"] == "never" and not PolicyAgent(spec).budget_aware
+        assert "benchmarks/train_zoo.py" in card["command"]
+
+
+_NO_TORCH = """
+import sys
+sys.modules["torch"] = None  # `import torch` now raises ImportError
+import turnbudget
+from turnbudget.agents import make_agent
+from turnbudget.agents.policy import zoo_policies
+
+specs = zoo_policies()
+assert specs, "no zoo policies"
+env = turnbudget.make("turnbudget/Maze-Easy-v0")
+wins = 0
+for spec in specs:
+    agent = make_agent("policy:" + spec)
+    for task in range(3):
+        obs, info = env.reset(seed=task)
+        agent.reset(task)
+        done = False
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+            done = terminated or truncated
+        wins += info["won"]
+assert sys.modules["torch"] is None
+print(len(specs), wins)
+"""
+
+
+def test_zoo_policies_load_and_act_without_torch():
+    proc = subprocess.run(
+        [sys.executable, "-c", _NO_TORCH], capture_output=True, text=True, check=False, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr
+    count, wins = map(int, proc.stdout.split())
+    assert count == len(zoo_policies()) and wins > 0
+
+
+def test_zoo_specs_resolve_through_the_agent_registry():
+    agent = make_agent(f"policy:{SOME}")
+    assert isinstance(agent, PolicyAgent)
+    assert agent.name == f"policy:{SOME}"
+    assert make_agent(f"policy:{SOME}:det").name == f"policy:{SOME}:det"
+    assert resolve_policy(SOME) == ZOO / "maze-easy" / "budgetmix" / "seed3"
+
+
+@pytest.mark.parametrize("spec", ["zoo/", "zoo/../agents", "zoo/maze-easy//seed0"])
+def test_bad_zoo_names_are_refused(spec):
+    with pytest.raises(ValueError, match="zoo/<family>/<arm>/seed<k>"):
+        PolicyAgent(spec)
+
+
+def test_an_unknown_zoo_policy_lists_the_zoo():
+    with pytest.raises(FileNotFoundError, match=r"the zoo has .*maze-easy/base/seed0"):
+        make_agent("policy:zoo/maze-easy/base/seed99")
+
+
+def test_list_zoo_shows_every_policy(capsys):
+    assert cli_main(["list", "--zoo"]) == 0
+    out = capsys.readouterr().out
+    for spec in zoo_policies():
+        assert f"policy:{spec}" in out
+
+
+def test_export_of_a_zoo_policy_is_the_same_policy(tmp_path):
+    """export_policy reads either format; the copy plays exactly as the original."""
+    copy = export_policy(SOME, tmp_path / "copy", card=zoo_card(SOME))
+    assert json.loads((copy / CARD_FILE).read_text()) == zoo_card(SOME)
+    a, b = PolicyAgent(SOME), PolicyAgent(copy)
+    x = np.random.default_rng(0).normal(size=(8, a._layers[0][0].shape[0]))
+    np.testing.assert_array_equal([a.logits(v) for v in x], [b.logits(v) for v in x])
+
+
+def _zoo_copy(tmp_path: Path) -> Path:
+    return export_policy(SOME, tmp_path / "p")
+
+
+def test_weights_that_hold_objects_are_refused(tmp_path):
+    """np.load(allow_pickle=False): an object array (a pickle) is never unpickled."""
+    root = _zoo_copy(tmp_path)
+    marker = tmp_path / "pwned"
+    with np.load(root / WEIGHTS_FILE) as arrays:
+        weights = {name: arrays[name] for name in arrays.files}
+    weights["action_net.bias"] = np.array([_Touch(marker)], dtype=object)
+    np.savez(root / WEIGHTS_FILE, **weights)
+    with pytest.raises(ValueError, match=r"Refusing .*allow_pickle=False"):
+        PolicyAgent(root)
+    assert not marker.exists()
+
+
+def test_weights_that_are_not_floats_are_refused(tmp_path):
+    root = _zoo_copy(tmp_path)
+    with np.load(root / WEIGHTS_FILE) as arrays:
+        weights = {name: arrays[name] for name in arrays.files}
+    weights["action_net.bias"] = weights["action_net.bias"].astype(np.int64)
+    np.savez(root / WEIGHTS_FILE, **weights)
+    with pytest.raises(
+        ValueError, match=r"expect float arrays, got 'action_net\.bias' of dtype int64"
+    ):
+        PolicyAgent(root)
+
+
+def test_a_weights_file_that_is_not_an_npz_is_refused(tmp_path):
+    root = _zoo_copy(tmp_path)
+    (root / WEIGHTS_FILE).write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match=r"Refusing .*expect a NumPy \.npz"):
+        PolicyAgent(root)
+    with zipfile.ZipFile(root / WEIGHTS_FILE, "w") as archive:
+        archive.writestr("x.npy", b"garbage")
+    with pytest.raises(ValueError, match="Refusing"):
+        PolicyAgent(root)
+
+
+def test_weights_of_the_wrong_shape_say_why(tmp_path):
+    root = _zoo_copy(tmp_path)
+    with np.load(root / WEIGHTS_FILE) as arrays:
+        weights = {name: arrays[name] for name in arrays.files}
+    weights["action_net.weight"] = weights["action_net.weight"][:, :3]
+    np.savez(root / WEIGHTS_FILE, **weights)
+    with pytest.raises(ValueError, match=r"action_net\.weight in .*weights\.npz has shape"):
+        PolicyAgent(root)
+
+
+class _Touch:
+    """Unpickling it creates ``marker``."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (Path(self.marker),))
