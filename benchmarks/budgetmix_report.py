@@ -512,9 +512,24 @@ def _estimates(config: Any, tables: Tables, alpha: float) -> dict[str, Any]:
 def _setup_section(config: Any, lengths: dict[str, Sequence[int]]) -> list[str]:
     d_stars = "; ".join(f"{family(e)}: d* {min(lengths[e])}–{max(lengths[e])}" for e in config.envs)
     level = round(100 * (1 - config.alpha))
+    missing = [a for a in ARMS if a not in config.arms]
+    subset = (
+        [
+            f"**A subset of the protocol**: {len(config.arms)} of its {len(ARMS)} arms ran "
+            f"({', '.join(config.arms)}); not run: {', '.join(missing)}. A finding or contrast "
+            "that needs an arm that did not run is marked untestable. The full protocol, whose "
+            "finished jobs this run's are (they are skipped): `nice -n 10 python "
+            "benchmarks/budgetmix.py --out runs/budgetmix --results benchmarks/results/"
+            "budgetmix` (about 65 CPU-minutes: 35 min on 2 idle cores).",
+            "",
+        ]
+        if missing
+        else []
+    )
     return [
         "# BudgetMix replication on a CPU",
         "",
+        *subset,
         "Does what multi-turn RL buys survive a tight turn budget? The research's findings, "
         "tested with MaskablePPO policies on the native games, to the protocol written before "
         "the run ([protocol.md](protocol.md)). Produced by `benchmarks/budgetmix.py` (the "
