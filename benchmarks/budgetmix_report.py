@@ -673,7 +673,8 @@ def _finding3(config: Any, tables: Tables) -> tuple[list[str], dict]:
         "(Bonferroni over the pairs). Replicates when BudgetMix's worst-case regret lies below "
         f"{config.margin:g} (upper bound) while some fixed-budget arm's lies above 0 (lower "
         "bound); does not replicate when BudgetMix's lies above 0 (another arm beats it at some "
-        f"budget) or no fixed arm's lies above 0 (no budget dependence to guard against).",
+        f"budget) or every fixed arm's lies below {config.margin:g} (upper bound: no budget "
+        "dependence to guard against).",
         "",
     ]
     verdicts: dict[str, Any] = {}
