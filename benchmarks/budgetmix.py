@@ -1,53 +1,80 @@
 """BudgetMix replication: does what multi-turn RL buys survive a tight turn budget? (CPU scale)
 
-The research's setting, shrunk to a 2-core CPU:
+The research's setting, shrunk to a 2-core CPU, run to the protocol written
+before it (``benchmarks/results/budgetmix/protocol.md``):
 
 1. **Base** ("the pre-RL model"): behaviour cloning from ε-oracle
    demonstrations (``bc_epsilon``: deliberately imperfect), one per training seed.
-2. **Four RL arms** from each base, MaskablePPO with the same env steps:
-   (a) ``fixed-generous`` (T = ``generous``), (b) ``fixed-tight`` (T = ``tight``),
-   (c) ``budgetmix`` (T ~ ``mix`` per episode), (d) ``budgetmix+pr``
-   (BudgetMix with `ProcessReward`). The budget is visible to every policy
-   (`RevealBudget`, numeric budget features), so each can adapt to T.
+2. **RL arms** from each base, MaskablePPO with the same env steps (``arms``):
+   ``fixed-generous`` (T = ``generous``), ``fixed-tight`` (T = ``tight``),
+   ``budgetmix`` (T ~ ``mix`` per episode), ``budgetmix+pr`` (BudgetMix with
+   `ProcessReward`), ``progressive`` (a progressive horizon, as ScalingInter-RL:
+   the phases of ``progressive`` in order, short budgets first) and
+   ``budgetmix-hidden`` (BudgetMix with the budget never shown). Every other arm
+   sees its budget (`RevealBudget`, numeric budget features).
 3. **Evaluation** of the bases, the arms and `RandomAgent` through
-   `turnbudget.eval.evaluate` on a K × T grid, without and with injected
-   errors, on task seeds ``0..tasks-1`` (training worlds use seeds >= 1,000,000);
-   and through the teacher-forced probes (`turnbudget.eval.probe`):
-   single-step and recovery-specific skill.
-4. **Report** in ``--results`` (default ``OUT/report``): Pass@(K,T)
-   heatmaps, Pass@(1,T) curves per arm with intervals over training seeds ×
-   tasks, ΔPass@(1,T) over the base, probe-skill bars, and one paragraph per
-   finding saying whether it replicates.
+   `turnbudget.eval.evaluate` at budgets relative to each task's optimal length,
+   T = ceil(c · d*) for c in ``cs`` (tasks with the same d* share a run), on
+   task seeds ``0..tasks-1`` (training worlds use seeds >= 1,000,000); and
+   through the teacher-forced probes (`turnbudget.eval.probe`).
+4. **Report** in ``--results`` (default ``OUT/report``): a verdict with an
+   interval for every finding, from `turnbudget.eval.estimator.crossed_mean`
+   (a t-interval over training seeds, tasks crossed, paired by seed).
 
-Every job (BC, PPO, evaluation) runs in a process pool of ``workers``
-processes with one torch thread each. Results are a pure function of the
-command line: seeds are in the configuration, and evaluation does not depend
-on the worker count.
+Jobs (BC, PPO, evaluation, probes) run ``workers`` at a time in a process
+pool with one torch thread each, or on a Ray cluster (``--backend ray``:
+every node must see ``--out``, a shared file system). Finished jobs are
+skipped, so a killed run started again continues where it stopped (an
+evaluation also resumes inside its run). Results are a pure function of the
+settings: seeds are in the configuration, and nothing depends on the worker
+count or the backend.
 
 Example::
 
-    python benchmarks/budgetmix.py --quick --out /tmp/bm      # ~2 min smoke test (CI)
-    python benchmarks/budgetmix.py --out runs/budgetmix --results benchmarks/results/budgetmix
+    python benchmarks/budgetmix.py --quick --out /tmp/bm      # a few minutes: smoke test
+    nice -n 10 python benchmarks/budgetmix.py --out runs/budgetmix \\
+        --results benchmarks/results/budgetmix --workers 2      # the protocol
+    RAY_ADDRESS=auto python benchmarks/budgetmix.py --backend ray --workers 64 \\
+        --out /shared/budgetmix                                 # on a Ray cluster
     python benchmarks/budgetmix.py --report-only --out runs/budgetmix   # the report, from the logs
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import json
 import multiprocessing
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from budgetmix_report import ARMS, family, write_report  # benchmarks/: the script's folder
+from budgetmix_report import (  # the script's folder
+    ARM_BASE,
+    ARMS,
+    bases,
+    budgets_for,
+    family,
+    write_report,
+)
 
 from turnbudget.cli.flags import config_parser
 from turnbudget.train import TrainConfig, train
 
-__all__ = ["ARMS", "Config", "main", "parse_args", "rebuild_report", "run"]
+__all__ = [
+    "ARMS",
+    "Config",
+    "load_config",
+    "main",
+    "optimal_lengths",
+    "parse_args",
+    "rebuild_report",
+    "run",
+    "run_jobs",
+]
 
 
 @dataclasses.dataclass
@@ -59,63 +86,92 @@ class Config:
     results: str = ""
     """Directory for the report and figures (default: OUT/report)."""
     quick: bool = False
-    """Tiny settings (one family, one seed, a few thousand steps): a smoke test."""
-    envs: tuple[str, ...] = ("turnbudget/Maze-Easy-v0", "turnbudget/KeyQuest-Easy-v0")
+    """Tiny settings (two seeds, a few thousand steps): a smoke test."""
+    envs: tuple[str, ...] = ("turnbudget/Maze-Easy-v0",)
     """The game families."""
-    seeds: tuple[int, ...] = (0, 1, 2)
+    seeds: tuple[int, ...] = tuple(range(10))
     """Training seeds (each: its own BC base and one run per arm)."""
+    arms: tuple[str, ...] = ARMS
+    """The RL arms to train and evaluate (a subset of the six keeps the others' logs unused)."""
     steps: int = 50_000
     """PPO env steps per arm and seed (equal for every arm)."""
     ent_coef: float = 0.0
     """PPO entropy bonus of the arms (0: fine-tuning a BC policy that already explores)."""
     generous: int = 40
-    """Fixed generous training budget (arm a)."""
+    """Fixed generous training budget (fixed-generous)."""
     tight: int = 12
-    """Fixed tight training budget (arm b)."""
+    """Fixed tight training budget (fixed-tight)."""
     mix: str = "uniform:12-40"
-    """BudgetMix training distribution (arms c, d): covers tight..generous."""
+    """BudgetMix training distribution (budgetmix, budgetmix+pr, budgetmix-hidden)."""
+    progressive: tuple[str, ...] = ("uniform:12-20", "uniform:21-30", "uniform:31-40")
+    """The progressive arm's phases, in training order (together they cover ``mix``)."""
     bc_episodes: int = 200
     """Demonstration episodes for the base."""
     bc_epsilon: float = 0.3
     """The demonstrator's ε (random admissible command with this probability)."""
-    ts: tuple[int, ...] = (6, 9, 12, 16, 24, 40, 60)
-    """Evaluation budgets: below the tightest to above the most generous training budget."""
+    cs: tuple[float, ...] = (1.5, 2.0, 3.0, 6.0, 10.0)
+    """Evaluation budgets relative to each task's optimal length: T = ceil(c · d*)."""
+    tight_c: float = 2.0
+    """The tight evaluation budget of finding 1 (one of ``cs``)."""
+    generous_c: float = 6.0
+    """The generous evaluation budget of findings 1 and the engineering bar (one of ``cs``)."""
     ks: tuple[int, ...] = (1, 2, 4, 8)
     """K values (n = max K episodes per task)."""
     tasks: int = 24
     """Evaluation task seeds 0..tasks-1."""
     error_rate: float = 0.1
     """Injected-error rate per turn in the "errors" evaluation."""
-    conditions: tuple[str, ...] = ("clean", "errors")
-    """Evaluation conditions to run now (the report needs both; finished ones are reused)."""
+    conditions: tuple[str, ...] = ("clean",)
+    """Evaluation conditions: ``clean`` and/or ``errors`` (injected errors)."""
     probe_tasks: int = 16
     """Task seeds for the probes."""
     workers: int = 2
-    """Processes for the jobs."""
+    """Jobs at a time (processes of the pool, or Ray tasks in flight)."""
+    backend: str = "pool"
+    """``pool`` (this machine) or ``ray`` (a cluster: ``RAY_ADDRESS``; ``out`` on shared storage)."""
     stages: str = "train,eval,probe,report"
     """Stages to run (finished jobs are skipped anyway, so a rerun resumes)."""
-    n_bootstrap: int = 1000
-    """Bootstrap resamples for the intervals."""
+    alpha: float = 0.05
+    """Two-sided level of every interval (finding 3's simultaneous ones are Bonferroni-adjusted)."""
+    margin: float = 0.10
+    """Finding 3: BudgetMix is robust when its worst-case regret is below this."""
+
+    def __post_init__(self) -> None:
+        unknown = set(self.arms) - set(ARMS)
+        if unknown:
+            raise ValueError(f"Expect `arms` from {ARMS}, got unknown {sorted(unknown)}")
+        for name in ("tight_c", "generous_c"):
+            if getattr(self, name) not in self.cs:
+                raise ValueError(
+                    f"Expect `{name}` to be one of `cs` {self.cs}, got {getattr(self, name)}"
+                )
+        if self.backend not in ("pool", "ray"):
+            raise ValueError(f"Expect `backend` to be 'pool' or 'ray', got {self.backend!r}")
+        if len(self.seeds) < 2:
+            raise ValueError(
+                f"Expect at least 2 training seeds (intervals over seeds), got {self.seeds}"
+            )
+        unknown = set(self.conditions) - {"clean", "errors"}
+        if unknown:
+            raise ValueError(f"Unknown conditions {sorted(unknown)}; expect clean, errors")
 
 
 QUICK = {
-    "envs": ("turnbudget/Maze-Easy-v0",),
-    "seeds": (0,),
+    "seeds": (0, 1),
     "steps": 2048,
     "bc_episodes": 20,
-    "ts": (6, 12, 40, 60),
+    "cs": (1.5, 2.0, 6.0),
     "ks": (1, 2),
     "tasks": 4,
     "probe_tasks": 4,
-    "n_bootstrap": 100,
 }
 
 
 # --------------------------------------------------------------------------- jobs
 
 
-def _train_config(config: Config, env_id: str, seed: int, arm: str | None) -> TrainConfig:
-    """The `TrainConfig` of the base (arm None) or of one arm."""
+def _train_config(config: Config, env_id: str, seed: int, arm: str) -> TrainConfig:
+    """The `TrainConfig` of a base (`bases`) or of an arm (from its base, `ARM_BASE`)."""
     fam_dir = Path(config.out) / "policies" / family(env_id)
     base = dict(
         env_id=env_id,
@@ -127,27 +183,30 @@ def _train_config(config: Config, env_id: str, seed: int, arm: str | None) -> Tr
         bc_epsilon=config.bc_epsilon,
         log="csv",
     )
-    if arm is None:
-        return TrainConfig(algo="bc", out=str(fam_dir / f"base-s{seed}"), **base)
+    if arm in ("base", "base-hidden"):
+        hidden = {"reveal": "never"} if arm == "base-hidden" else {}
+        return TrainConfig(algo="bc", out=str(fam_dir / f"{arm}-s{seed}"), **base, **hidden)
     arm_kwargs = {
         "fixed-generous": {"budget_mix": "", "turn_budget": config.generous},
         "fixed-tight": {"budget_mix": "", "turn_budget": config.tight},
         "budgetmix": {},
         "budgetmix+pr": {"process_reward": True},
+        "progressive": {"budget_schedule": tuple(config.progressive)},
+        "budgetmix-hidden": {"reveal": "never"},
     }[arm]
     return TrainConfig(
         algo="ppo",
         out=str(fam_dir / f"{arm}-s{seed}"),
-        init=str(fam_dir / f"base-s{seed}"),
+        init=str(fam_dir / f"{ARM_BASE.get(arm, 'base')}-s{seed}"),
         **{**base, **arm_kwargs},
     )
 
 
 def _job_train(tc: TrainConfig) -> dict[str, Any]:
     os.environ["OMP_NUM_THREADS"] = "1"
-    done = Path(tc.out) / "summary.json"
+    done = Path(tc.out) / "summary.json"  # written last, atomically: the job finished
     if done.is_file() and (Path(tc.out) / "policy.zip").is_file():
-        return {**json.loads(done.read_text()), "out": tc.out}  # resume: already trained
+        return {**json.loads(done.read_text()), "out": tc.out, "resumed": True}
     return {**train(tc), "out": tc.out}
 
 
@@ -158,33 +217,58 @@ def _agent(spec: str) -> Any:
     return RandomAgent() if spec == "random" else PolicyAgent(spec)
 
 
+def optimal_lengths(env_id: str, tasks: int) -> tuple[int, ...]:
+    """d* of evaluation tasks ``0..tasks-1``: the oracle's distance from each start state."""
+    import gymnasium as gym
+
+    env = gym.make(env_id)
+    try:
+        lengths = []
+        for seed in range(tasks):
+            env.reset(seed=seed)
+            lengths.append(int(env.unwrapped.distance_to_goal()))
+        return tuple(lengths)
+    finally:
+        env.close()
+
+
 def _job_eval(job: dict[str, Any]) -> dict[str, Any]:
+    """One agent in one condition: one `evaluate` run per optimal length d*, at T = ceil(c·d*)."""
     from turnbudget.eval import evaluate
 
     start = time.perf_counter()
     config: Config = job["config"]
-    result = evaluate(
-        job["env_id"],
-        _agent(job["agent"]),
-        ks=config.ks,
-        ts=config.ts,
-        tasks=config.tasks,
-        errors=config.error_rate if job["errors"] else None,
-        reveal="always",
-        workers=1,
-        out=job["out"],
-        seed=0,
-        label=job["label"],
-        record_steps=False,
-        n_bootstrap=50,
-    )
-    wall = round(time.perf_counter() - start, 2)
+    agent = _agent(job["agent"])
+    episodes = 0
+    for d, tasks in sorted(_by_length(job["lengths"]).items()):
+        result = evaluate(
+            job["env_id"],
+            agent,
+            ks=config.ks,
+            ts=budgets_for(config.cs, d),
+            tasks=tasks,
+            errors=config.error_rate if job["errors"] else None,
+            reveal="always",
+            workers=1,
+            out=str(Path(job["out"]) / f"d{d}"),
+            seed=0,
+            label=job["label"],
+            record_steps=False,
+            n_bootstrap=0,
+        )
+        episodes += len(result.episodes)
     return {
         "out": job["out"],
-        "episodes": len(result.episodes),
-        "n_run": result.n_run,
-        "wall_s": wall,
+        "episodes": episodes,
+        "wall_s": round(time.perf_counter() - start, 2),
     }
+
+
+def _by_length(lengths: tuple[int, ...]) -> dict[int, list[int]]:
+    groups: dict[int, list[int]] = {}
+    for task, d in enumerate(lengths):
+        groups.setdefault(d, []).append(task)
+    return groups
 
 
 def _job_probe(job: dict[str, Any]) -> dict[str, Any]:
@@ -192,6 +276,8 @@ def _job_probe(job: dict[str, Any]) -> dict[str, Any]:
 
     start = time.perf_counter()
     config: Config = job["config"]
+    if (Path(job["out"]) / "probe_summary.json").is_file():  # written last: the job finished
+        return {"out": job["out"], "resumed": True}
     agents = [_agent(spec) for spec in job["agents"]]
     probe(
         job["env_id"],
@@ -199,23 +285,78 @@ def _job_probe(job: dict[str, Any]) -> dict[str, Any]:
         tasks=config.probe_tasks,
         seed=0,
         out=job["out"],
-        n_bootstrap=config.n_bootstrap,
+        n_bootstrap=200,
         label=None,
     )
     return {"out": job["out"], "wall_s": round(time.perf_counter() - start, 2)}
 
 
-def _pool_map(fn: Any, jobs: list[Any], workers: int, desc: str, fresh: bool = True) -> list[Any]:
-    """``fn`` over ``jobs`` in ``workers`` processes; ``fresh``: a new process per job."""
-    from tqdm.auto import tqdm
+def run_jobs(
+    fn: Callable[[Any], dict[str, Any]],
+    jobs: list[Any],
+    workers: int,
+    desc: str,
+    backend: str = "pool",
+    fresh: bool = True,
+) -> list[dict[str, Any]]:
+    """``fn`` over ``jobs``, ``workers`` at a time, in a process pool (``fresh``: a new process
+    per job) or as Ray tasks; prints ``done DESC OUT`` as each finishes; results in job order."""
+    results: list[dict[str, Any] | None] = [None] * len(jobs)
 
-    if workers <= 1 or len(jobs) <= 1:
-        return [fn(j) for j in tqdm(jobs, desc=desc, unit="job")]
-    ctx = multiprocessing.get_context(
-        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    )
-    with ctx.Pool(workers, maxtasksperchild=1 if fresh else None) as pool:
-        return list(tqdm(pool.imap(fn, jobs), total=len(jobs), desc=desc, unit="job"))
+    def finished(i: int, result: dict[str, Any]) -> None:
+        results[i] = result
+        state = "skipped (finished before)" if result.get("resumed") else "done"
+        print(f"{state} {desc} {result.get('out', i)}", flush=True)
+
+    if backend == "ray":
+        _run_on_ray(fn, jobs, workers, finished)
+    elif workers <= 1 or len(jobs) <= 1:
+        for i, job in enumerate(jobs):
+            finished(i, fn(job))
+    else:
+        ctx = multiprocessing.get_context(
+            "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        )
+        with ctx.Pool(workers, maxtasksperchild=1 if fresh else None) as pool:
+            for i, result in pool.imap_unordered(functools.partial(_indexed, fn), enumerate(jobs)):
+                finished(i, result)
+    return results  # type: ignore[return-value]
+
+
+def _indexed(fn: Callable[[Any], dict[str, Any]], item: tuple[int, Any]) -> tuple[int, Any]:
+    return item[0], fn(item[1])
+
+
+def _run_on_ray(
+    fn: Callable[[Any], dict[str, Any]],
+    jobs: list[Any],
+    workers: int,
+    finished: Callable[[int, dict[str, Any]], None],
+) -> None:
+    """Ray tasks (one CPU each), at most ``workers`` in flight; the cluster of ``RAY_ADDRESS``
+    (a local one when unset). The jobs read and write ``out``: shared storage on a cluster."""
+    import sys
+
+    import ray
+
+    # The jobs live in this script and its report module, which a worker cannot import:
+    # ship them by value (the library itself is installed on every node).
+    for name in {fn.__module__, "budgetmix_report"}:
+        if name != "__main__" and name in sys.modules:
+            ray.cloudpickle.register_pickle_by_value(sys.modules[name])
+    if not ray.is_initialized():
+        ray.init(address=os.environ.get("RAY_ADDRESS"), include_dashboard=False,
+                 log_to_driver=False)  # fmt: skip
+    task = ray.remote(num_cpus=1, max_retries=2)(fn)
+    pending: dict[Any, int] = {}
+    todo = list(enumerate(jobs))
+    while todo or pending:
+        while todo and len(pending) < max(1, workers):
+            i, job = todo.pop(0)
+            pending[task.remote(job)] = i
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        for ref in ready:
+            finished(pending.pop(ref), ray.get(ref))
 
 
 def run(config: Config) -> dict[str, Any]:
@@ -232,57 +373,71 @@ def run(config: Config) -> dict[str, Any]:
     old = out / "timings.json"
     if old.is_file():  # a resumed run keeps the timings of the stages it does not rerun
         timings.update(json.loads(old.read_text()))
-    if "train" in stages:
-        _train_stage(config, timings)
-    if "eval" in stages:
-        _eval_stage(config, out, timings)
-    if "probe" in stages:
-        _probe_stage(config, out, timings)
-    (out / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
+    for name, stage in (("train", _train_stage), ("eval", _eval_stage), ("probe", _probe_stage)):
+        if name in stages:
+            stage(config, out, timings)
+            (out / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
     if "report" in stages:
-        write_report(config, out, _results_dir(config), timings)
+        write_report(config, out, _results_dir(config), timings, _lengths(config))
     return timings
+
+
+def _lengths(config: Config) -> dict[str, tuple[int, ...]]:
+    return {env_id: optimal_lengths(env_id, config.tasks) for env_id in config.envs}
 
 
 def _results_dir(config: Config) -> Path:
     return Path(config.results) if config.results else Path(config.out) / "report"
 
 
+def load_config(out: Path) -> Config:
+    """The `Config` a run in ``out`` was made with (its ``config.json``)."""
+    saved = json.loads((out / "config.json").read_text())
+    return Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()})
+
+
 def rebuild_report(out: Path, results: Path | None = None) -> Path:
     """Rebuild the report of the finished run in ``out`` from its logs and its own settings
     (``out/config.json``), into ``results`` (default: the run's ``results``); report.md's path."""
-    saved = json.loads((out / "config.json").read_text())
-    config = Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()})
+    config = load_config(out)
     timings_file = out / "timings.json"
     timings = json.loads(timings_file.read_text()) if timings_file.is_file() else {}
-    return write_report(config, out, results or _results_dir(config), timings)
+    return write_report(config, out, results or _results_dir(config), timings, _lengths(config))
 
 
-def _train_stage(config: Config, timings: dict[str, Any]) -> None:
-    t = time.perf_counter()
-    bases = [_train_config(config, e, s, None) for e in config.envs for s in config.seeds]
-    timings["bc"] = _pool_map(_job_train, bases, config.workers, "bc")
-    timings["bc_wall_s"] = round(time.perf_counter() - t, 1)
+def _timed(config: Config, timings: dict[str, Any], name: str, fn: Any, jobs: list[Any],
+           fresh: bool = True) -> None:  # fmt: skip
+    start = time.perf_counter()
+    timings[name] = run_jobs(fn, jobs, config.workers, name, config.backend, fresh)
+    timings[f"{name}_wall_s"] = round(time.perf_counter() - start, 1)
 
-    t = time.perf_counter()
-    arms = [_train_config(config, e, s, a) for e in config.envs for s in config.seeds for a in ARMS]
-    timings["ppo"] = _pool_map(_job_train, arms, config.workers, "ppo")
-    timings["ppo_wall_s"] = round(time.perf_counter() - t, 1)
+
+def _train_stage(config: Config, out: Path, timings: dict[str, Any]) -> None:
+    jobs = [
+        _train_config(config, e, s, b) for e in config.envs for s in config.seeds
+        for b in bases(config.arms)
+    ]  # fmt: skip
+    _timed(config, timings, "bc", _job_train, jobs)
+    # Seed-major order: an interrupted run leaves whole seeds (every arm) finished.
+    arms = [
+        _train_config(config, e, s, a)
+        for e in config.envs
+        for s in config.seeds
+        for a in config.arms
+    ]
+    _timed(config, timings, "ppo", _job_train, arms)
 
 
 def _eval_stage(config: Config, out: Path, timings: dict[str, Any]) -> None:
-    t = time.perf_counter()
     jobs = []
+    lengths = _lengths(config)
     for env_id in config.envs:
         fam = family(env_id)
         agents = [("random", "random")] + [
             (f"{arm}-s{s}", str(out / "policies" / fam / f"{arm}-s{s}"))
-            for arm in ("base", *ARMS)
             for s in config.seeds
+            for arm in (*bases(config.arms), *config.arms)
         ]
-        unknown = set(config.conditions) - {"clean", "errors"}
-        if unknown:
-            raise ValueError(f"Unknown conditions {sorted(unknown)}; expect clean, errors")
         flags = [c == "errors" for c in config.conditions]
         for (label, spec), errors in itertools.product(agents, flags):
             condition = "errors" if errors else "clean"
@@ -291,30 +446,29 @@ def _eval_stage(config: Config, out: Path, timings: dict[str, Any]) -> None:
                     "config": config,
                     "env_id": env_id,
                     "agent": spec,
+                    "lengths": lengths[env_id],
                     "label": label,
                     "errors": errors,
                     "out": str(out / "eval" / fam / condition / label),
                 }
             )
     # Workers are reused: each loads torch once (PolicyAgent loads the zip, then acts in NumPy).
-    timings["eval"] = _pool_map(_job_eval, jobs, config.workers, "eval", fresh=False)
-    timings["eval_wall_s"] = round(time.perf_counter() - t, 1)
+    _timed(config, timings, "eval", _job_eval, jobs, fresh=False)
 
 
 def _probe_stage(config: Config, out: Path, timings: dict[str, Any]) -> None:
-    t = time.perf_counter()
-    # One job per (family, seed): the base and its four arms, probed on the same states
-    # (the random baseline's probes are a pure function of the states, so every job
-    # computes the same baseline).
-    probe_jobs = []
+    # One job per (family, seed, policy): every policy probed on the same states (the random
+    # baseline's probes are a pure function of the states: every job computes the same), and
+    # a run with more arms adds jobs without redoing the finished ones.
+    jobs = []
     for env_id in config.envs:
         fam = family(env_id)
         for s in config.seeds:
-            specs = [str(out / "policies" / fam / f"{arm}-s{s}") for arm in ("base", *ARMS)]
-            job_out = str(out / "probe" / fam / f"s{s}")
-            probe_jobs.append({"config": config, "env_id": env_id, "agents": specs, "out": job_out})
-    timings["probe"] = _pool_map(_job_probe, probe_jobs, config.workers, "probe")
-    timings["probe_wall_s"] = round(time.perf_counter() - t, 1)
+            for g in (*bases(config.arms), *config.arms):
+                spec = str(out / "policies" / fam / f"{g}-s{s}")
+                job_out = str(out / "probe" / fam / f"s{s}" / g)
+                jobs.append({"config": config, "env_id": env_id, "agents": [spec], "out": job_out})
+    _timed(config, timings, "probe", _job_probe, jobs)
 
 
 # --------------------------------------------------------------------------- command line

@@ -1,40 +1,67 @@
-"""The BudgetMix replication's report: tables, figures and the four findings, from the run logs.
+"""The BudgetMix replication's report: a verdict with an interval per finding, from the run logs.
 
 Written by ``benchmarks/budgetmix.py`` (``--report-only`` rebuilds it from a
-finished run). The numbers are the library's: per-task Pass@(K,T) from the
-episode records in the run's own mode (`turnbudget.eval.analysis.task_grid_arrays`),
-95% percentile bootstrap intervals over training seeds × tasks
-(`turnbudget.eval.bootstrap_seeds_tasks`: each resample draws the seeds and
-the tasks with replacement and averages over their cross product), and the
-budget at which an advantage halves (`advantage_halving_budget`). Differences
-between an arm and its base are paired (arm seed s started from base seed s;
-same tasks). Records are read, and checked, by `turnbudget.records`.
+finished run) to the protocol in ``benchmarks/results/budgetmix/protocol.md``.
+The numbers are the library's: per-task Pass@(K,T) from the episode records
+(`turnbudget.eval.analysis.task_grid_arrays`) at budgets relative to each
+task's optimal length (T = ceil(c · d*)), and every interval is
+`turnbudget.eval.estimator.crossed_mean`: a t-interval at the level of
+training seeds with the tasks crossed (``tasks="random"``: the game's
+population of worlds, not these 24), paired by seed (an arm minus its own
+seed's base on the same tasks). Finding 3's worst-case regret gets a
+simultaneous (Bonferroni) interval. Records are read, and checked, by
+`turnbudget.records`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from turnbudget.eval import bootstrap_seeds_tasks, load_run
-from turnbudget.eval.analysis import advantage_halving_budget, task_grid_arrays
+from turnbudget.eval import clustered_rate, load_run
+from turnbudget.eval.analysis import task_grid_arrays
+from turnbudget.eval.estimator import _t_quantile, crossed_mean
 from turnbudget.records import read_jsonl
 
 __all__ = [
     "ARMS",
+    "ARM_BASE",
+    "bases",
+    "budgets_for",
     "family",
+    "interval",
     "load_probes",
     "load_runs",
     "probe_deltas",
     "task_table",
+    "verdict",
+    "worst_case_regret",
     "write_report",
 ]
 
-ARMS = ("fixed-generous", "fixed-tight", "budgetmix", "budgetmix+pr")
+ARMS = (
+    "fixed-generous",
+    "fixed-tight",
+    "budgetmix",
+    "budgetmix+pr",
+    "progressive",
+    "budgetmix-hidden",
+)
+#: The base an arm starts from (``base`` unless listed): the hidden arm's base never saw a
+#: budget either (the same demonstrations and fit, without the budget features).
+ARM_BASE = {"budgetmix-hidden": "base-hidden"}
+
+
+def bases(arms: Sequence[str]) -> tuple[str, ...]:
+    """The BC bases that ``arms`` start from."""
+    return ("base", "base-hidden") if "budgetmix-hidden" in arms else ("base",)
+
+
 GROUPS = ("random", "base", *ARMS)
 CONDITIONS = ("clean", "errors")
 COLORS = {
@@ -44,10 +71,24 @@ COLORS = {
     "fixed-tight": "C3",
     "budgetmix": "C2",
     "budgetmix+pr": "C4",
+    "progressive": "C1",
+    "budgetmix-hidden": "C9",
+    "base-hidden": "0.3",
 }
 
 CI = tuple[float, float, float]  # (mean, low, high)
 Tables = dict[tuple[str, str, str], np.ndarray]  # (family, condition, group) -> [seed, task, T, K]
+
+
+def budgets_for(cs: Sequence[float], d: int) -> list[int]:
+    """The evaluation budgets of a task with optimal length ``d``: ceil(c · d) for each c,
+    distinct, ascending (at least 1).
+
+    Example:
+        >>> budgets_for([1.5, 2.0, 6.0], 5)
+        [8, 10, 30]
+    """
+    return sorted({max(1, math.ceil(c * d - 1e-9)) for c in cs})
 
 
 def family(env_id: str) -> str:
@@ -76,20 +117,38 @@ def task_table(
     return np.ascontiguousarray(grids.transpose(0, 2, 1))
 
 
-def load_runs(out: Path, config: Any) -> Tables:
-    """{(family, condition, group): array [seed, task, T, K]} from the evaluation logs."""
-    tasks = list(range(config.tasks))
+def relative_table(run_dir: Path, lengths: Sequence[int], config: Any) -> np.ndarray:
+    """Pass@(K, c·d*) per task of one agent, an array [task, c, K], from its runs per optimal
+    length (``run_dir/d{d}``: the tasks with that d*, at T = `budgets_for` (cs, d))."""
+    table = np.full((len(lengths), len(config.cs), len(config.ks)), np.nan)
+    for d in sorted(set(lengths)):
+        tasks = [t for t, length in enumerate(lengths) if length == d]
+        ts = budgets_for(config.cs, d)
+        part = task_table(run_dir / f"d{d}", tasks, ts, config.ks)  # [task, T, K]
+        columns = [ts.index(budgets_for([c], d)[0]) for c in config.cs]
+        table[tasks] = part[:, columns, :]
+    return table
+
+
+def groups(config: Any) -> tuple[str, ...]:
+    """The evaluated agents: random, the bases, the arms."""
+    return ("random", *bases(config.arms), *config.arms)
+
+
+def load_runs(out: Path, config: Any, lengths: dict[str, Sequence[int]]) -> Tables:
+    """{(family, condition, group): array [seed, task, c, K]} from the evaluation logs;
+    ``lengths``: each env's optimal lengths of tasks ``0..tasks-1``."""
     tables: Tables = {}
     for env_id in config.envs:
         fam = family(env_id)
-        for cond in CONDITIONS:
-            for group in GROUPS:
+        for cond in config.conditions:
+            for group in groups(config):
                 labels = (
                     ["random"] if group == "random" else [f"{group}-s{s}" for s in config.seeds]
                 )
                 tables[fam, cond, group] = np.stack(
                     [
-                        task_table(out / "eval" / fam / cond / label, tasks, config.ts, config.ks)
+                        relative_table(out / "eval" / fam / cond / label, lengths[env_id], config)
                         for label in labels
                     ]
                 )
@@ -97,17 +156,30 @@ def load_runs(out: Path, config: Any) -> Tables:
 
 
 def _pass1(tables: Tables, fam: str, cond: str, group: str) -> np.ndarray:
-    """Pass@(1,T) per [seed, task, T] (K = ``ks[0]``)."""
+    """Pass@(1, c·d*) per [seed, task, c] (K = ``ks[0]``)."""
     return tables[fam, cond, group][:, :, :, 0]
 
 
-def _by_budget(x: np.ndarray, n_boot: int) -> list[CI]:
-    """The interval of ``x`` [seed, task, T] at each T."""
-    return [bootstrap_seeds_tasks(x[:, :, j], n_boot) for j in range(x.shape[2])]
+def interval(x: np.ndarray, alpha: float, bounds: tuple[float, float] = (-1.0, 1.0)) -> CI:
+    """`crossed_mean` of ``x`` [seed, task] at level ``1 - alpha`` (tasks random); tasks with
+    a NaN at some seed (no probe of that kind there) are left out."""
+    x = np.asarray(x, dtype=float)
+    keep = np.all(np.isfinite(x), axis=0)
+    if not keep.any():
+        return (float("nan"), float("nan"), float("nan"))
+    return crossed_mean(x[:, keep], 1.0 - alpha, tasks="random", bounds=bounds)
+
+
+def _random_interval(x: np.ndarray, n: int, alpha: float) -> CI:
+    """The random agent (no training seeds): a rate over tasks (`clustered_rate`)."""
+    hits = np.round(x[0] * n)
+    return clustered_rate(hits, np.full(hits.shape, n), 1.0 - alpha)
 
 
 def _fmt(ci: CI, digits: int = 2) -> str:
     mean, low, high = ci
+    if not np.isfinite(mean):
+        return "–"
     return f"{mean:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
 
 
@@ -116,16 +188,21 @@ def _fmt_plain(ci: CI) -> str:
     return f"{mean:.2f} [{low:.2f}, {high:.2f}]"
 
 
-def _replicates(flag: bool | None) -> str:
-    return {True: "**replicates**", False: "**does not replicate**", None: "**inconclusive**"}[flag]
-
-
 def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
 def _header(first: str, columns: Sequence[str]) -> list[str]:
     return [_row([first, *columns]), "|---|" + "---|" * len(columns)]
+
+
+def detectable(ci: CI, alpha: float, n_seeds: int, power: float = 0.8) -> float:
+    """The smallest effect an interval like ``ci`` detects with probability ``power``:
+    (t_{1-α/2} + t_power) · SE, SE = half-width / t_{1-α/2}, df = seeds - 1 (the seeds' t)."""
+    df = max(1, n_seeds - 1)
+    half = (ci[2] - ci[1]) / 2.0
+    q = _t_quantile(1 - alpha / 2, df)
+    return half * (q + _t_quantile(power, df)) / q
 
 
 # --------------------------------------------------------------------------- probes
@@ -138,10 +215,11 @@ def load_probes(out: Path, config: Any) -> dict[str, Any] | None:
         fam = family(env_id)
         found[fam] = {}
         for s in config.seeds:
-            path = out / "probe" / fam / f"s{s}" / "probe_summary.json"
-            if not path.is_file():
+            paths = sorted((out / "probe" / fam / f"s{s}").rglob("probe_summary.json"))
+            if not paths:
                 return None
-            found[fam].update(json.loads(path.read_text())["agents"])
+            for path in paths:  # one per probed agent (or one for all of a seed's agents)
+                found[fam].update(json.loads(path.read_text())["agents"])
     return found
 
 
@@ -164,12 +242,14 @@ def probe_deltas(out: Path, config: Any, fam: str, arm: str) -> dict[str, Any] |
     """
     from turnbudget.eval.probes.summary import per_task
 
-    paths = [out / "probe" / fam / f"s{s}" / "probes.jsonl" for s in config.seeds]
-    if not all(p.is_file() for p in paths):
+    per_seed = [sorted((out / "probe" / fam / f"s{s}").rglob("probes.jsonl")) for s in config.seeds]
+    if not all(per_seed):
         return None
-    # Each seed's job probed the random baseline on the same states: count it once.
-    records = [r for p in paths for r in _probe_records(p) if r["role"] != "baseline"]
-    records += [r for r in _probe_records(paths[0]) if r["role"] == "baseline"]
+    # Every job probed the random baseline on the same states: count it once.
+    records = [
+        r for ps in per_seed for p in ps for r in _probe_records(p) if r["role"] != "baseline"
+    ]
+    records += [r for r in _probe_records(per_seed[0][0]) if r["role"] == "baseline"]
     tasks = sorted({(r["env_id"], int(r["task_seed"])) for r in records})
     chance = per_task(records, "", role="baseline").values()
     judged = sum(row["judged"] for row in chance)
@@ -191,7 +271,7 @@ def probe_deltas(out: Path, config: Any, fam: str, arm: str) -> dict[str, Any] |
     singles, specifics = [], []
     for s in config.seeds:
         arm_single, arm_specific = table(f"policy:{arm}-s{s}")
-        base_single, base_specific = table(f"policy:base-s{s}")
+        base_single, base_specific = table(f"policy:{ARM_BASE.get(arm, 'base')}-s{s}")
         singles.append((arm_single - base_single) / scale)
         specifics.append(arm_specific - base_specific)
     return {
@@ -213,11 +293,11 @@ def _skill(agents: dict[str, Any], label: str, env_id: str, key: str) -> float |
 # --------------------------------------------------------------------------- figures
 
 
-def _axes_over_budgets(ax: Any, ts: Sequence[int]) -> None:
+def _axes_over_budgets(ax: Any, cs: Sequence[float]) -> None:
     from matplotlib.ticker import NullFormatter
 
     ax.set_xscale("log")
-    ax.set_xticks(ts, [str(t) for t in ts])
+    ax.set_xticks(cs, [f"{c:g}" for c in cs])
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
@@ -230,63 +310,64 @@ def _save(fig: Any, results: Path, name: str) -> str:
     return name
 
 
-def _band(ax: Any, ts: Sequence[int], cis: Sequence[CI], group: str) -> None:
+def _band(ax: Any, cs: Sequence[float], cis: Sequence[CI], group: str) -> None:
     """A Pass@(1,T) curve with its interval band."""
-    ax.plot(ts, [c[0] for c in cis], "-o", color=COLORS[group], label=group, ms=3)
-    ax.fill_between(ts, [c[1] for c in cis], [c[2] for c in cis], color=COLORS[group], alpha=0.15)
+    color = COLORS.get(group, "C5")
+    ax.plot(cs, [c[0] for c in cis], "-o", color=color, label=group, ms=3)
+    ax.fill_between(cs, [c[1] for c in cis], [c[2] for c in cis], color=color, alpha=0.12)
 
 
 def _pass1_figure(config: Any, estimates: dict[str, Any], fam: str, results: Path) -> str:
     import matplotlib.pyplot as plt
 
-    ts = list(config.ts)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    for ax, cond in zip(axes, CONDITIONS):
-        for group in GROUPS:
-            _band(ax, ts, estimates[fam]["pass1"][cond][group], group)
-        ax.axvspan(config.tight, config.generous, color="0.9", zorder=0)
-        _axes_over_budgets(ax, ts)
-        ax.set_xlabel("turn budget T (shaded: training range)")
+    cs = list(config.cs)
+    conds = list(config.conditions)
+    fig, axes = plt.subplots(1, len(conds), figsize=(5.5 * len(conds), 4), squeeze=False)
+    for ax, cond in zip(axes[0], conds):
+        for group in groups(config):
+            _band(ax, cs, estimates[fam]["pass1"][cond][group], group)
+        _axes_over_budgets(ax, cs)
+        ax.set_xlabel("turn budget in units of the optimal length, c = T / d*")
         ax.set_title(f"{fam}, {cond}")
-    axes[0].set_ylabel("Pass@(1,T)")
-    axes[1].legend(fontsize=8)
+    axes[0][0].set_ylabel("Pass@(1, c·d*)")
+    axes[0][-1].legend(fontsize=7)
     return _save(fig, results, f"pass1_{fam}.png")
 
 
 def _heatmap_figure(config: Any, tables: Tables, fam: str, results: Path) -> str:
     import matplotlib.pyplot as plt
 
-    ts, ks = list(config.ts), list(config.ks)
-    fig, axes = plt.subplots(1, len(GROUPS), figsize=(3 * len(GROUPS), 2.8), sharey=True)
-    for ax, group in zip(axes, GROUPS):
-        grid = np.nanmean(tables[fam, "clean", group], axis=(0, 1)).T  # [K, T]
+    cs, ks, gs = list(config.cs), list(config.ks), groups(config)
+    cond = config.conditions[0]
+    fig, axes = plt.subplots(1, len(gs), figsize=(2.6 * len(gs), 2.8), sharey=True)
+    for ax, group in zip(axes, gs):
+        grid = np.nanmean(tables[fam, cond, group], axis=(0, 1)).T  # [K, c]
         ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto", origin="lower")
         for (i, j), v in np.ndenumerate(grid):
             color = "w" if v < 0.6 else "k"
             ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6, color=color)
-        ax.set_xticks(range(len(ts)), [str(t) for t in ts], fontsize=7)
+        ax.set_xticks(range(len(cs)), [f"{c:g}" for c in cs], fontsize=7)
         ax.set_yticks(range(len(ks)), [str(k) for k in ks], fontsize=7)
-        ax.set_title(group, fontsize=9)
-        ax.set_xlabel("T")
+        ax.set_title(group, fontsize=8)
+        ax.set_xlabel("c = T / d*")
     axes[0].set_ylabel("K")
-    fig.suptitle(f"{fam}: Pass@(K,T), no injected errors (mean over seeds × tasks)")
+    fig.suptitle(f"{fam}: Pass@(K, c·d*), {cond} (mean over seeds × tasks)")
     return _save(fig, results, f"heatmap_{fam}.png")
 
 
 def _delta_figure(config: Any, estimates: dict[str, Any], fam: str, results: Path) -> str:
     import matplotlib.pyplot as plt
 
-    ts = list(config.ts)
+    cs = list(config.cs)
     fig, ax = plt.subplots(figsize=(6, 4))
-    for group in ARMS:
-        _band(ax, ts, estimates[fam]["delta1"]["clean"][group], group)
+    for arm in config.arms:
+        _band(ax, cs, estimates[fam]["delta1"][config.conditions[0]][arm], arm)
     ax.axhline(0, color="k", lw=0.8)
-    ax.axvspan(config.tight, config.generous, color="0.9", zorder=0)
-    _axes_over_budgets(ax, ts)
-    ax.set_xlabel("turn budget T")
-    ax.set_ylabel("ΔPass@(1,T), arm − its BC base")
+    _axes_over_budgets(ax, cs)
+    ax.set_xlabel("c = T / d*")
+    ax.set_ylabel("ΔPass@(1, c·d*), arm − its BC base")
     ax.set_title(f"{fam}: what RL adds over the base, by budget")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7)
     return _save(fig, results, f"delta_{fam}.png")
 
 
@@ -294,11 +375,11 @@ def _probe_figure(config: Any, probes: dict[str, Any], results: Path) -> str:
     import matplotlib.pyplot as plt
 
     n_envs = len(config.envs)
-    fig, axes = plt.subplots(1, n_envs, figsize=(6 * n_envs, 3.6), squeeze=False)
-    groups = ("base", *ARMS)
+    fig, axes = plt.subplots(1, n_envs, figsize=(7 * n_envs, 3.6), squeeze=False)
+    gs = (*bases(config.arms), *config.arms)
     for ax, env_id in zip(axes[0], config.envs):
         fam = family(env_id)
-        for g_i, group in enumerate(groups):
+        for g_i, group in enumerate(gs):
             for k_i, key in enumerate(("single_step_skill", "recovery_specific_skill")):
                 vals = [
                     _skill(probes[fam], f"policy:{group}-s{s}", env_id, key) for s in config.seeds
@@ -309,23 +390,18 @@ def _probe_figure(config: Any, probes: dict[str, Any], results: Path) -> str:
                 x = g_i + (k_i - 0.5) * 0.38
                 label = key.replace("_", " ") if g_i == 0 else None
                 ax.bar(x, np.mean(vals), width=0.36, color=f"C{k_i}", label=label)
-                ax.plot([x] * len(vals), vals, "k.", ms=4)
-        ax.set_xticks(range(len(groups)), groups, fontsize=8, rotation=15)
+                ax.plot([x] * len(vals), vals, "k.", ms=3)
+        ax.set_xticks(range(len(gs)), gs, fontsize=7, rotation=20)
         ax.axhline(0, color="k", lw=0.8)
         ax.set_ylabel("skill (0 = random / memoryless, 1 = oracle)")
         ax.set_title(f"{fam}: probe skills (bars: mean over seeds; dots: seeds)")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=7)
     return _save(fig, results, "probe_skills.png")
 
 
-def _figures(
-    config: Any,
-    tables: Tables,
-    estimates: dict[str, Any],
-    probes: dict[str, Any] | None,
-    results: Path,
-) -> list[str]:
-    """Per family: Pass@(1,T) curves, Pass@(K,T) heatmaps, ΔPass@(1,T) curves; probe skills."""
+def _figures(config: Any, tables: Tables, estimates: dict[str, Any],
+             probes: dict[str, Any] | None, results: Path) -> list[str]:  # fmt: skip
+    """Per family: Pass@(1, c·d*) curves, Pass@(K, c·d*) heatmaps, Δ curves; probe skills."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -340,284 +416,399 @@ def _figures(
     return files
 
 
+# --------------------------------------------------------------------------- verdicts
+
+
+def verdict(ci: CI, margin: float) -> tuple[str, str]:
+    """The protocol's rule for a contrast predicted positive: ``replicates`` when the
+    interval lies above 0; ``does not replicate`` when it lies below ``margin`` (an effect of
+    the size of interest is ruled out; below 0: the opposite holds); else ``inconclusive``.
+
+    Example:
+        >>> verdict((0.2, 0.05, 0.35), 0.1)[0], verdict((0.0, -0.06, 0.07), 0.1)[0]
+        ('replicates', 'does not replicate')
+        >>> verdict((0.05, -0.05, 0.15), 0.1)[0]
+        'inconclusive'
+    """
+    mean, low, high = ci
+    if not np.isfinite(mean):
+        return "untestable", "no data"
+    if low > 0:
+        return "replicates", "interval above 0"
+    if high < 0:
+        return "does not replicate", "interval below 0: the opposite"
+    if high < margin:
+        return "does not replicate", f"an effect of {margin:g} or more is ruled out"
+    return "inconclusive", f"interval holds 0 and {margin:g}"
+
+
+def worst_case_regret(
+    p: dict[str, np.ndarray], arm: str, alpha: float
+) -> tuple[float, float, float]:
+    """``arm``'s worst-case regret over the budgets, max over c of (the best arm at c minus
+    ``arm``), with a simultaneous interval.
+
+    ``p``: {arm: Pass@1 [seed, task, c]}, paired by seed and task. Each paired
+    difference (other arm b minus ``arm`` at budget c) gets a `crossed_mean`
+    interval at level 1 - alpha / m (Bonferroni over the m pairs (b, c)), so
+    all hold at once with probability >= 1 - alpha; then the maximum of the
+    means lies between the maximum of the lower bounds and the maximum of the
+    upper bounds. Regret is at least 0 (b = ``arm``).
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> good = rng.random((10, 24, 3)) * 0.1 + 0.5
+        >>> p = {"a": good, "b": good - 0.3}
+        >>> r = worst_case_regret(p, "b", 0.05)
+        >>> round(r[0], 2), r[1] > 0.2, worst_case_regret(p, "a", 0.05)[:2]
+        (0.3, True, (0.0, 0.0))
+    """
+    others = [b for b in p if b != arm]
+    n_c = p[arm].shape[2]
+    level = alpha / max(1, len(others) * n_c)
+    means, lows, highs = [0.0], [0.0], [0.0]
+    for b in others:
+        for j in range(n_c):
+            mean, low, high = interval(p[b][:, :, j] - p[arm][:, :, j], level)
+            means.append(mean)
+            lows.append(low)
+            highs.append(high)
+    return max(means), max(lows), max(highs)
+
+
 # --------------------------------------------------------------------------- sections
 
 
-def _estimates(config: Any, tables: Tables, n_boot: int) -> dict[str, Any]:
-    """Per family: Pass@(1,T) of every group and ΔPass@(1,T) of every arm over its base
-    (paired), per condition and T, each ``(mean, low, high)``."""
+def _estimates(config: Any, tables: Tables, alpha: float) -> dict[str, Any]:
+    """Per family: Pass@(1, c·d*) of every group and Δ of every arm over its base (paired),
+    per condition and c, each ``(mean, low, high)``."""
     families = {}
+    n = max(config.ks)
     for env_id in config.envs:
         fam = family(env_id)
         res: dict[str, Any] = {"pass1": {}, "delta1": {}}
-        for cond in CONDITIONS:
-            pass1 = {g: _pass1(tables, fam, cond, g) for g in GROUPS}
-            res["pass1"][cond] = {g: _by_budget(pass1[g], n_boot) for g in GROUPS}
-            res["delta1"][cond] = {a: _by_budget(pass1[a] - pass1["base"], n_boot) for a in ARMS}
+        for cond in config.conditions:
+            pass1 = {g: _pass1(tables, fam, cond, g) for g in groups(config)}
+            res["pass1"][cond] = {
+                g: [
+                    _random_interval(pass1[g][:, :, j], n, alpha)
+                    if g == "random"
+                    else interval(pass1[g][:, :, j], alpha, (0.0, 1.0))
+                    for j in range(len(config.cs))
+                ]
+                for g in groups(config)
+            }
+            res["delta1"][cond] = {
+                a: [
+                    interval(pass1[a][:, :, j] - pass1[ARM_BASE.get(a, "base")][:, :, j], alpha)
+                    for j in range(len(config.cs))
+                ]
+                for a in config.arms
+            }
         families[fam] = res
     return families
 
 
-def _setup_section(config: Any) -> list[str]:
+def _setup_section(config: Any, lengths: dict[str, Sequence[int]]) -> list[str]:
+    d_stars = "; ".join(f"{family(e)}: d* {min(lengths[e])}–{max(lengths[e])}" for e in config.envs)
+    level = round(100 * (1 - config.alpha))
+    missing = [a for a in ARMS if a not in config.arms]
+    subset = (
+        [
+            f"**A subset of the protocol**: {len(config.arms)} of its {len(ARMS)} arms ran "
+            f"({', '.join(config.arms)}); not run: {', '.join(missing)}. A finding or contrast "
+            "that needs an arm that did not run is marked untestable. The full protocol, whose "
+            "finished jobs this run's are (they are skipped): `nice -n 10 python "
+            "benchmarks/budgetmix.py --out runs/budgetmix --results benchmarks/results/"
+            "budgetmix` (about 65 CPU-minutes: 35 min on 2 idle cores).",
+            "",
+        ]
+        if missing
+        else []
+    )
     return [
         "# BudgetMix replication on a CPU",
         "",
-        "Does what multi-turn RL buys survive a tight turn budget? The research's four findings, "
-        "tested with MaskablePPO policies on the native games. Produced by "
-        "`benchmarks/budgetmix.py` (command and seeds below); every number is regenerated by it. "
-        "A reading of the results, with caveats: [notes.md](notes.md).",
+        *subset,
+        "Does what multi-turn RL buys survive a tight turn budget? The research's findings, "
+        "tested with MaskablePPO policies on the native games, to the protocol written before "
+        "the run ([protocol.md](protocol.md)). Produced by `benchmarks/budgetmix.py` (the "
+        "command under Reproduce); every number is regenerated by it.",
         "",
         "## Setup",
         "",
-        f"- Families: {', '.join(config.envs)}. Training seeds {list(config.seeds)}; "
-        f"training worlds from task seeds >= 1,000,000, evaluation tasks 0..{config.tasks - 1}.",
+        f"- Families: {', '.join(config.envs)} ({d_stars}). Training seeds "
+        f"{list(config.seeds)}; training worlds from task seeds >= 1,000,000, evaluation "
+        f"tasks 0..{config.tasks - 1}.",
         f"- Base: behaviour cloning on {config.bc_episodes} episodes of the ε-oracle "
-        f"(ε = {config.bc_epsilon}: the labels include its random commands), budgets drawn from "
-        f"{config.mix}, one base per training seed.",
-        f"- Arms, {config.steps:,} PPO env steps each from their seed's base: fixed-generous "
-        f"(T = {config.generous}), fixed-tight (T = {config.tight}), budgetmix "
-        f"(T ~ {config.mix}), budgetmix+pr (the same with ProcessReward, distance potential, "
-        "scale 0.1). The budget is visible to every policy (RevealBudget always + numeric budget "
-        "features), so each can adapt to T; they are evaluated in rerun mode.",
-        f"- Evaluation: K = {list(config.ks)}, T = {list(config.ts)}, n = {max(config.ks)} "
-        "episodes per task, without errors and with injected errors (rate "
-        f"{config.error_rate} per turn, all kinds). "
-        "Intervals: 95% bootstrap over training seeds × tasks (paired for differences).",
+        f"(ε = {config.bc_epsilon}), budgets drawn from {config.mix}, one base per training seed.",
+        f"- Arms ({', '.join(config.arms)}), {config.steps:,} PPO env steps each from their "
+        f"seed's base: fixed-generous (T = {config.generous}), fixed-tight (T = {config.tight}), "
+        f"budgetmix (T ~ {config.mix}), budgetmix+pr (the same with ProcessReward), progressive "
+        f"(phases {' → '.join(config.progressive)}, equal steps each), budgetmix-hidden "
+        "(BudgetMix, the budget never shown; from a base without budget features). The other "
+        "arms see their budget.",
+        f"- Evaluation: budgets relative to each task's optimal length, T = ceil(c·d*) for "
+        f"c = {list(config.cs)}; K = {list(config.ks)}, n = {max(config.ks)} episodes per "
+        f"task; conditions {list(config.conditions)}.",
+        f"- Intervals: {level}% `crossed_mean` (a t-interval over training seeds, tasks crossed "
+        "and random, paired by seed for differences); finding 3's with Bonferroni over the "
+        "pairs of its maximum. Each contrast's MDE (80% power at this design, from its own "
+        "interval's width) is given beside it.",
         "",
     ]
 
 
 def _pass1_section(config: Any, estimates: dict[str, Any]) -> list[str]:
-    """Per family and condition: Pass@(1,T) of every group, ΔPass@(1,T) of every arm."""
-    columns = [f"T={t}" for t in config.ts]
+    columns = [f"c={c:g}" for c in config.cs]
     lines = []
     for env_id in config.envs:
         fam = family(env_id)
         res = estimates[fam]
-        for cond in CONDITIONS:
-            lines += [f"### {fam}: Pass@(1,T), {cond}", "", *_header("agent", columns)]
-            lines += [_row([g, *map(_fmt_plain, res["pass1"][cond][g])]) for g in GROUPS]
-            lines += ["", f"ΔPass@(1,T) over the base ({cond}):", "", *_header("arm", columns)]
-            lines += [_row([a, *map(_fmt, res["delta1"][cond][a])]) for a in ARMS]
+        for cond in config.conditions:
+            lines += [f"### {fam}: Pass@(1, c·d*), {cond}", "", *_header("agent", columns)]
+            lines += [_row([g, *map(_fmt_plain, res["pass1"][cond][g])]) for g in groups(config)]
+            lines += ["", f"ΔPass@(1, c·d*) over the arm's base ({cond}):", ""]
+            lines += _header("arm", columns)
+            lines += [_row([a, *map(_fmt, res["delta1"][cond][a])]) for a in config.arms]
             lines.append("")
-        lines += [
-            f"![{fam} Pass@(1,T)](pass1_{fam}.png)",
-            "",
-            f"![{fam} ΔPass@(1,T)](delta_{fam}.png)",
-            "",
-            f"![{fam} heatmaps](heatmap_{fam}.png)",
-            "",
-        ]
+        lines += [f"![{fam} Pass@1](pass1_{fam}.png)", "", f"![{fam} Δ](delta_{fam}.png)", "",
+                  f"![{fam} heatmaps](heatmap_{fam}.png)", ""]  # fmt: skip
     return lines
 
 
+def _line(what: str, ci: CI, config: Any, rule: tuple[str, str]) -> str:
+    mde = detectable(ci, config.alpha, len(config.seeds)) if np.isfinite(ci[0]) else float("nan")
+    return f"- {what}: {_fmt(ci)} (MDE {mde:.2f}) → **{rule[0]}** ({rule[1]})"
+
+
+def _finding1(config: Any, tables: Tables, estimates: dict[str, Any]) -> tuple[list[str], dict]:
+    cs = list(config.cs)
+    gi, ti = cs.index(config.generous_c), cs.index(config.tight_c)
+    lines = [
+        "### Finding 1: the RL advantage over the base shrinks as T tightens",
+        "",
+        f"RL = fixed-generous. Contrast: Δ(c={config.generous_c:g}) − Δ(c={config.tight_c:g}), "
+        "Δ = arm − its seed's base on the same task (paired). Replicates when Δ(generous) and "
+        f"the contrast both lie above 0; untestable when the base's Pass@1 at c = "
+        f"{config.tight_c:g} lies outside [0.1, 0.9] (a floor or a ceiling, not a finding).",
+        "",
+    ]
+    verdicts: dict[str, Any] = {}
+    for env_id in config.envs:
+        fam = family(env_id)
+        for cond in config.conditions:
+            key = f"{fam}/{cond}"
+            base_tight = estimates[fam]["pass1"][cond]["base"][ti][0]
+            if "fixed-generous" not in config.arms:
+                verdicts[key] = {"verdict": "untestable", "why": "fixed-generous not run"}
+                lines.append(f"- {fam}, {cond}: **untestable** (fixed-generous was not run)")
+                continue
+            if not 0.1 <= base_tight <= 0.9:
+                why = f"base Pass@1 at c={config.tight_c:g} is {base_tight:.2f}, outside [0.1, 0.9]"
+                verdicts[key] = {"verdict": "untestable", "why": why}
+                lines.append(f"- {fam}, {cond}: **untestable** ({why})")
+                continue
+            d = _pass1(tables, fam, cond, "fixed-generous") - _pass1(tables, fam, cond, "base")
+            gain = estimates[fam]["delta1"][cond]["fixed-generous"][gi]
+            shrink = interval(d[:, :, gi] - d[:, :, ti], config.alpha)
+            rule = verdict(shrink, config.margin)
+            if rule[0] == "replicates" and gain[1] <= 0:
+                rule = ("inconclusive", "no advantage at the generous budget to shrink")
+            verdicts[key] = {"verdict": rule[0], "why": rule[1], "contrast": shrink, "gain": gain,
+                             "base_tight": base_tight}  # fmt: skip
+            lines.append(
+                f"- {fam}, {cond} (base at c={config.tight_c:g}: {base_tight:.2f}; "
+                f"Δ(c={config.generous_c:g}) = {_fmt(gain)})"
+            )
+            lines.append("  " + _line("Δ(generous) − Δ(tight)", shrink, config, rule))
+    return [*lines, ""], verdicts
+
+
+def _finding2(config: Any, out: Path, probes: dict[str, Any] | None) -> tuple[list[str], Any]:
+    lines = ["### Finding 2: RL's gain concentrates in error recovery", ""]
+    if probes is None:
+        return [*lines, "**Untestable**: the probe stage has not run.", ""], "untestable"
+    lines += [
+        "Per arm, gains over its seed's base from the teacher-forced probes (per seed × task): "
+        "single-step skill and recovery-specific skill (win share after an error minus from "
+        "the matched on-track state: 0 for any memoryless policy, whatever its single-step "
+        "skill). The verdict is on the recovery-specific gain (replicates when its interval "
+        "lies above 0); recovery − single-step gain is shown beside it, without a verdict "
+        "(the two skills are on different scales).",
+        "",
+        *_header("family", ["arm", "Δ single-step", "Δ recovery-specific", "recovery − single",
+                            "MDE (recovery)", "verdict"]),
+    ]  # fmt: skip
+    verdicts = {}
+    for env_id in config.envs:
+        fam = family(env_id)
+        for a in config.arms:
+            d = probe_deltas(out, config, fam, a)
+            if d is None:
+                continue
+            single = interval(d["single"], config.alpha)
+            recovery = interval(d["recovery"], config.alpha)
+            contrast = interval(d["recovery"] - d["single"], config.alpha, (-2.0, 2.0))
+            rule = verdict(recovery, config.margin)
+            mde = detectable(recovery, config.alpha, len(config.seeds))
+            verdicts[f"{fam}/{a}"] = {"single": single, "contrast": recovery,
+                                      "recovery_minus_single": contrast, "verdict": rule[0],
+                                      "why": rule[1]}  # fmt: skip
+            lines.append(_row([fam, a, _fmt(single), _fmt(recovery), _fmt(contrast),
+                               f"{mde:.2f}", f"**{rule[0]}** ({rule[1]})"]))  # fmt: skip
+    return [*lines, "", "![probe skills](probe_skills.png)", ""], verdicts
+
+
+UNSHAPED = ("fixed-generous", "fixed-tight", "budgetmix", "progressive", "budgetmix-hidden")
+FIXED = ("fixed-generous", "fixed-tight")
+
+
+def _finding3(config: Any, tables: Tables) -> tuple[list[str], dict]:
+    lines = [
+        "### Finding 3: BudgetMix is robust across budgets",
+        "",
+        "Regret of an arm at c = the best of the unshaped arms run here at c minus the arm; "
+        "worst-case regret = its maximum over the budgets, with a simultaneous interval "
+        "(Bonferroni over the pairs). Replicates when BudgetMix's worst-case regret lies below "
+        f"{config.margin:g} (upper bound) while some fixed-budget arm's lies above 0 (lower "
+        "bound); does not replicate when BudgetMix's lies above 0 (another arm beats it at some "
+        f"budget) or every fixed arm's lies below {config.margin:g} (upper bound: no budget "
+        "dependence to guard against).",
+        "",
+    ]
+    verdicts: dict[str, Any] = {}
+    arms = [a for a in UNSHAPED if a in config.arms]
+    for env_id in config.envs:
+        fam = family(env_id)
+        for cond in config.conditions:
+            key = f"{fam}/{cond}"
+            fixed = [a for a in FIXED if a in arms]
+            if "budgetmix" not in arms or not fixed:
+                why = "needs budgetmix and a fixed-budget arm"
+                verdicts[key] = {"verdict": "untestable", "why": why}
+                lines.append(f"- {fam}, {cond}: **untestable** ({why}; arms run: {arms})")
+                continue
+            p = {a: _pass1(tables, fam, cond, a) for a in arms}
+            regret = {a: worst_case_regret(p, a, config.alpha) for a in arms}
+            bm = regret["budgetmix"]
+            if bm[2] < config.margin and any(regret[a][1] > 0 for a in fixed):
+                rule = ("replicates", "BudgetMix within the margin everywhere; a fixed arm is not")
+            elif bm[1] > 0:
+                rule = ("does not replicate", "another arm beats BudgetMix at some budget")
+            elif all(regret[a][2] < config.margin for a in fixed):
+                rule = ("does not replicate", "no fixed arm is budget-dependent beyond the margin")
+            else:
+                rule = ("inconclusive", "intervals too wide to decide")
+            verdicts[key] = {"verdict": rule[0], "why": rule[1], "regret": regret}
+            cells = ", ".join(f"{a} {_fmt(regret[a])}" for a in arms)
+            lines.append(f"- {fam}, {cond}: worst-case regret {cells} → **{rule[0]}** ({rule[1]})")
+    return [*lines, ""], verdicts
+
+
+def _contrasts(config: Any, tables: Tables) -> tuple[list[str], dict]:
+    """Finding 4 (process reward) and the new arms: paired arm − arm, over the grid and at the
+    tight and generous budgets."""
+    cs = list(config.cs)
+    gi, ti = cs.index(config.generous_c), cs.index(config.tight_c)
+    pairs = [
+        ("4. process reward", "budgetmix+pr", "budgetmix"),
+        ("progressive horizon vs BudgetMix", "progressive", "budgetmix"),
+        ("budget visible vs hidden (BudgetMix)", "budgetmix", "budgetmix-hidden"),
+    ]
+    lines = [
+        "### Finding 4 and the new arms",
+        "",
+        "Paired differences (same seed's base, same tasks) of Pass@(1, c·d*): averaged over the "
+        f"budgets, at c = {config.tight_c:g} and at c = {config.generous_c:g}. No prediction: "
+        "an effect is reported when its interval excludes 0.",
+        "",
+    ]
+    effects: dict[str, Any] = {}
+    for env_id in config.envs:
+        fam = family(env_id)
+        for cond in config.conditions:
+            for name, a, b in pairs:
+                if a not in config.arms or b not in config.arms:
+                    lines.append(f"- {fam}, {cond}, {name}: **untestable** ({a} or {b} not run)")
+                    continue
+                d = _pass1(tables, fam, cond, a) - _pass1(tables, fam, cond, b)
+                avg = interval(d.mean(axis=2), config.alpha)
+                tight, gen = (
+                    interval(d[:, :, ti], config.alpha),
+                    interval(d[:, :, gi], config.alpha),
+                )
+                word = "positive" if avg[1] > 0 else "negative" if avg[2] < 0 else "no clear effect"
+                mde = detectable(avg, config.alpha, len(config.seeds))
+                effects[f"{fam}/{cond}/{a}-{b}"] = {"mean": avg, "tight": tight, "generous": gen}
+                lines.append(
+                    f"- {fam}, {cond}, {name} ({a} − {b}): over the budgets {_fmt(avg)} "
+                    f"(MDE {mde:.2f}); at c={config.tight_c:g} {_fmt(tight)}; at "
+                    f"c={config.generous_c:g} {_fmt(gen)} → {word}"
+                )
+    return [*lines, ""], effects
+
+
 def _engineering_bar(config: Any, estimates: dict[str, Any]) -> tuple[list[str], bool]:
-    """Does some arm beat its base at the generous budget (interval above zero)?"""
-    gi = list(config.ts).index(config.generous)
+    gi = list(config.cs).index(config.generous_c)
     lines = ["### Engineering bar: does RL improve on its base at the generous budget?", ""]
     met = False
     for env_id in config.envs:
         fam = family(env_id)
-        for a in ARMS:
-            ci = estimates[fam]["delta1"]["clean"][a][gi]
-            ok = ci[1] > 0
-            met |= ok
-            note = " — interval excludes zero" if ok else ""
-            lines.append(f"- {fam}, {a}: ΔPass@(1,{config.generous}) = {_fmt(ci)}{note}")
+        for a in config.arms:
+            ci = estimates[fam]["delta1"][config.conditions[0]][a][gi]
+            met |= bool(ci[1] > 0)
+            lines.append(f"- {fam}, {a}: ΔPass@(1, {config.generous_c:g}·d*) = {_fmt(ci)}")
     return [*lines, "", f"Bar met: **{'yes' if met else 'no'}**.", ""], met
 
 
-def _finding1(
-    config: Any, tables: Tables, estimates: dict[str, Any], n_boot: int
-) -> tuple[list[str], list[bool | None]]:
-    """The fixed-generous arm's advantage over its base, generous against tight budget."""
-    ts, gen, tight = list(config.ts), config.generous, config.tight
-    gi, ti = ts.index(gen), ts.index(tight)
-    lines = [
-        "### Finding 1: the RL advantage over the base shrinks as T tightens",
-        "",
-        "RL = the fixed-generous arm (standard RL at a generous budget); the other arms "
-        f"are in the tables above. Replicates when Δ(T={gen}) > 0 and "
-        f"Δ(T={gen}) − Δ(T={tight}) > 0, both intervals excluding zero; "
-        "does not replicate when the difference's interval lies below zero; "
-        "inconclusive otherwise.",
-        "",
-    ]
-    verdicts = []
-    for env_id in config.envs:
-        fam = family(env_id)
-        for cond in CONDITIONS:
-            d = _pass1(tables, fam, cond, "fixed-generous") - _pass1(tables, fam, cond, "base")
-            shrink = bootstrap_seeds_tasks(d[:, :, gi] - d[:, :, ti], n_boot)
-            cis = estimates[fam]["delta1"][cond]["fixed-generous"]
-            deltas = [c[0] for c in cis]
-            # The paired Δ curve, up to the generous budget (its reference), against zero.
-            upto = [(t, v) for t, v in zip(ts, deltas) if t <= gen]
-            half = advantage_halving_budget(
-                [t for t, _ in upto], [v for _, v in upto], [0.0] * len(upto)
-            )
-            # Nothing to shrink without an advantage at the generous budget; otherwise the
-            # paired interval of Δ(generous) − Δ(tight) decides, and one straddling 0 does not.
-            if cis[gi][1] <= 0:
-                ok = None
-            else:
-                ok = True if shrink[1] > 0 else False if shrink[2] < 0 else None
-            verdicts.append(ok)
-            by_t = ", ".join(f"{t}: {v:+.2f}" for t, v in zip(ts, deltas))
-            halves = (
-                f"halves at T ≈ {half:.1f}"
-                if half is not None
-                else "does not halve within the grid"
-            )
-            lines.append(
-                f"- {fam}, {cond}: Δ by T = {by_t}; Δ({gen}) − Δ({tight}) = "
-                f"{_fmt(shrink)}; the advantage {halves} → {_replicates(ok)}"
-            )
-    return [*lines, ""], verdicts
+def _glance(config: Any, summary: dict[str, Any]) -> list[str]:
+    cells = [f"{family(e)}/{c}" for e in config.envs for c in config.conditions]
 
+    def word(v: Any) -> str:
+        return v["verdict"] if isinstance(v, dict) else str(v)
 
-def _finding2(
-    config: Any, out: Path, probes: dict[str, Any] | None, n_boot: int
-) -> tuple[list[str], Any]:
-    """Recovery-specific skill gain, beside the single-step skill gain, per arm."""
-    lines = ["### Finding 2: RL's gain concentrates in error recovery", ""]
-    if probes is None:
-        lines += [
-            "**Pending**: the probe stage has not run for this replication; rerun the "
-            "same command (trained policies and evaluations are reused) to fill this in.",
-            "",
-        ]
-        return lines, "pending"
-    lines += [
-        "Skill gains over each arm's own base, per (seed, task) from the probe records, "
-        "with 95% bootstrap intervals over training seeds × tasks (paired). The finding-2 "
-        "contrast is the gain in recovery-specific skill (win share after an error minus "
-        "win share from the matched on-track state: 0 for any memoryless policy, whatever "
-        "its single-step skill, so a single-step gain never shows up there). Replicates "
-        "when its interval lies above zero; does not when it lies below.",
+    f2 = summary["finding2"]
+    f2_cells = []
+    for cell in cells:
+        fam = cell.split("/")[0]
+        mine = (
+            {k: v for k, v in f2.items() if k.startswith(fam + "/")} if isinstance(f2, dict) else {}
+        )
+        f2_cells.append(
+            ", ".join(f"{k.split('/')[1]}: {word(v)}" for k, v in mine.items()) or "untestable"
+        )
+    return [
+        "## At a glance",
         "",
-        *_header("family", ["arm", "Δ single-step skill", "Δ recovery-specific skill", "verdict"]),
-    ]
-    verdicts = {}
-    for env_id in config.envs:
-        fam = family(env_id)
-        for a in ARMS:
-            d = probe_deltas(out, config, fam, a)
-            if d is None:
-                continue
-            single = bootstrap_seeds_tasks(d["single"], n_boot)
-            recovery = bootstrap_seeds_tasks(d["recovery"], n_boot)
-            ok = True if recovery[1] > 0 else False if recovery[2] < 0 else None
-            verdicts[f"{fam}/{a}"] = {"single": single, "recovery": recovery, "replicates": ok}
-            lines.append(_row([fam, a, _fmt(single), _fmt(recovery), _replicates(ok)]))
-    return [*lines, "", "![probe skills](probe_skills.png)", ""], verdicts
-
-
-def _finding3(config: Any, estimates: dict[str, Any]) -> tuple[list[str], list[bool]]:
-    """Worst-case regret over the budgets of each arm against the best unshaped arm."""
-    ts = list(config.ts)
-    lines = [
-        "### Finding 3: BudgetMix is robust across budgets",
+        *_header("finding", cells),
+        _row(["1. RL advantage shrinks as T tightens",
+              *[word(summary["finding1"].get(c, "untestable")) for c in cells]]),
+        _row(["2. gain concentrates in recovery (per arm)", *f2_cells]),
+        _row(["3. BudgetMix robust across budgets",
+              *[word(summary["finding3"].get(c, "untestable")) for c in cells]]),
         "",
-        "Regret at T = Pass@(1,T) of the arm minus the best of the three unshaped arms at "
-        "that T; an arm's worst case is its largest regret over the grid. Replicates when "
-        "BudgetMix's worst-case regret is no larger than either fixed arm's.",
+        "Every verdict comes with its interval and MDE in the sections below; command and "
+        "settings at the end.",
         "",
-    ]
-    outside = [j for j, t in enumerate(ts) if t < config.tight or t > config.generous]
-    verdicts = []
-    for env_id in config.envs:
-        fam = family(env_id)
-        for cond in CONDITIONS:
-            pass1 = estimates[fam]["pass1"][cond]
-            means = {a: np.array([c[0] for c in pass1[a]]) for a in ARMS}
-            best = np.max(np.stack([means[a] for a in ARMS[:3]]), axis=0)
-            worst = {a: float(np.max(best - means[a])) for a in ARMS}
-            ok = worst["budgetmix"] <= min(worst["fixed-generous"], worst["fixed-tight"]) + 1e-9
-            verdicts.append(ok)
-            regrets = ", ".join(f"{a} {worst[a]:.3f}" for a in ARMS)
-            budgets = ", ".join(str(ts[j]) for j in outside)
-            values = "; ".join(
-                f"{a} " + "/".join(f"{means[a][j]:.2f}" for j in outside) for a in ARMS
-            )
-            lines.append(
-                f"- {fam}, {cond}: worst regret {regrets} → {_replicates(ok)}. "
-                f"Outside the training range (T = {budgets}): {values}"
-            )
-    return [*lines, ""], verdicts
-
-
-def _finding4(config: Any, tables: Tables, n_boot: int) -> tuple[list[str], dict[str, Any]]:
-    """budgetmix+pr − budgetmix: over the grid, at the tight and at the generous budget."""
-    ts = list(config.ts)
-    gi, ti = ts.index(config.generous), ts.index(config.tight)
-    lines = [
-        "### Finding 4: what process reward adds",
-        "",
-        "budgetmix+pr − budgetmix, Pass@(1,T) averaged over the grid's budgets (paired by "
-        "seed and task), and at the tightest and most generous training budgets.",
-        "",
-    ]
-    effects = {}
-    for env_id in config.envs:
-        fam = family(env_id)
-        for cond in CONDITIONS:
-            d = _pass1(tables, fam, cond, "budgetmix+pr") - _pass1(tables, fam, cond, "budgetmix")
-            avg = bootstrap_seeds_tasks(np.nanmean(d, axis=2), n_boot)
-            at_t = bootstrap_seeds_tasks(d[:, :, ti], n_boot)
-            at_g = bootstrap_seeds_tasks(d[:, :, gi], n_boot)
-            effects[f"{fam}/{cond}"] = {"mean": avg, "tight": at_t, "generous": at_g}
-            verdict = "helps" if avg[1] > 0 else "hurts" if avg[2] < 0 else "no clear effect"
-            lines.append(
-                f"- {fam}, {cond}: over the grid {_fmt(avg)}; at T={config.tight} "
-                f"{_fmt(at_t)}; at T={config.generous} {_fmt(at_g)} → {verdict}"
-            )
-    return [*lines, ""], effects
+    ]  # fmt: skip
 
 
 def _runs_section(config: Any, out: Path, timings: dict[str, Any]) -> list[str]:
-    """One row per trained policy (its summary.json), then the stages' wall times."""
-    lines = ["## Runs", "", *_header("job", ["steps", "wall s", "steps/s", "env share"])]
+    lines = ["## Runs", "", *_header("job", ["steps", "wall s", "steps/s"])]
     for env_id in config.envs:
         fam = family(env_id)
-        for group in ("base", *ARMS):
+        for group in (*bases(config.arms), *config.arms):
             for seed in config.seeds:
                 path = out / "policies" / fam / f"{group}-s{seed}" / "summary.json"
                 if not path.is_file():
                     continue
                 e = json.loads(path.read_text())
-                job = f"{fam}/{group}-s{seed} ({e.get('algo')})"
                 steps = e.get("steps", e.get("demo_steps"))
-                cells = [steps, e.get("wall_s"), e.get("steps_per_s", "–"), e.get("env_share", "–")]
-                lines.append(_row([job, *map(str, cells)]))
+                cells = [steps, e.get("wall_s"), e.get("steps_per_s", "–")]
+                lines.append(_row([f"{fam}/{group}-s{seed} ({e.get('algo')})", *map(str, cells)]))
     walls = ", ".join(f"{k[:-7]} {v}" for k, v in timings.items() if k.endswith("_wall_s"))
     return [*lines, "", f"Stage wall times (s): {walls}", ""]
-
-
-def _glance(config: Any, estimates: dict[str, Any], summary: dict[str, Any]) -> list[str]:
-    """The verdicts in one table: a column per family and condition."""
-    gi = list(config.ts).index(config.generous)
-    cells = [(family(e), c) for e in config.envs for c in CONDITIONS]
-    bar = [
-        "yes" if any(estimates[fam]["delta1"][c][a][gi][1] > 0 for a in ARMS) else "no"
-        for fam, c in cells
-    ]
-    f1 = [_replicates(v).strip("*") for v in summary["finding1"]]
-    f3 = [_replicates(v).strip("*") for v in summary["finding3"]]
-    f4 = [_fmt(summary["finding4"][f"{fam}/{c}"]["mean"]) for fam, c in cells]
-    return [
-        "## At a glance",
-        "",
-        *_header("finding", [f"{fam} {c}" for fam, c in cells]),
-        _row(["RL beats its base at T = generous (engineering bar)", *bar]),
-        _row(["1. RL advantage shrinks as T tightens", *f1]),
-        _row(["3. BudgetMix has the smallest worst-case regret of the unshaped arms", *f3]),
-        _row(["4. process reward, Δ Pass@1 over the grid", *f4]),
-        "",
-        "Finding 2 (recovery-specific skill gain) is per arm, in its section below. "
-        "Command, seeds and every setting: see the end of this report.",
-        "",
-    ]
 
 
 def _settings(config: Any) -> dict[str, Any]:
@@ -625,24 +816,24 @@ def _settings(config: Any) -> dict[str, Any]:
 
 
 def _reproduce(config: Any, results: Path) -> list[str]:
-    quick = " --quick" if config.quick else ""
+    flags = "" if not config.quick else " --quick"
+    arms = "" if tuple(config.arms) == ARMS else f" --arms {','.join(config.arms)}"
     return [
         "## Reproduce",
         "",
         "```bash",
-        f"python benchmarks/budgetmix.py{quick} --out {config.out} --results {results}",
+        f"nice -n 10 python benchmarks/budgetmix.py{flags}{arms} --out {config.out} "
+        f"--results {results} --workers {config.workers}",
         "```",
         "",
-        "Every job is a pure function of its settings and seed (training with one torch "
-        "thread is bit-for-bit reproducible on the same build; evaluation does not depend "
-        "on the worker count), and finished jobs are skipped on a rerun, so the run can "
-        "be made in pieces (``--seeds``, ``--stages``). Settings:",
+        "Every job is a pure function of its settings and seed (training with one torch thread "
+        "is bit-for-bit reproducible on the same build; evaluation does not depend on the "
+        "worker count or backend); finished jobs are skipped on a rerun, so a killed run "
+        "continues where it stopped. Settings:",
         "",
         "```json",
         json.dumps(_settings(config), indent=1),
         "```",
-        "",
-        "Configurations tried before this run: [configurations.md](configurations.md).",
         "",
     ]
 
@@ -650,25 +841,25 @@ def _reproduce(config: Any, results: Path) -> list[str]:
 # --------------------------------------------------------------------------- the report
 
 
-def write_report(config: Any, out: Path, results: Path, timings: dict[str, Any]) -> Path:
-    """Write report.md, summary.json, timings.json and the figures into ``results``."""
+def write_report(config: Any, out: Path, results: Path, timings: dict[str, Any],
+                 lengths: dict[str, Sequence[int]]) -> Path:  # fmt: skip
+    """Write report.md, summary.json, timings.json and the figures into ``results``;
+    ``lengths``: each env's optimal lengths of the evaluation tasks."""
     results.mkdir(parents=True, exist_ok=True)
-    n_boot = int(config.n_bootstrap)
-    tables = load_runs(out, config)
+    tables = load_runs(out, config, lengths)
     probes = load_probes(out, config)
-    estimates = _estimates(config, tables, n_boot)
+    estimates = _estimates(config, tables, config.alpha)
     _figures(config, tables, estimates, probes, results)
     summary: dict[str, Any] = {"config": _settings(config), "families": estimates}
-
     bar, summary["engineering_bar_met"] = _engineering_bar(config, estimates)
-    f1, summary["finding1"] = _finding1(config, tables, estimates, n_boot)
-    f2, summary["finding2"] = _finding2(config, out, probes, n_boot)
-    f3, summary["finding3"] = _finding3(config, estimates)
-    f4, summary["finding4"] = _finding4(config, tables, n_boot)
+    f1, summary["finding1"] = _finding1(config, tables, estimates)
+    f2, summary["finding2"] = _finding2(config, out, probes)
+    f3, summary["finding3"] = _finding3(config, tables)
+    f4, summary["contrasts"] = _contrasts(config, tables)
     lines = [
-        *_setup_section(config),
+        *_setup_section(config, lengths),
+        *_glance(config, summary),
         *_pass1_section(config, estimates),
-        *_glance(config, estimates, summary),
         "## Findings",
         "",
         *bar,
@@ -683,3 +874,73 @@ def write_report(config: Any, out: Path, results: Path, timings: dict[str, Any])
     (results / "summary.json").write_text(json.dumps(summary, indent=1, default=float) + "\n")
     (results / "timings.json").write_text(json.dumps(timings, indent=1, default=str) + "\n")
     return results / "report.md"
+
+
+# --------------------------------------------------------------------------- power
+
+
+#: The protocol's contrasts, as a normal model of one (seed, task) cell of the paired
+#: contrast: seed_sd and task_sd are the seed's and the task's effect on it, noise_sd the
+#: rest (interaction and binomial noise of the cells it combines); tasks, the tasks per seed.
+CONTRASTS = {
+    # Δ(generous) − Δ(tight): four Pass@1 cells of n = 8 (p near 0.5: sd 0.18 each).
+    "finding 1: Δ(gen) − Δ(tight)": {"seed_sd": (0.07, 0.14), "task_sd": 0.15,
+                                      "noise_sd": 0.40, "tasks": 24, "tests": 1},
+    # the recovery-specific gain over the base: 16 probe tasks, a few matched pairs each.
+    "finding 2: recovery-specific gain": {"seed_sd": (0.07, 0.14), "task_sd": 0.15,
+                                          "noise_sd": 0.45, "tasks": 16, "tests": 1},
+    # one arm − another at one budget (two cells), Bonferroni over 4 others × 5 budgets.
+    "finding 3: arm − arm at one c": {"seed_sd": (0.07, 0.14), "task_sd": 0.10,
+                                      "noise_sd": 0.28, "tasks": 24, "tests": 20},
+    "engineering bar / contrasts: arm − base at one c": {
+        "seed_sd": (0.07, 0.14), "task_sd": 0.10, "noise_sd": 0.28, "tasks": 24, "tests": 1},
+}  # fmt: skip
+
+
+def simulated_power(
+    effect: float, seeds: int, tasks: int, seed_sd: float, task_sd: float, noise_sd: float,
+    alpha: float = 0.05, sims: int = 400, seed: int = 0,
+) -> float:  # fmt: skip
+    """The share of simulated replications whose `crossed_mean` interval (tasks random) lies
+    above 0 when the true paired contrast is ``effect``."""
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(sims):
+        x = (
+            effect
+            + seed_sd * rng.standard_normal((seeds, 1))
+            + task_sd * rng.standard_normal((1, tasks))
+            + noise_sd * rng.standard_normal((seeds, tasks))
+        )
+        hits += crossed_mean(x, 1.0 - alpha, tasks="random", bounds=(-2.0, 2.0))[1] > 0
+    return hits / sims
+
+
+def simulated_mde(seeds: int, tasks: int, seed_sd: float, task_sd: float, noise_sd: float,
+                  alpha: float = 0.05, power: float = 0.8, sims: int = 400) -> float:  # fmt: skip
+    """The smallest effect (to 0.01) detected with probability ``power`` (bisection on
+    `simulated_power` with common random numbers)."""
+    low, high = 0.0, 1.0
+    while high - low > 0.01:
+        mid = (low + high) / 2
+        args = (seeds, tasks, seed_sd, task_sd, noise_sd, alpha, sims)
+        low, high = (low, mid) if simulated_power(mid, *args) >= power else (mid, high)
+    return round(high, 2)
+
+
+def power_table(seeds: Sequence[int] = (3, 10, 20), alpha: float = 0.05) -> list[str]:
+    """Markdown: each contrast's MDE at 80% power for several seed counts and seed spreads."""
+    lines = _header("contrast (model)", [f"{s} seeds, seed sd {sd}" for s in seeds
+                                         for sd in (0.07, 0.14)])  # fmt: skip
+    for name, m in CONTRASTS.items():
+        cells = [
+            f"{simulated_mde(s, m['tasks'], sd, m['task_sd'], m['noise_sd'], alpha / m['tests']):.2f}"
+            for s in seeds
+            for sd in m["seed_sd"]
+        ]
+        lines.append(_row([name, *cells]))
+    return lines
+
+
+if __name__ == "__main__":  # the protocol's power table
+    print("\n".join(power_table()))

@@ -31,7 +31,9 @@ def test_help_works_without_torch_and_says_how_to_install_it():
     out = run_without_rl("from turnbudget.cli import main; main(['train', '--help'])")
     assert out.returncode == 0, out.stderr
     assert "pip install 'turnbudget[rl]'" in out.stdout
-    for flag in ("--algo", "--budget-mix", "--process-reward", "--init", "--bc-episodes"):
+    flags = ("--algo", "--budget-mix", "--budget-schedule", "--process-reward", "--init",
+             "--bc-episodes")  # fmt: skip
+    for flag in flags:
         assert flag in out.stdout
     assert "Directory for the saved policy" in out.stdout  # the field docs are the flags' help
 
@@ -91,3 +93,16 @@ def test_the_command_line_reads_only_the_config_until_a_run_starts():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "['turnbudget.train', 'turnbudget.train.config']"
+
+
+def test_a_tuple_flag_with_an_empty_default_takes_its_type_from_the_annotation():
+    """``--budget-schedule`` (default ``()``): the parser used to index the empty default and
+    fail, taking every ``turnbudget`` subcommand's help down with it."""
+    from turnbudget.cli.flags import config_from_args, config_parser
+    from turnbudget.train import TrainConfig
+
+    parser = config_parser(TrainConfig, "train")
+    args = parser.parse_args(["--budget-schedule", "uniform:12-20,uniform:21-40"])
+    config = config_from_args(TrainConfig, args)
+    assert config.budget_schedule == ("uniform:12-20", "uniform:21-40")
+    assert config_from_args(TrainConfig, parser.parse_args([])).budget_schedule == ()

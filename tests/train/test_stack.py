@@ -104,3 +104,59 @@ def test_the_learners_vector_env_carries_only_small_infos():
             assert all(type(info[key]) in (bool, int) for key in TRAINING_INFO_KEYS)
     finally:
         venv.close()
+
+
+def _budgets(env, episodes: int, steps_per_episode: int) -> list[int]:
+    """The turn budget of each of ``episodes`` episodes, each cut after a fixed number of steps."""
+    budgets = []
+    for _ in range(episodes):
+        _, info = env.reset()
+        budgets.append(info["turn_budget"])
+        for i in range(steps_per_episode):
+            mask = info["action_mask"]
+            _, _, terminated, truncated, info = env.step(int(np.flatnonzero(mask)[i % mask.sum()]))
+            if terminated or truncated:
+                break
+    return budgets
+
+
+def test_a_budget_schedule_draws_short_budgets_first_then_longer_ones():
+    """The progressive horizon: phase i of the schedule sets the budgets of the episodes that
+    start in the i-th share of this sub-env's steps (total_steps / n_envs)."""
+    config = _config(
+        process_reward=False,
+        budget_mix="uniform:12-40",  # replaced by the schedule's phases
+        budget_schedule=("3", "uniform:5-6", "9"),
+        total_steps=120,
+        n_envs=4,  # 30 steps per sub-env: 10 per phase
+    )
+    env = make_env(config, index=2)
+    # 3 steps per episode (no maze is won in 3: d* >= 5): episodes start at steps 0, 3, 6, ...
+    budgets = _budgets(env, episodes=12, steps_per_episode=3)
+    assert budgets[:4] == [3] * 4, budgets  # starting at steps 0..9: the first phase
+    assert set(budgets[4:7]) <= {5, 6}, budgets  # 12..18: the second
+    assert budgets[7:] == [9] * 5, budgets  # 21 on: the last phase, which runs on
+    assert _budgets(make_env(config, index=2), 12, 3) == budgets  # reproducible from the seed
+
+
+def test_a_budget_schedule_is_checked_before_training():
+    with pytest.raises(ValueError, match="Cannot parse budget mix"):
+        TrainConfig(budget_schedule=("uniform:5-9", "lots"))
+    with pytest.raises(ValueError, match="Expect `budget_schedule` to be a sequence"):
+        TrainConfig(budget_schedule="uniform:5-9")
+    assert TrainConfig(budget_schedule=["10", "20"]).budget_schedule == ("10", "20")
+
+
+def test_the_hidden_budget_stack_has_no_budget_features():
+    """budgetmix-hidden's stack: the same world and commands, the budget in no feature."""
+    shown = make_env(_config(process_reward=False, budget_mix="uniform:4-30", reveal="always"))
+    hidden = make_env(_config(process_reward=False, budget_mix="uniform:4-30", reveal="never"))
+    obs_shown, _ = shown.reset(seed=1)
+    obs_hidden, _ = hidden.reset(seed=1)
+    assert obs_hidden.shape[0] < obs_shown.shape[0]
+    # Two episodes with other budgets give the hidden policy the same first observation.
+    firsts = []
+    for budget in (4, 30):
+        obs, _ = hidden.reset(seed=1, options={"turn_budget": budget})
+        firsts.append(obs)
+    np.testing.assert_array_equal(*firsts)

@@ -22,6 +22,7 @@ import ast
 import dataclasses
 import inspect
 import itertools
+import re
 import textwrap
 from typing import Any, TypeVar
 
@@ -89,7 +90,7 @@ def add_config_arguments(
             )
             continue
         if isinstance(default, tuple):
-            kind, shown = type(default[0]), ",".join(map(str, default))
+            kind, shown = _element_type(f, default), ",".join(map(str, default)) or "none"
             parser.add_argument(
                 flag,
                 type=lambda text, k=kind: _parse_list(k, text),
@@ -103,6 +104,18 @@ def add_config_arguments(
                 default=None if unset_is_none else default,
                 help=f"{doc} (default: {default})",
             )
+
+
+def _element_type(f: dataclasses.Field, default: tuple) -> type:
+    """The element type of a tuple field: its default's, or, for an empty default, its
+    annotation's (``tuple[str, ...]``)."""
+    if default:
+        return type(default[0])
+    annotation = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+    match = re.match(r"\s*tuple\[\s*(int|float|str)\b", str(annotation))
+    if match is None:
+        raise TypeError(f"Cannot tell the element type of `{f.name}` ({annotation}) for its flag")
+    return {"int": int, "float": float, "str": str}[match.group(1)]
 
 
 def config_from_args(config_class: type[C], args: argparse.Namespace) -> C:

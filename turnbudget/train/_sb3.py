@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,10 @@ def save_policy(model: Any, config: TrainConfig) -> Path:
 
 
 def write_summary(config: TrainConfig, summary: dict[str, Any]) -> dict[str, Any]:
-    """Write ``summary.json`` into ``config.out``; return ``summary``."""
-    (Path(config.out) / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    """Write ``summary.json`` into ``config.out``, last and atomically (a run killed before it
+    left no summary: callers that resume read its presence as "finished"); return ``summary``."""
+    path = Path(config.out) / "summary.json"
+    partial = path.with_suffix(".json.partial")
+    partial.write_text(json.dumps(summary, indent=2) + "\n")
+    os.replace(partial, path)
     return summary

@@ -45,6 +45,10 @@ class TrainConfig:
     """Fixed turn budget T (ignored when ``budget_mix`` is set)."""
     budget_mix: str = ""
     """BudgetMix distribution, e.g. ``uniform:12-40`` (empty: fixed ``turn_budget``)."""
+    budget_schedule: tuple[str, ...] = ()
+    """A progressive horizon (as ScalingInter-RL): one BudgetMix per phase, short budgets first,
+    e.g. ``uniform:12-20,uniform:21-30,uniform:31-40``; the run's steps are split evenly
+    between the phases, and a phase's budgets replace ``budget_mix`` / ``budget`` (empty: none)."""
     process_reward: bool = False
     """Add potential-based shaping from the oracle's distance (`ProcessReward`)."""
     process_scale: float = 0.1
@@ -113,6 +117,17 @@ class TrainConfig:
             value = getattr(self, name)
             if value not in choices:
                 raise ValueError(f"Expect `{name}` to be one of {choices}, got {value!r}")
+        if isinstance(self.budget_schedule, str):
+            raise ValueError(
+                "Expect `budget_schedule` to be a sequence of BudgetMix strings, one per phase, "
+                f"got the string {self.budget_schedule!r}"
+            )
+        if self.budget_schedule:
+            from turnbudget.wrappers.sample_turn_budget import BudgetMix
+
+            self.budget_schedule = tuple(str(phase) for phase in self.budget_schedule)
+            for phase in self.budget_schedule:
+                BudgetMix.parse(phase)  # a clear error for a bad phase, before any training
 
     def bootstraps(self) -> bool:
         """Whether the learner bootstraps the value where the budget ran out (see

@@ -3,7 +3,8 @@
 ::
 
     TurnBudget (fixed T) or SampleTurnBudget (BudgetMix) -> ProcessReward (optional)
-    -> RevealBudget -> DiscreteActions -> TextFeatures -> HistoryFeatures -> TaskSeeds
+    -> RevealBudget -> DiscreteActions -> TextFeatures -> HistoryFeatures
+    -> BudgetSchedule (a progressive horizon, optional) -> TaskSeeds
 
 `PolicyAgent` rebuilds the same features from text; `policy_encoding` records
 how (``encoding.json``).
@@ -11,6 +12,7 @@ how (``encoding.json``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -22,7 +24,14 @@ from turnbudget.train.config import TrainConfig
 from turnbudget.wrappers.history_features import HistoryFeatures
 from turnbudget.wrappers.stack import drop_checks
 
-__all__ = ["TRAINING_INFO_KEYS", "SmallInfo", "TaskSeeds", "make_env", "training_encoding"]
+__all__ = [
+    "TRAINING_INFO_KEYS",
+    "BudgetSchedule",
+    "SmallInfo",
+    "TaskSeeds",
+    "make_env",
+    "training_encoding",
+]
 
 #: The info keys `SmallInfo` keeps, as plain Python scalars.
 TRAINING_INFO_KEYS = ("won", "lost", "turns_used", "turn_budget")
@@ -47,6 +56,57 @@ class TaskSeeds(gym.Wrapper):
         span = self.pool if self.pool > 0 else 2**31
         task = self.base + int(self._rng.integers(span))
         return self.env.reset(seed=task, options=options)
+
+
+class BudgetSchedule(gym.Wrapper):
+    """A progressive horizon: the turn budget of each episode drawn from the current phase's mix.
+
+    Phase ``i`` of ``len(phases)`` covers this env's steps ``i * steps_per_phase`` to
+    ``(i + 1) * steps_per_phase - 1`` (the last phase runs on); an episode takes the
+    phase in force when it starts. The draws come from a generator seeded by ``seed``,
+    so a run is reproducible; the budget goes down as ``options["turn_budget"]``, which
+    wins over the stack's own `TurnBudget` / `SampleTurnBudget`.
+
+    Example:
+        >>> import turnbudget
+        >>> env = BudgetSchedule(turnbudget.make("turnbudget/Maze-Easy-v0"), ["3", "50"], 4, 0)
+        >>> budgets = []
+        >>> for _ in range(3):
+        ...     _, info = env.reset(seed=0)
+        ...     budgets.append(info["turn_budget"])
+        ...     for _ in range(3):
+        ...         _ = env.step("look")
+        >>> budgets
+        [3, 3, 50]
+    """
+
+    def __init__(self, env: gym.Env, phases: Sequence[str], steps_per_phase: int, seed: int):
+        from turnbudget.wrappers.sample_turn_budget import BudgetMix
+
+        super().__init__(env)
+        if isinstance(phases, str) or not phases:
+            raise ValueError(f"Expect `phases` to be a non-empty sequence of mixes, got {phases!r}")
+        if not isinstance(steps_per_phase, int) or steps_per_phase < 1:
+            raise ValueError(
+                f"Expect `steps_per_phase` to be a positive int, got {steps_per_phase!r}"
+            )
+        self.phases = [BudgetMix.coerce(phase) for phase in phases]
+        self.steps_per_phase = steps_per_phase
+        self.steps = 0
+        self._rng = np.random.default_rng([seed, 0x5C4E])
+
+    @property
+    def phase(self) -> int:
+        """The phase in force (0-based)."""
+        return min(self.steps // self.steps_per_phase, len(self.phases) - 1)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        budget = self.phases[self.phase].sample(self._rng)
+        return self.env.reset(seed=seed, options={**(options or {}), "turn_budget": budget})
+
+    def step(self, action: Any):
+        self.steps += 1
+        return self.env.step(action)
 
 
 class SmallInfo(gym.Wrapper):
@@ -81,8 +141,13 @@ def make_env(config: TrainConfig, index: int = 0, process_reward: bool | None = 
     optimal policy of the budget-capped return.
     """
     shaping = config.process_reward if process_reward is None else process_reward
-    features = _features(config, shaping)
-    return TaskSeeds(features, config.task_seed_base, config.task_pool, config.seed * 1000 + index)
+    env: gym.Env = _features(config, shaping)
+    env_seed = config.seed * 1000 + index
+    if config.budget_schedule:
+        per_env = max(1, config.total_steps // config.n_envs)  # each sub-env's share of the steps
+        phase_steps = max(1, per_env // len(config.budget_schedule))
+        env = BudgetSchedule(env, config.budget_schedule, phase_steps, env_seed)
+    return TaskSeeds(env, config.task_seed_base, config.task_pool, env_seed)
 
 
 def training_encoding(config: TrainConfig, activation: str) -> dict[str, Any]:
@@ -102,7 +167,8 @@ def _features(config: TrainConfig, shaping: bool) -> HistoryFeatures:
     }
     env = turnbudget.make(
         config.env_id,
-        turn_budget=None if config.budget_mix else config.turn_budget,
+        # (a `BudgetSchedule` outside sets each episode's budget)
+        turn_budget=None if config.budget_mix or config.budget_schedule else config.turn_budget,
         budget_mix=config.budget_mix or None,
         process_reward=shaping_kwargs if shaping else None,
         reveal=config.reveal,
