@@ -42,6 +42,37 @@ def test_masked_index_costs_a_turn_and_bad_index_raises():
     env.step(np.array(0))
 
 
+def test_a_final_observation_keeps_a_mask_to_sample_from():
+    """Gymnasium's next-step autoreset (and TorchRL) draw an action from the final observation:
+    an all-False mask there crashed TorchRL's ``ActionMask`` ("invalid multinomial distribution")."""
+    from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+    env = turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=8)
+    _, info = env.reset(seed=8)
+    terminated = False
+    for _ in range(100):  # the shortest way to the goal
+        action = info["action_commands"].index(sorted(env.unwrapped.optimal_actions())[0])
+        _, _, terminated, _, info = env.step(action)
+        if terminated:
+            break
+    assert terminated and info["action_commands"] == []
+    assert info["action_mask"].tolist() == [True] + [False] * 7  # one slot open, never played
+    observation, reward, terminated, _, _ = env.step(0)  # the game is over: nothing is played
+    assert terminated and reward == 0.0 and "reset()" in observation
+
+    def make():
+        return turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=8)
+
+    venv = SyncVectorEnv([make], autoreset_mode=AutoresetMode.NEXT_STEP)
+    _, infos = venv.reset(seed=8)
+    rng = np.random.default_rng(0)
+    for _ in range(300):  # random masked play through several episode ends
+        assert infos["action_mask"].any(axis=1).all()
+        action = rng.choice(np.flatnonzero(infos["action_mask"][0]))
+        _, _, _, _, infos = venv.step(np.array([action]))
+    venv.close()
+
+
 def test_commands_past_max_actions_are_dropped():
     env = DiscreteActions(gym.make(STUB_ID, length=10), max_actions=2)
     _, info = env.reset(seed=1)

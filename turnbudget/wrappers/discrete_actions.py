@@ -76,7 +76,10 @@ class CommandSlots:
             self._warned = True
         self.commands = commands[: self.max_actions]
         self.mask = np.zeros(self.max_actions, dtype=bool)
-        self.mask[: len(self.commands)] = True
+        # No command once the episode has ended: slot 0 stays open, so the mask is still a
+        # distribution to sample from (Gymnasium's next-step autoreset and TorchRL draw an
+        # action from the final observation, then ignore it); it is never played.
+        self.mask[: max(1, len(self.commands))] = True
 
     def command(self, action: Any) -> str:
         """The command for index ``action`` (a non-command when it is masked).
