@@ -260,3 +260,24 @@ def test_maze_progress_is_zero_until_the_goal_is_found():
         _, _, _, _, info = env.step(game.optimal_actions()[0])
         seen.append(info["progress"])
     assert seen[-1] == 1.0 and set(seen[:-1]) == {0.0}
+
+
+@pytest.mark.parametrize("env_id", ["turnbudget/Maze-Medium-v0", "turnbudget/KeyQuest-Medium-v0"])
+def test_a_copy_draws_what_the_original_draws_without_reading_os_entropy(env_id, monkeypatch):
+    """A look-ahead copy (a checked slip, a probe) takes the original's generator state; it
+    no longer seeds a fresh generator from OS entropy first (as much as the rest of a copy)."""
+    import copy
+
+    import numpy.random.bit_generator as bit_generator
+
+    game = gym.make(env_id).unwrapped
+    game.reset(seed=3)
+    game.np_random.random(5)  # (somewhere in its stream)
+
+    def entropy(bits):
+        raise AssertionError("a copy read OS entropy")
+
+    monkeypatch.setattr(bit_generator, "randbits", entropy)
+    clone = copy.deepcopy(game)
+    assert clone.np_random is not game.np_random
+    assert clone.np_random.random(4).tolist() == game.np_random.random(4).tolist()

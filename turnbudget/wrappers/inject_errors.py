@@ -84,20 +84,29 @@ class ErrorSchedule:
         """Start an episode's stream."""
         self._episode_seed = int(episode_seed)
         self._stream = np.random.default_rng([self._episode_seed, 0])
-        self._draws: list[list[float]] = []  # (fires, pick) per turn, drawn in blocks
+        self._planned: list[str | None] = []  # the kind (or None) per turn, decided in blocks
 
     def planned(self, turn: int) -> str | None:
         """The error kind scheduled at ``turn`` (1-based) of this episode, or None."""
-        draws = self._draws
-        while len(draws) < turn:
-            draws.extend(self._stream.random((_DRAW_BLOCK, 2)).tolist())
-        fires, pick = draws[turn - 1]
-        if turn in self.schedule:
-            return self.schedule[turn]
-        if fires < self.rate:
-            index = bisect.bisect_right(self._cumulative, pick)
-            return self.kinds[min(index, len(self.kinds) - 1)]
-        return None
+        planned = self._planned
+        while len(planned) < turn:
+            self._plan_block()
+        return planned[turn - 1]
+
+    def _plan_block(self) -> None:
+        """Decide the next `_DRAW_BLOCK` turns from their (fires, pick) pairs of uniforms: once
+        per block, so a turn costs one list lookup."""
+        first = len(self._planned) + 1
+        rate, cumulative, kinds = self.rate, self._cumulative, self.kinds
+        last = len(kinds) - 1
+        block = [
+            kinds[min(bisect.bisect_right(cumulative, pick), last)] if fires < rate else None
+            for fires, pick in self._stream.random((_DRAW_BLOCK, 2)).tolist()
+        ]
+        for turn, kind in self.schedule.items():  # (fixed errors take precedence)
+            if first <= turn < first + _DRAW_BLOCK:
+                block[turn - first] = kind
+        self._planned.extend(block)
 
     def turn_rng(self, turn: int) -> np.random.Generator:
         """The generator an error at ``turn`` uses: seeded by (episode seed, turn)."""
@@ -252,17 +261,15 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         if self._text_actions and not isinstance(action, str):
             raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
         self._turn += 1
-        kind = self.planned_error(self._turn)
-        if kind is None:
-            result = self.env.step(action)
-            event = None
-        else:
-            result, event = getattr(self, f"_{kind}")(action)
-        obs, reward, terminated, truncated, info = result
+        kind = self.errors.planned(self._turn)
+        if kind is None:  # (most turns: the env's step, and the list the agent will see)
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            self._admissible = info.get("admissible_actions", [])
+            return obs, reward, terminated, truncated, info
+        (obs, reward, terminated, truncated, info), event = getattr(self, f"_{kind}")(action)
         # Absent on quiet turns: vector envs cannot batch a key that is sometimes None.
-        if event is not None:
-            assert "injected_error" not in info, "info['injected_error'] set twice"
-            info["injected_error"] = event
+        assert "injected_error" not in info, "info['injected_error'] set twice"
+        info["injected_error"] = event
         self._admissible = info.get("admissible_actions", [])
         return obs, reward, terminated, truncated, info
 

@@ -432,7 +432,17 @@ def check_env_index(env_index: Any) -> int | None:
     return None if env_index is None else int(env_index)
 
 
+# Event values recorded as they are (an `InjectedError`'s own types, checked exactly: an
+# ABC check such as `is_int` costs more than the rest of a value's handling).
+_AS_IS = frozenset({int, bool, float, type(None)})
+
+
 def _jsonable(event: Any) -> dict[str, Any] | None:
     if not event:
         return None
-    return {k: (int(v) if is_int(v) else cap_strings(v)) for k, v in event.items()}
+    return {
+        k: v
+        if type(v) in _AS_IS or (type(v) is str and len(v) <= MAX_RECORD_TEXT)
+        else (int(v) if is_int(v) else cap_strings(v))
+        for k, v in event.items()
+    }

@@ -210,3 +210,71 @@ def test_keyquest_solves_only_new_states_and_finds_the_same_distances(env_id, mo
             _, _, terminated, truncated, info = env.step(agent.act("", info))
             done = terminated or truncated
     assert 0 < again < full  # (was the whole closure again, each time)
+
+
+def _planned_per_turn(schedule, seed, turns):
+    """`ErrorSchedule.planned` as it was (commit 5334dd6): the t-th (fires, pick) pair of the
+    episode's stream decided at turn t, a fixed error taking precedence."""
+    import bisect
+    import itertools
+
+    stream = np.random.default_rng([seed, 0])
+    draws = stream.random((-(-turns // 64) * 64, 2)).tolist()
+    cumulative = list(itertools.accumulate(schedule.probabilities))
+    out = []
+    for turn in range(1, turns + 1):
+        fires, pick = draws[turn - 1]
+        if turn in schedule.schedule:
+            out.append(schedule.schedule[turn])
+        elif fires < schedule.rate:
+            index = bisect.bisect_right(cumulative, pick)
+            out.append(schedule.kinds[min(index, len(schedule.kinds) - 1)])
+        else:
+            out.append(None)
+    return out
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"rate": 0.05},
+        {"rate": 0.5, "kinds": ("setback", "slip"), "weights": (3, 1)},
+        {"rate": 1.0, "kinds": ("transient",)},
+        {"rate": 0.2, "schedule": {1: "slip", 64: "setback", 65: "transient", 200: "slip"}},
+        {"schedule": [(3, "setback"), (128, "slip")]},
+    ],
+)
+def test_error_schedules_decided_per_block_are_the_per_turn_ones(kwargs):
+    """Kinds decided 64 turns at a time (one list lookup per turn) are those decided turn by
+    turn from the same draws, across block edges and whatever order turns are asked in."""
+    from turnbudget.wrappers.inject_errors import ErrorSchedule
+
+    schedule = ErrorSchedule(**kwargs)
+    for seed in (0, 7, 2**63 + 5):
+        expected = _planned_per_turn(schedule, seed, 300)
+        schedule.start(seed)
+        assert [schedule.planned(t) for t in range(1, 301)] == expected
+        schedule.start(seed)
+        assert [schedule.planned(t) for t in (200, 1, 65, 64, 300)] == [
+            expected[t - 1] for t in (200, 1, 65, 64, 300)
+        ]
+
+
+def test_injected_errors_are_recorded_as_plain_json_values():
+    """An event's NumPy ints become ints and a long narration is capped; plain values are
+    kept as they are (bools stay bools, None stays None)."""
+    from turnbudget.records import MAX_RECORD_TEXT
+    from turnbudget.wrappers.record_step_outcomes import _jsonable
+
+    event = {
+        "kind": "setback", "turn": np.int64(3), "applied": True, "distance_before": 4,
+        "distance_after": None, "narration": "x" * (MAX_RECORD_TEXT + 10),
+        "replaced_action": "go west", "weight": 0.5, "extra": [np.int32(2), "b"],
+    }  # fmt: skip
+    record = _jsonable(event)
+    assert record["turn"] == 3 and type(record["turn"]) is int
+    assert record["applied"] is True and record["distance_after"] is None
+    assert record["distance_before"] == 4 and record["weight"] == 0.5
+    assert len(record["narration"]) == MAX_RECORD_TEXT
+    assert record["replaced_action"] == "go west" and record["extra"] == [2, "b"]
+    assert _jsonable({}) is None and _jsonable(None) is None
