@@ -525,3 +525,53 @@ def test_an_interrupted_ray_run_resumes(tmp_path, shared_ray):
     result = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), out=out, backend="ray", workers=2, **GRID)
     assert result.n_run == total - logged
     assert result.episodes == clean.episodes
+
+
+class _SwallowingRay:
+    """Ray, except that its ``wait`` swallows a KeyboardInterrupt raised in it (returns as if
+    it timed out): what a SIGINT consumed by Ray's own signal check without being raised looks
+    like to the driver. The CI failure this stands for: the run above once waited on its
+    blocked actor for good after the interrupt was sent."""
+
+    exceptions = ray.exceptions
+
+    def wait(self, refs: list, **kwargs):
+        try:
+            return ray.wait(refs, **kwargs)
+        except KeyboardInterrupt:
+            return [], list(refs)
+
+
+@pytest.mark.timeout(600, method="thread")  # a guard: the wait below has no deadline
+def test_a_ctrl_c_rays_wait_swallows_still_stops_the_drivers_wait(tmp_path, shared_ray):
+    """The driver's wait on an actor that never answers (no timeout) ends with
+    KeyboardInterrupt on Ctrl-C even when Ray's wait does not raise it."""
+    import signal
+
+    from turnbudget.eval.run.backends.ray import _wait_interruptibly
+
+    gate = tmp_path / "open"
+
+    @ray.remote(num_cpus=0)
+    def blocked(path: str) -> None:
+        wait_until(Path(path).exists)
+
+    ref = blocked.remote(os.fspath(gate))
+    main_thread, ended = threading.get_ident(), threading.Event()
+
+    def interrupt() -> None:
+        wait_until(lambda: ended.is_set() or _in_ray_wait(main_thread))
+        if not ended.is_set():
+            os.kill(os.getpid(), signal.SIGINT)
+
+    interrupter = threading.Thread(target=interrupt, daemon=True)
+    interrupter.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _wait_interruptibly(_SwallowingRay(), [ref], None)
+    finally:
+        ended.set()
+        interrupter.join()
+        gate.touch()  # the task ends
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # (restored)
+    ray.get(ref)
