@@ -97,7 +97,7 @@ class Config:
     """K values of the baselines' grid"""
     baseline_n: int = 8
     """the baselines' episodes per task"""
-    probe_tasks: int = 12
+    probe_tasks: int = 24
     """probe task seeds per env, from the drawn tasks (0: no probes)"""
     probe_prefixes: tuple[float, ...] = (0.5,)
     """probe prefixes, as fractions of each task's optimal plan"""
