@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -478,13 +480,30 @@ def _in_ray_wait(thread_id: int) -> bool:
     )
 
 
+@contextlib.contextmanager
+def _interrupt_when(ready: Callable[[], bool]) -> Iterator[None]:
+    """Send this process SIGINT (from a thread) once ``ready()`` holds during the block."""
+    ended = threading.Event()
+
+    def interrupt() -> None:
+        wait_until(lambda: ended.is_set() or ready())
+        if not ended.is_set():
+            os.kill(os.getpid(), signal.SIGINT)
+
+    interrupter = threading.Thread(target=interrupt, daemon=True)
+    interrupter.start()
+    try:
+        yield
+    finally:
+        ended.set()
+        interrupter.join()
+
+
 @pytest.mark.timeout(600, method="thread")  # a guard: the waits below have no deadline
 def test_an_interrupted_ray_run_resumes(tmp_path, shared_ray):
     """Ctrl-C in the driver while it waits on Ray for an actor that will never answer: the
     run stops at once, the actors go, the logs keep whole episodes only, and the same call
     resumes to the clean run's records."""
-    import signal
-
     from turnbudget.eval.run.backends.supervisor import chunk_size
 
     clean = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), **GRID)
@@ -497,7 +516,7 @@ def test_an_interrupted_ray_run_resumes(tmp_path, shared_ray):
     # there for good: the run cannot end. The other actor plays the other episodes; once they
     # are logged the driver has nothing to do but wait on Ray, and is interrupted there.
     agent = GatedOracle(0.3, os.fspath(gate), os.fspath(log), after=3)
-    main_thread, ended = threading.get_ident(), threading.Event()
+    main_thread = threading.get_ident()
 
     def held() -> bool:
         return (
@@ -507,19 +526,8 @@ def test_an_interrupted_ray_run_resumes(tmp_path, shared_ray):
             and _in_ray_wait(main_thread)
         )
 
-    def interrupt() -> None:
-        wait_until(lambda: ended.is_set() or held())
-        if not ended.is_set():
-            os.kill(os.getpid(), signal.SIGINT)
-
-    interrupter = threading.Thread(target=interrupt, daemon=True)
-    interrupter.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            evaluate([MAZE, KEYQUEST], agent, out=out, backend="ray", workers=2, **GRID)
-    finally:
-        ended.set()
-        interrupter.join()
+    with _interrupt_when(held), pytest.raises(KeyboardInterrupt):
+        evaluate([MAZE, KEYQUEST], agent, out=out, backend="ray", workers=2, **GRID)
     logged = len(read_jsonl(log)[0])
     assert 3 <= logged < total and logged == total - 1
     result = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), out=out, backend="ray", workers=2, **GRID)
@@ -546,8 +554,6 @@ class _SwallowingRay:
 def test_a_ctrl_c_rays_wait_swallows_still_stops_the_drivers_wait(tmp_path, shared_ray):
     """The driver's wait on an actor that never answers (no timeout) ends with
     KeyboardInterrupt on Ctrl-C even when Ray's wait does not raise it."""
-    import signal
-
     from turnbudget.eval.run.backends.ray import _wait_interruptibly
 
     gate = tmp_path / "open"
@@ -557,21 +563,11 @@ def test_a_ctrl_c_rays_wait_swallows_still_stops_the_drivers_wait(tmp_path, shar
         wait_until(Path(path).exists)
 
     ref = blocked.remote(os.fspath(gate))
-    main_thread, ended = threading.get_ident(), threading.Event()
-
-    def interrupt() -> None:
-        wait_until(lambda: ended.is_set() or _in_ray_wait(main_thread))
-        if not ended.is_set():
-            os.kill(os.getpid(), signal.SIGINT)
-
-    interrupter = threading.Thread(target=interrupt, daemon=True)
-    interrupter.start()
+    main_thread = threading.get_ident()
     try:
-        with pytest.raises(KeyboardInterrupt):
+        with _interrupt_when(lambda: _in_ray_wait(main_thread)), pytest.raises(KeyboardInterrupt):
             _wait_interruptibly(_SwallowingRay(), [ref], None)
     finally:
-        ended.set()
-        interrupter.join()
         gate.touch()  # the task ends
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # (restored)
     ray.get(ref)
