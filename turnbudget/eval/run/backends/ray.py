@@ -32,9 +32,7 @@ Chunks are pipelined: each actor holds two, the next queued before the previous
 returns.
 
 Failing to start or reach Ray, or to start any actor, raises `WorkersUnavailable`
-with what failed and what to do (the CLI prints it as one line). Ctrl-C stops a run
-within about a second (`_WAIT_SLICE`), even one waiting on an actor that never answers;
-the finished episodes are kept, and the same call resumes.
+with what failed and what to do (the CLI prints it as one line).
 """
 
 from __future__ import annotations
@@ -42,10 +40,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -65,54 +61,6 @@ OBJECT_STORE_BYTES = 200 * 1024**2
 #: Seconds an actor may take to start (a cluster without a free CPU keeps it pending): the
 #: run fails when none is up by then, and goes on without one that is not.
 START_TIMEOUT = 120.0
-
-#: The longest one ``ray.wait`` of the driver blocks: between two, a Ctrl-C that Ray's own
-#: signal check consumed without raising is raised (see `_wait_interruptibly`).
-_WAIT_SLICE = 1.0
-
-
-def _wait_interruptibly(ray: Any, refs: list[Any], timeout: float | None) -> list[Any]:
-    """``ray.wait(refs, num_returns=1, timeout=timeout)``, where Ctrl-C always stops the wait.
-
-    Ray checks for signals while it waits, but a SIGINT can reach the driver while it waits
-    on an actor that will never answer and Ray not raise it (seen in CI: a run interrupted
-    there waited on for good). So, in the main thread under Python's own SIGINT handler, the
-    wait runs in slices of `_WAIT_SLICE` under a handler that also notes the interrupt, and a
-    noted one is raised between slices.
-    """
-    end = None if timeout is None else time.monotonic() + timeout
-    with _noting_interrupts() as interrupted:
-        while True:
-            left = _WAIT_SLICE if end is None else max(0.0, end - time.monotonic())
-            ready, _ = ray.wait(refs, num_returns=1, timeout=min(left, _WAIT_SLICE))
-            if interrupted.is_set():
-                raise KeyboardInterrupt
-            if ready or (end is not None and time.monotonic() >= end):
-                return ready
-
-
-@contextlib.contextmanager
-def _noting_interrupts() -> Iterator[threading.Event]:
-    """An event set by any SIGINT while the block runs (raised as usual too). Only in the
-    main thread, and only over Python's default handler: a handler of the caller's is left
-    alone (the event then never sets)."""
-    interrupted = threading.Event()
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
-        yield interrupted
-        return
-
-    def note(signum: int, frame: Any) -> None:
-        interrupted.set()
-        signal.default_int_handler(signum, frame)
-
-    signal.signal(signal.SIGINT, note)
-    try:
-        yield interrupted
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def import_ray() -> Any:
@@ -294,7 +242,7 @@ class _Actors(Workers):
             timeout = limit if timeout is None else min(timeout, limit)
         if not refs:
             return []
-        ready = _wait_interruptibly(ray, refs, timeout)
+        ready, _ = ray.wait(refs, num_returns=1, timeout=timeout)
         if ready:  # take every call already finished, not just the first
             ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
         self._settle([ref for ref in ready if ref in self._starting])
