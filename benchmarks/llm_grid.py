@@ -401,8 +401,16 @@ def summarize(
         usage = run.result.summary.get("agent_usage") or {}
         timing["runs"][label] = {"seconds": round(run.seconds, 1), "episodes_run": run.result.n_run,
                                  "turns": turns, "usage": usage}  # fmt: skip
-    model = [timing["runs"][k] for k in ("llm-hidden", "llm-visible") if k in timing["runs"]]
-    decisions, seconds = sum(r["turns"] for r in model), sum(r["seconds"] for r in model)
+    # Only runs this invocation played are timed: a resumed run (nothing left to play) took
+    # its time in an earlier one. A decision is a request to the model ("turns" counts one
+    # scoring mode only: the visible run's reruns at each T are decisions too).
+    model = [
+        timing["runs"][k] for k in ("llm-hidden", "llm-visible")
+        if k in timing["runs"] and timing["runs"][k]["episodes_run"]
+    ]  # fmt: skip
+    decisions = sum(r["usage"].get("requests", r["turns"]) for r in model)
+    seconds = sum(r["seconds"] for r in model)
+    timing["resumed"] = [k for k, r in timing["runs"].items() if not r["episodes_run"]]
     timing["model_decisions"] = decisions
     timing["model_seconds"] = round(seconds, 1)
     timing["decisions_per_s"] = round(decisions / seconds, 3) if seconds else None
@@ -539,8 +547,14 @@ def write_report(summary: Mapping[str, Any], out: Path, results: str = "") -> No
         "",
         "## Timing",
         "",
-        f"Finished stages ({', '.join(summary['finished'])}): {timing.get('total_seconds')} s; "
-        f"the model's {timing['model_decisions']} decisions "
+        f"Finished stages ({', '.join(summary['finished'])}): {timing.get('total_seconds')} s"
+        + (
+            f" (resumed, so timed by an earlier invocation, not here: "
+            f"{', '.join(timing['resumed'])})"
+            if timing.get("resumed")
+            else ""
+        )
+        + f"; the model's {timing['model_decisions']} decisions "
         f"in {timing['model_seconds']} s of Pass@(K,T) runs ({timing['decisions_per_s']} "
         f"decisions/s; {timing.get('decisions_per_cpu_s')} per CPU second of this process); "
         f"probes {probes.get('seconds', 0)} s; CPU seconds per stage {timing.get('cpu_seconds')}; "
