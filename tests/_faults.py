@@ -27,6 +27,16 @@ from turnbudget.agents import OracleAgent
 from turnbudget.eval.run.plan import agent_seed
 
 
+def timeout_clear_of(clean_run_seconds: float) -> float:
+    """The per-episode timeout for a test whose hanging episodes end only by it.
+
+    30 times the wall time of the whole clean run the test just made (every episode of it,
+    so each sound episode gets hundreds of times its own need), and at least 2 s. It grows
+    with the machine's load as the sound episodes do, instead of racing a fixed number.
+    """
+    return max(2.0, 30.0 * clean_run_seconds)
+
+
 def seeds_of(seed: int, episodes: Iterable[tuple[str, int, int]]) -> frozenset[int]:
     """The agent seeds of ``(env_id, task_seed, rep)`` episodes under base seed ``seed``."""
     return frozenset(agent_seed(seed, env, task, rep) for env, task, rep in episodes)

@@ -10,10 +10,18 @@ from __future__ import annotations
 import functools
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
-from _faults import ExitingAgent, HangingAgent, KillOnceOracle, RaisingAgent, seeds_of
+from _faults import (
+    ExitingAgent,
+    HangingAgent,
+    KillOnceOracle,
+    RaisingAgent,
+    seeds_of,
+    timeout_clear_of,
+)
 
 from turnbudget.agents import OracleAgent
 from turnbudget.eval.analysis import summarize_run
@@ -28,10 +36,6 @@ MAZE = "turnbudget/Maze-Easy-v0"
 KEYQUEST = "turnbudget/KeyQuest-Easy-v0"
 GRID = dict(ks=[1, 2], ts=[8, 16], n=2, tasks=3, n_bootstrap=20)
 BAD = [(MAZE, 1, 0), (KEYQUEST, 2, 1)]  # (env id, task seed, repeat) of the faulty episodes
-# Seconds per episode for the timeout tests: a hanging episode only ends by it, and a sound
-# one needs at most ~0.07 s on two busy cores (measured: 2 CPU burners beside it), so this
-# margin (~30x) keeps sound episodes clear of it on a loaded machine.
-TIMEOUT = 2.0
 
 
 def records(out: Path) -> list[dict]:
@@ -39,8 +43,15 @@ def records(out: Path) -> list[dict]:
 
 
 def clean_run(tmp_path: Path) -> dict[str, dict]:
+    return timed_clean_run(tmp_path)[0]
+
+
+def timed_clean_run(tmp_path: Path) -> tuple[dict[str, dict], float]:
+    """The clean run's episodes by id, and the per-episode timeout that keeps them clear of it."""
+    start = time.perf_counter()
     result = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), out=tmp_path / "clean", **GRID)
-    return {e["episode_id"]: e for e in result.episodes}
+    timeout = timeout_clear_of(time.perf_counter() - start)
+    return {e["episode_id"]: e for e in result.episodes}, timeout
 
 
 def check_failed_run(out: Path, clean: dict[str, dict], kind: str, attempts: int) -> None:
@@ -119,11 +130,11 @@ def test_a_keyboard_interrupt_in_an_agent_still_stops_a_local_run(tmp_path):
 @pytest.mark.timeout(600, method="thread")  # a guard: the hanging episodes end only by the timeout
 @pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 1)])
 def test_a_hanging_agent_hits_the_timeout(tmp_path, backend, workers):
-    clean = clean_run(tmp_path)
+    clean, timeout = timed_clean_run(tmp_path)
     out = tmp_path / backend
     evaluate(
         [MAZE, KEYQUEST], HangingAgent(0.3, seeds_of(0, BAD)), out=out, backend=backend,
-        workers=workers, timeout=TIMEOUT, retries=1, **GRID,
+        workers=workers, timeout=timeout, retries=1, **GRID,
     )  # fmt: skip
     from turnbudget.eval.report import build_report
 
@@ -220,11 +231,11 @@ def test_a_hanging_batch_call_on_local_times_out_only_its_episode(tmp_path):
     replayed alone, and only the stuck episode fails to run."""
     from _faults import BatchHangingAgent
 
-    clean = clean_run(tmp_path)
+    clean, timeout = timed_clean_run(tmp_path)
     out = tmp_path / "local"
     evaluate(
         [MAZE, KEYQUEST], BatchHangingAgent(0.3, seeds_of(0, BAD)), out=out, backend="local",
-        timeout=TIMEOUT, retries=1, **GRID,
+        timeout=timeout, retries=1, **GRID,
     )  # fmt: skip
     from turnbudget.eval.report import build_report
 
