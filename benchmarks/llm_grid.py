@@ -103,6 +103,9 @@ class Config:
     """probe prefixes, as fractions of each task's optimal plan"""
     seed: int = 0
     """base seed of the agents"""
+    workers: int = 1
+    """processes that play the episodes and probes (the pool backend), each with its own copy
+    of the model (one core, ~0.3 GB): the records are the same whatever the number"""
     progress: bool = True
     """show a progress bar per run"""
 
@@ -302,21 +305,22 @@ def main(config: Config) -> dict[str, Any]:
     check_design(lengths, config.ts)
     seeds = sorted(lengths[config.envs[0]])
     out.mkdir(parents=True, exist_ok=True)
-    common = {"ts": config.ts, "seed": config.seed, "progress": config.progress}
+    common = {"ts": config.ts, "seed": config.seed, "progress": config.progress,
+              "workers": config.workers}  # fmt: skip
     agent = make_model(config)
     played: dict[str, Any] = {}
     probes: dict[str, Any] = {}
     # One run at a time, the report rewritten after each: a run stopped early keeps a
     # report of what finished (and rerunning the command resumes the rest).
     stages = [*baseline_runs(config, seeds), *model_runs(config, seeds, agent), None]
-    cpu: dict[str, float] = {}  # this process's CPU seconds per stage (the machine is shared)
+    cpu: dict[str, float] = {}  # CPU seconds per stage, its workers' too (the machine is shared)
     for run in stages:
-        cpu_started = time.process_time()
+        cpu_started = cpu_seconds()
         if run is None:
             probes = run_probes(config, agent, seeds, out / "probes")
         else:
             played.update(evaluate_runs([run], out, **common))
-        cpu["probes" if run is None else run.label] = round(time.process_time() - cpu_started, 1)
+        cpu["probes" if run is None else run.label] = round(cpu_seconds() - cpu_started, 1)
         load.append(os.getloadavg()[0])
         summary = summarize(config, lengths, played, probes)
         timing = summary["timing"]
@@ -332,6 +336,12 @@ def main(config: Config) -> dict[str, Any]:
     return summary
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and of its ended children (the pool's workers)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
 def run_probes(config: Config, agent: Any, seeds: Sequence[int], out: Path) -> dict[str, Any]:
     """Single-step and recovery-specific skill (slip errors) against random, with intervals."""
     if not config.probe_tasks:
@@ -342,7 +352,7 @@ def run_probes(config: Config, agent: Any, seeds: Sequence[int], out: Path) -> d
     tasks = list(seeds[: config.probe_tasks])
     result = probe(
         list(config.envs), agent, tasks=tasks, prefixes=config.probe_prefixes, kinds=("slip",),
-        seed=config.seed, label="llm", out=out, progress=config.progress,
+        seed=config.seed, label="llm", out=out, progress=config.progress, workers=config.workers,
     )  # fmt: skip
     groups = result.summary["agents"]["llm"]
     skills = groups.get("all") or next(iter(groups.values()))
@@ -556,7 +566,7 @@ def write_report(summary: Mapping[str, Any], out: Path, results: str = "") -> No
         )
         + f"; the model's {timing['model_decisions']} decisions "
         f"in {timing['model_seconds']} s of Pass@(K,T) runs ({timing['decisions_per_s']} "
-        f"decisions/s; {timing.get('decisions_per_cpu_s')} per CPU second of this process); "
+        f"decisions/s; {timing.get('decisions_per_cpu_s')} per CPU second); "
         f"probes {probes.get('seconds', 0)} s; CPU seconds per stage {timing.get('cpu_seconds')}; "
         f"1-minute load average at the start and after each stage "
         f"{timing.get('load_average_1min')}.",

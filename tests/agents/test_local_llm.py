@@ -177,3 +177,69 @@ def test_episodes_in_flight_resume_their_own_context_and_choose_as_one_at_a_time
             assert states.size <= cache_mb * 2**20  # 1 MiB holds no context: none is kept
             assert bool(states.entries) == (cache_mb == 64)
     assert played[4, 64] == played[1, 0] == played[4, 1]
+
+
+@pytest.mark.llm
+def test_a_decision_depends_on_its_request_alone_not_on_what_the_model_evaluated_before(
+    local_agent, monkeypatch
+):
+    """The scores the trie compares, for each request of two played episodes, are bit for bit
+    the same whether each request starts from nothing, the requests come in play order with
+    saved contexts, or in reverse order without them. Before aligned blocks, reusing a
+    context cut inside a batch moved logits by up to 0.8 (one choice in 40 changed)."""
+    from turnbudget.agents import local_llm
+    from turnbudget.eval import evaluate
+
+    requests = []
+    create = local_llm._Completions.create
+
+    def record(self, **body):
+        requests.append(body)
+        return create(self, **body)
+
+    monkeypatch.setattr(local_llm._Completions, "create", record)
+    evaluate("turnbudget/Maze-Easy-v0", local_agent(history=4), ks=(1,), ts=(6,), n=1, tasks=2)
+    monkeypatch.setattr(local_llm._Completions, "create", create)
+    assert len(requests) >= 8 and len({len(str(r["messages"])) for r in requests}) >= 6
+
+    scores = []
+    pick = local_llm._pick
+    monkeypatch.setattr(local_llm, "_pick", lambda s, *a: scores.append(s) or pick(s, *a))
+
+    def scores_by_request(cache_mb: int, order, from_nothing: bool) -> dict[int, list]:
+        client = local_agent(cache_mb=cache_mb)._sync_client()
+        seen = {}
+        for i in order:
+            if from_nothing:
+                client.llama.reset()
+            scores.clear()
+            client.create(**requests[i])
+            seen[i] = list(scores)
+        return seen
+
+    everyone = range(len(requests))
+    fresh = scores_by_request(0, everyone, from_nothing=True)
+    assert sum(map(len, fresh.values())) >= len(requests)  # the trie asked the model
+    assert scores_by_request(64, everyone, from_nothing=False) == fresh
+    assert scores_by_request(1, reversed(everyone), from_nothing=False) == fresh
+
+
+@pytest.mark.llm
+def test_a_pool_of_workers_plays_what_one_process_plays(local_agent):
+    """Forked from a process whose model has already played (the worst case: its context and
+    saved contexts come along), two pool workers sampling at temperature 0.7 choose what
+    one process chooses, episode for episode."""
+    from turnbudget.eval import evaluate
+
+    def played(workers: int) -> list:
+        result = evaluate(
+            "turnbudget/Maze-Easy-v0", local_agent(history=4, temperature=0.7), ks=(1,),
+            ts=(7,), n=1, tasks=4, workers=workers, backend="pool" if workers > 1 else None,
+        )  # fmt: skip
+        steps = sorted((s["episode_id"], s["turn"], s["action"]) for s in result.steps)
+        episodes = sorted((e["episode_id"], e["success"], e["turns_used"]) for e in result.episodes)
+        return [steps, episodes]
+
+    alone = played(1)
+    assert len(alone[0]) >= 20
+    assert played(2) == alone

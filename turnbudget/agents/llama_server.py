@@ -11,6 +11,10 @@ never read (sampling reads the context's own, and a restored state is evaluated
 again from its last token), so here a saved state keeps none of them: an entry
 is its context (a few MiB), the cap holds, and episodes in flight each resume
 from their own prompt.
+
+Each prompt is also evaluated as the in-process model does (`local_llm.BLOCK`):
+whole aligned blocks, then the tail, reusing only whole blocks, so an answer
+depends on its request alone, not on what the server answered before.
 """
 
 from __future__ import annotations
@@ -19,7 +23,26 @@ import ctypes
 import sys
 from typing import Any
 
-__all__ = ["main", "patch_save_state"]
+from turnbudget.agents.local_llm import BLOCKS_ATTRIBUTE, evaluate_in_blocks
+
+__all__ = ["main", "patch_evaluation", "patch_save_state"]
+
+
+def patch_evaluation() -> None:
+    """Make ``Llama.generate`` evaluate its prompt in aligned blocks first (see the module
+    docstring): llama-cpp-python's own prefix match then finds the blocks and evaluates
+    the tail in one batch."""
+    from llama_cpp import Llama
+
+    original_generate = Llama.generate
+
+    def generate(self: Any, tokens: Any, *args: Any, **kwargs: Any) -> Any:
+        tokens = list(tokens)
+        if tokens:
+            evaluate_in_blocks(self, tokens)
+        yield from original_generate(self, tokens, *args, **kwargs)
+
+    Llama.generate = generate
 
 
 def patch_save_state() -> None:
@@ -35,7 +58,7 @@ def patch_save_state() -> None:
         size = llama_cpp.llama_state_get_size(self._ctx.ctx)
         buffer = (ctypes.c_uint8 * size)()
         written = int(llama_cpp.llama_state_get_data(self._ctx.ctx, buffer, size))
-        return LlamaState(
+        state = LlamaState(
             input_ids=self.input_ids.copy(),
             scores=self.scores[:0].copy(),  # never read: see load_state
             n_tokens=self.n_tokens,
@@ -43,6 +66,8 @@ def patch_save_state() -> None:
             llama_state_size=written,
             seed=self._seed,
         )
+        state.blocks = getattr(self, BLOCKS_ATTRIBUTE, 0)  # how much of it may be reused
+        return state
 
     def load_state(self: Any, state: LlamaState) -> None:
         if self._logits_all:
@@ -51,6 +76,7 @@ def patch_save_state() -> None:
         self.n_tokens = state.n_tokens
         self._requires_eval = True
         self._seed = state.seed
+        setattr(self, BLOCKS_ATTRIBUTE, getattr(state, "blocks", 0))
         size = state.llama_state_size
         buffer = (ctypes.c_uint8 * size).from_buffer_copy(state.llama_state)
         if llama_cpp.llama_state_set_data(self._ctx.ctx, buffer, size) != size:
@@ -61,6 +87,7 @@ def patch_save_state() -> None:
 
 def main() -> None:
     patch_save_state()
+    patch_evaluation()
     from llama_cpp.server.__main__ import main as serve
 
     sys.argv[0] = "turnbudget.agents.llama_server"

@@ -23,6 +23,16 @@ bounded cache (``cache_mb``), and a decision resumes from the saved context
 that shares the longest prefix with its prompt, so each episode evaluates only
 its new tokens. ``concurrency`` defaults to 1: in one process more episodes in
 flight only overlap the envs' work with the model's.
+
+Determinism: a decision depends on its request alone, never on what the process
+evaluated before (other episodes, another order, a pool worker forked from a
+busy process). llama.cpp's CPU kernels compute the tokens of a batch's last,
+partial tile differently from whole tiles, so a context evaluated as one batch
+of 91 tokens and cut at 81 gave logits up to 0.8 away from a fresh evaluation,
+enough to change a choice at temperature 0. A prompt is therefore evaluated in
+blocks of `BLOCK` tokens aligned to its start, then its tail as one batch, and
+only whole blocks are ever reused: a prompt's logits are bitwise those of a
+fresh evaluation, whatever the cache held.
 """
 
 from __future__ import annotations
@@ -41,20 +51,36 @@ from typing import Any
 
 from turnbudget.agents.llm import ChatAgent, RequestRejected, _short
 
-__all__ = ["LOCAL_OWNER", "LocalChatAgent", "TokenTrie", "make_local_agent"]
+__all__ = ["BLOCK", "LOCAL_OWNER", "LocalChatAgent", "TokenTrie", "make_local_agent"]
 
 #: ``owned_by`` of the in-process model (see `ChatAgent`'s server constraints).
 LOCAL_OWNER = "turnbudget-local"
 
-# (model path, n_ctx, n_threads, chat format, cache MiB) -> (Llama, lock, saved contexts):
-# one model per process.
-_MODELS: dict[tuple[str, int, int, str, int], tuple[Any, threading.Lock, _States | None]] = {}
+#: Tokens per aligned block of prompt evaluation: a multiple of the CPU kernels' tile
+#: (measured: 32 and 64 both give a fresh evaluation's logits bit for bit).
+BLOCK = 32
+
+
+#: The attribute of a ``Llama`` that holds how many tokens of its live context were
+#: evaluated in whole aligned blocks: only those may be reused.
+BLOCKS_ATTRIBUTE = "turnbudget_blocks"
+
+
+class _Model:
+    """One loaded model, its lock and its saved contexts."""
+
+    def __init__(self, llama: Any, states: _States | None):
+        self.llama = llama
+        self.lock = threading.Lock()
+        self.states = states
+
+
+# (model path, n_ctx, n_threads, chat format, cache MiB) -> the model: one per process.
+_MODELS: dict[tuple[str, int, int, str, int], _Model] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def _llama(
-    model_path: str, n_ctx: int, n_threads: int, chat_format: str, cache_mb: int
-) -> tuple[Any, threading.Lock, _States | None]:
+def _llama(model_path: str, n_ctx: int, n_threads: int, chat_format: str, cache_mb: int) -> _Model:
     key = (model_path, n_ctx, n_threads, chat_format, cache_mb)
     with _MODELS_LOCK:
         if key not in _MODELS:
@@ -71,16 +97,15 @@ def _llama(
             )  # fmt: skip
             if not _MODELS:
                 atexit.register(_close_models)
-            states = _States(cache_mb * 2**20) if cache_mb else None
-            _MODELS[key] = (llama, threading.Lock(), states)
+            _MODELS[key] = _Model(llama, _States(cache_mb * 2**20) if cache_mb else None)
         return _MODELS[key]
 
 
 def _close_models() -> None:
     """Free the models before the interpreter tears down the modules their finalizers use."""
     with _MODELS_LOCK:
-        for llama, _, _ in _MODELS.values():
-            llama.close()
+        for model in _MODELS.values():
+            model.llama.close()
         _MODELS.clear()
 
 
@@ -186,6 +211,27 @@ def _same(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
+def _reusable(tokens: Sequence[int], blocks: int, prompt: Sequence[int]) -> int:
+    """How much of a context (``tokens``, of which ``blocks`` were evaluated in whole
+    aligned blocks) a prompt may reuse: whole blocks it shares, short of its last token."""
+    n = min(_same(tokens, prompt), blocks, len(prompt) - 1)
+    return n - n % BLOCK
+
+
+def evaluate_in_blocks(llama: Any, prompt: Sequence[int]) -> int:
+    """Bring a ``Llama``'s live context to the prompt's whole blocks before its last token,
+    reusing what it may, and return where they end: the caller evaluates the rest (the
+    tail) in one batch. The in-process model and `llama_server` both start here."""
+    end = (len(prompt) - 1) // BLOCK * BLOCK
+    llama.n_tokens = _reusable(
+        llama._input_ids.tolist(), getattr(llama, BLOCKS_ATTRIBUTE, 0), prompt
+    )
+    for start in range(llama.n_tokens, end, BLOCK):
+        llama.eval(prompt[start : start + BLOCK])
+    setattr(llama, BLOCKS_ATTRIBUTE, end)
+    return end
+
+
 class _States:
     """The model's evaluated context after each of the last few decisions: its KV cache
     (``llama_state_seq_get_data``), not its logits, in at most ``max_bytes``.
@@ -193,25 +239,29 @@ class _States:
     With several episodes in flight the model serves them in turn, and each decision
     would recompute its episode's prompt from the first token that differs from the
     previous decision's (another episode's). Restoring the saved context that shares
-    the longest prefix with the prompt keeps that at the new tokens. The oldest entries
-    go first; an entry is a few MiB (the KV cache of its tokens)."""
+    the most whole blocks with the prompt keeps that at the new tokens. The oldest
+    entries go first; an entry is a few MiB (the KV cache of its tokens)."""
 
     def __init__(self, max_bytes: int):
         self.max_bytes = max_bytes
-        self.entries: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
+        # tokens -> (the context's KV cache, how many of its tokens are whole blocks)
+        self.entries: OrderedDict[tuple[int, ...], tuple[bytes, int]] = OrderedDict()
         self.size = 0
 
     def restore(self, llama: Any, prompt: Sequence[int]) -> None:
         import llama_cpp
 
-        best, longest = None, _same(llama._input_ids.tolist(), prompt)
-        for tokens in self.entries:
-            n = _same(tokens, prompt)
+        best, longest = (
+            None,
+            _reusable(llama._input_ids.tolist(), getattr(llama, BLOCKS_ATTRIBUTE, 0), prompt),
+        )
+        for tokens, (_, blocks) in self.entries.items():
+            n = _reusable(tokens, blocks, prompt)
             if n > longest:
                 best, longest = tokens, n
         if best is None:
             return
-        data = self.entries[best]
+        data, blocks = self.entries[best]
         self.entries.move_to_end(best)
         llama._ctx.kv_cache_seq_rm(-1, 0, -1)
         buffer = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
@@ -221,6 +271,7 @@ class _States:
         llama.input_ids[: len(best)] = best
         llama.n_tokens = len(best)
         llama._requires_eval = True
+        setattr(llama, BLOCKS_ATTRIBUTE, blocks)
 
     def save(self, llama: Any) -> None:
         import llama_cpp
@@ -231,21 +282,25 @@ class _States:
             return
         buffer = (ctypes.c_uint8 * size)()
         written = llama_cpp.llama_state_seq_get_data(llama._ctx.ctx, buffer, size, 0)
-        self.size -= len(self.entries.pop(tokens, b""))
-        self.entries[tokens] = ctypes.string_at(buffer, written)
+        self.size -= len(self.entries.pop(tokens, (b"", 0))[0])
+        self.entries[tokens] = (
+            ctypes.string_at(buffer, written),
+            getattr(llama, BLOCKS_ATTRIBUTE, 0),
+        )
         self.size += written
         while self.size > self.max_bytes:
-            self.size -= len(self.entries.popitem(last=False)[1])
+            self.size -= len(self.entries.popitem(last=False)[1][0])
 
 
 class _Completions:
     """``client.chat.completions.create`` and ``client.models.list`` on the in-process model."""
 
     def __init__(self, agent: LocalChatAgent):
-        self.llama, self.lock, self.states = _llama(
+        model = _llama(
             str(agent.model_path), agent.n_ctx, agent.n_threads, agent.chat_format,
             agent.cache_mb,
         )  # fmt: skip
+        self.llama, self.lock, self.states = model.llama, model.lock, model.states
         self.model = agent.model
         self.chat_format = agent.chat_format
         self.n_ctx = agent.n_ctx
@@ -272,6 +327,8 @@ class _Completions:
             try:
                 if "guided_choice" in extra:
                     return self._choose(prompt, stop, body, list(extra["guided_choice"]))
+                # llama.cpp's completion evaluates the rest (the tail) in one batch.
+                evaluate_in_blocks(self.llama, prompt)
                 grammar = None
                 if "grammar" in extra:
                     from llama_cpp import LlamaGrammar
@@ -317,10 +374,9 @@ class _Completions:
 
         def logits_after(tokens: list[int]) -> Any:
             nonlocal started
-            if not started:  # the prompt, from the first token the model has not evaluated
+            if not started:  # the prompt: its whole blocks, then its tail in one batch
                 started = True
-                llama.n_tokens = min(_same(llama._input_ids.tolist(), prompt), len(prompt) - 1)
-                tokens = [*prompt[llama.n_tokens :], *tokens]
+                tokens = [*prompt[evaluate_in_blocks(llama, prompt) :], *tokens]
             llama.eval(tokens)
             return np.ctypeslib.as_array(llama._ctx.get_logits_ith(-1), shape=(llama.n_vocab(),))
 
