@@ -32,7 +32,9 @@ of 91 tokens and cut at 81 gave logits up to 0.8 away from a fresh evaluation,
 enough to change a choice at temperature 0. A prompt is therefore evaluated in
 blocks of `BLOCK` tokens aligned to its start, then its tail as one batch, and
 only whole blocks are ever reused: a prompt's logits are bitwise those of a
-fresh evaluation, whatever the cache held.
+fresh evaluation, whatever the cache held. The price: each decision evaluates
+again the tail its previous one left (measured on 40 Maze decisions: 37-38 CPU
+seconds against 29-31 before; blocks of 16 cost the same, of 8 far more).
 """
 
 from __future__ import annotations
