@@ -213,10 +213,9 @@ class FeatureEncoder:
                 for i in new
             ]
             vectors = bucket_rows([buckets for _, buckets in found], _MEMORY_DIM).astype(np.float64)
-            norms = np.sqrt([vector @ vector for vector in vectors])
-            vectors /= np.maximum(norms, 1e-8)[:, None]
-            vectors.flags.writeable = False
             for i, vector, (words, _) in zip(new, vectors, found):
+                vector /= max(float(np.sqrt(vector @ vector)), 1e-8)
+                vector.flags.writeable = False
                 hits[i] = self._unit_cache[observations[i]] = (vector, frozenset(words))
         return hits  # type: ignore[return-value]
 
