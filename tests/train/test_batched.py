@@ -16,6 +16,12 @@ pytest.importorskip("stable_baselines3")
 CONFIGS = {
     # short budgets: most episodes end at the budget, a few sub-envs at a time
     "maze-mix": dict(env_id="turnbudget/Maze-Easy-v0", budget_mix="uniform:3-9", seed=0),
+    "maze-schedule": dict(  # BudgetSchedule outside TurnInputs: 3, then 4-6, then 9 turns
+        env_id="turnbudget/Maze-Easy-v0",
+        budget_schedule=("3", "uniform:4-6", "9"),
+        total_steps=240,
+        seed=4,
+    ),
     "maze-hidden": dict(
         env_id="turnbudget/Maze-Easy-v0", budget_mix="uniform:4-7", reveal="never", seed=1
     ),
