@@ -7,7 +7,9 @@
     -> BudgetSchedule (a progressive horizon, optional) -> TaskSeeds
 
 `PolicyAgent` rebuilds the same features from text; `policy_encoding` records
-how (``encoding.json``).
+how (``encoding.json``). The learner's vector env builds them for all its sub-envs at
+once: there each stack ends in `TurnInputs` instead (``make_env(..., batched=True)``)
+and `batch_encoder`'s `BatchEncoder` makes the vectors (`turnbudget.train.batched`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 
 import turnbudget
 from turnbudget.agents.policy import policy_encoding
+from turnbudget.train.batched import TURN_KEY, BatchEncoder, TurnInputs
 from turnbudget.train.config import TrainConfig
 from turnbudget.wrappers.history_features import HistoryFeatures
 from turnbudget.wrappers.stack import drop_checks
@@ -29,6 +32,7 @@ __all__ = [
     "BudgetSchedule",
     "SmallInfo",
     "TaskSeeds",
+    "batch_encoder",
     "make_env",
     "training_encoding",
 ]
@@ -115,7 +119,9 @@ class SmallInfo(gym.Wrapper):
     SB3's vector envs deep-copy every info of every step; the text keys (the
     observation, the admissible and slot commands) cost more to copy than the
     game's own step, and the policy reads none of them (masks come from
-    ``action_masks()``). Wrapped outside the training stack, for the learner only.
+    ``action_masks()``). Wrapped outside the training stack, for the learner only;
+    the `Turn` of `TurnInputs` stays (the batched features read it), and the copy
+    SB3 makes of these infos is a shallow one (nothing in them changes).
     """
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -127,21 +133,35 @@ class SmallInfo(gym.Wrapper):
         return obs, reward, terminated, truncated, _small(info)
 
 
+class _Small(dict):
+    """An info whose values are immutable (or, as Monitor's and SB3's, never changed after):
+    SB3's deep copy of it is a shallow one."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return dict(self)
+
+
 def _small(info: dict[str, Any]) -> dict[str, Any]:
-    return {key: info[key] for key in TRAINING_INFO_KEYS if key in info}
+    small = _Small((key, info[key]) for key in TRAINING_INFO_KEYS if key in info)
+    if TURN_KEY in info:  # (`TurnInputs`' turn, for the batched features)
+        small[TURN_KEY] = info[TURN_KEY]
+    return small
 
 
-def make_env(config: TrainConfig, index: int = 0, process_reward: bool | None = None) -> TaskSeeds:
+def make_env(
+    config: TrainConfig, index: int = 0, process_reward: bool | None = None, batched: bool = False
+) -> TaskSeeds:
     """The training stack for sub-env ``index`` (the module docstring gives the order).
 
     ``process_reward`` overrides ``config.process_reward`` (BC's demonstrations
     need no shaping). When the learner does not bootstrap at the budget's end
     (`TrainConfig.bootstraps`), `ProcessReward`'s Φ is 0 there as at
     termination (``potential_at_truncation="zero"``), so shaping keeps the
-    optimal policy of the budget-capped return.
+    optimal policy of the budget-capped return. ``batched``: the stack ends in
+    `TurnInputs`, whose turns `batch_encoder` makes the same vectors from.
     """
     shaping = config.process_reward if process_reward is None else process_reward
-    env: gym.Env = _features(config, shaping)
+    env: gym.Env = TurnInputs(_text(config, shaping)) if batched else _features(config, shaping)
     env_seed = config.seed * 1000 + index
     if config.budget_schedule:
         per_env = max(1, config.total_steps // config.n_envs)  # each sub-env's share of the steps
@@ -159,7 +179,26 @@ def training_encoding(config: TrainConfig, activation: str) -> dict[str, Any]:
         features.close()
 
 
+def batch_encoder(config: TrainConfig) -> BatchEncoder:
+    """The `BatchEncoder` of ``config.n_envs`` stacks of ``make_env(config, i, batched=True)``."""
+    features = _features(config, shaping=False)
+    try:
+        return BatchEncoder(features.spec_dict(), config.n_envs)
+    finally:
+        features.close()
+
+
 def _features(config: TrainConfig, shaping: bool) -> HistoryFeatures:
+    return HistoryFeatures(
+        _text(config, shaping, text_features=True),
+        history=config.history,
+        command_dim=config.command_dim,
+        budget=config.reveal != "never",
+    )
+
+
+def _text(config: TrainConfig, shaping: bool, text_features: bool = False) -> gym.Env:
+    """The stack up to `DiscreteActions` (then `TextFeatures` if ``text_features``)."""
     shaping_kwargs = {
         "gamma": config.gamma,
         "scale": config.process_scale,
@@ -173,12 +212,7 @@ def _features(config: TrainConfig, shaping: bool) -> HistoryFeatures:
         process_reward=shaping_kwargs if shaping else None,
         reveal=config.reveal,
         discrete_actions=config.max_actions,
-        text_features={"block_dim": config.text_dim},
+        text_features={"block_dim": config.text_dim} if text_features else None,
         info="text",  # HistoryFeatures reads the text keys (action_commands, ...)
     )
-    return HistoryFeatures(
-        drop_checks(env),  # learners reset before they step: the checks cost a call a step
-        history=config.history,
-        command_dim=config.command_dim,
-        budget=config.reveal != "never",
-    )
+    return drop_checks(env)  # learners reset before they step: the checks cost a call a step

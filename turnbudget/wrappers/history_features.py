@@ -18,12 +18,19 @@ from turnbudget.wrappers.numeric_info import NumericInfo
 from turnbudget.wrappers.reveal_budget import RevealBudget
 from turnbudget.wrappers.text_features import (
     TextFeatures,
-    bucket_features,
+    bucket_rows,
     hashed_ngrams,
     ngram_buckets,
 )
 
-__all__ = ["MAX_FEATURES", "FeatureEncoder", "HistoryFeatures", "text_features_vector"]
+__all__ = [
+    "MAX_FEATURES",
+    "FeatureEncoder",
+    "FeatureEpisode",
+    "HistoryFeatures",
+    "executed_command",
+    "text_features_vector",
+]
 
 _WORD = re.compile(r"[a-z0-9]+")
 # Scales that keep the numeric features near [0, 1] for the budgets these games use.
@@ -37,6 +44,15 @@ MAX_FEATURES = 2**20
 
 def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
+
+
+def executed_command(chosen: str, info: Mapping[str, Any]) -> str:
+    """The command a turn executed: the one chosen, or an applied slip's substitute
+    (`InjectErrors`)."""
+    injected = info.get("injected_error")
+    if injected and injected.get("kind") == "slip" and injected.get("applied"):
+        return injected.get("replaced_action") or chosen
+    return chosen
 
 
 def text_features_vector(
@@ -60,6 +76,28 @@ def text_features_vector(
     return np.concatenate(blocks)
 
 
+class FeatureEpisode:
+    """What `FeatureEncoder` remembers of one episode: its goal's words, the commands executed
+    (most recent first, the last ``history``), the unit vectors of the observations seen, and
+    the turns played. `FeatureEncoder.episode` makes one; the batched training layer keeps one
+    per sub-env."""
+
+    __slots__ = ("executed", "goal_words", "n_seen", "seen", "shares", "turns")
+
+    def __init__(self, goal: str, history: int):
+        self.goal_words = _words(goal)
+        self.shares: dict[tuple[str, ...], np.ndarray] = {}  # slot commands -> goal shares
+        self.executed: deque[str] = deque(maxlen=history)
+        self.seen = np.zeros((64, _MEMORY_DIM))  # unit vectors of the episode's observations
+        self.n_seen = 0
+        self.turns = 0
+
+    def record(self, command: str) -> None:
+        """The command executed this turn (once per turn, after the turn's encoding)."""
+        self.executed.appendleft(str(command))
+        self.turns += 1
+
+
 class FeatureEncoder:
     """The memory and action-slot features of `HistoryFeatures`, as a plain stateful object.
 
@@ -68,6 +106,9 @@ class FeatureEncoder:
     for the command that was actually executed (which may differ from the one
     chosen: a slip, a forced turn). The same object computes the features in
     the training stack and inside `PolicyAgent`, so the two cannot drift.
+    `encode_batch` encodes many episodes' turns at once (one `FeatureEpisode`
+    each, from `episode`): `encode` is its batch of one, and the learner's
+    vector env (`turnbudget.train.batched`) calls it for all its sub-envs.
 
     Features, in order (``size()`` of them):
 
@@ -114,6 +155,8 @@ class FeatureEncoder:
         self._unit_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
         self._slot_cache: dict[tuple[str, ...], tuple[np.ndarray, dict[str, list[int]]]] = {}
         self._past_cache: dict[tuple[str, ...], np.ndarray] = {}
+        self._no_slots = np.zeros((self.max_actions, self.command_dim), dtype=np.float32)
+        self._no_shares = np.zeros(self.max_actions, dtype=np.float32)
         self._size = self.size()
         self.reset("")
 
@@ -128,19 +171,22 @@ class FeatureEncoder:
             + (3 if self.budget else 0)
         )
 
+    def episode(self, goal: str) -> FeatureEpisode:
+        """A new episode with this goal text, for `encode_batch`."""
+        return FeatureEpisode(goal, self.history)
+
     def reset(self, goal: str) -> None:
         """Start an episode with this goal text."""
-        self._goal_words = _words(goal)
-        self._shares: dict[tuple[str, ...], np.ndarray] = {}  # slot commands -> goal shares
-        self._executed: deque[str] = deque(maxlen=self.history)
-        self._seen = np.zeros((64, _MEMORY_DIM))  # unit vectors of the episode's observations
-        self._n_seen = 0
-        self._turns = 0
+        self._episode = self.episode(goal)
 
     def record(self, command: str) -> None:
         """The command executed this turn (call once per turn, after `encode`)."""
-        self._executed.appendleft(str(command))
-        self._turns += 1
+        self._episode.record(command)
+
+    @property
+    def _executed(self) -> deque[str]:
+        """The commands executed in the current episode, most recent first."""
+        return self._episode.executed
 
     def _command(self, command: str) -> tuple[np.ndarray, frozenset[str]]:
         """(hashed n-grams, word set) of a command, memoized: commands repeat all the time."""
@@ -152,45 +198,54 @@ class FeatureEncoder:
             hit = self._command_cache[command] = (vector, frozenset(_words(command)))
         return hit
 
-    def _unit(self, observation: str) -> tuple[np.ndarray, frozenset[str]]:
-        """The observation's bag of words as a unit vector, and its word set, memoized:
-        observations repeat."""
-        hit = self._unit_cache.get(observation)
-        if hit is None:
+    def _units(self, observations: Sequence[str]) -> list[tuple[np.ndarray, frozenset[str]]]:
+        """Each observation's bag of words as a unit vector, and its word set, memoized
+        (observations repeat); the new ones are counted and scaled together."""
+        hits = [self._unit_cache.get(observation) for observation in observations]
+        new = [i for i, hit in enumerate(hits) if hit is None]
+        if new:
             if len(self._unit_cache) > _UNIT_CACHE_LIMIT:
                 self._unit_cache.clear()
-            words, buckets = ngram_buckets(
-                observation, _MEMORY_DIM, 1, self._memory_cache, self._memory_lines
-            )
-            vector = bucket_features(buckets, _MEMORY_DIM).astype(np.float64)
-            vector /= max(float(np.sqrt(vector @ vector)), 1e-8)
-            vector.flags.writeable = False
-            hit = self._unit_cache[observation] = (vector, frozenset(words))
-        return hit
+            found = [
+                ngram_buckets(
+                    observations[i], _MEMORY_DIM, 1, self._memory_cache, self._memory_lines
+                )
+                for i in new
+            ]
+            vectors = bucket_rows([buckets for _, buckets in found], _MEMORY_DIM).astype(np.float64)
+            for i, vector, (words, _) in zip(new, vectors, found):
+                vector /= max(float(np.sqrt(vector @ vector)), 1e-8)
+                vector.flags.writeable = False
+                hits[i] = self._unit_cache[observations[i]] = (vector, frozenset(words))
+        return hits  # type: ignore[return-value]
 
-    def _slots(self, shown: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, dict[str, list[int]]]:
-        """For these slot commands: their hashed n-grams (rows), the share of each one's words
-        in the goal, and the slots of each command. The rows are memoized for good, the
-        shares for the episode (they depend on its goal): states repeat."""
+    def _slots(
+        self, episode: FeatureEpisode, shown: tuple[str, ...]
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, list[int]]]:
+        """For these slot commands: their hashed n-grams (a row each, zero rows up to
+        ``max_actions``), the share of each one's words in the goal (zeros likewise), and the
+        slots of each command. The rows are memoized for good, the shares for the episode
+        (they depend on its goal): states repeat."""
+        if not shown:
+            return self._no_slots, self._no_shares, {}
         hit = self._slot_cache.get(shown)
         if hit is None:
             if len(self._slot_cache) > _CACHE_LIMIT:
                 self._slot_cache.clear()
-            rows = np.array([self._command(command)[0] for command in shown], dtype=np.float32)
+            rows = np.zeros((self.max_actions, self.command_dim), dtype=np.float32)
+            rows[: len(shown)] = [self._command(command)[0] for command in shown]
             where: dict[str, list[int]] = {}
             for i, command in enumerate(shown):
                 where.setdefault(command, []).append(i)
             hit = self._slot_cache[shown] = (rows, where)
-        shares = self._shares.get(shown)
+        shares = episode.shares.get(shown)
         if shares is None:
-            goal = self._goal_words
-            shares = self._shares[shown] = np.array(
-                [
-                    len(words & goal) / max(1, len(words))
-                    for words in (self._command(command)[1] for command in shown)
-                ],
-                dtype=np.float32,
-            )
+            goal = episode.goal_words
+            shares = episode.shares[shown] = np.zeros(self.max_actions, dtype=np.float32)
+            shares[: len(shown)] = [
+                len(words & goal) / max(1, len(words))
+                for words in (self._command(command)[1] for command in shown)
+            ]
         return hit[0], shares, hit[1]
 
     def _past(self, executed: tuple[str, ...]) -> np.ndarray:
@@ -207,6 +262,23 @@ class FeatureEncoder:
             self._past_cache[executed] = block
         return block
 
+    def _memory(self, episode: FeatureEpisode, now: np.ndarray) -> list[float]:
+        """The similarities of ``now`` to the last ``history`` observations (most recent first,
+        zeros past the episode's start) and the largest to any; ``now`` joins the seen ones."""
+        n, history = episode.n_seen, self.history
+        if n:
+            similarity = (episode.seen[:n] @ now).tolist()
+            recent = min(n, history)
+            memory = similarity[: -recent - 1 : -1] + [0.0] * (history - recent)
+            memory.append(max(similarity))
+        else:
+            memory = [0.0] * (history + 1)
+        if n == len(episode.seen):
+            episode.seen = np.concatenate([episode.seen, np.zeros_like(episode.seen)])
+        episode.seen[n] = now
+        episode.n_seen = n + 1
+        return memory
+
     def encode(
         self,
         observation: str,
@@ -215,42 +287,54 @@ class FeatureEncoder:
         turn_budget: int | None = None,
     ) -> np.ndarray:
         """Features of the observation the agent sees now, given the slot commands."""
+        return self.encode_batch(
+            [self._episode], [observation], [commands], [turns_left], [turn_budget]
+        )[0]
+
+    def encode_batch(
+        self,
+        episodes: Sequence[FeatureEpisode],
+        observations: Sequence[str],
+        commands: Sequence[Sequence[str]],
+        turns_left: Sequence[int | None],
+        turn_budgets: Sequence[int | None],
+    ) -> np.ndarray:
+        """`encode` for several episodes at once: row i holds the features of
+        ``observations[i]`` in ``episodes[i]`` (a float32 array of ``(len(episodes), size())``)."""
         dim, history = self.command_dim, self.history
-        out = np.zeros(self._size, dtype=np.float32)
-        end = self.max_actions * self.slot_size
-        shown = tuple(commands[: self.max_actions])
-        executed = tuple(self._executed)
-        if shown:
-            rows, shares, where = self._slots(shown)
-            slots = out[:end].reshape(self.max_actions, self.slot_size)
-            slots[: len(shown), :dim] = rows
-            slots[: len(shown), dim] = shares
+        rows, shares, past, tails = [], [], [], []
+        played: tuple[list[int], list[int], list[int]] = ([], [], [])  # (episode, slot, feature)
+        units = self._units(observations)
+        for i, (episode, (now, obs_words), shown_commands, left, budget) in enumerate(
+            zip(episodes, units, commands, turns_left, turn_budgets)
+        ):
+            shown = tuple(shown_commands[: self.max_actions])
+            executed = tuple(episode.executed)
+            slot_rows, slot_shares, where = self._slots(episode, shown)
+            rows.append(slot_rows)
+            shares.append(slot_shares)
             for lag, done in enumerate(executed):  # whether a slot's command was played
-                if done in where:
-                    slots[where[done], dim + 1 + lag] = 1.0
-        out[end : end + history * dim] = self._past(executed)
-        end += history * dim
-
-        now, obs_words = self._unit(observation)
-        n = self._n_seen
-        if n:
-            similarity = self._seen[:n] @ now
-            recent = min(n, history)  # the last ones, most recent first
-            out[end : end + recent] = similarity[: n - recent - 1 if n > recent else None : -1]
-            out[end + history] = similarity.max()
-        end += history + 1
-        if n == len(self._seen):
-            self._seen = np.concatenate([self._seen, np.zeros_like(self._seen)])
-        self._seen[n] = now
-        self._n_seen = n + 1
-
-        goal_share = len(self._goal_words & obs_words) / max(1, len(self._goal_words))
-        scalars = [goal_share, self._turns / _TURN_SCALE]
-        if self.budget:
-            left = float(turns_left if turns_left is not None else 0)
-            total = float(turn_budget if turn_budget else 1)
-            scalars += [left / _TURN_SCALE, left / total, 1.0 / max(left, 1.0)]
-        out[end:] = scalars
+                for slot in where.get(done, ()):
+                    played[0].append(i)
+                    played[1].append(slot)
+                    played[2].append(dim + 1 + lag)
+            past.append(self._past(executed))
+            tail = self._memory(episode, now)
+            goal = episode.goal_words
+            tail += [len(goal & obs_words) / max(1, len(goal)), episode.turns / _TURN_SCALE]
+            if self.budget:
+                left = float(left if left is not None else 0)
+                total = float(budget if budget else 1)
+                tail += [left / _TURN_SCALE, left / total, 1.0 / max(left, 1.0)]
+            tails.append(tail)
+        out = np.zeros((len(rows), self._size), dtype=np.float32)
+        end = self.max_actions * self.slot_size
+        slots = out[:, :end].reshape(len(rows), self.max_actions, self.slot_size)
+        slots[:, :, :dim] = rows
+        slots[:, :, dim] = shares
+        slots[played] = 1.0
+        out[:, end : end + history * dim] = past
+        out[:, end + history * dim :] = tails
         return out
 
 
@@ -354,10 +438,7 @@ class HistoryFeatures(
     def step(self, action: int) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         command = self._discrete.action(action) if self._commands else ""
         obs, reward, terminated, truncated, info = self.env.step(action)
-        injected = info.get("injected_error")
-        if injected and injected.get("kind") == "slip" and injected.get("applied"):
-            command = injected.get("replaced_action") or command
-        self.encoder.record(command)
+        self.encoder.record(executed_command(command, info))
         return self._features(obs, info), reward, terminated, truncated, info
 
     def observation(self, observation: np.ndarray) -> np.ndarray:  # pragma: no cover - unused

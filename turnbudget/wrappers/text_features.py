@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import warnings
 import zlib
+from collections.abc import Sequence
+from itertools import chain
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -23,6 +25,7 @@ __all__ = [
     "TextEncoder",
     "TextFeatures",
     "bucket_features",
+    "bucket_rows",
     "hashed_ngrams",
     "ngram_buckets",
 ]
@@ -116,10 +119,25 @@ def ngram_buckets(
 
 def bucket_features(indices: list[int], dim: int) -> np.ndarray:
     """log(1 + count) of each of ``dim`` buckets, counts capped at `MAX_COUNT` (float32)."""
-    counts = np.bincount(np.asarray(indices, dtype=np.int64), minlength=dim)
-    if len(indices) > MAX_COUNT:
+    return bucket_rows([indices], dim)[0]
+
+
+def bucket_rows(indices: Sequence[list[int]], dim: int) -> np.ndarray:
+    """`bucket_features` of each list of buckets, as the rows of one ``(len(indices), dim)``
+    array: one count and one lookup for them all.
+
+    >>> rows = bucket_rows([[0, 0, 2], []], 3)
+    >>> rows.shape, bool((rows[0] == bucket_features([0, 0, 2], 3)).all()), float(rows[1].max())
+    ((2, 3), True, 0.0)
+    """
+    sizes = [len(row) for row in indices]
+    flat = np.fromiter(chain.from_iterable(indices), dtype=np.int64, count=sum(sizes))
+    if len(sizes) > 1:  # row i counts in buckets i * dim .. (i + 1) * dim - 1
+        flat += np.repeat(np.arange(0, len(sizes) * dim, dim), sizes)
+    counts = np.bincount(flat, minlength=len(sizes) * dim)
+    if max(sizes, default=0) > MAX_COUNT:
         counts = np.minimum(counts, MAX_COUNT)
-    return _LOG1P[counts]
+    return _LOG1P[counts].reshape(len(sizes), dim)
 
 
 def _line(
@@ -174,7 +192,9 @@ class TextEncoder:
 
     Arguments as `TextFeatures` (``size`` or ``block_dim``, ``ngrams``,
     ``include_goal``, ``include_admissible``). The team form
-    (`turnbudget.multiagent.wrappers.TeamTextFeatures`) keeps one per agent.
+    (`turnbudget.multiagent.wrappers.TeamTextFeatures`) keeps one per agent;
+    the learner's vector env (`turnbudget.train.batched`) one for all its
+    sub-envs (`encode_batch`).
 
     Example:
         >>> encoder = TextEncoder(size=64)
@@ -235,16 +255,30 @@ class TextEncoder:
 
     def hash(self, text: str) -> np.ndarray:
         """`hashed_ngrams` of ``text`` into one block, with this encoder's caches."""
-        return hashed_ngrams(text, self.block_dim, self.ngrams, self._cache, self._lines)
+        return self.hash_batch([text])[0]
+
+    def hash_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """`hash` of each text, as the rows of one array."""
+        dim, ngrams, cache, lines = self.block_dim, self.ngrams, self._cache, self._lines
+        return bucket_rows(
+            [ngram_buckets(text, dim, ngrams, cache, lines)[1] for text in texts], dim
+        )
 
     def encode(self, text: str, admissible: Any = ()) -> np.ndarray:
         """The vector: ``text``'s block, then the goal's and the ``admissible`` commands' if kept."""
-        blocks = [self.hash(text)]
+        return self.encode_batch([text], [self._goal], [admissible])[0]
+
+    def encode_batch(
+        self, texts: Sequence[str], goals: Sequence[np.ndarray], admissible: Sequence[Any]
+    ) -> np.ndarray:
+        """`encode` for several observations at once: row i is ``texts[i]``'s block, then (if
+        kept) the goal block ``goals[i]`` (from `hash`) and ``admissible[i]``'s block."""
+        blocks = [self.hash_batch(texts)]
         if self.include_goal:
-            blocks.append(self._goal)
+            blocks.append(np.asarray(goals, dtype=np.float32))
         if self.include_admissible:
-            blocks.append(self.hash("\n".join(admissible)))
-        return np.concatenate(blocks)
+            blocks.append(self.hash_batch(["\n".join(commands) for commands in admissible]))
+        return np.concatenate(blocks, axis=1)
 
 
 class TextFeatures(

@@ -1,0 +1,89 @@
+"""The learner's vector env featurises its sub-envs in one batch (`turnbudget.train.batched`):
+its vectors are those of the per-env stack (`make_env`), bit for bit (issue 26)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from turnbudget.train import TrainConfig, make_env
+from turnbudget.wrappers._common import find_wrapper
+from turnbudget.wrappers.discrete_actions import DiscreteActions
+
+pytestmark = pytest.mark.rl
+pytest.importorskip("stable_baselines3")
+
+CONFIGS = {
+    # short budgets: most episodes end at the budget, a few sub-envs at a time
+    "maze-mix": dict(env_id="turnbudget/Maze-Easy-v0", budget_mix="uniform:3-9", seed=0),
+    "maze-schedule": dict(  # BudgetSchedule outside TurnInputs: 3, then 4-6, then 9 turns
+        env_id="turnbudget/Maze-Easy-v0",
+        budget_schedule=("3", "uniform:4-6", "9"),
+        total_steps=240,
+        seed=4,
+    ),
+    "maze-hidden": dict(
+        env_id="turnbudget/Maze-Easy-v0", budget_mix="uniform:4-7", reveal="never", seed=1
+    ),
+    "keyquest-final": dict(
+        env_id="turnbudget/KeyQuest-Easy-v0", budget_mix="uniform:4-12", reveal="final=3", seed=2
+    ),
+    "crafting-shaped-subproc": dict(
+        env_id="turnbudget/Crafting-Easy-v0",
+        budget_mix="uniform:3-8",
+        process_reward=True,
+        max_actions=4,  # fewer slots than admissible commands
+        seed=3,
+        vec_env="subproc",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_batched_vectors_are_the_per_env_stacks(name):
+    from turnbudget.train import _sb3
+
+    config = TrainConfig(n_envs=4, text_dim=32, command_dim=8, history=3, **CONFIGS[name])
+    venv = _sb3.vec_env(config)
+    stacks = [make_env(config, i) for i in range(config.n_envs)]
+    rng = np.random.default_rng(7)
+    try:
+        assert venv.observation_space == stacks[0].observation_space
+        assert venv.venv.observation_space.shape == (0,)  # the sub-envs hand up their turns
+        obs = venv.reset()
+        expected = [stack.reset()[0] for stack in stacks]
+        np.testing.assert_array_equal(obs, np.array(expected))
+        truncations, partial_resets = 0, 0
+        for _ in range(60):
+            masks = venv.env_method("action_masks")
+            for mask, stack in zip(masks, stacks):
+                np.testing.assert_array_equal(
+                    mask, find_wrapper(stack, DiscreteActions).action_masks()
+                )
+            actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in masks])
+            obs, rewards, dones, infos = venv.step(actions)
+            assert obs.dtype == np.float32
+            for i, stack in enumerate(stacks):
+                vector, reward, terminated, truncated, info = stack.step(int(actions[i]))
+                assert (rewards[i], dones[i]) == (pytest.approx(reward), terminated or truncated)
+                if dones[i]:
+                    assert infos[i]["terminal_observation"].tobytes() == vector.tobytes()
+                    truncations += truncated and not terminated
+                    vector, _ = stack.reset()
+                assert obs[i].tobytes() == vector.tobytes(), f"step vector of sub-env {i}"
+                assert "turn_inputs" not in infos[i]
+            partial_resets += 0 < dones.sum() < len(dones)
+        assert truncations >= 3 and partial_resets >= 3, (truncations, partial_resets)
+    finally:
+        venv.close()
+        for stack in stacks:
+            stack.close()
+
+
+def test_a_turn_before_the_first_reset_is_refused():
+    from turnbudget.train.batched import Turn
+    from turnbudget.train.stack import batch_encoder
+
+    encoder = batch_encoder(TrainConfig(n_envs=2))
+    with pytest.raises(ValueError, match="before its first reset"):
+        encoder.encode([1], [Turn("You are in a hall.", ["look"], ["look"], 3, 5, executed="look")])
