@@ -29,6 +29,7 @@ and long pages make prompts of 1,600-2,600 tokens: 60 s an episode against Maze'
 7.5 s, so a Maze + Shop grid needs about two hours here, not 35 minutes.
 
     python benchmarks/llm_grid.py --out runs/llm_grid --results benchmarks/results/llm_grid
+    python benchmarks/llm_grid.py --out runs/llm_grid --results benchmarks/results/llm_grid --workers 2
     python benchmarks/llm_grid.py --report-only --out runs/llm_grid --results benchmarks/results/llm_grid
     python benchmarks/llm_grid.py --out /tmp/g --tasks 1 --ts 7 --ks 1 --n 1 --probe-tasks 1   # tiny
 
