@@ -220,14 +220,17 @@ def _reusable(tokens: Sequence[int], blocks: int, prompt: Sequence[int]) -> int:
     return n - n % BLOCK
 
 
+def _reusable_live(llama: Any, prompt: Sequence[int]) -> int:
+    """How much of a ``Llama``'s live context a prompt may reuse (see `_reusable`)."""
+    return _reusable(llama._input_ids.tolist(), getattr(llama, BLOCKS_ATTRIBUTE, 0), prompt)
+
+
 def evaluate_in_blocks(llama: Any, prompt: Sequence[int]) -> int:
     """Bring a ``Llama``'s live context to the prompt's whole blocks before its last token,
     reusing what it may, and return where they end: the caller evaluates the rest (the
     tail) in one batch. The in-process model and `llama_server` both start here."""
     end = (len(prompt) - 1) // BLOCK * BLOCK
-    llama.n_tokens = _reusable(
-        llama._input_ids.tolist(), getattr(llama, BLOCKS_ATTRIBUTE, 0), prompt
-    )
+    llama.n_tokens = _reusable_live(llama, prompt)
     for start in range(llama.n_tokens, end, BLOCK):
         llama.eval(prompt[start : start + BLOCK])
     setattr(llama, BLOCKS_ATTRIBUTE, end)
@@ -253,10 +256,7 @@ class _States:
     def restore(self, llama: Any, prompt: Sequence[int]) -> None:
         import llama_cpp
 
-        best, longest = (
-            None,
-            _reusable(llama._input_ids.tolist(), getattr(llama, BLOCKS_ATTRIBUTE, 0), prompt),
-        )
+        best, longest = None, _reusable_live(llama, prompt)
         for tokens, (_, blocks) in self.entries.items():
             n = _reusable(tokens, blocks, prompt)
             if n > longest:
