@@ -15,8 +15,11 @@ runs (random, oracle eps 0.1 and 0.3, each without and with injected errors;
 KeyQuest-Medium + Maze-Medium; n = 8; T up to 128; truncate mode), each a full
 `evaluate` call writing its logs into a temporary directory. Every variant runs
 all six, in ``repeats`` interleaved rounds, and keeps its fastest round. One
-local Ray instance (started and timed first) serves the Ray variants; each
-Ray run still starts its own actors, which the figures include and report.
+local Ray instance (started and timed first) serves the Ray variants. The
+``ray`` variants start their own actors in every run, which the figures
+include and report; the ``ray kept`` ones keep them between runs
+(``keep_workers=True``), as a long-lived cluster attach does, so what they show
+is Ray at steady state, set beside the pool in episodes/s and in CPU per episode.
 
 Run:
     python benchmarks/speed/eval_scale.py                        # defaults below, a few minutes
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import resource
 import tempfile
@@ -87,27 +91,69 @@ def _cpu_self() -> float:
     return me.ru_utime + me.ru_stime
 
 
-def run_job(config: Config, backend: str, workers: int, tasks: int) -> tuple[float, int, float]:
-    """The six runs on one backend: wall seconds, episodes, this process's CPU seconds."""
+def _descendants_cpu() -> dict[int, float]:
+    """CPU seconds of each live descendant of this process (a local Ray instance's raylet,
+    GCS and actors; a pool's workers), by process id."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[tuple[int, float]]] = {}
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text() if entry.isdigit() else ""
+        except OSError:  # (a process that ended meanwhile)
+            continue
+        if stat:
+            fields = stat[stat.rfind(")") + 2 :].split()  # after "pid (comm) "
+            cpu = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+            children.setdefault(int(fields[1]), []).append((int(entry), cpu))
+    found, parents = {}, [os.getpid()]
+    while parents:
+        for pid, cpu in children.get(parents.pop(), []):
+            found[pid] = cpu
+            parents.append(pid)
+    return found
+
+
+def _cpu_waited() -> float:
+    """CPU seconds of this process and of its children that ended and were waited for."""
+    waited = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return _cpu_self() + waited.ru_utime + waited.ru_stime
+
+
+def _figure(value: float) -> float | None:
+    """A figure for the JSON file: None where it could not be measured (NaN)."""
+    return None if math.isnan(value) else round(value, 3)
+
+
+def run_job(
+    config: Config, backend: str, workers: int, tasks: int, options: dict[str, Any] | None = None
+) -> tuple[float, int, float, float]:
+    """The six runs on one backend: wall seconds, episodes, this process's CPU seconds, and
+    the CPU seconds of every process involved, or NaN where one of them ended unwaited
+    during the run (a Ray actor killed at its end) and took its CPU time with it."""
     from turnbudget.eval.run.evaluate import evaluate
 
     ts = [int(t) for t in config.ts.split(",")]
     ks = [k for k in (1, 2, 4, 8) if k <= config.n]
     episodes = 0
+    before, waited0 = _descendants_cpu(), _cpu_waited()
     cpu0, t0 = _cpu_self(), time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         for label, agent, errors in _runs(config):
             result = evaluate(
                 config.envs.split(","), agent, ks=ks, ts=ts, n=config.n,
                 tasks=tasks, mode="truncate", errors=errors, backend=backend,
-                workers=workers, out=Path(tmp) / label, label=label, n_bootstrap=100,
+                backend_options=options, workers=workers, out=Path(tmp) / label, label=label, n_bootstrap=100,
             )  # fmt: skip
             episodes += result.n_run
-    return time.perf_counter() - t0, episodes, _cpu_self() - cpu0
+    wall, cpu = time.perf_counter() - t0, _cpu_self() - cpu0
+    after, waited = _descendants_cpu(), _cpu_waited() - waited0
+    if before.keys() - after.keys():
+        return wall, episodes, cpu, float("nan")
+    return wall, episodes, cpu, waited + sum(c - before.get(pid, 0.0) for pid, c in after.items())
 
 
-def start_costs(config: Config, repeats: int) -> dict[str, float]:
-    """Seconds to start and close each backend's workers for one run (fastest of ``repeats``)."""
+def start_and_close(config: Config, backend: str, workers: int, **options: Any) -> float:
+    """Seconds to start a backend's workers for a run and close them, playing nothing."""
     from turnbudget.agents import OracleAgent
     from turnbudget.eval.run.backends import make_backend
     from turnbudget.eval.run.plan import make_config
@@ -116,16 +162,33 @@ def start_costs(config: Config, repeats: int) -> dict[str, float]:
         config.envs.split(","), OracleAgent(0.1), ks=[1], ts=[16], n=1, tasks=1,
         mode="truncate", reveal=None, errors=None, seed=0, label=None, record_steps=True,
     )  # fmt: skip
+    t0 = time.perf_counter()
+    with make_backend(backend, workers, **options).start(
+        OracleAgent(0.1), eval_config, serialize=True
+    ):
+        pass
+    return time.perf_counter() - t0
+
+
+def start_costs(config: Config, repeats: int) -> dict[str, float]:
+    """Seconds to start and close each backend's workers for one run (fastest of ``repeats``)."""
+    from turnbudget.eval.run.backends.ray import release_workers
+
     costs: dict[str, float] = {}
     for name, workers in (("pool", 1), ("pool", 2), ("ray", 1), ("ray", 2)):
         best = float("inf")
         for _ in range(repeats):
-            t0 = time.perf_counter()
-            backend = make_backend(name, workers)
-            with backend.start(OracleAgent(0.1), eval_config, serialize=True):
-                pass
-            best = min(best, time.perf_counter() - t0)
+            release_workers()  # these start their own actors: none kept from before
+            best = min(best, start_and_close(config, name, workers))
         costs[f"{name} x{workers}"] = best
+    # Kept actors: the first run starts them, every later one reuses them.
+    for workers in (1, 2):
+        start_and_close(config, "ray", workers, keep_workers=True)
+        best = min(
+            start_and_close(config, "ray", workers, keep_workers=True) for _ in range(repeats)
+        )
+        costs[f"ray x{workers} kept (reused)"] = best
+    release_workers()
     return costs
 
 
@@ -159,7 +222,7 @@ def idle_driver_cpu(seconds: float = 5.0) -> float:
 def main(config: Config) -> dict:
     import ray
 
-    from turnbudget.eval.run.backends.ray import OBJECT_STORE_BYTES
+    from turnbudget.eval.run.backends.ray import OBJECT_STORE_BYTES, release_workers
 
     load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
@@ -168,28 +231,36 @@ def main(config: Config) -> dict:
         object_store_memory=OBJECT_STORE_BYTES,
     )  # fmt: skip
     ray_init = time.perf_counter() - t0
-    variants = {
-        "in-process": ("local", 1),
-        "pool x1": ("pool", 1),
-        "pool x2": ("pool", 2),
-        "ray x1": ("ray", 1),
-        "ray x2": ("ray", 2),
+    kept = {"keep_workers": True}
+    variants: dict[str, tuple[str, int, dict[str, Any] | None]] = {
+        "in-process": ("local", 1, None),
+        "pool x1": ("pool", 1, None),
+        "pool x2": ("pool", 2, None),
+        "ray x1": ("ray", 1, None),
+        "ray x2": ("ray", 2, None),
+        "ray x1 kept": ("ray", 1, kept),
+        "ray x2 kept": ("ray", 2, kept),
     }
     # Marginal costs come from the same variants at twice the tasks: the difference is
     # free of what a run pays once (starting workers, checking envs, the bootstrap).
     doubled = {f"{name} (2x tasks)": v for name, v in variants.items() if name != "pool x1"}
-    rows: dict[str, tuple[float, int, float]] = {}
+    rows: dict[str, tuple[float, int, float, float]] = {}
     try:
         for _ in range(config.repeats):
-            for name, (backend, workers) in {**variants, **doubled}.items():
+            for name, (backend, workers, options) in {**variants, **doubled}.items():
                 tasks = config.tasks * (2 if name in doubled else 1)
-                sample = run_job(config, backend, workers, tasks)
+                if backend == "ray" and not options:
+                    release_workers()  # a run that starts its own actors reuses none
+                elif options:  # kept actors are up before the run, as on a long-lived attach
+                    start_and_close(config, backend, workers, **options)
+                sample = run_job(config, backend, workers, tasks, options)
                 if name not in rows or sample[0] < rows[name][0]:
                     rows[name] = sample
         starts = start_costs(config, config.repeats)
         latency = call_latency(config.calls)
         idle = idle_driver_cpu()
     finally:
+        release_workers()
         t0 = time.perf_counter()
         ray.shutdown()
         ray_shutdown = time.perf_counter() - t0
@@ -214,6 +285,18 @@ def main(config: Config) -> dict:
     # threads spend meanwhile whatever they do (that part shrinks with the wall time per episode).
     driver_cpu_raw = marginal("ray x2", 2)
     driver_cpu = max(driver_cpu_raw - idle * marginal("ray x2", 0), 0.05 * driver_cpu_raw)
+    # Steady state: Ray with its actors kept between runs (a long-lived attach) against the
+    # pool, 2 workers each, in episodes/s of the larger runs. (Not the marginal cost: the
+    # difference of two noisy times swings by more than the gap it would measure.)
+    larger = {name: rows[f"{name} (2x tasks)"] for name in ("pool x2", "ray x2", "ray x2 kept")}
+    steady = (larger["ray x2 kept"][1] / larger["ray x2 kept"][0]) / (
+        larger["pool x2"][1] / larger["pool x2"][0]
+    )
+    # The same in CPU time of every process involved: what the two cost the machine per
+    # episode, which moves far less with other jobs' load than wall time does.
+    steady_cpu = (larger["pool x2"][3] / larger["pool x2"][1]) / (
+        larger["ray x2 kept"][3] / larger["ray x2 kept"][1]
+    )
     # Projection: a core plays an episode in (local + overhead); the one driver handles all.
     big = config.scale * config.main_job_episodes
     rate = min(config.cores / (local + ray_overhead), 1.0 / driver_cpu)
@@ -231,10 +314,19 @@ def main(config: Config) -> dict:
             name: round(per_episode["in-process"] / t, 3) for name, t in per_episode.items()
         },
         "driver_cpu_seconds": {name: round(r[2], 3) for name, r in rows.items()},
+        "all_cpu_seconds": {name: _figure(r[3]) for name, r in rows.items()},
         "ray_init_seconds": round(ray_init, 3),
         "ray_shutdown_seconds": round(ray_shutdown, 3),
         "worker_start_seconds": {k: round(v, 3) for k, v in starts.items()},
         "ray_call_latency_ms": round(latency * 1e3, 3),
+        "episodes_per_second_2x_tasks": {name: round(r[1] / r[0], 1) for name, r in larger.items()},
+        "all_cpu_ms_per_episode_2x_tasks": {
+            # (not "ray x2": its actors die unwaited at each run's end, with their CPU time)
+            name: _figure(larger[name][3] / larger[name][1] * 1e3)
+            for name in ("pool x2", "ray x2 kept")
+        },
+        "steady_state_ray_kept_vs_pool_x2_cpu": round(steady_cpu, 3),
+        "steady_state_ray_kept_vs_pool_x2": round(steady, 3),
         "cpu_ms_per_episode_in_process": round(local * 1e3, 3),
         "ray_overhead_ms_per_episode": round(ray_overhead * 1e3, 3),
         "ray_driver_cpu_ms_per_episode": round(driver_cpu * 1e3, 3),
@@ -253,7 +345,7 @@ def main(config: Config) -> dict:
         f"{'variant':<12} {'wall s':>8} {'episodes/s':>11} {'vs in-process':>14} {'driver cpu s':>13}"
     )
     for name, t in per_episode.items():
-        wall, _, cpu = rows[name]
+        wall, _, cpu, _ = rows[name]
         print(
             f"{name:<12} {wall:>8.2f} {1 / t:>11.1f} "
             f"{per_episode['in-process'] / t:>14.3f} {cpu:>13.2f}"
@@ -263,6 +355,16 @@ def main(config: Config) -> dict:
         "workers' start + close per run: " + ", ".join(f"{k} {v:.2f} s" for k, v in starts.items())
     )
     print(f"empty actor call round trip: {latency * 1e3:.2f} ms")
+    print(
+        "2 workers, 2x tasks: "
+        + ", ".join(f"{k} {v:.1f}" for k, v in figures["episodes_per_second_2x_tasks"].items())
+        + f" episodes/s; steady state, Ray (kept actors) vs pool: {steady:.2f}x "
+        + "(all processes' CPU per episode: "
+        + ", ".join(
+            f"{k} {v:.2f} ms" for k, v in figures["all_cpu_ms_per_episode_2x_tasks"].items()
+        )
+        + f"; pool/Ray {steady_cpu:.2f}x)"
+    )
     print(
         f"marginal per episode (1x vs 2x tasks): {local * 1e3:.2f} ms CPU in-process; the Ray "
         f"path adds {ray_overhead * 1e3:.2f} ms wall; Ray driver CPU {driver_cpu * 1e3:.2f} ms "

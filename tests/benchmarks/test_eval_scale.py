@@ -33,7 +33,11 @@ def test_eval_scale_benchmark_smoke(tmp_path):
         "pool x2",
         "ray x1",
         "ray x2",
+        "ray x1 kept",
+        "ray x2 kept",
     }
     assert all(v > 0 for v in figures["episodes_per_second"].values())
+    assert {"ray x1 kept (reused)", "ray x2 kept (reused)"} <= set(figures["worker_start_seconds"])
+    assert figures["steady_state_ray_kept_vs_pool_x2"] > 0
     assert figures["episodes_per_variant"] == 2 * 1 * 2
     assert figures["ray_init_seconds"] > 0 and figures["projection"]["episodes_per_second"] > 0
