@@ -175,11 +175,11 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
             they take precedence over the rate at their turns.
         transient_message: What the agent reads on a transient error.
         check_slips: Play each slip candidate on a deep copy of the game first
-            (the solvability guarantee). This copy is most of a slip's cost; a
-            game whose rules make it pass always declares so
-            (``commands_keep_solvable``: Maze, KeyQuest) and is not copied.
-            Pass False only for such games, or make the copy cheap with a
-            ``__deepcopy__`` on the game.
+            (the solvability guarantee). This copy is most of a slip's cost; it
+            is skipped for a game whose rules make it always pass (one that
+            declares ``commands_keep_solvable``: Maze, KeyQuest). Pass False
+            only for another game without dead ends or losses, or make the
+            copy cheap with a ``__deepcopy__`` on the game.
 
     Example:
         >>> import gymnasium as gym
