@@ -225,7 +225,10 @@ def test_unchecked_slips_can_hit_the_trap_checked_ones_never_do():
     assert "jump" not in picks[True] and "jump" in picks[False]
 
 
-@pytest.mark.parametrize("env_id", ["turnbudget/Maze-Medium-v0", "turnbudget/KeyQuest-Medium-v0"])
+@pytest.mark.parametrize(
+    "env_id",
+    ["turnbudget/Maze-Medium-v0", "turnbudget/KeyQuest-Medium-v0", "turnbudget/Crafting-Medium-v0"],
+)
 def test_a_game_whose_commands_keep_it_solvable_is_not_copied_for_a_slip(env_id, monkeypatch):
     """A checked slip plays its candidate on a copy of the game (~40 us) unless the game
     declares ``commands_keep_solvable``: then the check could only pass, so it is skipped,

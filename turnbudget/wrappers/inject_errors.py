@@ -177,7 +177,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         check_slips: Play each slip candidate on a deep copy of the game first
             (the solvability guarantee). This copy is most of a slip's cost; it
             is skipped for a game whose rules make it always pass (one that
-            declares ``commands_keep_solvable``: Maze, KeyQuest). Pass False
+            declares ``commands_keep_solvable``: Maze, KeyQuest, Crafting). Pass False
             only for another game without dead ends or losses, or make the
             copy cheap with a ``__deepcopy__`` on the game.
 
