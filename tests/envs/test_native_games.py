@@ -281,3 +281,43 @@ def test_a_copy_draws_what_the_original_draws_without_reading_os_entropy(env_id,
     clone = copy.deepcopy(game)
     assert clone.np_random is not game.np_random
     assert clone.np_random.random(4).tolist() == game.np_random.random(4).tolist()
+
+
+def _declared(env_id: str) -> bool:
+    return getattr(gym.make(env_id).unwrapped, "commands_keep_solvable", False)
+
+
+@pytest.mark.parametrize("env_id", [i for i in native_env_ids() if _declared(i)])
+def test_a_game_that_declares_commands_keep_solvable_never_ends_on_a_non_optimal_command(env_id):
+    """The declaration lets `InjectErrors` skip a slip's look-ahead: it must be what the
+    look-ahead would find. From every state of random play with setbacks, every admissible
+    command that is not optimal leaves the game running and solvable (played on a copy)."""
+    import copy
+
+    import numpy as np
+
+    game = gym.make(env_id).unwrapped
+    rng = np.random.default_rng(0)
+    checked = 0
+    for seed in range(12):
+        game.reset(seed=seed)
+        for _ in range(60):
+            optimal = set(game.optimal_actions())
+            for command in game.admissible_actions():
+                if command not in optimal:
+                    probe = copy.deepcopy(game)
+                    _, _, terminated, _, _ = probe.step(command)
+                    assert not terminated and probe.distance_to_goal() is not None, command
+                    checked += 1
+            actions = game.admissible_actions()
+            if rng.random() < 0.1:
+                game.inject_setback(rng)
+            elif game.step(actions[int(rng.integers(len(actions)))])[2]:
+                break
+    assert checked > 1000
+
+
+def test_only_games_that_cannot_be_blocked_declare_commands_keep_solvable():
+    assert all(c.commands_keep_solvable for c in (Maze, KeyQuest, Crafting))
+    # Sokoban (a box pushed into a corner) and Shop (a wrong purchase) can be lost.
+    assert not any(c.commands_keep_solvable for c in (Sokoban, Shop))

@@ -23,6 +23,21 @@ class OffByOneOracle(Maze):
         return super().distance_to_goal() + 1
 
 
+class QuicksandMaze(Maze):
+    """Declares that no command can block it, but looking around sinks you."""
+
+    commands_keep_solvable = True
+
+    def _apply(self, command):
+        if command == "look":
+            self._lost = True
+            return "The floor gives way."
+        return super()._apply(command)
+
+    def distance_to_goal(self):
+        return None if self._lost else super().distance_to_goal()
+
+
 class ControlCharacterCrash(Maze):
     def _play(self, action):
         if "\x00" in action:
@@ -119,9 +134,10 @@ def test_passes_on_an_instance_and_on_a_factory():
         (UnseededAdmissibleOrder, "determinism", r"the same seed gave a different rollout"),
         (UnseededWorld, "gymnasium_checker", r"super\(\)\.reset\(seed=seed\)"),
         (both_flags_maze, "budget_flags", r"terminated and truncated are both True"),
+        (QuicksandMaze, "oracle_bellman", r"'look' ended the game, but .* commands_keep_solvable"),
     ],
     ids=["oracle-off-by-one", "raises-on-control-char", "unseeded-reset-info",
-         "unseeded-reset-world", "turnbudget-sets-both-flags"],
+         "unseeded-reset-world", "turnbudget-sets-both-flags", "falsely-declared-unblockable"],
 )  # fmt: skip
 def test_fails_naming_the_check_on_broken_envs(source, check, detail):
     with pytest.raises(AssertionError, match=rf"^check_text_env\[{check}\] failed .*{detail}") as e:

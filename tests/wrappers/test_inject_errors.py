@@ -223,3 +223,41 @@ def test_unchecked_slips_can_hit_the_trap_checked_ones_never_do():
             env.reset(seed=seed)
             picks[check].add(env.step("forward")[-1]["injected_error"]["replaced_action"])
     assert "jump" not in picks[True] and "jump" in picks[False]
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    ["turnbudget/Maze-Medium-v0", "turnbudget/KeyQuest-Medium-v0", "turnbudget/Crafting-Medium-v0"],
+)
+def test_a_game_whose_commands_keep_it_solvable_is_not_copied_for_a_slip(env_id, monkeypatch):
+    """A checked slip plays its candidate on a copy of the game (~40 us) unless the game
+    declares ``commands_keep_solvable``: then the check could only pass, so it is skipped,
+    and the slips and observations are those the look-ahead gives."""
+    from turnbudget.envs.native.base import TextGame
+
+    def play(declared: bool) -> list:
+        env = InjectErrors(gym.make(env_id), rate=0.5, kinds=["slip"])
+        if not declared:
+            env._look_ahead = True  # (what the wrapper did before the declaration)
+        seen = []
+        for seed in range(6):
+            env.reset(seed=seed)
+            for turn in range(40):
+                actions = env.unwrapped.admissible_actions()
+                obs, _, terminated, truncated, info = env.step(actions[turn % len(actions)])
+                seen.append((obs, info.get("injected_error")))
+                if terminated or truncated:
+                    break
+        return seen
+
+    checked = play(declared=False)
+    copies = []
+    real_copy = TextGame.__deepcopy__
+    monkeypatch.setattr(
+        TextGame, "__deepcopy__", lambda self, memo: copies.append(1) or real_copy(self, memo)
+    )
+    declared = play(declared=True)
+    assert not copies
+    assert declared == checked
+    slips = [e for _, e in declared if e and e["applied"]]
+    assert len(slips) > 50

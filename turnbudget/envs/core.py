@@ -181,6 +181,14 @@ class TextEnv(gym.Env[str, str]):
         "render_fps": 2,
     }
 
+    #: True when no command can end this game other than by winning it or leave its task
+    #: unsolvable (a game that cannot be lost and has no irreversible step: Maze, KeyQuest,
+    #: Crafting).
+    #: With an exact oracle a non-optimal command then never ends it either, so
+    #: `InjectErrors` skips its look-ahead check of a slip (a copy of the game): the check
+    #: could only ever pass. Declare it only when the game's rules guarantee it.
+    commands_keep_solvable: ClassVar[bool] = False
+
     def __init__(self, render_mode: str | None = None):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(

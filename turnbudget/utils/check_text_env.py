@@ -28,7 +28,8 @@ The checks, in order:
 - ``oracle_bellman`` (``oracle="exact"``): along random walks, the distance
   is 1 + the minimum over every admissible action of the distance after it
   (tried on deep copies), and ``optimal_actions()`` is exactly the set of
-  actions achieving it.
+  actions achieving it; in a game that declares ``commands_keep_solvable``,
+  no admissible action ends it other than by winning or leaves it unsolvable.
 - ``setbacks``: ``inject_setback`` returns a narration, never shortens the
   task and keeps it solvable; the oracle still wins afterwards.
 - ``hostile_input``: control characters, escapes, interpreter meta commands,
@@ -490,6 +491,8 @@ def _oracle_solves(env: gym.Env, seed: int, budget_factor: float | None, ctx: _C
 def _bellman(game: gym.Env, seed: int, steps: int, ctx: _Context) -> None:
     _, info = _reset(game, seed, ctx)
     rng = np.random.default_rng(seed)
+    # What `InjectErrors` then trusts instead of trying a slip on a copy.
+    keeps_solvable = getattr(game, "commands_keep_solvable", False) is True
     for _ in range(steps):
         distance = game.distance_to_goal()
         after = {}
@@ -497,10 +500,16 @@ def _bellman(game: gym.Env, seed: int, steps: int, ctx: _Context) -> None:
         for action in actions:
             probe = copy.deepcopy(game)
             try:
-                probe.step(action)
+                _, _, ended, _, probe_info = probe.step(action)
                 after[action] = probe.distance_to_goal()
             finally:
                 probe.close()  # a copy may hold a process of its own (TextWorld's interpreter)
+            ctx.require(
+                not keeps_solvable
+                or (after[action] is not None and (not ended or probe_info.get(INFO_WON))),
+                f"{action!r} {'ended the game' if ended else 'made the task unsolvable'}, "
+                "but the game declares commands_keep_solvable",
+            )
         reachable = [d for d in after.values() if d is not None]
         ctx.require(
             reachable and distance == 1 + min(reachable),

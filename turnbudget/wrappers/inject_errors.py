@@ -175,9 +175,11 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
             they take precedence over the rate at their turns.
         transient_message: What the agent reads on a transient error.
         check_slips: Play each slip candidate on a deep copy of the game first
-            (the solvability guarantee). This copy is most of a slip's cost;
-            pass False only for games without dead ends or losses (e.g. Maze),
-            or make the copy cheap with a ``__deepcopy__`` on the game.
+            (the solvability guarantee). This copy is most of a slip's cost; it
+            is skipped for a game whose rules make it always pass (one that
+            declares ``commands_keep_solvable``: Maze, KeyQuest, Crafting). Pass False
+            only for another game without dead ends or losses, or make the
+            copy cheap with a ``__deepcopy__`` on the game.
 
     Example:
         >>> import gymnasium as gym
@@ -218,6 +220,10 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
             )
         self.transient_message = transient_message
         self.check_slips = check_bool(check_slips, "check_slips")
+        # A game whose commands all keep it solvable needs no look-ahead (`TextEnv`).
+        self._look_ahead = self.check_slips and (
+            getattr(env.unwrapped, "commands_keep_solvable", False) is not True
+        )
         used = self.errors.used_kinds
         methods = ("distance_to_goal",)
         if "slip" in used:
@@ -309,7 +315,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         replacement = None
         order = self.turn_rng(self._turn).permutation(len(candidates)) if candidates else ()
         for index in order:
-            if not self.check_slips or self._keeps_solvable(candidates[index]):
+            if not self._look_ahead or self._keeps_solvable(candidates[index]):
                 replacement = candidates[index]
                 break
         if replacement is None:

@@ -163,8 +163,10 @@ class Crafting(TextGame):
 
     ## Episode end
     ``terminated`` when the goal item is crafted the required number of times
-    (held in the inventory); the game cannot be lost. ``truncated`` only by a
-    turn budget wrapper (`TurnBudget`).
+    (held in the inventory); the game cannot be lost, and no command blocks it
+    (``commands_keep_solvable``): wood and fiber need no tool, tools and
+    stations are never consumed, and whatever a recipe uses up can be made
+    again from them. ``truncated`` only by a turn budget wrapper (`TurnBudget`).
 
     ## Oracle
     Exact: every recipe is the only way to make its product and yields one
@@ -192,6 +194,7 @@ class Crafting(TextGame):
     v0: initial release.
     """
 
+    commands_keep_solvable = True  # (see Episode end)
     configs = CONFIGS
     default_budgets = DEFAULT_BUDGETS
 

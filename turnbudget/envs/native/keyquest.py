@@ -97,7 +97,9 @@ class KeyQuest(TextGame):
     1.0 on the turn the treasure is dropped in the goal room, 0 otherwise.
 
     ## Episode end
-    ``terminated`` when the treasure is delivered; the game cannot be lost.
+    ``terminated`` when the treasure is delivered; the game cannot be lost, and
+    no command blocks it (``commands_keep_solvable``): an unlocked door stays
+    open, a key is not used up, and whatever is dropped can be taken again.
     ``truncated`` only by a turn budget wrapper (`TurnBudget`).
 
     ## Oracle
@@ -128,6 +130,7 @@ class KeyQuest(TextGame):
     v0: initial release.
     """
 
+    commands_keep_solvable = True  # (see Episode end)
     _mutable_lists = ("_item_loc",)
     _oracle_memos = ("_optimal",)
 

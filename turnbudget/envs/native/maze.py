@@ -79,7 +79,8 @@ class Maze(TextGame):
     1.0 on the turn the goal room is reached, 0 otherwise.
 
     ## Episode end
-    ``terminated`` when the goal room is reached; the game cannot be lost.
+    ``terminated`` when the goal room is reached; the game cannot be lost, and
+    every room stays reachable whatever is played (``commands_keep_solvable``).
     ``truncated`` only by a turn budget wrapper (`TurnBudget`).
 
     ## Oracle
@@ -111,6 +112,7 @@ class Maze(TextGame):
     rewards reaching the goal only.
     """
 
+    commands_keep_solvable = True  # (see Episode end)
     _mutable_lists = ("_visited",)
     _oracle_memos = ("_room_optimal",)
 
