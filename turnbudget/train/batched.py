@@ -15,6 +15,7 @@ the vectors are those of the per-env stack, bit for bit.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 import gymnasium as gym
@@ -54,6 +55,9 @@ class Turn(NamedTuple):
     turn_budget: int | None
     goal: str | None = None
     executed: str | None = None
+
+
+_training_values = itemgetter(*TRAINING_INFO_KEYS)
 
 
 class _SmallInfo(dict):
@@ -110,7 +114,7 @@ class TurnInputs(gym.Wrapper):
     ) -> dict[str, Any]:
         admissible = info["admissible_actions"]
         self._slots.update(admissible)
-        small = _SmallInfo((key, info[key]) for key in TRAINING_INFO_KEYS if key in info)
+        small = _SmallInfo(zip(TRAINING_INFO_KEYS, _training_values(info)))
         small[TURN_KEY] = Turn(
             obs,
             self._slots.commands,
