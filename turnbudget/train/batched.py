@@ -56,6 +56,9 @@ class Turn(NamedTuple):
     goal: str | None = None
     executed: str | None = None
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Turn:
+        return self  # immutable, and SB3's vector envs deep-copy every info of every step
+
 
 _training_values = itemgetter(*TRAINING_INFO_KEYS)
 
