@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from turnbudget.train import TrainConfig, make_env
+from turnbudget.train.batched import TRAINING_INFO_KEYS
 from turnbudget.wrappers._common import find_wrapper
 from turnbudget.wrappers.discrete_actions import DiscreteActions
 
@@ -54,6 +55,7 @@ def test_batched_vectors_are_the_per_env_stacks(name):
         expected = [stack.reset()[0] for stack in stacks]
         np.testing.assert_array_equal(obs, np.array(expected))
         truncations, partial_resets = 0, 0
+        returns, lengths = [0.0] * len(stacks), [0] * len(stacks)
         for _ in range(60):
             masks = venv.env_method("action_masks")
             for mask, stack in zip(masks, stacks):
@@ -66,10 +68,22 @@ def test_batched_vectors_are_the_per_env_stacks(name):
             for i, stack in enumerate(stacks):
                 vector, reward, terminated, truncated, info = stack.step(int(actions[i]))
                 assert (rewards[i], dones[i]) == (pytest.approx(reward), terminated or truncated)
+                # what the learner reads of the infos: the small keys, SB3's and Monitor's
+                assert {key: infos[i][key] for key in TRAINING_INFO_KEYS} == {
+                    key: info[key] for key in TRAINING_INFO_KEYS
+                }
+                assert infos[i]["TimeLimit.truncated"] == (truncated and not terminated)
+                returns[i] += float(reward)
+                lengths[i] += 1
                 if dones[i]:
                     assert infos[i]["terminal_observation"].tobytes() == vector.tobytes()
+                    episode = infos[i]["episode"]
+                    assert (episode["r"], episode["l"]) == (round(returns[i], 6), lengths[i])
+                    returns[i], lengths[i] = 0.0, 0
                     truncations += truncated and not terminated
                     vector, _ = stack.reset()
+                else:
+                    assert "episode" not in infos[i]
                 assert obs[i].tobytes() == vector.tobytes(), f"step vector of sub-env {i}"
                 assert "turn_inputs" not in infos[i]
             partial_resets += 0 < dones.sum() < len(dones)

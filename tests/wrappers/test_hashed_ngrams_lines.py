@@ -8,7 +8,7 @@ import zlib
 import numpy as np
 import pytest
 
-from turnbudget.wrappers.text_features import MAX_COUNT, hashed_ngrams
+from turnbudget.wrappers.text_features import MAX_COUNT, NgramEncoder, hashed_ngrams
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -65,3 +65,23 @@ def test_texts_that_repeat_all_but_their_last_line_match_the_plain_computation(n
         text = f"{heads[int(rng.integers(len(heads)))]}\n{last}"
         features = hashed_ngrams(text, 32, ngrams, cache, lines)
         assert np.array_equal(features, reference(text, 32, ngrams)), text
+
+
+@pytest.mark.parametrize("ngrams", [1, 2, 3, 4])
+def test_ngram_encoder_matches_the_plain_computation(ngrams: int) -> None:
+    # Its rows are summed from memoized lines and line breaks, however the lines combine:
+    # short and empty lines that n-grams span, one line, none, a budget line that changes.
+    rng = np.random.default_rng(20 + ngrams)
+    encoder = NgramEncoder(32, ngrams)
+    for _ in range(60):
+        texts = [
+            "".join(_PIECES[i] for i in rng.integers(len(_PIECES), size=rng.integers(0, 30)))
+            + f"\n[{int(rng.integers(40))} turns left]" * int(rng.integers(2))
+            for _ in range(int(rng.integers(1, 6)))
+        ]
+        rows, words = encoder.encode_with_words(texts)
+        assert rows.dtype == np.float32
+        assert np.array_equal(encoder.encode(texts), rows)
+        for text, row, text_words in zip(texts, rows, words, strict=True):
+            assert np.array_equal(row, reference(text, 32, ngrams)), text
+            assert text_words == frozenset(_TOKEN.findall(text.lower())), text

@@ -13,7 +13,7 @@ from typing import Any
 from turnbudget.agents.policy import write_encoding
 from turnbudget.train.batched import batched_vec_env
 from turnbudget.train.config import TrainConfig
-from turnbudget.train.stack import SmallInfo, batch_encoder, make_env, training_encoding
+from turnbudget.train.stack import batch_encoder, make_env, training_encoding
 
 __all__ = ["RL_EXTRA", "require_rl"]
 
@@ -75,22 +75,14 @@ class TimedVecEnv:
 
 
 def vec_env(config: TrainConfig) -> Any:
-    """``config.n_envs`` training stacks in a DummyVecEnv or SubprocVecEnv, each in a Monitor
-    (with `SmallInfo`: SB3 deep-copies every info), featurised together (`batched_vec_env`:
-    the vectors of `make_env`'s stacks, built for all sub-envs at once)."""
+    """``config.n_envs`` training stacks in this process or one process each, each in a
+    Monitor, featurised together (`batched_vec_env`: the vectors of `make_env`'s stacks,
+    built for all sub-envs at once; the sub-envs' infos are small, as SB3 copies them)."""
     from stable_baselines3.common.monitor import Monitor
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     # Monitor: episode return and length in the logs (rollout/ep_rew_mean, ep_len_mean).
-    fns = [
-        lambda i=i: Monitor(SmallInfo(make_env(config, i, batched=True)))
-        for i in range(config.n_envs)
-    ]
-    if config.vec_env == "subproc":
-        venv = SubprocVecEnv(fns, start_method="fork")
-    else:
-        venv = DummyVecEnv(fns)
-    return batched_vec_env(venv, batch_encoder(config))
+    fns = [lambda i=i: Monitor(make_env(config, i, batched=True)) for i in range(config.n_envs)]
+    return batched_vec_env(fns, batch_encoder(config), processes=config.vec_env == "subproc")
 
 
 def new_model(config: TrainConfig, venv: Any) -> Any:

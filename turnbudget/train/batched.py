@@ -3,39 +3,47 @@
 `HistoryFeatures` on every sub-env featurises one observation at a time: about 20
 small NumPy calls a step per env, whose fixed cost dominated the training env side
 (issue 26). In the learner's vector env each sub-env's stack ends instead in
-`TurnInputs`, which hands up what the features are made from (a `Turn`), and one
-`BatchEncoder` (inside the vector env wrapper of `batched_vec_env`) turns the turns of
-all sub-envs into the vectors: one count and one lookup for the text blocks, one
-array per feature group. The encoders are `TextEncoder` and `FeatureEncoder`, the
-ones `TextFeatures`, `HistoryFeatures` and `PolicyAgent` use (their ``encode`` is
-``encode_batch`` of one): the vectors are those of the per-env stack, bit for bit.
+`TurnInputs`, which plays the action indices as `DiscreteActions` does and hands up
+what the features are made from (a `Turn`) in a small info, and one `BatchEncoder`
+(inside the vector env of `batched_vec_env`) turns the turns of all sub-envs into the
+vectors: one count and one lookup for the text blocks, one array per feature group.
+The encoders are `TextEncoder` and `FeatureEncoder`, the ones `TextFeatures`,
+`HistoryFeatures` and `PolicyAgent` use (their ``encode`` is ``encode_batch`` of one):
+the vectors are those of the per-env stack, bit for bit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from turnbudget.wrappers._common import find_wrapper
-from turnbudget.wrappers.discrete_actions import DiscreteActions
+from turnbudget.wrappers.discrete_actions import CommandSlots
 from turnbudget.wrappers.history_features import FeatureEncoder, FeatureEpisode, executed_command
 from turnbudget.wrappers.text_features import TextEncoder
 
-__all__ = ["TURN_KEY", "BatchEncoder", "Turn", "TurnInputs", "batched_vec_env"]
+__all__ = [
+    "TRAINING_INFO_KEYS",
+    "TURN_KEY",
+    "BatchEncoder",
+    "Turn",
+    "TurnInputs",
+    "batched_vec_env",
+]
 
 #: The info key under which `TurnInputs` hands up its `Turn`.
 TURN_KEY = "turn_inputs"
+#: The info keys the learner's sub-envs keep (`TurnInputs`), as plain Python scalars.
+TRAINING_INFO_KEYS = ("won", "lost", "turns_used", "turn_budget")
 _NO_OBSERVATION = np.zeros(0, dtype=np.float32)
 _NO_OBSERVATION.flags.writeable = False
 
 
-@dataclass(frozen=True)
-class Turn:
+class Turn(NamedTuple):
     """What one sub-env's turn gives the features: the text observation (with the budget
     `RevealBudget` shows), the slot commands, the admissible commands, the budget numbers,
     and either the episode's goal (at reset) or the command executed (at a step)."""
@@ -52,42 +60,74 @@ class Turn:
         return self  # immutable, and SB3's vector envs deep-copy every info of every step
 
 
-class TurnInputs(gym.Wrapper):
-    """End a training stack that stops at `DiscreteActions` (text info) in place of
-    `TextFeatures` and `HistoryFeatures`: the observation is an empty vector and
-    ``info[TURN_KEY]`` the `Turn` a `BatchEncoder` makes the features from."""
+_training_values = itemgetter(*TRAINING_INFO_KEYS)
 
-    def __init__(self, env: gym.Env):
+
+class _SmallInfo(dict):
+    """An info whose values are immutable (or, as Monitor's and SB3's, never changed after):
+    SB3's deep copy of it is a shallow one."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return dict(self)
+
+
+class TurnInputs(gym.Wrapper):
+    """End the learner's stack of one sub-env: in place of `DiscreteActions`, `TextFeatures`
+    and `HistoryFeatures`, one layer (issue 26) that plays action indices on the text stack
+    it wraps as `DiscreteActions` does (the same `CommandSlots`: ``action_masks()`` too),
+    returns an empty vector as the observation, and an info that holds only
+    `TRAINING_INFO_KEYS` and, under `TURN_KEY`, the `Turn` a `BatchEncoder` makes the
+    features from. SB3's vector envs deep-copy every info of every step: the text keys
+    cost more to copy than the game's step, and the policy reads none of them.
+
+    Args:
+        env: A stack with text observations and actions (and ``admissible_actions`` infos).
+        max_actions: The action slots (`DiscreteActions`' ``max_actions``).
+    """
+
+    def __init__(self, env: gym.Env, max_actions: int):
         super().__init__(env)
-        self._discrete = find_wrapper(env, DiscreteActions)
-        if self._discrete is None or not isinstance(env.observation_space, spaces.Text):
-            raise ValueError("TurnInputs wraps a text stack ending in DiscreteActions")
+        if not (
+            isinstance(env.observation_space, spaces.Text)
+            and isinstance(env.action_space, spaces.Text)
+        ):
+            raise ValueError("TurnInputs wraps a text stack (Text observations and actions)")
+        self._slots = CommandSlots(max_actions)
+        self.max_actions = self._slots.max_actions
+        self.action_space = spaces.Discrete(self.max_actions)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(0,), dtype=np.float32)
-        self._commands: Sequence[str] = ()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         obs, info = self.env.reset(seed=seed, options=options)
-        return _NO_OBSERVATION, self._hand_up(obs, info, goal=str(info.get("goal", "")))
+        return _NO_OBSERVATION, self._hand_up(obs, info, str(info.get("goal", "")), None)
 
     def step(self, action: Any):
-        # (as HistoryFeatures.step)
-        command = self._discrete.action(action) if self._commands else ""
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        info = self._hand_up(obs, info, executed=executed_command(command, info))
+        command = self._slots.command(action)
+        played = command if self._slots.commands else ""  # (as HistoryFeatures.step)
+        obs, reward, terminated, truncated, info = self.env.step(command)
+        info = self._hand_up(obs, info, None, executed_command(played, info))
         return _NO_OBSERVATION, reward, terminated, truncated, info
 
-    def _hand_up(self, obs: str, info: dict[str, Any], **kwargs: str) -> dict[str, Any]:
-        self._commands = info["action_commands"]
-        assert TURN_KEY not in info, f"info[{TURN_KEY!r}] set twice"
-        info[TURN_KEY] = Turn(
+    def action_masks(self) -> np.ndarray:
+        """Which indices play an admissible command now (for ``MaskablePPO``)."""
+        return self._slots.mask.copy()
+
+    def _hand_up(
+        self, obs: str, info: dict[str, Any], goal: str | None, executed: str | None
+    ) -> dict[str, Any]:
+        admissible = info["admissible_actions"]
+        self._slots.update(admissible)
+        small = _SmallInfo(zip(TRAINING_INFO_KEYS, _training_values(info)))
+        small[TURN_KEY] = Turn(
             obs,
-            self._commands,
-            info.get("admissible_actions", ()),
+            self._slots.commands,
+            admissible,
             info.get("turns_left"),
             info.get("turn_budget"),
-            **kwargs,
+            goal,
+            executed,
         )
-        return info
+        return small
 
 
 class BatchEncoder:
@@ -154,10 +194,29 @@ def _turns(infos: Iterable[dict[str, Any]]) -> list[Turn]:
     return [info.pop(TURN_KEY) for info in infos]
 
 
-def batched_vec_env(venv: Any, encoder: BatchEncoder) -> Any:
-    """Wrap an SB3 VecEnv of `TurnInputs` stacks: its observations are ``encoder``'s vectors
-    (``terminal_observation`` too), and the `Turn` s leave the infos. Needs SB3."""
-    from stable_baselines3.common.vec_env import VecEnvWrapper
+def batched_vec_env(
+    env_fns: Sequence[Callable[[], gym.Env]], encoder: BatchEncoder, processes: bool = False
+) -> Any:
+    """An SB3 VecEnv of the `TurnInputs` stacks ``env_fns`` make, in this process or each in
+    its own (``processes``): its observations are ``encoder``'s vectors (``terminal_observation``
+    too), and the `Turn` s leave the infos. Needs SB3."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvWrapper
+
+    class TurnVecEnv(DummyVecEnv):
+        """A DummyVecEnv without its copies of every step's observations (empty vectors here)
+        and infos (`TurnInputs` makes new ones every step)."""
+
+        def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+            for i, env in enumerate(self.envs):
+                _, self.buf_rews[i], terminated, truncated, info = env.step(self.actions[i])
+                self.buf_dones[i] = terminated or truncated
+                info["TimeLimit.truncated"] = truncated and not terminated
+                if self.buf_dones[i]:
+                    info["terminal_observation"] = _NO_OBSERVATION
+                    _, self.reset_infos[i] = env.reset()
+                self.buf_infos[i] = info
+            dones = np.copy(self.buf_dones)
+            return self._obs_from_buf(), np.copy(self.buf_rews), dones, list(self.buf_infos)
 
     class BatchedFeatures(VecEnvWrapper):
         def reset(self) -> np.ndarray:
@@ -174,4 +233,5 @@ def batched_vec_env(venv: Any, encoder: BatchEncoder) -> Any:
                 obs[done] = encoder.encode(done, _turns(self.venv.reset_infos[env] for env in done))
             return obs, rewards, dones, infos
 
+    venv = SubprocVecEnv(env_fns, start_method="fork") if processes else TurnVecEnv(env_fns)
     return BatchedFeatures(venv, observation_space=encoder.space)

@@ -8,8 +8,9 @@
 
 `PolicyAgent` rebuilds the same features from text; `policy_encoding` records
 how (``encoding.json``). The learner's vector env builds them for all its sub-envs at
-once: there each stack ends in `TurnInputs` instead (``make_env(..., batched=True)``)
-and `batch_encoder`'s `BatchEncoder` makes the vectors (`turnbudget.train.batched`).
+once: there each stack ends in `TurnInputs` after `RevealBudget` instead (one layer in
+place of the three; ``make_env(..., batched=True)``) and `batch_encoder`'s `BatchEncoder`
+makes the vectors (`turnbudget.train.batched`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 
 import turnbudget
 from turnbudget.agents.policy import policy_encoding
-from turnbudget.train.batched import TURN_KEY, BatchEncoder, TurnInputs
+from turnbudget.train.batched import TRAINING_INFO_KEYS, BatchEncoder, TurnInputs
 from turnbudget.train.config import TrainConfig
 from turnbudget.wrappers.history_features import HistoryFeatures
 from turnbudget.wrappers.stack import drop_checks
@@ -30,15 +31,11 @@ from turnbudget.wrappers.stack import drop_checks
 __all__ = [
     "TRAINING_INFO_KEYS",
     "BudgetSchedule",
-    "SmallInfo",
     "TaskSeeds",
     "batch_encoder",
     "make_env",
     "training_encoding",
 ]
-
-#: The info keys `SmallInfo` keeps, as plain Python scalars.
-TRAINING_INFO_KEYS = ("won", "lost", "turns_used", "turn_budget")
 
 
 class TaskSeeds(gym.Wrapper):
@@ -113,41 +110,6 @@ class BudgetSchedule(gym.Wrapper):
         return self.env.step(action)
 
 
-class SmallInfo(gym.Wrapper):
-    """Keep only `TRAINING_INFO_KEYS` in ``info``, as plain Python scalars.
-
-    SB3's vector envs deep-copy every info of every step; the text keys (the
-    observation, the admissible and slot commands) cost more to copy than the
-    game's own step, and the policy reads none of them (masks come from
-    ``action_masks()``). Wrapped outside the training stack, for the learner only;
-    the `Turn` of `TurnInputs` stays (the batched features read it), and the copy
-    SB3 makes of these infos is a shallow one (nothing in them changes).
-    """
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        obs, info = self.env.reset(seed=seed, options=options)
-        return obs, _small(info)
-
-    def step(self, action: Any):
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        return obs, reward, terminated, truncated, _small(info)
-
-
-class _Small(dict):
-    """An info whose values are immutable (or, as Monitor's and SB3's, never changed after):
-    SB3's deep copy of it is a shallow one."""
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
-        return dict(self)
-
-
-def _small(info: dict[str, Any]) -> dict[str, Any]:
-    small = _Small((key, info[key]) for key in TRAINING_INFO_KEYS if key in info)
-    if TURN_KEY in info:  # (`TurnInputs`' turn, for the batched features)
-        small[TURN_KEY] = info[TURN_KEY]
-    return small
-
-
 def make_env(
     config: TrainConfig, index: int = 0, process_reward: bool | None = None, batched: bool = False
 ) -> TaskSeeds:
@@ -161,7 +123,11 @@ def make_env(
     `TurnInputs`, whose turns `batch_encoder` makes the same vectors from.
     """
     shaping = config.process_reward if process_reward is None else process_reward
-    env: gym.Env = TurnInputs(_text(config, shaping)) if batched else _features(config, shaping)
+    env: gym.Env = (
+        TurnInputs(_text(config, shaping), config.max_actions)
+        if batched
+        else _features(config, shaping)
+    )
     env_seed = config.seed * 1000 + index
     if config.budget_schedule:
         per_env = max(1, config.total_steps // config.n_envs)  # each sub-env's share of the steps
@@ -190,15 +156,16 @@ def batch_encoder(config: TrainConfig) -> BatchEncoder:
 
 def _features(config: TrainConfig, shaping: bool) -> HistoryFeatures:
     return HistoryFeatures(
-        _text(config, shaping, text_features=True),
+        _text(config, shaping, features=True),
         history=config.history,
         command_dim=config.command_dim,
         budget=config.reveal != "never",
     )
 
 
-def _text(config: TrainConfig, shaping: bool, text_features: bool = False) -> gym.Env:
-    """The stack up to `DiscreteActions` (then `TextFeatures` if ``text_features``)."""
+def _text(config: TrainConfig, shaping: bool, features: bool = False) -> gym.Env:
+    """The stack up to `RevealBudget` (then `DiscreteActions` and `TextFeatures` if
+    ``features``)."""
     shaping_kwargs = {
         "gamma": config.gamma,
         "scale": config.process_scale,
@@ -211,8 +178,8 @@ def _text(config: TrainConfig, shaping: bool, text_features: bool = False) -> gy
         budget_mix=config.budget_mix or None,
         process_reward=shaping_kwargs if shaping else None,
         reveal=config.reveal,
-        discrete_actions=config.max_actions,
-        text_features={"block_dim": config.text_dim} if text_features else None,
-        info="text",  # HistoryFeatures reads the text keys (action_commands, ...)
+        discrete_actions=config.max_actions if features else None,
+        text_features={"block_dim": config.text_dim} if features else None,
+        info="text",  # HistoryFeatures and TurnInputs read the text keys
     )
     return drop_checks(env)  # learners reset before they step: the checks cost a call a step

@@ -17,10 +17,9 @@ from turnbudget.wrappers.discrete_actions import DiscreteActions, check_max_acti
 from turnbudget.wrappers.numeric_info import NumericInfo
 from turnbudget.wrappers.reveal_budget import RevealBudget
 from turnbudget.wrappers.text_features import (
+    NgramEncoder,
     TextFeatures,
-    bucket_rows,
     hashed_ngrams,
-    ngram_buckets,
 )
 
 __all__ = [
@@ -36,7 +35,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 # Scales that keep the numeric features near [0, 1] for the budgets these games use.
 _TURN_SCALE = 100.0
 _CACHE_LIMIT = 100_000
-_UNIT_CACHE_LIMIT = 20_000  # observations (a 64-float vector and a word set each)
+_ACTIONS_BYTES = 2**26  # most memory the memoized slot and window blocks take
 _MEMORY_DIM = 64  # buckets of the bag of words compared across turns
 #: Most features `FeatureEncoder` may add (2**20 float32: 4 MiB per observation).
 MAX_FEATURES = 2**20
@@ -149,15 +148,15 @@ class FeatureEncoder:
                 f"{self.command_dim}): lower `history`, `command_dim` or `max_actions`"
             )
         self._cache: dict[str, int] = {}  # n-gram -> bucket, one cache per dim
-        self._memory_cache: dict[str, int] = {}
-        self._memory_lines: dict[str, tuple[list[str], list[int]]] = {}
+        self._memory_ngrams = NgramEncoder(_MEMORY_DIM, 1)  # the observations' bags of words
         self._command_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
-        self._unit_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
-        self._slot_cache: dict[tuple[str, ...], tuple[np.ndarray, dict[str, list[int]]]] = {}
-        self._past_cache: dict[tuple[str, ...], np.ndarray] = {}
-        self._no_slots = np.zeros((self.max_actions, self.command_dim), dtype=np.float32)
+        self._actions_cache: dict[tuple[tuple[str, ...], tuple[str, ...]], np.ndarray] = {}
         self._no_shares = np.zeros(self.max_actions, dtype=np.float32)
         self._size = self.size()
+        # The slot features (to the end of the slots) then the window's commands.
+        self._slots_end = self.max_actions * self.slot_size
+        self._actions_end = self._slots_end + self.history * self.command_dim
+        self._actions_limit = max(1, min(_CACHE_LIMIT, _ACTIONS_BYTES // (4 * self._actions_end)))
         self.reset("")
 
     def size(self) -> int:
@@ -198,46 +197,20 @@ class FeatureEncoder:
             hit = self._command_cache[command] = (vector, frozenset(_words(command)))
         return hit
 
-    def _units(self, observations: Sequence[str]) -> list[tuple[np.ndarray, frozenset[str]]]:
-        """Each observation's bag of words as a unit vector, and its word set, memoized
-        (observations repeat); the new ones are counted and scaled together."""
-        hits = [self._unit_cache.get(observation) for observation in observations]
-        new = [i for i, hit in enumerate(hits) if hit is None]
-        if new:
-            if len(self._unit_cache) > _UNIT_CACHE_LIMIT:
-                self._unit_cache.clear()
-            found = [
-                ngram_buckets(
-                    observations[i], _MEMORY_DIM, 1, self._memory_cache, self._memory_lines
-                )
-                for i in new
-            ]
-            vectors = bucket_rows([buckets for _, buckets in found], _MEMORY_DIM).astype(np.float64)
-            for i, vector, (words, _) in zip(new, vectors, found):
-                vector /= max(float(np.sqrt(vector @ vector)), 1e-8)
-                vector.flags.writeable = False
-                hits[i] = self._unit_cache[observations[i]] = (vector, frozenset(words))
-        return hits  # type: ignore[return-value]
+    def _units(self, observations: Sequence[str]) -> tuple[np.ndarray, list[frozenset[str]]]:
+        """Each observation's bag of words as a unit vector (the rows), and its set of words."""
+        features, words = self._memory_ngrams.encode_with_words(observations)
+        vectors = features.astype(np.float64)
+        # each row's own dot product (the same BLAS call as ``vector @ vector``, bit for bit)
+        squares = (vectors[:, None, :] @ vectors[:, :, None]).reshape(len(vectors))
+        vectors /= np.maximum(np.sqrt(squares), 1e-8)[:, None]
+        return vectors, words
 
-    def _slots(
-        self, episode: FeatureEpisode, shown: tuple[str, ...]
-    ) -> tuple[np.ndarray, np.ndarray, dict[str, list[int]]]:
-        """For these slot commands: their hashed n-grams (a row each, zero rows up to
-        ``max_actions``), the share of each one's words in the goal (zeros likewise), and the
-        slots of each command. The rows are memoized for good, the shares for the episode
-        (they depend on its goal): states repeat."""
+    def _shares(self, episode: FeatureEpisode, shown: tuple[str, ...]) -> np.ndarray:
+        """The share of each slot command's words found in the episode's goal (zeros past the
+        commands shown), memoized for the episode: states repeat."""
         if not shown:
-            return self._no_slots, self._no_shares, {}
-        hit = self._slot_cache.get(shown)
-        if hit is None:
-            if len(self._slot_cache) > _CACHE_LIMIT:
-                self._slot_cache.clear()
-            rows = np.zeros((self.max_actions, self.command_dim), dtype=np.float32)
-            rows[: len(shown)] = [self._command(command)[0] for command in shown]
-            where: dict[str, list[int]] = {}
-            for i, command in enumerate(shown):
-                where.setdefault(command, []).append(i)
-            hit = self._slot_cache[shown] = (rows, where)
+            return self._no_shares
         shares = episode.shares.get(shown)
         if shares is None:
             goal = episode.goal_words
@@ -246,20 +219,30 @@ class FeatureEncoder:
                 len(words & goal) / max(1, len(words))
                 for words in (self._command(command)[1] for command in shown)
             ]
-        return hit[0], shares, hit[1]
+        return shares
 
-    def _past(self, executed: tuple[str, ...]) -> np.ndarray:
-        """The hashed n-grams of the window's commands, most recent first (memoized)."""
-        block = self._past_cache.get(executed)
+    def _actions(self, shown: tuple[str, ...], executed: tuple[str, ...]) -> np.ndarray:
+        """The features of the slots (their goal shares left at 0) and of the window, for these
+        slot commands and commands executed (most recent first): each slot's command hashed
+        and whether it was executed 1..``history`` turns ago, then the window's commands
+        hashed. Memoized (states and windows repeat): never mutate it."""
+        key = (shown, executed)
+        block = self._actions_cache.get(key)
         if block is None:
-            if len(self._past_cache) > _CACHE_LIMIT:
-                self._past_cache.clear()
-            block = np.zeros(self.history * self.command_dim, dtype=np.float32)
+            if len(self._actions_cache) >= self._actions_limit:
+                self._actions_cache.clear()
+            dim, end = self.command_dim, self._slots_end
+            block = np.zeros(self._actions_end, dtype=np.float32)
+            slots = block[:end].reshape(self.max_actions, self.slot_size)
+            for slot, command in enumerate(shown):
+                slots[slot, :dim] = self._command(command)[0]
+                for lag, done in enumerate(executed):
+                    if done == command:
+                        slots[slot, dim + 1 + lag] = 1.0
             for lag, done in enumerate(executed):
-                block[lag * self.command_dim : (lag + 1) * self.command_dim] = self._command(done)[
-                    0
-                ]
-            self._past_cache[executed] = block
+                block[end + lag * dim : end + (lag + 1) * dim] = self._command(done)[0]
+            block.flags.writeable = False
+            self._actions_cache[key] = block
         return block
 
     def _memory(self, episode: FeatureEpisode, now: np.ndarray) -> list[float]:
@@ -301,24 +284,14 @@ class FeatureEncoder:
     ) -> np.ndarray:
         """`encode` for several episodes at once: row i holds the features of
         ``observations[i]`` in ``episodes[i]`` (a float32 array of ``(len(episodes), size())``)."""
-        dim, history = self.command_dim, self.history
-        rows, shares, past, tails = [], [], [], []
-        played: tuple[list[int], list[int], list[int]] = ([], [], [])  # (episode, slot, feature)
-        units = self._units(observations)
-        for i, (episode, (now, obs_words), shown_commands, left, budget) in enumerate(
-            zip(episodes, units, commands, turns_left, turn_budgets)
+        units, words = self._units(observations)
+        blocks, shares, tails = [], [], []
+        for episode, now, obs_words, shown_commands, left, budget in zip(
+            episodes, units, words, commands, turns_left, turn_budgets
         ):
             shown = tuple(shown_commands[: self.max_actions])
-            executed = tuple(episode.executed)
-            slot_rows, slot_shares, where = self._slots(episode, shown)
-            rows.append(slot_rows)
-            shares.append(slot_shares)
-            for lag, done in enumerate(executed):  # whether a slot's command was played
-                for slot in where.get(done, ()):
-                    played[0].append(i)
-                    played[1].append(slot)
-                    played[2].append(dim + 1 + lag)
-            past.append(self._past(executed))
+            blocks.append(self._actions(shown, tuple(episode.executed)))
+            shares.append(self._shares(episode, shown))
             tail = self._memory(episode, now)
             goal = episode.goal_words
             tail += [len(goal & obs_words) / max(1, len(goal)), episode.turns / _TURN_SCALE]
@@ -327,14 +300,10 @@ class FeatureEncoder:
                 total = float(budget if budget else 1)
                 tail += [left / _TURN_SCALE, left / total, 1.0 / max(left, 1.0)]
             tails.append(tail)
-        out = np.zeros((len(rows), self._size), dtype=np.float32)
-        end = self.max_actions * self.slot_size
-        slots = out[:, :end].reshape(len(rows), self.max_actions, self.slot_size)
-        slots[:, :, :dim] = rows
-        slots[:, :, dim] = shares
-        slots[played] = 1.0
-        out[:, end : end + history * dim] = past
-        out[:, end + history * dim :] = tails
+        out = np.empty((len(blocks), self._size), dtype=np.float32)
+        out[:, : self._actions_end] = blocks
+        out[:, self.command_dim : self._slots_end : self.slot_size] = shares
+        out[:, self._actions_end :] = tails
         return out
 
 

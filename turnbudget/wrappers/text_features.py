@@ -22,6 +22,7 @@ __all__ = [
     "MAX_COUNT",
     "MAX_DIM",
     "MAX_NGRAMS",
+    "NgramEncoder",
     "TextEncoder",
     "TextFeatures",
     "bucket_features",
@@ -77,15 +78,16 @@ def ngram_buckets(
     dim: int,
     ngrams: int = 2,
     cache: dict[str, int] | None = None,
-    lines: dict[str, tuple[list[str], list[int]]] | None = None,
+    lines: dict[Any, Any] | None = None,
 ) -> tuple[list[str], list[int]]:
     """The words of ``text`` and the bucket of each of its word n-grams: what `hashed_ngrams`
     counts (`bucket_features` turns the buckets into its features).
 
     ``lines`` memoizes, for one ``dim`` and ``ngrams``, the words and buckets of every line
-    seen and of every text seen without its last line: an observation that repeats all but
-    its last line (a revealed budget) costs the buckets of that line and of the n-grams
-    across its line break. The lists returned may be memoized ones: never mutate them.
+    seen and the buckets of the n-grams across every line break seen: a text whose lines
+    were seen (an observation with a revealed budget: the budget's line is one of a few)
+    costs their lookups however they combine. The lists returned may be memoized ones:
+    never mutate them.
     """
     if cache is None:
         cache = {}
@@ -96,25 +98,10 @@ def ngram_buckets(
         return words, _buckets(_grams(words, ngrams), dim, cache)
     if len(lines) > _CACHE_LIMIT:
         lines.clear()
-    head, newline, last = text.rpartition("\n")
-    if not newline:
-        return _line(last, dim, ngrams, cache, lines)
-    before = lines.get(head)
-    if before is None:  # a word never spans a line break: join the lines' n-grams
-        words: list[str] = []
-        indices: list[int] = []
-        for line in head.split("\n"):
-            line_words, line_indices = _line(line, dim, ngrams, cache, lines)
-            if line_words:
-                indices += _spanning(words, line_words, dim, ngrams, cache)
-                words += line_words
-                indices += line_indices
-        before = lines[head] = (words, indices)
-    after = _line(last, dim, ngrams, cache, lines)
-    if not after[0]:
-        return before
-    spanning = _spanning(before[0], after[0], dim, ngrams, cache)
-    return before[0] + after[0], before[1] + after[1] + spanning
+    buckets, seen = _text_buckets(text, dim, ngrams, cache, lines)
+    if len(seen) == 1:
+        return seen[0][0], buckets
+    return [word for line in seen for word in line[0]], buckets
 
 
 def bucket_features(indices: list[int], dim: int) -> np.ndarray:
@@ -140,23 +127,99 @@ def bucket_rows(indices: Sequence[list[int]], dim: int) -> np.ndarray:
     return _LOG1P[counts].reshape(len(sizes), dim)
 
 
-def _line(
-    line: str, dim: int, ngrams: int, cache: dict[str, int], lines: dict[str, Any]
-) -> tuple[list[str], list[int]]:
-    hit = lines.get(line)
-    if hit is None:
-        words = _TOKEN.findall(line.lower())
-        hit = lines[line] = (words, _buckets(_grams(words, ngrams), dim, cache))
-    return hit
+class NgramEncoder:
+    """`hashed_ngrams` of many texts at once, for one ``dim`` and ``ngrams``, memoized per line
+    (`ngram_buckets`' line memo): a text whose lines were seen costs their lookups and the
+    n-grams across its line breaks, however its lines combine. An observation with a
+    revealed budget is a new text every turn, but its lines are the game's few, and the
+    budget's line one of a few (`TextEncoder` keeps one, `FeatureEncoder` one for its memory).
+
+    >>> encoder = NgramEncoder(dim=16, ngrams=2)
+    >>> texts = ["Go north.\\n[5 turns left]", "Go north.\\n[4 turns left]"]
+    >>> rows, words = encoder.encode_with_words(texts)
+    >>> bool((rows[1] == hashed_ngrams(texts[1], 16)).all()), sorted(words[1])
+    (True, ['4', 'go', 'left', 'north', 'turns'])
+    """
+
+    def __init__(self, dim: int, ngrams: int):
+        self.dim, self.ngrams = int(dim), int(ngrams)
+        self._cache: dict[str, int] = {}
+        self._lines: dict[Any, Any] = {}  # (see `ngram_buckets`)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """`hashed_ngrams` of each text, as the rows of one array."""
+        return self._encode(texts, None)
+
+    def encode_with_words(self, texts: Sequence[str]) -> tuple[np.ndarray, list[frozenset[str]]]:
+        """`encode`, and the set of each text's words."""
+        words: list[frozenset[str]] = []
+        return self._encode(texts, words), words
+
+    def _encode(self, texts: Sequence[str], words: list[frozenset[str]] | None) -> np.ndarray:
+        dim, ngrams, cache, lines = self.dim, self.ngrams, self._cache, self._lines
+        if len(cache) > _CACHE_LIMIT:
+            cache.clear()
+        if len(lines) > _CACHE_LIMIT:
+            lines.clear()
+        rows = []
+        for text in texts:
+            buckets, seen = _text_buckets(text, dim, ngrams, cache, lines)
+            rows.append(buckets)
+            if words is not None:
+                words.append(frozenset().union(*[line[2] for line in seen]))
+        return bucket_rows(rows, dim)
+
+
+def _text_buckets(
+    text: str, dim: int, ngrams: int, cache: dict[str, int], lines: dict[Any, Any]
+) -> tuple[list[int], list[_Line]]:
+    """The buckets of ``text``'s n-grams from its lines' and its line breaks' (memoized in
+    ``lines``), and the memo entries of its lines with words. A word never spans a line
+    break; n-grams do (over empty lines too), as in the whole text: each is counted on the
+    line where it ends."""
+    buckets: list[int] = []
+    seen = []
+    before: tuple[str, ...] = ()  # the last n - 1 words before this line (none if n = 1)
+    for line in text.split("\n"):
+        entry = lines.get(line)
+        if entry is None:
+            entry = lines[line] = _line(line, dim, ngrams, cache)
+        words, line_buckets, _, first, last = entry
+        if words:
+            if before:  # the n-grams across the break: from before's words to first's
+                span = lines.get((before, first))
+                if span is None:
+                    span = lines[before, first] = _spanning(before, first, dim, ngrams, cache)
+                buckets += span
+                if len(words) < ngrams - 1:
+                    last = (before + last)[1 - ngrams :]
+            before = last
+            buckets += line_buckets
+            seen.append(entry)
+    return buckets, seen
+
+
+# A line's words, the buckets of its n-grams, its set of words, and its first and last
+# n - 1 words (what n-grams across its breaks are made of).
+_Line = tuple[list[str], list[int], frozenset[str], tuple[str, ...], tuple[str, ...]]
+
+
+def _line(line: str, dim: int, ngrams: int, cache: dict[str, int]) -> _Line:
+    words = _TOKEN.findall(line.lower())
+    return (
+        words,
+        _buckets(_grams(words, ngrams), dim, cache),
+        frozenset(words),
+        tuple(words[: ngrams - 1]),
+        tuple(words[max(0, len(words) - ngrams + 1) :]),
+    )
 
 
 def _spanning(
-    before: list[str], after: list[str], dim: int, ngrams: int, cache: dict[str, int]
+    before: tuple[str, ...], after: tuple[str, ...], dim: int, ngrams: int, cache: dict[str, int]
 ) -> list[int]:
     """Buckets of the n-grams that start in ``before`` and end in ``after`` (words that follow
     it across a line break): they lie in its last n - 1 words and the first n - 1 after."""
-    if ngrams < 2 or not before:
-        return []
     words = before[1 - ngrams :] + after[: ngrams - 1]
     at = min(len(before), ngrams - 1)
     return _buckets(
@@ -245,8 +308,7 @@ class TextEncoder:
         self.space = spaces.Box(
             0.0, FEATURE_HIGH, shape=(blocks * self.block_dim,), dtype=np.float32
         )
-        self._cache: dict[str, int] = {}
-        self._lines: dict[str, tuple[list[str], list[int]]] = {}
+        self._ngrams = NgramEncoder(self.block_dim, self.ngrams)
         self._goal = np.zeros(self.block_dim, dtype=np.float32)
 
     def set_goal(self, goal: str) -> None:
@@ -259,10 +321,7 @@ class TextEncoder:
 
     def hash_batch(self, texts: Sequence[str]) -> np.ndarray:
         """`hash` of each text, as the rows of one array."""
-        dim, ngrams, cache, lines = self.block_dim, self.ngrams, self._cache, self._lines
-        return bucket_rows(
-            [ngram_buckets(text, dim, ngrams, cache, lines)[1] for text in texts], dim
-        )
+        return self._ngrams.encode(texts)
 
     def encode(self, text: str, admissible: Any = ()) -> np.ndarray:
         """The vector: ``text``'s block, then the goal's and the ``admissible`` commands' if kept."""
