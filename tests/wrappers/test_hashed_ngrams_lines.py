@@ -85,3 +85,21 @@ def test_ngram_encoder_matches_the_plain_computation(ngrams: int) -> None:
         for text, row, text_words in zip(texts, rows, words, strict=True):
             assert np.array_equal(row, reference(text, 32, ngrams)), text
             assert text_words == frozenset(_TOKEN.findall(text.lower())), text
+
+
+@pytest.mark.parametrize(
+    ("dim", "ngrams", "named"),
+    [(0, 2, "dim"), (-1, 2, "dim"), ("16", 2, "dim"), (True, 2, "dim"), (2**21, 2, "dim"),
+     (16, 0, "ngrams"), (16, 1.5, "ngrams"), (16, 9, "ngrams")],
+)  # fmt: skip
+def test_ngram_encoder_refuses_a_bad_size_naming_it(dim, ngrams, named) -> None:
+    with pytest.raises(ValueError, match=f"`{named}`"):
+        NgramEncoder(dim, ngrams)
+
+
+@pytest.mark.parametrize("texts", ["a str, not a list of them", [None], [b"bytes"], ["ok", 7]])
+def test_ngram_encoder_refuses_texts_that_are_not_strs(texts) -> None:
+    encoder = NgramEncoder(16, 2)
+    with pytest.raises(TypeError, match="Expect"):
+        encoder.encode(texts)
+    assert encoder.encode(["ok", ""]).shape == (2, 16)  # and still encodes what it should

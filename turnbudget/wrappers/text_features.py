@@ -49,6 +49,15 @@ _LOG1P = np.log1p(np.arange(MAX_COUNT + 1)).astype(np.float32)
 _LOG1P.flags.writeable = False
 
 
+def _check_at_most(value: Any, name: str, most: int) -> int:
+    """``value`` as an int if it is one in [1, ``most``] (every observation is a dense vector
+    of ``dim`` floats per block), else a ValueError."""
+    value = check_positive_int(value, name)
+    if value > most:
+        raise ValueError(f"Expect `{name}` to be at most {most}, got {value!r}")
+    return value
+
+
 def hashed_ngrams(
     text: str,
     dim: int,
@@ -142,7 +151,8 @@ class NgramEncoder:
     """
 
     def __init__(self, dim: int, ngrams: int):
-        self.dim, self.ngrams = int(dim), int(ngrams)
+        self.dim = _check_at_most(dim, "dim", MAX_DIM)
+        self.ngrams = _check_at_most(ngrams, "ngrams", MAX_NGRAMS)
         self._cache: dict[str, int] = {}
         self._lines: dict[Any, Any] = {}  # (see `ngram_buckets`)
 
@@ -161,8 +171,12 @@ class NgramEncoder:
             cache.clear()
         if len(lines) > _CACHE_LIMIT:
             lines.clear()
+        if isinstance(texts, str):  # (a str is a sequence of one-character texts)
+            raise TypeError(f"Expect `texts` to be a sequence of str, got the str {texts!r:.60}")
         rows = []
         for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"Expect every text to be a str, got {type(text).__name__}")
             buckets, seen = _text_buckets(text, dim, ngrams, cache, lines)
             rows.append(buckets)
             if words is not None:
@@ -295,14 +309,8 @@ class TextEncoder:
                 )
             block_dim = size // blocks
         block_dim = _DEFAULT_BLOCK_DIM if block_dim is None else block_dim
-        for name, value, most in (
-            ("block_dim", block_dim, MAX_DIM),
-            ("ngrams", ngrams, MAX_NGRAMS),
-        ):
-            check_positive_int(value, name)
-            if value > most:  # every observation is a dense vector of blocks * block_dim floats
-                raise ValueError(f"Expect `{name}` to be at most {most}, got {value!r}")
-        self.block_dim, self.ngrams = int(block_dim), int(ngrams)
+        self.block_dim = _check_at_most(block_dim, "block_dim", MAX_DIM)
+        self.ngrams = _check_at_most(ngrams, "ngrams", MAX_NGRAMS)
         self.include_goal, self.include_admissible = include_goal, include_admissible
         #: ``Box(0, FEATURE_HIGH)`` of the vector's length.
         self.space = spaces.Box(
