@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, SupportsFloat
 
@@ -23,7 +23,7 @@ from turnbudget.records import (
 from turnbudget.wrappers._common import env_id_of, require_oracle
 from turnbudget.wrappers.turn_budget import begin_reset
 
-__all__ = ["EpisodeTracker", "RecordStepOutcomes", "check_env_index"]
+__all__ = ["EpisodeTracker", "RecordStepOutcomes", "check_budget_counts", "check_env_index"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,10 +65,19 @@ class EpisodeTracker:
 
     The caller queries the oracle (``optimal_now`` before the step, the
     distance after it) and passes what it got, None without an oracle.
+    ``budget_counts``: the budgets T at which the episode record gives its
+    `turnbudget.records.BUDGET_COUNTERS` (see `RecordStepOutcomes`).
     """
 
-    def __init__(self, env_id: str, env_index: int | None, record_steps: bool = True):
+    def __init__(
+        self,
+        env_id: str,
+        env_index: int | None,
+        record_steps: bool = True,
+        budget_counts: Sequence[int] | None = None,
+    ):
         self.env_id, self.env_index, self.record_steps = env_id, env_index, bool(record_steps)
+        self.budget_counts = check_budget_counts(budget_counts)
         self._pending: list[OutcomeRecord] | None = None  # None: no episode in progress
 
     @property
@@ -99,6 +108,11 @@ class EpisodeTracker:
         self._last_was_error = False
         self._counts = _StepCounts()
         self._pending = []
+        # The budgets still to count at, the nearest last (popped as turns reach them).
+        self._count_at = sorted((t for t in self.budget_counts or () if t > 0), reverse=True)
+        self._counted: dict[str, list[int]] = {}
+        if self.budget_counts and min(self.budget_counts) == 0:
+            self._counted["0"] = self._totals()  # (nothing played yet)
 
     def _common(self) -> dict[str, Any]:
         return {
@@ -194,6 +208,8 @@ class EpisodeTracker:
         won = bool(get("won", False))
         if won and self._first_success is None:
             self._first_success = turn
+        if self._count_at and turn == self._count_at[-1]:
+            self._counted[str(self._count_at.pop())] = self._totals()
         if self.record_steps:
             self._pending.append(
                 {
@@ -229,6 +245,17 @@ class EpisodeTracker:
                 }
             )
 
+    def _totals(self) -> list[int]:
+        """The episode's counters so far: what `turnbudget.eval.analysis.budget_counts`
+        sums from the step records (each opened error is recovered or still open)."""
+        counts, recovered = self._counts, self._recovered
+        return [
+            self._turn, counts.judged, counts.optimal, counts.on_track, counts.optimal_on_track,
+            counts.after_error, counts.optimal_after_error, self._n_self, self._n_injected,
+            self._n_injected_up, self._n_wasted, self._n_invalid,
+            len(recovered) + len(self._open), len(recovered), sum(recovered),
+        ]  # fmt: skip
+
     def finish(self) -> list[OutcomeRecord]:
         counts = self._counts
         self._pending.append(
@@ -261,6 +288,12 @@ class EpisodeTracker:
                 n_optimal_after_error=counts.optimal_after_error,
             )
         )
+        if self.budget_counts is not None:  # budgets past the episode's end: its totals
+            totals = self._totals()
+            counted = self._counted
+            self._pending[-1]["budget_counts"] = {
+                str(t): counted.get(str(t)) or list(totals) for t in self.budget_counts
+            }
         records, self._pending = self._pending, None
         return records
 
@@ -317,6 +350,12 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
             envs without one: those fields are then None).
         env_index: The sub-env index in a vector env (goes into the records).
         fsync: fsync the file after each episode.
+        budget_counts: Budgets T (ints >= 0): the episode record then also holds
+            ``budget_counts``, for each T the episode's
+            `turnbudget.records.BUDGET_COUNTERS` over its first T turns (its totals
+            for a T past its end), as `turnbudget.eval.analysis.budget_counts` sums
+            them from its step records. `turnbudget.eval.evaluate` asks for its
+            budgets, so the per-budget analysis reads only the episode records.
 
     Example:
         >>> import gymnasium as gym
@@ -342,10 +381,11 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         oracle: bool = True,
         env_index: int | None = None,
         fsync: bool = True,
+        budget_counts: Sequence[int] | None = None,
     ):
         gym.utils.RecordConstructorArgs.__init__(
             self, path=path, callback=callback, memory=memory, record_steps=record_steps,
-            oracle=oracle, env_index=env_index, fsync=fsync,
+            oracle=oracle, env_index=env_index, fsync=fsync, budget_counts=budget_counts,
         )  # fmt: skip
         gym.Wrapper.__init__(self, env)
         env_index = check_env_index(env_index)
@@ -364,7 +404,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         self.env_id = env_id_of(env)
         self.n_abandoned = 0
         self._episode_index = -1
-        self._tracker = EpisodeTracker(self.env_id, env_index, record_steps)
+        self._tracker = EpisodeTracker(self.env_id, env_index, record_steps, budget_counts)
         self._game = env.unwrapped  # the oracle's owner, queried every step
 
     @property
@@ -423,6 +463,23 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
 
     def _distance(self) -> int | None:
         return _int_or_none(self._game.distance_to_goal()) if self.oracle else None
+
+
+def check_budget_counts(budgets: Any) -> tuple[int, ...] | None:
+    """``budgets`` as a tuple of distinct ints >= 0 in their order, or None, else ``ValueError``."""
+    if budgets is None:
+        return None
+    if isinstance(budgets, (str, bytes, Mapping)) or not isinstance(budgets, Iterable):
+        raise ValueError(
+            f"Expect `budget_counts` to be a sequence of ints >= 0 or None, got {brief(budgets)}"
+        )
+    values = list(budgets)
+    for t in values:
+        if not is_int(t) or t < 0:
+            raise ValueError(
+                f"Expect `budget_counts` to hold ints >= 0 (turn budgets), got {brief(t)}"
+            )
+    return tuple(dict.fromkeys(int(t) for t in values))
 
 
 def check_env_index(env_index: Any) -> int | None:

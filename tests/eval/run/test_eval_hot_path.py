@@ -4,17 +4,24 @@ records encoded as `json.dumps` would, budget counts as the array version gave t
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import json
 import math
+import uuid
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import turnbudget  # noqa: F401 - registers the envs
 from turnbudget.agents import make_agent
 from turnbudget.eval.analysis import _step_counts, budget_counts
-from turnbudget.records import BUDGET_COUNTERS, dumps
+from turnbudget.eval.run.episodes import build_env
+from turnbudget.eval.run.plan import make_config
+from turnbudget.records import BUDGET_COUNTERS, dumps, schema
 from turnbudget.wrappers import InjectErrors
 
 
@@ -87,14 +94,118 @@ RECORDS = [
 ]
 
 
+# Both encoders: orjson where installed (the fast extra, in dev), the standard library's without.
+ENCODERS = ["orjson", "stdlib"]
+
+
+@dataclasses.dataclass
+class _Card:
+    name: str
+
+
+@pytest.fixture(params=ENCODERS)
+def encoder(request, monkeypatch):
+    if request.param == "stdlib":
+        monkeypatch.setattr(schema, "_orjson", None)
+    else:
+        pytest.importorskip("orjson")
+    return request.param
+
+
 @pytest.mark.parametrize("record", RECORDS)
-def test_records_are_encoded_as_json_dumps_would(record):
+def test_records_are_encoded_as_json_dumps_would(encoder, record):
     assert dumps(record) == json.dumps(record, separators=(",", ":"))
 
 
-def test_a_record_json_cannot_encode_still_raises():
+def test_a_record_json_cannot_encode_still_raises(encoder):
     with pytest.raises(TypeError):
         dumps({"object": object()})
+    # orjson would write these; json.dumps refuses them, and so does `dumps`.
+    for value in [datetime.date(2026, 1, 1), _Card("Maze"), uuid.UUID(int=7)]:
+        with pytest.raises(TypeError):
+            dumps({"card": value})
+
+
+def _step_records(env_id: str) -> list[dict]:
+    config = make_config(
+        [env_id], make_agent("random"), ks=[1], ts=[40], n=1, tasks=1, mode="truncate",
+        reveal=None, errors=0.3, seed=0, label=None, record_steps=True,
+    )  # fmt: skip
+    records: list = []
+    env = build_env(env_id, config, records.append)
+    agent = make_agent("random")
+    _, info = env.reset(seed=3, options={"turn_budget": 40})
+    agent.reset(3)
+    done = False
+    while not done:
+        _, _, terminated, truncated, info = env.step(agent.act("", info))
+        done = terminated or truncated
+    return [r for r in records if r["record"] == "step"]
+
+
+def _standard_library_calls(monkeypatch) -> list:
+    """Count the records the standard library's encoder writes from here on."""
+    calls: list = []
+    c_encode = schema._C_ENCODE
+
+    def counted(record, level):
+        calls.append(record)
+        return c_encode(record, level)
+
+    monkeypatch.setattr(schema, "_C_ENCODE", counted)
+    return calls
+
+
+def test_the_step_records_an_evaluation_writes_take_the_fast_encoder(monkeypatch):
+    """The guard lets the records it is for through: an injected error's and plain turns."""
+    pytest.importorskip("orjson")
+    steps = _step_records("turnbudget/KeyQuest-Medium-v0")
+    assert any(s["injected_error"] for s in steps) and any(s["recoveries"] for s in steps)
+    calls = _standard_library_calls(monkeypatch)
+    for step in steps:
+        assert dumps(step) == json.dumps(step, separators=(",", ":"))
+    assert calls == []
+
+
+def test_text_and_floats_the_encoders_write_differently_go_to_the_standard_library(monkeypatch):
+    pytest.importorskip("orjson")
+    calls = _standard_library_calls(monkeypatch)
+    values = [1e-5, 2.5e-8, -1e-300, 1e16, math.nan, math.inf, "é", "\x7f", 2**64, (math.nan,)]
+    for value in values:
+        record = {"x": [{"y": value}]}
+        assert dumps(record) == json.dumps(record, separators=(",", ":"))
+        assert calls[-1] is record, value
+
+
+_KEYS = st.text(max_size=4)
+_ATOMS = (
+    st.none() | st.booleans() | st.floats() | st.text(max_size=12)
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(min_value=-1e17, max_value=1e17).map(lambda x: round(x, 3))
+)  # fmt: skip
+_VALUES = st.recursive(
+    _ATOMS,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(_KEYS, inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(record=st.dictionaries(_KEYS, _VALUES, max_size=8))
+def test_any_record_is_encoded_as_json_dumps_would(record):
+    """Byte for byte, whichever encoder takes it: floats in any range, NaN and infinities,
+    big ints, any text, tuples and nesting."""
+    assert dumps(record) == json.dumps(record, separators=(",", ":"))
+    schema_orjson = schema._orjson
+    try:
+        schema._orjson = None
+        assert dumps(record) == json.dumps(record, separators=(",", ":"))
+    finally:
+        schema._orjson = schema_orjson
 
 
 def _array_budget_counts(steps, ts):
@@ -113,9 +224,6 @@ def _array_budget_counts(steps, ts):
 
 
 def test_budget_counts_are_the_array_versions():
-    from turnbudget.eval.run.episodes import build_env
-    from turnbudget.eval.run.plan import make_config
-
     config = make_config(
         ["turnbudget/KeyQuest-Medium-v0"], make_agent("random"), ks=[1], ts=[64], n=1,
         tasks=1, mode="truncate", reveal=None, errors=0.2, seed=0, label=None,
@@ -136,6 +244,49 @@ def test_budget_counts_are_the_array_versions():
         for ts in ([1, 5, 64], [0, 200], [30]):
             assert budget_counts(steps, ts) == _array_budget_counts(steps, ts)
     assert budget_counts([], [4]) == _array_budget_counts([], [4])
+
+
+NATIVE_MEDIUM = [
+    f"turnbudget/{game}-Medium-v0" for game in ("Maze", "KeyQuest", "Crafting", "Shop", "Sokoban")
+]
+
+
+@pytest.mark.parametrize("env_id", NATIVE_MEDIUM)
+@pytest.mark.parametrize("oracle", [True, False])
+def test_the_recorder_counts_at_each_budget_what_the_step_records_sum_to(env_id, oracle):
+    """`RecordStepOutcomes(budget_counts=...)`, counted as the episode runs, equals
+    `budget_counts` of its step records: budgets before, at and past the end, 0, repeated
+    and out of order; errors of every kind, episodes that win and that run out."""
+    ts = [7, 0, 30, 2, 7, 500, 1]
+    env = gym.make(
+        env_id, turn_budget=60, errors=0.25, record={"oracle": oracle, "budget_counts": ts}
+    )
+    agents = [make_agent("random"), make_agent("oracle:0.1")]
+    kinds_seen, won = set(), 0
+    for seed in range(8):
+        agent = agents[seed % 2]
+        n = len(env.records)
+        _, info = env.reset(seed=seed)
+        agent.reset(seed)
+        done = False
+        while not done:
+            info = {**info, "oracle_actions": env.unwrapped.optimal_actions()}
+            _, _, terminated, truncated, info = env.step(agent.act("", info))
+            done = terminated or truncated
+        records = env.records[n:]
+        steps, episode = records[:-1], records[-1]
+        kinds_seen |= {s["injected_error"]["kind"] for s in steps if s["injected_error"]}
+        won += episode["success"]
+        assert list(episode["budget_counts"]) == ["7", "0", "30", "2", "500", "1"]
+        assert episode["budget_counts"] == budget_counts(steps, ts)
+    assert kinds_seen == {"slip", "setback", "transient"}
+    assert 0 < won < 8
+
+
+@pytest.mark.parametrize("bad", ["8", [3, -1], [2.5], [True], 8, {"8": 1}, [None]])
+def test_budget_counts_must_be_budgets(bad):
+    with pytest.raises(ValueError, match="budget_counts"):
+        gym.make("turnbudget/Maze-Easy-v0", record={"budget_counts": bad})
 
 
 def _full_solve(game, start):

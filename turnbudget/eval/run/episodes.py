@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from turnbudget.eval.analysis import budget_counts
 from turnbudget.eval.run.agent_view import agent_episode_id, agent_info, executed_action
 from turnbudget.eval.run.driver import Act, Driver, Player, Program
 from turnbudget.eval.run.plan import EpisodeSpec, EvalConfig
@@ -48,7 +47,12 @@ def build_env(env_id: str, config: EvalConfig, sink: Callable[[dict[str, Any]], 
             env_id,
             reveal=config.reveal,
             errors=config.errors,
-            record={"callback": sink, "record_steps": config.record_steps},
+            record={
+                "callback": sink,
+                "record_steps": config.record_steps,
+                # (counted as the episode runs, so the analysis needs only the episode records)
+                "budget_counts": config.ts if config.record_steps else None,
+            },
             env_index=config.envs.index(env_id),
         )
     )
@@ -103,7 +107,6 @@ class _Slot:
         self.notes: list[Mapping[str, Any] | None] = []
         self.env = build_env(env_id, config, self.records.append)
         self.per_repeat = config.error_draws == "per_repeat"
-        self.ts = config.ts
 
     def reset(self, spec: EpisodeSpec) -> tuple[str, dict[str, Any]]:
         self.records.clear()
@@ -137,8 +140,8 @@ class _Slot:
                 turn = int(step["turn"])
                 if turn <= len(self.notes) and self.notes[turn - 1]:
                     step[AGENT_KEY] = cap_strings(self.notes[turn - 1])
-        if steps:  # the per-budget analysis then needs only the episode records
-            episode["budget_counts"] = budget_counts(steps, self.ts)
+        if "budget_counts" in episode:  # (last, where the records always had it)
+            episode["budget_counts"] = episode.pop("budget_counts")
         self.records.clear()
         self.notes.clear()
         if serialize:  # encode where the episode ran: in parallel, and cheap to send back
