@@ -23,7 +23,8 @@ agent, reset with the same seeds:
 
 The variants run in ``rounds`` interleaved rounds and the median round is
 reported, in CPU time of this process and in wall time (on a shared machine
-the CPU-time ratios are the steadier ones).
+the CPU-time ratios are the steadier ones). Each timed run follows an untimed
+one of the same variant on 2 tasks (``--no-warmup`` to time from cold).
 
 Run:
     python benchmarks/speed/eval_overhead.py                        # defaults below, about a minute
@@ -67,6 +68,10 @@ class Config:
     """injected error rate of the stack and of evaluate (0: none)"""
     rounds: int = 3
     """interleaved rounds; the median is reported"""
+    warmup: bool = True
+    """play each variant once on 2 tasks before its timed run, in the same process: what a
+    process pays once (imports on first use: `evaluate`'s run lock, progress bar and
+    analysis, ~35 ms) stays out of the per-episode figures"""
     json_out: str = ""
     """also write the figures to this JSON file"""
     roots: str = ""
@@ -145,6 +150,8 @@ def main(config: Config) -> dict[str, Any]:
         cpu: dict[str, list[float]] = {v: [] for v in VARIANTS}
         for _ in range(config.rounds):  # interleaved: every variant sees the same neighbours
             for variant in VARIANTS:
+                if config.warmup:
+                    run_once(dataclasses.replace(config, tasks=2, n=1), env_id, variant)
                 w, c, episodes = run_once(config, env_id, variant)
                 wall[variant].append(1e3 * w / episodes)
                 cpu[variant].append(1e3 * c / episodes)
@@ -172,7 +179,9 @@ def report(figures: dict[str, Any]) -> None:
     c = figures["config"]
     print(
         f"agent {c['agent']}, T = {c['t']}, {c['tasks']} tasks x n = {c['n']}, errors {c['errors']}; "
-        f"median of {c['rounds']} interleaved rounds; load {figures['load_average_1min']}"
+        f"median of {c['rounds']} interleaved rounds"
+        f"{', each after a warm-up run' if c.get('warmup', False) else ', from cold'}; "
+        f"load {figures['load_average_1min']}"
     )
     head = (
         f"{'env id':32}{'clock':>6}{'bare ms/ep':>12}{'stack ms/ep':>13}{'evaluate ms/ep':>16}"
@@ -190,13 +199,20 @@ def report(figures: dict[str, Any]) -> None:
     print("targets: stack/bare <= 2 (errors and records on), eval/stack <= 1.2")
 
 
+def _flag(name: str, value: Any) -> str:
+    flag = name.replace("_", "-")
+    if isinstance(value, bool):
+        return f"--{flag}" if value else f"--no-{flag}"
+    return f"--{flag}={value}"
+
+
 def compare(config: Config) -> dict[str, Any]:
     """The figures of each root (`versions.run_versions`), median per root, env and variant."""
     from versions import run_versions
 
     roots = config.roots.split(",")
     argv = [
-        f"--{f.name.replace('_', '-')}={getattr(config, f.name)}"
+        _flag(f.name, getattr(config, f.name))
         for f in dataclasses.fields(config)
         if f.name not in ("roots", "rounds", "json_out")
     ]

@@ -31,8 +31,9 @@ def test_eval_overhead_compares_versions(load_script, tmp_path):
     root = str(SCRIPT.parents[2])
     config = module.parse_args(
         ["--envs", "turnbudget/Maze-Easy-v0", "--tasks", "2", "--n", "1", "--t", "8",
-         "--rounds", "1", "--roots", root]
+         "--rounds", "1", "--roots", root, "--no-warmup"]
     )  # fmt: skip
     figures = module.main(config)
+    assert figures["config"]["warmup"] is False
     (row,) = figures["versions"][root]
     assert row["episodes"] == 2 and set(row["cpu_ms_per_episode"]) == {"bare", "stack", "evaluate"}
