@@ -9,7 +9,7 @@ Questions (issue 26):
    and written, the summary) cost over a hand-written loop over that same
    stack? (target: evaluate / stack <= 1.2)
 
-The three variants play the same episodes (``tasks`` task seeds x ``n``
+The variants play the same episodes (``tasks`` task seeds x ``n``
 repeats, one env id at a time, every episode at budget ``t``) with the same
 agent, reset with the same seeds:
 
@@ -18,6 +18,10 @@ agent, reset with the same seeds:
 - ``stack``: the stack `evaluate` builds (`build_env`: errors at rate
   ``errors``, `RecordStepOutcomes` with the oracle, records to a list that
   each episode clears), driven by the same loop;
+- ``stack+log``: the same, and each episode's records written to a JSONL
+  file as `evaluate` writes them (`turnbudget.records.dumps`, one write per
+  episode): what a hand-written loop that keeps its records pays (not a target;
+  ``eval/log`` is what `evaluate` costs beyond writing its records);
 - ``evaluate``: `evaluate` in truncate mode at the one budget, one worker,
   writing its JSONL logs into a fresh temporary directory, with its summary.
 
@@ -50,6 +54,7 @@ from turnbudget.cli.flags import parse_config
 from turnbudget.eval.run.episodes import build_env
 from turnbudget.eval.run.evaluate import evaluate
 from turnbudget.eval.run.plan import make_config, plan_episodes
+from turnbudget.records import dumps
 
 
 @dataclasses.dataclass
@@ -80,7 +85,7 @@ class Config:
     rounds interleaved, medians per root (see `versions.py`)"""
 
 
-VARIANTS = ("bare", "stack", "evaluate")
+VARIANTS = ("bare", "stack", "stack+log", "evaluate")
 
 
 def parse_args(argv: list[str] | None = None) -> Config:
@@ -133,9 +138,18 @@ def run_once(config: Config, env_id: str, variant: str) -> tuple[float, float, i
             else:
                 env = build_env(env_id, eval_config, records.append)
                 per_repeat, on_end = eval_config.error_draws == "per_repeat", records.clear
+            log = (Path(tmp) / "records.jsonl").open("a")
+            if variant == "stack+log":
+
+                def on_end() -> None:
+                    log.write("".join(dumps(r) + "\n" for r in records))
+                    log.flush()
+                    records.clear()
+
             wall0, cpu0 = time.perf_counter(), time.process_time()
             _loop(env, agent, specs, per_repeat, on_end)
             env.close()
+            log.close()
             episodes = len(specs)
         return time.perf_counter() - wall0, time.process_time() - cpu0, episodes
 
@@ -184,8 +198,9 @@ def report(figures: dict[str, Any]) -> None:
         f"load {figures['load_average_1min']}"
     )
     head = (
-        f"{'env id':32}{'clock':>6}{'bare ms/ep':>12}{'stack ms/ep':>13}{'evaluate ms/ep':>16}"
-        f"{'stack/bare':>12}{'eval/stack':>12}{'eval/bare':>11}"
+        f"{'env id':32}{'clock':>6}{'bare ms/ep':>12}{'stack ms/ep':>13}{'+log ms/ep':>12}"
+        f"{'evaluate ms/ep':>16}{'stack/bare':>12}{'eval/stack':>12}{'eval/log':>10}"
+        f"{'eval/bare':>11}"
     )
     print(head)
     for row in figures["rows"]:
@@ -193,8 +208,9 @@ def report(figures: dict[str, Any]) -> None:
             ms = row[f"{clock}_ms_per_episode"]
             print(
                 f"{row['env_id']:32}{clock:>6}{ms['bare']:>12.2f}{ms['stack']:>13.2f}"
-                f"{ms['evaluate']:>16.2f}{ms['stack'] / ms['bare']:>11.2f}x"
-                f"{ms['evaluate'] / ms['stack']:>11.2f}x{ms['evaluate'] / ms['bare']:>10.2f}x"
+                f"{ms['stack+log']:>12.2f}{ms['evaluate']:>16.2f}{ms['stack'] / ms['bare']:>11.2f}x"
+                f"{ms['evaluate'] / ms['stack']:>11.2f}x{ms['evaluate'] / ms['stack+log']:>9.2f}x"
+                f"{ms['evaluate'] / ms['bare']:>10.2f}x"
             )
     print("targets: stack/bare <= 2 (errors and records on), eval/stack <= 1.2")
 

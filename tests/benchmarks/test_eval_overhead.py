@@ -20,10 +20,10 @@ def test_eval_overhead_runs_with_tiny_settings(load_script, tmp_path, capsys):
     (row,) = figures["rows"]
     assert row["episodes"] == 2
     for clock in ("cpu_ms_per_episode", "wall_ms_per_episode"):
-        assert set(row[clock]) == {"bare", "stack", "evaluate"}
+        assert set(row[clock]) == {"bare", "stack", "stack+log", "evaluate"}
         assert all(v > 0 for v in row[clock].values())
     printed = capsys.readouterr().out
-    assert "stack/bare" in printed and "eval/stack" in printed
+    assert "stack/bare" in printed and "eval/stack" in printed and "eval/log" in printed
 
 
 def test_eval_overhead_compares_versions(load_script, tmp_path):
@@ -36,4 +36,9 @@ def test_eval_overhead_compares_versions(load_script, tmp_path):
     figures = module.main(config)
     assert figures["config"]["warmup"] is False
     (row,) = figures["versions"][root]
-    assert row["episodes"] == 2 and set(row["cpu_ms_per_episode"]) == {"bare", "stack", "evaluate"}
+    assert row["episodes"] == 2 and set(row["cpu_ms_per_episode"]) == {
+        "bare",
+        "stack",
+        "stack+log",
+        "evaluate",
+    }
