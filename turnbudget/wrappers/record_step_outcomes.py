@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -10,7 +11,7 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from turnbudget._checks import brief, check_bool, is_int
+from turnbudget._checks import MAX_TURN_BUDGET, brief, check_bool, is_int
 from turnbudget.records import (
     MAX_RECORD_TEXT,
     EpisodeRecord,
@@ -465,19 +466,27 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         return _int_or_none(self._game.distance_to_goal()) if self.oracle else None
 
 
+#: The most budgets `RecordStepOutcomes` counts at (each adds a list to every episode record).
+MAX_BUDGET_COUNTS = 10_000
+
+
 def check_budget_counts(budgets: Any) -> tuple[int, ...] | None:
-    """``budgets`` as a tuple of distinct ints >= 0 in their order, or None, else ``ValueError``."""
+    """``budgets`` as a tuple of distinct ints in [0, `MAX_TURN_BUDGET`] in their order (at most
+    `MAX_BUDGET_COUNTS`), or None, else ``ValueError``."""
     if budgets is None:
         return None
     if isinstance(budgets, (str, bytes, Mapping)) or not isinstance(budgets, Iterable):
         raise ValueError(
             f"Expect `budget_counts` to be a sequence of ints >= 0 or None, got {brief(budgets)}"
         )
-    values = list(budgets)
+    values = list(itertools.islice(budgets, MAX_BUDGET_COUNTS + 1))  # (however long it is)
+    if len(values) > MAX_BUDGET_COUNTS:
+        raise ValueError(f"Expect at most {MAX_BUDGET_COUNTS:,} `budget_counts`, got more")
     for t in values:
-        if not is_int(t) or t < 0:
+        if not is_int(t) or not 0 <= t <= MAX_TURN_BUDGET:
             raise ValueError(
-                f"Expect `budget_counts` to hold ints >= 0 (turn budgets), got {brief(t)}"
+                f"Expect `budget_counts` to hold turn budgets, ints from 0 to "
+                f"{MAX_TURN_BUDGET:,}, got {brief(t)}"
             )
     return tuple(dict.fromkeys(int(t) for t in values))
 

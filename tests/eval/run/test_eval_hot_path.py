@@ -283,7 +283,10 @@ def test_the_recorder_counts_at_each_budget_what_the_step_records_sum_to(env_id,
     assert 0 < won < 8
 
 
-@pytest.mark.parametrize("bad", ["8", [3, -1], [2.5], [True], 8, {"8": 1}, [None]])
+@pytest.mark.parametrize(
+    "bad",
+    ["8", [3, -1], [2.5], [True], 8, {"8": 1}, [None], [2**31], range(10**12), iter(range(10**12))],
+)
 def test_budget_counts_must_be_budgets(bad):
     with pytest.raises(ValueError, match="budget_counts"):
         gym.make("turnbudget/Maze-Easy-v0", record={"budget_counts": bad})
