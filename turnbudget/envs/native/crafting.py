@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -256,16 +255,9 @@ class Crafting(TextGame):
         count = str(self._target_count) if self._target_count > 1 else _article(self._target)
         self.goal = f"Craft {count} {plural}. Type `recipes` to see how things are made."
         self._recipe_text = self._render_recipes()
-        # Per set of stations held (whether each of _STATIONS is): the recipes they allow,
-        # in order, each as its command and its ingredients.
-        self._crafts = {
-            held: tuple(
-                (f"craft {product}", tuple(needs.items()))
-                for product, (needs, tool) in self._recipes.items()
-                if tool is None or dict(zip(_STATIONS, held))[tool]
-            )
-            for held in itertools.product((False, True), repeat=len(_STATIONS))
-        }
+        # Per set of tools held (whether each of _TOOLS is), filled as sets come up: the
+        # gathers they allow, and the recipes they allow, each as its command and ingredients.
+        self._by_tools: dict[tuple[bool, ...], tuple[list[str], tuple]] = {}
         # inventory items -> (admissible commands, description, inventory text): functions
         # of the inventory alone, which looks and listings leave as it is. Copies may share it.
         self._views: dict[tuple[tuple[str, int], ...], tuple[list[str], str, str]] = {}
@@ -286,10 +278,13 @@ class Crafting(TextGame):
         return "\n".join(lines)
 
     def _inventory_text(self) -> str:
+        amounts = _AMOUNTS
+        if len(amounts) > _MAX_AMOUNTS:
+            amounts.clear()
         held = [
-            f"{n} {_PLURALS[item] if n > 1 else item}"
-            for item, n in sorted(self._inventory.items())
-            if n
+            amounts.get(pair) or amounts.setdefault(pair, _amount(*pair))
+            for pair in sorted(self._inventory.items())
+            if pair[1]
         ]
         return f"You carry {_join(held)}." if held else "You carry nothing."
 
@@ -317,8 +312,13 @@ class Crafting(TextGame):
 
     def _commands(self) -> list[str]:
         get = self._inventory.get
-        commands = [command for command, tool in _GATHERS if tool is None or get(tool)]
-        for command, needs in self._crafts[tuple(map(bool, map(get, _STATIONS)))]:
+        tools = tuple(map(bool, map(get, _TOOLS)))
+        allowed = self._by_tools.get(tools)
+        if allowed is None:
+            allowed = self._by_tools[tools] = self._allowed_by(dict(zip(_TOOLS, tools)))
+        gathers, crafts = allowed
+        commands = list(gathers)
+        for command, needs in crafts:
             for item, n in needs:
                 if get(item, 0) < n:
                     break
@@ -326,6 +326,16 @@ class Crafting(TextGame):
                 commands.append(command)
         commands += _ALWAYS
         return commands
+
+    def _allowed_by(self, held: dict[str, bool]) -> tuple[list[str], tuple]:
+        """The gathers the tools ``held`` allow, and the recipes (command, ingredients)."""
+        gathers = [command for command, tool in _GATHERS if tool is None or held[tool]]
+        crafts = tuple(
+            (f"craft {product}", tuple(needs.items()))
+            for product, (needs, tool) in self._recipes.items()
+            if tool is None or held[tool]
+        )
+        return gathers, crafts
 
     # -- dynamics --------------------------------------------------------------------
 
@@ -335,7 +345,7 @@ class Crafting(TextGame):
             self._made = self._made | {obj}  # rebound, never mutated: copies may share it
         if verb == "gather":
             self._inventory[obj] = self._inventory.get(obj, 0) + 1
-            return f"You gather some {obj}."
+            return _GATHERED[obj]
         if verb == "craft":
             needs, _ = self._recipes[obj]
             for item, n in needs.items():
@@ -344,7 +354,7 @@ class Crafting(TextGame):
             if obj == self._target and self._inventory[obj] >= self._target_count:
                 self._won = True
                 return f"You craft {_article(obj)} {obj}. That's everything you needed!"
-            return f"You craft {_article(obj)} {obj}."
+            return _CRAFTED[obj]
         if verb == "recipes":
             return self._recipe_text
         if verb == "inventory":
@@ -476,6 +486,16 @@ def _article(item: str) -> str:
     return "an" if item[0] in "aeiou" else "a"
 
 
+def _amount(item: str, n: int) -> str:
+    """How the inventory says ``n`` of ``item``: "3 planks", "1 plank", "2 wood"."""
+    return f"{n} {_PLURALS[item] if n > 1 else item}"
+
+
+# (item, count) -> its words in the inventory text, shared by every game (at most this many).
+_AMOUNTS: dict[tuple[str, int], str] = {}
+_MAX_AMOUNTS = 10_000
+
+
 def _join(words: list[str]) -> str:
     if not words:
         return "nothing"
@@ -484,9 +504,15 @@ def _join(words: list[str]) -> str:
 
 _MAX_VIEWS = 4096  # memoized views per world (a long game starts a new table)
 _GATHERS = tuple((f"gather {raw}", tool) for raw, (tool, _) in _RAW.items())
-# The stations and tools recipes need (kept, never used up), in a fixed order.
-_STATIONS = tuple(sorted({tool for _, tool in _RECIPES.values() if tool}))
+# Every tool or station a gather or a recipe needs (kept, never used up), in a fixed order:
+# which of them are held decides which commands can be allowed at all.
+_TOOLS = tuple(
+    sorted({tool for _, tool in _RECIPES.values() if tool} | {t for t, _ in _RAW.values() if t})
+)
 _ALWAYS = ("recipes", "inventory", "look")
 _PLURALS = {item: _plural(item) for item in _ITEMS}
+# The feedback of a gather and of a craft (but the last), per item.
+_GATHERED = {raw: f"You gather some {raw}." for raw in _RAW}
+_CRAFTED = {item: f"You craft {_article(item)} {item}." for item in _RECIPES}
 # What every description ends with: where the raw materials are.
 _AROUND = f"Around you: {_join([place for _, place in _RAW.values()])}."
