@@ -14,7 +14,8 @@ from _support import native_env_ids
 # Every way a text parser might join two commands, with spacing and case variants.
 JOINERS = [", ", ",", ". ", ".", " then ", " THEN ", " and ", "; ", ";", "\n", " && ", " | "]
 # Caches a refused turn may fill (Maze spells a room on first sight, Sokoban's solver
-# memoizes what any probe asked it, Sokoban and Crafting each state's view), and the
+# memoizes what any probe asked it, Sokoban each state's view, Crafting what each set of
+# held tools allows), and the
 # screen (the last observation and the command shown with it): feedback, not game state.
 _SCRATCH = {
     "_last_observation",
@@ -25,7 +26,8 @@ _SCRATCH = {
     "_np_random",
     "_room_view",
     "_solver",
-    "_views",  # Sokoban and Crafting memoize each state's view per world
+    "_views",  # Sokoban memoizes each state's view per world
+    "_by_tools",  # Crafting: the commands each set of held tools allows, per world
 }
 _CONSTANT = {"observation_space", "action_space", "spec", "config"}
 # Every ordered pair up to 16 admissible commands (all of Maze, KeyQuest, Crafting, Sokoban).

@@ -258,10 +258,13 @@ class Crafting(TextGame):
         # Per set of tools held (whether each of _TOOLS is), filled as sets come up: the
         # gathers they allow, and the recipes they allow, each as its command and ingredients.
         self._by_tools: dict[tuple[bool, ...], tuple[list[str], tuple]] = {}
-        # inventory items -> (admissible commands, description, inventory text): functions
-        # of the inventory alone, which looks and listings leave as it is. Copies may share it.
-        self._views: dict[tuple[tuple[str, int], ...], tuple[list[str], str, str]] = {}
-        self._current_view: tuple[int, tuple[list[str], str, str]] = (-1, ([], "", ""))
+        # (state version, inventory items, view): the view of the inventory at hand, kept
+        # while the items stay the same (a look, a listing, or a step asking twice).
+        self._current_view: tuple[int, tuple | None, tuple[list[str], str, str]] = (
+            -1,
+            None,
+            ([], "", ""),
+        )
 
     # -- perception ------------------------------------------------------------------
 
@@ -289,19 +292,17 @@ class Crafting(TextGame):
         return f"You carry {_join(held)}." if held else "You carry nothing."
 
     def _view(self) -> tuple[list[str], str, str]:
-        """(admissible commands, description, inventory text) of the current inventory,
-        memoized per world (and the current state's at hand: a step asks twice)."""
-        version, view = self._current_view
+        """(admissible commands, description, inventory text) of the current inventory, worked
+        out again only when its items changed (a dict of every inventory seen cost more per
+        step than it saved: in play, inventories rarely come back)."""
+        version, key, view = self._current_view
         if version == self._state_version:
             return view
-        key = tuple(self._inventory.items())
-        view = self._views.get(key)
-        if view is None:
-            if len(self._views) >= _MAX_VIEWS:
-                self._views = {}  # rebound, never cleared: copies may hold the old one
+        now = tuple(self._inventory.items())
+        if now != key:
             held = self._inventory_text()
-            view = self._views[key] = (self._commands(), f"{held} {_AROUND}", held)
-        self._current_view = (self._state_version, view)
+            view = (self._commands(), f"{held} {_AROUND}", held)
+        self._current_view = (self._state_version, now, view)
         return view
 
     def _describe(self) -> str:
@@ -502,7 +503,6 @@ def _join(words: list[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-_MAX_VIEWS = 4096  # memoized views per world (a long game starts a new table)
 _GATHERS = tuple((f"gather {raw}", tool) for raw, (tool, _) in _RAW.items())
 # Every tool or station a gather or a recipe needs (kept, never used up), in a fixed order:
 # which of them are held decides which commands can be allowed at all.
