@@ -35,7 +35,8 @@ __all__ = [
 MAX_COUNT = 2**31 - 1
 
 #: The counters of an episode record's ``budget_counts`` (one list per budget T, in this
-#: order; `turnbudget.eval` computes them from the episode's steps cut at T).
+#: order: the episode's steps cut at T, counted by `RecordStepOutcomes` as the episode runs
+#: when `turnbudget.eval` asks for its budgets).
 BUDGET_COUNTERS = (
     "turns", "judged", "optimal", "on_track", "optimal_on_track", "after_error",
     "optimal_after_error", "errors_self", "errors_injected", "errors_injected_increasing",
