@@ -237,6 +237,26 @@ except ImportError:  # (the fast extra is not installed)
     _orjson = None
 
 _PLAIN_ATOMS = frozenset({str, int, bool, type(None)})
+# Values at the edges of what the fast path takes: a release of orjson that writes any of
+# them otherwise is not used at all (checked once, at import).
+_PROBES = [
+    0.0, -0.0, 1e-4, -1e-4, 0.000123, 0.1, 1 / 3, 2.5, 1e15, 9999999999999998.0,
+    123456789012345.67, 2**63 - 1, -(2**63), 2**64 - 1, True, False, None,
+    "\x00\x1f \"\\/~<>&", [], {}, {"a": [1, 2.5, None], "b": {"c": "d"}}, (1, "x"),
+]  # fmt: skip
+
+
+def _orjson_agrees() -> bool:
+    try:
+        return all(
+            _orjson.dumps(v).decode() == json.dumps(v, separators=(",", ":")) for v in _PROBES
+        )
+    except Exception:  # (any failure: keep to the standard library)
+        return False
+
+
+if _orjson is not None and not _orjson_agrees():
+    _orjson = None
 
 
 def _plain(values: Any) -> bool:

@@ -177,6 +177,26 @@ def test_text_and_floats_the_encoders_write_differently_go_to_the_standard_libra
         assert calls[-1] is record, value
 
 
+def test_an_orjson_release_that_writes_a_probe_value_otherwise_is_not_used(monkeypatch):
+    """The import-time check `dumps` relies on: it tells a release that formats a float its
+    own way from one that matches the standard library."""
+
+    class Standard:
+        @staticmethod
+        def dumps(value):
+            return json.dumps(value, separators=(",", ":")).encode()
+
+    class OwnFloats(Standard):
+        @staticmethod
+        def dumps(value):
+            return Standard.dumps(value).replace(b"0.0001", b"1e-4")
+
+    monkeypatch.setattr(schema, "_orjson", Standard)
+    assert schema._orjson_agrees()
+    monkeypatch.setattr(schema, "_orjson", OwnFloats)
+    assert not schema._orjson_agrees()
+
+
 _KEYS = st.text(max_size=4)
 _ATOMS = (
     st.none() | st.booleans() | st.floats() | st.text(max_size=12)
