@@ -138,8 +138,8 @@ def run_once(config: Config, env_id: str, variant: str) -> tuple[float, float, i
             else:
                 env = build_env(env_id, eval_config, records.append)
                 per_repeat, on_end = eval_config.error_draws == "per_repeat", records.clear
-            log = (Path(tmp) / "records.jsonl").open("a")
-            if variant == "stack+log":
+            log = (Path(tmp) / "records.jsonl").open("a") if variant == "stack+log" else None
+            if log is not None:  # each episode's records, written as `evaluate` writes them
 
                 def on_end() -> None:
                     log.write("".join(dumps(r) + "\n" for r in records))
@@ -149,7 +149,8 @@ def run_once(config: Config, env_id: str, variant: str) -> tuple[float, float, i
             wall0, cpu0 = time.perf_counter(), time.process_time()
             _loop(env, agent, specs, per_repeat, on_end)
             env.close()
-            log.close()
+            if log is not None:
+                log.close()
             episodes = len(specs)
         return time.perf_counter() - wall0, time.process_time() - cpu0, episodes
 
