@@ -617,9 +617,11 @@ def _budget_stats(counts: Sequence[int], episodes: int) -> dict[str, Any]:
 def budget_counts(steps: Sequence[Mapping[str, Any]], ts: Sequence[int]) -> dict[str, list[int]]:
     """One episode's `BUDGET_COUNTERS` summed over its first T turns, for each T in ``ts``.
 
-    The engine stores this in each episode record (``budget_counts``), so the
-    per-budget analysis needs only ``episodes.jsonl``; `budget_analysis` falls
-    back to the step records for logs written without it.
+    Each episode record of the engine holds it (``budget_counts``, counted as the
+    episode runs by `turnbudget.wrappers.RecordStepOutcomes`, which must agree with
+    this function), so the per-budget analysis needs only ``episodes.jsonl``;
+    `budget_analysis` falls back to the step records (this function) for logs
+    written without it.
 
     Example:
         >>> steps = [{"turn": 1, "optimal": True, "phase": "on_track", "valid_action": True},
