@@ -15,8 +15,8 @@ from _support import native_env_ids
 JOINERS = [", ", ",", ". ", ".", " then ", " THEN ", " and ", "; ", ";", "\n", " && ", " | "]
 # Caches a refused turn may fill (Maze spells a room on first sight, Sokoban's solver
 # memoizes what any probe asked it, Sokoban each state's view, Crafting what each set of
-# held tools allows), and the
-# screen (the last observation and the command shown with it): feedback, not game state.
+# held tools allows), and the screen (the last observation and the command shown with it):
+# feedback, not game state.
 _SCRATCH = {
     "_last_observation",
     "_pending_command",

@@ -79,6 +79,8 @@ class EpisodeTracker:
     ):
         self.env_id, self.env_index, self.record_steps = env_id, env_index, bool(record_steps)
         self.budget_counts = check_budget_counts(budget_counts)
+        # The positive budgets, the nearest last (each episode pops them as turns reach them).
+        self._budgets_ahead = sorted((t for t in self.budget_counts or () if t > 0), reverse=True)
         self._pending: list[OutcomeRecord] | None = None  # None: no episode in progress
 
     @property
@@ -109,10 +111,9 @@ class EpisodeTracker:
         self._last_was_error = False
         self._counts = _StepCounts()
         self._pending = []
-        # The budgets still to count at, the nearest last (popped as turns reach them).
-        self._count_at = sorted((t for t in self.budget_counts or () if t > 0), reverse=True)
+        self._count_at = list(self._budgets_ahead)  # (the budgets still to count at)
         self._counted: dict[str, list[int]] = {}
-        if self.budget_counts and min(self.budget_counts) == 0:
+        if self.budget_counts and 0 in self.budget_counts:
             self._counted["0"] = self._totals()  # (nothing played yet)
 
     def _common(self) -> dict[str, Any]:

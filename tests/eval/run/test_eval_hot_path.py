@@ -126,21 +126,24 @@ def test_a_record_json_cannot_encode_still_raises(encoder):
             dumps({"card": value})
 
 
-def _step_records(env_id: str) -> list[dict]:
+def _step_records(env_id: str, seeds: range, budget: int, errors: float):
+    """The step records of a random agent's episode per seed, on the stack `evaluate` builds."""
     config = make_config(
-        [env_id], make_agent("random"), ks=[1], ts=[40], n=1, tasks=1, mode="truncate",
-        reveal=None, errors=0.3, seed=0, label=None, record_steps=True,
+        [env_id], make_agent("random"), ks=[1], ts=[budget], n=1, tasks=1, mode="truncate",
+        reveal=None, errors=errors, seed=0, label=None, record_steps=True,
     )  # fmt: skip
     records: list = []
     env = build_env(env_id, config, records.append)
     agent = make_agent("random")
-    _, info = env.reset(seed=3, options={"turn_budget": 40})
-    agent.reset(3)
-    done = False
-    while not done:
-        _, _, terminated, truncated, info = env.step(agent.act("", info))
-        done = terminated or truncated
-    return [r for r in records if r["record"] == "step"]
+    for seed in seeds:
+        records.clear()
+        _, info = env.reset(seed=seed, options={"turn_budget": budget, "repeat": 0})
+        agent.reset(seed)
+        done = False
+        while not done:
+            _, _, terminated, truncated, info = env.step(agent.act("", info))
+            done = terminated or truncated
+        yield [r for r in records if r["record"] == "step"]
 
 
 def _standard_library_calls(monkeypatch) -> list:
@@ -159,7 +162,7 @@ def _standard_library_calls(monkeypatch) -> list:
 def test_the_step_records_an_evaluation_writes_take_the_fast_encoder(monkeypatch):
     """The guard lets the records it is for through: an injected error's and plain turns."""
     pytest.importorskip("orjson")
-    steps = _step_records("turnbudget/KeyQuest-Medium-v0")
+    (steps,) = _step_records("turnbudget/KeyQuest-Medium-v0", range(3, 4), 40, 0.3)
     assert any(s["injected_error"] for s in steps) and any(s["recoveries"] for s in steps)
     calls = _standard_library_calls(monkeypatch)
     for step in steps:
@@ -244,23 +247,7 @@ def _array_budget_counts(steps, ts):
 
 
 def test_budget_counts_are_the_array_versions():
-    config = make_config(
-        ["turnbudget/KeyQuest-Medium-v0"], make_agent("random"), ks=[1], ts=[64], n=1,
-        tasks=1, mode="truncate", reveal=None, errors=0.2, seed=0, label=None,
-        record_steps=True,
-    )  # fmt: skip
-    records: list = []
-    env = build_env("turnbudget/KeyQuest-Medium-v0", config, records.append)
-    agent = make_agent("random")
-    for seed in range(6):
-        records.clear()
-        _, info = env.reset(seed=seed, options={"turn_budget": 64, "repeat": 0})
-        agent.reset(seed)
-        done = False
-        while not done:
-            _, _, terminated, truncated, info = env.step(agent.act("", info))
-            done = terminated or truncated
-        steps = [r for r in records if r["record"] == "step"]
+    for steps in _step_records("turnbudget/KeyQuest-Medium-v0", range(6), 64, 0.2):
         for ts in ([1, 5, 64], [0, 200], [30]):
             assert budget_counts(steps, ts) == _array_budget_counts(steps, ts)
     assert budget_counts([], [4]) == _array_budget_counts([], [4])
