@@ -127,3 +127,78 @@ def test_a_setback_breaks_a_held_tool_and_it_can_be_rebuilt():
     assert game.distance_to_goal() > before
     while not game._won:
         game.step(game.optimal_actions()[0])
+
+
+def _inventory_words(inventory: dict[str, int]) -> str:
+    """The inventory sentence, written out from the rules (sorted names, plurals past one)."""
+    from turnbudget.envs.native.crafting import _PLURALS
+
+    held = [
+        f"{n} {_PLURALS[item] if n > 1 else item}" for item, n in sorted(inventory.items()) if n
+    ]
+    if not held:
+        return "You carry nothing."
+    return (
+        f"You carry {held[0]}."
+        if len(held) == 1
+        else (f"You carry {', '.join(held[:-1])} and {held[-1]}.")
+    )
+
+
+def test_the_inventory_text_follows_the_rules_whatever_the_order_and_counts():
+    # The text's memos (words per count, sorted names per insertion order) must never show
+    # through: any order, zero counts, counts never seen before, a huge count.
+    import turnbudget.envs.native.crafting as crafting
+
+    game = Crafting("medium")
+    game.reset(seed=0)
+    rng = np.random.default_rng(0)
+    items = list(crafting._ITEMS)
+    for trial in range(300):
+        names = rng.choice(items, size=int(rng.integers(0, 8)), replace=False)
+        counts = rng.integers(0, 4, size=len(names)).tolist()
+        if trial % 10 == 0 and len(names):
+            counts[0] = int(rng.integers(5, 10**6))  # (a count no play reaches)
+        game._inventory = dict(zip(map(str, names), counts))
+        game._state_changed()
+        assert game._inventory_text() == _inventory_words(game._inventory)
+        obs, *_ = game.step("inventory")
+        assert obs.startswith(_inventory_words(game._inventory) + "\n\n")
+
+
+def test_the_inventory_memos_stay_bounded(monkeypatch):
+    import turnbudget.envs.native.crafting as crafting
+
+    monkeypatch.setattr(crafting, "_MAX_MEMO", 5)
+    monkeypatch.setattr(crafting, "_WORDS", {})
+    monkeypatch.setattr(crafting, "_SORTED_KEYS", {})
+    game = Crafting("easy")
+    game.reset(seed=0)
+    for n in range(1, 40):
+        game._inventory = {"wood": n, "plank": n + 1} if n % 2 else {"plank": n + 1, "wood": n}
+        assert game._inventory_text() == _inventory_words(game._inventory)
+        assert len(crafting._WORDS["wood"]) <= 5 and len(crafting._SORTED_KEYS) <= 5
+
+
+def test_tool_counts_allow_what_holding_the_tool_allows(monkeypatch):
+    # Commands are looked up by the count of each tool held: two of a tool, one, or a
+    # zero left by a setback must allow what holding it (or not) allows.
+    import turnbudget.envs.native.crafting as crafting
+
+    monkeypatch.setattr(crafting, "_MAX_TOOL_COUNTS", 3)
+    game = Crafting("medium")
+    game.reset(seed=1)
+    base = {"wood": 9, "plank": 9, "stick": 9, "stone": 9, "fiber": 9}
+
+    def commands(**tools: int) -> list[str]:
+        game._inventory = {**base, **{k.replace("_", " "): v for k, v in tools.items()}}
+        game._state_changed()
+        return game.admissible_actions()
+
+    without = commands()
+    assert commands(crafting_table=0) == without  # (a tool broken by a setback)
+    one = commands(crafting_table=1, wooden_pickaxe=1)
+    assert one != without and "gather stone" in one
+    for count in (2, 3, 7, 1):
+        assert commands(crafting_table=count, wooden_pickaxe=count) == one
+    assert len(game._by_tools) <= 3

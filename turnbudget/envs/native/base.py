@@ -241,12 +241,15 @@ class TextGame(TextEnv):
         admissible = self._admissible_now()
         # Fast path: agents that pick from info["admissible_actions"] send canonical commands.
         # (A list, not a set: a state is asked once or twice, and lists are short.)
-        command = action if action in admissible else normalize_command(action)
-        if command in admissible:
-            feedback = self._apply(command)
-            self._state_changed()
-            return feedback, True
-        return self._explain_invalid(command, action), False
+        if action in admissible:
+            command = action
+        else:
+            command = normalize_command(action)
+            if command not in admissible:
+                return self._explain_invalid(command, action), False
+        feedback = self._apply(command)
+        self._state_changed()
+        return feedback, True
 
     # -- helpers for subclasses ------------------------------------------------
 

@@ -255,9 +255,9 @@ class Crafting(TextGame):
         count = str(self._target_count) if self._target_count > 1 else _article(self._target)
         self.goal = f"Craft {count} {plural}. Type `recipes` to see how things are made."
         self._recipe_text = self._render_recipes()
-        # Per set of tools held (whether each of _TOOLS is), filled as sets come up: the
+        # Per count of each of _TOOLS held (None: never held), filled as they come up: the
         # gathers they allow, and the recipes they allow, each as its command and ingredients.
-        self._by_tools: dict[tuple[bool, ...], tuple[list[str], tuple]] = {}
+        self._by_tools: dict[tuple[int | None, ...], tuple[list[str], tuple]] = {}
         # (state version, inventory items, view): the view of the inventory at hand, kept
         # while the items stay the same (a look, a listing, or a step asking twice).
         self._current_view: tuple[int, tuple | None, tuple[list[str], str, str]] = (
@@ -281,15 +281,21 @@ class Crafting(TextGame):
         return "\n".join(lines)
 
     def _inventory_text(self) -> str:
-        amounts = _AMOUNTS
-        if len(amounts) > _MAX_AMOUNTS:
-            amounts.clear()
-        held = [
-            amounts.get(pair) or amounts.setdefault(pair, _amount(*pair))
-            for pair in sorted(self._inventory.items())
-            if pair[1]
-        ]
-        return f"You carry {_join(held)}." if held else "You carry nothing."
+        inventory = self._inventory
+        keys = tuple(inventory)  # (the held items come in a handful of orders)
+        order = _SORTED_KEYS.get(keys)
+        if order is None:
+            if len(_SORTED_KEYS) >= _MAX_MEMO:
+                _SORTED_KEYS.clear()
+            order = _SORTED_KEYS[keys] = sorted(keys)
+        try:
+            held = [_WORDS[item][n] for item in order if (n := inventory[item])]
+        except KeyError:  # (an amount not worded yet)
+            held = [_words(item, n) for item in order if (n := inventory[item])]
+        if len(held) > 1:
+            last = held.pop()
+            return f"You carry {', '.join(held)} and {last}."
+        return f"You carry {held[0]}." if held else "You carry nothing."
 
     def _view(self) -> tuple[list[str], str, str]:
         """(admissible commands, description, inventory text) of the current inventory, worked
@@ -311,12 +317,18 @@ class Crafting(TextGame):
     def _admissible(self) -> list[str]:
         return self._view()[0]
 
+    def _admissible_now(self) -> list[str]:
+        return self._view()[0]  # (the view is kept per state already: no second cache)
+
     def _commands(self) -> list[str]:
         get = self._inventory.get
-        tools = tuple(map(bool, map(get, _TOOLS)))
+        tools = tuple(map(get, _TOOLS))  # (counts or None: cheaper to key by than bools)
         allowed = self._by_tools.get(tools)
         if allowed is None:
-            allowed = self._by_tools[tools] = self._allowed_by(dict(zip(_TOOLS, tools)))
+            if len(self._by_tools) >= _MAX_TOOL_COUNTS:
+                self._by_tools.clear()
+            held = dict(zip(_TOOLS, map(bool, tools)))
+            allowed = self._by_tools[tools] = self._allowed_by(held)
         gathers, crafts = allowed
         commands = list(gathers)
         for command, needs in crafts:
@@ -492,9 +504,20 @@ def _amount(item: str, n: int) -> str:
     return f"{n} {_PLURALS[item] if n > 1 else item}"
 
 
-# (item, count) -> its words in the inventory text, shared by every game (at most this many).
-_AMOUNTS: dict[tuple[str, int], str] = {}
-_MAX_AMOUNTS = 10_000
+# The inventory text's memos, shared by every game, each at most `_MAX_MEMO` entries: an
+# item -> count -> its words ("3 planks"), and the held items in an order -> sorted.
+_WORDS: dict[str, dict[int, str]] = {}
+_SORTED_KEYS: dict[tuple[str, ...], list[str]] = {}
+_MAX_MEMO = 10_000
+
+
+def _words(item: str, n: int) -> str:
+    """`_amount`, memoized in `_WORDS`."""
+    words = _WORDS.setdefault(item, {})
+    if len(words) >= _MAX_MEMO:
+        words.clear()
+    words[n] = _amount(item, n)
+    return words[n]
 
 
 def _join(words: list[str]) -> str:
@@ -510,6 +533,9 @@ _TOOLS = tuple(
     sorted({tool for _, tool in _RECIPES.values() if tool} | {t for t, _ in _RAW.values() if t})
 )
 _ALWAYS = ("recipes", "inventory", "look")
+# The most tool counts a world's `_by_tools` keeps (an agent crafting tools again and again
+# makes new counts; a handful come up in play).
+_MAX_TOOL_COUNTS = 256
 _PLURALS = {item: _plural(item) for item in _ITEMS}
 # The feedback of a gather and of a craft (but the last), per item.
 _GATHERED = {raw: f"You gather some {raw}." for raw in _RAW}
