@@ -130,7 +130,7 @@ def run_once(config: Config, env_id: str, variant: str) -> tuple[float, float, i
         if variant == "evaluate":
             wall0, cpu0 = time.perf_counter(), time.process_time()
             result = evaluate([env_id], agent, **_settings(config, env_id), out=Path(tmp) / "run")
-            episodes = len(result.episodes)
+            episodes = result.n_run  # (not len(result.episodes): that reads the log back)
         else:
             records: list[dict[str, Any]] = []
             if variant == "bare":
