@@ -22,6 +22,11 @@ agent, reset with the same seeds:
   file as `evaluate` writes them (`turnbudget.records.dumps`, one write per
   episode): what a hand-written loop that keeps its records pays (not a target;
   ``eval/log`` is what `evaluate` costs beyond writing its records);
+- ``stack+view+log``: the same, and the agent shown what `evaluate` shows it
+  (`agent_info`: a private copy of what a player may see, and the command
+  executed): a hand-written loop that plays by the project's rules (not a
+  target; ``eval/view`` is what `evaluate` costs beyond it: its driver, its
+  episode records and its summary);
 - ``evaluate``: `evaluate` in truncate mode at the one budget, one worker,
   writing its JSONL logs into a fresh temporary directory, with its summary.
 
@@ -51,6 +56,7 @@ import gymnasium as gym
 import turnbudget  # noqa: F401 - registers the envs
 from turnbudget.agents import make_agent
 from turnbudget.cli.flags import parse_config
+from turnbudget.eval.run.agent_view import agent_info, executed_action
 from turnbudget.eval.run.episodes import build_env
 from turnbudget.eval.run.evaluate import evaluate
 from turnbudget.eval.run.plan import make_config, plan_episodes
@@ -85,7 +91,7 @@ class Config:
     rounds interleaved, medians per root (see `versions.py`)"""
 
 
-VARIANTS = ("bare", "stack", "stack+log", "evaluate")
+VARIANTS = ("bare", "stack", "stack+log", "stack+view+log", "evaluate")
 
 
 def parse_args(argv: list[str] | None = None) -> Config:
@@ -118,6 +124,25 @@ def _loop(env: gym.Env, agent: Any, specs: list, per_repeat: bool, on_end: Any =
     return steps
 
 
+class _PlayerView:
+    """``agent``, shown what `evaluate` shows it: `agent_info` of each info (no budget, the
+    command executed on the turn before)."""
+
+    def __init__(self, agent: Any):
+        self.agent = agent
+        self._last: str | None = None  # (the command it chose on the turn before)
+
+    def reset(self, seed: int) -> None:
+        self._last = None
+        self.agent.reset(seed)
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        executed = None if self._last is None else executed_action(self._last, info)
+        view = agent_info(info, show_budget=False, executed=executed)
+        self._last = self.agent.act(observation, view)
+        return self._last
+
+
 def run_once(config: Config, env_id: str, variant: str) -> tuple[float, float, int]:
     """One variant over every episode of ``env_id``: (wall s, CPU s, episodes)."""
     agent = make_agent(config.agent)
@@ -138,7 +163,9 @@ def run_once(config: Config, env_id: str, variant: str) -> tuple[float, float, i
             else:
                 env = build_env(env_id, eval_config, records.append)
                 per_repeat, on_end = eval_config.error_draws == "per_repeat", records.clear
-            log = (Path(tmp) / "records.jsonl").open("a") if variant == "stack+log" else None
+            if variant == "stack+view+log":
+                agent = _PlayerView(agent)
+            log = (Path(tmp) / "records.jsonl").open("a") if variant.endswith("+log") else None
             if log is not None:  # each episode's records, written as `evaluate` writes them
 
                 def on_end() -> None:
@@ -200,17 +227,19 @@ def report(figures: dict[str, Any]) -> None:
     )
     head = (
         f"{'env id':32}{'clock':>6}{'bare ms/ep':>12}{'stack ms/ep':>13}{'+log ms/ep':>12}"
-        f"{'evaluate ms/ep':>16}{'stack/bare':>12}{'eval/stack':>12}{'eval/log':>10}"
-        f"{'eval/bare':>11}"
+        f"{'+view ms/ep':>13}{'evaluate ms/ep':>16}{'stack/bare':>12}{'eval/stack':>12}"
+        f"{'eval/log':>10}{'eval/view':>11}{'eval/bare':>11}"
     )
     print(head)
     for row in figures["rows"]:
         for clock in ("cpu", "wall"):
             ms = row[f"{clock}_ms_per_episode"]
+            view = ms["stack+view+log"]
             print(
                 f"{row['env_id']:32}{clock:>6}{ms['bare']:>12.2f}{ms['stack']:>13.2f}"
-                f"{ms['stack+log']:>12.2f}{ms['evaluate']:>16.2f}{ms['stack'] / ms['bare']:>11.2f}x"
-                f"{ms['evaluate'] / ms['stack']:>11.2f}x{ms['evaluate'] / ms['stack+log']:>9.2f}x"
+                f"{ms['stack+log']:>12.2f}{view:>13.2f}{ms['evaluate']:>16.2f}"
+                f"{ms['stack'] / ms['bare']:>11.2f}x{ms['evaluate'] / ms['stack']:>11.2f}x"
+                f"{ms['evaluate'] / ms['stack+log']:>9.2f}x{ms['evaluate'] / view:>10.2f}x"
                 f"{ms['evaluate'] / ms['bare']:>10.2f}x"
             )
     print("targets: stack/bare <= 2 (errors and records on), eval/stack <= 1.2")
