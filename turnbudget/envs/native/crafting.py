@@ -292,7 +292,7 @@ class Crafting(TextGame):
             held = [_WORDS[item][n] for item in order if (n := inventory[item])]
         except KeyError:  # (an amount not worded yet)
             held = [_words(item, n) for item in order if (n := inventory[item])]
-        if len(held) > 1:
+        if len(held) > 1:  # (`_join` inlined: one string built, not two, on every new inventory)
             last = held.pop()
             return f"You carry {', '.join(held)} and {last}."
         return f"You carry {held[0]}." if held else "You carry nothing."
