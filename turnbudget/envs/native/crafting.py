@@ -317,8 +317,8 @@ class Crafting(TextGame):
     def _admissible(self) -> list[str]:
         return self._view()[0]
 
-    def _admissible_now(self) -> list[str]:
-        return self._view()[0]  # (the view is kept per state already: no second cache)
+    # The view is kept per state already: no second cache over it.
+    _admissible_now = _admissible
 
     def _commands(self) -> list[str]:
         get = self._inventory.get
