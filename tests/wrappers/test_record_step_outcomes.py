@@ -63,6 +63,23 @@ def test_records_follow_the_schema_and_are_json():
         assert json.loads(json.dumps(r)) == r
 
 
+def test_step_records_keep_the_schema_order_and_are_their_own_dicts():
+    """The JSON line of a step keeps `StepRecord`'s key order, and no two records (nor two
+    episodes') share a dict: changing one record changes no other."""
+    env = RecordStepOutcomes(InjectErrors(stub(turn_budget=6), rate=0.5))
+    steps = [r for r in run(env, ["forward", "dance"] * 3, seed=1) if r["record"] == "step"]
+    assert all(list(r) == list(typing.get_type_hints(StepRecord)) for r in steps)
+    assert [r["turn"] for r in steps] == [1, 2, 3, 4, 5, 6]
+    steps[0]["turn"] = steps[0]["seed"] = -1
+    assert [r["turn"] for r in steps[1:]] == [2, 3, 4, 5, 6]
+    assert {r["seed"] for r in steps[1:]} == {1}
+    second = [r for r in run(env, ["wait"] * 6, seed=2)[7:] if r["record"] == "step"]
+    assert [(r["seed"], r["turn"], r["episode_index"]) for r in second[:2]] == [
+        (2, 1, 1),
+        (2, 2, 1),
+    ]
+
+
 def test_self_error_recovery_and_optimal_rates():
     env = RecordStepOutcomes(stub())
     env.reset(seed=0)

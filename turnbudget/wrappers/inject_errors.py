@@ -99,9 +99,10 @@ class ErrorSchedule:
         first = len(self._planned) + 1
         rate, cumulative, kinds = self.rate, self._cumulative, self.kinds
         last = len(kinds) - 1
+        draws = iter(self._stream.random(2 * _DRAW_BLOCK).tolist())  # (a turn's pair: 2 in a row)
         block = [
             kinds[min(bisect.bisect_right(cumulative, pick), last)] if fires < rate else None
-            for fires, pick in self._stream.random((_DRAW_BLOCK, 2)).tolist()
+            for fires, pick in zip(draws, draws)
         ]
         for turn, kind in self.schedule.items():  # (fixed errors take precedence)
             if first <= turn < first + _DRAW_BLOCK:
@@ -266,8 +267,9 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         # Checked before the turn counts or an error touches the game, as the env would.
         if self._text_actions and not isinstance(action, str):
             raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
-        self._turn += 1
-        kind = self.errors.planned(self._turn)
+        self._turn = turn = self._turn + 1
+        planned = self.errors._planned  # (the turns decided so far: most turns read one here)
+        kind = planned[turn - 1] if turn <= len(planned) else self.errors.planned(turn)
         if kind is None:  # (most turns: the env's step, and the list the agent will see)
             obs, reward, terminated, truncated, info = self.env.step(action)
             self._admissible = info.get("admissible_actions", [])

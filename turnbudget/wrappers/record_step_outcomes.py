@@ -17,6 +17,7 @@ from turnbudget.records import (
     EpisodeRecord,
     OutcomeRecord,
     RecordSink,
+    StepRecord,
     cap_strings,
     cap_text,
     feasibility,
@@ -36,6 +37,10 @@ def _int_or_none(value: Any) -> int | None:
 def _increases(before: int | None, after: int | None) -> bool:
     """An error: the distance grew, or the task became unsolvable."""
     return before is not None and (after is None or after > before)
+
+
+#: A step record's keys, in `StepRecord`'s order (the order its JSON line keeps).
+_STEP_KEYS = tuple(StepRecord.__annotations__)
 
 
 def _rate(hits: int, total: int) -> float | None:
@@ -111,6 +116,9 @@ class EpisodeTracker:
         self._last_was_error = False
         self._counts = _StepCounts()
         self._pending = []
+        # Every step record's keys in `StepRecord`'s order, the episode's own values filled in.
+        self._step_template = dict.fromkeys(_STEP_KEYS)
+        self._step_template.update(record="step", **self._common())
         self._count_at = list(self._budgets_ahead)  # (the budgets still to count at)
         self._counted: dict[str, list[int]] = {}
         if self.budget_counts and 0 in self.budget_counts:
@@ -133,7 +141,8 @@ class EpisodeTracker:
         info: dict[str, Any],
     ) -> None:
         """Record one step: ``optimal_now`` judged before it, ``distance_after`` queried after."""
-        # The hot path of every recorded rollout: kept to plain locals and one dict literal.
+        # The hot path of every recorded rollout: plain locals, counters written only when they
+        # change, and one dict copied from the episode's template.
         self._turn = turn = self._turn + 1
         before = self._distance_now
         self._distance_now = after = distance_after
@@ -142,7 +151,8 @@ class EpisodeTracker:
         if budget is not None:
             self._turn_budget = int(budget)
         valid = bool(get("valid_action", True))
-        self._n_invalid += not valid
+        if not valid:
+            self._n_invalid += 1
         event = get("injected_error")
         applied = event["kind"] if event and event.get("applied", True) else None
         # Where the agent's own command started from (after a setback), and whether it ran at all.
@@ -159,14 +169,17 @@ class EpisodeTracker:
                 and before is not None and after is not None and after == before - 1
             )  # fmt: skip
             counts = self._counts
-            counts.optimal += optimal
             counts.judged += 1
+            if optimal:
+                counts.optimal += 1
             if phase == "on_track":
-                counts.optimal_on_track += optimal
                 counts.on_track += 1
+                if optimal:
+                    counts.optimal_on_track += 1
             elif phase == "after_error":
-                counts.optimal_after_error += optimal
                 counts.after_error += 1
+                if optimal:
+                    counts.optimal_after_error += 1
 
         command_effect = (
             after - injected if executed and injected is not None and after is not None else None
@@ -179,7 +192,8 @@ class EpisodeTracker:
         # from, not the agent's. (After a setback, the setback's open error covers it.)
         raised = error_self or (raised and applied is None)
         wasted = executed and valid and optimal is False and command_effect == 0
-        self._n_wasted += wasted
+        if wasted:
+            self._n_wasted += 1
         injection_increased = False
         if applied is not None:
             self._n_injected += 1
@@ -192,7 +206,8 @@ class EpisodeTracker:
                 opened.append(
                     (turn if applied == "setback" else turn + 1, event["distance_before"])
                 )
-        self._n_self += error_self
+        if error_self:
+            self._n_self += 1
         if raised:
             opened.append((turn + 1, injected))
         errors_opened = injection_increased + raised
@@ -205,7 +220,8 @@ class EpisodeTracker:
                 else:
                     still_open.append((start, target))
             self._open = still_open
-            self._recovered += recoveries
+            if recoveries:
+                self._recovered += recoveries
         self._last_was_error = injection_increased or raised
         won = bool(get("won", False))
         if won and self._first_success is None:
@@ -213,39 +229,35 @@ class EpisodeTracker:
         if self._count_at and turn == self._count_at[-1]:
             self._counted[str(self._count_at.pop())] = self._totals()
         if self.record_steps:
-            self._pending.append(
-                {
-                    "record": "step",
-                    "episode_id": self._episode_id,
-                    "env_id": self.env_id,
-                    "env_index": self.env_index,
-                    "seed": self._seed,
-                    "episode_index": self._episode_index,
-                    "turn": turn,
-                    "turn_budget": self._turn_budget,
-                    "action": action
-                    if type(action) is str and len(action) <= MAX_RECORD_TEXT
-                    else cap_text(str(action)),
-                    "valid_action": valid,
-                    "optimal": optimal,
-                    "distance_before": before,
-                    "distance_after": after,
-                    "distance_injected": injected,
-                    "injection_increased": injection_increased,
-                    "command_effect": command_effect,
-                    "wasted": wasted,
-                    "progress": float(get("progress", 0.0)),
-                    "reward": float(reward),
-                    "injected_error": _jsonable(event) if event else None,
-                    "error_self": error_self,
-                    "errors_opened": errors_opened,
-                    "recoveries": recoveries,
-                    "phase": phase,
-                    "terminated": bool(terminated),
-                    "truncated": bool(truncated),
-                    "won": won,
-                }
+            # A copy of the episode's template, its keys already in place: a 27-key dict
+            # literal grows its table twice and costs twice as much (measured: 2.0 vs 0.7 µs).
+            record = self._step_template.copy()
+            record["turn"] = turn
+            record["turn_budget"] = self._turn_budget
+            record["action"] = (
+                action
+                if type(action) is str and len(action) <= MAX_RECORD_TEXT
+                else cap_text(str(action))
             )
+            record["valid_action"] = valid
+            record["optimal"] = optimal
+            record["distance_before"] = before
+            record["distance_after"] = after
+            record["distance_injected"] = injected
+            record["injection_increased"] = injection_increased
+            record["command_effect"] = command_effect
+            record["wasted"] = wasted
+            record["progress"] = float(get("progress", 0.0))
+            record["reward"] = float(reward)
+            record["injected_error"] = _jsonable(event) if event else None
+            record["error_self"] = error_self
+            record["errors_opened"] = errors_opened
+            record["recoveries"] = recoveries
+            record["phase"] = phase
+            record["terminated"] = bool(terminated)
+            record["truncated"] = bool(truncated)
+            record["won"] = won
+            self._pending.append(record)
 
     def _totals(self) -> list[int]:
         """The episode's counters so far: what `turnbudget.eval.analysis.budget_counts`
@@ -442,7 +454,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         tracker = self._tracker
-        if not tracker.in_progress:  # stepping a finished episode: nothing to record
+        if tracker._pending is None:  # stepping a finished episode: nothing to record
             return self.env.step(action)
         # The oracle's two queries inlined: this runs on every recorded turn.
         game, oracle = self._game, self.oracle

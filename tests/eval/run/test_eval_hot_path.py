@@ -439,3 +439,25 @@ def test_injected_errors_are_recorded_as_plain_json_values():
     assert len(record["narration"]) == MAX_RECORD_TEXT
     assert record["replaced_action"] == "go west" and record["extra"] == [2, "b"]
     assert _jsonable({}) is None and _jsonable(None) is None
+
+
+def test_the_errors_that_fire_are_the_planned_ones_across_blocks():
+    """`InjectErrors.step` reads the schedule's decided turns directly: the kind that fires at
+    each turn of a 200-turn episode (4 blocks) is the one `planned_error` gives for that turn."""
+    import gymnasium as gym
+
+    from turnbudget.wrappers import InjectErrors
+
+    env = InjectErrors(gym.make("turnbudget/Maze-Easy-v0", turn_budget=200), rate=0.3)
+    for seed in (0, 11):
+        env.reset(seed=seed)
+        fired = []
+        for _ in range(200):
+            *_, terminated, truncated, info = env.step("look")
+            event = info.get("injected_error")
+            fired.append(event["kind"] if event else None)
+            if terminated or truncated:
+                break
+        assert len(fired) == 200
+        assert fired == [env.planned_error(t) for t in range(1, 201)]
+        assert sum(k is not None for k in fired[64:]) > 20  # (errors past the first block)
