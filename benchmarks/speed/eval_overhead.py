@@ -30,14 +30,24 @@ agent, reset with the same seeds:
 - ``evaluate``: `evaluate` in truncate mode at the one budget, one worker,
   writing its JSONL logs into a fresh temporary directory, with its summary.
 
-The variants run in ``rounds`` interleaved rounds and the median round is
-reported, in CPU time of this process and in wall time (on a shared machine
-the CPU-time ratios are the steadier ones). Each timed run follows an untimed
-one of the same variant on 2 tasks (``--no-warmup`` to time from cold).
+The variants run in ``rounds`` interleaved rounds, in CPU time of this process
+and in wall time (on a shared machine the CPU-time ratios are the steadier
+ones). The ms per episode are each variant's median round; each ratio is the
+median of its per-round ratios (the variants of one round run back to back, so
+a ratio is taken between runs under the same load). Each timed run follows an
+untimed one of the same variant on 2 tasks (``--no-warmup`` to time from cold).
+
+``--instructions`` counts, instead, the instructions each variant executes per
+episode under ``valgrind --tool=callgrind`` (one process per variant and size,
+``PYTHONHASHSEED=0``; the count of ``--count-tasks`` tasks minus that of 2 tasks,
+so start-up and imports cancel out): the same figures on a busy machine as on a
+quiet one, where time-based ratios move by more than a change does. Needs
+valgrind (Debian's ``valgrind`` package); about 50x slower than a timed run.
 
 Run:
     python benchmarks/speed/eval_overhead.py                        # defaults below, about a minute
     python benchmarks/speed/eval_overhead.py --tasks 4 --n 1 --rounds 1   # smoke
+    python benchmarks/speed/eval_overhead.py --instructions         # callgrind counts, ~6 min
 """
 
 from __future__ import annotations
@@ -45,7 +55,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -89,9 +103,33 @@ class Config:
     """compare library versions: comma-separated source roots (``git archive COMMIT
     turnbudget | tar -x -C DIR``; ``.`` for this tree), one process per root per round,
     rounds interleaved, medians per root (see `versions.py`)"""
+    instructions: bool = False
+    """count instructions per episode under callgrind instead of timing (see above)"""
+    count_tasks: int = 22
+    """tasks per env of the larger counted run (the smaller has 2)"""
+    count_variant: str = ""
+    """(internal) run this one variant once, untimed: what ``--instructions`` counts"""
 
 
 VARIANTS = ("bare", "stack", "stack+log", "stack+view+log", "evaluate")
+#: The reported ratios: name -> (numerator, denominator).
+RATIOS = {
+    "stack/bare": ("stack", "bare"),
+    "eval/stack": ("evaluate", "stack"),
+    "eval/log": ("evaluate", "stack+log"),
+    "eval/view": ("evaluate", "stack+view+log"),
+    "eval/bare": ("evaluate", "bare"),
+}
+
+
+def _ratios(per_episode: dict[str, float]) -> dict[str, float]:
+    return {name: per_episode[a] / per_episode[b] for name, (a, b) in RATIOS.items()}
+
+
+def _median_ratios(rounds: list[dict[str, float]]) -> dict[str, float]:
+    """The median over rounds of each round's ratios (one round: ms per episode by variant)."""
+    per_round = [_ratios(r) for r in rounds]
+    return {name: statistics.median(r[name] for r in per_round) for name in RATIOS}
 
 
 def parse_args(argv: list[str] | None = None) -> Config:
@@ -183,28 +221,27 @@ def run_once(config: Config, env_id: str, variant: str) -> tuple[float, float, i
 
 
 def main(config: Config) -> dict[str, Any]:
+    if config.count_variant:
+        run_once(config, config.envs, config.count_variant)
+        return {}
+    if config.instructions:
+        return count_instructions(config)
     if config.roots:
         return compare(config)
     load_before = os.getloadavg()[0]
     rows = []
     for env_id in config.envs.split(","):
-        wall: dict[str, list[float]] = {v: [] for v in VARIANTS}
-        cpu: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        rounds: dict[str, list[dict[str, float]]] = {"wall": [], "cpu": []}
         for _ in range(config.rounds):  # interleaved: every variant sees the same neighbours
+            wall, cpu = {}, {}
             for variant in VARIANTS:
                 if config.warmup:
                     run_once(dataclasses.replace(config, tasks=2, n=1), env_id, variant)
                 w, c, episodes = run_once(config, env_id, variant)
-                wall[variant].append(1e3 * w / episodes)
-                cpu[variant].append(1e3 * c / episodes)
-        rows.append(
-            {
-                "env_id": env_id,
-                "episodes": episodes,
-                "wall_ms_per_episode": {v: statistics.median(x) for v, x in wall.items()},
-                "cpu_ms_per_episode": {v: statistics.median(x) for v, x in cpu.items()},
-            }
-        )
+                wall[variant], cpu[variant] = 1e3 * w / episodes, 1e3 * c / episodes
+            rounds["wall"].append(wall)
+            rounds["cpu"].append(cpu)
+        rows.append({"env_id": env_id, "episodes": episodes, **_summary(rounds)})
     figures = {
         "config": dataclasses.asdict(config),
         "cpu_count": os.cpu_count(),
@@ -215,6 +252,19 @@ def main(config: Config) -> dict[str, Any]:
     if config.json_out:
         Path(config.json_out).write_text(json.dumps(figures, indent=2) + "\n")
     return figures
+
+
+def _summary(rounds: dict[str, list[dict[str, float]]]) -> dict[str, Any]:
+    """Per clock: each variant's median ms per episode, the median per-round ratios, and the
+    rounds themselves."""
+    out: dict[str, Any] = {}
+    for clock, per_round in rounds.items():
+        out[f"{clock}_ms_per_episode"] = {
+            v: statistics.median(r[v] for r in per_round) for v in VARIANTS
+        }
+        out[f"{clock}_ratios"] = _median_ratios(per_round)
+        out[f"{clock}_rounds"] = per_round
+    return out
 
 
 def report(figures: dict[str, Any]) -> None:
@@ -233,16 +283,17 @@ def report(figures: dict[str, Any]) -> None:
     print(head)
     for row in figures["rows"]:
         for clock in ("cpu", "wall"):
-            ms = row[f"{clock}_ms_per_episode"]
-            view = ms["stack+view+log"]
+            ms, ratio = row[f"{clock}_ms_per_episode"], row[f"{clock}_ratios"]
             print(
                 f"{row['env_id']:32}{clock:>6}{ms['bare']:>12.2f}{ms['stack']:>13.2f}"
-                f"{ms['stack+log']:>12.2f}{view:>13.2f}{ms['evaluate']:>16.2f}"
-                f"{ms['stack'] / ms['bare']:>11.2f}x{ms['evaluate'] / ms['stack']:>11.2f}x"
-                f"{ms['evaluate'] / ms['stack+log']:>9.2f}x{ms['evaluate'] / view:>10.2f}x"
-                f"{ms['evaluate'] / ms['bare']:>10.2f}x"
+                f"{ms['stack+log']:>12.2f}{ms['stack+view+log']:>13.2f}{ms['evaluate']:>16.2f}"
+                f"{ratio['stack/bare']:>11.2f}x{ratio['eval/stack']:>11.2f}x"
+                f"{ratio['eval/log']:>9.2f}x{ratio['eval/view']:>10.2f}x{ratio['eval/bare']:>10.2f}x"
             )
-    print("targets: stack/bare <= 2 (errors and records on), eval/stack <= 1.2")
+    print(
+        "ratios: the median of each round's ratio; "
+        "targets: stack/bare <= 2 (errors and records on), eval/stack <= 1.2"
+    )
 
 
 def _flag(name: str, value: Any) -> str:
@@ -260,7 +311,7 @@ def compare(config: Config) -> dict[str, Any]:
     argv = [
         _flag(f.name, getattr(config, f.name))
         for f in dataclasses.fields(config)
-        if f.name not in ("roots", "rounds", "json_out")
+        if f.name not in ("roots", "rounds", "json_out", "instructions", "count_variant")
     ]
     load_before = os.getloadavg()[0]
     runs = run_versions(__file__, roots, config.rounds, [*argv, "--rounds=1"])
@@ -268,13 +319,13 @@ def compare(config: Config) -> dict[str, Any]:
     for root, rounds in runs.items():
         rows = []
         for i, first in enumerate(rounds[0]["rows"]):
-            row: dict[str, Any] = {"env_id": first["env_id"], "episodes": first["episodes"]}
-            for clock in ("wall", "cpu"):
-                key = f"{clock}_ms_per_episode"
-                row[key] = {
-                    v: statistics.median(r["rows"][i][key][v] for r in rounds) for v in VARIANTS
-                }
-            rows.append(row)
+            per_round = {
+                clock: [r["rows"][i][f"{clock}_ms_per_episode"] for r in rounds]
+                for clock in ("wall", "cpu")
+            }
+            rows.append(
+                {"env_id": first["env_id"], "episodes": first["episodes"], **_summary(per_round)}
+            )
         versions[root] = rows
     figures = {
         "config": dataclasses.asdict(config),
@@ -285,6 +336,85 @@ def compare(config: Config) -> dict[str, Any]:
     for root, rows in versions.items():
         print(f"== {root}")
         report({**figures, "rows": rows})
+    if config.json_out:
+        Path(config.json_out).write_text(json.dumps(figures, indent=2) + "\n")
+    return figures
+
+
+def _count(root: str | None, config: Config, env_id: str, variant: str, tasks: int) -> int:
+    """Instructions callgrind counts in one process running ``variant`` once on ``tasks`` tasks."""
+    argv = [
+        _flag(f.name, getattr(config, f.name))
+        for f in dataclasses.fields(config)
+        if f.name in ("agent", "t", "n", "errors")
+    ]
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    if root is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(root).resolve()), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+         __file__, *argv, f"--envs={env_id}", f"--tasks={tasks}", f"--count-variant={variant}"],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise RuntimeError(f"callgrind run of {variant} on {env_id} failed:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def count_instructions(config: Config) -> dict[str, Any]:
+    """Instructions per episode of each variant (`_count` of ``count_tasks`` tasks minus 2),
+    per env and per root; runs as many callgrind processes at once as there are cores."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind on the PATH (apt install valgrind)")
+    if config.count_tasks <= 2:
+        raise SystemExit("--count-tasks must be more than 2 (the smaller run has 2 tasks)")
+    roots: list[str | None] = list(config.roots.split(",")) if config.roots else [None]
+    env_ids = config.envs.split(",")
+    jobs = [
+        (root, env_id, variant, tasks)
+        for root in roots
+        for env_id in env_ids
+        for variant in VARIANTS
+        for tasks in (2, config.count_tasks)
+    ]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        counts = dict(zip(jobs, pool.map(lambda job: _count(job[0], config, *job[1:]), jobs)))
+    episodes = (config.count_tasks - 2) * config.n
+    versions = {}
+    for root in roots:
+        rows = []
+        for env_id in env_ids:
+            per_episode = {
+                v: (counts[root, env_id, v, config.count_tasks] - counts[root, env_id, v, 2])
+                / episodes
+                for v in VARIANTS
+            }
+            rows.append(
+                {"env_id": env_id, "episodes": episodes, "instructions_per_episode": per_episode,
+                 "instruction_ratios": _ratios(per_episode)}
+            )  # fmt: skip
+        versions[root or "."] = rows
+    figures = {"config": dataclasses.asdict(config), "versions": versions}
+    c = config
+    print(
+        f"instructions per episode (callgrind): agent {c.agent}, T = {c.t}, "
+        f"{c.count_tasks} - 2 tasks x n = {c.n}, errors {c.errors}"
+    )
+    print(
+        f"{'root':20}{'env id':32}{'bare':>12}{'stack':>12}{'+log':>12}{'+view':>12}"
+        f"{'evaluate':>12}" + "".join(f"{name:>12}" for name in RATIOS)
+    )
+    for root, rows in versions.items():
+        for row in rows:
+            n, ratio = row["instructions_per_episode"], row["instruction_ratios"]
+            print(
+                f"{root:20}{row['env_id']:32}"
+                + "".join(f"{n[v] / 1e6:>11.2f}M" for v in VARIANTS)
+                + "".join(f"{ratio[name]:>11.2f}x" for name in RATIOS)
+            )
     if config.json_out:
         Path(config.json_out).write_text(json.dumps(figures, indent=2) + "\n")
     return figures

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+
+import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "speed" / "eval_overhead.py"
 
@@ -25,6 +28,45 @@ def test_eval_overhead_runs_with_tiny_settings(load_script, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "stack/bare" in printed and "eval/stack" in printed and "eval/log" in printed
     assert "eval/view" in printed
+
+
+def test_ratios_are_the_median_of_each_rounds_ratio(load_script):
+    """Each ratio pairs the variants of one round (run back to back, under the same load)."""
+    module = load_script(SCRIPT)
+    rounds = [
+        {"bare": 1.0, "stack": 2.0, "stack+log": 2.5, "stack+view+log": 3.0, "evaluate": 3.3},
+        {"bare": 2.0, "stack": 3.0, "stack+log": 4.0, "stack+view+log": 4.4, "evaluate": 4.4},
+        {"bare": 1.5, "stack": 4.5, "stack+log": 5.0, "stack+view+log": 5.0, "evaluate": 6.0},
+    ]
+    summary = module._summary({"cpu": rounds})
+    assert summary["cpu_rounds"] == rounds
+    assert summary["cpu_ms_per_episode"]["bare"] == 1.5
+    assert summary["cpu_ms_per_episode"]["stack"] == 3.0
+    ratios = summary["cpu_ratios"]
+    assert ratios["stack/bare"] == 2.0  # (rounds: 2.0, 1.5, 3.0; medians' ratio: 3.0 / 1.5)
+    assert ratios["eval/stack"] == pytest.approx(1.4667, abs=1e-4)  # 1.65, 1.4667, 1.3333
+    assert ratios["eval/view"] == pytest.approx(1.1)  # 1.1, 1.0, 1.2
+    assert ratios["eval/bare"] == pytest.approx(3.3)  # 3.3, 2.2, 4.0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+def test_instruction_counts_per_episode(load_script, tmp_path):
+    """--instructions: callgrind counts per episode of every variant, in one process each."""
+    module = load_script(SCRIPT)
+    out = tmp_path / "counts.json"
+    config = module.parse_args(
+        ["--instructions", "--envs", "turnbudget/Maze-Easy-v0", "--count-tasks", "3",
+         "--n", "1", "--t", "4", "--json-out", str(out)]
+    )  # fmt: skip
+    figures = module.main(config)
+    assert figures == json.loads(out.read_text())
+    (row,) = figures["versions"]["."]
+    assert row["episodes"] == 1
+    counts = row["instructions_per_episode"]
+    assert set(counts) == set(module.VARIANTS)
+    assert all(n > 0 for n in counts.values())
+    assert row["instruction_ratios"]["stack/bare"] == counts["stack"] / counts["bare"]
 
 
 def test_eval_overhead_compares_versions(load_script, tmp_path):
