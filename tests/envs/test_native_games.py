@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import pickle
 
 import gymnasium as gym
+import numpy as np
 import pytest
 from _support import native_env_ids
 
@@ -110,6 +112,32 @@ def test_maze_is_won_by_entering_the_goal_room():
     assert env.optimal_actions() == [] and env.distance_to_goal() == 0
     obs, reward, terminated, _, info = env.step("look")
     assert terminated and reward == 0.0 and "over" in obs
+
+
+def test_maze_setbacks_return_to_entered_rooms_and_its_memory_stays_within_the_maze():
+    """A setback sweeps the agent back to a room it entered, no closer to the goal; what the
+    game keeps of the rooms entered does not grow with the turns played (5,000 here)."""
+    env = Maze("medium")
+    env.reset(seed=5)
+    rng = np.random.default_rng(0)
+    rooms = env.config.width * env.config.height
+    entered = {env._room}
+    for turn in range(5_000):
+        if turn % 7 == 6:
+            here, before = env._room, env.distance_to_goal()
+            text = env.inject_setback(rng)
+            if env._room != here:
+                assert env._room in entered and env.distance_to_goal() >= before
+                assert text.startswith("A gust of wind sweeps you back to")
+        else:
+            commands = env.admissible_actions()
+            env.step(commands[int(rng.integers(len(commands)))])
+            if env._won:
+                env.reset(seed=turn)
+                entered = set()
+        entered.add(env._room)
+    assert len(env._visited) <= rooms
+    assert pickle.loads(pickle.dumps(env))._visited == env._visited
 
 
 def test_keyquest_locked_door_blocks_and_explains():

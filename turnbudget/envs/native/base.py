@@ -170,7 +170,7 @@ class TextGame(TextEnv):
             )
         return config
 
-    # Lists that steps mutate in place. Everything else in a game is either
+    # Lists (or sets) that steps mutate in place. Everything else in a game is either
     # rebound when it changes or a per-world table that never changes (memo
     # tables included), so copies may share it.
     _mutable_lists: ClassVar[tuple[str, ...]] = ()
@@ -195,7 +195,7 @@ class TextGame(TextEnv):
         memo[id(self)] = clone
         clone.__dict__.update(self.__dict__)
         for name in self._mutable_lists:
-            setattr(clone, name, list(getattr(self, name)))
+            setattr(clone, name, getattr(self, name).copy())
         if self._np_random is not None:  # 3x faster than deep-copying the Generator
             # Built from a fixed seed, then given the original's state: built without one, it
             # seeded itself from OS entropy first, which cost as much as the rest of the copy.

@@ -136,7 +136,9 @@ class Maze(TextGame):
         self._distance: list[int] = []
         self._name_ids: list[int] = []
         self._room = 0
-        self._visited: list[int] = []
+        # The rooms entered this episode (a setback sweeps the agent back to one of them): a
+        # set, so it stays within the maze's size however long the episode runs.
+        self._visited: set[int] = set()
 
     def _generate(self) -> None:
         cfg = self.config
@@ -163,7 +165,7 @@ class Maze(TextGame):
         self._passages, self._distance = passages, distance
         self._name_ids = sample_name_ids(len(passages), draws)  # spelled when needed
         self._room = draws.choice(starts)
-        self._visited = [self._room]
+        self._visited = {self._room}
         self.goal = f"Find {self._name(goal_room)}."
         # Everything the agent can perceive depends on the room alone: build it once per
         # room, on the first visit (most rooms are never seen in a short episode).
@@ -206,7 +208,7 @@ class Maze(TextGame):
             return "You look around."
         direction = command[3:]
         self._room += self._offsets[direction]
-        self._visited.append(self._room)
+        self._visited.add(self._room)
         if self._distance[self._room] == 0:
             self._won = True
             return f"You walk {direction} into {self._name(self._room)}. You found it!"
@@ -246,7 +248,7 @@ class Maze(TextGame):
             return ""
         here = self._distance[self._room]
         candidates = sorted(
-            {r for r in self._visited if r != self._room and self._distance[r] >= here}
+            r for r in self._visited if r != self._room and self._distance[r] >= here
         )
         if not candidates:  # e.g. on the first turn: fall back to any adjacent room no closer
             room = self._room
@@ -256,6 +258,6 @@ class Maze(TextGame):
         if not candidates:
             return "A gust of wind howls through the maze, but you hold your ground."
         self._room = candidates[int(rng.integers(len(candidates)))]
-        self._visited.append(self._room)
+        self._visited.add(self._room)
         self._state_changed()
         return f"A gust of wind sweeps you back to {self._name(self._room)}!"
