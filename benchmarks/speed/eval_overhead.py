@@ -39,8 +39,9 @@ untimed one of the same variant on 2 tasks (``--no-warmup`` to time from cold).
 
 ``--instructions`` counts, instead, the instructions each variant executes per
 episode under ``valgrind --tool=callgrind`` (one process per variant and size,
-``PYTHONHASHSEED=0``; the count of ``--count-tasks`` tasks minus that of 2 tasks,
-so start-up and imports cancel out): the same figures on a busy machine as on a
+``PYTHONHASHSEED=0``, one BLAS thread, after an uncounted run that writes the
+bytecode; the count of ``--count-tasks`` tasks minus that of 2 tasks, so start-up
+and imports cancel out; repeated counts agree to a few thousand instructions): the same figures on a busy machine as on a
 quiet one, where time-based ratios move by more than a change does. Needs
 valgrind (Debian's ``valgrind`` package); about 50x slower than a timed run.
 
@@ -341,21 +342,32 @@ def compare(config: Config) -> dict[str, Any]:
     return figures
 
 
-def _count(root: str | None, config: Config, env_id: str, variant: str, tasks: int) -> int:
-    """Instructions callgrind counts in one process running ``variant`` once on ``tasks`` tasks."""
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _count(
+    root: str | None, config: Config, env_id: str, variant: str, tasks: int, counted: bool = True
+) -> int:
+    """Instructions callgrind counts in one process running ``variant`` once on ``tasks`` tasks
+    (``counted=False``: the same process without valgrind, returning 0)."""
     argv = [
         _flag(f.name, getattr(config, f.name))
         for f in dataclasses.fields(config)
         if f.name in ("agent", "t", "n", "errors")
     ]
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    # One BLAS thread: OpenBLAS's idle threads spin, and callgrind counts their spinning, which
+    # depends on scheduling (counts of one process spread over ~15M instructions; with one, ~2k).
+    env = {**os.environ, "PYTHONHASHSEED": "0", **dict.fromkeys(_BLAS_THREADS, "1")}
     if root is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(Path(root).resolve()), env.get("PYTHONPATH", "")])
+    callgrind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
     done = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-         __file__, *argv, f"--envs={env_id}", f"--tasks={tasks}", f"--count-variant={variant}"],
+        [*(callgrind if counted else []), sys.executable, __file__, *argv, f"--envs={env_id}",
+         f"--tasks={tasks}", f"--count-variant={variant}"],
         env=env, capture_output=True, text=True,
     )  # fmt: skip
+    if not counted and done.returncode == 0:
+        return 0
     found = re.search(r"Collected : (\d+)", done.stderr)
     if done.returncode != 0 or found is None:
         raise RuntimeError(f"callgrind run of {variant} on {env_id} failed:\n{done.stderr[-2000:]}")
@@ -380,6 +392,12 @@ def count_instructions(config: Config) -> dict[str, Any]:
         for variant in VARIANTS
         for tasks in (2, config.count_tasks)
     ]
+    # One uncounted run of each job first, one at a time: a clean checkout's first process
+    # compiles and writes the bytecode of every module it imports (and two processes at once
+    # may both do it), millions of instructions that must not land in one count and not the other.
+    for root, env_id, variant, tasks in jobs:
+        if tasks == 2:
+            _count(root, config, env_id, variant, tasks, counted=False)
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         counts = dict(zip(jobs, pool.map(lambda job: _count(job[0], config, *job[1:]), jobs)))
     episodes = (config.count_tasks - 2) * config.n

@@ -65,7 +65,11 @@ def test_instruction_counts_per_episode(load_script, tmp_path):
     assert row["episodes"] == 1
     counts = row["instructions_per_episode"]
     assert set(counts) == set(module.VARIANTS)
-    assert all(n > 0 for n in counts.values())
+    # Each variant adds work to the one before it; the counts of one process repeat to a few
+    # thousand instructions (one BLAS thread, bytecode written before counting), far below
+    # the ~70k the smallest step here adds.
+    in_order = [counts[v] for v in module.VARIANTS]
+    assert in_order[0] > 0 and in_order == sorted(in_order), counts
     assert row["instruction_ratios"]["stack/bare"] == counts["stack"] / counts["bare"]
 
 
