@@ -41,7 +41,8 @@ untimed one of the same variant on 2 tasks (``--no-warmup`` to time from cold).
 episode under ``valgrind --tool=callgrind`` (one process per variant and size,
 ``PYTHONHASHSEED=0``, one BLAS thread, after an uncounted run that writes the
 bytecode; the count of ``--count-tasks`` tasks minus that of 2 tasks, so start-up
-and imports cancel out; repeated counts agree to a few thousand instructions): the same figures on a busy machine as on a
+and imports cancel out; one process counted again agrees to a few thousand instructions,
+two runs of this script to about 1%): the same figures on a busy machine as on a
 quiet one, where time-based ratios move by more than a change does. Needs
 valgrind (Debian's ``valgrind`` package); about 50x slower than a timed run.
 
