@@ -128,3 +128,27 @@ def test_a_refused_reset_leaves_no_half_reset_stack(name):
         actions = _admissible_round(infos, rng)
         *result, infos = env.step(actions)
         assert (*result, infos) == twin.step(actions)
+
+
+class _EqualsAnything(str):
+    """A command whose own ``==`` says yes to every text (a str subclass may define it)."""
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = str.__hash__
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_a_str_subclass_plays_as_its_plain_text(name):
+    env, twin = make_team(name, **FULL_STACK), make_team(name, **FULL_STACK)
+    _, infos = env.reset(seed=5)
+    twin.reset(seed=5)
+    rng = np.random.default_rng(1)
+    while env.agents:
+        actions = _admissible_round(infos, rng)
+        actions[next(iter(actions))] = "dance"  # not admissible: its twin's == must not admit it
+        hostile = {agent: _EqualsAnything(command) for agent, command in actions.items()}
+        *result, infos = env.step(hostile)
+        assert (*result, infos) == twin.step(actions)
+    assert env.records == twin.records

@@ -4,9 +4,10 @@ Every single-agent game (native, TextWorld, and the multi-agent games' single
 agent cousins) is a `TextEnv`: a ``gymnasium.Env`` whose observation and
 action spaces are printable `spaces.Text` (a `TextSpace`, which Gymnasium's
 shared-memory ``AsyncVectorEnv`` refuses at construction), whose ``step``
-refuses a non-string action with ``TypeError``, raises ``ResetNeeded`` before
-the first ``reset``, answers a step after the game ended with a spent, invalid
-turn, and whose observations never exceed `MAX_OBSERVATION_LENGTH`. Subclasses
+refuses a non-string action with ``TypeError`` (and plays a ``str`` subclass
+as the plain ``str`` it holds), raises ``ResetNeeded`` before the first
+``reset``, answers a step after the game ended with a spent, invalid turn,
+and whose observations never exceed `MAX_OBSERVATION_LENGTH`. Subclasses
 implement ``reset`` and ``_play(action)``; the checks above live here only.
 
 Oracle
@@ -207,8 +208,11 @@ class TextEnv(gym.Env[str, str]):
         self._screen_command: str | None = None  # the command that led to the screen
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if not isinstance(action, str):
-            raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
+        if type(action) is not str:
+            if not isinstance(action, str):
+                raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
+            # A subclass's own __eq__, __hash__ or methods must not judge the command.
+            action = str.__str__(action)
         if not self._in_episode:
             raise gym.error.ResetNeeded("Call reset() before step()")
         self._pending_command = action

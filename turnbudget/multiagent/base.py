@@ -111,7 +111,7 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
         return observations, infos
 
     def step(self, actions: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        self.check_actions(actions)
+        actions = self.check_actions(actions)
         if not self.agents:
             return {}, {}, {}, {}, {}
         results = self.world.step({a: actions.get(a) for a in self.agents})
@@ -130,8 +130,9 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
             self.agents = []
         return observations, rewards, terminations, truncations, infos
 
-    def check_actions(self, actions: Any, agents: Sequence[str] | None = None) -> None:
-        """Refuse a round that cannot be played, before anything changes.
+    def check_actions(self, actions: Any, agents: Sequence[str] | None = None) -> dict[str, Any]:
+        """Refuse a round that cannot be played, before anything changes; else the round's
+        commands, each ``str`` subclass as its plain text (its own ``==`` could match anything).
 
         Every team wrapper calls it before it touches its own state, so a
         refused ``step`` leaves the game, the error schedules, the budget and
@@ -164,6 +165,12 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
             raise ValueError(
                 f"Expect actions only for live agents {list(live)}, got {sorted(map(str, unknown))}"
             )
+        return {
+            agent: str.__str__(command)
+            if isinstance(command, str) and type(command) is not str
+            else command
+            for agent, command in actions.items()
+        }
 
     def begin_reset(self) -> None:
         """Mark a reset under way: ``step`` raises ``ResetNeeded`` until one succeeds.

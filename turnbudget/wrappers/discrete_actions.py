@@ -11,7 +11,7 @@ from gymnasium import spaces
 from gymnasium.core import ObsType
 
 from turnbudget._checks import brief, check_positive_int, is_int, is_whole
-from turnbudget.wrappers._common import require_single
+from turnbudget.wrappers._common import find_wrapper, require_single
 
 __all__ = ["MAX_ACTIONS", "CommandSlots", "DiscreteActions", "check_max_actions"]
 
@@ -134,6 +134,14 @@ class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordCons
         self._slots = CommandSlots(max_actions)
         if not isinstance(env.action_space, spaces.Text):
             raise ValueError(f"DiscreteActions needs a Text action space, got {env.action_space}")
+        from turnbudget.wrappers.numeric_info import NumericInfo  # (it imports this module)
+
+        if find_wrapper(env, NumericInfo) is not None:  # it drops info["admissible_actions"]
+            raise ValueError(
+                "DiscreteActions reads info['admissible_actions'], which NumericInfo drops: "
+                "put NumericInfo outside DiscreteActions (turnbudget.make(..., "
+                "discrete_actions=N, info='numeric') stacks them in order)"
+            )
         require_single(env, DiscreteActions)
         self.max_actions = self._slots.max_actions
         self.action_space = spaces.Discrete(self.max_actions)
@@ -158,7 +166,10 @@ class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordCons
 
     def _update(self, info: dict[str, Any]) -> dict[str, Any]:
         if "admissible_actions" not in info:
-            raise KeyError("DiscreteActions needs info['admissible_actions'] from the env")
+            raise ValueError(
+                "DiscreteActions needs info['admissible_actions'] from the env it wraps, "
+                f"which gave only {list(info)}"
+            )
         self._slots.update(info["admissible_actions"])
         for key in ("action_mask", "action_commands"):
             assert key not in info, f"info[{key!r}] set twice"

@@ -23,7 +23,7 @@ from turnbudget._checks import (
 )
 from turnbudget.records import InjectedError
 from turnbudget.wrappers._common import EpisodeSeeder, require_oracle, require_single
-from turnbudget.wrappers.turn_budget import begin_reset
+from turnbudget.wrappers.turn_budget import RESET_REFUSED, begin_reset
 
 __all__ = [
     "ERROR_KINDS",
@@ -41,6 +41,8 @@ ERROR_KINDS = ("slip", "transient", "setback")
 # contract makes any non-admissible command cost a turn and change nothing.
 _NO_OP_COMMAND = ""
 _DRAW_BLOCK = 64
+# What a step before the first reset raises (``ResetNeeded``): Gymnasium's own words.
+_NEVER_RESET = "Cannot call env.step() before calling env.reset()"
 
 
 class ErrorSchedule:
@@ -157,6 +159,9 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     fires and *its kind*; its concrete effect (a slip's substitute, where a
     setback sends you) is drawn from the same per-turn generator but applied
     to the state each agent is in, so it can differ between agents.
+    Errors fire only during an episode: a step before the first ``reset()``
+    (or after a refused one) raises ``ResetNeeded`` before the game is asked
+    anything, and a step after the episode's end goes to the env untouched.
     The narration is prepended to the observation; ``info["valid_action"]``
     tells whether the *agent's* command was admissible in the state the agent
     saw (`valid_as_seen`: a command a setback made impossible is not the
@@ -166,9 +171,9 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     break Gymnasium's vector-env info batching).
 
     Args:
-        env: An env with the oracle (``distance_to_goal()``, plus
-            ``optimal_actions()`` for slips and ``inject_setback(rng)`` for
-            setbacks).
+        env: An env with ``Text`` observations and the oracle
+            (``distance_to_goal()``, plus ``optimal_actions()`` for slips and
+            ``inject_setback(rng)`` for setbacks).
         rate: Probability in [0, 1] that an error fires at a turn.
         kinds: The kinds drawn when the rate fires.
         weights: Relative weights of ``kinds`` (uniform if None).
@@ -236,10 +241,16 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
             raise ValueError(
                 f"InjectErrors' slip and transient errors need a Text action space, got {env.action_space}"
             )
+        if not isinstance(env.observation_space, spaces.Text):  # (errors narrate into it)
+            raise ValueError(
+                f"InjectErrors needs a Text observation space, got {env.observation_space}"
+            )
         require_single(env, InjectErrors)
         self._seeder = EpisodeSeeder("InjectErrors")
         self._turn = 0
-        self._admissible: list[str] = []  # the last info's list (read, never mutated)
+        self._admissible: list[str] = []  # a copy of the last info's list: the caller's may change
+        self._reset_needed: str | None = _NEVER_RESET  # (None: an episode was started)
+        self._over = False  # the episode has ended: no more errors
         self._warned_no_copy = False
         # Read once: the action space is the inner env's, and the check runs every step.
         self._text_actions = isinstance(self.action_space, spaces.Text)
@@ -255,30 +266,41 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
+        self._reset_needed = RESET_REFUSED  # until the env's reset gets through
         begin_reset(self.env, seed, options)  # (checks `repeat`: no draw on a refused reset)
         episode_seed = repeat_seed(self._seeder.next_seed(seed), options)
         self.errors.start(episode_seed)
         self._turn = 0
         obs, info = self.env.reset(seed=seed, options=options)
-        self._admissible = info.get("admissible_actions", [])
+        self._admissible = list(info.get("admissible_actions", ()))
+        self._reset_needed, self._over = None, False
         return obs, info
 
     def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         # Checked before the turn counts or an error touches the game, as the env would.
-        if self._text_actions and not isinstance(action, str):
-            raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
+        if self._reset_needed is not None:
+            raise gym.error.ResetNeeded(self._reset_needed)
+        if type(action) is not str:
+            if isinstance(action, str):  # a subclass: its own __eq__ / __hash__ judge nothing
+                action = str.__str__(action)
+            elif self._text_actions:
+                raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
+        if self._over:  # (the env answers a step after the end; no error fires then)
+            return self.env.step(action)
         self._turn = turn = self._turn + 1
         planned = self.errors._planned  # (the turns decided so far: most turns read one here)
         kind = planned[turn - 1] if turn <= len(planned) else self.errors.planned(turn)
         if kind is None:  # (most turns: the env's step, and the list the agent will see)
             obs, reward, terminated, truncated, info = self.env.step(action)
-            self._admissible = info.get("admissible_actions", [])
-            return obs, reward, terminated, truncated, info
-        (obs, reward, terminated, truncated, info), event = getattr(self, f"_{kind}")(action)
-        # Absent on quiet turns: vector envs cannot batch a key that is sometimes None.
-        assert "injected_error" not in info, "info['injected_error'] set twice"
-        info["injected_error"] = event
-        self._admissible = info.get("admissible_actions", [])
+        else:
+            (obs, reward, terminated, truncated, info), event = getattr(self, f"_{kind}")(action)
+            # Absent on quiet turns: vector envs cannot batch a key that is sometimes None.
+            assert "injected_error" not in info, "info['injected_error'] set twice"
+            info["injected_error"] = event
+        # A copy: the caller may change the list it gets, and the next error reads this one.
+        self._admissible = list(info.get("admissible_actions", ()))
+        if terminated or truncated:
+            self._over = True
         return obs, reward, terminated, truncated, info
 
     # -- the three kinds -------------------------------------------------------------

@@ -59,7 +59,8 @@ class ProcessReward(
       capped return is unchanged. A bootstrapping learner would instead see a
       spurious drop of Φ at the cut.
 
-    Errors, injected or not, cost exactly the potential they lose.
+    Errors, injected or not, cost exactly the potential they lose. A step after
+    the episode's end shapes nothing (shaping 0, the oracle not asked).
 
     ``info["process_reward"]`` carries ``{"env_reward", "shaping", "potential"}``.
 
@@ -125,20 +126,26 @@ class ProcessReward(
         self.potential_at_truncation = potential_at_truncation
         require_single(env, ProcessReward)
         self._phi = 0.0
+        self._over = False  # the episode has ended: no more shaping
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsType, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
         self._phi = self._potential(info)
+        self._over = False
         return obs, info
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        stops = terminated or (truncated and self.potential_at_truncation == "zero")
-        phi = 0.0 if stops else self._potential(info)
-        shaping = self.gamma * phi - self._phi
-        self._phi = phi
+        if self._over:  # a step after the end: nothing to shape
+            phi, shaping = self._phi, 0.0
+        else:
+            stops = terminated or (truncated and self.potential_at_truncation == "zero")
+            phi = 0.0 if stops else self._potential(info)
+            shaping = self.gamma * phi - self._phi
+            self._phi = phi
+            self._over = terminated or truncated
         assert "process_reward" not in info, "info['process_reward'] set twice"
         info["process_reward"] = {"env_reward": float(reward), "shaping": shaping, "potential": phi}
         return obs, float(reward) + shaping, terminated, truncated, info

@@ -453,6 +453,8 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        if type(action) is not str and isinstance(action, str):
+            action = str.__str__(action)  # (a subclass's own __eq__ must not judge it optimal)
         tracker = self._tracker
         if tracker._pending is None:  # stepping a finished episode: nothing to record
             return self.env.step(action)

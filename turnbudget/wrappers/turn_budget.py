@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
+from gymnasium import spaces
 from gymnasium.core import ActType, ObsType
 from gymnasium.envs.registration import EnvSpec
 from gymnasium.wrappers import TimeLimit
 
 from turnbudget._checks import check_reset_options, check_turn_budget
+from turnbudget.envs.core import GAME_OVER_TEXT, INFO_ADMISSIBLE_ACTIONS, INFO_VALID_ACTION
 from turnbudget.wrappers._common import find_wrapper, spec_with_limit
 
-__all__ = ["TurnBudget", "begin_reset", "check_turn_budget"]
+__all__ = ["RESET_REFUSED", "TurnBudget", "begin_reset", "check_turn_budget"]
+
+#: What a step after a refused reset raises (``ResetNeeded``), from any wrapper that checks.
+RESET_REFUSED = "The last reset() was refused (see the error it raised): call reset() again"
 
 
 def begin_reset(env: gym.Env, seed: Any, options: Any) -> dict[str, Any]:
@@ -51,6 +57,16 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
     in which case it is ``terminated`` and not truncated: an episode won on its
     last budgeted turn is a success. The budget never touches ``terminated``.
 
+    Once the episode has ended (terminated, or truncated here or below), a
+    further step is answered here, as a native game answers a step after its
+    game is over, and the env under this wrapper is not stepped: the turn
+    plays nothing, its reward is 0, ``terminated`` and ``truncated`` stay as
+    the episode ended, the observation is the game-over text
+    (`turnbudget.envs.core.GAME_OVER_TEXT`; the last observation again where
+    the observation space cannot hold it), and ``info`` is the last one
+    with ``valid_action=False`` and no admissible command. ``turns_used``
+    never passes the budget: the episode's turns are over.
+
     The budget can be overridden for one episode with
     ``reset(options={"turn_budget": T})``; the next reset without that option
     goes back to the default. Every ``info`` carries ``turn_budget``,
@@ -76,6 +92,9 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
         ...     _, _, terminated, truncated, info = env.step("look")
         >>> terminated, truncated, info["turns_used"]
         (False, True, 3)
+        >>> obs, reward, terminated, truncated, info = env.step("look")  # the episode is over
+        >>> obs, reward, truncated, info["turns_used"], info["valid_action"]
+        ('The game is over. Call reset() to play again.', 0.0, True, 3, False)
         >>> _, info = env.reset(seed=0, options={"turn_budget": 7})
         >>> info["turn_budget"]
         7
@@ -93,6 +112,8 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
         self.turn_budget = self.default_turn_budget
         self.turns_used = 0
         self._reset_refused = False
+        # After the episode's end: (terminated, truncated, observation, info) to answer with.
+        self._ended: tuple[bool, bool, Any, dict[str, Any]] | None = None
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -100,20 +121,24 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
         budget = begin_reset(self, seed, options).get("turn_budget")  # no step until it succeeds
         self.turn_budget = self.default_turn_budget if budget is None else int(budget)
         self.turns_used = 0
+        self._ended = None
         obs, info = self.env.reset(seed=seed, options=options)
         self._reset_refused = False
         return obs, self._add_budget_info(info)
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         if self._reset_refused:
-            raise gym.error.ResetNeeded(
-                "The last reset() was refused (see the error it raised): call reset() again"
-            )
+            raise gym.error.ResetNeeded(RESET_REFUSED)
+        if self._ended is not None:
+            return self._after_the_end()
         obs, reward, terminated, truncated, info = self.env.step(action)
         self.turns_used += 1
         if self.turns_used >= self.turn_budget and not terminated:
             truncated = True
-        return obs, reward, terminated, truncated, self._add_budget_info(info)
+        info = self._add_budget_info(info)
+        if terminated or truncated:
+            self._end(obs, terminated, truncated, info)
+        return obs, reward, terminated, truncated, info
 
     def set_default_turn_budget(self, turn_budget: int) -> None:
         """Change the default budget (from the next reset on), as if it had been given at construction."""
@@ -132,8 +157,34 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
     def turns_left(self) -> int:
         return max(self.turn_budget - self.turns_used, 0)
 
+    def _end(self, obs: Any, terminated: bool, truncated: bool, info: dict[str, Any]) -> None:
+        """Keep what a step after the end answers: copies, taken before the caller (or an outer
+        wrapper) sees ``obs`` and ``info``, so nothing done to those changes it."""
+        space = self.observation_space
+        if isinstance(space, spaces.Text) and space.contains(GAME_OVER_TEXT):
+            obs = GAME_OVER_TEXT
+        elif not isinstance(obs, str):
+            obs = copy.deepcopy(obs)  # (once per episode, and only outside the text games)
+        info = _copied(info)
+        info[INFO_VALID_ACTION] = False
+        if INFO_ADMISSIBLE_ACTIONS in info:
+            info[INFO_ADMISSIBLE_ACTIONS] = []
+        self._ended = (bool(terminated), bool(truncated), obs, info)
+
+    def _after_the_end(self) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """A step after the episode's end: nothing is played (see the class docstring)."""
+        terminated, truncated, obs, info = self._ended
+        if not isinstance(obs, str):
+            obs = copy.deepcopy(obs)
+        return obs, 0.0, terminated, truncated, _copied(info)
+
     def _add_budget_info(self, info: dict[str, Any]) -> dict[str, Any]:
         info["turn_budget"] = self.turn_budget
         info["turns_used"] = self.turns_used
         info["turns_left"] = self.turns_left
         return info
+
+
+def _copied(info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` with its own copy of each list, dict and set value (one level: what an info holds)."""
+    return {k: v.copy() if isinstance(v, (list, dict, set)) else v for k, v in info.items()}

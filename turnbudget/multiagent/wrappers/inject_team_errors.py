@@ -125,7 +125,7 @@ class InjectTeamErrors(BaseParallelWrapper):
 
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         # Before the round counts or an error touches the game: a refused round changes nothing.
-        self.unwrapped.check_actions(actions, self.agents)
+        actions = self.unwrapped.check_actions(actions, self.agents)
         if not self.agents:
             return self.env.step(actions)
         self._round += 1

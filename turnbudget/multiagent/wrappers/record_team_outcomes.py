@@ -114,7 +114,7 @@ class RecordTeamOutcomes(BaseParallelWrapper):
         return observations, infos
 
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        self.unwrapped.check_actions(actions, self.agents)
+        actions = self.unwrapped.check_actions(actions, self.agents)
         acting = [a for a in self.agents if self.trackers[a].in_progress]
         if not acting:
             return self.env.step(actions)

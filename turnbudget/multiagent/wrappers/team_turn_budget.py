@@ -98,7 +98,9 @@ class TeamTurnBudget(BaseParallelWrapper):
         return observations, infos
 
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        self.unwrapped.check_actions(actions, self.agents)  # a refused round counts for nothing
+        actions = self.unwrapped.check_actions(
+            actions, self.agents
+        )  # a refused round counts for nothing
         if not self.agents:
             return {}, {}, {}, {}, {}
         acting = list(self.agents)

@@ -1,0 +1,48 @@
+"""Stacks a wrapper cannot work on are refused when they are built, with a ValueError that
+says why, never an error from deep inside an episode."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+from _wrapper_stub import LineWorld
+
+from turnbudget.wrappers import (
+    DiscreteActions,
+    InjectErrors,
+    NumericInfo,
+    TextFeatures,
+    TurnBudget,
+)
+
+MAZE = "turnbudget/Maze-Easy-v0"
+
+
+@pytest.mark.parametrize("kinds", [["slip"], ["transient"], ["setback"]])
+def test_inject_errors_refuses_observations_that_are_not_text(kinds):
+    with pytest.raises(ValueError, match="InjectErrors needs a Text observation space, got Box"):
+        InjectErrors(TextFeatures(gym.make(MAZE)), rate=1.0, kinds=kinds)
+
+
+def test_discrete_actions_refuses_a_numeric_info_below_it():
+    for env in (
+        NumericInfo(gym.make(MAZE)),
+        TurnBudget(NumericInfo(gym.make(MAZE)), turn_budget=9),  # anywhere below
+    ):
+        with pytest.raises(ValueError, match="NumericInfo drops"):
+            DiscreteActions(env)
+
+
+class NoList(LineWorld):
+    """A text env whose info lacks admissible_actions."""
+
+    def reset(self, *, seed=None, options=None):
+        obs, info = super().reset(seed=seed, options=options)
+        del info["admissible_actions"]
+        return obs, info
+
+
+def test_discrete_actions_on_an_env_without_the_list_is_a_value_error_at_reset():
+    env = DiscreteActions(TurnBudget(NoList(), turn_budget=5))
+    with pytest.raises(ValueError, match=r"needs info\['admissible_actions'\].*'goal'"):
+        env.reset(seed=0)
