@@ -29,12 +29,17 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "MAX_LABEL_BYTES",
+    "MAX_SEED",
     "MAX_TURN_BUDGET",
     "brief",
+    "check_agent",
     "check_bool",
+    "check_label",
     "check_positive_int",
     "check_probability",
     "check_reset_options",
+    "check_seed",
     "check_turn_budget",
     "is_finite",
     "is_int",
@@ -48,6 +53,11 @@ __all__ = [
 #: The largest turn budget: what the records hold as a count (`turnbudget.eval.logs.MAX_COUNT`,
 #: an int32), far above any real episode.
 MAX_TURN_BUDGET = 2**31 - 1
+#: The largest run seed (the base every per-episode seed is derived from): a 64-bit word.
+MAX_SEED = 2**64 - 1
+#: The longest label, in bytes of UTF-8: a label names files and directories (a report's plots,
+#: the command line's ``runs/<label>``), whose names stop at 255 bytes.
+MAX_LABEL_BYTES = 128
 _BRIEF = 80  # characters of a value quoted in a message
 
 
@@ -128,6 +138,108 @@ def check_bool(value: Any, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"Expect `{name}` to be True or False, got {brief(value)}")
     return bool(value)
+
+
+def check_seed(value: Any, name: str = "seed", *, most: int = MAX_SEED) -> int:
+    """Return ``value`` as an ``int`` if it is an integer from 0 to ``most`` (NumPy ints too,
+    never ``bool``), else raise ``ValueError``: ``1.9`` or ``"7"`` is a mistake, never seed 1 or 7.
+
+    Example:
+        >>> check_seed(-1)
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect `seed` to be an int from 0 to 18,446,744,073,709,551,615, got -1
+    """
+    if not is_int(value) or not 0 <= value <= most:
+        raise ValueError(f"Expect `{name}` to be an int from 0 to {most:,}, got {brief(value)}")
+    return int(value)
+
+
+def check_label(value: Any, name: str = "label", *, subject: str | None = None) -> str:
+    """Return ``value`` if it is a usable label, else raise ``ValueError``.
+
+    A label is a non-empty string of printable Unicode (it can be written as
+    UTF-8: no lone surrogate such as ``"\\udcff"``, no control character), at
+    most `MAX_LABEL_BYTES` bytes of UTF-8, that stays inside a directory when it
+    names something in it (the command line's ``runs/<label>``; an agent's name
+    such as ``policy:zoo/maze`` may hold a ``/``): no part ``.`` or ``..``, no
+    leading ``/`` or ``\\``.
+
+    Args:
+        value: The value to check.
+        name: The argument's name, quoted in the message.
+        subject: Replaces "`name`" in the message.
+
+    Example:
+        >>> check_label("oracle-eps0.1")
+        'oracle-eps0.1'
+        >>> check_label("../runs")
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect `label` to stay inside a directory (no part '.' or '..', no leading '/' or backslash), got '../runs'
+    """
+    what = subject or f"`{name}`"
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"Expect {what} to be a non-empty string, got {brief(value)}")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ValueError(
+            f"Expect {what} to be valid Unicode text (writable as UTF-8; a lone surrogate is "
+            f"not), got {brief(value)}"
+        ) from None
+    if size > MAX_LABEL_BYTES:
+        raise ValueError(
+            f"Expect {what} to be at most {MAX_LABEL_BYTES} bytes of UTF-8 (it names files), "
+            f"got {size} bytes: {brief(value)}"
+        )
+    if not value.isprintable():
+        raise ValueError(
+            f"Expect {what} to be printable text (no control characters), got {brief(value)}"
+        )
+    parts = value.replace("\\", "/").split("/")
+    if not parts[0] or any(part in (".", "..") for part in parts):
+        raise ValueError(
+            f"Expect {what} to stay inside a directory (no part '.' or '..', no leading '/' or "
+            f"backslash), got {brief(value)}"
+        )
+    return value
+
+
+def check_agent(value: Any, name: str = "agent") -> Any:
+    """Return ``value`` if it is an agent the engine can drive, else raise ``TypeError``.
+
+    An agent is an instance with ``reset(seed)`` and ``act(observation, info)``
+    (`turnbudget.agents.Agent`), ``reset_episode`` and ``act_batch``
+    (`turnbudget.agents.BatchAgent`), or ``reset_async`` and ``act_async``
+    (`turnbudget.agents.AsyncAgent`). A class is not one: the message says to
+    instantiate it.
+
+    Example:
+        >>> check_agent(None)
+        Traceback (most recent call last):
+        ...
+        TypeError: Expect `agent` to be an agent: an object with reset(seed) and act(observation, info) (an Agent), reset_episode(episode_id, seed) and act_batch(episode_ids, observations, infos) (a BatchAgent), or reset_async and act_async (an AsyncAgent), got None
+    """
+    if isinstance(value, type):
+        raise TypeError(
+            f"Expect `{name}` to be an agent instance, got the class {value.__qualname__}: "
+            f"instantiate it, e.g. {value.__name__}()"
+        )
+    forms = (("reset", "act"), ("reset_episode", "act_batch"), ("reset_async", "act_async"))
+    if not any(all(callable(getattr(value, m, None)) for m in form) for form in forms):
+        hint = (
+            " (a spec string: build it with turnbudget.agents.make_agent)"
+            if isinstance(value, str)
+            else ""
+        )
+        raise TypeError(
+            f"Expect `{name}` to be an agent: an object with reset(seed) and act(observation, "
+            "info) (an Agent), reset_episode(episode_id, seed) and act_batch(episode_ids, "
+            "observations, infos) (a BatchAgent), or reset_async and act_async (an AsyncAgent), "
+            f"got {brief(value)}{hint}"
+        )
+    return value
 
 
 def check_probability(value: Any, name: str) -> float:

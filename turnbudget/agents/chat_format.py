@@ -27,6 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from turnbudget.agents.secrets import redact
+
 __all__ = [
     "CONSTRAINTS",
     "PARSE_MODES",
@@ -193,6 +195,11 @@ class Parsed(NamedTuple):
     (the closest admissible command, lenient only), ``free`` (no admissible
     list: the reply's first line is the command) or ``invalid`` (nothing
     matched: the first line is sent as is, and the env spends a turn on it).
+
+    A command taken from the reply's own words (``free``, ``invalid``) has every
+    secret blanked (`turnbudget.agents.secrets.redact`): it is played, echoed by
+    the env and recorded, and a server may have put the API key in it. The
+    blanked command is the one played, so the records show what ran.
     """
 
     command: str
@@ -207,12 +214,14 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _first_line(reply: str, max_length: int) -> str:
+def _first_line(reply: str, max_length: int, *, blank: bool = False) -> str:
+    """The reply's first printable line, at most ``max_length`` characters; with ``blank``,
+    its secrets blanked before it is cut (a cut could leave half of one)."""
     for line in reply.splitlines():
         line = _PRINTABLE.sub("", line).strip()
         if line:
             line = _PREFIX.sub("", line).strip().strip("`'\"").rstrip(".!").strip()
-            return line[:max_length]
+            return (redact(line) if blank else line)[:max_length]
     return ""
 
 
@@ -239,7 +248,7 @@ def parse_command(
         raise ValueError(f"Expect `mode` to be one of {PARSE_MODES}, got {mode!r}")
     line = _first_line(reply, max_length)
     if not admissible:
-        return Parsed(line, "free")
+        return Parsed(_first_line(reply, max_length, blank=True), "free")
     by_norm = {_norm(c): c for c in admissible}
     if _norm(line) in by_norm:
         return Parsed(by_norm[_norm(line)], "exact")
@@ -259,7 +268,7 @@ def parse_command(
         close = difflib.get_close_matches(_norm(line), list(by_norm), n=1, cutoff=0.6)
         if close:
             return Parsed(by_norm[close[0]], "fuzzy")
-    return Parsed(line, "invalid")
+    return Parsed(_first_line(reply, max_length, blank=True), "invalid")
 
 
 def _json_command(reply: str) -> str | None:

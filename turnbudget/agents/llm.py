@@ -24,7 +24,9 @@ a URL given as an argument, one this process sets for its worker processes,
 which inherit it). So the agent's repr, its pickle and the run's ``run.json``
 hold no secret, and every value is registered with
 `turnbudget.agents.secrets`, which blanks it wherever it could be written or
-shown: step notes, error messages, records, the run lock, log records.
+shown: step notes, error messages, records, the run lock, log records, and a
+command taken from the reply's own words (a server that echoes the key: the
+blanked command is the one played and recorded, see `parse_command`).
 
 Timeouts, connection errors, 429 and 5xx answers, and 200 answers without a
 reply (no ``choices``, not JSON) are retried with exponential backoff; when the
@@ -41,6 +43,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import time
 import urllib.parse
 from collections.abc import Generator, Mapping
@@ -105,6 +108,44 @@ class RequestRejected(RuntimeError):
     """The LLM server refused a request for a reason retrying cannot fix (bad model, auth, ...)."""
 
 
+# An environment variable's name, as a shell writes one.
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _check_key_env(name: Any) -> None:
+    """``api_key_env`` must name a variable. A value that cannot be a name is never shown
+    (it may be the key itself, given where its name was expected): it is registered as a
+    secret, so it is blanked wherever it would be written."""
+    if isinstance(name, str) and _ENV_NAME.fullmatch(name.strip()):
+        return
+    if isinstance(name, str):
+        remember(name.strip())
+    what = "a value that is not a variable name (not shown: it may be the key)"
+    raise ValueError(
+        "Expect `api_key_env` (--api-key-env) to be the NAME of the environment variable "
+        "that holds the API key (letters, digits and _, e.g. OPENAI_API_KEY), not the key; "
+        f"got {what if isinstance(name, str) else type(name).__name__}"
+    )
+
+
+def _check_url(url: str) -> None:
+    """``base_url`` must be an http(s) URL. The message shows a URL without its credentials
+    (`redact_url`, then `redact`), and nothing of a value that is not a URL (it may be a key
+    given in the wrong place: it is registered as a secret)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return
+    if parts.scheme and parts.netloc:
+        shown = f"{redact(redact_url(url) or '')!r}"
+    else:
+        remember(url, *url_secrets(url))
+        shown = "a value that is not a URL (not shown: it may be a secret)"
+    raise ValueError(
+        f"Expect `base_url` (--base-url) to be an http(s) URL such as "
+        f"http://127.0.0.1:8080/v1, got {shown}"
+    )
+
+
 def redact_url(url: str | None) -> str | None:
     """A URL without user info, query or fragment (they can hold credentials).
 
@@ -166,8 +207,8 @@ class ChatAgent:
         base_url: the server's OpenAI-compatible root, e.g.
             ``http://127.0.0.1:8080/v1`` (default: ``$OPENAI_BASE_URL``, else
             the OpenAI API).
-        api_key_env: the environment variable holding the API key (read when
-            the client is built, never stored). When it is the default
+        api_key_env: the name of the environment variable holding the API key
+            (letters, digits and ``_``; read when the client is built, never stored). When it is the default
             ``OPENAI_API_KEY`` and unset, a placeholder is sent (local servers
             need none); a non-default variable must be set.
         templates: the prompt templates (`PromptTemplates`).
@@ -219,10 +260,7 @@ class ChatAgent:
     ):
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"Expect `model` to be a model name, got {model!r}")
-        if not isinstance(api_key_env, str) or not api_key_env.strip():
-            raise ValueError(
-                f"Expect `api_key_env` to name an environment variable, got {api_key_env!r}"
-            )
+        _check_key_env(api_key_env)
         if parse not in PARSE_MODES:
             raise ValueError(f"Expect `parse` to be one of {PARSE_MODES}, got {parse!r}")
         if constrain not in CONSTRAINTS:
@@ -231,8 +269,8 @@ class ChatAgent:
             raise ValueError(f"Expect `templates` to be a PromptTemplates, got {templates!r}")
         self.model = model.strip()
         url = base_url if base_url is not None else os.environ.get(BASE_URL_ENV) or None
-        if url is not None and not urllib.parse.urlsplit(url).scheme.startswith("http"):
-            raise ValueError(f"Expect `base_url` to be an http(s) URL, got {redact_url(url)!r}")
+        if url is not None:
+            _check_url(url)
         self.base_url = redact_url(url).rstrip("/") if url else None
         # The environment variable holding the URL with its credentials (None: it has none).
         self._url_env: str | None = None
@@ -542,7 +580,11 @@ class ChatAgent:
         if key is None:
             if self.api_key_env != DEFAULT_API_KEY_ENV:
                 raise ValueError(
-                    f"The environment variable {self.api_key_env!r} (`api_key_env`) is not set"
+                    redact(
+                        f"The environment variable {self.api_key_env!r} (`api_key_env`) is not "
+                        "set: set it to the API key (`api_key_env` names the variable that "
+                        "holds the key, never the key itself)"
+                    )
                 )
             key = _NO_KEY
         url = self._connect_url()

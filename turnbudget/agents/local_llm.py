@@ -451,9 +451,9 @@ class LocalChatAgent(ChatAgent):
 
         for name in ("base_url", "api_key_env", "model"):
             if name in options:
-                raise ValueError(
-                    f"Expect no `{name}` for the in-process model (llm:local), got "
-                    f"{options[name]!r}; use llm:MODEL for a server"
+                raise ValueError(  # (the value is not shown: it may be a key or a URL's)
+                    f"Expect no `{name}` for the in-process model (llm:local); use llm:MODEL "
+                    "for a server"
                 )
         for name, value, least in (("n_threads", n_threads, 1), ("n_ctx", n_ctx, 1),
                                    ("cache_mb", cache_mb, 0)):  # fmt: skip

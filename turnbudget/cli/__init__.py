@@ -16,7 +16,10 @@ from collections.abc import Sequence
 
 from turnbudget import __version__
 
-__all__ = ["SUBCOMMANDS", "describe_os_error", "main"]
+__all__ = ["INTERRUPTED", "SUBCOMMANDS", "describe_os_error", "error_line", "interrupted", "main"]
+
+#: The exit code of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports one).
+INTERRUPTED = 130
 
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -77,13 +80,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; its exit code. A file or folder that cannot be read or written
-    (an unwritable ``--out``, a full disk) is a one-line error and exit code 2."""
+    (an unwritable ``--out``, a full disk) is a one-line error and exit code 2; Ctrl-C is
+    one line and `INTERRUPTED` (``eval``, ``probe`` and ``validate`` say what was saved)."""
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args) or 0)
     except OSError as exc:
-        print(f"turnbudget {args.command}: error: {describe_os_error(exc)}", file=sys.stderr)
+        print(error_line(args.command, describe_os_error(exc)), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return interrupted(args.command, "stopped")
+
+
+def error_line(command: str, message: object) -> str:
+    """``turnbudget COMMAND: error: MESSAGE``, every secret in it blanked
+    (`turnbudget.agents.secrets.redact`: a message may quote what the user typed, and a key
+    typed where a name was expected is still a key).
+
+    Example:
+        >>> error_line("eval", "The environment variable 'sk-proj-X1y2Z3w4' is not set")
+        "turnbudget eval: error: The environment variable 'sk-***' is not set"
+    """
+    from turnbudget.agents.secrets import redact
+
+    return f"turnbudget {command}: error: {redact(str(message))}"
+
+
+def interrupted(command: str, what: str) -> int:
+    """Report Ctrl-C in one line, ``turnbudget COMMAND: interrupted: WHAT`` on stderr (no
+    traceback), and return `INTERRUPTED`."""
+    print(f"turnbudget {command}: interrupted: {what}", file=sys.stderr)
+    return INTERRUPTED
 
 
 def describe_os_error(exc: OSError) -> str:

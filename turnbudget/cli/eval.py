@@ -7,12 +7,15 @@ agents and the report load only when the command runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from turnbudget.cli.flags import directory_path, non_negative_int
 
 __all__ = [
     "SEALED_SOURCES",
@@ -38,8 +41,13 @@ def parse_ints(text: str) -> list[int]:
         >>> parse_ints("1, 2,4")
         [1, 2, 4]
     """
+    items = text.split(",")
+    if any(not x.strip() for x in items):
+        raise argparse.ArgumentTypeError(
+            f"expect comma-separated integers with no empty item, got {text!r}"
+        )
     try:
-        values = [int(x) for x in text.split(",") if x.strip()]
+        values = [int(x) for x in items]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expect comma-separated integers, got {text!r}") from None
     if not values or min(values) < 1:
@@ -54,13 +62,15 @@ def parse_tasks(text: str) -> int | list[int]:
         >>> parse_tasks("3"), parse_tasks("10-12"), parse_tasks("4,9")
         (3, [10, 11, 12], [4, 9])
     """
+    from turnbudget.eval.run.plan import MAX_TASKS
+
     text = text.strip()
     try:
         if "," in text:
-            return [int(x) for x in text.split(",") if x.strip()]
+            return [int(x) for x in text.split(",")]  # (an empty item fails int())
         if "-" in text:
             lo, hi = (int(x) for x in text.split("-", 1))
-            if hi < lo:
+            if not 0 <= lo <= hi or hi - lo >= MAX_TASKS:  # (never a list past the cap)
                 raise ValueError
             return list(range(lo, hi + 1))
         count = int(text)
@@ -165,9 +175,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_backend_arguments(parser, "episode")
     parser.add_argument(
-        "--out", type=Path, default=None, help="run directory (default: runs/<label>)"
+        "--out", type=directory_path, default=None, help="run directory (default: runs/<label>)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="base seed of the agents")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="base seed of the agents")
     parser.add_argument(
         "--label", default=None, help="name of the run in reports (default: the agent)"
     )
@@ -228,8 +238,10 @@ def add_backend_arguments(parser: argparse.ArgumentParser, unit: str) -> None:
     """Where the work runs and what happens when a ``unit`` ("episode", "probe") fails:
     the flags `turnbudget eval` and `turnbudget probe` share."""
     parser.add_argument(
-        "--workers", type=int, default=1, help="worker processes (results do not depend on it)"
-    )
+        "--workers", type=int, default=1,
+        help=f"worker processes, at most as many as there are {unit}s to run (results do not "
+        "depend on it)",
+    )  # fmt: skip
     parser.add_argument(
         "--backend", default=None, metavar="NAME",
         help=f"where {unit}s run: local | pool | ray | ... (default: local for one worker, "
@@ -259,13 +271,29 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"address": args.ray_address}
 
 
+def _saved_episodes(out: Path | None) -> str:
+    """What an interrupted run left in ``out`` (its complete episode lines), in words."""
+    from turnbudget.records import EPISODES_FILE
+
+    if out is None:
+        return "no episode saved; rerun the same command to start again"
+    count = 0
+    with contextlib.suppress(OSError), (out / EPISODES_FILE).open("rb") as log:  # (none: 0)
+        for block in iter(lambda: log.read(1 << 20), b""):
+            count += block.count(b"\n")  # (a torn last line is not an episode)
+    episodes = "episode" if count == 1 else "episodes"
+    return f"{count} {episodes} saved in {out}; rerun the same command to resume"
+
+
 def run(args: argparse.Namespace) -> int:
+    from turnbudget.cli import error_line, interrupted
     from turnbudget.cli.ids import env_ids
     from turnbudget.eval import evaluate
     from turnbudget.eval.report import build_report, check_plotting, report_is_current
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
 
     agent = None
+    out: Path | None = args.out
     try:
         envs = env_ids(args.env)
         if not args.no_plots:
@@ -286,18 +314,20 @@ def run(args: argparse.Namespace) -> int:
                 print(f"writing the report in {out} ...", file=sys.stderr, flush=True)
             build_report(out, plots=not args.no_plots, summaries={out: result.summary})
     except (ValueError, KeyError, FileNotFoundError, ImportError, EvaluationAborted) as exc:
-        print(f"turnbudget eval: error: {exc}", file=sys.stderr)
+        print(error_line("eval", exc), file=sys.stderr)
         return 2
     except (ConnectionError, WorkersUnavailable) as exc:  # a server, Ray or workers down:
-        print(f"turnbudget eval: error: {exc}", file=sys.stderr)  # what finished is kept
+        print(error_line("eval", exc), file=sys.stderr)  # what finished is kept
         return 1
     except RuntimeError as exc:
         from turnbudget.agents.llm import RequestRejected
 
         if not isinstance(exc, RequestRejected):
             raise
-        print(f"turnbudget eval: error: {exc}", file=sys.stderr)
+        print(error_line("eval", exc), file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # every finished episode is in the logs: the run resumes
+        return interrupted("eval", _saved_episodes(out))
     finally:
         close_sealed([agent])
     grid = result.grid()

@@ -26,14 +26,37 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.agents.policy import export_policy
 
     try:
-        card = None
-        if args.card:
-            card = json.loads(Path(args.card).read_text())
-            if not isinstance(card, dict):
-                raise ValueError(f"Expect --card to hold a JSON object, got {type(card).__name__}")
+        for name in ("source", "destination"):
+            if not getattr(args, name).strip():
+                raise ValueError(f"Expect {name.upper()} to be a directory, got an empty path")
+        card = None if args.card is None else _read_card(args.card)
         out = export_policy(args.source, args.destination, card=card)
     except (ValueError, FileNotFoundError, ImportError) as exc:
         print(f"turnbudget export-policy: error: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {out}")
     return 0
+
+
+def _read_card(path: str) -> dict:
+    """The ``--card`` file: a JSON object; a ValueError naming the flag and the file if it
+    cannot be read or is not one."""
+    where = f"--card {path!r}"
+    if not path.strip():
+        raise ValueError("Expect --card to name a JSON file, got an empty path")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ValueError(f"Cannot read {where}: {reason}") from None
+    try:
+        card = json.loads(text, parse_constant=_refuse_constant)
+    except ValueError as exc:  # (JSONDecodeError is one)
+        raise ValueError(f"Expect {where} to hold JSON: {exc}") from None
+    if not isinstance(card, dict):
+        raise ValueError(f"Expect {where} to hold a JSON object, got {type(card).__name__}")
+    return card
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")

@@ -24,6 +24,7 @@ import inspect
 import itertools
 import re
 import textwrap
+from pathlib import Path
 from typing import Any, TypeVar
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "config_from_args",
     "config_parser",
     "field_docs",
+    "non_negative_int",
     "parse_config",
 ]
 
@@ -55,12 +57,64 @@ def field_docs(config_class: type) -> dict[str, str]:
 
 
 def _parse_list(kind: type, text: str) -> tuple:
+    """A tuple flag's value: ``"4,8"`` -> ``(4, 8)``; an empty text is the empty tuple, and
+    an empty item (``"1,,2"``, ``"1,"``) is an error rather than skipped.
+
+    Example:
+        >>> _parse_list(int, " 4, 8")
+        (4, 8)
+        >>> _parse_list(int, "1,,2")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: expect a comma-separated list of int with no empty item, got '1,,2'
+    """
+    if not text.strip():
+        return ()
+    items = [x.strip() for x in text.split(",")]
+    if not all(items):
+        raise argparse.ArgumentTypeError(
+            f"expect a comma-separated list of {kind.__name__} with no empty item, got {text!r}"
+        )
     try:
-        return tuple(kind(x) for x in text.split(",") if x.strip())
+        return tuple(kind(x) for x in items)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expect a comma-separated list of {kind.__name__}, got {text!r}"
         ) from None
+
+
+def directory_path(text: str) -> Path:
+    """An argparse ``type``: a path that is not empty (``""`` would be the working directory).
+
+    Example:
+        >>> directory_path("")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: expect a directory path, got an empty one
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expect a directory path, got an empty one")
+    return Path(text)
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse ``type``: an int >= 0 (argparse names the flag in its error).
+
+    Example:
+        >>> non_negative_int("0")
+        0
+        >>> non_negative_int("-1")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: expect an int >= 0, got '-1'
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expect an int >= 0, got {text!r}")
+    return value
 
 
 def config_parser(

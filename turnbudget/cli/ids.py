@@ -64,4 +64,7 @@ def env_ids(values: Iterable[str]) -> list[str]:
         >>> env_ids(["Maze-Easy-v0,turnbudget/KeyQuest-Easy-v0", " Maze-Hard-v0 "])
         ['turnbudget/Maze-Easy-v0', 'turnbudget/KeyQuest-Easy-v0', 'turnbudget/Maze-Hard-v0']
     """
-    return [resolve_env_id(e) for item in values for e in item.split(",") if e.strip()]
+    items = [e for value in values for e in value.split(",")]
+    if any(not e.strip() for e in items):
+        raise ValueError(f"Expect --env to be env ids with no empty item, got {','.join(values)!r}")
+    return [resolve_env_id(e) for e in items]

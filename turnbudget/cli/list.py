@@ -11,8 +11,10 @@ __all__ = ["add_arguments", "env_table", "run", "team_table", "zoo_table"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from turnbudget.cli.flags import non_negative_int
+
     parser.add_argument(
-        "--seeds", type=int, default=5,
+        "--seeds", type=non_negative_int, default=5,
         help="seeds over which to measure the optimal-solution length (default: 5; 0 skips it)",
     )  # fmt: skip
     parser.add_argument("--family", help="only ids whose family contains this text")

@@ -23,6 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from turnbudget.cli.ids import resolve_env_id
+    from turnbudget.wrappers import TurnBudget
+    from turnbudget.wrappers._common import find_wrapper
 
     try:
         env_id = resolve_env_id(args.env_id)
@@ -33,7 +35,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"Unknown env id {env_id!r}; `turnbudget list` shows them all.", file=sys.stderr)
         return 2
     options = None if args.budget is None else {"turn_budget": args.budget}
-    env = gym.make(env_id)
+    try:
+        env = gym.make(env_id)
+    except (gym.error.Error, TypeError, ValueError) as error:
+        print(f"turnbudget play: error: Cannot make {env_id!r}: {error}", file=sys.stderr)
+        return 2
+    if find_wrapper(env, TurnBudget) is None:  # (as `turnbudget.make`, so eval, refuses it)
+        env.close()
+        print(
+            f"turnbudget play: error: {env_id!r} has no TurnBudget: play takes the text games "
+            "with turn budgets (`turnbudget list` shows them)",
+            file=sys.stderr,
+        )
+        return 2
     try:
         obs, info = env.reset(seed=args.seed, options=options)
     except ValueError as error:

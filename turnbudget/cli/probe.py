@@ -12,17 +12,28 @@ import sys
 from pathlib import Path
 
 from turnbudget.cli.eval import add_backend_arguments, add_sealed_argument
+from turnbudget.cli.flags import directory_path, non_negative_int
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["NOTHING_SAVED", "add_arguments", "run"]
+
+#: What an interrupted ``probe`` or ``validate`` leaves: probes write their results once
+#: every probe has run, so a rerun starts again.
+NOTHING_SAVED = (
+    "no probe result saved (they are written when every probe has run); "
+    "rerun the same command to start again"
+)
 
 
 def _fractions(text: str) -> list[float]:
     try:
-        return [float(x) for x in text.split(",") if x.strip()]
+        values = [float(x) for x in text.split(",")]  # (an empty item fails float())
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expect comma-separated fractions, got {text!r}"
         ) from None
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"expect distinct fractions, got {text!r}")
+    return values
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="task count, seed range LO-HI, or seed list (default: 20)",
     )  # fmt: skip
     parser.add_argument(
-        "--out", type=Path, default=None, help="output directory (default: runs/probe-<label>)"
+        "--out",
+        type=directory_path,
+        default=None,
+        help="output directory (default: runs/probe-<label>)",
     )
     parser.add_argument(
         "--prefixes", type=_fractions, default=[0.0, 0.25, 0.5, 0.75],
@@ -73,7 +87,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=4,
         help="probes per state for the random baseline (default: 4)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="base seed (plans, errors, agents)")
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, help="base seed (plans, errors, agents)"
+    )
     parser.add_argument(
         "--label", default=None, help="name of the agent in the results (one agent)"
     )
@@ -82,6 +98,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from turnbudget.cli import error_line, interrupted
     from turnbudget.cli.eval import backend_options, close_sealed, llm_options, load_agent
     from turnbudget.cli.ids import env_ids
     from turnbudget.eval.probes.run import probe
@@ -108,11 +125,13 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
         write_probe_report(out, result.summary)
     except (ValueError, KeyError, TypeError, ImportError, EvaluationAborted) as exc:
-        print(f"turnbudget probe: error: {exc}", file=sys.stderr)
+        print(error_line("probe", exc), file=sys.stderr)
         return 2
     except (ConnectionError, WorkersUnavailable) as exc:  # an LLM server, Ray or workers down
-        print(f"turnbudget probe: error: {exc}", file=sys.stderr)
+        print(error_line("probe", exc), file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # (probes write their results once all have run)
+        return interrupted("probe", NOTHING_SAVED)
     finally:
         close_sealed(agents)
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from turnbudget.cli.eval import add_backend_arguments
+from turnbudget.cli.flags import directory_path, non_negative_int
 
 __all__ = ["DEFAULT_ENVS", "add_arguments", "run"]
 
@@ -35,13 +35,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--tasks", type=parse_tasks, default=40,
         help="task count, seed range LO-HI, or seed list (default: 40)",
     )  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0, help="base seed (plans, errors, agents)")
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, help="base seed (plans, errors, agents)"
+    )
     parser.add_argument(
         "--baseline-repeats", type=int, default=4,
         help="probes per state for the random baseline (default: 4)",
     )  # fmt: skip
     parser.add_argument(
-        "--out", type=Path, default=None,
+        "--out", type=directory_path, default=None,
         help="a directory for the probe results and validation.json (default: none)",
     )  # fmt: skip
     add_backend_arguments(parser, "probe")
@@ -49,8 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from turnbudget.cli import error_line, interrupted
     from turnbudget.cli.eval import backend_options
     from turnbudget.cli.ids import env_ids
+    from turnbudget.cli.probe import NOTHING_SAVED
     from turnbudget.eval.probes.validate import format_checks, validate
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
 
@@ -62,11 +66,13 @@ def run(args: argparse.Namespace) -> int:
             backend_options=backend_options(args), timeout=args.timeout, retries=args.retries,
         )  # fmt: skip
     except (ValueError, KeyError, TypeError, ImportError, EvaluationAborted) as exc:
-        print(f"turnbudget validate: error: {exc}", file=sys.stderr)
+        print(error_line("validate", exc), file=sys.stderr)
         return 2
     except WorkersUnavailable as exc:
-        print(f"turnbudget validate: error: {exc}", file=sys.stderr)
+        print(error_line("validate", exc), file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return interrupted("validate", NOTHING_SAVED)
     print(format_checks(result.checks))
     failed = [c for c in result.checks if c.ok is False]
     if result.probe.failed:

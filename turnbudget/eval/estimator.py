@@ -32,7 +32,8 @@ tasks, and differences combine the intervals of their terms (MOVER).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -40,9 +41,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from turnbudget._checks import is_whole
+from turnbudget._checks import (
+    brief,
+    check_probability,
+    check_seed,
+    is_finite,
+    is_real,
+    is_whole,
+)
 
 __all__ = [
+    "MAX_BOOTSTRAP",
     "GridEstimate",
     "bootstrap_seeds_tasks",
     "clustered_rate",
@@ -56,6 +65,69 @@ __all__ = [
     "task_grids",
     "wilson_interval",
 ]
+
+#: The most bootstrap resamples: each is held until the quantiles are taken (8 bytes per
+#: resample and grid cell, or per resample, task and column for the probes' skills), and
+#: 10,000 already pin a 95% percentile interval far below the width of the interval itself.
+MAX_BOOTSTRAP = 100_000
+_MAX_VALUES = 10_000  # K values or budgets T in one grid
+
+
+def check_n_bootstrap(value: object, *, least: int = 0) -> int:
+    """``n_bootstrap`` as an int when it is a whole number from ``least`` to `MAX_BOOTSTRAP`.
+
+    Example:
+        >>> check_n_bootstrap(10**9)
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect `n_bootstrap` to be an int from 0 to 100,000, got 1000000000
+    """
+    if not is_whole(value) or not least <= value <= MAX_BOOTSTRAP:  # type: ignore[operator]
+        raise ValueError(
+            f"Expect `n_bootstrap` to be an int from {least} to {MAX_BOOTSTRAP:,}, "
+            f"got {brief(value)}"
+        )
+    return int(value)  # type: ignore[call-overload]
+
+
+def _grid_values(values: object, name: str) -> tuple[int, ...]:
+    """K values or budgets T: distinct whole numbers >= 1, as ints, in the order given."""
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise ValueError(f"Expect `{name}` to be a list of positive ints, got {brief(values)}")
+    out = tuple(itertools.islice(values, _MAX_VALUES + 1))
+    if not out:
+        raise ValueError(f"Expect `{name}` to hold at least one value, got none")
+    if len(out) > _MAX_VALUES:
+        raise ValueError(f"Expect at most {_MAX_VALUES:,} values in `{name}`, got more")
+    for v in out:
+        if not is_whole(v) or v < 1:
+            raise ValueError(f"Expect `{name}` to hold positive ints, got {brief(v)}")
+    ints = tuple(int(v) for v in out)
+    if len(set(ints)) != len(ints):
+        raise ValueError(f"Expect `{name}` values to be distinct, got {brief(list(ints))}")
+    return ints
+
+
+def _first_success_turns(turns: object) -> np.ndarray:
+    """One task's first-success turns (None or inf: no success) as floats, inf for None."""
+    if isinstance(turns, np.ndarray) and turns.ndim == 1:
+        turns = turns.tolist()
+    if isinstance(turns, (str, bytes, Mapping)) or not isinstance(turns, Sequence):
+        raise ValueError(
+            "Expect the first-success turns of a task to be a list (a whole number >= 0 or "
+            f"None per episode), got {brief(turns)}"
+        )
+    out = np.empty(len(turns), dtype=np.float64)
+    for i, t in enumerate(turns):
+        if t is None or (is_real(t) and t == np.inf):
+            out[i] = np.inf
+        elif is_whole(t) and t >= 0:
+            out[i] = float(t)
+        else:
+            raise ValueError(
+                f"Expect every first-success turn to be a whole number >= 0 or None, got {brief(t)}"
+            )
+    return out
 
 
 def _check_k(n: int, k: int) -> None:
@@ -80,10 +152,15 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         0.533333
     """
     if not is_whole(n) or n < 1:
-        raise ValueError(f"Expect n to be a positive int, got {n!r}")
-    if not 0 <= c <= n:
-        raise ValueError(f"Expect 0 <= c <= n, got c={c!r}, n={n}")
+        raise ValueError(f"Expect n to be a positive int, got {brief(n)}")
+    if not is_whole(c) or not 0 <= c <= n:
+        raise ValueError(f"Expect 0 <= c <= n with c a whole number, got c={brief(c)}, n={n}")
     _check_k(n, k)
+    return _pass_at_k(n, c, k)
+
+
+def _pass_at_k(n: int, c: int, k: int) -> float:
+    """`pass_at_k` of arguments checked already."""
     if n - c < k:
         return 1.0
     return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1, dtype=np.float64)))
@@ -101,17 +178,24 @@ def pass_at_kt(
         >>> pass_at_kt([3, None, 9, None], ks=[1, 2], ts=[5, 10]).tolist()
         [[0.25, 0.5], [0.5, 0.8333333333333333]]
     """
-    n = len(first_success_turns)
+    return _pass_at_kt(first_success_turns, _grid_values(ks, "ks"), _grid_values(ts, "ts"))
+
+
+def _pass_at_kt(
+    first_success_turns: object, ks: tuple[int, ...], ts: tuple[int, ...]
+) -> np.ndarray:
+    """`pass_at_kt` with ``ks`` and ``ts`` checked already (`_grid_values`)."""
+    turns = _first_success_turns(first_success_turns)
+    n = len(turns)
     if n == 0:
         raise ValueError("Expect at least one episode per task, got none")
-    turns = np.array(
-        [np.inf if t is None else float(t) for t in first_success_turns], dtype=np.float64
-    )
+    for k in ks:
+        _check_k(n, k)
     grid = np.empty((len(ks), len(ts)), dtype=np.float64)
     for j, t in enumerate(ts):
         c = int(np.count_nonzero(turns <= t))
         for i, k in enumerate(ks):
-            grid[i, j] = pass_at_k(n, c, k)
+            grid[i, j] = _pass_at_k(n, c, k)
     return grid
 
 
@@ -119,9 +203,14 @@ def task_grids(
     tasks: Mapping[object, Sequence[int | None]], ks: Sequence[int], ts: Sequence[int]
 ) -> np.ndarray:
     """Stack the per-task grids, shape ``(n_tasks, len(ks), len(ts))``, in sorted task order."""
+    if not isinstance(tasks, Mapping):
+        raise ValueError(
+            f"Expect `tasks` to map each task to its first-success turns, got {brief(tasks)}"
+        )
     if not tasks:
         raise ValueError("Expect at least one task, got none")
-    return np.stack([pass_at_kt(tasks[key], ks, ts) for key in sorted(tasks, key=repr)])
+    ks_t, ts_t = _grid_values(ks, "ks"), _grid_values(ts, "ts")
+    return np.stack([_pass_at_kt(tasks[key], ks_t, ts_t) for key in sorted(tasks, key=repr)])
 
 
 @dataclass(frozen=True)
@@ -187,13 +276,20 @@ def estimate_grid(
         >>> est.mean.tolist()
         [[0.25], [0.5]]
     """
-    ks = tuple(int(k) for k in ks)
-    ts = tuple(int(t) for t in ts)
-    n_min = min(len(v) for v in tasks.values()) if tasks else 0
+    if not isinstance(tasks, Mapping):
+        raise ValueError(
+            f"Expect `tasks` to map each task to its first-success turns, got {brief(tasks)}"
+        )
+    ks, ts = _grid_values(ks, "ks"), _grid_values(ts, "ts")
+    n_bootstrap = check_n_bootstrap(n_bootstrap)
+    _check_confidence(confidence)
+    check_seed(seed)
+    grids = task_grids(tasks, ks, ts)  # (checks every task's turns)
+    n_min = min(len(v) for v in tasks.values())
     for k in ks:
         _check_k(n_min, k)
     return estimate_from_task_grids(
-        task_grids(tasks, ks, ts),
+        grids,
         ks,
         ts,
         n_per_task=n_min,
@@ -229,23 +325,29 @@ def estimate_from_task_grids(
         >>> est.mean.item(), round(est.low.item(), 3)  # 25 tasks, every episode succeeded
         (1.0, 0.867)
     """
-    _check_confidence(confidence)
-    if not is_whole(n_bootstrap) or n_bootstrap < 0:
-        raise ValueError(f"Expect `n_bootstrap` to be a non-negative int, got {n_bootstrap!r}")
-    grids = np.asarray(grids, dtype=np.float64)
+    confidence = _check_confidence(confidence)
+    n_bootstrap = check_n_bootstrap(n_bootstrap)
+    check_seed(seed)
+    ks, ts = _grid_values(ks, "ks"), _grid_values(ts, "ts")
+    if not is_whole(n_per_task) or n_per_task < 1:
+        raise ValueError(f"Expect `n_per_task` to be a positive int, got {brief(n_per_task)}")
+    grids = _floats(grids, "grids")
     if grids.ndim != 3 or grids.shape[1:] != (len(ks), len(ts)) or len(grids) == 0:
         raise ValueError(
             f"Expect task grids of shape (n_tasks>0, {len(ks)}, {len(ts)}), got {grids.shape}"
         )
+    if not np.all((grids >= 0.0) & (grids <= 1.0)):  # (NaN fails both)
+        raise ValueError("Expect every cell of the task grids to be a rate in [0, 1]")
     n_tasks = len(grids)
     mean = grids.mean(axis=0)
     low, high = np.empty_like(mean), np.empty_like(mean)
     ones = np.ones(n_tasks)
+    z = _z(confidence)
     for i, k in enumerate(ks):
         trials = n_tasks * max(1, int(n_per_task) // int(k))
         for j in range(len(ts)):
-            _, low[i, j], high[i, j] = clustered_rate(
-                grids[:, i, j], ones, confidence, max_trials=trials
+            _, low[i, j], high[i, j] = _clustered_rate(
+                grids[:, i, j], ones, confidence, z, float(trials)
             )
     if n_bootstrap > 0 and n_tasks > 1:
         rng = np.random.default_rng(seed)
@@ -271,9 +373,25 @@ def estimate_from_task_grids(
 
 
 def _check_confidence(confidence: float) -> float:
-    if not 0 < confidence < 1:
-        raise ValueError(f"Expect `confidence` in (0, 1), got {confidence!r}")
+    if not is_real(confidence) or not 0 < confidence < 1:
+        raise ValueError(f"Expect `confidence` in (0, 1), got {brief(confidence)}")
     return float(confidence)
+
+
+def _z(confidence: float) -> float:
+    """The standard normal quantile of a two-sided ``confidence``."""
+    return NormalDist().inv_cdf(0.5 + confidence / 2.0)
+
+
+def _floats(values: object, name: str) -> np.ndarray:
+    """``values`` as a float64 array; ``ValueError`` for text or what is not numbers."""
+    if values is None or isinstance(values, (str, bytes)):  # (NumPy makes None a NaN)
+        raise ValueError(f"Expect `{name}` to be numbers, got {brief(values)}")
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"Expect `{name}` to be numbers, got {brief(values)}") from None
+    return array
 
 
 def _t_within(t: float, df: int) -> float:
@@ -324,7 +442,15 @@ def wilson_interval(p: float, n: float, confidence: float = 0.95) -> tuple[float
         >>> [round(x, 4) for x in wilson_interval(0.5, 100)]
         [0.4038, 0.5962]
     """
-    z = NormalDist().inv_cdf(0.5 + _check_confidence(confidence) / 2.0)
+    z = _z(_check_confidence(confidence))
+    p = check_probability(p, "p")
+    if not is_finite(n):
+        raise ValueError(f"Expect `n` to be a finite number of trials, got {brief(n)}")
+    return _wilson(p, float(n), z)
+
+
+def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
+    """`wilson_interval` of checked arguments, ``z`` the normal quantile of its confidence."""
     if not n > 0:
         return 0.0, 1.0
     p = min(1.0, max(0.0, float(p)))
@@ -366,8 +492,26 @@ def clustered_rate(
         (0.5, 0.53)
     """
     confidence = _check_confidence(confidence)
-    h = np.asarray(hits, dtype=np.float64).ravel()
-    n = np.asarray(trials, dtype=np.float64).ravel()
+    h = _floats(hits, "hits").ravel()
+    n = _floats(trials, "trials").ravel()
+    if max_trials is not None and (not is_finite(max_trials) or not max_trials > 0):
+        raise ValueError(
+            f"Expect `max_trials` to be a finite number > 0 or None, got {brief(max_trials)}"
+        )
+    if h.shape == n.shape and not np.all((h >= 0.0) & (h <= n) & np.isfinite(n)):
+        raise ValueError(
+            "Expect every cluster's `hits` to be a finite number from 0 to its `trials`, got "
+            f"hits={brief(h.tolist())}, trials={brief(n.tolist())}"
+        )
+    return _clustered_rate(
+        h, n, confidence, _z(confidence), None if max_trials is None else float(max_trials)
+    )
+
+
+def _clustered_rate(
+    h: np.ndarray, n: np.ndarray, confidence: float, z: float, max_trials: float | None
+) -> tuple[float, float, float]:
+    """`clustered_rate` of checked arrays (``h``, ``n`` flat), ``z`` its normal quantile."""
     total = float(n.sum())
     if h.shape != n.shape or total <= 0:
         raise ValueError(
@@ -380,9 +524,9 @@ def clustered_rate(
     var = m / (m - 1) * float(np.sum((h - rate * n) ** 2)) / total**2 if m > 1 else 0.0
     if 0.0 < rate < 1.0 and var > 0:
         q = 0.5 + confidence / 2.0
-        shrink = (NormalDist().inv_cdf(q) / _t_quantile(q, m - 1)) ** 2
+        shrink = (z / _t_quantile(q, m - 1)) ** 2
         n_eff = min(cap, max(float(m), rate * (1.0 - rate) / var * shrink))
-    low, high = wilson_interval(rate, n_eff, confidence)
+    low, high = _wilson(rate, n_eff, z)
     return rate, low, high
 
 
@@ -556,15 +700,14 @@ def bootstrap_seeds_tasks(
         >>> round(mean, 4), bool(0.0 <= low <= mean <= high <= 1.0)
         (0.5833, True)
     """
-    x = np.asarray(x, dtype=float)
+    x = _floats(x, "x")
     if x.ndim != 2 or 0 in x.shape:
         raise ValueError(
             f"Expect `x` to be an array [seed, task] with at least one of each, got shape {x.shape}"
         )
-    if not is_whole(n_bootstrap) or n_bootstrap < 1:
-        raise ValueError(f"Expect `n_bootstrap` to be a positive int, got {n_bootstrap!r}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"Expect `confidence` in (0, 1), got {confidence!r}")
+    n_bootstrap = check_n_bootstrap(n_bootstrap, least=1)
+    _check_confidence(confidence)
+    check_seed(seed)
     mean = float(np.nanmean(x))
     rng = np.random.default_rng(seed)
     n_seeds, n_tasks = x.shape

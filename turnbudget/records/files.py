@@ -638,7 +638,9 @@ def prepare_run_dir(
 ) -> None:
     """Create ``out`` and its ``run.json`` holding ``config``, or check that the run already
     there has the same configuration (``check`` validates the one on disk, see
-    `read_config_dict`); ``overwrite`` starts afresh, removing ``run.json`` and ``files``."""
+    `read_config_dict`); ``overwrite`` starts afresh, removing ``run.json`` and ``files``.
+    Logs (``files``) without a ``run.json`` are refused: their settings cannot be told, and
+    resuming would take their episodes in as this run's."""
     out.mkdir(parents=True, exist_ok=True)
     run_file = out / RUN_FILE
     config = dict(config)
@@ -663,6 +665,13 @@ def prepare_run_dir(
                 "a new output directory (or pass overwrite=True / --overwrite)."
             )
     else:
+        logs = [name for name in files if (out / name).is_file()]
+        if logs:
+            raise LogError(
+                f"{out} holds {' and '.join(logs)} but no {RUN_FILE}. Cannot tell whether the "
+                f"run in {out} has the same settings: restore its {RUN_FILE}, or choose a new "
+                "output directory (or pass overwrite=True / --overwrite)."
+            )
         run_file.write_text(json.dumps(config, indent=2) + "\n")
 
 

@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+from typing import Any
 
-from turnbudget._checks import renamed
+from turnbudget._checks import (
+    brief,
+    check_positive_int,
+    check_turn_budget,
+    is_int,
+    is_real,
+    renamed,
+)
 
 __all__ = ["ALGOS", "TrainConfig"]
 
@@ -16,6 +25,11 @@ _CHOICES = {
     "log": ("csv", "tensorboard", "none"),
     "bootstrap_at_budget": ("auto", "yes", "no"),
 }
+# Counts that must be >= 1 (`turn_budget` is checked on its own: it has an upper bound too).
+_POSITIVE = ("total_steps", "max_actions", "text_dim", "history", "command_dim", "n_envs",
+             "n_steps", "batch_size", "n_epochs", "bc_episodes", "bc_epochs", "torch_threads")  # fmt: skip
+# Ints that may be 0.
+_NON_NEGATIVE = ("seed", "task_seed_base", "task_pool", "checkpoint_every")
 
 
 @dataclasses.dataclass
@@ -29,6 +43,13 @@ class TrainConfig:
         Traceback (most recent call last):
         ...
         ValueError: Expect `algo` to be one of ('ppo', 'bc'), got 'sft'
+        >>> TrainConfig(gamma=float("nan"))
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect `gamma` to be a number in (0, 1], got nan
+
+    Every field is checked when the config is made (a ``ValueError`` naming the field), so a
+    bad setting stops a run before anything is written.
     """
 
     algo: str = "ppo"
@@ -117,6 +138,13 @@ class TrainConfig:
             value = getattr(self, name)
             if value not in choices:
                 raise ValueError(f"Expect `{name}` to be one of {choices}, got {value!r}")
+        self._check_numbers()
+        for name in ("out", "env_id"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise ValueError(
+                    f"Expect `{name}` to be a non-empty string, got {brief(getattr(self, name))}"
+                )
+        _check_env_id(self.env_id)
         if isinstance(self.budget_schedule, str):
             raise ValueError(
                 "Expect `budget_schedule` to be a sequence of BudgetMix strings, one per phase, "
@@ -129,9 +157,59 @@ class TrainConfig:
             for phase in self.budget_schedule:
                 BudgetMix.parse(phase)  # a clear error for a bad phase, before any training
 
+    def _check_numbers(self) -> None:
+        """Counts, seeds, rates and the layer sizes: each a ValueError naming its field."""
+        self.turn_budget = check_turn_budget(self.turn_budget)
+        for name in _POSITIVE:
+            setattr(self, name, check_positive_int(getattr(self, name), name))
+        for name in _NON_NEGATIVE:
+            value = getattr(self, name)
+            if not is_int(value) or value < 0:
+                raise ValueError(f"Expect `{name}` to be an int >= 0, got {brief(value)}")
+            setattr(self, name, int(value))
+        _check_real(self.gamma, "gamma", "a number in (0, 1]", lambda x: 0 < x <= 1)
+        _check_real(self.bc_epsilon, "bc_epsilon", "a number in [0, 1]", lambda x: 0 <= x <= 1)
+        _check_real(self.learning_rate, "learning_rate", "a finite number > 0", lambda x: x > 0)
+        _check_real(self.ent_coef, "ent_coef", "a finite number >= 0", lambda x: x >= 0)
+        _check_real(self.process_scale, "process_scale", "a finite number", lambda x: True)
+        arch = self.net_arch
+        if isinstance(arch, (str, bytes)) or not isinstance(arch, (tuple, list)) or not arch:
+            raise ValueError(
+                f"Expect `net_arch` to be a non-empty sequence of positive ints (hidden layer "
+                f"sizes), got {brief(arch)}"
+            )
+        self.net_arch = tuple(
+            check_positive_int(size, "net_arch", subject="every layer size in `net_arch`")
+            for size in arch
+        )
+
     def bootstraps(self) -> bool:
         """Whether the learner bootstraps the value where the budget ran out (see
         ``bootstrap_at_budget``); when it does not, `ProcessReward`'s Φ is zeroed there."""
         if self.bootstrap_at_budget == "auto":
             return self.reveal == "never"
         return self.bootstrap_at_budget == "yes"
+
+
+def _check_real(value: Any, name: str, expected: str, ok: Any) -> None:
+    if not is_real(value) or not math.isfinite(float(value)) or not ok(float(value)):
+        raise ValueError(f"Expect `{name}` to be {expected}, got {brief(value)}")
+
+
+def _check_env_id(env_id: str) -> None:
+    """A ValueError unless ``env_id`` is a registered Gymnasium id (with a hint for a bare
+    ``turnbudget/`` id)."""
+    import gymnasium as gym
+
+    import turnbudget  # noqa: F401  (registers the ids)
+    from turnbudget.registration import NAMESPACE
+
+    if env_id in gym.registry:
+        return
+    hint = ""
+    if f"{NAMESPACE}/{env_id}" in gym.registry:
+        hint = f"; did you mean '{NAMESPACE}/{env_id}'?"
+    raise ValueError(
+        f"Expect `env_id` to be a registered env id, got {brief(env_id)}{hint} "
+        "(`turnbudget list` shows the ids)"
+    )

@@ -21,11 +21,14 @@ from typing import Any
 
 import numpy as np
 
+from turnbudget._checks import MAX_TURN_BUDGET, brief, check_label, check_seed, is_finite, is_int
 from turnbudget.eval.run.plan import derive_seed
 from turnbudget.wrappers._common import find_wrapper
 from turnbudget.wrappers.turn_budget import TurnBudget
 
 __all__ = [
+    "MAX_BUDGET_FACTOR",
+    "MAX_BUDGET_SLACK",
     "PROBE_KINDS",
     "ProbeConfig",
     "ProbeSpec",
@@ -38,6 +41,11 @@ __all__ = [
 #: The error kinds a recovery probe can inject (a transient error never raises the distance).
 PROBE_KINDS = ("slip", "setback")
 _SETBACK_TRIES = 8  # setback draws tried until one raises the distance
+#: The largest ``budget_factor``: a probe's budget ``ceil(budget_factor * d) + budget_slack``
+#: must be a turn budget (at most `MAX_TURN_BUDGET`) for every plan a game can have.
+MAX_BUDGET_FACTOR = 1000.0
+#: The largest ``budget_slack`` (turns added to every probe's budget).
+MAX_BUDGET_SLACK = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,26 @@ class ProbeConfig:
     repeats: int = 1
     baseline_repeats: int = 4
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        """Refuse settings no probe can run with: budgets must be turn budgets, seeds seeds."""
+        factor = self.budget_factor
+        if not is_finite(factor) or not 1.0 <= factor <= MAX_BUDGET_FACTOR:
+            raise ValueError(
+                f"Expect `budget_factor` to be a number from 1 to {MAX_BUDGET_FACTOR:g}, "
+                f"got {brief(factor)}"
+            )
+        for name, value, low, high in (
+            ("budget_slack", self.budget_slack, 0, MAX_BUDGET_SLACK),
+            ("repeats", self.repeats, 1, None),
+            ("baseline_repeats", self.baseline_repeats, 1, None),
+        ):
+            if not is_int(value) or value < low or (high is not None and value > high):
+                most = "" if high is None else f" and at most {high:,}"
+                raise ValueError(f"Expect `{name}` to be an int >= {low}{most}, got {brief(value)}")
+        check_seed(self.seed)
+        for label in self.labels:
+            check_label(label, subject="every label of the agents probed")
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -130,7 +158,14 @@ def probe_budget(distance: int, config: ProbeConfig) -> int:
         >>> probe_budget(10, ProbeConfig((), (), (), ()))
         17
     """
-    return math.ceil(config.budget_factor * distance) + config.budget_slack
+    budget = math.ceil(config.budget_factor * distance) + config.budget_slack
+    if budget > MAX_TURN_BUDGET:
+        raise ValueError(
+            f"Expect `budget_factor` and `budget_slack` to give turn budgets of at most "
+            f"{MAX_TURN_BUDGET:,}: ceil({config.budget_factor:g} * {distance}) + "
+            f"{config.budget_slack} = {budget:,}"
+        )
+    return budget
 
 
 def state_signature(game: Any, observation: str) -> tuple[Any, ...]:

@@ -71,7 +71,9 @@ from typing import Any
 
 import numpy as np
 
+from turnbudget._checks import check_agent, check_bool, check_label, check_seed, is_finite
 from turnbudget.agents.base import agent_flags, preflight
+from turnbudget.eval.estimator import check_n_bootstrap
 from turnbudget.eval.probes.plan import (
     PROBE_KINDS,
     ProbeConfig,
@@ -85,7 +87,14 @@ from turnbudget.eval.run.agent_view import agent_info
 from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.driver import Act, AgentSet, Observe, Player, Program
 from turnbudget.eval.run.jobs import run_jobs
-from turnbudget.eval.run.plan import _agent_repr, check_retries, derive_seed, task_seeds
+from turnbudget.eval.run.plan import (
+    _agent_repr,
+    check_backend_options,
+    check_retries,
+    derive_seed,
+    env_id_tuple,
+    task_seeds,
+)
 from turnbudget.eval.run.sealed import driven_form
 from turnbudget.records import cap_text, write_jsonl
 from turnbudget.wrappers.inject_errors import narrate
@@ -386,6 +395,9 @@ def probe(
         envs, agent, tasks, prefixes, kinds, budget_factor, budget_slack, repeats,
         baseline_repeats, seed, label,
     )  # fmt: skip
+    progress, sealed = check_bool(progress, "progress"), check_bool(sealed, "sealed")
+    n_bootstrap = check_n_bootstrap(n_bootstrap)
+    backend_options = check_backend_options(backend_options)
     retries = check_retries(retries)
     backend = resolve_backend(backend, workers, backend_options, timeout)
     starts = TaskStarts()
@@ -462,7 +474,7 @@ def _make_config(
     seed: int,
     label: str | None,
 ) -> ProbeConfig:
-    env_ids = (envs,) if isinstance(envs, str) else tuple(envs)
+    env_ids = env_id_tuple(envs)
     if not env_ids or not all(isinstance(e, str) and e for e in env_ids):
         raise ValueError(f"Expect `envs` to be env ids, got {envs!r}")
     seeds = task_seeds(tasks)
@@ -472,7 +484,7 @@ def _make_config(
     kinds_t = tuple(kinds)
     if any(k not in PROBE_KINDS for k in kinds_t) or len(set(kinds_t)) != len(kinds_t):
         raise ValueError(f"Expect `kinds` to be distinct kinds from {PROBE_KINDS}, got {kinds!r}")
-    if not (isinstance(budget_factor, (int, float)) and budget_factor >= 1.0):
+    if not (is_finite(budget_factor) and budget_factor >= 1.0):
         raise ValueError(f"Expect `budget_factor` to be a number >= 1, got {budget_factor!r}")
     for name, value, low in (
         ("budget_slack", budget_slack, 0), ("repeats", repeats, 1),
@@ -483,6 +495,11 @@ def _make_config(
     agents = list(agent) if isinstance(agent, (list, tuple)) else [agent]
     if not agents:
         raise ValueError("Expect at least one agent to probe, got none")
+    for i, each in enumerate(agents):
+        check_agent(each, "agent" if len(agents) == 1 else f"agent[{i}]")
+    seed = check_seed(seed)
+    if label is not None:
+        label = check_label(label)
     if label is not None and len(agents) != 1:
         raise ValueError("Give `label` only when probing one agent")
     labels = (label,) if label is not None else tuple(_agent_name(a) for a in agents)

@@ -6,6 +6,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from turnbudget._checks import brief, check_seed, is_int
 from turnbudget.agents.house import HouseAgent
 from turnbudget.eval.run.agent_view import agent_info
 from turnbudget.eval.run.plan import derive_seed, task_seeds
@@ -47,15 +48,25 @@ def team_step_probe(
     module = game_module(game)
     name = module.raw_env.metadata["name"]
     roles = module.raw_env().possible_agents
+    if not isinstance(agents, Mapping):
+        raise ValueError(
+            f"Expect `agents` to map each role {roles} to an agent, got {brief(agents)}"
+        )
     if set(agents) != set(roles):
-        raise ValueError(f"Expect one agent per role {roles}, got {sorted(agents)}")
-    team = {role: team_agent(agents[role]) for role in roles}
+        raise ValueError(f"Expect one agent per role {roles}, got {sorted(map(str, agents))}")
+    seed = check_seed(seed)
+    if isinstance(t0s, (str, bytes, Mapping)) or not isinstance(t0s, Sequence):
+        raise ValueError(f"Expect `t0s` to be a list of rounds (ints >= 0), got {brief(t0s)}")
+    if not all(is_int(t0) and t0 >= 0 for t0 in t0s):
+        raise ValueError(f"Expect `t0s` to hold ints >= 0, got {brief(list(t0s))}")
+    team = {role: team_agent(agents[role], f"agents[{role!r}]") for role in roles}
+    seeds = task_seeds(tasks)
     probed = [r for r in roles if not isinstance(team[r], HouseAgent)]
     competitive = hasattr(module.raw_env, "house_action")
     hits = dict.fromkeys(probed, 0)
     chance = dict.fromkeys(probed, 0.0)
     counts = dict.fromkeys(probed, 0)
-    for task in task_seeds(tasks):
+    for task in seeds:
         for t0 in t0s:
             env = module.raw_env(difficulty=difficulty)
             observations, infos = env.reset(seed=task)

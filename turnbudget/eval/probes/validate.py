@@ -29,8 +29,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from turnbudget._checks import check_bool, check_seed
+from turnbudget.eval.estimator import check_n_bootstrap
 from turnbudget.eval.probes.run import ProbeResult, probe
 from turnbudget.eval.probes.summary import compare_probes
+from turnbudget.eval.run.plan import check_backend_options
 
 __all__ = [
     "EPSILONS",
@@ -236,6 +239,10 @@ def validate(
         >>> [c.ok for c in v.checks if c.control == "oracle-eps0" and c.metric == "single-step skill"]
         [True]
     """
+    progress = check_bool(progress, "progress")
+    seed = check_seed(seed)
+    n_bootstrap = check_n_bootstrap(n_bootstrap)
+    backend_options = check_backend_options(backend_options)
     result = probe(
         envs, control_agents(), tasks=tasks, seed=seed, baseline_repeats=baseline_repeats,
         n_bootstrap=n_bootstrap, out=out, progress=progress, workers=workers, backend=backend,

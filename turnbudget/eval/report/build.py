@@ -7,7 +7,8 @@ whose immediate subdirectories are run directories (as the main job writes).
 
 - ``summary.json`` — ``{"runs": {label: run summary}, "comparisons": [...]}``;
 - ``report.md`` — the tables;
-- ``heatmap_<label>_<group>.png`` — a K x T heatmap per run and env group;
+- ``heatmap_<label>_<group>.png`` — a K x T heatmap per run and env group (the names
+  sanitised and cut short; a short hash keeps two runs' names apart);
 - ``pass_at_1_curve.png`` — Pass@(1,T) against T per run, one panel per group;
 - ``recovery.png`` — optimal-step rates on track / right after an error, and
   recovery rates, per run;
@@ -17,6 +18,10 @@ When the report directory also holds probe results (``probe_summary.json``,
 written by `turnbudget.eval.probe`, at its top or in a subdirectory), the
 report adds the probe tables and pairs each run's observational numbers with
 the probe skills of the same agent.
+
+Each file is written whole or not at all (a temporary file, then a rename), so a
+failed rebuild leaves the previous report in place. Text that UTF-8 cannot hold
+(a label with a lone surrogate) is written as backslash escapes.
 
 The Markdown is `turnbudget.eval.report.markdown`'s; the plots
 (`turnbudget.eval.report.plots`) need matplotlib (the ``plot`` extra).
@@ -31,6 +36,7 @@ from typing import Any
 
 from turnbudget.eval.analysis import ALL, compare_runs, summarize_run
 from turnbudget.eval.probes.summary import PROBE_SUMMARY_FILE
+from turnbudget.eval.report._atomic import write_text_atomic
 from turnbudget.eval.report.markdown import render_markdown, render_probe_markdown
 from turnbudget.eval.report.plots import PASS1_CURVE_FILE, write_plots
 from turnbudget.eval.run.evaluate import load_run
@@ -111,8 +117,11 @@ def write_run_summary(out: str | Path, run_summary: Mapping[str, Any]) -> dict[s
 
 
 def _write(root: Path, summary: Mapping[str, Any]) -> None:
-    (root / SUMMARY_FILE).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
-    (root / REPORT_FILE).write_text(render_markdown(summary) + "\n")
+    """``summary.json`` and ``report.md``, each written whole or not at all (`_atomic`)."""
+    summary_text = json.dumps(summary, indent=1, sort_keys=True) + "\n"
+    report_text = render_markdown(summary) + "\n"  # (both rendered before either is written)
+    write_text_atomic(root / SUMMARY_FILE, summary_text)
+    write_text_atomic(root / REPORT_FILE, report_text)
 
 
 def build_report(
@@ -171,9 +180,7 @@ def report_is_current(root: str | Path, *, plots: bool = True) -> bool:
 def write_probe_report(out: str | Path, summary: Mapping[str, Any]) -> Path:
     """Write ``probe_report.md`` of a probe summary (what `turnbudget.eval.probe` returns
     in ``ProbeResult.summary``) into ``out``; return its path."""
-    path = Path(out) / PROBE_REPORT_FILE
-    path.write_text(render_probe_markdown(summary) + "\n")
-    return path
+    return write_text_atomic(Path(out) / PROBE_REPORT_FILE, render_probe_markdown(summary) + "\n")
 
 
 def find_probe_summaries(root: str | Path) -> list[Path]:

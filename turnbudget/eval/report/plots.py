@@ -6,17 +6,20 @@ functions, and without pyplot (no global figure state).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from turnbudget.eval.analysis import ALL
+from turnbudget.eval.report._atomic import printable, save_figure
 from turnbudget.eval.report.markdown import _primary, _short, _slug
 
 __all__ = [
     "PASS1_CURVE_FILE",
     "PLOT_HINT",
     "check_plotting",
+    "heatmap_names",
     "plot_heatmap",
     "plot_pass1_curves",
     "plot_recovery",
@@ -32,10 +35,11 @@ def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
     """All PNGs of a summary; returns their paths."""
     root = Path(root)
     paths = []
+    names = heatmap_names(summary)
     for label, r in summary["runs"].items():
         for group, entry in r["groups"].items():
             mode, grid = _primary(entry)
-            path = root / f"heatmap_{_slug(label)}_{_slug(_short(group))}.png"
+            path = root / names[label, group]
             plot_heatmap(grid, f"{label} · {_short(group)} ({mode})", path)
             paths.append(path)
     paths.append(plot_pass1_curves(summary, root / PASS1_CURVE_FILE))
@@ -43,6 +47,43 @@ def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
     if any(_by_budget(r) for r in summary["runs"].values()):
         paths.append(plot_recovery_by_budget(summary, root / "recovery_by_budget.png"))
     return paths
+
+
+#: The most characters of a label's (or a group's) part of a heatmap's file name.
+NAME_PART = 60
+
+
+def heatmap_names(summary: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+    """The file name of each (run label, env group) heatmap: ``heatmap_<label>_<group>.png``.
+
+    Each part is the text with runs of other characters than letters, digits and dots made
+    ``-``, cut to `NAME_PART` characters. A part that was cut, or a name that another run's
+    name would equal (``a/b`` and ``a-b``; ``A`` and ``a`` on a case-blind disk), gets a
+    short hash of the label and group, so no run's heatmap overwrites another's.
+
+    Example:
+        >>> runs = {label: {"groups": {"all": {}}} for label in ("a/b", "a-b", "c")}
+        >>> heatmap_names({"runs": runs})
+        {('a/b', 'all'): 'heatmap_a-b_all-bce84526.png', ('a-b', 'all'): 'heatmap_a-b_all-492f8e3f.png', ('c', 'all'): 'heatmap_c_all.png'}
+    """
+    plain: dict[tuple[str, str], str] = {}
+    cut: set[tuple[str, str]] = set()
+    for label, run in summary["runs"].items():
+        for group in run["groups"]:
+            parts = [_slug(label), _slug(_short(group))]
+            if any(len(part) > NAME_PART for part in parts):
+                cut.add((label, group))
+            plain[label, group] = "_".join(part[:NAME_PART] for part in parts)
+    taken: dict[str, int] = {}
+    for name in plain.values():
+        taken[name.casefold()] = taken.get(name.casefold(), 0) + 1
+    names = {}
+    for (label, group), name in plain.items():
+        if (label, group) in cut or taken[name.casefold()] > 1:
+            digest = hashlib.sha256(f"{label}\0{group}".encode("utf-8", "surrogatepass"))
+            name = f"{name}-{digest.hexdigest()[:8]}"
+        names[label, group] = f"heatmap_{name}.png"
+    return names
 
 
 def _by_budget(run: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -68,14 +109,13 @@ def plot_recovery_by_budget(summary: Mapping[str, Any], path: str | Path) -> Pat
                 continue
             ts = [int(t) for t in table]
             values = [np.nan if c["all"][key] is None else c["all"][key] for c in table.values()]
-            ax.plot(ts, values, marker="o", ms=3, label=label)
+            ax.plot(ts, values, marker="o", ms=3, label=printable(label))
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("turn budget T")
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
     axes[-1].legend(fontsize=6, loc="lower right")
-    fig.savefig(path)
-    return Path(path)
+    return save_figure(fig, path)
 
 
 PLOT_HINT = (
@@ -112,7 +152,7 @@ def plot_heatmap(grid: Mapping[str, Any], title: str, path: str | Path) -> Path:
     ax.set_yticks(range(len(ks)), [str(k) for k in ks])
     ax.set_xlabel("turn budget T")
     ax.set_ylabel("K")
-    ax.set_title(f"Pass@(K,T) — {title}", fontsize=9)
+    ax.set_title(printable(f"Pass@(K,T) — {title}"), fontsize=9)
     for i in range(len(ks)):
         for j in range(len(ts)):
             v = mean[i, j]
@@ -126,8 +166,7 @@ def plot_heatmap(grid: Mapping[str, Any], title: str, path: str | Path) -> Path:
                 color="white" if v < 0.6 else "black",
             )
     fig.colorbar(im, ax=ax, shrink=0.9)
-    fig.savefig(path)
-    return Path(path)
+    return save_figure(fig, path)
 
 
 def plot_pass1_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
@@ -143,16 +182,15 @@ def plot_pass1_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
             _, grid = _primary(r["groups"][group])
             i = grid["ks"].index(1) if 1 in grid["ks"] else 0
             ts = grid["ts"]
-            (line,) = ax.plot(ts, grid["mean"][i], marker="o", ms=3, label=label)
+            (line,) = ax.plot(ts, grid["mean"][i], marker="o", ms=3, label=printable(label))
             ax.fill_between(ts, grid["low"][i], grid["high"][i], alpha=0.15, color=line.get_color())
-        ax.set_title(_short(group), fontsize=9)
+        ax.set_title(printable(_short(group)), fontsize=9)
         ax.set_xlabel("turn budget T")
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("Pass@(1,T)")
     axes[-1].legend(fontsize=7, loc="lower right")
-    fig.savefig(path)
-    return Path(path)
+    return save_figure(fig, path)
 
 
 def plot_recovery(summary: Mapping[str, Any], path: str | Path) -> Path:
@@ -161,6 +199,7 @@ def plot_recovery(summary: Mapping[str, Any], path: str | Path) -> Path:
 
     runs = summary["runs"]
     labels = list(runs)
+    shown = [printable(label) for label in labels]
     stats = [
         runs[lbl]["analysis"][
             ALL if ALL in runs[lbl]["analysis"] else next(iter(runs[lbl]["analysis"]))
@@ -180,7 +219,7 @@ def plot_recovery(summary: Mapping[str, Any], path: str | Path) -> Path:
     for s, (name, key) in enumerate(series):
         values = [np.nan if st[key] is None else st[key] for st in stats]
         ax_rate.bar(x + (s - (len(series) - 1) / 2) * width, values, width, label=name)
-    ax_rate.set_xticks(x, labels, rotation=30, ha="right", fontsize=7)
+    ax_rate.set_xticks(x, shown, rotation=30, ha="right", fontsize=7)
     ax_rate.set_ylim(0, 1.05)
     ax_rate.set_ylabel("rate")
     ax_rate.set_title("single-step quality vs recovery", fontsize=9)
@@ -192,8 +231,7 @@ def plot_recovery(summary: Mapping[str, Any], path: str | Path) -> Path:
     )
     data = [st["turns_to_recover"] or [np.nan] for st in stats]
     ax_turns.boxplot(data, showfliers=False)
-    ax_turns.set_xticks(range(1, len(labels) + 1), labels, rotation=30, ha="right", fontsize=7)
+    ax_turns.set_xticks(range(1, len(labels) + 1), shown, rotation=30, ha="right", fontsize=7)
     ax_turns.set_ylabel("turns to recover")
     ax_turns.set_title("turns to recover an error", fontsize=9)
-    fig.savefig(path)
-    return Path(path)
+    return save_figure(fig, path)

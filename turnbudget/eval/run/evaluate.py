@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from turnbudget._checks import check_agent, check_bool
 from turnbudget.agents.base import preflight
 from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.episodes import EvaluationEpisodes, check_envs
@@ -66,6 +67,7 @@ from turnbudget.eval.run.lock import locks_output_dir
 from turnbudget.eval.run.plan import (
     EpisodeSpec,
     EvalConfig,
+    check_backend_options,
     check_retries,
     make_config,
     plan_episodes,
@@ -174,12 +176,14 @@ def evaluate(
         out: a run directory for ``run.json``, ``episodes.jsonl`` and ``steps.jsonl``;
             an existing run there with the same settings resumes. (Its report is
             the caller's: `turnbudget.eval.report.write_run_summary` or ``build_report``.)
-        seed: base of the agents' per-episode seeds.
-        label: the run's name in reports (default: the agent's name).
+        seed: base of the agents' per-episode seeds (an int >= 0).
+        label: the run's name in reports (default: the agent's name): printable text of
+            at most 128 bytes of UTF-8 (`turnbudget._checks.check_label`).
         record_steps: also keep per-step records (needed by the step analysis).
         progress: show a progress bar on stderr.
         overwrite: discard a previous run in ``out`` instead of resuming it.
-        n_bootstrap: bootstrap resamples for the confidence intervals.
+        n_bootstrap: bootstrap resamples for the confidence intervals (at most
+            `turnbudget.eval.estimator.MAX_BOOTSTRAP`).
         concurrency: episodes in flight per process for an async agent (an
             LLM agent such as `ChatAgent`; default: the agent's own
             ``concurrency``), driven through `AsyncBatch` (`in_flight`); 1
@@ -197,7 +201,14 @@ def evaluate(
             sealed whatever this says.
     """
     from turnbudget.eval.analysis import summarize_run
+    from turnbudget.eval.estimator import check_n_bootstrap
 
+    # Every argument is checked before anything runs or is written (overwrite deletes).
+    overwrite = check_bool(overwrite, "overwrite")
+    progress = check_bool(progress, "progress")
+    sealed = check_bool(sealed, "sealed")
+    n_bootstrap = check_n_bootstrap(n_bootstrap)
+    backend_options = check_backend_options(backend_options)
     config = make_config(
         envs,
         agent,
@@ -216,6 +227,7 @@ def evaluate(
     retries = check_retries(retries)
     backend = resolve_backend(backend, workers, backend_options, timeout)
     check_envs(config)
+    check_agent(agent)
     preflight(agent)  # (an LLM agent's server: asked once, before any episode)
     given, agent = agent, driven_form(agent, concurrency=concurrency, sealed=sealed)
     try:

@@ -13,6 +13,7 @@ retries) and the one seed derivation (`derive_seed`) live here too.
 
 from __future__ import annotations
 
+import itertools
 import json
 import operator
 import os
@@ -23,18 +24,28 @@ from typing import Any, overload
 
 import numpy as np
 
-from turnbudget._checks import MAX_TURN_BUDGET, is_int
+from turnbudget._checks import (
+    MAX_TURN_BUDGET,
+    brief,
+    check_bool,
+    check_label,
+    check_seed,
+    is_int,
+)
 from turnbudget.agents.base import agent_flags
 from turnbudget.eval.run.agent_view import budget_visible
 from turnbudget.records import RunPlan, format_episode_id, read_config_dict
 
 __all__ = [
+    "MAX_TASKS",
+    "MAX_TASK_SEED",
     "MODES",
     "EpisodePlan",
     "EpisodeSpec",
     "EvalConfig",
     "GridConfig",
     "agent_seed",
+    "check_backend_options",
     "check_retries",
     "derive_seed",
     "make_config",
@@ -47,6 +58,10 @@ __all__ = [
 
 MODES = ("auto", "truncate", "rerun", "both")
 ERROR_DRAWS = ("per_repeat", "shared")
+#: The most tasks a run may have (its ``run.json`` lists every task seed).
+MAX_TASKS = 1_000_000
+#: The largest task seed: an int32, as the turn budgets and the records' counts.
+MAX_TASK_SEED = 2**31 - 1
 
 
 class GridConfig:
@@ -150,26 +165,41 @@ def derive_seed(*parts: Any) -> int:
 
 
 def task_seeds(tasks: Any) -> tuple[int, ...]:
-    """Task seeds from a count ``m`` (seeds ``0..m-1``) or a list of distinct seeds >= 0.
+    """Task seeds from a count ``m`` (seeds ``0..m-1``) or a list of distinct seeds >= 0:
+    at most `MAX_TASKS` of them, each at most `MAX_TASK_SEED` (checked before any is made).
 
     Example:
         >>> task_seeds(3), task_seeds([7, 2])
         ((0, 1, 2), (7, 2))
+        >>> task_seeds(10**20)
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect `tasks` to be a positive int (a count from 1 to 1,000,000) or a list of seeds, got 100000000000000000000
     """
     if is_int(tasks):
-        if tasks < 1:
+        if not 1 <= tasks <= MAX_TASKS:
             raise ValueError(
-                f"Expect `tasks` to be a positive int or a list of seeds, got {tasks!r}"
+                f"Expect `tasks` to be a positive int (a count from 1 to {MAX_TASKS:,}) or a list "
+                f"of seeds, "
+                f"got {brief(tasks)}"
             )
         return tuple(range(int(tasks)))
-    try:
-        seeds = tuple(tasks)
-    except TypeError:
+    if isinstance(tasks, (str, bytes, Mapping)) or not isinstance(tasks, Iterable):
         raise ValueError(
-            f"Expect `tasks` to be a positive int or a list of seeds, got {tasks!r}"
-        ) from None
-    if not seeds or not all(is_int(s) and s >= 0 for s in seeds) or len(set(seeds)) != len(seeds):
-        raise ValueError(f"Expect `tasks` to be distinct non-negative seeds, got {tasks!r}")
+            f"Expect `tasks` to be a positive int or a list of seeds, got {brief(tasks)}"
+        )
+    seeds = tuple(itertools.islice(tasks, MAX_TASKS + 1))  # (a huge range is never built)
+    if len(seeds) > MAX_TASKS:
+        raise ValueError(f"Expect at most {MAX_TASKS:,} task seeds in `tasks`, got more")
+    if (
+        not seeds
+        or not all(is_int(s) and 0 <= s <= MAX_TASK_SEED for s in seeds)
+        or len(set(seeds)) != len(seeds)
+    ):
+        raise ValueError(
+            f"Expect `tasks` to be distinct non-negative seeds (each at most "
+            f"{MAX_TASK_SEED:,}), got {brief(tasks if isinstance(tasks, Sequence) else seeds)}"
+        )
     return tuple(int(s) for s in seeds)
 
 
@@ -180,8 +210,28 @@ def check_retries(retries: Any) -> int:
     return int(retries)
 
 
+def check_backend_options(options: Any) -> dict[str, Any] | None:
+    """``backend_options`` as a new dict when it is a mapping with string keys, or None."""
+    if options is None:
+        return None
+    if not isinstance(options, Mapping) or not all(isinstance(k, str) for k in options):
+        raise ValueError(
+            "Expect `backend_options` to be a dict of the backend's keyword arguments or None, "
+            f"got {brief(options)}"
+        )
+    return dict(options)
+
+
+def _values(values: Any, name: str) -> Iterable[Any]:
+    """``values`` when it is a collection of values (not a string, a mapping or a number)."""
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise ValueError(f"Expect `{name}` to be a list of positive ints, got {brief(values)}")
+    return values
+
+
 def positive_ints(values: Iterable[Any], name: str, most: int | None = None) -> tuple[int, ...]:
     """Distinct positive ints, sorted (K values, budgets)."""
+    values = _values(values, name)
     out = []
     for v in values:
         if not is_int(v) or v < 1:
@@ -205,6 +255,27 @@ def _agent_repr(agent: Any) -> str:
     return text
 
 
+def env_id_tuple(envs: Any) -> tuple[str, ...]:
+    """``envs`` (one env id or several) as a tuple of env ids.
+
+    Example:
+        >>> env_id_tuple("turnbudget/Maze-Easy-v0")
+        ('turnbudget/Maze-Easy-v0',)
+    """
+    if isinstance(envs, str):
+        return (envs,)
+    if isinstance(envs, (bytes, Mapping)) or not isinstance(envs, Iterable):
+        raise ValueError(f"Expect `envs` to be an env id or a list of env ids, got {brief(envs)}")
+    env_ids = tuple(itertools.islice(envs, MAX_TASKS + 1))
+    if (
+        not env_ids
+        or len(env_ids) > MAX_TASKS
+        or not all(isinstance(e, str) and e for e in env_ids)
+    ):
+        raise ValueError(f"Expect `envs` to be env ids, got {brief(envs)}")
+    return env_ids
+
+
 def make_config(
     envs: str | Sequence[str],
     agent: Any,
@@ -221,9 +292,7 @@ def make_config(
     record_steps: bool,
     error_draws: str = "per_repeat",
 ) -> EvalConfig:
-    env_ids = (envs,) if isinstance(envs, str) else tuple(envs)
-    if not env_ids or not all(isinstance(e, str) and e for e in env_ids):
-        raise ValueError(f"Expect `envs` to be env ids, got {envs!r}")
+    env_ids = env_id_tuple(envs)
     if len(set(env_ids)) != len(env_ids):
         raise ValueError(f"Expect distinct env ids, got {list(env_ids)}")
     ks_t = positive_ints(ks, "ks")
@@ -240,6 +309,15 @@ def make_config(
         raise ValueError(f"Expect `mode` to be one of {MODES}, got {mode!r}")
     if error_draws not in ERROR_DRAWS:
         raise ValueError(f"Expect `error_draws` to be one of {ERROR_DRAWS}, got {error_draws!r}")
+    seed = check_seed(seed)
+    record_steps = check_bool(record_steps, "record_steps")
+    if label is not None:
+        check_label(label)
+    else:
+        label = check_label(
+            str(getattr(agent, "name", None) or type(agent).__name__),
+            subject="the agent's name (the default `label`; pass `label` to name the run)",
+        )
     needs_oracle, budget_aware = agent_flags(agent)
     if mode == "auto":
         mode = "rerun" if (budget_aware or budget_visible(reveal)) else "truncate"
@@ -251,9 +329,8 @@ def make_config(
                 f"Expect `{name}` to be JSON-serialisable (it is logged and compared on resume), "
                 f"got {value!r}"
             ) from None
-    agent_name = getattr(agent, "name", None) or type(agent).__name__
     return EvalConfig(
-        label=label or str(agent_name),
+        label=label,
         envs=env_ids,
         agent=_agent_repr(agent),
         ks=ks_t,
@@ -263,10 +340,10 @@ def make_config(
         mode=mode,
         reveal=reveal,
         errors=errors,
-        seed=int(seed),
+        seed=seed,
         needs_oracle=needs_oracle,
         budget_aware=budget_aware,
-        record_steps=bool(record_steps),
+        record_steps=record_steps,
         error_draws=error_draws,
     )
 

@@ -53,11 +53,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from turnbudget._checks import (
+    MAX_TURN_BUDGET,
+    brief,
+    check_agent,
+    check_bool,
+    check_label,
+    check_seed,
+)
 from turnbudget.agents import make_agent
 from turnbudget.agents.base import preflight
 from turnbudget.agents.house import HOUSE_KEY, HouseAgent
 from turnbudget.eval.analysis import summarize_run
-from turnbudget.eval.estimator import GridEstimate
+from turnbudget.eval.estimator import GridEstimate, check_n_bootstrap
 from turnbudget.eval.run.agent_view import (
     agent_episode_id,
     agent_info,
@@ -72,6 +80,7 @@ from turnbudget.eval.run.plan import (
     ERROR_DRAWS,
     EpisodeSpec,
     GridConfig,
+    check_backend_options,
     check_retries,
     derive_seed,
     positive_ints,
@@ -99,17 +108,16 @@ __all__ = [
 _MODES = ("auto", "truncate", "rerun")
 
 
-def team_agent(spec: Any) -> Any:
+def team_agent(spec: Any, name: str = "agent") -> Any:
     """An agent from a spec of the agent registry (``"random"``, ``"oracle[:EPS]"``,
-    ``"house"``, ``"llm:..."``) or the agent itself."""
+    ``"house"``, ``"llm:..."``) or the agent itself (``TypeError`` naming ``name`` when it is
+    neither)."""
     if isinstance(spec, str):
         return make_agent(spec)
-    is_agent = callable(getattr(spec, "act", None)) and callable(getattr(spec, "reset", None))
-    if not is_agent and not callable(getattr(spec, "act_batch", None)):
-        raise ValueError(
-            f"Expect an agent (reset(seed), act(obs, info)) or a spec string, got {spec!r}"
-        )
-    return spec
+    try:
+        return check_agent(spec, name)
+    except TypeError as exc:
+        raise TypeError(f"{exc} (or a spec string of the agent registry)") from None
 
 
 def baseline_teams(
@@ -386,8 +394,9 @@ def evaluate_team(
         record: keep every member's step and episode records (in ``records``
             without ``out``; in the run directory's ``steps.jsonl`` and under each
             episode record's ``roles`` with it).
-        seed: base of the agents' per-episode seeds.
-        label: the run's name in reports (default: the game's name).
+        seed: base of the agents' per-episode seeds (an int >= 0).
+        label: the run's name in reports (default: the game's name): printable text of
+            at most 128 bytes of UTF-8 (`turnbudget._checks.check_label`).
         workers: with ``backend``, ``backend_options``, ``timeout`` and ``retries``,
             where and how the episodes run, as in `turnbudget.eval.evaluate`; every
             agent must be picklable for more than one worker. Results do not depend on them.
@@ -399,7 +408,8 @@ def evaluate_team(
             existing run there with the same settings resumes.
         overwrite: discard a previous run in ``out`` instead of resuming it.
         progress: show a progress bar.
-        n_bootstrap: bootstrap resamples for the confidence interval.
+        n_bootstrap: bootstrap resamples for the confidence interval (at most
+            `turnbudget.eval.estimator.MAX_BOOTSTRAP`).
         sealed: run each role's agent in a process of its own that receives only
             its view of each round (`turnbudget.eval.run.sealed.seal`), so it
             cannot reach the game or its oracle. Results do not depend on it for
@@ -411,6 +421,13 @@ def evaluate_team(
         >>> result.grid.mean.tolist()
         [[0.0, 1.0]]
     """
+    # Every argument is checked before anything runs or is written (overwrite deletes).
+    record = check_bool(record, "record")
+    overwrite = check_bool(overwrite, "overwrite")
+    progress = check_bool(progress, "progress")
+    sealed = check_bool(sealed, "sealed")
+    n_bootstrap = check_n_bootstrap(n_bootstrap)
+    backend_options = check_backend_options(backend_options)
     config, team = _make_config(
         game, agents, difficulty=difficulty, ks=ks, ts=ts, n=n, tasks=tasks, mode=mode,
         success=success, errors=errors, reveal=reveal, error_draws=error_draws,
@@ -451,10 +468,17 @@ def _make_config(
     module = game_module(game)
     name = module.raw_env.metadata["name"]
     roles = module.raw_env().possible_agents
-    if not isinstance(agents, Mapping) or set(agents) != set(roles):
-        raise ValueError(f"Expect one agent per role {roles}, got {sorted(agents)}")
-    team = [team_agent(agents[role]) for role in roles]
-    ks_t, ts_t = positive_ints(ks, "ks"), positive_ints(ts, "ts")
+    if not isinstance(agents, Mapping):
+        raise ValueError(
+            f"Expect `agents` to map each role {roles} to an agent, got {brief(agents)}"
+        )
+    if set(agents) != set(roles):
+        raise ValueError(f"Expect one agent per role {roles}, got {sorted(map(str, agents))}")
+    seed = check_seed(seed)
+    if label is not None:
+        check_label(label)
+    team = [team_agent(agents[role], f"agents[{role!r}]") for role in roles]
+    ks_t, ts_t = positive_ints(ks, "ks"), positive_ints(ts, "ts", most=MAX_TURN_BUDGET)
     n_val = max(ks_t) if n is None else n
     if not isinstance(n_val, int) or isinstance(n_val, bool) or n_val < max(ks_t):
         raise ValueError(
@@ -478,6 +502,6 @@ def _make_config(
         label=label or name, game=name, envs=(f"turnbudget/{name}",), difficulty=difficulty,
         agents={r: repr(a) for r, a in zip(roles, team, strict=True)}, ks=ks_t, ts=ts_t,
         n=int(n_val), tasks=task_seeds(tasks), mode=mode, success=success, errors=errors,
-        reveal=reveal, error_draws=error_draws, seed=int(seed), record_steps=bool(record),
+        reveal=reveal, error_draws=error_draws, seed=seed, record_steps=record,
     )  # fmt: skip
     return config, team

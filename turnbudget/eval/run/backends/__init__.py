@@ -61,11 +61,13 @@ from turnbudget.eval.run.episodes import evaluation_runner
 __all__ = [
     "ABORT_AFTER",
     "BUILTIN_BACKENDS",
+    "MAX_LOCAL_WORKERS",
     "Backend",
     "EvaluationAborted",
     "RunnerFactory",
     "WorkersUnavailable",
     "check_timeout",
+    "check_workers",
     "close_runner",
     "failed_record",
     "list_backends",
@@ -76,6 +78,15 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+
+#: The most workers a backend starts on this machine: the ``pool``'s processes, the actors of
+#: a Ray instance started for the run. A fixed number, not a multiple of ``os.cpu_count()``,
+#: so that a command accepted on one machine is accepted on every one (results never depend
+#: on the worker count). It is far past what one machine gains (an LLM agent keeps many
+#: requests in flight per worker: ``concurrency``); it stops a slip (``--workers 100000``)
+#: from forking processes until the machine gives out.
+MAX_LOCAL_WORKERS = 256
 
 
 #: Builds a worker's runner from ``(agent, config, serialize)``; its ``run(chunk)`` returns
@@ -103,9 +114,11 @@ class Backend(abc.ABC):
     """
 
     name: ClassVar[str] = ""
+    #: The most ``workers`` the backend accepts (None: no limit of its own).
+    max_workers: ClassVar[int | None] = None
 
     def __init__(self, workers: int = 1, *, timeout: float | None = None):
-        self.workers = check_positive_int(workers, "workers")
+        self.workers = check_workers(workers, self.max_workers, self.name)
         self.timeout = check_timeout(timeout)
 
     @abc.abstractmethod
@@ -143,6 +156,25 @@ def close_runner(runner: Any) -> None:
     close = getattr(runner, "close", None)
     if close is not None:
         close()
+
+
+def check_workers(workers: Any, limit: int | None = None, backend: str = "") -> int:
+    """A positive int, at most ``limit`` (the backend's `Backend.max_workers`), or ValueError.
+
+    Example:
+        >>> check_workers(300, MAX_LOCAL_WORKERS, "pool")
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect `workers` to be at most 256 for the pool backend (processes on this machine), got 300
+    """
+    workers = check_positive_int(workers, "workers")
+    if limit is not None and workers > limit:
+        where = f" for the {backend} backend" if backend else ""
+        raise ValueError(
+            f"Expect `workers` to be at most {limit}{where} (processes on this machine), "
+            f"got {workers}"
+        )
+    return workers
 
 
 def check_timeout(timeout: Any) -> float | None:

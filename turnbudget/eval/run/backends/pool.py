@@ -5,10 +5,12 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import multiprocessing.connection as mpc
+import signal
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from turnbudget.eval.run.backends import (
+    MAX_LOCAL_WORKERS,
     Backend,
     RunnerFactory,
     WorkersUnavailable,
@@ -32,6 +34,9 @@ def _serve(
     """
     parent_end.close()
     exit_with_parent()  # no orphaned worker when the evaluator is killed mid-episode
+    # Ctrl-C reaches the whole process group: it is the evaluator's to handle (it stops the
+    # workers), not a traceback from each of them.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     runner = make_runner(agent, config, serialize)
     try:
         conn.send("ready")
@@ -60,10 +65,14 @@ class _Processes(Workers):
         self._procs: list[Any] = [None] * size
         self._conns: list[Any] = [None] * size
         self._busy: set[int] = set()
-        for slot in range(size):
-            self._start(slot)
-        for slot in range(size):
-            self._ready(slot)
+        try:
+            for slot in range(size):
+                self._start(slot)
+            for slot in range(size):
+                self._ready(slot)
+        except BaseException:  # (one failed to start, or an interrupt): none is left behind
+            self.close()
+            raise
 
     def _start(self, slot: int) -> None:
         parent, child = self._ctx.Pipe()
@@ -134,37 +143,59 @@ class _Processes(Workers):
 
 
 class PoolBackend(Backend):
-    """Runs episodes on ``workers`` processes (forked where the platform allows).
+    """Runs episodes on up to ``workers`` processes (forked where the platform allows).
 
     The agent is sent to each worker once, so it must be picklable where
     processes are spawned. Chunks are small enough to balance the load (about
     eight per worker, at most 16 episodes) and never smaller than a
-    `BatchAgent`'s ``max_batch_size``. A worker that dies or runs past the
-    timeout is replaced; its episodes come back as `EpisodeFailure`.
+    `BatchAgent`'s ``max_batch_size``. The processes start with the first
+    `run`, never more than it has chunks (`processes`), and serve every later
+    `run` until `close`. ``workers`` is at most `MAX_LOCAL_WORKERS`. A worker
+    that dies or runs past the timeout is replaced; its episodes come back as
+    `EpisodeFailure`.
     """
 
     name = "pool"
+    max_workers = MAX_LOCAL_WORKERS
 
     def __init__(self, workers: int = 1, *, timeout: float | None = None):
         super().__init__(workers, timeout=timeout)
         self._procs: _Processes | None = None
+        self._args: tuple[Any, Any, bool, RunnerFactory] | None = None
         self._width = 1
 
     def start(
         self, agent: Any, config: Any, *, serialize: bool, runner: RunnerFactory = evaluation_runner
     ) -> PoolBackend:
         self._width = max(1, int(getattr(agent, "max_batch_size", 1)))
-        # Fork the workers now, before the caller starts threads (a progress bar's monitor).
-        self._procs = _Processes(self.workers, (agent, config, serialize, runner))
+        self._args = (agent, config, serialize, runner)
         return self
 
+    def processes(self, n_specs: int) -> int:
+        """The worker processes a first `run` of ``n_specs`` jobs starts: ``workers``, but
+        never more than it has chunks (a process without one would only cost its start).
+
+        Example:
+            >>> PoolBackend(workers=8).processes(3), PoolBackend(workers=8).processes(1000)
+            (3, 8)
+        """
+        if n_specs <= 0:
+            return 0
+        size = chunk_size(n_specs, self.workers, self._width, self.timeout)
+        return min(self.workers, -(-n_specs // size))
+
     def run(self, specs: Sequence[Any]) -> Iterator[list[Any]]:
-        if self._procs is None:
+        if self._args is None:
             raise RuntimeError("PoolBackend.run() before start()")
+        if not len(specs):
+            return
+        if self._procs is None:  # (the retries' runs reuse them)
+            self._procs = _Processes(self.processes(len(specs)), self._args)
         size = chunk_size(len(specs), self.workers, self._width, self.timeout)
         yield from supervise(self._procs, specs, size=size, width=self._width, timeout=self.timeout)
 
     def close(self) -> None:
+        self._args = None
         if self._procs is not None:
             self._procs.close()
             self._procs = None

@@ -46,7 +46,14 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from turnbudget.eval.run.backends import Backend, RunnerFactory, WorkersUnavailable, close_runner
+from turnbudget.eval.run.backends import (
+    MAX_LOCAL_WORKERS,
+    Backend,
+    RunnerFactory,
+    WorkersUnavailable,
+    check_workers,
+    close_runner,
+)
 from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise
 from turnbudget.eval.run.driver import describe
 from turnbudget.eval.run.episodes import evaluation_runner
@@ -308,7 +315,8 @@ class RayBackend(Backend):
     """Runs episodes on ``workers`` Ray actors (one CPU each).
 
     Args:
-        workers: actors (at most the cluster's free CPUs run at once).
+        workers: actors (at most the cluster's free CPUs run at once; at most
+            `MAX_LOCAL_WORKERS` on a local instance started for the run).
         timeout: seconds per episode (see `Backend`); an actor past it is killed.
         address: the cluster to join (``"auto"``, ``"ray://host:10001"``, ...);
             None starts a local instance for the run (unless ``RAY_ADDRESS`` is set).
@@ -359,7 +367,8 @@ class RayBackend(Backend):
         address = self.address or os.environ.get("RAY_ADDRESS")
         if address:  # attached once: later runs in this process use the same connection
             kwargs: dict[str, Any] = dict(address=address, log_to_driver=False)
-        else:
+        else:  # its actors are processes on this machine: as many as a pool may start
+            check_workers(self.workers, MAX_LOCAL_WORKERS, self.name)
             kwargs = dict(
                 address="local",  # a new instance, even where `ray start` left one running
                 num_cpus=self.workers,

@@ -1,0 +1,99 @@
+"""Bad command-line input to play, list and export-policy: a one-line error that names the
+flag (or the file) and what was expected, exit code 2, nothing written."""
+
+from __future__ import annotations
+
+import pytest
+
+from turnbudget.cli import main
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "FrozenLake-v1"])
+def test_play_refuses_an_id_without_a_turn_budget(capsys, env_id):
+    assert main(["play", env_id]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        f"turnbudget play: error: {env_id!r} has no TurnBudget: play takes the text games "
+        "with turn budgets (`turnbudget list` shows them)"
+    )
+
+
+def test_list_refuses_a_negative_seed_count(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["list", "--seeds", "-1"])
+    assert exit_.value.code == 2
+    assert "argument --seeds: expect an int >= 0, got '-1'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["X", ""], ["X", "  "], ["", "out"]])
+def test_export_policy_refuses_an_empty_path(tmp_path, monkeypatch, capsys, argv):
+    monkeypatch.chdir(tmp_path)
+    assert main(["export-policy", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("turnbudget export-policy: error: Expect ") and "empty path" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, "Cannot read --card {card!r}: No such file or directory"),
+        ("{", "Expect --card {card!r} to hold JSON: "),
+        ('{"a": NaN}', "Expect --card {card!r} to hold JSON: NaN is not a JSON number"),
+        ("[1, 2]", "Expect --card {card!r} to hold a JSON object, got list"),
+        (b"\xff\xfe", "Cannot read --card {card!r}: "),
+    ],
+)
+def test_export_policy_names_the_card_file_it_cannot_use(tmp_path, capsys, content, says):
+    card = tmp_path / "card.json"
+    if isinstance(content, bytes):
+        card.write_bytes(content)
+    elif content is not None:
+        card.write_text(content)
+    out = tmp_path / "out"
+    assert main(["export-policy", str(tmp_path / "nowhere"), str(out), "--card", str(card)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("turnbudget export-policy: error: " + says.format(card=str(card)))
+    assert len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_export_policy_refuses_an_empty_card_path(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["export-policy", str(tmp_path / "nowhere"), str(out), "--card", ""]) == 2
+    assert "Expect --card to name a JSON file, got an empty path" in capsys.readouterr().err
+    assert not out.exists()
+
+
+EVAL = ["eval", "--env", "Maze-Easy-v0", "--k", "1", "--t", "3", "--tasks", "1", "--n", "1"]
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "value", "says"),
+    [
+        ("eval", "--t", "1,,2", "argument --t: expect comma-separated integers with no empty"),
+        ("eval", "--tasks", "1,,2", "argument --tasks: expect a task count"),
+        ("eval", "--tasks", "0-99999999999999999999999", "argument --tasks: expect a task"),
+        ("eval", "--env", "Maze-Easy-v0,,Maze-Hard-v0", "Expect --env to be env ids with no empty"),
+        ("eval", "--out", "", "argument --out: expect a directory path, got an empty one"),
+        ("eval", "--seed", "-1", "argument --seed: expect an int >= 0, got '-1'"),
+        ("probe", "--prefixes", "0,,0.5", "argument --prefixes: expect comma-separated fractions"),
+        ("probe", "--prefixes", "0.5,0.5", "argument --prefixes: expect distinct fractions"),
+        ("probe", "--out", "", "argument --out: expect a directory path, got an empty one"),
+        ("probe", "--seed", "-1", "argument --seed: expect an int >= 0, got '-1'"),
+        ("validate", "--out", " ", "argument --out: expect a directory path, got an empty one"),
+        ("validate", "--seed", "-2", "argument --seed: expect an int >= 0, got '-2'"),
+    ],
+)
+def test_run_commands_refuse_malformed_flags_before_writing(
+    tmp_path, monkeypatch, capsys, command, flag, value, says
+):
+    monkeypatch.chdir(tmp_path)
+    argv = EVAL if command == "eval" else [command, "--env", "Maze-Easy-v0", "--tasks", "1"]
+    try:
+        code = main([*argv, "--no-plots" if command == "eval" else "--quiet", flag, value])
+    except SystemExit as exit_:  # (argparse's own refusals)
+        code = exit_.code
+    assert code == 2
+    assert says in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # nothing written, not even runs/

@@ -1,0 +1,344 @@
+"""Bad arguments to the evaluation front doors and the estimator are refused up front.
+
+Each case was a hole: a switch read for its truthiness (``overwrite="no"`` deleted the
+previous run), an agent that is not one (every episode failed, or the label read
+``<property object ...>``), a seed of -1 refused by NumPy after ``run.json`` was written
+(and 1.9 silently run as 1), an unbounded ``n_bootstrap`` that ran every episode and
+then ran out of memory, task counts that overflowed, labels that failed when the report
+was written, probe budgets that overflowed, and estimator functions that returned
+numbers for impossible inputs. Each must now be a ``ValueError`` / ``TypeError`` that
+names the argument and says what was expected, before anything runs or is written.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from turnbudget.agents import RandomAgent
+from turnbudget.eval import (
+    bootstrap_seeds_tasks,
+    clustered_rate,
+    estimate_grid,
+    evaluate,
+    evaluate_team,
+    pass_at_k,
+    pass_at_kt,
+    wilson_interval,
+)
+from turnbudget.eval.estimator import MAX_BOOTSTRAP, estimate_from_task_grids
+from turnbudget.eval.probes.plan import ProbeConfig, probe_budget
+from turnbudget.eval.probes.team import team_step_probe
+from turnbudget.eval.run.plan import MAX_TASKS, task_seeds
+from turnbudget.records import RUN_FILE
+
+MAZE = "turnbudget/Maze-Easy-v0"
+SMALL = dict(ks=[1], ts=[3], tasks=1, n_bootstrap=0)
+TEAM = {"operator": "oracle", "runner": "oracle"}
+
+
+class Counting(RandomAgent):
+    """A random agent that counts its episodes (none may start when a call is refused)."""
+
+    resets = 0
+
+    def reset(self, seed: int) -> None:
+        type(self).resets += 1
+        super().reset(seed)
+
+
+@pytest.fixture
+def agent():
+    Counting.resets = 0
+    yield Counting()
+    assert Counting.resets == 0, "an episode ran before the bad argument was refused"
+
+
+# --------------------------------------------------------------------------- switches
+
+
+@pytest.mark.parametrize("flag", ["overwrite", "record_steps", "progress"])
+@pytest.mark.parametrize("value", ["no", 0, 1, None, 0.5])
+def test_evaluate_switches_must_be_bools(flag, value, agent):
+    with pytest.raises(ValueError, match=rf"Expect `{flag}` to be True or False"):
+        evaluate(MAZE, agent, **{flag: value}, **SMALL)
+
+
+def test_overwrite_no_keeps_the_previous_run(tmp_path):
+    out = tmp_path / "run"
+    first = evaluate(MAZE, RandomAgent(), out=out, **SMALL)
+    before = (out / RUN_FILE).read_text(), (out / "episodes.jsonl").read_text()
+    with pytest.raises(ValueError, match="`overwrite`"):
+        evaluate(MAZE, RandomAgent(), out=out, overwrite="no", **SMALL)
+    assert ((out / RUN_FILE).read_text(), (out / "episodes.jsonl").read_text()) == before
+    assert evaluate(MAZE, RandomAgent(), out=out, **SMALL).n_run == 0 < first.n_run
+
+
+@pytest.mark.parametrize("flag", ["overwrite", "progress", "record"])
+def test_evaluate_team_switches_must_be_bools(flag):
+    with pytest.raises(ValueError, match=rf"Expect `{flag}` to be True or False"):
+        evaluate_team("vault_v0", TEAM, **{flag: "no"}, **SMALL)
+
+
+# --------------------------------------------------------------------------- agents
+
+
+@pytest.mark.parametrize("bad", [None, 3, "random", object(), [RandomAgent()]])
+def test_evaluate_refuses_what_is_not_an_agent(bad):
+    with pytest.raises(TypeError, match=r"Expect `agent` to be an agent: .*reset\(seed\) and act"):
+        evaluate(MAZE, bad, **SMALL)
+
+
+def test_evaluate_refuses_an_agent_class_with_a_hint():
+    with pytest.raises(
+        TypeError, match=r"got the class RandomAgent: instantiate it.*RandomAgent\(\)"
+    ):
+        evaluate(MAZE, RandomAgent, **SMALL)
+
+
+def test_evaluate_team_refuses_what_is_not_an_agent():
+    with pytest.raises(TypeError, match=r"`agents\['runner'\]` to be an agent instance"):
+        evaluate_team("vault_v0", {"operator": "oracle", "runner": RandomAgent}, **SMALL)
+    with pytest.raises(TypeError, match=r"`agents\['runner'\]` to be an agent: .*spec string"):
+        evaluate_team("vault_v0", {"operator": "oracle", "runner": None}, **SMALL)
+    with pytest.raises(ValueError, match=r"Expect `agents` to map each role"):
+        evaluate_team("vault_v0", 3, **SMALL)
+
+
+# --------------------------------------------------------------------------- seeds
+
+
+@pytest.mark.parametrize("seed", [-1, 1.9, "7", True, None, 2**64, math.nan])
+def test_evaluate_seed_must_be_a_non_negative_int_before_anything_is_written(seed, tmp_path, agent):
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match=r"Expect `seed` to be an int from 0 to"):
+        evaluate(MAZE, agent, out=out, seed=seed, **SMALL)
+    assert not out.exists()
+
+
+def test_numpy_int_seeds_are_seeds_and_numpy_floats_are_not():
+    np = pytest.importorskip("numpy")
+    a = evaluate(MAZE, RandomAgent(), seed=np.int64(3), **SMALL)
+    b = evaluate(MAZE, RandomAgent(), seed=3, **SMALL)
+    assert a.config == b.config and a.episodes == b.episodes
+    with pytest.raises(ValueError, match=r"Expect `seed`"):
+        evaluate(MAZE, RandomAgent(), seed=np.float64(3.0), **SMALL)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "0"])
+def test_team_seeds_are_checked(seed):
+    with pytest.raises(ValueError, match=r"Expect `seed` to be an int from 0"):
+        evaluate_team("vault_v0", TEAM, seed=seed, **SMALL)
+    with pytest.raises(ValueError, match=r"Expect `seed` to be an int from 0"):
+        team_step_probe("vault_v0", TEAM, seed=seed, tasks=1)
+
+
+# --------------------------------------------------------------------------- n_bootstrap
+
+
+@pytest.mark.parametrize("n_bootstrap", [10**9, MAX_BOOTSTRAP + 1, -1, 2.5, "100", None])
+def test_n_bootstrap_is_bounded_before_the_run(n_bootstrap, agent):
+    expect = r"Expect `n_bootstrap` to be an int from 0 to 100,000"
+    with pytest.raises(ValueError, match=expect):
+        evaluate(MAZE, agent, ks=[1], ts=[3], tasks=1, n_bootstrap=n_bootstrap)
+    with pytest.raises(ValueError, match=expect):
+        evaluate_team("vault_v0", TEAM, ks=[1], ts=[3], tasks=1, n_bootstrap=n_bootstrap)
+    with pytest.raises(ValueError, match=expect):
+        estimate_grid({"a": [1, None]}, [1], [1], n_bootstrap=n_bootstrap)
+    with pytest.raises(ValueError, match=r"Expect `n_bootstrap` to be an int from 1 to 100,000"):
+        bootstrap_seeds_tasks([[0.0, 1.0], [1.0, 1.0]], n_bootstrap=n_bootstrap)
+
+
+# --------------------------------------------------------------------------- envs, options
+
+
+def test_envs_and_backend_options_are_checked(agent):
+    with pytest.raises(
+        ValueError, match=r"Expect `envs` to be an env id or a list of env ids, got 3"
+    ):
+        evaluate(3, agent, **SMALL)
+    with pytest.raises(ValueError, match=r"Expect `backend_options` to be a dict"):
+        evaluate(MAZE, agent, backend_options=3, **SMALL)
+    with pytest.raises(ValueError, match=r"Expect `backend_options` to be a dict"):
+        evaluate_team("vault_v0", TEAM, backend_options=[1], **SMALL)
+    with pytest.raises(ValueError, match=r"Expect `ks` to be a list of positive ints, got 3"):
+        evaluate(MAZE, agent, ks=3, ts=[3], tasks=1)
+
+
+# --------------------------------------------------------------------------- tasks, labels
+
+
+@pytest.mark.timeout(30, method="thread")
+@pytest.mark.parametrize(
+    "tasks",
+    [99999999999999999999999, 2**31, 3 * 10**9, MAX_TASKS + 1, range(10**30),
+     iter(range(10**12)), [2**31]],
+)  # fmt: skip
+def test_huge_or_bad_task_lists_are_refused_without_building_them(tasks, agent):
+    with pytest.raises(ValueError, match=r"`tasks`"):
+        evaluate(MAZE, agent, ks=[1], ts=[3], tasks=tasks)
+
+
+def test_task_seeds_keep_their_meaning():
+    assert task_seeds(3) == (0, 1, 2)
+    assert task_seeds(range(2, 5)) == (2, 3, 4)
+    assert task_seeds(iter([7, 2**31 - 1])) == (7, 2**31 - 1)
+    assert len(task_seeds(MAX_TASKS)) == MAX_TASKS
+    with pytest.raises(ValueError, match=r"Expect `tasks` to be a positive int \(a count from 1 to 1,000,000\)"):
+        task_seeds(MAX_TASKS + 1)
+
+
+@pytest.mark.parametrize(
+    "label, expect",
+    [("\udcff", "valid Unicode"), ("x" * 300, "at most 128 bytes"), ("é" * 65, "at most 128"),
+     ("", "non-empty"), ("..", "stay inside"), ("a/../b", "stay inside"), ("/abs", "stay inside"),
+     ("a\nb", "printable"), (3, "non-empty string")],
+)  # fmt: skip
+def test_labels_are_checked_before_the_run(label, expect, tmp_path, agent):
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match=rf"Expect `label` .*{expect}"):
+        evaluate(MAZE, agent, out=out, label=label, **SMALL)
+    assert not out.exists()
+    with pytest.raises(ValueError, match=rf"Expect `label` .*{expect}"):
+        evaluate_team("vault_v0", TEAM, label=label, **SMALL)
+
+
+def test_a_label_may_hold_an_agent_name_with_a_slash():
+    result = evaluate(MAZE, RandomAgent(), label="policy:zoo/maze-easy", **SMALL)
+    assert result.config.label == "policy:zoo/maze-easy"
+    with pytest.raises(ValueError, match=r"Expect `label` to stay inside a directory"):
+        evaluate(MAZE, RandomAgent(), label="policy:zoo/../maze-easy", **SMALL)
+
+
+# --------------------------------------------------------------------------- probe budgets
+
+
+@pytest.mark.parametrize("factor", [math.inf, math.nan, 0.5, 1e6, 10**400, "2", None])
+def test_probe_budget_factor_is_finite_and_in_range(factor):
+    with pytest.raises(ValueError, match=r"Expect `budget_factor` to be a number from 1 to 1000"):
+        ProbeConfig(("a",), (MAZE,), ("a",), (0,), budget_factor=factor)
+
+
+@pytest.mark.parametrize("slack", [99999999999999, -1, 2.0, True])
+def test_probe_budget_slack_is_bounded(slack):
+    with pytest.raises(ValueError, match=r"Expect `budget_slack` to be an int >= 0"):
+        ProbeConfig(("a",), (MAZE,), ("a",), (0,), budget_slack=slack)
+
+
+def test_probe_config_checks_seed_and_labels():
+    with pytest.raises(ValueError, match=r"Expect `seed`"):
+        ProbeConfig(("a",), (MAZE,), ("a",), (0,), seed=-1)
+    with pytest.raises(ValueError, match=r"every label of the agents probed"):
+        ProbeConfig(("\udcff",), (MAZE,), ("a",), (0,))
+
+
+def test_a_probe_budget_past_an_int32_is_refused():
+    config = ProbeConfig((), (), (), (), budget_factor=1000.0, budget_slack=10**6)
+    assert probe_budget(10, config) == 10_000 + 10**6
+    with pytest.raises(ValueError, match=r"turn budgets of at most 2,147,483,647"):
+        probe_budget(3_000_000, config)
+
+
+# --------------------------------------------------------------------------- the estimator
+
+
+@pytest.mark.parametrize(
+    "call, expect",
+    [
+        (lambda: pass_at_k(4, 1.5, 1), "c a whole number"),
+        (lambda: pass_at_k(4, None, 1), "c a whole number"),
+        (lambda: wilson_interval(1.5, 10), "Expect `p` to be a number in"),
+        (lambda: wilson_interval(math.nan, 10), "Expect `p`"),
+        (lambda: wilson_interval(None, 10), "Expect `p`"),
+        (lambda: wilson_interval(0.5, 10**400), "Expect `n` to be a finite number"),
+        (lambda: wilson_interval(0.5, math.nan), "Expect `n`"),
+        (lambda: wilson_interval(0.5, 10, None), "Expect `confidence`"),
+        (lambda: clustered_rate([2], [1]), "from 0 to its `trials`"),
+        (lambda: clustered_rate([-1], [1]), "from 0 to its `trials`"),
+        (lambda: clustered_rate([math.nan], [1]), "from 0 to its `trials`"),
+        (lambda: clustered_rate([1], [1], max_trials=math.nan), "`max_trials`"),
+        (lambda: clustered_rate([1], [1], max_trials=0), "`max_trials`"),
+        (lambda: clustered_rate([1], [1], max_trials=-1), "`max_trials`"),
+        (lambda: clustered_rate("ab", "cd"), "`hits` to be numbers"),
+        (lambda: clustered_rate([1], None), "`trials` to be numbers"),
+        (lambda: pass_at_kt([1], [1], [0]), "`ts` to hold positive ints"),
+        (lambda: pass_at_kt([1], [1], [math.nan]), "`ts` to hold positive ints"),
+        (lambda: pass_at_kt([1], [1], [2.5]), "`ts` to hold positive ints"),
+        (lambda: pass_at_kt([1, 2], [1, 1], [3]), "`ks` values to be distinct"),
+        (lambda: pass_at_kt([1, 2], [1], [3, 3]), "`ts` values to be distinct"),
+        (lambda: pass_at_kt([1], 1, [3]), "`ks` to be a list"),
+        (lambda: pass_at_kt(None, [1], [1]), "first-success turns of a task to be a list"),
+        (lambda: pass_at_kt(["a"], [1], [1]), "every first-success turn"),
+        (lambda: pass_at_kt([-1], [1], [1]), "every first-success turn"),
+        (lambda: pass_at_kt([1.5], [1], [1]), "every first-success turn"),
+        (lambda: estimate_grid([[1]], [1], [1]), "Expect `tasks` to map each task"),
+        (lambda: estimate_grid({"a": [1]}, [1.5], [1]), "`ks` to hold positive ints"),
+        (lambda: estimate_grid({"a": [1]}, [1], [1], seed=-1), "Expect `seed`"),
+        (lambda: estimate_from_task_grids([[[1.5]]], [1], [1], n_per_task=1), "in \\[0, 1\\]"),
+        (lambda: estimate_from_task_grids([[[1.0]]], [1], [1], n_per_task=0), "`n_per_task`"),
+    ],
+)
+def test_the_estimator_refuses_impossible_inputs(call, expect):
+    with pytest.raises(ValueError, match=expect):
+        call()
+
+
+def test_the_estimator_keeps_its_values():
+    assert pass_at_k(4, 1, 1) == 0.25 and pass_at_k(4.0, 1.0, 4) == 1.0
+    assert pass_at_kt([3, None, 9, math.inf], ks=[1, 2], ts=[5, 10]).tolist() == [
+        [0.25, 0.5],
+        [0.5, 0.8333333333333333],
+    ]
+    assert [round(x, 4) for x in wilson_interval(1.0, 25)] == [0.8668, 1.0]
+    assert wilson_interval(0.5, 0) == (0.0, 1.0) == wilson_interval(0.5, -3)
+    rate, low, high = clustered_rate([8] * 25, [8] * 25)
+    assert (rate, round(low, 3), high) == (1.0, 0.867, 1.0)
+    est = estimate_grid({"a": [1, None], "b": [None, None]}, ks=(1, 2), ts=[1])
+    assert est.mean.tolist() == [[0.25], [0.5]] and est.ks == (1, 2)
+    with pytest.raises(ValueError, match="c a whole number"):  # (it gave 0.375)
+        pass_at_k(4, 1.5, 1)
+
+
+# --------------------------------------------------------------------------- probe's front door
+
+PROBE_SMALL = dict(tasks=1, baseline_repeats=1, n_bootstrap=0)
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(progress="no"), r"`progress`"),
+        (dict(sealed="yes"), r"`sealed`"),
+        (dict(n_bootstrap=10**9), r"`n_bootstrap`"),
+        (dict(backend_options=3), r"`backend_options`"),
+        (dict(seed=-1), r"`seed`"),
+        (dict(seed=1.9), r"`seed`"),
+        (dict(seed="7"), r"`seed`"),
+        (dict(budget_factor=math.inf), r"`budget_factor`"),
+        (dict(budget_factor=10**400), r"`budget_factor`"),
+        (dict(budget_factor=True), r"`budget_factor`"),
+        (dict(label="x\udcff"), r"`label`"),
+        (dict(label="../up"), r"`label`"),
+    ],
+)
+def test_probe_refuses_bad_arguments_before_any_probe(agent, bad, match):
+    from turnbudget.eval import probe
+
+    with pytest.raises(ValueError, match=match):
+        probe(MAZE, agent, **{**PROBE_SMALL, **bad})
+
+
+@pytest.mark.parametrize("bad", [None, RandomAgent, "random", [RandomAgent(), None]])
+def test_probe_refuses_what_is_not_an_agent(bad):
+    from turnbudget.eval import probe
+
+    with pytest.raises(TypeError, match=r"`agent"):
+        probe(MAZE, bad, **PROBE_SMALL)
+
+
+def test_probe_refuses_envs_that_are_not_env_ids(agent):
+    from turnbudget.eval import probe
+
+    with pytest.raises(ValueError, match=r"`envs`"):
+        probe(3, agent, **PROBE_SMALL)

@@ -1,0 +1,116 @@
+"""`TrainConfig` refuses a bad setting when it is made (a ValueError naming the field), and
+``turnbudget train`` turns that into a one-line error, exit code 2, with nothing written."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+from turnbudget.cli import main
+from turnbudget.train import TrainConfig
+
+BAD = [
+    ("bc_episodes", 0, "`bc_episodes` to be a positive int"),
+    ("bc_episodes", -1, "`bc_episodes` to be a positive int"),
+    ("bc_epochs", 0, "`bc_epochs` to be a positive int"),
+    ("n_envs", 0, "`n_envs` to be a positive int"),
+    ("torch_threads", 0, "`torch_threads` to be a positive int"),
+    ("batch_size", 0, "`batch_size` to be a positive int"),
+    ("total_steps", True, "`total_steps` to be a positive int"),
+    ("seed", -1, "`seed` to be an int >= 0"),
+    ("task_pool", -3, "`task_pool` to be an int >= 0"),
+    ("gamma", math.nan, "`gamma` to be a number in (0, 1]"),
+    ("gamma", 2.0, "`gamma` to be a number in (0, 1]"),
+    ("gamma", 0.0, "`gamma` to be a number in (0, 1]"),
+    ("bc_epsilon", math.nan, "`bc_epsilon` to be a number in [0, 1]"),
+    ("bc_epsilon", 2.0, "`bc_epsilon` to be a number in [0, 1]"),
+    ("learning_rate", math.inf, "`learning_rate` to be a finite number > 0"),
+    ("learning_rate", 0.0, "`learning_rate` to be a finite number > 0"),
+    ("ent_coef", math.nan, "`ent_coef` to be a finite number >= 0"),
+    ("net_arch", (), "`net_arch` to be a non-empty sequence of positive ints"),
+    ("net_arch", (-5,), "every layer size in `net_arch` to be a positive int"),
+    ("net_arch", (64, 0), "every layer size in `net_arch` to be a positive int"),
+    ("net_arch", "64", "`net_arch` to be a non-empty sequence of positive ints"),
+    ("env_id", "Nope-v0", "`env_id` to be a registered env id"),
+    ("env_id", "", "`env_id` to be a non-empty string"),
+    ("out", "", "`out` to be a non-empty string"),
+]
+
+
+@pytest.mark.parametrize(("field", "value", "message"), BAD, ids=[f"{f}={v!r}" for f, v, _ in BAD])
+def test_a_bad_field_is_a_value_error_naming_it(field, value, message):
+    with pytest.raises(ValueError, match=re.escape(f"Expect {message}")):
+        TrainConfig(**{field: value})
+
+
+def test_an_unregistered_id_says_how_to_list_the_ids_and_suggests_the_prefix():
+    with pytest.raises(ValueError, match="`turnbudget list` shows the ids"):
+        TrainConfig(env_id="Nope-v0")
+    with pytest.raises(ValueError, match="did you mean 'turnbudget/Maze-Easy-v0'"):
+        TrainConfig(env_id="Maze-Easy-v0")
+
+
+def test_good_settings_are_kept():
+    config = TrainConfig(gamma=1, bc_epsilon=0, net_arch=[32], seed=0, task_pool=0)
+    assert (config.gamma, config.bc_epsilon, config.net_arch) == (1, 0, (32,))
+
+
+# (a run these tests fail to stop is short: one demonstration episode, one epoch)
+CHEAP = ["--algo", "bc", "--bc-episodes", "1", "--bc-epochs", "1", "--n-envs", "1"]
+
+FLAGS = [
+    (["--bc-episodes", "0"], "`bc_episodes`"),
+    (["--bc-episodes", "-1"], "`bc_episodes`"),
+    (["--bc-epochs", "0"], "`bc_epochs`"),
+    (["--n-envs", "0"], "`n_envs`"),
+    (["--torch-threads", "0"], "`torch_threads`"),
+    (["--batch-size", "0"], "`batch_size`"),
+    (["--seed", "-1"], "`seed`"),
+    (["--gamma", "nan"], "`gamma`"),
+    (["--gamma", "2"], "`gamma`"),
+    (["--bc-epsilon", "nan"], "`bc_epsilon`"),
+    (["--bc-epsilon", "2"], "`bc_epsilon`"),
+    (["--learning-rate", "inf"], "`learning_rate`"),
+    (["--net-arch", "-5"], "`net_arch`"),
+    (["--net-arch", "0"], "`net_arch`"),
+    (["--net-arch", ""], "`net_arch`"),
+    (["--env-id", "Nope-v0"], "`turnbudget list`"),
+    (["--env-id", ""], "`env_id`"),
+]
+
+
+@pytest.mark.parametrize(("flags", "named"), FLAGS, ids=[" ".join(f) for f, _ in FLAGS])
+def test_the_command_line_refuses_it_in_one_line_before_writing(tmp_path, capsys, flags, named):
+    out = tmp_path / "run"
+    code = main(["train", *CHEAP, "--out", str(out), *flags])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("turnbudget train: error: Expect ") and named in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("text", ["1,,2", "64,", ",64"])
+def test_a_list_flag_with_an_empty_item_is_refused(tmp_path, capsys, text):
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", *CHEAP, "--out", str(tmp_path / "run"), "--net-arch", text])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --net-arch: expect a comma-separated list of int with no empty item" in err
+
+
+def test_a_schedule_with_an_empty_phase_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", *CHEAP, "--out", str(tmp_path / "run"),
+              "--budget-schedule", "uniform:5-9,,uniform:10-20"])  # fmt: skip
+    assert exit_.value.code == 2
+    assert (
+        "argument --budget-schedule: expect a comma-separated list of str"
+        in capsys.readouterr().err
+    )
+    from turnbudget.cli.flags import config_from_args, config_parser
+
+    args = config_parser(TrainConfig, "train").parse_args(["--budget-schedule", ""])
+    assert config_from_args(TrainConfig, args).budget_schedule == ()  # (empty: no schedule)
