@@ -10,8 +10,7 @@ from turnbudget._checks import brief, check_seed, is_int
 from turnbudget.agents.house import HouseAgent
 from turnbudget.eval.run.agent_view import agent_info
 from turnbudget.eval.run.plan import derive_seed, task_seeds
-from turnbudget.eval.run.team import team_agent
-from turnbudget.multiagent.stack import game_module
+from turnbudget.eval.run.team import team_agent, team_roles
 
 __all__ = ["team_step_probe"]
 
@@ -45,15 +44,7 @@ def team_step_probe(
         >>> out["operator"]["skill"], 0 <= out["runner"]["random_rate"] < 1
         (1.0, True)
     """
-    module = game_module(game)
-    name = module.raw_env.metadata["name"]
-    roles = module.raw_env().possible_agents
-    if not isinstance(agents, Mapping):
-        raise ValueError(
-            f"Expect `agents` to map each role {roles} to an agent, got {brief(agents)}"
-        )
-    if set(agents) != set(roles):
-        raise ValueError(f"Expect one agent per role {roles}, got {sorted(map(str, agents))}")
+    module, name, roles = team_roles(game, agents)
     seed = check_seed(seed)
     if isinstance(t0s, (str, bytes, Mapping)) or not isinstance(t0s, Sequence):
         raise ValueError(f"Expect `t0s` to be a list of rounds (ints >= 0), got {brief(t0s)}")

@@ -108,6 +108,20 @@ __all__ = [
 _MODES = ("auto", "truncate", "rerun")
 
 
+def team_roles(game: Any, agents: Any) -> tuple[Any, str, list[str]]:
+    """The game's module, its name and its roles, once ``agents`` is checked to map each role
+    to an agent (a spec or an instance)."""
+    module = game_module(game)
+    roles = module.raw_env().possible_agents
+    if not isinstance(agents, Mapping):
+        raise ValueError(
+            f"Expect `agents` to map each role {roles} to an agent, got {brief(agents)}"
+        )
+    if set(agents) != set(roles):
+        raise ValueError(f"Expect one agent per role {roles}, got {sorted(map(str, agents))}")
+    return module, module.raw_env.metadata["name"], roles
+
+
 def team_agent(spec: Any, name: str = "agent") -> Any:
     """An agent from a spec of the agent registry (``"random"``, ``"oracle[:EPS]"``,
     ``"house"``, ``"llm:..."``) or the agent itself (``TypeError`` naming ``name`` when it is
@@ -465,15 +479,7 @@ def _make_config(
     reveal: Any, error_draws: str, record: bool, seed: int, label: str | None,
 ) -> tuple[TeamConfig, list[Any]]:  # fmt: skip
     """The run's `TeamConfig` and its team (one agent per role, in role order)."""
-    module = game_module(game)
-    name = module.raw_env.metadata["name"]
-    roles = module.raw_env().possible_agents
-    if not isinstance(agents, Mapping):
-        raise ValueError(
-            f"Expect `agents` to map each role {roles} to an agent, got {brief(agents)}"
-        )
-    if set(agents) != set(roles):
-        raise ValueError(f"Expect one agent per role {roles}, got {sorted(map(str, agents))}")
+    module, name, roles = team_roles(game, agents)
     seed = check_seed(seed)
     if label is not None:
         check_label(label)
