@@ -45,6 +45,10 @@ def test_callable_and_parse_and_coerce():
     assert BudgetMix.parse("10, 20") == BudgetMix.choice([10, 20])
     assert BudgetMix.parse("uniform:5-9") == BudgetMix.uniform(5, 9)
     assert BudgetMix.parse("loguniform:5-80") == BudgetMix.log_uniform(5, 80)
+    assert BudgetMix.parse(" Choice : 10 , 20 ") == BudgetMix.choice([10, 20])
+    assert BudgetMix.parse("uniform: 5 - 9") == BudgetMix.uniform(5, 9)
+    with pytest.raises(ValueError, match="budget mix string"):
+        BudgetMix.parse(10)  # type: ignore[arg-type]
     assert BudgetMix.coerce({8: 1.0, 16: 3.0}) == BudgetMix.choice([8, 16], [1, 3])
     assert BudgetMix.coerce((8, 16)) == BudgetMix.choice([8, 16])
 
@@ -63,6 +67,14 @@ def test_callable_and_parse_and_coerce():
         ("uniform:0-3", "positive int"),
         ("triangular:1-3", "Cannot parse"),
         ("ten,twenty", "Cannot parse"),
+        ("10 20", "Cannot parse"),  # (not 1020: spaces inside a number are not dropped)
+        ("uniform:5 0-90", "Cannot parse"),
+        ("10,,20", "Cannot parse"),
+        ("10,20,", "Cannot parse"),
+        ("uniform:5", "Cannot parse"),
+        ("1_000", "Cannot parse"),  # (int() would take it)
+        ("\u0663,5", "Cannot parse"),  # (an Arabic-Indic 3: int() would take it too)
+        ("9" * 5000, "Cannot parse"),
         (3.5, "Expect `budget_mix`"),
     ],
 )

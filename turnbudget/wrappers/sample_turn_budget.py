@@ -6,6 +6,7 @@ import bisect
 import inspect
 import itertools
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, SupportsFloat
@@ -23,6 +24,10 @@ from turnbudget.wrappers._common import (
     spec_with_limit,
 )
 from turnbudget.wrappers.turn_budget import TurnBudget, begin_reset, check_turn_budget
+
+# The numbers of `BudgetMix.parse` (a sign for a budget the value check then refuses by name).
+_INT = re.compile(r"[+-]?[0-9]{1,18}")
+_RANGE = re.compile(r"([0-9]{1,18})\s*-\s*([0-9]{1,18})")
 
 __all__ = ["BudgetMix", "BudgetMixLike", "SampleTurnBudget"]
 
@@ -101,18 +106,23 @@ class BudgetMix:
     @classmethod
     def parse(cls, spec: str) -> BudgetMix:
         """Parse ``"10,20,40"``, ``"choice:10,20"``, ``"uniform:5-40"`` or ``"loguniform:5-80"``."""
-        text = str(spec).strip().lower().replace(" ", "")
-        kind, _, rest = text.rpartition(":")
         expect = "expect 'T1,T2,...', 'uniform:LOW-HIGH' or 'loguniform:LOW-HIGH'"
-        try:
-            if kind in ("", "choice"):
-                values = [int(v) for v in rest.split(",")]
-            elif kind in ("uniform", "loguniform", "log_uniform"):
-                low, high = (int(v) for v in rest.split("-"))
-            else:
-                raise ValueError("unknown kind")
-        except ValueError:  # (a value of the right form is checked below, with its own message)
-            raise ValueError(f"Cannot parse budget mix {brief(spec)}: {expect}") from None
+        if not isinstance(spec, str):
+            raise ValueError(f"Expect a budget mix string ({expect[7:]}), got {brief(spec)}")
+        kind, _, rest = spec.strip().lower().rpartition(":")
+        kind = kind.strip()
+        # Whole ASCII numbers only: spaces around an item are fine, inside one ("10 20") are not.
+        if kind in ("", "choice"):
+            items = [_INT.fullmatch(item.strip()) for item in rest.split(",")]
+            if not all(items):
+                raise ValueError(f"Cannot parse budget mix {brief(spec)}: {expect}")
+            values = [int(item.group()) for item in items]  # type: ignore[union-attr]
+        elif kind in ("uniform", "loguniform", "log_uniform") and (
+            bounds := _RANGE.fullmatch(rest.strip())
+        ):
+            low, high = int(bounds[1]), int(bounds[2])
+        else:
+            raise ValueError(f"Cannot parse budget mix {brief(spec)}: {expect}")
         if kind in ("", "choice"):
             return cls.choice(values)
         return cls.uniform(low, high) if kind == "uniform" else cls.log_uniform(low, high)
