@@ -138,6 +138,26 @@ def test_export_of_a_zoo_policy_is_the_same_policy(tmp_path):
     np.testing.assert_array_equal([a.logits(v) for v in x], [b.logits(v) for v in x])
 
 
+@pytest.mark.parametrize(
+    ("destination", "card", "error", "says"),
+    [
+        ("", None, ValueError, "non-empty path"),
+        ("  ", None, ValueError, "non-empty path"),
+        (None, None, ValueError, "non-empty path"),
+        ("copy", ["arm"], TypeError, "mapping"),
+        ("copy", {"when": object()}, ValueError, "JSON values only"),
+        ("copy", {"score": float("nan")}, ValueError, "JSON values only"),
+    ],
+)
+def test_export_refuses_bad_arguments_before_writing(
+    destination, card, error, says, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # ("" was the working directory)
+    with pytest.raises(error, match=says):
+        export_policy(SOME, destination, card=card)
+    assert list(tmp_path.iterdir()) == []
+
+
 def _zoo_copy(tmp_path: Path) -> Path:
     return export_policy(SOME, tmp_path / "p")
 

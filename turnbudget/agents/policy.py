@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from turnbudget._checks import brief
 from turnbudget.agents.base import EXECUTED_KEY
 from turnbudget.wrappers.history_features import (
     FeatureEncoder,
@@ -265,6 +266,20 @@ def export_policy(
     Returns:
         ``destination``.
     """
+    # Checked before anything is read or written: "" would mean the working directory, and a
+    # card that is not JSON would fail after the weights were written.
+    if not isinstance(destination, (str, Path)) or not str(destination).strip():
+        raise ValueError(f"Expect `destination` to be a non-empty path, got {brief(destination)}")
+    card_text = None
+    if card is not None:
+        if not isinstance(card, Mapping):
+            raise TypeError(
+                f"Expect `card` to be a mapping (the card.json object), got {brief(card)}"
+            )
+        try:
+            card_text = json.dumps(dict(card), indent=2, allow_nan=False) + "\n"
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"Expect `card` to hold JSON values only: {exc}") from None
     root = resolve_policy(source)
     encoding, _ = load_policy(root)  # checks that the weights make a network we play
     weights, _ = _read_weights(root)
@@ -277,8 +292,8 @@ def export_policy(
     out.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out / WEIGHTS_FILE, **actor)
     write_encoding(out, encoding)
-    if card is not None:
-        (out / CARD_FILE).write_text(json.dumps(dict(card), indent=2) + "\n")
+    if card_text is not None:
+        (out / CARD_FILE).write_text(card_text)
     return out
 
 
