@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import gymnasium as gym
+import numpy as np
 import pytest
 from _support import native_env_ids
 
@@ -160,3 +161,45 @@ def test_bad_sources_are_clear_errors():
         check_text_env(3)
     with pytest.raises(ValueError, match="env_kwargs"):
         check_text_env(Maze, env_kwargs={"difficulty": "hard"})
+    with pytest.raises(TypeError, match=r"Expect the factory object to return a gym\.Env"):
+        check_text_env(object)
+
+
+def _no_env() -> gym.Env:
+    raise AssertionError("the env was made before the arguments were checked")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "says"),
+    [
+        ({"seeds": []}, ValueError, "`seeds` to be a non-empty sequence"),
+        ({"seeds": 5}, ValueError, "`seeds` to be a non-empty sequence"),
+        ({"seeds": "012"}, ValueError, "`seeds` to be a non-empty sequence"),
+        ({"seeds": [0, -1]}, ValueError, r"`seeds\[i\]` to be an int from 0"),
+        ({"seeds": [0.5]}, ValueError, r"`seeds\[i\]`"),
+        ({"steps": 0}, ValueError, "`steps` to be a positive int"),
+        ({"steps": float("nan")}, ValueError, "`steps` to be a positive int"),
+        ({"steps": 10**9}, ValueError, "`steps` to be at most 100,000"),
+        ({"walks": -1}, ValueError, "`walks` to be an int >= 0"),
+        ({"walks": True}, ValueError, "`walks`"),
+        ({"oracle": "exactly"}, ValueError, "`oracle` to be 'exact', 'plan' or None"),
+        ({"cross_process": "no"}, ValueError, "`cross_process` to be True or False"),
+        ({"budget_factor": float("nan")}, ValueError, "`budget_factor`"),
+        ({"budget_factor": 0}, ValueError, "`budget_factor`"),
+        ({"max_step_seconds": 0}, ValueError, "`max_step_seconds`"),
+        ({"max_step_seconds": float("inf")}, ValueError, "`max_step_seconds`"),
+        ({"hostile_commands": "look"}, ValueError, "`hostile_commands` to be a sequence"),
+        ({"hostile_commands": ["look", None]}, ValueError, "`hostile_commands` to be a str"),
+        ({"env_kwargs": 5}, TypeError, "`env_kwargs` to be a mapping"),
+    ],
+)
+def test_the_callers_mistakes_are_named_before_any_env_is_made(kwargs, error, says):
+    """A bad argument is the caller's error, not an AssertionError that blames the env."""
+    with pytest.raises(error, match=says):
+        check_text_env(_no_env, **kwargs)
+
+
+def test_seeds_may_be_a_range_or_an_array():
+    report = check_text_env(Maze, seeds=range(2), steps=3, cross_process=False)
+    assert report.passed
+    assert check_text_env(Maze, seeds=np.arange(2), steps=3, cross_process=False).passed

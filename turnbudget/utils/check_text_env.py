@@ -61,6 +61,14 @@ import numpy as np
 from gymnasium.utils.env_checker import check_env
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
 
+from turnbudget._checks import (
+    brief,
+    check_bool,
+    check_positive_int,
+    check_seed,
+    is_finite,
+    is_int,
+)
 from turnbudget.envs.core import (
     INFO_ADMISSIBLE_ACTIONS,
     INFO_LOST,
@@ -171,6 +179,10 @@ def check_text_env(
     Raises:
         AssertionError: ``check_text_env[<check>] failed for <env> (seed s, step t): ...``.
     """
+    seeds, steps, walks, hostile_commands = _check_arguments(
+        seeds, steps, walks, oracle, cross_process, budget_factor, hostile_commands,
+        max_step_seconds, env_kwargs,
+    )  # fmt: skip
     make, fresh, name, spawn = _factory(env_or_id, env_kwargs)
     ctx = _Context(name)
     report = CheckReport()
@@ -256,6 +268,50 @@ def _check(ctx: _Context, report: CheckReport, check: str) -> Iterator[None]:
     report.checks.append(check)
 
 
+#: The longest random walk `check_text_env` takes (a hang guard on a typo such as 10**9).
+MAX_CHECK_STEPS = 100_000
+
+
+def _check_arguments(
+    seeds: Any, steps: Any, walks: Any, oracle: Any, cross_process: Any, budget_factor: Any,
+    hostile_commands: Any, max_step_seconds: Any, env_kwargs: Any,
+) -> tuple[list[int], int, int, list[str]]:  # fmt: skip
+    """The caller's arguments checked before any env is made: a mistake there is a
+    ValueError or TypeError naming the argument, never an AssertionError that blames the env."""
+    if (
+        isinstance(seeds, (str, bytes))
+        or not isinstance(seeds, (Sequence, np.ndarray))
+        or not len(seeds)
+    ):
+        raise ValueError(f"Expect `seeds` to be a non-empty sequence of ints, got {brief(seeds)}")
+    seeds = [check_seed(seed, "seeds[i]") for seed in seeds]
+    steps = check_positive_int(steps, "steps")
+    if steps > MAX_CHECK_STEPS:
+        raise ValueError(f"Expect `steps` to be at most {MAX_CHECK_STEPS:,}, got {steps:,}")
+    if not is_int(walks) or walks < 0:
+        raise ValueError(f"Expect `walks` to be an int >= 0, got {brief(walks)}")
+    if oracle not in ("exact", "plan", None):
+        raise ValueError(f"Expect `oracle` to be 'exact', 'plan' or None, got {brief(oracle)}")
+    check_bool(cross_process, "cross_process")
+    if budget_factor is not None and not (is_finite(budget_factor) and budget_factor > 0):
+        raise ValueError(
+            f"Expect `budget_factor` to be a positive finite number or None, got {brief(budget_factor)}"
+        )
+    if not (is_finite(max_step_seconds) and max_step_seconds > 0):
+        raise ValueError(
+            f"Expect `max_step_seconds` to be a positive finite number, got {brief(max_step_seconds)}"
+        )
+    if isinstance(hostile_commands, (str, bytes)) or not isinstance(hostile_commands, Sequence):
+        raise ValueError(
+            f"Expect `hostile_commands` to be a sequence of str, got {brief(hostile_commands)}"
+        )
+    if not all(isinstance(command, str) for command in hostile_commands):
+        raise ValueError("Expect every one of `hostile_commands` to be a str")
+    if env_kwargs is not None and not isinstance(env_kwargs, Mapping):
+        raise TypeError(f"Expect `env_kwargs` to be a mapping or None, got {brief(env_kwargs)}")
+    return seeds, steps, int(walks), list(hostile_commands)
+
+
 def _factory(
     source: EnvSource, env_kwargs: Mapping[str, Any] | None
 ) -> tuple[Callable[[], gym.Env], bool, str, bytes | None]:
@@ -275,7 +331,14 @@ def _factory(
         return (lambda: pickle.loads(blob)), False, name, _spawnable(("env", blob), source)
     if callable(source):
         name = getattr(source, "__name__", type(source).__name__)
-        return source, True, name, _spawnable(("factory", source), source)
+
+        def make_checked() -> gym.Env:
+            env = source()
+            if not isinstance(env, gym.Env):
+                raise TypeError(f"Expect the factory {name} to return a gym.Env, got {brief(env)}")
+            return env
+
+        return make_checked, True, name, _spawnable(("factory", source), source)
     raise TypeError(f"Expect an env id, an env or a factory, got {type(source).__name__}")
 
 
