@@ -261,6 +261,35 @@ def test_bad_arguments_are_clear_errors():
         check_group_seeding(Maze, turn_cap=0)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "error", "says"),
+    [
+        ({"group_size": 10**9}, ValueError, "`group_size` to be at most 1,024"),
+        ({"steps": 10**9}, ValueError, "`steps` to be at most 100,000"),
+        ({"seeds": 5}, ValueError, "`seeds` to be one or more ints"),
+        ({"seeds": "01"}, ValueError, "`seeds` to be one or more ints"),
+        ({"actions": []}, ValueError, "`actions` to be a non-empty sequence"),
+        ({"actions": "look"}, ValueError, "`actions` to be a non-empty sequence"),
+        ({"idle_actions": "look"}, ValueError, "`idle_actions` to be a sequence"),
+        ({"env_kwargs": 5}, TypeError, "`env_kwargs` to be a mapping"),
+    ],
+)
+def test_hang_prone_and_malformed_arguments_are_refused_up_front(kwargs, error, says):
+    """Refused before any env is made (10**9 attempts used to run until killed)."""
+
+    def no_env():
+        raise AssertionError("an env was made before the arguments were checked")
+
+    source = "turnbudget/Maze-Easy-v0" if "env_kwargs" in kwargs else no_env
+    with pytest.raises(error, match=says):
+        check_group_seeding(source, **kwargs)
+
+
+def test_a_factory_that_makes_no_env_is_a_type_error():
+    with pytest.raises(TypeError, match="Expect the factory object to return an env"):
+        check_group_seeding(object)
+
+
 def test_holds_one_fresh_instance_at_a_time_and_closes_every_one():
     """A served or otherwise bounded env (an OpenEnv server's sessions) allows only a few
     instances at once: the checks close each fresh instance before making the next."""

@@ -48,6 +48,10 @@ from turnbudget.envs.core import INFO_ADMISSIBLE_ACTIONS
 
 __all__ = ["CHECKS", "GroupSeedingReport", "SeedableEnv", "SeedingFailure", "check_group_seeding"]
 
+#: Hang guards on a typo (``group_size=10**9``): the most attempts per seed, turns per attempt.
+MAX_GROUP_SIZE = 1024
+MAX_STEPS = 100_000
+
 #: The checks, in the order they run and are reported.
 CHECKS: tuple[str, ...] = (
     "same_start",
@@ -194,15 +198,33 @@ def check_group_seeding(
         (True, 'passed')
     """
     make, name = _source(env, env_kwargs)
-    if not seeds or not all(is_int(seed) and seed >= 0 for seed in seeds):
+    if (
+        isinstance(seeds, (str, bytes))
+        or not isinstance(seeds, (Sequence, np.ndarray))
+        or not len(seeds)
+        or not all(is_int(seed) and seed >= 0 for seed in seeds)
+    ):
         raise ValueError(f"Expect `seeds` to be one or more ints >= 0, got {brief(seeds)}")
-    check_positive_int(steps, "steps")
+    if check_positive_int(steps, "steps") > MAX_STEPS:
+        raise ValueError(f"Expect `steps` to be at most {MAX_STEPS:,}, got {steps:,}")
     if check_positive_int(group_size, "group_size") < 2:
         raise ValueError(
             f"Expect `group_size` to be at least 2 (K attempts to compare), got {group_size}"
         )
+    if group_size > MAX_GROUP_SIZE:
+        raise ValueError(
+            f"Expect `group_size` to be at most {MAX_GROUP_SIZE:,}, got {group_size:,}"
+        )
+    if actions is not None and (
+        isinstance(actions, (str, bytes)) or not isinstance(actions, Sequence) or not actions
+    ):
+        raise ValueError(
+            f"Expect `actions` to be a non-empty sequence or None, got {brief(actions)}"
+        )
     if turn_cap is not None:
         check_positive_int(turn_cap, "turn_cap")
+    if isinstance(idle_actions, (str, bytes)) or not isinstance(idle_actions, Sequence):
+        raise ValueError(f"Expect `idle_actions` to be a sequence, got {brief(idle_actions)}")
     if not idle_actions:
         raise ValueError("Expect `idle_actions` to hold at least one action, got none")
     run = _Run(
@@ -231,6 +253,8 @@ def _source(
     env: EnvSource, env_kwargs: Mapping[str, Any] | None
 ) -> tuple[Callable[[], tuple[SeedableEnv, bool]], str]:
     """(make: () -> (an env, whether it is fresh and ours to close), a name)."""
+    if env_kwargs is not None and not isinstance(env_kwargs, Mapping):
+        raise TypeError(f"Expect `env_kwargs` to be a mapping or None, got {brief(env_kwargs)}")
     kwargs = dict(env_kwargs or {})
     if isinstance(env, str):
         return (lambda: (gym.make(env, **kwargs), True)), env
@@ -243,7 +267,20 @@ def _source(
             )
         return (lambda: (env, False)), _name(env)
     if callable(env):
-        return (lambda: (env(), True)), getattr(env, "__name__", type(env).__name__)
+        name = getattr(env, "__name__", type(env).__name__)
+
+        def make() -> tuple[SeedableEnv, bool]:
+            made = env()
+            if not (
+                callable(getattr(made, "step", None)) and callable(getattr(made, "reset", None))
+            ):
+                raise TypeError(
+                    f"Expect the factory {name} to return an env with reset() and step(), "
+                    f"got {brief(made)}"
+                )
+            return made, True
+
+        return make, name
     raise TypeError(
         "Expect an env id, an env with reset(seed=...) and step(action), or a zero-argument "
         f"factory, got {type(env).__name__}"
