@@ -114,3 +114,87 @@ def test_a_schedule_with_an_empty_phase_is_refused(tmp_path, capsys):
 
     args = config_parser(TrainConfig, "train").parse_args(["--budget-schedule", ""])
     assert config_from_args(TrainConfig, args).budget_schedule == ()  # (empty: no schedule)
+
+
+# -- the Python entry points: `config` and their own arguments, checked before any work ----
+
+
+def _entry_points():
+    from turnbudget.train import behaviour_clone, collect_demos, make_env, train, train_ppo
+
+    return [train, train_ppo, behaviour_clone, collect_demos, make_env]
+
+
+@pytest.mark.parametrize("config", [None, 5, "ppo", {"algo": "ppo"}, TrainConfig])
+def test_every_entry_point_refuses_what_is_not_a_train_config(config, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for entry in _entry_points():
+        with pytest.raises(TypeError, match="Expect `config` to be a TrainConfig"):
+            entry(config)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_field_changed_after_the_config_was_made_is_checked_again(tmp_path):
+    config = TrainConfig(out=str(tmp_path / "run"))
+    config.seed = -1
+    for entry in _entry_points():
+        with pytest.raises(ValueError, match="`seed` to be an int >= 0"):
+            entry(config)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("epsilon", [-0.1, 1.5, math.nan, True, "0.3"])
+def test_collect_demos_refuses_a_bad_epsilon(epsilon):
+    from turnbudget.train import collect_demos
+
+    with pytest.raises(ValueError, match="`epsilon` to be a number in"):
+        collect_demos(TrainConfig(bc_episodes=1), epsilon=epsilon)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"index": -1}, "`index` to be an int >= 0"),
+        ({"index": 1.5}, "`index` to be an int >= 0"),
+        ({"index": True}, "`index` to be an int >= 0"),
+        ({"process_reward": "yes"}, "`process_reward` to be True or False"),
+        ({"batched": 1}, "`batched` to be True or False"),
+    ],
+)
+def test_make_env_refuses_bad_arguments(kwargs, says):
+    from turnbudget.train import make_env
+
+    with pytest.raises(ValueError, match=says):
+        make_env(TrainConfig(), **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("base", "pool", "seed", "says"),
+    [
+        (-1, 10, 0, "`base` to be an int from 0"),
+        (0.5, 10, 0, "`base` to be an int from 0"),
+        (0, -1, 0, "`pool` to be an int >= 0"),
+        (0, 10, -1, "`seed` to be an int from 0"),
+        (0, 10, True, "`seed` to be an int from 0"),
+        (2**64 - 5, 10, 0, "`base` \\+ `pool` to stay at most"),
+        (2**64 - 5, 0, 0, "`base` \\+ `pool` to stay at most"),  # (0: 2**31 seeds)
+    ],
+)
+def test_task_seeds_refuses_seeds_out_of_range(base, pool, seed, says):
+    import gymnasium as gym
+
+    from turnbudget.train import TaskSeeds
+
+    with pytest.raises(ValueError, match=says):
+        TaskSeeds(gym.make("turnbudget/Maze-Easy-v0"), base, pool, seed)
+
+
+def test_task_seeds_draws_within_its_range_and_checks_the_reset_seed():
+    import gymnasium as gym
+
+    from turnbudget.train import TaskSeeds
+
+    env = TaskSeeds(gym.make("turnbudget/Maze-Easy-v0"), 2**64 - 10, 10, 0)
+    env.reset(seed=3)  # (the top of the seed range is reachable, never passed)
+    with pytest.raises(ValueError, match="seed"):
+        env.reset(seed=-1)

@@ -50,7 +50,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from turnbudget.train.config import TrainConfig
+from turnbudget.train.config import TrainConfig, check_config
 
 if TYPE_CHECKING:
     from turnbudget.train._sb3 import RL_EXTRA, require_rl
@@ -100,6 +100,7 @@ def __dir__() -> list[str]:
 def train(config: TrainConfig) -> dict[str, Any]:
     """Run ``config.algo`` (`behaviour_clone` or `train_ppo`); save the policy under
     ``config.out``; return the run's summary (also written to ``summary.json``)."""
+    config = check_config(config)
     if config.algo == "bc":
         from turnbudget.train.bc import behaviour_clone
 

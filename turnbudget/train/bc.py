@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from turnbudget._checks import check_probability
 from turnbudget.train import _sb3
-from turnbudget.train.config import TrainConfig
+from turnbudget.train.config import TrainConfig, check_config
 from turnbudget.train.stack import make_env
 
 __all__ = ["behaviour_clone", "collect_demos", "fit_policy"]
@@ -24,7 +25,8 @@ __all__ = ["behaviour_clone", "collect_demos", "fit_policy"]
 
 def collect_demos(config: TrainConfig, epsilon: float | None = None) -> dict[str, np.ndarray]:
     """Episodes of the ε-oracle through the training stack: features, masks, actions, returns."""
-    eps = config.bc_epsilon if epsilon is None else epsilon
+    config = check_config(config)
+    eps = config.bc_epsilon if epsilon is None else check_probability(epsilon, "epsilon")
     rng = np.random.default_rng([config.seed, 0xDE70])
     env = make_env(config, 0, process_reward=False)
     obs_l, mask_l, act_l, ret_l = [], [], [], []
@@ -61,6 +63,7 @@ def collect_demos(config: TrainConfig, epsilon: float | None = None) -> dict[str
 
 def fit_policy(model: Any, demos: dict[str, np.ndarray], config: TrainConfig) -> list[float]:
     """Cross-entropy on the demonstrated commands plus value regression; returns loss per epoch."""
+    config = check_config(config)
     import torch
 
     policy = model.policy
@@ -92,6 +95,7 @@ def fit_policy(model: Any, demos: dict[str, np.ndarray], config: TrainConfig) ->
 
 def behaviour_clone(config: TrainConfig) -> dict[str, Any]:
     """The BC stage: demonstrations, fit, save (a policy PPO can start from); the summary."""
+    config = check_config(config)
     _sb3.require_rl()
     _sb3.setup_torch(config)
     Path(config.out).mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ from turnbudget._checks import (
     renamed,
 )
 
-__all__ = ["ALGOS", "TrainConfig"]
+__all__ = ["ALGOS", "TrainConfig", "check_config"]
 
 ALGOS = ("ppo", "bc")
 _DEFAULT_TURN_BUDGET = 30
@@ -189,6 +189,17 @@ class TrainConfig:
         if self.bootstrap_at_budget == "auto":
             return self.reveal == "never"
         return self.bootstrap_at_budget == "yes"
+
+
+def check_config(config: Any) -> TrainConfig:
+    """``config`` if it is a valid `TrainConfig`, else a TypeError or ValueError: what every
+    training entry point takes is checked again, since a dataclass's fields can be changed
+    after it was made (``config.seed = -1``)."""
+    if not isinstance(config, TrainConfig):
+        hint = " (an instance: TrainConfig(...))" if config is TrainConfig else ""
+        raise TypeError(f"Expect `config` to be a TrainConfig{hint}, got {brief(config)}")
+    dataclasses.replace(config)  # (its __post_init__ checks every field)
+    return config
 
 
 def _check_real(value: Any, name: str, expected: str, ok: Any) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbudget.train import _sb3
-from turnbudget.train.config import TrainConfig
+from turnbudget.train.config import TrainConfig, check_config
 
 __all__ = ["train_ppo"]
 
@@ -17,6 +17,7 @@ _LOG_FORMATS = {"csv": ["csv"], "tensorboard": ["tensorboard"], "none": []}
 def train_ppo(config: TrainConfig) -> dict[str, Any]:
     """Run MaskablePPO for ``config.total_steps`` env steps (from ``config.init`` when set);
     save the policy under ``config.out``; return the run summary (also ``summary.json``)."""
+    config = check_config(config)
     _sb3.require_rl()
     from stable_baselines3.common.callbacks import CheckpointCallback
     from stable_baselines3.common.logger import configure

@@ -22,9 +22,17 @@ import gymnasium as gym
 import numpy as np
 
 import turnbudget
+from turnbudget._checks import (
+    MAX_SEED,
+    brief,
+    check_bool,
+    check_reset_options,
+    check_seed,
+    is_int,
+)
 from turnbudget.agents.policy import policy_encoding
 from turnbudget.train.batched import TRAINING_INFO_KEYS, BatchEncoder, TurnInputs
-from turnbudget.train.config import TrainConfig
+from turnbudget.train.config import TrainConfig, check_config
 from turnbudget.wrappers.history_features import HistoryFeatures
 from turnbudget.wrappers.stack import drop_checks
 
@@ -48,10 +56,19 @@ class TaskSeeds(gym.Wrapper):
 
     def __init__(self, env: gym.Env, base: int, pool: int, seed: int):
         super().__init__(env)
-        self.base, self.pool = int(base), int(pool)
-        self._rng = np.random.default_rng([seed, 0x7A5C])
+        self.base = check_seed(base, "base")
+        if not is_int(pool) or pool < 0:
+            raise ValueError(f"Expect `pool` to be an int >= 0 (0: 2**31 seeds), got {brief(pool)}")
+        self.pool = int(pool)
+        if self.base + (self.pool or 2**31) - 1 > MAX_SEED:
+            raise ValueError(
+                f"Expect the task seeds `base` + `pool` to stay at most {MAX_SEED:,}, "
+                f"got base {self.base:,} and pool {self.pool:,}"
+            )
+        self._rng = np.random.default_rng([check_seed(seed), 0x7A5C])
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        check_reset_options(seed, options)
         if seed is not None:
             self._rng = np.random.default_rng([seed, 0x7A5C])
         span = self.pool if self.pool > 0 else 2**31
@@ -122,7 +139,15 @@ def make_env(
     optimal policy of the budget-capped return. ``batched``: the stack ends in
     `TurnInputs`, whose turns `batch_encoder` makes the same vectors from.
     """
-    shaping = config.process_reward if process_reward is None else process_reward
+    config = check_config(config)
+    if not is_int(index) or index < 0:
+        raise ValueError(f"Expect `index` to be an int >= 0, got {brief(index)}")
+    check_bool(batched, "batched")
+    shaping = (
+        config.process_reward
+        if process_reward is None
+        else check_bool(process_reward, "process_reward")
+    )
     env: gym.Env = (
         TurnInputs(_text(config, shaping), config.max_actions)
         if batched
@@ -138,6 +163,7 @@ def make_env(
 
 def training_encoding(config: TrainConfig, activation: str) -> dict[str, Any]:
     """The ``encoding.json`` of a policy trained with ``config`` (see `policy_encoding`)."""
+    config = check_config(config)
     features = _features(config, shaping=False)  # shaping changes rewards, not features
     try:
         return policy_encoding(features, config.env_id, activation)
