@@ -68,6 +68,9 @@ def test_budget_from_reset_options_is_shown():
         ({"mode": "final"}, "final_turns"),
         ({"mode": "final=0"}, "positive int"),
         ({"mode": "final=x"}, "positive int"),
+        ({"mode": "final=1_0"}, "positive int"),  # (int() would read 10)
+        ({"mode": "final=\u0663"}, "positive int"),  # (an Arabic-Indic 3: int() would read 3)
+        ({"mode": "final=-1"}, "positive int"),
         ({"mode": "final", "final_turns": -1}, "positive int, got -1"),
         ({"mode": "final=2", "final_turns": 2}, "Give k once"),
         ({"mode": "always", "final_turns": 2}, "only for mode 'final'"),

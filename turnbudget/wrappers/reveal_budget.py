@@ -110,12 +110,10 @@ def check_reveal(mode: Any, final_turns: Any, template: Any) -> tuple[str, int |
     if k:
         if final_turns is not None:
             raise ValueError(f"Give k once: `mode`={mode!r} and `final_turns`={final_turns!r}")
-        try:
-            final_turns = int(k)
-        except ValueError:
-            raise ValueError(
-                f"Expect k in `mode`='final=k' to be a positive int, got {k!r}"
-            ) from None
+        k = k.strip()
+        if not (k.isascii() and k.isdigit()):  # (int() would take "1_0" and other digits)
+            raise ValueError(f"Expect k in `mode`='final=k' to be a positive int, got {k!r}")
+        final_turns = int(k)
     if name == "final":
         if final_turns is None:
             raise ValueError("Expect `final_turns` (a positive int) with mode 'final'")

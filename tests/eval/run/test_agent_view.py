@@ -201,3 +201,18 @@ def test_a_budget_shown_in_the_last_k_turns_reaches_the_agent_only_then():
             assert bool(set(info) & {"turn_budget", "turns_used", "turns_left"}) == shown
             assert info["budget_visible"] == shown
     assert any(len(episode) == 10 for _, episode in spy.episodes)
+
+
+@pytest.mark.parametrize(
+    ("reveal", "visible"),
+    [
+        ("never", False), (" NEVER", False), ("Never", False), (None, False),
+        ({"mode": "NEVER"}, False), ("always", True), ("FINAL=2", True), ({}, True),
+    ],
+)  # fmt: skip
+def test_budget_visible_reads_reveal_as_the_env_does(reveal, visible):
+    """Every spelling `check_reveal` takes for "never" hides the budget in the env, so the
+    evaluator must not plan the run as if the agent could see it."""
+    from turnbudget.eval.run.agent_view import budget_visible
+
+    assert budget_visible(reveal) is visible
