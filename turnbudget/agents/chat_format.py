@@ -277,7 +277,7 @@ def _json_command(reply: str) -> str | None:
         return None
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
         return None
     command = value.get("command") if isinstance(value, dict) else None
     return command if isinstance(command, str) else None

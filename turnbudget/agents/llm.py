@@ -40,6 +40,7 @@ command resumes the rest.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -62,6 +63,7 @@ from turnbudget.agents.chat_format import (
 from turnbudget.agents.secrets import redact, remember, url_secrets
 
 __all__ = [
+    "MAX_REPLY_CHARS",
     "PREFLIGHT_TIMEOUT",
     "ChatAgent",
     "RequestRejected",
@@ -90,6 +92,11 @@ _SERVER_CONSTRAINTS = {
 _CONSTRAINT_FIELDS = ("grammar", "guided_choice", "response_format", "json_schema")
 
 
+#: The most characters of a reply an agent reads (or 32 per token of ``max_tokens``, if
+#: more): a longer one (a server that ignores ``max_tokens``) is cut, so it costs no more
+#: time to parse and no more room in the step record than this.
+MAX_REPLY_CHARS = 65536
+
 #: Seconds `ChatAgent.preflight` waits for the server's ``/models`` (or the agent's
 #: ``timeout``, if shorter).
 PREFLIGHT_TIMEOUT = 10.0
@@ -107,6 +114,10 @@ class MalformedReply(ValueError):
 class RequestRejected(RuntimeError):
     """The LLM server refused a request for a reason retrying cannot fix (bad model, auth, ...)."""
 
+
+# What an API key may be to travel in an ``Authorization`` header: visible ASCII, spaces
+# only inside (httpx refuses the rest, and a refused header reads as a connection error).
+_HEADER_VALUE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 
 # An environment variable's name, as a shell writes one.
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -132,18 +143,24 @@ def _check_url(url: str) -> None:
     """``base_url`` must be an http(s) URL. The message shows a URL without its credentials
     (`redact_url`, then `redact`), and nothing of a value that is not a URL (it may be a key
     given in the wrong place: it is registered as a secret)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme in ("http", "https") and parts.netloc:
+    expect = "Expect `base_url` (--base-url) to be an http(s) URL such as http://127.0.0.1:8080/v1"
+    if not isinstance(url, str):
+        raise TypeError(f"{expect}, got {type(url).__name__}")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is not a number in 0..65535
+    except ValueError:  # a malformed host or port: its text is not shown (it may be a secret)
+        parts = None
+    if parts is not None and parts.scheme in ("http", "https") and parts.hostname:
         return
-    if parts.scheme and parts.netloc:
+    if parts is not None and parts.scheme and parts.netloc:
         shown = f"{redact(redact_url(url) or '')!r}"
     else:
-        remember(url, *url_secrets(url))
+        remember(url)
+        with contextlib.suppress(ValueError):  # (a malformed host or port)
+            remember(*url_secrets(url))
         shown = "a value that is not a URL (not shown: it may be a secret)"
-    raise ValueError(
-        f"Expect `base_url` (--base-url) to be an http(s) URL such as "
-        f"http://127.0.0.1:8080/v1, got {shown}"
-    )
+    raise ValueError(f"{expect}, got {shown}")
 
 
 def redact_url(url: str | None) -> str | None:
@@ -186,8 +203,12 @@ class _Shared:
 
 
 def _positive(value: Any, name: str, kind: type = int, zero: bool = False) -> Any:
+    """``value`` as a finite number >= 0 (> 0 unless ``zero``); nan and inf are refused (a
+    nan timeout never expires, an infinite backoff never retries)."""
     ok = isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool)
-    if not ok or value < 0 or (value == 0 and not zero):
+    # A float's range; nan and inf fail the comparison, and so does an int float() would refuse.
+    finite = ok and (kind is int or abs(value) < 2**1024)
+    if not finite or value < 0 or (value == 0 and not zero):
         what = "non-negative" if zero else "positive"
         raise ValueError(f"Expect `{name}` to be a {what} {kind.__name__}, got {value!r}")
     return kind(value)
@@ -258,8 +279,8 @@ class ChatAgent:
         max_backoff: float = 8.0,
         concurrency: int | None = None,
     ):
-        if not isinstance(model, str) or not model.strip():
-            raise ValueError(f"Expect `model` to be a model name, got {model!r}")
+        if not isinstance(model, str) or not model.strip() or not model.isprintable():
+            raise ValueError(f"Expect `model` to be a model name (one line), got {model!r}")
         _check_key_env(api_key_env)
         if parse not in PARSE_MODES:
             raise ValueError(f"Expect `parse` to be one of {PARSE_MODES}, got {parse!r}")
@@ -357,7 +378,7 @@ class ChatAgent:
                     f"({type(exc).__name__}: {_short(exc)}). Is it running? "
                     "(`turnbudget serve-local` starts a local one.)"
                 ) from None
-            except openai.OpenAIError as exc:
+            except Exception as exc:  # it answered, with an error or no list: it is up
                 logger.debug("GET /models failed: %s", _short(exc))
 
     def close(self) -> None:
@@ -486,6 +507,17 @@ class ChatAgent:
         retries: int,
         requests: int,
     ) -> str:
+        limit = max(MAX_REPLY_CHARS, 32 * self.max_tokens)
+        if len(reply) > limit:  # a server that ignores max_tokens: parse and record a bounded
+            # reply (blanked whole, then cut, so no cut leaves part of a secret)
+            logger.warning(
+                "LLM server at %s answered %d characters (max_tokens=%d); reading the first %d",
+                redact_url(self._url()),
+                len(reply),
+                self.max_tokens,
+                limit,
+            )
+            reply = f"{redact(reply)[:limit]} [cut: the reply had {len(reply)} characters]"
         command, outcome = parse_command(reply, admissible, self.parse)
         usage = getattr(response, "usage", None)
         self._note = {
@@ -577,7 +609,7 @@ class ChatAgent:
 
     def _client_kwargs(self) -> dict[str, Any]:
         key = os.environ.get(self.api_key_env)
-        if key is None:
+        if key is None or (not key and self.api_key_env == DEFAULT_API_KEY_ENV):
             if self.api_key_env != DEFAULT_API_KEY_ENV:
                 raise ValueError(
                     redact(
@@ -587,6 +619,14 @@ class ChatAgent:
                     )
                 )
             key = _NO_KEY
+        if not _HEADER_VALUE.fullmatch(key):  # never shown: it is the key
+            remember(key)
+            raise ValueError(
+                f"The API key in the environment variable {self.api_key_env!r} (`api_key_env`) "
+                "cannot be sent in an HTTP header: it is empty, or holds a line break, another "
+                "control character, leading or trailing spaces, or a non-ASCII character (a key "
+                "read from a file with its newline?). Set it to the key alone"
+            )
         url = self._connect_url()
         remember(key if key != _NO_KEY else None, *url_secrets(url))  # the values sent
         # max_retries=0: the agent retries itself, to count and bound the retries.
@@ -738,8 +778,9 @@ _Request = _Connect | _ListModels | _Create | _Sleep
 _Decision = Generator[_Request, Any, str]
 
 
-# A 200 answer the client could not read as a reply: ours, or a body that is not JSON.
-_MALFORMED = (MalformedReply, json.JSONDecodeError)
+# A 200 answer the client could not read as a reply: ours, or a body that is not JSON (or
+# not UTF-8, which the client's JSON decoding raises).
+_MALFORMED = (MalformedReply, json.JSONDecodeError, UnicodeDecodeError)
 
 
 def _reply_text(response: Any) -> str:
@@ -754,6 +795,8 @@ def _reply_text(response: Any) -> str:
     message = getattr(choices[0], "message", None)
     if message is None:
         raise MalformedReply("a 200 answer whose first choice has no `message`")
+    if not hasattr(message, "content"):  # (a `message` the client could not read as one)
+        raise MalformedReply(f"a 200 answer whose `message` is not an object: {message!r:.80}")
     content = getattr(message, "content", None)
     if content is not None and not isinstance(content, str):
         raise MalformedReply(f"a 200 answer whose message content is not text: {content!r}")
@@ -761,11 +804,20 @@ def _reply_text(response: Any) -> str:
 
 
 def _count(value: Any) -> int:
-    """A token count from the answer's ``usage`` (0 when the server gave none it could)."""
+    """A token count from the answer's ``usage``: a whole number in ``[0, 2**53)`` (0 when
+    the server gave none, or one no token count can be: a bool, 1e308, -5, nan).
+
+    Example:
+        >>> _count(7), _count("7"), _count(True), _count(1e308), _count(-5), _count("x")
+        (7, 7, 0, 0, 0, 0)
+    """
+    if isinstance(value, bool):
+        return 0
     try:
-        return max(int(value), 0)
+        count = int(value)
     except (TypeError, ValueError, OverflowError):
         return 0
+    return count if 0 <= count < 2**53 else 0
 
 
 def _split_query(url: str | None) -> dict[str, Any]:

@@ -459,6 +459,14 @@ class LocalChatAgent(ChatAgent):
                                    ("cache_mb", cache_mb, 0)):  # fmt: skip
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ValueError(f"Expect `{name}` to be an int >= {least}, got {value!r}")
+        if model_path is not None and (
+            not isinstance(model_path, (str, os.PathLike)) or not str(model_path).strip()
+        ):
+            raise TypeError(f"Expect `model_path` to be a path to a .gguf file, got {model_path!r}")
+        if not isinstance(chat_format, str) or not chat_format.strip():
+            raise ValueError(
+                f"Expect `chat_format` to be a llama.cpp chat format, got {chat_format!r}"
+            )
         self.model_path = None if model_path is None else Path(model_path)
         self.n_threads = n_threads
         self.n_ctx = n_ctx
@@ -470,8 +478,13 @@ class LocalChatAgent(ChatAgent):
         return super().__repr__().replace("ChatAgent(", "LocalChatAgent(", 1)
 
     def preflight(self) -> None:
-        """Nothing to ask before the first episode: there is no server (the model file is
-        checked when it loads)."""
+        """There is no server to ask: check, once before the first episode, that the model
+        file is there (else every episode would fail to run on it)."""
+        if self.model_path is not None and not self.model_path.is_file():
+            raise FileNotFoundError(
+                f"Expect the model of llm:local to be a .gguf file, got {str(self.model_path)!r} "
+                f"({'a directory' if self.model_path.is_dir() else 'no such file'})"
+            )
 
     def _rejected(self, exc: BaseException) -> RequestRejected:
         return RequestRejected(

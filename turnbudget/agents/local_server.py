@@ -19,6 +19,7 @@ import contextlib
 import ipaddress
 import json
 import logging
+import math
 import os
 import signal
 import socket
@@ -78,6 +79,18 @@ def _free_port(host: str) -> int:
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+def _port_free(host: str, port: int) -> bool:
+    """Whether nothing listens on ``host:port`` (bound as the server binds it, with
+    SO_REUSEADDR, so a port in TIME_WAIT after a stopped server counts as free)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def _loopback(host: str) -> bool:
@@ -142,6 +155,17 @@ class LocalServer:
             least = 0 if name == "cache_mb" else 1
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ValueError(f"Expect `{name}` to be an int >= {least}, got {value!r}")
+        for name, value in (("model", model), ("chat_format", chat_format)):
+            if not isinstance(value, str) or not value.strip() or not value.isprintable():
+                raise ValueError(f"Expect `{name}` to be a non-empty name, got {value!r}")
+        if (
+            isinstance(startup_timeout, bool)
+            or not isinstance(startup_timeout, (int, float))
+            or not 0 < startup_timeout < math.inf  # (a nan deadline never passes)
+        ):
+            raise ValueError(
+                f"Expect `startup_timeout` to be a positive number of seconds, got {startup_timeout!r}"
+            )
         self.cache_mb = cache_mb
         self.host = host
         self.port = port
@@ -196,6 +220,19 @@ class LocalServer:
         """Start the server and wait until ``/v1/models`` answers; return self."""
         if self.running:
             return self
+        # What the user named is checked first (it needs no llama_cpp): a clear error now,
+        # not a server that dies with a traceback in its log.
+        if self.model_path is not None and not self.model_path.is_file():
+            raise FileNotFoundError(
+                f"Expect `model_path` (--model-path) to be a .gguf file, got {str(self.model_path)!r}"
+                f" ({'a directory' if self.model_path.is_dir() else 'no such file'})"
+            )
+        if self.port is not None and not _port_free(self.host, self.port):
+            # (another server there would answer /v1/models and pass for this one)
+            raise OSError(
+                f"Port {self.port} on {self.host} is in use: stop what listens there, or pick "
+                "another port (--port 0: any free one)"
+            )
         try:
             import llama_cpp.server  # noqa: F401
         except ImportError:

@@ -2,7 +2,8 @@
 
 Starts ``llama_cpp.server`` on loopback, waits until ``/v1/models`` answers,
 prints the ``--base-url`` and model to pass to ``turnbudget eval --agent
-llm:MODEL``, and stops the server cleanly on Ctrl-C or SIGTERM.
+llm:MODEL``, and stops the server cleanly on Ctrl-C, SIGTERM or SIGHUP (a closed
+terminal), also while it is starting.
 """
 
 from __future__ import annotations
@@ -59,13 +60,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"turnbudget serve-local: error: {exc}", file=sys.stderr)
         return 2
     stop = threading.Event()
+    starting = True
 
     def on_signal(signum: int, frame: Any) -> None:
         stop.set()
+        if starting:  # end the wait for the server (`start` stops what it started)
+            raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, on_signal)
+    # SIGHUP as SIGTERM: the server runs in its own session, so a closed terminal reaches
+    # only this process, whose default end would leave the server running, orphaned.
+    stops = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    previous = {signum: signal.signal(signum, on_signal) for signum in stops}
     try:
         server.start()
+        starting = False
         print(f"serving {server.model} at {server.base_url} (pid {server.pid}); Ctrl-C stops it")
         print(
             f"  turnbudget eval --agent llm:{server.model} --base-url {server.base_url} "
@@ -80,11 +88,12 @@ def run(args: argparse.Namespace) -> int:
             return 1
     except KeyboardInterrupt:
         pass
-    except (ImportError, RuntimeError, TimeoutError, OSError) as exc:
+    except (ImportError, RuntimeError, TimeoutError, OSError, ValueError) as exc:
         print(f"turnbudget serve-local: error: {exc}", file=sys.stderr)
         return 1
     finally:
         server.stop()
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     print("stopped")
     return 0

@@ -1,0 +1,144 @@
+"""Hostile settings for the LLM agents and the local server, refused up front (no client,
+no model, no server process needed).
+
+- `ChatAgent`: a nan or infinite number (a nan timeout never expires, an infinite backoff
+  never retries), a base URL without a host or with a malformed port, a model name with a
+  line break.
+- A reply nested past the JSON parser's depth is an invalid command, not a crash.
+- `LocalServer` / ``serve-local``: a nan startup timeout (its deadline never passed: a
+  hang), a model file that is not there, a port something else listens on (another
+  server there answered ``/v1/models`` and passed for the new one): one clear line, and
+  no process started.
+- ``llm:local`` with a model file that is not there fails in ``preflight``, before any
+  episode.
+"""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from turnbudget.agents.chat_format import parse_command
+from turnbudget.agents.llm import ChatAgent
+from turnbudget.agents.local_llm import LocalChatAgent
+from turnbudget.agents.local_server import LocalServer
+from turnbudget.cli import main
+
+URL = "http://127.0.0.1:9/v1"
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("name", ["temperature", "timeout", "backoff", "max_backoff"])
+@pytest.mark.parametrize("value", [NAN, INF, -INF, 10**400], ids=["nan", "inf", "-inf", "10**400"])
+def test_a_non_finite_number_is_refused_at_construction(name, value):
+    with pytest.raises(ValueError, match=rf"Expect `{name}` to be a (positive|non-negative) float"):
+        ChatAgent("m", base_url=URL, **{name: value})
+
+
+BAD_URLS = {
+    "no-host": "http://user:Pw-4f9Kx@",
+    "port-out-of-range": "http://host:99999/v1",
+    "port-not-a-number": "http://bob:Pw-4f9Kx@host:nope/v1",
+    "broken-ipv6": "http://[::1/v1",
+    "empty-host": "http://:8080/v1",
+}
+
+
+@pytest.mark.parametrize("url", BAD_URLS.values(), ids=BAD_URLS.keys())
+def test_a_malformed_base_url_is_a_clear_error_that_shows_no_credentials(url):
+    with pytest.raises(
+        ValueError, match=r"Expect `base_url` \(--base-url\) to be an http\(s\) URL"
+    ) as err:
+        ChatAgent("m", base_url=url)
+    assert "Pw-4f9Kx" not in str(err.value)
+
+
+@pytest.mark.parametrize("url", [8080, b"http://127.0.0.1:8080/v1"], ids=["int", "bytes"])
+def test_a_base_url_that_is_not_text_is_a_type_error(url):
+    with pytest.raises(TypeError, match=r"Expect `base_url` .* got (int|bytes)"):
+        ChatAgent("m", base_url=url)
+
+
+@pytest.mark.parametrize("model", ["gemma\nrm -rf", "gemma\t3", "\x00"])
+def test_a_model_name_that_is_not_one_line_is_refused(model):
+    with pytest.raises(ValueError, match=r"Expect `model` to be a model name"):
+        ChatAgent(model, base_url=URL)
+
+
+@pytest.mark.parametrize("reply", ['{"command": ' + "[" * 100_000, "{" + '"a":{' * 100_000])
+def test_a_reply_nested_past_the_json_parsers_depth_is_an_invalid_command(reply):
+    for mode in ("strict", "lenient"):
+        parsed = parse_command(reply, ["look", "north"], mode)
+        assert parsed.outcome in ("invalid", "fuzzy") and len(parsed.command) <= 200
+
+
+# ----------------------------------------------------------------------------- local server
+
+
+@pytest.mark.parametrize("timeout", [NAN, INF, -1.0, 0, "60", True])
+def test_a_startup_timeout_that_never_or_always_expires_is_refused(timeout):
+    with pytest.raises(ValueError, match=r"Expect `startup_timeout` to be a positive number"):
+        LocalServer(model_path="m.gguf", startup_timeout=timeout)
+
+
+@pytest.mark.parametrize("name", ["model", "chat_format"])
+@pytest.mark.parametrize("value", ["", " ", "a\nb", None])
+def test_a_model_or_chat_format_name_that_is_no_name_is_refused(name, value):
+    with pytest.raises(ValueError, match=rf"Expect `{name}` to be a non-empty name"):
+        LocalServer(model_path="m.gguf", **{name: value})
+
+
+@pytest.mark.parametrize("where", ["missing", "directory"])
+def test_a_model_file_that_is_not_there_is_refused_before_a_process_starts(where, tmp_path):
+    path = tmp_path / "m.gguf" if where == "missing" else tmp_path
+    server = LocalServer(model_path=path, log_path=tmp_path / "server.log")
+    with pytest.raises(
+        FileNotFoundError, match=r"Expect `model_path` \(--model-path\) to be a .gguf file"
+    ):
+        server.start()
+    assert server.pid is None and not server.running
+
+
+def test_a_port_in_use_is_refused_before_a_process_starts(tmp_path):
+    (tmp_path / "m.gguf").write_bytes(b"")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        server = LocalServer(port, model_path=tmp_path / "m.gguf", log_path=tmp_path / "log")
+        with pytest.raises(OSError, match=rf"Port {port} on 127.0.0.1 is in use"):
+            server.start()
+    assert server.pid is None and not server.running
+
+
+def test_serve_local_says_one_line_for_each_bad_setting(tmp_path, capsys):
+    (tmp_path / "m.gguf").write_bytes(b"")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        cases = {
+            ("--model-path", str(tmp_path / "none.gguf")): (1, "to be a .gguf file"),
+            ("--model-path", str(tmp_path / "m.gguf"), "--port", port): (1, "is in use"),
+            ("--startup-timeout", "nan"): (2, "`startup_timeout` to be a positive number"),
+        }
+        for flags, (code, message) in cases.items():
+            assert main(["serve-local", *flags]) == code, flags
+            err = capsys.readouterr().err
+            assert err.startswith("turnbudget serve-local: error: ") and message in err
+            assert err.count("\n") == 1, err
+
+
+def test_llm_local_without_its_model_file_fails_in_preflight(tmp_path):
+    agent = LocalChatAgent(tmp_path / "missing.gguf")
+    with pytest.raises(
+        FileNotFoundError, match=r"Expect the model of llm:local to be a .gguf file"
+    ):
+        agent.preflight()
+
+
+@pytest.mark.parametrize("path", [42, "", " "])
+def test_llm_local_model_path_that_is_no_path_is_refused(path):
+    with pytest.raises(TypeError, match=r"Expect `model_path` to be a path to a .gguf file"):
+        LocalChatAgent(path)
