@@ -117,7 +117,7 @@ class GemEnv(gem.Env):
         self._make_kwargs = make_kwargs
         self._first_seed = seed
         self._actions_rng = np.random.default_rng(seed)
-        self._info: dict[str, Any] = {}
+        self._actions: list[str] = []  # the admissible commands, the env's own copy
 
     def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:
         """Start an episode fully determined by ``seed`` (the global RNG is left alone)."""
@@ -126,7 +126,7 @@ class GemEnv(gem.Env):
         obs, info = self.env.reset(seed=seed)
         if seed is not None:
             self._actions_rng = np.random.default_rng(seed)
-        self._info = info
+        self._actions = [str(a) for a in info.get("admissible_actions") or ()]
         return (f"{obs}\n\n{BOXED_INSTRUCTION}" if self.boxed else obs), info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -135,7 +135,7 @@ class GemEnv(gem.Env):
         obs, reward, terminated, truncated, info = self.env.step(command)
         assert "parsed_action" not in info, "info['parsed_action'] is the adapter's"
         info["parsed_action"] = command
-        self._info = info
+        self._actions = [str(a) for a in info.get("admissible_actions") or ()]
         return obs, float(reward), bool(terminated), bool(truncated), info
 
     def parse(self, action: str) -> str:
@@ -148,7 +148,7 @@ class GemEnv(gem.Env):
 
     def sample_random_action(self) -> str:
         """An admissible command (boxed when ``boxed``), drawn from the env's own generator."""
-        actions = self._info.get("admissible_actions") or ["look"]
+        actions = self._actions or ["look"]  # (a caller that edits the info changes nothing)
         command = actions[int(self._actions_rng.integers(len(actions)))]
         return f"\\boxed{{{command}}}" if self.boxed else command
 

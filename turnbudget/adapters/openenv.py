@@ -71,7 +71,8 @@ from openenv.core.env_server.types import (
 from pydantic import Field, model_validator
 
 import turnbudget
-from turnbudget._checks import brief, check_positive_int, is_real
+from turnbudget._checks import MAX_SEED, brief, check_positive_int, is_int, is_real
+from turnbudget.adapters.session import normalize_reveal
 from turnbudget.eval.run.agent_view import agent_info, budget_visible
 from turnbudget.registration import NAMESPACE
 
@@ -246,13 +247,21 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
             )
         if episode_id is not None and not isinstance(episode_id, str):
             raise RequestError(f"Expect `episode_id` to be a str or None, got {brief(episode_id)}")
+        if seed is not None and (not is_int(seed) or not 0 <= seed <= MAX_SEED):
+            raise RequestError(
+                f"Expect `seed` to be an int >= 0 (at most {MAX_SEED:,}) or None, got {brief(seed)}"
+            )
         try:
-            stack = (env_id, repr(budget_mix), repr(reveal))
+            # One spelling ("NEVER" is "never"), so what the env shows and what `_observe`
+            # passes on never disagree.
+            mode = None if reveal is None else normalize_reveal(reveal)
+            budget_mix = _json_mix(budget_mix)
+            stack = (env_id, repr(budget_mix), repr(mode))
             if stack != self._stack:
-                env = turnbudget.make(env_id, budget_mix=budget_mix, reveal=reveal)
+                env = turnbudget.make(env_id, budget_mix=budget_mix, reveal=mode)
                 if self._env is not None:
                     self._env.close()
-                self._env, self._stack, self._visible = env, stack, budget_visible(reveal)
+                self._env, self._stack, self._visible = env, stack, budget_visible(mode)
             assert self._env is not None
             options = None if turn_budget is None else {"turn_budget": turn_budget}
             text, info = self._env.reset(seed=seed, options=options)
@@ -279,7 +288,11 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
                 "Episodes need a session: plain HTTP /step is stateless in OpenEnv, use the "
                 "WebSocket client (TextGameEnv)"
             )
-        command = action.command
+        command = getattr(action, "command", None)
+        if not isinstance(command, str):
+            raise RequestError(
+                f"Expect a TextGameAction with a str `command`, got {brief(action)} (no turn was spent)"
+            )
         if len(command) > MAX_COMMAND_CHARS:
             raise RequestError(
                 f"Expect `command` to be at most {MAX_COMMAND_CHARS} characters, got "
@@ -323,6 +336,16 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
         )
 
 
+def _json_mix(budget_mix: Any) -> Any:
+    """A ``{T: weight}`` BudgetMix as JSON carries its keys as strings (``{"8": 2}``): they
+    are read back as ints, so that a mapping can travel at all; anything else is as given."""
+    if isinstance(budget_mix, Mapping) and all(
+        isinstance(key, str) and key.isascii() and key.isdigit() for key in budget_mix
+    ):
+        return {int(key): weight for key, weight in budget_mix.items()}
+    return budget_mix
+
+
 def _check_timeout(value: Any, name: str) -> float | None:
     if value is not None and (not is_real(value) or not 0 < value < float("inf")):
         raise ValueError(
@@ -352,10 +375,15 @@ def make_app(
         (stateless HTTP), ``/state``, ``/schema``, ``/metadata``, ``/health``
         and ``/sessions`` (``{"active_sessions": n, "max_sessions": m}``); not
         OpenEnv's ``/mcp`` (the games have no MCP tools, and its plain HTTP
-        sessions would outlive their clients).
+        sessions would outlive their clients). An HTTP body over `MAX_MESSAGE_BYTES`
+        is a 413; a request that does not validate is a 422 that names what was
+        wrong and where, never echoing the input; a WebSocket message that is not
+        a JSON object is OpenEnv's ``INVALID_JSON`` error, and the session goes on.
     """
-    from fastapi import FastAPI, Request
+    from fastapi import FastAPI, HTTPException, Request
+    from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
+    from starlette.exceptions import HTTPException as StarletteHTTPException
 
     max_sessions = check_positive_int(max_sessions, "max_sessions")
     session_timeout = _check_timeout(session_timeout, "session_timeout")
@@ -390,7 +418,98 @@ def make_app(
     async def refused(request: Request, exc: RequestError) -> JSONResponse:
         return JSONResponse(status_code=422, content={"detail": str(exc)})
 
+    # FastAPI's own handlers echo the input back (a whole 1 MiB body) and answer a 500 when
+    # it holds NaN (not JSON): answer what was wrong, where, and never the input itself.
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(status_code=422, content={"detail": _errors(exc.errors())})
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = exc.detail if isinstance(exc.detail, str) else _errors(exc.detail)
+        return JSONResponse(status_code=exc.status_code, content={"detail": detail},
+                            headers=getattr(exc, "headers", None))  # fmt: skip
+
+    app.add_middleware(_BodyLimit, limit=MAX_MESSAGE_BYTES, error=HTTPException)
+    app.add_middleware(_ObjectMessages)
     return app
+
+
+def _errors(errors: Any) -> list[dict[str, Any]]:
+    """Validation errors as JSON that is safe to send: the kind, the place and the message
+    of each (at most 20), never the input that failed."""
+    items = errors if isinstance(errors, (list, tuple)) else [errors]
+    safe = []
+    for error in items[:20]:
+        error = error if isinstance(error, Mapping) else {"msg": error}
+        safe.append({
+            "type": str(error.get("type", "")),
+            "loc": [p if isinstance(p, int) else str(p) for p in error.get("loc", ())],
+            "msg": brief(error.get("msg", "")) if not isinstance(error.get("msg"), str)
+            else error["msg"][:200],
+        })  # fmt: skip
+    return safe
+
+
+class _ObjectMessages:
+    """ASGI middleware: a WebSocket message that is not a JSON object (an array, a string, a
+    binary frame) reaches OpenEnv as text that is not JSON, which it answers with an
+    ``INVALID_JSON`` error and goes on; as it is, OpenEnv would end the session."""
+
+    _NOT_AN_OBJECT = "<a message that is not a JSON object>"
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+
+        async def objects_only() -> Any:
+            message = await receive()
+            if message["type"] == "websocket.receive":
+                text = message.get("text")
+                if text is None or not (text.startswith("{") or text.lstrip().startswith("{")):
+                    message = {"type": "websocket.receive", "text": self._NOT_AN_OBJECT}
+            return message
+
+        await self.app(scope, objects_only, send)
+
+
+class _BodyLimit:
+    """ASGI middleware: an HTTP request body over ``limit`` bytes is refused with a 413
+    before it is read whole (by its Content-Length, or as its chunks arrive)."""
+
+    def __init__(self, app: Any, limit: int, error: type[Exception]):
+        self.app, self.limit, self.error = app, limit, error
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or ()).get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > self.limit:
+            body = json.dumps({"detail": self._message()}).encode()
+            await send({"type": "http.response.start", "status": 413,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(body)).encode())]})  # fmt: skip
+            await send({"type": "http.response.body", "body": body})
+            return
+        seen = 0
+
+        async def limited() -> Any:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b"")) if message["type"] == "http.request" else 0
+            if seen > self.limit:
+                raise self.error(status_code=413, detail=self._message())  # type: ignore[call-arg]
+            return message
+
+        await self.app(scope, limited, send)
+
+    def _message(self) -> str:
+        return f"Expect a request body of at most {self.limit} bytes (MAX_MESSAGE_BYTES)"
 
 
 def serve(

@@ -17,17 +17,26 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import brief, check_positive_int, check_turn_budget, is_int, renamed
+from turnbudget._checks import (
+    MAX_SEED,
+    brief,
+    check_positive_int,
+    check_seed,
+    check_turn_budget,
+    is_int,
+    is_real,
+    renamed,
+)
 from turnbudget.eval.run.plan import derive_seed, task_seeds
 from turnbudget.wrappers.sample_turn_budget import BudgetMix, BudgetMixLike
 
-__all__ = ["ROW_KEYS", "ProgressiveHorizon", "check_row", "task_rows", "turn_cap"]
+__all__ = ["ROW_KEYS", "ProgressiveHorizon", "check_row", "check_rows", "task_rows", "turn_cap"]
 
 #: The keys of a row: the registered id, the reset seed and the turn budget T.
 ROW_KEYS = ("env_id", "seed", "T")
@@ -103,13 +112,13 @@ def task_rows(
         >>> sorted({row["T"] for row in task_rows("turnbudget/Maze-Easy-v0", 40, [8, 16])})
         [8, 16]
     """
-    ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
-    if not ids or not all(isinstance(env_id, str) and env_id for env_id in ids):
-        raise ValueError(
-            f"Expect `env_ids` to be a registered id or a list of them, got {brief(env_ids)}"
-        )
+    ids = _check_env_ids(env_ids)
     budget = renamed(turn_budget, budget, "turn_budget", "budget", "task_rows")
     task_list = task_seeds(seeds)
+    if isinstance(budget, (bool, np.bool_)) or (is_real(budget) and not is_int(budget)):
+        raise ValueError(
+            f"Expect `turn_budget` to be a positive int T or a BudgetMix, got {brief(budget)}"
+        )
     if (budget is None) == (schedule is None):
         raise ValueError(
             "Give exactly one of `turn_budget` (T, or a BudgetMix drawn per row) and `schedule` "
@@ -123,8 +132,7 @@ def task_rows(
         raise ValueError(
             "`rows_per_step` goes with `schedule`; a fixed budget or a BudgetMix has no steps"
         )
-    if not is_int(seed):
-        raise ValueError(f"Expect `seed` to be an int, got {brief(seed)}")
+    check_seed(seed, "seed")
     mix = None if is_int(budget) or budget is None else BudgetMix.coerce(budget)
     rows = []
     for task_seed in task_list:
@@ -137,6 +145,27 @@ def task_rows(
                 turns = budget
             rows.append({"env_id": env_id, "seed": task_seed, "T": check_turn_budget(turns, "T")})
     return rows
+
+
+def _check_env_ids(env_ids: Any) -> list[str]:
+    """``env_ids`` as a list of distinct ids, each registered and with a `TurnBudget` (made
+    once here, so a bad id fails now rather than in the trainer)."""
+    if isinstance(env_ids, str):
+        ids = [env_ids]
+    elif isinstance(env_ids, Iterable) and not isinstance(env_ids, (bytes, Mapping, Set)):
+        ids = list(env_ids)  # ordered (a set's order changes between processes: not one)
+    else:
+        raise ValueError(
+            f"Expect `env_ids` to be a registered id or a list of them, got {brief(env_ids)}"
+        )
+    if not ids or not all(isinstance(env_id, str) and env_id for env_id in ids):
+        raise ValueError(
+            f"Expect `env_ids` to be a registered id or a list of them, got {brief(env_ids)}"
+        )
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"Expect `env_ids` to be distinct ids, got {brief(env_ids)}")
+    _make_each(ids)
+    return ids
 
 
 def check_row(row: Mapping[str, Any]) -> tuple[str, int, int]:
@@ -163,9 +192,39 @@ def check_row(row: Mapping[str, Any]) -> tuple[str, int, int]:
     env_id, seed = row["env_id"], row["seed"]
     if not isinstance(env_id, str) or not env_id:
         raise ValueError(f"Expect the row's `env_id` to be a registered id, got {brief(env_id)}")
-    if not is_int(seed) or seed < 0:
-        raise ValueError(f"Expect the row's `seed` to be an int >= 0, got {brief(seed)}")
+    if not is_int(seed) or not 0 <= seed <= MAX_SEED:
+        raise ValueError(
+            f"Expect the row's `seed` to be an int >= 0 (at most {MAX_SEED:,}), got {brief(seed)}"
+        )
     return env_id, int(seed), check_turn_budget(row["T"], "T")
+
+
+def check_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each row checked (`check_row`) and cut to ``{env_id, seed, T}``; at least one, and
+    every id made once, so that a row no episode could play fails here, not in a trainer.
+
+    Example:
+        >>> check_rows([{"env_id": "turnbudget/Maze-Easy-v0", "seed": 3, "T": 10, "prompt": []}])
+        [{'env_id': 'turnbudget/Maze-Easy-v0', 'seed': 3, 'T': 10}]
+    """
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+        raise ValueError(f"Expect `rows` to be a list of rows, got {brief(rows)}")
+    checked = [dict(zip(ROW_KEYS, check_row(row), strict=True)) for row in rows]
+    if not checked:
+        raise ValueError("Expect at least one row, got none")
+    _make_each(dict.fromkeys(row["env_id"] for row in checked))
+    return checked
+
+
+def _make_each(env_ids: Iterable[str]) -> None:
+    """Make each id once (a `GameSession` check): an id no episode could play fails now."""
+    from turnbudget.adapters.session import GameSession
+
+    probe = GameSession()
+    try:
+        probe.check(env_ids)
+    finally:
+        probe.close()
 
 
 def turn_cap(rows: Iterable[Mapping[str, Any]]) -> int:
@@ -175,6 +234,8 @@ def turn_cap(rows: Iterable[Mapping[str, Any]]) -> int:
     row's own T, enforced by the game, is what ends its episodes, never the
     trainer's cap.
     """
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+        raise ValueError(f"Expect `rows` to be a list of rows, got {brief(rows)}")
     caps = [check_row(row)[2] for row in rows]
     if not caps:
         raise ValueError("Expect at least one row, got none")

@@ -31,14 +31,15 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
-from turnbudget._checks import brief, check_turn_budget, is_int
-from turnbudget.eval.run.agent_view import agent_info, budget_visible
+from turnbudget._checks import MAX_SEED, brief, check_turn_budget, is_int
+from turnbudget.eval.run.agent_view import agent_info, budget_visible, private_copy
 from turnbudget.wrappers.reveal_budget import check_reveal
 
-__all__ = ["OUTCOMES", "GameSession"]
+__all__ = ["OUTCOMES", "GameSession", "normalize_reveal"]
 
 #: How an episode can stand: the game won or lost (``terminated``), the row's budget
 #: spent (``truncated``), or still running when the trainer stopped asking.
@@ -52,6 +53,33 @@ _ENDED = {
 _MAX_COMMAND = 200  # characters of a command passed to the game (one line of them)
 
 
+def normalize_reveal(reveal: Any) -> str:
+    """``reveal`` checked and spelt one way (``"never"``, ``"always"`` or ``"final=k"``), so
+    that whether the budget shows is decided once: ``"NEVER"`` hides it, as the env reads it.
+
+    Example:
+        >>> normalize_reveal(" NEVER"), normalize_reveal("Final=3")
+        ('never', 'final=3')
+    """
+    name, final_turns, _ = check_reveal(reveal, None, "")
+    return f"final={final_turns}" if name == "final" else name
+
+
+def _command_text(command: Any) -> str:
+    """The text of a command: a string as it is; anything else (a tool call's argument may be
+    any JSON value) as JSON, never a ``repr`` that could differ between runs."""
+    if type(command) is str:
+        return command
+    if isinstance(command, str):
+        return str.__str__(command)
+    try:
+        return json.dumps(
+            command, ensure_ascii=False, sort_keys=True, default=lambda o: f"<{type(o).__name__}>"
+        )
+    except (TypeError, ValueError, RecursionError):  # mixed keys, a cycle, too deep
+        return f"<{type(command).__name__}>"
+
+
 class GameSession:
     """Plays one episode at a time of any registered id, for a trainer's environment class.
 
@@ -62,7 +90,7 @@ class GameSession:
     """
 
     def __init__(self, *, reveal: str = "never", show_commands: bool = True):
-        check_reveal(reveal, None, "")
+        reveal = normalize_reveal(reveal)
         if not isinstance(show_commands, bool):
             raise ValueError(
                 f"Expect `show_commands` to be True or False, got {brief(show_commands)}"
@@ -81,12 +109,19 @@ class GameSession:
         self.commands: list[str] = []  # the admissible commands of the agent's current view
 
     def _make(self, env_id: str) -> Any:
+        if not isinstance(env_id, str) or not env_id:
+            raise ValueError(f"Expect `env_id` to be a registered id, got {brief(env_id)}")
         env = self._envs.get(env_id)
         if env is None:
             import gymnasium as gym
 
             from turnbudget.wrappers.stack import make
 
+            if ":" in env_id and env_id not in gym.registry:  # gym.make would import `module`
+                raise ValueError(
+                    f"Cannot make {brief(env_id)} for a row: a row names a registered id, never "
+                    "a module to import (`turnbudget list` shows the registered ids)"
+                )
             record = {"callback": self._records.append, "record_steps": False}
             try:
                 env = make(env_id, reveal=self.reveal, record=record)
@@ -104,14 +139,20 @@ class GameSession:
             self._make(env_id)
 
     def start(self, env_id: str, seed: int, turn_budget: int) -> str:
-        """Reset ``env_id`` with ``seed`` under ``turn_budget`` turns; the first text the agent sees."""
-        if not is_int(seed) or seed < 0:
-            raise ValueError(f"Expect `seed` to be an int >= 0, got {brief(seed)}")
+        """Reset ``env_id`` with ``seed`` under ``turn_budget`` turns; the first text the agent sees.
+
+        A refused start (a ``ValueError``) leaves no episode running, not the previous one.
+        """
+        self._env, self._outcome = None, None
+        if not is_int(seed) or not 0 <= seed <= MAX_SEED:
+            raise ValueError(
+                f"Expect `seed` to be an int >= 0 (at most {MAX_SEED:,}), got {brief(seed)}"
+            )
         turn_budget = check_turn_budget(turn_budget)
-        self._env = self._make(env_id)
+        env = self._make(env_id)
         self._records.clear()
-        obs, info = self._env.reset(seed=int(seed), options={"turn_budget": turn_budget})
-        self._outcome = "unfinished"
+        obs, info = env.reset(seed=int(seed), options={"turn_budget": turn_budget})
+        self._env, self._outcome = env, "unfinished"
         self.turns_used, self.turn_budget = 0, turn_budget
         self.first_success_turn, self.total_reward = None, 0.0
         view = agent_info(info, show_budget=self._show_budget)
@@ -130,7 +171,7 @@ class GameSession:
             raise RuntimeError("No episode: call start() first")
         if self._outcome != "unfinished":
             return f"{_ENDED[self._outcome][:-1]} Nothing more happens.]"
-        line = " ".join(str(command).split())[:_MAX_COMMAND]  # one line: one command
+        line = " ".join(_command_text(command).split())[:_MAX_COMMAND]  # one line: one command
         obs, reward, terminated, truncated, info = self._env.step(line)
         self.turns_used += 1
         self.total_reward += float(reward)
@@ -162,7 +203,7 @@ class GameSession:
     def episode(self) -> dict[str, Any] | None:
         """The ended episode's record (`turnbudget.records.EpisodeRecord`); None while it runs."""
         episodes = [r for r in self._records if r.get("record") == "episode"]
-        return episodes[-1] if episodes else None
+        return private_copy(episodes[-1]) if episodes else None  # the caller's own copy
 
     def close(self) -> None:
         """Close every env this session made."""

@@ -47,8 +47,8 @@ from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from turnbudget._checks import brief, is_real
-from turnbudget.adapters.rows import check_row
+from turnbudget._checks import brief, check_positive_int, is_real
+from turnbudget.adapters.rows import check_row, check_rows
 from turnbudget.adapters.session import OUTCOMES, GameSession
 
 __all__ = [
@@ -226,9 +226,7 @@ def trl_dataset(rows: list[dict[str, Any]], prompt: str = DEFAULT_PROMPT) -> Any
         ) from None
     if not isinstance(prompt, str):
         raise ValueError(f"Expect `prompt` to be a str, got {brief(prompt)}")
-    checked = [dict(zip(("env_id", "seed", "T"), check_row(row), strict=True)) for row in rows]
-    if not checked:
-        raise ValueError("Expect at least one row, got none")
+    checked = check_rows(rows)  # an id no rollout could play fails here, not in the trainer
     return Dataset.from_list(
         [{"prompt": [{"role": "user", "content": prompt}], **row} for row in checked]
     )
@@ -248,9 +246,17 @@ def rows_per_step(args: Any) -> int:
         raise ValueError(
             "A schedule over training steps needs the rows in order: GRPOConfig(shuffle_dataset=False)"
         )
-    rows = Fraction(args.generation_batch_size, args.num_generations)
+    sizes = {
+        name: check_positive_int(getattr(args, name, None), f"args.{name}")
+        for name in (
+            "generation_batch_size", "num_generations", "num_iterations",
+            "steps_per_generation", "gradient_accumulation_steps",
+        )
+    }  # fmt: skip
+    rows = Fraction(sizes["generation_batch_size"], sizes["num_generations"])
     steps = Fraction(
-        args.num_iterations * args.steps_per_generation, args.gradient_accumulation_steps
+        sizes["num_iterations"] * sizes["steps_per_generation"],
+        sizes["gradient_accumulation_steps"],
     )
     per_step = rows / steps
     if per_step.denominator != 1 or per_step < 1:

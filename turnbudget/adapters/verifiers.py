@@ -47,8 +47,8 @@ import verifiers.v1 as vf
 from pydantic import Field, field_validator
 
 from turnbudget._checks import brief, check_positive_int, is_real
-from turnbudget.adapters.rows import check_row
-from turnbudget.adapters.session import GameSession
+from turnbudget.adapters.rows import check_row, check_rows
+from turnbudget.adapters.session import GameSession, normalize_reveal
 from turnbudget.agents.chat_format import PARSE_MODES, parse_command
 from turnbudget.eval.estimator import GridEstimate, estimate_grid, pass_at_k
 
@@ -168,8 +168,7 @@ class GameEnvConfig(vf.EnvConfig):
     @field_validator("reveal")
     @classmethod
     def _check_reveal(cls, reveal: str) -> str:
-        GameSession(reveal=reveal)  # raises on a bad mode
-        return reveal
+        return normalize_reveal(reveal)  # raises on a bad mode; "NEVER" is "never"
 
     @field_validator("parse")
     @classmethod
@@ -238,14 +237,7 @@ def evaluate_rows(
     """
     n = check_positive_int(n, "n")
     max_concurrent = check_positive_int(max_concurrent, "max_concurrent")
-    checked = [dict(zip(("env_id", "seed", "T"), check_row(row), strict=True)) for row in rows]
-    if not checked:
-        raise ValueError("Expect at least one row, got none")
-    probe = GameSession(reveal=reveal)
-    try:  # an unknown id fails here, before any episode
-        probe.check({row["env_id"] for row in checked})
-    finally:
-        probe.close()
+    checked = check_rows(rows)  # an unknown id fails here, before any episode
     config = GameEnvConfig(taskset=GameTasksetConfig(rows=checked), reveal=reveal, parse=parse)
     env = GameEnv(config)
     ctx = vf.ModelContext(

@@ -1,0 +1,199 @@
+"""Hostile input at the OpenEnv door (`turnbudget serve-env`): the server answers each bad
+request with an error that says what was wrong (never the input echoed back, never a 500),
+keeps the session where the request allows it, keeps serving, and hides a budget whose
+visibility is off however it is spelt."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from _faults import wait_until
+from _support import HANG_GUARD
+
+pytestmark = pytest.mark.llmrl
+pytest.importorskip("openenv")
+
+from websockets.sync.client import connect  # noqa: E402
+
+from turnbudget._checks import MAX_SEED  # noqa: E402
+from turnbudget.adapters.openenv import (  # noqa: E402
+    MAX_MESSAGE_BYTES,
+    EnvServer,
+    RequestError,
+    TextGameAction,
+    TextGameEnv,
+    TextGameEnvironment,
+)
+from turnbudget.agents.base import BUDGET_KEYS  # noqa: E402
+
+ENV = "turnbudget/Maze-Easy-v0"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EnvServer]:
+    log = tmp_path_factory.mktemp("openenv-hostile") / "server.log"
+    with EnvServer(max_sessions=2, log_path=log) as server:
+        yield server
+
+
+def idle(server: EnvServer) -> bool:
+    return wait_until(lambda: server.sessions().active_sessions == 0)
+
+
+def _connection(server: EnvServer) -> http.client.HTTPConnection:
+    url = urlsplit(server.base_url)
+    return http.client.HTTPConnection(url.hostname, url.port, timeout=HANG_GUARD)
+
+
+def _post(server: EnvServer, path: str, body: bytes) -> tuple[int, Any]:
+    conn = _connection(server)
+    try:
+        conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        conn.close()
+
+
+# -- in process ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reveal", ["NEVER", " never", "Never", "never "])
+def test_a_hidden_budget_stays_hidden_however_never_is_spelt(reveal):
+    env = TextGameEnvironment(ENV)
+    observations = [env.reset(seed=0, turn_budget=5, reveal=reveal)]
+    observations.append(env.step(TextGameAction(command="look")))
+    for obs in observations:
+        assert obs.turns_left is None and obs.metadata["turns_left"] is None
+        assert not set(BUDGET_KEYS) & obs.info.keys()
+        assert "turns left" not in obs.text
+    env.close()
+
+
+def test_seeds_past_a_64_bit_word_and_non_actions_are_refused():
+    env = TextGameEnvironment(ENV)
+    env.reset(seed=1)
+    for seed in (MAX_SEED + 1, 2**70):
+        with pytest.raises(RequestError, match="Expect `seed` to be an int >= 0"):
+            env.reset(seed=seed)
+        with pytest.raises(RequestError, match="No episode to step"):
+            env.step(TextGameAction(command="look"))  # a refused reset leaves no episode
+    first = env.reset(seed=MAX_SEED, turn_budget=3, reveal="always")
+    for action in ("look", None, {"command": "look"}):
+        with pytest.raises(RequestError, match="Expect a TextGameAction with a str `command`"):
+            env.step(action)
+    assert env.step(TextGameAction(command="look")).turns_left == first.turns_left - 1
+    env.close()
+
+
+def test_a_budget_mix_mapping_survives_json_string_keys():
+    env = TextGameEnvironment(ENV)  # JSON has only string keys: {"8": 2} is {8: 2}
+    budgets = {
+        env.reset(seed=seed, budget_mix={"8": 2, "32": 1}, reveal="always").turns_left
+        for seed in range(20)
+    }
+    assert budgets == {8, 32}
+    for bad in ({"eight": 1}, {"0": 1}, {"8": "heavy"}, {"9" * 5000: 1}):
+        with pytest.raises(RequestError, match="Cannot reset"):
+            env.reset(seed=0, budget_mix=bad)
+    env.close()
+
+
+# -- through the server ----------------------------------------------------------------
+
+
+@pytest.mark.timeout(600, method="thread")
+def test_bad_http_bodies_are_422s_that_never_echo_the_input(server: EnvServer):
+    secret = "hostile-input-" + "z" * 300
+    bad = [
+        ("/reset", b"[1, 2]"),
+        ("/reset", b'"just a string"'),
+        ("/reset", b"null"),
+        ("/reset", b'{"env_id": "turnbudget/Maze-Easy-v0", "seed": NaN}'),  # was a 500
+        ("/reset", json.dumps({"env_id": ENV, "episode_id": secret}).encode()),
+        ("/step", json.dumps({"action": {"command": 5}, "note": secret}).encode()),
+        ("/step", b'{"action": {"command": NaN}}'),  # was a 500
+        ("/step", json.dumps({"action": [secret]}).encode()),
+    ]
+    for path, body in bad:
+        status, answer = _post(server, path, body)
+        assert status == 422, (path, body[:60], answer)
+        assert answer["detail"] and all(
+            {"type", "loc", "msg"} == e.keys() for e in answer["detail"]
+        )
+        assert "hostile-input" not in json.dumps(answer) and "NaN" not in json.dumps(answer)
+    status, answer = _post(server, "/reset", json.dumps({"env_id": ENV, "seed": 2}).encode())
+    assert status == 200 and answer["observation"]["seed"] == 2  # it keeps serving
+
+
+@pytest.mark.timeout(600, method="thread")
+def test_a_body_over_the_limit_is_a_413_before_it_is_read(server: EnvServer):
+    conn = _connection(server)  # declared too large: refused on the headers alone
+    try:
+        conn.putrequest("POST", "/reset")
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", str(2 * MAX_MESSAGE_BYTES))
+        conn.endheaders()
+        response = conn.getresponse()
+        assert response.status == 413
+        assert "at most 1048576 bytes" in json.loads(response.read())["detail"]
+    finally:
+        conn.close()
+
+    def chunks() -> Iterator[bytes]:  # no length declared: counted as it arrives
+        yield b'{"env_id": "turnbudget/Maze-Easy-v0", "episode_id": "'
+        for _ in range(MAX_MESSAGE_BYTES // 65536 + 1):
+            yield b"x" * 65536
+        yield b'"}'
+
+    conn = _connection(server)
+    try:
+        conn.request("POST", "/reset", body=chunks(), encode_chunked=True,
+                     headers={"Content-Type": "application/json"})  # fmt: skip
+        response = conn.getresponse()
+        assert response.status == 413, response.read()[:200]
+    finally:
+        conn.close()
+
+
+@pytest.mark.timeout(600, method="thread")
+def test_a_websocket_message_that_is_not_an_object_keeps_the_session(server: EnvServer):
+    url = "ws" + server.base_url.removeprefix("http") + "/ws"
+    reset = {"type": "reset", "data": {"env_id": ENV, "seed": 5, "turn_budget": 4}}
+    with connect(url, max_size=None, open_timeout=HANG_GUARD) as ws:
+        ws.send(json.dumps(reset))
+        first = json.loads(ws.recv(timeout=HANG_GUARD))
+        assert first["type"] == "observation"
+        for message in ("[1]", '"step"', "42", "null", b"\x00\xffbinary", " [ ]"):
+            ws.send(message)
+            answer = json.loads(ws.recv(timeout=HANG_GUARD))
+            assert answer["type"] == "error" and answer["data"]["code"] == "INVALID_JSON"
+        ws.send(json.dumps({"type": "step", "data": {"command": "look"}}))
+        step = json.loads(ws.recv(timeout=HANG_GUARD))  # the same session, the same episode
+        assert step["type"] == "observation" and not step["data"]["done"]
+        ws.send(json.dumps({"type": "state"}))
+        assert json.loads(ws.recv(timeout=HANG_GUARD))["data"]["step_count"] == 1
+        ws.send(json.dumps({"type": "close"}))
+    assert idle(server)
+
+
+@pytest.mark.timeout(600, method="thread")
+def test_hostile_commands_replay_identically_under_one_seed(server: EnvServer):
+    commands = ["lo\x00ok", "\ud800 go north", "\x1b[2J", "", "   ", "go  north\ngo east",
+                "x" * 4096, "look"]  # fmt: skip
+
+    def play() -> list[tuple]:
+        with TextGameEnv(base_url=server.base_url).sync() as env:
+            out = [env.reset(env_id=ENV, seed=11, turn_budget=20, reveal="NEVER").observation]
+            out += [env.step(command).observation for command in commands]
+        return [(o.text, o.reward, o.terminated, o.truncated, o.turns_left, o.info) for o in out]
+
+    first, second = play(), play()
+    assert first == second
+    assert all(turns_left is None for *_, turns_left, _ in first)  # "NEVER" hides the budget
+    assert idle(server)
