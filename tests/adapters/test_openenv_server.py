@@ -174,16 +174,28 @@ def test_t_idle_commands_truncate_without_terminating(server: EnvServer, env_id:
 
 @pytest.mark.timeout(600, method="thread")
 def test_the_budget_shows_only_when_visible_and_never_the_oracle(server: EnvServer):
+    budget_keys = {"turn_budget", "turns_used", "turns_left", "sampled_turn_budget"}
     with TextGameEnv(base_url=server.base_url).sync() as env:
         hidden = env.reset(env_id="turnbudget/KeyQuest-Easy-v0", seed=1).observation
-        shown = env.reset(env_id="turnbudget/KeyQuest-Easy-v0", seed=1, reveal="final=2",
-                          budget_mix="uniform:5-9").observation  # fmt: skip
-    assert hidden.turns_left is None
-    assert (
-        not {"turn_budget", "turns_used", "turns_left", "sampled_turn_budget"} & hidden.info.keys()
+        final = [env.reset(env_id="turnbudget/KeyQuest-Easy-v0", seed=1, reveal="final=2",
+                           budget_mix="uniform:5-9").observation]  # fmt: skip
+        while not final[-1].done:
+            final.append(env.step("look").observation)
+    assert hidden.turns_left is None and not budget_keys & hidden.info.keys()
+    # "final=2": the budget shows on the last two turns only, in the text and nowhere else.
+    budget = len(final) - 1
+    assert 5 <= budget <= 9
+    for turns_used, observation in enumerate(final):
+        left = budget - turns_used
+        if left <= 2:  # (the last observation too: 0 left)
+            assert observation.turns_left == observation.info["turns_left"] == left
+            assert observation.info["turn_budget"] == budget
+        else:
+            assert observation.turns_left is None, (turns_used, observation)
+            assert not budget_keys & observation.info.keys(), (turns_used, observation.info)
+    assert "oracle_actions" not in hidden.info and all(
+        "oracle_actions" not in observation.info for observation in final
     )
-    assert 5 <= shown.turns_left == shown.info["turn_budget"] <= 9
-    assert "oracle_actions" not in hidden.info and "oracle_actions" not in shown.info
     assert idle(server)
 
 

@@ -323,16 +323,19 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
     def _observe(
         self, text: str, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]
     ) -> TextGameObservation:
+        # The budget shows where the text shows it: every turn, or only the last k of
+        # "final=k" (the env's ``info["budget_visible"]``, which `agent_info` follows too).
+        shown = self._visible and info.get("budget_visible") is True
         return TextGameObservation(
             text=text,
             reward=reward,
             done=terminated or truncated,
             terminated=terminated,
             truncated=truncated,
-            turns_left=info.get("turns_left") if self._visible else None,
+            turns_left=info.get("turns_left") if shown else None,
             seed=self._state.seed,
             env_id=self._state.env_id or "",
-            info=agent_info(info, show_budget=self._visible),
+            info=agent_info(info, show_budget=False),
         )
 
 
