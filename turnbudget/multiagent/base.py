@@ -39,10 +39,41 @@ from turnbudget.envs.core import (
 )
 from turnbudget.multiagent.worlds.base import TeamWorld
 
-__all__ = ["TEXT_KEY", "TextParallelEnv", "game_factories"]
+__all__ = ["TEXT_KEY", "TextParallelEnv", "UnknownAgentError", "agent_entry", "game_factories"]
 
 #: The key of the printable text in every observation dict.
 TEXT_KEY = "text"
+
+
+class UnknownAgentError(KeyError, ValueError):
+    """An agent the game does not have: a ``KeyError`` (what a lookup raises) and a ``ValueError``.
+
+    Both, as NumPy's ``AxisError`` is both a ``ValueError`` and an ``IndexError``:
+    code written against PettingZoo catches the first, the rule "bad input is a
+    ``ValueError``" the second.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""  # a KeyError would quote its message
+
+
+def agent_entry(table: Mapping[str, Any], agent: Any) -> Any:
+    """``table[agent]`` for one of the game's agents, else `UnknownAgentError` naming them.
+
+    Example:
+        >>> agent_entry({"a": 1}, "a")
+        1
+        >>> agent_entry({"a": 1}, "b")
+        Traceback (most recent call last):
+        ...
+        turnbudget.multiagent.base.UnknownAgentError: Expect `agent` to be one of ['a'], got 'b'
+    """
+    try:
+        return table[agent]
+    except (KeyError, TypeError):  # TypeError: an unhashable agent
+        raise UnknownAgentError(
+            f"Expect `agent` to be one of {list(table)}, got {brief(agent)}"
+        ) from None
 
 
 class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
@@ -85,10 +116,10 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
         self._reset_pending = True  # until a reset succeeds, step() raises ResetNeeded
 
     def observation_space(self, agent: str) -> spaces.Space:
-        return self._observation_spaces[agent]
+        return agent_entry(self._observation_spaces, agent)
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self._action_spaces[agent]
+        return agent_entry(self._action_spaces, agent)
 
     # -- PettingZoo API -------------------------------------------------------------------
 

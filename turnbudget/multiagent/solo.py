@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from turnbudget._checks import brief
 from turnbudget.envs.core import TextEnv
 from turnbudget.multiagent.base import TEXT_KEY
 from turnbudget.multiagent.stack import game_module
@@ -87,9 +88,11 @@ class SoloRoleEnv(TextEnv):
         roles = self.team.possible_agents
         self.role = roles[-1] if role is None else role
         if self.role not in roles:
-            raise ValueError(f"Expect `role` to be one of {roles}, got {role!r}")
+            raise ValueError(f"Expect `role` to be one of {roles}, got {brief(role)}")
         if partners not in PARTNER_POLICIES:
-            raise ValueError(f"Expect `partners` to be one of {PARTNER_POLICIES}, got {partners!r}")
+            raise ValueError(
+                f"Expect `partners` to be one of {PARTNER_POLICIES}, got {brief(partners)}"
+            )
         if partners == "house" and not callable(getattr(self.team, "house_action", None)):
             raise ValueError(
                 f"{module.raw_env.metadata['name']} has no house policy: use partners='oracle'"

@@ -43,10 +43,15 @@ def game_module(game: str | ModuleType) -> ModuleType:
     from turnbudget.multiagent import all_games
 
     if isinstance(game, ModuleType):
+        if not isinstance(getattr(game, "raw_env", None), type):
+            raise ValueError(
+                f"Expect a team game module (with a `raw_env` class), got the module "
+                f"{game.__name__!r}: use one of {sorted(all_games)}"
+            )
         return game
-    key = game if "/" in str(game) else f"turnbudget/{game}"
-    if key not in all_games:
-        raise ValueError(f"Unknown team game {game!r}: expect one of {sorted(all_games)}")
+    key = game if isinstance(game, str) and "/" in game else f"turnbudget/{game}"
+    if not isinstance(game, str) or key not in all_games:
+        raise ValueError(f"Unknown team game {brief(game)}: expect one of {sorted(all_games)}")
     return all_games[key]
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from turnbudget.envs.core import EnvVariant
-from turnbudget.envs.native.base import TextGame
+from turnbudget.envs.native.base import TextGame, sanitize_for_display
 from turnbudget.envs.native.worldgen import (
     DIRECTIONS,
     OPPOSITE,
@@ -357,10 +357,11 @@ class KeyQuest(TextGame):
                 return f"The {self._door_colors[door]} door is locked."
         if verb == "unlock" and obj.removesuffix(" door") in self._door_colors:
             return f"You can't unlock the {obj} from here without its key."
+        # `obj` is the player's own words: echoed printable (the observation space's charset).
         if verb == "take" and obj:
-            return f"You don't see a {obj} here."
+            return f"You don't see a {sanitize_for_display(obj, limit=len(obj))} here."
         if verb == "drop" and obj:
-            return f"You aren't carrying a {obj}."
+            return f"You aren't carrying a {sanitize_for_display(obj, limit=len(obj))}."
         return super()._explain_invalid(command, raw_action)
 
     def _progress(self) -> float:

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from turnbudget._checks import brief
+
 __all__ = ["CACHE_ENV_VAR", "GameCache", "default_cache_dir", "settings_key"]
 
 #: Environment variable that overrides the default cache directory.
@@ -82,6 +84,13 @@ class GameCache:
     def __init__(
         self, family: str, settings: Mapping[str, Any], root: str | os.PathLike | None = None
     ):
+        if root is not None and not isinstance(root, (str, os.PathLike)):
+            raise TypeError(
+                f"Expect `cache_dir` to be a directory path (str or os.PathLike) or None, "
+                f"got {brief(root)}"
+            )
+        if root is not None and not os.fspath(root):  # "" would be the working directory
+            raise ValueError("Expect `cache_dir` to be a directory path or None, got ''")
         self.root = Path(root).expanduser() if root is not None else default_cache_dir()
         self.folder = self.root / settings_key(family, settings)
         _check_directory(self.root, "The TextWorld game cache root")

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from turnbudget.envs.textworld.generated import LevelledChallenge
 
-__all__ = ["CoinCollector"]
+__all__ = ["MAX_ROOMS", "CoinCollector"]
+
+#: TextWorld 1.7 refuses Coin Collector games of more rooms (its Glulx support is gone).
+MAX_ROOMS = 100
 
 
 class CoinCollector(LevelledChallenge):
@@ -36,7 +39,8 @@ class CoinCollector(LevelledChallenge):
     - ``level``: TextWorld's difficulty level, 1..300: quest length
       ``(level - 1) % 100 + 1``, distractor mode ``(level - 1) // 100``
       (none, one dead end, two dead ends per room on the path). TextWorld 1.7
-      limits the map to 100 rooms.
+      limits the map to 100 rooms (quest length x (distractor mode + 1)): a
+      level with more (e.g. 151-200, 234-300) is refused when the env is made.
     - ``num_games``, ``cache_dir``, ``render_mode``: see `GeneratedTextWorldEnv`.
 
     ## Registered configurations
@@ -50,3 +54,13 @@ class CoinCollector(LevelledChallenge):
     family = "coin_collector"
     max_level = 300
     challenge_module = "textworld.challenges.tw_coin_collector.coin_collector"
+
+    @classmethod
+    def _check_level(cls, level: int) -> None:
+        length, distractors = (level - 1) % 100 + 1, (level - 1) // 100
+        rooms = length * (distractors + 1)
+        if rooms > MAX_ROOMS:
+            raise ValueError(
+                f"Expect `level` to make at most {MAX_ROOMS} rooms (TextWorld 1.7's limit), got "
+                f"level {level}: quest length {length} x {distractors + 1} = {rooms} rooms"
+            )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from turnbudget._checks import is_int
+from turnbudget._checks import brief, check_bool, is_int
 from turnbudget.envs.textworld.generated import GeneratedTextWorldEnv
 
 __all__ = ["Cooking"]
@@ -77,16 +77,20 @@ class Cooking(GeneratedTextWorldEnv):
         render_mode: str | None = None,
     ):
         if not is_int(recipe) or not 1 <= recipe <= 5:
-            raise ValueError(f"Expect `recipe` to be an int in [1, 5], got {recipe!r}")
+            raise ValueError(f"Expect `recipe` to be an int in [1, 5], got {brief(recipe)}")
         if not is_int(take) or not 0 <= take <= recipe:
-            raise ValueError(f"Expect `take` to be an int in [0, recipe={recipe}], got {take!r}")
-        if go not in (1, 6, 9, 12) or isinstance(go, bool):
-            raise ValueError(f"Expect `go` to be one of 1, 6, 9, 12, got {go!r}")
+            raise ValueError(
+                f"Expect `take` to be an int in [0, recipe={recipe}], got {brief(take)}"
+            )
+        if not is_int(go) or go not in (1, 6, 9, 12):
+            raise ValueError(f"Expect `go` to be one of 1, 6, 9, 12, got {brief(go)}")
         if split not in _SPLITS:
-            raise ValueError(f"Expect `split` to be one of {_SPLITS}, got {split!r}")
+            raise ValueError(f"Expect `split` to be one of {_SPLITS}, got {brief(split)}")
+        switches = {"open": open, "cook": cook, "cut": cut, "drop": drop}
         self.skills = {
-            "recipe": int(recipe), "take": int(take), "go": int(go), "open": bool(open), "cook": bool(cook),
-            "cut": bool(cut), "drop": bool(drop), "split": split,
+            "recipe": int(recipe), "take": int(take), "go": int(go),
+            **{name: check_bool(value, name) for name, value in switches.items()},
+            "split": split,
         }  # fmt: skip
         super().__init__(num_games=num_games, cache_dir=cache_dir, render_mode=render_mode)
 

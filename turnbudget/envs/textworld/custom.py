@@ -8,7 +8,16 @@ from typing import Any
 from turnbudget._checks import check_positive_int
 from turnbudget.envs.textworld.generated import GeneratedTextWorldEnv
 
-__all__ = ["TextWorldCustom"]
+__all__ = ["MAX_NB_OBJECTS", "MAX_QUEST_LENGTH", "MAX_WORLD_SIZE", "TextWorldCustom"]
+
+#: TextWorld 1.7 builds Z-machine games of at most 100 rooms (as its Coin Collector says).
+MAX_WORLD_SIZE = 100
+#: Measured with TextWorld 1.7 and 5 rooms: 150 objects compile, 200 overflow the Z-machine's
+#: memory, 300 run out of names (and far more fail with an AttributeError inside TextWorld).
+MAX_NB_OBJECTS = 150
+#: TextWorld's quest chaining searches longer quests for minutes (100: about a minute; 1,000:
+#: not done in minutes).
+MAX_QUEST_LENGTH = 100
 
 
 class TextWorldCustom(GeneratedTextWorldEnv):
@@ -37,9 +46,12 @@ class TextWorldCustom(GeneratedTextWorldEnv):
     the env itself.
 
     ## Arguments
-    - ``world_size``: number of rooms.
-    - ``nb_objects``: number of objects besides the rooms' doors.
-    - ``quest_length``: number of actions in the quest.
+    - ``world_size``: number of rooms, 1..100 (TextWorld 1.7's limit).
+    - ``nb_objects``: number of objects besides the rooms' doors, 1..150 (more
+      overflow the Z-machine's memory). Large worlds take TextWorld minutes to
+      generate, and near both limits at once a game may still not fit: TextWorld
+      then refuses it when the game is generated.
+    - ``quest_length``: number of actions in the quest, 1..100.
     - ``num_games``, ``cache_dir``, ``render_mode``: see `GeneratedTextWorldEnv`.
 
     ## Registered configurations
@@ -60,9 +72,9 @@ class TextWorldCustom(GeneratedTextWorldEnv):
         cache_dir: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
     ):
-        self.world_size = check_positive_int(world_size, "world_size")
-        self.nb_objects = check_positive_int(nb_objects, "nb_objects")
-        self.quest_length = check_positive_int(quest_length, "quest_length")
+        self.world_size = _check_at_most(world_size, "world_size", MAX_WORLD_SIZE)
+        self.nb_objects = _check_at_most(nb_objects, "nb_objects", MAX_NB_OBJECTS)
+        self.quest_length = _check_at_most(quest_length, "quest_length", MAX_QUEST_LENGTH)
         super().__init__(num_games=num_games, cache_dir=cache_dir, render_mode=render_mode)
 
     def _settings(self) -> dict[str, Any]:
@@ -81,3 +93,12 @@ class TextWorldCustom(GeneratedTextWorldEnv):
         options.chaining.max_length = self.quest_length
         options.chaining.max_depth = self.quest_length
         return make_game(options)
+
+
+def _check_at_most(value: Any, name: str, most: int) -> int:
+    if check_positive_int(value, name) > most:
+        raise ValueError(
+            f"Expect `{name}` to be a positive int of at most {most} (what TextWorld can "
+            f"build), got {value}"
+        )
+    return int(value)

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from turnbudget._checks import brief
 from turnbudget.envs.core import INFO_VALID_ACTION, MAX_OBSERVATION_LENGTH, TextEnv
 from turnbudget.envs.textworld.command import CommandGrammar
 from turnbudget.envs.textworld.interpreter import Interpreter, start_game
@@ -142,7 +143,14 @@ class TextWorldEnv(TextEnv):
                 "Expect `game_file` to name a TextWorld game (.z8 with its .json), got None"
             )
         if game_file is not None:
-            files = [game_file] if isinstance(game_file, (str, os.PathLike)) else list(game_file)
+            files = [game_file] if isinstance(game_file, (str, os.PathLike)) else game_file
+            if not isinstance(files, (list, tuple)) or not all(
+                isinstance(f, (str, os.PathLike)) for f in files
+            ):
+                raise TypeError(
+                    "Expect `game_file` to be a path (str or os.PathLike) or a list of them, "
+                    f"got {brief(game_file)}"
+                )
             if not files:
                 raise ValueError(
                     "Expect `game_file` to name at least one game file, got an empty sequence"
@@ -272,7 +280,7 @@ class TextWorldEnv(TextEnv):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        if self.game_id is not None:
+        if self.game_id is not None and self._in_episode:  # (a closed env needs a reset first)
             history, self._history = self._history, []
             self._start(self._game_path(self.game_id))
             self._begin_episode()

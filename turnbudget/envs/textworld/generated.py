@@ -10,15 +10,24 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from turnbudget._checks import is_int
+from turnbudget._checks import brief, is_int
 from turnbudget.envs.textworld.cache import GameCache
 from turnbudget.envs.textworld.env import TextWorldEnv, require_textworld
 from turnbudget.envs.textworld.interpreter import Interpreter, start_game
 
-__all__ = ["MAX_GENERATION_ATTEMPTS", "GeneratedTextWorldEnv", "LevelledChallenge", "attempt_seed"]
+__all__ = [
+    "MAX_GAME_ID",
+    "MAX_GENERATION_ATTEMPTS",
+    "GeneratedTextWorldEnv",
+    "LevelledChallenge",
+    "attempt_seed",
+]
 
 #: Generation that raises ``QuestGenerationError`` is retried with derived seeds this many times.
 MAX_GENERATION_ATTEMPTS = 10
+#: The largest game id: TextWorld seeds its generators (NumPy ``RandomState``) with it, and
+#: those take 32-bit seeds.
+MAX_GAME_ID = 2**32 - 1
 
 
 def attempt_seed(game_id: int, attempt: int) -> int:
@@ -88,9 +97,23 @@ class GeneratedTextWorldEnv(TextWorldEnv):
     ):
         super().__init__(game_file=None, render_mode=render_mode)
         if num_games is not None and (not is_int(num_games) or num_games <= 0):
-            raise ValueError(f"Expect `num_games` to be a positive int or None, got {num_games!r}")
+            raise ValueError(
+                f"Expect `num_games` to be a positive int or None, got {brief(num_games)}"
+            )
         self.num_games = None if num_games is None else int(num_games)
         self.cache = GameCache(self.family, self._settings(), root=cache_dir)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        # Refused before anything changes: the seed is a game id, and TextWorld's are 32-bit.
+        if self.num_games is None and is_int(seed) and seed > MAX_GAME_ID:
+            raise ValueError(
+                f"Expect `seed` to be at most {MAX_GAME_ID:,} in {type(self).__name__} without "
+                f"`num_games` (the seed is the id of the game TextWorld generates, a 32-bit "
+                f"seed), got {seed}; pass num_games=N to play game seed % N"
+            )
+        return super().reset(seed=seed, options=options)
 
     def _settings(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -163,9 +186,16 @@ class LevelledChallenge(GeneratedTextWorldEnv):
         render_mode: str | None = None,
     ):
         if not is_int(level) or not 1 <= level <= self.max_level:
-            raise ValueError(f"Expect `level` to be an int in [1, {self.max_level}], got {level!r}")
+            raise ValueError(
+                f"Expect `level` to be an int in [1, {self.max_level}], got {brief(level)}"
+            )
+        self._check_level(int(level))
         self.level = int(level)
         super().__init__(num_games=num_games, cache_dir=cache_dir, render_mode=render_mode)
+
+    @classmethod
+    def _check_level(cls, level: int) -> None:
+        """Raise ``ValueError`` for a level in range that TextWorld cannot build (default: none)."""
 
     def _settings(self) -> dict[str, Any]:
         return {"level": self.level}

@@ -8,7 +8,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
-from turnbudget.multiagent.base import TEXT_KEY
+from turnbudget.multiagent.base import TEXT_KEY, agent_entry
 from turnbudget.multiagent.wrappers._common import find_team_wrapper, require_single_team
 from turnbudget.multiagent.wrappers.team_turn_budget import TeamTurnBudget
 from turnbudget.wrappers.reveal_budget import budget_visible, check_reveal, widen_text_space
@@ -70,7 +70,7 @@ class RevealTeamBudget(BaseParallelWrapper):
             self._spaces[agent] = space
 
     def observation_space(self, agent: str) -> spaces.Space:
-        return self._spaces[agent]
+        return agent_entry(self._spaces, agent)
 
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None

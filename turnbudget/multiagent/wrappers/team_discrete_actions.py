@@ -10,6 +10,7 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from turnbudget.envs.core import INFO_ADMISSIBLE_ACTIONS
+from turnbudget.multiagent.base import agent_entry
 from turnbudget.multiagent.wrappers._common import require_single_team
 from turnbudget.wrappers.discrete_actions import CommandSlots
 
@@ -61,11 +62,11 @@ class TeamDiscreteActions(BaseParallelWrapper):
         self._spaces = {a: spaces.Discrete(self.max_actions) for a in env.possible_agents}
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self._spaces[agent]
+        return agent_entry(self._spaces, agent)
 
     def action_mask(self, agent: str) -> np.ndarray:
         """Which of ``agent``'s indices play an admissible command now."""
-        return self._slots[agent].mask.astype(np.int8)
+        return agent_entry(self._slots, agent).mask.astype(np.int8)
 
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None

@@ -9,7 +9,7 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from turnbudget.envs.core import INFO_ADMISSIBLE_ACTIONS, INFO_GOAL
-from turnbudget.multiagent.base import TEXT_KEY
+from turnbudget.multiagent.base import TEXT_KEY, agent_entry
 from turnbudget.multiagent.wrappers._common import require_single_team
 from turnbudget.wrappers.text_features import TextEncoder
 
@@ -69,7 +69,7 @@ class TeamTextFeatures(BaseParallelWrapper):
         require_single_team(env, TeamTextFeatures)
 
     def observation_space(self, agent: str) -> spaces.Space:
-        return self._encoders[agent].space
+        return agent_entry(self._encoders, agent).space
 
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None

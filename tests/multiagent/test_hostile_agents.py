@@ -1,0 +1,75 @@
+"""Hostile agent names, game arguments and per-agent actions in the team games."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytest.importorskip("pettingzoo")
+
+from turnbudget.multiagent import SoloRoleEnv, all_games, make_team
+from turnbudget.multiagent.base import UnknownAgentError
+
+GAMES = sorted(all_games.items())
+HOSTILE_ACTIONS = [
+    None, 3, b"look", ["look"], "", "   ", "x" * 10**6, "look\x00", "\ud800",
+    "go north\ngo south", "\u200flook", "\x1b[2J",
+]  # fmt: skip
+
+
+def _stacks(module):
+    yield module.raw_env()
+    yield module.parallel_env()
+    yield make_team(module, discrete_actions=True)
+    yield make_team(module, text_features=True)
+    yield make_team(module, reveal="always")
+
+
+@pytest.mark.parametrize(("name", "module"), GAMES, ids=[n for n, _ in GAMES])
+@pytest.mark.parametrize("agent", ["nobody", "", None, 0, ("player_0",), ["runner"]])
+def test_spaces_of_an_unknown_agent_name_the_agents(name, module, agent):
+    for env in _stacks(module):
+        for method in (env.observation_space, env.action_space):
+            # Before: a bare KeyError('nobody'), or TypeError: unhashable type: 'list'.
+            with pytest.raises(UnknownAgentError, match="Expect `agent` to be one of") as caught:
+                method(agent)
+            # A KeyError for code written against PettingZoo, a ValueError for the rule.
+            assert isinstance(caught.value, KeyError)
+            assert isinstance(caught.value, ValueError)
+            assert str(caught.value).startswith("Expect `agent`")
+
+
+def test_action_mask_of_an_unknown_agent_names_the_agents():
+    env = make_team("vault_v0", discrete_actions=True)
+    env.reset(seed=0)
+    with pytest.raises(UnknownAgentError, match="one of"):
+        env.action_mask("nobody")
+
+
+@pytest.mark.parametrize(("name", "module"), GAMES, ids=[n for n, _ in GAMES])
+def test_hostile_actions_cost_only_that_agents_turn(name, module):
+    env = module.parallel_env()
+    first, second = env.possible_agents
+    for action in HOSTILE_ACTIONS:
+        env.reset(seed=0)
+        observations, _, _, _, infos = env.step({first: action, second: "wait"})
+        assert infos[first]["valid_action"] is False
+        assert infos[second]["valid_action"] is True
+        for agent, observation in observations.items():
+            assert env.observation_space(agent).contains(observation), (agent, action)
+
+
+@pytest.mark.parametrize("game", [os, "x" * 10**6, 3, None, ["vault_v0"]])
+def test_solo_role_env_refuses_what_is_not_a_team_game(game):
+    # Before: a module without raw_env got AttributeError; a long name was quoted whole.
+    with pytest.raises(ValueError) as caught:
+        SoloRoleEnv(game)
+    assert len(str(caught.value)) < 300
+
+
+@pytest.mark.parametrize("kwargs", [{"role": "x" * 10**6}, {"partners": "y" * 10**6}])
+def test_solo_role_env_quotes_a_hostile_argument_briefly(kwargs):
+    with pytest.raises(ValueError, match="Expect") as caught:
+        SoloRoleEnv("vault_v0", **kwargs)
+    assert len(str(caught.value)) < 300
