@@ -46,3 +46,23 @@ def test_discrete_actions_on_an_env_without_the_list_is_a_value_error_at_reset()
     env = DiscreteActions(TurnBudget(NoList(), turn_budget=5))
     with pytest.raises(ValueError, match=r"needs info\['admissible_actions'\].*'goal'"):
         env.reset(seed=0)
+
+
+class _CountsCloses(LineWorld):
+    closed = 0
+
+    def close(self):
+        type(self).closed += 1
+        super().close()
+
+
+def test_an_outside_id_refused_for_its_missing_budget_closes_the_env_it_made():
+    import turnbudget
+
+    gym.register(id="tests/CountsCloses-v0", entry_point=_CountsCloses)
+    try:
+        with pytest.raises(ValueError, match="has no TurnBudget: pass `turn_budget`"):
+            turnbudget.make("tests/CountsCloses-v0")
+        assert _CountsCloses.closed == 1
+    finally:
+        gym.registry.pop("tests/CountsCloses-v0")

@@ -14,7 +14,7 @@ Each game is one module with ``env()`` (AEC), ``parallel_env()`` and
 from __future__ import annotations
 
 from turnbudget.multiagent import race_v0, vault_v0
-from turnbudget.multiagent.base import TEXT_KEY, TextParallelEnv
+from turnbudget.multiagent.base import TEXT_KEY, TextParallelEnv, UnknownAgentError
 from turnbudget.multiagent.solo import SoloRoleEnv
 from turnbudget.multiagent.stack import make_team
 
@@ -22,6 +22,7 @@ __all__ = [
     "TEXT_KEY",
     "SoloRoleEnv",
     "TextParallelEnv",
+    "UnknownAgentError",
     "all_games",
     "make_team",
     "race_v0",

@@ -17,7 +17,7 @@ import dataclasses
 import importlib
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import gymnasium as gym
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
@@ -361,7 +361,10 @@ def make(
     env = gym.make(env_id, **kwargs)
     if find_wrapper(env, TurnBudget) is not None:
         return plan.build(env)
-    return plan.build(env, _no_budget(env_id) if budget is None else budget)  # an outside id
+    if budget is None:  # an outside id without a budget: refused, and the env made is closed
+        env.close()
+        _no_budget(env_id)
+    return plan.build(env, budget)
 
 
 def _builds_the_stack(env_id: str) -> bool:
@@ -376,5 +379,5 @@ def _builds_the_stack(env_id: str) -> bool:
     return any(w.entry_point == STACK_ENTRY_POINT for w in spec.additional_wrappers)
 
 
-def _no_budget(env_id: str) -> int:
+def _no_budget(env_id: str) -> NoReturn:
     raise ValueError(f"{env_id!r} has no TurnBudget: pass `turn_budget`")
