@@ -1,4 +1,5 @@
-"""``turnbudget serve-local`` leaves no server behind when its terminal closes.
+"""``turnbudget serve-local`` leaves no server behind when its terminal closes, or when it is
+killed outright.
 
 The server runs in its own session (so ``stop()`` can end its whole process group),
 which means a closed terminal's SIGHUP reaches only ``serve-local``: its default end
@@ -17,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _faults import wait_until
 from _support import HANG_GUARD
 
 pytestmark = pytest.mark.llm
@@ -34,20 +36,26 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="SIGHUP is POSIX")
-def test_a_hangup_stops_the_server_it_started(tmp_path):
+def _serve_local(tmp_path: Path) -> tuple[subprocess.Popen, int]:
+    """``serve-local`` once its server answers, and the server's pid."""
     command = [sys.executable, "-m", "turnbudget", "serve-local", "--port", "0",
                "--log", str(tmp_path / "server.log")]  # fmt: skip
     serve = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )  # fmt: skip
-    pid = None
+    line = serve.stdout.readline()  # printed once the server answers
+    found = re.search(r"\(pid (\d+)\)", line)
+    if not found:
+        serve.kill()
+        pytest.fail(f"serve-local did not start: {line!r} {serve.stderr.read()!r}")
+    return serve, int(found.group(1))
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="SIGHUP is POSIX")
+def test_a_hangup_stops_the_server_it_started(tmp_path):
+    serve, pid = _serve_local(tmp_path)
     try:
-        line = serve.stdout.readline()  # printed once the server answers
-        found = re.search(r"\(pid (\d+)\)", line)
-        assert found, (line, serve.stderr.read() if serve.poll() is not None else "")
-        pid = int(found.group(1))
         assert _alive(pid)
         serve.send_signal(signal.SIGHUP)
         assert serve.wait(HANG_GUARD) == 0
@@ -57,5 +65,18 @@ def test_a_hangup_stops_the_server_it_started(tmp_path):
         if serve.poll() is None:
             serve.kill()
             serve.wait()
-        if pid is not None and _alive(pid):
+        if _alive(pid):
+            os.killpg(pid, signal.SIGKILL)
+
+
+@pytest.mark.timeout(600, method="thread")  # a guard: the wait below has no deadline
+def test_a_killed_serve_local_leaves_no_server_running(tmp_path):
+    """SIGKILL runs no handler of serve-local's: the server notices its parent is gone."""
+    serve, pid = _serve_local(tmp_path)
+    try:
+        serve.kill()
+        serve.wait()
+        wait_until(lambda: not _alive(pid))  # it ends by itself, or the guard fails the test
+    finally:
+        if _alive(pid):
             os.killpg(pid, signal.SIGKILL)

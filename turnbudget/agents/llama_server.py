@@ -20,12 +20,33 @@ depends on its request alone, not on what the server answered before.
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
+import threading
+import time
 from typing import Any
 
 from turnbudget.agents.local_llm import BLOCKS_ATTRIBUTE, evaluate_in_blocks
 
-__all__ = ["main", "patch_evaluation", "patch_save_state"]
+__all__ = ["exit_with_parent", "main", "patch_evaluation", "patch_save_state"]
+
+
+def exit_with_parent(poll_seconds: float = 0.5) -> None:
+    """End this process once the process that started it is gone (its parent changes).
+
+    `LocalServer` starts the server in a session of its own (so that `LocalServer.stop`
+    ends all of it), where no terminal's hangup reaches it: without this, a ``serve-local``
+    or an evaluation killed with SIGKILL would leave the server running, holding its port
+    and a GiB of memory.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_seconds)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="turnbudget-exit-with-parent", daemon=True).start()
 
 
 def patch_evaluation() -> None:
@@ -86,6 +107,7 @@ def patch_save_state() -> None:
 
 
 def main() -> None:
+    exit_with_parent()
     patch_save_state()
     patch_evaluation()
     from llama_cpp.server.__main__ import main as serve
