@@ -102,10 +102,18 @@ class EpisodeFailure:
 def describe(exc: BaseException) -> str:
     """``"TypeName: message"`` on one line, short enough for a log record, with every
     secret blanked (`turnbudget.agents.secrets`: it is recorded and logged)."""
-    if isinstance(exc, SystemExit):
-        return redact(f"SystemExit: sys.exit({exc.code!r}) was called during the episode")[:500]
-    text = redact(" ".join(str(exc).split()))
-    text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    name = "SystemExit" if isinstance(exc, SystemExit) else type(exc).__name__
+    try:  # (an agent's exception: its ``__str__``, or its exit code's ``__repr__``, may raise)
+        if isinstance(exc, SystemExit):
+            text = f"sys.exit({exc.code!r}) was called during the episode"
+        else:
+            text = str(exc)
+        if not isinstance(text, str):
+            raise TypeError("__str__ returned a non-string")
+    except EPISODE_ERRORS as err:
+        text = f"<its message could not be read: {type(err).__name__}>"
+    text = redact(" ".join(text.split()))
+    text = f"{name}: {text}" if text else name
     return text if len(text) <= 500 else text[:497] + "..."
 
 

@@ -12,6 +12,8 @@ an ``out=`` keyword (`turnbudget.eval.evaluate`).
 `exit_with_parent`, called in a worker's initializer, ends the worker when the
 evaluator dies: ``PR_SET_PDEATHSIG`` on Linux, and a thread that polls the
 parent's pid everywhere (it also covers a parent that died before the call).
+`kill_tree` ends a worker together with every process it started (a sealed
+agent's process and whatever that agent spawned), so none outlives the run.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "OutputDirInUse",
     "exit_with_parent",
     "hold_output_dir",
+    "kill_tree",
     "locks_output_dir",
 ]
 
@@ -152,22 +155,27 @@ def locks_output_dir(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def exit_with_parent(poll_seconds: float = 0.5) -> None:
-    """End this process (SIGTERM, then exit) when its parent process dies.
+def exit_with_parent(
+    poll_seconds: float = 0.5, *, signum: int = signal.SIGTERM, parent_pid: int | None = None
+) -> None:
+    """End this process (``signum``, then exit) when its parent process dies.
 
-    Call it at the start of a worker process (a pool initializer).
+    Call it at the start of a worker process (a pool initializer). ``parent_pid``: the
+    parent's pid as the parent gave it (then a parent that died before this call counts
+    too); by default multiprocessing's parent, else the current parent.
     """
     import multiprocessing
 
-    parent = multiprocessing.parent_process()
-    parent_pid = parent.pid if parent is not None else os.getppid()
+    if parent_pid is None:
+        parent = multiprocessing.parent_process()
+        parent_pid = parent.pid if parent is not None else os.getppid()
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             import ctypes
 
             libc = ctypes.CDLL(None, use_errno=True)
             pr_set_pdeathsig = 1
-            libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+            libc.prctl(pr_set_pdeathsig, int(signum))
 
     def watch() -> None:
         while os.getppid() == parent_pid:
@@ -175,3 +183,82 @@ def exit_with_parent(poll_seconds: float = 0.5) -> None:
         os._exit(1)  # the evaluator is gone: nobody will read this worker's results
 
     threading.Thread(target=watch, name="turnbudget-exit-with-parent", daemon=True).start()
+
+
+def _children() -> dict[int, list[int]]:
+    """Every process's children, from ``/proc`` (empty where there is none)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return children
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # (it ended meanwhile)
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()  # (the name may hold spaces and parens)
+        if len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    return children
+
+
+def _signal(pid: int, handle: int | None, signum: int) -> None:
+    with contextlib.suppress(OSError):  # (it ended meanwhile)
+        if handle is not None:
+            signal.pidfd_send_signal(handle, signum)
+        else:
+            os.kill(pid, signum)
+
+
+def kill_tree(pid: int, wait: float = 5.0) -> None:
+    """SIGKILL ``pid`` and every process below it (found through ``/proc``; only ``pid``
+    where there is no ``/proc``), and wait (at most ``wait`` seconds) until each has ended.
+
+    Each is stopped first (SIGSTOP), so none can fork a new one or be reparented out of
+    reach while the tree is walked; the caller still reaps ``pid`` if it is its child.
+    Processes that left the tree before (a double fork whose middle process exited) are
+    beyond reach unless a subreaper kept them in it."""
+    import select
+
+    handles: dict[int, int | None] = {}  # pid -> its pidfd (Linux), held until it ends
+    frontier = [pid]
+    try:
+        for _ in range(100):  # (each pass stops what the last one found; a fork bomb ends too)
+            for p in frontier:
+                handle = None
+                if hasattr(os, "pidfd_open"):
+                    try:
+                        handle = os.pidfd_open(p)
+                    except OSError:  # (it ended meanwhile)
+                        continue
+                handles[p] = handle
+                _signal(p, handle, signal.SIGSTOP)
+            children = _children()
+            tree, stack = set(), [pid]
+            while stack:
+                for c in children.get(stack.pop(), ()):
+                    if c not in tree:
+                        tree.add(c)
+                        stack.append(c)
+            frontier = sorted(tree - set(handles) - {pid})
+            if not frontier:
+                break
+        for p, handle in handles.items():
+            _signal(p, handle, signal.SIGKILL)
+        ended = select.poll()  # a pidfd is readable once its process has ended
+        waiting = {h for h in handles.values() if h is not None}
+        for h in waiting:
+            ended.register(h, select.POLLIN)
+        deadline = time.monotonic() + wait
+        while waiting and (left := deadline - time.monotonic()) > 0:
+            for h, _ in ended.poll(left * 1000):
+                ended.unregister(h)
+                waiting.discard(h)
+    finally:
+        for handle in handles.values():
+            if handle is not None:
+                os.close(handle)

@@ -23,8 +23,12 @@ speaks the same protocol (`turnbudget.agents.base`): ``reset`` / ``act`` /
 The child is a fresh interpreter (``subprocess``, never ``fork``: a forked
 child holds a copy of the evaluator's memory, envs included, where ``gc``
 finds them), with only the pipe among the evaluator's file descriptors. It
-ends with its parent (`exit_with_parent`) and ignores Ctrl-C (the evaluator
-stops it). A proxy pickles without its child and starts one lazily in the
+ends with its parent (`exit_with_parent`, SIGKILL: an agent that ignores SIGTERM
+or holds the GIL ends too) and ignores Ctrl-C (the evaluator stops it). It
+leads a session of its own and keeps the processes its agent starts (Linux:
+a subreaper, so a double fork stays below it): ending the child (`close`, a
+timeout, a failed call) kills its whole tree and session, so nothing the agent
+spawned outlives the run. A proxy pickles without its child and starts one lazily in the
 process that calls it (a pool worker, a Ray actor); one inherited through a
 fork is left to its owner.
 
@@ -51,6 +55,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -92,7 +97,7 @@ CLOSE_SECONDS = 5.0
 # has the evaluator's sys.path (which the first message brings).
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[2]); "
-    "from turnbudget.eval.run.sealed import serve; serve(int(sys.argv[1]))"
+    "from turnbudget.eval.run.sealed import serve; serve(int(sys.argv[1]), int(sys.argv[3]))"
 )
 _ROOT = str(Path(__file__).resolve().parents[3])  # the folder that holds `turnbudget`
 
@@ -140,11 +145,32 @@ class _Profile:
 # --------------------------------------------------------------------------- the parent
 
 
+def _exit_code(proc: subprocess.Popen) -> int | None:
+    """The child's exit code (negative: the signal), None while it runs, without reaping it:
+    until `_reap` waits for it, its pid and session id cannot name another process."""
+    if proc.returncode is not None or not hasattr(os, "waitid"):
+        return proc.poll()
+    try:
+        status = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # (reaped elsewhere)
+        return proc.poll()
+    if status is None:
+        return None
+    return status.si_status if status.si_code == os.CLD_EXITED else -status.si_status
+
+
 def _reap(proc: subprocess.Popen, conn: Any, pidfd: int | None, owner: int) -> None:
-    """Kill and reap a child (in the process that started it only) and close its pipe."""
+    """Kill a child with every process it started (in the process that started it only),
+    reap it and close its pipe."""
     if os.getpid() == owner:
-        if proc.poll() is None:
-            proc.kill()
+        if proc.returncode is None:  # not reaped: its pid and session are still its own
+            from turnbudget.eval.run.lock import kill_tree
+
+            with contextlib.suppress(OSError):  # (what left its tree is still in its session)
+                os.killpg(proc.pid, signal.SIGSTOP)
+            kill_tree(proc.pid)
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     conn.close()
     if pidfd is not None:
@@ -165,8 +191,8 @@ class _Child:
         parent, child = mpc.Pipe()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", _BOOT, str(child.fileno()), _ROOT],
-                pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
+                [sys.executable, "-c", _BOOT, str(child.fileno()), _ROOT, str(os.getpid())],
+                pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, start_new_session=True,
             )  # fmt: skip
         finally:
             child.close()
@@ -193,7 +219,7 @@ class _Child:
 
     @property
     def alive(self) -> bool:
-        return self._reaper.alive and os.getpid() == self.owner and self.proc.poll() is None
+        return self._reaper.alive and os.getpid() == self.owner and _exit_code(self.proc) is None
 
     def kill(self) -> None:
         self._reaper()
@@ -222,10 +248,7 @@ class _Child:
             self.kill()
             raise
         if data is None:  # its end of the pipe closed: it is ending (or closed it itself)
-            try:
-                code: int | None = self.proc.wait(CLOSE_SECONDS)
-            except subprocess.TimeoutExpired:
-                code = None
+            code = self._ended(CLOSE_SECONDS)
             self.kill()
             how = (
                 "it closed its pipe" if code is None
@@ -246,6 +269,18 @@ class _Child:
             raise SealedAgentError(f"{name}: {text}" if text else name)
         self.kill()
         raise SealedAgentError(f"the sealed agent's process sent a bad reply to {method}()")
+
+    def _ended(self, seconds: float) -> int | None:
+        """The child's exit code once it ends, None if it still runs after ``seconds``."""
+        if self.pidfd is None:
+            try:
+                return self.proc.wait(seconds)
+            except subprocess.TimeoutExpired:
+                return None
+        ended = select.poll()
+        ended.register(self.pidfd, select.POLLIN)
+        ended.poll(seconds * 1000)
+        return _exit_code(self.proc)
 
     def close(self) -> None:
         """Ask the child to close its agent and end; kill it if it does not in time."""
@@ -497,9 +532,19 @@ def _plain(value: Any) -> Any:
 
 
 def _error(exc: BaseException) -> list[str]:
-    if isinstance(exc, SystemExit):
-        return ["error", "SystemExit", f"sys.exit({exc.code!r}) was called during the episode"]
-    return ["error", type(exc).__name__, " ".join(str(exc).split())[:2000]]
+    """The reply for ``exc``; its ``__str__`` (or its exit code's ``__repr__``) is the agent's
+    code, which may raise or return anything: that says so instead of ending the child."""
+    name = str(type(exc).__name__)
+    try:
+        if isinstance(exc, SystemExit):
+            text = f"sys.exit({exc.code!r}) was called during the episode"
+        else:
+            text = str(exc)
+        if not isinstance(text, str):
+            raise TypeError("__str__ returned a non-string")
+        return ["error", name, " ".join(text.split())[:2000]]
+    except BaseException as err:  # (anything an agent's method raises)
+        return ["error", name, f"<its message could not be read: {type(err).__name__}>"]
 
 
 class _Host:
@@ -574,14 +619,27 @@ class _Host:
             self.driven.close()  # the AsyncBatch `in_flight` made: its loop and clients
 
 
-def serve(fd: int) -> None:
-    """The child process: answer calls on the pipe ``fd`` until it closes (or ``close``)."""
+def _keep_descendants() -> None:
+    """Become a subreaper (Linux): a process the agent starts stays below this one even
+    when its own parent ends (a double fork), where ending this child's tree finds it."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            pr_set_child_subreaper = 36
+            ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1)
+
+
+def serve(fd: int, parent: int | None = None) -> None:
+    """The child process: answer calls on the pipe ``fd`` until it closes (or ``close``);
+    ``parent``: the evaluator's pid (the child ends when that process does)."""
     import multiprocessing.connection as mpc
 
     from turnbudget.eval.run.lock import exit_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the evaluator's to handle
-    exit_with_parent()
+    exit_with_parent(signum=signal.SIGKILL, parent_pid=parent)
+    _keep_descendants()
     conn = mpc.Connection(fd)
     host = _Host()
     while True:
@@ -599,10 +657,12 @@ def serve(fd: int) -> None:
             reply = _error(exc)
         try:
             text = json.dumps(reply, default=_plain)
-        except (TypeError, ValueError, RecursionError) as exc:
+        except BaseException as exc:  # (``_plain`` runs the agent's ``item()``: anything)
+            why = _error(exc)
             text = json.dumps(
-                ["error", "TypeError", f"{method}() returned what cannot be sent as JSON: {exc}"]
-            )
+                ["error", "TypeError", f"{method}() returned what cannot be sent as JSON: "
+                 f"{why[1]}: {why[2]}"]
+            )  # fmt: skip
         conn.send_bytes(text.encode())
         if method == "close":
             return

@@ -18,7 +18,7 @@ from turnbudget.eval.run.backends import (
 )
 from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise
 from turnbudget.eval.run.episodes import evaluation_runner
-from turnbudget.eval.run.lock import exit_with_parent
+from turnbudget.eval.run.lock import exit_with_parent, kill_tree
 
 __all__ = ["PoolBackend"]
 
@@ -50,6 +50,17 @@ def _serve(
             conn.send(runner.run(chunk))
     finally:
         close_runner(runner)
+        _close_sealed(agent)
+
+
+def _close_sealed(agent: Any) -> None:
+    """End the processes of the sealed agents this worker started (before it exits, so
+    none is left to outlive the run)."""
+    from turnbudget.eval.run.sealed import Sealed
+
+    for one in getattr(agent, "agents", (agent,)):
+        if isinstance(one, Sealed):
+            one.close()
 
 
 class _Processes(Workers):
@@ -124,14 +135,14 @@ class _Processes(Workers):
         self._busy.discard(slot)
         if proc is None:
             return
-        if kill:
-            proc.kill()
+        if kill:  # with what it started (a sealed agent's process and its children)
+            kill_tree(proc.pid)
         else:
             with contextlib.suppress(OSError):  # the worker may have died already
                 conn.send(None)
         proc.join(None if kill else 5)
         if proc.is_alive():
-            proc.kill()
+            kill_tree(proc.pid)
             proc.join()
         conn.close()
         self._procs[slot] = self._conns[slot] = None
