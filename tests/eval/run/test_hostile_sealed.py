@@ -140,6 +140,7 @@ def test_what_a_sealed_agent_starts_ends_with_the_run(hostile, tmp_path, how, wo
     assert [p for p in pids if _running(p)] == []
 
 
+@pytest.mark.slow  # (it waits out a timeout clear of a whole clean run: ~100 s)
 @linux
 def test_a_sealed_agent_that_ignores_sigterm_and_holds_the_gil_is_ended_by_a_pool_timeout(
     hostile, tmp_path
