@@ -41,6 +41,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -54,6 +55,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlsplit
 
 import gymnasium as gym
 from openenv.core.client_types import StepResult
@@ -68,7 +70,7 @@ from openenv.core.env_server.types import (
     ServerCapacityStatus,
     State,
 )
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 import turnbudget
 from turnbudget._checks import MAX_SEED, brief, check_positive_int, is_int, is_real
@@ -568,7 +570,15 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
     `TextGameEnvironment.reset`'s arguments; ``step`` takes a `TextGameAction`
     or a command string. Both return OpenEnv's ``StepResult`` whose
     ``observation`` is a `TextGameObservation`. A refused request raises
-    ``RuntimeError("Server error: <message> (code: ...)")``.
+    ``RuntimeError("Server error: <message> (code: ...)")`` and keeps the session.
+
+    When the server fails the session (it is not running, it closed the
+    connection, it did not answer within ``message_timeout_s``, or its answer
+    is not OpenEnv's), the client raises a ``ConnectionError`` (a ``TimeoutError``
+    for no answer) and drops the connection: the episode is lost, never a later
+    answer read as this one's, and the next call opens a new session. After
+    ``close()`` a call raises until ``connect()`` opens a new session. Errors
+    never show a password or user name in ``base_url``.
 
     Example (a server at ``url``)::
 
@@ -578,26 +588,86 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
             result.observation.truncated, result.observation.info["admissible_actions"]
     """
 
+    def __init__(self, base_url: str, **options: Any):
+        super().__init__(_check_base_url(base_url), **options)
+        self._shown_url = _redact(self._ws_url)  # what messages may show: no credentials
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self._shown_url!r})"
+
+    async def connect(self) -> TextGameEnv:
+        """Open the session's connection (again after ``close()``); a `ConnectionError` that
+        says where, without credentials, when the server cannot be reached."""
+        self._closed = False
+        try:
+            await super().connect()
+        except ConnectionError as exc:
+            cause = _redact(str(exc.__cause__ or exc))
+            raise ConnectionError(
+                f"Cannot open a session at {self._shown_url}: {cause} (is `turnbudget serve-env` "
+                "running there?)"
+            ) from None
+        return self
+
+    async def close(self) -> None:
+        self._closed = True
+        await super().close()
+
+    async def reset(self, **kwargs: Any) -> StepResult[TextGameObservation]:
+        return await super().reset(**{name: _wire(name, v) for name, v in kwargs.items()})
+
     async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
         """``EnvClient``'s, plus: a session the server refused (at capacity, or its env
         failed) raises the server's error, whether or not its closing frame came first,
-        and the next call connects again."""
+        and the next call connects again; a session the server failed (no answer in time,
+        an answer that is not OpenEnv's) is dropped, so no later answer is read as this one's."""
         from websockets.exceptions import ConnectionClosed
 
+        if self._closed:
+            raise RuntimeError(
+                f"This {type(self).__name__} is closed: make a new one, or connect() for a new session"
+            )
         try:
             await self._send(message)
             response = await self._receive()
         except ConnectionClosed as closed:
             response = await self._last_words(closed)
-        if response.get("type") == "error":
-            error = response.get("data", {})
+        except TimeoutError:
+            self._drop()
+            raise TimeoutError(
+                f"The server at {self._shown_url} did not answer a {message.get('type')} within "
+                f"{self._message_timeout:g} s (message_timeout_s); the session is dropped (its "
+                "episode is lost) and the next call opens a new one"
+            ) from None
+        except ValueError as exc:  # not JSON (or not UTF-8)
+            self._drop()
+            raise self._broken(f"an answer that is not JSON ({type(exc).__name__})") from None
+        except BaseException:  # cancelled mid-exchange: its answer must not reach the next call
+            self._drop()
+            raise
+        if not isinstance(response, Mapping) or not isinstance(response.get("type"), str):
+            self._drop()
+            raise self._broken(f"an answer that is not an OpenEnv message: {brief(response)}")
+        if response["type"] == "error":
+            error = response.get("data")
+            error = error if isinstance(error, Mapping) else {"message": brief(error)}
             if error.get("code") in _SESSION_ERRORS:
                 await self.disconnect()
             raise RuntimeError(
                 f"Server error: {error.get('message', 'Unknown error')} "
                 f"(code: {error.get('code', 'UNKNOWN')})"
             )
-        return response
+        expected = _ANSWERS.get(message.get("type"))
+        if expected is not None and (
+            response["type"] != expected or not isinstance(response.get("data"), Mapping)
+        ):
+            self._drop()
+            raise self._broken(
+                f"a {brief(response['type'])} answer with data {brief(response.get('data'))} "
+                f"to a {message.get('type')} (expect {expected!r} with an object)"
+            )
+        return dict(response)
 
     async def _last_words(self, closed: Exception) -> dict[str, Any]:
         """What the server sent before closing the connection (OpenEnv refuses a session
@@ -613,19 +683,97 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
                 f"The server closed this session ({closed}); the next call opens a new one"
             ) from closed
 
+    def _drop(self) -> None:
+        """Abort the connection (the server reclaims its session); the next call reconnects."""
+        ws, self._ws = self._ws, None
+        if ws is not None:
+            with contextlib.suppress(Exception):
+                ws.transport.abort()
+
+    def _broken(self, what: str) -> ConnectionError:
+        return ConnectionError(
+            f"The server at {self._shown_url} sent {what}; the session is dropped (its episode "
+            "is lost) and the next call opens a new one"
+        )
+
     def _step_payload(self, action: TextGameAction | str) -> dict[str, Any]:
-        return {"command": action} if isinstance(action, str) else action.model_dump()
+        if isinstance(action, TextGameAction):
+            action = action.command
+        if not isinstance(action, str):
+            raise TypeError(f"Expect a command str or a TextGameAction, got {brief(action)}")
+        # The server refuses a command over its limit and keeps the session, but a message over
+        # MAX_MESSAGE_BYTES closes the connection (the episode with it): refuse that one here.
+        if len(action) > MAX_COMMAND_CHARS and len(json.dumps(action).encode()) > _COMMAND_BYTES:
+            raise ValueError(
+                f"Expect `command` to be at most {MAX_COMMAND_CHARS} characters, got "
+                f"{len(action)} (no turn was spent)"
+            )
+        return {"command": action}
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[TextGameObservation]:
-        observation = TextGameObservation(
-            **payload.get("observation", {}),
-            reward=payload.get("reward"),
-            done=payload.get("done", False),
-        )
+        fields = payload.get("observation", {})
+        try:
+            if not isinstance(fields, Mapping):
+                raise TypeError(f"an observation that is not an object: {brief(fields)}")
+            observation = TextGameObservation(
+                **fields, reward=payload.get("reward"), done=payload.get("done", False)
+            )
+        except (TypeError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+            self._drop()
+            what = _errors(exc.errors()) if isinstance(exc, ValidationError) else str(exc)
+            raise self._broken(f"an observation that does not validate: {what}") from None
         return StepResult(observation=observation, reward=observation.reward, done=observation.done)
 
     def _parse_state(self, payload: dict[str, Any]) -> TextGameState:
-        return TextGameState(**payload)
+        try:
+            return TextGameState(**payload)
+        except (TypeError, ValueError) as exc:
+            self._drop()
+            what = _errors(exc.errors()) if isinstance(exc, ValidationError) else str(exc)
+            raise self._broken(f"a state that does not validate: {what}") from None
+
+
+#: The most bytes a step's command takes as JSON in a message that fits `MAX_MESSAGE_BYTES`.
+_COMMAND_BYTES = MAX_MESSAGE_BYTES - 1024
+#: The answer OpenEnv's server sends to each kind of request.
+_ANSWERS = {"reset": "observation", "step": "observation", "state": "state"}
+_URL_SCHEMES = ("http", "https", "ws", "wss")
+
+
+def _redact(text: str) -> str:
+    """``text`` with the credentials of every URL in it (``scheme://user:pass@``) blanked."""
+    return re.sub(r"(?<=//)[^/\s]*@", "***@", text)
+
+
+def _check_base_url(base_url: Any) -> str:
+    """``base_url`` if it is an http(s):// or ws(s):// URL with a host, else a ``ValueError``
+    (which never shows the URL's credentials)."""
+    shown = _redact(base_url) if isinstance(base_url, str) else brief(base_url)
+    message = "Expect `base_url` to be an http://, https://, ws:// or wss:// URL with a host, got "
+    if not isinstance(base_url, str):
+        raise ValueError(message + shown)
+    try:
+        parts = urlsplit(base_url)
+        parts.port  # noqa: B018 (a port that is not a number raises here)
+    except ValueError:
+        raise ValueError(message + repr(shown)[:200]) from None
+    if parts.scheme.lower() not in _URL_SCHEMES or not parts.hostname:
+        raise ValueError(message + repr(shown)[:200])
+    return base_url
+
+
+def _wire(name: str, value: Any) -> Any:
+    """A reset argument as JSON carries it: a NumPy integer as an int; anything JSON cannot
+    carry is a ``TypeError`` here, before anything is sent."""
+    if is_int(value):
+        return int(value)
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"Expect reset argument `{name}` to be JSON (an int, a str, a list...), got {brief(value)}"
+        ) from None
+    return value
 
 
 class GymSession:
@@ -633,10 +781,11 @@ class GymSession:
 
     ``reset(seed=s)`` -> ``(text, info)`` and ``step(command)`` -> ``(text, reward,
     terminated, truncated, info)``, where ``info`` is the observation's agent view.
-    Each instance holds one session (a `TextGameEnv` connection) until `close`;
-    every reset sends ``reset_kwargs`` (``env_id``, ``turn_budget``, ``reveal``...).
-    This is how `turnbudget.utils.check_group_seeding` checks a served env:
-    ``remote = True`` tells it the env's RNG lives in the server's process.
+    Each instance holds one session (a `TextGameEnv` connection) until `close`
+    (after which it refuses calls); every reset sends ``reset_kwargs`` (``env_id``,
+    ``turn_budget``, ``reveal``...). This is how `turnbudget.utils.check_group_seeding`
+    checks a served env: ``remote = True`` tells it the env's RNG lives in the
+    server's process.
 
     Example (a server at ``url``)::
 
@@ -655,20 +804,35 @@ class GymSession:
         unknown = sorted(set(reset_kwargs) - set(allowed))
         if unknown:
             raise TypeError(f"Expect reset arguments among {allowed}, got {unknown}")
-        self._reset_kwargs = reset_kwargs
+        self._reset_kwargs = {name: _wire(name, v) for name, v in reset_kwargs.items()}
         self._client = TextGameEnv(base_url=base_url).sync()
-        self._client.connect()
+        self._closed = False
+        try:
+            self._client.connect()
+        except BaseException:
+            self.close()  # its event loop's thread, too
+            raise
+
+    def __repr__(self) -> str:
+        return f"GymSession({self._client.async_client._shown_url!r}, closed={self._closed})"
 
     def reset(self, *, seed: int | None = None) -> tuple[str, dict[str, Any]]:
-        obs = self._client.reset(seed=seed, **self._reset_kwargs).observation
+        obs = self._open().reset(seed=seed, **self._reset_kwargs).observation
         return obs.text, dict(obs.info)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        obs = self._client.step(action).observation
+        obs = self._open().step(action).observation
         return obs.text, float(obs.reward or 0.0), obs.terminated, obs.truncated, dict(obs.info)
 
     def close(self) -> None:
-        self._client.close()
+        if not self._closed:
+            self._closed = True
+            self._client.close()
+
+    def _open(self) -> Any:
+        if self._closed:
+            raise RuntimeError("This GymSession is closed: make a new one")
+        return self._client
 
 
 class EnvServer:

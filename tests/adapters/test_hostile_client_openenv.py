@@ -1,0 +1,249 @@
+"""Hostile conditions at the client end of the OpenEnv door (`TextGameEnv`, `GymSession`): a
+server that is not there or misbehaves, and a caller that sends what is not a command. Each is
+a clear error that never shows the URL's credentials, never a crash deep in a library, never
+an answer read as another request's, and a session that is either kept or visibly dropped.
+
+The real server (`EnvServer`) serves every case it can produce; a server that breaks OpenEnv's
+protocol cannot be made from it, so those cases use a bare WebSocket server that answers as told.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from _faults import wait_until
+
+pytestmark = pytest.mark.llmrl
+pytest.importorskip("openenv")
+
+from websockets.sync.server import serve  # noqa: E402
+
+from turnbudget.adapters.openenv import (  # noqa: E402
+    MAX_COMMAND_CHARS,
+    MAX_MESSAGE_BYTES,
+    EnvServer,
+    GymSession,
+    TextGameAction,
+    TextGameEnv,
+)
+
+ENV = "turnbudget/Maze-Easy-v0"
+SECRET = "hunter2-secret"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EnvServer]:
+    log = tmp_path_factory.mktemp("openenv-client") / "server.log"
+    with EnvServer(max_sessions=2, log_path=log) as server:
+        yield server
+
+
+def idle(server: EnvServer) -> bool:
+    return wait_until(lambda: server.sessions().active_sessions == 0)
+
+
+@pytest.fixture
+def refused_url() -> Iterator[str]:
+    """A loopback port bound but not listening: every connection is refused, and no other
+    process can take the port while the test runs."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    try:
+        yield f"http://player:{SECRET}@127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        sock.close()
+
+
+def _everything_said(error: BaseException) -> str:
+    return "".join(traceback.format_exception(error)) + repr(error)
+
+
+# -- a server that is not there, a URL that is not one ------------------------------------
+
+
+def test_a_server_that_is_not_running_is_a_clear_error_without_credentials(refused_url, caplog):
+    caplog.set_level(logging.DEBUG)
+    client = TextGameEnv(base_url=refused_url)
+    assert SECRET not in repr(client)
+    env = client.sync()
+    with pytest.raises(ConnectionError, match=r"Cannot open a session at ws://\*\*\*@127") as info:
+        env.reset(env_id=ENV, seed=0)
+    env.close()
+    with pytest.raises(ConnectionError, match="Cannot open a session") as gym_info:
+        GymSession(refused_url, env_id=ENV)
+    for error in (info.value, gym_info.value):
+        assert SECRET not in _everything_said(error) and "player" not in str(error)
+    assert SECRET not in caplog.text
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        None,
+        5,
+        "",
+        "127.0.0.1:8000",
+        "ftp://127.0.0.1:8000",
+        "http://",
+        "http://:80",
+        "http://host:port",
+        f"file://user:{SECRET}@/etc",
+    ],
+)
+def test_a_base_url_that_is_not_a_server_url_is_refused_before_connecting(base_url):
+    for make in (lambda: TextGameEnv(base_url=base_url), lambda: GymSession(base_url)):
+        with pytest.raises(ValueError, match="Expect `base_url` to be an http://") as info:
+            make()
+        assert SECRET not in _everything_said(info.value)
+
+
+# -- what a caller sends ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("action", [5, None, {"command": "look"}, b"look", ["look"]])
+def test_a_step_that_is_not_a_command_is_a_clear_error_and_keeps_the_episode(server, action):
+    with TextGameEnv(base_url=server.base_url).sync() as env:
+        env.reset(env_id=ENV, seed=0, turn_budget=2, reveal="always")
+        with pytest.raises(TypeError, match="Expect a command str or a TextGameAction"):
+            env.step(action)
+        assert env.step(TextGameAction(command="look")).observation.turns_left == 1
+    assert idle(server)
+
+
+def test_a_command_too_long_to_send_spends_no_turn_and_keeps_the_episode(server):
+    with TextGameEnv(base_url=server.base_url).sync() as env:
+        env.reset(env_id=ENV, seed=0, turn_budget=2, reveal="always")
+        with pytest.raises(RuntimeError, match="no turn was spent"):  # the server's refusal
+            env.step("x" * (MAX_COMMAND_CHARS + 1))
+        with pytest.raises(ValueError, match="no turn was spent"):  # over a message: not sent
+            env.step("x" * MAX_MESSAGE_BYTES)
+        assert env.step("look").observation.turns_left == 1
+    assert idle(server)
+
+
+def test_numpy_integers_reset_as_ints_and_other_non_json_is_a_clear_error(server):
+    with TextGameEnv(base_url=server.base_url).sync() as env:
+        plain = env.reset(env_id=ENV, seed=3, turn_budget=4).observation
+        numpy = env.reset(env_id=ENV, seed=np.int64(3), turn_budget=np.int32(4)).observation
+        assert (numpy.text, numpy.seed) == (plain.text, 3)
+        with pytest.raises(TypeError, match="Expect reset argument `budget_mix` to be JSON"):
+            env.reset(env_id=ENV, seed=3, budget_mix=object())
+        assert env.step("look").observation.text  # the episode of the last good reset goes on
+    assert idle(server)
+
+
+def test_a_closed_client_refuses_calls_instead_of_opening_a_session(server):
+    env = TextGameEnv(base_url=server.base_url).sync()
+    env.reset(env_id=ENV, seed=0)
+    env.close()
+    assert idle(server)
+    for call in (lambda: env.reset(env_id=ENV, seed=0), lambda: env.step("look")):
+        with pytest.raises(RuntimeError, match="is closed"):
+            call()
+    assert server.sessions().active_sessions == 0
+    env.connect()  # an explicit connect opens a new session
+    assert env.reset(env_id=ENV, seed=0).observation.text
+    env.close()
+
+    session = GymSession(server.base_url, env_id=ENV, turn_budget=np.int64(3))
+    session.reset(seed=0)
+    session.close()
+    session.close()  # twice is fine
+    assert idle(server)
+    for call in (lambda: session.reset(seed=0), lambda: session.step("look")):
+        with pytest.raises(RuntimeError, match="GymSession is closed"):
+            call()
+    assert server.sessions().active_sessions == 0
+
+
+# -- a server that breaks the protocol ----------------------------------------------------
+
+
+_GOOD = {"type": "observation", "data": {"observation": {"text": "fresh"}, "done": False}}
+
+
+class BadServer:
+    """A WebSocket server on a loopback port: each connection's n-th message (from 1) is
+    answered by ``answer(connection number, n)``: a list of frames to send (none: silence)."""
+
+    def __init__(self, answer: Callable[[int, int], list[Any]]):
+        self.answer, self.connections = answer, 0
+        self._lock = threading.Lock()
+        self._server = serve(self._handle, "127.0.0.1", 0)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self.base_url = f"http://127.0.0.1:{self._server.socket.getsockname()[1]}"
+
+    def _handle(self, ws: Any) -> None:
+        with self._lock:
+            self.connections += 1
+            number = self.connections
+        for n, _ in enumerate(ws, start=1):
+            for frame in self.answer(number, n):
+                ws.send(frame if isinstance(frame, (str, bytes)) else json.dumps(frame))
+
+    def __enter__(self) -> BadServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._thread.join()
+
+
+@pytest.mark.parametrize(
+    "frame, message",
+    [
+        ("<html>502 Bad Gateway</html>", "not JSON"),
+        (b"\x00\xff", "not JSON"),
+        ([1, 2], "not an OpenEnv message"),
+        ({"type": "observation"}, "with data None"),
+        ({"type": "state", "data": {}}, "'state' answer"),
+        ({"type": "observation", "data": {"observation": "text"}}, "does not validate"),
+        (
+            {"type": "observation", "data": {"observation": {"text": 5, "oracle": ["go"]}}},
+            "does not validate",
+        ),
+    ],
+)
+def test_an_answer_that_is_not_openenv_s_drops_the_session_with_a_clear_error(frame, message):
+    def answer(connection: int, n: int) -> list[Any]:
+        return [frame] if connection == 1 else [_GOOD]
+
+    with BadServer(answer) as bad, TextGameEnv(base_url=bad.base_url).sync() as env:
+        with pytest.raises(ConnectionError, match=message) as info:
+            env.reset(seed=0)
+        assert "the next call opens a new one" in str(info.value)
+        assert "oracle" not in str(info.value) or "extra_forbidden" in str(info.value)
+        assert env.reset(seed=0).observation.text == "fresh"  # a new connection, a clean answer
+        assert bad.connections == 2
+
+
+def test_an_answer_that_comes_too_late_is_never_read_as_the_next_one():
+    def answer(connection: int, n: int) -> list[Any]:
+        if connection == 1:  # silent on the first request, then both answers at once
+            stale = {**_GOOD, "data": {**_GOOD["data"], "observation": {"text": "stale"}}}
+            return [] if n == 1 else [stale, _GOOD]
+        return [_GOOD]
+
+    with BadServer(answer) as bad:
+        with TextGameEnv(base_url=bad.base_url, message_timeout_s=0.2).sync() as env:
+            with pytest.raises(TimeoutError, match=r"did not answer a reset within 0\.2 s"):
+                env.reset(seed=0)
+            assert env.step("look").observation.text == "fresh"
+        assert bad.connections == 2
+
+
+def test_an_error_whose_data_is_not_an_object_is_still_a_server_error():
+    error = {"type": "error", "data": "boom"}
+    with BadServer(lambda c, n: [error]) as bad, TextGameEnv(base_url=bad.base_url).sync() as env:
+        refused = pytest.raises(RuntimeError, match=r"Server error: 'boom' \(code: UNKNOWN\)")
+        with refused:
+            env.reset(seed=0)
