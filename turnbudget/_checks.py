@@ -197,6 +197,8 @@ def check_label(value: Any, name: str = "label", *, subject: str | None = None) 
         raise ValueError(
             f"Expect {what} to be printable text (no control characters), got {brief(value)}"
         )
+    if value != value.strip():  # (" " names a directory no one can tell from another)
+        raise ValueError(f"Expect {what} to have no leading or trailing spaces, got {brief(value)}")
     parts = value.replace("\\", "/").split("/")
     if not parts[0] or any(part in (".", "..") for part in parts):
         raise ValueError(

@@ -25,6 +25,13 @@ def test_list_refuses_a_negative_seed_count(capsys):
     assert "argument --seeds: expect an int >= 0, got '-1'" in capsys.readouterr().err
 
 
+def test_list_refuses_a_seed_count_that_would_never_end(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["list", "--seeds", "99999999999999999999"])
+    assert exit_.value.code == 2
+    assert "argument --seeds: expect at most 10,000 seeds" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv", [["X", ""], ["X", "  "], ["", "out"]])
 def test_export_policy_refuses_an_empty_path(tmp_path, monkeypatch, capsys, argv):
     monkeypatch.chdir(tmp_path)
@@ -83,6 +90,20 @@ EVAL = ["eval", "--env", "Maze-Easy-v0", "--k", "1", "--t", "3", "--tasks", "1",
         ("probe", "--seed", "-1", "argument --seed: expect an int >= 0, got '-1'"),
         ("validate", "--out", " ", "argument --out: expect a directory path, got an empty one"),
         ("validate", "--seed", "-2", "argument --seed: expect an int >= 0, got '-2'"),
+        # Hang-prone or overflowing sizes (OverflowError, or planned until killed).
+        ("eval", "--k", "99999999999999999999", "Expect `ks` to hold ints at most 100,000"),
+        ("eval", "--n", "99999999999999999999", "Expect `n` to be a positive int (at most"),
+        ("eval", "--retries", "99999999999999999999", "Expect `retries` to be a non-negative"),
+        ("eval", "--label", "", "Expect `label` to be a non-empty string"),
+        ("eval", "--label", " ", "Expect `label` to have no leading or trailing spaces"),
+        ("probe", "--repeats", "99999999999999999999", "Expect `repeats` to be an int >= 1 and"),
+        ("probe", "--baseline-repeats", "10001", "Expect `baseline_repeats` to be an int >= 1"),
+        ("probe", "--retries", "101", "Expect `retries` to be a non-negative int (at most 100)"),
+        ("probe", "--label", " x", "Expect `label` to have no leading or trailing spaces"),
+        # LLM flags with no LLM agent (eval refuses them as options the agent does not take).
+        ("probe", "--base-url", "-1", "--base-url is an option of llm agents, and no --agent"),
+        ("probe", "--concurrency", "-1", "--concurrency is an option of llm agents"),
+        ("validate", "--baseline-repeats", "99999999999999999999", "`baseline_repeats`"),
     ],
 )
 def test_run_commands_refuse_malformed_flags_before_writing(

@@ -185,7 +185,9 @@ def test_task_seeds_keep_their_meaning():
     assert task_seeds(range(2, 5)) == (2, 3, 4)
     assert task_seeds(iter([7, 2**31 - 1])) == (7, 2**31 - 1)
     assert len(task_seeds(MAX_TASKS)) == MAX_TASKS
-    with pytest.raises(ValueError, match=r"Expect `tasks` to be a positive int \(a count from 1 to 1,000,000\)"):
+    with pytest.raises(
+        ValueError, match=r"Expect `tasks` to be a positive int \(a count from 1 to 1,000,000\)"
+    ):
         task_seeds(MAX_TASKS + 1)
 
 
@@ -193,7 +195,8 @@ def test_task_seeds_keep_their_meaning():
     "label, expect",
     [("\udcff", "valid Unicode"), ("x" * 300, "at most 128 bytes"), ("é" * 65, "at most 128"),
      ("", "non-empty"), ("..", "stay inside"), ("a/../b", "stay inside"), ("/abs", "stay inside"),
-     ("a\nb", "printable"), (3, "non-empty string")],
+     ("a\nb", "printable"), (3, "non-empty string"), (" ", "no leading or trailing"),
+     ("run ", "no leading or trailing")],
 )  # fmt: skip
 def test_labels_are_checked_before_the_run(label, expect, tmp_path, agent):
     out = tmp_path / "run"
@@ -342,3 +345,30 @@ def test_probe_refuses_envs_that_are_not_env_ids(agent):
 
     with pytest.raises(ValueError, match=r"`envs`"):
         probe(3, agent, **PROBE_SMALL)
+
+
+# --------------------------------------------------------------------------- sizes
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"ks": [10**20]}, r"Expect `ks` to hold ints at most 100,000"),
+        ({"ks": [1], "n": 10**20}, r"Expect `n` to be a positive int \(at most 100,000\)"),
+        ({"ks": [1], "n": 0}, r"Expect `n` to be a positive int"),
+        ({"retries": 10**20}, r"Expect `retries` to be a non-negative int \(at most 100\)"),
+        ({"retries": -1}, r"Expect `retries` to be a non-negative int"),
+    ],
+)
+def test_episode_counts_and_retries_are_bounded_before_the_run(kwargs, says, agent):
+    """10**20 episodes per task overflowed (OverflowError) and 10**20 retries of an episode
+    that always fails would never end."""
+    with pytest.raises(ValueError, match=says):
+        evaluate(MAZE, agent, **{**SMALL, **kwargs})
+
+
+@pytest.mark.parametrize("name", ["repeats", "baseline_repeats"])
+@pytest.mark.parametrize("value", [10**20, 10_001, 0])
+def test_probe_repeats_are_bounded(name, value):
+    with pytest.raises(ValueError, match=rf"Expect `{name}` to be an int >= 1 and at most 10,000"):
+        ProbeConfig(("a",), (MAZE,), ("a",), (0,), **{name: value})

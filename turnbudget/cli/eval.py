@@ -299,7 +299,11 @@ def run(args: argparse.Namespace) -> int:
         if not args.no_plots:
             check_plotting()
         agent = load_agent(args.agent, llm_options(args), args.sealed)
-        label = args.label or getattr(agent, "name", None) or type(agent).__name__
+        label = (
+            args.label
+            if args.label is not None
+            else getattr(agent, "name", None) or type(agent).__name__
+        )
         out = args.out or Path("runs") / label
         result = evaluate(
             envs, agent, ks=args.k, ts=args.t, n=args.n, tasks=args.tasks, mode=args.mode,

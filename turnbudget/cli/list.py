@@ -9,12 +9,21 @@ import gymnasium as gym
 
 __all__ = ["add_arguments", "env_table", "run", "team_table", "zoo_table"]
 
+#: The most seeds ``--seeds`` measures the optimal lengths over.
+MAX_SEEDS = 10_000
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from turnbudget.cli.flags import non_negative_int
 
+    def seed_count(text: str) -> int:
+        count = non_negative_int(text)
+        if count > MAX_SEEDS:  # (each seed solves every game once: 10**20 would never end)
+            raise argparse.ArgumentTypeError(f"expect at most {MAX_SEEDS:,} seeds, got {text!r}")
+        return count
+
     parser.add_argument(
-        "--seeds", type=non_negative_int, default=5,
+        "--seeds", type=seed_count, default=5,
         help="seeds over which to measure the optimal-solution length (default: 5; 0 skips it)",
     )  # fmt: skip
     parser.add_argument("--family", help="only ids whose family contains this text")

@@ -109,10 +109,19 @@ def run(args: argparse.Namespace) -> int:
     try:
         envs = env_ids(args.env)
         options = llm_options(args)
-        for spec in args.agent or ["random"]:
-            llm = spec.strip().lower().startswith("llm")
+        specs = args.agent or ["random"]
+        is_llm = [spec.strip().lower().startswith("llm") for spec in specs]
+        given = [name for name, value in options.items() if value is not None]
+        if given and not any(is_llm):  # (eval refuses them too: no agent would read them)
+            flag = "--" + given[0].replace("_", "-")
+            raise ValueError(f"{flag} is an option of llm agents, and no --agent is one")
+        for spec, llm in zip(specs, is_llm, strict=True):
             agents.append(load_agent(spec, options if llm else {}, args.sealed))
-        label = args.label or "+".join(getattr(a, "name", None) or type(a).__name__ for a in agents)
+        label = (
+            args.label
+            if args.label is not None
+            else "+".join(getattr(a, "name", None) or type(a).__name__ for a in agents)
+        )
         out = args.out or Path("runs") / f"probe-{label}"
         result = probe(
             envs, agents, tasks=args.tasks, prefixes=args.prefixes,

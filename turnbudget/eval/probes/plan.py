@@ -46,6 +46,9 @@ _SETBACK_TRIES = 8  # setback draws tried until one raises the distance
 MAX_BUDGET_FACTOR = 1000.0
 #: The largest ``budget_slack`` (turns added to every probe's budget).
 MAX_BUDGET_SLACK = 1_000_000
+#: The most probes per state (``repeats``, ``baseline_repeats``): a typo such as 10**20 is
+#: refused, not planned until the memory runs out.
+MAX_REPEATS = 10_000
 
 
 @dataclass(frozen=True)
@@ -74,8 +77,8 @@ class ProbeConfig:
             )
         for name, value, low, high in (
             ("budget_slack", self.budget_slack, 0, MAX_BUDGET_SLACK),
-            ("repeats", self.repeats, 1, None),
-            ("baseline_repeats", self.baseline_repeats, 1, None),
+            ("repeats", self.repeats, 1, MAX_REPEATS),
+            ("baseline_repeats", self.baseline_repeats, 1, MAX_REPEATS),
         ):
             if not is_int(value) or value < low or (high is not None and value > high):
                 most = "" if high is None else f" and at most {high:,}"

@@ -37,6 +37,8 @@ from turnbudget.eval.run.agent_view import budget_visible
 from turnbudget.records import RunPlan, format_episode_id, read_config_dict
 
 __all__ = [
+    "MAX_EPISODES_PER_TASK",
+    "MAX_RETRIES",
     "MAX_TASKS",
     "MAX_TASK_SEED",
     "MODES",
@@ -60,6 +62,11 @@ MODES = ("auto", "truncate", "rerun", "both")
 ERROR_DRAWS = ("per_repeat", "shared")
 #: The most tasks a run may have (its ``run.json`` lists every task seed).
 MAX_TASKS = 1_000_000
+#: The most episodes per task (``n``, and so every K): a typo such as 10**20 is refused, not
+#: planned until the memory runs out.
+MAX_EPISODES_PER_TASK = 100_000
+#: The most times a failed episode is rerun (`check_retries`).
+MAX_RETRIES = 100
 #: The largest task seed: an int32, as the turn budgets and the records' counts.
 MAX_TASK_SEED = 2**31 - 1
 
@@ -204,9 +211,12 @@ def task_seeds(tasks: Any) -> tuple[int, ...]:
 
 
 def check_retries(retries: Any) -> int:
-    """``retries`` when it is an int >= 0."""
-    if not is_int(retries) or retries < 0:
-        raise ValueError(f"Expect `retries` to be a non-negative int, got {retries!r}")
+    """``retries`` when it is an int from 0 to `MAX_RETRIES` (an episode that always fails
+    is rerun that many times: 10**20 would never end)."""
+    if not is_int(retries) or not 0 <= retries <= MAX_RETRIES:
+        raise ValueError(
+            f"Expect `retries` to be a non-negative int (at most {MAX_RETRIES}), got {brief(retries)}"
+        )
     return int(retries)
 
 
@@ -295,11 +305,13 @@ def make_config(
     env_ids = env_id_tuple(envs)
     if len(set(env_ids)) != len(env_ids):
         raise ValueError(f"Expect distinct env ids, got {list(env_ids)}")
-    ks_t = positive_ints(ks, "ks")
+    ks_t = positive_ints(ks, "ks", most=MAX_EPISODES_PER_TASK)
     ts_t = positive_ints(ts, "ts", most=MAX_TURN_BUDGET)  # (each T is a turn budget)
     n_val = max(ks_t) if n is None else n
-    if not is_int(n_val) or n_val < 1:
-        raise ValueError(f"Expect `n` to be a positive int, got {n!r}")
+    if not is_int(n_val) or not 1 <= n_val <= MAX_EPISODES_PER_TASK:
+        raise ValueError(
+            f"Expect `n` to be a positive int (at most {MAX_EPISODES_PER_TASK:,}), got {brief(n)}"
+        )
     if max(ks_t) > n_val:
         raise ValueError(
             f"Pass@K needs n >= max(K) episodes per task: got n={n_val}, max(K)={max(ks_t)}"
