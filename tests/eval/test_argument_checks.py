@@ -372,3 +372,16 @@ def test_episode_counts_and_retries_are_bounded_before_the_run(kwargs, says, age
 def test_probe_repeats_are_bounded(name, value):
     with pytest.raises(ValueError, match=rf"Expect `{name}` to be an int >= 1 and at most 10,000"):
         ProbeConfig(("a",), (MAZE,), ("a",), (0,), **{name: value})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"ks": [10**20]}, r"Expect `ks` to hold ints at most 100,000"),
+        ({"n": 10**20}, r"Expect `n` to be a positive int \(at most 100,000\)"),
+        ({"retries": 10**20}, r"Expect `retries` to be a non-negative int \(at most 100\)"),
+    ],
+)
+def test_team_episode_counts_and_retries_are_bounded(kwargs, says):
+    with pytest.raises(ValueError, match=says):
+        evaluate_team("vault_v0", TEAM, **{**SMALL, **kwargs})

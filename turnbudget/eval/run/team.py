@@ -60,6 +60,7 @@ from turnbudget._checks import (
     check_bool,
     check_label,
     check_seed,
+    is_int,
 )
 from turnbudget.agents import make_agent
 from turnbudget.agents.base import preflight
@@ -78,6 +79,7 @@ from turnbudget.eval.run.jobs import play_planned
 from turnbudget.eval.run.lock import locks_output_dir
 from turnbudget.eval.run.plan import (
     ERROR_DRAWS,
+    MAX_EPISODES_PER_TASK,
     EpisodeSpec,
     GridConfig,
     check_backend_options,
@@ -484,8 +486,13 @@ def _make_config(
     if label is not None:
         check_label(label)
     team = [team_agent(agents[role], f"agents[{role!r}]") for role in roles]
-    ks_t, ts_t = positive_ints(ks, "ks"), positive_ints(ts, "ts", most=MAX_TURN_BUDGET)
+    ks_t = positive_ints(ks, "ks", most=MAX_EPISODES_PER_TASK)
+    ts_t = positive_ints(ts, "ts", most=MAX_TURN_BUDGET)
     n_val = max(ks_t) if n is None else n
+    if is_int(n_val) and n_val > MAX_EPISODES_PER_TASK:
+        raise ValueError(
+            f"Expect `n` to be a positive int (at most {MAX_EPISODES_PER_TASK:,}), got {brief(n)}"
+        )
     if not isinstance(n_val, int) or isinstance(n_val, bool) or n_val < max(ks_t):
         raise ValueError(
             f"Pass@K needs n >= max(K) episodes per task: got n={n_val!r}, max(K)={max(ks_t)}"
