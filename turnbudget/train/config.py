@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from pathlib import Path
 from typing import Any
 
 from turnbudget._checks import (
@@ -30,6 +31,14 @@ _POSITIVE = ("total_steps", "max_actions", "text_dim", "history", "command_dim",
              "n_steps", "batch_size", "n_epochs", "bc_episodes", "bc_epochs", "torch_threads")  # fmt: skip
 # Ints that may be 0.
 _NON_NEGATIVE = ("seed", "task_seed_base", "task_pool", "checkpoint_every")
+# The most each count may be: far above any real run, below what never ends, runs out of memory
+# or overflows (``n_envs=10**20`` made envs until killed, ``net_arch=10**20`` crashed torch).
+_MOST = {
+    "total_steps": 10**12, "max_actions": 4096, "text_dim": 2**20, "history": 1024,
+    "command_dim": 2**16, "n_envs": 1024, "n_steps": 2**24, "batch_size": 2**24,
+    "n_epochs": 10_000, "bc_episodes": 10**7, "bc_epochs": 100_000, "torch_threads": 1024,
+}  # fmt: skip
+_MOST_LAYER = 2**16  # units in one hidden layer
 
 
 @dataclasses.dataclass
@@ -145,6 +154,15 @@ class TrainConfig:
                     f"Expect `{name}` to be a non-empty string, got {brief(getattr(self, name))}"
                 )
         _check_env_id(self.env_id)
+        if not isinstance(self.init, str):
+            raise ValueError(
+                f"Expect `init` to be a policy directory or '', got {brief(self.init)}"
+            )
+        if self.init and not (Path(self.init) / "policy.zip").is_file():
+            raise ValueError(
+                f"Expect `init` (--init) to be a directory holding a saved policy.zip (a run's "
+                f"--out), got {brief(self.init)}"
+            )
         if isinstance(self.budget_schedule, str):
             raise ValueError(
                 "Expect `budget_schedule` to be a sequence of BudgetMix strings, one per phase, "
@@ -161,7 +179,10 @@ class TrainConfig:
         """Counts, seeds, rates and the layer sizes: each a ValueError naming its field."""
         self.turn_budget = check_turn_budget(self.turn_budget)
         for name in _POSITIVE:
-            setattr(self, name, check_positive_int(getattr(self, name), name))
+            value = check_positive_int(getattr(self, name), name)
+            if value > _MOST[name]:
+                raise ValueError(f"Expect `{name}` to be at most {_MOST[name]:,}, got {value:,}")
+            setattr(self, name, value)
         for name in _NON_NEGATIVE:
             value = getattr(self, name)
             if not is_int(value) or value < 0:
@@ -182,6 +203,11 @@ class TrainConfig:
             check_positive_int(size, "net_arch", subject="every layer size in `net_arch`")
             for size in arch
         )
+        if max(self.net_arch) > _MOST_LAYER:
+            raise ValueError(
+                f"Expect every layer size in `net_arch` to be at most {_MOST_LAYER:,}, "
+                f"got {max(self.net_arch):,}"
+            )
 
     def bootstraps(self) -> bool:
         """Whether the learner bootstraps the value where the budget ran out (see
