@@ -67,6 +67,7 @@ __all__ = [
     "alarm",
     "can_interrupt",
     "describe",
+    "exception_message",
 ]
 
 logger = logging.getLogger(__name__)
@@ -99,11 +100,11 @@ class EpisodeFailure:
     error: str
 
 
-def describe(exc: BaseException) -> str:
-    """``"TypeName: message"`` on one line, short enough for a log record, with every
-    secret blanked (`turnbudget.agents.secrets`: it is recorded and logged)."""
-    name = "SystemExit" if isinstance(exc, SystemExit) else type(exc).__name__
-    try:  # (an agent's exception: its ``__str__``, or its exit code's ``__repr__``, may raise)
+def exception_message(exc: BaseException) -> str:
+    """What ``exc`` says, on one line (for ``sys.exit``, the call). An agent's exception is
+    the agent's code: its ``__str__`` (or its exit code's ``__repr__``) may raise or return
+    anything, and then the message says so instead of raising in turn."""
+    try:
         if isinstance(exc, SystemExit):
             text = f"sys.exit({exc.code!r}) was called during the episode"
         else:
@@ -112,7 +113,14 @@ def describe(exc: BaseException) -> str:
             raise TypeError("__str__ returned a non-string")
     except EPISODE_ERRORS as err:
         text = f"<its message could not be read: {type(err).__name__}>"
-    text = redact(" ".join(text.split()))
+    return " ".join(text.split())
+
+
+def describe(exc: BaseException) -> str:
+    """``"TypeName: message"`` on one line, short enough for a log record, with every
+    secret blanked (`turnbudget.agents.secrets`: it is recorded and logged)."""
+    name = "SystemExit" if isinstance(exc, SystemExit) else type(exc).__name__
+    text = redact(exception_message(exc))
     text = f"{name}: {text}" if text else name
     return text if len(text) <= 500 else text[:497] + "..."
 

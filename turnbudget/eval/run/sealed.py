@@ -532,19 +532,10 @@ def _plain(value: Any) -> Any:
 
 
 def _error(exc: BaseException) -> list[str]:
-    """The reply for ``exc``; its ``__str__`` (or its exit code's ``__repr__``) is the agent's
-    code, which may raise or return anything: that says so instead of ending the child."""
-    name = str(type(exc).__name__)
-    try:
-        if isinstance(exc, SystemExit):
-            text = f"sys.exit({exc.code!r}) was called during the episode"
-        else:
-            text = str(exc)
-        if not isinstance(text, str):
-            raise TypeError("__str__ returned a non-string")
-        return ["error", name, " ".join(text.split())[:2000]]
-    except BaseException as err:  # (anything an agent's method raises)
-        return ["error", name, f"<its message could not be read: {type(err).__name__}>"]
+    """The reply for ``exc`` (`exception_message`: whatever the agent's exception does)."""
+    from turnbudget.eval.run.driver import exception_message
+
+    return ["error", type(exc).__name__, exception_message(exc)[:2000]]
 
 
 class _Host:
