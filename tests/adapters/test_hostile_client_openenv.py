@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _faults import wait_until
+from _openenv import idle, module_server
 
 pytestmark = pytest.mark.llmrl
 pytest.importorskip("openenv")
@@ -41,13 +41,7 @@ SECRET = "hunter2-secret"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EnvServer]:
-    log = tmp_path_factory.mktemp("openenv-client") / "server.log"
-    with EnvServer(max_sessions=2, log_path=log) as server:
-        yield server
-
-
-def idle(server: EnvServer) -> bool:
-    return wait_until(lambda: server.sessions().active_sessions == 0)
+    yield from module_server(tmp_path_factory, "openenv-client", 2)
 
 
 @pytest.fixture

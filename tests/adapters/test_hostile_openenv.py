@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from _faults import wait_until
+from _openenv import idle, module_server
 from _support import HANG_GUARD
 
 pytestmark = pytest.mark.llmrl
@@ -36,13 +36,7 @@ ENV = "turnbudget/Maze-Easy-v0"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EnvServer]:
-    log = tmp_path_factory.mktemp("openenv-hostile") / "server.log"
-    with EnvServer(max_sessions=2, log_path=log) as server:
-        yield server
-
-
-def idle(server: EnvServer) -> bool:
-    return wait_until(lambda: server.sessions().active_sessions == 0)
+    yield from module_server(tmp_path_factory, "openenv-hostile", 2)
 
 
 def _connection(server: EnvServer) -> http.client.HTTPConnection:

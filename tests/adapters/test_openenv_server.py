@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _faults import wait_until
+from _openenv import idle, module_server
 from _support import HANG_GUARD, native_env_ids
 
 pytestmark = pytest.mark.llmrl
@@ -44,15 +44,7 @@ ENV_IDS = native_env_ids()
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EnvServer]:
-    log = tmp_path_factory.mktemp("openenv") / "server.log"
-    with EnvServer(max_sessions=MAX_SESSIONS, log_path=log) as server:
-        yield server
-
-
-def idle(server: EnvServer, active: int = 0) -> bool:
-    """Wait until the server counts ``active`` sessions (a closed client's session ends
-    on the server a moment after its socket closes)."""
-    return wait_until(lambda: server.sessions().active_sessions == active)
+    yield from module_server(tmp_path_factory, "openenv", MAX_SESSIONS)
 
 
 def in_process(env_id: str, seed: int, commands: list[str], **reset: Any) -> list[tuple]:
