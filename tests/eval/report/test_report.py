@@ -233,3 +233,28 @@ def test_missing_matplotlib_fails_before_running(tmp_path, monkeypatch, capsys):
     assert "pip install 'turnbudget[plot]'" in capsys.readouterr().err
     assert not out.exists()
     assert main([*argv, "--no-plots"]) == 0
+
+
+def test_a_label_with_markdown_in_it_neither_splits_a_table_row_nor_becomes_html(tmp_path):
+    """A label may be any printable text (an agent's name): in report.md a ``|`` split the
+    rows of every table it stood in, and ``<script>`` went into the page as HTML."""
+    import re
+
+    hostile = "a|b <script>x</script> *c*"
+    for label, agent in ((hostile, RandomAgent()), ("plain", OracleAgent(0.0))):
+        evaluate(
+            MAZE, agent, ks=[1], ts=[3, 6], tasks=2, label=label, out=tmp_path / label.split("|")[0]
+        )
+    build_report(tmp_path, plots=False, n_bootstrap=50)
+    report = (tmp_path / "report.md").read_text()
+    assert "<script>" not in report and "&lt;script&gt;" in report
+    table: list[str] = []
+    for line in [*report.splitlines(), ""]:
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        if table:  # every row of a table has its header's column count
+            cells = [len(re.split(r"(?<!\\)\|", row)) for row in table]
+            assert len(set(cells)) == 1, table
+        table = []
+    assert "a\\|b" in report

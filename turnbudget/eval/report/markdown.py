@@ -21,6 +21,22 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")
 
 
+_MARKDOWN = str.maketrans(
+    {"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "<": "&lt;", ">": "&gt;"}
+)
+
+
+def _md(label: str) -> str:
+    """A run's label as Markdown text: a ``|`` would split a table's row, a ``<`` start HTML
+    (a label may be any printable text, an agent's name included).
+
+    Example:
+        >>> print(_md("a|b <i>*x*</i>"))
+        a\\|b &lt;i&gt;\\*x\\*&lt;/i&gt;
+    """
+    return label.translate(_MARKDOWN)
+
+
 def _fmt(x: float | None, digits: int = 2) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
@@ -63,7 +79,7 @@ def _agents_cell(config: Mapping[str, Any]) -> str:
 
 def render_markdown(summary: Mapping[str, Any]) -> str:
     """The ``report.md`` text of a summary (``{"runs": ..., "comparisons": ...}``)."""
-    runs: Mapping[str, Any] = summary["runs"]
+    runs: Mapping[str, Any] = {_md(label): run for label, run in summary["runs"].items()}
     out = ["# Pass@(K,T) report", ""]
     out.append(
         "Pass@(K,T): the probability that at least one of K independent episodes, "
@@ -204,7 +220,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         ]
         for c in comparisons:
             out.append(
-                f"| {c['better']} | {c['worse']} | {_short(c['group'])} | {c['advantage_at_max_t']:.2f} | "
+                f"| {_md(c['better'])} | {_md(c['worse'])} | {_short(c['group'])} | {c['advantage_at_max_t']:.2f} | "
                 f"{c['peak_advantage']:.2f} ({c['peak_t']}) | {_fmt(c['halving_budget'], 1)} |"
             )
         out.append("")
@@ -397,7 +413,7 @@ def render_probe_markdown(summary: Mapping[str, Any]) -> str:
             g = groups[group]
             s, r = g["single_step"], g["recovery"][ALL]
             out.append(
-                f"| {label} | {group.split('/')[-1]} | {_ci(s['skill'])} | {_fmt(s['rate'])} "
+                f"| {_md(label)} | {group.split('/')[-1]} | {_ci(s['skill'])} | {_fmt(s['rate'])} "
                 f"({_fmt(s['baseline_rate'])}, {_fmt(s['chance_rate'])}) | "
                 f"{_ci(s['noop_rate'])} | {_ci(r['recovery_specific'])} | "
                 f"{_ci(r['win_rate'])} | {_ci(r['control_win_rate'])} | "
