@@ -240,8 +240,12 @@ def test_a_label_with_markdown_in_it_neither_splits_a_table_row_nor_becomes_html
     rows of every table it stood in, and ``<script>`` went into the page as HTML."""
     import re
 
+    class Piped(RandomAgent):  # (an agent's repr goes into the runs table too)
+        def __repr__(self) -> str:
+            return "Piped(x='a|b', y=`c`)"
+
     hostile = "a|b <script>x</script> *c*"
-    for label, agent in ((hostile, RandomAgent()), ("plain", OracleAgent(0.0))):
+    for label, agent in ((hostile, Piped()), ("plain", OracleAgent(0.0))):
         evaluate(
             MAZE, agent, ks=[1], ts=[3, 6], tasks=2, label=label, out=tmp_path / label.split("|")[0]
         )

@@ -37,6 +37,14 @@ def _md(label: str) -> str:
     return label.translate(_MARKDOWN)
 
 
+def _code(text: str) -> str:
+    """``text`` (an agent's repr) as a code span in a table cell: its ``|`` escaped (GitHub's
+    tables read ``\\|`` in a code span as ``|``), fenced by more backticks than it holds."""
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if "`" in text else ""
+    return f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}"
+
+
 def _fmt(x: float | None, digits: int = 2) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
@@ -73,8 +81,8 @@ def _failed_cell(run: Mapping[str, Any]) -> str:
 def _agents_cell(config: Mapping[str, Any]) -> str:
     """The agent of a run, or each role's agent of a team run."""
     if "agents" in config:
-        return "; ".join(f"{role}: `{agent}`" for role, agent in config["agents"].items())
-    return f"`{config['agent']}`"
+        return "; ".join(f"{role}: {_code(agent)}" for role, agent in config["agents"].items())
+    return _code(config["agent"])
 
 
 def render_markdown(summary: Mapping[str, Any]) -> str:
