@@ -35,7 +35,6 @@ BAD = [
     ("n_epochs", 10**20, "`n_epochs` to be at most 10,000"),
     ("total_steps", 10**20, "`total_steps` to be at most"),
     ("net_arch", (64, 10**20), "every layer size in `net_arch` to be at most 65,536"),
-    ("init", "no/such/run", "`init` (--init) to be a directory holding a saved policy.zip"),
     ("init", 5, "`init` to be a policy directory"),
     ("ent_coef", math.nan, "`ent_coef` to be a finite number >= 0"),
     ("net_arch", (), "`net_arch` to be a non-empty sequence of positive ints"),
@@ -207,3 +206,14 @@ def test_task_seeds_draws_within_its_range_and_checks_the_reset_seed():
     env.reset(seed=3)  # (the top of the seed range is reachable, never passed)
     with pytest.raises(ValueError, match="seed"):
         env.reset(seed=-1)
+
+
+def test_an_init_without_a_policy_is_refused_when_ppo_starts(tmp_path):
+    """Not when the config is made: a plan of runs makes its PPO arms' configs before their
+    base is trained (benchmarks/train_zoo.py, benchmarks/budgetmix.py)."""
+    from turnbudget.train import train_ppo
+
+    config = TrainConfig(algo="ppo", init=str(tmp_path / "base"), out=str(tmp_path / "ppo"))
+    with pytest.raises(ValueError, match=re.escape("`init` (--init) to be a directory holding")):
+        train_ppo(config)
+    assert not (tmp_path / "ppo").exists()

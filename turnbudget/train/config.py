@@ -158,11 +158,6 @@ class TrainConfig:
             raise ValueError(
                 f"Expect `init` to be a policy directory or '', got {brief(self.init)}"
             )
-        if self.init and not (Path(self.init) / "policy.zip").is_file():
-            raise ValueError(
-                f"Expect `init` (--init) to be a directory holding a saved policy.zip (a run's "
-                f"--out), got {brief(self.init)}"
-            )
         if isinstance(self.budget_schedule, str):
             raise ValueError(
                 "Expect `budget_schedule` to be a sequence of BudgetMix strings, one per phase, "
@@ -207,6 +202,16 @@ class TrainConfig:
             raise ValueError(
                 f"Expect every layer size in `net_arch` to be at most {_MOST_LAYER:,}, "
                 f"got {max(self.net_arch):,}"
+            )
+
+    def check_init(self) -> None:
+        """A ValueError unless ``init`` is empty or holds a saved ``policy.zip``. Checked when
+        PPO starts, not when the config is made: a plan of runs (the benchmarks') makes the
+        configs of its PPO arms before their base has been trained."""
+        if self.init and not (Path(self.init) / "policy.zip").is_file():
+            raise ValueError(
+                f"Expect `init` (--init) to be a directory holding a saved policy.zip (a run's "
+                f"--out), got {brief(self.init)}"
             )
 
     def bootstraps(self) -> bool:

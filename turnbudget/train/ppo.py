@@ -18,6 +18,7 @@ def train_ppo(config: TrainConfig) -> dict[str, Any]:
     """Run MaskablePPO for ``config.total_steps`` env steps (from ``config.init`` when set);
     save the policy under ``config.out``; return the run summary (also ``summary.json``)."""
     config = check_config(config)
+    config.check_init()  # (before torch is imported, or anything is written)
     _sb3.require_rl()
     from stable_baselines3.common.callbacks import CheckpointCallback
     from stable_baselines3.common.logger import configure
