@@ -66,20 +66,22 @@ class Spawner(OracleAgent):
 
 
 class Stubborn(OracleAgent):
-    """On its first command of the run (``path`` not there yet): notes its pid, ignores
-    SIGTERM and blocks in C holding the GIL (no Python thread of its process runs again)."""
+    """On the run's first command (the one that creates ``path``): notes its pid, ignores
+    SIGTERM and blocks in C holding the GIL (no Python thread of its process runs again).
+    Every other command is the oracle's."""
 
     def __init__(self, path):
         super().__init__(0.0)
         self.path = path
 
     def act(self, observation, info):
-        if not os.path.exists(self.path):
+        try:  # (creating the file is the one atomic test: two workers may both ask first)
             with open(self.path, "x") as f:
                 f.write(str(os.getpid()))
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            ctypes.PyDLL(None).pause()
-        return super().act(observation, info)
+        except FileExistsError:
+            return super().act(observation, info)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        ctypes.PyDLL(None).pause()
 
 
 class Unreadable(Exception):
