@@ -33,6 +33,7 @@ from _faults import (  # noqa: E402
     KillOnceOracle,
     RaisingAgent,
     seeds_of,
+    timeout_clear_of,
     wait_until,
 )
 from _support import SHIPPED_TEXTWORLD_GAMES, copy_shipped_textworld_games  # noqa: E402
@@ -301,11 +302,15 @@ def test_a_raising_agent_on_ray_fails_its_episodes_and_the_run_finishes(
 @pytest.mark.timeout(900, method="thread")  # a guard: the hanging episodes end only by the timeout
 def test_a_hanging_agent_on_ray_hits_the_timeout(tmp_path, shared_ray):
     """The agent blocks for good on the chosen episodes: the run ends only because the
-    timeout kills their actors (far from the old 1 s: a sound episode took up to 0.45 s on a
-    fresh actor with 2 CPU burners beside it)."""
+    timeout kills their actors. The timeout is sized from a clean run of the whole grid, so
+    a sound episode (up to 0.45 s on a fresh actor with 2 CPU burners beside it) is clear of
+    it at any load."""
+    start = time.monotonic()
+    evaluate([MAZE, KEYQUEST], OracleAgent(0.3), **GRID)
+    timeout = timeout_clear_of(time.monotonic() - start)
     result = evaluate(
         [MAZE, KEYQUEST], HangingAgent(0.3, seeds_of(0, BAD)), backend="ray", workers=2,
-        timeout=10.0, retries=1, **GRID,
+        timeout=timeout, retries=1, **GRID,
     )  # fmt: skip
     failed = _failed(result)
     assert set(failed) == set(BAD)
