@@ -7,7 +7,8 @@
 - A ``usage`` no token count can be (1e308, a bool, negative) is recorded as 0.
 - A reply far past ``max_tokens`` is read and recorded bounded (`MAX_REPLY_CHARS`).
 - A server that holds the request is a timeout, then a clear error (the test's hold is
-  an event, released when the test ends).
+  an event, released when the test ends); so is one that sends its answer a byte at a
+  time and never finishes (the client's own timeout bounds each read, not the request).
 - An API key that cannot travel in a header (a trailing newline, a control or non-ASCII
   character) is a clear error before any request, the key not shown; it used to read as
   "did not answer ... Is it running?" after every retry.
@@ -123,6 +124,58 @@ def test_a_server_that_holds_the_request_times_out_then_a_clear_error():
         finally:
             release.set()
     assert server.chat_requests == 2
+
+
+class _Trickle(BaseHTTPRequestHandler):
+    """Answers every request with a 200 whose body never ends: a space every 10 ms (each
+    wait for data is short, so the client's own timeout never fires) until ``release`` is
+    set or `HANG_GUARD` passes, then it hangs up."""
+
+    release = threading.Event()
+
+    def _trickle(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "1000000")
+        self.end_headers()
+        for _ in range(HANG_GUARD * 100):
+            if self.release.wait(0.01):
+                return
+            try:
+                self.wfile.write(b" ")
+                self.wfile.flush()
+            except OSError:  # (the client gave up and closed the connection)
+                return
+
+    do_GET = do_POST = _trickle
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("how", ["act", "act_async", "preflight"])
+def test_a_server_that_never_finishes_its_answer_times_out_then_a_clear_error(how):
+    """The client's own timeout bounds each wait for data; the agent's bounds the request."""
+    from http.server import ThreadingHTTPServer
+
+    release = threading.Event()
+    handler = type("Trickle", (_Trickle,), {"release": release})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        agent = _agent(f"http://127.0.0.1:{httpd.server_address[1]}/v1", timeout=2.0)
+        with pytest.raises(ServerUnavailable, match=r"did not answer.*Timeout"):
+            if how == "act":
+                agent.act("A hall.", INFO)
+            elif how == "act_async":
+                asyncio.run(agent.act_async("A hall.", INFO))
+            else:
+                agent.preflight()
+    finally:
+        release.set()
+        httpd.shutdown()
+        httpd.server_close()
 
 
 @pytest.mark.parametrize(

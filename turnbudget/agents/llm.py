@@ -45,9 +45,10 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 import urllib.parse
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from typing import Any, NamedTuple
 
 from turnbudget.agents.base import EXECUTED_KEY
@@ -67,6 +68,7 @@ __all__ = [
     "PREFLIGHT_TIMEOUT",
     "ChatAgent",
     "RequestRejected",
+    "RequestTimeout",
     "ServerUnavailable",
     "make_llm_agent",
     "redact_url",
@@ -105,6 +107,13 @@ PREFLIGHT_TIMEOUT = 10.0
 class ServerUnavailable(ConnectionError):
     """The LLM server gave no usable answer after every retry (down, unreachable,
     overloaded, or answering without a reply)."""
+
+
+class RequestTimeout(TimeoutError):
+    """A request that got no whole answer within the agent's ``timeout`` (retried).
+
+    The client's own timeout bounds each wait for data, not the request: a server that
+    sends a byte every few seconds would hold it for good without this bound."""
 
 
 class MalformedReply(ValueError):
@@ -244,7 +253,8 @@ class ChatAgent:
             requests from then on (one warning).
         temperature: sampling temperature (0: greedy).
         max_tokens: the reply's token cap.
-        timeout: seconds per request.
+        timeout: seconds per request, from sending it to the whole answer (a server that
+            answers a byte at a time is cut off too).
         max_retries: retries per decision on timeouts, connection errors, 429 and 5xx.
         backoff: the first retry's wait in seconds; doubles each retry, capped at ``max_backoff``.
         max_backoff: the longest wait between retries.
@@ -371,8 +381,8 @@ class ChatAgent:
         kwargs = {**self._client_kwargs(), "timeout": min(self.timeout, PREFLIGHT_TIMEOUT)}
         with openai.OpenAI(**kwargs) as client:
             try:
-                client.models.list()
-            except openai.APIConnectionError as exc:  # (a timeout is one too)
+                _within(kwargs["timeout"], client.models.list, client.close)
+            except (openai.APIConnectionError, RequestTimeout) as exc:  # (and its timeouts)
                 raise ServerUnavailable(
                     f"LLM server at {redact_url(self._url())} did not answer GET /models "
                     f"({type(exc).__name__}: {_short(exc)}). Is it running? "
@@ -543,6 +553,7 @@ class ChatAgent:
             exc,
             (
                 openai.APIConnectionError,
+                RequestTimeout,
                 openai.RateLimitError,
                 openai.InternalServerError,
                 *_MALFORMED,
@@ -693,7 +704,7 @@ class ChatAgent:
         return self._shared.constraint
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
-        decision, client = self._decide(observation, info), None
+        decision = self._decide(observation, info)
         answer: Any = None
         failure: Exception | None = None
         while True:
@@ -705,11 +716,13 @@ class ChatAgent:
             try:
                 match request:
                     case _Connect():
-                        client = self._sync_client()
+                        self._sync_client()
                     case _ListModels():
-                        answer = client.models.list()
+                        answer = self._sync_request(lambda client: client.models.list())
                     case _Create(body):
-                        answer = client.chat.completions.create(**body)
+                        answer = self._sync_request(
+                            lambda client, body=body: client.chat.completions.create(**body)
+                        )
                     case _Sleep(seconds):
                         time.sleep(seconds)
             except Exception as exc:
@@ -730,13 +743,37 @@ class ChatAgent:
                     case _Connect():
                         client = self._async_client()
                     case _ListModels():
-                        answer = await client.models.list()
+                        async with self._async_deadline():
+                            answer = await client.models.list()
                     case _Create(body):
-                        answer = await client.chat.completions.create(**body)
+                        async with self._async_deadline():
+                            answer = await client.chat.completions.create(**body)
                     case _Sleep(seconds):
                         await asyncio.sleep(seconds)
             except Exception as exc:
                 failure = exc
+
+    def _sync_request(self, request: Callable[[Any], Any]) -> Any:
+        """``request(client)`` on the blocking client, bounded by the agent's timeout as a
+        whole. Past it, that client is closed (its sockets with it, which ends the abandoned
+        read) and the next request builds a fresh one."""
+        client = self._sync_client()
+
+        def drop_client() -> None:
+            if self._shared.sync_client is client:
+                self._shared.sync_client = None
+            client.close()
+
+        return _within(self.timeout, lambda: request(client), drop_client)
+
+    @contextlib.asynccontextmanager
+    async def _async_deadline(self) -> Any:
+        """The agent's timeout over a whole async request (cancelled past it)."""
+        try:
+            async with asyncio.timeout(self.timeout):
+                yield
+        except TimeoutError:
+            raise RequestTimeout(_timeout_message(self.timeout)) from None
 
     def _sync_client(self) -> Any:
         if self._shared.sync_client is None:
@@ -751,6 +788,38 @@ class ChatAgent:
             shared.async_client = _openai().AsyncOpenAI(**self._client_kwargs())
             shared.async_loop = loop
         return shared.async_client
+
+
+def _timeout_message(seconds: float) -> str:
+    return f"no whole answer within the timeout of {seconds:g}s"
+
+
+def _within(seconds: float, request: Callable[[], Any], give_up: Callable[[], None]) -> Any:
+    """``request()`` on a helper thread, waited for at most ``seconds``; past them
+    ``give_up()`` runs (it closes the client, so the helper's read ends) and
+    `RequestTimeout` is raised. What ``request`` raises is raised here."""
+    done = threading.Event()
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, request()))
+        except BaseException as exc:  # (raised again in the caller's thread)
+            outcome.append((False, exc))
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="turnbudget-llm-request", daemon=True).start()
+    if not done.wait(seconds):
+        try:
+            give_up()
+        except Exception as exc:  # (closing a client mid-read may complain; the timeout stands)
+            logger.debug("closing the LLM client after a timeout: %s", _short(exc))
+        raise RequestTimeout(_timeout_message(seconds))
+    finished, value = outcome[0]
+    if finished:
+        return value
+    raise value
 
 
 # What a decision asks of the server (`ChatAgent._decide`).
