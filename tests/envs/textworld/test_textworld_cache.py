@@ -80,6 +80,7 @@ def test_a_corrupt_or_partial_entry_is_detected_and_regenerated(tmp_path, damage
     ]  # fmt: skip
 
 
+@pytest.mark.slow  # (~10 s: two processes generate one TextWorld game)
 @pytest.mark.timeout(300, method="thread")
 def test_two_processes_generating_the_same_game_end_with_one_valid_game(tmp_path):
     script = (

@@ -132,7 +132,8 @@ for env_id in {env_ids!r}:
 """
 
 
-@pytest.mark.timeout(600, method="thread")  # a hang guard: ~20 s on an idle machine
+@pytest.mark.slow  # (~20 s on an idle machine: two processes play every id)
+@pytest.mark.timeout(600, method="thread")  # a hang guard
 def test_seeded_rollouts_are_identical_in_two_processes():
     script = _digests_script(ENV_IDS)
     outputs = []

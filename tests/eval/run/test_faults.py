@@ -128,7 +128,10 @@ def test_a_keyboard_interrupt_in_an_agent_still_stops_a_local_run(tmp_path):
 
 
 @pytest.mark.timeout(600, method="thread")  # a guard: the hanging episodes end only by the timeout
-@pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 1)])
+@pytest.mark.parametrize(
+    "backend,workers",
+    [("local", 1), pytest.param("pool", 1, marks=pytest.mark.slow)],  # (pool: ~9 s of waiting)
+)
 def test_a_hanging_agent_hits_the_timeout(tmp_path, backend, workers):
     clean, timeout = timed_clean_run(tmp_path)
     out = tmp_path / backend
@@ -224,6 +227,7 @@ def test_a_failing_batch_call_costs_only_the_episode_that_fails(tmp_path, backen
     check_failed_run(out, clean, "exception", attempts=2)
 
 
+@pytest.mark.slow  # (it waits out two timeouts clear of a clean run: ~15 s)
 @pytest.mark.timeout(600, method="thread")  # a guard: the stuck batch call ends only by the timeout
 def test_a_hanging_batch_call_on_local_times_out_only_its_episode(tmp_path):
     """The local backend keeps a batch agent's slots full and gives each episode its own

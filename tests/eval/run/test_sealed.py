@@ -65,6 +65,7 @@ def test_an_agent_that_walks_its_frames_cheats_in_process_and_gets_nothing_seale
     assert sealed.grid()["mean"] == honest.grid()["mean"] < [[1.0]]
 
 
+@pytest.mark.slow  # (~14 s: probes in sealed processes; the evaluation case runs by default)
 def test_a_snooping_agent_gets_nothing_in_sealed_probes():
     """Probes: the in-process snoop answers every single-step probe optimally; sealed, its
     records are the random agent's."""
@@ -216,7 +217,10 @@ def test_a_faulty_sealed_agent_fails_only_its_episodes(agent, error):
 
 
 @pytest.mark.timeout(600, method="thread")  # a guard: the hanging episodes end only by the timeout
-@pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 1)])
+@pytest.mark.parametrize(
+    "backend,workers",
+    [("local", 1), pytest.param("pool", 1, marks=pytest.mark.slow)],  # (pool: ~11 s of waiting)
+)
 def test_a_hanging_sealed_agent_hits_the_timeout(backend, workers):
     start = time.perf_counter()
     clean = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), **GRID)
