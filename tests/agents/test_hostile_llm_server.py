@@ -126,6 +126,33 @@ def test_a_server_that_holds_the_request_times_out_then_a_clear_error():
     assert server.chat_requests == 2
 
 
+def test_an_episode_timeout_on_local_ends_a_blocking_request_as_a_timeout(tmp_path):
+    """The local backend's timeout (a signal's handler, raised where the main thread waits
+    for the request) ends the episode as a timeout: never read as the request's failure
+    (then "rejected", or retried past the episode's time)."""
+    from turnbudget.eval.run.evaluate import evaluate
+
+    release = threading.Event()
+
+    def hold(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[int, str, bytes]:
+        release.wait(HANG_GUARD)
+        return as_json(reply_body())
+
+    out = tmp_path / "run"
+    with FakeServer(hold) as server:
+        try:
+            agent = _agent(server.url(), constrain="none")  # (the request's timeout: HANG_GUARD)
+            with pytest.raises(ValueError, match="no task"):  # (its one episode failed to run)
+                evaluate(
+                    "turnbudget/Maze-Easy-v0", agent, concurrency=1, backend="local",
+                    timeout=2.0, out=out, ks=[1], ts=[5], tasks=1, n_bootstrap=0, retries=0,
+                )  # fmt: skip
+        finally:
+            release.set()
+    (episode,) = [json.loads(line) for line in (out / "episodes.jsonl").open()]
+    assert episode["failure"] == "timeout", episode["error"]
+
+
 class _Trickle(BaseHTTPRequestHandler):
     """Answers every request with a 200 whose body never ends: a space every 10 ms (each
     wait for data is short, so the client's own timeout never fires) until ``release`` is

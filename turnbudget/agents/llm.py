@@ -379,17 +379,22 @@ class ChatAgent:
         specs resolve offline)."""
         openai = _openai()
         kwargs = {**self._client_kwargs(), "timeout": min(self.timeout, PREFLIGHT_TIMEOUT)}
+        failure: Exception | None = None
         with openai.OpenAI(**kwargs) as client:
             try:
                 _within(kwargs["timeout"], client.models.list, client.close)
-            except (openai.APIConnectionError, RequestTimeout) as exc:  # (and its timeouts)
-                raise ServerUnavailable(
-                    f"LLM server at {redact_url(self._url())} did not answer GET /models "
-                    f"({type(exc).__name__}: {_short(exc)}). Is it running? "
-                    "(`turnbudget serve-local` starts a local one.)"
-                ) from None
-            except Exception as exc:  # it answered, with an error or no list: it is up
-                logger.debug("GET /models failed: %s", _short(exc))
+            except RequestTimeout as exc:
+                failure = exc
+            except _RequestRaised as raised:
+                failure = raised.exception
+        if isinstance(failure, (openai.APIConnectionError, RequestTimeout)):  # (or its timeouts)
+            raise ServerUnavailable(
+                f"LLM server at {redact_url(self._url())} did not answer GET /models "
+                f"({type(failure).__name__}: {_short(failure)}). Is it running? "
+                "(`turnbudget serve-local` starts a local one.)"
+            )
+        if failure is not None:  # it answered, with an error or no list: it is up
+            logger.debug("GET /models failed: %s", _short(failure))
 
     def close(self) -> None:
         """Close the blocking client (the async one closes in `aclose`)."""
@@ -712,21 +717,20 @@ class ChatAgent:
                 request = decision.send(answer) if failure is None else decision.throw(failure)
             except StopIteration as done:
                 return done.value
+            # Only what a request raised goes back to the decision: an exception raised here
+            # while waiting (a signal's handler: an episode's timeout, Ctrl-C) ends the call.
             answer = failure = None
-            try:
-                match request:
-                    case _Connect():
-                        self._sync_client()
-                    case _ListModels():
-                        answer = self._sync_request(lambda client: client.models.list())
-                    case _Create(body):
-                        answer = self._sync_request(
-                            lambda client, body=body: client.chat.completions.create(**body)
-                        )
-                    case _Sleep(seconds):
-                        time.sleep(seconds)
-            except Exception as exc:
-                failure = exc
+            match request:
+                case _Connect():
+                    self._sync_client()
+                case _ListModels():
+                    answer, failure = self._sync_request(lambda client: client.models.list())
+                case _Create(body):
+                    answer, failure = self._sync_request(
+                        lambda client, body=body: client.chat.completions.create(**body)
+                    )
+                case _Sleep(seconds):
+                    time.sleep(seconds)
 
     async def act_async(self, observation: str, info: Mapping[str, Any]) -> str:
         decision, client = self._decide(observation, info), None
@@ -753,10 +757,11 @@ class ChatAgent:
             except Exception as exc:
                 failure = exc
 
-    def _sync_request(self, request: Callable[[Any], Any]) -> Any:
+    def _sync_request(self, request: Callable[[Any], Any]) -> tuple[Any, Exception | None]:
         """``request(client)`` on the blocking client, bounded by the agent's timeout as a
-        whole. Past it, that client is closed (its sockets with it, which ends the abandoned
-        read) and the next request builds a fresh one."""
+        whole: (its answer, None) or (None, what it raised). Past the timeout, that client is
+        closed (its sockets with it, which ends the abandoned read), the next request builds
+        a fresh one, and what it raised is `RequestTimeout`."""
         client = self._sync_client()
 
         def drop_client() -> None:
@@ -764,7 +769,12 @@ class ChatAgent:
                 self._shared.sync_client = None
             client.close()
 
-        return _within(self.timeout, lambda: request(client), drop_client)
+        try:
+            return _within(self.timeout, lambda: request(client), drop_client), None
+        except _RequestRaised as raised:
+            return None, raised.exception
+        except RequestTimeout as timeout:
+            return None, timeout
 
     @contextlib.asynccontextmanager
     async def _async_deadline(self) -> Any:
@@ -794,17 +804,27 @@ def _timeout_message(seconds: float) -> str:
     return f"no whole answer within the timeout of {seconds:g}s"
 
 
+class _RequestRaised(Exception):
+    """What a request raised on `_within`'s helper thread (``exception``), told apart from
+    what the waiting thread raises itself."""
+
+    def __init__(self, exception: Exception):
+        super().__init__(exception)
+        self.exception = exception
+
+
 def _within(seconds: float, request: Callable[[], Any], give_up: Callable[[], None]) -> Any:
     """``request()`` on a helper thread, waited for at most ``seconds``; past them
     ``give_up()`` runs (it closes the client, so the helper's read ends) and
-    `RequestTimeout` is raised. What ``request`` raises is raised here."""
+    `RequestTimeout` is raised. An exception ``request`` raises comes back as
+    `_RequestRaised`; one raised while waiting (a signal's handler) passes through."""
     done = threading.Event()
     outcome: list[tuple[bool, Any]] = []
 
     def run() -> None:
         try:
             outcome.append((True, request()))
-        except BaseException as exc:  # (raised again in the caller's thread)
+        except Exception as exc:  # (raised again in the caller's thread)
             outcome.append((False, exc))
         finally:
             done.set()
@@ -816,10 +836,12 @@ def _within(seconds: float, request: Callable[[], Any], give_up: Callable[[], No
         except Exception as exc:  # (closing a client mid-read may complain; the timeout stands)
             logger.debug("closing the LLM client after a timeout: %s", _short(exc))
         raise RequestTimeout(_timeout_message(seconds))
+    if not outcome:  # (the request raised what is no Exception: SystemExit, ...)
+        raise RuntimeError("the LLM request ended without an answer or an exception")
     finished, value = outcome[0]
     if finished:
         return value
-    raise value
+    raise _RequestRaised(value)
 
 
 # What a decision asks of the server (`ChatAgent._decide`).
