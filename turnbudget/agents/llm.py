@@ -379,14 +379,8 @@ class ChatAgent:
         specs resolve offline)."""
         openai = _openai()
         kwargs = {**self._client_kwargs(), "timeout": min(self.timeout, PREFLIGHT_TIMEOUT)}
-        failure: Exception | None = None
         with openai.OpenAI(**kwargs) as client:
-            try:
-                _within(kwargs["timeout"], client.models.list, client.close)
-            except RequestTimeout as exc:
-                failure = exc
-            except _RequestRaised as raised:
-                failure = raised.exception
+            _, failure = _within(kwargs["timeout"], client.models.list, client.close)
         if isinstance(failure, (openai.APIConnectionError, RequestTimeout)):  # (or its timeouts)
             raise ServerUnavailable(
                 f"LLM server at {redact_url(self._url())} did not answer GET /models "
@@ -769,12 +763,7 @@ class ChatAgent:
                 self._shared.sync_client = None
             client.close()
 
-        try:
-            return _within(self.timeout, lambda: request(client), drop_client), None
-        except _RequestRaised as raised:
-            return None, raised.exception
-        except RequestTimeout as timeout:
-            return None, timeout
+        return _within(self.timeout, lambda: request(client), drop_client)
 
     @contextlib.asynccontextmanager
     async def _async_deadline(self) -> Any:
@@ -804,20 +793,13 @@ def _timeout_message(seconds: float) -> str:
     return f"no whole answer within the timeout of {seconds:g}s"
 
 
-class _RequestRaised(Exception):
-    """What a request raised on `_within`'s helper thread (``exception``), told apart from
-    what the waiting thread raises itself."""
-
-    def __init__(self, exception: Exception):
-        super().__init__(exception)
-        self.exception = exception
-
-
-def _within(seconds: float, request: Callable[[], Any], give_up: Callable[[], None]) -> Any:
-    """``request()`` on a helper thread, waited for at most ``seconds``; past them
-    ``give_up()`` runs (it closes the client, so the helper's read ends) and
-    `RequestTimeout` is raised. An exception ``request`` raises comes back as
-    `_RequestRaised`; one raised while waiting (a signal's handler) passes through."""
+def _within(
+    seconds: float, request: Callable[[], Any], give_up: Callable[[], None]
+) -> tuple[Any, Exception | None]:
+    """``request()`` on a helper thread, waited for at most ``seconds``: (its answer, None)
+    or (None, what it raised). Past ``seconds``, ``give_up()`` runs (it closes the client,
+    so the helper's read ends) and what it raised is `RequestTimeout`. An exception raised
+    while waiting (a signal's handler: an episode's timeout, Ctrl-C) passes through."""
     done = threading.Event()
     outcome: list[tuple[bool, Any]] = []
 
@@ -835,13 +817,11 @@ def _within(seconds: float, request: Callable[[], Any], give_up: Callable[[], No
             give_up()
         except Exception as exc:  # (closing a client mid-read may complain; the timeout stands)
             logger.debug("closing the LLM client after a timeout: %s", _short(exc))
-        raise RequestTimeout(_timeout_message(seconds))
+        return None, RequestTimeout(_timeout_message(seconds))
     if not outcome:  # (the request raised what is no Exception: SystemExit, ...)
         raise RuntimeError("the LLM request ended without an answer or an exception")
     finished, value = outcome[0]
-    if finished:
-        return value
-    raise _RequestRaised(value)
+    return (value, None) if finished else (None, value)
 
 
 # What a decision asks of the server (`ChatAgent._decide`).
