@@ -261,3 +261,36 @@ def test_a_game_whose_commands_keep_it_solvable_is_not_copied_for_a_slip(env_id,
     assert declared == checked
     slips = [e for _, e in declared if e and e["applied"]]
     assert len(slips) > 50
+
+
+class _Interrupted(Exception):
+    """Stands in for what an evaluation raises in an episode past its time (a SIGALRM)."""
+
+
+def _slip_on_a_game_whose_copy_raises(error: Exception, caplog) -> dict:
+    env = InjectErrors(stub(), schedule={1: "slip"})
+    env.reset(seed=0)
+
+    def copy_raises(memo):
+        raise error
+
+    env.unwrapped.__deepcopy__ = copy_raises  # (the instance's own: `copy` looks it up there)
+    with caplog.at_level("WARNING", logger="turnbudget.wrappers.inject_errors"):
+        return env.step("forward")[-1]["injected_error"]
+
+
+@pytest.mark.parametrize(
+    "error", [TypeError("cannot pickle '_thread.lock' object"), RecursionError()]
+)
+def test_a_game_that_cannot_be_copied_slips_unchecked_with_a_warning(error, caplog):
+    event = _slip_on_a_game_whose_copy_raises(error, caplog)
+    assert event["applied"] and event["replaced_action"] in ("back", "wait", "jump")
+    assert "slips are not checked for solvability" in caplog.text
+
+
+def test_an_interruption_while_a_slip_copies_the_game_is_not_swallowed(caplog):
+    """An episode's timeout landing in the copy must end the step, not read as 'cannot copy'
+    (the episode would play on, its one alarm spent)."""
+    with pytest.raises(_Interrupted):
+        _slip_on_a_game_whose_copy_raises(_Interrupted(), caplog)
+    assert "not checked" not in caplog.text

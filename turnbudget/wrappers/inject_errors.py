@@ -6,6 +6,7 @@ import bisect
 import copy
 import itertools
 import logging
+import pickle
 from collections.abc import Mapping, Sequence
 from typing import Any, SupportsFloat
 
@@ -41,6 +42,17 @@ ERROR_KINDS = ("slip", "transient", "setback")
 # contract makes any non-admissible command cost a turn and change nothing.
 _NO_OP_COMMAND = ""
 _DRAW_BLOCK = 64
+# What copying a game that cannot be copied raises (an open file, a lock, a process), and
+# only that: an interruption raised while copying (an evaluation's episode timeout, which
+# this layer cannot name) must end the episode, not be read as "cannot copy".
+_UNCOPYABLE = (
+    TypeError,
+    AttributeError,
+    RecursionError,
+    NotImplementedError,
+    copy.Error,
+    pickle.PickleError,
+)
 # What a step before the first reset raises (``ResetNeeded``): Gymnasium's own words.
 _NEVER_RESET = "Cannot call env.step() before calling env.reset()"
 
@@ -358,7 +370,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         """Play ``command`` on a copy of the game: the task must stay solvable and not end."""
         try:
             game = copy.deepcopy(self.env.unwrapped)
-        except Exception:  # e.g. a game that holds an external process
+        except _UNCOPYABLE:  # e.g. a game that holds an external process
             if not self._warned_no_copy:
                 logger.warning(
                     "cannot copy %s: slips are not checked for solvability",
