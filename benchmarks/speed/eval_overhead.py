@@ -19,7 +19,7 @@ agent, reset with the same seeds:
   ``errors``, `RecordStepOutcomes` with the oracle, records to a list that
   each episode clears), driven by the same loop;
 - ``stack+log``: the same, and each episode's records written to a JSONL
-  file as `evaluate` writes them (`turnbudget.records.dumps`, one write per
+  file as `evaluate` writes them (`turnbudget.records.dumps_lines`, one write per
   episode): what a hand-written loop that keeps its records pays (not a target;
   ``eval/log`` is what `evaluate` costs beyond writing its records);
 - ``stack+view+log``: the same, and the agent shown what `evaluate` shows it
@@ -76,7 +76,14 @@ from turnbudget.eval.run.agent_view import agent_info, executed_action
 from turnbudget.eval.run.episodes import build_env
 from turnbudget.eval.run.evaluate import evaluate
 from turnbudget.eval.run.plan import make_config, plan_episodes
-from turnbudget.records import dumps
+
+try:
+    from turnbudget.records import dumps_lines
+except ImportError:  # (a version before it, measured with --roots: as its `evaluate` wrote)
+    from turnbudget.records import dumps
+
+    def dumps_lines(records: list[dict[str, Any]]) -> str:
+        return "".join(dumps(r) + "\n" for r in records)
 
 
 @dataclasses.dataclass
@@ -209,7 +216,7 @@ def run_once(config: Config, env_id: str, variant: str) -> tuple[float, float, i
             if log is not None:  # each episode's records, written as `evaluate` writes them
 
                 def on_end() -> None:
-                    log.write("".join(dumps(r) + "\n" for r in records))
+                    log.write(dumps_lines(records))
                     log.flush()
                     records.clear()
 

@@ -44,6 +44,7 @@ from turnbudget.records.schema import (
     cap_strings,
     cap_text,
     dumps,
+    dumps_lines,
     feasibility,
     format_episode_id,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "cap_strings",
     "cap_text",
     "dumps",
+    "dumps_lines",
     "feasibility",
     "format_episode_id",
     "iter_episodes",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
 from turnbudget._checks import is_real
@@ -291,6 +291,32 @@ def dumps(record: Mapping[str, Any]) -> str:
         if _C_ENCODE is not None:
             return "".join(_C_ENCODE(record, 0))
     return _ENCODER.encode(record)
+
+
+def dumps_lines(records: Sequence[Mapping[str, Any]]) -> str:
+    """Records as JSON lines, each ending in a newline: ``"".join(dumps(r) + "\n" for r in
+    records)``, byte for byte, in about three quarters of its instructions for an episode's
+    step records (one check per column of values, one join of orjson's bytes)."""
+    if _orjson is not None and all(type(r) is dict for r in records) and _plain_columns(records):
+        try:
+            data = b"".join([_orjson.dumps(r, option=_orjson.OPT_APPEND_NEWLINE) for r in records])
+        except (TypeError, ValueError, RecursionError):  # big ints, other types, nesting
+            data = None
+        if data is not None and data.isascii() and b"\x7f" not in data:
+            return data.decode()
+    return "".join([dumps(r) + "\n" for r in records])
+
+
+def _plain_columns(records: Sequence[dict[str, Any]]) -> bool:
+    """`_plain` over every value of ``records``, a column at a time: the step records of an
+    episode share their keys, so most columns hold one plain type (one set of types, in C)."""
+    width = len(records[0]) if records else 0
+    if any(len(r) != width for r in records):  # (zip would drop the longer records' values)
+        return all(_plain(r.values()) for r in records)
+    return all(
+        set(map(type, column)) <= _PLAIN_ATOMS or _plain(column)
+        for column in zip(*map(dict.values, records))
+    )
 
 
 def usage_number(value: Any) -> bool:

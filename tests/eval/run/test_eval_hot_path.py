@@ -21,7 +21,7 @@ from turnbudget.agents import make_agent
 from turnbudget.eval.analysis import _step_counts, budget_counts
 from turnbudget.eval.run.episodes import build_env
 from turnbudget.eval.run.plan import make_config
-from turnbudget.records import BUDGET_COUNTERS, dumps, schema
+from turnbudget.records import BUDGET_COUNTERS, dumps, dumps_lines, schema
 from turnbudget.wrappers import InjectErrors
 
 
@@ -229,6 +229,46 @@ def test_any_record_is_encoded_as_json_dumps_would(record):
         assert dumps(record) == json.dumps(record, separators=(",", ":"))
     finally:
         schema._orjson = schema_orjson
+
+
+def _json_lines(records) -> str:
+    return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
+
+
+# An episode's step records share their keys: records drawn from one key set, as columns.
+_EPISODES = st.lists(_KEYS, unique=True, max_size=6).flatmap(
+    lambda keys: st.lists(st.fixed_dictionaries({k: _VALUES for k in keys}), max_size=6)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(records=_EPISODES | st.lists(st.dictionaries(_KEYS, _VALUES, max_size=5), max_size=5))
+def test_any_records_are_written_as_json_lines_as_json_dumps_would(records):
+    """`dumps_lines` checks a column at a time: a value in any column that orjson writes
+    otherwise (a float out of range, NaN, text, a big int, nested) sends it to `dumps`."""
+    assert dumps_lines(records) == _json_lines(records)
+    schema_orjson = schema._orjson
+    try:
+        schema._orjson = None
+        assert dumps_lines(records) == _json_lines(records)
+    finally:
+        schema._orjson = schema_orjson
+
+
+def test_one_odd_value_in_an_episode_sends_only_its_record_to_the_standard_library(monkeypatch):
+    pytest.importorskip("orjson")
+    (steps,) = _step_records("turnbudget/Maze-Medium-v0", range(5, 6), 40, 0.3)
+    calls = _standard_library_calls(monkeypatch)
+    assert dumps_lines(steps) == _json_lines(steps)
+    assert calls == []  # an evaluation's step records: orjson, checked a column at a time
+    for value in [1e-5, math.nan, "é", 2**64, [math.inf], {"x": -1e17}]:
+        odd = [dict(s) for s in steps]
+        odd[7]["reward"] = value
+        calls.clear()
+        assert dumps_lines(odd) == _json_lines(odd), value
+        assert calls == [odd[7]], value
+    with pytest.raises(TypeError):  # what json.dumps refuses, refused as before
+        dumps_lines([*steps, {"card": uuid.UUID(int=7)}])
 
 
 def _array_budget_counts(steps, ts):

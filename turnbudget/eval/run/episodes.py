@@ -16,7 +16,7 @@ from typing import Any
 from turnbudget.eval.run.agent_view import agent_episode_id, agent_info, executed_action
 from turnbudget.eval.run.driver import Act, Driver, Player, Program
 from turnbudget.eval.run.plan import EpisodeSpec, EvalConfig
-from turnbudget.records import cap_strings, dumps
+from turnbudget.records import cap_strings, dumps_lines
 from turnbudget.records.schema import usage_number
 
 __all__ = [
@@ -145,7 +145,7 @@ class _Slot:
         self.records.clear()
         self.notes.clear()
         if serialize:  # encode where the episode ran: in parallel, and cheap to send back
-            return episode, "".join(dumps(r) + "\n" for r in steps)
+            return episode, dumps_lines(steps)
         return episode, steps
 
 

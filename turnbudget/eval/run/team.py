@@ -92,7 +92,7 @@ from turnbudget.eval.run.sealed import driven_form
 from turnbudget.multiagent.stack import game_module, make_team
 from turnbudget.records import (
     RunPlan,
-    dumps,
+    dumps_lines,
     feasibility,
 )
 
@@ -329,7 +329,7 @@ class TeamEpisodes:
         steps = [r for r in records if r["record"] == "step"]
         records.clear()
         if self.serialize:
-            return episode, "".join(dumps(r) + "\n" for r in steps)
+            return episode, dumps_lines(steps)
         return episode, list(members.values()) + steps
 
 
