@@ -103,3 +103,44 @@ def test_ngram_encoder_refuses_texts_that_are_not_strs(texts) -> None:
     with pytest.raises(TypeError, match="Expect"):
         encoder.encode(texts)
     assert encoder.encode(["ok", ""]).shape == (2, 16)  # and still encodes what it should
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    ["turnbudget/Maze-Easy-v0", "turnbudget/KeyQuest-Medium-v0", "turnbudget/Crafting-Easy-v0",
+     "turnbudget/Shop-Easy-v0", "turnbudget/Sokoban-Easy-v0"],
+)  # fmt: skip
+@pytest.mark.parametrize(("dim", "bag_dim"), [(64, 64), (32, 64), (16, 8)])
+def test_one_pass_blocks_and_bags_match_the_plain_computation(env_id, dim, bag_dim) -> None:
+    # The learner's batch hashes each observation's block and its memory's bag of words in
+    # one pass over its lines (issue 26): each must be what the plain computation of the
+    # whole text gives, along real episodes with the revealed budget's line, several texts
+    # a batch, the memo warm across batches. (dim == bag_dim: the two share a word cache.)
+    import turnbudget
+
+    env = turnbudget.make(env_id, reveal="always", info="text")
+    encoder = NgramEncoder(dim, 2, bag_dim=bag_dim)
+    rng = np.random.default_rng(5)
+    obs, info = env.reset(seed=11)
+    texts = []
+    for _ in range(90):
+        texts.append(obs)
+        if len(texts) == 3:
+            rows, bags, words = encoder.encode_with_bags(texts)
+            assert np.array_equal(rows, encoder.encode(texts))
+            for text, row, bag, text_words in zip(texts, rows, bags, words, strict=True):
+                assert np.array_equal(row, reference(text, dim, 2)), text
+                assert np.array_equal(bag, reference(text, bag_dim, 1)), text
+                assert text_words == frozenset(_TOKEN.findall(text.lower())), text
+            texts = []
+        commands = info["admissible_actions"] or ["look"]
+        obs, _, terminated, truncated, info = env.step(commands[rng.integers(len(commands))])
+        if terminated or truncated:
+            obs, info = env.reset()
+
+
+def test_encode_with_bags_needs_a_bag_dim() -> None:
+    with pytest.raises(ValueError, match="bag_dim"):
+        NgramEncoder(16, 2).encode_with_bags(["go north"])
+    with pytest.raises(ValueError, match="`bag_dim`"):
+        NgramEncoder(16, 2, bag_dim=0)

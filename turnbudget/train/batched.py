@@ -142,17 +142,18 @@ class BatchEncoder:
 
     def __init__(self, encoding: Mapping[str, Any], n_envs: int):
         spec = encoding["text_features"]
-        self.text = TextEncoder(
-            ngrams=spec["ngrams"],
-            include_goal=spec["include_goal"],
-            include_admissible=spec["include_admissible"],
-            block_dim=spec["dim"],
-        )
         self.history = FeatureEncoder(
             encoding["max_actions"],
             encoding["history"],
             encoding["command_dim"],
             encoding["budget"],
+        )
+        self.text = TextEncoder(
+            ngrams=spec["ngrams"],
+            include_goal=spec["include_goal"],
+            include_admissible=spec["include_admissible"],
+            block_dim=spec["dim"],
+            bag_dim=self.history.memory_dim,  # one pass over the lines for both
         )
         size = self.text.space.shape[0] + self.history.size()
         #: The vectors' space (`HistoryFeatures.observation_space`).
@@ -177,7 +178,7 @@ class BatchEncoder:
                 episode.record(str(turn.executed))
             episodes.append(episode)
         texts = [turn.text for turn in turns]
-        base = self.text.encode_batch(
+        base, bags, words = self.text.encode_batch_with_bags(
             texts, [self._goals[env] for env in envs], [turn.admissible for turn in turns]
         )
         extra = self.history.encode_batch(
@@ -186,6 +187,7 @@ class BatchEncoder:
             [turn.commands for turn in turns],
             [turn.turns_left for turn in turns],
             [turn.turn_budget for turn in turns],
+            (bags, words),
         )
         return np.concatenate([base, extra], axis=1)
 

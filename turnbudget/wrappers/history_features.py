@@ -148,7 +148,9 @@ class FeatureEncoder:
                 f"{self.command_dim}): lower `history`, `command_dim` or `max_actions`"
             )
         self._cache: dict[str, int] = {}  # n-gram -> bucket, one cache per dim
-        self._memory_ngrams = NgramEncoder(_MEMORY_DIM, 1)  # the observations' bags of words
+        #: Buckets of the observations' bags of words that the memory compares.
+        self.memory_dim = _MEMORY_DIM
+        self._memory_ngrams = NgramEncoder(self.memory_dim, 1)  # the observations' bags of words
         self._command_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
         self._actions_cache: dict[tuple[tuple[str, ...], tuple[str, ...]], np.ndarray] = {}
         self._no_shares = np.zeros(self.max_actions, dtype=np.float32)
@@ -197,14 +199,14 @@ class FeatureEncoder:
             hit = self._command_cache[command] = (vector, frozenset(_words(command)))
         return hit
 
-    def _units(self, observations: Sequence[str]) -> tuple[np.ndarray, list[frozenset[str]]]:
-        """Each observation's bag of words as a unit vector (the rows), and its set of words."""
-        features, words = self._memory_ngrams.encode_with_words(observations)
-        vectors = features.astype(np.float64)
+    @staticmethod
+    def _units(bags: np.ndarray) -> np.ndarray:
+        """Each observation's bag of words (the rows of ``bags``) as a unit vector."""
+        vectors = bags.astype(np.float64)
         # each row's own dot product (the same BLAS call as ``vector @ vector``, bit for bit)
         squares = (vectors[:, None, :] @ vectors[:, :, None]).reshape(len(vectors))
         vectors /= np.maximum(np.sqrt(squares), 1e-8)[:, None]
-        return vectors, words
+        return vectors
 
     def _shares(self, episode: FeatureEpisode, shown: tuple[str, ...]) -> np.ndarray:
         """The share of each slot command's words found in the episode's goal (zeros past the
@@ -281,10 +283,16 @@ class FeatureEncoder:
         commands: Sequence[Sequence[str]],
         turns_left: Sequence[int | None],
         turn_budgets: Sequence[int | None],
+        bags: tuple[np.ndarray, Sequence[frozenset[str]]] | None = None,
     ) -> np.ndarray:
         """`encode` for several episodes at once: row i holds the features of
-        ``observations[i]`` in ``episodes[i]`` (a float32 array of ``(len(episodes), size())``)."""
-        units, words = self._units(observations)
+        ``observations[i]`` in ``episodes[i]`` (a float32 array of ``(len(episodes), size())``).
+
+        ``bags``: the observations' bags of words in `memory_dim` buckets and their sets of
+        words, when already hashed (`NgramEncoder.encode_with_bags`: the learner's batch gets
+        them in the pass that hashes the text blocks); else this encoder hashes them."""
+        features, words = bags or self._memory_ngrams.encode_with_words(observations)
+        units = self._units(features)
         blocks, shares, tails = [], [], []
         for episode, now, obs_words, shown_commands, left, budget in zip(
             episodes, units, words, commands, turns_left, turn_budgets

@@ -143,17 +143,29 @@ class NgramEncoder:
     revealed budget is a new text every turn, but its lines are the game's few, and the
     budget's line one of a few (`TextEncoder` keeps one, `FeatureEncoder` one for its memory).
 
-    >>> encoder = NgramEncoder(dim=16, ngrams=2)
+    With ``bag_dim``, `encode_with_bags` also gives each text's bag of words hashed into
+    ``bag_dim`` buckets (``hashed_ngrams(text, bag_dim, 1)``) from the same pass over its
+    lines: the learner's batch hashes an observation's block and its memory's bag of words
+    (`FeatureEncoder`) while it tokenizes the text once.
+
+    >>> encoder = NgramEncoder(dim=16, ngrams=2, bag_dim=8)
     >>> texts = ["Go north.\\n[5 turns left]", "Go north.\\n[4 turns left]"]
     >>> rows, words = encoder.encode_with_words(texts)
     >>> bool((rows[1] == hashed_ngrams(texts[1], 16)).all()), sorted(words[1])
     (True, ['4', 'go', 'left', 'north', 'turns'])
+    >>> rows, bags, words = encoder.encode_with_bags(texts)
+    >>> bool((bags[1] == hashed_ngrams(texts[1], 8, 1)).all())
+    True
     """
 
-    def __init__(self, dim: int, ngrams: int):
+    def __init__(self, dim: int, ngrams: int, bag_dim: int | None = None):
         self.dim = _check_at_most(dim, "dim", MAX_DIM)
         self.ngrams = _check_at_most(ngrams, "ngrams", MAX_NGRAMS)
+        self.bag_dim = None if bag_dim is None else _check_at_most(bag_dim, "bag_dim", MAX_DIM)
         self._cache: dict[str, int] = {}
+        # word -> bucket in bag_dim buckets (the n-gram cache when the sizes agree: a word's
+        # bucket is the same)
+        self._bag_cache: dict[str, int] = self._cache if bag_dim == self.dim else {}
         self._lines: dict[Any, Any] = {}  # (see `ngram_buckets`)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -165,40 +177,75 @@ class NgramEncoder:
         words: list[frozenset[str]] = []
         return self._encode(texts, words), words
 
-    def _encode(self, texts: Sequence[str], words: list[frozenset[str]] | None) -> np.ndarray:
+    def encode_with_bags(
+        self, texts: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray, list[frozenset[str]]]:
+        """`encode_with_words`, and between them each text's bag of words in ``bag_dim``
+        buckets (``hashed_ngrams(text, bag_dim, 1)``), as the rows of a second array."""
+        if self.bag_dim is None:
+            raise ValueError("encode_with_bags needs an NgramEncoder made with a `bag_dim`")
+        words: list[frozenset[str]] = []
+        bags: list[list[int]] = []
+        rows = self._encode(texts, words, bags)
+        return rows, bucket_rows(bags, self.bag_dim), words
+
+    def _encode(
+        self,
+        texts: Sequence[str],
+        words: list[frozenset[str]] | None,
+        bags: list[list[int]] | None = None,
+    ) -> np.ndarray:
+        """The rows of ``texts``; appends each text's set of words to ``words`` and the
+        buckets of its bag of words to ``bags`` (unless None)."""
         dim, ngrams, cache, lines = self.dim, self.ngrams, self._cache, self._lines
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
+        if len(self._bag_cache) > _CACHE_LIMIT:
+            self._bag_cache.clear()
         if len(lines) > _CACHE_LIMIT:
             lines.clear()
         if isinstance(texts, str):  # (a str is a sequence of one-character texts)
             raise TypeError(f"Expect `texts` to be a sequence of str, got the str {texts!r:.60}")
+        bag = None if self.bag_dim is None else (self.bag_dim, self._bag_cache)
         rows = []
         for text in texts:
             if not isinstance(text, str):
                 raise TypeError(f"Expect every text to be a str, got {type(text).__name__}")
-            buckets, seen = _text_buckets(text, dim, ngrams, cache, lines)
+            buckets, seen = _text_buckets(text, dim, ngrams, cache, lines, bag)
             rows.append(buckets)
             if words is not None:
-                words.append(frozenset().union(*[line[2] for line in seen]))
+                words.append(
+                    seen[0][2] if len(seen) == 1 else frozenset().union(*[line[2] for line in seen])
+                )
+            if bags is not None:  # a word never spans a line break: the lines' words are all
+                text_bag: list[int] = []
+                for line in seen:
+                    text_bag += line[5]
+                bags.append(text_bag)
         return bucket_rows(rows, dim)
 
 
 def _text_buckets(
-    text: str, dim: int, ngrams: int, cache: dict[str, int], lines: dict[Any, Any]
+    text: str,
+    dim: int,
+    ngrams: int,
+    cache: dict[str, int],
+    lines: dict[Any, Any],
+    bag: tuple[int, dict[str, int]] | None = None,
 ) -> tuple[list[int], list[_Line]]:
     """The buckets of ``text``'s n-grams from its lines' and its line breaks' (memoized in
     ``lines``), and the memo entries of its lines with words. A word never spans a line
     break; n-grams do (over empty lines too), as in the whole text: each is counted on the
-    line where it ends."""
+    line where it ends. ``bag`` (bag_dim, its word cache): the entries hold their words'
+    buckets in bag_dim buckets (one ``lines`` memo serves one ``bag`` only)."""
     buckets: list[int] = []
     seen = []
     before: tuple[str, ...] = ()  # the last n - 1 words before this line (none if n = 1)
     for line in text.split("\n"):
         entry = lines.get(line)
         if entry is None:
-            entry = lines[line] = _line(line, dim, ngrams, cache)
-        words, line_buckets, _, first, last = entry
+            entry = lines[line] = _line(line, dim, ngrams, cache, bag)
+        words, line_buckets, _, first, last, _ = entry
         if words:
             if before:  # the n-grams across the break: from before's words to first's
                 span = lines.get((before, first))
@@ -213,12 +260,19 @@ def _text_buckets(
     return buckets, seen
 
 
-# A line's words, the buckets of its n-grams, its set of words, and its first and last
-# n - 1 words (what n-grams across its breaks are made of).
-_Line = tuple[list[str], list[int], frozenset[str], tuple[str, ...], tuple[str, ...]]
+# A line's words, the buckets of its n-grams, its set of words, its first and last n - 1
+# words (what n-grams across its breaks are made of), and its words' buckets in a bag
+# (empty without one).
+_Line = tuple[list[str], list[int], frozenset[str], tuple[str, ...], tuple[str, ...], list[int]]
 
 
-def _line(line: str, dim: int, ngrams: int, cache: dict[str, int]) -> _Line:
+def _line(
+    line: str,
+    dim: int,
+    ngrams: int,
+    cache: dict[str, int],
+    bag: tuple[int, dict[str, int]] | None = None,
+) -> _Line:
     words = _TOKEN.findall(line.lower())
     return (
         words,
@@ -226,6 +280,7 @@ def _line(line: str, dim: int, ngrams: int, cache: dict[str, int]) -> _Line:
         frozenset(words),
         tuple(words[: ngrams - 1]),
         tuple(words[max(0, len(words) - ngrams + 1) :]),
+        [] if bag is None else _buckets(words, *bag),
     )
 
 
@@ -268,7 +323,9 @@ class TextEncoder:
     """The features of `TextFeatures` for one agent: the blocks, their checks and their caches.
 
     Arguments as `TextFeatures` (``size`` or ``block_dim``, ``ngrams``,
-    ``include_goal``, ``include_admissible``). The team form
+    ``include_goal``, ``include_admissible``), and ``bag_dim``: the buckets of the
+    bags of words `encode_batch_with_bags` also returns (the learner's batch hands
+    them to `FeatureEncoder`'s memory). The team form
     (`turnbudget.multiagent.wrappers.TeamTextFeatures`) keeps one per agent;
     the learner's vector env (`turnbudget.train.batched`) one for all its
     sub-envs (`encode_batch`).
@@ -290,6 +347,7 @@ class TextEncoder:
         *,
         block_dim: int | None = None,
         dim: int | None = None,
+        bag_dim: int | None = None,
     ):
         include_goal = check_bool(include_goal, "include_goal")
         include_admissible = check_bool(include_admissible, "include_admissible")
@@ -316,7 +374,7 @@ class TextEncoder:
         self.space = spaces.Box(
             0.0, FEATURE_HIGH, shape=(blocks * self.block_dim,), dtype=np.float32
         )
-        self._ngrams = NgramEncoder(self.block_dim, self.ngrams)
+        self._ngrams = NgramEncoder(self.block_dim, self.ngrams, bag_dim)
         self._goal = np.zeros(self.block_dim, dtype=np.float32)
 
     def set_goal(self, goal: str) -> None:
@@ -340,7 +398,21 @@ class TextEncoder:
     ) -> np.ndarray:
         """`encode` for several observations at once: row i is ``texts[i]``'s block, then (if
         kept) the goal block ``goals[i]`` (from `hash`) and ``admissible[i]``'s block."""
-        blocks = [self.hash_batch(texts)]
+        return self._with_blocks(self.hash_batch(texts), goals, admissible)
+
+    def encode_batch_with_bags(
+        self, texts: Sequence[str], goals: Sequence[np.ndarray], admissible: Sequence[Any]
+    ) -> tuple[np.ndarray, np.ndarray, list[frozenset[str]]]:
+        """`encode_batch`, each text's bag of words in ``bag_dim`` buckets and its set of words
+        (`NgramEncoder.encode_with_bags`), from one pass over the texts' lines. Needs ``bag_dim``."""
+        rows, bags, words = self._ngrams.encode_with_bags(texts)
+        return self._with_blocks(rows, goals, admissible), bags, words
+
+    def _with_blocks(
+        self, rows: np.ndarray, goals: Sequence[np.ndarray], admissible: Sequence[Any]
+    ) -> np.ndarray:
+        """The texts' ``rows``, then the goal and admissible blocks this encoder keeps."""
+        blocks = [rows]
         if self.include_goal:
             blocks.append(np.asarray(goals, dtype=np.float32))
         if self.include_admissible:
