@@ -153,12 +153,15 @@ class FeatureEncoder:
         self._memory_ngrams = NgramEncoder(self.memory_dim, 1)  # the observations' bags of words
         self._command_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
         self._actions_cache: dict[tuple[tuple[str, ...], tuple[str, ...]], np.ndarray] = {}
+        self._slots_cache: dict[tuple[str, ...], np.ndarray] = {}  # (see `_actions`)
+        self._window_cache: dict[tuple[str, ...], np.ndarray] = {}
         self._no_shares = np.zeros(self.max_actions, dtype=np.float32)
         self._size = self.size()
         # The slot features (to the end of the slots) then the window's commands.
         self._slots_end = self.max_actions * self.slot_size
         self._actions_end = self._slots_end + self.history * self.command_dim
         self._actions_limit = max(1, min(_CACHE_LIMIT, _ACTIONS_BYTES // (4 * self._actions_end)))
+        self._no_window = np.zeros(self.history * self.command_dim, dtype=np.float32)
         self.reset("")
 
     def size(self) -> int:
@@ -233,19 +236,49 @@ class FeatureEncoder:
         if block is None:
             if len(self._actions_cache) >= self._actions_limit:
                 self._actions_cache.clear()
-            dim, end = self.command_dim, self._slots_end
-            block = np.zeros(self._actions_end, dtype=np.float32)
-            slots = block[:end].reshape(self.max_actions, self.slot_size)
-            for slot, command in enumerate(shown):
-                slots[slot, :dim] = self._command(command)[0]
-                for lag, done in enumerate(executed):
-                    if done == command:
-                        slots[slot, dim + 1 + lag] = 1.0
-            for lag, done in enumerate(executed):
-                block[end + lag * dim : end + (lag + 1) * dim] = self._command(done)[0]
-            block.flags.writeable = False
-            self._actions_cache[key] = block
+                self._slots_cache.clear()
+                self._window_cache.clear()
+            block = self._actions_cache[key] = self._new_actions(shown, executed)
         return block
+
+    def _new_actions(self, shown: tuple[str, ...], executed: tuple[str, ...]) -> np.ndarray:
+        """`_actions` from the slots' hashed commands and the window's, memoized apart: a cold
+        run meets a new pair of state and window about every other turn, but seldom a new state
+        or a new window. Only the flags of the commands executed are set here."""
+        block = np.concatenate([self._slot_commands(shown), self._window(executed)])
+        first_flag, size = self.command_dim + 1, self.slot_size
+        flags = [
+            slot * size + first_flag + lag
+            for slot, command in enumerate(shown)
+            for lag, done in enumerate(executed)
+            if done == command
+        ]
+        for flag in flags:  # (one or two: an item each costs less than an index array)
+            block[flag] = 1.0
+        block.flags.writeable = False
+        return block
+
+    def _slot_commands(self, shown: tuple[str, ...]) -> np.ndarray:
+        """The slots' features with only their commands hashed (no flags, no shares), memoized."""
+        slots = self._slots_cache.get(shown)
+        if slots is None:
+            slots = np.zeros((self.max_actions, self.slot_size), dtype=np.float32)
+            for slot, command in enumerate(shown):
+                slots[slot, : self.command_dim] = self._command(command)[0]
+            slots = self._slots_cache[shown] = slots.reshape(self._slots_end)
+            slots.flags.writeable = False
+        return slots
+
+    def _window(self, executed: tuple[str, ...]) -> np.ndarray:
+        """The window's commands hashed, most recent first (zeros past the episode's start),
+        memoized."""
+        window = self._window_cache.get(executed)
+        if window is None:
+            rows = [self._command(done)[0] for done in executed]
+            rows.append(self._no_window[len(executed) * self.command_dim :])
+            window = self._window_cache[executed] = np.concatenate(rows)
+            window.flags.writeable = False
+        return window
 
     def _memory(self, episode: FeatureEpisode, now: np.ndarray) -> list[float]:
         """The similarities of ``now`` to the last ``history`` observations (most recent first,
