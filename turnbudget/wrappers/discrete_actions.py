@@ -50,6 +50,7 @@ class CommandSlots:
 
     The index logic of `DiscreteActions`, for one agent: the team form
     (`turnbudget.multiagent.wrappers.TeamDiscreteActions`) keeps one per agent.
+    ``mask`` is read-only (one array per number of open slots): copy it to change it.
 
     Args:
         max_actions: N, the number of slots (a positive int, at most `MAX_ACTIONS`).
@@ -64,7 +65,12 @@ class CommandSlots:
     def __init__(self, max_actions: int):
         self.max_actions = check_max_actions(max_actions)
         self.commands: list[str] = []
-        self.mask = np.zeros(self.max_actions, dtype=bool)
+        # The mask with the first k slots open, for each k: shared and read-only, as every
+        # reader copies it (`action_masks`, the info's): a step makes no new array.
+        self._masks = [np.arange(self.max_actions) < k for k in range(self.max_actions + 1)]
+        for mask in self._masks:
+            mask.flags.writeable = False
+        self.mask = self._masks[0]
         self._warned = False
 
     def update(self, admissible: Any) -> None:
@@ -75,11 +81,10 @@ class CommandSlots:
                            len(commands), self.max_actions)  # fmt: skip
             self._warned = True
         self.commands = commands[: self.max_actions]
-        self.mask = np.zeros(self.max_actions, dtype=bool)
         # No command once the episode has ended: slot 0 stays open, so the mask is still a
         # distribution to sample from (Gymnasium's next-step autoreset and TorchRL draw an
         # action from the final observation, then ignore it); it is never played.
-        self.mask[: max(1, len(self.commands))] = True
+        self.mask = self._masks[max(1, len(self.commands))]
 
     def command(self, action: Any) -> str:
         """The command for index ``action`` (a non-command when it is masked).
