@@ -206,19 +206,27 @@ def batched_vec_env(
 
     class TurnVecEnv(DummyVecEnv):
         """A DummyVecEnv without its copies of every step's observations (empty vectors here)
-        and infos (`TurnInputs` makes new ones every step)."""
+        and infos (`TurnInputs` makes new ones every step). The rewards and dones are gathered
+        in lists and made arrays once a step (a NumPy item costs more than a list's)."""
 
         def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+            rewards, dones = [], []
             for i, env in enumerate(self.envs):
-                _, self.buf_rews[i], terminated, truncated, info = env.step(self.actions[i])
-                self.buf_dones[i] = terminated or truncated
+                _, reward, terminated, truncated, info = env.step(self.actions[i])
+                done = terminated or truncated
                 info["TimeLimit.truncated"] = truncated and not terminated
-                if self.buf_dones[i]:
+                if done:
                     info["terminal_observation"] = _NO_OBSERVATION
                     _, self.reset_infos[i] = env.reset()
                 self.buf_infos[i] = info
-            dones = np.copy(self.buf_dones)
-            return self._obs_from_buf(), np.copy(self.buf_rews), dones, list(self.buf_infos)
+                rewards.append(reward)
+                dones.append(done)
+            return (
+                self._obs_from_buf(),
+                np.array(rewards, dtype=self.buf_rews.dtype),
+                np.array(dones, dtype=self.buf_dones.dtype),
+                list(self.buf_infos),
+            )
 
     class BatchedFeatures(VecEnvWrapper):
         def reset(self) -> np.ndarray:
