@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,7 @@ from turnbudget.wrappers.history_features import (
     HistoryFeatures,
     text_features_vector,
 )
+from turnbudget.wrappers.text_features import hashed_ngrams
 
 IDS = ["turnbudget/Maze-Easy-v0", "turnbudget/KeyQuest-Easy-v0"]
 
@@ -104,3 +107,66 @@ def test_revisits_show_in_the_memory_features():
     assert back[memory][1] == pytest.approx(1.0)  # two turns ago: the same room
     assert back[memory][2] == pytest.approx(1.0)  # the best match anywhere in the episode
     assert back[memory][0] < 1.0
+
+
+def _plain_features(obs, commands, executed, goal, turns, seen, left, budget, sizes):
+    """`FeatureEncoder`'s features computed plainly from text, in the order its docstring lists
+    them (no memo): the reference its memoized blocks must equal bit for bit (issue 26)."""
+    max_actions, history, dim = sizes
+    goal_words = _plain_words(goal)
+    slots = np.zeros((max_actions, dim + 1 + history))
+    for slot, command in enumerate(commands[:max_actions]):
+        slots[slot, :dim] = hashed_ngrams(command, dim, 2)
+        words = _plain_words(command)
+        slots[slot, dim] = len(words & goal_words) / max(1, len(words))
+        for lag, done in enumerate(executed):
+            slots[slot, dim + 1 + lag] = float(done == command)
+    window = np.zeros((history, dim))
+    for lag, done in enumerate(executed):
+        window[lag] = hashed_ngrams(done, dim, 2)
+    unit = hashed_ngrams(obs, 64, 1).astype(np.float64)
+    unit /= max(np.sqrt(unit @ unit), 1e-8)
+    similarity = (np.array(seen) @ unit).tolist() if seen else []
+    recent = (similarity[::-1] + [0.0] * history)[:history]
+    seen.append(unit)
+    tail = [*recent, max(similarity, default=0.0)]
+    tail += [len(goal_words & _plain_words(obs)) / max(1, len(goal_words)), turns / 100]
+    tail += [left / 100, left / budget, 1 / max(left, 1)]
+    return np.concatenate([slots.ravel(), window.ravel(), tail]).astype(np.float32)
+
+
+def _plain_words(text):
+    return set(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    ["turnbudget/Maze-Easy-v0", "turnbudget/KeyQuest-Easy-v0", "turnbudget/Crafting-Easy-v0",
+     "turnbudget/Sokoban-Easy-v0", "turnbudget/Shop-Easy-v0"],
+)  # fmt: skip
+def test_memoized_features_equal_the_plain_computation(env_id):
+    # Slots, window, memory, goal share and budget along real episodes, one encoder over
+    # several episodes (its memos warm: states, windows and their pairs repeat, and new ones
+    # come), against a computation from the text alone.
+    sizes = (4, 3, 8)  # max_actions (fewer slots than some games' commands), history, command_dim
+    encoder = FeatureEncoder(*sizes, budget=True)
+    env = turnbudget.make(env_id, turn_budget=25, reveal="always", info="text")
+    rng = np.random.default_rng(1)
+    for seed in range(3):  # (the features of each episode's last observation included)
+        obs, info = env.reset(seed=seed)
+        goal, executed, seen, turns, done = info["goal"], [], [], 0, False
+        encoder.reset(goal)
+        while True:
+            commands = sorted(info["admissible_actions"])
+            left, budget = info["turns_left"], info["turn_budget"]
+            expected = _plain_features(obs, commands, executed, goal, turns, seen, left, budget,
+                                       sizes)  # fmt: skip
+            np.testing.assert_array_equal(encoder.encode(obs, commands, left, budget), expected)
+            if done:
+                break
+            command = commands[int(rng.integers(min(len(commands), sizes[0])))] if commands else ""
+            encoder.record(command)
+            executed = [command, *executed][: sizes[1]]
+            turns += 1
+            obs, _, terminated, truncated, info = env.step(command)
+            done = terminated or truncated
