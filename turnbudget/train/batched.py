@@ -163,9 +163,10 @@ class BatchEncoder:
 
     def encode(self, envs: Iterable[int], turns: Sequence[Turn]) -> np.ndarray:
         """The vectors (rows) of these sub-envs' turns: a turn with a goal starts an episode,
-        one without plays on the sub-env's episode with its executed command."""
+        one without plays on the sub-env's episode with its executed command. The turns are
+        taken in order: a sub-env may come twice, its episode's last turn then its reset's."""
         envs = list(envs)
-        episodes = []
+        episodes, goals = [], []
         for env, turn in zip(envs, turns, strict=True):
             episode = self._episodes[env]
             if turn.goal is not None:
@@ -177,9 +178,10 @@ class BatchEncoder:
             else:
                 episode.record(str(turn.executed))
             episodes.append(episode)
+            goals.append(self._goals[env])
         texts = [turn.text for turn in turns]
         base, bags, words = self.text.encode_batch_with_bags(
-            texts, [self._goals[env] for env in envs], [turn.admissible for turn in turns]
+            texts, goals, [turn.admissible for turn in turns]
         )
         extra = self.history.encode_batch(
             episodes,
@@ -235,12 +237,16 @@ def batched_vec_env(
 
         def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
             _, rewards, dones, infos = self.venv.step_wait()
-            obs = encoder.encode(range(self.num_envs), _turns(infos))
-            done = np.flatnonzero(dones)
-            if len(done):  # the sub-envs reset: their turns are in reset_infos
+            n, done = self.num_envs, np.flatnonzero(dones)
+            # One batch: every sub-env's turn, then the turns of those that reset (in
+            # reset_infos), whose rows replace their last turns' in the observations.
+            turns = _turns(infos) + _turns(self.venv.reset_infos[env] for env in done)
+            rows = encoder.encode([*range(n), *done], turns)
+            obs = rows[:n]
+            if len(done):
                 for env in done:
                     infos[env]["terminal_observation"] = obs[env].copy()
-                obs[done] = encoder.encode(done, _turns(self.venv.reset_infos[env] for env in done))
+                obs[done] = rows[n:]
             return obs, rewards, dones, infos
 
     venv = SubprocVecEnv(env_fns, start_method="fork") if processes else TurnVecEnv(env_fns)
