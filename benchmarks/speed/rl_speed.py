@@ -9,11 +9,14 @@ passes during rollouts and the PPO updates). torch uses one thread.
 16-env vector env the learner uses (every wrapper, the featurisation and SB3's copy of
 the infos; a uniform-random masked policy, whose own cost is subtracted) against the
 bare game's step (resets included), and prints the ratio (issue 26: goal <= 5x).
+``--instructions`` gives the same ratio in instructions counted by callgrind (the same cold
+``--steps`` vector steps; needs valgrind): figures a busy machine does not move.
 
 Example::
 
     python benchmarks/speed/rl_speed.py --steps 8192
     python benchmarks/speed/rl_speed.py --env-side --steps 400
+    python benchmarks/speed/rl_speed.py --instructions --steps 200
 """
 
 from __future__ import annotations
@@ -141,11 +144,14 @@ def _count(part: str, env_id: str, steps: int) -> int:
     return int(found.group(1))
 
 
-def env_side_instructions(env_id: str, steps: int, n_envs: int = 16) -> tuple[float, float]:
-    """(instructions per env step of the learner's vector env, of the bare game): each part's
-    count for ``steps`` cold vector steps minus its count for none (start-up and imports
-    cancel), the policy's subtracted from the vector env's. Six processes under callgrind,
-    two at a time (the bytecode is written first by an uncounted run)."""
+def env_side_instructions(
+    env_id: str, steps: int, n_envs: int = 16
+) -> tuple[float, float, dict[str, int]]:
+    """(instructions per env step of the learner's vector env, of the bare game, and each
+    process's count): each part's count for ``steps`` cold vector steps minus its count for
+    none (start-up and imports cancel), the policy's subtracted from the vector env's. Six
+    processes under callgrind, two at a time (the bytecode is written first by an uncounted
+    run); about 15 minutes on 2 idle cores."""
     _run_part("policy", env_id, 0, n_envs)  # writes the bytecode, which a counted run would not
     runs = [(part, n) for part in ("envs", "policy", "bare") for n in (0, steps)]
     with ThreadPoolExecutor(2) as pool:
@@ -155,7 +161,8 @@ def env_side_instructions(env_id: str, steps: int, n_envs: int = 16) -> tuple[fl
         return counts[part, steps] - counts[part, 0]
 
     per_step = steps * n_envs
-    return (counted("envs") - counted("policy")) / per_step, counted("bare") / per_step
+    parts = {f"{part} x {n}": count for (part, n), count in counts.items()}
+    return (counted("envs") - counted("policy")) / per_step, counted("bare") / per_step, parts
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -172,7 +179,8 @@ def main(argv: list[str] | None = None) -> None:
         _run_part(args.count_part, args.env_id, args.steps)
         return
     if args.instructions:
-        env_ins, bare_ins = env_side_instructions(args.env_id, args.steps)
+        env_ins, bare_ins, parts = env_side_instructions(args.env_id, args.steps)
+        print("instructions:", ", ".join(f"{part} {count:,}" for part, count in parts.items()))
         print(
             f"{args.env_id}: env side {env_ins:,.0f} instructions/step, bare game "
             f"{bare_ins:,.0f} instructions/step, ratio {env_ins / bare_ins:.2f}x"
