@@ -33,3 +33,12 @@ def test_the_env_side_is_measured_against_the_bare_game():
         capture_output=True, text=True, check=True, timeout=1800,  # a hang guard
     ).stdout  # fmt: skip
     assert "env side" in out and "bare game" in out and out.rstrip().endswith("x"), out
+
+
+@pytest.mark.parametrize("part", ["envs", "policy", "bare"])
+def test_each_part_that_instructions_counts_runs(part):
+    # --instructions runs these under callgrind (too slow for a test): here, without it.
+    subprocess.run(
+        [sys.executable, str(SCRIPT), "--count-part", part, "--steps", "3"],
+        capture_output=True, text=True, check=True, timeout=HANG_GUARD,
+    )  # fmt: skip
