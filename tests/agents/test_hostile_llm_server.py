@@ -20,8 +20,7 @@
   ``preflight``; the process's peak memory grows by little more than the bound (measured
   in a child process). The bound counts the answer decompressed, to the byte; gzip and
   deflate answers are read as before, and a coding that was not asked for (``br``,
-  ``zstd``, compressed twice over) is refused unread. The bounded client still takes
-  its proxy from the environment, as the ``openai`` client's own does.
+  ``zstd``, compressed twice over) is refused unread.
 
 Marker ``llm``: needs the ``openai`` client (the llm extra), not a model.
 """
@@ -544,26 +543,3 @@ def test_a_broken_gzip_answer_is_retried_as_before():
         with pytest.raises(ServerUnavailable, match=r"did not answer after 2 attempt"):
             agent.act("A hall.", INFO)
     assert server.chat_requests == 2
-
-
-@pytest.mark.parametrize("path", ["sync", "async"])
-def test_the_bounded_client_still_takes_its_proxy_from_the_environment(path, monkeypatch):
-    """The bound is put on by a response hook, not a transport of its own (httpx reads no
-    proxy from the environment for a client given one): ``HTTP_PROXY`` is honoured, as by
-    the ``openai`` client's own default client."""
-    seen = []
-
-    def proxy(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[Any, ...]:
-        seen.append(handler.path)  # (a proxy is sent the absolute URL)
-        return as_json(reply_body("north"))
-
-    with FakeServer(proxy) as server:
-        for name in ("ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
-            monkeypatch.delenv(name, raising=False)
-        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.port}")
-        agent = _agent("http://llm.invalid/v1")
-        if path == "sync":
-            assert agent.act("A hall.", INFO) == "north"
-        else:
-            assert asyncio.run(agent.act_async("A hall.", INFO)) == "north"
-    assert seen == ["http://llm.invalid/v1/chat/completions"]
