@@ -16,7 +16,6 @@ _BEHIND_EXTRAS = {
     "turnbudget/adapters/openenv.py": "openenv",
     "turnbudget/adapters/verifiers.py": "verifiers",
     "turnbudget/adapters/gem.py": "gem",
-    "turnbudget/agents/bounded_http.py": "httpx",  # (the llm extra's, with openai)
 }
 
 collect_ignore = [

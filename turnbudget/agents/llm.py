@@ -32,13 +32,9 @@ Timeouts, connection errors, 429 and 5xx answers, and 200 answers without a
 reply (no ``choices``, not JSON) are retried with exponential backoff; when the
 server stays unreachable or keeps answering nothing usable the agent raises
 `ServerUnavailable` (a ``ConnectionError``) naming the URL: a server fault is
-never the agent's empty reply. An answer longer than ``max_answer_bytes``
-(`MAX_ANSWER_BYTES` by default; counted as sent and decompressed, see
-`turnbudget.agents.bounded_http`) is read no further and raises
-`ServerUnavailable` at once: it is not retried, as the same request would get
-the same answer. An evaluation logs the episode as failed to run (after its
-retries) and keeps every finished episode; rerunning the same command resumes
-the rest.
+never the agent's empty reply. An evaluation logs the episode as failed to run
+(after its retries) and keeps every finished episode; rerunning the same
+command resumes the rest.
 """
 
 from __future__ import annotations
@@ -68,7 +64,6 @@ from turnbudget.agents.chat_format import (
 from turnbudget.agents.secrets import redact, remember, url_secrets
 
 __all__ = [
-    "MAX_ANSWER_BYTES",
     "MAX_REPLY_CHARS",
     "PREFLIGHT_TIMEOUT",
     "ChatAgent",
@@ -103,14 +98,6 @@ _CONSTRAINT_FIELDS = ("grammar", "guided_choice", "response_format", "json_schem
 #: more): a longer one (a server that ignores ``max_tokens``) is cut, so it costs no more
 #: time to parse and no more room in the step record than this.
 MAX_REPLY_CHARS = 65536
-
-#: The most bytes of one answer an agent reads (`ChatAgent`'s ``max_answer_bytes``), as
-#: sent and decompressed: past it, the request fails (a server that sends an endless body
-#: or a gzip bomb costs no more memory than this). A reply to this agent's requests is a
-#: few KiB (``max_tokens`` is small, and a reply is cut at `MAX_REPLY_CHARS` anyway); the
-#: longest answer is ``GET /models`` from a hosted API with hundreds of models, on the
-#: order of 1 MiB: 16 MiB leaves room for it many times over.
-MAX_ANSWER_BYTES = 16 * 2**20
 
 #: Seconds `ChatAgent.preflight` waits for the server's ``/models`` (or the agent's
 #: ``timeout``, if shorter).
@@ -271,10 +258,6 @@ class ChatAgent:
         max_retries: retries per decision on timeouts, connection errors, 429 and 5xx.
         backoff: the first retry's wait in seconds; doubles each retry, capped at ``max_backoff``.
         max_backoff: the longest wait between retries.
-        max_answer_bytes: the most bytes of one answer read, as sent and decompressed
-            (default `MAX_ANSWER_BYTES`); past it the request fails with
-            `ServerUnavailable`, not retried (a server that sends an endless body or a
-            gzip bomb costs no more memory than this).
         concurrency: episodes in flight when the evaluator drives this agent
             (default: `default_concurrency`).
 
@@ -304,7 +287,6 @@ class ChatAgent:
         max_retries: int = 4,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
-        max_answer_bytes: int = MAX_ANSWER_BYTES,
         concurrency: int | None = None,
     ):
         if not isinstance(model, str) or not model.strip() or not model.isprintable():
@@ -337,7 +319,6 @@ class ChatAgent:
         self.max_retries = _positive(max_retries, "max_retries", zero=True)
         self.backoff = _positive(backoff, "backoff", float, zero=True)
         self.max_backoff = _positive(max_backoff, "max_backoff", float, zero=True)
-        self.max_answer_bytes = _positive(max_answer_bytes, "max_answer_bytes")
         self.concurrency = (
             self.default_concurrency
             if concurrency is None
@@ -397,11 +378,9 @@ class ChatAgent:
         before any episode (building the agent needs no client, so prompts render and
         specs resolve offline)."""
         openai = _openai()
-        timeout = min(self.timeout, PREFLIGHT_TIMEOUT)
-        with self._new_client(timeout=timeout) as client:
-            _, failure = _within(timeout, client.models.list, client.close)
-        if (refused := _refused_answer(failure)) is not None:
-            raise self._refused(refused, "GET /models") from None
+        kwargs = {**self._client_kwargs(), "timeout": min(self.timeout, PREFLIGHT_TIMEOUT)}
+        with openai.OpenAI(**kwargs) as client:
+            _, failure = _within(kwargs["timeout"], client.models.list, client.close)
         if isinstance(failure, (openai.APIConnectionError, RequestTimeout)):  # (or its timeouts)
             raise ServerUnavailable(
                 f"LLM server at {redact_url(self._url())} did not answer GET /models "
@@ -599,8 +578,6 @@ class ChatAgent:
         """After a failed request: the wait before a retry, None to resend at once (a
         rejected constraint, not a retry), or raise `RequestRejected` / `ServerUnavailable`.
         Neither chains ``exc``: a server may have echoed a secret into it."""
-        if (refused := _refused_answer(exc)) is not None:
-            raise self._refused(refused, "the request") from None
         if self._constraint_rejected(exc, constraint):
             return None
         if not self._retryable(exc):
@@ -609,15 +586,6 @@ class ChatAgent:
             raise self._unavailable(exc, requests) from None
         logger.info("LLM request failed (%s); retry %d", _short(exc), retries + 1)
         return self._wait(retries)
-
-    def _refused(self, refused: BaseException, request: str) -> ServerUnavailable:
-        """An answer read no further (`bounded_http`): not retried, since the same request
-        would get the same answer."""
-        return ServerUnavailable(
-            f"LLM server at {redact_url(self._url())} {_short(refused, 400)}. Not retried "
-            f"({request} would get the same answer). Is it an OpenAI-compatible server? "
-            "Rerun the same evaluation to resume."
-        )
 
     def _rejected(self, exc: BaseException) -> RequestRejected:
         return RequestRejected(
@@ -678,21 +646,6 @@ class ChatAgent:
             "timeout": self.timeout,
             **_split_query(url),
         }
-
-    def _new_client(self, *, is_async: bool = False, timeout: float | None = None) -> Any:
-        """An ``openai`` client (blocking, or async) on the server, whose answers are read
-        to at most ``max_answer_bytes`` (`bounded_http`); ``timeout`` replaces the agent's."""
-        openai = _openai()
-        kwargs = self._client_kwargs()
-        if timeout is not None:
-            kwargs["timeout"] = timeout
-        from turnbudget.agents.bounded_http import bounded_http_client
-
-        http_client = bounded_http_client(
-            openai, self.max_answer_bytes, is_async=is_async, timeout=kwargs["timeout"]
-        )
-        make = openai.AsyncOpenAI if is_async else openai.OpenAI
-        return make(**kwargs, http_client=http_client)
 
     def _resolve_constraint(self, owned_by: str | None) -> str:
         kind = _SERVER_CONSTRAINTS.get((owned_by or "").lower(), "json_schema")
@@ -823,7 +776,7 @@ class ChatAgent:
 
     def _sync_client(self) -> Any:
         if self._shared.sync_client is None:
-            self._shared.sync_client = self._new_client()
+            self._shared.sync_client = _openai().OpenAI(**self._client_kwargs())
         return self._shared.sync_client
 
     def _async_client(self) -> Any:
@@ -831,18 +784,9 @@ class ChatAgent:
         shared = self._shared
         if shared.async_client is None or shared.async_loop is not loop:
             # An httpx async client is bound to the loop it first ran on.
-            shared.async_client = self._new_client(is_async=True)
+            shared.async_client = _openai().AsyncOpenAI(**self._client_kwargs())
             shared.async_loop = loop
         return shared.async_client
-
-
-def _refused_answer(exc: BaseException | None) -> BaseException | None:
-    """The `bounded_http.AnswerRefused` behind what a request raised, if any."""
-    if exc is None:
-        return None
-    from turnbudget.agents.bounded_http import refused_answer
-
-    return refused_answer(exc)
 
 
 def _timeout_message(seconds: float) -> str:
