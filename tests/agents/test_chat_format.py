@@ -85,17 +85,16 @@ def test_templates_are_overridable_and_checked():
 
 
 class _Recorder:
-    """A stand-in for the openai client's ``chat.completions.create``: records the
-    messages, answers ``replies`` in turn."""
+    """A stand-in for the server (the agent's client, and `ChatAgent._send`, which asks it
+    for each completion): records the messages, answers ``replies`` in turn."""
 
     def __init__(self, replies):
         self.replies, self.sent = list(replies), []
-        self.chat = self.completions = self
 
-    def create(self, **body):
+    def send(self, client, request):
         from types import SimpleNamespace as NS
 
-        self.sent.append(body["messages"])
+        self.sent.append(request.body["messages"])
         return NS(choices=[NS(message=NS(content=self.replies.pop(0)))], usage=None)
 
 
@@ -121,7 +120,7 @@ def test_each_prompt_starts_with_the_previous_prompt_and_its_reply(reveal):
     agent = ChatAgent("m", base_url="http://127.0.0.1:9/v1", history=3, constrain="none")
     agent.reset(0)
     client = _Recorder([])
-    agent._shared.sync_client = client
+    agent._shared.sync_client, agent._send = client, client.send
     replies, shown = [], []
     for turn in range(14):
         command = info["admissible_actions"][turn % len(info["admissible_actions"])]

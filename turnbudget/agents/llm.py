@@ -32,9 +32,13 @@ Timeouts, connection errors, 429 and 5xx answers, and 200 answers without a
 reply (no ``choices``, not JSON) are retried with exponential backoff; when the
 server stays unreachable or keeps answering nothing usable the agent raises
 `ServerUnavailable` (a ``ConnectionError``) naming the URL: a server fault is
-never the agent's empty reply. An evaluation logs the episode as failed to run
-(after its retries) and keeps every finished episode; rerunning the same
-command resumes the rest.
+never the agent's empty reply. An answer longer than ``max_answer_bytes``
+(`MAX_ANSWER_BYTES` by default; counted as sent and decompressed, a chunk at a
+time, see `turnbudget.agents.answer_bound`) is read no further and raises
+`ServerUnavailable` at once: it is not retried, as the same request would get
+the same answer. An evaluation logs the episode as failed to run (after its
+retries) and keeps every finished episode; rerunning the same command resumes
+the rest.
 """
 
 from __future__ import annotations
@@ -51,6 +55,15 @@ import urllib.parse
 from collections.abc import Callable, Generator, Mapping
 from typing import Any, NamedTuple
 
+from turnbudget.agents.answer_bound import (
+    ACCEPT_ENCODING,
+    MAX_ANSWER_BYTES,
+    AnswerRefused,
+    aread_answer,
+    error_hooks,
+    read_answer,
+    refused_answer,
+)
 from turnbudget.agents.base import EXECUTED_KEY
 from turnbudget.agents.chat_format import (
     CONSTRAINTS,
@@ -64,6 +77,7 @@ from turnbudget.agents.chat_format import (
 from turnbudget.agents.secrets import redact, remember, url_secrets
 
 __all__ = [
+    "MAX_ANSWER_BYTES",
     "MAX_REPLY_CHARS",
     "PREFLIGHT_TIMEOUT",
     "ChatAgent",
@@ -258,6 +272,10 @@ class ChatAgent:
         max_retries: retries per decision on timeouts, connection errors, 429 and 5xx.
         backoff: the first retry's wait in seconds; doubles each retry, capped at ``max_backoff``.
         max_backoff: the longest wait between retries.
+        max_answer_bytes: the most bytes of one answer read, as sent and decompressed
+            (default `MAX_ANSWER_BYTES`; None: no bound); past it the request fails with
+            `ServerUnavailable`, not retried (a server that sends an endless body or a
+            gzip bomb costs no more memory than this).
         concurrency: episodes in flight when the evaluator drives this agent
             (default: `default_concurrency`).
 
@@ -287,6 +305,7 @@ class ChatAgent:
         max_retries: int = 4,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
+        max_answer_bytes: int | None = MAX_ANSWER_BYTES,
         concurrency: int | None = None,
     ):
         if not isinstance(model, str) or not model.strip() or not model.isprintable():
@@ -319,6 +338,9 @@ class ChatAgent:
         self.max_retries = _positive(max_retries, "max_retries", zero=True)
         self.backoff = _positive(backoff, "backoff", float, zero=True)
         self.max_backoff = _positive(max_backoff, "max_backoff", float, zero=True)
+        self.max_answer_bytes = (
+            None if max_answer_bytes is None else _positive(max_answer_bytes, "max_answer_bytes")
+        )
         self.concurrency = (
             self.default_concurrency
             if concurrency is None
@@ -376,11 +398,14 @@ class ChatAgent:
         without ``/models`` passes (the requests tell the rest). Without the ``openai``
         package (the llm extra) it raises the ImportError that names the extra: once,
         before any episode (building the agent needs no client, so prompts render and
-        specs resolve offline)."""
+        specs resolve offline). An answer past ``max_answer_bytes`` raises
+        `ServerUnavailable` too."""
         openai = _openai()
-        kwargs = {**self._client_kwargs(), "timeout": min(self.timeout, PREFLIGHT_TIMEOUT)}
-        with openai.OpenAI(**kwargs) as client:
-            _, failure = _within(kwargs["timeout"], client.models.list, client.close)
+        timeout = min(self.timeout, PREFLIGHT_TIMEOUT)
+        with self._new_client(timeout=timeout) as client:
+            _, failure = _within(timeout, lambda: self._send(client, _ListModels()), client.close)
+        if (refused := refused_answer(failure)) is not None:
+            raise self._refused(refused, "GET /models") from None
         if isinstance(failure, (openai.APIConnectionError, RequestTimeout)):  # (or its timeouts)
             raise ServerUnavailable(
                 f"LLM server at {redact_url(self._url())} did not answer GET /models "
@@ -578,6 +603,8 @@ class ChatAgent:
         """After a failed request: the wait before a retry, None to resend at once (a
         rejected constraint, not a retry), or raise `RequestRejected` / `ServerUnavailable`.
         Neither chains ``exc``: a server may have echoed a secret into it."""
+        if (refused := refused_answer(exc)) is not None:
+            raise self._refused(refused, "the request") from None
         if self._constraint_rejected(exc, constraint):
             return None
         if not self._retryable(exc):
@@ -586,6 +613,15 @@ class ChatAgent:
             raise self._unavailable(exc, requests) from None
         logger.info("LLM request failed (%s); retry %d", _short(exc), retries + 1)
         return self._wait(retries)
+
+    def _refused(self, refused: AnswerRefused, request: str) -> ServerUnavailable:
+        """An answer read no further (`answer_bound`): not retried, since the same request
+        would get the same answer."""
+        return ServerUnavailable(
+            f"LLM server at {redact_url(self._url())} {_short(refused, 400)}. Not retried "
+            f"({request} would get the same answer). Is it an OpenAI-compatible server? "
+            "Rerun the same evaluation to resume."
+        )
 
     def _rejected(self, exc: BaseException) -> RequestRejected:
         return RequestRejected(
@@ -647,6 +683,24 @@ class ChatAgent:
             **_split_query(url),
         }
 
+    def _new_client(self, *, is_async: bool = False, timeout: float | None = None) -> Any:
+        """An ``openai`` client (blocking, or async) on the server; ``timeout`` replaces the
+        agent's. With ``max_answer_bytes``, its HTTP client (the ``openai`` client's default
+        one) asks for `ACCEPT_ENCODING` only and reads error answers bounded
+        (`answer_bound.error_hooks`); `_send` reads the others bounded."""
+        openai = _openai()
+        kwargs = self._client_kwargs()
+        if timeout is not None:
+            kwargs["timeout"] = timeout
+        if self.max_answer_bytes is not None:
+            http = openai.DefaultAsyncHttpxClient if is_async else openai.DefaultHttpxClient
+            kwargs["http_client"] = http(
+                timeout=kwargs["timeout"],
+                headers={"Accept-Encoding": ACCEPT_ENCODING},
+                event_hooks=error_hooks(self.max_answer_bytes, is_async=is_async),
+            )
+        return (openai.AsyncOpenAI if is_async else openai.OpenAI)(**kwargs)
+
     def _resolve_constraint(self, owned_by: str | None) -> str:
         kind = _SERVER_CONSTRAINTS.get((owned_by or "").lower(), "json_schema")
         logger.info(
@@ -692,11 +746,11 @@ class ChatAgent:
             owned_by = None
             try:
                 models = yield _ListModels()
-                owned_by = next((m.owned_by for m in models.data if m.id == self.model), None)
-                owned_by = owned_by or (models.data[0].owned_by if models.data else None)
+                owned_by = next((owner for name, owner in models if name == self.model), None)
+                owned_by = owned_by or (models[0][1] if models else None)
             except Exception as exc:  # a server without /v1/models: try JSON schema
-                if self._retryable(exc):
-                    raise  # retried like any request
+                if self._retryable(exc) or refused_answer(exc) is not None:
+                    raise  # retried like any request (or refused: a clear error)
                 logger.debug("GET /models failed: %s", _short(exc))
             if self._shared.constraint is None:  # another episode may have resolved it meanwhile
                 self._shared.constraint = self._resolve_constraint(owned_by)
@@ -717,11 +771,9 @@ class ChatAgent:
             match request:
                 case _Connect():
                     self._sync_client()
-                case _ListModels():
-                    answer, failure = self._sync_request(lambda client: client.models.list())
-                case _Create(body):
+                case _ListModels() | _Create():
                     answer, failure = self._sync_request(
-                        lambda client, body=body: client.chat.completions.create(**body)
+                        lambda client, request=request: self._send(client, request)
                     )
                 case _Sleep(seconds):
                     time.sleep(seconds)
@@ -740,16 +792,36 @@ class ChatAgent:
                 match request:
                     case _Connect():
                         client = self._async_client()
-                    case _ListModels():
+                    case _ListModels() | _Create():
                         async with self._async_deadline():
-                            answer = await client.models.list()
-                    case _Create(body):
-                        async with self._async_deadline():
-                            answer = await client.chat.completions.create(**body)
+                            answer = await self._send_async(client, request)
                     case _Sleep(seconds):
                         await asyncio.sleep(seconds)
             except Exception as exc:
                 failure = exc
+
+    def _send(self, client: Any, request: _ListModels | _Create) -> Any:
+        """``request`` on the blocking client, its answer read through the client's streaming
+        API to at most ``max_answer_bytes`` (`answer_bound.read_answer`): the completion
+        (`_Create`), or the models listed as ``(id, owned_by)`` pairs (`_ListModels`)."""
+        if isinstance(request, _Create):
+            opened = client.chat.completions.with_streaming_response.create(**request.body)
+        else:
+            opened = client.models.with_streaming_response.list()
+        with opened as response, _reading(response.http_response):
+            body = read_answer(response.http_response, self.max_answer_bytes)
+        return _parse_answer(request, body)
+
+    async def _send_async(self, client: Any, request: _ListModels | _Create) -> Any:
+        """`_send` on the async client."""
+        if isinstance(request, _Create):
+            opened = client.chat.completions.with_streaming_response.create(**request.body)
+        else:
+            opened = client.models.with_streaming_response.list()
+        async with opened as response:
+            with _reading(response.http_response):
+                body = await aread_answer(response.http_response, self.max_answer_bytes)
+        return _parse_answer(request, body)
 
     def _sync_request(self, request: Callable[[Any], Any]) -> tuple[Any, Exception | None]:
         """``request(client)`` on the blocking client, bounded by the agent's timeout as a
@@ -776,7 +848,7 @@ class ChatAgent:
 
     def _sync_client(self) -> Any:
         if self._shared.sync_client is None:
-            self._shared.sync_client = _openai().OpenAI(**self._client_kwargs())
+            self._shared.sync_client = self._new_client()
         return self._shared.sync_client
 
     def _async_client(self) -> Any:
@@ -784,7 +856,7 @@ class ChatAgent:
         shared = self._shared
         if shared.async_client is None or shared.async_loop is not loop:
             # An httpx async client is bound to the loop it first ran on.
-            shared.async_client = _openai().AsyncOpenAI(**self._client_kwargs())
+            shared.async_client = self._new_client(is_async=True)
             shared.async_loop = loop
         return shared.async_client
 
@@ -849,16 +921,54 @@ _Request = _Connect | _ListModels | _Create | _Sleep
 _Decision = Generator[_Request, Any, str]
 
 
-# A 200 answer the client could not read as a reply: ours, or a body that is not JSON (or
-# not UTF-8, which the client's JSON decoding raises).
+# A 200 answer that could not be read as a reply: ours (`_parse_answer`, `_reply_text`), or
+# the JSON decoder's (a body that is not JSON, or not UTF-8) from a subclass's `_send`.
 _MALFORMED = (MalformedReply, json.JSONDecodeError, UnicodeDecodeError)
+
+
+@contextlib.contextmanager
+def _reading(response: Any) -> Generator[None, None, None]:
+    """What reading an answer's body raises, as the client raises it when it reads the body
+    itself: a connection error (a timeout, a dropped connection, a body that does not
+    decompress; retried). `AnswerRefused` passes as it is."""
+    try:
+        yield
+    except AnswerRefused:
+        raise
+    except Exception as exc:
+        openai = _openai()
+        timed_out = "Timeout" in type(exc).__name__  # (httpx's or httpx2's ReadTimeout, ...)
+        raise (openai.APITimeoutError if timed_out else openai.APIConnectionError)(
+            request=response.request
+        ) from exc
+
+
+def _parse_answer(request: _ListModels | _Create, body: bytes) -> Any:
+    """A 200 answer's body as the client parses it: ``POST /chat/completions``, a
+    ``ChatCompletion`` built leniently (`_reply_text` judges what it holds); ``GET /models``,
+    its models as ``(id, owned_by)`` pairs (none from an answer that lists none)."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):  # (not JSON, not UTF-8, nested past the parser)
+        if isinstance(request, _ListModels):
+            return []
+        raise MalformedReply(f"a 200 answer that is not JSON: {body[:80]!r}") from None
+    if isinstance(request, _ListModels):
+        listed = data.get("data") if isinstance(data, dict) else None
+        models = [m for m in (listed if isinstance(listed, list) else ()) if isinstance(m, dict)]
+        return [(m.get("id"), _text_or_none(m.get("owned_by"))) for m in models]
+    if not isinstance(data, dict):
+        return data
+    return _openai().types.chat.ChatCompletion.construct(**data)
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _reply_text(response: Any) -> str:
     """The text of the answer's first choice (``content: null`` is an empty reply, the
     model's); `MalformedReply` when the answer holds no choice to read (a server fault)."""
-    if isinstance(response, str):  # what the client returns for a body that is not JSON
-        raise MalformedReply(f"a 200 answer that is not JSON: {response[:80]!r}")
     choices = getattr(response, "choices", None)
     if not isinstance(choices, list) or not choices:
         what = "without `choices`" if choices is None else f"with `choices` = {choices!r}"

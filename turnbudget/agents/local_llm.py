@@ -51,7 +51,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from turnbudget.agents.llm import ChatAgent, RequestRejected, _short
+from turnbudget.agents.llm import ChatAgent, RequestRejected, _Create, _ListModels, _short
 
 __all__ = ["BLOCK", "LOCAL_OWNER", "LocalChatAgent", "TokenTrie", "make_local_agent"]
 
@@ -295,7 +295,7 @@ class _States:
 
 
 class _Completions:
-    """``client.chat.completions.create`` and ``client.models.list`` on the in-process model."""
+    """``create`` (a chat completion) and ``list`` (the models) on the in-process model."""
 
     def __init__(self, agent: LocalChatAgent):
         model = _llama(
@@ -306,10 +306,9 @@ class _Completions:
         self.model = agent.model
         self.chat_format = agent.chat_format
         self.n_ctx = agent.n_ctx
-        self.chat = self.completions = self.models = self
 
-    def list(self) -> Any:
-        return SimpleNamespace(data=[SimpleNamespace(id=self.model, owned_by=LOCAL_OWNER)])
+    def list(self) -> list[tuple[str, str]]:
+        return [(self.model, LOCAL_OWNER)]
 
     def create(self, **body: Any) -> Any:
         extra = body.get("extra_body") or {}
@@ -396,9 +395,8 @@ class _AsyncCompletions:
 
     def __init__(self, sync: _Completions):
         self.sync = sync
-        self.chat = self.completions = self.models = self
 
-    async def list(self) -> Any:
+    async def list(self) -> list[tuple[str, str]]:
         return self.sync.list()
 
     async def create(self, **body: Any) -> Any:
@@ -490,6 +488,15 @@ class LocalChatAgent(ChatAgent):
         return RequestRejected(
             f"llm:local ({self.model}) cannot answer: {type(exc).__name__}: {_short(exc)}"
         )
+
+    def _send(self, client: Any, request: _ListModels | _Create) -> Any:
+        """The in-process model's answer as it is (no HTTP answer to read, nor to bound)."""
+        return client.create(**request.body) if isinstance(request, _Create) else client.list()
+
+    async def _send_async(self, client: Any, request: _ListModels | _Create) -> Any:
+        if isinstance(request, _Create):
+            return await client.create(**request.body)
+        return await client.list()
 
     def _sync_client(self) -> Any:
         if self._shared.sync_client is None:
