@@ -9,7 +9,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Answer = Callable[[BaseHTTPRequestHandler, dict[str, Any]], "tuple[int, str, bytes]"]
+# (status, content type, body), or with a dict of more headers: (..., body, headers)
+Answer = Callable[[BaseHTTPRequestHandler, dict[str, Any]], "tuple[Any, ...]"]
 
 
 def reply_body(content: str = "look") -> dict[str, Any]:
@@ -45,10 +46,14 @@ class FakeServer:
                 server.chat_requests += 1
                 self._send(*server.answer(self, request))
 
-            def _send(self, status: int, content_type: str, body: bytes) -> None:
+            def _send(
+                self, status: int, content_type: str, body: bytes, headers: dict | None = None
+            ) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(body)
 

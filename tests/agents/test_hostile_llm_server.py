@@ -14,6 +14,15 @@
   "did not answer ... Is it running?" after every retry.
 - A redirect to another host carries none of the credentials (the key, the URL's user
   info and query key).
+- An answer past ``max_answer_bytes`` (1 GiB of spaces without a Content-Length, a gzip
+  bomb that expands to 1 GiB, as a 200, a 500 or a redirect, a Content-Length past it) is
+  read no further: a clear error naming the URL and the bound, not retried, for ``act``,
+  ``act_async``, ``preflight`` and ``GET /models``; the process's peak memory grows by
+  little more than the bound (measured in a child process). The bound counts the answer
+  decompressed, to the byte; gzip and deflate answers are read as before, error answers
+  under the bound still reach the agent's errors, and a coding that was not asked for
+  (``br``, ``zstd``, compressed twice over) is refused unread. The bounded client takes
+  its proxy from the environment, as the ``openai`` client's own does.
 
 Marker ``llm``: needs the ``openai`` client (the llm extra), not a model.
 """
@@ -21,24 +30,41 @@ Marker ``llm``: needs the ``openai`` client (the llm extra), not a model.
 from __future__ import annotations
 
 import asyncio
+import functools
+import gzip
 import io
+import itertools
 import json
 import logging
+import os
+import struct
+import subprocess
+import sys
 import threading
-from http.server import BaseHTTPRequestHandler
-from typing import Any
+import zlib
+from collections.abc import Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 from _fake_openai import FakeServer, as_json, reply_body
 from _support import HANG_GUARD
 
 pytestmark = pytest.mark.llm
-pytest.importorskip("openai")
+openai = pytest.importorskip("openai")
 
-from turnbudget.agents.llm import MAX_REPLY_CHARS, ChatAgent, ServerUnavailable  # noqa: E402
+from turnbudget.agents.llm import (  # noqa: E402
+    MAX_ANSWER_BYTES,
+    MAX_REPLY_CHARS,
+    ChatAgent,
+    RequestRejected,
+    ServerUnavailable,
+)
 
 INFO = {"admissible_actions": ["look", "north"]}
 KEY_ENV = "TURNBUDGET_TEST_HOSTILE_KEY"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _agent(url: str, **kwargs: Any) -> ChatAgent:
@@ -273,3 +299,387 @@ def test_a_redirect_to_another_host_carries_no_credential(monkeypatch):
     assert "Authorization" not in headers and "authorization" not in headers
     for secret in ("Zr4Kp8Wm2Qx6Vn3Tb9Lc", "Pw-Hq3Xn8Lr5", "Qk-Mz7Vb2Np4", "Ym9iOlB3"):
         assert secret not in sent
+
+
+# -- answers past `max_answer_bytes`: read no further, memory bounded ------------------
+
+_MIB = 2**20
+_SPACES = b" " * _MIB  # (JSON whitespace: a body of nothing but it is JSON to its end)
+
+
+@functools.cache
+def _gzip_bomb(mib: int = 1024) -> bytes:
+    """A valid gzip body of about 1 KiB per MiB that expands to ``mib`` MiB of spaces (each
+    MiB compressed once, after a full flush, so every one compresses the same)."""
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    first = deflate.compress(_SPACES) + deflate.flush(zlib.Z_FULL_FLUSH)
+    again = deflate.compress(_SPACES) + deflate.flush(zlib.Z_FULL_FLUSH)
+    crc = functools.reduce(lambda crc, _: zlib.crc32(_SPACES, crc), range(mib), 0)
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+    trailer = struct.pack("<II", crc, mib * _MIB % 2**32)
+    return header + first + again * (mib - 1) + deflate.flush() + trailer
+
+
+class _Flood(BaseHTTPRequestHandler):
+    """Under ``/flood/v1`` (``GET /models``, ``POST /chat/completions``) answers 1 GiB
+    (``status``): spaces without a Content-Length (``flood = "plain"``), or the gzip bomb;
+    elsewhere answers as a server should. ``flooded`` counts the flood's requests."""
+
+    flood = "plain"
+    status = 200
+    flooded: ClassVar[list[str]] = []  # (a new list for each test's subclass)
+
+    def _answer(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path.startswith("/flood/"):
+            self.flooded.append(self.path)
+            return self._flood()
+        body = reply_body() if self.path.endswith("/chat/completions") else {"data": []}
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(json.dumps(body))))
+        self.end_headers()
+        self.wfile.write(json.dumps(body).encode())
+
+    def _flood(self) -> None:
+        self.send_response(self.status)
+        self.send_header("Content-Type", "application/json")
+        if 300 <= self.status < 400:  # (a redirect the client would follow: to a sane answer)
+            self.send_header("Location", self.path.removeprefix("/flood"))
+        if self.flood == "gzip":
+            self.send_header("Content-Encoding", "gzip")
+        self.end_headers()
+        if self.flood == "gzip":
+            bomb = _gzip_bomb()
+            chunks: Iterable[bytes] = (bomb[at : at + _MIB] for at in range(0, len(bomb), _MIB))
+        else:
+            chunks = itertools.repeat(_SPACES, 1024)
+        try:
+            for chunk in chunks:
+                self.wfile.write(chunk)
+        except OSError:  # (the client read what it would and hung up)
+            pass
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+# Run in a child process, whose peak memory is its own: one normal answer first (every
+# module loaded, every path taken once), then the flood. In case the bound is ever lost,
+# the child may take at most 1 GiB more address space (the flood read whole took 4-5 GiB
+# of memory), never past a hard limit already set: then a MemoryError, not a machine out
+# of memory.
+_MEASURE = """
+import asyncio, json, resource, sys
+from turnbudget.agents.llm import ChatAgent, ServerUnavailable
+
+how, url = sys.argv[1:]
+
+
+def run(url):
+    agent = ChatAgent("fake", base_url=url, constrain="none", max_retries=2, backoff=0.0)
+    agent.reset(0)
+    if how == "act":
+        return agent.act("A hall.", {"admissible_actions": ["look"]})
+    if how == "act_async":
+        return asyncio.run(agent.act_async("A hall.", {"admissible_actions": ["look"]}))
+    return agent.preflight()
+
+
+normal = run(url + "/v1")
+with open("/proc/self/status") as status:
+    vm_kib = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
+hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+guard = vm_kib * 1024 + 2**30
+resource.setrlimit(resource.RLIMIT_AS, (guard if hard == resource.RLIM_INFINITY else min(guard, hard), hard))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    run(url + "/flood/v1")
+    error = None
+except ServerUnavailable as exc:
+    error = str(exc)
+grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+print(json.dumps({"normal": normal, "error": error, "grew_mib": grew / 1024}))
+"""
+
+
+# The peak memory the flood may add: the bound, and the HTTP package's decompression step
+# (httpx2, under openai >= 3, expands at most 1 MiB at a time: 17-21 MiB measured; httpx
+# expands each 64 KiB it reads whole, some 64 MiB of this bomb: 127 MiB measured).
+_ON_HTTPX2 = any(c.__module__.startswith("httpx2") for c in openai.DefaultHttpxClient.__mro__)
+_MOST_GROWTH_MIB = 64 if _ON_HTTPX2 else 192
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc; ru_maxrss in KiB")
+@pytest.mark.parametrize(
+    "flood",
+    ["plain", "gzip", "gzip-500", "gzip-307"],
+    ids=["endless-body", "gzip-bomb", "gzip-bomb-500", "gzip-bomb-redirect"],
+)
+@pytest.mark.parametrize("how", ["act", "act_async", "preflight"])
+def test_an_answer_past_the_bound_is_a_clear_error_read_no_further(how, flood):
+    """1 GiB, plain or expanded from a 1 MiB gzip body (a 200, a 500 the client reads to
+    build its error, a redirect it reads before it follows it): the client stops at the bound (`MAX_ANSWER_BYTES`), not retried,
+    its peak memory grows by little more than the bound (the unbounded client's grew by
+    4-5 GiB and ended "without a reply")."""
+    coding, _, status = flood.partition("-")
+    handler = type(
+        "Flood", (_Flood,), {"flood": coding, "status": int(status or 200), "flooded": []}
+    )
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    try:
+        child = subprocess.run(
+            [sys.executable, "-c", _MEASURE, how, url], capture_output=True, text=True,
+            timeout=HANG_GUARD, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False,
+        )  # fmt: skip
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert child.returncode == 0, child.stderr
+    measured = json.loads(child.stdout)
+    assert measured["normal"] == ("look" if how != "preflight" else None)
+    assert measured["grew_mib"] < _MOST_GROWTH_MIB, measured  # far less than the 1 GiB sent
+    request = "GET /flood/v1/models" if how == "preflight" else "POST /flood/v1/chat/completions"
+    how_counted = "decompressed" if coding == "gzip" else "as sent"
+    assert measured["error"] == (
+        f"LLM server at {url}/flood/v1 answered {request} with more than {MAX_ANSWER_BYTES} "
+        f"bytes ({how_counted}; the bound is `max_answer_bytes`), and was read no further. "
+        f"Not retried ({'GET /models' if how == 'preflight' else 'the request'} would get "
+        "the same answer). Is it an OpenAI-compatible server? Rerun the same evaluation to "
+        "resume."
+    )
+    assert len(handler.flooded) == 1  # not retried
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_models_list_past_the_bound_is_a_clear_error_not_a_constraint_guess(path):
+    """``constrain="auto"`` asks ``GET /models`` first: a flood there is refused as a
+    chat answer is, never read on as "a server without /models"."""
+    handler = type("Flood", (_Flood,), {"flooded": []})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/flood/v1"
+    try:
+        agent = _agent(url, constrain="auto", max_answer_bytes=_MIB, max_retries=3)
+        with pytest.raises(ServerUnavailable, match=r"answered GET /flood/v1/models with more"):
+            if path == "sync":
+                agent.act("A hall.", INFO)
+            else:
+                asyncio.run(agent.act_async("A hall.", INFO))
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert handler.flooded == ["/flood/v1/models"]
+
+
+def _gzip(body: bytes) -> bytes:
+    return gzip.compress(body)
+
+
+def _zlib_deflate(body: bytes) -> bytes:
+    return zlib.compress(body)
+
+
+def _raw_deflate(body: bytes) -> bytes:
+    deflate = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return deflate.compress(body) + deflate.flush()
+
+
+CODINGS = {
+    "gzip": ("gzip", _gzip),
+    "deflate-zlib": ("deflate", _zlib_deflate),
+    "deflate-raw": ("deflate", _raw_deflate),
+    "identity": ("identity", bytes),
+    "unknown-passes-raw": ("utf-8", bytes),  # (as httpx passes it)
+}
+
+
+@pytest.mark.parametrize("coding", CODINGS.values(), ids=CODINGS.keys())
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_compressed_answer_is_read_and_only_bounded_codings_are_asked_for(coding, path):
+    name, compress = coding
+    asked = []
+
+    def answer(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[Any, ...]:
+        asked.append(handler.headers.get("Accept-Encoding"))
+        body = compress(json.dumps(reply_body("north")).encode())
+        return 200, "application/json", body, {"Content-Encoding": name}
+
+    with FakeServer(answer) as server:
+        agent = _agent(server.url())
+        if path == "sync":
+            assert agent.act("A hall.", INFO) == "north"
+        else:
+            assert asyncio.run(agent.act_async("A hall.", INFO)) == "north"
+    assert asked == ["gzip, deflate"]  # (not br or zstd: httpx would expand them whole)
+    assert agent.step_note()["tokens_in"] == 7  # (the answer's usage, read as before)
+
+
+@pytest.mark.parametrize("coding", ["gzip", "identity"])
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_the_bound_counts_the_answer_decompressed_to_the_byte(coding, path):
+    """An answer of exactly ``max_answer_bytes`` is read; one byte more is refused (its
+    gzip body far under the bound), at once: the request is not sent again."""
+    bound = 4096
+    size = {"fits": bound, "over": bound + 1}
+    sent = []
+
+    def answer(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[Any, ...]:
+        body = json.dumps(reply_body("north")).encode()
+        body += b" " * (size[sent[-1]] - len(body))  # (padded with JSON whitespace)
+        if coding == "gzip":
+            return 200, "application/json", gzip.compress(body), {"Content-Encoding": "gzip"}
+        return 200, "application/json", body
+
+    with FakeServer(answer) as server:
+        agent = _agent(server.url(), max_answer_bytes=bound, max_retries=3)
+        act = agent.act if path == "sync" else lambda *a: asyncio.run(agent.act_async(*a))
+        sent.append("fits")
+        assert act("A hall.", INFO) == "north"
+        sent.append("over")
+        with pytest.raises(ServerUnavailable) as err:
+            act("A hall.", INFO)
+    assert server.chat_requests == 2
+    how = "decompressed" if coding == "gzip" else "Content-Length: 4097"
+    assert f"with more than {bound} bytes ({how}; the bound is `max_answer_bytes`)" in str(
+        err.value
+    )
+    assert f"LLM server at {server.url()} " in str(err.value) and "Not retried" in str(err.value)
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_without_a_bound_a_long_answer_is_read_whole(path):
+    """``max_answer_bytes=None``: no bound (an answer of 4 MiB, compressed or not)."""
+    body = json.dumps(reply_body("north")).encode() + b" " * (4 * _MIB)
+    answers = iter([(200, "application/json", body),
+                    (200, "application/json", gzip.compress(body), {"Content-Encoding": "gzip"})])  # fmt: skip
+    with FakeServer(lambda handler, request: next(answers)) as server:
+        agent = _agent(server.url(), max_answer_bytes=None)
+        for _ in range(2):
+            if path == "sync":
+                assert agent.act("A hall.", INFO) == "north"
+            else:
+                assert asyncio.run(agent.act_async("A hall.", INFO)) == "north"
+
+
+@pytest.mark.parametrize("coding", ["br", "zstd", "gzip, gzip", "deflate, gzip"])
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_an_answer_in_a_coding_that_was_not_asked_for_is_refused_unread(coding, path):
+    """httpx would expand a brotli or zstd body whole, and a body compressed twice is a
+    bomb's way past one bound: none is read, the request is not sent again."""
+
+    def answer(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[Any, ...]:
+        return 200, "application/json", b"\x00" * 64, {"Content-Encoding": coding}
+
+    with FakeServer(answer) as server:
+        agent = _agent(server.url(), max_retries=3)
+        with pytest.raises(ServerUnavailable) as err:
+            if path == "sync":
+                agent.act("A hall.", INFO)
+            else:
+                asyncio.run(agent.act_async("A hall.", INFO))
+    assert server.chat_requests == 1
+    assert (
+        f"answered POST /v1/chat/completions in Content-Encoding {coding!r}, which it was not "
+        "asked for" in str(err.value)
+    )
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_broken_gzip_answer_is_retried_as_before(path):
+    """A gzip body that does not decompress is no bound's business: retried, then "did
+    not answer", as when the client read the body itself."""
+    answer = (200, "application/json", b"\x1f\x8b\x08 not gzip", {"Content-Encoding": "gzip"})
+    with FakeServer(lambda handler, request: answer) as server:
+        agent = _agent(server.url())
+        with pytest.raises(ServerUnavailable, match=r"did not answer after 2 attempt"):
+            if path == "sync":
+                agent.act("A hall.", INFO)
+            else:
+                asyncio.run(agent.act_async("A hall.", INFO))
+    assert server.chat_requests == 2
+
+
+ERRORS = {  # status: (what the agent raises, what it says, requests sent)
+    "429": (ServerUnavailable, "did not answer after 2 attempt(s) (RateLimitError", 2),
+    "500": (ServerUnavailable, "did not answer after 2 attempt(s) (InternalServerError", 2),
+    "404": (RequestRejected, "rejected the request for model 'fake' (NotFoundError", 1),
+}
+
+
+@pytest.mark.parametrize("status", ERRORS.keys())
+@pytest.mark.parametrize("coding", ["gzip", "identity"])
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_an_error_answer_under_the_bound_is_read_into_the_error(status, coding, path):
+    """The error answers the client reads (read first by the bound's hook) reach the
+    agent's errors as before: retried or not by their status, their message shown."""
+    raised, expected, requests = ERRORS[status]
+    body = json.dumps({"error": {"message": "Xq7 model not served here"}}).encode()
+
+    def answer(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[Any, ...]:
+        if coding == "gzip":
+            compressed = gzip.compress(body)
+            return int(status), "application/json", compressed, {"Content-Encoding": "gzip"}
+        return int(status), "application/json", body
+
+    with FakeServer(answer) as server:
+        agent = _agent(server.url())
+        with pytest.raises(raised) as err:
+            if path == "sync":
+                agent.act("A hall.", INFO)
+            else:
+                asyncio.run(agent.act_async("A hall.", INFO))
+    assert expected in str(err.value) and "Xq7 model not served here" in str(err.value)
+    assert server.chat_requests == requests
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_5xx_naming_the_constraint_still_drops_it(path, caplog):
+    """llama-cpp-python reports a constraint it does not take as a 500 naming it: read
+    through the bound, it still makes the agent send plain requests."""
+    seen = []
+
+    def answer(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[Any, ...]:
+        seen.append(sorted(request))
+        if "grammar" in request:
+            body = json.dumps({"error": {"message": "unexpected field: grammar"}}).encode()
+            return 500, "application/json", gzip.compress(body), {"Content-Encoding": "gzip"}
+        return as_json(reply_body("north"))
+
+    with FakeServer(answer) as server, caplog.at_level(logging.WARNING):
+        agent = _agent(server.url(), constrain="grammar")
+        if path == "sync":
+            assert agent.act("A hall.", INFO) == "north"
+        else:
+            assert asyncio.run(agent.act_async("A hall.", INFO)) == "north"
+    assert ["grammar" in keys for keys in seen] == [True, False]
+    assert "rejected the 'grammar' constraint" in caplog.text
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_the_bounded_client_still_takes_its_proxy_from_the_environment(path, monkeypatch):
+    """The bound is read through the ``openai`` client's own default HTTP client (no
+    transport of its own, for which httpx would read no proxy from the environment):
+    ``HTTP_PROXY`` is honoured."""
+    seen = []
+
+    def proxy(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[Any, ...]:
+        seen.append(handler.path)  # (a proxy is sent the absolute URL)
+        return as_json(reply_body("north"))
+
+    with FakeServer(proxy) as server:
+        for name in ("ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.port}")
+        agent = _agent("http://llm.invalid/v1")
+        if path == "sync":
+            assert agent.act("A hall.", INFO) == "north"
+        else:
+            assert asyncio.run(agent.act_async("A hall.", INFO)) == "north"
+    assert seen == ["http://llm.invalid/v1/chat/completions"]

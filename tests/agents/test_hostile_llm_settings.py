@@ -2,8 +2,9 @@
 no model, no server process needed).
 
 - `ChatAgent`: a nan or infinite number (a nan timeout never expires, an infinite backoff
-  never retries), a base URL without a host or with a malformed port, a model name with a
-  line break.
+  never retries), a bound on answers (``max_answer_bytes``) that is neither a positive int
+  nor None, a base URL without a host or with a malformed port, a model name with a line
+  break.
 - A reply nested past the JSON parser's depth is an invalid command, not a crash.
 - `LocalServer` / ``serve-local``: a nan startup timeout (its deadline never passed: a
   hang), a model file that is not there, a port something else listens on (another
@@ -34,6 +35,17 @@ NAN, INF = float("nan"), float("inf")
 def test_a_non_finite_number_is_refused_at_construction(name, value):
     with pytest.raises(ValueError, match=rf"Expect `{name}` to be a (positive|non-negative) float"):
         ChatAgent("m", base_url=URL, **{name: value})
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, True, "16MiB", 2.0**24])
+def test_a_bound_on_answers_that_is_not_a_positive_int_is_refused(value):
+    with pytest.raises(ValueError, match=r"Expect `max_answer_bytes` to be a positive int, got"):
+        ChatAgent("m", base_url=URL, max_answer_bytes=value)
+
+
+def test_no_bound_on_answers_is_none():
+    assert ChatAgent("m", base_url=URL, max_answer_bytes=None).max_answer_bytes is None
+    assert ChatAgent("m", base_url=URL, max_answer_bytes=1).max_answer_bytes == 1
 
 
 BAD_URLS = {
