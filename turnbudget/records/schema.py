@@ -237,6 +237,9 @@ except ImportError:  # (the fast extra is not installed)
     _orjson = None
 
 _PLAIN_ATOMS = frozenset({str, int, bool, type(None)})
+_FLOATS_OR_NONE = frozenset({float, type(None)})
+# Types whose false values (0.0 and -0.0, empty containers) both encoders write alike.
+_FALSE_ALIKE = _PLAIN_ATOMS | {float, list, tuple, dict}
 # Values at the edges of what the fast path takes: a release of orjson that writes any of
 # them otherwise is not used at all (checked once, at import).
 _PROBES = [
@@ -313,10 +316,19 @@ def _plain_columns(records: Sequence[dict[str, Any]]) -> bool:
     width = len(records[0]) if records else 0
     if any(len(r) != width for r in records):  # (zip would drop the longer records' values)
         return all(_plain(r.values()) for r in records)
-    return all(
-        set(map(type, column)) <= _PLAIN_ATOMS or _plain(column)
-        for column in zip(*map(dict.values, records))
-    )
+    return all(map(_plain_column, zip(*map(dict.values, records))))
+
+
+def _plain_column(column: tuple[Any, ...]) -> bool:
+    """`_plain` over one column of values, looking only at the values that can differ."""
+    kinds = set(map(type, column))
+    if kinds <= _PLAIN_ATOMS:
+        return True
+    if kinds <= _FLOATS_OR_NONE:  # (a float's judgement is its value's: each value once)
+        return _plain(set(column))
+    if kinds <= _FALSE_ALIKE:  # (in a step record: rewards, progress, recoveries, errors)
+        return _plain(filter(None, column))
+    return _plain(column)
 
 
 def usage_number(value: Any) -> bool:

@@ -271,6 +271,23 @@ def test_one_odd_value_in_an_episode_sends_only_its_record_to_the_standard_libra
         dumps_lines([*steps, {"card": uuid.UUID(int=7)}])
 
 
+@pytest.mark.parametrize("column", ["reward", "progress", "recoveries", "injected_error"])
+@pytest.mark.parametrize("odd", [1e-5, -1e17, math.nan, [0.0, 1e-5], {"d": [math.inf]}, -0.0])
+def test_a_column_is_judged_by_every_value_it_holds(monkeypatch, column, odd):
+    """A column's values are looked at once each (floats) or only where true (empty lists,
+    None, zeros): an odd value among the repeated or false ones still counts, and so does
+    the same NaN object twice."""
+    pytest.importorskip("orjson")
+    (steps,) = _step_records("turnbudget/Maze-Medium-v0", range(5, 6), 40, 0.3)
+    records = [dict(s) for s in steps]
+    for i in (3, 9):  # (one object twice: a set of the column keeps it once)
+        records[i][column] = odd
+    calls = _standard_library_calls(monkeypatch)
+    assert dumps_lines(records) == _json_lines(records)
+    plain = odd == 0.0  # (-0.0: both encoders write it alike)
+    assert calls == ([] if plain else [records[3], records[9]])
+
+
 def _array_budget_counts(steps, ts):
     """`budget_counts` as it was (commit 0f24d13): a cumulative NumPy array."""
     width = len(BUDGET_COUNTERS)
