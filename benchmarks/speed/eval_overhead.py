@@ -18,9 +18,10 @@ agent, reset with the same seeds:
 - ``stack``: the stack `evaluate` builds (`build_env`: errors at rate
   ``errors``, `RecordStepOutcomes` with the oracle, records to a list that
   each episode clears), driven by the same loop;
-- ``stack+log``: the same, and each episode's records written to a JSONL
-  file as `evaluate` writes them (`turnbudget.records.dumps_lines`, one write per
-  episode): what a hand-written loop that keeps its records pays (not a target;
+- ``stack+log``: the same, and each episode's records written to JSONL
+  files as `evaluate` writes them (its step records through
+  `turnbudget.records.dumps_lines`, one write per episode, its episode record
+  to a file of its own): what a hand-written loop that keeps its records pays (not a target;
   ``eval/log`` is what `evaluate` costs beyond writing its records);
 - ``stack+view+log``: the same, and the agent shown what `evaluate` shows it
   (`agent_info`: a private copy of what a player may see, and the command
@@ -76,11 +77,11 @@ from turnbudget.eval.run.agent_view import agent_info, executed_action
 from turnbudget.eval.run.episodes import build_env
 from turnbudget.eval.run.evaluate import evaluate
 from turnbudget.eval.run.plan import make_config, plan_episodes
+from turnbudget.records import dumps
 
 try:
     from turnbudget.records import dumps_lines
 except ImportError:  # (a version before it, measured with --roots: as its `evaluate` wrote)
-    from turnbudget.records import dumps
 
     def dumps_lines(records: list[dict[str, Any]]) -> str:
         return "".join(dumps(r) + "\n" for r in records)
@@ -212,18 +213,24 @@ def run_once(config: Config, env_id: str, variant: str) -> tuple[float, float, i
                 per_repeat, on_end = eval_config.error_draws == "per_repeat", records.clear
             if variant == "stack+view+log":
                 agent = _PlayerView(agent)
-            log = (Path(tmp) / "records.jsonl").open("a") if variant.endswith("+log") else None
-            if log is not None:  # each episode's records, written as `evaluate` writes them
+            logs = None
+            if variant.endswith(
+                "+log"
+            ):  # each episode's records, written as `evaluate` writes them
+                logs = [(Path(tmp) / name).open("a") for name in ("steps.jsonl", "episodes.jsonl")]
 
                 def on_end() -> None:
-                    log.write(dumps_lines(records))
-                    log.flush()
+                    *steps, episode = records  # (the episode record comes last)
+                    logs[0].write(dumps_lines(steps))
+                    logs[1].write(dumps(episode) + "\n")
+                    for log in logs:
+                        log.flush()
                     records.clear()
 
             wall0, cpu0 = time.perf_counter(), time.process_time()
             _loop(env, agent, specs, per_repeat, on_end)
             env.close()
-            if log is not None:
+            for log in logs or ():
                 log.close()
             episodes = len(specs)
         return time.perf_counter() - wall0, time.process_time() - cpu0, episodes
