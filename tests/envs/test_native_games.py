@@ -349,3 +349,23 @@ def test_only_games_that_cannot_be_blocked_declare_commands_keep_solvable():
     assert all(c.commands_keep_solvable for c in (Maze, KeyQuest, Crafting))
     # Sokoban (a box pushed into a corner) and Shop (a wrong purchase) can be lost.
     assert not any(c.commands_keep_solvable for c in (Sokoban, Shop))
+
+
+@pytest.mark.parametrize("env_id", native_env_ids())
+@pytest.mark.parametrize("bit_generator", [None, np.random.MT19937, np.random.SFC64])
+def test_a_copy_draws_what_the_original_would(env_id, bit_generator):
+    """A copy's generator is built from a fixed seed's words, then given the original's state:
+    whatever the bit generator, it draws what the original would have, and nothing it draws
+    moves the original's."""
+    import copy
+
+    game = gym.make(env_id).unwrapped
+    game.reset(seed=5)
+    if bit_generator is not None:  # (a game seeded by hand with another bit generator)
+        game._np_random = np.random.Generator(bit_generator(11))
+    game.np_random.random(3)
+    clone = copy.deepcopy(game)
+    assert type(clone.np_random.bit_generator) is type(game.np_random.bit_generator)
+    ahead = clone.np_random.random(8)
+    assert (ahead == game.np_random.random(8)).all()
+    assert (copy.deepcopy(clone).np_random.random(4) == clone.np_random.random(4)).all()

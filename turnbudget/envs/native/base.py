@@ -43,9 +43,25 @@ _VERBS = {
 _TWO_WORD_VERBS = {("pick", "up"): "take", ("put", "down"): "drop", ("look", "around"): "look"}
 # Commands longer than this are never admissible: skip the parsing work.
 _MAX_PARSED_LENGTH = 200
-# What a copy's bit generator is built from before it takes the original's state (see
-# `TextGame.__deepcopy__`): any fixed seed, never drawn from.
-_COPY_SEED = np.random.SeedSequence(0)
+
+
+class _FixedSeed(np.random.bit_generator.ISeedSequence):
+    """What a copy's bit generator is built from before it takes the original's state (see
+    `TextGame.__deepcopy__`): ``SeedSequence(0)``'s words, worked out once per size. Never
+    drawn from; working them out on every copy was most of a copy's cost."""
+
+    def __init__(self) -> None:
+        self._words: dict[tuple[int, np.dtype], np.ndarray] = {}
+
+    def generate_state(self, n_words: int, dtype: Any = np.uint32) -> np.ndarray:
+        key = (int(n_words), np.dtype(dtype))
+        words = self._words.get(key)
+        if words is None:
+            words = self._words[key] = np.random.SeedSequence(0).generate_state(*key)
+        return words.copy()
+
+
+_COPY_SEED = _FixedSeed()
 
 
 def normalize_command(command: str) -> str:
