@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from turnbudget.wrappers import InjectErrors, TurnBudget
+from turnbudget.wrappers._common import seed_sequence, seeded_rng
 
 
 def stub(**kwargs) -> gym.Env:
@@ -294,3 +295,27 @@ def test_an_interruption_while_a_slip_copies_the_game_is_not_swallowed(caplog):
     with pytest.raises(_Interrupted):
         _slip_on_a_game_whose_copy_raises(_Interrupted(), caplog)
     assert "not checked" not in caplog.text
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(
+        st.integers(0, 2**130) | st.sampled_from([0, 1, 2**32 - 1, 2**32, 2**63 - 1]), max_size=6
+    )
+)
+def test_seeded_rng_is_default_rng_of_the_same_values(values):
+    """The wrappers' per-episode and per-turn generators (`seeded_rng`) are NumPy's own, word for
+    word: the runs they seed draw what they drew with ``default_rng``."""
+    assert (
+        seeded_rng(*values).bit_generator.state == np.random.default_rng(values).bit_generator.state
+    )
+    assert (
+        seed_sequence(*values).generate_state(3) == np.random.SeedSequence(values).generate_state(3)
+    ).all()
+
+
+def test_seeded_rng_refuses_a_negative_value_as_numpy_does():
+    with pytest.raises(ValueError):
+        np.random.default_rng([3, -1])
+    with pytest.raises(ValueError, match=">= 0"):
+        seeded_rng(3, -1)

@@ -23,7 +23,13 @@ from turnbudget._checks import (
     normalize_weights,
 )
 from turnbudget.records import InjectedError
-from turnbudget.wrappers._common import EpisodeSeeder, require_oracle, require_single
+from turnbudget.wrappers._common import (
+    EpisodeSeeder,
+    require_oracle,
+    require_single,
+    seed_sequence,
+    seeded_rng,
+)
 from turnbudget.wrappers.turn_budget import RESET_REFUSED, begin_reset
 
 __all__ = [
@@ -97,7 +103,7 @@ class ErrorSchedule:
     def start(self, episode_seed: int) -> None:
         """Start an episode's stream."""
         self._episode_seed = int(episode_seed)
-        self._stream = np.random.default_rng([self._episode_seed, 0])
+        self._stream = seeded_rng(self._episode_seed, 0)
         self._planned: list[str | None] = []  # the kind (or None) per turn, decided in blocks
 
     def planned(self, turn: int) -> str | None:
@@ -125,7 +131,7 @@ class ErrorSchedule:
 
     def turn_rng(self, turn: int) -> np.random.Generator:
         """The generator an error at ``turn`` uses: seeded by (episode seed, turn)."""
-        return np.random.default_rng([self._episode_seed, turn])
+        return seeded_rng(self._episode_seed, turn)
 
 
 def repeat_seed(episode_seed: int, options: Mapping[str, Any] | None) -> int:
@@ -142,7 +148,7 @@ def repeat_seed(episode_seed: int, options: Mapping[str, Any] | None) -> int:
     repeat = check_reset_options(None, options).get("repeat")
     if repeat is None:
         return episode_seed
-    state = np.random.SeedSequence([episode_seed, int(repeat)]).generate_state(2)
+    state = seed_sequence(episode_seed, int(repeat)).generate_state(2)
     return int(state[0]) << 32 | int(state[1])
 
 
