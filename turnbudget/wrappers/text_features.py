@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import warnings
 import zlib
+from array import array
 from collections.abc import Sequence
 from itertools import chain
 from typing import Any, SupportsFloat
@@ -63,7 +64,7 @@ def hashed_ngrams(
     dim: int,
     ngrams: int = 2,
     cache: dict[str, int] | None = None,
-    lines: dict[str, tuple[list[str], list[int]]] | None = None,
+    lines: dict[Any, Any] | None = None,
 ) -> np.ndarray:
     """log(1 + count) of every word n-gram (n = 1..``ngrams``), hashed into ``dim`` buckets.
 
@@ -107,7 +108,9 @@ def ngram_buckets(
         return words, _buckets(_grams(words, ngrams), dim, cache)
     if len(lines) > _CACHE_LIMIT:
         lines.clear()
-    buckets, seen = _text_buckets(text, dim, ngrams, cache, lines)
+    parts: list[bytes] = []
+    seen = _text_buckets(text, dim, ngrams, cache, lines, parts)
+    buckets = memoryview(b"".join(parts)).cast("q").tolist()
     if len(seen) == 1:
         return seen[0][0], buckets
     return [word for line in seen for word in line[0]], buckets
@@ -128,8 +131,25 @@ def bucket_rows(indices: Sequence[list[int]], dim: int) -> np.ndarray:
     """
     sizes = [len(row) for row in indices]
     flat = np.fromiter(chain.from_iterable(indices), dtype=np.int64, count=sum(sizes))
+    return _counted_rows(flat, sizes, dim)
+
+
+def _packed_rows(rows: list[bytes], dim: int) -> np.ndarray:
+    """`bucket_rows` of rows whose buckets are `_packed`: one join and no Python int to convert
+    (``np.fromiter`` over a batch's ints cost more than the rest of the count)."""
+    flat = np.frombuffer(b"".join(rows), dtype=np.int64)
+    return _counted_rows(flat, [len(row) >> 3 for row in rows], dim)
+
+
+def _packed(buckets: list[int]) -> bytes:
+    """Buckets as the bytes of an int64 array (what `_packed_rows` joins)."""
+    return array("q", buckets).tobytes()
+
+
+def _counted_rows(flat: np.ndarray, sizes: list[int], dim: int) -> np.ndarray:
+    """The rows of `bucket_rows` from all their buckets in a row (``sizes`` of them each)."""
     if len(sizes) > 1:  # row i counts in buckets i * dim .. (i + 1) * dim - 1
-        flat += np.repeat(np.arange(0, len(sizes) * dim, dim), sizes)
+        flat = flat + np.repeat(np.arange(0, len(sizes) * dim, dim), sizes)
     counts = np.bincount(flat, minlength=len(sizes) * dim)
     if max(sizes, default=0) > MAX_COUNT:
         counts = np.minimum(counts, MAX_COUNT)
@@ -185,15 +205,15 @@ class NgramEncoder:
         if self.bag_dim is None:
             raise ValueError("encode_with_bags needs an NgramEncoder made with a `bag_dim`")
         words: list[frozenset[str]] = []
-        bags: list[list[int]] = []
+        bags: list[bytes] = []
         rows = self._encode(texts, words, bags)
-        return rows, bucket_rows(bags, self.bag_dim), words
+        return rows, _packed_rows(bags, self.bag_dim), words
 
     def _encode(
         self,
         texts: Sequence[str],
         words: list[frozenset[str]] | None,
-        bags: list[list[int]] | None = None,
+        bags: list[bytes] | None = None,
     ) -> np.ndarray:
         """The rows of ``texts``; appends each text's set of words to ``words`` and the
         buckets of its bag of words to ``bags`` (unless None)."""
@@ -211,18 +231,16 @@ class NgramEncoder:
         for text in texts:
             if not isinstance(text, str):
                 raise TypeError(f"Expect every text to be a str, got {type(text).__name__}")
-            buckets, seen = _text_buckets(text, dim, ngrams, cache, lines, bag)
-            rows.append(buckets)
+            parts: list[bytes] = []
+            seen = _text_buckets(text, dim, ngrams, cache, lines, parts, bag)
+            rows.append(b"".join(parts))
             if words is not None:
                 words.append(
                     seen[0][2] if len(seen) == 1 else frozenset().union(*[line[2] for line in seen])
                 )
             if bags is not None:  # a word never spans a line break: the lines' words are all
-                text_bag: list[int] = []
-                for line in seen:
-                    text_bag += line[5]
-                bags.append(text_bag)
-        return bucket_rows(rows, dim)
+                bags.append(b"".join([line[5] for line in seen]))
+        return _packed_rows(rows, dim)
 
 
 def _text_buckets(
@@ -231,14 +249,14 @@ def _text_buckets(
     ngrams: int,
     cache: dict[str, int],
     lines: dict[Any, Any],
+    parts: list[bytes],
     bag: tuple[int, dict[str, int]] | None = None,
-) -> tuple[list[int], list[_Line]]:
-    """The buckets of ``text``'s n-grams from its lines' and its line breaks' (memoized in
-    ``lines``), and the memo entries of its lines with words. A word never spans a line
-    break; n-grams do (over empty lines too), as in the whole text: each is counted on the
-    line where it ends. ``bag`` (bag_dim, its word cache): the entries hold their words'
-    buckets in bag_dim buckets (one ``lines`` memo serves one ``bag`` only)."""
-    buckets: list[int] = []
+) -> list[_Line]:
+    """The memo entries of ``text``'s lines with words; appends to ``parts`` the buckets of its
+    n-grams (`_packed`), from its lines' and its line breaks' (memoized in ``lines``). A word
+    never spans a line break; n-grams do (over empty lines too), as in the whole text: each
+    is counted on the line where it ends. ``bag`` (bag_dim, its word cache): the entries
+    hold their words' buckets in bag_dim buckets (one ``lines`` memo serves one ``bag`` only)."""
     seen = []
     before: tuple[str, ...] = ()  # the last n - 1 words before this line (none if n = 1)
     for line in text.split("\n"):
@@ -250,20 +268,22 @@ def _text_buckets(
             if before:  # the n-grams across the break: from before's words to first's
                 span = lines.get((before, first))
                 if span is None:
-                    span = lines[before, first] = _spanning(before, first, dim, ngrams, cache)
-                buckets += span
+                    span = lines[before, first] = _packed(
+                        _spanning(before, first, dim, ngrams, cache)
+                    )
+                parts.append(span)
                 if len(words) < ngrams - 1:
                     last = (before + last)[1 - ngrams :]
             before = last
-            buckets += line_buckets
+            parts.append(line_buckets)
             seen.append(entry)
-    return buckets, seen
+    return seen
 
 
-# A line's words, the buckets of its n-grams, its set of words, its first and last n - 1
-# words (what n-grams across its breaks are made of), and its words' buckets in a bag
-# (empty without one).
-_Line = tuple[list[str], list[int], frozenset[str], tuple[str, ...], tuple[str, ...], list[int]]
+# A line's words, the buckets of its n-grams (`_packed`), its set of words, its first and last
+# n - 1 words (what n-grams across its breaks are made of), and its words' buckets in a bag
+# (`_packed`; empty without one).
+_Line = tuple[list[str], bytes, frozenset[str], tuple[str, ...], tuple[str, ...], bytes]
 
 
 def _line(
@@ -274,13 +294,20 @@ def _line(
     bag: tuple[int, dict[str, int]] | None = None,
 ) -> _Line:
     words = _TOKEN.findall(line.lower())
+    buckets = _packed(_buckets(_grams(words, ngrams), dim, cache))
+    if bag is None:
+        bag_buckets = b""
+    elif bag[0] == dim and bag[1] is cache:  # the n-grams start with the words: their buckets
+        bag_buckets = buckets[: 8 * len(words)]
+    else:
+        bag_buckets = _packed(_buckets(words, *bag))
     return (
         words,
-        _buckets(_grams(words, ngrams), dim, cache),
+        buckets,
         frozenset(words),
         tuple(words[: ngrams - 1]),
         tuple(words[max(0, len(words) - ngrams + 1) :]),
-        [] if bag is None else _buckets(words, *bag),
+        bag_buckets,
     )
 
 
