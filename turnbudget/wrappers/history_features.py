@@ -87,7 +87,8 @@ class FeatureEpisode:
         self.goal_words = _words(goal)
         self.shares: dict[tuple[str, ...], np.ndarray] = {}  # slot commands -> goal shares
         self.executed: deque[str] = deque(maxlen=history)
-        self.seen = np.zeros((64, _MEMORY_DIM))  # unit vectors of the episode's observations
+        # The unit vectors of the episode's observations (rows past ``n_seen`` unset: never read).
+        self.seen = np.empty((64, _MEMORY_DIM))
         self.n_seen = 0
         self.turns = 0
 
@@ -152,15 +153,14 @@ class FeatureEncoder:
         self.memory_dim = _MEMORY_DIM
         self._memory_ngrams = NgramEncoder(self.memory_dim, 1)  # the observations' bags of words
         self._command_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
-        self._actions_cache: dict[tuple[tuple[str, ...], tuple[str, ...]], np.ndarray] = {}
-        self._slots_cache: dict[tuple[str, ...], np.ndarray] = {}  # (see `_actions`)
+        self._slots_cache: dict[tuple[str, ...], tuple[np.ndarray, dict[str, tuple[int, ...]]]] = {}
         self._window_cache: dict[tuple[str, ...], np.ndarray] = {}
         self._no_shares = np.zeros(self.max_actions, dtype=np.float32)
         self._size = self.size()
         # The slot features (to the end of the slots) then the window's commands.
         self._slots_end = self.max_actions * self.slot_size
         self._actions_end = self._slots_end + self.history * self.command_dim
-        self._actions_limit = max(1, min(_CACHE_LIMIT, _ACTIONS_BYTES // (4 * self._actions_end)))
+        self._blocks_limit = max(1, min(_CACHE_LIMIT, _ACTIONS_BYTES // (4 * self._actions_end)))
         self._no_window = np.zeros(self.history * self.command_dim, dtype=np.float32)
         self.reset("")
 
@@ -226,59 +226,44 @@ class FeatureEncoder:
             ]
         return shares
 
-    def _actions(self, shown: tuple[str, ...], executed: tuple[str, ...]) -> np.ndarray:
-        """The features of the slots (their goal shares left at 0) and of the window, for these
-        slot commands and commands executed (most recent first): each slot's command hashed
-        and whether it was executed 1..``history`` turns ago, then the window's commands
-        hashed. Memoized (states and windows repeat): never mutate it."""
-        key = (shown, executed)
-        block = self._actions_cache.get(key)
-        if block is None:
-            if len(self._actions_cache) >= self._actions_limit:
-                self._actions_cache.clear()
-                self._slots_cache.clear()
-                self._window_cache.clear()
-            block = self._actions_cache[key] = self._new_actions(shown, executed)
-        return block
-
-    def _new_actions(self, shown: tuple[str, ...], executed: tuple[str, ...]) -> np.ndarray:
-        """`_actions` from the slots' hashed commands and the window's, memoized apart: a cold
-        run meets a new pair of state and window about every other turn, but seldom a new state
-        or a new window. Only the flags of the commands executed are set here."""
-        block = np.concatenate([self._slot_commands(shown), self._window(executed)])
-        first_flag, size = self.command_dim + 1, self.slot_size
-        flags = [
-            slot * size + first_flag + lag
-            for slot, command in enumerate(shown)
-            for lag, done in enumerate(executed)
-            if done == command
-        ]
-        for flag in flags:  # (one or two: an item each costs less than an index array)
-            block[flag] = 1.0
-        block.flags.writeable = False
-        return block
-
-    def _slot_commands(self, shown: tuple[str, ...]) -> np.ndarray:
-        """The slots' features with only their commands hashed (no flags, no shares), memoized."""
-        slots = self._slots_cache.get(shown)
-        if slots is None:
+    def _slot_commands(
+        self, shown: tuple[str, ...]
+    ) -> tuple[np.ndarray, dict[str, tuple[int, ...]]]:
+        """The slots' features with only their commands hashed (no flags, no shares), and where
+        the flags of each command's slots start in them, memoized (never mutate them). A cold
+        run meets a new pair of state and window about every other turn, but seldom a new
+        state or a new window: `encode_batch` sets a turn's few flags in its own row."""
+        hit = self._slots_cache.get(shown)
+        if hit is None:
+            self._limit_blocks()
             slots = np.zeros((self.max_actions, self.slot_size), dtype=np.float32)
+            flags: dict[str, tuple[int, ...]] = {}
             for slot, command in enumerate(shown):
                 slots[slot, : self.command_dim] = self._command(command)[0]
-            slots = self._slots_cache[shown] = slots.reshape(self._slots_end)
+                first = slot * self.slot_size + self.command_dim + 1
+                flags[command] = (*flags.get(command, ()), first)
+            slots = slots.reshape(self._slots_end)
             slots.flags.writeable = False
-        return slots
+            hit = self._slots_cache[shown] = (slots, flags)
+        return hit
 
     def _window(self, executed: tuple[str, ...]) -> np.ndarray:
         """The window's commands hashed, most recent first (zeros past the episode's start),
-        memoized."""
+        memoized (never mutate it)."""
         window = self._window_cache.get(executed)
         if window is None:
+            self._limit_blocks()
             rows = [self._command(done)[0] for done in executed]
             rows.append(self._no_window[len(executed) * self.command_dim :])
             window = self._window_cache[executed] = np.concatenate(rows)
             window.flags.writeable = False
         return window
+
+    def _limit_blocks(self) -> None:
+        """Empty the slot and window memos once they hold their share of memory."""
+        if len(self._slots_cache) + len(self._window_cache) >= self._blocks_limit:
+            self._slots_cache.clear()
+            self._window_cache.clear()
 
     def _memory(self, episode: FeatureEpisode, now: np.ndarray) -> list[float]:
         """The similarities of ``now`` to the last ``history`` observations (most recent first,
@@ -292,7 +277,7 @@ class FeatureEncoder:
         else:
             memory = [0.0] * (history + 1)
         if n == len(episode.seen):
-            episode.seen = np.concatenate([episode.seen, np.zeros_like(episode.seen)])
+            episode.seen = np.concatenate([episode.seen, np.empty_like(episode.seen)])
         episode.seen[n] = now
         episode.n_seen = n + 1
         return memory
@@ -326,12 +311,20 @@ class FeatureEncoder:
         them in the pass that hashes the text blocks); else this encoder hashes them."""
         features, words = bags or self._memory_ngrams.encode_with_words(observations)
         units = self._units(features)
-        blocks, shares, tails = [], [], []
+        slots, windows, flags, shares, tails = [], [], [], [], []
+        row = 0  # where this turn's row starts in the flat output
         for episode, now, obs_words, shown_commands, left, budget in zip(
             episodes, units, words, commands, turns_left, turn_budgets
         ):
             shown = tuple(shown_commands[: self.max_actions])
-            blocks.append(self._actions(shown, tuple(episode.executed)))
+            executed = tuple(episode.executed)
+            block, first_flags = self._slot_commands(shown)
+            slots.append(block)
+            windows.append(self._window(executed))
+            for lag, done in enumerate(executed):  # whether a slot's command was executed then
+                for first in first_flags.get(done, ()):
+                    flags.append(row + first + lag)
+            row += self._size
             shares.append(self._shares(episode, shown))
             tail = self._memory(episode, now)
             goal = episode.goal_words
@@ -341,10 +334,13 @@ class FeatureEncoder:
                 total = float(budget if budget else 1)
                 tail += [left / _TURN_SCALE, left / total, 1.0 / max(left, 1.0)]
             tails.append(tail)
-        out = np.empty((len(blocks), self._size), dtype=np.float32)
-        out[:, : self._actions_end] = blocks
+        out = np.empty((len(tails), self._size), dtype=np.float32)
+        out[:, : self._slots_end] = slots
+        out[:, self._slots_end : self._actions_end] = windows
         out[:, self.command_dim : self._slots_end : self.slot_size] = shares
         out[:, self._actions_end :] = tails
+        if flags:
+            out.reshape(-1)[flags] = 1.0
         return out
 
 
