@@ -101,3 +101,45 @@ def test_a_turn_before_the_first_reset_is_refused():
     encoder = batch_encoder(TrainConfig(n_envs=2))
     with pytest.raises(ValueError, match="before its first reset"):
         encoder.encode([1], [Turn("You are in a hall.", ["look"], ["look"], 3, 5, executed="look")])
+
+
+def test_no_turns_make_no_rows():
+    from turnbudget.train.stack import batch_encoder
+
+    encoder = batch_encoder(TrainConfig(n_envs=2))
+    rows = encoder.encode([], [])
+    assert rows.shape == (0, encoder.space.shape[0]) and rows.dtype == np.float32
+    with pytest.raises(ValueError, match="one turn per sub-env"):
+        encoder.encode([0, 1], [])
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        lambda a: a,  # int64, as the learner sends them: played as Python ints
+        lambda a: a.astype(np.uint8),
+        lambda a: a.astype(np.float32),  # whole floats: played as they are
+        lambda a: a.reshape(-1, 1),  # one-element rows
+        lambda a: [np.int32(x) for x in a],  # not an array
+    ],
+)
+def test_every_form_of_the_actions_plays_the_same_episodes(form):
+    from turnbudget.train import _sb3
+
+    config = TrainConfig(n_envs=3, budget_mix="uniform:3-6", seed=5)
+    plain, other = _sb3.vec_env(config), _sb3.vec_env(config)
+    rng = np.random.default_rng(1)
+    try:
+        np.testing.assert_array_equal(plain.reset(), other.reset())
+        for _ in range(20):
+            masks = plain.env_method("action_masks")
+            actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in masks])
+            expected, got = plain.step(actions), other.step(form(actions))
+            for want, have in zip(expected[:3], got[:3]):
+                np.testing.assert_array_equal(want, have)
+            assert [set(info) for info in expected[3]] == [set(info) for info in got[3]]
+        with pytest.raises(ValueError):  # one action too few
+            other.step(np.zeros(2, dtype=np.int64))
+    finally:
+        plain.close()
+        other.close()

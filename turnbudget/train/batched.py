@@ -166,36 +166,42 @@ class BatchEncoder:
         one without plays on the sub-env's episode with its executed command. The turns are
         taken in order: a sub-env may come twice, its episode's last turn then its reset's."""
         envs = list(envs)
-        episodes, goals = [], []
-        for env, turn in zip(envs, turns, strict=True):
+        if len(envs) != len(turns):
+            raise ValueError(f"Expect one turn per sub-env, got {len(turns)} for {len(envs)}")
+        if not envs:
+            return np.zeros((0, self.space.shape[0]), dtype=np.float32)
+        # The turns' fields, a tuple each (one transposition: a field read by name costs more).
+        texts, commands, admissible, turns_left, budgets, goals, executed = zip(*turns)
+        episodes, goal_rows = [], []
+        for env, goal, command in zip(envs, goals, executed):
             episode = self._episodes[env]
-            if turn.goal is not None:
+            if goal is not None:
                 if self.text.include_goal:
-                    self._goals[env] = self.text.hash(turn.goal)
-                episode = self._episodes[env] = self.history.episode(turn.goal)
+                    self._goals[env] = self.text.hash(goal)
+                episode = self._episodes[env] = self.history.episode(goal)
             elif episode is None:
                 raise ValueError(f"Sub-env {env} played a turn before its first reset")
             else:
-                episode.record(str(turn.executed))
+                episode.record(str(command))
             episodes.append(episode)
-            goals.append(self._goals[env])
-        texts = [turn.text for turn in turns]
-        base, bags, words = self.text.encode_batch_with_bags(
-            texts, goals, [turn.admissible for turn in turns]
-        )
+            goal_rows.append(self._goals[env])
+        base, bags, words = self.text.encode_batch_with_bags(texts, goal_rows, admissible)
         extra = self.history.encode_batch(
-            episodes,
-            texts,
-            [turn.commands for turn in turns],
-            [turn.turns_left for turn in turns],
-            [turn.turn_budget for turn in turns],
-            (bags, words),
+            episodes, texts, commands, turns_left, budgets, (bags, words)
         )
         return np.concatenate([base, extra], axis=1)
 
 
 def _turns(infos: Iterable[dict[str, Any]]) -> list[Turn]:
     return [info.pop(TURN_KEY) for info in infos]
+
+
+def _indices(actions: Any) -> Any:
+    """A learner's actions for its sub-envs: a 1-D integer array as Python ints (what
+    `TurnInputs` reads at once), anything else as it is."""
+    if isinstance(actions, np.ndarray) and actions.ndim == 1 and actions.dtype.kind in "iu":
+        return actions.tolist()
+    return actions
 
 
 def batched_vec_env(
@@ -207,27 +213,29 @@ def batched_vec_env(
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvWrapper
 
     class TurnVecEnv(DummyVecEnv):
-        """A DummyVecEnv without its copies of every step's observations (empty vectors here)
-        and infos (`TurnInputs` makes new ones every step). The rewards and dones are gathered
-        in lists and made arrays once a step (a NumPy item costs more than a list's)."""
+        """A DummyVecEnv without its copies of every step's observations (empty vectors here,
+        never written: its buffer is returned as it is) and infos (`TurnInputs` makes new ones
+        every step). The actions are played as Python ints and the rewards and dones gathered
+        in lists, made arrays once a step (a NumPy item costs more than a list's)."""
 
         def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
-            rewards, dones = [], []
-            for i, env in enumerate(self.envs):
-                _, reward, terminated, truncated, info = env.step(self.actions[i])
+            rewards, dones, infos = [], [], []
+            for i, (env, action) in enumerate(zip(self.envs, _indices(self.actions), strict=True)):
+                _, reward, terminated, truncated, info = env.step(action)
                 done = terminated or truncated
                 info["TimeLimit.truncated"] = truncated and not terminated
                 if done:
                     info["terminal_observation"] = _NO_OBSERVATION
                     _, self.reset_infos[i] = env.reset()
-                self.buf_infos[i] = info
+                infos.append(info)
                 rewards.append(reward)
                 dones.append(done)
+            self.buf_infos = infos
             return (
-                self._obs_from_buf(),
+                self.buf_obs[None],
                 np.array(rewards, dtype=self.buf_rews.dtype),
                 np.array(dones, dtype=self.buf_dones.dtype),
-                list(self.buf_infos),
+                list(infos),
             )
 
     class BatchedFeatures(VecEnvWrapper):
