@@ -134,3 +134,18 @@ def test_adapters_work_in_a_vector_env():
     assert (masks == info["action_mask"]).all()
     obs, *_ = venv.step(np.array([0, 0]))
     venv.close()
+
+
+def test_every_form_of_an_index_gives_the_same_command():
+    from turnbudget.wrappers.discrete_actions import CommandSlots
+
+    slots = CommandSlots(4)
+    slots.update(["look", "go north", "take key"])
+    for index, expected in enumerate(["go north", "look", "take key", ""]):  # the last masked
+        for form in (int, np.int64, np.uint8, np.float32, float, lambda i: np.array([i])):
+            assert slots.command(form(index)) == expected
+    for bad in (-1, 4, True, 1.5, "1"):
+        with pytest.raises(ValueError, match="Discrete"):
+            slots.command(bad)
+    slots.update(["e", "d", "c", "b", "a"])  # one past the slots: dropped
+    assert slots.commands == ["a", "b", "c", "d"] and slots.command(3) == "d"

@@ -15,7 +15,6 @@ the vectors are those of the per-env stack, bit for bit.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from operator import itemgetter
 from typing import Any, NamedTuple
 
 import gymnasium as gym
@@ -58,9 +57,6 @@ class Turn(NamedTuple):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Turn:
         return self  # immutable, and SB3's vector envs deep-copy every info of every step
-
-
-_training_values = itemgetter(*TRAINING_INFO_KEYS)
 
 
 class _SmallInfo(dict):
@@ -117,17 +113,22 @@ class TurnInputs(gym.Wrapper):
     ) -> dict[str, Any]:
         admissible = info["admissible_actions"]
         self._slots.update(admissible)
-        small = _SmallInfo(zip(TRAINING_INFO_KEYS, _training_values(info)))
-        small[TURN_KEY] = Turn(
-            obs,
-            self._slots.commands,
-            admissible,
-            info.get("turns_left"),
-            info.get("turn_budget"),
-            goal,
-            executed,
+        budget = info["turn_budget"]
+        # (a literal and tuple.__new__: a dict built from pairs and the NamedTuple's own
+        # __new__ cost about as much as the rest of this layer's step)
+        turn = tuple.__new__(
+            Turn,
+            (obs, self._slots.commands, admissible, info.get("turns_left"), budget, goal, executed),
         )
-        return small
+        return _SmallInfo(
+            {
+                "won": info["won"],
+                "lost": info["lost"],
+                "turns_used": info["turns_used"],
+                "turn_budget": budget,  # the `TRAINING_INFO_KEYS`
+                TURN_KEY: turn,
+            }
+        )
 
 
 class BatchEncoder:

@@ -76,11 +76,13 @@ class CommandSlots:
     def update(self, admissible: Any) -> None:
         """Fill the slots with ``admissible`` (sorted; those past ``max_actions`` dropped, logged once)."""
         commands = sorted(admissible)
-        if len(commands) > self.max_actions and not self._warned:
-            logger.warning("%d admissible commands, more than max_actions=%d: the rest are dropped",
-                           len(commands), self.max_actions)  # fmt: skip
-            self._warned = True
-        self.commands = commands[: self.max_actions]
+        if len(commands) > self.max_actions:
+            if not self._warned:
+                logger.warning("%d admissible commands, more than max_actions=%d: the rest are "
+                               "dropped", len(commands), self.max_actions)  # fmt: skip
+                self._warned = True
+            del commands[self.max_actions :]  # (sorted made a new list: no copy of it)
+        self.commands = commands
         # No command once the episode has ended: slot 0 stays open, so the mask is still a
         # distribution to sample from (Gymnasium's next-step autoreset and TorchRL draw an
         # action from the final observation, then ignore it); it is never played.
@@ -93,6 +95,8 @@ class CommandSlots:
         whole NumPy or Python float (RL libraries send ``np.float32(1.0)``), or
         a one-element array of those. ``bool``, strings and fractions are refused.
         """
+        if type(action) is int and 0 <= action < len(self.commands):  # what learners send
+            return self.commands[action]
         index = _as_index(action)
         if index is None or not 0 <= index < self.max_actions:
             raise ValueError(
