@@ -10,7 +10,7 @@ from _support import native_env_ids
 from gymnasium import spaces
 
 import turnbudget
-from turnbudget.envs.core import GAME_OVER_TEXT
+from turnbudget.envs.core import GAME_OVER_TEXT, PRINTABLE
 from turnbudget.wrappers import TurnBudget
 
 
@@ -118,3 +118,16 @@ def test_a_text_space_too_short_for_the_game_over_text_gets_the_last_observation
     assert env.unwrapped.turn == 2 and info == {
         "valid_action": False, "turn_budget": 2, "turns_used": 2, "turns_left": 0,
     }  # fmt: skip
+
+
+def test_a_new_observation_space_is_checked_again_for_the_game_over_text():
+    env = TurnBudget(ShortText(), turn_budget=1)
+    for space, expected in [
+        (spaces.Text(max_length=8), "turn1"),  # too short: the last observation
+        (spaces.Text(max_length=200, charset=PRINTABLE), GAME_OVER_TEXT),
+        (spaces.Text(max_length=8), "turn1"),
+    ]:
+        env.env.observation_space = space
+        env.reset()
+        env.step("a")
+        assert env.step("a")[0] == expected

@@ -114,6 +114,9 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
         self._reset_refused = False
         # After the episode's end: (terminated, truncated, observation, info) to answer with.
         self._ended: tuple[bool, bool, Any, dict[str, Any]] | None = None
+        # (observation space, whether it holds GAME_OVER_TEXT): a Text space checks every
+        # character, which cost more than the rest of an episode's end.
+        self._game_over_fits: tuple[Any, bool] = (object(), False)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -160,8 +163,7 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
     def _end(self, obs: Any, terminated: bool, truncated: bool, info: dict[str, Any]) -> None:
         """Keep what a step after the end answers: copies, taken before the caller (or an outer
         wrapper) sees ``obs`` and ``info``, so nothing done to those changes it."""
-        space = self.observation_space
-        if isinstance(space, spaces.Text) and space.contains(GAME_OVER_TEXT):
+        if self._game_over_text_fits():
             obs = GAME_OVER_TEXT
         elif not isinstance(obs, str):
             obs = copy.deepcopy(obs)  # (once per episode, and only outside the text games)
@@ -170,6 +172,14 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
         if INFO_ADMISSIBLE_ACTIONS in info:
             info[INFO_ADMISSIBLE_ACTIONS] = []
         self._ended = (bool(terminated), bool(truncated), obs, info)
+
+    def _game_over_text_fits(self) -> bool:
+        """Whether the observation space holds `GAME_OVER_TEXT` (checked once per space)."""
+        space = self.observation_space
+        if self._game_over_fits[0] is not space:
+            fits = isinstance(space, spaces.Text) and space.contains(GAME_OVER_TEXT)
+            self._game_over_fits = (space, fits)
+        return self._game_over_fits[1]
 
     def _after_the_end(self) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """A step after the episode's end: nothing is played (see the class docstring)."""
