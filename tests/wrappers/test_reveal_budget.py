@@ -87,3 +87,37 @@ def test_needs_a_turn_budget_and_wraps_once():
         RevealBudget(LineWorld())
     with pytest.raises(ValueError, match="already in this stack"):
         RevealBudget(RevealBudget(gym.make(STUB_ID)))
+
+
+class _OddNumbers(gym.Wrapper):
+    """Budget numbers that equal ints but are not ints (a bool, a float) while ``odd``."""
+
+    odd = False
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if self.odd:
+            if info["turns_used"] == 1:
+                info["turns_used"] = True
+            info["turn_budget"] = float(info["turn_budget"])
+        return obs, reward, terminated, truncated, info
+
+
+@pytest.mark.parametrize("kept", [3, 10_000])  # the texts kept are dropped often, or never
+def test_the_text_shown_is_the_template_formatted_every_turn(monkeypatch, kept):
+    import turnbudget.wrappers.reveal_budget as reveal_budget
+
+    monkeypatch.setattr(reveal_budget, "_SHOWN_LIMIT", kept)
+    template = "|{turns_left}/{turns_used}/{turn_budget}"
+    numbers = _OddNumbers(gym.make(STUB_ID, length=100))
+    env = RevealBudget(numbers, mode="always", template=template)
+    for budget, odd in [(4, False), (6, False), (4, True), (4, False), (3, True)]:
+        numbers.odd = odd  # the same numbers as ints, then as a bool and a float: other texts
+        obs, _ = env.reset(seed=0, options={"turn_budget": budget})
+        texts = [obs.split("|")[1]]
+        for _ in range(budget):
+            obs, *_ = env.step("wait")
+            texts.append(obs.split("|")[1])
+        used = [0, True, *range(2, budget + 1)] if odd else range(budget + 1)
+        total = [budget] + [float(budget) if odd else budget] * budget
+        assert texts == [f"{budget - n}/{u}/{t}" for n, u, t in zip(range(budget + 1), used, total)]

@@ -17,6 +17,7 @@ __all__ = ["RevealBudget", "budget_visible", "check_reveal", "widen_text_space"]
 
 _MODES = ("never", "always", "final")
 _WIDE = 10**9  # stand-in number used to size the observation space
+_SHOWN_LIMIT = 10_000  # most formatted budget texts kept
 
 
 class RevealBudget(gym.Wrapper[str, ActType, str, ActType], gym.utils.RecordConstructorArgs):
@@ -71,6 +72,9 @@ class RevealBudget(gym.Wrapper[str, ActType, str, ActType], gym.utils.RecordCons
         if not isinstance(space, spaces.Text):
             raise ValueError(f"RevealBudget needs a Text observation space, got {space}")
         self.mode, self.final_turns, self.template = name, final_turns, template
+        # (turns_left, turns_used, turn_budget) -> the text shown: formatting cost more than
+        # the rest of a step here, and a run meets few such triples.
+        self._shown: dict[tuple[int, int, int], str] = {}
         if name != "never":
             self.observation_space = widen_text_space(space, wide)
 
@@ -91,9 +95,17 @@ class RevealBudget(gym.Wrapper[str, ActType, str, ActType], gym.utils.RecordCons
         info["budget_visible"] = visible
         if not visible:
             return obs
-        return obs + self.template.format(
-            turns_left=left, turns_used=info["turns_used"], turn_budget=info["turn_budget"]
-        )
+        used, budget = info["turns_used"], info["turn_budget"]
+        if not type(left) is type(used) is type(budget) is int:  # (1, 1.0 and True: one key)
+            return obs + self.template.format(turns_left=left, turns_used=used, turn_budget=budget)
+        shown = self._shown.get((left, used, budget))
+        if shown is None:
+            if len(self._shown) >= _SHOWN_LIMIT:
+                self._shown.clear()
+            shown = self._shown[left, used, budget] = self.template.format(
+                turns_left=left, turns_used=used, turn_budget=budget
+            )
+        return obs + shown
 
 
 def check_reveal(mode: Any, final_turns: Any, template: Any) -> tuple[str, int | None, str]:
