@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import sys
 
 import gymnasium as gym
 import numpy as np
@@ -184,7 +185,7 @@ def test_keyquest_generation_knows_the_exact_length_for_every_goal_room(difficul
         lengths = env._delivery_lengths(10_000)  # no cut: every room the treasure can reach
         assert lengths[env._goal_room] == env.distance_to_goal()
         for room, length in enumerate(lengths):
-            if room == env._item_loc[env._treasure]:
+            if room == env._item_loc[env.config.doors]:
                 continue
             env._goal_room, env._oracle = room, {}
             assert length == env.distance_to_goal(), (seed, room)
@@ -369,3 +370,76 @@ def test_a_copy_draws_what_the_original_would(env_id, bit_generator):
     ahead = clone.np_random.random(8)
     assert (ahead == game.np_random.random(8)).all()
     assert (copy.deepcopy(clone).np_random.random(4) == clone.np_random.random(4)).all()
+
+
+def _played(env_id: str, seed: int, turns: int = 60, **stack: object) -> gym.Env:
+    """A game played under the evaluation's stack (records with the oracle, errors): every
+    oracle query, setback and memo a run makes."""
+    from turnbudget.wrappers.stack import make
+
+    env = make(env_id, record=True, **stack)
+    _, info = env.reset(seed=seed)
+    for turn in range(turns):
+        commands = info["admissible_actions"] or ["look"]
+        _, _, terminated, truncated, info = env.step(commands[(seed + turn) % len(commands)])
+        if terminated or truncated:
+            _, info = env.reset(seed=seed + 1)
+    return env
+
+
+@pytest.mark.parametrize("env_id", native_env_ids())
+def test_a_game_sets_every_attribute_it_will_hold_when_it_is_made(env_id):
+    """A game holds no attribute it did not set in ``__init__``, and at most
+    `MAX_FAST_ATTRIBUTES` (CPython's fast layout: see its comment), after reset, play, every
+    error kind and the oracle's memos."""
+    from turnbudget.envs.native.base import MAX_FAST_ATTRIBUTES
+
+    made = set(vars(gym.make(env_id).unwrapped))
+    game = _played(env_id, seed=3, errors={"rate": 0.3}).unwrapped
+    game.optimal_actions(), game.distance_to_goal()
+    assert set(vars(game)) <= made, f"set after __init__: {sorted(set(vars(game)) - made)}"
+    assert len(made) <= MAX_FAST_ATTRIBUTES
+    rendered = gym.make(env_id, render_mode="ansi").unwrapped  # (one attribute more)
+    assert len(vars(rendered)) <= MAX_FAST_ATTRIBUTES
+
+
+@pytest.mark.skipif(
+    sys.implementation.name != "cpython" or sys.version_info[:2] != (3, 11),
+    reason="reads CPython 3.11's object layout",
+)
+@pytest.mark.parametrize("env_id", native_env_ids())
+def test_play_keeps_a_games_attributes_in_cpythons_fast_layout(env_id):
+    """Twenty games of a kind, made before any is reset, played under the evaluation's stack:
+    none has its attributes turned into a plain dict (a read of its ``__dict__`` in play, or
+    an attribute that does not fit, would; every later step then runs slower)."""
+    import ctypes
+
+    def has_plain_dict(obj: object) -> bool:
+        # CPython 3.11: an object whose type manages its dict keeps the dict's pointer 3 words
+        # before it, NULL while its attributes are in the compact layout.
+        assert type(obj).__flags__ & (1 << 4)  # Py_TPFLAGS_MANAGED_DICT
+        return (
+            ctypes.c_void_p.from_address(id(obj) - 3 * ctypes.sizeof(ctypes.c_void_p)).value
+            is not None
+        )
+
+    # (Sokoban's and Shop's slips look ahead on a copy, and copying reads the original's dict.)
+    kinds = (
+        ["setback", "transient"] if env_id.split("/")[1].startswith(("Sokoban", "Shop")) else None
+    )
+    errors = {"rate": 0.3} if kinds is None else {"rate": 0.3, "kinds": kinds}
+    from turnbudget.wrappers.stack import make
+
+    envs = [make(env_id, record=True, errors=errors) for _ in range(20)]
+    assert not any(has_plain_dict(env.unwrapped) for env in envs)  # (the check itself works:)
+    for seed, env in enumerate(envs):
+        _, info = env.reset(seed=seed)
+        for turn in range(40):
+            commands = info["admissible_actions"] or ["look"]
+            _, _, terminated, truncated, info = env.step(commands[(seed + turn) % len(commands)])
+            if terminated or truncated:
+                break
+        env.unwrapped.optimal_actions(), env.unwrapped.distance_to_goal()
+    assert [has_plain_dict(env.unwrapped) for env in envs] == [False] * 20
+    vars(envs[0].unwrapped)
+    assert has_plain_dict(envs[0].unwrapped)

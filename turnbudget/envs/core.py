@@ -195,7 +195,14 @@ class TextEnv(gym.Env[str, str]):
             raise ValueError(
                 f"Expect `render_mode` to be one of {self.metadata['render_modes']}, got {brief(render_mode)}"
             )
-        self.render_mode = render_mode
+        if render_mode is not None:  # (else `gym.Env`'s class default: one attribute fewer)
+            self.render_mode = render_mode
+        # gymnasium's per-instance state, set here rather than at the first reset and by
+        # `gym.make`: every attribute exists from construction on (see
+        # `turnbudget.envs.native.base.MAX_FAST_ATTRIBUTES`).
+        self.spec = None
+        self._np_random = None
+        self._np_random_seed = None
         # TextSpace: a shared-memory AsyncVectorEnv is refused when it is built.
         self.observation_space = TextSpace(
             max_length=MAX_OBSERVATION_LENGTH, min_length=0, charset=PRINTABLE
@@ -203,9 +210,9 @@ class TextEnv(gym.Env[str, str]):
         self.action_space = TextSpace(max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE)
         self._in_episode = False
         self._episode_over = False
-        self._last_observation = ""
         self._pending_command: str | None = None  # the command of the turn being played
-        self._screen_command: str | None = None  # the command that led to the screen
+        # The screen: the last observation and the command that led to it (None on a reset).
+        self._screen: tuple[str, str | None] = ("", None)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if type(action) is not str:
@@ -223,20 +230,20 @@ class TextEnv(gym.Env[str, str]):
     def render(self) -> str | np.ndarray | None:
         """The screen: its text (``"ansi"``), printed (``"human"``) or an image (``"rgb_array"``)."""
         if self.render_mode == "ansi":
-            return self._last_observation
+            return self._screen[0]
         if self.render_mode == "human":
-            print(self._last_observation)  # what render_mode="human" asks for
+            print(self._screen[0])  # what render_mode="human" asks for
         if self.render_mode == "rgb_array":
             from turnbudget.envs.render import text_frame  # Pillow: the plot extra
 
-            return text_frame(self._last_observation, self._screen_command)
+            return text_frame(*self._screen)
         return None
 
     def _observe(self, text: str) -> str:
         # reset() observes with no command pending: its screen shows no command.
-        self._screen_command, self._pending_command = self._pending_command, None
-        self._last_observation = text[:MAX_OBSERVATION_LENGTH]
-        return self._last_observation
+        observation = text[:MAX_OBSERVATION_LENGTH]
+        self._screen, self._pending_command = (observation, self._pending_command), None
+        return observation
 
     def _play(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         raise NotImplementedError

@@ -21,7 +21,17 @@ import numpy as np
 from turnbudget._checks import MAX_TURN_BUDGET, brief, is_int
 from turnbudget.envs.core import INFO_VALID_ACTION, PRINTABLE, TextEnv
 
-__all__ = ["TextGame", "normalize_command", "sanitize_for_display"]
+__all__ = ["MAX_FAST_ATTRIBUTES", "TextGame", "normalize_command", "sanitize_for_display"]
+
+#: The most attributes a game instance may hold. CPython (3.11-3.13) keeps an instance's
+#: attributes in a compact layout its interpreter reads fast, shared by the class: room
+#: for 30 names in all, one fewer for each instance made, kept for the names already
+#: there. An attribute that does not fit, or a read of ``self.__dict__``, turns the
+#: instance's attributes into a plain dict for its lifetime, and every attribute read in
+#: its step then costs more (measured: Maze's whole step 60% more). So a game sets every
+#: attribute in ``__init__`` (`TextGame._world_attributes`), holds at most this many, and
+#: never reads its own ``__dict__`` in play.
+MAX_FAST_ATTRIBUTES = 29
 
 _PRINTABLE_SET = frozenset(PRINTABLE)
 _LINE_BREAKS = "\t\n\r\x0b\x0c"
@@ -137,6 +147,11 @@ class TextGame(TextEnv):
 
     configs: ClassVar[Mapping[str, Any]] = {}
     default_budgets: ClassVar[Mapping[str, int]] = {}
+    #: Every attribute a world sets after construction (in ``_generate``, and the memos it
+    #: fills as it is played), set to None by ``__init__`` first: an attribute first set
+    #: after more instances of the class exist may not fit the fast layout
+    #: (`MAX_FAST_ATTRIBUTES`). A test checks that play sets no other.
+    _world_attributes: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: Any):
         if not isinstance(difficulty, str) or difficulty.lower() not in self.configs:
@@ -147,15 +162,20 @@ class TextGame(TextEnv):
         super().__init__(render_mode=render_mode)
         self.difficulty = difficulty
         self.config = self._configure(self.configs[difficulty], config)
-        # Budgets stay at least twice the longest optimal solution of the variant.
-        self.default_turn_budget = max(
-            self.default_budgets[difficulty], 2 * self.config.max_distance
-        )
         self.goal = ""
         self._won = False
         self._lost = False
         self._state_version = 0
         self._admissible_cache: tuple[int, list[str]] | None = None
+        for name in self._world_attributes:  # (set by each world: see `_world_attributes`)
+            setattr(self, name, None)
+
+    @property
+    def default_turn_budget(self) -> int:
+        """The variant's default turn budget: at least twice its longest optimal solution."""
+        # (Worked out, not stored: CPython keeps at most 30 attributes of an instance in its
+        # fast layout, and the games need theirs; see `MAX_FAST_ATTRIBUTES`.)
+        return max(self.default_budgets[self.difficulty], 2 * self.config.max_distance)
 
     def _configure(self, base: Any, overrides: dict[str, Any]) -> Any:
         """``base`` with ``overrides`` of its int fields applied, each a non-negative int,

@@ -194,6 +194,10 @@ class Crafting(TextGame):
     """
 
     commands_keep_solvable = True  # (see Episode end)
+    _world_attributes = (
+        "_recipes", "_target", "_target_count", "_tree", "_made", "_recipe_text", "_by_tools",
+        "_current_view",
+    )  # fmt: skip
     configs = CONFIGS
     default_budgets = DEFAULT_BUDGETS
 

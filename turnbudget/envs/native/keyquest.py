@@ -133,6 +133,10 @@ class KeyQuest(TextGame):
     commands_keep_solvable = True  # (see Episode end)
     _mutable_lists = ("_item_loc",)
     _oracle_memos = ("_optimal",)
+    _world_attributes = (
+        "_exits", "_room", "_door_at", "_open_mask", "_item_loc", "_goal_room", "_name_ids",
+        "_door_colors", "_item_names", "_oracle", "_optimal", "_text_cache",
+    )  # fmt: skip
 
     configs = CONFIGS
     default_budgets = DEFAULT_BUDGETS
@@ -163,7 +167,7 @@ class KeyQuest(TextGame):
             goals = [
                 room
                 for room, length in enumerate(lengths)
-                if cfg.min_distance <= length and room != self._item_loc[self._treasure]
+                if cfg.min_distance <= length and room != self._item_loc[cfg.doors]
             ]
             if goals:
                 break
@@ -173,7 +177,6 @@ class KeyQuest(TextGame):
                 f"{_MAX_GENERATION_TRIES} tries: widen [min_distance, max_distance]"
             )
         self._goal_room = draws.choice(goals)
-        self._initial_distance = lengths[self._goal_room]
         # Names, colours and useless objects do not change the length: drawn once, for the
         # world kept (the same law as drawing them with every try).
         self._dress(cfg, draws)
@@ -213,8 +216,8 @@ class KeyQuest(TextGame):
             grown = self._flood(self._room, open_mask, region, door)
             newest = sorted(grown - region)
             region = grown
-        self._item_loc = [*key_rooms, draws.choice(newest)]  # the keys, then the treasure
-        self._treasure = cfg.doors  # index of the treasure among the items
+        # The keys, then the treasure: item `doors`.
+        self._item_loc = [*key_rooms, draws.choice(newest)]
 
     def _dress(self, cfg: KeyQuestConfig, draws: Draws) -> None:
         """What the length does not depend on: names, colours, the useless objects."""
@@ -334,7 +337,7 @@ class KeyQuest(TextGame):
         if verb == "drop":
             item = self._item_names.index(obj)
             self._item_loc[item] = self._room
-            if item == self._treasure and self._room == self._goal_room:
+            if item == self.config.doors and self._room == self._goal_room:
                 self._won = True
                 return f"You set the {obj} down in {room_name(self._name_ids[self._room])}. Quest complete!"
             return f"You drop the {obj}."
@@ -367,13 +370,13 @@ class KeyQuest(TextGame):
     def _progress(self) -> float:
         doors = self.config.doors
         opened = bin(self._open_mask).count("1")
-        holding = self._item_loc[self._treasure] == CARRIED
+        holding = self._item_loc[doors] == CARRIED
         return (opened + holding) / (doors + 2)
 
     # -- oracle ----------------------------------------------------------------------
 
     def _oracle_state(self) -> _State:
-        return (self._room, self._open_mask, tuple(self._item_loc[: self._treasure + 1]))
+        return (self._room, self._open_mask, tuple(self._item_loc[: self.config.doors + 1]))
 
     def _successors(self, state: _State) -> list[tuple[str, _State]]:
         """Moves in the search graph: every admissible command except drops."""
@@ -410,7 +413,7 @@ class KeyQuest(TextGame):
 
     def _can_deliver(self, state: _State) -> bool:
         room, _, locs = state
-        return room == self._goal_room and locs[self._treasure] == CARRIED
+        return room == self._goal_room and locs[self.config.doors] == CARRIED
 
     def _delivery_lengths(self, longest: int) -> list[int]:
         """Per room, the optimal length of the quest were that room the goal (-1 when it is
@@ -423,7 +426,7 @@ class KeyQuest(TextGame):
         doors, taken items) into one integer.
         """
         exits, door_at, item_loc = self._exits, self._door_at, self._item_loc
-        treasure = doors = self._treasure
+        treasure = doors = self.config.doors
         room_bits = len(exits).bit_length()
         room_mask, door_shift, taken_shift = (1 << room_bits) - 1, room_bits, room_bits + doors
         holding = 1 << taken_shift + treasure
@@ -532,7 +535,7 @@ class KeyQuest(TextGame):
         if self._won:
             return []
         state = self._oracle_state()
-        plans = self.__dict__.get("_optimal")
+        plans = getattr(self, "_optimal", None)
         if plans is None:  # (a game unpickled: its memo was left out)
             plans = self._optimal = {}
         plan = plans.get(state)
@@ -541,7 +544,7 @@ class KeyQuest(TextGame):
             if distance is None:
                 plan = ()
             elif distance == 1:
-                plan = (f"drop {self._item_names[self._treasure]}",)
+                plan = (f"drop {self._item_names[self.config.doors]}",)
             else:
                 plan = tuple(
                     a
@@ -587,7 +590,7 @@ class KeyQuest(TextGame):
             return "You stumble, but nothing is lost."
         _, state, narration = worse[int(rng.integers(len(worse)))]
         self._room, self._open_mask = state[0], state[1]
-        self._item_loc[: self._treasure + 1] = state[2]
+        self._item_loc[: self.config.doors + 1] = state[2]
         self._state_changed()
         return narration
 

@@ -115,6 +115,7 @@ class Maze(TextGame):
     commands_keep_solvable = True  # (see Episode end)
     _mutable_lists = ("_visited",)
     _oracle_memos = ("_room_optimal",)
+    _world_attributes = ("_room_view", "_room_optimal")
 
     configs = CONFIGS
     default_budgets = DEFAULT_BUDGETS
@@ -231,7 +232,7 @@ class Maze(TextGame):
         if self._won:
             return []
         room = self._room
-        plans = self.__dict__.get("_room_optimal")
+        plans = getattr(self, "_room_optimal", None)
         if plans is None:  # (a game unpickled: its memo was left out)
             plans = self._room_optimal = [None] * len(self._passages)
         plan = plans[room]

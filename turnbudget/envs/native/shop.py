@@ -159,6 +159,10 @@ class Shop(TextGame):
     """
 
     _mutable_lists = ("_bought",)
+    _world_attributes = (
+        "_products", "_by_code", "_wanted", "_wanted_by_product", "_index", "_vocabulary",
+        "_home_cost", "_search_commands",
+    )  # fmt: skip
 
     configs = CONFIGS
     default_budgets = DEFAULT_BUDGETS
@@ -205,7 +209,6 @@ class Shop(TextGame):
                 f"Could not generate a {type(self).__name__} with {self.config} in "
                 f"{_MAX_GENERATION_TRIES} tries: widen [min_distance, max_distance]"
             )
-        self._initial_distance = distance
 
     def _build_shop(self, cfg: ShopConfig) -> bool:
         rng = self.np_random

@@ -137,6 +137,10 @@ class Sokoban(TextGame):
 
     configs = CONFIGS
     default_budgets = DEFAULT_BUDGETS
+    _world_attributes = (
+        "_solver", "_width", "_walls", "_targets", "_template", "_box_chars", "_player_chars",
+        "_places", "_status", "_views",
+    )  # fmt: skip
 
     def __init__(self, difficulty: str = "easy", render_mode: str | None = None, **config: int):
         super().__init__(difficulty=difficulty, render_mode=render_mode, **config)
