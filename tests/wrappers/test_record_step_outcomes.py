@@ -405,3 +405,24 @@ def test_long_commands_are_capped_in_the_records(tmp_path):
     assert step["action"].startswith("forward xxx") and step["action"].endswith("xxx")
     assert f" [... {len(command)} characters in all, sha256 {digest} ...] " in step["action"]
     assert records[-1]["success"] and path.stat().st_size < 3 * MAX_RECORD_TEXT
+
+
+def test_a_tracker_sets_every_attribute_it_will_hold_when_it_is_made():
+    """Set first at an episode's start, the per-episode attributes would not fit CPython's fast
+    layout once a vector env's trackers exist (see `MAX_FAST_ATTRIBUTES`): all are set when
+    a tracker is made, and no episode is then in progress."""
+    from turnbudget.envs.native.base import MAX_FAST_ATTRIBUTES
+    from turnbudget.wrappers.record_step_outcomes import EpisodeTracker
+
+    tracker = EpisodeTracker("turnbudget/Maze-Easy-v0", 3, budget_counts=[0, 2, 8])
+    made = set(vars(tracker))
+    assert not tracker.in_progress
+    tracker.start(7, "episode", 0, 8, 4)
+    info = {"turn_budget": 8, "injected_error": None, "won": False}
+    for turn in range(3):
+        tracker.step("go north", ["go north"], 3 - turn, 0.0, False, turn == 2, info)
+    records = tracker.finish()
+    assert set(vars(tracker)) <= made, sorted(set(vars(tracker)) - made)
+    assert len(made) <= MAX_FAST_ATTRIBUTES
+    assert [r["record"] for r in records] == ["step"] * 3 + ["episode"]
+    assert records[-1]["episode_id"] == "episode" and records[-1]["budget_counts"]["2"][0] == 2

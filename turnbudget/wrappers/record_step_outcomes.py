@@ -86,6 +86,11 @@ class EpisodeTracker:
         self.budget_counts = check_budget_counts(budget_counts)
         # The positive budgets, the nearest last (each episode pops them as turns reach them).
         self._budgets_ahead = sorted((t for t in self.budget_counts or () if t > 0), reverse=True)
+        # Every per-episode attribute set now, then no episode in progress: set first at a
+        # later start, they may not fit CPython's fast layout of an instance once more
+        # trackers exist (a vector env's), and every step would read them slower (see
+        # `turnbudget.envs.native.base.MAX_FAST_ATTRIBUTES`).
+        self.start(None, "", -1, None, None)
         self._pending: list[OutcomeRecord] | None = None  # None: no episode in progress
 
     @property

@@ -148,7 +148,9 @@ class BudgetMix:
     @property
     def cumulative(self) -> tuple[float, ...]:
         """Cumulative probabilities of a choice (cached)."""
-        cached = self.__dict__.get("_cumulative")
+        # (Not read from `__dict__`, which slows every later attribute read of the instance:
+        # see `turnbudget.envs.native.base.MAX_FAST_ATTRIBUTES`.)
+        cached = getattr(self, "_cumulative", None)
         if cached is None:
             cached = tuple(itertools.accumulate(self.probabilities))
             object.__setattr__(self, "_cumulative", cached)
