@@ -18,8 +18,8 @@ JOINERS = [", ", ",", ". ", ".", " then ", " THEN ", " and ", "; ", ";", "\n", "
 # held tools allows), and the screen (the last observation and the command shown with it):
 # feedback, not game state.
 _SCRATCH = {
-    "_screen",
-    "_pending_command",
+    "_last_observation",
+    "_screen_command",
     "_admissible_cache",
     "_text_cache",
     "_np_random",

@@ -210,9 +210,9 @@ class TextEnv(gym.Env[str, str]):
         self.action_space = TextSpace(max_length=MAX_ACTION_LENGTH, min_length=0, charset=PRINTABLE)
         self._in_episode = False
         self._episode_over = False
-        self._pending_command: str | None = None  # the command of the turn being played
-        # The screen: the last observation and the command that led to it (None on a reset).
-        self._screen: tuple[str, str | None] = ("", None)
+        # The screen: the last observation, and the command that led to it (None on a reset).
+        self._last_observation = ""
+        self._screen_command: str | None = None
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if type(action) is not str:
@@ -222,28 +222,31 @@ class TextEnv(gym.Env[str, str]):
             action = str.__str__(action)
         if not self._in_episode:
             raise gym.error.ResetNeeded("Call reset() before step()")
-        self._pending_command = action
         if self._episode_over:
-            return self._observe(GAME_OVER_TEXT), 0.0, True, False, self._info(valid_action=False)
-        return self._play(action)
+            turn = self._observe(GAME_OVER_TEXT), 0.0, True, False, self._info(valid_action=False)
+        else:
+            turn = self._play(action)
+        self._screen_command = action  # (`_observe` left None: the screen is this turn's)
+        return turn
 
     def render(self) -> str | np.ndarray | None:
         """The screen: its text (``"ansi"``), printed (``"human"``) or an image (``"rgb_array"``)."""
         if self.render_mode == "ansi":
-            return self._screen[0]
+            return self._last_observation
         if self.render_mode == "human":
-            print(self._screen[0])  # what render_mode="human" asks for
+            print(self._last_observation)  # what render_mode="human" asks for
         if self.render_mode == "rgb_array":
             from turnbudget.envs.render import text_frame  # Pillow: the plot extra
 
-            return text_frame(*self._screen)
+            return text_frame(self._last_observation, self._screen_command)
         return None
 
     def _observe(self, text: str) -> str:
-        # reset() observes with no command pending: its screen shows no command.
-        observation = text[:MAX_OBSERVATION_LENGTH]
-        self._screen, self._pending_command = (observation, self._pending_command), None
-        return observation
+        # A screen observed outside a step (a reset, a setback's narration) shows no command;
+        # `step` names its command once its turn is observed.
+        self._screen_command = None
+        self._last_observation = text[:MAX_OBSERVATION_LENGTH]
+        return self._last_observation
 
     def _play(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         raise NotImplementedError
