@@ -132,7 +132,9 @@ class TextGame(TextEnv):
       the oracle's distance: agents see it;
     - the oracle: ``optimal_actions()``, ``distance_to_goal()``,
       ``inject_setback(rng)``;
-    - ``_explain_invalid(command)`` optionally, for better feedback.
+    - ``_explain_invalid(command)`` optionally, for better feedback;
+    - ``_world_attributes``: the names of the attributes ``_generate`` and play set (each is
+      set to None when the game is made: see `MAX_FAST_ATTRIBUTES`).
 
     The engine keeps ``self._state_version``, bumped on every state change, so
     subclasses can cache per-state work (admissible lists, descriptions, oracle
