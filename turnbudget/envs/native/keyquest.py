@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 from collections import deque
 from dataclasses import dataclass
 
@@ -135,7 +134,7 @@ class KeyQuest(TextGame):
     _oracle_memos = ("_optimal",)
     _world_attributes = (
         "_exits", "_room", "_door_at", "_open_mask", "_item_loc", "_goal_room", "_name_ids",
-        "_door_colors", "_item_names", "_oracle", "_optimal", "_text_cache",
+        "_item_names", "_oracle", "_optimal", "_oracle_world", "_text_cache",
     )  # fmt: skip
 
     configs = CONFIGS
@@ -223,18 +222,32 @@ class KeyQuest(TextGame):
         """What the length does not depend on: names, colours, the useless objects."""
         n_rooms = len(self._exits)
         self._name_ids = sample_name_ids(n_rooms, draws)  # spelled when described
-        self._door_colors = draws.sample(_COLORS, cfg.doors)
+        door_colors = draws.sample(_COLORS, cfg.doors)
         treasure = draws.choice(_TREASURES)
         distractors = draws.sample(_DISTRACTORS, cfg.distractors)
-        self._item_names = [f"{c} key" for c in self._door_colors] + [treasure, *distractors]
+        self._item_names = [f"{c} key" for c in door_colors] + [treasure, *distractors]
         self._item_loc += [draws.index(n_rooms) for _ in distractors]
         self.goal = (
             f"Bring the {treasure} to {room_name(self._name_ids[self._goal_room])} "
             "and drop it there."
         )
-        self._oracle: dict[_State, int | None] = {}
-        self._optimal: dict[_State, tuple[str, ...]] = {}  # optimal commands per state
+        # The oracle's answers depend on what this key names, and only on it: the same world
+        # again (an evaluation plays each task at every budget and repeat) keeps them.
+        world = (
+            self._goal_room, self._exits, self._door_at, self._item_loc[: cfg.doors + 1],
+            self._item_names[: cfg.doors + 1],
+        )  # fmt: skip
+        if world != self._oracle_world:
+            self._oracle_world = world
+            self._oracle: dict[_State, int | None] = {}
+            self._optimal: dict[_State, tuple[str, ...]] = {}  # optimal commands per state
         self._text_cache: dict[tuple[int, int, tuple[int, ...]], tuple[str, list[str]]] = {}
+
+    @property
+    def _door_colors(self) -> list[str]:
+        """Each door's colour, from its key's name (worked out, not stored: a game's attributes
+        are kept few, see `MAX_FAST_ATTRIBUTES`)."""
+        return [name[:-4] for name in self._item_names[: self.config.doors]]
 
     def _flood(
         self,
@@ -498,7 +511,8 @@ class KeyQuest(TextGame):
                     queue.append(nxt)
         predecessors: dict[_State, list[_State]] = {s: [] for s in successors}
         distance: dict[_State, int | None] = dict.fromkeys(successors)
-        frontier: list[tuple[int, int, _State]] = []  # (distance, tie-break, state)
+        # Shortest first. Every move costs one, so a list per distance is the queue.
+        by_distance: dict[int, list[_State]] = {}
         for state, nexts in successors.items():
             best = 1 if self._can_deliver(state) else None  # the final "drop <treasure>"
             for nxt in nexts:
@@ -507,18 +521,16 @@ class KeyQuest(TextGame):
                 elif known[nxt] is not None and (best is None or known[nxt] + 1 < best):
                     best = known[nxt] + 1
             if best is not None:
-                frontier.append((best, len(frontier), state))
-        heapq.heapify(frontier)
-        order = len(frontier)
-        while frontier:
-            d, _, state = heapq.heappop(frontier)
-            if distance[state] is not None:
-                continue
-            distance[state] = d
-            for prev in predecessors[state]:
-                if distance[prev] is None:
-                    heapq.heappush(frontier, (d + 1, order, prev))
-                    order += 1
+                by_distance.setdefault(best, []).append(state)
+        d = min(by_distance, default=0)
+        while by_distance:
+            for state in by_distance.pop(d, ()):
+                if distance[state] is None:
+                    distance[state] = d
+                    for prev in predecessors[state]:
+                        if distance[prev] is None:
+                            by_distance.setdefault(d + 1, []).append(prev)
+            d += 1
         known.update(distance)
 
     def _distance_of(self, state: _State) -> int | None:
