@@ -11,7 +11,10 @@ a seeded world, an observation or an info value changed, which the registered
 
 The training features (`TextFeatures` and `HistoryFeatures` on the training
 stack of `turnbudget.train.stack`) are replayed the same way: the float32 bytes
-of every observation vector.
+of every observation vector. Their digests were recorded again when `TaskSeeds`
+stopped restarting the stack's streams with each task seed (a BudgetMix then drew
+one budget per task): the episodes' budgets changed and nothing else (with one fixed
+budget, the features replayed to the same digests before and after that change).
 """
 
 from __future__ import annotations
@@ -241,43 +244,43 @@ FEATURE_DIGESTS: dict[tuple[str, int], str] = {
     (
         "turnbudget/Crafting-Medium-v0",
         0,
-    ): "7b2877165d071c409966927cb0698589337b1eebea27394291182b304479cd2b",
+    ): "d8b641477afc784dcca1bbb6109c1a514a2a2b38b6eabd1a86fbb456e78b57d5",
     (
         "turnbudget/Crafting-Medium-v0",
         1,
-    ): "16b2c7ed952fa2f08cee39477eb2cdff3e1e6f65d3fdecd05c203031f7c032b7",
+    ): "9ef56f52435a8c3a6813062ec6db78582e2a9a9bd9bb9baae38200649c0939b0",
     (
         "turnbudget/KeyQuest-Medium-v0",
         0,
-    ): "67fa668ee9f3d94224ae21d612f7cc788e1eeff84fa747fa43ca99dbe2d5ca62",
+    ): "7df25b27ea5a0148b5fb1d41475f78b6ccfdfe96eaeddf7589efe59202248891",
     (
         "turnbudget/KeyQuest-Medium-v0",
         1,
-    ): "6b122b6d31aa1b6bb1351c71a3805ed942528f6120c9d92d83ff58bded9d78ad",
+    ): "947b168f29796a969799bf374eb42a4ba091dd87712707537ba82537e39dd757",
     (
         "turnbudget/Maze-Easy-v0",
         0,
-    ): "34655eae2105715540012df42ad9cb7157683e65bd0866fff21efba7fb81e3cf",
+    ): "fe078279dc6d2dd9420d0bf5ea07741791535fab3cd523f6759f2bce9d21c524",
     (
         "turnbudget/Maze-Easy-v0",
         1,
-    ): "9ad0ba98e91dee7d013b06a3b0cdefb17e71822905771f7167bcc211befbcf5f",
+    ): "00828f8084adf624f767847386477c38e84c2204a59bbd30260709f93afcedad",
     (
         "turnbudget/Shop-Medium-v0",
         0,
-    ): "f9f9e9bcd68eb09e99e26b5dca1b448a88588accf92738ec6482e8bc7685aedb",
+    ): "ee54220ec44bcffa84f91933f53b35622e8eae943529b7ae411ca3d45a205dd4",
     (
         "turnbudget/Shop-Medium-v0",
         1,
-    ): "bc0f61e27f87abb42e1e66defb0cb3bf651dae7eee11e316925bb48b7bdd0022",
+    ): "c85581572b1a918adf86ea69f6488d64d3e10dffbf5f47113d91ed7f4c8cb6be",
     (
         "turnbudget/Sokoban-Medium-v0",
         0,
-    ): "bdeee1b3f850747d8f9c3a520c896c891306f9834dc2caa46e2fb15167bc02d0",
+    ): "47132d7267e53e527d84a572961dc5d0c8615acffc55ccddc5d639302c6c7917",
     (
         "turnbudget/Sokoban-Medium-v0",
         1,
-    ): "a93d24a836a45198db4234045d12690814227d5d248aec98b967bd9f78ef2d86",
+    ): "aac5a32f05c34b00963cdaee698166ddb57070eae6f471df20731762dd9f3895",
 }
 
 

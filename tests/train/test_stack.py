@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import turnbudget
 from turnbudget.train import TrainConfig, make_env
 from turnbudget.wrappers.process_reward import ProcessReward
 
@@ -73,6 +74,55 @@ def test_task_seeds_stay_in_the_training_range_and_follow_the_seed():
         seen.add(env.unwrapped.np_random_seed)
     assert seen <= set(range(config.task_seed_base, config.task_seed_base + 5))
     assert len(seen) > 1
+
+
+def _tasks_and_budgets(env, episodes: int, seed: int | None = None) -> list[tuple[int, int]]:
+    """(task seed, turn budget) of each of ``episodes`` resets, the first with ``seed``."""
+    drawn = []
+    for i in range(episodes):
+        _, info = env.reset(seed=seed if i == 0 else None)
+        drawn.append((env.unwrapped.np_random_seed, info["turn_budget"]))
+    return drawn
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_a_budget_mix_draws_a_new_budget_for_every_episode_of_a_task(batched):
+    """A pool's task met again meets new draws: the task seed reaches the game alone, not
+    the BudgetMix's stream (which it once restarted, so that each task kept one budget)."""
+    config = _config(task_pool=2, budget_mix="uniform:12-40", process_reward=False)
+    drawn = _tasks_and_budgets(make_env(config, index=1, batched=batched), 60)
+    per_task: dict[int, set[int]] = {}
+    for task, budget in drawn:
+        per_task.setdefault(task, set()).add(budget)
+    assert set(per_task) == {config.task_seed_base, config.task_seed_base + 1}
+    assert all(len(budgets) >= 8 for budgets in per_task.values()), per_task
+
+
+def test_the_training_stack_replays_its_tasks_and_budgets_from_its_seed():
+    config = _config(task_pool=0, budget_mix="uniform:12-40", process_reward=False)
+    first = _tasks_and_budgets(make_env(config, index=3), 12)
+    assert _tasks_and_budgets(make_env(config, index=3), 12) == first  # from the config's seed
+    assert _tasks_and_budgets(make_env(config, index=4), 12) != first
+    seeded = _tasks_and_budgets(make_env(config, index=3), 12, seed=7)  # a reset's seed restarts
+    assert _tasks_and_budgets(make_env(config, index=4), 12, seed=7) == seeded != first
+    assert all(task >= config.task_seed_base for task, _ in seeded)
+
+
+def test_task_seeds_put_the_task_world_above_the_game_and_below_leave_the_seed_alone():
+    import gymnasium as gym
+
+    from turnbudget.train import TaskSeeds, TaskWorld
+
+    env = TaskSeeds(turnbudget.make(MAZE, budget_mix="uniform:5-9"), 100, 3, 0)
+    layer = env.env
+    while not isinstance(layer, TaskWorld):
+        layer = layer.env
+    assert not isinstance(layer.env, gym.Wrapper)  # just above the game
+    env.reset()
+    assert env.unwrapped.np_random_seed in (100, 101, 102)
+    env.env.reset(seed=5)  # from below TaskSeeds: that seed's world
+    assert env.unwrapped.np_random_seed == 5
+    assert TaskSeeds(env.env, 100, 3, 0).env is env.env  # one TaskWorld a stack
 
 
 def test_the_observation_is_the_vector_the_encoding_describes():

@@ -6,6 +6,9 @@ train`` flag) and played on the library's own stack (`make_env`)::
     TurnBudget (fixed T) or SampleTurnBudget (BudgetMix) -> ProcessReward (optional)
     -> RevealBudget -> DiscreteActions -> TextFeatures -> HistoryFeatures -> TaskSeeds
 
+(`TaskSeeds` draws each episode's task and resets the game with it through a
+`TaskWorld` just above the game: the stack's own streams run on across episodes.)
+
 - ``algo="bc"`` (`behaviour_clone`): collect ``bc_episodes`` episodes of the
   ε-oracle (``bc_epsilon``) and fit the policy to the commands it played and
   its value head to the Monte-Carlo returns: the "SFT" stage.
@@ -56,11 +59,12 @@ if TYPE_CHECKING:
     from turnbudget.train._sb3 import RL_EXTRA, require_rl
     from turnbudget.train.bc import behaviour_clone, collect_demos, fit_policy
     from turnbudget.train.ppo import train_ppo
-    from turnbudget.train.stack import TaskSeeds, make_env, training_encoding
+    from turnbudget.train.stack import TaskSeeds, TaskWorld, make_env, training_encoding
 
 __all__ = [
     "RL_EXTRA",
     "TaskSeeds",
+    "TaskWorld",
     "TrainConfig",
     "behaviour_clone",
     "collect_demos",
@@ -82,6 +86,7 @@ _LAZY = {
     "fit_policy": "bc",
     "train_ppo": "ppo",
     "TaskSeeds": "stack",
+    "TaskWorld": "stack",
     "make_env": "stack",
     "training_encoding": "stack",
 }

@@ -6,6 +6,9 @@
     -> RevealBudget -> DiscreteActions -> TextFeatures -> HistoryFeatures
     -> BudgetSchedule (a progressive horizon, optional) -> TaskSeeds
 
+and `TaskWorld` just above the game, which `TaskSeeds` resets it through with each
+episode's task seed.
+
 `PolicyAgent` rebuilds the same features from text; `policy_encoding` records
 how (``encoding.json``). The learner's vector env builds them for all its sub-envs at
 once: there each stack ends in `TurnInputs` after `RevealBudget` instead (one layer in
@@ -40,6 +43,7 @@ __all__ = [
     "TRAINING_INFO_KEYS",
     "BudgetSchedule",
     "TaskSeeds",
+    "TaskWorld",
     "batch_encoder",
     "make_env",
     "training_encoding",
@@ -52,28 +56,72 @@ class TaskSeeds(gym.Wrapper):
     SB3 seeds only the first reset; later resets would draw worlds from the
     game's own stream. Drawing an explicit seed per episode keeps training
     worlds disjoint from evaluation seeds and reproducible from ``seed``.
+
+    The task seed goes to the game alone, through a `TaskWorld` this wrapper puts just
+    above the game in ``env`` (unless ``env`` holds one). Passed down the whole stack, it
+    would restart every wrapper's stream with each episode, and a task would always meet
+    the same draws: with a ``pool``, one turn budget of a BudgetMix per task. The stack's
+    own streams are seeded by the first reset (its seed, else ``seed``) and run on.
     """
 
     def __init__(self, env: gym.Env, base: int, pool: int, seed: int):
-        super().__init__(env)
-        self.base = check_seed(base, "base")
+        base = check_seed(base, "base")
         if not is_int(pool) or pool < 0:
             raise ValueError(f"Expect `pool` to be an int >= 0 (0: 2**31 seeds), got {brief(pool)}")
-        self.pool = int(pool)
-        if self.base + (self.pool or 2**31) - 1 > MAX_SEED:
+        if base + (pool or 2**31) - 1 > MAX_SEED:
             raise ValueError(
                 f"Expect the task seeds `base` + `pool` to stay at most {MAX_SEED:,}, "
-                f"got base {self.base:,} and pool {self.pool:,}"
+                f"got base {base:,} and pool {pool:,}"
             )
-        self._rng = np.random.default_rng([check_seed(seed), 0x7A5C])
+        seed = check_seed(seed)
+        env, self._world = _with_task_world(env)
+        super().__init__(env)
+        self.base, self.pool = base, int(pool)
+        self._first_seed: int | None = seed  # (the first reset's, when it comes without one)
+        self._rng = np.random.default_rng([seed, 0x7A5C])
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         check_reset_options(seed, options)
         if seed is not None:
             self._rng = np.random.default_rng([seed, 0x7A5C])
+        seed, self._first_seed = seed if seed is not None else self._first_seed, None
         span = self.pool if self.pool > 0 else 2**31
-        task = self.base + int(self._rng.integers(span))
-        return self.env.reset(seed=task, options=options)
+        self._world.task_seed = self.base + int(self._rng.integers(span))
+        try:
+            return self.env.reset(seed=seed, options=options)
+        finally:
+            self._world.task_seed = None  # (spent, or left unspent by a reset that failed)
+
+
+class TaskWorld(gym.Wrapper):
+    """The layer just above the game that `TaskSeeds` resets it through: with the task seed
+    set for this reset (``task_seed``), whatever seed came down the stack; a reset that
+    comes from below `TaskSeeds` passes its own seed on."""
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+        self.task_seed: int | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        seed = seed if self.task_seed is None else self.task_seed
+        return self.env.reset(seed=seed, options=options)
+
+
+def _with_task_world(env: gym.Env) -> tuple[gym.Env, TaskWorld]:
+    """``env`` and its `TaskWorld`, one put just above the game (in place) if it has none."""
+    from turnbudget.wrappers._common import find_wrapper
+
+    world = find_wrapper(env, TaskWorld)
+    if world is not None:
+        return env, world
+    if not isinstance(env, gym.Wrapper):
+        world = TaskWorld(env)
+        return world, world
+    inner = env
+    while isinstance(inner.env, gym.Wrapper):
+        inner = inner.env
+    world = inner.env = TaskWorld(inner.env)
+    return env, world
 
 
 class BudgetSchedule(gym.Wrapper):
