@@ -104,7 +104,9 @@ def private_copy(value: Any) -> Any:
     kind = type(value)
     if kind in _ATOMS:
         return value
-    if kind is list:
+    if kind is list:  # (of atoms only, as most are: one copy, their types checked in C)
+        if _ATOMS.issuperset(map(type, value)):
+            return value.copy()
         return [v if type(v) in _ATOMS else private_copy(v) for v in value]
     if kind is dict:
         return {k: v if type(v) in _ATOMS else private_copy(v) for k, v in value.items()}
@@ -167,9 +169,10 @@ def agent_info(
         {'turns_left': 2, 'budget_visible': True}
     """
     hide = _EVENT_ONLY if show_budget or info.get("budget_visible") is True else _EVENT_AND_BUDGET
-    view = {
-        k: v if type(v) in _ATOMS else private_copy(v) for k, v in info.items() if k not in hide
-    }
+    view = {}
+    for key, value in info.items():  # (a loop: a comprehension builds a function every call)
+        if key not in hide:
+            view[key] = value if type(value) in _ATOMS else private_copy(value)
     event = player_event(info.get(_EVENT_KEY))
     if event is not None:
         view[_EVENT_KEY] = event
