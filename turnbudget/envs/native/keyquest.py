@@ -249,6 +249,10 @@ class KeyQuest(TextGame):
         are kept few, see `MAX_FAST_ATTRIBUTES`)."""
         return [name[:-4] for name in self._item_names[: self.config.doors]]
 
+    def _door_color(self, door: int) -> str:
+        """One door's colour (`_door_colors` without the list)."""
+        return self._item_names[door][:-4]  # (its key's name, less " key")
+
     def _flood(
         self,
         start: int,
@@ -301,9 +305,9 @@ class KeyQuest(TextGame):
             if door is None:
                 passages.append(direction)
             elif self._open_mask >> door & 1:
-                doors.append(f"An open {self._door_colors[door]} door leads {direction}.")
+                doors.append(f"An open {self._door_color(door)} door leads {direction}.")
             else:
-                doors.append(f"A locked {self._door_colors[door]} door blocks the way {direction}.")
+                doors.append(f"A locked {self._door_color(door)} door blocks the way {direction}.")
         if passages:
             parts.append(f"Passages lead {_join(passages)}.")
         parts.extend(doors)
@@ -319,7 +323,7 @@ class KeyQuest(TextGame):
             if door is None or self._open_mask >> door & 1:
                 commands.append(f"go {direction}")
             elif self._item_loc[door] == CARRIED:
-                commands.append(f"unlock {self._door_colors[door]} door")
+                commands.append(f"unlock {self._door_color(door)} door")
         commands += [f"take {n}" for n, loc in zip(self._item_names, self._item_loc) if loc == room]
         commands += [
             f"drop {n}" for n, loc in zip(self._item_names, self._item_loc) if loc == CARRIED
@@ -370,7 +374,7 @@ class KeyQuest(TextGame):
             if obj not in self._exits[self._room]:
                 return f"You can't go {obj} from here: there is a wall."
             if door is not None:
-                return f"The {self._door_colors[door]} door is locked."
+                return f"The {self._door_color(door)} door is locked."
         if verb == "unlock" and obj.removesuffix(" door") in self._door_colors:
             return f"You can't unlock the {obj} from here without its key."
         # `obj` is the player's own words: echoed printable (the observation space's charset).
@@ -401,7 +405,7 @@ class KeyQuest(TextGame):
                 result.append((f"go {direction}", (nxt, open_mask, locs)))
             elif locs[door] == CARRIED:
                 result.append(
-                    (f"unlock {self._door_colors[door]} door", (room, open_mask | 1 << door, locs))
+                    (f"unlock {self._door_color(door)} door", (room, open_mask | 1 << door, locs))
                 )
         for item, loc in enumerate(locs):
             if loc == room:
