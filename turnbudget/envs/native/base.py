@@ -74,6 +74,35 @@ class _FixedSeed(np.random.bit_generator.ISeedSequence):
 _COPY_SEED = _FixedSeed()
 
 
+# (class, rendering) -> the names of its games' attributes in the order ``__init__`` sets them
+_ATTRIBUTE_NAMES: dict[tuple[type, bool], tuple[str, ...] | None] = {}
+
+
+def _attribute_names(game: TextGame) -> tuple[str, ...] | None:
+    """The names of ``game``'s attributes, in the order ``__init__`` sets them, read from a
+    game made like it (a read of ``game``'s own ``__dict__`` would move it out of CPython's
+    fast layout: `MAX_FAST_ATTRIBUTES`). Only for our own games that declare their
+    `TextGame._world_attributes` (a test holds them to setting every attribute in ``__init__``);
+    None for any other class (a subclass may set attributes anywhere) or one not made so."""
+    rendering = game.render_mode is not None
+    key = (type(game), rendering)
+    if key not in _ATTRIBUTE_NAMES:
+        names = None
+        cls = type(game)
+        if "_world_attributes" in cls.__dict__ and cls.__module__.startswith("turnbudget."):
+            fields = dataclasses.fields(game.config)
+            config = {f.name: getattr(game.config, f.name) for f in fields}
+            config = {name: value for name, value in config.items() if is_int(value)}
+            try:
+                template = cls(game.difficulty, game.render_mode, **config)
+            except (TypeError, ValueError):
+                pass
+            else:
+                names = tuple(vars(template))
+        _ATTRIBUTE_NAMES[key] = names
+    return _ATTRIBUTE_NAMES[key]
+
+
 def normalize_command(command: str) -> str:
     """Map a free-form command to the canonical form games list as admissible.
 
@@ -231,7 +260,12 @@ class TextGame(TextEnv):
         """
         clone = self.__class__.__new__(self.__class__)
         memo[id(self)] = clone
-        clone.__dict__.update(self.__dict__)
+        names = _attribute_names(self)
+        if names is None:
+            clone.__dict__.update(self.__dict__)
+        else:  # (not through ``__dict__``: reading it moves the original out of the fast layout)
+            for name in names:
+                setattr(clone, name, getattr(self, name))
         for name in self._mutable_lists:
             setattr(clone, name, getattr(self, name).copy())
         if self._np_random is not None:  # 3x faster than deep-copying the Generator
