@@ -170,3 +170,18 @@ def test_memoized_features_equal_the_plain_computation(env_id):
             turns += 1
             obs, _, terminated, truncated, info = env.step(command)
             done = terminated or truncated
+
+
+def test_an_empty_batch_has_no_rows_and_the_batch_equals_its_turns_one_at_a_time():
+    encoder = FeatureEncoder(4, 2, 8, budget=True)
+    assert encoder.encode_batch([], [], [], [], []).shape == (0, encoder.size())
+    episodes = [encoder.episode("find the exit"), encoder.episode("take the key")]
+    texts = ["A hall.\n[3 turns left]", "A cellar with a key.\n[9 turns left]"]
+    commands = [["go north", "look"], ["take key"]]
+    batch = encoder.encode_batch(episodes, texts, commands, [3, 9], [5, 12])
+    alone = FeatureEncoder(4, 2, 8, budget=True)
+    for row, (goal, text, shown, left, budget) in enumerate(
+        zip(["find the exit", "take the key"], texts, commands, [3, 9], [5, 12])
+    ):
+        alone.reset(goal)
+        np.testing.assert_array_equal(batch[row], alone.encode(text, shown, left, budget))

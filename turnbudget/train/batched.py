@@ -101,7 +101,9 @@ class TurnInputs(gym.Wrapper):
         command = self._slots.command(action)
         played = command if self._slots.commands else ""  # (as HistoryFeatures.step)
         obs, reward, terminated, truncated, info = self.env.step(command)
-        info = self._hand_up(obs, info, None, executed_command(played, info))
+        if "injected_error" in info:  # (a slip may have replaced it; else no call to ask)
+            played = executed_command(played, info)
+        info = self._hand_up(obs, info, None, played)
         return _NO_OBSERVATION, reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:

@@ -86,7 +86,7 @@ class CommandSlots:
         # No command once the episode has ended: slot 0 stays open, so the mask is still a
         # distribution to sample from (Gymnasium's next-step autoreset and TorchRL draw an
         # action from the final observation, then ignore it); it is never played.
-        self.mask = self._masks[max(1, len(self.commands))]
+        self.mask = self._masks[len(commands) or 1]
 
     def command(self, action: Any) -> str:
         """The command for index ``action`` (a non-command when it is masked).

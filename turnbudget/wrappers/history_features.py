@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from array import array
 from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any, SupportsFloat
@@ -271,7 +272,7 @@ class FeatureEncoder:
         n, history = episode.n_seen, self.history
         if n:
             similarity = (episode.seen[:n] @ now).tolist()
-            recent = min(n, history)
+            recent = n if n < history else history
             memory = similarity[: -recent - 1 : -1] + [0.0] * (history - recent)
             memory.append(max(similarity))
         else:
@@ -328,17 +329,20 @@ class FeatureEncoder:
             shares.append(self._shares(episode, shown))
             tail = self._memory(episode, now)
             goal = episode.goal_words
-            tail += [len(goal & obs_words) / max(1, len(goal)), episode.turns / _TURN_SCALE]
+            tail += [len(goal & obs_words) / (len(goal) or 1), episode.turns / _TURN_SCALE]
             if self.budget:
                 left = float(left if left is not None else 0)
                 total = float(budget if budget else 1)
-                tail += [left / _TURN_SCALE, left / total, 1.0 / max(left, 1.0)]
-            tails.append(tail)
-        out = np.empty((len(tails), self._size), dtype=np.float32)
+                tail += [left / _TURN_SCALE, left / total, 1.0 / (left if left > 1.0 else 1.0)]
+            tails += tail
+        out = np.empty((len(slots), self._size), dtype=np.float32)
+        if not slots:
+            return out
         out[:, : self._slots_end] = slots
         out[:, self._slots_end : self._actions_end] = windows
         out[:, self.command_dim : self._slots_end : self.slot_size] = shares
-        out[:, self._actions_end :] = tails
+        # (the tails' floats as one buffer: a list of lists costs NumPy a look at every float)
+        out[:, self._actions_end :] = np.frombuffer(array("d", tails)).reshape(len(slots), -1)
         if flags:
             out.reshape(-1)[flags] = 1.0
         return out

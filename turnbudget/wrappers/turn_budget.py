@@ -191,10 +191,14 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
     def _add_budget_info(self, info: dict[str, Any]) -> dict[str, Any]:
         info["turn_budget"] = self.turn_budget
         info["turns_used"] = self.turns_used
-        info["turns_left"] = self.turns_left
+        left = self.turn_budget - self.turns_used  # (`turns_left` inline: a property and a
+        info["turns_left"] = left if left > 0 else 0  # max() cost more than the rest of this)
         return info
 
 
 def _copied(info: dict[str, Any]) -> dict[str, Any]:
     """``info`` with its own copy of each list, dict and set value (one level: what an info holds)."""
-    return {k: v.copy() if isinstance(v, (list, dict, set)) else v for k, v in info.items()}
+    copied = {}
+    for key, value in info.items():  # (a loop: a comprehension builds a function every call)
+        copied[key] = value.copy() if isinstance(value, (list, dict, set)) else value
+    return copied
