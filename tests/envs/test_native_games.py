@@ -402,6 +402,18 @@ def test_a_copy_draws_what_the_original_would(env_id, bit_generator):
     assert (copy.deepcopy(clone).np_random.random(4) == clone.np_random.random(4)).all()
 
 
+@pytest.mark.parametrize("env_id", native_env_ids())
+def test_a_game_not_reset_yet_can_be_deep_copied_and_the_copy_plays_like_it(env_id):
+    import copy
+
+    game = gym.make(env_id).unwrapped
+    clone = copy.deepcopy(game)  # (before the first reset: as vector envs and learners may)
+    assert clone.reset(seed=4) == game.reset(seed=4)
+    for _ in range(30):
+        action = (game.optimal_actions() or ["look"])[0]
+        assert clone.step(action) == game.step(action)
+
+
 class _CountingMaze(Maze):
     """A user's subclass: it sets an attribute outside ``__init__``, as subclasses may."""
 

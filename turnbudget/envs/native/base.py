@@ -267,7 +267,8 @@ class TextGame(TextEnv):
             for name in names:
                 setattr(clone, name, getattr(self, name))
         for name in self._mutable_lists:
-            setattr(clone, name, getattr(self, name).copy())
+            mutable = getattr(self, name)  # (None in a game not reset yet)
+            setattr(clone, name, None if mutable is None else mutable.copy())
         if self._np_random is not None:  # 3x faster than deep-copying the Generator
             # Built from a fixed seed, then given the original's state: built without one, it
             # seeded itself from OS entropy first, which cost as much as the rest of the copy.
