@@ -113,3 +113,44 @@ def test_estimate_grid_averages_tasks_and_ci_brackets_mean():
 def test_estimate_from_task_grids_checks_shape():
     with pytest.raises(ValueError, match="shape"):
         estimate_from_task_grids(np.zeros((2, 3, 3)), [1, 2], [5, 6, 7], n_per_task=2)
+
+
+def _one_resample_at_a_time(grids: np.ndarray, n_bootstrap: int, seed: int) -> np.ndarray:
+    """The bootstrap means as the estimator drew them before it drew blocks: a resample of the
+    tasks per call (the reference the blocks must reproduce bit for bit)."""
+    rng = np.random.default_rng(seed)
+    n_tasks = len(grids)
+    return np.stack(
+        [grids[rng.integers(0, n_tasks, size=n_tasks)].mean(axis=0) for _ in range(n_bootstrap)]
+    )
+
+
+@pytest.mark.parametrize("block_values", [1, 7, 64, 1 << 20])
+@pytest.mark.parametrize("shape", [(2, 1, 1), (9, 1, 1), (125, 1, 1), (17, 3, 4), (300, 2, 5)])
+def test_the_bootstrap_in_blocks_is_one_resample_at_a_time_bit_for_bit(
+    monkeypatch, shape, block_values
+):
+    """Blocks of one resample or of many, a last block cut short or not: the same draws and
+    the same means, so the same interval as one resample at a time, exactly."""
+    import turnbudget.eval.estimator as estimator
+
+    monkeypatch.setattr(estimator, "_BOOTSTRAP_BLOCK_VALUES", block_values)
+    rng = np.random.default_rng(shape[0])
+    grids = rng.integers(0, 9, size=shape) / 8.0  # (rates with ties, as real grids have)
+    ks, ts = list(range(1, shape[1] + 1)), list(range(4, 4 + shape[2]))
+    n_bootstrap, confidence, seed = 203, 0.9, 11
+    # (many episodes per task: the score interval as narrow as the tasks' spread allows)
+    est = estimate_from_task_grids(
+        grids, ks, ts, n_per_task=10**6, n_bootstrap=n_bootstrap, confidence=confidence,
+        seed=seed,
+    )  # fmt: skip
+    without = estimate_from_task_grids(
+        grids, ks, ts, n_per_task=10**6, n_bootstrap=0, confidence=confidence
+    )
+    boot = _one_resample_at_a_time(grids, n_bootstrap, seed)
+    alpha = (1.0 - confidence) / 2.0
+    boot_low, boot_high = np.quantile(boot, [alpha, 1.0 - alpha], axis=0)
+    assert np.array_equal(est.low, np.minimum(without.low, boot_low))
+    assert np.array_equal(est.high, np.maximum(without.high, boot_high))
+    if shape[0] > 9:  # (the bootstrap counted: with few tasks the score interval holds it)
+        assert (est.low < without.low).any() or (est.high > without.high).any()

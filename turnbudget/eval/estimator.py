@@ -71,6 +71,8 @@ __all__ = [
 #: 10,000 already pin a 95% percentile interval far below the width of the interval itself.
 MAX_BOOTSTRAP = 100_000
 _MAX_VALUES = 10_000  # K values or budgets T in one grid
+#: Task-grid values resampled at once by the bootstrap (8 MiB of floats).
+_BOOTSTRAP_BLOCK_VALUES = 1 << 20
 
 
 def check_n_bootstrap(value: object, *, least: int = 0) -> int:
@@ -352,8 +354,13 @@ def estimate_from_task_grids(
     if n_bootstrap > 0 and n_tasks > 1:
         rng = np.random.default_rng(seed)
         boot = np.empty((n_bootstrap, *mean.shape))
-        for b in range(n_bootstrap):  # one resample at a time keeps memory flat
-            boot[b] = grids[rng.integers(0, n_tasks, size=n_tasks)].mean(axis=0)
+        # Resamples a block at a time: one NumPy call per block, not per resample (a run's
+        # summary estimates a grid per T; issue 26), and memory bounded by the block. The
+        # draws and the means are those of one resample at a time, bit for bit.
+        block = max(1, _BOOTSTRAP_BLOCK_VALUES // grids.size)
+        for start in range(0, n_bootstrap, block):
+            picks = rng.integers(0, n_tasks, size=(min(block, n_bootstrap - start), n_tasks))
+            boot[start : start + len(picks)] = grids[picks].mean(axis=1)
         alpha = (1.0 - confidence) / 2.0
         boot_low, boot_high = np.quantile(boot, [alpha, 1.0 - alpha], axis=0)
         low, high = np.minimum(low, boot_low), np.maximum(high, boot_high)
