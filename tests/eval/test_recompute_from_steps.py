@@ -388,3 +388,33 @@ def test_per_budget_analysis_from_steps_when_episodes_lack_counts(report_dir, tm
     assert old["analysis"] == new["analysis"]
     (run / "steps.jsonl").unlink()
     assert "by_budget" not in load_run_summary(run, n_bootstrap=200)["analysis"]["all"]
+
+
+def test_a_log_partly_without_counts_reads_the_steps_of_those_episodes_only(report_dir):
+    """Episode records with and without `budget_counts` in one log: the steps are read for
+    those without (and only then), and the summary is the one the full log gives."""
+    from turnbudget.eval.analysis import summarize_run
+    from turnbudget.eval.run.evaluate import load_run
+    from turnbudget.records import read_steps
+
+    run = report_dir / "oracle"
+    config, log = load_run(run)
+    full = summarize_run(config, log.stream(), n_bootstrap=50)
+
+    def no_steps(lacking):
+        raise AssertionError("the steps were read, though every record has its counts")
+
+    assert summarize_run(config, log.stream(), n_bootstrap=50, steps=no_steps) == full
+    episodes = list(log.stream())
+    for e in episodes[::3]:
+        del e["budget_counts"]
+    asked = []
+
+    def steps_of(lacking):
+        asked.append(sorted(e["episode_id"] for e in lacking))
+        return read_steps(run / "steps.jsonl", lacking)
+
+    assert summarize_run(config, iter(episodes), n_bootstrap=50, steps=steps_of) == full
+    assert asked == [sorted(e["episode_id"] for e in episodes[::3])]
+    rows = read_steps(run / "steps.jsonl", episodes[::3])  # (the steps as a list: the same)
+    assert summarize_run(config, iter(episodes), n_bootstrap=50, steps=rows) == full

@@ -54,7 +54,7 @@ import itertools
 import json
 import operator
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -854,23 +854,32 @@ def summarize_run(
     *,
     n_bootstrap: int = 1000,
     confidence: float = 0.95,
-    steps: Iterable[Mapping[str, Any]] | None = None,
+    steps: Iterable[Mapping[str, Any]]
+    | Callable[[list[Mapping[str, Any]]], Iterable[Mapping[str, Any]]]
+    | None = None,
 ) -> dict[str, Any]:
     """The summary of one evaluation run: grids per env group and mode, and the analysis.
 
     Each group's analysis also gets ``by_budget`` (see `budget_analysis`) when
     the episode records carry ``budget_counts`` or ``steps`` are given.
     ``episodes`` may be any iterable (read once, one record at a time: see
-    `RunTally`); with ``steps``, the records are held to match them up.
+    `RunTally`). ``steps``: the step records of the episodes whose records lack
+    their ``budget_counts`` (older logs), or a function that reads them given
+    those episodes (called only when some episode lacks them). Only those
+    episodes' records are held until the steps are matched up.
     """
     tally = RunTally(config)
-    from_steps: Mapping[str, Any] = {}
-    if steps is not None:
-        episodes = list(episodes)
-        ran = [e for e in episodes if not e.get("failed_to_run")]
-        from_steps = _counts_from_steps(tally.config, ran, steps) or {}
+    lacking = []
     for e in episodes:
-        tally.add(e, from_steps.get(e["episode_id"]))
+        if steps is not None and "budget_counts" not in e and not e.get("failed_to_run"):
+            lacking.append(e)
+        else:
+            tally.add(e)
+    if lacking:  # (a tally's summary is the same whatever the order its records came in)
+        rows = steps(lacking) if callable(steps) else steps
+        found = _counts_from_steps(tally.config, lacking, rows) or {}
+        for e in lacking:
+            tally.add(e, found.get(e["episode_id"]))
     return tally.summary(n_bootstrap=n_bootstrap, confidence=confidence)
 
 

@@ -29,6 +29,7 @@ The Markdown is `turnbudget.eval.report.markdown`'s; the plots
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -101,11 +102,7 @@ def load_run_summary(run_dir: str | Path, n_bootstrap: int = 1000) -> dict[str, 
     config, log = load_run(run_dir)  # (streamed: a run's records are never all held)
     steps = None  # read only for logs whose episode records lack `budget_counts`
     if config.record_steps and (run_dir / STEPS_FILE).exists():
-        lacking = [
-            e for e in log.stream() if "budget_counts" not in e and not e.get("failed_to_run")
-        ]
-        if lacking:
-            steps = read_steps(run_dir / STEPS_FILE, lacking)
+        steps = functools.partial(read_steps, run_dir / STEPS_FILE)
     return summarize_run(config, log.stream(), n_bootstrap=n_bootstrap, steps=steps)
 
 
