@@ -125,7 +125,7 @@ def _one_resample_at_a_time(grids: np.ndarray, n_bootstrap: int, seed: int) -> n
     )
 
 
-@pytest.mark.parametrize("block_values", [1, 7, 64, 1 << 20])
+@pytest.mark.parametrize("block_values", [1, 7, 64, 1 << 16, 1 << 20])
 @pytest.mark.parametrize("shape", [(2, 1, 1), (9, 1, 1), (125, 1, 1), (17, 3, 4), (300, 2, 5)])
 def test_the_bootstrap_in_blocks_is_one_resample_at_a_time_bit_for_bit(
     monkeypatch, shape, block_values

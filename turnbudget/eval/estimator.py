@@ -71,8 +71,9 @@ __all__ = [
 #: 10,000 already pin a 95% percentile interval far below the width of the interval itself.
 MAX_BOOTSTRAP = 100_000
 _MAX_VALUES = 10_000  # K values or budgets T in one grid
-#: Task-grid values resampled at once by the bootstrap (8 MiB of floats).
-_BOOTSTRAP_BLOCK_VALUES = 1 << 20
+#: Task-grid values resampled at once by the bootstrap (512 KiB of floats, at most as many
+#: indices: a large grid is still resampled one resample at a time, as before).
+_BOOTSTRAP_BLOCK_VALUES = 1 << 16
 
 
 def check_n_bootstrap(value: object, *, least: int = 0) -> int:
