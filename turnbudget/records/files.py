@@ -233,12 +233,21 @@ _STEP_FIELDS: dict[str, Rule] = {
 }  # fmt: skip
 
 
-def _fields_problem(
-    record: Mapping[str, Any], rules: Mapping[str, Rule], required: Iterable[str] = ()
+def _missing(
+    record: Mapping[str, Any], rules: Mapping[str, Rule], required: Iterable[str]
 ) -> str | None:
     for key in required:
         if key not in record:
             return f"Expect `{key}` to be {rules[key][1]}, but it is missing"
+    return None
+
+
+def _fields_problem(
+    record: Mapping[str, Any], rules: Mapping[str, Rule], required: Iterable[str] = ()
+) -> str | None:
+    problem = _missing(record, rules, required)
+    if problem:
+        return problem
     for key, (ok, what) in rules.items():
         if key in record and not ok(record[key]):
             return f"Expect `{key}` to be {what}, got {_show(record[key])}"
@@ -334,8 +343,8 @@ def episode_problem(record: Mapping[str, Any], plan: RunPlan) -> str | None:
         )
     if not record["success"] and first is not None:
         return f"Expect `first_success_turn` of a failed episode to be null, got {first}"
-    if "n_steps_judged" in record:
-        problem = _fields_problem(record, _EPISODE_FIELDS, _JUDGED)
+    if "n_steps_judged" in record:  # (their values were checked with the other fields)
+        problem = _missing(record, _EPISODE_FIELDS, _JUDGED)
         if problem:
             return problem
     for part, whole in _AT_MOST:
