@@ -683,17 +683,16 @@ def _counts_from_steps(
 
 
 class _BudgetSums:
-    """`budget_analysis`'s sums of `BUDGET_COUNTERS`, per (group, T, outcome), as a running sum."""
+    """`budget_analysis`'s sums of `BUDGET_COUNTERS`, per (group, T, outcome), as a running sum:
+    per (env id, T, success or failure) as episodes come in (one row each), the groups and
+    the outcome "all" added up from those in `table` (integer sums: the same totals)."""
 
     def __init__(self, config: Mapping[str, Any]):
         self.ts = sorted(int(t) for t in config["ts"])
         self.truncate = config["mode"] == "truncate"
         self.groups = _groups(config["envs"])
-        width = len(BUDGET_COUNTERS)
-        self.sums = {
-            (g, t, o): [0] * width for g in self.groups for t in self.ts for o in _OUTCOMES
-        }
-        self.n_eps = dict.fromkeys(self.sums, 0)
+        self.sums: dict[tuple[str, int, str], list[int]] = {}
+        self.n_eps: dict[tuple[str, int, str], int] = {}
 
     def add(self, e: Mapping[str, Any], counts: Mapping[str, Sequence[int]]) -> None:
         """Add one episode that ran, with its ``budget_counts``."""
@@ -702,24 +701,31 @@ class _BudgetSums:
             targets = ts if budget == ts[-1] else []
         else:
             targets = [budget] if budget in ts else []
-        fst = _fst(e)
-        groups = [g for g in self.groups if _in_group(e, g)]
+        fst, env = _fst(e), e["env_id"]
         for t in targets:
             snapshot = [int(x) for x in counts[str(t)]]
-            outcome = "success" if fst is not None and fst <= t else "failure"
-            for key in ((g, t, o) for g in groups for o in ("all", outcome)):
-                row = self.sums[key]
+            key = (env, t, "success" if fst is not None and fst <= t else "failure")
+            row = self.sums.get(key)
+            if row is None:
+                self.sums[key], self.n_eps[key] = snapshot, 1
+            else:
                 row[:] = map(operator.add, row, snapshot)
                 self.n_eps[key] += 1
 
     def table(self) -> dict[str, dict[str, dict[str, Any]]]:
+        width = len(BUDGET_COUNTERS)
+        totals = {
+            (g, t, o): [[0] * width, 0] for g in self.groups for t in self.ts for o in _OUTCOMES
+        }
+        for (env, t, outcome), row in self.sums.items():
+            for g in self.groups:
+                if g == ALL or env == g:
+                    for o in ("all", outcome):
+                        total = totals[g, t, o]
+                        total[0] = list(map(operator.add, total[0], row))
+                        total[1] += self.n_eps[env, t, outcome]
         return {
-            g: {
-                str(t): {
-                    o: _budget_stats(self.sums[(g, t, o)], self.n_eps[(g, t, o)]) for o in _OUTCOMES
-                }
-                for t in self.ts
-            }
+            g: {str(t): {o: _budget_stats(*totals[g, t, o]) for o in _OUTCOMES} for t in self.ts}
             for g in self.groups
         }
 
