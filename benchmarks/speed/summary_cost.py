@@ -49,25 +49,19 @@ def make_run(out: Path, envs: list[str], tasks: int, n: int) -> int:
     return result.n_run
 
 
-def measure(run_dir: Path, tasks: int, rounds: int) -> dict[str, float]:
-    """Median CPU ms of the run's summary and of one grid estimate, in this process."""
+def measure(run_dir: Path, tasks: int) -> dict[str, float]:
+    """CPU ms of the run's summary and of one grid estimate, in this process (one round)."""
     from turnbudget.eval.estimator import estimate_from_task_grids
     from turnbudget.eval.report.build import load_run_summary
 
     grids = np.random.default_rng(0).integers(0, 9, size=(tasks, len(KS), len(TS))) / 8.0
     load_run_summary(run_dir)  # (imports and first calls: not part of the figures)
-    summaries, estimates = [], []
-    for _ in range(rounds):
-        start = time.process_time()
-        load_run_summary(run_dir)
-        summaries.append(time.process_time() - start)
-        start = time.process_time()
-        estimate_from_task_grids(grids, KS, TS, n_per_task=8, n_bootstrap=1000)
-        estimates.append(time.process_time() - start)
-    return {
-        "summary_ms": 1e3 * statistics.median(summaries),
-        "estimate_ms": 1e3 * statistics.median(estimates),
-    }
+    start = time.process_time()
+    load_run_summary(run_dir)
+    summary = time.process_time() - start
+    start = time.process_time()
+    estimate_from_task_grids(grids, KS, TS, n_per_task=8, n_bootstrap=1000)
+    return {"summary_ms": 1e3 * summary, "estimate_ms": 1e3 * (time.process_time() - start)}
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -85,7 +79,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--json-out", default="", help="also write the figures here")
     args = parser.parse_args(argv)
     if args.run_dir:  # one round of one version (`versions.run_versions`)
-        figures = measure(Path(args.run_dir), args.tasks, 1)
+        figures = measure(Path(args.run_dir), args.tasks)
         Path(args.json_out).write_text(json.dumps(figures))
         return figures
     from versions import run_versions
