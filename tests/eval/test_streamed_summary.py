@@ -197,3 +197,72 @@ def test_a_result_whose_run_directory_is_gone_says_so_rather_than_reading_empty(
     with pytest.raises(FileNotFoundError, match=r"episode log .* is gone.*list\(result.episodes\)"):
         len(result.episodes)
     assert len(copy) == 4 and list(kept.episodes) == copy  # read before: held
+
+
+@pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 2)])
+def test_a_fresh_run_is_summarised_as_its_episodes_finish_and_a_resumed_one_from_its_log(
+    tmp_path, monkeypatch, backend, workers
+):
+    """`evaluate` folds each episode record into the summary as the episode finishes (the
+    driver sums while the workers play): a fresh run never reads its log back, and its
+    summary is the one `load_run_summary` reads from that log, episodes that failed to run
+    and the agent's notes (floats summed) included. A resumed run reads the episodes of the
+    calls before from the log, and its summary is the log's too."""
+    from _faults import RaisingAgent, seeds_of
+    from _spies import NotingOracle
+
+    from turnbudget.eval.report import load_run_summary
+    from turnbudget.eval.run.evaluate import evaluate
+    from turnbudget.records import EpisodeLog
+
+    reads: list[int] = []
+    stream = EpisodeLog.stream
+    monkeypatch.setattr(EpisodeLog, "stream", lambda log: reads.append(1) or stream(log))
+    grid = dict(
+        ks=[1, 2], ts=[4, 8], n=2, tasks=3, mode="both", errors=0.2, n_bootstrap=30,
+        backend=backend, workers=workers,
+    )  # fmt: skip
+
+    def check(result, out):
+        assert not reads  # (load_run_summary's own reads come after)
+        from_log = load_run_summary(out, n_bootstrap=30)
+        assert json.dumps(result.summary, sort_keys=True) == json.dumps(from_log, sort_keys=True)
+        reads.clear()
+        return result.summary
+
+    noted = check(evaluate(list(ENVS), NotingOracle(0.3), out=tmp_path / "noted", **grid),
+                  tmp_path / "noted")  # fmt: skip
+    assert noted["agent_usage"]["p"] > 0 and noted["agent_usage"]["decisions"] > 0
+
+    bad = [(ENVS[0], 1, 0), (ENVS[1], 2, 1)]
+    agent = RaisingAgent(0.3, seeds_of(0, bad))
+    out = tmp_path / "failing"
+    failing = check(evaluate(list(ENVS), agent, out=out, retries=0, **grid), out)
+    assert failing["failed_to_run"]["episodes"] == 2 * len(grid["ts"])  # (rerun: every T)
+
+    resumed = evaluate(list(ENVS), agent, out=out, retries=0, **grid)  # (the failed ones again)
+    assert resumed.n_run == failing["failed_to_run"]["episodes"] and reads
+    assert resumed.summary == load_run_summary(out, n_bootstrap=30) == failing
+
+
+def test_a_backend_that_hands_an_episode_over_twice_still_gets_the_logs_summary(tmp_path):
+    """The log reads an identical copy once; a summary summed in flight would count it twice,
+    so then `evaluate` summarises from the log as before (the run is not called incomplete)."""
+    from turnbudget.agents import RandomAgent
+    from turnbudget.eval.report import load_run_summary
+    from turnbudget.eval.run.backends.local import LocalBackend
+    from turnbudget.eval.run.evaluate import evaluate
+
+    class Repeating(LocalBackend):
+        def run(self, specs):
+            for i, outcomes in enumerate(super().run(specs)):
+                yield outcomes
+                if i == 1:
+                    yield outcomes
+
+    out = tmp_path / "run"
+    result = evaluate(ENVS[0], RandomAgent(), ks=[1], ts=[3, 6], n=2, tasks=2, out=out,
+                      backend=Repeating(), n_bootstrap=20)  # fmt: skip
+    lines = (out / "episodes.jsonl").read_text().splitlines()
+    assert len(lines) == 5 and len(set(lines)) == 4 == result.summary["n_episodes"]
+    assert result.summary == load_run_summary(out, n_bootstrap=20)

@@ -105,6 +105,8 @@ class EvalResult:
     has no directory; with ``out``, an `EpisodeLog` (a sequence that reads
     ``episodes.jsonl`` when first used, and compares equal to a list of the same
     records), so a run of millions of episodes is summarised without holding them.
+    The summary is summed as the episodes finish (a resumed run's earlier episodes are
+    read from the log): it equals `turnbudget.eval.report.load_run_summary` of the run.
     """
 
     config: EvalConfig
@@ -200,7 +202,7 @@ def evaluate(
             agent that plays by the rules). An agent sealed already (`seal`) is
             sealed whatever this says.
     """
-    from turnbudget.eval.analysis import summarize_run
+    from turnbudget.eval.analysis import RunTally, summarize_run
     from turnbudget.eval.estimator import check_n_bootstrap
 
     # Every argument is checked before anything runs or is written (overwrite deletes).
@@ -230,17 +232,23 @@ def evaluate(
     check_agent(agent)
     preflight(agent)  # (an LLM agent's server: asked once, before any episode)
     given, agent = agent, driven_form(agent, concurrency=concurrency, sealed=sealed)
+    specs = plan_episodes(config)
+    # Summed as episodes finish (while the workers play on), not read back from the log after.
+    tally = RunTally(config)
     try:
         played = play_planned(
-            backend, agent, config, plan_episodes(config), kind=EvaluationEpisodes,
+            backend, agent, config, specs, kind=EvaluationEpisodes,
             plan=record_plan(config), out=out, overwrite=overwrite,
             check_config=EvalConfig.from_dict, retries=retries, progress=progress,
-            desc=config.label,
+            desc=config.label, on_episode=tally.add,
         )  # fmt: skip
     finally:
         if agent is not given:  # the AsyncBatch or sealed proxy made here: close it
             agent.close()
-    summary = summarize_run(config, played.stream(), n_bootstrap=n_bootstrap)
+    if played.n_run == tally.n_episodes == len(specs):
+        summary = tally.summary(n_bootstrap=n_bootstrap)
+    else:  # resumed (the calls before are in the log only), or a backend that sent a copy
+        summary = summarize_run(config, played.stream(), n_bootstrap=n_bootstrap)
     return EvalResult(
         config, played.episodes, summary, played.out, n_run=played.n_run, steps=played.records
     )

@@ -161,12 +161,15 @@ def play_planned(
     retries: int,
     progress: bool,
     desc: str,
+    on_episode: Callable[[dict[str, Any]], Any] | None = None,
 ) -> Played:
     """Play the episodes ``specs`` of ``kind`` (each outcome is ``(episode record, other
     records)``), into the run directory ``out`` when given: ``run.json`` holds
     ``config.to_dict()`` (an existing run there must have the same, checked by
     ``check_config``; ``overwrite`` starts afresh), the episodes it already holds are
-    skipped (resume), and each finished episode is appended as it comes."""
+    skipped (resume), and each finished episode is appended as it comes.
+    ``on_episode`` is called with each episode record this call plays, once, after it
+    is written (not with the resumed ones: ``Played.n_run`` tells whether there were any)."""
     out_path = Path(out) if out is not None else None
     done: set[str] = set()
     if out_path is not None:
@@ -184,6 +187,8 @@ def play_planned(
             else:
                 episodes.append(episode)
                 records.extend(others)  # dicts when not serialising
+            if on_episode is not None:
+                on_episode(episode)
 
     try:
         run_jobs(
