@@ -454,6 +454,13 @@ _SUMMED = (
 )  # fmt: skip
 
 
+#: `_StepTotals`' integer counters besides its per-key sums.
+_STEP_SCALARS = (
+    "episodes", "successes", "turns", "judged", "on_track", "after_error", "hits",
+    "hits_on_track", "hits_after_error",
+)  # fmt: skip
+
+
 class _StepTotals:
     """`step_stats` as a running sum: `add` one episode record at a time."""
 
@@ -487,6 +494,19 @@ class _StepTotals:
             self.summed[key] += int(e.get(key) or 0)
         for t in e.get("turns_to_recover") or ():
             self.recover[int(t)] += 1
+
+    @classmethod
+    def merged(cls, parts: Iterable[_StepTotals]) -> _StepTotals:
+        """The totals of several (integer sums: as if their episodes were added to one)."""
+        total = cls()
+        for part in parts:
+            for name in _STEP_SCALARS:
+                setattr(total, name, getattr(total, name) + getattr(part, name))
+            for key, value in part.summed.items():
+                total.summed[key] += value
+            for t, errors in part.recover.items():
+                total.recover[t] += errors
+        return total
 
     def stats(self) -> dict[str, Any]:
         turns, c = self.turns, self.summed
@@ -763,7 +783,7 @@ class RunTally:
         self.n_episodes = 0
         self.failures = {g: _FailureTally() for g in [*self.groups, None]}  # None: the run
         self.tasks: dict[tuple[str, int], _TaskTally] = {}
-        self.steps = {g: _StepTotals() for g in self.groups}
+        self.steps: dict[str, _StepTotals] = {}  # per env id (the groups: merged at the end)
         self.budget: _BudgetSums | None = _BudgetSums(cfg)  # None once an episode lacks counts
         self.usage = _UsageTotals()
 
@@ -781,8 +801,11 @@ class RunTally:
             return
         _task_of(self.tasks, episode, self.ts).add(episode)
         if int(episode["turn_budget"]) == max(self.ts):
-            for g in groups:
-                self.steps[g].add(episode)
+            env = episode["env_id"]
+            steps = self.steps.get(env)
+            if steps is None:
+                steps = self.steps[env] = _StepTotals()
+            steps.add(episode)
         counts = episode.get("budget_counts", budget_counts)
         if counts is None:
             self.budget = None
@@ -829,7 +852,8 @@ class RunTally:
             if len(modes) == 2:
                 entry["gap"] = mode_gap(entry["truncate"], entry["rerun"])
             groups[group] = entry
-            stats = self.steps[group].stats()
+            envs = self.steps if group == ALL else [group]
+            stats = _StepTotals.merged(self.steps[e] for e in envs if e in self.steps).stats()
             stats["by_optimal_length"] = _bucket_table(members, ts, modes[-1])
             scored, _ = _scorable(members, ks, ts, modes[-1])
             stats["feasibility"] = _feasibility(
