@@ -126,3 +126,60 @@ def test_async_batch_concurrency_limits_requests_in_flight():
     batch.close()
     with pytest.raises(ValueError, match="concurrency"):
         AsyncBatch(AsyncRandom, concurrency=0)
+
+
+class OddNotes(RandomAgent):
+    """`RandomAgent`, noting each decision with keys and values JSON rewrites (an int, a bool
+    and None as keys, a NumPy number, a tuple); on the episodes of ``bad_seeds`` its note is
+    ``bad`` (what JSON cannot write, or not a mapping)."""
+
+    def __init__(self, bad: Any = None, bad_seeds: frozenset[int] = frozenset()) -> None:
+        super().__init__()
+        self.bad, self.bad_seeds, self.seed = bad, bad_seeds, None
+
+    def __repr__(self) -> str:
+        return "OddNotes()"
+
+    def reset(self, seed: int) -> None:
+        self.seed = seed
+        super().reset(seed)
+
+    def step_note(self) -> Any:
+        if self.seed in self.bad_seeds:
+            return self.bad
+        return {3: 1, True: 2, None: 0.5, "tokens_in": np.int64(4), "t": (1, "x")}
+
+
+def test_a_step_note_is_kept_as_json_keeps_it_and_a_bad_one_fails_only_its_episode(tmp_path):
+    """A note is what the log and a sealed agent's pipe make of it (JSON), so the summary
+    summed in flight is the log's and sealing changes nothing; a note JSON cannot write, or
+    one that is not a mapping, ends its episode with an error that says so (the run goes on:
+    a note is never a crash)."""
+    from _faults import seeds_of
+
+    from turnbudget.eval.report import load_run_summary
+
+    grid = dict(ks=(1,), ts=(4,), tasks=3, n=1, n_bootstrap=0, retries=0)
+    out = tmp_path / "odd"
+    odd = evaluate(MAZE, OddNotes(), out=out, **grid)
+    steps = read_jsonl(out / STEPS_FILE)[0]
+    assert steps[0]["agent"] == {"3": 1, "true": 2, "null": 0.5, "tokens_in": 4, "t": [1, "x"]}
+    assert odd.summary["agent_usage"]["3"] == len(steps) == odd.summary["agent_usage"]["steps"]
+    assert odd.summary == load_run_summary(out, n_bootstrap=0)
+    sealed = evaluate(MAZE, OddNotes(), out=tmp_path / "sealed", sealed=True, **grid)
+    assert read_jsonl(tmp_path / "sealed" / STEPS_FILE)[0] == steps
+    assert sealed.summary["agent_usage"] == odd.summary["agent_usage"]
+
+    bad = seeds_of(0, [(MAZE, 1, 0)])
+    for note, why in [
+        ({(1, 2): 1}, "Expect a step note that JSON can write, got one it cannot (TypeError: keys"),
+        (
+            {"a": [object()]},
+            "Expect a step note that JSON can write, got one it cannot (TypeError: object",
+        ),
+        (["tokens", 3], "Expect a step note to be a mapping or None, got list"),
+    ]:
+        result = evaluate(MAZE, OddNotes(note, bad), **grid)
+        (failed,) = [e for e in result.episodes if e.get("failed_to_run")]
+        assert failed["seed"] == 1 and failed["error"].startswith(f"TypeError: {why}")
+        assert result.summary["analysis"][MAZE]["episodes"] == 2

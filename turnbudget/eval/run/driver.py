@@ -41,11 +41,12 @@ the chunking, the batch width or the order episodes end.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import signal
 import threading
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
@@ -114,6 +115,34 @@ def exception_message(exc: BaseException) -> str:
     except EPISODE_ERRORS as err:
         text = f"<its message could not be read: {type(err).__name__}>"
     return " ".join(text.split())
+
+
+def json_number(value: Any) -> Any:
+    """``json.dumps``' ``default`` for the NumPy scalars an agent may put in a note
+    (``np.float32(0.5)``): their plain value; anything else is not JSON (`TypeError`)."""
+    item = getattr(value, "item", None)
+    if callable(item):
+        plain = item()
+        if isinstance(plain, (bool, int, float, str)):
+            return plain
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def plain_note(note: Any) -> dict[str, Any] | None:
+    """An agent's step note as the records keep it, and as a sealed agent's arrives: through
+    JSON (its keys strings, as JSON writes ``3``, ``True`` or ``None``; its tuples lists; its
+    NumPy scalars plain numbers). None stays None. `TypeError` (which ends only the episode)
+    for a note that is not a mapping, or holds what JSON cannot write."""
+    if note is None:
+        return None
+    if not isinstance(note, Mapping):
+        raise TypeError(f"Expect a step note to be a mapping or None, got {type(note).__name__}")
+    try:
+        return json.loads(json.dumps(note, default=json_number))
+    except EPISODE_ERRORS as exc:  # (json_number runs the agent's ``item()``: anything)
+        raise TypeError(
+            f"Expect a step note that JSON can write, got one it cannot ({describe(exc)})"
+        ) from None
 
 
 def describe(exc: BaseException) -> str:
@@ -320,7 +349,7 @@ class Driver:
             return None
         action = agent.act(request.observation, request.info)
         note = getattr(agent, "step_note", None)
-        return action, (note() if note is not None else None)
+        return action, (plain_note(note()) if note is not None else None)
 
     def _discard(self, job: Any, slot: int) -> None:
         try:
@@ -463,7 +492,7 @@ class _Flight:
             notes_of = getattr(agent, "step_notes", None)
             notes = notes_of(ids) if notes_of is not None else [None] * len(slots)
             for s, action, note in zip(slots, actions, notes, strict=True):
-                self._advance(s, (action, note))
+                self._advance(s, (action, plain_note(note)))
 
     def _batch_ids(self, players: Sequence[Player]) -> set[tuple[int, str]]:
         return {(p.agent, p.episode_id) for p in players if _is_batch(self.agents[p.agent])}

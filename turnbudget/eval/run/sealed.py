@@ -521,16 +521,6 @@ def driven_form(agent: Any, *, concurrency: int | None = None, sealed: bool = Fa
 # --------------------------------------------------------------------------- the child
 
 
-def _plain(value: Any) -> Any:
-    """JSON for the NumPy scalars an agent may put in a note (``np.float32(0.5)``)."""
-    item = getattr(value, "item", None)
-    if callable(item):
-        plain = item()
-        if isinstance(plain, (bool, int, float, str)):
-            return plain
-    raise TypeError(f"{type(value).__name__} is not JSON")
-
-
 def _error(exc: BaseException) -> list[str]:
     """The reply for ``exc`` (`exception_message`: whatever the agent's exception does)."""
     from turnbudget.eval.run.driver import exception_message
@@ -626,6 +616,7 @@ def serve(fd: int, parent: int | None = None) -> None:
     ``parent``: the evaluator's pid (the child ends when that process does)."""
     import multiprocessing.connection as mpc
 
+    from turnbudget.eval.run.driver import json_number
     from turnbudget.eval.run.lock import exit_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the evaluator's to handle
@@ -647,8 +638,8 @@ def serve(fd: int, parent: int | None = None) -> None:
         except BaseException as exc:  # (the agent's: SystemExit too) reported, not fatal
             reply = _error(exc)
         try:
-            text = json.dumps(reply, default=_plain)
-        except BaseException as exc:  # (``_plain`` runs the agent's ``item()``: anything)
+            text = json.dumps(reply, default=json_number)
+        except BaseException as exc:  # (``json_number`` runs the agent's ``item()``: anything)
             why = _error(exc)
             text = json.dumps(
                 ["error", "TypeError", f"{method}() returned what cannot be sent as JSON: "
