@@ -329,6 +329,7 @@ class Driver:
         players = self.kind.players(job)
         for player in players:
             self.agents[player.agent].reset(player.seed)
+        seated = [self.agents[player.agent] for player in players]  # (each seat's agent)
         program = self.kind.program(job, 0)
         answer = None
         try:
@@ -337,7 +338,7 @@ class Driver:
                     request = program.send(answer)
                 except StopIteration as stop:
                     return stop.value
-                answer = self._answer(self.agents[players[request.seat].agent], request)
+                answer = self._answer(seated[request.seat], request)
         finally:
             _abandon(program)
 

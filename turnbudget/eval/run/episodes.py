@@ -191,12 +191,14 @@ class EvaluationEpisodes:
         oracle = env.unwrapped.optimal_actions if self.config.needs_oracle else None
         obs, info = slot.reset(spec)
         executed = None
+        show_budget, notes = self.show_budget, slot.notes
         while True:
-            view = agent_info(info, show_budget=self.show_budget, oracle=oracle, executed=executed)
-            action, note = yield Act(0, obs, view)
-            slot.notes.append(note)
+            view = agent_info(info, show_budget=show_budget, oracle=oracle, executed=executed)
+            # (tuple.__new__: the NamedTuple's own __new__ is a Python call every turn)
+            action, note = yield tuple.__new__(Act, (0, obs, view))
+            notes.append(note)
             obs, _, terminated, truncated, info = env.step(action)
-            executed = executed_action(action, info)
+            executed = action if "injected_error" not in info else executed_action(action, info)
             if terminated or truncated:
                 return slot.collect(spec, self.config.record_steps, self.serialize)
 
