@@ -74,6 +74,13 @@ def _agent(url: str, **kwargs: Any) -> ChatAgent:
     return agent
 
 
+def _act(agent: ChatAgent, path: str) -> str:
+    """The agent's command for one turn, through its sync or its async client (``path``)."""
+    if path == "sync":
+        return agent.act("A hall.", INFO)
+    return asyncio.run(agent.act_async("A hall.", INFO))
+
+
 def _body_with(**changes: Any) -> dict[str, Any]:
     body = reply_body()
     for path, value in changes.items():
@@ -99,10 +106,7 @@ def test_an_answer_that_is_no_reply_is_retried_then_a_clear_error(answer, path):
     with FakeServer(lambda handler, request: answer) as server:
         agent = _agent(server.url())
         with pytest.raises(ServerUnavailable, match=r"answered without a reply after 2 attempt"):
-            if path == "sync":
-                agent.act("A hall.", INFO)
-            else:
-                asyncio.run(agent.act_async("A hall.", INFO))
+            _act(agent, path)
     assert server.chat_requests == 2
     assert agent.step_note() is None
 
@@ -468,10 +472,7 @@ def test_a_models_list_past_the_bound_is_a_clear_error_not_a_constraint_guess(pa
     try:
         agent = _agent(url, constrain="auto", max_answer_bytes=_MIB, max_retries=3)
         with pytest.raises(ServerUnavailable, match=r"answered GET /flood/v1/models with more"):
-            if path == "sync":
-                agent.act("A hall.", INFO)
-            else:
-                asyncio.run(agent.act_async("A hall.", INFO))
+            _act(agent, path)
     finally:
         httpd.shutdown()
         httpd.server_close()
@@ -513,10 +514,7 @@ def test_a_compressed_answer_is_read_and_only_bounded_codings_are_asked_for(codi
 
     with FakeServer(answer) as server:
         agent = _agent(server.url())
-        if path == "sync":
-            assert agent.act("A hall.", INFO) == "north"
-        else:
-            assert asyncio.run(agent.act_async("A hall.", INFO)) == "north"
+        assert _act(agent, path) == "north"
     assert asked == ["gzip, deflate"]  # (not br or zstd: httpx would expand them whole)
     assert agent.step_note()["tokens_in"] == 7  # (the answer's usage, read as before)
 
@@ -539,12 +537,11 @@ def test_the_bound_counts_the_answer_decompressed_to_the_byte(coding, path):
 
     with FakeServer(answer) as server:
         agent = _agent(server.url(), max_answer_bytes=bound, max_retries=3)
-        act = agent.act if path == "sync" else lambda *a: asyncio.run(agent.act_async(*a))
         sent.append("fits")
-        assert act("A hall.", INFO) == "north"
+        assert _act(agent, path) == "north"
         sent.append("over")
         with pytest.raises(ServerUnavailable) as err:
-            act("A hall.", INFO)
+            _act(agent, path)
     assert server.chat_requests == 2
     how = "decompressed" if coding == "gzip" else "Content-Length: 4097"
     assert f"with more than {bound} bytes ({how}; the bound is `max_answer_bytes`)" in str(
@@ -562,10 +559,7 @@ def test_without_a_bound_a_long_answer_is_read_whole(path):
     with FakeServer(lambda handler, request: next(answers)) as server:
         agent = _agent(server.url(), max_answer_bytes=None)
         for _ in range(2):
-            if path == "sync":
-                assert agent.act("A hall.", INFO) == "north"
-            else:
-                assert asyncio.run(agent.act_async("A hall.", INFO)) == "north"
+            assert _act(agent, path) == "north"
 
 
 @pytest.mark.parametrize("coding", ["br", "zstd", "gzip, gzip", "deflate, gzip"])
@@ -580,10 +574,7 @@ def test_an_answer_in_a_coding_that_was_not_asked_for_is_refused_unread(coding, 
     with FakeServer(answer) as server:
         agent = _agent(server.url(), max_retries=3)
         with pytest.raises(ServerUnavailable) as err:
-            if path == "sync":
-                agent.act("A hall.", INFO)
-            else:
-                asyncio.run(agent.act_async("A hall.", INFO))
+            _act(agent, path)
     assert server.chat_requests == 1
     assert (
         f"answered POST /v1/chat/completions in Content-Encoding {coding!r}, which it was not "
@@ -599,10 +590,7 @@ def test_a_broken_gzip_answer_is_retried_as_before(path):
     with FakeServer(lambda handler, request: answer) as server:
         agent = _agent(server.url())
         with pytest.raises(ServerUnavailable, match=r"did not answer after 2 attempt"):
-            if path == "sync":
-                agent.act("A hall.", INFO)
-            else:
-                asyncio.run(agent.act_async("A hall.", INFO))
+            _act(agent, path)
     assert server.chat_requests == 2
 
 
@@ -631,10 +619,7 @@ def test_an_error_answer_under_the_bound_is_read_into_the_error(status, coding, 
     with FakeServer(answer) as server:
         agent = _agent(server.url())
         with pytest.raises(raised) as err:
-            if path == "sync":
-                agent.act("A hall.", INFO)
-            else:
-                asyncio.run(agent.act_async("A hall.", INFO))
+            _act(agent, path)
     assert expected in str(err.value) and "Xq7 model not served here" in str(err.value)
     assert server.chat_requests == requests
 
@@ -654,10 +639,7 @@ def test_a_5xx_naming_the_constraint_still_drops_it(path, caplog):
 
     with FakeServer(answer) as server, caplog.at_level(logging.WARNING):
         agent = _agent(server.url(), constrain="grammar")
-        if path == "sync":
-            assert agent.act("A hall.", INFO) == "north"
-        else:
-            assert asyncio.run(agent.act_async("A hall.", INFO)) == "north"
+        assert _act(agent, path) == "north"
     assert ["grammar" in keys for keys in seen] == [True, False]
     assert "rejected the 'grammar' constraint" in caplog.text
 
@@ -678,8 +660,5 @@ def test_the_bounded_client_still_takes_its_proxy_from_the_environment(path, mon
             monkeypatch.delenv(name, raising=False)
         monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.port}")
         agent = _agent("http://llm.invalid/v1")
-        if path == "sync":
-            assert agent.act("A hall.", INFO) == "north"
-        else:
-            assert asyncio.run(agent.act_async("A hall.", INFO)) == "north"
+        assert _act(agent, path) == "north"
     assert seen == ["http://llm.invalid/v1/chat/completions"]
