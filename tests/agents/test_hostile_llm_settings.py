@@ -20,8 +20,9 @@ import socket
 
 import pytest
 
+from turnbudget.agents import make_agent
 from turnbudget.agents.chat_format import parse_command
-from turnbudget.agents.llm import ChatAgent
+from turnbudget.agents.llm import MAX_RETRIES, MAX_WAIT_S, ChatAgent, _within
 from turnbudget.agents.local_llm import LocalChatAgent
 from turnbudget.agents.local_server import LocalServer
 from turnbudget.cli import main
@@ -35,6 +36,37 @@ NAN, INF = float("nan"), float("inf")
 def test_a_non_finite_number_is_refused_at_construction(name, value):
     with pytest.raises(ValueError, match=rf"Expect `{name}` to be a (positive|non-negative) float"):
         ChatAgent("m", base_url=URL, **{name: value})
+
+
+@pytest.mark.parametrize("name", ["timeout", "backoff", "max_backoff"])
+def test_a_wait_longer_than_the_clocks_take_is_refused_at_construction(name):
+    """A timeout of 1e10 s passed the checks, then the first turn raised OverflowError from
+    the thread's wait (``timestamp out of range``), a backoff as long from ``time.sleep``."""
+    with pytest.raises(ValueError, match=rf"Expect `{name}` to be .* of at most 1,000,000,000"):
+        ChatAgent("m", base_url=URL, **{name: 1e10})
+    assert getattr(ChatAgent("m", base_url=URL, **{name: MAX_WAIT_S}), name) == MAX_WAIT_S
+
+
+def test_the_longest_wait_taken_is_one_a_thread_can_wait():
+    assert _within(MAX_WAIT_S, lambda: "north", lambda: None) == ("north", None)
+
+
+def test_more_retries_than_the_most_are_refused_and_the_longest_backoff_is_a_number():
+    """``max_retries=2000`` passed, then the 1,025th retry's wait (``backoff * 2**retry``)
+    raised OverflowError where a server that stays down should end as `ServerUnavailable`."""
+    with pytest.raises(ValueError, match=r"Expect `max_retries` to be .* of at most 100, got"):
+        ChatAgent("m", base_url=URL, max_retries=MAX_RETRIES + 1)
+    agent = ChatAgent("m", base_url=URL, max_retries=MAX_RETRIES, backoff=MAX_WAIT_S)
+    assert agent._wait(MAX_RETRIES) == agent.max_backoff
+
+
+@pytest.mark.parametrize("spec", ["llm:m", "llm:local"])
+def test_an_option_an_llm_agent_does_not_take_is_a_value_error_naming_it(spec):
+    """Its factory takes ``**options``, so the registry's check passed them to the class,
+    whose TypeError (``unexpected keyword argument``) was not what `make_agent` promises."""
+    with pytest.raises(ValueError, match=r"takes no option\(s\) \['temprature'\]"):
+        make_agent(spec, temprature=0.5, base_url=None)
+    assert make_agent("llm:m", temperature=0.5, base_url=URL).temperature == 0.5
 
 
 @pytest.mark.parametrize("value", [0, -1, 1.5, True, "16MiB", 2.0**24])

@@ -79,6 +79,8 @@ from turnbudget.agents.secrets import redact, remember, url_secrets
 __all__ = [
     "MAX_ANSWER_BYTES",
     "MAX_REPLY_CHARS",
+    "MAX_RETRIES",
+    "MAX_WAIT_S",
     "PREFLIGHT_TIMEOUT",
     "ChatAgent",
     "RequestRejected",
@@ -116,6 +118,13 @@ MAX_REPLY_CHARS = 65536
 #: Seconds `ChatAgent.preflight` waits for the server's ``/models`` (or the agent's
 #: ``timeout``, if shorter).
 PREFLIGHT_TIMEOUT = 10.0
+#: The most retries one decision may make (as `evaluate`'s own ``retries``): a server down
+#: for longer than ``MAX_RETRIES`` waits of ``max_backoff`` is down; rerun to resume.
+MAX_RETRIES = 100
+#: The longest ``timeout`` or wait between retries, in seconds (about 31 years): within what
+#: a thread, a sleep or a socket can wait (`threading.TIMEOUT_MAX`, about 292 years, less
+#: the clock's own reading: past it, waiting raises OverflowError mid-run).
+MAX_WAIT_S = 1e9
 
 
 class ServerUnavailable(ConnectionError):
@@ -225,15 +234,18 @@ class _Shared:
         self.constraint: str | None = None
 
 
-def _positive(value: Any, name: str, kind: type = int, zero: bool = False) -> Any:
-    """``value`` as a finite number >= 0 (> 0 unless ``zero``); nan and inf are refused (a
-    nan timeout never expires, an infinite backoff never retries)."""
+def _positive(
+    value: Any, name: str, kind: type = int, zero: bool = False, most: float | None = None
+) -> Any:
+    """``value`` as a finite number >= 0 (> 0 unless ``zero``), at most ``most`` if given; nan
+    and inf are refused (a nan timeout never expires, an infinite backoff never retries)."""
     ok = isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool)
     # A float's range; nan and inf fail the comparison, and so does an int float() would refuse.
     finite = ok and (kind is int or abs(value) < 2**1024)
-    if not finite or value < 0 or (value == 0 and not zero):
+    if not finite or value < 0 or (value == 0 and not zero) or (most is not None and value > most):
         what = "non-negative" if zero else "positive"
-        raise ValueError(f"Expect `{name}` to be a {what} {kind.__name__}, got {value!r}")
+        bound = "" if most is None else f" of at most {most:,.0f}"
+        raise ValueError(f"Expect `{name}` to be a {what} {kind.__name__}{bound}, got {value!r}")
     return kind(value)
 
 
@@ -269,9 +281,11 @@ class ChatAgent:
         max_tokens: the reply's token cap.
         timeout: seconds per request, from sending it to the whole answer (a server that
             answers a byte at a time is cut off too).
-        max_retries: retries per decision on timeouts, connection errors, 429 and 5xx.
+        max_retries: retries per decision on timeouts, connection errors, 429 and 5xx
+            (at most `MAX_RETRIES`).
         backoff: the first retry's wait in seconds; doubles each retry, capped at ``max_backoff``.
-        max_backoff: the longest wait between retries.
+        max_backoff: the longest wait between retries. It, ``backoff`` and ``timeout`` are
+            at most `MAX_WAIT_S`.
         max_answer_bytes: the most bytes of one answer read, as sent and decompressed
             (default `MAX_ANSWER_BYTES`; None: no bound); past it the request fails with
             `ServerUnavailable`, not retried (a server that sends an endless body or a
@@ -334,10 +348,10 @@ class ChatAgent:
         self.constrain = constrain
         self.temperature = _positive(temperature, "temperature", float, zero=True)
         self.max_tokens = _positive(max_tokens, "max_tokens")
-        self.timeout = _positive(timeout, "timeout", float)
-        self.max_retries = _positive(max_retries, "max_retries", zero=True)
-        self.backoff = _positive(backoff, "backoff", float, zero=True)
-        self.max_backoff = _positive(max_backoff, "max_backoff", float, zero=True)
+        self.timeout = _positive(timeout, "timeout", float, most=MAX_WAIT_S)
+        self.max_retries = _positive(max_retries, "max_retries", zero=True, most=MAX_RETRIES)
+        self.backoff = _positive(backoff, "backoff", float, zero=True, most=MAX_WAIT_S)
+        self.max_backoff = _positive(max_backoff, "max_backoff", float, zero=True, most=MAX_WAIT_S)
         self.max_answer_bytes = (
             None if max_answer_bytes is None else _positive(max_answer_bytes, "max_answer_bytes")
         )
@@ -1043,6 +1057,8 @@ def make_llm_agent(args: str, **options: Any) -> ChatAgent:
         >>> make_llm_agent("gemma-3-270m", base_url="http://127.0.0.1:8080/v1", parse="strict").parse
         'strict'
     """
+    from turnbudget.agents.registry import check_options
+
     if not args or not args.strip():
         raise ValueError("Expect `llm:MODEL` with a model name, e.g. llm:gemma-3-270m")
     name, _, path = args.strip().partition(":")
@@ -1050,4 +1066,6 @@ def make_llm_agent(args: str, **options: Any) -> ChatAgent:
         from turnbudget.agents.local_llm import make_local_agent
 
         return make_local_agent(path, **options)
-    return ChatAgent(args.strip(), **{k: v for k, v in options.items() if v is not None})
+    options = {k: v for k, v in options.items() if v is not None}
+    check_options("llm", ChatAgent, options)  # (a misspelt option: a ValueError naming it)
+    return ChatAgent(args.strip(), **options)

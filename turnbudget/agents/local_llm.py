@@ -518,5 +518,12 @@ def make_local_agent(args: str, **options: Any) -> LocalChatAgent:
 
     ``options`` are keyword arguments as for `make_llm_agent`; None values are dropped.
     """
-    path = args.strip() or None
-    return LocalChatAgent(path, **{k: v for k, v in options.items() if v is not None})
+    import inspect
+
+    from turnbudget.agents.registry import check_options
+
+    options = {k: v for k, v in options.items() if v is not None}
+    # Its own keywords (the model's path is the spec's), then `ChatAgent`'s for the rest.
+    own = set(inspect.signature(LocalChatAgent).parameters) - {"model_path", "options"}
+    check_options("llm:local", ChatAgent, {k: v for k, v in options.items() if k not in own})
+    return LocalChatAgent(args.strip() or None, **options)

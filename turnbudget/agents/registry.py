@@ -220,12 +220,12 @@ def make_agent(spec: str, **options: Any) -> Any:
         attr, _, arg = arg.partition(":")
         factory = _load_code(name.strip(), attr.strip(), spec.strip(), source)
         if options:
-            _check_options(spec.strip(), factory, options)
+            check_options(spec.strip(), factory, options)
         agent = _call_factory(factory, arg, options, spec.strip())
     else:
         factory = _resolve(key)
         if options:
-            _check_options(name, factory, options)
+            check_options(name, factory, options)
         try:
             agent = factory(arg, **options)
         except ModuleNotFoundError as err:  # a dependency the factory imports as it builds
@@ -341,7 +341,9 @@ def _call_factory(factory: Callable[..., Any], arg: str, options: dict[str, Any]
     return factory(*args, **options)
 
 
-def _check_options(name: str, factory: AgentFactory, options: dict[str, Any]) -> None:
+def check_options(name: str, factory: AgentFactory, options: dict[str, Any]) -> None:
+    """Raise ValueError naming the ``options`` that ``factory`` (a function or a class) takes
+    no keyword for; a factory taking ``**options`` checks its own (`make_llm_agent`)."""
     import inspect
 
     try:
