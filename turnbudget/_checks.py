@@ -29,11 +29,15 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "AGENT_FLAGS",
+    "MAX_BATCH_SIZE",
     "MAX_LABEL_BYTES",
     "MAX_SEED",
     "MAX_TURN_BUDGET",
+    "agent_flag",
     "brief",
     "check_agent",
+    "check_batch_size",
     "check_bool",
     "check_label",
     "check_positive_int",
@@ -58,6 +62,12 @@ MAX_SEED = 2**64 - 1
 #: The longest label, in bytes of UTF-8: a label names files and directories (a report's plots,
 #: the command line's ``runs/<label>``), whose names stop at 255 bytes.
 MAX_LABEL_BYTES = 128
+#: The most episodes one agent may have in flight (a batch agent's ``max_batch_size``, an async
+#: agent's ``concurrency``): each holds an env of its own (a TextWorld one, a process).
+MAX_BATCH_SIZE = 4096
+#: What an agent may declare (`agent_flag`): the oracle's actions, its budget on every turn,
+#: a house player's hints (team games).
+AGENT_FLAGS = ("needs_oracle", "budget_aware", "needs_house")
 _BRIEF = 80  # characters of a value quoted in a message
 
 
@@ -140,6 +150,27 @@ def check_bool(value: Any, name: str) -> bool:
     return bool(value)
 
 
+def check_batch_size(value: Any, name: str = "max_batch_size") -> int:
+    """Return ``value`` as an ``int`` if it is an integer from 1 to `MAX_BATCH_SIZE` (episodes
+    in flight), else raise ``ValueError``."""
+    if not is_int(value) or not 1 <= value <= MAX_BATCH_SIZE:
+        raise ValueError(
+            f"Expect `{name}` to be an int from 1 to {MAX_BATCH_SIZE:,} (episodes in flight), "
+            f"got {brief(value)}"
+        )
+    return int(value)
+
+
+def agent_flag(agent: Any, flag: str, name: str = "agent") -> bool:
+    """``agent``'s declared ``flag`` (`AGENT_FLAGS`; False when it declares none), or
+    ``TypeError`` unless it is a bool: ``needs_oracle = "False"`` is a mistake, never a grant
+    of the oracle's actions or the hidden budget."""
+    value = getattr(agent, flag, False)
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"Expect `{name}.{flag}` to be True or False, got {brief(value)}")
+    return bool(value)
+
+
 def check_seed(value: Any, name: str = "seed", *, most: int = MAX_SEED) -> int:
     """Return ``value`` as an ``int`` if it is an integer from 0 to ``most`` (NumPy ints too,
     never ``bool``), else raise ``ValueError``: ``1.9`` or ``"7"`` is a mistake, never seed 1 or 7.
@@ -208,14 +239,16 @@ def check_label(value: Any, name: str = "label", *, subject: str | None = None) 
     return value
 
 
-def check_agent(value: Any, name: str = "agent") -> Any:
+def check_agent(value: Any, name: str = "agent", *, also: str = "") -> Any:
     """Return ``value`` if it is an agent the engine can drive, else raise ``TypeError``.
 
     An agent is an instance with ``reset(seed)`` and ``act(observation, info)``
     (`turnbudget.agents.Agent`), ``reset_episode`` and ``act_batch``
     (`turnbudget.agents.BatchAgent`), or ``reset_async`` and ``act_async``
     (`turnbudget.agents.AsyncAgent`). A class is not one: the message says to
-    instantiate it.
+    instantiate it. Its declared flags (`AGENT_FLAGS`) must be bools and a batch agent's
+    ``max_batch_size`` an int from 1 to `MAX_BATCH_SIZE`. ``also`` ends the message of a
+    value that is no agent (what else the caller takes).
 
     Example:
         >>> check_agent(None)
@@ -226,7 +259,7 @@ def check_agent(value: Any, name: str = "agent") -> Any:
     if isinstance(value, type):
         raise TypeError(
             f"Expect `{name}` to be an agent instance, got the class {value.__qualname__}: "
-            f"instantiate it, e.g. {value.__name__}()"
+            f"instantiate it, e.g. {value.__name__}(){also}"
         )
     forms = (("reset", "act"), ("reset_episode", "act_batch"), ("reset_async", "act_async"))
     if not any(all(callable(getattr(value, m, None)) for m in form) for form in forms):
@@ -239,8 +272,12 @@ def check_agent(value: Any, name: str = "agent") -> Any:
             f"Expect `{name}` to be an agent: an object with reset(seed) and act(observation, "
             "info) (an Agent), reset_episode(episode_id, seed) and act_batch(episode_ids, "
             "observations, infos) (a BatchAgent), or reset_async and act_async (an AsyncAgent), "
-            f"got {brief(value)}{hint}"
+            f"got {brief(value)}{hint}{also}"
         )
+    for flag in AGENT_FLAGS:
+        agent_flag(value, flag, name)
+    if callable(getattr(value, "act_batch", None)):
+        check_batch_size(getattr(value, "max_batch_size", 1), f"{name}.max_batch_size")
     return value
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from turnbudget.agents import RandomAgent
@@ -323,6 +324,13 @@ PROBE_SMALL = dict(tasks=1, baseline_repeats=1, n_bootstrap=0)
         (dict(budget_factor=True), r"`budget_factor`"),
         (dict(label="x\udcff"), r"`label`"),
         (dict(label="../up"), r"`label`"),
+        # (read a character at a time, "0.5" failed on "."; ["0.5"] passed as 0.5)
+        (dict(prefixes="0.5"), r"Expect `prefixes` to be fractions in \[0, 1\), got '0.5'"),
+        (dict(prefixes=0.5), r"`prefixes`"),
+        (dict(prefixes=[None]), r"`prefixes`"),
+        (dict(prefixes=["0.5"]), r"`prefixes`"),
+        (dict(prefixes=[True]), r"`prefixes`"),
+        (dict(out=""), r"Expect `out` to be a directory path, got an empty one"),
     ],
 )
 def test_probe_refuses_bad_arguments_before_any_probe(agent, bad, match):
@@ -338,6 +346,157 @@ def test_probe_refuses_what_is_not_an_agent(bad):
 
     with pytest.raises(TypeError, match=r"`agent"):
         probe(MAZE, bad, **PROBE_SMALL)
+
+
+def test_probe_refuses_an_out_that_is_a_file_before_any_probe(agent, tmp_path):
+    """Its ``out`` was first used after every probe had run: a file there lost them all to a
+    FileExistsError. It is held as `evaluate` holds its own (one run a directory)."""
+    from turnbudget.eval import probe
+
+    file = tmp_path / "file"
+    file.write_text("mine")
+    with pytest.raises(ValueError, match=r"Expect `out` to be a directory, but .* is an existing"):
+        probe(MAZE, agent, **PROBE_SMALL, out=file)
+    assert file.read_text() == "mine"
+
+
+def test_evaluate_refuses_an_empty_out_and_writes_nothing(agent, tmp_path, monkeypatch):
+    """``out=""`` wrote the run into the working directory (the command line refuses it)."""
+    monkeypatch.chdir(tmp_path)
+    for out in ("", "  "):
+        with pytest.raises(ValueError, match=r"Expect `out` to be a directory path, got an empty"):
+            evaluate(MAZE, agent, **SMALL, out=out)
+    assert list(tmp_path.iterdir()) == []
+
+
+class _Batch:
+    """A batch agent that plays each episode's first command in sorted order."""
+
+    name = "batch"
+    max_batch_size = 4
+
+    def reset_episode(self, episode_id, seed):
+        pass
+
+    def act_batch(self, episode_ids, observations, infos):
+        return [sorted(info["admissible_actions"])[0] for info in infos]
+
+
+class _Plain(RandomAgent):
+    pass
+
+
+@pytest.mark.parametrize("size", [10**12, 4097, 0, -5, 2.7, "3", None, True])
+def test_a_batch_agents_max_batch_size_is_an_int_from_1_to_4096(size, tmp_path):
+    """10**12 ran out of memory building the driver's slots; 0, 2.7 and "3" passed."""
+    from turnbudget.eval import probe
+
+    agent = _Batch()
+    agent.max_batch_size = size
+    with pytest.raises(ValueError, match=r"Expect `agent.max_batch_size` to be an int from 1 to "):
+        evaluate(MAZE, agent, **SMALL, out=tmp_path / "run")
+    with pytest.raises(ValueError, match=r"`agent.max_batch_size`"):
+        probe(MAZE, agent, **PROBE_SMALL)
+    assert not (tmp_path / "run").exists()
+
+
+def _failures(out) -> list[str]:
+    import json
+
+    lines = (out / "episodes.jsonl").read_text().splitlines()
+    return [json.loads(line).get("error") for line in lines]
+
+
+@pytest.mark.parametrize("answer", ["look", {"look": 1, "north": 2}, {"look"}, None, 3], ids=type)
+def test_a_batch_answer_that_is_no_list_of_commands_fails_its_episodes_clearly(answer, tmp_path):
+    """A str of the right length was played a character at a time ("look": "l", "o", ...), a
+    dict by its keys; None failed with ``object of type 'NoneType' has no len()``."""
+
+    class Odd(_Batch):
+        def act_batch(self, episode_ids, observations, infos):
+            return answer
+
+    with pytest.raises(ValueError, match=r"failed to run"):  # (no episode ran)
+        evaluate(MAZE, Odd(), **SMALL, n=1, retries=0, out=tmp_path / "run")
+    assert _failures(tmp_path / "run") == [
+        f"TypeError: Expect Odd.act_batch to return a list of commands, one for each of its "
+        f"1 episodes, got {answer!r}"
+    ]
+
+
+def test_batch_step_notes_that_are_no_list_fail_their_episodes_clearly(tmp_path):
+    class Noted(_Batch):
+        def step_notes(self, episode_ids):
+            return None
+
+    with pytest.raises(ValueError, match=r"failed to run"):
+        evaluate(MAZE, Noted(), **SMALL, n=1, retries=0, out=tmp_path / "run")
+    assert _failures(tmp_path / "run") == [
+        "TypeError: Expect Noted.step_notes to return a list of notes, one for each of its 1 "
+        "episodes, got None"
+    ]
+
+
+@pytest.mark.parametrize("form", [tuple, np.array], ids=["tuple", "array"])
+def test_a_batch_answer_in_a_tuple_or_an_array_is_played(form, tmp_path):
+    class Formed(_Batch):
+        def act_batch(self, episode_ids, observations, infos):
+            return form(super().act_batch(episode_ids, observations, infos))
+
+    plain = evaluate(MAZE, _Batch(), **SMALL, n=2, out=tmp_path / "plain")
+    formed = evaluate(MAZE, Formed(), **SMALL, n=2, out=tmp_path / "formed")
+    assert formed.n_run == plain.n_run == 2 and formed.summary["groups"] == plain.summary["groups"]
+    for log in ("steps.jsonl", "episodes.jsonl"):
+        assert (tmp_path / "formed" / log).read_bytes() == (tmp_path / "plain" / log).read_bytes()
+
+
+@pytest.mark.parametrize("concurrency", [10**12, 4097, 0])
+def test_an_async_agents_concurrency_is_bounded_too(concurrency):
+    from turnbudget.agents.base import AsyncBatch, in_flight
+
+    class Async:
+        def reset_async(self, seed):
+            pass
+
+        def act_async(self, observation, info):
+            pass
+
+    with pytest.raises(ValueError, match=r"Expect `concurrency` to be an int from 1 to 4,096"):
+        in_flight(Async(), concurrency)
+    with pytest.raises(ValueError, match=r"Expect `max_batch_size` to be an int from 1 to 4,096"):
+        AsyncBatch(Async, max_batch_size=concurrency)
+
+
+@pytest.mark.parametrize("flag", ["needs_oracle", "budget_aware"])
+@pytest.mark.parametrize("value", ["False", "no", 0, 1, None, [True]])
+def test_an_agents_flags_must_be_bools_not_truthy_values(flag, value, tmp_path):
+    """``needs_oracle = "False"`` was read as True: the agent got the oracle's actions (and
+    ``budget_aware = "False"`` the hidden budget), in process and sealed alike."""
+    from turnbudget.eval import probe
+
+    agent = _Plain()
+    setattr(agent, flag, value)
+    for sealed in (False, True):
+        with pytest.raises(TypeError, match=rf"Expect `agent.{flag}` to be True or False, got"):
+            evaluate(MAZE, agent, **SMALL, out=tmp_path / "run", sealed=sealed)
+    with pytest.raises(TypeError, match=rf"`agent.{flag}`"):
+        probe(MAZE, agent, **PROBE_SMALL)
+    with pytest.raises(TypeError, match=rf"Expect `agents\['operator'\].{flag}` to be True or"):
+        evaluate_team("vault_v0", {"operator": agent, "runner": "oracle"}, **SMALL)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_sealed_spec_agents_flags_are_checked_in_its_process(tmp_path):
+    """A spec is built only in the sealed process: its flags are checked there."""
+    module = tmp_path / "flagged.py"
+    module.write_text(
+        "from turnbudget.agents import RandomAgent\n"
+        "class Flagged(RandomAgent):\n    budget_aware = 'no'\n"
+    )
+    from turnbudget.eval.run.sealed import seal
+
+    with pytest.raises(Exception, match=r"Expect `agent.budget_aware` to be True or False"):
+        seal(f"{module}:Flagged")
 
 
 def test_probe_refuses_envs_that_are_not_env_ids(agent):

@@ -52,7 +52,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from turnbudget._checks import check_positive_int
+from turnbudget._checks import agent_flag, check_batch_size
 
 __all__ = [
     "BUDGET_KEYS",
@@ -146,15 +146,15 @@ class AsyncBatch:
         if not callable(factory):
             raise TypeError(f"Expect `factory` to be callable, got {factory!r}")
         self.factory = factory
-        self.max_batch_size = check_positive_int(max_batch_size, "max_batch_size")
+        self.max_batch_size = check_batch_size(max_batch_size, "max_batch_size")
         self.concurrency = (
             self.max_batch_size
             if concurrency is None
-            else check_positive_int(concurrency, "concurrency")
+            else check_batch_size(concurrency, "concurrency")
         )
         probe = factory()
-        self.needs_oracle = bool(getattr(probe, "needs_oracle", False))
-        self.budget_aware = bool(getattr(probe, "budget_aware", False))
+        self.needs_oracle = agent_flag(probe, "needs_oracle", "factory()")
+        self.budget_aware = agent_flag(probe, "budget_aware", "factory()")
         self._agents: dict[str, Any] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -269,10 +269,8 @@ def in_flight(agent: Any, concurrency: int | None = None) -> Any:
         >>> in_flight(RandomAgent())
         RandomAgent()
     """
-    if concurrency is not None and (
-        isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1
-    ):
-        raise ValueError(f"Expect `concurrency` to be a positive int or None, got {concurrency!r}")
+    if concurrency is not None:
+        check_batch_size(concurrency, "concurrency")
     if hasattr(agent, "act_batch"):
         if concurrency is not None:
             raise ValueError(
@@ -332,5 +330,6 @@ def preflight(agent: object) -> None:
 
 
 def agent_flags(agent: object) -> tuple[bool, bool]:
-    """``(needs_oracle, budget_aware)`` of an agent (False when not declared)."""
-    return bool(getattr(agent, "needs_oracle", False)), bool(getattr(agent, "budget_aware", False))
+    """``(needs_oracle, budget_aware)`` of an agent (False when not declared; TypeError when
+    not a bool, `agent_flag`)."""
+    return agent_flag(agent, "needs_oracle"), agent_flag(agent, "budget_aware")

@@ -262,3 +262,37 @@ def test_a_label_with_markdown_in_it_neither_splits_a_table_row_nor_becomes_html
             assert len(set(cells)) == 1, table
         table = []
     assert "a\\|b" in report
+
+
+def test_a_logged_label_with_line_breaks_or_controls_stays_on_its_row(tmp_path):
+    """`evaluate` refuses such a label, but a run logged before labels were checked (or a
+    hand-edited ``run.json``) may hold one: its line break split the rows of report.md, and
+    its ESC went into the page raw. Each is written as its escape instead."""
+    import re
+
+    from turnbudget.records import RUN_FILE
+
+    run = tmp_path / "run"
+    evaluate(MAZE, OracleAgent(0.0), ks=[1], ts=[3], tasks=2, out=run)
+    config = json.loads((run / RUN_FILE).read_text())
+    hostile = "evil\n| injected | row |\x1b[31m\u2028end"
+    (run / RUN_FILE).write_text(json.dumps({**config, "label": hostile}))
+
+    class Piped(RandomAgent):  # (an agent's repr goes into the runs table)
+        def __repr__(self) -> str:
+            return "Piped(\n| x |)"
+
+    evaluate(MAZE, Piped(), ks=[1], ts=[3], tasks=2, label="piped", out=tmp_path / "piped")
+    assert main(["report", "--no-plots", str(tmp_path)]) == 0
+    report = (tmp_path / "report.md").read_text()
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f\u2028]", report)
+    assert "evil\\n\\| injected \\| row \\|\\x1b[31m\\u2028end" in report
+    table: list[str] = []
+    for line in [*report.splitlines(), ""]:
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        if table:
+            cells = [len(re.split(r"(?<!\\)\|", row)) for row in table]
+            assert len(set(cells)) == 1, table
+        table = []

@@ -104,7 +104,7 @@ def test_agents_without_notes_leave_records_unchanged(tmp_path):
 
 
 def test_concurrency_argument_is_checked():
-    with pytest.raises(ValueError, match="positive int"):
+    with pytest.raises(ValueError, match=r"Expect `concurrency` to be an int from 1 to 4,096"):
         evaluate(MAZE, AsyncRandom(), ks=(1,), ts=(4,), tasks=1, concurrency=0)
     with pytest.raises(ValueError, match="needs an async agent"):
         evaluate(MAZE, RandomAgent(), ks=(1,), ts=(4,), tasks=1, concurrency=2)

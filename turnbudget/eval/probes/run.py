@@ -64,14 +64,22 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import check_agent, check_bool, check_label, check_seed, is_finite
+from turnbudget._checks import (
+    brief,
+    check_agent,
+    check_bool,
+    check_label,
+    check_seed,
+    is_finite,
+    is_real,
+)
 from turnbudget.agents.base import agent_flags, preflight
 from turnbudget.eval.estimator import check_n_bootstrap
 from turnbudget.eval.probes.plan import (
@@ -87,6 +95,7 @@ from turnbudget.eval.run.agent_view import agent_info
 from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.driver import Act, AgentSet, Observe, Player, Program
 from turnbudget.eval.run.jobs import run_jobs
+from turnbudget.eval.run.lock import locks_output_dir
 from turnbudget.eval.run.plan import (
     _agent_repr,
     check_backend_options,
@@ -315,6 +324,7 @@ def _failed(failure: Any, attempts: int) -> tuple[ProbeJob, dict[str, Any]]:
     return job, record
 
 
+@locks_output_dir  # one run per output directory, checked before any probe is played
 def probe(
     envs: str | Sequence[str],
     agent: Any | Sequence[Any],
@@ -478,9 +488,12 @@ def _make_config(
     if not env_ids or not all(isinstance(e, str) and e for e in env_ids):
         raise ValueError(f"Expect `envs` to be env ids, got {envs!r}")
     seeds = task_seeds(tasks)
-    fractions = tuple(float(f) for f in prefixes)
-    if not fractions or not all(0.0 <= f < 1.0 for f in fractions):
-        raise ValueError(f"Expect `prefixes` to be fractions in [0, 1), got {prefixes!r}")
+    if isinstance(prefixes, (str, bytes)) or not isinstance(prefixes, Iterable):
+        raise ValueError(f"Expect `prefixes` to be fractions in [0, 1), got {brief(prefixes)}")
+    fractions = tuple(prefixes)
+    if not fractions or not all(is_real(f) and 0.0 <= f < 1.0 for f in fractions):
+        raise ValueError(f"Expect `prefixes` to be fractions in [0, 1), got {brief(prefixes)}")
+    fractions = tuple(float(f) for f in fractions)
     kinds_t = tuple(kinds)
     if any(k not in PROBE_KINDS for k in kinds_t) or len(set(kinds_t)) != len(kinds_t):
         raise ValueError(f"Expect `kinds` to be distinct kinds from {PROBE_KINDS}, got {kinds!r}")

@@ -26,20 +26,35 @@ _MARKDOWN = str.maketrans(
 )
 
 
+def _printable(text: str) -> str:
+    """``text`` with each character that is not printable (a line break, an ESC, a lone
+    surrogate) written as its Python escape: a table row stays one line, and no terminal
+    control reaches the page (a run logged before labels were checked may hold any).
+
+    Example:
+        >>> print(_printable("a\\nb\\x1b[31m"))
+        a\\nb\\x1b[31m
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _md(label: str) -> str:
-    """A run's label as Markdown text: a ``|`` would split a table's row, a ``<`` start HTML
-    (a label may be any printable text, an agent's name included).
+    """A run's label as Markdown text: a ``|`` would split a table's row, a ``<`` start HTML,
+    a line break end the row (`_printable`).
 
     Example:
         >>> print(_md("a|b <i>*x*</i>"))
         a\\|b &lt;i&gt;\\*x\\*&lt;/i&gt;
     """
-    return label.translate(_MARKDOWN)
+    return _printable(label.translate(_MARKDOWN))
 
 
 def _code(text: str) -> str:
     """``text`` (an agent's repr) as a code span in a table cell: its ``|`` escaped (GitHub's
     tables read ``\\|`` in a code span as ``|``), fenced by more backticks than it holds."""
+    text = _printable(text)
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if "`" in text else ""
     return f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}"

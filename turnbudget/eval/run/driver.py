@@ -46,10 +46,12 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
+from turnbudget._checks import brief
 from turnbudget.agents.base import observe, observe_batch
 from turnbudget.agents.secrets import redact
 from turnbudget.envs.deadline import StepTimeout, step_deadline
@@ -394,6 +396,23 @@ class Driver:
             yield from self._run_batch([job], timeout)
 
 
+def _one_each(values: Any, n: int, call: str, what: str) -> list[Any]:
+    """A batch call's answer as a list of ``n`` values, one an episode, in order; else
+    TypeError (a str or a mapping is one value, not ``n``: played item by item, "look" was
+    the commands "l", "o", "o", "k")."""
+    if isinstance(values, (str, bytes, bytearray, Mapping, AbstractSet)) or not isinstance(
+        values, Iterable
+    ):
+        raise TypeError(
+            f"Expect {call} to return a list of {what}, one for each of its {n} episodes, "
+            f"got {brief(values)}"
+        )
+    values = list(values)
+    if len(values) != n:
+        raise TypeError(f"{call} returned {len(values)} {what} for {n} episodes")
+    return values
+
+
 def _abandon(program: Program | None) -> None:
     """Close a program left midway (its agent failed, the run was interrupted), so that what
     its ``finally`` blocks release (a probe's env) is released now, not when it is collected."""
@@ -482,16 +501,16 @@ class _Flight:
             agent = self.agents[agent_index]
             ids = [self._player(s).episode_id for s in slots]
             requests = [self.live[s][3] for s in slots]
-            actions = agent.act_batch(
-                ids, [r.observation for r in requests], [r.info for r in requests]
-            )
-            if len(actions) != len(slots):
-                raise RuntimeError(
-                    f"{type(agent).__name__}.act_batch returned {len(actions)} commands "
-                    f"for {len(slots)} episodes"
-                )
+            actions = _one_each(
+                agent.act_batch(ids, [r.observation for r in requests], [r.info for r in requests]),
+                len(slots), f"{type(agent).__name__}.act_batch", "commands",
+            )  # fmt: skip
             notes_of = getattr(agent, "step_notes", None)
-            notes = notes_of(ids) if notes_of is not None else [None] * len(slots)
+            notes = (
+                _one_each(notes_of(ids), len(slots), f"{type(agent).__name__}.step_notes", "notes")
+                if notes_of is not None
+                else [None] * len(slots)
+            )
             for s, action, note in zip(slots, actions, notes, strict=True):
                 self._advance(s, (action, plain_note(note)))
 

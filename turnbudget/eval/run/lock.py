@@ -83,7 +83,7 @@ def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
 
     Raises:
         OutputDirInUse: another process holds it; the message names that process.
-        ValueError: ``out`` is an existing file or cannot be created.
+        ValueError: ``out`` is empty text, an existing file or cannot be created.
 
     Example:
         >>> import tempfile
@@ -97,6 +97,11 @@ def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
     """
     from filelock import FileLock, Timeout
 
+    if isinstance(out, str) and not out.strip():  # (as the command line's `directory_path`)
+        raise ValueError(
+            "Expect `out` to be a directory path, got an empty one (it would be the working "
+            "directory: give '.' to mean it)"
+        )
     out = Path(out)
     created = [d for d in (out, *out.parents) if not d.exists()]  # innermost first
     _check_out(out)

@@ -148,7 +148,7 @@ class EvalConfig(GridConfig):
                 raise ValueError(f"Expect `{key}` to be one of {allowed}, got {d[key]!r}")
         for key in ("label", "agent"):
             if not isinstance(d[key], str) or not d[key]:
-                raise ValueError(f"Expect `{key}` to be a non-empty string, got {d[key]!r}")
+                raise ValueError(f"Expect `{key}` to be a non-empty string, got {brief(d[key])}")
         if "seed" in d and not is_int(d["seed"]):
             raise ValueError(f"Expect `seed` to be an int, got {d['seed']!r}")
         for key in ("needs_oracle", "budget_aware", "record_steps"):

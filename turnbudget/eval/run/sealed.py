@@ -536,6 +536,7 @@ class _Host:
         self.driven: Any = None
 
     def load(self, paths: list[str], kind: str, data: Any, concurrency: int | None) -> dict:
+        from turnbudget._checks import agent_flag, check_agent
         from turnbudget.agents.base import agent_flags, in_flight
         from turnbudget.eval.run.plan import _agent_repr
 
@@ -547,6 +548,7 @@ class _Host:
             self.agent = make_agent(spec, **options)
         else:
             self.agent = pickle.loads(data)
+        check_agent(self.agent)  # (its flags and batch size, as the parent checks its own)
         self.driven = in_flight(self.agent, concurrency)
         needs_oracle, budget_aware = agent_flags(self.agent)
         batch = hasattr(self.driven, "act_batch")
@@ -554,7 +556,7 @@ class _Host:
             "name": str(getattr(self.agent, "name", None) or type(self.agent).__name__),
             "repr": _agent_repr(self.agent), "needs_oracle": needs_oracle,
             "budget_aware": budget_aware,
-            "needs_house": bool(getattr(self.agent, "needs_house", False)), "batch": batch,
+            "needs_house": agent_flag(self.agent, "needs_house"), "batch": batch,
             "max_batch_size": int(getattr(self.driven, "max_batch_size", 1)) if batch else 1,
             "observes": hasattr(self.driven, "observe_batch" if batch else "observe"),
         }  # fmt: skip

@@ -55,6 +55,7 @@ from typing import Any
 
 from turnbudget._checks import (
     MAX_TURN_BUDGET,
+    agent_flag,
     brief,
     check_agent,
     check_bool,
@@ -130,10 +131,7 @@ def team_agent(spec: Any, name: str = "agent") -> Any:
     neither)."""
     if isinstance(spec, str):
         return make_agent(spec)
-    try:
-        return check_agent(spec, name)
-    except TypeError as exc:
-        raise TypeError(f"{exc} (or a spec string of the agent registry)") from None
+    return check_agent(spec, name, also=" (or a spec string of the agent registry)")
 
 
 def baseline_teams(
@@ -249,9 +247,9 @@ class TeamEpisodes:
         self.serialize = serialize
         self.roles = config.roles
         # Every round for a budget-aware agent; else on the rounds the budget shows.
-        self.show_budget = [bool(getattr(a, "budget_aware", False)) for a in agents]
-        self.needs_oracle = [bool(getattr(a, "needs_oracle", False)) for a in agents]
-        self.needs_house = [bool(getattr(a, "needs_house", False)) for a in agents]
+        self.show_budget = [agent_flag(a, "budget_aware") for a in agents]
+        self.needs_oracle = [agent_flag(a, "needs_oracle") for a in agents]
+        self.needs_house = [agent_flag(a, "needs_house") for a in agents]
         self.winners = self.roles if config.success == "all" else (config.success,)
         self._envs: dict[int, tuple[Any, list[dict[str, Any]]]] = {}
 
