@@ -82,6 +82,37 @@ def test_bad_configuration_raises_at_construction(kwargs, message):
         RevealBudget(gym.make(STUB_ID), **kwargs)
 
 
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{turns_left.real}",  # (an attribute: AttributeError, or a way into the int's object)
+        "{turns_left[0]}",
+        "{turns_left:c}",  # (OverflowError formatting the wide stand-in)
+        "{turns_left:>10000000000}",  # (MemoryError: formatted once at construction)
+        "{turns_left:.{turn_budget}}",  # (a nested field: a width of the budget itself)
+        "{}",
+        "{0}",
+        "{turns_left!x}",
+        "{turns_left",
+    ],
+)
+def test_a_template_that_formats_more_than_the_three_numbers_is_a_value_error(template):
+    from turnbudget.multiagent import make_team
+
+    with pytest.raises(ValueError, match=r"Expect `template` to use only \{turns_left\}"):
+        RevealBudget(gym.make(STUB_ID), mode="always", template=template)
+    with pytest.raises(ValueError, match=r"Expect `template` to use only \{turns_left\}"):
+        make_team("vault_v0", reveal={"mode": "always", "template": template})
+
+
+def test_a_template_may_pad_and_convert_its_numbers():
+    template = " [{turns_left:>4}/{turn_budget:03d} {turns_used!r}]"
+    env = RevealBudget(gym.make(STUB_ID), mode="always", template=template)
+    obs, info = env.reset(seed=0)
+    left, budget = info["turns_left"], info["turn_budget"]
+    assert obs.endswith(f" [{left:>4}/{budget:03d} 0]") and len(f"{left:>4}") >= 4
+
+
 def test_needs_a_turn_budget_and_wraps_once():
     with pytest.raises(ValueError, match="needs a TurnBudget"):
         RevealBudget(LineWorld())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import string
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -17,6 +19,8 @@ __all__ = ["RevealBudget", "budget_visible", "check_reveal", "widen_text_space"]
 
 _MODES = ("never", "always", "final")
 _WIDE = 10**9  # stand-in number used to size the observation space
+_FIELDS = ("turns_left", "turns_used", "turn_budget")
+_MAX_FORMAT_WIDTH = 256  # (a template's width or precision: 10**10 ran out of memory)
 _SHOWN_LIMIT = 10_000  # most formatted budget texts kept
 
 
@@ -138,12 +142,20 @@ def check_reveal(mode: Any, final_turns: Any, template: Any) -> tuple[str, int |
         )
     if not isinstance(template, str):
         raise ValueError(f"Expect `template` to be a str, got {brief(template)}")
+    expect = (
+        "Expect `template` to use only {turns_left}, {turns_used}, {turn_budget} (a format spec "
+        f"without nested fields, widths at most {_MAX_FORMAT_WIDTH})"
+    )
     try:
+        for _, field, spec, _ in string.Formatter().parse(template):
+            # (an attribute, an index or a nested field: an internal error, or a width of 10**9)
+            if field is not None and (field not in _FIELDS or "{" in (spec or "")):
+                raise ValueError(f"field {{{field}{':' + spec if spec else ''}}}")
+            if spec and any(int(n) > _MAX_FORMAT_WIDTH for n in re.findall(r"\d+", spec)):
+                raise ValueError(f"width in {{{field}:{spec}}}")
         wide = template.format(turns_left=_WIDE, turns_used=_WIDE, turn_budget=_WIDE)
-    except (KeyError, IndexError, ValueError) as err:
-        raise ValueError(
-            f"Expect `template` to use only {{turns_left}}, {{turns_used}}, {{turn_budget}}, got {template!r} ({err!r})"
-        ) from None
+    except (KeyError, IndexError, ValueError, TypeError, OverflowError) as err:
+        raise ValueError(f"{expect}, got {brief(template)} ({err})") from None
     return name, final_turns, wide
 
 
