@@ -209,6 +209,23 @@ def test_wraps_once():
         InjectErrors(InjectErrors(stub(), rate=0.1), rate=0.1)
 
 
+def test_seeds_past_63_bits_draw_their_own_budgets_and_errors():
+    """The seeder masked a seed to 63 bits: seeds 5 and 5 + 2**63 (both valid, up to
+    2**64 - 1) drew the same BudgetMix budget and the same error schedule. Seeds below
+    2**63 draw as before (seed 5's draws, recorded)."""
+    import turnbudget
+
+    def draws(seed: int) -> tuple[int, str]:
+        env = turnbudget.make("turnbudget/Maze-Easy-v0", budget_mix="uniform:5-1000", errors=0.5)
+        _, info = env.reset(seed=seed)
+        planned = env.get_wrapper_attr("planned_error")
+        return info["turn_budget"], "".join((planned(t) or "-")[0] for t in range(1, 30))
+
+    assert draws(5) == (195, "-t--ssst-ss--s-ts---s---s-ss-")
+    assert draws(5 + 2**63) != draws(5) and draws(2**64 - 1) != draws(2**63 - 1)
+    assert draws(5 + 2**63) == draws(5 + 2**63)
+
+
 def test_errors_are_rng_local():
     state = np.random.get_state()[1].copy()
     env = InjectErrors(stub(), rate=0.5)

@@ -91,7 +91,9 @@ class EpisodeSeeder:
     def stream(self, seed: int | None) -> np.random.Generator:
         """The wrapper's generator: restarted from ``seed`` when given, else continued."""
         if seed is not None:
-            self._rng = seeded_rng(int(seed) & (2**63 - 1), self._salt)
+            # (the whole seed: masked to 63 bits, seeds s and s + 2**63 drew the same budgets
+            # and errors)
+            self._rng = seeded_rng(int(seed), self._salt)
         elif self._rng is None:
             self._rng = np.random.default_rng()
         return self._rng

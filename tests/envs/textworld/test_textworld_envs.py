@@ -297,6 +297,14 @@ def test_bad_family_arguments_raise_clear_errors():
         gym.make("turnbudget/CoinCollector-Easy-v0", level=0)
     with pytest.raises(ValueError, match="`num_games`"):
         gym.make("turnbudget/TreasureHunter-Easy-v0", num_games=0)
+    # (a game id is a 32-bit seed: 2**40 games were accepted, then every reset failed in NumPy)
+    with pytest.raises(
+        ValueError, match=r"`num_games` to be a positive int of at most 4,294,967,296"
+    ):
+        gym.make("turnbudget/CoinCollector-Easy-v0", num_games=2**32 + 1)
+    assert (
+        gym.make("turnbudget/CoinCollector-Easy-v0", num_games=2**32).unwrapped.num_games == 2**32
+    )
     with pytest.raises(ValueError, match="`go`"):
         gym.make("turnbudget/Cooking-Easy-v0", go=4)
     with pytest.raises(ValueError, match="`world_size`"):

@@ -79,8 +79,8 @@ class GeneratedTextWorldEnv(TextWorldEnv):
     Args:
         num_games: None for an unbounded family (reset ``seed=s`` plays game
             ``s``; an unseeded reset draws a game id from the env's RNG), or
-            N to restrict play to games ``0..N-1`` (``seed % N``), e.g. a fixed
-            set generated ahead of time.
+            N to restrict play to games ``0..N-1`` (``seed % N``, N at most 2**32), e.g. a
+            fixed set generated ahead of time.
         cache_dir: The cache root; default ``$TURNBUDGET_TEXTWORLD_CACHE`` or
             the user's cache dir.
         render_mode: None, ``"ansi"``, ``"human"`` or ``"rgb_array"`` (see `TextWorldEnv`).
@@ -96,9 +96,13 @@ class GeneratedTextWorldEnv(TextWorldEnv):
         render_mode: str | None = None,
     ):
         super().__init__(game_file=None, render_mode=render_mode)
-        if num_games is not None and (not is_int(num_games) or num_games <= 0):
+        # (game ids are TextWorld's 32-bit seeds: past 2**32 games, every reset failed in NumPy)
+        if num_games is not None and (
+            not is_int(num_games) or not 0 < num_games <= MAX_GAME_ID + 1
+        ):
             raise ValueError(
-                f"Expect `num_games` to be a positive int or None, got {brief(num_games)}"
+                f"Expect `num_games` to be a positive int of at most {MAX_GAME_ID + 1:,} (game "
+                f"ids are TextWorld's 32-bit seeds) or None, got {brief(num_games)}"
             )
         self.num_games = None if num_games is None else int(num_games)
         self.cache = GameCache(self.family, self._settings(), root=cache_dir)
