@@ -36,10 +36,16 @@ def policy_dir(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("env_id", [MAZE, "turnbudget/KeyQuest-Easy-v0"])
-@pytest.mark.parametrize("eval_reveal", ["always", None])
-def test_agent_features_equal_the_training_stack(tmp_path, env_id, eval_reveal):
-    """The agent rebuilds, from text and the info an evaluator gives it, the vector PPO saw."""
-    config = _config(tmp_path, "bc", algo="bc", env_id=env_id, bc_episodes=5, bc_epochs=1)
+@pytest.mark.parametrize(
+    "reveal, eval_reveal", [("always", "always"), ("always", None), ("final=3", "final=3"),
+                            ("final=3", None)],
+)  # fmt: skip
+def test_agent_features_equal_the_training_stack(tmp_path, env_id, reveal, eval_reveal):
+    """The agent rebuilds, from text and the info an evaluator gives it, the vector PPO saw
+    (with ``final=3``, the budget's numbers too only in the last 3 turns)."""
+    config = _config(
+        tmp_path, "bc", algo="bc", env_id=env_id, bc_episodes=5, bc_epochs=1, reveal=reveal
+    )
     behaviour_clone(config)
     agent = PolicyAgent(tmp_path / "bc")
     train_env = make_env(config)  # text_observation carries RevealBudget's text

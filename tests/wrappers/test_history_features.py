@@ -25,6 +25,36 @@ def make(env_id: str, reveal: str | None = "always", **kwargs):
     return HistoryFeatures(env, history=3, command_dim=8, budget=reveal == "always")
 
 
+def test_the_budget_features_show_only_on_the_turns_the_text_shows_the_budget():
+    """With ``reveal="final=2"`` the numbers (turns left / 100, turns left / budget,
+    1 / turns left) were in every observation: a policy learnt the budget the text hid."""
+
+    def episode(budget: int) -> list[tuple[bool, np.ndarray]]:
+        env = HistoryFeatures(
+            turnbudget.make("turnbudget/Maze-Easy-v0", turn_budget=budget, reveal="final=2",
+                            discrete_actions=6, text_features={"block_dim": 32}, info="text"),
+            history=2, command_dim=8, budget=True,
+        )  # fmt: skip
+        obs, info = env.reset(seed=0)
+        seen = [(info["budget_visible"], obs[-3:])]
+        while True:
+            obs, _, terminated, truncated, info = env.step(
+                int(np.flatnonzero(info["action_mask"])[0])
+            )
+            seen.append((info["budget_visible"], obs[-3:]))
+            if terminated or truncated:
+                return seen
+
+    short, long = episode(12), episode(30)
+    hidden = [tail for visible, tail in short + long if not visible]
+    shown = [(visible, tail) for visible, tail in short if visible]
+    assert hidden and all(tail.tolist() == [0.0, 0.0, 1.0] for tail in hidden)
+    # (turns left 2, 1 and the last observation's 0)
+    assert len(shown) == 3 and shown[0][1].tolist() == pytest.approx([0.02, 2 / 12, 0.5])
+    # (the hidden turns of a 12- and a 30-turn episode give the same vectors: no budget in them)
+    assert [t.tolist() for _, t in short[:5]] == [t.tolist() for _, t in long[:5]]
+
+
 @pytest.mark.parametrize("env_id", IDS)
 def test_features_rebuilt_from_text_match_the_wrapper(env_id):
     env = make(env_id)

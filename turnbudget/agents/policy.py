@@ -394,7 +394,9 @@ class PolicyAgent:
     ``turns_left``/``turn_budget`` from the info it receives. If the
     observation does not already show the budget (evaluated with
     ``reveal=None``), the agent appends the text `RevealBudget` showed in
-    training, so both ways of evaluating give the same features.
+    training, so both ways of evaluating give the same features. The budget's
+    numbers enter the features only on the turns its text shows (trained with
+    ``reveal="final=k"``: the last k), as in training.
 
     Args:
         path: A saved policy directory (or its ``policy.zip`` or ``weights.npz``), or
@@ -493,7 +495,9 @@ class PolicyAgent:
         commands = sorted(admissible)[: self.encoding["max_actions"]]
         text = self._with_budget(observation, info)
         base = self._base(text, admissible)
-        extra = encoder.encode(text, commands, info.get("turns_left"), info.get("turn_budget"))
+        shown = self._budget_shown(info)  # (the numbers on the turns the text shows them)
+        left, budget = (info.get("turns_left"), info.get("turn_budget")) if shown else (None, None)
+        extra = encoder.encode(text, commands, left, budget)
         return np.concatenate([base, extra]), commands
 
     def _base(self, text: str, admissible: list[str]) -> np.ndarray:
@@ -509,16 +513,26 @@ class PolicyAgent:
             self._base_cache[key] = hit
         return hit
 
-    def _with_budget(self, observation: str, info: Mapping[str, Any]) -> str:
+    def _budget_shown(self, info: Mapping[str, Any]) -> bool:
+        """Whether the budget shows this turn: as the env's `RevealBudget` says
+        (``budget_visible``), else (evaluated with ``reveal=None``) by training's rule."""
+        visible = info.get("budget_visible")
+        if visible is not None:
+            return visible is True
         reveal = self.encoding.get("reveal")
-        if reveal is None or info.get("budget_visible") is not None or "turns_left" not in info:
+        if reveal is None or "turns_left" not in info:
+            return False
+        return reveal["mode"] != "final" or int(info["turns_left"]) <= int(reveal["final_turns"])
+
+    def _with_budget(self, observation: str, info: Mapping[str, Any]) -> str:
+        """``observation`` with the budget text training's `RevealBudget` showed, where the env
+        does not show it itself."""
+        if info.get("budget_visible") is not None or not self._budget_shown(info):
             return observation
-        left = int(info["turns_left"])
-        if reveal["mode"] == "final" and left > int(reveal["final_turns"]):
-            return observation
-        return observation + reveal["template"].format(
-            turns_left=left, turns_used=info.get("turns_used"), turn_budget=info.get("turn_budget")
-        )
+        return observation + self.encoding["reveal"]["template"].format(
+            turns_left=int(info["turns_left"]), turns_used=info.get("turns_used"),
+            turn_budget=info.get("turn_budget"),
+        )  # fmt: skip
 
     def logits(self, features: np.ndarray) -> np.ndarray:
         """The policy's unmasked logits for one feature vector."""

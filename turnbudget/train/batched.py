@@ -44,8 +44,9 @@ _NO_OBSERVATION.flags.writeable = False
 
 class Turn(NamedTuple):
     """What one sub-env's turn gives the features: the text observation (with the budget
-    `RevealBudget` shows), the slot commands, the admissible commands, the budget numbers,
-    and either the episode's goal (at reset) or the command executed (at a step)."""
+    `RevealBudget` shows), the slot commands, the admissible commands, the budget numbers
+    (None on turns the text does not show them), and either the episode's goal (at reset)
+    or the command executed (at a step)."""
 
     text: str
     commands: Sequence[str]
@@ -116,11 +117,14 @@ class TurnInputs(gym.Wrapper):
         admissible = info["admissible_actions"]
         self._slots.update(admissible)
         budget = info["turn_budget"]
+        # The budget's numbers only on the turns its text shows (`HistoryFeatures`' rule).
+        left, shown_budget = (
+            (info.get("turns_left"), budget) if info.get("budget_visible") is True else (None, None)
+        )
         # (a literal and tuple.__new__: a dict built from pairs and the NamedTuple's own
         # __new__ cost about as much as the rest of this layer's step)
         turn = tuple.__new__(
-            Turn,
-            (obs, self._slots.commands, admissible, info.get("turns_left"), budget, goal, executed),
+            Turn, (obs, self._slots.commands, admissible, left, shown_budget, goal, executed)
         )
         return _SmallInfo(
             {

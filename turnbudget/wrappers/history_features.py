@@ -124,7 +124,8 @@ class FeatureEncoder:
       observation of the episode (a revisit signal that hashed features alone
       cannot give an MLP);
     - the share of the goal's words in the observation, and turns played / 100;
-    - with ``budget``: turns left / 100, turns left / budget, 1 / turns left.
+    - with ``budget``: turns left / 100, turns left / budget, 1 / turns left, on turns
+      whose text shows the budget; 0, 0, 1 on the others (callers pass None for both).
 
     Args:
         max_actions: Action slots (the `DiscreteActions` size).
@@ -375,7 +376,8 @@ class HistoryFeatures(
         command_dim: Hash buckets per command (a positive int); the features it adds
             (`FeatureEncoder`) are at most `MAX_FEATURES`.
         budget: Add the numeric budget features (needs a `RevealBudget` that
-            shows the budget: the policy sees what the text shows).
+            shows the budget: the policy sees what the text shows, so with
+            ``reveal="final=k"`` the numbers too show only in the last k turns).
 
     Example:
         >>> import turnbudget
@@ -456,10 +458,11 @@ class HistoryFeatures(
 
     def _features(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         self._commands = list(info["action_commands"])
+        shown = info.get("budget_visible") is True  # (as the text: `RevealBudget` says when)
         extra = self.encoder.encode(
             info["text_observation"],
             self._commands,
-            info.get("turns_left"),
-            info.get("turn_budget"),
+            info.get("turns_left") if shown else None,
+            info.get("turn_budget") if shown else None,
         )
         return np.concatenate([obs, extra]).astype(np.float32, copy=False)
