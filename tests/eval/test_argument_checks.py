@@ -331,13 +331,17 @@ PROBE_SMALL = dict(tasks=1, baseline_repeats=1, n_bootstrap=0)
         (dict(prefixes=["0.5"]), r"`prefixes`"),
         (dict(prefixes=[True]), r"`prefixes`"),
         (dict(out=""), r"Expect `out` to be a directory path, got an empty one"),
+        (dict(kinds=None), r"Expect `kinds` to be distinct kinds from .*, got None"),  # (a bare
+        (dict(kinds=5), r"Expect `kinds` to be distinct kinds"),  # TypeError named nothing)
+        (dict(kinds="slip"), r"Expect `kinds` to be distinct kinds"),
+        (dict(envs=[MAZE, MAZE]), r"Expect distinct env ids"),  # (each env's probes ran twice)
     ],
 )
 def test_probe_refuses_bad_arguments_before_any_probe(agent, bad, match):
     from turnbudget.eval import probe
 
     with pytest.raises(ValueError, match=match):
-        probe(MAZE, agent, **{**PROBE_SMALL, **bad})
+        probe(bad.pop("envs", MAZE), agent, **{**PROBE_SMALL, **bad})
 
 
 @pytest.mark.parametrize("bad", [None, RandomAgent, "random", [RandomAgent(), None]])

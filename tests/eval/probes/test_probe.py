@@ -165,6 +165,27 @@ def test_batch_agent_gives_the_same_records():
     assert batch_agent.observed > 0
 
 
+def test_a_batch_agent_knows_its_probes_by_opaque_distinct_ids():
+    """The ids were ``probe-<index>`` in plan order: a recovery probe's matched control was
+    the next index, so an agent could tell a control from its probe (and play well only
+    there: a recovery-specific skill of +1.0 for an agent with none)."""
+    import re
+
+    class IdSpy(BatchOracle):
+        ids: ClassVar[list[str]] = []
+
+        def reset_episode(self, episode_id: str, seed: int) -> None:
+            IdSpy.ids.append(episode_id)
+            super().reset_episode(episode_id, seed)
+
+    result = probe("turnbudget/Maze-Easy-v0", IdSpy(), tasks=[1, 2], n_bootstrap=0,
+                   baseline_repeats=1)  # fmt: skip
+    assert len(IdSpy.ids) == sum(r["role"] == "agent" for r in result.records) > 4
+    assert len(set(IdSpy.ids)) == len(IdSpy.ids)
+    assert all(re.fullmatch(r"probe-[0-9a-f]{16}", i) for i in IdSpy.ids)
+    assert IdSpy.ids != sorted(IdSpy.ids)  # (not in the order the probes were planned)
+
+
 class AsyncRecorder:
     needs_oracle = True
     log: ClassVar[list[str]] = []

@@ -120,3 +120,100 @@ def test_step_probe_scores_the_oracle_at_one_and_chance_at_zero():
     again = team_step_probe("vault_v0", {"operator": "random", "runner": "random"},
                             difficulty="hard", tasks=20, t0s=(0, 5, 10, 20))  # fmt: skip
     assert again == random  # seeded
+
+
+class _BatchRandom:
+    """A BatchAgent that picks uniformly among the admissible commands, a generator per
+    episode (seeded by ``reset_episode``)."""
+
+    name = "batch-random"
+
+    def __init__(self, width: int = 4) -> None:
+        import random
+
+        self.max_batch_size, self._random, self.rngs = width, random.Random, {}
+
+    def reset_episode(self, episode_id: str, seed: int) -> None:
+        self.rngs[episode_id] = self._random(seed)
+
+    def act_batch(self, episode_ids, observations, infos):
+        return [
+            self.rngs[e].choice(sorted(i["admissible_actions"]))
+            for e, i in zip(episode_ids, infos, strict=True)
+        ]
+
+    def end_episode(self, episode_id: str) -> None:
+        self.rngs.pop(episode_id, None)
+
+    def __repr__(self) -> str:
+        return "BatchRandom()"
+
+
+def test_a_plain_agent_beside_a_batch_agent_plays_one_episode_at_a_time():
+    """With several episodes in flight for the batch agent, the driver reset the one plain
+    agent (a stateful "random") for each of them and their turns interleaved: the steps
+    depended on ``max_batch_size`` and on the worker count."""
+
+    def steps(width: int, workers: int = 1) -> list[tuple]:
+        result = evaluate_team(
+            "vault_v0", {"operator": _BatchRandom(width), "runner": "random"}, ks=[1], ts=[30],
+            tasks=4, n=2, n_bootstrap=0, record=True, workers=workers,
+        )  # fmt: skip
+        return sorted(
+            (r["team_episode_id"], r["turn"], r["agent"], r["action"])
+            for r in result.records
+            if r["record"] == "step"
+        )
+
+    one = steps(1)
+    assert any(agent == "runner" for _, _, agent, _ in one)
+    assert steps(4) == one and steps(4, workers=2) == one
+
+
+def test_teams_the_game_cannot_play_are_refused_before_any_episode(tmp_path):
+    from turnbudget.agents import RandomAgent
+    from turnbudget.eval.probes.team import team_step_probe
+
+    shared = RandomAgent()  # (reset for each seat, it played both roles on one seed)
+    cases = [
+        ("vault_v0", {"operator": shared, "runner": shared}, r"one agent object per role"),
+        ("vault_v0", {"operator": "house", "runner": "random"}, r"vault_v0 has no house policy"),
+        ("race_v0", {"player_0": "house", "player_1": "house"}, r"a role not played by the house"),
+    ]
+    for game, team, says in cases:
+        with pytest.raises(ValueError, match=says):
+            evaluate_team(game, team, ks=[1], ts=[5], tasks=1, out=tmp_path / "run")
+        with pytest.raises(ValueError, match=says):
+            team_step_probe(game, team, tasks=1)
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_team_step_probe_asks_batch_and_async_agents_as_it_asks_plain_ones():
+    """A batch or async agent passed its argument check, then failed with AttributeError
+    (``no attribute 'reset'``)."""
+    import asyncio
+
+    from turnbudget.agents import OracleAgent
+    from turnbudget.eval.probes.team import team_step_probe
+
+    class BatchOracle(_BatchRandom):
+        needs_oracle = True
+
+        def act_batch(self, episode_ids, observations, infos):
+            return [i["oracle_actions"][0] for i in infos]
+
+    class AsyncOracle:
+        needs_oracle = True
+
+        async def reset_async(self, seed: int) -> None:
+            await asyncio.sleep(0)
+
+        async def act_async(self, observation, info):
+            return info["oracle_actions"][0]
+
+    probes = [
+        team_step_probe("vault_v0", {"operator": "random", "runner": runner}, tasks=6)["runner"]
+        for runner in (OracleAgent(0.0), BatchOracle(), AsyncOracle())
+    ]
+    assert probes[0]["n"] > 0 and probes[0]["skill"] == 1.0
+    assert probes[1] == probes[0] and probes[2] == probes[0]

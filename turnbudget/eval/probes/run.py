@@ -62,6 +62,7 @@ caller's (`turnbudget.eval.report`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -261,7 +262,11 @@ class ProbeJob:
 
     @property
     def episode_id(self) -> str:
-        return f"probe-{self.index}"
+        """The id a batch agent knows this probe by: a digest of the job's place, not the place
+        itself (``probe-12`` then ``probe-13`` told an agent that a recovery probe's matched
+        control came next, and so when to play well)."""
+        digest = hashlib.blake2b(f"probe\x1f{self.index}".encode(), digest_size=8).hexdigest()
+        return f"probe-{digest}"
 
 
 class ProbeEpisodes:
@@ -487,6 +492,8 @@ def _make_config(
     env_ids = env_id_tuple(envs)
     if not env_ids or not all(isinstance(e, str) and e for e in env_ids):
         raise ValueError(f"Expect `envs` to be env ids, got {envs!r}")
+    if len(set(env_ids)) != len(env_ids):  # (as `evaluate`: each env's probes once)
+        raise ValueError(f"Expect distinct env ids, got {list(env_ids)}")
     seeds = task_seeds(tasks)
     if isinstance(prefixes, (str, bytes)) or not isinstance(prefixes, Iterable):
         raise ValueError(f"Expect `prefixes` to be fractions in [0, 1), got {brief(prefixes)}")
@@ -494,9 +501,11 @@ def _make_config(
     if not fractions or not all(is_real(f) and 0.0 <= f < 1.0 for f in fractions):
         raise ValueError(f"Expect `prefixes` to be fractions in [0, 1), got {brief(prefixes)}")
     fractions = tuple(float(f) for f in fractions)
-    kinds_t = tuple(kinds)
+    kinds_t = (None,) if isinstance(kinds, str) or not isinstance(kinds, Iterable) else tuple(kinds)
     if any(k not in PROBE_KINDS for k in kinds_t) or len(set(kinds_t)) != len(kinds_t):
-        raise ValueError(f"Expect `kinds` to be distinct kinds from {PROBE_KINDS}, got {kinds!r}")
+        raise ValueError(
+            f"Expect `kinds` to be distinct kinds from {PROBE_KINDS}, got {brief(kinds)}"
+        )
     if not (is_finite(budget_factor) and budget_factor >= 1.0):
         raise ValueError(f"Expect `budget_factor` to be a number >= 1, got {budget_factor!r}")
     for name, value, low in (

@@ -6,11 +6,13 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from turnbudget._checks import brief, check_seed, is_int
+from turnbudget._checks import agent_flag, brief, check_seed, is_int
+from turnbudget.agents.base import in_flight
 from turnbudget.agents.house import HouseAgent
-from turnbudget.eval.run.agent_view import agent_info
+from turnbudget.eval.run.agent_view import agent_episode_id, agent_info
+from turnbudget.eval.run.driver import one_each
 from turnbudget.eval.run.plan import derive_seed, task_seeds
-from turnbudget.eval.run.team import team_agent, team_roles
+from turnbudget.eval.run.team import team_of, team_roles
 
 __all__ = ["team_step_probe"]
 
@@ -50,39 +52,51 @@ def team_step_probe(
         raise ValueError(f"Expect `t0s` to be a list of rounds (ints >= 0), got {brief(t0s)}")
     if not all(is_int(t0) and t0 >= 0 for t0 in t0s):
         raise ValueError(f"Expect `t0s` to hold ints >= 0, got {brief(list(t0s))}")
-    team = {role: team_agent(agents[role], f"agents[{role!r}]") for role in roles}
+    team = dict(zip(roles, team_of(module, roles, agents), strict=True))
     seeds = task_seeds(tasks)
     probed = [r for r in roles if not isinstance(team[r], HouseAgent)]
     competitive = hasattr(module.raw_env, "house_action")
+    # (an async agent through a batch of one: each probe is one decision of a fresh episode)
+    driven = {r: a if hasattr(a, "act") or hasattr(a, "act_batch") else in_flight(a, 1)
+              for r, a in team.items()}  # fmt: skip
     hits = dict.fromkeys(probed, 0)
     chance = dict.fromkeys(probed, 0.0)
     counts = dict.fromkeys(probed, 0)
-    for task in seeds:
-        for t0 in t0s:
-            env = module.raw_env(difficulty=difficulty)
-            observations, infos = env.reset(seed=task)
-            focal = probed[0] if competitive else None
-            plan = env.joint_plan(focal)
-            if t0 >= len(plan):
-                continue
-            for commands in plan[:t0]:
-                observations, _, _, _, infos = env.step(commands)
-            for role in probed:
-                optimal = set(env.optimal_actions(role))
-                admissible = infos[role]["admissible_actions"]
-                if not optimal or not admissible or optimal.issuperset(admissible):
-                    continue  # no decision to make here: it would only dilute the measure
-                agent = team[role]
-                oracle = None
-                if getattr(agent, "needs_oracle", False):
-                    oracle = functools.partial(sorted, optimal)
-                info = agent_info(infos[role], show_budget=True, oracle=oracle)  # (no budget here)
-                agent.reset(derive_seed(seed, f"{name}:{role}", task, t0))
-                command = agent.act(observations[role]["text"], info)
-                parsed = env.world.parse(role, command) if isinstance(command, str) else None
-                hits[role] += parsed in optimal
-                chance[role] += len(optimal & set(admissible)) / len(admissible)
-                counts[role] += 1
+    try:
+        for task in seeds:
+            for t0 in t0s:
+                env = module.raw_env(difficulty=difficulty)
+                observations, infos = env.reset(seed=task)
+                focal = probed[0] if competitive else None
+                plan = env.joint_plan(focal)
+                if t0 >= len(plan):
+                    continue
+                for commands in plan[:t0]:
+                    observations, _, _, _, infos = env.step(commands)
+                for role in probed:
+                    optimal = set(env.optimal_actions(role))
+                    admissible = infos[role]["admissible_actions"]
+                    if not optimal or not admissible or optimal.issuperset(admissible):
+                        continue  # no decision to make here: it would only dilute the measure
+                    oracle = None
+                    if agent_flag(team[role], "needs_oracle"):
+                        oracle = functools.partial(sorted, optimal)
+                    info = agent_info(infos[role], show_budget=True, oracle=oracle)  # (no budget)
+                    command = _decide(
+                        driven[role],
+                        agent_episode_id(f"turnbudget/{name}:{role}", task, t0),
+                        derive_seed(seed, f"{name}:{role}", task, t0),
+                        observations[role]["text"],
+                        info,
+                    )
+                    parsed = env.world.parse(role, command) if isinstance(command, str) else None
+                    hits[role] += parsed in optimal
+                    chance[role] += len(optimal & set(admissible)) / len(admissible)
+                    counts[role] += 1
+    finally:
+        for role, agent in driven.items():
+            if agent is not team[role]:
+                agent.close()
     out: dict[str, dict[str, float | int | None]] = {}
     for role in probed:
         n = counts[role]
@@ -93,3 +107,18 @@ def team_step_probe(
             skill = (p - p_random) / (1 - p_random)
         out[role] = {"n": n, "optimal_rate": p, "random_rate": p_random, "skill": skill}
     return out
+
+
+def _decide(agent: Any, episode_id: str, seed: int, observation: str, info: dict[str, Any]) -> Any:
+    """The command ``agent`` (an `Agent` or a `BatchAgent`) gives as the first of an episode."""
+    if not hasattr(agent, "act_batch"):
+        agent.reset(seed)
+        return agent.act(observation, info)
+    agent.reset_episode(episode_id, seed)
+    try:
+        answer = agent.act_batch([episode_id], [observation], [info])
+        return one_each(answer, 1, f"{type(agent).__name__}.act_batch", "commands")[0]
+    finally:
+        end = getattr(agent, "end_episode", None)
+        if end is not None:
+            end(episode_id)

@@ -71,6 +71,7 @@ __all__ = [
     "can_interrupt",
     "describe",
     "exception_message",
+    "one_each",
 ]
 
 logger = logging.getLogger(__name__)
@@ -396,7 +397,7 @@ class Driver:
             yield from self._run_batch([job], timeout)
 
 
-def _one_each(values: Any, n: int, call: str, what: str) -> list[Any]:
+def one_each(values: Any, n: int, call: str, what: str) -> list[Any]:
     """A batch call's answer as a list of ``n`` values, one an episode, in order; else
     TypeError (a str or a mapping is one value, not ``n``: played item by item, "look" was
     the commands "l", "o", "o", "k")."""
@@ -442,7 +443,8 @@ class _Flight:
         # slot -> (job, players, program, the request waiting for a batch agent)
         self.live: dict[int, tuple[Any, Sequence[Player], Program, Request | None]] = {}
         self.started: dict[int, float] = {}
-        self.in_use: set[tuple[int, str]] = set()  # (batch agent, episode id) in flight
+        # What the jobs in flight hold (`_claims`): (batch agent, episode id), (plain agent, None).
+        self.in_use: set[tuple[int, str | None]] = set()
         self.done: list[
             tuple[Any, Any]
         ] = []  # (job, outcome or EpisodeFailure), not yet handed over
@@ -467,12 +469,12 @@ class _Flight:
         """Start jobs on free slots, then serve the batch agents' requests once."""
         while self.free and self.has_pending():
             found = self._startable()
-            if found is None:  # every pending job waits for an id in flight
+            if found is None:  # every pending job waits for an agent or an id in flight
                 break
-            index, players, ids = found
+            index, players, claims = found
             job, slot = self.pending.pop(index), self.free.pop()
             self.started[slot] = time.monotonic()
-            self.in_use |= ids
+            self.in_use |= claims
             self.live[slot] = (job, players, None, None)  # in flight from here
             for player in players:
                 agent = self.agents[player.agent]
@@ -501,31 +503,36 @@ class _Flight:
             agent = self.agents[agent_index]
             ids = [self._player(s).episode_id for s in slots]
             requests = [self.live[s][3] for s in slots]
-            actions = _one_each(
+            actions = one_each(
                 agent.act_batch(ids, [r.observation for r in requests], [r.info for r in requests]),
                 len(slots), f"{type(agent).__name__}.act_batch", "commands",
             )  # fmt: skip
             notes_of = getattr(agent, "step_notes", None)
             notes = (
-                _one_each(notes_of(ids), len(slots), f"{type(agent).__name__}.step_notes", "notes")
+                one_each(notes_of(ids), len(slots), f"{type(agent).__name__}.step_notes", "notes")
                 if notes_of is not None
                 else [None] * len(slots)
             )
             for s, action, note in zip(slots, actions, notes, strict=True):
                 self._advance(s, (action, plain_note(note)))
 
-    def _batch_ids(self, players: Sequence[Player]) -> set[tuple[int, str]]:
-        return {(p.agent, p.episode_id) for p in players if _is_batch(self.agents[p.agent])}
+    def _claims(self, players: Sequence[Player]) -> set[tuple[int, str | None]]:
+        """What a job holds while in flight: each batch agent's episode id, and each plain
+        agent whole (it plays one episode at a time: beside a batch agent in a team, a second
+        job's ``reset`` restarted the first's episode, and their turns interleaved)."""
+        return {
+            (p.agent, p.episode_id if _is_batch(self.agents[p.agent]) else None) for p in players
+        }
 
-    def _startable(self) -> tuple[int, Sequence[Player], set[tuple[int, str]]] | None:
-        """The next pending job (in order) whose batch agents' ids are free: its index in
-        ``pending``, its players and those ids; None when every pending job must wait."""
+    def _startable(self) -> tuple[int, Sequence[Player], set[tuple[int, str | None]]] | None:
+        """The next pending job (in order) whose claims (`_claims`) are free: its index in
+        ``pending``, its players and those claims; None when every pending job must wait."""
         index = 0
         while index < len(self.pending) or self._take():
             players = self.kind.players(self.pending[index])
-            ids = self._batch_ids(players)
-            if not ids & self.in_use:
-                return index, players, ids
+            claims = self._claims(players)
+            if not claims & self.in_use:
+                return index, players, claims
             index += 1
         return None
 
@@ -565,7 +572,7 @@ class _Flight:
 
     def _end(self, slot: int) -> None:
         job, players, _, _ = self.live.pop(slot)
-        self.in_use -= self._batch_ids(players)
+        self.in_use -= self._claims(players)
         for player in players:
             agent = self.agents[player.agent]
             if _is_batch(agent):
@@ -577,7 +584,7 @@ class _Flight:
         """Take the job off ``slot`` after a failure: its envs are discarded and its batch
         agents told the episode ended; return the job."""
         job, players, program, _ = self.live.pop(slot)
-        self.in_use -= self._batch_ids(players)
+        self.in_use -= self._claims(players)
         _abandon(program)
         self.driver._discard(job, slot)
         for player in players:

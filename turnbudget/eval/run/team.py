@@ -105,6 +105,7 @@ __all__ = [
     "evaluate_team",
     "plan_team_episodes",
     "team_agent",
+    "team_of",
     "team_plan",
 ]
 
@@ -132,6 +133,40 @@ def team_agent(spec: Any, name: str = "agent") -> Any:
     if isinstance(spec, str):
         return make_agent(spec)
     return check_agent(spec, name, also=" (or a spec string of the agent registry)")
+
+
+def team_of(module: Any, roles: Sequence[str], agents: Mapping[str, Any]) -> list[Any]:
+    """The team for ``roles`` (`team_agent` of each role's spec or agent), refused with a
+    ``ValueError`` when the game cannot play it:
+
+    - one agent object in two roles (reset once for each seat, it played both on the last
+      seat's seed, with a config that could not tell);
+    - the house (an agent with ``needs_house``) in a game without a house policy (every
+      episode failed, and a rerun could not help);
+    - every role played by the house (no one left to evaluate).
+    """
+    team = [team_agent(agents[role], f"agents[{role!r}]") for role in roles]
+    first: dict[int, str] = {}
+    for role, agent in zip(roles, team, strict=True):
+        if id(agent) in first:
+            raise ValueError(
+                f"Expect one agent object per role: agents[{first[id(agent)]!r}] and "
+                f"agents[{role!r}] are the same {type(agent).__name__} (it would be reset for "
+                "each seat and play both on one seed): give each role its own, or a spec string"
+            )
+        first[id(agent)] = role
+    house = [
+        role for role, agent in zip(roles, team, strict=True) if agent_flag(agent, "needs_house")
+    ]
+    name = module.raw_env.metadata["name"]
+    if house and not hasattr(module.raw_env, "house_action"):
+        raise ValueError(
+            f"{name} has no house policy (`house_action`: the competitive games have one), "
+            f"but {house} would play it"
+        )
+    if len(house) == len(roles):
+        raise ValueError(f"Expect a role not played by the house in {name}, got {house}")
+    return team
 
 
 def baseline_teams(
@@ -483,7 +518,7 @@ def _make_config(
     seed = check_seed(seed)
     if label is not None:
         check_label(label)
-    team = [team_agent(agents[role], f"agents[{role!r}]") for role in roles]
+    team = team_of(module, roles, agents)
     ks_t = positive_ints(ks, "ks", most=MAX_EPISODES_PER_TASK)
     ts_t = positive_ints(ts, "ts", most=MAX_TURN_BUDGET)
     n_val = max(ks_t) if n is None else n
