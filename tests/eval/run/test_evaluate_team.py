@@ -170,13 +170,22 @@ def test_a_plain_agent_beside_a_batch_agent_plays_one_episode_at_a_time():
     assert steps(4) == one and steps(4, workers=2) == one
 
 
-def test_teams_the_game_cannot_play_are_refused_before_any_episode(tmp_path):
+def test_one_plain_agent_in_two_roles_plays_as_two_copies_of_it():
+    """Reset for each seat, the one object played both roles on the last seat's seed (and
+    state), with a run.json that could not tell: each extra seat now plays a copy."""
     from turnbudget.agents import RandomAgent
+
+    kwargs = dict(ks=[1], ts=[30], tasks=3, n=2, n_bootstrap=0, record=True)
+    shared = RandomAgent()
+    one = evaluate_team("vault_v0", {"operator": shared, "runner": shared}, **kwargs)
+    two = evaluate_team("vault_v0", {"operator": RandomAgent(), "runner": RandomAgent()}, **kwargs)
+    assert one.config == two.config and one.episodes == two.episodes and one.records == two.records
+
+
+def test_teams_the_game_cannot_play_are_refused_before_any_episode(tmp_path):
     from turnbudget.eval.probes.team import team_step_probe
 
-    shared = RandomAgent()  # (reset for each seat, it played both roles on one seed)
     cases = [
-        ("vault_v0", {"operator": shared, "runner": shared}, r"one agent object per role"),
         ("vault_v0", {"operator": "house", "runner": "random"}, r"vault_v0 has no house policy"),
         ("race_v0", {"player_0": "house", "player_1": "house"}, r"a role not played by the house"),
     ]

@@ -46,6 +46,7 @@ within T rounds.
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 from collections.abc import Mapping, Sequence
@@ -104,6 +105,7 @@ __all__ = [
     "baseline_teams",
     "evaluate_team",
     "plan_team_episodes",
+    "seat_copies",
     "team_agent",
     "team_of",
     "team_plan",
@@ -137,27 +139,11 @@ def team_agent(spec: Any, name: str = "agent") -> Any:
 
 def team_of(module: Any, roles: Sequence[str], agents: Mapping[str, Any]) -> list[Any]:
     """The team for ``roles`` (`team_agent` of each role's spec or agent), refused with a
-    ``ValueError`` when the game cannot play it:
-
-    - one agent object in two roles (reset once for each seat, it played both on the last
-      seat's seed, with a config that could not tell);
-    - the house (an agent with ``needs_house``) in a game without a house policy (every
-      episode failed, and a rerun could not help);
-    - every role played by the house (no one left to evaluate).
-    """
+    ``ValueError`` when the game cannot play it: the house (an agent with ``needs_house``)
+    in a game without a house policy (every episode failed, and a rerun could not help), or
+    every role played by the house (no one left to evaluate)."""
     team = [team_agent(agents[role], f"agents[{role!r}]") for role in roles]
-    first: dict[int, str] = {}
-    for role, agent in zip(roles, team, strict=True):
-        if id(agent) in first:
-            raise ValueError(
-                f"Expect one agent object per role: agents[{first[id(agent)]!r}] and "
-                f"agents[{role!r}] are the same {type(agent).__name__} (it would be reset for "
-                "each seat and play both on one seed): give each role its own, or a spec string"
-            )
-        first[id(agent)] = role
-    house = [
-        role for role, agent in zip(roles, team, strict=True) if agent_flag(agent, "needs_house")
-    ]
+    house = [r for r, agent in zip(roles, team, strict=True) if agent_flag(agent, "needs_house")]
     name = module.raw_env.metadata["name"]
     if house and not hasattr(module.raw_env, "house_action"):
         raise ValueError(
@@ -167,6 +153,26 @@ def team_of(module: Any, roles: Sequence[str], agents: Mapping[str, Any]) -> lis
     if len(house) == len(roles):
         raise ValueError(f"Expect a role not played by the house in {name}, got {house}")
     return team
+
+
+def seat_copies(seated: Sequence[Any]) -> list[Any]:
+    """``seated`` (one agent a role, as the driver holds them) with a copy in each seat after
+    the first of a plain agent in two roles: reset for each seat, the one object played both
+    on the last seat's seed. A batch or async agent keeps each role's episode apart by its id."""
+    seen: set[int] = set()
+    out = []
+    for agent in seated:
+        if id(agent) in seen and not hasattr(agent, "act_batch"):
+            try:
+                agent = copy.deepcopy(agent)
+            except Exception as exc:  # (a lock, a client: say what to do instead)
+                raise ValueError(
+                    f"{type(agent).__name__} plays two roles and cannot be copied for the "
+                    f"second ({type(exc).__name__}: {exc}): give each role its own agent"
+                ) from None
+        seen.add(id(agent))
+        out.append(agent)
+    return out
 
 
 def baseline_teams(
@@ -491,7 +497,7 @@ def evaluate_team(
     try:
         driven.extend(driven_form(a, sealed=sealed) for a in team)
         played = play_planned(
-            backend, AgentSet(tuple(driven)), config, plan_team_episodes(config),
+            backend, AgentSet(tuple(seat_copies(driven))), config, plan_team_episodes(config),
             kind=TeamEpisodes, plan=team_plan(config), out=out, overwrite=overwrite,
             check_config=TeamConfig.from_dict, retries=retries, progress=progress,
             desc=f"{config.label} team",
