@@ -47,6 +47,7 @@ __all__ = [
     "check_turn_budget",
     "is_finite",
     "is_int",
+    "is_listlike",
     "is_real",
     "is_whole",
     "load_object",
@@ -82,6 +83,17 @@ def brief(value: Any) -> str:
     """
     text = repr(value)
     return text if len(text) <= _BRIEF else f"{text[: _BRIEF - 5]}... ({len(text)} characters)"
+
+
+def is_listlike(value: Any) -> bool:
+    """True for an iterable of values that is not text (str, bytes) or a mapping, whose
+    items would be characters or keys: ``"look"`` is one command, never four.
+
+    Example:
+        >>> [is_listlike(v) for v in (["a"], ("a",), range(2), "ab", b"ab", {"a": 1}, 3, None)]
+        [True, True, True, False, False, False, False, False]
+    """
+    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, bytearray, Mapping))
 
 
 def is_int(value: Any) -> bool:
@@ -328,7 +340,7 @@ def normalize_weights(weights: Iterable[Any] | None, n: int, per: str) -> tuple[
     """
     if weights is None:
         return (1.0 / n,) * n
-    if isinstance(weights, (str, bytes, Mapping)) or not isinstance(weights, Iterable):
+    if not is_listlike(weights):
         raise ValueError(
             f"Expect `weights` to be a sequence of numbers (one per {per}) or None, "
             f"got {brief(weights)}"

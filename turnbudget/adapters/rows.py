@@ -30,6 +30,7 @@ from turnbudget._checks import (
     check_seed,
     check_turn_budget,
     is_int,
+    is_listlike,
     is_real,
     renamed,
 )
@@ -207,7 +208,7 @@ def check_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         >>> check_rows([{"env_id": "turnbudget/Maze-Easy-v0", "seed": 3, "T": 10, "prompt": []}])
         [{'env_id': 'turnbudget/Maze-Easy-v0', 'seed': 3, 'T': 10}]
     """
-    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+    if not is_listlike(rows):
         raise ValueError(f"Expect `rows` to be a list of rows, got {brief(rows)}")
     checked = [dict(zip(ROW_KEYS, check_row(row), strict=True)) for row in rows]
     if not checked:
@@ -234,7 +235,7 @@ def turn_cap(rows: Iterable[Mapping[str, Any]]) -> int:
     row's own T, enforced by the game, is what ends its episodes, never the
     trainer's cap.
     """
-    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+    if not is_listlike(rows):
         raise ValueError(f"Expect `rows` to be a list of rows, got {brief(rows)}")
     caps = [check_row(row)[2] for row in rows]
     if not caps:

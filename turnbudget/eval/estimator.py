@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -46,6 +46,7 @@ from turnbudget._checks import (
     check_probability,
     check_seed,
     is_finite,
+    is_listlike,
     is_real,
     is_whole,
 )
@@ -95,7 +96,7 @@ def check_n_bootstrap(value: object, *, least: int = 0) -> int:
 
 def _grid_values(values: object, name: str) -> tuple[int, ...]:
     """K values or budgets T: distinct whole numbers >= 1, as ints, in the order given."""
-    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+    if not is_listlike(values):
         raise ValueError(f"Expect `{name}` to be a list of positive ints, got {brief(values)}")
     out = tuple(itertools.islice(values, _MAX_VALUES + 1))
     if not out:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from turnbudget._checks import MAX_TURN_BUDGET, brief, check_bool, is_int
+from turnbudget._checks import MAX_TURN_BUDGET, brief, check_bool, is_int, is_listlike
 from turnbudget.records import (
     MAX_RECORD_TEXT,
     EpisodeRecord,
@@ -495,7 +495,7 @@ def check_budget_counts(budgets: Any) -> tuple[int, ...] | None:
     `MAX_BUDGET_COUNTS`), or None, else ``ValueError``."""
     if budgets is None:
         return None
-    if isinstance(budgets, (str, bytes, Mapping)) or not isinstance(budgets, Iterable):
+    if not is_listlike(budgets):
         raise ValueError(
             f"Expect `budget_counts` to be a sequence of ints >= 0 or None, got {brief(budgets)}"
         )

@@ -65,7 +65,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,7 @@ from turnbudget._checks import (
     check_label,
     check_seed,
     is_finite,
+    is_listlike,
     is_real,
 )
 from turnbudget.agents.base import agent_flags, preflight
@@ -495,13 +496,13 @@ def _make_config(
     if len(set(env_ids)) != len(env_ids):  # (as `evaluate`: each env's probes once)
         raise ValueError(f"Expect distinct env ids, got {list(env_ids)}")
     seeds = task_seeds(tasks)
-    if isinstance(prefixes, (str, bytes)) or not isinstance(prefixes, Iterable):
+    if not is_listlike(prefixes):
         raise ValueError(f"Expect `prefixes` to be fractions in [0, 1), got {brief(prefixes)}")
     fractions = tuple(prefixes)
     if not fractions or not all(is_real(f) and 0.0 <= f < 1.0 for f in fractions):
         raise ValueError(f"Expect `prefixes` to be fractions in [0, 1), got {brief(prefixes)}")
     fractions = tuple(float(f) for f in fractions)
-    kinds_t = (None,) if isinstance(kinds, str) or not isinstance(kinds, Iterable) else tuple(kinds)
+    kinds_t = tuple(kinds) if is_listlike(kinds) else (None,)
     if any(k not in PROBE_KINDS for k in kinds_t) or len(set(kinds_t)) != len(kinds_t):
         raise ValueError(
             f"Expect `kinds` to be distinct kinds from {PROBE_KINDS}, got {brief(kinds)}"

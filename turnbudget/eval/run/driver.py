@@ -46,12 +46,12 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
-from turnbudget._checks import brief
+from turnbudget._checks import brief, is_listlike
 from turnbudget.agents.base import observe, observe_batch
 from turnbudget.agents.secrets import redact
 from turnbudget.envs.deadline import StepTimeout, step_deadline
@@ -401,9 +401,7 @@ def one_each(values: Any, n: int, call: str, what: str) -> list[Any]:
     """A batch call's answer as a list of ``n`` values, one an episode, in order; else
     TypeError (a str or a mapping is one value, not ``n``: played item by item, "look" was
     the commands "l", "o", "o", "k")."""
-    if isinstance(values, (str, bytes, bytearray, Mapping, AbstractSet)) or not isinstance(
-        values, Iterable
-    ):
+    if not is_listlike(values) or isinstance(values, AbstractSet):  # (a set has no order)
         raise TypeError(
             f"Expect {call} to return a list of {what}, one for each of its {n} episodes, "
             f"got {brief(values)}"

@@ -31,6 +31,7 @@ from turnbudget._checks import (
     check_label,
     check_seed,
     is_int,
+    is_listlike,
 )
 from turnbudget.agents.base import agent_flags
 from turnbudget.eval.run.agent_view import budget_visible
@@ -191,7 +192,7 @@ def task_seeds(tasks: Any) -> tuple[int, ...]:
                 f"got {brief(tasks)}"
             )
         return tuple(range(int(tasks)))
-    if isinstance(tasks, (str, bytes, Mapping)) or not isinstance(tasks, Iterable):
+    if not is_listlike(tasks):
         raise ValueError(
             f"Expect `tasks` to be a positive int or a list of seeds, got {brief(tasks)}"
         )
@@ -234,7 +235,7 @@ def check_backend_options(options: Any) -> dict[str, Any] | None:
 
 def _values(values: Any, name: str) -> Iterable[Any]:
     """``values`` when it is a collection of values (not a string, a mapping or a number)."""
-    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+    if not is_listlike(values):
         raise ValueError(f"Expect `{name}` to be a list of positive ints, got {brief(values)}")
     return values
 
