@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -191,3 +192,68 @@ def test_hostile_commands_replay_identically_under_one_seed(server: EnvServer):
     assert first == second
     assert all(turns_left is None for *_, turns_left, _ in first)  # "NEVER" hides the budget
     assert idle(server)
+
+
+# -- slow and idle clients -------------------------------------------------------------
+
+
+def _closed_by_server(sock: socket.socket) -> bool:
+    """Wait (at most `HANG_GUARD`) for the server to close ``sock``: True when it did."""
+    sock.settimeout(HANG_GUARD)
+    try:
+        while True:
+            data = sock.recv(4096)
+            if not data:
+                return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except TimeoutError:
+        return False
+
+
+def _trickle(
+    server: EnvServer, start: bytes = b"GET /health HTTP/1.1\r\nHost: x\r\n"
+) -> socket.socket:
+    url = urlsplit(server.base_url)
+    sock = socket.create_connection((url.hostname, url.port), timeout=HANG_GUARD)
+    sock.sendall(start)  # (and never the blank line that ends the headers)
+    return sock
+
+
+@pytest.mark.timeout(600, method="thread")
+def test_a_client_that_never_finishes_its_headers_is_dropped_and_connections_are_capped(
+    tmp_path,
+):
+    """uvicorn has no deadline for a request's headers: a client that sent half of them held
+    its socket for good, and enough such clients ran the server out of file descriptors (no
+    one else was served; its log grew by hundreds of MB of EMFILE tracebacks)."""
+    with EnvServer(log_path=tmp_path / "log", header_timeout=1.0, max_connections=3) as server:
+        ws_url = server.base_url.replace("http", "ws", 1) + "/ws"
+        # A WebSocket session opened first: its upgrade disarms its deadline, which would
+        # otherwise expire before those of the connections made after it.
+        with connect(ws_url, open_timeout=HANG_GUARD) as ws:
+            ws.send(json.dumps({"type": "reset", "data": {"env_id": ENV, "seed": 1}}))
+            assert json.loads(ws.recv(timeout=HANG_GUARD))["type"] == "observation"
+            held = [_trickle(server) for _ in range(3)]
+            extra = _trickle(server)  # (past the cap: closed at once, not held)
+            assert _closed_by_server(extra)
+            assert all(_closed_by_server(sock) for sock in held)  # (at the header deadline)
+            ws.send(json.dumps({"type": "step", "data": {"command": "look"}}))
+            assert json.loads(ws.recv(timeout=HANG_GUARD))["type"] == "observation"
+        for sock in [*held, extra]:
+            sock.close()
+        silent = _trickle(server, b"")  # (connected, nothing sent)
+        assert _closed_by_server(silent)
+        silent.close()
+        status, _ = _post(server, "/reset", json.dumps({"env_id": ENV, "seed": 1}).encode())
+        assert status == 200  # it kept serving
+
+
+@pytest.mark.parametrize("seed", [True, "1", "hostile-seed", 1.0, -1, 2**70, [1]])
+def test_an_http_reset_takes_only_an_int_seed_as_a_websocket_reset_does(server, seed):
+    """OpenEnv's request model turned ``true``, ``"1"`` and ``1.0`` into seed 1."""
+    status, answer = _post(server, "/reset", json.dumps({"env_id": ENV, "seed": seed}).encode())
+    assert status == 422, answer
+    (error,) = answer["detail"]
+    assert error["loc"] == ["body", "seed"] and error["msg"].startswith("Expect `seed` to be an")
+    assert "hostile" not in error["msg"] and str(2**70) not in error["msg"]  # (not the input)

@@ -36,6 +36,7 @@ shows a first observation but no episode follows it over HTTP.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import functools
@@ -73,7 +74,7 @@ from openenv.core.env_server.types import (
 from pydantic import Field, ValidationError, model_validator
 
 import turnbudget
-from turnbudget._checks import MAX_SEED, brief, check_positive_int, is_int, is_real
+from turnbudget._checks import MAX_SEED, brief, check_positive_int, is_finite, is_int, is_real
 from turnbudget.adapters.session import normalize_reveal
 from turnbudget.eval.run.agent_view import agent_info, budget_visible
 from turnbudget.registration import NAMESPACE
@@ -101,6 +102,11 @@ MAX_COMMAND_CHARS = 4096
 #: The largest WebSocket message the server reads; a larger one closes that connection
 #: (close code 1009) and its session is reclaimed.
 MAX_MESSAGE_BYTES = 1 << 20
+#: Seconds `serve` gives a client to send a request's headers (uvicorn has no such bound).
+HEADER_TIMEOUT_S = 15.0
+#: Open HTTP connections `serve` keeps; a new one past them is closed at once (each holds a
+#: file descriptor: idle ones must not use up the process's).
+MAX_CONNECTIONS = 512
 #: What an observation's ``metadata`` carries (copied from its fields of the same names).
 METADATA_KEYS = ("terminated", "truncated", "turns_left", "seed", "env_id")
 #: OpenEnv's error codes for a session refused as a whole (the server closes its connection).
@@ -249,10 +255,8 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
             )
         if episode_id is not None and not isinstance(episode_id, str):
             raise RequestError(f"Expect `episode_id` to be a str or None, got {brief(episode_id)}")
-        if seed is not None and (not is_int(seed) or not 0 <= seed <= MAX_SEED):
-            raise RequestError(
-                f"Expect `seed` to be an int >= 0 (at most {MAX_SEED:,}) or None, got {brief(seed)}"
-            )
+        if (problem := _seed_problem(seed)) is not None:
+            raise RequestError(problem)
         try:
             # One spelling ("NEVER" is "never"), so what the env shows and what `_observe`
             # passes on never disagree.
@@ -435,6 +439,7 @@ def make_app(
         return JSONResponse(status_code=exc.status_code, content={"detail": detail},
                             headers=getattr(exc, "headers", None))  # fmt: skip
 
+    app.add_middleware(_StrictResetSeed)  # (added first: it runs inside the body limit)
     app.add_middleware(_BodyLimit, limit=MAX_MESSAGE_BYTES, error=HTTPException)
     app.add_middleware(_ObjectMessages)
     return app
@@ -454,6 +459,75 @@ def _errors(errors: Any) -> list[dict[str, Any]]:
             else error["msg"][:200],
         })  # fmt: skip
     return safe
+
+
+_JSON_KINDS = {bool: "true or false", str: "a string", float: "a float", list: "an array",
+               dict: "an object"}  # fmt: skip
+
+
+async def _send_json(send: Any, status: int, detail: Any) -> None:
+    """Answer an HTTP request from ASGI middleware: ``{"detail": detail}`` with ``status``."""
+    body = json.dumps({"detail": detail}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode())]})  # fmt: skip
+    await send({"type": "http.response.body", "body": body})
+
+
+def _seed_problem(seed: Any) -> str | None:
+    """What is wrong with a reset's ``seed`` (None: nothing; a seed may be None)."""
+    if seed is not None and (not is_int(seed) or not 0 <= seed <= MAX_SEED):
+        return f"Expect `seed` to be an int >= 0 (at most {MAX_SEED:,}) or None, got {brief(seed)}"
+    return None
+
+
+class _StrictResetSeed:
+    """ASGI middleware: an HTTP ``POST /reset``'s ``seed`` must be JSON's int or null, as over
+    a WebSocket (OpenEnv's request model turned ``true``, ``"1"`` and ``1.0`` into seed 1
+    before `TextGameEnvironment.reset` could refuse them). Runs inside `_BodyLimit`."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if (
+            scope["type"] != "http"
+            or scope.get("method") != "POST"
+            or scope.get("path") != "/reset"
+        ):
+            await self.app(scope, receive, send)
+            return
+        messages, body = [], b""
+        try:
+            while True:  # (the body whole: `_BodyLimit` bounds it)
+                message = await receive()
+                messages.append(message)
+                if message["type"] != "http.request":
+                    break
+                body += message.get("body", b"")
+                if not message.get("more_body"):
+                    break
+        except Exception as exc:  # (`_BodyLimit`'s 413 as chunks arrive: no route to answer it)
+            if not isinstance(getattr(exc, "status_code", None), int):
+                raise
+            await _send_json(send, exc.status_code, getattr(exc, "detail", str(exc)))
+            return
+        try:
+            request = json.loads(body) if body else None
+        except ValueError:  # (not JSON: OpenEnv's model says so)
+            request = None
+        seed = request.get("seed") if isinstance(request, dict) else None
+        if _seed_problem(seed) is not None:  # (as FastAPI's 422s: never the input itself)
+            kind = _JSON_KINDS.get(type(seed), "an int out of that range")
+            message = f"Expect `seed` to be an int >= 0 (at most {MAX_SEED:,}) or null, got {kind}"
+            await _send_json(send, 422, [{"type": "seed", "loc": ["body", "seed"], "msg": message}])
+            return
+        replay = iter(messages)
+
+        async def again() -> Any:
+            return next(replay, None) or await receive()
+
+        await self.app(scope, again, send)
 
 
 class _ObjectMessages:
@@ -495,11 +569,7 @@ class _BodyLimit:
             return
         declared = dict(scope.get("headers") or ()).get(b"content-length", b"0")
         if not declared.isdigit() or int(declared) > self.limit:
-            body = json.dumps({"detail": self._message()}).encode()
-            await send({"type": "http.response.start", "status": 413,
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"content-length", str(len(body)).encode())]})  # fmt: skip
-            await send({"type": "http.response.body", "body": body})
+            await _send_json(send, 413, self._message())
             return
         seen = 0
 
@@ -526,6 +596,8 @@ def serve(
     session_timeout: float | None = None,
     log_level: str = "warning",
     ready: Callable[[str], None] | None = None,
+    header_timeout: float = HEADER_TIMEOUT_S,
+    max_connections: int = MAX_CONNECTIONS,
 ) -> None:
     """Serve `make_app` under uvicorn until SIGINT or SIGTERM (then sessions close cleanly).
 
@@ -541,8 +613,18 @@ def serve(
         session_timeout: See `make_app`.
         log_level: uvicorn's log level.
         ready: Called with the base URL (``http://host:port``) once bound.
+        header_timeout: Seconds a client has to send a request's headers (from connecting,
+            or from the previous response); then the connection is closed.
+        max_connections: Open HTTP connections past which a new one is closed at once
+            (WebSocket sessions count against ``max_sessions`` instead).
     """
     import uvicorn
+
+    if not (is_finite(header_timeout) and header_timeout > 0):
+        raise ValueError(
+            f"Expect `header_timeout` to be a positive number, got {brief(header_timeout)}"
+        )
+    max_connections = check_positive_int(max_connections, "max_connections")
 
     app = make_app(default_env_id, max_sessions=max_sessions, session_timeout=session_timeout)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -555,11 +637,65 @@ def serve(
         if ready is not None:
             ready(f"http://{f'[{host}]' if ':' in host else host}:{bound}")
         config = uvicorn.Config(
-            app, log_level=log_level, ws_max_size=MAX_MESSAGE_BYTES, timeout_graceful_shutdown=5
-        )
+            app, log_level=log_level, ws_max_size=MAX_MESSAGE_BYTES, timeout_graceful_shutdown=5,
+            http=_deadline_protocol(header_timeout, max_connections),
+        )  # fmt: skip
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
+
+
+def _deadline_protocol(header_timeout: float, max_connections: int) -> type:
+    """uvicorn's h11 protocol with two bounds uvicorn lacks (a client that trickled a
+    request's headers, or sent none, held its socket forever: enough of them ran the server
+    out of file descriptors, and no one was served):
+
+    - each request's headers must be complete within ``header_timeout`` seconds of the
+      connection's start or of the previous response, else the connection is closed (a
+      WebSocket session, once upgraded, has its own limits);
+    - past ``max_connections`` open HTTP connections, a new one is closed at once.
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeaderDeadline(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            if len(self.connections) > max_connections:
+                transport.close()
+                return
+            self._arm()
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(header_timeout, self._expire)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _expire(self) -> None:
+            self._deadline = None
+            waiting = self.cycle is None or self.cycle.response_complete  # (no request read)
+            if waiting and not self.transport.is_closing():
+                self.transport.close()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()  # (the next request's headers, on a kept-alive connection)
+
+        def handle_websocket_upgrade(self, event: Any) -> None:
+            self._disarm()
+            super().handle_websocket_upgrade(event)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return HeaderDeadline
 
 
 class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState]):
@@ -848,6 +984,8 @@ class EnvServer:
         session_timeout: See `make_app`.
         startup_timeout: Seconds to wait for the server (importing OpenEnv takes ~10 s).
         log_path: The server's stderr (default: a temporary file, removed on ``stop()``).
+        header_timeout: See `serve`.
+        max_connections: See `serve`.
 
     Example (needs the ``openenv`` extra)::
 
@@ -864,10 +1002,14 @@ class EnvServer:
         session_timeout: float | None = None,
         startup_timeout: float = 120.0,
         log_path: str | os.PathLike[str] | None = None,
+        header_timeout: float = HEADER_TIMEOUT_S,
+        max_connections: int = MAX_CONNECTIONS,
     ):
         self.default_env_id = default_env_id
         self.max_sessions = check_positive_int(max_sessions, "max_sessions")
         self.session_timeout = _check_timeout(session_timeout, "session_timeout")
+        self.header_timeout = _check_timeout(header_timeout, "header_timeout") or HEADER_TIMEOUT_S
+        self.max_connections = check_positive_int(max_connections, "max_connections")
         self.startup_timeout = _check_timeout(startup_timeout, "startup_timeout") or 0.0
         self.log_path = None if log_path is None else Path(log_path)
         self.base_url: str | None = None
@@ -889,7 +1031,9 @@ class EnvServer:
     def command(self) -> list[str]:
         """The server's command line."""
         command = [sys.executable, "-m", "turnbudget", "serve-env", "--port", "0",
-                   "--max-sessions", str(self.max_sessions)]  # fmt: skip
+                   "--max-sessions", str(self.max_sessions),
+                   "--header-timeout", str(self.header_timeout),
+                   "--max-connections", str(self.max_connections)]  # fmt: skip
         if self.default_env_id is not None:
             command += ["--env", self.default_env_id]
         if self.session_timeout is not None:

@@ -34,6 +34,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="close sessions idle this long (default: never; dropped connections are reclaimed)",
     )  # fmt: skip
     parser.add_argument(
+        "--header-timeout", type=float, default=None, metavar="SECONDS",
+        help="close an HTTP connection whose request headers are not all in by then "
+        "(default: 15; a client that trickles them holds a socket no longer)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-connections", type=int, default=None, metavar="N",
+        help="open HTTP connections at most; a new one past them is closed (default: 512)",
+    )  # fmt: skip
+    parser.add_argument(
         "--log-level", default="warning", choices=("critical", "error", "warning", "info", "debug"),
         help="uvicorn's log level (default: warning)",
     )  # fmt: skip
@@ -73,9 +82,15 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     try:
+        bounds = {
+            name: value
+            for name, value in (("header_timeout", args.header_timeout),
+                                ("max_connections", args.max_connections))
+            if value is not None
+        }  # fmt: skip
         serve(
             args.env, host=args.host, port=args.port, max_sessions=args.max_sessions,
-            session_timeout=args.session_timeout, log_level=args.log_level, ready=ready,
+            session_timeout=args.session_timeout, log_level=args.log_level, ready=ready, **bounds,
         )  # fmt: skip
     except ValueError as exc:
         print(f"turnbudget serve-env: error: {exc}", file=sys.stderr)
