@@ -66,9 +66,12 @@ def test_each_outcome_gets_the_reward_the_user_chose():
 
 def test_bad_settings_and_rows_are_clear_errors():
     with pytest.raises(
-        ValueError, match="Expect the reward for `truncated` to be a number or None"
+        ValueError, match="Expect the reward for `truncated` to be a finite number or None"
     ):
         OutcomeRewards(truncated="zero")
+    for bad in (float("inf"), float("-inf"), float("nan"), 10**400):  # (inf reached TRL)
+        with pytest.raises(ValueError, match="Expect the reward for `won` to be a finite"):
+            OutcomeRewards(won=bad)
     with pytest.raises(ValueError, match="Expect an outcome in"):
         OutcomeRewards().reward("draw")
     with pytest.raises(ValueError, match="Expect `rewards` to be an OutcomeRewards"):

@@ -147,3 +147,29 @@ def test_a_visible_budget_gives_pass_at_kt_only_at_the_budget_it_ran_under(playe
     assert pass_at_kt(shown, ks=[1], ts=[2], n_bootstrap=0).mean.tolist() == [[0.0]]
     with pytest.raises(ValueError, match="showed the agent its budget"):
         pass_at_kt(shown, ks=[1], ts=[1, 2])
+
+
+@pytest.mark.timeout(600, method="thread")
+def test_a_model_server_that_never_answers_ends_the_rollout_at_the_timeout():
+    """verifiers' model client waits for a read forever by default (and the harness's client
+    600 s, twice over): a server that took the request and stalled hung the rollout."""
+    import threading
+
+    release = threading.Event()
+
+    def stall(handler, request):
+        release.wait(300)
+        return as_json(reply_body("look"))
+
+    row = {"env_id": ENV, "seed": 1, "T": 3}
+    with FakeServer(stall) as server:
+        try:
+            (episode,) = evaluate_rows([row], model="fake", base_url=server.url(), timeout=1.0)
+        finally:
+            release.set()
+    (trace,) = episode.traces
+    assert not episode.ok and trace.info["turnbudget"]["outcome"] == "unfinished"
+    assert [(e.type, e.status_code) for e in trace.errors] == [("ProviderError", 504)]
+    for bad in (0, -1.0, float("nan"), float("inf"), "10"):
+        with pytest.raises(ValueError, match="Expect `timeout` to be a positive number"):
+            evaluate_rows([row], model="fake", base_url=server.url(), timeout=bad)

@@ -47,7 +47,7 @@ from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from turnbudget._checks import brief, check_positive_int, is_real
+from turnbudget._checks import brief, check_positive_int, is_finite
 from turnbudget.adapters.rows import check_row, check_rows
 from turnbudget.adapters.session import OUTCOMES, GameSession
 
@@ -101,9 +101,10 @@ class OutcomeRewards:
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
-            if value is not None and not is_real(value):
+            if value is not None and not is_finite(value):  # (an inf reward reached TRL)
                 raise ValueError(
-                    f"Expect the reward for `{field.name}` to be a number or None, got {brief(value)}"
+                    f"Expect the reward for `{field.name}` to be a finite number or None (None: "
+                    f"TRL's own missing reward), got {brief(value)}"
                 )
 
     def reward(self, outcome: str) -> float | None:

@@ -46,7 +46,7 @@ from typing import Any
 import verifiers.v1 as vf
 from pydantic import Field, field_validator
 
-from turnbudget._checks import brief, check_positive_int, is_real
+from turnbudget._checks import brief, check_positive_int, is_finite, is_real
 from turnbudget.adapters.rows import check_row, check_rows
 from turnbudget.adapters.session import GameSession, normalize_reveal
 from turnbudget.agents.chat_format import PARSE_MODES, parse_command
@@ -113,9 +113,13 @@ class GameTaskset(vf.Taskset[GameTask, GameTasksetConfig]):
 
 
 class ChatHarnessConfig(vf.HarnessConfig):
-    """The in-process chat harness's config (nothing beyond verifiers' own)."""
+    """The in-process chat harness's config: verifiers' own, and how long one chat
+    completion through the interception endpoint may take."""
 
     id: str = TASKSET_ID
+    timeout: float = Field(600.0, gt=0, allow_inf_nan=False)
+    """Seconds for one completion, not retried (the endpoint is verifiers' own, in this
+    process; the model's client behind it has its own bound, `evaluate_rows`'s ``timeout``)."""
 
 
 class ChatHarness(vf.Harness[ChatHarnessConfig]):
@@ -149,7 +153,10 @@ class ChatHarness(vf.Harness[ChatHarnessConfig]):
             messages.append({"role": "user", "content": prompt})
         else:
             messages += [m.model_dump(mode="json", exclude_none=True) for m in prompt or []]
-        async with AsyncOpenAI(base_url=endpoint, api_key=secret) as client:
+        client = AsyncOpenAI(
+            base_url=endpoint, api_key=secret, timeout=self.config.timeout, max_retries=0
+        )
+        async with client:
             await client.chat.completions.create(model=ctx.model, messages=messages)
         return vf.ProgramResult(exit_code=0, stdout="", stderr="")
 
@@ -218,6 +225,7 @@ def evaluate_rows(
     parse: str = "lenient",
     sampling: Mapping[str, Any] | None = None,
     max_concurrent: int = 4,
+    timeout: float = 600.0,
 ) -> list[vf.Episode]:
     """Run ``n`` rollouts of every row through verifiers against an OpenAI-compatible server.
 
@@ -231,17 +239,28 @@ def evaluate_rows(
         parse: How a reply becomes a command: ``strict`` or ``lenient``.
         sampling: verifiers' sampling settings (``temperature``, ``max_tokens``...).
         max_concurrent: Episodes in flight.
+        timeout: Seconds the model's client waits for bytes of an answer, sends a request
+            and waits for a connection from its pool (verifiers waits forever on a read by
+            default: a server that stalled hung the rollout).
 
     Returns:
         verifiers' episodes (one trace each), rows first, then rollouts.
     """
     n = check_positive_int(n, "n")
     max_concurrent = check_positive_int(max_concurrent, "max_concurrent")
+    if not (is_finite(timeout) and timeout > 0):
+        raise ValueError(
+            f"Expect `timeout` to be a positive number of seconds, got {brief(timeout)}"
+        )
     checked = check_rows(rows)  # an unknown id fails here, before any episode
     config = GameEnvConfig(taskset=GameTasksetConfig(rows=checked), reveal=reveal, parse=parse)
     env = GameEnv(config)
     ctx = vf.ModelContext(
-        client=vf.EvalClientConfig(base_url=base_url, api_key_var=api_key_env),
+        client=vf.EvalClientConfig(
+            base_url=base_url,
+            api_key_var=api_key_env,
+            timeout={"read": float(timeout), "write": float(timeout), "pool": float(timeout)},
+        ),
         model=model,
         sampling=vf.SamplingConfig(**(sampling or {})),
     )
