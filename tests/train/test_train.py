@@ -51,8 +51,44 @@ def test_bc_then_ppo_on_the_command_line_writes_a_policy_agents_play(tmp_path, c
     assert len(result.episodes) == 4 and all(e["turns_used"] >= 1 for e in result.episodes)
 
 
-def test_init_from_a_policy_with_other_rollout_settings_is_refused(tmp_path, capsys):
+class _Marker:
+    """Unpickled, it writes a file: what a policy someone sent you could run."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_init_reads_the_policy_as_weights_and_takes_this_runs_settings(tmp_path, capsys):
+    """``--init`` loaded the zip with ``MaskablePPO.load``, which unpickles its ``data``: a
+    file someone sent could run code. It is read as weights only (the network's and the
+    optimizer's), as `PolicyAgent` reads it, so this run's rollout settings apply too (they
+    were refused: the loaded model kept the init's)."""
+    import base64
+    import pickle
+    import zipfile
+
     bc = tmp_path / "bc"
     assert train(f"--algo bc --bc-episodes 2 --bc-epochs 1 --out {bc}") == 0
-    assert train(f"--n-steps 32 --init {bc} --total-steps 64 --out {tmp_path / 'ppo'}") == 2
-    assert "other n_steps/n_envs" in capsys.readouterr().err
+    marker = tmp_path / "ran"
+    with zipfile.ZipFile(bc / "policy.zip") as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    data = json.loads(members["data"])
+    data["evil"] = {
+        ":type:": "<class 'Marker'>",
+        ":serialized:": base64.b64encode(pickle.dumps(_Marker(str(marker)))).decode(),
+    }
+    members["data"] = json.dumps(data).encode()
+    with zipfile.ZipFile(bc / "policy.zip", "w") as archive:
+        for name, raw in members.items():
+            archive.writestr(name, raw)
+    capsys.readouterr()
+    assert train(f"--n-steps 32 --init {bc} --total-steps 64 --out {tmp_path / 'ppo'}") == 0
+    assert not marker.exists()
+    with zipfile.ZipFile(tmp_path / "ppo" / "policy.zip") as archive:
+        assert json.loads(archive.read("data"))["n_steps"] == 32
+    assert train(f"--net-arch 8 --init {bc} --total-steps 64 --out {tmp_path / 'other'}") == 2
+    assert "its network is not this run's (--net-arch 8)" in capsys.readouterr().err
+    assert not marker.exists()

@@ -101,32 +101,53 @@ _CRITIC = ("mlp_extractor.value_net.", "value_net.")  # the value function: not 
 Layers = list[tuple[np.ndarray, np.ndarray, str]]
 
 
-def _weights(path: Path) -> dict[str, np.ndarray]:
-    """The policy's tensors from an SB3 zip, read as weights only (never unpickling objects)."""
+def zip_weights(path: Path, member: str = _WEIGHTS_MEMBER) -> Any:
+    """``member`` of an SB3 model zip (``policy.pth``, ``policy.optimizer.pth``) read as
+    weights only: tensors and plain values, never an unpickled object (ValueError else)."""
     import torch
 
     try:
         with zipfile.ZipFile(path) as archive:
-            if archive.getinfo(_WEIGHTS_MEMBER).file_size > _MAX_WEIGHTS_BYTES:
-                raise ValueError(f"{_WEIGHTS_MEMBER} is over {_MAX_WEIGHTS_BYTES} bytes")
-            raw = archive.read(_WEIGHTS_MEMBER)
+            if archive.getinfo(member).file_size > _MAX_WEIGHTS_BYTES:
+                raise ValueError(f"{member} is over {_MAX_WEIGHTS_BYTES} bytes")
+            raw = archive.read(member)
     except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
         raise ValueError(
-            f"Cannot read {path}: expect an SB3 model zip with {_WEIGHTS_MEMBER} ({exc})"
+            f"Cannot read {path}: expect an SB3 model zip with {member} ({exc})"
         ) from exc
     try:
-        state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except Exception as exc:  # an untrusted file: whatever torch refuses, we refuse
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(
-            f"Refusing {path}: its {_WEIGHTS_MEMBER} is not plain weights "
+            f"Refusing {path}: its {member} is not plain weights "
             f"(torch.load(weights_only=True): {reason})"
         ) from exc
+
+
+def policy_tensors(path: Path) -> dict[str, Any]:
+    """The policy's state dict from an SB3 zip (`zip_weights`): names to dense CPU tensors of
+    finite numbers, else ValueError (a sparse or a meta tensor, a NaN weight)."""
+    import torch
+
+    state = zip_weights(path)
     if not isinstance(state, Mapping) or not all(
         isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
     ):
         raise ValueError(f"Refusing {path}: expect {_WEIGHTS_MEMBER} to map names to tensors")
-    return {k: v.detach().to(torch.float64).numpy() for k, v in state.items()}
+    for name, tensor in state.items():
+        if tensor.layout is not torch.strided or tensor.device.type != "cpu":
+            raise ValueError(f"Refusing {path}: {name} is not a dense tensor of numbers")
+        if not tensor.is_floating_point() or not bool(torch.isfinite(tensor).all()):
+            raise ValueError(f"Refusing {path}: {name} holds weights that are not finite floats")
+    return dict(state)
+
+
+def _weights(path: Path) -> dict[str, np.ndarray]:
+    """The policy's tensors from an SB3 zip, read as weights only (never unpickling objects)."""
+    import torch
+
+    return {k: v.detach().to(torch.float64).numpy() for k, v in policy_tensors(path).items()}
 
 
 def _npz_weights(path: Path) -> dict[str, np.ndarray]:

@@ -88,21 +88,8 @@ def vec_env(config: TrainConfig) -> Any:
 def new_model(config: TrainConfig, venv: Any) -> Any:
     """A new MaskablePPO, or the one saved at ``config.init`` with this run's hyperparameters."""
     from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.utils import ConstantSchedule
 
-    if config.init:
-        model = MaskablePPO.load(Path(config.init) / "policy.zip", env=venv, device="cpu")
-        # The loaded hyperparameters are the init's; use this run's.
-        model.learning_rate = config.learning_rate
-        # An SB3 schedule object, not a lambda: the saved zip must load without this file.
-        model.lr_schedule = ConstantSchedule(config.learning_rate)
-        model.ent_coef, model.gamma = config.ent_coef, config.gamma
-        model.n_epochs, model.batch_size = config.n_epochs, config.batch_size
-        if model.n_steps != config.n_steps or model.n_envs != config.n_envs:
-            raise ValueError("`--init` policy was saved with other n_steps/n_envs; use the same")
-        model.set_random_seed(config.seed)
-        return model
-    return MaskablePPO(
+    model = MaskablePPO(
         "MlpPolicy",
         venv,
         n_steps=config.n_steps,
@@ -116,6 +103,23 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
         device="cpu",
         verbose=0,
     )
+    if config.init:
+        # The init's network and optimizer state, read as weights only: never
+        # `MaskablePPO.load`, which unpickles the zip's ``data`` (code a sent file could run).
+        from turnbudget.agents.policy import policy_tensors, zip_weights
+
+        path = Path(config.init) / "policy.zip"
+        try:
+            model.policy.load_state_dict(policy_tensors(path))
+            model.policy.optimizer.load_state_dict(zip_weights(path, "policy.optimizer.pth"))
+        except (RuntimeError, KeyError, TypeError) as exc:  # (torch's: another network)
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ValueError(
+                f"`--init` {path}: its network is not this run's (--net-arch "
+                f"{','.join(map(str, config.net_arch))}): {reason}"
+            ) from None
+        model.set_random_seed(config.seed)  # (as before the init's weights replaced these)
+    return model
 
 
 def save_policy(model: Any, config: TrainConfig) -> Path:
