@@ -44,6 +44,16 @@ BAD = [
     ("env_id", "Nope-v0", "`env_id` to be a registered env id"),
     ("env_id", "", "`env_id` to be a non-empty string"),
     ("out", "", "`out` to be a non-empty string"),
+    # Accepted, then: shaping on ("no" is truthy), a hidden budget shown, a crash mid-setup.
+    ("env_id", "CartPole-v1", "`env_id` to be one of this package's text games"),
+    ("process_reward", "no", "`process_reward` to be True or False"),
+    ("progress", "yes", "`progress` to be True or False"),
+    ("reveal", "bogus", "`reveal` to be 'never', 'always' or 'final=k'"),
+    ("reveal", None, "`reveal` to be 'never', 'always' or 'final=k'"),
+    ("budget_mix", "garbage", "`budget_mix` to be a BudgetMix string or '': Cannot parse"),
+    ("budget_mix", 5, "`budget_mix` to be a BudgetMix string or ''"),
+    ("seed", 2**32, "`seed` to be an int from 0 to 4,294,967,295"),
+    ("task_seed_base", 2**64, "`task_seed_base` + `task_pool` to be at most"),
 ]
 
 

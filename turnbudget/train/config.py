@@ -8,8 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from turnbudget._checks import (
+    MAX_SEED,
     brief,
+    check_bool,
     check_positive_int,
+    check_seed,
     check_turn_budget,
     is_int,
     is_real,
@@ -154,6 +157,29 @@ class TrainConfig:
                     f"Expect `{name}` to be a non-empty string, got {brief(getattr(self, name))}"
                 )
         _check_env_id(self.env_id)
+        for name in ("process_reward", "progress"):  # ("no" turned shaping on)
+            setattr(self, name, check_bool(getattr(self, name), name))
+        from turnbudget.wrappers.reveal_budget import check_reveal
+        from turnbudget.wrappers.sample_turn_budget import BudgetMix
+
+        try:
+            mode, final_turns, _ = check_reveal(self.reveal, None, "")  # (one spelling: "NEVER")
+        except ValueError:
+            raise ValueError(
+                f"Expect `reveal` to be 'never', 'always' or 'final=k', got {brief(self.reveal)}"
+            ) from None
+        self.reveal = f"final={final_turns}" if mode == "final" else mode
+        if not isinstance(self.budget_mix, str):
+            raise ValueError(
+                f"Expect `budget_mix` to be a BudgetMix string or '', got {brief(self.budget_mix)}"
+            )
+        if self.budget_mix:
+            try:
+                BudgetMix.parse(self.budget_mix)  # (a clear error before anything is written)
+            except ValueError as exc:
+                raise ValueError(
+                    f"Expect `budget_mix` to be a BudgetMix string or '': {exc}"
+                ) from None
         if not isinstance(self.init, str):
             raise ValueError(
                 f"Expect `init` to be a policy directory or '', got {brief(self.init)}"
@@ -183,6 +209,13 @@ class TrainConfig:
             if not is_int(value) or value < 0:
                 raise ValueError(f"Expect `{name}` to be an int >= 0, got {brief(value)}")
             setattr(self, name, int(value))
+        # (the learner seeds NumPy's legacy generator: 32 bits; task seeds are 64)
+        self.seed = check_seed(self.seed, "seed", most=2**32 - 1)
+        if self.task_seed_base + self.task_pool > MAX_SEED:
+            raise ValueError(
+                f"Expect `task_seed_base` + `task_pool` to be at most {MAX_SEED:,} (the task seeds), "
+                f"got {self.task_seed_base:,} + {self.task_pool:,}"
+            )
         _check_real(self.gamma, "gamma", "a number in (0, 1]", lambda x: 0 < x <= 1)
         _check_real(self.bc_epsilon, "bc_epsilon", "a number in [0, 1]", lambda x: 0 <= x <= 1)
         _check_real(self.learning_rate, "learning_rate", "a finite number > 0", lambda x: x > 0)
@@ -246,8 +279,13 @@ def _check_env_id(env_id: str) -> None:
     import turnbudget  # noqa: F401  (registers the ids)
     from turnbudget.registration import NAMESPACE
 
-    if env_id in gym.registry:
+    if env_id in gym.registry and env_id.startswith(f"{NAMESPACE}/"):
         return
+    if env_id in gym.registry:  # (CartPole-v1 crashed when the stack gave it a turn budget)
+        raise ValueError(
+            f"Expect `env_id` to be one of this package's text games ({NAMESPACE}/...), got "
+            f"{brief(env_id)} (`turnbudget list` shows them)"
+        )
     hint = ""
     if f"{NAMESPACE}/{env_id}" in gym.registry:
         hint = f"; did you mean '{NAMESPACE}/{env_id}'?"
