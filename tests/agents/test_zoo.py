@@ -6,6 +6,7 @@ actions of the SB3 policy it was exported from is in test_policy_agent.py (rl).
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import pytest
 from turnbudget.agents import make_agent
 from turnbudget.agents.policy import (
     CARD_FILE,
+    ENCODING_FILE,
     WEIGHTS_FILE,
     ZOO,
     PolicyAgent,
@@ -205,6 +207,63 @@ def test_weights_of_the_wrong_shape_say_why(tmp_path):
     weights["action_net.weight"] = weights["action_net.weight"][:, :3]
     np.savez(root / WEIGHTS_FILE, **weights)
     with pytest.raises(ValueError, match=r"action_net\.weight in .*weights\.npz has shape"):
+        PolicyAgent(root)
+
+
+def test_weights_that_are_not_finite_are_refused(tmp_path):
+    root = _zoo_copy(tmp_path)
+    with np.load(root / WEIGHTS_FILE) as arrays:
+        weights = {name: arrays[name] for name in arrays.files}
+    weights["action_net.bias"][0] = np.nan  # (a NaN policy loaded and played "go north")
+    np.savez(root / WEIGHTS_FILE, **weights)
+    with pytest.raises(ValueError, match=r"'action_net\.bias' holds weights that are not finite"):
+        PolicyAgent(root)
+
+
+def test_an_npy_header_of_a_huge_shape_is_refused_without_the_memory(tmp_path):
+    """A small file whose .npy header says 2**40 floats: NumPy tried to allocate 8 TiB."""
+    root = _zoo_copy(tmp_path)
+    header = np.lib.format.header_data_from_array_1_0(np.zeros(1))
+    header["shape"] = (2**40,)
+    raw = io.BytesIO()
+    np.lib.format.write_array_header_1_0(raw, header)
+    with zipfile.ZipFile(root / WEIGHTS_FILE, "w") as archive:
+        archive.writestr("action_net.bias.npy", raw.getvalue() + b"\0" * 64)
+    with pytest.raises(ValueError, match=r"Refusing .*expect a NumPy \.npz"):
+        PolicyAgent(root)
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        # (each loaded, then failed or ran for ever in act(); or crashed the load)
+        ({"text_features": {"ngrams": 10**9}}, r"`text_features\.ngrams` .* an int from 1 to 8"),
+        ({"text_features": {"ngrams": "2"}}, r"`text_features\.ngrams`"),
+        ({"text_features": {"dim": float("inf")}}, r"is not a feature encoding: OverflowError"),
+        ({"reveal": "always"}, r"Expect `reveal` in .* RevealBudget's settings"),
+        ({"reveal": {"mode": "always", "final_turns": None, "template": "{0}"}}, r"`reveal`"),
+        ({"reveal": {"mode": "always", "final_turns": None,
+                     "template": "{turns_left:>999999999999}"}}, r"`reveal`"),
+    ],
+)  # fmt: skip
+def test_an_encoding_that_cannot_play_is_refused_when_the_policy_loads(tmp_path, change, says):
+    root = _zoo_copy(tmp_path)
+    encoding = json.loads((root / ENCODING_FILE).read_text())
+    for key, value in change.items():
+        encoding[key] = {**encoding[key], **value} if key == "text_features" else value
+    (root / ENCODING_FILE).write_text(json.dumps(encoding))
+    with pytest.raises(ValueError, match=says):
+        PolicyAgent(root)
+
+
+def test_an_encoding_file_too_large_or_too_deep_is_refused(tmp_path):
+    root = _zoo_copy(tmp_path)
+    (root / ENCODING_FILE).write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match=r"is not JSON: RecursionError"):
+        PolicyAgent(root)
+    with (root / ENCODING_FILE).open("wb") as sparse:  # (2 GB were read whole: 4.2 GB of memory)
+        sparse.truncate(2 << 30)
+    with pytest.raises(ValueError, match=r"is over 1,048,576 bytes"):
         PolicyAgent(root)
 
 

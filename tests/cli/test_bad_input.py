@@ -49,6 +49,7 @@ def test_export_policy_refuses_an_empty_path(tmp_path, monkeypatch, capsys, argv
         ('{"a": NaN}', "Expect --card {card!r} to hold JSON: NaN is not a JSON number"),
         ("[1, 2]", "Expect --card {card!r} to hold a JSON object, got list"),
         (b"\xff\xfe", "Cannot read --card {card!r}: "),
+        ("[" * 100_000, "Expect --card {card!r} to hold JSON nested less deeply"),  # (a crash)
     ],
 )
 def test_export_policy_names_the_card_file_it_cannot_use(tmp_path, capsys, content, says):

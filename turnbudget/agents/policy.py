@@ -47,13 +47,15 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import brief
+from turnbudget._checks import brief, is_int
 from turnbudget.agents.base import EXECUTED_KEY
 from turnbudget.wrappers.history_features import (
     FeatureEncoder,
     HistoryFeatures,
     text_features_vector,
 )
+from turnbudget.wrappers.reveal_budget import check_reveal
+from turnbudget.wrappers.text_features import MAX_NGRAMS
 
 __all__ = [
     "CARD_FILE",
@@ -86,6 +88,7 @@ ZOO = Path(__file__).resolve().parents[1] / "zoo"
 _ZOO_PREFIX = "zoo/"
 _WEIGHTS_MEMBER = "policy.pth"  # the policy's state dict, inside the SB3 zip
 _MAX_WEIGHTS_BYTES = 1 << 30
+_MAX_ENCODING_BYTES = 1 << 20  # (an encoding is a few hundred bytes)
 _FALLBACK = "look"
 _ACTIVATIONS = {
     "Tanh": np.tanh,
@@ -158,7 +161,8 @@ def _npz_weights(path: Path) -> dict[str, np.ndarray]:
                 raise ValueError(f"its arrays are over {_MAX_WEIGHTS_BYTES} bytes")
         with np.load(path, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, MemoryError) as exc:
+        # (MemoryError: a header's shape of 2**40 floats in a small file)
         raise ValueError(
             f"Refusing {path}: expect a NumPy .npz of float arrays, read with "
             f"np.load(allow_pickle=False) ({exc})"
@@ -167,6 +171,8 @@ def _npz_weights(path: Path) -> dict[str, np.ndarray]:
         kind = f"dtype {array.dtype}" if isinstance(array, np.ndarray) else "no .npy array"
         if not isinstance(array, np.ndarray) or array.dtype.kind != "f":
             raise ValueError(f"Refusing {path}: expect float arrays, got {name!r} of {kind}")
+        if not np.isfinite(array).all():
+            raise ValueError(f"Refusing {path}: {name!r} holds weights that are not finite")
     return {name: array.astype(np.float64) for name, array in arrays.items()}
 
 
@@ -205,7 +211,7 @@ def _network(
         )
     try:
         size = _feature_size(encoding)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:  # ("dim": Infinity)
         raise ValueError(f"{where / ENCODING_FILE} is not a feature encoding: {exc!r}") from exc
     layers: Layers = []
     for name in names:
@@ -384,14 +390,41 @@ def read_encoding(directory: str | Path) -> dict[str, Any]:
         ValueError: the file is not JSON or not of a format this version reads.
     """
     path = Path(directory) / ENCODING_FILE
+    if path.stat().st_size > _MAX_ENCODING_BYTES:  # (a 2 GB file was read whole)
+        raise ValueError(f"{path} is over {_MAX_ENCODING_BYTES:,} bytes: not a feature encoding")
     try:
         encoding = json.loads(path.read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path} is not JSON: {exc}") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ValueError(f"{path} is not JSON: {type(exc).__name__}") from exc
     version = encoding.get("format") if isinstance(encoding, dict) else None
     if version != ENCODING_FORMAT:
         raise ValueError(f"Unknown encoding format {version!r} in {Path(directory)}")
+    _check_text_settings(encoding, path)
     return encoding
+
+
+def _check_text_settings(encoding: Mapping[str, Any], path: Path) -> None:
+    """The fields an agent reads at every turn, checked when the policy loads (they failed, or
+    ran for ever, in ``act``): the text features' n-gram size and the reveal's settings."""
+    spec = encoding.get("text_features")
+    ngrams = spec.get("ngrams") if isinstance(spec, Mapping) else None
+    if not is_int(ngrams) or not 1 <= ngrams <= MAX_NGRAMS:
+        raise ValueError(
+            f"Expect `text_features.ngrams` in {path} to be an int from 1 to {MAX_NGRAMS}, "
+            f"got {brief(ngrams)}"
+        )
+    reveal = encoding.get("reveal")
+    if reveal is None:
+        return
+    try:
+        if not isinstance(reveal, Mapping):
+            raise ValueError("not a mapping")
+        check_reveal(reveal.get("mode"), reveal.get("final_turns"), reveal.get("template"))
+    except ValueError as exc:
+        raise ValueError(
+            f"Expect `reveal` in {path} to be None or RevealBudget's settings "
+            f"(mode, final_turns, template): {exc}"
+        ) from None
 
 
 class PolicyAgent:

@@ -53,6 +53,8 @@ def _read_card(path: str) -> dict:
         card = json.loads(text, parse_constant=_refuse_constant)
     except ValueError as exc:  # (JSONDecodeError is one)
         raise ValueError(f"Expect {where} to hold JSON: {exc}") from None
+    except RecursionError:  # (100k nested brackets)
+        raise ValueError(f"Expect {where} to hold JSON nested less deeply") from None
     if not isinstance(card, dict):
         raise ValueError(f"Expect {where} to hold a JSON object, got {type(card).__name__}")
     return card

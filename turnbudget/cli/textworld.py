@@ -5,8 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
+
+#: Game ids are TextWorld's 32-bit seeds.
+MAX_GAME_ID = 2**32 - 1
+#: The most games one ``pregen`` generates (about 0.4 MB and a second each).
+MAX_PREGEN_GAMES = 1_000_000
 
 __all__ = ["add_arguments", "parse_seeds", "run"]
 
@@ -32,6 +38,11 @@ def parse_seeds(text: str) -> list[int]:
         if first < 0 or last < first:
             raise argparse.ArgumentTypeError(
                 f"Expect a non-empty range of non-negative seeds, got {part!r}"
+            )
+        # (before the set is built: "0-1000000000000" ran out of memory; game ids are 32-bit)
+        if last > MAX_GAME_ID or len(seeds) + last - first + 1 > MAX_PREGEN_GAMES:
+            raise argparse.ArgumentTypeError(
+                f"Expect at most {MAX_PREGEN_GAMES:,} seeds from 0 to {MAX_GAME_ID:,}, got {text!r}"
             )
         seeds.update(range(first, last + 1))
     return sorted(seeds)
@@ -99,14 +110,19 @@ def run(args: argparse.Namespace) -> int:
 
     env_ids = args.env_ids or _generated_ids()
     known = set(_generated_ids())
-    for env_id in env_ids:
-        if env_id not in known:
-            raise SystemExit(
-                f"Unknown generated TextWorld id {env_id!r}; expected one of {sorted(known)}"
-            )
-    if args.workers < 1:
-        raise SystemExit(f"Expect --workers to be a positive int, got {args.workers}")
+    problem = next(
+        (f"Unknown generated TextWorld id {env_id!r}; expected one of {sorted(known)}"
+         for env_id in env_ids if env_id not in known),
+        None,
+    )  # fmt: skip
+    if problem is None and args.workers < 1:
+        problem = f"Expect --workers to be a positive int, got {args.workers}"
     cache_dir = os.fspath(args.cache_dir) if args.cache_dir else None
+    if problem is None and cache_dir is not None and os.path.isfile(cache_dir):
+        problem = f"Expect --cache-dir to be a directory, but {cache_dir!r} is a file"
+    if problem is not None:  # (one line and exit 2, as the other commands say it)
+        print(f"turnbudget textworld: error: {problem}", file=sys.stderr)
+        return 2
     jobs = [(env_id, seed, cache_dir) for env_id in env_ids for seed in args.seeds]
     lengths: dict[str, list[int | None]] = {env_id: [] for env_id in env_ids}
     bar = tqdm(total=len(jobs), unit="game", desc="pregen", disable=args.no_progress)

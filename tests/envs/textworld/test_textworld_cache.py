@@ -142,11 +142,24 @@ def test_pregen_generates_with_a_progress_bar(tmp_path):
     assert len(list(tmp_path.glob("*/*.ok"))) == 2
 
 
-def test_pregen_rejects_unknown_ids_and_bad_seeds(tmp_path):
-    with pytest.raises(SystemExit, match="Unknown generated TextWorld id"):
-        main(["textworld", "pregen", "turnbudget/Maze-Easy-v0", "--cache-dir", str(tmp_path)])
-    with pytest.raises(SystemExit):
-        main(["textworld", "pregen", "--seeds", "5-2", "--cache-dir", str(tmp_path)])
+def test_pregen_rejects_unknown_ids_and_bad_seeds(tmp_path, capsys):
+    """Each is exit status 2 and one line (an unknown id and --workers 0 were status 1 with
+    no prefix, a file for --cache-dir a traceback, and a trillion seeds ran out of memory)."""
+    pregen = ["textworld", "pregen", "--cache-dir", str(tmp_path)]
+    (tmp_path / "file").write_text("")
+    for argv, says in [
+        (["turnbudget/Maze-Easy-v0"], "Unknown generated TextWorld id"),
+        (["--workers", "0"], "Expect --workers to be a positive int, got 0"),
+        (["--cache-dir", str(tmp_path / "file")], "Expect --cache-dir to be a directory"),
+        (["--seeds", "5-2"], "Expect a non-empty range of non-negative seeds"),
+        (["--seeds", "0-1000000000000"], "Expect at most 1,000,000 seeds from 0 to 4,294,967,295"),
+    ]:
+        try:
+            code = main([*pregen, *argv])
+        except SystemExit as exit_:  # (argparse's own refusals)
+            code = exit_.code
+        err = capsys.readouterr().err
+        assert code == 2 and says in err and "Traceback" not in err, err
 
 
 @pytest.mark.slow
