@@ -86,7 +86,8 @@ def vec_env(config: TrainConfig) -> Any:
 
 
 def new_model(config: TrainConfig, venv: Any) -> Any:
-    """A new MaskablePPO, or the one saved at ``config.init`` with this run's hyperparameters."""
+    """A new MaskablePPO with this run's settings, starting, when ``config.init`` is given,
+    from the network and optimizer state saved there (read as weights only)."""
     from sb3_contrib import MaskablePPO
 
     model = MaskablePPO(
