@@ -101,6 +101,9 @@ class Config:
     """episodes per task"""
     errors: float = 0.05
     """injected error rate of the stack and of evaluate (0: none)"""
+    record_steps: bool = True
+    """keep step records (``--no-record-steps``: the stack and `evaluate` keep only the episode
+    records, as `evaluate(record_steps=False)` does)"""
     rounds: int = 3
     """interleaved rounds; the median is reported"""
     warmup: bool = True
@@ -149,7 +152,7 @@ def parse_args(argv: list[str] | None = None) -> Config:
 def _settings(config: Config, env_id: str) -> dict[str, Any]:
     return dict(
         ks=[1], ts=[config.t], n=config.n, tasks=config.tasks, mode="truncate",
-        errors=config.errors or None,
+        errors=config.errors or None, record_steps=config.record_steps,
     )  # fmt: skip
 
 
@@ -195,8 +198,7 @@ def run_once(config: Config, env_id: str, variant: str) -> tuple[float, float, i
     """One variant over every episode of ``env_id``: (wall s, CPU s, episodes)."""
     agent = make_agent(config.agent)
     eval_config = make_config(
-        [env_id], agent, **_settings(config, env_id), reveal=None, seed=0, label=None,
-        record_steps=True,
+        [env_id], agent, **_settings(config, env_id), reveal=None, seed=0, label=None
     )  # fmt: skip
     specs = plan_episodes(eval_config)
     with tempfile.TemporaryDirectory() as tmp:
@@ -368,7 +370,7 @@ def _count(
     argv = [
         _flag(f.name, getattr(config, f.name))
         for f in dataclasses.fields(config)
-        if f.name in ("agent", "t", "n", "errors")
+        if f.name in ("agent", "t", "n", "errors", "record_steps")
     ]
     # One BLAS thread: OpenBLAS's idle threads spin, and callgrind counts their spinning, which
     # depends on scheduling (counts of one process spread over ~15M instructions; with one, ~2k).
