@@ -184,6 +184,14 @@ def test_a_batch_agent_knows_its_probes_by_opaque_distinct_ids():
     assert len(set(IdSpy.ids)) == len(IdSpy.ids)
     assert all(re.fullmatch(r"probe-[0-9a-f]{16}", i) for i in IdSpy.ids)
     assert IdSpy.ids != sorted(IdSpy.ids)  # (not in the order the probes were planned)
+    # Nor a digest anyone can compute: hashing every place the old way finds none of them.
+    import hashlib
+
+    unkeyed = {
+        "probe-" + hashlib.blake2b(f"probe\x1f{i}".encode(), digest_size=8).hexdigest()
+        for i in range(1000)
+    }
+    assert not unkeyed & set(IdSpy.ids)
 
 
 class AsyncRecorder:

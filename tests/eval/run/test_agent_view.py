@@ -14,7 +14,12 @@ import pytest
 
 from turnbudget.agents import BUDGET_KEYS, OracleAgent, RandomAgent
 from turnbudget.eval.probes.run import probe
-from turnbudget.eval.run.agent_view import PLAYER_EVENT_KEYS, agent_info, private_copy
+from turnbudget.eval.run.agent_view import (
+    PLAYER_EVENT_KEYS,
+    agent_episode_id,
+    agent_info,
+    private_copy,
+)
 from turnbudget.eval.run.evaluate import evaluate
 
 ENVS = ["turnbudget/Maze-Medium-v0", "turnbudget/KeyQuest-Medium-v0"]
@@ -188,6 +193,34 @@ def test_a_hidden_budget_leaves_no_trace_in_ids_text_or_info():
     for observation, info in turns:
         assert not set(info) & set(BUDGET_KEYS)
         assert "turns left" not in observation
+
+
+def test_no_process_but_the_engines_can_tell_which_task_an_id_stands_for():
+    """The ids were an unkeyed digest of env id, task seed and repeat: an agent hashed every
+    task seed, found its episode's, rebuilt the game and played its oracle (Pass@(1,12) 1.0
+    on KeyQuest-Easy, sealed or not). Hashing every task in another process (as a sealed
+    agent's) finds none of the ids the agent was given."""
+    import subprocess
+    import sys
+
+    spy = Spy()
+    evaluate("turnbudget/Maze-Medium-v0", spy, ts=[8], **SPY_KWARGS)
+    given = {episode_id for episode_id, _ in spy.episodes}
+    assert len(given) == 4
+    table = (
+        "from turnbudget.eval.run.agent_view import agent_episode_id\n"
+        "for seed in range(8):\n"
+        "    for rep in range(2):\n"
+        "        print(agent_episode_id('turnbudget/Maze-Medium-v0', seed, rep))\n"
+    )
+    hashed = subprocess.run(
+        [sys.executable, "-c", table], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert len(hashed) == 16 and not given & set(hashed)
+    # (in the engine's own process the same task and repeat keep one id: 2 x 2 tasks above)
+    assert given == {
+        agent_episode_id("turnbudget/Maze-Medium-v0", s, r) for s in (3, 5) for r in (0, 1)
+    }
 
 
 def test_a_budget_shown_in_the_last_k_turns_reaches_the_agent_only_then():

@@ -62,7 +62,6 @@ caller's (`turnbudget.eval.report`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -93,7 +92,7 @@ from turnbudget.eval.probes.plan import (
     state_signature,
 )
 from turnbudget.eval.probes.summary import summarize_probes, write_probe_summary
-from turnbudget.eval.run.agent_view import agent_info
+from turnbudget.eval.run.agent_view import agent_info, opaque_id
 from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.driver import Act, AgentSet, Observe, Player, Program
 from turnbudget.eval.run.jobs import run_jobs
@@ -263,11 +262,11 @@ class ProbeJob:
 
     @property
     def episode_id(self) -> str:
-        """The id a batch agent knows this probe by: a digest of the job's place, not the place
-        itself (``probe-12`` then ``probe-13`` told an agent that a recovery probe's matched
-        control came next, and so when to play well)."""
-        digest = hashlib.blake2b(f"probe\x1f{self.index}".encode(), digest_size=8).hexdigest()
-        return f"probe-{digest}"
+        """The id a batch agent knows this probe by: an `opaque_id` of the job's place, not the
+        place itself (``probe-12`` then ``probe-13`` told an agent that a recovery probe's
+        matched control came next, and so when to play well; an unkeyed digest of it told the
+        same to an agent that hashed every place)."""
+        return opaque_id("probe", str(self.index))
 
 
 class ProbeEpisodes:

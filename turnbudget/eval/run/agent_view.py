@@ -19,10 +19,14 @@ team engine) pass agents a filtered copy, what a player would know:
   `turnbudget.agents.base` documents.
 
 A batch agent knows each episode by an opaque id (`agent_episode_id`): a
-digest of the task and repeat, never of the budget, so an id carries neither
-the budget nor the task seed; the driver never has two episodes with one id
-in flight for an agent (the same task and repeat at several budgets run one
-after the other). The records keep their readable ids.
+keyed digest of the task and repeat, never of the budget, so an id carries
+neither the budget nor the task seed. The key (`opaque_id`) is drawn at
+random in each process and never reaches an agent's process when it is
+sealed: an unkeyed digest could be matched against a table of every env id,
+task seed and repeat, and the task seed rebuilds the game and its oracle.
+The driver never has two episodes with one id in flight for an agent (the
+same task and repeat at several budgets run one after the other). The records
+keep their readable ids.
 
 The copy is deep: its lists and dicts are the agent's own, fresh on every
 call, so an agent that sorts ``info["admissible_actions"]`` in place or edits
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import secrets
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -45,6 +50,7 @@ __all__ = [
     "agent_info",
     "budget_visible",
     "executed_action",
+    "opaque_id",
     "player_event",
     "private_copy",
 ]
@@ -55,6 +61,10 @@ PLAYER_EVENT_KEYS = ("kind", "applied", "narration", "replaced_action")
 _EVENT_KEY = "injected_error"
 _EVENT_ONLY = frozenset({_EVENT_KEY})  # (copied apart: `player_event`)
 _EVENT_AND_BUDGET = _EVENT_ONLY | set(BUDGET_KEYS)
+
+# The key of `opaque_id`: this process's own, drawn when it imports this module (a sealed
+# agent's process is a fresh interpreter that never holds the engine's).
+_ID_KEY = secrets.token_bytes(32)
 
 # Values shared as they are: immutable, so no agent can change them through its copy.
 _ATOMS = frozenset({str, int, float, bool, type(None), bytes})
@@ -130,19 +140,33 @@ def player_event(event: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {k: private_copy(event[k]) for k in PLAYER_EVENT_KEYS if k in event}
 
 
+def opaque_id(prefix: str, text: str) -> str:
+    """``prefix`` and 16 hex digits of a digest of ``text`` keyed by this process's random key:
+    the same text gives the same id in this process, and no one without the key can tell
+    which text an id stands for (by trying every task seed, say).
+
+    Example:
+        >>> a = opaque_id("episode", "x"); a == opaque_id("episode", "x") != opaque_id("episode", "y")
+        True
+        >>> a[:8], len(a)
+        ('episode-', 24)
+    """
+    return f"{prefix}-{hashlib.blake2b(text.encode(), digest_size=8, key=_ID_KEY).hexdigest()}"
+
+
 def agent_episode_id(env_id: str, task_seed: int, rep: int) -> str:
-    """The id a batch agent knows an episode by: a digest of its task and repeat, never its budget.
+    """The id a batch agent knows an episode by: an `opaque_id` of its task and repeat, never
+    of its budget.
 
     The same task and repeat at two budgets share it (the driver runs them one
     after the other), so the id tells the agent nothing of its budget; the
-    task seed and env id are not readable in it either.
+    task seed and env id cannot be read from it, nor found by trying them.
 
     Example:
-        >>> agent_episode_id("turnbudget/Maze-Easy-v0", 3, 0)
-        'episode-a4238b733c4ae851'
+        >>> agent_episode_id("turnbudget/Maze-Easy-v0", 3, 0) == agent_episode_id("turnbudget/Maze-Easy-v0", 3, 0)
+        True
     """
-    text = f"{env_id}\x1f{int(task_seed)}\x1f{int(rep)}"
-    return "episode-" + hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+    return opaque_id("episode", f"{env_id}\x1f{int(task_seed)}\x1f{int(rep)}")
 
 
 def agent_info(
