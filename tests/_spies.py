@@ -203,3 +203,19 @@ class UnsendableOracle(OracleAgent):
         if self.current in self.seeds:
             return {"north"}
         return super().act(observation, info)
+
+
+class UrlDigestAgent:
+    """An agent built from a ``base_url`` option (it plays ``look``), named by a digest of the
+    URL it got: a test tells from its sealed profile that the child got the URL whole."""
+
+    def __init__(self, *, base_url: str):
+        import hashlib
+
+        self.name = "url-" + hashlib.sha256(base_url.encode()).hexdigest()[:12]
+
+    def reset(self, seed: int) -> None:
+        pass
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        return "look"

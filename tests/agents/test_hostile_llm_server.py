@@ -61,6 +61,7 @@ from turnbudget.agents.llm import (  # noqa: E402
     RequestRejected,
     ServerUnavailable,
 )
+from turnbudget.agents.secrets import redact  # noqa: E402
 
 INFO = {"admissible_actions": ["look", "north"]}
 KEY_ENV = "TURNBUDGET_TEST_HOSTILE_KEY"
@@ -109,6 +110,46 @@ def test_an_answer_that_is_no_reply_is_retried_then_a_clear_error(answer, path):
             _act(agent, path)
     assert server.chat_requests == 2
     assert agent.step_note() is None
+
+
+ECHOED_KEY = "Hx5Tq9Lw3Rz7Mk2Vb8Np4Yc6"  # (no key shape: only its value can find it)
+# An answer that is no reply, with the key where an 80-character excerpt of it would cut it.
+ECHOING = {
+    "not-json": (200, "text/plain", b"<" * 70 + ECHOED_KEY.encode() + b">" * 40),
+    "message-is-text": as_json(_body_with(choices__0__message="m" * 70 + ECHOED_KEY)),
+}
+
+
+@pytest.mark.parametrize("answer", ECHOING.values(), ids=ECHOING.keys())
+def test_a_key_echoed_across_the_cut_of_an_error_excerpt_is_blanked_whole(
+    answer, monkeypatch, caplog
+):
+    """The excerpt was cut to 80 characters before its secrets were blanked: the key's first
+    10 to 13 characters reached the episode's error, the records and stderr."""
+    monkeypatch.setenv(KEY_ENV, ECHOED_KEY)
+    with FakeServer(lambda handler, request: answer) as server:
+        agent = _agent(server.url(), api_key_env=KEY_ENV)
+        with caplog.at_level(logging.DEBUG), pytest.raises(ServerUnavailable) as err:
+            agent.act("A hall.", INFO)
+    seen = str(err.value) + caplog.text
+    assert "without a reply" in str(err.value)
+    pieces = {ECHOED_KEY[i : i + 6] for i in range(len(ECHOED_KEY) - 5)}
+    assert not [piece for piece in pieces if piece in seen]
+
+
+def test_an_unset_key_variable_is_named_only_when_it_looks_like_a_name(monkeypatch):
+    """A key made of letters and digits passed where its variable's name goes was printed in
+    the "not set" error, and blanked nowhere after."""
+    monkeypatch.delenv(ECHOED_KEY, raising=False)
+    agent = _agent("http://127.0.0.1:9/v1", api_key_env=ECHOED_KEY)
+    with pytest.raises(ValueError, match="is not set") as err:
+        agent.preflight()
+    assert ECHOED_KEY not in str(err.value) and "not shown" in str(err.value)
+    assert ECHOED_KEY not in redact(repr(agent))  # (registered: blanked wherever written)
+    monkeypatch.delenv("TURNBUDGET_UNSET_KEY_VAR", raising=False)
+    named = _agent("http://127.0.0.1:9/v1", api_key_env="TURNBUDGET_UNSET_KEY_VAR")
+    with pytest.raises(ValueError, match=r"'TURNBUDGET_UNSET_KEY_VAR'.*is not set"):
+        named.preflight()
 
 
 @pytest.mark.parametrize("count", [1e308, True, -5, "many", None, [3]])

@@ -171,6 +171,20 @@ def _check_key_env(name: Any) -> None:
     )
 
 
+# A variable's name as such names are written (capitals, digits and _): only such a name is
+# shown when no variable has it, as the key itself may be made of letters and digits too.
+_CONVENTIONAL_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+
+
+def _shown_name(name: str) -> str:
+    """How an unset ``api_key_env`` is named in an error: a conventional name as it is, any
+    other registered as a secret (it may be the key, given where its name was expected)."""
+    if _CONVENTIONAL_NAME.fullmatch(name):
+        return repr(name)
+    remember(name)
+    return "you named (not shown: a name in other than capitals, digits and _ may be the key)"
+
+
 def _check_url(url: str) -> None:
     """``base_url`` must be an http(s) URL. The message shows a URL without its credentials
     (`redact_url`, then `redact`), and nothing of a value that is not a URL (it may be a key
@@ -673,9 +687,9 @@ class ChatAgent:
             if self.api_key_env != DEFAULT_API_KEY_ENV:
                 raise ValueError(
                     redact(
-                        f"The environment variable {self.api_key_env!r} (`api_key_env`) is not "
-                        "set: set it to the API key (`api_key_env` names the variable that "
-                        "holds the key, never the key itself)"
+                        f"The environment variable {_shown_name(self.api_key_env)} "
+                        "(`api_key_env`) is not set: set it to the API key (`api_key_env` "
+                        "names the variable that holds the key, never the key itself)"
                     )
                 )
             key = _NO_KEY
@@ -966,7 +980,7 @@ def _parse_answer(request: _ListModels | _Create, body: bytes) -> Any:
     except (ValueError, RecursionError):  # (not JSON, not UTF-8, nested past the parser)
         if isinstance(request, _ListModels):
             return []
-        raise MalformedReply(f"a 200 answer that is not JSON: {body[:80]!r}") from None
+        raise MalformedReply(f"a 200 answer that is not JSON: {_excerpt(body[:4096])}") from None
     if isinstance(request, _ListModels):
         listed = data.get("data") if isinstance(data, dict) else None
         models = [m for m in (listed if isinstance(listed, list) else ()) if isinstance(m, dict)]
@@ -991,7 +1005,7 @@ def _reply_text(response: Any) -> str:
     if message is None:
         raise MalformedReply("a 200 answer whose first choice has no `message`")
     if not hasattr(message, "content"):  # (a `message` the client could not read as one)
-        raise MalformedReply(f"a 200 answer whose `message` is not an object: {message!r:.80}")
+        raise MalformedReply(f"a 200 answer whose `message` is not an object: {_excerpt(message)}")
     content = getattr(message, "content", None)
     if content is not None and not isinstance(content, str):
         raise MalformedReply(f"a 200 answer whose message content is not text: {content!r}")
@@ -1037,6 +1051,13 @@ def _publish_url(url: str) -> str:
     name = _PUBLISHED.setdefault(url, f"TURNBUDGET_LLM_URL_{os.urandom(4).hex().upper()}")
     os.environ[name] = url
     return name
+
+
+def _excerpt(value: Any, limit: int = 80) -> str:
+    """The start of ``value``'s repr, its secrets blanked before it is cut (a key that
+    straddled the cut would be cut first and then not be recognised)."""
+    text = redact(repr(value))
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _short(exc: BaseException, limit: int = 200) -> str:

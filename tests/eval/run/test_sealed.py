@@ -28,6 +28,7 @@ from _spies import (
 )
 
 from turnbudget.agents import OracleAgent, RandomAgent
+from turnbudget.agents.secrets import redact
 from turnbudget.eval.probes.run import probe
 from turnbudget.eval.run.evaluate import evaluate
 from turnbudget.eval.run.sealed import (
@@ -154,6 +155,29 @@ def test_the_proxy_speaks_the_protocol_and_pickles_without_its_process():
     batch.end_episode("e1")
     batch.close()
     assert seal(batch) is batch
+
+
+def test_a_sealed_specs_url_credentials_are_in_no_pickle_and_blanked_in_this_process():
+    """A spec's ``base_url`` travelled whole in the proxy's pickle (what a pool or Ray
+    sends to workers), and this process, which builds no agent from it, never registered
+    its credentials: ``?code=...`` went into the run's lock file and its "in use" error."""
+    import hashlib
+
+    secret = "Jc4Vn8Rt2Wq6Zk9Lp3Xm"
+    url = f"http://127.0.0.1:9/v1?code={secret}"
+    agent = seal("_spies:UrlDigestAgent", options={"base_url": url})
+    expected = "url-" + hashlib.sha256(url.encode()).hexdigest()[:12]
+    assert agent.name == expected  # (the child got the URL whole)
+    data = pickle.dumps(agent)
+    assert secret.encode() not in data
+    copy = pickle.loads(data)
+    copy.ready()  # a worker's copy starts its own child, which gets the URL too
+    assert copy._profile.name == expected
+    copy.close()
+    agent.close()
+    assert redact(f"turnbudget eval --base-url {url}") == (
+        "turnbudget eval --base-url http://127.0.0.1:9/v1?code=***"
+    )
 
 
 def test_agents_that_cannot_be_sealed_say_why():

@@ -486,7 +486,8 @@ def seal(
                 "built-in names, entry points and MODULE:ATTR or PATH.py:ATTR specs; seal the "
                 "agent object, or give its MODULE:ATTR"
             )
-        load: tuple[Any, ...] = ("spec", (agent, dict(options or {})), concurrency)
+        options, published = _publish_credentials(dict(options or {}))
+        load: tuple[Any, ...] = ("spec", (agent, options, published), concurrency)
     else:
         if options:
             raise ValueError("Expect `options` only with an agent spec (a string)")
@@ -506,6 +507,39 @@ def seal(
             hint = " (its class is defined in __main__: move it to a module the child can import)"
         raise ValueError(f"Cannot start the sealed agent {agent!r:.200}: {exc}{hint}") from exc
     return SealedBatchAgent(load, child) if child.profile.batch else SealedAgent(load, child)
+
+
+def _publish_credentials(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """``options`` without the URLs that carry credentials (``base_url`` with a password or a
+    query key), and for each such option the environment variable that now holds its URL: a
+    proxy's pickle (sent to workers) names the variable, never the credentials, as a
+    `ChatAgent`'s does. Each credential is registered for blanking here, where the run's
+    lock and errors are written (the agent that registers them is built in the child)."""
+    from turnbudget.agents.secrets import remember, url_secrets
+
+    key_env = options.get("api_key_env")
+    if isinstance(key_env, str):
+        remember(os.environ.get(key_env.strip()))
+    published = {}
+    for name, value in list(options.items()):
+        if isinstance(value, str) and "://" in value and url_secrets(value):
+            remember(*url_secrets(value))
+            published[name] = f"TURNBUDGET_SEALED_{name.upper()}_{os.urandom(4).hex().upper()}"
+            os.environ[published[name]] = value  # (the child and forked workers inherit it)
+            del options[name]
+    return options, published
+
+
+def _published_options(published: Mapping[str, str]) -> dict[str, Any]:
+    """The options `_publish_credentials` moved into this process's environment."""
+    missing = [env for env in published.values() if env not in os.environ]
+    if missing:
+        raise ValueError(
+            f"The sealed agent's options with credentials are in the environment variables "
+            f"{missing}, which this process does not have (set by the process that sealed the "
+            "agent: a worker on another host does not inherit them)"
+        )
+    return {name: os.environ[env] for name, env in published.items()}
 
 
 def driven_form(agent: Any, *, concurrency: int | None = None, sealed: bool = False) -> Any:
@@ -544,8 +578,8 @@ class _Host:
         if kind == "spec":
             from turnbudget.agents.registry import make_agent
 
-            spec, options = data
-            self.agent = make_agent(spec, **options)
+            spec, options, published = data
+            self.agent = make_agent(spec, **options, **_published_options(published))
         else:
             self.agent = pickle.loads(data)
         check_agent(self.agent)  # (its flags and batch size, as the parent checks its own)
