@@ -297,7 +297,7 @@ def _episode_lines(tmp_path, seeds):
     return path.read_bytes()
 
 
-@pytest.mark.parametrize("cut", [1, 7, 30, "second line", "episode line", "last byte"])
+@pytest.mark.parametrize("cut", [1, 7, 30, "second line", "episode line", "episode's last byte"])
 def test_a_torn_episode_is_cut_off_when_the_file_is_opened_again(tmp_path, cut):
     whole = _episode_lines(tmp_path, [0, 1])
     last = _episode_lines(tmp_path, [2])  # one more episode, to tear
@@ -305,7 +305,7 @@ def test_a_torn_episode_is_cut_off_when_the_file_is_opened_again(tmp_path, cut):
     offsets = {
         "second line": len(lines[0]) + 5,
         "episode line": len(last) - len(lines[-1]) + 10,
-        "last byte": len(last) - 1,
+        "episode's last byte": len(last) - 2,  # (the closing brace: the record is not JSON)
     }
     torn = last[: offsets.get(cut, cut)]
     path = tmp_path / "torn.jsonl"
@@ -314,6 +314,35 @@ def test_a_torn_episode_is_cut_off_when_the_file_is_opened_again(tmp_path, cut):
     assert path.read_bytes() == whole
     RecordSink(path)  # a whole file is left alone
     assert path.read_bytes() == whole
+
+
+def test_an_episode_that_lost_only_its_newline_is_kept_whole(tmp_path):
+    """A log whose last line, a whole episode record, lost its newline (an editor strips it,
+    or a writer died before the last byte) was cut back to the episode before, and a log of
+    one such episode to nothing: its newline is added, and nothing is cut."""
+    for seeds in ([0, 1], [0]):
+        whole = _episode_lines(tmp_path, seeds)
+        path = tmp_path / "stripped.jsonl"
+        path.write_bytes(whole[:-1])
+        assert repair_torn_tail(path) == 0 and path.read_bytes() == whole
+        path.write_bytes(whole[:-1])
+        RecordStepOutcomes(gym.make(STUB_ID, length=5), path=path)
+        assert path.read_bytes() == whole
+
+
+def test_a_file_that_holds_no_record_is_refused_never_cut(tmp_path):
+    """A file that is not a records log and does not end in a newline (a ``json.dump``) was
+    cut to nothing when a sink was made on it, before any episode."""
+    path = tmp_path / "results.json"
+    data = json.dumps({"experiment": "important", "scores": list(range(100))}).encode()
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match="not a records log"):
+        RecordSink(path)
+    with pytest.raises(ValueError, match="not a records log"):
+        RecordStepOutcomes(gym.make(STUB_ID, length=5), path=path)
+    with pytest.raises(ValueError, match="not a records log"):
+        repair_torn_tail(path)
+    assert path.read_bytes() == data
 
 
 def test_a_torn_first_episode_leaves_an_empty_file(tmp_path):

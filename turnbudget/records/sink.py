@@ -7,6 +7,7 @@ next append (or `repair_torn_tail`) cuts off.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import stat
@@ -30,6 +31,9 @@ def repair_torn_tail(path: str | os.PathLike[str]) -> int:
     do the whole lines before it that belong to the same episode (those after the last
     episode record). Episodes are delivered in one write each, so only the last can be
     torn. (A team file's torn delivery is cut back to its last agent's episode record.)
+    A last line that is a whole episode record only lost its newline (an editor strips
+    it): the newline is added and nothing is cut. A file that holds no record at all is
+    not a records log: it is refused (`ValueError`), never cut.
     The file is locked while it is checked, as `RecordSink` locks it to append.
     """
     fd = os.open(path, os.O_RDWR)
@@ -87,6 +91,12 @@ def _cut_torn_tail(fd: int, path: str | os.PathLike[str]) -> int:
         start = max(0, size - span)
         tail = _read_at(fd, start, size - start)
         whole = tail.rfind(b"\n") + 1  # the torn line starts here
+        # (the last line in view whole: it may be a whole episode record but for its newline)
+        if (whole or start == 0) and _is_episode_record(tail[whole:]):
+            os.lseek(fd, 0, os.SEEK_END)
+            os.write(fd, b"\n")
+            logger.warning("Added the newline missing at the end of %s", os.fspath(path))
+            return 0
         end = tail.rfind(b'{"record":"episode"', 0, whole)
         if end >= 0 and (start + end == 0 or tail[end - 1 : end] == b"\n"):
             keep = start + tail.index(b"\n", end) + 1
@@ -95,6 +105,11 @@ def _cut_torn_tail(fd: int, path: str | os.PathLike[str]) -> int:
             keep = 0
             break
         span *= 2
+    if keep == 0 and not _read_at(fd, 0, len(_RECORD_START)) == _RECORD_START:
+        raise ValueError(
+            f"{brief(os.fspath(path))} holds no record and does not end in a newline: it is "
+            "not a records log (nothing was cut; give a new file or one records were written to)"
+        )
     os.ftruncate(fd, keep)
     logger.warning(
         "Cut %d bytes from the end of %s: the torn episode of a writer killed mid-write",
@@ -102,6 +117,20 @@ def _cut_torn_tail(fd: int, path: str | os.PathLike[str]) -> int:
         os.fspath(path),
     )
     return size - keep
+
+
+# How every record's line starts (`dumps` of a record: its "record" key comes first).
+_RECORD_START = b'{"record":'
+
+
+def _is_episode_record(line: bytes) -> bool:
+    """Whether ``line`` is a whole episode record (a torn one is not valid JSON)."""
+    if not line.startswith(b'{"record":"episode"'):
+        return False
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:  # (torn: not JSON, or cut inside a UTF-8 sequence)
+        return False
 
 
 class RecordSink:
