@@ -31,6 +31,7 @@ from turnbudget.records.files import (
     read_jsonl,
     read_steps,
     repair_logs,
+    write_json,
     write_jsonl,
 )
 from turnbudget.records.schema import (
@@ -81,5 +82,6 @@ __all__ = [
     "read_steps",
     "repair_logs",
     "repair_torn_tail",
+    "write_json",
     "write_jsonl",
 ]

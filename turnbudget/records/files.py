@@ -35,6 +35,7 @@ import functools
 import json
 import os
 import re
+import secrets
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,7 @@ __all__ = [
     "read_steps",
     "repair_logs",
     "step_problem",
+    "write_json",
     "write_jsonl",
 ]
 
@@ -623,13 +625,24 @@ def _step_lines(path: Path, plan: RunPlan, done: set[str]) -> Iterator[tuple[byt
 
 
 def _rewrite(path: Path, lines: Iterable[bytes]) -> None:
-    """Replace ``path`` with ``lines`` at once (a kill leaves the old file or the new one)."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("wb") as f:
-        f.writelines(lines)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """Replace ``path`` with ``lines`` at once (a kill leaves the old file or the new one).
+    A symlink at ``path`` is replaced, never written through (it may point at another run's
+    log), and the temporary file is new (``x``: never one planted in its place)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        with tmp.open("xb") as f:
+            f.writelines(lines)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_json(path: str | os.PathLike[str], data: Any, **dumps_options: Any) -> None:
+    """Replace ``path`` with ``json.dumps(data, **dumps_options)`` and a newline, at once, as
+    `write_jsonl` does (a run's or a probe's ``.json`` files)."""
+    _rewrite(Path(path), [(json.dumps(data, **dumps_options) + "\n").encode()])
 
 
 def repair_logs(out: Path, plan: RunPlan) -> set[str]:
@@ -721,7 +734,7 @@ def prepare_run_dir(
                 f"run in {out} has the same settings: restore its {RUN_FILE}, or choose a new "
                 "output directory (or pass overwrite=True / --overwrite)."
             )
-        run_file.write_text(json.dumps(config, indent=2) + "\n")
+        write_json(run_file, config, indent=2)
 
 
 def write_jsonl(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]) -> None:

@@ -366,3 +366,19 @@ def test_look_oracles_are_not_charged_for_their_looks():
     assert g["looker"]["single_step_skill"]["mean"] is None
     looks = [r for r in result.records if r["agent"] == "looker" and r["probe"] == "single"]
     assert all(r["noop"] and r["optimal"] is None and r["valid"] for r in looks)
+
+
+def test_probe_files_replace_a_symlink_never_write_through_it(tmp_path):
+    """``probe.json`` was written with ``write_text``, through a symlink planted in the output
+    directory: another run's log it pointed at was overwritten with the probe's config."""
+    victim = tmp_path / "other-run.jsonl"
+    victim.write_text('{"record":"episode"}\n')
+    out = tmp_path / "probe"
+    out.mkdir()
+    for name in ("probe.json", "probe_summary.json"):
+        (out / name).symlink_to(victim)
+    probe("turnbudget/Maze-Easy-v0", OracleAgent(0.0), tasks=[1], n_bootstrap=0, out=out)
+    assert victim.read_text() == '{"record":"episode"}\n'
+    for name in ("probe.json", "probe_summary.json"):
+        assert not (out / name).is_symlink() and json.loads((out / name).read_text())
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]

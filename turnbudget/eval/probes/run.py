@@ -62,7 +62,6 @@ caller's (`turnbudget.eval.report`).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -106,7 +105,7 @@ from turnbudget.eval.run.plan import (
     task_seeds,
 )
 from turnbudget.eval.run.sealed import driven_form
-from turnbudget.records import cap_text, write_jsonl
+from turnbudget.records import cap_text, write_json, write_jsonl
 from turnbudget.wrappers.inject_errors import narrate
 
 __all__ = [
@@ -454,7 +453,7 @@ def probe(
     out_path = Path(out) if out is not None else None
     if out_path is not None:
         out_path.mkdir(parents=True, exist_ok=True)
-        (out_path / PROBE_CONFIG_FILE).write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+        write_json(out_path / PROBE_CONFIG_FILE, config.to_dict(), indent=2)
         write_jsonl(out_path / PROBES_FILE, records)
         write_probe_summary(out_path, summary)
         failures = out_path / PROBE_FAILURES_FILE

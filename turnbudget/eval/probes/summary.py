@@ -38,7 +38,6 @@ with evaluation runs are the report's (`turnbudget.eval.report`).
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -47,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from turnbudget.eval.estimator import clustered_rate, difference_interval, paired_difference
+from turnbudget.records import write_json
 
 __all__ = [
     "PROBE_SUMMARY_FILE",
@@ -446,5 +446,5 @@ def per_task(records: Records, label: str, role: str = "agent") -> dict[tuple[st
 
 def write_probe_summary(out: str | Path, summary: Mapping[str, Any]) -> Path:
     path = Path(out) / PROBE_SUMMARY_FILE
-    path.write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    write_json(path, summary, indent=1, sort_keys=True)
     return path

@@ -22,7 +22,6 @@ validate`` prints the table and exits 1 when a check fails.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -34,6 +33,7 @@ from turnbudget.eval.estimator import check_n_bootstrap
 from turnbudget.eval.probes.run import ProbeResult, probe
 from turnbudget.eval.probes.summary import compare_probes
 from turnbudget.eval.run.plan import check_backend_options
+from turnbudget.records import write_json
 
 __all__ = [
     "EPSILONS",
@@ -253,5 +253,5 @@ def validate(
     )
     if out is not None:
         rows = [asdict(c) for c in checks]
-        Path(out, VALIDATION_FILE).write_text(json.dumps(rows, indent=1) + "\n")
+        write_json(Path(out, VALIDATION_FILE), rows, indent=1)
     return Validation(checks, result)
