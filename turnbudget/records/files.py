@@ -705,7 +705,9 @@ def prepare_run_dir(
     resuming would take their episodes in as this run's."""
     out.mkdir(parents=True, exist_ok=True)
     run_file = out / RUN_FILE
-    config = dict(config)
+    # As run.json will read back: a tuple is a list, an int key a string (the same call
+    # again must find the same settings there).
+    config = json.loads(json.dumps(dict(config)))
     if overwrite:
         for name in (RUN_FILE, *files):
             (out / name).unlink(missing_ok=True)

@@ -327,3 +327,24 @@ def test_huge_commands_and_replies_are_capped_in_the_logs(tmp_path):
     assert result.episodes[0]["agent"] == {"tokens_out": 20, "steps": 4}
     size = (tmp_path / STEPS_FILE).stat().st_size + (tmp_path / EPISODES_FILE).stat().st_size
     assert size < len(steps) * 4 * MAX_RECORD_TEXT
+
+
+@pytest.mark.parametrize(
+    "errors",
+    [{"rate": 0.2, "kinds": ("slip", "transient")}, {"schedule": {2: "slip"}}],
+    ids=["a-tuple", "int-keys"],
+)
+def test_the_same_call_again_resumes_whatever_json_makes_of_its_settings(tmp_path, errors):
+    """run.json reads a tuple back as a list and an int key as a string: the same call again
+    was refused as "a run with a different configuration (differs in: errors)"."""
+
+    def call():
+        return evaluate(
+            "turnbudget/Maze-Easy-v0", OracleAgent(0.1), ks=[1], ts=[5, 10], tasks=2,
+            errors=errors, n_bootstrap=0, out=tmp_path / "run",
+        )  # fmt: skip
+
+    first = call()
+    again = call()
+    assert first.n_run == 2 and again.n_run == 0
+    assert again.summary == first.summary
