@@ -422,3 +422,65 @@ def test_an_unreadable_run_json_is_refused_on_resume(oracle_run, tmp_path):
     (run / RUN_FILE).write_text("{")
     with pytest.raises(LogError, match=r"run\.json: not JSON .* fix run\.json, or choose a new"):
         _resume(run)
+
+
+_SPECIAL_FILE_CHILD = """
+import os, resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # (a read of /dev/zero: MemoryError)
+from turnbudget.agents import OracleAgent
+from turnbudget.eval.run.evaluate import evaluate, load_run
+from turnbudget.records import LogError
+out, what = Path(sys.argv[1]), sys.argv[2]
+try:
+    if what == "load":
+        load_run(out)
+    else:
+        evaluate({maze!r}, OracleAgent(0.3), out=out, **{run!r})
+except LogError as exc:
+    print("LogError:", exc)
+"""
+
+
+@pytest.mark.parametrize("special", ["fifo", "dev-zero"])
+@pytest.mark.parametrize("name", [RUN_FILE, EPISODES_FILE, STEPS_FILE])
+def test_a_run_file_that_is_not_a_regular_file_is_refused(oracle_run, tmp_path, name, special):
+    """A FIFO in place of a run's file blocked the run (resume, load_run, report) for ever,
+    and a link to /dev/zero read until the memory ran out: each is refused, naming the file.
+    (A child process: a regression hangs it, which `HANG_GUARD` reports.)"""
+    from _support import HANG_GUARD
+
+    for what in ("resume", "load") if name != STEPS_FILE else ("resume",):
+        run = tmp_path / f"{what}-run"
+        shutil.rmtree(run, ignore_errors=True)
+        shutil.copytree(oracle_run[0], run)
+        (run / name).unlink()
+        if special == "fifo":
+            os.mkfifo(run / name)
+        else:
+            (run / name).symlink_to("/dev/zero")
+        child = _SPECIAL_FILE_CHILD.format(maze=MAZE, run=RUN)
+        done = subprocess.run(
+            [sys.executable, "-c", child, str(run), what],
+            capture_output=True, text=True, timeout=HANG_GUARD,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        if what == "load" and name == EPISODES_FILE:  # (read when first used: none read yet)
+            continue
+        assert f"{name}: not a regular file" in done.stdout, (what, done.stdout)
+
+
+def test_a_new_run_refuses_a_fifo_in_place_of_its_log(tmp_path):
+    """A fresh run opened a FIFO in place of episodes.jsonl to append, and blocked for ever."""
+    from _support import HANG_GUARD
+
+    out = tmp_path / "run"
+    out.mkdir()
+    os.mkfifo(out / EPISODES_FILE)
+    child = _SPECIAL_FILE_CHILD.format(maze=MAZE, run=RUN)
+    done = subprocess.run(
+        [sys.executable, "-c", child, str(out), "resume"],
+        capture_output=True, text=True, timeout=HANG_GUARD,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"{EPISODES_FILE}: not a regular file" in done.stdout

@@ -31,11 +31,13 @@ file, is refused with `LogError` before anything is changed.
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
 import re
 import secrets
+import stat
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,6 +152,25 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def open_regular(path: str | os.PathLike[str], mode: str = "rb") -> Any:
+    """``path`` opened in ``mode`` (``"rb"``, or ``"a"`` to append text, created if missing)
+    if it is a regular file; else `LogError`: a FIFO would block the run for ever, and a
+    device such as /dev/zero fill its memory. (Opened without blocking, then checked.)"""
+    flags = os.O_RDONLY if mode == "rb" else os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:  # (a FIFO that no process reads, opened to write)
+            raise
+        fd = None
+    if fd is None or not stat.S_ISREG(os.fstat(fd).st_mode):
+        if fd is not None:
+            os.close(fd)
+        raise LogError(f"{path}: not a regular file (a FIFO, a device or a socket)")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, mode)
+
+
 def iter_records(
     path: str | os.PathLike[str],
     problem: Callable[[dict[str, Any]], str | None] | None = None,
@@ -163,7 +184,7 @@ def iter_records(
     path = Path(path)
     if not path.exists():
         return
-    with path.open("rb") as f:
+    with open_regular(path) as f:
         for number, line in enumerate(f, 1):
             if not line.endswith(b"\n"):
                 yield number, line, None
@@ -432,11 +453,14 @@ def read_config_dict(
     ``ValueError`` on a bad one); else `LogError` naming the file and the problem."""
     path = Path(path)
     try:
-        data = _loads(path.read_bytes())
+        with open_regular(path) as f:
+            data = _loads(f.read())
         if not isinstance(data, dict):
             raise ValueError(f"Expect a JSON object, got {_kind(data)}: {_show(data)}")
         if check is not None:
             check(data)
+    except LogError:  # (it names the file already)
+        raise
     except ValueError as exc:
         raise LogError(f"{path}: {exc}") from None
     return data
@@ -674,8 +698,12 @@ class LogWriter:
     """Appends finished episodes to the logs: step lines first, then the episode line."""
 
     def __init__(self, out: Path):
-        self._episodes = (out / EPISODES_FILE).open("a")
-        self._steps = (out / STEPS_FILE).open("a")
+        self._episodes = open_regular(out / EPISODES_FILE, "a")
+        try:
+            self._steps = open_regular(out / STEPS_FILE, "a")
+        except BaseException:
+            self._episodes.close()
+            raise
 
     def write(self, episode: dict[str, Any], steps: list[dict[str, Any]] | str) -> None:
         if steps:
