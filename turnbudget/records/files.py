@@ -163,9 +163,12 @@ def open_regular(path: str | os.PathLike[str], mode: str = "rb") -> Any:
         if exc.errno != errno.ENXIO:  # (a FIFO that no process reads, opened to write)
             raise
         fd = None
-    if fd is None or not stat.S_ISREG(os.fstat(fd).st_mode):
+    kind = None if fd is None else os.fstat(fd).st_mode
+    if kind is None or not stat.S_ISREG(kind):
         if fd is not None:
             os.close(fd)
+        if kind is not None and stat.S_ISDIR(kind):  # (as open() reports it)
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
         raise LogError(f"{path}: not a regular file (a FIFO, a device or a socket)")
     os.set_blocking(fd, True)
     return os.fdopen(fd, mode)
