@@ -296,3 +296,25 @@ def test_a_logged_label_with_line_breaks_or_controls_stays_on_its_row(tmp_path):
             cells = [len(re.split(r"(?<!\\)\|", row)) for row in table]
             assert len(set(cells)) == 1, table
         table = []
+
+
+def test_a_label_with_dollar_signs_is_plotted_as_written(tmp_path):
+    """A printable label such as ``run $\\foo$`` went to matplotlib's math parser, which
+    failed the report's plots (and `turnbudget eval` and `report` exited 2)."""
+    pytest.importorskip("matplotlib")
+    for label in ("run $\\foo$", "cost $5"):
+        evaluate(MAZE, OracleAgent(0.0), ks=[1], ts=[3, 6], tasks=2, label=label,
+                 out=tmp_path / label.split()[0])  # fmt: skip
+    build_report(tmp_path, plots=True, n_bootstrap=20)
+    assert sorted(p.name for p in tmp_path.glob("*.png"))  # the plots were drawn
+
+
+def test_two_labels_never_share_a_row_of_the_report(tmp_path):
+    """``x<y`` and ``x&lt;y`` both read ``x&lt;y`` in Markdown: one run was missing from
+    every table of report.md (summary.json held both)."""
+    for label, agent in (("x<y", OracleAgent(0.0)), ("x&lt;y", RandomAgent())):
+        evaluate(MAZE, agent, ks=[1], ts=[3, 6], tasks=2, label=label, out=tmp_path / agent.name)
+    build_report(tmp_path, plots=False, n_bootstrap=20)
+    runs = (tmp_path / "report.md").read_text().split("## Runs")[1].split("\n\n")[1]
+    rows = [row for row in runs.splitlines() if row.startswith("| x")]
+    assert len(rows) == 2 and {row.split(" | ")[1][:7] for row in rows} == {"`Oracle", "`Random"}

@@ -22,7 +22,7 @@ def _slug(text: str) -> str:
 
 
 _MARKDOWN = str.maketrans(
-    {"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "<": "&lt;", ">": "&gt;"}
+    {"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "<": "&lt;", ">": "&gt;", "&": "&amp;"}
 )
 
 
@@ -42,11 +42,12 @@ def _printable(text: str) -> str:
 
 def _md(label: str) -> str:
     """A run's label as Markdown text: a ``|`` would split a table's row, a ``<`` start HTML,
-    a line break end the row (`_printable`).
+    a line break end the row (`_printable`). Two labels never read alike (``&`` is escaped
+    too: ``x&lt;y`` and ``x<y`` were one row, and one run was missing from every table).
 
     Example:
-        >>> print(_md("a|b <i>*x*</i>"))
-        a\\|b &lt;i&gt;\\*x\\*&lt;/i&gt;
+        >>> print(_md("a|b <i>*x*</i> &lt;"))
+        a\\|b &lt;i&gt;\\*x\\*&lt;/i&gt; &amp;lt;
     """
     return _printable(label.translate(_MARKDOWN))
 

@@ -49,6 +49,17 @@ def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
     return paths
 
 
+def _plot_text(text: str) -> str:
+    """``text`` as matplotlib shows it literally: `printable`, and each ``$`` escaped (a label
+    such as ``run $\\foo$`` went to its math parser, which failed the whole report).
+
+    Example:
+        >>> print(_plot_text("cost $5 to $6"))
+        cost \\$5 to \\$6
+    """
+    return printable(text).replace("$", r"\$")
+
+
 #: The most characters of a label's (or a group's) part of a heatmap's file name.
 NAME_PART = 60
 
@@ -109,7 +120,7 @@ def plot_recovery_by_budget(summary: Mapping[str, Any], path: str | Path) -> Pat
                 continue
             ts = [int(t) for t in table]
             values = [np.nan if c["all"][key] is None else c["all"][key] for c in table.values()]
-            ax.plot(ts, values, marker="o", ms=3, label=printable(label))
+            ax.plot(ts, values, marker="o", ms=3, label=_plot_text(label))
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("turn budget T")
         ax.set_ylim(-0.02, 1.02)
@@ -152,7 +163,7 @@ def plot_heatmap(grid: Mapping[str, Any], title: str, path: str | Path) -> Path:
     ax.set_yticks(range(len(ks)), [str(k) for k in ks])
     ax.set_xlabel("turn budget T")
     ax.set_ylabel("K")
-    ax.set_title(printable(f"Pass@(K,T) — {title}"), fontsize=9)
+    ax.set_title(_plot_text(f"Pass@(K,T) — {title}"), fontsize=9)
     for i in range(len(ks)):
         for j in range(len(ts)):
             v = mean[i, j]
@@ -182,9 +193,9 @@ def plot_pass1_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
             _, grid = _primary(r["groups"][group])
             i = grid["ks"].index(1) if 1 in grid["ks"] else 0
             ts = grid["ts"]
-            (line,) = ax.plot(ts, grid["mean"][i], marker="o", ms=3, label=printable(label))
+            (line,) = ax.plot(ts, grid["mean"][i], marker="o", ms=3, label=_plot_text(label))
             ax.fill_between(ts, grid["low"][i], grid["high"][i], alpha=0.15, color=line.get_color())
-        ax.set_title(printable(_short(group)), fontsize=9)
+        ax.set_title(_plot_text(_short(group)), fontsize=9)
         ax.set_xlabel("turn budget T")
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
@@ -199,7 +210,7 @@ def plot_recovery(summary: Mapping[str, Any], path: str | Path) -> Path:
 
     runs = summary["runs"]
     labels = list(runs)
-    shown = [printable(label) for label in labels]
+    shown = [_plot_text(label) for label in labels]
     stats = [
         runs[lbl]["analysis"][
             ALL if ALL in runs[lbl]["analysis"] else next(iter(runs[lbl]["analysis"]))
