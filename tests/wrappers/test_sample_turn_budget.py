@@ -76,6 +76,9 @@ def test_callable_and_parse_and_coerce():
         ("\u0663,5", "Cannot parse"),  # (an Arabic-Indic 3: int() would take it too)
         ("9" * 5000, "Cannot parse"),
         (3.5, "Expect `budget_mix`"),
+        # (checked one by one, these ran for ever and filled the memory: refused at once)
+        (range(1, 10**12), "at most 1,000,000 budgets"),
+        (range(0, 10**20), "at most 1,000,000 budgets"),  # (len() overflows)
     ],
 )
 def test_bad_mix_raises_at_construction(mix, message):

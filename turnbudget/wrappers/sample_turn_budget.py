@@ -29,7 +29,10 @@ from turnbudget.wrappers.turn_budget import TurnBudget, begin_reset, check_turn_
 _INT = re.compile(r"[+-]?[0-9]{1,18}")
 _RANGE = re.compile(r"([0-9]{1,18})\s*-\s*([0-9]{1,18})")
 
-__all__ = ["BudgetMix", "BudgetMixLike", "SampleTurnBudget"]
+__all__ = ["MAX_CHOICE_VALUES", "BudgetMix", "BudgetMixLike", "SampleTurnBudget"]
+
+#: The most budgets `BudgetMix.choice` takes (a range of every T is `BudgetMix.uniform`).
+MAX_CHOICE_VALUES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,15 @@ class BudgetMix:
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
             raise ValueError(
                 f"Expect `values` to be a non-empty sequence of positive ints, got {brief(values)}"
+            )
+        try:
+            size = len(values)
+        except OverflowError:  # (a range past sys.maxsize)
+            size = MAX_CHOICE_VALUES + 1
+        if size > MAX_CHOICE_VALUES:  # (before any is looked at: range(1, 10**12) never ended)
+            raise ValueError(
+                f"Expect at most {MAX_CHOICE_VALUES:,} budgets to choose from, got {brief(values)} "
+                "(for every T in a range, use BudgetMix.uniform(low, high): 'uniform:LOW-HIGH')"
             )
         checked = tuple(check_turn_budget(v, "values[i]") for v in values)
         probabilities = normalize_weights(weights, len(checked), per="value")

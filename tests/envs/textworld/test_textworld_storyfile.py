@@ -167,3 +167,15 @@ def test_an_oversized_story_file_is_refused_before_it_is_read(tmp_path, size):
     with pytest.raises(StoryFileError, match=f"is {size} bytes"):
         env.reset(seed=0)
     env.close()
+
+
+@pytest.mark.parametrize("metadata", ["{not json", '{"a": 1}', "[1, 2]"])
+def test_a_game_json_that_is_not_a_textworld_game_is_a_clear_error(tmp_path, metadata):
+    """A sound story file beside a .json that is JSON but not a TextWorld game raised a bare
+    ``KeyError: 'KB'`` from inside TextWorld (a .json that is not JSON was a ValueError)."""
+    path = _story(tmp_path, "game", bytes(_good()))
+    path.with_suffix(".json").write_text(metadata)
+    env = gym.make("turnbudget/TextWorldFile-v0", game_file=path)
+    with pytest.raises(ValueError, match="Cannot load TextWorld game"):
+        env.reset(seed=0)
+    env.close()

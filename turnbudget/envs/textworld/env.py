@@ -340,8 +340,11 @@ class TextWorldEnv(TextEnv):
                     self._tw = start_game(path, infos, self._interpreter)
         except StoryFileError:
             raise
-        except (ValueError, NotImplementedError) as e:  # e.g. Glulx games with TextWorld >= 1.7
-            raise ValueError(f"Cannot load TextWorld game {str(path)!r}: {e}") from e
+        except (ValueError, NotImplementedError, KeyError, TypeError, AttributeError) as e:
+            # (Glulx games with TextWorld >= 1.7; a .json that is JSON but not a game: KeyError)
+            raise ValueError(
+                f"Cannot load TextWorld game {str(path)!r}: {type(e).__name__}: {e}"
+            ) from e
         self._grammar = CommandGrammar.from_game(self._tw._game)
         self._loaded = path
 
