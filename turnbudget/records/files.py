@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import hashlib
 import json
 import os
 import re
@@ -501,12 +502,15 @@ def read_episodes(path: str | os.PathLike[str], plan: RunPlan) -> list[dict[str,
 def iter_episodes(path: str | os.PathLike[str], plan: RunPlan) -> Iterator[dict[str, Any]]:
     """`read_episodes` one record at a time: the checked episode records of a run's
     ``episodes.jsonl``, one per episode id, in the file's order, none held once yielded
-    (what it keeps is a byte per planned episode of each task it has seen)."""
+    (what it keeps is a byte per planned episode of each task it has seen, and a digest
+    per record logged again, each checked against its first copy in one more pass at the
+    end: `LogError` if they differ)."""
     path = Path(path)
     slots = {budget: i for i, budget in enumerate(sorted(plan.budgets))}
     width = plan.n * len(slots)  # (a hand-edited run.json may plan billions: then a set)
     seen: dict[tuple[str, int], bytearray | set[int]] = {}
-    for number, line, record in iter_records(path, lambda r: episode_problem(r, plan)):
+    again: dict[str, list[tuple[int, bytes]]] = {}  # id -> (line, digest) of each later copy
+    for number, _, record in iter_records(path, lambda r: episode_problem(r, plan)):
         if record is None:  # a torn last line
             continue
         task = (record["env_id"], record["seed"])
@@ -515,30 +519,43 @@ def iter_episodes(path: str | os.PathLike[str], plan: RunPlan) -> Iterator[dict[
             flags = seen[task] = bytearray(width) if width <= _FLAGS_MAX else set()
         slot = record["rep"] * len(slots) + slots[record["turn_budget"]]
         if slot in flags if isinstance(flags, set) else flags[slot]:
-            _check_copy(path, plan, number, line, record)
+            again.setdefault(record["episode_id"], []).append((number, _digest(record)))
             continue
         if isinstance(flags, set):
             flags.add(slot)
         else:
             flags[slot] = 1
         yield record
+    if again:
+        _check_copies(path, plan, again)
 
 
 #: The most episodes per task `iter_episodes` keeps one byte each for.
 _FLAGS_MAX = 1 << 20
 
 
-def _check_copy(
-    path: Path, plan: RunPlan, number: int, line: bytes, record: dict[str, Any]
-) -> None:
-    """A record logged again at line ``number``: an identical copy passes, else `LogError`."""
-    for first, first_line, first_record in iter_records(path, lambda r: episode_problem(r, plan)):
-        if first_record is not None and first_record["episode_id"] == record["episode_id"]:
-            if first_line != line and first_record != record:
+def _digest(record: dict[str, Any]) -> bytes:
+    """What a record holds, whatever the order of its keys (two equal records agree)."""
+    text = json.dumps(record, sort_keys=True, separators=(",", ":"))
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _check_copies(path: Path, plan: RunPlan, again: dict[str, list[tuple[int, bytes]]]) -> None:
+    """Records logged again (``again``: the line and digest of each later copy by id): an
+    identical copy passes, else `LogError` naming both lines. (One pass: a log appended to
+    itself was read again from the start for each copy, quadratic in its length.)"""
+    for first, _, record in iter_records(path, lambda r: episode_problem(r, plan)):
+        copies = again.pop(record["episode_id"], None) if record is not None else None
+        if copies is None:
+            continue
+        digest = _digest(record)
+        for number, copy in copies:
+            if copy != digest:
                 raise LogError(
                     f"{path}, line {number}: episode {record['episode_id']!r} is logged again "
                     f"with different content (first at line {first}); which one holds?"
                 )
+        if not again:
             return
 
 
