@@ -517,3 +517,21 @@ def test_a_log_of_copies_is_read_in_two_passes_whatever_their_number(oracle_run,
     log.write_bytes(b"".join(lines * 2) + (json.dumps(changed) + "\n").encode())
     with pytest.raises(LogError, match=rf"line {2 * len(lines) + 1}: .* logged again with "):
         list(load_run(run)[1].stream())
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{}", "[]", '{"config": null}', '{"config": {"labels": ["a"], "agents": ["x"]}, "agents": {"a": 5}}',
+     "[" * 100_000, '{"config": {"labels": ["a"]', "\udcff"],
+    ids=["empty", "list", "null-config", "wrong-skills", "deep", "truncated", "bad-utf8"],
+)  # fmt: skip
+def test_report_on_a_damaged_probe_summary_names_it_in_one_line(oracle_run, tmp_path, capsys, text):
+    """A ``probe_summary.json`` beside the runs was read with json.loads and indexed as it
+    came: ``KeyError: 'config'``, a TypeError or a RecursionError, with a traceback."""
+    shutil.copytree(oracle_run[0], tmp_path / "run")
+    summary = tmp_path / "probe_summary.json"
+    summary.write_bytes(text.encode("utf-8", "surrogateescape"))
+    code = main(["report", str(tmp_path), "--no-plots"])
+    out, err = capsys.readouterr()
+    assert code == 2 and "Traceback" not in out + err
+    assert err.startswith(f"turnbudget report: error: {summary}: ") and err.count("\n") == 1, err

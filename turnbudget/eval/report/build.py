@@ -59,6 +59,7 @@ __all__ = [
     "find_runs",
     "load_run_summary",
     "pair_with_runs",
+    "read_probe_summary",
     "report_is_current",
     "write_probe_report",
     "write_run_summary",
@@ -145,7 +146,7 @@ def build_report(
             )
         runs[s["label"]] = s
     summary: dict[str, Any] = {"runs": runs, "comparisons": compare_runs(runs)}
-    probes = [json.loads(p.read_text()) for p in find_probe_summaries(root)]
+    probes = [read_probe_summary(p, runs) for p in find_probe_summaries(root)]
     if probes:
         summary["probes"] = probes
         summary["paired"] = pair_with_runs(probes, runs)
@@ -189,6 +190,32 @@ def find_probe_summaries(root: str | Path) -> list[Path]:
             p / PROBE_SUMMARY_FILE for p in root.iterdir() if (p / PROBE_SUMMARY_FILE).exists()
         )
     return found
+
+
+def read_probe_summary(
+    path: str | Path, runs: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """A ``probe_summary.json`` that the report can show (with ``runs``, paired with them);
+    else `turnbudget.records.LogError` naming the file (a damaged or hand-edited one was a
+    traceback: ``KeyError: 'config'``, a ``TypeError``, a ``RecursionError``)."""
+
+    def check(summary: dict[str, Any]) -> None:
+        config = summary.get("config")
+        labels = config.get("labels") if isinstance(config, dict) else None
+        agents = summary.get("agents")
+        if not (isinstance(labels, list) and all(isinstance(x, str) for x in labels)):
+            raise ValueError("Expect a probe summary: `config.labels`, a list of labels")
+        if not isinstance(agents, dict) or set(agents) - set(labels):
+            raise ValueError("Expect a probe summary: `agents`, the skills of each label")
+        try:  # (what the report reads of it: its section, and its pairs with the runs)
+            paired = pair_with_runs([summary], runs or {})
+            render_markdown({"runs": {}, "comparisons": [], "probes": [summary], "paired": paired})
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise ValueError(
+                f"Expect a probe summary the report can read; {type(exc).__name__}: {exc}"
+            ) from None
+
+    return read_config_dict(path, check)
 
 
 def pair_with_runs(
