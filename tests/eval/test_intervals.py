@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from turnbudget.eval.estimator import (
+    bootstrap_seeds_tasks,
     clustered_rate,
     crossed_mean,
     difference_interval,
@@ -119,6 +120,13 @@ def test_score_intervals_never_collapse():
     specific, after, control = _specific(table, n_bootstrap=200)
     assert specific[0] == 0.0 and specific[1] < 0.0 < specific[2]
     assert after[1] < 1.0 and control[1] < 1.0
+    # The two-way bootstrap too: every seed and task at 1 (or at 0) said [1, 1] (or [0, 0]).
+    for value in (1.0, 0.0):
+        cells = np.full((3, 24), value)
+        mean, low, high = bootstrap_seeds_tasks(cells, n_bootstrap=100, bounds=(0, 1))
+        assert mean == value and low < high and low <= value <= high
+    mean, low, high = bootstrap_seeds_tasks(np.ones((10, 24)), n_bootstrap=100, bounds=(0, 1))
+    assert 0.5 < low < 1.0 == high  # (the rule of three over 10 seeds: 1 - ln(40) / 10)
 
 
 # -- training seeds crossed with tasks (the replication's and the main job's intervals) --------

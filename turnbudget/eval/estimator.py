@@ -686,7 +686,12 @@ def crossed_mean(
 
 
 def bootstrap_seeds_tasks(
-    x: ArrayLike, n_bootstrap: int = 1000, *, confidence: float = 0.95, seed: int = 0
+    x: ArrayLike,
+    n_bootstrap: int = 1000,
+    *,
+    confidence: float = 0.95,
+    seed: int = 0,
+    bounds: tuple[float, float] = (-1.0, 1.0),
 ) -> tuple[float, float, float]:
     """``(mean, low, high)`` of ``x`` [training seed, task] with a two-way percentile bootstrap.
 
@@ -695,19 +700,25 @@ def bootstrap_seeds_tasks(
     between training runs as well as between tasks. NaN cells (a task a seed
     could not score) are left out of every mean. For a paired comparison pass
     the per-cell difference (arm trained from seed s minus its base s, on the
-    same tasks).
+    same tasks). When every resample agrees (every cell equal, say all 1) the interval
+    would have no width, which no finite sample supports: it is then ``mean`` +/-
+    ``ln(2 / α) / S``, the rule of three over the S seeds (as `crossed_mean`), within
+    ``bounds``.
 
     Args:
         x: shape ``(n_seeds, n_tasks)``, e.g. per-task Pass@(1,T) of each training seed.
         n_bootstrap: resamples (at least 1).
         confidence: two-sided coverage of the percentile interval.
         seed: seed of the bootstrap generator (results are deterministic).
+        bounds: the range of a cell ((0, 1) for a rate, (-1, 1) for a paired difference).
 
     Example:
         >>> x = [[0.0, 0.5, 1.0], [0.5, 0.5, 1.0]]
         >>> mean, low, high = bootstrap_seeds_tasks(x, n_bootstrap=200)
         >>> round(mean, 4), bool(0.0 <= low <= mean <= high <= 1.0)
         (0.5833, True)
+        >>> [round(v, 3) for v in bootstrap_seeds_tasks([[1.0] * 24] * 3, bounds=(0, 1))]
+        [1.0, 0.0, 1.0]
     """
     x = _floats(x, "x")
     if x.ndim != 2 or 0 in x.shape:
@@ -728,4 +739,7 @@ def bootstrap_seeds_tasks(
     # In percent, (100 -/+ 100·confidence) / 2 is exact (2.5 and 97.5 at 0.95), where
     # (1 - confidence) / 2 is not.
     low, high = np.percentile(stats, [(100 - 100 * confidence) / 2, (100 + 100 * confidence) / 2])
+    if high <= low:  # (every resample agrees)
+        half = float(np.log(2.0 / (1.0 - confidence))) / n_seeds
+        low, high = max(float(bounds[0]), mean - half), min(float(bounds[1]), mean + half)
     return mean, float(low), float(high)
