@@ -226,3 +226,33 @@ def test_the_team_step_probe_asks_batch_and_async_agents_as_it_asks_plain_ones()
     ]
     assert probes[0]["n"] > 0 and probes[0]["skill"] == 1.0
     assert probes[1] == probes[0] and probes[2] == probes[0]
+
+
+class _SpellingOracle:
+    """The oracle's own command, spelt otherwise (``spell``): the same command to the game."""
+
+    needs_oracle = True
+
+    def __init__(self, spell):
+        self.spell = spell
+
+    def reset(self, seed: int) -> None:
+        pass
+
+    def act(self, observation, info):
+        return self.spell(info["oracle_actions"][0])
+
+
+@pytest.mark.parametrize(
+    "spell", [str.upper, str.title, lambda c: c], ids=["upper", "title", "as-is"]
+)
+def test_the_step_probe_judges_a_command_by_what_it_does_not_its_spelling(spell):
+    """The probe compared the parsed command with the oracle's strings, and Vault keeps a
+    ``say`` message's case: an operator saying the oracle's message in capitals (which the
+    runner hears, and the records count optimal) scored a skill of -1.0."""
+    from turnbudget.eval.probes.team import team_step_probe
+
+    team = {"operator": _SpellingOracle(spell), "runner": _SpellingOracle(lambda c: c)}
+    out = team_step_probe("vault_v0", team, tasks=6, t0s=(0, 1, 2, 3))
+    assert out["operator"]["n"] > 0 and out["operator"]["skill"] == 1.0
+    assert out["runner"]["skill"] == 1.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -76,7 +77,11 @@ def team_step_probe(
                 for role in probed:
                     optimal = set(env.optimal_actions(role))
                     admissible = infos[role]["admissible_actions"]
-                    if not optimal or not admissible or optimal.issuperset(admissible):
+                    if not optimal or not admissible:
+                        continue
+                    as_planned = _AsThePlan(env, role, plan[t0])
+                    good = {a for a in admissible if a in optimal or as_planned(a)}
+                    if good.issuperset(admissible):
                         continue  # no decision to make here: it would only dilute the measure
                     oracle = None
                     if agent_flag(team[role], "needs_oracle"):
@@ -90,8 +95,10 @@ def team_step_probe(
                         info,
                     )
                     parsed = env.world.parse(role, command) if isinstance(command, str) else None
-                    hits[role] += parsed in optimal
-                    chance[role] += len(optimal & set(admissible)) / len(admissible)
+                    hits[role] += parsed is not None and (
+                        parsed in optimal or parsed in good or as_planned(parsed)
+                    )
+                    chance[role] += len(good) / len(admissible)
                     counts[role] += 1
     finally:
         for role, agent in driven.items():
@@ -107,6 +114,32 @@ def team_step_probe(
             skill = (p - p_random) / (1 - p_random)
         out[role] = {"n": n, "optimal_rate": p, "random_rate": p_random, "skill": skill}
     return out
+
+
+class _AsThePlan:
+    """Whether a command in ``role``'s place in the plan's round ``commands`` leaves the role
+    as close to its goal as the plan's own command does (played on copies of the game): what
+    the step records count as optimal beside the oracle's spelling. (``Say White 4545`` and
+    ``say 4545`` tell the runner what ``say white 4545`` does; compared as strings, an
+    operator that capitalised the oracle's message scored a skill of -1.)"""
+
+    def __init__(self, env: Any, role: str, commands: Mapping[str, str]):
+        self.env, self.role, self.commands = env, role, commands
+        self.planned = self._after(commands[role])
+
+    def __call__(self, command: str) -> bool:
+        if self.planned is None:
+            return False
+        after = self._after(command)
+        return after is not None and after <= self.planned
+
+    def _after(self, command: str) -> int | None:
+        trial = copy.deepcopy(self.env)
+        try:
+            trial.step({**self.commands, self.role: command})
+            return trial.distance_to_goal(self.role)
+        finally:
+            trial.close()
 
 
 def _decide(agent: Any, episode_id: str, seed: int, observation: str, info: dict[str, Any]) -> Any:
