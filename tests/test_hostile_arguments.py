@@ -503,3 +503,22 @@ def test_an_evaluation_budget_past_an_int32_is_refused_before_it_runs():
 
     with pytest.raises(ValueError, match=r"`ts` to hold ints at most 2,147,483,647, got 2\d+"):
         evaluate("turnbudget/Maze-Easy-v0", RandomAgent(), ks=[1], ts=[5, 2**31], tasks=1)
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        ("turnbudget/KeyQuest-v0", dict(min_distance=100, max_distance=100)),
+        ("turnbudget/Crafting-v0", dict(min_distance=500, max_distance=500)),
+        ("turnbudget/Sokoban-v0", dict(min_distance=500, max_distance=500)),
+    ],
+)
+def test_a_distance_range_no_world_reaches_is_refused_when_made(env_id, kwargs):
+    """The games generate until the optimal length lies in [min_distance, max_distance]:
+    a range none reaches was made, then the first reset raised RuntimeError ("widen
+    [min_distance, max_distance]") where the guide promises a ValueError at make time."""
+    with pytest.raises(ValueError, match=r"cannot be played: .*widen \[min_distance"):
+        gym.make(env_id, **kwargs)
+    env = gym.make(env_id, max_distance=kwargs["max_distance"])  # (a range that is reached)
+    env.reset(seed=0)
+    assert env.step("look")[0]

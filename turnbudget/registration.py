@@ -102,6 +102,9 @@ def make_game(game_entry_point: str, turn_budget: int | None = None, **kwargs: A
     game_cls = load_object(game_entry_point)
     _check_kwargs(game_cls, game_kwargs)
     game = game_cls(**game_kwargs)
+    overrides = set(game_kwargs) - {"difficulty", "render_mode"}
+    if overrides and callable(getattr(game, "check_generates", None)):
+        game.check_generates()  # (an unreachable distance range: a ValueError now)
     _PLANS[game] = plan
     return PassiveEnvChecker(game)
 

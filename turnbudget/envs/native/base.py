@@ -279,13 +279,29 @@ class TextGame(TextEnv):
 
     # -- gymnasium API ---------------------------------------------------------
 
+    def check_generates(self) -> None:
+        """Generate one world, on a seed of its own (the env's generator is left as it was):
+        config overrides whose distance range no world reaches are a ``ValueError`` when the
+        env is made, not at its first reset (`turnbudget.registration.make_game` calls it)."""
+        saved = self._np_random, self._np_random_seed
+        try:
+            self._np_random = np.random.default_rng(0)
+            self._generate()
+        except RuntimeError as exc:
+            raise ValueError(f"{type(self).__name__} cannot be played: {exc}") from None
+        finally:
+            self._np_random, self._np_random_seed = saved
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         self._won = self._lost = self._episode_over = False
         self._admissible_cache = None
-        self._generate()
+        try:
+            self._generate()
+        except RuntimeError as exc:  # (config overrides: `check_generates`)
+            raise ValueError(str(exc)) from None
         self._in_episode = True
         self._state_changed()
         observation = self._observe(f"{self.goal}\n\n{self._describe()}")
