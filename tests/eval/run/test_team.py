@@ -162,3 +162,22 @@ def test_a_team_run_killed_midway_resumes_with_nothing_lost_or_duplicated(tmp_pa
     assert resumed.episodes == clean.episodes
     for name in (EPISODES_FILE, STEPS_FILE):
         assert lines(out, name) == lines(tmp_path / "clean", name)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [{"label": 7}, {"label": ["a"]}, {"agents": {"operator": 1, "runner": "x"}}, {"game": ""},
+     {"success": "nobody"}, {"ts": [2**40]}, {"record_steps": "yes"}, {"seed": "0"}],
+    ids=["label-int", "label-list", "agent-int", "game-empty", "success", "huge-t", "flag", "seed"],
+)  # fmt: skip
+def test_a_hand_edited_team_run_json_is_one_line_naming_it(tmp_path, capsys, edit):
+    """A team run's run.json was checked far less than a solo run's: a label of 7 or a list,
+    or an agent's repr of 1, was a traceback in `turnbudget report` (AttributeError,
+    TypeError: unhashable type)."""
+    out = tmp_path / "run"
+    evaluate_team("vault_v0", team(), out=out, **SMALL)
+    config = json.loads((out / RUN_FILE).read_text())
+    (out / RUN_FILE).write_text(json.dumps({**config, **edit}))
+    assert main(["report", str(out), "--no-plots"]) == 2
+    _, err = capsys.readouterr()
+    assert err.startswith(f"turnbudget report: error: {out / RUN_FILE}: ") and err.count("\n") == 1

@@ -236,17 +236,41 @@ class TeamConfig(GridConfig):
         if set(d) - names or {"label", "game", "envs", "agents", "ks", "ts", "n", "tasks"} - set(d):
             raise ValueError(f"Expect a team run's fields {sorted(names)}, got {sorted(d)}")
         d = dict(d)
-        if not isinstance(d["agents"], dict) or not d["agents"]:
-            raise ValueError(f"Expect `agents` to map roles to agents, got {d['agents']!r}")
+        agents = d["agents"]
+        if not isinstance(agents, dict) or not agents:
+            raise ValueError(f"Expect `agents` to map roles to agents, got {brief(agents)}")
+        if not all(isinstance(x, str) and x for pair in agents.items() for x in pair):
+            raise ValueError(f"Expect `agents` to map roles to agents' reprs, got {brief(agents)}")
+        # As `EvalConfig.from_dict` checks its own: a report indexes and prints these.
+        for key in ("label", "game", "difficulty", "success"):
+            if not isinstance(d.get(key), str) or not d[key]:
+                raise ValueError(
+                    f"Expect `{key}` to be a non-empty string, got {brief(d.get(key))}"
+                )
+        if d["success"] != "all" and d["success"] not in agents:
+            raise ValueError(f"Expect `success` to be 'all' or a role, got {brief(d['success'])}")
         d["envs"] = tuple(d["envs"]) if isinstance(d["envs"], list) else d["envs"]
-        if not (isinstance(d["envs"], tuple) and len(d["envs"]) == 1):
-            raise ValueError(f"Expect `envs` to hold the game's id, got {d['envs']!r}")
-        d["ks"], d["ts"] = positive_ints(d["ks"], "ks"), positive_ints(d["ts"], "ts")
+        if not (
+            isinstance(d["envs"], tuple) and len(d["envs"]) == 1 and isinstance(d["envs"][0], str)
+        ):
+            raise ValueError(f"Expect `envs` to hold the game's id, got {brief(d['envs'])}")
+        d["ks"] = positive_ints(d["ks"], "ks")
+        d["ts"] = positive_ints(d["ts"], "ts", most=MAX_TURN_BUDGET)
         d["tasks"] = task_seeds(d["tasks"])
-        if not isinstance(d["n"], int) or isinstance(d["n"], bool) or d["n"] < max(d["ks"]):
-            raise ValueError(f"Expect `n` to be an int >= max(ks), got {d['n']!r}")
+        if not is_int(d["n"]) or d["n"] < max(d["ks"]):
+            raise ValueError(f"Expect `n` to be an int >= max(ks), got {brief(d['n'])}")
         if d.get("mode") not in _MODES[1:]:
-            raise ValueError(f"Expect `mode` to be one of {_MODES[1:]}, got {d.get('mode')!r}")
+            raise ValueError(f"Expect `mode` to be one of {_MODES[1:]}, got {brief(d.get('mode'))}")
+        if d.get("error_draws", "per_repeat") not in ERROR_DRAWS:
+            raise ValueError(
+                f"Expect `error_draws` to be one of {ERROR_DRAWS}, got {brief(d['error_draws'])}"
+            )
+        if "seed" in d and not is_int(d["seed"]):
+            raise ValueError(f"Expect `seed` to be an int, got {brief(d['seed'])}")
+        if not isinstance(d.get("record_steps", False), bool):
+            raise ValueError(
+                f"Expect `record_steps` to be true or false, got {brief(d['record_steps'])}"
+            )
         return cls(**d)
 
 
