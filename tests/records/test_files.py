@@ -264,6 +264,10 @@ CASES = [
     Case("budget-counts-missing-a-budget", episode(budget_counts={"5": [0] * 15}), "Expect `budget_counts` to map each budget ['10', '5'] to 15 ints"),
     Case("budget-counts-null", episode(budget_counts=None), "Expect `budget_counts` to map each budget"),
     Case("budget-counts-short", episode(budget_counts={"5": [0], "10": [0]}), "Expect `budget_counts` to map each budget"),
+    # (a part past its whole: the report showed an optimal-step rate of 200 and a recovery rate of 6000)
+    Case("budget-counts-optimal-past-judged", episode(budget_counts={"5": [5, 1, 2] + [0] * 12, "10": [5, 1, 1] + [0] * 12}), "to count optimal (2) at most judged (1)"),
+    Case("budget-counts-recovered-unopened", episode(budget_counts={"5": [5] + [0] * 12 + [3, 0], "10": [5] + [0] * 14}), "to count recovered (3) at most errors_opened (0)"),
+    Case("budget-counts-turns-past-t", episode(budget_counts={"5": [6] + [0] * 14, "10": [6] + [0] * 14}), "to count at most 5 turns"),
     Case("agent-usage-string", episode(agent={"steps": 5, "tokens_in": "many"}), "Expect `agent` to be an object of finite numbers"),
     Case("agent-usage-10^400", episode(agent=Raw('{"steps": 1' + "0" * 400 + "}")), "Expect `agent` to be an object of finite numbers"),
     Case("failed-to-run-yes", episode(failed_to_run="yes"), "Expect `failed_to_run` to be true or false, got 'yes'"),

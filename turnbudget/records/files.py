@@ -433,7 +433,27 @@ def _budget_counts_problem(counts: Any, ts: Iterable[int]) -> str | None:
             f"Expect `budget_counts` to map each budget {keys} to {width} ints from 0 to "
             f"{MAX_COUNT}, got {_show(counts)}"
         )
+    for budget, row in counts.items():  # (a part never exceeds its whole, nor turns T)
+        values = dict(zip(BUDGET_COUNTERS, row, strict=True))
+        if values["turns"] > int(budget):
+            return f"Expect `budget_counts[{budget!r}]` to count at most {budget} turns, got {row}"
+        for part, whole in _COUNTS_AT_MOST:
+            if values[part] > values[whole]:
+                return (
+                    f"Expect `budget_counts[{budget!r}]` to count {part} ({values[part]}) at "
+                    f"most {whole} ({values[whole]})"
+                )
     return None
+
+
+# (part, whole) of a `budget_counts` row, as `_AT_MOST` of the episode's own counts.
+_COUNTS_AT_MOST = (
+    ("judged", "turns"), ("optimal", "judged"), ("on_track", "turns"),
+    ("optimal_on_track", "on_track"), ("after_error", "turns"),
+    ("optimal_after_error", "after_error"), ("errors_self", "turns"),
+    ("errors_injected", "turns"), ("errors_injected_increasing", "errors_injected"),
+    ("wasted", "turns"), ("invalid", "turns"), ("recovered", "errors_opened"),
+)  # fmt: skip
 
 
 def step_problem(record: Mapping[str, Any], key_only: bool = False) -> str | None:
