@@ -327,7 +327,7 @@ def report_dir(tmp_path_factory) -> Path:
 
 def test_every_report_number_recomputes_from_steps(report_dir):
     summary = json.loads((report_dir / "summary.json").read_text())
-    pass1 = {}
+    pass1, cells = {}, {}  # (cells: K = 1's (mean, low, high), the intervals checked above)
     for label in ("oracle", "random", "rerun"):
         mine = recompute_run(report_dir / label)
         theirs = summary["runs"][label]
@@ -348,6 +348,7 @@ def test_every_report_number_recomputes_from_steps(report_dir):
         pass1[label] = mine["groups"][g]["rerun" if "rerun" in mine["groups"][g] else "truncate"]
         pass1[label] = pass1[label]["mean"][0]
         assert grid["mean"][0] == pass1[label]
+        cells[label] = list(zip(grid["mean"][0], grid["low"][0], grid["high"][0], strict=True))
     ts = summary["runs"]["oracle"]["config"]["ts"]
     expected = []
     for a, b in (("oracle", "random"), ("oracle", "rerun"), ("random", "rerun")):
@@ -356,11 +357,19 @@ def test_every_report_number_recomputes_from_steps(report_dir):
         peak = max(range(len(ts)), key=lambda j: adv[j])
         if adv[peak] < 0.05:
             continue
+        # Newcombe's (MOVER) interval of each difference, from the two cells' own intervals.
+        intervals = []
+        for (p, lp, hp), (q, lq, hq) in zip(cells[better], cells[worse], strict=True):
+            low = p - q - ((p - lp) ** 2 + (hq - q) ** 2) ** 0.5
+            high = p - q + ((hp - p) ** 2 + (q - lq) ** 2) ** 0.5
+            intervals.append([r6(max(-1.0, low)), r6(min(1.0, high))])
         expected.append(
             {
                 "better": better, "worse": worse, "group": ALL,
                 "advantage_by_t": {str(t): r6(x) for t, x in zip(ts, adv, strict=True)},
-                "advantage_at_max_t": r6(adv[-1]), "peak_advantage": r6(adv[peak]),
+                "advantage_interval_by_t": dict(zip(map(str, ts), intervals, strict=True)),
+                "advantage_at_max_t": r6(adv[-1]), "advantage_at_max_t_interval": intervals[-1],
+                "clear_at_max_t": intervals[-1][0] > 0, "peak_advantage": r6(adv[peak]),
                 "peak_t": ts[peak], "halving_budget": halving(ts, adv),
             }
         )  # fmt: skip

@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget.eval.estimator import estimate_from_task_grids, pass_at_k
+from turnbudget.eval.estimator import difference_interval, estimate_from_task_grids, pass_at_k
 from turnbudget.records import BUDGET_COUNTERS
 
 __all__ = [
@@ -963,6 +963,13 @@ def compare_runs(
     its advantage at every T, at max(T) and at its peak, and the budget at
     which the advantage at max(T) halves (None when there is none at max(T),
     e.g. both runs saturate, or it never halves on the grid).
+
+    Each advantage comes with its 95% interval (``advantage_interval_by_t``,
+    ``advantage_at_max_t_interval``): `difference_interval` of the two cells'
+    own intervals, conservative for runs on the same tasks (their cells are
+    positively correlated). ``clear_at_max_t`` says whether the interval at
+    max(T), the budget fixed before the data, lies above 0: the higher mean
+    alone is no finding (two seeds of one agent differ too).
     """
     rows = []
     labels = sorted(runs)
@@ -975,27 +982,42 @@ def compare_runs(
             ts = ra["config"]["ts"]
             pa = _pass1(ra["groups"][group])
             pb = _pass1(rb["groups"][group])
+            ca, cb = _pass1_cells(ra["groups"][group]), _pass1_cells(rb["groups"][group])
             if sum(pa) >= sum(pb):
-                better, worse, p_better, p_worse = a, b, pa, pb
+                better, worse, p_better, p_worse, c_better, c_worse = a, b, pa, pb, ca, cb
             else:
-                better, worse, p_better, p_worse = b, a, pb, pa
+                better, worse, p_better, p_worse, c_better, c_worse = b, a, pb, pa, cb, ca
             adv = [x - y for x, y in zip(p_better, p_worse, strict=True)]
             peak = max(range(len(ts)), key=lambda j: adv[j])
             if adv[peak] < min_advantage:
                 continue
+            intervals = [
+                [round(low, 6), round(high, 6)]
+                for _, low, high in map(difference_interval, c_better, c_worse)
+            ]
             rows.append(
                 {
                     "better": better,
                     "worse": worse,
                     "group": group,
                     "advantage_by_t": {str(t): round(x, 6) for t, x in zip(ts, adv, strict=True)},
+                    "advantage_interval_by_t": dict(zip(map(str, ts), intervals, strict=True)),
                     "advantage_at_max_t": round(adv[-1], 6),
+                    "advantage_at_max_t_interval": intervals[-1],
+                    "clear_at_max_t": intervals[-1][0] > 0,
                     "peak_advantage": round(adv[peak], 6),
                     "peak_t": ts[peak],
                     "halving_budget": advantage_halving_budget(ts, p_better, p_worse),
                 }
             )
     return rows
+
+
+def _pass1_cells(entry: Mapping[str, Any]) -> list[tuple[float, float, float]]:
+    """``(mean, low, high)`` of each Pass@(1,T) cell (`_pass1`'s, with their intervals)."""
+    grid = entry["rerun"] if "rerun" in entry else entry["truncate"]
+    row = grid["ks"].index(1) if 1 in grid["ks"] else 0
+    return list(zip(grid["mean"][row], grid["low"][row], grid["high"][row], strict=True))
 
 
 def _pass1(entry: Mapping[str, Any]) -> list[float]:

@@ -318,3 +318,29 @@ def test_two_labels_never_share_a_row_of_the_report(tmp_path):
     runs = (tmp_path / "report.md").read_text().split("## Runs")[1].split("\n\n")[1]
     rows = [row for row in runs.splitlines() if row.startswith("| x")]
     assert len(rows) == 2 and {row.split(" | ")[1][:7] for row in rows} == {"`Oracle", "`Random"}
+
+
+def test_a_comparison_names_a_higher_run_only_when_its_interval_says_so(tmp_path):
+    """Two runs of one agent that differ only in their seeds were reported as "better" and
+    "worse", with an advantage and a halving budget, and no interval: noise read as a
+    finding. The verdict now needs the interval at max T above 0; the oracle against random
+    has one."""
+    kwargs = dict(ks=[1], ts=[10, 12, 15, 20, 30], n=4, tasks=10, n_bootstrap=200)
+    key = "turnbudget/KeyQuest-Easy-v0"
+    for label, agent, seed in (("a", OracleAgent(0.3), 0), ("b", OracleAgent(0.3), 1),
+                               ("random", RandomAgent(), 0)):  # fmt: skip
+        evaluate(key, agent, seed=seed, label=label, out=tmp_path / label, **kwargs)
+    summary = build_report(tmp_path, plots=False, n_bootstrap=200)
+    rows = {(r["better"], r["worse"]): r for r in summary["comparisons"]}
+    for pair, row in rows.items():
+        low, high = row["advantage_at_max_t_interval"]
+        assert low <= row["advantage_at_max_t"] <= high
+        assert row["clear_at_max_t"] == (low > 0)
+        for t, (low_t, high_t) in row["advantage_interval_by_t"].items():
+            assert low_t <= row["advantage_by_t"][t] <= high_t
+    same = rows.get(("a", "b")) or rows.get(("b", "a"))
+    assert same is not None  # (listed: their means differ by 0.05 somewhere, by chance)
+    assert not same["clear_at_max_t"]
+    assert rows[("a", "random")]["clear_at_max_t"] and rows[("b", "random")]["clear_at_max_t"]
+    report = (tmp_path / "report.md").read_text()
+    assert "higher at max T" in report and "*no clear difference*" in report

@@ -235,17 +235,26 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         out += [
             "## Advantages across budgets",
             "",
-            "Pass@(1,T) advantage of one run over another made under the same conditions: at the "
-            "largest budget, at its peak, and the budget below which the advantage at the largest "
-            "budget has halved (interpolated; – when there is no advantage at the largest budget).",
+            "Pass@(1,T) advantage of the run with the higher mean over budgets over another made "
+            "under the same conditions: at the largest budget with its 95% interval, at its peak, "
+            "and the budget below which the advantage at the largest budget has halved "
+            "(interpolated). A verdict needs the interval at the largest budget above 0; "
+            "otherwise the row reads *no clear difference*, and no halving budget is given.",
             "",
-            "| better | worse | group | at max T | peak (at T) | halves at T |",
-            "|---|---|---|---|---|---|",
+            "| higher mean | lower mean | group | at max T [95%] | verdict | peak (at T) | halves at T |",
+            "|---|---|---|---|---|---|---|",
         ]
         for c in comparisons:
+            clear = c.get("clear_at_max_t", False)
+            interval = c.get("advantage_at_max_t_interval")
+            at_max = f"{c['advantage_at_max_t']:.2f}" + (
+                f" [{interval[0]:+.2f}, {interval[1]:+.2f}]" if interval else ""
+            )
+            verdict = "higher at max T" if clear else "*no clear difference*"
+            halves = _fmt(c["halving_budget"], 1) if clear else "–"
             out.append(
-                f"| {_md(c['better'])} | {_md(c['worse'])} | {_short(c['group'])} | {c['advantage_at_max_t']:.2f} | "
-                f"{c['peak_advantage']:.2f} ({c['peak_t']}) | {_fmt(c['halving_budget'], 1)} |"
+                f"| {_md(c['better'])} | {_md(c['worse'])} | {_short(c['group'])} | {at_max} | "
+                f"{verdict} | {c['peak_advantage']:.2f} ({c['peak_t']}) | {halves} |"
             )
         out.append("")
 
