@@ -115,9 +115,8 @@ def test_the_view_variant_shows_the_agent_what_evaluate_shows_it(load_script, tm
     evaluate([config.envs], Seeing(in_evaluate), **settings, out=tmp_path / "run")
     in_loop: list = []
     eval_config = module.make_config(
-        [config.envs], RandomAgent(), **settings, reveal=None, seed=0, label=None,
-        record_steps=True,
-    )  # fmt: skip
+        [config.envs], RandomAgent(), **settings, reveal=None, seed=0, label=None
+    )  # (settings hold record_steps)
     env = module.build_env(config.envs, eval_config, lambda record: None)
     specs = module.plan_episodes(eval_config)
     per_repeat = eval_config.error_draws == "per_repeat"
