@@ -210,3 +210,19 @@ def test_the_hidden_budget_stack_has_no_budget_features():
         obs, _ = hidden.reset(seed=1, options={"turn_budget": budget})
         firsts.append(obs)
     np.testing.assert_array_equal(*firsts)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{}, {"reveal": "never"}, {"budget_mix": "uniform:12-40", "process_reward": True}],
+    ids=["default", "never", "mix-shaping"],
+)
+def test_the_training_stack_passes_gymnasiums_env_checker(settings):
+    """Its spec listed the game's id with the stack's options and the wrappers `make_env`
+    adds: `check_env` rebuilt it from the spec and failed ("TaskWorld wrapper does not
+    inherit from RecordConstructorArgs"). No spec rebuilds this stack, so it has none."""
+    from gymnasium.utils.env_checker import check_env
+
+    env = make_env(TrainConfig(env_id="turnbudget/Maze-Easy-v0", **settings), 0)
+    assert env.spec is None
+    check_env(env, skip_render_check=True)

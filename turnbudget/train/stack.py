@@ -80,6 +80,13 @@ class TaskSeeds(gym.Wrapper):
         self._first_seed: int | None = seed  # (the first reset's, when it comes without one)
         self._rng = np.random.default_rng([seed, 0x7A5C])
 
+    @property
+    def spec(self) -> None:
+        """None: `make_env` builds this stack (a `TaskWorld` spliced under the game's own
+        wrappers) and no `EnvSpec` rebuilds it; one that claimed to failed Gymnasium's
+        `check_env` ("TaskWorld ... cannot be recreated")."""
+        return None
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         check_reset_options(seed, options)
         if seed is not None:
