@@ -63,6 +63,20 @@ def _everything_said(error: BaseException) -> str:
 # -- a server that is not there, a URL that is not one ------------------------------------
 
 
+@pytest.mark.parametrize(
+    "userinfo", [f"alice:pa ss{SECRET}", f"al ice:{SECRET}", f"alice:x@{SECRET}"],
+    ids=["space-in-password", "space-in-user", "at-in-password"],
+)  # fmt: skip
+def test_credentials_with_spaces_or_ats_are_blanked_whole(userinfo):
+    """The blanking stopped at a space: `ws://alice:pa ss...@` showed in the repr and in
+    the ConnectionError; an `@` in the password left its end showing."""
+    client = TextGameEnv(base_url=f"http://{userinfo}@127.0.0.1:1")
+    assert SECRET not in repr(client) and "alice" not in repr(client)
+    with pytest.raises(ValueError) as info:
+        TextGameEnv(base_url=f"http://alice:pa/{SECRET}@127.0.0.1:1")  # (no host: refused)
+    assert SECRET not in _everything_said(info.value)
+
+
 def test_a_server_that_is_not_running_is_a_clear_error_without_credentials(refused_url, caplog):
     caplog.set_level(logging.DEBUG)
     client = TextGameEnv(base_url=refused_url)

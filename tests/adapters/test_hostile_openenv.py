@@ -257,3 +257,77 @@ def test_an_http_reset_takes_only_an_int_seed_as_a_websocket_reset_does(server, 
     (error,) = answer["detail"]
     assert error["loc"] == ["body", "seed"] and error["msg"].startswith("Expect `seed` to be an")
     assert "hostile" not in error["msg"] and str(2**70) not in error["msg"]  # (not the input)
+
+
+def _ws_url(server: EnvServer) -> str:
+    return "ws" + server.base_url.removeprefix("http") + "/ws"
+
+
+def test_websocket_errors_never_repeat_the_input(server: EnvServer):
+    """OpenEnv's validation errors carried each failing value whole, and an unknown message
+    type was quoted in full: 900 KB of input came back in the error."""
+    big = "S" * 900_000
+    messages = [
+        {"type": big},
+        {"type": "reset", "data": big},
+        {"type": "step", "data": {"command": [big]}},
+        {"type": "step", "data": {"command": "look", "x": big}},
+        {"type": "reset", "data": {"env_id": ENV, big: 1}},
+        {"type": "reset", "data": {"env_id": ENV, "reveal": "final=" + big}},
+    ]
+    with connect(_ws_url(server), max_size=None, open_timeout=HANG_GUARD) as ws:
+        for message in messages:
+            ws.send(json.dumps(message))
+            answer = ws.recv(timeout=HANG_GUARD)
+            assert json.loads(answer)["type"] == "error" and len(answer) < 2_000, answer[:300]
+        ws.send(json.dumps({"type": "close"}))
+    assert idle(server)
+
+
+@pytest.mark.parametrize(
+    "message",
+    ['{"type": "step", "data": {"command": ' + "[" * 100_000 + "]" * 100_000 + "}}",
+     '{"type": "reset", "data": {"seed": ' + "9" * 5000 + "}}"],
+    ids=["nested-too-deep", "5000-digit-seed"],
+)  # fmt: skip
+def test_json_openenv_cannot_read_is_an_error_that_keeps_the_session(server, message):
+    """OpenEnv caught only malformed JSON: a message nested 100k deep (RecursionError) or an
+    int of 5,000 digits (ValueError) ended the session, and its episode with it."""
+    with connect(_ws_url(server), max_size=None, open_timeout=HANG_GUARD) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"env_id": ENV, "seed": 5}}))
+        assert json.loads(ws.recv(timeout=HANG_GUARD))["type"] == "observation"
+        ws.send(message)
+        answer = json.loads(ws.recv(timeout=HANG_GUARD))
+        assert answer["type"] == "error" and answer["data"]["code"] == "INVALID_JSON"
+        ws.send(json.dumps({"type": "step", "data": {"command": "look"}}))
+        assert json.loads(ws.recv(timeout=HANG_GUARD))["type"] == "observation"
+        ws.send(json.dumps({"type": "close"}))
+    assert idle(server)
+
+
+@pytest.mark.parametrize("name", ["self", "func", "session_id"])
+def test_a_reset_argument_named_as_openenvs_own_is_refused_and_ends_the_episode(server, name):
+    """A reset with `self`, `func` or `session_id` failed in OpenEnv's dispatch before the env
+    ran: over a WebSocket the next step played on the previous episode, over HTTP a 500."""
+    with connect(_ws_url(server), max_size=None, open_timeout=HANG_GUARD) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"env_id": ENV, "seed": 3, "turn_budget": 4}}))
+        assert json.loads(ws.recv(timeout=HANG_GUARD))["type"] == "observation"
+        ws.send(json.dumps({"type": "reset", "data": {"env_id": ENV, "seed": 3, name: 1}}))
+        answer = json.loads(ws.recv(timeout=HANG_GUARD))
+        assert (
+            answer["type"] == "error" and "Unexpected reset argument" in answer["data"]["message"]
+        )
+        ws.send(json.dumps({"type": "step", "data": {"command": "look"}}))
+        step = json.loads(ws.recv(timeout=HANG_GUARD))
+        assert step["type"] == "error" and "reset" in step["data"]["message"]  # no episode
+        ws.send(json.dumps({"type": "close"}))
+    status, body = _post(server, "/reset", json.dumps({"env_id": ENV, name: 1}).encode())
+    assert status == 422 and "Unexpected reset argument" in json.dumps(body)
+    assert idle(server)
+
+
+def test_an_http_reset_body_nested_too_deep_is_a_400(server: EnvServer):
+    """json.loads raised RecursionError in the seed check: a 500 and a traceback in the log."""
+    body = b'{"seed": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    status, answer = _post(server, "/reset", body)
+    assert status == 400 and "nested too deeply" in json.dumps(answer)

@@ -514,8 +514,18 @@ class _StrictResetSeed:
             return
         try:
             request = json.loads(body) if body else None
-        except ValueError:  # (not JSON: OpenEnv's model says so)
-            request = None
+        except (ValueError, RecursionError):  # (not JSON, or nested too deep: a 400 below)
+            await _send_json(send, 400, "Expect the body to be a JSON object (it is not JSON "
+                             "this server reads: malformed, or nested too deeply)")  # fmt: skip
+            return
+        unknown = sorted(set(request) - set(RESET_ARGUMENTS)) if isinstance(request, dict) else []
+        if unknown:  # (refused by name before OpenEnv unpacks them: "self" and "func" crashed)
+            message = (
+                f"Unexpected reset argument(s) {', '.join(map(brief, unknown[:20]))}: "
+                f"expect {', '.join(RESET_ARGUMENTS)}"
+            )
+            await _send_json(send, 422, [{"type": "reset", "loc": ["body"], "msg": message}])
+            return
         seed = request.get("seed") if isinstance(request, dict) else None
         if _seed_problem(seed) is not None:  # (as FastAPI's 422s: never the input itself)
             kind = _JSON_KINDS.get(type(seed), "an int out of that range")
@@ -531,11 +541,22 @@ class _StrictResetSeed:
 
 
 class _ObjectMessages:
-    """ASGI middleware: a WebSocket message that is not a JSON object (an array, a string, a
-    binary frame) reaches OpenEnv as text that is not JSON, which it answers with an
-    ``INVALID_JSON`` error and goes on; as it is, OpenEnv would end the session."""
+    """ASGI middleware between a WebSocket and OpenEnv's server, both ways.
+
+    In: a message that is not a JSON object OpenEnv can read (an array, a string, a binary
+    frame, JSON nested too deeply, an int of over 4,300 digits) reaches OpenEnv as text
+    that is not JSON, which it answers with an ``INVALID_JSON`` error and goes on (it ended
+    the session on the others); a reset's argument named as OpenEnv's own dispatch
+    parameters (``self``, ``func``, ``session_id``) reaches the env renamed, so the env
+    refuses it by name and ends its episode (OpenEnv's call failed before the env ran,
+    and the next step played on the previous episode).
+
+    Out: an error message never repeats the input (OpenEnv's validation errors carry each
+    failing value whole, and an unknown message type is quoted in full): its ``errors``
+    keep the kind, place and message of each (`_errors`), its message 200 characters."""
 
     _NOT_AN_OBJECT = "<a message that is not a JSON object>"
+    _DISPATCH_NAMES = frozenset({"self", "func", "session_id"})
 
     def __init__(self, app: Any):
         self.app = app
@@ -548,12 +569,53 @@ class _ObjectMessages:
         async def objects_only() -> Any:
             message = await receive()
             if message["type"] == "websocket.receive":
-                text = message.get("text")
-                if text is None or not (text.startswith("{") or text.lstrip().startswith("{")):
-                    message = {"type": "websocket.receive", "text": self._NOT_AN_OBJECT}
+                text = self._readable(message.get("text"))
+                message = {**message, "text": text, "bytes": None}
             return message
 
-        await self.app(scope, objects_only, send)
+        async def safe_errors(message: Any) -> None:
+            if message.get("type") == "websocket.send" and isinstance(message.get("text"), str):
+                message = {**message, "text": self._safe_error(message["text"])}
+            await send(message)
+
+        await self.app(scope, objects_only, safe_errors)
+
+    def _readable(self, text: str | None) -> str:
+        """``text`` as OpenEnv is to read it (see the class doc)."""
+        if text is None or not text.lstrip().startswith("{"):
+            return self._NOT_AN_OBJECT
+        try:
+            message = json.loads(text)
+        except (ValueError, RecursionError):
+            return self._NOT_AN_OBJECT
+        if not isinstance(message, dict):
+            return self._NOT_AN_OBJECT
+        data = message.get("data")
+        if message.get("type") == "reset" and isinstance(data, dict):
+            clashing = self._DISPATCH_NAMES.intersection(data)
+            if clashing:
+                renamed = {f"<{k}>" if k in clashing else k: v for k, v in data.items()}
+                return json.dumps({**message, "data": renamed})
+        return text
+
+    @staticmethod
+    def _safe_error(text: str) -> str:
+        """An outgoing error message without the input it quotes (others as they are)."""
+        if '"error"' not in text[:200]:  # (most messages: observations, read no further)
+            return text
+        try:
+            message = json.loads(text)
+        except (ValueError, RecursionError):
+            return text
+        data = message.get("data") if isinstance(message, dict) else None
+        if message.get("type") != "error" or not isinstance(data, dict):
+            return text
+        safe = dict(data)
+        if "errors" in safe:
+            safe["errors"] = _errors(safe["errors"])
+        if isinstance(safe.get("message"), str) and len(safe["message"]) > 200:
+            safe["message"] = safe["message"][:200] + "..."
+        return json.dumps({**message, "data": safe})
 
 
 class _BodyLimit:
@@ -877,8 +939,10 @@ _URL_SCHEMES = ("http", "https", "ws", "wss")
 
 
 def _redact(text: str) -> str:
-    """``text`` with the credentials of every URL in it (``scheme://user:pass@``) blanked."""
-    return re.sub(r"(?<=//)[^/\s]*@", "***@", text)
+    """``text`` with the credentials of every URL in it (``scheme://user:pass@``) blanked: all
+    up to the last ``@`` on the line before the next URL (a password may hold a space, a
+    ``/`` or an ``@``; a later ``@`` in the text blanks more, never less)."""
+    return re.sub(r"(?<=://)(?:(?!://)[^\n])*@", "***@", text)
 
 
 def _check_base_url(base_url: Any) -> str:

@@ -126,10 +126,12 @@ def check_reveal(mode: Any, final_turns: Any, template: Any) -> tuple[str, int |
         raise ValueError(f"Expect `mode` to be one of {_MODES} or 'final=k', got {brief(mode)}")
     if k:
         if final_turns is not None:
-            raise ValueError(f"Give k once: `mode`={mode!r} and `final_turns`={final_turns!r}")
+            raise ValueError(
+                f"Give k once: `mode`={brief(mode)} and `final_turns`={brief(final_turns)}"
+            )
         k = k.strip()
         if not (k.isascii() and k.isdigit()):  # (int() would take "1_0" and other digits)
-            raise ValueError(f"Expect k in `mode`='final=k' to be a positive int, got {k!r}")
+            raise ValueError(f"Expect k in `mode`='final=k' to be a positive int, got {brief(k)}")
         final_turns = int(k)
     if name == "final":
         if final_turns is None:
