@@ -169,10 +169,12 @@ def test_an_oversized_story_file_is_refused_before_it_is_read(tmp_path, size):
     env.close()
 
 
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 @pytest.mark.parametrize("metadata", ["{not json", '{"a": 1}', "[1, 2]"])
 def test_a_game_json_that_is_not_a_textworld_game_is_a_clear_error(tmp_path, metadata):
     """A sound story file beside a .json that is JSON but not a TextWorld game raised a bare
-    ``KeyError: 'KB'`` from inside TextWorld (a .json that is not JSON was a ValueError)."""
+    ``KeyError: 'KB'`` from inside TextWorld (a .json that is not JSON was a ValueError);
+    TextWorld then closed the game that never loaded, which raised in its ``__del__``."""
     path = _story(tmp_path, "game", bytes(_good()))
     path.with_suffix(".json").write_text(metadata)
     env = gym.make("turnbudget/TextWorldFile-v0", game_file=path)

@@ -252,6 +252,8 @@ def _serve(jericho: Any, requests: Connection, replies: Connection) -> None:
                 else:
                     game.load(*args)
                 reply = (True, bool(game.is_fully_supported))
+            elif name == "close" and game is None:  # (TextWorld closes a game that never loaded)
+                reply = (True, None)
             else:
                 reply = (True, getattr(game, name)(*args))
         except Exception as e:
