@@ -539,3 +539,13 @@ def test_report_on_a_damaged_probe_summary_names_it_in_one_line(oracle_run, tmp_
     out, err = capsys.readouterr()
     assert code == 2 and "Traceback" not in out + err
     assert err.startswith(f"turnbudget report: error: {summary}: ") and err.count("\n") == 1, err
+
+
+def test_a_json_error_says_at_once():
+    """json's "Unterminated string starting at" and our "at character N" read "at at"."""
+    from turnbudget.records.files import _loads
+
+    with pytest.raises(
+        ValueError, match=r"^not JSON \(Unterminated string starting at character 2\)$"
+    ):
+        _loads('{"seed')

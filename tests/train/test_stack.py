@@ -226,3 +226,12 @@ def test_the_training_stack_passes_gymnasiums_env_checker(settings):
     env = make_env(TrainConfig(env_id="turnbudget/Maze-Easy-v0", **settings), 0)
     assert env.spec is None
     check_env(env, skip_render_check=True)
+
+
+def test_a_budget_schedule_takes_no_bool_for_its_phase_length():
+    """`steps_per_phase=True` was taken as 1 step per phase (a bool is an int to Python)."""
+    from turnbudget.train.stack import BudgetSchedule
+
+    env = turnbudget.make("turnbudget/Maze-Easy-v0")
+    with pytest.raises(ValueError, match="`steps_per_phase` to be a positive int, got True"):
+        BudgetSchedule(env, ["uniform:5-10"], True, 0)

@@ -368,3 +368,24 @@ def test_hostile_commands_never_crash_the_full_stack(actions, seed):
         if terminated or truncated:
             env.reset()
     assert all(json.dumps(r) for r in env.get_wrapper_attr("records"))
+
+
+def test_numpy_numbers_are_the_shortcuts_python_numbers_are():
+    """`discrete_actions=np.int64(8)` and `text_features=np.int64(64)` were refused as
+    "Unexpected", while `{"size": np.int64(64)}` was taken: a NumPy scalar is the number."""
+    import numpy as np
+
+    def first(**options):
+        env = turnbudget.make("turnbudget/Maze-Easy-v0", **options)
+        obs, _ = env.reset(seed=3)
+        step = env.step(0 if "discrete_actions" in options else "look")
+        return obs, (step[1], step[2], step[4].get("injected_error"))
+
+    for numpy_value, options in (
+        (dict(discrete_actions=np.int64(8)), dict(discrete_actions=8)),
+        (dict(discrete_actions=8, text_features=np.int64(64)), dict(discrete_actions=8, text_features=64)),
+        (dict(errors=np.float32(0.5)), dict(errors=0.5)),
+    ):  # fmt: skip
+        (obs_a, step_a), (obs_b, step_b) = first(**numpy_value), first(**options)
+        assert np.array_equal(obs_a, obs_b) if not isinstance(obs_a, str) else obs_a == obs_b
+        assert step_a == step_b

@@ -135,7 +135,8 @@ def _loads(data: bytes | str) -> Any:
     except json.JSONDecodeError as exc:
         multiline = "\n" in exc.doc.rstrip("\n")
         at = f"line {exc.lineno} column {exc.colno}" if multiline else f"character {exc.pos + 1}"
-        raise ValueError(f"not JSON ({exc.msg} at {at})") from None
+        msg = exc.msg.removesuffix(" at")  # ("Unterminated string starting at": one "at")
+        raise ValueError(f"not JSON ({msg} at {at})") from None
     except ValueError as exc:  # (bad UTF-8, an int of over 4300 digits)
         raise ValueError(f"not JSON ({str(exc).split(';')[0]})") from None
 

@@ -29,6 +29,7 @@ from turnbudget._checks import (
     MAX_SEED,
     brief,
     check_bool,
+    check_positive_int,
     check_reset_options,
     check_seed,
     is_int,
@@ -159,10 +160,7 @@ class BudgetSchedule(gym.Wrapper):
         super().__init__(env)
         if isinstance(phases, str) or not phases:
             raise ValueError(f"Expect `phases` to be a non-empty sequence of mixes, got {phases!r}")
-        if not isinstance(steps_per_phase, int) or steps_per_phase < 1:
-            raise ValueError(
-                f"Expect `steps_per_phase` to be a positive int, got {steps_per_phase!r}"
-            )
+        steps_per_phase = check_positive_int(steps_per_phase, "steps_per_phase")  # (not True)
         self.phases = [BudgetMix.coerce(phase) for phase in phases]
         self.steps_per_phase = steps_per_phase
         self.steps = 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import numbers
 import os
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
@@ -134,7 +135,7 @@ LAYERS = (
     # BudgetMix: T per episode, passed down through reset options
     Layer(SampleTurnBudget, ("budget_mix",), _budget_mix),
     # errors fire inside the recorded turn
-    Layer(InjectErrors, ("errors",), _shortcut("errors", "rate", int, float)),
+    Layer(InjectErrors, ("errors",), _shortcut("errors", "rate", numbers.Real)),
     # sees the agent's command, the injected error and the raw reward
     Layer(RecordStepOutcomes, ("record", "env_index"), _record),
     # shaping on top of the recorded reward
@@ -142,8 +143,8 @@ LAYERS = (
     # the text the agent reads
     Layer(RevealBudget, ("reveal",), _shortcut("reveal", "mode", str)),
     # classic-RL adapters last: they change the spaces
-    Layer(DiscreteActions, ("discrete_actions",), _shortcut("discrete_actions", "max_actions", int)),
-    Layer(TextFeatures, ("text_features",), _shortcut("text_features", "size", int)),
+    Layer(DiscreteActions, ("discrete_actions",), _shortcut("discrete_actions", "max_actions", numbers.Integral)),
+    Layer(TextFeatures, ("text_features",), _shortcut("text_features", "size", numbers.Integral)),
     # info as fixed-shape arrays, for vector envs and replay buffers
     Layer(NumericInfo, ("info", "text_features"), _info),
 )  # fmt: skip

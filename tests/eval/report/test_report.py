@@ -332,7 +332,7 @@ def test_a_comparison_names_a_higher_run_only_when_its_interval_says_so(tmp_path
         evaluate(key, agent, seed=seed, label=label, out=tmp_path / label, **kwargs)
     summary = build_report(tmp_path, plots=False, n_bootstrap=200)
     rows = {(r["better"], r["worse"]): r for r in summary["comparisons"]}
-    for pair, row in rows.items():
+    for row in rows.values():
         low, high = row["advantage_at_max_t_interval"]
         assert low <= row["advantage_at_max_t"] <= high
         assert row["clear_at_max_t"] == (low > 0)
