@@ -435,26 +435,31 @@ def _budget_counts_problem(counts: Any, ts: Iterable[int]) -> str | None:
             f"{MAX_COUNT}, got {_show(counts)}"
         )
     for budget, row in counts.items():  # (a part never exceeds its whole, nor turns T)
-        values = dict(zip(BUDGET_COUNTERS, row, strict=True))
-        if values["turns"] > int(budget):
+        if row[_TURNS] > int(budget):
             return f"Expect `budget_counts[{budget!r}]` to count at most {budget} turns, got {row}"
-        for part, whole in _COUNTS_AT_MOST:
-            if values[part] > values[whole]:
+        for (part, i), (whole, j) in _COUNTS_AT_MOST:
+            if row[i] > row[j]:
                 return (
-                    f"Expect `budget_counts[{budget!r}]` to count {part} ({values[part]}) at "
-                    f"most {whole} ({values[whole]})"
+                    f"Expect `budget_counts[{budget!r}]` to count {part} ({row[i]}) at most "
+                    f"{whole} ({row[j]})"
                 )
     return None
 
 
-# (part, whole) of a `budget_counts` row, as `_AT_MOST` of the episode's own counts.
-_COUNTS_AT_MOST = (
+# (part, whole) of a `budget_counts` row, as `_AT_MOST` of the episode's own counts, each
+# with its place in the row (read once per record and budget: no dict built per row).
+_COUNT_PAIRS = (
     ("judged", "turns"), ("optimal", "judged"), ("on_track", "turns"),
     ("optimal_on_track", "on_track"), ("after_error", "turns"),
     ("optimal_after_error", "after_error"), ("errors_self", "turns"),
     ("errors_injected", "turns"), ("errors_injected_increasing", "errors_injected"),
     ("wasted", "turns"), ("invalid", "turns"), ("recovered", "errors_opened"),
 )  # fmt: skip
+_COUNTS_AT_MOST = tuple(
+    ((part, BUDGET_COUNTERS.index(part)), (whole, BUDGET_COUNTERS.index(whole)))
+    for part, whole in _COUNT_PAIRS
+)
+_TURNS = BUDGET_COUNTERS.index("turns")
 
 
 def step_problem(record: Mapping[str, Any], key_only: bool = False) -> str | None:
