@@ -156,6 +156,37 @@ def test_the_learners_vector_env_carries_only_small_infos():
         venv.close()
 
 
+def _first_tasks(seed: int, vec_env: str) -> list[tuple[int, int]]:
+    """(task seed, turn budget) of each sub-env's first episode in the learner's vector env
+    seeded as MaskablePPO(seed=seed) seeds it."""
+    from turnbudget.train import _sb3
+
+    venv = _sb3.vec_env(
+        _config(n_envs=3, task_pool=0, budget_mix="uniform:12-40", seed=seed, vec_env=vec_env)
+    )
+    try:
+        venv.seed(seed)
+        venv.reset()
+        budgets = venv.env_method("get_wrapper_attr", "turn_budget")
+        tasks = venv.env_method("get_wrapper_attr", "np_random_seed")  # the game's: its task
+        return list(zip(tasks, budgets))
+    finally:
+        venv.close()
+
+
+@pytest.mark.rl
+@pytest.mark.parametrize("vec_env", ["dummy", "subproc"])
+def test_training_seeds_share_no_sub_env_stream(vec_env):
+    """SB3 seeds sub-env i with seed + i: runs seeded s and s + 1 played the same tasks and
+    budgets in all but one of their sub-envs, and intervals over training seeds took them
+    for independent runs."""
+    pytest.importorskip("stable_baselines3")
+    first = {seed: _first_tasks(seed, vec_env) for seed in (0, 1)}
+    assert first[0] == _first_tasks(0, vec_env)  # still a function of the seed
+    tasks = [task for seed in (0, 1) for task, _ in first[seed]]
+    assert len(set(tasks)) == len(tasks), first
+
+
 def _budgets(env, episodes: int, steps_per_episode: int) -> list[int]:
     """The turn budget of each of ``episodes`` episodes, each cut after a fixed number of steps."""
     budgets = []

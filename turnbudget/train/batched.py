@@ -32,6 +32,7 @@ __all__ = [
     "Turn",
     "TurnInputs",
     "batched_vec_env",
+    "sub_env_seeds",
 ]
 
 #: The info key under which `TurnInputs` hands up its `Turn`.
@@ -199,6 +200,22 @@ class BatchEncoder:
         return np.concatenate([base, extra], axis=1)
 
 
+def sub_env_seeds(seed: int, n_envs: int) -> list[int]:
+    """The first-reset seeds of a learner's ``n_envs`` sub-envs, from its run's ``seed``: one
+    stream of tasks and budgets per (seed, sub-env). SB3's own, ``seed + i``, gave sub-env i of
+    the run seeded s the streams of sub-env i - 1 of the run seeded s + 1: training seeds
+    0..4 of 16 envs shared 15 of their 16 streams, and intervals over training seeds took
+    them for independent runs.
+
+    Example:
+        >>> a, b = sub_env_seeds(0, 16), sub_env_seeds(1, 16)
+        >>> len(set(a) | set(b)), a == sub_env_seeds(0, 16)
+        (32, True)
+    """
+    state = np.random.SeedSequence([int(seed), 0x5EED]).generate_state(n_envs, dtype=np.uint64)
+    return [int(word) for word in state]
+
+
 def _turns(infos: Iterable[dict[str, Any]]) -> list[Turn]:
     return [info.pop(TURN_KEY) for info in infos]
 
@@ -219,11 +236,20 @@ def batched_vec_env(
     too), and the `Turn` s leave the infos. Needs SB3."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvWrapper
 
+    class TurnSubprocVecEnv(SubprocVecEnv):
+        def seed(self, seed: int | None = None) -> list[int]:
+            self._seeds = sub_env_seeds(super().seed(seed)[0], self.num_envs)
+            return self._seeds
+
     class TurnVecEnv(DummyVecEnv):
         """A DummyVecEnv without its copies of every step's observations (empty vectors here,
         never written: its buffer is returned as it is) and infos (`TurnInputs` makes new ones
         every step). The actions are played as Python ints and the rewards and dones gathered
         in lists, made arrays once a step (a NumPy item costs more than a list's)."""
+
+        def seed(self, seed: int | None = None) -> list[int]:
+            self._seeds = sub_env_seeds(super().seed(seed)[0], self.num_envs)
+            return self._seeds
 
         def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
             rewards, dones, infos = [], [], []
@@ -264,5 +290,5 @@ def batched_vec_env(
                 obs[done] = rows[n:]
             return obs, rewards, dones, infos
 
-    venv = SubprocVecEnv(env_fns, start_method="fork") if processes else TurnVecEnv(env_fns)
+    venv = TurnSubprocVecEnv(env_fns, start_method="fork") if processes else TurnVecEnv(env_fns)
     return BatchedFeatures(venv, observation_space=encoder.space)
