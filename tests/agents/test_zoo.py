@@ -239,7 +239,13 @@ def test_an_npy_header_of_a_huge_shape_is_refused_without_the_memory(tmp_path):
         # (each loaded, then failed or ran for ever in act(); or crashed the load)
         ({"text_features": {"ngrams": 10**9}}, r"`text_features\.ngrams` .* an int from 1 to 8"),
         ({"text_features": {"ngrams": "2"}}, r"`text_features\.ngrams`"),
-        ({"text_features": {"dim": float("inf")}}, r"is not a feature encoding: OverflowError"),
+        ({"text_features": {"dim": float("inf")}}, r"`text_features\.dim` .* an int from 1 to"),
+        # (a dim of 0 with weights sized to fit loaded, then every turn divided by zero)
+        ({"text_features": {"dim": 0}}, r"`text_features\.dim` .* an int from 1 to 1,048,576"),
+        ({"text_features": {"dim": -3}}, r"`text_features\.dim`"),
+        ({"text_features": {"dim": 16.7}}, r"`text_features\.dim`"),
+        ({"text_features": {"include_goal": "false"}}, r"`text_features\.include_goal` .* true or false"),
+        ({"text_features": {"include_admissible": 1}}, r"`text_features\.include_admissible`"),
         ({"reveal": "always"}, r"Expect `reveal` in .* RevealBudget's settings"),
         ({"reveal": {"mode": "always", "final_turns": None, "template": "{0}"}}, r"`reveal`"),
         ({"reveal": {"mode": "always", "final_turns": None,

@@ -54,6 +54,23 @@ BAD = [
     ("budget_mix", 5, "`budget_mix` to be a BudgetMix string or ''"),
     ("seed", 2**32, "`seed` to be an int from 0 to 4,294,967,295"),
     ("task_seed_base", 2**64, "`task_seed_base` + `task_pool` to be at most"),
+    (
+        "budget_schedule",
+        5,
+        "`budget_schedule` to be a sequence (a list or tuple) of BudgetMix strings",
+    ),
+    (
+        "budget_schedule",
+        b"12",
+        "`budget_schedule` to be a sequence (a list or tuple)",
+    ),  # (was ('49', '50'))
+    ("budget_schedule", "uniform:5-9", "`budget_schedule` to be a sequence (a list or tuple)"),
+    ("budget_schedule", ["uniform:5-9", 7], "`budget_schedule` to be a sequence (a list or tuple)"),
+    # A pool of 0 draws 2**31 seeds: accepted here, then refused by `TaskSeeds` after `out` was made.
+    ("task_seed_base", 2**64 - 2**31 + 1, "`task_seed_base` + `task_pool` to be at most"),
+    # A minibatch of one sample: MaskablePPO's advantages became NaN, then the weights.
+    ("batch_size", 1, "`batch_size` to leave no minibatch of one sample"),
+    ("batch_size", 3, "`batch_size` to leave no minibatch of one sample"),  # 16 x 64 = 3 x 341 + 1
 ]
 
 
@@ -68,6 +85,22 @@ def test_an_unregistered_id_says_how_to_list_the_ids_and_suggests_the_prefix():
         TrainConfig(env_id="Nope-v0")
     with pytest.raises(ValueError, match="did you mean 'turnbudget/Maze-Easy-v0'"):
         TrainConfig(env_id="Maze-Easy-v0")
+
+
+def test_the_last_seeds_and_a_batch_size_that_divides_the_rollout_are_kept():
+    assert TrainConfig(task_seed_base=2**64 - 2**31).task_seed_base == 2**64 - 2**31
+    assert TrainConfig(task_seed_base=2**64 - 5, task_pool=5).task_pool == 5
+    assert TrainConfig(batch_size=1024).batch_size == 1024  # (16 x 64: one minibatch)
+    assert TrainConfig(algo="bc", batch_size=1).batch_size == 1  # (BC fits, no advantages)
+
+
+def test_a_ppo_run_with_a_minibatch_of_one_is_refused_before_writing(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = main(["train", "--n-envs", "1", "--n-steps", "8", "--batch-size", "7",
+                 "--total-steps", "8", "--out", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "`batch_size` to leave no minibatch of one sample" in err
+    assert not out.exists()
 
 
 def test_good_settings_are_kept():
@@ -96,6 +129,7 @@ FLAGS = [
     (["--net-arch", ""], "`net_arch`"),
     (["--env-id", "Nope-v0"], "`turnbudget list`"),
     (["--env-id", ""], "`env_id`"),
+    (["--task-seed-base", str(2**64 - 1)], "`task_seed_base`"),
 ]
 
 

@@ -92,3 +92,39 @@ def test_init_reads_the_policy_as_weights_and_takes_this_runs_settings(tmp_path,
     assert train(f"--net-arch 8 --init {bc} --total-steps 64 --out {tmp_path / 'other'}") == 2
     assert "its network is not this run's (--net-arch 8)" in capsys.readouterr().err
     assert not marker.exists()
+
+
+def test_init_of_other_features_is_refused_naming_them(tmp_path, capsys):
+    """``--init``'s encoding was never read: features of the same length but another meaning
+    (the budget shown on other turns) were taken silently, and another length was blamed on
+    ``--net-arch``. Another game is allowed: a policy may start from one of another game."""
+    bc = tmp_path / "bc"
+    assert train(f"--algo bc --bc-episodes 2 --bc-epochs 1 --reveal final=3 --out {bc}") == 0
+    capsys.readouterr()
+    assert train(f"--init {bc} --total-steps 64 --out {tmp_path / 'always'}") == 2
+    err = capsys.readouterr().err
+    assert "trained on other features than this run's (reveal: " in err and "--net-arch" not in err
+    assert train(f"--reveal final=3 --text-dim 16 --init {bc} --total-steps 64 "
+                 f"--out {tmp_path / 'dim'}") == 2  # fmt: skip
+    assert "text_features: " in capsys.readouterr().err
+    assert not (tmp_path / "always").exists() and not (tmp_path / "dim").exists()
+    other_game = f"--env-id turnbudget/KeyQuest-Easy-v0 --reveal final=3 --init {bc}"
+    assert train(f"{other_game} --total-steps 64 --out {tmp_path / 'keyquest'}") == 0
+
+
+def test_a_policy_whose_weights_diverged_is_not_saved(tmp_path):
+    """A NaN weight (a minibatch of one sample did it) was saved and its run summarised as
+    finished: `PolicyAgent` then refused it, or every turn failed."""
+    import math
+
+    import torch
+
+    from turnbudget.train import TrainConfig, _sb3
+
+    config = TrainConfig(n_envs=1, n_steps=8, batch_size=8, out=str(tmp_path / "run"))
+    model = _sb3.new_model(config, _sb3.vec_env(config))
+    with torch.no_grad():
+        next(model.policy.parameters())[0, 0] = math.nan
+    with pytest.raises(ValueError, match=r"Training diverged: .* not finite, so nothing was saved"):
+        _sb3.save_policy(model, config)
+    assert not (tmp_path / "run").exists()

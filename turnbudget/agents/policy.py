@@ -55,7 +55,7 @@ from turnbudget.wrappers.history_features import (
     text_features_vector,
 )
 from turnbudget.wrappers.reveal_budget import check_reveal
-from turnbudget.wrappers.text_features import MAX_NGRAMS
+from turnbudget.wrappers.text_features import MAX_DIM, MAX_NGRAMS
 
 __all__ = [
     "CARD_FILE",
@@ -405,14 +405,24 @@ def read_encoding(directory: str | Path) -> dict[str, Any]:
 
 def _check_text_settings(encoding: Mapping[str, Any], path: Path) -> None:
     """The fields an agent reads at every turn, checked when the policy loads (they failed, or
-    ran for ever, in ``act``): the text features' n-gram size and the reveal's settings."""
+    ran for ever, in ``act``): the text features' settings and the reveal's. (A ``dim`` of 0
+    with weights sized to fit loaded, then every turn divided by zero; ``"false"`` read as
+    true.)"""
     spec = encoding.get("text_features")
-    ngrams = spec.get("ngrams") if isinstance(spec, Mapping) else None
-    if not is_int(ngrams) or not 1 <= ngrams <= MAX_NGRAMS:
-        raise ValueError(
-            f"Expect `text_features.ngrams` in {path} to be an int from 1 to {MAX_NGRAMS}, "
-            f"got {brief(ngrams)}"
-        )
+    spec = spec if isinstance(spec, Mapping) else {}
+    for name, most in (("ngrams", MAX_NGRAMS), ("dim", MAX_DIM)):
+        value = spec.get(name)
+        if not is_int(value) or not 1 <= value <= most:
+            raise ValueError(
+                f"Expect `text_features.{name}` in {path} to be an int from 1 to {most:,}, "
+                f"got {brief(value)}"
+            )
+    for name in ("include_goal", "include_admissible"):
+        if not isinstance(spec.get(name), bool):
+            raise ValueError(
+                f"Expect `text_features.{name}` in {path} to be true or false, "
+                f"got {brief(spec.get(name))}"
+            )
     reveal = encoding.get("reveal")
     if reveal is None:
         return

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from turnbudget.agents.policy import write_encoding
+from turnbudget.agents.policy import read_encoding, write_encoding
 from turnbudget.train.batched import batched_vec_env
 from turnbudget.train.config import TrainConfig
 from turnbudget.train.stack import batch_encoder, make_env, training_encoding
@@ -109,6 +109,7 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
         # `MaskablePPO.load`, which unpickles the zip's ``data`` (code a sent file could run).
         from turnbudget.agents.policy import policy_tensors, zip_weights
 
+        check_init_encoding(config, model.policy.activation_fn.__name__)
         path = Path(config.init) / "policy.zip"
         try:
             model.policy.load_state_dict(policy_tensors(path))
@@ -123,8 +124,43 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
     return model
 
 
+def check_init_encoding(config: TrainConfig, activation: str) -> None:
+    """A ValueError unless ``config.init``'s ``encoding.json`` describes this run's features
+    (its env id aside: a policy may start from one trained on another game). Features of the
+    same length but another meaning (the budget shown on other turns) were taken silently,
+    and another length was reported as a ``--net-arch`` mismatch."""
+    where = Path(config.init)
+    try:
+        theirs = read_encoding(where)
+    except FileNotFoundError:
+        raise ValueError(
+            f"`--init` {where}: no encoding.json beside its policy.zip, so its features "
+            f"cannot be checked against this run's"
+        ) from None
+    ours = training_encoding(config, activation)
+    differ = [
+        k for k in sorted(set(ours) | set(theirs)) if k != "env_id" and ours.get(k) != theirs.get(k)
+    ]
+    if differ:
+        shown = "; ".join(f"{k}: {theirs.get(k)!r} there, {ours.get(k)!r} here" for k in differ)
+        raise ValueError(
+            f"`--init` {where} was trained on other features than this run's ({shown}): "
+            f"train with its settings (its config.json), or from scratch"
+        )
+
+
 def save_policy(model: Any, config: TrainConfig) -> Path:
     """Write the policy directory ``config.out``: ``policy.zip``, ``encoding.json``, ``config.json``."""
+    diverged = [
+        name
+        for name, tensor in model.policy.state_dict().items()
+        if tensor.is_floating_point() and not tensor.isfinite().all()
+    ]
+    if diverged:  # (a policy no one can play, which a summary would have called finished)
+        raise ValueError(
+            f"Training diverged: {diverged[0]} holds weights that are not finite, so nothing "
+            f"was saved in {config.out} (a smaller learning_rate, ent_coef or process_scale?)"
+        )
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     model.save(out / "policy.zip")

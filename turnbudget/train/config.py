@@ -42,6 +42,8 @@ _MOST = {
     "n_epochs": 10_000, "bc_episodes": 10**7, "bc_epochs": 100_000, "torch_threads": 1024,
 }  # fmt: skip
 _MOST_LAYER = 2**16  # units in one hidden layer
+#: The task seeds a `task_pool` of 0 draws from (a new world each episode).
+UNBOUNDED_POOL = 2**31
 
 
 @dataclasses.dataclass
@@ -184,15 +186,16 @@ class TrainConfig:
             raise ValueError(
                 f"Expect `init` to be a policy directory or '', got {brief(self.init)}"
             )
-        if isinstance(self.budget_schedule, str):
+        schedule = self.budget_schedule
+        if not isinstance(schedule, (list, tuple)) or not all(isinstance(p, str) for p in schedule):
             raise ValueError(
-                "Expect `budget_schedule` to be a sequence of BudgetMix strings, one per phase, "
-                f"got the string {self.budget_schedule!r}"
+                "Expect `budget_schedule` to be a sequence (a list or tuple) of BudgetMix strings, one "
+                f"per phase, got {brief(schedule)}"
             )
         if self.budget_schedule:
             from turnbudget.wrappers.sample_turn_budget import BudgetMix
 
-            self.budget_schedule = tuple(str(phase) for phase in self.budget_schedule)
+            self.budget_schedule = tuple(self.budget_schedule)
             for phase in self.budget_schedule:
                 BudgetMix.parse(phase)  # a clear error for a bad phase, before any training
 
@@ -211,10 +214,22 @@ class TrainConfig:
             setattr(self, name, int(value))
         # (the learner seeds NumPy's legacy generator: 32 bits; task seeds are 64)
         self.seed = check_seed(self.seed, "seed", most=2**32 - 1)
-        if self.task_seed_base + self.task_pool > MAX_SEED:
+        rollout = self.n_envs * self.n_steps
+        if self.algo == "ppo" and (self.batch_size == 1 or rollout % self.batch_size == 1):
+            # (MaskablePPO normalises each minibatch's advantages by their standard deviation:
+            # NaN for one sample, and the weights became NaN while the run "finished")
             raise ValueError(
-                f"Expect `task_seed_base` + `task_pool` to be at most {MAX_SEED:,} (the task seeds), "
-                f"got {self.task_seed_base:,} + {self.task_pool:,}"
+                f"Expect `batch_size` to leave no minibatch of one sample: the rollout of "
+                f"`n_envs` x `n_steps` = {rollout:,} steps split into minibatches of "
+                f"{self.batch_size:,} leaves one of 1 (PPO normalises a minibatch's advantages "
+                f"by their spread); pick a batch_size that divides {rollout:,}"
+            )
+        pool = self.task_pool or UNBOUNDED_POOL  # (as `TaskSeeds` reads 0)
+        if self.task_seed_base + pool - 1 > MAX_SEED:
+            raise ValueError(
+                f"Expect `task_seed_base` + `task_pool` to be at most {MAX_SEED + 1:,} (the task "
+                f"seeds run from the base to base + pool - 1, at most {MAX_SEED:,}; a `task_pool` "
+                f"of 0 is {UNBOUNDED_POOL:,} seeds), got {self.task_seed_base:,} + {pool:,}"
             )
         _check_real(self.gamma, "gamma", "a number in (0, 1]", lambda x: 0 < x <= 1)
         _check_real(self.bc_epsilon, "bc_epsilon", "a number in [0, 1]", lambda x: 0 <= x <= 1)

@@ -24,11 +24,15 @@ def train_ppo(config: TrainConfig) -> dict[str, Any]:
     from stable_baselines3.common.logger import configure
 
     _sb3.setup_torch(config)
-    out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
     timed = _sb3.TimedVecEnv(_sb3.vec_env(config), bootstrap=config.bootstraps())
     venv = timed.env
-    model = _sb3.new_model(config, venv)
+    try:
+        model = _sb3.new_model(config, venv)  # (an init of other features: refused before `out`)
+    except BaseException:
+        venv.close()  # (subprocess sub-envs too)
+        raise
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
     model.set_logger(configure(str(out), _LOG_FORMATS[config.log]))
     callbacks = []
     if config.checkpoint_every > 0:

@@ -36,7 +36,7 @@ from turnbudget._checks import (
 )
 from turnbudget.agents.policy import policy_encoding
 from turnbudget.train.batched import TRAINING_INFO_KEYS, BatchEncoder, TurnInputs
-from turnbudget.train.config import TrainConfig, check_config
+from turnbudget.train.config import UNBOUNDED_POOL, TrainConfig, check_config
 from turnbudget.wrappers.history_features import HistoryFeatures
 from turnbudget.wrappers.stack import drop_checks
 
@@ -68,8 +68,10 @@ class TaskSeeds(gym.Wrapper):
     def __init__(self, env: gym.Env, base: int, pool: int, seed: int):
         base = check_seed(base, "base")
         if not is_int(pool) or pool < 0:
-            raise ValueError(f"Expect `pool` to be an int >= 0 (0: 2**31 seeds), got {brief(pool)}")
-        if base + (pool or 2**31) - 1 > MAX_SEED:
+            raise ValueError(
+                f"Expect `pool` to be an int >= 0 (0: {UNBOUNDED_POOL:,} seeds), got {brief(pool)}"
+            )
+        if base + (pool or UNBOUNDED_POOL) - 1 > MAX_SEED:
             raise ValueError(
                 f"Expect the task seeds `base` + `pool` to stay at most {MAX_SEED:,}, "
                 f"got base {base:,} and pool {pool:,}"
@@ -93,7 +95,7 @@ class TaskSeeds(gym.Wrapper):
         if seed is not None:
             self._rng = np.random.default_rng([seed, 0x7A5C])
         seed, self._first_seed = seed if seed is not None else self._first_seed, None
-        span = self.pool if self.pool > 0 else 2**31
+        span = self.pool if self.pool > 0 else UNBOUNDED_POOL
         self._world.task_seed = self.base + int(self._rng.integers(span))
         try:
             return self.env.reset(seed=seed, options=options)
