@@ -119,3 +119,61 @@ def test_run_commands_refuse_malformed_flags_before_writing(
     assert code == 2
     assert says in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []  # nothing written, not even runs/
+
+
+@pytest.mark.parametrize("flag", ["--errors", "--reveal"])
+def test_eval_refuses_a_setting_nested_past_the_json_parser(tmp_path, monkeypatch, capsys, flag):
+    """It was a RecursionError traceback (JSON that parses is taken as JSON, else as a string:
+    100,000 brackets are neither)."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*EVAL, "--no-plots", "--quiet", flag, "[" * 100_000]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err
+        == f"turnbudget eval: error: Expect {flag} to be JSON nested less deeply, or a plain string\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("run_dir", ["", " "])
+def test_report_refuses_an_empty_run_dir(tmp_path, monkeypatch, capsys, run_dir):
+    """``""`` was the working directory, as ``eval --out ""`` would have been."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(["report", run_dir])
+    assert exit_.value.code == 2
+    assert "argument run_dir: expect a directory path, got an empty one" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("flag", ["--model-path", "--log"])
+def test_serve_local_refuses_an_empty_file_path(capsys, flag):
+    with pytest.raises(SystemExit) as exit_:
+        main(["serve-local", flag, ""])
+    assert exit_.value.code == 2
+    assert f"argument {flag}: expect a file path, got an empty one" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("name", "why"), [("nowhere.gguf", "no such file"), (".", "a directory")])
+def test_serve_local_names_a_model_path_that_is_no_file_with_status_2(tmp_path, capsys, name, why):
+    """It was exit code 1, as for a server that failed; the path is checked before llama.cpp
+    is needed."""
+    model = tmp_path / name
+    assert main(["serve-local", "--port", "0", "--model-path", str(model)]) == 2
+    assert capsys.readouterr().err == (
+        "turnbudget serve-local: error: Expect `model_path` (--model-path) to be a .gguf file, "
+        f"got {str(model)!r} ({why})\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["Nope-v0"], "Unknown env id 'Nope-v0'; `turnbudget list` shows them all."),
+        (["Maze-Easy-v0", "--seed", "-1"], "Expect `seed` to be an int >= 0 or None, got -1"),
+        (["Maze-Easy-v0", "--budget", "0"], "Expect `turn_budget` to be a positive int, got 0"),
+    ],
+)
+def test_play_says_every_refusal_as_an_error_line(capsys, argv, says):
+    assert main(["play", *argv]) == 2
+    assert capsys.readouterr().err == f"turnbudget play: error: {says}\n"

@@ -31,3 +31,14 @@ def test_a_port_out_of_range_is_refused(port: str):
     out = _serve_env("--port", port)
     assert out.returncode == 2
     assert f"Expect `--port` to be in 0..65535, got {port}" in out.stderr
+
+
+@pytest.mark.parametrize("host", ["", " "])
+def test_a_blank_host_is_refused(host: str):
+    """``--host "$HOST"`` with HOST unset bound every interface, unannounced, to a server with
+    no authentication (and printed ``http://:8000``); serve-local refuses it too."""
+    out = _serve_env("--port", "0", "--host", host)
+    assert out.returncode == 2
+    assert out.stderr == (
+        f"turnbudget serve-env: error: Expect `--host` to be an address to bind, got {host!r}\n"
+    )

@@ -11,15 +11,27 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from turnbudget import __version__
 
-__all__ = ["INTERRUPTED", "SUBCOMMANDS", "describe_os_error", "error_line", "interrupted", "main"]
+__all__ = [
+    "BROKEN_PIPE",
+    "INTERRUPTED",
+    "SUBCOMMANDS",
+    "describe_os_error",
+    "error_line",
+    "interrupted",
+    "main",
+]
 
 #: The exit code of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports one).
 INTERRUPTED = 130
+#: The exit code of a command whose output was closed early (``turnbudget list | head -1``):
+#: 128 + SIGPIPE, what a shell reports for a program that SIGPIPE ended.
+BROKEN_PIPE = 141
 
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -81,15 +93,36 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; its exit code. A file or folder that cannot be read or written
     (an unwritable ``--out``, a full disk) is a one-line error and exit code 2; Ctrl-C is
-    one line and `INTERRUPTED` (``eval``, ``probe`` and ``validate`` say what was saved)."""
+    one line and `INTERRUPTED` (``eval``, ``probe`` and ``validate`` say what was saved).
+    Output whose reader has gone (a pipe into ``head``) ends the command quietly with
+    `BROKEN_PIPE`, as SIGPIPE would, and what is left to print goes to the null device."""
     args = build_parser().parse_args(argv)
     try:
-        return int(args.run(args) or 0)
+        code = int(args.run(args) or 0)
+        if sys.stdout is not None:  # (a closed pipe found here, not in the flush at exit)
+            sys.stdout.flush()
+        return code
+    except BrokenPipeError:  # (an OSError: before the handler that calls it an error)
+        _discard_stdout()
+        return BROKEN_PIPE
     except OSError as exc:
         print(error_line(args.command, describe_os_error(exc)), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return interrupted(args.command, "stopped")
+
+
+def _discard_stdout() -> None:
+    """Point stdout's file descriptor at the null device, so that the flush at exit does not
+    hit the broken pipe again (the recipe of Python's `signal` docs). Nothing to do for a
+    stdout with no descriptor (one captured in memory)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # (None, or no descriptor)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def error_line(command: str, message: object) -> str:

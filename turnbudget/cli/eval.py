@@ -83,14 +83,28 @@ def parse_tasks(text: str) -> int | list[int]:
         ) from None
 
 
-def parse_setting(text: str | None) -> Any:
-    """An ``--errors`` / ``--reveal`` value: JSON when it parses, else the plain string."""
+def parse_setting(text: str | None, flag: str = "the setting") -> Any:
+    """An ``--errors`` / ``--reveal`` value: JSON when it parses, else the plain string;
+    ValueError, naming ``flag``, for JSON nested past the parser's depth.
+
+    Example:
+        >>> parse_setting('{"rate": 0.1}'), parse_setting("always")
+        ({'rate': 0.1}, 'always')
+        >>> parse_setting("[" * 100_000, "--errors")
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect --errors to be JSON nested less deeply, or a plain string
+    """
     if text is None:
         return None
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+    except RecursionError:  # (nested past the parser's depth: a traceback otherwise)
+        raise ValueError(
+            f"Expect {flag} to be JSON nested less deeply, or a plain string"
+        ) from None
 
 
 def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
@@ -307,7 +321,8 @@ def run(args: argparse.Namespace) -> int:
         out = args.out or Path("runs") / label
         result = evaluate(
             envs, agent, ks=args.k, ts=args.t, n=args.n, tasks=args.tasks, mode=args.mode,
-            errors=parse_setting(args.errors), reveal=parse_setting(args.reveal),
+            errors=parse_setting(args.errors, "--errors"),
+            reveal=parse_setting(args.reveal, "--reveal"),
             workers=args.workers, backend=args.backend, out=out, seed=args.seed, label=label,
             backend_options=backend_options(args), timeout=args.timeout, retries=args.retries,
             record_steps=not args.no_steps, progress=not args.quiet, overwrite=args.overwrite,

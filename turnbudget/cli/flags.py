@@ -31,7 +31,9 @@ __all__ = [
     "add_config_arguments",
     "config_from_args",
     "config_parser",
+    "directory_path",
     "field_docs",
+    "file_path",
     "non_negative_int",
     "parse_config",
 ]
@@ -94,6 +96,21 @@ def directory_path(text: str) -> Path:
     """
     if not text.strip():
         raise argparse.ArgumentTypeError("expect a directory path, got an empty one")
+    return Path(text)
+
+
+def file_path(text: str) -> Path:
+    """An argparse ``type``: a file path that is not empty (``""`` would name the working
+    directory).
+
+    Example:
+        >>> file_path(" ")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: expect a file path, got an empty one
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expect a file path, got an empty one")
     return Path(text)
 
 

@@ -21,6 +21,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def _read_command(prompt: str) -> str | None:
+    """The player's next line; None at the end of input, and also when stdin or stdout is
+    closed (``<&-``, ``>&-``: Python sets it to None, and `input` raises RuntimeError)."""
+    if sys.stdin is None or sys.stdout is None:
+        return None
+    try:
+        return input(prompt)
+    except EOFError:
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     from turnbudget.cli.ids import resolve_env_id
     from turnbudget.wrappers import TurnBudget
@@ -32,7 +43,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"turnbudget play: error: {error}", file=sys.stderr)
         return 2
     if env_id not in gym.registry:
-        print(f"Unknown env id {env_id!r}; `turnbudget list` shows them all.", file=sys.stderr)
+        print(
+            f"turnbudget play: error: Unknown env id {env_id!r}; `turnbudget list` shows them all.",
+            file=sys.stderr,
+        )
         return 2
     options = None if args.budget is None else {"turn_budget": args.budget}
     try:
@@ -50,15 +64,14 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         obs, info = env.reset(seed=args.seed, options=options)
-    except ValueError as error:
-        print(error, file=sys.stderr)
+    except ValueError as error:  # (a bad --seed or --turn-budget)
+        print(f"turnbudget play: error: {error}", file=sys.stderr)
         return 2
     print(obs)
     print("(type `help` for the admissible commands, `quit` to leave)")
     while True:
-        try:
-            command = input(f"\n[{info['turns_left']} turns left] > ")
-        except EOFError:
+        command = _read_command(f"\n[{info['turns_left']} turns left] > ")
+        if command is None:
             print()
             return 0
         if command.strip().lower() in ("quit", "exit"):

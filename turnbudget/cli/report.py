@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+
+from turnbudget.cli.flags import directory_path
 
 __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "run_dir", type=Path, help="a run directory, or a directory of run directories"
+        "run_dir", type=directory_path, help="a run directory, or a directory of run directories"
     )
     parser.add_argument(
         "--no-plots", action="store_true", help="write report.md and summary.json only"

@@ -62,6 +62,13 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if not args.host.strip():  # ('' binds every interface, unannounced; serve-local refuses it)
+        print(
+            "turnbudget serve-env: error: Expect `--host` to be an address to bind, "
+            f"got {args.host!r}",
+            file=sys.stderr,
+        )
+        return 2
     try:
         from turnbudget.adapters.openenv import serve
     except ImportError as exc:

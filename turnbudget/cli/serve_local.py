@@ -12,8 +12,9 @@ import argparse
 import signal
 import sys
 import threading
-from pathlib import Path
 from typing import Any
+
+from turnbudget.cli.flags import file_path
 
 __all__ = ["add_arguments", "run"]
 
@@ -36,12 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--model-path",
-        type=Path,
+        type=file_path,
         default=None,
         help=".gguf file (default: Gemma 3 270M, written once)",
     )
     parser.add_argument(
-        "--log", type=Path, default=None, help="server log file (default: temporary)"
+        "--log", type=file_path, default=None, help="server log file (default: temporary)"
     )
     parser.add_argument(
         "--startup-timeout", type=float, default=180.0, help="seconds to wait for the server"
@@ -50,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from turnbudget.agents.local_server import LocalServer
+    from turnbudget.cli import describe_os_error, error_line
 
     try:
         server = LocalServer(
@@ -88,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
             return 1
     except KeyboardInterrupt:
         pass
+    except FileNotFoundError as exc:  # (a --model-path or --log that is not there: bad input)
+        print(error_line("serve-local", describe_os_error(exc)), file=sys.stderr)
+        return 2
     except (ImportError, RuntimeError, TimeoutError, OSError, ValueError) as exc:
         print(f"turnbudget serve-local: error: {exc}", file=sys.stderr)
         return 1

@@ -73,7 +73,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="cache root (default: $TURNBUDGET_TEXTWORLD_CACHE or the user cache dir)",
     )
-    pregen.add_argument("--workers", type=int, default=1, help="parallel processes (default: 1)")
+    pregen.add_argument(
+        "--workers", type=int, default=1,
+        help="parallel processes, at most one per game (default: 1)",
+    )  # fmt: skip
     pregen.add_argument("--no-progress", action="store_true", help="no progress bar")
     pregen.add_argument("--json", action="store_true",
                         help="print one JSON line per id with its walkthrough lengths")  # fmt: skip
@@ -108,6 +111,8 @@ def _generated_ids() -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from turnbudget.eval.run.backends import MAX_LOCAL_WORKERS
+
     env_ids = args.env_ids or _generated_ids()
     known = set(_generated_ids())
     problem = next(
@@ -117,26 +122,39 @@ def run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     if problem is None and args.workers < 1:
         problem = f"Expect --workers to be a positive int, got {args.workers}"
+    if problem is None and args.workers > MAX_LOCAL_WORKERS:  # (each one a process, at once)
+        problem = f"Expect --workers to be at most {MAX_LOCAL_WORKERS}, got {args.workers}"
     cache_dir = os.fspath(args.cache_dir) if args.cache_dir else None
     if problem is None and cache_dir is not None and os.path.isfile(cache_dir):
         problem = f"Expect --cache-dir to be a directory, but {cache_dir!r} is a file"
+    if problem is None:
+        try:  # (a cache root it cannot use, or no textworld, found before any worker starts)
+            for env_id in env_ids:
+                _build(env_id, cache_dir)
+        except (ValueError, ImportError) as exc:
+            problem = str(exc)
     if problem is not None:  # (one line and exit 2, as the other commands say it)
         print(f"turnbudget textworld: error: {problem}", file=sys.stderr)
         return 2
     jobs = [(env_id, seed, cache_dir) for env_id in env_ids for seed in args.seeds]
     lengths: dict[str, list[int | None]] = {env_id: [] for env_id in env_ids}
+    workers = max(1, min(args.workers, len(jobs)))
     bar = tqdm(total=len(jobs), unit="game", desc="pregen", disable=args.no_progress)
-    with bar:
-        if args.workers == 1:
-            results = map(_pregen_one, jobs)
-            for env_id, _, length in results:
-                lengths[env_id].append(length)
-                bar.update()
-        else:
-            with ProcessPoolExecutor(args.workers) as pool:
-                for env_id, _, length in pool.map(_pregen_one, jobs):
+    try:
+        with bar:
+            if workers == 1:
+                results = map(_pregen_one, jobs)
+                for env_id, _, length in results:
                     lengths[env_id].append(length)
                     bar.update()
+            else:
+                with ProcessPoolExecutor(workers) as pool:
+                    for env_id, _, length in pool.map(_pregen_one, jobs):
+                        lengths[env_id].append(length)
+                        bar.update()
+    except ValueError as exc:  # (a cache folder it cannot create, e.g. under /proc)
+        print(f"turnbudget textworld: error: {exc}", file=sys.stderr)
+        return 2
     for env_id in env_ids:
         known_lengths = [n for n in lengths[env_id] if n is not None]
         summary = {

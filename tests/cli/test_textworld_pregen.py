@@ -1,0 +1,76 @@
+"""``turnbudget textworld pregen`` refuses what it cannot do before starting any work: more
+workers than a machine takes (it forked every one up front), and a cache root it cannot use
+(a traceback once the first game was due). Its games themselves:
+tests/envs/textworld/test_textworld_cache.py."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from turnbudget.cli import main, textworld
+from turnbudget.eval.run.backends import MAX_LOCAL_WORKERS
+
+pytest.importorskip("textworld")
+
+PREGEN = ["textworld", "pregen", "turnbudget/CoinCollector-Easy-v0", "--no-progress"]
+
+
+@pytest.fixture
+def pool(monkeypatch) -> list[int]:
+    """The workers of each pool `pregen` starts; the pool runs in this process, and each game
+    is "generated" with no TextWorld run."""
+    asked: list[int] = []
+
+    class RecordingPool:
+        def __init__(self, max_workers: int):
+            asked.append(max_workers)
+
+        def __enter__(self) -> RecordingPool:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def map(self, fn, jobs):
+            return map(fn, jobs)
+
+    monkeypatch.setattr(textworld, "ProcessPoolExecutor", RecordingPool)
+    monkeypatch.setattr(textworld, "_pregen_one", lambda job: (job[0], job[1], 3))
+    return asked
+
+
+@pytest.mark.parametrize(("seeds", "asked"), [("0-2", [3]), ("0", [])])
+def test_pregen_starts_no_more_workers_than_games(tmp_path, capsys, pool, seeds, asked):
+    argv = [*PREGEN, "--seeds", seeds, "--cache-dir", str(tmp_path), "--workers", "40"]
+    assert main(argv) == 0
+    assert pool == asked  # (one game: played in this process)
+    assert "longest walkthrough 3" in capsys.readouterr().out
+
+
+def test_pregen_refuses_more_workers_than_the_pool_backend_takes(tmp_path, capsys, pool):
+    workers = str(MAX_LOCAL_WORKERS + 1)
+    argv = [*PREGEN, "--seeds", "0-999", "--cache-dir", str(tmp_path), "--workers", workers]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert (
+        err == f"turnbudget textworld: error: Expect --workers to be at most 256, got {workers}\n"
+    )
+    assert pool == []
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("where", ["under a file", "the null device", "a dangling link"])
+def test_pregen_refuses_a_cache_dir_it_cannot_use_in_one_line(tmp_path, capsys, where):
+    (tmp_path / "file").write_text("")
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")  # (exists() is False: mkdir fails)
+    cache = {
+        "under a file": str(tmp_path / "file" / "sub"),
+        "the null device": os.devnull,
+        "a dangling link": str(tmp_path / "link"),
+    }[where]
+    assert main([*PREGEN, "--seeds", "0", "--cache-dir", cache]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("turnbudget textworld: error: ") and repr(cache) in err, err
+    assert len(err.splitlines()) == 1, err
