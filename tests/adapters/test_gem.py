@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 
 import gymnasium as gym
 import numpy as np
@@ -96,3 +97,10 @@ def test_spawn_and_bad_ids():
         gem_id("Maze-Easy-v0")
     with pytest.raises(TypeError, match="unexpected keyword argument 'budget'"):
         GemEnv("turnbudget/Maze-Easy-v0", budget=3)
+
+
+@pytest.mark.parametrize("bad", [None, 5, b"turnbudget/Maze-Easy-v0"])
+def test_gem_id_of_a_value_that_is_no_str_is_a_clear_error(bad):
+    """A ValueError naming `env_id`, not an AttributeError from inside (``.startswith``)."""
+    with pytest.raises(ValueError, match=f"as `env_id`, got {re.escape(repr(bad))}"):
+        gem_id(bad)

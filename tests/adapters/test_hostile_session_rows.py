@@ -63,6 +63,23 @@ def test_a_refused_start_leaves_no_episode_running():
     assert session.start(ENV, seed=1, turn_budget=5) == fresh  # the session goes on
 
 
+def test_a_call_before_any_episode_names_the_method_that_starts_one():
+    """The session's users start episodes by different names: TRL's class has reset(), no
+    start(), so its message must not send the reader to a method that does not exist."""
+    with pytest.raises(RuntimeError, match=r"No episode: call start\(\) first"):
+        GameSession().play("look")
+    env = GameEnvironment()
+    assert not hasattr(env, "start")
+    for call in (lambda: env.command("look"), env.get_reward, lambda: env.outcome):
+        with pytest.raises(RuntimeError, match=r"No episode: call reset\(\) first"):
+            call()
+    env.reset(env_id=ENV, seed=0, T=2)
+    assert env.outcome == "unfinished"
+    for bad in (None, 5, "", "  "):
+        with pytest.raises(ValueError, match="Expect `start_call` to be a method's name"):
+            GameSession(start_call=bad)
+
+
 @pytest.mark.parametrize(
     ("env_id", "message"),
     [

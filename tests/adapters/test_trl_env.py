@@ -80,7 +80,7 @@ def test_bad_settings_and_rows_are_clear_errors():
         game_environment(reveal="sometimes")
     with pytest.raises(ValueError, match="got one without 'T'"):
         GameEnvironment().reset(env_id=ENV, seed=0)
-    with pytest.raises(RuntimeError, match="call start"):
+    with pytest.raises(RuntimeError, match=r"call reset\(\) first"):  # (it has no start())
         GameEnvironment().get_reward()
 
 

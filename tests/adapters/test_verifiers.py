@@ -173,3 +173,104 @@ def test_a_model_server_that_never_answers_ends_the_rollout_at_the_timeout():
     for bad in (0, -1.0, float("nan"), float("inf"), "10"):
         with pytest.raises(ValueError, match="Expect `timeout` to be a positive number"):
             evaluate_rows([row], model="fake", base_url=server.url(), timeout=bad)
+
+
+@pytest.mark.parametrize("ts", [[2.7], ["3"], [True], [float("nan")], [0], [2, 2], None, 3])
+def test_pass_at_kt_checks_ts_as_estimate_grid_does(played, ts):
+    """ts=[2.7] was floored to T=2 (a grid at a budget nobody asked for), "3" and True were
+    budgets, and a value that is no list a bare TypeError."""
+    _, episodes = played
+    with pytest.raises(ValueError, match="Expect `ts` "):
+        pass_at_kt(episodes, ks=[1], ts=ts, n_bootstrap=0)
+    assert pass_at_kt(episodes, ks=[1], ts=(2.0,), n_bootstrap=0).ts == (2,)  # as estimate_grid
+
+
+@pytest.mark.parametrize("threshold", [float("nan"), float("inf"), -float("inf"), "1", True])
+def test_rewards_pass_at_k_needs_a_finite_threshold(played, threshold):
+    _, episodes = played  # (nan: no reward ever reached it, pass@k 0 whatever the rollouts)
+    with pytest.raises(ValueError, match="Expect `threshold` to be a finite number"):
+        rewards_pass_at_k(episodes, 1, threshold=threshold)
+
+
+def test_a_rollout_that_failed_on_the_server_is_refused_with_its_error():
+    """verifiers 0.4 records a provider's error on the trace, not on the episode: the message
+    said "error: None"."""
+    row = {"env_id": ENV, "seed": 1, "T": 2}
+    overloaded = as_json({"error": {"message": "model overloaded"}}, status=503)
+    with FakeServer(lambda handler, request: overloaded) as server:
+        (episode,) = evaluate_rows([row], model="fake", base_url=server.url(), timeout=5)
+    assert not episode.ok and episode.last_error is None and episode.traces[0].errors
+    for score in (lambda: rewards_pass_at_k([episode], 1), lambda: pass_at_kt([episode], [1], [2])):
+        with pytest.raises(
+            ValueError, match=r"error: ProviderError: upstream 503: .*model overloaded"
+        ):
+            score()
+
+
+KEY = "Zq7-turnbudget-test-key-4kT9"  # no key-like prefix: blanked as a value, not a shape
+
+
+def test_the_episodes_returned_hold_no_key_a_server_echoed(monkeypatch):
+    """A server that echoes the key, in an error body (a failed rollout) or in its reply
+    (a rollout that ran): no copy of it in the episodes returned, their records or the errors
+    raised about them (docs/guides/llm-agents.md, "Keys")."""
+    monkeypatch.setenv("TURNBUDGET_TEST_KEY", KEY)
+    row = {"env_id": ENV, "seed": 1, "T": 2}
+
+    def key(handler: Any) -> str:
+        return str(handler.headers.get("Authorization")).removeprefix("Bearer ")
+
+    def refuse(handler: Any, request: dict[str, Any]) -> tuple[int, str, bytes]:
+        return as_json({"error": {"message": f"Incorrect API key: {key(handler)}"}}, 401)
+
+    def echo(handler: Any, request: dict[str, Any]) -> tuple[int, str, bytes]:
+        return as_json(reply_body(f"{key(handler)} look"))
+
+    episodes = []
+    for answer in (refuse, echo):
+        with FakeServer(answer) as server:
+            episodes += evaluate_rows(
+                [row], model="fake", base_url=server.url(), api_key_env="TURNBUDGET_TEST_KEY"
+            )
+    refused, echoed = episodes
+    assert not refused.ok and echoed.ok  # the server did see the key, and echoed it
+    assert "Incorrect API key: ***" in refused.traces[0].errors[0].message
+    assert _user_texts(echoed.traces[0])  # a game played, with the echoed replies
+    for episode in episodes:
+        for text in (episode.model_dump_json(), repr(episode), str(episode.to_record())):
+            assert KEY not in text
+    with pytest.raises(ValueError, match="Incorrect API key") as caught:
+        rewards_pass_at_k([refused], 1)
+    assert KEY not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "http://alice:pa55word@127.0.0.1:9/v1",
+        "http://tok3n-only@127.0.0.1:9/v1",
+        "http://127.0.0.1:9/v1?api-key=pa55word",
+    ],
+)
+def test_a_base_url_with_credentials_is_refused_without_showing_them(base_url):
+    """verifiers keeps the client config, the URL verbatim, in every trace it returns: the
+    credentials would be in every episode (and a query in the middle of every request path)."""
+    with pytest.raises(ValueError, match="Expect `base_url` without credentials") as caught:
+        evaluate_rows(_rows()[:1], model="fake", base_url=base_url)  # no server needed
+    message = str(caught.value)
+    assert "'http://127.0.0.1:9/v1'" in message and "api_key_env" in message
+    assert not any(secret in message for secret in ("pa55word", "alice", "tok3n"))
+
+
+def test_bad_keys_and_urls_are_clear_errors():
+    with pytest.raises(ValueError, match="Expect `api_key_env`"):
+        evaluate_rows(_rows()[:1], model="fake", base_url="http://127.0.0.1:9/v1", api_key_env=5)
+    with pytest.raises(ValueError, match="not the key; got a value that is not a variable name"):
+        evaluate_rows(
+            _rows()[:1], model="fake", base_url="http://127.0.0.1:9/v1", api_key_env="sk-1/2"
+        )
+    for bad in (None, 5):
+        with pytest.raises(TypeError, match="Expect `base_url`"):
+            evaluate_rows(_rows()[:1], model="fake", base_url=bad)
+    with pytest.raises(ValueError, match="Expect `base_url`"):
+        evaluate_rows(_rows()[:1], model="fake", base_url="127.0.0.1:9/v1")

@@ -51,6 +51,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     ) from error
 
 import turnbudget  # noqa: F401 - registers the turnbudget ids
+from turnbudget._checks import brief
 from turnbudget.registration import NAMESPACE
 
 __all__ = ["BOXED_INSTRUCTION", "GemEnv", "gem_id", "register_all"]
@@ -69,8 +70,10 @@ def gem_id(env_id: str) -> str:
         'turnbudget:Maze-Easy-v0'
     """
     prefix = f"{NAMESPACE}/"
-    if not env_id.startswith(prefix):
-        raise ValueError(f"Expect a turnbudget id ({prefix}<Name>), got {env_id!r}")
+    if not isinstance(env_id, str) or not env_id.startswith(prefix):
+        raise ValueError(
+            f"Expect a turnbudget id ({prefix}<Name>) as `env_id`, got {brief(env_id)}"
+        )
     return f"{NAMESPACE}:{env_id[len(prefix) :]}"
 
 

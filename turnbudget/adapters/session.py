@@ -87,14 +87,23 @@ class GameSession:
         reveal: Budget visibility, as `turnbudget.make` takes it (``"never"``,
             ``"always"``, ``"final=3"``): the budget is in the text only when shown.
         show_commands: End each text with the admissible commands.
+        start_call: What starts an episode, as the error of a call before one names it
+            (a trainer's class over this session names its own method, e.g. ``"reset()"``).
     """
 
-    def __init__(self, *, reveal: str = "never", show_commands: bool = True):
+    def __init__(
+        self, *, reveal: str = "never", show_commands: bool = True, start_call: str = "start()"
+    ):
         reveal = normalize_reveal(reveal)
         if not isinstance(show_commands, bool):
             raise ValueError(
                 f"Expect `show_commands` to be True or False, got {brief(show_commands)}"
             )
+        if not isinstance(start_call, str) or not start_call.strip():
+            raise ValueError(
+                f"Expect `start_call` to be a method's name, such as 'start()', got {brief(start_call)}"
+            )
+        self._start_call = start_call
         self.reveal = reveal
         self.show_commands = show_commands
         self._show_budget = budget_visible(reveal)
@@ -168,7 +177,7 @@ class GameSession:
         After the episode has ended nothing is played: the text says it is over.
         """
         if self._outcome is None:
-            raise RuntimeError("No episode: call start() first")
+            raise RuntimeError(f"No episode: call {self._start_call} first")
         if self._outcome != "unfinished":
             return f"{_ENDED[self._outcome][:-1]} Nothing more happens.]"
         line = " ".join(_command_text(command).split())[:_MAX_COMMAND]  # one line: one command
@@ -196,7 +205,7 @@ class GameSession:
     def outcome(self) -> str:
         """``won``, ``lost``, ``truncated`` or ``unfinished`` (see `OUTCOMES`)."""
         if self._outcome is None:
-            raise RuntimeError("No episode: call start() first")
+            raise RuntimeError(f"No episode: call {self._start_call} first")
         return self._outcome
 
     @property

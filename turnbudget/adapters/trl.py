@@ -134,7 +134,9 @@ class GameEnvironment:
     show_commands: ClassVar[bool] = True
 
     def __init__(self) -> None:
-        self._session = GameSession(reveal=self.reveal, show_commands=self.show_commands)
+        self._session = GameSession(
+            reveal=self.reveal, show_commands=self.show_commands, start_call="reset()"
+        )
 
     def reset(self, **row: Any) -> str:
         """Start the row's episode: ``row`` holds ``env_id``, ``seed`` and ``T`` (other keys,

@@ -38,19 +38,22 @@ Needs the ``verifiers`` extra (verifiers 0.4, its v1 API only).
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from typing import Any
 
 import verifiers.v1 as vf
-from pydantic import Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
-from turnbudget._checks import brief, check_positive_int, is_finite, is_real
+from turnbudget._checks import brief, check_positive_int, is_finite, is_listlike
 from turnbudget.adapters.rows import check_row, check_rows
 from turnbudget.adapters.session import GameSession, normalize_reveal
 from turnbudget.agents.chat_format import PARSE_MODES, parse_command
-from turnbudget.eval.estimator import GridEstimate, estimate_grid, pass_at_k
+from turnbudget.agents.llm import _check_key_env, _check_url, redact_url
+from turnbudget.agents.secrets import redact, remember, url_secrets
+from turnbudget.eval.estimator import GridEstimate, _grid_values, estimate_grid, pass_at_k
 
 __all__ = [
     "INSTRUCTIONS",
@@ -232,9 +235,12 @@ def evaluate_rows(
     Args:
         rows: Rows ``{env_id, seed, T}``.
         model: The model name the server knows.
-        base_url: The server's OpenAI-compatible root, e.g. ``http://127.0.0.1:8080/v1``.
+        base_url: The server's OpenAI-compatible root, e.g. ``http://127.0.0.1:8080/v1``,
+            without credentials (no ``user:password@``, no query): verifiers copies it into
+            every trace; pass the key through ``api_key_env``.
         n: Rollouts per row (verifiers' ``num_rollouts``; n >= max(K) for pass@K).
-        api_key_env: The environment variable holding the key (unset: none is sent).
+        api_key_env: The environment variable holding the key, sent as a Bearer token (unset:
+            verifiers sends ``Bearer EMPTY``, which local servers ignore).
         reveal: Budget visibility: ``never``, ``always`` or ``final=k``.
         parse: How a reply becomes a command: ``strict`` or ``lenient``.
         sampling: verifiers' sampling settings (``temperature``, ``max_tokens``...).
@@ -244,8 +250,25 @@ def evaluate_rows(
             default: a server that stalled hung the rollout).
 
     Returns:
-        verifiers' episodes (one trace each), rows first, then rollouts.
+        verifiers' episodes (one trace each), rows first, then rollouts. The key and every
+        other registered secret (`turnbudget.agents.secrets`) are blanked in every text they
+        hold: a server that echoes the key in an error or a reply leaves no copy of it there.
     """
+    _check_key_env(api_key_env)
+    api_key_env = api_key_env.strip()
+    _check_url(base_url)
+    credentials = url_secrets(base_url)
+    if credentials:
+        # Refused rather than blanked: verifiers copies the client config, this URL verbatim,
+        # into every trace it returns and ships (trace.agent.config.client), and builds its
+        # request URLs by appending to it (a query would end up in the middle of the path).
+        remember(*credentials)
+        raise ValueError(
+            f"Expect `base_url` without credentials (user:password@ or a query), got "
+            f"{redact_url(base_url)!r} with them: verifiers keeps the URL in every trace; put "
+            f"the key in the environment variable `api_key_env` names (sent as a Bearer token)"
+        )
+    remember(os.environ.get(api_key_env))  # blanked in logs and in what is returned
     n = check_positive_int(n, "n")
     max_concurrent = check_positive_int(max_concurrent, "max_concurrent")
     if not (is_finite(timeout) and timeout > 0):
@@ -271,7 +294,37 @@ def evaluate_rows(
             slots = [slot for task in env.taskset for slot in env.slots(task, n)]
             return list(await asyncio.gather(*(env.run_slot(s, ctx, gate) for s in slots)))
 
-    return asyncio.run(run())
+    episodes = asyncio.run(run())
+    _blank_secrets(episodes, set())
+    return episodes
+
+
+def _blank_secrets(value: Any, seen: set[int]) -> Any:
+    """``value`` with every secret blanked (`redact`) in every string it holds: errors, a
+    server's replies, tracebacks. Lists, dicts and pydantic models are changed in place (the
+    value itself is returned, unless a string or tuple had to be replaced); a frozen model (a
+    task's own data: its row) is left as it is."""
+    if isinstance(value, str):
+        clean = redact(value)
+        return value if clean == value else clean
+    if not isinstance(value, (list, dict, tuple, BaseModel)) or id(value) in seen:
+        return value
+    seen.add(id(value))
+    if isinstance(value, tuple):
+        items = tuple(_blank_secrets(item, seen) for item in value)
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    if isinstance(value, list):
+        value[:] = [_blank_secrets(item, seen) for item in value]
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            value[key] = _blank_secrets(item, seen)
+    elif not value.model_config.get("frozen"):
+        for name in (*type(value).model_fields, *(value.model_extra or {})):
+            item = getattr(value, name)
+            clean = _blank_secrets(item, seen)
+            if clean is not item:
+                setattr(value, name, clean)
+    return value
 
 
 def _traces(episodes: Iterable[vf.Episode]) -> list[tuple[str, vf.Trace]]:
@@ -279,20 +332,30 @@ def _traces(episodes: Iterable[vf.Episode]) -> list[tuple[str, vf.Trace]]:
     found = []
     for episode in episodes:
         if not episode.ok or len(episode.traces) != 1:
-            error = episode.last_error
+            # verifiers keeps a rollout's errors on its trace, the env's own on the episode
+            error = episode.last_error or next(
+                (t.last_error for t in reversed(episode.traces) if t.last_error), None
+            )
+            shown = _error_text(error) if error else None
             raise ValueError(
                 f"An episode of task {episode.task.data.name!r} did not run to its end "
-                f"({len(episode.traces)} traces, error: {error.message if error else None})"
+                f"({len(episode.traces)} traces, error: {shown})"
             )
         found.append((episode.task.key, episode.traces[0]))
     return found
 
 
+def _error_text(error: vf.Error, limit: int = 300) -> str:
+    """An error's type and message on one line, blanked of secrets, then cut to ``limit``."""
+    text = redact(" ".join(f"{error.type}: {error.message}".split()))
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
 def rewards_pass_at_k(episodes: Iterable[vf.Episode], k: int, threshold: float = 1.0) -> float:
     """pass@k as verifiers' rewards give it: per task key, c rollouts with reward >= ``threshold``
     among n, the unbiased estimator (`turnbudget.eval.pass_at_k`), averaged over tasks."""
-    if not is_real(threshold):
-        raise ValueError(f"Expect `threshold` to be a number, got {brief(threshold)}")
+    if not is_finite(threshold):
+        raise ValueError(f"Expect `threshold` to be a finite number, got {brief(threshold)}")
     rewards: dict[str, list[float]] = defaultdict(list)
     for key, trace in _traces(episodes):
         rewards[key].append(float(trace.reward))
@@ -319,9 +382,9 @@ def pass_at_kt(
     visible budget (``reveal`` other than ``never``) each T needs runs of its own
     (the rerun mode), so every ``ts`` must then be the budget the episodes ran under.
     """
-    ts = [int(t) for t in ts]
-    if not ts:
+    if isinstance(ts, Sized) and is_listlike(ts) and not len(ts):
         raise ValueError("Expect `ts` to hold at least one budget T, got none")
+    ts = _grid_values(ts, "ts")  # as estimate_grid checks them: 2.7, "3" or True is no T
     tasks: dict[tuple[str, int], list[int | None]] = defaultdict(list)
     for _, trace in _traces(episodes):
         ours = trace.info.get("turnbudget") or {}
