@@ -276,6 +276,68 @@ def test_a_server_that_never_finishes_its_answer_times_out_then_a_clear_error(ho
         httpd.server_close()
 
 
+class _TrickleCounting(_Trickle):
+    """`_Trickle`, counting the requests still being answered: ``all_closed`` is set once
+    every request opened has been dropped by its client."""
+
+    lock = threading.Lock()
+    open_now = 0
+    all_closed = threading.Event()
+
+    def _trickle(self) -> None:
+        cls = type(self)
+        with cls.lock:
+            cls.open_now += 1
+        try:
+            super()._trickle()
+        finally:
+            with cls.lock:
+                cls.open_now -= 1
+                if cls.open_now == 0 and not cls.release.is_set():
+                    cls.all_closed.set()
+
+    do_POST = _trickle
+
+    def do_GET(self) -> None:  # (the preflight's GET /models: no model list served)
+        self.send_error(404)
+
+
+def test_an_episode_timeout_ends_its_request_too(tmp_path):
+    """An episode's timeout left its request reading on its helper thread: more requests
+    were then open than ``concurrency`` allows (a llama.cpp server answers one at a time),
+    until the process ended. It is now dropped with the episode (the async path:
+    tests/eval/run/test_evaluate_async.py)."""
+    from turnbudget.eval.run.evaluate import evaluate
+
+    handler = type(
+        "TrickleCounting",
+        (_TrickleCounting,),
+        {"release": threading.Event(), "all_closed": threading.Event(), "lock": threading.Lock()},
+    )
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        agent = _agent(
+            f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+        )  # (its timeout: HANG_GUARD)
+        with pytest.raises(ValueError, match="no task"):  # (every episode timed out)
+            evaluate(
+                "turnbudget/Maze-Easy-v0", agent, concurrency=1, backend="local",
+                timeout=2.0, out=tmp_path / "run", ks=[1], ts=[5], tasks=2, n_bootstrap=0,
+                retries=0,
+            )  # fmt: skip
+        assert handler.all_closed.wait(HANG_GUARD), f"{handler.open_now} requests still read"
+    finally:
+        handler.release.set()
+        httpd.shutdown()
+        httpd.server_close()
+    failures = [
+        json.loads(line)["failure"] for line in (tmp_path / "run" / "episodes.jsonl").open()
+    ]
+    assert failures == ["timeout", "timeout"]
+
+
 @pytest.mark.parametrize(
     "key",
     ["Qw7sk9Lm2Xv8Tz4\n", "Qw7sk9Lm2Xv8Tz4\r\nX-Injected: 1", "Qw7sk9Lm2Xv8Tz4\u00e9", " Qw7sk9Lm2Xv8Tz4", ""],
@@ -683,6 +745,66 @@ def test_a_5xx_naming_the_constraint_still_drops_it(path, caplog):
         assert _act(agent, path) == "north"
     assert ["grammar" in keys for keys in seen] == [True, False]
     assert "rejected the 'grammar' constraint" in caplog.text
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_an_answer_with_keys_named_like_the_clients_own_arguments_is_read(path):
+    """A key ``_fields_set`` was passed to the client's ``construct`` as its own argument: an
+    AttributeError, reported as the server rejecting the request."""
+    body = {**reply_body("north"), "_fields_set": 1, "_extra": {"x": 1}}
+    with FakeServer(lambda handler, request: as_json(body)) as server:
+        assert _act(_agent(server.url()), path) == "north"
+
+
+def _prompt_text(request: dict[str, Any]) -> str:
+    return json.dumps(request.get("messages"))
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_400_to_one_prompt_keeps_the_constraint_for_the_others(path, caplog):
+    """Any 400 to a constrained request turned the constraint off for every episode sharing
+    the agent: one prompt past the context window (vLLM's 400) and every later decision ran
+    unconstrained, so records depended on which episodes ran first. The decision is now
+    sent plain, and the constraint dropped only if that answers."""
+    seen = []
+
+    def answer(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[Any, ...]:
+        seen.append("grammar" in request)
+        if "A vast hall" in _prompt_text(request):  # (too long, constrained or not)
+            return as_json({"error": {"message": "maximum context length is 2048 tokens"}}, 400)
+        return as_json(reply_body("north"))
+
+    with FakeServer(answer) as server, caplog.at_level(logging.WARNING):
+        agent = _agent(server.url(), constrain="grammar")
+        with pytest.raises(RequestRejected, match="maximum context length"):
+            _act_on(agent, path, "A vast hall.")
+        assert _act_on(agent, path, "A hall.") == "north"
+    assert seen == [True, False, True]  # (the plain resend failed too: the prompt, not the grammar)
+    assert "rejected the 'grammar' constraint" not in caplog.text
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_400_the_plain_resend_answers_drops_the_constraint_for_every_decision(path, caplog):
+    seen = []
+
+    def answer(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[Any, ...]:
+        seen.append("grammar" in request)
+        if "grammar" in request:
+            return as_json({"error": {"message": "unsupported request"}}, 400)
+        return as_json(reply_body("north"))
+
+    with FakeServer(answer) as server, caplog.at_level(logging.WARNING):
+        agent = _agent(server.url(), constrain="grammar")
+        assert _act_on(agent, path, "A hall.") == "north"
+        assert _act_on(agent, path, "A hall.") == "north"
+    assert seen == [True, False, False]
+    assert "rejected the 'grammar' constraint" in caplog.text
+
+
+def _act_on(agent: ChatAgent, path: str, observation: str) -> str:
+    if path == "sync":
+        return agent.act(observation, INFO)
+    return asyncio.run(agent.act_async(observation, INFO))
 
 
 @pytest.mark.parametrize("path", ["sync", "async"])

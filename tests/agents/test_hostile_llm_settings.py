@@ -86,6 +86,12 @@ BAD_URLS = {
     "port-not-a-number": "http://bob:Pw-4f9Kx@host:nope/v1",
     "broken-ipv6": "http://[::1/v1",
     "empty-host": "http://:8080/v1",
+    # (each passed, then the HTTP client refused it at the first request with a traceback,
+    # or a space broke the URL it sent)
+    "control-character": "http://bob:Pw-4f9Kx@127.0.0.1:9/v\x7f1",
+    "space": "http://bob:Pw-4f9Kx@127.0.0.1:9/v1 x",
+    "newline": "http://127.0.0.1:9/v1?key=Pw-4f9Kx\n",
+    "too-long": "http://127.0.0.1:9/v1/" + "a" * 70_000 + "?key=Pw-4f9Kx",
 }
 
 
@@ -96,6 +102,19 @@ def test_a_malformed_base_url_is_a_clear_error_that_shows_no_credentials(url):
     ) as err:
         ChatAgent("m", base_url=url)
     assert "Pw-4f9Kx" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "url, kept",
+    [
+        ("http://[::1]:8080/v1", "http://[::1]:8080/v1"),
+        ("http://bob:Pw-4f9Kx@[::1]:8080/v1?key=Pw-4f9Kx", "http://[::1]:8080/v1"),
+        ("https://[2001:db8::7]/v1/", "https://[2001:db8::7]/v1"),
+    ],
+)
+def test_an_ipv6_base_url_keeps_its_brackets(url, kept):
+    """Without them the URL connected to was ``http://::1:8080/v1``, a port of ':1:8080'."""
+    assert ChatAgent("m", base_url=url).base_url == kept
 
 
 @pytest.mark.parametrize("url", [8080, b"http://127.0.0.1:8080/v1"], ids=["int", "bytes"])
@@ -163,7 +182,7 @@ def test_serve_local_says_one_line_for_each_bad_setting(tmp_path, capsys):
         busy.listen()
         port = str(busy.getsockname()[1])
         cases = {
-            ("--model-path", str(tmp_path / "none.gguf")): (1, "to be a .gguf file"),
+            ("--model-path", str(tmp_path / "none.gguf")): (2, "to be a .gguf file"),
             ("--model-path", str(tmp_path / "m.gguf"), "--port", port): (1, "is in use"),
             ("--startup-timeout", "nan"): (2, "`startup_timeout` to be a positive number"),
         }

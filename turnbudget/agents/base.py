@@ -169,7 +169,22 @@ class AsyncBatch:
     def _run(self, coroutine: Any) -> Any:
         if self._loop is None or self._loop.is_closed():
             self._loop = asyncio.new_event_loop()
-        return self._loop.run_until_complete(coroutine)
+        try:
+            return self._loop.run_until_complete(coroutine)
+        except BaseException:
+            # An episode's timeout or Ctrl-C (a signal's handler raises in the loop) left this
+            # call's requests pending: they read on, more than `concurrency` at once, and
+            # resumed in later calls. Cancelled here, as `asyncio.run` does at its end.
+            self._cancel_pending()
+            raise
+
+    def _cancel_pending(self) -> None:
+        assert self._loop is not None
+        pending = asyncio.all_tasks(self._loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
     def close(self) -> None:
         """Close the event loop (a later call opens a new one). When ``factory`` is a bound

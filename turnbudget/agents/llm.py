@@ -185,6 +185,9 @@ def _shown_name(name: str) -> str:
     return "you named (not shown: a name in other than capitals, digits and _ may be the key)"
 
 
+_MAX_URL_CHARS = 65_536
+
+
 def _check_url(url: str) -> None:
     """``base_url`` must be an http(s) URL. The message shows a URL without its credentials
     (`redact_url`, then `redact`), and nothing of a value that is not a URL (it may be a key
@@ -198,7 +201,14 @@ def _check_url(url: str) -> None:
     except ValueError:  # a malformed host or port: its text is not shown (it may be a secret)
         parts = None
     if parts is not None and parts.scheme in ("http", "https") and parts.hostname:
-        return
+        if len(url) > _MAX_URL_CHARS:  # (the HTTP client's own limit, raised at the request)
+            raise ValueError(
+                f"{expect}, got one of {len(url):,} characters (most: {_MAX_URL_CHARS:,})"
+            )
+        if not any(c.isspace() or not c.isprintable() for c in url):
+            return
+        parts = None  # (the client refused a control character at the request; a space
+        # broke the URL it sent: not shown either, the URL may hold secrets)
     if parts is not None and parts.scheme and parts.netloc:
         shown = f"{redact(redact_url(url) or '')!r}"
     else:
@@ -215,11 +225,15 @@ def redact_url(url: str | None) -> str | None:
     Example:
         >>> redact_url("https://user:secret@host:8000/v1?key=abc")
         'https://host:8000/v1'
+        >>> redact_url("http://[::1]:8080/v1")
+        'http://[::1]:8080/v1'
     """
     if url is None:
         return None
     parts = urllib.parse.urlsplit(url)
     host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address keeps its brackets (without them it read as a port)
+        host = f"[{host}]"
     if parts.port is not None:
         host = f"{host}:{parts.port}"
     return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
@@ -661,16 +675,29 @@ class ChatAgent:
         return self.base_url or "https://api.openai.com/v1"
 
     def _constraint_rejected(self, exc: BaseException, constraint: str) -> bool:
-        """The server does not take this constraint: a 400/422 answer to a constrained
-        request, or a 5xx naming the constraint's field (llama-cpp-python reports request
-        validation errors as 500)."""
+        """The server does not take this constraint: a 400, 422 or 5xx answer to a
+        constrained request that names the constraint's field (llama-cpp-python reports
+        request validation errors as 500); it is dropped for every episode."""
         openai = _openai()
         if constraint == "none" or not isinstance(exc, openai.APIStatusError):
             return False
         status = getattr(exc, "status_code", None)
         named = any(field in str(exc) for field in _CONSTRAINT_FIELDS)
-        if status not in (400, 422) and not (status is not None and status >= 500 and named):
+        if not named or not (status in (400, 422) or (status is not None and status >= 500)):
             return False
+        self._drop_constraint(constraint, exc)
+        return True
+
+    def _maybe_constraint(self, exc: BaseException, constraint: str) -> bool:
+        """A 400 or 422 answer to a constrained request that names no constraint field: the
+        constraint, or the request itself (`_decide` finds out by sending it plain)."""
+        return (
+            constraint != "none"
+            and isinstance(exc, _openai().APIStatusError)
+            and getattr(exc, "status_code", None) in (400, 422)
+        )
+
+    def _drop_constraint(self, constraint: str, exc: BaseException) -> None:
         if self._shared.constraint != "none":  # warn once
             logger.warning(
                 "LLM server at %s rejected the %r constraint (%s); sending plain requests from now on",
@@ -679,7 +706,6 @@ class ChatAgent:
                 _short(exc),
             )
         self._shared.constraint = "none"
-        return True
 
     def _client_kwargs(self) -> dict[str, Any]:
         key = os.environ.get(self.api_key_env)
@@ -751,19 +777,29 @@ class ChatAgent:
         started = time.perf_counter()
         yield _Connect()  # outside the retries: a missing key or URL is no server fault
         retries = requests = 0
+        # A 400 or 422 to a constrained request that names no constraint field: this decision
+        # is sent plain, and the constraint is dropped for every episode only if that answers
+        # (a prompt past the context window is a 400 too, with or without the constraint).
+        suspect: tuple[str, BaseException] | None = None
         while True:
             constraint = "none"
             requests += 1
             try:
-                constraint = yield from self._constraint()
+                if suspect is None:
+                    constraint = yield from self._constraint()
                 response = yield _Create(self._request(messages, admissible, constraint))
                 reply = _reply_text(response)
             except Exception as exc:
+                if suspect is None and self._maybe_constraint(exc, constraint):
+                    suspect = (constraint, exc)
+                    continue
                 wait = self._failed(exc, constraint, retries, requests)
                 if wait is not None:
                     yield _Sleep(wait)
                     retries += 1
                 continue
+            if suspect is not None:
+                self._drop_constraint(*suspect)
             return self._finish(response, reply, admissible, constraint, started, retries, requests)
 
     def _constraint(self) -> Generator[_Request, Any, str]:
@@ -912,16 +948,27 @@ def _within(
             done.set()
 
     threading.Thread(target=run, name="turnbudget-llm-request", daemon=True).start()
-    if not done.wait(seconds):
-        try:
-            give_up()
-        except Exception as exc:  # (closing a client mid-read may complain; the timeout stands)
-            logger.debug("closing the LLM client after a timeout: %s", _short(exc))
+    try:
+        answered = done.wait(seconds)
+    except BaseException:
+        # (an episode's timeout or Ctrl-C while waiting: the request must end with it, not
+        # read on, holding one of the requests a server answers at a time)
+        _give_up(give_up)
+        raise
+    if not answered:
+        _give_up(give_up)
         return None, RequestTimeout(_timeout_message(seconds))
     if not outcome:  # (the request raised what is no Exception: SystemExit, ...)
         raise RuntimeError("the LLM request ended without an answer or an exception")
     finished, value = outcome[0]
     return (value, None) if finished else (None, value)
+
+
+def _give_up(give_up: Callable[[], None]) -> None:
+    try:
+        give_up()
+    except Exception as exc:  # (closing a client mid-read may complain; giving up stands)
+        logger.debug("closing the LLM client to give up a request: %s", _short(exc))
 
 
 # What a decision asks of the server (`ChatAgent._decide`).
@@ -987,7 +1034,10 @@ def _parse_answer(request: _ListModels | _Create, body: bytes) -> Any:
         return [(m.get("id"), _text_or_none(m.get("owned_by"))) for m in models]
     if not isinstance(data, dict):
         return data
-    return _openai().types.chat.ChatCompletion.construct(**data)
+    # (no field of an answer starts with "_": a key "_fields_set" was taken as `construct`'s
+    # own argument, and the answer read as the server rejecting the request)
+    fields = {k: v for k, v in data.items() if not k.startswith("_")}
+    return _openai().types.chat.ChatCompletion.construct(**fields)
 
 
 def _text_or_none(value: Any) -> str | None:

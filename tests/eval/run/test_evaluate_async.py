@@ -128,6 +128,39 @@ def test_async_batch_concurrency_limits_requests_in_flight():
         AsyncBatch(AsyncRandom, concurrency=0)
 
 
+class AsyncNeverAnswers(AsyncRandom):
+    """An `AsyncRandom` whose requests never end (a server that holds them): its in-flight
+    counts are its own."""
+
+    in_flight = 0
+    most_in_flight = 0
+
+    async def act_async(self, observation: str, info: Mapping[str, Any]) -> str:
+        cls = type(self)
+        cls.in_flight += 1
+        cls.most_in_flight = max(cls.most_in_flight, cls.in_flight)
+        try:
+            await asyncio.Event().wait()
+            raise AssertionError("unreachable: nothing sets the event")
+        finally:
+            cls.in_flight -= 1
+
+
+def test_an_episode_timeout_ends_the_batchs_requests(tmp_path):
+    """An episode's timeout (a signal's handler, raised in the batch's event loop) left the
+    batch's requests pending: the next batch ran beside them, more requests in flight than
+    ``concurrency`` allows, and they resumed in later calls. They are now cancelled with the
+    episodes."""
+    with pytest.raises(ValueError, match="no task"):  # (every episode timed out)
+        evaluate(
+            MAZE, AsyncNeverAnswers(), ks=(1,), ts=(4,), tasks=4, concurrency=2, timeout=0.5,
+            retries=0, n_bootstrap=0, backend="local", out=tmp_path / "run",
+        )  # fmt: skip
+    assert AsyncNeverAnswers.most_in_flight == 2 and AsyncNeverAnswers.in_flight == 0
+    failures = [e["failure"] for e in read_jsonl(tmp_path / "run" / EPISODES_FILE)[0]]
+    assert failures == ["timeout"] * 4
+
+
 class OddNotes(RandomAgent):
     """`RandomAgent`, noting each decision with keys and values JSON rewrites (an int, a bool
     and None as keys, a NumPy number, a tuple); on the episodes of ``bad_seeds`` its note is
