@@ -206,7 +206,7 @@ def main(config: Config) -> dict[str, Any]:
         for (env_id, seed, arm), tc in jobs.items():
             summary = json.loads((Path(tc.out) / "summary.json").read_text())
             dst = Path(config.zoo) / family(env_id) / arm / f"seed{seed}"
-            export_policy(tc.out, dst, card=card(config, tc, arm, summary))
+            export_policy(tc.out, dst, card=card(config, tc, arm, summary), overwrite=True)
         print(f"exported {len(jobs)} policies into {config.zoo}")
     return timings
 

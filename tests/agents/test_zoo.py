@@ -37,6 +37,7 @@ MAX_ZOO_BYTES = 5_000_000  # the whole zoo
 CARD_KEYS = {"env_id", "arm", "seed", "how", "steps", "budget", "budget_mix", "reveal",
              "command", "commit", "train_config"}  # fmt: skip
 SOME = "zoo/maze-easy/budgetmix/seed3"
+OTHER = "zoo/maze-easy/base/seed1"
 
 
 def test_the_zoo_holds_every_arm_with_five_training_seeds():
@@ -158,6 +159,33 @@ def test_export_refuses_bad_arguments_before_writing(
     with pytest.raises(error, match=says):
         export_policy(SOME, destination, card=card)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_export_into_a_policy_is_refused_unless_overwrite_and_leaves_no_stale_card(tmp_path):
+    """An export into a directory holding a policy replaced its weights silently and kept
+    its card, which then described other weights."""
+    destination = export_policy(SOME, tmp_path / "p", card=zoo_card(SOME))
+    before = {name: (destination / name).read_bytes() for name in ("weights.npz", "card.json")}
+    with pytest.raises(
+        ValueError, match=r"holds a policy already \(weights\.npz, encoding\.json, card\.json\)"
+    ):
+        export_policy(OTHER, destination)
+    assert {name: (destination / name).read_bytes() for name in before} == before
+    export_policy(OTHER, destination, overwrite=True)
+    assert (destination / "weights.npz").read_bytes() != before["weights.npz"]
+    assert not (destination / "card.json").exists()  # (it described the weights replaced)
+    export_policy(SOME, destination, card=zoo_card(SOME), overwrite=True)
+    assert {name: (destination / name).read_bytes() for name in before} == before
+
+
+def test_export_policy_on_the_command_line_refuses_a_policy_unless_overwrite(tmp_path, capsys):
+    destination = tmp_path / "p"
+    assert cli_main(["export-policy", SOME, str(destination)]) == 0
+    capsys.readouterr()
+    assert cli_main(["export-policy", OTHER, str(destination)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("turnbudget export-policy: error: ") and "--overwrite" in err
+    assert cli_main(["export-policy", OTHER, str(destination), "--overwrite"]) == 0
 
 
 def _zoo_copy(tmp_path: Path) -> Path:

@@ -128,3 +128,29 @@ def test_a_policy_whose_weights_diverged_is_not_saved(tmp_path):
     with pytest.raises(ValueError, match=r"Training diverged: .* not finite, so nothing was saved"):
         _sb3.save_policy(model, config)
     assert not (tmp_path / "run").exists()
+
+
+def test_out_holding_another_run_is_refused_unless_overwrite(tmp_path, capsys):
+    """``--out`` over another training run replaced its policy silently, and over an
+    evaluation run its summary.json (which the run then took as current). The same run
+    again is taken (a killed run started over)."""
+    bc = tmp_path / "bc"
+    assert train(f"--algo bc --bc-episodes 2 --bc-epochs 1 --out {bc}") == 0
+    policy = (bc / "policy.zip").read_bytes()
+    capsys.readouterr()
+    assert train(f"--algo bc --bc-episodes 2 --bc-epochs 1 --seed 3 --out {bc}") == 2
+    err = capsys.readouterr().err
+    assert "holds another training run (its config.json differs in seed)" in err
+    assert (bc / "policy.zip").read_bytes() == policy
+    assert train(f"--algo bc --bc-episodes 2 --bc-epochs 1 --out {bc}") == 0  # (the same run)
+    assert train(f"--algo bc --bc-episodes 2 --bc-epochs 1 --seed 3 --overwrite --out {bc}") == 0
+    assert (bc / "policy.zip").read_bytes() != policy
+
+    evaluation = tmp_path / "eval"
+    assert main(["eval", "--env", "turnbudget/Maze-Easy-v0", "--agent", "random", "--tasks", "1",
+                 "--t", "4", "--quiet", "--out", str(evaluation)]) == 0  # fmt: skip
+    summary = (evaluation / "summary.json").read_bytes()
+    capsys.readouterr()
+    assert train(f"--algo bc --bc-episodes 2 --bc-epochs 1 --out {evaluation}") == 2
+    assert "holds an evaluation run (run.json)" in capsys.readouterr().err
+    assert (evaluation / "summary.json").read_bytes() == summary

@@ -26,7 +26,7 @@ def test_train_config_says_turn_budget_and_takes_the_old_name_with_a_warning():
 
 def test_the_command_line_says_turn_budget_and_takes_the_old_flag(monkeypatch, tmp_path, capsys):
     seen = []
-    monkeypatch.setattr(turnbudget.train, "train", lambda config: seen.append(config) or {})
+    monkeypatch.setattr(turnbudget.train, "train", lambda config, **_: seen.append(config) or {})
     out = str(tmp_path / "run")
     assert main(["train", "--turn-budget", "12", "--out", out]) == 0
     assert main(["train", "--budget", "14", "--out", out]) == 0

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import brief, is_int
+from turnbudget._checks import brief, check_bool, is_int
 from turnbudget.agents.base import EXECUTED_KEY
 from turnbudget.wrappers.history_features import (
     FeatureEncoder,
@@ -83,6 +83,7 @@ _POLICY_FILE = "policy.zip"
 WEIGHTS_FILE = "weights.npz"
 #: How a zoo policy was trained (JSON: env, arm, seed, steps, budgets, command, commit).
 CARD_FILE = "card.json"
+_POLICY_FILES = (WEIGHTS_FILE, ENCODING_FILE, CARD_FILE)  # (what an export writes)
 #: The policies the package ships (``policy:zoo/<family>/<arm>/seed<k>``).
 ZOO = Path(__file__).resolve().parents[1] / "zoo"
 _ZOO_PREFIX = "zoo/"
@@ -280,7 +281,11 @@ def load_policy(path: str | Path) -> tuple[dict[str, Any], Layers]:
 
 
 def export_policy(
-    source: str | Path, destination: str | Path, card: Mapping[str, Any] | None = None
+    source: str | Path,
+    destination: str | Path,
+    card: Mapping[str, Any] | None = None,
+    *,
+    overwrite: bool = False,
 ) -> Path:
     """Write the saved policy ``source`` in the zoo format into ``destination``.
 
@@ -290,6 +295,10 @@ def export_policy(
     is copied; ``card``, if given, becomes ``card.json`` (how it was trained).
     Reading a ``policy.zip`` needs torch; the result does not.
 
+    A ``destination`` that holds a policy already (any of its three files) is
+    refused unless ``overwrite``; then the policy is replaced whole: a card it
+    had is removed when no ``card`` is given (it described other weights).
+
     Returns:
         ``destination``.
     """
@@ -297,6 +306,13 @@ def export_policy(
     # card that is not JSON would fail after the weights were written.
     if not isinstance(destination, (str, Path)) or not str(destination).strip():
         raise ValueError(f"Expect `destination` to be a non-empty path, got {brief(destination)}")
+    overwrite = check_bool(overwrite, "overwrite")
+    held = [name for name in _POLICY_FILES if (Path(destination) / name).exists()]
+    if held and not overwrite:
+        raise ValueError(
+            f"{destination} holds a policy already ({', '.join(held)}): pass overwrite=True "
+            f"(--overwrite) to replace it, or export into another directory"
+        )
     card_text = None
     if card is not None:
         if not isinstance(card, Mapping):
@@ -321,6 +337,8 @@ def export_policy(
     write_encoding(out, encoding)
     if card_text is not None:
         (out / CARD_FILE).write_text(card_text)
+    else:
+        (out / CARD_FILE).unlink(missing_ok=True)
     return out
 
 

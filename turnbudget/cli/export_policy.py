@@ -20,6 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", help="a saved policy directory (from `turnbudget train`)")
     parser.add_argument("destination", help="the directory to write the zoo-format policy into")
     parser.add_argument("--card", help="a JSON file saying how it was trained (-> card.json)")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a policy DESTINATION holds already (its card.json too, unless --card)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
             if not getattr(args, name).strip():
                 raise ValueError(f"Expect {name.upper()} to be a directory, got an empty path")
         card = None if args.card is None else _read_card(args.card)
-        out = export_policy(args.source, args.destination, card=card)
+        out = export_policy(args.source, args.destination, card=card, overwrite=args.overwrite)
     except (ValueError, FileNotFoundError, ImportError) as exc:
         print(f"turnbudget export-policy: error: {exc}", file=sys.stderr)
         return 2

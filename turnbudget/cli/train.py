@@ -35,6 +35,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--budget", type=int, default=None, help="deprecated: the old name of --turn-budget"
     )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace what --out holds: another training run, or an evaluation run",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         os.environ.setdefault("OMP_NUM_THREADS", str(config.torch_threads))
         from turnbudget.train import train
 
-        summary = train(config)  # an ImportError says how to install the rl extra
+        summary = train(config, overwrite=args.overwrite)  # (an ImportError: the rl extra)
     except (ValueError, FileNotFoundError, ImportError) as exc:
         print(f"turnbudget train: error: {exc}", file=sys.stderr)
         return 2

@@ -53,7 +53,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from turnbudget.train.config import TrainConfig, check_config
+from turnbudget.train.config import TrainConfig, check_config, check_out
 
 if TYPE_CHECKING:
     from turnbudget.train._sb3 import RL_EXTRA, require_rl
@@ -67,6 +67,7 @@ __all__ = [
     "TaskWorld",
     "TrainConfig",
     "behaviour_clone",
+    "check_out",
     "collect_demos",
     "fit_policy",
     "make_env",
@@ -102,14 +103,15 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-def train(config: TrainConfig) -> dict[str, Any]:
+def train(config: TrainConfig, *, overwrite: bool = False) -> dict[str, Any]:
     """Run ``config.algo`` (`behaviour_clone` or `train_ppo`); save the policy under
-    ``config.out``; return the run's summary (also written to ``summary.json``)."""
+    ``config.out``; return the run's summary (also written to ``summary.json``). An ``out``
+    that holds another run is refused unless ``overwrite`` (`check_out`)."""
     config = check_config(config)
     if config.algo == "bc":
         from turnbudget.train.bc import behaviour_clone
 
-        return behaviour_clone(config)
+        return behaviour_clone(config, overwrite=overwrite)
     from turnbudget.train.ppo import train_ppo
 
-    return train_ppo(config)
+    return train_ppo(config, overwrite=overwrite)

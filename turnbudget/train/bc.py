@@ -17,7 +17,7 @@ import numpy as np
 
 from turnbudget._checks import check_probability
 from turnbudget.train import _sb3
-from turnbudget.train.config import TrainConfig, check_config
+from turnbudget.train.config import TrainConfig, check_config, check_out
 from turnbudget.train.stack import make_env
 
 __all__ = ["behaviour_clone", "collect_demos", "fit_policy"]
@@ -93,9 +93,11 @@ def fit_policy(model: Any, demos: dict[str, np.ndarray], config: TrainConfig) ->
     return losses
 
 
-def behaviour_clone(config: TrainConfig) -> dict[str, Any]:
-    """The BC stage: demonstrations, fit, save (a policy PPO can start from); the summary."""
+def behaviour_clone(config: TrainConfig, *, overwrite: bool = False) -> dict[str, Any]:
+    """The BC stage: demonstrations, fit, save (a policy PPO can start from); the summary.
+    An ``out`` that holds another run is refused unless ``overwrite`` (`check_out`)."""
     config = check_config(config)
+    check_out(config, overwrite)
     _sb3.require_rl()
     _sb3.setup_torch(config)
     Path(config.out).mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -279,6 +280,47 @@ def check_config(config: Any) -> TrainConfig:
         raise TypeError(f"Expect `config` to be a TrainConfig{hint}, got {brief(config)}")
     dataclasses.replace(config)  # (its __post_init__ checks every field)
     return config
+
+
+# Fields that change nothing a run writes but its progress display, or name the place itself.
+_NOT_COMPARED = ("out", "progress")
+
+
+def check_out(config: TrainConfig, overwrite: bool = False) -> None:
+    """A ValueError when ``config.out`` holds what the run would replace, unless
+    ``overwrite``: an evaluation run (``run.json``), another training run (its
+    ``config.json`` differs: the settings are named), or a policy without its config. The
+    same run again (one that was killed, started over) and unrelated files are taken."""
+    overwrite = check_bool(overwrite, "overwrite")
+    out = Path(config.out)
+    if overwrite or not out.is_dir():
+        return
+    fix = "train into another directory, or pass overwrite=True (--overwrite) to replace it"
+    if (out / "run.json").exists():
+        raise ValueError(f"`out` {out} holds an evaluation run (run.json): {fix}")
+    saved = out / "config.json"
+    if not saved.is_file():
+        held = [name for name in ("policy.zip", "summary.json") if (out / name).exists()]
+        if held:
+            raise ValueError(f"`out` {out} holds a run's {' and '.join(held)}: {fix}")
+        return
+    try:
+        theirs = json.loads(saved.read_text())
+    except (OSError, ValueError, RecursionError):  # (not JSON, not UTF-8, too deep)
+        theirs = None
+    if not isinstance(theirs, dict):
+        raise ValueError(f"`out` {out} holds a config.json that is no training config: {fix}")
+    ours = json.loads(json.dumps(dataclasses.asdict(config)))  # (as config.json reads back)
+    differ = [
+        k
+        for k in sorted(set(ours) | set(theirs))
+        if k not in _NOT_COMPARED and ours.get(k) != theirs.get(k)
+    ]
+    if differ:
+        raise ValueError(
+            f"`out` {out} holds another training run (its config.json differs in "
+            f"{', '.join(differ)}): {fix}"
+        )
 
 
 def _check_real(value: Any, name: str, expected: str, ok: Any) -> None:

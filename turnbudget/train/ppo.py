@@ -7,18 +7,20 @@ from pathlib import Path
 from typing import Any
 
 from turnbudget.train import _sb3
-from turnbudget.train.config import TrainConfig, check_config
+from turnbudget.train.config import TrainConfig, check_config, check_out
 
 __all__ = ["train_ppo"]
 
 _LOG_FORMATS = {"csv": ["csv"], "tensorboard": ["tensorboard"], "none": []}
 
 
-def train_ppo(config: TrainConfig) -> dict[str, Any]:
+def train_ppo(config: TrainConfig, *, overwrite: bool = False) -> dict[str, Any]:
     """Run MaskablePPO for ``config.total_steps`` env steps (from ``config.init`` when set);
-    save the policy under ``config.out``; return the run summary (also ``summary.json``)."""
+    save the policy under ``config.out``; return the run summary (also ``summary.json``).
+    An ``out`` that holds another run is refused unless ``overwrite`` (`check_out`)."""
     config = check_config(config)
     config.check_init()  # (before torch is imported, or anything is written)
+    check_out(config, overwrite)
     _sb3.require_rl()
     from stable_baselines3.common.callbacks import CheckpointCallback
     from stable_baselines3.common.logger import configure
