@@ -70,6 +70,16 @@ def test_a_hidden_budget_stays_hidden_however_never_is_spelt(reveal):
     env.close()
 
 
+@pytest.mark.parametrize("host", ["", "  ", None])
+def test_serve_refuses_a_blank_host_before_binding(host):
+    """``serve(host="")`` bound every interface, unannounced, to a server with no
+    authentication (the command line refuses it as well)."""
+    from turnbudget.adapters.openenv import serve
+
+    with pytest.raises(ValueError, match="Expect `host` to be an address to bind"):
+        serve(host=host, port=0)
+
+
 def test_seeds_past_a_64_bit_word_and_non_actions_are_refused():
     env = TextGameEnvironment(ENV)
     env.reset(seed=1)

@@ -687,6 +687,8 @@ def serve(
             f"Expect `header_timeout` to be a positive number, got {brief(header_timeout)}"
         )
     max_connections = check_positive_int(max_connections, "max_connections")
+    if not isinstance(host, str) or not host.strip():  # ('' binds every interface, unannounced)
+        raise ValueError(f"Expect `host` to be an address to bind, got {brief(host)}")
 
     app = make_app(default_env_id, max_sessions=max_sessions, session_timeout=session_timeout)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
