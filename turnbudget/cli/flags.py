@@ -94,9 +94,7 @@ def directory_path(text: str) -> Path:
         ...
         argparse.ArgumentTypeError: expect a directory path, got an empty one
     """
-    if not text.strip():
-        raise argparse.ArgumentTypeError("expect a directory path, got an empty one")
-    return Path(text)
+    return _non_empty_path(text, "directory")
 
 
 def file_path(text: str) -> Path:
@@ -109,8 +107,12 @@ def file_path(text: str) -> Path:
         ...
         argparse.ArgumentTypeError: expect a file path, got an empty one
     """
+    return _non_empty_path(text, "file")
+
+
+def _non_empty_path(text: str, kind: str) -> Path:
     if not text.strip():
-        raise argparse.ArgumentTypeError("expect a file path, got an empty one")
+        raise argparse.ArgumentTypeError(f"expect a {kind} path, got an empty one")
     return Path(text)
 
 
