@@ -159,6 +159,11 @@ def test_envs_and_backend_options_are_checked(agent):
         ValueError, match=r"Expect `envs` to be an env id or a list of env ids, got 3"
     ):
         evaluate(3, agent, **SMALL)
+    # A set's order changes between processes, and with it the records' env indices, the
+    # report's order and whether the same command may resume the run.
+    for ids in ({MAZE, "turnbudget/KeyQuest-Easy-v0"}, frozenset({MAZE})):
+        with pytest.raises(ValueError, match=r"Expect `envs` to be an env id or a list"):
+            evaluate(ids, agent, **SMALL)
     with pytest.raises(ValueError, match=r"Expect `backend_options` to be a dict"):
         evaluate(MAZE, agent, backend_options=3, **SMALL)
     with pytest.raises(ValueError, match=r"Expect `backend_options` to be a dict"):
@@ -335,6 +340,13 @@ PROBE_SMALL = dict(tasks=1, baseline_repeats=1, n_bootstrap=0)
         (dict(kinds=5), r"Expect `kinds` to be distinct kinds"),  # TypeError named nothing)
         (dict(kinds="slip"), r"Expect `kinds` to be distinct kinds"),
         (dict(envs=[MAZE, MAZE]), r"Expect distinct env ids"),  # (each env's probes ran twice)
+        # (a set's order, which orders the probes and their files, changes between processes)
+        (
+            dict(envs={MAZE, "turnbudget/KeyQuest-Easy-v0"}),
+            r"Expect `envs` to be an env id or a list",
+        ),
+        (dict(kinds={"slip", "setback"}), r"Expect `kinds` to be distinct kinds"),
+        (dict(kinds=frozenset({"slip"})), r"Expect `kinds` to be distinct kinds"),
     ],
 )
 def test_probe_refuses_bad_arguments_before_any_probe(agent, bad, match):

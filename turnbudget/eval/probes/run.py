@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -500,7 +501,8 @@ def _make_config(
     if not fractions or not all(is_real(f) and 0.0 <= f < 1.0 for f in fractions):
         raise ValueError(f"Expect `prefixes` to be fractions in [0, 1), got {brief(prefixes)}")
     fractions = tuple(float(f) for f in fractions)
-    kinds_t = tuple(kinds) if is_listlike(kinds) else (None,)
+    # (no set: its order, which orders the probes, changes between processes)
+    kinds_t = tuple(kinds) if is_listlike(kinds) and not isinstance(kinds, AbstractSet) else (None,)
     if any(k not in PROBE_KINDS for k in kinds_t) or len(set(kinds_t)) != len(kinds_t):
         raise ValueError(
             f"Expect `kinds` to be distinct kinds from {PROBE_KINDS}, got {brief(kinds)}"

@@ -19,6 +19,7 @@ import operator
 import os
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, overload
 
@@ -275,7 +276,9 @@ def env_id_tuple(envs: Any) -> tuple[str, ...]:
     """
     if isinstance(envs, str):
         return (envs,)
-    if isinstance(envs, (bytes, Mapping)) or not isinstance(envs, Iterable):
+    # (a set of ids is refused: its order changes between processes, and with it the run's
+    # env indices, its report's order and whether a rerun may resume it)
+    if isinstance(envs, (bytes, Mapping, AbstractSet)) or not isinstance(envs, Iterable):
         raise ValueError(f"Expect `envs` to be an env id or a list of env ids, got {brief(envs)}")
     env_ids = tuple(itertools.islice(envs, MAX_TASKS + 1))
     if (
