@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from turnbudget._checks import brief
 from turnbudget.agents.policy import read_encoding, write_encoding
 from turnbudget.train.batched import batched_vec_env
 from turnbudget.train.config import TrainConfig
@@ -142,7 +143,9 @@ def check_init_encoding(config: TrainConfig, activation: str) -> None:
         k for k in sorted(set(ours) | set(theirs)) if k != "env_id" and ours.get(k) != theirs.get(k)
     ]
     if differ:
-        shown = "; ".join(f"{k}: {theirs.get(k)!r} there, {ours.get(k)!r} here" for k in differ)
+        shown = "; ".join(
+            f"{k}: {brief(theirs.get(k))} there, {ours.get(k)!r} here" for k in differ
+        )
         raise ValueError(
             f"`--init` {where} was trained on other features than this run's ({shown}): "
             f"train with its settings (its config.json), or from scratch"
