@@ -197,10 +197,10 @@ def main(argv: list[str] | None = None) -> None:
     print("| setting | env steps/s | share of wall time in envs + wrappers | learner share |")
     print("|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, kwargs in SETTINGS:
+        for i, (name, kwargs) in enumerate(SETTINGS):
             config = TrainConfig(
                 env_id=args.env_id,
-                out=str(Path(tmp) / "run"),
+                out=str(Path(tmp) / f"run{i}"),  # (one each: an out holding another is refused)
                 total_steps=args.steps,
                 log="none",
                 budget_mix="uniform:12-40",
