@@ -256,3 +256,81 @@ def test_the_step_probe_judges_a_command_by_what_it_does_not_its_spelling(spell)
     out = team_step_probe("vault_v0", team, tasks=6, t0s=(0, 1, 2, 3))
     assert out["operator"]["n"] > 0 and out["operator"]["skill"] == 1.0
     assert out["runner"]["skill"] == 1.0
+
+
+class _Guesses(str):
+    """An answer whose text is the first admissible command, but which says it equals
+    anything and hashes as the next admissible command each time it is asked: a rigged
+    answer that only a scorer calling its own methods would count as optimal."""
+
+    def __new__(cls, admissible: list[str]) -> _Guesses:
+        answer = super().__new__(cls, admissible[0])
+        answer.rest = list(admissible[1:])
+        return answer
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __hash__(self) -> int:
+        return hash(self.rest.pop(0) if self.rest else str.__str__(self))
+
+    def split(self, *args, **kwargs):  # (what a scorer calling the agent's code would run)
+        raise RuntimeError("the agent's own code ran inside the scorer")
+
+
+class _FirstAdmissible:
+    needs_oracle = False
+    budget_aware = False
+
+    def __init__(self, rigged: bool):
+        self.rigged = rigged
+
+    def reset(self, seed: int) -> None:
+        pass
+
+    def act(self, observation: str, info) -> str:
+        admissible = list(info["admissible_actions"])
+        return _Guesses(admissible) if self.rigged else admissible[0]
+
+
+def test_the_step_probes_judge_an_answer_as_the_text_it_plays():
+    """A str subclass's own __eq__ and __hash__ judged whether it was optimal: a rigged
+    answer scored 0.98 where its text scored 0.25 (team) and 0.74 where it scored 0.33
+    (probe), and its own methods, run inside the scorer, could fail the probe."""
+    from turnbudget.eval import probe
+    from turnbudget.eval.probes.team import team_step_probe
+
+    def team(rigged: bool):
+        agents = {"player_0": _FirstAdmissible(rigged), "player_1": "house"}
+        return team_step_probe("race_v0", agents, difficulty="medium", tasks=6)
+
+    assert team(True) == team(False)
+    single = {
+        rigged: probe(
+            "turnbudget/KeyQuest-Easy-v0",
+            _FirstAdmissible(rigged),
+            tasks=6,
+            kinds=[],
+            baseline_repeats=2,
+            n_bootstrap=0,
+        ).records
+        for rigged in (True, False)
+    }
+    judged = {
+        r: [(x["action"], x["optimal"]) for x in single[r] if x["agent"] != "random"]
+        for r in single
+    }
+    assert judged[True] == judged[False] and judged[True]
+
+
+def test_n_is_read_as_evaluate_reads_it():
+    """A NumPy int was refused with "n >= max(K): got n=2, max(K)=1", and 2.0 likewise."""
+    import numpy as np
+
+    agents = {"player_0": "random", "player_1": "house"}
+    result = evaluate_team("race_v0", agents, ks=[1], ts=[4], tasks=1, n=np.int64(2))
+    assert result.config["n"] == 2 and type(result.config["n"]) is int
+    with pytest.raises(ValueError, match=r"Expect `n` to be a positive int .* got 2\.0"):
+        evaluate_team("race_v0", agents, ks=[1], ts=[4], tasks=1, n=2.0)
+    with pytest.raises(ValueError, match=r"Pass@K needs n >= max\(K\) .* got n=1, max\(K\)=2"):
+        evaluate_team("race_v0", agents, ks=[1, 2], ts=[4], tasks=1, n=1)

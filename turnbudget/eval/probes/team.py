@@ -94,7 +94,10 @@ def team_step_probe(
                         observations[role]["text"],
                         info,
                     )
-                    parsed = env.world.parse(role, command) if isinstance(command, str) else None
+                    # (judged as the text it plays: a str subclass's own methods, run inside
+                    # the scorer, decided whether it was "optimal", or failed the probe)
+                    text = str.__str__(command) if isinstance(command, str) else None
+                    parsed = env.world.parse(role, text) if text is not None else None
                     hits[role] += parsed is not None and (
                         parsed in optimal or parsed in good or as_planned(parsed)
                     )

@@ -556,9 +556,13 @@ def _make_config(
         raise ValueError(
             f"Expect `n` to be a positive int (at most {MAX_EPISODES_PER_TASK:,}), got {brief(n)}"
         )
-    if not isinstance(n_val, int) or isinstance(n_val, bool) or n_val < max(ks_t):
+    if not is_int(n_val) or n_val < 1:  # (as `evaluate` takes it: a NumPy int is an int)
         raise ValueError(
-            f"Pass@K needs n >= max(K) episodes per task: got n={n_val!r}, max(K)={max(ks_t)}"
+            f"Expect `n` to be a positive int (at most {MAX_EPISODES_PER_TASK:,}), got {brief(n)}"
+        )
+    if n_val < max(ks_t):
+        raise ValueError(
+            f"Pass@K needs n >= max(K) episodes per task: got n={int(n_val)}, max(K)={max(ks_t)}"
         )
     if mode not in _MODES:
         raise ValueError(f"Expect `mode` to be one of {_MODES}, got {mode!r}")
