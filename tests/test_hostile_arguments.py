@@ -522,3 +522,63 @@ def test_a_distance_range_no_world_reaches_is_refused_when_made(env_id, kwargs):
     env = gym.make(env_id, max_distance=kwargs["max_distance"])  # (a range that is reached)
     env.reset(seed=0)
     assert env.step("look")[0]
+
+
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"budget_mix": _nested(5_000)},
+        {"errors": {"rate": _nested(5_000)}},
+        {"reveal": {"template": _nested(5_000)}},
+        {"process_reward": {"gamma": _nested(5_000)}},
+        {"info": _nested(5_000)},
+        {"turn_budget": _nested(5_000)},
+    ],
+    ids=["budget_mix", "errors", "reveal", "process_reward", "info", "turn_budget"],
+)
+def test_an_option_nested_past_the_recursion_limit_is_refused_naming_it(options):
+    """Such a value hit the recursion limit: its repr built the refusal's message, and the
+    wrappers deep-copy their arguments before checking them (Gymnasium's constructor args)."""
+    (name,) = options
+    for make in (turnbudget.make, gym.make):
+        with pytest.raises(ValueError, match=f"Expect `{name}`"):
+            make("turnbudget/Maze-Easy-v0", **options)
+
+
+def test_a_config_field_nested_past_the_recursion_limit_is_refused_naming_it():
+    """Gymnasium quotes the keyword arguments of a TypeError from the env's creator: the
+    quote itself hit the recursion limit."""
+    with pytest.raises(ValueError, match="Expect `width` to nest at most 32 deep"):
+        gym.make("turnbudget/Maze-v0", width=_nested(5_000))
+
+
+@pytest.mark.parametrize(
+    "options, name",
+    [
+        ({"turn_budget": 10**5000}, "turn_budget"),
+        ({"discrete_actions": 10**5000}, "max_actions"),
+        ({"text_features": 10**5000}, "block_dim"),
+        ({"record": True, "env_index": 10**5000}, "env_index"),
+        ({"reveal": "final=" + "9" * 5000}, "final=k"),
+    ],
+)
+def test_an_int_too_long_to_write_is_refused_naming_the_option(options, name):
+    """str() refuses ints of more than 4,300 digits: the refusal's message failed to build,
+    and CPython's own error named nothing (an env_index that long was taken, then failed at
+    the first reset)."""
+    with pytest.raises(ValueError, match=f"Expect .*{name}") as refused:
+        turnbudget.make("turnbudget/Maze-Easy-v0", **options)
+    assert "4300 digits" not in str(refused.value)
+
+
+def test_a_record_callback_that_takes_no_record_is_refused_when_made():
+    """It was taken, then raised on the episode's last step, whose result never came back."""
+    with pytest.raises(ValueError, match="Expect `callback` to take one argument"):
+        turnbudget.make("turnbudget/Maze-Easy-v0", record={"callback": lambda: None})

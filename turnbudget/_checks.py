@@ -81,8 +81,46 @@ def brief(value: Any) -> str:
         >>> brief("x" * 10**6)[-30:]
         'xxxxxx... (1000002 characters)'
     """
-    text = repr(value)
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):  # (nested past the interpreter; an int too long to write)
+        return f"<{type(value).__name__}: too deep or too long to show>"
     return text if len(text) <= _BRIEF else f"{text[: _BRIEF - 5]}... ({len(text)} characters)"
+
+
+#: The deepest a stack option may nest (its dicts and lists): far above any real setting, far
+#: below the interpreter's recursion limit, which copying or checking a deeper one hit.
+MAX_OPTION_DEPTH = 32
+
+
+def check_nesting(value: Any, name: str, most: int = MAX_OPTION_DEPTH) -> None:
+    """A ValueError naming ``name`` when ``value``'s dicts, lists, tuples and sets nest deeper
+    than ``most``, found without recursion.
+
+    Example:
+        >>> check_nesting({"rate": [0.1]}, "errors")
+        >>> nested = []
+        >>> for _ in range(40):
+        ...     nested = [nested]
+        >>> check_nesting(nested, "errors")
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect `errors` to nest at most 32 deep (dicts and lists), got one deeper
+    """
+    level = [value]
+    for _ in range(most + 1):
+        inner = []
+        for item in level:
+            if isinstance(item, Mapping):
+                inner.extend(item.values())
+            elif isinstance(item, (list, tuple, set, frozenset)):
+                inner.extend(item)
+        if not inner:
+            return
+        level = inner
+    raise ValueError(
+        f"Expect `{name}` to nest at most {most} deep (dicts and lists), got one deeper"
+    )
 
 
 def is_listlike(value: Any) -> bool:

@@ -55,6 +55,7 @@ import urllib.parse
 from collections.abc import Callable, Generator, Mapping
 from typing import Any, NamedTuple
 
+from turnbudget._checks import brief
 from turnbudget.agents.answer_bound import (
     ACCEPT_ENCODING,
     MAX_ANSWER_BYTES,
@@ -273,7 +274,9 @@ def _positive(
     if not finite or value < 0 or (value == 0 and not zero) or (most is not None and value > most):
         what = "non-negative" if zero else "positive"
         bound = "" if most is None else f" of at most {most:,.0f}"
-        raise ValueError(f"Expect `{name}` to be a {what} {kind.__name__}{bound}, got {value!r}")
+        raise ValueError(
+            f"Expect `{name}` to be a {what} {kind.__name__}{bound}, got {brief(value)}"
+        )
     return kind(value)
 
 

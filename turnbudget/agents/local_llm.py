@@ -51,6 +51,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from turnbudget._checks import brief
 from turnbudget.agents.llm import ChatAgent, RequestRejected, _Create, _ListModels, _short
 
 __all__ = ["BLOCK", "LOCAL_OWNER", "LocalChatAgent", "TokenTrie", "make_local_agent"]
@@ -456,7 +457,7 @@ class LocalChatAgent(ChatAgent):
         for name, value, least in (("n_threads", n_threads, 1), ("n_ctx", n_ctx, 1),
                                    ("cache_mb", cache_mb, 0)):  # fmt: skip
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"Expect `{name}` to be an int >= {least}, got {value!r}")
+                raise ValueError(f"Expect `{name}` to be an int >= {least}, got {brief(value)}")
         if model_path is not None and (
             not isinstance(model_path, (str, os.PathLike)) or not str(model_path).strip()
         ):

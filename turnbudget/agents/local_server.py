@@ -32,6 +32,8 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Any
 
+from turnbudget._checks import brief
+
 __all__ = ["DEFAULT_MODEL", "LocalServer", "local_model_path"]
 
 logger = logging.getLogger(__name__)
@@ -154,10 +156,10 @@ class LocalServer:
         for name, value in (("n_threads", n_threads), ("n_ctx", n_ctx), ("cache_mb", cache_mb)):
             least = 0 if name == "cache_mb" else 1
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"Expect `{name}` to be an int >= {least}, got {value!r}")
+                raise ValueError(f"Expect `{name}` to be an int >= {least}, got {brief(value)}")
         for name, value in (("model", model), ("chat_format", chat_format)):
             if not isinstance(value, str) or not value.strip() or not value.isprintable():
-                raise ValueError(f"Expect `{name}` to be a non-empty name, got {value!r}")
+                raise ValueError(f"Expect `{name}` to be a non-empty name, got {brief(value)}")
         if (
             isinstance(startup_timeout, bool)
             or not isinstance(startup_timeout, (int, float))

@@ -7,6 +7,7 @@ next append (or `repair_torn_tail`) cuts off.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -133,6 +134,19 @@ def _is_episode_record(line: bytes) -> bool:
         return False
 
 
+def _check_takes_a_record(callback: Callable[..., Any]) -> None:
+    """A ValueError unless ``callback`` can be called with one record: one that could not
+    was taken, then failed on an episode's last step, which never returned."""
+    try:
+        inspect.signature(callback).bind(object())
+    except TypeError:
+        raise ValueError(
+            f"Expect `callback` to take one argument (a record), got {brief(callback)}"
+        ) from None
+    except ValueError:  # (no signature to inspect, as for some builtins: taken)
+        pass
+
+
 class RecordSink:
     """Where finished episodes' records go: a list in memory, a callback, a JSONL file.
 
@@ -155,6 +169,8 @@ class RecordSink:
     ):
         if callback is not None and not callable(callback):
             raise ValueError(f"Expect `callback` to be callable, got {brief(callback)}")
+        if callback is not None:
+            _check_takes_a_record(callback)
         if path is not None and (not isinstance(path, (str, os.PathLike)) or not os.fspath(path)):
             raise ValueError(f"Expect `path` to be a file path or None, got {brief(path)}")
         self.path = None if path is None else Path(path)

@@ -152,7 +152,7 @@ class TrainConfig:
         for name, choices in _CHOICES.items():
             value = getattr(self, name)
             if value not in choices:
-                raise ValueError(f"Expect `{name}` to be one of {choices}, got {value!r}")
+                raise ValueError(f"Expect `{name}` to be one of {choices}, got {brief(value)}")
         self._check_numbers()
         for name in ("out", "env_id"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():

@@ -170,7 +170,9 @@ def check_text_env(
         budget_factor: The default budget must be at least this many times the
             optimal solution (None: not checked).
         hostile_commands: The inputs of ``hostile_input``.
-        max_step_seconds: A step slower than this fails ``hostile_input`` (a hang guard).
+        max_step_seconds: A hostile step measured slower than this fails ``hostile_input``.
+            A step that never returns is not interrupted: it hangs the check, so run the
+            check of an env you do not trust under a timeout (``timeout 600 python ...``).
         env_kwargs: Keyword arguments for ``gymnasium.make`` (ids only).
 
     Returns:

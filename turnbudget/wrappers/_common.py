@@ -9,6 +9,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from turnbudget._checks import brief
 from turnbudget.envs.core import get_oracle
 
 __all__ = [
@@ -61,7 +62,7 @@ def seed_sequence(*values: int) -> np.random.SeedSequence:
     for value in values:
         value = int(value)
         if value < 0:
-            raise ValueError(f"Expect seed values to be ints >= 0, got {value}")
+            raise ValueError(f"Expect seed values to be ints >= 0, got {brief(value)}")
         words.append(value & 0xFFFFFFFF)
         value >>= 32
         while value:

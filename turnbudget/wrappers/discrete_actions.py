@@ -41,7 +41,7 @@ def check_max_actions(value: Any) -> int:
     """Return ``max_actions`` as an int from 1 to `MAX_ACTIONS`, else raise ``ValueError``."""
     value = check_positive_int(value, "max_actions")
     if value > MAX_ACTIONS:
-        raise ValueError(f"Expect `max_actions` to be at most {MAX_ACTIONS}, got {value}")
+        raise ValueError(f"Expect `max_actions` to be at most {MAX_ACTIONS}, got {brief(value)}")
     return value
 
 

@@ -512,9 +512,12 @@ def check_budget_counts(budgets: Any) -> tuple[int, ...] | None:
 
 
 def check_env_index(env_index: Any) -> int | None:
-    """``env_index`` as an int >= 0 or None, else ``ValueError``."""
-    if env_index is not None and (not is_int(env_index) or env_index < 0):
-        raise ValueError(f"Expect `env_index` to be an int >= 0 or None, got {brief(env_index)}")
+    """``env_index`` as an int from 0 to 2**63 - 1 or None, else ``ValueError`` (a longer
+    one was taken, then failed at the first reset that wrote it)."""
+    if env_index is not None and (not is_int(env_index) or not 0 <= env_index < 2**63):
+        raise ValueError(
+            f"Expect `env_index` to be an int from 0 to 2**63 - 1 or None, got {brief(env_index)}"
+        )
     return None if env_index is None else int(env_index)
 
 

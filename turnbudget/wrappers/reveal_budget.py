@@ -17,6 +17,8 @@ from turnbudget.wrappers.turn_budget import TurnBudget
 
 __all__ = ["RevealBudget", "budget_visible", "check_reveal", "widen_text_space"]
 
+_MOST_K_DIGITS = 18  # (k in "final=k": a budget far past any episode's)
+
 _MODES = ("never", "always", "final")
 _WIDE = 10**9  # stand-in number used to size the observation space
 _FIELDS = ("turns_left", "turns_used", "turn_budget")
@@ -130,7 +132,8 @@ def check_reveal(mode: Any, final_turns: Any, template: Any) -> tuple[str, int |
                 f"Give k once: `mode`={brief(mode)} and `final_turns`={brief(final_turns)}"
             )
         k = k.strip()
-        if not (k.isascii() and k.isdigit()):  # (int() would take "1_0" and other digits)
+        # (int() would take "1_0" and other digits, and refuse 4,300 digits in its own words)
+        if not (k.isascii() and k.isdigit()) or len(k) > _MOST_K_DIGITS:
             raise ValueError(f"Expect k in `mode`='final=k' to be a positive int, got {brief(k)}")
         final_turns = int(k)
     if name == "final":

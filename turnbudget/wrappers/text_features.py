@@ -15,7 +15,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.core import ActType
 
-from turnbudget._checks import check_bool, check_positive_int, renamed
+from turnbudget._checks import brief, check_bool, check_positive_int, renamed
 from turnbudget.wrappers._common import require_single
 
 __all__ = [
@@ -55,7 +55,7 @@ def _check_at_most(value: Any, name: str, most: int) -> int:
     of ``dim`` floats per block), else a ValueError."""
     value = check_positive_int(value, name)
     if value > most:
-        raise ValueError(f"Expect `{name}` to be at most {most}, got {value!r}")
+        raise ValueError(f"Expect `{name}` to be at most {most}, got {brief(value)}")
     return value
 
 
