@@ -36,7 +36,14 @@ HOSTILE = {
     "True": True, "False": False, "2.5": 2.5, "-1": -1, "0": 0, "1e6": 1e6, "10**6": 10**6,
     "nan": math.nan, "inf": math.inf, "None": None, "empty": "", "1MB": MEGABYTE,
     "list": [1, 2], "dict": {"a": 1},
+    # (str() refuses an int of more than 4,300 digits: the refusal's own message failed)
+    "10**5000": 10**5000,
 }  # fmt: skip
+_DEEP: list = []
+for _ in range(5_000):  # (its repr, the refusal's message, hit the recursion limit; its copy too)
+    _DEEP = [_DEEP]
+HOSTILE["deep"] = _DEEP
+
 #: Hostile commands: not strings (a TypeError), or strings (a spent turn with feedback).
 NOT_STRINGS = [None, 3, 2.5, True, b"look", ["look"]]
 BAD_STRINGS = [
@@ -563,8 +570,8 @@ def test_a_config_field_nested_past_the_recursion_limit_is_refused_naming_it():
     "options, name",
     [
         ({"turn_budget": 10**5000}, "turn_budget"),
-        ({"discrete_actions": 10**5000}, "max_actions"),
-        ({"text_features": 10**5000}, "block_dim"),
+        ({"discrete_actions": 10**5000}, "discrete_actions"),
+        ({"text_features": 10**5000}, "text_features"),
         ({"record": True, "env_index": 10**5000}, "env_index"),
         ({"reveal": "final=" + "9" * 5000}, "final=k"),
     ],

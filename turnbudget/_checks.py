@@ -91,26 +91,39 @@ def brief(value: Any) -> str:
 #: The deepest a stack option may nest (its dicts and lists): far above any real setting, far
 #: below the interpreter's recursion limit, which copying or checking a deeper one hit.
 MAX_OPTION_DEPTH = 32
+#: The most bits of an int in an option: far past any count, seed or budget, far below the
+#: 4,300 digits past which ``str()`` refuses to write one (and a refusal's message failed).
+MAX_OPTION_INT_BITS = 8192
 
 
-def check_nesting(value: Any, name: str, most: int = MAX_OPTION_DEPTH) -> None:
+def check_option(value: Any, name: str, most: int = MAX_OPTION_DEPTH) -> None:
     """A ValueError naming ``name`` when ``value``'s dicts, lists, tuples and sets nest deeper
-    than ``most``, found without recursion.
+    than ``most``, or hold an int of more than `MAX_OPTION_INT_BITS` bits, found without
+    recursion.
 
     Example:
-        >>> check_nesting({"rate": [0.1]}, "errors")
+        >>> check_option({"rate": [0.1]}, "errors")
         >>> nested = []
         >>> for _ in range(40):
         ...     nested = [nested]
-        >>> check_nesting(nested, "errors")
+        >>> check_option(nested, "errors")
         Traceback (most recent call last):
         ...
         ValueError: Expect `errors` to nest at most 32 deep (dicts and lists), got one deeper
+        >>> check_option({"weights": [10**4000]}, "budget_mix")
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect `budget_mix` to hold no int of more than 8,192 bits, got one of 13,288
     """
     level = [value]
     for _ in range(most + 1):
         inner = []
         for item in level:
+            if isinstance(item, int) and item.bit_length() > MAX_OPTION_INT_BITS:
+                raise ValueError(
+                    f"Expect `{name}` to hold no int of more than {MAX_OPTION_INT_BITS:,} bits, "
+                    f"got one of {item.bit_length():,}"
+                )
             if isinstance(item, Mapping):
                 inner.extend(item.values())
             elif isinstance(item, (list, tuple, set, frozenset)):

@@ -21,7 +21,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.envs.registration import WrapperSpec
 
-from turnbudget._checks import brief, check_nesting, load_object
+from turnbudget._checks import brief, check_option, load_object
 from turnbudget.envs import VARIANTS, EnvVariant
 from turnbudget.envs.env_checker import PassiveEnvChecker
 from turnbudget.wrappers.stack import (
@@ -96,7 +96,7 @@ def make_game(game_entry_point: str, turn_budget: int | None = None, **kwargs: A
             f"keyword is `turn_budget` (gym.make(id, turn_budget={brief(kwargs['budget'])}))"
         )
     for name, value in kwargs.items():  # (Gymnasium quotes a TypeError's kwargs: recursion)
-        check_nesting(value, name)
+        check_option(value, name)
     options, game_kwargs = _split(kwargs)
     plan = plan_stack(**options)
     if turn_budget is not None:

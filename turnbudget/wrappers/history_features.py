@@ -12,7 +12,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from turnbudget._checks import check_bool, check_positive_int
+from turnbudget._checks import brief, check_bool, check_option, check_positive_int
 from turnbudget.wrappers._common import find_wrapper, require_single
 from turnbudget.wrappers.discrete_actions import DiscreteActions, check_max_actions
 from turnbudget.wrappers.numeric_info import NumericInfo
@@ -143,12 +143,13 @@ class FeatureEncoder:
         self.command_dim = check_positive_int(command_dim, "command_dim")
         self.budget = check_bool(budget, "budget")
         self.slot_size = self.command_dim + 1 + self.history
-        if self.size() > MAX_FEATURES:
+        if self.size() > MAX_FEATURES:  # (brief: a count past 4,300 digits has no str())
             raise ValueError(
-                f"Expect at most {MAX_FEATURES:,} history features, got {self.size():,} "
+                f"Expect at most {MAX_FEATURES:,} history features, got {brief(self.size())} "
                 f"(max_actions={self.max_actions} slots of command_dim + 1 + history = "
-                f"{self.slot_size}, and history={self.history} commands of command_dim="
-                f"{self.command_dim}): lower `history`, `command_dim` or `max_actions`"
+                f"{brief(self.slot_size)}, and history={brief(self.history)} commands of "
+                f"command_dim={brief(self.command_dim)}): lower `history`, `command_dim` or "
+                f"`max_actions`"
             )
         self._cache: dict[str, int] = {}  # n-gram -> bucket, one cache per dim
         #: Buckets of the observations' bags of words that the memory compares.
@@ -389,6 +390,8 @@ class HistoryFeatures(
     """
 
     def __init__(self, env: gym.Env, history: int = 4, command_dim: int = 16, budget: bool = False):
+        for name, value in (("history", history), ("command_dim", command_dim), ("budget", budget)):
+            check_option(value, name)  # (before Gymnasium deep-copies them: recursion)
         gym.utils.RecordConstructorArgs.__init__(
             self, history=history, command_dim=command_dim, budget=budget
         )

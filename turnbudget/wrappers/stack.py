@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 import gymnasium as gym
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
 
-from turnbudget._checks import brief, check_nesting, is_int, renamed
+from turnbudget._checks import brief, check_option, is_int, renamed
 from turnbudget.wrappers._common import find_wrapper
 from turnbudget.wrappers.discrete_actions import DiscreteActions
 from turnbudget.wrappers.inject_errors import InjectErrors
@@ -197,7 +197,7 @@ def plan_stack(**options: Any) -> StackPlan:
             f"expect one of: {', '.join(STACK_OPTIONS)}"
         )
     for name, value in options.items():  # (a deeper one hit the recursion limit: copied, shown)
-        check_nesting(value, name)
+        check_option(value, name)
     layers = []
     for layer in LAYERS:
         kwargs = layer.read(*(options.get(keyword) for keyword in layer.keywords))
