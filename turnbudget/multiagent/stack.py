@@ -10,6 +10,7 @@ from typing import Any
 from pettingzoo.utils.conversions import parallel_to_aec
 
 from turnbudget._checks import brief, check_bool, renamed
+from turnbudget.multiagent.base import TextParallelEnv
 from turnbudget.multiagent.wrappers import (
     InjectTeamErrors,
     RecordTeamOutcomes,
@@ -43,10 +44,11 @@ def game_module(game: str | ModuleType) -> ModuleType:
     from turnbudget.multiagent import all_games
 
     if isinstance(game, ModuleType):
-        if not isinstance(getattr(game, "raw_env", None), type):
+        raw_env = getattr(game, "raw_env", None)
+        if not (isinstance(raw_env, type) and issubclass(raw_env, TextParallelEnv)):
             raise ValueError(
-                f"Expect a team game module (with a `raw_env` class), got the module "
-                f"{game.__name__!r}: use one of {sorted(all_games)}"
+                f"Expect a team game module (its `raw_env` a `TextParallelEnv`), got the "
+                f"module {game.__name__!r}: use one of {sorted(all_games)}"
             )
         return game
     key = game if isinstance(game, str) and "/" in game else f"turnbudget/{game}"

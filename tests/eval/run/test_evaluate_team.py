@@ -334,3 +334,94 @@ def test_n_is_read_as_evaluate_reads_it():
         evaluate_team("race_v0", agents, ks=[1], ts=[4], tasks=1, n=2.0)
     with pytest.raises(ValueError, match=r"Pass@K needs n >= max\(K\) .* got n=1, max\(K\)=2"):
         evaluate_team("race_v0", agents, ks=[1, 2], ts=[4], tasks=1, n=1)
+
+
+def test_success_naming_the_house_s_role_is_refused(tmp_path):
+    """``success="player_0"`` with the house playing player_0 scored the team by the house's
+    wins: the random player_1 'passed' every task. A custom agent with ``needs_house`` is the
+    house too, and the default ``success`` passes it over as it passes over `HouseAgent`."""
+
+    class MyHouse(HouseAgent):
+        pass
+
+    class FlaggedHouse:
+        needs_house = True
+
+        def reset(self, seed):
+            pass
+
+        def act(self, observation, info):
+            return info["house_action"]
+
+    with pytest.raises(ValueError, match="a role not played by the house, got 'player_0'"):
+        evaluate_team(
+            "race_v0", {"player_0": "house", "player_1": "random"}, success="player_0",
+            ks=[1], ts=[5], tasks=1, out=tmp_path / "run",
+        )  # fmt: skip
+    assert not (tmp_path / "run").exists()
+    for house in (MyHouse(), FlaggedHouse()):
+        result = evaluate_team(
+            "race_v0", {"player_0": house, "player_1": "oracle"}, ks=[1], ts=[40], tasks=2,
+            n_bootstrap=0,
+        )  # fmt: skip
+        assert result.config["success"] == "player_1"
+
+
+def test_a_module_that_is_not_a_team_game_is_refused_naming_it():
+    """A PettingZoo module with a ``raw_env`` that is not one of ours was taken, then failed
+    with ``TypeError: raw_env() takes no arguments``."""
+    import types
+    from typing import ClassVar
+
+    from pettingzoo.utils.env import ParallelEnv
+
+    from turnbudget.multiagent import make_team
+
+    class raw_env(ParallelEnv):  # (a PettingZoo game module's name for its class)
+        metadata: ClassVar[dict[str, str]] = {"name": "other_v0"}
+        possible_agents: ClassVar[list[str]] = ["a", "b"]
+
+    module = types.ModuleType("other_v0")
+    module.raw_env = raw_env
+    says = r"Expect a team game module .* got the module 'other_v0'"
+    with pytest.raises(ValueError, match=says):
+        make_team(module)
+    with pytest.raises(ValueError, match=says):
+        evaluate_team(module, {"a": "random", "b": "random"}, ks=[1], ts=[2], tasks=1)
+    assert make_team(vault_v0).unwrapped.metadata["name"] == "vault_v0"  # ours still taken
+
+
+def test_the_team_plan_holds_no_episodes_and_keeps_the_order():
+    """The plan was a sorted list of every spec: 800,000 specs took 116 MiB, and a run of a
+    million tasks failed with MemoryError before its first episode."""
+    import tracemalloc
+
+    from turnbudget.eval.run.plan import EpisodeSpec
+    from turnbudget.eval.run.team import _make_config, plan_team_episodes
+
+    def config(tasks, n, ts, mode):
+        return _make_config(
+            "vault_v0", {"operator": "random", "runner": "random"}, difficulty="easy", ks=[1],
+            ts=ts, n=n, tasks=tasks, mode=mode, success=None, errors=None, reveal=None,
+            error_draws="per_repeat", record=False, seed=3, label=None,
+        )[0]  # fmt: skip
+
+    small = config([7, 2, 5], 2, [9, 4], "rerun")
+    old = sorted(
+        EpisodeSpec(small.envs[0], task, rep, budget, env_index=0, agent_seed=0)
+        for task in small.tasks for rep in range(small.n) for budget in small.run_budgets
+    )  # fmt: skip
+    plan = plan_team_episodes(small)
+    assert list(plan) == old and [plan[i] for i in range(len(plan))] == old
+    assert {(s.env_index, s.agent_seed) for s in plan} == {(0, 0)}
+
+    big = config(list(range(1000)), 100, list(range(1, 11)), "rerun")
+    tracemalloc.start()
+    try:
+        plan = plan_team_episodes(big)
+        assert len(plan) == 1000 * 100 * 10
+        assert plan[-1].episode_id == "turnbudget/vault_v0|seed=999|rep=99|T=10"
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000

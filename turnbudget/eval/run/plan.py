@@ -412,7 +412,7 @@ class EpisodePlan(Sequence[EpisodeSpec]):
         ('b|seed=5|rep=1|T=8', 0)
     """
 
-    def __init__(self, config: EvalConfig):
+    def __init__(self, config: Any):  # (an `EvalConfig`; a `TeamConfig` in `TeamEpisodePlan`)
         self._envs = sorted(enumerate(config.envs), key=lambda pair: pair[1])  # (index, id)
         self._tasks = sorted(config.tasks)
         self._n = config.n
@@ -450,14 +450,17 @@ class EpisodePlan(Sequence[EpisodeSpec]):
     ) -> EpisodeSpec:
         env_index, env_id = self._envs[env]
         if seed is None:
-            seed = agent_seed(self._seed, env_id, task, rep)
+            seed = self._agent_seed(env_id, task, rep)
         return EpisodeSpec(env_id, task, rep, budget, env_index=env_index, agent_seed=seed)
+
+    def _agent_seed(self, env_id: str, task: int, rep: int) -> int:
+        return agent_seed(self._seed, env_id, task, rep)
 
     def __iter__(self) -> Iterator[EpisodeSpec]:
         for env, (_, env_id) in enumerate(self._envs):
             for task in self._tasks:
                 for rep in range(self._n):
-                    seed = agent_seed(self._seed, env_id, task, rep)  # (once for every budget)
+                    seed = self._agent_seed(env_id, task, rep)  # (once for every budget)
                     for budget in self._budgets:
                         yield self._make(env, task, rep, budget, seed)
 

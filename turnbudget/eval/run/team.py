@@ -66,7 +66,7 @@ from turnbudget._checks import (
 )
 from turnbudget.agents import make_agent
 from turnbudget.agents.base import preflight
-from turnbudget.agents.house import HOUSE_KEY, HouseAgent
+from turnbudget.agents.house import HOUSE_KEY
 from turnbudget.eval.analysis import summarize_run
 from turnbudget.eval.estimator import GridEstimate, check_n_bootstrap
 from turnbudget.eval.run.agent_view import (
@@ -82,6 +82,7 @@ from turnbudget.eval.run.lock import locks_output_dir
 from turnbudget.eval.run.plan import (
     ERROR_DRAWS,
     MAX_EPISODES_PER_TASK,
+    EpisodePlan,
     EpisodeSpec,
     GridConfig,
     check_backend_options,
@@ -100,6 +101,7 @@ from turnbudget.records import (
 
 __all__ = [
     "TeamConfig",
+    "TeamEpisodePlan",
     "TeamEpisodes",
     "TeamEvalResult",
     "baseline_teams",
@@ -279,15 +281,19 @@ def team_plan(config: TeamConfig) -> RunPlan:
     return RunPlan(config.envs, config.tasks, config.n, config.run_budgets, config.ts)
 
 
-def plan_team_episodes(config: TeamConfig) -> list[EpisodeSpec]:
-    """Every team episode ``config`` asks for, in a fixed order (the agents' seeds are
-    per role: `TeamEpisodes.players`)."""
-    return sorted(
-        EpisodeSpec(config.envs[0], task, rep, budget, env_index=0, agent_seed=0)
-        for task in config.tasks
-        for rep in range(config.n)
-        for budget in config.run_budgets
-    )
+class TeamEpisodePlan(EpisodePlan):
+    """`EpisodePlan` for a team run: every team episode, in `EpisodeSpec`'s order, each made
+    when asked for. A spec's agent seed is 0: each role's seed is its own
+    (`TeamEpisodes.players`)."""
+
+    def _agent_seed(self, env_id: str, task: int, rep: int) -> int:
+        return 0
+
+
+def plan_team_episodes(config: TeamConfig) -> TeamEpisodePlan:
+    """Every team episode ``config`` asks for, in a fixed order (a `TeamEpisodePlan`: a run
+    of millions of episodes holds none of them)."""
+    return TeamEpisodePlan(config)
 
 
 def _build(config: TeamConfig, sink: Any) -> Any:
@@ -573,11 +579,16 @@ def _make_config(
         aware = any(getattr(a, "budget_aware", False) for a in team)
         mode = "rerun" if visible or aware else "truncate"
     if success is None:
-        house = {r for r, a in zip(roles, team, strict=True) if isinstance(a, HouseAgent)}
+        house = {r for r, a in zip(roles, team, strict=True) if agent_flag(a, "needs_house")}
         competitive = hasattr(module.raw_env, "house_action")
         success = next(r for r in roles if r not in house) if competitive else "all"
     if success != "all" and success not in roles:
         raise ValueError(f"Expect `success` to be 'all' or one of {roles}, got {success!r}")
+    if success != "all" and agent_flag(team[roles.index(success)], "needs_house"):
+        raise ValueError(
+            f"Expect `success` to name a role not played by the house, got {success!r}: "
+            f"the team would be scored by the house's wins"
+        )
     config = TeamConfig(
         label=label or name, game=name, envs=(f"turnbudget/{name}",), difficulty=difficulty,
         agents={r: repr(a) for r, a in zip(roles, team, strict=True)}, ks=ks_t, ts=ts_t,
