@@ -156,7 +156,9 @@ class FeatureEncoder:
         self.memory_dim = _MEMORY_DIM
         self._memory_ngrams = NgramEncoder(self.memory_dim, 1)  # the observations' bags of words
         self._command_cache: dict[str, tuple[np.ndarray, frozenset[str]]] = {}
-        self._slots_cache: dict[tuple[str, ...], tuple[np.ndarray, dict[str, tuple[int, ...]]]] = {}
+        self._slots_cache: dict[
+            tuple[str, ...], tuple[np.ndarray, dict[str, tuple[int, ...]], frozenset[str]]
+        ] = {}
         self._window_cache: dict[tuple[str, ...], np.ndarray] = {}
         self._no_shares = np.zeros(self.max_actions, dtype=np.float32)
         self._size = self.size()
@@ -216,7 +218,8 @@ class FeatureEncoder:
 
     def _shares(self, episode: FeatureEpisode, shown: tuple[str, ...]) -> np.ndarray:
         """The share of each slot command's words found in the episode's goal (zeros past the
-        commands shown), memoized for the episode: states repeat."""
+        commands shown), memoized for the episode: states repeat. (`encode_batch` skips the
+        call when no command shares a word with the goal: all zeros, the common case.)"""
         if not shown:
             return self._no_shares
         shares = episode.shares.get(shown)
@@ -231,11 +234,12 @@ class FeatureEncoder:
 
     def _slot_commands(
         self, shown: tuple[str, ...]
-    ) -> tuple[np.ndarray, dict[str, tuple[int, ...]]]:
-        """The slots' features with only their commands hashed (no flags, no shares), and where
-        the flags of each command's slots start in them, memoized (never mutate them). A cold
-        run meets a new pair of state and window about every other turn, but seldom a new
-        state or a new window: `encode_batch` sets a turn's few flags in its own row."""
+    ) -> tuple[np.ndarray, dict[str, tuple[int, ...]], frozenset[str]]:
+        """The slots' features with only their commands hashed (no flags, no shares), where
+        the flags of each command's slots start in them, and all their commands' words,
+        memoized (never mutate them). A cold run meets a new pair of state and window about
+        every other turn, but seldom a new state or a new window: `encode_batch` sets a
+        turn's few flags in its own row."""
         hit = self._slots_cache.get(shown)
         if hit is None:
             self._limit_blocks()
@@ -247,7 +251,8 @@ class FeatureEncoder:
                 flags[command] = (*flags.get(command, ()), first)
             slots = slots.reshape(self._slots_end)
             slots.flags.writeable = False
-            hit = self._slots_cache[shown] = (slots, flags)
+            words = frozenset().union(*[self._command(command)[1] for command in shown])
+            hit = self._slots_cache[shown] = (slots, flags, words)
         return hit
 
     def _window(self, executed: tuple[str, ...]) -> np.ndarray:
@@ -321,16 +326,19 @@ class FeatureEncoder:
         ):
             shown = tuple(shown_commands[: self.max_actions])
             executed = tuple(episode.executed)
-            block, first_flags = self._slot_commands(shown)
+            block, first_flags, slot_words = self._slot_commands(shown)
             slots.append(block)
             windows.append(self._window(executed))
             for lag, done in enumerate(executed):  # whether a slot's command was executed then
                 for first in first_flags.get(done, ()):
                     flags.append(row + first + lag)
             row += self._size
-            shares.append(self._shares(episode, shown))
-            tail = self._memory(episode, now)
             goal = episode.goal_words
+            # (zeros when no command shares a word with the goal: most states, each of which
+            # cost every episode a memo entry)
+            no_share = goal.isdisjoint(slot_words)
+            shares.append(self._no_shares if no_share else self._shares(episode, shown))
+            tail = self._memory(episode, now)
             tail += [len(goal & obs_words) / (len(goal) or 1), episode.turns / _TURN_SCALE]
             if self.budget:
                 left = float(left if left is not None else 0)

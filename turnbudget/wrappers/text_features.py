@@ -7,7 +7,7 @@ import warnings
 import zlib
 from array import array
 from collections.abc import Sequence
-from itertools import chain
+from itertools import chain, pairwise
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -331,18 +331,23 @@ def _spanning(
 
 def _grams(words: list[str], ngrams: int) -> list[str]:
     grams = list(words)
-    for n in range(2, ngrams + 1):
+    if ngrams >= 2:  # (the bigrams by pairs: half the cost of a join over slices per bigram)
+        grams += [f"{first} {second}" for first, second in pairwise(words)]
+    for n in range(3, ngrams + 1):
         grams.extend(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
     return grams
 
 
 def _buckets(grams: list[str], dim: int, cache: dict[str, int]) -> list[int]:
-    indices = []
-    for gram in grams:
-        index = cache.get(gram)
-        if index is None:
-            index = cache[gram] = zlib.crc32(gram.encode()) % dim
-        indices.append(index)
+    # (the lookups in one map: almost every n-gram of a new line was met before)
+    indices = list(map(cache.get, grams))
+    if None in indices:
+        for i, gram in enumerate(grams):
+            if indices[i] is None:
+                index = cache.get(gram)  # (an n-gram met earlier in this list)
+                if index is None:
+                    index = cache[gram] = zlib.crc32(gram.encode()) % dim
+                indices[i] = index
     return indices
 
 
