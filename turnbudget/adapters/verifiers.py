@@ -51,9 +51,9 @@ from turnbudget._checks import brief, check_positive_int, is_finite, is_listlike
 from turnbudget.adapters.rows import check_row, check_rows
 from turnbudget.adapters.session import GameSession, normalize_reveal
 from turnbudget.agents.chat_format import PARSE_MODES, parse_command
-from turnbudget.agents.llm import _check_key_env, _check_url, redact_url
+from turnbudget.agents.llm import check_base_url, check_key_env, redact_url
 from turnbudget.agents.secrets import redact, remember, url_secrets
-from turnbudget.eval.estimator import GridEstimate, _grid_values, estimate_grid, pass_at_k
+from turnbudget.eval.estimator import GridEstimate, check_grid_values, estimate_grid, pass_at_k
 
 __all__ = [
     "INSTRUCTIONS",
@@ -254,9 +254,9 @@ def evaluate_rows(
         other registered secret (`turnbudget.agents.secrets`) are blanked in every text they
         hold: a server that echoes the key in an error or a reply leaves no copy of it there.
     """
-    _check_key_env(api_key_env)
+    check_key_env(api_key_env)
     api_key_env = api_key_env.strip()
-    _check_url(base_url)
+    check_base_url(base_url)
     credentials = url_secrets(base_url)
     if credentials:
         # Refused rather than blanked: verifiers copies the client config, this URL verbatim,
@@ -384,7 +384,7 @@ def pass_at_kt(
     """
     if isinstance(ts, Sized) and is_listlike(ts) and not len(ts):
         raise ValueError("Expect `ts` to hold at least one budget T, got none")
-    ts = _grid_values(ts, "ts")  # as estimate_grid checks them: 2.7, "3" or True is no T
+    ts = check_grid_values(ts, "ts")  # as estimate_grid checks them: 2.7, "3" or True is no T
     tasks: dict[tuple[str, int], list[int | None]] = defaultdict(list)
     for _, trace in _traces(episodes):
         ours = trace.info.get("turnbudget") or {}

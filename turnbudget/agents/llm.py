@@ -87,6 +87,8 @@ __all__ = [
     "RequestRejected",
     "RequestTimeout",
     "ServerUnavailable",
+    "check_base_url",
+    "check_key_env",
     "make_llm_agent",
     "redact_url",
 ]
@@ -156,7 +158,7 @@ _HEADER_VALUE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _check_key_env(name: Any) -> None:
+def check_key_env(name: Any) -> None:
     """``api_key_env`` must name a variable. A value that cannot be a name is never shown
     (it may be the key itself, given where its name was expected): it is registered as a
     secret, so it is blanked wherever it would be written."""
@@ -189,7 +191,7 @@ def _shown_name(name: str) -> str:
 _MAX_URL_CHARS = 65_536
 
 
-def _check_url(url: str) -> None:
+def check_base_url(url: str) -> None:
     """``base_url`` must be an http(s) URL. The message shows a URL without its credentials
     (`redact_url`, then `redact`), and nothing of a value that is not a URL (it may be a key
     given in the wrong place: it is registered as a secret)."""
@@ -355,7 +357,7 @@ class ChatAgent:
     ):
         if not isinstance(model, str) or not model.strip() or not model.isprintable():
             raise ValueError(f"Expect `model` to be a model name (one line), got {model!r}")
-        _check_key_env(api_key_env)
+        check_key_env(api_key_env)
         if parse not in PARSE_MODES:
             raise ValueError(f"Expect `parse` to be one of {PARSE_MODES}, got {parse!r}")
         if constrain not in CONSTRAINTS:
@@ -365,7 +367,7 @@ class ChatAgent:
         self.model = model.strip()
         url = base_url if base_url is not None else os.environ.get(BASE_URL_ENV) or None
         if url is not None:
-            _check_url(url)
+            check_base_url(url)
         self.base_url = redact_url(url).rstrip("/") if url else None
         # The environment variable holding the URL with its credentials (None: it has none).
         self._url_env: str | None = None

@@ -55,6 +55,7 @@ __all__ = [
     "MAX_BOOTSTRAP",
     "GridEstimate",
     "bootstrap_seeds_tasks",
+    "check_grid_values",
     "clustered_rate",
     "crossed_mean",
     "difference_interval",
@@ -94,7 +95,7 @@ def check_n_bootstrap(value: object, *, least: int = 0) -> int:
     return int(value)  # type: ignore[call-overload]
 
 
-def _grid_values(values: object, name: str) -> tuple[int, ...]:
+def check_grid_values(values: object, name: str) -> tuple[int, ...]:
     """K values or budgets T: distinct whole numbers >= 1, as ints, in the order given."""
     if not is_listlike(values):
         raise ValueError(f"Expect `{name}` to be a list of positive ints, got {brief(values)}")
@@ -182,13 +183,15 @@ def pass_at_kt(
         >>> pass_at_kt([3, None, 9, None], ks=[1, 2], ts=[5, 10]).tolist()
         [[0.25, 0.5], [0.5, 0.8333333333333333]]
     """
-    return _pass_at_kt(first_success_turns, _grid_values(ks, "ks"), _grid_values(ts, "ts"))
+    return _pass_at_kt(
+        first_success_turns, check_grid_values(ks, "ks"), check_grid_values(ts, "ts")
+    )
 
 
 def _pass_at_kt(
     first_success_turns: object, ks: tuple[int, ...], ts: tuple[int, ...]
 ) -> np.ndarray:
-    """`pass_at_kt` with ``ks`` and ``ts`` checked already (`_grid_values`)."""
+    """`pass_at_kt` with ``ks`` and ``ts`` checked already (`check_grid_values`)."""
     turns = _first_success_turns(first_success_turns)
     n = len(turns)
     if n == 0:
@@ -213,7 +216,7 @@ def task_grids(
         )
     if not tasks:
         raise ValueError("Expect at least one task, got none")
-    ks_t, ts_t = _grid_values(ks, "ks"), _grid_values(ts, "ts")
+    ks_t, ts_t = check_grid_values(ks, "ks"), check_grid_values(ts, "ts")
     return np.stack([_pass_at_kt(tasks[key], ks_t, ts_t) for key in sorted(tasks, key=repr)])
 
 
@@ -284,7 +287,7 @@ def estimate_grid(
         raise ValueError(
             f"Expect `tasks` to map each task to its first-success turns, got {brief(tasks)}"
         )
-    ks, ts = _grid_values(ks, "ks"), _grid_values(ts, "ts")
+    ks, ts = check_grid_values(ks, "ks"), check_grid_values(ts, "ts")
     n_bootstrap = check_n_bootstrap(n_bootstrap)
     _check_confidence(confidence)
     check_seed(seed)
@@ -332,7 +335,7 @@ def estimate_from_task_grids(
     confidence = _check_confidence(confidence)
     n_bootstrap = check_n_bootstrap(n_bootstrap)
     check_seed(seed)
-    ks, ts = _grid_values(ks, "ks"), _grid_values(ts, "ts")
+    ks, ts = check_grid_values(ks, "ks"), check_grid_values(ts, "ts")
     if not is_whole(n_per_task) or n_per_task < 1:
         raise ValueError(f"Expect `n_per_task` to be a positive int, got {brief(n_per_task)}")
     grids = _floats(grids, "grids")
