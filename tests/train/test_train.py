@@ -154,3 +154,28 @@ def test_out_holding_another_run_is_refused_unless_overwrite(tmp_path, capsys):
     assert train(f"--algo bc --bc-episodes 2 --bc-epochs 1 --out {evaluation}") == 2
     assert "holds an evaluation run (run.json)" in capsys.readouterr().err
     assert (evaluation / "summary.json").read_bytes() == summary
+
+
+def test_bc_starts_from_init_and_reports_its_demonstrations_success(tmp_path, capsys):
+    """``--init`` was ignored with ``--algo bc`` (the fit always started from fresh weights),
+    and BC's summary said ``"demo_success": null`` whatever its demonstrations did."""
+    from turnbudget.agents.policy import policy_tensors
+
+    base = "--algo bc --bc-episodes 4 --bc-epochs 1"
+    assert train(f"{base} --out {tmp_path / 'first'}") == 0
+    assert train(f"{base} --seed 1 --init {tmp_path / 'first'} --out {tmp_path / 'on'}") == 0
+    assert train(f"{base} --seed 1 --out {tmp_path / 'fresh'}") == 0
+    on, fresh = (policy_tensors(tmp_path / name / "policy.zip") for name in ("on", "fresh"))
+    assert any(not on[k].equal(fresh[k]) for k in on)  # the init's weights were the start
+    capsys.readouterr()
+    assert train(f"{base} --reveal final=3 --init {tmp_path / 'first'} --out {tmp_path / 'x'}") == 2
+    assert "trained on other features than this run's (reveal: " in capsys.readouterr().err
+
+    def demo_success(epsilon: str, budget: str, out: str) -> float:
+        args = f"--algo bc --bc-episodes 20 --bc-epochs 1 --bc-epsilon {epsilon} --turn-budget "
+        args += f"{budget} --out {tmp_path / out}"
+        assert main(["train", *SMALL.split(), *args.split(), "--budget-mix", ""]) == 0
+        return json.loads(capsys.readouterr().out)["demo_success"]
+
+    assert demo_success("0", "60", "oracle") == 1.0
+    assert demo_success("1", "4", "random") < 0.5

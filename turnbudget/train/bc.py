@@ -8,7 +8,6 @@ the training stack; `fit_policy` fits the policy to the commands it played
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,13 @@ __all__ = ["behaviour_clone", "collect_demos", "fit_policy"]
 
 
 def collect_demos(config: TrainConfig, epsilon: float | None = None) -> dict[str, np.ndarray]:
-    """Episodes of the ε-oracle through the training stack: features, masks, actions, returns."""
+    """Episodes of the ε-oracle through the training stack: features, masks, actions, returns
+    (one per step) and whether each episode was won (``"won"``, one per episode)."""
     config = check_config(config)
     eps = config.bc_epsilon if epsilon is None else check_probability(epsilon, "epsilon")
     rng = np.random.default_rng([config.seed, 0xDE70])
     env = make_env(config, 0, process_reward=False)
-    obs_l, mask_l, act_l, ret_l = [], [], [], []
+    obs_l, mask_l, act_l, ret_l, won_l = [], [], [], [], []
     obs, info = env.reset(seed=config.seed)
     for _ in range(config.bc_episodes):
         rewards: list[float] = []
@@ -46,6 +46,7 @@ def collect_demos(config: TrainConfig, epsilon: float | None = None) -> dict[str
             obs, reward, terminated, truncated, info = env.step(action)
             rewards.append(float(reward))
             done = terminated or truncated
+        won_l.append(bool(info.get("won")))
         g, returns = 0.0, []
         for r in reversed(rewards):
             g = r + config.gamma * g
@@ -58,6 +59,7 @@ def collect_demos(config: TrainConfig, epsilon: float | None = None) -> dict[str
         "masks": np.asarray(mask_l, dtype=bool),
         "actions": np.asarray(act_l, dtype=np.int64),
         "returns": np.asarray(ret_l, dtype=np.float32),
+        "won": np.asarray(won_l, dtype=bool),
     }
 
 
@@ -95,7 +97,9 @@ def fit_policy(model: Any, demos: dict[str, np.ndarray], config: TrainConfig) ->
 
 def behaviour_clone(config: TrainConfig, *, overwrite: bool = False) -> dict[str, Any]:
     """The BC stage: demonstrations, fit, save (a policy PPO can start from); the summary.
-    An ``out`` that holds another run is refused unless ``overwrite`` (`check_out`)."""
+    With ``init`` the fit starts from that saved policy's network (its features checked as
+    PPO checks them). An ``out`` that holds another run is refused unless ``overwrite``
+    (`check_out`)."""
     config = check_config(config)
     check_out(config, overwrite)
     _sb3.require_rl()
@@ -104,7 +108,7 @@ def behaviour_clone(config: TrainConfig, *, overwrite: bool = False) -> dict[str
     start = time.perf_counter()
     demos = collect_demos(config)
     venv = _sb3.vec_env(config)
-    model = _sb3.new_model(dataclasses.replace(config, init=""), venv)
+    model = _sb3.new_model(config, venv)
     losses = fit_policy(model, demos, config)
     _sb3.save_policy(model, config)
     venv.close()
@@ -114,7 +118,7 @@ def behaviour_clone(config: TrainConfig, *, overwrite: bool = False) -> dict[str
             "algo": "bc",
             "env_id": config.env_id,
             "demo_steps": len(demos["actions"]),
-            "demo_success": None,
+            "demo_success": round(float(demos["won"].mean()), 4) if len(demos["won"]) else None,
             "losses": [round(x, 4) for x in losses],
             "wall_s": round(time.perf_counter() - start, 2),
         },

@@ -110,7 +110,7 @@ class TrainConfig:
     n_epochs: int = 4
     """PPO epochs per rollout."""
     learning_rate: float = 3e-4
-    """Adam step size (PPO and BC)."""
+    """PPO's Adam step size (BC fits with its own Adam at 1e-3)."""
     gamma: float = 0.99
     """Discount (also ProcessReward's gamma)."""
     ent_coef: float = 0.01
@@ -118,7 +118,8 @@ class TrainConfig:
     net_arch: tuple[int, ...] = (128, 128)
     """Hidden layers of the policy and value MLPs."""
     init: str = ""
-    """Start PPO from this saved policy directory (its encoding must match)."""
+    """Start from this saved policy directory's network, in PPO and in BC (its encoding must
+    match)."""
     task_seed_base: int = 1_000_000
     """Training worlds use task seeds >= this (evaluation uses smaller ones)."""
     task_pool: int = 0
