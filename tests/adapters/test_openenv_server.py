@@ -118,6 +118,33 @@ def test_a_refused_reset_leaves_no_episode_running():
     env.close()
 
 
+def test_a_session_plays_a_bounded_set_of_generated_textworld_games(tmp_path, monkeypatch):
+    """A client's seeds chose which TextWorld games the server generated and kept on disk:
+    every new seed, and every unseeded reset (a random 32-bit game id), added one for good.
+    A session plays games 0..N-1 (the games `turnbudget.make` plays for those seeds), refuses
+    a larger seed before generating anything, and draws an unseeded reset among them."""
+    monkeypatch.setenv("TURNBUDGET_TEXTWORLD_CACHE", str(tmp_path))
+    env_id = "turnbudget/CoinCollector-Easy-v0"
+    env = TextGameEnvironment(textworld_games=3)
+    assert env.reset(env_id=env_id, seed=2).text == in_process(env_id, 2, [])[0][0]
+    with pytest.raises(RequestError, match=r"Expect `seed` to be below 3 .* --textworld-games"):
+        env.reset(env_id=env_id, seed=3)
+    for _ in range(4):
+        env.reset(env_id=env_id)
+    games = {int(p.stem) for p in tmp_path.glob("*/*.z8")}
+    assert games <= {0, 1, 2} and 2 in games
+    assert env.reset(env_id="turnbudget/Maze-Easy-v0", seed=10**6).text  # native ids: any seed
+    env.close()
+    for bad in (0, -1, 2**32 + 1, 2.0, True):
+        with pytest.raises(ValueError, match=r"Expect `textworld_games` to be an int in 1\.\."):
+            TextGameEnvironment(textworld_games=bad)
+    out = subprocess.run(
+        [sys.executable, "-m", "turnbudget", "serve-env", "--textworld-games", "0", "--port", "0"],
+        capture_output=True, text=True, timeout=HANG_GUARD, check=False,
+    )  # fmt: skip
+    assert out.returncode == 2 and "Expect `textworld_games` to be an int" in out.stderr
+
+
 # -- through the server ------------------------------------------------------------
 
 

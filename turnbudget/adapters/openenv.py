@@ -84,6 +84,7 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "METADATA_KEYS",
     "RESET_ARGUMENTS",
+    "TEXTWORLD_GAMES",
     "EnvServer",
     "GymSession",
     "RequestError",
@@ -92,6 +93,7 @@ __all__ = [
     "TextGameEnvironment",
     "TextGameObservation",
     "TextGameState",
+    "check_textworld_games",
     "make_app",
     "serve",
 ]
@@ -107,6 +109,10 @@ HEADER_TIMEOUT_S = 15.0
 #: Open HTTP connections `serve` keeps; a new one past them is closed at once (each holds a
 #: file descriptor: idle ones must not use up the process's).
 MAX_CONNECTIONS = 512
+#: The games of a generated TextWorld family a session plays by default: seeds 0..N-1. Each
+#: new seed generates a game once (seconds of CPU) and keeps it on disk (about 0.4 MB), so
+#: without a bound a client's seeds, or its unseeded resets, would grow the cache without end.
+TEXTWORLD_GAMES = 10_000
 #: What an observation's ``metadata`` carries (copied from its fields of the same names).
 METADATA_KEYS = ("terminated", "truncated", "turns_left", "seed", "env_id")
 #: OpenEnv's error codes for a session refused as a whole (the server closes its connection).
@@ -184,12 +190,30 @@ def _registered(env_id: Any) -> str:
     return env_id
 
 
+def _generated_textworld(env_id: str) -> bool:
+    """Whether ``env_id`` (registered) is a TextWorld family whose games are generated from
+    the seed (`GeneratedTextWorldEnv`), found from its registration without making it."""
+    game = gym.spec(env_id).kwargs.get("game_entry_point")
+    if not (isinstance(game, str) and game.startswith("turnbudget.envs.textworld.")):
+        return False
+    from gymnasium.envs.registration import load_env_creator
+
+    from turnbudget.envs.textworld.generated import GeneratedTextWorldEnv
+
+    creator = load_env_creator(game)
+    return isinstance(creator, type) and issubclass(creator, GeneratedTextWorldEnv)
+
+
 class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextGameState]):
     """The server side of one session: one env stack, rebuilt when a reset asks for another.
 
     Args:
         default_env_id: The id played when a reset names none (None: every
             reset must name one).
+        textworld_games: The games of a generated TextWorld family it plays: seeds
+            ``0..textworld_games - 1`` (each the game ``turnbudget.make`` plays for that
+            seed); a larger seed is refused, and an unseeded reset draws among them. None:
+            every seed, and each new one adds a game to the cache on disk.
 
     Example (in process; the server makes one per session)::
 
@@ -201,9 +225,14 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # each session owns its env; nothing is shared
 
-    def __init__(self, default_env_id: str | None = None):
+    def __init__(
+        self, default_env_id: str | None = None, *, textworld_games: int | None = TEXTWORLD_GAMES
+    ):
         super().__init__()
         self.default_env_id = None if default_env_id is None else _registered(default_env_id)
+        self.textworld_games = (
+            None if textworld_games is None else check_textworld_games(textworld_games)
+        )
         self._env: gym.Env | None = None
         # (env id, budget_mix, reveal) the env was made for
         self._stack: tuple[str, str, str] | None = None
@@ -257,6 +286,13 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
             raise RequestError(f"Expect `episode_id` to be a str or None, got {brief(episode_id)}")
         if (problem := _seed_problem(seed)) is not None:
             raise RequestError(problem)
+        games = self.textworld_games if _generated_textworld(env_id) else None
+        if games is not None and seed is not None and seed >= games:
+            raise RequestError(
+                f"Expect `seed` to be below {games:,} for {env_id}: this server plays its games "
+                f"0..{games - 1:,} (each is generated once and kept on disk; "
+                f"`turnbudget serve-env --textworld-games N` sets how many), got {seed:,}"
+            )
         try:
             # One spelling ("NEVER" is "never"), so what the env shows and what `_observe`
             # passes on never disagree.
@@ -264,7 +300,10 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
             budget_mix = _json_mix(budget_mix)
             stack = (env_id, repr(budget_mix), repr(mode))
             if stack != self._stack:
-                env = turnbudget.make(env_id, budget_mix=budget_mix, reveal=mode)
+                games_kwargs = None if games is None else {"num_games": games}
+                env = turnbudget.make(
+                    env_id, budget_mix=budget_mix, reveal=mode, make_kwargs=games_kwargs
+                )
                 if self._env is not None:
                     self._env.close()
                 self._env, self._stack, self._visible = env, stack, budget_visible(mode)
@@ -363,11 +402,24 @@ def _check_timeout(value: Any, name: str) -> float | None:
     return None if value is None else float(value)
 
 
+def check_textworld_games(value: Any) -> int:
+    """``textworld_games``: a positive int, at most the number of TextWorld's game ids."""
+    from turnbudget.envs.textworld.generated import MAX_GAME_ID
+
+    if not is_int(value) or not 1 <= value <= MAX_GAME_ID + 1:
+        raise ValueError(
+            f"Expect `textworld_games` to be an int in 1..{MAX_GAME_ID + 1:,} (the games of a "
+            f"generated TextWorld family served), got {brief(value)}"
+        )
+    return int(value)
+
+
 def make_app(
     default_env_id: str | None = None,
     *,
     max_sessions: int = 8,
     session_timeout: float | None = None,
+    textworld_games: int | None = TEXTWORLD_GAMES,
 ) -> Any:
     """The FastAPI app: OpenEnv's routes for `TextGameEnvironment`, and ``GET /sessions``.
 
@@ -378,6 +430,8 @@ def make_app(
             (OpenEnv's ``CAPACITY_REACHED``) until one closes.
         session_timeout: Close sessions idle this many seconds (None: never;
             a connection that drops is reclaimed either way).
+        textworld_games: The games of a generated TextWorld family a session plays
+            (seeds ``0..textworld_games - 1``; None: every seed), as `TextGameEnvironment`.
 
     Returns:
         A ``fastapi.FastAPI`` app: ``/ws`` (sessions), ``/reset`` and ``/step``
@@ -396,16 +450,18 @@ def make_app(
 
     max_sessions = check_positive_int(max_sessions, "max_sessions")
     session_timeout = _check_timeout(session_timeout, "session_timeout")
+    if textworld_games is not None:
+        textworld_games = check_textworld_games(textworld_games)
     if default_env_id is not None:  # a bad id fails now, not once per client
         try:
-            probe = TextGameEnvironment(default_env_id)
+            probe = TextGameEnvironment(default_env_id, textworld_games=textworld_games)
             probe.reset(seed=0)
             probe.close()
         except RequestError as exc:
             raise ValueError(str(exc)) from None
     app = FastAPI(title="turnbudget (OpenEnv)", version=turnbudget.__version__)
     server = HTTPEnvServer(
-        functools.partial(TextGameEnvironment, default_env_id),
+        functools.partial(TextGameEnvironment, default_env_id, textworld_games=textworld_games),
         TextGameAction,
         TextGameObservation,
         concurrency_config=ConcurrencyConfig(
@@ -660,6 +716,7 @@ def serve(
     ready: Callable[[str], None] | None = None,
     header_timeout: float = HEADER_TIMEOUT_S,
     max_connections: int = MAX_CONNECTIONS,
+    textworld_games: int | None = TEXTWORLD_GAMES,
 ) -> None:
     """Serve `make_app` under uvicorn until SIGINT or SIGTERM (then sessions close cleanly).
 
@@ -679,6 +736,7 @@ def serve(
             or from the previous response); then the connection is closed.
         max_connections: Open HTTP connections past which a new one is closed at once
             (WebSocket sessions count against ``max_sessions`` instead).
+        textworld_games: See `make_app`.
     """
     import uvicorn
 
@@ -690,7 +748,10 @@ def serve(
     if not isinstance(host, str) or not host.strip():  # ('' binds every interface, unannounced)
         raise ValueError(f"Expect `host` to be an address to bind, got {brief(host)}")
 
-    app = make_app(default_env_id, max_sessions=max_sessions, session_timeout=session_timeout)
+    app = make_app(
+        default_env_id, max_sessions=max_sessions, session_timeout=session_timeout,
+        textworld_games=textworld_games,
+    )  # fmt: skip
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -1052,6 +1113,7 @@ class EnvServer:
         log_path: The server's stderr (default: a temporary file, removed on ``stop()``).
         header_timeout: See `serve`.
         max_connections: See `serve`.
+        textworld_games: See `make_app` (an int here: the server's command line has no None).
 
     Example (needs the ``openenv`` extra)::
 
@@ -1070,8 +1132,10 @@ class EnvServer:
         log_path: str | os.PathLike[str] | None = None,
         header_timeout: float = HEADER_TIMEOUT_S,
         max_connections: int = MAX_CONNECTIONS,
+        textworld_games: int = TEXTWORLD_GAMES,
     ):
         self.default_env_id = default_env_id
+        self.textworld_games = check_textworld_games(textworld_games)
         self.max_sessions = check_positive_int(max_sessions, "max_sessions")
         self.session_timeout = _check_timeout(session_timeout, "session_timeout")
         self.header_timeout = _check_timeout(header_timeout, "header_timeout") or HEADER_TIMEOUT_S
@@ -1099,7 +1163,8 @@ class EnvServer:
         command = [sys.executable, "-m", "turnbudget", "serve-env", "--port", "0",
                    "--max-sessions", str(self.max_sessions),
                    "--header-timeout", str(self.header_timeout),
-                   "--max-connections", str(self.max_connections)]  # fmt: skip
+                   "--max-connections", str(self.max_connections),
+                   "--textworld-games", str(self.textworld_games)]  # fmt: skip
         if self.default_env_id is not None:
             command += ["--env", self.default_env_id]
         if self.session_timeout is not None:

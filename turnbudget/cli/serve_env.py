@@ -43,6 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="open HTTP connections at most; a new one past them is closed (default: 512)",
     )  # fmt: skip
     parser.add_argument(
+        "--textworld-games", type=int, default=None, metavar="N",
+        help="games of a generated TextWorld family a client may play: seeds 0..N-1 (default: "
+        "10,000; each new one is generated once and kept on disk, about 0.4 MB)",
+    )  # fmt: skip
+    parser.add_argument(
         "--log-level", default="warning", choices=("critical", "error", "warning", "info", "debug"),
         help="uvicorn's log level (default: warning)",
     )  # fmt: skip
@@ -92,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
         bounds = {
             name: value
             for name, value in (("header_timeout", args.header_timeout),
-                                ("max_connections", args.max_connections))
+                                ("max_connections", args.max_connections),
+                                ("textworld_games", args.textworld_games))
             if value is not None
         }  # fmt: skip
         serve(
