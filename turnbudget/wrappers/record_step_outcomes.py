@@ -25,7 +25,13 @@ from turnbudget.records import (
 from turnbudget.wrappers._common import env_id_of, require_oracle
 from turnbudget.wrappers.turn_budget import begin_reset
 
-__all__ = ["EpisodeTracker", "RecordStepOutcomes", "check_budget_counts", "check_env_index"]
+__all__ = [
+    "PLAIN_STEP_KEYS",
+    "EpisodeTracker",
+    "RecordStepOutcomes",
+    "check_budget_counts",
+    "check_env_index",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +47,18 @@ def _increases(before: int | None, after: int | None) -> bool:
 
 #: A step record's keys, in `StepRecord`'s order (the order its JSON line keeps).
 _STEP_KEYS = tuple(StepRecord.__annotations__)
+
+#: The keys of `RecordStepOutcomes`' step records whose values it builds itself as str, int,
+#: bool, None or lists of ints (literals, ``str()``, ``int()``, ``bool()``, its own counters),
+#: never from a value it was handed as it is: `turnbudget.records.dumps_lines` need not check
+#: their types. Keep a key here only while `EpisodeTracker.step` and `RecordStepOutcomes`
+#: build its value so (``optimal``, the event's distances and what is computed from them and
+#: the floats are checked).
+PLAIN_STEP_KEYS = frozenset({
+    "record", "episode_id", "env_id", "env_index", "seed", "episode_index", "turn",
+    "turn_budget", "action", "valid_action", "distance_before", "distance_after",
+    "recoveries", "phase", "terminated", "truncated", "won",
+})  # fmt: skip
 
 
 def _rate(hits: int, total: int) -> float | None:

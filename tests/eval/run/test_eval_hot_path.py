@@ -288,6 +288,36 @@ def test_a_column_is_judged_by_every_value_it_holds(monkeypatch, column, odd):
     assert calls == ([] if plain else [records[3], records[9]])
 
 
+def test_vouched_columns_are_not_checked_and_the_lines_stay_json_dumps(monkeypatch):
+    """`evaluate` vouches for the columns `RecordStepOutcomes` builds itself (`PLAIN_STEP_KEYS`):
+    only the others are checked, the lines are json.dumps' still, and a value orjson refuses
+    in a vouched column (a str subclass) sends the episode to the standard library."""
+    pytest.importorskip("orjson")
+    from turnbudget.wrappers.record_step_outcomes import PLAIN_STEP_KEYS
+
+    (steps,) = _step_records("turnbudget/KeyQuest-Medium-v0", range(3, 4), 40, 0.3)
+    assert set(steps[0]) >= PLAIN_STEP_KEYS
+    checked = []
+    monkeypatch.setattr(schema, "_plain_column", lambda column: checked.append(column) or True)
+    assert dumps_lines(steps, PLAIN_STEP_KEYS) == _json_lines(steps)
+    assert len(checked) == len(steps[0]) - len(PLAIN_STEP_KEYS)
+    monkeypatch.undo()
+
+    class Text(str):
+        pass
+
+    odd = [dict(s) for s in steps]
+    odd[4]["action"] = Text("go north")
+    assert dumps_lines(odd, PLAIN_STEP_KEYS) == _json_lines(odd)
+    # Records that do not share their keys (one checked key renamed): each is checked whole.
+    renamed = {("bonus" if k == "reward" else k): v for k, v in steps[1].items()}
+    renamed["bonus"] = 1e-5
+    records = [steps[0], renamed]
+    calls = _standard_library_calls(monkeypatch)
+    assert dumps_lines(records, PLAIN_STEP_KEYS) == _json_lines(records)
+    assert calls == [renamed]
+
+
 def _array_budget_counts(steps, ts):
     """`budget_counts` as it was (commit 0f24d13): a cumulative NumPy array."""
     width = len(BUDGET_COUNTERS)
@@ -518,3 +548,49 @@ def test_the_errors_that_fire_are_the_planned_ones_across_blocks():
         assert len(fired) == 200
         assert fired == [env.planned_error(t) for t in range(1, 201)]
         assert sum(k is not None for k in fired[64:]) > 20  # (errors past the first block)
+
+
+def test_vouched_columns_hold_plain_values_whatever_types_the_game_and_caller_use():
+    """`PLAIN_STEP_KEYS` lets `dumps_lines` skip checking columns `RecordStepOutcomes` builds
+    itself: a game, a wrapper or a caller handing it NumPy ints, NumPy bools, a float distance,
+    ``np.str_`` commands and ids must still give json.dumps' lines, byte for byte."""
+    pytest.importorskip("orjson")
+    from turnbudget.wrappers import RecordStepOutcomes
+    from turnbudget.wrappers.record_step_outcomes import PLAIN_STEP_KEYS
+
+    class OddInfo(gym.Wrapper):
+        def reset(self, **kwargs):
+            obs, info = self.env.reset(**kwargs)
+            return obs, self._odd(info)
+
+        def step(self, action):
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            return obs, np.float32(reward), np.bool_(terminated), truncated, self._odd(info)
+
+        @staticmethod
+        def _odd(info):
+            info = dict(info, won=np.bool_(info["won"]), progress=np.float32(info["progress"]))
+            info["turn_budget"] = np.int64(info["turn_budget"])
+            return info
+
+    inner = gym.make("turnbudget/KeyQuest-Easy-v0", turn_budget=40)
+    game = inner.unwrapped
+    distance, optimal = game.distance_to_goal, game.optimal_actions
+    game.distance_to_goal = lambda: None if distance() is None else float(distance()) + 1e16
+    game.optimal_actions = lambda: [np.str_(a) for a in optimal()]
+    env = RecordStepOutcomes(OddInfo(inner), env_index=np.int64(3))
+    rng = np.random.default_rng(0)
+    for seed in range(3):
+        _, info = env.reset(seed=seed, options={"episode_id": np.str_(f"odd{seed}")})
+        done = False
+        while not done:
+            commands = info["admissible_actions"] or ["look"]
+            action = np.str_(commands[int(rng.integers(len(commands)))])
+            _, _, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+    steps = [r for r in env.records if r["record"] == "step"]
+    assert len(steps) > 20
+    assert dumps_lines(steps, PLAIN_STEP_KEYS) == _json_lines(steps)
+    for key in PLAIN_STEP_KEYS:
+        kinds = {type(v) for s in steps for v in ([s[key]] if key != "recoveries" else s[key])}
+        assert kinds <= {str, int, bool, type(None)}, (key, kinds)

@@ -194,12 +194,22 @@ def agent_info(
     """
     hide = _EVENT_ONLY if show_budget or info.get("budget_visible") is True else _EVENT_AND_BUDGET
     view = {}
-    for key, value in info.items():  # (a loop: a comprehension builds a function every call)
+    # (a loop: a comprehension builds a function every call; a list of atoms, such as
+    # ``admissible_actions`` on every turn, copied here without a call of `private_copy`)
+    for key, value in info.items():
         if key not in hide:
-            view[key] = value if type(value) in _ATOMS else private_copy(value)
-    event = player_event(info.get(_EVENT_KEY))
-    if event is not None:
-        view[_EVENT_KEY] = event
+            kind = type(value)
+            if kind in _ATOMS:
+                view[key] = value
+            elif kind is list and _ATOMS.issuperset(map(type, value)):
+                view[key] = value.copy()
+            else:
+                view[key] = private_copy(value)
+    event = info.get(_EVENT_KEY)
+    if event:  # (most turns have none: no call of `player_event`)
+        event = player_event(event)
+        if event is not None:
+            view[_EVENT_KEY] = event
     if oracle is not None:
         view[ORACLE_KEY] = list(oracle())
     if executed is not None:

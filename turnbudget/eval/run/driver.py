@@ -334,14 +334,15 @@ class Driver:
             self.agents[player.agent].reset(player.seed)
         seated = [self.agents[player.agent] for player in players]  # (each seat's agent)
         program = self.kind.program(job, 0)
+        send, answer_of = program.send, self._answer  # (looked up once, used every turn)
         answer = None
         try:
             while True:
                 try:
-                    request = program.send(answer)
+                    request = send(answer)
                 except StopIteration as stop:
                     return stop.value
-                answer = self._answer(seated[request.seat], request)
+                answer = answer_of(seated[request.seat], request)
         finally:
             _abandon(program)
 
@@ -351,7 +352,8 @@ class Driver:
         if isinstance(request, Observe):
             observe(agent, request.observation, request.info, request.executed)
             return None
-        action = agent.act(request.observation, request.info)
+        _, observation, info = request  # (an `Act`: unpacked, cheaper than two attribute reads)
+        action = agent.act(observation, info)
         note = getattr(agent, "step_note", None)
         return action, (plain_note(note()) if note is not None else None)
 

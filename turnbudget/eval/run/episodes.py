@@ -10,6 +10,7 @@ reads) and its step records.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from turnbudget.eval.run.driver import Act, Driver, Player, Program
 from turnbudget.eval.run.plan import EpisodeSpec, EvalConfig
 from turnbudget.records import cap_strings, dumps_lines
 from turnbudget.records.schema import usage_number
+from turnbudget.wrappers.record_step_outcomes import PLAIN_STEP_KEYS
 
 __all__ = [
     "AGENT_KEY",
@@ -32,6 +34,8 @@ __all__ = [
 #: reply, parse outcome, tokens, latency, retries) joins the step record; the episode
 #: record holds the sums of its numbers and the counts of its flags.
 AGENT_KEY = "agent"
+
+_RECORD_KIND = operator.methodcaller("get", "record")
 
 # An episode's record, and its step records (as dicts, or as JSON lines ready to write).
 EpisodeResult = tuple[dict[str, Any], "list[dict[str, Any]] | str"]
@@ -84,7 +88,7 @@ def check_envs(config: EvalConfig) -> None:
 
 def _tally(notes: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
     """Per-episode totals of the agent's step notes: numbers summed, flags counted."""
-    present = [n for n in notes if n]
+    present = list(filter(None, notes))  # (in C: most agents keep no notes)
     if not present:
         return None
     totals: dict[str, Any] = {}
@@ -117,14 +121,16 @@ class _Slot:
         return self.env.reset(seed=spec.task_seed, options=options)
 
     def collect(self, spec: EpisodeSpec, record_steps: bool, serialize: bool) -> EpisodeResult:
-        episodes, steps = [], []
-        for r in self.records:  # (one pass: an episode has a record per step)
-            kind = r.get("record")
-            if kind == "step":
-                if record_steps:
-                    steps.append(_deterministic(r))
-            elif kind == "episode":
-                episodes.append(r)
+        records = self.records
+        kinds = list(map(_RECORD_KIND, records))  # (in C: an episode has a record per step)
+        if kinds and kinds[-1] == "episode" and kinds.count("step") == len(kinds) - 1:
+            # As `RecordStepOutcomes` delivers them: the steps, then the episode record.
+            episodes, steps = records[-1:], records[:-1] if record_steps else []
+        else:
+            episodes = [r for r, kind in zip(records, kinds) if kind == "episode"]
+            steps = [r for r, kind in zip(records, kinds) if kind == "step" and record_steps]
+        for step in steps:
+            step.pop("episode_index", None)  # (`_deterministic`, without a call per step)
         if len(episodes) != 1 or episodes[0].get("episode_id") != spec.episode_id:
             raise RuntimeError(
                 f"Expect exactly one episode record for {spec.episode_id!r} from "
@@ -145,7 +151,7 @@ class _Slot:
         self.records.clear()
         self.notes.clear()
         if serialize:  # encode where the episode ran: in parallel, and cheap to send back
-            return episode, dumps_lines(steps)
+            return episode, dumps_lines(steps, PLAIN_STEP_KEYS)
         return episode, steps
 
 
