@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbudget._checks import brief, check_bool
-from turnbudget.records.schema import OutcomeRecord, dumps
+from turnbudget.records.schema import OutcomeRecord, dumps_lines
 
 __all__ = ["RecordSink", "repair_torn_tail"]
 
@@ -206,7 +206,7 @@ class RecordSink:
                 self.callback(record)
 
     def _append_lines(self, records: list[OutcomeRecord]) -> None:
-        data = "".join(dumps(r) + "\n" for r in records).encode()
+        data = dumps_lines(records).encode()
         fd = _open_to_append(self.path)  # (a writer sharing the file may have died mid-write)
         try:
             view = memoryview(data)
