@@ -159,8 +159,9 @@ def agent_episode_id(env_id: str, task_seed: int, rep: int) -> str:
     of its budget.
 
     The same task and repeat at two budgets share it (the driver runs them one
-    after the other), so the id tells the agent nothing of its budget; the
-    task seed and env id cannot be read from it, nor found by trying them.
+    after the other, in rising T), so the id tells an agent that keeps nothing across
+    resets, as the agent protocol asks, nothing of its budget; the task seed and env
+    id cannot be read from it, nor found by trying them.
 
     Example:
         >>> agent_episode_id("turnbudget/Maze-Easy-v0", 3, 0) == agent_episode_id("turnbudget/Maze-Easy-v0", 3, 0)
