@@ -170,6 +170,9 @@ def test_bc_starts_from_init_and_reports_its_demonstrations_success(tmp_path, ca
     capsys.readouterr()
     assert train(f"{base} --reveal final=3 --init {tmp_path / 'first'} --out {tmp_path / 'x'}") == 2
     assert "trained on other features than this run's (reveal: " in capsys.readouterr().err
+    assert train(f"{base} --init {tmp_path / 'nosuch'} --out {tmp_path / 'y'}") == 2
+    assert "Expect `init` (--init) to be a directory holding" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()  # refused up front
 
     def demo_success(epsilon: str, budget: str, out: str) -> float:
         args = f"--algo bc --bc-episodes 20 --bc-epochs 1 --bc-epsilon {epsilon} --turn-budget "

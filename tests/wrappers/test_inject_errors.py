@@ -336,3 +336,30 @@ def test_seeded_rng_refuses_a_negative_value_as_numpy_does():
         np.random.default_rng([3, -1])
     with pytest.raises(ValueError, match=">= 0"):
         seeded_rng(3, -1)
+
+
+def test_an_oracle_answering_numpy_ints_gives_records_evaluate_can_write(tmp_path):
+    """A game whose ``distance_to_goal`` answers NumPy ints: the injected error kept them, the
+    step records then held NumPy values in six columns, and with ``out=`` every episode with an
+    error 'failed to run' (TypeError: Object of type int64 is not JSON serializable)."""
+    import json
+
+    from turnbudget.agents import make_agent
+    from turnbudget.eval import evaluate
+
+    class NumpyLine(LineWorld):
+        def distance_to_goal(self):
+            distance = super().distance_to_goal()
+            return None if distance is None else np.int64(distance)
+
+    env_id = "turnbudget-test/NumpyLine-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point=lambda **kw: TurnBudget(NumpyLine(length=8), 30),
+                     disable_env_checker=True)  # fmt: skip
+    kwargs = dict(ks=[1], ts=[30], tasks=4, n=2, errors=0.3, seed=0, n_bootstrap=0)
+    kept = evaluate(env_id, make_agent("random"), **kwargs)
+    written = evaluate(env_id, make_agent("random"), out=tmp_path / "run", **kwargs)
+    assert sum(bool(s["injected_error"]) for s in kept.steps) > 5
+    assert not any(e.get("failed_to_run") for e in written.episodes)
+    lines = (tmp_path / "run" / "steps.jsonl").read_text().splitlines()
+    assert sorted(lines) == sorted(json.dumps(s, separators=(",", ":")) for s in kept.steps)

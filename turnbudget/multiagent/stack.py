@@ -45,10 +45,16 @@ def game_module(game: str | ModuleType) -> ModuleType:
 
     if isinstance(game, ModuleType):
         raw_env = getattr(game, "raw_env", None)
-        if not (isinstance(raw_env, type) and issubclass(raw_env, TextParallelEnv)):
+        if not (
+            isinstance(raw_env, type) and issubclass(raw_env, TextParallelEnv)
+            and isinstance(getattr(raw_env, "world_class", None), type)
+            and isinstance(getattr(raw_env, "metadata", None), dict)
+            and isinstance(raw_env.metadata.get("name"), str)
+        ):  # fmt: skip
             raise ValueError(
-                f"Expect a team game module (its `raw_env` a `TextParallelEnv`), got the "
-                f"module {game.__name__!r}: use one of {sorted(all_games)}"
+                f"Expect a team game module (its `raw_env` a `TextParallelEnv` with a "
+                f"`world_class` and a name), got the module {game.__name__!r}: use one of "
+                f"{sorted(all_games)}"
             )
         return game
     key = game if isinstance(game, str) and "/" in game else f"turnbudget/{game}"

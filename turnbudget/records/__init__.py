@@ -46,6 +46,7 @@ from turnbudget.records.schema import (
     cap_text,
     dumps,
     dumps_lines,
+    dumps_template_lines,
     feasibility,
     format_episode_id,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "cap_text",
     "dumps",
     "dumps_lines",
+    "dumps_template_lines",
     "feasibility",
     "format_episode_id",
     "iter_episodes",

@@ -264,9 +264,9 @@ def _orjson_agrees() -> bool:
 if _orjson is not None and not _orjson_agrees():
     _orjson = None
 
-# orjson's options in `dumps_lines`: it refuses (TypeError, and the standard library writes the
+# orjson's options in `_lines`: it refuses (TypeError, and the standard library writes the
 # record) a subclass of str, int, dict or list, a dataclass and a date, so a column the caller
-# vouches for (``plain_keys``) needs no look at its types: only a float, an enum or a UUID
+# vouches for (``built_keys``) needs no look at its types: only a float, an enum or a UUID
 # would be written otherwise, and a vouched column holds none.
 _LINE_OPTIONS = 0
 if _orjson is not None:
@@ -310,23 +310,30 @@ def dumps(record: Mapping[str, Any]) -> str:
     return _ENCODER.encode(record)
 
 
-def dumps_lines(
-    records: Sequence[Mapping[str, Any]], plain_keys: AbstractSet[str] = frozenset()
-) -> str:
+def dumps_lines(records: Sequence[Mapping[str, Any]]) -> str:
     """Records as JSON lines, each ending in a newline: ``"".join(dumps(r) + "\n" for r in
     records)``, byte for byte, in about three quarters of its instructions for an episode's
-    step records (one check per column of values, one join of orjson's bytes).
+    step records (one check per column of values, one join of orjson's bytes)."""
+    return _lines(records, frozenset())
 
-    ``plain_keys``: keys whose values the caller built itself, in records that share one key
-    set (an episode's step records), as str, int, bool, None or lists of those, never a
-    float, an enum or a UUID (`turnbudget.wrappers.record_step_outcomes.PLAIN_STEP_KEYS`):
-    their columns are not checked, and about half of the checking is saved.
-    """
+
+def dumps_template_lines(records: Sequence[Mapping[str, Any]], built_keys: AbstractSet[str]) -> str:
+    """`dumps_lines` for records made from one template, whose ``built_keys`` the caller
+    built itself: an episode's step records in the evaluator (`RecordStepOutcomes` copies one
+    dict for each, and builds the values of its ``PLAIN_STEP_KEYS`` as str, int, bool, None
+    or lists of ints). Those columns are not checked, which saves about half of the checking. The caller vouches for both: every record has
+    the template's keys, and no value under ``built_keys`` is a float, an enum or a UUID
+    (nothing else can differ: orjson refuses subclasses, dataclasses and dates, and the
+    standard library then writes the record). Anything else: `dumps_lines`."""
+    return _lines(records, built_keys)
+
+
+def _lines(records: Sequence[Mapping[str, Any]], built_keys: AbstractSet[str]) -> str:
     # (types taken by map, in C: a generator costs more than the check it makes)
     if (
         _orjson is not None
         and set(map(type, records)) <= _DICT_ONLY
-        and _plain_columns(records, plain_keys)
+        and _plain_columns(records, built_keys)
     ):
         encode = _orjson.dumps
         try:
@@ -339,7 +346,8 @@ def dumps_lines(
 
 
 def _plain_columns(records: Sequence[dict[str, Any]], plain_keys: AbstractSet[str]) -> bool:
-    """`_plain` over every value of ``records`` but those under ``plain_keys``, a column at a
+    """`_plain` over every value of ``records`` but those under ``plain_keys`` (vouched for by
+    the caller of `dumps_template_lines`), a column at a
     time: the step records of an episode share their keys, so most columns hold one plain
     type (one set of types, in C)."""
     if not records:

@@ -101,14 +101,19 @@ def behaviour_clone(config: TrainConfig, *, overwrite: bool = False) -> dict[str
     PPO checks them). An ``out`` that holds another run is refused unless ``overwrite``
     (`check_out`)."""
     config = check_config(config)
+    config.check_init()  # (before torch is imported, the demonstrations played or out made)
     check_out(config, overwrite)
     _sb3.require_rl()
     _sb3.setup_torch(config)
-    Path(config.out).mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    demos = collect_demos(config)
     venv = _sb3.vec_env(config)
-    model = _sb3.new_model(config, venv)
+    try:
+        model = _sb3.new_model(config, venv)  # (an init of other features: refused before `out`)
+    except BaseException:
+        venv.close()
+        raise
+    Path(config.out).mkdir(parents=True, exist_ok=True)
+    demos = collect_demos(config)
     losses = fit_policy(model, demos, config)
     _sb3.save_policy(model, config)
     venv.close()

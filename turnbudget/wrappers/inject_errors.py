@@ -393,9 +393,12 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     def _event(
         self, kind: str, before: int | None, after: int | None, narration: str, applied: bool = True
     ) -> InjectedError:
+        # (as ints: a game's oracle may answer NumPy ints, which the records could not write)
         return InjectedError(
-            kind=kind, turn=self._turn, applied=applied, distance_before=before,
-            distance_after=after, narration=narration, replaced_action=None,
+            kind=kind, turn=self._turn, applied=applied,
+            distance_before=None if before is None else int(before),
+            distance_after=None if after is None else int(after),
+            narration=narration, replaced_action=None,
         )  # fmt: skip
 
     def _narrate(self, narration: str, obs: str) -> str:

@@ -21,7 +21,7 @@ from turnbudget.agents import make_agent
 from turnbudget.eval.analysis import _step_counts, budget_counts
 from turnbudget.eval.run.episodes import build_env
 from turnbudget.eval.run.plan import make_config
-from turnbudget.records import BUDGET_COUNTERS, dumps, dumps_lines, schema
+from turnbudget.records import BUDGET_COUNTERS, dumps, dumps_lines, dumps_template_lines, schema
 from turnbudget.wrappers import InjectErrors
 
 
@@ -299,7 +299,7 @@ def test_vouched_columns_are_not_checked_and_the_lines_stay_json_dumps(monkeypat
     assert set(steps[0]) >= PLAIN_STEP_KEYS
     checked = []
     monkeypatch.setattr(schema, "_plain_column", lambda column: checked.append(column) or True)
-    assert dumps_lines(steps, PLAIN_STEP_KEYS) == _json_lines(steps)
+    assert dumps_template_lines(steps, PLAIN_STEP_KEYS) == _json_lines(steps)
     assert len(checked) == len(steps[0]) - len(PLAIN_STEP_KEYS)
     monkeypatch.undo()
 
@@ -308,13 +308,13 @@ def test_vouched_columns_are_not_checked_and_the_lines_stay_json_dumps(monkeypat
 
     odd = [dict(s) for s in steps]
     odd[4]["action"] = Text("go north")
-    assert dumps_lines(odd, PLAIN_STEP_KEYS) == _json_lines(odd)
+    assert dumps_template_lines(odd, PLAIN_STEP_KEYS) == _json_lines(odd)
     # Records that do not share their keys (one checked key renamed): each is checked whole.
     renamed = {("bonus" if k == "reward" else k): v for k, v in steps[1].items()}
     renamed["bonus"] = 1e-5
     records = [steps[0], renamed]
     calls = _standard_library_calls(monkeypatch)
-    assert dumps_lines(records, PLAIN_STEP_KEYS) == _json_lines(records)
+    assert dumps_template_lines(records, PLAIN_STEP_KEYS) == _json_lines(records)
     assert calls == [renamed]
 
 
@@ -590,7 +590,7 @@ def test_vouched_columns_hold_plain_values_whatever_types_the_game_and_caller_us
             done = terminated or truncated
     steps = [r for r in env.records if r["record"] == "step"]
     assert len(steps) > 20
-    assert dumps_lines(steps, PLAIN_STEP_KEYS) == _json_lines(steps)
+    assert dumps_template_lines(steps, PLAIN_STEP_KEYS) == _json_lines(steps)
     for key in PLAIN_STEP_KEYS:
         kinds = {type(v) for s in steps for v in ([s[key]] if key != "recoveries" else s[key])}
         assert kinds <= {str, int, bool, type(None)}, (key, kinds)

@@ -375,19 +375,22 @@ def test_a_module_that_is_not_a_team_game_is_refused_naming_it():
 
     from pettingzoo.utils.env import ParallelEnv
 
-    from turnbudget.multiagent import make_team
+    from turnbudget.multiagent import TextParallelEnv, make_team
 
     class raw_env(ParallelEnv):  # (a PettingZoo game module's name for its class)
         metadata: ClassVar[dict[str, str]] = {"name": "other_v0"}
         possible_agents: ClassVar[list[str]] = ["a", "b"]
 
+    class Nameless(vault_v0.raw_env):
+        metadata: ClassVar[dict[str, str]] = {}
+
     module = types.ModuleType("other_v0")
-    module.raw_env = raw_env
     says = r"Expect a team game module .* got the module 'other_v0'"
-    with pytest.raises(ValueError, match=says):
-        make_team(module)
-    with pytest.raises(ValueError, match=says):
-        evaluate_team(module, {"a": "random", "b": "random"}, ks=[1], ts=[2], tasks=1)
+    for module.raw_env in (raw_env, TextParallelEnv, Nameless):  # (the base has no world)
+        with pytest.raises(ValueError, match=says):
+            make_team(module)
+        with pytest.raises(ValueError, match=says):
+            evaluate_team(module, {"a": "random", "b": "random"}, ks=[1], ts=[2], tasks=1)
     assert make_team(vault_v0).unwrapped.metadata["name"] == "vault_v0"  # ours still taken
 
 
@@ -421,6 +424,7 @@ def test_the_team_plan_holds_no_episodes_and_keeps_the_order():
         plan = plan_team_episodes(big)
         assert len(plan) == 1000 * 100 * 10
         assert plan[-1].episode_id == "turnbudget/vault_v0|seed=999|rep=99|T=10"
+        assert repr(plan) == "TeamEpisodePlan(1000000 episodes)"
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -17,7 +17,7 @@ from typing import Any
 from turnbudget.eval.run.agent_view import agent_episode_id, agent_info, executed_action
 from turnbudget.eval.run.driver import Act, Driver, Player, Program
 from turnbudget.eval.run.plan import EpisodeSpec, EvalConfig
-from turnbudget.records import cap_strings, dumps_lines
+from turnbudget.records import cap_strings, dumps_template_lines
 from turnbudget.records.schema import usage_number
 from turnbudget.wrappers.record_step_outcomes import PLAIN_STEP_KEYS
 
@@ -151,7 +151,7 @@ class _Slot:
         self.records.clear()
         self.notes.clear()
         if serialize:  # encode where the episode ran: in parallel, and cheap to send back
-            return episode, dumps_lines(steps, PLAIN_STEP_KEYS)
+            return episode, dumps_template_lines(steps, PLAIN_STEP_KEYS)
         return episode, steps
 
 

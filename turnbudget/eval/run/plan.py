@@ -472,7 +472,7 @@ class EpisodePlan(Sequence[EpisodeSpec]):
     __hash__ = None  # type: ignore[assignment]  # (equal to a list of the same specs)
 
     def __repr__(self) -> str:
-        return f"EpisodePlan({self._size} episodes)"
+        return f"{type(self).__name__}({self._size} episodes)"
 
 
 def plan_episodes(config: EvalConfig) -> EpisodePlan:
