@@ -98,8 +98,8 @@ def train_config(config: Config, env_id: str, seed: int, arm: str) -> TrainConfi
     if arm == "base":
         return TrainConfig(algo="bc", out=str(where / f"base-s{seed}"), **shared)
     budgets = {
-        "fixed-tight": {"budget_mix": "", "budget": config.tight},
-        "fixed-generous": {"budget_mix": "", "budget": config.generous},
+        "fixed-tight": {"budget_mix": "", "turn_budget": config.tight},
+        "fixed-generous": {"budget_mix": "", "turn_budget": config.generous},
         "budgetmix": {},
     }[arm]
     return TrainConfig(
@@ -155,7 +155,7 @@ def card(config: Config, tc: TrainConfig, arm: str, summary: dict[str, Any]) -> 
             f"{tc.bc_epsilon}), budgets {tc.budget_mix}, {tc.bc_epochs} epochs"
         )
     else:
-        budget = f"T ~ {tc.budget_mix}" if tc.budget_mix else f"T = {tc.budget}"
+        budget = f"T ~ {tc.budget_mix}" if tc.budget_mix else f"T = {tc.turn_budget}"
         how = (
             f"MaskablePPO, {tc.total_steps:,} env steps from base seed{tc.seed}, "
             f"{budget}, budget hidden"
@@ -167,7 +167,7 @@ def card(config: Config, tc: TrainConfig, arm: str, summary: dict[str, Any]) -> 
         "algo": tc.algo,
         "how": how,
         "steps": tc.total_steps if arm != "base" else 0,
-        "budget": None if tc.budget_mix else tc.budget,
+        "budget": None if tc.budget_mix else tc.turn_budget,
         "budget_mix": tc.budget_mix or None,
         "reveal": tc.reveal,
         "train_config": {

@@ -159,7 +159,7 @@ def test_out_holding_another_run_is_refused_unless_overwrite(tmp_path, capsys):
 def test_bc_starts_from_init_and_reports_its_demonstrations_success(tmp_path, capsys):
     """``--init`` was ignored with ``--algo bc`` (the fit always started from fresh weights),
     and BC's summary said ``"demo_success": null`` whatever its demonstrations did."""
-    from turnbudget.agents.policy import policy_tensors
+    from turnbudget.agents.policy import policy_tensors, zip_weights
 
     base = "--algo bc --bc-episodes 4 --bc-epochs 1"
     assert train(f"{base} --out {tmp_path / 'first'}") == 0
@@ -167,6 +167,12 @@ def test_bc_starts_from_init_and_reports_its_demonstrations_success(tmp_path, ca
     assert train(f"{base} --seed 1 --out {tmp_path / 'fresh'}") == 0
     on, fresh = (policy_tensors(tmp_path / name / "policy.zip") for name in ("on", "fresh"))
     assert any(not on[k].equal(fresh[k]) for k in on)  # the init's weights were the start
+    # BC fits with its own Adam: a PPO init's optimizer moments are not saved with BC's policy.
+    assert train(f"--init {tmp_path / 'first'} --total-steps 64 --out {tmp_path / 'ppo'}") == 0
+    assert train(f"{base} --init {tmp_path / 'ppo'} --out {tmp_path / 'bc_on_ppo'}") == 0
+    moments = [zip_weights(tmp_path / name / "policy.zip", "policy.optimizer.pth")["state"]
+               for name in ("ppo", "bc_on_ppo")]  # fmt: skip
+    assert moments[0] and not moments[1]
     capsys.readouterr()
     assert train(f"{base} --reveal final=3 --init {tmp_path / 'first'} --out {tmp_path / 'x'}") == 2
     assert "trained on other features than this run's (reveal: " in capsys.readouterr().err

@@ -53,7 +53,7 @@ from turnbudget.adapters.session import GameSession, normalize_reveal
 from turnbudget.agents.chat_format import PARSE_MODES, parse_command
 from turnbudget.agents.llm import check_base_url, check_key_env, redact_url
 from turnbudget.agents.secrets import redact, remember, url_secrets
-from turnbudget.eval.estimator import GridEstimate, check_grid_values, estimate_grid, pass_at_k
+from turnbudget.eval import GridEstimate, check_grid_values, estimate_grid, pass_at_k
 
 __all__ = [
     "INSTRUCTIONS",

@@ -180,7 +180,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=10,
         help="task count, seed range LO-HI, or seed list (default: 10)",
     )
-    parser.add_argument("--mode", choices=["auto", "truncate", "rerun", "both"], default="auto")
+    parser.add_argument(
+        "--mode", choices=["auto", "truncate", "rerun", "both"], default="auto",
+        help="truncate: each episode once at max(T), exact for agents that cannot see their "
+        "budget; rerun: once per T; both: both, and the gap; auto (default): rerun when the "
+        "budget shows (--reveal) or the agent is budget-aware, else truncate",
+    )  # fmt: skip
     parser.add_argument(
         "--errors", default=None, help="errors= setting of turnbudget.make (JSON or a string)"
     )

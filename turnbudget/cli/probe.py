@@ -75,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=1.5,
         help="budgets: ceil(F * d) + S turns, d the plan's length (single-step probes) or "
-        "the distance after the error (recovery probes and their controls)",
+        "the distance after the error (recovery probes and their controls) (default: 1.5)",
     )
     parser.add_argument("--budget-slack", type=int, default=2, help="S in the budgets (default: 2)")
     parser.add_argument(

@@ -25,6 +25,7 @@ from typing import Any
 from turnbudget.eval.estimator import (
     GridEstimate,
     bootstrap_seeds_tasks,
+    check_grid_values,
     clustered_rate,
     estimate_grid,
     pass_at_k,
@@ -41,6 +42,7 @@ __all__ = [
     "baseline_teams",
     "bootstrap_seeds_tasks",
     "build_report",
+    "check_grid_values",
     "clustered_rate",
     "compare_probes",
     "estimate_grid",

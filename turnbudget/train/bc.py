@@ -112,6 +112,12 @@ def behaviour_clone(config: TrainConfig, *, overwrite: bool = False) -> dict[str
     except BaseException:
         venv.close()
         raise
+    if config.init:  # the network only: BC fits with an Adam of its own (`fit_policy`), and
+        # the init's optimizer moments, saved with this policy, would start a PPO run stale
+        policy = model.policy
+        policy.optimizer = policy.optimizer_class(
+            policy.parameters(), lr=model.lr_schedule(1), **policy.optimizer_kwargs
+        )
     Path(config.out).mkdir(parents=True, exist_ok=True)
     demos = collect_demos(config)
     losses = fit_policy(model, demos, config)

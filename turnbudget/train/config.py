@@ -84,7 +84,7 @@ class TrainConfig:
     budget_schedule: tuple[str, ...] = ()
     """A progressive horizon (as ScalingInter-RL): one BudgetMix per phase, short budgets first,
     e.g. ``uniform:12-20,uniform:21-30,uniform:31-40``; the run's steps are split evenly
-    between the phases, and a phase's budgets replace ``budget_mix`` / ``budget`` (empty: none)."""
+    between the phases, and a phase's budgets replace ``budget_mix`` / ``turn_budget`` (empty: none)."""
     process_reward: bool = False
     """Add potential-based shaping from the oracle's distance (`ProcessReward`)."""
     process_scale: float = 0.1

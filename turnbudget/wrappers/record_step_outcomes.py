@@ -50,10 +50,10 @@ _STEP_KEYS = tuple(StepRecord.__annotations__)
 
 #: The keys of `RecordStepOutcomes`' step records whose values it builds itself as str, int,
 #: bool, None or lists of ints (literals, ``str()``, ``int()``, ``bool()``, its own counters),
-#: never from a value it was handed as it is: `turnbudget.records.dumps_lines` need not check
-#: their types. Keep a key here only while `EpisodeTracker.step` and `RecordStepOutcomes`
-#: build its value so (``optimal``, the event's distances and what is computed from them and
-#: the floats are checked).
+#: never from a value it was handed as it is: `turnbudget.records.dumps_template_lines` need
+#: not check their types. Keep a key here only while `EpisodeTracker.step` and
+#: `RecordStepOutcomes` build its value so (``optimal``, the event's distances and what is
+#: computed from them and the floats are checked).
 PLAIN_STEP_KEYS = frozenset({
     "record", "episode_id", "env_id", "env_index", "seed", "episode_index", "turn",
     "turn_budget", "action", "valid_action", "distance_before", "distance_after",

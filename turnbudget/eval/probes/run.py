@@ -18,7 +18,7 @@ agent in the *same* states instead:
    distance left). A valid answer that leaves the state unchanged (``look``)
    is a *no-op*, counted apart; any other answer is judged: optimal when it is
    in ``optimal_actions()`` (or, a synonym, it brings the distance down by one).
-3. *recovery probe*, per error kind (from ``t0 >= 1``): one recoverable error
+3. *recovery probe*, per error kind (from ``t0 >= 2``): one recoverable error
    that raises the distance fires on turn ``t0 + 1``, a turn the engine plays
    for the agent. ``slip``: a non-optimal admissible command (one that keeps the
    task solvable); ``setback``: the env's ``inject_setback`` and a turn in which
