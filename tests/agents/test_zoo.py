@@ -69,6 +69,12 @@ def test_every_zoo_policy_has_a_card_saying_how_it_was_trained():
         assert card["env_id"].split("/")[-1].rsplit("-v", 1)[0].lower() == family
         assert card["reveal"] == "never" and not PolicyAgent(spec).budget_aware
         assert "benchmarks/train_zoo.py" in card["command"]
+        trained = card["train_config"]
+        if arm.startswith("fixed-"):  # (the cards said T = None: train_zoo read a renamed field)
+            assert card["budget"] == trained["turn_budget"] and not card["budget_mix"]
+            assert f"T = {trained['turn_budget']}," in card["how"]
+        else:
+            assert card["budget"] is None and card["budget_mix"] == trained["budget_mix"]
 
 
 _NO_TORCH = """
