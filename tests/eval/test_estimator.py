@@ -154,3 +154,36 @@ def test_the_bootstrap_in_blocks_is_one_resample_at_a_time_bit_for_bit(
     assert np.array_equal(est.high, np.maximum(without.high, boot_high))
     if shape[0] > 9:  # (the bootstrap counted: with few tasks the score interval holds it)
         assert (est.low < without.low).any() or (est.high > without.high).any()
+
+
+def test_seed_task_bootstrap_leaves_out_resamples_with_no_scored_cell():
+    """A resample that drew only NaN cells made every bound NaN (3 seeds x 24 tasks, one seed
+    scoring 2 tasks: (0.498, nan, nan)); an all-NaN array gave (nan, nan, nan) with a warning."""
+    import warnings
+
+    from turnbudget.eval.estimator import bootstrap_seeds_tasks
+
+    x = np.random.default_rng(0).random((3, 24))
+    x[0, 2:] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no "Mean of empty slice" either)
+        mean, low, high = bootstrap_seeds_tasks(x, n_bootstrap=2000, bounds=(0, 1))
+    assert np.isfinite([mean, low, high]).all() and 0 <= low <= mean <= high <= 1
+    with pytest.raises(ValueError, match="at least one cell that is not NaN"):
+        bootstrap_seeds_tasks([[np.nan, np.nan]] * 2)
+
+
+def test_paired_differences_and_interval_differences_refuse_what_they_cannot_be():
+    """Sums past their pairs, NaN and malformed estimates gave a mean outside its own interval
+    or NaN, silently (paired_difference([5, 0], [2, 2]) was (1.25, -1.0, 1.0))."""
+    from turnbudget.eval.estimator import difference_interval, paired_difference
+
+    for differences, pairs in (([5, 0], [2, 2]), ([np.nan, 0], [2, 2]), ([0, 0], [-1, 2])):
+        with pytest.raises(ValueError, match="a sum of that many differences in"):
+            paired_difference(differences, pairs)
+    for a in ((np.nan, 0, 1), (0.5, 0.6, 0.4), None, (0.5, 0.4), "abc"):
+        with pytest.raises(ValueError, match="Expect `a` to be"):
+            difference_interval(a, (0.5, 0.4, 0.6))
+    with pytest.raises(ValueError, match="Expect `correlation`"):
+        difference_interval((0.5, 0.4, 0.6), (0.5, 0.4, 0.6), correlation=np.nan)
+    assert paired_difference([1, -1], [2, 2])[0] == 0.0

@@ -242,7 +242,9 @@ class PingPong(RandomAgent):
     It walks back and forth between two states, so it never gets further than
     one command from where it started (Pass@1 = 0 wherever the goal is two or
     more commands away), and it undoes every slip at once. Its single-step skill
-    is below chance (in a probe it undoes the last optimal command), and its
+    is below chance where commands have inverses (in a probe it undoes the last
+    optimal command; where most have none, Crafting's and Shop's, it answers at
+    random, about chance), and its
     recovery-specific skill is 0: undoing the error leaves it oscillating.
 
     Example:

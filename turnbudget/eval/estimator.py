@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -565,12 +566,18 @@ def paired_difference(
         (0.005, -0.013, 0.023)
     """
     confidence = _check_confidence(confidence)
-    d = np.asarray(differences, dtype=np.float64).ravel()
-    n = np.asarray(pairs, dtype=np.float64).ravel()
+    d = _floats(differences, "differences").ravel()
+    n = _floats(pairs, "pairs").ravel()
     total = float(n.sum())
-    if d.shape != n.shape or total <= 0:
+    if d.shape != n.shape or not total > 0:
         raise ValueError(
             f"Expect `differences` and `pairs` of one length with pairs, got {d.shape}, {n.shape}"
+        )
+    if not (np.isfinite(d).all() and np.isfinite(n).all() and (n >= 0).all()
+            and (np.abs(d) <= n).all()):  # fmt: skip
+        raise ValueError(
+            "Expect each task's `pairs` to be a count >= 0 and its `differences` a sum of "
+            "that many differences in [-1, 1], finite"
         )
     mean = float(d.sum()) / total
     m = len(n)
@@ -600,7 +607,19 @@ def difference_interval(
         >>> d, round(low, 4), round(high, 4)
         (0.0, -0.05, 0.05)
     """
-    (pa, la, ua), (pb, lb, ub) = (tuple(float(x) for x in t) for t in (a, b))
+    terms = []
+    for name, term in (("a", a), ("b", b)):
+        values = tuple(term) if is_listlike(term) else ()
+        if not (len(values) == 3 and all(is_finite(v) for v in values)
+                and values[1] <= values[2]):  # fmt: skip
+            raise ValueError(
+                f"Expect `{name}` to be (estimate, low, high), finite, low <= high; "
+                f"got {brief(term)}"
+            )
+        terms.append(tuple(float(v) for v in values))
+    (pa, la, ua), (pb, lb, ub) = terms
+    if not is_finite(correlation):
+        raise ValueError(f"Expect `correlation` to be a finite number, got {brief(correlation)}")
     r = min(1.0, max(-1.0, float(correlation)))
     d = pa - pb
     low = d - np.sqrt(max(0.0, (pa - la) ** 2 + (ub - pb) ** 2 - 2 * r * (pa - la) * (ub - pb)))
@@ -731,14 +750,22 @@ def bootstrap_seeds_tasks(
     n_bootstrap = check_n_bootstrap(n_bootstrap, least=1)
     _check_confidence(confidence)
     check_seed(seed)
+    if np.isnan(x).all():
+        raise ValueError("Expect `x` to hold at least one cell that is not NaN, got none")
     mean = float(np.nanmean(x))
     rng = np.random.default_rng(seed)
     n_seeds, n_tasks = x.shape
     stats = np.empty(n_bootstrap)
-    for b in range(n_bootstrap):
-        seeds = rng.integers(n_seeds, size=n_seeds)
-        tasks = rng.integers(n_tasks, size=n_tasks)
-        stats[b] = np.nanmean(x[np.ix_(seeds, tasks)])
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # ("Mean of empty slice": dropped below)
+        for b in range(n_bootstrap):
+            seeds = rng.integers(n_seeds, size=n_seeds)
+            tasks = rng.integers(n_tasks, size=n_tasks)
+            stats[b] = np.nanmean(x[np.ix_(seeds, tasks)])
+    # A resample that drew only NaN cells has no mean: it is left out, as a NaN cell is.
+    stats = stats[~np.isnan(stats)] if np.isnan(stats).any() else stats
+    if stats.size == 0:
+        stats = np.array([mean])
     # In percent, (100 -/+ 100·confidence) / 2 is exact (2.5 and 97.5 at 0.95), where
     # (1 - confidence) / 2 is not.
     low, high = np.percentile(stats, [(100 - 100 * confidence) / 2, (100 + 100 * confidence) / 2])
