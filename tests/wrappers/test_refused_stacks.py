@@ -66,3 +66,38 @@ def test_an_outside_id_refused_for_its_missing_budget_closes_the_env_it_made():
         assert _CountsCloses.closed == 1
     finally:
         gym.registry.pop("tests/CountsCloses-v0")
+
+
+def test_an_outside_id_takes_the_turn_budget_its_refusal_asks_for():
+    """`make` passed ``turn_budget`` to the outside game's constructor, which refused it: the
+    fix the 'has no TurnBudget: pass `turn_budget`' message gave could not work."""
+    import turnbudget
+    from turnbudget.envs.native.maze import Maze
+    from turnbudget.wrappers import TurnBudget
+
+    if "outside/Maze-v0" not in gym.registry:
+        gym.register("outside/Maze-v0", entry_point=Maze, disable_env_checker=True)
+    with pytest.raises(ValueError, match="has no TurnBudget: pass `turn_budget`"):
+        turnbudget.make("outside/Maze-v0")
+    env = turnbudget.make("outside/Maze-v0", turn_budget=7, discrete_actions=8)
+    assert env.get_wrapper_attr("turn_budget") == 7
+    assert isinstance(env.env, TurnBudget)
+    env.close()
+    for bad in (42, None, b"turnbudget/Maze-Easy-v0", ["turnbudget/Maze-Easy-v0"]):
+        with pytest.raises(ValueError, match="Expect `env_id` to be a registered id or an env"):
+            turnbudget.make(bad)
+
+
+def test_a_budget_schedule_checks_its_reset_options():
+    """Junk options ended in "'str' object is not a mapping" inside the schedule."""
+    import turnbudget
+    from turnbudget.train.stack import BudgetSchedule
+
+    env = BudgetSchedule(
+        turnbudget.make("turnbudget/Maze-Easy-v0"), ["uniform:12-14"], steps_per_phase=100, seed=0
+    )
+    with pytest.raises(ValueError, match="options"):
+        env.reset(seed=0, options="junk")
+    with pytest.raises(ValueError, match="turn_budget"):
+        env.reset(seed=0, options={"turn_budget": 0})
+    env.close()

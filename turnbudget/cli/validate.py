@@ -79,11 +79,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"{len(result.probe.failed)} probes failed to run (left out of the metrics)")
     if failed:
         print(f"{len(failed)} of {sum(c.ok is not None for c in result.checks)} checks FAILED")
-        print(
-            "(each check is one 95% interval: a sound metric misses about 1 check in 20 by "
-            "chance, and such a miss moves with --seed; a defect misses at every seed, more "
-            "clearly with more --tasks)"
-        )
+        unmeasured = [c for c in failed if c.value.get("mean") is None]
+        if unmeasured:  # (not chance: nothing was measured, e.g. plans too short for errors)
+            print(
+                f"{len(unmeasured)} of them measured nothing (–): no probe of that kind could "
+                "be planned or scored on those tasks (a recovery probe needs a plan of at "
+                "least 3 commands); try more --tasks or another --env"
+            )
+        if len(unmeasured) < len(failed):
+            print(
+                "(each check is one 95% interval: a sound metric misses about 1 check in 20 "
+                "by chance, and such a miss moves with --seed; a defect misses at every seed, "
+                "more clearly with more --tasks)"
+            )
         return 1
     print(f"all {sum(c.ok is not None for c in result.checks)} checks passed")
     return 0

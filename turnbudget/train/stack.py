@@ -174,8 +174,9 @@ class BudgetSchedule(gym.Wrapper):
         return min(self.steps // self.steps_per_phase, len(self.phases) - 1)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        options = check_reset_options(seed, options)  # (checked before the phase draws)
         budget = self.phases[self.phase].sample(self._rng)
-        return self.env.reset(seed=seed, options={**(options or {}), "turn_budget": budget})
+        return self.env.reset(seed=seed, options={**options, "turn_budget": budget})
 
     def step(self, action: Any):
         self.steps += 1

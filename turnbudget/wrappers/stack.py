@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import numbers
 import os
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 import gymnasium as gym
+from gymnasium.envs.registration import load_env_creator
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
 
 from turnbudget._checks import brief, check_option, is_int, renamed
@@ -331,6 +333,8 @@ def make(
         >>> [type(w).__name__ for w in (env, env.env, env.env.env, env.env.env.env)]
         ['RevealBudget', 'RecordStepOutcomes', 'InjectErrors', 'SampleTurnBudget']
     """
+    if not isinstance(env_id, (str, gym.Env)):
+        raise ValueError(f"Expect `env_id` to be a registered id or an env, got {brief(env_id)}")
     unknown = sorted(set(options) - set(STACK_OPTIONS))
     if unknown:
         raise TypeError(
@@ -361,13 +365,36 @@ def make(
         if own_budget is not None and budget is not None:
             raise ValueError("This env already has a TurnBudget: set its budget where it was made")
         return plan.build(env, budget)
+    if budget is not None and not _takes_turn_budget(env_id):
+        kwargs.pop("turn_budget")  # (an outside game: its budget is the TurnBudget built here)
     env = gym.make(env_id, **kwargs)
     if find_wrapper(env, TurnBudget) is not None:
+        if budget is not None and "turn_budget" not in kwargs:
+            env.close()
+            raise ValueError(
+                f"{env_id!r} already has a TurnBudget: set its budget where it is made"
+            )
         return plan.build(env)
     if budget is None:  # an outside id without a budget: refused, and the env made is closed
         env.close()
         _no_budget(env_id)
     return plan.build(env, budget)
+
+
+def _takes_turn_budget(env_id: str) -> bool:
+    """Whether an outside id's entry point names a ``turn_budget`` parameter (one that builds
+    its own `TurnBudget`): if not, `make` keeps it out of ``gym.make`` and builds the
+    `TurnBudget` itself (a game's ``**config`` would refuse it)."""
+    module, _, name = env_id.rpartition(":")
+    try:
+        if module:
+            importlib.import_module(module)
+        entry_point = gym.spec(name).entry_point
+        creator = load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
+        parameters = inspect.signature(creator).parameters.values()
+    except (ImportError, AttributeError, TypeError, ValueError, gym.error.Error):
+        return True  # (as before: gym.make says what is wrong)
+    return any(p.name == "turn_budget" and p.kind is not p.VAR_KEYWORD for p in parameters)
 
 
 def _builds_the_stack(env_id: str) -> bool:

@@ -131,7 +131,7 @@ class ProbeSpec:
         return (self.env_id, self.task_seed, self.prefix, self.probe, self.kind or "")
 
 
-def _make_env(env_id: str) -> Any:
+def _make_env(env_id: str, setbacks: bool = True) -> Any:
     import gymnasium as gym
 
     from turnbudget.wrappers.stack import drop_checks, make
@@ -143,10 +143,8 @@ def _make_env(env_id: str) -> Any:
             f"Cannot make {env_id!r}: {exc} (`turnbudget list` shows the registered ids)"
         ) from exc
     game = env.unwrapped
-    missing = [
-        m for m in ("optimal_actions", "distance_to_goal", "inject_setback")
-        if not callable(getattr(game, m, None))
-    ]  # fmt: skip
+    needed = ("optimal_actions", "distance_to_goal", *(("inject_setback",) if setbacks else ()))
+    missing = [m for m in needed if not callable(getattr(game, m, None))]
     if missing:
         env.close()
         raise ValueError(f"Probes need the oracle methods {missing} on {type(game).__name__}")
@@ -198,7 +196,8 @@ class TaskStarts:
     interpreter process ends with it); `close` closes the rest.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, setbacks: bool = True) -> None:
+        self._setbacks = setbacks  # (whether the games must have `inject_setback`)
         self._base: dict[tuple[str, int], tuple[Any, str, dict[str, Any]] | None] = {}
         self._spare: dict[tuple[str, int], Any] = {}  # reset-each-time envs, per slot
 
@@ -209,7 +208,7 @@ class TaskStarts:
         back with `release`)."""
         key = (env_id, task_seed)
         if key not in self._base:
-            env = _make_env(env_id)
+            env = _make_env(env_id, self._setbacks)
             obs, info = env.reset(seed=task_seed)
             try:
                 _copy(env, 1).close()
@@ -220,7 +219,7 @@ class TaskStarts:
         base = self._base[key]
         if base is None:
             if (env_id, slot) not in self._spare:
-                self._spare[(env_id, slot)] = _make_env(env_id)
+                self._spare[(env_id, slot)] = _make_env(env_id, self._setbacks)
             env = self._spare[(env_id, slot)]
             obs, info = env.reset(seed=task_seed, options={"turn_budget": budget})
             return env, obs, info
@@ -278,8 +277,21 @@ def _optimal_plan(env: Any, task_seed: int, seed: int) -> tuple[str, ...]:
         options = sorted(game.optimal_actions())
         if not options:
             break
+        before = game.distance_to_goal()
         plan.append(options[int(rng.integers(len(options)))])
-        env.step(plan[-1])
+        _, _, _, _, info = env.step(plan[-1])
+        after = game.distance_to_goal()
+        # Every probe's state is a prefix of this plan: an oracle that lists a command the
+        # game refuses, or one that does not bring the distance down by one, would put
+        # every probe somewhere other than where its record says.
+        if info.get("valid_action") is False or None in (before, after) or after != before - 1:
+            raise ValueError(
+                f"{type(game).__name__}'s oracle listed {brief(plan[-1])} as optimal, but "
+                f"the game {'refused it' if info.get('valid_action') is False else 'took it'}"
+                f" and the distance went {before} -> {after} (task {task_seed}): "
+                f"optimal_actions() must list admissible commands that each bring "
+                f"distance_to_goal() down by one"
+            )
     return tuple(plan)
 
 
@@ -410,7 +422,7 @@ def _find_error(
 def plan_probes(config: ProbeConfig, starts: TaskStarts | None = None) -> list[ProbeSpec]:
     """Every probe of the configuration, in a fixed order (the same for every agent)."""
     own = starts is None
-    starts = starts or TaskStarts()
+    starts = starts or TaskStarts("setback" in config.kinds)
     try:
         return [
             spec

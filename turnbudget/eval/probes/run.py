@@ -62,6 +62,7 @@ caller's (`turnbudget.eval.report`).
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
@@ -93,7 +94,12 @@ from turnbudget.eval.probes.plan import (
 )
 from turnbudget.eval.probes.summary import summarize_probes, write_probe_summary
 from turnbudget.eval.run.agent_view import agent_info, opaque_id
-from turnbudget.eval.run.backends import Backend, resolve_backend
+from turnbudget.eval.run.backends import (
+    KEPT_ON_ABORT,
+    Backend,
+    EvaluationAborted,
+    resolve_backend,
+)
 from turnbudget.eval.run.driver import Act, AgentSet, Observe, Player, Program
 from turnbudget.eval.run.jobs import run_jobs
 from turnbudget.eval.run.lock import locks_output_dir
@@ -122,6 +128,9 @@ __all__ = [
     "plan_probes",
     "probe",
 ]
+
+#: The most prefix fractions a probe run takes (each adds a probe per task and kind).
+MAX_PREFIXES = 1000
 
 PROBE_CONFIG_FILE = "probe.json"
 PROBES_FILE = "probes.jsonl"
@@ -188,7 +197,8 @@ def _play_probe(
         noop = valid and state_signature(game, obs) == before
         after = game.distance_to_goal()
         synonym = valid and after is not None and after == int(spec.distance_before) - 1
-        optimal = None if noop else (action in optimal_now or synonym)
+        # (a command the game refused is never optimal, whatever the oracle listed)
+        optimal = None if noop else valid and (action in optimal_now or synonym)
         record.update(action=cap_text(str(action)), valid=valid, noop=noop, optimal=optimal)
         return record
     if not spec.applied:
@@ -279,7 +289,7 @@ class ProbeEpisodes:
 
     def __init__(self, agents: Sequence[Any], config: Any = None, serialize: bool = False):
         self.flags = [agent_flags(a) for a in agents]  # (needs_oracle, budget_aware)
-        self.starts = TaskStarts()
+        self.starts = TaskStarts(config is None or "setback" in config.kinds)
 
     def players(self, job: ProbeJob) -> list[Player]:
         return [Player(job.agent, job.episode_id, job.seed)]
@@ -418,7 +428,7 @@ def probe(
     backend_options = check_backend_options(backend_options)
     retries = check_retries(retries)
     backend = resolve_backend(backend, workers, backend_options, timeout)
-    starts = TaskStarts()
+    starts = TaskStarts("setback" in config.kinds)
     try:
         specs = plan_probes(config, starts)
     finally:
@@ -437,12 +447,18 @@ def probe(
                 who = driven_form(who, concurrency=concurrency, sealed=sealed)
             driven.append((label, who, role, reps))
         jobs = _jobs(driven, specs, config)
-        run_jobs(
-            backend, AgentSet(tuple(r[1] for r in driven)), config, jobs, kind=ProbeEpisodes,
-            serialize=False, retries=retries, on_failure=_failed, progress=progress,
-            desc="probe", unit="probe",
-            sink=lambda outcomes: done.update((job.index, (job, r)) for job, r in outcomes),
-        )  # fmt: skip
+        try:
+            run_jobs(
+                backend, AgentSet(tuple(r[1] for r in driven)), config, jobs,
+                kind=ProbeEpisodes, serialize=False, retries=retries, on_failure=_failed,
+                progress=progress, desc="probe", unit="probe",
+                sink=lambda outcomes: done.update((job.index, (job, r)) for job, r in outcomes),
+            )  # fmt: skip
+        except EvaluationAborted as exc:  # (its "kept ... resume" is an evaluation's, not ours)
+            raise EvaluationAborted(
+                str(exc).removesuffix(KEPT_ON_ABORT) + "No probe result is saved (they are "
+                "written when every probe has run); fix the cause and rerun to start again."
+            ) from None
     finally:
         for (_, who, _, _), (_, wrapper, _, _) in zip(runs, driven, strict=False):
             if wrapper is not who:
@@ -500,12 +516,15 @@ def _make_config(
     seeds = task_seeds(tasks)
     if not is_listlike(prefixes):
         raise ValueError(f"Expect `prefixes` to be fractions in [0, 1), got {brief(prefixes)}")
-    fractions = tuple(prefixes)
+    fractions = tuple(itertools.islice(prefixes, MAX_PREFIXES + 1))  # (never an endless one)
+    if len(fractions) > MAX_PREFIXES:
+        raise ValueError(f"Expect at most {MAX_PREFIXES} `prefixes`, got more")
     if not fractions or not all(is_real(f) and 0.0 <= f < 1.0 for f in fractions):
         raise ValueError(f"Expect `prefixes` to be fractions in [0, 1), got {brief(prefixes)}")
     fractions = tuple(float(f) for f in fractions)
     # (no set: its order, which orders the probes, changes between processes)
-    kinds_t = tuple(kinds) if is_listlike(kinds) and not isinstance(kinds, AbstractSet) else (None,)
+    listed = is_listlike(kinds) and not isinstance(kinds, AbstractSet)
+    kinds_t = tuple(itertools.islice(kinds, len(PROBE_KINDS) + 1)) if listed else (None,)
     if any(k not in PROBE_KINDS for k in kinds_t) or len(set(kinds_t)) != len(kinds_t):
         raise ValueError(
             f"Expect `kinds` to be distinct kinds from {PROBE_KINDS}, got {brief(kinds)}"

@@ -96,8 +96,12 @@ def team_step_probe(
                     )
                     # (judged as the text it plays: a str subclass's own methods, run inside
                     # the scorer, decided whether it was "optimal", or failed the probe)
-                    text = str.__str__(command) if isinstance(command, str) else None
-                    parsed = env.world.parse(role, text) if text is not None else None
+                    if not isinstance(command, str):  # (as `probe`: an agent's bug, not a skill)
+                        raise TypeError(
+                            f"Expect the agent of {role!r} to answer a str, got {brief(command)}"
+                        )
+                    text = str.__str__(command)
+                    parsed = env.world.parse(role, text)
                     hits[role] += parsed is not None and (
                         parsed in optimal or parsed in good or as_planned(parsed)
                     )

@@ -289,7 +289,8 @@ class Driver:
         self.agents: tuple[Any, ...] = agents.agents if isinstance(agents, AgentSet) else (agents,)
         self.kind = kind(self.agents, config, serialize)
         batch = [a for a in self.agents if _is_batch(a)]
-        self.width = max((max(1, int(a.max_batch_size)) for a in batch), default=1)
+        # (as `check_agent` reads it: a batch agent without the attribute takes one at a time)
+        self.width = max((max(1, int(getattr(a, "max_batch_size", 1))) for a in batch), default=1)
         self.batch = bool(batch)
         self._ready()
 
@@ -426,6 +427,12 @@ def _abandon(program: Program | None) -> None:
 
 
 _DONE = object()  # (the end of the jobs)
+
+
+def _end_episode(agent: Any) -> Any:
+    """A batch agent's ``end_episode``, or None: it is optional, as `check_agent` takes a batch
+    agent (one without it spun the driver forever, its episode ended and never freed)."""
+    return getattr(agent, "end_episode", None) if _is_batch(agent) else None
 
 
 class _Flight:
@@ -574,9 +581,9 @@ class _Flight:
         job, players, _, _ = self.live.pop(slot)
         self.in_use -= self._claims(players)
         for player in players:
-            agent = self.agents[player.agent]
-            if _is_batch(agent):
-                agent.end_episode(player.episode_id)
+            end = _end_episode(self.agents[player.agent])
+            if end is not None:
+                end(player.episode_id)
         self.started.pop(slot, None)
         self.free.append(slot)
 
@@ -588,10 +595,10 @@ class _Flight:
         _abandon(program)
         self.driver._discard(job, slot)
         for player in players:
-            agent = self.agents[player.agent]
-            if _is_batch(agent):
+            end = _end_episode(self.agents[player.agent])
+            if end is not None:
                 try:
-                    agent.end_episode(player.episode_id)
+                    end(player.episode_id)
                 except EPISODE_ERRORS:  # (cleanup of an agent that already failed)
                     logger.debug("end_episode after a failure raised", exc_info=True)
         self.started.pop(slot, None)

@@ -61,6 +61,7 @@ from turnbudget.eval.run.episodes import evaluation_runner
 __all__ = [
     "ABORT_AFTER",
     "BUILTIN_BACKENDS",
+    "KEPT_ON_ABORT",
     "MAX_LOCAL_WORKERS",
     "Backend",
     "EvaluationAborted",
@@ -219,6 +220,11 @@ class EvaluationAborted(RuntimeError):
     """Too many episodes in a row failed to run; the finished ones are kept (rerun to resume)."""
 
 
+#: How `EvaluationAborted`'s message ends: what a rerun does (a run that keeps nothing
+#: until it ends, a probe run, says otherwise).
+KEPT_ON_ABORT = "Finished episodes are kept; fix the cause and rerun the same command to resume."
+
+
 class WorkersUnavailable(RuntimeError):
     """A backend has no worker to run episodes on: it could not start them (Ray could not
     start or be reached, a worker failed to start) or lost every one. The message says what
@@ -263,8 +269,7 @@ def run_with_retries(
                 if streak >= ABORT_AFTER:
                     raise EvaluationAborted(
                         f"{streak} episodes in a row failed to run, the last with {o.kind}: "
-                        f"{o.error}. Finished episodes are kept; fix the cause and rerun the "
-                        "same command to resume."
+                        f"{o.error}. {KEPT_ON_ABORT}"
                     )
             if done:
                 yield done

@@ -1,0 +1,116 @@
+"""The probe engine on agents, games and arguments at the edge of what it documents."""
+
+from __future__ import annotations
+
+import itertools
+
+import gymnasium as gym
+import pytest
+from _wrapper_stub import LineWorld
+
+from turnbudget.agents import OracleAgent, RandomAgent
+from turnbudget.eval import probe
+from turnbudget.wrappers import TurnBudget
+
+SMALL = dict(tasks=3, n_bootstrap=0, baseline_repeats=1)
+
+
+def _register(name: str, game: type) -> str:
+    env_id = f"turnbudget-test/{name}-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point=lambda **kw: TurnBudget(game(length=6), 60),
+                     disable_env_checker=True)  # fmt: skip
+    return env_id
+
+
+class NoSetback(LineWorld):
+    inject_setback = None
+
+
+class RefusedOracle(LineWorld):
+    def optimal_actions(self):  # (lists a command the game refuses)
+        return [] if self.won or self.lost else ["fly forward"]
+
+
+class BatchOracle:
+    """A batch agent with neither ``max_batch_size`` nor ``end_episode``, both optional."""
+
+    needs_oracle = True
+
+    def reset_episode(self, episode_id, seed):
+        pass
+
+    def act_batch(self, episode_ids, observations, infos):
+        return [info["oracle_actions"][0] for info in infos]
+
+
+@pytest.mark.timeout(120, method="thread")
+def test_a_batch_agent_needs_neither_max_batch_size_nor_end_episode():
+    """Without ``max_batch_size`` the driver failed with AttributeError; without
+    ``end_episode`` it spun forever once the first episode ended."""
+    from turnbudget.eval import evaluate
+
+    result = probe("turnbudget/Maze-Easy-v0", BatchOracle(), tasks=2, n_bootstrap=0,
+                   baseline_repeats=1)  # fmt: skip
+    single = [r for r in result.records if r["role"] == "agent" and r["probe"] == "single"]
+    assert single and all(r["optimal"] for r in single) and not result.failed
+    run = evaluate("turnbudget/Maze-Easy-v0", BatchOracle(), ks=[1], ts=[30], tasks=2)
+    assert all(e["success"] for e in run.episodes)
+
+
+def test_slip_probes_need_no_setback_from_the_game():
+    """A slip-only run was refused: 'Probes need the oracle methods ['inject_setback']'."""
+    env_id = _register("NoSetbackLine", NoSetback)
+    result = probe(env_id, OracleAgent(0.0), kinds=["slip"], **SMALL)
+    assert {r["kind"] for r in result.records if r["probe"] == "recovery"} == {"slip"}
+    with pytest.raises(ValueError, match=r"oracle methods \['inject_setback'\]"):
+        probe(env_id, OracleAgent(0.0), kinds=["setback"], **SMALL)
+
+
+def test_an_oracle_listing_a_command_the_game_refuses_is_refused_naming_it():
+    """Every probe's state is a prefix of the oracle's plan: a refused 'optimal' command left
+    every state at the start while the records said otherwise, and was judged optimal."""
+    env_id = _register("RefusedOracleLine", RefusedOracle)
+    with pytest.raises(ValueError, match=r"RefusedOracle's oracle listed 'fly forward' as optimal"):
+        probe(env_id, RandomAgent(), **SMALL)
+
+
+def test_endless_prefixes_or_kinds_are_refused_not_built():
+    env_id = _register("ProbeLine", LineWorld)
+    with pytest.raises(ValueError, match="at most 1000 `prefixes`"):
+        probe(env_id, RandomAgent(), prefixes=itertools.repeat(0.5), **SMALL)
+    with pytest.raises(ValueError, match="Expect `kinds` to be distinct kinds"):
+        probe(env_id, RandomAgent(), kinds=itertools.repeat("slip"), **SMALL)
+
+
+def test_an_aborted_probe_run_does_not_promise_a_resume(tmp_path):
+    """Probes keep nothing until every probe has run: the abort said 'Finished episodes are
+    kept; ... rerun the same command to resume'."""
+    from turnbudget.eval.run.backends import EvaluationAborted
+
+    class Numbers:
+        def reset(self, seed):
+            pass
+
+        def act(self, observation, info):
+            return 42
+
+    with pytest.raises(EvaluationAborted, match="No probe result is saved") as caught:
+        probe("turnbudget/Maze-Easy-v0", Numbers(), tasks=2, n_bootstrap=0, retries=0,
+              baseline_repeats=1, out=tmp_path / "run")  # fmt: skip
+    assert "resume" not in str(caught.value)
+
+
+def test_the_team_step_probe_refuses_an_answer_that_is_not_text():
+    """A non-str answer was scored as a wrong command (skill -1) where `probe` fails it."""
+    from turnbudget.eval.probes.team import team_step_probe
+
+    class Numbers:
+        def reset(self, seed):
+            pass
+
+        def act(self, observation, info):
+            return 7
+
+    with pytest.raises(TypeError, match="Expect the agent of 'operator' to answer a str, got 7"):
+        team_step_probe("vault_v0", {"operator": Numbers(), "runner": "random"}, tasks=2)
