@@ -321,10 +321,11 @@ def dumps_template_lines(records: Sequence[Mapping[str, Any]], built_keys: Abstr
     """`dumps_lines` for records made from one template, whose ``built_keys`` the caller
     built itself: an episode's step records in the evaluator (`RecordStepOutcomes` copies one
     dict for each, and builds the values of its ``PLAIN_STEP_KEYS`` as str, int, bool, None
-    or lists of ints). Those columns are not checked, which saves about half of the checking. The caller vouches for both: every record has
-    the template's keys, and no value under ``built_keys`` is a float, an enum or a UUID
-    (nothing else can differ: orjson refuses subclasses, dataclasses and dates, and the
-    standard library then writes the record). Anything else: `dumps_lines`."""
+    or lists of ints). Those columns are not checked, which saves about half of the
+    checking. The caller vouches for both: every record has the template's keys, and no
+    value under ``built_keys`` is a float, an enum or a UUID (nothing else can differ:
+    orjson refuses subclasses, dataclasses and dates, and the standard library then writes
+    the record). Anything else: `dumps_lines`."""
     return _lines(records, built_keys)
 
 
@@ -345,17 +346,16 @@ def _lines(records: Sequence[Mapping[str, Any]], built_keys: AbstractSet[str]) -
     return "".join([dumps(r) + "\n" for r in records])
 
 
-def _plain_columns(records: Sequence[dict[str, Any]], plain_keys: AbstractSet[str]) -> bool:
-    """`_plain` over every value of ``records`` but those under ``plain_keys`` (vouched for by
-    the caller of `dumps_template_lines`), a column at a
-    time: the step records of an episode share their keys, so most columns hold one plain
-    type (one set of types, in C)."""
+def _plain_columns(records: Sequence[dict[str, Any]], built_keys: AbstractSet[str]) -> bool:
+    """`_plain` over every value of ``records`` but those under ``built_keys`` (vouched for by
+    the caller of `dumps_template_lines`), a column at a time: the step records of an episode
+    share their keys, so most columns hold one plain type (one set of types, in C)."""
     if not records:
         return True
     if len(set(map(len, records))) > 1:  # (zip would drop the longer records' values)
         return all(_plain(r.values()) for r in records)
     width = len(records[0])
-    checked = [k for k in records[0] if k not in plain_keys] if plain_keys else None
+    checked = [k for k in records[0] if k not in built_keys] if built_keys else None
     if checked is None or len(checked) == width:
         columns = zip(*map(dict.values, records))
     elif not checked:

@@ -381,32 +381,40 @@ def make(
     return plan.build(env, budget)
 
 
-def _takes_turn_budget(env_id: str) -> bool:
-    """Whether an outside id's entry point names a ``turn_budget`` parameter (one that builds
-    its own `TurnBudget`): if not, `make` keeps it out of ``gym.make`` and builds the
-    `TurnBudget` itself (a game's ``**config`` would refuse it)."""
+def _spec(env_id: str) -> gym.envs.registration.EnvSpec | None:
+    """The spec ``gym.make(env_id)`` would use ("module:id" imports the module), or None when
+    there is none (gym.make then raises the proper error)."""
     module, _, name = env_id.rpartition(":")
     try:
         if module:
             importlib.import_module(module)
-        entry_point = gym.spec(name).entry_point
-        creator = load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
+        return gym.spec(name)
+    except (ImportError, gym.error.Error):
+        return None
+
+
+def _takes_turn_budget(env_id: str) -> bool:
+    """Whether an outside id's entry point names a ``turn_budget`` parameter (one that builds
+    its own `TurnBudget`): if not, `make` keeps it out of ``gym.make`` and builds the
+    `TurnBudget` itself (a game's ``**config`` would refuse it)."""
+    spec = _spec(env_id)
+    if spec is None:
+        return True  # (as before: gym.make says what is wrong)
+    try:
+        entry = spec.entry_point
+        creator = load_env_creator(entry) if isinstance(entry, str) else entry
         parameters = inspect.signature(creator).parameters.values()
     except (ImportError, AttributeError, TypeError, ValueError, gym.error.Error):
-        return True  # (as before: gym.make says what is wrong)
+        return True
     return any(p.name == "turn_budget" and p.kind is not p.VAR_KEYWORD for p in parameters)
 
 
 def _builds_the_stack(env_id: str) -> bool:
     """True for ids whose ``gym.make`` takes the stack's options (every ``turnbudget/`` id)."""
-    module, _, name = env_id.rpartition(":")  # "module:id" as gym.make reads it
-    try:
-        if module:
-            importlib.import_module(module)
-        spec = gym.spec(name)
-    except (ImportError, gym.error.Error):
-        return False  # gym.make raises the proper error
-    return any(w.entry_point == STACK_ENTRY_POINT for w in spec.additional_wrappers)
+    spec = _spec(env_id)
+    return spec is not None and any(
+        w.entry_point == STACK_ENTRY_POINT for w in spec.additional_wrappers
+    )
 
 
 def _no_budget(env_id: str) -> NoReturn:
