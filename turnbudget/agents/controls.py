@@ -9,7 +9,7 @@ on the probes and checks). What each one truly has:
 | ``random`` | uniform over the admissible commands | 0 (chance) | 0 |
 | ``oracle:EPS`` | the memoryless ε-oracle (`OracleAgent`) | decreasing in ε | 0 |
 | ``control:undo`` | random; undoes a slip, retraces its history after a setback | 0 | about 0 (no goal) |
-| ``control:pingpong`` | always undoes the last executed command | below 0 | 0 |
+| ``control:pingpong`` | always undoes the last executed command | below 0 (about 0 where commands have no inverse) | 0 |
 | ``control:look-first`` | ``look`` on turn 1, then the oracle | 1 (its look apart) | 0 |
 | ``control:look-last`` | the oracle, ``look`` on its last turn | 1 (its look apart) | 0 |
 | ``control:recovery-positive`` | ε = 0.5 on track, the oracle for 3 turns after an error | that of ε = 0.5 | above 0 |

@@ -36,6 +36,10 @@ def _assert_controls(checks: list[Check], group: str) -> None:
     for reflex in ("random", "ping-pong", "undo-reflex"):  # goal-free reflexes
         v = _value(checks, group, reflex, rs)
         assert v["high"] >= 0.0 and v["low"] <= REFLEX_MARGIN, (reflex, v)
+    # Maze's and KeyQuest's commands have inverses: undoing the probe's last optimal command
+    # lies below chance (the check's own form, "≤0", holds on games without them too).
+    pingpong = _value(checks, group, "ping-pong", "single-step skill")
+    assert pingpong["high"] < 0.0, pingpong
     assert _value(checks, group, "recovery-positive", rs)["low"] > 0.0
     assert _value(checks, group, "recovery-negative", rs)["high"] < 0.0
     single = [_value(checks, group, f"oracle-eps{e:g}", "single-step skill") for e in EPSILONS]
@@ -88,3 +92,23 @@ def test_cli_validate_prints_the_table_and_fails_when_a_metric_misbehaves(capsys
     out = capsys.readouterr().out
     assert "FAIL" in out and "checks FAILED" in out
     assert main(["validate", "--env", "turnbudget/Nope-v0", "--quiet"]) == 2
+
+
+def test_a_ping_pong_above_chance_fails_its_check(monkeypatch):
+    """The ping-pong's single-step skill is checked: an impostor that plays the oracle under its
+    name lies above 0, and its check (and no other) fails."""
+    from turnbudget.agents import OracleAgent
+    from turnbudget.eval.probes import validate as module
+
+    class Impostor(OracleAgent):
+        name = "ping-pong"
+
+    agents = module.control_agents
+    monkeypatch.setattr(
+        module,
+        "control_agents",
+        lambda: [Impostor(0.0) if a.name == "ping-pong" else a for a in agents()],
+    )
+    result = validate(EASY[0], tasks=6, n_bootstrap=200)
+    failed = [(c.control, c.metric, c.expected) for c in result.checks if c.ok is False]
+    assert failed == [("ping-pong", "single-step skill", "≤0")], failed

@@ -63,8 +63,8 @@ class Check:
     """One row of the control table: a metric of a control, what it must be, what it was.
 
     ``expected``: ``"0"`` (the interval holds 0), ``"+"`` / ``"−"`` (it lies
-    above / below 0), ``"≈0"`` (it holds 0 or lies above it by at most
-    `REFLEX_MARGIN`), ``"+mean"`` (the mean is above 0: a gain its interval
+    above / below 0), ``"≤0"`` (it does not lie above 0), ``"≈0"`` (it holds 0 or
+    lies above it by at most `REFLEX_MARGIN`), ``"+mean"`` (the mean is above 0: a gain its interval
     may not yet resolve at small sizes), ``"≥0.9"`` and ``"1"`` (the mean),
     ``"<prev"`` (the mean is below the previous row's), or ``"info"``
     (reported, not checked: ``ok`` is None).
@@ -120,6 +120,7 @@ def _judge(expected: str, value: Mapping[str, Any], previous: float | None = Non
         "0": lambda: low <= 0.0 <= high,
         "+": lambda: low > 0.0,
         "−": lambda: high < 0.0,
+        "≤0": lambda: low <= 0.0,
         "≈0": lambda: high >= 0.0 and low <= REFLEX_MARGIN,
         "≥0.9": lambda: mean >= 0.9,
         "1": lambda: mean == 1.0,
@@ -170,6 +171,9 @@ def control_checks(
             add(group, name, "Δ recovery-specific skill", "0", c["recovery_specific_skill"])
             add(group, name, "Δ single-step skill", "+mean", c["single_step_skill"])
         add(group, "random", "single-step skill", "0", g["random"]["single_step_skill"])
+        # Below chance where commands have inverses (it undoes the probe's last optimal
+        # command), at chance where most have none (Crafting): never above it.
+        add(group, "ping-pong", "single-step skill", "≤0", g["ping-pong"]["single_step_skill"])
         previous = None
         for e in EPSILONS:
             value = g[_oracle(e)]["single_step_skill"]
