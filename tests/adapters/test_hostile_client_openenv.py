@@ -211,6 +211,8 @@ class BadServer:
     [
         ("<html>502 Bad Gateway</html>", "not JSON"),
         (b"\x00\xff", "not JSON"),
+        # JSON nested past the parser's depth (it raised RecursionError)
+        ('{"type": "observation", "data": ' + "[" * 100_000 + "]" * 100_000 + "}", "not JSON"),
         ([1, 2], "not an OpenEnv message"),
         ({"type": "observation"}, "with data None"),
         ({"type": "state", "data": {}}, "'state' answer"),

@@ -464,3 +464,36 @@ def test_group_seeding_runs_on_a_served_env_and_names_what_breaks(server: EnvSer
 def test_gym_session_refuses_an_unknown_reset_argument():
     with pytest.raises(TypeError, match="tunr_budget"):
         GymSession("http://127.0.0.1:1", tunr_budget=5)
+
+
+def test_sessions_that_end_leave_no_traceback_in_the_server_s_log(tmp_path):
+    """Every way a session ends (the client's context manager, `GymSession.close`, a client
+    that drops its socket) is quiet in the log: OpenEnv's close of a socket the client had
+    already closed was logged as an "Exception in ASGI application" each time. The log is
+    read once the server has stopped, so it is whole."""
+    log = tmp_path / "server.log"
+    with EnvServer(max_sessions=2, log_path=log) as server:
+        with TextGameEnv(base_url=server.base_url).sync() as env:
+            env.reset(env_id="turnbudget/Maze-Easy-v0", seed=0)
+            env.step(TextGameAction(command="look"))
+        assert idle(server)
+        session = GymSession(server.base_url, env_id="turnbudget/Maze-Easy-v0")
+        session.reset(seed=1)
+        session.step("look")
+        session.close()
+        assert idle(server)
+        ws_url = "ws" + server.base_url.removeprefix("http") + "/ws"
+        client = subprocess.Popen([sys.executable, "-c", _DROPPED_CLIENT, ws_url],
+                                  stdout=subprocess.PIPE, text=True)  # fmt: skip
+        try:
+            assert client.stdout is not None and client.stdout.readline() == "playing\n"
+            client.kill()
+            client.wait()
+        finally:
+            if client.poll() is None:
+                client.kill()
+                client.wait()
+            client.stdout.close()
+        assert idle(server)
+    text = log.read_text()
+    assert "Traceback" not in text and "Exception in ASGI" not in text, text[-3000:]

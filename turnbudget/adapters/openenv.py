@@ -609,7 +609,9 @@ class _ObjectMessages:
 
     Out: an error message never repeats the input (OpenEnv's validation errors carry each
     failing value whole, and an unknown message type is quoted in full): its ``errors``
-    keep the kind, place and message of each (`_errors`), its message 200 characters."""
+    keep the kind, place and message of each (`_errors`), its message 200 characters; the
+    socket's close, sent when a session ends, is dropped when the client has already gone
+    (it was logged as an error at the end of every session)."""
 
     _NOT_AN_OBJECT = "<a message that is not a JSON object>"
     _DISPATCH_NAMES = frozenset({"self", "func", "session_id"})
@@ -632,6 +634,14 @@ class _ObjectMessages:
         async def safe_errors(message: Any) -> None:
             if message.get("type") == "websocket.send" and isinstance(message.get("text"), str):
                 message = {**message, "text": self._safe_error(message["text"])}
+            elif message.get("type") == "websocket.close":
+                # OpenEnv closes every session's socket when it ends, the client's own close
+                # included; once the client has gone, the server's (uvicorn's
+                # ClientDisconnected, an OSError) escaped OpenEnv and was logged as an
+                # "Exception in ASGI application" at the end of every session
+                with contextlib.suppress(OSError):
+                    await send(message)
+                return
             await send(message)
 
         await self.app(scope, objects_only, safe_errors)
@@ -901,7 +911,7 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
                 f"{self._message_timeout:g} s (message_timeout_s); the session is dropped (its "
                 "episode is lost) and the next call opens a new one"
             ) from None
-        except ValueError as exc:  # not JSON (or not UTF-8)
+        except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, or nested too deep
             self._drop()
             raise self._broken(f"an answer that is not JSON ({type(exc).__name__})") from None
         except BaseException:  # cancelled mid-exchange: its answer must not reach the next call
@@ -939,7 +949,7 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
         try:
             assert ws is not None
             return json.loads(await ws.recv())
-        except (ConnectionClosed, ValueError):
+        except (ConnectionClosed, ValueError, RecursionError):
             raise ConnectionError(
                 f"The server closed this session ({closed}); the next call opens a new one"
             ) from closed
