@@ -408,6 +408,51 @@ def test_a_redirect_to_another_host_carries_no_credential(monkeypatch):
         assert secret not in sent
 
 
+
+@pytest.mark.parametrize("location", ["loop", "file:///etc/passwd"])
+@pytest.mark.parametrize("how", ["sync", "async", "preflight"])
+def test_a_redirect_the_client_cannot_follow_is_named_and_not_retried(location, how):
+    """Redirects in a loop, or to a scheme the client cannot speak, are the server's answer:
+    the error names them, once (the same request would get the same answer), where it said
+    the server "did not answer ... Is it running?" after every retry."""
+    paths: list[str] = []
+
+    class Redirecting(BaseHTTPRequestHandler):
+        def _redirect(self) -> None:
+            paths.append(self.path)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(307)
+            self.send_header("Location", self.path if location == "loop" else location)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = _redirect
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        agent = _agent(f"http://127.0.0.1:{httpd.server_address[1]}/v1", max_retries=3)
+        with pytest.raises(ServerUnavailable, match="redirect the client cannot follow") as info:
+            if how == "preflight":
+                agent.preflight()
+            else:
+                _act(agent, how)
+    finally:
+        httpd.shutdown()
+        thread.join()
+        httpd.server_close()
+    message = str(info.value)
+    assert "Is it running" not in message and "Not retried" in message
+    name = "TooManyRedirects" if location == "loop" else "UnsupportedProtocol"
+    assert name in message
+    # one request and the redirects it followed (the client's cap: 20), not four requests
+    assert 1 <= len(paths) <= 21, len(paths)
+
+
 # -- answers past `max_answer_bytes`: read no further, memory bounded ------------------
 
 _MIB = 2**20

@@ -453,6 +453,8 @@ class ChatAgent:
             _, failure = _within(timeout, lambda: self._send(client, _ListModels()), client.close)
         if (refused := refused_answer(failure)) is not None:
             raise self._refused(refused, "GET /models") from None
+        if (redirected := _unfollowable_redirect(failure)) is not None:
+            raise self._redirected(redirected, "GET /models")
         if isinstance(failure, (openai.APIConnectionError, RequestTimeout)):  # (or its timeouts)
             raise ServerUnavailable(
                 f"LLM server at {redact_url(self._url())} did not answer GET /models "
@@ -636,6 +638,8 @@ class ChatAgent:
         if isinstance(exc, (*_MALFORMED, _openai().APIResponseValidationError)):
             what = "answered without a reply"
             hint = "Is it an OpenAI-compatible server (`/chat/completions`)?"
+        elif (redirected := _unfollowable_redirect(exc)) is not None:
+            return self._redirected(redirected, "the request")
         else:
             what = "did not answer"
             hint = "Is it running? (`turnbudget serve-local` starts a local one.)"
@@ -656,10 +660,22 @@ class ChatAgent:
             return None
         if not self._retryable(exc):
             raise self._rejected(exc) from None
+        if (redirected := _unfollowable_redirect(exc)) is not None:
+            raise self._redirected(redirected, "the request") from None
         if retries >= self.max_retries:
             raise self._unavailable(exc, requests) from None
         logger.info("LLM request failed (%s); retry %d", _short(exc), retries + 1)
         return self._wait(retries)
+
+    def _redirected(self, cause: BaseException, request: str) -> ServerUnavailable:
+        """A server that answered with redirects the client cannot follow (a loop, another
+        scheme): not retried, since the same request would get the same answer."""
+        return ServerUnavailable(
+            f"LLM server at {redact_url(self._url())} answered with a redirect the client "
+            f"cannot follow ({type(cause).__name__}: {_short(cause)}). Not retried ({request} "
+            "would get the same answer). Is `base_url` the API's own address (for example "
+            "http://HOST:PORT/v1)? Rerun the same evaluation to resume."
+        )
 
     def _refused(self, refused: AnswerRefused, request: str) -> ServerUnavailable:
         """An answer read no further (`answer_bound`): not retried, since the same request
@@ -1113,6 +1129,21 @@ def _excerpt(value: Any, limit: int = 80) -> str:
     straddled the cut would be cut first and then not be recognised)."""
     text = redact(repr(value))
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _unfollowable_redirect(exc: BaseException | None) -> BaseException | None:
+    """The cause of a connection error that is a server's answer, not its silence: redirects
+    in a loop (httpx's ``TooManyRedirects``) or to a scheme it cannot speak
+    (``UnsupportedProtocol``, a ``file://`` Location). None for any other error."""
+    if exc is None or not isinstance(exc, _openai().APIConnectionError):
+        return None
+    cause = exc.__cause__
+    # (by name: the openai client's transport is httpx, or in its newer releases httpx2)
+    if type(cause).__name__ in ("TooManyRedirects", "UnsupportedProtocol") and type(
+        cause
+    ).__module__.partition(".")[0].startswith("httpx"):
+        return cause
+    return None
 
 
 def _short(exc: BaseException, limit: int = 200) -> str:
