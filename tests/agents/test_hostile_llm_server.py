@@ -408,7 +408,6 @@ def test_a_redirect_to_another_host_carries_no_credential(monkeypatch):
         assert secret not in sent
 
 
-
 @pytest.mark.parametrize("location", ["loop", "file:///etc/passwd"])
 @pytest.mark.parametrize("how", ["sync", "async", "preflight"])
 def test_a_redirect_the_client_cannot_follow_is_named_and_not_retried(location, how):
