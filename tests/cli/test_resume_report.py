@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import turnbudget.eval.report
@@ -33,3 +35,60 @@ def test_resuming_a_finished_run_does_not_rebuild_its_report(tmp_path, builds, c
     (out / "report.md").unlink()
     assert main([*RUN, "--out", str(out), "--quiet"]) == 0
     assert builds == [out, out] and (out / "report.md").exists()
+
+
+def test_a_report_stopped_while_plotting_is_rebuilt_whole_on_resume(tmp_path, monkeypatch):
+    """Ctrl-C between two plots, then the same command again: every plot is the new run's.
+    The curve `report_is_current` reads was written before the recovery plots, so a stop
+    between them left an earlier run's recovery plots, and the rerun kept them (exit 0)."""
+    import turnbudget.eval.report.plots as plots
+
+    out = tmp_path / "run"
+    first = ["eval", "--env", "Maze-Easy-v0", "--k", "1", "--t", "4,8", "--tasks", "2",
+             "--errors", "0.3", "--out", str(out), "--quiet"]  # fmt: skip
+    assert main([*first, "--agent", "random"]) == 0
+    second = [*first, "--agent", "oracle:0.2", "--overwrite"]
+    plot_recovery = plots.plot_recovery
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plots, "plot_recovery", interrupted)
+    assert main(second) != 0
+    monkeypatch.setattr(plots, "plot_recovery", plot_recovery)
+    second = [arg for arg in second if arg != "--overwrite"]  # the rerun the message asks for
+    assert main(second) == 0
+    written = (out / "summary.json").stat().st_mtime_ns
+    for png in ("recovery.png", "pass_at_1_curve.png"):
+        assert (out / png).stat().st_mtime_ns >= written, png
+
+
+def test_overwrite_discards_the_old_run_s_report_and_only_it(tmp_path, monkeypatch):
+    """--overwrite starts afresh: the old run's summary, tables and plots go with its logs
+    (they described the old agent beside the new run.json until the new report, and the old
+    label's heatmap stayed for good); a file of the user's stays. And every file a report
+    writes is one `REPORT_FILES` or `REPORT_HEATMAPS` names, so none is left behind."""
+    from turnbudget.records.files import REPORT_FILES, REPORT_HEATMAPS
+
+    out = tmp_path / "run"
+    run = ["eval", "--env", "Maze-Easy-v0", "--k", "1", "--t", "4,8", "--tasks", "2",
+           "--errors", "0.3", "--out", str(out), "--quiet"]  # fmt: skip
+    assert main([*run, "--agent", "random", "--label", "old"]) == 0
+    logs = {"run.json", "episodes.jsonl", "steps.jsonl"}
+    written = {p.name for p in out.iterdir() if not p.name.startswith(".")} - logs
+    assert "recovery_by_budget.png" in written and "heatmap_old_Maze-Easy.png" in written
+    assert all(name in REPORT_FILES or Path(name).match(REPORT_HEATMAPS) for name in written)
+    (out / "notes.txt").write_text("mine")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    # the new run stops (Ctrl-C) before its report: what is left beside its logs?
+    with monkeypatch.context() as patch:
+        patch.setattr(turnbudget.eval.report, "build_report", interrupted)
+        assert main([*run, "--agent", "oracle:0.2", "--label", "new", "--overwrite"]) == 130
+    left = {p.name for p in out.iterdir() if not p.name.startswith(".")}
+    assert left == logs | {"notes.txt"}, left
+    assert main([*run, "--agent", "oracle:0.2", "--label", "new"]) == 0
+    assert not (out / "heatmap_old_Maze-Easy.png").exists()
+    assert (out / "heatmap_new_Maze-Easy.png").exists() and (out / "notes.txt").exists()

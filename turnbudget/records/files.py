@@ -54,6 +54,8 @@ from turnbudget.records.schema import (
 
 __all__ = [
     "EPISODES_FILE",
+    "REPORT_FILES",
+    "REPORT_HEATMAPS",
     "RUN_FILE",
     "STEPS_FILE",
     "EpisodeLog",
@@ -77,6 +79,12 @@ __all__ = [
 RUN_FILE = "run.json"
 EPISODES_FILE = "episodes.jsonl"
 STEPS_FILE = "steps.jsonl"
+#: What a report made of a run's records leaves in its directory (`turnbudget.eval.report`:
+#: its summary, its tables, its plots), which starting the run afresh discards with them.
+REPORT_FILES = ("summary.json", "report.md", "pass_at_1_curve.png", "recovery.png",
+                "recovery_by_budget.png")  # fmt: skip
+#: The report's heatmaps, one per run label and env group.
+REPORT_HEATMAPS = "heatmap_*.png"
 
 
 class LogError(ValueError):
@@ -774,7 +782,9 @@ def prepare_run_dir(
 ) -> None:
     """Create ``out`` and its ``run.json`` holding ``config``, or check that the run already
     there has the same configuration (``check`` validates the one on disk, see
-    `read_config_dict`); ``overwrite`` starts afresh, removing ``run.json`` and ``files``.
+    `read_config_dict`); ``overwrite`` starts afresh, removing ``run.json``, ``files`` and
+    the report made of them (`REPORT_FILES`, `REPORT_HEATMAPS`: until the new run's own, it
+    described the old run beside the new ``run.json``, and the old labels' heatmaps stayed).
     Logs (``files``) without a ``run.json`` are refused: their settings cannot be told, and
     resuming would take their episodes in as this run's."""
     out.mkdir(parents=True, exist_ok=True)
@@ -783,8 +793,10 @@ def prepare_run_dir(
     # again must find the same settings there).
     config = json.loads(json.dumps(dict(config)))
     if overwrite:
-        for name in (RUN_FILE, *files):
+        for name in (RUN_FILE, *files, *REPORT_FILES):
             (out / name).unlink(missing_ok=True)
+        for heatmap in out.glob(REPORT_HEATMAPS):
+            heatmap.unlink(missing_ok=True)
     if run_file.exists():
         try:
             previous = read_config_dict(run_file, check)

@@ -158,9 +158,9 @@ def build_report(
 
 def report_is_current(root: str | Path, *, plots: bool = True) -> bool:
     """Whether `build_report` on the run directory ``root`` would write what is there already:
-    ``summary.json`` and ``report.md`` (and with ``plots`` the Pass@(1,T) curve) were all
-    written after the run's records last changed. A resumed run with nothing left to run
-    skips the rebuild (seconds of plotting) when it is.
+    ``summary.json`` and ``report.md`` (and with ``plots`` the Pass@(1,T) curve, the last plot
+    `write_plots` writes) were all written after the run's records last changed. A resumed run
+    with nothing left to run skips the rebuild (seconds of plotting) when it is.
     """
     root = Path(root)
     outputs = [root / SUMMARY_FILE, root / REPORT_FILE]

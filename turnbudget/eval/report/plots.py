@@ -32,7 +32,9 @@ PASS1_CURVE_FILE = "pass_at_1_curve.png"
 
 
 def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
-    """All PNGs of a summary; returns their paths."""
+    """All PNGs of a summary; returns their paths. The Pass@(1,T) curve comes last: a report
+    whose curve is newer than its records has all its plots (`report_is_current` reads it so;
+    a build stopped after it had left the last plots of an earlier run in place)."""
     root = Path(root)
     paths = []
     names = heatmap_names(summary)
@@ -42,10 +44,10 @@ def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
             path = root / names[label, group]
             plot_heatmap(grid, f"{label} · {_short(group)} ({mode})", path)
             paths.append(path)
-    paths.append(plot_pass1_curves(summary, root / PASS1_CURVE_FILE))
     paths.append(plot_recovery(summary, root / "recovery.png"))
     if any(_by_budget(r) for r in summary["runs"].values()):
         paths.append(plot_recovery_by_budget(summary, root / "recovery_by_budget.png"))
+    paths.append(plot_pass1_curves(summary, root / PASS1_CURVE_FILE))
     return paths
 
 
