@@ -152,3 +152,31 @@ def test_the_interrupt_message_counts_only_whole_episode_lines(tmp_path):
     assert _saved_episodes(tmp_path) == (
         f"2 episodes saved in {tmp_path}; rerun the same command to resume"
     )
+
+
+def test_ctrl_c_before_the_command_runs_is_one_line(monkeypatch, capsys):
+    """While the parser is built, and (``python -m turnbudget``) while the library is
+    imported: one line and 130, not a traceback of whatever was loading."""
+    import runpy
+    import sys
+
+    import turnbudget.cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(turnbudget.cli, "build_parser", interrupted)
+    assert main(["list"]) == INTERRUPTED
+    assert capsys.readouterr().err == "turnbudget: interrupted\n"
+
+    class InterruptedImport:  # a finder that stops the import of turnbudget.cli
+        def find_spec(self, name, path=None, target=None):
+            if name == "turnbudget.cli":
+                raise KeyboardInterrupt
+
+    monkeypatch.delitem(sys.modules, "turnbudget.cli")
+    monkeypatch.setattr(sys, "meta_path", [InterruptedImport(), *sys.meta_path])
+    with pytest.raises(SystemExit) as exit_:
+        runpy.run_module("turnbudget", run_name="__main__")
+    assert exit_.value.code == INTERRUPTED
+    assert capsys.readouterr().err == "turnbudget: interrupted\n"

@@ -96,7 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     one line and `INTERRUPTED` (``eval``, ``probe`` and ``validate`` say what was saved).
     Output whose reader has gone (a pipe into ``head``) ends the command quietly with
     `BROKEN_PIPE`, as SIGPIPE would, and what is left to print goes to the null device."""
-    args = build_parser().parse_args(argv)
+    try:  # (Ctrl-C while the parser is built: one line too)
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:
+        print("turnbudget: interrupted", file=sys.stderr)
+        return INTERRUPTED
     try:
         code = int(args.run(args) or 0)
         if sys.stdout is not None:  # (a closed pipe found here, not in the flush at exit)
