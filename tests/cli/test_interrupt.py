@@ -166,7 +166,11 @@ def test_ctrl_c_before_the_command_runs_is_one_line(monkeypatch, capsys):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(turnbudget.cli, "build_parser", interrupted)
-    assert main(["list"]) == INTERRUPTED
+    try:
+        code = main(["list"])
+    except KeyboardInterrupt:  # (escaping, it would stop the whole test session)
+        pytest.fail("Ctrl-C while the parser was built escaped main")
+    assert code == INTERRUPTED
     assert capsys.readouterr().err == "turnbudget: interrupted\n"
 
     class InterruptedImport:  # a finder that stops the import of turnbudget.cli
@@ -177,6 +181,9 @@ def test_ctrl_c_before_the_command_runs_is_one_line(monkeypatch, capsys):
     monkeypatch.delitem(sys.modules, "turnbudget.cli")
     monkeypatch.setattr(sys, "meta_path", [InterruptedImport(), *sys.meta_path])
     with pytest.raises(SystemExit) as exit_:
-        runpy.run_module("turnbudget", run_name="__main__")
+        try:
+            runpy.run_module("turnbudget", run_name="__main__")
+        except KeyboardInterrupt:
+            pytest.fail("Ctrl-C while the library was imported escaped python -m turnbudget")
     assert exit_.value.code == INTERRUPTED
     assert capsys.readouterr().err == "turnbudget: interrupted\n"
