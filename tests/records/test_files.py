@@ -549,3 +549,28 @@ def test_a_json_error_says_at_once():
         ValueError, match=r"^not JSON \(Unterminated string starting at character 2\)$"
     ):
         _loads('{"seed')
+
+
+@pytest.mark.parametrize("writer", ["write_json", "write_text_atomic"])
+def test_a_read_only_file_system_names_the_file_asked_for(writer, tmp_path, monkeypatch):
+    """On a read-only file system the temporary's creation and its removal both fail: the
+    error is the first, naming the file asked for (the removal's replaced it, naming the
+    temporary)."""
+    import errno
+    from pathlib import Path
+
+    from turnbudget.eval.report._atomic import write_text_atomic
+    from turnbudget.records.files import write_json
+
+    def read_only(path, *args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system", str(path))
+
+    monkeypatch.setattr(Path, "open", read_only)
+    monkeypatch.setattr(Path, "unlink", read_only)
+    target = tmp_path / "summary.json"
+    with pytest.raises(OSError) as info:
+        if writer == "write_json":
+            write_json(target, {"a": 1})
+        else:
+            write_text_atomic(target, "{}")
+    assert info.value.errno == errno.EROFS and info.value.filename == str(target)

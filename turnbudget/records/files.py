@@ -31,6 +31,7 @@ file, is refused with `LogError` before anything is changed.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import hashlib
@@ -713,8 +714,14 @@ def _rewrite(path: Path, lines: Iterable[bytes]) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as exc:  # the error names the file the caller asked for, not the temporary
+        if exc.errno is None or str(tmp) not in (str(exc.filename), str(exc.filename2)):
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
     finally:
-        tmp.unlink(missing_ok=True)
+        # (a read-only file system refuses the removal too: its error hid the first one)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def write_json(path: str | os.PathLike[str], data: Any, **dumps_options: Any) -> None:

@@ -44,7 +44,9 @@ def _replacing(path: Path) -> Iterator[Path]:
             raise
         raise OSError(exc.errno, exc.strerror, str(path)) from exc
     finally:
-        tmp.unlink(missing_ok=True)
+        # (a read-only file system refuses the removal too: its error hid the first one)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
