@@ -327,22 +327,28 @@ time.sleep(3600)
 """
 
 
-@pytest.mark.timeout(300, method="thread")
-def test_a_session_dropped_by_its_client_is_reclaimed(server: EnvServer):
-    assert idle(server)
+def _drop_a_playing_client(server: EnvServer) -> None:
+    """Start a client process that resets a session, then kill it while it holds the session
+    (no close frame: the process dies), once the server counts it."""
     ws_url = "ws" + server.base_url.removeprefix("http") + "/ws"
     client = subprocess.Popen([sys.executable, "-c", _DROPPED_CLIENT, ws_url],
                               stdout=subprocess.PIPE, text=True)  # fmt: skip
     try:
         assert client.stdout is not None and client.stdout.readline() == "playing\n"
         assert server.sessions().active_sessions == 1
-        client.kill()  # no close frame: the process dies holding the session
+        client.kill()
         client.wait()
     finally:
         if client.poll() is None:
             client.kill()
             client.wait()
         client.stdout.close()
+
+
+@pytest.mark.timeout(300, method="thread")
+def test_a_session_dropped_by_its_client_is_reclaimed(server: EnvServer):
+    assert idle(server)
+    _drop_a_playing_client(server)
     assert idle(server)
     with TextGameEnv(base_url=server.base_url).sync() as env:  # the server goes on serving
         assert env.reset(env_id="turnbudget/Maze-Easy-v0", seed=0).observation.text
@@ -482,18 +488,7 @@ def test_sessions_that_end_leave_no_traceback_in_the_server_s_log(tmp_path):
         session.step("look")
         session.close()
         assert idle(server)
-        ws_url = "ws" + server.base_url.removeprefix("http") + "/ws"
-        client = subprocess.Popen([sys.executable, "-c", _DROPPED_CLIENT, ws_url],
-                                  stdout=subprocess.PIPE, text=True)  # fmt: skip
-        try:
-            assert client.stdout is not None and client.stdout.readline() == "playing\n"
-            client.kill()
-            client.wait()
-        finally:
-            if client.poll() is None:
-                client.kill()
-                client.wait()
-            client.stdout.close()
+        _drop_a_playing_client(server)
         assert idle(server)
     text = log.read_text()
     assert "Traceback" not in text and "Exception in ASGI" not in text, text[-3000:]

@@ -50,6 +50,22 @@ def _assert_controls(checks: list[Check], group: str) -> None:
         assert _value(checks, group, look, "no-op rate")["mean"] is not None
 
 
+def _impostor(monkeypatch: pytest.MonkeyPatch, control: str, epsilon: float) -> None:
+    """Put an ε-oracle (memoryless) in place of the control named ``control``, under its name."""
+    from turnbudget.agents import OracleAgent
+    from turnbudget.eval.probes import validate as module
+
+    class Impostor(OracleAgent):
+        name = control
+
+    agents = module.control_agents
+    monkeypatch.setattr(
+        module,
+        "control_agents",
+        lambda: [Impostor(epsilon) if a.name == control else a for a in agents()],
+    )
+
+
 def test_reduced_controls_pass_on_maze(tmp_path):
     """The default suite's null / positive / negative check (12 tasks; the slow test has 40)."""
     result = validate(EASY[0], tasks=12, n_bootstrap=300, out=tmp_path)
@@ -68,26 +84,13 @@ def test_controls_pass_at_40_tasks(env_id):
 
 
 def test_cli_validate_prints_the_table_and_fails_when_a_metric_misbehaves(capsys, monkeypatch):
-    from turnbudget.agents import OracleAgent
     from turnbudget.cli import main
-    from turnbudget.eval.probes import validate as module
 
     args = ["validate", "--env", EASY[0], "--tasks", "5", "--quiet"]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "recovery-positive" in out and "expected" in out and "checks passed" in out
-
-    class Impostor(OracleAgent):
-        """A memoryless oracle that claims to be the recovery-positive control."""
-
-        name = "recovery-positive"
-
-    agents = module.control_agents
-    monkeypatch.setattr(
-        module,
-        "control_agents",
-        lambda: [Impostor(0.5) if a.name == "recovery-positive" else a for a in agents()],
-    )
+    _impostor(monkeypatch, "recovery-positive", 0.5)  # a memoryless oracle under its name
     assert main(args) == 1
     out = capsys.readouterr().out
     assert "FAIL" in out and "checks FAILED" in out
@@ -97,18 +100,7 @@ def test_cli_validate_prints_the_table_and_fails_when_a_metric_misbehaves(capsys
 def test_a_ping_pong_above_chance_fails_its_check(monkeypatch):
     """The ping-pong's single-step skill is checked: an impostor that plays the oracle under its
     name lies above 0, and its check (and no other) fails."""
-    from turnbudget.agents import OracleAgent
-    from turnbudget.eval.probes import validate as module
-
-    class Impostor(OracleAgent):
-        name = "ping-pong"
-
-    agents = module.control_agents
-    monkeypatch.setattr(
-        module,
-        "control_agents",
-        lambda: [Impostor(0.0) if a.name == "ping-pong" else a for a in agents()],
-    )
+    _impostor(monkeypatch, "ping-pong", 0.0)
     result = validate(EASY[0], tasks=6, n_bootstrap=200)
     failed = [(c.control, c.metric, c.expected) for c in result.checks if c.ok is False]
     assert failed == [("ping-pong", "single-step skill", "≤0")], failed
