@@ -152,3 +152,40 @@ def test_a_str_subclass_plays_as_its_plain_text(name):
         *result, infos = env.step(hostile)
         assert (*result, infos) == twin.step(actions)
     assert env.records == twin.records
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_aec_form_refuses_a_bad_action_at_its_agent_s_step(name):
+    """AEC: an index out of range is refused at the step of the agent who gave it, naming it,
+    and changes nothing (PettingZoo's conversion stored it and raised it at the round's last
+    agent, then at every step until a reset); an action for a done agent is a ValueError and
+    the done agent's None step still works (it was an AssertionError, then a KeyError on
+    every step). Play then goes on exactly as a fresh env's."""
+    env, twin = (make_team(name, aec=True, discrete_actions=8, turn_budget=2) for _ in range(2))
+    env.reset(seed=3)
+    twin.reset(seed=3)
+    first = env.agent_selection
+    for bad in (99, -1, 1.5):
+        with pytest.raises(ValueError, match=f"Agent '{first}': Expect an action in Discrete"):
+            env.step(bad)
+        assert env.agent_selection == first
+    for _agent in env.agent_iter(max_iter=50):
+        assert pickle.dumps(env.last()) == pickle.dumps(twin.last())
+        *_, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            with pytest.raises(ValueError, match="is done .* step it with None"):
+                env.step(0)
+            action = None
+        else:
+            action = 0
+        env.step(action)
+        twin.step(action)
+    assert not env.agents
+    for aec in (all_games[name].env(turn_budget=1), make_team(name, aec=True, turn_budget=1)):
+        aec.reset(seed=0)
+        for _ in aec.agents:  # one round: every agent is then truncated
+            aec.step("wait")
+        with pytest.raises(ValueError, match="is done"):
+            aec.step("wait")
+        while aec.agents:
+            aec.step(None)

@@ -22,8 +22,9 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
-from pettingzoo import ParallelEnv
-from pettingzoo.utils.conversions import parallel_to_aec
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils.conversions import parallel_to_aec_wrapper
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from turnbudget._checks import brief, check_turn_budget
 from turnbudget.envs.core import (
@@ -39,7 +40,14 @@ from turnbudget.envs.core import (
 )
 from turnbudget.multiagent.worlds.base import TeamWorld
 
-__all__ = ["TEXT_KEY", "TextParallelEnv", "UnknownAgentError", "agent_entry", "game_factories"]
+__all__ = [
+    "TEXT_KEY",
+    "TextParallelEnv",
+    "UnknownAgentError",
+    "agent_entry",
+    "checked_aec",
+    "game_factories",
+]
 
 #: The key of the printable text in every observation dict.
 TEXT_KEY = "text"
@@ -261,6 +269,40 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
         return info
 
 
+class _CheckedAEC(parallel_to_aec_wrapper):
+    """PettingZoo's AEC form of a parallel team env (``parallel_to_aec``), which refuses a bad
+    action at the step of the agent who gave it, before anything is stored.
+
+    PettingZoo's wrapper stores each agent's action until the round's last agent and steps
+    the parallel env then: an index a discrete stack refuses was raised at the last agent's
+    step, naming neither the agent nor its action, and stayed stored, so every later step
+    raised it again until a reset. And an action for an agent that is done deleted its entry
+    before asserting it was None: a bare ``AssertionError``, then a ``KeyError`` on every
+    step. Here a done agent's action must be None (``ValueError`` otherwise), and a live
+    agent's passes the parallel stack's ``check_agent_action`` first."""
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations.get(agent) or self.truncations.get(agent):
+            if action is not None:
+                raise ValueError(
+                    f"Agent {agent!r} is done (terminated or truncated): step it with None, "
+                    f"as PettingZoo's AEC API asks, got {brief(action)}"
+                )
+        else:
+            check = getattr(self.env, "check_agent_action", None)
+            if check is not None:
+                check(agent, action)
+        super().step(action)
+
+
+def checked_aec(env: ParallelEnv) -> AECEnv:
+    """The AEC form of the parallel team env ``env`` (PettingZoo's ``parallel_to_aec``, wrapped
+    in its ordering checks as PettingZoo's own conversion is), whose ``step`` refuses a bad
+    action at the step of the agent who gave it (`_CheckedAEC`)."""
+    return OrderEnforcingWrapper(_CheckedAEC(env))
+
+
 def game_factories(
     raw_env: type[TextParallelEnv], default_budgets: Mapping[str, int]
 ) -> tuple[Callable[..., Any], Callable[..., Any]]:
@@ -270,7 +312,7 @@ def game_factories(
     returns the parallel env with the difficulty's default team budget (or
     ``turn_budget``); ``max_cycles`` is PettingZoo's name for the same number of
     rounds (for code written against ``pettingzoo`` games; give one of the two).
-    ``env(...)`` is its AEC form by PettingZoo's own ``parallel_to_aec``.
+    ``env(...)`` is its AEC form by PettingZoo's own ``parallel_to_aec`` (`checked_aec`).
     """
     from turnbudget.multiagent.wrappers.team_turn_budget import TeamTurnBudget
 
@@ -297,11 +339,11 @@ def game_factories(
         render_mode: str | None = None,
         max_cycles: int | None = None,
     ) -> Any:
-        return parallel_to_aec(parallel_env(difficulty, turn_budget, render_mode, max_cycles))
+        return checked_aec(parallel_env(difficulty, turn_budget, render_mode, max_cycles))
 
     name = raw_env.metadata["name"]
     parallel_env.__doc__ = (
         f"The {name} game as a PettingZoo ParallelEnv with its default team budget."
     )
-    env.__doc__ = f"The {name} game as a PettingZoo AECEnv (``parallel_to_aec`` of `parallel_env`)."
+    env.__doc__ = f"The {name} game as a PettingZoo AECEnv (`checked_aec` of `parallel_env`)."
     return env, parallel_env

@@ -7,10 +7,9 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from pettingzoo.utils.conversions import parallel_to_aec
 
 from turnbudget._checks import brief, check_bool, renamed
-from turnbudget.multiagent.base import TextParallelEnv
+from turnbudget.multiagent.base import TextParallelEnv, checked_aec
 from turnbudget.multiagent.wrappers import (
     InjectTeamErrors,
     RecordTeamOutcomes,
@@ -116,7 +115,8 @@ def make_team(
         info: ``"numeric"`` (`TeamNumericInfo`: fixed-shape NumPy values only, for SuperSuit's
             vector envs) or ``"text"`` (every key); None: numeric exactly when
             ``text_features`` makes the observations numeric. As in `turnbudget.make`.
-        aec: Return the AEC form (PettingZoo's ``parallel_to_aec``) instead of the parallel env.
+        aec: Return the AEC form (PettingZoo's ``parallel_to_aec``: `checked_aec`) instead of the
+            parallel env.
         render_mode: ``"ansi"`` or ``"human"``.
         budget: Deprecated: the old name of ``turn_budget`` (warns; removed in the next release).
 
@@ -171,4 +171,4 @@ def make_team(
     ):
         if specs[key] is not None:
             env = wrapper(env, **specs[key])
-    return parallel_to_aec(env) if aec else env
+    return checked_aec(env) if aec else env

@@ -74,6 +74,15 @@ class TeamDiscreteActions(BaseParallelWrapper):
         observations, infos = self.env.reset(seed=seed, options=options)
         return observations, self._update(infos)
 
+    def check_agent_action(self, agent: str, index: Any) -> None:
+        """Refuse (``ValueError``) an index that is not a whole number in ``[0, max_actions)``,
+        as `step` would: the AEC form asks at the step of the agent who gave it."""
+        slots = agent_entry(self._slots, agent)
+        try:
+            slots.command(index)
+        except ValueError as exc:
+            raise ValueError(f"Agent {agent!r}: {exc}") from None
+
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         live = self.env.agents
         self.unwrapped.check_actions(actions, live)  # a mapping of live agents
