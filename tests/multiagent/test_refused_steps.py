@@ -173,7 +173,7 @@ def test_the_aec_form_refuses_a_bad_action_at_its_agent_s_step(name):
         assert pickle.dumps(env.last()) == pickle.dumps(twin.last())
         *_, terminated, truncated, _ = env.last()
         if terminated or truncated:
-            with pytest.raises(ValueError, match="is done .* step it with None"):
+            with pytest.raises(ValueError, match=r"is done .* step it with None"):
                 env.step(0)
             action = None
         else:

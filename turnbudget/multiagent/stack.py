@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-
 from turnbudget._checks import brief, check_bool, renamed
 from turnbudget.multiagent.base import TextParallelEnv, checked_aec
 from turnbudget.multiagent.wrappers import (
