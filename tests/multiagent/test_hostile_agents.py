@@ -73,3 +73,23 @@ def test_solo_role_env_quotes_a_hostile_argument_briefly(kwargs):
     with pytest.raises(ValueError, match="Expect") as caught:
         SoloRoleEnv("vault_v0", **kwargs)
     assert len(str(caught.value)) < 300
+
+
+@pytest.mark.parametrize("digits", ["\u0661\u0662\u0663\u0664", "\uff11\uff12\uff13\uff14", "١٢34"])
+def test_a_code_in_other_digits_is_a_spent_turn_the_operator_sees_in_its_space(digits):
+    """Vault: at a locked door, a code in digits other than ASCII's is no code (it was parsed
+    as an attempt, and its echo in the operator's monitor line left the printable space)."""
+    from turnbudget.multiagent import vault_v0
+
+    env = vault_v0.parallel_env(difficulty="easy")
+    env.reset(seed=0)
+    game = env.unwrapped
+    while env.agents and not any(
+        command.startswith("enter ") for command in game.world.admissible("runner")
+    ):
+        env.step(game.joint_plan()[0])
+    assert env.agents, "the plan reaches a locked door before the end"
+    observations, _, _, _, infos = env.step({"operator": "wait", "runner": f"enter {digits}"})
+    assert infos["runner"]["valid_action"] is False
+    for agent in env.possible_agents:
+        assert env.observation_space(agent).contains(observations[agent]), agent

@@ -40,7 +40,9 @@ CONFIGS = {
 }  # fmt: skip
 MAX_SAY_LENGTH = 120  # characters of one radio message
 _COLORS = ("red", "blue", "green", "yellow", "silver", "bronze", "white", "black")
-_CODE = re.compile(r"(?<!\d)\d{4}(?!\d)")
+# (ASCII digits only: "١٢٣٤" is four digits to \d and to str.isdigit, and its echo in the
+# operator's monitor line left the printable Text space)
+_CODE = re.compile(r"(?<!\d)\d{4}(?!\d)", re.ASCII)
 _ENTER_SYNONYMS = ("enter", "type", "key", "input", "punch", "dial")
 
 # The oracle's state: (runner's room, open doors as a bitmask, codes the runner has heard).
@@ -249,7 +251,8 @@ class VaultWorld(TeamWorld):
         ):
             codes = _CODE.findall(command)
             if len(codes) == 1 and all(
-                w.isdigit() or w.lower() in (*_ENTER_SYNONYMS, "code", "the") for w in words
+                (w.isascii() and w.isdigit()) or w.lower() in (*_ENTER_SYNONYMS, "code", "the")
+                for w in words
             ):
                 return f"enter {codes[0]}"  # any well-formed code is an attempt, heard or not
             return None
