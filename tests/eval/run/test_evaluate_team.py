@@ -8,6 +8,7 @@ pytest.importorskip("pettingzoo")
 
 from turnbudget.agents.house import HouseAgent
 from turnbudget.eval import evaluate_team
+from turnbudget.eval.probes.team import team_step_probe
 from turnbudget.eval.run.team import baseline_teams
 from turnbudget.multiagent import race_v0, vault_v0
 
@@ -106,8 +107,6 @@ def test_batch_agents_play_a_role():
 
 
 def test_step_probe_scores_the_oracle_at_one_and_chance_at_zero():
-    from turnbudget.eval.probes.team import team_step_probe
-
     oracle = team_step_probe("race_v0", {"player_0": "oracle", "player_1": "house"},
                              difficulty="medium", tasks=8)  # fmt: skip
     assert set(oracle) == {"player_0"}  # the house is not probed
@@ -365,6 +364,10 @@ def test_success_naming_the_house_s_role_is_refused(tmp_path):
             n_bootstrap=0,
         )  # fmt: skip
         assert result.config["success"] == "player_1"
+        # the step probe takes it for the house too: it probes player_1 alone (it probed the
+        # flagged agent as a player, which failed on the house move it was never shown)
+        probed = team_step_probe("race_v0", {"player_0": house, "player_1": "oracle"}, tasks=2)
+        assert list(probed) == ["player_1"] and probed["player_1"]["skill"] == 1.0
 
 
 def test_a_module_that_is_not_a_team_game_is_refused_naming_it():

@@ -9,7 +9,6 @@ from typing import Any
 
 from turnbudget._checks import agent_flag, brief, check_seed, is_int
 from turnbudget.agents.base import in_flight
-from turnbudget.agents.house import HouseAgent
 from turnbudget.eval.run.agent_view import agent_episode_id, agent_info
 from turnbudget.eval.run.driver import one_each
 from turnbudget.eval.run.plan import derive_seed, task_seeds
@@ -55,7 +54,9 @@ def team_step_probe(
         raise ValueError(f"Expect `t0s` to hold ints >= 0, got {brief(list(t0s))}")
     team = dict(zip(roles, team_of(module, roles, agents), strict=True))
     seeds = task_seeds(tasks)
-    probed = [r for r in roles if not isinstance(team[r], HouseAgent)]
+    # (the house is whatever asks for its moves, as `evaluate_team` tells it: not only a
+    # HouseAgent, whose probe as a player failed on the house move it was never shown)
+    probed = [r for r in roles if not agent_flag(team[r], "needs_house")]
     competitive = hasattr(module.raw_env, "house_action")
     # (an async agent through a batch of one: each probe is one decision of a fresh episode)
     driven = {r: a if hasattr(a, "act") or hasattr(a, "act_batch") else in_flight(a, 1)
