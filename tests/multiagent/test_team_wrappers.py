@@ -181,3 +181,20 @@ def test_a_reset_refused_by_any_team_wrapper_ends_the_episode_and_draws_nothing(
         assert repr(env.step(actions)) == repr(twin.step(actions))
     if "record" in TEAM_STACKS[stack]:
         assert env.records == twin.records and env.n_abandoned == 1
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_a_slip_never_replaces_a_command_by_itself_respelt(name):
+    """An agent's "LOOK" (the game plays "look") was replaced by "look": a slip narrated and
+    counted that changed nothing. It must be another admissible command."""
+    applied = 0
+    for seed in range(30):
+        env = make_team(name, errors={"schedule": {1: "slip"}})
+        env.reset(seed=seed)
+        agent = env.agents[-1]
+        actions = dict.fromkeys(env.agents, "wait") | {agent: "LOOK"}
+        *_, infos = env.step(actions)
+        event = infos[agent]["injected_error"]
+        assert not (event["applied"] and event["replaced_action"] == "look"), (seed, event)
+        applied += event["applied"]
+    assert applied

@@ -363,3 +363,22 @@ def test_an_oracle_answering_numpy_ints_gives_records_evaluate_can_write(tmp_pat
     assert not any(e.get("failed_to_run") for e in written.episodes)
     lines = (tmp_path / "run" / "steps.jsonl").read_text().splitlines()
     assert sorted(lines) == sorted(json.dumps(s, separators=(",", ":")) for s in kept.steps)
+
+
+@pytest.mark.parametrize("command", ["LOOK", "  Look ", "l"])
+def test_a_slip_never_replaces_a_command_by_itself_respelt(command):
+    """A slip replaces the command by another admissible one: an agent's "LOOK" (the game
+    plays "look") was replaced by "look" on 28 seeds in 40, an error narrated and counted
+    that changed nothing."""
+    import turnbudget
+
+    applied = 0
+    for seed in range(40):
+        env = turnbudget.make("turnbudget/Maze-Easy-v0", errors={"schedule": {1: "slip"}})
+        env.reset(seed=seed)
+        assert env.unwrapped.canonical_command(command) == "look"
+        *_, info = env.step(command)
+        event = info["injected_error"]
+        assert not (event["applied"] and event["replaced_action"] == "look"), (seed, event)
+        applied += event["applied"]
+    assert applied  # (slips still happen: to other commands)

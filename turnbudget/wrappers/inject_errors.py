@@ -352,7 +352,9 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     def _slip(self, action: str) -> tuple[tuple, InjectedError]:
         game = self.env.unwrapped
         before = game.distance_to_goal()
-        excluded = {action, *game.optimal_actions()}
+        # (and the command it plays respelt: "LOOK" for "look" replaced it by itself)
+        canonical = getattr(game, "canonical_command", None)
+        excluded = {action, canonical(action) if canonical else None, *game.optimal_actions()}
         candidates = [c for c in self._admissible if c not in excluded]
         replacement = None
         order = self.turn_rng(self._turn).permutation(len(candidates)) if candidates else ()

@@ -340,6 +340,19 @@ class TextGame(TextEnv):
         self._state_changed()
         return feedback, True
 
+    def canonical_command(self, action: Any) -> str | None:
+        """The admissible command ``action`` plays now, in the spelling the game lists it in
+        (``"N"`` and ``"walk north"`` play ``"go north"``), or None when it plays none. An
+        injected slip must replace the command with another one, not this one respelt."""
+        if not isinstance(action, str):
+            return None
+        action = str.__str__(action)  # (a str subclass's own == could match anything)
+        admissible = self._admissible_now()
+        if action in admissible:
+            return action
+        command = normalize_command(action)
+        return command if command in admissible else None
+
     # -- helpers for subclasses ------------------------------------------------
 
     def _state_changed(self) -> None:

@@ -195,7 +195,9 @@ class InjectTeamErrors(BaseParallelWrapper):
     ) -> InjectedError:
         before = game.distance_to_goal(agent)
         own = actions.get(agent)  # any value: a non-string one is a spent turn, not an error
-        excluded = {own if isinstance(own, str) else None, *game.optimal_actions(agent)}
+        # (and the command it plays respelt: "LOOK" for "look" replaced it by itself)
+        played = game.world.parse(agent, str.__str__(own)) if isinstance(own, str) else None
+        excluded = {own if isinstance(own, str) else None, played, *game.optimal_actions(agent)}
         candidates = [c for c in self._admissible.get(agent, []) if c not in excluded]
         for index in rng.permutation(len(candidates)):
             replacement = candidates[index]
