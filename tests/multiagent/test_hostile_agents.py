@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 
 pytest.importorskip("pettingzoo")
@@ -93,3 +94,14 @@ def test_a_code_in_other_digits_is_a_spent_turn_the_operator_sees_in_its_space(d
     assert infos["runner"]["valid_action"] is False
     for agent in env.possible_agents:
         assert env.observation_space(agent).contains(observations[agent]), agent
+
+
+@pytest.mark.parametrize(("name", "module"), GAMES, ids=[n for n, _ in GAMES])
+@pytest.mark.parametrize("seed", [True, 1.5, -1, "3", 2**64])
+def test_the_raw_game_refuses_a_bad_seed_as_every_stack_does(name, module, seed):
+    """A seed that is not an int in [0, 2**64) is one ValueError naming it (the raw game left
+    it to Gymnasium, which took True for 1 and raised its own error type for the rest)."""
+    env = module.raw_env()
+    with pytest.raises(ValueError, match="Expect `seed`"):
+        env.reset(seed=seed)
+    env.reset(seed=np.int64(3))  # NumPy ints are ints

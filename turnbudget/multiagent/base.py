@@ -26,7 +26,7 @@ from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
-from turnbudget._checks import brief, check_turn_budget
+from turnbudget._checks import brief, check_seed, check_turn_budget
 from turnbudget.envs.core import (
     INFO_ADMISSIBLE_ACTIONS,
     INFO_GOAL,
@@ -134,6 +134,8 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]]]:
+        if seed is not None:  # (bool, float or negative: one clear error, as every env's)
+            seed = check_seed(seed)
         self.begin_reset()
         # Gymnasium's rule: a seed restarts the stream, no seed continues it.
         if seed is not None or self._np_random is None:
