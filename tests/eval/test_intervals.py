@@ -193,6 +193,70 @@ def test_crossed_mean_covers_a_paired_gain(seeds, m, n, seed_sd):
     assert covered / SIMS >= 0.93, (seeds, m, n, seed_sd, covered / SIMS)
 
 
+#: Per-task rates near a bound: Beta(mean, concentration κ) (κ = 2: a few tasks carry all the
+#: successes, or all the failures). The t-interval alone covered 73-93% of these.
+BOUNDARY = [(mean, kappa) for mean in (0.02, 0.98) for kappa in (2.0, 10.0)] + [
+    (0.05, 10.0), (0.95, 10.0)
+]  # fmt: skip
+
+
+def _beta_logits(rng, mean, kappa, size):
+    p = rng.beta(mean * kappa, (1 - mean) * kappa, size)
+    p = np.clip(p, 1e-12, 1 - 1e-12)
+    return np.log(p) - np.log1p(-p)
+
+
+@pytest.mark.parametrize(("mean", "kappa"), BOUNDARY)
+@pytest.mark.parametrize(("seeds", "m", "n"), [(10, 24, 8), (5, 32, 8)])
+def test_crossed_mean_covers_a_rate_near_a_bound(seeds, m, n, mean, kappa):
+    """Rates near 0 or 1, tasks random (the replication's and the main job's designs): the
+    interval holds the population's rate, where the t-interval alone missed on the far side
+    whenever the tasks drawn under-represented the few that ever succeed (or fail)."""
+    rng = np.random.default_rng(11)
+    seed_sd = 0.4
+    population = float(_over_seeds(_beta_logits(rng, mean, kappa, 200_000), seed_sd).mean())
+    covered = 0
+    for _ in range(SIMS):
+        logit = _beta_logits(rng, mean, kappa, m) + seed_sd * rng.standard_normal((seeds, 1))
+        x = rng.binomial(n, _sigmoid(logit)) / n
+        _, low, high = crossed_mean(x, tasks="random", bounds=(0, 1))
+        covered += low <= population <= high
+    assert covered / SIMS >= 0.93, (seeds, m, n, mean, kappa, covered / SIMS)
+
+
+@pytest.mark.parametrize("gain", [0.0, 0.3, 0.7])  # logit scale: +0.000 to +0.011 near a bound
+@pytest.mark.parametrize(("mean", "kappa"), [(0.02, 2.0), (0.98, 2.0), (0.02, 10.0)])
+def test_crossed_mean_covers_a_paired_gain_near_a_bound(mean, kappa, gain):
+    """An arm minus its seed's base near a bound, 10 seeds by 24 tasks: mostly cells of 0,
+    whose t-interval collapsed around the few that moved (80-84% at gain 0.7)."""
+    rng = np.random.default_rng(12)
+    seeds, m, n, seed_sd = 10, 24, 8, 0.4
+    tasks = _beta_logits(rng, mean, kappa, 200_000)
+    arm_sd = np.hypot(0.5 * seed_sd, np.sqrt(0.75) * seed_sd)  # (= seed_sd: the same spread)
+    population = float((_over_seeds(tasks + gain, arm_sd) - _over_seeds(tasks, seed_sd)).mean())
+    covered = 0
+    for _ in range(SIMS):
+        task = _beta_logits(rng, mean, kappa, m)
+        base_seed = seed_sd * rng.standard_normal((seeds, 1))
+        arm_seed = 0.5 * base_seed + np.sqrt(0.75) * seed_sd * rng.standard_normal((seeds, 1))
+        base = rng.binomial(n, _sigmoid(task + base_seed)) / n
+        arm = rng.binomial(n, _sigmoid(task + gain + arm_seed)) / n
+        _, low, high = crossed_mean(arm - base)
+        covered += low <= population <= high
+    assert covered / SIMS >= 0.93, (mean, kappa, gain, covered / SIMS)
+
+
+def test_crossed_mean_of_a_rate_has_no_jump_at_the_first_success():
+    """Every cell 0 gave [0, ln(40) / S] (0.37 at 10 seeds), one success in 1,920 episodes
+    [0, 0.0016]: the same data but one episode, intervals 230 times apart."""
+    none = np.zeros((10, 24))
+    one = none.copy()
+    one[0, 0] = 1 / 8
+    _, _, high_none = crossed_mean(none, bounds=(0, 1))
+    _, _, high_one = crossed_mean(one, bounds=(0, 1))
+    assert 0.5 < high_one / high_none < 2, (high_none, high_one)
+
+
 def test_crossed_mean_never_collapses_and_refuses_bad_input():
     _, low, high = crossed_mean(np.ones((10, 24)), bounds=(0, 1))
     assert high == 1.0 and low < 1.0

@@ -652,8 +652,24 @@ def crossed_mean(
     land: the half-width is then ``ln(2 / α) / S``, the two-sided rule of
     three over seeds, as in `paired_difference`. The interval is clipped to
     ``bounds`` ((0, 1) for a rate, (-1, 1) for a paired difference).
-    Coverage at the replication's sizes is simulated in
-    ``tests/eval/test_intervals.py``.
+
+    Near 0 or 1, with tasks random, the t-interval alone covered 73-93% at the
+    replication's sizes: when the tasks drawn under-represent the few that ever
+    succeed (or fail), the mean and its spread shrink together and the interval
+    misses on the far side. So, with ``tasks="random"``:
+
+    - a rate (``bounds=(0, 1)``) keeps the t-interval widened to hold Wilson's
+      interval at the effective number of cells (Kish's ``p (1 - p) / var``, scaled
+      by ``(z / t)²``), kept at least m and at most ``m + S·k``, k the tasks whose
+      cells are not all 0 or all 1 (the tasks that tell anything about the rate's
+      spread); every cell equal: Wilson's at m (`clustered_rate`'s rule, at two levels);
+    - a paired difference (``bounds=(-1, 1)``) never has a half-width under one
+      cell's rule of three, ``ln(2 / α) / (S m)`` (`paired_difference`'s floor).
+
+    Coverage at the replication's and the main job's sizes is simulated in
+    ``tests/eval/test_intervals.py``, near the bounds too. Left short: a paired gain
+    near a bound among very spread tasks (per-task rates Beta with κ = 2, mean
+    0.05-0.1, gains near +0.03) covers 92-93% at 10 seeds by 24 tasks.
 
     Args:
         x: shape ``(n_seeds, n_tasks)``, at least 2 seeds, no NaN: e.g. each seed's
@@ -669,7 +685,7 @@ def crossed_mean(
         >>> [round(v, 3) for v in crossed_mean(x, bounds=(0, 1))]  # tasks like them: far wider
         [0.567, 0.0, 1.0]
         >>> [round(v, 3) for v in crossed_mean([[1.0, 1.0], [1.0, 1.0]], bounds=(0, 1))]
-        [1.0, 0.0, 1.0]
+        [1.0, 0.342, 1.0]
     """
     confidence = _check_confidence(confidence)
     x = np.asarray(x, dtype=np.float64)
@@ -700,11 +716,39 @@ def crossed_mean(
             df = combined**2 / denominator if denominator > 0 else df
         else:
             df = float(n_seeds - 1 if combined == ms_seeds else n_tasks - 1)
+    t = _t_quantile(0.5 + confidence / 2.0, df)
     if variance > 0:
-        half = _t_quantile(0.5 + confidence / 2.0, df) * float(np.sqrt(variance))
+        half = t * float(np.sqrt(variance))
     else:
         half = float(np.log(2.0 / (1.0 - confidence))) / n_seeds
-    return mean, max(low_bound, mean - half), min(high_bound, mean + half)
+    low, high = mean - half, mean + half
+    if tasks == "random" and (low_bound, high_bound) == (0.0, 1.0):
+        low, high = _with_wilson(x, mean, variance, t, confidence, (low, high))
+    elif tasks == "random" and (low_bound, high_bound) == (-1.0, 1.0):
+        floor = float(np.log(2.0 / (1.0 - confidence))) / x.size
+        low, high = min(low, mean - floor), max(high, mean + floor)
+    return mean, max(low_bound, low), min(high_bound, high)
+
+
+def _with_wilson(
+    x: np.ndarray,
+    mean: float,
+    variance: float,
+    t: float,
+    confidence: float,
+    interval: tuple[float, float],
+) -> tuple[float, float]:
+    """A rate's t-``interval`` over cells ``x`` [seed, task] widened to hold Wilson's at its
+    effective number of cells (see `crossed_mean`); every cell equal: Wilson's at the tasks."""
+    n_seeds, n_tasks = x.shape
+    z = _z(confidence)
+    if variance > 0 and 0.0 < mean < 1.0:
+        informative = int(np.sum(~(np.all(x == 0.0, axis=0) | np.all(x == 1.0, axis=0))))
+        kish = mean * (1.0 - mean) / variance * (z / t) ** 2
+        n_eff = min(max(kish, n_tasks), max(n_tasks, min(x.size, n_tasks + n_seeds * informative)))
+        low, high = _wilson(mean, n_eff, z)
+        return min(interval[0], low), max(interval[1], high)
+    return _wilson(mean, float(n_tasks), z)
 
 
 def bootstrap_seeds_tasks(
