@@ -667,9 +667,10 @@ def crossed_mean(
       cell's rule of three, ``ln(2 / α) / (S m)`` (`paired_difference`'s floor).
 
     Coverage at the replication's and the main job's sizes is simulated in
-    ``tests/eval/test_intervals.py``, near the bounds too. Left short: a paired gain
-    near a bound among very spread tasks (per-task rates Beta with κ = 2, mean
-    0.05-0.1, gains near +0.03) covers 92-93% at 10 seeds by 24 tasks.
+    ``tests/eval/test_intervals.py``, near the bounds too: over per-task rates Beta
+    with means 0.02 to 0.98, rates cover 94-100%. Left short: a paired gain of about
+    +0.03 where the base's mean is 0.05-0.1 or 0.9-0.95 covers 92-93% at 10 seeds by
+    24 tasks (a MOVER interval from both arms would need them apart).
 
     Args:
         x: shape ``(n_seeds, n_tasks)``, at least 2 seeds, no NaN: e.g. each seed's
