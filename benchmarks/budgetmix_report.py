@@ -552,7 +552,8 @@ def _setup_section(config: Any, lengths: dict[str, Sequence[int]]) -> list[str]:
         f"c = {list(config.cs)}; K = {list(config.ks)}, n = {max(config.ks)} episodes per "
         f"task; conditions {list(config.conditions)}.",
         f"- Intervals: {level}% `crossed_mean` (a t-interval over training seeds, tasks crossed "
-        "and random, paired by seed for differences); finding 3's with Bonferroni over the "
+        "and random, paired by seed for differences; a rate's widened near 0 and 1 to hold "
+        "Wilson's at its effective number of cells); finding 3's with Bonferroni over the "
         "pairs of its maximum. Each contrast's MDE (80% power at this design, from its own "
         "interval's width) is given beside it.",
         "",

@@ -265,7 +265,8 @@ def write_report(
         f"- Budgets: relative to each task's optimal length d* (T = floor(c · d*), c in "
         f"{ratios}) and absolute (T in {ts}).",
         "- Intervals: 95%, over training seeds (`crossed_mean`: a t-interval at the level of "
-        "seeds, tasks crossed with them, tasks treated as a sample); gains are paired: "
+        "seeds, tasks crossed with them, tasks treated as a sample; a rate's widened near 0 "
+        "and 1 to hold Wilson's at its effective number of cells); gains are paired: "
         "each arm minus its own seed's base on the same tasks. Reference rows are means "
         "over tasks.",
         "",
