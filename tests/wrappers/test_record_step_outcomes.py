@@ -169,8 +169,26 @@ def test_episode_id_option_env_index_and_unseeded_resets():
     run(env, ["wait"], seed=None, options={"episode_id": "task-a/run-1"})
     run(env, ["wait"], seed=None)
     ids = [r["episode_id"] for r in env.records if r["record"] == "episode"]
-    assert ids == [f"{STUB_ID}/3/5/0", "task-a/run-1", f"{STUB_ID}/3/None/2"]
+    # (an unseeded reset goes by the last seed given; its record's seed stays None)
+    assert ids == [f"{STUB_ID}/3/5/0", "task-a/run-1", f"{STUB_ID}/3/5/2"]
+    assert [r["seed"] for r in env.records if r["record"] == "episode"] == [5, None, None]
     assert {r["env_index"] for r in env.records} == {3}
+
+
+def test_a_vector_env_s_sub_envs_record_distinct_episode_ids(tmp_path):
+    """gym.make_vec seeds its sub-envs apart once, then autoresets them unseeded: every
+    sub-env's later episodes were named ``<id>/None/<k>``, the same ids from each."""
+    path = tmp_path / "records.jsonl"
+    envs = gym.make_vec("turnbudget/Maze-Easy-v0", num_envs=3, vectorization_mode="sync",
+                        turn_budget=2, record=str(path))  # fmt: skip
+    envs.reset(seed=0)
+    for _ in range(6):  # three episodes each (next-step autoreset)
+        envs.step(["look"] * 3)
+    envs.close()
+    episodes = [r for r in map(json.loads, path.read_text().splitlines())
+                if r["record"] == "episode"]  # fmt: skip
+    ids = [r["episode_id"] for r in episodes]
+    assert len(ids) >= 6 and len(set(ids)) == len(ids), ids
 
 
 def test_oracle_off_for_envs_without_one():

@@ -371,7 +371,9 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
     counted in ``n_abandoned``.
 
     Episode ids default to ``f"{env_id}/{seed}/{episode_index}"`` (with
-    ``env_index/`` before the seed when one is given); an evaluator can name
+    ``env_index/`` before the seed when one is given), the seed of an unseeded
+    reset being the last one given (a vector env seeds its sub-envs apart once,
+    then resets them unseeded: their ids stay apart); an evaluator can name
     an episode with ``reset(options={"episode_id": ...})``. A vector env passes
     the same options to every sub-env and none on autoreset, so in a vector env
     rely on ``env_index`` rather than on an ``episode_id`` option.
@@ -441,6 +443,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         self.env_id = env_id_of(env)
         self.n_abandoned = 0
         self._episode_index = -1
+        self._id_seed: int | None = None  # the last seed a reset was given (episode ids)
         self._tracker = EpisodeTracker(self.env_id, env_index, record_steps, budget_counts)
         self._game = env.unwrapped  # the oracle's owner, queried every step
 
@@ -465,10 +468,14 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         obs, info = self.env.reset(seed=seed, options=options)
         self._episode_index += 1
         seed = _int_or_none(seed)
+        if seed is not None:
+            self._id_seed = seed
         episode_id = options.get("episode_id")
         if episode_id is None:
+            # (an unseeded reset goes by the last seed given: a vector env seeds each sub-env
+            # once, then resets them unseeded, and every sub-env's ids read ".../None/k")
             where = "" if self.env_index is None else f"{self.env_index}/"
-            episode_id = f"{self.env_id}/{where}{seed}/{self._episode_index}"
+            episode_id = f"{self.env_id}/{where}{self._id_seed}/{self._episode_index}"
         self._tracker.start(
             seed, str(episode_id), self._episode_index,
             _int_or_none(info.get("turn_budget")), self._distance(),
