@@ -30,6 +30,7 @@ from turnbudget.wrappers.stack import (
     StackPlan,
     peel_time_limits,
     plan_stack,
+    registered_spec,
 )
 from turnbudget.wrappers.turn_budget import check_turn_budget
 
@@ -111,14 +112,17 @@ def make_game(game_entry_point: str, turn_budget: int | None = None, **kwargs: A
     return PassiveEnvChecker(game)
 
 
-def budget_stack(env: gym.Env) -> gym.Env:
+def budget_stack(env: gym.Env, spec_limit: int | None = None) -> gym.Env:
     """The registered wrapper of every id: one turn limit, then the stack ``gym.make`` was asked for.
 
     ``gym.make`` calls it last, with the ``TimeLimit`` it adds for
     ``max_episode_steps=N`` on the outside: N becomes the turn budget (a
     different explicit ``turn_budget``, or a ``budget_mix``, is refused), so no
     second, unaware limit is left. ``turn_budget=None`` takes the game's
-    ``default_turn_budget``.
+    ``default_turn_budget``. ``spec_limit``: the ``max_episode_steps`` of the spec
+    ``gym.make`` was given, when it is a stack's own (`registered_spec`), which mirrors
+    that stack's budget: its ``TimeLimit`` is no limit of the caller's, so a ``turn_budget``
+    override wins over it.
     """
     spec = env.unwrapped.spec
     if spec is None:
@@ -128,11 +132,13 @@ def budget_stack(env: gym.Env) -> gym.Env:
         plan = plan_stack(**_split(spec.kwargs)[0])
     turn_budget = spec.kwargs.get("turn_budget")
     env, limit = peel_time_limits(env)
+    if limit is not None and limit == spec_limit:
+        limit = None  # (the spec's mirror of its own budget, which the kwargs hold)
     if limit is not None:
         registered = (
             gym.spec(spec.id).kwargs.get("turn_budget") if spec.id in gym.registry else None
         )
-        if turn_budget not in (None, registered, limit):
+        if turn_budget not in (None, registered, limit, spec_limit):
             raise ValueError(
                 f"Got turn_budget={turn_budget} and max_episode_steps={limit}: "
                 "pass one (max_episode_steps becomes the turn budget)"
@@ -143,7 +149,7 @@ def budget_stack(env: gym.Env) -> gym.Env:
                 "drop max_episode_steps"
             )
         turn_budget = spec.kwargs["turn_budget"] = limit
-    return plan.build(env, _default_budget(env, turn_budget))
+    return registered_spec(plan.build(env, _default_budget(env, turn_budget)))
 
 
 def register_game(
@@ -163,7 +169,7 @@ def register_game(
         disable_env_checker=True,
         additional_wrappers=(
             WrapperSpec(name="TurnBudgetStack", entry_point=STACK_ENTRY_POINT, kwargs={}),
-        ),
+        ),  # (`registered_spec` gives every stack built the same one)
     )
 
 

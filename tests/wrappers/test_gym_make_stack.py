@@ -79,6 +79,60 @@ def test_the_spec_recreates_the_stack():
     assert play(again, 1, 15) == play(env, 1, 15)
 
 
+@pytest.mark.parametrize(
+    ("override", "built"),
+    [
+        ({"turn_budget": 12}, {"turn_budget": 12, "actions": 4, "errors": False}),
+        ({"discrete_actions": 6}, {"turn_budget": 7, "actions": 6, "errors": False}),
+        ({"errors": 0.5}, {"turn_budget": 7, "actions": 4, "errors": True}),
+        ({"max_episode_steps": 3}, {"turn_budget": 3, "actions": 4, "errors": False}),
+    ],
+    ids=["turn_budget", "discrete_actions", "errors", "max_episode_steps"],
+)
+def test_the_spec_with_overrides_builds_what_they_describe(override, built):
+    """``gym.make(env.spec, **overrides)``, Gymnasium's way to change a spec: the stack follows
+    the overrides, and its spec says what it is. Gymnasium's own spec listed the wrappers built
+    with their old arguments: each override changed the spec's kwargs and nothing else, and
+    ``max_episode_steps=3`` put a TimeLimit under a TurnBudget still counting to 7."""
+    base = gym.make(MAZE, turn_budget=7, discrete_actions=4)
+    env = gym.make(base.spec, **override)
+    budget = find_wrapper(env, TurnBudget)
+    assert budget.default_turn_budget == built["turn_budget"] == env.spec.max_episode_steps
+    assert env.spec.kwargs["turn_budget"] == built["turn_budget"]
+    assert env.action_space == gym.spaces.Discrete(built["actions"])
+    assert ("InjectErrors" in chain(env)) is built["errors"]
+    assert "TimeLimit" not in chain(env)
+    env.reset(seed=0)
+    for turn in range(1, built["turn_budget"] + 1):
+        *_, terminated, truncated, info = env.step(0)
+        assert info["turns_left"] == built["turn_budget"] - turn
+    assert truncated or terminated
+    assert chain(gym.make(env.spec)) == chain(env)  # (and its own spec recreates it)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"budget_mix": "uniform:3-9"}, {"budget_mix": [4, 11], "errors": 0.2}, FULL],
+    ids=["mix-string", "mix-list", "full"],
+)
+def test_the_spec_goes_through_json_and_recreates_the_stack(options):
+    """A spec stored as JSON (``to_json`` / ``from_json``) makes the same stack: a BudgetMix's
+    spec held the parsed object, which JSON turned into a dict the way back refused."""
+    env = gym.make(MAZE, **options)
+    again = gym.make(gym.envs.registration.EnvSpec.from_json(env.spec.to_json()))
+    assert chain(again) == chain(env)
+    if "discrete_actions" in options:
+        assert play(again, 2, 20) == play(env, 2, 20)
+
+
+def test_a_taken_over_time_limit_is_the_spec_s_budget():
+    env = turnbudget.make(TimeLimit(gym.make(MAZE, turn_budget=20), max_episode_steps=6))
+    assert env.spec.max_episode_steps == env.spec.kwargs["turn_budget"] == 6
+    again = gym.make(env.spec)
+    assert find_wrapper(again, TurnBudget).default_turn_budget == 6
+    assert "TimeLimit" not in chain(again)
+
+
 def test_gym_make_vec_builds_the_stack_and_stacks_numeric_info():
     envs = gym.make_vec(MAZE, num_envs=2, discrete_actions=6, text_features=32, budget_mix=[4, 9])
     obs, info = envs.reset(seed=0)

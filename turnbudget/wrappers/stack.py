@@ -50,10 +50,12 @@ __all__ = [
     "make",
     "peel_time_limits",
     "plan_stack",
+    "registered_spec",
 ]
 
 #: The wrapper every ``turnbudget/`` id registers (see `turnbudget.registration`).
 STACK_ENTRY_POINT = "turnbudget.registration:budget_stack"
+_STACK_NAME = "TurnBudgetStack"  # (its WrapperSpec's name in every registered id)
 INFO_MODES = ("text", "numeric")
 
 
@@ -224,11 +226,45 @@ def _take_over_time_limits(env: gym.Env) -> tuple[gym.Env, TurnBudget | None]:
     if limit is not None:
         if budget is None:
             raise ValueError("This env has a TimeLimit but no TurnBudget to take it over")
+        registered = _in_registered_form(env.spec)  # (before its budget changes it)
         budget.set_default_turn_budget(limit)
         inner = env
         while inner is not budget:  # their cached specs still name the old budget
             inner._cached_spec, inner = None, inner.env
+        if registered:
+            registered_spec(env)
     return env, budget
+
+
+def registered_spec(stack: gym.Wrapper) -> gym.Wrapper:
+    """Give the stack `budget_stack` built the spec of the registered id that makes it: its
+    options in ``kwargs`` (the turn budget as in force), and as its one wrapper the
+    registered stack, told the ``max_episode_steps`` the spec mirrors its budget in. So
+    ``gym.make(stack.spec, **overrides)`` builds the stack the overrides describe (Gymnasium's
+    own spec lists the wrappers built, with their old arguments: ``turn_budget=12`` or
+    ``errors=0.5`` changed the spec's kwargs and nothing else, and ``max_episode_steps``
+    added a second limit under the stack), and the spec holds only JSON. Returns ``stack``."""
+    reported = stack.spec  # (Gymnasium's: the wrappers built, the budget as max_episode_steps)
+    if reported is None:
+        return stack
+    kwargs = dict(reported.kwargs)
+    if kwargs.get("budget_mix") is None and reported.max_episode_steps is not None:
+        kwargs["turn_budget"] = reported.max_episode_steps
+    wrapper = gym.envs.registration.WrapperSpec(
+        name=_STACK_NAME,
+        entry_point=STACK_ENTRY_POINT,
+        kwargs={"spec_limit": reported.max_episode_steps},
+    )
+    stack._cached_spec = dataclasses.replace(
+        reported, kwargs=kwargs, additional_wrappers=(wrapper,)
+    )
+    return stack
+
+
+def _in_registered_form(spec: Any) -> bool:
+    return spec is not None and [w.entry_point for w in spec.additional_wrappers] == [
+        STACK_ENTRY_POINT
+    ]
 
 
 #: The layers ``gym.make`` adds that check how an env is called, not what it does.
