@@ -149,7 +149,9 @@ def budget_stack(env: gym.Env, spec_limit: int | None = None) -> gym.Env:
                 "drop max_episode_steps"
             )
         turn_budget = spec.kwargs["turn_budget"] = limit
-    return registered_spec(plan.build(env, _default_budget(env, turn_budget)))
+    budget = _default_budget(env, turn_budget)
+    mixed = spec.kwargs.get("budget_mix") is not None
+    return registered_spec(plan.build(env, budget), None if mixed else budget)
 
 
 def register_game(

@@ -13,6 +13,7 @@ same plan on it), so both build the same stack.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib
 import inspect
@@ -56,6 +57,7 @@ __all__ = [
 #: The wrapper every ``turnbudget/`` id registers (see `turnbudget.registration`).
 STACK_ENTRY_POINT = "turnbudget.registration:budget_stack"
 _STACK_NAME = "TurnBudgetStack"  # (its WrapperSpec's name in every registered id)
+_OWN_WRAPPERS = "turnbudget.wrappers."  # (the modules of the layers a stack is built of)
 INFO_MODES = ("text", "numeric")
 
 
@@ -232,31 +234,33 @@ def _take_over_time_limits(env: gym.Env) -> tuple[gym.Env, TurnBudget | None]:
         while inner is not budget:  # their cached specs still name the old budget
             inner._cached_spec, inner = None, inner.env
         if registered:
-            registered_spec(env)
+            registered_spec(env, limit)
     return env, budget
 
 
-def registered_spec(stack: gym.Wrapper) -> gym.Wrapper:
-    """Give the stack `budget_stack` built the spec of the registered id that makes it: its
-    options in ``kwargs`` (the turn budget as in force), and as its one wrapper the
-    registered stack, told the ``max_episode_steps`` the spec mirrors its budget in. So
+def registered_spec(stack: gym.Wrapper, budget: int | None) -> gym.Wrapper:
+    """Give the stack `budget_stack` built (its default turn ``budget``; None under a
+    BudgetMix) the spec of the registered id that makes it: its options in ``kwargs`` (the
+    turn budget as in force), ``max_episode_steps`` = ``budget``, and as its one wrapper the
+    registered stack, told that ``max_episode_steps`` mirrors the budget. So
     ``gym.make(stack.spec, **overrides)`` builds the stack the overrides describe (Gymnasium's
     own spec lists the wrappers built, with their old arguments: ``turn_budget=12`` or
     ``errors=0.5`` changed the spec's kwargs and nothing else, and ``max_episode_steps``
     added a second limit under the stack), and the spec holds only JSON. Returns ``stack``."""
-    reported = stack.spec  # (Gymnasium's: the wrappers built, the budget as max_episode_steps)
-    if reported is None:
+    inner = stack
+    while isinstance(inner, gym.Wrapper) and type(inner).__module__.startswith(_OWN_WRAPPERS):
+        inner = inner.env
+    made = inner.spec  # (what gym.make built under the stack: its OrderEnforcing counts)
+    if made is None:
         return stack
-    kwargs = dict(reported.kwargs)
-    if kwargs.get("budget_mix") is None and reported.max_episode_steps is not None:
-        kwargs["turn_budget"] = reported.max_episode_steps
+    kwargs = copy.deepcopy(made.kwargs)  # (Gymnasium's specs share nothing either)
+    if budget is not None:
+        kwargs["turn_budget"] = budget
     wrapper = gym.envs.registration.WrapperSpec(
-        name=_STACK_NAME,
-        entry_point=STACK_ENTRY_POINT,
-        kwargs={"spec_limit": reported.max_episode_steps},
+        name=_STACK_NAME, entry_point=STACK_ENTRY_POINT, kwargs={"spec_limit": budget}
     )
     stack._cached_spec = dataclasses.replace(
-        reported, kwargs=kwargs, additional_wrappers=(wrapper,)
+        made, kwargs=kwargs, max_episode_steps=budget, additional_wrappers=(wrapper,)
     )
     return stack
 
