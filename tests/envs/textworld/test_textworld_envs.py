@@ -234,6 +234,24 @@ def test_setbacks_cost_something_where_something_can_be_undone():
     assert game.distance_to_goal() > before
 
 
+def test_a_setback_never_shortens_textworld_s_plan():
+    """TextWorld's plan is not always a shortest one: after these moves in a Treasure Hunter
+    game it says 5 turns, and a 'setback' that stepped south left 1 (the agent gained four
+    turns by its error). A setback whose plan would be shorter is never chosen."""
+    game = gym.make("turnbudget/TreasureHunter-Medium-v0").unwrapped
+    game.reset(seed=0)
+    for command in ["go east", "open passageway", "go south", "go east", "close door",
+                    "close hatch"]:  # fmt: skip
+        game.step(command)
+    before = game.distance_to_goal()
+    assert before == 5 and "go south" in game.admissible_actions()
+    for seed in range(8):
+        copy = pickle.loads(pickle.dumps(game))
+        copy.inject_setback(np.random.default_rng(seed))
+        assert copy.distance_to_goal() >= before, seed
+        copy.close()
+
+
 def test_reset_is_determined_by_the_seed_and_unseeded_resets_draw_from_the_pool():
     env = gym.make("turnbudget/Cooking-Easy-v0", num_games=1)
     first = env.reset(seed=0)

@@ -51,6 +51,11 @@ def clean_feedback(text: str) -> str:
     return text[:MAX_OBSERVATION_LENGTH]
 
 
+def _plan_steps(actions: Any) -> int:
+    """The turns a TextWorld plan takes (its ``trigger`` actions are not played)."""
+    return sum(action.name != "trigger" for action in actions)
+
+
 class TextWorldEnv(TextEnv):
     """A compiled TextWorld game (``.z8``, or ``.ulx`` with TextWorld < 1.7) as a Gymnasium env.
 
@@ -108,12 +113,13 @@ class TextWorldEnv(TextEnv):
     agent acts); its commands are generated only when asked.
     ``optimal_actions()`` is that plan's first command followed by the plan's
     other actions that can go first without lengthening it (checked on a copy
-    of the logic state; TextWorld's plan is the reference for "shortest"),
+    of the logic state; TextWorld's plan is the reference for "shortest", and it is
+    not always a shortest plan: its length can overstate the turns left by several),
     ``distance_to_goal()`` its length, ``walkthrough()`` the game's stored
     solution from the start, and ``inject_setback(rng)`` plays a reversible
     command on the agent's behalf (drop a carried item, close an open door or
     container, step into a neighbouring room) that is not the plan's next
-    step, and narrates it as a slip.
+    step and after which the plan is no shorter, and narrates it as a slip.
 
     ## Arguments
     - ``game_file``: a game file, or a sequence of them; with several, reset
@@ -256,7 +262,9 @@ class TextWorldEnv(TextEnv):
         candidates = [
             c
             for c in self._state.admissible_commands or []
-            if c.startswith(_SETBACK_VERBS) and c not in plan_start
+            if c.startswith(_SETBACK_VERBS)
+            and c not in plan_start
+            and not self._shortens_the_plan(c)
         ]
         if not candidates:
             return "You hesitate for a moment, but nothing comes of it."
@@ -384,6 +392,27 @@ class TextWorldEnv(TextEnv):
                 commands = list(self._tw._inform7.gen_commands_from_actions(actions))
             self._policy_cache = (len(self._history), commands)
         return self._policy_cache[1]
+
+    def _shortens_the_plan(self, command: str) -> bool:
+        """Whether playing ``command`` would leave TextWorld's winning plan shorter than it
+        is, or none (tried on a copy of the game's logic state, as its tracking plays it). A
+        command off the plan can shorten it, the plan being TextWorld's and not always a
+        shortest one: a 'setback' then saved the agent turns (5 -> 1 in a Treasure Hunter
+        game)."""
+        state = self._state
+        progression, current = state.get("_game_progression"), state.get("_winning_policy")
+        actions = state.get("_valid_actions")
+        if progression is None or current is None or actions is None:
+            return False  # (no logic state to try it on: as before)
+        commands = self._tw._inform7.gen_commands_from_actions(actions)  # (one per action)
+        try:
+            action = actions[list(commands).index(command)]
+        except ValueError:
+            return False
+        probe = progression.copy()
+        probe.update(action)
+        after = probe.winning_policy
+        return after is None or _plan_steps(after) < _plan_steps(current)
 
     def _other_plan_starts(self, first: str) -> list[str]:
         progression = self._state.get("_game_progression")
