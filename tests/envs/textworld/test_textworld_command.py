@@ -281,3 +281,23 @@ def test_templates_starting_with_a_meta_verb_are_dropped():
     grammar = CommandGrammar(["save {o}", "take {o}"], ["coin"], [])
     assert sorted(META_VERBS & {"save", "restore", "quit"}) == ["quit", "restore", "save"]
     assert grammar.parse("save coin")[0] is None and grammar.parse("take coin")[0] == "take coin"
+
+
+def test_a_name_the_game_does_not_know_gets_what_a_thing_out_of_sight_gets():
+    """The grammar's refusal told an agent which words name the game's things, the ones it
+    has not seen too (ingredients in another room, the coin rooms away): Inform answers
+    "You can't see any such thing." to both, and so does the grammar now."""
+    env = gym.make("turnbudget/Cooking-Medium-v0")
+    obs, _ = env.reset(seed=0)
+    game = env.unwrapped._tw._game
+    names = sorted({info.name for info in game.infos.values() if info.name})
+    hidden = [name for name in names if name.lower() not in obs.lower()]
+    assert hidden, "the game has things out of sight at its start"
+    answers = set()
+    for name in [*hidden[:4], "purple banana", "zorkmid"]:
+        text, *_ = env.step(f"examine {name}")
+        answers.add(text.splitlines()[0])
+    assert answers == {"You can't see any such thing."}, answers
+    # A command of no form of the game's is still refused as such.
+    text, *_ = env.step("dance wildly")
+    assert text.startswith("One command per turn")

@@ -61,6 +61,10 @@ _REFUSAL = (
     "One command per turn, in this game's words: a verb and the names of things, "
     "like 'go north', 'take coin' or 'open box' ('look' and 'inventory' work too)."
 )
+#: Inform's own answer to a thing it cannot see: what a command of the game's form gets
+#: when it names no thing of the game's, as one naming a thing out of sight gets it (the
+#: grammar's own refusal said which names the game knows: the coin three rooms away).
+_UNSEEN = "You can't see any such thing."
 
 
 class CommandGrammar:
@@ -82,6 +86,8 @@ class CommandGrammar:
         True
         >>> g.parse("take coin and box")[0] is None
         True
+        >>> g.parse("take banana")  # (as Inform answers a thing out of sight)
+        (None, "You can't see any such thing.")
     """
 
     def __init__(
@@ -101,14 +107,20 @@ class CommandGrammar:
             if all(_WORD.match(w) for w in ws)
         ]
         slot = "(?:" + "|".join(alternatives) + ")" if alternatives else "(?!)"
-        patterns = []
+        # Any words in a slot, no parser word among them: the game's form with other names.
+        word = "(?!(?:" + "|".join(sorted(PARSER_WORDS)) + r")(?![a-z0-9'-]))[a-z0-9][a-z0-9'-]*"
+        any_name = f"(?:{word})(?: (?:{word}))*"
+        patterns, frames = [], []
         for template in sorted(set(templates)):
             fixed = _SLOT.split(template.lower())
             if not template.strip() or template.lower().split()[0] in META_VERBS:
                 continue
             parts = [re.escape(re.sub(r"\s+", " ", f)) for f in fixed]
             patterns.append(slot.join(parts))
+            if len(parts) > 1:
+                frames.append(any_name.join(parts))
         self._pattern = re.compile("|".join(f"(?:{p})" for p in patterns) or "(?!)")
+        self._frames = re.compile("|".join(f"(?:{p})" for p in frames) or "(?!)")
         self._directions = frozenset(d.lower() for d in directions)
 
     @classmethod
@@ -132,7 +144,9 @@ class CommandGrammar:
             return None, _REFUSAL
         command = " ".join(self._expand(words))
         if self._pattern.fullmatch(command) is None:
-            return None, _REFUSAL
+            # (a command of the game's form naming no thing of the game's gets the answer one
+            # naming a thing out of sight gets: the refusal would tell the two apart)
+            return None, _UNSEEN if self._frames.fullmatch(command) else _REFUSAL
         return command, ""
 
     def _expand(self, words: list[str]) -> list[str]:
