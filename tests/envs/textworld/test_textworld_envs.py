@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import time
@@ -398,3 +399,26 @@ def test_every_optimal_action_shortens_the_plan_by_one(env_id):
             break
     assert info["won"]
     assert alternatives > 0, "cooking recipes allow several orders"
+
+
+def test_a_refused_reset_leaves_no_episode_to_step(tmp_path):
+    """A reset whose game fails to load (a file gone bad between episodes) leaves nothing to
+    play: the next step is ResetNeeded. The old game went on under the new game's id, or the
+    step failed inside on the closed interpreter; and a good reset plays again."""
+    files = []
+    for name, folder in (("a", "coin_collector-f885672c61"), ("b", "cooking-2ceb75f2ce")):
+        for suffix in ("z8", "json"):
+            source = SHIPPED_TEXTWORLD_GAMES / folder / f"0.{suffix}"
+            shutil.copy(source, tmp_path / f"{name}.{suffix}")
+        files.append(tmp_path / f"{name}.z8")
+    env = TextWorldEnv(files)
+    first, _ = env.reset(seed=0)
+    env.step("look")
+    files[1].write_bytes(files[1].read_bytes()[:2000])  # (truncated: the load fails)
+    with pytest.raises(Exception, match="truncated"):
+        env.reset(seed=1)
+    assert env.game_id == 0  # (the game still loaded)
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step("look")
+    assert env.reset(seed=0)[0] == first
+    env.close()

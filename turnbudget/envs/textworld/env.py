@@ -182,9 +182,12 @@ class TextWorldEnv(TextEnv):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        self.game_id = self._select_game(seed)
-        path = self._game_path(self.game_id)
-        self._start(path)
+        # (no episode until the new game is loaded: a refused reset left the old one
+        # playing under the new game's id, or a step failing on a closed interpreter)
+        self._in_episode = False
+        game_id = self._select_game(seed)
+        self._start(self._game_path(game_id))
+        self.game_id = game_id
         self._history = []
         self._begin_episode()
         self._in_episode = True
