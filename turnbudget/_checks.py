@@ -50,6 +50,7 @@ __all__ = [
     "is_listlike",
     "is_real",
     "is_whole",
+    "json_int_keys",
     "load_object",
     "normalize_weights",
     "renamed",
@@ -170,6 +171,21 @@ def is_finite(value: Any) -> bool:
 def is_whole(value: Any) -> bool:
     """True for a finite real number with no fractional part (``3``, ``3.0``), never ``bool``."""
     return is_finite(value) and value == int(value)
+
+
+def json_int_keys(mapping: Mapping[Any, Any]) -> dict[Any, Any]:
+    """``mapping`` with each key that is a string of ASCII digits as the int it spells: JSON
+    writes an int key as a string (a spec stored as JSON: ``{4: 1}`` comes back ``{"4": 1}``).
+    Other keys stay as they are, for the caller's own check to judge.
+
+    Example:
+        >>> json_int_keys({"4": 1, 8: 3, "x": 0, "٤": 2})
+        {4: 1, 8: 3, 'x': 0, '٤': 2}
+    """
+    return {
+        int(key) if isinstance(key, str) and key.isascii() and key.isdigit() else key: value
+        for key, value in mapping.items()
+    }
 
 
 def check_positive_int(value: Any, name: str, *, subject: str | None = None) -> int:

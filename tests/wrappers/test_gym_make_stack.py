@@ -112,15 +112,22 @@ def test_the_spec_with_overrides_builds_what_they_describe(override, built):
 
 @pytest.mark.parametrize(
     "options",
-    [{"budget_mix": "uniform:3-9"}, {"budget_mix": [4, 11], "errors": 0.2}, FULL],
-    ids=["mix-string", "mix-list", "full"],
+    [
+        {"budget_mix": "uniform:3-9"},
+        {"budget_mix": [4, 11], "errors": 0.2},
+        {"budget_mix": {4: 1, 8: 3}, "errors": {"schedule": {2: "slip"}}},
+        FULL,
+    ],
+    ids=["mix-string", "mix-list", "int-keys", "full"],
 )
 def test_the_spec_goes_through_json_and_recreates_the_stack(options):
     """A spec stored as JSON (``to_json`` / ``from_json``) makes the same stack: a BudgetMix's
-    spec held the parsed object, which JSON turned into a dict the way back refused."""
+    spec held the parsed object, which JSON turned into a dict the way back refused, and the
+    int keys of a ``{T: weight}`` mix or an error schedule come back as strings ("4")."""
     env = gym.make(MAZE, **options)
     again = gym.make(gym.envs.registration.EnvSpec.from_json(env.spec.to_json()))
     assert chain(again) == chain(env)
+    assert again.spec.to_json() == env.spec.to_json()
     if "discrete_actions" in options:
         assert play(again, 2, 20) == play(env, 2, 20)
 

@@ -20,6 +20,7 @@ from turnbudget._checks import (
     check_positive_int,
     check_probability,
     check_reset_options,
+    json_int_keys,
     normalize_weights,
 )
 from turnbudget.records import InjectedError
@@ -461,7 +462,8 @@ def _check_weights(weights: Sequence[float] | None, n: int) -> tuple[float, ...]
 def _check_schedule(schedule: Any) -> dict[int, str]:
     if schedule is None:
         return {}
-    items = schedule.items() if isinstance(schedule, Mapping) else schedule
+    # (a JSON spec's keys are strings: turn "2" is 2)
+    items = json_int_keys(schedule).items() if isinstance(schedule, Mapping) else schedule
     try:
         pairs = [(turn, kind) for turn, kind in items]
     except (TypeError, ValueError):

@@ -16,7 +16,7 @@ import numpy as np
 from gymnasium.core import ActType, ObsType
 from gymnasium.envs.registration import EnvSpec
 
-from turnbudget._checks import brief, normalize_weights
+from turnbudget._checks import brief, json_int_keys, normalize_weights
 from turnbudget.wrappers._common import (
     EpisodeSeeder,
     find_wrapper,
@@ -146,7 +146,8 @@ class BudgetMix:
             return mix
         if isinstance(mix, str):
             return cls.parse(mix)
-        if isinstance(mix, Mapping):
+        if isinstance(mix, Mapping):  # (a JSON spec's keys are strings: "4" is 4)
+            mix = json_int_keys(mix)
             return cls.choice(list(mix.keys()), list(mix.values()))
         if callable(mix):
             return cls.from_callable(mix)
