@@ -5,6 +5,7 @@ tests/envs/textworld/test_textworld_cache.py."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -74,3 +75,16 @@ def test_pregen_refuses_a_cache_dir_it_cannot_use_in_one_line(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert err.startswith("turnbudget textworld: error: ") and repr(cache) in err, err
     assert len(err.splitlines()) == 1, err
+
+
+def test_pregen_refuses_an_empty_cache_dir_and_counts_each_id_once(tmp_path, capsys, pool):
+    """``--cache-dir ''`` fell back to the default cache (``cache_dir=""`` is refused), and an
+    id named twice was generated and reported twice."""
+    with pytest.raises(SystemExit) as exit_:
+        main([*PREGEN, "--seeds", "0", "--cache-dir", ""])
+    assert exit_.value.code == 2
+    assert "--cache-dir: expect a directory path, got an empty one" in capsys.readouterr().err
+    argv = [*PREGEN[:3], *PREGEN[2:], "--seeds", "0-1", "--json", "--cache-dir", str(tmp_path)]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["games"] == 2, lines

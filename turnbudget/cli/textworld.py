@@ -49,6 +49,8 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from turnbudget.cli.flags import directory_path
+
     sub = parser.add_subparsers(dest="textworld_command", required=True, metavar="COMMAND")
     pregen = sub.add_parser(
         "pregen",
@@ -70,6 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     pregen.add_argument(
         "--cache-dir",
+        type=directory_path,  # ("" fell back to the default cache, which `cache_dir=""` refuses)
         default=None,
         help="cache root (default: $TURNBUDGET_TEXTWORLD_CACHE or the user cache dir)",
     )
@@ -113,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
 
     from turnbudget.eval.run.backends import MAX_LOCAL_WORKERS
 
-    env_ids = args.env_ids or _generated_ids()
+    env_ids = list(dict.fromkeys(args.env_ids or _generated_ids()))  # (each id once)
     known = set(_generated_ids())
     problem = next(
         (f"Unknown generated TextWorld id {env_id!r}; expected one of {sorted(known)}"
