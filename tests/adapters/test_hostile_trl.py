@@ -35,3 +35,12 @@ def test_a_row_no_rollout_could_play_fails_when_the_dataset_is_built(env_id, mes
 def test_rows_that_are_not_a_list_are_a_clear_error(rows):
     with pytest.raises(ValueError, match="Expect `rows` to be a list of rows"):
         trl_dataset(rows)
+
+
+def test_a_seed_past_arrow_s_int64_is_a_clear_error():
+    """A row's seed may be any 64-bit word, but a datasets.Dataset column is int64: it failed
+    inside pyarrow with an OverflowError naming no row."""
+    rows = [{"env_id": ENV, "seed": 3, "T": 3}, {"env_id": ENV, "seed": 2**63, "T": 3}]
+    with pytest.raises(ValueError, match="at most 9,223,372,036,854,775,807"):
+        trl_dataset(rows)
+    assert len(trl_dataset([{"env_id": ENV, "seed": 2**63 - 1, "T": 3}])) == 1

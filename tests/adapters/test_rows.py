@@ -104,3 +104,13 @@ def test_the_old_budget_keyword_still_works_and_warns():
         assert task_rows(ENV, seeds=2, budget=7) == task_rows(ENV, seeds=2, turn_budget=7)
     with pytest.raises(TypeError, match="pass `turn_budget`"):
         task_rows(ENV, seeds=2, turn_budget=7, budget=7)
+
+
+def test_the_turn_cap_leaves_room_for_refused_calls():
+    """A call refused before the game (an unknown tool, arguments that are not the tool's)
+    spends one of the trainer's iterations but no turn: ``slack`` is room for them."""
+    rows = task_rows("turnbudget/Maze-Easy-v0", seeds=2, turn_budget=5)
+    assert turn_cap(rows) == 5 and turn_cap(rows, slack=5) == 10
+    for slack in (-1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="slack"):
+            turn_cap(rows, slack=slack)

@@ -96,11 +96,16 @@ def test_rows_per_step_follows_the_trainers_batches():
     assert rows_per_step(_args()) == 2
     assert rows_per_step(_args(generation_batch_size=16, steps_per_generation=2,
                                gradient_accumulation_steps=2)) == 4  # fmt: skip
-    assert rows_per_step(_args(num_iterations=2)) == 1
+    assert rows_per_step(_args(generation_batch_size=8, gradient_accumulation_steps=2)) == 4
     with pytest.raises(ValueError, match="shuffle_dataset=False"):
         rows_per_step(_args(shuffle_dataset=True))
-    with pytest.raises(ValueError, match="reads 1/2 rows per optimizer step"):
-        rows_per_step(_args(num_iterations=4))
+    with pytest.raises(ValueError, match="reads 3/2 rows per optimizer step"):
+        rows_per_step(_args(generation_batch_size=6))
+    # A generation batch TRL trains over several steps is shuffled across them (and trained
+    # again at each iteration): rows would meet other steps' T (they were taken as 1 a step).
+    for changes in ({"num_iterations": 2}, {"steps_per_generation": 4}):
+        with pytest.raises(ValueError, match=r"over [0-9]+ optimizer steps, shuffled"):
+            rows_per_step(_args(**changes))
 
 
 def test_the_environment_needs_neither_trl_nor_datasets():

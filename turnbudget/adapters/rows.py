@@ -228,16 +228,26 @@ def _make_each(env_ids: Iterable[str]) -> None:
         probe.close()
 
 
-def turn_cap(rows: Iterable[Mapping[str, Any]]) -> int:
-    """The largest T of ``rows``: a trainer's own turn cap must be at least this.
+def turn_cap(rows: Iterable[Mapping[str, Any]], slack: int = 0) -> int:
+    """The largest T of ``rows`` plus ``slack``: a trainer's own turn cap must be at least this.
 
-    Set TRL's ``GRPOConfig(max_tool_calling_iterations=turn_cap(rows))``: then a
-    row's own T, enforced by the game, is what ends its episodes, never the
-    trainer's cap.
+    Set TRL's ``GRPOConfig(max_tool_calling_iterations=turn_cap(rows, slack))``: then a
+    row's own T, enforced by the game, is what ends its episodes, not the trainer's cap,
+    for an episode with at most ``slack`` refused calls. A call refused before it reaches
+    the game (an unknown tool, arguments that are not the tool's) spends one of TRL's
+    iterations but no turn: with ``slack=0`` one such call left an episode of the largest
+    T unfinished a turn short.
+
+    Example:
+        >>> rows = [{"env_id": "turnbudget/Maze-Easy-v0", "seed": 0, "T": 6}]
+        >>> turn_cap(rows), turn_cap(rows, slack=6)
+        (6, 12)
     """
     if not is_listlike(rows):
         raise ValueError(f"Expect `rows` to be a list of rows, got {brief(rows)}")
+    if not is_int(slack) or slack < 0:
+        raise ValueError(f"Expect `slack` to be an int >= 0 (refused calls), got {brief(slack)}")
     caps = [check_row(row)[2] for row in rows]
     if not caps:
         raise ValueError("Expect at least one row, got none")
-    return max(caps)
+    return max(caps) + int(slack)

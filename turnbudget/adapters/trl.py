@@ -213,6 +213,9 @@ def game_environment(
     return type("GameEnvironment", (GameEnvironment,), {**settings, "__module__": __name__})
 
 
+_ARROW_INT_MAX = 2**63 - 1  # the largest seed a datasets.Dataset column holds
+
+
 def trl_dataset(rows: list[dict[str, Any]], prompt: str = DEFAULT_PROMPT) -> Any:
     """A ``datasets.Dataset`` for ``GRPOTrainer``: each row with a conversational ``prompt``.
 
@@ -230,6 +233,12 @@ def trl_dataset(rows: list[dict[str, Any]], prompt: str = DEFAULT_PROMPT) -> Any
     if not isinstance(prompt, str):
         raise ValueError(f"Expect `prompt` to be a str, got {brief(prompt)}")
     checked = check_rows(rows)  # an id no rollout could play fails here, not in the trainer
+    too_big = [row["seed"] for row in checked if row["seed"] > _ARROW_INT_MAX]
+    if too_big:  # (Arrow's ints are int64: pyarrow's OverflowError named no row)
+        raise ValueError(
+            f"Expect every row's seed to be at most {_ARROW_INT_MAX:,} in a datasets.Dataset "
+            f"(Arrow's int64), got {brief(too_big[0])}"
+        )
     return Dataset.from_list(
         [{"prompt": [{"role": "user", "content": prompt}], **row} for row in checked]
     )
@@ -242,8 +251,11 @@ def rows_per_step(args: Any) -> int:
     rows and serves ``num_iterations * steps_per_generation /
     gradient_accumulation_steps`` optimizer steps (one process). A progressive
     horizon (`turnbudget.adapters.rows.task_rows` with ``schedule``) needs a
-    whole number of rows per step and the rows read in order
-    (``shuffle_dataset=False``).
+    whole number of rows per step, the rows read in order
+    (``shuffle_dataset=False``), and each generation batch trained at one step:
+    TRL shuffles a batch that serves several steps across them (and trains it at
+    each of ``num_iterations``), so a row's T would meet another step's (T = 8 at
+    step 1 and T = 2 at step 3, with ``steps_per_generation=4``).
     """
     if getattr(args, "shuffle_dataset", False):
         raise ValueError(
@@ -261,6 +273,12 @@ def rows_per_step(args: Any) -> int:
         sizes["num_iterations"] * sizes["steps_per_generation"],
         sizes["gradient_accumulation_steps"],
     )
+    if steps > 1:
+        raise ValueError(
+            f"This GRPOConfig trains each generation batch over {steps} optimizer steps, "
+            "shuffled across them: a schedule over steps needs one (num_iterations=1 and "
+            "steps_per_generation = gradient_accumulation_steps), or a BudgetMix"
+        )
     per_step = rows / steps
     if per_step.denominator != 1 or per_step < 1:
         raise ValueError(
