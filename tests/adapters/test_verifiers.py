@@ -149,6 +149,34 @@ def test_a_visible_budget_gives_pass_at_kt_only_at_the_budget_it_ran_under(playe
         pass_at_kt(shown, ks=[1], ts=[1, 2])
 
 
+def test_a_reply_that_calls_a_tool_is_a_turn_not_the_end_of_the_rollout():
+    """A reply carrying a tool call (no text) is a spent turn, and the rollout plays on to its
+    T: the next turn resent the conversation in verifiers' model dump, which its own server
+    could not read (KeyError 'function'), and the rollout failed with pass@k refusing it."""
+    import json
+
+    def answer(handler, request):
+        body = reply_body("look")
+        if not any(m["role"] == "assistant" for m in request["messages"]):
+            message = body["choices"][0]["message"]
+            message["content"] = None
+            message["tool_calls"] = [{
+                "id": "call_0", "type": "function",
+                "function": {"name": "command", "arguments": json.dumps({"command": "look"})},
+            }]  # fmt: skip
+            body["choices"][0]["finish_reason"] = "tool_calls"
+        return as_json(body)
+
+    with FakeServer(answer) as server:
+        (episode,) = evaluate_rows([{"env_id": ENV, "seed": 0, "T": 4}], model="fake",
+                                   base_url=server.url(), timeout=60)  # fmt: skip
+    (trace,) = episode.traces
+    assert episode.ok and not trace.errors, [e.message[:200] for e in trace.errors]
+    assert trace.info["turnbudget"]["outcome"] == "truncated"
+    assert trace.metrics["turns_used"] == 4
+    assert rewards_pass_at_k([episode], 1) == 0.0
+
+
 @pytest.mark.timeout(600, method="thread")
 def test_a_model_server_that_never_answers_ends_the_rollout_at_the_timeout():
     """verifiers' model client waits for a read forever by default (and the harness's client

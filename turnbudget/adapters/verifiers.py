@@ -149,13 +149,17 @@ class ChatHarness(vf.Harness[ChatHarnessConfig]):
         tool_interception_url: str | None = None,
     ) -> vf.ProgramResult:
         from openai import AsyncOpenAI
+        from verifiers.v1.dialects.chat import message_to_wire
 
         system, prompt = self.resolve_prompt(data)
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
         if isinstance(prompt, str):
             messages.append({"role": "user", "content": prompt})
         else:
-            messages += [m.model_dump(mode="json", exclude_none=True) for m in prompt or []]
+            # (in OpenAI's wire form: verifiers' own model dump of a reply with a tool call,
+            # {id, type, name, arguments}, was one its server could not read, and the rollout
+            # failed on the first reply that called a tool)
+            messages += [message_to_wire(m) for m in prompt or []]
         client = AsyncOpenAI(
             base_url=endpoint, api_key=secret, timeout=self.config.timeout, max_retries=0
         )
