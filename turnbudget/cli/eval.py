@@ -241,7 +241,14 @@ def load_agent(spec: str, options: dict[str, Any], sealed: bool | None) -> Any:
 
     if sealed is None:  # (sealing needs POSIX: elsewhere the default is in-process)
         sealed = os.name == "posix" and spec_source(spec) in SEALED_SOURCES
-    return seal(spec, options=options) if sealed else make_agent(spec, **options)
+    if sealed:
+        return seal(spec, options=options)
+    try:
+        return make_agent(spec, **options)
+    except (ValueError, KeyError, FileNotFoundError, ImportError):
+        raise  # (the registry's own errors: they say what is wrong)
+    except Exception as exc:  # (the agent's own code failed: one line, as sealed)
+        raise ValueError(f"Cannot build the agent {spec!r}: {type(exc).__name__}: {exc}") from exc
 
 
 def close_sealed(agents: list[Any]) -> None:
@@ -273,7 +280,8 @@ def add_backend_arguments(parser: argparse.ArgumentParser, unit: str) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--timeout", type=float, default=None, metavar="SECONDS",
-        help=f"seconds one {unit} may run before it is stopped and counted as failed to run",
+        help=f"seconds one {unit} may run before it is stopped and counted as failed to run "
+        "(at most 10,000,000; default: no limit)",
     )  # fmt: skip
     parser.add_argument(
         "--retries", type=int, default=2,

@@ -80,9 +80,11 @@ logger = logging.getLogger(__name__)
 FAILURE_KINDS = ("exception", "worker_lost", "timeout")
 
 #: What ends only the episode it came from (a failed-to-run record, the same on every backend):
-#: any ``Exception``, and ``SystemExit`` (``sys.exit`` in an agent would otherwise end a
-#: local run but only a worker of a pool or Ray run). ``KeyboardInterrupt`` stops the run.
-EPISODE_ERRORS = (Exception, SystemExit)
+#: any ``Exception``, ``SystemExit`` (``sys.exit`` in an agent would otherwise end a local run
+#: but only a worker of a pool or Ray run) and ``GeneratorExit`` (raised by an agent, it ended
+#: a local run, a pool's worker, and a sealed agent's episode alone). ``KeyboardInterrupt``
+#: stops the run.
+EPISODE_ERRORS = (Exception, SystemExit, GeneratorExit)
 
 
 class EpisodeTimeout(Exception):

@@ -39,6 +39,7 @@ from turnbudget.eval.run.agent_view import budget_visible
 from turnbudget.records import RunPlan, format_episode_id, read_config_dict
 
 __all__ = [
+    "MAX_BUDGETS",
     "MAX_EPISODES_PER_TASK",
     "MAX_RETRIES",
     "MAX_TASKS",
@@ -67,6 +68,9 @@ MAX_TASKS = 1_000_000
 #: The most episodes per task (``n``, and so every K): a typo such as 10**20 is refused, not
 #: planned until the memory runs out.
 MAX_EPISODES_PER_TASK = 100_000
+#: The most budgets T in one grid: each task's tally keeps a row of them per budget run (a
+#: rerun's), so |T| = 20,000 held about 3 GB a task.
+MAX_BUDGETS = 1_000
 #: The most times a failed episode is rerun (`check_retries`).
 MAX_RETRIES = 100
 #: The largest task seed: an int32, as the turn budgets and the records' counts.
@@ -137,7 +141,7 @@ class EvalConfig(GridConfig):
             raise ValueError(f"Expect distinct env ids, got {d['envs']}")
         d["envs"] = tuple(d["envs"])
         d["ks"] = positive_ints(d["ks"], "ks")
-        d["ts"] = positive_ints(d["ts"], "ts", most=MAX_TURN_BUDGET)
+        d["ts"] = positive_ints(d["ts"], "ts", most=MAX_TURN_BUDGET, count=MAX_BUDGETS)
         if not is_int(d["n"]) or d["n"] < max(d["ks"]):
             raise ValueError(f"Expect `n` to be an int >= max(ks) = {max(d['ks'])}, got {d['n']!r}")
         d["tasks"] = tuple(d["tasks"])
@@ -241,9 +245,14 @@ def _values(values: Any, name: str) -> Iterable[Any]:
     return values
 
 
-def positive_ints(values: Iterable[Any], name: str, most: int | None = None) -> tuple[int, ...]:
-    """Distinct positive ints, sorted (K values, budgets)."""
+def positive_ints(
+    values: Iterable[Any], name: str, most: int | None = None, count: int | None = None
+) -> tuple[int, ...]:
+    """Distinct positive ints, sorted (K values, budgets): each at most ``most``, at most
+    ``count`` of them."""
     values = _values(values, name)
+    if count is not None and len(values) > count:
+        raise ValueError(f"Expect `{name}` to hold at most {count:,} values, got {len(values):,}")
     out = []
     for v in values:
         if not is_int(v) or v < 1:
@@ -310,7 +319,7 @@ def make_config(
     if len(set(env_ids)) != len(env_ids):
         raise ValueError(f"Expect distinct env ids, got {list(env_ids)}")
     ks_t = positive_ints(ks, "ks", most=MAX_EPISODES_PER_TASK)
-    ts_t = positive_ints(ts, "ts", most=MAX_TURN_BUDGET)  # (each T is a turn budget)
+    ts_t = positive_ints(ts, "ts", most=MAX_TURN_BUDGET, count=MAX_BUDGETS)  # (each a budget)
     n_val = max(ks_t) if n is None else n
     if not is_int(n_val) or not 1 <= n_val <= MAX_EPISODES_PER_TASK:
         raise ValueError(

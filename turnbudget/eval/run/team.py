@@ -81,6 +81,7 @@ from turnbudget.eval.run.jobs import play_planned
 from turnbudget.eval.run.lock import locks_output_dir
 from turnbudget.eval.run.plan import (
     ERROR_DRAWS,
+    MAX_BUDGETS,
     MAX_EPISODES_PER_TASK,
     EpisodePlan,
     EpisodeSpec,
@@ -257,7 +258,7 @@ class TeamConfig(GridConfig):
         ):
             raise ValueError(f"Expect `envs` to hold the game's id, got {brief(d['envs'])}")
         d["ks"] = positive_ints(d["ks"], "ks")
-        d["ts"] = positive_ints(d["ts"], "ts", most=MAX_TURN_BUDGET)
+        d["ts"] = positive_ints(d["ts"], "ts", most=MAX_TURN_BUDGET, count=MAX_BUDGETS)
         d["tasks"] = task_seeds(d["tasks"])
         if not is_int(d["n"]) or d["n"] < max(d["ks"]):
             raise ValueError(f"Expect `n` to be an int >= max(ks), got {brief(d['n'])}")
@@ -556,7 +557,7 @@ def _make_config(
         check_label(label)
     team = team_of(module, roles, agents)
     ks_t = positive_ints(ks, "ks", most=MAX_EPISODES_PER_TASK)
-    ts_t = positive_ints(ts, "ts", most=MAX_TURN_BUDGET)
+    ts_t = positive_ints(ts, "ts", most=MAX_TURN_BUDGET, count=MAX_BUDGETS)
     n_val = max(ks_t) if n is None else n
     if is_int(n_val) and n_val > MAX_EPISODES_PER_TASK:
         raise ValueError(

@@ -54,7 +54,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
-from turnbudget._checks import check_positive_int, is_real, load_object
+from turnbudget._checks import brief, check_positive_int, is_real, load_object
 from turnbudget.eval.run.driver import EpisodeFailure
 from turnbudget.eval.run.episodes import evaluation_runner
 
@@ -63,6 +63,7 @@ __all__ = [
     "BUILTIN_BACKENDS",
     "KEPT_ON_ABORT",
     "MAX_LOCAL_WORKERS",
+    "MAX_TIMEOUT",
     "Backend",
     "EvaluationAborted",
     "RunnerFactory",
@@ -88,6 +89,10 @@ logger = logging.getLogger(__name__)
 #: requests in flight per worker: ``concurrency``); it stops a slip (``--workers 100000``)
 #: from forking processes until the machine gives out.
 MAX_LOCAL_WORKERS = 256
+#: The longest episode timeout, in seconds (about 115 days): the clocks that enforce it
+#: (``signal.setitimer``, a pool's ``poll``) overflow past about 9.2e9 s, which failed every
+#: episode (local) or the run with a traceback (pool); None is no limit.
+MAX_TIMEOUT = 10**7
 
 
 #: Builds a worker's runner from ``(agent, config, serialize)``; its ``run(chunk)`` returns
@@ -179,12 +184,19 @@ def check_workers(workers: Any, limit: int | None = None, backend: str = "") -> 
 
 
 def check_timeout(timeout: Any) -> float | None:
-    """None, or a positive number of seconds."""
+    """None, or a positive number of seconds up to `MAX_TIMEOUT`."""
     if timeout is None:
         return None
-    if not is_real(timeout) or not 0 < float(timeout) < math.inf:
-        raise ValueError(f"Expect `timeout` to be a positive number of seconds, got {timeout!r}")
-    return float(timeout)
+    try:
+        seconds = float(timeout) if is_real(timeout) else math.nan
+    except OverflowError:  # (an int past float's range)
+        seconds = math.inf
+    if not 0 < seconds <= MAX_TIMEOUT:
+        raise ValueError(
+            f"Expect `timeout` to be a positive number of seconds, at most {MAX_TIMEOUT:,} "
+            f"(None: no limit), got {brief(timeout)}"
+        )
+    return seconds
 
 
 def failed_record(failure: EpisodeFailure, attempts: int) -> dict[str, Any]:
