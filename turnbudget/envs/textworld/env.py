@@ -265,10 +265,10 @@ class TextWorldEnv(TextEnv):
         candidates = [
             c
             for c in self._state.admissible_commands or []
-            if c.startswith(_SETBACK_VERBS)
-            and c not in plan_start
-            and not self._shortens_the_plan(c)
+            if c.startswith(_SETBACK_VERBS) and c not in plan_start
         ]
+        shortening = self._plan_shorteners(candidates)
+        candidates = [c for c in candidates if c not in shortening]
         if not candidates:
             return "You hesitate for a moment, but nothing comes of it."
         # Prefer dropping or closing something; stepping away is the fallback.
@@ -396,26 +396,32 @@ class TextWorldEnv(TextEnv):
             self._policy_cache = (len(self._history), commands)
         return self._policy_cache[1]
 
-    def _shortens_the_plan(self, command: str) -> bool:
-        """Whether playing ``command`` would leave TextWorld's winning plan shorter than it
-        is, or none (tried on a copy of the game's logic state, as its tracking plays it). A
-        command off the plan can shorten it, the plan being TextWorld's and not always a
+    def _plan_shorteners(self, commands: list[str]) -> set[str]:
+        """The ``commands`` after which TextWorld's winning plan would be shorter than it is,
+        or none (each tried on a copy of the game's logic state, as its tracking plays it).
+        A command off the plan can shorten it, the plan being TextWorld's and not always a
         shortest one: a 'setback' then saved the agent turns (5 -> 1 in a Treasure Hunter
         game)."""
         state = self._state
         progression, current = state.get("_game_progression"), state.get("_winning_policy")
         actions = state.get("_valid_actions")
-        if progression is None or current is None or actions is None:
-            return False  # (no logic state to try it on: as before)
-        commands = self._tw._inform7.gen_commands_from_actions(actions)  # (one per action)
-        try:
-            action = actions[list(commands).index(command)]
-        except ValueError:
-            return False
-        probe = progression.copy()
-        probe.update(action)
-        after = probe.winning_policy
-        return after is None or _plan_steps(after) < _plan_steps(current)
+        if not commands or progression is None or current is None or actions is None:
+            return set()  # (no logic state to try them on: as before)
+        by_command: dict[str, Any] = {}
+        for command, action in zip(
+            self._tw._inform7.gen_commands_from_actions(actions), actions, strict=False
+        ):
+            by_command.setdefault(command, action)  # (one per action, in the same order)
+        shorteners = set()
+        for command in commands:
+            if command not in by_command:
+                continue
+            probe = progression.copy()
+            probe.update(by_command[command])
+            after = probe.winning_policy
+            if after is None or _plan_steps(after) < _plan_steps(current):
+                shorteners.add(command)
+        return shorteners
 
     def _other_plan_starts(self, first: str) -> list[str]:
         progression = self._state.get("_game_progression")
