@@ -43,6 +43,17 @@ class PidAgent:
 
 def make(arg):
     return PidAgent(arg or "wait")
+
+
+class OracleReader(PidAgent):
+    """A submission that grants itself the oracle's actions and its budget."""
+
+    name = "oracle-reader"
+    needs_oracle = True
+    budget_aware = True
+
+    def act(self, observation, info):
+        return info["oracle_actions"][0]
 '''
 
 
@@ -86,6 +97,30 @@ def test_eval_and_probe_run_an_agent_from_a_file(tmp_path, agents_file, capsys):
     assert "pid-agent: single_step_skill" in capsys.readouterr().out
     records = [json.loads(x) for x in (probes / "probes.jsonl").read_text().splitlines()]
     assert {r["agent"] for r in records} == {"pid-agent", "random"}
+
+
+def _runs_row(out, label) -> list[str]:
+    runs = (out / "report.md").read_text().split("## Runs")[1].split("\n\n")[1]
+    header = runs.splitlines()[0].split(" | ")
+    row = next(r for r in runs.splitlines() if r.startswith(f"| {label} "))
+    return dict(zip(header, row.split(" | "), strict=True))
+
+
+@pytest.mark.parametrize("sealed", ["--sealed", "--no-sealed"])
+def test_an_agent_that_grants_itself_the_oracle_is_named_so(tmp_path, agents_file, capsys, sealed):
+    """A sealed submission that declares ``needs_oracle`` (or ``budget_aware``) was handed the
+    oracle's actions (or its budget) every turn, and nothing the run printed or reported said
+    so: a leaderboard run read as a player's. `eval` now notes it, the Runs table lists it."""
+    cheat, fair = tmp_path / "cheat", tmp_path / "fair"
+    assert (
+        main([*EVAL, "--agent", "cli_user_agents:OracleReader", "--out", str(cheat), sealed]) == 0
+    )
+    err = capsys.readouterr().err
+    assert "declares needs_oracle = True" in err and "budget_aware = True" in err
+    assert _runs_row(cheat, "oracle-reader")["beyond a player's view"] == "oracle actions, budget"
+    assert main([*EVAL, "--agent", "cli_user_agents:PidAgent", "--out", str(fair), sealed]) == 0
+    assert "declares" not in capsys.readouterr().err
+    assert _runs_row(fair, "pid-agent")["beyond a player's view"] == "none"
 
 
 def test_a_built_in_agent_runs_in_process_unless_sealed(tmp_path, capsys):

@@ -239,16 +239,46 @@ def load_agent(spec: str, options: dict[str, Any], sealed: bool | None) -> Any:
     from turnbudget.agents.registry import spec_source
     from turnbudget.eval.run.sealed import seal
 
+    outside = spec_source(spec) in SEALED_SOURCES
     if sealed is None:  # (sealing needs POSIX: elsewhere the default is in-process)
-        sealed = os.name == "posix" and spec_source(spec) in SEALED_SOURCES
+        sealed = os.name == "posix" and outside
     if sealed:
-        return seal(spec, options=options)
-    try:
-        return make_agent(spec, **options)
-    except (ValueError, KeyError, FileNotFoundError, ImportError):
-        raise  # (the registry's own errors: they say what is wrong)
-    except Exception as exc:  # (the agent's own code failed: one line, as sealed)
-        raise ValueError(f"Cannot build the agent {spec!r}: {type(exc).__name__}: {exc}") from exc
+        agent = seal(spec, options=options)
+    else:
+        try:
+            agent = make_agent(spec, **options)
+        except (ValueError, KeyError, FileNotFoundError, ImportError):
+            raise  # (the registry's own errors: they say what is wrong)
+        except Exception as exc:  # (the agent's own code failed: one line, as sealed)
+            raise ValueError(
+                f"Cannot build the agent {spec!r}: {type(exc).__name__}: {exc}"
+            ) from exc
+    if outside:
+        _note_grants(spec, agent)
+    return agent
+
+
+def _note_grants(spec: str, agent: Any) -> None:
+    """Say on stderr what an agent from outside turnbudget is shown beyond a player's view by
+    its own flags: sealing keeps the env from it, but a submission that declares
+    ``needs_oracle`` or ``budget_aware`` is handed the oracle's actions or its budget every
+    turn (the report's Runs table says so too)."""
+    from turnbudget.agents.base import agent_flags
+
+    needs_oracle, budget_aware = agent_flags(agent)
+    grants = [
+        f"{flag} = True: it is shown {what} on every turn"
+        for flag, granted, what in (
+            ("needs_oracle", needs_oracle, "the oracle's actions"),
+            ("budget_aware", budget_aware, "its turn budget"),
+        )
+        if granted
+    ]
+    if grants:
+        from turnbudget.agents.secrets import redact
+
+        line = f"turnbudget: note: the agent {spec!r:.200} declares " + "; and ".join(grants)
+        print(redact(line), file=sys.stderr, flush=True)
 
 
 def close_sealed(agents: list[Any]) -> None:

@@ -101,6 +101,18 @@ def _agents_cell(config: Mapping[str, Any]) -> str:
     return _code(config["agent"])
 
 
+def _grants_cell(config: Mapping[str, Any]) -> str:
+    """What the run's agent was shown beyond a player's view, by its own flags: a sealed
+    submission that declares ``needs_oracle`` or ``budget_aware`` is given the oracle's
+    actions or its budget on every turn, and a reader of the report should see so."""
+    grants = [
+        name
+        for key, name in (("needs_oracle", "oracle actions"), ("budget_aware", "budget"))
+        if config.get(key) is True
+    ]
+    return ", ".join(grants) or "none"
+
+
 def render_markdown(summary: Mapping[str, Any]) -> str:
     """The ``report.md`` text of a summary (``{"runs": ..., "comparisons": ...}``)."""
     runs: Mapping[str, Any] = {_md(label): run for label, run in summary["runs"].items()}
@@ -114,15 +126,16 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     out += [
         "## Runs",
         "",
-        "| run | agent | envs | tasks | n | mode | errors | reveal | failed to run |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| run | agent | envs | tasks | n | mode | errors | reveal | beyond a player's view "
+        "| failed to run |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for label, r in runs.items():
         c = r["config"]
         out.append(
             f"| {label} | {_agents_cell(c)} | {', '.join(_short(e) for e in c['envs'])} | "
             f"{len(c['tasks'])} | {c['n']} | {c['mode']} | `{json.dumps(c['errors'])}` | "
-            f"`{json.dumps(c['reveal'])}` | {_failed_cell(r)} |"
+            f"`{json.dumps(c['reveal'])}` | {_grants_cell(c)} | {_failed_cell(r)} |"
         )
     out.append("")
     if any(r.get("failed_to_run", {}).get("episodes") for r in runs.values()):
