@@ -168,7 +168,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_sealed_argument(parser)
     add_llm_arguments(parser)
     parser.add_argument(
-        "--k", type=parse_ints, default=[1, 2, 4, 8], help="K values (default: 1,2,4,8)"
+        "--k",
+        type=parse_ints,
+        default=[1, 2, 4, 8],
+        help="K values (default: 1,2,4,8; K=1 is always estimated too)",
     )
     parser.add_argument(
         "--t", type=parse_ints, default=[8, 16, 32, 64], help="turn budgets T (default: 8,16,32,64)"
@@ -393,7 +396,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         close_sealed([agent])
     grid = result.grid()
-    row = grid["mean"][grid["ks"].index(1)] if 1 in grid["ks"] else grid["mean"][0]
+    row = grid["mean"][grid["ks"].index(1)]
     print(
         f"{label}: {len(result.episodes)} episodes ({result.n_run} run now); Pass@(1,T) "
         + ", ".join(f"T={t}: {v:.2f}" for t, v in zip(grid["ts"], row, strict=True))

@@ -777,7 +777,9 @@ class RunTally:
     def __init__(self, config: Any):
         cfg = config.to_dict() if hasattr(config, "to_dict") else dict(config)
         self.config = cfg
-        self.ks, self.ts = list(cfg["ks"]), list(cfg["ts"])
+        # K = 1 always: every Pass@(1,T) the report shows and compares reads its row, and it
+        # needs only one episode a task (a run of K = 2, 4 read its K = 2 row as Pass@1).
+        self.ks, self.ts = sorted({1, *cfg["ks"]}), list(cfg["ts"])
         self.modes = ["truncate", "rerun"] if cfg["mode"] == "both" else [cfg["mode"]]
         self.groups = _groups(cfg["envs"])
         self.n_episodes = 0
@@ -1016,10 +1018,10 @@ def compare_runs(
 def _pass1_cells(entry: Mapping[str, Any]) -> list[tuple[float, float, float]]:
     """``(mean, low, high)`` of each Pass@(1,T) cell (`_pass1`'s, with their intervals)."""
     grid = entry["rerun"] if "rerun" in entry else entry["truncate"]
-    row = grid["ks"].index(1) if 1 in grid["ks"] else 0
+    row = grid["ks"].index(1)
     return list(zip(grid["mean"][row], grid["low"][row], grid["high"][row], strict=True))
 
 
 def _pass1(entry: Mapping[str, Any]) -> list[float]:
     grid = entry["rerun"] if "rerun" in entry else entry["truncate"]
-    return list(grid["mean"][grid["ks"].index(1)]) if 1 in grid["ks"] else list(grid["mean"][0])
+    return list(grid["mean"][grid["ks"].index(1)])

@@ -344,3 +344,27 @@ def test_a_comparison_names_a_higher_run_only_when_its_interval_says_so(tmp_path
     assert rows[("a", "random")]["clear_at_max_t"] and rows[("b", "random")]["clear_at_max_t"]
     report = (tmp_path / "report.md").read_text()
     assert "higher at max T" in report and "*no clear difference*" in report
+
+
+def test_a_run_without_k_1_still_reports_its_pass_at_1(tmp_path):
+    """A run of ``ks=[2, 4]`` had no K = 1 row, and every Pass@(1,T) reader fell back to its
+    first row: its Pass@(2,T) was shown as Pass@(1,T) and compared with other runs (an agent
+    credited with +0.27 over the same episodes run with K = 1 among its ks). Every summary
+    now estimates K = 1, which needs only one episode a task."""
+    kwargs = dict(ts=[4, 8, 12], n=4, tasks=6, seed=3, n_bootstrap=50)
+    with_1 = evaluate(
+        MAZE, OracleAgent(0.4), ks=[1, 2, 4], label="with", out=tmp_path / "a", **kwargs
+    )
+    without = evaluate(
+        MAZE, OracleAgent(0.4), ks=[2, 4], label="without", out=tmp_path / "b", **kwargs
+    )
+    assert without.grid()["ks"] == [1, 2, 4] == with_1.grid()["ks"]
+    assert without.grid()["mean"] == with_1.grid()["mean"]
+    assert without.grid()["mean"][0] != without.grid()["mean"][1]  # (K = 1 is its own row)
+    comparisons = compare_runs({"with": with_1.summary, "without": without.summary})
+    assert comparisons == []  # (the same episodes: no advantage to report)
+    build_report(tmp_path, plots=False, n_bootstrap=50)
+    report = (tmp_path / "report.md").read_text()
+    pass_1 = report.split("## Pass@(1,T) by run")[1].split("\n\n")[2]
+    rows = {row.split(" | ")[0]: row.split(" | ")[1:] for row in pass_1.splitlines()[2:]}
+    assert rows["| with"] == rows["| without"]

@@ -82,7 +82,7 @@ def _primary(entry: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
 
 
 def _pass1_row(grid: Mapping[str, Any]) -> list[float]:
-    i = grid["ks"].index(1) if 1 in grid["ks"] else 0
+    i = grid["ks"].index(1)
     return list(grid["mean"][i])
 
 
@@ -362,7 +362,7 @@ def _feasibility_section(runs: Mapping[str, Any]) -> list[str]:
             ]
         _, grid = _primary(r["groups"][group])
         all_row = _pass1_row(grid)
-        i = f["ks"].index(1) if 1 in f["ks"] else 0
+        i = f["ks"].index(1)
         out += [
             f"**{lbl}** ({_short(group)}, {f['tasks']} tasks with a known d*)",
             "",

@@ -193,7 +193,7 @@ def plot_pass1_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
             if group not in r["groups"]:
                 continue
             _, grid = _primary(r["groups"][group])
-            i = grid["ks"].index(1) if 1 in grid["ks"] else 0
+            i = grid["ks"].index(1)
             ts = grid["ts"]
             (line,) = ax.plot(ts, grid["mean"][i], marker="o", ms=3, label=_plot_text(label))
             ax.fill_between(ts, grid["low"][i], grid["high"][i], alpha=0.15, color=line.get_color())
