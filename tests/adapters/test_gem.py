@@ -84,6 +84,39 @@ def test_gems_vector_env_seeds_each_env_and_leaves_the_global_rng():
     assert random.getstate() == state[0] and (np.random.get_state()[1] == state[1]).all()
 
 
+def test_an_autoreset_after_a_seeded_reset_plays_on_and_never_replays_the_first_seed():
+    """After ``reset(seed=s)`` a reset without one replayed the constructor's seed, where
+    Gymnasium continues the seeded RNG: GEM's vector env (which makes every env with a seed
+    and autoresets without one) played each env's first task again after ``reset(seed=0)``,
+    and the training seeds 0 and 1 after ``reset(seed=100)``."""
+    register_all()
+    envs = gem.make_vec([MAZE, MAZE], turn_budget=2)  # (made with seeds 0 and 1)
+    first, _ = envs.reset(seed=100)
+    for _ in range(2):  # T = 2: both truncate and autoreset
+        obs, *_ = envs.step(["\\boxed{look}"] * 2)
+    plain = gym.make("turnbudget/Maze-Easy-v0")
+    for i in range(2):
+        plain.reset(seed=100 + i)
+        assert obs[i] == f"{plain.reset()[0]}\n\n{BOXED_INSTRUCTION}"  # Gymnasium's next
+        assert obs[i] not in (first[i], gem.make(MAZE).reset(seed=i)[0])
+    env = gem.make(MAZE, seed=7)  # the constructor's seed still starts a seedless first reset
+    assert env.reset()[0] == gem.make(MAZE).reset(seed=7)[0]
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"seed": "7"}, "Expect `seed` to be an int"),
+        ({"seed": 1.5}, "Expect `seed` to be an int"),
+        ({"seed": -1}, "Expect `seed` to be an int"),
+        ({"boxed": "no"}, "Expect `boxed` to be"),
+    ],
+)
+def test_a_bad_seed_or_boxed_is_refused_by_name(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        GemEnv("turnbudget/Maze-Easy-v0", **kwargs)
+
+
 def test_spawn_and_bad_ids():
     register_all()
     env = gem.make(MAZE, turn_budget=7)

@@ -63,6 +63,22 @@ def test_a_refused_start_leaves_no_episode_running():
     assert session.start(ENV, seed=1, turn_budget=5) == fresh  # the session goes on
 
 
+def test_a_refused_start_after_an_ended_episode_shows_nothing_of_it():
+    """`play` and `outcome` said no episode ran after a refused start, but `episode`,
+    `turns_used`, `turn_budget` and `total_reward` still described the one before (TRL's
+    `GameEnvironment.episode` passed it on as the new row's)."""
+    session = GameSession()
+    session.start(ENV, seed=0, turn_budget=2)
+    session.play("look")
+    session.play("look")
+    assert session.outcome == "truncated" and session.episode["turns_used"] == 2
+    with pytest.raises(ValueError, match="Expect `seed`"):
+        session.start(ENV, seed=-1, turn_budget=5)
+    assert session.episode is None
+    assert (session.turns_used, session.turn_budget, session.total_reward) == (0, 0, 0.0)
+    assert session.first_success_turn is None and session.commands == []
+
+
 def test_a_call_before_any_episode_names_the_method_that_starts_one():
     """The session's users start episodes by different names: TRL's class has reset(), no
     start(), so its message must not send the reader to a method that does not exist."""

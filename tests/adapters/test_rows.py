@@ -75,6 +75,8 @@ def test_bad_ids_seeds_and_schedules_are_clear_errors():
         ProgressiveHorizon(4, 8, steps=0)
     with pytest.raises(ValueError, match="Expect `step` to be an int >= 0"):
         ProgressiveHorizon(4, 8, steps=2)(-1)
+    # past the ramp, however far (a step past 1e308 overflowed the division)
+    assert ProgressiveHorizon(4, 8, steps=2)(10**400) == 8
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     ) from error
 
 import turnbudget  # noqa: F401 - registers the turnbudget ids
-from turnbudget._checks import brief
+from turnbudget._checks import brief, check_bool, check_seed
 from turnbudget.registration import NAMESPACE
 
 __all__ = ["BOXED_INSTRUCTION", "GemEnv", "gem_id", "register_all"]
@@ -97,13 +97,14 @@ class GemEnv(gem.Env):
     Args:
         turnbudget_id: The turnbudget id, e.g. ``"turnbudget/Maze-Easy-v0"`` (GEM's own
             ``env_id``, set by ``gem.make``, is ``"turnbudget:Maze-Easy-v0"``).
-        seed: The seed of the first reset made without one (GEM's ``make_vec`` passes
-            ``seed=`` to every env it makes); later resets without a seed continue the
-            env's own RNG, as in Gymnasium.
+        seed: The seed of the first reset, when that reset is given none (GEM's
+            ``make_vec`` passes ``seed=`` to every env it makes); later resets without a
+            seed continue the env's own RNG, as in Gymnasium (after ``reset(seed=s)``
+            too: they never replay this seed).
         boxed: Read the command from the last ``\\boxed{...}`` of the action, and say so
             in the reset observation (GEM's convention); False: the action is the command.
         **make_kwargs: Passed to ``gymnasium.make`` (``turn_budget``, ``budget_mix``,
-            ``reveal_budget``...); an unknown one is refused there, by name.
+            ``reveal``...); an unknown one is refused there, by name.
     """
 
     def __init__(
@@ -114,9 +115,11 @@ class GemEnv(gem.Env):
         **make_kwargs: Any,
     ):
         super().__init__()
+        if seed is not None:  # (as reset checks it: NumPy's message names no argument)
+            seed = check_seed(seed)
+        self.boxed = check_bool(boxed, "boxed")
         self.env = gym.make(turnbudget_id, **make_kwargs)
         self.turnbudget_id = turnbudget_id
-        self.boxed = boxed
         self._make_kwargs = make_kwargs
         self._first_seed = seed
         self._actions_rng = np.random.default_rng(seed)
@@ -125,7 +128,8 @@ class GemEnv(gem.Env):
     def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:
         """Start an episode fully determined by ``seed`` (the global RNG is left alone)."""
         if seed is None:
-            seed, self._first_seed = self._first_seed, None
+            seed = self._first_seed
+        self._first_seed = None  # (used up by the first reset, seeded or not)
         obs, info = self.env.reset(seed=seed)
         if seed is not None:
             self._actions_rng = np.random.default_rng(seed)

@@ -68,7 +68,9 @@ class ProgressiveHorizon:
     def __call__(self, step: int) -> int:
         if not is_int(step) or step < 0:
             raise ValueError(f"Expect `step` to be an int >= 0, got {brief(step)}")
-        fraction = min(step / self.steps, 1.0)
+        if step >= self.steps:  # (past the ramp: no division, which overflows past 1e308)
+            return self.stop
+        fraction = step / self.steps
         return round(self.start + (self.stop - self.start) * fraction)
 
 

@@ -152,18 +152,20 @@ class GameSession:
 
         A refused start (a ``ValueError``) leaves no episode running, not the previous one.
         """
+        # (nothing of the previous episode stays readable: its record, turns and reward)
         self._env, self._outcome = None, None
+        self._records.clear()
+        self.turns_used, self.turn_budget = 0, 0
+        self.first_success_turn, self.total_reward, self.commands = None, 0.0, []
         if not is_int(seed) or not 0 <= seed <= MAX_SEED:
             raise ValueError(
                 f"Expect `seed` to be an int >= 0 (at most {MAX_SEED:,}), got {brief(seed)}"
             )
         turn_budget = check_turn_budget(turn_budget)
         env = self._make(env_id)
-        self._records.clear()
         obs, info = env.reset(seed=int(seed), options={"turn_budget": turn_budget})
         self._env, self._outcome = env, "unfinished"
-        self.turns_used, self.turn_budget = 0, turn_budget
-        self.first_success_turn, self.total_reward = None, 0.0
+        self.turn_budget = turn_budget
         view = agent_info(info, show_budget=self._show_budget)
         goal = str(view.get("goal") or "")
         text = str(obs).strip()
