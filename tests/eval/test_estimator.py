@@ -48,6 +48,18 @@ def test_pass_at_k_is_stable_for_large_n():
     expected = 1.0 - math.comb(997, 500) / math.comb(1000, 500)
     assert value == pytest.approx(expected, rel=1e-9)
     assert pass_at_k(1000, 0, 500) == 0.0
+
+
+@pytest.mark.parametrize(
+    "n,c,k", [(10**12, 10**11, 5), (10**20, 10**19, 1), (3 * 10**6, 2 * 10**6, 40)]
+)
+def test_pass_at_k_with_a_huge_number_of_successes_needs_k_terms(n, c, k):
+    """With c near 1e9 the product over the c successes allocated gigabytes (1e11: a
+    MemoryError of 745 GiB; 1e19: NumPy's "Maximum allowed size exceeded")."""
+    expected = 1.0 - float(
+        np.prod([(n - c - j) / (n - j) for j in range(k)])
+    )  # C(n - c, k) / C(n, k), k terms
+    assert pass_at_k(n, c, k) == pytest.approx(expected, rel=1e-9)
     assert pass_at_k(1000, 1000, 1) == 1.0
 
 

@@ -194,7 +194,9 @@ def test_a_result_whose_run_directory_is_gone_says_so_rather_than_reading_empty(
     copy = list(kept.episodes)
     shutil.rmtree(out)
     shutil.rmtree(tmp_path / "kept")
-    with pytest.raises(FileNotFoundError, match=r"episode log .* is gone.*list\(result.episodes\)"):
+    with pytest.raises(
+        FileNotFoundError, match=r"episode log .* is missing.*list\(result.episodes\)"
+    ):
         len(result.episodes)
     assert len(copy) == 4 and list(kept.episodes) == copy  # read before: held
 

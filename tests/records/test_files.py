@@ -176,6 +176,17 @@ def drop_step(run: Path) -> tuple[str, None]:
     return STEPS_FILE, None
 
 
+def steps_recovering_unopened_errors(run: Path) -> tuple[str, None]:
+    """Every step valid alone, their sums not: 20 recoveries of 1 error a turn (the report
+    showed a recovery rate of 20 and a negative count of unrecovered errors)."""
+    path = run / STEPS_FILE
+    steps = [
+        _change(json.loads(x), {"errors_opened": 1, "recoveries": [1] * 20}) for x in _lines(path)
+    ]
+    path.write_bytes(b"".join(_dump(s) for s in steps))
+    return STEPS_FILE, None
+
+
 def drop_episode(run: Path) -> None:
     path = run / EPISODES_FILE
     path.write_bytes(b"".join(_lines(path)[:-1]))
@@ -259,6 +270,11 @@ CASES = [
     Case("huge-count", episode(n_errors_self=2**40), f"Expect `n_errors_self` to be {COUNT}"),
     Case("judged-without-hits", episode(n_optimal_steps=DELETE), f"Expect `n_optimal_steps` to be {COUNT}, but it is missing"),
     Case("more-hits-than-judged", episode("failure", n_optimal_steps=6), "Expect `n_optimal_steps` (6) to be at most `n_steps_judged` (5)"),
+    # (a count of turns past the turns played: the report showed 14 self-errors a turn)
+    Case("wasted-past-turns", episode("failure", n_wasted=5000), "Expect `n_wasted` (5000) to be at most `turns_used` (5)"),
+    Case("self-errors-past-turns", episode("failure", n_errors_self=6), "Expect `n_errors_self` (6) to be at most `turns_used` (5)"),
+    Case("invalid-past-turns", episode("failure", n_invalid=6), "Expect `n_invalid` (6) to be at most `turns_used` (5)"),
+    Case("after-error-past-turns", episode("failure", n_steps_after_error=6), "Expect `n_steps_after_error` (6) to be at most `turns_used` (5)"),
     Case("turns-to-recover-not-a-list", episode(turns_to_recover="x"), "Expect `turns_to_recover` to be a list of such ints, got 'x'"),
     Case("turns-to-recover-negative", episode(turns_to_recover=[-1]), "Expect `turns_to_recover` to be a list"),
     Case("budget-counts-missing-a-budget", episode(budget_counts={"5": [0] * 15}), "Expect `budget_counts` to map each budget ['10', '5'] to 15 ints"),
@@ -300,6 +316,7 @@ CASES = [
     Case("old-logs-step-turn-0", without_budget_counts(line(b'{"record": "step", "episode_id": "x", "turn": 0}', STEPS_FILE, 4)), "Expect `turn` to be at least 1"),
     Case("old-logs-step-optimal-string", without_budget_counts(line(b'{"record": "step", "episode_id": "x", "turn": 1, "optimal": "yes"}', STEPS_FILE, 4)), "Expect `optimal` to be true, false or null"),
     Case("old-logs-missing-step", without_budget_counts(drop_step), "expect turns 1 to"),
+    Case("old-logs-steps-sum-past-whole", without_budget_counts(steps_recovering_unopened_errors), "give counts that cannot be: Expect `budget_counts["),
     # Documented acceptances.
     Case("unknown-field", episode(note="hand-written", extra=Raw("NaN")), None),  # unread: left alone
     Case("failed-to-run-record", failed_to_run, None),  # counted apart, not the agent's failure
@@ -574,3 +591,69 @@ def test_a_read_only_file_system_names_the_file_asked_for(writer, tmp_path, monk
         else:
             write_text_atomic(target, "{}")
     assert info.value.errno == errno.EROFS and info.value.filename == str(target)
+
+
+@pytest.fixture(scope="module")
+def probe_summary_text(tmp_path_factory):
+    from turnbudget.eval.probes.run import probe
+
+    out = tmp_path_factory.mktemp("probe")
+    probe(MAZE, OracleAgent(0.2), tasks=[0, 1], baseline_repeats=1, n_bootstrap=20, out=out)
+    return (out / "probe_summary.json").read_text()
+
+
+def _damaged(text: str, edit: Callable[[dict[str, Any]], None]) -> str:
+    summary = json.loads(text)
+    edit(summary["agents"][summary["config"]["labels"][0]])
+    return json.dumps(summary)  # (NaN and Infinity as Python's json writes them)
+
+
+def _first_estimate(groups: dict[str, Any]) -> dict[str, Any]:
+    return next(iter(groups.values()))["single_step_skill"]
+
+
+@pytest.mark.parametrize(
+    "edit,expect",
+    [
+        (lambda groups: groups.clear(), "the skills of each label by env group"),
+        (lambda groups: _first_estimate(groups).update(mean=float("nan")), "is nan"),
+        (lambda groups: _first_estimate(groups).update(low=float("-inf")), "is -inf"),
+        (lambda groups: _first_estimate(groups).update(high=1e308), "high <= 1"),
+        (lambda groups: _first_estimate(groups).update(low=0.9, high=0.1), "low <= mean <= high"),
+    ],
+    ids=["no-group", "nan-skill", "infinite-low", "huge-high", "interval-reversed"],
+)
+def test_a_probe_summary_with_impossible_skills_is_refused(
+    probe_summary_text, oracle_run, tmp_path, capsys, edit, expect
+):
+    """An empty group ended the report in ``StopIteration`` with a traceback; a NaN skill
+    and an interval of -inf to 1e308 were shown as ``nan [-inf, 1000...(309 digits).00]``."""
+    shutil.copytree(oracle_run[0], tmp_path / "run")
+    assert main(["report", str(tmp_path), "--no-plots"]) == 0  # (the probe's own summary)
+    summary = tmp_path / "probe_summary.json"
+    summary.write_text(probe_summary_text)
+    assert main(["report", str(tmp_path), "--no-plots"]) == 0
+    capsys.readouterr()
+    summary.write_text(_damaged(probe_summary_text, edit))
+    code = main(["report", str(tmp_path), "--no-plots"])
+    out, err = capsys.readouterr()
+    assert code == 2 and "Traceback" not in out + err
+    assert err.startswith(f"turnbudget report: error: {summary}: ") and expect in err, err
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "dangling-link"])
+def test_an_episode_log_that_is_no_file_is_named_for_what_it_is(kind, base_run, tmp_path, capsys):
+    """An ``episodes.jsonl`` that was a directory or a FIFO was reported "gone", with advice
+    for the Python API (``list(result.episodes)``) to a user of the command line."""
+    run = tmp_path / "run"
+    shutil.copytree(base_run[0], run)
+    log = run / EPISODES_FILE
+    log.unlink()
+    {"directory": log.mkdir, "fifo": lambda: os.mkfifo(log),
+     "dangling-link": lambda: log.symlink_to(tmp_path / "nothing")}[kind]()  # fmt: skip
+    code = main(["report", str(run), "--no-plots"])
+    out, err = capsys.readouterr()
+    assert code == 2 and "Traceback" not in out + err and err.count("\n") == 1, err
+    expect = {"directory": "Is a directory", "fifo": "not a regular file",
+              "dangling-link": "is missing (a link to nothing)"}[kind]  # fmt: skip
+    assert str(log) in err and expect in err, err

@@ -682,6 +682,11 @@ def budget_analysis(
     return sums.table()
 
 
+class StepCountsError(ValueError):
+    """Step records, each valid alone, whose counts for an episode cannot be (a part past
+    its whole): the reader of the steps' file names it (`turnbudget.records.LogError`)."""
+
+
 def _counts_from_steps(
     config: Mapping[str, Any],
     episodes: Sequence[Mapping[str, Any]],
@@ -694,11 +699,20 @@ def _counts_from_steps(
         return {}
     if steps is None:
         return None
+    from turnbudget.records.files import budget_counts_problem
+
     ts = sorted(int(t) for t in config["ts"])
     counts: dict[str, Mapping[str, Sequence[int]]] = {}
     for episode_id, rows in itertools.groupby(steps, key=lambda s: s["episode_id"]):
         if episode_id in lacking and episode_id not in counts:
             counts[episode_id] = budget_counts(list(rows), ts)
+            # (each step record can be valid and their sum not: 20 recoveries of 1 error)
+            problem = budget_counts_problem(counts[episode_id], ts)
+            if problem is not None:
+                raise StepCountsError(
+                    f"the step records of episode {episode_id!r} give counts that cannot "
+                    f"be: {problem}"
+                )
     return counts
 
 

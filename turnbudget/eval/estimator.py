@@ -165,10 +165,18 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return _pass_at_k(n, c, k)
 
 
+# Most terms of `_pass_at_k`'s product over the c successes (8 MB of float64); past it,
+# C(n - c, k) / C(n, k) is the product of its k terms (k is at most `MAX_K`).
+_PRODUCT_TERMS = 1_000_000
+
+
 def _pass_at_k(n: int, c: int, k: int) -> float:
     """`pass_at_k` of arguments checked already."""
     if n - c < k:
         return 1.0
+    if c > _PRODUCT_TERMS and c > k:  # (c terms would not fit in memory: k do, the same ratio)
+        j = np.arange(k, dtype=np.float64)
+        return 1.0 - float(np.prod((float(n - c) - j) / (float(n) - j)))
     return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1, dtype=np.float64)))
 
 

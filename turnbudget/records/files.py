@@ -63,6 +63,7 @@ __all__ = [
     "LogError",
     "LogWriter",
     "RunPlan",
+    "budget_counts_problem",
     "episode_problem",
     "iter_episodes",
     "iter_records",
@@ -296,6 +297,9 @@ _JUDGED = ("n_steps_judged", "n_optimal_steps", "n_optimal_on_track", "n_optimal
 # (part, whole): a part never exceeds its whole.
 _AT_MOST = (
     ("n_steps_judged", "turns_used"), ("n_optimal_steps", "n_steps_judged"),
+    ("n_steps_on_track", "turns_used"), ("n_steps_after_error", "turns_used"),
+    ("n_errors_self", "turns_used"), ("n_errors_injected", "turns_used"),
+    ("n_wasted", "turns_used"), ("n_invalid", "turns_used"),
     ("n_optimal_on_track", "n_steps_on_track"), ("n_optimal_after_error", "n_steps_after_error"),
     ("n_errors_injected_increasing", "n_errors_injected"),
 )  # fmt: skip
@@ -429,10 +433,12 @@ def episode_problem(record: Mapping[str, Any], plan: RunPlan) -> str | None:
             return f"Expect `{part}` ({record[part]}) to be at most `{whole}` ({record[whole]})"
     if "budget_counts" not in record:
         return None
-    return _budget_counts_problem(record["budget_counts"], plan.ts)
+    return budget_counts_problem(record["budget_counts"], plan.ts)
 
 
-def _budget_counts_problem(counts: Any, ts: Iterable[int]) -> str | None:
+def budget_counts_problem(counts: Any, ts: Iterable[int]) -> str | None:
+    """What is wrong with an episode's ``budget_counts`` for the budgets ``ts`` (None:
+    nothing): its shape, a count of turns past T, a part past its whole."""
     keys = sorted(str(t) for t in ts)
     width = len(BUDGET_COUNTERS)
     if (
@@ -616,11 +622,12 @@ class EpisodeLog(Sequence[dict[str, Any]]):
             FileNotFoundError: The log is gone (the run directory was removed before its
                 episodes were first read): never an empty run.
         """
-        if not self.path.is_file():
+        if not self.path.exists():  # (a directory or a FIFO: its reader says what it is)
+            link = " (a link to nothing)" if self.path.is_symlink() else ""
             raise FileNotFoundError(
-                f"The run's episode log {self.path} is gone: a result's episodes are read from "
-                "it on first use (list(result.episodes) keeps a copy before the run directory "
-                "is removed)"
+                f"The run's episode log {self.path} is missing{link}: a result's episodes are "
+                "read from it on first use (list(result.episodes) keeps a copy before the run "
+                "directory is removed)"
             )
         return iter_episodes(self.path, self.plan)
 

@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from turnbudget.eval.analysis import ALL, compare_runs, summarize_run
+from turnbudget.eval.analysis import ALL, StepCountsError, compare_runs, summarize_run
 from turnbudget.eval.probes.summary import PROBE_SUMMARY_FILE
 from turnbudget.eval.report._atomic import write_text_atomic
 from turnbudget.eval.report.markdown import render_markdown, render_probe_markdown
@@ -45,6 +46,7 @@ from turnbudget.records import (
     EPISODES_FILE,
     RUN_FILE,
     STEPS_FILE,
+    LogError,
     iter_episodes,
     read_config_dict,
     read_steps,
@@ -104,7 +106,10 @@ def load_run_summary(run_dir: str | Path, n_bootstrap: int = 1000) -> dict[str, 
     steps = None  # read only for logs whose episode records lack `budget_counts`
     if config.record_steps and (run_dir / STEPS_FILE).exists():
         steps = functools.partial(read_steps, run_dir / STEPS_FILE)
-    return summarize_run(config, log.stream(), n_bootstrap=n_bootstrap, steps=steps)
+    try:
+        return summarize_run(config, log.stream(), n_bootstrap=n_bootstrap, steps=steps)
+    except StepCountsError as exc:
+        raise LogError(f"{run_dir / STEPS_FILE}: {exc}") from None
 
 
 def write_run_summary(out: str | Path, run_summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -205,17 +210,54 @@ def read_probe_summary(
         agents = summary.get("agents")
         if not (isinstance(labels, list) and all(isinstance(x, str) for x in labels)):
             raise ValueError("Expect a probe summary: `config.labels`, a list of labels")
-        if not isinstance(agents, dict) or set(agents) - set(labels):
-            raise ValueError("Expect a probe summary: `agents`, the skills of each label")
+        if (
+            not isinstance(agents, dict)
+            or set(agents) - set(labels)
+            or not all(isinstance(groups, dict) and groups for groups in agents.values())
+        ):
+            raise ValueError(
+                "Expect a probe summary: `agents`, the skills of each label by env group"
+            )
+        try:
+            problem = _estimates_problem(agents, "agents")
+        except RecursionError:  # (nested about as deep as the JSON reader allows)
+            problem = "`agents` is nested too deep"
+        if problem is not None:
+            raise ValueError(f"Expect a probe summary of finite estimates: {problem}")
         try:  # (what the report reads of it: its section, and its pairs with the runs)
             paired = pair_with_runs([summary], runs or {})
             render_markdown({"runs": {}, "comparisons": [], "probes": [summary], "paired": paired})
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, StopIteration) as exc:
             raise ValueError(
                 f"Expect a probe summary the report can read; {type(exc).__name__}: {exc}"
             ) from None
 
     return read_config_dict(path, check)
+
+
+def _estimates_problem(value: Any, where: str) -> str | None:
+    """What is wrong with the numbers of a probe summary's skills (None: nothing): each
+    number finite, each estimate's ``low``, ``mean`` and ``high`` in order and at most 1 (a
+    rate, a difference of rates, or a single-step skill, (p - base) / (1 - base), which
+    has no lower bound but the baseline's)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return None
+    if isinstance(value, (int, float)):
+        return None if math.isfinite(value) else f"`{where}` is {value}"
+    if not isinstance(value, (list, dict)):
+        return None  # (the shapes are the report's own checks')
+    for key, item in enumerate(value) if isinstance(value, list) else value.items():
+        problem = _estimates_problem(item, f"{where}.{key}")
+        if problem is not None:
+            return problem
+    if isinstance(value, dict) and {"mean", "low", "high"} <= value.keys():
+        bounds = [value[k] for k in ("low", "mean", "high") if value[k] is not None]
+        if not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and x <= 1 for x in bounds
+        ) or bounds != sorted(bounds):
+            shown = {k: value[k] for k in ("mean", "low", "high")}
+            return f"`{where}` is {shown}: expect low <= mean <= high <= 1"
+    return None
 
 
 def pair_with_runs(
