@@ -318,6 +318,10 @@ def check_label(value: Any, name: str = "label", *, subject: str | None = None) 
     return value
 
 
+# The optional methods the engines call when an agent has them.
+_AGENT_HOOKS = ("observe", "observe_batch", "step_note", "step_notes", "end_episode", "preflight")
+
+
 def check_agent(value: Any, name: str = "agent", *, also: str = "") -> Any:
     """Return ``value`` if it is an agent the engine can drive, else raise ``TypeError``.
 
@@ -355,6 +359,13 @@ def check_agent(value: Any, name: str = "agent", *, also: str = "") -> Any:
         )
     for flag in AGENT_FLAGS:
         agent_flag(value, flag, name)
+    for hook in _AGENT_HOOKS:  # (one that is there but no method failed every call to it)
+        method = getattr(value, hook, None)
+        if method is not None and not callable(method):
+            raise TypeError(
+                f"Expect `{name}.{hook}` to be a method (or absent: it is optional), got "
+                f"{brief(method)}"
+            )
     if callable(getattr(value, "act_batch", None)):
         check_batch_size(getattr(value, "max_batch_size", 1), f"{name}.max_batch_size")
     return value

@@ -376,6 +376,38 @@ def test_probe_refuses_an_out_that_is_a_file_before_any_probe(agent, tmp_path):
     assert file.read_text() == "mine"
 
 
+@pytest.mark.parametrize("out", [5, b"run", ["run"]])
+def test_an_out_that_is_no_path_is_refused_by_name(agent, out):
+    """``out=5`` was pathlib's "expected str, bytes or os.PathLike object, not int"."""
+    from turnbudget.eval import probe
+
+    with pytest.raises(ValueError, match=r"Expect `out` to be a directory path \(a str or a Path"):
+        evaluate(MAZE, agent, **SMALL, out=out)
+    with pytest.raises(ValueError, match=r"Expect `out` to be a directory path \(a str or a Path"):
+        probe(MAZE, agent, **PROBE_SMALL, out=out)
+
+
+class _ObserveNotAMethod(RandomAgent):
+    observe = 5
+
+
+class _StepNoteNotAMethod(RandomAgent):
+    step_note = "note"
+
+
+@pytest.mark.parametrize("bad", [_ObserveNotAMethod, _StepNoteNotAMethod])
+def test_an_optional_hook_that_is_no_method_is_refused_before_the_run(bad):
+    """An ``observe`` that was not callable failed every probe with a forced turn ("'int'
+    object is not callable", 15 of 80 failed to run) where the agent could be refused."""
+    from turnbudget.eval import probe
+
+    hook = "observe" if bad is _ObserveNotAMethod else "step_note"
+    with pytest.raises(TypeError, match=rf"Expect `agent.{hook}` to be a method \(or absent"):
+        probe(MAZE, bad(), **PROBE_SMALL)
+    with pytest.raises(TypeError, match=rf"Expect `agent.{hook}` to be a method \(or absent"):
+        evaluate(MAZE, bad(), **SMALL)
+
+
 def test_evaluate_refuses_an_empty_out_and_writes_nothing(agent, tmp_path, monkeypatch):
     """``out=""`` wrote the run into the working directory (the command line refuses it)."""
     monkeypatch.chdir(tmp_path)

@@ -114,3 +114,47 @@ def test_the_team_step_probe_refuses_an_answer_that_is_not_text():
 
     with pytest.raises(TypeError, match="Expect the agent of 'operator' to answer a str, got 7"):
         team_step_probe("vault_v0", {"operator": Numbers(), "runner": "random"}, tasks=2)
+
+
+@pytest.fixture(scope="module")
+def two_probed():
+    from turnbudget.agents import OracleAgent
+    from turnbudget.eval import probe
+
+    result = probe(
+        "turnbudget/Maze-Easy-v0", [OracleAgent(0.3), OracleAgent(0.1)], tasks=2,
+        baseline_repeats=1, n_bootstrap=0,
+    )  # fmt: skip
+    return result.config.to_dict(), result.records
+
+
+@pytest.mark.parametrize(
+    "base,other", [("random", "oracle-eps0.1"), ("oracle-eps0.3", "oracle-eps0.01")]
+)
+def test_compare_probes_refuses_a_label_never_probed(two_probed, base, other):
+    """A label that named no probed agent (a typo, or "random" meaning the baseline) gave
+    contrasts of None, silently."""
+    from turnbudget.eval import compare_probes
+
+    config, records = two_probed
+    with pytest.raises(
+        ValueError,
+        match=r"to be the label of a probed agent, one of \['oracle-eps0.3', 'oracle-eps0.1'\]",
+    ):
+        compare_probes(config, records, base, other, n_bootstrap=0)
+    gain = compare_probes(config, records, "oracle-eps0.3", "oracle-eps0.1", n_bootstrap=0)
+    assert gain["turnbudget/Maze-Easy-v0"]["single_step_skill"]["mean"] is not None
+
+
+@pytest.mark.parametrize("n_bootstrap", [10**9, -1, 2.5, "100"])
+def test_the_probe_summaries_check_n_bootstrap(two_probed, n_bootstrap):
+    """summarize_probes and compare_probes took any n_bootstrap: 1e9 asked for 29.8 GiB (a
+    MemoryError), "100" was a TypeError from inside."""
+    from turnbudget.eval import compare_probes
+    from turnbudget.eval.probes.summary import summarize_probes
+
+    config, records = two_probed
+    with pytest.raises(ValueError, match=r"Expect `n_bootstrap` to be an int from 0 to 100,000"):
+        summarize_probes(config, records, n_bootstrap=n_bootstrap)
+    with pytest.raises(ValueError, match=r"Expect `n_bootstrap` to be an int from 0 to 100,000"):
+        compare_probes(config, records, "oracle-eps0.3", "oracle-eps0.1", n_bootstrap=n_bootstrap)

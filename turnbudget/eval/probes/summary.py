@@ -45,7 +45,12 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget.eval.estimator import clustered_rate, difference_interval, paired_difference
+from turnbudget.eval.estimator import (
+    check_n_bootstrap,
+    clustered_rate,
+    difference_interval,
+    paired_difference,
+)
 from turnbudget.records import write_json
 
 __all__ = [
@@ -359,6 +364,7 @@ def summarize_probes(
     config: Mapping[str, Any], records: Records, *, n_bootstrap: int = 1000
 ) -> dict[str, Any]:
     """Skills per agent and env group (each env id, and "all" when there are several)."""
+    n_bootstrap = check_n_bootstrap(n_bootstrap)
     agents = {
         label: {
             group: _group(_in(records, group), label, config["kinds"], n_bootstrap)
@@ -386,7 +392,19 @@ def compare_probes(
     an agent whose gains concentrate in error recovery gains there, while two
     memoryless agents of different single-step skill differ only in
     ``single_step_skill``.
+
+    Raises:
+        ValueError: ``base`` or ``other`` is no probed agent's label (the random baseline
+            is not one unless it was probed as an agent), or a bad ``n_bootstrap``.
     """
+    n_bootstrap = check_n_bootstrap(n_bootstrap)
+    labels = list(config["labels"])
+    for name, label in (("base", base), ("other", other)):
+        if label not in labels:
+            raise ValueError(
+                f"Expect `{name}` to be the label of a probed agent, one of {labels}, got "
+                f"{label!r:.200} (the random baseline is one only when probed as an agent)"
+            )
     out = {}
     for group in _groups(config):
         rs = _in(records, group)

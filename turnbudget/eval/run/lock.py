@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from turnbudget._checks import brief
 from turnbudget.agents.secrets import redact
 
 __all__ = [
@@ -97,6 +98,8 @@ def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
     """
     from filelock import FileLock, Timeout
 
+    if not isinstance(out, (str, os.PathLike)):  # (pathlib's TypeError names no argument)
+        raise ValueError(f"Expect `out` to be a directory path (a str or a Path), got {brief(out)}")
     if isinstance(out, str) and not out.strip():  # (as the command line's `directory_path`)
         raise ValueError(
             "Expect `out` to be a directory path, got an empty one (it would be the working "
