@@ -117,8 +117,26 @@ def test_the_spec_with_overrides_builds_what_they_describe(override, built):
         {"budget_mix": [4, 11], "errors": 0.2},
         {"budget_mix": {4: 1, 8: 3}, "errors": {"schedule": {2: "slip"}}},
         FULL,
+        # (NumPy numbers, as a sweep over np.arange gives them: the spec was no JSON)
+        {"budget_mix": [np.int64(4), 8], "errors": np.float32(0.25)},
+        {"errors": {"rate": 0.1, "schedule": {np.int64(2): "slip"}}},
+        {
+            "reveal": {"mode": "final", "final_turns": np.int64(2)},
+            "discrete_actions": np.int64(8),
+            "text_features": 32,
+        },
+        {"discrete_actions": {"max_actions": np.int64(8)}, "text_features": np.int32(64)},
     ],
-    ids=["mix-string", "mix-list", "int-keys", "full"],
+    ids=[
+        "mix-string",
+        "mix-list",
+        "int-keys",
+        "full",
+        "np-mix",
+        "np-key",
+        "np-reveal",
+        "np-features",
+    ],
 )
 def test_the_spec_goes_through_json_and_recreates_the_stack(options):
     """A spec stored as JSON (``to_json`` / ``from_json``) makes the same stack: a BudgetMix's

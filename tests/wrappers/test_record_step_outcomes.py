@@ -13,6 +13,7 @@ import typing
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 import pytest
 from _faults import wait_until
 from _wrapper_stub import STUB_ID
@@ -173,6 +174,23 @@ def test_episode_id_option_env_index_and_unseeded_resets():
     assert ids == [f"{STUB_ID}/3/5/0", "task-a/run-1", f"{STUB_ID}/3/5/2"]
     assert [r["seed"] for r in env.records if r["record"] == "episode"] == [5, None, None]
     assert {r["env_index"] for r in env.records} == {3}
+
+
+@pytest.mark.parametrize(
+    "bad", [10**5000, "x" * 10_000_000, 5, ["run"]], ids=["huge-int", "10-MB", "int", "list"]
+)
+def test_an_episode_id_option_that_is_no_short_str_is_refused_and_the_reset_with_it(bad):
+    """Any object went through str() into every record (a 10 MB id: 30 MB for a 2-turn
+    episode); a huge int failed in str() after the game had reset, and the steps after it
+    played on with nothing recorded."""
+    env = RecordStepOutcomes(stub(turn_budget=2))
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"Expect the `episode_id` option to be a str of at"):
+        env.reset(seed=1, options={"episode_id": bad})
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step("wait")
+    run(env, ["wait", "wait"], seed=1, options={"episode_id": np.str_("task-b")})
+    assert [r["episode_id"] for r in env.records if r["record"] == "episode"] == ["task-b"]
 
 
 def test_a_vector_env_s_sub_envs_record_distinct_episode_ids(tmp_path):

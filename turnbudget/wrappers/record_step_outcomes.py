@@ -462,6 +462,14 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         options = begin_reset(self.env, seed, options)
+        episode_id = options.get("episode_id")
+        if episode_id is not None and not (
+            isinstance(episode_id, str) and len(episode_id) <= MAX_RECORD_TEXT
+        ):  # (any object went through str() into every record: 10 MB ids, 30 MB a 2-turn episode)
+            raise ValueError(
+                f"Expect the `episode_id` option to be a str of at most {MAX_RECORD_TEXT:,} "
+                f"characters, got {brief(episode_id)}"
+            )
         if self._tracker.in_progress:  # (dropped now: a reset that then fails counts it once)
             self.n_abandoned += 1
             self._tracker.abandon()
@@ -470,7 +478,6 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         seed = _int_or_none(seed)
         if seed is not None:
             self._id_seed = seed
-        episode_id = options.get("episode_id")
         if episode_id is None:
             # (an unseeded reset goes by the last seed given: a vector env seeds each sub-env
             # once, then resets them unseeded, and every sub-env's ids read ".../None/k")

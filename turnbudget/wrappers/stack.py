@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 import gymnasium as gym
+import numpy as np
 from gymnasium.envs.registration import load_env_creator
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
 
@@ -253,7 +254,7 @@ def registered_spec(stack: gym.Wrapper, budget: int | None) -> gym.Wrapper:
     made = inner.spec  # (what gym.make built under the stack: its OrderEnforcing counts)
     if made is None:
         return stack
-    kwargs = copy.deepcopy(made.kwargs)  # (Gymnasium's specs share nothing either)
+    kwargs = _plain(copy.deepcopy(made.kwargs))  # (Gymnasium's specs share nothing either)
     if budget is not None:
         kwargs["turn_budget"] = budget
     wrapper = gym.envs.registration.WrapperSpec(
@@ -263,6 +264,18 @@ def registered_spec(stack: gym.Wrapper, budget: int | None) -> gym.Wrapper:
         made, kwargs=kwargs, max_episode_steps=budget, additional_wrappers=(wrapper,)
     )
     return stack
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with its NumPy scalars as Python's, keys too, through dicts, lists and tuples:
+    the option checkers take ``np.int64(8)`` (a sweep over ``np.arange``), which JSON does not."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if type(value) is dict:
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(_plain(v) for v in value)
+    return value
 
 
 def _in_registered_form(spec: Any) -> bool:
