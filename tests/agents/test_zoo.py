@@ -315,3 +315,12 @@ class _Touch:
 
     def __reduce__(self):
         return (Path.touch, (Path(self.marker),))
+
+
+@pytest.mark.parametrize("flag", ["no", "false", 0.5, [0]])
+def test_deterministic_is_a_bool(flag):
+    """Any value was read as ``bool(deterministic)``: "no" played the most likely command."""
+    from turnbudget.agents.policy import PolicyAgent
+
+    with pytest.raises(ValueError, match=r"Expect `deterministic` to be True or False"):
+        PolicyAgent("turnbudget/zoo/maze-easy/base/seed0", deterministic=flag)

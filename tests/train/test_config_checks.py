@@ -28,6 +28,9 @@ BAD = [
     ("bc_epsilon", 2.0, "`bc_epsilon` to be a number in [0, 1]"),
     ("learning_rate", math.inf, "`learning_rate` to be a finite number > 0"),
     ("learning_rate", 0.0, "`learning_rate` to be a finite number > 0"),
+    # (accepted, then refused as `ProcessReward`'s `scale` once the envs were built)
+    ("process_scale", -1.0, "`process_scale` to be a finite number > 0"),
+    ("process_scale", 0.0, "`process_scale` to be a finite number > 0"),
     # Counts far past any run, that never ended or crashed (10**20 envs were made until killed).
     ("n_envs", 10**20, "`n_envs` to be at most 1,024"),
     ("bc_episodes", 10**20, "`bc_episodes` to be at most 10,000,000"),

@@ -187,6 +187,19 @@ def test_training_seeds_share_no_sub_env_stream(vec_env):
     assert len(set(tasks)) == len(tasks), first
 
 
+def test_a_thousandth_sub_env_shares_no_schedule_with_the_next_seed():
+    """Sub-env 1000 + j of the run seeded s drew the budgets and tasks of sub-env j of the
+    run seeded s + 1 (their seeds were seed * 1000 + index), with n_envs up to 1,024."""
+    config = {"env_id": "turnbudget/Maze-Easy-v0", "n_envs": 1024, "total_steps": 10**5,
+              "budget_schedule": ("uniform:5-60", "uniform:5-60")}  # fmt: skip
+    late, next_seed = (
+        make_env(TrainConfig(**config, seed=seed), index, batched=True)
+        for seed, index in ((0, 1000), (1, 0))
+    )
+    drawn = [[env.reset()[1]["turn_budget"] for _ in range(8)] for env in (late, next_seed)]
+    assert drawn[0] != drawn[1]
+
+
 def _budgets(env, episodes: int, steps_per_episode: int) -> list[int]:
     """The turn budget of each of ``episodes`` episodes, each cut after a fixed number of steps."""
     budgets = []

@@ -188,3 +188,85 @@ def test_bc_starts_from_init_and_reports_its_demonstrations_success(tmp_path, ca
 
     assert demo_success("0", "60", "oracle") == 1.0
     assert demo_success("1", "4", "random") < 0.5
+
+
+def _stop_before_saving(monkeypatch) -> None:
+    """Ctrl-C as a run ends: its checkpoints and progress written, its policy not."""
+    from turnbudget.train import _sb3
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_sb3, "save_policy", interrupted)
+
+
+def test_a_stopped_run_leaves_nothing_the_next_run_takes_for_its_own(tmp_path, capsys, monkeypatch):
+    """A stopped run wrote its progress and checkpoints but no config.json: a run of other
+    settings was then taken into its ``--out`` without ``--overwrite`` and kept its 124
+    checkpoints, and a stopped ``--overwrite`` run left the older run's policy, config and
+    summary, which read as finished, beside its own checkpoints."""
+    out = tmp_path / "run"
+    ppo = f"--total-steps 128 --checkpoint-every 64 --out {out}"
+    assert train(ppo) == 0
+    finished = {name: (out / name).read_bytes() for name in ("policy.zip", "summary.json")}
+    with monkeypatch.context() as patch:
+        _stop_before_saving(patch)
+        stopped = f"--total-steps 512 --checkpoint-every 64 --out {out} --seed 5 --overwrite"
+        assert train(stopped) == 130  # (Ctrl-C: one line)
+    assert json.loads((out / "config.json").read_text())["seed"] == 5  # known for what it is
+    assert not any((out / name).exists() for name in finished)  # nothing reads as finished
+    assert sorted(p.name for p in (out / "checkpoints").iterdir())  # its own, seed 5's
+    capsys.readouterr()
+    assert train(ppo) == 2  # (seed 0 over the stopped seed-5 run: refused, named)
+    assert "its config.json differs in seed" in capsys.readouterr().err
+    assert train(f"{ppo} --overwrite") == 0
+    checkpoints = {int(p.name.split("_")[1]) for p in (out / "checkpoints").iterdir()}
+    assert checkpoints == {64, 128, 192, 256}  # (its own: none of the stopped run's 320-512)
+
+
+def test_a_stopped_run_of_an_older_version_is_refused_by_its_files(tmp_path, capsys):
+    """Progress and checkpoints without a config.json (a run that wrote its config only at
+    its end) are a run's, not unrelated files."""
+    out = tmp_path / "run"
+    (out / "checkpoints").mkdir(parents=True)
+    (out / "progress.csv").write_text("time/total_timesteps\n64\n")
+    assert train(f"--total-steps 64 --out {out}") == 2
+    assert "holds a run's progress.csv and checkpoints" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage", ["moment-shape", "step-not-scalar", "lr-nan"])
+def test_an_init_whose_optimizer_state_does_not_fit_is_one_line(tmp_path, capsys, damage):
+    """torch loads an optimizer state without checking its moments' shapes or its step: a
+    state that did not fit failed inside the first Adam step (a RuntimeError traceback, and an
+    empty --out left behind)."""
+    import io
+    import math
+    import zipfile
+
+    import torch
+
+    init, damaged = tmp_path / "init", tmp_path / "damaged"
+    assert train(f"--total-steps 64 --out {init}") == 0
+    with zipfile.ZipFile(init / "policy.zip") as z:
+        members = {name: z.read(name) for name in z.namelist()}
+    state = torch.load(io.BytesIO(members["policy.optimizer.pth"]), weights_only=True)
+    first = next(iter(state["state"].values()))
+    if damage == "moment-shape":
+        first["exp_avg"] = torch.zeros(3)
+    elif damage == "step-not-scalar":
+        first["step"] = torch.tensor([1.0, 2.0])
+    else:
+        state["param_groups"][0]["lr"] = math.nan
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    damaged.mkdir()
+    (damaged / "encoding.json").write_bytes((init / "encoding.json").read_bytes())
+    with zipfile.ZipFile(damaged / "policy.zip", "w") as z:
+        for name, data in members.items():
+            z.writestr(name, buffer.getvalue() if name == "policy.optimizer.pth" else data)
+    capsys.readouterr()
+    assert train(f"--total-steps 64 --init {damaged} --out {tmp_path / 'next'}") == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    assert f"`--init` {damaged / 'policy.zip'}: its network is not this run's" in err
+    assert not (tmp_path / "next").exists()

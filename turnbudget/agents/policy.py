@@ -497,7 +497,7 @@ class PolicyAgent:
 
     def __init__(self, path: str | Path, deterministic: bool = False):
         self.path = str(path)
-        self.deterministic = bool(deterministic)
+        self.deterministic = check_bool(deterministic, "deterministic")
         self.encoding, self._layers = load_policy(path)
         self.budget_aware = bool(self.encoding["budget"])
         self._rng = np.random.default_rng(0)

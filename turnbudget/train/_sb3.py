@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -115,7 +117,8 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
         try:
             model.policy.load_state_dict(policy_tensors(path))
             model.policy.optimizer.load_state_dict(zip_weights(path, "policy.optimizer.pth"))
-        except (RuntimeError, KeyError, TypeError) as exc:  # (torch's: another network)
+            _check_optimizer_state(model.policy.optimizer)
+        except (RuntimeError, KeyError, TypeError, ValueError) as exc:  # (another network)
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ValueError(
                 f"`--init` {path}: its network is not this run's (--net-arch "
@@ -123,6 +126,33 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
             ) from None
         model.set_random_seed(config.seed)  # (as before the init's weights replaced these)
     return model
+
+
+def _check_optimizer_state(optimizer: Any) -> None:
+    """A ValueError unless the optimizer state just loaded fits its parameters: torch's
+    ``load_state_dict`` checks the groups' sizes, not the moments' shapes or the step, and a
+    state that did not fit failed deep inside the first Adam step of training."""
+    import torch
+
+    for group in optimizer.param_groups:
+        for name, value in group.items():
+            numbers = value if isinstance(value, (tuple, list)) and name != "params" else [value]
+            if name != "params" and not all(
+                isinstance(x, (int, float)) and math.isfinite(x)
+                for x in numbers
+                if not isinstance(x, bool) and x is not None
+            ):
+                raise ValueError(f"its optimizer's {name} is {brief(value)}, not a finite number")
+        for param in group["params"]:
+            for name, value in optimizer.state.get(param, {}).items():
+                if not isinstance(value, torch.Tensor):
+                    raise ValueError(f"its optimizer state's {name} is {brief(value)}")
+                expected = () if name == "step" else tuple(param.shape)
+                if tuple(value.shape) != expected or not torch.isfinite(value).all():
+                    raise ValueError(
+                        f"its optimizer state's {name} has shape {tuple(value.shape)} (or values "
+                        f"that are not finite), not {expected} as its parameter's"
+                    )
 
 
 def check_init_encoding(config: TrainConfig, activation: str) -> None:
@@ -152,6 +182,35 @@ def check_init_encoding(config: TrainConfig, activation: str) -> None:
         )
 
 
+#: What a training run writes into its ``out`` (and `start_out` clears): a run stopped
+#: before its end leaves some of them, which the next run into ``out`` must not keep.
+RUN_FILES = ("config.json", "policy.zip", "encoding.json", "summary.json", "progress.csv",
+             "checkpoints")  # fmt: skip
+_EVENTS = "events.out.tfevents.*"  # (log="tensorboard")
+
+
+def start_out(config: TrainConfig) -> Path:
+    """Make ``config.out`` this run's, once it may be (`check_out`): the files a run before
+    it left there (`RUN_FILES`, TensorBoard events; a run stopped midway left its progress
+    and checkpoints beside an older run's policy) are removed, and this run's ``config.json``
+    is written at once, so a run stopped before its end is known for what it was."""
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for path in [*(out / name for name in RUN_FILES), *out.glob(_EVENTS)]:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+    _write_config(config)
+    return out
+
+
+def _write_config(config: TrainConfig) -> None:
+    (Path(config.out) / "config.json").write_text(
+        json.dumps(dataclasses.asdict(config), indent=2) + "\n"
+    )
+
+
 def save_policy(model: Any, config: TrainConfig) -> Path:
     """Write the policy directory ``config.out``: ``policy.zip``, ``encoding.json``, ``config.json``."""
     diverged = [
@@ -170,7 +229,7 @@ def save_policy(model: Any, config: TrainConfig) -> Path:
     # PolicyAgent rebuilds the network from the weights' shapes and the activation's name:
     # it never unpickles the zip's objects.
     write_encoding(out, training_encoding(config, model.policy.activation_fn.__name__))
-    (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
+    _write_config(config)
     return out
 
 

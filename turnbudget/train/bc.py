@@ -9,7 +9,6 @@ the training stack; `fit_policy` fits the policy to the commands it played
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -118,7 +117,7 @@ def behaviour_clone(config: TrainConfig, *, overwrite: bool = False) -> dict[str
         policy.optimizer = policy.optimizer_class(
             policy.parameters(), lr=model.lr_schedule(1), **policy.optimizer_kwargs
         )
-    Path(config.out).mkdir(parents=True, exist_ok=True)
+    _sb3.start_out(config)
     demos = collect_demos(config)
     losses = fit_policy(model, demos, config)
     _sb3.save_policy(model, config)

@@ -237,7 +237,9 @@ class TrainConfig:
         _check_real(self.bc_epsilon, "bc_epsilon", "a number in [0, 1]", lambda x: 0 <= x <= 1)
         _check_real(self.learning_rate, "learning_rate", "a finite number > 0", lambda x: x > 0)
         _check_real(self.ent_coef, "ent_coef", "a finite number >= 0", lambda x: x >= 0)
-        _check_real(self.process_scale, "process_scale", "a finite number", lambda x: True)
+        # (> 0 as `ProcessReward` takes it: refused there, once the envs were built, by its
+        # own name `scale`)
+        _check_real(self.process_scale, "process_scale", "a finite number > 0", lambda x: x > 0)
         arch = self.net_arch
         if isinstance(arch, (str, bytes)) or not isinstance(arch, (tuple, list)) or not arch:
             raise ValueError(
@@ -301,7 +303,12 @@ def check_out(config: TrainConfig, overwrite: bool = False) -> None:
         raise ValueError(f"`out` {out} holds an evaluation run (run.json): {fix}")
     saved = out / "config.json"
     if not saved.is_file():
-        held = [name for name in ("policy.zip", "summary.json") if (out / name).exists()]
+        # (a run that wrote no config.json: an older version's, or one stopped before it)
+        held = [
+            name
+            for name in ("policy.zip", "summary.json", "progress.csv", "checkpoints")
+            if (out / name).exists()
+        ]
         if held:
             raise ValueError(f"`out` {out} holds a run's {' and '.join(held)}: {fix}")
         return

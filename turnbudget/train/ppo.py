@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 from turnbudget.train import _sb3
@@ -33,8 +32,7 @@ def train_ppo(config: TrainConfig, *, overwrite: bool = False) -> dict[str, Any]
     except BaseException:
         venv.close()  # (subprocess sub-envs too)
         raise
-    out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = _sb3.start_out(config)
     model.set_logger(configure(str(out), _LOG_FORMATS[config.log]))
     callbacks = []
     if config.checkpoint_every > 0:

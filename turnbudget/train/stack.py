@@ -209,12 +209,26 @@ def make_env(
         if batched
         else _features(config, shaping)
     )
-    env_seed = config.seed * 1000 + index
+    env_seed = _env_seed(config.seed, index)
     if config.budget_schedule:
         per_env = max(1, config.total_steps // config.n_envs)  # each sub-env's share of the steps
         phase_steps = max(1, per_env // len(config.budget_schedule))
         env = BudgetSchedule(env, config.budget_schedule, phase_steps, env_seed)
     return TaskSeeds(env, config.task_seed_base, config.task_pool, env_seed)
+
+
+def _env_seed(seed: int, index: int) -> int:
+    """The seed of sub-env ``index``'s budget schedule and task stream: ``seed * 1000 + index``
+    for the first 1,000 (what every run so far drew: their streams stay), from a
+    ``SeedSequence`` past them (sub-env 1000 + j drew sub-env j's of the run seeded seed + 1).
+
+    Example:
+        >>> _env_seed(0, 1000) != _env_seed(1, 0) == 1000
+        True
+    """
+    if index < 1000:
+        return seed * 1000 + index
+    return int(np.random.SeedSequence([seed, index, 0x5EED]).generate_state(1, np.uint64)[0])
 
 
 def training_encoding(config: TrainConfig, activation: str) -> dict[str, Any]:
