@@ -35,4 +35,6 @@ def down() -> PreflightSpy:
 
 def missing_extra() -> PreflightSpy:
     """An agent whose client is not installed: its preflight raises an ``ImportError``."""
-    return PreflightSpy(ImportError("No module named 'openai' (pip install 'turnbudget[llm]')"))
+    return PreflightSpy(
+        ImportError("No module named 'openai' (pip install -e '.[llm]' in the turnbudget checkout)")
+    )

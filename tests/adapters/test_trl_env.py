@@ -127,4 +127,4 @@ def test_the_environment_needs_neither_trl_nor_datasets():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD
     )
     assert out.returncode == 0, out.stderr
-    assert "pip install 'turnbudget[trl]'" in out.stdout
+    assert "pip install -e '.[trl]' in the turnbudget checkout" in out.stdout

@@ -41,20 +41,22 @@ def test_a_policy_without_torch_names_the_rl_extra_when_built(tmp_path, monkeypa
     (tmp_path / "encoding.json").write_text(json.dumps(encoding))
     (tmp_path / "policy.zip").write_bytes(b"")
     monkeypatch.setitem(sys.modules, "torch", None)  # as on a machine without the rl extra
-    with pytest.raises(ImportError, match=r"'torch' \(pip install 'turnbudget\[rl\]'\)"):
+    with pytest.raises(
+        ImportError, match=r"'torch' \(pip install -e '\.\[rl\]' in the turnbudget checkout\)"
+    ):
         make_agent(f"policy:{tmp_path}")
 
 
 def test_llm_without_the_extra_fails_once_before_any_episode(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "openai", None)
     agent = make_agent("llm:some-model")  # built offline: prompts render without a client
-    with pytest.raises(ImportError, match=r"pip install 'turnbudget\[llm\]'"):
+    with pytest.raises(ImportError, match=r"pip install -e '\.\[llm\]' in the turnbudget checkout"):
         agent.preflight()  # what evaluate and probe call once, before the first episode
     out = tmp_path / "run"
     assert main(["eval", "--env", ENV, "--agent", "llm:some-model", "--out", str(out),
                  "--no-plots", "--quiet"]) == 2  # fmt: skip
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "pip install 'turnbudget[llm]'" in err[0]
+    assert len(err) == 1 and "pip install -e '.[llm]' in the turnbudget checkout" in err[0]
     assert not out.exists()
 
 

@@ -23,7 +23,10 @@ def _serve_env(*args: str) -> subprocess.CompletedProcess:
 def test_without_the_extra_it_says_what_to_install():
     out = _serve_env("--port", "0")
     assert out.returncode == 1
-    assert "serve-env: error:" in out.stderr and "pip install 'turnbudget[openenv]'" in out.stderr
+    assert (
+        "serve-env: error:" in out.stderr
+        and "pip install -e '.[openenv]' in the turnbudget checkout" in out.stderr
+    )
 
 
 @pytest.mark.parametrize("port", ["-1", "65536"])

@@ -68,7 +68,10 @@ def test_without_the_plot_extra_the_first_frame_says_what_to_install(monkeypatch
     render._font.cache_clear()
     monkeypatch.setitem(sys.modules, "PIL", None)
     try:
-        with pytest.raises(gym.error.DependencyNotInstalled, match=r"turnbudget\[plot\]"):
+        with pytest.raises(
+            gym.error.DependencyNotInstalled,
+            match=r"pip install -e \"\.\[plot\]\" in the turnbudget checkout",
+        ):
             env.render()
     finally:
         render._font.cache_clear()

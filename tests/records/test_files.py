@@ -657,3 +657,19 @@ def test_an_episode_log_that_is_no_file_is_named_for_what_it_is(kind, base_run, 
     expect = {"directory": "Is a directory", "fifo": "not a regular file",
               "dangling-link": "is missing (a link to nothing)"}[kind]  # fmt: skip
     assert str(log) in err and expect in err, err
+
+
+def test_report_leaves_a_report_it_did_not_write(base_run, tmp_path, capsys):
+    """`turnbudget report runs/main` (as the docs suggested) replaced the main job's report,
+    its findings and verdicts, and its summary.json with a plain report of its runs."""
+    root = tmp_path / "main"
+    shutil.copytree(base_run[0], root / "run")
+    theirs = {"report.md": b"# The main job: findings\n", "summary.json": b'{"findings": 1}\n'}
+    for name, data in theirs.items():
+        (root / name).write_bytes(data)
+    assert main(["report", str(root), "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a report `turnbudget report` did not write" in err, err
+    assert {name: (root / name).read_bytes() for name in theirs} == theirs
+    assert main(["report", str(root / "run"), "--no-plots"]) == 0  # (its runs, one by one)
+    assert main(["report", str(root / "run"), "--no-plots"]) == 0  # (and again: its own)

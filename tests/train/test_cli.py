@@ -30,7 +30,7 @@ def run_without_rl(code: str) -> subprocess.CompletedProcess:
 def test_help_works_without_torch_and_says_how_to_install_it():
     out = run_without_rl("from turnbudget.cli import main; main(['train', '--help'])")
     assert out.returncode == 0, out.stderr
-    assert "pip install 'turnbudget[rl]'" in out.stdout
+    assert "pip install -e '.[rl]' in the turnbudget checkout" in out.stdout
     flags = ("--algo", "--budget-mix", "--budget-schedule", "--process-reward", "--init",
              "--bc-episodes")  # fmt: skip
     for flag in flags:
@@ -47,7 +47,7 @@ def test_a_run_without_torch_stops_with_the_install_command(tmp_path):
     )
     assert out.returncode == 2, out.stderr
     assert out.stderr.startswith("turnbudget train: error: Training needs the rl extra")
-    assert "pip install 'turnbudget[rl]'" in out.stderr
+    assert "pip install -e '.[rl]' in the turnbudget checkout" in out.stderr
     assert "Traceback" not in out.stderr
     assert not (tmp_path / "bc").exists()  # nothing written before the check
 

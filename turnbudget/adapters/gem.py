@@ -13,7 +13,7 @@ GEM's trainers and example scripts make their envs with ``gem.make(id)``; after
     obs, info = env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step("I'll try \\\\boxed{go north}")
 
-Behind the ``gem`` extra (``pip install 'turnbudget[gem]'``: gem-llm 0.1); importing
+Behind the ``gem`` extra (``pip install -e '.[gem]' in the turnbudget checkout``: gem-llm 0.1); importing
 this module imports GEM, whose own import calls ``logging.basicConfig(level=INFO)``.
 
 What the games keep that GEM's own games lose (`turnbudget.utils.check_group_seeding`
@@ -47,7 +47,7 @@ try:
     from gem.envs.registration import ENV_REGISTRY
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "turnbudget.adapters.gem needs GEM: pip install 'turnbudget[gem]' (gem-llm 0.1)"
+        "turnbudget.adapters.gem needs GEM: pip install -e '.[gem]' in the turnbudget checkout (gem-llm 0.1)"
     ) from error
 
 import turnbudget  # noqa: F401 - registers the turnbudget ids

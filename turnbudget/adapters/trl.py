@@ -228,7 +228,7 @@ def trl_dataset(rows: list[dict[str, Any]], prompt: str = DEFAULT_PROMPT) -> Any
         from datasets import Dataset
     except ImportError:
         raise ImportError(
-            "trl_dataset needs the `datasets` package: pip install 'turnbudget[trl]'"
+            "trl_dataset needs the `datasets` package: pip install -e '.[trl]' in the turnbudget checkout"
         ) from None
     if not isinstance(prompt, str):
         raise ValueError(f"Expect `prompt` to be a str, got {brief(prompt)}")

@@ -247,7 +247,7 @@ def _openai() -> Any:
         import openai
     except ImportError:
         raise ImportError(
-            "ChatAgent needs the `openai` package: pip install 'turnbudget[llm]'"
+            "ChatAgent needs the `openai` package: pip install -e '.[llm]' in the turnbudget checkout"
         ) from None
     return openai
 

@@ -91,7 +91,7 @@ def _llama(model_path: str, n_ctx: int, n_threads: int, chat_format: str, cache_
                 from llama_cpp import Llama
             except ImportError:
                 raise ImportError(
-                    "llm:local needs llama-cpp-python: pip install 'turnbudget[llm]'"
+                    "llm:local needs llama-cpp-python: pip install -e '.[llm]' in the turnbudget checkout"
                 ) from None
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             llama = Llama(

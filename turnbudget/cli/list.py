@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
             rows = team_table(args.seeds)
         except ImportError as error:
             print(
-                f"Team games need the multiagent extra (pip install 'turnbudget[multiagent]'): {error}"
+                f"Team games need the multiagent extra (pip install -e '.[multiagent]' in the turnbudget checkout): {error}"
             )
             return 1
     else:

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(
             f"turnbudget serve-env: error: {exc}; it needs the openenv extra: "
-            "pip install 'turnbudget[openenv]'",
+            "pip install -e '.[openenv]' in the turnbudget checkout",
             file=sys.stderr,
         )
         return 1

@@ -22,7 +22,7 @@ examples:
   turnbudget eval --env turnbudget/Maze-Easy-v0 --agent policy:runs/mix --reveal always
 
 Training needs the rl extra (torch, stable-baselines3, sb3-contrib):
-  pip install 'turnbudget[rl]'"""
+  pip install -e '.[rl]' in the turnbudget checkout"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

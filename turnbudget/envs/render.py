@@ -1,7 +1,7 @@
 """The text screen as an RGB image, for ``render_mode="rgb_array"`` (video recorders, SB3's defaults).
 
 Drawing needs Pillow and the DejaVu Sans Mono font that matplotlib ships: the
-``plot`` extra (``pip install "turnbudget[plot]"``). They are imported on the
+``plot`` extra (``pip install -e ".[plot]" in the turnbudget checkout``). They are imported on the
 first frame, never by ``import turnbudget``; without them that first frame
 raises ``gymnasium.error.DependencyNotInstalled`` saying what to install, as
 Gymnasium's own envs do.
@@ -35,7 +35,7 @@ def _font() -> tuple[Any, int, int]:
     except ImportError as err:
         raise DependencyNotInstalled(
             f'render_mode="rgb_array" draws the text with Pillow and matplotlib\'s font ({err}): '
-            'pip install "turnbudget[plot]"'
+            'pip install -e ".[plot]" in the turnbudget checkout'
         ) from err
     path = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSansMono.ttf"
     font = ImageFont.truetype(str(path), _FONT_SIZE)

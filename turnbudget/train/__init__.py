@@ -36,7 +36,7 @@ of time in the envs). Play the result with ``--agent policy:DIR``.
 
 Importing this package imports neither torch nor SB3; a run imports them and,
 when they are missing, raises an ImportError that says
-``pip install 'turnbudget[rl]'``.
+``pip install -e '.[rl]' in the turnbudget checkout``.
 
 Example::
 

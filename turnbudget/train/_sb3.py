@@ -20,7 +20,7 @@ from turnbudget.train.stack import batch_encoder, make_env, training_encoding
 
 __all__ = ["RL_EXTRA", "require_rl"]
 
-RL_EXTRA = "pip install 'turnbudget[rl]'"
+RL_EXTRA = "pip install -e '.[rl]' in the turnbudget checkout"
 
 
 def require_rl() -> None:

@@ -77,7 +77,7 @@ def test_missing_textworld_raises_a_clear_import_error():
         "try:\n"
         "    gym.make('turnbudget/CoinCollector-Easy-v0')\n"
         "except ImportError as e:\n"
-        "    assert 'pip install \"turnbudget[textworld]\"' in str(e), e\n"
+        "    assert 'pip install -e \".[textworld]\" in the turnbudget checkout' in str(e), e\n"
         "else:\n"
         "    raise SystemExit('no ImportError')\n"
     )

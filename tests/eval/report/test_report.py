@@ -230,7 +230,7 @@ def test_missing_matplotlib_fails_before_running(tmp_path, monkeypatch, capsys):
         "--quiet",
     ]
     assert main(argv) == 2
-    assert "pip install 'turnbudget[plot]'" in capsys.readouterr().err
+    assert "pip install -e '.[plot]' in the turnbudget checkout" in capsys.readouterr().err
     assert not out.exists()
     assert main([*argv, "--no-plots"]) == 0
 

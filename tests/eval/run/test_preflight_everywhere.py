@@ -35,7 +35,9 @@ def test_a_sealed_agent_runs_its_preflight_in_its_process_and_its_refusal_crosse
     with seal("_preflight_agents:down") as agent, down:
         evaluate(ENV, agent, ks=(1,), ts=(3,), tasks=2, n=1, out=tmp_path / "run")
     assert not (tmp_path / "run").exists()  # refused before the first episode
-    missing = pytest.raises(ImportError, match=r"pip install 'turnbudget\[llm\]'")
+    missing = pytest.raises(
+        ImportError, match=r"pip install -e '\.\[llm\]' in the turnbudget checkout"
+    )
     with seal("_preflight_agents:missing_extra") as agent, missing:
         agent.preflight()
     with seal(PreflightSpy()) as agent:

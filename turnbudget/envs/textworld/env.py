@@ -20,7 +20,7 @@ from turnbudget.envs.textworld.storyfile import StoryFileError, check_story_file
 
 __all__ = ["TextWorldEnv", "clean_feedback", "require_textworld"]
 
-_INSTALL_HINT = 'TextWorld games need the textworld extra: pip install "turnbudget[textworld]"'
+_INSTALL_HINT = 'TextWorld games need the textworld extra: pip install -e ".[textworld]" in the turnbudget checkout'
 # Lines of the ASCII-art title banner TextWorld prints on reset.
 _BANNER_LINE = re.compile(r"^[ _|\\$/<>()'`.-]*[_|\\$][ _|\\$/<>()'`.-]*$")
 # The prompt (and status line) the interpreter appends to every answer.

@@ -39,7 +39,11 @@ from typing import Any
 from turnbudget.eval.analysis import ALL, StepCountsError, compare_runs, summarize_run
 from turnbudget.eval.probes.summary import PROBE_SUMMARY_FILE
 from turnbudget.eval.report._atomic import write_text_atomic
-from turnbudget.eval.report.markdown import render_markdown, render_probe_markdown
+from turnbudget.eval.report.markdown import (
+    REPORT_HEADING,
+    render_markdown,
+    render_probe_markdown,
+)
 from turnbudget.eval.report.plots import PASS1_CURVE_FILE, write_plots
 from turnbudget.eval.run.evaluate import load_run
 from turnbudget.records import (
@@ -119,8 +123,27 @@ def write_run_summary(out: str | Path, run_summary: Mapping[str, Any]) -> dict[s
     return summary
 
 
+def _check_replaceable(root: Path) -> None:
+    """A ValueError when ``root`` holds a ``report.md`` that is not one of ours (the main
+    job's, the BudgetMix replication's: `turnbudget report runs/main` replaced its findings
+    with a plain report, and its summary.json with ours)."""
+    path = root / REPORT_FILE
+    if not path.is_file():
+        return
+    with path.open("rb") as f:
+        first = f.readline(200).decode("utf-8", "replace").rstrip("\r\n")
+    if first != REPORT_HEADING:
+        raise ValueError(
+            f"{path} is a report `turnbudget report` did not write (it starts {first[:80]!r}), "
+            "so it and its summary.json are left as they are: rebuild it with the command "
+            "that wrote it (the main job's: python benchmarks/pass_at_kt.py --out DIR), or "
+            "report its runs one by one"
+        )
+
+
 def _write(root: Path, summary: Mapping[str, Any]) -> None:
     """``summary.json`` and ``report.md``, each written whole or not at all (`_atomic`)."""
+    _check_replaceable(root)
     summary_text = json.dumps(summary, indent=1, sort_keys=True) + "\n"
     report_text = render_markdown(summary) + "\n"  # (both rendered before either is written)
     write_text_atomic(root / SUMMARY_FILE, summary_text)
@@ -141,6 +164,7 @@ def build_report(
     returns in ``EvalResult.summary``); those runs are not summarised again.
     """
     root = Path(root)
+    _check_replaceable(root)  # (before the runs are summarised: seconds to minutes)
     known = {Path(k).resolve(): v for k, v in (summaries or {}).items()}
     runs: dict[str, Any] = {}
     for run_dir in find_runs(root):

@@ -113,10 +113,15 @@ def _grants_cell(config: Mapping[str, Any]) -> str:
     return ", ".join(grants) or "none"
 
 
+#: The first line of every ``report.md`` `render_markdown` writes (how a report tells its
+#: own from another's: the main job writes a report.md of its own).
+REPORT_HEADING = "# Pass@(K,T) report"
+
+
 def render_markdown(summary: Mapping[str, Any]) -> str:
     """The ``report.md`` text of a summary (``{"runs": ..., "comparisons": ...}``)."""
     runs: Mapping[str, Any] = {_md(label): run for label, run in summary["runs"].items()}
-    out = ["# Pass@(K,T) report", ""]
+    out = [REPORT_HEADING, ""]
     out.append(
         "Pass@(K,T): the probability that at least one of K independent episodes, "
         "each capped at T turns, succeeds (unbiased estimator of Chen et al. 2021, "

@@ -131,9 +131,7 @@ def plot_recovery_by_budget(summary: Mapping[str, Any], path: str | Path) -> Pat
     return save_figure(fig, path)
 
 
-PLOT_HINT = (
-    "plots need matplotlib: pip install 'turnbudget[plot]' (or skip them: --no-plots / plots=False)"
-)
+PLOT_HINT = "plots need matplotlib: pip install -e '.[plot]' in the turnbudget checkout (or skip them: --no-plots / plots=False)"
 
 
 def check_plotting() -> None:

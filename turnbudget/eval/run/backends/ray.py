@@ -75,7 +75,9 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError as exc:
-        raise ImportError("The ray backend needs Ray: pip install 'turnbudget[ray]'") from exc
+        raise ImportError(
+            "The ray backend needs Ray: pip install -e '.[ray]' in the turnbudget checkout"
+        ) from exc
     return ray
 
 
