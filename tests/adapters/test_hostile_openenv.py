@@ -341,3 +341,63 @@ def test_an_http_reset_body_nested_too_deep_is_a_400(server: EnvServer):
     body = b'{"seed": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     status, answer = _post(server, "/reset", body)
     assert status == 400 and "nested too deeply" in json.dumps(answer)
+
+
+@pytest.mark.timeout(600, method="thread")
+def test_a_client_that_trickles_its_body_is_dropped_at_the_deadline(tmp_path):
+    """The deadline held only a request's headers: clients that sent theirs whole, then a
+    body byte every 2 s, held their sockets for good, and enough of them locked every
+    HTTP and WebSocket client out."""
+    with EnvServer(log_path=tmp_path / "log", header_timeout=1.0, max_connections=3) as server:
+        started = (b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   b"Content-Length: 1000\r\n\r\n{")  # fmt: skip
+        held = [_trickle(server, started) for _ in range(3)]
+        assert all(_closed_by_server(sock) for sock in held)  # (at the deadline)
+        for sock in held:
+            sock.close()
+        status, _ = _post(server, "/reset", json.dumps({"env_id": ENV, "seed": 1}).encode())
+        assert status == 200  # it kept serving
+
+
+def test_openenvs_mcp_messages_are_not_served_and_never_echo_the_input(server: EnvServer):
+    """``/ws`` still answered OpenEnv's ``mcp`` messages (the /mcp routes were removed), its
+    errors quoting the whole input: 500 KB back for a 500 KB method name."""
+    big = "Z" * 500_000
+    messages = [
+        {"type": "mcp", "data": {"jsonrpc": "2.0", "id": 1, "method": big}},
+        {"type": "mcp", "data": {"jsonrpc": "2.0", "id": 2, "method": "openenv/session/create"}},
+    ]
+    with connect(_ws_url(server), max_size=None, open_timeout=HANG_GUARD) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"env_id": ENV, "seed": 5}}))
+        assert json.loads(ws.recv(timeout=HANG_GUARD))["type"] == "observation"
+        for message in messages:
+            ws.send(json.dumps(message))
+            answer = ws.recv(timeout=HANG_GUARD)
+            assert json.loads(answer)["data"]["code"] == "INVALID_JSON" and len(answer) < 2_000
+        ws.send(json.dumps({"type": "step", "data": {"command": "look"}}))
+        assert json.loads(ws.recv(timeout=HANG_GUARD))["type"] == "observation"
+        ws.send(json.dumps({"type": "close"}))
+    assert idle(server)
+
+
+@pytest.mark.timeout(600, method="thread")
+def test_an_idle_session_is_closed_and_its_slot_freed(tmp_path):
+    """``--session-timeout`` freed an idle session's slot and env but left its socket open:
+    the client lost its episode to a misleading error, then played on outside
+    ``--max-sessions`` (two sessions at once with a cap of 1)."""
+    from websockets.exceptions import ConnectionClosed
+
+    with EnvServer(log_path=tmp_path / "log", max_sessions=1, session_timeout=1.0) as server:
+        with connect(_ws_url(server), open_timeout=HANG_GUARD) as idler:
+            idler.send(json.dumps({"type": "reset", "data": {"env_id": ENV, "seed": 5}}))
+            assert json.loads(idler.recv(timeout=HANG_GUARD))["type"] == "observation"
+            with pytest.raises(ConnectionClosed) as closed:  # (the server closes it, idle)
+                idler.recv(timeout=HANG_GUARD)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
+        assert idle(server)
+        with connect(_ws_url(server), open_timeout=HANG_GUARD) as other:  # (the slot is free)
+            other.send(json.dumps({"type": "reset", "data": {"env_id": ENV, "seed": 6}}))
+            assert json.loads(other.recv(timeout=HANG_GUARD))["type"] == "observation"
+            other.send(json.dumps({"type": "close"}))
+        assert idle(server)
+    assert "Traceback" not in (tmp_path / "log").read_text()

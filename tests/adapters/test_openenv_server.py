@@ -490,5 +490,47 @@ def test_sessions_that_end_leave_no_traceback_in_the_server_s_log(tmp_path):
         assert idle(server)
         _drop_a_playing_client(server)
         assert idle(server)
+        for seed in range(20):  # (dropped while its answer is on its way: logged 6 times in 20)
+            _drop_while_answered(server, seed)
+        assert idle(server)
     text = log.read_text()
     assert "Traceback" not in text and "Exception in ASGI" not in text, text[-3000:]
+
+
+def _drop_while_answered(server: EnvServer, seed: int) -> None:
+    """A client that asks for a step and drops its socket (no close frame) before the answer."""
+    import socket
+
+    from websockets.sync.client import connect
+
+    with connect("ws" + server.base_url.removeprefix("http") + "/ws", open_timeout=HANG_GUARD,
+                 close_timeout=0) as ws:  # fmt: skip
+        ws.send(json.dumps({"type": "reset", "data": {"env_id": "turnbudget/Maze-Easy-v0",
+                                                      "seed": seed}}))  # fmt: skip
+        assert json.loads(ws.recv(timeout=HANG_GUARD))["type"] == "observation"
+        ws.send(json.dumps({"type": "step", "data": {"command": "look"}}))
+        ws.socket.shutdown(socket.SHUT_RDWR)  # (the client's own close then goes nowhere)
+
+
+@pytest.mark.timeout(300, method="thread")
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
+def test_serve_env_stops_cleanly_on_sigterm_as_on_ctrl_c(stop):
+    """uvicorn raises the signal it caught again once it has shut down: SIGTERM's default
+    then ended the process by the signal (exit -15, no "stopped"), where Ctrl-C's ends it
+    cleanly."""
+    import signal
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "turnbudget", "serve-env", "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None and server.stdout.readline().startswith("serving")
+        server.send_signal(getattr(signal, stop))
+        out, err = server.communicate(timeout=HANG_GUARD)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.communicate()
+    assert server.returncode == 0 and out.strip() == "stopped", (server.returncode, out, err)
+    assert "Traceback" not in err

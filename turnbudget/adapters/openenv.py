@@ -49,11 +49,12 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
@@ -464,9 +465,10 @@ def make_app(
         functools.partial(TextGameEnvironment, default_env_id, textworld_games=textworld_games),
         TextGameAction,
         TextGameObservation,
-        concurrency_config=ConcurrencyConfig(
-            max_concurrent_envs=max_sessions, session_timeout=session_timeout
-        ),
+        # (no session_timeout for OpenEnv: its reaper closed an idle session's env and freed
+        # its slot but left the socket open, which then played on outside `max_sessions`;
+        # `_ObjectMessages` ends the connection itself, and OpenEnv then ends the session)
+        concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions),
     )
     server.register_routes(app)
     # OpenEnv's /mcp routes serve MCP tools, which these games have none of; over plain HTTP,
@@ -497,7 +499,7 @@ def make_app(
 
     app.add_middleware(_StrictResetSeed)  # (added first: it runs inside the body limit)
     app.add_middleware(_BodyLimit, limit=MAX_MESSAGE_BYTES, error=HTTPException)
-    app.add_middleware(_ObjectMessages)
+    app.add_middleware(_ObjectMessages, idle_timeout=session_timeout)
     return app
 
 
@@ -607,42 +609,59 @@ class _ObjectMessages:
     refuses it by name and ends its episode (OpenEnv's call failed before the env ran,
     and the next step played on the previous episode).
 
+    OpenEnv's ``mcp`` messages are not served (the games have no MCP tools, and their
+    ``openenv/session/create`` opens sessions of their own): they reach OpenEnv as text that
+    is not an object too.
+
     Out: an error message never repeats the input (OpenEnv's validation errors carry each
     failing value whole, and an unknown message type is quoted in full): its ``errors``
-    keep the kind, place and message of each (`_errors`), its message 200 characters; the
-    socket's close, sent when a session ends, is dropped when the client has already gone
-    (it was logged as an error at the end of every session)."""
+    keep the kind, place and message of each (`_errors`), its message 200 characters. A
+    send to a client that has gone, an answer or the socket's close, is dropped (uvicorn's
+    ClientDisconnected, an OSError, escaped OpenEnv and was logged as an "Exception in ASGI
+    application": at the end of every session, and for every answer to a dropped client).
+
+    ``idle_timeout``: a connection whose client sends nothing for that many seconds is
+    closed (code 1001), and OpenEnv ends its session as for any client that leaves (its
+    own reaper freed the session's slot and env but left the socket playing on)."""
 
     _NOT_AN_OBJECT = "<a message that is not a JSON object>"
     _DISPATCH_NAMES = frozenset({"self", "func", "session_id"})
 
-    def __init__(self, app: Any):
+    def __init__(self, app: Any, idle_timeout: float | None = None):
         self.app = app
+        self.idle_timeout = idle_timeout
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "websocket":
             await self.app(scope, receive, send)
             return
+        closed = False
 
         async def objects_only() -> Any:
-            message = await receive()
+            nonlocal closed
+            if self.idle_timeout is None or closed:
+                message = await receive()
+            else:
+                try:
+                    message = await asyncio.wait_for(receive(), self.idle_timeout)
+                except TimeoutError:  # idle: the client is told, and OpenEnv told it has gone
+                    closed = True
+                    with contextlib.suppress(OSError):
+                        await send({"type": "websocket.close", "code": 1001,
+                                    "reason": "idle past the server's session timeout"})  # fmt: skip
+                    return {"type": "websocket.disconnect", "code": 1001}
             if message["type"] == "websocket.receive":
                 text = self._readable(message.get("text"))
                 message = {**message, "text": text, "bytes": None}
             return message
 
         async def safe_errors(message: Any) -> None:
+            if closed:  # (the idle close went: nothing more to this socket)
+                return
             if message.get("type") == "websocket.send" and isinstance(message.get("text"), str):
                 message = {**message, "text": self._safe_error(message["text"])}
-            elif message.get("type") == "websocket.close":
-                # OpenEnv closes every session's socket when it ends, the client's own close
-                # included; once the client has gone, the server's (uvicorn's
-                # ClientDisconnected, an OSError) escaped OpenEnv and was logged as an
-                # "Exception in ASGI application" at the end of every session
-                with contextlib.suppress(OSError):
-                    await send(message)
-                return
-            await send(message)
+            with contextlib.suppress(OSError):  # (the client has gone: see the class doc)
+                await send(message)
 
         await self.app(scope, objects_only, safe_errors)
 
@@ -654,7 +673,7 @@ class _ObjectMessages:
             message = json.loads(text)
         except (ValueError, RecursionError):
             return self._NOT_AN_OBJECT
-        if not isinstance(message, dict):
+        if not isinstance(message, dict) or message.get("type") == "mcp":
             return self._NOT_AN_OBJECT
         data = message.get("data")
         if message.get("type") == "reset" and isinstance(data, dict):
@@ -728,7 +747,8 @@ def serve(
     max_connections: int = MAX_CONNECTIONS,
     textworld_games: int | None = TEXTWORLD_GAMES,
 ) -> None:
-    """Serve `make_app` under uvicorn until SIGINT or SIGTERM (then sessions close cleanly).
+    """Serve `make_app` under uvicorn until SIGINT or SIGTERM: sessions close cleanly, then
+    either ends it with a ``KeyboardInterrupt``.
 
     The socket is bound before the server starts, so ``port=0`` takes a free
     port; ``ready(base_url)`` is then called (the server answers ``/health``
@@ -742,8 +762,8 @@ def serve(
         session_timeout: See `make_app`.
         log_level: uvicorn's log level.
         ready: Called with the base URL (``http://host:port``) once bound.
-        header_timeout: Seconds a client has to send a request's headers (from connecting,
-            or from the previous response); then the connection is closed.
+        header_timeout: Seconds a client has to send a request's headers and body (from
+            connecting, or from the previous response); then the connection is closed.
         max_connections: Open HTTP connections past which a new one is closed at once
             (WebSocket sessions count against ``max_sessions`` instead).
         textworld_games: See `make_app`.
@@ -764,7 +784,8 @@ def serve(
     )  # fmt: skip
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
+    # (from before `ready`: a SIGTERM sent once the caller knows the server is up must find it)
+    with _sigterm_as_interrupt(), contextlib.closing(sock):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
         sock.listen(2048)
@@ -776,8 +797,26 @@ def serve(
             http=_deadline_protocol(header_timeout, max_connections),
         )  # fmt: skip
         uvicorn.Server(config).run(sockets=[sock])
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM read as Ctrl-C while the server runs: uvicorn shuts down gracefully on either,
+    then raises the signal again under the handler it found, and SIGTERM's default ended the
+    process by the signal (a TextWorld game being generated left its temporary files) where
+    SIGINT's ends `serve` with a KeyboardInterrupt."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
     finally:
-        sock.close()
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _deadline_protocol(header_timeout: float, max_connections: int) -> type:
@@ -785,9 +824,9 @@ def _deadline_protocol(header_timeout: float, max_connections: int) -> type:
     request's headers, or sent none, held its socket forever: enough of them ran the server
     out of file descriptors, and no one was served):
 
-    - each request's headers must be complete within ``header_timeout`` seconds of the
-      connection's start or of the previous response, else the connection is closed (a
-      WebSocket session, once upgraded, has its own limits);
+    - each request's headers and body must be complete within ``header_timeout`` seconds
+      of the connection's start or of the previous response, else the connection is closed
+      (a WebSocket session, once upgraded, has its own limits);
     - past ``max_connections`` open HTTP connections, a new one is closed at once.
     """
     from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -813,7 +852,10 @@ def _deadline_protocol(header_timeout: float, max_connections: int) -> type:
 
         def _expire(self) -> None:
             self._deadline = None
-            waiting = self.cycle is None or self.cycle.response_complete  # (no request read)
+            cycle = self.cycle
+            # no request read, or one whose body is still coming (trickled a byte at a time,
+            # it held its socket as long as trickled headers had)
+            waiting = cycle is None or cycle.response_complete or cycle.more_body
             if waiting and not self.transport.is_closing():
                 self.transport.close()
 

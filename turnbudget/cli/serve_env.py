@@ -35,8 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--header-timeout", type=float, default=None, metavar="SECONDS",
-        help="close an HTTP connection whose request headers are not all in by then "
-        "(default: 15; a client that trickles them holds a socket no longer)",
+        help="close an HTTP connection whose request (headers and body) is not all in by "
+        "then (default: 15; a client that trickles it holds a socket no longer)",
     )  # fmt: skip
     parser.add_argument(
         "--max-connections", type=int, default=None, metavar="N",
