@@ -59,8 +59,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out",
         type=directory_path,
         default=None,
-        help="output directory (default: runs/probe-<label>)",
+        help="output directory (default: runs/probe-<label>); one that holds other probes' "
+        "results is refused unless --overwrite",
     )
+    parser.add_argument(
+        "--overwrite", action="store_true",
+        help="replace the results of other probes in --out (the same probes again are "
+        "always replaced)",
+    )  # fmt: skip
     parser.add_argument(
         "--prefixes", type=_fractions, default=[0.0, 0.25, 0.5, 0.75],
         help="prefix lengths as fractions of the optimal plan (default: 0,0.25,0.5,0.75)",
@@ -130,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             repeats=args.repeats, baseline_repeats=args.baseline_repeats, seed=args.seed,
             label=args.label, out=out, progress=not args.quiet, workers=args.workers,
             backend=args.backend, backend_options=backend_options(args), timeout=args.timeout,
-            retries=args.retries,
+            retries=args.retries, overwrite=args.overwrite,
         )  # fmt: skip
         write_probe_report(out, result.summary)
     except (ValueError, KeyError, TypeError, ImportError, EvaluationAborted) as exc:

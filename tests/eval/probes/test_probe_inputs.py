@@ -158,3 +158,25 @@ def test_the_probe_summaries_check_n_bootstrap(two_probed, n_bootstrap):
         summarize_probes(config, records, n_bootstrap=n_bootstrap)
     with pytest.raises(ValueError, match=r"Expect `n_bootstrap` to be an int from 0 to 100,000"):
         compare_probes(config, records, "oracle-eps0.3", "oracle-eps0.1", n_bootstrap=n_bootstrap)
+
+
+def test_probe_on_the_command_line_keeps_other_probes_results_unless_overwrite(tmp_path, capsys):
+    """``turnbudget probe --out DIR`` replaced the results of other probes there silently
+    (the one command that did: eval, train and export-policy refuse without --overwrite)."""
+    import json
+
+    from turnbudget.cli import main
+
+    out = tmp_path / "probe"
+    command = ["probe", "--env", "turnbudget/Maze-Easy-v0", "--tasks", "1",
+               "--baseline-repeats", "1", "--quiet", "--out", str(out)]  # fmt: skip
+    assert main([*command, "--agent", "oracle:0.3"]) == 0
+    first = (out / "probes.jsonl").read_bytes()
+    capsys.readouterr()
+    assert main([*command, "--agent", "oracle:0.1"]) == 2
+    err = capsys.readouterr().err
+    assert "holds the results of other probes (its probe.json differs in agents, labels)" in err
+    assert (out / "probes.jsonl").read_bytes() == first
+    assert main([*command, "--agent", "oracle:0.3"]) == 0  # (the same probes again)
+    assert main([*command, "--agent", "oracle:0.1", "--overwrite"]) == 0
+    assert json.loads((out / "probe.json").read_text())["labels"] == ["oracle-eps0.1"]

@@ -63,6 +63,7 @@ caller's (`turnbudget.eval.report`).
 from __future__ import annotations
 
 import itertools
+import json
 import os
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
@@ -366,6 +367,7 @@ def probe(
     retries: int = 2,
     concurrency: int | None = None,
     sealed: bool = False,
+    overwrite: bool = True,
 ) -> ProbeResult:
     """Run teacher-forced probes for ``agent`` and for the random baseline (see the module doc).
 
@@ -412,6 +414,10 @@ def probe(
             cannot reach the env or its oracle (the random baseline, built in,
             runs in-process). Results do not depend on it for an agent that plays
             by the rules.
+        overwrite: replace the results of other probes in ``out`` (its ``probe.json``
+            differs from this call's); False refuses them before any probe runs, as
+            ``turnbudget probe`` does without ``--overwrite``. The same probes again
+            are always replaced (they give the same results).
 
     Example:
         >>> from turnbudget.agents import OracleAgent
@@ -424,6 +430,8 @@ def probe(
         baseline_repeats, seed, label,
     )  # fmt: skip
     progress, sealed = check_bool(progress, "progress"), check_bool(sealed, "sealed")
+    if not check_bool(overwrite, "overwrite") and out is not None:
+        _check_other_probes(Path(out), config)
     n_bootstrap = check_n_bootstrap(n_bootstrap)
     backend_options = check_backend_options(backend_options)
     retries = check_retries(retries)
@@ -481,6 +489,30 @@ def probe(
         if failed:
             write_jsonl(failures, failed)
     return ProbeResult(config, records, summary, out_path, specs, failed)
+
+
+def _check_other_probes(out: Path, config: ProbeConfig) -> None:
+    """A ValueError when ``out`` holds the results of probes other than ``config``'s."""
+    saved = out / PROBE_CONFIG_FILE
+    if not saved.exists():
+        return
+    try:
+        theirs = json.loads(saved.read_text())
+    except (OSError, ValueError, RecursionError):
+        theirs = None
+    ours = json.loads(json.dumps(config.to_dict()))  # (as probe.json reads back)
+    if theirs == ours:
+        return
+    differ = (
+        sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k))
+        if isinstance(theirs, dict)
+        else ["all of it"]
+    )
+    raise ValueError(
+        f"`out` {out} holds the results of other probes (its {PROBE_CONFIG_FILE} differs in "
+        f"{', '.join(differ)}): probe into another directory, or pass --overwrite "
+        "(overwrite=True) to replace them"
+    )
 
 
 def _runs(
