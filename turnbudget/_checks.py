@@ -89,6 +89,21 @@ def brief(value: Any) -> str:
     return text if len(text) <= _BRIEF else f"{text[: _BRIEF - 5]}... ({len(text)} characters)"
 
 
+def text_of(value: Any) -> str:
+    """``str(value)``, or for a value ``str()`` cannot write (nested past the interpreter, an
+    int of over 4,300 digits) a short stand-in: what a record or a narration shows of a
+    hostile action, which ``str()`` alone raised from after the turn was played.
+
+    Example:
+        >>> text_of(5), text_of(10**5000)
+        ('5', '<int: too deep or too long to show>')
+    """
+    try:
+        return str(value)
+    except (RecursionError, ValueError):
+        return f"<{type(value).__name__}: too deep or too long to show>"
+
+
 #: The deepest a stack option may nest (its dicts and lists): far above any real setting, far
 #: below the interpreter's recursion limit, which copying or checking a deeper one hit.
 MAX_OPTION_DEPTH = 32

@@ -105,3 +105,50 @@ def test_the_raw_game_refuses_a_bad_seed_as_every_stack_does(name, module, seed)
     with pytest.raises(ValueError, match="Expect `seed`"):
         env.reset(seed=seed)
     env.reset(seed=np.int64(3))  # NumPy ints are ints
+
+
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(("name", "module"), GAMES, ids=[n for n, _ in GAMES])
+@pytest.mark.parametrize("action", [10**5000, _nested(100_000)], ids=["huge-int", "deep-list"])
+@pytest.mark.parametrize(
+    "stack", [{"record": True}, {"errors": {"schedule": {1: "slip"}}, "record": True}],
+    ids=["record", "slips"],
+)  # fmt: skip
+def test_an_action_str_cannot_write_costs_its_turn_through_every_layer(name, module, action, stack):
+    """The bare game spent the turn, but the recorder's ``str(action)`` raised (a
+    RecursionError, or the ValueError of an int past 4,300 digits) after the round was played:
+    its step record was lost (turns [2, 3] of 3), and a slip's narration raised before the
+    round, leaving the error schedule a round ahead of the game."""
+    env = make_team(module, turn_budget=3, **stack)
+    first, second = env.possible_agents
+    env.reset(seed=0)
+    _, _, _, _, infos = env.step({first: action, second: "wait"})
+    assert infos[first]["valid_action"] is False
+    while env.agents:
+        env.step({agent: "wait" for agent in env.agents})
+    steps = [r for r in env.records if r["record"] == "step" and r["episode_id"].endswith(first)]
+    assert [r["turn"] for r in steps] == [1, 2, 3]
+    assert steps[0]["action"] == "<" + type(action).__name__ + ": too deep or too long to show>"
+
+
+@pytest.mark.parametrize(
+    "bad", [10**5000, "x" * 10_000_000, 5, ["run"]], ids=["huge-int", "10-MB", "int", "list"]
+)
+def test_a_team_episode_id_that_is_no_short_str_is_refused_before_the_game_resets(bad):
+    """The team recorder took any ``episode_id``: a 10 MB id made a 2-round episode 120 MB of
+    records, and a huge int failed in str() after the game had reset (it played on with
+    nothing recorded), as the single-agent recorder did before it was checked."""
+    env = make_team("vault_v0", turn_budget=2, record=True)
+    with pytest.raises(ValueError, match=r"Expect the `episode_id` option to be a str of at"):
+        env.reset(seed=0, options={"episode_id": bad})
+    assert env.agents == [] and env.records == []
+    env.reset(seed=0, options={"episode_id": "task-a"})
+    while env.agents:
+        env.step({agent: "wait" for agent in env.agents})
+    assert {r["team_episode_id"] for r in env.records} == {"task-a"}

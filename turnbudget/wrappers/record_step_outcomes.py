@@ -11,7 +11,14 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from turnbudget._checks import MAX_TURN_BUDGET, brief, check_bool, is_int, is_listlike
+from turnbudget._checks import (
+    MAX_TURN_BUDGET,
+    brief,
+    check_bool,
+    is_int,
+    is_listlike,
+    text_of,
+)
 from turnbudget.records import (
     MAX_RECORD_TEXT,
     EpisodeRecord,
@@ -81,6 +88,21 @@ class _StepCounts:
         self.optimal = self.judged = 0
         self.optimal_on_track = self.on_track = 0
         self.optimal_after_error = self.after_error = 0
+
+
+def check_episode_id(episode_id: Any) -> str | None:
+    """A recorder's ``episode_id`` reset option, checked before its game resets: None, or a
+    str of at most `MAX_RECORD_TEXT` characters (any object went through ``str()`` into
+    every record: a 10 MB id made a 2-turn episode 30 MB, and a huge int failed in ``str()``
+    after the game had reset, so the steps after it played with nothing recorded)."""
+    if episode_id is not None and not (
+        isinstance(episode_id, str) and len(episode_id) <= MAX_RECORD_TEXT
+    ):
+        raise ValueError(
+            f"Expect the `episode_id` option to be a str of at most {MAX_RECORD_TEXT:,} "
+            f"characters, got {brief(episode_id)}"
+        )
+    return episode_id
 
 
 class EpisodeTracker:
@@ -260,7 +282,7 @@ class EpisodeTracker:
             record["action"] = (
                 action
                 if type(action) is str and len(action) <= MAX_RECORD_TEXT
-                else cap_text(str(action))
+                else cap_text(text_of(action))
             )
             record["valid_action"] = valid
             record["optimal"] = optimal
@@ -462,14 +484,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         options = begin_reset(self.env, seed, options)
-        episode_id = options.get("episode_id")
-        if episode_id is not None and not (
-            isinstance(episode_id, str) and len(episode_id) <= MAX_RECORD_TEXT
-        ):  # (any object went through str() into every record: 10 MB ids, 30 MB a 2-turn episode)
-            raise ValueError(
-                f"Expect the `episode_id` option to be a str of at most {MAX_RECORD_TEXT:,} "
-                f"characters, got {brief(episode_id)}"
-            )
+        episode_id = check_episode_id(options.get("episode_id"))
         if self._tracker.in_progress:  # (dropped now: a reset that then fails counts it once)
             self.n_abandoned += 1
             self._tracker.abandon()

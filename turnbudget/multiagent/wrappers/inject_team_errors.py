@@ -10,7 +10,7 @@ import numpy as np
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
-from turnbudget._checks import brief
+from turnbudget._checks import brief, text_of
 from turnbudget.multiagent.base import TEXT_KEY
 from turnbudget.multiagent.wrappers._common import require_single_team
 from turnbudget.multiagent.wrappers.team_turn_budget import begin_team_reset
@@ -206,7 +206,7 @@ class InjectTeamErrors(BaseParallelWrapper):
             if not trial.over and trial.distance_to_goal(agent) is not None:
                 event = self._event(
                     "slip", before, None,
-                    f'Your hand slips: instead of "{str(own)[:40]}", you {replacement}.',
+                    f'Your hand slips: instead of "{text_of(own)[:40]}", you {replacement}.',
                 )  # fmt: skip
                 event["replaced_action"] = replacement
                 actions[agent] = replacement

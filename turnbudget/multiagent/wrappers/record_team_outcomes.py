@@ -13,7 +13,11 @@ from turnbudget._checks import check_bool
 from turnbudget.multiagent.wrappers._common import require_single_team
 from turnbudget.multiagent.wrappers.team_turn_budget import begin_team_reset
 from turnbudget.records import OutcomeRecord, RecordSink
-from turnbudget.wrappers.record_step_outcomes import EpisodeTracker, check_env_index
+from turnbudget.wrappers.record_step_outcomes import (
+    EpisodeTracker,
+    check_env_index,
+    check_episode_id,
+)
 
 __all__ = ["RecordTeamOutcomes"]
 
@@ -96,11 +100,11 @@ class RecordTeamOutcomes(BaseParallelWrapper):
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         options = begin_team_reset(self.env, seed, options)
+        episode_id = check_episode_id(options.get("episode_id"))  # (before the game resets)
         self._abandon()
         observations, infos = self.env.reset(seed=seed, options=options)
         self._episode_index += 1
         seed = None if seed is None else int(seed)
-        episode_id = options.get("episode_id")
         if episode_id is None:
             where = "" if self.env_index is None else f"{self.env_index}/"
             episode_id = f"{self.env_id}/{where}{seed}/{self._episode_index}"
