@@ -97,3 +97,21 @@ def test_team_episode_records_state_feasibility():
         assert e["step_regret"] == (0 if e["success"] else None)
     f = run.summary["analysis"]["turnbudget/vault_v0"]["feasibility"]
     assert all(c["mean"] in (None, [1.0]) for c in f["feasible"])
+
+
+def test_the_step_regret_is_the_same_in_truncate_and_rerun_for_a_budget_blind_agent(tmp_path):
+    """Rerun mode pooled the successes of every budget's runs: one play that fit in three
+    budgets counted three times, and short wins (all a small T allows) weighed more (35
+    successes and a mean regret of 6.49 where truncate, on the same plays, had 18 and 6.67)."""
+    from turnbudget.agents import OracleAgent
+    from turnbudget.eval import evaluate
+
+    kwargs = dict(ks=[1], ts=[12, 20, 30], n=1, tasks=20, n_bootstrap=0)
+    regrets = {
+        mode: evaluate(
+            "turnbudget/KeyQuest-Easy-v0", OracleAgent(0.4), mode=mode, **kwargs
+        ).summary["analysis"]["turnbudget/KeyQuest-Easy-v0"]["feasibility"]["step_regret"]
+        for mode in ("truncate", "rerun")
+    }
+    assert regrets["truncate"] == regrets["rerun"]
+    assert regrets["truncate"]["successes"] <= 20  # (one play a task)

@@ -164,6 +164,35 @@ def test_synonym_record():
     assert [r.get("optimal") for r in records] == [True, False, None]
 
 
+@pytest.mark.parametrize("kind", ["slip", "transient", "setback"])
+@pytest.mark.parametrize(
+    ("env_id", "spell"),
+    [("turnbudget/Maze-Easy-v0", lambda c: c.split()[1][0]),  # "n" for "go north"
+     ("turnbudget/Maze-Easy-v0", str.upper), ("turnbudget/KeyQuest-Easy-v0", str.upper)],
+    ids=["maze-letter", "maze-upper", "keyquest-upper"],
+)  # fmt: skip
+def test_another_spelling_of_an_optimal_command_is_judged_as_it_on_error_turns(env_id, spell, kind):
+    """On quiet turns "n" or "GO NORTH" counted as the optimal "go north"; on a turn with an
+    injected error it was invalid, not optimal, or a self-inflicted error (an oracle playing
+    upper-cased commands had 8-16 self-errors and 115-181 invalid commands in 40 episodes
+    at rate 0.3, none with the listed spelling)."""
+    import turnbudget
+
+    records: list = []
+    env = turnbudget.make(
+        env_id, turn_budget=3, errors={"schedule": {1: kind}}, record={"callback": records.append}
+    )
+    env.reset(seed=0)
+    best = env.unwrapped.optimal_actions()[0]
+    _, _, _, _, info = env.step(spell(best))
+    assert info["valid_action"] is True and info["injected_error"]["applied"] is True
+    while not records or records[-1]["record"] != "episode":
+        env.step("look")
+    first = records[0]
+    assert (first["valid_action"], first["optimal"], first["error_self"]) == (True, True, False)
+    assert records[-1]["n_invalid"] == 0 and records[-1]["n_errors_self"] == 0
+
+
 def test_episode_id_option_env_index_and_unseeded_resets():
     env = RecordStepOutcomes(stub(turn_budget=1), env_index=3)
     run(env, ["wait"], seed=5)

@@ -119,13 +119,16 @@ class _TaskTally:
     first-success turns of its successes; its optimal length d* (from the record with the
     largest episode id that gives one: the batch analysis's last one in episode-id order)."""
 
-    __slots__ = ("index", "key", "length", "positive_length", "runs", "successes")
+    __slots__ = ("index", "key", "length", "positive_length", "runs", "successes", "t_max")
 
     def __init__(self, key: tuple[str, int], ts: Sequence[int]):
         self.key = key
         self.index = {int(t): j for j, t in enumerate(ts)}
         self.runs: dict[int, list[int]] = {}  # budget -> [episodes, successes, hits at each T]
-        self.successes: dict[int, int] = defaultdict(int)  # first-success turn -> episodes
+        # first-success turn -> episodes, of the runs at max(T) (what `analysis` describes: a
+        # rerun's play at every budget counted once for each, and short wins weighed more)
+        self.successes: dict[int, int] = defaultdict(int)
+        self.t_max = max(self.index)
         self.length: tuple[str, int] | None = None  # (episode id, d*) with d* not None
         self.positive_length: tuple[str, int] | None = None  # ... with d* > 0
 
@@ -135,7 +138,8 @@ class _TaskTally:
         fst = _fst(e)
         if fst is not None:
             row[1] += 1
-            self.successes[fst] += 1
+            if int(e["turn_budget"]) == self.t_max:
+                self.successes[fst] += 1
             for t, j in self.index.items():
                 row[2 + j] += fst <= t
         d = e.get("initial_distance")
@@ -324,7 +328,8 @@ def feasibility_analysis(
       ``low``, ``high`` per K, bootstrap over those tasks; None where none is);
     - ``by_ratio``: per bin of `RATIO_BINS`, the (task, T) cells whose
       c = T / d* falls in it, their tasks, and their mean Pass@K per K;
-    - ``step_regret``: over successful episodes, turns to success minus d*.
+    - ``step_regret``: over the successful episodes of the runs at max(T) (one play each,
+      in every mode), turns to success minus d*.
 
     Example:
         >>> eps = [{"env_id": "e", "seed": s, "turn_budget": 10, "success": w,

@@ -312,7 +312,13 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         if kind is None:  # (most turns: the env's step, and the list the agent will see)
             obs, reward, terminated, truncated, info = self.env.step(action)
         else:
-            (obs, reward, terminated, truncated, info), event = getattr(self, f"_{kind}")(action)
+            # The listed command the agent's spelling plays in the state it saw (before a
+            # setback moves it): "n" or "GO NORTH" is as valid as "go north" on any turn.
+            canonical = getattr(self.env.unwrapped, "canonical_command", None)
+            seen = canonical(action) if canonical is not None else None
+            (obs, reward, terminated, truncated, info), event = getattr(self, f"_{kind}")(
+                action, seen
+            )
             # Absent on quiet turns: vector envs cannot batch a key that is sometimes None.
             assert "injected_error" not in info, "info['injected_error'] set twice"
             info["injected_error"] = event
@@ -327,7 +333,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     # A kind that draws builds its turn's generator itself: building one costs more than most
     # steps, and a transient error draws nothing.
 
-    def _transient(self, action: str) -> tuple[tuple, InjectedError]:
+    def _transient(self, action: str, seen: str | None) -> tuple[tuple, InjectedError]:
         distance = self.env.unwrapped.distance_to_goal()
         obs, reward, terminated, truncated, info = self.env.step(_NO_OP_COMMAND)
         if info.get("valid_action", False):
@@ -335,27 +341,28 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
                 f"{type(self.env.unwrapped).__name__} accepted the empty command as valid; "
                 "InjectErrors' transient errors need it to be an invalid (no-op) turn"
             )
-        info["valid_action"] = valid_as_seen(action, self._admissible)
+        info["valid_action"] = valid_as_seen(action, self._admissible, seen=seen)
         _, _, rest = obs.partition("\n\n")  # drop the env's own invalid-command feedback
         obs = self._narrate(self.transient_message, rest)
         event = self._event("transient", distance, distance, self.transient_message)
         return (obs, reward, terminated, truncated, info), event
 
-    def _setback(self, action: str) -> tuple[tuple, InjectedError]:
+    def _setback(self, action: str, seen: str | None) -> tuple[tuple, InjectedError]:
         game = self.env.unwrapped
         before = game.distance_to_goal()
         narration = str(game.inject_setback(self.turn_rng(self._turn)))
         event = self._event("setback", before, game.distance_to_goal(), narration)
         obs, reward, terminated, truncated, info = self.env.step(action)
-        info["valid_action"] = valid_as_seen(action, self._admissible, info.get("valid_action"))
+        info["valid_action"] = valid_as_seen(
+            action, self._admissible, info.get("valid_action"), seen
+        )
         return (self._narrate(narration, obs), reward, terminated, truncated, info), event
 
-    def _slip(self, action: str) -> tuple[tuple, InjectedError]:
+    def _slip(self, action: str, seen: str | None) -> tuple[tuple, InjectedError]:
         game = self.env.unwrapped
         before = game.distance_to_goal()
         # (and the command it plays respelt: "LOOK" for "look" replaced it by itself)
-        canonical = getattr(game, "canonical_command", None)
-        excluded = {action, canonical(action) if canonical else None, *game.optimal_actions()}
+        excluded = {action, seen, *game.optimal_actions()}
         candidates = [c for c in self._admissible if c not in excluded]
         replacement = None
         order = self.turn_rng(self._turn).permutation(len(candidates)) if candidates else ()
@@ -367,7 +374,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
             event = self._event("slip", before, before, "", applied=False)
             return self.env.step(action), event
         obs, reward, terminated, truncated, info = self.env.step(replacement)
-        info["valid_action"] = valid_as_seen(action, self._admissible)
+        info["valid_action"] = valid_as_seen(action, self._admissible, seen=seen)
         narration = f'Your hand slips: instead of "{action[:40]}", you {replacement}.'
         event = self._event("slip", before, game.distance_to_goal(), narration)
         event["replaced_action"] = replacement
@@ -408,23 +415,31 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         return narrate(narration, obs, self.observation_space)
 
 
-def valid_as_seen(action: Any, admissible: Sequence[str], ran_valid: bool | None = None) -> bool:
+def valid_as_seen(
+    action: Any,
+    admissible: Sequence[str],
+    ran_valid: bool | None = None,
+    seen: str | None = None,
+) -> bool:
     """Whether the agent's command was admissible in the state the agent saw.
 
     An injected error changes what runs or where: a slip or a transient error
     keeps the command from running, and a setback runs it in a state the agent
     never saw. The command is judged on what the agent was shown: it is valid
-    when it is in ``admissible`` (the list the agent saw), or when it ran and
-    the env accepted it (``ran_valid``, a setback's command: covers synonyms
-    such as ``n`` for ``go north``). Shared by `InjectErrors` and the team wrapper.
+    when it is in ``admissible`` (the list the agent saw), when it is another
+    spelling of one there (``seen``: the listed command it plays in that state, a
+    game's ``canonical_command``, as ``go north`` for ``n``), or when it ran and
+    the env accepted it (``ran_valid``). Shared by `InjectErrors` and the team wrapper.
 
     Example:
         >>> valid_as_seen("go north", ["go north", "look"], ran_valid=False)  # a wall, after a setback
         True
-        >>> valid_as_seen("n", ["go north", "look"]), valid_as_seen("n", ["go north"], True)
+        >>> valid_as_seen("n", ["go north", "look"]), valid_as_seen("n", ["go north"], seen="go north")
         (False, True)
     """
-    return (isinstance(action, str) and action in admissible) or bool(ran_valid)
+    return (isinstance(action, str) and (action in admissible or seen is not None)) or bool(
+        ran_valid
+    )
 
 
 def narrate(narration: str, obs: str, space: Any) -> str:

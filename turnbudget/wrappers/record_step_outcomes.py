@@ -363,10 +363,12 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
     Records follow `StepRecord` and `EpisodeRecord`. The agent is judged on
     the state it saw, never blamed for what the env did to it:
 
-    - a step is *optimal* when the agent's command is in ``optimal_actions()``
-      of the state at the start of the turn (or, when it was executed with no
-      injected error, it brought the distance down by exactly one: that
-      covers synonyms such as ``n`` for ``go north``);
+    - a step is *optimal* when the agent's command, or the listed command its
+      spelling plays (``n`` or ``GO NORTH`` for ``go north``: the game's
+      ``canonical_command``), is in ``optimal_actions()`` of the state at the
+      start of the turn, or, when it was executed with no injected error, it
+      brought the distance down by exactly one (a synonym of a game without
+      ``canonical_command``);
     - an injected error (from `InjectErrors`, read in
       ``info["injected_error"]``) and the agent's command are judged apart:
       ``distance_injected`` is the distance after a setback fired at the start
@@ -468,6 +470,8 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         self._id_seed: int | None = None  # the last seed a reset was given (episode ids)
         self._tracker = EpisodeTracker(self.env_id, env_index, record_steps, budget_counts)
         self._game = env.unwrapped  # the oracle's owner, queried every step
+        # The listed command an agent's spelling plays (native games), judged optimal as it
+        self._canonical = getattr(self._game, "canonical_command", None)
 
     @property
     def records(self) -> list[OutcomeRecord]:
@@ -513,6 +517,12 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         # The oracle's two queries inlined: this runs on every recorded turn.
         game, oracle = self._game, self.oracle
         optimal_now = list(game.optimal_actions()) if oracle else None
+        if optimal_now is not None and type(action) is str and action not in optimal_now:
+            # Another spelling of an optimal command ("n", "GO NORTH") is optimal on any turn,
+            # an injected error's too (the rule by distance below holds only on quiet turns).
+            canonical = self._canonical
+            if canonical is not None and canonical(action) in optimal_now:
+                optimal_now.append(action)
         obs, reward, terminated, truncated, info = self.env.step(action)
         after = game.distance_to_goal() if oracle else None
         tracker.step(

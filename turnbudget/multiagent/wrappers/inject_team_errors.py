@@ -133,8 +133,16 @@ class InjectTeamErrors(BaseParallelWrapper):
         own = dict(actions)  # what each agent sent (the errors may replace it)
         actions = dict(actions)
         events: dict[str, InjectedError] = {}
+        planned = {agent: self.errors[agent].planned(self._round) for agent in self.agents}
+        # The listed command each agent's spelling plays in the state it saw, before a setback
+        # changes it ("N" is as valid as "go north"): read on rounds with an error only.
+        seen = (
+            {a: game.world.parse(a, str.__str__(c)) for a, c in own.items() if isinstance(c, str)}
+            if any(planned.values())
+            else {}
+        )
         for agent in self.agents:
-            kind = self.errors[agent].planned(self._round)
+            kind = planned[agent]
             if kind is not None:
                 rng = self.errors[agent].turn_rng(self._round)
                 events[agent] = getattr(self, f"_{kind}")(game, agent, actions, rng)
@@ -148,7 +156,7 @@ class InjectTeamErrors(BaseParallelWrapper):
             if stopped or setback:
                 ran = None if stopped else info.get("valid_action")
                 info["valid_action"] = valid_as_seen(
-                    own.get(agent), self._admissible.get(agent, []), ran
+                    own.get(agent), self._admissible.get(agent, []), ran, seen.get(agent)
                 )
         for agent, event in events.items():
             info = infos[agent]

@@ -122,7 +122,7 @@ class RecordTeamOutcomes(BaseParallelWrapper):
         acting = [a for a in self.agents if self.trackers[a].in_progress]
         if not acting:
             return self.env.step(actions)
-        optimal_now = {a: self._optimal_actions(a) for a in acting}
+        optimal_now = {a: self._optimal_actions(a, actions.get(a)) for a in acting}
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         for agent in acting:
             self.trackers[agent].step(
@@ -157,5 +157,17 @@ class RecordTeamOutcomes(BaseParallelWrapper):
         distance = self.env.unwrapped.distance_to_goal(agent)
         return None if distance is None else int(distance)
 
-    def _optimal_actions(self, agent: str) -> list[str] | None:
-        return list(self.env.unwrapped.optimal_actions(agent)) if self.oracle else None
+    def _optimal_actions(self, agent: str, action: Any) -> list[str] | None:
+        """The optimal commands of ``agent``'s state now, with ``action`` among them when it is
+        another spelling of one ("N" for "go north": optimal on any round, an error's too)."""
+        if not self.oracle:
+            return None
+        game = self.env.unwrapped
+        optimal = list(game.optimal_actions(agent))
+        if (
+            isinstance(action, str)
+            and action not in optimal
+            and game.world.parse(agent, str.__str__(action)) in optimal
+        ):
+            optimal.append(action)
+        return optimal
