@@ -153,6 +153,10 @@ def test_each_prompt_starts_with_the_previous_prompt_and_its_reply(reveal):
         ("go nort", ("go nort", "invalid"), ("go north", "fuzzy")),
         ("dance wildly", ("dance wildly", "invalid"), ("dance wildly", "invalid")),
         ("", ("", "invalid"), ("", "invalid")),
+        # (quotes and closing punctuation in either order: '"go north".' was 'go north"')
+        ('"go north".', ("go north", "exact"), ("go north", "exact")),
+        ('"go north!"', ("go north", "exact"), ("go north", "exact")),
+        ("`look`.", ("look", "exact"), ("look", "exact")),
     ],
 )
 def test_parse_strict_and_lenient(reply, strict, lenient):

@@ -225,6 +225,22 @@ def test_a_decision_depends_on_its_request_alone_not_on_what_the_model_evaluated
 
 
 @pytest.mark.llm
+def test_a_grammar_decision_after_other_episodes_is_the_decision_from_nothing(local_agent):
+    """With a grammar, a saved context's tail and answer, restored and cut by llama.cpp,
+    changed a later decision: Crafting-Easy task 3's first command was "recipes" from
+    nothing and "inventory" after tasks 0-2 in the same process (saved contexts on). An
+    entry now holds only its whole blocks."""
+    crafting = "turnbudget/Crafting-Easy-v0"
+    options = dict(constrain="grammar", temperature=0.0, max_tokens=8)
+    warm = local_agent(**options)
+    _play(warm, crafting, (0, 1, 2), turns=4)
+    after = _play(warm, crafting, (3,), turns=1)
+    cold = local_agent(**options, cache_mb=0)
+    cold._sync_client().llama.reset()  # (the live context: nothing)
+    assert after == _play(cold, crafting, (3,), turns=1)
+
+
+@pytest.mark.llm
 def test_a_pool_of_workers_plays_what_one_process_plays(local_agent):
     """Forked from a process whose model has already played (the worst case: its context and
     saved contexts come along), two pool workers sampling at temperature 0.7 choose what

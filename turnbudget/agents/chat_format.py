@@ -214,13 +214,24 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+def _unwrapped(line: str) -> str:
+    """``line`` without the quotes and closing ``.`` or ``!`` around it, in either order
+    ('"go north".' and '"go north!"' are both go north; the quotes were stripped first, and
+    '"go north".' became 'go north"')."""
+    while True:
+        inner = line.rstrip(".!").strip().strip("`'\"").strip()
+        if inner == line:
+            return line
+        line = inner
+
+
 def _first_line(reply: str, max_length: int, *, blank: bool = False) -> str:
     """The reply's first printable line, at most ``max_length`` characters; with ``blank``,
     its secrets blanked before it is cut (a cut could leave half of one)."""
     for line in reply.splitlines():
         line = _PRINTABLE.sub("", line).strip()
         if line:
-            line = _PREFIX.sub("", line).strip().strip("`'\"").rstrip(".!").strip()
+            line = _unwrapped(_PREFIX.sub("", line).strip())
             return (redact(line) if blank else line)[:max_length]
     return ""
 

@@ -5,7 +5,11 @@ For one-machine runs: the model (Gemma 3 270M by default, see
 is a call into llama.cpp instead of an HTTP request. Everything else is
 `ChatAgent`'s: the same prompts, parsing, step notes and retries, so the
 in-process agent and the same agent on ``turnbudget serve-local`` choose the
-same commands at temperature 0.
+same commands at temperature 0 with the same decoder: ``constrain="grammar"``
+or ``"none"`` on both. The default ``"auto"`` picks a different one on each
+(the token trie below in process, llama.cpp's grammar on the server), and the
+two may choose differently where commands are close (10 of 12 Shop, Cooking
+and Crafting episodes differed within 4 turns; Maze's agreed).
 
 Constrained choice among the admissible commands (``guided_choice``, what
 ``constrain="auto"`` picks here) walks a token trie of the commands instead of
@@ -279,6 +283,15 @@ class _States:
     def save(self, llama: Any) -> None:
         import llama_cpp
 
+        # Only the whole blocks, what a later prompt may reuse (`_reusable`): the live
+        # context is cut to them first. A saved tail and answer, restored and then cut by
+        # llama.cpp, changed the next decision's logits (with a grammar, "recipes" became
+        # "inventory" after three other episodes): a decision must depend on its request alone.
+        blocks = getattr(llama, BLOCKS_ATTRIBUTE, 0)
+        if llama.n_tokens > blocks:
+            llama._ctx.kv_cache_seq_rm(-1, blocks, -1)
+            llama.n_tokens = blocks
+            llama._requires_eval = True
         tokens = tuple(llama._input_ids.tolist())
         size = llama_cpp.llama_state_seq_get_size(llama._ctx.ctx, 0)
         if not tokens or size > self.max_bytes:
@@ -286,10 +299,7 @@ class _States:
         buffer = (ctypes.c_uint8 * size)()
         written = llama_cpp.llama_state_seq_get_data(llama._ctx.ctx, buffer, size, 0)
         self.size -= len(self.entries.pop(tokens, (b"", 0))[0])
-        self.entries[tokens] = (
-            ctypes.string_at(buffer, written),
-            getattr(llama, BLOCKS_ATTRIBUTE, 0),
-        )
+        self.entries[tokens] = (ctypes.string_at(buffer, written), blocks)
         self.size += written
         while self.size > self.max_bytes:
             self.size -= len(self.entries.popitem(last=False)[1][0])
