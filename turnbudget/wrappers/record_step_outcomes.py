@@ -472,6 +472,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         self._game = env.unwrapped  # the oracle's owner, queried every step
         # The listed command an agent's spelling plays (native games), judged optimal as it
         self._canonical = getattr(self._game, "canonical_command", None)
+        self._listed: Sequence[str] = ()  # the commands the last observation listed
 
     @property
     def records(self) -> list[OutcomeRecord]:
@@ -506,6 +507,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
             seed, str(episode_id), self._episode_index,
             _int_or_none(info.get("turn_budget")), self._distance(),
         )  # fmt: skip
+        self._listed = info.get("admissible_actions") or ()
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -517,13 +519,19 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         # The oracle's two queries inlined: this runs on every recorded turn.
         game, oracle = self._game, self.oracle
         optimal_now = list(game.optimal_actions()) if oracle else None
-        if optimal_now is not None and type(action) is str and action not in optimal_now:
+        if (
+            optimal_now is not None
+            and type(action) is str
+            and action not in optimal_now
+            and action not in self._listed  # (a listed command is its own spelling: most turns)
+        ):
             # Another spelling of an optimal command ("n", "GO NORTH") is optimal on any turn,
             # an injected error's too (the rule by distance below holds only on quiet turns).
             canonical = self._canonical
             if canonical is not None and canonical(action) in optimal_now:
                 optimal_now.append(action)
         obs, reward, terminated, truncated, info = self.env.step(action)
+        self._listed = info.get("admissible_actions") or ()
         after = game.distance_to_goal() if oracle else None
         tracker.step(
             action, optimal_now, None if after is None else int(after), reward, terminated,
