@@ -13,9 +13,11 @@ import sys
 import zipfile
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
+import turnbudget  # noqa: F401 - registers the envs
 from turnbudget.agents import make_agent
 from turnbudget.agents.policy import (
     CARD_FILE,
@@ -252,6 +254,73 @@ def test_weights_that_are_not_finite_are_refused(tmp_path):
     np.savez(root / WEIGHTS_FILE, **weights)
     with pytest.raises(ValueError, match=r"'action_net\.bias' holds weights that are not finite"):
         PolicyAgent(root)
+
+
+def test_weights_finite_only_in_a_wider_float_are_refused(tmp_path):
+    """A float128 of 1e400 passed the finiteness check as stored, and played as inf: NaN
+    logits, and the first command every turn."""
+    root = _zoo_copy(tmp_path)
+    with np.load(root / WEIGHTS_FILE) as arrays:
+        weights = {name: arrays[name] for name in arrays.files}
+    weights["action_net.weight"] = weights["action_net.weight"].astype(np.longdouble)
+    weights["action_net.weight"] *= np.longdouble("1e400")
+    assert np.isfinite(weights["action_net.weight"]).all()
+    np.savez(root / WEIGHTS_FILE, **weights)
+    with pytest.raises(ValueError, match=r"'action_net\.weight' holds weights that are not finite"):
+        PolicyAgent(root)
+
+
+def test_weights_that_overflow_in_play_stop_the_agent_by_name(tmp_path):
+    """Finite float64 weights near 1e308 overflow in ``x @ W``: the logits were NaN or inf,
+    and the agent played the first command every turn, unannounced."""
+    root = _zoo_copy(tmp_path)
+    with np.load(root / WEIGHTS_FILE) as arrays:
+        weights = {name: arrays[name].astype(np.float64) for name in arrays.files}
+    head = weights["action_net.weight"]
+    weights["action_net.weight"] = head / np.abs(head).max() * 1e308
+    np.savez(root / WEIGHTS_FILE, **weights)
+    agent = PolicyAgent(root)
+    env = gym.make("turnbudget/Maze-Easy-v0", turn_budget=10)
+    observation, info = env.reset(seed=0)
+    agent.reset(0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        with pytest.raises(ValueError, match=r"logits are not finite numbers .*overflow"):
+            agent.act(observation, info)
+
+
+def test_export_refuses_weights_past_float32_before_writing(tmp_path):
+    """Float64 weights of 1e300 loaded, and were written as float32 inf: an exported policy
+    that its own loader refused."""
+    source = _zoo_copy(tmp_path)
+    with np.load(source / WEIGHTS_FILE) as arrays:
+        weights = {name: arrays[name].astype(np.float64) for name in arrays.files}
+    weights["action_net.bias"] = weights["action_net.bias"] + 1e300
+    np.savez(source / WEIGHTS_FILE, **weights)
+    PolicyAgent(source)  # (it plays: float64 holds it)
+    with pytest.raises(ValueError, match=r"'action_net\.bias' holds weights past float32's range"):
+        export_policy(source, tmp_path / "exported")
+    assert not (tmp_path / "exported").exists()
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("[" * 100_000 + "]" * 100_000, r"is not JSON: RecursionError"),
+        ('{"env_id": NaN, "steps": Infinity}', r"is not JSON"),
+        ("[1, 2]", r"is not a policy card: expect a JSON object"),
+    ],
+)
+def test_a_card_that_is_no_json_object_is_refused(tmp_path, text, says):
+    """``zoo_card`` read a card with a bare ``json.loads``: a RecursionError escaped, NaN and
+    Infinity were read as numbers, and a list was returned as the card."""
+    root = _zoo_copy(tmp_path)
+    (root / CARD_FILE).write_text(text)
+    with pytest.raises(ValueError, match=says):
+        zoo_card(str(root))
+    with (root / CARD_FILE).open("wb") as sparse:  # (read whole, however large)
+        sparse.truncate(2 << 30)
+    with pytest.raises(ValueError, match=r"is over 1,048,576 bytes"):
+        zoo_card(str(root))
 
 
 def test_an_npy_header_of_a_huge_shape_is_refused_without_the_memory(tmp_path):

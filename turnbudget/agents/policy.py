@@ -89,7 +89,7 @@ ZOO = Path(__file__).resolve().parents[1] / "zoo"
 _ZOO_PREFIX = "zoo/"
 _WEIGHTS_MEMBER = "policy.pth"  # the policy's state dict, inside the SB3 zip
 _MAX_WEIGHTS_BYTES = 1 << 30
-_MAX_ENCODING_BYTES = 1 << 20  # (an encoding is a few hundred bytes)
+_MAX_JSON_BYTES = 1 << 20  # (an encoding or a card is a few hundred bytes)
 _FALLBACK = "look"
 _ACTIVATIONS = {
     "Tanh": np.tanh,
@@ -168,13 +168,16 @@ def _npz_weights(path: Path) -> dict[str, np.ndarray]:
             f"Refusing {path}: expect a NumPy .npz of float arrays, read with "
             f"np.load(allow_pickle=False) ({exc})"
         ) from exc
+    weights = {}
     for name, array in arrays.items():
         kind = f"dtype {array.dtype}" if isinstance(array, np.ndarray) else "no .npy array"
         if not isinstance(array, np.ndarray) or array.dtype.kind != "f":
             raise ValueError(f"Refusing {path}: expect float arrays, got {name!r} of {kind}")
-        if not np.isfinite(array).all():
+        with np.errstate(over="ignore"):  # (a float128 of 1e400 is finite until it is played)
+            weights[name] = array.astype(np.float64)
+        if not np.isfinite(weights[name]).all():
             raise ValueError(f"Refusing {path}: {name!r} holds weights that are not finite")
-    return {name: array.astype(np.float64) for name, array in arrays.items()}
+    return weights
 
 
 def _feature_size(encoding: Mapping[str, Any]) -> int:
@@ -326,11 +329,18 @@ def export_policy(
     root = resolve_policy(source)
     encoding, _ = load_policy(root)  # checks that the weights make a network we play
     weights, _ = _read_weights(root)
-    actor = {
-        name: array.astype(np.float32)
-        for name, array in sorted(weights.items())
-        if not name.startswith(_CRITIC)
-    }
+    with np.errstate(over="ignore"):
+        actor = {
+            name: array.astype(np.float32)
+            for name, array in sorted(weights.items())
+            if not name.startswith(_CRITIC)
+        }
+    for name, array in actor.items():  # (checked before anything is written)
+        if not np.isfinite(array).all():
+            raise ValueError(
+                f"Refusing to export {root}: {name!r} holds weights past float32's range "
+                f"(the precision the zoo format stores), which would play as inf"
+            )
     out = Path(destination)
     out.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out / WEIGHTS_FILE, **actor)
@@ -355,7 +365,10 @@ def zoo_card(spec: str) -> dict[str, Any]:
     path = resolve_policy(spec) / CARD_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{spec!r} has no {CARD_FILE}: expect one of {zoo_policies()}")
-    return json.loads(path.read_text())
+    card = _json_file(path, "a policy card")
+    if not isinstance(card, dict):
+        raise ValueError(f"{path} is not a policy card: expect a JSON object, got {brief(card)}")
+    return card
 
 
 # -- encoding.json: written by training, read by the agent --------------------------------
@@ -408,17 +421,32 @@ def read_encoding(directory: str | Path) -> dict[str, Any]:
         ValueError: the file is not JSON or not of a format this version reads.
     """
     path = Path(directory) / ENCODING_FILE
-    if path.stat().st_size > _MAX_ENCODING_BYTES:  # (a 2 GB file was read whole)
-        raise ValueError(f"{path} is over {_MAX_ENCODING_BYTES:,} bytes: not a feature encoding")
-    try:
-        encoding = json.loads(path.read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ValueError(f"{path} is not JSON: {type(exc).__name__}") from exc
+    encoding = _json_file(path, "a feature encoding", nan=True)
     version = encoding.get("format") if isinstance(encoding, dict) else None
     if version != ENCODING_FORMAT:
         raise ValueError(f"Unknown encoding format {version!r} in {Path(directory)}")
     _check_text_settings(encoding, path)
     return encoding
+
+
+def _json_file(path: Path, what: str, nan: bool = False) -> Any:
+    """The JSON value of a policy's small file (``what`` it should be, for the messages);
+    NaN and Infinity only with ``nan`` (an encoding's fields are checked by name later).
+
+    Raises:
+        ValueError: the file is over `_MAX_JSON_BYTES`, not JSON, or nested past the
+            interpreter.
+    """
+    if path.stat().st_size > _MAX_JSON_BYTES:  # (a 2 GB file was read whole)
+        raise ValueError(f"{path} is over {_MAX_JSON_BYTES:,} bytes: not {what}")
+    try:
+        return json.loads(path.read_text(), parse_constant=None if nan else _not_json)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"{path} is not JSON: {type(exc).__name__}") from exc
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
 
 
 def _check_text_settings(encoding: Mapping[str, Any], path: Path) -> None:
@@ -539,6 +567,11 @@ class PolicyAgent:
             self._pending = _FALLBACK
             return _FALLBACK
         logits = self.logits(features)[: len(commands)]
+        if not np.isfinite(logits).all():  # (NaN played the first command every turn)
+            raise ValueError(
+                f"{self.name}'s logits are not finite numbers ({logits.tolist()}): its weights "
+                f"overflow on this observation"
+            )
         if self.deterministic:
             index = int(np.argmax(logits))
         else:
