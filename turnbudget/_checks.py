@@ -86,6 +86,8 @@ def brief(value: Any) -> str:
         text = repr(value)
     except (RecursionError, ValueError):  # (nested past the interpreter; an int too long to write)
         return f"<{type(value).__name__}: too deep or too long to show>"
+    except Exception:  # (a __repr__ that raises, or returns no str)
+        return f"<{type(value).__name__}: its repr() failed>"
     return text if len(text) <= _BRIEF else f"{text[: _BRIEF - 5]}... ({len(text)} characters)"
 
 

@@ -189,3 +189,28 @@ def test_the_aec_form_refuses_a_bad_action_at_its_agent_s_step(name):
             aec.step("wait")
         while aec.agents:
             aec.step(None)
+
+
+class _Unwritable:
+    def __repr__(self) -> str:
+        raise TypeError("__repr__ returned non-string")
+
+    __str__ = __repr__
+
+
+@pytest.mark.parametrize(
+    "key",
+    [10**5000, _Unwritable(), "x" * 1_000_000],
+    ids=["huge int", "no repr", "a megabyte"],
+)
+def test_an_unknown_agent_is_named_briefly(key):
+    """The message wrote every unknown key with ``str()``: a huge int or a key whose str()
+    raises escaped as their own errors, and a 1 MB name made a 1 MB message."""
+    env = make_team("vault_v0", record=True)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"Expect actions only for live agents") as refused:
+        env.step({key: "wait", "runner": "wait"})
+    assert len(str(refused.value)) < 300
+    many = {f"ghost{i}": "wait" for i in range(10_000)}
+    with pytest.raises(ValueError, match=r"got 'ghost0', 'ghost1', 'ghost10' and 9,997 more"):
+        env.step(many)

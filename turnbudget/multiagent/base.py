@@ -203,8 +203,11 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
         live = self.agents if agents is None else agents
         unknown = set(actions) - set(live)
         if live and unknown:
+            named = sorted(map(brief, unknown))  # (a key may be anything hashable: quoted, cut)
+            more = f" and {len(named) - 3:,} more" if len(named) > 3 else ""
             raise ValueError(
-                f"Expect actions only for live agents {list(live)}, got {sorted(map(str, unknown))}"
+                f"Expect actions only for live agents {list(live)}, got {', '.join(named[:3])}"
+                f"{more}"
             )
         return {
             agent: str.__str__(command)

@@ -237,6 +237,39 @@ def test_an_env_dropped_unclosed_ends_its_interpreter(no_collector):
     assert child_pids() - before == set()
 
 
+_FIRST_ENV_DROPPED = """
+import gc, os, sys
+from pathlib import Path
+import gymnasium as gym
+import turnbudget
+sys.path.insert(0, sys.argv[1])
+from _support import child_pids
+env = gym.make(sys.argv[2])
+env.reset(seed=0)
+started = len(child_pids())
+del env
+gc.collect()  # (importing TextWorld inside the first env's frames leaves a cycle: collectable)
+print(started, len(child_pids()))
+"""
+
+
+def test_a_fresh_process_first_env_dropped_unclosed_ends_its_interpreter():
+    """The first env of a process parses its game's logic, and TextWorld's parser (a module
+    global) kept the failure it backtracked from, whose traceback held the frames that loaded
+    the game: that env, dropped unclosed, kept its interpreter alive through any collection
+    (the test above runs after others have parsed the logic)."""
+    import subprocess
+    import sys
+
+    tests = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_ENV_DROPPED, str(tests), EASY_ID],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["1", "0"], done.stdout
+
+
 def test_evaluate_ends_every_interpreter_it_starts(no_collector):
     from turnbudget.agents import OracleAgent
     from turnbudget.eval import evaluate

@@ -181,3 +181,42 @@ def test_a_game_json_that_is_not_a_textworld_game_is_a_clear_error(tmp_path, met
     with pytest.raises(ValueError, match="Cannot load TextWorld game"):
         env.reset(seed=0)
     env.close()
+
+
+def _game_json(**changes: object) -> str:
+    import json
+
+    return json.dumps({**json.loads(GAME.with_suffix(".json").read_text()), **changes})
+
+
+@pytest.mark.parametrize(
+    "metadata, says",
+    [
+        # (each loaded, then failed inside reset as an internal error)
+        (lambda: _game_json(metadata=[1]), r"metadata is \[1\], not an object"),  # AttributeError
+        (lambda: _game_json(metadata={"walkthrough": 5}), r"walkthrough is 5, not a list"),
+        (lambda: _game_json(objective=[1]), r"objective is \[1\], not a string"),  # TypeError
+        (lambda: "[" * 100_000 + "]" * 100_000, r"RecursionError"),  # (raised as it was)
+    ],
+)
+def test_a_game_json_of_the_wrong_shapes_is_a_clear_error(tmp_path, metadata, says):
+    path = _story(tmp_path, "game", bytes(_good()))
+    path.with_suffix(".json").write_text(metadata())
+    env = gym.make("turnbudget/TextWorldFile-v0", game_file=path)
+    with pytest.raises(ValueError, match=f"Cannot load TextWorld game .*{says}"):
+        env.reset(seed=0)
+    env.close()
+
+
+@pytest.mark.parametrize("change", ["gone", "a directory"])
+def test_a_game_json_gone_since_the_env_was_made_is_named(tmp_path, change):
+    """TextWorld then loads the story without its game (no TWInform7 layer), and the env
+    failed with ``AttributeError: 'JerichoEnv' object has no attribute '_game'``."""
+    path = _story(tmp_path, "game", bytes(_good()))
+    env = gym.make("turnbudget/TextWorldFile-v0", game_file=path)
+    path.with_suffix(".json").unlink()
+    if change == "a directory":
+        path.with_suffix(".json").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"has no 'game\.json' next to it"):
+        env.reset(seed=0)
+    env.close()

@@ -337,6 +337,7 @@ class TextWorldEnv(TextEnv):
             objective=True, admissible_commands=True, policy_commands=True,
             extras=["walkthrough"],
         )  # fmt: skip
+        self._check_game_file(path)  # (again: either file may have gone since the constructor)
         check_story_file(path)  # a first check, in a throwaway child
         try:
             with warnings.catch_warnings():
@@ -351,11 +352,13 @@ class TextWorldEnv(TextEnv):
                     self._tw = start_game(path, infos, self._interpreter)
         except StoryFileError:
             raise
-        except (ValueError, NotImplementedError, KeyError, TypeError, AttributeError) as e:
-            # (Glulx games with TextWorld >= 1.7; a .json that is JSON but not a game: KeyError)
+        except _UNLOADABLE as e:  # (Glulx games with TextWorld >= 1.7; a .json not a game's)
             raise ValueError(
                 f"Cannot load TextWorld game {str(path)!r}: {type(e).__name__}: {e}"
             ) from e
+        problem = _game_problem(self._tw._game)
+        if problem:  # (each failed later, inside TextWorld's reset or ours, as an internal error)
+            raise ValueError(f"Cannot load TextWorld game {str(path)!r}: its .json's {problem}")
         self._grammar = CommandGrammar.from_game(self._tw._game)
         self._loaded = path
 
@@ -476,3 +479,25 @@ class TextWorldEnv(TextEnv):
         if valid_action is not None:
             info[INFO_VALID_ACTION] = valid_action
         return info
+
+
+#: What loading a game raises for a story or .json TextWorld cannot play.
+_UNLOADABLE = (ValueError, NotImplementedError, KeyError, TypeError, AttributeError, RecursionError)
+
+
+def _game_problem(game: Any) -> str | None:
+    """What of a loaded game's ``.json`` its episodes cannot use (None: nothing): a
+    ``metadata`` that is no mapping, an ``objective`` that is no text, a walkthrough that is
+    no list of commands."""
+    metadata = getattr(game, "metadata", None)
+    if not isinstance(metadata, dict):
+        return f"metadata is {brief(metadata)}, not an object"
+    objective = getattr(game, "_objective", None)
+    if objective is not None and not isinstance(objective, str):
+        return f"objective is {brief(objective)}, not a string"
+    walkthrough = metadata.get("walkthrough")
+    if walkthrough is not None and not (
+        isinstance(walkthrough, list) and all(isinstance(c, str) for c in walkthrough)
+    ):
+        return f"walkthrough is {brief(walkthrough)}, not a list of commands"
+    return None

@@ -28,6 +28,7 @@ import functools
 import os
 import select
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -186,8 +187,21 @@ def start_game(path: str | os.PathLike[str], request_infos: Any, interpreter: In
     env._jericho = interpreter  # JerichoEnv.load then loads into it instead of its own frotz
     if TWInform7.compatible(os.fspath(path)):
         env = TWInform7(env)
-    env.load(os.fspath(path))
+    try:
+        env.load(os.fspath(path))
+    finally:
+        _forget_parse_failure()
     return env
+
+
+def _forget_parse_failure() -> None:
+    """Drop the failure TextWorld's game-logic parser keeps from its last parse (one parser a
+    process, tatsu's, which clears it when it parses again): the exception's traceback held
+    the frames that loaded the game, and so the env, and a process's first env to parse new
+    game logic, dropped unclosed, kept its interpreter process alive."""
+    parser = getattr(sys.modules.get("textworld.logic"), "_PARSER", None)
+    if getattr(parser, "_furthest_exception", None) is not None:
+        parser._furthest_exception = None
 
 
 def _end(pid: int, owner: int, files: tuple[Any, ...]) -> int | None:
