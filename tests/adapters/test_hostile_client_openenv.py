@@ -257,3 +257,33 @@ def test_an_error_whose_data_is_not_an_object_is_still_a_server_error():
         refused = pytest.raises(RuntimeError, match=r"Server error: 'boom' \(code: UNKNOWN\)")
         with refused:
             env.reset(seed=0)
+
+
+def test_a_server_error_that_echoes_the_credentials_shows_neither_them_nor_all_of_it():
+    """The client sends the URL's ``user:password`` as basic auth, and a server's error text
+    was raised as it came: a server that echoed them put them in the exception."""
+    import base64
+
+    pair = base64.b64encode(f"player:{SECRET}".encode()).decode()
+    echo = f"user 'player:{SECRET}' not allowed (Basic {pair}) " + "x" * 100_000
+    error = {"type": "error", "data": {"message": echo, "code": f"NO_{SECRET}"}}
+    refused = pytest.raises(RuntimeError, match=r"Server error: user '\*\*\*' not allowed")
+    with BadServer(lambda c, n: [error]) as bad:
+        url = bad.base_url.replace("http://", f"http://player:{SECRET}@")
+        with TextGameEnv(base_url=url).sync() as env, refused as info:
+            env.reset(seed=0)
+    said = _everything_said(info.value)
+    assert SECRET not in said and pair not in said
+    assert len(str(info.value)) < 1_000  # (cut: 100 KB of it were raised)
+
+
+def test_an_answer_far_past_what_this_server_sends_closes_the_session_unread():
+    """OpenEnv's client reads answers of up to 100 MB: one of 90 MiB cost 2.3 GiB."""
+    huge = json.dumps({**_GOOD, "data": {**_GOOD["data"], "pad": "x" * (9 << 20)}})
+    with (
+        BadServer(lambda c, n: [huge] if c == 1 else [_GOOD]) as bad,
+        TextGameEnv(base_url=bad.base_url).sync() as env,
+    ):
+        with pytest.raises(ConnectionError, match=r"message too big"):
+            env.reset(seed=0)
+        assert env.reset(seed=0).observation.text == "fresh"

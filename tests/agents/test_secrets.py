@@ -6,6 +6,8 @@ import base64
 import json
 import logging
 
+import pytest
+
 from turnbudget.agents.secrets import MASK, redact, remember, url_secrets
 
 # No shape rule knows these: only their values can find them.
@@ -55,3 +57,23 @@ def test_log_records_are_blanked_whatever_logged_them(caplog):
             log.debug("request failed", exc_info=True)
     assert TOKEN not in caplog.text and f"token {MASK}" in caplog.text
     assert f"RuntimeError: 401: bad token {MASK}" in caplog.text
+
+
+@pytest.mark.timeout(120, method="thread")  # a hang guard: each text takes milliseconds now
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "?key" * 250_000,
+        "a." * 500_000,
+        "go-north-" * 100_000,
+        "?" + "key" * 300_000,
+        "a://" * 250_000,
+    ],
+)
+def test_a_hostile_reply_is_blanked_in_linear_time(hostile):
+    """`redact` runs on whole replies and error bodies, after the request's timeout: its shapes
+    backtracked, in cubic time on "?key" repeated (8,000 characters took 65 s; a 16,000-character
+    reply held `turnbudget eval` past 150 s) and in square time on "a." repeated."""
+    assert redact(hostile) == hostile  # (no shape in them: nothing to blank)
+    secret = f"{hostile} GET http://me:pw@host/v1?api_key=abc123&page=2"
+    assert redact(secret).endswith("GET http://***@host/v1?api_key=***&page=2")

@@ -77,6 +77,7 @@ from pydantic import Field, ValidationError, model_validator
 import turnbudget
 from turnbudget._checks import MAX_SEED, brief, check_positive_int, is_finite, is_int, is_real
 from turnbudget.adapters.session import normalize_reveal
+from turnbudget.agents import secrets
 from turnbudget.eval.run.agent_view import agent_info, budget_visible
 from turnbudget.registration import NAMESPACE
 
@@ -105,6 +106,9 @@ MAX_COMMAND_CHARS = 4096
 #: The largest WebSocket message the server reads; a larger one closes that connection
 #: (close code 1009) and its session is reclaimed.
 MAX_MESSAGE_BYTES = 1 << 20
+#: The client's default ``max_message_size_mb``: the largest answer it reads.
+MAX_ANSWER_MB = 8
+_TOLD_CHARS = 500  # (of a server's error message)
 #: Seconds `serve` gives a client to send a request's headers (uvicorn has no such bound).
 HEADER_TIMEOUT_S = 15.0
 #: Open HTTP connections `serve` keeps; a new one past them is closed at once (each holds a
@@ -891,7 +895,9 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
     for no answer) and drops the connection: the episode is lost, never a later
     answer read as this one's, and the next call opens a new session. After
     ``close()`` a call raises until ``connect()`` opens a new session. Errors
-    never show a password or user name in ``base_url``.
+    never show a password or user name in ``base_url``, nor a server's echo of them.
+    An answer over ``max_message_size_mb`` (default `MAX_ANSWER_MB`, where OpenEnv's
+    is 100) closes the session: this server's answers are a few kilobytes.
 
     Example (a server at ``url``)::
 
@@ -902,8 +908,10 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
     """
 
     def __init__(self, base_url: str, **options: Any):
+        options.setdefault("max_message_size_mb", MAX_ANSWER_MB)  # (90 MiB cost 2.3 GiB)
         super().__init__(_check_base_url(base_url), **options)
         self._shown_url = _redact(self._ws_url)  # what messages may show: no credentials
+        secrets.remember(*secrets.url_secrets(base_url))  # (a server may echo them back)
         self._closed = False
 
     def __repr__(self) -> str:
@@ -968,8 +976,8 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
             if error.get("code") in _SESSION_ERRORS:
                 await self.disconnect()
             raise RuntimeError(
-                f"Server error: {error.get('message', 'Unknown error')} "
-                f"(code: {error.get('code', 'UNKNOWN')})"
+                f"Server error: {_told(error.get('message', 'Unknown error'))} "
+                f"(code: {_told(error.get('code', 'UNKNOWN'))})"
             )
         expected = _ANSWERS.get(message.get("type"))
         if expected is not None and (
@@ -1051,6 +1059,13 @@ _COMMAND_BYTES = MAX_MESSAGE_BYTES - 1024
 #: The answer OpenEnv's server sends to each kind of request.
 _ANSWERS = {"reset": "observation", "step": "observation", "state": "state"}
 _URL_SCHEMES = ("http", "https", "ws", "wss")
+
+
+def _told(value: Any) -> str:
+    """What a server's error said, as a message may show it: cut to 500 characters, without
+    the credentials of this client's URL (which it may echo) or any secret-shaped text."""
+    text = _redact(secrets.redact(value if isinstance(value, str) else brief(value)))
+    return text if len(text) <= _TOLD_CHARS else text[:_TOLD_CHARS] + "..."  # (cut once blanked)
 
 
 def _redact(text: str) -> str:
