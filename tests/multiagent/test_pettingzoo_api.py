@@ -96,3 +96,25 @@ def test_bad_difficulty_and_render_mode(name):
         module.raw_env(difficulty="impossible")
     with pytest.raises(ValueError, match="render_mode"):
         module.raw_env(render_mode="rgb_array")
+
+
+def test_missing_pettingzoo_names_the_extra():
+    """The team games without PettingZoo raised a bare "No module named 'pettingzoo'" from
+    deep in the package (`turnbudget.eval.evaluate_team` too); TextWorld and training name
+    their extra."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; sys.modules['pettingzoo'] = None\n"
+        "for name in ('turnbudget.multiagent', 'turnbudget.eval'):\n"
+        "    try:\n"
+        "        exec(f'from {name} import evaluate_team' if name == 'turnbudget.eval' "
+        "else f'import {name}')\n"
+        "    except ModuleNotFoundError as e:\n"
+        "        assert \"pip install -e '.[multiagent]' in the turnbudget checkout\" in str(e), e\n"
+        "    else:\n"
+        "        raise SystemExit(f'{name}: no ModuleNotFoundError')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]

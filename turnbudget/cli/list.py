@@ -140,9 +140,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             rows = team_table(args.seeds)
         except ImportError as error:
-            print(
-                f"Team games need the multiagent extra (pip install -e '.[multiagent]' in the turnbudget checkout): {error}"
-            )
+            print(f"Cannot list the team games: {error}")  # (it names the extra to install)
             return 1
     else:
         rows = env_table(args.seeds, args.family, args.all_games)

@@ -13,6 +13,15 @@ Each game is one module with ``env()`` (AEC), ``parallel_env()`` and
 
 from __future__ import annotations
 
+try:
+    import pettingzoo  # noqa: F401 - the games are PettingZoo envs
+except ModuleNotFoundError as missing:  # (a bare "No module named 'pettingzoo'" said no more)
+    raise ModuleNotFoundError(
+        "turnbudget's team games need the multiagent extra (PettingZoo): "
+        "pip install -e '.[multiagent]' in the turnbudget checkout",
+        name=missing.name,
+    ) from missing
+
 from turnbudget.multiagent import race_v0, vault_v0
 from turnbudget.multiagent.base import TEXT_KEY, TextParallelEnv, UnknownAgentError
 from turnbudget.multiagent.solo import SoloRoleEnv
