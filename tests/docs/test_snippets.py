@@ -75,3 +75,26 @@ def test_block_runs(chain: Chain, tmp_path: Path, textworld_cache: Path) -> None
     assert out.returncode == 0, (
         f"{chain.head.where} failed:\n{out.stdout[-2000:]}{out.stderr[-4000:]}"
     )
+
+
+def _python_chains() -> list:
+    return [
+        pytest.param(chain, id=chain.head.where)
+        for page in pages()
+        for chain in chains(page)
+        if chain.lang == "python"
+    ]
+
+
+@pytest.mark.parametrize("chain", _python_chains())
+def test_every_python_block_names_only_what_it_defines_or_imports(chain: Chain) -> None:
+    """Skipped blocks too (a GPU, a network install, a file of your own): a reader copies a
+    block alone, and two skipped blocks used a name they never imported (`gym`,
+    `check_group_seeding`). Pyflakes' undefined names, through ruff (in the dev extra)."""
+    code = "\n".join(block.code for block in chain.blocks)
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "F821",
+         "--output-format", "concise", "--stdin-filename", "block.py", "-"],
+        input=code, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, f"{chain.head.where}:\n{done.stdout}{done.stderr}"
