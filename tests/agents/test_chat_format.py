@@ -272,3 +272,15 @@ def test_forced_turns_reach_each_episode_through_observe_batch():
     assert batch._agents["b"]._history == [(_turn("Cave.", commands=[]), "go north")]
     assert batch.step_notes(["a", "b"]) == [None, None]
     batch.close()
+
+
+@pytest.mark.timeout(120, method="thread")  # a hang guard: each reply takes milliseconds now
+@pytest.mark.parametrize("wrapping", ['."', " .", "'!", '" '])
+def test_a_reply_of_wrappings_is_parsed_in_linear_time(wrapping):
+    """The quotes and closing punctuation came off a layer at a time, each a copy of the line:
+    a reply of '."' repeated over 512 KB (a reply cap at max_tokens=16384) took 15 s."""
+    from turnbudget.agents.chat_format import parse_command
+
+    reply = "x" + wrapping * 500_000
+    parsed = parse_command(reply, ["x", "look"], "lenient")
+    assert parsed.command == "x"

@@ -398,7 +398,7 @@ def run(args: argparse.Namespace) -> int:
     grid = result.grid()
     row = grid["mean"][grid["ks"].index(1)]
     print(
-        f"{label}: {len(result.episodes)} episodes ({result.n_run} run now); Pass@(1,T) "
+        f"{label}: {result.summary['n_episodes']} episodes ({result.n_run} run now); Pass@(1,T) "
         + ", ".join(f"T={t}: {v:.2f}" for t, v in zip(grid["ts"], row, strict=True))
     )
     failed = result.summary["failed_to_run"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -34,9 +35,9 @@ class Spawner(OracleAgent):
     """Starts a long-lived process on its first command (``how``: plain, own session, or a
     double fork whose middle process exits) and notes its pid in ``path`` first."""
 
-    def __init__(self, path, how):
+    def __init__(self, path, how, then_exit=False):
         super().__init__(0.0)
-        self.path, self.how, self.done = path, how, False
+        self.path, self.how, self.done, self.then_exit = path, how, False, then_exit
 
     def act(self, observation, info):
         if not self.done:
@@ -62,7 +63,73 @@ class Spawner(OracleAgent):
                 ).pid
             with open(self.path, "a") as f:
                 f.write(f"{pid}\\n")
+            if self.then_exit:  # (its process ends first: what it started is an orphan)
+                os._exit(3)
         return super().act(observation, info)
+
+
+class Undying(OracleAgent):
+    """Undoes its process's safeguards on its first command (its death signal, the
+    watcher's exit), notes its pid in ``path``, and keeps a thread that is no daemon."""
+
+    def __init__(self, path):
+        super().__init__(0.0)
+        self.path = path
+
+    def act(self, observation, info):
+        if not os.path.exists(self.path):
+            import threading
+
+            ctypes.CDLL(None).prctl(1, 0)  # PR_SET_PDEATHSIG 0
+            os._exit = lambda code: None
+            threading.Thread(target=signal.pause, daemon=False).start()
+            with open(self.path, "w") as f:
+                f.write(str(os.getpid()))
+        return super().act(observation, info)
+
+
+class Snoop(OracleAgent):
+    """Notes which of ``names`` its process's environment holds."""
+
+    def __init__(self, names):
+        super().__init__(0.0)
+        self.names = names
+
+    def step_note(self):
+        return {"held": sorted(n for n in self.names if n in os.environ)}
+
+
+def make_snoop(arg, api_key_env=None):
+    return Snoop(arg.split(","))
+
+
+class Deep(OracleAgent):
+    def step_note(self):
+        note = {}
+        for _ in range(500):
+            note = {"v": note}
+        return note
+
+
+class _Batch:
+    needs_oracle = budget_aware = False
+    max_batch_size = 2
+
+    def reset_episode(self, episode_id, seed):
+        pass
+
+
+class OneString(_Batch):
+    def act_batch(self, ids, observations, infos):
+        return "ns"[: len(ids)]  # (one str: its characters were the episodes' commands)
+
+
+class OneNote(_Batch):
+    def act_batch(self, ids, observations, infos):
+        return ["look"] * len(ids)
+
+    def step_notes(self, ids):
+        return [{"why": "one note for the batch"}]
 
 
 class Stubborn(OracleAgent):
@@ -140,6 +207,101 @@ def test_what_a_sealed_agent_starts_ends_with_the_run(hostile, tmp_path, how, wo
     pids = [int(p) for p in pids_file.read_text().split()]
     assert pids  # (each process the run used spawned one)
     assert [p for p in pids if _running(p)] == []
+
+
+@linux
+@pytest.mark.parametrize("how", ["session", "double_fork"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_what_a_sealed_agent_starts_ends_with_the_run_when_its_process_died_first(
+    hostile, tmp_path, how, workers
+):
+    """The agent's process was the subreaper of what it started: once it died, a process in
+    a session of its own (or a double fork's) was nobody's to end, and outlived the run."""
+    pids_file = tmp_path / "pids"
+    agent = hostile.Spawner(str(pids_file), how, then_exit=True)
+    with pytest.raises(ValueError, match="no task"):  # (every episode's process died)
+        evaluate(MAZE, agent, sealed=True, workers=workers, **GRID)
+    pids = [int(p) for p in pids_file.read_text().split()]
+    assert len(pids) == 2
+    assert [p for p in pids if _running(p)] == []
+
+
+@linux
+def test_a_sealed_agent_that_undoes_its_safeguards_ends_with_a_killed_evaluator(hostile, tmp_path):
+    """An agent that cleared its death signal and its watcher's exit lived on after its
+    evaluator was SIGKILLed; its warden process, which runs none of its code, ends it."""
+    import subprocess
+
+    pid_file = tmp_path / "undying.pid"
+    evaluator = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; sys.path[:0] = sys.argv[1:3]; "
+         f"from {hostile.__name__} import Undying; from turnbudget.eval.run.sealed import seal; "
+         "agent = seal(Undying(sys.argv[3])); agent.reset(0); "
+         "agent.act('a room', {'admissible_actions': ['look'], 'oracle_actions': ['look']}); "
+         "print('acted', flush=True); time.sleep(600)",
+         *sys.path[:2], str(pid_file)],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    try:
+        assert evaluator.stdout.readline() == "acted\n"  # (the agent has undone them)
+        agent_pid = int(pid_file.read_text())
+        assert _running(agent_pid)
+    finally:
+        evaluator.kill()
+        evaluator.wait()
+    deadline = time.monotonic() + 60  # (it ends within a second; a guard, not a race)
+    while _running(agent_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(agent_pid)
+
+
+def test_a_sealed_agents_process_gets_no_secret_but_the_key_its_options_name(hostile, monkeypatch):
+    """The agent's process got the evaluator's whole environment: an agent under test read
+    the evaluator's API keys, and wrote them into its step notes (the run's records)."""
+    from turnbudget.eval.run.sealed import seal
+
+    names = ["MY_LLM_KEY", "OPENAI_API_KEY", "HF_TOKEN", "DB_PASSWORD", "PLAIN_SETTING"]
+    for name in names:
+        monkeypatch.setenv(name, "s3cret-value")
+    spec = f"{hostile.__name__}:make_snoop:{','.join(names)}"
+    with seal(spec, options={"api_key_env": "MY_LLM_KEY"}) as agent:
+        agent.reset(0)
+        agent.act("a room", {"admissible_actions": ["look"], "oracle_actions": ["look"]})
+        assert agent.step_note() == {"held": ["MY_LLM_KEY", "PLAIN_SETTING"]}
+    with seal(hostile.Snoop(names)) as agent:  # (an object names no key)
+        agent.reset(0)
+        agent.act("a room", {"admissible_actions": ["look"], "oracle_actions": ["look"]})
+        assert agent.step_note() == {"held": ["PLAIN_SETTING"]}
+
+
+@pytest.mark.parametrize("sealed", [False, True])
+def test_a_step_note_nested_too_deep_fails_its_episode_by_name(hostile, tmp_path, sealed):
+    """JSON took a note nested 500 deep; the records' writer then raised RecursionError."""
+    with pytest.raises(ValueError, match="no task"):
+        evaluate(MAZE, hostile.Deep(0.0), sealed=sealed, out=tmp_path / "run", **GRID)
+    episodes = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").open()]
+    assert all("step note nested at most 64 deep" in e["error"] for e in episodes), episodes
+
+
+def test_a_sealed_batch_answer_of_the_wrong_shape_fails_as_in_process(hostile, tmp_path):
+    """In the agent's process, list() played a str one character an episode (commands "n"
+    and "s"); in process the episodes fail."""
+    for sealed in (False, True):
+        out = tmp_path / f"run-{sealed}"
+        with pytest.raises(ValueError, match="no task"):
+            evaluate(MAZE, hostile.OneString(), sealed=sealed, out=out, **GRID)
+        episodes = [json.loads(line) for line in (out / "episodes.jsonl").open()]
+        assert all("TypeError: Expect" in e["error"] for e in episodes), (sealed, episodes)
+
+
+def test_a_sealed_batch_agents_notes_of_the_wrong_count_are_kept_as_in_process(hostile, tmp_path):
+    """The proxy dropped every note of a batch whose count was wrong; in process the count
+    fails the batch, which is played again an episode at a time, notes and all."""
+    for sealed in (False, True):
+        out = tmp_path / f"run-{sealed}"
+        evaluate(MAZE, hostile.OneNote(), sealed=sealed, out=out, **GRID)
+        steps = [json.loads(line) for line in (out / "steps.jsonl").open()]
+        assert steps and all(s["agent"] == {"why": "one note for the batch"} for s in steps)
 
 
 @pytest.mark.slow  # (it waits out a timeout clear of a whole clean run: ~100 s)

@@ -292,14 +292,16 @@ def test_the_child_holds_no_env_and_none_of_the_evaluators_file_descriptors(tmp_
         agent.reset(0)
         agent.act("a room", {"admissible_actions": ["look"]})
         assert agent.step_note()["envs"] == 0
-        fd_dir = Path(f"/proc/{agent._child.proc.pid}/fd")
-        if fd_dir.is_dir():  # (Linux)
-            targets = set()
-            for fd in fd_dir.iterdir():
-                with contextlib.suppress(FileNotFoundError):  # (one closed while listed)
-                    targets.add(os.readlink(fd))
-            assert str(tmp_path / "open.txt") not in targets
-            assert sum(t.startswith("socket:") for t in targets) == 1  # the pipe, only
+        warden = agent._child.proc.pid  # (the agent's process runs below it)
+        if Path(f"/proc/{warden}/fd").is_dir():  # (Linux)
+            (runs_agent,) = Path(f"/proc/{warden}/task/{warden}/children").read_text().split()
+            for pid, sockets in ((int(runs_agent), 1), (warden, 0)):  # the pipe, only
+                targets = set()
+                for fd in Path(f"/proc/{pid}/fd").iterdir():
+                    with contextlib.suppress(FileNotFoundError):  # (one closed while listed)
+                        targets.add(os.readlink(fd))
+                assert str(tmp_path / "open.txt") not in targets
+                assert sum(t.startswith("socket:") for t in targets) == sockets, pid
         agent.close()
     finally:
         held.close()

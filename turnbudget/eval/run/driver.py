@@ -59,6 +59,7 @@ from turnbudget.envs.deadline import StepTimeout, step_deadline
 __all__ = [
     "EPISODE_ERRORS",
     "FAILURE_KINDS",
+    "MAX_NOTE_DEPTH",
     "Act",
     "AgentSet",
     "Driver",
@@ -85,6 +86,10 @@ FAILURE_KINDS = ("exception", "worker_lost", "timeout")
 #: a local run, a pool's worker, and a sealed agent's episode alone). ``KeyboardInterrupt``
 #: stops the run.
 EPISODE_ERRORS = (Exception, SystemExit, GeneratorExit)
+
+#: The deepest a step note's lists and dicts may nest (one nested 500 deep ended its episode
+#: with a RecursionError from the records' writer).
+MAX_NOTE_DEPTH = 64
 
 
 class EpisodeTimeout(Exception):
@@ -137,17 +142,34 @@ def plain_note(note: Any) -> dict[str, Any] | None:
     """An agent's step note as the records keep it, and as a sealed agent's arrives: through
     JSON (its keys strings, as JSON writes ``3``, ``True`` or ``None``; its tuples lists; its
     NumPy scalars plain numbers). None stays None. `TypeError` (which ends only the episode)
-    for a note that is not a mapping, or holds what JSON cannot write."""
+    for a note that is not a mapping, holds what JSON cannot write, or nests deeper than
+    `MAX_NOTE_DEPTH`."""
     if note is None:
         return None
     if not isinstance(note, Mapping):
         raise TypeError(f"Expect a step note to be a mapping or None, got {type(note).__name__}")
     try:
-        return json.loads(json.dumps(note, default=json_number))
+        plain = json.loads(json.dumps(note, default=json_number))
     except EPISODE_ERRORS as exc:  # (json_number runs the agent's ``item()``: anything)
         raise TypeError(
             f"Expect a step note that JSON can write, got one it cannot ({describe(exc)})"
         ) from None
+    if _depth(plain) > MAX_NOTE_DEPTH:  # (the records' writers and readers recurse)
+        raise TypeError(f"Expect a step note nested at most {MAX_NOTE_DEPTH} deep")
+    return plain
+
+
+def _depth(value: Any) -> int:
+    """How deep JSON ``value``'s lists and dicts nest (0: an atom), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, depth + 1)
+            stack.extend(
+                (v, depth + 1) for v in (value.values() if isinstance(value, dict) else value)
+            )
+    return deepest
 
 
 def describe(exc: BaseException) -> str:

@@ -222,9 +222,10 @@ def _signal(pid: int, handle: int | None, signum: int) -> None:
             os.kill(pid, signum)
 
 
-def kill_tree(pid: int, wait: float = 5.0) -> None:
+def kill_tree(pid: int, wait: float = 5.0, *, include_root: bool = True) -> None:
     """SIGKILL ``pid`` and every process below it (found through ``/proc``; only ``pid``
-    where there is no ``/proc``), and wait (at most ``wait`` seconds) until each has ended.
+    where there is no ``/proc``), and wait (at most ``wait`` seconds) until each has ended;
+    with ``include_root=False`` only the processes below it (this process's own, say).
 
     Each is stopped first (SIGSTOP), so none can fork a new one or be reparented out of
     reach while the tree is walked; the caller still reaps ``pid`` if it is its child.
@@ -233,9 +234,9 @@ def kill_tree(pid: int, wait: float = 5.0) -> None:
     import select
 
     handles: dict[int, int | None] = {}  # pid -> its pidfd (Linux), held until it ends
-    frontier = [pid]
+    frontier = [pid] if include_root else []
     try:
-        for _ in range(100):  # (each pass stops what the last one found; a fork bomb ends too)
+        for walked in range(100):  # (each pass stops what the last found; a fork bomb ends too)
             for p in frontier:
                 handle = None
                 if hasattr(os, "pidfd_open"):
@@ -253,8 +254,8 @@ def kill_tree(pid: int, wait: float = 5.0) -> None:
                         tree.add(c)
                         stack.append(c)
             frontier = sorted(tree - set(handles) - {pid})
-            if not frontier:
-                break
+            if not frontier and (walked or include_root):  # (the first pass without the root
+                break  # stops nothing: it finds the root's children)
         for p, handle in handles.items():
             _signal(p, handle, signal.SIGKILL)
         ended = select.poll()  # a pidfd is readable once its process has ended

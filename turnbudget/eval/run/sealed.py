@@ -24,11 +24,16 @@ The child is a fresh interpreter (``subprocess``, never ``fork``: a forked
 child holds a copy of the evaluator's memory, envs included, where ``gc``
 finds them), with only the pipe among the evaluator's file descriptors. It
 ends with its parent (`exit_with_parent`, SIGKILL: an agent that ignores SIGTERM
-or holds the GIL ends too) and ignores Ctrl-C (the evaluator stops it). It
-leads a session of its own and keeps the processes its agent starts (Linux:
-a subreaper, so a double fork stays below it): ending the child (`close`, a
-timeout, a failed call) kills its whole tree and session, so nothing the agent
-spawned outlives the run. A proxy pickles without its child and starts one lazily in the
+or holds the GIL ends too) and ignores Ctrl-C (the evaluator stops it). Its
+environment is the evaluator's without the variables named like secrets, but
+the API key its options name (`_agent_environment`). The child is two
+processes: a `warden` that runs none of the agent's code, leads a session of
+its own and keeps every process below it (Linux: a subreaper, so a double fork
+or a new session stays in its tree), and below it the agent's (`serve`). When
+the agent's process ends, or the evaluator does, the warden ends all the
+agent started, then itself; ending the child (`close`, a timeout, a failed
+call) kills the warden's whole tree and session, so nothing the agent spawned
+outlives the run. A proxy pickles without its child and starts one lazily in the
 process that calls it (a pool worker, a Ray actor); one inherited through a
 fork is left to its owner.
 
@@ -59,6 +64,7 @@ import contextlib
 import json
 import os
 import pickle
+import re
 import select
 import signal
 import subprocess
@@ -93,12 +99,16 @@ START_SECONDS = 120.0
 #: Seconds `close` waits for the child to shut its agent down before killing it.
 CLOSE_SECONDS = 5.0
 
-# What the child runs: the package's folder first, so it can import this module before it
-# has the evaluator's sys.path (which the first message brings).
+# What the child's two processes run (`warden`, then `serve` below it): the package's folder
+# first, so each can import this module before it has the evaluator's sys.path (which the
+# first message brings).
 _BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[2]); "
-    "from turnbudget.eval.run.sealed import serve; serve(int(sys.argv[1]), int(sys.argv[3]))"
+    "import sys; sys.path.insert(0, sys.argv[2]); from turnbudget.eval.run.sealed import {}; "
+    "{}(int(sys.argv[1]), int(sys.argv[3]))"
 )
+#: Environment variables named like secrets, which an agent's process does not get (but those
+#: its own options name: `_secret_names_kept`).
+_SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|credential|auth")
 _ROOT = str(Path(__file__).resolve().parents[3])  # the folder that holds `turnbudget`
 
 # The calls a child answers; anything else is refused.
@@ -180,7 +190,7 @@ def _reap(proc: subprocess.Popen, conn: Any, pidfd: int | None, owner: int) -> N
 class _Child:
     """One child process holding an agent, and the pipe to it (usable by its owner only)."""
 
-    def __init__(self, load: tuple[Any, ...]):
+    def __init__(self, load: tuple[Any, ...], keep: frozenset[str] = frozenset()):
         import multiprocessing.connection as mpc
 
         if os.name != "posix" or not sys.executable:
@@ -191,8 +201,10 @@ class _Child:
         parent, child = mpc.Pipe()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", _BOOT, str(child.fileno()), _ROOT, str(os.getpid())],
+                [sys.executable, "-c", _BOOT.format("warden", "warden"), str(child.fileno()),
+                 _ROOT, str(os.getpid())],
                 pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, start_new_session=True,
+                env=_agent_environment(keep),
             )  # fmt: skip
         finally:
             child.close()
@@ -298,8 +310,9 @@ class Sealed:
     message, its profile (``name``, ``needs_oracle``, ``budget_aware``, ``needs_house``
     and ``repr`` as its own process saw them), and the child process."""
 
-    def __init__(self, load: tuple[Any, ...], child: _Child):
+    def __init__(self, load: tuple[Any, ...], child: _Child, keep: frozenset[str]):
         self._load = load
+        self._keep = keep  # (the secret-named variables its process gets: `_agent_environment`)
         self._profile = child.profile
         self._child: _Child | None = child
         profile = child.profile
@@ -350,7 +363,7 @@ class Sealed:
             if child is not None and child.owner == os.getpid():
                 child.kill()  # (reap a child that died between calls)
             self._child = None  # (one inherited through a fork is its owner's)
-            child = _Child(self._load)
+            child = _Child(self._load, self._keep)
             if child.profile.form() != self._profile.form():
                 child.kill()
                 raise SealedAgentError(
@@ -397,8 +410,8 @@ class SealedBatchAgent(Sealed):
     """A `BatchAgent` (or an `AsyncAgent` in its `in_flight` form) in its own process; made by
     `seal`."""
 
-    def __init__(self, load: tuple[Any, ...], child: _Child):
-        super().__init__(load, child)
+    def __init__(self, load: tuple[Any, ...], child: _Child, keep: frozenset[str]):
+        super().__init__(load, child, keep)
         self.max_batch_size = child.profile.max_batch_size
         self._notes: dict[str, Any] = {}
 
@@ -416,8 +429,9 @@ class SealedBatchAgent(Sealed):
         if not (isinstance(reply, list) and len(reply) == 2 and isinstance(reply[0], list)):
             raise SealedAgentError("the sealed agent's process sent a bad reply to act_batch()")
         actions, notes = reply
-        ok = isinstance(notes, list) and len(notes) == len(ids)
-        self._notes = dict(zip(ids, notes, strict=True)) if ok else {}
+        if notes is not None and not (isinstance(notes, list) and len(notes) == len(ids)):
+            raise SealedAgentError("the sealed agent's process sent a bad reply to act_batch()")
+        self._notes = {} if notes is None else dict(zip(ids, notes, strict=True))
         return actions
 
     def step_notes(self, episode_ids: Sequence[str]) -> list[Any]:
@@ -488,6 +502,7 @@ def seal(
             )
         options, published = _publish_credentials(dict(options or {}))
         load: tuple[Any, ...] = ("spec", (agent, options, published), concurrency)
+        keep = _secret_names_kept(agent, options.get("api_key_env"), published.values())
     else:
         if options:
             raise ValueError("Expect `options` only with an agent spec (a string)")
@@ -499,14 +514,42 @@ def seal(
                 f"{type(exc).__name__}: {exc}"
             ) from exc
         load = ("object", payload, concurrency)
+        keep = _secret_names_kept(None, getattr(agent, "api_key_env", None), ())
     try:
-        child = _Child(load)
+        child = _Child(load, keep)
     except SealedAgentError as exc:
         hint = ""
         if getattr(type(agent), "__module__", None) == "__main__":
             hint = " (its class is defined in __main__: move it to a module the child can import)"
         raise ValueError(f"Cannot start the sealed agent {agent!r:.200}: {exc}{hint}") from exc
-    return SealedBatchAgent(load, child) if child.profile.batch else SealedAgent(load, child)
+    proxy = SealedBatchAgent if child.profile.batch else SealedAgent
+    return proxy(load, child, keep)
+
+
+def _secret_names_kept(spec: str | None, key_env: Any, published: Any) -> frozenset[str]:
+    """The secret-named environment variables an agent's process gets: the API key's that its
+    options name (``api_key_env``; an ``llm`` spec's default without one) and the URLs with
+    credentials `_publish_credentials` moved there for it."""
+    llm = isinstance(spec, str) and spec.strip().lower().partition(":")[0] == "llm"
+    if llm and not isinstance(key_env, str):
+        from turnbudget.agents.llm import DEFAULT_API_KEY_ENV
+
+        key_env = DEFAULT_API_KEY_ENV
+    names = set(published)
+    if isinstance(key_env, str):
+        names.add(key_env.strip())
+    return frozenset(names)
+
+
+def _agent_environment(keep: frozenset[str]) -> dict[str, str]:
+    """The evaluator's environment as an agent's process gets it: without the variables named
+    like secrets (`_SECRET_NAME`: an API key, a token, a password) but those in ``keep``. A
+    sealed agent is code the evaluator does not trust with its keys."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name in keep or not _SECRET_NAME.search(name)
+    }
 
 
 def _publish_credentials(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -621,9 +664,19 @@ class _Host:
         self.driven.reset_episode(episode_id, seed)
 
     def act_batch(self, ids: list[str], observations: list[str], infos: list[Any]) -> list[Any]:
-        actions = list(self.driven.act_batch(ids, observations, infos))
+        from turnbudget.eval.run.driver import one_each
+
+        # (checked here, as the driver checks an agent in its process: list() played a str
+        # one character an episode, and a dict by its keys)
+        name = type(self.driven).__name__
+        actions = one_each(
+            self.driven.act_batch(ids, observations, infos), len(ids), f"{name}.act_batch",
+            "commands",
+        )  # fmt: skip
         notes_of = getattr(self.driven, "step_notes", None)
-        return [actions, list(notes_of(ids)) if notes_of is not None else None]
+        if notes_of is None:
+            return [actions, None]
+        return [actions, one_each(notes_of(ids), len(ids), f"{name}.step_notes", "notes")]
 
     def end_episode(self, episode_id: str) -> None:
         self.driven.end_episode(episode_id)
@@ -645,6 +698,71 @@ def _keep_descendants() -> None:
 
             pr_set_child_subreaper = 36
             ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1)
+
+
+def warden(fd: int, parent: int) -> None:
+    """The first process of a sealed agent's: it starts the agent's own below it (`serve`,
+    handed the pipe ``fd``), keeps every process that one starts below itself (a
+    subreaper), and when the agent's process ends, or the evaluator (``parent``) does, ends
+    them all and then itself, as the agent's process ended (its exit code or signal).
+
+    The agent's own process cannot be trusted to end what it started: it may undo its
+    death signal and its watcher, and processes it starts in a session of their own left
+    its tree, and the evaluator's reach, when it died first. No agent code runs here."""
+    import turnbudget.eval.run.lock  # noqa: F401 (`_end_descendants`'s, loaded before any
+    # signal or thread may need it: an import half done in one raised in the other)
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the evaluator's to handle
+    _keep_descendants()
+    agent = subprocess.Popen(
+        [sys.executable, "-c", _BOOT.format("serve", "serve"), str(fd), _ROOT, str(os.getpid())],
+        pass_fds=(fd,), stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    os.close(fd)  # (the agent's process holds the pipe: its end is the evaluator's EOF)
+
+    def end_all(*_: Any) -> None:
+        _end_descendants()
+        os._exit(1)
+
+    signal.signal(signal.SIGTERM, end_all)
+    _watch_parent(parent, end_all)
+    code = agent.wait()
+    _end_descendants()
+    if code < 0:  # (killed by a signal: so is this process, as the evaluator reads it)
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code if code >= 0 else 128 - code)
+
+
+def _end_descendants() -> None:
+    """Kill every process below this one and reap them (a subreaper's orphans are its own)."""
+    from turnbudget.eval.run.lock import kill_tree
+
+    kill_tree(os.getpid(), include_root=False)
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+
+
+def _watch_parent(parent: int, end: Any) -> None:
+    """Call ``end`` when the process ``parent`` is no longer this one's parent (it died):
+    SIGTERM on its death where Linux sends it, and a thread that looks twice a second."""
+    import threading
+    import time
+
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            pr_set_pdeathsig = 1
+            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM))
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        end()
+
+    threading.Thread(target=watch, name="turnbudget-sealed-warden", daemon=True).start()
 
 
 def serve(fd: int, parent: int | None = None) -> None:
