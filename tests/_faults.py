@@ -275,3 +275,17 @@ class BatchHangingAgent(BatchRaisingAgent):
         if any(self._agents[e][0] in self.seeds for e in episode_ids):
             block_forever()
         return super().act_batch(episode_ids, observations, infos)
+
+
+class CrashingAgent(_Faulty):
+    """Crashes its process (SIGSEGV, as a broken C extension does) on its first command of
+    the chosen episodes: its worker is lost, with every episode of its chunk."""
+
+    name = "crashing"
+
+    def act(self, observation: str, info: Any) -> str:
+        if self.current in self.seeds:
+            import ctypes
+
+            ctypes.string_at(0)
+        return super().act(observation, info)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from _faults import (
+    CrashingAgent,
     ExitingAgent,
     HangingAgent,
     KillOnceOracle,
@@ -199,6 +200,22 @@ def test_a_run_where_everything_fails_stops_early(tmp_path):
     with pytest.raises(EvaluationAborted, match=f"{ABORT_AFTER} episodes in a row"):
         evaluate(MAZE, agent, ks=[1, 2], ts=[8], n=2, tasks=20, out=tmp_path / "run")
     assert len(records(tmp_path / "run")) == 2
+
+
+def test_two_crashing_episodes_do_not_stop_a_pool_run(tmp_path):
+    """A lost worker failed its whole chunk (16 episodes here), and each counted toward the
+    25 failures in a row that stop a run: two crashing episodes in two chunks stopped it, and
+    every rerun of the same command, with nothing logged."""
+    crashing = [(MAZE, 0, 0), (MAZE, 16, 0)]  # (the first episodes of the first two chunks)
+    agent = CrashingAgent(0.0, seeds_of(0, crashing))
+    result = evaluate(
+        MAZE, agent, ks=[1], ts=[8], n=1, tasks=128, backend="pool", workers=1,
+        out=tmp_path / "run", n_bootstrap=0,  # (the retries rerun chunk-mates in smaller chunks)
+    )  # fmt: skip
+    episodes = records(tmp_path / "run")
+    failed = sorted(e["seed"] for e in episodes if e.get("failed_to_run"))
+    assert len(episodes) == 128 and failed == [0, 16]
+    assert result.summary["failed_to_run"]["by_kind"] == {"worker_lost": 2}
 
 
 def _alive(pid: int) -> bool:

@@ -168,6 +168,19 @@ def test_a_sealed_agent_on_ray_gives_the_local_records(tmp_path, shared_ray):
         assert lines(tmp_path / "ray", name) == lines(tmp_path / "local", name)
 
 
+class _Unpicklable(OracleAgent):
+    def __init__(self) -> None:
+        super().__init__(0.0)
+        self.lock = threading.Lock()
+
+
+def test_an_agent_that_cannot_be_pickled_for_ray_is_a_clear_error(tmp_path, shared_ray):
+    """Ray's own TypeError came from deep in Ray, with a page of serializability report (the
+    pool forks: the same agent plays there)."""
+    with pytest.raises(ValueError, match=r"_Unpicklable cannot be pickled for Ray's workers"):
+        evaluate(MAZE, _Unpicklable(), backend="ray", workers=2, ks=[1], ts=[8], tasks=2)
+
+
 def test_the_agent_is_shipped_once_per_worker(tmp_path, shared_ray):
     trace = tmp_path / "trace"
     trace.mkdir()
@@ -543,3 +556,51 @@ def test_an_interrupted_ray_run_resumes(tmp_path, shared_ray):
     result = evaluate([MAZE, KEYQUEST], OracleAgent(0.3), out=out, backend="ray", workers=2, **GRID)
     assert result.n_run == total - logged
     assert result.episodes == clean.episodes
+
+
+@pytest.mark.timeout(600, method="thread")  # a guard: the wait for the agents has no deadline
+def test_ctrl_c_while_the_local_ray_instance_starts_leaves_none_of_its_processes(tmp_path):
+    """Ctrl-C once the raylet's agents run but before ``ray.init`` returned: no reaper watched
+    the instance yet, and the agents outlived the evaluator by 60-75 s (a shutdown did not
+    end them)."""
+    psutil = pytest.importorskip("psutil")
+    repo = Path(__file__).resolve().parents[3]
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["PYTHONPATH"] = os.pathsep.join([str(repo), str(repo / "tests")])
+    evaluator = subprocess.Popen(
+        [sys.executable, "-m", "turnbudget", "eval", "--env", MAZE, "--agent", "oracle:0.3",
+         "--k", "1", "--t", "8", "--tasks", "4", "--backend", "ray", "--workers", "2",
+         "--no-plots", "--quiet", "--out", str(tmp_path / "run")],
+        env=env, start_new_session=True, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    seen: dict = {}
+
+    def agents_up() -> bool:
+        for p in psutil.Process(evaluator.pid).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                seen.setdefault(p.pid, p)
+        return any(p.name().startswith("ray::") for p in seen.values() if p.is_running())
+
+    try:
+        assert wait_until(agents_up, evaluator), "the evaluator ended on its own"
+        os.killpg(evaluator.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the group
+        assert evaluator.wait() == 130, evaluator.stderr.read()[-2000:]
+
+        def alive() -> list[str]:
+            left = []
+            for p in seen.values():
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                        left.append(f"{p.pid} {p.name()}")
+            return left
+
+        deadline = time.monotonic() + 30  # (a bound, as above: they end within a second)
+        while alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not alive(), f"outlived the evaluator: {alive()}"
+    finally:
+        for p in seen.values():
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        evaluator.kill()
+        evaluator.wait()

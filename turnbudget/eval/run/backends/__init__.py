@@ -256,7 +256,8 @@ def run_with_retries(
     on every attempt is yielded last, as its `failed_record` with no steps. A
     rerun episode is the same episode (same env seed, same agent seed), so
     retries change no result, only whether one exists. Raises
-    `EvaluationAborted` when `ABORT_AFTER` first attempts in a row fail.
+    `EvaluationAborted` when `ABORT_AFTER` first attempts in a row fail (the episodes of
+    one chunk whose worker was lost count once).
     ``on_failure(failure, attempts)`` builds what is yielded for an item that
     failed every attempt (default: ``(failed_record(...), [])``).
     """
@@ -268,7 +269,8 @@ def run_with_retries(
         failed: list[EpisodeFailure] = []
         for outcomes in backend.run(todo):
             done = [o for o in outcomes if not isinstance(o, EpisodeFailure)]
-            for o in outcomes:
+            lost = False  # (a chunk's lost worker is one fault: 16 episodes of it counted as
+            for o in outcomes:  # 16, and two crashing episodes stopped every rerun)
                 if not isinstance(o, EpisodeFailure):
                     streak = 0
                     continue
@@ -277,7 +279,8 @@ def run_with_retries(
                     o.spec.episode_id, attempt, retries + 1, o.kind, o.error,
                 )  # fmt: skip
                 failed.append(o)
-                streak += attempt == 1
+                streak += attempt == 1 and not (lost and o.kind == "worker_lost")
+                lost = lost or o.kind == "worker_lost"
                 if streak >= ABORT_AFTER:
                     raise EvaluationAborted(
                         f"{streak} episodes in a row failed to run, the last with {o.kind}: "

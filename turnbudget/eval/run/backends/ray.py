@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import pickle
 import subprocess
 import sys
 import time
@@ -379,12 +380,18 @@ class RayBackend(Backend):
                 object_store_memory=OBJECT_STORE_BYTES,
             )
         kwargs.update(self.init_kwargs)
+        started = time.time()
         try:
             context = ray.init(**kwargs)
         except Exception as exc:  # Ray raises many kinds here (timeouts, ConnectionError, ...)
             with contextlib.suppress(Exception):
                 ray.shutdown()  # what a failed start left behind
             raise WorkersUnavailable(_init_failure(kwargs["address"], exc)) from exc
+        except BaseException:  # Ctrl-C while it starts: no reaper watches its processes yet,
+            if kwargs["address"] == "local":  # and the raylet's agents outlived a shutdown
+                with contextlib.suppress(Exception):
+                    _reap_interrupted_start(ray, started)
+            raise
         if kwargs["address"] == "local":  # started for this run: shut down after it
             self._owns_ray = True
             self._reaper = _start_reaper(ray, context)
@@ -397,7 +404,7 @@ class RayBackend(Backend):
         self._width = max(1, int(getattr(agent, "max_batch_size", 1)))
         idle = None if self._owns_ray else _IDLE.pop(_job(self._ray), None)
         try:
-            agent_ref = self._ray.put(agent)  # shipped once; each actor deserialises it once
+            agent_ref = self._put(agent)  # shipped once; each actor deserialises it once
             self._actors = _Actors(
                 self._ray, self.workers, agent_ref, config, serialize, runner, idle
             )
@@ -405,6 +412,19 @@ class RayBackend(Backend):
             self.close()
             raise
         return self
+
+    def _put(self, agent: Any) -> Any:
+        """``agent`` in Ray's object store; a ValueError that says so for one that cannot be
+        pickled (Ray's own error was a page of traceback and a serializability report)."""
+        try:
+            return self._ray.put(agent)
+        except (TypeError, pickle.PicklingError) as exc:
+            cause = exc.__cause__ or exc
+            raise ValueError(
+                f"The agent {type(agent).__name__} cannot be pickled for Ray's workers "
+                f"({type(cause).__name__}: {str(cause)[:200]}): make it picklable, or give "
+                "its spec and run it sealed (--sealed: each worker builds it from the spec)"
+            ) from None
 
     def pids(self) -> list[int]:
         """The process id of each worker actor (empty before `start`)."""
@@ -453,6 +473,31 @@ def _init_failure(address: str, exc: BaseException) -> str:
         "a busy machine: retry, or start one once (`ray start --head`) and pass "
         "address='auto' (--ray-address auto) so that runs join it."
     )
+
+
+def _reap_interrupted_start(ray: Any, started: float) -> None:
+    """Shut down a local instance whose ``ray.init`` was interrupted, and kill what is left of
+    it now: its session is the one Ray's node names, else the newest begun since ``started``
+    (Linux: elsewhere a shutdown only)."""
+    import glob
+
+    from turnbudget.eval.run.backends.ray_reaper import reap
+
+    node = getattr(getattr(ray, "_private", None), "worker", None)
+    session_dir = getattr(getattr(node, "_global_node", None), "session_dir", None)
+    ray.shutdown()
+    if not os.path.isdir("/proc/self/fd"):
+        return
+    if session_dir is None:
+        temp = os.path.join(os.environ.get("RAY_TMPDIR", "/tmp"), "ray")
+        begun = [
+            d
+            for d in glob.glob(os.path.join(temp, "session_2*"))
+            if os.path.getmtime(d) >= started - 1
+        ]
+        session_dir = max(begun, key=os.path.getmtime, default=None)
+    if session_dir is not None:
+        reap(session_dir, os.path.dirname(ray.__file__), {os.getpid()})
 
 
 def _start_reaper(ray: Any, context: Any) -> subprocess.Popen[bytes] | None:

@@ -26,7 +26,7 @@ import signal
 import sys
 import time
 
-__all__ = ["instance_processes", "main"]
+__all__ = ["instance_processes", "main", "reap"]
 
 #: Rounds of kills (a process spawned while its parent was dying shows up in the next).
 ROUNDS = 10
@@ -52,11 +52,8 @@ def instance_processes(session_dir: str, ray_dir: str, spare: set[int]) -> list[
     return found
 
 
-def main(argv: list[str]) -> None:
-    session_dir, ray_dir = argv
-    spare = {os.getpid(), os.getppid()}  # never the driver, even one that closed the pipe
-    while sys.stdin.buffer.read(1 << 16):  # EOF: the driver is done or dead
-        pass
+def reap(session_dir: str, ray_dir: str, spare: set[int]) -> None:
+    """SIGKILL the instance's processes (`instance_processes`), in rounds until none is left."""
     for _ in range(ROUNDS):
         left = instance_processes(session_dir, ray_dir, spare)
         if not left:
@@ -65,6 +62,14 @@ def main(argv: list[str]) -> None:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.2)
+
+
+def main(argv: list[str]) -> None:
+    session_dir, ray_dir = argv
+    spare = {os.getpid(), os.getppid()}  # never the driver, even one that closed the pipe
+    while sys.stdin.buffer.read(1 << 16):  # EOF: the driver is done or dead
+        pass
+    reap(session_dir, ray_dir, spare)
 
 
 if __name__ == "__main__":
