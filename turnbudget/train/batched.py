@@ -166,7 +166,8 @@ class BatchEncoder:
         size = self.text.space.shape[0] + self.history.size()
         #: The vectors' space (`HistoryFeatures.observation_space`).
         self.space = spaces.Box(-np.inf, np.inf, shape=(size,), dtype=np.float32)
-        self._goals: list[np.ndarray] = [np.zeros(0, dtype=np.float32)] * n_envs
+        # each sub-env's goal block as the bytes of its float32s (a batch's are one join)
+        self._goals: list[bytes] = [b""] * n_envs
         self._episodes: list[FeatureEpisode | None] = [None] * n_envs
 
     def encode(self, envs: Iterable[int], turns: Sequence[Turn]) -> np.ndarray:
@@ -185,7 +186,7 @@ class BatchEncoder:
             episode = self._episodes[env]
             if goal is not None:
                 if self.text.include_goal:
-                    self._goals[env] = self.text.hash(goal)
+                    self._goals[env] = self.text.hash(goal).tobytes()
                 episode = self._episodes[env] = self.history.episode(goal)
             elif episode is None:
                 raise ValueError(f"Sub-env {env} played a turn before its first reset")
@@ -193,7 +194,12 @@ class BatchEncoder:
                 episode.record(str(command))
             episodes.append(episode)
             goal_rows.append(self._goals[env])
-        base, bags, words = self.text.encode_batch_with_bags(texts, goal_rows, admissible)
+        goal_block = (
+            np.frombuffer(b"".join(goal_rows), dtype=np.float32).reshape(len(envs), -1)
+            if self.text.include_goal
+            else goal_rows  # (unused)
+        )
+        base, bags, words = self.text.encode_batch_with_bags(texts, goal_block, admissible)
         extra = self.history.encode_batch(
             episodes, texts, commands, turns_left, budgets, (bags, words)
         )

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-from array import array
+import struct
 from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any, SupportsFloat
@@ -21,6 +20,7 @@ from turnbudget.wrappers.text_features import (
     NgramEncoder,
     TextFeatures,
     hashed_ngrams,
+    tokens,
 )
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
     "text_features_vector",
 ]
 
-_WORD = re.compile(r"[a-z0-9]+")
 # Scales that keep the numeric features near [0, 1] for the budgets these games use.
 _TURN_SCALE = 100.0
 _CACHE_LIMIT = 100_000
@@ -43,7 +42,7 @@ MAX_FEATURES = 2**20
 
 
 def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text.lower()))
+    return set(tokens(text))
 
 
 def executed_command(chosen: str, info: Mapping[str, Any]) -> str:
@@ -82,7 +81,7 @@ class FeatureEpisode:
     the turns played. `FeatureEncoder.episode` makes one; the batched training layer keeps one
     per sub-env."""
 
-    __slots__ = ("executed", "goal_words", "n_seen", "seen", "shares", "turns")
+    __slots__ = ("executed", "goal_words", "n_seen", "seen", "seen_bytes", "shares", "turns")
 
     def __init__(self, goal: str, history: int):
         self.goal_words = _words(goal)
@@ -90,6 +89,9 @@ class FeatureEpisode:
         self.executed: deque[str] = deque(maxlen=history)
         # The unit vectors of the episode's observations (rows past ``n_seen`` unset: never read).
         self.seen = np.empty((64, _MEMORY_DIM))
+        # (the same memory as bytes: a row stored by a slice assignment is a memcpy, where
+        # NumPy's row assignment cost ten times as much)
+        self.seen_bytes = memoryview(self.seen).cast("B")
         self.n_seen = 0
         self.turns = 0
 
@@ -97,6 +99,16 @@ class FeatureEpisode:
         """The command executed this turn (once per turn, after the turn's encoding)."""
         self.executed.appendleft(str(command))
         self.turns += 1
+
+    def remember(self, row: memoryview) -> None:
+        """Store the bytes of this turn's unit vector (a float64 row) as the next seen one."""
+        n = self.n_seen
+        if n == len(self.seen):
+            self.seen = np.concatenate([self.seen, np.empty_like(self.seen)])
+            self.seen_bytes = memoryview(self.seen).cast("B")
+        width = len(row)
+        self.seen_bytes[n * width : (n + 1) * width] = row
+        self.n_seen = n + 1
 
 
 class FeatureEncoder:
@@ -159,7 +171,7 @@ class FeatureEncoder:
         self._slots_cache: dict[
             tuple[str, ...], tuple[np.ndarray, dict[str, tuple[int, ...]], frozenset[str]]
         ] = {}
-        self._window_cache: dict[tuple[str, ...], np.ndarray] = {}
+        self._window_cache: dict[tuple[str, ...], bytes] = {}
         self._no_shares = np.zeros(self.max_actions, dtype=np.float32)
         self._size = self.size()
         # The slot features (to the end of the slots) then the window's commands.
@@ -167,6 +179,8 @@ class FeatureEncoder:
         self._actions_end = self._slots_end + self.history * self.command_dim
         self._blocks_limit = max(1, min(_CACHE_LIMIT, _ACTIONS_BYTES // (4 * self._actions_end)))
         self._no_window = np.zeros(self.history * self.command_dim, dtype=np.float32)
+        # a row's tail (memory, goal share, turns, budget) before it is written: zeros
+        self._no_tail = bytes(4 * (self._size - self._actions_end))
         self.reset("")
 
     def size(self) -> int:
@@ -234,8 +248,9 @@ class FeatureEncoder:
 
     def _slot_commands(
         self, shown: tuple[str, ...]
-    ) -> tuple[np.ndarray, dict[str, tuple[int, ...]], frozenset[str]]:
-        """The slots' features with only their commands hashed (no flags, no shares), where
+    ) -> tuple[bytes, dict[str, tuple[int, ...]], frozenset[str]]:
+        """The slots' features with only their commands hashed (no flags, no shares; the bytes
+        of their float32s: a batch's rows are one join), where
         the flags of each command's slots start in them, and all their commands' words,
         memoized (never mutate them). A cold run meets a new pair of state and window about
         every other turn, but seldom a new state or a new window: `encode_batch` sets a
@@ -249,22 +264,19 @@ class FeatureEncoder:
                 slots[slot, : self.command_dim] = self._command(command)[0]
                 first = slot * self.slot_size + self.command_dim + 1
                 flags[command] = (*flags.get(command, ()), first)
-            slots = slots.reshape(self._slots_end)
-            slots.flags.writeable = False
             words = frozenset().union(*[self._command(command)[1] for command in shown])
-            hit = self._slots_cache[shown] = (slots, flags, words)
+            hit = self._slots_cache[shown] = (slots.tobytes(), flags, words)
         return hit
 
-    def _window(self, executed: tuple[str, ...]) -> np.ndarray:
+    def _window(self, executed: tuple[str, ...]) -> bytes:
         """The window's commands hashed, most recent first (zeros past the episode's start),
-        memoized (never mutate it)."""
+        as the bytes of its float32s, memoized."""
         window = self._window_cache.get(executed)
         if window is None:
             self._limit_blocks()
             rows = [self._command(done)[0] for done in executed]
             rows.append(self._no_window[len(executed) * self.command_dim :])
-            window = self._window_cache[executed] = np.concatenate(rows)
-            window.flags.writeable = False
+            window = self._window_cache[executed] = np.concatenate(rows).tobytes()
         return window
 
     def _limit_blocks(self) -> None:
@@ -273,21 +285,21 @@ class FeatureEncoder:
             self._slots_cache.clear()
             self._window_cache.clear()
 
-    def _memory(self, episode: FeatureEpisode, now: np.ndarray) -> list[float]:
+    def _memory(self, episode: FeatureEpisode, now: np.ndarray, row: memoryview) -> list[float]:
         """The similarities of ``now`` to the last ``history`` observations (most recent first,
-        zeros past the episode's start) and the largest to any; ``now`` joins the seen ones."""
+        zeros past the episode's start) and the largest to any; ``now`` (whose bytes are
+        ``row``) joins the seen ones."""
         n, history = episode.n_seen, self.history
         if n:
-            similarity = (episode.seen[:n] @ now).tolist()
+            # (ndarray.dot makes the BLAS call ``@`` makes, a gemv, or a dot for one row, at
+            # two thirds of its cost)
+            similarity = episode.seen[:n].dot(now).tolist()
             recent = n if n < history else history
             memory = similarity[: -recent - 1 : -1] + [0.0] * (history - recent)
             memory.append(max(similarity))
         else:
             memory = [0.0] * (history + 1)
-        if n == len(episode.seen):
-            episode.seen = np.concatenate([episode.seen, np.empty_like(episode.seen)])
-        episode.seen[n] = now
-        episode.n_seen = n + 1
+        episode.remember(row)
         return memory
 
     def encode(
@@ -317,42 +329,53 @@ class FeatureEncoder:
         ``bags``: the observations' bags of words in `memory_dim` buckets and their sets of
         words, when already hashed (`NgramEncoder.encode_with_bags`: the learner's batch gets
         them in the pass that hashes the text blocks); else this encoder hashes them."""
+        if not len(episodes):
+            return np.empty((0, self._size), dtype=np.float32)
         features, words = bags or self._memory_ngrams.encode_with_words(observations)
         units = self._units(features)
-        slots, windows, flags, shares, tails = [], [], [], [], []
+        unit_bytes, width = memoryview(units).cast("B"), 8 * units.shape[1]
+        # Each row as bytes (slots, window, a zero tail), joined at once: NumPy's assignment of
+        # a list of arrays looked at every array
+        parts: list[bytes] = []
+        flags, shares, tails = [], [], []
+        slots_cache, window_cache = self._slots_cache, self._window_cache  # (hits: no call)
         row = 0  # where this turn's row starts in the flat output
-        for episode, now, obs_words, shown_commands, left, budget in zip(
-            episodes, units, words, commands, turns_left, turn_budgets
+        for i, (episode, now, obs_words, shown_commands, left, budget) in enumerate(
+            zip(episodes, units, words, commands, turns_left, turn_budgets)
         ):
             shown = tuple(shown_commands[: self.max_actions])
             executed = tuple(episode.executed)
-            block, first_flags, slot_words = self._slot_commands(shown)
-            slots.append(block)
-            windows.append(self._window(executed))
+            hit = slots_cache.get(shown)
+            block, first_flags, slot_words = hit if hit is not None else self._slot_commands(shown)
+            window = window_cache.get(executed)
+            parts += (
+                block,
+                window if window is not None else self._window(executed),
+                self._no_tail,
+            )
             for lag, done in enumerate(executed):  # whether a slot's command was executed then
                 for first in first_flags.get(done, ()):
                     flags.append(row + first + lag)
             row += self._size
             goal = episode.goal_words
-            # (zeros when no command shares a word with the goal: most states, each of which
-            # cost every episode a memo entry)
-            no_share = goal.isdisjoint(slot_words)
-            shares.append(self._no_shares if no_share else self._shares(episode, shown))
-            tail = self._memory(episode, now)
+            # (the block's zeros when no command shares a word with the goal: most states, each
+            # of which cost every episode a memo entry)
+            if not goal.isdisjoint(slot_words):
+                shares.append((i, self._shares(episode, shown)))
+            tail = self._memory(episode, now, unit_bytes[i * width : (i + 1) * width])
             tail += [len(goal & obs_words) / (len(goal) or 1), episode.turns / _TURN_SCALE]
             if self.budget:
                 left = float(left if left is not None else 0)
                 total = float(budget if budget else 1)
                 tail += [left / _TURN_SCALE, left / total, 1.0 / (left if left > 1.0 else 1.0)]
             tails += tail
-        out = np.empty((len(slots), self._size), dtype=np.float32)
-        if not slots:
-            return out
-        out[:, : self._slots_end] = slots
-        out[:, self._slots_end : self._actions_end] = windows
-        out[:, self.command_dim : self._slots_end : self.slot_size] = shares
-        # (the tails' floats as one buffer: a list of lists costs NumPy a look at every float)
-        out[:, self._actions_end :] = np.frombuffer(array("d", tails)).reshape(len(slots), -1)
+        out = np.frombuffer(bytearray().join(parts), dtype=np.float32).reshape(-1, self._size)
+        # (the tails' floats as one buffer: a list of lists costs NumPy a look at every float,
+        # and array("d", ...) a parse of each)
+        tails_buffer = struct.pack(f"{len(tails)}d", *tails)
+        out[:, self._actions_end :] = np.frombuffer(tails_buffer).reshape(len(out), -1)
+        for i, row_shares in shares:
+            out[i, self.command_dim : self._slots_end : self.slot_size] = row_shares
         if flags:
             out.reshape(-1)[flags] = 1.0
         return out
