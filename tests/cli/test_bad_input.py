@@ -105,6 +105,12 @@ EVAL = ["eval", "--env", "Maze-Easy-v0", "--k", "1", "--t", "3", "--tasks", "1",
         ("probe", "--base-url", "-1", "--base-url is an option of llm agents, and no --agent"),
         ("probe", "--concurrency", "-1", "--concurrency is an option of llm agents"),
         ("validate", "--baseline-repeats", "99999999999999999999", "`baseline_repeats`"),
+        # (a label past 128 bytes without --out: runs/<label> was made, then refused)
+        ("eval", "--label", "c" * 300, "Expect `label` to be at most 128 bytes"),
+        ("probe", "--label", "c" * 300, "Expect `label` to be at most 128 bytes"),
+        # (empty kinds were dropped: "" and ",," ran no recovery probe, unannounced)
+        ("probe", "--kinds", "", "argument --kinds: expect comma-separated error kinds"),
+        ("probe", "--kinds", "slip,,setback", "argument --kinds: expect comma-separated error"),
     ],
 )
 def test_run_commands_refuse_malformed_flags_before_writing(
@@ -177,3 +183,56 @@ def test_serve_local_names_a_model_path_that_is_no_file_with_status_2(tmp_path, 
 def test_play_says_every_refusal_as_an_error_line(capsys, argv, says):
     assert main(["play", *argv]) == 2
     assert capsys.readouterr().err == f"turnbudget play: error: {says}\n"
+
+
+@pytest.mark.parametrize("card", ["/dev/zero", "fifo"])
+def test_export_policy_refuses_a_card_that_is_no_file(tmp_path, monkeypatch, capsys, card):
+    """/dev/zero was read until memory ran out, and a FIFO waited for ever."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    if card == "fifo":
+        os.mkfifo(card)
+    assert main(["export-policy", "zoo/maze-easy/base/seed0", "out", "--card", card]) == 2
+    assert f"Expect --card {card!r} to be a file" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_export_policy_refuses_a_card_too_large(tmp_path, capsys):
+    card = tmp_path / "card.json"
+    card.write_text('{"pad": "' + "x" * (1 << 20) + '"}')
+    out = tmp_path / "out"
+    assert main(["export-policy", "zoo/maze-easy/base/seed0", str(out), "--card", str(card)]) == 2
+    assert "to be at most 1,048,576 bytes" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "--env", "\x1b]0;pwned\x07\x1b[2J"],  # (it set the title, cleared the screen)
+        ["eval", "--env", "x" * 100_000],  # (100 KB were printed twice)
+        ["eval", "--env", "Maze-Easy-v0", "--n", "x" * 100_000],  # (argparse's own message)
+        ["play", "\u202egnp.exe"],
+    ],
+)
+def test_an_error_line_is_printable_and_short_whatever_was_typed(
+    tmp_path, monkeypatch, capsys, argv
+):
+    monkeypatch.chdir(tmp_path)
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert all(c.isprintable() or c == "\n" for c in err)
+    assert not any(c in err for c in "\x1b\x07\u202e")
+    assert len(err) < 5_000, len(err)
+
+
+def test_eval_takes_a_setting_of_a_number_past_4300_digits_as_text(tmp_path, monkeypatch, capsys):
+    """JSON raised ValueError (not JSONDecodeError) on it: a message that named no flag."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*EVAL, "--no-plots", "--quiet", "--errors", "9" * 5001]) == 2
+    assert "Cannot build 'turnbudget/Maze-Easy-v0' with errors=" in capsys.readouterr().err

@@ -88,3 +88,13 @@ def test_pregen_refuses_an_empty_cache_dir_and_counts_each_id_once(tmp_path, cap
     assert main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["games"] == 2, lines
+
+
+def test_pregen_takes_an_id_without_its_prefix_as_every_subcommand_does(tmp_path, capsys, pool):
+    """ "Cooking-Easy-v0" was an unknown id here, and only here."""
+    argv = [*PREGEN[:2], "CoinCollector-Easy-v0", "--no-progress", "--seeds", "0", "--json"]
+    assert main([*argv, "--cache-dir", str(tmp_path)]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line)["env_id"] == "turnbudget/CoinCollector-Easy-v0"
+    assert main([*PREGEN[:2], "vault_v0", "--cache-dir", str(tmp_path)]) == 2  # (a team game)
+    assert "vault_v0" in capsys.readouterr().err

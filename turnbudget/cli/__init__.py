@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from turnbudget import __version__
 
@@ -76,10 +78,37 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: The most characters of an error line's message (it may quote what was typed: 100 KB were
+#: printed whole).
+MAX_MESSAGE_CHARS = 2000
+# Characters a terminal acts on (C0 and C1 controls, bidirectional overrides): shown escaped.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(message: str) -> str:
+    """``message`` as an error line shows it: control characters escaped (an env id of
+    ESC sequences set the terminal's title and cleared its screen), cut to
+    `MAX_MESSAGE_CHARS`.
+
+    Example:
+        >>> shown("Unknown env id '\\x1b[2J'")
+        "Unknown env id '\\\\x1b[2J'"
+    """
+    text = _CONTROL.sub(lambda m: repr(m[0])[1:-1], message)
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = f"{text[:MAX_MESSAGE_CHARS]}... ({len(text):,} characters)"
+    return text
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors (which quote the value typed) are `shown`."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(shown(message))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="turnbudget", description="Text-game environments with turn budgets."
-    )
+    parser = _Parser(prog="turnbudget", description="Text-game environments with turn budgets.")
     parser.add_argument("--version", action="version", version=f"turnbudget {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
@@ -140,7 +169,7 @@ def error_line(command: str, message: object) -> str:
     """
     from turnbudget.agents.secrets import redact
 
-    return f"turnbudget {command}: error: {redact(str(message))}"
+    return f"turnbudget {command}: error: {shown(redact(str(message)))}"
 
 
 def interrupted(command: str, what: str) -> int:

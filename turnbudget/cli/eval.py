@@ -99,7 +99,7 @@ def parse_setting(text: str | None, flag: str = "the setting") -> Any:
         return None
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except ValueError:  # (not JSON; or a number past 4,300 digits, which no setting takes)
         return text
     except RecursionError:  # (nested past the parser's depth: a traceback otherwise)
         raise ValueError(
@@ -346,6 +346,7 @@ def _saved_episodes(out: Path | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from turnbudget._checks import check_label
     from turnbudget.cli import error_line, interrupted
     from turnbudget.cli.ids import env_ids
     from turnbudget.eval import evaluate
@@ -364,7 +365,7 @@ def run(args: argparse.Namespace) -> int:
             if args.label is not None
             else getattr(agent, "name", None) or type(agent).__name__
         )
-        out = args.out or Path("runs") / label
+        out = args.out or Path("runs") / check_label(label)  # (checked before runs/ is made)
         result = evaluate(
             envs, agent, ks=args.k, ts=args.t, n=args.n, tasks=args.tasks, mode=args.mode,
             errors=parse_setting(args.errors, "--errors"),

@@ -43,6 +43,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+_MAX_CARD_BYTES = 1 << 20  # (a card is a few hundred bytes; the zoo's reader refuses more)
+
+
 def _read_card(path: str) -> dict:
     """The ``--card`` file: a JSON object; a ValueError naming the flag and the file if it
     cannot be read or is not one."""
@@ -50,7 +53,14 @@ def _read_card(path: str) -> dict:
     if not path.strip():
         raise ValueError("Expect --card to name a JSON file, got an empty path")
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        card = Path(path)
+        if card.exists() and not card.is_file():  # (/dev/zero was read out of memory)
+            raise ValueError(f"Expect {where} to be a file (a card is a small JSON file)")
+        with open(path, "rb") as card_file:
+            data = card_file.read(_MAX_CARD_BYTES + 1)
+        if len(data) > _MAX_CARD_BYTES:
+            raise ValueError(f"Expect {where} to be at most {_MAX_CARD_BYTES:,} bytes")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise ValueError(f"Cannot read {where}: {reason}") from None

@@ -36,6 +36,16 @@ def _fractions(text: str) -> list[float]:
     return values
 
 
+def _kinds(text: str) -> list[str]:
+    """``--kinds``: comma-separated error kinds, at least one (`probe` checks which)."""
+    kinds = [k.strip() for k in text.split(",")]
+    if not all(kinds):  # (",," and "" were read as no recovery probe at all)
+        raise argparse.ArgumentTypeError(
+            f"expect comma-separated error kinds (slip, setback), got {text!r}"
+        )
+    return kinds
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from turnbudget.cli.eval import add_llm_arguments, parse_tasks
 
@@ -73,7 +83,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--kinds",
-        default="slip,setback",
+        type=_kinds,
+        default=["slip", "setback"],
         help="error kinds of the recovery probes (default: slip,setback)",
     )
     parser.add_argument(
@@ -104,6 +115,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from turnbudget._checks import check_label
     from turnbudget.cli import error_line, interrupted
     from turnbudget.cli.eval import backend_options, close_sealed, llm_options, load_agent
     from turnbudget.cli.ids import env_ids
@@ -128,10 +140,10 @@ def run(args: argparse.Namespace) -> int:
             if args.label is not None
             else "+".join(getattr(a, "name", None) or type(a).__name__ for a in agents)
         )
-        out = args.out or Path("runs") / f"probe-{label}"
+        out = args.out or Path("runs") / f"probe-{check_label(label)}"  # (before runs/ is made)
         result = probe(
             envs, agents, tasks=args.tasks, prefixes=args.prefixes,
-            kinds=[k.strip() for k in args.kinds.split(",") if k.strip()],
+            kinds=args.kinds,
             budget_factor=args.budget_factor, budget_slack=args.budget_slack,
             repeats=args.repeats, baseline_repeats=args.baseline_repeats, seed=args.seed,
             label=args.label, out=out, progress=not args.quiet, workers=args.workers,

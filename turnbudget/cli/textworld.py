@@ -114,12 +114,20 @@ def _generated_ids() -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from turnbudget._checks import brief
+    from turnbudget.cli import error_line
+    from turnbudget.cli.ids import resolve_env_id
     from turnbudget.eval.run.backends import MAX_LOCAL_WORKERS
 
-    env_ids = list(dict.fromkeys(args.env_ids or _generated_ids()))  # (each id once)
     known = set(_generated_ids())
-    problem = next(
-        (f"Unknown generated TextWorld id {env_id!r}; expected one of {sorted(known)}"
+    problem = None
+    try:  # (the turnbudget/ prefix may be left out, as in every subcommand; a team game's
+        # name is refused with the route that plays it)
+        env_ids = list(dict.fromkeys(map(resolve_env_id, args.env_ids or _generated_ids())))
+    except ValueError as exc:
+        env_ids, problem = [], str(exc)
+    problem = problem or next(
+        (f"Unknown generated TextWorld id {brief(env_id)}; expected one of {sorted(known)}"
          for env_id in env_ids if env_id not in known),
         None,
     )  # fmt: skip
@@ -137,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         except (ValueError, ImportError) as exc:
             problem = str(exc)
     if problem is not None:  # (one line and exit 2, as the other commands say it)
-        print(f"turnbudget textworld: error: {problem}", file=sys.stderr)
+        print(error_line("textworld", problem), file=sys.stderr)
         return 2
     jobs = [(env_id, seed, cache_dir) for env_id in env_ids for seed in args.seeds]
     lengths: dict[str, list[int | None]] = {env_id: [] for env_id in env_ids}
@@ -156,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
                         lengths[env_id].append(length)
                         bar.update()
     except ValueError as exc:  # (a cache folder it cannot create, e.g. under /proc)
-        print(f"turnbudget textworld: error: {exc}", file=sys.stderr)
+        print(error_line("textworld", exc), file=sys.stderr)
         return 2
     for env_id in env_ids:
         known_lengths = [n for n in lengths[env_id] if n is not None]

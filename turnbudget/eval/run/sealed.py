@@ -103,8 +103,8 @@ CLOSE_SECONDS = 5.0
 # first, so each can import this module before it has the evaluator's sys.path (which the
 # first message brings).
 _BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[2]); from turnbudget.eval.run.sealed import {}; "
-    "{}(int(sys.argv[1]), int(sys.argv[3]))"
+    "import sys; sys.path.insert(0, sys.argv[2]); from turnbudget.eval.run.sealed import {0}; "
+    "{0}(int(sys.argv[1]), int(sys.argv[3]))"
 )
 #: Environment variables named like secrets, which an agent's process does not get (but those
 #: its own options name: `_secret_names_kept`).
@@ -201,7 +201,7 @@ class _Child:
         parent, child = mpc.Pipe()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", _BOOT.format("warden", "warden"), str(child.fileno()),
+                [sys.executable, "-c", _BOOT.format("warden"), str(child.fileno()),
                  _ROOT, str(os.getpid())],
                 pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, start_new_session=True,
                 env=_agent_environment(keep),
@@ -715,7 +715,7 @@ def warden(fd: int, parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the evaluator's to handle
     _keep_descendants()
     agent = subprocess.Popen(
-        [sys.executable, "-c", _BOOT.format("serve", "serve"), str(fd), _ROOT, str(os.getpid())],
+        [sys.executable, "-c", _BOOT.format("serve"), str(fd), _ROOT, str(os.getpid())],
         pass_fds=(fd,), stdin=subprocess.DEVNULL,
     )  # fmt: skip
     os.close(fd)  # (the agent's process holds the pipe: its end is the evaluator's EOF)
