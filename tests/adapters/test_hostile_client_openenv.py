@@ -287,3 +287,27 @@ def test_an_answer_far_past_what_this_server_sends_closes_the_session_unread():
         with pytest.raises(ConnectionError, match=r"message too big"):
             env.reset(seed=0)
         assert env.reset(seed=0).observation.text == "fresh"
+
+
+def test_two_calls_at_once_on_one_client_are_refused_and_hold_no_session(server):
+    """Two rollouts sharing one client raced its connection: an AssertionError and
+    websockets' ConcurrencyError, and connections left open that held every session of the
+    server (other clients were refused at capacity)."""
+    import asyncio
+
+    async def race() -> list[Any]:
+        env = TextGameEnv(base_url=server.base_url)
+        try:
+            await env.reset(env_id=ENV, seed=0)
+            return await asyncio.gather(env.step("look"), env.step("look"), return_exceptions=True)
+        finally:
+            await env.close()
+
+    results = asyncio.run(race())
+    refused = [r for r in results if isinstance(r, BaseException)]
+    assert len(refused) == 1 and isinstance(refused[0], RuntimeError), results
+    assert "in a call already" in str(refused[0])
+    assert idle(server)
+    session = GymSession(server.base_url, env_id=ENV, turn_budget=5)
+    session.reset(seed=0)  # (a new client is served)
+    session.close()

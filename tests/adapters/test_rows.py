@@ -69,8 +69,11 @@ def test_bad_ids_seeds_and_schedules_are_clear_errors():
         task_rows([], seeds=2, turn_budget=5)
     with pytest.raises(ValueError, match="Expect `env_ids` to be a registered id"):
         task_rows([ENV, 3], seeds=2, turn_budget=5)
-    with pytest.raises(ValueError, match="Expect `tasks` to be a positive int"):
+    # (the messages named `tasks`, evaluate's argument, not this function's `seeds`)
+    with pytest.raises(ValueError, match="Expect `seeds` to be a positive int"):
         task_rows(ENV, seeds=0, turn_budget=5)
+    with pytest.raises(ValueError, match=r"Expect `seeds` to be distinct non-negative seeds"):
+        task_rows(ENV, seeds=[2**40], turn_budget=5)
     with pytest.raises(ValueError, match="Expect `steps` to be a positive int"):
         ProgressiveHorizon(4, 8, steps=0)
     with pytest.raises(ValueError, match="Expect `step` to be an int >= 0"):

@@ -119,3 +119,40 @@ def test_bad_input_is_a_clear_error():
         GameSession(show_commands="yes")
     with pytest.raises(RuntimeError, match="call start"):
         GameSession().play("look")
+
+
+def test_two_threads_on_one_session_are_refused_and_the_budget_holds():
+    """Two threads playing one session played past T (4 turns of 3) and failed inside the
+    recorder (TypeError, AttributeError); one call at a time is the session's rule now."""
+    import threading
+
+    session = GameSession()
+    session.start("turnbudget/Maze-Easy-v0", 0, 3)
+    gate, refused = threading.Barrier(4), []
+    entered = threading.Event()
+    original = session._play
+
+    def slow_play(command: str) -> str:  # (holds the session until every thread has tried)
+        entered.set()
+        gate.wait()
+        return original(command)
+
+    session._play = slow_play
+
+    def other() -> None:
+        entered.wait()
+        try:
+            session.play("look")
+        except RuntimeError as exc:
+            refused.append(str(exc))
+        finally:
+            gate.wait()
+
+    threads = [threading.Thread(target=other) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    session.play("look")
+    for thread in threads:
+        thread.join()
+    assert len(refused) == 3 and all("in a call already" in r for r in refused)
+    assert session.turns_used == 1

@@ -128,3 +128,21 @@ def test_the_environment_needs_neither_trl_nor_datasets():
     )
     assert out.returncode == 0, out.stderr
     assert "pip install -e '.[trl]' in the turnbudget checkout" in out.stdout
+
+
+def test_a_configured_class_and_its_environments_pickle_with_their_settings():
+    """A class made by game_environment had no name pickle could find it by: neither it nor
+    its environments could go to a spawned worker (PicklingError)."""
+    import pickle
+
+    rewards = OutcomeRewards(won=2.0)
+    configured = game_environment(reveal="final=2", rewards=rewards, show_commands=False)
+    again = pickle.loads(pickle.dumps(configured))
+    assert again.__name__ == "GameEnvironment" and issubclass(again, GameEnvironment)
+    assert (again.reveal, again.rewards, again.show_commands) == ("final=2", rewards, False)
+    env = configured()
+    first = env.reset(env_id="turnbudget/Maze-Easy-v0", seed=3, T=6)
+    copy = pickle.loads(pickle.dumps(env))
+    assert copy.command("look") == env.command("look")
+    assert (type(copy).reveal, type(copy).show_commands) == ("final=2", False)
+    assert first

@@ -128,6 +128,12 @@ def test_bad_rows_and_settings_are_clear_errors():
         GameEnvConfig(parse="loose")
     with pytest.raises(ValueError, match="Expect `n` to be a positive int"):
         evaluate_rows(_rows(), model="fake", base_url="http://127.0.0.1:9/v1", n=0)
+    # (a model that is no name failed every episode inside verifiers; a str sampling was
+    # unpacked as keywords)
+    with pytest.raises(ValueError, match="Expect `model` to be the model's name"):
+        evaluate_rows(_rows(), model=5, base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(ValueError, match="Expect `sampling` to be a mapping"):
+        evaluate_rows(_rows(), model="fake", base_url="http://127.0.0.1:9/v1", sampling="hot")
     nowhere = [{"env_id": "turnbudget/Nowhere-v0", "seed": 0, "T": 3}]
     with pytest.raises(ValueError, match="Cannot make 'turnbudget/Nowhere-v0'"):
         evaluate_rows(nowhere, model="fake", base_url="http://127.0.0.1:9/v1")  # no server needed

@@ -913,6 +913,7 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
         self._shown_url = _redact(self._ws_url)  # what messages may show: no credentials
         secrets.remember(*secrets.url_secrets(base_url))  # (a server may echo them back)
         self._closed = False
+        self._in_call = False  # (one exchange at a time: `_send_and_receive`)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._shown_url!r})"
@@ -942,13 +943,28 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
         """``EnvClient``'s, plus: a session the server refused (at capacity, or its env
         failed) raises the server's error, whether or not its closing frame came first,
         and the next call connects again; a session the server failed (no answer in time,
-        an answer that is not OpenEnv's) is dropped, so no later answer is read as this one's."""
-        from websockets.exceptions import ConnectionClosed
-
+        an answer that is not OpenEnv's) is dropped, so no later answer is read as this one's.
+        A call while another is in flight is refused: a session plays one episode, and two
+        rollouts sharing it raced its connection (internal errors, and connections left open
+        that held every session of the server)."""
         if self._closed:
             raise RuntimeError(
                 f"This {type(self).__name__} is closed: make a new one, or connect() for a new session"
             )
+        if self._in_call:
+            raise RuntimeError(
+                f"This {type(self).__name__} is in a call already: a session plays one episode, "
+                "one call at a time (give each rollout a client of its own)"
+            )
+        self._in_call = True
+        try:
+            return await self._exchange(message)
+        finally:
+            self._in_call = False
+
+    async def _exchange(self, message: dict[str, Any]) -> dict[str, Any]:
+        from websockets.exceptions import ConnectionClosed
+
         try:
             await self._send(message)
             response = await self._receive()
@@ -997,7 +1013,8 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
 
         ws, self._ws = self._ws, None
         try:
-            assert ws is not None
+            if ws is None:  # (dropped meanwhile)
+                raise ConnectionClosed(None, None)
             return json.loads(await ws.recv())
         except (ConnectionClosed, ValueError, RecursionError):
             raise ConnectionError(

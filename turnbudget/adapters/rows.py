@@ -101,7 +101,8 @@ def task_rows(
 
     Args:
         env_ids: One registered id or several.
-        seeds: The task seeds: a count ``m`` (seeds ``0..m-1``) or a list.
+        seeds: The task seeds: a count ``m`` (seeds ``0..m-1``) or a list of distinct seeds,
+            each at most 2,147,483,647 (as `turnbudget.eval.evaluate` takes them).
         turn_budget: The budget of every row, or a BudgetMix each row draws from.
         schedule: A progressive horizon: ``step -> T``.
         rows_per_step: Rows the trainer consumes per optimizer step (with ``schedule``).
@@ -117,7 +118,7 @@ def task_rows(
     """
     ids = _check_env_ids(env_ids)
     budget = renamed(turn_budget, budget, "turn_budget", "budget", "task_rows")
-    task_list = task_seeds(seeds)
+    task_list = task_seeds(seeds, "seeds")
     if isinstance(budget, (bool, np.bool_)) or (is_real(budget) and not is_int(budget)):
         raise ValueError(
             f"Expect `turn_budget` to be a positive int T or a BudgetMix, got {brief(budget)}"

@@ -31,8 +31,10 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from turnbudget._checks import MAX_SEED, brief, check_turn_budget, is_int
@@ -116,6 +118,27 @@ class GameSession:
         self.first_success_turn: int | None = None
         self.total_reward = 0.0
         self.commands: list[str] = []  # the admissible commands of the agent's current view
+        self._busy = threading.Lock()  # (`start` and `play` refuse to overlap)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_busy": None}  # (a lock does not pickle)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _busy=threading.Lock())
+
+    @contextlib.contextmanager
+    def _alone(self) -> Iterator[None]:
+        """Hold the session for one call; a RuntimeError if another thread holds it (two
+        threads playing one session played past the budget and failed inside the recorder)."""
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError(
+                "This game session is in a call already: it plays one episode, one call at a "
+                "time (give each rollout an environment of its own)"
+            )
+        try:
+            yield
+        finally:
+            self._busy.release()
 
     def _make(self, env_id: str) -> Any:
         if not isinstance(env_id, str) or not env_id:
@@ -152,6 +175,10 @@ class GameSession:
 
         A refused start (a ``ValueError``) leaves no episode running, not the previous one.
         """
+        with self._alone():
+            return self._start(env_id, seed, turn_budget)
+
+    def _start(self, env_id: str, seed: int, turn_budget: int) -> str:
         # (nothing of the previous episode stays readable: its record, turns and reward)
         self._env, self._outcome = None, None
         self._records.clear()
@@ -178,6 +205,10 @@ class GameSession:
 
         After the episode has ended nothing is played: the text says it is over.
         """
+        with self._alone():
+            return self._play(command)
+
+    def _play(self, command: str) -> str:
         if self._outcome is None:
             raise RuntimeError(f"No episode: call {self._start_call} first")
         if self._outcome != "unfinished":

@@ -42,6 +42,7 @@ Example:
 
 from __future__ import annotations
 
+import copyreg
 import logging
 from dataclasses import dataclass, fields
 from fractions import Fraction
@@ -210,7 +211,22 @@ def game_environment(
         raise ValueError(f"Expect `rewards` to be an OutcomeRewards, got {brief(rewards)}")
     GameSession(reveal=reveal, show_commands=show_commands)  # checks them
     settings = {"reveal": reveal, "rewards": rewards, "show_commands": show_commands}
-    return type("GameEnvironment", (GameEnvironment,), {**settings, "__module__": __name__})
+    return _Configured("GameEnvironment", (GameEnvironment,), {**settings, "__module__": __name__})
+
+
+class _Configured(type):
+    """The type of `game_environment`'s classes, which pickle as the call that makes them
+    (a class made at run time has no name to be found by: the class, and its instances,
+    could not be sent to a spawned worker)."""
+
+
+def _configured_again(reveal: str, rewards: OutcomeRewards, show_commands: bool) -> type:
+    return game_environment(reveal=reveal, rewards=rewards, show_commands=show_commands)
+
+
+copyreg.pickle(
+    _Configured, lambda cls: (_configured_again, (cls.reveal, cls.rewards, cls.show_commands))
+)
 
 
 _ARROW_INT_MAX = 2**63 - 1  # the largest seed a datasets.Dataset column holds

@@ -258,6 +258,14 @@ def evaluate_rows(
         other registered secret (`turnbudget.agents.secrets`) are blanked in every text they
         hold: a server that echoes the key in an error or a reply leaves no copy of it there.
     """
+    if not isinstance(model, str) or not model.strip():  # (verifiers failed every episode)
+        raise ValueError(
+            f"Expect `model` to be the model's name, a non-empty str, got {brief(model)}"
+        )
+    if sampling is not None and not isinstance(sampling, Mapping):
+        raise ValueError(
+            f"Expect `sampling` to be a mapping of verifiers' sampling settings, got {brief(sampling)}"
+        )
     check_key_env(api_key_env)
     api_key_env = api_key_env.strip()
     check_base_url(base_url)

@@ -177,9 +177,10 @@ def derive_seed(*parts: Any) -> int:
     return int(np.random.SeedSequence(words).generate_state(1, dtype=np.uint32)[0])
 
 
-def task_seeds(tasks: Any) -> tuple[int, ...]:
+def task_seeds(tasks: Any, name: str = "tasks") -> tuple[int, ...]:
     """Task seeds from a count ``m`` (seeds ``0..m-1``) or a list of distinct seeds >= 0:
-    at most `MAX_TASKS` of them, each at most `MAX_TASK_SEED` (checked before any is made).
+    at most `MAX_TASKS` of them, each at most `MAX_TASK_SEED` (checked before any is made);
+    ``name``: the argument's, for the messages.
 
     Example:
         >>> task_seeds(3), task_seeds([7, 2])
@@ -192,25 +193,25 @@ def task_seeds(tasks: Any) -> tuple[int, ...]:
     if is_int(tasks):
         if not 1 <= tasks <= MAX_TASKS:
             raise ValueError(
-                f"Expect `tasks` to be a positive int (a count from 1 to {MAX_TASKS:,}) or a list "
+                f"Expect `{name}` to be a positive int (a count from 1 to {MAX_TASKS:,}) or a list "
                 f"of seeds, "
                 f"got {brief(tasks)}"
             )
         return tuple(range(int(tasks)))
     if not is_listlike(tasks):
         raise ValueError(
-            f"Expect `tasks` to be a positive int or a list of seeds, got {brief(tasks)}"
+            f"Expect `{name}` to be a positive int or a list of seeds, got {brief(tasks)}"
         )
     seeds = tuple(itertools.islice(tasks, MAX_TASKS + 1))  # (a huge range is never built)
     if len(seeds) > MAX_TASKS:
-        raise ValueError(f"Expect at most {MAX_TASKS:,} task seeds in `tasks`, got more")
+        raise ValueError(f"Expect at most {MAX_TASKS:,} task seeds in `{name}`, got more")
     if (
         not seeds
         or not all(is_int(s) and 0 <= s <= MAX_TASK_SEED for s in seeds)
         or len(set(seeds)) != len(seeds)
     ):
         raise ValueError(
-            f"Expect `tasks` to be distinct non-negative seeds (each at most "
+            f"Expect `{name}` to be distinct non-negative seeds (each at most "
             f"{MAX_TASK_SEED:,}), got {brief(tasks if isinstance(tasks, Sequence) else seeds)}"
         )
     return tuple(int(s) for s in seeds)
