@@ -477,6 +477,16 @@ class _StepTotals:
         self.recover: dict[int, int] = defaultdict(int)  # turns to recover -> errors
 
     def add(self, e: Mapping[str, Any]) -> None:
+        self.episodes += 1
+        self.successes += bool(e.get("success"))
+        members = e.get("roles")
+        if isinstance(members, Mapping) and members:  # a team episode: the step columns pool
+            for member in members.values():  # its members' turns (it counted none: zeros)
+                self._add_steps(member)
+        else:
+            self._add_steps(e)
+
+    def _add_steps(self, e: Mapping[str, Any]) -> None:
         n_on = int(e.get("n_steps_on_track") or 0)
         n_after = int(e.get("n_steps_after_error") or 0)
         self.on_track += n_on
@@ -492,8 +502,6 @@ class _StepTotals:
             self.hits += _hits(e.get("optimal_step_rate"), n)
             self.hits_on_track += _hits(e.get("optimal_step_rate_on_track"), n_on)
             self.hits_after_error += _hits(e.get("optimal_step_rate_after_error"), n_after)
-        self.episodes += 1
-        self.successes += bool(e.get("success"))
         self.turns += int(e["turns_used"])
         for key in _SUMMED:
             self.summed[key] += int(e.get(key) or 0)

@@ -432,3 +432,84 @@ def test_the_team_plan_holds_no_episodes_and_keeps_the_order():
     finally:
         tracemalloc.stop()
     assert peak < 1_000_000
+
+
+class _Waiter:
+    """A team member with Python's default repr (a memory address)."""
+
+    def reset(self, seed):
+        pass
+
+    def act(self, observation, info):
+        return "wait"
+
+
+_RESUME = """
+import sys
+sys.path.insert(0, sys.argv[2])
+from test_evaluate_team import _Waiter
+from turnbudget.eval import evaluate_team
+result = evaluate_team("vault_v0", {"operator": _Waiter(), "runner": "random"}, ks=[1], ts=[4],
+                       tasks=1, n_bootstrap=0, out=sys.argv[1])
+print(result.n_run)
+"""
+
+
+def test_a_member_with_a_default_repr_resumes_in_another_process(tmp_path):
+    """run.json kept the member's repr with its memory address: the same call in a new
+    process was "a run with a different configuration (differs in: agents)"."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = str(Path(__file__).resolve().parent)
+    runs = [
+        subprocess.run([sys.executable, "-c", _RESUME, str(tmp_path / "run"), here],
+                       capture_output=True, text=True, check=False)
+        for _ in range(2)
+    ]  # fmt: skip
+    assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr[-2000:]
+    assert [r.stdout.split()[-1] for r in runs] == ["1", "0"]  # (the second resumed)
+
+
+def test_a_team_runs_step_columns_pool_its_members_turns(tmp_path):
+    """The team's episode record keeps the counts under its roles: the summary read none
+    there, and the report said no error was injected in a run with errors on."""
+    result = evaluate_team(
+        "vault_v0", {"operator": "random", "runner": "random"}, ks=[1], ts=[12], tasks=3,
+        errors=0.3, n_bootstrap=0, out=tmp_path / "run",
+    )  # fmt: skip
+    members = [m for e in result.episodes for m in e["roles"].values()]
+    stats = result.summary["analysis"]["turnbudget/vault_v0"]
+    assert stats["turns"] == sum(m["turns_used"] for m in members)
+    assert stats["errors_injected"] == sum(m["n_errors_injected"] for m in members) > 0
+    assert stats["wasted"] == sum(m["n_wasted"] for m in members)
+    assert stats["steps_judged"] == sum(m["n_steps_judged"] for m in members) > 0
+
+
+def test_the_team_report_names_what_each_role_was_shown_beyond_a_players_view(tmp_path):
+    from turnbudget.agents import OracleAgent
+    from turnbudget.eval.report import build_report
+
+    evaluate_team(
+        "vault_v0", {"operator": OracleAgent(0.0), "runner": "random"}, ks=[1], ts=[8],
+        tasks=2, n_bootstrap=0, out=tmp_path / "run",
+    )  # fmt: skip
+    build_report(tmp_path / "run", plots=False)
+    rows = [line for line in (tmp_path / "run" / "report.md").read_text().splitlines()
+            if line.startswith("| vault_v0 |")]  # fmt: skip
+    assert rows and "operator: oracle actions |" in rows[0], rows
+
+
+@pytest.mark.parametrize(
+    "kwargs, says",
+    [
+        ({"focal": "nobody"}, r"Expect `focal` to be one of \['operator', 'runner'\]"),
+        ({"epsilon": 7}, r"Expect `epsilon` to be a probability in \[0, 1\], got 7"),
+    ],
+)
+def test_baseline_teams_checks_its_arguments(kwargs, says):
+    """A focal that is no role was played as a role of its own, and epsilon=7 made
+    "oracle:7", both refused only later without naming the argument."""
+    with pytest.raises(ValueError, match=says):
+        baseline_teams("vault_v0", **kwargs)

@@ -2,8 +2,8 @@
 
 `evaluate`, `probe` and `evaluate_team` return results and write records;
 reports are the caller's (the CLI, a script, the user): `build_report` for a
-directory of runs (and probes), `write_run_summary` for one run,
-`write_probe_report` for one probe run, `write_team_report` for a team run.
+directory of runs (and probes), `write_run_summary` for one run (a team run's too:
+its summary has an evaluation's shape), `write_probe_report` for one probe run.
 """
 
 from __future__ import annotations

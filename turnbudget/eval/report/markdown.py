@@ -105,11 +105,16 @@ def _grants_cell(config: Mapping[str, Any]) -> str:
     """What the run's agent was shown beyond a player's view, by its own flags: a sealed
     submission that declares ``needs_oracle`` or ``budget_aware`` is given the oracle's
     actions or its budget on every turn, and a reader of the report should see so."""
-    grants = [
-        name
-        for key, name in (("needs_oracle", "oracle actions"), ("budget_aware", "budget"))
-        if config.get(key) is True
-    ]
+    names = {"needs_oracle": "oracle actions", "budget_aware": "budget"}
+    roles = config.get("grants")
+    if isinstance(roles, Mapping):  # a team run: each role's own flags
+        cells = [
+            f"{_md(str(role))}: {', '.join(names.get(str(f), _md(str(f))) for f in flags)}"
+            for role, flags in roles.items()
+            if isinstance(flags, list) and flags
+        ]
+        return "; ".join(cells) or "none"
+    grants = [name for key, name in names.items() if config.get(key) is True]
     return ", ".join(grants) or "none"
 
 

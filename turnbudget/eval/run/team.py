@@ -62,6 +62,7 @@ from turnbudget._checks import (
     check_bool,
     check_label,
     check_seed,
+    is_finite,
     is_int,
 )
 from turnbudget.agents import make_agent
@@ -86,6 +87,7 @@ from turnbudget.eval.run.plan import (
     EpisodePlan,
     EpisodeSpec,
     GridConfig,
+    _agent_repr,
     check_backend_options,
     check_retries,
     derive_seed,
@@ -187,8 +189,12 @@ def baseline_teams(
     ε-noisy best response for ``focal`` (default: the first role) against the
     house policy, and the random team plays ``focal`` at random against the house.
     """
+    if not (is_finite(epsilon) and 0 <= epsilon <= 1):  # (epsilon=7 made "oracle:7")
+        raise ValueError(f"Expect `epsilon` to be a probability in [0, 1], got {brief(epsilon)}")
     raw = game_module(game).raw_env
     roles = raw().possible_agents
+    if focal is not None and focal not in roles:  # (it was played as a role of its own)
+        raise ValueError(f"Expect `focal` to be one of {roles}, got {brief(focal)}")
     if hasattr(raw, "house_action"):
         focal = focal or roles[0]
         house = {r: "house" for r in roles if r != focal}
@@ -226,6 +232,9 @@ class TeamConfig(GridConfig):
     error_draws: str = "per_repeat"
     seed: int = 0
     record_steps: bool = False
+    #: role -> what its agent is shown beyond a player's view, by its own flags
+    #: (``needs_oracle``, ``budget_aware``): only the roles that declare any.
+    grants: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def roles(self) -> tuple[str, ...]:
@@ -274,7 +283,22 @@ class TeamConfig(GridConfig):
             raise ValueError(
                 f"Expect `record_steps` to be true or false, got {brief(d['record_steps'])}"
             )
+        grants = d.get("grants", {})
+        if not (
+            isinstance(grants, dict) and set(grants) <= set(agents)
+            and all(isinstance(g, list) and set(g) <= set(GRANTS) for g in grants.values())
+        ):  # fmt: skip
+            raise ValueError(f"Expect `grants` to map roles to {list(GRANTS)}, got {brief(grants)}")
         return cls(**d)
+
+
+#: What an agent's flags show it beyond a player's view: flag -> what the report calls it.
+GRANTS = {"needs_oracle": "oracle actions", "budget_aware": "budget"}
+
+
+def _grants(agent: Any) -> list[str]:
+    """The flags of `GRANTS` ``agent`` declares (a report names them: its run is no player's)."""
+    return [flag for flag in GRANTS if agent_flag(agent, flag)]
 
 
 def team_plan(config: TeamConfig) -> RunPlan:
@@ -498,8 +522,10 @@ def evaluate_team(
             `turnbudget.eval.estimator.MAX_BOOTSTRAP`).
         sealed: run each role's agent in a process of its own that receives only
             its view of each round (`turnbudget.eval.run.sealed.seal`), so it
-            cannot reach the game or its oracle. Results do not depend on it for
-            agents that play by the rules.
+            cannot reach this process's game or its oracle (it could rebuild a
+            game it identified: keep ``seed`` secret for a leaderboard, see
+            docs/guides/guarantees.md). Results do not depend on it for agents
+            that play by the rules.
 
     Example:
         >>> result = evaluate_team("vault_v0", {"operator": "oracle", "runner": "oracle"},
@@ -592,8 +618,9 @@ def _make_config(
         )
     config = TeamConfig(
         label=label or name, game=name, envs=(f"turnbudget/{name}",), difficulty=difficulty,
-        agents={r: repr(a) for r, a in zip(roles, team, strict=True)}, ks=ks_t, ts=ts_t,
+        agents={r: _agent_repr(a) for r, a in zip(roles, team, strict=True)}, ks=ks_t, ts=ts_t,
         n=int(n_val), tasks=task_seeds(tasks), mode=mode, success=success, errors=errors,
         reveal=reveal, error_draws=error_draws, seed=seed, record_steps=record,
+        grants={r: g for r, a in zip(roles, team, strict=True) if (g := _grants(a))},
     )  # fmt: skip
     return config, team
