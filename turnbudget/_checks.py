@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import math
 import numbers
+import re
 import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -89,6 +90,22 @@ def brief(value: Any) -> str:
     except Exception:  # (a __repr__ that raises, or returns no str)
         return f"<{type(value).__name__}: its repr() failed>"
     return text if len(text) <= _BRIEF else f"{text[: _BRIEF - 5]}... ({len(text)} characters)"
+
+
+# Characters a terminal acts on (C0 and C1 controls, bidirectional overrides).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def escaped_controls(text: str) -> str:
+    r"""``text`` with the characters a terminal acts on written as escapes: a message may
+    quote what an agent or a user wrote (ESC sequences set a terminal's title, cleared its
+    screen).
+
+    Example:
+        >>> escaped_controls("boom\x1b[2J\n")
+        'boom\\x1b[2J\\n'
+    """
+    return _CONTROL.sub(lambda m: repr(m[0])[1:-1], text)
 
 
 def text_of(value: Any) -> str:

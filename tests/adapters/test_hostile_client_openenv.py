@@ -311,3 +311,23 @@ def test_two_calls_at_once_on_one_client_are_refused_and_hold_no_session(server)
     session = GymSession(server.base_url, env_id=ENV, turn_budget=5)
     session.reset(seed=0)  # (a new client is served)
     session.close()
+
+
+def test_a_connect_beside_a_call_opens_no_second_connection(server):
+    """connect() while a call connected: the second connection replaced the first, which
+    stayed open and held a session of the server after close()."""
+    import asyncio
+
+    async def race() -> list[Any]:
+        env = TextGameEnv(base_url=server.base_url)
+        try:
+            return await asyncio.gather(
+                env.connect(), env.reset(env_id=ENV, seed=0), return_exceptions=True
+            )
+        finally:
+            await env.close()
+
+    results = asyncio.run(race())
+    refused = [r for r in results if isinstance(r, BaseException)]
+    assert len(refused) == 1 and "connecting already" in str(refused[0]), results
+    assert idle(server)

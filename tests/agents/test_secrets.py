@@ -77,3 +77,10 @@ def test_a_hostile_reply_is_blanked_in_linear_time(hostile):
     assert redact(hostile) == hostile  # (no shape in them: nothing to blank)
     secret = f"{hostile} GET http://me:pw@host/v1?api_key=abc123&page=2"
     assert redact(secret).endswith("GET http://***@host/v1?api_key=***&page=2")
+
+
+def test_a_url_after_punctuation_or_an_underscore_is_still_blanked():
+    """The linear shape first took a scheme only where no scheme character preceded it:
+    "see 1.https://admin:pw@host" lost its blanking."""
+    for prefix in ("see 1.", "mirrors: -", "2)", "_", "v2.0+"):
+        assert "hunter2" not in redact(f"{prefix}https://admin:hunter2@db.example/x")

@@ -914,6 +914,7 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
         secrets.remember(*secrets.url_secrets(base_url))  # (a server may echo them back)
         self._closed = False
         self._in_call = False  # (one exchange at a time: `_send_and_receive`)
+        self._connecting = False  # (one connection at a time: `connect`)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._shown_url!r})"
@@ -922,6 +923,12 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
         """Open the session's connection (again after ``close()``); a `ConnectionError` that
         says where, without credentials, when the server cannot be reached."""
         self._closed = False
+        if self._connecting:  # (two connections at once: the second replaced the first, which
+            raise RuntimeError(  # stayed open and held a session of the server)
+                f"This {type(self).__name__} is connecting already: one call at a time "
+                "(give each rollout a client of its own)"
+            )
+        self._connecting = True
         try:
             await super().connect()
         except ConnectionError as exc:
@@ -930,6 +937,8 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
                 f"Cannot open a session at {self._shown_url}: {cause} (is `turnbudget serve-env` "
                 "running there?)"
             ) from None
+        finally:
+            self._connecting = False
         return self
 
     async def close(self) -> None:

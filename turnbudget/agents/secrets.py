@@ -49,10 +49,11 @@ _pattern: re.Pattern[str] | None = None
 _factory_installed = False
 
 # The fallback shapes, each in time linear in the text (they run on whole replies and error
-# bodies, after any request timeout): a scheme starts where no scheme character precedes it,
-# and a query name holds no "?" and at most 64 characters on either side of its key word.
+# bodies, after any request timeout): a scheme starts after anything but a letter and holds
+# at most 32 characters, and a query name no "?" and at most 64 characters on either side of
+# its key word.
 # (Unbounded, "?key" * 2000 took 65 s, and "a." * 16000 several, per reply.)
-_USERINFO = re.compile(r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]*://)[^\s/?#@]*@")
+_USERINFO = re.compile(r"(?i)(?<![a-z])([a-z][a-z0-9+.\-]{0,31}://)[^\s/?#@]*@")
 _KEY_QUERY = re.compile(
     r"(?i)([?&][^=&#\s?]{0,64}?(?:key|token|secret|pass|pwd|auth|sig|cred)[^=&#\s?]{0,64}=)"
     r"[^&#\s]+"

@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 from turnbudget import __version__
+from turnbudget._checks import escaped_controls
 
 __all__ = [
     "BROKEN_PIPE",
@@ -81,8 +81,6 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 #: The most characters of an error line's message (it may quote what was typed: 100 KB were
 #: printed whole).
 MAX_MESSAGE_CHARS = 2000
-# Characters a terminal acts on (C0 and C1 controls, bidirectional overrides): shown escaped.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def shown(message: str) -> str:
@@ -94,7 +92,7 @@ def shown(message: str) -> str:
         >>> shown("Unknown env id '\\x1b[2J'")
         "Unknown env id '\\\\x1b[2J'"
     """
-    text = _CONTROL.sub(lambda m: repr(m[0])[1:-1], message)
+    text = escaped_controls(message)
     if len(text) > MAX_MESSAGE_CHARS:
         text = f"{text[:MAX_MESSAGE_CHARS]}... ({len(text):,} characters)"
     return text

@@ -20,12 +20,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from turnbudget.cli import error_line
     from turnbudget.eval.report import build_report
 
     try:
         summary = build_report(args.run_dir, plots=not args.no_plots)
     except (ValueError, FileNotFoundError, ImportError) as exc:
-        print(f"turnbudget report: error: {exc}", file=sys.stderr)
+        print(error_line("report", exc), file=sys.stderr)
         return 2
     print(f"{len(summary['runs'])} run(s): {args.run_dir / 'report.md'}")
     return 0

@@ -787,6 +787,11 @@ class LogWriter:
         self._episodes.close()
 
 
+#: Settings run.json has held only since a later release (a team run's ``grants``, derived
+#: from its agents): a run.json without one is resumed as if it held today's value.
+_ADDED_SETTINGS = ("grants",)
+
+
 def prepare_run_dir(
     out: Path,
     config: Mapping[str, Any],
@@ -819,6 +824,10 @@ def prepare_run_dir(
                 f"{exc}. Cannot tell whether the run in {out} has the same settings: fix "
                 "run.json, or choose a new output directory (or pass overwrite=True / --overwrite)."
             ) from None
+        # (a setting recorded since: a run.json written before has none, and resumes)
+        previous.update(
+            {k: config[k] for k in _ADDED_SETTINGS if k in config and k not in previous}
+        )
         if previous != config:
             diff = sorted(
                 k for k in set(previous) | set(config) if previous.get(k) != config.get(k)

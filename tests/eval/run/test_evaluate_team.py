@@ -513,3 +513,51 @@ def test_baseline_teams_checks_its_arguments(kwargs, says):
     "oracle:7", both refused only later without naming the argument."""
     with pytest.raises(ValueError, match=says):
         baseline_teams("vault_v0", **kwargs)
+
+
+def test_a_team_run_from_before_grants_were_recorded_resumes(tmp_path):
+    """run.json holds `grants` since this release: an older run with an oracle-given member
+    was "a run with a different configuration (differs in: grants)"."""
+    import json
+
+    from turnbudget.agents import OracleAgent
+
+    def run() -> int:
+        return evaluate_team(
+            "vault_v0", {"operator": OracleAgent(0.0), "runner": "random"}, ks=[1], ts=[6],
+            tasks=1, n_bootstrap=0, out=tmp_path / "run",
+        ).n_run  # fmt: skip
+
+    assert run() == 1
+    path = tmp_path / "run" / "run.json"
+    older = json.loads(path.read_text())
+    del older["grants"]
+    path.write_text(json.dumps(older))
+    assert run() == 0
+
+
+def test_a_member_whose_repr_holds_another_address_resumes(tmp_path):
+    """Only a default repr lost its memory address: a dataclass holding a NumPy Generator
+    (``Generator(PCG64) at 0x...``) differed in every process."""
+    from dataclasses import dataclass, field
+
+    import numpy as np
+
+    @dataclass
+    class Member:
+        rng: np.random.Generator = field(default_factory=np.random.default_rng)
+
+        def reset(self, seed):
+            pass
+
+        def act(self, observation, info):
+            return "wait"
+
+    def run() -> int:
+        return evaluate_team(
+            "vault_v0", {"operator": Member(), "runner": "random"}, ks=[1], ts=[6], tasks=1,
+            n_bootstrap=0, out=tmp_path / "run",
+        ).n_run  # fmt: skip
+
+    assert " at 0x" in repr(Member())
+    assert run() == 1 and run() == 0  # (two objects: two addresses)

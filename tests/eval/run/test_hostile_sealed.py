@@ -103,6 +103,20 @@ def make_snoop(arg, api_key_env=None):
     return Snoop(arg.split(","))
 
 
+class SelfKilled(OracleAgent):
+    """Its process dies by SIGKILL on its first command (as the kernel's OOM killer does)."""
+
+    def act(self, observation, info):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class Shouting(OracleAgent):
+    """Raises with ESC sequences in its message (a terminal's title set, its screen cleared)."""
+
+    def act(self, observation, info):
+        raise ValueError("\x1b]0;PWNED\x07\x1b[2J boom")
+
+
 class Deep(OracleAgent):
     def step_note(self):
         note = {}
@@ -260,18 +274,51 @@ def test_a_sealed_agents_process_gets_no_secret_but_the_key_its_options_name(hos
     the evaluator's API keys, and wrote them into its step notes (the run's records)."""
     from turnbudget.eval.run.sealed import seal
 
-    names = ["MY_LLM_KEY", "OPENAI_API_KEY", "HF_TOKEN", "DB_PASSWORD", "PLAIN_SETTING"]
+    names = ["MY_LLM_KEY", "OPENAI_API_KEY", "HF_TOKEN", "DB_PASSWORD", "PLAIN_SETTING",
+             "TOKENIZERS_PARALLELISM", "TIKTOKEN_CACHE_DIR"]  # fmt: skip
     for name in names:
         monkeypatch.setenv(name, "s3cret-value")
     spec = f"{hostile.__name__}:make_snoop:{','.join(names)}"
     with seal(spec, options={"api_key_env": "MY_LLM_KEY"}) as agent:
         agent.reset(0)
         agent.act("a room", {"admissible_actions": ["look"], "oracle_actions": ["look"]})
-        assert agent.step_note() == {"held": ["MY_LLM_KEY", "PLAIN_SETTING"]}
+        held = ["MY_LLM_KEY", "PLAIN_SETTING", "TIKTOKEN_CACHE_DIR", "TOKENIZERS_PARALLELISM"]
+        assert agent.step_note() == {"held": held}  # (a word of the name is a secret's)
     with seal(hostile.Snoop(names)) as agent:  # (an object names no key)
         agent.reset(0)
         agent.act("a room", {"admissible_actions": ["look"], "oracle_actions": ["look"]})
-        assert agent.step_note() == {"held": ["PLAIN_SETTING"]}
+        assert agent.step_note() == {"held": held[1:]}
+
+
+def test_the_llm_agents_key_is_kept_however_its_spec_names_it():
+    from turnbudget.eval.run.sealed import _secret_names_kept
+
+    for spec in ("llm:gemma", "turnbudget.agents.llm:make_llm_agent:gemma"):
+        assert _secret_names_kept(spec, None, ()) == {"OPENAI_API_KEY"}
+    assert _secret_names_kept("mine.py:make", None, ()) == frozenset()
+
+
+@linux
+def test_an_agent_process_killed_by_sigkill_is_named_so(hostile, tmp_path):
+    """Its warden could not set SIGKILL's handler to pass the signal on: "exit code 1" and a
+    warden traceback, where it was "killed by signal 9"."""
+    with pytest.raises(ValueError, match="no task"):
+        evaluate(MAZE, hostile.SelfKilled(0.0), sealed=True, out=tmp_path / "run", **GRID)
+    episodes = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").open()]
+    assert all("ended during act() (killed by signal 9)" in e["error"] for e in episodes)
+
+
+@pytest.mark.parametrize("sealed", [False, True])
+def test_an_agents_error_reaches_the_terminal_escaped(hostile, tmp_path, caplog, sealed):
+    """The failure line is logged (to a terminal): an agent's ESC sequences reached it raw."""
+    with caplog.at_level("WARNING"), pytest.raises(ValueError, match="no task"):
+        evaluate(MAZE, hostile.Shouting(0.0), sealed=sealed, out=tmp_path / "run", **GRID)
+    assert (
+        "failed to run" in caplog.text and "\x1b" not in caplog.text and "\x07" not in caplog.text
+    )
+    assert "\\x1b]0;PWNED\\x07" in caplog.text
+    episodes = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").open()]
+    assert all("\x1b" not in e["error"] for e in episodes)
 
 
 @pytest.mark.parametrize("sealed", [False, True])

@@ -51,7 +51,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
-from turnbudget._checks import brief, is_listlike
+from turnbudget._checks import brief, escaped_controls, is_listlike
 from turnbudget.agents.base import observe, observe_batch
 from turnbudget.agents.secrets import redact
 from turnbudget.envs.deadline import StepTimeout, step_deadline
@@ -176,7 +176,7 @@ def describe(exc: BaseException) -> str:
     """``"TypeName: message"`` on one line, short enough for a log record, with every
     secret blanked (`turnbudget.agents.secrets`: it is recorded and logged)."""
     name = "SystemExit" if isinstance(exc, SystemExit) else type(exc).__name__
-    text = redact(exception_message(exc))
+    text = escaped_controls(redact(exception_message(exc)))  # (logged to a terminal)
     text = f"{name}: {text}" if text else name
     return text if len(text) <= 500 else text[:497] + "..."
 

@@ -17,6 +17,7 @@ import itertools
 import json
 import operator
 import os
+import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -269,12 +270,17 @@ def positive_ints(
 
 
 def _agent_repr(agent: Any) -> str:
-    """A repr that is the same in every process (a default repr holds a memory address)."""
+    """A repr that is the same in every process: a default repr (which holds a memory
+    address) is the class's name, and any other address is taken out (a dataclass holding
+    a NumPy Generator shows ``Generator(PCG64) at 0x7F3E...``)."""
     text = repr(agent)
     if " object at 0x" in text:
         cls = type(agent)
         return f"{cls.__module__}.{cls.__qualname__}"
-    return text
+    return _ADDRESS.sub("", text)
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def env_id_tuple(envs: Any) -> tuple[str, ...]:

@@ -108,7 +108,9 @@ _BOOT = (
 )
 #: Environment variables named like secrets, which an agent's process does not get (but those
 #: its own options name: `_secret_names_kept`).
-_SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|credential|auth")
+_SECRET_NAME = re.compile(
+    r"(?i)passw|(?:^|_)(?:api_?key|key|token|secret|credentials?|auth)(?:_|$)"
+)  # (a word of the name: TOKENIZERS_PARALLELISM and TIKTOKEN_CACHE_DIR are no secrets)
 _ROOT = str(Path(__file__).resolve().parents[3])  # the folder that holds `turnbudget`
 
 # The calls a child answers; anything else is refused.
@@ -530,7 +532,7 @@ def _secret_names_kept(spec: str | None, key_env: Any, published: Any) -> frozen
     """The secret-named environment variables an agent's process gets: the API key's that its
     options name (``api_key_env``; an ``llm`` spec's default without one) and the URLs with
     credentials `_publish_credentials` moved there for it."""
-    llm = isinstance(spec, str) and spec.strip().lower().partition(":")[0] == "llm"
+    llm = isinstance(spec, str) and spec.strip().partition(":")[0].lower() in _LLM_SPECS
     if llm and not isinstance(key_env, str):
         from turnbudget.agents.llm import DEFAULT_API_KEY_ENV
 
@@ -539,6 +541,9 @@ def _secret_names_kept(spec: str | None, key_env: Any, published: Any) -> frozen
     if isinstance(key_env, str):
         names.add(key_env.strip())
     return frozenset(names)
+
+
+_LLM_SPECS = ("llm", "turnbudget.agents.llm")  # (the name, and the module its factory is in)
 
 
 def _agent_environment(keep: frozenset[str]) -> dict[str, str]:
@@ -729,7 +734,8 @@ def warden(fd: int, parent: int) -> None:
     code = agent.wait()
     _end_descendants()
     if code < 0:  # (killed by a signal: so is this process, as the evaluator reads it)
-        signal.signal(-code, signal.SIG_DFL)
+        with contextlib.suppress(OSError):  # (SIGKILL's handler cannot be set: it is default)
+            signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     os._exit(code if code >= 0 else 128 - code)
 
