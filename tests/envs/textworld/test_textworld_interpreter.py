@@ -238,13 +238,11 @@ def test_an_env_dropped_unclosed_ends_its_interpreter(no_collector):
 
 
 _FIRST_ENV_DROPPED = """
-import gc, os, sys
-from pathlib import Path
+import gc, sys
 import gymnasium as gym
 import turnbudget
-sys.path.insert(0, sys.argv[1])
 from _support import child_pids
-env = gym.make(sys.argv[2])
+env = gym.make(sys.argv[1])
 env.reset(seed=0)
 started = len(child_pids())
 del env
@@ -261,10 +259,11 @@ def test_a_fresh_process_first_env_dropped_unclosed_ends_its_interpreter():
     import subprocess
     import sys
 
-    tests = Path(__file__).resolve().parents[2]
+    tests = str(Path(__file__).resolve().parents[2])  # (where `_support` is)
+    path = os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))
     done = subprocess.run(
-        [sys.executable, "-c", _FIRST_ENV_DROPPED, str(tests), EASY_ID],
-        capture_output=True, text=True, timeout=300, check=False,
+        [sys.executable, "-c", _FIRST_ENV_DROPPED, EASY_ID], capture_output=True, text=True,
+        timeout=300, check=False, env={**os.environ, "PYTHONPATH": path},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["1", "0"], done.stdout

@@ -446,7 +446,6 @@ class _Waiter:
 
 _RESUME = """
 import sys
-sys.path.insert(0, sys.argv[2])
 from test_evaluate_team import _Waiter
 from turnbudget.eval import evaluate_team
 result = evaluate_team("vault_v0", {"operator": _Waiter(), "runner": "random"}, ks=[1], ts=[4],
@@ -458,14 +457,19 @@ print(result.n_run)
 def test_a_member_with_a_default_repr_resumes_in_another_process(tmp_path):
     """run.json kept the member's repr with its memory address: the same call in a new
     process was "a run with a different configuration (differs in: agents)"."""
+    import os
     import subprocess
     import sys
     from pathlib import Path
 
-    here = str(Path(__file__).resolve().parent)
+    here = str(Path(__file__).resolve().parent)  # (where this module is)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])),
+    }
     runs = [
-        subprocess.run([sys.executable, "-c", _RESUME, str(tmp_path / "run"), here],
-                       capture_output=True, text=True, check=False)
+        subprocess.run([sys.executable, "-c", _RESUME, str(tmp_path / "run")],
+                       capture_output=True, text=True, check=False, env=env)
         for _ in range(2)
     ]  # fmt: skip
     assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr[-2000:]

@@ -248,13 +248,13 @@ def test_a_sealed_agent_that_undoes_its_safeguards_ends_with_a_killed_evaluator(
 
     pid_file = tmp_path / "undying.pid"
     evaluator = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; sys.path[:0] = sys.argv[1:3]; "
+        [sys.executable, "-c", "import sys, time; "
          f"from {hostile.__name__} import Undying; from turnbudget.eval.run.sealed import seal; "
-         "agent = seal(Undying(sys.argv[3])); agent.reset(0); "
+         "agent = seal(Undying(sys.argv[1])); agent.reset(0); "
          "agent.act('a room', {'admissible_actions': ['look'], 'oracle_actions': ['look']}); "
-         "print('acted', flush=True); time.sleep(600)",
-         *sys.path[:2], str(pid_file)],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+         "print('acted', flush=True); time.sleep(600)", str(pid_file)],
+        stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},  # (this test's modules)
     )  # fmt: skip
     try:
         assert evaluator.stdout.readline() == "acted\n"  # (the agent has undone them)
