@@ -167,8 +167,10 @@ def test_a_team_run_killed_midway_resumes_with_nothing_lost_or_duplicated(tmp_pa
 @pytest.mark.parametrize(
     "edit",
     [{"label": 7}, {"label": ["a"]}, {"agents": {"operator": 1, "runner": "x"}}, {"game": ""},
-     {"success": "nobody"}, {"ts": [2**40]}, {"record_steps": "yes"}, {"seed": "0"}],
-    ids=["label-int", "label-list", "agent-int", "game-empty", "success", "huge-t", "flag", "seed"],
+     {"success": "nobody"}, {"ts": [2**40]}, {"record_steps": "yes"}, {"seed": "0"},
+     {"grants": {"operator": [["needs_oracle"]]}}, {"grants": {"runner": [{}]}}],
+    ids=["label-int", "label-list", "agent-int", "game-empty", "success", "huge-t", "flag", "seed",
+         "grant-list", "grant-object"],
 )  # fmt: skip
 def test_a_hand_edited_team_run_json_is_one_line_naming_it(tmp_path, capsys, edit):
     """A team run's run.json was checked far less than a solo run's: a label of 7 or a list,

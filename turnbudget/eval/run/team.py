@@ -286,7 +286,8 @@ class TeamConfig(GridConfig):
         grants = d.get("grants", {})
         if not (
             isinstance(grants, dict) and set(grants) <= set(agents)
-            and all(isinstance(g, list) and set(g) <= set(GRANTS) for g in grants.values())
+            and all(isinstance(g, list) and all(isinstance(x, str) and x in GRANTS for x in g)
+                    for g in grants.values())
         ):  # fmt: skip
             raise ValueError(f"Expect `grants` to map roles to {list(GRANTS)}, got {brief(grants)}")
         return cls(**d)
