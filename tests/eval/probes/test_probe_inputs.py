@@ -180,3 +180,41 @@ def test_probe_on_the_command_line_keeps_other_probes_results_unless_overwrite(t
     assert main([*command, "--agent", "oracle:0.3"]) == 0  # (the same probes again)
     assert main([*command, "--agent", "oracle:0.1", "--overwrite"]) == 0
     assert json.loads((out / "probe.json").read_text())["labels"] == ["oracle-eps0.1"]
+
+
+_PROBE_CHILD = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # (a read of /dev/zero: MemoryError)
+from turnbudget.agents import OracleAgent
+from turnbudget.eval import probe
+try:
+    probe("turnbudget/Maze-Easy-v0", OracleAgent(0.3), tasks=1, baseline_repeats=1, n_bootstrap=0,
+          out=sys.argv[1], overwrite=False)
+except ValueError as exc:
+    print("ValueError:", exc)
+"""
+
+
+@pytest.mark.parametrize("special", ["fifo", "dev-zero"])
+def test_a_probe_json_that_is_not_a_regular_file_is_refused(tmp_path, special):
+    """Without ``overwrite`` the probe.json already in ``out`` is read to compare: a FIFO there
+    blocked the probe for ever, and a link to /dev/zero read until the memory ran out.
+    (A child process: a regression hangs it, which `HANG_GUARD` reports.)"""
+    import os
+    import subprocess
+    import sys
+
+    from _support import HANG_GUARD
+
+    out = tmp_path / "probe"
+    out.mkdir()
+    if special == "fifo":
+        os.mkfifo(out / "probe.json")
+    else:
+        (out / "probe.json").symlink_to("/dev/zero")
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE_CHILD, str(out)],
+        capture_output=True, text=True, timeout=HANG_GUARD,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"{out / 'probe.json'}: not a regular file" in done.stdout

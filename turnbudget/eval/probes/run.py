@@ -113,7 +113,8 @@ from turnbudget.eval.run.plan import (
     task_seeds,
 )
 from turnbudget.eval.run.sealed import driven_form
-from turnbudget.records import cap_text, write_json, write_jsonl
+from turnbudget.records import LogError, cap_text, write_json, write_jsonl
+from turnbudget.records.files import open_regular
 from turnbudget.wrappers.inject_errors import narrate
 
 __all__ = [
@@ -496,8 +497,11 @@ def _check_other_probes(out: Path, config: ProbeConfig) -> None:
     saved = out / PROBE_CONFIG_FILE
     if not saved.exists():
         return
-    try:
-        theirs = json.loads(saved.read_text())
+    try:  # (a FIFO read with read_text blocked for ever, a link to /dev/zero filled the memory)
+        with open_regular(saved) as f:
+            theirs = json.loads(f.read())
+    except LogError:  # (not a regular file: named as such)
+        raise
     except (OSError, ValueError, RecursionError):
         theirs = None
     ours = json.loads(json.dumps(config.to_dict()))  # (as probe.json reads back)
