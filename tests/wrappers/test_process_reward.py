@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import math
+
 import gymnasium as gym
 import pytest
 from _wrapper_stub import STUB_ID
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from turnbudget._checks import MAX_TURN_BUDGET
 from turnbudget.wrappers import InjectErrors, ProcessReward
+from turnbudget.wrappers.process_reward import MAX_SCALE
 
 
 def stub(**kwargs) -> gym.Env:
@@ -80,6 +84,25 @@ def test_progress_potential_needs_no_oracle():
 def test_bad_configuration_raises_at_construction(kwargs, message):
     with pytest.raises(ValueError, match=message):
         ProcessReward(stub(), **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"scale": 1e308}, r"`scale` to be at most 1,000,000, got 1e\+308"),
+        ({"unsolvable_distance": 1e308}, r"`unsolvable_distance` to be at most 2,147,483,647"),
+    ],
+)
+def test_a_finite_setting_whose_potential_overflows_is_refused(kwargs, message):
+    """``scale=1e308`` passed as finite, then Φ = -scale * distance was -inf and every shaped
+    reward NaN; the largest settings allowed keep every reward finite."""
+    with pytest.raises(ValueError, match=message):
+        ProcessReward(stub(), **kwargs)
+    env = ProcessReward(stub(), scale=MAX_SCALE, unsolvable_distance=MAX_TURN_BUDGET)
+    env.reset(seed=0)
+    for action in ("forward", "back", "wait"):
+        _, reward, *_ = env.step(action)
+        assert math.isfinite(reward)
 
 
 def test_distance_potential_needs_the_oracle():

@@ -8,10 +8,15 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 from gymnasium.core import ActType, ObsType
 
-from turnbudget._checks import brief, is_finite
+from turnbudget._checks import MAX_TURN_BUDGET, brief, is_finite
 from turnbudget.wrappers._common import require_oracle, require_single
 
-__all__ = ["ProcessReward"]
+__all__ = ["MAX_SCALE", "ProcessReward"]
+
+#: The largest ``scale``: far past any useful shaping (the success reward is 1.0). With it and
+#: ``unsolvable_distance`` at most `MAX_TURN_BUDGET`, every potential is a finite float
+#: (``scale=1e308`` made Φ = -inf and every shaped reward NaN).
+MAX_SCALE = 1_000_000
 
 _POTENTIALS = ("distance", "progress")
 _AT_TRUNCATION = ("keep", "zero")
@@ -23,6 +28,12 @@ def _check_real(value: Any, name: str, low: float, high: float, low_open: bool =
         interval = f"{'(' if low_open else '['}{low}, {high}{')' if math.isinf(high) else ']'}"
         raise ValueError(f"Expect `{name}` to be a number in {interval}, got {brief(value)}")
     return float(value)
+
+
+def _check_at_most(value: float, name: str, most: float) -> float:
+    if value > most:
+        raise ValueError(f"Expect `{name}` to be at most {most:,}, got {brief(value)}")
+    return value
 
 
 class ProcessReward(
@@ -68,8 +79,10 @@ class ProcessReward(
         env: The env to wrap (with the oracle for the distance potential).
         gamma: The learner's discount, in (0, 1].
         potential: ``"distance"`` or ``"progress"``.
-        scale: Multiplies Φ (> 0); keep shaping small next to the 1.0 success reward.
-        unsolvable_distance: The distance used for Φ where ``distance_to_goal()`` is None.
+        scale: Multiplies Φ (> 0, at most `MAX_SCALE`); keep shaping small next to the 1.0
+            success reward.
+        unsolvable_distance: The distance used for Φ where ``distance_to_goal()`` is None
+            (at most `MAX_TURN_BUDGET`).
         potential_at_truncation: ``"keep"`` or ``"zero"`` (see above).
 
     Example:
@@ -110,9 +123,13 @@ class ProcessReward(
                 f"Expect `potential` to be one of {_POTENTIALS}, got {brief(potential)}"
             )
         self.potential = potential
-        self.scale = _check_real(scale, "scale", 0.0, math.inf, low_open=True)
-        self.unsolvable_distance = _check_real(
-            unsolvable_distance, "unsolvable_distance", 0.0, math.inf
+        self.scale = _check_at_most(
+            _check_real(scale, "scale", 0.0, math.inf, low_open=True), "scale", MAX_SCALE
+        )
+        self.unsolvable_distance = _check_at_most(
+            _check_real(unsolvable_distance, "unsolvable_distance", 0.0, math.inf),
+            "unsolvable_distance",
+            MAX_TURN_BUDGET,
         )
         if potential == "distance":
             require_oracle(
