@@ -415,7 +415,7 @@ def check_probability(value: Any, name: str) -> float:
 def check_reset_options(seed: Any, options: Any) -> dict[str, Any]:
     """Check the arguments of a turn-budget stack's ``reset`` and return ``options`` as a new dict.
 
-    ``seed`` is None or an int >= 0 (Gymnasium's rule, bools refused);
+    ``seed`` is None or an int from 0 to `MAX_SEED` (Gymnasium's rule, bools refused);
     ``options`` is None or a mapping, whose stack options are checked when
     present and not None: ``turn_budget`` a positive int (`check_turn_budget`),
     ``repeat`` an int >= 0.
@@ -431,6 +431,10 @@ def check_reset_options(seed: Any, options: Any) -> dict[str, Any]:
     """
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
         raise ValueError(f"Expect `seed` to be an int >= 0 or None, got {brief(seed)}")
+    # (a 64-bit word, as the team games and the evaluator take: a recorder wrote a seed of
+    # 4,301 digits into its episode id with str(), which raised after the game had reset)
+    if seed is not None and seed > MAX_SEED:
+        raise ValueError(f"Expect `seed` to be at most {MAX_SEED:,} (64 bits), got {brief(seed)}")
     if options is None:
         return {}
     if not isinstance(options, Mapping):

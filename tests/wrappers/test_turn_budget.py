@@ -92,6 +92,22 @@ def test_bad_budgets_are_rejected_clearly(bad):
             env.reset(options={"turn_budget": bad})
 
 
+@pytest.mark.parametrize("seed", [2**64, 10**5000], ids=["2**64", "10**5000"])
+def test_a_seed_past_64_bits_is_refused_before_any_layer_resets(seed):
+    """Any seed >= 0 was taken: a recorder then wrote a seed of 4,301 digits into its episode
+    id with str(), whose ValueError ("Exceeds the limit (4300 digits) for integer string
+    conversion") came after the game had reset. The team games refused it already."""
+    import turnbudget
+    from turnbudget._checks import MAX_SEED
+
+    env = turnbudget.make("turnbudget/Maze-Easy-v0", errors=0.5, record=True, budget_mix=[3])
+    with pytest.raises(ValueError, match=r"Expect `seed` to be at most 18,446,744,073,709,551,615"):
+        env.reset(seed=seed)
+    assert env.get_wrapper_attr("records") == []
+    env.reset(seed=MAX_SEED)  # the largest seed plays
+    env.step("look")
+
+
 def test_numpy_integer_budget_is_accepted():
     assert TurnBudget(StubEnv(), turn_budget=np.int64(4)).default_turn_budget == 4
 
