@@ -110,8 +110,9 @@ def escaped_controls(text: str) -> str:
 
 def text_of(value: Any) -> str:
     """``str(value)``, or for a value ``str()`` cannot write (nested past the interpreter, an
-    int of over 4,300 digits) a short stand-in: what a record or a narration shows of a
-    hostile action, which ``str()`` alone raised from after the turn was played.
+    int of over 4,300 digits, a ``__str__`` that raises) a short stand-in: what a record or a
+    narration shows of a hostile action, which ``str()`` alone raised from after the turn was
+    played.
 
     Example:
         >>> text_of(5), text_of(10**5000)
@@ -121,6 +122,8 @@ def text_of(value: Any) -> str:
         return str(value)
     except (RecursionError, ValueError):
         return f"<{type(value).__name__}: too deep or too long to show>"
+    except Exception:  # (a __str__ or __repr__ that raises, or returns no str: as `brief`)
+        return f"<{type(value).__name__}: its str() failed>"
 
 
 #: The deepest a stack option may nest (its dicts and lists): far above any real setting, far

@@ -137,6 +137,31 @@ def test_an_action_str_cannot_write_costs_its_turn_through_every_layer(name, mod
     assert steps[0]["action"] == "<" + type(action).__name__ + ": too deep or too long to show>"
 
 
+class _StrFails:
+    def __repr__(self) -> str:
+        raise RuntimeError("no text for this action")
+
+
+@pytest.mark.parametrize(
+    "stack", [{"record": True}, {"errors": {"schedule": {1: "slip"}}, "record": True}],
+    ids=["record", "slips"],
+)  # fmt: skip
+def test_an_action_whose_str_raises_costs_its_turn_through_every_layer(stack):
+    """`text_of` caught only the RecursionError and ValueError of ``str()``: an action whose
+    ``__str__`` raised anything else (here a RuntimeError) crashed the recorder after the
+    round was played, and a slip's narration before it."""
+    env = make_team("vault_v0", turn_budget=3, **stack)
+    first, second = env.possible_agents
+    env.reset(seed=0)
+    _, _, _, _, infos = env.step({first: _StrFails(), second: "wait"})
+    assert infos[first]["valid_action"] is False
+    while env.agents:
+        env.step({agent: "wait" for agent in env.agents})
+    steps = [r for r in env.records if r["record"] == "step" and r["episode_id"].endswith(first)]
+    assert [r["turn"] for r in steps] == [1, 2, 3]
+    assert steps[0]["action"] == "<_StrFails: its str() failed>"
+
+
 @pytest.mark.parametrize(
     "bad", [10**5000, "x" * 10_000_000, 5, ["run"]], ids=["huge-int", "10-MB", "int", "list"]
 )
