@@ -145,6 +145,12 @@ def test_team_budget_wrapper_checks():
         TeamTurnBudget(race_v0.raw_env(), turn_budget=5, budget_mix="sometimes")
     with pytest.raises(ValueError, match="Unknown team game"):
         make_team("chess_v6")
+    deep: list = []
+    for _ in range(5_000):
+        deep = [deep]
+    for game in (deep, object(), 5):  # (str() of the deep list was a RecursionError)
+        with pytest.raises(ValueError, match="Unknown team game"):
+            make_team(game)
 
 
 TEAM_STACKS = {

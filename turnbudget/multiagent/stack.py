@@ -55,8 +55,9 @@ def game_module(game: str | ModuleType) -> ModuleType:
                 f"{sorted(all_games)}"
             )
         return game
-    key = game if isinstance(game, str) and "/" in game else f"turnbudget/{game}"
-    if not isinstance(game, str) or key not in all_games:
+    # (a str only: the f-string's str() of a deep list or an object raised its own error)
+    key = (game if "/" in game else f"turnbudget/{game}") if isinstance(game, str) else None
+    if key not in all_games:
         raise ValueError(f"Unknown team game {brief(game)}: expect one of {sorted(all_games)}")
     return all_games[key]
 
