@@ -32,6 +32,14 @@ def test_bad_settings_raise_a_clear_value_error(kwargs, message):
         turnbudget.make(MAZE, **kwargs)
 
 
+@pytest.mark.parametrize("size", [2 * MAX_DIM + 2, 10**400], ids=["past", "10**400"])
+def test_a_size_past_its_limit_is_refused_naming_size(size):
+    """The message named `block_dim` (half the size given) where only `size` was given."""
+    with pytest.raises(ValueError, match=rf"Expect `size` to be at most {2 * MAX_DIM} \(2 blocks"):
+        TextFeatures(turnbudget.make(MAZE), size=size)
+    assert TextFeatures(turnbudget.make(MAZE), size=2 * MAX_DIM).block_dim == MAX_DIM
+
+
 def test_good_settings_at_the_bounds_build():
     env = turnbudget.make(MAZE, budget_mix=lambda rng: int(rng.integers(3, 9)), env_index=0)
     _, info = env.reset(seed=0)

@@ -406,6 +406,11 @@ class TextEncoder:
                     "Give `size` (the whole vector) or `block_dim` (per block), not both"
                 )
             size = check_positive_int(size, "size")
+            if size > blocks * MAX_DIM:  # (named here: the block_dim it made was never given)
+                raise ValueError(
+                    f"Expect `size` to be at most {blocks * MAX_DIM} ({blocks} blocks of at most "
+                    f"{MAX_DIM}), got {brief(size)}"
+                )
             if size % blocks:
                 raise ValueError(
                     f"Expect `size` to be a multiple of {blocks} (one block each for the "
