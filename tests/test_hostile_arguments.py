@@ -36,6 +36,8 @@ HOSTILE = {
     "True": True, "False": False, "2.5": 2.5, "-1": -1, "0": 0, "1e6": 1e6, "10**6": 10**6,
     "nan": math.nan, "inf": math.inf, "None": None, "empty": "", "1MB": MEGABYTE,
     "list": [1, 2], "dict": {"a": 1},
+    # (an Iterable whose iteration raises: "iteration over a 0-d array" named no argument)
+    "0-d array": np.array(3),
     # (str() refuses an int of more than 4,300 digits: the refusal's own message failed)
     "10**5000": 10**5000,
 }  # fmt: skip

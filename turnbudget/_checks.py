@@ -182,7 +182,12 @@ def is_listlike(value: Any) -> bool:
         >>> [is_listlike(v) for v in (["a"], ("a",), range(2), "ab", b"ab", {"a": 1}, 3, None)]
         [True, True, True, False, False, False, False, False]
     """
-    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, bytearray, Mapping))
+    # (a 0-d NumPy array is an Iterable whose iteration raises "iteration over a 0-d array")
+    return (
+        isinstance(value, Iterable)
+        and not isinstance(value, (str, bytes, bytearray, Mapping))
+        and getattr(value, "ndim", None) != 0
+    )
 
 
 def is_int(value: Any) -> bool:
