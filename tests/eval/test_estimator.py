@@ -199,3 +199,111 @@ def test_paired_differences_and_interval_differences_refuse_what_they_cannot_be(
     with pytest.raises(ValueError, match="Expect `correlation`"):
         difference_interval((0.5, 0.4, 0.6), (0.5, 0.4, 0.6), correlation=np.nan)
     assert paired_difference([1, -1], [2, 2])[0] == 0.0
+
+
+@pytest.mark.parametrize(
+    "n,c,k", [(10**18, 10**17, 10**17), (10**18, 10**12, 10**12), (10**15, 3 * 10**6, 3 * 10**6)]
+)
+def test_pass_at_k_with_huge_counts_takes_bounded_memory(n, c, k):
+    """With c and k both past a million the product allocated 8 bytes a term (10**17: a
+    MemoryError of 711 PiB; 10**12: 7.28 TiB)."""
+    expected = -math.expm1(k * math.log1p(-c / n))  # (1 - c/n)**k: the ratio to 1e-6 here
+    assert pass_at_k(n, c, k) == pytest.approx(expected, rel=1e-5)
+    assert pass_at_k(np.int64(10**10), np.int64(10**9), np.int64(10**9)) == 1.0  # (no wrap)
+
+
+def test_score_intervals_refuse_what_would_break_them():
+    """A confidence within 2**-53 of 1, ints past a float, sums past a float and tiny sums
+    were a StatisticsError, an OverflowError, a NaN rate, a ZeroDivisionError; a cell past
+    `bounds` (or bounds upside down) gave an interval that missed its mean; a difference of
+    skills below -1 was cut at -1, above its own high bound."""
+    from turnbudget.eval.estimator import (
+        GridEstimate,
+        bootstrap_seeds_tasks,
+        check_grid_values,
+        clustered_rate,
+        crossed_mean,
+        difference_interval,
+        paired_difference,
+        wilson_interval,
+    )
+
+    for call, says in (
+        (lambda: estimate_grid({"a": [1]}, [1], [1], confidence=1 - 1e-16), "`confidence`"),
+        (lambda: wilson_interval(0.5, 10, 1 - 1e-16), "`confidence`"),
+        (lambda: clustered_rate([10**400], [10**400]), "`hits` to be numbers"),
+        (lambda: crossed_mean([[10**400], [1]]), "`x` to be numbers"),
+        (lambda: crossed_mean([["a"], ["b"]]), "`x` to be numbers"),
+        (lambda: bootstrap_seeds_tasks([[10**400], [1]]), "`x` to be numbers"),
+        (
+            lambda: estimate_from_task_grids(np.full((1, 1, 1), 0.5 + 1j), [1], [1], n_per_task=1),
+            "`grids` to be numbers",
+        ),
+        (lambda: clustered_rate([1e308, 1e308], [1e308, 1e308]), "sum of `trials`"),
+        (lambda: paired_difference([0, 0], [1e308, 1e308]), "sum of `pairs`"),
+        (lambda: crossed_mean([[5.0], [6.0]], bounds=(0, 1)), "within `bounds`"),
+        (lambda: crossed_mean([[0.5], [0.6]], bounds=(1, 0)), "`bounds`"),
+        (lambda: crossed_mean([[0.5], [0.6]], bounds=None), "`bounds`"),
+        (lambda: bootstrap_seeds_tasks([[np.inf], [0.0]]), "within `bounds`"),
+        (lambda: bootstrap_seeds_tasks([[5.0], [6.0]], bounds=(0, 1)), "within `bounds`"),
+        (lambda: bootstrap_seeds_tasks([[1.0]], bounds=(math.nan, 1)), "`bounds`"),
+        (
+            lambda: difference_interval((1e308, -1e308, 1e308), (-1e308, -1e308, 1e308)),
+            "differ by a finite amount",
+        ),
+        (lambda: check_grid_values(np.array(3), "ks"), "`ks` to be a list"),
+        (lambda: pass_at_kt([1], [1], np.array(2)), "`ts` to be a list"),
+        (lambda: GridEstimate.from_dict({"ks": [1]}), "without \\['ts'"),
+        (lambda: GridEstimate.from_dict(None), "grid estimate's dict"),
+    ):
+        with pytest.raises(ValueError, match=says):
+            call()
+    for tiny in (1e-320, 5e-324):
+        assert clustered_rate([tiny, 0.0], [tiny, tiny])[0] == 0.5
+        assert paired_difference([tiny, 0.0], [tiny, tiny])[0] == 0.5
+        assert wilson_interval(0.5, tiny) == (0.0, 1.0)
+    for a, b in (((-50.0, -60.0, -40.0), (0.0, -1.0, 1.0)), ((0.8, 0.5, 1.0), (-0.7, -1, -0.3))):
+        d, low, high = difference_interval(a, b)
+        assert low <= d <= high
+    assert difference_interval((1.0, 0.95, 1.0), (0.0, 0.0, 0.05))[2] == 1.0  # (rates: cut)
+
+
+_COUNTS = st.lists(st.one_of(st.none(), st.integers(0, 30)), min_size=1, max_size=8)
+
+
+@given(
+    tasks=st.lists(_COUNTS, min_size=1, max_size=5),
+    confidence=st.floats(0.01, 0.999),
+    n_bootstrap=st.sampled_from([0, 50]),
+)
+@settings(max_examples=150, deadline=None)
+def test_every_estimate_lies_in_its_interval_within_0_and_1(tasks, confidence, n_bootstrap):
+    """For any valid input the estimate lies in its interval, in [0, 1], monotone in K and T,
+    and lists, tuples and NumPy arrays of the same values give the same estimate."""
+    from turnbudget.eval.estimator import clustered_rate, wilson_interval
+
+    n_min = min(len(t) for t in tasks)
+    ks, ts = list(range(1, n_min + 1)), [1, 5, 10, 31]
+    est = estimate_grid(
+        {i: t for i, t in enumerate(tasks)}, ks, ts, n_bootstrap=n_bootstrap,
+        confidence=confidence,
+    )  # fmt: skip
+    assert np.isfinite([est.mean, est.low, est.high]).all()
+    assert (est.low >= 0).all() and (est.low <= est.mean).all()
+    assert (est.mean <= est.high).all() and (est.high <= 1).all()
+    assert (np.diff(est.mean, axis=0) >= -1e-12).all() and (
+        np.diff(est.mean, axis=1) >= -1e-12
+    ).all()
+    for form in (tuple, np.array):
+        again = estimate_grid(
+            {i: form(t) for i, t in enumerate(tasks)}, form(ks), form(ts),
+            n_bootstrap=n_bootstrap, confidence=confidence,
+        )  # fmt: skip
+        assert again.to_dict() == est.to_dict()
+    hits = [sum(x is not None for x in t) for t in tasks]
+    trials = [len(t) for t in tasks]
+    rate, low, high = clustered_rate(hits, trials, confidence)
+    assert 0 <= low <= rate <= high <= 1
+    assert clustered_rate(np.array(hits), tuple(trials), confidence) == (rate, low, high)
+    low, high = wilson_interval(rate, sum(trials), confidence)
+    assert 0 <= low <= rate <= high <= 1

@@ -98,7 +98,7 @@ def check_n_bootstrap(value: object, *, least: int = 0) -> int:
 
 def check_grid_values(values: object, name: str) -> tuple[int, ...]:
     """K values or budgets T: distinct whole numbers >= 1, as ints, in the order given."""
-    if not is_listlike(values):
+    if not is_listlike(values) or (isinstance(values, np.ndarray) and values.ndim == 0):
         raise ValueError(f"Expect `{name}` to be a list of positive ints, got {brief(values)}")
     out = tuple(itertools.islice(values, _MAX_VALUES + 1))
     if not out:
@@ -162,22 +162,37 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if not is_whole(c) or not 0 <= c <= n:
         raise ValueError(f"Expect 0 <= c <= n with c a whole number, got c={brief(c)}, n={n}")
     _check_k(n, k)
-    return _pass_at_k(n, c, k)
+    return _pass_at_k(int(n), int(c), int(k))  # (ints: c * k of NumPy ints wraps around)
 
 
-# Most terms of `_pass_at_k`'s product over the c successes (8 MB of float64); past it,
-# C(n - c, k) / C(n, k) is the product of its k terms (k is at most `MAX_K`).
+# Most terms of `_pass_at_k`'s product taken at once (8 MB of float64): the product over the
+# c successes, or past it C(n - c, k) / C(n, k) as the product of its k terms, in blocks.
 _PRODUCT_TERMS = 1_000_000
+# C(n - c, k) / C(n, k) <= (1 - c / n)**k <= exp(-c k / n), which a float holds as 0 past
+# exp(-745): pass@k is then 1.0 exactly, with no product (of up to 1e17 terms) to take.
+_UNDERFLOW = 750
 
 
 def _pass_at_k(n: int, c: int, k: int) -> float:
-    """`pass_at_k` of arguments checked already."""
-    if n - c < k:
+    """`pass_at_k` of arguments checked already (ints)."""
+    if n - c < k or c * k > _UNDERFLOW * n:
         return 1.0
     if c > _PRODUCT_TERMS and c > k:  # (c terms would not fit in memory: k do, the same ratio)
-        j = np.arange(k, dtype=np.float64)
-        return 1.0 - float(np.prod((float(n - c) - j) / (float(n) - j)))
-    return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1, dtype=np.float64)))
+        return 1.0 - _product(k, lambda j: (float(n - c) - j) / (float(n) - j))
+    return 1.0 - _product(c, lambda j: 1.0 - k / (float(n - c + 1) + j))
+
+
+def _product(count: int, term: Any) -> float:
+    """The product of ``term(j)`` over j < ``count``, `_PRODUCT_TERMS` at a time (one block:
+    one NumPy product), stopping where it reaches 0."""
+    out = 1.0
+    for start in range(0, count, _PRODUCT_TERMS):
+        out *= float(
+            np.prod(term(np.arange(start, min(count, start + _PRODUCT_TERMS), dtype=np.float64)))
+        )
+        if out == 0.0:
+            break
+    return out
 
 
 def pass_at_kt(
@@ -245,6 +260,13 @@ class GridEstimate:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> GridEstimate:
         """The estimate `to_dict` gave."""
+        if not isinstance(d, Mapping):
+            raise ValueError(f"Expect a grid estimate's dict (`to_dict`), got {brief(d)}")
+        missing = [name for name in cls.__dataclass_fields__ if name not in d]
+        if missing:
+            raise ValueError(
+                f"Expect a grid estimate's dict (`to_dict`), got one without {missing}"
+            )
         return cls(
             tuple(d["ks"]), tuple(d["ts"]), np.asarray(d["mean"]), np.asarray(d["low"]),
             np.asarray(d["high"]), int(d["n_tasks"]), int(d["n_per_task"]), float(d["confidence"]),
@@ -394,7 +416,8 @@ def estimate_from_task_grids(
 
 
 def _check_confidence(confidence: float) -> float:
-    if not is_real(confidence) or not 0 < confidence < 1:
+    # (past 1 - 2**-53, 0.5 + confidence / 2 rounds to 1: no finite normal quantile)
+    if not is_real(confidence) or not (0 < confidence < 1 and 0.5 + confidence / 2.0 < 1.0):
         raise ValueError(f"Expect `confidence` in (0, 1), got {brief(confidence)}")
     return float(confidence)
 
@@ -406,13 +429,40 @@ def _z(confidence: float) -> float:
 
 def _floats(values: object, name: str) -> np.ndarray:
     """``values`` as a float64 array; ``ValueError`` for text or what is not numbers."""
-    if values is None or isinstance(values, (str, bytes)):  # (NumPy makes None a NaN)
-        raise ValueError(f"Expect `{name}` to be numbers, got {brief(values)}")
+    # (NumPy makes None a NaN, a complex array real with a warning, and an int past a float's
+    # range an OverflowError)
+    message = f"Expect `{name}` to be numbers, got {brief(values)}"
+    if values is None or isinstance(values, (str, bytes)):
+        raise ValueError(message)
     try:
+        if np.iscomplexobj(values):
+            raise ValueError(message)
         array = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"Expect `{name}` to be numbers, got {brief(values)}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(message) from None
     return array
+
+
+def _cells_in_bounds(x: np.ndarray, bounds: object) -> tuple[float, float]:
+    """``bounds`` as two floats, low < high, with every cell of ``x`` but NaN between them: an
+    interval clipped to bounds its mean broke (or to bounds upside down) missed the mean."""
+    pair = tuple(bounds) if is_listlike(bounds) else ()
+    if not (len(pair) == 2 and all(is_finite(b) for b in pair) and pair[0] < pair[1]):
+        raise ValueError(
+            f"Expect `bounds` to be (low, high), finite, low < high; got {brief(bounds)}"
+        )
+    low, high = float(pair[0]), float(pair[1])
+    if np.any((x < low) | (x > high)):  # (NaN is neither)
+        raise ValueError(
+            f"Expect every cell of `x` to lie within `bounds` ({low}, {high}), got one at "
+            f"{float(x[(x < low) | (x > high)][0])}"
+        )
+    return low, high
+
+
+#: Below it a sum of trials or pairs is rescaled to 1 for its variance, whose formula squares
+#: it (a float's square underflows to 0 below about 1e-162).
+_TINY = 1e-100
 
 
 def _t_within(t: float, df: int) -> float:
@@ -476,6 +526,8 @@ def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
         return 0.0, 1.0
     p = min(1.0, max(0.0, float(p)))
     z2n = z * z / n
+    if z2n == float("inf"):  # (n so small, below 1e-300, that the interval is all of [0, 1])
+        return 0.0, 1.0
     centre = (p + z2n / 2.0) / (1.0 + z2n)
     half = z * np.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n)) / (1.0 + z2n)
     low = 0.0 if p == 0.0 else max(0.0, float(centre - half))  # exact at the ends (no rounding)
@@ -533,15 +585,20 @@ def _clustered_rate(
     h: np.ndarray, n: np.ndarray, confidence: float, z: float, max_trials: float | None
 ) -> tuple[float, float, float]:
     """`clustered_rate` of checked arrays (``h``, ``n`` flat), ``z`` its normal quantile."""
-    total = float(n.sum())
+    with np.errstate(over="ignore"):  # (a sum past a float's range: refused below)
+        total = float(n.sum())
     if h.shape != n.shape or total <= 0:
         raise ValueError(
             f"Expect `hits` and `trials` of one length with trials, got {h.shape}, {n.shape}"
         )
+    if not np.isfinite(total):  # (finite trials whose sum is not: the rate was inf / inf)
+        raise ValueError(f"Expect the sum of `trials` to be a finite number, got {total}")
     rate = float(h.sum()) / total
     m = len(n)
     cap = max(float(m), total if max_trials is None else float(max_trials))
     n_eff = float(m)
+    if total < _TINY:  # (the variance is the same at any scale; total**2 underflowed to 0)
+        h, n, total = h / total, n / total, 1.0
     var = m / (m - 1) * float(np.sum((h - rate * n) ** 2)) / total**2 if m > 1 else 0.0
     if 0.0 < rate < 1.0 and var > 0:
         q = 0.5 + confidence / 2.0
@@ -576,7 +633,8 @@ def paired_difference(
     confidence = _check_confidence(confidence)
     d = _floats(differences, "differences").ravel()
     n = _floats(pairs, "pairs").ravel()
-    total = float(n.sum())
+    with np.errstate(over="ignore"):  # (a sum past a float's range: refused below)
+        total = float(n.sum())
     if d.shape != n.shape or not total > 0:
         raise ValueError(
             f"Expect `differences` and `pairs` of one length with pairs, got {d.shape}, {n.shape}"
@@ -587,8 +645,12 @@ def paired_difference(
             "Expect each task's `pairs` to be a count >= 0 and its `differences` a sum of "
             "that many differences in [-1, 1], finite"
         )
+    if not np.isfinite(total):  # (finite pairs whose sum is not: the mean was inf / inf)
+        raise ValueError(f"Expect the sum of `pairs` to be a finite number, got {total}")
     mean = float(d.sum()) / total
     m = len(n)
+    if total < _TINY:  # (the variance is the same at any scale; total**2 underflowed to 0)
+        d, n, total = d / total, n / total, 1.0
     var = m / (m - 1) * float(np.sum((d - mean * n) ** 2)) / total**2 if m > 1 else 0.0
     rule = float(np.log(2.0 / (1.0 - confidence)))
     if var > 0:
@@ -608,7 +670,8 @@ def difference_interval(
     Newcombe's score interval for a difference of proportions, and it keeps
     their width at 0 and 1. ``correlation`` (of the two estimates; paired
     outcomes are usually positively correlated) narrows it; 0 is conservative
-    then.
+    then. The interval is cut to [-1, 1] when both terms are rates (every value
+    in [0, 1]); the difference of two skills, which may lie past either, is not cut.
 
     Example:
         >>> d, low, high = difference_interval((1.0, 0.95, 1.0), (1.0, 0.95, 1.0))
@@ -632,7 +695,14 @@ def difference_interval(
     d = pa - pb
     low = d - np.sqrt(max(0.0, (pa - la) ** 2 + (ub - pb) ** 2 - 2 * r * (pa - la) * (ub - pb)))
     high = d + np.sqrt(max(0.0, (ua - pa) ** 2 + (pb - lb) ** 2 - 2 * r * (ua - pa) * (pb - lb)))
-    return d, float(max(-1.0, low)), float(min(1.0, high))
+    if not np.isfinite([d, low, high]).all():  # (finite terms near 1e308 apart)
+        raise ValueError(
+            f"Expect `a` and `b` to differ by a finite amount, got {brief(a)}, {brief(b)}"
+        )
+    # (only a difference of rates lies in [-1, 1]: a skill's below -1 was cut off its interval)
+    if all(0.0 <= v <= 1.0 for v in (pa, la, ua, pb, lb, ub)):
+        low, high = max(-1.0, low), min(1.0, high)
+    return d, float(low), float(high)
 
 
 def crossed_mean(
@@ -697,15 +767,15 @@ def crossed_mean(
         [1.0, 0.342, 1.0]
     """
     confidence = _check_confidence(confidence)
-    x = np.asarray(x, dtype=np.float64)
+    x = _floats(x, "x")
     if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1 or not np.all(np.isfinite(x)):
         raise ValueError(
             "Expect `x` to be a finite array [seed, task] with at least 2 seeds and 1 task, "
             f"got shape {x.shape}" + ("" if np.all(np.isfinite(x)) else " with NaN or inf")
         )
-    if tasks not in ("random", "fixed"):
-        raise ValueError(f"Expect `tasks` to be 'random' or 'fixed', got {tasks!r}")
-    low_bound, high_bound = (float(b) for b in bounds)
+    if not isinstance(tasks, str) or tasks not in ("random", "fixed"):
+        raise ValueError(f"Expect `tasks` to be 'random' or 'fixed', got {brief(tasks)}")
+    low_bound, high_bound = _cells_in_bounds(x, bounds)
     n_seeds, n_tasks = x.shape
     mean = float(x.mean())
     seed_means, task_means = x.mean(axis=1), x.mean(axis=0)
@@ -803,6 +873,7 @@ def bootstrap_seeds_tasks(
     n_bootstrap = check_n_bootstrap(n_bootstrap, least=1)
     _check_confidence(confidence)
     check_seed(seed)
+    low_bound, high_bound = _cells_in_bounds(x, bounds)
     if np.isnan(x).all():
         raise ValueError("Expect `x` to hold at least one cell that is not NaN, got none")
     mean = float(np.nanmean(x))
@@ -824,5 +895,5 @@ def bootstrap_seeds_tasks(
     low, high = np.percentile(stats, [(100 - 100 * confidence) / 2, (100 + 100 * confidence) / 2])
     if high <= low:  # (every resample agrees)
         half = float(np.log(2.0 / (1.0 - confidence))) / n_seeds
-        low, high = max(float(bounds[0]), mean - half), min(float(bounds[1]), mean + half)
+        low, high = max(low_bound, mean - half), min(high_bound, mean + half)
     return mean, float(low), float(high)
