@@ -60,7 +60,13 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget.eval.estimator import difference_interval, estimate_from_task_grids, pass_at_k
+from turnbudget._checks import brief, check_positive_int
+from turnbudget.eval.estimator import (
+    check_grid_values,
+    difference_interval,
+    estimate_from_task_grids,
+    pass_at_k,
+)
 from turnbudget.records import BUDGET_COUNTERS
 
 __all__ = [
@@ -107,10 +113,21 @@ def task_grid_arrays(
     ``truncate`` scores the runs at ``max(ts)`` at every T by their first-success
     turn; ``rerun`` scores column T by the runs made with budget T.
     """
+    ks, ts = _checked_grid(ks, ts, mode)
     tasks: dict[tuple[str, int], _TaskTally] = {}
     for e in episodes:
         _task_of(tasks, e, ts).add(e)
     return _task_grids([tasks[key] for key in sorted(tasks)], ks, ts, mode)
+
+
+def _checked_grid(
+    ks: Sequence[int], ts: Sequence[int], mode: str
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``ks`` and ``ts`` checked (`check_grid_values`), and ``mode``, before any record is read
+    (no budget was a bare 'max() arg is an empty sequence'; no K, an empty grid)."""
+    if not isinstance(mode, str) or mode not in ("truncate", "rerun"):
+        raise ValueError(f"Expect mode `truncate` or `rerun`, got {brief(mode)}")
+    return check_grid_values(ks, "ks"), check_grid_values(ts, "ts")
 
 
 class _TaskTally:
@@ -252,9 +269,12 @@ def mode_gap(truncate: Mapping[str, Any], rerun: Mapping[str, Any]) -> dict[str,
 
 def length_buckets(initial_distances: Iterable[int], n_buckets: int = 3) -> list[tuple[int, int]]:
     """Split optimal-solution lengths into up to ``n_buckets`` ranges ``(lo, hi)`` by quantile."""
+    n_buckets = check_positive_int(n_buckets, "n_buckets")
     values = np.array(sorted({int(d) for d in initial_distances if d is not None}))
     if values.size == 0:
         return []
+    # (past one bucket per distinct length the edges are every length: no 1e12 quantiles)
+    n_buckets = min(n_buckets, values.size)
     edges = np.unique(np.quantile(values, np.linspace(0, 1, n_buckets + 1), method="lower"))
     buckets, lo = [], int(values[0])
     for hi in edges[1:-1]:
@@ -343,6 +363,7 @@ def feasibility_analysis(
         >>> f["step_regret"]
         {'successes': 1, 'mean': 2.0, 'median': 2.0, 'max': 2}
     """
+    ks, ts = _checked_grid(ks, ts, mode)
     tasks: dict[tuple[str, int], _TaskTally] = {}
     for e in episodes:
         _task_of(tasks, e, ts).add(e)
@@ -969,9 +990,15 @@ def advantage_halving_budget(
         24.0
     """
     adv = [b - w for b, w in zip(better, worse, strict=True)]
+    ts = list(ts)
+    if len(ts) != len(adv):  # (fewer budgets were an IndexError, more a quiet None)
+        raise ValueError(
+            f"Expect one budget in `ts` per value of `better` and `worse`, got {len(ts)} "
+            f"budgets and {len(adv)} values"
+        )
     if not adv or adv[-1] <= 0:
         return None
-    return _interp_halving(list(ts), adv)
+    return _interp_halving(ts, adv)
 
 
 def _condition(cfg: Mapping[str, Any]) -> str:

@@ -78,6 +78,11 @@ def test_skill_formula():
     assert skill(0.2, 0.2) == 0.0
     assert skill(1.0, 0.3) == 1.0
     assert skill(0.5, 1.0) is None
+    # NaN was a NaN skill, quietly, and a rate past 1 a number
+    for p, p_random, name in ((math.nan, 0.1, "p"), (0.5, math.nan, "p_random"),
+                              (1.5, 0.1, "p"), (0.5, True, "p_random")):  # fmt: skip
+        with pytest.raises(ValueError, match=f"Expect `{name}` to be a number in"):
+            skill(p, p_random)
 
 
 class Recorder:

@@ -368,3 +368,29 @@ def test_a_run_without_k_1_still_reports_its_pass_at_1(tmp_path):
     pass_1 = report.split("## Pass@(1,T) by run")[1].split("\n\n")[2]
     rows = {row.split(" | ")[0]: row.split(" | ")[1:] for row in pass_1.splitlines()[2:]}
     assert rows["| with"] == rows["| without"]
+
+
+def test_analysis_arguments_are_checked_by_name():
+    """n_buckets=10**12 allocated 7 TiB of quantiles (0 and -1 were taken); budgets fewer than
+    the values were an IndexError (more: a quiet None); no budget was 'max() arg is an empty
+    sequence' and no K an empty grid."""
+    from turnbudget.eval.analysis import feasibility_analysis, task_grid_arrays
+
+    assert length_buckets([1, 2, 3], 10**12) == length_buckets([1, 2, 3], 3)
+    for bad in (0, -1, True, 2.0):
+        with pytest.raises(ValueError, match="`n_buckets`"):
+            length_buckets([1, 2, 3], bad)
+    for ts in ([10], [10, 20, 30]):
+        with pytest.raises(ValueError, match="one budget in `ts` per value"):
+            advantage_halving_budget(ts, [0.5, 0.6], [0.1, 0.1])
+    episodes = [{"env_id": "e", "seed": 0, "turn_budget": 10, "success": False,
+                 "first_success_turn": None, "turns_used": 10, "initial_distance": 4}]  # fmt: skip
+    for call in (task_grid_arrays, feasibility_analysis):
+        for ks, ts, mode, says in (
+            ([1], [], "truncate", "`ts` to hold at least one"),
+            ([], [10], "truncate", "`ks` to hold at least one"),
+            ([0], [10], "truncate", "`ks` to hold positive ints"),
+            ([1], [10], ["truncate"], "mode `truncate` or `rerun`"),
+        ):
+            with pytest.raises(ValueError, match=says):
+                call(episodes, ks, ts, mode)

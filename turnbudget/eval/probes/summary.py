@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from turnbudget._checks import check_probability
 from turnbudget.eval.estimator import (
     check_n_bootstrap,
     clustered_rate,
@@ -81,6 +82,7 @@ def skill(p: float, p_random: float) -> float | None:
         >>> round(skill(0.55, 0.1), 6)
         0.5
     """
+    p, p_random = check_probability(p, "p"), check_probability(p_random, "p_random")  # (NaN too)
     if p_random >= 1.0:
         return None
     return (p - p_random) / (1.0 - p_random)
