@@ -98,7 +98,7 @@ def check_n_bootstrap(value: object, *, least: int = 0) -> int:
 
 def check_grid_values(values: object, name: str) -> tuple[int, ...]:
     """K values or budgets T: distinct whole numbers >= 1, as ints, in the order given."""
-    if not is_listlike(values) or (isinstance(values, np.ndarray) and values.ndim == 0):
+    if not is_listlike(values):
         raise ValueError(f"Expect `{name}` to be a list of positive ints, got {brief(values)}")
     out = tuple(itertools.islice(values, _MAX_VALUES + 1))
     if not out:
