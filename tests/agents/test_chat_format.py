@@ -84,6 +84,18 @@ def test_templates_are_overridable_and_checked():
         PromptTemplates(intro="{goal} {history}")
 
 
+@pytest.mark.parametrize(
+    "name, template",
+    [("intro", "{goal.x}"), ("turn", "{turn.x}"), ("budget", "{turns_left[0]}"),
+     ("budget", "{turns_used.real.x}")],
+)  # fmt: skip
+def test_a_template_reaching_into_a_field_that_has_no_such_part_is_a_value_error(name, template):
+    """An attribute or an index a field does not have raised AttributeError or TypeError
+    from the constructor, where every other template that does not format is a ValueError."""
+    with pytest.raises(ValueError, match=f"`{name}` does not format"):
+        PromptTemplates(**{name: template})
+
+
 class _Recorder:
     """A stand-in for the server (the agent's client, and `ChatAgent._send`, which asks it
     for each completion): records the messages, answers ``replies`` in turn."""
@@ -193,6 +205,36 @@ def test_constraint_bodies():
     assert constraint_body("grammar", []) == {} and constraint_body("none", ["a"]) == {}
     with pytest.raises(ValueError):
         constraint_body("auto", ["a"])
+
+
+HOSTILE_CALLS = {
+    "reply None": lambda: parse_command(None, COMMANDS),
+    "reply bytes": lambda: parse_command(b"look", COMMANDS),
+    "admissible a str": lambda: parse_command("look", "look"),
+    "admissible of ints": lambda: parse_command("look", [1, 2]),
+    "admissible of None": lambda: parse_command("look", [None]),
+    "max_length a str": lambda: parse_command("look", [], max_length="5"),
+    "max_length negative": lambda: parse_command("look around", [], max_length=-1),
+    "observation None": lambda: _turn(None),
+    "commands of ints": lambda: _turn("A hall.", commands=[1]),
+    "budget without turn_budget": lambda: _turn("A hall.", budget={"turns_left": 1}),
+    "goal None": lambda: _prompt(goal=None),
+    "history of text": lambda: _prompt(history=["a hall"]),
+    "current None": lambda: _prompt(current=None),
+    "grammar of ints": lambda: gbnf_choice([1]),
+    "constraint of ints": lambda: constraint_body("grammar", [1]),
+    "constraint of a str": lambda: constraint_body("guided_choice", "look"),
+}
+
+
+@pytest.mark.parametrize("call", HOSTILE_CALLS.values(), ids=HOSTILE_CALLS.keys())
+def test_each_piece_refuses_what_is_not_its_arguments_naming_the_argument(call):
+    """`render_turn`, `build_prompt`, `parse_command` and the constraints are usable on their
+    own: a value of the wrong type raised AttributeError or KeyError from inside, or was read
+    as something else (a str of admissible commands, its characters; a negative
+    ``max_length``, a cut one character short)."""
+    with pytest.raises((TypeError, ValueError), match=r"Expect `\w+` to be"):
+        call()
 
 
 # ----------------------------------------------------------------------------- ChatAgent

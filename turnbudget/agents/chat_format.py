@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from turnbudget._checks import brief, check_positive_int, is_listlike
 from turnbudget.agents.secrets import redact
 
 __all__ = [
@@ -44,6 +45,25 @@ __all__ = [
 PARSE_MODES = ("strict", "lenient")
 #: How replies are restricted: ``auto`` picks from the server (see `ChatAgent`), ``none`` never.
 CONSTRAINTS = ("auto", "grammar", "guided_choice", "json_schema", "none")
+
+_BUDGET_FIELDS = ("turns_left", "turn_budget", "turns_used")
+
+
+def _check_text(value: Any, name: str) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"Expect `{name}` to be a str, got {brief(value)}")
+
+
+def _check_texts(values: Any, name: str) -> list[str]:
+    """``values`` as a list of str: a str is one command, never its characters, so it is
+    refused, like a list holding anything but str."""
+    if not is_listlike(values):
+        raise TypeError(f"Expect `{name}` to be a list of str, got {brief(values)}")
+    values = list(values)
+    if not all(isinstance(value, str) for value in values):
+        raise TypeError(f"Expect `{name}` to be a list of str, got {brief(values)}")
+    return values
+
 
 _DEFAULT_INTRO = """\
 You are playing a text adventure game. Reach the goal in as few turns as you can.
@@ -101,7 +121,9 @@ class PromptTemplates:
                 raise ValueError(f"Expect template `{name}` to be a str, got {template!r}")
             try:
                 template.format(**fields)
-            except (KeyError, IndexError, ValueError) as exc:
+            # (an attribute or an index of a field, "{goal.x}" or "{turns_left[0]}", raises
+            # AttributeError or TypeError: a template that does not format all the same)
+            except (KeyError, IndexError, ValueError, AttributeError, TypeError) as exc:
                 raise ValueError(
                     f"Template `{name}` does not format with the fields {sorted(fields)}: {exc!r}"
                 ) from None
@@ -134,6 +156,15 @@ def render_turn(
         >>> "A hall." in text, "Admissible commands: north, look" in text
         (True, True)
     """
+    _check_text(observation, "observation")
+    commands = _check_texts(commands, "commands")
+    if budget is not None and not (
+        isinstance(budget, Mapping) and all(key in budget for key in _BUDGET_FIELDS)
+    ):
+        raise ValueError(
+            f"Expect `budget` to be None or a mapping with the keys {_BUDGET_FIELDS}, "
+            f"got {brief(budget)}"
+        )
     return templates.turn.format(
         observation=observation.strip(),
         commands=", ".join(commands) if commands else "(any command)",
@@ -174,6 +205,15 @@ def build_prompt(
         [{'role': 'user', 'content': 'Goal: exit. A hall.?'},
          {'role': 'assistant', 'content': 'north'}, {'role': 'user', 'content': 'A den.?'}]
     """
+    _check_text(goal, "goal")
+    _check_text(current, "current")
+    if not is_listlike(history) or not all(
+        isinstance(turn, (tuple, list)) and len(turn) == 2 and all(isinstance(t, str) for t in turn)
+        for turn in history
+    ):
+        raise TypeError(
+            f"Expect `history` to be a list of (user message, command) str pairs, got {brief(history)}"
+        )
     intro = templates.intro.format(goal=goal.strip() or "(not given)")
     system = templates.system is not None
     messages = [{"role": "system", "content": templates.system}] if system else []
@@ -260,6 +300,9 @@ def parse_command(
     """
     if mode not in PARSE_MODES:
         raise ValueError(f"Expect `mode` to be one of {PARSE_MODES}, got {mode!r}")
+    _check_text(reply, "reply")
+    admissible = _check_texts(admissible, "admissible")
+    max_length = check_positive_int(max_length, "max_length")
     line = _first_line(reply, max_length)
     if not admissible:
         return Parsed(_first_line(reply, max_length, blank=True), "free")
@@ -304,6 +347,7 @@ def gbnf_choice(commands: Sequence[str]) -> str:
         >>> print(gbnf_choice(['go north', 'say "hi"']))
         root ::= "go north" | "say \\"hi\\""
     """
+    commands = _check_texts(commands, "commands")
     if not commands:
         raise ValueError("Expect at least one command to build a grammar")
     literals = (
@@ -325,6 +369,7 @@ def constraint_body(kind: str, commands: Sequence[str]) -> dict[str, Any]:
     """
     if kind not in CONSTRAINTS or kind == "auto":
         raise ValueError(f"Expect a resolved constraint kind in {CONSTRAINTS[1:]}, got {kind!r}")
+    commands = _check_texts(commands, "commands")
     if kind == "none" or not commands:
         return {}
     if kind == "grammar":
