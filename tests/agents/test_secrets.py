@@ -46,6 +46,21 @@ def test_short_values_are_not_registered():
     assert redact("a tab") == "a tab"
 
 
+@pytest.mark.parametrize("value", [b"Bx7-bytes-secret", 12345678, ["Lx7-listed-secret"]])
+def test_a_secret_that_is_not_text_is_a_type_error_never_skipped(value):
+    """A value that was not a str was skipped without a word, like None: a key read as
+    bytes was then blanked nowhere. Its value is not shown (it is the secret)."""
+    with pytest.raises(TypeError, match="Expect `values` to be a str or None") as err:
+        remember("Ok7-text-secret", value)
+    assert "secret" not in str(err.value) and "1234" not in str(err.value)
+
+
+@pytest.mark.parametrize("url", [b"http://u:p@h/v1", 5])
+def test_a_url_that_is_not_text_is_a_type_error(url):
+    with pytest.raises(TypeError, match="Expect `url` to be a str or None"):
+        url_secrets(url)
+
+
 def test_log_records_are_blanked_whatever_logged_them(caplog):
     remember(TOKEN)
     log = logging.getLogger("some.library")

@@ -70,10 +70,12 @@ def _encodings(value: str) -> set[str]:
 
 
 def remember(*values: str | None) -> None:
-    """Register secret values (None and values shorter than `MIN_LENGTH` are skipped)."""
+    """Register secret values (None and values shorter than `MIN_LENGTH` are skipped; a
+    value that is not text is a TypeError, never skipped: it would be blanked nowhere)."""
     global _pattern
     new = set()
     for value in values:
+        _check_text(value, "values")
         if isinstance(value, str) and len(value) >= MIN_LENGTH:
             new |= _encodings(value)
     with _lock:
@@ -85,6 +87,11 @@ def remember(*values: str | None) -> None:
         _install_log_factory()
 
 
+def _check_text(value: Any, name: str) -> None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"Expect `{name}` to be a str or None, got {type(value).__name__}")
+
+
 def url_secrets(url: str | None) -> list[str]:
     """The credentials a URL carries: its user info (the password, or a lone token, and
     the ``user:password`` pair with its basic-auth base64) and every query value.
@@ -93,6 +100,7 @@ def url_secrets(url: str | None) -> list[str]:
         >>> url_secrets("https://me:hunter22@host/v1?key=abc123&v=2")
         ['me:hunter22', 'bWU6aHVudGVyMjI=', 'hunter22', 'abc123', '2']
     """
+    _check_text(url, "url")
     if not url:
         return []
     parts = urllib.parse.urlsplit(url)
