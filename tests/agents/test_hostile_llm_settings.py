@@ -123,6 +123,16 @@ def test_a_base_url_that_is_not_text_is_a_type_error(url):
         ChatAgent("m", base_url=url)
 
 
+def test_a_url_or_model_spec_that_is_not_text_is_a_type_error():
+    """`redact_url` and `make_llm_agent` raised AttributeError from inside."""
+    from turnbudget.agents.llm import make_llm_agent, redact_url
+
+    with pytest.raises(TypeError, match=r"Expect `url` to be a str or None, got int"):
+        redact_url(8080)
+    with pytest.raises(TypeError, match=r"Expect `args` .* got \['gemma'\]"):
+        make_llm_agent(["gemma"])
+
+
 @pytest.mark.parametrize("model", ["gemma\nrm -rf", "gemma\t3", "\x00"])
 def test_a_model_name_that_is_not_one_line_is_refused(model):
     with pytest.raises(ValueError, match=r"Expect `model` to be a model name"):

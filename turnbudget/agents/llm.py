@@ -233,6 +233,8 @@ def redact_url(url: str | None) -> str | None:
     """
     if url is None:
         return None
+    if not isinstance(url, str):
+        raise TypeError(f"Expect `url` to be a str or None, got {type(url).__name__}")
     parts = urllib.parse.urlsplit(url)
     host = parts.hostname or ""
     if ":" in host:  # an IPv6 address keeps its brackets (without them it read as a port)
@@ -1166,6 +1168,8 @@ def make_llm_agent(args: str, **options: Any) -> ChatAgent:
     """
     from turnbudget.agents.registry import check_options
 
+    if not isinstance(args, str):
+        raise TypeError(f"Expect `args` (what follows llm:) to be a str, got {brief(args)}")
     if not args or not args.strip():
         raise ValueError("Expect `llm:MODEL` with a model name, e.g. llm:gemma-3-270m")
     name, _, path = args.strip().partition(":")
