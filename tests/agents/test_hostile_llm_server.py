@@ -6,6 +6,8 @@
   request", never the model's empty reply.
 - A ``usage`` no token count can be (1e308, a bool, negative) is recorded as 0.
 - A reply far past ``max_tokens`` is read and recorded bounded (`MAX_REPLY_CHARS`).
+- An answer of many choices, tool calls and logprobs is read as its first choice: only
+  what is read is built (every part was built as a model: 25 s on the event loop).
 - A server that holds the request is a timeout, then a clear error (the test's hold is
   an event, released when the test ends); so is one that sends its answer a byte at a
   time and never finishes (the client's own timeout bounds each read, not the request).
@@ -798,6 +800,40 @@ def test_an_answer_with_keys_named_like_the_clients_own_arguments_is_read(path):
     body = {**reply_body("north"), "_fields_set": 1, "_extra": {"x": 1}}
     with FakeServer(lambda handler, request: as_json(body)) as server:
         assert _act(_agent(server.url()), path) == "north"
+
+
+def _crowded_answer(choices: int) -> dict[str, Any]:
+    """A reply of "north" followed by ``choices - 1`` more choices, each with a tool call and
+    a logprob, and a usage with parts nobody reads."""
+    first = reply_body("north")["choices"][0]
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    logprobs = {"content": [{"token": "a", "logprob": 0.0, "bytes": [97], "top_logprobs": []}]}
+    other = {"index": 1, "finish_reason": "stop", "logprobs": logprobs,
+             "message": {"role": "assistant", "content": "look", "tool_calls": [call]}}  # fmt: skip
+    usage = {"prompt_tokens": 7, "completion_tokens": 1, "prompt_tokens_details": {"x": [1] * 9}}
+    return {**reply_body(), "choices": [{**first, "logprobs": logprobs}] + [other] * (choices - 1),
+            "usage": usage}  # fmt: skip
+
+
+def test_only_what_is_read_of_an_answer_is_built():
+    """Every choice, tool call and logprob of an answer was built as a model: 400,000 choices
+    in a 13 MB answer (under the bound) took 25 s and 750 MB, on the event loop of every
+    episode in flight, far past the agent's timeout (it cannot interrupt work on the loop)."""
+    from turnbudget.agents.llm import _Create, _parse_answer
+
+    completion = _parse_answer(_Create({}), json.dumps(_crowded_answer(50_000)).encode())
+    (choice,) = completion.choices
+    assert choice.message.content == "north" and getattr(choice, "logprobs", None) is None
+    assert completion.usage.prompt_tokens == 7 and completion.usage.completion_tokens == 1
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_reply_among_many_choices_is_read_as_the_first(path):
+    with FakeServer(lambda handler, request: as_json(_crowded_answer(1000))) as server:
+        agent = _agent(server.url())
+        assert _act(agent, path) == "north"
+    note = agent.step_note()
+    assert (note["reply"], note["tokens_in"], note["tokens_out"]) == ("north", 7, 1)
 
 
 def _prompt_text(request: dict[str, Any]) -> str:
