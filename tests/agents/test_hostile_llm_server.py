@@ -774,6 +774,26 @@ def test_an_error_answer_under_the_bound_is_read_into_the_error(status, coding, 
 
 
 @pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_long_error_answer_is_blanked_only_as_far_as_it_is_shown(path, monkeypatch):
+    """An error answer under the bound is in the message of the client's exception, which was
+    blanked whole before its first 200 characters were shown: a 15 MB answer took seconds and
+    hundreds of MB per attempt, on the event loop of every episode in flight."""
+    from turnbudget.agents import secrets
+
+    monkeypatch.setenv(KEY_ENV, ECHOED_KEY)
+    message = f"overloaded, key {ECHOED_KEY}, " + "ab " * (5 * _MIB)
+    body = json.dumps({"error": {"message": message}}).encode()
+    read: list[int] = []
+    blank = secrets.redact
+    monkeypatch.setattr(secrets, "redact", lambda text: read.append(len(text)) or blank(text))
+    with FakeServer(lambda handler, request: (503, "application/json", body)) as server:
+        agent = _agent(server.url(), api_key_env=KEY_ENV)
+        with pytest.raises(ServerUnavailable, match=r"overloaded, key \*\*\*, ab ab") as err:
+            _act(agent, path)
+    assert ECHOED_KEY not in str(err.value) and max(read) < 2**16
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
 def test_a_5xx_naming_the_constraint_still_drops_it(path, caplog):
     """llama-cpp-python reports a constraint it does not take as a 500 naming it: read
     through the bound, it still makes the agent send plain requests."""

@@ -8,7 +8,8 @@ import logging
 
 import pytest
 
-from turnbudget.agents.secrets import MASK, redact, remember, url_secrets
+from turnbudget.agents import secrets
+from turnbudget.agents.secrets import MASK, redact, redact_start, remember, url_secrets
 
 # No shape rule knows these: only their values can find them.
 PASSWORD = "Pq/7 x@y!unshaped"
@@ -99,3 +100,25 @@ def test_a_url_after_punctuation_or_an_underscore_is_still_blanked():
     "see 1.https://admin:pw@host" lost its blanking."""
     for prefix in ("see 1.", "mirrors: -", "2)", "_", "v2.0+"):
         assert "hunter2" not in redact(f"{prefix}https://admin:hunter2@db.example/x")
+
+
+STRADDLING = "Rs7-straddling-secret-value"  # (no shape rule knows it)
+
+
+@pytest.mark.parametrize("at", [0, 150, 190, 199, 200, 4_000, 9_000, 2**20])
+def test_the_start_of_a_long_text_is_blanked_as_the_whole_text_would_be(at):
+    """`redact_start` reads only the start of a text, yet shows what blanking it whole and
+    cutting would: a secret across the cut, or across the end of what is read, never shows
+    a part (a text of blanked secrets, which shortens as it is blanked, is read on)."""
+    remember(STRADDLING, "Ab7-short-one")
+    for filler in ("x", " ", "Ab7-short-one "):
+        text = filler * (at // len(filler)) + STRADDLING + " tail" + "y" * 2**20
+        assert redact_start(text, 200) == redact(text)[:200]
+
+
+def test_the_start_of_a_long_text_is_blanked_reading_only_the_start(monkeypatch):
+    read: list[int] = []
+    blank = secrets.redact
+    monkeypatch.setattr(secrets, "redact", lambda text: read.append(len(text)) or blank(text))
+    assert redact_start("z" * 16 * 2**20, 200) == "z" * 200
+    assert max(read) < 2**16

@@ -75,7 +75,7 @@ from turnbudget.agents.chat_format import (
     parse_command,
     render_turn,
 )
-from turnbudget.agents.secrets import redact, remember, url_secrets
+from turnbudget.agents.secrets import redact, redact_start, remember, url_secrets
 
 __all__ = [
     "MAX_ANSWER_BYTES",
@@ -1156,7 +1156,7 @@ def _publish_url(url: str) -> str:
 def _excerpt(value: Any, limit: int = 80) -> str:
     """The start of ``value``'s repr, its secrets blanked before it is cut (a key that
     straddled the cut would be cut first and then not be recognised)."""
-    text = redact(repr(value))
+    text = redact_start(repr(value), limit + 1)
     return text if len(text) <= limit else text[:limit] + "..."
 
 
@@ -1176,8 +1176,10 @@ def _unfollowable_redirect(exc: BaseException | None) -> BaseException | None:
 
 
 def _short(exc: BaseException, limit: int = 200) -> str:
-    """An error message on one line, with every secret blanked (it is logged and recorded)."""
-    text = redact(" ".join(str(exc).split()))
+    """An error message on one line, with every secret blanked (it is logged and recorded).
+    Only its start is read (`redact_start`): a server's error body, of up to
+    ``max_answer_bytes``, is in the message of the exception the client raised."""
+    text = " ".join(redact_start(str(exc), max(8 * limit, 4096)).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -34,7 +34,7 @@ import threading
 import urllib.parse
 from typing import Any
 
-__all__ = ["MASK", "MIN_LENGTH", "redact", "remember", "url_secrets"]
+__all__ = ["MASK", "MIN_LENGTH", "redact", "redact_start", "remember", "url_secrets"]
 
 #: What a secret is replaced with.
 MASK = "***"
@@ -123,6 +123,28 @@ def redact(text: str) -> str:
     text = _USERINFO.sub(rf"\1{MASK}@", text)
     text = _KEY_QUERY.sub(rf"\1{MASK}", text)
     return _KEYLIKE.sub(rf"\1{MASK}", text)
+
+
+# How far past what is shown `redact_start` reads, for a shape (a URL's user info, a key-like
+# token) that starts in what is shown and ends past it.
+_SHAPE_MARGIN = 4096
+
+
+def redact_start(text: str, limit: int) -> str:
+    """``redact(text)[:limit]``, reading only as much of ``text`` as that needs: a server's
+    error body may be megabytes, and blanking it whole took seconds per retry where only
+    its start is shown. A secret cut at the end of what was read is left there, past
+    ``limit``: at least as many characters as the longest secret follow what is shown."""
+    with _lock:
+        longest = max(map(len, _values), default=0)
+    need = limit + longest + _SHAPE_MARGIN
+    size = need
+    while True:
+        shown = redact(text[:size])
+        # (blanking shortens what was read: read on until enough is left after it)
+        if size >= len(text) or len(shown) >= need:
+            return shown[:limit]
+        size *= 4
 
 
 def _scrub(record: logging.LogRecord) -> None:
