@@ -206,7 +206,9 @@ class GameEnv(vf.Env[GameEnvConfig]):
                     segment = await interaction.turn(text)
                     if segment.terminated:
                         break
-                    command = parse_command(segment.last_reply, session.commands, config.parse)
+                    # (a turn without text, a tool call alone, is an empty reply: a spent turn)
+                    reply = segment.last_reply if isinstance(segment.last_reply, str) else ""
+                    command = parse_command(reply, session.commands, config.parse)
                     text = session.play(command.command)
             trace = interaction.trace
             outcome = session.outcome
