@@ -28,6 +28,10 @@ BAD = [
     ("bc_epsilon", 2.0, "`bc_epsilon` to be a number in [0, 1]"),
     ("learning_rate", math.inf, "`learning_rate` to be a finite number > 0"),
     ("learning_rate", 0.0, "`learning_rate` to be a finite number > 0"),
+    # An int past float's range: an OverflowError that named no field.
+    ("gamma", 10**400, "`gamma` to be a number in (0, 1]"),
+    ("learning_rate", 10**400, "`learning_rate` to be a finite number > 0"),
+    ("ent_coef", 10**400, "`ent_coef` to be a finite number >= 0"),
     # (accepted, then refused as `ProcessReward`'s `scale` once the envs were built)
     ("process_scale", -1.0, "`process_scale` to be a finite number > 0"),
     ("process_scale", 0.0, "`process_scale` to be a finite number > 0"),
@@ -77,7 +81,9 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize(("field", "value", "message"), BAD, ids=[f"{f}={v!r}" for f, v, _ in BAD])
+@pytest.mark.parametrize(
+    ("field", "value", "message"), BAD, ids=[f"{f}={v!r}"[:60] for f, v, _ in BAD]
+)
 def test_a_bad_field_is_a_value_error_naming_it(field, value, message):
     with pytest.raises(ValueError, match=re.escape(f"Expect {message}")):
         TrainConfig(**{field: value})
