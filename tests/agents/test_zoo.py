@@ -376,6 +376,40 @@ def test_an_encoding_file_too_large_or_too_deep_is_refused(tmp_path):
         PolicyAgent(root)
 
 
+_READ_ENCODING_CHILD = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # (a read of /dev/zero: MemoryError)
+from turnbudget.agents.policy import read_encoding
+try:
+    read_encoding(sys.argv[1])
+except ValueError as exc:
+    print("ValueError:", exc)
+"""
+
+
+@pytest.mark.parametrize("special", ["fifo", "dev-zero"])
+def test_an_encoding_that_is_not_a_regular_file_is_refused(tmp_path, special):
+    """``turnbudget train --init DIR`` reads DIR's encoding.json (DIR need hold only a
+    policy.zip): a FIFO there blocked the run for ever, and a link to /dev/zero read until the
+    memory ran out. (A child process: a regression hangs it, which `HANG_GUARD` reports.)"""
+    import os
+
+    from _support import HANG_GUARD
+
+    root = tmp_path / "init"
+    root.mkdir()
+    if special == "fifo":
+        os.mkfifo(root / ENCODING_FILE)
+    else:
+        (root / ENCODING_FILE).symlink_to("/dev/zero")
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_ENCODING_CHILD, str(root)],
+        capture_output=True, text=True, timeout=HANG_GUARD,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"{root / ENCODING_FILE}: not a regular file" in done.stdout
+
+
 class _Touch:
     """Unpickling it creates ``marker``."""
 

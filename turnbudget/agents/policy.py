@@ -49,6 +49,7 @@ import numpy as np
 
 from turnbudget._checks import brief, check_bool, is_int
 from turnbudget.agents.base import EXECUTED_KEY
+from turnbudget.records.files import open_regular
 from turnbudget.wrappers.history_features import (
     FeatureEncoder,
     HistoryFeatures,
@@ -434,13 +435,17 @@ def _json_file(path: Path, what: str, nan: bool = False) -> Any:
     NaN and Infinity only with ``nan`` (an encoding's fields are checked by name later).
 
     Raises:
-        ValueError: the file is over `_MAX_JSON_BYTES`, not JSON, or nested past the
-            interpreter.
+        ValueError: the file is not a regular file (a FIFO, a device), is over
+            `_MAX_JSON_BYTES`, not JSON, or nested past the interpreter.
     """
-    if path.stat().st_size > _MAX_JSON_BYTES:  # (a 2 GB file was read whole)
+    # (a FIFO blocked for ever, /dev/zero was read until the memory ran out: `--init` reads
+    # the encoding of a directory that need hold only a policy.zip)
+    with open_regular(path) as f:
+        data = f.read(_MAX_JSON_BYTES + 1)
+    if len(data) > _MAX_JSON_BYTES:  # (a 2 GB file was read whole)
         raise ValueError(f"{path} is over {_MAX_JSON_BYTES:,} bytes: not {what}")
     try:
-        return json.loads(path.read_text(), parse_constant=None if nan else _not_json)
+        return json.loads(data.decode("utf-8"), parse_constant=None if nan else _not_json)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ValueError(f"{path} is not JSON: {type(exc).__name__}") from exc
 
