@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -66,6 +67,19 @@ def test_play_rejects_unknown_ids_and_bad_budgets():
 def test_play_ends_cleanly_on_end_of_input():
     assert main(["list", "--seeds", "0", "--family", "Maze"]) == 0
     assert run_cli("play", "Maze-Easy-v0", "--seed", "0", stdin="").returncode == 0
+
+
+def test_play_takes_a_line_that_is_not_utf8_as_a_command():
+    """Under a strict stdin (as LANG=en_US.UTF-8 gives) a Latin-1 line ended the game in a
+    UnicodeDecodeError traceback."""
+    played = subprocess.run(
+        [sys.executable, "-m", "turnbudget", "play", "Maze-Easy-v0", "--seed", "0"],
+        input=b"caf\xe9\xff\nlook\n", capture_output=True, timeout=HANG_GUARD,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )  # fmt: skip
+    assert played.returncode == 0, played.stderr.decode(errors="replace")[-2000:]
+    assert b"Traceback" not in played.stderr
+    assert b"[29 turns left]" in played.stdout and b"[28 turns left]" in played.stdout
 
 
 def test_the_script_module_and_the_cli_package_run_the_same_main():

@@ -69,6 +69,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(obs)
     print("(type `help` for the admissible commands, `quit` to leave)")
+    # A line that is not UTF-8 (a Latin-1 paste) ended the game in a UnicodeDecodeError
+    # traceback under a strict stdin (LANG=en_US.UTF-8): such bytes are now a command of
+    # U+FFFD, which the game answers as any command it does not know.
+    reconfigure = getattr(sys.stdin, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="replace")
     while True:
         command = _read_command(f"\n[{info['turns_left']} turns left] > ")
         if command is None:
