@@ -231,6 +231,28 @@ def test_an_error_line_is_printable_and_short_whatever_was_typed(
     assert len(err) < 5_000, len(err)
 
 
+_TITLE = "\x1b]0;pwned\x07"  # (an ESC sequence that sets the terminal's title)
+
+
+@pytest.mark.parametrize("command", ["train", "export-policy"])
+def test_an_error_line_escapes_a_path_named_in_it(tmp_path, monkeypatch, capsys, command):
+    """train and export-policy printed their errors as they were, unlike the other commands:
+    a directory named with an ESC sequence reached the terminal whole."""
+    monkeypatch.chdir(tmp_path)
+    held = tmp_path / f"x{_TITLE}"
+    held.mkdir()
+    if command == "train":  # (an evaluation run there: refused before torch is needed)
+        (held / "run.json").write_text("{}")
+        argv = ["train", "--algo", "bc", "--out", str(held)]
+    else:  # (a policy there already)
+        (held / "weights.npz").write_bytes(b"")
+        argv = ["export-policy", "zoo/maze-easy/base/seed0", str(held)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"turnbudget {command}: error: ")
+    assert "\x1b" not in err and "\x07" not in err and "\\x1b]0;pwned\\x07" in err
+
+
 def test_eval_takes_a_setting_of_a_number_past_4300_digits_as_text(tmp_path, monkeypatch, capsys):
     """JSON raised ValueError (not JSONDecodeError) on it: a message that named no flag."""
     monkeypatch.chdir(tmp_path)

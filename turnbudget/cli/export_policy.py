@@ -29,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from turnbudget.agents.policy import export_policy
+    from turnbudget.cli import error_line
 
     try:
         for name in ("source", "destination"):
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         card = None if args.card is None else _read_card(args.card)
         out = export_policy(args.source, args.destination, card=card, overwrite=args.overwrite)
     except (ValueError, FileNotFoundError, ImportError) as exc:
-        print(f"turnbudget export-policy: error: {exc}", file=sys.stderr)
+        print(error_line("export-policy", exc), file=sys.stderr)  # (a path's ESC sequences escaped)
         return 2
     print(f"wrote {out}")
     return 0

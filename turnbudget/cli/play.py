@@ -33,6 +33,7 @@ def _read_command(prompt: str) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from turnbudget.cli import error_line
     from turnbudget.cli.ids import resolve_env_id
     from turnbudget.wrappers import TurnBudget
     from turnbudget.wrappers._common import find_wrapper
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         env_id = resolve_env_id(args.env_id)
     except ValueError as error:
-        print(f"turnbudget play: error: {error}", file=sys.stderr)
+        print(error_line("play", error), file=sys.stderr)
         return 2
     if env_id not in gym.registry:
         print(
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         env = gym.make(env_id)
     except (gym.error.Error, TypeError, ValueError) as error:
-        print(f"turnbudget play: error: Cannot make {env_id!r}: {error}", file=sys.stderr)
+        print(error_line("play", f"Cannot make {env_id!r}: {error}"), file=sys.stderr)
         return 2
     if find_wrapper(env, TurnBudget) is None:  # (as `turnbudget.make`, so eval, refuses it)
         env.close()
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         obs, info = env.reset(seed=args.seed, options=options)
     except ValueError as error:  # (a bad --seed or --turn-budget)
-        print(f"turnbudget play: error: {error}", file=sys.stderr)
+        print(error_line("play", error), file=sys.stderr)
         return 2
     print(obs)
     print("(type `help` for the admissible commands, `quit` to leave)")

@@ -84,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
 
+    from turnbudget.cli import error_line
+
     def ready(url: str) -> None:
         ws_url = "ws" + url.removeprefix("http")
         print(f"serving turnbudget envs over OpenEnv at {url} (WebSocket {ws_url}/ws, "
@@ -106,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             session_timeout=args.session_timeout, log_level=args.log_level, ready=ready, **bounds,
         )  # fmt: skip
     except ValueError as exc:
-        print(f"turnbudget serve-env: error: {exc}", file=sys.stderr)
+        print(error_line("serve-env", exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         pass

@@ -43,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from turnbudget.cli import error_line
     from turnbudget.cli.flags import config_from_args
     from turnbudget.train.config import TrainConfig
 
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
 
         summary = train(config, overwrite=args.overwrite)  # (an ImportError: the rl extra)
     except (ValueError, FileNotFoundError, ImportError) as exc:
-        print(f"turnbudget train: error: {exc}", file=sys.stderr)
+        print(error_line("train", exc), file=sys.stderr)  # (a path's ESC sequences escaped)
         return 2
     print(json.dumps(summary))
     return 0
