@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -270,3 +271,15 @@ def test_an_init_whose_optimizer_state_does_not_fit_is_one_line(tmp_path, capsys
     assert "Traceback" not in err and err.count("\n") == 1, err
     assert f"`--init` {damaged / 'policy.zip'}: its network is not this run's" in err
     assert not (tmp_path / "next").exists()
+
+
+def test_tensorboard_logs_without_the_package_are_refused_before_writing(
+    tmp_path, capsys, monkeypatch
+):
+    """SB3 found out with an AssertionError traceback, after `out` held the run's config."""
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)  # (as if not installed)
+    out = tmp_path / "tb"
+    assert train(f"--total-steps 64 --n-envs 1 --log tensorboard --out {out}") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("turnbudget train: error: ") and "pip install tensorboard" in err
+    assert not out.exists()

@@ -36,6 +36,18 @@ def require_rl() -> None:
         ) from exc
 
 
+def require_tensorboard() -> None:
+    """An ImportError that names the package when ``log="tensorboard"`` cannot be written
+    (SB3 found out with an AssertionError traceback once `out` held the run's config)."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter  # noqa: F401 (what SB3 writes with)
+    except ImportError as exc:
+        raise ImportError(
+            f"`log`='tensorboard' (--log tensorboard) needs the tensorboard package: pip "
+            f"install tensorboard, or log 'csv' ({exc})"
+        ) from exc
+
+
 def setup_torch(config: TrainConfig) -> None:
     import torch
 

@@ -21,6 +21,8 @@ def train_ppo(config: TrainConfig, *, overwrite: bool = False) -> dict[str, Any]
     config.check_init()  # (before torch is imported, or anything is written)
     check_out(config, overwrite)
     _sb3.require_rl()
+    if config.log == "tensorboard":
+        _sb3.require_tensorboard()
     from stable_baselines3.common.callbacks import CheckpointCallback
     from stable_baselines3.common.logger import configure
 
