@@ -6,6 +6,7 @@ actions of the SB3 policy it was exported from is in test_policy_agent.py (rl).
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import subprocess
@@ -158,14 +159,27 @@ def test_export_of_a_zoo_policy_is_the_same_policy(tmp_path):
         ("copy", ["arm"], TypeError, "mapping"),
         ("copy", {"when": object()}, ValueError, "JSON values only"),
         ("copy", {"score": float("nan")}, ValueError, "JSON values only"),
+        # (a RecursionError out of json.dumps)
+        ("copy", functools.reduce(lambda inner, _: {"a": inner}, range(100_000), {}), ValueError,
+         "nested less deeply"),
     ],
-)
+)  # fmt: skip
 def test_export_refuses_bad_arguments_before_writing(
     destination, card, error, says, tmp_path, monkeypatch
 ):
     monkeypatch.chdir(tmp_path)  # ("" was the working directory)
     with pytest.raises(error, match=says):
         export_policy(SOME, destination, card=card)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("path", [None, 5, b"zoo/maze-easy/base/seed0", ["p"]])
+def test_a_policy_path_that_is_no_path_is_a_type_error_naming_it(path, tmp_path):
+    """pathlib's own TypeError ("expected str, bytes or os.PathLike object") named no argument."""
+    with pytest.raises(TypeError, match=r"Expect `path` to be a policy directory"):
+        PolicyAgent(path)
+    with pytest.raises(TypeError, match=r"Expect `source` to be a policy directory"):
+        export_policy(path, tmp_path / "out")
     assert list(tmp_path.iterdir()) == []
 
 

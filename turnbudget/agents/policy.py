@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -236,6 +237,16 @@ def _network(
     return layers
 
 
+def _check_path(value: Any, name: str) -> str | Path:
+    """``value`` if it is a path (a str or os.PathLike), else a TypeError naming ``name``
+    (None reached `pathlib` and failed in its words, naming no argument)."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(
+            f"Expect `{name}` to be a policy directory (a str or a path), got {brief(value)}"
+        )
+    return value
+
+
 def resolve_policy(path: str | Path) -> Path:
     """The directory of a saved policy: ``zoo/<family>/<arm>/seed<k>`` names one the package
     ships (`ZOO`); anything else is a path (a directory, its ``policy.zip`` or ``weights.npz``).
@@ -327,7 +338,9 @@ def export_policy(
             card_text = json.dumps(dict(card), indent=2, allow_nan=False) + "\n"
         except (TypeError, ValueError) as exc:
             raise ValueError(f"Expect `card` to hold JSON values only: {exc}") from None
-    root = resolve_policy(source)
+        except RecursionError:  # (a card nested 100,000 deep)
+            raise ValueError("Expect `card` to hold JSON values nested less deeply") from None
+    root = resolve_policy(_check_path(source, "source"))
     encoding, _ = load_policy(root)  # checks that the weights make a network we play
     weights, _ = _read_weights(root)
     with np.errstate(over="ignore"):
@@ -529,7 +542,7 @@ class PolicyAgent:
     needs_oracle = False
 
     def __init__(self, path: str | Path, deterministic: bool = False):
-        self.path = str(path)
+        self.path = str(_check_path(path, "path"))
         self.deterministic = check_bool(deterministic, "deterministic")
         self.encoding, self._layers = load_policy(path)
         self.budget_aware = bool(self.encoding["budget"])
