@@ -260,6 +260,17 @@ def test_weights_of_the_wrong_shape_say_why(tmp_path):
         PolicyAgent(root)
 
 
+def test_weights_of_a_layer_named_by_a_digit_that_is_no_number_say_why(tmp_path):
+    """``"²".isdigit()`` is true: int() raised "invalid literal for int()", naming no file."""
+    root = _zoo_copy(tmp_path)
+    with np.load(root / WEIGHTS_FILE) as arrays:
+        weights = {name: arrays[name] for name in arrays.files}
+    weights["mlp_extractor.policy_net.\u00b2.weight"] = weights["action_net.weight"]
+    np.savez(root / WEIGHTS_FILE, **weights)
+    with pytest.raises(ValueError, match=r"PolicyAgent plays MlpPolicy models .*weights\.npz"):
+        PolicyAgent(root)
+
+
 def test_weights_that_are_not_finite_are_refused(tmp_path):
     root = _zoo_copy(tmp_path)
     with np.load(root / WEIGHTS_FILE) as arrays:

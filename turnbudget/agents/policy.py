@@ -206,7 +206,8 @@ def _network(
             f"{sorted(_ACTIVATIONS)}, got {activation!r}"
         )
     indices = {k[len(_HIDDEN) :].partition(".")[0] for k in weights if k.startswith(_HIDDEN)}
-    hidden = sorted(int(i) for i in indices if i.isdigit())
+    # (isascii: int() refused a layer named "²", which isdigit() takes, naming no file)
+    hidden = sorted(int(i) for i in indices if i.isascii() and i.isdigit())
     names = [f"{_HIDDEN}{i}." for i in hidden] + [_HEAD]
     expected = {n + p for n in names for p in ("weight", "bias")}
     unexpected = sorted(k for k in weights if k not in expected and not k.startswith(_CRITIC))
