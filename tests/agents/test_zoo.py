@@ -390,6 +390,28 @@ def test_an_encoding_that_cannot_play_is_refused_when_the_policy_loads(tmp_path,
         PolicyAgent(root)
 
 
+@pytest.mark.parametrize(
+    "reveal",
+    [{"mode": "final=2", "final_turns": None}, {"mode": " FINAL ", "final_turns": 2}],
+)
+def test_an_encoding_s_reveal_in_another_spelling_plays_as_its_own(tmp_path, reveal):
+    """RevealBudget takes "final=2" and "FINAL": the agent read them as "always" and, played
+    with reveal=None, added the budget's text to every turn's features, not the last 2."""
+    template = "\n[{turns_left} turns left]"
+    features = []
+    for name, settings in [("theirs", reveal), ("ours", {"mode": "final", "final_turns": 2})]:
+        root = export_policy(SOME, tmp_path / name)
+        encoding = json.loads((root / ENCODING_FILE).read_text())
+        encoding["reveal"] = {**settings, "template": template}
+        (root / ENCODING_FILE).write_text(json.dumps(encoding))
+        agent = PolicyAgent(root)
+        agent.reset(0)
+        info = {"goal": "Find the Mossy Study.", "admissible_actions": ["go north", "look"],
+                "turns_left": 10, "turn_budget": 12}  # fmt: skip
+        features.append(agent._see("You are in the Iron Garden.", info)[0])
+    np.testing.assert_array_equal(*features)
+
+
 def test_an_encoding_file_too_large_or_too_deep_is_refused(tmp_path):
     root = _zoo_copy(tmp_path)
     (root / ENCODING_FILE).write_text("[" * 100_000 + "]" * 100_000)

@@ -468,7 +468,7 @@ def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON number")
 
 
-def _check_text_settings(encoding: Mapping[str, Any], path: Path) -> None:
+def _check_text_settings(encoding: dict[str, Any], path: Path) -> None:
     """The fields an agent reads at every turn, checked when the policy loads (they failed, or
     ran for ever, in ``act``): the text features' settings and the reveal's. (A ``dim`` of 0
     with weights sized to fit loaded, then every turn divided by zero; ``"false"`` read as
@@ -494,12 +494,17 @@ def _check_text_settings(encoding: Mapping[str, Any], path: Path) -> None:
     try:
         if not isinstance(reveal, Mapping):
             raise ValueError("not a mapping")
-        check_reveal(reveal.get("mode"), reveal.get("final_turns"), reveal.get("template"))
+        mode, final_turns, _ = check_reveal(
+            reveal.get("mode"), reveal.get("final_turns"), reveal.get("template")
+        )
     except ValueError as exc:
         raise ValueError(
             f"Expect `reveal` in {path} to be None or RevealBudget's settings "
             f"(mode, final_turns, template): {exc}"
         ) from None
+    # In the one spelling training writes, which the agent reads: "final=2" and "FINAL", which
+    # RevealBudget takes, were read as "always", and the budget shown at every turn.
+    encoding["reveal"] = {**reveal, "mode": mode, "final_turns": final_turns}
 
 
 class PolicyAgent:
