@@ -80,6 +80,37 @@ def test_a_corrupt_or_partial_entry_is_detected_and_regenerated(tmp_path, damage
     ]  # fmt: skip
 
 
+_IS_VALID_CHILD = """
+import sys
+from turnbudget.envs.textworld import GameCache
+print(GameCache("coin_collector", {"level": 5}, root=sys.argv[1]).is_valid(0))
+"""
+
+
+@pytest.mark.parametrize("ext", ["z8", "json", "ok"])
+@pytest.mark.parametrize("special", ["fifo", "dev-zero"])
+def test_an_entry_that_is_not_a_regular_file_is_invalid_and_regenerated(tmp_path, ext, special):
+    """Checking an entry hashed its files: a FIFO there (a cache shared by several users)
+    blocked every reset and ``pregen`` for ever, and a link to /dev/zero was hashed for ever.
+    (A child process: a regression hangs it, which `HANG_GUARD` reports.)"""
+    shutil.copytree(DATA / EASY, tmp_path / EASY)
+    entry = tmp_path / EASY / f"0.{ext}"
+    entry.unlink()
+    if special == "fifo":
+        os.mkfifo(entry)
+    else:
+        entry.symlink_to("/dev/zero")
+    done = subprocess.run(
+        [sys.executable, "-c", _IS_VALID_CHILD, str(tmp_path)],
+        capture_output=True, text=True, timeout=HANG_GUARD,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr[-2000:]
+    if (ext, special) == ("json", "fifo"):  # (one regeneration: a few seconds of TextWorld)
+        env = CoinCollector(level=5, cache_dir=tmp_path)
+        env.reset(seed=0)
+        assert env.cache.is_valid(0) and entry.is_file()
+
+
 @pytest.mark.slow  # (~10 s: two processes generate one TextWorld game)
 @pytest.mark.timeout(300, method="thread")
 def test_two_processes_generating_the_same_game_end_with_one_valid_game(tmp_path):

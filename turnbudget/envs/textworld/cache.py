@@ -108,6 +108,10 @@ class GameCache:
         if seed in self._verified:
             return True
         game, meta, marker = self._files(seed)
+        # (only regular files: a FIFO blocked the hashing for ever and a link to /dev/zero was
+        # hashed for ever; an entry that is neither is regenerated, which replaces it)
+        if not all(path.is_file() for path in (game, meta, marker)):
+            return False
         try:
             expected = json.loads(marker.read_text())
             ok = expected == {"z8": _sha256(game), "json": _sha256(meta)}
