@@ -45,3 +45,30 @@ def test_a_blank_host_is_refused(host: str):
     assert out.stderr == (
         f"turnbudget serve-env: error: Expect `--host` to be an address to bind, got {host!r}\n"
     )
+
+
+# Runs the command with a stand-in for the adapter whose `serve` fails to bind, as
+# `socket.bind` does for a host that does not resolve.
+_BIND_FAILS = """
+import socket, sys, types
+adapter = types.ModuleType("turnbudget.adapters.openenv")
+def serve(*args, **kwargs):
+    raise socket.gaierror(-2, "Name or service not known")
+adapter.serve = serve
+sys.modules["turnbudget.adapters.openenv"] = adapter
+from turnbudget.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_an_address_it_cannot_bind_is_named_in_the_error():
+    """The bare "[Errno -2] Name or service not known" named neither --host nor --port."""
+    out = subprocess.run(
+        [sys.executable, "-c", _BIND_FAILS, "serve-env", "--host", "nohost.invalid", "--port", "0"],
+        capture_output=True, text=True, timeout=HANG_GUARD, check=False,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert out.stderr == (
+        "turnbudget serve-env: error: Cannot bind --host 'nohost.invalid' --port 0: "
+        "Name or service not known\n"
+    )

@@ -86,7 +86,11 @@ def run(args: argparse.Namespace) -> int:
 
     from turnbudget.cli import error_line
 
+    bound = False
+
     def ready(url: str) -> None:
+        nonlocal bound
+        bound = True
         ws_url = "ws" + url.removeprefix("http")
         print(f"serving turnbudget envs over OpenEnv at {url} (WebSocket {ws_url}/ws, "
               f"at most {args.max_sessions} sessions); Ctrl-C stops it")  # fmt: skip
@@ -109,6 +113,15 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
     except ValueError as exc:
         print(error_line("serve-env", exc), file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if bound:
+            raise
+        # (before the socket was bound: an unknown host, a port in use; the bare "Name or
+        # service not known" named neither flag)
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        message = f"Cannot bind --host {args.host!r} --port {args.port}: {reason}"
+        print(error_line("serve-env", message), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         pass
