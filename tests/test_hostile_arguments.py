@@ -16,6 +16,7 @@ code fails through the timeout marker instead of hanging the suite.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 
 import gymnasium as gym
@@ -152,6 +153,47 @@ def test_every_wrapper_argument_refuses_hostile_values_when_made_or_plays(
         kwargs = {option: {**base, argument: value}}
         what = f"{option}={{{argument!r}: {name}}}"
         _refused_or_plays(what, turnbudget.make, "turnbudget/Maze-Easy-v0", **kwargs)
+
+
+def _wrapper_classes() -> list[type]:
+    return [
+        cls
+        for cls in map(vars(turnbudget.wrappers).get, turnbudget.wrappers.__all__)
+        if isinstance(cls, type) and issubclass(cls, gym.Wrapper)
+    ]
+
+
+def _direct_cases() -> list[tuple[type, str]]:
+    return [
+        (cls, name)
+        for cls in _wrapper_classes()
+        for name, parameter in inspect.signature(cls.__init__).parameters.items()
+        if name not in ("self", "env") and parameter.kind is parameter.POSITIONAL_OR_KEYWORD
+    ]
+
+
+def _base_for(cls: type) -> gym.Env:
+    """The stack ``cls`` wraps: HistoryFeatures reads DiscreteActions then TextFeatures."""
+    if cls is HistoryFeatures:
+        return turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=8, text_features=64,
+                               info="text")  # fmt: skip
+    return gym.make("turnbudget/Maze-Easy-v0")
+
+
+@pytest.mark.timeout(60, method="thread")
+@pytest.mark.parametrize(
+    "cls, argument", _direct_cases(), ids=[f"{c.__name__}-{a}" for c, a in _direct_cases()]
+)
+def test_every_wrapper_made_directly_refuses_hostile_values_or_plays(
+    cls, argument, tmp_path, monkeypatch
+):
+    # (a value nested past the interpreter was a RecursionError from Gymnasium's deep copy of
+    # the arguments, before the wrapper's checks: make's options were checked, the classes not)
+    monkeypatch.chdir(tmp_path)
+    for name, value in HOSTILE.items():
+        _refused_or_plays(
+            f"{cls.__name__}({argument}={name})", cls, _base_for(cls), **{argument: value}
+        )
 
 
 @pytest.mark.parametrize("argument", ["turn_budget", "make_kwargs"])

@@ -9,13 +9,14 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from turnbudget._checks import brief
+from turnbudget._checks import brief, check_option
 from turnbudget.envs.core import get_oracle
 
 __all__ = [
     "EpisodeSeeder",
     "env_id_of",
     "find_wrapper",
+    "record_args",
     "require_oracle",
     "require_single",
     "seed_sequence",
@@ -32,6 +33,18 @@ def find_wrapper(env: gym.Env, cls: type) -> Any | None:
         if not isinstance(env, gym.Wrapper):
             return None
         env = env.env
+
+
+def record_args(wrapper: gym.utils.RecordConstructorArgs, **kwargs: Any) -> None:
+    """``gym.utils.RecordConstructorArgs.__init__(wrapper, **kwargs)``, whose deep copy of the
+    arguments is a RecursionError for one nested past the interpreter (before the wrapper's
+    own checks could name it): that argument is then refused by name (`check_option`)."""
+    try:
+        gym.utils.RecordConstructorArgs.__init__(wrapper, **kwargs)
+    except RecursionError:
+        for name, value in kwargs.items():
+            check_option(value, name)
+        raise
 
 
 def require_oracle(env: gym.Env, methods: tuple[str, ...], wrapper: str, hint: str = "") -> None:

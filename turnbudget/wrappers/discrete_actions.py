@@ -11,7 +11,7 @@ from gymnasium import spaces
 from gymnasium.core import ObsType
 
 from turnbudget._checks import brief, check_positive_int, is_int, is_whole
-from turnbudget.wrappers._common import find_wrapper, require_single
+from turnbudget.wrappers._common import find_wrapper, record_args, require_single
 
 __all__ = ["MAX_ACTIONS", "CommandSlots", "DiscreteActions", "check_max_actions"]
 
@@ -138,7 +138,7 @@ class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordCons
     """
 
     def __init__(self, env: gym.Env[ObsType, str], max_actions: int = 16):
-        gym.utils.RecordConstructorArgs.__init__(self, max_actions=max_actions)
+        record_args(self, max_actions=max_actions)
         gym.ActionWrapper.__init__(self, env)
         self._slots = CommandSlots(max_actions)
         if not isinstance(env.action_space, spaces.Text):

@@ -12,7 +12,7 @@ import numpy as np
 from gymnasium import spaces
 
 from turnbudget._checks import brief, check_bool, check_option, check_positive_int
-from turnbudget.wrappers._common import find_wrapper, require_single
+from turnbudget.wrappers._common import find_wrapper, record_args, require_single
 from turnbudget.wrappers.discrete_actions import DiscreteActions, check_max_actions
 from turnbudget.wrappers.numeric_info import NumericInfo
 from turnbudget.wrappers.reveal_budget import RevealBudget
@@ -423,27 +423,28 @@ class HistoryFeatures(
     def __init__(self, env: gym.Env, history: int = 4, command_dim: int = 16, budget: bool = False):
         for name, value in (("history", history), ("command_dim", command_dim), ("budget", budget)):
             check_option(value, name)  # (before Gymnasium deep-copies them: recursion)
-        gym.utils.RecordConstructorArgs.__init__(
-            self, history=history, command_dim=command_dim, budget=budget
-        )
+        record_args(self, history=history, command_dim=command_dim, budget=budget)
         gym.ObservationWrapper.__init__(self, env)
         if isinstance(env, NumericInfo):  # the text keys it reads are gone
             raise ValueError(
-                "HistoryFeatures reads the text info keys: build the stack with "
+                "Expect the text info keys below HistoryFeatures: build the stack with "
                 "turnbudget.make(..., info='text') and put NumericInfo outside HistoryFeatures"
             )
         text = env if isinstance(env, TextFeatures) else None
         discrete = env.env if text is not None and isinstance(env.env, DiscreteActions) else None
         if text is None or discrete is None:
             raise ValueError(
-                "HistoryFeatures wraps a stack ending in DiscreteActions then TextFeatures "
+                "Expect HistoryFeatures to wrap a stack ending in DiscreteActions then TextFeatures "
                 "(turnbudget.make(..., discrete_actions=N, text_features=D))"
             )
         require_single(env, HistoryFeatures)
         self.encoder = FeatureEncoder(discrete.max_actions, history, command_dim, budget)
         reveal = find_wrapper(env, RevealBudget)
         if self.encoder.budget and (reveal is None or reveal.mode == "never"):
-            raise ValueError("budget=True needs a RevealBudget that shows the budget (reveal=...)")
+            raise ValueError(
+                "Expect a RevealBudget that shows the budget (reveal=...) below "
+                "HistoryFeatures(budget=True)"
+            )
         self._text, self._discrete, self._reveal = text, discrete, reveal
         base = text.observation_space.shape[0]
         self.observation_space = spaces.Box(

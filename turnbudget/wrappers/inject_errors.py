@@ -26,6 +26,7 @@ from turnbudget._checks import (
 from turnbudget.records import InjectedError
 from turnbudget.wrappers._common import (
     EpisodeSeeder,
+    record_args,
     require_oracle,
     require_single,
     seed_sequence,
@@ -231,7 +232,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         transient_message: str = "Your attempt fails: something went wrong. Nothing changes.",
         check_slips: bool = True,
     ):
-        gym.utils.RecordConstructorArgs.__init__(
+        record_args(
             self, rate=rate, kinds=kinds, weights=weights, schedule=schedule,
             transient_message=transient_message, check_slips=check_slips,
         )  # fmt: skip

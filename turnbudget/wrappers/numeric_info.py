@@ -12,7 +12,7 @@ from gymnasium import spaces
 from gymnasium.core import ActType, ObsType
 
 from turnbudget.envs.core import INFO_LOST, INFO_PROGRESS, INFO_VALID_ACTION, INFO_WON
-from turnbudget.wrappers._common import find_wrapper, require_single
+from turnbudget.wrappers._common import find_wrapper, record_args, require_single
 from turnbudget.wrappers.discrete_actions import DiscreteActions
 from turnbudget.wrappers.inject_errors import ERROR_KINDS, InjectErrors
 from turnbudget.wrappers.process_reward import ProcessReward
@@ -153,7 +153,7 @@ class NumericInfo(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Rec
     """
 
     def __init__(self, env: gym.Env[ObsType, ActType]):
-        gym.utils.RecordConstructorArgs.__init__(self)
+        record_args(self)
         gym.Wrapper.__init__(self, env)
         require_single(env, NumericInfo)
         if find_wrapper(env, TurnBudget) is None:

@@ -9,7 +9,7 @@ import gymnasium as gym
 from gymnasium.core import ActType, ObsType
 
 from turnbudget._checks import MAX_TURN_BUDGET, brief, is_finite
-from turnbudget.wrappers._common import require_oracle, require_single
+from turnbudget.wrappers._common import record_args, require_oracle, require_single
 
 __all__ = ["MAX_SCALE", "ProcessReward"]
 
@@ -108,7 +108,7 @@ class ProcessReward(
         unsolvable_distance: float = 100.0,
         potential_at_truncation: str = "keep",
     ):
-        gym.utils.RecordConstructorArgs.__init__(
+        record_args(
             self,
             gamma=gamma,
             potential=potential,

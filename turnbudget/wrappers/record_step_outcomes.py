@@ -29,7 +29,7 @@ from turnbudget.records import (
     cap_text,
     feasibility,
 )
-from turnbudget.wrappers._common import env_id_of, require_oracle
+from turnbudget.wrappers._common import env_id_of, record_args, require_oracle
 from turnbudget.wrappers.turn_budget import begin_reset
 
 __all__ = [
@@ -446,7 +446,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         fsync: bool = True,
         budget_counts: Sequence[int] | None = None,
     ):
-        gym.utils.RecordConstructorArgs.__init__(
+        record_args(
             self, path=path, callback=callback, memory=memory, record_steps=record_steps,
             oracle=oracle, env_index=env_index, fsync=fsync, budget_counts=budget_counts,
         )  # fmt: skip

@@ -12,7 +12,7 @@ from gymnasium.core import ActType
 
 from turnbudget._checks import brief, check_positive_int
 from turnbudget.envs.text_space import TextSpace
-from turnbudget.wrappers._common import find_wrapper, require_single
+from turnbudget.wrappers._common import find_wrapper, record_args, require_single
 from turnbudget.wrappers.turn_budget import TurnBudget
 
 __all__ = ["RevealBudget", "budget_visible", "check_reveal", "widen_text_space"]
@@ -66,9 +66,7 @@ class RevealBudget(gym.Wrapper[str, ActType, str, ActType], gym.utils.RecordCons
         final_turns: int | None = None,
         template: str = "\n[{turns_left} turns left]",
     ):
-        gym.utils.RecordConstructorArgs.__init__(
-            self, mode=mode, final_turns=final_turns, template=template
-        )
+        record_args(self, mode=mode, final_turns=final_turns, template=template)
         gym.Wrapper.__init__(self, env)
         name, final_turns, wide = check_reveal(mode, final_turns, template)
         require_single(env, RevealBudget)

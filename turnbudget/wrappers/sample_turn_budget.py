@@ -20,6 +20,7 @@ from turnbudget._checks import brief, json_int_keys, normalize_weights
 from turnbudget.wrappers._common import (
     EpisodeSeeder,
     find_wrapper,
+    record_args,
     require_single,
     spec_with_limit,
 )
@@ -221,7 +222,7 @@ class SampleTurnBudget(
     """
 
     def __init__(self, env: gym.Env[ObsType, ActType], budget_mix: BudgetMixLike):
-        gym.utils.RecordConstructorArgs.__init__(self, budget_mix=budget_mix)
+        record_args(self, budget_mix=budget_mix)
         gym.Wrapper.__init__(self, env)
         self.budget_mix = BudgetMix.coerce(budget_mix)
         require_single(env, SampleTurnBudget)

@@ -15,7 +15,7 @@ from gymnasium import spaces
 from gymnasium.core import ActType
 
 from turnbudget._checks import brief, check_bool, check_positive_int, renamed
-from turnbudget.wrappers._common import require_single
+from turnbudget.wrappers._common import record_args, require_single
 
 __all__ = [
     "FEATURE_HIGH",
@@ -535,7 +535,7 @@ class TextFeatures(
         self.block_dim, self.ngrams = encoder.block_dim, encoder.ngrams
         self.include_goal = encoder.include_goal
         self.include_admissible = encoder.include_admissible
-        gym.utils.RecordConstructorArgs.__init__(
+        record_args(
             self,
             ngrams=self.ngrams,
             include_goal=self.include_goal,

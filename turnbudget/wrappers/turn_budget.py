@@ -13,7 +13,7 @@ from gymnasium.wrappers import TimeLimit
 
 from turnbudget._checks import check_reset_options, check_turn_budget
 from turnbudget.envs.core import GAME_OVER_TEXT, INFO_ADMISSIBLE_ACTIONS, INFO_VALID_ACTION
-from turnbudget.wrappers._common import find_wrapper, spec_with_limit
+from turnbudget.wrappers._common import find_wrapper, record_args, spec_with_limit
 
 __all__ = ["RESET_REFUSED", "TurnBudget", "begin_reset", "check_turn_budget"]
 
@@ -101,7 +101,7 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
     """
 
     def __init__(self, env: gym.Env[ObsType, ActType], turn_budget: int):
-        gym.utils.RecordConstructorArgs.__init__(self, turn_budget=turn_budget)
+        record_args(self, turn_budget=turn_budget)
         turn_budget = check_turn_budget(turn_budget)
         if isinstance(env, TimeLimit) and env._max_episode_steps == turn_budget:
             # ``gym.make(env.spec)`` puts back the limit our spec's max_episode_steps
