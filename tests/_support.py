@@ -22,6 +22,15 @@ import turnbudget  # noqa: F401 - registers the envs
 HANG_GUARD = 1800
 
 
+def make_not_regular(path: Path, kind: str) -> None:
+    """Put at ``path`` what a reader must refuse to read: a FIFO (``"fifo"``: reading it blocks
+    for ever) or a link to /dev/zero (anything else: reading it never ends)."""
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+
+
 def native_env_ids() -> list[str]:
     """Every registered difficulty of a native (pure-Python) game (not the free ``-v0`` ids)."""
     return sorted(

@@ -439,16 +439,12 @@ def test_an_encoding_that_is_not_a_regular_file_is_refused(tmp_path, special):
     """``turnbudget train --init DIR`` reads DIR's encoding.json (DIR need hold only a
     policy.zip): a FIFO there blocked the run for ever, and a link to /dev/zero read until the
     memory ran out. (A child process: a regression hangs it, which `HANG_GUARD` reports.)"""
-    import os
 
-    from _support import HANG_GUARD
+    from _support import HANG_GUARD, make_not_regular
 
     root = tmp_path / "init"
     root.mkdir()
-    if special == "fifo":
-        os.mkfifo(root / ENCODING_FILE)
-    else:
-        (root / ENCODING_FILE).symlink_to("/dev/zero")
+    make_not_regular(root / ENCODING_FILE, special)
     done = subprocess.run(
         [sys.executable, "-c", _READ_ENCODING_CHILD, str(root)],
         capture_output=True, text=True, timeout=HANG_GUARD,

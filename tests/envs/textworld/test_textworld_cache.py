@@ -15,7 +15,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-from _support import HANG_GUARD
+from _support import HANG_GUARD, make_not_regular
 
 import turnbudget  # noqa: F401 - registers the ids
 from turnbudget.cli import main
@@ -96,10 +96,7 @@ def test_an_entry_that_is_not_a_regular_file_is_invalid_and_regenerated(tmp_path
     shutil.copytree(DATA / EASY, tmp_path / EASY)
     entry = tmp_path / EASY / f"0.{ext}"
     entry.unlink()
-    if special == "fifo":
-        os.mkfifo(entry)
-    else:
-        entry.symlink_to("/dev/zero")
+    make_not_regular(entry, special)
     done = subprocess.run(
         [sys.executable, "-c", _IS_VALID_CHILD, str(tmp_path)],
         capture_output=True, text=True, timeout=HANG_GUARD,
