@@ -7,6 +7,8 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,14 @@ import turnbudget  # noqa: F401 - registers the envs
 #: block that starts ten worker processes took over 300 s at a load of 30 on two cores), so
 #: a tighter bound fails sound code on a busy machine. CI's own limit is 90 minutes.
 HANG_GUARD = 1800
+
+
+def run_child(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter with ``args``, its output captured as text; a hang
+    (what a regression of a not-a-regular-file test does) ends at `HANG_GUARD`."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=HANG_GUARD
+    )
 
 
 def make_not_regular(path: Path, kind: str) -> None:

@@ -440,15 +440,12 @@ def test_an_encoding_that_is_not_a_regular_file_is_refused(tmp_path, special):
     policy.zip): a FIFO there blocked the run for ever, and a link to /dev/zero read until the
     memory ran out. (A child process: a regression hangs it, which `HANG_GUARD` reports.)"""
 
-    from _support import HANG_GUARD, make_not_regular
+    from _support import make_not_regular, run_child
 
     root = tmp_path / "init"
     root.mkdir()
     make_not_regular(root / ENCODING_FILE, special)
-    done = subprocess.run(
-        [sys.executable, "-c", _READ_ENCODING_CHILD, str(root)],
-        capture_output=True, text=True, timeout=HANG_GUARD,
-    )  # fmt: skip
+    done = run_child(_READ_ENCODING_CHILD, str(root))
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"{root / ENCODING_FILE}: not a regular file" in done.stdout
 

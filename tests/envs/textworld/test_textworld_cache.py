@@ -15,7 +15,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-from _support import HANG_GUARD, make_not_regular
+from _support import HANG_GUARD, make_not_regular, run_child
 
 import turnbudget  # noqa: F401 - registers the ids
 from turnbudget.cli import main
@@ -97,10 +97,7 @@ def test_an_entry_that_is_not_a_regular_file_is_invalid_and_regenerated(tmp_path
     entry = tmp_path / EASY / f"0.{ext}"
     entry.unlink()
     make_not_regular(entry, special)
-    done = subprocess.run(
-        [sys.executable, "-c", _IS_VALID_CHILD, str(tmp_path)],
-        capture_output=True, text=True, timeout=HANG_GUARD,
-    )  # fmt: skip
+    done = run_child(_IS_VALID_CHILD, str(tmp_path))
     assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr[-2000:]
     if (ext, special) == ("json", "fifo"):  # (one regeneration: a few seconds of TextWorld)
         env = CoinCollector(level=5, cache_dir=tmp_path)

@@ -200,17 +200,12 @@ def test_a_probe_json_that_is_not_a_regular_file_is_refused(tmp_path, special):
     """Without ``overwrite`` the probe.json already in ``out`` is read to compare: a FIFO there
     blocked the probe for ever, and a link to /dev/zero read until the memory ran out.
     (A child process: a regression hangs it, which `HANG_GUARD` reports.)"""
-    import subprocess
-    import sys
 
-    from _support import HANG_GUARD, make_not_regular
+    from _support import make_not_regular, run_child
 
     out = tmp_path / "probe"
     out.mkdir()
     make_not_regular(out / "probe.json", special)
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE_CHILD, str(out)],
-        capture_output=True, text=True, timeout=HANG_GUARD,
-    )  # fmt: skip
+    done = run_child(_PROBE_CHILD, str(out))
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"{out / 'probe.json'}: not a regular file" in done.stdout
