@@ -16,15 +16,19 @@ no model, no server process needed).
 
 from __future__ import annotations
 
+import ipaddress
+import os
 import socket
+import threading
 
 import pytest
+from _support import HANG_GUARD
 
 from turnbudget.agents import make_agent
 from turnbudget.agents.chat_format import parse_command
 from turnbudget.agents.llm import MAX_RETRIES, MAX_WAIT_S, ChatAgent, _within
 from turnbudget.agents.local_llm import LocalChatAgent
-from turnbudget.agents.local_server import LocalServer
+from turnbudget.agents.local_server import MAX_CACHE_MB, MAX_N_CTX, MAX_THREADS, LocalServer
 from turnbudget.cli import main
 
 URL = "http://127.0.0.1:9/v1"
@@ -215,3 +219,97 @@ def test_llm_local_without_its_model_file_fails_in_preflight(tmp_path):
 def test_llm_local_model_path_that_is_no_path_is_refused(path):
     with pytest.raises(TypeError, match=r"Expect `model_path` to be a path to a .gguf file"):
         LocalChatAgent(path)
+
+
+# ---------------------------------------------- local server: hostile numbers, files and hosts
+
+
+def test_a_startup_timeout_past_what_a_socket_can_wait_is_refused():
+    """1e10 s passed, and the ready server's first request raised OverflowError from its
+    socket's timeout (a traceback from serve-local)."""
+    with pytest.raises(ValueError, match=r"`startup_timeout` .* at most 1e\+09, got 10000000000.0"):
+        LocalServer(model_path="m.gguf", startup_timeout=1e10)
+    LocalServer(model_path="m.gguf", startup_timeout=MAX_WAIT_S)
+
+
+@pytest.mark.parametrize("host", [2130706433, ipaddress.ip_address("127.0.0.1"), b"127.0.0.1"])
+def test_a_host_that_is_no_string_is_refused(host):
+    """ip_address(2130706433) is 127.0.0.1: the int passed, and base_url and start() failed
+    with a TypeError."""
+    with pytest.raises(ValueError, match=r"Expect `host` to be a loopback address"):
+        LocalServer(model_path="m.gguf", host=host)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("n_threads", 100_000),
+        ("n_threads", 10**11),
+        ("n_ctx", 2**32 + 4096),
+        ("cache_mb", 10**5000),
+    ],
+    ids=["threads-1e5", "threads-1e11", "ctx-2**32", "cache-10**5000"],
+)
+def test_llama_settings_past_what_llama_cpp_takes_are_refused(name, value):
+    """100,000 threads aborted the process that loaded the model (std::bad_alloc): for
+    llm:local, the evaluation itself."""
+    for make in (LocalServer, LocalChatAgent):
+        with pytest.raises(ValueError, match=rf"Expect `{name}` to be an int >= \d and at most"):
+            make(model_path="m.gguf", **{name: value})
+    LocalServer(model_path="m.gguf", n_threads=MAX_THREADS, n_ctx=MAX_N_CTX, cache_mb=MAX_CACHE_MB)
+
+
+def test_a_model_file_that_is_no_gguf_file_is_refused_before_a_process_starts(tmp_path):
+    model = tmp_path / "notes\x1b[2J.gguf"
+    model.write_text("not a model")
+    server = LocalServer(model_path=model, log_path=tmp_path / "server.log")
+    with pytest.raises(ValueError, match=r"to be a .gguf file, .* \(it begins with b'not '"):
+        server.start()
+    assert server.pid is None and not (tmp_path / "server.log").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_model_path_that_is_a_fifo_is_named_as_such(tmp_path):
+    os.mkfifo(tmp_path / "m.gguf")
+    with pytest.raises(FileNotFoundError, match=r"\(not a regular file\)"):
+        LocalServer(model_path=tmp_path / "m.gguf").start()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_log_that_is_a_fifo_no_process_reads_is_refused_not_waited_on(tmp_path):
+    """Opening it to write waited for a reader for ever."""
+    (tmp_path / "m.gguf").write_bytes(b"GGUF" + bytes(60))
+    os.mkfifo(tmp_path / "log")
+    server = LocalServer(model_path=tmp_path / "m.gguf", log_path=tmp_path / "log")
+    with pytest.raises(
+        ValueError, match=r"`log_path` \(--log\) .* \(a FIFO that no process reads\)"
+    ):
+        server.start()
+    assert server.pid is None
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_the_log_tail_reads_only_a_regular_file_and_escapes_its_controls(tmp_path):
+    """--log /dev/stderr read the terminal (or waited on its own pipe) when the server failed;
+    the log's lines quote the model's path raw, ESC sequences and all."""
+    os.mkfifo(tmp_path / "fifo")
+    server = LocalServer(model_path="m.gguf", log_path=tmp_path / "fifo")
+    tails: list[str] = []
+    reader = threading.Thread(target=lambda: tails.append(server.log_tail()), daemon=True)
+    reader.start()
+    reader.join(HANG_GUARD)  # (the old code never returned)
+    assert tails == ["(no log)"]
+    (tmp_path / "log").write_bytes(b"x" * 10**6 + b"\nload \x1b]0;title\x07 failed\n")
+    server = LocalServer(model_path="m.gguf", log_path=tmp_path / "log")
+    assert server.log_tail().splitlines()[-1] == "load \\x1b]0;title\\x07 failed"
+
+
+def test_serve_local_refuses_a_model_file_that_is_no_gguf_file_in_one_escaped_line(
+    tmp_path, capsys
+):
+    model = tmp_path / "notes\x1b[2J.gguf"
+    model.write_text("not a model")
+    assert main(["serve-local", "--port", "0", "--model-path", str(model)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("turnbudget serve-local: error: Expect `model_path` (--model-path)")
+    assert "\x1b" not in err and "notes\\x1b[2J.gguf" in err and err.count("\n") == 1

@@ -55,7 +55,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from turnbudget._checks import brief
 from turnbudget.agents.llm import ChatAgent, RequestRejected, _Create, _ListModels, _short
 
 __all__ = ["BLOCK", "LOCAL_OWNER", "LocalChatAgent", "TokenTrie", "make_local_agent"]
@@ -456,7 +455,7 @@ class LocalChatAgent(ChatAgent):
         cache_mb: int = 64,
         **options: Any,
     ):
-        from turnbudget.agents.local_server import DEFAULT_MODEL
+        from turnbudget.agents.local_server import DEFAULT_MODEL, check_llama_settings
 
         for name in ("base_url", "api_key_env", "model"):
             if name in options:
@@ -464,10 +463,7 @@ class LocalChatAgent(ChatAgent):
                     f"Expect no `{name}` for the in-process model (llm:local); use llm:MODEL "
                     "for a server"
                 )
-        for name, value, least in (("n_threads", n_threads, 1), ("n_ctx", n_ctx, 1),
-                                   ("cache_mb", cache_mb, 0)):  # fmt: skip
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"Expect `{name}` to be an int >= {least}, got {brief(value)}")
+        check_llama_settings(n_threads, n_ctx, cache_mb)
         if model_path is not None and (
             not isinstance(model_path, (str, os.PathLike)) or not str(model_path).strip()
         ):

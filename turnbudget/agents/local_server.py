@@ -16,10 +16,10 @@ message, which is why `ChatAgent` puts its instructions in the user turn.
 from __future__ import annotations
 
 import contextlib
+import errno
 import ipaddress
 import json
 import logging
-import math
 import os
 import signal
 import socket
@@ -32,15 +32,57 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Any
 
-from turnbudget._checks import brief
+from turnbudget._checks import brief, escaped_controls
+from turnbudget.agents.llm import MAX_WAIT_S
 
-__all__ = ["DEFAULT_MODEL", "LocalServer", "local_model_path"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "MAX_CACHE_MB",
+    "MAX_N_CTX",
+    "MAX_THREADS",
+    "LocalServer",
+    "check_llama_settings",
+    "local_model_path",
+]
 
 logger = logging.getLogger(__name__)
 
 #: The name the local server gives the model (``ChatAgent(model=...)``).
 DEFAULT_MODEL = "gemma-3-270m"
 MODEL_DIR_ENV = "TURNBUDGET_MODEL_DIR"
+#: The most CPU threads given to llama.cpp (ggml's own GGML_MAX_N_THREADS): 100,000 aborted
+#: the process that loaded the model (std::bad_alloc; llm:local: the evaluation itself),
+#: 2,000 failed to start its threads.
+MAX_THREADS = 512
+#: The largest context window, in tokens: llama.cpp keeps it in a 32-bit field.
+MAX_N_CTX = 2**31 - 1
+#: The largest prompt cache, in MiB (1 TiB).
+MAX_CACHE_MB = 2**20
+_GGUF_MAGIC = b"GGUF"
+_LOG_TAIL_BYTES = 64 * 2**10
+
+
+def check_llama_settings(n_threads: Any, n_ctx: Any, cache_mb: Any) -> None:
+    """Raise ``ValueError`` unless each setting is an int in what llama.cpp can take.
+
+    Example:
+        >>> check_llama_settings(100_000, 4096, 64)
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect `n_threads` to be an int >= 1 and at most 512 (llama.cpp's limit), got 100000
+    """
+    for name, value, least, most, why in (
+        ("n_threads", n_threads, 1, MAX_THREADS, "llama.cpp's limit"),
+        ("n_ctx", n_ctx, 1, MAX_N_CTX, "llama.cpp's limit"),
+        ("cache_mb", cache_mb, 0, MAX_CACHE_MB, "1 TiB"),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"Expect `{name}` to be an int >= {least}, got {brief(value)}")
+        if value > most:
+            raise ValueError(
+                f"Expect `{name}` to be an int >= {least} and at most {most} ({why}), "
+                f"got {brief(value)}"
+            )
 
 
 def local_model_path(directory: str | os.PathLike[str] | None = None) -> Path:
@@ -77,6 +119,46 @@ def local_model_path(directory: str | os.PathLike[str] | None = None) -> Path:
     return target
 
 
+def _check_model_file(path: Path) -> None:
+    """Raise ``FileNotFoundError`` unless ``path`` is a regular file."""
+    if not path.is_file():
+        why = (
+            "a directory" if path.is_dir()
+            else "not a regular file" if path.exists()  # (a FIFO: "no such file", it said)
+            else "no such file"
+        )  # fmt: skip
+        raise FileNotFoundError(
+            f"Expect `model_path` (--model-path) to be a .gguf file, got {str(path)!r} ({why})"
+        )
+
+
+def _check_gguf(path: Path) -> None:
+    """Raise ``ValueError`` unless the file ``path`` begins as a GGUF file does (llama.cpp's
+    server died on any other, in a traceback that quoted the path raw)."""
+    with path.open("rb") as f:
+        magic = f.read(len(_GGUF_MAGIC))
+    if magic != _GGUF_MAGIC:
+        raise ValueError(
+            f"Expect `model_path` (--model-path) to be a .gguf file, got {str(path)!r} (it "
+            f"begins with {magic!r}, not {_GGUF_MAGIC!r})"
+        )
+
+
+def _open_log(path: Path) -> IO[bytes]:
+    """``path`` opened to append the server's output (created if need be)."""
+    try:  # (non-blocking: opening a FIFO that no process reads waited for ever)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise ValueError(
+                f"Expect `log_path` (--log) to be a file to write the server's log to, got "
+                f"{str(path)!r} (a FIFO that no process reads)"
+            ) from None
+        raise
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "ab")
+
+
 def _free_port(host: str) -> int:
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
         s.bind((host, 0))
@@ -96,6 +178,8 @@ def _port_free(host: str, port: int) -> bool:
 
 
 def _loopback(host: str) -> bool:
+    if not isinstance(host, str):  # (ip_address takes an int: 2130706433 is 127.0.0.1)
+        return False
     if host == "localhost":
         return True
     try:
@@ -147,26 +231,26 @@ class LocalServer:
     ):
         if not _loopback(host):
             raise ValueError(
-                f"Expect `host` to be a loopback address (the server has no authentication), got {host!r}"
+                f"Expect `host` to be a loopback address (the server has no authentication), got {brief(host)}"
             )
         if port is not None and (
             isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536
         ):
-            raise ValueError(f"Expect `port` to be an int in 1..65535, got {port!r}")
-        for name, value in (("n_threads", n_threads), ("n_ctx", n_ctx), ("cache_mb", cache_mb)):
-            least = 0 if name == "cache_mb" else 1
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"Expect `{name}` to be an int >= {least}, got {brief(value)}")
+            raise ValueError(f"Expect `port` to be an int in 1..65535, got {brief(port)}")
+        check_llama_settings(n_threads, n_ctx, cache_mb)
         for name, value in (("model", model), ("chat_format", chat_format)):
             if not isinstance(value, str) or not value.strip() or not value.isprintable():
                 raise ValueError(f"Expect `{name}` to be a non-empty name, got {brief(value)}")
         if (
             isinstance(startup_timeout, bool)
             or not isinstance(startup_timeout, (int, float))
-            or not 0 < startup_timeout < math.inf  # (a nan deadline never passes)
+            # (a nan deadline never passes; past MAX_WAIT_S the ready server's first request
+            # raised OverflowError from its socket's timeout)
+            or not 0 < startup_timeout <= MAX_WAIT_S
         ):
             raise ValueError(
-                f"Expect `startup_timeout` to be a positive number of seconds, got {startup_timeout!r}"
+                "Expect `startup_timeout` to be a positive number of seconds, at most "
+                f"{MAX_WAIT_S:g}, got {brief(startup_timeout)}"
             )
         self.cache_mb = cache_mb
         self.host = host
@@ -224,17 +308,32 @@ class LocalServer:
             return self
         # What the user named is checked first (it needs no llama_cpp): a clear error now,
         # not a server that dies with a traceback in its log.
-        if self.model_path is not None and not self.model_path.is_file():
-            raise FileNotFoundError(
-                f"Expect `model_path` (--model-path) to be a .gguf file, got {str(self.model_path)!r}"
-                f" ({'a directory' if self.model_path.is_dir() else 'no such file'})"
-            )
+        if self.model_path is not None:
+            _check_model_file(self.model_path)
         if self.port is not None and not _port_free(self.host, self.port):
             # (another server there would answer /v1/models and pass for this one)
             raise OSError(
                 f"Port {self.port} on {self.host} is in use: stop what listens there, or pick "
                 "another port (--port 0: any free one)"
             )
+        if self.model_path is not None:
+            _check_gguf(self.model_path)
+        if self.log_path is None:
+            fd, name = tempfile.mkstemp(prefix="turnbudget-llama-", suffix=".log")
+            os.close(fd)
+            self.log_path, self._own_log = Path(name), True
+        self._log = _open_log(self.log_path)
+        try:
+            self._run()
+        except BaseException:
+            self.stop()
+            raise
+        assert self._process is not None
+        logger.info("LLM server ready at %s (pid %d)", self.base_url, self._process.pid)
+        return self
+
+    def _run(self) -> None:
+        """Start the process (the log is open) and wait until it answers."""
         try:
             import llama_cpp.server  # noqa: F401
         except ImportError:
@@ -246,11 +345,6 @@ class LocalServer:
             self.model_path = local_model_path()
         if self.port is None:
             self.port = _free_port(self.host)
-        if self.log_path is None:
-            fd, name = tempfile.mkstemp(prefix="turnbudget-llama-", suffix=".log")
-            os.close(fd)
-            self.log_path, self._own_log = Path(name), True
-        self._log = self.log_path.open("ab")
         # PASSIVE: idle OpenMP threads sleep instead of spinning on a busy machine.
         env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
         logger.info("starting %s", " ".join(self.command()))
@@ -262,14 +356,8 @@ class LocalServer:
             env=env,
             start_new_session=True,  # its own process group: stop() ends all of it
         )
-        try:
-            self._wait_ready()
-            self._warm_up()
-        except BaseException:
-            self.stop()
-            raise
-        logger.info("LLM server ready at %s (pid %d)", self.base_url, self._process.pid)
-        return self
+        self._wait_ready()
+        self._warm_up()
 
     def _exited(self, when: str) -> RuntimeError:
         """The error for a server process that ended ``when`` (it has ended)."""
@@ -334,9 +422,19 @@ class LocalServer:
             return None
 
     def log_tail(self, lines: int = 20) -> str:
-        if self.log_path is None or not self.log_path.exists():
+        """The log's last ``lines`` lines (of its last 64 KiB), control characters escaped
+        (the log quotes the model's path, which may hold any)."""
+        # (only a regular file is read back: --log /dev/stderr read the terminal, a FIFO
+        # blocked, /dev/zero never ended)
+        if self.log_path is None or not self.log_path.is_file():
             return "(no log)"
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        try:
+            with self.log_path.open("rb") as f:
+                f.seek(max(f.seek(0, os.SEEK_END) - _LOG_TAIL_BYTES, 0))
+                text = f.read().decode("utf-8", "replace")
+        except OSError as exc:
+            return f"(the log cannot be read: {exc})"
+        return "\n".join(escaped_controls(line) for line in text.splitlines()[-lines:])
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the server (SIGTERM to its process group, SIGKILL after ``timeout``)."""

@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from turnbudget.agents.local_server import LocalServer
-    from turnbudget.cli import describe_os_error, error_line
+    from turnbudget.cli import describe_os_error
 
     try:
         server = LocalServer(
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             n_ctx=args.n_ctx, cache_mb=args.cache_mb, startup_timeout=args.startup_timeout, log_path=args.log,
         )  # fmt: skip
     except ValueError as exc:
-        print(f"turnbudget serve-local: error: {exc}", file=sys.stderr)
+        print(_error(exc), file=sys.stderr)
         return 2
     stop = threading.Event()
     starting = True
@@ -85,16 +85,21 @@ def run(args: argparse.Namespace) -> int:
         while not stop.is_set() and server.running:
             stop.wait(0.5)
         if not stop.is_set():
-            print("turnbudget serve-local: error: the server exited", file=sys.stderr)
-            print(server.log_tail(), file=sys.stderr)
+            print(
+                _error(f"the server exited; its log ends with:\n{server.log_tail()}"),
+                file=sys.stderr,
+            )
             return 1
     except KeyboardInterrupt:
         pass
     except FileNotFoundError as exc:  # (a --model-path or --log that is not there: bad input)
-        print(error_line("serve-local", describe_os_error(exc)), file=sys.stderr)
+        print(_error(describe_os_error(exc)), file=sys.stderr)
         return 2
-    except (ImportError, RuntimeError, TimeoutError, OSError, ValueError) as exc:
-        print(f"turnbudget serve-local: error: {exc}", file=sys.stderr)
+    except ValueError as exc:  # (a --model-path no GGUF file, a --log no process reads)
+        print(_error(exc), file=sys.stderr)
+        return 2
+    except (ImportError, RuntimeError, TimeoutError, OSError) as exc:
+        print(_error(exc), file=sys.stderr)
         return 1
     finally:
         server.stop()
@@ -102,3 +107,15 @@ def run(args: argparse.Namespace) -> int:
             signal.signal(signum, handler)
     print("stopped")
     return 0
+
+
+def _error(message: object) -> str:
+    """The error line, then the rest of the message (a server log's tail) line by line, each
+    shown as an error line shows it (a log quotes the model's path, and any control
+    characters in it: they reached the terminal)."""
+    from turnbudget.agents.secrets import redact
+    from turnbudget.cli import error_line, shown
+
+    first, *rest = str(message).split("\n")
+    lines = [error_line("serve-local", first), *(shown(redact(line)) for line in rest)]
+    return "\n".join(lines)
