@@ -81,6 +81,26 @@ def test_empty_cache_dir_is_refused_not_the_working_directory():
         gym.make("turnbudget/CoinCollector-Easy-v0", cache_dir="")
 
 
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("nul\0cache", "it holds a NUL character"),
+        ("\udcff-cache", "it is not UTF-8 text"),  # (a name the file system takes)
+        ("\ud800-cache", "it is not UTF-8 text"),
+        ("x" * 5000, "File name too long"),
+    ],
+    ids=["nul", "not-utf8", "lone-surrogate", "too-long"],
+)
+def test_cache_dir_that_no_game_can_be_written_to_is_refused_when_made(name, says, tmp_path):
+    """A NUL failed at reset with "embedded null byte", a name that is not UTF-8 after a game
+    was generated (the interpreter opens UTF-8 paths only), one too long was a bare OSError."""
+    cache_dir = f"{tmp_path}/{name}"
+    with pytest.raises(ValueError, match=rf"game cache root .* cannot be used: {says}") as e:
+        gym.make("turnbudget/CoinCollector-Easy-v0", cache_dir=cache_dir)
+    assert len(str(e.value)) < 300
+    assert not any(tmp_path.iterdir())
+
+
 def test_seed_beyond_textworlds_32_bit_seeds_is_refused_before_anything_changes(shipped_cache):
     env = gym.make("turnbudget/CoinCollector-Easy-v0")
     game = env.unwrapped

@@ -62,14 +62,28 @@ def _sha256(path: Path) -> str:
 
 
 def _check_directory(path: Path, what: str) -> None:
-    """Raise ``ValueError`` if ``path``, or its nearest existing ancestor, is not a directory."""
-    for candidate in (path, *path.parents):
-        if candidate.exists():
-            if not candidate.is_dir():
-                raise ValueError(
-                    f"{what} {str(path)!r} cannot be used: {str(candidate)!r} is a file"
-                )
-            return
+    """Raise ``ValueError`` if ``path``, or its nearest existing ancestor, is not a directory,
+    or if ``path`` is no name the game's interpreter can open."""
+    name = os.fspath(path)
+    # (a NUL failed at reset with "embedded null byte", naming nothing; a name that is not
+    # UTF-8 only after generating a game, in the interpreter; a name too long for the
+    # system was a bare OSError)
+    problem = "it holds a NUL character" if "\0" in name else None
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        problem = "it is not UTF-8 text, which the game's interpreter needs"
+    try:
+        if problem is None:
+            for candidate in (path, *path.parents):
+                if candidate.exists():
+                    if not candidate.is_dir():
+                        problem = f"{brief(str(candidate))} is a file"
+                    break
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+    if problem:
+        raise ValueError(f"{what} {brief(name)} cannot be used: {problem}")
 
 
 class GameCache:
