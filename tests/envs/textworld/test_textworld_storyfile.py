@@ -13,6 +13,7 @@ from _support import SHIPPED_TEXTWORLD_GAMES
 
 import turnbudget  # noqa: F401 - registers the ids
 from turnbudget.envs.textworld import storyfile
+from turnbudget.envs.textworld.env import MAX_GAME_JSON_BYTES
 from turnbudget.envs.textworld.storyfile import (
     StoryFileError,
     check_story_file,
@@ -220,3 +221,29 @@ def test_a_game_json_gone_since_the_env_was_made_is_named(tmp_path, change):
     with pytest.raises(FileNotFoundError, match=r"has no 'game\.json' next to it"):
         env.reset(seed=0)
     env.close()
+
+
+def test_a_game_json_too_large_to_be_a_games_is_refused_before_it_is_read(tmp_path):
+    """TextWorld reads the .json whole: a sparse 3 GB one was a MemoryError (or the machine's
+    memory) at reset."""
+    path = _story(tmp_path, "game", bytes(_good()))
+    with path.with_suffix(".json").open("r+b") as f:
+        f.truncate(3 * 2**30)  # (sparse: no disk used)
+    with pytest.raises(ValueError, match=r"has a 'game\.json' of 3,221,225,472 bytes: expect"):
+        gym.make("turnbudget/TextWorldFile-v0", game_file=path)
+    path.with_suffix(".json").write_bytes(GAME.with_suffix(".json").read_bytes())
+    env = gym.make("turnbudget/TextWorldFile-v0", game_file=path)
+    with path.with_suffix(".json").open("r+b") as f:  # (grown since the env was made)
+        f.truncate(MAX_GAME_JSON_BYTES + 1)
+    with pytest.raises(ValueError, match=r"of 67,108,865 bytes: expect at most 67,108,864"):
+        env.reset(seed=0)
+    env.close()
+
+
+def test_a_game_file_name_too_long_for_the_system_is_a_short_value_error(tmp_path):
+    """It was a bare OSError quoting the whole name."""
+    with pytest.raises(
+        ValueError, match=r"Cannot use TextWorld game file .*: File name too long"
+    ) as e:
+        gym.make("turnbudget/TextWorldFile-v0", game_file=tmp_path / ("x" * 5000 + ".z8"))
+    assert len(str(e.value)) < 300

@@ -18,7 +18,10 @@ from turnbudget.envs.textworld.interpreter import Interpreter, start_game
 from turnbudget.envs.textworld.sanitize import normalize_text
 from turnbudget.envs.textworld.storyfile import StoryFileError, check_story_file
 
-__all__ = ["TextWorldEnv", "clean_feedback", "require_textworld"]
+__all__ = ["MAX_GAME_JSON_BYTES", "TextWorldEnv", "clean_feedback", "require_textworld"]
+
+#: The largest game ``.json`` loaded (TextWorld reads it whole; its games' are under 1 MiB).
+MAX_GAME_JSON_BYTES = 64 * 2**20
 
 _INSTALL_HINT = 'TextWorld games need the textworld extra: pip install -e ".[textworld]" in the turnbudget checkout'
 # Lines of the ASCII-art title banner TextWorld prints on reset.
@@ -313,13 +316,26 @@ class TextWorldEnv(TextEnv):
 
     @staticmethod
     def _check_game_file(path: Path) -> Path:
+        shown = brief(str(path))
         if path.suffix not in {".z8", ".ulx"}:
-            raise ValueError(f"Expect a TextWorld game file (.z8 or .ulx), got {str(path)!r}")
-        if not path.is_file():
-            raise FileNotFoundError(f"TextWorld game file not found: {str(path)!r}")
-        if not path.with_suffix(".json").is_file():
-            raise FileNotFoundError(
-                f"TextWorld game {str(path)!r} has no {path.with_suffix('.json').name!r} next to it"
+            raise ValueError(f"Expect a TextWorld game file (.z8 or .ulx), got {shown}")
+        meta = path.with_suffix(".json")
+        try:
+            if not path.is_file():
+                raise FileNotFoundError(f"TextWorld game file not found: {shown}")
+            if not meta.is_file():
+                raise FileNotFoundError(
+                    f"TextWorld game {shown} has no {brief(meta.name)} next to it"
+                )
+            size = meta.stat().st_size
+        except FileNotFoundError:
+            raise
+        except OSError as e:  # (a name too long for the system was a bare OSError quoting it)
+            raise ValueError(f"Cannot use TextWorld game file {shown}: {e.strerror or e}") from None
+        if size > MAX_GAME_JSON_BYTES:  # (TextWorld reads it whole: 3 GB was a MemoryError)
+            raise ValueError(
+                f"TextWorld game {shown} has a {brief(meta.name)} of {size:,} bytes: expect "
+                f"at most {MAX_GAME_JSON_BYTES:,} (MAX_GAME_JSON_BYTES)"
             )
         return path
 
