@@ -190,6 +190,18 @@ def _game_json(**changes: object) -> str:
     return json.dumps({**json.loads(GAME.with_suffix(".json").read_text()), **changes})
 
 
+def _infos(drop: str | None = None, name: object = None) -> str:
+    """The game's .json without ``drop``'s infos entry, or with ``name`` for the coin's."""
+    import json
+
+    game = json.loads(GAME.with_suffix(".json").read_text())
+    game["infos"] = [[key, info] for key, info in game["infos"] if key != drop]
+    for key, info in game["infos"]:
+        if key == "o_0" and name is not None:
+            info["name"] = name
+    return json.dumps(game)
+
+
 @pytest.mark.parametrize(
     "metadata, says",
     [
@@ -197,6 +209,9 @@ def _game_json(**changes: object) -> str:
         (lambda: _game_json(metadata=[1]), r"metadata is \[1\], not an object"),  # AttributeError
         (lambda: _game_json(metadata={"walkthrough": 5}), r"walkthrough is 5, not a list"),
         (lambda: _game_json(objective=[1]), r"objective is \[1\], not a string"),  # TypeError
+        (lambda: _infos(drop="P"), r"infos have no entry for 'P' \(1 missing in all\)"),  # KeyError
+        (lambda: _infos(drop="r_0"), r"infos have no entry for 'r_0'"),  # KeyError
+        (lambda: _infos(name=5), r"infos give 'o_0' the name 5, not a string"),  # AttributeError
         (lambda: "[" * 100_000 + "]" * 100_000, r"RecursionError"),  # (raised as it was)
     ],
 )

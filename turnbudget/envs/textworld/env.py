@@ -504,7 +504,8 @@ _UNLOADABLE = (ValueError, NotImplementedError, KeyError, TypeError, AttributeEr
 def _game_problem(game: Any) -> str | None:
     """What of a loaded game's ``.json`` its episodes cannot use (None: nothing): a
     ``metadata`` that is no mapping, an ``objective`` that is no text, a walkthrough that is
-    no list of commands."""
+    no list of commands, ``infos`` that miss an entity its world or quests use or name one
+    with no text."""
     metadata = getattr(game, "metadata", None)
     if not isinstance(metadata, dict):
         return f"metadata is {brief(metadata)}, not an object"
@@ -516,4 +517,17 @@ def _game_problem(game: Any) -> str | None:
         isinstance(walkthrough, list) and all(isinstance(c, str) for c in walkthrough)
     ):
         return f"walkthrough is {brief(walkthrough)}, not a list of commands"
+    # (TextWorld names each entity of a command from its infos: one missing was a KeyError
+    # from inside reset, or from a step)
+    used = {"P", "I"}  # (the player and the inventory)
+    used.update(v.name for fact in game.world.facts for v in fact.arguments)
+    for quest in game.quests:
+        for event in (*quest.win_events, *quest.fail_events):
+            used.update(v.name for action in event.actions for v in action.variables)
+    missing = sorted(used - set(game.infos))
+    if missing:
+        return f"infos have no entry for {brief(missing[0])} ({len(missing)} missing in all)"
+    for key, info in game.infos.items():  # (a name no text was an AttributeError in reset)
+        if info.name is not None and not isinstance(info.name, str):
+            return f"infos give {brief(key)} the name {brief(info.name)}, not a string"
     return None
