@@ -215,6 +215,16 @@ def test_llm_local_without_its_model_file_fails_in_preflight(tmp_path):
         agent.preflight()
 
 
+def test_llm_local_with_a_model_file_that_is_no_gguf_file_fails_in_preflight(tmp_path):
+    """llama.cpp refused it in every episode, each a failure to run."""
+    (tmp_path / "game.z8").write_bytes(b"\x08" + bytes(63))
+    agent = LocalChatAgent(tmp_path / "game.z8")
+    with pytest.raises(ValueError, match=r"a .gguf file, .* \(it begins with b'\\x08\\x00"):
+        agent.preflight()
+    (tmp_path / "game.z8").write_bytes(b"GGUF" + bytes(60))
+    agent.preflight()
+
+
 @pytest.mark.parametrize("path", [42, "", " "])
 def test_llm_local_model_path_that_is_no_path_is_refused(path):
     with pytest.raises(TypeError, match=r"Expect `model_path` to be a path to a .gguf file"):

@@ -484,11 +484,19 @@ class LocalChatAgent(ChatAgent):
 
     def preflight(self) -> None:
         """There is no server to ask: check, once before the first episode, that the model
-        file is there (else every episode would fail to run on it)."""
+        file is there and a GGUF file (else every episode would fail to run on it)."""
         if self.model_path is not None and not self.model_path.is_file():
             raise FileNotFoundError(
                 f"Expect the model of llm:local to be a .gguf file, got {str(self.model_path)!r} "
                 f"({'a directory' if self.model_path.is_dir() else 'no such file'})"
+            )
+        from turnbudget.agents.local_server import gguf_problem
+
+        # (llama.cpp refused any other file in every episode, each a failure to run)
+        if self.model_path is not None and (problem := gguf_problem(self.model_path)):
+            raise ValueError(
+                f"Expect the model of llm:local to be a .gguf file, got {str(self.model_path)!r} "
+                f"({problem})"
             )
 
     def _rejected(self, exc: BaseException) -> RequestRejected:

@@ -42,6 +42,7 @@ __all__ = [
     "MAX_THREADS",
     "LocalServer",
     "check_llama_settings",
+    "gguf_problem",
     "local_model_path",
 ]
 
@@ -132,15 +133,27 @@ def _check_model_file(path: Path) -> None:
         )
 
 
+def gguf_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why the file ``path`` is no GGUF file (None: it begins as one does).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "notes.gguf"
+        >>> _ = path.write_text("notes")
+        >>> gguf_problem(path)
+        "it begins with b'note', not b'GGUF'"
+    """
+    with open(path, "rb") as f:
+        magic = f.read(len(_GGUF_MAGIC))
+    return None if magic == _GGUF_MAGIC else f"it begins with {magic!r}, not {_GGUF_MAGIC!r}"
+
+
 def _check_gguf(path: Path) -> None:
     """Raise ``ValueError`` unless the file ``path`` begins as a GGUF file does (llama.cpp's
     server died on any other, in a traceback that quoted the path raw)."""
-    with path.open("rb") as f:
-        magic = f.read(len(_GGUF_MAGIC))
-    if magic != _GGUF_MAGIC:
+    if problem := gguf_problem(path):
         raise ValueError(
-            f"Expect `model_path` (--model-path) to be a .gguf file, got {str(path)!r} (it "
-            f"begins with {magic!r}, not {_GGUF_MAGIC!r})"
+            f"Expect `model_path` (--model-path) to be a .gguf file, got {str(path)!r} ({problem})"
         )
 
 
