@@ -101,6 +101,24 @@ def test_cache_dir_that_no_game_can_be_written_to_is_refused_when_made(name, say
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize(
+    "game_id",
+    ["x", 1.5, True, None, -1, MAX_GAME_ID + 1, 10**5000],
+    ids=["str", "float", "bool", "none", "negative", "past-32-bits", "10**5000"],
+)
+def test_a_game_id_that_is_no_textworld_seed_is_refused_before_the_cache_is_touched(
+    game_id, tmp_path
+):
+    """pregenerate('x') was an AttributeError from inside TextWorld and left 'x.lock' in the
+    cache; -1 a NumPy seed error; 10**5000 a ValueError about str() of long ints."""
+    env = gym.make("turnbudget/CoinCollector-Easy-v0", cache_dir=tmp_path).unwrapped
+    with pytest.raises(ValueError, match=r"Expect `game_id` to be an int in \[0, 4,294,967,295\]"):
+        env.pregenerate(game_id)
+    with pytest.raises(ValueError, match=r"Expect `game_id` to be an int in \[0, 4,294,967,295\]"):
+        env.generate(game_id, tmp_path / "game.z8")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_seed_beyond_textworlds_32_bit_seeds_is_refused_before_anything_changes(shipped_cache):
     env = gym.make("turnbudget/CoinCollector-Easy-v0")
     game = env.unwrapped

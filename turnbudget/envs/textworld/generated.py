@@ -133,6 +133,17 @@ class GeneratedTextWorldEnv(TextWorldEnv):
     def _game_path(self, game_id: int) -> Path:
         return self.cache.get(game_id, lambda path: self.generate(game_id, path))
 
+    @staticmethod
+    def _check_game_id(game_id: Any) -> int:
+        # (a str, float, bool or None was an AttributeError from inside TextWorld, and left
+        # its lock file, 'x.lock', in the cache; -1 a NumPy seed error)
+        if not is_int(game_id) or not 0 <= game_id <= MAX_GAME_ID:
+            raise ValueError(
+                f"Expect `game_id` to be an int in [0, {MAX_GAME_ID:,}] (TextWorld's 32-bit "
+                f"seeds), got {brief(game_id)}"
+            )
+        return int(game_id)
+
     def generate(self, game_id: int, path: str | os.PathLike[str]) -> None:
         """Generate game ``game_id`` of this family into ``path`` (a ``.z8``) and its ``.json``.
 
@@ -142,6 +153,7 @@ class GeneratedTextWorldEnv(TextWorldEnv):
         that its parser asks "Which do you mean ...?"). Bypasses the cache; use
         `pregenerate` or `reset` to fill it.
         """
+        game_id = self._check_game_id(game_id)
         textworld = require_textworld()
         from textworld.generator import compile_game
         from textworld.generator.chaining import QuestGenerationError
@@ -169,7 +181,7 @@ class GeneratedTextWorldEnv(TextWorldEnv):
 
     def pregenerate(self, game_id: int) -> Path:
         """Make sure game ``game_id`` is in the cache; return its file."""
-        return self._game_path(game_id)
+        return self._game_path(self._check_game_id(game_id))
 
 
 class LevelledChallenge(GeneratedTextWorldEnv):
