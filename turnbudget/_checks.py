@@ -72,10 +72,14 @@ MAX_BATCH_SIZE = 4096
 #: a house player's hints (team games).
 AGENT_FLAGS = ("needs_oracle", "budget_aware", "needs_house")
 _BRIEF = 80  # characters of a value quoted in a message
+#: Characters of a path's repr a message shows whole (a tmp path of a test run is ~150; a
+#: longer one is cut, as any hostile value is).
+PATH_CHARS = 512
 
 
-def brief(value: Any) -> str:
-    """``repr(value)``, cut to 80 characters: a message may quote a hostile value, never repeat it.
+def brief(value: Any, most: int | None = None) -> str:
+    """``repr(value)``, cut to 80 characters (or ``most``): a message may quote a hostile value,
+    never repeat it. A path is shown whole up to `PATH_CHARS` (``most=PATH_CHARS``).
 
     Example:
         >>> brief([1, 2])
@@ -89,7 +93,8 @@ def brief(value: Any) -> str:
         return f"<{type(value).__name__}: too deep or too long to show>"
     except Exception:  # (a __repr__ that raises, or returns no str)
         return f"<{type(value).__name__}: its repr() failed>"
-    return text if len(text) <= _BRIEF else f"{text[: _BRIEF - 5]}... ({len(text)} characters)"
+    most = _BRIEF if most is None else most
+    return text if len(text) <= most else f"{text[: most - 5]}... ({len(text)} characters)"
 
 
 # Characters a terminal acts on (C0 and C1 controls, bidirectional overrides).

@@ -261,4 +261,4 @@ def test_a_game_file_name_too_long_for_the_system_is_a_short_value_error(tmp_pat
         ValueError, match=r"Cannot use TextWorld game file .*: File name too long"
     ) as e:
         gym.make("turnbudget/TextWorldFile-v0", game_file=tmp_path / ("x" * 5000 + ".z8"))
-    assert len(str(e.value)) < 300
+    assert len(str(e.value)) < 700  # (a path is shown up to PATH_CHARS = 512)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from turnbudget._checks import brief
+from turnbudget._checks import PATH_CHARS, brief
 
 __all__ = ["CACHE_ENV_VAR", "GameCache", "default_cache_dir", "settings_key"]
 
@@ -78,12 +78,12 @@ def _check_directory(path: Path, what: str) -> None:
             for candidate in (path, *path.parents):
                 if candidate.exists():
                     if not candidate.is_dir():
-                        problem = f"{brief(str(candidate))} is a file"
+                        problem = f"{brief(str(candidate), PATH_CHARS)} is a file"
                     break
     except OSError as exc:
         problem = exc.strerror or str(exc)
     if problem:
-        raise ValueError(f"{what} {brief(name)} cannot be used: {problem}")
+        raise ValueError(f"{what} {brief(name, PATH_CHARS)} cannot be used: {problem}")
 
 
 class GameCache:

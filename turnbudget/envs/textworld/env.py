@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from turnbudget._checks import brief
+from turnbudget._checks import PATH_CHARS, brief
 from turnbudget.envs.core import INFO_VALID_ACTION, MAX_OBSERVATION_LENGTH, TextEnv
 from turnbudget.envs.textworld.command import CommandGrammar
 from turnbudget.envs.textworld.interpreter import Interpreter, start_game
@@ -316,7 +316,7 @@ class TextWorldEnv(TextEnv):
 
     @staticmethod
     def _check_game_file(path: Path) -> Path:
-        shown = brief(str(path))
+        shown = brief(str(path), PATH_CHARS)
         if path.suffix not in {".z8", ".ulx"}:
             raise ValueError(f"Expect a TextWorld game file (.z8 or .ulx), got {shown}")
         meta = path.with_suffix(".json")
@@ -325,7 +325,7 @@ class TextWorldEnv(TextEnv):
                 raise FileNotFoundError(f"TextWorld game file not found: {shown}")
             if not meta.is_file():
                 raise FileNotFoundError(
-                    f"TextWorld game {shown} has no {brief(meta.name)} next to it"
+                    f"TextWorld game {shown} has no {brief(meta.name, PATH_CHARS)} next to it"
                 )
             size = meta.stat().st_size
         except FileNotFoundError:
@@ -334,7 +334,7 @@ class TextWorldEnv(TextEnv):
             raise ValueError(f"Cannot use TextWorld game file {shown}: {e.strerror or e}") from None
         if size > MAX_GAME_JSON_BYTES:  # (TextWorld reads it whole: 3 GB was a MemoryError)
             raise ValueError(
-                f"TextWorld game {shown} has a {brief(meta.name)} of {size:,} bytes: expect "
+                f"TextWorld game {shown} has a {brief(meta.name, PATH_CHARS)} of {size:,} bytes: expect "
                 f"at most {MAX_GAME_JSON_BYTES:,} (MAX_GAME_JSON_BYTES)"
             )
         return path
