@@ -122,6 +122,30 @@ def test_an_agent_that_calls_sys_exit_fails_its_episodes_alike_on_every_backend(
     assert {e["error"] for e in failed} == {"SystemExit: sys.exit(3) was called during the episode"}
 
 
+class AgentsOwnInterrupt(BaseException):
+    """An agent's own subclass of BaseException (neither SystemExit nor KeyboardInterrupt)."""
+
+
+@pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 2)])
+def test_an_agents_own_base_exception_fails_its_episodes_alike_on_every_backend(
+    tmp_path, backend, workers
+):
+    """It ended a local run, and a pool's worker (lost, with a traceback), while a sealed
+    agent's episode failed by its name."""
+    clean = clean_run(tmp_path)
+    out = tmp_path / backend
+    agent = ExitingAgent(0.3, seeds_of(0, BAD), interrupt=AgentsOwnInterrupt)
+    result = evaluate(
+        [MAZE, KEYQUEST], agent, out=out, backend=backend, workers=workers, retries=1, **GRID
+    )
+    from turnbudget.eval.report import build_report
+
+    build_report(out, plots=False)
+    check_failed_run(out, clean, "exception", attempts=2)
+    failed = [e for e in result.episodes if e.get("failed_to_run")]
+    assert {e["error"] for e in failed} == {"AgentsOwnInterrupt"}
+
+
 def test_a_keyboard_interrupt_in_an_agent_still_stops_a_local_run(tmp_path):
     agent = ExitingAgent(0.3, seeds_of(0, BAD), interrupt=KeyboardInterrupt)
     with pytest.raises(KeyboardInterrupt):

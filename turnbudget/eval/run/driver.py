@@ -60,6 +60,7 @@ __all__ = [
     "EPISODE_ERRORS",
     "FAILURE_KINDS",
     "MAX_NOTE_DEPTH",
+    "STOPS_RUN",
     "Act",
     "AgentSet",
     "Driver",
@@ -80,12 +81,14 @@ logger = logging.getLogger(__name__)
 #: Why an episode failed to run: the agent or env raised, its worker died, it ran too long.
 FAILURE_KINDS = ("exception", "worker_lost", "timeout")
 
+#: What stops the run instead of ending an episode: Ctrl-C. Every handler of `EPISODE_ERRORS`
+#: lets it through first.
+STOPS_RUN = (KeyboardInterrupt,)
 #: What ends only the episode it came from (a failed-to-run record, the same on every backend):
-#: any ``Exception``, ``SystemExit`` (``sys.exit`` in an agent would otherwise end a local run
-#: but only a worker of a pool or Ray run) and ``GeneratorExit`` (raised by an agent, it ended
-#: a local run, a pool's worker, and a sealed agent's episode alone). ``KeyboardInterrupt``
-#: stops the run.
-EPISODE_ERRORS = (Exception, SystemExit, GeneratorExit)
+#: anything but `STOPS_RUN`, as a sealed agent's process reports it. ``SystemExit`` (``sys.exit``
+#: in an agent), ``GeneratorExit`` and an agent's own subclass of ``BaseException`` each ended
+#: a local run once, but only a worker of a pool run (lost, with a traceback).
+EPISODE_ERRORS = (BaseException,)
 
 #: The deepest a step note's lists and dicts may nest (one nested 500 deep ended its episode
 #: with a RecursionError from the records' writer).
@@ -122,6 +125,8 @@ def exception_message(exc: BaseException) -> str:
             text = str(exc)
         if not isinstance(text, str):
             raise TypeError("__str__ returned a non-string")
+    except STOPS_RUN:
+        raise
     except EPISODE_ERRORS as err:
         text = f"<its message could not be read: {type(err).__name__}>"
     return " ".join(text.split())
@@ -150,6 +155,8 @@ def plain_note(note: Any) -> dict[str, Any] | None:
         raise TypeError(f"Expect a step note to be a mapping or None, got {type(note).__name__}")
     try:
         plain = json.loads(json.dumps(note, default=json_number))
+    except STOPS_RUN:
+        raise
     except EPISODE_ERRORS as exc:  # (json_number runs the agent's ``item()``: anything)
         raise TypeError(
             f"Expect a step note that JSON can write, got one it cannot ({describe(exc)})"
@@ -349,6 +356,8 @@ class Driver:
             self._ready()
             with alarm(timeout):  # (a timer firing as the episode ends counts as a timeout)
                 return self._play(job)
+        except STOPS_RUN:
+            raise
         except EPISODE_ERRORS as exc:  # (the agent's or env's: it ends this episode only)
             self._discard(job, 0)
             return failure(job, exc)
@@ -385,6 +394,8 @@ class Driver:
     def _discard(self, job: Any, slot: int) -> None:
         try:
             self.kind.discard(job, slot)
+        except STOPS_RUN:
+            raise
         except EPISODE_ERRORS:  # (a broken env may fail to close too; it is dropped)
             logger.debug("discarding a failed job's envs raised", exc_info=True)
 
@@ -412,6 +423,8 @@ class Driver:
                 self._ready()
                 with alarm(seconds, limit=timeout):
                     flight.turn()
+            except STOPS_RUN:
+                raise
             except EPISODE_ERRORS as exc:  # a batch call (or the clock) fails every job in flight
                 for slot in list(flight.live):
                     job = flight.drop(slot)
@@ -446,6 +459,8 @@ def _abandon(program: Program | None) -> None:
         return
     try:
         program.close()
+    except STOPS_RUN:
+        raise
     except EPISODE_ERRORS:  # (a broken env may fail to close too; it is dropped)
         logger.debug("closing an abandoned episode raised", exc_info=True)
 
@@ -597,6 +612,8 @@ class _Flight:
                 answer = Driver._answer(agent, request)
         except (EpisodeTimeout, StepTimeout):  # the turn's deadline: `_run_batch` decides
             raise
+        except STOPS_RUN:
+            raise
         except EPISODE_ERRORS as exc:  # this job's own program (its env) or plain agent
             self.drop(slot)
             self.done.append((job, failure(job, exc)))
@@ -623,6 +640,8 @@ class _Flight:
             if end is not None:
                 try:
                     end(player.episode_id)
+                except STOPS_RUN:
+                    raise
                 except EPISODE_ERRORS:  # (cleanup of an agent that already failed)
                     logger.debug("end_episode after a failure raised", exc_info=True)
         self.started.pop(slot, None)
