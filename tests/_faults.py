@@ -255,6 +255,27 @@ class BatchRaisingAgent:
         self._agents.pop(episode_id, None)
 
 
+class BatchEndRaisingAgent(BatchRaisingAgent):
+    """A `BatchAgent` of oracles that plays every episode to its end, but whose
+    ``end_episode`` raises for the chosen ones."""
+
+    name = "batch-end-raising"
+
+    def __repr__(self) -> str:
+        return f"BatchEndRaisingAgent(seeds={sorted(self.seeds)})"
+
+    def act_batch(self, episode_ids: Any, observations: Any, infos: Any) -> list[str]:
+        return [
+            self._agents[e][1].act(o, i)
+            for e, o, i in zip(episode_ids, observations, infos, strict=True)
+        ]
+
+    def end_episode(self, episode_id: str) -> None:
+        seed, _ = self._agents.pop(episode_id)
+        if seed in self.seeds:
+            raise RuntimeError("end_episode failed")
+
+
 class UnshippableAgent(OracleAgent):
     """An oracle that cannot be rebuilt in another process (its code is missing there)."""
 

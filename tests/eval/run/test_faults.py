@@ -286,3 +286,25 @@ def test_a_hanging_batch_call_on_local_times_out_only_its_episode(tmp_path):
 
     build_report(out, plots=False)
     check_failed_run(out, clean, "timeout", attempts=2)
+
+
+@pytest.mark.timeout(300, method="thread")  # a guard: the run spun for ever once
+@pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 2)])
+def test_a_batch_agents_end_episode_that_raises_fails_only_that_episode(tmp_path, backend, workers):
+    """Its slot was never freed (the run spun for ever once every slot was lost, or failed
+    with a ValueError under a timeout), its batch mates were replayed, and the episode was
+    logged as a success."""
+    from _faults import BatchEndRaisingAgent
+
+    clean = clean_run(tmp_path)
+    out = tmp_path / backend
+    result = evaluate(
+        [MAZE, KEYQUEST], BatchEndRaisingAgent(0.3, seeds_of(0, BAD), max_batch_size=2),
+        out=out, backend=backend, workers=workers, retries=1, timeout=600, **GRID,
+    )  # fmt: skip
+    from turnbudget.eval.report import build_report
+
+    build_report(out, plots=False)
+    check_failed_run(out, clean, "exception", attempts=2)
+    failed = [e for e in result.episodes if e.get("failed_to_run")]
+    assert {e["error"] for e in failed} == {"RuntimeError: end_episode failed"}

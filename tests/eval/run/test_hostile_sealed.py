@@ -138,6 +138,11 @@ class OneString(_Batch):
         return "ns"[: len(ids)]  # (one str: its characters were the episodes' commands)
 
 
+class Looker(_Batch):  # (no end_episode: it is optional)
+    def act_batch(self, ids, observations, infos):
+        return ["look"] * len(ids)
+
+
 class OneNote(_Batch):
     def act_batch(self, ids, observations, infos):
         return ["look"] * len(ids)
@@ -349,6 +354,17 @@ def test_a_sealed_batch_agents_notes_of_the_wrong_count_are_kept_as_in_process(h
         evaluate(MAZE, hostile.OneNote(), sealed=sealed, out=out, **GRID)
         steps = [json.loads(line) for line in (out / "steps.jsonl").open()]
         assert steps and all(s["agent"] == {"why": "one note for the batch"} for s in steps)
+
+
+@pytest.mark.timeout(300, method="thread")  # a guard: the run spun for ever once
+def test_a_sealed_batch_agent_without_end_episode_plays_as_in_process(hostile, tmp_path):
+    """end_episode is optional; sealed, each call of it failed in the agent's process and
+    lost its episode's slot, and with every slot lost the run spun for ever."""
+    runs = [
+        evaluate(MAZE, hostile.Looker(), sealed=sealed, **{**GRID, "tasks": 5}).episodes
+        for sealed in (False, True)
+    ]
+    assert runs[0] == runs[1] and not any(e.get("failed_to_run") for e in runs[1])
 
 
 @pytest.mark.slow  # (it waits out a timeout clear of a whole clean run: ~100 s)

@@ -602,8 +602,14 @@ class _Flight:
                 try:
                     request = program.send(answer)
                 except StopIteration as stop:
-                    self.done.append((job, stop.value))
-                    self._end(slot)
+                    outcome = stop.value
+                    try:
+                        self._end(slot)
+                    except STOPS_RUN:
+                        raise
+                    except EPISODE_ERRORS as exc:  # the agent's end_episode: it fails the job
+                        outcome = failure(job, exc)
+                    self.done.append((job, outcome))
                     return
                 agent = self.agents[players[request.seat].agent]
                 if _is_batch(agent):
@@ -619,14 +625,17 @@ class _Flight:
             self.done.append((job, failure(job, exc)))
 
     def _end(self, slot: int) -> None:
+        """Free ``slot`` of a job that ended, then tell its batch agents the episode ended.
+        The slot is freed first: an ``end_episode`` that raised kept it, and once every slot
+        was kept so the run spun for ever."""
         job, players, _, _ = self.live.pop(slot)
         self.in_use -= self._claims(players)
+        self.started.pop(slot, None)
+        self.free.append(slot)
         for player in players:
             end = _end_episode(self.agents[player.agent])
             if end is not None:
                 end(player.episode_id)
-        self.started.pop(slot, None)
-        self.free.append(slot)
 
     def drop(self, slot: int) -> Any:
         """Take the job off ``slot`` after a failure: its envs are discarded and its batch

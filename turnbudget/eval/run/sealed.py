@@ -684,7 +684,9 @@ class _Host:
         return [actions, one_each(notes_of(ids), len(ids), f"{name}.step_notes", "notes")]
 
     def end_episode(self, episode_id: str) -> None:
-        self.driven.end_episode(episode_id)
+        end = getattr(self.driven, "end_episode", None)  # (optional, as in process: the driver's
+        if end is not None:  # `_end_episode`)
+            end(episode_id)
 
     def observe_batch(self, *args: list[Any]) -> None:
         self.driven.observe_batch(*args)
