@@ -54,6 +54,25 @@ class OracleReader(PidAgent):
 
     def act(self, observation, info):
         return info["oracle_actions"][0]
+
+
+class SaysYes(PidAgent):
+    budget_aware = "yes"
+
+
+class NoRepr(PidAgent):
+    def __repr__(self):
+        raise RuntimeError("no repr today")
+
+
+class NoName(PidAgent):
+    @property
+    def name(self):
+        raise RuntimeError("no name today")
+
+
+class DeafObserver(PidAgent):
+    observe = 5
 '''
 
 
@@ -146,6 +165,27 @@ def test_a_built_in_agent_runs_in_process_unless_sealed(tmp_path, capsys):
 def test_a_spec_that_names_no_agent_is_one_line(
     tmp_path, agents_file, capsys, spec, message, command, sealed
 ):
+    assert main([*command, "--agent", spec, sealed, "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"turnbudget {command[0]}: error: ") and message in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        ("cli_user_agents:SaysYes", "TypeError: Expect `agent.budget_aware` to be True or False"),
+        ("cli_user_agents:NoRepr", "RuntimeError: no repr today"),
+        ("cli_user_agents:NoName", "RuntimeError: no name today"),
+        ("cli_user_agents:DeafObserver", "TypeError: Expect `agent.observe` to be a method"),
+    ],
+)
+@pytest.mark.parametrize("command", [EVAL, PROBE])
+@pytest.mark.parametrize("sealed", ["--sealed", "--no-sealed"])
+def test_an_agent_the_engine_cannot_read_is_one_line(
+    tmp_path, agents_file, capsys, spec, message, command, sealed
+):
+    """Sealed, its process says so in one line; in process it was a traceback."""
     assert main([*command, "--agent", spec, sealed, "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"turnbudget {command[0]}: error: ") and message in err

@@ -240,6 +240,7 @@ def load_agent(spec: str, options: dict[str, Any], sealed: bool | None) -> Any:
     outside turnbudget (`SEALED_SOURCES`)."""
     from turnbudget.agents import make_agent
     from turnbudget.agents.registry import spec_source
+    from turnbudget.eval.run.driver import describe
     from turnbudget.eval.run.sealed import seal
 
     outside = spec_source(spec) in SEALED_SOURCES
@@ -250,15 +251,26 @@ def load_agent(spec: str, options: dict[str, Any], sealed: bool | None) -> Any:
     else:
         try:
             agent = make_agent(spec, **options)
+            _profile(agent)
         except (ValueError, KeyError, FileNotFoundError, ImportError):
             raise  # (the registry's own errors: they say what is wrong)
         except Exception as exc:  # (the agent's own code failed: one line, as sealed)
-            raise ValueError(
-                f"Cannot build the agent {spec!r}: {type(exc).__name__}: {exc}"
-            ) from exc
+            raise ValueError(f"Cannot build the agent {spec!r}: {describe(exc)}") from exc
     if outside:
         _note_grants(spec, agent)
     return agent
+
+
+def _profile(agent: Any) -> None:
+    """Read what the engine reads of an agent before it plays (its form and flags, its name
+    and its repr), as a sealed agent's process does when it starts: a flag that is no bool,
+    a ``name`` or ``__repr__`` that raises, failed there in one line but here in a traceback."""
+    from turnbudget._checks import check_agent
+    from turnbudget.eval.run.plan import _agent_repr, agent_name
+
+    check_agent(agent)
+    agent_name(agent)
+    _agent_repr(agent)
 
 
 def _note_grants(spec: str, agent: Any) -> None:
@@ -352,6 +364,7 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.eval import evaluate
     from turnbudget.eval.report import build_report, check_plotting, report_is_current
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
+    from turnbudget.eval.run.plan import agent_name
 
     agent = None
     out: Path | None = args.out
@@ -360,11 +373,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.no_plots:
             check_plotting()
         agent = load_agent(args.agent, llm_options(args), args.sealed)
-        label = (
-            args.label
-            if args.label is not None
-            else getattr(agent, "name", None) or type(agent).__name__
-        )
+        label = args.label if args.label is not None else agent_name(agent)
         out = args.out or Path("runs") / check_label(label)  # (checked before runs/ is made)
         result = evaluate(
             envs, agent, ks=args.k, ts=args.t, n=args.n, tasks=args.tasks, mode=args.mode,

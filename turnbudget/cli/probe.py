@@ -122,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.eval.probes.run import probe
     from turnbudget.eval.report import write_probe_report
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
+    from turnbudget.eval.run.plan import agent_name
 
     agents: list = []
     try:
@@ -135,11 +136,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"{flag} is an option of llm agents, and no --agent is one")
         for spec, llm in zip(specs, is_llm, strict=True):
             agents.append(load_agent(spec, options if llm else {}, args.sealed))
-        label = (
-            args.label
-            if args.label is not None
-            else "+".join(getattr(a, "name", None) or type(a).__name__ for a in agents)
-        )
+        label = args.label if args.label is not None else "+".join(agent_name(a) for a in agents)
         out = args.out or Path("runs") / f"probe-{check_label(label)}"  # (before runs/ is made)
         result = probe(
             envs, agents, tasks=args.tasks, prefixes=args.prefixes,

@@ -50,6 +50,7 @@ __all__ = [
     "EpisodeSpec",
     "EvalConfig",
     "GridConfig",
+    "agent_name",
     "agent_seed",
     "check_backend_options",
     "check_retries",
@@ -269,6 +270,11 @@ def positive_ints(
     return tuple(sorted(out))
 
 
+def agent_name(agent: Any) -> str:
+    """An agent's name, the default label of its run: its ``name``, else its class's name."""
+    return str(getattr(agent, "name", None) or type(agent).__name__)
+
+
 def _agent_repr(agent: Any) -> str:
     """A repr that is the same in every process: a default repr (which holds a memory
     address) is the class's name, and any other address is taken out (a dataclass holding
@@ -347,7 +353,7 @@ def make_config(
         check_label(label)
     else:
         label = check_label(
-            str(getattr(agent, "name", None) or type(agent).__name__),
+            agent_name(agent),
             subject="the agent's name (the default `label`; pass `label` to name the run)",
         )
     needs_oracle, budget_aware = agent_flags(agent)
