@@ -515,6 +515,26 @@ def test_an_async_agents_concurrency_is_bounded_too(concurrency):
         AsyncBatch(Async, max_batch_size=concurrency)
 
 
+@pytest.mark.parametrize("attribute", ["concurrency", "default_concurrency"])
+@pytest.mark.parametrize("value", ["many", 2.5, 10**30, -1])
+def test_an_async_agents_own_concurrency_is_checked_by_name(attribute, value):
+    """``int()`` of it said only "invalid literal for int()" of "many", named `max_batch_size`
+    for 10**30 and took 2.5 as 2."""
+    from turnbudget.agents.base import in_flight
+
+    class Async:
+        def reset_async(self, seed):
+            pass
+
+        def act_async(self, observation, info):
+            pass
+
+    agent = Async()
+    setattr(agent, attribute, value)
+    with pytest.raises(ValueError, match=rf"Expect `agent.{attribute}` to be an int from 1 to"):
+        in_flight(agent)
+
+
 @pytest.mark.parametrize("flag", ["needs_oracle", "budget_aware"])
 @pytest.mark.parametrize("value", ["False", "no", 0, 1, None, [True]])
 def test_an_agents_flags_must_be_bools_not_truthy_values(flag, value, tmp_path):

@@ -52,7 +52,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from turnbudget._checks import agent_flag, check_batch_size
+from turnbudget._checks import agent_flag, check_batch_size, is_int
 
 __all__ = [
     "BUDGET_KEYS",
@@ -302,13 +302,24 @@ def in_flight(agent: Any, concurrency: int | None = None) -> Any:
         return agent
     width = (
         concurrency
-        or int(getattr(agent, "concurrency", 0) or 0)
-        or int(getattr(agent, "default_concurrency", 1) or 1)
+        or _declared_width(agent, "concurrency")
+        or _declared_width(agent, "default_concurrency")
+        or 1
     )
     if width == 1 and hasattr(agent, "act"):
         return agent
     factory = getattr(agent, "spawn", None) or functools.partial(copy.deepcopy, agent)
     return AsyncBatch(factory, max_batch_size=width)
+
+
+def _declared_width(agent: Any, name: str) -> int | None:
+    """The episodes in flight ``agent`` declares in its attribute ``name`` (None or 0: none),
+    checked as `check_batch_size` checks one (``int()`` of it took 2.5 as 2 and said only
+    "invalid literal for int()" of "many")."""
+    value = getattr(agent, name, None)
+    if value is None or (is_int(value) and value == 0):
+        return None
+    return check_batch_size(value, f"agent.{name}")
 
 
 def observe(agent: object, observation: str, info: Mapping[str, Any], executed: str) -> None:
