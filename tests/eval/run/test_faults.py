@@ -308,3 +308,24 @@ def test_a_batch_agents_end_episode_that_raises_fails_only_that_episode(tmp_path
     check_failed_run(out, clean, "exception", attempts=2)
     failed = [e for e in result.episodes if e.get("failed_to_run")]
     assert {e["error"] for e in failed} == {"RuntimeError: end_episode failed"}
+
+
+class ReadyWhenReset(OracleAgent):
+    """Keeps a flag named as the driver's optional ``ready()`` hook."""
+
+    ready = False
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        self.ready = True
+
+
+@pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 2)])
+def test_an_agents_own_attribute_named_ready_is_no_hook(tmp_path, backend, workers):
+    """The driver called it: "'bool' object is not callable" ended a local run (a pool's
+    workers failed to start), or failed every episode after the first."""
+    clean = clean_run(tmp_path)
+    result = evaluate(
+        [MAZE, KEYQUEST], ReadyWhenReset(0.3), backend=backend, workers=workers, **GRID
+    )
+    assert {e["episode_id"]: e for e in result.episodes} == clean

@@ -326,10 +326,12 @@ class Driver:
         self._ready()
 
     def _ready(self) -> None:
-        """Call the agents' optional ``ready()`` (a sealed agent starts its process)."""
+        """Call the agents' optional ``ready()`` (a sealed agent starts its process). An agent's
+        own attribute of that name that is no method (``self.ready = True``) is its state, not
+        the hook: calling it failed every episode after the first, or the run."""
         for agent in self.agents:
             ready = getattr(agent, "ready", None)
-            if ready is not None:
+            if callable(ready):
                 ready()
 
     def run(self, jobs: Sequence[Any]) -> list[Any]:
