@@ -97,7 +97,7 @@ def test_cache_dir_that_no_game_can_be_written_to_is_refused_when_made(name, say
     cache_dir = f"{tmp_path}/{name}"
     with pytest.raises(ValueError, match=rf"game cache root .* cannot be used: {says}") as e:
         gym.make("turnbudget/CoinCollector-Easy-v0", cache_dir=cache_dir)
-    assert len(str(e.value)) < 300
+    assert len(str(e.value)) < 700  # (a path is shown up to PATH_CHARS = 512)
     assert not any(tmp_path.iterdir())
 
 
