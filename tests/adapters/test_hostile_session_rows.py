@@ -111,6 +111,20 @@ def test_a_bad_env_id_is_a_clear_error(env_id, message):
         GameSession().start(env_id, seed=0, turn_budget=3)
 
 
+@pytest.mark.parametrize("env_id", ["x" * 10**6, "\ud800", "turnbudget/Maze\x00-v0"])
+def test_a_bad_env_id_is_quoted_never_repeated(env_id):
+    # (gym's own message repeated the id whole: 2 MB for a 1 MB id, a lone surrogate raw)
+    for start in (
+        lambda: GameSession().start(env_id, seed=0, turn_budget=3),
+        lambda: task_rows(env_id, seeds=1, turn_budget=3),
+    ):
+        with pytest.raises(ValueError, match=r"Cannot make .* for a row") as error:
+            start()
+        message = str(error.value)
+        assert len(message) < 500
+        message.encode("utf-8")  # (writable to any log or terminal)
+
+
 def test_a_row_never_imports_the_module_it_names(tmp_path, monkeypatch):
     (tmp_path / "hostile_row_module.py").write_text("IMPORTED = True\n")
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -158,9 +158,16 @@ class GameSession:
             try:
                 env = make(env_id, reveal=self.reveal, record=record)
             except (gym.error.Error, TypeError, ValueError) as exc:
+                # (gym's message repeats the id whole: a 1 MB id made a 2 MB message, and one
+                # with a lone surrogate a message that no stream could write)
+                detail = str(exc)
+                if len(detail) > 500 or not detail.isprintable():
+                    detail = (
+                        "no such id is registered" if env_id not in gym.registry else brief(detail)
+                    )
                 raise ValueError(
-                    f"Cannot make {env_id!r} for a row: {exc} (`turnbudget list` shows the "
-                    "registered ids)"
+                    f"Cannot make {brief(env_id)} for a row: {detail} (`turnbudget list` shows "
+                    "the registered ids)"
                 ) from exc
             self._envs[env_id] = env
         return env
