@@ -125,6 +125,21 @@ def test_a_bad_env_id_is_quoted_never_repeated(env_id):
         message.encode("utf-8")  # (writable to any log or terminal)
 
 
+class _NoStr:
+    def __str__(self) -> str:
+        raise RuntimeError("a key whose str() fails")
+
+
+@pytest.mark.parametrize(
+    "row", [{"x" * 10**6: 1}, {i: i for i in range(10**5)}, {10**5000: 1}, {_NoStr(): 1}]
+)
+def test_a_row_without_its_keys_names_a_few_of_its_keys_cut(row):
+    # (every key by str(): a message as long as the row, or an unrelated error)
+    with pytest.raises(ValueError, match="Expect a row with keys 'env_id', 'seed' and 'T'") as e:
+        check_row(row)
+    assert len(str(e.value)) < 300
+
+
 def test_a_row_never_imports_the_module_it_names(tmp_path, monkeypatch):
     (tmp_path / "hostile_row_module.py").write_text("IMPORTED = True\n")
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
@@ -191,7 +192,7 @@ def check_row(row: Mapping[str, Any]) -> tuple[str, int, int]:
     if missing:
         raise ValueError(
             "Expect a row with keys 'env_id', 'seed' and 'T', got one without "
-            f"{', '.join(repr(k) for k in missing)} (keys: {', '.join(map(str, row))})"
+            f"{', '.join(repr(k) for k in missing)} (keys: {_key_names(row)})"
         )
     env_id, seed = row["env_id"], row["seed"]
     if not isinstance(env_id, str) or not env_id:
@@ -201,6 +202,18 @@ def check_row(row: Mapping[str, Any]) -> tuple[str, int, int]:
             f"Expect the row's `seed` to be an int >= 0 (at most {MAX_SEED:,}), got {brief(seed)}"
         )
     return env_id, int(seed), check_turn_budget(row["T"], "T")
+
+
+def _key_names(row: Mapping[Any, Any], shown: int = 10) -> str:
+    """The first ``shown`` keys of ``row`` as a message may name them: a plain short name as
+    it is, anything else quoted cut (`brief`). (All of them, by ``str``, made a message as long
+    as a 1 MB key or a row of 100,000 keys, and an int key of 5,000 digits failed to print.)"""
+    names = [
+        key if isinstance(key, str) and key.isprintable() and len(key) <= 40 else brief(key)
+        for key in itertools.islice(row, shown)
+    ]
+    more = len(row) - len(names)
+    return ", ".join(names) + (f", ... ({more} more)" if more > 0 else "")
 
 
 def check_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
