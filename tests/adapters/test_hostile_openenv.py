@@ -110,6 +110,27 @@ def test_a_budget_mix_mapping_survives_json_string_keys():
     env.close()
 
 
+def test_a_budget_mix_key_past_any_t_names_budget_mix():
+    env = TextGameEnvironment(ENV)  # (int() of 5,000 digits: Python's own limit was the message)
+    for bad in ({"9" * 5000: 1}, {"8": 1, "9" * 11: 1}):
+        with pytest.raises(RequestError, match="Expect every T of `budget_mix` to be at most"):
+            env.reset(seed=0, budget_mix=bad)
+    env.close()
+
+
+def test_an_episode_id_no_answer_can_carry_is_refused():
+    # JSON's "\ud800" is a lone surrogate: taken, it failed every `state` answer of the episode
+    env = TextGameEnvironment(ENV)
+    for episode_id in ("\ud800", "run-\udfff-1"):
+        with pytest.raises(RequestError, match="Expect `episode_id` to be text UTF-8 can carry"):
+            env.reset(seed=0, episode_id=episode_id)
+        with pytest.raises(RequestError, match="No episode to step"):
+            env.step(TextGameAction(command="look"))
+    env.reset(seed=0, episode_id="run-é-1")
+    assert env.state.model_dump_json()
+    env.close()
+
+
 # -- through the server ----------------------------------------------------------------
 
 

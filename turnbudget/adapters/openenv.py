@@ -75,7 +75,15 @@ from openenv.core.env_server.types import (
 from pydantic import Field, ValidationError, model_validator
 
 import turnbudget
-from turnbudget._checks import MAX_SEED, brief, check_positive_int, is_finite, is_int, is_real
+from turnbudget._checks import (
+    MAX_SEED,
+    MAX_TURN_BUDGET,
+    brief,
+    check_positive_int,
+    is_finite,
+    is_int,
+    is_real,
+)
 from turnbudget.adapters.session import normalize_reveal
 from turnbudget.agents import secrets
 from turnbudget.eval.run.agent_view import agent_info, budget_visible
@@ -289,6 +297,11 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
             )
         if episode_id is not None and not isinstance(episode_id, str):
             raise RequestError(f"Expect `episode_id` to be a str or None, got {brief(episode_id)}")
+        if episode_id is not None and not _is_utf8(episode_id):  # (every `state` answer failed)
+            raise RequestError(
+                f"Expect `episode_id` to be text UTF-8 can carry (no lone surrogate), got "
+                f"{brief(episode_id)}"
+            )
         if (problem := _seed_problem(seed)) is not None:
             raise RequestError(problem)
         games = self.textworld_games if _generated_textworld(env_id) else None
@@ -389,14 +402,33 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
         )
 
 
+def _is_utf8(text: str) -> bool:
+    """Whether ``text`` encodes as UTF-8 (JSON's ``"\\ud800"`` escape decodes to a lone
+    surrogate, which no answer can carry)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _json_mix(budget_mix: Any) -> Any:
     """A ``{T: weight}`` BudgetMix as JSON carries its keys as strings (``{"8": 2}``): they
     are read back as ints, so that a mapping can travel at all; anything else is as given."""
     if isinstance(budget_mix, Mapping) and all(
         isinstance(key, str) and key.isascii() and key.isdigit() for key in budget_mix
     ):
+        too_long = [key for key in budget_mix if len(key) > _T_DIGITS]
+        if too_long:  # (int() of 4,301 digits or more raised Python's own limit as the message)
+            raise ValueError(
+                f"Expect every T of `budget_mix` to be at most {MAX_TURN_BUDGET:,}, got "
+                f"{brief(too_long[0])}"
+            )
         return {int(key): weight for key, weight in budget_mix.items()}
     return budget_mix
+
+
+_T_DIGITS = len(str(MAX_TURN_BUDGET))
 
 
 def _check_timeout(value: Any, name: str) -> float | None:
