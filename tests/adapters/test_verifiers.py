@@ -134,6 +134,8 @@ def test_bad_rows_and_settings_are_clear_errors():
         evaluate_rows(_rows(), model=5, base_url="http://127.0.0.1:9/v1")
     with pytest.raises(ValueError, match="Expect `sampling` to be a mapping"):
         evaluate_rows(_rows(), model="fake", base_url="http://127.0.0.1:9/v1", sampling="hot")
+    with pytest.raises(ValueError, match=r"Expect `sampling` to be a mapping .*str keys"):
+        evaluate_rows(_rows(), model="fake", base_url="http://127.0.0.1:9/v1", sampling={1: 0.7})
     nowhere = [{"env_id": "turnbudget/Nowhere-v0", "seed": 0, "T": 3}]
     with pytest.raises(ValueError, match="Cannot make 'turnbudget/Nowhere-v0'"):
         evaluate_rows(nowhere, model="fake", base_url="http://127.0.0.1:9/v1")  # no server needed
@@ -224,6 +226,17 @@ def test_rewards_pass_at_k_needs_a_finite_threshold(played, threshold):
     _, episodes = played  # (nan: no reward ever reached it, pass@k 0 whatever the rollouts)
     with pytest.raises(ValueError, match="Expect `threshold` to be a finite number"):
         rewards_pass_at_k(episodes, 1, threshold=threshold)
+
+
+@pytest.mark.parametrize("episodes", [None, 5, "episodes", [None], [{"ok": True}]])
+def test_the_readings_need_verifiers_episodes(played, episodes):
+    # (None was a bare TypeError, and an entry that is no episode an AttributeError from inside)
+    _, real = played
+    for bad in (episodes, [*real, *episodes] if isinstance(episodes, list) else episodes):
+        with pytest.raises(ValueError, match="Expect `episodes` to "):
+            rewards_pass_at_k(bad, 1)
+        with pytest.raises(ValueError, match="Expect `episodes` to "):
+            pass_at_kt(bad, ks=[1], ts=[1], n_bootstrap=0)
 
 
 def test_a_rollout_that_failed_on_the_server_is_refused_with_its_error():

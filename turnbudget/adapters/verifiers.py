@@ -264,9 +264,12 @@ def evaluate_rows(
         raise ValueError(
             f"Expect `model` to be the model's name, a non-empty str, got {brief(model)}"
         )
-    if sampling is not None and not isinstance(sampling, Mapping):
+    if sampling is not None and (
+        not isinstance(sampling, Mapping) or not all(isinstance(key, str) for key in sampling)
+    ):  # (a key that is no str was Python's "keywords must be strings", naming nothing)
         raise ValueError(
-            f"Expect `sampling` to be a mapping of verifiers' sampling settings, got {brief(sampling)}"
+            "Expect `sampling` to be a mapping of verifiers' sampling settings (str keys), got "
+            f"{brief(sampling)}"
         )
     check_key_env(api_key_env)
     api_key_env = api_key_env.strip()
@@ -343,8 +346,18 @@ def _blank_secrets(value: Any, seen: set[int]) -> Any:
 
 def _traces(episodes: Iterable[vf.Episode]) -> list[tuple[str, vf.Trace]]:
     """``(task key, trace)`` of every episode; an episode that failed to run raises."""
+    if not is_listlike(episodes):
+        raise ValueError(
+            f"Expect `episodes` to be a list of verifiers' episodes (what evaluate_rows "
+            f"returns), got {brief(episodes)}"
+        )
     found = []
     for episode in episodes:
+        if not isinstance(episode, vf.Episode):  # (None was an AttributeError from inside)
+            raise ValueError(
+                f"Expect `episodes` to hold verifiers' episodes (what evaluate_rows returns), "
+                f"got one that is {brief(episode)}"
+            )
         if not episode.ok or len(episode.traces) != 1:
             # verifiers keeps a rollout's errors on its trace, the env's own on the episode
             error = episode.last_error or next(
