@@ -79,6 +79,27 @@ def test_a_refused_start_after_an_ended_episode_shows_nothing_of_it():
     assert session.first_success_turn is None and session.commands == []
 
 
+@pytest.mark.parametrize(
+    "bad", [{"T": None}, {"seed": None}, {"env_id": None}, {"seed": -1}, {"T": 0}, {"T": "4"}]
+)
+def test_a_refused_row_leaves_no_episode_of_the_previous_rollout_running(bad):
+    """TRL reuses an environment across rollouts: a row refused before it reached the game
+    left the previous episode running, so the next tool call played on it and get_reward
+    scored it as the new row's."""
+    env = GameEnvironment()
+    env.reset(env_id=ENV, seed=1, T=5)
+    env.command("look")
+    row = {key: value for key, value in {"env_id": ENV, "seed": 1, "T": 5, **bad}.items()
+           if value is not None}  # fmt: skip
+    with pytest.raises(ValueError, match="Expect"):
+        env.reset(**row)
+    for call in (lambda: env.command("look"), env.get_reward, lambda: env.outcome):
+        with pytest.raises(RuntimeError, match=r"No episode: call reset\(\) first"):
+            call()
+    assert env.episode is None and env.turns_used == 0
+    assert env.reset(env_id=ENV, seed=1, T=5) == GameEnvironment().reset(env_id=ENV, seed=1, T=5)
+
+
 def test_a_call_before_any_episode_names_the_method_that_starts_one():
     """The session's users start episodes by different names: TRL's class has reset(), no
     start(), so its message must not send the reader to a method that does not exist."""

@@ -185,12 +185,22 @@ class GameSession:
         with self._alone():
             return self._start(env_id, seed, turn_budget)
 
-    def _start(self, env_id: str, seed: int, turn_budget: int) -> str:
+    def discard(self) -> None:
+        """End the current episode, if any, unplayed (the envs stay made): a call to `play`
+        then needs a start, as after a refused one. A trainer's class calls it when it
+        refuses a row before it reaches `start`."""
+        with self._alone():
+            self._discard()
+
+    def _discard(self) -> None:
         # (nothing of the previous episode stays readable: its record, turns and reward)
         self._env, self._outcome = None, None
         self._records.clear()
         self.turns_used, self.turn_budget = 0, 0
         self.first_success_turn, self.total_reward, self.commands = None, 0.0, []
+
+    def _start(self, env_id: str, seed: int, turn_budget: int) -> str:
+        self._discard()
         if not is_int(seed) or not 0 <= seed <= MAX_SEED:
             raise ValueError(
                 f"Expect `seed` to be an int >= 0 (at most {MAX_SEED:,}), got {brief(seed)}"

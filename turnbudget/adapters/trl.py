@@ -142,7 +142,12 @@ class GameEnvironment:
     def reset(self, **row: Any) -> str:
         """Start the row's episode: ``row`` holds ``env_id``, ``seed`` and ``T`` (other keys,
         such as TRL's ``prompt``, are ignored); returns the game's first text."""
-        env_id, seed, turns = check_row(row)
+        try:
+            env_id, seed, turns = check_row(row)
+        except ValueError:
+            # (as a refused start: the previous rollout's episode played on, and was scored)
+            self._session.discard()
+            raise
         return self._session.start(env_id, seed, turns)
 
     def command(self, command: str) -> str:
