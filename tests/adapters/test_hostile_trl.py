@@ -44,3 +44,9 @@ def test_a_seed_past_arrow_s_int64_is_a_clear_error():
     with pytest.raises(ValueError, match="at most 9,223,372,036,854,775,807"):
         trl_dataset(rows)
     assert len(trl_dataset([{"env_id": ENV, "seed": 2**63 - 1, "T": 3}])) == 1
+
+
+def test_a_prompt_arrow_cannot_store_is_a_clear_error():
+    # (a lone surrogate was Arrow's own UnicodeEncodeError, naming no argument)
+    with pytest.raises(ValueError, match="Expect `prompt` to be text UTF-8 can carry"):
+        trl_dataset([{"env_id": ENV, "seed": 0, "T": 3}], prompt="Play.\ud800")

@@ -253,6 +253,12 @@ def trl_dataset(rows: list[dict[str, Any]], prompt: str = DEFAULT_PROMPT) -> Any
         ) from None
     if not isinstance(prompt, str):
         raise ValueError(f"Expect `prompt` to be a str, got {brief(prompt)}")
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError:  # (Arrow's own UnicodeEncodeError named no argument)
+        raise ValueError(
+            f"Expect `prompt` to be text UTF-8 can carry (no lone surrogate), got {brief(prompt)}"
+        ) from None
     checked = check_rows(rows)  # an id no rollout could play fails here, not in the trainer
     too_big = [row["seed"] for row in checked if row["seed"] > _ARROW_INT_MAX]
     if too_big:  # (Arrow's ints are int64: pyarrow's OverflowError named no row)
