@@ -131,6 +131,26 @@ def test_an_episode_id_no_answer_can_carry_is_refused():
     env.close()
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"default_env_id": 5}, "Expect `default_env_id` to be a registered turnbudget/ id"),
+        ({"default_env_id": "--help"}, "Expect `default_env_id` to be a registered"),
+        (
+            {"default_env_id": "turnbudget/Maze\x00-v0"},
+            "Expect `default_env_id` to be a registered",
+        ),
+        ({"startup_timeout": None}, "Expect `startup_timeout` to be a positive number"),
+        ({"log_path": 5}, "Expect `log_path` to be a path or None, got 5"),
+    ],
+)
+def test_env_server_refuses_what_its_command_line_cannot_take(kwargs, message):
+    # (the id went on the command line: subprocess's TypeError, an option of the command or
+    # an "embedded null byte"; a startup_timeout of None waited 0 s, so every start failed)
+    with pytest.raises(ValueError, match=message):
+        EnvServer(**kwargs)
+
+
 # -- through the server ----------------------------------------------------------------
 
 

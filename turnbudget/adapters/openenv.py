@@ -187,15 +187,17 @@ class TextGameState(State):
     seed: int | None = Field(default=None, description="The episode's seed")
 
 
+def _is_registered(env_id: Any) -> bool:
+    return isinstance(env_id, str) and env_id.startswith(f"{NAMESPACE}/") and env_id in gym.registry
+
+
 def _registered(env_id: Any) -> str:
     """``env_id`` if it is a registered ``turnbudget/`` id, else a `RequestError`.
 
     Only registered ids are made: ``gym.make`` would import the module of a
     ``"module:id"`` string, which no client may choose.
     """
-    if not (
-        isinstance(env_id, str) and env_id.startswith(f"{NAMESPACE}/") and env_id in gym.registry
-    ):
+    if not _is_registered(env_id):
         raise RequestError(
             f"Expect `env_id` to be a registered {NAMESPACE}/ id "
             f"(`turnbudget list` shows them), got {brief(env_id)}"
@@ -1259,13 +1261,26 @@ class EnvServer:
         max_connections: int = MAX_CONNECTIONS,
         textworld_games: int = TEXTWORLD_GAMES,
     ):
+        if default_env_id is not None and not _is_registered(default_env_id):
+            # (it goes on the server's command line: 5 was subprocess's TypeError, "--help"
+            # an option of the command, and "x\0" an "embedded null byte")
+            raise ValueError(
+                f"Expect `default_env_id` to be a registered {NAMESPACE}/ id (`turnbudget list` "
+                f"shows them) or None, got {brief(default_env_id)}"
+            )
         self.default_env_id = default_env_id
         self.textworld_games = check_textworld_games(textworld_games)
         self.max_sessions = check_positive_int(max_sessions, "max_sessions")
         self.session_timeout = _check_timeout(session_timeout, "session_timeout")
         self.header_timeout = _check_timeout(header_timeout, "header_timeout") or HEADER_TIMEOUT_S
         self.max_connections = check_positive_int(max_connections, "max_connections")
+        if startup_timeout is None:  # (it was a wait of 0 s: every start failed)
+            raise ValueError(
+                "Expect `startup_timeout` to be a positive number of seconds, got None"
+            )
         self.startup_timeout = _check_timeout(startup_timeout, "startup_timeout") or 0.0
+        if log_path is not None and not isinstance(log_path, (str, os.PathLike)):
+            raise ValueError(f"Expect `log_path` to be a path or None, got {brief(log_path)}")
         self.log_path = None if log_path is None else Path(log_path)
         self.base_url: str | None = None
         self._own_log = False
