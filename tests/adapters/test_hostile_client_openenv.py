@@ -148,6 +148,15 @@ def test_numpy_integers_reset_as_ints_and_other_non_json_is_a_clear_error(server
     assert idle(server)
 
 
+def test_a_reset_argument_nested_past_the_interpreter_is_a_clear_error():
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    # (json.dumps's RecursionError escaped; refused before anything is sent or connected)
+    with pytest.raises(TypeError, match="Expect reset argument `budget_mix` to be JSON"):
+        GymSession("http://127.0.0.1:9", budget_mix=deep)
+
+
 def test_a_closed_client_refuses_calls_instead_of_opening_a_session(server):
     env = TextGameEnv(base_url=server.base_url).sync()
     env.reset(env_id=ENV, seed=0)

@@ -1159,7 +1159,7 @@ def _wire(name: str, value: Any) -> Any:
         return int(value)
     try:
         json.dumps(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):  # (a cycle, or nested past the interpreter)
         raise TypeError(
             f"Expect reset argument `{name}` to be JSON (an int, a str, a list...), got {brief(value)}"
         ) from None
