@@ -113,6 +113,20 @@ def test_a_base_url_that_is_not_a_server_url_is_refused_before_connecting(base_u
         assert SECRET not in _everything_said(info.value)
 
 
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("message_timeout_s", "60"), ("message_timeout_s", -1), ("message_timeout_s", float("nan")),
+     ("connect_timeout_s", 0), ("connect_timeout_s", "x"), ("max_message_size_mb", 0),
+     ("max_message_size_mb", float("inf")), ("max_message_size_mb", "8"),
+     ("max_message_size_mb", None)],
+)  # fmt: skip
+def test_client_options_that_are_no_positive_number_are_refused_by_name(option, value):
+    # (OpenEnv took them as they came: a str failed inside each call, inf or NaN as the size
+    # was an OverflowError or ValueError naming nothing, and 0 refused every answer)
+    with pytest.raises(ValueError, match=f"Expect `{option}` to be a positive number"):
+        TextGameEnv(base_url="http://127.0.0.1:9", **{option: value})
+
+
 # -- what a caller sends ------------------------------------------------------------------
 
 

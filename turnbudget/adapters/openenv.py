@@ -943,6 +943,17 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
 
     def __init__(self, base_url: str, **options: Any):
         options.setdefault("max_message_size_mb", MAX_ANSWER_MB)  # (90 MiB cost 2.3 GiB)
+        # (OpenEnv takes them as they come: "x" failed inside each call, inf or NaN as the
+        # size at once with an OverflowError or ValueError naming nothing, and 0 or -1
+        # refused every answer)
+        for name in ("connect_timeout_s", "message_timeout_s"):
+            if name in options:
+                options[name] = _check_timeout(options[name], name)
+        size = options["max_message_size_mb"]
+        if not (is_finite(size) and size > 0):
+            raise ValueError(
+                f"Expect `max_message_size_mb` to be a positive number of megabytes, got {brief(size)}"
+            )
         super().__init__(_check_base_url(base_url), **options)
         self._shown_url = _redact(self._ws_url)  # what messages may show: no credentials
         secrets.remember(*secrets.url_secrets(base_url))  # (a server may echo them back)
