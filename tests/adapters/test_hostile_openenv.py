@@ -81,6 +81,26 @@ def test_serve_refuses_a_blank_host_before_binding(host):
         serve(host=host, port=0)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"port": 70000}, "Expect `port` to be an int in 0..65535"),
+        ({"port": -1}, "Expect `port` to be an int in 0..65535"),
+        ({"port": True}, "Expect `port` to be an int in 0..65535"),
+        ({"port": "8000"}, "Expect `port` to be an int in 0..65535"),
+        ({"port": 0, "log_level": "loud"}, "Expect `log_level` to be one of"),
+        ({"port": 0, "ready": "print"}, "Expect `ready` to be a callable"),
+    ],
+)
+def test_serve_refuses_a_port_log_level_or_ready_it_cannot_use_before_binding(kwargs, message):
+    """A port out of range was bind()'s OverflowError, True bound port 1, and a log level or
+    a ready that uvicorn could not use failed once the port was bound."""
+    from turnbudget.adapters.openenv import serve
+
+    with pytest.raises(ValueError, match=message):
+        serve(**kwargs)
+
+
 def test_seeds_past_a_64_bit_word_and_non_actions_are_refused():
     env = TextGameEnvironment(ENV)
     env.reset(seed=1)

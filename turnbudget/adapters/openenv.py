@@ -117,6 +117,8 @@ MAX_MESSAGE_BYTES = 1 << 20
 #: The client's default ``max_message_size_mb``: the largest answer it reads.
 MAX_ANSWER_MB = 8
 _TOLD_CHARS = 500  # (of a server's error message)
+#: The log level names `serve` takes (uvicorn's).
+_LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 #: Seconds `serve` gives a client to send a request's headers (uvicorn has no such bound).
 HEADER_TIMEOUT_S = 15.0
 #: Open HTTP connections `serve` keeps; a new one past them is closed at once (each holds a
@@ -798,7 +800,7 @@ def serve(
         port: The port (0: any free one).
         max_sessions: See `make_app`.
         session_timeout: See `make_app`.
-        log_level: uvicorn's log level.
+        log_level: uvicorn's log level: a name (``"warning"``, ``"info"``...) or an int.
         ready: Called with the base URL (``http://host:port``) once bound.
         header_timeout: Seconds a client has to send a request's headers and body (from
             connecting, or from the previous response); then the connection is closed.
@@ -815,6 +817,16 @@ def serve(
     max_connections = check_positive_int(max_connections, "max_connections")
     if not isinstance(host, str) or not host.strip():  # ('' binds every interface, unannounced)
         raise ValueError(f"Expect `host` to be an address to bind, got {brief(host)}")
+    # (checked before anything binds: bind()'s OverflowError named no argument, True bound
+    # port 1, and a log level or a ready that uvicorn cannot use failed once the port was bound)
+    if not is_int(port) or not 0 <= port <= 65535:
+        raise ValueError(f"Expect `port` to be an int in 0..65535 (0: any free), got {brief(port)}")
+    if not is_int(log_level) and log_level not in _LOG_LEVELS:
+        raise ValueError(
+            f"Expect `log_level` to be one of {_LOG_LEVELS} or an int, got {brief(log_level)}"
+        )
+    if ready is not None and not callable(ready):
+        raise ValueError(f"Expect `ready` to be a callable (base_url) or None, got {brief(ready)}")
 
     app = make_app(
         default_env_id, max_sessions=max_sessions, session_timeout=session_timeout,
