@@ -9,6 +9,7 @@ protocol cannot be made from it, so those cases use a bare WebSocket server that
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import socket
@@ -193,6 +194,20 @@ def test_a_closed_client_refuses_calls_instead_of_opening_a_session(server):
         with pytest.raises(RuntimeError, match="GymSession is closed"):
             call()
     assert server.sessions().active_sessions == 0
+
+
+@pytest.mark.timeout(300, method="thread")
+def test_a_gym_session_dropped_unclosed_frees_its_server_session(server):
+    """One dropped without close() held its session, and its client's thread, until the
+    process ended (a loop of them locked every client out at --max-sessions)."""
+    threads = threading.active_count()
+    for seed in range(3):  # more than the server's sessions
+        session = GymSession(server.base_url, env_id=ENV, turn_budget=3)
+        session.reset(seed=seed)
+        del session
+        gc.collect()
+        assert idle(server)
+    assert threading.active_count() <= threads
 
 
 # -- a server that breaks the protocol ----------------------------------------------------

@@ -54,6 +54,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -1195,7 +1196,7 @@ class GymSession:
     ``reset(seed=s)`` -> ``(text, info)`` and ``step(command)`` -> ``(text, reward,
     terminated, truncated, info)``, where ``info`` is the observation's agent view.
     Each instance holds one session (a `TextGameEnv` connection) until `close`
-    (after which it refuses calls); every reset sends ``reset_kwargs`` (``env_id``,
+    (after which it refuses calls), or until it is collected unclosed; every reset sends ``reset_kwargs`` (``env_id``,
     ``turn_budget``, ``reveal``...). This is how `turnbudget.utils.check_group_seeding`
     checks a served env: ``remote = True`` tells it the env's RNG lives in the
     server's process.
@@ -1220,6 +1221,9 @@ class GymSession:
         self._reset_kwargs = {name: _wire(name, v) for name, v in reset_kwargs.items()}
         self._client = TextGameEnv(base_url=base_url).sync()
         self._closed = False
+        # (one dropped without close() held its server session, and its client's thread, until
+        # the process ended: OpenEnv's thread keeps the client alive, not this session)
+        self._finalizer = weakref.finalize(self, _close_quietly, self._client)
         try:
             self._client.connect()
         except BaseException:
@@ -1240,12 +1244,21 @@ class GymSession:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            self._finalizer.detach()
             self._client.close()
 
     def _open(self) -> Any:
         if self._closed:
             raise RuntimeError("This GymSession is closed: make a new one")
         return self._client
+
+
+def _close_quietly(client: Any) -> None:
+    """Close a sync client whose owner was collected unclosed (its session is freed)."""
+    if getattr(client, "_loop_thread", None) is threading.current_thread():
+        return  # (collected on the client's own loop, which cannot wait on itself)
+    with contextlib.suppress(Exception):
+        client.close()
 
 
 class EnvServer:
