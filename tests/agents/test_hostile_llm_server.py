@@ -100,7 +100,23 @@ NOT_A_REPLY = {
     "gzip-magic-not-gzip": (200, "application/json", b"\x1f\x8b\x08 not gzip"),
     "message-is-text": as_json(_body_with(choices__0__message="look")),
     "message-is-a-list": as_json(_body_with(choices__0__message=["look"])),
+    "content-parts-not-objects": as_json(_body_with(choices__0__message__content=["look"])),
+    "content-part-text-no-str": as_json(_body_with(choices__0__message__content=[{"type": "text", "text": 5}])),
 }  # fmt: skip
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_content_given_as_parts_is_read_from_its_text_parts(path):
+    """Some servers give a message's content as parts (a reasoning model's thinking, then its
+    text): it was "not text", retried, and every episode failed to run."""
+    parts = [{"type": "thinking", "thinking": "west is a wall"}, {"type": "text", "text": "nor"},
+             {"type": "text", "text": "th"}]  # fmt: skip
+    answer = as_json(_body_with(choices__0__message__content=parts))
+    with FakeServer(lambda handler, request: answer) as server:
+        agent = _agent(server.url())
+        assert _act(agent, path) == "north"
+    assert server.chat_requests == 1
+    assert "west is a wall" not in agent.step_note()["reply"]
 
 
 @pytest.mark.parametrize("answer", NOT_A_REPLY.values(), ids=NOT_A_REPLY.keys())

@@ -1107,9 +1107,21 @@ def _reply_text(response: Any) -> str:
     if not hasattr(message, "content"):  # (a `message` the client could not read as one)
         raise MalformedReply(f"a 200 answer whose `message` is not an object: {_excerpt(message)}")
     content = getattr(message, "content", None)
+    if isinstance(content, list) and (text := _text_parts(content)) is not None:
+        content = text  # (content parts, as Mistral's reasoning models give: their text ones)
     if content is not None and not isinstance(content, str):
-        raise MalformedReply(f"a 200 answer whose message content is not text: {content!r}")
+        raise MalformedReply(f"a 200 answer whose message content is not text: {_excerpt(content)}")
     return content or ""
+
+
+def _text_parts(parts: list[Any]) -> str | None:
+    """The text of content given as parts (``[{"type": "thinking", ...}, {"type": "text",
+    "text": "north"}]``): its ``text`` parts joined, the others (a model's thinking) left out;
+    None when a part is no such object (not a reply)."""
+    if not all(isinstance(part, dict) and isinstance(part.get("type"), str) for part in parts):
+        return None
+    texts = [part.get("text") for part in parts if part["type"] == "text"]
+    return "".join(texts) if all(isinstance(text, str) for text in texts) else None
 
 
 def _count(value: Any) -> int:
