@@ -119,6 +119,40 @@ def test_content_given_as_parts_is_read_from_its_text_parts(path):
     assert "west is a wall" not in agent.step_note()["reply"]
 
 
+RETRY_AFTER = {  # the header a 429 carries -> the wait before the retry (backoff 0.5, cap 8)
+    "seconds": ({"Retry-After": "3"}, 3.0),
+    "openai-ms": ({"retry-after-ms": "2500"}, 2.5),
+    "past-the-cap": ({"Retry-After": "3600"}, 8.0),
+    "no-delta-seconds": ({"Retry-After": "1e9"}, 0.5),
+    "shorter-than-backoff": ({"Retry-After": "0.1"}, 0.5),
+    "not-a-number": ({"Retry-After": "abc"}, 0.5),
+    "negative": ({"Retry-After": "-5"}, 0.5),
+    "a-date-past": ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.5),
+}
+
+
+@pytest.mark.parametrize("header, wait", RETRY_AFTER.values(), ids=RETRY_AFTER.keys())
+def test_a_rate_limits_retry_after_is_waited_up_to_max_backoff(header, wait, monkeypatch):
+    """A 429's Retry-After was ignored: the agent retried at its own backoff (1 s, 2 s...)
+    into the same rate limit, and its episodes failed once the retries were spent. (The
+    agent's sleeps are recorded, not slept.)"""
+    import turnbudget.agents.llm as llm
+
+    slept: list[float] = []
+    monkeypatch.setattr(llm, "time", type("Clock", (), {
+        "sleep": staticmethod(slept.append), "perf_counter": staticmethod(llm.time.perf_counter),
+        "time": staticmethod(llm.time.time)}))  # fmt: skip
+    answers = iter([(429, "application/json", b'{"error": {"message": "slow down"}}', header)])
+
+    def answer(handler: Any, request: Any) -> Any:
+        return next(answers, as_json(reply_body("north")))
+
+    with FakeServer(answer) as server:
+        agent = _agent(server.url(), backoff=0.5, max_backoff=8.0)
+        assert _act(agent, "sync") == "north"
+    assert slept == [wait]
+
+
 @pytest.mark.parametrize("answer", NOT_A_REPLY.values(), ids=NOT_A_REPLY.keys())
 @pytest.mark.parametrize("path", ["sync", "async"])
 def test_an_answer_that_is_no_reply_is_retried_then_a_clear_error(answer, path):

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import email.utils
 import json
 import logging
 import os
@@ -319,8 +320,8 @@ class ChatAgent:
         max_retries: retries per decision on timeouts, connection errors, 429 and 5xx
             (at most `MAX_RETRIES`).
         backoff: the first retry's wait in seconds; doubles each retry, capped at ``max_backoff``.
-        max_backoff: the longest wait between retries. It, ``backoff`` and ``timeout`` are
-            at most `MAX_WAIT_S`.
+        max_backoff: the longest wait between retries (a rate limit's ``Retry-After`` is
+            waited up to it). It, ``backoff`` and ``timeout`` are at most `MAX_WAIT_S`.
         max_answer_bytes: the most bytes of one answer read, as sent and decompressed
             (default `MAX_ANSWER_BYTES`; None: no bound); past it the request fails with
             `ServerUnavailable`, not retried (a server that sends an endless body or a
@@ -667,7 +668,8 @@ class ChatAgent:
         if retries >= self.max_retries:
             raise self._unavailable(exc, requests) from None
         logger.info("LLM request failed (%s); retry %d", _short(exc), retries + 1)
-        return self._wait(retries)
+        # (a rate limit's Retry-After, up to max_backoff: retrying sooner only spent retries)
+        return min(self.max_backoff, max(self._wait(retries), _retry_after(exc)))
 
     def _redirected(self, cause: BaseException, request: str) -> ServerUnavailable:
         """A server that answered with redirects the client cannot follow (a loop, another
@@ -1092,6 +1094,34 @@ def _read_parts(fields: dict[str, Any]) -> dict[str, Any]:
 
 def _text_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _retry_after(exc: BaseException) -> float:
+    """The seconds an error answer asks the client to wait (``retry-after-ms``, OpenAI's, or
+    ``Retry-After`` in seconds or as a date); 0 when it asks for none or for what is no wait
+    ("abc", -5, NaN).
+
+    Example:
+        >>> from types import SimpleNamespace  # (an openai status error holds its answer so)
+        >>> _retry_after(SimpleNamespace(response=SimpleNamespace(headers={"retry-after": "12"})))
+        12.0
+    """
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return 0.0
+    try:
+        if (ms := headers.get("retry-after-ms")) is not None:
+            seconds = float(ms) / 1000.0
+        elif (text := headers.get("retry-after")) is None:
+            return 0.0
+        elif text.strip().replace(".", "", 1).isdigit():
+            seconds = float(text)
+        else:
+            when = email.utils.parsedate_to_datetime(text)
+            seconds = when.timestamp() - time.time()
+    except (TypeError, ValueError, OverflowError, AttributeError):
+        return 0.0
+    return seconds if 0.0 < seconds < float("inf") else 0.0
 
 
 def _reply_text(response: Any) -> str:
