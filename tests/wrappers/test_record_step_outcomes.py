@@ -296,7 +296,6 @@ WRITER = textwrap.dedent(
     """
     import sys
     import gymnasium as gym
-    sys.path.insert(0, {tests!r})
     import _wrapper_stub
     import turnbudget
     from turnbudget.wrappers import InjectErrors, RecordStepOutcomes
@@ -322,9 +321,11 @@ def test_killed_writer_leaves_whole_lines_and_whole_episodes_after_the_next_open
     then cuts short; the reopen removes that torn episode.)"""
     path = tmp_path / "killed.jsonl"
     script = tmp_path / "writer.py"
-    script.write_text(WRITER.format(tests=str(Path(__file__).parents[1])))
+    script.write_text(WRITER)
+    tests = str(Path(__file__).parents[1])  # (where _wrapper_stub is)
+    path_list = os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))
     proc = subprocess.Popen(
-        [sys.executable, str(script), str(path)], env={**os.environ, "PYTHONPATH": ""}
+        [sys.executable, str(script), str(path)], env={**os.environ, "PYTHONPATH": path_list}
     )
     try:
         # The writer never stops: wait for 200 kB however slowly it gets there.
