@@ -12,6 +12,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _faults import (
@@ -55,8 +56,15 @@ def timed_clean_run(tmp_path: Path) -> tuple[dict[str, dict], float]:
     return {e["episode_id"]: e for e in result.episodes}, timeout
 
 
-def check_failed_run(out: Path, clean: dict[str, dict], kind: str, attempts: int) -> None:
-    """Every planned episode logged once; the faulty ones as failed, the rest as the clean run."""
+def check_failed_run(
+    out: Path, clean: dict[str, dict], kind: str, attempts: int, result: Any = None
+) -> set[str]:
+    """Every planned episode logged once; the faulty ones as failed, the rest as the clean run;
+    the report says so (and ``result``, `evaluate`'s, holds the same failures). Returns the
+    failed episodes' errors."""
+    from turnbudget.eval.report import build_report
+
+    build_report(out, plots=False)
     episodes = records(out)
     ids = [e["episode_id"] for e in episodes]
     assert sorted(ids) == sorted(clean) and len(set(ids)) == len(ids)
@@ -79,6 +87,10 @@ def check_failed_run(out: Path, clean: dict[str, dict], kind: str, attempts: int
     assert summary["groups"]["all"]["truncate"]["n_tasks"] == 4
     assert summary["analysis"]["all"]["episodes"] == 2 * 3 * 2 - 2
     assert "failed to run" in (out / "report.md").read_text()
+    errors = {e["error"] for e in failed.values()}
+    if result is not None:
+        assert {e["error"] for e in result.episodes if e.get("failed_to_run")} == errors
+    return errors
 
 
 @pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 2)])
@@ -89,9 +101,6 @@ def test_an_agent_that_raises_fails_its_episodes_and_the_run_finishes(tmp_path, 
     result = evaluate(
         [MAZE, KEYQUEST], agent, out=out, backend=backend, workers=workers, retries=1, **GRID
     )
-    from turnbudget.eval.report import build_report
-
-    build_report(out, plots=False)
     check_failed_run(out, clean, "exception", attempts=2)
     assert "agent bug" in next(e for e in result.episodes if e.get("failed_to_run"))["error"]
     # Resuming retries exactly the failed episodes (they fail again) and duplicates nothing.
@@ -114,12 +123,9 @@ def test_an_agent_that_calls_sys_exit_fails_its_episodes_alike_on_every_backend(
         [MAZE, KEYQUEST], ExitingAgent(0.3, seeds_of(0, BAD)), out=out, backend=backend,
         workers=workers, retries=1, **GRID,
     )  # fmt: skip
-    from turnbudget.eval.report import build_report
-
-    build_report(out, plots=False)
-    check_failed_run(out, clean, "exception", attempts=2)
-    failed = [e for e in result.episodes if e.get("failed_to_run")]
-    assert {e["error"] for e in failed} == {"SystemExit: sys.exit(3) was called during the episode"}
+    assert check_failed_run(out, clean, "exception", attempts=2, result=result) == {
+        "SystemExit: sys.exit(3) was called during the episode"
+    }
 
 
 class AgentsOwnInterrupt(BaseException):
@@ -138,12 +144,9 @@ def test_an_agents_own_base_exception_fails_its_episodes_alike_on_every_backend(
     result = evaluate(
         [MAZE, KEYQUEST], agent, out=out, backend=backend, workers=workers, retries=1, **GRID
     )
-    from turnbudget.eval.report import build_report
-
-    build_report(out, plots=False)
-    check_failed_run(out, clean, "exception", attempts=2)
-    failed = [e for e in result.episodes if e.get("failed_to_run")]
-    assert {e["error"] for e in failed} == {"AgentsOwnInterrupt"}
+    assert check_failed_run(out, clean, "exception", attempts=2, result=result) == {
+        "AgentsOwnInterrupt"
+    }
 
 
 def test_a_keyboard_interrupt_in_an_agent_still_stops_a_local_run(tmp_path):
@@ -164,9 +167,6 @@ def test_a_hanging_agent_hits_the_timeout(tmp_path, backend, workers):
         [MAZE, KEYQUEST], HangingAgent(0.3, seeds_of(0, BAD)), out=out, backend=backend,
         workers=workers, timeout=timeout, retries=1, **GRID,
     )  # fmt: skip
-    from turnbudget.eval.report import build_report
-
-    build_report(out, plots=False)
     check_failed_run(out, clean, "timeout", attempts=2)
 
 
@@ -262,9 +262,6 @@ def test_a_failing_batch_call_costs_only_the_episode_that_fails(tmp_path, backen
         [MAZE, KEYQUEST], BatchRaisingAgent(0.3, seeds_of(0, BAD)), out=out, backend=backend,
         workers=workers, retries=1, **GRID,
     )  # fmt: skip
-    from turnbudget.eval.report import build_report
-
-    build_report(out, plots=False)
     check_failed_run(out, clean, "exception", attempts=2)
 
 
@@ -282,9 +279,6 @@ def test_a_hanging_batch_call_on_local_times_out_only_its_episode(tmp_path):
         [MAZE, KEYQUEST], BatchHangingAgent(0.3, seeds_of(0, BAD)), out=out, backend="local",
         timeout=timeout, retries=1, **GRID,
     )  # fmt: skip
-    from turnbudget.eval.report import build_report
-
-    build_report(out, plots=False)
     check_failed_run(out, clean, "timeout", attempts=2)
 
 
@@ -302,12 +296,9 @@ def test_a_batch_agents_end_episode_that_raises_fails_only_that_episode(tmp_path
         [MAZE, KEYQUEST], BatchEndRaisingAgent(0.3, seeds_of(0, BAD), max_batch_size=2),
         out=out, backend=backend, workers=workers, retries=1, timeout=600, **GRID,
     )  # fmt: skip
-    from turnbudget.eval.report import build_report
-
-    build_report(out, plots=False)
-    check_failed_run(out, clean, "exception", attempts=2)
-    failed = [e for e in result.episodes if e.get("failed_to_run")]
-    assert {e["error"] for e in failed} == {"RuntimeError: end_episode failed"}
+    assert check_failed_run(out, clean, "exception", attempts=2, result=result) == {
+        "RuntimeError: end_episode failed"
+    }
 
 
 class ReadyWhenReset(OracleAgent):
