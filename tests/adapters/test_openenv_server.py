@@ -513,6 +513,26 @@ def _drop_while_answered(server: EnvServer, seed: int) -> None:
 
 
 @pytest.mark.timeout(300, method="thread")
+def test_ready_is_called_once_the_server_takes_ctrl_c():
+    """``ready`` was called before uvicorn took SIGINT and SIGTERM: a Ctrl-C sent as soon as
+    the caller saw the server up could land while asyncio built its loop (a traceback on
+    stderr, once in CI under load). Here ``ready`` reads the handlers, then sends the Ctrl-C."""
+    import signal
+
+    from turnbudget.adapters.openenv import serve
+
+    handlers: list[Any] = []
+
+    def ready(url: str) -> None:
+        handlers.extend([signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)])
+        signal.raise_signal(signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):  # (uvicorn raises it again once it has shut down)
+        serve(port=0, ready=ready)
+    assert handlers and signal.default_int_handler not in handlers
+
+
+@pytest.mark.timeout(300, method="thread")
 @pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
 def test_serve_env_stops_cleanly_on_sigterm_as_on_ctrl_c(stop):
     """uvicorn raises the signal it caught again once it has shut down: SIGTERM's default

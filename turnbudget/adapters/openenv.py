@@ -792,8 +792,8 @@ def serve(
     either ends it with a ``KeyboardInterrupt``.
 
     The socket is bound before the server starts, so ``port=0`` takes a free
-    port; ``ready(base_url)`` is then called (the server answers ``/health``
-    soon after; connections made before wait for it).
+    port; ``ready(base_url)`` is called once the server has started (it answers
+    ``/health``, and a SIGINT or SIGTERM from then on shuts it down cleanly).
 
     Args:
         default_env_id: See `make_app`.
@@ -802,7 +802,7 @@ def serve(
         max_sessions: See `make_app`.
         session_timeout: See `make_app`.
         log_level: uvicorn's log level: a name (``"warning"``, ``"info"``...) or an int.
-        ready: Called with the base URL (``http://host:port``) once bound.
+        ready: Called with the base URL (``http://host:port``) once the server has started.
         header_timeout: Seconds a client has to send a request's headers and body (from
             connecting, or from the previous response); then the connection is closed.
         max_connections: Open HTTP connections past which a new one is closed at once
@@ -840,14 +840,22 @@ def serve(
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
         sock.listen(2048)
-        bound = sock.getsockname()[1]
-        if ready is not None:
-            ready(f"http://{f'[{host}]' if ':' in host else host}:{bound}")
+        url = f"http://{f'[{host}]' if ':' in host else host}:{sock.getsockname()[1]}"
+
+        class Server(uvicorn.Server):
+            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+                await super().startup(sockets=sockets)
+                # (once uvicorn handles SIGINT and SIGTERM: called before, a Ctrl-C sent as
+                # soon as the caller saw it could land while asyncio built its loop, and put
+                # a traceback on stderr)
+                if self.started and ready is not None:
+                    ready(url)
+
         config = uvicorn.Config(
             app, log_level=log_level, ws_max_size=MAX_MESSAGE_BYTES, timeout_graceful_shutdown=5,
             http=_deadline_protocol(header_timeout, max_connections),
         )  # fmt: skip
-        uvicorn.Server(config).run(sockets=[sock])
+        Server(config).run(sockets=[sock])
 
 
 @contextlib.contextmanager
