@@ -158,22 +158,7 @@ def test_a_built_in_agent_runs_in_process_unless_sealed(tmp_path, capsys):
         ("cli_user_agents:Nope", "'cli_user_agents' has no attribute 'Nope'"),
         ("cli_user_agents:os", "Expect cli_user_agents:os to be an agent class or a factory"),
         ("missing_agents.py:Agent", "there is no file"),
-    ],
-)
-@pytest.mark.parametrize("command", [EVAL, PROBE])
-@pytest.mark.parametrize("sealed", ["--sealed", "--no-sealed"])
-def test_a_spec_that_names_no_agent_is_one_line(
-    tmp_path, agents_file, capsys, spec, message, command, sealed
-):
-    assert main([*command, "--agent", spec, sealed, "--out", str(tmp_path / "x")]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith(f"turnbudget {command[0]}: error: ") and message in err
-    assert err.count("\n") == 1
-
-
-@pytest.mark.parametrize(
-    "spec,message",
-    [
+        # An agent the engine cannot read (in process these were tracebacks):
         ("cli_user_agents:SaysYes", "TypeError: Expect `agent.budget_aware` to be True or False"),
         ("cli_user_agents:NoRepr", "RuntimeError: no repr today"),
         ("cli_user_agents:NoName", "RuntimeError: no name today"),
@@ -182,10 +167,9 @@ def test_a_spec_that_names_no_agent_is_one_line(
 )
 @pytest.mark.parametrize("command", [EVAL, PROBE])
 @pytest.mark.parametrize("sealed", ["--sealed", "--no-sealed"])
-def test_an_agent_the_engine_cannot_read_is_one_line(
+def test_a_spec_that_names_no_agent_is_one_line(
     tmp_path, agents_file, capsys, spec, message, command, sealed
 ):
-    """Sealed, its process says so in one line; in process it was a traceback."""
     assert main([*command, "--agent", spec, sealed, "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"turnbudget {command[0]}: error: ") and message in err
