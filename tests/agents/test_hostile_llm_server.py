@@ -796,6 +796,9 @@ def test_a_broken_gzip_answer_is_retried_as_before(path):
 ERRORS = {  # status: (what the agent raises, what it says, requests sent)
     "429": (ServerUnavailable, "did not answer after 2 attempt(s) (RateLimitError", 2),
     "500": (ServerUnavailable, "did not answer after 2 attempt(s) (InternalServerError", 2),
+    # (retried as the openai client retries them: the server's timeout or lock, not the request's)
+    "408": (ServerUnavailable, "did not answer after 2 attempt(s) (APIStatusError", 2),
+    "409": (ServerUnavailable, "did not answer after 2 attempt(s) (ConflictError", 2),
     "404": (RequestRejected, "rejected the request for model 'fake' (NotFoundError", 1),
 }
 

@@ -28,7 +28,7 @@ shown: step notes, error messages, records, the run lock, log records, and a
 command taken from the reply's own words (a server that echoes the key: the
 blanked command is the one played and recorded, see `parse_command`).
 
-Timeouts, connection errors, 429 and 5xx answers, and 200 answers without a
+Timeouts, connection errors, 408, 409, 429 and 5xx answers, and 200 answers without a
 reply (no ``choices``, not JSON) are retried with exponential backoff; when the
 server stays unreachable or keeps answering nothing usable the agent raises
 `ServerUnavailable` (a ``ConnectionError``) naming the URL: a server fault is
@@ -317,7 +317,7 @@ class ChatAgent:
         max_tokens: the reply's token cap.
         timeout: seconds per request, from sending it to the whole answer (a server that
             answers a byte at a time is cut off too).
-        max_retries: retries per decision on timeouts, connection errors, 429 and 5xx
+        max_retries: retries per decision on timeouts, connection errors, 408, 409, 429 and 5xx
             (at most `MAX_RETRIES`).
         backoff: the first retry's wait in seconds; doubles each retry, capped at ``max_backoff``.
         max_backoff: the longest wait between retries (a rate limit's ``Retry-After`` is
@@ -625,16 +625,18 @@ class ChatAgent:
 
     def _retryable(self, exc: BaseException) -> bool:
         openai = _openai()
-        return isinstance(
-            exc,
-            (
-                openai.APIConnectionError,
-                RequestTimeout,
-                openai.RateLimitError,
-                openai.InternalServerError,
-                *_MALFORMED,
-                openai.APIResponseValidationError,
-            ),
+        retried = (
+            openai.APIConnectionError,
+            RequestTimeout,
+            openai.RateLimitError,
+            openai.InternalServerError,
+            *_MALFORMED,
+            openai.APIResponseValidationError,
+        )
+        # (408 and 409 too, as the openai client's own retries: a request the server timed out
+        # or a lock it held is not the request's fault)
+        return isinstance(exc, retried) or (
+            isinstance(exc, openai.APIStatusError) and exc.status_code in _RETRIED_STATUSES
         )
 
     def _unavailable(self, exc: BaseException, attempts: int) -> ServerUnavailable:
@@ -1023,6 +1025,7 @@ _Decision = Generator[_Request, Any, str]
 
 # A 200 answer that could not be read as a reply: ours (`_parse_answer`, `_reply_text`), or
 # the JSON decoder's (a body that is not JSON, or not UTF-8) from a subclass's `_send`.
+_RETRIED_STATUSES = (408, 409)
 _MALFORMED = (MalformedReply, json.JSONDecodeError, UnicodeDecodeError)
 
 
