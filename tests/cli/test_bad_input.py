@@ -253,6 +253,29 @@ def test_an_error_line_escapes_a_path_named_in_it(tmp_path, monkeypatch, capsys,
     assert "\x1b" not in err and "\x07" not in err and "\\x1b]0;pwned\\x07" in err
 
 
+@pytest.mark.parametrize("command", ["eval", "report", "probe", "export-policy"])
+def test_a_success_line_escapes_the_path_it_names(tmp_path, monkeypatch, capsys, command):
+    """The lines naming what a command wrote printed its path as it was typed (the error lines
+    escaped it): a directory named with an ESC sequence reached the terminal whole."""
+    monkeypatch.chdir(tmp_path)
+    out = f"x{_TITLE}"
+    if command in ("eval", "report"):
+        argv = [*EVAL, "--no-plots", "--quiet", "--out", out]
+        if command == "report":
+            assert main(argv) == 0
+            argv = ["report", "--no-plots", out]
+    elif command == "probe":
+        argv = ["probe", "--env", "Maze-Easy-v0", "--tasks", "1", "--baseline-repeats", "1"]
+        argv += ["--quiet", "--out", out]
+    else:
+        argv = ["export-policy", "zoo/maze-easy/base/seed0", out]
+    capsys.readouterr()
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "\\x1b]0;pwned\\x07" in printed
+    assert "\x1b" not in printed and "\x07" not in printed
+
+
 def test_eval_takes_a_setting_of_a_number_past_4300_digits_as_text(tmp_path, monkeypatch, capsys):
     """JSON raised ValueError (not JSONDecodeError) on it: a message that named no flag."""
     monkeypatch.chdir(tmp_path)

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from turnbudget._checks import escaped_controls
 from turnbudget.cli.flags import directory_path, non_negative_int
 
 __all__ = [
@@ -417,5 +418,5 @@ def run(args: argparse.Namespace) -> int:
             f"{failed['episodes']} episodes failed to run ({failed['by_kind']}): left out of "
             "every table; rerun the same command to retry them"
         )
-    print(f"report: {out / 'report.md'}")
+    print(f"report: {escaped_controls(str(out / 'report.md'))}")
     return 0

@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from turnbudget._checks import escaped_controls
+
 __all__ = ["add_arguments", "run"]
 
 
@@ -40,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, FileNotFoundError, ImportError) as exc:
         print(error_line("export-policy", exc), file=sys.stderr)  # (a path's ESC sequences escaped)
         return 2
-    print(f"wrote {out}")
+    print(f"wrote {escaped_controls(str(out))}")  # (as the error lines: a path's ESC sequences)
     return 0
 
 

@@ -11,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from turnbudget._checks import escaped_controls
 from turnbudget.cli.eval import add_backend_arguments, add_sealed_argument
 from turnbudget.cli.flags import directory_path, non_negative_int
 
@@ -169,7 +170,10 @@ def run(args: argparse.Namespace) -> int:
             f"(no-op rate {interval(g['noop_rate'])}), "
             f"recovery_specific_skill {interval(g['recovery_specific_skill'])}"
         )
+    shown_out = escaped_controls(str(out))  # (as the error lines: a path's ESC sequences)
     if result.failed:
-        print(f"{len(result.failed)} probes failed to run (left out of the skills; see {out})")
-    print(f"results: {out}")
+        print(
+            f"{len(result.failed)} probes failed to run (left out of the skills; see {shown_out})"
+        )
+    print(f"results: {shown_out}")
     return 0

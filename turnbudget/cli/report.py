@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from turnbudget._checks import escaped_controls
 from turnbudget.cli.flags import directory_path
 
 __all__ = ["add_arguments", "run"]
@@ -28,5 +29,5 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, FileNotFoundError, ImportError) as exc:
         print(error_line("report", exc), file=sys.stderr)
         return 2
-    print(f"{len(summary['runs'])} run(s): {args.run_dir / 'report.md'}")
+    print(f"{len(summary['runs'])} run(s): {escaped_controls(str(args.run_dir / 'report.md'))}")
     return 0
