@@ -7,6 +7,7 @@ import math
 import re
 
 import pytest
+from _support import run_child
 
 from turnbudget.cli import main
 from turnbudget.train import TrainConfig
@@ -270,3 +271,27 @@ def test_an_init_without_a_policy_is_refused_when_ppo_starts(tmp_path):
     with pytest.raises(ValueError, match=re.escape("`init` (--init) to be a directory holding")):
         train_ppo(config)
     assert not (tmp_path / "ppo").exists()
+
+
+_HUGE_CONFIG_CHILD = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # (a read of it whole: MemoryError)
+from turnbudget.train import TrainConfig
+from turnbudget.train.config import check_out
+try:
+    check_out(TrainConfig(out=sys.argv[1]))
+except ValueError as exc:
+    print("ValueError:", exc)
+"""
+
+
+def test_an_out_holding_a_huge_config_json_is_refused_without_reading_it_whole(tmp_path):
+    """check_out read the config.json it found whole: an 8 GB file filled the memory before
+    it was found to be no training config. (A sparse file: no disk is spent.)"""
+    out = tmp_path / "run"
+    out.mkdir()
+    with open(out / "config.json", "wb") as f:
+        f.truncate(2**33)
+    done = run_child(_HUGE_CONFIG_CHILD, str(out))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "holds a config.json that is no training config" in done.stdout

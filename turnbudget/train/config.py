@@ -286,6 +286,7 @@ def check_config(config: Any) -> TrainConfig:
 
 # Fields that change nothing a run writes but its progress display, or name the place itself.
 _NOT_COMPARED = ("out", "progress")
+_MOST_CONFIG_BYTES = 1 << 20
 
 
 def check_out(config: TrainConfig, overwrite: bool = False) -> None:
@@ -312,7 +313,9 @@ def check_out(config: TrainConfig, overwrite: bool = False) -> None:
             raise ValueError(f"`out` {out} holds a run's {' and '.join(held)}: {fix}")
         return
     try:
-        theirs = json.loads(saved.read_text())
+        with saved.open("rb") as f:  # (a config.json is a few hundred bytes: 2 GB were read whole)
+            data = f.read(_MOST_CONFIG_BYTES + 1)
+        theirs = json.loads(data) if len(data) <= _MOST_CONFIG_BYTES else None
     except (OSError, ValueError, RecursionError):  # (not JSON, not UTF-8, too deep)
         theirs = None
     if not isinstance(theirs, dict):
