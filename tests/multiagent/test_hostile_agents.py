@@ -41,6 +41,18 @@ def test_spaces_of_an_unknown_agent_name_the_agents(name, module, agent):
             assert str(caught.value).startswith("Expect `agent`")
 
 
+@pytest.mark.parametrize(("name", "module"), GAMES, ids=[n for n, _ in GAMES])
+@pytest.mark.parametrize("agent", ["nobody", None, ["runner"]])
+def test_aec_observe_of_an_unknown_agent_names_the_agents(name, module, agent):
+    """PettingZoo's AEC conversion looked the agent up bare: KeyError('nobody'), or
+    TypeError("unhashable type: 'list'"), where the spaces name the game's agents."""
+    for env in (module.env(), make_team(module, aec=True, discrete_actions=True)):
+        env.reset(seed=0)
+        with pytest.raises(UnknownAgentError, match="Expect `agent` to be one of"):
+            env.observe(agent)
+        assert env.observe(env.agent_selection) is not None
+
+
 def test_action_mask_of_an_unknown_agent_names_the_agents():
     env = make_team("vault_v0", discrete_actions=True)
     env.reset(seed=0)

@@ -284,7 +284,12 @@ class _CheckedAEC(parallel_to_aec_wrapper):
     raised it again until a reset. And an action for an agent that is done deleted its entry
     before asserting it was None: a bare ``AssertionError``, then a ``KeyError`` on every
     step. Here a done agent's action must be None (``ValueError`` otherwise), and a live
-    agent's passes the parallel stack's ``check_agent_action`` first."""
+    agent's passes the parallel stack's ``check_agent_action`` first. ``observe`` of an agent
+    the game does not have is an `UnknownAgentError` naming its agents, as the spaces are."""
+
+    def observe(self, agent: Any) -> Any:
+        # (PettingZoo's looked it up bare: KeyError('nobody'), or "unhashable type: 'list'")
+        return agent_entry(self._observations, agent)
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
