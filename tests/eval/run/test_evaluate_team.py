@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 pytest.importorskip("pettingzoo")
@@ -76,6 +77,24 @@ def test_bad_team_specs():
         evaluate_team("vault_v0", {"operator": "random", "runner": "random"}, ks=[4], n=2)
     with pytest.raises(KeyError, match="house_action"):
         HouseAgent().act("", {})
+
+
+@pytest.mark.parametrize(
+    ("key", "bad"),
+    [(key, bad) for key, name in [("mode", "rerun"), ("success", "runner"),
+                                  ("error_draws", "shared")]
+     for bad in (np.array([name]), "x" * 10**6)],
+)  # fmt: skip
+def test_team_settings_that_are_no_name_are_refused_briefly(key, bad):
+    """A NumPy array of one name passed the ``in`` check: ``success`` failed every episode (an
+    unhashable array), ``mode`` raised "unhashable type", ``error_draws`` went into the run's
+    configuration; and a hostile string was quoted whole (a 1 MB message)."""
+    with pytest.raises(ValueError, match=f"Expect `{key}` to be") as caught:
+        evaluate_team(
+            "vault_v0", {"operator": "oracle", "runner": "oracle"}, ks=[1], ts=[30], tasks=1,
+            retries=0, n_bootstrap=0, **{key: bad},
+        )  # fmt: skip
+    assert len(str(caught.value)) < 300
 
 
 class _EchoBatchAgent:

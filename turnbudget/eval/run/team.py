@@ -598,10 +598,13 @@ def _make_config(
         raise ValueError(
             f"Pass@K needs n >= max(K) episodes per task: got n={int(n_val)}, max(K)={max(ks_t)}"
         )
-    if mode not in _MODES:
-        raise ValueError(f"Expect `mode` to be one of {_MODES}, got {mode!r}")
-    if error_draws not in ERROR_DRAWS:
-        raise ValueError(f"Expect `error_draws` to be one of {ERROR_DRAWS}, got {error_draws!r}")
+    # (str only: a NumPy array of one name passed `in`, then failed every episode, or hashing)
+    if not isinstance(mode, str) or mode not in _MODES:
+        raise ValueError(f"Expect `mode` to be one of {_MODES}, got {brief(mode)}")
+    if not isinstance(error_draws, str) or error_draws not in ERROR_DRAWS:
+        raise ValueError(
+            f"Expect `error_draws` to be one of {ERROR_DRAWS}, got {brief(error_draws)}"
+        )
     visible = budget_visible(reveal)
     if mode == "auto":
         aware = any(getattr(a, "budget_aware", False) for a in team)
@@ -610,8 +613,8 @@ def _make_config(
         house = {r for r, a in zip(roles, team, strict=True) if agent_flag(a, "needs_house")}
         competitive = hasattr(module.raw_env, "house_action")
         success = next(r for r in roles if r not in house) if competitive else "all"
-    if success != "all" and success not in roles:
-        raise ValueError(f"Expect `success` to be 'all' or one of {roles}, got {success!r}")
+    if not isinstance(success, str) or (success != "all" and success not in roles):
+        raise ValueError(f"Expect `success` to be 'all' or one of {roles}, got {brief(success)}")
     if success != "all" and agent_flag(team[roles.index(success)], "needs_house"):
         raise ValueError(
             f"Expect `success` to name a role not played by the house, got {success!r}: "
