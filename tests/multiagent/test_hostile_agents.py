@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 
 import numpy as np
 import pytest
@@ -51,6 +52,29 @@ def test_aec_observe_of_an_unknown_agent_names_the_agents(name, module, agent):
         with pytest.raises(UnknownAgentError, match="Expect `agent` to be one of"):
             env.observe(agent)
         assert env.observe(env.agent_selection) is not None
+
+
+@pytest.mark.parametrize(("name", "module"), GAMES, ids=[n for n, _ in GAMES])
+@pytest.mark.parametrize("agent", ["nobody", ["runner"], "x" * 10**6])
+def test_the_oracle_of_an_unknown_agent_is_refused(name, module, agent):
+    """The game's oracle took any name: Vault applied the operator's setback for "nobody" (a
+    door slammed shut), answered its distance, plan and info; Race's ``optimal_actions`` said
+    "tuple.index(x): x not in tuple", its house and info a bare KeyError."""
+    env = module.raw_env()
+    env.reset(seed=0)
+    snapshot = pickle.dumps(env)
+    calls = [
+        lambda: env.distance_to_goal(agent), lambda: env.optimal_actions(agent),
+        lambda: env.joint_plan(agent), lambda: env.agent_info(agent),
+        lambda: env.inject_setback(agent, np.random.default_rng(0)),
+    ]  # fmt: skip
+    if hasattr(env, "house_action"):
+        calls.append(lambda: env.house_action(agent))
+    for call in calls:
+        with pytest.raises(UnknownAgentError, match="Expect `agent` to be one of") as caught:
+            call()
+        assert len(str(caught.value)) < 300
+    assert pickle.dumps(env) == snapshot
 
 
 def test_action_mask_of_an_unknown_agent_names_the_agents():

@@ -239,19 +239,28 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
 
     def distance_to_goal(self, agent: str | None = None) -> int | None:
         """Rounds of the shortest plan to success (for ``agent``, in games where it matters)."""
-        return self.world.distance_to_goal(agent)
+        return self.world.distance_to_goal(self.known_agent(agent, optional=True))
 
     def optimal_actions(self, agent: str) -> list[str]:
         """Every admissible command of ``agent`` that starts a shortest plan this round."""
-        return self.world.optimal_actions(agent)
+        return self.world.optimal_actions(self.known_agent(agent))
 
     def joint_plan(self, agent: str | None = None) -> list[dict[str, str]]:
         """One shortest plan from now, as one ``{agent: command}`` dict per round."""
-        return self.world.joint_plan(agent)
+        return self.world.joint_plan(self.known_agent(agent, optional=True))
 
     def inject_setback(self, agent: str, rng: np.random.Generator) -> str:
         """Apply a recoverable perturbation aimed at ``agent`` and return its narration."""
-        return self.world.inject_setback(agent, rng)
+        return self.world.inject_setback(self.known_agent(agent), rng)
+
+    def known_agent(self, agent: Any, *, optional: bool = False) -> Any:
+        """``agent`` if it is one of the game's (or None, where ``optional``), else
+        `UnknownAgentError` naming them: the worlds took any other name for one of theirs
+        (Vault's setback for "nobody" was the operator's) or failed on it
+        ("tuple.index(x): x not in tuple")."""
+        if not (optional and agent is None):
+            agent_entry(self._action_spaces, agent)
+        return agent
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -262,6 +271,7 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
 
     def agent_info(self, agent: str, valid: bool | None = None) -> dict[str, Any]:
         """``agent``'s info keys of the single-agent contract, now."""
+        self.known_agent(agent)
         world = self.world
         info: dict[str, Any] = {
             INFO_ADMISSIBLE_ACTIONS: [] if world.over else list(world.admissible(agent)),

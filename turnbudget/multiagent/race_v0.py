@@ -79,7 +79,7 @@ class raw_env(TextParallelEnv):  # PettingZoo's name for the unwrapped env
 
     def house_action(self, agent: str) -> str:
         """The fixed opponent policy's command for ``agent`` this round."""
-        return self.world.house_action(agent)
+        return self.world.house_action(self.known_agent(agent))
 
 
 env, parallel_env = game_factories(raw_env, DEFAULT_BUDGETS)
