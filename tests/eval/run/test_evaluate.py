@@ -227,6 +227,20 @@ def test_bad_arguments_raise_clear_errors():
         evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, errors={"rate": {0.1}})
 
 
+@pytest.mark.parametrize(
+    ("key", "bad"),
+    [(key, bad) for key, name in [("mode", "rerun"), ("error_draws", "shared")]
+     for bad in (np.array([name]), "x" * 10**6)],
+)  # fmt: skip
+def test_settings_that_are_no_name_are_refused_briefly(key, bad):
+    """As `evaluate_team`'s: a NumPy array of one name passed the ``in`` check (``mode``
+    raised "unhashable type", ``error_draws`` went into the run's configuration), and a
+    hostile string was quoted whole (a 1 MB message)."""
+    with pytest.raises(ValueError, match=f"Expect `{key}` to be one of") as caught:
+        evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, **{key: bad})
+    assert len(str(caught.value)) < 300
+
+
 def _eval_args(out: Path, agent: str = "oracle:0.3") -> list[str]:
     return [
         "eval", "--env", f"{MAZE},{KEYQUEST}", "--agent", agent, "--k", "1,2,4",

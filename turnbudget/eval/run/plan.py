@@ -343,10 +343,13 @@ def make_config(
             f"Pass@K needs n >= max(K) episodes per task: got n={n_val}, max(K)={max(ks_t)}"
         )
     seeds = task_seeds(tasks)
-    if mode not in MODES:
-        raise ValueError(f"Expect `mode` to be one of {MODES}, got {mode!r}")
-    if error_draws not in ERROR_DRAWS:
-        raise ValueError(f"Expect `error_draws` to be one of {ERROR_DRAWS}, got {error_draws!r}")
+    # (str only: a NumPy array of one name passed `in`, then failed hashing or reached run.json)
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"Expect `mode` to be one of {MODES}, got {brief(mode)}")
+    if not isinstance(error_draws, str) or error_draws not in ERROR_DRAWS:
+        raise ValueError(
+            f"Expect `error_draws` to be one of {ERROR_DRAWS}, got {brief(error_draws)}"
+        )
     seed = check_seed(seed)
     record_steps = check_bool(record_steps, "record_steps")
     if label is not None:
