@@ -290,6 +290,40 @@ def test_step_before_reset_is_a_clear_error(game_class):
         game_class().step("look")
 
 
+@pytest.mark.parametrize("game_class", [Maze, KeyQuest, Crafting, Sokoban, Shop])
+def test_the_oracle_and_admissible_actions_before_reset_are_a_clear_error(game_class):
+    """Asked before the first reset, they failed from inside (IndexError, AttributeError,
+    'min() arg is an empty sequence'), and Crafting answered a distance of 0, as if won."""
+    game = game_class()
+    questions = {
+        "distance_to_goal": game.distance_to_goal,
+        "optimal_actions": game.optimal_actions,
+        "admissible_actions": game.admissible_actions,
+        "canonical_command": lambda: game.canonical_command("look"),
+        "inject_setback": lambda: game.inject_setback(np.random.default_rng(0)),
+    }
+    for name, ask in questions.items():
+        with pytest.raises(gym.error.ResetNeeded, match=rf"reset\(\) before {name}\(\)"):
+            ask()
+    game.reset(seed=0)
+    assert game.distance_to_goal() > 0 and game.optimal_actions()
+
+
+@pytest.mark.parametrize("game_class", [Maze, KeyQuest, Crafting, Sokoban, Shop])
+@pytest.mark.parametrize(
+    "rng", [None, 0, np.random.RandomState(0)], ids=["None", "int", "RandomState"]
+)
+def test_a_setback_refuses_an_rng_that_is_no_generator_in_every_state(game_class, rng):
+    """Whether a game drew from ``rng`` depended on its state: None played in some states and
+    was an AttributeError in others."""
+    game = game_class()
+    game.reset(seed=1)
+    for _ in range(3):
+        with pytest.raises(TypeError, match=r"Expect `rng` to be a np\.random\.Generator"):
+            game.inject_setback(rng)
+        game.step(game.optimal_actions()[0])
+
+
 @pytest.mark.parametrize("env_id", native_env_ids())
 def test_progress_is_not_the_oracle_distance(env_id):
     """Agents see ``info["progress"]``: it counts subgoals a player sees, never 1 - d/d0 (issue

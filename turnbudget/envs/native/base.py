@@ -16,12 +16,19 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import gymnasium as gym
 import numpy as np
 
 from turnbudget._checks import MAX_TURN_BUDGET, brief, is_int
 from turnbudget.envs.core import INFO_VALID_ACTION, PRINTABLE, TextEnv
 
-__all__ = ["MAX_FAST_ATTRIBUTES", "TextGame", "normalize_command", "sanitize_for_display"]
+__all__ = [
+    "MAX_FAST_ATTRIBUTES",
+    "TextGame",
+    "normalize_command",
+    "reset_needed",
+    "sanitize_for_display",
+]
 
 #: The most attributes a game instance may hold. CPython (3.11-3.13) keeps an instance's
 #: attributes in a compact layout its interpreter reads fast, shared by the class: room
@@ -142,6 +149,12 @@ def sanitize_for_display(text: str, limit: int = 40) -> str:
     return cleaned[:limit] + "..." if len(text) > limit else cleaned
 
 
+def reset_needed(method: str) -> gym.error.ResetNeeded:
+    """The error of a question about the world (the oracle, the admissible commands) asked
+    before the first reset: there is no world yet, and an answer would be made up."""
+    return gym.error.ResetNeeded(f"Call reset() before {method}()")
+
+
 class TextGame(TextEnv):
     """Base class of the native text games.
 
@@ -160,7 +173,8 @@ class TextGame(TextEnv):
       (subgoals achieved: doors opened, items bought, boxes on targets), never
       the oracle's distance: agents see it;
     - the oracle: ``optimal_actions()``, ``distance_to_goal()``,
-      ``inject_setback(rng)``;
+      ``inject_setback(rng)``, each raising `reset_needed` before the first reset
+      (``inject_setback`` starts with `_check_setback`);
     - ``_explain_invalid(command)`` optionally, for better feedback;
     - ``_world_attributes``: the names of the attributes ``_generate`` and play set (each is
       set to None when the game is made: see `MAX_FAST_ATTRIBUTES`).
@@ -344,6 +358,8 @@ class TextGame(TextEnv):
         """The admissible command ``action`` plays now, in the spelling the game lists it in
         (``"N"`` and ``"walk north"`` play ``"go north"``), or None when it plays none. An
         injected slip must replace the command with another one, not this one respelt."""
+        if not self._in_episode:
+            raise reset_needed("canonical_command")
         if not isinstance(action, str):
             return None
         action = str.__str__(action)  # (a str subclass's own == could match anything)
@@ -367,6 +383,8 @@ class TextGame(TextEnv):
 
     def admissible_actions(self) -> list[str]:
         """The canonical commands admissible in the current state."""
+        if not self._in_episode:
+            raise reset_needed("admissible_actions")
         return list(self._admissible_now())
 
     def _explain_invalid(self, command: str, raw_action: str) -> str:
@@ -386,6 +404,18 @@ class TextGame(TextEnv):
         if valid_action is not None:
             info[INFO_VALID_ACTION] = valid_action
         return info
+
+    def _check_setback(self, rng: Any) -> None:
+        """Refuse a setback before the first reset, or one drawn from anything but a
+        ``np.random.Generator`` (whether a game draws depends on its state: a bad ``rng``
+        would fail in some states only, with an error from inside)."""
+        if not self._in_episode:
+            raise reset_needed("inject_setback")
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(
+                "Expect `rng` to be a np.random.Generator (np.random.default_rng(seed)), "
+                f"got {brief(rng)}"
+            )
 
     def _choice(self, sequence: list[Any] | tuple[Any, ...]) -> Any:
         """A seeded uniform choice from a sequence (never the global RNG)."""

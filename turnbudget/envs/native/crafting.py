@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from turnbudget.envs.core import EnvVariant
-from turnbudget.envs.native.base import TextGame, sanitize_for_display
+from turnbudget.envs.native.base import TextGame, reset_needed, sanitize_for_display
 
 __all__ = ["CONFIGS", "DEFAULT_BUDGETS", "MAX_HEAD_START", "VARIANTS", "Crafting", "CraftingConfig"]
 
@@ -433,6 +433,8 @@ class Crafting(TextGame):
         return makes
 
     def distance_to_goal(self) -> int | None:
+        if not self._in_episode:
+            raise reset_needed("distance_to_goal")
         if self._won:
             return 0
         cache = self._distance_cache
@@ -452,6 +454,8 @@ class Crafting(TextGame):
         return inventory
 
     def optimal_actions(self) -> list[str]:
+        if not self._in_episode:
+            raise reset_needed("optimal_actions")
         if self._won:
             return []
         target = self.distance_to_goal() - 1
@@ -464,6 +468,7 @@ class Crafting(TextGame):
 
     def inject_setback(self, rng: np.random.Generator) -> str:
         """A held tool breaks; without tools, a needed ingredient crumbles."""
+        self._check_setback(rng)
         if self._won:
             return ""
         before = self.distance_to_goal()

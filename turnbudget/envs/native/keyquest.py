@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from turnbudget.envs.core import EnvVariant
-from turnbudget.envs.native.base import TextGame, sanitize_for_display
+from turnbudget.envs.native.base import TextGame, reset_needed, sanitize_for_display
 from turnbudget.envs.native.worldgen import (
     DIRECTIONS,
     OPPOSITE,
@@ -543,11 +543,15 @@ class KeyQuest(TextGame):
         return self._oracle[state]
 
     def distance_to_goal(self) -> int | None:
+        if not self._in_episode:
+            raise reset_needed("distance_to_goal")
         if self._won:
             return 0
         return self._distance_of(self._oracle_state())
 
     def optimal_actions(self) -> list[str]:
+        if not self._in_episode:
+            raise reset_needed("optimal_actions")
         if self._won:
             return []
         state = self._oracle_state()
@@ -572,6 +576,7 @@ class KeyQuest(TextGame):
 
     def inject_setback(self, rng: np.random.Generator) -> str:
         """Drop a carried key or the treasure, or slam an open door shut and lock it."""
+        self._check_setback(rng)
         if self._won:
             return ""
         before = self.distance_to_goal()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from turnbudget.envs.core import EnvVariant
-from turnbudget.envs.native.base import TextGame
+from turnbudget.envs.native.base import TextGame, reset_needed
 from turnbudget.envs.native.worldgen import (
     DIRECTIONS,
     Draws,
@@ -226,9 +226,13 @@ class Maze(TextGame):
     # -- oracle ------------------------------------------------------------------
 
     def distance_to_goal(self) -> int | None:
+        if not self._in_episode:
+            raise reset_needed("distance_to_goal")
         return 0 if self._won else self._distance[self._room]
 
     def optimal_actions(self) -> list[str]:
+        if not self._in_episode:
+            raise reset_needed("optimal_actions")
         if self._won:
             return []
         room = self._room
@@ -245,6 +249,7 @@ class Maze(TextGame):
 
     def inject_setback(self, rng: np.random.Generator) -> str:
         """Sweep the agent back to an earlier room that is no closer to the goal."""
+        self._check_setback(rng)
         if self._won:
             return ""
         here = self._distance[self._room]

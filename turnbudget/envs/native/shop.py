@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from turnbudget.envs.core import EnvVariant
-from turnbudget.envs.native.base import TextGame, sanitize_for_display
+from turnbudget.envs.native.base import TextGame, reset_needed, sanitize_for_display
 
 __all__ = [
     "CONFIGS",
@@ -201,7 +201,7 @@ class Shop(TextGame):
         for _ in range(_MAX_GENERATION_TRIES):
             if not self._build_shop(cfg):
                 continue
-            distance = self.distance_to_goal()
+            distance = self._distance()  # (the public one waits for the reset to finish)
             if cfg.min_distance <= distance <= cfg.max_distance:
                 break
         else:  # only config overrides can make the distance range unreachable
@@ -455,6 +455,11 @@ class Shop(TextGame):
         return best
 
     def distance_to_goal(self) -> int | None:
+        if not self._in_episode:
+            raise reset_needed("distance_to_goal")
+        return self._distance()
+
+    def _distance(self) -> int | None:
         if self._won:
             return 0
         if self._lost:
@@ -464,6 +469,8 @@ class Shop(TextGame):
         return base + min(self._cost_from_here(i) - self._home_cost[i] for i in left)
 
     def optimal_actions(self) -> list[str]:
+        if not self._in_episode:
+            raise reset_needed("optimal_actions")
         distance = self.distance_to_goal()
         if not distance:
             return []
@@ -481,6 +488,7 @@ class Shop(TextGame):
 
     def inject_setback(self, rng: np.random.Generator) -> str:
         """Results back to page one, a chosen option cleared, or back to the home page."""
+        self._check_setback(rng)
         before = self.distance_to_goal()
         if not before:
             return ""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from turnbudget.envs.core import MAX_OBSERVATION_LENGTH, EnvVariant
-from turnbudget.envs.native.base import TextGame
+from turnbudget.envs.native.base import TextGame, reset_needed
 from turnbudget.envs.native.sokoban_solver import (
     MAX_PLACEMENTS,
     SokobanSolver,
@@ -449,6 +449,8 @@ class Sokoban(TextGame):
     # -- oracle ----------------------------------------------------------------------
 
     def distance_to_goal(self) -> int | None:
+        if not self._in_episode:
+            raise reset_needed("distance_to_goal")
         if self._won:
             return 0
         if self._lost:
@@ -458,6 +460,8 @@ class Sokoban(TextGame):
     def optimal_actions(self) -> list[str]:
         """Every move after which the solver's distance is one less (its table makes each
         look-ahead a lookup)."""
+        if not self._in_episode:
+            raise reset_needed("optimal_actions")
         distance = self.distance_to_goal()
         if not distance:
             return []
@@ -470,6 +474,7 @@ class Sokoban(TextGame):
 
     def inject_setback(self, rng: np.random.Generator) -> str:
         """A box slides one square, or you are swept elsewhere; only if still solvable."""
+        self._check_setback(rng)
         before = self.distance_to_goal()
         if self._won or before is None:
             return ""
