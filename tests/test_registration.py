@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 import pytest
 
 import turnbudget
@@ -196,3 +197,13 @@ def test_a_million_is_refused_when_made_with_its_limit_or_plays(env_id, name):
     env.step(0 if name == "discrete_actions" else "look")
     assert name in ("turn_budget", "max_episode_steps", "env_index", "max_distance",
                     "extra_passages", "discrete_actions", "text_features")  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", [np.int64(3), np.uint32(3)], ids=repr)
+def test_a_numpy_seed_is_refused_saying_to_pass_a_python_int(seed):
+    """A NumPy integer is refused, as Gymnasium's own np_random refuses it, but the message
+    said "an int >= 0" of np.int64(3), which is one: it now says Python int and the fix."""
+    env = gym.make("turnbudget/Maze-Easy-v0")
+    with pytest.raises(ValueError, match=r"a Python int >= 0 or None .*: pass int\(seed\)"):
+        env.reset(seed=seed)
+    assert env.reset(seed=int(seed)) == gym.make("turnbudget/Maze-Easy-v0").reset(seed=3)

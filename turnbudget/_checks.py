@@ -442,6 +442,13 @@ def check_reset_options(seed: Any, options: Any) -> dict[str, Any]:
         ...
         ValueError: Expect the `repeat` option to be an int >= 0, got -1
     """
+    if is_int(seed) and not isinstance(seed, int) and seed >= 0:
+        # (Gymnasium's rule: its np_random refuses a NumPy integer, which "an int >= 0"
+        # alone would leave the caller to puzzle out)
+        raise ValueError(
+            "Expect `seed` to be a Python int >= 0 or None (Gymnasium's rule), "
+            f"got {brief(seed)}: pass int(seed)"
+        )
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
         raise ValueError(f"Expect `seed` to be an int >= 0 or None, got {brief(seed)}")
     # (a 64-bit word, as the team games and the evaluator take: a recorder wrote a seed of
