@@ -207,3 +207,20 @@ def test_a_numpy_seed_is_refused_saying_to_pass_a_python_int(seed):
     with pytest.raises(ValueError, match=r"a Python int >= 0 or None .*: pass int\(seed\)"):
         env.reset(seed=seed)
     assert env.reset(seed=int(seed)) == gym.make("turnbudget/Maze-Easy-v0").reset(seed=3)
+
+
+@pytest.mark.parametrize("asked", ["hard", "Medium"])
+def test_an_id_that_names_a_difficulty_refuses_another(asked):
+    """Maze-Easy-v0 with difficulty="hard" played hard mazes (optimal 35 to 60 turns) under
+    the easy id's budget of 30, so no task fitted, and records named them easy."""
+    message = (
+        r"other than 'easy' for turnbudget/Maze-Easy-v0 .*"
+        rf"make turnbudget/Maze-{asked.capitalize()}-v0 or turnbudget/Maze-v0 with"
+    )
+    with pytest.raises(ValueError, match=message):
+        gym.make("turnbudget/Maze-Easy-v0", difficulty=asked)
+    env = gym.make("turnbudget/Maze-Easy-v0", difficulty="Easy")  # its own, in any case
+    assert env.reset(seed=0)[1]["turn_budget"] == 30 and env.unwrapped.difficulty == "easy"
+    env = gym.make("turnbudget/Maze-v0", difficulty=asked)  # the free id takes any
+    assert env.unwrapped.difficulty == asked.lower()
+    assert gym.make(env.spec).unwrapped.difficulty == asked.lower()

@@ -128,6 +128,7 @@ def budget_stack(env: gym.Env, spec_limit: int | None = None) -> gym.Env:
     if spec is None:
         raise ValueError("budget_stack wraps an env made by gym.make (it reads the spec's kwargs)")
     plan = _PLANS.pop(env.unwrapped, None)
+    _check_difficulty(spec)
     if plan is None:  # a game not made by make_game
         plan = plan_stack(**_split(spec.kwargs)[0])
     turn_budget = spec.kwargs.get("turn_budget")
@@ -152,6 +153,26 @@ def budget_stack(env: gym.Env, spec_limit: int | None = None) -> gym.Env:
     budget = _default_budget(env, turn_budget)
     mixed = spec.kwargs.get("budget_mix") is not None
     return registered_spec(plan.build(env, budget), None if mixed else budget)
+
+
+def _check_difficulty(spec: gym.envs.registration.EnvSpec) -> None:
+    """Refuse another difficulty on an id that names one (``Maze-Easy-v0``, difficulty="hard"):
+    it played the hard game under the id's easy budget, too short for any hard task, and
+    records labelled it easy."""
+    registered = gym.registry[spec.id].kwargs if spec.id in gym.registry else {}
+    own, asked = registered.get("difficulty"), spec.kwargs.get("difficulty")
+    if own is None or not isinstance(asked, str) or asked.lower() == own:
+        return
+    family = f"{spec.namespace}/{spec.name.split('-')[0]}"
+    ids = {
+        f"{family}-{asked.capitalize()}-v{spec.version}": "",
+        f"{family}-v{spec.version}": f" with difficulty={asked.lower()!r}",
+    }
+    instead = " or ".join(i + how for i, how in ids.items() if i in gym.registry) or "another id"
+    raise ValueError(
+        f"Expect no `difficulty` other than {own!r} for {spec.id} (its budget is "
+        f"{registered.get('turn_budget')}), got {brief(asked)}: make {instead} instead"
+    )
 
 
 def register_game(
