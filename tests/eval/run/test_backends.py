@@ -257,3 +257,39 @@ def test_a_chunk_queued_behind_a_stuck_one_is_played_by_an_idle_worker():
             outcomes += out
     stuck = next(e[2] for e in workers.log if e[:2] == ("submit", 0))  # slot 0's first chunk
     assert sorted(outcomes) == sorted(set(range(8)) - set(stuck))  # each once
+
+
+class _Dies(_Queued):
+    """One worker whose first chunk ends with its death after it sent the outcomes of
+    ``sent`` (positions in the chunk); ``in_order`` says whether it plays a chunk in order."""
+
+    def __init__(self, sent: list[int], in_order: bool):
+        super().__init__(slots=1, depth=1)
+        self.sent, self.in_order, self.died = sent, in_order, False
+
+    def wait(self, timeout):
+        if self.died:
+            return super().wait(timeout)
+        self.died = True
+        self.chunk = self.held[0].popleft()
+        return [(0, "its worker process died")]
+
+    def salvage(self, slot):
+        playing = min(set(range(len(self.chunk))) - set(self.sent)) if self.in_order else None
+        return {i: self.chunk[i] for i in self.sent}, playing
+
+
+@pytest.mark.parametrize("in_order", [True, False], ids=["in-order", "batch"])
+def test_a_lost_worker_keeps_what_it_finished_of_its_chunk(in_order):
+    """A worker lost mid-chunk failed every episode of it: what it had sent counts, the
+    episode it was playing fails, and where it plays in order (a plain agent) the episodes
+    after it never started and are played, with no failed attempt."""
+    from turnbudget.eval.run.backends.supervisor import supervise
+    from turnbudget.eval.run.driver import EpisodeFailure
+
+    workers = _Dies(sent=[0, 2], in_order=in_order)
+    outcomes = [o for out in supervise(workers, list(range(8)), size=4) for o in out]
+    failed = sorted(o.spec for o in outcomes if isinstance(o, EpisodeFailure))
+    assert failed == ([1] if in_order else [1, 3])
+    played = sorted(o for o in outcomes if not isinstance(o, EpisodeFailure))
+    assert played == sorted(set(range(8)) - set(failed)) and len(outcomes) == 8

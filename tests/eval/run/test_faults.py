@@ -320,3 +320,88 @@ def test_an_agents_own_attribute_named_ready_is_no_hook(tmp_path, backend, worke
         [MAZE, KEYQUEST], ReadyWhenReset(0.3), backend=backend, workers=workers, **GRID
     )
     assert {e["episode_id"]: e for e in result.episodes} == clean
+
+
+def test_a_crashing_episode_costs_only_itself_even_without_retries(tmp_path):
+    """A pool worker sent its chunk's outcomes at the chunk's end: one episode crashing
+    it (retries=0) logged the whole chunk as failed to run, the episodes it had finished
+    and those it had not started. Now only the crashing one is; the rest are the clean run's."""
+    crashing = [(MAZE, 5, 0)]  # (mid-chunk: chunks of 8 episodes here)
+    plan = dict(ks=[1], ts=[8], n=1, tasks=64, n_bootstrap=0)
+    clean = {e["episode_id"]: e for e in evaluate(MAZE, OracleAgent(0.0), **plan).episodes}
+    result = evaluate(
+        MAZE, CrashingAgent(0.0, seeds_of(0, crashing)), backend="pool", workers=1,
+        retries=0, out=tmp_path / "run", **plan,
+    )  # fmt: skip
+    episodes = records(tmp_path / "run")
+    assert sorted(e["episode_id"] for e in episodes) == sorted(clean)
+    failed = [e for e in episodes if e.get("failed_to_run")]
+    assert [(e["seed"], e["failure"], e["attempts"]) for e in failed] == [(5, "worker_lost", 1)]
+    for e in episodes:
+        if not e.get("failed_to_run"):
+            assert e == clean[e["episode_id"]]
+    assert result.summary["failed_to_run"]["episodes"] == 1
+
+
+class ReadyOnlyHere(OracleAgent):
+    """An agent whose ``ready()`` fails in any process but the one that built it."""
+
+    def __init__(self) -> None:
+        super().__init__(0.0)
+        self.home = os.getpid()
+
+    def ready(self) -> None:
+        if os.getpid() != self.home:
+            raise RuntimeError("no license server in a worker")
+
+
+def test_an_agent_that_cannot_get_ready_in_a_pool_worker_is_named(tmp_path, capsys):
+    """The worker died with a traceback and the run said only "A pool worker failed to start
+    (exit code 1); run with the local backend to see the error": now the error names the
+    agent and what it raised, and the workers print no traceback."""
+    from turnbudget.eval.run.backends import WorkersUnavailable
+
+    with pytest.raises(WorkersUnavailable) as raised:
+        evaluate(MAZE, ReadyOnlyHere(), ks=[1], ts=[4], tasks=4, workers=2, out=tmp_path / "r")
+    message = str(raised.value)
+    assert "'oracle-eps0'" in message and "RuntimeError: no license server" in message, message
+    assert "Traceback" not in capsys.readouterr().err
+
+
+class ForksThenDies(OracleAgent):
+    """The oracle, whose first command in the process that claims ``dir/victim`` forks a
+    helper (it holds a copy of every pipe its worker holds) and then ends that worker. The
+    helper lives until ``dir/stop`` exists, or gives up after 300 s (``dir/gave-up``)."""
+
+    def __init__(self, directory: str):
+        super().__init__(0.0)
+        self.dir = Path(directory)
+
+    def act(self, observation, info):
+        from _faults import claim
+
+        if claim(self.dir / "victim"):
+            if os.fork() == 0:
+                end = time.monotonic() + 300
+                while not (self.dir / "stop").exists():
+                    if time.monotonic() > end:
+                        (self.dir / "gave-up").write_text("")
+                        break
+                    time.sleep(0.05)
+                os._exit(0)
+            os._exit(3)
+        return super().act(observation, info)
+
+
+@pytest.mark.timeout(600, method="thread")  # a guard: the run waited for the helper once
+def test_a_dead_worker_is_seen_while_a_process_it_forked_lives(tmp_path):
+    """A pool worker's death was seen through pipes (its results', multiprocessing's
+    sentinel) that a process it forked held open too: the run waited for that process to
+    end (for good, for a server). Now it goes on at once."""
+    try:
+        result = evaluate(MAZE, ForksThenDies(str(tmp_path)), ks=[1], ts=[8], tasks=8,
+                          workers=2, n_bootstrap=0)  # fmt: skip
+        assert not (tmp_path / "gave-up").exists()  # (the run did not wait for the helper)
+    finally:
+        (tmp_path / "stop").write_text("")
+    assert len(result.episodes) == 8 and result.summary["failed_to_run"]["episodes"] == 0

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import multiprocessing.connection as mpc
+import os
 import signal
+from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -17,6 +19,7 @@ from turnbudget.eval.run.backends import (
     close_runner,
 )
 from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise
+from turnbudget.eval.run.driver import Driver, describe
 from turnbudget.eval.run.episodes import evaluation_runner
 from turnbudget.eval.run.lock import exit_with_parent, kill_tree
 
@@ -31,26 +34,52 @@ def _serve(
 
     It ends when the parent closes the pipe or dies (``recv`` then raises
     ``EOFError``), which needs the copy of the parent's end a fork inherits closed.
+    A runner that cannot be built (the agent's ``ready()`` raised) is reported to the
+    parent in one line, not as a traceback from every worker.
     """
     parent_end.close()
     exit_with_parent()  # no orphaned worker when the evaluator is killed mid-episode
     # Ctrl-C reaches the whole process group: it is the evaluator's to handle (it stops the
     # workers), not a traceback from each of them.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    runner = make_runner(agent, config, serialize)
     try:
-        conn.send("ready")
-        while True:
-            try:
-                chunk = conn.recv()
-            except (EOFError, OSError):
-                return
-            if chunk is None:
-                return
-            conn.send(runner.run(chunk))
+        try:
+            runner = make_runner(agent, config, serialize)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                conn.send(("failed", describe(exc)))
+            return
+        try:
+            # (a plain agent's driver plays a chunk in order: the parent then knows which
+            # episodes of a lost chunk never started)
+            conn.send(("ready", isinstance(runner, Driver) and not runner.batch))
+            while True:
+                try:
+                    chunk = conn.recv()
+                except (EOFError, OSError):
+                    return
+                if chunk is None:
+                    return
+                _play(conn, runner, chunk)
+        finally:
+            close_runner(runner)
     finally:
-        close_runner(runner)
         _close_sealed(agent)
+
+
+def _play(conn: mpc.Connection, runner: Any, chunk: list[Any]) -> None:
+    """Send each of ``chunk``'s outcomes as its episode ends, as ``(position, outcome)``, so
+    a worker lost mid-chunk loses only what it was playing (a runner without ``stream``:
+    the whole chunk's outcomes at its end, in one list)."""
+    stream = getattr(runner, "stream", None)
+    if stream is None:
+        conn.send(runner.run(chunk))
+        return
+    positions: dict[int, deque[int]] = {}
+    for i, job in enumerate(chunk):
+        positions.setdefault(id(job), deque()).append(i)
+    for job, outcome in stream(chunk):
+        conn.send((positions[id(job)].popleft(), outcome))
 
 
 def _close_sealed(agent: Any) -> None:
@@ -61,6 +90,13 @@ def _close_sealed(agent: Any) -> None:
     for one in getattr(agent, "agents", (agent,)):
         if isinstance(one, Sealed):
             one.close()
+
+
+def _names(agent: Any) -> str:
+    """The agent's name, or its agents' (an `AgentSet`), for an error message."""
+    from turnbudget.eval.run.plan import agent_name
+
+    return ", ".join(repr(agent_name(one)) for one in getattr(agent, "agents", (agent,)))
 
 
 class _Processes(Workers):
@@ -75,7 +111,11 @@ class _Processes(Workers):
         self.slots = list(range(size))
         self._procs: list[Any] = [None] * size
         self._conns: list[Any] = [None] * size
+        self._pidfds: list[int | None] = [None] * size  # (see `_end`)
         self._busy: set[int] = set()
+        self._in_order = [False] * size  # (whether its outcomes come in the chunk's order)
+        # slot -> the size of the chunk it runs, and the outcomes it sent of it by position
+        self._chunk: dict[int, tuple[int, dict[int, Any]]] = {}
         try:
             for slot in range(size):
                 self._start(slot)
@@ -91,38 +131,93 @@ class _Processes(Workers):
         proc.start()
         child.close()
         self._procs[slot], self._conns[slot] = proc, parent
+        if hasattr(os, "pidfd_open"):
+            with contextlib.suppress(OSError):  # (a kernel without pidfds: the sentinel)
+                self._pidfds[slot] = os.pidfd_open(proc.pid)
+
+    def _end(self, slot: int) -> int:
+        """What becomes readable when the worker in ``slot`` ends: its pidfd (Linux), else
+        multiprocessing's sentinel, a pipe that a process the worker forked holds open too
+        (then the worker's death went unseen, and the run waited for that process)."""
+        pidfd = self._pidfds[slot]
+        return self._procs[slot].sentinel if pidfd is None else pidfd
+
+    def _next(self, slot: int, block: bool = False) -> Any:
+        """The next message of the worker in ``slot``: None while there is none (``block``:
+        wait for one), EOFError once it died and all it sent was read. Never a bare ``recv``
+        on a dead worker: a process it forked may hold the pipe open, and ``recv`` then
+        waited for as long as that process lived (for ever, for a server)."""
+        conn, proc = self._conns[slot], self._procs[slot]
+        if block:
+            mpc.wait([conn, self._end(slot)])
+        alive = proc.is_alive()  # (asked first: what it sent before it died is there now)
+        if conn.poll(0):
+            return conn.recv()
+        if alive:
+            return None
+        raise EOFError
 
     def _ready(self, slot: int) -> None:
         try:
-            message = self._conns[slot].recv()
+            message = None
+            while message is None:
+                message = self._next(slot, block=True)
         except (EOFError, OSError):
             message = None
-        if message != "ready":
-            self._procs[slot].join(1)
+        if isinstance(message, tuple) and len(message) == 2 and message[0] == "ready":
+            self._in_order[slot] = bool(message[1])
+            return
+        self._procs[slot].join(1)
+        if isinstance(message, tuple) and len(message) == 2 and message[0] == "failed":
             raise WorkersUnavailable(
-                f"A pool worker failed to start (exit code {self._procs[slot].exitcode}); "
-                "run with the local backend to see the error"
+                f"A pool worker failed to start: the agent {_names(self._args[0])} could not "
+                f"be made ready in it ({message[1]})"
             )
+        raise WorkersUnavailable(
+            f"A pool worker failed to start (exit code {self._procs[slot].exitcode}); "
+            "run with the local backend to see the error"
+        )
 
     def submit(self, slot: int, chunk: Sequence[Any]) -> None:
         self._conns[slot].send(list(chunk))
+        self._chunk[slot] = (len(chunk), {})
         self._busy.add(slot)
 
     def wait(self, timeout: float | None) -> list[tuple[int, Any]]:
         by_conn = {self._conns[s]: s for s in self._busy}
-        by_sentinel = {self._procs[s].sentinel: s for s in self._busy}
+        by_sentinel = {self._end(s): s for s in self._busy}
         ready = mpc.wait([*by_conn, *by_sentinel], timeout)
         slots = sorted({by_conn.get(r, by_sentinel.get(r)) for r in ready})  # type: ignore[arg-type]
         finished = []
         for slot in slots:
-            try:
-                outcome: Any = self._conns[slot].recv()
-            except (EOFError, OSError):
-                self._procs[slot].join(1)
-                outcome = f"its worker process died (exit code {self._procs[slot].exitcode})"
-            self._busy.discard(slot)
-            finished.append((slot, outcome))
+            outcome = self._receive(slot)
+            if outcome is not None:
+                self._busy.discard(slot)
+                finished.append((slot, outcome))
         return finished
+
+    def _receive(self, slot: int) -> Any:
+        """What the worker in ``slot`` sent: its chunk's outcomes once all came, a message
+        when it died, else None (the outcomes so far are kept for `salvage`)."""
+        size, sent = self._chunk[slot]
+        try:
+            while (message := self._next(slot)) is not None:
+                if isinstance(message, list):  # (a runner without ``stream``: all at once)
+                    return message
+                position, outcome = message
+                sent[position] = outcome
+                if len(sent) == size:
+                    return [sent[i] for i in range(size)]
+            return None
+        except (EOFError, OSError):
+            self._procs[slot].join(1)
+            return f"its worker process died (exit code {self._procs[slot].exitcode})"
+
+    def salvage(self, slot: int) -> tuple[dict[int, Any], int | None]:
+        size, sent = self._chunk.get(slot, (0, {}))
+        if not self._in_order[slot]:
+            return dict(sent), None
+        return dict(sent), next((i for i in range(size) if i not in sent), None)
 
     def replace(self, slot: int) -> bool:
         self._stop(slot, kill=True)
@@ -133,6 +228,7 @@ class _Processes(Workers):
     def _stop(self, slot: int, kill: bool) -> None:
         proc, conn = self._procs[slot], self._conns[slot]
         self._busy.discard(slot)
+        self._chunk.pop(slot, None)
         if proc is None:
             return
         if kill:  # with what it started (a sealed agent's process and its children)
@@ -140,11 +236,14 @@ class _Processes(Workers):
         else:
             with contextlib.suppress(OSError):  # the worker may have died already
                 conn.send(None)
-        proc.join(None if kill else 5)
-        if proc.is_alive():
-            kill_tree(proc.pid)
-            proc.join()
+            mpc.wait([self._end(slot)], 5)  # (not ``join(5)``: it waits on the sentinel)
+            if proc.is_alive():
+                kill_tree(proc.pid)
+        proc.join()
         conn.close()
+        pidfd, self._pidfds[slot] = self._pidfds[slot], None
+        if pidfd is not None:
+            os.close(pidfd)
         self._procs[slot] = self._conns[slot] = None
 
     def close(self) -> None:
@@ -162,8 +261,10 @@ class PoolBackend(Backend):
     `BatchAgent`'s ``max_batch_size``. The processes start with the first
     `run`, never more than it has chunks (`processes`), and serve every later
     `run` until `close`. ``workers`` is at most `MAX_LOCAL_WORKERS`. A worker
-    that dies or runs past the timeout is replaced; its episodes come back as
-    `EpisodeFailure`.
+    sends each outcome as its episode ends; one that dies or runs past the
+    timeout is replaced, and only what it had not finished of its chunk comes
+    back as `EpisodeFailure` (a plain agent's: the episode it was playing; those
+    it had not started are played again).
     """
 
     name = "pool"

@@ -5,8 +5,11 @@ worker is (a forked process on a pipe, a Ray actor), which they describe as
 `Workers`. Each worker holds at most one chunk. A worker that dies (killed,
 its node lost) fails its chunk with kind ``worker_lost``; one that runs past
 its chunk's deadline (``timeout`` seconds per episode it runs one after
-another) is killed and fails its chunk with kind ``timeout``. Either way it is
-replaced and the loop goes on; `run_with_retries` decides what to rerun.
+another) is killed and fails its chunk with kind ``timeout``. A worker that
+sends each outcome as its episode ends (`Workers.salvage`: the ``pool``'s) fails
+only what it had not finished, and where it plays in order only the episode it
+was playing: the rest of the chunk never started and goes back to be run. Either
+way it is replaced and the loop goes on; `run_with_retries` decides what to rerun.
 
 Workers may start in the background (Ray actors waiting for a free CPU): the
 loop runs on those that are up, and a worker that comes up later (`Workers.joined`)
@@ -56,6 +59,13 @@ class Workers(abc.ABC):
         """Kill the worker in ``slot`` (if it still runs) and start a fresh one there; True
         when it can take a chunk now, False when it is still starting (it comes back through
         `joined`) or could not be started (the slot is given up)."""
+
+    def salvage(self, slot: int) -> tuple[dict[int, Any], int | None]:
+        """What the worker in ``slot``, about to be lost, sent of the chunk it was running:
+        its outcomes so far by position in the chunk, and the position of the episode it was
+        playing when its outcomes come in order (those after it never started), else None.
+        By default nothing: a chunk comes back whole or not at all."""
+        return {}, None
 
     def joined(self) -> list[int]:
         """The slots whose worker came up since the last call (none for workers that are up
@@ -114,9 +124,14 @@ def supervise(
         held.copies += 1
         running.setdefault(slot, deque()).append((held, deadline))
 
-    def lose(slot: int) -> list[_Held]:
+    def lose(slot: int, kind: str, message: str) -> Outcomes | None:
         """Take the worker in ``slot`` out: its chunks queued there and held nowhere else go
-        back first; the chunk it was running, if no copy runs elsewhere, is returned."""
+        back first. The chunk it was running, if no copy runs elsewhere, ends: what the
+        worker finished of it counts, the episode it was playing fails with ``kind`` (every
+        one not finished, where the worker cannot say which it was playing), and those it
+        never started go back too; returns those outcomes (None when nothing ends)."""
+        salvage = getattr(workers, "salvage", None)  # (optional: a `Workers` has it)
+        finished, playing = salvage(slot) if salvage is not None else ({}, None)
         entries = [held for held, _ in running.pop(slot, ())]
         for held in entries:
             held.copies -= 1
@@ -125,8 +140,17 @@ def supervise(
             held.done = held.done or not held.copies  # (put back: a new chunk now)
         if workers.replace(slot):
             idle.append(slot)
-        head = entries[:1]
-        return [h for h in head if not h.done and not h.copies]
+        if not entries or entries[0].done or entries[0].copies:
+            return None
+        held = entries[0]
+        held.done = True
+        if playing is not None and playing + 1 < len(held.specs):
+            queue.put_back([held.specs[playing + 1 :]])
+        end = len(held.specs) if playing is None else playing + 1
+        return [
+            finished[i] if i in finished else EpisodeFailure(spec, kind, message)
+            for i, spec in enumerate(held.specs[:end])
+        ]
 
     while queue or running:
         idle.extend(s for s in workers.joined() if s not in idle and s not in running)
@@ -154,9 +178,9 @@ def supervise(
             if slot not in running:  # (a chunk of a worker lost in this same wait)
                 continue
             if isinstance(outcome, str):
-                for held in lose(slot):
-                    held.done = True
-                    yield [EpisodeFailure(spec, "worker_lost", outcome) for spec in held.specs]
+                ended = lose(slot, "worker_lost", outcome)
+                if ended:
+                    yield ended
                 continue
             held, _ = running[slot].popleft()
             held.copies -= 1
@@ -172,9 +196,9 @@ def supervise(
         now = time.monotonic()
         for slot in [s for s, q in running.items() if q[0][1] <= now]:
             message = f"ran past the timeout of {timeout:g}s per episode; its worker was killed"
-            for held in lose(slot):
-                held.done = True
-                yield [EpisodeFailure(spec, "timeout", message) for spec in held.specs]
+            ended = lose(slot, "timeout", message)
+            if ended:
+                yield ended
 
 
 class _Chunks:
