@@ -293,3 +293,12 @@ def test_a_lost_worker_keeps_what_it_finished_of_its_chunk(in_order):
     assert failed == ([1] if in_order else [1, 3])
     played = sorted(o for o in outcomes if not isinstance(o, EpisodeFailure))
     assert played == sorted(set(range(8)) - set(failed)) and len(outcomes) == 8
+
+
+@pytest.mark.parametrize("own", ["workers", "timeout"])
+def test_workers_or_timeout_in_backend_options_is_a_clear_error(own):
+    """They went to the backend's constructor beside evaluate's own: "make_backend() got
+    multiple values for keyword argument"."""
+    with pytest.raises(ValueError, match=f"Expect `{own}` as an argument of its own"):
+        evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, backend="pool",
+                 backend_options={own: 2})  # fmt: skip

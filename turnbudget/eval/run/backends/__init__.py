@@ -354,5 +354,11 @@ def resolve_backend(
             backend.timeout = timeout
         return backend
     check_positive_int(workers, "workers")
+    for own in ("workers", "timeout"):  # (else a TypeError: "got multiple values for ...")
+        if own in (options or {}):
+            raise ValueError(
+                f"Expect `{own}` as an argument of its own, not in `backend_options` "
+                f"(got backend_options={brief(options)})"
+            )
     name = backend if backend is not None else ("local" if workers == 1 else "pool")
     return make_backend(name, workers, timeout=timeout, **(options or {}))
