@@ -507,6 +507,52 @@ def test_a_new_run_refuses_a_fifo_in_place_of_its_log(tmp_path):
     assert f"{EPISODES_FILE}: not a regular file" in done.stdout
 
 
+@pytest.mark.parametrize("torn", [False, True])
+@pytest.mark.parametrize("name", [EPISODES_FILE, STEPS_FILE])
+def test_a_huge_line_is_refused_without_reading_it_whole(oracle_run, tmp_path, name, torn):
+    """A line of hundreds of MiB (or a sparse file's tail of zeros, no newline in it) was read
+    whole into memory, by a report and by resume alike: it is refused at `MAX_LINE_BYTES`,
+    naming the file and the line, torn or not."""
+    import tracemalloc
+
+    from turnbudget.records.files import MAX_LINE_BYTES, iter_records
+
+    run = tmp_path / "run"
+    shutil.copytree(oracle_run[0], run)
+    log = run / name
+    lines = len(_lines(log))
+    with log.open("ab") as f:
+        f.write(b'{"record": "')
+        f.truncate(f.tell() + 4 * MAX_LINE_BYTES)  # (sparse: zeros that take no disk)
+        if not torn:
+            f.seek(0, os.SEEK_END)
+            f.write(b'"}\n')
+    tracemalloc.start()
+    try:
+        with pytest.raises(LogError) as caught:
+            for _ in iter_records(log):
+                pass
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * MAX_LINE_BYTES, peak  # (the line read so far, and its copy)
+    assert str(caught.value).startswith(f"{log}, line {lines + 1}: Expect a line of at most")
+    with pytest.raises(LogError, match=rf"Cannot resume .*{name}, line {lines + 1}: Expect a line"):
+        _resume(run)
+
+
+def test_a_huge_run_json_is_refused_without_reading_it_whole(oracle_run, tmp_path, capsys):
+    from turnbudget.records.files import MAX_JSON_BYTES
+
+    run = tmp_path / "run"
+    shutil.copytree(oracle_run[0], run)
+    with (run / RUN_FILE).open("r+b") as f:
+        f.truncate(2 * MAX_JSON_BYTES)  # (sparse)
+    assert main(["report", str(run), "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{run / RUN_FILE}: Expect a file of at most" in err, err
+
+
 def test_a_log_of_copies_is_read_in_two_passes_whatever_their_number(oracle_run, tmp_path):
     """Each record logged again was checked by reading the log from its start: a log
     appended to itself took 78 s for 2,000 episodes and 247 s for 4,000 (quadratic). The

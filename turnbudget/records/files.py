@@ -55,6 +55,8 @@ from turnbudget.records.schema import (
 
 __all__ = [
     "EPISODES_FILE",
+    "MAX_JSON_BYTES",
+    "MAX_LINE_BYTES",
     "REPORT_FILES",
     "REPORT_HEATMAPS",
     "RUN_FILE",
@@ -186,6 +188,14 @@ def open_regular(path: str | os.PathLike[str], mode: str = "rb") -> Any:
     return os.fdopen(fd, mode)
 
 
+#: The longest line a log may hold, its newline included (a record's line is a few KiB:
+#: its strings are capped, `cap_text`); a longer one is refused before it is read whole.
+MAX_LINE_BYTES = 64 << 20
+
+#: The largest ``run.json`` (or probe summary) `read_config_dict` reads.
+MAX_JSON_BYTES = 256 << 20
+
+
 def iter_records(
     path: str | os.PathLike[str],
     problem: Callable[[dict[str, Any]], str | None] | None = None,
@@ -200,7 +210,14 @@ def iter_records(
     if not path.exists():
         return
     with open_regular(path) as f:
-        for number, line in enumerate(f, 1):
+        # (read at most a line's limit at a time: a line of GiBs, or a file with no newline
+        # such as a sparse one, was read whole into memory)
+        for number, line in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), 1):
+            if len(line) > MAX_LINE_BYTES:
+                raise LogError(
+                    f"{path}, line {number}: Expect a line of at most {MAX_LINE_BYTES} bytes "
+                    "(a record's line is a few KiB), got a longer one"
+                )
             if not line.endswith(b"\n"):
                 yield number, line, None
                 return
@@ -499,7 +516,10 @@ def read_config_dict(
     path = Path(path)
     try:
         with open_regular(path) as f:
-            data = _loads(f.read())
+            text = f.read(MAX_JSON_BYTES + 1)  # (a sparse file of GiBs was read whole)
+        if len(text) > MAX_JSON_BYTES:
+            raise ValueError(f"Expect a file of at most {MAX_JSON_BYTES} bytes, got a larger one")
+        data = _loads(text)
         if not isinstance(data, dict):
             raise ValueError(f"Expect a JSON object, got {_kind(data)}: {_show(data)}")
         if check is not None:
