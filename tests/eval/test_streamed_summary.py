@@ -270,3 +270,149 @@ def test_a_backend_that_hands_an_episode_over_twice_still_gets_the_logs_summary(
     lines = (out / "episodes.jsonl").read_text().splitlines()
     assert len(lines) == 5 and len(set(lines)) == 4 == result.summary["n_episodes"]
     assert result.summary == load_run_summary(out, n_bootstrap=20)
+
+
+# -- records made in memory, malformed: each a ValueError naming the field -------------
+
+_RECORD = "truncate-1env"
+
+
+def _broken(change: Any) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+    """The synthetic run with its first episode that ran changed by ``change``, and its id."""
+    config, episodes = synthetic_run(_RECORD)
+    first = next(e for e in episodes if not e.get("failed_to_run"))
+    change(first)
+    return config, episodes, first["episode_id"]
+
+
+@pytest.mark.parametrize(
+    "change,expect",
+    [
+        (lambda e: e.pop("turns_used"), "Expect `turns_used` to be an int from 0 to 2147483647, but it is missing"),
+        (lambda e: e.pop("env_id"), "Expect `env_id` to be a string, but it is missing"),
+        (lambda e: e.pop("turn_budget"), "Expect `turn_budget` to be an int from 0 to 2147483647, but it is missing"),
+        (lambda e: e.pop("n_optimal_steps"), "Expect `n_optimal_steps` to be an int from 0 to 2147483647, but it is missing"),
+        (lambda e: e.update(seed="x"), "Expect `seed` to be an int, got 'x'"),
+        (lambda e: e.update(env_id=None), "Expect `env_id` to be a string, got None"),
+        (lambda e: e.update(turns_used=None), "Expect `turns_used` to be an int from 0 to 2147483647, got None"),
+        (lambda e: e.update(agent=[1]), "Expect `agent` to be an object of finite numbers"),
+        (lambda e: e.update(turns_to_recover=5), "Expect `turns_to_recover` to be a list of such ints, got 5"),
+        (lambda e: e.update(budget_counts={"4": [1]}), "Expect `budget_counts` to map each budget"),
+        (lambda e: e.update(roles={"a": {}}), "role 'a': Expect `turns_used` to be an int from 0 to 2147483647, but it is missing"),
+    ],
+    ids=["no-turns_used", "no-env_id", "no-turn_budget", "no-n_optimal_steps", "str-seed",
+         "null-env_id", "null-turns_used", "agent-list", "int-turns_to_recover",
+         "short-budget_counts", "empty-role"],
+)  # fmt: skip
+def test_a_malformed_record_in_memory_names_its_field(change, expect):
+    """`summarize_run` and `RunTally` of records made in memory: a missing or mistyped field
+    was a bare ``KeyError: 'turns_used'`` (or a TypeError, an AttributeError) naming no record."""
+    config, episodes, episode_id = _broken(change)
+    with pytest.raises(ValueError, match="Cannot read episode record") as caught:
+        summarize_run(config, episodes, n_bootstrap=0)
+    assert repr(episode_id) in str(caught.value) and expect in str(caught.value)
+    with pytest.raises(ValueError, match="Cannot read episode record") as caught:
+        tally = RunTally(config)
+        for e in episodes:
+            tally.add(e)
+        tally.summary(n_bootstrap=0)
+    assert expect in str(caught.value)
+
+
+def test_a_record_without_its_identity_is_refused_before_it_is_counted():
+    config, episodes, _ = _broken(lambda e: e.pop("seed"))
+    tally = RunTally(config)
+    bad = next(e for e in episodes if "seed" not in e)
+    with pytest.raises(ValueError, match="Expect `seed` to be an int, but it is missing"):
+        tally.add(bad)
+    assert tally.n_episodes == 0 and not tally.tasks
+
+
+@pytest.mark.parametrize("bad", [None, 1, "episode", ["a"]])
+def test_an_episode_record_that_is_no_dict_is_named(bad):
+    from turnbudget.eval.analysis import (
+        agent_usage,
+        failure_counts,
+        feasibility_analysis,
+        step_stats,
+        task_grid_arrays,
+    )  # fmt: skip
+
+    config, episodes = synthetic_run(_RECORD)
+    expect = "Expect an episode record (a dict), got "
+    calls = [
+        lambda: summarize_run(config, [bad, *episodes], n_bootstrap=0),
+        lambda: task_grid_arrays([bad], [1], [4], "truncate"),
+        lambda: feasibility_analysis([bad], [1], [4], "truncate", n_bootstrap=0),
+        lambda: step_stats([bad]),
+        lambda: failure_counts([bad]),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match="Cannot read episode record") as caught:
+            call()
+        assert expect + repr(bad) in str(caught.value)
+    with pytest.raises(ValueError, match="Expect `agent` to be an object of numbers"):
+        agent_usage([bad])
+
+
+def test_the_other_entry_points_name_a_missing_field():
+    from turnbudget.eval.analysis import (
+        agent_usage,
+        budget_analysis,
+        budget_counts,
+        feasibility_analysis,
+        step_stats,
+        task_grid_arrays,
+    )  # fmt: skip
+
+    config, episodes = synthetic_run(_RECORD)
+    e = next(e for e in episodes if not e.get("failed_to_run"))
+    no_seed = [{k: v for k, v in e.items() if k != "seed"}]
+    for call in (
+        lambda: task_grid_arrays(no_seed, [1], [4], "truncate"),
+        lambda: feasibility_analysis(no_seed, [1], [4], "truncate", n_bootstrap=0),
+    ):
+        with pytest.raises(ValueError, match="Expect `seed` to be an int, but it is missing"):
+            call()
+    # (step_stats reads no identity: what it misses is named)
+    with pytest.raises(ValueError, match=r"Expect `turns_used` to be an int .*, but it is missing"):
+        step_stats([{"success": False, "first_success_turn": None}])
+    with pytest.raises(
+        ValueError, match=r"Expect `agent` to be an object of numbers, got \{'steps': 'x'\}"
+    ):
+        agent_usage([{"agent": {"steps": 1}}, {"agent": {"steps": "x"}}])
+    step = {"turn": 1, "optimal": True, "phase": "on_track"}
+    with pytest.raises(ValueError, match=r"Cannot read step record .*Expect `turn` to be an int"):
+        budget_counts([step, {"optimal": True}], [1, 2])
+    with pytest.raises(ValueError, match="Expect `recoveries` to be a list of such ints, got 'ab'"):
+        budget_counts([{**step, "recoveries": "ab"}], [1])
+    with pytest.raises(ValueError, match="Expect `injected_error` to be null or an object"):
+        budget_counts([{**step, "injected_error": "ab"}], [1])
+    old = {k: v for k, v in e.items() if k != "budget_counts"}
+    steps = [{**step, "turn": t} for t in range(1, old["turns_used"] + 1)]  # (no episode_id)
+    with pytest.raises(ValueError, match="Expect `episode_id` to be a string, but it is missing"):
+        budget_analysis(config, [old], steps)
+    with pytest.raises(ValueError, match="Expect `episode_id` to be a string, but it is missing"):
+        summarize_run(config, [old], n_bootstrap=0, steps=steps)
+
+
+@pytest.mark.parametrize(
+    "change,expect",
+    [
+        (lambda c: c.pop("ts"), r"Expect `config` to hold .*; it lacks \['ts'\]"),
+        (lambda c: c.pop("label"), r"it lacks \['label'\]"),
+        (lambda c: c.update(ts=[]), "Expect `ts` to hold at least one value, got none"),
+        (lambda c: c.update(ks="12"), "Expect `ks` to be a list of positive ints, got '12'"),
+        (lambda c: c.update(mode="x"), "Expect `config` mode truncate, rerun or both, got 'x'"),
+    ],
+    ids=["no-ts", "no-label", "empty-ts", "str-ks", "bad-mode"],
+)
+def test_a_malformed_config_is_named(change, expect):
+    config, episodes = synthetic_run(_RECORD)
+    change(config)
+    with pytest.raises(ValueError, match=expect):
+        summarize_run(config, episodes, n_bootstrap=0)
+    with pytest.raises(
+        TypeError, match=r"Expect `config` to be an EvalConfig or a dict, got \[1\]"
+    ):
+        RunTally([1])

@@ -68,6 +68,7 @@ from turnbudget.eval.estimator import (
     pass_at_k,
 )
 from turnbudget.records import BUDGET_COUNTERS
+from turnbudget.records.files import episode_fields_problem, step_fields_problem
 
 __all__ = [
     "ALL",
@@ -88,6 +89,44 @@ __all__ = [
 
 #: The group name for all envs of a run together.
 ALL = "all"
+
+
+#: What reading a malformed record raised (a ``KeyError: 'turns_used'`` named no record).
+_READ_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+
+
+def _unreadable(
+    record: Any, exc: Exception, ts: Sequence[int] | None = None, *, identity: bool = True
+) -> ValueError:
+    """The error for an episode record the analysis could not read (reading it raised
+    ``exc``): what is wrong with it (or with a team record's role), as
+    `episode_fields_problem` says (its env, seed and budget only with ``identity``), and
+    which record."""
+    key = exc.args[0] if isinstance(exc, KeyError) and exc.args else None
+    missing = (key,) if isinstance(key, str) else ()
+    problem = episode_fields_problem(record, ts, identity=identity, missing=missing)
+    roles = record.get("roles") if problem is None and isinstance(record, Mapping) else None
+    for role, member in roles.items() if isinstance(roles, Mapping) else ():
+        problem = episode_fields_problem(member, identity=False, missing=missing)
+        if problem is not None:
+            problem = f"role {brief(role)}: {problem}"
+            break
+    problem = problem or f"{type(exc).__name__}: {brief(exc)}"
+    episode_id = record.get("episode_id") if isinstance(record, Mapping) else None
+    which = f" {brief(episode_id)}" if isinstance(episode_id, str) else ""
+    return ValueError(f"Cannot read episode record{which}: {problem}")
+
+
+def _unreadable_step(steps: Iterable[Any], exc: Exception, owned: bool = False) -> ValueError:
+    """`_unreadable` for step records (the first of ``steps`` with a problem is named; with
+    ``owned``, a step without its ``episode_id`` is one)."""
+    for step in steps:
+        problem = step_fields_problem(step)
+        if problem is None and owned and "episode_id" not in step:
+            problem = "Expect `episode_id` to be a string, but it is missing"
+        if problem is not None:
+            return ValueError(f"Cannot read step record {brief(step, 120)}: {problem}")
+    return ValueError(f"Cannot read the step records: {type(exc).__name__}: {brief(exc)}")
 
 
 def _groups(config_envs: Sequence[str]) -> list[str]:
@@ -116,7 +155,10 @@ def task_grid_arrays(
     ks, ts = _checked_grid(ks, ts, mode)
     tasks: dict[tuple[str, int], _TaskTally] = {}
     for e in episodes:
-        _task_of(tasks, e, ts).add(e)
+        try:
+            _task_of(tasks, e, ts).add(e)
+        except _READ_ERRORS as exc:
+            raise _unreadable(e, exc, ts) from None
     return _task_grids([tasks[key] for key in sorted(tasks)], ks, ts, mode)
 
 
@@ -180,6 +222,8 @@ class _TaskTally:
 def _task_of(
     tasks: dict[tuple[str, int], _TaskTally], e: Mapping[str, Any], ts: Sequence[int]
 ) -> _TaskTally:
+    if not isinstance(e["env_id"], str):  # (sorted with the others' ids at the end)
+        raise TypeError("env_id")
     key = (e["env_id"], int(e["seed"]))
     task = tasks.get(key)
     if task is None:
@@ -239,8 +283,11 @@ def failure_counts(episodes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """How many episodes failed to run, by kind (``exception``, ``worker_lost``, ``timeout``)."""
     tally = _FailureTally()
     for e in episodes:
-        if e.get("failed_to_run"):
-            tally.add(e)
+        try:
+            if e.get("failed_to_run"):
+                tally.add(e)
+        except _READ_ERRORS as exc:
+            raise _unreadable(e, exc, identity=False) from None
     return tally.counts()
 
 
@@ -366,7 +413,10 @@ def feasibility_analysis(
     ks, ts = _checked_grid(ks, ts, mode)
     tasks: dict[tuple[str, int], _TaskTally] = {}
     for e in episodes:
-        _task_of(tasks, e, ts).add(e)
+        try:
+            _task_of(tasks, e, ts).add(e)
+        except _READ_ERRORS as exc:
+            raise _unreadable(e, exc, ts) from None
     return _feasibility(
         [tasks[key] for key in sorted(tasks)], ks, ts, mode, n_bootstrap=n_bootstrap,
         confidence=confidence,
@@ -469,7 +519,10 @@ def step_stats(episodes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """
     totals = _StepTotals()
     for e in episodes:
-        totals.add(e)
+        try:
+            totals.add(e)
+        except _READ_ERRORS as exc:
+            raise _unreadable(e, exc, identity=False) from None
     return totals.stats()
 
 
@@ -585,7 +638,14 @@ def agent_usage(episodes: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     """
     totals = _UsageTotals()
     for e in episodes:
-        totals.add(e)
+        try:
+            totals.add(e)
+        except _READ_ERRORS:
+            agent = e.get("agent") if isinstance(e, Mapping) else e
+            raise ValueError(
+                f"Cannot read episode record: Expect `agent` to be an object of numbers, "
+                f"got {brief(agent)}"
+            ) from None
     return totals.usage()
 
 
@@ -683,10 +743,13 @@ def budget_counts(steps: Sequence[Mapping[str, Any]], ts: Sequence[int]) -> dict
         >>> budget_counts(steps, [1, 8])["8"][:5]
         [2, 2, 1, 2, 1]
     """
-    rows = sorted(steps, key=lambda s: s["turn"])
-    turns = [s["turn"] for s in rows]
-    # Counter by counter (sums in C; once per episode, so no array to build).
-    columns = list(zip(*map(_step_counts, rows))) or [()] * len(BUDGET_COUNTERS)
+    try:
+        rows = sorted(steps, key=lambda s: s["turn"])
+        turns = [int(s["turn"]) for s in rows]
+        # Counter by counter (sums in C; once per episode, so no array to build).
+        columns = list(zip(*map(_step_counts, rows))) or [()] * len(BUDGET_COUNTERS)
+    except _READ_ERRORS as exc:
+        raise _unreadable_step(steps, exc) from None
     out = {}
     for t in ts:
         upto = bisect.bisect_right(turns, int(t))
@@ -712,7 +775,10 @@ def budget_analysis(
         return None
     sums = _BudgetSums(config)
     for e in episodes:
-        sums.add(e, e["budget_counts"] if "budget_counts" in e else counts[e["episode_id"]])
+        try:
+            sums.add(e, e["budget_counts"] if "budget_counts" in e else counts[e["episode_id"]])
+        except _READ_ERRORS as exc:
+            raise _unreadable(e, exc, sums.ts) from None
     return sums.table()
 
 
@@ -728,7 +794,13 @@ def _counts_from_steps(
 ) -> dict[str, Mapping[str, Sequence[int]]] | None:
     """`budget_counts` from ``steps`` of the episodes whose records lack them ({} when none
     does; None when some do and there are no steps)."""
-    lacking = {e["episode_id"] for e in episodes if "budget_counts" not in e}
+    try:
+        lacking = {e["episode_id"] for e in episodes if "budget_counts" not in e}
+    except _READ_ERRORS as exc:
+        bad = next(
+            (e for e in episodes if not isinstance(e, Mapping) or "episode_id" not in e), None
+        )
+        raise _unreadable(bad, exc) from None
     if not lacking:
         return {}
     if steps is None:
@@ -737,7 +809,14 @@ def _counts_from_steps(
 
     ts = sorted(int(t) for t in config["ts"])
     counts: dict[str, Mapping[str, Sequence[int]]] = {}
-    for episode_id, rows in itertools.groupby(steps, key=lambda s: s["episode_id"]):
+
+    def owner(step: Any) -> Any:
+        try:
+            return step["episode_id"]
+        except _READ_ERRORS as exc:
+            raise _unreadable_step([step], exc, owned=True) from None
+
+    for episode_id, rows in itertools.groupby(steps, key=owner):
         if episode_id in lacking and episode_id not in counts:
             counts[episode_id] = budget_counts(list(rows), ts)
             # (each step record can be valid and their sum not: 20 recoveries of 1 error)
@@ -798,6 +877,12 @@ class _BudgetSums:
         }
 
 
+#: What `RunTally` reads of a run's configuration.
+_CONFIG_KEYS = ("label", "envs", "ks", "ts", "n", "tasks", "mode")
+#: What every episode record holds for `RunTally` (checked before it counts any of it).
+_NEEDED = frozenset(("env_id", "seed", "turn_budget"))
+
+
 class RunTally:
     """The summary of one evaluation run, built as its episode records stream in.
 
@@ -823,7 +908,21 @@ class RunTally:
     """
 
     def __init__(self, config: Any):
-        cfg = config.to_dict() if hasattr(config, "to_dict") else dict(config)
+        cfg = config.to_dict() if hasattr(config, "to_dict") else config
+        if not isinstance(cfg, Mapping):
+            raise TypeError(f"Expect `config` to be an EvalConfig or a dict, got {brief(config)}")
+        cfg = dict(cfg)
+        missing = [key for key in _CONFIG_KEYS if key not in cfg]
+        if missing:  # (each was a bare KeyError)
+            raise ValueError(
+                f"Expect `config` to hold {', '.join(_CONFIG_KEYS)}; it lacks {missing}"
+            )
+        if cfg["mode"] not in ("truncate", "rerun", "both"):
+            raise ValueError(
+                f"Expect `config` mode truncate, rerun or both, got {brief(cfg['mode'])}"
+            )
+        check_grid_values(cfg["ks"], "ks")
+        check_grid_values(cfg["ts"], "ts")
         self.config = cfg
         # K = 1 always: every Pass@(1,T) the report shows and compares reads its row, and it
         # needs only one episode a task (a run of K = 2, 4 read its K = 2 row as Pass@1).
@@ -841,7 +940,19 @@ class RunTally:
         self, episode: Mapping[str, Any], budget_counts: Mapping[str, Sequence[int]] | None = None
     ) -> None:
         """Fold in one episode record; ``budget_counts`` stands in for the record's own when
-        it has none (older logs: computed from its step records)."""
+        it has none (older logs: computed from its step records). A record the analysis cannot
+        read is a ``ValueError`` saying what is wrong with it."""
+        if not isinstance(episode, Mapping) or not episode.keys() >= _NEEDED:
+            missing = sorted(_NEEDED - episode.keys()) if isinstance(episode, Mapping) else []
+            raise _unreadable(episode, KeyError(*missing[:1]), self.ts)  # (before any count)
+        try:
+            self._add(episode, budget_counts)
+        except _READ_ERRORS as exc:
+            raise _unreadable(episode, exc, self.ts) from None
+
+    def _add(
+        self, episode: Mapping[str, Any], budget_counts: Mapping[str, Sequence[int]] | None
+    ) -> None:
         self.n_episodes += 1
         self.usage.add(episode)
         groups = [g for g in self.groups if _in_group(episode, g)]

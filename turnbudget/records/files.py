@@ -66,6 +66,7 @@ __all__ = [
     "LogWriter",
     "RunPlan",
     "budget_counts_problem",
+    "episode_fields_problem",
     "episode_problem",
     "iter_episodes",
     "iter_records",
@@ -75,6 +76,7 @@ __all__ = [
     "read_jsonl",
     "read_steps",
     "repair_logs",
+    "step_fields_problem",
     "step_problem",
     "write_json",
     "write_jsonl",
@@ -453,9 +455,38 @@ def episode_problem(record: Mapping[str, Any], plan: RunPlan) -> str | None:
     return budget_counts_problem(record["budget_counts"], plan.ts)
 
 
-def budget_counts_problem(counts: Any, ts: Iterable[int]) -> str | None:
-    """What is wrong with an episode's ``budget_counts`` for the budgets ``ts`` (None:
-    nothing): its shape, a count of turns past T, a part past its whole."""
+#: An episode's identity where no run plan checks it (`episode_fields_problem`).
+_IDENTITY: dict[str, Rule] = {
+    "env_id": STRING, "seed": (lambda v: type(v) is int, "an int"), "turn_budget": COUNT,
+}  # fmt: skip
+
+
+def episode_fields_problem(
+    record: Any,
+    ts: Iterable[int] | None = None,
+    *,
+    identity: bool = True,
+    missing: Iterable[str] = (),
+) -> str | None:
+    """What is wrong with the fields of an episode record that no log's reader checked (one
+    made in memory, given to `turnbudget.eval.analysis`), None: nothing. Checked: that it is
+    a dict; the fields ``missing`` (those it knows of what a reader did not find) and, with
+    ``identity``, ``env_id``, ``seed`` and ``turn_budget`` are there; each field the
+    analysis reads has the type `episode_problem` expects; ``budget_counts`` has a row of
+    counts for each budget of ``ts`` (when given). Not checked: how the counts agree."""
+    if not isinstance(record, Mapping):
+        return f"Expect an episode record (a dict), got {_show(record)}"
+    rules = {"episode_id": STRING, **_IDENTITY, **_EPISODE_FIELDS, **_OUTCOME_FIELDS}
+    problem = _missing(record, rules, [key for key in missing if key in rules])
+    if problem is not None:
+        return problem
+    problem = _fields_problem(record, rules, _IDENTITY if identity else ())
+    if problem is None and ts is not None and "budget_counts" in record:
+        problem = _budget_counts_shape(record["budget_counts"], ts)
+    return problem
+
+
+def _budget_counts_shape(counts: Any, ts: Iterable[int]) -> str | None:
     keys = sorted(str(t) for t in ts)
     width = len(BUDGET_COUNTERS)
     if (
@@ -466,6 +497,15 @@ def budget_counts_problem(counts: Any, ts: Iterable[int]) -> str | None:
             f"Expect `budget_counts` to map each budget {keys} to {width} ints from 0 to "
             f"{MAX_COUNT}, got {_show(counts)}"
         )
+    return None
+
+
+def budget_counts_problem(counts: Any, ts: Iterable[int]) -> str | None:
+    """What is wrong with an episode's ``budget_counts`` for the budgets ``ts`` (None:
+    nothing): its shape, a count of turns past T, a part past its whole."""
+    problem = _budget_counts_shape(counts, ts)
+    if problem is not None:
+        return problem
     for budget, row in counts.items():  # (a part never exceeds its whole, nor turns T)
         if row[_TURNS] > int(budget):
             return f"Expect `budget_counts[{budget!r}]` to count at most {budget} turns, got {row}"
@@ -503,6 +543,16 @@ def step_problem(record: Mapping[str, Any], key_only: bool = False) -> str | Non
     if problem is None and record["turn"] < 1:
         problem = "Expect `turn` to be at least 1, got 0"
     return problem or (None if key_only else _fields_problem(record, _STEP_FIELDS))
+
+
+def step_fields_problem(record: Any) -> str | None:
+    """What is wrong with a step record that no log's reader checked (one made in memory,
+    given to `turnbudget.eval.analysis`: its ``"record"`` tag may be missing); None: nothing.
+    Its ``turn`` (at least 1) and, when present, its ``episode_id`` are checked, and the
+    fields the analysis reads as `step_problem` checks them."""
+    if not isinstance(record, Mapping):
+        return f"Expect a step record (a dict), got {_show(record)}"
+    return step_problem({**record, "record": "step", "episode_id": record.get("episode_id", "")})
 
 
 # -- the run's files -------------------------------------------------------------------
