@@ -9,7 +9,7 @@ import pytest
 from turnbudget.agents import OracleAgent, RandomAgent
 from turnbudget.cli import main
 from turnbudget.eval.analysis import advantage_halving_budget, compare_runs, length_buckets
-from turnbudget.eval.report import build_report, find_runs
+from turnbudget.eval.report import REPORT_FILE, SUMMARY_FILE, build_report, find_runs
 from turnbudget.eval.run.evaluate import STEPS_FILE, evaluate, read_jsonl
 
 MAZE = "turnbudget/Maze-Easy-v0"
@@ -233,6 +233,23 @@ def test_missing_matplotlib_fails_before_running(tmp_path, monkeypatch, capsys):
     assert "pip install -e '.[plot]' in the turnbudget checkout" in capsys.readouterr().err
     assert not out.exists()
     assert main([*argv, "--no-plots"]) == 0
+
+
+def test_missing_matplotlib_writes_no_part_of_the_report(tmp_path, monkeypatch, capsys):
+    """`turnbudget report` without matplotlib wrote report.md and summary.json, then failed
+    on the first plot: exit 2 beside a new report whose plots were an older run's or none."""
+    import sys
+
+    out = tmp_path / "run"
+    evaluate(MAZE, OracleAgent(0.0), ks=[1], ts=[8], n=1, tasks=1, out=out, n_bootstrap=0,
+             progress=False)  # fmt: skip
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the plot extra were absent
+    assert main(["report", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install -e '.[plot]' in the turnbudget checkout" in err
+    assert not (out / REPORT_FILE).exists() and not (out / SUMMARY_FILE).exists()
+    assert main(["report", str(out), "--no-plots"]) == 0
+    assert (out / REPORT_FILE).exists() and not list(out.glob("*.png"))
 
 
 def test_a_label_with_markdown_in_it_neither_splits_a_table_row_nor_becomes_html(tmp_path):

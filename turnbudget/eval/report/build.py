@@ -44,7 +44,7 @@ from turnbudget.eval.report.markdown import (
     render_markdown,
     render_probe_markdown,
 )
-from turnbudget.eval.report.plots import PASS1_CURVE_FILE, write_plots
+from turnbudget.eval.report.plots import PASS1_CURVE_FILE, check_plotting, write_plots
 from turnbudget.eval.run.evaluate import load_run
 from turnbudget.records import (
     EPISODES_FILE,
@@ -164,6 +164,8 @@ def build_report(
     returns in ``EvalResult.summary``); those runs are not summarised again.
     """
     root = Path(root)
+    if plots:  # (before anything is written: report.md and summary.json were, then no plot)
+        check_plotting()
     _check_replaceable(root)  # (before the runs are summarised: seconds to minutes)
     known = {Path(k).resolve(): v for k, v in (summaries or {}).items()}
     runs: dict[str, Any] = {}
