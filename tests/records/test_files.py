@@ -719,3 +719,39 @@ def test_report_leaves_a_report_it_did_not_write(base_run, tmp_path, capsys):
     assert {name: (root / name).read_bytes() for name in theirs} == theirs
     assert main(["report", str(root / "run"), "--no-plots"]) == 0  # (its runs, one by one)
     assert main(["report", str(root / "run"), "--no-plots"]) == 0  # (and again: its own)
+
+
+@pytest.mark.parametrize("kind", ["loop", "dangling-link"])
+def test_a_run_json_that_is_a_broken_link_is_named_not_passed_over(
+    kind, base_run, tmp_path, capsys
+):
+    """A run.json that was a link round a loop (or to nothing) made its run no run at all:
+    "holds no evaluation run", or in a directory of runs, a report without it."""
+    root = tmp_path / "runs"
+    shutil.copytree(base_run[0], root / "a")
+    run_json = root / "a" / RUN_FILE
+    run_json.unlink()
+    run_json.symlink_to(run_json if kind == "loop" else tmp_path / "nothing")
+    for target in (root / "a", root):
+        assert main(["report", str(target), "--no-plots"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"'{run_json}'" in err, err
+
+
+def test_a_step_log_that_is_a_broken_link_is_named_when_it_is_needed(base_run, tmp_path, capsys):
+    """Episode records without ``budget_counts`` (older logs) are counted from the step log:
+    one that was a link round a loop read as empty ("step records for turns []")."""
+    run = tmp_path / "run"
+    shutil.copytree(base_run[0], run)
+    steps = run / STEPS_FILE
+    steps.unlink()
+    steps.symlink_to(steps)
+    assert main(["report", str(run), "--no-plots"]) == 0  # (its records hold their counts)
+    lines = [json.loads(line) for line in (run / EPISODES_FILE).read_text().splitlines()]
+    for record in lines:
+        record.pop("budget_counts", None)
+    (run / EPISODES_FILE).write_text("".join(json.dumps(r) + "\n" for r in lines))
+    capsys.readouterr()
+    assert main(["report", str(run), "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"step log {steps} is a link to nothing" in err, err

@@ -76,14 +76,20 @@ REPORT_FILE = "report.md"
 PROBE_REPORT_FILE = "probe_report.md"
 
 
+def _present(path: Path) -> bool:
+    """Whether ``path`` is there, as a file or as a link that leads nowhere (to nothing, or
+    round a loop: its reader names it; `Path.exists` said no, and the run was passed over)."""
+    return path.exists() or path.is_symlink()
+
+
 def find_runs(root: str | Path) -> list[Path]:
     """The run directories of a report directory: itself, or its subdirectories with ``run.json``."""
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"No such run directory: {root}")
-    if (root / RUN_FILE).exists():
+    if _present(root / RUN_FILE):
         return [root]
-    runs = sorted(p for p in root.iterdir() if (p / RUN_FILE).exists())
+    runs = sorted(p for p in root.iterdir() if _present(p / RUN_FILE))
     if not runs:
         raise FileNotFoundError(
             f"{root} holds no evaluation run (no {RUN_FILE} in it or in its subdirectories)"
@@ -108,12 +114,22 @@ def load_run_summary(run_dir: str | Path, n_bootstrap: int = 1000) -> dict[str, 
         return summarize_run(team, episodes, n_bootstrap=n_bootstrap)
     config, log = load_run(run_dir)  # (streamed: a run's records are never all held)
     steps = None  # read only for logs whose episode records lack `budget_counts`
-    if config.record_steps and (run_dir / STEPS_FILE).exists():
-        steps = functools.partial(read_steps, run_dir / STEPS_FILE)
+    if config.record_steps and _present(run_dir / STEPS_FILE):
+        steps = functools.partial(_read_steps, run_dir / STEPS_FILE)
     try:
         return summarize_run(config, log.stream(), n_bootstrap=n_bootstrap, steps=steps)
     except StepCountsError as exc:
         raise LogError(f"{run_dir / STEPS_FILE}: {exc}") from None
+
+
+def _read_steps(path: Path, episodes: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """`read_steps`, which reads a link that leads nowhere as an empty log (its error was
+    "no step records for turns [...]")."""
+    if not path.exists():
+        raise FileNotFoundError(
+            f"The run's step log {path} is a link to nothing (or a loop of links)"
+        )
+    return read_steps(path, episodes)
 
 
 def write_run_summary(out: str | Path, run_summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -215,10 +231,10 @@ def write_probe_report(out: str | Path, summary: Mapping[str, Any]) -> Path:
 def find_probe_summaries(root: str | Path) -> list[Path]:
     """``probe_summary.json`` files in a report directory or its immediate subdirectories."""
     root = Path(root)
-    found = [root / PROBE_SUMMARY_FILE] if (root / PROBE_SUMMARY_FILE).exists() else []
+    found = [root / PROBE_SUMMARY_FILE] if _present(root / PROBE_SUMMARY_FILE) else []
     if root.is_dir():
         found += sorted(
-            p / PROBE_SUMMARY_FILE for p in root.iterdir() if (p / PROBE_SUMMARY_FILE).exists()
+            p / PROBE_SUMMARY_FILE for p in root.iterdir() if _present(p / PROBE_SUMMARY_FILE)
         )
     return found
 
