@@ -95,3 +95,27 @@ def child_pids() -> set[int]:
         with contextlib.suppress(FileNotFoundError):  # (a thread that ended meanwhile)
             pids.update(int(pid) for pid in (task / "children").read_text().split())
     return pids
+
+
+def broken_zip(member: str, payload: bytes, how: str) -> bytes:
+    """A zip of one ``member`` that zipfile opens and then fails to read: ``"deflate"``, its
+    compressed bytes overwritten (zlib.error), or ``"version"``, a version needed to extract
+    that zipfile does not know (NotImplementedError)."""
+    import io
+    import struct
+    import zipfile
+
+    buffer = io.BytesIO()
+    compression = zipfile.ZIP_DEFLATED if how == "deflate" else zipfile.ZIP_STORED
+    with zipfile.ZipFile(buffer, "w", compression=compression) as archive:
+        archive.writestr(member, payload)
+    data = bytearray(buffer.getvalue())
+    if how == "deflate":
+        name_length, extra_length = struct.unpack("<HH", data[26:30])
+        size = struct.unpack("<I", data[18:22])[0]
+        start = 30 + name_length + extra_length
+        data[start : start + size] = b"\xff" * size
+    else:
+        central = data.rfind(b"PK\x01\x02")
+        data[central + 6 : central + 8] = struct.pack("<H", 92)
+    return bytes(data)

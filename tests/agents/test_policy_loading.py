@@ -184,3 +184,19 @@ def test_a_file_that_is_not_a_zip_is_refused(tmp_path):
     with pytest.raises(ValueError, match="expect an SB3 model zip"):
         PolicyAgent(root)
     assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("how", ["deflate", "version"])
+def test_a_corrupted_zip_is_refused_naming_it(tmp_path, how):
+    """A policy.zip whose policy.pth no longer inflates was zlib.error, and one with a zip
+    version past zipfile's NotImplementedError, neither naming the file."""
+    from _support import broken_zip
+
+    root = _save(tmp_path / "saved", _state(ENCODING), {})
+    weights = io.BytesIO()
+    torch.save(_state(ENCODING), weights)
+    (root / "policy.zip").write_bytes(broken_zip("policy.pth", weights.getvalue(), how))
+    with pytest.raises(
+        ValueError, match=r"Cannot read .*saved/policy\.zip: expect an SB3 model zip"
+    ):
+        PolicyAgent(root)

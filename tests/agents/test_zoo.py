@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -250,6 +251,43 @@ def test_a_weights_file_that_is_not_an_npz_is_refused(tmp_path):
         PolicyAgent(root)
 
 
+def _npy(header: bytes) -> bytes:
+    """A .npy file of ``header`` (padded as NumPy pads it) and a few bytes of data."""
+    header = header.ljust(118) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + bytes(12)
+
+
+@pytest.mark.parametrize("how", ["deflate", "version", "header"])
+def test_a_corrupted_weights_file_is_refused_naming_it(tmp_path, how):
+    """A weights.npz whose bytes were damaged: compressed data that no longer inflates was
+    zlib.error, a zip version field past zipfile's NotImplementedError, and a .npy header
+    cut mid-tuple tokenize.TokenError, none naming the file."""
+    from _support import broken_zip
+
+    root = _zoo_copy(tmp_path)
+    good = _npy(b"{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }")
+    if how == "header":
+        with zipfile.ZipFile(root / WEIGHTS_FILE, "w") as archive:
+            archive.writestr(
+                "a.npy", _npy(b"{'descr': '<f4', 'fortran_order': False, 'shape': (3, ")
+            )
+    else:
+        (root / WEIGHTS_FILE).write_bytes(broken_zip("a.npy", good, how))
+    with pytest.raises(ValueError, match=rf"Refusing {re.escape(str(root / WEIGHTS_FILE))}"):
+        PolicyAgent(root)
+
+
+def test_a_path_past_the_systems_name_limit_is_no_saved_policy_and_is_cut():
+    """pathlib's OSError (File name too long) repeated a 100,000-character name whole."""
+    for path in ("p" * 100_000, "zoo/maze-easy/base/" + "s" * 100_000):
+        with pytest.raises(FileNotFoundError, match=r"characters\) is not a saved policy") as info:
+            PolicyAgent(path)
+        assert len(str(info.value)) < 5_000
+    with pytest.raises(FileNotFoundError, match=r"characters\) has no card\.json") as info:
+        zoo_card("zoo/maze-easy/base/" + "s" * 100_000)
+    assert len(str(info.value)) < 5_000
+
+
 def test_weights_of_the_wrong_shape_say_why(tmp_path):
     root = _zoo_copy(tmp_path)
     with np.load(root / WEIGHTS_FILE) as arrays:
@@ -467,3 +505,52 @@ def test_deterministic_is_a_bool(flag):
 
     with pytest.raises(ValueError, match=r"Expect `deterministic` to be True or False"):
         PolicyAgent("turnbudget/zoo/maze-easy/base/seed0", deterministic=flag)
+
+
+@pytest.mark.parametrize(
+    ("observation", "info", "says"),
+    [
+        ("You are here.", None, r"Expect `info` to be the env's info, a mapping, got None"),
+        ("You are here.", ["look"], r"Expect `info` to be the env's info, a mapping, got \["),
+        (None, {"admissible_actions": ["look"]}, r"Expect `observation` to be the env's text"),
+        ("x", {"admissible_actions": "look"}, r"info\['admissible_actions'\] to be a list"),
+        ("x", {"admissible_actions": 5}, r"info\['admissible_actions'\] to be a list"),
+        ("x", {"admissible_actions": [1, "look"]}, r"to hold commands \(str\) only"),
+    ],
+    ids=["info-none", "info-list", "observation-none", "commands-str", "commands-int", "mixed"],
+)
+def test_a_turn_that_is_no_envs_turn_is_a_type_error_naming_it(observation, info, says):
+    """info=None was an AttributeError ("'NoneType' object has no attribute 'get'"), commands
+    of ints and strs a TypeError from sorting them, and a str of commands was played one
+    character at a time ("l" for "look")."""
+    agent = PolicyAgent(OTHER)
+    agent.reset(seed=0)
+    with pytest.raises(TypeError, match=says):
+        agent.act(observation, info)
+    with pytest.raises(TypeError, match=says):
+        agent.observe(observation, info, "look")
+    agent.reset(seed=0)  # (the refused turn left nothing behind: the episode plays on)
+    env = gym.make("turnbudget/Maze-Easy-v0")
+    observation, info = env.reset(seed=0)
+    assert agent.act(observation, info) in info["admissible_actions"]
+
+
+@pytest.mark.parametrize("seed", [-1, "7", 1.5, None])
+def test_a_reset_seed_that_is_no_seed_names_it(seed):
+    """NumPy's own message ("SeedSequence expects int...") named no argument; None drew an
+    unseeded generator, so the repeats of a task were not reproducible."""
+    with pytest.raises(ValueError, match=r"Expect `seed` to be an int"):
+        PolicyAgent(OTHER).reset(seed)
+
+
+@pytest.mark.parametrize("env_id", [None, 7, "", ["turnbudget/Maze-Easy-v0"]])
+def test_an_encoding_without_the_id_it_was_trained_on_is_refused(tmp_path, env_id):
+    """The game a policy was trained on is its `env_id`: an encoding with none (or not a str)
+    loaded, and named no game."""
+    root = _zoo_copy(tmp_path)
+    encoding = json.loads((root / ENCODING_FILE).read_text())
+    encoding["env_id"] = env_id
+    (root / ENCODING_FILE).write_text(json.dumps(encoding))
+    with pytest.raises(ValueError, match=r"Expect `env_id` in .*encoding\.json to be the id"):
+        PolicyAgent(root)
+    assert PolicyAgent(OTHER).env_id == "turnbudget/Maze-Easy-v0"

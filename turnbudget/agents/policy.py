@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import brief, check_bool, is_int
+from turnbudget._checks import PATH_CHARS, brief, check_bool, check_seed, is_int, is_listlike
 from turnbudget.agents.base import EXECUTED_KEY
 from turnbudget.records.files import open_regular
 from turnbudget.wrappers.history_features import (
@@ -117,7 +117,8 @@ def zip_weights(path: Path, member: str = _WEIGHTS_MEMBER) -> Any:
             if archive.getinfo(member).file_size > _MAX_WEIGHTS_BYTES:
                 raise ValueError(f"{member} is over {_MAX_WEIGHTS_BYTES} bytes")
             raw = archive.read(member)
-    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
+    except Exception as exc:  # an untrusted file (a corrupted one was zlib.error, or
+        # NotImplementedError for a made-up zip version, naming no file)
         raise ValueError(
             f"Cannot read {path}: expect an SB3 model zip with {member} ({exc})"
         ) from exc
@@ -164,8 +165,9 @@ def _npz_weights(path: Path) -> dict[str, np.ndarray]:
                 raise ValueError(f"its arrays are over {_MAX_WEIGHTS_BYTES} bytes")
         with np.load(path, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, MemoryError) as exc:
-        # (MemoryError: a header's shape of 2**40 floats in a small file)
+    except Exception as exc:  # an untrusted file: whatever NumPy or zipfile refuses, we refuse
+        # (MemoryError: a header's shape of 2**40 floats in a small file; zlib.error and
+        # tokenize.TokenError: corrupted bytes, which named no file)
         raise ValueError(
             f"Refusing {path}: expect a NumPy .npz of float arrays, read with "
             f"np.load(allow_pickle=False) ({exc})"
@@ -264,13 +266,22 @@ def resolve_policy(path: str | Path) -> Path:
             raise ValueError(f"Expect `zoo/<family>/<arm>/seed<k>`, got {text!r}")
         return ZOO.joinpath(*parts)
     root = Path(path)
-    return root.parent if root.is_file() and root.name in (_POLICY_FILE, WEIGHTS_FILE) else root
+    return root.parent if _is_file(root) and root.name in (_POLICY_FILE, WEIGHTS_FILE) else root
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False where the system cannot look (a name past its length
+    limit was an OSError that repeated the whole name, naming no policy)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _read_weights(root: Path) -> tuple[dict[str, np.ndarray], Path]:
     """The weights of a policy directory and the file they came from: ``weights.npz`` (the
     zoo format) when present, else ``policy.zip``."""
-    if (root / WEIGHTS_FILE).is_file():
+    if _is_file(root / WEIGHTS_FILE):
         return _npz_weights(root / WEIGHTS_FILE), root / WEIGHTS_FILE
     return _weights(root / _POLICY_FILE), root / _POLICY_FILE
 
@@ -283,13 +294,13 @@ def load_policy(path: str | Path) -> tuple[dict[str, Any], Layers]:
         ValueError: a file holds anything but plain weights and JSON, or they do not fit.
     """
     root = resolve_policy(path)
-    has_weights = (root / WEIGHTS_FILE).is_file() or (root / _POLICY_FILE).is_file()
-    if not (root / ENCODING_FILE).is_file() or not has_weights:
+    has_weights = _is_file(root / WEIGHTS_FILE) or _is_file(root / _POLICY_FILE)
+    if not _is_file(root / ENCODING_FILE) or not has_weights:
         known = f"; the zoo has {', '.join(zoo_policies()) or 'none'}"
         raise FileNotFoundError(
-            f"{str(path)!r} is not a saved policy: expect a directory with {ENCODING_FILE} and "
-            f"{WEIGHTS_FILE} (the zoo format) or {_POLICY_FILE} (written by `turnbudget train`)"
-            + (known if str(path).startswith(_ZOO_PREFIX) else "")
+            f"{brief(str(path), PATH_CHARS)} is not a saved policy: expect a directory with "
+            f"{ENCODING_FILE} and {WEIGHTS_FILE} (the zoo format) or {_POLICY_FILE} (written by "
+            "`turnbudget train`)" + (known if str(path).startswith(_ZOO_PREFIX) else "")
         )
     encoding = read_encoding(root)
     weights, source = _read_weights(root)
@@ -378,8 +389,10 @@ def zoo_policies() -> list[str]:
 def zoo_card(spec: str) -> dict[str, Any]:
     """The ``card.json`` of a zoo policy (``zoo/<family>/<arm>/seed<k>``): how it was trained."""
     path = resolve_policy(spec) / CARD_FILE
-    if not path.is_file():
-        raise FileNotFoundError(f"{spec!r} has no {CARD_FILE}: expect one of {zoo_policies()}")
+    if not _is_file(path):
+        raise FileNotFoundError(
+            f"{brief(spec, PATH_CHARS)} has no {CARD_FILE}: expect one of {zoo_policies()}"
+        )
     card = _json_file(path, "a policy card")
     if not isinstance(card, dict):
         raise ValueError(f"{path} is not a policy card: expect a JSON object, got {brief(card)}")
@@ -440,6 +453,11 @@ def read_encoding(directory: str | Path) -> dict[str, Any]:
     version = encoding.get("format") if isinstance(encoding, dict) else None
     if version != ENCODING_FORMAT:
         raise ValueError(f"Unknown encoding format {version!r} in {Path(directory)}")
+    env_id = encoding.get("env_id")
+    if not isinstance(env_id, str) or not env_id.strip():  # (the agent's `env_id`)
+        raise ValueError(
+            f"Expect `env_id` in {path} to be the id the policy was trained on, got {brief(env_id)}"
+        )
     _check_text_settings(encoding, path)
     return encoding
 
@@ -552,6 +570,9 @@ class PolicyAgent:
         self.deterministic = check_bool(deterministic, "deterministic")
         self.encoding, self._layers = load_policy(path)
         self.budget_aware = bool(self.encoding["budget"])
+        #: The id the policy was trained on (``encoding.json``): the features it plays from
+        #: mean what they meant in training only on that game.
+        self.env_id: str = self.encoding["env_id"]
         self._rng = np.random.default_rng(0)
         self._encoder: FeatureEncoder | None = None
         self._cache: dict[str, int] = {}
@@ -579,7 +600,7 @@ class PolicyAgent:
     # -- the protocol ---------------------------------------------------------
 
     def reset(self, seed: int) -> None:
-        self._rng = np.random.default_rng(seed)
+        self._rng = np.random.default_rng(check_seed(seed))
         if self._encoder is None:
             self._encoder = self._new_encoder()
         self._goal = None
@@ -614,6 +635,7 @@ class PolicyAgent:
     # -- features and network -------------------------------------------------
 
     def _see(self, observation: str, info: Mapping[str, Any]) -> tuple[np.ndarray, list[str]]:
+        admissible = _admissible(observation, info)  # (checked before the window moves)
         if self._encoder is None:
             self.reset(0)
         encoder = self._encoder
@@ -630,7 +652,6 @@ class PolicyAgent:
             executed = info.get(EXECUTED_KEY)
             encoder.record(str(executed) if executed is not None else self._pending)
         self._pending = None
-        admissible = list(info.get("admissible_actions") or ())
         commands = sorted(admissible)[: self.encoding["max_actions"]]
         text = self._with_budget(observation, info)
         base = self._base(text, admissible)
@@ -679,6 +700,33 @@ class PolicyAgent:
         for weight, bias, activation in self._layers:
             x = _ACTIVATIONS[activation](x @ weight + bias)
         return x
+
+
+def _admissible(observation: Any, info: Any) -> list[str]:
+    """The admissible commands of a turn, once ``observation`` and ``info`` are checked to be
+    what an env hands out (None for ``info`` was an AttributeError, and a string for its
+    commands was played one character at a time)."""
+    if not isinstance(observation, str):
+        raise TypeError(
+            f"Expect `observation` to be the env's text, a str, got {brief(observation)}"
+        )
+    if not isinstance(info, Mapping):
+        raise TypeError(f"Expect `info` to be the env's info, a mapping, got {brief(info)}")
+    admissible = info.get("admissible_actions")
+    if admissible is None:
+        return []
+    if not is_listlike(admissible):  # (a str, bytes or a mapping is no list of commands)
+        raise TypeError(
+            "Expect info['admissible_actions'] to be a list of commands (str), got "
+            f"{brief(admissible)}"
+        )
+    admissible = list(admissible)
+    if not all(isinstance(command, str) for command in admissible):
+        raise TypeError(
+            "Expect info['admissible_actions'] to hold commands (str) only, got "
+            f"{brief(admissible)}"
+        )
+    return admissible
 
 
 def make_policy_agent(arg: str) -> PolicyAgent:
