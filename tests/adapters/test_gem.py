@@ -137,3 +137,18 @@ def test_gem_id_of_a_value_that_is_no_str_is_a_clear_error(bad):
     """A ValueError naming `env_id`, not an AttributeError from inside (``.startswith``)."""
     with pytest.raises(ValueError, match=f"as `env_id`, got {re.escape(repr(bad))}"):
         gem_id(bad)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [None, 5, "CartPole-v1", "os:Nope-v0", "turnbudget/Nope-v0", "turnbudget/" + "x" * 10**6],
+    ids=["none", "int", "other-game", "module", "unknown", "huge"],
+)
+def test_an_id_that_is_no_registered_turnbudget_id_is_refused_by_name(bad, monkeypatch):
+    """gym.make's own errors: "os:Nope-v0" imported `os`, CartPole-v1 made an env whose
+    actions are no text, and a 1 MB id was repeated whole."""
+    imported = []
+    monkeypatch.setattr(gym.envs.registration.importlib, "import_module", imported.append)
+    with pytest.raises(ValueError, match=r"Expect `turnbudget_id` to be a registered") as info:
+        GemEnv(bad)
+    assert len(str(info.value)) < 500 and imported == []

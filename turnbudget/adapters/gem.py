@@ -115,6 +115,17 @@ class GemEnv(gem.Env):
         **make_kwargs: Any,
     ):
         super().__init__()
+        # (gym.make imported the module of "os:Name", played CartPole's numbers as text, and
+        # repeated a 1 MB id whole in its message)
+        if not (
+            isinstance(turnbudget_id, str)
+            and turnbudget_id.startswith(f"{NAMESPACE}/")
+            and turnbudget_id in gym.registry
+        ):
+            raise ValueError(
+                f"Expect `turnbudget_id` to be a registered turnbudget id ({NAMESPACE}/<Name>, "
+                f"`turnbudget list` shows them), got {brief(turnbudget_id)}"
+            )
         if seed is not None:  # (as reset checks it: NumPy's message names no argument)
             seed = check_seed(seed)
         self.boxed = check_bool(boxed, "boxed")
