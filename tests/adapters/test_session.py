@@ -156,3 +156,15 @@ def test_two_threads_on_one_session_are_refused_and_the_budget_holds():
         thread.join()
     assert len(refused) == 3 and all("in a call already" in r for r in refused)
     assert session.turns_used == 1
+
+
+def test_check_takes_one_id_or_a_list_of_them():
+    """A str was iterated: its characters were made one by one ("Cannot make 't'"), and None
+    was Python's "'NoneType' object is not iterable", naming no argument."""
+    session = GameSession()
+    session.check("turnbudget/Maze-Easy-v0")
+    session.check(["turnbudget/Maze-Easy-v0", "turnbudget/KeyQuest-Easy-v0"])
+    for bad in (None, 5, {"turnbudget/Maze-Easy-v0": 1}, b"turnbudget/Maze-Easy-v0"):
+        with pytest.raises(ValueError, match=r"Expect `env_ids` to be a registered id or a list"):
+            session.check(bad)
+    session.close()

@@ -229,7 +229,7 @@ def check_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     checked = [dict(zip(ROW_KEYS, check_row(row), strict=True)) for row in rows]
     if not checked:
         raise ValueError("Expect at least one row, got none")
-    _make_each(dict.fromkeys(row["env_id"] for row in checked))
+    _make_each(list(dict.fromkeys(row["env_id"] for row in checked)))
     return checked
 
 

@@ -37,7 +37,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from turnbudget._checks import MAX_SEED, brief, check_turn_budget, is_int
+from turnbudget._checks import MAX_SEED, brief, check_turn_budget, is_int, is_listlike
 from turnbudget.eval.run.agent_view import agent_info, budget_visible, private_copy
 from turnbudget.wrappers.reveal_budget import check_reveal
 
@@ -172,8 +172,15 @@ class GameSession:
             self._envs[env_id] = env
         return env
 
-    def check(self, env_ids: Iterable[str]) -> None:
-        """Make each id now (kept for the episodes to come): an unknown id fails here, clearly."""
+    def check(self, env_ids: str | Iterable[str]) -> None:
+        """Make each id now (kept for the episodes to come): an unknown id fails here, clearly.
+        One id (a str) is one id (its characters were made one by one: "Cannot make 't'")."""
+        if isinstance(env_ids, str):
+            env_ids = [env_ids]
+        elif not is_listlike(env_ids):  # (None was "'NoneType' object is not iterable")
+            raise ValueError(
+                f"Expect `env_ids` to be a registered id or a list of them, got {brief(env_ids)}"
+            )
         for env_id in env_ids:
             self._make(env_id)
 
