@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from turnbudget.adapters.rows import ProgressiveHorizon, check_row, task_rows, turn_cap
+from turnbudget.adapters.rows import (
+    ProgressiveHorizon,
+    check_row,
+    check_rows,
+    task_rows,
+    turn_cap,
+)
 
 ENV = "turnbudget/Maze-Easy-v0"
 IDS = [ENV, "turnbudget/KeyQuest-Easy-v0"]
@@ -96,6 +102,17 @@ def test_bad_ids_seeds_and_schedules_are_clear_errors():
 def test_bad_rows_are_clear_errors(row, message):
     with pytest.raises(ValueError, match=message):
         check_row(row)
+
+
+def test_distinct_rows_refuse_a_repeated_task_and_name_both_rows():
+    """Where each row is one task (verifiers' taskset, `evaluate_rows`), a repeated row made
+    two tasks of one key and ran 2n rollouts of it; a trainer's dataset may repeat rows."""
+    row = {"env_id": ENV, "seed": 3, "T": 6}
+    rows = [row, {**row, "T": 7}, {**row, "prompt": "extra keys are not the task"}]
+    assert check_rows(rows) == [row, {**row, "T": 7}, row]  # (a dataset's rows, as they are)
+    with pytest.raises(ValueError, match=r"Expect distinct rows .* row 2 repeating row 0: .*`n`"):
+        check_rows(rows, distinct=True)
+    assert check_rows(rows[:2], distinct=True) == rows[:2]  # (another T is another task)
 
 
 def test_turn_cap_needs_rows():

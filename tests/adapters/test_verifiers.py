@@ -136,6 +136,14 @@ def test_bad_rows_and_settings_are_clear_errors():
         evaluate_rows(_rows(), model="fake", base_url="http://127.0.0.1:9/v1", sampling="hot")
     with pytest.raises(ValueError, match=r"Expect `sampling` to be a mapping .*str keys"):
         evaluate_rows(_rows(), model="fake", base_url="http://127.0.0.1:9/v1", sampling={1: 0.7})
+    # (a repeated row was two tasks of one key, which verifiers needs unique: 2n rollouts of
+    # one task, where `n` asks for them)
+    twice = [_rows()[0], dict(_rows()[0])]
+    with pytest.raises(ValueError, match=r"Expect distinct rows .* row 1 repeating row 0"):
+        evaluate_rows(twice, model="fake", base_url="http://127.0.0.1:9/v1")  # no server needed
+    env = GameEnv(GameEnvConfig(taskset=GameTasksetConfig(rows=twice)))
+    with pytest.raises(ValueError, match=r"Expect distinct rows .* row 1 repeating row 0"):
+        list(env.taskset)
     nowhere = [{"env_id": "turnbudget/Nowhere-v0", "seed": 0, "T": 3}]
     with pytest.raises(ValueError, match="Cannot make 'turnbudget/Nowhere-v0'"):
         evaluate_rows(nowhere, model="fake", base_url="http://127.0.0.1:9/v1")  # no server needed

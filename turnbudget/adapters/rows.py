@@ -38,7 +38,15 @@ from turnbudget._checks import (
 from turnbudget.eval.run.plan import derive_seed, task_seeds
 from turnbudget.wrappers.sample_turn_budget import BudgetMix, BudgetMixLike
 
-__all__ = ["ROW_KEYS", "ProgressiveHorizon", "check_row", "check_rows", "task_rows", "turn_cap"]
+__all__ = [
+    "ROW_KEYS",
+    "ProgressiveHorizon",
+    "check_distinct",
+    "check_row",
+    "check_rows",
+    "task_rows",
+    "turn_cap",
+]
 
 #: The keys of a row: the registered id, the reset seed and the turn budget T.
 ROW_KEYS = ("env_id", "seed", "T")
@@ -216,9 +224,15 @@ def _key_names(row: Mapping[Any, Any], shown: int = 10) -> str:
     return ", ".join(names) + (f", ... ({more} more)" if more > 0 else "")
 
 
-def check_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def check_rows(
+    rows: Iterable[Mapping[str, Any]], *, distinct: bool = False
+) -> list[dict[str, Any]]:
     """Each row checked (`check_row`) and cut to ``{env_id, seed, T}``; at least one, and
     every id made once, so that a row no episode could play fails here, not in a trainer.
+
+    With ``distinct``, a row that repeats another (the same ``env_id``, ``seed`` and ``T``) is
+    refused: where each row is one task (verifiers' taskset, whose task keys must be unique),
+    a repeated row is the same task twice, and its rollouts are asked for by count (``n``).
 
     Example:
         >>> check_rows([{"env_id": "turnbudget/Maze-Easy-v0", "seed": 3, "T": 10, "prompt": []}])
@@ -229,8 +243,32 @@ def check_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     checked = [dict(zip(ROW_KEYS, check_row(row), strict=True)) for row in rows]
     if not checked:
         raise ValueError("Expect at least one row, got none")
+    if distinct:
+        check_distinct(checked)
     _make_each(list(dict.fromkeys(row["env_id"] for row in checked)))
     return checked
+
+
+def check_distinct(rows: Iterable[Mapping[str, Any]]) -> None:
+    """Refuse a checked row that repeats an earlier one (the same env id, seed and T).
+
+    Example:
+        >>> row = {"env_id": "turnbudget/Maze-Easy-v0", "seed": 3, "T": 10}
+        >>> check_distinct([row, row])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect distinct rows (each is one task), got row 1 repeating row 0: ...
+    """
+    first: dict[tuple[Any, ...], int] = {}
+    for index, row in enumerate(rows):
+        key = tuple(row[name] for name in ROW_KEYS)
+        if key in first:
+            raise ValueError(
+                f"Expect distinct rows (each is one task), got row {index} repeating row "
+                f"{first[key]}: {brief(dict(zip(ROW_KEYS, key, strict=True)), 200)}; ask for "
+                "more rollouts of a row by their count (`n`), not by repeating it"
+            )
+        first[key] = index
 
 
 def _make_each(env_ids: Iterable[str]) -> None:

@@ -48,7 +48,7 @@ import verifiers.v1 as vf
 from pydantic import BaseModel, Field, field_validator
 
 from turnbudget._checks import brief, check_positive_int, is_finite, is_listlike
-from turnbudget.adapters.rows import check_row, check_rows
+from turnbudget.adapters.rows import ROW_KEYS, check_distinct, check_row, check_rows
 from turnbudget.adapters.session import GameSession, normalize_reveal
 from turnbudget.agents.chat_format import PARSE_MODES, parse_command
 from turnbudget.agents.llm import check_base_url, check_key_env, redact_url
@@ -105,12 +105,13 @@ class GameTaskset(vf.Taskset[GameTask, GameTasksetConfig]):
     """One task per row, in order; the game's text opens each conversation (no prompt)."""
 
     def load(self) -> Iterable[GameTask]:
-        for row in self.config.rows:
-            env_id, seed, turns = check_row(row)
+        # (a repeated row made two tasks of one key, which verifiers needs unique: its
+        # rollouts are asked for by count, num_rollouts)
+        rows = [dict(zip(ROW_KEYS, check_row(row), strict=True)) for row in self.config.rows]
+        check_distinct(rows)
+        for row in rows:
             data = GameTaskData(
-                name=f"{env_id}|seed={seed}|T={turns}",
-                prompt=None,
-                info={"env_id": env_id, "seed": seed, "T": turns},
+                name=f"{row['env_id']}|seed={row['seed']}|T={row['T']}", prompt=None, info=row
             )
             yield GameTask(data, self.config.task)
 
@@ -239,7 +240,8 @@ def evaluate_rows(
     """Run ``n`` rollouts of every row through verifiers against an OpenAI-compatible server.
 
     Args:
-        rows: Rows ``{env_id, seed, T}``.
+        rows: Rows ``{env_id, seed, T}``, distinct (each is one task: a row repeated is
+            refused; ask for more rollouts of it with ``n``).
         model: The model name the server knows.
         base_url: The server's OpenAI-compatible root, e.g. ``http://127.0.0.1:8080/v1``,
             without credentials (no ``user:password@``, no query): verifiers copies it into
@@ -292,7 +294,7 @@ def evaluate_rows(
         raise ValueError(
             f"Expect `timeout` to be a positive number of seconds, got {brief(timeout)}"
         )
-    checked = check_rows(rows)  # an unknown id fails here, before any episode
+    checked = check_rows(rows, distinct=True)  # an unknown id fails here, before any episode
     config = GameEnvConfig(taskset=GameTasksetConfig(rows=checked), reveal=reveal, parse=parse)
     env = GameEnv(config)
     ctx = vf.ModelContext(
