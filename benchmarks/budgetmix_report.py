@@ -15,6 +15,7 @@ simultaneous (Bonferroni) interval. Records are read, and checked, by
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 from collections.abc import Sequence
@@ -944,4 +945,9 @@ def power_table(seeds: Sequence[int] = (3, 10, 20), alpha: float = 0.05) -> list
 
 
 if __name__ == "__main__":  # the protocol's power table
+    # No options, but `--help` answers rather than starting minutes of simulations.
+    argparse.ArgumentParser(
+        description="Print the BudgetMix protocol's power table: each contrast's minimum "
+        "detectable effect at 80% power, by simulation (minutes)."
+    ).parse_args()
     print("\n".join(power_table()))
