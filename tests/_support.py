@@ -119,3 +119,30 @@ def broken_zip(member: str, payload: bytes, how: str) -> bytes:
         central = data.rfind(b"PK\x01\x02")
         data[central + 6 : central + 8] = struct.pack("<H", 92)
     return bytes(data)
+
+
+class ElsewhereOracle:
+    """Declares ``needs_oracle`` only in a process other than the one that made it (a pool
+    worker, a sealed agent's process), and plays the oracle's first action when it is given
+    one, else a seeded pick among the admissible commands (here, as in a sealed agent's
+    process: it is importable by name)."""
+
+    name = "elsewhere-oracle"
+    budget_aware = False
+
+    def __init__(self) -> None:
+        self.maker = os.getpid()
+        self.rng = np.random.default_rng(0)
+
+    @property
+    def needs_oracle(self) -> bool:
+        return os.getpid() != self.maker
+
+    def reset(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        if info.get("oracle_actions"):
+            return sorted(info["oracle_actions"])[0]
+        admissible = info["admissible_actions"] or ["wait"]
+        return admissible[int(self.rng.integers(len(admissible)))]

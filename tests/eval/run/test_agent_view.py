@@ -249,3 +249,40 @@ def test_budget_visible_reads_reveal_as_the_env_does(reveal, visible):
     from turnbudget.eval.run.agent_view import budget_visible
 
     assert budget_visible(reveal) is visible
+
+
+def test_an_agent_is_shown_what_the_record_grants_in_every_process():
+    """The probe and team engines read the agents' flags again where the episodes ran (a
+    worker, a sealed agent's process): an agent whose ``needs_oracle`` was False where the run
+    was planned and True there played on the oracle's actions (single-step skill 1.0, the
+    team won every episode), sealed or with two workers, while probe.json recorded nothing
+    and run.json's ``grants`` said none. Every engine now shows what the record grants."""
+    from _support import ElsewhereOracle
+
+    from turnbudget.eval.run.team import evaluate_team
+
+    kwargs = dict(tasks=[0, 1], n_bootstrap=0, baseline_repeats=1, prefixes=[0.0, 0.5])
+    here = probe("turnbudget/KeyQuest-Easy-v0", ElsewhereOracle(), **kwargs)
+    sealed = probe("turnbudget/KeyQuest-Easy-v0", ElsewhereOracle(), sealed=True, **kwargs)
+    assert _lines(sealed.records) == _lines(here.records)
+    assert here.config.grants == sealed.config.grants == {}
+    team = dict(ks=[1], ts=[30], n=1, tasks=3, n_bootstrap=0)
+    here = evaluate_team("vault_v0", {"operator": "oracle", "runner": ElsewhereOracle()}, **team)
+    sealed = evaluate_team(
+        "vault_v0", {"operator": "oracle", "runner": ElsewhereOracle()}, sealed=True, **team
+    )
+    assert _lines(sealed.episodes) == _lines(here.episodes)
+    assert here.config["grants"] == sealed.config["grants"] == {"operator": ["needs_oracle"]}
+
+
+def test_a_probe_records_what_each_agent_is_granted(tmp_path):
+    """probe.json says which probed agent is shown the oracle's actions or its budget (as an
+    evaluation's run.json does), and a probe.json from before it held `grants` is still the
+    same probes (replaced without ``overwrite``)."""
+    kwargs = dict(tasks=[0], n_bootstrap=0, baseline_repeats=1, prefixes=[0.0], out=tmp_path)
+    result = probe("turnbudget/Maze-Easy-v0", [OracleAgent(0.0), RandomAgent()], **kwargs)
+    saved = json.loads((tmp_path / "probe.json").read_text())
+    assert saved["grants"] == result.config.grants == {"oracle-eps0": ["needs_oracle"]}
+    del saved["grants"]
+    (tmp_path / "probe.json").write_text(json.dumps(saved))
+    probe("turnbudget/Maze-Easy-v0", [OracleAgent(0.0), RandomAgent()], overwrite=False, **kwargs)

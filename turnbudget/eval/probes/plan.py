@@ -16,12 +16,13 @@ import contextlib
 import copy
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from turnbudget._checks import MAX_TURN_BUDGET, brief, check_label, check_seed, is_finite, is_int
+from turnbudget.eval.run.agent_view import GRANTS
 from turnbudget.eval.run.plan import derive_seed
 from turnbudget.wrappers._common import find_wrapper
 from turnbudget.wrappers.turn_budget import TurnBudget
@@ -66,6 +67,9 @@ class ProbeConfig:
     repeats: int = 1
     baseline_repeats: int = 4
     seed: int = 0
+    #: label -> what its agent is shown beyond a player's view, by its own flags
+    #: (``needs_oracle``, ``budget_aware``): only the agents that declare any.
+    grants: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Refuse settings no probe can run with: budgets must be turn budgets, seeds seeds."""
@@ -86,6 +90,15 @@ class ProbeConfig:
         check_seed(self.seed)
         for label in self.labels:
             check_label(label, subject="every label of the agents probed")
+        grants = self.grants
+        if not (
+            isinstance(grants, dict) and set(grants) <= set(self.labels)
+            and all(isinstance(g, list) and set(g) <= set(GRANTS) for g in grants.values())
+        ):  # fmt: skip
+            raise ValueError(
+                f"Expect `grants` to map labels of the agents probed to flags of {list(GRANTS)}, "
+                f"got {brief(grants)}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}

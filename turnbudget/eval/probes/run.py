@@ -55,7 +55,8 @@ one). Probe episodes run on the evaluation backends (``backend="local" |
 the episode driver (`ProbeEpisodes`, the kind of run), so results are the same
 for any backend and worker count; a probe that fails to run after its
 retries is left out of the skills and counted apart. Results are written to
-``out`` as ``probe.json`` (the configuration), ``probes.jsonl`` (one line per
+``out`` as ``probe.json`` (the configuration, with ``grants``: what each agent's own
+flags show it beyond a player's view), ``probes.jsonl`` (one line per
 probe and agent) and ``probe_summary.json``; ``probe_report.md`` is the
 caller's (`turnbudget.eval.report`).
 """
@@ -94,7 +95,7 @@ from turnbudget.eval.probes.plan import (
     state_signature,
 )
 from turnbudget.eval.probes.summary import summarize_probes, write_probe_summary
-from turnbudget.eval.run.agent_view import agent_info, opaque_id
+from turnbudget.eval.run.agent_view import agent_info, grants, opaque_id
 from turnbudget.eval.run.backends import (
     KEPT_ON_ABORT,
     Backend,
@@ -290,14 +291,23 @@ class ProbeEpisodes:
     outcome is ``(job, record)``."""
 
     def __init__(self, agents: Sequence[Any], config: Any = None, serialize: bool = False):
-        self.flags = [agent_flags(a) for a in agents]  # (needs_oracle, budget_aware)
+        # What probe.json's `grants` says each agent is shown, as read where the probes were
+        # planned: the flags read again here (in a worker, or a sealed agent's process) handed
+        # an agent whose flag differed there the oracle's actions, the record saying none.
+        # (Without a config: the agents' own flags.)
+        self.grants = None if config is None else config.grants
+        self.flags = [agent_flags(a) for a in agents] if config is None else []
         self.starts = TaskStarts(config is None or "setback" in config.kinds)
 
     def players(self, job: ProbeJob) -> list[Player]:
         return [Player(job.agent, job.episode_id, job.seed)]
 
     def program(self, job: ProbeJob, slot: int) -> Program:
-        needs_oracle, budget_aware = self.flags[job.agent]
+        if self.grants is None:
+            needs_oracle, budget_aware = self.flags[job.agent]
+        else:  # (the random baseline declares nothing, whatever an agent is labelled)
+            granted = self.grants.get(job.label, ()) if job.role == "agent" else ()
+            needs_oracle, budget_aware = "needs_oracle" in granted, "budget_aware" in granted
         record = yield from _episode(self.starts, slot, job.spec, needs_oracle, budget_aware)
         return job, record
 
@@ -505,6 +515,8 @@ def _check_other_probes(out: Path, config: ProbeConfig) -> None:
     except (OSError, ValueError, RecursionError):
         theirs = None
     ours = json.loads(json.dumps(config.to_dict()))  # (as probe.json reads back)
+    if isinstance(theirs, dict):  # (probe.json holds `grants` since this release)
+        theirs.setdefault("grants", ours["grants"])
     if theirs == ours:
         return
     differ = (
@@ -512,6 +524,8 @@ def _check_other_probes(out: Path, config: ProbeConfig) -> None:
         if isinstance(theirs, dict)
         else ["all of it"]
     )
+    if {"agents", "labels"} & set(differ):  # (`grants` follows from them: named once)
+        differ = [k for k in differ if k != "grants"]
     raise ValueError(
         f"`out` {out} holds the results of other probes (its {PROBE_CONFIG_FILE} differs in "
         f"{', '.join(differ)}): probe into another directory, or pass --overwrite "
@@ -591,4 +605,5 @@ def _make_config(
         tasks=seeds, prefixes=fractions, kinds=kinds_t, budget_factor=float(budget_factor),
         budget_slack=int(budget_slack), repeats=int(repeats),
         baseline_repeats=int(baseline_repeats), seed=int(seed),
+        grants={lbl: g for lbl, a in zip(labels, agents, strict=True) if (g := grants(a))},
     )  # fmt: skip

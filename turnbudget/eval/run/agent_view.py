@@ -42,14 +42,17 @@ import secrets
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from turnbudget._checks import agent_flag
 from turnbudget.agents.base import BUDGET_KEYS, EXECUTED_KEY, ORACLE_KEY
 
 __all__ = [
+    "GRANTS",
     "PLAYER_EVENT_KEYS",
     "agent_episode_id",
     "agent_info",
     "budget_visible",
     "executed_action",
+    "grants",
     "opaque_id",
     "player_event",
     "private_copy",
@@ -58,6 +61,8 @@ __all__ = [
 #: What a player learns of an injected error (``info["injected_error"]``) that applied: its
 #: kind, what the game said, and a slip's substitute command (the distances stay in the records).
 PLAYER_EVENT_KEYS = ("kind", "applied", "narration", "replaced_action")
+#: What an agent's flags show it beyond a player's view: flag -> what a report calls it.
+GRANTS = {"needs_oracle": "oracle actions", "budget_aware": "budget"}
 _EVENT_KEY = "injected_error"
 _EVENT_ONLY = frozenset({_EVENT_KEY})  # (copied apart: `player_event`)
 _EVENT_AND_BUDGET = _EVENT_ONLY | set(BUDGET_KEYS)
@@ -79,6 +84,19 @@ def budget_visible(reveal: Any) -> bool:
     if isinstance(reveal, str):  # spelt as `check_reveal` reads it: " NEVER" hides it too
         reveal = reveal.strip().lower().partition("=")[0]
     return reveal not in (None, False, "never")
+
+
+def grants(agent: Any) -> list[str]:
+    """The flags of `GRANTS` ``agent`` declares, read once where a run is planned: its record
+    says so, and the engines show the agent what the record says (read again in a worker or
+    in a sealed agent's process, a flag could say otherwise there).
+
+    Example:
+        >>> from turnbudget.agents import OracleAgent, RandomAgent
+        >>> grants(OracleAgent(0.1)), grants(RandomAgent())
+        (['needs_oracle'], [])
+    """
+    return [flag for flag in GRANTS if agent_flag(agent, flag)]
 
 
 def executed_action(action: str, info: Mapping[str, Any]) -> str:

@@ -71,11 +71,13 @@ from turnbudget.agents.house import HOUSE_KEY
 from turnbudget.eval.analysis import summarize_run
 from turnbudget.eval.estimator import GridEstimate, check_n_bootstrap
 from turnbudget.eval.run.agent_view import (
+    GRANTS,
     agent_episode_id,
     agent_info,
     budget_visible,
     executed_action,
 )
+from turnbudget.eval.run.agent_view import grants as _grants
 from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.driver import Act, AgentSet, Player, Program
 from turnbudget.eval.run.jobs import play_planned
@@ -293,15 +295,6 @@ class TeamConfig(GridConfig):
         return cls(**d)
 
 
-#: What an agent's flags show it beyond a player's view: flag -> what the report calls it.
-GRANTS = {"needs_oracle": "oracle actions", "budget_aware": "budget"}
-
-
-def _grants(agent: Any) -> list[str]:
-    """The flags of `GRANTS` ``agent`` declares (a report names them: its run is no player's)."""
-    return [flag for flag in GRANTS if agent_flag(agent, flag)]
-
-
 def team_plan(config: TeamConfig) -> RunPlan:
     """The episodes ``config`` plans, as `turnbudget.records` checks a run's records."""
     return RunPlan(config.envs, config.tasks, config.n, config.run_budgets, config.ts)
@@ -343,9 +336,13 @@ class TeamEpisodes:
         self.config = config
         self.serialize = serialize
         self.roles = config.roles
-        # Every round for a budget-aware agent; else on the rounds the budget shows.
-        self.show_budget = [agent_flag(a, "budget_aware") for a in agents]
-        self.needs_oracle = [agent_flag(a, "needs_oracle") for a in agents]
+        # What run.json's `grants` says each role is shown, as read where the run was planned:
+        # the flags read again here (in a worker, or a sealed agent's process) handed a
+        # member whose flag differed there the oracle's actions, the record saying none.
+        # The budget: every round for a budget-aware agent; else on the rounds it shows.
+        granted = [config.grants.get(role, ()) for role in self.roles]
+        self.show_budget = ["budget_aware" in g for g in granted]
+        self.needs_oracle = ["needs_oracle" in g for g in granted]
         self.needs_house = [agent_flag(a, "needs_house") for a in agents]
         self.winners = self.roles if config.success == "all" else (config.success,)
         self._envs: dict[int, tuple[Any, list[dict[str, Any]]]] = {}
