@@ -286,3 +286,51 @@ def test_a_probe_records_what_each_agent_is_granted(tmp_path):
     del saved["grants"]
     (tmp_path / "probe.json").write_text(json.dumps(saved))
     probe("turnbudget/Maze-Easy-v0", [OracleAgent(0.0), RandomAgent()], overwrite=False, **kwargs)
+
+
+class LateOracleReader:
+    """Declares no ``needs_oracle`` when a run starts; on its first answer, unless ``honest``,
+    grants it to itself; plays the oracle's actions wherever it is given them, else a seeded
+    pick among the admissible commands."""
+
+    name = "late"
+
+    def __init__(self, honest: bool = False) -> None:
+        self.honest = honest
+        self.needs_oracle = False
+        self.rng = np.random.default_rng(0)
+
+    def reset(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        self.needs_oracle = not self.honest
+        if info.get("oracle_actions"):
+            return sorted(info["oracle_actions"])[0]
+        admissible = info["admissible_actions"] or ["wait"]
+        return admissible[int(self.rng.integers(len(admissible)))]
+
+
+def test_an_agent_that_grants_itself_the_oracle_midway_is_not_shown_it():
+    """`team_step_probe` read ``needs_oracle`` at every state it probed: an operator that set
+    it on its first answer scored a skill of 0.33 instead of its honest -0.33. Every engine
+    reads the flags once, before any episode, and plays it as the agent that never set it."""
+    pytest.importorskip("pettingzoo")
+    from turnbudget.eval.probes.team import team_step_probe
+    from turnbudget.eval.run.team import evaluate_team
+
+    def team(honest: bool) -> dict[str, Any]:
+        return {"operator": LateOracleReader(honest), "runner": "random"}
+
+    assert team_step_probe("vault_v0", team(False), tasks=6) == team_step_probe(
+        "vault_v0", team(True), tasks=6
+    )
+    kwargs = dict(ks=[1], ts=[30], n=1, tasks=3, n_bootstrap=0, record=True)
+    late, fair = (evaluate_team("vault_v0", team(h), **kwargs) for h in (False, True))
+    assert _lines(late.records) == _lines(fair.records)
+    kwargs = dict(tasks=[0, 1], n_bootstrap=0, baseline_repeats=1, prefixes=[0.0, 0.5])
+    late, fair = (probe(ENVS[1], LateOracleReader(h), **kwargs) for h in (False, True))
+    assert _lines(late.records) == _lines(fair.records)
+    kwargs = dict(ks=[1], ts=[20], n=1, tasks=2, n_bootstrap=0)
+    late, fair = (evaluate(ENVS, LateOracleReader(h), **kwargs) for h in (False, True))
+    assert _lines(late.steps) == _lines(fair.steps)

@@ -57,6 +57,9 @@ def team_step_probe(
     # (the house is whatever asks for its moves, as `evaluate_team` tells it: not only a
     # HouseAgent, whose probe as a player failed on the house move it was never shown)
     probed = [r for r in roles if not agent_flag(team[r], "needs_house")]
+    # (read once, before any state, as the engines read them: an agent that set its own
+    # ``needs_oracle`` after its first answer was handed the oracle's actions from then on)
+    oracle_roles = {r for r in probed if agent_flag(team[r], "needs_oracle")}
     competitive = hasattr(module.raw_env, "house_action")
     # (an async agent through a batch of one: each probe is one decision of a fresh episode)
     driven = {r: a if hasattr(a, "act") or hasattr(a, "act_batch") else in_flight(a, 1)
@@ -84,9 +87,7 @@ def team_step_probe(
                     good = {a for a in admissible if a in optimal or as_planned(a)}
                     if good.issuperset(admissible):
                         continue  # no decision to make here: it would only dilute the measure
-                    oracle = None
-                    if agent_flag(team[role], "needs_oracle"):
-                        oracle = functools.partial(sorted, optimal)
+                    oracle = functools.partial(sorted, optimal) if role in oracle_roles else None
                     info = agent_info(infos[role], show_budget=True, oracle=oracle)  # (no budget)
                     command = _decide(
                         driven[role],
