@@ -209,3 +209,25 @@ def test_a_probe_json_that_is_not_a_regular_file_is_refused(tmp_path, special):
     done = run_child(_PROBE_CHILD, str(out))
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"{out / 'probe.json'}: not a regular file" in done.stdout
+
+
+def test_repeated_prefixes_are_refused_as_on_the_command_line():
+    """``prefixes=[0.5, 0.5]`` ran (the probes once) while ``--prefixes 0.5,0.5`` was refused,
+    and its probe.json differed from ``[0.5]``'s, so the same probes again were "other probes"."""
+    env_id = _register("ProbeLine", LineWorld)
+    with pytest.raises(ValueError, match=r"Expect distinct `prefixes`, got \[0.5, 0.5\]"):
+        probe(env_id, RandomAgent(), prefixes=[0.5, 0.5], **SMALL)
+
+
+@pytest.mark.parametrize(
+    "t0s,message",
+    [(range(1001), r"at most 1,000 `t0s`, got 1,001"), ([3, 3], r"distinct `t0s`, got \[3, 3\]")],
+)
+def test_the_team_step_probe_refuses_endless_or_repeated_rounds(t0s, message):
+    """``t0s=range(10**12)`` ran for ever (an env built per round, most past the plan), and a
+    round given twice counted its states twice in the rates."""
+    from turnbudget.eval.probes.team import team_step_probe
+
+    with pytest.raises(ValueError, match=message):
+        team_step_probe("vault_v0", {"operator": "oracle", "runner": "random"}, tasks=1, t0s=t0s)
+

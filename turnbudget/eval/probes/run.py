@@ -572,6 +572,8 @@ def _make_config(
     if not fractions or not all(is_real(f) and 0.0 <= f < 1.0 for f in fractions):
         raise ValueError(f"Expect `prefixes` to be fractions in [0, 1), got {brief(prefixes)}")
     fractions = tuple(float(f) for f in fractions)
+    if len(set(fractions)) != len(fractions):  # (as `--prefixes`: a repeat is a typo, not weight)
+        raise ValueError(f"Expect distinct `prefixes`, got {brief(list(fractions))}")
     # (no set: its order, which orders the probes, changes between processes)
     listed = is_listlike(kinds) and not isinstance(kinds, AbstractSet)
     kinds_t = tuple(itertools.islice(kinds, len(PROBE_KINDS) + 1)) if listed else (None,)

@@ -16,6 +16,10 @@ from turnbudget.eval.run.team import team_of, team_roles
 
 __all__ = ["team_step_probe"]
 
+#: The most rounds ``t0s`` takes (each adds a probe per task): ``range(10**12)`` is refused,
+#: not walked through until the end of time.
+MAX_T0S = 1000
+
 
 def team_step_probe(
     game: Any,
@@ -50,8 +54,12 @@ def team_step_probe(
     seed = check_seed(seed)
     if isinstance(t0s, (str, bytes, Mapping)) or not isinstance(t0s, Sequence):
         raise ValueError(f"Expect `t0s` to be a list of rounds (ints >= 0), got {brief(t0s)}")
+    if len(t0s) > MAX_T0S:
+        raise ValueError(f"Expect at most {MAX_T0S:,} `t0s`, got {len(t0s):,}")
     if not all(is_int(t0) and t0 >= 0 for t0 in t0s):
         raise ValueError(f"Expect `t0s` to hold ints >= 0, got {brief(list(t0s))}")
+    if len(set(t0s)) != len(t0s):  # (a round twice counted its states twice in the rates)
+        raise ValueError(f"Expect distinct `t0s`, got {brief(list(t0s))}")
     team = dict(zip(roles, team_of(module, roles, agents), strict=True))
     seeds = task_seeds(tasks)
     # (the house is whatever asks for its moves, as `evaluate_team` tells it: not only a
