@@ -231,3 +231,26 @@ def test_the_team_step_probe_refuses_endless_or_repeated_rounds(t0s, message):
     with pytest.raises(ValueError, match=message):
         team_step_probe("vault_v0", {"operator": "oracle", "runner": "random"}, tasks=1, t0s=t0s)
 
+
+def test_the_baselines_failures_are_not_counted_as_a_probed_random_agents(monkeypatch):
+    """`validate` probes a `RandomAgent` as an agent, under the baseline's label "random": the
+    baseline's failed probes were counted in ``failed_to_run["random"]``, the agent's."""
+    from turnbudget.agents import baselines
+
+    act = baselines.RandomAgent.act
+
+    class Probed(RandomAgent):
+        def act(self, observation, info):
+            return act(self, observation, info)
+
+    def flaky(self, observation, info):  # the baseline fails its single-step probes
+        if "executed_action" not in info:
+            raise RuntimeError("baseline down")
+        return act(self, observation, info)
+
+    monkeypatch.setattr(baselines.RandomAgent, "act", flaky)
+    result = probe("turnbudget/Maze-Easy-v0", Probed(), tasks=2, n_bootstrap=0,
+                   baseline_repeats=1, retries=0)  # fmt: skip
+    baseline = sum(r["role"] == "baseline" for r in result.failed)
+    assert baseline and not any(r["role"] == "agent" for r in result.failed)
+    assert result.summary["failed_to_run"] == {"random": 0, "random (baseline)": baseline}

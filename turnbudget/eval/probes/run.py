@@ -487,8 +487,13 @@ def probe(
     failed = [r for _, r in outcomes if r.get("failed_to_run")]
     summary = summarize_probes(config.to_dict(), records, n_bootstrap=n_bootstrap)
     summary["failed_to_run"] = {
-        label: sum(r["agent"] == label for r in failed) for label in (*config.labels, BASELINE)
+        label: sum(r["role"] == "agent" and r["agent"] == label for r in failed)
+        for label in config.labels
     }
+    # (the baseline's own key, unless a probed agent has its label: `validate` probes a
+    # RandomAgent, and the baseline's failures were counted as that agent's)
+    baseline_key = BASELINE if BASELINE not in config.labels else f"{BASELINE} (baseline)"
+    summary["failed_to_run"][baseline_key] = sum(r["role"] == "baseline" for r in failed)
     out_path = Path(out) if out is not None else None
     if out_path is not None:
         out_path.mkdir(parents=True, exist_ok=True)
