@@ -323,3 +323,21 @@ def test_serve_local_refuses_a_model_file_that_is_no_gguf_file_in_one_escaped_li
     err = capsys.readouterr().err
     assert err.startswith("turnbudget serve-local: error: Expect `model_path` (--model-path)")
     assert "\x1b" not in err and "notes\\x1b[2J.gguf" in err and err.count("\n") == 1
+
+
+MODEL_KEY_ENV = "TURNBUDGET_TEST_MODEL_KEY"
+MODEL_KEY = "Wr4Kq9Zm2Tx7Lp3Vn8Bd"  # (no shape rule knows it: only its value can find it)
+
+
+@pytest.mark.parametrize(
+    "model", [MODEL_KEY, f"gpt-4o {MODEL_KEY}", "sk-proj-Mq7Lw2Xr9Tk4Vz8Nc"],
+    ids=["the-key", "holding-the-key", "key-shaped"],
+)  # fmt: skip
+def test_a_model_name_that_holds_a_secret_is_refused_unshown(model, monkeypatch):
+    """``llm:KEY`` (the key given as the model) built an agent whose model, written into
+    run.json, every record and report and the run's directory name (``runs/llm-KEY``), no
+    redaction reaches."""
+    monkeypatch.setenv(MODEL_KEY_ENV, MODEL_KEY)
+    with pytest.raises(ValueError, match=r"Expect `model` to be a model name.*not shown") as err:
+        ChatAgent(model, base_url=URL, api_key_env=MODEL_KEY_ENV)
+    assert MODEL_KEY[:8] not in str(err.value) and "Mq7Lw2" not in str(err.value)

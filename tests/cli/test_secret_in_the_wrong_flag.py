@@ -76,3 +76,27 @@ def test_an_unset_variable_name_is_redacted_and_explained(tmp_path, capsys, monk
                       tmp_path=tmp_path, capsys=capsys)  # fmt: skip
     assert code == 2 and "(`api_key_env`) is not set" in text and "never the key itself" in text
     _assert_not_shown(name, text)
+
+
+@pytest.mark.parametrize("command", ["eval", "probe"])
+@pytest.mark.parametrize("sealed", ["--no-sealed", "--sealed"])
+@pytest.mark.parametrize("key", [SHAPED, "Wr4Kq9Zm2Tx7Lp3Vn8Bd"], ids=["shaped", "plain"])
+def test_the_key_given_as_the_model_is_refused_unshown(
+    command, sealed, key, tmp_path, capsys, monkeypatch
+):
+    """``--agent llm:KEY`` ran: the model, the key, named the run's directory (runs/llm-KEY)
+    and was written into run.json, the records and the report; sealed, the child's refusal
+    quoted the spec whole. A plain key is known by its value: the one the run sends."""
+    key += f"{command}{sealed}".replace("-", "")  # (a value this process has not seen yet)
+    monkeypatch.setenv("OPENAI_API_KEY", key)  # (the default api_key_env)
+    monkeypatch.chdir(tmp_path)
+    flags = ["--env", MAZE, "--agent", f"llm:{key}", sealed, "--tasks", "1", "--quiet"]
+    if command == "eval":
+        flags += ["--k", "1", "--t", "5", "--no-plots"]
+    code = main([command, *flags])
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert code == 2 and "Expect `model` to be a model name" in text
+    _assert_not_shown(key, text)
+    assert list(tmp_path.iterdir()) == []  # refused before anything was written
+

@@ -359,7 +359,8 @@ class ChatAgent:
         concurrency: int | None = None,
     ):
         if not isinstance(model, str) or not model.strip() or not model.isprintable():
-            raise ValueError(f"Expect `model` to be a model name (one line), got {model!r}")
+            shown = brief(redact(model) if isinstance(model, str) else model)
+            raise ValueError(f"Expect `model` to be a model name (one line), got {shown}")
         check_key_env(api_key_env)
         if parse not in PARSE_MODES:
             raise ValueError(f"Expect `parse` to be one of {PARSE_MODES}, got {parse!r}")
@@ -378,6 +379,15 @@ class ChatAgent:
             self._url_env = BASE_URL_ENV if base_url is None else _publish_url(url)
         self.api_key_env = api_key_env.strip()
         self._remember_secrets()
+        if redact(self.model) != self.model:
+            # (the key given as the model, `llm:sk-...`: the model names the run's directory
+            # and is written into run.json and every record, where nothing blanks it)
+            remember(self.model)
+            raise ValueError(
+                "Expect `model` to be a model name, got one that holds a secret this process "
+                "was given or a key's shape (not shown: the API key given as the model? It "
+                "goes in the environment variable `api_key_env` names)"
+            )
         self.templates = templates or PromptTemplates()
         self.history = _positive(history, "history", zero=True)
         self.parse = parse

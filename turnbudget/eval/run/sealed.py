@@ -486,6 +486,8 @@ def seal(
         ValueError: the agent cannot be pickled, or not be built in the child (the
             child's error follows).
     """
+    from turnbudget.agents.secrets import redact, redact_start, remember
+
     if isinstance(agent, Sealed):
         if concurrency is not None or options:
             raise ValueError(
@@ -505,6 +507,11 @@ def seal(
         options, published = _publish_credentials(dict(options or {}))
         load: tuple[Any, ...] = ("spec", (agent, options, published), concurrency)
         keep = _secret_names_kept(agent, options.get("api_key_env"), published.values())
+        # The key is registered here too, where the run's errors are shown and written: the
+        # agent that registers it is built in the child (an llm spec's default key was not:
+        # `llm:KEY`, the key given as the model, was shown whole when the child refused it).
+        keys = _secret_names_kept(agent, options.get("api_key_env"), ())
+        remember(*(os.environ.get(name) for name in keys))
     else:
         if options:
             raise ValueError("Expect `options` only with an agent spec (a string)")
@@ -523,7 +530,8 @@ def seal(
         hint = ""
         if getattr(type(agent), "__module__", None) == "__main__":
             hint = " (its class is defined in __main__: move it to a module the child can import)"
-        raise ValueError(f"Cannot start the sealed agent {agent!r:.200}: {exc}{hint}") from exc
+        shown = redact_start(repr(agent), 200)  # (blanked before it is cut)
+        raise ValueError(redact(f"Cannot start the sealed agent {shown}: {exc}{hint}")) from exc
     proxy = SealedBatchAgent if child.profile.batch else SealedAgent
     return proxy(load, child, keep)
 
@@ -565,9 +573,6 @@ def _publish_credentials(options: dict[str, Any]) -> tuple[dict[str, Any], dict[
     lock and errors are written (the agent that registers them is built in the child)."""
     from turnbudget.agents.secrets import remember, url_secrets
 
-    key_env = options.get("api_key_env")
-    if isinstance(key_env, str):
-        remember(os.environ.get(key_env.strip()))
     published = {}
     for name, value in list(options.items()):
         if isinstance(value, str) and "://" in value and url_secrets(value):
