@@ -28,6 +28,29 @@ def test_a_registered_value_is_blanked_in_every_usual_encoding():
         assert redact(f"server said: {form}.") == f"server said: {MASK}."
 
 
+ENCODED = "Ek7/q+Wz3Lm9Xv2Rb8Tn"  # (no shape rule knows it; "/" and "+" change as they are quoted)
+
+
+@pytest.mark.parametrize("before", ["", "a", "ab", "Bearer ", "user:"])
+def test_a_registered_value_is_blanked_in_base64_whatever_precedes_it(before):
+    """A reply that echoed the key base64-encoded (alone, or inside an encoded header such
+    as a basic-auth pair) was written as it came. Each alignment's core is blanked: what
+    stays at either end encodes at most 2 bytes that border the value."""
+    remember(ENCODED)
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        encoded = encode(f"{before}{ENCODED} tail".encode()).decode()
+        clean = redact(f"echo {encoded}.")
+        assert MASK in clean
+        shown = clean.removeprefix("echo ").removesuffix(".").split(MASK)
+        assert len(shown[0]) <= len(encode(before.encode())) + 4 and len(shown[1]) <= 12
+    assert redact(base64.b64encode(ENCODED.encode()).decode()) == MASK  # (alone: whole)
+
+
+def test_a_registered_value_is_blanked_url_quoted_with_lowercase_hex():
+    remember(ENCODED)
+    assert redact("key=Ek7%2fq%2bWz3Lm9Xv2Rb8Tn&x=1") == f"key={MASK}&x=1"
+
+
 def test_url_credentials_are_values_and_shapes():
     url = f"https://bob:{TOKEN}@llm.example/v1?sig=Sg-0042-unshaped"
     remember(*url_secrets(url))

@@ -3,11 +3,14 @@
 An agent given a credential (an API key, a password or token in a URL, a key
 in a query string) registers its *value* with `remember`; from then on
 `redact` blanks that value, and its usual encodings (URL-quoted, JSON-escaped,
-the base64 of a basic-auth pair), in any text, whatever the value looks like:
-error messages, step notes, the run lock's command line. `remember` also
-installs a log-record factory that blanks them in every log record of the
-process (``httpx`` and ``openai`` log request URLs, and exceptions whose text a
-server wrote).
+base64-encoded alone or inside a longer encoded text such as a basic-auth pair),
+in any text, whatever the value looks like: error messages, step notes, the run
+lock's command line. A value is matched as written (case and all): a value of
+fewer than `MIN_LENGTH` characters is not registered, and one that is a common
+word is blanked in every word it appears in (a key ``test`` blanks "attest").
+`remember` also installs a log-record factory that blanks them in every log
+record of the process (``httpx`` and ``openai`` log request URLs, and exceptions
+whose text a server wrote).
 
 Shapes stay as a fallback for what nobody registered (a stale lock file, a
 command line of another process): a URL's user info, URL query values whose
@@ -62,11 +65,39 @@ _KEYLIKE = re.compile(r"(?i)\b(sk-|sk_|gsk_|hf_|xai-|nvapi-|pk-|rk-|bearer\s+)[A
 
 
 def _encodings(value: str) -> set[str]:
-    """``value`` as it may be written: raw, URL-unquoted and quoted, JSON-escaped."""
+    """``value`` as it may be written: raw, URL-unquoted and quoted (in either case of hex),
+    JSON-escaped, and base64-encoded (`_base64_cores`)."""
     plain = urllib.parse.unquote(value)
-    forms = {value, plain, urllib.parse.quote(plain, safe=""), urllib.parse.quote_plus(plain)}
+    quoted = {urllib.parse.quote(plain, safe=""), urllib.parse.quote_plus(plain)}
+    forms = {value, plain, *quoted, *(_LOWER_HEX.sub(_lower, form) for form in quoted)}
     forms |= {json.dumps(form)[1:-1] for form in list(forms)}
+    forms |= _base64_cores(value) | _base64_cores(plain)
     return {form for form in forms if len(form) >= MIN_LENGTH}
+
+
+_LOWER_HEX = re.compile(r"%[0-9A-F]{2}")
+
+
+def _lower(match: re.Match[str]) -> str:
+    return match.group().lower()
+
+
+def _base64_cores(value: str) -> set[str]:
+    """What the base64 of any text holding ``value`` shows of it (a key echoed in a basic-auth
+    header, or encoded alone): the encoding of its bytes from each of the three alignments a
+    3-byte group can have, standard and URL-safe, without the partial groups at its ends
+    (their characters depend on the bytes around it: at most 2 bytes at either end stay),
+    and its encoding alone, whole. None for a value of fewer than 8 bytes: a core under 6
+    bytes would blank pieces of unrelated base64 text."""
+    data = value.encode()
+    if len(data) < 8:
+        return set()
+    whole = base64.b64encode(data).decode()  # (the value encoded alone: blanked whole)
+    cores = {whole, whole.rstrip("="), base64.urlsafe_b64encode(data).decode().rstrip("=")}
+    for skip in range(3):
+        core = data[skip : skip + (len(data) - skip) // 3 * 3]
+        cores |= {base64.b64encode(core).decode(), base64.urlsafe_b64encode(core).decode()}
+    return cores
 
 
 def remember(*values: str | None) -> None:
