@@ -100,3 +100,29 @@ def test_the_key_given_as_the_model_is_refused_unshown(
     _assert_not_shown(key, text)
     assert list(tmp_path.iterdir()) == []  # refused before anything was written
 
+
+@pytest.mark.parametrize(
+    "flags, secret",
+    [
+        (["--key", SHAPED], SHAPED),
+        (["--openai-api-key", PLAIN], PLAIN),
+        (["--gemini-token=AIzaSyQ7vK2mXr7TpLw4Nd9Bc"], "AIzaSyQ7vK2mXr7TpLw4Nd9Bc"),
+        (["--concurrency", SHAPED], SHAPED),
+        (["--parse", SHAPED], SHAPED),
+    ],
+    ids=["unknown-key-flag", "unknown-api-key-flag", "unknown-token-flag=", "int", "choice"],
+)
+def test_a_key_given_to_a_flag_argparse_refuses_is_not_shown(flags, secret, capsys):
+    """argparse's usage errors quote what was typed: ``--openai-api-key KEY`` (no such flag)
+    printed "unrecognized arguments: --openai-api-key KEY", ``--parse sk-...`` the key."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["eval", "--env", MAZE, "--agent", "llm:gpt-x", *flags])
+    text = capsys.readouterr().err
+    assert exit_.value.code == 2 and "error: " in text
+    _assert_not_shown(secret, text)
+
+
+def test_an_unknown_flag_not_named_like_a_secret_is_shown_with_its_value(capsys):
+    with pytest.raises(SystemExit):
+        main(["eval", "--env", MAZE, "--max-tokens", "32", "--colour=red"])
+    assert "unrecognized arguments: --max-tokens 32 --colour=red" in capsys.readouterr().err

@@ -12,9 +12,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from turnbudget import __version__
 from turnbudget._checks import escaped_controls
@@ -98,11 +99,50 @@ def shown(message: str) -> str:
     return text
 
 
+# An option named like a secret's (``--key``, ``--openai-api-key``, ``--token``), its dashes
+# read as underscores: where no such option exists, the value typed with it is a key given
+# by mistake, and no shape finds every key (a Gemini key is letters and digits).
+_SECRET_OPTION = re.compile(r"passw|(?:^|_)(?:api_?key|key|token|secret|credentials?|auth)(?:_|$)")
+_NOT_SHOWN = "(not shown: it may be a secret)"
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser, whose usage errors (which quote the value typed) are `shown`."""
+    """argparse's parser, whose usage errors (which quote the value typed) are `shown`, with
+    every secret blanked; the value of an unknown option named like a secret is not shown."""
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            self.error(f"unrecognized arguments: {' '.join(_unshown_secrets(unknown))}")
+        return parsed
 
     def error(self, message: str) -> NoReturn:
-        super().error(shown(message))
+        from turnbudget.agents.secrets import redact
+
+        super().error(shown(redact(message)))
+
+
+def _unshown_secrets(unknown: list[str]) -> list[str]:
+    """The unknown arguments, each value given to an option named like a secret's (as the
+    next argument, or after ``=``) replaced by `_NOT_SHOWN`.
+
+    Example:
+        >>> _unshown_secrets(["--openai-api-key", "AIzaX1", "--colour=red", "--token=t0k"])
+        ['--openai-api-key', '(not shown: it may be a secret)', '--colour=red', '--token=(not shown: it may be a secret)']
+    """
+    kept, after_secret = [], False
+    for arg in unknown:
+        if after_secret and not arg.startswith("-"):
+            kept.append(_NOT_SHOWN)
+            after_secret = False
+            continue
+        name, equals, _ = arg.partition("=")
+        after_secret = name.startswith("-") and bool(
+            _SECRET_OPTION.search(name.lstrip("-").lower().replace("-", "_"))
+        )
+        kept.append(f"{name}={_NOT_SHOWN}" if after_secret and equals else arg)
+        after_secret = after_secret and not equals
+    return kept
 
 
 def build_parser() -> argparse.ArgumentParser:
