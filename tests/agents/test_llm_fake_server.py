@@ -170,6 +170,35 @@ def test_base_url_credentials_are_written_nowhere_and_still_reach_the_server(
     assert agent.base_url == server.url()
 
 
+@pytest.mark.parametrize("how", ["object", "spec-default-url"])
+def test_a_sealed_llm_agent_still_gets_its_urls_credentials(how, monkeypatch):
+    """A sealed agent's process gets no variable holding a URL with credentials, but the one
+    its own agent reads: a sealed `ChatAgent` (its URL in the variable its pickle names) and
+    ``llm:`` sealed without ``base_url`` (``OPENAI_BASE_URL``) still reach their server."""
+    from turnbudget.eval.run.sealed import seal
+
+    basic = "Basic " + base64.b64encode(f"bob:{PASSWORD}".encode()).decode()
+
+    def guarded(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[int, str, bytes]:
+        if handler.headers.get("Authorization") != basic:
+            return as_json({"error": {"message": "denied"}}, status=401)
+        return as_json(reply_body())
+
+    with FakeServer(guarded) as server:
+        url = server.url(f"bob:{PASSWORD}@")
+        if how == "object":
+            sealed = seal(_agent(url))
+        else:
+            monkeypatch.setenv("OPENAI_BASE_URL", url)
+            sealed = seal("llm:fake", options={"constrain": "none", "max_retries": 0})
+        with sealed as agent:  # (a batch agent: the child drives the async one)
+            agent.reset_episode("e", 0)
+            assert agent.act_batch(["e"], ["A hall."], [{"admissible_actions": ["look"]}]) == [
+                "look"
+            ]
+    assert server.chat_requests == 1
+
+
 def test_a_worker_without_the_credentials_gets_a_clear_error(monkeypatch):
     agent = _agent(f"http://bob:{PASSWORD}@127.0.0.1:9/v1")
     clone = pickle.loads(pickle.dumps(agent))

@@ -295,6 +295,27 @@ def test_a_sealed_agents_process_gets_no_secret_but_the_key_its_options_name(hos
         assert agent.step_note() == {"held": held[1:]}
 
 
+def test_a_sealed_agents_process_gets_no_llm_servers_credentials(hostile, monkeypatch):
+    """An LLM server's URL with its credentials is in variables that no secret's word names
+    (``OPENAI_BASE_URL``, and the one a `ChatAgent` sets for its worker processes): an agent
+    under test read them and wrote them into its step notes (the run's records)."""
+    from turnbudget.agents.llm import ChatAgent
+    from turnbudget.eval.run.sealed import seal
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://bob:Pa5s-w0rd-Kx81@127.0.0.1:9/v1")
+    monkeypatch.setenv("MIRROR_URL", "https://llm.example/v1?code=Qc7-unshaped-code")
+    monkeypatch.setenv("INDEX_URL", "https://pypi.org/simple")  # (no credentials: kept)
+    chat = ChatAgent("m", base_url="http://alice:Qw9-secret-Zx@127.0.0.1:9/v1")
+    try:
+        names = ["OPENAI_BASE_URL", "MIRROR_URL", "INDEX_URL", chat._url_env]
+        with seal(f"{hostile.__name__}:make_snoop:{','.join(names)}") as agent:
+            agent.reset(0)
+            agent.act("a room", {"admissible_actions": ["look"], "oracle_actions": ["look"]})
+            assert agent.step_note() == {"held": ["INDEX_URL"]}
+    finally:
+        os.environ.pop(chat._url_env, None)
+
+
 def test_the_llm_agents_key_is_kept_however_its_spec_names_it():
     from turnbudget.eval.run.sealed import _secret_names_kept
 

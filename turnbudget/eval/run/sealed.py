@@ -25,8 +25,9 @@ child holds a copy of the evaluator's memory, envs included, where ``gc``
 finds them), with only the pipe among the evaluator's file descriptors. It
 ends with its parent (`exit_with_parent`, SIGKILL: an agent that ignores SIGTERM
 or holds the GIL ends too) and ignores Ctrl-C (the evaluator stops it). Its
-environment is the evaluator's without the variables named like secrets, but
-the API key its options name (`_agent_environment`). The child is two
+environment is the evaluator's without the variables named like secrets or
+holding a URL with credentials (an LLM server's), but those its agent reads:
+the API key its options name, its URL (`_agent_environment`). The child is two
 processes: a `warden` that runs none of the agent's code, leads a session of
 its own and keeps every process below it (Linux: a subreaper, so a double fork
 or a new session stays in its tree), and below it the agent's (`serve`). When
@@ -486,7 +487,7 @@ def seal(
         ValueError: the agent cannot be pickled, or not be built in the child (the
             child's error follows).
     """
-    from turnbudget.agents.secrets import redact, redact_start, remember
+    from turnbudget.agents.secrets import redact, redact_start, remember, url_secrets
 
     if isinstance(agent, Sealed):
         if concurrency is not None or options:
@@ -512,6 +513,12 @@ def seal(
         # `llm:KEY`, the key given as the model, was shown whole when the child refused it).
         keys = _secret_names_kept(agent, options.get("api_key_env"), ())
         remember(*(os.environ.get(name) for name in keys))
+        if _is_llm_spec(agent) and options.get("base_url") is None and not published:
+            from turnbudget.agents.llm import BASE_URL_ENV
+
+            keep |= {BASE_URL_ENV}  # (its URL when none is given, credentials and all)
+            with contextlib.suppress(ValueError):  # (a malformed URL: the child says so)
+                remember(*url_secrets(os.environ.get(BASE_URL_ENV)))
     else:
         if options:
             raise ValueError("Expect `options` only with an agent spec (a string)")
@@ -523,7 +530,10 @@ def seal(
                 f"{type(exc).__name__}: {exc}"
             ) from exc
         load = ("object", payload, concurrency)
-        keep = _secret_names_kept(None, getattr(agent, "api_key_env", None), ())
+        # (a `ChatAgent` reads its URL's credentials from the variable its pickle names)
+        url_env = getattr(agent, "_url_env", None)
+        url_envs = (url_env,) if isinstance(url_env, str) else ()
+        keep = _secret_names_kept(None, getattr(agent, "api_key_env", None), url_envs)
     try:
         child = _Child(load, keep)
     except SealedAgentError as exc:
@@ -540,8 +550,7 @@ def _secret_names_kept(spec: str | None, key_env: Any, published: Any) -> frozen
     """The secret-named environment variables an agent's process gets: the API key's that its
     options name (``api_key_env``; an ``llm`` spec's default without one) and the URLs with
     credentials `_publish_credentials` moved there for it."""
-    llm = isinstance(spec, str) and spec.strip().partition(":")[0].lower() in _LLM_SPECS
-    if llm and not isinstance(key_env, str):
+    if _is_llm_spec(spec) and not isinstance(key_env, str):
         from turnbudget.agents.llm import DEFAULT_API_KEY_ENV
 
         key_env = DEFAULT_API_KEY_ENV
@@ -554,15 +563,35 @@ def _secret_names_kept(spec: str | None, key_env: Any, published: Any) -> frozen
 _LLM_SPECS = ("llm", "turnbudget.agents.llm")  # (the name, and the module its factory is in)
 
 
+def _is_llm_spec(spec: Any) -> bool:
+    return isinstance(spec, str) and spec.strip().partition(":")[0].lower() in _LLM_SPECS
+
+
 def _agent_environment(keep: frozenset[str]) -> dict[str, str]:
     """The evaluator's environment as an agent's process gets it: without the variables named
-    like secrets (`_SECRET_NAME`: an API key, a token, a password) but those in ``keep``. A
+    like secrets (`_SECRET_NAME`: an API key, a token, a password) or holding a URL with
+    credentials (`_holds_credentials`: but the URLs it is given) but those in ``keep``. A
     sealed agent is code the evaluator does not trust with its keys."""
+    given = {os.environ[name] for name in keep if name in os.environ}
     return {
         name: value
         for name, value in os.environ.items()
-        if name in keep or not _SECRET_NAME.search(name)
+        if name in keep
+        or not (_SECRET_NAME.search(name) or (value not in given and _holds_credentials(value)))
     }
+
+
+def _holds_credentials(value: str) -> bool:
+    """Whether ``value`` is a URL with credentials (user info, a query), whatever its
+    variable's name: the URLs of LLM servers are in such variables (``OPENAI_BASE_URL``, the
+    ones a `ChatAgent` or `seal` sets for worker processes), and an agent read them and wrote
+    them into its step notes."""
+    from turnbudget.agents.secrets import url_secrets
+
+    try:
+        return "://" in value and bool(url_secrets(value))
+    except ValueError:  # (a malformed port or host: no URL)
+        return False
 
 
 def _publish_credentials(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
