@@ -8,6 +8,7 @@ and the problem (never a traceback), or, for the documented acceptances, build t
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -437,6 +438,92 @@ def test_resume_drops_identical_copies_and_torn_tails_only(oracle_run, tmp_path)
     assert len(_lines(run / EPISODES_FILE)) == 8
 
 
+class _FullDisk:
+    """A log opened to append (by `LogWriter`) whose ``fail_at``-th write, counted over both
+    logs, writes the first half of its text and then fails as a full disk does; its close
+    then fails again, as Python's does for the bytes it could not write."""
+
+    def __init__(self, f: Any, state: dict[str, int]):
+        self._f, self._state, self._stuck = f, state, False
+
+    def write(self, text: str) -> int:
+        self._state["writes"] += 1
+        if self._state["writes"] == self._state["fail_at"]:
+            self._f.write(text[: len(text) // 2])
+            self._f.flush()
+            self._stuck = True
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return self._f.write(text)
+
+    def flush(self) -> None:
+        self._f.flush()
+
+    def fileno(self) -> int:
+        return self._f.fileno()
+
+    def close(self) -> None:
+        self._state["closed"] += 1
+        self._f.close()
+        if self._stuck:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.mark.parametrize("fail_at", [1, 4, 9], ids=["first-steps", "second-episode", "fifth-steps"])
+def test_a_full_disk_mid_run_is_one_error_naming_the_log_and_resume_completes_the_run(
+    fail_at, oracle_run, tmp_path, monkeypatch
+):
+    """A write that failed mid-run (a full disk) raised a bare "[Errno 28] No space left on
+    device", naming no file, from closing the logs (the write's own error only its context)
+    and left the episode log open. Now: one error naming the log; the episodes logged before
+    stay whole, and the resumed run ends with the records of a run never interrupted."""
+    from turnbudget.records import files
+
+    state = {"writes": 0, "closed": 0, "fail_at": fail_at}
+    real_open = files.open_regular
+    monkeypatch.setattr(
+        files, "open_regular", lambda path, mode="rb": _FullDisk(real_open(path, mode), state)
+    )
+    run = tmp_path / "run"
+    with pytest.raises(OSError) as info:
+        evaluate(MAZE, OracleAgent(0.3), out=run, **RUN)
+    monkeypatch.undo()
+    logs = {str(run / STEPS_FILE), str(run / EPISODES_FILE)}
+    assert info.value.errno == errno.ENOSPC and info.value.filename in logs
+    assert "episodes logged before are kept" in str(info.value)
+    assert state["closed"] == 2  # both logs closed
+    saved = sum(line.endswith(b"\n") for line in _lines(run / EPISODES_FILE))  # (not the torn)
+    assert saved == (fail_at - 1) // 2
+    resumed = _resume(run)
+    assert resumed.n_run == 8 - saved
+    assert json.loads(json.dumps(resumed.summary)) == oracle_run[1]
+    for name in (EPISODES_FILE, STEPS_FILE):
+        assert sorted(_lines(run / name)) == sorted(_lines(oracle_run[0] / name))
+
+
+class _RemovingOracle(OracleAgent):
+    """The oracle, that removes the run directory ``out`` as it starts its ``at``-th episode."""
+
+    def __init__(self, epsilon: float, out: Path, at: int):
+        super().__init__(epsilon)
+        self.out, self.at, self.starts = out, at, 0
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.starts += 1
+        if self.starts == self.at:
+            shutil.rmtree(self.out)
+
+
+def test_a_run_directory_removed_mid_run_stops_the_run_with_a_clear_error(tmp_path):
+    """The logs' files stayed open once their directory was removed: every later episode
+    was played and written to files no one could read, and the run returned as if all were
+    saved. Now the episode after the removal stops the run, naming the log."""
+    run = tmp_path / "run"
+    with pytest.raises(FileNotFoundError, match="removed during the run") as info:
+        evaluate(MAZE, _RemovingOracle(0.3, run, at=3), out=run, **RUN)
+    assert info.value.filename in {str(run / STEPS_FILE), str(run / EPISODES_FILE)}
+
+
 def test_an_unreadable_run_json_is_refused_on_resume(oracle_run, tmp_path):
     run = tmp_path / "run"
     shutil.copytree(oracle_run[0], run)
@@ -637,6 +724,43 @@ def test_a_read_only_file_system_names_the_file_asked_for(writer, tmp_path, monk
         else:
             write_text_atomic(target, "{}")
     assert info.value.errno == errno.EROFS and info.value.filename == str(target)
+
+
+@pytest.mark.parametrize(
+    "writer", ["write_json", "write_jsonl", "write_text_atomic", "save_figure"]
+)
+@pytest.mark.parametrize("err", [errno.ENOSPC, errno.EIO], ids=["ENOSPC", "EIO"])
+def test_a_failed_write_names_the_file_asked_for_and_leaves_the_old_one_whole(
+    writer, err, tmp_path, monkeypatch
+):
+    """A write or fsync of the temporary that failed (a full disk) raised an error naming no
+    file ("[Errno 28] No space left on device"); it names the file asked for now. The file
+    before stays whole, and no temporary is left."""
+    from turnbudget.eval.report._atomic import save_figure, write_text_atomic
+    from turnbudget.records.files import write_json, write_jsonl
+
+    def failing(*args, **kwargs):
+        raise OSError(err, os.strerror(err))
+
+    class Figure:  # (savefig writes part of the image, then the disk is full)
+        def savefig(self, path, format=None):
+            Path(path).write_bytes(b"\x89PNG")
+            failing()
+
+    target = tmp_path / ("plot.png" if writer == "save_figure" else "summary.json")
+    target.write_bytes(b"the previous file\n")
+    monkeypatch.setattr(os, "fsync", failing)
+    with pytest.raises(OSError) as info:
+        {
+            "write_json": lambda: write_json(target, {"a": 1}),
+            "write_jsonl": lambda: write_jsonl(target, [{"a": 1}] * 3),
+            "write_text_atomic": lambda: write_text_atomic(target, "{}"),
+            "save_figure": lambda: save_figure(Figure(), target),
+        }[writer]()
+    monkeypatch.undo()
+    assert info.value.errno == err and info.value.filename == str(target)
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]
+    assert target.read_bytes() == b"the previous file\n"
 
 
 @pytest.fixture(scope="module")

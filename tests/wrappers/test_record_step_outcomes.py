@@ -447,6 +447,52 @@ def test_an_append_after_a_sharing_writer_died_mid_write_cuts_its_torn_episode_f
     assert len(records) == sum(e["turns_used"] + 1 for e in episodes)
 
 
+@pytest.mark.parametrize("err", ["ENOSPC", "EIO"])
+@pytest.mark.parametrize("short", [False, True], ids=["write-fails", "short-then-fails"])
+def test_a_failed_append_names_the_file_and_the_next_writer_keeps_every_whole_episode(
+    tmp_path, monkeypatch, err, short
+):
+    """A write or fsync that fails (a full disk) raised an OSError that named no file;
+    it names the records file now, and what it left torn the next writer cuts: every
+    episode delivered before stays whole and readable."""
+    import errno
+
+    path = tmp_path / "r.jsonl"
+    env = RecordStepOutcomes(stub(length=3), path=path, fsync=True)
+    run(env, ["forward"] * 3, seed=0)
+    whole = path.read_bytes()
+    real_write, calls = os.write, []
+
+    def failing_write(fd, data):
+        calls.append(fd)
+        if short and len(calls) == 1:  # the kernel takes part of it, then the disk is full
+            return real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(getattr(errno, err), os.strerror(getattr(errno, err)))
+
+    monkeypatch.setattr(os, "write", failing_write)
+    with pytest.raises(OSError) as info:
+        run(env, ["forward"] * 3, seed=1)
+    monkeypatch.undo()
+    assert info.value.errno == getattr(errno, err) and info.value.filename == str(path)
+    assert path.read_bytes().startswith(whole)
+    RecordSink(path)  # the next writer
+    assert path.read_bytes() == whole
+
+    def failing_fsync(fd):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(OSError, match=r"Input/output error: '.*r\.jsonl'$"):
+        RecordSink(path).deliver([{"record": "episode", "episode_id": "x"}])
+
+
+def test_a_folder_name_too_long_is_a_value_error(tmp_path):
+    """``path.parent.is_dir()`` raised the OS's "File name too long" (an OSError) where a file
+    name too long was a ValueError."""
+    with pytest.raises(ValueError, match="Cannot append records to"):
+        RecordSink(tmp_path / ("x" * 300) / "r.jsonl")
+
+
 def _lock_waiters(path: Path) -> int:
     """Processes (threads) waiting for a lock on ``path`` (Linux's /proc/locks)."""
     inode = f":{path.stat().st_ino} "

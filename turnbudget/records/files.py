@@ -786,19 +786,40 @@ def _rewrite(path: Path, lines: Iterable[bytes]) -> None:
     log), and the temporary file is new (``x``: never one planted in its place)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
-        with tmp.open("xb") as f:
-            f.writelines(lines)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:  # the error names the file the caller asked for, not the temporary
-        if exc.errno is None or str(tmp) not in (str(exc.filename), str(exc.filename2)):
-            raise
-        raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        with naming_errors(path, tmp):
+            with tmp.open("xb") as f:
+                f.writelines(lines)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
     finally:
         # (a read-only file system refuses the removal too: its error hid the first one)
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
+
+
+def _named(exc: OSError, path: Path, tmp: Path | None = None, hint: str = "") -> OSError | None:
+    """``exc``, raised writing ``path`` (or its temporary ``tmp``), as an error that names
+    ``path`` (with ``hint`` after its reason); None for one to raise as it is: one with no
+    errno, or about another file."""
+    named = {str(name) for name in (exc.filename, exc.filename2) if name is not None}
+    if exc.errno is None or (named and (tmp is None or str(tmp) not in named)):
+        return None
+    return OSError(exc.errno, f"{exc.strerror or os.strerror(exc.errno)}{hint}", str(path))
+
+
+@contextlib.contextmanager
+def naming_errors(path: Path, tmp: Path | None = None, hint: str = "") -> Iterator[None]:
+    """An `OSError` raised in the block, writing ``path`` (or its temporary ``tmp``), raised
+    as one that names ``path``: a failed write to an open file (a full disk) names no file,
+    and one about the temporary names a file the caller never asked for."""
+    try:
+        yield
+    except OSError as exc:
+        named = _named(exc, path, tmp, hint)
+        if named is None:
+            raise
+        raise named from exc
 
 
 def write_json(path: str | os.PathLike[str], data: Any, **dumps_options: Any) -> None:
@@ -832,10 +853,22 @@ def repair_logs(out: Path, plan: RunPlan) -> set[str]:
     return done
 
 
+#: What an error writing a run's log adds: nothing written before is lost.
+_KEPT = " (the episodes logged before are kept: free space or fix the cause, then rerun to resume)"
+
+
 class LogWriter:
-    """Appends finished episodes to the logs: step lines first, then the episode line."""
+    """Appends finished episodes to the logs: step lines first, then the episode line.
+
+    A failed write (a full disk) raises an `OSError` naming the log; the logs then end
+    with at most a torn line and the steps of an episode without its episode line, which
+    resume drops (`repair_logs`). A log removed while the run writes it (its directory
+    deleted) raises `FileNotFoundError` at the episode after: its records would be lost.
+    """
 
     def __init__(self, out: Path):
+        self._paths = (out / STEPS_FILE, out / EPISODES_FILE)
+        self._failed = False
         self._episodes = open_regular(out / EPISODES_FILE, "a")
         try:
             self._steps = open_regular(out / STEPS_FILE, "a")
@@ -845,16 +878,40 @@ class LogWriter:
 
     def write(self, episode: dict[str, Any], steps: list[dict[str, Any]] | str) -> None:
         if steps:
-            self._steps.write(
-                steps if isinstance(steps, str) else "".join(dumps(s) + "\n" for s in steps)
+            self._append(
+                0, steps if isinstance(steps, str) else "".join(dumps(s) + "\n" for s in steps)
             )
-            self._steps.flush()
-        self._episodes.write(dumps(episode) + "\n")
-        self._episodes.flush()
+        self._append(1, dumps(episode) + "\n")
+        for f, path in zip((self._steps, self._episodes), self._paths, strict=True):
+            if os.fstat(f.fileno()).st_nlink == 0:  # (the files open are no longer the logs)
+                self._failed = True
+                raise FileNotFoundError(
+                    errno.ENOENT,
+                    "The run's log was removed during the run (its directory deleted?): the "
+                    "episodes played since are lost, and the run stops here",
+                    str(path),
+                )
+
+    def _append(self, which: int, text: str) -> None:
+        f = (self._steps, self._episodes)[which]
+        self._failed = True  # (until the write is done: an error leaves it so)
+        with naming_errors(self._paths[which], hint=_KEPT):
+            f.write(text)
+            f.flush()
+        self._failed = False
 
     def close(self) -> None:
-        self._steps.close()
-        self._episodes.close()
+        """Close both logs. After a failed write, what it left unwritten is dropped (the
+        error said so: resume drops the torn episode); else an error closing one (its last
+        lines not written) names it."""
+        errors = []
+        for f, path in zip((self._steps, self._episodes), self._paths, strict=True):
+            try:
+                f.close()
+            except OSError as exc:
+                errors.append(_named(exc, path, hint=_KEPT) or exc)
+        if errors and not self._failed:
+            raise errors[0]
 
 
 #: Settings run.json has held only since a later release (a team run's ``grants``, derived

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbudget._checks import brief, check_bool
+from turnbudget.records.files import naming_errors
 from turnbudget.records.schema import OutcomeRecord, dumps_lines
 
 __all__ = ["RecordSink", "repair_torn_tail"]
@@ -134,6 +135,14 @@ def _is_episode_record(line: bytes) -> bool:
         return False
 
 
+def _is_dir(path: Path) -> bool:
+    """``path.is_dir()``, False also where the OS cannot look (a name too long for it)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def _check_takes_a_record(callback: Callable[..., Any]) -> None:
     """A ValueError unless ``callback`` can be called with one record: one that could not
     was taken, then failed on an episode's last step, which never returned."""
@@ -175,7 +184,7 @@ class RecordSink:
             raise ValueError(f"Expect `path` to be a file path or None, got {brief(path)}")
         self.path = None if path is None else Path(path)
         if self.path is not None:
-            if not self.path.parent.is_dir():  # a typo in a folder name must not go unnoticed
+            if not _is_dir(self.path.parent):  # a typo in a folder name must not go unnoticed
                 raise ValueError(
                     f"Cannot append records to {brief(str(self.path))}: its folder "
                     f"{brief(str(self.path.parent))} does not exist (create it first: expect "
@@ -209,10 +218,12 @@ class RecordSink:
         data = dumps_lines(records).encode()
         fd = _open_to_append(self.path)  # (a writer sharing the file may have died mid-write)
         try:
-            view = memoryview(data)
-            while view:  # one write() in practice; loop in case the kernel takes less
-                view = view[os.write(fd, view) :]
-            if self.fsync:
-                os.fsync(fd)
+            # (a failed write names no file; what it left torn, the next append cuts)
+            with naming_errors(self.path):
+                view = memoryview(data)
+                while view:  # one write() in practice; loop in case the kernel takes less
+                    view = view[os.write(fd, view) :]
+                if self.fsync:
+                    os.fsync(fd)
         finally:
             os.close(fd)

@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from turnbudget.records.files import naming_errors
+
 __all__ = ["printable", "save_figure", "write_text_atomic"]
 
 
@@ -37,12 +39,9 @@ def _replacing(path: Path) -> Iterator[Path]:
     its file would be private, 0600, where the report's files take the usual permissions.)"""
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp{path.suffix}")
     try:
-        yield tmp
-        os.replace(tmp, path)
-    except OSError as exc:  # the error names the file the caller asked for, not the temporary
-        if exc.errno is None or str(tmp) not in (str(exc.filename), str(exc.filename2)):
-            raise
-        raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        with naming_errors(path, tmp):  # (the file the caller asked for, never the temporary)
+            yield tmp
+            os.replace(tmp, path)
     finally:
         # (a read-only file system refuses the removal too: its error hid the first one)
         with contextlib.suppress(OSError):
