@@ -146,6 +146,46 @@ def test_an_existing_file_as_out_is_a_one_line_error(tmp_path):
     assert "Traceback" not in done.stderr and target.read_text() == "keep me"
 
 
+@pytest.mark.parametrize(
+    "name,expect",
+    [
+        ("a\0b", "got one with a NUL byte"),
+        ("x" * 300, "Cannot create the output directory"),
+        ("/".join(["y" * 200] * 25), "Cannot create the output directory"),
+    ],
+    ids=["nul", "long-name", "long-path"],
+)
+def test_an_out_the_os_cannot_name_is_a_value_error_naming_it(name, expect, tmp_path):
+    """A NUL byte gave pathlib's bare "embedded null byte", and a name too long for the OS
+    an OSError from looking whether it exists, where `out` is a ValueError naming it."""
+    out = f"{tmp_path}/{name}"
+    with pytest.raises(ValueError, match=expect) as info:
+        evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, out=out)
+    assert repr(out)[:60] in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_holder_file_that_cannot_be_written_names_it_and_leaves_nothing(tmp_path, monkeypatch):
+    """A full disk as the holder file was moved into place left its temporary file (and so
+    the output directory made for the run) behind; both go now, and the error names the
+    holder file, not the temporary."""
+    import errno
+
+    real_replace = os.replace
+
+    def failing(src, dst):
+        if str(dst).endswith(HOLDER_FILE):
+            raise OSError(errno.EIO, os.strerror(errno.EIO), str(src), None, str(dst))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing)
+    out = tmp_path / "new" / "run"
+    with pytest.raises(OSError) as info, hold_output_dir(out):
+        pass
+    assert info.value.errno == errno.EIO and info.value.filename == str(out / HOLDER_FILE)
+    assert list(tmp_path.iterdir()) == []
+
+
 # A command line with credentials in its --base-url: the password, a key in the query.
 PASSWORD, QUERY_KEY = "Pw-7Hq2-NOT-TO-BE-SEEN", "qk-5Ts9-NOT-TO-BE-SEEN"
 SECRET_URL = f"http://bob:{PASSWORD}@127.0.0.1:9/v1?api-key={QUERY_KEY}"

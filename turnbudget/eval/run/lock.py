@@ -31,8 +31,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from turnbudget._checks import brief
+from turnbudget._checks import PATH_CHARS, brief
 from turnbudget.agents.secrets import redact
+from turnbudget.records import write_json
 
 __all__ = [
     "LOCK_FILE",
@@ -54,14 +55,21 @@ class OutputDirInUse(ValueError):
     """Another evaluation holds the output directory (a ValueError: the ``out`` given is unusable now)."""
 
 
-def _check_out(out: Path) -> None:
-    """A clear one-line error for an ``out`` that cannot be a run directory."""
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"Expect `out` to be a directory, but {str(out)!r} is an existing file")
+def _check_out(out: Path) -> list[Path]:
+    """A clear one-line error for an ``out`` that cannot be a run directory; else create it
+    and return the folders created (innermost first)."""
     try:
+        created = [d for d in (out, *out.parents) if not d.exists()]
+        if out.exists() and not out.is_dir():
+            raise ValueError(
+                f"Expect `out` to be a directory, but {str(out)!r} is an existing file"
+            )
         out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ValueError(f"Cannot create the output directory {str(out)!r}: {e.strerror}") from e
+    except OSError as e:  # (a name too long: `exists` raises it too)
+        raise ValueError(
+            f"Cannot create the output directory {brief(str(out), PATH_CHARS)}: {e.strerror}"
+        ) from e
+    return created
 
 
 def _holder(out: Path) -> str:
@@ -105,9 +113,12 @@ def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
             "Expect `out` to be a directory path, got an empty one (it would be the working "
             "directory: give '.' to mean it)"
         )
+    if "\0" in os.fsdecode(out):  # (pathlib's ValueError names no argument)
+        raise ValueError(
+            f"Expect `out` to be a directory path, got one with a NUL byte: {brief(out, PATH_CHARS)}"
+        )
     out = Path(out)
-    created = [d for d in (out, *out.parents) if not d.exists()]  # innermost first
-    _check_out(out)
+    created = _check_out(out)
     # A new lock object per call: the same process holding the directory twice is
     # a conflict too (filelock's default would let one thread re-enter its lock).
     lock = FileLock(os.fspath(out / LOCK_FILE), timeout=0, thread_local=False, is_singleton=False)
@@ -125,9 +136,7 @@ def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "command": redact(" ".join(sys.argv))[:200] or sys.executable,
         }
-        tmp = out / f"{HOLDER_FILE}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(holder))
-        os.replace(tmp, out / HOLDER_FILE)
+        write_json(out / HOLDER_FILE, holder)  # (whole or not at all, no temporary left)
         yield out
     finally:
         with contextlib.suppress(OSError):
