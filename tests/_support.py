@@ -146,3 +146,49 @@ class ElsewhereOracle:
             return sorted(info["oracle_actions"])[0]
         admissible = info["admissible_actions"] or ["wait"]
         return admissible[int(self.rng.integers(len(admissible)))]
+
+
+def eps_oracle_reach(game: Any, observation: str, epsilons: list[float]) -> list[float]:
+    """P(won within t turns), t = 1..len(epsilons), of an ε-oracle playing ``game`` (an
+    unwrapped native game, in the state ``observation`` shows) with ε ``epsilons[t - 1]`` on
+    turn t: each turn an optimal command with probability 1 - ε (uniform among them), else any
+    admissible one (uniform, no-ops included). Exact: a Markov chain over the states a player
+    tells apart (the observation's last paragraph), found by playing every admissible command
+    on copies of the game; the won states absorb."""
+    import copy
+
+    import numpy as np
+
+    from turnbudget.agents.controls import state_text
+
+    states = {state_text(observation): 0}
+    queue, rows, won = [(game, 0)], {}, []
+    while queue:
+        here_game, here = queue.pop()
+        if here_game.distance_to_goal() == 0:
+            won.append(here)
+            continue
+        admissible = here_game.admissible_actions()
+        optimal = set(here_game.optimal_actions())
+        rows[here] = []
+        for command in admissible:
+            child = copy.deepcopy(here_game)
+            seen = state_text(child.step(command)[0])
+            if seen not in states:
+                states[seen] = len(states)
+                queue.append((child, states[seen]))
+            rows[here].append(
+                (states[seen], 1 / len(admissible), (command in optimal) / len(optimal))
+            )
+    uniform, greedy = np.zeros((2, len(states), len(states)))
+    for i in won:
+        uniform[i, i] = greedy[i, i] = 1.0
+    for i, row in rows.items():
+        for j, u, g in row:
+            uniform[i, j] += u
+            greedy[i, j] += g
+    p, reached = np.eye(len(states))[0], []
+    for eps in epsilons:
+        p = p @ (eps * uniform + (1 - eps) * greedy)
+        reached.append(float(p[won].sum()))
+    return reached

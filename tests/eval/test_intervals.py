@@ -34,6 +34,12 @@ POPULATIONS = {
     "low": lambda rng, size: rng.beta(0.25, 4.75, size),
     "rare-hard-tasks": lambda rng, size: np.where(rng.random(size) < 0.05, 0.2, 1.0),
     "some-impossible": lambda rng, size: np.where(rng.random(size) < 0.1, 0.0, 1.0),
+    # The ε = 0.1 oracle's Pass@(1,9) on Maze-Easy (exact, from its Markov chain over rooms):
+    # most tasks just below 1, a few with d* near 9 far below, and some past it at 0. Its
+    # intervals covered 86-92%: the easy tasks' 8 of 8 counted as 8 trials each.
+    "few-hard-easy-near-one": lambda rng, size: np.where(
+        (u := rng.random(size)) < 0.015, 0.0, np.where(u < 0.1, 0.65, rng.beta(40.0, 1.0, size))
+    ),
 }
 SIZES = [(40, 5), (25, 8)]  # tasks x probes (or episodes) per task: the probes' and main job's
 SIMS = 1500
@@ -57,8 +63,26 @@ def test_clustered_rate_covers(name, m, n):
     assert covered / SIMS >= 0.93, (name, m, n, covered / SIMS)
 
 
+@pytest.mark.parametrize("m", [5, 10])  # `evaluate`'s default is 10 tasks
+@pytest.mark.parametrize("name", ["uniform", "high", "low", "few-hard-easy-near-one"])
+def test_clustered_rate_covers_at_few_tasks(name, m):
+    """A handful of tasks: the effective number of trials must shrink for the tasks' few
+    degrees of freedom ((z / t)², Student's t at m - 1); with z alone, 90% at 5 tasks."""
+    rng = np.random.default_rng(1)
+    population = _population(name, rng)
+    truth = float(population.mean())
+    covered = 0
+    for _ in range(SIMS):
+        hits = rng.binomial(8, rng.choice(population, m))
+        _, low, high = clustered_rate(hits, np.full(m, 8))
+        covered += low <= truth <= high
+    assert covered / SIMS >= 0.93, (name, m, covered / SIMS)
+
+
 @pytest.mark.parametrize("k", [1, 2])
-@pytest.mark.parametrize("name", ["uniform", "near-one", "rare-hard-tasks", "some-impossible"])
+@pytest.mark.parametrize(
+    "name", ["uniform", "near-one", "rare-hard-tasks", "some-impossible", "few-hard-easy-near-one"]
+)
 def test_pass_at_kt_cell_interval_covers(name, k):
     m, n = 25, 8  # the main job's tasks per env and episodes per task
     rng = np.random.default_rng(2)
@@ -266,3 +290,40 @@ def test_crossed_mean_never_collapses_and_refuses_bad_input():
         crossed_mean([[0.5, np.nan], [0.5, 0.5]])
     with pytest.raises(ValueError, match="'random' or 'fixed'"):
         crossed_mean(np.ones((2, 2)), tasks="all")
+
+
+# -- a control whose Pass@(1,T) is known exactly ------------------------------------------------
+
+
+def _exact_pass_at_1(env_id: str, seed: int, epsilon: float, budgets: list[int]) -> list[float]:
+    """P(won within T turns) of the memoryless ε-oracle on one task, for each T of ``budgets``
+    (exact: `eps_oracle_reach`)."""
+    import gymnasium as gym
+    from _support import eps_oracle_reach
+
+    env = gym.make(env_id)
+    observation, _ = env.reset(seed=seed)
+    reached = eps_oracle_reach(env.unwrapped, observation, [epsilon] * max(budgets))
+    env.close()
+    return [reached[t - 1] for t in budgets]
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 0.5])
+def test_an_eps_oracles_pass_at_1t_interval_holds_its_exact_value(epsilon):
+    """The ε-oracle on Maze-Easy, whose Pass@(1,T) on each task is known exactly: `evaluate`'s
+    interval holds the mean over these tasks at every T, near 0, in between and near 1.
+    (At random tasks, 400 runs of 32 tasks x 8 episodes at ε = 0.1 covered the population's
+    value 89.5% at T = 9 while a task at 0 or 1 counted all its episodes, 96-100% since.)"""
+    from turnbudget.agents import OracleAgent
+    from turnbudget.eval import evaluate
+
+    env_id, tasks, ts = "turnbudget/Maze-Easy-v0", list(range(8)), [5, 7, 9, 12, 16]
+    exact = np.mean([_exact_pass_at_1(env_id, s, epsilon, ts) for s in tasks], axis=0)
+    result = evaluate(
+        env_id, OracleAgent(epsilon), ks=[1], ts=ts, n=32, tasks=tasks, mode="truncate",
+        record_steps=False, n_bootstrap=200, seed=3,
+    )  # fmt: skip
+    cell = result.summary["groups"][env_id]["truncate"]
+    low, mean, high = (np.array(cell[name][0]) for name in ("low", "mean", "high"))
+    assert (low <= exact + 1e-9).all() and (exact <= high + 1e-9).all(), (low, exact, high)
+    assert np.abs(mean - exact).max() < 0.1, (mean, exact)

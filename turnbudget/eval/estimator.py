@@ -352,8 +352,10 @@ def estimate_from_task_grids(
     The interval is the percentile bootstrap over tasks, widened to contain
     Wilson's score interval at the cell's effective number of independent
     trials (`clustered_rate`; at most ``n_tasks * (n_per_task // k)``: the
-    disjoint groups of k episodes), so it never collapses where every task
-    scores 0 or 1. ``n_bootstrap=0`` leaves the score interval alone.
+    disjoint groups of k episodes, of which a task scoring 0 or 1 holds one), so
+    it never collapses where every task scores 0 or 1. ``n_bootstrap=0`` leaves
+    the score interval alone. ``n_per_task`` (the fewest episodes of a task) must
+    be at least every K, as for `pass_at_k`.
 
     Rerun mode builds each task's grid column by column (one set of runs per
     T) and comes here; `estimate_grid` is the truncate-mode shortcut.
@@ -369,6 +371,8 @@ def estimate_from_task_grids(
     ks, ts = check_grid_values(ks, "ks"), check_grid_values(ts, "ts")
     if not is_whole(n_per_task) or n_per_task < 1:
         raise ValueError(f"Expect `n_per_task` to be a positive int, got {brief(n_per_task)}")
+    for k in ks:  # (no task's grid can hold Pass@k with fewer than k episodes)
+        _check_k(int(n_per_task), k)
     grids = _floats(grids, "grids")
     if grids.ndim != 3 or grids.shape[1:] != (len(ks), len(ts)) or len(grids) == 0:
         raise ValueError(
@@ -552,12 +556,15 @@ def clustered_rate(
     information. The effective number is Kish's ``rate (1 - rate) / v``, ``v``
     the between-task variance of the ratio estimate, shrunk by ``(z / t)²`` for
     the tasks' degrees of freedom (as Korn and Graubard do), and kept between m
-    and ``max_trials`` (default ``sum(trials)``). When the tasks show no spread
-    at all (every outcome the same: a rate of 0 or 1), the data cannot tell
-    how often tasks outside the sample would differ, and the effective number
-    is m: 25 tasks that all succeeded give [0.87, 1], not [1, 1]. ``hits`` may
-    be fractional (a task's Pass@k, with ``trials`` 1 each and ``max_trials``
-    the independent trials behind the cell).
+    and ``max_trials`` (default ``sum(trials)``), of which a task whose outcomes
+    are all alike (hits 0, or all its trials) holds one trial only: its outcomes
+    cannot tell a rate of 0.97 from 1 (a few hard tasks among easy ones just below
+    1 covered 86-92% at 25-40 tasks of 5-8 trials when every trial counted). When
+    the tasks show no spread at all (every outcome the same: a rate of 0 or 1),
+    the data cannot tell how often tasks outside the sample would differ, and the
+    effective number is m: 25 tasks that all succeeded give [0.87, 1], not [1, 1].
+    ``hits`` may be fractional (a task's Pass@k, with ``trials`` 1 each and
+    ``max_trials`` the independent trials behind the cell).
 
     Example:
         >>> rate, low, high = clustered_rate([8] * 25, [8] * 25)  # 200 of 200, in 25 tasks
@@ -599,6 +606,11 @@ def _clustered_rate(
     rate = float(h.sum()) / total
     m = len(n)
     cap = max(float(m), total if max_trials is None else float(max_trials))
+    # Only a task whose outcomes differ shows how far from 0 or 1 its rate lies; one at 0 or 1
+    # counts as one trial (`crossed_mean`'s rule, trials for seeds). Else a sample that drew
+    # none of a few hard tasks (easy ones just below 1) claimed its hundreds of episodes.
+    informative = float(n[(h > 0.0) & (h < n)].sum())
+    cap = min(cap, float(m) + cap * informative / total)
     n_eff = float(m)
     if total < _TINY:  # (the variance is the same at any scale; total**2 underflowed to 0)
         h, n, total = h / total, n / total, 1.0
