@@ -286,6 +286,11 @@ def test_a_probe_budget_past_an_int32_is_refused():
         (lambda: estimate_grid({"a": [1]}, [1], [1], seed=-1), "Expect `seed`"),
         (lambda: estimate_from_task_grids([[[1.5]]], [1], [1], n_per_task=1), "in \\[0, 1\\]"),
         (lambda: estimate_from_task_grids([[[1.0]]], [1], [1], n_per_task=0), "`n_per_task`"),
+        # (an interval from max(1, n // k) = 1 trial a task, for Pass@4 of 2 episodes)
+        (
+            lambda: estimate_from_task_grids([[[0.5], [0.5]]], [1, 4], [1], n_per_task=2),
+            "n=2 < k=4",
+        ),
     ],
 )
 def test_the_estimator_refuses_impossible_inputs(call, expect):
