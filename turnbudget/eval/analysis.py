@@ -1093,8 +1093,9 @@ def advantage_halving_budget(
     """The budget T at which ``better``'s Pass@(1,T) advantage over ``worse`` halves.
 
     The advantage at the largest budget is the reference; walking down the
-    budgets, the first crossing of half of it is linearly interpolated. None
-    when there is no advantage at max(T) or it never halves on the grid.
+    budgets (in any order given; each once), the first crossing of half of it is
+    linearly interpolated. None when there is no advantage at max(T) or it never
+    halves on the grid.
 
     Example:
         >>> advantage_halving_budget([10, 20, 40], [0.1, 0.5, 0.9], [0.0, 0.2, 0.1])
@@ -1107,7 +1108,14 @@ def advantage_halving_budget(
             f"Expect one budget in `ts` per value of `better` and `worse`, got {len(ts)} "
             f"budgets and {len(adv)} values"
         )
-    if not adv or adv[-1] <= 0:
+    if not adv:
+        return None
+    # (walked down from the largest budget: budgets given in another order were walked as
+    # given, from the last one, and a budget given twice was two budgets)
+    ts = list(check_grid_values(ts, "ts"))
+    order = sorted(range(len(ts)), key=ts.__getitem__)
+    ts, adv = [ts[j] for j in order], [adv[j] for j in order]
+    if adv[-1] <= 0:
         return None
     return _interp_halving(ts, adv)
 

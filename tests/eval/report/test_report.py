@@ -129,6 +129,12 @@ def test_advantage_halving_budget():
     assert advantage_halving_budget(ts, [0.1, 0.1, 0.1, 0.1], [0.2, 0.2, 0.2, 0.2]) is None
     # Exactly half at a grid point.
     assert advantage_halving_budget(ts, [0.0, 0.4, 0.6, 0.8], [0.0] * 4) == pytest.approx(20.0)
+    # Budgets in another order are the same budgets (the last given was taken for max(T): 12.5).
+    assert advantage_halving_budget(
+        [40, 10, 30, 20], [0.8, 0.0, 0.6, 0.2], [0.0] * 4
+    ) == pytest.approx(25.0)
+    with pytest.raises(ValueError, match="`ts` values to be distinct"):  # (it gave None)
+        advantage_halving_budget([20, 40, 40], [0.5, 0.9, 0.2], [0.2, 0.1, 0.1])
 
 
 def test_compare_runs_pairs_only_comparable_runs():
