@@ -6,6 +6,7 @@ is measured by benchmarks/speed/llm_path.py, never asserted here.
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
@@ -67,6 +68,21 @@ def test_llm_local_spec_and_settings_are_checked():
         LocalChatAgent(n_threads=0)
     with pytest.raises(ValueError, match="Expect `cache_mb` to be an int >= 0"):
         LocalChatAgent(cache_mb=-1)
+
+
+@pytest.mark.timeout(120, method="thread")  # a hang guard: llama.cpp read a FIFO for ever
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_model_path_that_is_no_regular_file_is_refused_by_act_without_preflight(tmp_path):
+    fifo = tmp_path / "model.gguf"
+    os.mkfifo(fifo)
+    agent = LocalChatAgent(fifo, history=1)
+    info = {"admissible_actions": ["look"]}
+    for check in (agent.preflight, lambda: agent.act("A hall.", info)):
+        with pytest.raises(FileNotFoundError, match=r"model\.gguf' \(not a regular file\)"):
+            check()
+    (tmp_path / "notes.gguf").write_text("notes")
+    with pytest.raises(ValueError, match=r"notes\.gguf.*begins with b'note', not b'GGUF'"):
+        LocalChatAgent(tmp_path / "notes.gguf").act("A hall.", info)
 
 
 # ----------------------------------------------------------------------------- the real model
@@ -143,6 +159,31 @@ def test_a_prompt_past_the_context_is_a_clear_refusal_naming_the_fix(local_agent
     ) as raised:
         agent.act(obs, info)
     assert "history=" in str(raised.value) and "api.openai.com" not in str(raised.value)
+
+
+@pytest.mark.llm
+def test_commands_past_the_context_are_a_clear_refusal_too(local_agent):
+    """The trie evaluates a command's tokens whatever `max_tokens`: commands of 150 tokens
+    failed mid-decode ("RuntimeError: llama_decode returned 1")."""
+    from turnbudget.agents.llm import RequestRejected
+
+    agent = local_agent(history=0, n_ctx=400, max_tokens=8, cache_mb=0)
+    far = ["go north " + "very " * 150 + end for end in ("far", "near")]
+    with pytest.raises(RequestRejected, match=r"the answer may take 15\d: past the context of 400"):
+        agent.act("A hall.", {"admissible_actions": [*far, "go"]})
+
+
+@pytest.mark.llm
+def test_a_truncated_model_file_is_a_clear_error_naming_it(local_agent, tmp_path):
+    from turnbudget.agents.local_server import local_model_path
+
+    truncated = tmp_path / "cut.gguf"
+    with local_model_path().open("rb") as f:
+        truncated.write_bytes(f.read(2**20))
+    agent = local_agent(truncated, history=0)
+    agent.preflight()  # (it begins as a GGUF file does)
+    with pytest.raises(ValueError, match=r"cannot load the model '.*cut\.gguf'.*truncated"):
+        agent.act("A hall.", {"admissible_actions": ["look"]})
 
 
 @pytest.mark.llm

@@ -97,10 +97,17 @@ def _llama(model_path: str, n_ctx: int, n_threads: int, chat_format: str, cache_
                     "llm:local needs llama-cpp-python: pip install -e '.[llm]' in the turnbudget checkout"
                 ) from None
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-            llama = Llama(
-                model_path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
-                chat_format=chat_format, logits_all=False, verbose=False,
-            )  # fmt: skip
+            try:
+                llama = Llama(
+                    model_path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+                    chat_format=chat_format, logits_all=False, verbose=False,
+                )  # fmt: skip
+            except ValueError as exc:  # ("Failed to load model from file: PATH", no reason)
+                raise ValueError(
+                    f"llm:local cannot load the model {model_path!r} with a context of {n_ctx} "
+                    f"tokens ({exc}): a truncated or damaged .gguf file, or `n_ctx` past what "
+                    "this machine's memory holds?"
+                ) from None
             if not _MODELS:
                 atexit.register(_close_models)
             _MODELS[key] = _Model(llama, _States(cache_mb * 2**20) if cache_mb else None)
@@ -159,6 +166,11 @@ class TokenTrie:
         """The command once ``prefix`` leaves only one, else how many are left."""
         under = self._commands[prefix]
         return under[0] if len(under) == 1 else len(under)
+
+    @property
+    def longest(self) -> int:
+        """The most tokens a walk may evaluate: the longest command's."""
+        return max(map(len, self._ends))
 
     def ended(self, prefix: tuple) -> str:
         return self._ends[prefix]
@@ -326,7 +338,14 @@ class _Completions:
             raise ValueError(f"the in-process model takes no constraint {sorted(extra)}")
         with self.lock:
             prompt, stop = self._prompt(body["messages"])
-            answer_room = int(body.get("max_tokens") or 1)
+            trie = None
+            if "guided_choice" in extra:
+                trie = self._trie(list(extra["guided_choice"]), stop)
+                # (a walk evaluates a command's tokens whatever `max_tokens`: a command past
+                # the context failed mid-decode, "llama_decode returned 1")
+                answer_room = trie.longest
+            else:
+                answer_room = int(body.get("max_tokens") or 1)
             if len(prompt) + answer_room > self.n_ctx:  # llama.cpp would fail mid-decode
                 raise ValueError(
                     f"the prompt is {len(prompt)} tokens and the answer may take {answer_room}: "
@@ -336,8 +355,8 @@ class _Completions:
             if self.states is not None:
                 self.states.restore(self.llama, prompt)
             try:
-                if "guided_choice" in extra:
-                    return self._choose(prompt, stop, body, list(extra["guided_choice"]))
+                if trie is not None:
+                    return self._choose(prompt, body, trie)
                 # llama.cpp's completion evaluates the rest (the tail) in one batch.
                 evaluate_in_blocks(self.llama, prompt)
                 grammar = None
@@ -371,16 +390,17 @@ class _Completions:
         stop_tokens = llama.tokenize(stop.strip().encode(), add_bos=False, special=True)
         return prompt, stop_tokens[0] if len(stop_tokens) == 1 else llama.token_eos()
 
-    def _choose(
-        self, prompt: list[int], stop: int, body: dict[str, Any], commands: list[str]
-    ) -> Any:
+    def _trie(self, commands: list[str], stop: int) -> TokenTrie:
+        tokenize = self.llama.tokenize
+        return TokenTrie(
+            commands, lambda c: tokenize(c.encode(), add_bos=False, special=False), stop
+        )
+
+    def _choose(self, prompt: list[int], body: dict[str, Any], trie: TokenTrie) -> Any:
         """The constrained choice: a walk down the commands' token trie."""
         import numpy as np
 
         llama = self.llama
-        trie = TokenTrie(
-            commands, lambda c: llama.tokenize(c.encode(), add_bos=False, special=False), stop
-        )
         started = False
 
         def logits_after(tokens: list[int]) -> Any:
@@ -485,19 +505,8 @@ class LocalChatAgent(ChatAgent):
     def preflight(self) -> None:
         """There is no server to ask: check, once before the first episode, that the model
         file is there and a GGUF file (else every episode would fail to run on it)."""
-        if self.model_path is not None and not self.model_path.is_file():
-            raise FileNotFoundError(
-                f"Expect the model of llm:local to be a .gguf file, got {str(self.model_path)!r} "
-                f"({'a directory' if self.model_path.is_dir() else 'no such file'})"
-            )
-        from turnbudget.agents.local_server import gguf_problem
-
-        # (llama.cpp refused any other file in every episode, each a failure to run)
-        if self.model_path is not None and (problem := gguf_problem(self.model_path)):
-            raise ValueError(
-                f"Expect the model of llm:local to be a .gguf file, got {str(self.model_path)!r} "
-                f"({problem})"
-            )
+        if self.model_path is not None:
+            _check_model(self.model_path)
 
     def _rejected(self, exc: BaseException) -> RequestRejected:
         return RequestRejected(
@@ -519,6 +528,8 @@ class LocalChatAgent(ChatAgent):
                 from turnbudget.agents.local_server import local_model_path
 
                 self.model_path = local_model_path()
+            # (also without `preflight`: llama.cpp read a FIFO for ever)
+            _check_model(self.model_path)
             self._shared.sync_client = _Completions(self)
         return self._shared.sync_client
 
@@ -526,6 +537,26 @@ class LocalChatAgent(ChatAgent):
         if self._shared.async_client is None:
             self._shared.async_client = _AsyncCompletions(self._sync_client())
         return self._shared.async_client
+
+
+def _check_model(path: Path) -> None:
+    """Raise unless ``path`` is a regular file that begins as a GGUF file does."""
+    if not path.is_file():
+        why = (
+            "a directory" if path.is_dir()
+            else "not a regular file" if path.exists()  # (a FIFO)
+            else "no such file"
+        )  # fmt: skip
+        raise FileNotFoundError(
+            f"Expect the model of llm:local to be a .gguf file, got {str(path)!r} ({why})"
+        )
+    from turnbudget.agents.local_server import gguf_problem
+
+    # (llama.cpp refused any other file in every episode, each a failure to run)
+    if problem := gguf_problem(path):
+        raise ValueError(
+            f"Expect the model of llm:local to be a .gguf file, got {str(path)!r} ({problem})"
+        )
 
 
 def make_local_agent(args: str, **options: Any) -> LocalChatAgent:
