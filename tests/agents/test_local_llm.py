@@ -68,6 +68,9 @@ def test_llm_local_spec_and_settings_are_checked():
         LocalChatAgent(n_threads=0)
     with pytest.raises(ValueError, match="Expect `cache_mb` to be an int >= 0"):
         LocalChatAgent(cache_mb=-1)
+    # (the in-process model has no JSON schema decoding: every decision was refused)
+    with pytest.raises(ValueError, match=r"Expect `constrain` to be one of .* got 'json_schema'"):
+        make_agent("llm:local", constrain="json_schema")
 
 
 @pytest.mark.timeout(120, method="thread")  # a hang guard: llama.cpp read a FIFO for ever

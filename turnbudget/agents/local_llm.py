@@ -62,6 +62,9 @@ __all__ = ["BLOCK", "LOCAL_OWNER", "LocalChatAgent", "TokenTrie", "make_local_ag
 #: ``owned_by`` of the in-process model (see `ChatAgent`'s server constraints).
 LOCAL_OWNER = "turnbudget-local"
 
+#: The ``constrain`` values the in-process model takes (no JSON schema decoding here).
+_LOCAL_CONSTRAINTS = ("auto", "grammar", "guided_choice", "none")
+
 #: Tokens per aligned block of prompt evaluation: a multiple of the CPU kernels' tile
 #: (measured: 32 and 64 both give a fresh evaluation's logits bit for bit).
 BLOCK = 32
@@ -483,6 +486,11 @@ class LocalChatAgent(ChatAgent):
                     f"Expect no `{name}` for the in-process model (llm:local); use llm:MODEL "
                     "for a server"
                 )
+        if options.get("constrain") == "json_schema":  # (every decision was refused)
+            raise ValueError(
+                f"Expect `constrain` to be one of {_LOCAL_CONSTRAINTS} for the in-process model "
+                "(llm:local), got 'json_schema'"
+            )
         check_llama_settings(n_threads, n_ctx, cache_mb)
         if model_path is not None and (
             not isinstance(model_path, (str, os.PathLike)) or not str(model_path).strip()
