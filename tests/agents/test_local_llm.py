@@ -71,6 +71,9 @@ def test_llm_local_spec_and_settings_are_checked():
     # (the in-process model has no JSON schema decoding: every decision was refused)
     with pytest.raises(ValueError, match=r"Expect `constrain` to be one of .* got 'json_schema'"):
         make_agent("llm:local", constrain="json_schema")
+    for path in ("model\x00.gguf", "/models/two\nlines.gguf", "/models/ .gguf"):
+        with pytest.raises(ValueError, match=r"Expect `model_path` to be a \.gguf file whose name"):
+            LocalChatAgent(path)
 
 
 @pytest.mark.timeout(120, method="thread")  # a hang guard: llama.cpp read a FIFO for ever

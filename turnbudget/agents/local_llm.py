@@ -496,6 +496,12 @@ class LocalChatAgent(ChatAgent):
             not isinstance(model_path, (str, os.PathLike)) or not str(model_path).strip()
         ):
             raise TypeError(f"Expect `model_path` to be a path to a .gguf file, got {model_path!r}")
+        model = DEFAULT_MODEL if model_path is None else Path(model_path).stem
+        if not model.strip() or not model.isprintable():  # (it names the model: see below)
+            raise ValueError(  # (the error named `model`, which no caller of llm:local gives)
+                "Expect `model_path` to be a .gguf file whose name is one printable line, got "
+                f"{str(model_path)!r}"
+            )
         if not isinstance(chat_format, str) or not chat_format.strip():
             raise ValueError(
                 f"Expect `chat_format` to be a llama.cpp chat format, got {chat_format!r}"
@@ -505,7 +511,7 @@ class LocalChatAgent(ChatAgent):
         self.n_ctx = n_ctx
         self.chat_format = chat_format
         self.cache_mb = cache_mb
-        super().__init__(DEFAULT_MODEL if model_path is None else Path(model_path).stem, **options)
+        super().__init__(model, **options)  # (the file's name names the model)
 
     def __repr__(self) -> str:
         return super().__repr__().replace("ChatAgent(", "LocalChatAgent(", 1)
