@@ -87,6 +87,29 @@ def test_ngram_encoder_matches_the_plain_computation(ngrams: int) -> None:
             assert text_words == frozenset(_TOKEN.findall(text.lower())), text
 
 
+@pytest.mark.parametrize("ngrams", [1, 2, 3, 4])
+def test_ngram_encoder_bodies_seen_before_match_the_plain_computation(ngrams: int) -> None:
+    # A body (all but the last line) memoized whole, then met again under another last line:
+    # an empty one, one word whose n-grams span back over short lines, none at all (no line
+    # break), a body without words, one that ends in empty lines, lines of sentences.
+    rng = np.random.default_rng(30 + ngrams)
+    bodies = ["Go north.\n\nYou see a red key", "a\n\nb", "", "x\n", "...\n!", "one two\n\n",
+              "You are in a hall. Exits lead north. a", "Exits lead north. You are in a hall."]  # fmt: skip
+    lasts = ["", "7", "[12 turns left]", "go North", "!", "red key a", "a. b. . c", "Hall. Exits"]
+    encoder = NgramEncoder(32, ngrams, bag_dim=16)
+    for _ in range(40):
+        texts = []
+        for _ in range(int(rng.integers(1, 6))):
+            last = lasts[int(rng.integers(len(lasts)))]
+            body = bodies[int(rng.integers(len(bodies)))]
+            texts.append(last if rng.integers(4) == 0 else f"{body}\n{last}")
+        rows, bags, words = encoder.encode_with_bags(texts)
+        for text, row, bag, text_words in zip(texts, rows, bags, words, strict=True):
+            assert np.array_equal(row, reference(text, 32, ngrams)), text
+            assert np.array_equal(bag, reference(text, 16, 1)), text
+            assert text_words == frozenset(_TOKEN.findall(text.lower())), text
+
+
 @pytest.mark.parametrize(
     ("dim", "ngrams", "named"),
     [(0, 2, "dim"), (-1, 2, "dim"), ("16", 2, "dim"), (True, 2, "dim"), (2**21, 2, "dim"),

@@ -182,18 +182,19 @@ class BatchEncoder:
         # The turns' fields, a tuple each (one transposition: a field read by name costs more).
         texts, commands, admissible, turns_left, budgets, goals, executed = zip(*turns)
         episodes, goal_rows = [], []
+        sub_episodes, goals_of = self._episodes, self._goals  # (read per row)
         for env, goal, command in zip(envs, goals, executed):
-            episode = self._episodes[env]
+            episode = sub_episodes[env]
             if goal is not None:
                 if self.text.include_goal:
-                    self._goals[env] = self.text.hash(goal).tobytes()
-                episode = self._episodes[env] = self.history.episode(goal)
+                    goals_of[env] = self.text.hash(goal).tobytes()
+                episode = sub_episodes[env] = self.history.episode(goal)
             elif episode is None:
                 raise ValueError(f"Sub-env {env} played a turn before its first reset")
             else:
-                episode.record(str(command))
+                episode.record(command)  # (record makes it a str)
             episodes.append(episode)
-            goal_rows.append(self._goals[env])
+            goal_rows.append(goals_of[env])
         goal_block = (
             np.frombuffer(b"".join(goal_rows), dtype=np.float32).reshape(len(envs), -1)
             if self.text.include_goal

@@ -285,23 +285,6 @@ class FeatureEncoder:
             self._slots_cache.clear()
             self._window_cache.clear()
 
-    def _memory(self, episode: FeatureEpisode, now: np.ndarray, row: memoryview) -> list[float]:
-        """The similarities of ``now`` to the last ``history`` observations (most recent first,
-        zeros past the episode's start) and the largest to any; ``now`` (whose bytes are
-        ``row``) joins the seen ones."""
-        n, history = episode.n_seen, self.history
-        if n:
-            # (ndarray.dot makes the BLAS call ``@`` makes, a gemv, or a dot for one row, at
-            # two thirds of its cost)
-            similarity = episode.seen[:n].dot(now).tolist()
-            recent = n if n < history else history
-            memory = similarity[: -recent - 1 : -1] + [0.0] * (history - recent)
-            memory.append(max(similarity))
-        else:
-            memory = [0.0] * (history + 1)
-        episode.remember(row)
-        return memory
-
     def encode(
         self,
         observation: str,
@@ -339,32 +322,47 @@ class FeatureEncoder:
         parts: list[bytes] = []
         flags, shares, tails = [], [], []
         slots_cache, window_cache = self._slots_cache, self._window_cache  # (hits: no call)
+        # (the attributes read per row as locals, and the memory's similarities inline: an
+        # attribute or a call per row cost more than the few lines they stand for)
+        max_actions, history, size = self.max_actions, self.history, self._size
+        no_tail, budget_features = self._no_tail, self.budget
+        no_memory = [0.0] * (history + 1)
         row = 0  # where this turn's row starts in the flat output
         for i, (episode, now, obs_words, shown_commands, left, budget) in enumerate(
             zip(episodes, units, words, commands, turns_left, turn_budgets)
         ):
-            shown = tuple(shown_commands[: self.max_actions])
+            shown = tuple(shown_commands[:max_actions])
             executed = tuple(episode.executed)
             hit = slots_cache.get(shown)
             block, first_flags, slot_words = hit if hit is not None else self._slot_commands(shown)
             window = window_cache.get(executed)
-            parts += (
-                block,
-                window if window is not None else self._window(executed),
-                self._no_tail,
-            )
+            parts += (block, window if window is not None else self._window(executed), no_tail)
             for lag, done in enumerate(executed):  # whether a slot's command was executed then
                 for first in first_flags.get(done, ()):
                     flags.append(row + first + lag)
-            row += self._size
+            row += size
             goal = episode.goal_words
             # (the block's zeros when no command shares a word with the goal: most states, each
             # of which cost every episode a memo entry)
             if not goal.isdisjoint(slot_words):
                 shares.append((i, self._shares(episode, shown)))
-            tail = self._memory(episode, now, unit_bytes[i * width : (i + 1) * width])
+            # The memory: the similarities of this observation to the last ``history`` seen
+            # (most recent first, zeros past the episode's start) and the largest to any.
+            n = episode.n_seen
+            if n:
+                # (ndarray.dot makes the BLAS call ``@`` makes, a gemv, or a dot for one row,
+                # at two thirds of its cost)
+                similarity = episode.seen[:n].dot(now).tolist()
+                recent = n if n < history else history
+                tail = similarity[: -recent - 1 : -1]
+                if recent < history:
+                    tail += [0.0] * (history - recent)
+                tail.append(max(similarity))
+            else:
+                tail = no_memory.copy()
+            episode.remember(unit_bytes[i * width : (i + 1) * width])  # (now joins the seen)
             tail += [len(goal & obs_words) / (len(goal) or 1), episode.turns / _TURN_SCALE]
-            if self.budget:
+            if budget_features:
                 left = float(left if left is not None else 0)
                 total = float(budget if budget else 1)
                 tail += [left / _TURN_SCALE, left / total, 1.0 / (left if left > 1.0 else 1.0)]

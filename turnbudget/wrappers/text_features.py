@@ -121,7 +121,7 @@ def ngram_buckets(
     if len(lines) > _CACHE_LIMIT:
         lines.clear()
     parts: list[bytes] = []
-    seen = _text_buckets(text, dim, ngrams, cache, lines, parts)
+    seen, _ = _text_buckets(text, dim, ngrams, cache, lines, parts)
     buckets = memoryview(b"".join(parts)).cast("q").tolist()
     if len(seen) == 1:
         return seen[0][0], buckets
@@ -199,6 +199,8 @@ class NgramEncoder:
         # bucket is the same)
         self._bag_cache: dict[str, int] = self._cache if bag_dim == self.dim else {}
         self._lines: dict[Any, Any] = {}  # (see `ngram_buckets`)
+        # text without its last line -> `_Body` (see `_encode`)
+        self._bodies: dict[str, _Body] = {}
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """`hashed_ngrams` of each text, as the rows of one array."""
@@ -233,12 +235,15 @@ class NgramEncoder:
         """The buckets of each text (`_packed`: what `_packed_rows` counts); appends each text's
         set of words to ``words`` and the buckets of its bag of words to ``bags`` (unless None)."""
         dim, ngrams, cache, lines = self.dim, self.ngrams, self._cache, self._lines
+        bodies = self._bodies
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
         if len(self._bag_cache) > _CACHE_LIMIT:
             self._bag_cache.clear()
         if len(lines) > _CACHE_LIMIT:
             lines.clear()
+        if len(bodies) > _CACHE_LIMIT:
+            bodies.clear()
         if isinstance(texts, str):  # (a str is a sequence of one-character texts)
             raise TypeError(f"Expect `texts` to be a sequence of str, got the str {texts!r:.60}")
         bag = None if self.bag_dim is None else (self.bag_dim, self._bag_cache)
@@ -246,16 +251,51 @@ class NgramEncoder:
         for text in texts:
             if not isinstance(text, str):
                 raise TypeError(f"Expect every text to be a str, got {type(text).__name__}")
-            parts: list[bytes] = []
-            seen = _text_buckets(text, dim, ngrams, cache, lines, parts, bag)
-            rows.append(b"".join(parts))
-            if words is not None:
-                words.append(
-                    seen[0][2] if len(seen) == 1 else frozenset().union(*[line[2] for line in seen])
+            # An observation's last line is the revealed budget's, new every turn, while its
+            # body (the lines above) repeats (about 44% of a cold run's bodies were seen):
+            # the body's buckets, words and bag are memoized whole, and the last line is
+            # added as `_text_buckets` adds a line after others.
+            body, _, last = text.rpartition("\n")
+            known = bodies.get(body)
+            if known is None:
+                parts: list[bytes] = []
+                seen, before = _text_buckets(body, dim, ngrams, cache, lines, parts, bag)
+                known = bodies[body] = (
+                    b"".join(parts),
+                    seen[0][2] if len(seen) == 1 else frozenset().union(*[e[2] for e in seen]),
+                    b"".join([e[5] for e in seen]),
+                    before,
                 )
-            if bags is not None:  # a word never spans a line break: the lines' words are all
-                bags.append(b"".join([line[5] for line in seen]))
+            body_buckets, body_words, body_bag, before = known
+            entry = lines.get(last)
+            if entry is None:
+                entry = lines[last] = _line(last, dim, ngrams, cache, bag)
+            if entry[0]:  # (as a line of `_text_buckets`)
+                if before:
+                    span = lines.get((before, entry[3]))
+                    if span is None:
+                        span = lines[before, entry[3]] = _packed(
+                            _spanning(before, entry[3], dim, ngrams, cache)
+                        )
+                    rows.append(body_buckets + span + entry[1])
+                else:
+                    rows.append(body_buckets + entry[1])
+                if words is not None:
+                    words.append(body_words | entry[2] if body_words else entry[2])
+                if bags is not None:
+                    bags.append(body_bag + entry[5])
+            else:
+                rows.append(body_buckets)
+                if words is not None:
+                    words.append(body_words)
+                if bags is not None:
+                    bags.append(body_bag)
         return rows
+
+
+# A text's body (all but its last line) memoized by `NgramEncoder._encode`: the buckets of its
+# n-grams (`_packed`), its set of words, its bag's buckets (`_packed`) and its last n - 1 words.
+_Body = tuple[bytes, frozenset[str], bytes, tuple[str, ...]]
 
 
 def _text_buckets(
@@ -266,8 +306,9 @@ def _text_buckets(
     lines: dict[Any, Any],
     parts: list[bytes],
     bag: tuple[int, dict[str, int]] | None = None,
-) -> list[_Line]:
-    """The memo entries of ``text``'s lines with words; appends to ``parts`` the buckets of its
+) -> tuple[list[_Line], tuple[str, ...]]:
+    """The memo entries of ``text``'s lines with words, and its last n - 1 words (what the
+    n-grams across a line after it start with); appends to ``parts`` the buckets of its
     n-grams (`_packed`), from its lines' and its line breaks' (memoized in ``lines``). A word
     never spans a line break; n-grams do (over empty lines too), as in the whole text: each
     is counted on the line where it ends. ``bag`` (bag_dim, its word cache): the entries
@@ -292,7 +333,7 @@ def _text_buckets(
             before = last
             parts.append(line_buckets)
             seen.append(entry)
-    return seen
+    return seen, before
 
 
 # A line's words, the buckets of its n-grams (`_packed`), its set of words, its first and last
@@ -346,8 +387,8 @@ def _spanning(
 
 def _grams(words: list[str], ngrams: int) -> list[str]:
     grams = list(words)
-    if ngrams >= 2:  # (the bigrams by pairs: half the cost of a join over slices per bigram)
-        grams += [f"{first} {second}" for first, second in pairwise(words)]
+    if ngrams >= 2:  # (the bigrams by pairs, joined in C: no Python frame per bigram)
+        grams += map(" ".join, pairwise(words))
     for n in range(3, ngrams + 1):
         grams.extend(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
     return grams
