@@ -41,6 +41,10 @@ _DEFAULT_BLOCK_DIM = 256
 # Every byte but a-z and 0-9 as a space: what `tokens` splits a text's bytes on.
 _SEPARATORS = bytes(c if 97 <= c <= 122 or 48 <= c <= 57 else 32 for c in range(256))
 _CACHE_LIMIT = 200_000
+# Texts without their last line `NgramEncoder` keeps: each holds a whole observation's buckets
+# (KiBs for a long TextWorld room), where a line's entry holds one line's; a 16-env Maze-Easy
+# run meets about 2,800 in 5,000 observations.
+_BODIES_LIMIT = 20_000
 #: Counts are capped here, so every feature lies in [0, `FEATURE_HIGH`] whatever
 #: the text (a bucket never reaches it in an 8192-character observation).
 MAX_COUNT = 2**16 - 1
@@ -242,7 +246,7 @@ class NgramEncoder:
             self._bag_cache.clear()
         if len(lines) > _CACHE_LIMIT:
             lines.clear()
-        if len(bodies) > _CACHE_LIMIT:
+        if len(bodies) > _BODIES_LIMIT:
             bodies.clear()
         if isinstance(texts, str):  # (a str is a sequence of one-character texts)
             raise TypeError(f"Expect `texts` to be a sequence of str, got the str {texts!r:.60}")
