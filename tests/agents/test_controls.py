@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from turnbudget.agents import (
@@ -147,3 +149,29 @@ def test_the_epsilon_oracle_control_is_the_oracle_agent():
 
     assert EpsilonOracle is OracleAgent
     assert "memoryless" in OracleAgent.__doc__
+
+
+def _baselines_and_controls() -> list:
+    from turnbudget.agents import OracleAgent, RandomAgent
+    from turnbudget.eval.probes.validate import control_agents
+
+    return [RandomAgent(), OracleAgent(0.3), *control_agents()]
+
+
+@pytest.mark.parametrize("agent", _baselines_and_controls(), ids=repr)
+@pytest.mark.parametrize(
+    ("info", "says"),
+    [
+        (None, "Expect `info` to be the env's info, a mapping, got None"),
+        ({"admissible_actions": "look", "oracle_actions": ["look"]}, "a list of commands"),
+    ],
+    ids=["none", "str-commands"],
+)
+def test_a_turn_whose_info_is_no_envs_info_is_a_type_error_naming_it(agent, info, says):
+    """The baselines and the controls read an info of None from inside (AttributeError,
+    "argument of type 'NoneType' is not iterable"), and played a str of commands one
+    character at a time ("l")."""
+    agent.reset(0)
+    with pytest.raises(TypeError, match=re.escape(says)):
+        for _ in range(3):  # (a control may look first, or answer from its queue)
+            agent.act("You are in a hall.", info)

@@ -52,7 +52,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from turnbudget._checks import agent_flag, check_batch_size, is_int
+from turnbudget._checks import agent_flag, brief, check_batch_size, is_int
 
 __all__ = [
     "BUDGET_KEYS",
@@ -62,6 +62,7 @@ __all__ = [
     "AsyncAgent",
     "AsyncBatch",
     "BatchAgent",
+    "admissible_commands",
     "agent_flags",
     "in_flight",
     "observe",
@@ -320,6 +321,31 @@ def _declared_width(agent: Any, name: str) -> int | None:
     if value is None or (is_int(value) and value == 0):
         return None
     return check_batch_size(value, f"agent.{name}")
+
+
+def admissible_commands(info: Any) -> list[str]:
+    """``info["admissible_actions"]`` as a new list (empty when absent or None), for an agent's
+    ``act``: an info that is no mapping, or commands that are a str or bytes, is a TypeError
+    naming it (``act(obs, None)`` raised AttributeError from inside, and a str of commands was
+    played one character at a time).
+
+    Example:
+        >>> admissible_commands({"admissible_actions": ("look", "go north")})
+        ['look', 'go north']
+    """
+    try:
+        commands = info.get("admissible_actions")
+    except AttributeError:
+        raise TypeError(
+            f"Expect `info` to be the env's info, a mapping, got {brief(info)}"
+        ) from None
+    if not commands:
+        return []
+    if isinstance(commands, (str, bytes, Mapping)):
+        raise TypeError(
+            f"Expect info['admissible_actions'] to be a list of commands, got {brief(commands)}"
+        )
+    return list(commands)
 
 
 def observe(agent: object, observation: str, info: Mapping[str, Any], executed: str) -> None:

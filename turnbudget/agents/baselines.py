@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from turnbudget._checks import check_probability
-from turnbudget.agents.base import ORACLE_KEY
+from turnbudget.agents.base import ORACLE_KEY, admissible_commands
 
 __all__ = ["OracleAgent", "RandomAgent"]
 
@@ -48,7 +48,7 @@ class RandomAgent:
         self._rng = np.random.default_rng(seed)
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
-        admissible = list(info.get("admissible_actions") or ())
+        admissible = admissible_commands(info)
         return _choice(self._rng, admissible) if admissible else _FALLBACK
 
     @classmethod
@@ -99,12 +99,12 @@ class OracleAgent:
         self._rng = np.random.default_rng(seed)
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        admissible = admissible_commands(info)  # (checks `info` first)
         if ORACLE_KEY not in info:
             raise KeyError(
                 f"OracleAgent needs info[{ORACLE_KEY!r}]; run it through turnbudget.eval.evaluate "
                 "or add env.unwrapped.optimal_actions() to info yourself"
             )
-        admissible = list(info.get("admissible_actions") or ())
         optimal = list(info[ORACLE_KEY] or ())
         # Draw the same number of variates every turn, so the stream never depends on the state.
         explore = self._rng.random() < self.epsilon

@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import check_positive_int, check_probability
-from turnbudget.agents.base import EXECUTED_KEY
+from turnbudget._checks import brief, check_positive_int, check_probability
+from turnbudget.agents.base import EXECUTED_KEY, admissible_commands
 from turnbudget.agents.baselines import OracleAgent, RandomAgent
 
 __all__ = [
@@ -119,6 +119,8 @@ def noticed_error(info: Mapping[str, Any], commanded: str | None) -> str | None:
         >>> noticed_error({"executed_action": "go east"}, "go east") is None
         True
     """
+    if not isinstance(info, Mapping):  # (every control asks first: one check for them all)
+        raise TypeError(f"Expect `info` to be the env's info, a mapping, got {brief(info)}")
     event = info.get("injected_error")
     if isinstance(event, Mapping) and event.get("applied", True):
         kind = event.get("kind")
@@ -209,7 +211,7 @@ class UndoReflex:
         memory = self._memory
         error = noticed_error(info, memory.commanded)
         memory.update(info)
-        admissible = list(info.get("admissible_actions") or ())
+        admissible = admissible_commands(info)
         if error == "slip":
             undo = inverse_command(info.get(EXECUTED_KEY), admissible)
             self._queue = [undo] if undo else []
@@ -259,7 +261,7 @@ class PingPong(RandomAgent):
         return "ping-pong"
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
-        admissible = list(info.get("admissible_actions") or ())
+        admissible = admissible_commands(info)
         undo = inverse_command(info.get(EXECUTED_KEY), admissible)
         return undo or super().act(observation, info)  # RandomAgent's draw
 
@@ -300,6 +302,7 @@ class LookOracle(OracleAgent):
         return f"look-{self.when}" + (f"-eps{self.epsilon:g}" if self.epsilon else "")
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        admissible_commands(info)  # (checked before a look, as OracleAgent's act checks it)
         if self.when == "first" and EXECUTED_KEY not in info:
             return LOOK
         if self.when == "last" and info.get("turns_left") == 1:
