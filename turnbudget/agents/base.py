@@ -52,7 +52,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from turnbudget._checks import agent_flag, brief, check_batch_size, is_int
+from turnbudget._checks import agent_flag, brief, check_batch_size, is_int, is_listlike
 
 __all__ = [
     "BUDGET_KEYS",
@@ -325,7 +325,7 @@ def _declared_width(agent: Any, name: str) -> int | None:
 
 def admissible_commands(info: Any) -> list[str]:
     """``info["admissible_actions"]`` as a new list (empty when absent or None), for an agent's
-    ``act``: an info that is no mapping, or commands that are a str or bytes, is a TypeError
+    ``act``: an info that is no mapping, or commands that are no list of str, is a TypeError
     naming it (``act(obs, None)`` raised AttributeError from inside, and a str of commands was
     played one character at a time).
 
@@ -339,13 +339,19 @@ def admissible_commands(info: Any) -> list[str]:
         raise TypeError(
             f"Expect `info` to be the env's info, a mapping, got {brief(info)}"
         ) from None
-    if not commands:
+    if commands is None:
         return []
-    if isinstance(commands, (str, bytes, Mapping)):
+    if not is_listlike(commands):  # (a str, bytes or a mapping is no list of commands)
         raise TypeError(
-            f"Expect info['admissible_actions'] to be a list of commands, got {brief(commands)}"
+            "Expect info['admissible_actions'] to be a list of commands (str), got "
+            f"{brief(commands)}"
         )
-    return list(commands)
+    commands = list(commands)
+    if not all(isinstance(command, str) for command in commands):
+        raise TypeError(
+            f"Expect info['admissible_actions'] to hold commands (str) only, got {brief(commands)}"
+        )
+    return commands
 
 
 def observe(agent: object, observation: str, info: Mapping[str, Any], executed: str) -> None:

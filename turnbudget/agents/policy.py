@@ -48,8 +48,8 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import PATH_CHARS, brief, check_bool, check_seed, is_int, is_listlike
-from turnbudget.agents.base import EXECUTED_KEY
+from turnbudget._checks import PATH_CHARS, brief, check_bool, check_seed, is_int
+from turnbudget.agents.base import EXECUTED_KEY, admissible_commands
 from turnbudget.records.files import open_regular
 from turnbudget.wrappers.history_features import (
     FeatureEncoder,
@@ -704,29 +704,12 @@ class PolicyAgent:
 
 def _admissible(observation: Any, info: Any) -> list[str]:
     """The admissible commands of a turn, once ``observation`` and ``info`` are checked to be
-    what an env hands out (None for ``info`` was an AttributeError, and a string for its
-    commands was played one character at a time)."""
+    what an env hands out (`turnbudget.agents.base.admissible_commands`)."""
     if not isinstance(observation, str):
         raise TypeError(
             f"Expect `observation` to be the env's text, a str, got {brief(observation)}"
         )
-    if not isinstance(info, Mapping):
-        raise TypeError(f"Expect `info` to be the env's info, a mapping, got {brief(info)}")
-    admissible = info.get("admissible_actions")
-    if admissible is None:
-        return []
-    if not is_listlike(admissible):  # (a str, bytes or a mapping is no list of commands)
-        raise TypeError(
-            "Expect info['admissible_actions'] to be a list of commands (str), got "
-            f"{brief(admissible)}"
-        )
-    admissible = list(admissible)
-    if not all(isinstance(command, str) for command in admissible):
-        raise TypeError(
-            "Expect info['admissible_actions'] to hold commands (str) only, got "
-            f"{brief(admissible)}"
-        )
-    return admissible
+    return admissible_commands(info)
 
 
 def make_policy_agent(arg: str) -> PolicyAgent:
