@@ -224,3 +224,50 @@ def test_an_id_that_names_a_difficulty_refuses_another(asked):
     env = gym.make("turnbudget/Maze-v0", difficulty=asked)  # the free id takes any
     assert env.unwrapped.difficulty == asked.lower()
     assert gym.make(env.spec).unwrapped.difficulty == asked.lower()
+
+
+@pytest.mark.parametrize(
+    "env_id, kwargs",
+    [
+        ("turnbudget/Maze-Easy-v0", {"width": 10, "height": 10, "min_distance": 35,
+                                     "max_distance": 60}),
+        ("turnbudget/KeyQuest-Hard-v0", {"doors": 1}),
+        ("turnbudget/Sokoban-Medium-v0", {"boxes": 1, "turn_budget": 500}),
+    ],
+)  # fmt: skip
+def test_an_id_that_names_a_difficulty_refuses_a_config_override(env_id, kwargs):
+    """Maze-Easy-v0 with width=10, height=10, min_distance=35 played 10x10 mazes (optimal 35
+    to 60 turns) under the easy budget of 30, and records named them easy, as a difficulty
+    override did: the free id takes the config, under a budget that follows it."""
+    family, difficulty = env_id.split("/")[1].split("-")[:2]
+    config = ", ".join(f"{k}={v}" for k, v in kwargs.items() if k != "turn_budget")
+    message = (
+        rf"Expect no config override for {env_id} .*got {config}: make "
+        rf"turnbudget/{family}-v0 with difficulty='{difficulty.lower()}', {config} instead"
+    )
+    with pytest.raises(ValueError, match=message):
+        gym.make(env_id, **kwargs)
+    with pytest.raises(ValueError, match=message):
+        turnbudget.make(env_id, make_kwargs=kwargs)
+    game = {k: v for k, v in kwargs.items() if k != "turn_budget"}
+    env = gym.make(f"turnbudget/{family}-v0", difficulty=difficulty.lower(), **game)
+    assert all(getattr(env.unwrapped.config, k) == v for k, v in game.items())
+
+
+def test_a_config_override_of_an_ids_own_value_still_plays():
+    env = gym.make("turnbudget/Maze-Easy-v0", width=4, height=4)  # easy's own
+    assert env.reset(seed=0)[1]["turn_budget"] == 30
+
+
+def test_a_game_entry_point_override_is_refused(tmp_path):
+    """game_entry_point= replaced the id's game: Maze-Easy-v0 played Sokoban under its name, and
+    Maze-v0 with game_entry_point="subprocess:Popen" ran its args=... command."""
+    witness = tmp_path / "ran"
+    with pytest.raises(ValueError, match="Expect `game_entry_point` to be the game of a regis"):
+        gym.make("turnbudget/Maze-v0", game_entry_point="subprocess:Popen",
+                 args=["touch", str(witness)])  # fmt: skip
+    assert not witness.exists()
+    with pytest.raises(ValueError, match=r"no `game_entry_point` other than .*maze:Maze' for"):
+        gym.make(
+            "turnbudget/Maze-Easy-v0", game_entry_point="turnbudget.envs.native.sokoban:Sokoban"
+        )

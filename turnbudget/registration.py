@@ -10,11 +10,18 @@ the game alone), adds its own wrappers (the env checker, and a ``TimeLimit``
 when given ``max_episode_steps``), then calls `budget_stack` (the id's
 registered wrapper), which turns that ``TimeLimit`` into the `TurnBudget` and
 builds the planned stack on it.
+
+An id's default budget is for the game it registers: a native id that names a
+difficulty (``Maze-Easy-v0``) refuses another difficulty or config field (its
+family's free id, ``Maze-v0``, takes them, under a budget that follows them), and a
+TextWorld id warns when its settings (``level=``) are changed under its budget.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+import warnings
 import weakref
 from typing import Any
 
@@ -43,6 +50,13 @@ __all__ = [
 ]
 
 NAMESPACE = "turnbudget"
+_ENTRY_POINT = "turnbudget.registration:make_game"
+# Keyword arguments that say how a game runs or where it keeps its files, not which game it
+# is: any id takes them. (``game_file``: TextWorldFile-v0 is for any game file.)
+_RUN_KWARGS = frozenset(
+    {"turn_budget", "game_entry_point", "render_mode", "num_games", "cache_dir", "game_file"}
+    | set(STACK_OPTIONS)
+)
 
 # The stack `make_game` checked, per game, until `budget_stack` (which ``gym.make`` calls
 # next, with the same options) builds it: the options are read and checked once.
@@ -98,6 +112,7 @@ def make_game(game_entry_point: str, turn_budget: int | None = None, **kwargs: A
         )
     for name, value in kwargs.items():  # (Gymnasium quotes a TypeError's kwargs: recursion)
         check_option(value, name)
+    _check_entry_point(game_entry_point)
     options, game_kwargs = _split(kwargs)
     plan = plan_stack(**options)
     if turn_budget is not None:
@@ -129,6 +144,7 @@ def budget_stack(env: gym.Env, spec_limit: int | None = None) -> gym.Env:
         raise ValueError("budget_stack wraps an env made by gym.make (it reads the spec's kwargs)")
     plan = _PLANS.pop(env.unwrapped, None)
     _check_difficulty(spec)
+    _check_game(spec, env.unwrapped)
     if plan is None:  # a game not made by make_game
         plan = plan_stack(**_split(spec.kwargs)[0])
     turn_budget = spec.kwargs.get("turn_budget")
@@ -163,16 +179,96 @@ def _check_difficulty(spec: gym.envs.registration.EnvSpec) -> None:
     own, asked = registered.get("difficulty"), spec.kwargs.get("difficulty")
     if own is None or not isinstance(asked, str) or asked.lower() == own:
         return
+    raise ValueError(
+        f"Expect no `difficulty` other than {own!r} for {spec.id} (its budget is "
+        f"{registered.get('turn_budget')}), got {brief(asked)}: make "
+        f"{_instead(spec, asked, '')} instead"
+    )
+
+
+def _check_entry_point(game_entry_point: Any) -> None:
+    """Refuse a game no ``turnbudget/`` id registers, before it is imported: a
+    ``game_entry_point=`` keyword replaced the id's game (``gym.make("turnbudget/Maze-v0",
+    game_entry_point="subprocess:Popen", args=...)`` ran a command)."""
+    games = {
+        spec.kwargs.get("game_entry_point")
+        for spec in gym.registry.values()
+        if spec.entry_point == _ENTRY_POINT
+    }
+    if game_entry_point not in games:
+        raise ValueError(
+            "Expect `game_entry_point` to be the game of a registered turnbudget id "
+            f"(register_game registers one), got {brief(game_entry_point)}"
+        )
+
+
+def _instead(spec: gym.envs.registration.EnvSpec, asked: str, how: str) -> str:
+    """The ids other than ``spec``'s that play difficulty ``asked`` (``how``: the free id's other
+    kwargs), as text."""
     family = f"{spec.namespace}/{spec.name.split('-')[0]}"
     ids = {
         f"{family}-{asked.capitalize()}-v{spec.version}": "",
-        f"{family}-v{spec.version}": f" with difficulty={asked.lower()!r}",
+        f"{family}-v{spec.version}": f" with difficulty={asked.lower()!r}{how}",
     }
-    instead = " or ".join(i + how for i, how in ids.items() if i in gym.registry) or "another id"
-    raise ValueError(
-        f"Expect no `difficulty` other than {own!r} for {spec.id} (its budget is "
-        f"{registered.get('turn_budget')}), got {brief(asked)}: make {instead} instead"
-    )
+    found = [i + w for i, w in ids.items() if i in gym.registry and i != spec.id]
+    return " or ".join(found) or "another id"
+
+
+def _overrides(spec: gym.envs.registration.EnvSpec, game: gym.Env) -> dict[str, Any]:
+    """The game settings ``spec``'s kwargs change from those its registered id makes."""
+    registered = gym.registry[spec.id].kwargs
+    config, configs = getattr(game, "config", None), getattr(type(game), "configs", None)
+    if dataclasses.is_dataclass(config) and isinstance(configs, dict):  # a native game
+        base = configs[game.difficulty]
+        return {
+            f.name: getattr(config, f.name)
+            for f in dataclasses.fields(base)
+            if getattr(config, f.name) != getattr(base, f.name)
+        }
+    try:
+        parameters = inspect.signature(type(game)).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {
+        name: value
+        for name, value in spec.kwargs.items()
+        if name not in _RUN_KWARGS
+        and name in parameters
+        and value != registered.get(name, parameters[name].default)
+    }
+
+
+def _check_game(spec: gym.envs.registration.EnvSpec, game: gym.Env) -> None:
+    """An id's budget is for the game it registers: refuse another game on it, and a native
+    id that names a difficulty another config (its family's free id takes one, under a budget
+    that follows it); warn of a TextWorld id's settings changed under its budget."""
+    if spec.id not in gym.registry:
+        return
+    registered = gym.registry[spec.id].kwargs
+    own = registered.get("game_entry_point")
+    if own is not None and spec.kwargs.get("game_entry_point") != own:
+        raise ValueError(
+            f"Expect no `game_entry_point` other than {own!r} for {spec.id}, got "
+            f"{brief(spec.kwargs.get('game_entry_point'))}: make the id of that game instead"
+        )
+    if registered.get("turn_budget") is None:
+        return  # a free id: its budget follows its game's settings
+    overrides = _overrides(spec, game)
+    if not overrides:
+        return
+    got = ", ".join(f"{name}={brief(value)}" for name, value in overrides.items())
+    if registered.get("difficulty") is not None:  # (as `_check_difficulty`, for a config)
+        raise ValueError(
+            f"Expect no config override for {spec.id} (its budget, "
+            f"{registered['turn_budget']}, is for its own config), got {got}: make "
+            f"{_instead(spec, registered['difficulty'], ', ' + got)} instead"
+        )
+    if spec.kwargs.get("turn_budget") == registered["turn_budget"]:
+        warnings.warn(
+            f"{spec.id} with {got} plays under the id's budget of {registered['turn_budget']} "
+            "turns, chosen for its registered settings: pass turn_budget= for these",
+            stacklevel=2,
+        )
 
 
 def register_game(
@@ -184,7 +280,7 @@ def register_game(
         return  # re-importing the package must not warn about re-registration
     gym.register(
         id=full_id,
-        entry_point="turnbudget.registration:make_game",
+        entry_point=_ENTRY_POINT,
         kwargs={"game_entry_point": game_entry_point, "turn_budget": turn_budget, **game_kwargs},
         # The budget is ours (truncation via TurnBudget), never gymnasium's TimeLimit.
         max_episode_steps=None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import warnings
 from pathlib import Path
 
 import gymnasium as gym
@@ -182,3 +183,20 @@ def test_unpickling_a_closed_env_starts_no_interpreter(shipped_cache):
         copy.step("look")
     assert copy.reset(seed=0)[0] == first
     copy.close()
+
+
+def test_a_settings_override_under_the_ids_budget_is_said(tmp_path):
+    """CoinCollector-Easy-v0 with level=50 (a coin 50 rooms away) played under the easy id's
+    budget of 20 without a word: it still plays (the ids are starting points), with a warning
+    naming the budget, and none when the caller sets the budget or changes no setting."""
+    with pytest.warns(UserWarning, match=r"level=50 plays under the id's budget of 20 turns"):
+        env = gym.make("turnbudget/CoinCollector-Easy-v0", level=50, cache_dir=tmp_path)
+    assert env.unwrapped.spec.kwargs["level"] == 50
+    with pytest.warns(UserWarning, match=r"go=6 plays under the id's budget of 30 turns"):
+        gym.make("turnbudget/Cooking-Easy-v0", go=6, cache_dir=tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gym.make("turnbudget/CoinCollector-Easy-v0", level=50, turn_budget=200,
+                 cache_dir=tmp_path)  # fmt: skip
+        gym.make("turnbudget/CoinCollector-Easy-v0", level=5, num_games=3, cache_dir=tmp_path)
+        gym.make("turnbudget/Cooking-Medium-v0", drop=False, cache_dir=tmp_path)  # its own

@@ -2,7 +2,9 @@
 
 Imports nothing from textworld: making an id does. Every family also takes its
 arguments as kwargs at make time (``gym.make("turnbudget/CoinCollector-Easy-v0",
-level=50)``), so these are starting points, not the only variants.
+level=50)``), so these are starting points, not the only variants; such a game
+plays under the id's budget, chosen for its registered settings (``gym.make`` warns):
+pass ``turn_budget=`` for it. ``env.spec.kwargs`` records the settings played.
 """
 
 from __future__ import annotations
