@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from _wrapper_stub import STUB_ID, LineWorld
 
+import turnbudget
 from turnbudget.wrappers import BudgetMix, SampleTurnBudget, TurnBudget
 
 
@@ -84,6 +86,28 @@ def test_callable_and_parse_and_coerce():
 def test_bad_mix_raises_at_construction(mix, message):
     with pytest.raises(ValueError, match=message):
         SampleTurnBudget(gym.make(STUB_ID), budget_mix=mix)
+
+
+@pytest.mark.parametrize(
+    "mix, part",
+    [
+        ("uniform:40-12", "`high` >= `low`, got low=40, high=12"),
+        ("choice:5,-1", "`values\\[i\\]` to be a positive int, got -1"),
+        ({5: -1}, "every weight to be a finite number >= 0, got -1"),
+    ],
+    ids=repr,
+)
+def test_a_bad_mix_names_budget_mix_and_the_mix_got(mix, part):
+    """ "uniform:40-12" was 'Expect `high` >= `low`...' and "choice:5,-1" 'Expect `values[i]`
+    ...': names of BudgetMix's parts, not of the argument the caller passed."""
+    got = re.escape(repr(mix))
+    for make in (
+        lambda: turnbudget.make("turnbudget/Maze-Easy-v0", budget_mix=mix),
+        lambda: gym.make("turnbudget/Maze-Easy-v0", budget_mix=mix),
+        lambda: SampleTurnBudget(gym.make(STUB_ID), budget_mix=mix),
+    ):
+        with pytest.raises(ValueError, match=rf"Expect a valid `budget_mix`, got {got}: .*{part}"):
+            make()
 
 
 def test_callable_returning_a_bad_budget_raises_a_clear_error():

@@ -145,15 +145,20 @@ class BudgetMix:
         """Accept a `BudgetMix`, a string, a sequence of budgets, a ``{T: weight}`` mapping or a callable."""
         if isinstance(mix, BudgetMix):
             return mix
-        if isinstance(mix, str):
-            return cls.parse(mix)
-        if isinstance(mix, Mapping):  # (a JSON spec's keys are strings: "4" is 4)
-            mix = json_int_keys(mix)
-            return cls.choice(list(mix.keys()), list(mix.values()))
-        if callable(mix):
-            return cls.from_callable(mix)
-        if isinstance(mix, Sequence):
-            return cls.choice(mix)
+        try:
+            if isinstance(mix, str):
+                return cls.parse(mix)
+            if isinstance(mix, Mapping):  # (a JSON spec's keys are strings: "4" is 4)
+                mix = json_int_keys(mix)
+                return cls.choice(list(mix.keys()), list(mix.values()))
+            if callable(mix):
+                return cls.from_callable(mix)
+            if isinstance(mix, Sequence):
+                return cls.choice(mix)
+        except ValueError as e:  # (the parts' names, `values[i]` or `high`, are not the caller's)
+            if "budget mix" in str(e):  # (`parse`'s own message quotes the whole spec)
+                raise
+            raise ValueError(f"Expect a valid `budget_mix`, got {brief(mix)}: {e}") from None
         raise ValueError(
             "Expect `budget_mix` to be a BudgetMix, a string, a sequence of ints, a {T: weight} "
             f"mapping or a callable (rng) -> int, got {brief(mix)}"
