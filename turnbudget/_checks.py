@@ -35,6 +35,9 @@ __all__ = [
     "MAX_LABEL_BYTES",
     "MAX_SEED",
     "MAX_TURN_BUDGET",
+    "Each",
+    "Items",
+    "Maybe",
     "agent_flag",
     "brief",
     "check_agent",
@@ -46,6 +49,7 @@ __all__ = [
     "check_reset_options",
     "check_seed",
     "check_turn_budget",
+    "field_problem",
     "is_finite",
     "is_int",
     "is_listlike",
@@ -218,6 +222,107 @@ def is_finite(value: Any) -> bool:
 def is_whole(value: Any) -> bool:
     """True for a finite real number with no fractional part (``3``, ``3.0``), never ``bool``."""
     return is_finite(value) and value == int(value)
+
+
+# A *field spec* says what a field of a summary dict holds, for `field_problem`: a kind
+# (``"str"``, ``"count"``: an int >= 0, ``"number"``: a finite real, ``"any"``), a dict of the
+# keys a mapping must have (a key written ``"name?"`` is optional), ``Items``/``[spec]`` (a
+# list), ``Each`` (a mapping's values), ``Maybe`` (or None), or a function ``(value, where)
+# -> problem or None`` for what the rest cannot say.
+_KINDS = {
+    "str": ("a str", lambda v: isinstance(v, str)),
+    # (at most 2**53, exact as a float: a count of 10**400 overflowed the rates made of it)
+    "count": ("an int >= 0", lambda v: is_int(v) and 0 <= v <= 2**53),
+    "number": ("a finite number", is_finite),
+    "any": ("a value", lambda v: True),
+}
+
+
+class Items:
+    """A field spec: a list (or tuple) of at least ``least`` items, each matching ``spec``."""
+
+    def __init__(self, spec: Any, least: int = 0):
+        self.spec, self.least = spec, least
+
+
+class Each:
+    """A field spec: a mapping of at least ``least`` entries, each value matching ``spec``."""
+
+    def __init__(self, spec: Any, least: int = 0):
+        self.spec, self.least = spec, least
+
+
+class Maybe:
+    """A field spec: None, or what ``spec`` says."""
+
+    def __init__(self, spec: Any):
+        self.spec = spec
+
+
+def _noun(spec: Any) -> str:
+    if isinstance(spec, str):
+        return _KINDS[spec][0]
+    if isinstance(spec, Maybe):
+        return f"{_noun(spec.spec)} or None"
+    if isinstance(spec, (Items, list)):
+        return "a list" if isinstance(spec, list) or not spec.least else "a non-empty list"
+    return "a mapping" if isinstance(spec, (dict, Each)) else "a value"
+
+
+def _got(value: Any) -> str:
+    return "None" if value is None else f"{type(value).__name__} {brief(value, 60)}"
+
+
+def field_problem(value: Any, spec: Any, where: str) -> str | None:
+    """What is wrong with ``value`` by the field spec ``spec`` (None: nothing), naming the
+    field by its path from ``where``: the check of a summary dict before it is read (a
+    malformed one was a bare ``KeyError: 'mean'`` or ``'NoneType' object is not subscriptable``).
+
+    Example:
+        >>> spec = {"ks": Items("count", least=1), "note?": "str"}
+        >>> field_problem({"ks": [1, 2]}, spec, "grid") is None
+        True
+        >>> field_problem({"ks": "12"}, spec, "grid")
+        "Expect grid['ks'] to be a non-empty list, got str '12'"
+        >>> field_problem({"ks": [1, -2]}, spec, "grid")
+        "Expect grid['ks'][1] to be an int >= 0, got int -2"
+        >>> field_problem({}, spec, "grid")
+        "Expect grid['ks'] to be a non-empty list, but it is missing"
+    """
+    if isinstance(spec, Maybe):
+        return None if value is None else field_problem(value, spec.spec, where)
+    if isinstance(spec, str):
+        ok = _KINDS[spec][1](value)
+    elif isinstance(spec, (list, Items)):
+        spec = spec if isinstance(spec, Items) else Items(spec[0])
+        ok = isinstance(value, (list, tuple)) and len(value) >= spec.least
+    elif isinstance(spec, (dict, Each)):
+        ok = isinstance(value, Mapping) and (not isinstance(spec, Each) or len(value) >= spec.least)
+    else:
+        return spec(value, where)
+    if not ok:
+        return f"Expect {where} to be {_noun(spec)}, got {_got(value)}"
+    if isinstance(spec, Items):
+        items: Iterable[tuple[Any, Any]] = enumerate(value)
+    elif isinstance(spec, Each):
+        items = value.items()
+    elif isinstance(spec, dict):
+        for key, inner in spec.items():
+            name = key.rstrip("?")
+            if name in value:
+                problem = field_problem(value[name], inner, f"{where}[{name!r}]")
+                if problem is not None:
+                    return problem
+            elif not key.endswith("?"):
+                return f"Expect {where}[{name!r}] to be {_noun(inner)}, but it is missing"
+        return None
+    else:
+        return None
+    for key, item in items:
+        problem = field_problem(item, spec.spec, f"{where}[{brief(key, 60)}]")
+        if problem is not None:
+            return problem
+    return None
 
 
 def json_int_keys(mapping: Mapping[Any, Any]) -> dict[Any, Any]:

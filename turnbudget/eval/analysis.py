@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import brief, check_positive_int
+from turnbudget._checks import Each, Items, brief, check_positive_int, field_problem
 from turnbudget.eval.estimator import (
     check_grid_values,
     difference_interval,
@@ -77,9 +77,11 @@ __all__ = [
     "advantage_halving_budget",
     "budget_analysis",
     "budget_counts",
+    "check_run_summary",
     "compare_runs",
     "failure_counts",
     "feasibility_analysis",
+    "grid_problem",
     "length_buckets",
     "mode_gap",
     "step_stats",
@@ -305,8 +307,23 @@ class _FailureTally:
 
 
 def mode_gap(truncate: Mapping[str, Any], rerun: Mapping[str, Any]) -> dict[str, Any]:
-    """Rerun minus truncate, cell by cell (the bias of scoring a budget-aware agent by truncation)."""
-    diff = np.asarray(rerun["mean"]) - np.asarray(truncate["mean"])
+    """Rerun minus truncate, cell by cell (the bias of scoring a budget-aware agent by truncation).
+
+    Raises:
+        ValueError: a grid that is no summary's grid (`grid_problem`), or two grids over other
+            ks or ts (a bare KeyError, or a gap broadcast over cells of other budgets).
+    """
+    for name, grid in (("truncate", truncate), ("rerun", rerun)):
+        problem = grid_problem(grid, name, cells=("mean",))
+        if problem is not None:
+            raise ValueError(problem)
+    for axis in ("ks", "ts"):
+        if list(truncate[axis]) != list(rerun[axis]):
+            raise ValueError(
+                f"Expect `truncate` and `rerun` to be grids over the same {axis}, got "
+                f"{brief(truncate[axis])} and {brief(rerun[axis])}"
+            )
+    diff = np.asarray(rerun["mean"], dtype=float) - np.asarray(truncate["mean"], dtype=float)
     return {
         "rerun_minus_truncate": np.round(diff, 6).tolist(),
         "max_abs": round(float(np.abs(diff).max()), 6),
@@ -1120,6 +1137,105 @@ def advantage_halving_budget(
     return _interp_halving(ts, adv)
 
 
+#: What a Pass@(K,T) grid of a summary holds (`grid_problem` checks the rest of its shape).
+_GRID = {"ks": Items("count", least=1), "ts": Items("count", least=1)}
+_CELLS = ("mean", "low", "high")
+
+
+def grid_problem(
+    grid: Any, where: str, *, cells: Sequence[str] = _CELLS, k1: bool = False
+) -> str | None:
+    """What is wrong with a summary's Pass@(K,T) grid (None: nothing), naming the field from
+    ``where``: ``ks`` and ``ts`` distinct positive ints (with ``k1``, a K of 1), and each of
+    ``cells`` a row per K of a value in [0, 1] per T.
+
+    Example:
+        >>> grid_problem({"ks": [1], "ts": [5, 9], "mean": [[0.5, 1.0]]}, "grid", cells=["mean"])
+        >>> grid_problem({"ks": [1], "ts": [5, 9], "mean": [[0.5]]}, "grid", cells=["mean"])
+        "Expect grid['mean'][0] to hold one value per budget in grid['ts'] (2), got 1"
+    """
+    problem = field_problem(grid, {**_GRID, **{c: Items(Items("number")) for c in cells}}, where)
+    if problem is not None:
+        return problem
+    ks, ts = list(grid["ks"]), list(grid["ts"])
+    for name, values in (("ks", ks), ("ts", ts)):
+        if min(values) < 1 or len(set(values)) != len(values):
+            return f"Expect {where}[{name!r}] to hold distinct positive ints, got {brief(values)}"
+    if k1 and 1 not in ks:
+        return f"Expect {where}['ks'] to hold 1 (the Pass@(1,T) row), got {brief(ks)}"
+    for cell in cells:
+        rows = grid[cell]
+        if len(rows) != len(ks):
+            return (
+                f"Expect {where}[{cell!r}] to hold one row per K in {where}['ks'] ({len(ks)}), "
+                f"got {len(rows)}"
+            )
+        for i, row in enumerate(rows):
+            if len(row) != len(ts):
+                return (
+                    f"Expect {where}[{cell!r}][{i}] to hold one value per budget in "
+                    f"{where}['ts'] ({len(ts)}), got {len(row)}"
+                )
+            for j, x in enumerate(row):
+                if not 0 <= x <= 1:
+                    return f"Expect {where}[{cell!r}][{i}][{j}] to be in [0, 1], got {brief(x)}"
+    return None
+
+
+def _groups_problem(groups: Any, where: str) -> str | None:
+    """`field_problem`'s check of a summary's ``groups``: a grid per mode of each group."""
+    for group, entry in groups.items():
+        at = f"{where}[{brief(group)}]"
+        if not isinstance(entry, Mapping) or not {"truncate", "rerun"} & entry.keys():
+            return (
+                f"Expect {at} to be a mapping with a 'truncate' or 'rerun' grid, got {brief(entry)}"
+            )
+        for mode in ("truncate", "rerun"):
+            if mode in entry:
+                problem = grid_problem(entry[mode], f"{at}[{mode!r}]", k1=True)
+                if problem is not None:
+                    return problem
+    return None
+
+
+#: What `compare_runs` (and the report's tables of runs) read of every run summary.
+RUN_SUMMARY_BASE = {"config": {"ts": Items("count", least=1)}, "groups": Each("any", least=1)}
+
+
+def check_run_summary(run: Any, where: str, spec: Mapping[str, Any] = RUN_SUMMARY_BASE) -> None:
+    """A ValueError naming the field (its path from ``where``) when the run summary ``run``
+    lacks what ``spec`` (a `turnbudget._checks.field_problem` spec) says it holds, or its
+    ``groups`` are no grids over its config's budgets ``ts``."""
+    problem = field_problem(run, spec, where) or _groups_problem(
+        run["groups"], f"{where}['groups']"
+    )
+    if problem is None:
+        ts = list(run["config"]["ts"])
+        for group, entry in run["groups"].items():
+            for mode in ("truncate", "rerun"):
+                if mode in entry and list(entry[mode]["ts"]) != ts:
+                    problem = (
+                        f"Expect {where}['groups'][{brief(group)}][{mode!r}]['ts'] to be the "
+                        f"budgets of {where}['config']['ts'], {brief(ts)}, "
+                        f"got {brief(entry[mode]['ts'])}"
+                    )
+                    break
+    if problem is not None:
+        raise ValueError(problem)
+
+
+def _check_runs(runs: Any, where: str, spec: Mapping[str, Any] = RUN_SUMMARY_BASE) -> None:
+    """`check_run_summary` of each run of ``runs``, a mapping of str labels to run summaries."""
+    if not isinstance(runs, Mapping):
+        raise ValueError(
+            f"Expect `{where}` to be a mapping of run labels to run summaries, got {brief(runs)}"
+        )
+    for label, run in runs.items():
+        if not isinstance(label, str):
+            raise ValueError(f"Expect the labels of `{where}` to be str, got {brief(label)}")
+        check_run_summary(run, f"{where}[{brief(label)}]", spec)
+
+
 def _condition(cfg: Mapping[str, Any]) -> str:
     return json.dumps(
         {k: cfg.get(k) for k in ("envs", "tasks", "ts", "errors", "reveal", "n")}, sort_keys=True
@@ -1145,7 +1261,13 @@ def compare_runs(
     positively correlated). ``clear_at_max_t`` says whether the interval at
     max(T), the budget fixed before the data, lies above 0: the higher mean
     alone is no finding (two seeds of one agent differ too).
+
+    Raises:
+        ValueError: ``runs`` is no mapping of labels to run summaries, or a summary lacks
+            what is compared (`check_run_summary`: its config's ``ts``, and in each group a
+            grid with a K = 1 row over those budgets), naming the run and the field.
     """
+    _check_runs(runs, "runs")
     rows = []
     labels = sorted(runs)
     for i, a in enumerate(labels):
@@ -1154,6 +1276,12 @@ def compare_runs(
             if _condition(ra["config"]) != _condition(rb["config"]):
                 continue
             group = ALL if ALL in ra["groups"] else next(iter(ra["groups"]))
+            if group not in rb["groups"]:  # (the same envs make the same groups)
+                raise ValueError(
+                    f"Expect runs[{brief(b)}]['groups'] to hold the group {brief(group)}, as "
+                    f"runs[{brief(a)}]['groups'] does (runs made under the same conditions), "
+                    f"got {brief(list(rb['groups']))}"
+                )
             ts = ra["config"]["ts"]
             pa = _pass1(ra["groups"][group])
             pb = _pass1(rb["groups"][group])

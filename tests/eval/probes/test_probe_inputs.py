@@ -254,3 +254,34 @@ def test_the_baselines_failures_are_not_counted_as_a_probed_random_agents(monkey
     baseline = sum(r["role"] == "baseline" for r in result.failed)
     assert baseline and not any(r["role"] == "agent" for r in result.failed)
     assert result.summary["failed_to_run"] == {"random": 0, "random (baseline)": baseline}
+
+
+def test_the_probe_summaries_name_the_field_of_a_malformed_config_or_record(two_probed):
+    """summarize_probes, compare_probes and per_task read a config dict and probe records: a
+    missing or mistyped field was a bare KeyError ('kinds', 'task_seed'), a TypeError
+    (int(None), 'NoneType' object is not iterable) or an OverflowError; each is now a
+    ValueError naming the field."""
+    from turnbudget.eval import compare_probes
+    from turnbudget.eval.probes.summary import per_task, summarize_probes
+
+    config, records = two_probed
+    bad = [dict(r) for r in records]
+    bad[3]["task_seed"] = None
+    for call in (
+        lambda c, r: summarize_probes(c, r, n_bootstrap=0),
+        lambda c, r: compare_probes(c, r, "oracle-eps0.3", "oracle-eps0.1", n_bootstrap=0),
+        lambda c, r: per_task(r, "oracle-eps0.3"),
+    ):
+        with pytest.raises(ValueError, match=r"records\[3\]\['task_seed'\] to be an int >= 0"):
+            call(config, bad)
+        with pytest.raises(ValueError, match="Expect `records` to be a list"):
+            call(config, None)
+    with pytest.raises(ValueError, match=r"config\['kinds'\] to be a list, got None"):
+        summarize_probes({**config, "kinds": None}, records, n_bootstrap=0)
+    with pytest.raises(ValueError, match=r"config\['envs'\] to be a non-empty list"):
+        compare_probes({**config, "envs": []}, records, "oracle-eps0.3", "oracle-eps0.1")
+    won = next(i for i, r in enumerate(records) if r.get("won"))
+    bad = [dict(r) for r in records]
+    del bad[won]["budget"]
+    with pytest.raises(ValueError, match=rf"records\[{won}\]\['budget'\] to be set"):
+        summarize_probes(config, bad, n_bootstrap=0)

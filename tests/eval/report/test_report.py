@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import numpy as np
 import pytest
@@ -417,3 +418,135 @@ def test_analysis_arguments_are_checked_by_name():
         ):
             with pytest.raises(ValueError, match=says):
                 call(episodes, ks, ts, mode)
+
+
+def _comparable_run(pass1, ts=(10, 20)):
+    grid = {"ks": [1], "ts": list(ts), **{c: [list(pass1)] for c in ("mean", "low", "high")}}
+    cfg = {"envs": ["e"], "tasks": [0], "ts": list(ts), "errors": None, "reveal": None, "n": 1}
+    return {"config": cfg, "groups": {"e": {"truncate": grid}}}
+
+
+@pytest.mark.parametrize(
+    "spoil,says",
+    [
+        (lambda r: r.pop("config"), r"runs\['a'\]\['config'\] to be a mapping, but it is missing"),
+        (lambda r: r.update(groups="e"), r"runs\['a'\]\['groups'\] to be a mapping, got str"),
+        (lambda r: r.update(groups={}), r"runs\['a'\]\['groups'\] to be a mapping, got dict"),
+        (lambda r: r["groups"]["e"]["truncate"]["mean"][0].__setitem__(0, float("nan")),
+         r"\['truncate'\]\['mean'\]\[0\]\[0\] to be a finite number, got float nan"),
+        (lambda r: r["groups"]["e"]["truncate"]["mean"][0].__setitem__(0, 10**400),
+         r"\['mean'\]\[0\]\[0\] to be a finite number"),
+        (lambda r: r["groups"]["e"]["truncate"]["low"][0].__setitem__(0, -0.5),
+         r"\['low'\]\[0\]\[0\] to be in \[0, 1\], got -0.5"),
+        (lambda r: r["groups"]["e"]["truncate"]["mean"][0].pop(),
+         r"\['mean'\]\[0\] to hold one value per budget"),
+        (lambda r: r["groups"]["e"]["truncate"].update(ks=[]), r"\['ks'\] to be a non-empty list"),
+        (lambda r: r["groups"]["e"]["truncate"].update(ks=[2]), r"\['ks'\] to hold 1"),
+        (lambda r: r["groups"]["e"]["truncate"].update(ts=[10, 40]),
+         r"\['ts'\] to be the budgets of runs\['a'\]\['config'\]\['ts'\]"),
+        (lambda r: r["groups"]["e"].pop("truncate"), r"with a 'truncate' or 'rerun' grid"),
+        (lambda r: r["groups"].update(f=r["groups"].pop("e")), r"runs\['b'\]\['groups'\] to hold"),
+    ],
+)  # fmt: skip
+def test_compare_runs_names_the_field_of_a_malformed_summary(spoil, says):
+    """A malformed run summary was a bare KeyError ('config', 'mean'), a TypeError ('str'
+    indices, None not subscriptable), a StopIteration (no group), an OverflowError, or quietly
+    compared NaN cells; each is now a ValueError naming the run and the field."""
+    bad = _comparable_run([0.1, 0.9])
+    spoil(bad)
+    with pytest.raises(ValueError, match=says):
+        compare_runs({"a": bad, "b": _comparable_run([0.0, 0.1])})
+    assert len(compare_runs({"a": _comparable_run([0.1, 0.9]), "b": _comparable_run([0.0, 0.1])}))
+
+
+def test_mode_gap_refuses_grids_it_cannot_subtract():
+    """mode_gap gave a bare KeyError for a grid without `mean`, numpy's UFuncTypeError for text,
+    an OverflowError for a huge int, and broadcast grids over other budgets into a quiet gap."""
+    from turnbudget.eval.analysis import mode_gap
+
+    grid = {"ks": [1, 2], "ts": [5, 9], "mean": [[0.5, 0.6], [0.7, 0.8]]}
+    assert mode_gap(grid, grid)["max_abs"] == 0.0
+    for truncate, says in (
+        ({"ks": [1, 2], "ts": [5, 9]}, r"truncate\['mean'\] to be a list, but it is missing"),
+        ({**grid, "mean": "x"}, r"truncate\['mean'\] to be a list, got str"),
+        ({**grid, "mean": [[10**400, 0.6], [0.7, 0.8]]}, r"truncate\['mean'\]\[0\]\[0\]"),
+        ({**grid, "mean": [[0.5], [0.7]], "ts": [5]}, "the same ts"),
+        (None, "truncate to be a mapping, got None"),
+    ):
+        with pytest.raises(ValueError, match=says):
+            mode_gap(truncate, grid)
+
+
+def test_the_report_names_the_field_of_a_malformed_summary(tmp_path):
+    """render_markdown, render_probe_markdown, pair_with_runs and write_run_summary read
+    summaries given as dicts: a missing or mistyped field was a bare KeyError or TypeError
+    from inside a table."""
+    from turnbudget.eval.report import pair_with_runs, render_markdown, write_run_summary
+    from turnbudget.eval.report.markdown import render_probe_markdown
+
+    result = evaluate(MAZE, OracleAgent(0.2), ks=[1], ts=[6, 12], n=1, tasks=2, n_bootstrap=0)
+    good = result.summary
+    render_markdown({"runs": {"a": good}, "comparisons": []})
+    bad = json.loads(json.dumps(good))
+    bad["analysis"][MAZE]["recovery_rate"] = "high"
+    with pytest.raises(ValueError, match=r"\['analysis'\]\[.*\]\['recovery_rate'\] to be a finite"):
+        render_markdown({"runs": {"a": bad}, "comparisons": []})
+    bad = json.loads(json.dumps(good))
+    del bad["config"]["agent"]
+    with pytest.raises(
+        ValueError, match=r"summary\['runs'\]\['run'\]\['config'\]\['agent'\] to be a str"
+    ):
+        write_run_summary(tmp_path, {**bad, "label": "run"})
+    with pytest.raises(ValueError, match=r"run_summary\['label'\] to be a str, got None"):
+        write_run_summary(tmp_path, {**good, "label": None})
+    with pytest.raises(ValueError, match=r"summary\['config'\] to be a mapping, got None"):
+        render_probe_markdown({"config": None, "agents": {}})
+    with pytest.raises(ValueError, match=r"probe_summaries\[0\] to be a mapping, got str"):
+        pair_with_runs(["probe_summary.json"], {})
+    assert not (tmp_path / REPORT_FILE).exists()
+
+
+def test_a_team_run_beside_probe_results_is_reported(tmp_path, capsys):
+    """pair_with_runs read every run's config['agent'], which a team run's config has not
+    (it has `agents`): `turnbudget report` on a directory with a team run and a
+    probe_summary.json refused the probe file ('Expect a probe summary the report can read;
+    KeyError: 'agent''). A team run is now not paired, and the report is written."""
+    pytest.importorskip("pettingzoo")
+    from turnbudget.eval import probe
+    from turnbudget.eval.run.team import evaluate_team
+
+    evaluate_team("vault_v0", {"operator": "random", "runner": "random"}, ks=[1], ts=[5, 10],
+                  tasks=2, n=1, n_bootstrap=0, out=tmp_path / "team")  # fmt: skip
+    evaluate(MAZE, OracleAgent(0.1), ks=[1], ts=[6, 12], n=1, tasks=2, n_bootstrap=0,
+             out=tmp_path / "solo")  # fmt: skip
+    probe(MAZE, [OracleAgent(0.1)], tasks=2, baseline_repeats=1, n_bootstrap=0, out=tmp_path)
+    assert main(["report", str(tmp_path), "--no-plots"]) == 0
+    summary = json.loads((tmp_path / SUMMARY_FILE).read_text())
+    assert [row["run"] for row in summary["paired"]] == ["oracle-eps0.1"]
+
+
+@pytest.mark.parametrize(
+    "spoil,says",
+    [
+        (lambda g: g["single_step"].update(rate=10**400), r"\['single_step'\]\['rate'\] to be a finite number"),
+        (lambda g: g["recovery"]["all"].update(pairs=None), r"\['pairs'\] to be an int >= 0, got None"),
+        (lambda g: g.pop("recovery"), r"\['recovery'\] to be a mapping, but it is missing"),
+    ],
+)  # fmt: skip
+def test_report_cli_names_the_field_of_a_malformed_probe_summary(tmp_path, capsys, spoil, says):
+    """A probe_summary.json holding an int past a float's range made `turnbudget report` end in
+    a traceback (OverflowError); other damage was refused naming only the exception. Each is
+    now one error line naming the file and the field, and exit status 2."""
+    from turnbudget.eval import probe
+
+    evaluate(
+        MAZE, OracleAgent(0.1), ks=[1], ts=[6], n=1, tasks=2, n_bootstrap=0, out=tmp_path / "run"
+    )
+    result = probe(MAZE, [OracleAgent(0.1)], tasks=2, baseline_repeats=1, n_bootstrap=0)
+    summary = json.loads(json.dumps(result.summary))
+    spoil(summary["agents"]["oracle-eps0.1"][MAZE])
+    (tmp_path / "probe_summary.json").write_text(json.dumps(summary))
+    assert main(["report", str(tmp_path), "--no-plots"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "probe_summary.json" in err and "Traceback" not in err
+    assert re.search(says, err)

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import check_probability
+from turnbudget._checks import Each, Items, Maybe, brief, check_probability, field_problem
 from turnbudget.eval.estimator import (
     check_n_bootstrap,
     clustered_rate,
@@ -56,7 +56,9 @@ from turnbudget.records import write_json
 
 __all__ = [
     "PROBE_SUMMARY_FILE",
+    "check_probe_summary",
     "compare_probes",
+    "estimate_problem",
     "per_task",
     "skill",
     "summarize_probes",
@@ -362,11 +364,58 @@ def _in(records: Records, group: str) -> list[Mapping[str, Any]]:
     return [r for r in records if group == ALL or r["env_id"] == group]
 
 
+_COUNT = Maybe("count")
+#: What the summaries read of a probe record (`_check_probes`: and what each kind needs).
+_RECORD = {
+    "env_id": "str", "task_seed": "count", "role": "str", "probe": "str", "agent?": "str",
+    "kind": Maybe("str"), "prefix?": "count", "repeat?": "count", "n_changing?": "count",
+    **dict.fromkeys(
+        ("budget?", "distance_before?", "distance_after?", "turns?", "turns_to_recover?",
+         "n_admissible?", "n_optimal?"), _COUNT,
+    ),
+}  # fmt: skip
+#: The fields a record needs when it is (role, probe, won, recovered, scored against chance).
+_NEEDS = (
+    (lambda r: r["role"] == "agent", ("agent",)),
+    (lambda r: r["probe"] in ("recovery", "control"), ("prefix", "kind")),
+    (lambda r: r.get("won"), ("budget", "distance_after", "turns")),
+    (lambda r: r.get("recovered"), ("distance_before", "distance_after", "turns_to_recover")),
+    (lambda r: r.get("n_admissible"), ("n_optimal",)),
+)
+
+
+def _check_probes(config: Any, records: Any, keys: Sequence[str] | None) -> None:
+    """A ValueError naming the field when ``config`` (a probe config's dict: its ``envs`` and
+    ``keys``; not checked when ``keys`` is None) or a record of ``records`` lacks what the summaries read (a bare ``KeyError``,
+    or a ``TypeError`` from ``int(None)``)."""
+    spec = {"envs": Items("str", least=1), **{key: Items("str") for key in keys or ()}}
+    problem = None if keys is None else field_problem(config, spec, "config")
+    if problem is None and not isinstance(records, (list, tuple)):
+        problem = f"Expect `records` to be a list of probe records, got {brief(records)}"
+    for i, r in enumerate(records) if problem is None else ():
+        problem = field_problem(r, _RECORD, f"records[{i}]")
+        for needed, fields in _NEEDS if problem is None else ():
+            missing = [k for k in fields if r.get(k) is None] if needed(r) else []
+            if missing:
+                problem = f"Expect records[{i}][{missing[0]!r}] to be set, but it is missing"
+                break
+        if problem is not None:
+            break
+    if problem is not None:
+        raise ValueError(problem)
+
+
 def summarize_probes(
     config: Mapping[str, Any], records: Records, *, n_bootstrap: int = 1000
 ) -> dict[str, Any]:
-    """Skills per agent and env group (each env id, and "all" when there are several)."""
+    """Skills per agent and env group (each env id, and "all" when there are several).
+
+    Raises:
+        ValueError: a bad ``n_bootstrap``, or a config or record lacking what is read (the
+            field named).
+    """
     n_bootstrap = check_n_bootstrap(n_bootstrap)
+    _check_probes(config, records, ("labels", "kinds"))
     agents = {
         label: {
             group: _group(_in(records, group), label, config["kinds"], n_bootstrap)
@@ -400,6 +449,7 @@ def compare_probes(
             is not one unless it was probed as an agent), or a bad ``n_bootstrap``.
     """
     n_bootstrap = check_n_bootstrap(n_bootstrap)
+    _check_probes(config, records, ("labels",))
     labels = list(config["labels"])
     for name, label in (("base", base), ("other", other)):
         if label not in labels:
@@ -447,6 +497,7 @@ def per_task(records: Records, label: str, role: str = "agent") -> dict[tuple[st
     and ``pairs``: the counts every skill of this module is a ratio of, for analyses that
     resample at other levels (training seeds and tasks).
     """
+    _check_probes(None, records, None)
     mine = [r for r in records if r["role"] == role and (role != "agent" or r["agent"] == label)]
     out: dict[tuple[str, int], Any] = defaultdict(
         lambda: {"optimal": 0, "judged": 0, "noops": 0, "specific": 0.0, "pairs": 0}
@@ -462,6 +513,90 @@ def per_task(records: Records, label: str, role: str = "agent") -> dict[tuple[st
         row["specific"] += _win_share(after) - _win_share(control)
         row["pairs"] += 1
     return dict(out)
+
+
+def estimate_problem(value: Any, where: str) -> str | None:
+    """What is wrong with an estimate of a summary (None: nothing): a mapping of ``mean``,
+    ``low`` and ``high``, finite numbers, or all None (no estimate)."""
+    problem = field_problem(value, {k: Maybe("number") for k in ("mean", "low", "high")}, where)
+    if problem is None and value["mean"] is not None:
+        for key in ("low", "high"):
+            if value[key] is None:
+                return f"Expect {where}[{key!r}] to be a finite number (its mean is one), got None"
+    return problem
+
+
+_RATE = Maybe("number")
+#: What the report reads of an agent's skills in one env group of a probe summary.
+_PROBE_GROUP = {
+    "single_step_skill": estimate_problem,
+    "noop_rate": estimate_problem,
+    "recovery_specific_skill": estimate_problem,
+    "single_step": {
+        "skill": estimate_problem,
+        "noop_rate": estimate_problem,
+        **{key: _RATE for key in ("rate", "baseline_rate", "chance_rate")},
+    },
+    "recovery": {
+        ALL: {
+            **{
+                key: estimate_problem
+                for key in ("recovery_specific", "win_rate", "control_win_rate")
+            },
+            **{
+                key: _RATE
+                for key in (
+                    "recovery_rate",
+                    "baseline_recovery_rate",
+                    "prompt_recovery_rate",
+                    "turns_to_recover_mean",
+                )
+            },
+            "pairs": "count",
+            "skipped": "count",
+        }
+    },
+}
+#: What the report reads of a probe summary (`check_probe_summary`).
+_PROBE_SUMMARY = {
+    "config": {
+        "labels": Items("str"),
+        "agents": Items("str"),
+        "tasks": Items("any"),
+        "prefixes": Items("number"),
+        "kinds": Items("str"),
+        "budget_factor": "number",
+        "budget_slack": "number",
+    },
+    "agents": Each(Each(_PROBE_GROUP, least=1)),
+}
+
+
+def check_probe_summary(summary: Any, where: str = "summary") -> None:
+    """A ValueError naming the field (its path from ``where``) when ``summary`` is no probe
+    summary the report can read (`summarize_probes`'s shape): each label of
+    ``config['labels']`` with its agent in ``config['agents']`` and its skills by env group
+    in ``agents``, each estimate finite numbers or None (a malformed one was a bare
+    ``KeyError: 'config'``, a ``TypeError`` or an ``OverflowError`` from its tables)."""
+    problem = field_problem(summary, _PROBE_SUMMARY, where)
+    if problem is None:
+        labels, agents = summary["config"]["labels"], summary["agents"]
+        if len(summary["config"]["agents"]) != len(labels):
+            problem = (
+                f"Expect {where}['config']['agents'] to hold one agent per label of "
+                f"{where}['config']['labels'] ({len(labels)}), "
+                f"got {len(summary['config']['agents'])}"
+            )
+        for key in agents if problem is None else ():
+            if key not in labels:
+                problem = f"Expect {where}['agents'] to be keyed by labels of {where}['config']['labels'], got {brief(key)}"
+                break
+        for label in labels if problem is None else ():
+            if label not in agents:
+                problem = f"Expect {where}['agents'][{brief(label)}] to hold the skills of each env group, but it is missing"
+                break
+    if problem is not None:
+        raise ValueError(problem)
 
 
 def write_probe_summary(out: str | Path, summary: Mapping[str, Any]) -> Path:

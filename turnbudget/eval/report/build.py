@@ -31,16 +31,17 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from turnbudget._checks import Each, Maybe, brief, field_problem, is_finite
 from turnbudget.eval.analysis import ALL, StepCountsError, compare_runs, summarize_run
-from turnbudget.eval.probes.summary import PROBE_SUMMARY_FILE
+from turnbudget.eval.probes.summary import PROBE_SUMMARY_FILE, check_probe_summary
 from turnbudget.eval.report._atomic import write_text_atomic
 from turnbudget.eval.report.markdown import (
     REPORT_HEADING,
+    check_report_summary,
     render_markdown,
     render_probe_markdown,
 )
@@ -133,7 +134,14 @@ def _read_steps(path: Path, episodes: list[Mapping[str, Any]]) -> list[dict[str,
 
 
 def write_run_summary(out: str | Path, run_summary: Mapping[str, Any]) -> dict[str, Any]:
-    """Write ``summary.json`` and ``report.md`` for a single run (no plots)."""
+    """Write ``summary.json`` and ``report.md`` for a single run (no plots).
+
+    Raises:
+        ValueError: ``run_summary`` holds less than the report reads, naming the field.
+    """
+    problem = field_problem(run_summary, {"label": "str"}, "run_summary")
+    if problem is not None:
+        raise ValueError(problem)
     summary = {"runs": {run_summary["label"]: run_summary}, "comparisons": []}
     _write(Path(out), summary)
     return summary
@@ -187,11 +195,15 @@ def build_report(
     runs: dict[str, Any] = {}
     for run_dir in find_runs(root):
         s = known.get(run_dir.resolve()) or load_run_summary(run_dir, n_bootstrap=n_bootstrap)
+        problem = field_problem(s, {"label": "str"}, f"the summary of {run_dir}")
+        if problem is not None:  # (one given in `summaries`: those read are checked)
+            raise ValueError(problem)
         if s["label"] in runs:
             raise ValueError(
                 f"Two runs in {root} share the label {s['label']!r}; labels must be unique"
             )
         runs[s["label"]] = s
+    check_report_summary({"runs": runs})  # (before any probe file is judged by the runs)
     summary: dict[str, Any] = {"runs": runs, "comparisons": compare_runs(runs)}
     probes = [read_probe_summary(p, runs) for p in find_probe_summaries(root)]
     if probes:
@@ -247,6 +259,7 @@ def read_probe_summary(
     traceback: ``KeyError: 'config'``, a ``TypeError``, a ``RecursionError``)."""
 
     def check(summary: dict[str, Any]) -> None:
+        check_probe_summary(summary)
         config = summary.get("config")
         labels = config.get("labels") if isinstance(config, dict) else None
         agents = summary.get("agents")
@@ -284,8 +297,8 @@ def _estimates_problem(value: Any, where: str) -> str | None:
     has no lower bound but the baseline's)."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return None
-    if isinstance(value, (int, float)):
-        return None if math.isfinite(value) else f"`{where}` is {value}"
+    if isinstance(value, (int, float)):  # (an int past a float's range: OverflowError)
+        return None if is_finite(value) else f"`{where}` is {brief(value)}"
     if not isinstance(value, (list, dict)):
         return None  # (the shapes are the report's own checks')
     for key, item in enumerate(value) if isinstance(value, list) else value.items():
@@ -302,14 +315,39 @@ def _estimates_problem(value: Any, where: str) -> str | None:
     return None
 
 
+#: What `pair_with_runs` reads of a run summary.
+_PAIRED_RUN = {
+    "config": {"agent?": "str"},
+    "analysis": Each(
+        dict.fromkeys(
+            ("optimal_step_rate_on_track", "optimal_step_rate_after_error", "recovery_rate"),
+            Maybe("number"),
+        ),
+        least=1,
+    ),
+}
+
+
 def pair_with_runs(
     probe_summaries: Sequence[Mapping[str, Any]], runs: Mapping[str, Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
     """Rows pairing each evaluation run with the probe skills of the same agent.
 
     An evaluation run and a probed agent are the same agent when their reprs
-    match (``OracleAgent(epsilon=0.1)``); the group is "all" (or the only env).
+    match (``OracleAgent(epsilon=0.1)``); the group is "all" (or the only env). A team
+    run has no one agent to pair.
+
+    Raises:
+        ValueError: a probe summary or a run summary holds less than is paired
+            (`check_probe_summary`), naming the field.
     """
+    if not isinstance(probe_summaries, (list, tuple)):
+        raise ValueError(f"Expect `probe_summaries` to be a list, got {brief(probe_summaries)}")
+    for i, summary in enumerate(probe_summaries):
+        check_probe_summary(summary, f"probe_summaries[{i}]")
+    problem = field_problem(runs, Each(_PAIRED_RUN), "runs")
+    if problem is not None:
+        raise ValueError(problem)
     skills: dict[str, Mapping[str, Any]] = {}
     for summary in probe_summaries:
         cfg = summary["config"]
@@ -318,7 +356,7 @@ def pair_with_runs(
             skills[agent] = groups[ALL if ALL in groups else next(iter(groups))]
     rows = []
     for label, run in runs.items():
-        g = skills.get(run["config"]["agent"])
+        g = skills.get(run["config"].get("agent"))  # (a team run's config has `agents`)
         if g is None:
             continue
         a = run["analysis"][ALL if ALL in run["analysis"] else next(iter(run["analysis"]))]

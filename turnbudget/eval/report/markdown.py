@@ -7,9 +7,238 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from turnbudget.eval.analysis import ALL
+from turnbudget._checks import Each, Items, Maybe, brief, field_problem
+from turnbudget.eval.analysis import ALL, check_run_summary
+from turnbudget.eval.probes.summary import check_probe_summary, estimate_problem
 
-__all__ = ["render_markdown", "render_probe_markdown"]
+__all__ = ["check_report_summary", "render_markdown", "render_probe_markdown"]
+
+#: What a report's table cell reads as a number (a rate, a mean): a finite one, or None.
+_RATE = Maybe("number")
+
+
+def _agents_problem(config: Any, where: str) -> str | None:
+    """A run's agent (``agent``), or a team run's agents by role (``agents``), as text."""
+    if "agents" in config:
+        return field_problem(config["agents"], Each("str"), f"{where}['agents']")
+    return field_problem(config.get("agent"), "str", f"{where}['agent']")
+
+
+def _pair_problem(value: Any, where: str) -> str | None:
+    if len(value) != 2:
+        return f"Expect {where} to hold two values (from, to), got {len(value)}"
+    return None
+
+
+def _budget_keys_problem(table: Any, where: str) -> str | None:
+    for key in table:
+        if not (str(key).isascii() and str(key).isdigit()):
+            return f"Expect the keys of {where} to be budgets, got {brief(key)}"
+    return None
+
+
+def _both(*checks: Any) -> Any:
+    """A field spec: each of ``checks`` (field specs) in turn."""
+
+    def check(value: Any, where: str) -> str | None:
+        for spec in checks:
+            problem = field_problem(value, spec, where)
+            if problem is not None:
+                return problem
+        return None
+
+    return check
+
+
+_BUDGET_CELL = {
+    "episodes": "count",
+    **dict.fromkeys(
+        ("optimal_step_rate_on_track", "optimal_step_rate_after_error", "recovery_rate"), _RATE
+    ),
+}
+_FEASIBILITY = {
+    "ks": Items("count", least=1),
+    "feasible": Items({"t": "count", "tasks": "count", **dict.fromkeys(
+        ("mean", "low", "high"), Maybe(Items(_RATE)))}),
+    "by_ratio": Items({
+        "ratio": _both(Items(_RATE), _pair_problem), "cells": "count", "tasks": "count",
+        "mean": Maybe(Items(_RATE)),  # (None: no cell in that bin)
+    }),
+    "step_regret": {"successes": "count", "mean": _RATE, "median": _RATE, "max": Maybe("count")},
+}  # fmt: skip
+#: What the report reads of a run summary's analysis of one env group.
+_ANALYSIS = {
+    **dict.fromkeys(
+        (
+            "success_rate",
+            "optimal_step_rate",
+            "optimal_step_rate_on_track",
+            "optimal_step_rate_after_error",
+            "self_error_rate",
+            "injected_error_rate",
+            "recovery_rate",
+            "turns_to_recover_mean",
+            "wasted_rate?",
+            "invalid_rate?",
+        ),
+        _RATE,
+    ),
+    "errors_injected_increasing?": "any",
+    "turns_to_recover": Items("number"),
+    "by_optimal_length": Items(
+        {
+            "optimal_length": _both(Items("count"), _pair_problem),
+            "tasks": "count",
+            "success_rate": Each(_RATE),
+        }
+    ),
+    "by_budget?": Maybe(
+        _both(
+            Each(
+                {
+                    "all": {**_BUDGET_CELL, "wasted_rate": _RATE},
+                    "success": _BUDGET_CELL,
+                    "failure": _BUDGET_CELL,
+                }
+            ),
+            _budget_keys_problem,
+        )
+    ),
+    "feasibility?": Maybe(_FEASIBILITY),
+}
+#: What the report reads of a run summary (`check_report_summary`).
+RUN_SUMMARY = {
+    "config": _both(
+        {
+            "envs": Items("str"),
+            "tasks": Items("any"),
+            "n": "count",
+            "mode": "str",
+            "errors": "any",
+            "reveal": "any",
+            "ts": Items("count", least=1),
+        },
+        _agents_problem,
+    ),
+    "failed_to_run?": {"episodes": "count", "by_kind": Each("count")},
+    "groups": Each({"gap?": {"max_abs": "number", "mean_abs": "number"}}, least=1),
+    "analysis": Each(_ANALYSIS, least=1),
+    "agent_usage?": Maybe(
+        {
+            "steps": "count",
+            **dict.fromkeys(
+                (
+                    "admissible_rate?",
+                    "tokens_in_per_step?",
+                    "tokens_out_per_step?",
+                    "latency_s_per_step?",
+                ),
+                _RATE,
+            ),
+            "retries?": "any",
+            "requests?": "any",
+        }
+    ),
+}
+_COMPARISON = {
+    "better": "str",
+    "worse": "str",
+    "group": "str",
+    "advantage_at_max_t": "number",
+    "advantage_at_max_t_interval?": Maybe(_both(Items("number"), _pair_problem)),
+    "clear_at_max_t?": "any",
+    "halving_budget": _RATE,
+    "peak_advantage": "number",
+    "peak_t": "count",
+}
+_PAIRED = {
+    "run": "str",
+    **dict.fromkeys(
+        (
+            "optimal_on_track",
+            "optimal_after_error",
+            "recovery_rate",
+            "probe_win_rate",
+            "probe_control_win_rate",
+        ),
+        _RATE,
+    ),
+    **dict.fromkeys(
+        ("single_step_skill", "noop_rate", "recovery_specific_skill"), estimate_problem
+    ),
+}
+
+
+def _run_tables_problem(run: Mapping[str, Any], where: str) -> str | None:
+    """What the report's tables of a run need beyond `RUN_SUMMARY`'s fields: its analysis's
+    tables over its config's budgets, and a feasibility table's rows per budget and K."""
+    ts = [str(t) for t in run["config"]["ts"]]
+    for group, a in run["analysis"].items():
+        at = f"{where}['analysis'][{brief(group)}]"
+        for i, row in enumerate(a["by_optimal_length"]):
+            missing = [t for t in ts if t not in row["success_rate"]]
+            if missing:
+                return (
+                    f"Expect {at}['by_optimal_length'][{i}]['success_rate'] to hold a rate per "
+                    f"budget of {where}['config']['ts'], got none for {missing[0]}"
+                )
+        f = a.get("feasibility")
+        if not f:
+            continue
+        if 1 not in f["ks"]:
+            return f"Expect {at}['feasibility']['ks'] to hold 1, got {brief(f['ks'])}"
+        if len(f["feasible"]) > len(ts):
+            return (
+                f"Expect {at}['feasibility']['feasible'] to hold a row per budget of "
+                f"{where}['config']['ts'] ({len(ts)}), got {len(f['feasible'])}"
+            )
+        for j, row in enumerate(f["by_ratio"]):
+            if row["cells"] and (row["mean"] is None or len(row["mean"]) != len(f["ks"])):
+                return (
+                    f"Expect {at}['feasibility']['by_ratio'][{j}]['mean'] to hold a value per "
+                    f"K of {at}['feasibility']['ks'] ({len(f['ks'])}), got {brief(row['mean'])}"
+                )
+        for j, cell in enumerate(f["feasible"]):
+            if cell["mean"] is not None and any(
+                cell[k] is None or len(cell[k]) != len(f["ks"]) or None in cell[k]
+                for k in ("mean", "low", "high")
+            ):
+                return (
+                    f"Expect {at}['feasibility']['feasible'][{j}] to hold a mean, low and "
+                    f"high per K of {at}['feasibility']['ks'], or a mean of None"
+                )
+        if group not in run["groups"]:
+            return f"Expect {where}['groups'] to hold the group {brief(group)} of its analysis"
+    return None
+
+
+def check_report_summary(summary: Any, where: str = "summary") -> None:
+    """A ValueError naming the field (its path from ``where``) when ``summary`` (``{"runs":
+    {label: run summary}, "comparisons": [...]}``, and its ``probes`` and ``paired``) holds
+    less than the report reads: a malformed summary was a bare ``KeyError``, ``TypeError``,
+    ``IndexError`` or ``OverflowError`` from its tables."""
+    problem = field_problem(
+        summary,
+        {
+            "runs": Each("any"),
+            "comparisons?": Maybe(Items(_COMPARISON)),
+            "probes?": Maybe(Items("any")),
+            "paired?": Maybe(Items(_PAIRED)),
+        },
+        where,
+    )
+    if problem is not None:
+        raise ValueError(problem)
+    for label, run in summary["runs"].items():
+        if not isinstance(label, str):
+            raise ValueError(f"Expect the keys of {where}['runs'] to be labels, got {brief(label)}")
+        at = f"{where}['runs'][{brief(label)}]"
+        check_run_summary(run, at, RUN_SUMMARY)
+        problem = _run_tables_problem(run, at)
+        if problem is not None:
+            raise ValueError(problem)
+    for i, probe_summary in enumerate(summary.get("probes") or ()):
+        check_probe_summary(probe_summary, f"{where}['probes'][{i}]")
 
 
 def _short(group: str) -> str:
@@ -124,7 +353,13 @@ REPORT_HEADING = "# Pass@(K,T) report"
 
 
 def render_markdown(summary: Mapping[str, Any]) -> str:
-    """The ``report.md`` text of a summary (``{"runs": ..., "comparisons": ...}``)."""
+    """The ``report.md`` text of a summary (``{"runs": ..., "comparisons": ...}``).
+
+    Raises:
+        ValueError: the summary holds less than the report reads (`check_report_summary`),
+            naming the field.
+    """
+    check_report_summary(summary)
     runs: Mapping[str, Any] = {_md(label): run for label, run in summary["runs"].items()}
     out = [REPORT_HEADING, ""]
     out.append(
@@ -443,7 +678,12 @@ def _probe_section(summary: Mapping[str, Any]) -> list[str]:
 
 
 def render_probe_markdown(summary: Mapping[str, Any]) -> str:
-    """The probe tables: skills with intervals, raw rates against the random baseline."""
+    """The probe tables: skills with intervals, raw rates against the random baseline.
+
+    Raises:
+        ValueError: ``summary`` is no probe summary (`check_probe_summary`), naming the field.
+    """
+    check_probe_summary(summary)
     cfg = summary["config"]
     out = [
         "## Probes: single-step and recovery skill",

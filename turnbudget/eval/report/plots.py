@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from turnbudget.eval.analysis import ALL
+from turnbudget.eval.analysis import ALL, grid_problem
 from turnbudget.eval.report._atomic import printable, save_figure
-from turnbudget.eval.report.markdown import _primary, _short, _slug
+from turnbudget.eval.report.markdown import _primary, _short, _slug, check_report_summary
 
 __all__ = [
     "PASS1_CURVE_FILE",
@@ -35,6 +35,7 @@ def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
     """All PNGs of a summary; returns their paths. The Pass@(1,T) curve comes last: a report
     whose curve is newer than its records has all its plots (`report_is_current` reads it so;
     a build stopped after it had left the last plots of an earlier run in place)."""
+    check_report_summary(summary)
     root = Path(root)
     paths = []
     names = heatmap_names(summary)
@@ -108,6 +109,7 @@ def plot_recovery_by_budget(summary: Mapping[str, Any], path: str | Path) -> Pat
     """Per run, against T: optimal-step rate on track and right after an error, recovery rate."""
     import numpy as np
 
+    check_report_summary(summary)
     panels = [
         ("optimal on track", "optimal_step_rate_on_track"),
         ("optimal right after an error", "optimal_step_rate_after_error"),
@@ -154,6 +156,9 @@ def plot_heatmap(grid: Mapping[str, Any], title: str, path: str | Path) -> Path:
     """A K x T heatmap of Pass@(K,T) means, each cell annotated."""
     import numpy as np
 
+    problem = grid_problem(grid, "grid", cells=("mean",))
+    if problem is not None:
+        raise ValueError(problem)
     ks, ts = grid["ks"], grid["ts"]
     mean = np.asarray(grid["mean"])
     fig = _figure(1.2 + 0.62 * len(ts), 1.0 + 0.42 * len(ks))
@@ -182,6 +187,7 @@ def plot_heatmap(grid: Mapping[str, Any], title: str, path: str | Path) -> Path:
 
 def plot_pass1_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
     """Pass@(1,T) against T with its bootstrap band, one line per run, one panel per env group."""
+    check_report_summary(summary)
     runs = summary["runs"]
     groups = sorted({g for r in runs.values() for g in r["groups"]}, key=lambda g: (g == ALL, g))
     fig = _figure(3.6 * len(groups), 3.2)
@@ -208,6 +214,7 @@ def plot_recovery(summary: Mapping[str, Any], path: str | Path) -> Path:
     """Per run: optimal-step rate overall, on track and right after an error; recovery rate."""
     import numpy as np
 
+    check_report_summary(summary)
     runs = summary["runs"]
     labels = list(runs)
     shown = [_plot_text(label) for label in labels]
