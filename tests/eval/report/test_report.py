@@ -525,6 +525,21 @@ def test_a_team_run_beside_probe_results_is_reported(tmp_path, capsys):
     assert [row["run"] for row in summary["paired"]] == ["oracle-eps0.1"]
 
 
+def test_a_paired_runs_label_is_escaped_as_in_every_other_table(tmp_path):
+    """The table of observational rates beside probe skills wrote the run's label raw: a ``|``
+    in it split the row and ``<b>`` went into the page as HTML."""
+    from turnbudget.eval import probe
+
+    evaluate(MAZE, OracleAgent(0.1), ks=[1], ts=[6], n=1, tasks=2, n_bootstrap=0,
+             label="a|b <b>x</b>", out=tmp_path / "solo")  # fmt: skip
+    probe(MAZE, [OracleAgent(0.1)], tasks=2, baseline_repeats=1, n_bootstrap=0, out=tmp_path)
+    build_report(tmp_path, plots=False, n_bootstrap=0)
+    report = (tmp_path / REPORT_FILE).read_text()
+    section = report.split("### Observational rates beside probe skills")[1]
+    row = next(line for line in section.splitlines() if line.startswith("| a"))
+    assert row.startswith("| a\\|b &lt;b&gt;x&lt;/b&gt; |") and "<b>" not in report
+
+
 @pytest.mark.parametrize(
     "spoil,says",
     [

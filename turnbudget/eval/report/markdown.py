@@ -667,7 +667,7 @@ def _probe_section(summary: Mapping[str, Any]) -> list[str]:
         ]
         for row in pairs:
             out.append(
-                f"| {row['run']} | {_fmt(row['optimal_on_track'])} | "
+                f"| {_md(row['run'])} | {_fmt(row['optimal_on_track'])} | "
                 f"{_fmt(row['optimal_after_error'])} | {_fmt(row['recovery_rate'])} | "
                 f"{_ci(row['single_step_skill'])} | {_ci(row['noop_rate'])} | "
                 f"{_ci(row['recovery_specific_skill'])} | "
