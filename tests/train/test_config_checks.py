@@ -79,6 +79,15 @@ BAD = [
     # A minibatch of one sample: MaskablePPO's advantages became NaN, then the weights.
     ("batch_size", 1, "`batch_size` to leave no minibatch of one sample"),
     ("batch_size", 3, "`batch_size` to leave no minibatch of one sample"),  # 16 x 64 = 3 x 341 + 1
+    # Accepted, then "embedded null byte" (naming no field) once the envs were built.
+    ("out", "runs/a\x00b", "`out` to be a path without a NUL character, got 'runs/a\\x00b'"),
+    ("init", "runs/\x00", "`init` to be a path without a NUL character"),
+    # A bad phase's error named neither the field nor the phase.
+    (
+        "budget_schedule",
+        ("uniform:5-9", "uniform:40-12"),
+        "every phase of `budget_schedule` to be a BudgetMix string, got 'uniform:40-12' (phase 2)",
+    ),
 ]
 
 
@@ -116,6 +125,25 @@ def test_a_ppo_run_with_a_minibatch_of_one_is_refused_before_writing(tmp_path, c
 def test_good_settings_are_kept():
     config = TrainConfig(gamma=1, bc_epsilon=0, net_arch=[32], seed=0, task_pool=0)
     assert (config.gamma, config.bc_epsilon, config.net_arch) == (1, 0, (32,))
+
+
+def test_numpy_numbers_are_kept_as_what_config_json_can_hold():
+    """NumPy's float32 passed every check, then `json.dumps` of the config (config.json, written
+    once `out` was made) raised "Object of type float32 is not JSON serializable"."""
+    import dataclasses
+    import json
+
+    import numpy as np
+
+    config = TrainConfig(
+        gamma=np.float32(0.5), bc_epsilon=np.float32(0.25), learning_rate=np.float32(0.5),
+        ent_coef=np.float16(0), process_scale=np.float32(2), seed=np.int64(3),
+        n_envs=np.int32(2), net_arch=(np.int64(8),),
+    )  # fmt: skip
+    saved = json.loads(json.dumps(dataclasses.asdict(config)))
+    assert (saved["gamma"], saved["bc_epsilon"], saved["process_scale"]) == (0.5, 0.25, 2.0)
+    assert (saved["seed"], saved["n_envs"], saved["net_arch"]) == (3, 2, [8])
+    assert type(config.gamma) is float and type(config.seed) is int
 
 
 # (a run these tests fail to stop is short: one demonstration episode, one epoch)

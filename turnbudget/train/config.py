@@ -159,6 +159,7 @@ class TrainConfig:
                 raise ValueError(
                     f"Expect `{name}` to be a non-empty string, got {brief(getattr(self, name))}"
                 )
+        _check_path(self.out, "out")
         _check_env_id(self.env_id)
         for name in ("process_reward", "progress"):  # ("no" turned shaping on)
             setattr(self, name, check_bool(getattr(self, name), name))
@@ -187,6 +188,7 @@ class TrainConfig:
             raise ValueError(
                 f"Expect `init` to be a policy directory or '', got {brief(self.init)}"
             )
+        _check_path(self.init, "init")
         schedule = self.budget_schedule
         if not isinstance(schedule, (list, tuple)) or not all(isinstance(p, str) for p in schedule):
             raise ValueError(
@@ -197,8 +199,14 @@ class TrainConfig:
             from turnbudget.wrappers.sample_turn_budget import BudgetMix
 
             self.budget_schedule = tuple(self.budget_schedule)
-            for phase in self.budget_schedule:
-                BudgetMix.parse(phase)  # a clear error for a bad phase, before any training
+            for i, phase in enumerate(self.budget_schedule):
+                try:
+                    BudgetMix.parse(phase)  # a clear error for a bad phase, before any training
+                except ValueError as exc:
+                    raise ValueError(
+                        f"Expect every phase of `budget_schedule` to be a BudgetMix string, got "
+                        f"{brief(phase)} (phase {i + 1}): {exc}"
+                    ) from None
 
     def _check_numbers(self) -> None:
         """Counts, seeds, rates and the layer sizes: each a ValueError naming its field."""
@@ -232,13 +240,21 @@ class TrainConfig:
                 f"seeds run from the base to base + pool - 1, at most {MAX_SEED:,}; a `task_pool` "
                 f"of 0 is {UNBOUNDED_POOL:,} seeds), got {self.task_seed_base:,} + {pool:,}"
             )
-        _check_real(self.gamma, "gamma", "a number in (0, 1]", lambda x: 0 < x <= 1)
-        _check_real(self.bc_epsilon, "bc_epsilon", "a number in [0, 1]", lambda x: 0 <= x <= 1)
-        _check_real(self.learning_rate, "learning_rate", "a finite number > 0", lambda x: x > 0)
-        _check_real(self.ent_coef, "ent_coef", "a finite number >= 0", lambda x: x >= 0)
+        self.gamma = _check_real(self.gamma, "gamma", "a number in (0, 1]", lambda x: 0 < x <= 1)
+        self.bc_epsilon = _check_real(
+            self.bc_epsilon, "bc_epsilon", "a number in [0, 1]", lambda x: 0 <= x <= 1
+        )
+        self.learning_rate = _check_real(
+            self.learning_rate, "learning_rate", "a finite number > 0", lambda x: x > 0
+        )
+        self.ent_coef = _check_real(
+            self.ent_coef, "ent_coef", "a finite number >= 0", lambda x: x >= 0
+        )
         # (> 0 as `ProcessReward` takes it: refused there, once the envs were built, by its
         # own name `scale`)
-        _check_real(self.process_scale, "process_scale", "a finite number > 0", lambda x: x > 0)
+        self.process_scale = _check_real(
+            self.process_scale, "process_scale", "a finite number > 0", lambda x: x > 0
+        )
         arch = self.net_arch
         if isinstance(arch, (str, bytes)) or not isinstance(arch, (tuple, list)) or not arch:
             raise ValueError(
@@ -333,10 +349,20 @@ def check_out(config: TrainConfig, overwrite: bool = False) -> None:
         )
 
 
-def _check_real(value: Any, name: str, expected: str, ok: Any) -> None:
+def _check_real(value: Any, name: str, expected: str, ok: Any) -> float:
     # (is_finite: float(10**400) raised an OverflowError that named no field)
     if not is_finite(value) or not ok(float(value)):
         raise ValueError(f"Expect `{name}` to be {expected}, got {brief(value)}")
+    # (as a float: NumPy's float32 or a Fraction reached config.json, which JSON cannot hold:
+    # a TypeError once `out` was made)
+    return float(value)
+
+
+def _check_path(path: str, name: str) -> None:
+    # (no path holds a NUL: the run stopped at "embedded null byte", naming no field, once
+    # its envs were built)
+    if "\x00" in path:
+        raise ValueError(f"Expect `{name}` to be a path without a NUL character, got {brief(path)}")
 
 
 def _check_env_id(env_id: str) -> None:
