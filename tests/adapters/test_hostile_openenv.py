@@ -101,6 +101,38 @@ def test_serve_refuses_a_port_log_level_or_ready_it_cannot_use_before_binding(kw
         serve(**kwargs)
 
 
+@pytest.mark.timeout(120)
+def test_a_reset_body_in_tiny_chunks_is_read_in_time_proportional_to_it():
+    """The /reset seed check added each chunk to the body read so far, copying it whole every
+    time: an ASGI server that hands on each chunk of a chunked body as it comes (1-byte
+    chunks) kept the one event loop busy for the square of the body's size (minutes here)."""
+    import asyncio
+
+    from turnbudget.adapters.openenv import _StrictResetSeed
+
+    chunks, answered = 2 * MAX_MESSAGE_BYTES, []  # (the body limit is the next layer's)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("a body that is no JSON object reached OpenEnv")
+
+    async def run() -> None:
+        sent = 0
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent
+            sent += 1
+            return {"type": "http.request", "body": b"[", "more_body": sent < chunks}
+
+        async def send(message: dict[str, Any]) -> None:
+            answered.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": "/reset", "headers": []}
+        await _StrictResetSeed(app)(scope, receive, send)
+
+    asyncio.run(run())
+    assert answered[0]["status"] == 400  # (nested too deeply: read whole, then refused)
+
+
 def test_seeds_past_a_64_bit_word_and_non_actions_are_refused():
     env = TextGameEnvironment(ENV)
     env.reset(seed=1)

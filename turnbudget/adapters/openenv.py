@@ -596,14 +596,14 @@ class _StrictResetSeed:
         ):
             await self.app(scope, receive, send)
             return
-        messages, body = [], b""
+        messages, chunks = [], []
         try:
             while True:  # (the body whole: `_BodyLimit` bounds it)
                 message = await receive()
                 messages.append(message)
                 if message["type"] != "http.request":
                     break
-                body += message.get("body", b"")
+                chunks.append(message.get("body", b""))
                 if not message.get("more_body"):
                     break
         except Exception as exc:  # (`_BodyLimit`'s 413 as chunks arrive: no route to answer it)
@@ -611,6 +611,9 @@ class _StrictResetSeed:
                 raise
             await _send_json(send, exc.status_code, getattr(exc, "detail", str(exc)))
             return
+        # (joined once: adding each chunk to the body copied it whole every time, and 1 MiB
+        # sent in 1-byte chunks kept the server's one event loop busy for seconds to minutes)
+        body = b"".join(chunks)
         try:
             request = json.loads(body) if body else None
         except (ValueError, RecursionError):  # (not JSON, or nested too deep: a 400 below)
