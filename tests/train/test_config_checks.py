@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -131,7 +132,6 @@ def test_numpy_numbers_are_kept_as_what_config_json_can_hold():
     """NumPy's float32 passed every check, then `json.dumps` of the config (config.json, written
     once `out` was made) raised "Object of type float32 is not JSON serializable"."""
     import dataclasses
-    import json
 
     import numpy as np
 
@@ -144,6 +144,21 @@ def test_numpy_numbers_are_kept_as_what_config_json_can_hold():
     assert (saved["gamma"], saved["bc_epsilon"], saved["process_scale"]) == (0.5, 0.25, 2.0)
     assert (saved["seed"], saved["n_envs"], saved["net_arch"]) == (3, 2, [8])
     assert type(config.gamma) is float and type(config.seed) is int
+
+
+@pytest.mark.rl
+def test_a_numpy_number_set_after_the_config_was_made_is_trained_with_as_a_float(tmp_path):
+    """`train` checked a copy of the config, then ran the config itself: a float32 set after
+    it was made failed writing config.json (a TypeError, once `out` was made)."""
+    pytest.importorskip("sb3_contrib")
+    import numpy as np
+
+    from turnbudget.train import train
+
+    config = TrainConfig(algo="bc", bc_episodes=1, bc_epochs=1, n_envs=1, out=str(tmp_path / "run"))
+    config.gamma = np.float32(0.5)  # (checked again by `train`, but kept as it was)
+    train(config)
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["gamma"] == 0.5
 
 
 # (a run these tests fail to stop is short: one demonstration episode, one epoch)

@@ -290,14 +290,15 @@ class TrainConfig:
 
 
 def check_config(config: Any) -> TrainConfig:
-    """``config`` if it is a valid `TrainConfig`, else a TypeError or ValueError: what every
-    training entry point takes is checked again, since a dataclass's fields can be changed
-    after it was made (``config.seed = -1``)."""
+    """A checked copy of ``config`` if it is a valid `TrainConfig`, else a TypeError or
+    ValueError: what every training entry point takes is checked again, since a dataclass's
+    fields can be changed after it was made (``config.seed = -1``)."""
     if not isinstance(config, TrainConfig):
         hint = " (an instance: TrainConfig(...))" if config is TrainConfig else ""
         raise TypeError(f"Expect `config` to be a TrainConfig{hint}, got {brief(config)}")
-    dataclasses.replace(config)  # (its __post_init__ checks every field)
-    return config
+    # (its __post_init__ checks every field and spells each one way: the copy, not `config`,
+    # which kept a float32 set after it was made, and config.json could not be written)
+    return dataclasses.replace(config)
 
 
 # Fields that change nothing a run writes but its progress display, or name the place itself.
