@@ -285,3 +285,41 @@ def test_the_probe_summaries_name_the_field_of_a_malformed_config_or_record(two_
     del bad[won]["budget"]
     with pytest.raises(ValueError, match=rf"records\[{won}\]\['budget'\] to be set"):
         summarize_probes(config, bad, n_bootstrap=0)
+
+
+def test_a_failure_while_the_results_are_written_leaves_no_other_probes_results(
+    tmp_path, monkeypatch
+):
+    """probe.json was written first: a failure before the summary (a full disk, Ctrl-C) left
+    this call's probe.json beside the other probes' summary, which `turnbudget report` showed
+    as this call's, and their probe_report.md stayed even when every file was written."""
+    import json
+
+    from turnbudget.eval.probes import run as probe_run
+    from turnbudget.eval.report import write_probe_report
+
+    out = tmp_path / "probe"
+    first = probe("turnbudget/Maze-Easy-v0", OracleAgent(0.3), tasks=1, n_bootstrap=0,
+                  baseline_repeats=1, out=out)  # fmt: skip
+    write_probe_report(out, first.summary)
+
+    def full_disk(*args, **kwargs):
+        raise OSError("No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(probe_run, "write_probe_summary", full_disk)
+        with pytest.raises(OSError, match="No space left"):
+            probe("turnbudget/Maze-Easy-v0", OracleAgent(0.1), tasks=1, n_bootstrap=0,
+                  baseline_repeats=1, out=out)  # fmt: skip
+    left = {p.name for p in out.iterdir()} - {".turnbudget.lock"}
+    assert left == {"probes.jsonl"}  # (this call's, and no probe.json to claim them whole)
+    assert {json.loads(line)["agent"] for line in (out / "probes.jsonl").open()} == {
+        "oracle-eps0.1", "random"
+    }  # fmt: skip
+    write_probe_report(out, first.summary)
+    probe("turnbudget/Maze-Easy-v0", OracleAgent(0.1), tasks=1, n_bootstrap=0,
+          baseline_repeats=1, out=out)  # fmt: skip
+    assert not (out / "probe_report.md").exists()
+    assert json.loads((out / "probe_summary.json").read_text())["config"]["labels"] == [
+        "oracle-eps0.1"
+    ]

@@ -94,7 +94,11 @@ from turnbudget.eval.probes.plan import (
     plan_probes,
     state_signature,
 )
-from turnbudget.eval.probes.summary import summarize_probes, write_probe_summary
+from turnbudget.eval.probes.summary import (
+    PROBE_SUMMARY_FILE,
+    summarize_probes,
+    write_probe_summary,
+)
 from turnbudget.eval.run.agent_view import agent_info, grants, opaque_id
 from turnbudget.eval.run.backends import (
     KEPT_ON_ABORT,
@@ -139,6 +143,11 @@ PROBE_CONFIG_FILE = "probe.json"
 PROBES_FILE = "probes.jsonl"
 PROBE_FAILURES_FILE = "probe_failures.jsonl"
 BASELINE = "random"  # the label of the chance baseline in the results
+#: What a probe run leaves beside its probe.json, with what its callers make of it
+#: (`turnbudget.eval.report`'s probe_report.md, `turnbudget.eval.probes.validate`'s
+#: validation.json): a run into the same directory replaces all of them.
+PROBE_RESULT_FILES = (PROBES_FILE, PROBE_FAILURES_FILE, PROBE_SUMMARY_FILE, "probe_report.md",
+                      "validation.json")  # fmt: skip
 
 
 @dataclass
@@ -401,8 +410,9 @@ def probe(
         seed: base of every seed (plans, errors, agents).
         label: the agent's name in the results (default: its ``name``; one agent only).
         out: a directory for ``probe.json``, ``probes.jsonl`` and
-            ``probe_summary.json`` (replaced); ``probe_report.md`` is the caller's
-            (`turnbudget.eval.report.write_probe_report`).
+            ``probe_summary.json`` (replaced, with the report of the probes there
+            before; ``probe.json`` is written last, once the results are);
+            ``probe_report.md`` is the caller's (`turnbudget.eval.report.write_probe_report`).
         n_bootstrap: bootstrap resamples over tasks.
         progress: show a progress bar on stderr.
         workers: with ``backend``, ``backend_options``, ``timeout`` and ``retries``,
@@ -497,13 +507,17 @@ def probe(
     out_path = Path(out) if out is not None else None
     if out_path is not None:
         out_path.mkdir(parents=True, exist_ok=True)
-        write_json(out_path / PROBE_CONFIG_FILE, config.to_dict(), indent=2)
+        # The probes there before go first, their reports with them, and probe.json comes
+        # last: a failure while these are written left this probe.json beside the other
+        # probes' summary (which `turnbudget report` showed), and their probe_report.md
+        # stayed beside this call's results.
+        for name in (PROBE_CONFIG_FILE, *PROBE_RESULT_FILES):
+            (out_path / name).unlink(missing_ok=True)
         write_jsonl(out_path / PROBES_FILE, records)
-        write_probe_summary(out_path, summary)
-        failures = out_path / PROBE_FAILURES_FILE
-        failures.unlink(missing_ok=True)
         if failed:
-            write_jsonl(failures, failed)
+            write_jsonl(out_path / PROBE_FAILURES_FILE, failed)
+        write_probe_summary(out_path, summary)
+        write_json(out_path / PROBE_CONFIG_FILE, config.to_dict(), indent=2)
     return ProbeResult(config, records, summary, out_path, specs, failed)
 
 
