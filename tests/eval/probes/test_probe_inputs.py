@@ -195,6 +195,22 @@ except ValueError as exc:
 """
 
 
+def test_a_probe_json_of_gibs_is_not_read_whole(tmp_path):
+    """The probe.json compared without ``overwrite`` was read whole: a sparse file of 8 GiB
+    (no disk) filled the memory. (A child process under a 4 GiB limit.)"""
+    from _support import run_child
+
+    out = tmp_path / "probe"
+    out.mkdir()
+    with open(out / "probe.json", "wb") as f:
+        f.truncate(8 << 30)
+    done = run_child(_PROBE_CHILD, str(out))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "holds the results of other probes (its probe.json differs in all of it)" in (
+        done.stdout
+    )
+
+
 @pytest.mark.parametrize("special", ["fifo", "dev-zero"])
 def test_a_probe_json_that_is_not_a_regular_file_is_refused(tmp_path, special):
     """Without ``overwrite`` the probe.json already in ``out`` is read to compare: a FIFO there

@@ -232,3 +232,40 @@ def test_a_holder_file_with_credentials_from_an_older_version_is_shown_blanked(t
         with pytest.raises(OutputDirInUse, match=r"pid 1 on h.*http://\*\*\*@127") as refused:
             evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, out=out, n_bootstrap=0)
     _assert_no_credentials(str(refused.value), "the in-use error")
+
+
+_HELD_CHILD = """
+import os, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # (a read of /dev/zero: MemoryError)
+from pathlib import Path
+from turnbudget.eval.run.lock import HOLDER_FILE, OutputDirInUse, hold_output_dir
+out, kind = Path(sys.argv[1]), sys.argv[2]
+with hold_output_dir(out):
+    (out / HOLDER_FILE).unlink()
+    if kind == "huge":  # (sparse: 8 GiB that take no disk)
+        with open(out / HOLDER_FILE, "wb") as f:
+            f.truncate(8 << 30)
+    elif kind == "fifo":
+        os.mkfifo(out / HOLDER_FILE)
+    else:
+        (out / HOLDER_FILE).symlink_to("/dev/zero")
+    try:
+        with hold_output_dir(out):
+            pass
+    except OutputDirInUse as exc:
+        print("OutputDirInUse:", exc)
+"""
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge"])
+def test_a_holder_file_that_is_not_a_small_regular_file_is_not_read(tmp_path, kind):
+    """A second holder reads the lock's holder file to name the first: read whole, a FIFO there
+    blocked the refusal for ever, a link to /dev/zero or a file of GiBs filled the memory.
+    (A child process: a regression hangs it, which `HANG_GUARD` reports.)"""
+    from _support import run_child
+
+    done = run_child(_HELD_CHILD, str(tmp_path / "run"), kind)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "in use by another evaluation: a process that has not said who it is yet" in (
+        done.stdout
+    )

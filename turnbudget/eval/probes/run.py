@@ -119,7 +119,7 @@ from turnbudget.eval.run.plan import (
 )
 from turnbudget.eval.run.sealed import driven_form
 from turnbudget.records import LogError, cap_text, write_json, write_jsonl
-from turnbudget.records.files import open_regular
+from turnbudget.records.files import MAX_JSON_BYTES, open_regular
 from turnbudget.wrappers.inject_errors import narrate
 
 __all__ = [
@@ -528,7 +528,8 @@ def _check_other_probes(out: Path, config: ProbeConfig) -> None:
         return
     try:  # (a FIFO read with read_text blocked for ever, a link to /dev/zero filled the memory)
         with open_regular(saved) as f:
-            theirs = json.loads(f.read())
+            text = f.read(MAX_JSON_BYTES + 1)  # (a sparse file of GiBs was read whole)
+        theirs = json.loads(text) if len(text) <= MAX_JSON_BYTES else None
     except LogError:  # (not a regular file: named as such)
         raise
     except (OSError, ValueError, RecursionError):

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from turnbudget._checks import PATH_CHARS, brief
 from turnbudget.agents.secrets import redact
 from turnbudget.records import write_json
+from turnbudget.records.files import open_regular
 
 __all__ = [
     "LOCK_FILE",
@@ -47,6 +48,8 @@ __all__ = [
 #: The lock file in a run directory, and the file that says who holds it.
 LOCK_FILE = ".turnbudget.lock"
 HOLDER_FILE = ".turnbudget.lock.json"
+#: The most of a holder file read (one is a few hundred bytes: its command is cut at 200).
+MAX_HOLDER_BYTES = 1 << 20
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -74,12 +77,18 @@ def _check_out(out: Path) -> list[Path]:
 
 def _holder(out: Path) -> str:
     try:
-        holder = json.loads((out / HOLDER_FILE).read_text())
+        # (a FIFO there blocked the refusal for ever, a link to /dev/zero filled the memory:
+        # a regular file only, and no more of it than a holder ever writes)
+        with open_regular(out / HOLDER_FILE) as f:
+            text = f.read(MAX_HOLDER_BYTES + 1)
+        if len(text) > MAX_HOLDER_BYTES:
+            raise ValueError("not a holder file: too large")
+        holder = json.loads(text)
         return redact(  # (a file left by an older version may hold a --base-url's password)
             f"pid {holder['pid']} on {holder['host']}, started {holder['started']}"
             f" ({holder['command']})"
         )
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return "a process that has not said who it is yet"
 
 
