@@ -187,3 +187,79 @@ def test_ctrl_c_before_the_command_runs_is_one_line(monkeypatch, capsys):
             pytest.fail("Ctrl-C while the library was imported escaped python -m turnbudget")
     assert exit_.value.code == INTERRUPTED
     assert capsys.readouterr().err == "turnbudget: interrupted\n"
+
+
+# Put where a child finds it first: holds the child's first import of gymnasium (the library's
+# own imports, before any of the command's code runs) until Ctrl-C, having said so on stdout.
+_IMPORT_GATE = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # (as from a terminal)
+
+class Gate:
+    def find_spec(self, name, path=None, target=None):
+        if name == "gymnasium":
+            sys.meta_path.remove(self)
+            os.write(1, b"importing gymnasium\\n")
+            signal.pause()  # (until SIGINT, whose handler raises here, or at once if it came)
+
+sys.meta_path.insert(0, Gate())
+"""
+
+
+def _console_script() -> str:
+    import shutil
+    import sys
+
+    script = shutil.which("turnbudget", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("no turnbudget script beside this interpreter")
+    return script
+
+
+@pytest.mark.timeout(600, method="thread")
+@pytest.mark.parametrize("entry", ["-m turnbudget", "-m turnbudget.cli", "script"])
+def test_ctrl_c_while_the_command_imports_the_library_is_one_line(entry, tmp_path):
+    """The command's first ~0.2 s import the library (``import turnbudget``: gymnasium, the
+    registry), before `main` or a ``__main__`` module can catch anything: Ctrl-C there printed
+    a traceback of whatever was loading and ended the process by SIGINT."""
+    import sys
+
+    (tmp_path / "sitecustomize.py").write_text(_IMPORT_GATE)
+    start = [_console_script()] if entry == "script" else entry.split()
+    env = {**ENV, "PYTHONPATH": os.pathsep.join([str(tmp_path), ENV["PYTHONPATH"]])}
+    proc = subprocess.Popen(
+        [sys.executable, *start, "list"], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout.readline() == "importing gymnasium\n", proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        proc.wait(timeout=HANG_GUARD)
+    assert (proc.returncode, err, out) == (INTERRUPTED, "turnbudget: interrupted\n", "")
+
+
+def test_a_program_importing_the_library_keeps_its_ctrl_c(monkeypatch):
+    """Only the command turns Ctrl-C during the import into its one line: elsewhere
+    (``python -m othertool``, a script, a notebook) the KeyboardInterrupt is the program's."""
+    import sys
+
+    import turnbudget
+
+    for argv, orig, command in [
+        (["/venv/bin/turnbudget", "list"], ["/venv/bin/python", "/venv/bin/turnbudget", "list"],
+         True),
+        (["-m", "list"], ["python", "-m", "turnbudget", "list"], True),
+        (["-m"], ["python", "-Im", "turnbudget.cli"], True),
+        (["-m", "x"], ["python", "-mturnbudget", "x"], True),
+        (["-m", "turnbudget"], ["python", "-m", "othertool", "turnbudget"], False),
+        (["train.py"], ["python", "train.py"], False),
+        (["-c"], ["python", "-c", "import turnbudget"], False),
+        ([""], ["python"], False),
+    ]:  # fmt: skip
+        monkeypatch.setattr(sys, "argv", argv)
+        monkeypatch.setattr(sys, "orig_argv", orig)
+        assert turnbudget._started_as_the_command() is command, orig
