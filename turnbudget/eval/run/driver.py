@@ -29,8 +29,10 @@ the program; the driver owns everything else once:
 - timeouts (`alarm`): per episode, or per batch turn until the earliest
   deadline of the episodes in flight. An agent's optional ``ready()`` (a
   sealed agent's: it starts the agent's process) runs when the driver is
-  built and before each episode or turn, outside the clock, so starting a
-  process never counts as an episode's time.
+  built and before each episode or turn, outside the driver's clock (the local
+  backend's). A pool or Ray worker's clock is its parent's, which runs from the
+  chunk's start: a sealed agent's process that died in one episode is started
+  again inside the next one's time there (see docs/guides/agents.md).
 
 Backends build one driver per worker (``Driver(agents, config, serialize,
 kind=...)``, the runner hook of `turnbudget.eval.run.backends`) and call
