@@ -281,3 +281,29 @@ def test_eval_takes_a_setting_of_a_number_past_4300_digits_as_text(tmp_path, mon
     monkeypatch.chdir(tmp_path)
     assert main([*EVAL, "--no-plots", "--quiet", "--errors", "9" * 5001]) == 2
     assert "Cannot build 'turnbudget/Maze-Easy-v0' with errors=" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["list", "--seeds=--"],
+        ["play", "turnbudget/Maze-Easy-v0", "--seed=--"],
+        [*EVAL, "--env=--"],
+        ["probe", "--env", "Maze-Easy-v0", "--agent=--"],
+        ["export-policy", "zoo/maze-easy/base/seed0", "out", "--card=--"],
+        ["textworld", "pregen", "--workers=--"],
+    ],
+)
+def test_an_option_given_a_double_dash_value_is_refused_in_one_line(
+    tmp_path, monkeypatch, capsys, argv
+):
+    """argparse (before Python 3.13) takes the "--" of ``--opt=--`` for the end of the options
+    and stores [] without the option's type: the commands failed on a list with a traceback
+    (``list --seeds=--``: TypeError, ``eval --env=--``: AttributeError)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    option = next(a for a in argv if a.endswith("=--")).removesuffix("=--")
+    assert f"error: argument {option}: expected one argument, got '--'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import itertools
 import os
 import re
 import sys
@@ -111,6 +112,13 @@ class _Parser(argparse.ArgumentParser):
     every secret blanked; the value of an unknown option named like a secret is not shown."""
 
     def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        args = [*(sys.argv[1:] if args is None else args)]  # (`list` is the subcommand here)
+        for arg in itertools.takewhile(lambda a: a != "--", args):
+            name, equals, value = arg.partition("=")
+            if name.startswith("-") and equals and value == "--":
+                # (argparse before 3.13 takes that "--" for the end of the options and stores
+                # [] without the option's type: `list --seeds=--` failed on a list, a traceback)
+                self.error(f"argument {name}: expected one argument, got '--'")
         parsed, unknown = self.parse_known_args(args, namespace)
         if unknown:
             self.error(f"unrecognized arguments: {' '.join(_unshown_secrets(unknown))}")
