@@ -24,6 +24,8 @@ def _started_as_the_command() -> bool:
         return False
     if sys.argv[0] != "-m":
         return Path(sys.argv[0]).stem in ("turnbudget", "turnbudget-script")
+    if len(sys.orig_argv) < len(sys.argv):  # (an embedding program's own argv)
+        return False
     given = sys.orig_argv[-len(sys.argv)]  # ("turnbudget", or "-mturnbudget", "-Im...")
     module = re.sub(r"^-[^m]*m", "", given) if given.startswith("-") else given
     return module.partition(".")[0] == "turnbudget"

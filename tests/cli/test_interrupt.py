@@ -259,6 +259,7 @@ def test_a_program_importing_the_library_keeps_its_ctrl_c(monkeypatch):
         (["train.py"], ["python", "train.py"], False),
         (["-c"], ["python", "-c", "import turnbudget"], False),
         ([""], ["python"], False),
+        (["-m", "a", "b", "c"], ["python", "-m"], False),  # (argv set by an embedding program)
     ]:  # fmt: skip
         monkeypatch.setattr(sys, "argv", argv)
         monkeypatch.setattr(sys, "orig_argv", orig)
