@@ -170,6 +170,21 @@ def test_base_url_credentials_are_written_nowhere_and_still_reach_the_server(
     assert agent.base_url == server.url()
 
 
+def test_a_query_without_credentials_reaches_the_server_and_blanks_nothing():
+    """``?format=json`` was registered as a secret: "json" was blanked in every log record,
+    error and step note of the process. It still goes with every request."""
+    from turnbudget.agents.secrets import redact
+
+    with FakeServer(lambda handler, request: as_json(reply_body("look json"))) as server:
+        agent = _agent(server.url(query="?format=json&api-version=2024-06-01"))
+        agent.reset(0)
+        assert agent.act("A hall.", {"admissible_actions": ["look", "look json"]}) == "look json"
+    assert server.paths[-1].endswith("/chat/completions?format=json&api-version=2024-06-01")
+    assert agent.step_note()["reply"] == "look json" and agent.base_url == server.url()
+    assert redact("json 2024-06-01") == "json 2024-06-01"
+    assert "format=json" not in repr(agent) and b"format=json" not in pickle.dumps(agent)
+
+
 @pytest.mark.parametrize("how", ["object", "spec-default-url"])
 def test_a_sealed_llm_agent_still_gets_its_urls_credentials(how, monkeypatch):
     """A sealed agent's process gets no variable holding a URL with credentials, but the one

@@ -65,6 +65,21 @@ def test_url_credentials_are_values_and_shapes():
     assert redact("echoed gsk_abcdef and hf_abcdef") == "echoed gsk_*** and hf_***"
 
 
+def test_only_query_values_named_like_credentials_are_url_secrets():
+    """Every query value was one: a base URL with ``?format=json`` blanked every "json" of
+    the run's logs, errors and step notes."""
+    url = (
+        "https://h/v1?format=json&api-version=2024-06-01&API_KEY=Ak-51&X-Amz-Signature=Sg-77"
+        "&access_token=Tk-93&Password=Pw-12&Authorization=Au-34&credential=Cr-56&secret=Sc-78&code=Cd-9"
+    )
+    secrets_named = ["Ak-51", "Sg-77", "Tk-93", "Pw-12", "Au-34", "Cr-56", "Sc-78", "Cd-9"]
+    assert url_secrets(url) == secrets_named
+    assert url_secrets("http://tok3n-only@h/v1?format=json")[-1] == "tok3n-only"
+    remember(*url_secrets(url))
+    settings = "reply as json, api-version 2024-06-01"
+    assert redact(settings) == settings
+
+
 def test_short_values_are_not_registered():
     remember("ab", None, "")
     assert redact("a tab") == "a tab"

@@ -40,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import urllib.parse
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence, Sized
 from typing import Any
@@ -277,7 +278,8 @@ def evaluate_rows(
     api_key_env = api_key_env.strip()
     check_base_url(base_url)
     credentials = url_secrets(base_url)
-    if credentials:
+    # (a query with no credential in it is refused too: it would end up mid-path)
+    if credentials or urllib.parse.urlsplit(base_url).query:
         # Refused rather than blanked: verifiers copies the client config, this URL verbatim,
         # into every trace it returns and ships (trace.agent.config.client), and builds its
         # request URLs by appending to it (a query would end up in the middle of the path).

@@ -22,7 +22,8 @@ base URL (``user:password@``, a token, query values) are kept out of it too:
 from an environment variable (``OPENAI_BASE_URL`` when it came from there; for
 a URL given as an argument, one this process sets for its worker processes,
 which inherit it). So the agent's repr, its pickle and the run's ``run.json``
-hold no secret, and every value is registered with
+hold no secret, and every credential (the key, the URL's user info and its query
+values named like credentials: ``format=json`` is none) is registered with
 `turnbudget.agents.secrets`, which blanks it wherever it could be written or
 shown: step notes, error messages, records, the run lock, log records, and a
 command taken from the reply's own words (a server that echoes the key: the
@@ -373,9 +374,11 @@ class ChatAgent:
         if url is not None:
             check_base_url(url)
         self.base_url = redact_url(url).rstrip("/") if url else None
-        # The environment variable holding the URL with its credentials (None: it has none).
+        # The environment variable holding the URL with what `base_url` leaves out, its user
+        # info and query (None: it has neither). A query that holds no credential is still
+        # sent (``api-version=...``), so it travels the same way.
         self._url_env: str | None = None
-        if url and url_secrets(url):
+        if url and (url_secrets(url) or urllib.parse.urlsplit(url).query):
             self._url_env = BASE_URL_ENV if base_url is None else _publish_url(url)
         self.api_key_env = api_key_env.strip()
         self._remember_secrets()

@@ -15,7 +15,9 @@ whose text a server wrote).
 Shapes stay as a fallback for what nobody registered (a stale lock file, a
 command line of another process): a URL's user info, URL query values whose
 names look like credentials (``key``, ``token``, ``sig``, ...) and key-like
-tokens (``sk-...``, ``gsk_...``, ``hf_...``, ``Bearer ...``).
+tokens (``sk-...``, ``gsk_...``, ``hf_...``, ``Bearer ...``). Of a URL's query,
+only the values so named are registered (`url_secrets`): ``?format=json`` would
+blank every "json" of every log.
 
 Example:
     >>> remember("p@ss/w0rd!")
@@ -57,9 +59,12 @@ _factory_installed = False
 # its key word.
 # (Unbounded, "?key" * 2000 took 65 s, and "a." * 16000 several, per reply.)
 _USERINFO = re.compile(r"(?i)(?<![a-z])([a-z][a-z0-9+.\-]{0,31}://)[^\s/?#@]*@")
+# What in a query value's name says it is a credential (``api_key``, ``X-Amz-Signature``,
+# Azure Functions' ``code``).
+_CREDENTIAL_WORDS = "key|token|secret|pass|pwd|auth|sig|cred|code"
+_CREDENTIAL_NAME = re.compile(rf"(?i){_CREDENTIAL_WORDS}")
 _KEY_QUERY = re.compile(
-    r"(?i)([?&][^=&#\s?]{0,64}?(?:key|token|secret|pass|pwd|auth|sig|cred)[^=&#\s?]{0,64}=)"
-    r"[^&#\s]+"
+    rf"(?i)([?&][^=&#\s?]{{0,64}}?(?:{_CREDENTIAL_WORDS})[^=&#\s?]{{0,64}}=)[^&#\s]+"
 )
 _KEYLIKE = re.compile(r"(?i)\b(sk-|sk_|gsk_|hf_|xai-|nvapi-|pk-|rk-|bearer\s+)[A-Za-z0-9_\-*.]{4,}")
 
@@ -125,11 +130,14 @@ def _check_text(value: Any, name: str) -> None:
 
 def url_secrets(url: str | None) -> list[str]:
     """The credentials a URL carries: its user info (the password, or a lone token, and
-    the ``user:password`` pair with its basic-auth base64) and every query value.
+    the ``user:password`` pair with its basic-auth base64) and the query values whose names
+    look like credentials (``key``, ``token``, ``secret``, ``password``, ``sig``, ``auth``,
+    ``cred``, ``code``, in any case). Other query values are settings (``format=json``,
+    ``api-version=2024-06-01``): registered, every "json" of the run's logs was blanked.
 
     Example:
-        >>> url_secrets("https://me:hunter22@host/v1?key=abc123&v=2")
-        ['me:hunter22', 'bWU6aHVudGVyMjI=', 'hunter22', 'abc123', '2']
+        >>> url_secrets("https://me:hunter22@host/v1?key=abc123&v=2&format=json")
+        ['me:hunter22', 'bWU6aHVudGVyMjI=', 'hunter22', 'abc123']
     """
     _check_text(url, "url")
     if not url:
@@ -142,7 +150,8 @@ def url_secrets(url: str | None) -> list[str]:
         plain = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
         found += [userinfo, base64.b64encode(plain.encode()).decode()]
         found.append(password if has_password else user)
-    found += [value for _, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)]
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    found += [value for name, value in query if _CREDENTIAL_NAME.search(name)]
     return [value for value in found if value]
 
 
