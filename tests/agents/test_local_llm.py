@@ -76,6 +76,32 @@ def test_llm_local_spec_and_settings_are_checked():
             LocalChatAgent(path)
 
 
+@pytest.mark.llm
+@pytest.mark.parametrize("chat_format", ["nope", "functionary"])
+def test_a_chat_format_the_in_process_model_cannot_use_is_refused_when_built(
+    chat_format, tmp_path, monkeypatch
+):
+    """It was refused only at the first decision, after the model had loaded ("needs
+    llama.cpp's chat formatter format_nope"); ``functionary`` is a handler with no formatter
+    to build prompts with. ``llama-2`` is registered under another name than its formatter's
+    (format_llama2) and was refused the same way."""
+    pytest.importorskip("llama_cpp")
+    from turnbudget.agents import local_llm, local_server
+
+    expect = rf"Expect `chat_format` to be one of .*\(alpaca, .*gemma, .*llama-2, .*\), got '{chat_format}'"
+    with pytest.raises(ValueError, match=expect):
+        make_agent("llm:local", chat_format=chat_format)
+    for usable in ("gemma", "llama-2", "llama-3", "vicuna"):
+        assert LocalChatAgent(chat_format=usable).chat_format == usable
+        assert callable(local_llm._formatter(usable))
+    # Built where llama_cpp was not found (it is checked then), refused before the model loads:
+    monkeypatch.setattr(local_server, "_llama_cpp_installed", lambda: False)
+    (tmp_path / "m.gguf").write_bytes(b"GGUF" + bytes(60))  # (no model: loading it would fail)
+    agent = LocalChatAgent(tmp_path / "m.gguf", chat_format=chat_format)
+    with pytest.raises(ValueError, match=expect):
+        agent.act("A hall.", {"admissible_actions": ["look"]})
+
+
 @pytest.mark.timeout(120, method="thread")  # a hang guard: llama.cpp read a FIFO for ever
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_a_model_path_that_is_no_regular_file_is_refused_by_act_without_preflight(tmp_path):

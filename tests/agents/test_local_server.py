@@ -46,3 +46,30 @@ def test_a_server_with_the_prompt_cache_chooses_as_one_without(llm_server, tmp_p
             )  # fmt: skip
             played.append([(s["episode_id"], s["action"]) for s in result.steps])
     assert played[0] == played[1]
+
+
+@pytest.mark.llm
+def test_a_chat_format_llama_cpp_does_not_know_is_refused_before_a_process_starts(
+    tmp_path, monkeypatch
+):
+    """``chat_format="nope"`` started a server that answered every chat request with a 500
+    ("Invalid chat handler"), reported after every retry as a server that did not answer."""
+    pytest.importorskip("llama_cpp.server")
+    from turnbudget.agents import local_server
+
+    expect = (
+        r"Expect `chat_format` to be one of llama.cpp's chat formats \(.*gemma.*\).* got 'nope'"
+    )
+    with pytest.raises(ValueError, match=expect):
+        LocalServer(model_path="m.gguf", chat_format="nope")
+    for known in ("gemma", "llama-2", "chat_template.default"):  # (the last: the file's own)
+        LocalServer(model_path="m.gguf", chat_format=known)
+    # Built where llama_cpp was not found (it is checked then), started where it is:
+    monkeypatch.setattr(local_server, "_llama_cpp_installed", lambda: False)
+    (tmp_path / "m.gguf").write_bytes(b"GGUF" + bytes(60))
+    server = LocalServer(
+        model_path=tmp_path / "m.gguf", chat_format="nope", log_path=tmp_path / "log"
+    )
+    with pytest.raises(ValueError, match=expect):
+        server.start()
+    assert server.pid is None and not server.running

@@ -57,7 +57,14 @@ from typing import Any
 
 from turnbudget.agents.llm import ChatAgent, RequestRejected, _Create, _ListModels, _short
 
-__all__ = ["BLOCK", "LOCAL_OWNER", "LocalChatAgent", "TokenTrie", "make_local_agent"]
+__all__ = [
+    "BLOCK",
+    "LOCAL_OWNER",
+    "LocalChatAgent",
+    "TokenTrie",
+    "check_chat_format",
+    "make_local_agent",
+]
 
 #: ``owned_by`` of the in-process model (see `ChatAgent`'s server constraints).
 LOCAL_OWNER = "turnbudget-local"
@@ -89,6 +96,41 @@ _MODELS: dict[tuple[str, int, int, str, int], _Model] = {}
 _MODELS_LOCK = threading.Lock()
 
 
+def _formatter(chat_format: str) -> Any:
+    """llama.cpp's chat formatter registered as ``chat_format`` (it builds the prompt whose
+    tokens the model evaluates), or None: not registered, or a handler with no formatter
+    (``functionary``)."""
+    import inspect
+
+    from llama_cpp import llama_chat_format
+
+    from turnbudget.agents.local_server import chat_formats
+
+    handler = chat_formats().get(chat_format)
+    if handler is None:
+        return None
+    name = "format_" + chat_format.replace("-", "_").replace(".", "_")
+    formatter = getattr(llama_chat_format, name, None)
+    if formatter is None and inspect.isfunction(handler):
+        # (registered under another name than its function's: llama-2 is format_llama2)
+        formatter = inspect.getclosurevars(handler).nonlocals.get("chat_formatter")
+    return formatter if callable(formatter) else None
+
+
+def check_chat_format(chat_format: str) -> None:
+    """Raise ``ValueError`` unless the in-process model can build prompts in ``chat_format``
+    (one of llama.cpp's registered chat formats with a formatter): else every decision was
+    refused, the first one after the model had loaded."""
+    from turnbudget.agents.local_server import chat_formats
+
+    if _formatter(chat_format) is None:
+        usable = sorted(name for name in chat_formats() if _formatter(name) is not None)
+        raise ValueError(
+            "Expect `chat_format` to be one of llama.cpp's chat formats the in-process model "
+            f"(llm:local) can use ({', '.join(usable)}), got {chat_format!r}"
+        )
+
+
 def _llama(model_path: str, n_ctx: int, n_threads: int, chat_format: str, cache_mb: int) -> _Model:
     key = (model_path, n_ctx, n_threads, chat_format, cache_mb)
     with _MODELS_LOCK:
@@ -99,6 +141,7 @@ def _llama(model_path: str, n_ctx: int, n_threads: int, chat_format: str, cache_
                 raise ImportError(
                     "llm:local needs llama-cpp-python: pip install -e '.[llm]' in the turnbudget checkout"
                 ) from None
+            check_chat_format(chat_format)  # (before the model loads)
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:
                 llama = Llama(
@@ -378,12 +421,9 @@ class _Completions:
 
     def _prompt(self, messages: list[dict[str, str]]) -> tuple[list[int], int]:
         """The prompt's tokens as llama.cpp's chat handler builds them, and the stop token."""
-        from llama_cpp import llama_chat_format
-
-        name = "format_" + self.chat_format.replace("-", "_").replace(".", "_")
-        formatter = getattr(llama_chat_format, name, None)
-        if formatter is None:
-            raise ValueError(f"llm:local needs llama.cpp's chat formatter {name}, not found")
+        formatter = _formatter(self.chat_format)
+        if formatter is None:  # (checked when the model loaded: a registry changed since)
+            check_chat_format(self.chat_format)
         llama = self.llama
         formatted = formatter(messages=messages)
         prompt = llama.tokenize(
@@ -506,6 +546,10 @@ class LocalChatAgent(ChatAgent):
             raise ValueError(
                 f"Expect `chat_format` to be a llama.cpp chat format, got {chat_format!r}"
             )
+        from turnbudget.agents.local_server import _llama_cpp_installed
+
+        if _llama_cpp_installed():  # (else the first decision names the extra to install)
+            check_chat_format(chat_format)
         self.model_path = None if model_path is None else Path(model_path)
         self.n_threads = n_threads
         self.n_ctx = n_ctx

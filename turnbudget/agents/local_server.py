@@ -41,6 +41,7 @@ __all__ = [
     "MAX_N_CTX",
     "MAX_THREADS",
     "LocalServer",
+    "chat_formats",
     "check_llama_settings",
     "gguf_problem",
     "local_model_path",
@@ -84,6 +85,38 @@ def check_llama_settings(n_threads: Any, n_ctx: Any, cache_mb: Any) -> None:
                 f"Expect `{name}` to be an int >= {least} and at most {most} ({why}), "
                 f"got {brief(value)}"
             )
+
+
+def chat_formats() -> dict[str, Any]:
+    """llama-cpp-python's registry of chat formats: name -> its chat completion handler."""
+    from llama_cpp import llama_chat_format
+
+    # (the registry has no public listing; its own "Invalid chat handler" error reads this)
+    return dict(llama_chat_format.LlamaChatCompletionHandlerRegistry()._chat_handlers)
+
+
+#: How llama.cpp names a chat template it reads from the model file (``chat_template.default``).
+_MODEL_TEMPLATE_PREFIX = "chat_template."
+
+
+def _check_server_chat_format(chat_format: str) -> None:
+    """Raise ``ValueError`` unless ``llama_cpp.server`` knows ``chat_format``: one it does not
+    know started all the same, and answered every chat request with a 500 (retried, then
+    "did not answer" for every episode)."""
+    formats = chat_formats()
+    if chat_format in formats or chat_format.startswith(_MODEL_TEMPLATE_PREFIX):
+        return
+    raise ValueError(
+        f"Expect `chat_format` to be one of llama.cpp's chat formats ({', '.join(sorted(formats))}) "
+        f"or {_MODEL_TEMPLATE_PREFIX}NAME (a template in the model file), got {chat_format!r}"
+    )
+
+
+def _llama_cpp_installed() -> bool:
+    """Whether llama-cpp-python is there to ask (found, not imported)."""
+    import importlib.util
+
+    return importlib.util.find_spec("llama_cpp") is not None
 
 
 def local_model_path(directory: str | os.PathLike[str] | None = None) -> Path:
@@ -254,6 +287,8 @@ class LocalServer:
         for name, value in (("model", model), ("chat_format", chat_format)):
             if not isinstance(value, str) or not value.strip() or not value.isprintable():
                 raise ValueError(f"Expect `{name}` to be a non-empty name, got {brief(value)}")
+        if _llama_cpp_installed():  # (else `start` checks it, after naming the extra)
+            _check_server_chat_format(chat_format)
         if (
             isinstance(startup_timeout, bool)
             or not isinstance(startup_timeout, (int, float))
@@ -354,6 +389,7 @@ class LocalServer:
                 "serve-local needs llama-cpp-python's server: pip install -e '.[llm]' in the turnbudget checkout "
                 '(it compiles; CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" builds it portable)'
             ) from None
+        _check_server_chat_format(self.chat_format)
         if self.model_path is None:
             self.model_path = local_model_path()
         if self.port is None:
