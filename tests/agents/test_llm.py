@@ -156,6 +156,17 @@ def test_constrained_decoding_yields_only_admissible_commands(llm_server):
     print(f"\ncommands chosen under the grammar: {sorted(seen)}")
 
 
+def test_an_admissible_command_longer_than_max_tokens_comes_back_whole(llm_server):
+    """Under the grammar a reply was cut at ``max_tokens`` like any other: "take the small"
+    (inadmissible, an invalid turn) where the model had chosen a longer command."""
+    commands = ["open the heavy wooden door slowly", "take the small brass key from the table"]
+    agent = _agent(llm_server, constrain="grammar", parse="strict", max_tokens=2, temperature=1.0)
+    for seed in range(3):
+        agent.reset(seed)
+        assert agent.act("A hall.", {"admissible_actions": commands}) in commands
+        assert agent.step_note()["parse"] == "exact", agent.step_note()
+
+
 def test_a_rejected_constraint_falls_back_to_plain_requests(llm_server, caplog):
     # llama-cpp-python's server answers 422 to an OpenAI json_schema response_format.
     env = turnbudget.make(ENV)

@@ -185,6 +185,26 @@ def test_a_query_without_credentials_reaches_the_server_and_blanks_nothing():
     assert "format=json" not in repr(agent) and b"format=json" not in pickle.dumps(agent)
 
 
+@pytest.mark.parametrize("constrain", ["grammar", "guided_choice", "json_schema", "none"])
+def test_a_constrained_request_leaves_room_for_the_longest_admissible_command(constrain):
+    """Its reply was cut at ``max_tokens`` like any other: an admissible command longer than
+    that came back as an inadmissible start. A plain request keeps ``max_tokens``."""
+    sent: list[int] = []
+
+    def answer(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[int, str, bytes]:
+        sent.append(request["max_tokens"])
+        return as_json(reply_body("look"))
+
+    longest = "take the small brass key from the table and the café's lamp"
+    with FakeServer(answer) as server:
+        agent = _agent(server.url(), constrain=constrain, max_tokens=2)
+        agent.reset(0)
+        assert agent.act("A hall.", {"admissible_actions": ["look", longest]}) == "look"
+    assert agent.step_note()["constraint"] == constrain
+    room = len(longest.encode()) + 1  # (a token holds at least one byte)
+    assert sent == [2] if constrain == "none" else sent[0] >= room, sent
+
+
 @pytest.mark.parametrize("how", ["object", "spec-default-url"])
 def test_a_sealed_llm_agent_still_gets_its_urls_credentials(how, monkeypatch):
     """A sealed agent's process gets no variable holding a URL with credentials, but the one

@@ -177,6 +177,20 @@ def test_in_process_choice_returns_only_admissible_commands(local_agent):
 
 
 @pytest.mark.llm
+@pytest.mark.parametrize("constrain", ["grammar", "guided_choice"])
+def test_an_admissible_command_longer_than_max_tokens_comes_back_whole(local_agent, constrain):
+    """Under the grammar a reply was cut at ``max_tokens`` like any other: "take the small"
+    (inadmissible, an invalid turn) where the model had chosen a longer command."""
+    commands = ["open the heavy wooden door slowly", "take the small brass key from the table"]
+    agent = local_agent(history=0, constrain=constrain, parse="strict", max_tokens=2)
+    for seed, temperature in ((0, 0.0), (1, 1.0), (2, 1.0)):
+        agent.temperature = temperature
+        agent.reset(seed)
+        assert agent.act("A hall.", {"admissible_actions": commands}) in commands
+        assert agent.step_note()["parse"] == "exact", agent.step_note()
+
+
+@pytest.mark.llm
 def test_a_prompt_past_the_context_is_a_clear_refusal_naming_the_fix(local_agent):
     """A 16-turn history on Shop-Easy once reached 4,072 of 4,096 tokens and llama.cpp failed
     mid-decode, reported as "LLM server at https://api.openai.com/v1 rejected the request"."""

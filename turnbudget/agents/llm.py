@@ -594,6 +594,10 @@ class ChatAgent:
         extra = constraint_body(constraint, admissible)
         if extra:
             body["extra_body"] = extra
+            # A constrained reply is cut by `max_tokens` like any other: an admissible command
+            # longer than it came back as an inadmissible start ("take the small"). The model
+            # stops where the constraint ends, so room for the longest costs nothing.
+            body["max_tokens"] = max(self.max_tokens, _constrained_tokens(constraint, admissible))
         return body
 
     def _finish(
@@ -963,6 +967,26 @@ class ChatAgent:
             shared.async_client = self._new_client(is_async=True)
             shared.async_loop = loop
         return shared.async_client
+
+
+def _constrained_tokens(constraint: str, commands: list[str]) -> int:
+    """The most tokens a reply under ``constraint`` may take to be whole: a token holds at
+    least one byte of text, so the bytes of the longest reply it allows (a command, or for
+    ``json_schema`` the JSON object naming one, with room for the spaces a schema's grammar
+    lets in), and one more.
+
+    Example:
+        >>> _constrained_tokens("grammar", ["look", "take the brass key"])
+        19
+    """
+    if constraint == "json_schema":
+        longest = max(
+            len(json.dumps({"command": c}, ensure_ascii=escaped).encode())
+            for c in commands
+            for escaped in (True, False)
+        )
+        return longest + 16
+    return max(len(c.encode()) for c in commands) + 1
 
 
 def _timeout_message(seconds: float) -> str:
