@@ -207,6 +207,20 @@ def test_serve_local_says_one_line_for_each_bad_setting(tmp_path, capsys):
             assert err.count("\n") == 1, err
 
 
+def test_serve_local_without_llama_cpp_leaves_no_log_file(tmp_path, capsys, monkeypatch):
+    """``serve-local --log FILE`` made its log before it looked for llama-cpp-python: the
+    refusal (exit 1) left an empty log behind."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # as without the llm extra
+    monkeypatch.setitem(sys.modules, "llama_cpp.server", None)
+    log = tmp_path / "server.log"
+    assert main(["serve-local", "--port", "0", "--log", str(log)]) == 1
+    err = capsys.readouterr().err
+    assert "pip install -e '.[llm]'" in err and err.count("\n") == 1, err
+    assert not log.exists()
+
+
 def test_llm_local_without_its_model_file_fails_in_preflight(tmp_path):
     agent = LocalChatAgent(tmp_path / "missing.gguf")
     with pytest.raises(

@@ -366,6 +366,15 @@ class LocalServer:
             )
         if self.model_path is not None:
             _check_gguf(self.model_path)
+        # (before the log is made: a refusal leaves no file behind)
+        try:
+            import llama_cpp.server  # noqa: F401
+        except ImportError:
+            raise ImportError(
+                "serve-local needs llama-cpp-python's server: pip install -e '.[llm]' in the turnbudget checkout "
+                '(it compiles; CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" builds it portable)'
+            ) from None
+        _check_server_chat_format(self.chat_format)
         if self.log_path is None:
             fd, name = tempfile.mkstemp(prefix="turnbudget-llama-", suffix=".log")
             os.close(fd)
@@ -382,14 +391,6 @@ class LocalServer:
 
     def _run(self) -> None:
         """Start the process (the log is open) and wait until it answers."""
-        try:
-            import llama_cpp.server  # noqa: F401
-        except ImportError:
-            raise ImportError(
-                "serve-local needs llama-cpp-python's server: pip install -e '.[llm]' in the turnbudget checkout "
-                '(it compiles; CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" builds it portable)'
-            ) from None
-        _check_server_chat_format(self.chat_format)
         if self.model_path is None:
             self.model_path = local_model_path()
         if self.port is None:
