@@ -266,6 +266,8 @@ def _noun(spec: Any) -> str:
         return f"{_noun(spec.spec)} or None"
     if isinstance(spec, (Items, list)):
         return "a list" if isinstance(spec, list) or not spec.least else "a non-empty list"
+    if isinstance(spec, Each) and spec.least:
+        return "a non-empty mapping"
     return "a mapping" if isinstance(spec, (dict, Each)) else "a value"
 
 

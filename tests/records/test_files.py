@@ -785,9 +785,15 @@ def _first_estimate(groups: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize(
     "edit,expect",
     [
-        (lambda groups: groups.clear(), "the skills of each label by env group"),
-        (lambda groups: _first_estimate(groups).update(mean=float("nan")), "is nan"),
-        (lambda groups: _first_estimate(groups).update(low=float("-inf")), "is -inf"),
+        (lambda groups: groups.clear(), "['oracle-eps0.2'] to be a non-empty mapping, got dict {}"),
+        (
+            lambda groups: _first_estimate(groups).update(mean=float("nan")),
+            "['single_step_skill']['mean'] to be a finite number, got float nan",
+        ),
+        (
+            lambda groups: _first_estimate(groups).update(low=float("-inf")),
+            "['single_step_skill']['low'] to be a finite number, got float -inf",
+        ),
         (lambda groups: _first_estimate(groups).update(high=1e308), "high <= 1"),
         (lambda groups: _first_estimate(groups).update(low=0.9, high=0.1), "low <= mean <= high"),
     ],
