@@ -131,6 +131,19 @@ def test_a_policy_whose_weights_diverged_is_not_saved(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+def test_training_that_diverges_says_so_in_one_line(tmp_path, capsys):
+    """A learning rate of 1e20 turned the weights to NaN within one update, and torch's refusal
+    of the NaN logits that followed was the error: a dump of the tensor that named neither
+    the divergence nor what to change."""
+    out = tmp_path / "run"
+    assert main(["train", "--out", str(out), "--n-envs", "2", "--n-steps", "32",
+                 "--batch-size", "32", "--total-steps", "256", "--learning-rate", "1e20"]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert err.startswith("turnbudget train: error: Training diverged: ") and "tensor" not in err
+    assert "a smaller learning_rate" in err and err.count("\n") == 1
+    assert not (out / "policy.zip").exists() and not (out / "summary.json").exists()
+
+
 def test_out_holding_another_run_is_refused_unless_overwrite(tmp_path, capsys):
     """``--out`` over another training run replaced its policy silently, and over an
     evaluation run its summary.json (which the run then took as current). The same run

@@ -223,18 +223,25 @@ def _write_config(config: TrainConfig) -> None:
     )
 
 
-def save_policy(model: Any, config: TrainConfig) -> Path:
-    """Write the policy directory ``config.out``: ``policy.zip``, ``encoding.json``, ``config.json``."""
+def check_finite(model: Any, config: TrainConfig) -> None:
+    """Raise a ValueError saying that training diverged when a weight of the policy is no
+    longer a finite number (the learner's own error then, if any, is only its symptom: torch's
+    refusal of NaN logits, with a dump of the tensor)."""
     diverged = [
         name
         for name, tensor in model.policy.state_dict().items()
         if tensor.is_floating_point() and not tensor.isfinite().all()
     ]
-    if diverged:  # (a policy no one can play, which a summary would have called finished)
+    if diverged:
         raise ValueError(
             f"Training diverged: {diverged[0]} holds weights that are not finite, so nothing "
             f"was saved in {config.out} (a smaller learning_rate, ent_coef or process_scale?)"
-        )
+        ) from None
+
+
+def save_policy(model: Any, config: TrainConfig) -> Path:
+    """Write the policy directory ``config.out``: ``policy.zip``, ``encoding.json``, ``config.json``."""
+    check_finite(model, config)  # (a policy no one can play, which a summary would call finished)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     model.save(out / "policy.zip")

@@ -41,15 +41,20 @@ def train_ppo(config: TrainConfig, *, overwrite: bool = False) -> dict[str, Any]
         every = max(1, config.checkpoint_every // config.n_envs)
         callbacks.append(CheckpointCallback(every, str(out / "checkpoints"), name_prefix="policy"))
     start = time.perf_counter()
-    model.learn(
-        total_timesteps=config.total_steps,
-        callback=callbacks or None,
-        progress_bar=config.progress,
-        reset_num_timesteps=True,
-    )
+    try:
+        model.learn(
+            total_timesteps=config.total_steps,
+            callback=callbacks or None,
+            progress_bar=config.progress,
+            reset_num_timesteps=True,
+        )
+    except ValueError:  # (torch's refusal of NaN logits when the weights have diverged)
+        _sb3.check_finite(model, config)
+        raise
+    finally:
+        venv.close()
     wall = time.perf_counter() - start
     _sb3.save_policy(model, config)
-    venv.close()
     return _sb3.write_summary(
         config,
         {
