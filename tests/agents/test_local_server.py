@@ -73,3 +73,19 @@ def test_a_chat_format_llama_cpp_does_not_know_is_refused_before_a_process_start
     with pytest.raises(ValueError, match=expect):
         server.start()
     assert server.pid is None and not server.running
+    assert not (tmp_path / "log").exists()  # (checked before the log is made)
+
+
+@pytest.mark.llm
+def test_serve_local_takes_a_chat_format_and_refuses_one_llama_cpp_does_not_know(tmp_path, capsys):
+    """serve-local had no --chat-format: a model other than Gemma could be served only from
+    Python. An unknown format is one line, exit 2, before a process starts or a log is made."""
+    pytest.importorskip("llama_cpp.server")
+    from turnbudget.cli import main
+
+    log = tmp_path / "log"
+    for bad, says in (("nope", "got 'nope'"), ("", "to be a non-empty name")):
+        assert main(["serve-local", "--port", "0", "--chat-format", bad, "--log", str(log)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("turnbudget serve-local: error: Expect `chat_format`"), err
+        assert says in err and err.count("\n") == 1 and not log.exists()

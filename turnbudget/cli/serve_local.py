@@ -42,6 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=".gguf file (default: Gemma 3 270M, written once)",
     )
     parser.add_argument(
+        "--chat-format",
+        default="gemma",
+        help="llama.cpp chat format of the model (default: gemma; "
+        "chat_template.NAME: a template in the model file)",
+    )
+    parser.add_argument(
         "--log", type=file_path, default=None, help="server log file (default: temporary)"
     )
     parser.add_argument(
@@ -57,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         server = LocalServer(
             args.port or None, host=args.host, model_path=args.model_path, n_threads=args.threads,
             n_ctx=args.n_ctx, cache_mb=args.cache_mb, startup_timeout=args.startup_timeout, log_path=args.log,
+            chat_format=args.chat_format,
         )  # fmt: skip
     except ValueError as exc:
         print(_error(exc), file=sys.stderr)
