@@ -112,6 +112,19 @@ def _check_server_chat_format(chat_format: str) -> None:
     )
 
 
+def _check_llama_cpp_server(chat_format: str) -> None:
+    """Raise unless ``llama_cpp.server`` can be started with ``chat_format``: an ImportError
+    naming the extra, or `_check_server_chat_format`'s ValueError."""
+    try:
+        import llama_cpp.server  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "serve-local needs llama-cpp-python's server: pip install -e '.[llm]' in the turnbudget checkout "
+            '(it compiles; CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" builds it portable)'
+        ) from None
+    _check_server_chat_format(chat_format)
+
+
 def _llama_cpp_installed() -> bool:
     """Whether llama-cpp-python is there to ask (found, not imported)."""
     import importlib.util
@@ -366,20 +379,19 @@ class LocalServer:
             )
         if self.model_path is not None:
             _check_gguf(self.model_path)
-        # (before the log is made: a refusal leaves no file behind)
-        try:
-            import llama_cpp.server  # noqa: F401
-        except ImportError:
-            raise ImportError(
-                "serve-local needs llama-cpp-python's server: pip install -e '.[llm]' in the turnbudget checkout "
-                '(it compiles; CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" builds it portable)'
-            ) from None
-        _check_server_chat_format(self.chat_format)
         if self.log_path is None:
             fd, name = tempfile.mkstemp(prefix="turnbudget-llama-", suffix=".log")
             os.close(fd)
             self.log_path, self._own_log = Path(name), True
-        self._log = _open_log(self.log_path)
+        made_log = not os.path.lexists(self.log_path)
+        self._log = _open_log(self.log_path)  # (a FIFO no process reads: refused first)
+        try:
+            _check_llama_cpp_server(self.chat_format)
+        except BaseException:  # (nothing was started: a log this call made goes too)
+            self.stop()
+            if made_log:
+                Path(self.log_path).unlink(missing_ok=True)
+            raise
         try:
             self._run()
         except BaseException:

@@ -430,8 +430,8 @@ def _comparable_run(pass1, ts=(10, 20)):
     "spoil,says",
     [
         (lambda r: r.pop("config"), r"runs\['a'\]\['config'\] to be a mapping, but it is missing"),
-        (lambda r: r.update(groups="e"), r"runs\['a'\]\['groups'\] to be a mapping, got str"),
-        (lambda r: r.update(groups={}), r"runs\['a'\]\['groups'\] to be a mapping, got dict"),
+        (lambda r: r.update(groups="e"), r"runs\['a'\]\['groups'\] to be a non-empty mapping, got str"),
+        (lambda r: r.update(groups={}), r"runs\['a'\]\['groups'\] to be a non-empty mapping, got dict"),
         (lambda r: r["groups"]["e"]["truncate"]["mean"][0].__setitem__(0, float("nan")),
          r"\['truncate'\]\['mean'\]\[0\]\[0\] to be a finite number, got float nan"),
         (lambda r: r["groups"]["e"]["truncate"]["mean"][0].__setitem__(0, 10**400),
