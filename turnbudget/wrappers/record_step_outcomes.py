@@ -229,13 +229,6 @@ class EpisodeTracker:
         command_effect = (
             after - injected if executed and injected is not None and after is not None else None
         )
-        # Judged on the state the agent saw: an optimal command is never the agent's error.
-        raised = executed and injected is not None and (after is None or after > injected)
-        error_self = raised and optimal is not True
-        # An optimal command that still raised the distance with no injection this turn: an
-        # env event the oracle did not foresee (a sudden loss). It is an error to recover
-        # from, not the agent's. (After a setback, the setback's open error covers it.)
-        raised = error_self or (raised and applied is None)
         wasted = executed and valid and optimal is False and command_effect == 0
         if wasted:
             self._n_wasted += 1
@@ -251,6 +244,15 @@ class EpisodeTracker:
                 opened.append(
                     (turn if applied == "setback" else turn + 1, event["distance_before"])
                 )
+        # Judged on the state the agent saw: an optimal command is never the agent's error.
+        raised = executed and injected is not None and (after is None or after > injected)
+        error_self = raised and optimal is not True
+        # An optimal command that still raised the distance, with no injected error that raised
+        # it this turn: an env event the oracle did not foresee (a sudden loss, or a setback
+        # that left the distance as it was but made the command a step back). It is an error
+        # to recover from, not the agent's. (After a setback that raised the distance, the
+        # setback's open error covers it: its target is lower.)
+        raised = error_self or (raised and not injection_increased)
         if error_self:
             self._n_self += 1
         if raised:
