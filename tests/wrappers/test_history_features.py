@@ -215,3 +215,30 @@ def test_an_empty_batch_has_no_rows_and_the_batch_equals_its_turns_one_at_a_time
     ):
         alone.reset(goal)
         np.testing.assert_array_equal(batch[row], alone.encode(text, shown, left, budget))
+
+
+@pytest.mark.parametrize("copier", ["pickle", "deepcopy"])
+def test_a_copy_made_mid_episode_plays_on_as_the_original(copier):
+    """The episode's memory held a memoryview: pickle and deepcopy of the stack were a
+    TypeError ('cannot pickle memoryview objects')."""
+    import copy
+    import pickle
+
+    clone = (lambda env: pickle.loads(pickle.dumps(env))) if copier == "pickle" else copy.deepcopy
+    env = HistoryFeatures(
+        turnbudget.make("turnbudget/Maze-Easy-v0", turn_budget=100, discrete_actions=6,
+                        text_features={"block_dim": 32}, info="text"),
+        history=3, command_dim=8,
+    )  # fmt: skip
+    _, info = env.reset(seed=0)
+    for turns in (3, 70):  # (past 64 observations the memory has grown once)
+        while env.encoder._episode.turns < turns:
+            _, _, _, _, info = env.step(int(np.flatnonzero(info["action_mask"])[-1]))
+        twin = clone(env)
+        runs = []
+        for played in (env, twin):  # one after the other: the copy shares no memory
+            actions = [int(np.flatnonzero(info["action_mask"])[0]), 5, 0, 1, 0]
+            runs.append([played.step(a)[:4] for a in actions])
+        for (obs, *rest), (twin_obs, *twin_rest) in zip(*runs):
+            assert obs.tobytes() == twin_obs.tobytes() and rest == twin_rest
+        info = env.step(0)[4]

@@ -95,6 +95,17 @@ class FeatureEpisode:
         self.n_seen = 0
         self.turns = 0
 
+    # A memoryview cannot be pickled: an episode is copied without its view of ``seen``
+    # (``copy.deepcopy`` and pickle of a stack with `HistoryFeatures` failed), which the copy
+    # makes again of its own ``seen``.
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__ if name != "seen_bytes"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self.seen_bytes = memoryview(self.seen).cast("B")
+
     def record(self, command: str) -> None:
         """The command executed this turn (once per turn, after the turn's encoding)."""
         self.executed.appendleft(str(command))
