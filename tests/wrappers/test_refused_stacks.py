@@ -101,3 +101,28 @@ def test_a_budget_schedule_checks_its_reset_options():
     with pytest.raises(ValueError, match="turn_budget"):
         env.reset(seed=0, options={"turn_budget": 0})
     env.close()
+
+
+def test_inject_errors_refuses_a_recorder_below_it():
+    """Recorded below the errors, a slip's substitute was recorded as the agent's command and
+    a setback as its error: an oracle agent had self-inflicted errors and half its steps
+    non-optimal, silently."""
+    import turnbudget
+    from turnbudget.wrappers import RecordStepOutcomes
+
+    for env in (
+        RecordStepOutcomes(gym.make(MAZE)),
+        TurnBudget(RecordStepOutcomes(gym.make(MAZE)), turn_budget=9),  # anywhere below
+    ):
+        with pytest.raises(ValueError, match="InjectErrors must sit inside RecordStepOutcomes"):
+            InjectErrors(env, rate=1.0, kinds=["slip", "setback"])
+    with pytest.raises(ValueError, match="InjectErrors must sit inside RecordStepOutcomes"):
+        turnbudget.make(RecordStepOutcomes(gym.make(MAZE)), errors=0.5)
+    # (the order make builds still records the agent apart from the errors)
+    env = turnbudget.make(MAZE, turn_budget=6, errors={"rate": 1.0, "kinds": ["setback"]},
+                          record=True)  # fmt: skip
+    env.reset(seed=0)
+    for _ in range(6):
+        env.step(env.unwrapped.optimal_actions()[0])
+    episode = env.get_wrapper_attr("records")[-1]
+    assert episode["n_errors_self"] == 0 and episode["n_errors_injected"] == 6

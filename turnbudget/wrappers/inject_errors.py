@@ -26,12 +26,14 @@ from turnbudget._checks import (
 from turnbudget.records import InjectedError
 from turnbudget.wrappers._common import (
     EpisodeSeeder,
+    find_wrapper,
     record_args,
     require_oracle,
     require_single,
     seed_sequence,
     seeded_rng,
 )
+from turnbudget.wrappers.record_step_outcomes import RecordStepOutcomes
 from turnbudget.wrappers.turn_budget import RESET_REFUSED, begin_reset
 
 __all__ = [
@@ -266,6 +268,14 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
                 f"InjectErrors needs a Text observation space, got {env.observation_space}"
             )
         require_single(env, InjectErrors)
+        if find_wrapper(env, RecordStepOutcomes) is not None:
+            # Recorded below the errors, a slip's substitute was the agent's command and a
+            # setback the agent's error: an oracle agent had self-inflicted errors.
+            raise ValueError(
+                "InjectErrors must sit inside RecordStepOutcomes, whose records tell an injected "
+                "error from the agent's command: wrap the env in InjectErrors first "
+                "(turnbudget.make(..., errors=..., record=...) stacks them in order)"
+            )
         self._seeder = EpisodeSeeder("InjectErrors")
         self._turn = 0
         self._admissible: list[str] = []  # a copy of the last info's list: the caller's may change
