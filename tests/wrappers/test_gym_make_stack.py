@@ -322,6 +322,7 @@ def test_discrete_actions_take_any_whole_number(action):
         None,
         -1.0,
         np.float32(4.0),
+        np.timedelta64(1),  # (a NumPy integer by class, but a duration: it played index 1)
     ],
     ids=repr,
 )

@@ -28,6 +28,8 @@ _INVALID_COMMAND = ""
 
 def _as_index(action: Any) -> int | None:
     """``action`` as an int if it is one whole number (see `DiscreteActions.action`), else None."""
+    if isinstance(action, np.timedelta64):  # (a NumPy integer subclass, but a duration)
+        return None
     if type(action) is int or isinstance(action, np.integer):  # what learners send: at once
         return int(action)
     if isinstance(action, np.ndarray):
