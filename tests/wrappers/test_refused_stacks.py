@@ -126,3 +126,24 @@ def test_inject_errors_refuses_a_recorder_below_it():
         env.step(env.unwrapped.optimal_actions()[0])
     episode = env.get_wrapper_attr("records")[-1]
     assert episode["n_errors_self"] == 0 and episode["n_errors_injected"] == 6
+
+
+def test_the_recorder_refuses_discrete_actions_below_it():
+    """Recorded below DiscreteActions, the agent's action was an index, never one of the
+    oracle's commands: every step of an oracle agent was judged non-optimal, silently."""
+    import turnbudget
+    from turnbudget.wrappers import RecordStepOutcomes
+
+    with pytest.raises(ValueError, match=r"needs a Text action space, got Discrete\(8\)"):
+        RecordStepOutcomes(DiscreteActions(gym.make(MAZE), max_actions=8))
+    with pytest.raises(ValueError, match="put DiscreteActions outside it"):
+        turnbudget.make(DiscreteActions(gym.make(MAZE)), record=True)
+    # (without the oracle nothing is judged: the indices are recorded as they are)
+    RecordStepOutcomes(DiscreteActions(gym.make(MAZE)), oracle=False)
+    # (the order make builds judges the command the index plays)
+    env = turnbudget.make(MAZE, turn_budget=4, record=True, discrete_actions=8)
+    _, info = env.reset(seed=0)
+    for _ in range(4):
+        best = env.unwrapped.optimal_actions()[0]
+        _, _, _, _, info = env.step(info["action_commands"].index(best))
+    assert env.get_wrapper_attr("records")[-1]["optimal_step_rate"] == 1.0

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
+from gymnasium import spaces
 
 from turnbudget._checks import (
     MAX_TURN_BUDGET,
@@ -405,7 +406,8 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
     rely on ``env_index`` rather than on an ``episode_id`` option.
 
     Args:
-        env: The env to record (wrap it outside `InjectErrors`, inside `ProcessReward`).
+        env: The env to record (wrap it outside `InjectErrors`, inside `ProcessReward` and
+            `DiscreteActions`).
         path: A JSONL file to append to (created if missing; its folder must exist).
         callback: Called with each record.
         memory: Keep records in ``records``; default: only when there is no
@@ -463,6 +465,15 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
                 "RecordStepOutcomes",
                 " (pass oracle=False)",
             )
+            # The oracle's optimal actions are commands: an index from DiscreteActions below
+            # was never one of them, so every step of an oracle agent was judged non-optimal.
+            if not isinstance(env.action_space, spaces.Text):
+                raise ValueError(
+                    "RecordStepOutcomes judges the agent's commands against the oracle's: it "
+                    f"needs a Text action space, got {env.action_space} (put DiscreteActions "
+                    "outside it: turnbudget.make(..., record=..., discrete_actions=N) stacks "
+                    "them in order)"
+                )
         self.sink = RecordSink(path, callback, memory, fsync)
         self.record_steps, self.oracle = record_steps, oracle
         self.env_index = env_index
