@@ -149,3 +149,17 @@ def test_every_form_of_an_index_gives_the_same_command():
             slots.command(bad)
     slots.update(["e", "d", "c", "b", "a"])  # one past the slots: dropped
     assert slots.commands == ["a", "b", "c", "d"] and slots.command(3) == "d"
+
+
+@pytest.mark.parametrize("bad", ["look", None, 5, {"look": 1}, ["look", 1], [None]], ids=repr)
+def test_an_admissible_list_that_holds_no_commands_is_refused_naming_it(bad):
+    """A str of commands filled the slots with its characters (index 0 played 'k' of 'look'),
+    and a list with a None passed DiscreteActions and failed in HistoryFeatures with
+    AttributeError: 'NoneType' object has no attribute 'lower'."""
+    from turnbudget.wrappers.discrete_actions import CommandSlots
+
+    slots = CommandSlots(4)
+    with pytest.raises(TypeError, match=r"Expect info\['admissible_actions'\] to"):
+        slots.update(bad)
+    slots.update(("look", "go north"))  # any sequence of str
+    assert slots.commands == ["go north", "look"]

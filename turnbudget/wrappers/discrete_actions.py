@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from itertools import repeat
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -10,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.core import ObsType
 
-from turnbudget._checks import brief, check_positive_int, is_int, is_whole
+from turnbudget._checks import brief, check_positive_int, is_int, is_listlike, is_whole
 from turnbudget.wrappers._common import find_wrapper, record_args, require_single
 
 __all__ = ["MAX_ACTIONS", "CommandSlots", "DiscreteActions", "check_max_actions"]
@@ -76,14 +77,29 @@ class CommandSlots:
         self._warned = False
 
     def update(self, admissible: Any) -> None:
-        """Fill the slots with ``admissible`` (sorted; those past ``max_actions`` dropped, logged once)."""
-        commands = sorted(admissible)
+        """Fill the slots with ``admissible`` (sorted; those past ``max_actions`` dropped, logged once).
+
+        ``admissible`` that is no list of str is a TypeError naming it (a str of commands
+        filled the slots with its characters).
+        """
+        if type(admissible) is not list and not is_listlike(admissible):
+            raise TypeError(
+                "Expect info['admissible_actions'] to be a list of commands (str), got "
+                f"{brief(admissible)}"
+            )
+        commands = list(admissible)
+        if not all(map(isinstance, commands, repeat(str))):  # (no Python call per command)
+            bad = next(command for command in commands if not isinstance(command, str))
+            raise TypeError(
+                f"Expect info['admissible_actions'] to hold commands (str) only, got {brief(bad)}"
+            )
+        commands.sort()
         if len(commands) > self.max_actions:
             if not self._warned:
                 logger.warning("%d admissible commands, more than max_actions=%d: the rest are "
                                "dropped", len(commands), self.max_actions)  # fmt: skip
                 self._warned = True
-            del commands[self.max_actions :]  # (sorted made a new list: no copy of it)
+            del commands[self.max_actions :]  # (a new list: no copy of it)
         self.commands = commands
         # No command once the episode has ended: slot 0 stays open, so the mask is still a
         # distribution to sample from (Gymnasium's next-step autoreset and TorchRL draw an
