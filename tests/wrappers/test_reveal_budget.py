@@ -152,3 +152,22 @@ def test_the_text_shown_is_the_template_formatted_every_turn(monkeypatch, kept):
         used = [0, True, *range(2, budget + 1)] if odd else range(budget + 1)
         total = [budget] + [float(budget) if odd else budget] * budget
         assert texts == [f"{budget - n}/{u}/{t}" for n, u, t in zip(range(budget + 1), used, total)]
+
+
+def test_a_numpy_final_turns_is_kept_as_a_python_int():
+    """``final_turns=np.int64(3)`` (a sweep over np.arange) was kept as it came: the stack's
+    encoding (`HistoryFeatures.spec_dict`, documented JSON-serialisable, what a saved policy
+    holds) then failed in json.dumps: 'Object of type int64 is not JSON serializable'."""
+    import json
+
+    import numpy as np
+
+    import turnbudget
+    from turnbudget.wrappers import HistoryFeatures
+
+    env = RevealBudget(gym.make(STUB_ID, length=100, turn_budget=4), "final", np.int64(3))
+    assert type(env.final_turns) is int and env.final_turns == 3
+    stack = turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=4, text_features=16,
+                            info="text", reveal={"mode": "final", "final_turns": np.int64(3)})  # fmt: skip
+    spec = HistoryFeatures(stack, budget=True).spec_dict()
+    assert json.loads(json.dumps(spec))["reveal"]["final_turns"] == 3

@@ -137,7 +137,7 @@ def check_reveal(mode: Any, final_turns: Any, template: Any) -> tuple[str, int |
     if name == "final":
         if final_turns is None:
             raise ValueError("Expect `final_turns` (a positive int) with mode 'final'")
-        check_positive_int(final_turns, "final_turns")
+        final_turns = check_positive_int(final_turns, "final_turns")  # (a NumPy int: a Python one)
     elif final_turns is not None:
         raise ValueError(
             f"Expect `final_turns` to be None: it is only for mode 'final', got "
