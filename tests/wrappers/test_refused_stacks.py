@@ -147,3 +147,15 @@ def test_the_recorder_refuses_discrete_actions_below_it():
         best = env.unwrapped.optimal_actions()[0]
         _, _, _, _, info = env.step(info["action_commands"].index(best))
     assert env.get_wrapper_attr("records")[-1]["optimal_step_rate"] == 1.0
+
+
+def test_inject_errors_refuses_a_numeric_info_below_it_for_slips():
+    """NumericInfo drops the admissible commands a slip is drawn from: at rate 1.0 no slip
+    ever fired (every turn's error had applied=False), silently."""
+    for env in (NumericInfo(gym.make(MAZE)), TurnBudget(NumericInfo(gym.make(MAZE)), 9)):
+        with pytest.raises(ValueError, match=r"slips draw from .* which NumericInfo drops"):
+            InjectErrors(env, rate=1.0, kinds=["slip", "setback"])
+    # (a setback needs no list: it still fires there)
+    env = InjectErrors(NumericInfo(gym.make(MAZE)), rate=1.0, kinds=["setback"])
+    env.reset(seed=0)
+    assert env.step("look")[4]["injected_error"]["applied"] is True

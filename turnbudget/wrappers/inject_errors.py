@@ -268,6 +268,14 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
                 f"InjectErrors needs a Text observation space, got {env.observation_space}"
             )
         require_single(env, InjectErrors)
+        from turnbudget.wrappers.numeric_info import NumericInfo  # (it imports this module)
+
+        if "slip" in used and find_wrapper(env, NumericInfo) is not None:  # (none ever fired)
+            raise ValueError(
+                "InjectErrors' slips draw from info['admissible_actions'], which NumericInfo "
+                "drops: put NumericInfo outside InjectErrors (turnbudget.make(..., errors=..., "
+                "info='numeric') stacks them in order)"
+            )
         if find_wrapper(env, RecordStepOutcomes) is not None:
             # Recorded below the errors, a slip's substitute was the agent's command and a
             # setback the agent's error: an oracle agent had self-inflicted errors.
