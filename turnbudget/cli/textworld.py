@@ -56,7 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "pregen",
         help="generate games into the cache ahead of a run",
         description="Generate the games of TextWorld env ids into the game cache "
-        "(safe to run in several processes at once).",
+        "(safe to run in several processes at once). A game TextWorld cannot make (one too "
+        "big for its story file) is one line on stderr naming the id and game id; the other "
+        "games go on, and the exit status is 1.",
     )
     pregen.add_argument(
         "env_ids",
@@ -105,6 +107,17 @@ def _pregen_one(job: tuple[str, int, str | None]) -> tuple[str, int, int | None]
     return env_id, seed, None if walkthrough is None else len(walkthrough)
 
 
+def _pregen_or_why(job: tuple[str, int, str | None]) -> tuple[str, int, int | None, str | None]:
+    """`_pregen_one`, or why TextWorld could not make the game (the other games go on: the
+    first such game was a traceback that ended the run)."""
+    from turnbudget.envs.textworld.generated import GenerationError
+
+    try:
+        return (*_pregen_one(job), None)
+    except GenerationError as exc:
+        return job[0], job[1], None, str(exc)
+
+
 def _generated_ids() -> list[str]:
     from turnbudget.envs.textworld.variants import TEXTWORLD_VARIANTS
 
@@ -149,20 +162,28 @@ def run(args: argparse.Namespace) -> int:
         return 2
     jobs = [(env_id, seed, cache_dir) for env_id in env_ids for seed in args.seeds]
     lengths: dict[str, list[int | None]] = {env_id: [] for env_id in env_ids}
+    failed = 0
     workers = max(1, min(args.workers, len(jobs)))
     bar = tqdm(total=len(jobs), unit="game", desc="pregen", disable=args.no_progress)
+
+    def record(env_id: str, seed: int, length: int | None, why: str | None) -> None:
+        nonlocal failed
+        if why is None:
+            lengths[env_id].append(length)
+        else:  # (one line each, as they happen, above the bar)
+            failed += 1
+            tqdm.write(error_line("textworld", f"{env_id} game {seed}: {why}"), file=sys.stderr)
+        bar.update()
+
     try:
         with bar:
             if workers == 1:
-                results = map(_pregen_one, jobs)
-                for env_id, _, length in results:
-                    lengths[env_id].append(length)
-                    bar.update()
+                for result in map(_pregen_or_why, jobs):
+                    record(*result)
             else:
                 with ProcessPoolExecutor(workers) as pool:
-                    for env_id, _, length in pool.map(_pregen_one, jobs):
-                        lengths[env_id].append(length)
-                        bar.update()
+                    for result in pool.map(_pregen_or_why, jobs):
+                        record(*result)
     except ValueError as exc:  # (a cache folder it cannot create, e.g. under /proc)
         print(error_line("textworld", exc), file=sys.stderr)
         return 2
@@ -179,4 +200,4 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"{env_id}: {summary['games']} games ready, longest walkthrough "
                   f"{summary['max_walkthrough']}")  # fmt: skip
-    return 0
+    return 1 if failed else 0

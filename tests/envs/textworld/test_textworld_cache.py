@@ -216,3 +216,74 @@ def test_env_var_is_honoured_by_gym_make(tmp_path, monkeypatch):
     env = gym.make("turnbudget/CoinCollector-Easy-v0")
     env.reset(seed=0)
     assert env.unwrapped.cache.folder == tmp_path / EASY
+
+
+# What TextWorld 1.7 raised for TextWorldCustom(world_size=100, nb_objects=150) game 0 (after
+# five minutes of generating it): a game too big for a .z8 story file.
+TOO_BIG = """
+-= i6 =-
+FAIL: 1
+Inform 6.33N for Linux (30th August 2015)
+File "<constructing output>"; Line 0\t# Error:  This program has overflowed the maximum \
+readable-memory size of the Z-machine format. See the memory map below: the start of the area \
+marked "above readable memory" must be brought down to $FFF s.
+> \nFile "<constructing output>"; Line 0\t# Fatal error: The story file exceeds version-8 \
+limit (512K) by 54168 bytes
+========
+*** Usually this means a compilation error.
+*** Maybe the game is too big for a .z8 file.
+*** See /tmp/cache/custom-7686c8bcc0/.0-sstnx50m/game.ni for more information.
+"""
+
+
+@pytest.fixture
+def too_big(monkeypatch) -> list[object]:
+    """Every game compiles too big for its story file; the compiles tried."""
+    import textworld.generator
+    from textworld.generator.inform7 import CouldNotCompileGameError
+
+    tried: list[object] = []
+
+    def compile_game(game, options):
+        tried.append(game)
+        raise CouldNotCompileGameError(TOO_BIG)
+
+    monkeypatch.setattr(textworld.generator, "compile_game", compile_game)
+    return tried
+
+
+def test_a_game_too_big_for_its_story_file_is_one_line_naming_the_game(tmp_path, too_big):
+    """TextWorld's CouldNotCompileGameError came out of reset whole: 15 lines of compiler
+    output naming a generation folder already removed."""
+    from turnbudget.envs.textworld import GenerationError
+
+    env = gym.make("turnbudget/CoinCollector-Easy-v0", cache_dir=tmp_path)
+    with pytest.raises(GenerationError) as caught:
+        env.reset(seed=1)
+    message = str(caught.value)
+    assert "\n" not in message and len(message) < 400, message
+    assert message.startswith("TextWorld could not compile coin_collector game 1 with {'level': 5}")
+    assert "The story file exceeds version-8 limit (512K) by 54168 bytes" in message
+    assert len(too_big) == 1  # (a game too big is not tried again from other seeds)
+    assert not list(env.unwrapped.cache.folder.glob(".1-*"))  # no generation folder left
+    assert isinstance(caught.value, RuntimeError)  # (what it was, and what generation raised)
+
+
+def test_pregen_names_each_game_it_could_not_make_and_goes_on(tmp_path, capsys, too_big):
+    """A game TextWorld could not compile was a traceback that ended pregen at that game."""
+    shutil.copytree(DATA / EASY, tmp_path / EASY)  # (game 0 is ready; 1 and 2 fail)
+    argv = ["textworld", "pregen", "turnbudget/CoinCollector-Easy-v0", "--seeds", "0-2",
+            "--cache-dir", str(tmp_path), "--no-progress"]  # fmt: skip
+    assert main(argv) == 1
+    out, err = capsys.readouterr()
+    assert out == "turnbudget/CoinCollector-Easy-v0: 1 games ready, longest walkthrough 5\n"
+    lines = err.splitlines()
+    assert len(lines) == 2 and "Traceback" not in err, err
+    for seed, line in zip((1, 2), lines, strict=True):
+        assert line.startswith(
+            f"turnbudget textworld: error: turnbudget/CoinCollector-Easy-v0 game {seed}: "
+            f"TextWorld could not compile coin_collector game {seed} "
+        ), line
+        assert line.endswith("The story file exceeds version-8 limit (512K) by 54168 bytes")
+    assert len(too_big) == 2
+

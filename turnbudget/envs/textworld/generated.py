@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import warnings
 from pathlib import Path
 from typing import Any, ClassVar
@@ -19,6 +20,7 @@ __all__ = [
     "MAX_GAME_ID",
     "MAX_GENERATION_ATTEMPTS",
     "GeneratedTextWorldEnv",
+    "GenerationError",
     "LevelledChallenge",
     "attempt_seed",
 ]
@@ -28,6 +30,27 @@ MAX_GENERATION_ATTEMPTS = 10
 #: The largest game id: TextWorld seeds its generators (NumPy ``RandomState``) with it, and
 #: those take 32-bit seeds.
 MAX_GAME_ID = 2**32 - 1
+#: The most characters of the compiler's complaint a `GenerationError` quotes.
+_PROBLEM_CHARS = 240
+
+
+class GenerationError(RuntimeError):
+    """TextWorld could not make a game of a family (its compiler refused it, or no attempt
+    made one its walkthrough wins); the message names the family, game id and settings."""
+
+
+def _compiler_problem(output: str) -> str:
+    """The line of the Inform compilers' output that says why a game did not compile: the
+    fatal error, else the first error, else the first line that is not TextWorld's framing."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    said = [line for line in lines if not line.startswith(("-=", "FAIL", "=", "***"))]
+    for pattern in (r"Fatal error:\s*(.+)", r"Error:\s*(.+)"):
+        found = next(filter(None, (re.search(pattern, line) for line in lines)), None)
+        if found:
+            said = [found.group(1)]
+            break
+    problem = said[0] if said else "the Inform compiler failed"
+    return problem if len(problem) <= _PROBLEM_CHARS else problem[: _PROBLEM_CHARS - 3] + "..."
 
 
 def attempt_seed(game_id: int, attempt: int) -> int:
@@ -157,6 +180,7 @@ class GeneratedTextWorldEnv(TextWorldEnv):
         textworld = require_textworld()
         from textworld.generator import compile_game
         from textworld.generator.chaining import QuestGenerationError
+        from textworld.generator.inform7 import CouldNotCompileGameError
 
         for attempt in range(MAX_GENERATION_ATTEMPTS):
             options = textworld.GameOptions()
@@ -171,9 +195,17 @@ class GeneratedTextWorldEnv(TextWorldEnv):
                     compile_game(game, options)
             except QuestGenerationError:
                 continue
+            except CouldNotCompileGameError as e:
+                # (its message was the compilers' whole output, 15 lines naming a generation
+                # folder already removed; a game too big for a .z8 is not retried from
+                # another seed: the settings make them all about as big)
+                raise GenerationError(
+                    f"TextWorld could not compile {self.family} game {game_id} with "
+                    f"{self._settings()}: {_compiler_problem(str(e))}"
+                ) from e
             if _walkthrough_wins(textworld, Path(path)):
                 return
-        raise RuntimeError(
+        raise GenerationError(
             f"TextWorld could not generate {self.family} game {game_id} with {self._settings()} "
             f"in {MAX_GENERATION_ATTEMPTS} attempts (QuestGenerationError or an unwinnable "
             "walkthrough each time)"
