@@ -287,3 +287,11 @@ def test_pregen_names_each_game_it_could_not_make_and_goes_on(tmp_path, capsys, 
         assert line.endswith("The story file exceeds version-8 limit (512K) by 54168 bytes")
     assert len(too_big) == 2
 
+
+@pytest.mark.parametrize("marker", ["[" * 100_000, "[" * 3000, '"' + "0" * 10_000 + '"'])
+def test_a_marker_of_any_text_is_an_invalid_entry(tmp_path, marker):
+    """A marker nested past the interpreter was a RecursionError out of every reset of the
+    game and out of pregen (a garbled marker is regenerated, as a garbled .json is)."""
+    shutil.copytree(DATA / EASY, tmp_path / EASY)
+    (tmp_path / EASY / "0.ok").write_text(marker)
+    assert GameCache("coin_collector", {"level": 5}, root=tmp_path).is_valid(0) is False
