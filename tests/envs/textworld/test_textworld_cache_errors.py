@@ -29,3 +29,46 @@ def test_a_cache_entry_that_is_a_directory_fails_before_generating(tmp_path, ent
         env.reset(seed=0)
     assert not generated  # refused before a game was generated (1-7 s), not at the rename
     assert not any(env.cache.folder.glob(".0-*"))  # no generation folder was left behind
+
+
+@pytest.mark.parametrize("fails", ["the lock", "the generation folder"])
+def test_a_read_only_cache_folder_is_a_value_error_naming_it(tmp_path, fails, monkeypatch):
+    """A game missing from a read-only cache folder (a shared, read-only copy of the games)
+    was a bare PermissionError naming its lock file, or a generation folder, at reset; it is
+    a ValueError naming the folder and the game, as a folder that cannot be made is."""
+    import tempfile
+
+    import filelock
+
+    env = CoinCollector(level=5, cache_dir=tmp_path)
+    env.cache.folder.mkdir(parents=True)
+
+    def read_only(path, *args, **kwargs):
+        raise OSError(30, "Read-only file system", str(path))
+
+    class ReadOnlyLock:  # (filelock opens its file when the lock is taken)
+        def __init__(self, path: str) -> None:
+            self.path = path
+
+        def acquire(self) -> None:
+            read_only(self.path)
+
+        def __enter__(self) -> None:
+            self.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+    if fails == "the lock":
+        monkeypatch.setattr(filelock, "FileLock", ReadOnlyLock)
+    else:
+        monkeypatch.setattr(tempfile, "mkdtemp", lambda *a, **k: read_only(env.cache.folder))
+    generated: list[int] = []
+    monkeypatch.setattr(env, "generate", lambda game_id, path: generated.append(game_id))
+    message = (
+        f"Cannot write game 3 into the game cache folder '{env.cache.folder}': "
+        "Read-only file system"
+    )
+    with pytest.raises(ValueError) as caught:
+        env.reset(seed=3)
+    assert str(caught.value) == message and not generated

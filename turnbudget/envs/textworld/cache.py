@@ -161,10 +161,17 @@ class GameCache:
             raise ValueError(
                 f"Cannot create the game cache folder {str(self.folder)!r}: {e}"
             ) from e
-        with filelock.FileLock(str(self.folder / f"{seed}.lock")):
+        lock = filelock.FileLock(str(self.folder / f"{seed}.lock"))
+        try:
+            lock.acquire()
+        except OSError as e:  # (a read-only folder: a bare PermissionError naming the lock)
+            raise self._unwritable(seed, e) from e
+        try:
             if self.is_valid(seed):  # another process made it while we waited
                 return self.path(seed)
             self._write(seed, generate)
+        finally:
+            lock.release()
         if not self.is_valid(seed):
             raise RuntimeError(
                 f"Game cache entry {self.path(seed)} is still invalid after generation"
@@ -174,10 +181,19 @@ class GameCache:
     def _files(self, seed: int) -> tuple[Path, Path, Path]:
         return self.path(seed), self.folder / f"{seed}.json", self.folder / f"{seed}.ok"
 
+    def _unwritable(self, seed: int, error: OSError) -> ValueError:
+        return ValueError(
+            f"Cannot write game {seed} into the game cache folder "
+            f"{brief(str(self.folder), PATH_CHARS)}: {error.strerror or error}"
+        )
+
     def _write(self, seed: int, generate: Callable[[Path], None]) -> None:
         game, meta, marker = self._files(seed)
-        marker.unlink(missing_ok=True)  # the entry is invalid from here until the marker is back
-        tmp = Path(tempfile.mkdtemp(prefix=f".{seed}-", dir=self.folder))
+        try:  # (a read-only folder whose lock file was already there fails here)
+            marker.unlink(missing_ok=True)  # the entry is invalid from here until it is back
+            tmp = Path(tempfile.mkdtemp(prefix=f".{seed}-", dir=self.folder))
+        except OSError as e:
+            raise self._unwritable(seed, e) from e
         try:
             tmp_game = tmp / "game.z8"
             generate(tmp_game)
