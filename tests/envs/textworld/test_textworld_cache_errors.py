@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gymnasium as gym
 import pytest
 
@@ -72,3 +74,32 @@ def test_a_read_only_cache_folder_is_a_value_error_naming_it(tmp_path, fails, mo
     with pytest.raises(ValueError) as caught:
         env.reset(seed=3)
     assert str(caught.value) == message and not generated
+
+
+def test_a_relative_cache_dir_means_the_working_directory_the_env_was_made_in(
+    shipped_cache, tmp_path, monkeypatch
+):
+    """A relative cache_dir (or game_file) was looked up again in whatever the working
+    directory was later: a copy of the env made after a chdir (a worker, a pickle) failed
+    with 'TextWorld game file not found', and a reset of another game generated it anew
+    under the new directory."""
+    import copy
+    import shutil
+
+    shutil.copytree(shipped_cache, tmp_path / "games")
+    monkeypatch.chdir(tmp_path)
+    env = gym.make("turnbudget/CoinCollector-Easy-v0", cache_dir="games")
+    played = gym.make(
+        "turnbudget/TextWorldFile-v0",
+        game_file=next(Path("games").glob("coin_collector-*")) / "0.z8",
+    )
+    for game in (env, played):
+        game.reset(seed=0)
+        game.step("look")
+    monkeypatch.chdir(tmp_path.parent)
+    for game in (env, played):
+        twin = copy.deepcopy(game.unwrapped)  # (replays the episode: loads the game again)
+        assert twin.walkthrough() == game.unwrapped.walkthrough()
+        twin.close()
+        game.close()
+    assert env.unwrapped.cache.root == tmp_path / "games"

@@ -108,7 +108,10 @@ class GameCache:
             )
         if root is not None and not os.fspath(root):  # "" would be the working directory
             raise ValueError("Expect `cache_dir` to be a directory path or None, got ''")
-        self.root = Path(root).expanduser() if root is not None else default_cache_dir()
+        root = Path(root).expanduser() if root is not None else default_cache_dir()
+        # (relative, it meant whatever the working directory was at each later use: a copy
+        # made after a chdir found no game, and another reset generated its game there)
+        self.root = root.absolute()
         self.folder = self.root / settings_key(family, settings)
         _check_directory(self.root, "The TextWorld game cache root")
         _check_directory(self.folder, "The TextWorld game cache folder")

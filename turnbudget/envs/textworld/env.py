@@ -164,7 +164,8 @@ class TextWorldEnv(TextEnv):
                 raise ValueError(
                     "Expect `game_file` to name at least one game file, got an empty sequence"
                 )
-            self._game_files = [self._check_game_file(Path(f)) for f in files]
+            # (absolute: a relative one meant the working directory of each later load)
+            self._game_files = [self._check_game_file(Path(f)).absolute() for f in files]
         self._tw: Any = None  # the textworld environment, (re)built on reset
         self._interpreter: Interpreter | None = None  # its interpreter's process, kept across games
         self._loaded: Path | None = None
