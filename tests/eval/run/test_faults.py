@@ -21,6 +21,7 @@ from _faults import (
     HangingAgent,
     KillOnceOracle,
     RaisingAgent,
+    block_forever,
     seeds_of,
     timeout_clear_of,
 )
@@ -166,6 +167,39 @@ def test_a_hanging_agent_hits_the_timeout(tmp_path, backend, workers):
     evaluate(
         [MAZE, KEYQUEST], HangingAgent(0.3, seeds_of(0, BAD)), out=out, backend=backend,
         workers=workers, timeout=timeout, retries=1, **GRID,
+    )  # fmt: skip
+    check_failed_run(out, clean, "timeout", attempts=2)
+
+
+class GuardedHangingAgent(HangingAgent):
+    """Hangs on the chosen episodes as `HangingAgent` does, inside a guard that falls back to
+    the oracle's command on any ``Exception`` (as agents that guard their client do), once an
+    episode."""
+
+    name = "guarded-hanging"
+
+    def reset(self, seed: int | None = None) -> None:
+        self.fell_back = False
+        super().reset(seed)
+
+    def act(self, observation: str, info: Any) -> str:
+        if self.current in self.seeds and not self.fell_back:
+            try:
+                block_forever()
+            except Exception:
+                self.fell_back = True
+        return OracleAgent.act(self, observation, info)
+
+
+def test_an_agents_guard_against_exceptions_does_not_catch_the_timeout(tmp_path):
+    """The local backend's timeout was an ``Exception``: the agent's ``except Exception``
+    caught it and played on, so the episode ran past its timeout and was logged as played
+    (a pool, which kills the worker, logged it as a timeout)."""
+    clean, timeout = timed_clean_run(tmp_path)
+    out = tmp_path / "local"
+    evaluate(
+        [MAZE, KEYQUEST], GuardedHangingAgent(0.3, seeds_of(0, BAD)), out=out, timeout=timeout,
+        retries=1, **GRID,
     )  # fmt: skip
     check_failed_run(out, clean, "timeout", attempts=2)
 

@@ -97,8 +97,14 @@ EPISODE_ERRORS = (BaseException,)
 MAX_NOTE_DEPTH = 64
 
 
-class EpisodeTimeout(Exception):
-    """Raised inside an episode that ran past its time limit (where the backend can interrupt it)."""
+class EpisodeTimeout(BaseException):
+    """Raised inside an episode that ran past its time limit (where the backend can interrupt it).
+
+    A `BaseException`, as `asyncio.CancelledError` is: the agent's code it interrupts often
+    guards its calls with ``except Exception`` (a client that retries, a fallback command),
+    which caught it and kept the episode playing past its timeout, or for ever, on the local
+    backend only (a pool or Ray worker is killed instead).
+    """
 
 
 @dataclass(frozen=True)
