@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -159,6 +160,29 @@ def test_an_episode_timeout_ends_the_batchs_requests(tmp_path):
     assert AsyncNeverAnswers.most_in_flight == 2 and AsyncNeverAnswers.in_flight == 0
     failures = [e["failure"] for e in read_jsonl(tmp_path / "run" / EPISODES_FILE)[0]]
     assert failures == ["timeout"] * 4
+
+
+class AsyncBlocksItsLoop(AsyncRandom):
+    """An `AsyncRandom` whose requests block its event loop for good (a blocking client
+    called inside ``act_async``, its server holding the request)."""
+
+    async def act_async(self, observation: str, info: Mapping[str, Any]) -> str:
+        while True:
+            time.sleep(3600)
+
+
+@pytest.mark.timeout(600, method="thread")  # a guard: a regression hangs
+def test_an_episode_timeout_ends_requests_that_block_the_event_loop(tmp_path):
+    """The timeout's signal fired once: it ended the first blocked request, and the next
+    request of the batch then blocked the loop for ever. It fires again while the batch
+    call runs on, so each episode fails as a timeout and the run ends."""
+    with pytest.raises(ValueError, match="no task"):  # (every episode timed out)
+        evaluate(
+            MAZE, AsyncBlocksItsLoop(), ks=(1,), ts=(4,), tasks=2, concurrency=2, timeout=0.5,
+            retries=0, n_bootstrap=0, backend="local", out=tmp_path / "run",
+        )  # fmt: skip
+    failures = [e["failure"] for e in read_jsonl(tmp_path / "run" / EPISODES_FILE)[0]]
+    assert failures == ["timeout"] * 2
 
 
 class OddNotes(RandomAgent):

@@ -228,6 +228,10 @@ def alarm(seconds: float | None, *, limit: float | None = None) -> Iterator[None
             yield
 
 
+#: Seconds between the SIGALRMs of a block that runs on past its timeout (see `_sigalrm`).
+REFIRE_SECONDS = 1.0
+
+
 @contextlib.contextmanager
 def _sigalrm(seconds: float, limit: float) -> Iterator[None]:
     armed = True
@@ -237,7 +241,10 @@ def _sigalrm(seconds: float, limit: float) -> Iterator[None]:
             raise EpisodeTimeout(f"ran past the timeout of {limit:g}s")
 
     previous = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))  # 0 would disarm it
+    # (0 would disarm it.) It fires again while the block runs on: the first raise can land
+    # where it stops only part of it, as in an async agent's call that blocks its event loop
+    # (the next episode's call then blocked for ever).
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3), REFIRE_SECONDS)
     try:
         yield
     finally:
