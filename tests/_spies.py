@@ -219,3 +219,14 @@ class UrlDigestAgent:
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
         return "look"
+
+
+#: A key of the shape providers give (never a real one), for `KeyInNotesAgent`.
+NOTED_KEY = "sk-proj-N0t3dK3yAbCdEf0123456789"
+
+
+class KeyInNotesAgent(RandomAgent):
+    """A random agent whose step notes hold its own API key, in a value, a key and a list."""
+
+    def step_note(self) -> dict[str, Any]:
+        return {"raw": f"called with {NOTED_KEY}", NOTED_KEY: 1, "calls": [[NOTED_KEY]]}

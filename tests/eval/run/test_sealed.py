@@ -306,3 +306,18 @@ def test_the_child_holds_no_env_and_none_of_the_evaluators_file_descriptors(tmp_
     finally:
         held.close()
         env.close()
+
+
+@pytest.mark.parametrize("sealed", [False, True], ids=["in-process", "sealed"])
+def test_an_agents_key_in_its_step_notes_is_not_written(tmp_path, sealed):
+    """A step note goes into steps.jsonl, and an agent's own key in one (a client's raw request
+    kept for debugging) was written there as it was: only errors were blanked."""
+    from _spies import NOTED_KEY, KeyInNotesAgent
+
+    from turnbudget.records import STEPS_FILE, read_jsonl
+
+    out = tmp_path / "run"
+    evaluate(MAZE, KeyInNotesAgent(), ks=[1], ts=[3], tasks=1, n=1, out=out, sealed=sealed)
+    assert NOTED_KEY[:12] not in (out / STEPS_FILE).read_text()
+    notes = [step["agent"] for step in read_jsonl(out / STEPS_FILE)[0]]
+    assert notes and all(note["raw"].startswith("called with sk-***") for note in notes)

@@ -154,7 +154,7 @@ def json_number(value: Any) -> Any:
 def plain_note(note: Any) -> dict[str, Any] | None:
     """An agent's step note as the records keep it, and as a sealed agent's arrives: through
     JSON (its keys strings, as JSON writes ``3``, ``True`` or ``None``; its tuples lists; its
-    NumPy scalars plain numbers). None stays None. `TypeError` (which ends only the episode)
+    NumPy scalars plain numbers), every secret in it blanked. None stays None. `TypeError` (which ends only the episode)
     for a note that is not a mapping, holds what JSON cannot write, or nests deeper than
     `MAX_NOTE_DEPTH`."""
     if note is None:
@@ -171,7 +171,19 @@ def plain_note(note: Any) -> dict[str, Any] | None:
         ) from None
     if _depth(plain) > MAX_NOTE_DEPTH:  # (the records' writers and readers recurse)
         raise TypeError(f"Expect a step note nested at most {MAX_NOTE_DEPTH} deep")
-    return plain
+    return _redacted(plain)
+
+
+def _redacted(value: Any) -> Any:
+    """JSON ``value`` with every secret in its strings (keys too) blanked (`redact`): a note
+    goes into steps.jsonl, and an agent's own key in one was written there as it was."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(k): _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def _depth(value: Any) -> int:
