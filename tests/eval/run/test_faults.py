@@ -156,6 +156,21 @@ def test_a_keyboard_interrupt_in_an_agent_still_stops_a_local_run(tmp_path):
         evaluate([MAZE, KEYQUEST], agent, out=tmp_path / "run", retries=1, **GRID)
 
 
+def test_a_keyboard_interrupt_an_agent_raises_in_a_pool_worker_fails_its_episode(tmp_path):
+    """A pool's workers ignore Ctrl-C (it is the evaluator's), so a KeyboardInterrupt there is
+    the agent's own raise: it killed the worker (lost, with a multiprocessing traceback),
+    while a sealed agent's episode failed by its name. It now fails its episode alike."""
+    clean = clean_run(tmp_path)
+    out = tmp_path / "pool"
+    agent = ExitingAgent(0.3, seeds_of(0, BAD), interrupt=KeyboardInterrupt)
+    result = evaluate(
+        [MAZE, KEYQUEST], agent, out=out, backend="pool", workers=2, retries=1, **GRID
+    )
+    assert check_failed_run(out, clean, "exception", attempts=2, result=result) == {
+        "KeyboardInterrupt"
+    }
+
+
 @pytest.mark.timeout(600, method="thread")  # a guard: the hanging episodes end only by the timeout
 @pytest.mark.parametrize(
     "backend,workers",

@@ -75,6 +75,7 @@ __all__ = [
     "can_interrupt",
     "describe",
     "exception_message",
+    "interrupts_ignored",
     "one_each",
 ]
 
@@ -84,8 +85,8 @@ logger = logging.getLogger(__name__)
 FAILURE_KINDS = ("exception", "worker_lost", "timeout")
 
 #: What stops the run instead of ending an episode: Ctrl-C. Every handler of `EPISODE_ERRORS`
-#: lets it through first.
-STOPS_RUN = (KeyboardInterrupt,)
+#: lets it through first. Nothing in a worker that ignores Ctrl-C (`interrupts_ignored`).
+STOPS_RUN: tuple[type[BaseException], ...] = (KeyboardInterrupt,)
 #: What ends only the episode it came from (a failed-to-run record, the same on every backend):
 #: anything but `STOPS_RUN`, as a sealed agent's process reports it. ``SystemExit`` (``sys.exit``
 #: in an agent), ``GeneratorExit`` and an agent's own subclass of ``BaseException`` each ended
@@ -149,6 +150,14 @@ def json_number(value: Any) -> Any:
         if isinstance(plain, (bool, int, float, str)):
             return plain
     raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def interrupts_ignored() -> None:
+    """Say that this process ignores Ctrl-C (a pool's worker: it is the evaluator's to handle),
+    so a KeyboardInterrupt here is an agent's own raise: it ends its episode, as in a sealed
+    agent's process, where it killed the worker (lost, with a multiprocessing traceback)."""
+    global STOPS_RUN
+    STOPS_RUN = ()
 
 
 def plain_note(note: Any) -> dict[str, Any] | None:

@@ -19,7 +19,7 @@ from turnbudget.eval.run.backends import (
     close_runner,
 )
 from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise
-from turnbudget.eval.run.driver import Driver, describe
+from turnbudget.eval.run.driver import Driver, describe, interrupts_ignored
 from turnbudget.eval.run.episodes import evaluation_runner
 from turnbudget.eval.run.lock import exit_with_parent, kill_tree
 
@@ -42,6 +42,7 @@ def _serve(
     # Ctrl-C reaches the whole process group: it is the evaluator's to handle (it stops the
     # workers), not a traceback from each of them.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    interrupts_ignored()
     try:
         try:
             runner = make_runner(agent, config, serialize)
