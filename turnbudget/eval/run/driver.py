@@ -163,9 +163,9 @@ def interrupts_ignored() -> None:
 def plain_note(note: Any) -> dict[str, Any] | None:
     """An agent's step note as the records keep it, and as a sealed agent's arrives: through
     JSON (its keys strings, as JSON writes ``3``, ``True`` or ``None``; its tuples lists; its
-    NumPy scalars plain numbers), every secret in it blanked. None stays None. `TypeError` (which ends only the episode)
-    for a note that is not a mapping, holds what JSON cannot write, or nests deeper than
-    `MAX_NOTE_DEPTH`."""
+    NumPy scalars plain numbers), every secret in it blanked. None stays None. `TypeError`
+    (which ends only the episode) for a note that is not a mapping, holds what JSON cannot
+    write, or nests deeper than `MAX_NOTE_DEPTH`."""
     if note is None:
         return None
     if not isinstance(note, Mapping):
