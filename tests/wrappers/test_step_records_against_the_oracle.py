@@ -1,7 +1,8 @@
 """RecordStepOutcomes' step and episode records, derived again from the oracle at every step.
 
-Each step is replayed on a copy of the game taken before it, and every judged field is recomputed from the definitions in the
-docstring of `RecordStepOutcomes`, then compared with what it recorded.
+Each step is replayed on a copy of the game taken before it, and every judged field is
+recomputed from the definitions in the docstring of `RecordStepOutcomes`, then compared with
+what it recorded.
 """
 
 from __future__ import annotations

@@ -386,8 +386,8 @@ _NEEDS = (
 
 def _check_probes(config: Any, records: Any, keys: Sequence[str] | None) -> None:
     """A ValueError naming the field when ``config`` (a probe config's dict: its ``envs`` and
-    ``keys``; not checked when ``keys`` is None) or a record of ``records`` lacks what the summaries read (a bare ``KeyError``,
-    or a ``TypeError`` from ``int(None)``)."""
+    ``keys``; not checked when ``keys`` is None) or a record of ``records`` lacks what the
+    summaries read (a bare ``KeyError``, or a ``TypeError`` from ``int(None)``)."""
     spec = {"envs": Items("str", least=1), **{key: Items("str") for key in keys or ()}}
     problem = None if keys is None else field_problem(config, spec, "config")
     if problem is None and not isinstance(records, (list, tuple)):
@@ -589,11 +589,17 @@ def check_probe_summary(summary: Any, where: str = "summary") -> None:
             )
         for key in agents if problem is None else ():
             if key not in labels:
-                problem = f"Expect {where}['agents'] to be keyed by labels of {where}['config']['labels'], got {brief(key)}"
+                problem = (
+                    f"Expect {where}['agents'] to be keyed by labels of "
+                    f"{where}['config']['labels'], got {brief(key)}"
+                )
                 break
         for label in labels if problem is None else ():
             if label not in agents:
-                problem = f"Expect {where}['agents'][{brief(label)}] to hold the skills of each env group, but it is missing"
+                problem = (
+                    f"Expect {where}['agents'][{brief(label)}] to hold the skills of each env "
+                    "group, but it is missing"
+                )
                 break
     if problem is not None:
         raise ValueError(problem)
