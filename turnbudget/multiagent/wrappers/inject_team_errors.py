@@ -7,12 +7,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from turnbudget._checks import brief, text_of
 from turnbudget.multiagent.base import TEXT_KEY
-from turnbudget.multiagent.wrappers._common import require_single_team
+from turnbudget.multiagent.wrappers._common import (
+    find_team_wrapper,
+    require_parallel,
+    require_single_team,
+)
 from turnbudget.multiagent.wrappers.team_turn_budget import begin_team_reset
 from turnbudget.wrappers._common import EpisodeSeeder
 from turnbudget.wrappers.inject_errors import (
@@ -87,6 +92,7 @@ class InjectTeamErrors(BaseParallelWrapper):
         transient_message: str = "Your attempt fails: something went wrong. Nothing changes.",
     ):
         super().__init__(env)
+        require_parallel(env, InjectTeamErrors)
         self.errors = {
             agent: ErrorSchedule(rate, kinds, weights, schedule) for agent in env.possible_agents
         }
@@ -107,6 +113,46 @@ class InjectTeamErrors(BaseParallelWrapper):
                 "(drop the kinds that need it)"
             )
         require_single_team(env, InjectTeamErrors)
+        # Refused here, not deep in an episode: over a classic-RL adapter a slip's or a
+        # transient's command reached an index space (ValueError on the round it fired) and a
+        # narration an array (IndexError); over NumericInfo no slip ever fired (no command list).
+        for agent in env.possible_agents:
+            space = env.observation_space(agent)
+            if not isinstance(space, spaces.Dict) or not isinstance(
+                space.spaces.get(TEXT_KEY), spaces.Text
+            ):
+                raise ValueError(
+                    f"InjectTeamErrors needs Dict observations with a Text {TEXT_KEY!r} (errors "
+                    f"narrate into it), got {space} for {agent!r}: put TeamTextFeatures outside "
+                    "InjectTeamErrors (make_team(..., errors=..., text_features=N) stacks them "
+                    "in order)"
+                )
+            if used & {"slip", "transient"} and not isinstance(
+                env.action_space(agent), spaces.Text
+            ):
+                raise ValueError(
+                    f"InjectTeamErrors' slip and transient errors need Text actions, got "
+                    f"{env.action_space(agent)} for {agent!r}: put TeamDiscreteActions outside "
+                    "InjectTeamErrors (make_team(..., errors=..., discrete_actions=N) stacks "
+                    "them in order)"
+                )
+        from turnbudget.multiagent.wrappers.record_team_outcomes import RecordTeamOutcomes
+        from turnbudget.multiagent.wrappers.team_numeric_info import TeamNumericInfo
+
+        if "slip" in used and find_team_wrapper(env, TeamNumericInfo) is not None:
+            raise ValueError(
+                "InjectTeamErrors' slips draw from info['admissible_actions'], which "
+                "TeamNumericInfo drops: put TeamNumericInfo outside InjectTeamErrors "
+                "(make_team(..., errors=..., info='numeric') stacks them in order)"
+            )
+        if find_team_wrapper(env, RecordTeamOutcomes) is not None:
+            # Recorded below the errors, a slip's substitute was the agent's command and a
+            # setback the agent's error: an oracle team had self-inflicted errors.
+            raise ValueError(
+                "InjectTeamErrors must sit inside RecordTeamOutcomes, whose records tell an "
+                "injected error from the agent's command: wrap the env in InjectTeamErrors "
+                "first (make_team(..., errors=..., record=...) stacks them in order)"
+            )
         self._seeder = EpisodeSeeder("InjectTeamErrors")
         self._round = 0
         self._admissible: dict[str, list[str]] = {}

@@ -6,11 +6,16 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from turnbudget._checks import check_bool
-from turnbudget.multiagent.wrappers._common import require_single_team
+from turnbudget.multiagent.wrappers._common import (
+    find_team_wrapper,
+    require_parallel,
+    require_single_team,
+)
 from turnbudget.multiagent.wrappers.team_turn_budget import begin_team_reset
 from turnbudget.records import OutcomeRecord, RecordSink
 from turnbudget.wrappers.record_step_outcomes import (
@@ -67,6 +72,7 @@ class RecordTeamOutcomes(BaseParallelWrapper):
         fsync: bool = True,
     ):
         super().__init__(env)
+        require_parallel(env, RecordTeamOutcomes)
         env_index = check_env_index(env_index)
         oracle = check_bool(oracle, "oracle")
         record_steps = check_bool(record_steps, "record_steps")
@@ -79,6 +85,28 @@ class RecordTeamOutcomes(BaseParallelWrapper):
                 f"{type(game).__name__} (pass oracle=False)"
             )
         require_single_team(env, RecordTeamOutcomes)
+        if oracle:
+            # The oracle's optimal actions are commands: below, TeamDiscreteActions turned them
+            # into indices, and the records held '1' for 'go south'.
+            for agent in env.possible_agents:
+                if not isinstance(env.action_space(agent), spaces.Text):
+                    raise ValueError(
+                        "RecordTeamOutcomes judges the agents' commands against the oracle's: "
+                        f"it needs Text actions, got {env.action_space(agent)} for {agent!r} "
+                        "(put TeamDiscreteActions outside it: make_team(..., record=..., "
+                        "discrete_actions=N) stacks them in order)"
+                    )
+        from turnbudget.multiagent.wrappers.inject_team_errors import InjectTeamErrors
+        from turnbudget.multiagent.wrappers.team_numeric_info import TeamNumericInfo
+
+        numeric = find_team_wrapper(env, TeamNumericInfo)
+        if numeric is not None and find_team_wrapper(numeric, InjectTeamErrors) is not None:
+            # (the records then counted no injected error, and a setback as the agent's own)
+            raise ValueError(
+                "RecordTeamOutcomes reads info['injected_error'], which TeamNumericInfo drops: "
+                "put TeamNumericInfo outside RecordTeamOutcomes (make_team(..., errors=..., "
+                "record=..., info='numeric') stacks them in order)"
+            )
         self.sink = RecordSink(path, callback, memory, fsync)
         self.oracle = oracle
         self.env_id = f"turnbudget/{game.metadata['name']}"

@@ -9,7 +9,11 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from turnbudget.multiagent.base import TEXT_KEY, agent_entry
-from turnbudget.multiagent.wrappers._common import find_team_wrapper, require_single_team
+from turnbudget.multiagent.wrappers._common import (
+    find_team_wrapper,
+    require_parallel,
+    require_single_team,
+)
 from turnbudget.multiagent.wrappers.team_turn_budget import TeamTurnBudget
 from turnbudget.wrappers.reveal_budget import budget_visible, check_reveal, widen_text_space
 
@@ -51,6 +55,7 @@ class RevealTeamBudget(BaseParallelWrapper):
         template: str = "\n[{turns_left} rounds left]",
     ):
         super().__init__(env)
+        require_parallel(env, RevealTeamBudget)
         name, final_turns, wide = check_reveal(mode, final_turns, template)
         require_single_team(env, RevealTeamBudget)
         if find_team_wrapper(env, TeamTurnBudget) is None:

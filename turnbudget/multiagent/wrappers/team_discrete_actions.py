@@ -11,7 +11,11 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from turnbudget.envs.core import INFO_ADMISSIBLE_ACTIONS
 from turnbudget.multiagent.base import agent_entry
-from turnbudget.multiagent.wrappers._common import require_single_team
+from turnbudget.multiagent.wrappers._common import (
+    find_team_wrapper,
+    require_parallel,
+    require_single_team,
+)
 from turnbudget.wrappers.discrete_actions import CommandSlots
 
 __all__ = ["TeamDiscreteActions"]
@@ -49,6 +53,7 @@ class TeamDiscreteActions(BaseParallelWrapper):
 
     def __init__(self, env: ParallelEnv, max_actions: int = 16):
         super().__init__(env)
+        require_parallel(env, TeamDiscreteActions)
         self._slots = {agent: CommandSlots(max_actions) for agent in env.possible_agents}
         for agent in env.possible_agents:
             if not isinstance(env.action_space(agent), spaces.Text):
@@ -57,6 +62,14 @@ class TeamDiscreteActions(BaseParallelWrapper):
                     f"for {agent!r}"
                 )
         require_single_team(env, TeamDiscreteActions)
+        from turnbudget.multiagent.wrappers.team_numeric_info import TeamNumericInfo
+
+        if find_team_wrapper(env, TeamNumericInfo) is not None:  # (a KeyError at reset)
+            raise ValueError(
+                "TeamDiscreteActions reads info['admissible_actions'], which TeamNumericInfo "
+                "drops: put TeamNumericInfo outside TeamDiscreteActions (make_team(..., "
+                "discrete_actions=N, info='numeric') stacks them in order)"
+            )
         self.max_actions = next(iter(self._slots.values())).max_actions
         # Built once: PettingZoo requires the same space object on every call.
         self._spaces = {a: spaces.Discrete(self.max_actions) for a in env.possible_agents}

@@ -9,7 +9,11 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
-from turnbudget.multiagent.wrappers._common import find_team_wrapper, require_single_team
+from turnbudget.multiagent.wrappers._common import (
+    find_team_wrapper,
+    require_parallel,
+    require_single_team,
+)
 from turnbudget.multiagent.wrappers.inject_team_errors import InjectTeamErrors
 from turnbudget.multiagent.wrappers.reveal_team_budget import RevealTeamBudget
 from turnbudget.multiagent.wrappers.team_discrete_actions import TeamDiscreteActions
@@ -44,6 +48,7 @@ class TeamNumericInfo(BaseParallelWrapper):
 
     def __init__(self, env: ParallelEnv):
         super().__init__(env)
+        require_parallel(env, TeamNumericInfo)
         require_single_team(env, TeamNumericInfo)
         budget = find_team_wrapper(env, TeamTurnBudget)
         if budget is None:

@@ -10,7 +10,11 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from turnbudget.envs.core import INFO_ADMISSIBLE_ACTIONS, INFO_GOAL
 from turnbudget.multiagent.base import TEXT_KEY, agent_entry
-from turnbudget.multiagent.wrappers._common import require_single_team
+from turnbudget.multiagent.wrappers._common import (
+    find_team_wrapper,
+    require_parallel,
+    require_single_team,
+)
 from turnbudget.wrappers.text_features import TextEncoder
 
 __all__ = ["TeamTextFeatures"]
@@ -53,6 +57,7 @@ class TeamTextFeatures(BaseParallelWrapper):
         block_dim: int | None = None,
     ):
         super().__init__(env)
+        require_parallel(env, TeamTextFeatures)
         self._encoders = {
             agent: TextEncoder(size, ngrams, include_goal, include_admissible, block_dim=block_dim)
             for agent in env.possible_agents
@@ -67,6 +72,16 @@ class TeamTextFeatures(BaseParallelWrapper):
                     f"got {space} for {agent!r}"
                 )
         require_single_team(env, TeamTextFeatures)
+        from turnbudget.multiagent.wrappers.team_numeric_info import TeamNumericInfo
+
+        if (include_goal or include_admissible) and find_team_wrapper(
+            env, TeamNumericInfo
+        ) is not None:  # (the goal's and the commands' blocks were all zeros, silently)
+            raise ValueError(
+                "TeamTextFeatures reads info['goal'] and info['admissible_actions'], which "
+                "TeamNumericInfo drops: put TeamNumericInfo outside TeamTextFeatures "
+                "(make_team(..., text_features=N, info='numeric') stacks them in order)"
+            )
 
     def observation_space(self, agent: str) -> spaces.Space:
         return agent_entry(self._encoders, agent).space

@@ -8,7 +8,11 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from turnbudget._checks import check_reset_options
-from turnbudget.multiagent.wrappers._common import require_single_team
+from turnbudget.multiagent.wrappers._common import (
+    find_team_wrapper,
+    require_parallel,
+    require_single_team,
+)
 from turnbudget.wrappers._common import EpisodeSeeder
 from turnbudget.wrappers.sample_turn_budget import BudgetMix, BudgetMixLike
 from turnbudget.wrappers.turn_budget import check_turn_budget
@@ -63,7 +67,18 @@ class TeamTurnBudget(BaseParallelWrapper):
 
     def __init__(self, env: ParallelEnv, turn_budget: int, budget_mix: BudgetMixLike | None = None):
         super().__init__(env)
+        require_parallel(env, TeamTurnBudget)
         require_single_team(env, TeamTurnBudget)
+        from turnbudget.multiagent.wrappers.record_team_outcomes import RecordTeamOutcomes
+
+        if find_team_wrapper(env, RecordTeamOutcomes) is not None:
+            # Inside the budget the recorder never saw the team truncated: every episode the
+            # budget ended was dropped as abandoned at the next reset, silently.
+            raise ValueError(
+                "RecordTeamOutcomes must sit outside TeamTurnBudget, whose truncation ends its "
+                "episodes: wrap the env in TeamTurnBudget first (make_team(..., record=...) "
+                "stacks them in order)"
+            )
         self.default_turn_budget = check_turn_budget(turn_budget)
         self.budget_mix = None if budget_mix is None else BudgetMix.coerce(budget_mix)
         self._seeder = EpisodeSeeder("SampleTurnBudget")
