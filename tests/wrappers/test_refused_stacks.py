@@ -159,3 +159,26 @@ def test_inject_errors_refuses_a_numeric_info_below_it_for_slips():
     env = InjectErrors(NumericInfo(gym.make(MAZE)), rate=1.0, kinds=["setback"])
     env.reset(seed=0)
     assert env.step("look")[4]["injected_error"]["applied"] is True
+
+
+def test_text_features_refuse_a_numeric_info_below_them_for_the_goal_or_commands():
+    """NumericInfo drops info['goal'] and info['admissible_actions']: the goal's block of
+    TextFeatures over it was all zeros (4.85 in all without NumericInfo), silently."""
+    for kwargs in ({}, {"include_goal": False, "include_admissible": True}):
+        with pytest.raises(ValueError, match=r"TextFeatures reads .* which NumericInfo drops"):
+            TextFeatures(NumericInfo(gym.make(MAZE)), **kwargs)
+    # (the observation's own block needs neither)
+    env = TextFeatures(NumericInfo(gym.make(MAZE)), include_goal=False)
+    assert env.reset(seed=0)[0].any()
+
+
+def test_the_recorder_refuses_a_numeric_info_over_injected_errors_below_it():
+    """NumericInfo drops info['injected_error']: a recorder over it counted no injected error,
+    and a setback as the agent's own, silently."""
+    from turnbudget.wrappers import RecordStepOutcomes
+
+    env = NumericInfo(InjectErrors(gym.make(MAZE), rate=0.5, kinds=["setback"]))
+    with pytest.raises(ValueError, match=r"RecordStepOutcomes reads .* which NumericInfo drops"):
+        RecordStepOutcomes(env, memory=True)
+    # (without injected errors it has nothing to lose there)
+    RecordStepOutcomes(NumericInfo(gym.make(MAZE)), memory=True).close()

@@ -30,7 +30,7 @@ from turnbudget.records import (
     cap_text,
     feasibility,
 )
-from turnbudget.wrappers._common import env_id_of, record_args, require_oracle
+from turnbudget.wrappers._common import env_id_of, find_wrapper, record_args, require_oracle
 from turnbudget.wrappers.turn_budget import begin_reset
 
 __all__ = [
@@ -474,6 +474,17 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
                     "outside it: turnbudget.make(..., record=..., discrete_actions=N) stacks "
                     "them in order)"
                 )
+        from turnbudget.wrappers.inject_errors import InjectErrors
+        from turnbudget.wrappers.numeric_info import NumericInfo  # (it imports this module)
+
+        numeric = find_wrapper(env, NumericInfo)
+        if numeric is not None and find_wrapper(numeric, InjectErrors) is not None:
+            # (the records then counted no injected error, and a setback as the agent's own)
+            raise ValueError(
+                "RecordStepOutcomes reads info['injected_error'], which NumericInfo drops: "
+                "put NumericInfo outside RecordStepOutcomes (turnbudget.make(..., errors=..., "
+                "record=..., info='numeric') stacks them in order)"
+            )
         self.sink = RecordSink(path, callback, memory, fsync)
         self.record_steps, self.oracle = record_steps, oracle
         self.env_index = env_index

@@ -15,7 +15,7 @@ from gymnasium import spaces
 from gymnasium.core import ActType
 
 from turnbudget._checks import brief, check_bool, check_positive_int, renamed
-from turnbudget.wrappers._common import record_args, require_single
+from turnbudget.wrappers._common import find_wrapper, record_args, require_single
 
 __all__ = [
     "FEATURE_HIGH",
@@ -576,7 +576,17 @@ class TextFeatures(
                 f"TextFeatures needs a Text observation space, got {env.observation_space}"
             )
         require_single(env, TextFeatures)
+        from turnbudget.wrappers.numeric_info import NumericInfo  # (it imports this module)
+
         encoder = self.encoder
+        if (encoder.include_goal or encoder.include_admissible) and find_wrapper(
+            env, NumericInfo
+        ) is not None:  # (the goal's and the commands' blocks were all zeros, silently)
+            raise ValueError(
+                "TextFeatures reads info['goal'] and info['admissible_actions'], which "
+                "NumericInfo drops: put NumericInfo outside TextFeatures (turnbudget.make(..., "
+                "text_features=N, info='numeric') stacks them in order)"
+            )
         self.block_dim, self.ngrams = encoder.block_dim, encoder.ngrams
         self.include_goal = encoder.include_goal
         self.include_admissible = encoder.include_admissible
