@@ -276,6 +276,63 @@ def test_an_answer_that_is_not_openenv_s_drops_the_session_with_a_clear_error(fr
         assert bad.connections == 2
 
 
+_OBSERVED = '{"type": "observation", "data": {"observation": {"text": "x"}, %s}}'
+
+
+@pytest.mark.parametrize(
+    "frame, message",
+    [
+        (_OBSERVED % '"reward": NaN', "a reward that is not a finite number: nan"),
+        (_OBSERVED % '"reward": Infinity', "a reward that is not a finite number: inf"),
+        (_OBSERVED % '"reward": -Infinity', "a reward that is not a finite number: -inf"),
+        (_OBSERVED % '"reward": "1"', "does not validate.*reward"),
+        (_OBSERVED % '"done": "yes"', "does not validate.*done"),
+        ('{"type": "observation", "data": {"reward": 1.0, "done": true}}', "not an object: None"),
+        (
+            '{"type": "observation", "data": {"observation": {"seed": "7"}}}',
+            "does not validate.*seed",
+        ),
+    ],
+)
+def test_an_answer_s_nan_reward_or_loose_types_are_refused_never_read_as_numbers(frame, message):
+    """JSON's NaN and Infinity parsed as the reward went on to the trainer as they came, a
+    string became a reward of True or a done episode, and an answer without an observation
+    was read as an empty one (text ""): each drops the session with a clear error now."""
+
+    def answer(connection: int, n: int) -> list[Any]:
+        return [frame] if connection == 1 else [_GOOD]
+
+    with BadServer(answer) as bad, TextGameEnv(base_url=bad.base_url).sync() as env:
+        with pytest.raises(ConnectionError, match=message) as info:
+            env.reset(seed=0)
+        assert f"The server at ws://{bad.base_url[len('http://') :]}/ws sent" in str(info.value)
+        assert env.reset(seed=0).observation.text == "fresh"
+
+
+def test_a_state_with_loose_types_is_refused():
+    """A state's step count sent as a string was read as an int."""
+    state = {"type": "state", "data": {"step_count": "3"}}
+    refused = pytest.raises(ConnectionError, match=r"a state that does not validate.*step_count")
+    with (
+        BadServer(lambda c, n: [state]) as bad,
+        TextGameEnv(base_url=bad.base_url).sync() as env,
+        refused,
+    ):
+        env.state()
+
+
+def test_a_server_that_closes_the_connection_instead_of_answering_is_named():
+    """The error said "The server closed this session", not which server."""
+
+    def answer(connection: int, n: int) -> list[Any]:
+        raise RuntimeError("the handler fails: the server closes the connection")
+
+    with BadServer(answer) as bad, TextGameEnv(base_url=bad.base_url).sync() as env:
+        with pytest.raises(ConnectionError, match=r"closed this session") as info:
+            env.reset(seed=0)
+        assert f"The server at ws://{bad.base_url[len('http://') :]}/ws closed" in str(info.value)
+
+
 def test_an_answer_that_comes_too_late_is_never_read_as_the_next_one():
     def answer(connection: int, n: int) -> list[Any]:
         if connection == 1:  # silent on the first request, then both answers at once

@@ -1096,7 +1096,8 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
             return json.loads(await ws.recv())
         except (ConnectionClosed, ValueError, RecursionError):
             raise ConnectionError(
-                f"The server closed this session ({closed}); the next call opens a new one"
+                f"The server at {self._shown_url} closed this session ({closed}); the next call "
+                "opens a new one"
             ) from closed
 
     def _drop(self) -> None:
@@ -1127,12 +1128,17 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
         return {"command": action}
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[TextGameObservation]:
-        fields = payload.get("observation", {})
+        fields = payload.get("observation")
         try:
             if not isinstance(fields, Mapping):
                 raise TypeError(f"an observation that is not an object: {brief(fields)}")
-            observation = TextGameObservation(
-                **fields, reward=payload.get("reward"), done=payload.get("done", False)
+            # (an answer without one was read as an empty observation, a string as a bool or
+            # a number, and JSON's NaN or Infinity as the reward went on to the trainer)
+            reward = payload.get("reward")
+            if isinstance(reward, float) and not is_finite(reward):
+                raise ValueError(f"a reward that is not a finite number: {reward}")
+            observation = TextGameObservation.model_validate(
+                {**fields, "reward": reward, "done": payload.get("done", False)}, strict=True
             )
         except (TypeError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
             self._drop()
@@ -1142,7 +1148,7 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
 
     def _parse_state(self, payload: dict[str, Any]) -> TextGameState:
         try:
-            return TextGameState(**payload)
+            return TextGameState.model_validate(payload, strict=True)
         except (TypeError, ValueError) as exc:
             self._drop()
             what = _errors(exc.errors()) if isinstance(exc, ValidationError) else str(exc)
