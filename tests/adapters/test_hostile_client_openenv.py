@@ -115,6 +115,35 @@ def test_a_base_url_that_is_not_a_server_url_is_refused_before_connecting(base_u
         assert SECRET not in _everything_said(info.value)
 
 
+def test_a_token_in_the_url_s_query_is_never_shown(refused_url, caplog):
+    """Only the user info was blanked: a ``?token=`` showed in the repr, in every error, and
+    in the message refusing a URL that is not a server's."""
+    caplog.set_level(logging.DEBUG)
+    url = refused_url.replace(f"player:{SECRET}@", "") + f"/?token={SECRET}&v=2"
+    client = TextGameEnv(base_url=url)
+    assert SECRET not in repr(client) and "v=2" in repr(client)
+    env = client.sync()
+    with pytest.raises(ConnectionError, match="Cannot open a session") as info:
+        env.reset(env_id=ENV, seed=0)
+    env.close()
+    with pytest.raises(ValueError, match="Expect `base_url`") as refused:
+        TextGameEnv(base_url=f"ftp://127.0.0.1/?api_key={SECRET}")
+    for error in (info.value, refused.value):
+        assert SECRET not in _everything_said(error)
+    assert SECRET not in caplog.text
+
+
+@pytest.mark.parametrize("spelling", ["HTTP://{}", "Ws://{}", "http://{}/?v=2", "http://{}/#top"])
+def test_a_base_url_in_capitals_or_with_a_query_or_fragment_reaches_the_server(server, spelling):
+    """OpenEnv turned only a lower-case ``http://`` into ``ws://`` (``HTTP://h`` became
+    ``ws://HTTP://h``, no such host), and appended ``/ws`` after the query or fragment (the
+    server answered 403): each such URL, which `TextGameEnv` accepts, failed to connect."""
+    url = spelling.format(server.base_url[len("http://") :])
+    with TextGameEnv(base_url=url).sync() as env:
+        assert env.reset(env_id=ENV, seed=0).observation.env_id == ENV
+    assert idle(server)
+
+
 @pytest.mark.parametrize(
     ("option", "value"),
     [("message_timeout_s", "60"), ("message_timeout_s", -1), ("message_timeout_s", float("nan")),

@@ -58,7 +58,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import gymnasium as gym
 from openenv.core.client_types import StepResult
@@ -978,9 +978,18 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
             raise ValueError(
                 f"Expect `max_message_size_mb` to be a positive number of megabytes, got {brief(size)}"
             )
-        super().__init__(_check_base_url(base_url), **options)
-        self._shown_url = _redact(self._ws_url)  # what messages may show: no credentials
+        parts = urlsplit(_check_base_url(base_url))
+        # OpenEnv turns only a lower-case http:// into ws:// ("HTTP://h" became ws://HTTP://h)
+        # and appends /ws to the URL as given (after a query, which the server refused with
+        # a 403, or a fragment): the scheme goes lower-case, the query after /ws.
+        super().__init__(
+            urlunsplit((parts.scheme.lower(), parts.netloc, parts.path, "", "")), **options
+        )
+        if parts.query:
+            self._ws_url += f"?{parts.query}"
         secrets.remember(*secrets.url_secrets(base_url))  # (a server may echo them back)
+        # What messages may show: no credentials, in the user info or the query (?token=).
+        self._shown_url = _redact(secrets.redact(self._ws_url))
         self._closed = False
         self._in_call = False  # (one exchange at a time: `_send_and_receive`)
         self._connecting = False  # (one connection at a time: `connect`)
@@ -1001,7 +1010,7 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
         try:
             await super().connect()
         except ConnectionError as exc:
-            cause = _redact(str(exc.__cause__ or exc))
+            cause = _redact(secrets.redact(str(exc.__cause__ or exc)))
             raise ConnectionError(
                 f"Cannot open a session at {self._shown_url}: {cause} (is `turnbudget serve-env` "
                 "running there?)"
@@ -1179,7 +1188,7 @@ def _redact(text: str) -> str:
 def _check_base_url(base_url: Any) -> str:
     """``base_url`` if it is an http(s):// or ws(s):// URL with a host, else a ``ValueError``
     (which never shows the URL's credentials)."""
-    shown = _redact(base_url) if isinstance(base_url, str) else brief(base_url)
+    shown = _redact(secrets.redact(base_url)) if isinstance(base_url, str) else brief(base_url)
     message = "Expect `base_url` to be an http://, https://, ws:// or wss:// URL with a host, got "
     if not isinstance(base_url, str):
         raise ValueError(message + shown)
