@@ -974,9 +974,12 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
             if name in options:
                 options[name] = _check_timeout(options[name], name)
         size = options["max_message_size_mb"]
-        if not (is_finite(size) and size > 0):
+        # (OpenEnv reads int(size * 2**20) bytes: under one byte refused every answer, and past
+        # a C ssize_t every answer was an OverflowError inside websockets, an "internal error")
+        if not (is_finite(size) and 1 <= size * 2**20 <= sys.maxsize):
             raise ValueError(
-                f"Expect `max_message_size_mb` to be a positive number of megabytes, got {brief(size)}"
+                "Expect `max_message_size_mb` to be a positive number of megabytes (one byte "
+                f"to {sys.maxsize >> 20:,}), got {brief(size)}"
             )
         parts = urlsplit(_check_base_url(base_url))
         # OpenEnv turns only a lower-case http:// into ws:// ("HTTP://h" became ws://HTTP://h)
