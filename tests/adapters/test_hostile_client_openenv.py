@@ -229,6 +229,15 @@ def test_a_closed_client_refuses_calls_instead_of_opening_a_session(server):
     assert server.sessions().active_sessions == 0
 
 
+def test_a_gym_session_closes_at_the_end_of_a_with_block(server):
+    """A Gymnasium env is a context manager: ``with GymSession(url) as env`` was a TypeError."""
+    with GymSession(server.base_url, env_id=ENV, turn_budget=3) as session:
+        assert session.reset(seed=0)[0]
+    assert idle(server)
+    with pytest.raises(RuntimeError, match="GymSession is closed"):
+        session.step("look")
+
+
 @pytest.mark.timeout(300, method="thread")
 def test_a_gym_session_dropped_unclosed_frees_its_server_session(server):
     """One dropped without close() held its session, and its client's thread, until the

@@ -1224,11 +1224,11 @@ class GymSession:
 
     ``reset(seed=s)`` -> ``(text, info)`` and ``step(command)`` -> ``(text, reward,
     terminated, truncated, info)``, where ``info`` is the observation's agent view.
-    Each instance holds one session (a `TextGameEnv` connection) until `close`
-    (after which it refuses calls), or until it is collected unclosed; every reset sends ``reset_kwargs`` (``env_id``,
-    ``turn_budget``, ``reveal``...). This is how `turnbudget.utils.check_group_seeding`
-    checks a served env: ``remote = True`` tells it the env's RNG lives in the
-    server's process.
+    Each instance holds one session (a `TextGameEnv` connection) until `close` or the
+    end of a ``with`` block (after which it refuses calls), or until it is collected
+    unclosed; every reset sends ``reset_kwargs`` (``env_id``, ``turn_budget``, ``reveal``...).
+    This is how `turnbudget.utils.check_group_seeding` checks a served env: ``remote =
+    True`` tells it the env's RNG lives in the server's process.
 
     Example (a server at ``url``)::
 
@@ -1275,6 +1275,13 @@ class GymSession:
             self._closed = True
             self._finalizer.detach()
             self._client.close()
+
+    # (as a Gymnasium env is: ``with GymSession(url) as env`` was a TypeError)
+    def __enter__(self) -> GymSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _open(self) -> Any:
         if self._closed:
