@@ -406,7 +406,7 @@ def test_a_shopping_list_at_its_limit_fits_in_one_observation():
 @pytest.mark.parametrize("value", [10**6, 2**200])
 def test_discrete_actions_past_its_limit_is_refused_when_made(value):
     # (a million: a million-entry mask every step; 2**200: an OverflowError)
-    with pytest.raises(ValueError, match=f"`max_actions` to be at most {MAX_ACTIONS}"):
+    with pytest.raises(ValueError, match=f"`discrete_actions` to be at most {MAX_ACTIONS}"):
         turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=value)
     env = turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=MAX_ACTIONS)
     _, info = env.reset(seed=0)

@@ -60,7 +60,7 @@ def test_text_features_n_gives_n_dimensions():
     assert turnbudget.make(MAZE, text_features=64).observation_space.shape == (64,)
     env = gym.make(MAZE, text_features={"block_dim": 64, "include_admissible": True})
     assert env.observation_space.shape == (3 * 64,)
-    with pytest.raises(ValueError, match=r"`size` to be a multiple of 2 .*, got 65"):
+    with pytest.raises(ValueError, match=r"`text_features` to be a multiple of 2 .*, got 65"):
         gym.make(MAZE, text_features=65)
 
 

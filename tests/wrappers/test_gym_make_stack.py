@@ -171,7 +171,7 @@ def test_gym_make_vec_builds_the_stack_and_stacks_numeric_info():
 
 
 def test_bad_options_through_gym_make_fail_before_the_game_is_built():
-    with pytest.raises(ValueError, match="max_actions"):
+    with pytest.raises(ValueError, match="Expect `discrete_actions` to be a positive int"):
         gym.make(MAZE, discrete_actions=0)
     with pytest.raises(ValueError, match="`info`"):
         gym.make(MAZE, info="bytes")

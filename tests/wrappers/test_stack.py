@@ -121,13 +121,13 @@ def test_env_instance_without_a_turn_budget():
         ({"errors": {"rate": 0.1, "kinds": ["lag"]}}, ValueError, "Unknown error kind 'lag'"),
         ({"errors": {"rate": 0.1, "kind": ["slip"]}}, TypeError, "kind"),
         ({"errors": "often"}, ValueError, "Unexpected `errors`"),
-        ({"reveal": "sometimes"}, ValueError, "Expect `mode`"),
+        ({"reveal": "sometimes"}, ValueError, "Expect `reveal`"),
         ({"reveal": "final=0"}, ValueError, "positive int"),
         ({"record": 5}, ValueError, "Unexpected `record`"),
         ({"process_reward": "yes"}, ValueError, "Unexpected `process_reward`"),
         ({"process_reward": {"gamma": 2}}, ValueError, "gamma"),
-        ({"discrete_actions": 0}, ValueError, "max_actions"),
-        ({"text_features": -1}, ValueError, "size"),
+        ({"discrete_actions": 0}, ValueError, "Expect `discrete_actions`"),
+        ({"text_features": -1}, ValueError, "Expect `text_features`"),
     ],
 )
 def test_bad_configuration_raises_before_any_episode(kwargs, error, message):
@@ -389,3 +389,23 @@ def test_numpy_numbers_are_the_shortcuts_python_numbers_are():
         (obs_a, step_a), (obs_b, step_b) = first(**numpy_value), first(**options)
         assert np.array_equal(obs_a, obs_b) if not isinstance(obs_a, str) else obs_a == obs_b
         assert step_a == step_b
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"reveal": "maybe"}, "Expect `reveal` to be one of"),
+        ({"reveal": "final=x"}, "Expect k in `reveal`='final=k' to be a positive int"),
+        ({"discrete_actions": 0}, "Expect `discrete_actions` to be a positive int"),
+        ({"text_features": 65}, "Expect `text_features` to be a multiple of 2"),
+    ],
+)
+def test_a_bad_option_value_is_named_as_the_option_given(kwargs, message):
+    """A value given as an option (``reveal="maybe"``) was refused in the words of the wrapper
+    it configures ('Expect `mode` to be one of ...'), a name the caller never passed; through
+    gym.make too. (Given as the wrapper's keyword arguments, its own names stay.)"""
+    for make in (turnbudget.make, gym.make):
+        with pytest.raises(ValueError, match=message):
+            make("turnbudget/Maze-Easy-v0", **kwargs)
+    with pytest.raises(ValueError, match="Expect `mode` to be one of"):
+        turnbudget.make("turnbudget/Maze-Easy-v0", reveal={"mode": "maybe"})

@@ -67,6 +67,20 @@ def _on(value: Any) -> bool:
     return value is not None and value is not False
 
 
+class _Scalar(dict):
+    """A wrapper's keyword arguments made from one `make` option's value (``reveal="final=3"``
+    gives ``{"mode": "final=3"}``): the wrapper's errors about it name the option."""
+
+    def __init__(self, kwargs: dict[str, Any], option: str):
+        super().__init__(kwargs)
+        self.option = option
+
+    def renamed(self, exc: ValueError) -> ValueError:
+        """``exc`` with the wrapper's name of the value (``mode``) said as the option's."""
+        (keyword,) = self
+        return ValueError(str(exc).replace(f"`{keyword}`", f"`{self.option}`"))
+
+
 def _shortcut(
     name: str, scalar: str | None = None, *scalar_types: type
 ) -> Callable[[Any], dict[str, Any] | None]:
@@ -81,7 +95,7 @@ def _shortcut(
         if isinstance(value, Mapping):
             return dict(value)
         if scalar is not None and isinstance(value, scalar_types) and not isinstance(value, bool):
-            return {scalar: value}
+            return _Scalar({scalar: value}, option=name)
         raise ValueError(
             f"Unexpected `{name}`={brief(value)}: see turnbudget.make's docstring for what it accepts"
         )
@@ -184,7 +198,13 @@ class StackPlan:
         if turn_budget is not None:
             env = TurnBudget(env, turn_budget)
         for layer, kwargs in self.layers:
-            env = layer.wrapper(env, **kwargs)
+            try:
+                env = layer.wrapper(env, **kwargs)
+            except ValueError as exc:
+                if type(exc) is not ValueError or not isinstance(kwargs, _Scalar):
+                    raise
+                # ("Expect `mode` to be one of ..." for reveal="maybe": a name never passed)
+                raise kwargs.renamed(exc) from None
         return env
 
 
