@@ -259,22 +259,9 @@ def read_probe_summary(
     traceback: ``KeyError: 'config'``, a ``TypeError``, a ``RecursionError``)."""
 
     def check(summary: dict[str, Any]) -> None:
-        check_probe_summary(summary)
-        config = summary.get("config")
-        labels = config.get("labels") if isinstance(config, dict) else None
-        agents = summary.get("agents")
-        if not (isinstance(labels, list) and all(isinstance(x, str) for x in labels)):
-            raise ValueError("Expect a probe summary: `config.labels`, a list of labels")
-        if (
-            not isinstance(agents, dict)
-            or set(agents) - set(labels)
-            or not all(isinstance(groups, dict) and groups for groups in agents.values())
-        ):
-            raise ValueError(
-                "Expect a probe summary: `agents`, the skills of each label by env group"
-            )
+        check_probe_summary(summary)  # (its labels, and the skills of each by env group)
         try:
-            problem = _estimates_problem(agents, "agents")
+            problem = _estimates_problem(summary["agents"], "agents")
         except RecursionError:  # (nested about as deep as the JSON reader allows)
             problem = "`agents` is nested too deep"
         if problem is not None:
