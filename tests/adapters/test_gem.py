@@ -9,6 +9,7 @@ then ``/tmp/peers/bin/python -m pytest tests/adapters/test_gem.py``.
 from __future__ import annotations
 
 import logging
+import pickle
 import random
 import re
 
@@ -152,3 +153,19 @@ def test_an_id_that_is_no_registered_turnbudget_id_is_refused_by_name(bad, monke
     with pytest.raises(ValueError, match=r"Expect `turnbudget_id` to be a registered") as info:
         GemEnv(bad)
     assert len(str(info.value)) < 500 and imported == []
+
+
+def test_a_gem_name_plays_its_own_id_and_refuses_another():
+    """`gem.make(MAZE, turnbudget_id=...)` replaced the name's registered id: Maze's name
+    played Sokoban's game."""
+    register_all()
+    with pytest.raises(
+        ValueError, match=r"Expect no `turnbudget_id` other than .*Maze-Easy"
+    ) as info:
+        gem.make(MAZE, turnbudget_id="turnbudget/Sokoban-Easy-v0")
+    assert "turnbudget:Maze-Easy-v0" in str(info.value)
+    env = gem.make(MAZE, turnbudget_id="turnbudget/Maze-Easy-v0", boxed=False)  # its own: fine
+    assert env.turnbudget_id == "turnbudget/Maze-Easy-v0" and env.env_id == MAZE
+    env.reset(seed=0)
+    assert env.env.unwrapped.spec.id == "turnbudget/Maze-Easy-v0"
+    assert pickle.loads(pickle.dumps(gem.envs.registration.ENV_REGISTRY[MAZE].entry_point))

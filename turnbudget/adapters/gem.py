@@ -36,6 +36,7 @@ in the history).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from typing import Any
 
@@ -59,7 +60,6 @@ __all__ = ["BOXED_INSTRUCTION", "GemEnv", "gem_id", "register_all"]
 #: Added to the reset observation when actions are read from ``\\boxed{...}``.
 BOXED_INSTRUCTION = "Reply with one command inside \\boxed{}, for example \\boxed{look}."
 _BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
-_ENTRY_POINT = "turnbudget.adapters.gem:GemEnv"
 
 
 def gem_id(env_id: str) -> str:
@@ -86,9 +86,28 @@ def register_all() -> list[str]:
     for env_id in sorted(i for i in gym.registry if i.startswith(f"{NAMESPACE}/")):
         name = gem_id(env_id)
         if name not in ENV_REGISTRY:
-            gem.register(name, _ENTRY_POINT, turnbudget_id=env_id)
+            gem.register(name, _IdEntryPoint(env_id))
         ids.append(name)
     return ids
+
+
+@dataclasses.dataclass(frozen=True)
+class _IdEntryPoint:
+    """GEM's entry point of one name: it makes that id's `GemEnv` and no other. (As a
+    registered kwarg, the id was one ``gem.make`` let its caller's kwargs replace, so a
+    name played another id's game.)"""
+
+    turnbudget_id: str
+
+    def __call__(self, **kwargs: Any) -> GemEnv:
+        asked = kwargs.pop("turnbudget_id", self.turnbudget_id)
+        if not (isinstance(asked, str) and asked == self.turnbudget_id):
+            name = gem_id(self.turnbudget_id)
+            raise ValueError(
+                f"Expect no `turnbudget_id` other than {self.turnbudget_id!r} for {name}, got "
+                f"{brief(asked)}: gem.make that id's own name instead"
+            )
+        return GemEnv(self.turnbudget_id, **kwargs)
 
 
 class GemEnv(gem.Env):
