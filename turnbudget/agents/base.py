@@ -38,6 +38,18 @@ keep a history (an LLM's chat transcript) must record what was executed:
   Agents without the method are treated as memoryless and simply skip those
   turns.
 
+Start-up: the engine calls an agent's *optional* method ``ready() -> None``
+when a worker's driver is built and again before each episode (a batch
+agent's: before each turn), outside the episode's clock on the local backend.
+An agent that needs a process, a server or a model loaded can start it there,
+or start it again after it died (a sealed agent starts its process there), so
+it must cost nothing once the agent is ready. An exception from it when the
+driver is built ends the run (on the local backend, with the agent's own
+traceback; on a pool or Ray worker, one line says the worker failed to start
+and why); one before an episode fails that episode, as an exception from
+``act`` does. An attribute named ``ready`` that is not callable is the agent's
+own state, never called.
+
 Determinism: the engine derives each episode's agent seed from the episode's
 identity (env, task seed, repeat), never from execution order, so results do
 not depend on the number of workers. Agents must draw only from generators

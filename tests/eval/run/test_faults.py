@@ -417,6 +417,33 @@ def test_an_agent_that_cannot_get_ready_in_a_pool_worker_is_named(tmp_path, caps
     assert "Traceback" not in capsys.readouterr().err
 
 
+class ReadyFailsOnCall(OracleAgent):
+    """An agent whose ``ready()`` raises on its ``fail_on``-th call (counted on the instance)."""
+
+    def __init__(self, fail_on: int) -> None:
+        super().__init__(0.0)
+        self.fail_on, self.calls = fail_on, 0
+
+    def ready(self) -> None:
+        self.calls += 1
+        if self.calls == self.fail_on:
+            raise RuntimeError("model not loaded")
+
+
+def test_ready_is_called_as_the_agent_guide_says_on_the_local_backend(tmp_path):
+    """docs/guides/agents.md: ``ready()`` runs when the driver is built (a raise ends the run
+    with the agent's own error) and before each episode (a raise fails that episode's
+    attempt, which is retried like an exception from ``act``)."""
+    with pytest.raises(RuntimeError, match="model not loaded"):
+        evaluate(MAZE, ReadyFailsOnCall(1), ks=[1], ts=[4], tasks=2, out=tmp_path / "a")
+    agent = ReadyFailsOnCall(3)  # build, first episode, then the second episode's call
+    result = evaluate(MAZE, agent, ks=[1], ts=[4], tasks=2, out=tmp_path / "b")
+    assert agent.calls == 1 + 2 + 1  # once built, once per episode, once more for the retry
+    assert result.summary["failed_to_run"]["episodes"] == 0
+    evaluate(MAZE, ReadyFailsOnCall(0), ks=[1], ts=[4], tasks=2, out=tmp_path / "clean")
+    assert records(tmp_path / "b") == records(tmp_path / "clean")  # the retry played it whole
+
+
 class ForksThenDies(OracleAgent):
     """The oracle, whose first command in the process that claims ``dir/victim`` forks a
     helper (it holds a copy of every pipe its worker holds) and then ends that worker. The
