@@ -73,3 +73,27 @@ def test_checks_is_a_leaf_module():
         for alias in node.names
     } | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert not any(name and name.startswith("turnbudget") for name in imported), imported
+
+
+@pytest.mark.parametrize(
+    "value", [np.timedelta64(5), np.timedelta64(5, "s"), np.datetime64(5, "s")]
+)
+def test_numpy_time_types_are_no_numbers(value):
+    # (NumPy registers np.timedelta64 as a signed integer: numbers.Integral took it, so
+    # turn_budget=np.timedelta64(5) was taken and a seed of one overflowed comparing with 2**64)
+    assert not is_int(value) and not is_real(value) and not is_whole(value)
+    with pytest.raises(ValueError, match=r"Expect `n` to be a positive int, got "):
+        check_positive_int(value, "n")
+    with pytest.raises(ValueError, match=r"Expect `seed` to be an int from 0 to "):
+        checks.check_seed(value)
+    with pytest.raises(ValueError, match=r"Expect `rate` to be a number in \[0, 1\]"):
+        check_probability(value, "rate")
+
+
+def test_python_and_numpy_ints_of_every_width_are_ints():
+    values = [7, *(t(7) for t in (np.int8, np.int16, np.int32, np.int64)),
+              *(t(7) for t in (np.uint8, np.uint16, np.uint32, np.uint64))]  # fmt: skip
+    for value in values:
+        assert is_int(value) and is_real(value) and is_whole(value), repr(value)
+        assert check_positive_int(value, "n") == 7 and checks.check_seed(value) == 7
+    assert checks.check_seed(np.uint64(2**64 - 1)) == checks.MAX_SEED

@@ -633,3 +633,21 @@ def test_a_record_callback_that_takes_no_record_is_refused_when_made():
     """It was taken, then raised on the episode's last step, whose result never came back."""
     with pytest.raises(ValueError, match="Expect `callback` to take one argument"):
         turnbudget.make("turnbudget/Maze-Easy-v0", record={"callback": lambda: None})
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda v: turnbudget.make("turnbudget/Maze-Easy-v0", turn_budget=v),
+        lambda v: turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=v),
+        lambda v: turnbudget.make("turnbudget/Maze-Easy-v0", record={"env_index": v}),
+        lambda v: turnbudget.make("turnbudget/Maze-Easy-v0", errors=v),
+        lambda v: gym.make("turnbudget/Maze-v0", width=v),
+        lambda v: make_team("vault_v0", turn_budget=v),
+    ],
+)
+def test_a_numpy_duration_is_no_count_or_rate(make):
+    """np.timedelta64 is a NumPy signed integer: turn_budget=np.timedelta64(5) was taken as
+    5, an env_index of one overflowed at make, and a rate of one was numpy's UFuncTypeError."""
+    with pytest.raises(ValueError, match=r"Expect .*timedelta64"):
+        make(np.timedelta64(5))

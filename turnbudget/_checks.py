@@ -199,14 +199,26 @@ def is_listlike(value: Any) -> bool:
     )
 
 
+# (NumPy registers ``np.timedelta64`` as a signed integer, so ``numbers.Integral`` takes it:
+# a duration is no count, and comparing one with a Python int overflows or raises)
+_NOT_NUMBERS = (bool, np.bool_, np.timedelta64, np.datetime64)
+
+
 def is_int(value: Any) -> bool:
-    """True for a Python or NumPy integer, False for ``bool`` and everything else."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    """True for a Python or NumPy integer, False for ``bool``, NumPy's time types and
+    everything else.
+
+    Example:
+        >>> is_int(3), is_int(np.uint8(3)), is_int(True), is_int(np.timedelta64(5))
+        (True, True, False, False)
+    """
+    return isinstance(value, numbers.Integral) and not isinstance(value, _NOT_NUMBERS)
 
 
 def is_real(value: Any) -> bool:
-    """True for a real number (int, float, NumPy scalar), False for ``bool``."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    """True for a real number (int, float, NumPy scalar), False for ``bool`` and NumPy's
+    time types."""
+    return isinstance(value, numbers.Real) and not isinstance(value, _NOT_NUMBERS)
 
 
 def is_finite(value: Any) -> bool:
