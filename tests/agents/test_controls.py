@@ -175,3 +175,12 @@ def test_a_turn_whose_info_is_no_envs_info_is_a_type_error_naming_it(agent, info
     with pytest.raises(TypeError, match=re.escape(says)):
         for _ in range(3):  # (a control may look first, or answer from its queue)
             agent.act("You are in a hall.", info)
+
+
+@pytest.mark.parametrize("arg", [None, 3, ["pingpong"], b"pingpong"])
+def test_make_control_refuses_a_name_that_is_no_str(arg):
+    # (each was an AttributeError from arg.strip(), or a bytes TypeError naming nothing)
+    from turnbudget.agents import make_control
+
+    with pytest.raises(ValueError, match=r"Expect `arg` to be a control's NAME \(a str\), got "):
+        make_control(arg)

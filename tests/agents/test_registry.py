@@ -272,3 +272,16 @@ def test_spec_source_says_where_the_code_comes_from(tmp_path, monkeypatch):
     assert {spec: registry.spec_source(spec) for spec in sources} == sources
     register_agent("random", lambda arg: OracleAgent(0.0), overwrite=True)
     assert registry.spec_source("random") == "registered"  # (no longer turnbudget's own)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["x" * 2**20, "control:" + "x" * 2**20, "oracle:" + "x" * 2**20, "random:" + "x" * 2**20,
+     "house:" + "x" * 2**20, "a" * 2**20 + ":Agent", "turnbudget.nope:" + "x" * 2**20],
+    ids=["name", "control", "oracle", "random", "house", "module", "module-attr"],
+)  # fmt: skip
+def test_an_agent_spec_of_a_megabyte_is_quoted_never_repeated(spec):
+    """Each refusal repeated the whole spec (a megabyte of message for a mistyped --agent)."""
+    with pytest.raises((ValueError, ImportError)) as refused:
+        make_agent(spec)
+    assert "characters)" in str(refused.value) and len(str(refused.value)) < 1000

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import check_probability
+from turnbudget._checks import brief, check_probability
 from turnbudget.agents.base import ORACLE_KEY, admissible_commands
 
 __all__ = ["OracleAgent", "RandomAgent"]
@@ -55,7 +55,7 @@ class RandomAgent:
     def from_spec(cls, arg: str = "") -> RandomAgent:
         """The ``random`` agent spec: takes no argument."""
         if arg:
-            raise ValueError(f"Expect `random` without an argument, got `random:{arg}`")
+            raise ValueError(f"Expect `random` without an argument, got {brief(f'random:{arg}')}")
         return cls()
 
     def __repr__(self) -> str:
@@ -120,7 +120,9 @@ class OracleAgent:
         try:
             epsilon = float(arg) if arg else 0.0
         except ValueError:
-            raise ValueError(f"Expect `oracle:EPSILON` with a number, got `oracle:{arg}`") from None
+            raise ValueError(
+                f"Expect `oracle:EPSILON` with a number, got {brief(f'oracle:{arg}')}"
+            ) from None
         return cls(epsilon)
 
     def __repr__(self) -> str:

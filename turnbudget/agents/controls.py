@@ -393,11 +393,13 @@ def make_control(arg: str = "") -> Any:
         >>> make_control("pingpong"), make_control("oracle:0.3")
         (PingPong(), OracleAgent(epsilon=0.3))
     """
+    if not isinstance(arg, str):  # (was an AttributeError from arg.strip())
+        raise ValueError(f"Expect `arg` to be a control's NAME (a str), got {brief(arg)}")
     name, _, rest = arg.strip().lower().partition(":")
     if name == "oracle":
         return OracleAgent.from_spec(rest)
     if name not in CONTROLS or rest:
         raise ValueError(
-            f"Expect `control:NAME` with NAME one of {[*CONTROLS, 'oracle:EPS']}, got `control:{arg}`"
+            f"Expect `control:NAME` with NAME one of {[*CONTROLS, 'oracle:EPS']}, got {brief(f'control:{arg}')}"
         )
     return CONTROLS[name]()

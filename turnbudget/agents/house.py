@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from turnbudget._checks import brief
+
 __all__ = ["HOUSE_KEY", "HouseAgent"]
 
 #: The info key under which the team evaluator hands agents with ``needs_house`` the
@@ -37,7 +39,7 @@ class HouseAgent:
     def from_spec(cls, arg: str = "") -> HouseAgent:
         """The ``house`` agent spec: takes no argument."""
         if arg:
-            raise ValueError(f"Expect `house` without an argument, got `house:{arg}`")
+            raise ValueError(f"Expect `house` without an argument, got {brief(f'house:{arg}')}")
         return cls()
 
     def reset(self, seed: int) -> None:

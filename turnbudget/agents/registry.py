@@ -50,7 +50,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from turnbudget._checks import load_object
+from turnbudget._checks import PATH_CHARS, brief, load_object
 
 __all__ = [
     "BUILTIN_AGENTS",
@@ -95,7 +95,9 @@ _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 def _check_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip() or ":" in name:
-        raise ValueError(f"Expect an agent name to be a non-empty str without ':', got {name!r}")
+        raise ValueError(
+            f"Expect an agent name to be a non-empty str without ':', got {brief(name)}"
+        )
     return name.strip().lower()
 
 
@@ -131,7 +133,7 @@ def _resolve(name: str) -> AgentFactory:
         entry_point = _entry_points().get(name)
         if entry_point is None:
             raise ValueError(
-                f"Unknown agent {name!r}; expect one of {list_agents()}, or MODULE:ATTR or "
+                f"Unknown agent {brief(name)}; expect one of {list_agents()}, or MODULE:ATTR or "
                 "PATH.py:ATTR naming an agent class or factory"
             )
         try:
@@ -175,7 +177,7 @@ def spec_source(spec: str) -> str:
         ['builtin', 'module', 'file']
     """
     if not isinstance(spec, str):
-        raise ValueError(f"Expect an agent spec string NAME[:ARGS], got {spec!r}")
+        raise ValueError(f"Expect an agent spec string NAME[:ARGS], got {brief(spec)}")
     name, _, rest = spec.strip().partition(":")
     key = name.strip().lower()
     if key in _REGISTRY:
@@ -211,7 +213,7 @@ def make_agent(spec: str, **options: Any) -> Any:
         OracleAgent(epsilon=0.25)
     """
     if not isinstance(spec, str):
-        raise ValueError(f"Expect an agent spec string NAME[:ARGS], got {spec!r}")
+        raise ValueError(f"Expect an agent spec string NAME[:ARGS], got {brief(spec)}")
     name, _, arg = spec.strip().partition(":")
     key = _check_name(name)
     options = {k: v for k, v in options.items() if v is not None}
@@ -263,9 +265,10 @@ def _load_code(location: str, attr: str, spec: str, source: str) -> Callable[...
         except ModuleNotFoundError as err:
             if err.name is not None and (location + ".").startswith(err.name + "."):
                 raise ValueError(
-                    f"Unknown agent {location!r}: not a registered name ({list_agents()}) "
-                    f"nor a module that can be imported for {spec!r} ({err}; put its folder on "
-                    "PYTHONPATH, or name its file: PATH.py:ATTR)"
+                    f"Unknown agent {brief(location)}: not a registered name ({list_agents()}) "
+                    f"nor a module that can be imported for {brief(spec, PATH_CHARS)} (no "
+                    f"module named {brief(err.name)}; put its folder on PYTHONPATH, or name its "
+                    "file: PATH.py:ATTR)"
                 ) from err
             raise ImportError(f"Cannot import {location!r} for agent {spec!r}: {err}") from err
         except ImportError as err:
