@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import gymnasium as gym
+import numpy as np
 import pytest
 from _wrapper_stub import LineWorld
 
@@ -339,3 +340,19 @@ def test_a_failure_while_the_results_are_written_leaves_no_other_probes_results(
     assert json.loads((out / "probe_summary.json").read_text())["config"]["labels"] == [
         "oracle-eps0.1"
     ]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"repeats": np.timedelta64(2)}, r"`repeats` to be an int >= 1, got np.timedelta64"),
+        ({"baseline_repeats": np.timedelta64(2)}, r"`baseline_repeats` to be an int >= 1"),
+        ({"budget_slack": np.timedelta64(2)}, r"`budget_slack` to be an int >= 0"),
+        ({"budget_factor": 10**5000}, r"`budget_factor` to be a number >= 1, got <int: too"),
+    ],
+)
+def test_probe_counts_refuse_a_numpy_duration_and_quote_a_huge_factor(kwargs, message):
+    # (np.integer took np.timedelta64: "cannot be interpreted as an integer" named nothing;
+    # repr() of an int of 5,000 digits raised while building the refusal)
+    with pytest.raises(ValueError, match=message):
+        probe("turnbudget/Maze-Easy-v0", OracleAgent(), **{**SMALL, **kwargs})

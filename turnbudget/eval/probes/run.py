@@ -81,6 +81,7 @@ from turnbudget._checks import (
     check_label,
     check_seed,
     is_finite,
+    is_int,
     is_listlike,
     is_real,
 )
@@ -602,12 +603,12 @@ def _make_config(
             f"Expect `kinds` to be distinct kinds from {PROBE_KINDS}, got {brief(kinds)}"
         )
     if not (is_finite(budget_factor) and budget_factor >= 1.0):
-        raise ValueError(f"Expect `budget_factor` to be a number >= 1, got {budget_factor!r}")
+        raise ValueError(f"Expect `budget_factor` to be a number >= 1, got {brief(budget_factor)}")
     for name, value, low in (
         ("budget_slack", budget_slack, 0), ("repeats", repeats, 1),
         ("baseline_repeats", baseline_repeats, 1),
     ):  # fmt: skip
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        if not is_int(value) or value < low:
             raise ValueError(f"Expect `{name}` to be an int >= {low}, got {brief(value)}")
     agents = list(agent) if isinstance(agent, (list, tuple)) else [agent]
     if not agents:
