@@ -885,3 +885,24 @@ def test_a_step_log_that_is_a_broken_link_is_named_when_it_is_needed(base_run, t
     assert main(["report", str(run), "--no-plots"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"step log {steps} is a link to nothing" in err, err
+
+
+@pytest.mark.parametrize(
+    "records",
+    [{"a": 1}, "abc", b"ab", [{"a": 1}, "abc"], [{"a": 1}, None]],
+    ids=["a-mapping", "a-str", "bytes", "a-str-among-them", "none-among-them"],
+)
+def test_write_jsonl_refuses_what_is_no_list_of_records_and_keeps_the_old_file(tmp_path, records):
+    """A mapping passed as the records was written a key a line, a str a character a line:
+    the records were lost with no error."""
+    from turnbudget.records.files import write_jsonl
+
+    target = tmp_path / "log.jsonl"
+    target.write_text('{"old":1}\n')
+    with pytest.raises(TypeError, match=r"Expect (`records` to be an iterable|every record)"):
+        write_jsonl(target, records)
+    assert target.read_text() == '{"old":1}\n' and [p.name for p in tmp_path.iterdir()] == [
+        "log.jsonl"
+    ]
+    write_jsonl(target, ({"n": i} for i in range(2)))  # a generator of records: fine
+    assert target.read_text() == '{"n":0}\n{"n":1}\n'

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from turnbudget._checks import brief
 from turnbudget.records.schema import (
     BUDGET_COUNTERS,
     MAX_COUNT,
@@ -977,5 +978,21 @@ def prepare_run_dir(
 
 def write_jsonl(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]) -> None:
     """Replace ``path`` with ``records``, one JSON line each, at once (a kill leaves the old
-    file or the new one)."""
-    _rewrite(Path(path), ((dumps(r) + "\n").encode() for r in records))
+    file or the new one, as does a record that is not a mapping)."""
+    # (a mapping or a str passed as the records was written a key or a character a line)
+    if isinstance(records, (str, bytes, bytearray, Mapping)):
+        raise TypeError(
+            "Expect `records` to be an iterable of records (mappings), got "
+            f"{type(records).__name__} {brief(records)}"
+        )
+
+    def lines() -> Iterator[bytes]:
+        for i, record in enumerate(records):
+            if not isinstance(record, Mapping):
+                raise TypeError(
+                    f"Expect every record to be a mapping, got {type(record).__name__} "
+                    f"{brief(record)} at index {i}"
+                )
+            yield (dumps(record) + "\n").encode()
+
+    _rewrite(Path(path), lines())
