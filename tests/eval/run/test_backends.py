@@ -95,6 +95,38 @@ def test_backend_errors_are_clear():
         next(make_backend("local").run([]))
 
 
+@pytest.mark.parametrize("backend", [["local"], {"name": "pool"}, 3])
+def test_a_backend_that_is_no_name_or_backend_is_refused_by_name(backend):
+    """A list or a dict was "TypeError: unhashable type", naming nothing."""
+    with pytest.raises(TypeError, match=r"Expect `backend` to be a backend's name .*local"):
+        evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, backend=backend)
+    with pytest.raises(ValueError, match=r"Unknown backend"):
+        make_backend(backend)
+
+
+def test_budgets_and_ks_may_come_from_generators():
+    """`ks` from a generator was taken and `ts` from one was "object of type 'generator' has
+    no len()"; too many budgets from a generator are refused without drawing them all."""
+    from turnbudget.eval.run.plan import MAX_BUDGETS, positive_ints
+
+    given = evaluate(MAZE, RandomAgent(), ks=[1, 2], ts=[4, 8], n=2, tasks=2)
+    drawn = evaluate(
+        MAZE, RandomAgent(), ks=(k for k in (1, 2)), ts=(t for t in (4, 8)), n=2, tasks=2
+    )
+    assert drawn.summary["groups"] == given.summary["groups"]
+
+    def endless() -> Iterator[int]:
+        t = 0
+        while True:
+            t += 1
+            yield t
+
+    with pytest.raises(ValueError, match=rf"`ts` to hold at most {MAX_BUDGETS:,} values, got more"):
+        positive_ints(endless(), "ts", count=MAX_BUDGETS)
+    with pytest.raises(ValueError, match=r"at most 2 values, got 3"):
+        positive_ints([1, 2, 3], "ts", count=2)
+
+
 def test_cli_backend_flag(tmp_path, capsys):
     common = ["eval", "--env", MAZE, "--agent", "oracle:0.2", "--k", "1", "--t", "4,8",
               "--tasks", "2", "--no-plots", "--quiet"]  # fmt: skip

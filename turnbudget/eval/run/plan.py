@@ -19,7 +19,7 @@ import operator
 import os
 import re
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from collections.abc import Set as AbstractSet
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, overload
@@ -254,8 +254,12 @@ def positive_ints(
     """Distinct positive ints, sorted (K values, budgets): each at most ``most``, at most
     ``count`` of them."""
     values = _values(values, name)
-    if count is not None and len(values) > count:
-        raise ValueError(f"Expect `{name}` to hold at most {count:,} values, got {len(values):,}")
+    if count is not None:  # (a generator has no len: its first count + 1 values tell)
+        size = len(values) if isinstance(values, Sized) else None
+        values = list(itertools.islice(values, count + 1))
+        if len(values) > count:
+            got = f"{size:,}" if size is not None else "more"
+            raise ValueError(f"Expect `{name}` to hold at most {count:,} values, got {got}")
     out = []
     for v in values:
         if not is_int(v) or v < 1:

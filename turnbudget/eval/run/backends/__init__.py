@@ -329,8 +329,8 @@ def make_backend(name: str, workers: int = 1, **options: Any) -> Backend:
     ``options`` go to its constructor: ``timeout`` for every backend, and the
     backend's own (``address=`` for ``ray``).
     """
-    if name not in _REGISTRY:
-        raise ValueError(f"Unknown backend {name!r}; expect one of {list_backends()}")
+    if not isinstance(name, str) or name not in _REGISTRY:
+        raise ValueError(f"Unknown backend {brief(name)}; expect one of {list_backends()}")
     cls = _REGISTRY[name]
     if isinstance(cls, str):
         cls = load_object(cls, what=f"backend {name!r}")
@@ -360,5 +360,10 @@ def resolve_backend(
                 f"Expect `{own}` as an argument of its own, not in `backend_options` "
                 f"(got backend_options={brief(options)})"
             )
+    if backend is not None and not isinstance(backend, str):  # (a list: "unhashable type")
+        raise TypeError(
+            f"Expect `backend` to be a backend's name (one of {list_backends()}), a Backend "
+            f"or None, got {brief(backend)}"
+        )
     name = backend if backend is not None else ("local" if workers == 1 else "pool")
     return make_backend(name, workers, timeout=timeout, **(options or {}))
