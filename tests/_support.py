@@ -192,3 +192,24 @@ def eps_oracle_reach(game: Any, observation: str, epsilons: list[float]) -> list
         p = p @ (eps * uniform + (1 - eps) * greedy)
         reached.append(float(p[won].sum()))
     return reached
+
+
+class BytesOracle:
+    """The oracle, whose commands on the chosen episodes (by their seed) are bytes, not str
+    (importable, so a sealed agent's process can build it)."""
+
+    def __init__(self, epsilon: float, seeds: Any) -> None:
+        from turnbudget.agents import OracleAgent
+
+        self.oracle = OracleAgent(epsilon)
+        self.needs_oracle = True
+        self.seeds = frozenset(seeds)
+        self.current: int | None = None
+
+    def reset(self, seed: int) -> None:
+        self.current = seed
+        self.oracle.reset(seed)
+
+    def act(self, observation: str, info: Any) -> Any:
+        command = self.oracle.act(observation, info)
+        return command.encode() if self.current in self.seeds else command

@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("pettingzoo")
 
 from _faults import RaisingAgent
+from _support import BytesOracle
 
 from turnbudget.agents import OracleAgent
 from turnbudget.cli import main
@@ -183,3 +184,19 @@ def test_a_hand_edited_team_run_json_is_one_line_naming_it(tmp_path, capsys, edi
     assert main(["report", str(out), "--no-plots"]) == 2
     _, err = capsys.readouterr()
     assert err.startswith(f"turnbudget report: error: {out / RUN_FILE}: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("sealed", [False, True], ids=["in_process", "sealed"])
+def test_a_member_answering_bytes_fails_its_episode_sealed_or_not(sealed):
+    """As `evaluate`'s env refuses a non-str command: the team game took bytes as a spent turn
+    in process, while sealed they could not be sent back (not JSON) and failed the episode,
+    so one agent scored differently by where it ran."""
+    bad_seed = derive_seed(0, "vault_v0:runner", 1, 0)  # task 1, repeat 0
+    faulty = {"operator": OracleAgent(0.3), "runner": BytesOracle(0.3, {bad_seed})}
+    result = evaluate_team("vault_v0", faulty, retries=0, sealed=sealed, **SMALL)
+    failed = [e for e in result.episodes if e.get("failed_to_run")]
+    assert [(e["seed"], e["rep"]) for e in failed] == [(1, 0)]
+    assert "TypeError" in failed[0]["error"]
+    clean = evaluate_team("vault_v0", team(), **SMALL)
+    ok = [e for e in result.episodes if not e.get("failed_to_run")]
+    assert ok == [e for e in clean.episodes if e["episode_id"] != failed[0]["episode_id"]]

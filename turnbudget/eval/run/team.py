@@ -393,7 +393,15 @@ class TeamEpisodes:
                 )  # fmt: skip
                 if self.needs_house[i]:
                     info[HOUSE_KEY] = game.house_action(role)
-                actions[role], _ = yield Act(i, observations[role]["text"], info)
+                command, _ = yield Act(i, observations[role]["text"], info)
+                # An agent's bug fails the episode, as `evaluate`'s env refuses a non-str: the
+                # game took it as a spent turn in process, and a sealed agent's bytes failed
+                # (not JSON), so one agent scored differently sealed or not.
+                if not isinstance(command, str):
+                    raise TypeError(
+                        f"Expect the agent of {role!r} to answer a str, got {brief(command)}"
+                    )
+                actions[role] = command
             observations, _, terminations, _, infos = env.step(actions)
             executed = {r: executed_action(a, infos[r]) for r, a in actions.items() if r in infos}
             rounds += 1
