@@ -41,6 +41,29 @@ def test_env_table_measures_lengths_that_grow_with_difficulty():
     assert highs == sorted(highs)
 
 
+def test_list_says_what_a_dash_means_and_when_a_family_matches_nothing(capsys):
+    """With --seeds 0 every '-' was put down to a game slow to generate, a --family that
+    matched nothing printed a bare header (exit 0), and --team ignored --family."""
+    assert main(["list", "--seeds", "0", "--family", "Maze"]) == 0
+    out = capsys.readouterr().out
+    assert "'-': not measured (--seeds 0)." in out and "slow to generate" not in out
+    assert main(["list", "--seeds", "0", "--team"]) == 0
+    assert "slow to generate" not in capsys.readouterr().out
+    assert main(["list", "--family", "Coin"]) == 0  # (TextWorld: slow, so not measured)
+    assert "'-': slow to generate, not measured" in capsys.readouterr().out
+    assert main(["list", "--family", "Mzae"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (
+        "turnbudget list: error: no id's family contains 'Mzae'; `turnbudget list` shows them all."
+    )
+    assert main(["list", "--team", "--seeds", "0", "--family", "vault"]) == 0
+    listed = {line.split()[0] for line in capsys.readouterr().out.splitlines()[1:4]}
+    assert listed == {"vault_v0"}
+    assert main(["list", "--team", "--family", "Mzae"]) == 2
+    assert "no team game's name contains 'Mzae'" in capsys.readouterr().err
+
+
 def test_play_shows_turns_left_help_and_quits():
     out = run_cli(
         "play", "Maze-Easy-v0", "--seed", "1", "--budget", "5", stdin="help\nlook\nquit\n"

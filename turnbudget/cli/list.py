@@ -4,6 +4,7 @@ the trained policies the package ships (``policy:zoo/...`` agent specs)."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 import gymnasium as gym
 
@@ -26,7 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--seeds", type=seed_count, default=5,
         help="seeds over which to measure the optimal-solution length (default: 5; 0 skips it)",
     )  # fmt: skip
-    parser.add_argument("--family", help="only ids whose family contains this text")
+    parser.add_argument(
+        "--family",
+        help="only ids whose family contains this text (with --team: games whose name does)",
+    )
     parser.add_argument(
         "--all-games", action="store_true",
         help="also measure games that are slow to generate (TextWorld); default: show '-' for them",
@@ -92,12 +96,15 @@ def env_table(seeds: int = 5, family: str | None = None, all_games: bool = False
     return rows
 
 
-def team_table(seeds: int = 5) -> list[dict]:
-    """One row per team game and difficulty: roles, default team budget, oracle plan lengths."""
+def team_table(seeds: int = 5, family: str | None = None) -> list[dict]:
+    """One row per team game and difficulty: roles, default team budget, oracle plan lengths
+    (``family``: only games whose name contains this text)."""
     from turnbudget.multiagent import all_games
 
     rows = []
-    for _, module in sorted(all_games.items()):
+    for name, module in sorted(all_games.items()):
+        if family and family.lower() not in name.lower():
+            continue
         for difficulty, budget in module.DEFAULT_BUDGETS.items():
             env = module.raw_env(difficulty=difficulty)
             lengths = []
@@ -138,12 +145,20 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.team:
         try:
-            rows = team_table(args.seeds)
+            rows = team_table(args.seeds, args.family)
         except ImportError as error:
             print(f"Cannot list the team games: {error}")  # (it names the extra to install)
             return 1
     else:
         rows = env_table(args.seeds, args.family, args.all_games)
+    if not rows and args.family:  # (a header alone read as nothing registered)
+        what, flag = ("team game's name", " --team") if args.team else ("id's family", "")
+        print(
+            f"turnbudget list: error: no {what} contains {args.family!r}; "
+            f"`turnbudget list{flag}` shows them all.",
+            file=sys.stderr,
+        )
+        return 2
     header = {"id": "id", "family": "family", "difficulty": "difficulty",
               "turn_budget": "budget", "optimal": f"optimal ({args.seeds} seeds)"}  # fmt: skip
     if args.team:
@@ -151,8 +166,11 @@ def run(args: argparse.Namespace) -> int:
     widths = {k: max(len(str(r[k])) for r in [header, *rows]) for k in header}
     for row in [header, *rows]:
         print("  ".join(str(row[k]).ljust(widths[k]) for k in header).rstrip())
-    if not args.all_games and any(r["optimal"] == "-" for r in rows):
-        print("\n'-': slow to generate, not measured; --all-games measures them too.")
+    if any(r["optimal"] == "-" for r in rows):
+        if args.seeds == 0:  # (nothing measured: not a slow game's '-')
+            print("\n'-': not measured (--seeds 0).")
+        elif not args.all_games:
+            print("\n'-': slow to generate, not measured; --all-games measures them too.")
     if args.team:
         print(
             "\nTeam games are PettingZoo games, not Gymnasium ids: "
