@@ -334,3 +334,25 @@ def test_workers_or_timeout_in_backend_options_is_a_clear_error(own):
     with pytest.raises(ValueError, match=f"Expect `{own}` as an argument of its own"):
         evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], tasks=1, backend="pool",
                  backend_options={own: 2})  # fmt: skip
+
+
+def test_a_folder_named_ray_is_not_taken_for_ray(tmp_path, monkeypatch):
+    """`python -m turnbudget eval --backend ray` run in /tmp, without Ray installed, imported
+    Ray's own session folder /tmp/ray as an empty package: "AttributeError: module 'ray' has no
+    attribute 'is_initialized'". (A package folder here, so that it shadows Ray where Ray is
+    installed too.)"""
+    import sys
+
+    from turnbudget.eval.run.backends.ray import import_ray
+
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "ray" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = sys.modules.pop("ray", None)
+    try:
+        with pytest.raises(ImportError, match=r"`import ray` found .*which is not Ray"):
+            import_ray()
+    finally:
+        sys.modules.pop("ray", None)
+        if before is not None:
+            sys.modules["ray"] = before

@@ -79,6 +79,15 @@ def import_ray() -> Any:
         raise ImportError(
             "The ray backend needs Ray: pip install -e '.[ray]' in the turnbudget checkout"
         ) from exc
+    if not callable(getattr(ray, "init", None)):
+        # A folder named ray on the path imports as an empty package: Ray's own session
+        # folder, /tmp/ray, under `python -m turnbudget` run in /tmp (an AttributeError later).
+        found = ", ".join(map(str, getattr(ray, "__path__", []))) or getattr(ray, "__file__", "?")
+        raise ImportError(
+            f"The ray backend needs Ray, but `import ray` found {found}, which is not Ray (a "
+            "folder named ray in the working directory?): run from another folder, or pip "
+            "install -e '.[ray]' in the turnbudget checkout"
+        )
     return ray
 
 
