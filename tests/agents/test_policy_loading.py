@@ -200,3 +200,86 @@ def test_a_corrupted_zip_is_refused_naming_it(tmp_path, how):
         ValueError, match=r"Cannot read .*saved/policy\.zip: expect an SB3 model zip"
     ):
         PolicyAgent(root)
+
+
+def test_a_torch_whose_weights_only_load_can_run_code_is_refused(tmp_path, monkeypatch):
+    """torch.load(weights_only=True) ran code from a crafted file before torch 2.6
+    (CVE-2025-32434) and could corrupt memory before 2.10 (CVE-2026-24747): the rl extra
+    allowed torch 2.3, and a policy someone sent was read with it."""
+    from torch.torch_version import TorchVersion
+
+    root = _save(tmp_path / "saved", _state(ENCODING), {})
+    monkeypatch.setattr(torch, "__version__", TorchVersion("2.5.1"))
+    monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load was called"))
+    with pytest.raises(ImportError, match=r"torch >= 2\.10, got 2\.5\.1.*CVE-2025-32434"):
+        PolicyAgent(root)
+
+
+def test_tensors_holding_more_numbers_than_allowed_are_refused_before_they_are_read(
+    tmp_path, monkeypatch
+):
+    """A layer that views one stored number with stride 0 (a file of a few kB) was copied
+    whole: 10**6 x 118 numbers took 2.5 GB to load, and a larger one ran out of memory."""
+    import turnbudget.agents.policy as policy
+
+    monkeypatch.setattr(policy, "_MAX_WEIGHTS_BYTES", 1 << 20)
+    width = (1 << 20) // (4 * _feature_size(ENCODING)) + 1  # just over 1 MiB of float32
+    state = _state(ENCODING, hidden=(width,))
+    state["mlp_extractor.policy_net.0.weight"] = torch.zeros(1).expand(
+        width, _feature_size(ENCODING)
+    )
+    state = {k: v for k, v in state.items() if "value_net" not in k}
+    root = _save(tmp_path / "saved", state, {})
+    assert (root / "policy.zip").stat().st_size < 1 << 20
+    with pytest.raises(ValueError, match=r"policy\.pth hold [\d,]+ bytes of numbers, over 1,048"):
+        PolicyAgent(root)
+
+
+def test_records_that_inflate_past_the_limit_are_refused_before_torch_reads_them(
+    tmp_path, monkeypatch
+):
+    """torch.load inflates the records of policy.pth (itself a zip) to the sizes their headers
+    claim: a 600 kB policy.zip became 1 GB of zeros, past the limit on policy.pth's size."""
+    import turnbudget.agents.policy as policy
+
+    monkeypatch.setattr(policy, "_MAX_WEIGHTS_BYTES", 1 << 20)
+    state = {**_state(ENCODING), "value_net.weight": torch.zeros(1, 1 << 19)}  # 2 MiB of zeros
+    weights = io.BytesIO()
+    torch.save(state, weights)
+    deflated = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(weights.getvalue())) as saved,
+        zipfile.ZipFile(deflated, "w", zipfile.ZIP_DEFLATED) as archive,
+    ):
+        for name in saved.namelist():
+            archive.writestr(name, saved.read(name))
+    root = _save(tmp_path / "saved", state, {})
+    with zipfile.ZipFile(root / "policy.zip", "w") as archive:
+        archive.writestr("policy.pth", deflated.getvalue())
+    assert (root / "policy.zip").stat().st_size < 1 << 19
+    with pytest.raises(ValueError, match=r"policy\.pth's records are over 1048576 bytes"):
+        PolicyAgent(root)
+
+
+def test_weights_in_torchs_legacy_format_are_refused(tmp_path):
+    """The pre-zip format allocates the storage sizes its pickle claims; SB3 never writes it."""
+    root = _save(tmp_path / "saved", _state(ENCODING), {})
+    weights = io.BytesIO()
+    torch.save(_state(ENCODING), weights, _use_new_zipfile_serialization=False)
+    with zipfile.ZipFile(root / "policy.zip", "w") as archive:
+        archive.writestr("policy.pth", weights.getvalue())
+    with pytest.raises(ValueError, match=r"policy\.pth in torch's zip format"):
+        PolicyAgent(root)
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float4_e2m1fn_x2"])
+def test_weights_of_a_float_torch_cannot_check_are_refused_by_name(tmp_path, dtype):
+    """float8 and float4 weights stopped the load with NotImplementedError ("isfinite" not
+    implemented), naming no file."""
+    if not hasattr(torch, dtype):
+        pytest.skip(f"this torch has no {dtype}")
+    state = _state(ENCODING)
+    state["action_net.bias"] = torch.zeros(6, dtype=torch.uint8).view(getattr(torch, dtype))
+    root = _save(tmp_path / "saved", state, {})
+    with pytest.raises(ValueError, match=rf"action_net\.bias holds weights .*got torch\.{dtype}"):
+        PolicyAgent(root)

@@ -27,7 +27,7 @@ Loading reads weights only, so a saved policy from anyone is safe to play:
 ``weights.npz`` is read with ``np.load(allow_pickle=False)`` and must hold
 float arrays only; a zip's ``policy.pth`` is read through
 ``torch.load(weights_only=True)``, which refuses anything but tensors and
-plain containers. The network (``MlpPolicy``: Linear layers, one activation)
+plain containers (with torch >= 2.10: older ones could be made to run code). The network (``MlpPolicy``: Linear layers, one activation)
 is rebuilt from the arrays' shapes and ``encoding.json`` (JSON). The zip's
 ``data`` (cloudpickled Python objects) is never read, and SB3 is not
 imported; torch is imported only while loading a zip. The network is kept as
@@ -91,6 +91,7 @@ ZOO = Path(__file__).resolve().parents[1] / "zoo"
 _ZOO_PREFIX = "zoo/"
 _WEIGHTS_MEMBER = "policy.pth"  # the policy's state dict, inside the SB3 zip
 _MAX_WEIGHTS_BYTES = 1 << 30
+_SAFE_TORCH = "2.10"  # (the first torch whose weights-only loader has no known way to run code)
 _MAX_JSON_BYTES = 1 << 20  # (an encoding or a card is a few hundred bytes)
 _FALLBACK = "look"
 _ACTIVATIONS = {
@@ -107,29 +108,71 @@ _CRITIC = ("mlp_extractor.value_net.", "value_net.")  # the value function: not 
 Layers = list[tuple[np.ndarray, np.ndarray, str]]
 
 
+def _check_safe_torch(torch: Any) -> None:
+    """An ImportError unless this torch's ``torch.load(weights_only=True)`` is one that a
+    crafted file cannot make run code: before 2.6 it could (CVE-2025-32434), before 2.10 it
+    could corrupt memory (CVE-2026-24747)."""
+    if torch.__version__ < _SAFE_TORCH:  # (a TorchVersion: compared as a version)
+        raise ImportError(
+            f"Reading a policy.zip needs torch >= {_SAFE_TORCH}, got {torch.__version__}: "
+            f"an older torch.load(weights_only=True) can run code from a crafted file "
+            f"(CVE-2025-32434, CVE-2026-24747). Upgrade torch, or play the policy's zoo "
+            f"format (`turnbudget export-policy` where torch is safe: NumPy reads it)"
+        )
+
+
 def zip_weights(path: Path, member: str = _WEIGHTS_MEMBER) -> Any:
     """``member`` of an SB3 model zip (``policy.pth``, ``policy.optimizer.pth``) read as
-    weights only: tensors and plain values, never an unpickled object (ValueError else)."""
+    weights only: tensors and plain values, never an unpickled object (ValueError else), and
+    no more numbers than `_MAX_WEIGHTS_BYTES` hold."""
     import torch
 
+    _check_safe_torch(torch)
     try:
         with zipfile.ZipFile(path) as archive:
             if archive.getinfo(member).file_size > _MAX_WEIGHTS_BYTES:
                 raise ValueError(f"{member} is over {_MAX_WEIGHTS_BYTES} bytes")
             raw = archive.read(member)
+        # torch.save writes a zip whose records torch.load inflates to the sizes their headers
+        # claim: a 600 kB file inflated to 1 GB of zeros (and a legacy, non-zip file
+        # allocates what its pickle claims). SB3 writes torch's zip format only.
+        with zipfile.ZipFile(io.BytesIO(raw)) as records:
+            if sum(i.file_size for i in records.infolist()) > _MAX_WEIGHTS_BYTES:
+                raise ValueError(f"{member}'s records are over {_MAX_WEIGHTS_BYTES} bytes")
     except Exception as exc:  # an untrusted file (a corrupted one was zlib.error, or
         # NotImplementedError for a made-up zip version, naming no file)
         raise ValueError(
-            f"Cannot read {path}: expect an SB3 model zip with {member} ({exc})"
+            f"Cannot read {path}: expect an SB3 model zip with {member} in torch's zip "
+            f"format ({exc})"
         ) from exc
     try:
-        return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        loaded = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except Exception as exc:  # an untrusted file: whatever torch refuses, we refuse
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(
             f"Refusing {path}: its {member} is not plain weights "
             f"(torch.load(weights_only=True): {reason})"
         ) from exc
+    # Tensors may view their storage with stride 0 or share one: a 130 kB file held a layer
+    # of 10**6 x 118 numbers, which playing it copied into 2.5 GB (a bigger one, past memory).
+    held, stack, seen = 0, [loaded], set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:  # (a pickle may nest a list in itself, or one list many times)
+            continue
+        seen.add(id(item))
+        if isinstance(item, torch.Tensor):
+            held += item.numel() * item.element_size()
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    if held > _MAX_WEIGHTS_BYTES:
+        raise ValueError(
+            f"Refusing {path}: the tensors of its {member} hold {held:,} bytes of numbers, "
+            f"over {_MAX_WEIGHTS_BYTES:,}"
+        )
+    return loaded
 
 
 def policy_tensors(path: Path) -> dict[str, Any]:
@@ -138,6 +181,7 @@ def policy_tensors(path: Path) -> dict[str, Any]:
     import torch
 
     state = zip_weights(path)
+    floats = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
     if not isinstance(state, Mapping) or not all(
         isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
     ):
@@ -145,8 +189,12 @@ def policy_tensors(path: Path) -> dict[str, Any]:
     for name, tensor in state.items():
         if tensor.layout is not torch.strided or tensor.device.type != "cpu":
             raise ValueError(f"Refusing {path}: {name} is not a dense tensor of numbers")
-        if not tensor.is_floating_point() or not bool(torch.isfinite(tensor).all()):
-            raise ValueError(f"Refusing {path}: {name} holds weights that are not finite floats")
+        # (float8 and float4 weights stopped the load with NotImplementedError: no isfinite)
+        if tensor.dtype not in floats or not bool(torch.isfinite(tensor).all()):
+            raise ValueError(
+                f"Refusing {path}: {name} holds weights that are not finite floats "
+                f"(float16, bfloat16, float32 or float64; got {tensor.dtype})"
+            )
     return dict(state)
 
 
