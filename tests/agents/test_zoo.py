@@ -554,3 +554,38 @@ def test_an_encoding_without_the_id_it_was_trained_on_is_refused(tmp_path, env_i
     with pytest.raises(ValueError, match=r"Expect `env_id` in .*encoding\.json to be the id"):
         PolicyAgent(root)
     assert PolicyAgent(OTHER).env_id == "turnbudget/Maze-Easy-v0"
+
+
+@pytest.mark.parametrize(
+    ("budget_keys", "error", "says"),
+    [
+        ({"turns_left": "x"}, TypeError, r"info\['turns_left'\] to be a number of turns"),
+        ({"turns_left": float("inf")}, TypeError, r"info\['turns_left'\] .* got inf"),
+        ({"turns_left": float("nan")}, TypeError, r"info\['turns_left'\]"),
+        ({"turns_left": True}, TypeError, r"info\['turns_left'\]"),
+        ({"turns_left": -1}, ValueError, r"info\['turns_left'\] .* int from 0 to 2,147,483,647"),
+        ({"turns_left": 10**400}, ValueError, r"info\['turns_left'\]"),
+        ({"turns_left": 3, "turn_budget": "12"}, TypeError, r"info\['turn_budget'\]"),
+    ],
+    ids=["str", "inf", "nan", "bool", "negative", "huge", "budget-str"],
+)
+def test_budget_keys_that_are_no_turn_counts_are_refused_naming_them(
+    tmp_path, budget_keys, error, says
+):
+    """A policy that shows its budget read ``turns_left`` with int(): "x" was int()'s
+    ValueError, inf an OverflowError, neither naming the key."""
+    root = _zoo_copy(tmp_path)
+    encoding = json.loads((root / ENCODING_FILE).read_text())
+    encoding["reveal"] = {"mode": "always", "final_turns": None, "template": " [{turns_left}]"}
+    (root / ENCODING_FILE).write_text(json.dumps(encoding))
+    agent = PolicyAgent(root)
+    agent.reset(seed=0)
+    env = gym.make("turnbudget/Maze-Easy-v0", turn_budget=12)
+    observation, info = env.reset(seed=0)
+    with pytest.raises(error, match=says):
+        agent.act(observation, {**info, **budget_keys})
+    with pytest.raises(error, match=says):
+        agent.observe(observation, {**info, **budget_keys}, "look")
+    agent.reset(seed=0)  # (the refused turn left nothing behind: the episode plays on)
+    assert agent.act(observation, info) in info["admissible_actions"]
+    assert agent.act(observation, {**info, "turns_left": None}) in info["admissible_actions"]

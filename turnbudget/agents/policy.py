@@ -48,7 +48,14 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import PATH_CHARS, brief, check_bool, check_seed, is_int
+from turnbudget._checks import (
+    MAX_TURN_BUDGET,
+    PATH_CHARS,
+    brief,
+    check_bool,
+    check_seed,
+    is_int,
+)
 from turnbudget.agents.base import EXECUTED_KEY, admissible_commands
 from turnbudget.records.files import open_regular
 from turnbudget.wrappers.history_features import (
@@ -684,6 +691,10 @@ class PolicyAgent:
 
     def _see(self, observation: str, info: Mapping[str, Any]) -> tuple[np.ndarray, list[str]]:
         admissible = _admissible(observation, info)  # (checked before the window moves)
+        shown = self._budget_shown(info)  # (the numbers on the turns the text shows them)
+        left, budget = (
+            (_turns(info, "turns_left"), _turns(info, "turn_budget")) if shown else (None, None)
+        )
         if self._encoder is None:
             self.reset(0)
         encoder = self._encoder
@@ -703,8 +714,6 @@ class PolicyAgent:
         commands = sorted(admissible)[: self.encoding["max_actions"]]
         text = self._with_budget(observation, info)
         base = self._base(text, admissible)
-        shown = self._budget_shown(info)  # (the numbers on the turns the text shows them)
-        left, budget = (info.get("turns_left"), info.get("turn_budget")) if shown else (None, None)
         extra = encoder.encode(text, commands, left, budget)
         return np.concatenate([base, extra]), commands
 
@@ -728,9 +737,10 @@ class PolicyAgent:
         if visible is not None:
             return visible is True
         reveal = self.encoding.get("reveal")
-        if reveal is None or "turns_left" not in info:
+        left = _turns(info, "turns_left") if reveal is not None else None
+        if left is None:
             return False
-        return reveal["mode"] != "final" or int(info["turns_left"]) <= int(reveal["final_turns"])
+        return reveal["mode"] != "final" or left <= int(reveal["final_turns"])
 
     def _with_budget(self, observation: str, info: Mapping[str, Any]) -> str:
         """``observation`` with the budget text training's `RevealBudget` showed, where the env
@@ -758,6 +768,22 @@ def _admissible(observation: Any, info: Any) -> list[str]:
             f"Expect `observation` to be the env's text, a str, got {brief(observation)}"
         )
     return admissible_commands(info)
+
+
+def _turns(info: Mapping[str, Any], key: str) -> int | None:
+    """``info[key]``, a budget key (``turns_left``, ``turn_budget``), if it is a count of turns;
+    None where absent. ("x" and None stopped the turn in int()'s words, inf with an
+    OverflowError, none naming the key.)"""
+    value = info.get(key)
+    if value is None:
+        return None
+    if not is_int(value) or not 0 <= value <= MAX_TURN_BUDGET:  # (10**400: no float holds it)
+        error = TypeError if not is_int(value) else ValueError
+        raise error(
+            f"Expect info[{key!r}] to be a number of turns, an int from 0 to "
+            f"{MAX_TURN_BUDGET:,}, got {brief(value)}"
+        )
+    return int(value)
 
 
 def make_policy_agent(arg: str) -> PolicyAgent:
