@@ -338,3 +338,26 @@ def test_an_out_holding_a_huge_config_json_is_refused_without_reading_it_whole(t
     done = run_child(_HUGE_CONFIG_CHILD, str(out))
     assert done.returncode == 0, done.stderr[-2000:]
     assert "holds a config.json that is no training config" in done.stdout
+
+
+def test_an_out_whose_config_json_is_a_folder_is_refused_and_kept(tmp_path):
+    """A folder named config.json in `out`, with nothing else of a run there, was taken, and
+    the run's start removed it with everything in it."""
+    from turnbudget.train._sb3 import start_out
+    from turnbudget.train.config import check_out
+
+    config = TrainConfig(out=str(tmp_path / "out"))
+    kept = tmp_path / "out" / "config.json" / "notes.txt"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("mine")
+    with pytest.raises(ValueError, match=r"holds a config\.json that is no file"):
+        check_out(config)
+    check_out(config, overwrite=True)  # (asked to replace it: taken)
+    assert kept.read_text() == "mine"
+    kept.parent.rename(tmp_path / "moved")
+    (tmp_path / "out" / "config.json").symlink_to(tmp_path / "nowhere")  # a dangling link
+    with pytest.raises(ValueError, match=r"holds a config\.json that is no file"):
+        check_out(config)
+    (tmp_path / "out" / "config.json").unlink()
+    check_out(config)  # an empty folder: taken
+    assert start_out(config) == tmp_path / "out"

@@ -319,6 +319,9 @@ def check_out(config: TrainConfig, overwrite: bool = False) -> None:
     if (out / "run.json").exists():
         raise ValueError(f"`out` {out} holds an evaluation run (run.json): {fix}")
     saved = out / "config.json"
+    if not saved.is_file() and (saved.exists() or saved.is_symlink()):
+        # (a folder of that name, which `start_out` then removed with all it held)
+        raise ValueError(f"`out` {out} holds a config.json that is no file: {fix}")
     if not saved.is_file():
         # (a run that wrote no config.json: an older version's, or one stopped before it)
         held = [
