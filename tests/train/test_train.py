@@ -296,3 +296,18 @@ def test_tensorboard_logs_without_the_package_are_refused_before_writing(
     err = capsys.readouterr().err
     assert err.startswith("turnbudget train: error: ") and "pip install tensorboard" in err
     assert not out.exists()
+
+
+def test_an_init_whose_policy_zip_is_no_policy_says_so_not_another_network(tmp_path, capsys):
+    """A policy.zip that is no SB3 zip was reported as "its network is not this run's
+    (--net-arch ...)", a reason it did not have."""
+    init = tmp_path / "init"
+    assert train(f"--total-steps 64 --out {init}") == 0
+    (init / "policy.zip").write_bytes(b"not a zip")
+    capsys.readouterr()
+    assert train(f"--total-steps 64 --init {init} --out {tmp_path / 'next'}") == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    assert "`--init`" in err and "not this run's" not in err, err
+    assert f"Cannot read {init / 'policy.zip'}: expect an SB3 model zip" in err, err
+    assert not (tmp_path / "next").exists()

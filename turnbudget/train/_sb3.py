@@ -126,18 +126,29 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
 
         check_init_encoding(config, model.policy.activation_fn.__name__)
         path = Path(config.init) / "policy.zip"
+        try:  # (a file no policy's: said as such, not as another network)
+            tensors = policy_tensors(path)
+            optimizer_state = zip_weights(path, "policy.optimizer.pth")
+        except ValueError as exc:
+            reason = _first_line(exc)
+            where = "" if str(path) in reason else f" {path}:"
+            raise ValueError(f"`--init`{where} {reason}") from None
         try:
-            model.policy.load_state_dict(policy_tensors(path))
-            model.policy.optimizer.load_state_dict(zip_weights(path, "policy.optimizer.pth"))
+            model.policy.load_state_dict(tensors)
+            model.policy.optimizer.load_state_dict(optimizer_state)
             _check_optimizer_state(model.policy.optimizer)
         except (RuntimeError, KeyError, TypeError, ValueError) as exc:  # (another network)
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ValueError(
                 f"`--init` {path}: its network is not this run's (--net-arch "
-                f"{','.join(map(str, config.net_arch))}): {reason}"
+                f"{','.join(map(str, config.net_arch))}): {_first_line(exc)}"
             ) from None
         model.set_random_seed(config.seed)  # (as before the init's weights replaced these)
     return model
+
+
+def _first_line(exc: BaseException) -> str:
+    """An error's first line, or its type's name when it says nothing."""
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def _check_optimizer_state(optimizer: Any) -> None:
