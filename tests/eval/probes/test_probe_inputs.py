@@ -356,3 +356,31 @@ def test_probe_counts_refuse_a_numpy_duration_and_quote_a_huge_factor(kwargs, me
     # repr() of an int of 5,000 digits raised while building the refusal)
     with pytest.raises(ValueError, match=message):
         probe("turnbudget/Maze-Easy-v0", OracleAgent(), **{**SMALL, **kwargs})
+
+
+@pytest.mark.parametrize("field,probe", [("won", "recovery"), ("won", "control"),
+                                         ("recovered", "recovery")])  # fmt: skip
+def test_the_probe_summaries_name_a_missing_outcome_of_an_applied_pair(two_probed, field, probe):
+    """A recovery or control record that says it applied but has no ``won`` (or, for a
+    recovery, no ``recovered``), as an edited probes.jsonl has, was a bare KeyError from
+    summarize_probes, compare_probes and per_task; it is now a ValueError naming the field."""
+    from turnbudget.eval import compare_probes
+    from turnbudget.eval.probes.summary import per_task, summarize_probes
+
+    config, records = two_probed
+    i = next(
+        i for i, r in enumerate(records)
+        if r["probe"] == probe and r.get("applied", True) and r["agent"] == "oracle-eps0.3"
+    )  # fmt: skip
+    bad = [dict(r) for r in records]
+    del bad[i][field]
+    for call in (
+        lambda: summarize_probes(config, bad, n_bootstrap=0),
+        lambda: compare_probes(config, bad, "oracle-eps0.3", "oracle-eps0.1", n_bootstrap=0),
+        lambda: per_task(bad, "oracle-eps0.3"),
+    ):
+        with pytest.raises(ValueError, match=rf"records\[{i}\]\['{field}'\] to be set"):
+            call()
+    # (a pair that did not apply has no outcome, and needs none)
+    skipped = [{**r, "applied": False} if r["probe"] != "single" else r for r in bad]
+    summarize_probes(config, skipped, n_bootstrap=0)

@@ -378,6 +378,9 @@ _RECORD = {
 _NEEDS = (
     (lambda r: r["role"] == "agent", ("agent",)),
     (lambda r: r["probe"] in ("recovery", "control"), ("prefix", "kind")),
+    # (an applied pair's outcome: a record without one was a bare KeyError 'won' or 'recovered')
+    (lambda r: r["probe"] in ("recovery", "control") and r.get("applied", True), ("won",)),
+    (lambda r: r["probe"] == "recovery" and r.get("applied", True), ("recovered",)),
     (lambda r: r.get("won"), ("budget", "distance_after", "turns")),
     (lambda r: r.get("recovered"), ("distance_before", "distance_after", "turns_to_recover")),
     (lambda r: r.get("n_admissible"), ("n_optimal",)),
