@@ -44,7 +44,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--out", type=directory_path, default=None,
-        help="a directory for the probe results and validation.json (default: none)",
+        help="a directory for the probe results and validation.json (default: none); one "
+        "that holds other probes' results is refused unless --overwrite",
+    )  # fmt: skip
+    parser.add_argument(
+        "--overwrite", action="store_true",
+        help="replace the results of other probes in --out (the same probes again are "
+        "always replaced)",
     )  # fmt: skip
     add_backend_arguments(parser, "probe")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -64,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
             envs, tasks=args.tasks, seed=args.seed, baseline_repeats=args.baseline_repeats,
             out=args.out, progress=not args.quiet, workers=args.workers, backend=args.backend,
             backend_options=backend_options(args), timeout=args.timeout, retries=args.retries,
+            overwrite=args.overwrite,
         )  # fmt: skip
     except (ValueError, KeyError, TypeError, ImportError, EvaluationAborted) as exc:
         print(error_line("validate", exc), file=sys.stderr)

@@ -183,3 +183,25 @@ def test_the_controls_skills_hold_their_exact_values():
         assert abs(got["mean"] - specific) < 0.05, (label, specific, got)
     starts.close()
     assert abs(exact["recovery_specific_skill"] + 0.46) < 0.1  # (recovery-negative's, about)
+
+
+def test_cli_validate_keeps_other_probes_results_unless_overwrite(tmp_path, capsys):
+    """``turnbudget validate --out DIR`` replaced the results of other probes there silently
+    (``turnbudget probe`` refuses them without --overwrite): a probe run of an agent was lost
+    to the controls' run."""
+    from turnbudget.cli import main
+
+    out = tmp_path / "probe"
+    small = ["--env", EASY[0], "--tasks", "2", "--baseline-repeats", "1", "--quiet", "--out"]
+    assert main(["probe", "--agent", "oracle:0.3", *small, str(out)]) == 0
+    first = (out / "probes.jsonl").read_bytes()
+    capsys.readouterr()
+    assert main(["validate", *small, str(out)]) == 2
+    assert "holds the results of other probes" in capsys.readouterr().err
+    assert (out / "probes.jsonl").read_bytes() == first
+    assert not (out / VALIDATION_FILE).exists()
+    assert main(["validate", *small, str(out), "--overwrite"]) in (0, 1)  # (2 tasks: may miss)
+    assert (out / VALIDATION_FILE).exists()
+    assert main(["validate", *small, str(out)]) in (0, 1)  # (the same probes again)
+    with pytest.raises(ValueError, match="holds the results of other probes"):
+        validate(EASY[0], tasks=3, baseline_repeats=1, n_bootstrap=0, out=out, overwrite=False)

@@ -220,6 +220,7 @@ def validate(
     backend_options: dict[str, Any] | None = None,
     timeout: float | None = None,
     retries: int = 2,
+    overwrite: bool = True,
 ) -> Validation:
     """Probe the control agents on ``envs`` and check every metric against their true skills.
 
@@ -237,6 +238,9 @@ def validate(
         backend_options: see ``workers``.
         timeout: see ``workers``.
         retries: see ``workers``.
+        overwrite: replace the results of other probes in ``out``, as `probe` does; False
+            refuses them before any probe runs, as ``turnbudget validate`` does without
+            ``--overwrite``.
 
     Example:
         >>> v = validate("turnbudget/Maze-Easy-v0", tasks=4, n_bootstrap=100)
@@ -250,7 +254,7 @@ def validate(
     result = probe(
         envs, control_agents(), tasks=tasks, seed=seed, baseline_repeats=baseline_repeats,
         n_bootstrap=n_bootstrap, out=out, progress=progress, workers=workers, backend=backend,
-        backend_options=backend_options, timeout=timeout, retries=retries,
+        backend_options=backend_options, timeout=timeout, retries=retries, overwrite=overwrite,
     )  # fmt: skip
     checks = control_checks(
         result.config.to_dict(), result.records, result.summary, n_bootstrap=n_bootstrap
