@@ -184,3 +184,28 @@ def test_make_control_refuses_a_name_that_is_no_str(arg):
 
     with pytest.raises(ValueError, match=r"Expect `arg` to be a control's NAME \(a str\), got "):
         make_control(arg)
+
+
+def test_a_text_that_is_no_str_is_a_type_error_naming_it():
+    """The undo reflex read a non-str observation with ``rsplit`` (an AttributeError, and only
+    on the turn after the one that handed it over), and `inverse_command` read a non-str
+    command (such as ``info["executed_action"]`` of 5, for the ping-pong) with ``partition``."""
+    from turnbudget.agents.controls import PingPong, UndoReflex, state_text
+
+    says = "Expect `observation` to be the env's text, a str, got "
+    with pytest.raises(TypeError, match=re.escape(says + "None")):
+        state_text(None)
+    undo = UndoReflex()
+    undo.reset(0)
+    with pytest.raises(TypeError, match=re.escape(says + "5")):
+        undo.act(5, {"admissible_actions": ["go north"]})
+    with pytest.raises(TypeError, match=re.escape(says + "None")):
+        undo.observe(None, {}, "go north")
+    says = "Expect `command` to be a command (a str) or None, got "
+    with pytest.raises(TypeError, match=re.escape(says + "['go north']")):
+        inverse_command(["go north"], ["go south"])
+    pingpong = PingPong()
+    pingpong.reset(0)
+    with pytest.raises(TypeError, match=re.escape(says + "5")):
+        pingpong.act("x", {"admissible_actions": ["go north"], "executed_action": 5})
+    assert inverse_command(None, ["go south"]) is None and inverse_command("", []) is None

@@ -79,6 +79,10 @@ def state_text(observation: str) -> str:
         >>> state_text("You walk south.\\n\\nYou are in the Crimson Scullery.")
         'You are in the Crimson Scullery.'
     """
+    if not isinstance(observation, str):  # (was an AttributeError from rsplit)
+        raise TypeError(
+            f"Expect `observation` to be the env's text, a str, got {brief(observation)}"
+        )
     return observation.rsplit("\n\n", 1)[-1]
 
 
@@ -92,8 +96,10 @@ def inverse_command(command: str | None, admissible: Sequence[str]) -> str | Non
         >>> inverse_command("take red key", ["drop red key"]), inverse_command("gather wood", ["look"])
         ('drop red key', None)
     """
-    if not command:
+    if command is None or command == "":
         return None
+    if not isinstance(command, str):  # (was an AttributeError from partition)
+        raise TypeError(f"Expect `command` to be a command (a str) or None, got {brief(command)}")
     verb, _, rest = command.partition(" ")
     if verb == "go" and rest in _OPPOSITE:
         undo = f"go {_OPPOSITE[rest]}"
@@ -208,6 +214,7 @@ class UndoReflex:
         self._memory.heard(observation, info, executed)
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        here = state_text(observation)  # (checked now: a non-str failed on the next turn)
         memory = self._memory
         error = noticed_error(info, memory.commanded)
         memory.update(info)
@@ -216,7 +223,7 @@ class UndoReflex:
             undo = inverse_command(info.get(EXECUTED_KEY), admissible)
             self._queue = [undo] if undo else []
         elif error == "setback":
-            self._queue = self._retrace(state_text(observation))
+            self._queue = self._retrace(here)
         command = self._queue.pop(0) if self._queue else _random(self._rng, admissible)
         if command not in admissible:  # the replay went off course: give it up
             self._queue, command = [], _random(self._rng, admissible)
