@@ -438,6 +438,25 @@ def test_resume_drops_identical_copies_and_torn_tails_only(oracle_run, tmp_path)
     assert len(_lines(run / EPISODES_FILE)) == 8
 
 
+@pytest.mark.parametrize("kind", ["dangling-link", "loop"])
+def test_resume_refuses_an_episode_log_that_is_a_broken_link_and_keeps_the_steps(
+    kind, oracle_run, tmp_path
+):
+    """An ``episodes.jsonl`` that was a link to nothing (or round a loop) read as no log:
+    resume took every step for one of an unfinished episode and emptied ``steps.jsonl``,
+    then failed to open the episode log."""
+    run = tmp_path / "run"
+    shutil.copytree(oracle_run[0], run)
+    log = run / EPISODES_FILE
+    log.unlink()
+    log.symlink_to(log if kind == "loop" else tmp_path / "gone" / "episodes.jsonl")
+    steps = (run / STEPS_FILE).read_bytes()
+    with pytest.raises(LogError, match="Cannot resume") as info:
+        _resume(run)
+    assert f"{log}: a link to nothing" in str(info.value)
+    assert (run / STEPS_FILE).read_bytes() == steps
+
+
 class _FullDisk:
     """A log opened to append (by `LogWriter`) whose ``fail_at``-th write, counted over both
     logs, writes the first half of its text and then fails as a full disk does; its close

@@ -211,6 +211,8 @@ def iter_records(
     """
     path = Path(path)
     if not path.exists():
+        if path.is_symlink():  # (read as no log, resume took the other log's lines for orphans)
+            raise LogError(f"{path}: a link to nothing (or a loop of links), not a log")
         return
     with open_regular(path) as f:
         # (read at most a line's limit at a time: a line of GiBs, or a file with no newline
