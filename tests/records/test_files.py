@@ -438,6 +438,50 @@ def test_resume_drops_identical_copies_and_torn_tails_only(oracle_run, tmp_path)
     assert len(_lines(run / EPISODES_FILE)) == 8
 
 
+def _cut_last_step(run: Path) -> None:
+    path = run / STEPS_FILE
+    path.write_bytes(path.read_bytes()[:-40])  # (its newline too: a torn last line)
+
+
+def _drop_a_step(run: Path) -> None:
+    lines = _lines(run / STEPS_FILE)
+    (run / STEPS_FILE).write_bytes(b"".join(lines[:3] + lines[4:]))
+
+
+STEPS_LOST = {
+    "last-step-cut": _cut_last_step,
+    "a-step-removed": _drop_a_step,
+    "step-log-removed": lambda run: (run / STEPS_FILE).unlink(),
+    "step-log-emptied": lambda run: (run / STEPS_FILE).write_bytes(b""),
+}
+
+
+@pytest.mark.parametrize("edit", list(STEPS_LOST.values()), ids=list(STEPS_LOST))
+def test_resume_refuses_a_complete_episode_whose_steps_were_lost(edit, oracle_run, tmp_path):
+    """A kill never leaves a complete episode without its steps (they are written before its
+    episode line), but a step line cut or removed later did: resume kept the episode, ran
+    nothing for it, and ended with a step log short of an uninterrupted run's, silently."""
+    run = tmp_path / "run"
+    shutil.copytree(oracle_run[0], run)
+    edit(run)
+    before = {name: (run / name).read_bytes() for name in (EPISODES_FILE, STEPS_FILE)
+              if (run / name).exists()}  # fmt: skip
+    with pytest.raises(LogError, match="Cannot resume") as info:
+        _resume(run)
+    assert f"{run / EPISODES_FILE}, line " in str(info.value)
+    assert "is logged complete, but" in str(info.value) and "expect turns 1 to" in str(info.value)
+    assert {name: (run / name).read_bytes() for name in before} == before
+    assert (run / STEPS_FILE).exists() == (STEPS_FILE in before)
+
+
+def test_resume_of_a_run_without_step_records_needs_none(tmp_path):
+    """Only a run that records steps expects them of its complete episodes."""
+    kwargs = {**RUN, "record_steps": False}
+    first = evaluate(MAZE, OracleAgent(0.3), out=tmp_path / "run", **kwargs)
+    again = evaluate(MAZE, OracleAgent(0.3), out=tmp_path / "run", **kwargs)
+    assert again.n_run == 0 and again.summary == first.summary
+
+
 @pytest.mark.parametrize("kind", ["dangling-link", "loop"])
 def test_resume_refuses_an_episode_log_that_is_a_broken_link_and_keeps_the_steps(
     kind, oracle_run, tmp_path

@@ -26,7 +26,9 @@ resumed run appends: the torn last line, the steps of episodes without their
 episode line (killed mid-episode), the records of episodes that *failed to
 run* (they have no steps; the resumed run tries them again) and identical
 copies of a record. Anything else, such as a corrupt line in the middle of a
-file, is refused with `LogError` before anything is changed.
+file, a complete episode short of a step record per turn (in a run that records
+steps: `RunPlan.steps`) or a log that is a link to nothing, is refused with
+`LogError` before anything is changed.
 """
 
 from __future__ import annotations
@@ -368,6 +370,8 @@ class RunPlan:
         n: repeats per task (``rep`` from 0 to ``n - 1``).
         budgets: the budgets episodes run at.
         ts: the budgets T the analysis reads (the keys of ``budget_counts``).
+        steps: whether each episode that ran logs one step record per turn it used, under
+            its own ``episode_id`` (an evaluation that records steps), which resume checks.
     """
 
     envs: Collection[str]
@@ -375,6 +379,7 @@ class RunPlan:
     n: int
     budgets: Collection[int]
     ts: Collection[int]
+    steps: bool = False
 
     _ID = re.compile(r"(.+)\|seed=(\d{1,30})\|rep=(\d{1,30})\|T=(\d{1,30})")
 
@@ -586,9 +591,9 @@ def read_config_dict(
 
 def _scan_episodes(
     path: Path, plan: RunPlan
-) -> tuple[dict[str, tuple[bytes, dict[str, Any]]], bool]:
-    """The checked episode records of ``path`` by id (with their lines), and whether the
-    file is clean: no torn last line, no record twice."""
+) -> tuple[dict[str, tuple[int, bytes, dict[str, Any]]], bool]:
+    """The checked episode records of ``path`` by id (with their line numbers and lines),
+    and whether the file is clean: no torn last line, no record twice."""
     by_id: dict[str, tuple[int, bytes, dict[str, Any]]] = {}
     clean = True
     for number, line, record in iter_records(path, lambda r: episode_problem(r, plan)):
@@ -603,14 +608,14 @@ def _scan_episodes(
                     f"with different content (first at line {first[0]}); which one holds?"
                 )
             clean = False  # an identical copy: dropped
-    return {k: (line, record) for k, (_, line, record) in by_id.items()}, clean
+    return by_id, clean
 
 
 def read_episodes(path: str | os.PathLike[str], plan: RunPlan) -> list[dict[str, Any]]:
     """The checked episode records of a run's ``episodes.jsonl`` (see the module doc),
     one per episode id, in the file's order."""
     by_id, _ = _scan_episodes(Path(path), plan)
-    return [record for _, record in by_id.values()]
+    return [record for _, _, record in by_id.values()]
 
 
 def iter_episodes(path: str | os.PathLike[str], plan: RunPlan) -> Iterator[dict[str, Any]]:
@@ -753,9 +758,12 @@ def read_steps(
     return steps
 
 
-def _step_lines(path: Path, plan: RunPlan, done: set[str]) -> Iterator[tuple[bytes, bool]]:
+def _step_lines(
+    path: Path, plan: RunPlan, done: set[str], kept: dict[str, list[int]] | None = None
+) -> Iterator[tuple[bytes, bool]]:
     """Each line of ``steps.jsonl`` and whether resume keeps it: a step of a complete
-    episode, once. A line it cannot account for raises `LogError`.
+    episode, once (counted in ``kept``: episode id -> [steps kept, last turn]). A line it
+    cannot account for raises `LogError`.
 
     A team member's step belongs to its ``team_episode_id`` (its own ``episode_id`` is
     ``f"{team_episode_id}#{agent}"``)."""
@@ -773,6 +781,9 @@ def _step_lines(path: Path, plan: RunPlan, done: set[str]) -> Iterator[tuple[byt
             )
         first, digest = seen.setdefault((episode_id, turn), (number, hash(line)))
         if first == number:
+            if kept is not None and owner in done:
+                count = kept.setdefault(episode_id, [0, 0])
+                count[0], count[1] = count[0] + 1, max(count[1], turn)
             yield line, owner in done
         elif owner in done and digest != hash(line):
             raise LogError(
@@ -841,9 +852,14 @@ def repair_logs(out: Path, plan: RunPlan) -> set[str]:
     try:
         by_id, clean = _scan_episodes(episodes_path, plan)
         # An episode that failed to run is tried again: its record goes.
-        keep = {k: line for k, (line, record) in by_id.items() if not record.get("failed_to_run")}
+        keep = {
+            k: line for k, (_, line, record) in by_id.items() if not record.get("failed_to_run")
+        }
         done = set(keep)
-        steps_clean = all([kept for _, kept in _step_lines(steps_path, plan, done)])
+        counts: dict[str, list[int]] = {}
+        steps_clean = all([kept for _, kept in _step_lines(steps_path, plan, done, counts)])
+        if plan.steps:
+            _check_steps_kept(episodes_path, steps_path, by_id, done, counts)
     except LogError as exc:
         raise LogError(
             f"Cannot resume the run in {out}: {exc}. Resume deletes nothing it cannot account "
@@ -854,6 +870,30 @@ def repair_logs(out: Path, plan: RunPlan) -> set[str]:
     if not clean or len(keep) != len(by_id):
         _rewrite(episodes_path, keep.values())
     return done
+
+
+def _check_steps_kept(
+    episodes_path: Path,
+    steps_path: Path,
+    by_id: dict[str, tuple[int, bytes, dict[str, Any]]],
+    done: set[str],
+    counts: dict[str, list[int]],
+) -> None:
+    """`LogError` for a complete episode without a step record for each turn it used: its
+    steps were lost after it was logged (a step line cut or removed, the step log deleted),
+    which no kill leaves (steps are written before their episode). The resumed run kept the
+    episode and finished without a word, its step log short of an uninterrupted run's."""
+    for episode_id in sorted(done):
+        number, _, record = by_id[episode_id]
+        count, last = counts.get(episode_id, (0, 0))
+        used = record["turns_used"]
+        if count != used or last > used:
+            raise LogError(
+                f"{episodes_path}, line {number}: episode {episode_id!r} is logged complete, "
+                f"but {steps_path} holds step records for {count} of its turns (the last "
+                f"{last}), expect turns 1 to {used} (its turns_used): they were lost after it "
+                "was logged (remove this line to run the episode again)"
+            )
 
 
 #: What an error writing a run's log adds: nothing written before is lost.

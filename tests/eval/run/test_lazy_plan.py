@@ -3,6 +3,7 @@ list `plan_episodes` used to sort, resume skipping what is done, and no job held
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 
 import pytest
@@ -164,7 +165,11 @@ def test_resume_runs_only_what_is_missing_in_plan_order(tmp_path):
     log = tmp_path / "run" / "episodes.jsonl"
     kept = lines[:3] + lines[7:9]
     log.write_text("".join(kept))
-    (tmp_path / "run" / "steps.jsonl").write_text("")  # (resume only needs episode lines)
+    ids = {json.loads(line)["episode_id"] for line in kept}  # (their steps stay: resume checks)
+    steps = tmp_path / "run" / "steps.jsonl"
+    steps.write_text(
+        "".join(s for s in steps.read_text().splitlines(True) if json.loads(s)["episode_id"] in ids)
+    )
     again = evaluate(MAZE, make_agent("random"), **kwargs)
     assert again.n_run == 16 - len(kept)
     assert log.read_text().splitlines(keepends=True)[len(kept) :] == [

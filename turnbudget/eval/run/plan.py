@@ -416,7 +416,9 @@ def agent_seed(seed: int, env_id: str, task_seed: int, rep: int) -> int:
 
 def record_plan(config: EvalConfig) -> RunPlan:
     """The episodes ``config`` plans, as `turnbudget.records` checks a run's records."""
-    return RunPlan(config.envs, config.tasks, config.n, config.run_budgets, config.ts)
+    return RunPlan(
+        config.envs, config.tasks, config.n, config.run_budgets, config.ts, config.record_steps
+    )
 
 
 def read_config(path: str | os.PathLike[str]) -> EvalConfig:
