@@ -37,6 +37,21 @@ def test_resuming_a_finished_run_does_not_rebuild_its_report(tmp_path, builds, c
     assert builds == [out, out] and (out / "report.md").exists()
 
 
+@pytest.mark.parametrize("name", ["report.md", "summary.json"])
+def test_a_report_file_that_is_a_directory_is_no_current_report(name, tmp_path, capsys):
+    """A finished run whose report.md (or summary.json) was a directory, newer than its logs:
+    the resumed run found its report current and announced the directory as its report,
+    exit code 0. Now it rebuilds the report, which names the file it cannot write."""
+    out = tmp_path / "run"
+    assert main([*RUN, "--out", str(out), "--quiet"]) == 0
+    (out / name).unlink()
+    (out / name).mkdir()
+    capsys.readouterr()
+    assert main([*RUN, "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(out / name) in err and "Is a directory" in err, err
+
+
 def test_a_report_stopped_while_plotting_is_rebuilt_whole_on_resume(tmp_path, monkeypatch):
     """Ctrl-C between two plots, then the same command again: every plot is the new run's.
     The curve `report_is_current` reads was written before the recovery plots, so a stop

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import json
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -227,9 +228,12 @@ def report_is_current(root: str | Path, *, plots: bool = True) -> bool:
         outputs.append(root / PASS1_CURVE_FILE)
     inputs = [root / name for name in (RUN_FILE, EPISODES_FILE, STEPS_FILE)]
     try:
-        written = min(path.stat().st_mtime_ns for path in outputs)
-    except FileNotFoundError:
+        made = [path.stat() for path in outputs]
+    except OSError:  # (missing, or a link round a loop: the rebuild says which)
         return False
+    if not all(stat.S_ISREG(s.st_mode) for s in made):  # (a directory named report.md is no
+        return False  # report: the resumed run announced it as its report)
+    written = min(s.st_mtime_ns for s in made)
     inputs += find_probe_summaries(root)
     return all(not p.exists() or p.stat().st_mtime_ns <= written for p in inputs)
 
