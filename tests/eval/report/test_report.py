@@ -121,6 +121,23 @@ def test_report_of_a_run_without_step_records(tmp_path):
     assert "by_budget" not in result.summary["analysis"][MAZE]
 
 
+def test_a_run_that_lost_its_run_json_is_named_not_left_out_of_the_report(tmp_path, capsys):
+    """A directory of runs, one of them without its run.json: the report (and its
+    comparisons) left that run out without a word."""
+    from turnbudget.cli import main
+
+    kwargs = dict(ks=[1], ts=[5], n=1, tasks=2, n_bootstrap=0)
+    for agent, label in ((RandomAgent(), "random"), (OracleAgent(0.2), "oracle")):
+        evaluate(MAZE, agent, label=label, out=tmp_path / label, **kwargs)
+    (tmp_path / "random" / "run.json").unlink()
+    with pytest.raises(FileNotFoundError, match=r"holds episodes\.jsonl but no run\.json"):
+        find_runs(tmp_path)
+    assert main(["report", str(tmp_path), "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(tmp_path / "random") in err, err
+    assert not (tmp_path / "report.md").exists()
+
+
 def test_advantage_halving_budget():
     ts = [10, 20, 30, 40]
     assert advantage_halving_budget(

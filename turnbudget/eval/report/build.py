@@ -92,6 +92,15 @@ def find_runs(root: str | Path) -> list[Path]:
     if _present(root / RUN_FILE):
         return [root]
     runs = sorted(p for p in root.iterdir() if _present(p / RUN_FILE))
+    # A run that lost its run.json was passed over: the report and its comparisons left it
+    # out without a word.
+    lost = sorted(p / EPISODES_FILE for p in root.iterdir() if _present(p / EPISODES_FILE))
+    lost = [log for log in lost if log.parent not in runs]
+    if lost:
+        raise FileNotFoundError(
+            f"{lost[0].parent} holds {EPISODES_FILE} but no {RUN_FILE}: its run cannot be "
+            f"read (restore its {RUN_FILE}, or move it out of {root})"
+        )
     if not runs:
         raise FileNotFoundError(
             f"{root} holds no evaluation run (no {RUN_FILE} in it or in its subdirectories)"
