@@ -883,8 +883,9 @@ def _check_steps_kept(
     steps were lost after it was logged (a step line cut or removed, the step log deleted),
     which no kill leaves (steps are written before their episode). The resumed run kept the
     episode and finished without a word, its step log short of an uninterrupted run's."""
-    for episode_id in sorted(done):
-        number, _, record = by_id[episode_id]
+    for episode_id, (number, _, record) in by_id.items():  # (in the file's order)
+        if episode_id not in done:
+            continue
         count, last = counts.get(episode_id, (0, 0))
         used = record["turns_used"]
         if count != used or last > used:
