@@ -84,6 +84,33 @@ def test_commands_are_normalized(raw, canonical):
     assert normalize_command(raw) == canonical
 
 
+@pytest.mark.parametrize("env_id", native_env_ids())
+def test_unicode_look_alikes_of_a_command_play_nothing(env_id):
+    # str.lower() turns the Kelvin sign into "k", and str.split() splits at a no-break space
+    # or an ASCII separator: each played a listed command.
+    env = gym.make(env_id)
+    game = env.unwrapped
+    env.reset(seed=0)
+    spaced = next(c for c in game.admissible_actions() if " " in c)
+    look_alikes = [
+        "LOO\u212a",
+        "loo\u212a",
+        spaced.replace(" ", "\u00a0"),
+        spaced.replace(" ", "\u3000"),
+        spaced.replace(" ", "\x1c"),
+        spaced.replace(" ", "\x85"),
+    ]
+    for command in look_alikes:
+        assert game.canonical_command(command) is None, command
+        before = game.distance_to_goal(), game.admissible_actions(), game.optimal_actions()
+        _, _, terminated, _, info = env.step(command)
+        assert info["valid_action"] is False and not terminated, command
+        after = game.distance_to_goal(), game.admissible_actions(), game.optimal_actions()
+        assert after == before, command
+    # ASCII case and whitespace still fold
+    assert game.canonical_command(spaced.upper().replace(" ", " \t ")) == spaced
+
+
 def test_synonyms_are_valid_moves():
     env = Maze("easy")
     env.reset(seed=0)

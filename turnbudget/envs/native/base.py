@@ -13,6 +13,7 @@ field through keyword arguments).
 from __future__ import annotations
 
 import dataclasses
+import string
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -58,6 +59,9 @@ _VERBS = {
     "drop": "drop", "discard": "drop",
 }  # fmt: skip
 _TWO_WORD_VERBS = {("pick", "up"): "take", ("put", "down"): "drop", ("look", "around"): "look"}
+# Case and whitespace are folded in ASCII only: `str.lower` turns the Kelvin sign into "k" and
+# `str.split` splits at a no-break space, so "LOO\u212a" or "go\xa0north" played a command.
+_ASCII_FOLD = str.maketrans(string.ascii_uppercase + _LINE_BREAKS, string.ascii_lowercase + " " * 5)
 # Commands longer than this are never admissible: skip the parsing work.
 _MAX_PARSED_LENGTH = 200
 
@@ -113,7 +117,8 @@ def _attribute_names(game: TextGame) -> tuple[str, ...] | None:
 def normalize_command(command: str) -> str:
     """Map a free-form command to the canonical form games list as admissible.
 
-    Lower-cases, collapses whitespace, drops articles and applies synonyms:
+    Lower-cases, collapses whitespace (both in ASCII only: a look-alike such as the
+    Kelvin sign or a no-break space plays no command), drops articles and applies synonyms:
     ``"  Go   N "`` and ``"n"`` become ``"go north"``, ``"pick up the Red Key"``
     becomes ``"take red key"``, ``"open red door with red key"`` becomes
     ``"unlock red door"``.
@@ -125,7 +130,7 @@ def normalize_command(command: str) -> str:
     """
     if len(command) > _MAX_PARSED_LENGTH:
         return ""
-    words = [w for w in command.lower().split() if w not in _ARTICLES]
+    words = [w for w in command.translate(_ASCII_FOLD).split(" ") if w and w not in _ARTICLES]
     if not words:
         return ""
     if tuple(words[:2]) in _TWO_WORD_VERBS:
