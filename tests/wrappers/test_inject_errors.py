@@ -382,3 +382,16 @@ def test_a_slip_never_replaces_a_command_by_itself_respelt(command):
         assert not (event["applied"] and event["replaced_action"] == "look"), (seed, event)
         applied += event["applied"]
     assert applied  # (slips still happen: to other commands)
+
+
+@pytest.mark.parametrize("turn", [0, -1, 1.5, True, "3", None])
+def test_a_turn_that_is_no_positive_int_is_a_clear_error(turn):
+    # Turn 0 read the schedule from its end (the last turn planned, or an IndexError).
+    env = InjectErrors(stub(), rate=0.5)
+    env.reset(seed=0)
+    env.step("wait")
+    with pytest.raises(ValueError, match="Expect `turn` to be a positive int"):
+        env.planned_error(turn)
+    with pytest.raises(ValueError, match="Expect `turn` to be a positive int"):
+        env.turn_rng(turn)
+    assert env.planned_error(np.int64(64)) == env.planned_error(64)

@@ -112,6 +112,8 @@ class ErrorSchedule:
 
     def planned(self, turn: int) -> str | None:
         """The error kind scheduled at ``turn`` (1-based) of this episode, or None."""
+        if type(turn) is not int or turn < 1:  # (turn 0 read the list from its end)
+            turn = check_positive_int(turn, "turn")
         planned = self._planned
         while len(planned) < turn:
             self._plan_block()
@@ -135,6 +137,8 @@ class ErrorSchedule:
 
     def turn_rng(self, turn: int) -> np.random.Generator:
         """The generator an error at ``turn`` uses: seeded by (episode seed, turn)."""
+        if type(turn) is not int or turn < 1:
+            turn = check_positive_int(turn, "turn")
         return seeded_rng(self._episode_seed, turn)
 
 
