@@ -213,3 +213,27 @@ def test_a_team_episode_id_that_is_no_short_str_is_refused_before_the_game_reset
     while env.agents:
         env.step({agent: "wait" for agent in env.agents})
     assert {r["team_episode_id"] for r in env.records} == {"task-a"}
+
+
+@pytest.mark.parametrize(
+    "template", ["\u212aey {code}", "enter\u00a0{code}", "ENTER\u3000{code}", "\u212aEY {code}"]
+)
+def test_a_look_alike_of_a_keypad_command_is_a_spent_turn(template):
+    """Vault: at a locked door, "\\u212aey 1234" (the Kelvin sign lower-cases to "k") or
+    "enter\\xa01234" (a no-break space split as a space) was an attempt at the keypad, while the
+    native games play no look-alike of a command (case and whitespace fold in ASCII only)."""
+    from turnbudget.multiagent import vault_v0
+
+    env = vault_v0.parallel_env(difficulty="easy")
+    env.reset(seed=0)
+    game = env.unwrapped
+    while env.agents and not any(
+        command.startswith("enter ") for command in game.world.admissible("runner")
+    ):
+        env.step(game.joint_plan()[0])
+    assert env.agents, "the plan reaches a locked door before the end"
+    code = next(c for c in game.world.admissible("runner") if c.startswith("enter "))[6:]
+    _, _, _, _, infos = env.step({"operator": "wait", "runner": template.format(code=code)})
+    assert infos["runner"]["valid_action"] is False
+    _, _, _, _, infos = env.step({"operator": "wait", "runner": f"  KEY   {code} "})
+    assert infos["runner"]["valid_action"] is True  # ASCII case and spacing: still an attempt

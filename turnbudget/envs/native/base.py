@@ -114,6 +114,17 @@ def _attribute_names(game: TextGame) -> tuple[str, ...] | None:
     return _ATTRIBUTE_NAMES[key]
 
 
+def ascii_words(command: str) -> list[str]:
+    """The words of ``command``, lower-cased, with case and whitespace folded in ASCII only (a
+    look-alike such as the Kelvin sign or a no-break space stays part of its word).
+
+    Example:
+        >>> ascii_words("  Go\tNORTH "), ascii_words("LOO\u212a go\xa0north")
+        (['go', 'north'], ['loo\u212a', 'go\xa0north'])
+    """
+    return [w for w in command.translate(_ASCII_FOLD).split(" ") if w]
+
+
 def normalize_command(command: str) -> str:
     """Map a free-form command to the canonical form games list as admissible.
 
@@ -130,7 +141,7 @@ def normalize_command(command: str) -> str:
     """
     if len(command) > _MAX_PARSED_LENGTH:
         return ""
-    words = [w for w in command.translate(_ASCII_FOLD).split(" ") if w and w not in _ARTICLES]
+    words = [w for w in ascii_words(command) if w not in _ARTICLES]
     if not words:
         return ""
     if tuple(words[:2]) in _TWO_WORD_VERBS:

@@ -10,7 +10,7 @@ from typing import ClassVar
 import numpy as np
 
 from turnbudget.envs.core import PRINTABLE
-from turnbudget.envs.native.base import normalize_command
+from turnbudget.envs.native.base import ascii_words, normalize_command
 from turnbudget.envs.native.worldgen import (
     DIRECTIONS,
     OPPOSITE,
@@ -238,20 +238,17 @@ class VaultWorld(TeamWorld):
     def parse(self, role: str, command: str) -> str | None:
         if len(command) > MAX_PARSED_LENGTH:
             return None
-        words = command.split()
-        if role == "operator" and words and words[0].lower() == "say":
+        # (case and whitespace folded in ASCII only, as the native games fold them: "\u212aey"
+        # was "key", an attempt at the keypad)
+        words = ascii_words(command)
+        if role == "operator" and words and words[0] == "say":
             message = " ".join(command.strip()[3:].split())  # one line, single spaces
             message = "".join(ch if ch in PRINTABLE else "?" for ch in message)[:MAX_SAY_LENGTH]
             return f"say {message}" if message else None
-        if (
-            role == "runner"
-            and words
-            and words[0].lower() in _ENTER_SYNONYMS
-            and self._locked_here()
-        ):
+        if role == "runner" and words and words[0] in _ENTER_SYNONYMS and self._locked_here():
             codes = _CODE.findall(command)
             if len(codes) == 1 and all(
-                (w.isascii() and w.isdigit()) or w.lower() in (*_ENTER_SYNONYMS, "code", "the")
+                (w.isascii() and w.isdigit()) or w in (*_ENTER_SYNONYMS, "code", "the")
                 for w in words
             ):
                 return f"enter {codes[0]}"  # any well-formed code is an attempt, heard or not
