@@ -112,10 +112,8 @@ def test_solo_role_env_quotes_a_hostile_argument_briefly(kwargs):
     assert len(str(caught.value)) < 300
 
 
-@pytest.mark.parametrize("digits", ["\u0661\u0662\u0663\u0664", "\uff11\uff12\uff13\uff14", "١٢34"])
-def test_a_code_in_other_digits_is_a_spent_turn_the_operator_sees_in_its_space(digits):
-    """Vault: at a locked door, a code in digits other than ASCII's is no code (it was parsed
-    as an attempt, and its echo in the operator's monitor line left the printable space)."""
+def _vault_at_a_locked_door():
+    """Vault (easy, seed 0) played by its joint plan up to the first locked door: (env, game)."""
     from turnbudget.multiagent import vault_v0
 
     env = vault_v0.parallel_env(difficulty="easy")
@@ -126,6 +124,14 @@ def test_a_code_in_other_digits_is_a_spent_turn_the_operator_sees_in_its_space(d
     ):
         env.step(game.joint_plan()[0])
     assert env.agents, "the plan reaches a locked door before the end"
+    return env, game
+
+
+@pytest.mark.parametrize("digits", ["\u0661\u0662\u0663\u0664", "\uff11\uff12\uff13\uff14", "١٢34"])
+def test_a_code_in_other_digits_is_a_spent_turn_the_operator_sees_in_its_space(digits):
+    """Vault: at a locked door, a code in digits other than ASCII's is no code (it was parsed
+    as an attempt, and its echo in the operator's monitor line left the printable space)."""
+    env, game = _vault_at_a_locked_door()
     observations, _, _, _, infos = env.step({"operator": "wait", "runner": f"enter {digits}"})
     assert infos["runner"]["valid_action"] is False
     for agent in env.possible_agents:
@@ -222,16 +228,7 @@ def test_a_look_alike_of_a_keypad_command_is_a_spent_turn(template):
     """Vault: at a locked door, "\\u212aey 1234" (the Kelvin sign lower-cases to "k") or
     "enter\\xa01234" (a no-break space split as a space) was an attempt at the keypad, while the
     native games play no look-alike of a command (case and whitespace fold in ASCII only)."""
-    from turnbudget.multiagent import vault_v0
-
-    env = vault_v0.parallel_env(difficulty="easy")
-    env.reset(seed=0)
-    game = env.unwrapped
-    while env.agents and not any(
-        command.startswith("enter ") for command in game.world.admissible("runner")
-    ):
-        env.step(game.joint_plan()[0])
-    assert env.agents, "the plan reaches a locked door before the end"
+    env, game = _vault_at_a_locked_door()
     code = next(c for c in game.world.admissible("runner") if c.startswith("enter "))[6:]
     _, _, _, _, infos = env.step({"operator": "wait", "runner": template.format(code=code)})
     assert infos["runner"]["valid_action"] is False
