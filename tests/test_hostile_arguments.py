@@ -651,3 +651,30 @@ def test_a_numpy_duration_is_no_count_or_rate(make):
     5, an env_index of one overflowed at make, and a rate of one was numpy's UFuncTypeError."""
     with pytest.raises(ValueError, match=r"Expect .*timedelta64"):
         make(np.timedelta64(5))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: turnbudget.make("turnbudget/Maze-Easy-v0", info=np.array(["text", "numeric"])),
+        lambda: make_team("vault_v0", info=np.array(["text", "numeric"])),
+    ],
+    ids=["make", "make_team"],
+)
+def test_an_array_as_the_info_mode_is_refused_naming_it(make):
+    """`info` was compared with `in`: NumPy's "truth value of an array ... is ambiguous"."""
+    with pytest.raises(ValueError, match=r"Expect `info` to be one of"):
+        make()
+
+
+def test_a_generator_as_a_wrappers_argument_is_refused_naming_it():
+    """Gymnasium deep-copies a wrapper's arguments: a generator was "cannot pickle 'generator'
+    object", naming no argument."""
+    from turnbudget.wrappers import InjectErrors
+
+    with pytest.raises(TypeError, match=r"Expect `kinds` to be a value the wrapper can keep"):
+        turnbudget.make(
+            "turnbudget/Maze-Easy-v0", errors={"rate": 0.2, "kinds": (k for k in ["slip"])}
+        )
+    with pytest.raises(TypeError, match=r"Expect `kinds` to be a value the wrapper can keep"):
+        InjectErrors(gym.make("turnbudget/Maze-Easy-v0"), rate=0.2, kinds=(k for k in ["slip"]))

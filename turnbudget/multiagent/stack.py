@@ -139,7 +139,7 @@ def make_team(
     aec = check_bool(aec, "aec")
     if info is None:
         info = "text" if text_features is None or text_features is False else "numeric"
-    if info not in INFO_MODES:
+    if not isinstance(info, str) or info not in INFO_MODES:  # (an array: "ambiguous")
         raise ValueError(f"Expect `info` to be one of {INFO_MODES} or None, got {brief(info)}")
     specs = {
         "errors": _options(errors, "errors", "rate"),

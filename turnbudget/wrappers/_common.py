@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import zlib
 from typing import Any
@@ -44,6 +45,16 @@ def record_args(wrapper: gym.utils.RecordConstructorArgs, **kwargs: Any) -> None
     except RecursionError:
         for name, value in kwargs.items():
             check_option(value, name)
+        raise
+    except TypeError:  # ("cannot pickle 'generator' object", naming no argument)
+        for name, value in kwargs.items():
+            try:
+                copy.deepcopy(value)
+            except TypeError:
+                raise TypeError(
+                    f"Expect `{name}` to be a value the wrapper can keep a copy of (a list, "
+                    f"not a generator or an iterator), got {brief(value)}"
+                ) from None
         raise
 
 

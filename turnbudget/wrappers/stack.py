@@ -126,7 +126,7 @@ def _info(info: str | None, text_features: Any) -> dict[str, Any] | None:
     """`NumericInfo` for ``info="numeric"``; by default wherever the observation is numeric."""
     if info is None:
         info = "numeric" if _on(text_features) else "text"
-    if info not in INFO_MODES:
+    if not isinstance(info, str) or info not in INFO_MODES:  # (an array: "ambiguous")
         raise ValueError(f"Expect `info` to be one of {INFO_MODES} or None, got {brief(info)}")
     return {} if info == "numeric" else None
 
