@@ -11,6 +11,8 @@ it, so they cover at least as often; the recovery-specific skill as reported.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -327,3 +329,28 @@ def test_an_eps_oracles_pass_at_1t_interval_holds_its_exact_value(epsilon):
     low, mean, high = (np.array(cell[name][0]) for name in ("low", "mean", "high"))
     assert (low <= exact + 1e-9).all() and (exact <= high + 1e-9).all(), (low, exact, high)
     assert np.abs(mean - exact).max() < 0.1, (mean, exact)
+
+
+@pytest.mark.parametrize("m", [8, 10, 25, 32, 40, 64])
+def test_all_or_nothing_tasks_cover_next_to_0_and_1(m):
+    """Pass@8 of 8 episodes is 0 or 1 a task: the score interval (``n_bootstrap=0``, as the
+    probes' rates and `crossed_mean`'s) is then Wilson's at the m tasks, which covers 84% for a
+    rate just past 0 or just below 1 at any m (a Pass@8 of 0.97 to 0.995 at 25-40 tasks).
+    Exact coverage (the binomial over how many tasks succeed), every rate on a fine grid."""
+    rates = np.linspace(0.0005, 0.9995, 2000)
+    counts = np.arange(m + 1)
+    pmf = np.exp(  # P(x of m tasks succeed), each row a rate
+        np.array([math.lgamma(m + 1) - math.lgamma(x + 1) - math.lgamma(m - x + 1) for x in counts])
+        + np.log(rates)[:, None] * counts
+        + np.log1p(-rates)[:, None] * (m - counts)
+    )
+    bounds = []
+    for x in counts:
+        grids = np.array([1.0] * x + [0.0] * (m - x)).reshape(m, 1, 1)  # each task's Pass@8
+        cell = estimate_from_task_grids(grids, [8], [1], n_per_task=8, n_bootstrap=0)
+        bounds.append((cell.low.item(), cell.high.item()))
+    low, high = np.array(bounds).T
+    coverage = (pmf * ((low <= rates[:, None]) & (rates[:, None] <= high))).sum(axis=1)
+    worst = int(coverage.argmin())
+    assert coverage.min() >= 0.91, (m, round(float(rates[worst]), 4), float(coverage.min()))
+    assert coverage.mean() >= 0.95, (m, float(coverage.mean()))

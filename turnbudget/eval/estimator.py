@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -541,6 +542,47 @@ def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
     return low, 1.0 if p == 1.0 else min(1.0, float(centre + half))
 
 
+def _score_bounds(p: float, n: float, z: float, confidence: float) -> tuple[float, float]:
+    """Wilson's interval at ``n`` (effective) trials, its bound next to 0 (or 1) taken from the
+    Poisson where ``p n`` (or ``(1 - p) n``) is up to 2 (3 past 50 trials): the modified Wilson
+    of Brown, Cai and DasGupta (2001, section 4.1.1). Wilson's alone covers 84% next to 0 and
+    1 at any n from 8 to 200 (one success seen, a lower bound above a true rate of about
+    1.1 / n); this keeps the exact coverage at 91.6% or more at every rate
+    (``tests/eval/test_intervals.py``)."""
+    low, high = _wilson(p, n, z)
+    if not n > 0:
+        return low, high
+    ends, q = (2.0 if n <= 50 else 3.0) + 1e-9, (1.0 - confidence) / 2.0
+    successes, failures = p * n, (1.0 - p) * n
+    if 0.0 < successes <= ends and p < 0.5:  # (the side next to 0 only: at 2 of 2, no)
+        low = min(low, _poisson_lower(successes, q) / n)
+    if 0.0 < failures <= ends and p > 0.5:
+        high = max(high, 1.0 - _poisson_lower(failures, q) / n)
+    return low, high
+
+
+@functools.lru_cache(maxsize=1024)
+def _poisson_lower(events: float, q: float) -> float:
+    """The Poisson mean below which ``events`` or more are seen with chance ``q`` at most:
+    the Gamma(``events``, 1) quantile at ``q`` (``events`` > 0, fractional too), by bisection on
+    the regularized incomplete gamma's series (short: ``events`` <= 3 and the mean below it)."""
+
+    def below(mean: float) -> float:  # P(Gamma(events, 1) <= mean)
+        term = total = 1.0 / events
+        k = 0
+        while term > 1e-17 * total:
+            k += 1
+            term *= mean / (events + k)
+            total += term
+        return total * math.exp(events * math.log(mean) - mean - math.lgamma(events))
+
+    low, high = 0.0, events
+    for _ in range(60):
+        mid = (low + high) / 2.0
+        low, high = (mid, high) if below(mid) < q else (low, mid)
+    return low
+
+
 def clustered_rate(
     hits: ArrayLike,
     trials: ArrayLike,
@@ -564,7 +606,9 @@ def clustered_rate(
     the data cannot tell how often tasks outside the sample would differ, and the
     effective number is m: 25 tasks that all succeeded give [0.87, 1], not [1, 1].
     ``hits`` may be fractional (a task's Pass@k, with ``trials`` 1 each and
-    ``max_trials`` the independent trials behind the cell).
+    ``max_trials`` the independent trials behind the cell). With one to three effective
+    successes (or failures) the bound on that side is the Poisson's (the modified Wilson
+    of Brown, Cai and DasGupta): Wilson's alone covered 84% next to 0 and 1.
 
     Example:
         >>> rate, low, high = clustered_rate([8] * 25, [8] * 25)  # 200 of 200, in 25 tasks
@@ -619,7 +663,7 @@ def _clustered_rate(
         q = 0.5 + confidence / 2.0
         shrink = (z / _t_quantile(q, m - 1)) ** 2
         n_eff = min(cap, max(float(m), rate * (1.0 - rate) / var * shrink))
-    low, high = _wilson(rate, n_eff, z)
+    low, high = _score_bounds(rate, n_eff, z, confidence)
     return rate, low, high
 
 
@@ -755,7 +799,8 @@ def crossed_mean(
       interval at the effective number of cells (Kish's ``p (1 - p) / var``, scaled
       by ``(z / t)²``), kept at least m and at most ``m + S·k``, k the tasks whose
       cells are not all 0 or all 1 (the tasks that tell anything about the rate's
-      spread); every cell equal: Wilson's at m (`clustered_rate`'s rule, at two levels);
+      spread); every cell equal: Wilson's at m (`clustered_rate`'s rule, at two levels,
+      its Poisson bounds next to 0 and 1 too);
     - a paired difference (``bounds=(-1, 1)``) never has a half-width under one
       cell's rule of three, ``ln(2 / α) / (S m)`` (`paired_difference`'s floor).
 
@@ -840,9 +885,9 @@ def _with_wilson(
         informative = int(np.sum(~(np.all(x == 0.0, axis=0) | np.all(x == 1.0, axis=0))))
         kish = mean * (1.0 - mean) / variance * (z / t) ** 2
         n_eff = min(max(kish, n_tasks), max(n_tasks, min(x.size, n_tasks + n_seeds * informative)))
-        low, high = _wilson(mean, n_eff, z)
+        low, high = _score_bounds(mean, n_eff, z, confidence)
         return min(interval[0], low), max(interval[1], high)
-    return _wilson(mean, float(n_tasks), z)
+    return _score_bounds(mean, float(n_tasks), z, confidence)
 
 
 def bootstrap_seeds_tasks(
