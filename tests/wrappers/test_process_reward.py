@@ -132,3 +132,44 @@ def test_potential_at_truncation(at_truncation):
 def test_potential_at_truncation_is_checked():
     with pytest.raises(ValueError, match="potential_at_truncation"):
         ProcessReward(stub(), potential_at_truncation="drop")
+
+
+@pytest.mark.parametrize("distance", [float("inf"), float("nan"), -1, "3", 2.5])
+@pytest.mark.parametrize("when", ["reset", "step"])
+def test_an_oracle_distance_that_is_no_count_is_a_value_error_naming_the_game(distance, when):
+    """A custom game answering inf for "no win" (the documented answer is None) gave a reward
+    of -inf then NaN, a NaN a NaN reward, and "3" was taken as 3: the learner trained on them."""
+    env = ProcessReward(stub())
+    game = env.unwrapped
+    if when == "step":
+        env.reset(seed=0)
+    game.distance_to_goal = lambda: distance
+    with pytest.raises(ValueError, match=r"Expect \w+\.distance_to_goal\(\) to return an int >= 0"):
+        env.reset(seed=0) if when == "reset" else env.step("forward")
+    game.distance_to_goal = lambda: 4.0  # a whole float is a count
+    env.reset(seed=0)
+    assert math.isfinite(env.step("forward")[1])
+
+
+class _Progress(gym.Wrapper):
+    """A game whose info['progress'] is ``value``."""
+
+    def __init__(self, env, value):
+        super().__init__(env)
+        self.value = value
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        return obs, {**info, "progress": self.value}
+
+    def step(self, action):
+        *rest, info = self.env.step(action)
+        return (*rest, {**info, "progress": self.value})
+
+
+@pytest.mark.parametrize("progress", [float("nan"), float("inf"), "0.5", None])
+def test_a_progress_that_is_no_number_is_a_value_error(progress):
+    """A NaN progress made every shaped reward NaN, and "0.5" was taken as 0.5."""
+    env = ProcessReward(_Progress(stub(), progress), potential="progress")
+    with pytest.raises(ValueError, match=r"Expect info\['progress'\] of \w+ to be a finite number"):
+        env.reset(seed=0)

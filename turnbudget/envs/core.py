@@ -37,7 +37,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import gymnasium as gym
 import numpy as np
 
-from turnbudget._checks import brief
+from turnbudget._checks import brief, is_int, is_whole
 from turnbudget.envs.text_space import TextSpace
 
 __all__ = [
@@ -57,7 +57,9 @@ __all__ = [
     "EnvVariant",
     "Oracle",
     "TextEnv",
+    "check_distance",
     "get_oracle",
+    "oracle_distance",
 ]
 
 #: The charset of every observation and action space.
@@ -108,6 +110,38 @@ class Oracle(Protocol):
 
 #: The three oracle methods, in the order errors name them.
 ORACLE_METHODS = ("optimal_actions", "distance_to_goal", "inject_setback")
+
+
+def check_distance(value: Any, game: Any) -> int | None:
+    """``game.distance_to_goal()``'s answer ``value`` as an int, None where no win is reachable;
+    a ValueError naming the game for anything else. A custom game's ``inf`` for "no win" (the
+    documented answer is None) was an OverflowError deep in whoever read it, a NaN a NaN
+    reward, and "3" was taken as 3.
+
+    Example:
+        >>> check_distance(3, object()), check_distance(4.0, object()), check_distance(None, 0)
+        (3, 4, None)
+        >>> check_distance(float("inf"), object())
+        Traceback (most recent call last):
+        ...
+        ValueError: Expect object.distance_to_goal() to return an int >= 0, or None where no \
+win is reachable, got inf
+    """
+    if value is None:
+        return None
+    if (is_int(value) or is_whole(value)) and value >= 0:
+        return int(value)
+    raise ValueError(
+        f"Expect {type(game).__name__}.distance_to_goal() to return an int >= 0, or None where "
+        f"no win is reachable, got {brief(value)}"
+    )
+
+
+def oracle_distance(game: Any) -> int | None:
+    """``game.distance_to_goal()``, checked (`check_distance`): an int >= 0, or None."""
+    value = game.distance_to_goal()
+    # (a native game's int passes at once; anything else is checked)
+    return value if type(value) is int and value >= 0 else check_distance(value, game)
 
 
 def get_oracle(

@@ -9,6 +9,7 @@ import gymnasium as gym
 from gymnasium.core import ActType, ObsType
 
 from turnbudget._checks import MAX_TURN_BUDGET, brief, is_finite
+from turnbudget.envs.core import oracle_distance
 from turnbudget.wrappers._common import record_args, require_oracle, require_single
 
 __all__ = ["MAX_SCALE", "ProcessReward"]
@@ -169,6 +170,13 @@ class ProcessReward(
 
     def _potential(self, info: dict[str, Any]) -> float:
         if self.potential == "progress":
-            return self.scale * float(info.get("progress", 0.0))
-        distance = self.env.unwrapped.distance_to_goal()
+            progress = info.get("progress", 0.0)
+            # (a custom game's NaN was a NaN reward, its "0.5" taken as 0.5)
+            if not is_finite(progress):
+                raise ValueError(
+                    f"Expect info['progress'] of {type(self.env.unwrapped).__name__} to be a "
+                    f"finite number (its 0..1 progress), got {brief(progress)}"
+                )
+            return self.scale * float(progress)
+        distance = oracle_distance(self.env.unwrapped)  # (an int >= 0 or None, else ValueError)
         return -self.scale * (self.unsolvable_distance if distance is None else float(distance))

@@ -18,9 +18,9 @@ from turnbudget._checks import (
     check_bool,
     is_int,
     is_listlike,
-    is_whole,
     text_of,
 )
+from turnbudget.envs.core import check_distance, oracle_distance
 from turnbudget.records import (
     MAX_RECORD_TEXT,
     EpisodeRecord,
@@ -47,20 +47,6 @@ logger = logging.getLogger(__name__)
 
 def _int_or_none(value: Any) -> int | None:
     return None if value is None else int(value)
-
-
-def _checked_distance(value: Any, game: Any) -> int | None:
-    """``game.distance_to_goal()``'s answer ``value`` as an int, None where no win is reachable;
-    a ValueError naming the game for anything else (an ``inf`` for "no win" was an
-    OverflowError from ``int``, a NaN a ValueError naming nothing)."""
-    if value is None:
-        return None
-    if (is_int(value) or is_whole(value)) and value >= 0:
-        return int(value)
-    raise ValueError(
-        f"Expect {type(game).__name__}.distance_to_goal() to return an int >= 0, or None where "
-        f"no win is reachable, got {brief(value)}"
-    )
 
 
 def _increases(before: int | None, after: int | None) -> bool:
@@ -574,7 +560,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         after = game.distance_to_goal() if oracle else None
         # (a native game's int passes at once; anything else is a custom game's, checked)
         if after is not None and (type(after) is not int or after < 0):
-            after = _checked_distance(after, game)
+            after = check_distance(after, game)
         tracker.step(action, optimal_now, after, reward, terminated, truncated, info)
         if terminated or truncated:
             self.sink.deliver(tracker.finish())
@@ -587,7 +573,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         super().close()
 
     def _distance(self) -> int | None:
-        return _checked_distance(self._game.distance_to_goal(), self._game) if self.oracle else None
+        return oracle_distance(self._game) if self.oracle else None
 
 
 #: The most budgets `RecordStepOutcomes` counts at (each adds a list to every episode record).

@@ -384,3 +384,17 @@ def test_the_probe_summaries_name_a_missing_outcome_of_an_applied_pair(two_probe
     # (a pair that did not apply has no outcome, and needs none)
     skipped = [{**r, "applied": False} if r["probe"] != "single" else r for r in bad]
     summarize_probes(config, skipped, n_bootstrap=0)
+
+
+class InfiniteDistance(LineWorld):
+    """Answers inf where the documented answer for "no win" is None."""
+
+    def distance_to_goal(self):
+        return float("inf") if self.pos == 0 else super().distance_to_goal()
+
+
+def test_an_oracle_distance_that_is_no_count_is_refused_naming_the_game():
+    """A custom game's inf was int()'s OverflowError deep in the plan, naming nothing."""
+    env_id = _register("InfiniteDistanceLine", InfiniteDistance)
+    with pytest.raises(ValueError, match=r"Expect InfiniteDistance\.distance_to_goal\(\) to return"):
+        probe(env_id, RandomAgent(), **SMALL)

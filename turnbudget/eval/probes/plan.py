@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from turnbudget._checks import MAX_TURN_BUDGET, brief, check_label, check_seed, is_finite, is_int
+from turnbudget.envs.core import oracle_distance
 from turnbudget.eval.run.agent_view import GRANTS
 from turnbudget.eval.run.plan import derive_seed
 from turnbudget.wrappers._common import find_wrapper
@@ -194,7 +195,7 @@ def state_signature(game: Any, observation: str) -> tuple[Any, ...]:
     text = world().describe() if callable(world) else observation.rsplit("\n\n", 1)[-1]
     admissible = getattr(game, "admissible_actions", None)
     commands = tuple(admissible()) if callable(admissible) else ()
-    return text, commands, game.distance_to_goal()
+    return text, commands, oracle_distance(game)
 
 
 class TaskStarts:
@@ -283,17 +284,17 @@ def _optimal_plan(env: Any, task_seed: int, seed: int) -> tuple[str, ...]:
     game = env.unwrapped
     rng = np.random.default_rng(derive_seed(seed, "plan", task_seed))
     plan: list[str] = []
-    length = game.distance_to_goal()
+    length = oracle_distance(game)
     if length is None:
         return ()
     for _ in range(int(length)):
         options = sorted(game.optimal_actions())
         if not options:
             break
-        before = game.distance_to_goal()
+        before = oracle_distance(game)
         plan.append(options[int(rng.integers(len(options)))])
         _, _, _, _, info = env.step(plan[-1])
-        after = game.distance_to_goal()
+        after = oracle_distance(game)
         # Every probe's state is a prefix of this plan: an oracle that lists a command the
         # game refuses, or one that does not bring the distance down by one, would put
         # every probe somewhere other than where its record says.
@@ -309,7 +310,7 @@ def _optimal_plan(env: Any, task_seed: int, seed: int) -> tuple[str, ...]:
 
 
 def _raises(game: Any, before: int, limit: int) -> int | None:
-    after = game.distance_to_goal()
+    after = oracle_distance(game)
     return int(after) if after is not None and before < after <= limit else None
 
 
@@ -334,7 +335,7 @@ def _plan_task(
     for t0 in sorted({*prefixes, *error_prefixes}):
         with at_prefix(t0) as (env, obs):
             game = env.unwrapped
-            d0 = int(game.distance_to_goal())
+            d0 = int(oracle_distance(game))
             optimal = set(game.optimal_actions())
             admissible = (
                 list(game.admissible_actions()) if hasattr(game, "admissible_actions") else []

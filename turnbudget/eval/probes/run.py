@@ -86,6 +86,7 @@ from turnbudget._checks import (
     is_real,
 )
 from turnbudget.agents.base import agent_flags, preflight
+from turnbudget.envs.core import oracle_distance
 from turnbudget.eval.estimator import check_n_bootstrap
 from turnbudget.eval.probes.plan import (
     PROBE_KINDS,
@@ -208,7 +209,7 @@ def _play_probe(
         obs, _, _, _, step_info = env.step(action)
         valid = bool(step_info.get("valid_action"))
         noop = valid and state_signature(game, obs) == before
-        after = game.distance_to_goal()
+        after = oracle_distance(game)
         synonym = valid and after is not None and after == int(spec.distance_before) - 1
         # (a command the game refused is never optimal, whatever the oracle listed)
         optimal = None if noop else valid and (action in optimal_now or synonym)
@@ -228,7 +229,7 @@ def _play_probe(
         obs, _, terminated, _, info = env.step(action)
         executed = action
         won = bool(info.get("won"))
-        distance = game.distance_to_goal()
+        distance = oracle_distance(game)
         if recovery and recovered_at is None and distance is not None and distance <= target:
             recovered_at = turn
         if terminated:
