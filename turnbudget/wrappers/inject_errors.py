@@ -23,6 +23,7 @@ from turnbudget._checks import (
     json_int_keys,
     normalize_weights,
 )
+from turnbudget.envs.core import oracle_distance
 from turnbudget.records import InjectedError
 from turnbudget.wrappers._common import (
     EpisodeSeeder,
@@ -357,7 +358,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     # steps, and a transient error draws nothing.
 
     def _transient(self, action: str, seen: str | None) -> tuple[tuple, InjectedError]:
-        distance = self.env.unwrapped.distance_to_goal()
+        distance = oracle_distance(self.env.unwrapped)
         obs, reward, terminated, truncated, info = self.env.step(_NO_OP_COMMAND)
         if info.get("valid_action", False):
             raise RuntimeError(
@@ -372,9 +373,9 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
 
     def _setback(self, action: str, seen: str | None) -> tuple[tuple, InjectedError]:
         game = self.env.unwrapped
-        before = game.distance_to_goal()
+        before = oracle_distance(game)
         narration = str(game.inject_setback(self.turn_rng(self._turn)))
-        event = self._event("setback", before, game.distance_to_goal(), narration)
+        event = self._event("setback", before, oracle_distance(game), narration)
         obs, reward, terminated, truncated, info = self.env.step(action)
         info["valid_action"] = valid_as_seen(
             action, self._admissible, info.get("valid_action"), seen
@@ -383,7 +384,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
 
     def _slip(self, action: str, seen: str | None) -> tuple[tuple, InjectedError]:
         game = self.env.unwrapped
-        before = game.distance_to_goal()
+        before = oracle_distance(game)
         # (and the command it plays respelt: "LOOK" for "look" replaced it by itself)
         excluded = {action, seen, *game.optimal_actions()}
         candidates = [c for c in self._admissible if c not in excluded]
@@ -399,7 +400,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         obs, reward, terminated, truncated, info = self.env.step(replacement)
         info["valid_action"] = valid_as_seen(action, self._admissible, seen=seen)
         narration = f'Your hand slips: instead of "{action[:40]}", you {replacement}.'
-        event = self._event("slip", before, game.distance_to_goal(), narration)
+        event = self._event("slip", before, oracle_distance(game), narration)
         event["replaced_action"] = replacement
         return (self._narrate(narration, obs), reward, terminated, truncated, info), event
 
@@ -419,7 +420,7 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
             return True
         try:
             _, _, terminated, _, _ = game.step(command)
-            return not terminated and game.distance_to_goal() is not None
+            return not terminated and oracle_distance(game) is not None
         finally:
             game.close()  # a copy may hold an interpreter of its own (TextWorld)
 

@@ -396,5 +396,7 @@ class InfiniteDistance(LineWorld):
 def test_an_oracle_distance_that_is_no_count_is_refused_naming_the_game():
     """A custom game's inf was int()'s OverflowError deep in the plan, naming nothing."""
     env_id = _register("InfiniteDistanceLine", InfiniteDistance)
-    with pytest.raises(ValueError, match=r"Expect InfiniteDistance\.distance_to_goal\(\) to return"):
+    with pytest.raises(
+        ValueError, match=r"Expect InfiniteDistance\.distance_to_goal\(\) to return"
+    ):
         probe(env_id, RandomAgent(), **SMALL)
