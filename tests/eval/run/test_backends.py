@@ -356,3 +356,36 @@ def test_a_folder_named_ray_is_not_taken_for_ray(tmp_path, monkeypatch):
         sys.modules.pop("ray", None)
         if before is not None:
             sys.modules["ray"] = before
+
+
+class UnavailableBackend(ReversedBackend):
+    """A backend whose library is not installed here."""
+
+    def check_available(self) -> None:
+        raise ImportError("The unavailable backend needs its library: pip install it")
+
+
+def test_a_backend_that_cannot_run_here_fails_before_overwrite_deletes_the_run(tmp_path):
+    """`--backend ray --overwrite` without Ray deleted the finished run, then failed."""
+    register_backend("unavailable", UnavailableBackend)
+    out = tmp_path / "run"
+    evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], n=1, tasks=2, out=out)
+    before = (out / EPISODES_FILE).read_text()
+    with pytest.raises(ImportError, match="needs its library"):
+        evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], n=1, tasks=2, out=out, overwrite=True,
+                 backend="unavailable")  # fmt: skip
+    with pytest.raises(ImportError, match="needs its library"):  # a backend given as such
+        evaluate(MAZE, RandomAgent(), ks=[1], ts=[5], n=1, tasks=2, out=out, overwrite=True,
+                 backend=UnavailableBackend())  # fmt: skip
+    assert (out / EPISODES_FILE).read_text() == before
+
+
+def test_ray_without_ray_fails_before_overwrite_deletes_the_run(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    common = ["eval", "--env", MAZE, "--t", "5", "--k", "1", "--tasks", "2", "--out", str(out)]
+    assert main([*common, "--quiet"]) == 0
+    before = (out / EPISODES_FILE).read_text()
+    monkeypatch.setitem(__import__("sys").modules, "ray", None)  # (import ray: ImportError)
+    assert main([*common, "--backend", "ray", "--overwrite", "--quiet"]) == 2
+    assert "The ray backend needs Ray" in capsys.readouterr().err
+    assert (out / EPISODES_FILE).read_text() == before

@@ -25,6 +25,10 @@ backend is one module with a `Backend` subclass, listed in `BUILTIN_BACKENDS`
         def close(self):
             ...  # stop the workers; called even when run() was interrupted
 
+        def check_available(self):  # optional
+            ...  # raise ImportError (what to install) unless it can run here: asked
+            # before a run writes or deletes anything
+
 Runner hook: a worker plays its chunks through ``runner(agent, config,
 serialize).run(chunk)`` (or ``.stream(chunk, timeout=...)`` in this process),
 and closes it when it stops (`close_runner`: the envs it made end with it);
@@ -143,6 +147,11 @@ class Backend(abc.ABC):
     def run(self, specs: Sequence[Any]) -> Iterator[list[Any]]:
         """Yield the outcomes of ``specs`` in chunks, in any order, each episode exactly once:
         its result, or an `EpisodeFailure` when it could not be run to its end."""
+
+    def check_available(self) -> None:  # noqa: B027  (optional hook: nothing to check by default)
+        """Raise (ImportError, with what to install) unless the backend can run here: asked by
+        `resolve_backend`, before a run writes or deletes anything (with ``overwrite``, the
+        run before it)."""
 
     def close(self) -> None:  # noqa: B027  (optional hook: nothing to release by default)
         """Release what `start` acquired; safe to call twice, and after an interrupted `run`."""
@@ -347,11 +356,14 @@ def resolve_backend(
 ) -> Backend:
     """The backend a run plays on: ``backend`` itself (a ``timeout`` given here replaces
     its own), or the one registered under that name (default: ``local`` for one worker,
-    else ``pool``) built with ``workers``, ``timeout`` and ``options``."""
+    else ``pool``) built with ``workers``, ``timeout`` and ``options``; checked to be able to
+    run here (`Backend.check_available`: ``ray`` without Ray failed after ``overwrite`` had
+    deleted the run before)."""
     timeout = check_timeout(timeout)
     if isinstance(backend, Backend):
         if timeout is not None:
             backend.timeout = timeout
+        backend.check_available()
         return backend
     check_positive_int(workers, "workers")
     for own in ("workers", "timeout"):  # (else a TypeError: "got multiple values for ...")
@@ -366,4 +378,6 @@ def resolve_backend(
             f"or None, got {brief(backend)}"
         )
     name = backend if backend is not None else ("local" if workers == 1 else "pool")
-    return make_backend(name, workers, timeout=timeout, **(options or {}))
+    made = make_backend(name, workers, timeout=timeout, **(options or {}))
+    made.check_available()
+    return made

@@ -372,6 +372,9 @@ class RayBackend(Backend):
     def __repr__(self) -> str:
         return f"RayBackend(workers={self.workers}, address={self.address!r})"
 
+    def check_available(self) -> None:
+        import_ray()  # (Ray itself, not a folder named ray: or an ImportError saying what to do)
+
     def _init(self) -> Any:
         ray = import_ray()
         if ray.is_initialized():
