@@ -205,3 +205,25 @@ def test_cli_validate_keeps_other_probes_results_unless_overwrite(tmp_path, caps
     assert main(["validate", *small, str(out)]) in (0, 1)  # (the same probes again)
     with pytest.raises(ValueError, match="holds the results of other probes"):
         validate(EASY[0], tasks=3, baseline_repeats=1, n_bootstrap=0, out=out, overwrite=False)
+
+
+def test_the_directory_is_held_until_validation_json_is_written(tmp_path, monkeypatch):
+    """`probe` released the directory before validate wrote validation.json: a run taking it
+    in between had this run's checks written beside its own probes."""
+    from turnbudget.eval.probes import validate as module
+    from turnbudget.eval.run.lock import OutputDirInUse, hold_output_dir
+
+    checks = module.control_checks
+    held = []
+
+    def check_then_try_the_lock(*args, **kwargs):
+        try:
+            with hold_output_dir(tmp_path):
+                held.append(False)
+        except OutputDirInUse:
+            held.append(True)
+        return checks(*args, **kwargs)
+
+    monkeypatch.setattr(module, "control_checks", check_then_try_the_lock)
+    validate(EASY[0], tasks=2, n_bootstrap=0, out=tmp_path)
+    assert held == [True] and (tmp_path / VALIDATION_FILE).exists()

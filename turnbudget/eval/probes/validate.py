@@ -32,6 +32,7 @@ from turnbudget._checks import check_bool, check_seed
 from turnbudget.eval.estimator import check_n_bootstrap
 from turnbudget.eval.probes.run import ProbeResult, probe
 from turnbudget.eval.probes.summary import compare_probes
+from turnbudget.eval.run.lock import locks_output_dir
 from turnbudget.eval.run.plan import check_backend_options
 from turnbudget.records import write_json
 
@@ -206,6 +207,7 @@ def format_checks(checks: Sequence[Check]) -> str:
     return "\n".join(lines)
 
 
+@locks_output_dir  # the probes and validation.json under one hold of the directory
 def validate(
     envs: str | Sequence[str],
     *,
@@ -251,7 +253,9 @@ def validate(
     seed = check_seed(seed)
     n_bootstrap = check_n_bootstrap(n_bootstrap)
     backend_options = check_backend_options(backend_options)
-    result = probe(
+    # (`probe` unlocked: this call holds the directory already, and another run taking it
+    # between the probes and validation.json put this run's checks beside its own probes)
+    result = probe.__wrapped__(
         envs, control_agents(), tasks=tasks, seed=seed, baseline_repeats=baseline_repeats,
         n_bootstrap=n_bootstrap, out=out, progress=progress, workers=workers, backend=backend,
         backend_options=backend_options, timeout=timeout, retries=retries, overwrite=overwrite,
