@@ -17,7 +17,7 @@ from _support import HANG_GUARD
 
 from turnbudget.agents import RandomAgent
 from turnbudget.eval.run.evaluate import evaluate
-from turnbudget.eval.run.lock import HOLDER_FILE, OutputDirInUse, hold_output_dir
+from turnbudget.eval.run.lock import HOLDER_FILE, LOCK_FILE, OutputDirInUse, hold_output_dir
 from turnbudget.records import EPISODES_FILE
 
 MAZE = "turnbudget/Maze-Easy-v0"
@@ -238,7 +238,7 @@ _HELD_CHILD = """
 import os, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # (a read of /dev/zero: MemoryError)
 from pathlib import Path
-from turnbudget.eval.run.lock import HOLDER_FILE, OutputDirInUse, hold_output_dir
+from turnbudget.eval.run.lock import HOLDER_FILE, LOCK_FILE, OutputDirInUse, hold_output_dir
 out, kind = Path(sys.argv[1]), sys.argv[2]
 with hold_output_dir(out):
     (out / HOLDER_FILE).unlink()
@@ -269,3 +269,20 @@ def test_a_holder_file_that_is_not_a_small_regular_file_is_not_read(tmp_path, ki
     assert "in use by another evaluation: a process that has not said who it is yet" in (
         done.stdout
     )
+
+
+def test_a_lock_file_that_is_a_link_is_refused_by_name_and_its_target_untouched(tmp_path):
+    """filelock opens with O_NOFOLLOW (nothing written through the link), but the message
+    was the OS's "Too many levels of symbolic links", naming neither the link nor a fix."""
+    target = tmp_path / "precious.txt"
+    target.write_text("kept")
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / LOCK_FILE).symlink_to(target)
+    link = r"its \.turnbudget\.lock is a symbolic link.*remove it"
+    with pytest.raises(ValueError, match=link), hold_output_dir(out):
+        pass
+    assert target.read_text() == "kept"
+    held = tmp_path / "held"  # a held directory is still refused as such
+    with pytest.raises(OutputDirInUse), hold_output_dir(held), hold_output_dir(held):
+        pass

@@ -138,6 +138,13 @@ def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
             f"Output directory {str(out)!r} is in use by another evaluation: {_holder(out)}. "
             "Wait for it to finish, or choose another output directory."
         ) from None
+    except OSError as e:  # (a link there: filelock's O_NOFOLLOW says "Too many levels of ...")
+        if not (out / LOCK_FILE).is_symlink():
+            raise
+        raise ValueError(
+            f"Cannot lock the output directory {brief(str(out), PATH_CHARS)}: its {LOCK_FILE} is "
+            "a symbolic link, which no run makes (nothing was written through it): remove it"
+        ) from e
     try:
         holder = {
             "pid": os.getpid(),
