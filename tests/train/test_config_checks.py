@@ -361,3 +361,22 @@ def test_an_out_whose_config_json_is_a_folder_is_refused_and_kept(tmp_path):
     (tmp_path / "out" / "config.json").unlink()
     check_out(config)  # an empty folder: taken
     assert start_out(config) == tmp_path / "out"
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        # each count within its own cap; their products were not capped: 2**32 weights to
+        # initialise orthogonally (hours), or a rollout of 825 billion floats
+        ({"text_dim": 2**20, "net_arch": (4096,)}, "networks to hold at most 134,217,728 weights"),
+        ({"max_actions": 4096, "command_dim": 2**10, "history": 64}, "at most 134,217,728 weights"),
+        ({"text_dim": 2**16, "n_envs": 1024, "n_steps": 4096, "batch_size": 2**20},
+         "rollout to hold at most 1,073,741,824 floats"),
+    ],
+)  # fmt: skip
+def test_settings_whose_network_or_rollout_cannot_fit_are_refused(settings, message):
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(**settings)
+    defaults = TrainConfig()
+    assert defaults.most_features() >= 412  # (the default stack's 412 features: a bound)
+    TrainConfig(text_dim=4096, net_arch=(1024, 1024))  # a large real run still passes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,12 @@ _MOST = {
     "n_epochs": 10_000, "bc_episodes": 10**7, "bc_epochs": 100_000, "torch_threads": 1024,
 }  # fmt: skip
 _MOST_LAYER = 2**16  # units in one hidden layer
+# The most weights the policy and value networks hold together (512 MiB of float32; Adam keeps
+# two more of each), and the most floats of observations a rollout holds (4 GiB): each count
+# above is capped on its own, but their products were not (a 2**20-bucket text block under a
+# 4,096-unit layer is 2**32 weights: SB3's orthogonal initialisation of them ran for hours).
+_MOST_WEIGHTS = 2**27
+_MOST_ROLLOUT_FLOATS = 2**30
 #: The task seeds a `task_pool` of 0 draws from (a new world each episode).
 UNBOUNDED_POOL = 2**31
 
@@ -270,6 +277,36 @@ class TrainConfig:
                 f"Expect every layer size in `net_arch` to be at most {_MOST_LAYER:,}, "
                 f"got {max(self.net_arch):,}"
             )
+        self._check_sizes()
+
+    def _check_sizes(self) -> None:
+        """A ValueError when the network or a rollout would not fit in memory: their sizes
+        are products of counts each capped on its own."""
+        features = self.most_features()
+        layers = (features, *self.net_arch)
+        weights = 2 * sum(a * b for a, b in itertools.pairwise(layers))  # policy and value nets
+        if weights > _MOST_WEIGHTS:
+            raise ValueError(
+                f"Expect the policy and value networks to hold at most {_MOST_WEIGHTS:,} weights, "
+                f"got {weights:,} (up to {features:,} features from `text_dim`, `max_actions`, "
+                f"`history` and `command_dim`, into `net_arch` "
+                f"{','.join(map(str, self.net_arch))}): lower them"
+            )
+        floats = self.n_envs * self.n_steps * features
+        if self.algo == "ppo" and floats > _MOST_ROLLOUT_FLOATS:
+            raise ValueError(
+                f"Expect a rollout to hold at most {_MOST_ROLLOUT_FLOATS:,} floats of "
+                f"observations, got `n_envs` x `n_steps` x up to {features:,} features = "
+                f"{floats:,}: lower them, or `text_dim`"
+            )
+
+    def most_features(self) -> int:
+        """The most features an observation has under this config (three text blocks of
+        `text_dim` and `FeatureEncoder`'s slots, window, memory and budget features)."""
+        slot = self.command_dim + 1 + self.history
+        return (
+            3 * self.text_dim + self.max_actions * slot + self.history * (self.command_dim + 1) + 6
+        )
 
     def check_init(self) -> None:
         """A ValueError unless ``init`` is empty or holds a saved ``policy.zip``. Checked when
