@@ -498,7 +498,18 @@ def test_resume_refuses_an_episode_log_that_is_a_broken_link_and_keeps_the_steps
     with pytest.raises(LogError, match="Cannot resume") as info:
         _resume(run)
     assert f"{log}: a link to nothing" in str(info.value)
+    # (it names no line: "fix or remove that line" sent the reader looking for one)
+    assert "fix or remove what it names" in str(info.value)
     assert (run / STEPS_FILE).read_bytes() == steps
+
+
+def test_resume_of_a_bad_line_says_to_fix_that_line(oracle_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(oracle_run[0], run)
+    with (run / EPISODES_FILE).open("a") as f:
+        f.write("not json\n")
+    with pytest.raises(LogError, match=r", line \d+: .*fix or remove that line"):
+        _resume(run)
 
 
 class _FullDisk:

@@ -861,9 +861,11 @@ def repair_logs(out: Path, plan: RunPlan) -> set[str]:
         if plan.steps:
             _check_steps_kept(episodes_path, steps_path, by_id, done, counts)
     except LogError as exc:
+        # (a problem of a whole file, a link to nothing or an episode's lost steps, names no line)
+        what = "that line" if ", line " in str(exc) else "what it names"
         raise LogError(
             f"Cannot resume the run in {out}: {exc}. Resume deletes nothing it cannot account "
-            "for: fix or remove that line, or start afresh (--overwrite / overwrite=True)."
+            f"for: fix or remove {what}, or start afresh (--overwrite / overwrite=True)."
         ) from None
     if not steps_clean:
         _rewrite(steps_path, (line for line, kept in _step_lines(steps_path, plan, done) if kept))
