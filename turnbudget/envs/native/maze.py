@@ -86,7 +86,9 @@ class Maze(TextGame):
     ## Oracle
     Exact BFS distances from the goal room, computed at generation. The setback
     sweeps the agent back to a room it visited earlier that is no closer to
-    the goal.
+    the goal; where there is none (on the first turn), to an adjacent room no
+    closer; where there is none either, it holds its ground (the turn's error
+    changes nothing).
 
     ## Arguments
     ``difficulty``: ``"easy"`` (4x4 rooms, optimal 5-12 turns), ``"medium"``
