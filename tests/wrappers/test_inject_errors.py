@@ -395,15 +395,3 @@ def test_a_turn_that_is_no_positive_int_is_a_clear_error(turn):
     with pytest.raises(ValueError, match="Expect `turn` to be a positive int"):
         env.turn_rng(turn)
     assert env.planned_error(np.int64(64)) == env.planned_error(64)
-
-
-@pytest.mark.parametrize("kind", ["slip", "setback", "transient"])
-@pytest.mark.parametrize("distance", [float("inf"), float("nan"), "3"])
-def test_an_oracle_distance_that_is_no_count_is_a_value_error_naming_the_game(kind, distance):
-    """A custom game's inf for "no win" (the documented answer is None) was int()'s
-    OverflowError as the error struck, a NaN a ValueError naming nothing, and "3" taken."""
-    env = InjectErrors(stub(), rate=1.0, kinds=[kind])
-    env.reset(seed=0)
-    env.unwrapped.distance_to_goal = lambda: distance
-    with pytest.raises(ValueError, match=r"Expect \w+\.distance_to_goal\(\) to return an int >= 0"):
-        env.step("forward")
