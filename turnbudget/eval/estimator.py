@@ -546,9 +546,9 @@ def _score_bounds(p: float, n: float, z: float, confidence: float) -> tuple[floa
     """Wilson's interval at ``n`` (effective) trials, its bound next to 0 (or 1) taken from the
     Poisson where ``p n`` (or ``(1 - p) n``) is up to 2 (3 past 50 trials): the modified Wilson
     of Brown, Cai and DasGupta (2001, section 4.1.1). Wilson's alone covers 84% next to 0 and
-    1 at any n from 8 to 200 (one success seen, a lower bound above a true rate of about
-    1.1 / n); this keeps the exact coverage at 91.6% or more at every rate
-    (``tests/eval/test_intervals.py``)."""
+    1 at any n from 8 to 200 (its lower bound at one success, about 0.18 / n, lies above a
+    true rate just below it, where a success is seen 16% of the time); this keeps the exact
+    coverage at 91.6% or more at every rate (``tests/eval/test_intervals.py``)."""
     low, high = _wilson(p, n, z)
     if not n > 0:
         return low, high
