@@ -118,13 +118,17 @@ def wait_until(condition: Callable[[], bool], proc: subprocess.Popen | None = No
 
 def claim(path: Path) -> bool:
     """Create ``path`` holding this process's id, unless it exists (then False): one process
-    of many wins."""
+    of many wins. The file appears whole (written aside, then hard-linked into place): a test
+    that waits for it to exist and reads it read an empty file now and then, when it looked
+    between the creation and the write."""
+    draft = path.with_name(f".{path.name}.{os.getpid()}")
+    draft.write_text(str(os.getpid()))
     try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        os.link(draft, path)  # (fails if path exists: the claim and its content at once)
     except FileExistsError:
         return False
-    with os.fdopen(fd, "w") as f:
-        f.write(str(os.getpid()))
+    finally:
+        draft.unlink()
     return True
 
 
