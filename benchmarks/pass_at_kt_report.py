@@ -357,6 +357,10 @@ def write_report(
     lines += [
         "## Controls (`turnbudget validate`'s checks, on this job's probe states)",
         "",
+        "A null check (`0`, `≈0`, `≤0`) is judged on its simultaneous interval (Bonferroni "
+        "over the job's null checks: a sound metric fails one in at most 5% of runs), the "
+        "others on their 95% interval or mean.",
+        "",
         "```",
         controls_text,
         "```",

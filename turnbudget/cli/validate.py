@@ -4,8 +4,9 @@ Runs every control of `turnbudget.agents.controls` (random, the ε-oracles,
 the undo reflex, the ping-pong, the look oracles, the recovery-positive and
 recovery-negative agents) through the teacher-forced probes, prints per
 control the expected sign of each metric and what was measured with its 95%
-interval (`turnbudget.eval.probes.validate`), and exits 1 when a metric
-misbehaves (2 on bad input). ``--workers``, ``--backend``, ``--ray-address``,
+interval and the simultaneous interval its verdict reads
+(`turnbudget.eval.probes.validate`), and exits 1 when a metric misbehaves (2 on
+bad input). ``--workers``, ``--backend``, ``--ray-address``,
 ``--timeout`` and ``--retries`` are `turnbudget probe`'s.
 """
 
@@ -95,9 +96,9 @@ def run(args: argparse.Namespace) -> int:
             )
         if len(unmeasured) < len(failed):
             print(
-                "(each check is one 95% interval: a sound metric misses about 1 check in 20 "
-                "by chance, and such a miss moves with --seed; a defect misses at every seed, "
-                "more clearly with more --tasks)"
+                "(the interval checks read simultaneous intervals, so a sound metric fails "
+                "one of them in at most 5% of runs, and such a miss moves with --seed; a "
+                "defect misses at every seed, more clearly with more --tasks)"
             )
         return 1
     print(f"all {sum(c.ok is not None for c in result.checks)} checks passed")

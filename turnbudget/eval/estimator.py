@@ -321,7 +321,7 @@ def estimate_grid(
         )
     ks, ts = check_grid_values(ks, "ks"), check_grid_values(ts, "ts")
     n_bootstrap = check_n_bootstrap(n_bootstrap)
-    _check_confidence(confidence)
+    check_confidence(confidence)
     check_seed(seed)
     grids = task_grids(tasks, ks, ts)  # (checks every task's turns)
     n_min = min(len(v) for v in tasks.values())
@@ -366,7 +366,7 @@ def estimate_from_task_grids(
         >>> est.mean.item(), round(est.low.item(), 3)  # 25 tasks, every episode succeeded
         (1.0, 0.867)
     """
-    confidence = _check_confidence(confidence)
+    confidence = check_confidence(confidence)
     n_bootstrap = check_n_bootstrap(n_bootstrap)
     check_seed(seed)
     ks, ts = check_grid_values(ks, "ks"), check_grid_values(ts, "ts")
@@ -420,7 +420,8 @@ def estimate_from_task_grids(
 # --------------------------------------------------------------------------- score intervals
 
 
-def _check_confidence(confidence: float) -> float:
+def check_confidence(confidence: object) -> float:
+    """``confidence`` (an interval's two-sided coverage) as a float when it lies in (0, 1)."""
     # (past 1 - 2**-53, 0.5 + confidence / 2 rounds to 1: no finite normal quantile)
     if not is_real(confidence) or not (0 < confidence < 1 and 0.5 + confidence / 2.0 < 1.0):
         raise ValueError(f"Expect `confidence` in (0, 1), got {brief(confidence)}")
@@ -521,7 +522,7 @@ def wilson_interval(p: float, n: float, confidence: float = 0.95) -> tuple[float
         >>> [round(x, 4) for x in wilson_interval(0.5, 100)]
         [0.4038, 0.5962]
     """
-    z = _z(_check_confidence(confidence))
+    z = _z(check_confidence(confidence))
     p = check_probability(p, "p")
     if not is_finite(n):
         raise ValueError(f"Expect `n` to be a finite number of trials, got {brief(n)}")
@@ -618,7 +619,7 @@ def clustered_rate(
         >>> rate, round(high - low, 2)  # the width of 10 trials (the tasks), not of 40
         (0.5, 0.53)
     """
-    confidence = _check_confidence(confidence)
+    confidence = check_confidence(confidence)
     h = _floats(hits, "hits").ravel()
     n = _floats(trials, "trials").ravel()
     if max_trials is not None and (not is_finite(max_trials) or not max_trials > 0):
@@ -689,7 +690,7 @@ def paired_difference(
         >>> round(mean, 3), round(low, 3), round(high, 3)
         (0.005, -0.013, 0.023)
     """
-    confidence = _check_confidence(confidence)
+    confidence = check_confidence(confidence)
     d = _floats(differences, "differences").ravel()
     n = _floats(pairs, "pairs").ravel()
     with np.errstate(over="ignore"):  # (a sum past a float's range: refused below)
@@ -826,7 +827,7 @@ def crossed_mean(
         >>> [round(v, 3) for v in crossed_mean([[1.0, 1.0], [1.0, 1.0]], bounds=(0, 1))]
         [1.0, 0.342, 1.0]
     """
-    confidence = _check_confidence(confidence)
+    confidence = check_confidence(confidence)
     x = _floats(x, "x")
     if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1 or not np.all(np.isfinite(x)):
         raise ValueError(
@@ -931,7 +932,7 @@ def bootstrap_seeds_tasks(
             f"Expect `x` to be an array [seed, task] with at least one of each, got shape {x.shape}"
         )
     n_bootstrap = check_n_bootstrap(n_bootstrap, least=1)
-    _check_confidence(confidence)
+    check_confidence(confidence)
     check_seed(seed)
     low_bound, high_bound = _mean_in_bounds(x, bounds)
     if np.isnan(x).all():

@@ -161,6 +161,46 @@ def test_the_probe_summaries_check_n_bootstrap(two_probed, n_bootstrap):
         compare_probes(config, records, "oracle-eps0.3", "oracle-eps0.1", n_bootstrap=n_bootstrap)
 
 
+@pytest.mark.parametrize("confidence", [0.0, 1.0, 95, float("nan"), "0.95", None])
+def test_the_probe_summaries_check_confidence(two_probed, confidence):
+    """The summaries take the intervals' coverage (`validate` asks for simultaneous ones):
+    anything but a number in (0, 1) is a ValueError naming it."""
+    from turnbudget.eval import compare_probes
+    from turnbudget.eval.probes.summary import summarize_probes
+
+    config, records = two_probed
+    with pytest.raises(ValueError, match=r"Expect `confidence` in \(0, 1\)"):
+        summarize_probes(config, records, n_bootstrap=0, confidence=confidence)
+    with pytest.raises(ValueError, match=r"Expect `confidence` in \(0, 1\)"):
+        compare_probes(config, records, "oracle-eps0.3", "oracle-eps0.1", confidence=confidence)
+
+
+def test_higher_confidence_widens_every_probe_interval_around_the_same_mean(two_probed):
+    from turnbudget.eval import compare_probes
+    from turnbudget.eval.probes.summary import summarize_probes
+
+    config, records = two_probed
+    env = config["envs"][0]
+
+    def intervals(confidence: float) -> list[dict]:
+        agents = summarize_probes(config, records, n_bootstrap=200, confidence=confidence)
+        gain = compare_probes(
+            config, records, "oracle-eps0.3", "oracle-eps0.1", n_bootstrap=200,
+            confidence=confidence,
+        )[env]  # fmt: skip
+        out = [gain["single_step_skill"], gain["recovery_specific_skill"]]
+        for by_env in agents["agents"].values():
+            g = by_env[env]
+            out += [g["single_step_skill"], g["recovery_specific_skill"], g["noop_rate"]]
+        return [v for v in out if v["mean"] is not None]
+
+    narrow, wide = intervals(0.95), intervals(0.999)
+    assert len(narrow) == len(wide) >= 6
+    for a, b in zip(narrow, wide, strict=True):
+        assert a["mean"] == b["mean"] and b["low"] <= a["low"] and b["high"] >= a["high"], (a, b)
+    assert any(b["high"] - b["low"] > a["high"] - a["low"] for a, b in zip(narrow, wide))
+
+
 def test_probe_on_the_command_line_keeps_other_probes_results_unless_overwrite(tmp_path, capsys):
     """``turnbudget probe --out DIR`` replaced the results of other probes there silently
     (the one command that did: eval, train and export-policy refuse without --overwrite)."""

@@ -47,6 +47,7 @@ import numpy as np
 
 from turnbudget._checks import Each, Items, Maybe, brief, check_probability, field_problem
 from turnbudget.eval.estimator import (
+    check_confidence,
     check_n_bootstrap,
     clustered_rate,
     difference_interval,
@@ -122,6 +123,7 @@ def _widened(
     statistic: Callable[[np.ndarray], np.ndarray],
     score: Interval | None,
     n_bootstrap: int,
+    confidence: float = CONFIDENCE,
 ) -> Interval | None:
     """``statistic`` of the task sums (columns of ``per_task``), with the percentile bootstrap
     over tasks widened to contain ``score`` (an interval of the same statistic)."""
@@ -139,19 +141,19 @@ def _widened(
             boot = statistic(per_task[index].sum(axis=1))
         boot = boot[np.isfinite(boot)]
         if boot.size:
-            alpha = (1.0 - CONFIDENCE) / 2.0
+            alpha = (1.0 - confidence) / 2.0
             low, high = (float(x) for x in np.quantile(boot, [alpha, 1.0 - alpha]))
     if score is not None:
         low, high = min(low, score[1]), max(high, score[2])
     return mean, low, high
 
 
-def _rate(hits: np.ndarray, trials: np.ndarray) -> Interval | None:
+def _rate(hits: np.ndarray, trials: np.ndarray, confidence: float = CONFIDENCE) -> Interval | None:
     """The pooled rate of task sums with its clustered score interval."""
     keep = trials > 0
     if not keep.any():
         return None
-    return clustered_rate(hits[keep], trials[keep], CONFIDENCE)
+    return clustered_rate(hits[keep], trials[keep], confidence)
 
 
 def _plain(records: Records, key: str) -> float | None:
@@ -177,7 +179,9 @@ def _single_table(agent: Records, base: Records, tasks: list[tuple[str, int]]) -
     return np.hstack([_sums(agent, tasks, hit, judged), _sums(base, tasks, hit, judged)])
 
 
-def _single_skill(table: np.ndarray, n_bootstrap: int) -> Interval | None:
+def _single_skill(
+    table: np.ndarray, n_bootstrap: int, confidence: float = CONFIDENCE
+) -> Interval | None:
     """The single-step skill of a table from `_single_table`, with its widened interval."""
     table = table[(table[:, 1] > 0) & (table[:, 3] > 0)]
     if not len(table):
@@ -185,12 +189,14 @@ def _single_skill(table: np.ndarray, n_bootstrap: int) -> Interval | None:
     base = table[:, 2].sum() / table[:, 3].sum()
     if base >= 1.0:
         return None
-    p = _rate(table[:, 0], table[:, 1])
+    p = _rate(table[:, 0], table[:, 1], confidence)
     score = None if p is None else tuple((x - base) / (1.0 - base) for x in p)
-    return _widened(table, _skill_of, score, n_bootstrap)  # type: ignore[arg-type]
+    return _widened(table, _skill_of, score, n_bootstrap, confidence)  # type: ignore[arg-type]
 
 
-def _single(agent: Records, base: Records, n_bootstrap: int) -> dict[str, Any]:
+def _single(
+    agent: Records, base: Records, n_bootstrap: int, confidence: float = CONFIDENCE
+) -> dict[str, Any]:
     tasks = _tasks(agent, base)
     table = _single_table(agent, base, tasks)
     counts = _sums(agent, tasks, lambda r: 1.0, lambda r: float(bool(r.get("noop"))))
@@ -216,7 +222,7 @@ def _single(agent: Records, base: Records, n_bootstrap: int) -> dict[str, Any]:
         "probes": len(agent),
         "judged": len(judged),
         "noops": sum(bool(r.get("noop")) for r in agent),
-        "noop_rate": _out(_rate(counts[:, 1], counts[:, 0]) if len(agent) else None),
+        "noop_rate": _out(_rate(counts[:, 1], counts[:, 0], confidence) if len(agent) else None),
         "invalid_rate": _round(float(invalid.sum()) / len(agent)) if agent else None,
         "rate": _plain(judged, "optimal"),
         "baseline_rate": _plain(base_judged, "optimal"),
@@ -224,7 +230,7 @@ def _single(agent: Records, base: Records, n_bootstrap: int) -> dict[str, Any]:
         if base
         else None,
         "chance_rate": _round(chance),
-        "skill": _out(_single_skill(table, n_bootstrap)),
+        "skill": _out(_single_skill(table, n_bootstrap, confidence)),
     }
 
 
@@ -275,15 +281,15 @@ def _specific_of(sums: np.ndarray) -> np.ndarray:
 
 
 def _specific(
-    table: np.ndarray, n_bootstrap: int
+    table: np.ndarray, n_bootstrap: int, confidence: float = CONFIDENCE
 ) -> tuple[Interval | None, Interval | None, Interval | None]:
     """Recovery-specific skill (with its widened interval), and the two win rates within B."""
     table = table[table[:, 4] > 0]
     if not len(table):
         return None, None, None
-    score = paired_difference(table[:, 0] - table[:, 1], table[:, 4], CONFIDENCE)
-    wins = _rate(table[:, 2], table[:, 4]), _rate(table[:, 3], table[:, 4])
-    return _widened(table, _specific_of, score, n_bootstrap), *wins
+    score = paired_difference(table[:, 0] - table[:, 1], table[:, 4], confidence)
+    wins = _rate(table[:, 2], table[:, 4], confidence), _rate(table[:, 3], table[:, 4], confidence)
+    return _widened(table, _specific_of, score, n_bootstrap, confidence), *wins
 
 
 def _prompt(record: Mapping[str, Any]) -> bool:
@@ -293,11 +299,13 @@ def _prompt(record: Mapping[str, Any]) -> bool:
     return int(record["turns_to_recover"]) <= added + PROMPT_SLACK
 
 
-def _recovery(agent: Records, base: Records, skipped: int, n_bootstrap: int) -> dict[str, Any]:
+def _recovery(
+    agent: Records, base: Records, skipped: int, n_bootstrap: int, confidence: float = CONFIDENCE
+) -> dict[str, Any]:
     pairs, base_pairs = _pairs(agent), _pairs(base)
     tasks = _tasks(agent, base)
-    specific, after, control = _specific(_pair_table(pairs, tasks), n_bootstrap)
-    base_specific, _, _ = _specific(_pair_table(base_pairs, tasks), n_bootstrap)
+    specific, after, control = _specific(_pair_table(pairs, tasks), n_bootstrap, confidence)
+    base_specific, _, _ = _specific(_pair_table(base_pairs, tasks), n_bootstrap, confidence)
     errors = [rec for rec, _ in pairs]
     base_errors = [rec for rec, _ in base_pairs]
     turns = sorted(int(r["turns_to_recover"]) for r in errors if r.get("recovered"))
@@ -334,17 +342,23 @@ def _pick(
     ]  # fmt: skip
 
 
-def _group(records: Records, label: str, kinds: Sequence[str], n_bootstrap: int) -> dict[str, Any]:
+def _group(
+    records: Records,
+    label: str,
+    kinds: Sequence[str],
+    n_bootstrap: int,
+    confidence: float = CONFIDENCE,
+) -> dict[str, Any]:
     single = _single(
         _pick(records, "agent", "single", who=label), _pick(records, "baseline", "single"),
-        n_bootstrap,
+        n_bootstrap, confidence,
     )  # fmt: skip
     recovery = {}
     for kind in [*kinds, None]:
         mine = [r for r in _pick(records, "agent", kind=kind, who=label) if r["probe"] != "single"]
         skipped = sum(r["probe"] == "recovery" and not r.get("applied", True) for r in mine)
         base = [r for r in _pick(records, "baseline", kind=kind) if r["probe"] != "single"]
-        recovery[kind or ALL] = _recovery(mine, base, skipped, n_bootstrap)
+        recovery[kind or ALL] = _recovery(mine, base, skipped, n_bootstrap, confidence)
     return {
         "tasks": len(_tasks(records)),
         "single_step_skill": single["skill"],
@@ -409,19 +423,25 @@ def _check_probes(config: Any, records: Any, keys: Sequence[str] | None) -> None
 
 
 def summarize_probes(
-    config: Mapping[str, Any], records: Records, *, n_bootstrap: int = 1000
+    config: Mapping[str, Any],
+    records: Records,
+    *,
+    n_bootstrap: int = 1000,
+    confidence: float = CONFIDENCE,
 ) -> dict[str, Any]:
-    """Skills per agent and env group (each env id, and "all" when there are several).
+    """Skills per agent and env group (each env id, and "all" when there are several), each
+    interval of two-sided coverage ``confidence``.
 
     Raises:
-        ValueError: a bad ``n_bootstrap``, or a config or record lacking what is read (the
-            field named).
+        ValueError: a bad ``n_bootstrap`` or ``confidence``, or a config or record lacking
+            what is read (the field named).
     """
     n_bootstrap = check_n_bootstrap(n_bootstrap)
+    confidence = check_confidence(confidence)
     _check_probes(config, records, ("labels", "kinds"))
     agents = {
         label: {
-            group: _group(_in(records, group), label, config["kinds"], n_bootstrap)
+            group: _group(_in(records, group), label, config["kinds"], n_bootstrap, confidence)
             for group in _groups(config)
         }
         for label in config["labels"]
@@ -436,6 +456,7 @@ def compare_probes(
     other: str,
     *,
     n_bootstrap: int = 1000,
+    confidence: float = CONFIDENCE,
 ) -> dict[str, dict[str, dict[str, float | None]]]:
     """What ``other`` gains over ``base`` (two agents probed on the same states), per env group.
 
@@ -449,9 +470,11 @@ def compare_probes(
 
     Raises:
         ValueError: ``base`` or ``other`` is no probed agent's label (the random baseline
-            is not one unless it was probed as an agent), or a bad ``n_bootstrap``.
+            is not one unless it was probed as an agent), or a bad ``n_bootstrap`` or
+            ``confidence`` (the two-sided coverage of every interval).
     """
     n_bootstrap = check_n_bootstrap(n_bootstrap)
+    confidence = check_confidence(confidence)
     _check_probes(config, records, ("labels",))
     labels = list(config["labels"])
     for name, label in (("base", base), ("other", other)):
@@ -467,7 +490,7 @@ def compare_probes(
         a_single, b_single = (_pick(rs, "agent", "single", who=w) for w in (base, other))
         random = _pick(rs, "baseline", "single")
         table_a, table_b = (_single_table(x, random, tasks) for x in (a_single, b_single))
-        skills = [_single_skill(t, n_bootstrap) for t in (table_b, table_a)]
+        skills = [_single_skill(t, n_bootstrap, confidence) for t in (table_b, table_a)]
         single = None
         if all(skills):
             both = np.hstack([table_b, table_a])
@@ -476,10 +499,11 @@ def compare_probes(
                 lambda s: _skill_of(s[:, :4]) - _skill_of(s[:, 4:]),
                 difference_interval(*skills),  # type: ignore[arg-type]
                 n_bootstrap,
+                confidence,
             )
         pairs = [_pairs(_pick(rs, "agent", who=w)) for w in (other, base)]
         tables = [_pair_table(p, tasks) for p in pairs]
-        specific = [_specific(t, n_bootstrap)[0] for t in tables]
+        specific = [_specific(t, n_bootstrap, confidence)[0] for t in tables]
         gain = None
         if all(specific):
             both = np.hstack(tables)
@@ -488,6 +512,7 @@ def compare_probes(
                 lambda s: _specific_of(s[:, :5]) - _specific_of(s[:, 5:]),
                 difference_interval(*specific),  # type: ignore[arg-type]
                 n_bootstrap,
+                confidence,
             )
         out[group] = {"single_step_skill": _out(single), "recovery_specific_skill": _out(gain)}
     return out
