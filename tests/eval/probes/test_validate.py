@@ -254,3 +254,22 @@ def test_null_checks_are_judged_on_simultaneous_intervals():
         else:
             assert check.simultaneous is None, check
     assert "simultaneous" in format_checks(result.checks).splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((0,), "`n_checks` to be a positive int"),
+        (("26",), "`n_checks` to be a positive int"),
+        ((True,), "`n_checks` to be a positive int"),
+        ((26, 0.0), r"`family_error` in \(0, 1\)"),
+        ((26, 1.5), r"`family_error` in \(0, 1\)"),
+        ((26, float("nan")), r"`family_error` in \(0, 1\)"),
+    ],
+)
+def test_family_confidence_refuses_what_is_no_family(args, message):
+    from turnbudget.eval.probes.validate import family_confidence
+
+    with pytest.raises(ValueError, match=message):
+        family_confidence(*args)
+    assert family_confidence(26) == 1 - 0.05 / 26 and family_confidence(1, 0.1) == 0.9

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from turnbudget._checks import check_bool, check_seed
+from turnbudget._checks import brief, check_bool, check_positive_int, check_seed, is_real
 from turnbudget.eval.estimator import check_n_bootstrap
 from turnbudget.eval.probes.run import ProbeResult, probe
 from turnbudget.eval.probes.summary import CONFIDENCE, compare_probes, summarize_probes
@@ -169,7 +169,10 @@ def family_confidence(n_checks: int, family_error: float = FAMILY_ERROR) -> floa
         >>> round(family_confidence(30), 6)
         0.998333
     """
-    return 1.0 - family_error / max(1, n_checks)
+    n_checks = check_positive_int(n_checks, "n_checks")
+    if not is_real(family_error) or not 0.0 < family_error < 1.0:
+        raise ValueError(f"Expect `family_error` in (0, 1), got {brief(family_error)}")
+    return 1.0 - float(family_error) / n_checks
 
 
 def control_checks(
