@@ -273,3 +273,25 @@ def test_family_confidence_refuses_what_is_no_family(args, message):
     with pytest.raises(ValueError, match=message):
         family_confidence(*args)
     assert family_confidence(26) == 1 - 0.05 / 26 and family_confidence(1, 0.1) == 0.9
+
+
+@pytest.mark.parametrize(
+    ("expected", "value", "previous"),
+    [
+        ("bogus", {"mean": 0.0, "low": -1.0, "high": 1.0}, None),
+        ("0", [0.0, -1.0, 1.0], None),
+        ("0", {"mean": 0.0, "low": None, "high": 1.0}, None),
+        ("0", {"mean": float("nan"), "low": -1.0, "high": 1.0}, None),
+        ("+", {"mean": "0.5", "low": 0.1, "high": 0.9}, None),
+        ("<prev", {"mean": 0.5, "low": 0.1, "high": 0.9}, "0.9"),
+    ],
+)
+def test_judge_refuses_what_it_cannot_judge(expected, value, previous):
+    """`judge` is public (the error-rate benchmark reads the 95% verdicts with it): an unknown
+    form was a KeyError, a None bound a TypeError, and a NaN passed or failed by its form."""
+    from turnbudget.eval.probes.validate import judge
+
+    with pytest.raises(ValueError, match="Expect `(expected|value)`"):
+        judge(expected, value, previous)
+    assert judge("0", {"mean": 0.0, "low": -1.0, "high": 1.0}) is True
+    assert judge("info", {"mean": None}) is None and judge("+", {"mean": None}) is False

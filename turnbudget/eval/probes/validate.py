@@ -31,7 +31,7 @@ would only cost them power. ``turnbudget validate`` prints the table and exits
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -133,32 +133,49 @@ def _oracle(epsilon: float) -> str:
     return f"oracle-eps{epsilon:g}"
 
 
+#: What each expected form asks of a measured (mean, low, high), and the previous row's mean.
+_RULES: dict[str, Callable[[float, float, float, float | None], bool]] = {
+    "0": lambda mean, low, high, previous: low <= 0.0 <= high,
+    "+": lambda mean, low, high, previous: low > 0.0,
+    "−": lambda mean, low, high, previous: high < 0.0,
+    "≤0": lambda mean, low, high, previous: low <= 0.0,
+    "≈0": lambda mean, low, high, previous: high >= 0.0 and low <= REFLEX_MARGIN,
+    "≥0.9": lambda mean, low, high, previous: mean >= 0.9,
+    "1": lambda mean, low, high, previous: mean == 1.0,
+    "<prev": lambda mean, low, high, previous: previous is not None and mean < previous,
+    "+mean": lambda mean, low, high, previous: mean > 0.0,
+}
+
+
 def judge(expected: str, value: Mapping[str, Any], previous: float | None = None) -> bool | None:
     """Whether ``value`` (``{"mean", "low", "high"}``) is what a check expects (see `Check`;
-    ``previous``: the previous row's mean, for ``<prev``); None for ``info``.
+    ``previous``: the previous row's mean, for ``<prev``); None for ``info``, False when
+    nothing was measured (a mean of None).
 
     Example:
         >>> value = {"mean": 0.01, "low": -0.02, "high": 0.04}
         >>> judge("0", value), judge("+", value)
         (True, False)
     """
-    mean, low, high = value.get("mean"), value.get("low"), value.get("high")
+    if expected != "info" and expected not in _RULES:
+        raise ValueError(
+            f"Expect `expected` to be one of {[*_RULES, 'info']}, got {brief(expected)}"
+        )
+    if not isinstance(value, Mapping):
+        raise ValueError(f"Expect `value` to be a mapping of mean, low, high, got {brief(value)}")
     if expected == "info":
         return None
-    if mean is None:
+    measured = value.get("mean"), value.get("low"), value.get("high")
+    if measured[0] is None:
         return False
-    checks = {
-        "0": lambda: low <= 0.0 <= high,
-        "+": lambda: low > 0.0,
-        "−": lambda: high < 0.0,
-        "≤0": lambda: low <= 0.0,
-        "≈0": lambda: high >= 0.0 and low <= REFLEX_MARGIN,
-        "≥0.9": lambda: mean >= 0.9,
-        "1": lambda: mean == 1.0,
-        "<prev": lambda: previous is not None and mean < previous,
-        "+mean": lambda: mean > 0.0,
-    }
-    return bool(checks[expected]())
+    if not all(is_real(x) and x == x for x in measured) or not (
+        previous is None or is_real(previous)
+    ):  # (a NaN compares False everywhere: a check would pass or fail by its form)
+        raise ValueError(
+            f"Expect `value` to hold numbers (mean, low, high) and `previous` a number or "
+            f"None, got {brief(dict(value))} and {brief(previous)}"
+        )
+    return bool(_RULES[expected](*measured, previous))
 
 
 def family_confidence(n_checks: int, family_error: float = FAMILY_ERROR) -> float:
