@@ -96,9 +96,9 @@ def run(args: argparse.Namespace) -> int:
             )
         if len(unmeasured) < len(failed):
             print(
-                "(the interval checks read simultaneous intervals, so a sound metric fails "
-                "one of them in at most 5% of runs, and such a miss moves with --seed; a "
-                "defect misses at every seed, more clearly with more --tasks)"
+                "(the null checks, 0, ≈0 and ≤0, read simultaneous intervals: a sound metric "
+                "fails one of them in at most 5% of runs, and such a miss moves with --seed; "
+                "a defect misses at every seed, more clearly with more --tasks)"
             )
         return 1
     print(f"all {sum(c.ok is not None for c in result.checks)} checks passed")
