@@ -3,8 +3,8 @@
 Every control of `validate` has a known truth, and the probe metrics are sound on the
 games measured here (each check's 95% interval covers its truth: the slow tests and
 `docs/guides/probes.md`). A run's verdict, "all checks passed", still fails whenever one
-of its 30-odd checks misses by chance. This script repeats `validate`'s design
-``--reps`` times, each replicate on its own ``--tasks`` task seeds (replicate r: seeds
+of its 50 checks (26 of them null checks, for the default envs) misses by chance. This
+script repeats `validate`'s design ``--reps`` times, each replicate on its own ``--tasks`` task seeds (replicate r: seeds
 ``r * tasks`` to ``(r + 1) * tasks - 1``, and ``--seed`` r), and counts the replicates
 in which some check failed:
 
@@ -23,8 +23,8 @@ Each rate comes with Wilson's 95% interval over the replicates, and the failures
 counted per check.
 
 Run:
-    python benchmarks/validate_error_rate.py                     # 200 replicates, 2 workers: ~25 min
-    python benchmarks/validate_error_rate.py --reps 4 --tasks 6  # smoke: ~30 s
+    python benchmarks/validate_error_rate.py                     # 200 replicates, 2 workers: ~27 min
+    python benchmarks/validate_error_rate.py --reps 4 --tasks 6  # smoke: ~10 s
 """
 
 from __future__ import annotations
