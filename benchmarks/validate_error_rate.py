@@ -4,9 +4,9 @@ Every control of `validate` has a known truth, and the probe metrics are sound o
 games measured here (each check's 95% interval covers its truth: the slow tests and
 `docs/guides/probes.md`). A run's verdict, "all checks passed", still fails whenever one
 of its 50 checks (26 of them null checks, for the default envs) misses by chance. This
-script repeats `validate`'s design ``--reps`` times, each replicate on its own ``--tasks`` task seeds (replicate r: seeds
-``r * tasks`` to ``(r + 1) * tasks - 1``, and ``--seed`` r), and counts the replicates
-in which some check failed:
+script repeats `validate`'s design ``--reps`` times, each replicate on its own ``--tasks``
+task seeds (replicate r: seeds ``r * tasks`` to ``(r + 1) * tasks - 1``, and ``--seed``
+r), and counts the replicates in which some check failed:
 
 - ``95% each``: the null checks (``0``, ``≈0``, ``≤0``) judged on their own 95%
   intervals (what `validate` did before they read simultaneous intervals);
