@@ -182,3 +182,27 @@ def test_the_recorder_refuses_a_numeric_info_over_injected_errors_below_it():
         RecordStepOutcomes(env, memory=True)
     # (without injected errors it has nothing to lose there)
     RecordStepOutcomes(NumericInfo(gym.make(MAZE)), memory=True).close()
+
+
+def test_the_recorder_refuses_a_process_reward_below_it():
+    """A step record's ``reward`` is the env's own: over ProcessReward it silently held the
+    shaped reward (and a Maze success recorded more than the game's 1.0)."""
+    from turnbudget.wrappers import ProcessReward, RecordStepOutcomes
+
+    for env in (
+        ProcessReward(gym.make(MAZE)),
+        TurnBudget(ProcessReward(gym.make(MAZE)), turn_budget=9),  # anywhere below
+    ):
+        with pytest.raises(ValueError, match="put ProcessReward outside RecordStepOutcomes"):
+            RecordStepOutcomes(env, memory=True)
+    # In the documented order the records keep the env's rewards, the agent sees the shaped ones.
+    env = ProcessReward(RecordStepOutcomes(gym.make(MAZE), memory=True), gamma=1.0, scale=0.5)
+    env.reset(seed=0)
+    env_rewards, shaped_rewards, terminated = [], [], False
+    while not terminated:
+        _, shaped, terminated, _, info = env.step(env.unwrapped.optimal_actions()[0])
+        env_rewards.append(info["process_reward"]["env_reward"])
+        shaped_rewards.append(shaped)
+    assert env_rewards[-1] == 1.0 and shaped_rewards[0] > 0 == env_rewards[0]
+    steps = [r for r in env.env.records if r["record"] == "step"]
+    assert [r["reward"] for r in steps] == env_rewards

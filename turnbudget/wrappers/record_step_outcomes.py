@@ -477,6 +477,16 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
                 )
         from turnbudget.wrappers.inject_errors import InjectErrors
         from turnbudget.wrappers.numeric_info import NumericInfo  # (it imports this module)
+        from turnbudget.wrappers.process_reward import ProcessReward
+
+        if find_wrapper(env, ProcessReward) is not None:
+            # (the records' ``reward`` then held the shaped reward, not the env's own)
+            raise ValueError(
+                "RecordStepOutcomes records the env's own reward, which ProcessReward below it "
+                "replaces by the shaped one: put ProcessReward outside RecordStepOutcomes "
+                "(turnbudget.make(..., record=..., process_reward=...) stacks them in order; "
+                "the shaping is in info['process_reward'])"
+            )
 
         numeric = find_wrapper(env, NumericInfo)
         if numeric is not None and find_wrapper(numeric, InjectErrors) is not None:
