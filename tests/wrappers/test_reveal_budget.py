@@ -105,6 +105,26 @@ def test_a_template_that_formats_more_than_the_three_numbers_is_a_value_error(te
         make_team("vault_v0", reveal={"mode": "always", "template": template})
 
 
+@pytest.mark.parametrize(
+    "template", ["\x00{turns_left}", "{turns_left}\udc80", "\r[{turns_left}]", "\x1b[2J"]
+)
+def test_a_template_with_unprintable_characters_is_a_value_error(template):
+    """The observation space widens to the template's characters: a NUL or a lone surrogate
+    was then an observation the space held and no UTF-8 client could send."""
+    from turnbudget.multiagent import make_team
+
+    with pytest.raises(ValueError, match="Expect `template` to be printable text"):
+        RevealBudget(gym.make(STUB_ID), mode="always", template=template)
+    with pytest.raises(ValueError, match="Expect `template` to be printable text"):
+        make_team("vault_v0", reveal={"mode": "always", "template": template})
+    # (text beyond ASCII, newlines and tabs are printable: shown as given)
+    env = RevealBudget(gym.make(STUB_ID), mode="always", template="\n\t[{turns_left} tours ✓]")
+    obs, info = env.reset(seed=0)
+    assert obs.endswith(f"\n\t[{info['turns_left']} tours ✓]") and env.observation_space.contains(
+        obs
+    )
+
+
 def test_a_template_may_pad_and_convert_its_numbers():
     template = " [{turns_left:>4}/{turn_budget:03d} {turns_used!r}]"
     env = RevealBudget(gym.make(STUB_ID), mode="always", template=template)

@@ -145,6 +145,14 @@ def check_reveal(mode: Any, final_turns: Any, template: Any) -> tuple[str, int |
         )
     if not isinstance(template, str):
         raise ValueError(f"Expect `template` to be a str, got {brief(template)}")
+    # (the observation space widens to the template's characters: a NUL or a lone surrogate
+    # then passed as an observation no UTF-8 client could send)
+    unprintable = sorted({c for c in template if not (c.isprintable() or c in "\n\t")})
+    if unprintable:
+        raise ValueError(
+            "Expect `template` to be printable text (newlines and tabs too), got "
+            f"{brief(template)} with {', '.join(map(ascii, unprintable[:5]))}"
+        )
     expect = (
         "Expect `template` to use only {turns_left}, {turns_used}, {turn_budget} (a format spec "
         f"without nested fields, widths at most {_MAX_FORMAT_WIDTH})"
