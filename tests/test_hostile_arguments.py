@@ -27,7 +27,7 @@ import turnbudget
 from turnbudget.envs.native.crafting import MAX_HEAD_START
 from turnbudget.envs.native.shop import MAX_ITEMS, MAX_PRODUCTS
 from turnbudget.multiagent import make_team, race_v0, vault_v0
-from turnbudget.wrappers import HistoryFeatures
+from turnbudget.wrappers import HistoryFeatures, TurnBudget
 from turnbudget.wrappers.discrete_actions import MAX_ACTIONS
 from turnbudget.wrappers.history_features import MAX_FEATURES
 
@@ -173,7 +173,10 @@ def _direct_cases() -> list[tuple[type, str]]:
 
 
 def _base_for(cls: type) -> gym.Env:
-    """The stack ``cls`` wraps: HistoryFeatures reads DiscreteActions then TextFeatures."""
+    """The stack ``cls`` wraps: HistoryFeatures reads DiscreteActions then TextFeatures; a
+    TurnBudget wraps the game (a registered id has its budget already)."""
+    if cls is TurnBudget:
+        return gym.make("turnbudget/Maze-Easy-v0").unwrapped
     if cls is HistoryFeatures:
         return turnbudget.make("turnbudget/Maze-Easy-v0", discrete_actions=8, text_features=64,
                                info="text")  # fmt: skip

@@ -27,7 +27,7 @@ def test_inject_errors_refuses_observations_that_are_not_text(kinds):
 def test_discrete_actions_refuses_a_numeric_info_below_it():
     for env in (
         NumericInfo(gym.make(MAZE)),
-        TurnBudget(NumericInfo(gym.make(MAZE)), turn_budget=9),  # anywhere below
+        gym.Wrapper(NumericInfo(gym.make(MAZE))),  # anywhere below
     ):
         with pytest.raises(ValueError, match="NumericInfo drops"):
             DiscreteActions(env)
@@ -112,7 +112,7 @@ def test_inject_errors_refuses_a_recorder_below_it():
 
     for env in (
         RecordStepOutcomes(gym.make(MAZE)),
-        TurnBudget(RecordStepOutcomes(gym.make(MAZE)), turn_budget=9),  # anywhere below
+        gym.Wrapper(RecordStepOutcomes(gym.make(MAZE))),  # anywhere below
     ):
         with pytest.raises(ValueError, match="InjectErrors must sit inside RecordStepOutcomes"):
             InjectErrors(env, rate=1.0, kinds=["slip", "setback"])
@@ -152,7 +152,7 @@ def test_the_recorder_refuses_discrete_actions_below_it():
 def test_inject_errors_refuses_a_numeric_info_below_it_for_slips():
     """NumericInfo drops the admissible commands a slip is drawn from: at rate 1.0 no slip
     ever fired (every turn's error had applied=False), silently."""
-    for env in (NumericInfo(gym.make(MAZE)), TurnBudget(NumericInfo(gym.make(MAZE)), 9)):
+    for env in (NumericInfo(gym.make(MAZE)), gym.Wrapper(NumericInfo(gym.make(MAZE)))):
         with pytest.raises(ValueError, match=r"slips draw from .* which NumericInfo drops"):
             InjectErrors(env, rate=1.0, kinds=["slip", "setback"])
     # (a setback needs no list: it still fires there)
@@ -191,7 +191,7 @@ def test_the_recorder_refuses_a_process_reward_below_it():
 
     for env in (
         ProcessReward(gym.make(MAZE)),
-        TurnBudget(ProcessReward(gym.make(MAZE)), turn_budget=9),  # anywhere below
+        gym.Wrapper(ProcessReward(gym.make(MAZE))),  # anywhere below
     ):
         with pytest.raises(ValueError, match="put ProcessReward outside RecordStepOutcomes"):
             RecordStepOutcomes(env, memory=True)
@@ -206,3 +206,28 @@ def test_the_recorder_refuses_a_process_reward_below_it():
     assert env_rewards[-1] == 1.0 and shaped_rewards[0] > 0 == env_rewards[0]
     steps = [r for r in env.env.records if r["record"] == "step"]
     assert [r["reward"] for r in steps] == env_rewards
+
+
+def test_a_turn_budget_refuses_a_second_turn_limit_below_it():
+    """The inner limit ended the episode while info and the revealed budget told the agent the
+    outer one's: a TurnBudget of 50 over a registered id's 30 truncated at turn 30 saying
+    "[20 turns left]"."""
+    from gymnasium.wrappers import TimeLimit
+
+    from turnbudget.wrappers import RevealBudget
+
+    with pytest.raises(ValueError, match="got one with a TurnBudget of 30 turns"):
+        TurnBudget(gym.make(MAZE), turn_budget=50)
+    with pytest.raises(ValueError, match="got one with a TurnBudget of 30 turns"):
+        TurnBudget(RevealBudget(gym.make(MAZE), "always"), turn_budget=50)  # anywhere below
+    with pytest.raises(ValueError, match="got one with Gymnasium's TimeLimit of 10 steps"):
+        TurnBudget(TimeLimit(gym.make(MAZE).unwrapped, 10), turn_budget=50)
+    # One limit: on the bare game, or right over a TimeLimit of its own budget (taken over).
+    for env in (
+        TurnBudget(gym.make(MAZE).unwrapped, turn_budget=5),
+        TurnBudget(TimeLimit(gym.make(MAZE).unwrapped, 5), turn_budget=5),
+    ):
+        env.reset(seed=0)
+        steps = [env.step("look") for _ in range(5)]
+        assert [truncated for _, _, _, truncated, _ in steps] == [False] * 4 + [True]
+        assert steps[-1][4]["turns_left"] == 0

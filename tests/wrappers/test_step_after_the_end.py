@@ -78,7 +78,7 @@ def test_turns_are_not_counted_past_a_win_either():
 
 
 def test_an_env_without_text_observations_gets_its_last_observation_again():
-    env = TurnBudget(gym.make("CartPole-v1"), turn_budget=2)
+    env = TurnBudget(gym.make("CartPole-v1", max_episode_steps=2), turn_budget=2)
     env.reset(seed=0)
     env.step(0)
     last, _, _, truncated, _ = env.step(0)

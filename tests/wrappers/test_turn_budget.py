@@ -76,10 +76,11 @@ def test_reset_info_reports_the_budget():
     assert (info["turn_budget"], info["turns_used"], info["turns_left"]) == (4, 0, 4)
 
 
-def test_double_wrapping_the_tighter_budget_wins():
-    env = TurnBudget(TurnBudget(StubEnv(), turn_budget=3), turn_budget=10)
-    history, _ = run_episode(env)
-    assert len(history) == 3 and history[-1][1]
+def test_double_wrapping_is_refused():
+    """Two budgets played to the tighter one while info told the agent the outer one's (turns
+    left on its last turn): a TurnBudget is the stack's only turn limit."""
+    with pytest.raises(ValueError, match="got one with a TurnBudget of 3 turns"):
+        TurnBudget(TurnBudget(StubEnv(), turn_budget=3), turn_budget=10)
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, "5", None, True])

@@ -11,7 +11,7 @@ from gymnasium.core import ActType, ObsType
 from gymnasium.envs.registration import EnvSpec
 from gymnasium.wrappers import TimeLimit
 
-from turnbudget._checks import check_reset_options, check_turn_budget
+from turnbudget._checks import brief, check_reset_options, check_turn_budget
 from turnbudget.envs.core import GAME_OVER_TEXT, INFO_ADMISSIBLE_ACTIONS, INFO_VALID_ACTION
 from turnbudget.wrappers._common import find_wrapper, record_args, spec_with_limit
 
@@ -74,7 +74,10 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
     registered id: ``gym.make(id, max_episode_steps=N)`` sets its budget to N
     instead of adding Gymnasium's ``TimeLimit`` (see `turnbudget.registration`),
     and ``env.spec.max_episode_steps`` is the default budget (None under a
-    `SampleTurnBudget`, whose budget varies per episode).
+    `SampleTurnBudget`, whose budget varies per episode). An env with a turn limit
+    below (a `TurnBudget`, as every registered id has, or a ``TimeLimit`` other than
+    one of this budget right under it) is refused: that limit would end the episode
+    while ``info`` told the agent this one's.
 
     Args:
         env: The environment to wrap.
@@ -107,6 +110,24 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
             # ``gym.make(env.spec)`` puts back the limit our spec's max_episode_steps
             # names, right under this wrapper: the same limit, enforced once, here.
             env = env.env
+        # (a second limit below still ended the episode, while info and the revealed budget
+        # told the agent this one's: "[20 turns left]" on its last turn)
+        inner = find_wrapper(env, TurnBudget)
+        if inner is not None:
+            raise ValueError(
+                "Expect an env without a turn limit under a TurnBudget (the stack's only one), "
+                f"got one with a TurnBudget of {inner.default_turn_budget} turns: set its budget "
+                "where it is made (gym.make(id, turn_budget=N)) or per episode "
+                "(reset(options={'turn_budget': N}))"
+            )
+        time_limit = find_wrapper(env, TimeLimit)
+        if time_limit is not None:
+            raise ValueError(
+                "Expect an env without a turn limit under a TurnBudget (the stack's only one), "
+                f"got one with Gymnasium's TimeLimit of {brief(time_limit._max_episode_steps)} "
+                "steps: wrap the env under that TimeLimit (or give the TurnBudget its limit, "
+                "right over it)"
+            )
         gym.Wrapper.__init__(self, env)
         self.default_turn_budget = turn_budget
         self.turn_budget = self.default_turn_budget

@@ -291,7 +291,7 @@ def test_judge_refuses_what_it_cannot_judge(expected, value, previous):
     form was a KeyError, a None bound a TypeError, and a NaN passed or failed by its form."""
     from turnbudget.eval.probes.validate import judge
 
-    with pytest.raises(ValueError, match="Expect `(expected|value)`"):
+    with pytest.raises(ValueError, match=r"Expect `(expected|value)`"):
         judge(expected, value, previous)
     assert judge("0", {"mean": 0.0, "low": -1.0, "high": 1.0}) is True
     assert judge("info", {"mean": None}) is None and judge("+", {"mean": None}) is False
