@@ -617,3 +617,26 @@ def test_probe_repeats_are_bounded(name, value):
 def test_team_episode_counts_and_retries_are_bounded(kwargs, says):
     with pytest.raises(ValueError, match=says):
         evaluate_team("vault_v0", TEAM, **{**SMALL, **kwargs})
+
+
+@pytest.mark.parametrize("spelt", ["turnbudget/Maze-Easy", f"turnbudget:{MAZE}"])
+def test_an_id_spelt_as_gym_make_takes_it_is_the_id_played(spelt, tmp_path):
+    """An unversioned id, or one after ``module:``, played (gym.make takes both) under records
+    that named the id played: the run then had no episode of its own env, and a rerun and the
+    report refused its logs for good."""
+    from turnbudget.eval import probe
+    from turnbudget.eval.run.plan import played_env_id
+
+    assert played_env_id(spelt) == MAZE
+    assert played_env_id("turnbudget/No-Such-v0") == "turnbudget/No-Such-v0"  # (make says)
+    out = tmp_path / "run"
+    result = evaluate([spelt], RandomAgent(), **SMALL, out=out)
+    assert result.config.envs == (MAZE,) and result.n_run == 1
+    assert {e["env_id"] for e in result.episodes} == {MAZE}
+    again = evaluate([spelt], RandomAgent(), **SMALL, out=out, overwrite=False)
+    assert again.n_run == 0 and len(again.episodes) == 1  # (resumed: nothing left to play)
+    with pytest.raises(ValueError, match="Expect distinct env ids"):
+        evaluate([spelt, MAZE], RandomAgent(), **SMALL)
+    probed = probe([spelt], RandomAgent(), tasks=1, kinds=["setback"], baseline_repeats=1,
+                   n_bootstrap=0)  # fmt: skip
+    assert probed.config.envs == (MAZE,) and {r["env_id"] for r in probed.records} == {MAZE}

@@ -13,6 +13,7 @@ retries) and the one seed derivation (`derive_seed`) live here too.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
 import operator
@@ -293,8 +294,37 @@ def _agent_repr(agent: Any) -> str:
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
+def played_env_id(env_id: str) -> str:
+    """The registered id ``gym.make(env_id)`` plays, which its records carry: ``env_id``
+    itself, an unversioned id's latest version, or the id after ``module:`` (the module
+    imported). An id that names nothing registered is returned as it is (``gym.make``
+    then raises its own error, with its suggestions).
+
+    Example:
+        >>> played_env_id("turnbudget/Maze-Easy"), played_env_id("turnbudget:turnbudget/Maze-Easy-v0")
+        ('turnbudget/Maze-Easy-v0', 'turnbudget/Maze-Easy-v0')
+    """
+    import gymnasium as gym
+    from gymnasium.envs.registration import find_highest_version, get_env_id, parse_env_id
+
+    if env_id in gym.registry:
+        return env_id
+    module, _, name = env_id.rpartition(":")
+    try:
+        if module:
+            importlib.import_module(module)
+        if name in gym.registry:
+            return name
+        namespace, base, version = parse_env_id(name)
+        latest = None if version is not None else find_highest_version(namespace, base)
+    except (ImportError, gym.error.Error):  # (no such module, a malformed id: make says so)
+        return env_id
+    return env_id if latest is None else get_env_id(namespace, base, latest)
+
+
 def env_id_tuple(envs: Any) -> tuple[str, ...]:
-    """``envs`` (one env id or several) as a tuple of env ids.
+    """``envs`` (one env id or several) as a tuple of the env ids played (`played_env_id`:
+    the run's records carry those, so a rerun and the report find them).
 
     Example:
         >>> env_id_tuple("turnbudget/Maze-Easy-v0")
@@ -313,7 +343,7 @@ def env_id_tuple(envs: Any) -> tuple[str, ...]:
         or not all(isinstance(e, str) and e for e in env_ids)
     ):
         raise ValueError(f"Expect `envs` to be env ids, got {brief(envs)}")
-    return env_ids
+    return tuple(map(played_env_id, env_ids))
 
 
 def make_config(
