@@ -380,3 +380,25 @@ def test_settings_whose_network_or_rollout_cannot_fit_are_refused(settings, mess
     defaults = TrainConfig()
     assert defaults.most_features() >= 412  # (the default stack's 412 features: a bound)
     TrainConfig(text_dim=4096, net_arch=(1024, 1024))  # a large real run still passes
+
+
+def test_out_holding_an_exported_policy_is_refused_without_overwrite(tmp_path):
+    """An exported policy's weights.npz is read before a policy.zip: training into its folder
+    was taken, and the new run's name then played the old policy."""
+    import shutil
+    from importlib import resources
+
+    from turnbudget.train import check_out
+
+    out = tmp_path / "policy"
+    shutil.copytree(resources.files("turnbudget") / "zoo/maze-easy/base/seed0", out)
+    config = TrainConfig(env_id="turnbudget/Maze-Easy-v0", out=str(out))
+    with pytest.raises(
+        ValueError, match=r"holds a policy or a run \(weights.npz, encoding.json, card.json\)"
+    ):
+        check_out(config)
+    check_out(config, overwrite=True)  # (asked for: start_out then clears them)
+    for name in ("weights.npz", "card.json"):
+        (out / name).unlink()
+    with pytest.raises(ValueError, match=r"holds a policy or a run \(encoding.json\)"):
+        check_out(config)

@@ -245,7 +245,7 @@ def test_a_stopped_run_of_an_older_version_is_refused_by_its_files(tmp_path, cap
     (out / "checkpoints").mkdir(parents=True)
     (out / "progress.csv").write_text("time/total_timesteps\n64\n")
     assert train(f"--total-steps 64 --out {out}") == 2
-    assert "holds a run's progress.csv and checkpoints" in capsys.readouterr().err
+    assert "holds a policy or a run (progress.csv, checkpoints)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("damage", ["moment-shape", "step-not-scalar", "lr-nan"])
@@ -311,3 +311,19 @@ def test_an_init_whose_policy_zip_is_no_policy_says_so_not_another_network(tmp_p
     assert "`--init`" in err and "not this run's" not in err, err
     assert f"Cannot read {init / 'policy.zip'}: expect an SB3 model zip" in err, err
     assert not (tmp_path / "next").exists()
+
+
+def test_training_over_an_exported_policy_replaces_it_whole(tmp_path, capsys):
+    """With --overwrite the old weights.npz and card.json go: kept, `policy:` read the old
+    weights (before the new policy.zip) under the new run's name."""
+    import shutil
+    from importlib import resources
+
+    out = tmp_path / "policy"
+    shutil.copytree(resources.files("turnbudget") / "zoo/maze-easy/base/seed0", out)
+    assert train(f"--algo bc --bc-episodes 2 --bc-epochs 1 --out {out}") == 2
+    assert "holds a policy or a run (weights.npz" in capsys.readouterr().err
+    assert train(f"--algo bc --bc-episodes 2 --bc-epochs 1 --out {out} --overwrite") == 0
+    assert not (out / "weights.npz").exists() and not (out / "card.json").exists()
+    assert (out / "policy.zip").is_file()
+    assert make_agent(f"policy:{out}") is not None  # (the new policy.zip, its own encoding)

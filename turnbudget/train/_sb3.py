@@ -206,9 +206,11 @@ def check_init_encoding(config: TrainConfig, activation: str) -> None:
 
 
 #: What a training run writes into its ``out`` (and `start_out` clears): a run stopped
-#: before its end leaves some of them, which the next run into ``out`` must not keep.
+#: before its end leaves some of them, which the next run into ``out`` must not keep; and an
+#: exported policy's files (`turnbudget.agents.policy`), whose weights.npz is read before a
+#: policy.zip: kept, the new run's name played the old policy.
 RUN_FILES = ("config.json", "policy.zip", "encoding.json", "summary.json", "progress.csv",
-             "checkpoints")  # fmt: skip
+             "checkpoints", "weights.npz", "card.json")  # fmt: skip
 _EVENTS = "events.out.tfevents.*"  # (log="tensorboard")
 
 

@@ -19,6 +19,7 @@ from turnbudget._checks import (
     is_int,
     renamed,
 )
+from turnbudget.agents.policy import CARD_FILE, ENCODING_FILE, WEIGHTS_FILE
 
 __all__ = ["ALGOS", "TrainConfig", "check_config"]
 
@@ -361,13 +362,16 @@ def check_out(config: TrainConfig, overwrite: bool = False) -> None:
         raise ValueError(f"`out` {out} holds a config.json that is no file: {fix}")
     if not saved.is_file():
         # (a run that wrote no config.json: an older version's, or one stopped before it)
+        # (an exported policy's weights.npz, read before a policy.zip, played the old policy
+        # under the new run's name)
         held = [
             name
-            for name in ("policy.zip", "summary.json", "progress.csv", "checkpoints")
-            if (out / name).exists()
-        ]
+            for name in ("policy.zip", WEIGHTS_FILE, ENCODING_FILE, CARD_FILE, "summary.json",
+                         "progress.csv", "checkpoints")
+            if (out / name).exists() or (out / name).is_symlink()
+        ]  # fmt: skip
         if held:
-            raise ValueError(f"`out` {out} holds a run's {' and '.join(held)}: {fix}")
+            raise ValueError(f"`out` {out} holds a policy or a run ({', '.join(held)}): {fix}")
         return
     try:
         with saved.open("rb") as f:  # (a config.json is a few hundred bytes: 2 GB were read whole)
