@@ -640,3 +640,35 @@ def test_an_id_spelt_as_gym_make_takes_it_is_the_id_played(spelt, tmp_path):
     probed = probe([spelt], RandomAgent(), tasks=1, kinds=["setback"], baseline_repeats=1,
                    n_bootstrap=0)  # fmt: skip
     assert probed.config.envs == (MAZE,) and {r["env_id"] for r in probed.records} == {MAZE}
+
+
+def test_an_out_holding_no_evaluation_run_is_refused_before_anything_is_written(tmp_path):
+    """A training run's folder (its summary.json) or a hand-made summary.json was overwritten
+    by the run's summary, exit 0; now refused before any episode, whatever `overwrite` says."""
+    import shutil
+    from importlib import resources
+
+    policy = tmp_path / "policy"  # (an exported policy, as the zoo ships them)
+    shutil.copytree(resources.files("turnbudget") / "zoo/maze-easy/base/seed0", policy)
+    training = tmp_path / "training"
+    training.mkdir()
+    (training / "config.json").write_text('{"algo": "bc"}\n')
+    (training / "summary.json").write_text('{"algo": "bc", "steps": 64}\n')
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "summary.json").write_text('{"precious": true}\n')
+    for out in (policy, training, precious):
+        before = {p.name: p.read_bytes() for p in out.iterdir()}
+        for overwrite in (False, True):
+            with pytest.raises(ValueError, match="of no evaluation run"):
+                evaluate(MAZE, Counting(), **SMALL, out=out, overwrite=overwrite)
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert Counting.resets == 0
+    # A folder of runs with the report `turnbudget report` wrote of them is ours to run in.
+    runs = tmp_path / "runs"
+    evaluate(MAZE, RandomAgent(), **SMALL, out=runs / "a")
+    from turnbudget.eval import build_report
+
+    build_report(runs, plots=False, n_bootstrap=0)
+    assert (runs / "summary.json").is_file()
+    evaluate(MAZE, RandomAgent(), **SMALL, out=runs)

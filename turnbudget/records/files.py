@@ -61,6 +61,7 @@ __all__ = [
     "MAX_JSON_BYTES",
     "MAX_LINE_BYTES",
     "REPORT_FILES",
+    "REPORT_HEADING",
     "REPORT_HEATMAPS",
     "RUN_FILE",
     "STEPS_FILE",
@@ -94,6 +95,9 @@ REPORT_FILES = ("summary.json", "report.md", "pass_at_1_curve.png", "recovery.pn
                 "recovery_by_budget.png")  # fmt: skip
 #: The report's heatmaps, one per run label and env group.
 REPORT_HEATMAPS = "heatmap_*.png"
+#: The first line of every report.md `turnbudget.eval.report` writes: what tells it from
+#: another program's (the main job's), which neither a report nor a run may overwrite.
+REPORT_HEADING = "# Pass@(K,T) report"
 
 
 class LogError(ValueError):

@@ -10,6 +10,7 @@ from typing import Any
 from turnbudget._checks import Each, Items, Maybe, brief, field_problem
 from turnbudget.eval.analysis import ALL, check_run_summary
 from turnbudget.eval.probes.summary import check_probe_summary, estimate_problem
+from turnbudget.records.files import REPORT_HEADING  # (the first line of every report.md)
 
 __all__ = ["check_report_summary", "render_markdown", "render_probe_markdown"]
 
@@ -345,11 +346,6 @@ def _grants_cell(config: Mapping[str, Any]) -> str:
         return "; ".join(cells) or "none"
     grants = [name for key, name in names.items() if config.get(key) is True]
     return ", ".join(grants) or "none"
-
-
-#: The first line of every ``report.md`` `render_markdown` writes (how a report tells its
-#: own from another's: the main job writes a report.md of its own).
-REPORT_HEADING = "# Pass@(K,T) report"
 
 
 def render_markdown(summary: Mapping[str, Any]) -> str:

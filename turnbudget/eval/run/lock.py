@@ -34,11 +34,12 @@ from typing import Any, TypeVar
 from turnbudget._checks import PATH_CHARS, brief
 from turnbudget.agents.secrets import redact
 from turnbudget.records import write_json
-from turnbudget.records.files import open_regular
+from turnbudget.records.files import REPORT_HEADING, open_regular
 
 __all__ = [
     "LOCK_FILE",
     "OutputDirInUse",
+    "check_not_foreign",
     "exit_with_parent",
     "hold_output_dir",
     "kill_tree",
@@ -73,6 +74,36 @@ def _check_out(out: Path) -> list[Path]:
             f"Cannot create the output directory {brief(str(out), PATH_CHARS)}: {e.strerror}"
         ) from e
     return created
+
+
+#: What a training run or an exported policy holds (`turnbudget.train`,
+#: `turnbudget.agents.policy`): an evaluation run's files never include them.
+_TRAINING_FILES = ("config.json", "policy.zip", "weights.npz", "encoding.json")
+
+
+def check_not_foreign(out: Path) -> None:
+    """A ValueError when ``out`` holds something other than an evaluation run or a report of
+    runs, which a run there would overwrite (its summary.json, whatever ``overwrite`` says,
+    since that replaces only a run): a training run or a policy, or a summary.json beside
+    no run.json and no report.md of ours."""
+    if not out.is_dir() or (out / "run.json").exists():
+        return
+    held = [name for name in _TRAINING_FILES if (out / name).exists()]
+    summary, report = out / "summary.json", out / "report.md"
+    if not held and (summary.is_file() or summary.is_symlink()):
+        try:
+            with open_regular(report) as f:  # (a FIFO there blocked for ever)
+                ours = f.readline(200).decode("utf-8", "replace").rstrip("\r\n") == REPORT_HEADING
+        except (OSError, ValueError):  # (no report.md, or none that reads: LogError)
+            ours = False
+        if not ours:
+            held = ["summary.json"]
+    if held:
+        raise ValueError(
+            f"`out` {out} holds {', '.join(held)} of no evaluation run (a training run's or a "
+            "policy's, or a summary.json `turnbudget report` did not write), which the run "
+            "would overwrite: choose another output directory"
+        )
 
 
 def _holder(out: Path) -> str:
@@ -128,6 +159,7 @@ def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
         )
     out = Path(out)
     created = _check_out(out)
+    check_not_foreign(out)  # (before the lock file: nothing written in a folder refused)
     # A new lock object per call: the same process holding the directory twice is
     # a conflict too (filelock's default would let one thread re-enter its lock).
     lock = FileLock(os.fspath(out / LOCK_FILE), timeout=0, thread_local=False, is_singleton=False)
