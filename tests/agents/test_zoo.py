@@ -196,9 +196,26 @@ def test_export_into_a_policy_is_refused_unless_overwrite_and_leaves_no_stale_ca
     assert {name: (destination / name).read_bytes() for name in before} == before
     export_policy(OTHER, destination, overwrite=True)
     assert (destination / "weights.npz").read_bytes() != before["weights.npz"]
+    # (not the card of the weights replaced: the new weights' own, carried from their source)
+    assert json.loads((destination / "card.json").read_text()) == zoo_card(OTHER)
+    cardless = export_policy(OTHER, tmp_path / "cardless")
+    (cardless / "card.json").unlink()
+    export_policy(cardless, destination, overwrite=True)
     assert not (destination / "card.json").exists()  # (it described the weights replaced)
     export_policy(SOME, destination, card=zoo_card(SOME), overwrite=True)
     assert {name: (destination / name).read_bytes() for name in before} == before
+
+
+def test_an_export_keeps_the_card_of_its_source(tmp_path):
+    """A zoo policy exported elsewhere lost its card.json, and one exported onto itself
+    deleted its own: the card says how these weights were trained."""
+    copy = export_policy(SOME, tmp_path / "copy")
+    assert json.loads((copy / "card.json").read_text()) == zoo_card(SOME)
+    before = {p.name: p.read_bytes() for p in copy.iterdir()}
+    assert cli_main(["export-policy", str(copy), str(copy), "--overwrite"]) == 0
+    assert {p.name: p.read_bytes() for p in copy.iterdir()} == before
+    given = export_policy(SOME, tmp_path / "given", card={"arm": "mine"})  # (a card given wins)
+    assert json.loads((given / "card.json").read_text()) == {"arm": "mine"}
 
 
 def test_export_policy_on_the_command_line_refuses_a_policy_unless_overwrite(tmp_path, capsys):

@@ -374,12 +374,14 @@ def export_policy(
     ``weights.npz`` holds the actor's arrays only (the value function is not
     needed to act) as float32, the precision the SB3 zip stores, so the
     exported policy plays exactly the actions of its source; ``encoding.json``
-    is copied; ``card``, if given, becomes ``card.json`` (how it was trained).
+    is copied; ``card``, if given, becomes ``card.json`` (how it was trained), else the
+    source's own ``card.json``, if it has one, is carried over (it describes these weights).
     Reading a ``policy.zip`` needs torch; the result does not.
 
     A ``destination`` that holds a policy already (any of its three files) is
     refused unless ``overwrite``; then the policy is replaced whole: a card it
-    had is removed when no ``card`` is given (it described other weights).
+    had is removed when neither ``card`` nor the source gives one (it described other
+    weights). Exported onto itself, a policy keeps its card.
 
     Returns:
         ``destination``.
@@ -409,6 +411,19 @@ def export_policy(
             raise ValueError("Expect `card` to hold JSON values nested less deeply") from None
     root = resolve_policy(_check_path(source, "source"))
     encoding, _ = load_policy(root)  # checks that the weights make a network we play
+    if card_text is None and _is_file(root / CARD_FILE):
+        # (dropped, a zoo policy exported elsewhere lost how it was trained, and one exported
+        # onto itself its own card)
+        source_card = _json_file(root / CARD_FILE, "a policy card")
+        if not isinstance(source_card, dict):
+            raise ValueError(
+                f"{root / CARD_FILE} is not a policy card: expect a JSON object, got "
+                f"{brief(source_card)} (pass a card to replace it)"
+            )
+        try:
+            card_text = json.dumps(source_card, indent=2, allow_nan=False) + "\n"
+        except RecursionError:  # (parsed, but nested past what the encoder writes)
+            raise ValueError(f"{root / CARD_FILE} is nested too deeply to copy") from None
     weights, _ = _read_weights(root)
     with np.errstate(over="ignore"):
         actor = {

@@ -3,7 +3,8 @@
 The command-line face of `turnbudget.agents.policy.export_policy`: reads a
 policy directory written by ``turnbudget train`` (reading its ``policy.zip``
 needs torch) and writes ``weights.npz`` (the actor's float32 arrays) and
-``encoding.json``, plus ``card.json`` from ``--card`` (a JSON file) if given.
+``encoding.json``, plus ``card.json`` from ``--card`` (a JSON file) if given, else the
+source's own ``card.json`` if it has one.
 """
 
 from __future__ import annotations
@@ -21,11 +22,15 @@ __all__ = ["add_arguments", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", help="a saved policy directory (from `turnbudget train`)")
     parser.add_argument("destination", help="the directory to write the zoo-format policy into")
-    parser.add_argument("--card", help="a JSON file saying how it was trained (-> card.json)")
+    parser.add_argument(
+        "--card",
+        help="a JSON file saying how it was trained (-> card.json; default: the source's card)",
+    )
     parser.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace a policy DESTINATION holds already (its card.json too, unless --card)",
+        help="replace a policy DESTINATION holds already (its card.json too: by --card's, or the "
+        "source's, else removed)",
     )
 
 
