@@ -664,11 +664,30 @@ def test_an_out_holding_no_evaluation_run_is_refused_before_anything_is_written(
                 evaluate(MAZE, Counting(), **SMALL, out=out, overwrite=overwrite)
         assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert Counting.resets == 0
-    # A folder of runs with the report `turnbudget report` wrote of them is ours to run in.
-    runs = tmp_path / "runs"
-    evaluate(MAZE, RandomAgent(), **SMALL, out=runs / "a")
+
+
+def test_runs_nested_at_any_depth_are_reported_and_never_nested_in_a_run(tmp_path):
+    """A label with a slash nests its run (runs/team/a): the report of runs/ read only its
+    subdirectories and left that run out without a word; a run made in a folder of runs, or
+    inside another run's directory, was read alone by that folder's report."""
     from turnbudget.eval import build_report
 
-    build_report(runs, plots=False, n_bootstrap=0)
-    assert (runs / "summary.json").is_file()
-    evaluate(MAZE, RandomAgent(), **SMALL, out=runs)
+    runs = tmp_path / "runs"
+    evaluate(MAZE, RandomAgent(), **SMALL, out=runs / "team" / "a", label="team/a")
+    evaluate(MAZE, RandomAgent(), **SMALL, out=runs / "b", label="b")
+    summary = build_report(runs, plots=False, n_bootstrap=0)
+    assert sorted(summary["runs"]) == ["b", "team/a"]
+    for out, refusal in (
+        (runs, "is a folder of runs"),
+        (runs / "team", "is a folder of runs"),
+        (runs / "b" / "inner", "lies inside the run directory"),
+        (runs / "b" / "x" / "y", "lies inside the run directory"),
+    ):
+        with pytest.raises(ValueError, match=refusal):
+            evaluate(MAZE, Counting(), **SMALL, out=out)
+    assert Counting.resets == 0
+    assert not (runs / "b" / "inner").exists() and not (runs / "b" / "x").exists()
+    # A run that lost its run.json, however deep, is named, never passed over.
+    (runs / "team" / "a" / "run.json").unlink()
+    with pytest.raises(FileNotFoundError, match=r"team/a holds episodes.jsonl but no run.json"):
+        build_report(runs, plots=False, n_bootstrap=0)

@@ -31,6 +31,7 @@ from turnbudget.records.files import (
     read_jsonl,
     read_steps,
     repair_logs,
+    run_dirs_below,
     write_json,
     write_jsonl,
 )
@@ -84,6 +85,7 @@ __all__ = [
     "read_steps",
     "repair_logs",
     "repair_torn_tail",
+    "run_dirs_below",
     "write_json",
     "write_jsonl",
 ]

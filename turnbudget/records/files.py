@@ -60,6 +60,7 @@ __all__ = [
     "EPISODES_FILE",
     "MAX_JSON_BYTES",
     "MAX_LINE_BYTES",
+    "MAX_RUN_DEPTH",
     "REPORT_FILES",
     "REPORT_HEADING",
     "REPORT_HEATMAPS",
@@ -80,6 +81,7 @@ __all__ = [
     "read_jsonl",
     "read_steps",
     "repair_logs",
+    "run_dirs_below",
     "step_fields_problem",
     "step_problem",
     "write_json",
@@ -967,6 +969,47 @@ class LogWriter:
 #: Settings run.json has held only since a later release (a team run's ``grants``, derived
 #: from its agents): a run.json without one is resumed as if it held today's value.
 _ADDED_SETTINGS = ("grants",)
+
+
+#: How deep below a folder of runs `run_dirs_below` looks (labels with a slash nest a run).
+MAX_RUN_DEPTH = 16
+
+
+def run_dirs_below(root: str | os.PathLike[str]) -> tuple[list[Path], list[Path]]:
+    """The run directories below ``root`` (``root`` itself not included), at any depth to
+    `MAX_RUN_DEPTH`, sorted, and the directories below it that hold logs but no ``run.json``
+    (a run that lost it). Nothing below a run is looked at (its files are its own), nor
+    hidden folders, and a folder reached twice (a link round a loop) only once."""
+    root = Path(root)
+    runs: list[Path] = []
+    lost: list[Path] = []
+    seen: set[Path] = set()
+    level = [root]
+    for _ in range(MAX_RUN_DEPTH):
+        below = []
+        for folder in level:
+            try:
+                children = [
+                    p for p in folder.iterdir() if not p.name.startswith(".") and p.is_dir()
+                ]
+            except OSError:  # (unreadable: its runs cannot be read either; a report says so)
+                continue
+            for child in children:
+                try:
+                    real = child.resolve()
+                except (OSError, RuntimeError):  # (a link round a loop)
+                    continue
+                if real in seen:
+                    continue
+                seen.add(real)
+                if (child / RUN_FILE).exists() or (child / RUN_FILE).is_symlink():
+                    runs.append(child)
+                elif (child / EPISODES_FILE).exists() or (child / EPISODES_FILE).is_symlink():
+                    lost.append(child)
+                else:
+                    below.append(child)
+        level = below
+    return sorted(runs), sorted(lost)
 
 
 def prepare_run_dir(

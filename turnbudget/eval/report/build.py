@@ -56,6 +56,7 @@ from turnbudget.records import (
     iter_episodes,
     read_config_dict,
     read_steps,
+    run_dirs_below,
 )
 
 __all__ = [
@@ -85,25 +86,26 @@ def _present(path: Path) -> bool:
 
 
 def find_runs(root: str | Path) -> list[Path]:
-    """The run directories of a report directory: itself, or its subdirectories with ``run.json``."""
+    """The run directories of a report directory: itself, or the directories below it with
+    ``run.json``, at any depth (`run_dirs_below`: a label with a slash nests its run)."""
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"No such run directory: {root}")
     if _present(root / RUN_FILE):
         return [root]
-    runs = sorted(p for p in root.iterdir() if _present(p / RUN_FILE))
+    # (only the subdirectories were read: a run two levels down, runs/team/a of the label
+    # "team/a", was left out of the report and its comparisons without a word)
+    runs, lost = run_dirs_below(root)
     # A run that lost its run.json was passed over: the report and its comparisons left it
     # out without a word.
-    lost = sorted(p / EPISODES_FILE for p in root.iterdir() if _present(p / EPISODES_FILE))
-    lost = [log for log in lost if log.parent not in runs]
     if lost:
         raise FileNotFoundError(
-            f"{lost[0].parent} holds {EPISODES_FILE} but no {RUN_FILE}: its run cannot be "
+            f"{lost[0]} holds {EPISODES_FILE} but no {RUN_FILE}: its run cannot be "
             f"read (restore its {RUN_FILE}, or move it out of {root})"
         )
     if not runs:
         raise FileNotFoundError(
-            f"{root} holds no evaluation run (no {RUN_FILE} in it or in its subdirectories)"
+            f"{root} holds no evaluation run (no {RUN_FILE} in it or in the directories below it)"
         )
     return runs
 

@@ -63,7 +63,7 @@ from turnbudget.agents.base import preflight
 from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.episodes import EvaluationEpisodes, check_envs
 from turnbudget.eval.run.jobs import play_planned
-from turnbudget.eval.run.lock import locks_output_dir
+from turnbudget.eval.run.lock import locks_run_dir
 from turnbudget.eval.run.plan import (
     EpisodeSpec,
     EvalConfig,
@@ -124,7 +124,7 @@ class EvalResult:
         return modes[mode or ("rerun" if "rerun" in modes else "truncate")]
 
 
-@locks_output_dir  # one evaluation per output directory
+@locks_run_dir  # one evaluation per output directory, its own
 def evaluate(
     envs: str | Sequence[str],
     agent: Any,
@@ -178,6 +178,9 @@ def evaluate(
         out: a run directory for ``run.json``, ``episodes.jsonl`` and ``steps.jsonl``;
             an existing run there with the same settings resumes. (Its report is
             the caller's: `turnbudget.eval.report.write_run_summary` or ``build_report``.)
+            A directory that is not a run's own is refused before anything is written
+            (`turnbudget.eval.run.lock.check_not_foreign`): a training run or a policy, a
+            summary.json of no report of ours, a folder of runs, or one inside a run's.
         seed: base of the agents' per-episode seeds (an int >= 0).
         label: the run's name in reports (default: the agent's name): printable text of
             at most 128 bytes of UTF-8 (`turnbudget._checks.check_label`).

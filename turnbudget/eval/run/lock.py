@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 from turnbudget._checks import PATH_CHARS, brief
 from turnbudget.agents.secrets import redact
 from turnbudget.records import write_json
-from turnbudget.records.files import REPORT_HEADING, open_regular
+from turnbudget.records.files import REPORT_HEADING, RUN_FILE, open_regular, run_dirs_below
 
 __all__ = [
     "LOCK_FILE",
@@ -44,6 +44,7 @@ __all__ = [
     "hold_output_dir",
     "kill_tree",
     "locks_output_dir",
+    "locks_run_dir",
 ]
 
 #: The lock file in a run directory, and the file that says who holds it.
@@ -86,8 +87,22 @@ def check_not_foreign(out: Path) -> None:
     runs, which a run there would overwrite (its summary.json, whatever ``overwrite`` says,
     since that replaces only a run): a training run or a policy, or a summary.json beside
     no run.json and no report.md of ours."""
-    if not out.is_dir() or (out / "run.json").exists():
+    # (a run inside another's directory, or a folder of runs with a run of its own: a report
+    # of the outer one read only that run, and left the others out without a word)
+    inside = next((p for p in out.absolute().parents if (p / RUN_FILE).is_file()), None)
+    if inside is not None:
+        raise ValueError(
+            f"`out` {out} lies inside the run directory {inside}, whose report reads only its "
+            "own run: choose a directory outside it"
+        )
+    if not out.is_dir() or (out / RUN_FILE).exists():
         return
+    runs, _ = run_dirs_below(out)
+    if runs:
+        raise ValueError(
+            f"`out` {out} is a folder of runs ({runs[0]} among them), whose report reads "
+            "them all: evaluate into a directory of its own, such as one in it"
+        )
     held = [name for name in _TRAINING_FILES if (out / name).exists()]
     summary, report = out / "summary.json", out / "report.md"
     if not held and (summary.is_file() or summary.is_symlink()):
@@ -124,15 +139,18 @@ def _holder(out: Path) -> str:
 
 
 @contextlib.contextmanager
-def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
+def hold_output_dir(out: str | os.PathLike[str], *, run_dir: bool = False) -> Iterator[Path]:
     """Hold ``out`` (created if missing) exclusively while the block runs.
 
     Folders it created are removed again if the block leaves nothing in them
     (a run refused before its first episode leaves no empty output directory).
+    With ``run_dir``, an ``out`` that is not an evaluation run's own is refused first
+    (`check_not_foreign`).
 
     Raises:
         OutputDirInUse: another process holds it; the message names that process.
-        ValueError: ``out`` is empty text, an existing file or cannot be created.
+        ValueError: ``out`` is empty text, an existing file or cannot be created (with
+            ``run_dir``: or is not a run's own).
 
     Example:
         >>> import tempfile
@@ -159,7 +177,14 @@ def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
         )
     out = Path(out)
     created = _check_out(out)
-    check_not_foreign(out)  # (before the lock file: nothing written in a folder refused)
+    try:
+        if run_dir:  # (before the lock file: nothing written in a folder refused)
+            check_not_foreign(out)
+    except ValueError:
+        for folder in created:  # (made just now, so empty: innermost first)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
     # A new lock object per call: the same process holding the directory twice is
     # a conflict too (filelock's default would let one thread re-enter its lock).
     lock = FileLock(os.fspath(out / LOCK_FILE), timeout=0, thread_local=False, is_singleton=False)
@@ -208,13 +233,23 @@ def hold_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
 
 def locks_output_dir(func: F) -> F:
     """Decorate ``func`` so that its ``out=`` directory (when not None) is held while it runs."""
+    return _holding(func, run_dir=False)
 
+
+def locks_run_dir(func: F) -> F:
+    """`locks_output_dir` for a function that writes an evaluation run into ``out=``: an
+    ``out`` that is not such a run's own (`check_not_foreign`) is refused first. (A probe
+    writes beside the runs of a report directory, or in a run's, as the report reads it.)"""
+    return _holding(func, run_dir=True)
+
+
+def _holding(func: F, run_dir: bool) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         out = kwargs.get("out")
         if out is None:
             return func(*args, **kwargs)
-        with hold_output_dir(out):
+        with hold_output_dir(out, run_dir=run_dir):
             return func(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]

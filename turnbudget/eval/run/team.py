@@ -81,7 +81,7 @@ from turnbudget.eval.run.agent_view import grants as _grants
 from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.driver import Act, AgentSet, Player, Program
 from turnbudget.eval.run.jobs import play_planned
-from turnbudget.eval.run.lock import locks_output_dir
+from turnbudget.eval.run.lock import locks_run_dir
 from turnbudget.eval.run.plan import (
     ERROR_DRAWS,
     MAX_BUDGETS,
@@ -459,7 +459,7 @@ class TeamEvalResult:
         return {"config": self.config, "grid": self.grid.to_dict()}
 
 
-@locks_output_dir  # one evaluation per output directory
+@locks_run_dir  # one evaluation per output directory, its own
 def evaluate_team(
     game: Any,
     agents: Mapping[str, Any],
