@@ -18,6 +18,30 @@ def test_play_refuses_an_id_without_a_turn_budget(capsys, env_id):
     )
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "--k", "1", "--t", "4", "--n", "1", "--tasks", "1", "--no-plots"],
+        ["probe", "--tasks", "1"],
+        ["validate", "--tasks", "6"],
+    ],
+    ids=["eval", "probe", "validate"],
+)
+def test_the_engines_refuse_an_id_without_a_turn_budget_without_naming_a_flag_they_lack(
+    tmp_path, capsys, argv
+):
+    """eval, probe and validate passed on make's "pass `turn_budget`", a flag they have not."""
+    out = tmp_path / "out"
+    assert main([*argv, "--env", "CartPole-v1", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        f"turnbudget {argv[0]}: error: 'CartPole-v1' has no TurnBudget: the engines play the "
+        "text games with turn budgets (`turnbudget list` shows them), or an id registered to "
+        "make one"
+    )
+    assert not out.exists()
+
+
 def test_list_refuses_a_negative_seed_count(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["list", "--seeds", "-1"])
@@ -307,3 +331,25 @@ def test_an_option_given_a_double_dash_value_is_refused_in_one_line(
     option = next(a for a in argv if a.endswith("=--")).removesuffix("=--")
     assert f"error: argument {option}: expected one argument, got '--'" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_list_zoo_takes_family_and_refuses_team(capsys):
+    """--zoo ignored --family (every policy listed) and --team, where plain list refuses a
+    family that matches nothing."""
+    assert main(["list", "--zoo", "--family", "BudgetMix"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:] if line.strip()]
+    specs = [s for s in listed if s.startswith("policy:")]
+    assert specs and all("/budgetmix/" in s for s in specs)
+    assert main(["list", "--zoo", "--family", "nope"]) == 2
+    assert "no zoo policy's spec or env contains 'nope'" in capsys.readouterr().err
+    assert main(["list", "--zoo", "--team"]) == 2
+    assert "expect --zoo or --team, not both" in capsys.readouterr().err
+
+
+def test_export_policy_into_a_file_says_so(tmp_path, capsys):
+    destination = tmp_path / "afile"
+    destination.write_text("mine\n")
+    assert main(["export-policy", "zoo/maze-easy/base/seed0", str(destination)]) == 2
+    err = capsys.readouterr().err
+    assert "Expect `destination` to be a directory" in err and "is an existing file" in err
+    assert destination.read_text() == "mine\n"

@@ -391,6 +391,10 @@ def export_policy(
     if not isinstance(destination, (str, Path)) or not str(destination).strip():
         raise ValueError(f"Expect `destination` to be a non-empty path, got {brief(destination)}")
     overwrite = check_bool(overwrite, "overwrite")
+    if Path(destination).exists() and not Path(destination).is_dir():  # ("File exists")
+        raise ValueError(
+            f"Expect `destination` to be a directory, but {str(destination)!r} is an existing file"
+        )
     held = [name for name in _POLICY_FILES if (Path(destination) / name).exists()]
     if held and not overwrite:
         raise ValueError(

@@ -29,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--family",
-        help="only ids whose family contains this text (with --team: games whose name does)",
+        help="only ids whose family contains this text (with --team: games whose name does; "
+        "with --zoo: policies whose spec or env does)",
     )
     parser.add_argument(
         "--all-games", action="store_true",
@@ -135,8 +136,21 @@ def zoo_table() -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.zoo and args.team:  # (--team was ignored: no team game has a policy in the zoo)
+        print("turnbudget list: error: expect --zoo or --team, not both", file=sys.stderr)
+        return 2
     if args.zoo:
         rows = zoo_table()
+        if args.family:  # (it was ignored: every policy listed)
+            wanted = args.family.lower()
+            rows = [r for r in rows if wanted in r["id"].lower() or wanted in r["family"].lower()]
+            if not rows:
+                print(
+                    f"turnbudget list: error: no zoo policy's spec or env contains "
+                    f"{args.family!r}; `turnbudget list --zoo` shows them all.",
+                    file=sys.stderr,
+                )
+                return 2
         header = {"id": "agent spec", "family": "env", "how": "trained"}
         widths = {k: max(len(str(r[k])) for r in [header, *rows]) for k in header}
         for row in [header, *rows]:

@@ -490,5 +490,21 @@ def _builds_the_stack(env_id: str) -> bool:
     )
 
 
+class NoTurnBudgetError(ValueError):
+    """`make` of an outside id with no budget. The engines, which take no ``turn_budget``,
+    say instead which ids they play (`for_engines`)."""
+
+    def __init__(self, env_id: str):
+        super().__init__(f"{env_id!r} has no TurnBudget: pass `turn_budget`")
+        self.env_id = env_id
+
+    def for_engines(self) -> ValueError:
+        """The error an engine (evaluate, probe) raises for this id."""
+        return ValueError(
+            f"{self.env_id!r} has no TurnBudget: the engines play the text games with turn "
+            "budgets (`turnbudget list` shows them), or an id registered to make one"
+        )
+
+
 def _no_budget(env_id: str) -> NoReturn:
-    raise ValueError(f"{env_id!r} has no TurnBudget: pass `turn_budget`")
+    raise NoTurnBudgetError(env_id)

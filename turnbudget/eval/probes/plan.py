@@ -148,7 +148,7 @@ class ProbeSpec:
 def _make_env(env_id: str, setbacks: bool = True) -> Any:
     import gymnasium as gym
 
-    from turnbudget.wrappers.stack import drop_checks, make
+    from turnbudget.wrappers.stack import NoTurnBudgetError, drop_checks, make
 
     try:
         env = drop_checks(make(env_id))  # copied for every probe: no layer a copy re-checks
@@ -156,6 +156,8 @@ def _make_env(env_id: str, setbacks: bool = True) -> Any:
         raise ValueError(
             f"Cannot make {env_id!r}: {exc} (`turnbudget list` shows the registered ids)"
         ) from exc
+    except NoTurnBudgetError as exc:  # (its advice, `turn_budget`, is no probe's argument)
+        raise exc.for_engines() from None
     game = env.unwrapped
     needed = ("optimal_actions", "distance_to_goal", *(("inject_setback",) if setbacks else ()))
     missing = [m for m in needed if not callable(getattr(game, m, None))]

@@ -72,6 +72,8 @@ def check_envs(config: EvalConfig) -> None:
     """Build each env once, so an unknown id or a bad wrapper setting fails before any episode."""
     import gymnasium as gym
 
+    from turnbudget.wrappers.stack import NoTurnBudgetError
+
     for env_id in config.envs:
         try:
             build_env(env_id, config, lambda record: None).close()
@@ -79,6 +81,8 @@ def check_envs(config: EvalConfig) -> None:
             raise ValueError(
                 f"Cannot make {env_id!r}: {exc} (`turnbudget list` shows the registered ids)"
             ) from exc
+        except NoTurnBudgetError as exc:  # (its advice, `turn_budget`, is no run's argument)
+            raise exc.for_engines() from None
         except (TypeError, ValueError) as exc:
             raise ValueError(
                 f"Cannot build {env_id!r} with errors={config.errors!r}, "
