@@ -110,6 +110,7 @@ def test_ctrl_c_during_eval_is_one_line(monkeypatch, capsys, tmp_path):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
+    interrupted.unlocked = interrupted  # (the command line holds the directory itself)
     monkeypatch.setattr(eval_package, "evaluate", interrupted)
     out = tmp_path / "run"
     argv = ["eval", "--env", MAZE, "--k", "1", "--t", "3", "--tasks", "1", "--out", str(out)]

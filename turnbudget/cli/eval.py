@@ -365,6 +365,7 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.eval import evaluate
     from turnbudget.eval.report import build_report, check_plotting, report_is_current
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
+    from turnbudget.eval.run.lock import hold_output_dir
     from turnbudget.eval.run.plan import agent_name
 
     agent = None
@@ -376,19 +377,22 @@ def run(args: argparse.Namespace) -> int:
         agent = load_agent(args.agent, llm_options(args), args.sealed)
         label = args.label if args.label is not None else agent_name(agent)
         out = args.out or Path("runs") / check_label(label)  # (checked before runs/ is made)
-        result = evaluate(
-            envs, agent, ks=args.k, ts=args.t, n=args.n, tasks=args.tasks, mode=args.mode,
-            errors=parse_setting(args.errors, "--errors"),
-            reveal=parse_setting(args.reveal, "--reveal"),
-            workers=args.workers, backend=args.backend, out=out, seed=args.seed, label=label,
-            backend_options=backend_options(args), timeout=args.timeout, retries=args.retries,
-            record_steps=not args.no_steps, progress=not args.quiet, overwrite=args.overwrite,
-            error_draws="shared" if args.shared_errors else "per_repeat",
-        )  # fmt: skip
-        if result.n_run or not report_is_current(out, plots=not args.no_plots):
-            if not args.quiet:  # (plots take seconds after the bar has reached 100%)
-                print(f"writing the report in {out} ...", file=sys.stderr, flush=True)
-            build_report(out, plots=not args.no_plots, summaries={out: result.summary})
+        # Held across the run and its report (`evaluate.unlocked` holds nothing itself).
+        with hold_output_dir(out, run_dir=True):
+            result = evaluate.unlocked(
+                envs, agent, ks=args.k, ts=args.t, n=args.n, tasks=args.tasks, mode=args.mode,
+                errors=parse_setting(args.errors, "--errors"),
+                reveal=parse_setting(args.reveal, "--reveal"),
+                workers=args.workers, backend=args.backend, out=out, seed=args.seed,
+                label=label, backend_options=backend_options(args), timeout=args.timeout,
+                retries=args.retries, record_steps=not args.no_steps,
+                progress=not args.quiet, overwrite=args.overwrite,
+                error_draws="shared" if args.shared_errors else "per_repeat",
+            )  # fmt: skip
+            if result.n_run or not report_is_current(out, plots=not args.no_plots):
+                if not args.quiet:  # (plots take seconds after the bar has reached 100%)
+                    print(f"writing the report in {out} ...", file=sys.stderr, flush=True)
+                build_report(out, plots=not args.no_plots, summaries={out: result.summary})
     except (ValueError, KeyError, FileNotFoundError, ImportError, EvaluationAborted) as exc:
         print(error_line("eval", exc), file=sys.stderr)
         return 2

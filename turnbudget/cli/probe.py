@@ -123,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.eval.probes.run import probe
     from turnbudget.eval.report import write_probe_report
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
+    from turnbudget.eval.run.lock import hold_output_dir
     from turnbudget.eval.run.plan import agent_name
 
     agents: list = []
@@ -139,16 +140,18 @@ def run(args: argparse.Namespace) -> int:
             agents.append(load_agent(spec, options if llm else {}, args.sealed))
         label = args.label if args.label is not None else "+".join(agent_name(a) for a in agents)
         out = args.out or Path("runs") / f"probe-{check_label(label)}"  # (before runs/ is made)
-        result = probe(
-            envs, agents, tasks=args.tasks, prefixes=args.prefixes,
-            kinds=args.kinds,
-            budget_factor=args.budget_factor, budget_slack=args.budget_slack,
-            repeats=args.repeats, baseline_repeats=args.baseline_repeats, seed=args.seed,
-            label=args.label, out=out, progress=not args.quiet, workers=args.workers,
-            backend=args.backend, backend_options=backend_options(args), timeout=args.timeout,
-            retries=args.retries, overwrite=args.overwrite,
-        )  # fmt: skip
-        write_probe_report(out, result.summary)
+        # Held across the probes and their report (`probe.unlocked` holds nothing itself).
+        with hold_output_dir(out):
+            result = probe.unlocked(
+                envs, agents, tasks=args.tasks, prefixes=args.prefixes,
+                kinds=args.kinds,
+                budget_factor=args.budget_factor, budget_slack=args.budget_slack,
+                repeats=args.repeats, baseline_repeats=args.baseline_repeats, seed=args.seed,
+                label=args.label, out=out, progress=not args.quiet, workers=args.workers,
+                backend=args.backend, backend_options=backend_options(args),
+                timeout=args.timeout, retries=args.retries, overwrite=args.overwrite,
+            )  # fmt: skip
+            write_probe_report(out, result.summary)
     except (ValueError, KeyError, TypeError, ImportError, EvaluationAborted) as exc:
         print(error_line("probe", exc), file=sys.stderr)
         return 2

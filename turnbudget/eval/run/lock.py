@@ -252,6 +252,10 @@ def _holding(func: F, run_dir: bool) -> F:
         with hold_output_dir(out, run_dir=run_dir):
             return func(*args, **kwargs)
 
+    # For a caller that holds ``out`` itself across more than the call (the command line,
+    # across a run and its report: released in between, a second run took the directory
+    # while the first plotted, and the two reports mixed).
+    wrapper.unlocked = func  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
 
 
