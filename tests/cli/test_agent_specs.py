@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -95,7 +96,10 @@ def test_eval_runs_a_module_attr_agent_sealed_by_default(tmp_path, agents_file, 
     assert main([*EVAL, "--agent", "cli_user_agents:PidAgent:north", "--out", str(out)]) == 0
     assert "pid-agent: 2 episodes" in capsys.readouterr().out
     config = json.loads((out / "run.json").read_text())
-    assert config["agent"] == "PidAgent('north')" and config["label"] == "pid-agent"
+    # (with where it came from: its arguments and its code's digest, `agent_origin`)
+    assert re.fullmatch(r"PidAgent\('north'\) \[PidAgent:north code sha256:[0-9a-f]{16}\]",
+                        config["agent"])  # fmt: skip
+    assert config["label"] == "pid-agent"
     assert os.getpid() not in _pids(out)  # it played in a process of its own
     # In-process on request: the same records but for the pid the agent noted.
     here = tmp_path / "here"
@@ -109,7 +113,7 @@ def test_eval_and_probe_run_an_agent_from_a_file(tmp_path, agents_file, capsys):
     out = tmp_path / "run"
     assert main([*EVAL, "--agent", f"{agents_file}:make", "--out", str(out)]) == 0
     config = json.loads((out / "run.json").read_text())
-    assert config["agent"] == "PidAgent('wait')"
+    assert re.fullmatch(r"PidAgent\('wait'\) \[make: code sha256:[0-9a-f]{16}\]", config["agent"])
     assert os.getpid() not in _pids(out)
     probes = tmp_path / "probes"
     assert main([*PROBE, "--agent", f"{agents_file}:PidAgent", "--out", str(probes)]) == 0

@@ -38,6 +38,7 @@ so a policy plays the same actions in both.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -654,6 +655,7 @@ class PolicyAgent:
         self._cache_goal: str | None = None
         self._goal: str | None = None
         self._pending: str | None = None
+        self._digest: str | None = None
 
     @property
     def name(self) -> str:
@@ -661,7 +663,25 @@ class PolicyAgent:
         return f"policy:{short}" + (":det" if self.deterministic else "")
 
     def __repr__(self) -> str:
-        return f"PolicyAgent({self.path!r}, deterministic={self.deterministic})"
+        # (the weights' digest: a run records this repr, and a policy retrained in place was
+        # the same configuration, so a rerun resumed the old weights' episodes as the new's)
+        return (
+            f"PolicyAgent({self.path!r}, deterministic={self.deterministic}, "
+            f"weights={self.digest!r})"
+        )
+
+    @property
+    def digest(self) -> str:
+        """The start of a SHA-256 of what the policy plays: its encoding and its network."""
+        if self._digest is None:
+            h = hashlib.sha256(json.dumps(self.encoding, sort_keys=True).encode())
+            for weight, bias, activation in self._layers:
+                for array in (weight, bias):
+                    h.update(f"{array.dtype.str}{array.shape}".encode())
+                    h.update(np.ascontiguousarray(array).tobytes())
+                h.update(activation.encode())
+            self._digest = h.hexdigest()[:16]
+        return self._digest
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_encoder": None, "_cache": {}, "_base_cache": {},

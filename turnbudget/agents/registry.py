@@ -42,9 +42,12 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib.metadata
 import re
 import sys
+import weakref
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -57,6 +60,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "SPEC_SOURCES",
     "AgentFactory",
+    "agent_origin",
     "list_agents",
     "make_agent",
     "register_agent",
@@ -65,6 +69,11 @@ __all__ = [
 
 #: A factory builds an agent from the text after the spec's first colon.
 AgentFactory = Callable[[str], Any]
+
+# Agents built from code outside turnbudget -> where they came from (`agent_origin`).
+_ORIGINS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+# A module's file -> the start of its SHA-256, read when it was loaded (what its agents ran).
+_CODE_DIGESTS: dict[str, str] = {}
 
 #: The entry-point group through which installed distributions add agents.
 ENTRY_POINT_GROUP = "turnbudget.agents"
@@ -224,6 +233,7 @@ def make_agent(spec: str, **options: Any) -> Any:
         if options:
             check_options(spec.strip(), factory, options)
         agent = _call_factory(factory, arg, options, spec.strip())
+        _remember_origin(agent, factory, attr.strip(), arg)
     else:
         factory = _resolve(key)
         if options:
@@ -241,6 +251,36 @@ def make_agent(spec: str, **options: Any) -> Any:
             "act_async(...) (an AsyncAgent)"
         )
     return agent
+
+
+def agent_origin(agent: Any) -> str | None:
+    """Where an agent `make_agent` built from a ``MODULE:ATTR[:ARGS]`` or ``PATH.py:ATTR[:ARGS]``
+    spec came from: its ``ATTR:ARGS`` and a digest of its module's code (None for any other
+    agent). A run records it beside the agent's repr, so a rerun with other arguments or
+    edited code is refused as another run, not resumed into this one (a default repr names
+    only the class: ``:0.1`` and ``:0.9`` were one run)."""
+    try:
+        return _ORIGINS.get(agent)
+    except TypeError:  # (unhashable, or no weak reference to it)
+        return None
+
+
+def _remember_origin(agent: Any, factory: Callable[..., Any], attr: str, arg: str) -> None:
+    from turnbudget.agents.secrets import redact
+
+    module_name = getattr(factory, "__module__", None) or ""
+    module = sys.modules.get(module_name)
+    # (turnbudget's own code is the library's version, which a run does not pin)
+    own = module_name == "turnbudget" or module_name.startswith("turnbudget.")
+    path = None if own else getattr(module, "__file__", None)
+    if path is not None and path not in _CODE_DIGESTS:
+        try:
+            _CODE_DIGESTS[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+        except OSError:
+            _CODE_DIGESTS[path] = "unread"
+    code = f" code sha256:{_CODE_DIGESTS[path]}" if path is not None else ""
+    with contextlib.suppress(TypeError):  # (no weak reference to it: its repr alone)
+        _ORIGINS[agent] = redact(f"{attr}:{arg}"[:200]) + code
 
 
 def _is_agent(obj: Any) -> bool:

@@ -283,12 +283,19 @@ def agent_name(agent: Any) -> str:
 def _agent_repr(agent: Any) -> str:
     """A repr that is the same in every process: a default repr (which holds a memory
     address) is the class's name, and any other address is taken out (a dataclass holding
-    a NumPy Generator shows ``Generator(PCG64) at 0x7F3E...``)."""
+    a NumPy Generator shows ``Generator(PCG64) at 0x7F3E...``). An agent built from a
+    spec of outside code carries where it came from (`agent_origin`: its arguments and a
+    digest of its code), which a default repr left out."""
+    from turnbudget.agents.registry import agent_origin
+
     text = repr(agent)
     if " object at 0x" in text:
         cls = type(agent)
-        return f"{cls.__module__}.{cls.__qualname__}"
-    return _ADDRESS.sub("", text)
+        text = f"{cls.__module__}.{cls.__qualname__}"
+    else:
+        text = _ADDRESS.sub("", text)
+    origin = agent_origin(agent)
+    return text if origin is None else f"{text} [{origin}]"
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")

@@ -1,0 +1,84 @@
+"""A run records its agent so that a rerun resumes only the same agent: a policy retrained
+in place, or an agent of outside code built with other arguments or edited, is another run
+(its repr named only the path, or only the class, and the rerun mixed the two)."""
+
+from __future__ import annotations
+
+import shutil
+from importlib import resources
+
+import pytest
+
+from turnbudget.agents import make_agent
+from turnbudget.agents.policy import PolicyAgent
+from turnbudget.eval import evaluate
+from turnbudget.eval.run.plan import _agent_repr
+from turnbudget.eval.run.sealed import seal
+
+MAZE = "turnbudget/Maze-Easy-v0"
+SMALL = dict(ks=[1], ts=[6], n=1, tasks=2, n_bootstrap=0)
+ZOO = resources.files("turnbudget") / "zoo/maze-easy/base"
+
+AGENT_CODE = """
+from turnbudget.agents import RandomAgent
+
+
+class EpsAgent(RandomAgent):
+    def __init__(self, eps):
+        super().__init__()
+        self.eps = float(eps)
+
+    def __repr__(self):  # (the default: names the class only)
+        return object.__repr__(self)
+
+
+def make(arg):
+    return EpsAgent(arg)
+"""
+
+
+def test_a_policy_retrained_in_place_is_another_run(tmp_path):
+    policy, out = tmp_path / "policy", tmp_path / "run"
+    shutil.copytree(ZOO / "seed0", policy)
+    first = evaluate(MAZE, PolicyAgent(policy), **SMALL, out=out)
+    assert first.n_run == 2
+    again = evaluate(MAZE, PolicyAgent(policy), **SMALL, out=out)  # (the same weights)
+    assert again.n_run == 0
+    shutil.rmtree(policy)
+    shutil.copytree(ZOO / "seed3", policy)  # (retrained: other weights, the same path)
+    with pytest.raises(ValueError, match=r"differs in: agent"):
+        evaluate(MAZE, PolicyAgent(policy), **SMALL, out=out)
+    assert repr(PolicyAgent(policy)) != repr(PolicyAgent(ZOO / "seed0"))
+    assert repr(PolicyAgent(ZOO / "seed0")) == repr(PolicyAgent(ZOO / "seed0"))
+
+
+def test_an_outside_agent_is_recorded_with_its_arguments_and_code(tmp_path):
+    code = tmp_path / "myagent.py"
+    code.write_text(AGENT_CODE)
+    spec = f"{code}:make"
+    low, high = make_agent(f"{spec}:0.1"), make_agent(f"{spec}:0.9")
+    assert _agent_repr(low) != _agent_repr(high) and "make:0.1 code sha256:" in _agent_repr(low)
+    assert _agent_repr(make_agent(f"{spec}:0.1")) == _agent_repr(low)
+    sealed = seal(f"{spec}:0.1")  # (its own process builds it: the same record)
+    try:
+        assert repr(sealed) == _agent_repr(low)
+    finally:
+        sealed.close()
+    out = tmp_path / "run"
+    evaluate(MAZE, low, **SMALL, out=out)
+    with pytest.raises(ValueError, match=r"differs in: agent"):
+        evaluate(MAZE, high, **SMALL, out=out)
+
+
+def test_an_outside_agent_whose_code_changed_is_another_agent(tmp_path):
+    code = tmp_path / "myagent.py"
+    code.write_text(AGENT_CODE)
+    records = []
+    for text in (AGENT_CODE, AGENT_CODE + "\n# tuned\n"):
+        code.write_text(text)
+        sealed = seal(f"{code}:make:0.1")  # (a fresh process: the code as it is now)
+        try:
+            records.append(repr(sealed))
+        finally:
+            sealed.close()
+    assert records[0] != records[1] and all("make:0.1 code sha256:" in r for r in records)
