@@ -402,3 +402,26 @@ def test_out_holding_an_exported_policy_is_refused_without_overwrite(tmp_path):
         (out / name).unlink()
     with pytest.raises(ValueError, match=r"holds a policy or a run \(encoding.json\)"):
         check_out(config)
+
+
+def test_bc_refuses_a_budget_schedule():
+    """The schedule's phases split PPO's steps (total_steps / n_envs): BC's demonstrations
+    all played the first phase's budgets, silently."""
+    with pytest.raises(ValueError, match="Expect no `budget_schedule` with algo 'bc'"):
+        TrainConfig(algo="bc", budget_schedule=("uniform:12-20", "uniform:21-40"))
+    TrainConfig(algo="ppo", budget_schedule=("uniform:12-20", "uniform:21-40"))
+
+
+def test_out_holding_another_tools_tensorboard_events_is_refused_without_overwrite(tmp_path):
+    """The run clears TensorBoard's event files in `out`: another tool's went without a word."""
+    from turnbudget.train import check_out
+
+    out = tmp_path / "logs"
+    out.mkdir()
+    (out / "events.out.tfevents.1700000000.host.123.0").write_text("theirs\n")
+    (out / "notes.txt").write_text("mine\n")
+    config = TrainConfig(env_id="turnbudget/Maze-Easy-v0", out=str(out))
+    with pytest.raises(ValueError, match=r"holds a policy or a run \(events.out.tfevents"):
+        check_out(config)
+    (out / "events.out.tfevents.1700000000.host.123.0").unlink()
+    check_out(config)  # (unrelated files alone are taken, and kept)

@@ -91,7 +91,8 @@ class TrainConfig:
     budget_schedule: tuple[str, ...] = ()
     """A progressive horizon (as ScalingInter-RL): one BudgetMix per phase, short budgets first,
     e.g. ``uniform:12-20,uniform:21-30,uniform:31-40``; the run's steps are split evenly
-    between the phases, and a phase's budgets replace ``budget_mix`` / ``turn_budget`` (empty: none)."""
+    between the phases, and a phase's budgets replace ``budget_mix`` / ``turn_budget`` (empty: none;
+    PPO only: BC's demonstrations take theirs from ``budget_mix``)."""
     process_reward: bool = False
     """Add potential-based shaping from the oracle's distance (`ProcessReward`)."""
     process_scale: float = 0.1
@@ -202,6 +203,13 @@ class TrainConfig:
             raise ValueError(
                 "Expect `budget_schedule` to be a sequence (a list or tuple) of BudgetMix strings, one "
                 f"per phase, got {brief(schedule)}"
+            )
+        if self.budget_schedule and self.algo == "bc":
+            # (its phases split PPO's steps, total_steps / n_envs: BC's demonstrations all
+            # played the first phase's budgets, silently)
+            raise ValueError(
+                "Expect no `budget_schedule` with algo 'bc': a schedule's phases split PPO's "
+                "steps; give BC's demonstrations their budgets with `budget_mix`"
             )
         if self.budget_schedule:
             from turnbudget.wrappers.sample_turn_budget import BudgetMix
@@ -370,6 +378,8 @@ def check_out(config: TrainConfig, overwrite: bool = False) -> None:
                          "progress.csv", "checkpoints")
             if (out / name).exists() or (out / name).is_symlink()
         ]  # fmt: skip
+        # (TensorBoard's event files, which the run clears: another tool's went, unasked)
+        held += sorted(p.name for p in out.glob("events.out.tfevents.*"))[:1]
         if held:
             raise ValueError(f"`out` {out} holds a policy or a run ({', '.join(held)}): {fix}")
         return
