@@ -178,3 +178,18 @@ def test_a_spec_that_names_no_agent_is_one_line(
     err = capsys.readouterr().err
     assert err.startswith(f"turnbudget {command[0]}: error: ") and message in err
     assert err.count("\n") == 1
+
+
+def test_a_policy_on_another_game_is_noted(tmp_path, capsys):
+    """Allowed (a transfer), but nothing in the run said which game the policy learned."""
+    argv = ["--agent", "policy:zoo/maze-easy/base/seed0", "--k", "1", "--t", "4", "--n", "1",
+            "--tasks", "1", "--quiet", "--no-plots"]  # fmt: skip
+    out = tmp_path / "other"
+    assert main(["eval", "--env", "KeyQuest-Easy-v0,Maze-Easy-v0", *argv, "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err == (
+        "turnbudget: note: policy:zoo/maze-easy/base/seed0 was trained on "
+        "turnbudget/Maze-Easy-v0, and plays turnbudget/KeyQuest-Easy-v0 here\n"
+    )
+    assert main(["eval", "--env", "Maze-Easy-v0", *argv, "--out", str(tmp_path / "own")]) == 0
+    assert "note" not in capsys.readouterr().err

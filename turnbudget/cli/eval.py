@@ -262,6 +262,25 @@ def load_agent(spec: str, options: dict[str, Any], sealed: bool | None) -> Any:
     return agent
 
 
+def note_other_game(agent: Any, envs: list[str]) -> None:
+    """Say on stderr when a trained policy plays a game it was not trained on: allowed (a
+    transfer is a fair question), but its features mean what they did in training only on
+    its own game, and nothing else in the run says which that was."""
+    from turnbudget.agents.policy import PolicyAgent
+    from turnbudget.eval.run.plan import agent_name
+
+    if not isinstance(agent, PolicyAgent):
+        return
+    others = [env for env in envs if env != agent.env_id]
+    if others:
+        print(
+            f"turnbudget: note: {agent_name(agent)} was trained on {agent.env_id}, and plays "
+            f"{', '.join(others)} here",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 def _profile(agent: Any) -> None:
     """Read what the engine reads of an agent before it plays (its form and flags, its name
     and its repr), as a sealed agent's process does when it starts: a flag that is no bool,
@@ -375,6 +394,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.no_plots:
             check_plotting()
         agent = load_agent(args.agent, llm_options(args), args.sealed)
+        note_other_game(agent, envs)
         label = args.label if args.label is not None else agent_name(agent)
         out = args.out or Path("runs") / check_label(label)  # (checked before runs/ is made)
         # Held across the run and its report (`evaluate.unlocked` holds nothing itself).

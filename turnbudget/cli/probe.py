@@ -118,7 +118,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from turnbudget._checks import check_label
     from turnbudget.cli import error_line, interrupted
-    from turnbudget.cli.eval import backend_options, close_sealed, llm_options, load_agent
+    from turnbudget.cli.eval import (
+        backend_options,
+        close_sealed,
+        llm_options,
+        load_agent,
+        note_other_game,
+    )
     from turnbudget.cli.ids import env_ids
     from turnbudget.eval.probes.run import probe
     from turnbudget.eval.report import write_probe_report
@@ -138,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"{flag} is an option of llm agents, and no --agent is one")
         for spec, llm in zip(specs, is_llm, strict=True):
             agents.append(load_agent(spec, options if llm else {}, args.sealed))
+            note_other_game(agents[-1], envs)
         label = args.label if args.label is not None else "+".join(agent_name(a) for a in agents)
         out = args.out or Path("runs") / f"probe-{check_label(label)}"  # (before runs/ is made)
         # Held across the probes and their report (`probe.unlocked` holds nothing itself).
