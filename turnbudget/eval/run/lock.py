@@ -83,9 +83,10 @@ _TRAINING_FILES = ("config.json", "policy.zip", "weights.npz", "encoding.json")
 
 
 def check_not_foreign(out: Path) -> None:
-    """A ValueError when ``out`` holds something other than an evaluation run or a report of
-    runs, which a run there would overwrite (its summary.json, whatever ``overwrite`` says,
-    since that replaces only a run): a training run or a policy, or a summary.json beside
+    """A ValueError when ``out`` is not an evaluation run's own, whatever ``overwrite`` says
+    (that replaces only a run): it lies inside another run's directory or is a folder of
+    runs (either report would read one run and leave the other out), or it holds what the
+    run's summary.json would overwrite: a training run or a policy, or a summary.json beside
     no run.json and no report.md of ours."""
     # (a run inside another's directory, or a folder of runs with a run of its own: a report
     # of the outer one read only that run, and left the others out without a word)
