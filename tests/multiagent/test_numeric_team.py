@@ -83,9 +83,10 @@ def test_text_stack_is_unchanged_and_options_are_checked():
     assert numeric.observation_space("player_0").shape == (32,)  # text and goal blocks
     with pytest.raises(ValueError, match="Expect `info` to be one of"):
         make_team("race_v0", info="tensor")
-    with pytest.raises(ValueError, match="Expect `max_actions` to be a positive int"):
+    # (a value given to the option is refused by the option's name, as `turnbudget.make` does)
+    with pytest.raises(ValueError, match="Expect `discrete_actions` to be a positive int"):
         make_team("race_v0", discrete_actions=0)
-    with pytest.raises(ValueError, match="Expect `size` to be a multiple of 2"):
+    with pytest.raises(ValueError, match="Expect `text_features` to be a multiple of 2"):
         make_team("race_v0", text_features=63)
     with pytest.raises(ValueError, match="needs a TeamTurnBudget"):
         TeamNumericInfo(all_games["turnbudget/race_v0"].raw_env())

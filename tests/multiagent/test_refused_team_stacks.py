@@ -133,3 +133,30 @@ def test_the_full_classic_rl_stack_passes_pettingzoo_api_tests(name):
         warnings.simplefilter("ignore", UserWarning)  # naming and array-game advice
         parallel_api_test(make_team(name, turn_budget=12, **kwargs), num_cycles=40)
         api_test(make_team(name, aec=True, turn_budget=12, **kwargs), num_cycles=40)
+
+
+@pytest.mark.parametrize(
+    "option, value, expect",
+    [
+        ("reveal", "sometimes", "Expect `reveal` to be one of"),
+        ("errors", "garbage", r"Expect `errors` to be a number in \[0, 1\]"),
+        ("errors", 2.0, r"Expect `errors` to be a number in \[0, 1\]"),
+        ("discrete_actions", 0, "Expect `discrete_actions`"),
+    ],
+)
+def test_an_option_given_as_one_value_is_refused_by_its_own_name(option, value, expect):
+    """make_team(reveal="sometimes") said "Expect `mode` ...", a name make_team has not (and
+    evaluate_team has a `mode` of its own); make(...) already said `reveal`."""
+    from turnbudget.agents import RandomAgent
+    from turnbudget.eval import evaluate_team
+
+    with pytest.raises(ValueError, match=expect):
+        make_team("vault_v0", **{option: value})
+    if option != "discrete_actions":
+        with pytest.raises(ValueError, match=expect):
+            evaluate_team("vault_v0", {"operator": RandomAgent(), "runner": RandomAgent()},
+                          ks=[1], ts=[3], tasks=1, **{option: value})  # fmt: skip
+    # (given as keyword arguments, the wrapper's own names stand)
+    keyword = {"reveal": "mode", "errors": "rate", "discrete_actions": "max_actions"}[option]
+    with pytest.raises(ValueError, match=f"`{keyword}`"):
+        make_team("vault_v0", **{option: {keyword: value}})

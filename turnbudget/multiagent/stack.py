@@ -148,6 +148,17 @@ def make_team(
         "text_features": _options(text_features, "text_features", "size"),
         "info": {} if info == "numeric" else None,
     }
+    # The options given as one value (``reveal="sometimes"``): a wrapper's refusal names its
+    # own keyword (`mode`), which make_team has not; it is said as the option.
+    scalars = {
+        key: keyword
+        for key, value, keyword in (
+            ("errors", errors, "rate"), ("reveal", reveal, "mode"),
+            ("discrete_actions", discrete_actions, "max_actions"),
+            ("text_features", text_features, "size"),
+        )
+        if value is not None and not isinstance(value, (bool, Mapping))
+    }  # fmt: skip
     if isinstance(record, (str, os.PathLike)):
         specs["record"] = {"path": record}
     elif callable(record) and not isinstance(record, Mapping):
@@ -170,5 +181,10 @@ def make_team(
         ("info", TeamNumericInfo),
     ):
         if specs[key] is not None:
-            env = wrapper(env, **specs[key])
+            try:
+                env = wrapper(env, **specs[key])
+            except ValueError as exc:
+                if key not in scalars or type(exc) is not ValueError:
+                    raise
+                raise ValueError(str(exc).replace(f"`{scalars[key]}`", f"`{key}`")) from None
     return checked_aec(env) if aec else env
