@@ -255,8 +255,8 @@ def make_agent(spec: str, **options: Any) -> Any:
 
 def agent_origin(agent: Any) -> str | None:
     """Where an agent `make_agent` built from a ``MODULE:ATTR[:ARGS]`` or ``PATH.py:ATTR[:ARGS]``
-    spec came from: its ``ATTR:ARGS`` and a digest of its module's code (None for any other
-    agent). A run records it beside the agent's repr, so a rerun with other arguments or
+    spec of code outside turnbudget came from: its ``ATTR:ARGS`` and a digest of its module's
+    code (None for any other agent). A run records it beside the agent's repr, so a rerun with other arguments or
     edited code is refused as another run, not resumed into this one (a default repr names
     only the class: ``:0.1`` and ``:0.9`` were one run)."""
     try:
@@ -269,10 +269,9 @@ def _remember_origin(agent: Any, factory: Callable[..., Any], attr: str, arg: st
     from turnbudget.agents.secrets import redact
 
     module_name = getattr(factory, "__module__", None) or ""
-    module = sys.modules.get(module_name)
-    # (turnbudget's own code is the library's version, which a run does not pin)
-    own = module_name == "turnbudget" or module_name.startswith("turnbudget.")
-    path = None if own else getattr(module, "__file__", None)
+    if module_name == "turnbudget" or module_name.startswith("turnbudget."):
+        return  # (the library's own agents: their reprs say their settings, as by name)
+    path = getattr(sys.modules.get(module_name), "__file__", None)
     if path is not None and path not in _CODE_DIGESTS:
         try:
             _CODE_DIGESTS[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]

@@ -82,3 +82,10 @@ def test_an_outside_agent_whose_code_changed_is_another_agent(tmp_path):
         finally:
             sealed.close()
     assert records[0] != records[1] and all("make:0.1 code sha256:" in r for r in records)
+
+
+def test_the_librarys_own_agents_are_recorded_alike_by_name_or_by_module():
+    """Their reprs say their settings; spelt by module they are the same agent as by name."""
+    by_name = make_agent("oracle:0.25")
+    by_module = make_agent("turnbudget.agents.baselines:OracleAgent:0.25")
+    assert _agent_repr(by_name) == _agent_repr(by_module) == "OracleAgent(epsilon=0.25)"
