@@ -256,9 +256,9 @@ def make_agent(spec: str, **options: Any) -> Any:
 def agent_origin(agent: Any) -> str | None:
     """Where an agent `make_agent` built from a ``MODULE:ATTR[:ARGS]`` or ``PATH.py:ATTR[:ARGS]``
     spec of code outside turnbudget came from: its ``ATTR:ARGS`` and a digest of its module's
-    code (None for any other agent). A run records it beside the agent's repr, so a rerun with other arguments or
-    edited code is refused as another run, not resumed into this one (a default repr names
-    only the class: ``:0.1`` and ``:0.9`` were one run)."""
+    code (None for any other agent). A run records it beside the agent's repr, so a rerun
+    with other arguments or edited code is refused as another run, not resumed into this one
+    (a default repr names only the class: ``:0.1`` and ``:0.9`` were one run)."""
     try:
         return _ORIGINS.get(agent)
     except TypeError:  # (unhashable, or no weak reference to it)

@@ -62,6 +62,11 @@ def game_module(game: str | ModuleType) -> ModuleType:
     return all_games[key]
 
 
+#: The wrapper keyword a ``make_team`` option's single value is passed as.
+_SCALAR_KEYWORDS = {"errors": "rate", "reveal": "mode", "discrete_actions": "max_actions",
+                    "text_features": "size"}  # fmt: skip
+
+
 def _options(value: Any, name: str, scalar: str | None = None) -> dict[str, Any] | None:
     """None/False: no wrapper; True: defaults; a mapping: keyword arguments; a scalar: ``{scalar: value}``."""
     if value is None or value is False:
@@ -141,24 +146,13 @@ def make_team(
         info = "text" if text_features is None or text_features is False else "numeric"
     if not isinstance(info, str) or info not in INFO_MODES:  # (an array: "ambiguous")
         raise ValueError(f"Expect `info` to be one of {INFO_MODES} or None, got {brief(info)}")
-    specs = {
-        "errors": _options(errors, "errors", "rate"),
-        "reveal": _options(reveal, "reveal", "mode"),
-        "discrete_actions": _options(discrete_actions, "discrete_actions", "max_actions"),
-        "text_features": _options(text_features, "text_features", "size"),
-        "info": {} if info == "numeric" else None,
-    }
+    given = {"errors": errors, "reveal": reveal, "discrete_actions": discrete_actions,
+             "text_features": text_features}  # fmt: skip
+    specs = {key: _options(value, key, _SCALAR_KEYWORDS[key]) for key, value in given.items()}
+    specs["info"] = {} if info == "numeric" else None
     # The options given as one value (``reveal="sometimes"``): a wrapper's refusal names its
     # own keyword (`mode`), which make_team has not; it is said as the option.
-    scalars = {
-        key: keyword
-        for key, value, keyword in (
-            ("errors", errors, "rate"), ("reveal", reveal, "mode"),
-            ("discrete_actions", discrete_actions, "max_actions"),
-            ("text_features", text_features, "size"),
-        )
-        if value is not None and not isinstance(value, (bool, Mapping))
-    }  # fmt: skip
+    scalars = [k for k, v in given.items() if v is not None and not isinstance(v, (bool, Mapping))]
     if isinstance(record, (str, os.PathLike)):
         specs["record"] = {"path": record}
     elif callable(record) and not isinstance(record, Mapping):
@@ -186,5 +180,6 @@ def make_team(
             except ValueError as exc:
                 if key not in scalars or type(exc) is not ValueError:
                     raise
-                raise ValueError(str(exc).replace(f"`{scalars[key]}`", f"`{key}`")) from None
+                keyword = _SCALAR_KEYWORDS[key]
+                raise ValueError(str(exc).replace(f"`{keyword}`", f"`{key}`")) from None
     return checked_aec(env) if aec else env
