@@ -670,13 +670,16 @@ def test_runs_nested_at_any_depth_are_reported_and_never_nested_in_a_run(tmp_pat
     """A label with a slash nests its run (runs/team/a): the report of runs/ read only its
     subdirectories and left that run out without a word; a run made in a folder of runs, or
     inside another run's directory, was read alone by that folder's report."""
-    from turnbudget.eval import build_report
+    from turnbudget.eval import build_report, probe
 
     runs = tmp_path / "runs"
     evaluate(MAZE, RandomAgent(), **SMALL, out=runs / "team" / "a", label="team/a")
     evaluate(MAZE, RandomAgent(), **SMALL, out=runs / "b", label="b")
+    probe(MAZE, RandomAgent(), tasks=1, kinds=["setback"], baseline_repeats=1, n_bootstrap=0,
+          label="team/p", out=runs / "probe-team" / "p")  # fmt: skip
     summary = build_report(runs, plots=False, n_bootstrap=0)
     assert sorted(summary["runs"]) == ["b", "team/a"]
+    assert len(summary["probes"]) == 1  # (nested as deep: read too)
     for out, refusal in (
         (runs, "is a folder of runs"),
         (runs / "team", "is a folder of runs"),

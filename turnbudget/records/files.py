@@ -73,6 +73,7 @@ __all__ = [
     "budget_counts_problem",
     "episode_fields_problem",
     "episode_problem",
+    "folders_below",
     "iter_episodes",
     "iter_records",
     "prepare_run_dir",
@@ -975,23 +976,20 @@ _ADDED_SETTINGS = ("grants",)
 MAX_RUN_DEPTH = 16
 
 
-def run_dirs_below(root: str | os.PathLike[str]) -> tuple[list[Path], list[Path]]:
-    """The run directories below ``root`` (``root`` itself not included), at any depth to
-    `MAX_RUN_DEPTH`, sorted, and the directories below it that hold logs but no ``run.json``
-    (a run that lost it). Nothing below a run is looked at (its files are its own), nor
-    hidden folders, and a folder reached twice (a link round a loop) only once."""
-    root = Path(root)
-    runs: list[Path] = []
-    lost: list[Path] = []
+def folders_below(root: str | os.PathLike[str]) -> Iterator[Path]:
+    """The folders below ``root`` (``root`` itself not included), level by level to
+    `MAX_RUN_DEPTH`, each sorted: a run's folder (it holds ``run.json`` or logs) is given
+    but not looked into (its files are its own), hidden folders are skipped, and a folder
+    reached twice (a link round a loop) is given once."""
     seen: set[Path] = set()
-    level = [root]
+    level = [Path(root)]
     for _ in range(MAX_RUN_DEPTH):
         below = []
         for folder in level:
             try:
-                children = [
+                children = sorted(
                     p for p in folder.iterdir() if not p.name.startswith(".") and p.is_dir()
-                ]
+                )
             except OSError:  # (unreadable: its runs cannot be read either; a report says so)
                 continue
             for child in children:
@@ -1002,14 +1000,28 @@ def run_dirs_below(root: str | os.PathLike[str]) -> tuple[list[Path], list[Path]
                 if real in seen:
                     continue
                 seen.add(real)
-                if (child / RUN_FILE).exists() or (child / RUN_FILE).is_symlink():
-                    runs.append(child)
-                elif (child / EPISODES_FILE).exists() or (child / EPISODES_FILE).is_symlink():
-                    lost.append(child)
-                else:
+                yield child
+                if not any(_present(child / name) for name in (RUN_FILE, EPISODES_FILE)):
                     below.append(child)
         level = below
+
+
+def run_dirs_below(root: str | os.PathLike[str]) -> tuple[list[Path], list[Path]]:
+    """The run directories below ``root`` (`folders_below`: at any depth to `MAX_RUN_DEPTH`),
+    sorted, and the folders below it that hold logs but no ``run.json`` (a run that lost it)."""
+    runs: list[Path] = []
+    lost: list[Path] = []
+    for folder in folders_below(root):
+        if _present(folder / RUN_FILE):
+            runs.append(folder)
+        elif _present(folder / EPISODES_FILE):
+            lost.append(folder)
     return sorted(runs), sorted(lost)
+
+
+def _present(path: Path) -> bool:
+    """Whether ``path`` is there, as a file or as a link that leads nowhere."""
+    return path.exists() or path.is_symlink()
 
 
 def prepare_run_dir(

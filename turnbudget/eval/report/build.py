@@ -53,6 +53,7 @@ from turnbudget.records import (
     RUN_FILE,
     STEPS_FILE,
     LogError,
+    folders_below,
     iter_episodes,
     read_config_dict,
     read_steps,
@@ -256,12 +257,13 @@ def write_probe_report(out: str | Path, summary: Mapping[str, Any]) -> Path:
 
 
 def find_probe_summaries(root: str | Path) -> list[Path]:
-    """``probe_summary.json`` files in a report directory or its immediate subdirectories."""
+    """``probe_summary.json`` files in a report directory or the folders below it, at any
+    depth as its runs (`folders_below`: a label with a slash nests a probe run too)."""
     root = Path(root)
     found = [root / PROBE_SUMMARY_FILE] if _present(root / PROBE_SUMMARY_FILE) else []
     if root.is_dir():
         found += sorted(
-            p / PROBE_SUMMARY_FILE for p in root.iterdir() if _present(p / PROBE_SUMMARY_FILE)
+            p / PROBE_SUMMARY_FILE for p in folders_below(root) if _present(p / PROBE_SUMMARY_FILE)
         )
     return found
 
