@@ -77,6 +77,7 @@ __all__ = [
     "iter_episodes",
     "iter_records",
     "prepare_run_dir",
+    "present",
     "read_config_dict",
     "read_episodes",
     "read_jsonl",
@@ -1001,7 +1002,7 @@ def folders_below(root: str | os.PathLike[str]) -> Iterator[Path]:
                     continue
                 seen.add(real)
                 yield child
-                if not any(_present(child / name) for name in (RUN_FILE, EPISODES_FILE)):
+                if not any(present(child / name) for name in (RUN_FILE, EPISODES_FILE)):
                     below.append(child)
         level = below
 
@@ -1012,15 +1013,16 @@ def run_dirs_below(root: str | os.PathLike[str]) -> tuple[list[Path], list[Path]
     runs: list[Path] = []
     lost: list[Path] = []
     for folder in folders_below(root):
-        if _present(folder / RUN_FILE):
+        if present(folder / RUN_FILE):
             runs.append(folder)
-        elif _present(folder / EPISODES_FILE):
+        elif present(folder / EPISODES_FILE):
             lost.append(folder)
     return sorted(runs), sorted(lost)
 
 
-def _present(path: Path) -> bool:
-    """Whether ``path`` is there, as a file or as a link that leads nowhere."""
+def present(path: Path) -> bool:
+    """Whether ``path`` is there, as a file or as a link that leads nowhere (to nothing, or
+    round a loop: its reader names it; `Path.exists` said no, and a run was passed over)."""
     return path.exists() or path.is_symlink()
 
 

@@ -55,6 +55,7 @@ from turnbudget.records import (
     LogError,
     folders_below,
     iter_episodes,
+    present,
     read_config_dict,
     read_steps,
     run_dirs_below,
@@ -80,19 +81,13 @@ REPORT_FILE = "report.md"
 PROBE_REPORT_FILE = "probe_report.md"
 
 
-def _present(path: Path) -> bool:
-    """Whether ``path`` is there, as a file or as a link that leads nowhere (to nothing, or
-    round a loop: its reader names it; `Path.exists` said no, and the run was passed over)."""
-    return path.exists() or path.is_symlink()
-
-
 def find_runs(root: str | Path) -> list[Path]:
     """The run directories of a report directory: itself, or the directories below it with
     ``run.json``, at any depth (`run_dirs_below`: a label with a slash nests its run)."""
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"No such run directory: {root}")
-    if _present(root / RUN_FILE):
+    if present(root / RUN_FILE):
         return [root]
     # (only the subdirectories were read: a run two levels down, runs/team/a of the label
     # "team/a", was left out of the report and its comparisons without a word)
@@ -128,7 +123,7 @@ def load_run_summary(run_dir: str | Path, n_bootstrap: int = 1000) -> dict[str, 
         return summarize_run(team, episodes, n_bootstrap=n_bootstrap)
     config, log = load_run(run_dir)  # (streamed: a run's records are never all held)
     steps = None  # read only for logs whose episode records lack `budget_counts`
-    if config.record_steps and _present(run_dir / STEPS_FILE):
+    if config.record_steps and present(run_dir / STEPS_FILE):
         steps = functools.partial(_read_steps, run_dir / STEPS_FILE)
     try:
         return summarize_run(config, log.stream(), n_bootstrap=n_bootstrap, steps=steps)
@@ -260,10 +255,10 @@ def find_probe_summaries(root: str | Path) -> list[Path]:
     """``probe_summary.json`` files in a report directory or the folders below it, at any
     depth as its runs (`folders_below`: a label with a slash nests a probe run too)."""
     root = Path(root)
-    found = [root / PROBE_SUMMARY_FILE] if _present(root / PROBE_SUMMARY_FILE) else []
+    found = [root / PROBE_SUMMARY_FILE] if present(root / PROBE_SUMMARY_FILE) else []
     if root.is_dir():
         found += sorted(
-            p / PROBE_SUMMARY_FILE for p in folders_below(root) if _present(p / PROBE_SUMMARY_FILE)
+            p / PROBE_SUMMARY_FILE for p in folders_below(root) if present(p / PROBE_SUMMARY_FILE)
         )
     return found
 
