@@ -15,10 +15,12 @@ so every fault lands where the test says, whatever the machine's load.
 from __future__ import annotations
 
 import os
+import random
 import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -316,3 +318,32 @@ class CrashingAgent(_Faulty):
             faulthandler.disable()  # (pytest's dump of every thread would only fill CI's log)
             ctypes.string_at(0)
         return super().act(observation, info)
+
+
+class ShippedHouseAgent:
+    """A random player that declares ``needs_house`` only once shipped (unpickled in a worker
+    or a sealed agent's process), and leaves a file in ``trace_dir`` for each turn it is
+    shown the house's move (the next step of its own role's shortest plan)."""
+
+    name = "shipped-house"
+    needs_house = False
+
+    def __init__(self, trace_dir: str):
+        self.trace_dir = trace_dir
+        self._rng = random.Random(0)
+
+    def __repr__(self) -> str:
+        return "ShippedHouseAgent()"
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.needs_house = True
+
+    def reset(self, seed: int | None = None) -> None:
+        self._rng = random.Random(seed)
+
+    def act(self, observation: str, info: Any) -> str:
+        if "house_action" in info:
+            (Path(self.trace_dir) / f"{os.getpid()}-{uuid.uuid4().hex}").write_text("")
+            return str(info["house_action"])
+        return self._rng.choice(list(info["admissible_actions"]))

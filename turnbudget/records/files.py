@@ -968,9 +968,10 @@ class LogWriter:
             raise errors[0]
 
 
-#: Settings run.json has held only since a later release (a team run's ``grants``, derived
-#: from its agents): a run.json without one is resumed as if it held today's value.
-_ADDED_SETTINGS = ("grants",)
+#: Settings run.json has held only since a later release (a team run's ``grants`` and
+#: ``house``, derived from its agents): a run.json without one is resumed as if it held
+#: today's value.
+_ADDED_SETTINGS = ("grants", "house")
 
 
 #: How deep below a folder of runs `run_dirs_below` looks (labels with a slash nest a run).

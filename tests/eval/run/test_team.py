@@ -200,3 +200,46 @@ def test_a_member_answering_bytes_fails_its_episode_sealed_or_not(sealed):
     clean = evaluate_team("vault_v0", team(), **SMALL)
     ok = [e for e in result.episodes if not e.get("failed_to_run")]
     assert ok == [e for e in clean.episodes if e["episode_id"] != failed[0]["episode_id"]]
+
+
+def test_a_sealed_member_is_shown_the_house_s_moves_only_if_planned_so(tmp_path):
+    """The engine read `needs_house` again in the worker, where a sealed agent's own process
+    answers: a player whose flag turned on there was handed the next step of its own role's
+    shortest plan (Pass@(1,30) 0.45 where random play scores 0), the record saying nothing.
+    The house is now the roles whose flag was read where the run was planned (run.json's
+    ``house``)."""
+    from _faults import ShippedHouseAgent
+
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    agents = {"player_1": ShippedHouseAgent(str(trace)), "player_0": "house"}
+    result = evaluate_team(
+        "race_v0", agents, ks=[1], ts=[30], tasks=3, n_bootstrap=0, sealed=True,
+        out=tmp_path / "run",
+    )  # fmt: skip
+    assert list(trace.iterdir()) == []
+    assert result.config["house"] == ["player_0"] and result.n_run == 3
+    assert not any(e.get("failed_to_run") for e in result.episodes)
+    assert json.loads((tmp_path / "run" / RUN_FILE).read_text())["house"] == ["player_0"]
+
+
+def test_the_mode_follows_the_budget_flag_the_record_holds():
+    """`mode="auto"` read `budget_aware` on its own, apart from the grants: a flag that
+    changed between the reads gave a truncate run (every T scored from one episode at the
+    largest) whose record said the member saw its budget."""
+    from turnbudget.agents import RandomAgent
+
+    class OnceAware(RandomAgent):  # aware at its first two reads (its check, its grants)
+        reads = 0
+
+        @property
+        def budget_aware(self) -> bool:
+            OnceAware.reads += 1
+            return OnceAware.reads <= 2
+
+    result = evaluate_team(
+        "vault_v0", {"operator": OnceAware(), "runner": "random"}, ks=[1], ts=[6, 12],
+        tasks=1, n_bootstrap=0,
+    )  # fmt: skip
+    aware = "budget_aware" in result.config["grants"].get("operator", [])
+    assert (result.config["mode"] == "rerun") is aware, result.config

@@ -111,6 +111,7 @@ __all__ = [
     "TeamEvalResult",
     "baseline_teams",
     "evaluate_team",
+    "house_roles",
     "plan_team_episodes",
     "seat_copies",
     "team_agent",
@@ -150,16 +151,26 @@ def team_of(module: Any, roles: Sequence[str], agents: Mapping[str, Any]) -> lis
     in a game without a house policy (every episode failed, and a rerun could not help), or
     every role played by the house (no one left to evaluate)."""
     team = [team_agent(agents[role], f"agents[{role!r}]") for role in roles]
-    house = [r for r, agent in zip(roles, team, strict=True) if agent_flag(agent, "needs_house")]
+    house_roles(module, roles, team)
+    return team
+
+
+def house_roles(module: Any, roles: Sequence[str], team: Sequence[Any]) -> tuple[str, ...]:
+    """The roles of ``team`` played by the house (their agents declare ``needs_house``), refused
+    as `team_of` says. Read once where a run is planned: its record says which roles are
+    shown the house's moves, and the engine shows no other role."""
+    house = tuple(
+        r for r, agent in zip(roles, team, strict=True) if agent_flag(agent, "needs_house")
+    )
     name = module.raw_env.metadata["name"]
     if house and not hasattr(module.raw_env, "house_action"):
         raise ValueError(
             f"{name} has no house policy (`house_action`: the competitive games have one), "
-            f"but {house} would play it"
+            f"but {list(house)} would play it"
         )
     if len(house) == len(roles):
-        raise ValueError(f"Expect a role not played by the house in {name}, got {house}")
-    return team
+        raise ValueError(f"Expect a role not played by the house in {name}, got {list(house)}")
+    return house
 
 
 def seat_copies(seated: Sequence[Any]) -> list[Any]:
@@ -237,10 +248,17 @@ class TeamConfig(GridConfig):
     #: role -> what its agent is shown beyond a player's view, by its own flags
     #: (``needs_oracle``, ``budget_aware``): only the roles that declare any.
     grants: dict[str, list[str]] = field(default_factory=dict)
+    #: The roles played by the house (`house_roles`): the only ones shown its moves.
+    house: tuple[str, ...] = ()
 
     @property
     def roles(self) -> tuple[str, ...]:
         return tuple(self.agents)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d["house"] = list(self.house)  # (JSON's form, as the other tuples)
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TeamConfig:
@@ -292,6 +310,13 @@ class TeamConfig(GridConfig):
                     for g in grants.values())
         ):  # fmt: skip
             raise ValueError(f"Expect `grants` to map roles to {list(GRANTS)}, got {brief(grants)}")
+        house = d.get("house", [])
+        if not (
+            isinstance(house, list | tuple) and len(set(house)) == len(house)
+            and all(isinstance(r, str) and r in agents for r in house) and len(house) < len(agents)
+        ):  # fmt: skip
+            raise ValueError(f"Expect `house` to list some of the roles, got {brief(house)}")
+        d["house"] = tuple(house)
         return cls(**d)
 
 
@@ -343,7 +368,7 @@ class TeamEpisodes:
         granted = [config.grants.get(role, ()) for role in self.roles]
         self.show_budget = ["budget_aware" in g for g in granted]
         self.needs_oracle = ["needs_oracle" in g for g in granted]
-        self.needs_house = [agent_flag(a, "needs_house") for a in agents]
+        self.needs_house = [role in config.house for role in self.roles]
         self.winners = self.roles if config.success == "all" else (config.success,)
         self._envs: dict[int, tuple[Any, list[dict[str, Any]]]] = {}
 
@@ -587,7 +612,11 @@ def _make_config(
     seed = check_seed(seed)
     if label is not None:
         check_label(label)
-    team = team_of(module, roles, agents)
+    team = [team_agent(agents[role], f"agents[{role!r}]") for role in roles]
+    # Every flag read once, here: the run's record, its mode and what the engine shows each
+    # role follow these reads (a flag read again could say otherwise, as `grants` explains).
+    house = house_roles(module, roles, team)
+    granted = {r: g for r, a in zip(roles, team, strict=True) if (g := _grants(a))}
     ks_t = positive_ints(ks, "ks", most=MAX_EPISODES_PER_TASK)
     ts_t = positive_ints(ts, "ts", most=MAX_TURN_BUDGET, count=MAX_BUDGETS)
     n_val = max(ks_t) if n is None else n
@@ -612,15 +641,14 @@ def _make_config(
         )
     visible = budget_visible(reveal)
     if mode == "auto":
-        aware = any(getattr(a, "budget_aware", False) for a in team)
+        aware = any("budget_aware" in g for g in granted.values())
         mode = "rerun" if visible or aware else "truncate"
     if success is None:
-        house = {r for r, a in zip(roles, team, strict=True) if agent_flag(a, "needs_house")}
         competitive = hasattr(module.raw_env, "house_action")
         success = next(r for r in roles if r not in house) if competitive else "all"
     if not isinstance(success, str) or (success != "all" and success not in roles):
         raise ValueError(f"Expect `success` to be 'all' or one of {roles}, got {brief(success)}")
-    if success != "all" and agent_flag(team[roles.index(success)], "needs_house"):
+    if success != "all" and success in house:
         raise ValueError(
             f"Expect `success` to name a role not played by the house, got {success!r}: "
             f"the team would be scored by the house's wins"
@@ -630,6 +658,6 @@ def _make_config(
         agents={r: _agent_repr(a) for r, a in zip(roles, team, strict=True)}, ks=ks_t, ts=ts_t,
         n=int(n_val), tasks=task_seeds(tasks), mode=mode, success=success, errors=errors,
         reveal=reveal, error_draws=error_draws, seed=seed, record_steps=record,
-        grants={r: g for r, a in zip(roles, team, strict=True) if (g := _grants(a))},
+        grants=granted, house=house,
     )  # fmt: skip
     return config, team
