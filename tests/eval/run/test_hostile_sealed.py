@@ -180,8 +180,22 @@ class Code:
         raise RuntimeError("no repr")
 
 
+class SplitRaises(str):
+    def split(self, *args, **kwargs):
+        raise ValueError("no split")
+
+
+class Unsplittable(Exception):
+    def __str__(self):
+        return SplitRaises("a message  that cannot be split")
+
+
+Painted = type("Painted\x1b]0;pwned\x07", (Exception,), {})
+
+
 class BadMessages(OracleAgent):
-    """Raises what cannot be printed: an exception whose ``__str__`` raises, or
+    """Raises what cannot be printed: an exception whose ``__str__`` raises, or returns a
+    str whose own ``split`` raises, or whose class name holds a terminal's escapes, or
     ``sys.exit`` with a code whose ``__repr__`` raises."""
 
     def __init__(self, how):
@@ -191,6 +205,10 @@ class BadMessages(OracleAgent):
     def act(self, observation, info):
         if self.how == "exit":
             sys.exit(Code())
+        if self.how == "split":
+            raise Unsplittable()
+        if self.how == "name":
+            raise Painted("painted")
         raise Unreadable()
 '''
 
@@ -419,3 +437,23 @@ def test_an_exception_that_cannot_be_printed_is_a_recorded_failure(hostile, tmp_
     for e in episodes:
         assert e["failure"] == "exception"
         assert f"{name}: <its message could not be read: RuntimeError>" in e["error"]
+
+
+@pytest.mark.parametrize("sealed", [False, True])
+@pytest.mark.parametrize(
+    ("how", "error"),
+    [("split", "Unsplittable: a message that cannot be split"),
+     ("name", "Painted\\x1b]0;pwned\\x07: painted")],
+)  # fmt: skip
+def test_an_exception_of_hostile_text_is_a_recorded_failure(
+    hostile, tmp_path, capfd, sealed, how, error
+):
+    """In process, a message whose own ``split`` raised ended the whole run, and a class name
+    holding a terminal's escapes reached the log and the terminal as it was."""
+    with pytest.raises(ValueError, match="no task"):  # (every episode failed to run)
+        evaluate(MAZE, hostile.BadMessages(how), sealed=sealed, out=tmp_path / "run", **GRID)
+    episodes = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").open()]
+    assert len(episodes) == 2
+    for e in episodes:
+        assert e["failure"] == "exception" and error in e["error"], e["error"]
+    assert "\x1b" not in "".join(capfd.readouterr())

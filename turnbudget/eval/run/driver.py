@@ -134,11 +134,12 @@ def exception_message(exc: BaseException) -> str:
             text = str(exc)
         if not isinstance(text, str):
             raise TypeError("__str__ returned a non-string")
+        # (str's own split: a str subclass's may be the agent's code too, and raise)
+        return " ".join(str.split(text))
     except STOPS_RUN:
         raise
     except EPISODE_ERRORS as err:
-        text = f"<its message could not be read: {type(err).__name__}>"
-    return " ".join(text.split())
+        return f"<its message could not be read: {type(err).__name__}>"
 
 
 def json_number(value: Any) -> Any:
@@ -211,7 +212,8 @@ def _depth(value: Any) -> int:
 def describe(exc: BaseException) -> str:
     """``"TypeName: message"`` on one line, short enough for a log record, with every
     secret blanked (`turnbudget.agents.secrets`: it is recorded and logged)."""
-    name = "SystemExit" if isinstance(exc, SystemExit) else type(exc).__name__
+    # (the class is the agent's code too: its name may hold what a terminal acts on)
+    name = "SystemExit" if isinstance(exc, SystemExit) else escaped_controls(type(exc).__name__)
     text = escaped_controls(redact(exception_message(exc)))  # (logged to a terminal)
     text = f"{name}: {text}" if text else name
     return text if len(text) <= 500 else text[:497] + "..."
