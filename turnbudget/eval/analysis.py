@@ -271,14 +271,19 @@ _pass_at_k = functools.lru_cache(maxsize=4096)(pass_at_k)
 
 
 def _scorable(
-    tasks: Sequence[_TaskTally], ks: Sequence[int], ts: Sequence[int], mode: str
+    tasks: Sequence[_TaskTally],
+    ks: Sequence[int],
+    ts: Sequence[int],
+    mode: str,
+    unrun: Iterable[tuple[str, int]] = (),
 ) -> tuple[list[_TaskTally], list[str]]:
     """The tasks with at least ``max(ks)`` runs where the mode needs them, and the tasks
-    (``"env_id|seed=S"``) left out for having fewer (some of their episodes failed to run)."""
+    (``"env_id|seed=S"``) left out for having fewer (some of their episodes failed to run),
+    ``unrun`` among them: the keys of tasks none of whose episodes ran (they have no tally)."""
     need = (max(ts),) if mode == "truncate" else tuple(ts)
     short = {task.key for task in tasks if min(task.count(t) for t in need) < max(ks)}
     kept = [task for task in tasks if task.key not in short]
-    return kept, [f"{env}|seed={seed}" for env, seed in sorted(short)]
+    return kept, [f"{env}|seed={seed}" for env, seed in sorted(short.union(unrun))]
 
 
 def failure_counts(episodes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -949,6 +954,7 @@ class RunTally:
         self.n_episodes = 0
         self.failures = {g: _FailureTally() for g in [*self.groups, None]}  # None: the run
         self.tasks: dict[tuple[str, int], _TaskTally] = {}
+        self.failed_tasks: set[tuple[str, int]] = set()  # tasks with an episode that failed
         self.steps: dict[str, _StepTotals] = {}  # per env id (the groups: merged at the end)
         self.budget: _BudgetSums | None = _BudgetSums(cfg)  # None once an episode lacks counts
         self.usage = _UsageTotals()
@@ -976,6 +982,9 @@ class RunTally:
         if episode.get("failed_to_run"):
             for g in (*groups, None):
                 self.failures[g].add(episode)
+            if not isinstance(episode["env_id"], str):  # (as `_task_of` refuses it)
+                raise TypeError("env_id")
+            self.failed_tasks.add((episode["env_id"], int(episode["seed"])))
             return
         _task_of(self.tasks, episode, self.ts).add(episode)
         if int(episode["turn_budget"]) == max(self.ts):
@@ -1010,11 +1019,16 @@ class RunTally:
         analysis: dict[str, Any] = {}
         for group in self.groups:
             members = [task for task in tasks if group == ALL or task.key[0] == group]
+            # (a task whose every episode failed to run has no tally, and is dropped too)
+            unrun = [
+                key for key in self.failed_tasks
+                if key not in self.tasks and (group == ALL or key[0] == group)
+            ]  # fmt: skip
             failures = self.failures[group].counts()
             failures["tasks_dropped"] = {}
             entry: dict[str, Any] = {}
             for mode in modes:
-                scored, dropped = _scorable(members, ks, ts, mode)
+                scored, dropped = _scorable(members, ks, ts, mode, unrun)
                 failures["tasks_dropped"][mode] = dropped
                 if not scored:
                     raise ValueError(

@@ -481,3 +481,17 @@ def test_a_dead_worker_is_seen_while_a_process_it_forked_lives(tmp_path):
     finally:
         (tmp_path / "stop").write_text("")
     assert len(result.episodes) == 8 and result.summary["failed_to_run"]["episodes"] == 0
+
+
+def test_a_task_whose_every_episode_failed_is_listed_as_dropped(tmp_path):
+    """A task none of whose episodes ran has no tally, and was missing from ``tasks_dropped``
+    (2 of 5 tasks dropped: ``[]`` and ``n_tasks`` 3), so nothing said which tasks the grid
+    left out."""
+    every_episode_of_task_1 = [(MAZE, 1, 0), (MAZE, 1, 1), (MAZE, 2, 0)]
+    agent = RaisingAgent(0.3, seeds_of(0, every_episode_of_task_1))
+    result = evaluate(MAZE, agent, retries=0, out=tmp_path / "run", **GRID)
+    failures = result.summary["analysis"][MAZE]["failed_to_run"]
+    assert failures["episodes"] == 3
+    # task 1: no episode ran; task 2: one of the two K = 2 needs
+    assert failures["tasks_dropped"] == {"truncate": [f"{MAZE}|seed=1", f"{MAZE}|seed=2"]}
+    assert result.summary["groups"][MAZE]["truncate"]["n_tasks"] == 1
