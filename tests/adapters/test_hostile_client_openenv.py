@@ -389,6 +389,32 @@ def test_an_answer_that_comes_too_late_is_never_read_as_the_next_one():
         assert bad.connections == 2
 
 
+def test_a_second_answer_to_one_request_is_never_read_as_the_next_call_s():
+    """A server that answered a request twice had its second answer read as the next call's
+    (OpenEnv's messages carry no request id): the reset's stale observation came back as the
+    step's. An answer waiting unread drops the session now, at the call it came with or at
+    the next one."""
+    stale = {**_GOOD, "data": {**_GOOD["data"], "observation": {"text": "stale"}}}
+
+    def answer(connection: int, n: int) -> list[Any]:
+        return [_GOOD, stale] if (connection, n) == (1, 1) else [_GOOD]
+
+    twice = "answered a request more than once"
+    with BadServer(answer) as bad, TextGameEnv(base_url=bad.base_url).sync() as env:
+        try:
+            first = env.reset(seed=0)
+        except ConnectionError as error:  # (the second answer came with the first)
+            assert twice in str(error)
+        else:
+            assert first.observation.text == "fresh"
+            # (until the second answer has arrived: websockets queues it unread)
+            wait_until(lambda: len(env._async._ws.recv_messages.frames) > 0)
+            with pytest.raises(ConnectionError, match=twice):
+                env.step("look")
+        assert env.reset(seed=0).observation.text == "fresh"  # a new session, a clean answer
+        assert bad.connections == 2
+
+
 def test_an_error_whose_data_is_not_an_object_is_still_a_server_error():
     error = {"type": "error", "data": "boom"}
     with BadServer(lambda c, n: [error]) as bad, TextGameEnv(base_url=bad.base_url).sync() as env:

@@ -1055,6 +1055,12 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
     async def _exchange(self, message: dict[str, Any]) -> dict[str, Any]:
         from websockets.exceptions import ConnectionClosed
 
+        # OpenEnv's messages carry no request id: an answer no call asked for (a server that
+        # answered a request twice) would be read as this call's. One that has arrived by
+        # now, or with this call's answer, drops the session instead.
+        if _unasked(self._ws):
+            self._drop()
+            raise self._broken(_TWICE)
         try:
             await self._send(message)
             response = await self._receive()
@@ -1076,6 +1082,9 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
         if not isinstance(response, Mapping) or not isinstance(response.get("type"), str):
             self._drop()
             raise self._broken(f"an answer that is not an OpenEnv message: {brief(response)}")
+        if _unasked(self._ws):
+            self._drop()
+            raise self._broken(_TWICE)
         if response["type"] == "error":
             error = response.get("data")
             error = error if isinstance(error, Mapping) else {"message": brief(error)}
@@ -1105,12 +1114,16 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
         try:
             if ws is None:  # (dropped meanwhile)
                 raise ConnectionClosed(None, None)
-            return json.loads(await ws.recv())
+            words = json.loads(await ws.recv())
+            # (only a refusal: any other message waiting was an answer to an earlier request)
+            if isinstance(words, Mapping) and words.get("type") == "error":
+                return dict(words)
         except (ConnectionClosed, ValueError, RecursionError):
-            raise ConnectionError(
-                f"The server at {self._shown_url} closed this session ({closed}); the next call "
-                "opens a new one"
-            ) from closed
+            pass
+        raise ConnectionError(
+            f"The server at {self._shown_url} closed this session ({closed}); the next call "
+            "opens a new one"
+        ) from closed
 
     def _drop(self) -> None:
         """Abort the connection (the server reclaims its session); the next call reconnects."""
@@ -1172,6 +1185,19 @@ _COMMAND_BYTES = MAX_MESSAGE_BYTES - 1024
 #: The answer OpenEnv's server sends to each kind of request.
 _ANSWERS = {"reset": "observation", "step": "observation", "state": "state"}
 _URL_SCHEMES = ("http", "https", "ws", "wss")
+
+
+_TWICE = "an answer no call asked for (it answered a request more than once)"
+
+
+def _unasked(ws: Any) -> bool:
+    """Whether a message waits unread on ``ws`` (websockets' asyncio connection, which queues
+    what arrives while no call reads): none should, between a call's answer and the next call."""
+    frames = getattr(getattr(ws, "recv_messages", None), "frames", None)
+    try:
+        return frames is not None and len(frames) > 0
+    except TypeError:  # (a websockets whose queue has no length: nothing to tell)
+        return False
 
 
 def _told(value: Any) -> str:
