@@ -20,6 +20,7 @@ import ipaddress
 import os
 import socket
 import threading
+from pathlib import Path
 
 import pytest
 from _support import HANG_GUARD
@@ -186,6 +187,19 @@ def test_a_port_in_use_is_refused_before_a_process_starts(tmp_path):
         server = LocalServer(port, model_path=tmp_path / "m.gguf", log_path=tmp_path / "log")
         with pytest.raises(OSError, match=rf"Port {port} on 127.0.0.1 is in use"):
             server.start()
+    assert server.pid is None and not server.running
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0 or Path("/proc/sys/net/ipv4/ip_unprivileged_port_start").read_text() == "0\n",
+    reason="this user may listen on port 80",
+)
+def test_a_port_this_user_may_not_listen_on_is_named_not_called_in_use(tmp_path):
+    """Any failure to bind was "Port 80 on 127.0.0.1 is in use: stop what listens there"."""
+    (tmp_path / "m.gguf").write_bytes(b"")
+    server = LocalServer(80, model_path=tmp_path / "m.gguf", log_path=tmp_path / "log")
+    with pytest.raises(ValueError, match=r"127\.0\.0\.1:80 \(Permission denied; --port 0"):
+        server.start()
     assert server.pid is None and not server.running
 
 

@@ -233,6 +233,24 @@ def test_a_truncated_model_file_is_a_clear_error_naming_it(local_agent, tmp_path
 
 
 @pytest.mark.llm
+@pytest.mark.parametrize("damage", ["cut", "another file"])
+def test_a_damaged_cached_model_is_written_again(tmp_path, damage):
+    """The cached default model was trusted because it existed: a cut copy, or another file
+    under its name, failed every server start after it, with llama.cpp's traceback."""
+    from turnbudget.agents.local_server import gguf_problem, local_model_path
+
+    good = local_model_path()
+    cached = tmp_path / good.name
+    if damage == "cut":
+        with good.open("rb") as f:
+            cached.write_bytes(f.read(2**20))
+    else:
+        cached.write_text("notes")
+    assert local_model_path(tmp_path) == cached
+    assert cached.stat().st_size == good.stat().st_size and gguf_problem(cached) is None
+
+
+@pytest.mark.llm
 def test_llm_local_through_evaluate_with_episodes_in_flight(local_agent):
     from turnbudget.eval import evaluate
 

@@ -147,7 +147,8 @@ def _model_package_installed() -> bool:
 
 
 def local_model_path(directory: str | os.PathLike[str] | None = None) -> Path:
-    """The Gemma 3 270M ``.gguf`` file, written from its package on first use.
+    """The Gemma 3 270M ``.gguf`` file, written from its package on first use, and again
+    when the copy there is damaged (its size is not the package's, or it is no GGUF file).
 
     The file is assembled into a temporary name and renamed, so concurrent
     first uses never see a half-written model.
@@ -163,7 +164,10 @@ def local_model_path(directory: str | os.PathLike[str] | None = None) -> Path:
             / "models"
         )
     target = Path(directory) / package.MODEL_NAME
-    if target.exists():
+    # (the size of its parts and GGUF's magic, read without hashing 250 MB: a cut copy or
+    # another file under its name was trusted for good, and every server start died on it)
+    size = sum(part.stat().st_size for part in package.chunk_paths())
+    if target.is_file() and target.stat().st_size == size and gguf_problem(target) is None:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".assembling-", suffix=".gguf")
@@ -237,13 +241,21 @@ def _free_port(host: str) -> int:
 
 def _port_free(host: str, port: int) -> bool:
     """Whether nothing listens on ``host:port`` (bound as the server binds it, with
-    SO_REUSEADDR, so a port in TIME_WAIT after a stopped server counts as free)."""
+    SO_REUSEADDR, so a port in TIME_WAIT after a stopped server counts as free); a
+    ``ValueError`` naming why when it cannot be listened on for another reason (a port
+    below 1024 without the privilege, an address this machine does not have)."""
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
-        except OSError:
-            return False
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return False
+            hint = "; --port 0 picks a free one" if exc.errno == errno.EACCES else ""
+            raise ValueError(
+                f"Expect `host` and `port` (--host, --port) this machine can listen on, got "
+                f"{host}:{port} ({exc.strerror or exc}{hint})"
+            ) from None
     return True
 
 
