@@ -249,6 +249,36 @@ def test_a_server_that_holds_the_request_times_out_then_a_clear_error():
     assert server.chat_requests == 2
 
 
+def test_the_command_line_sets_the_request_timeout_and_retries(tmp_path, monkeypatch, capsys):
+    """The request timeout (60 s) and retries (4) could be set in Python only: against a
+    server that holds its answers one decision took five minutes from the command line."""
+    from turnbudget.cli import main
+
+    release = threading.Event()
+
+    def hold(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[int, str, bytes]:
+        release.wait(HANG_GUARD)
+        return as_json(reply_body())
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out = tmp_path / "run"
+    with FakeServer(hold) as server:
+        try:
+            code = main([
+                "eval", "--env", "turnbudget/Maze-Easy-v0", "--agent", "llm:fake",
+                "--base-url", server.url(), "--constrain", "none",
+                "--llm-timeout", "0.2", "--llm-retries", "1",
+                "--tasks", "1", "--k", "1", "--t", "2", "--retries", "0", "--out", str(out),
+                "--no-plots", "--quiet",
+            ])  # fmt: skip
+        finally:
+            release.set()
+    assert "1 failed to run" in capsys.readouterr().err and code == 2
+    (episode,) = [json.loads(line) for line in (out / "episodes.jsonl").open()]
+    assert "did not answer after 2 attempt(s)" in episode["error"], episode["error"]
+    assert "0.2s" in episode["error"] and server.chat_requests == 2
+
+
 def test_an_episode_timeout_on_local_ends_a_blocking_request_as_a_timeout(tmp_path):
     """The local backend's timeout (a signal's handler, raised where the main thread waits
     for the request) ends the episode as a timeout: never read as the request's failure
@@ -824,6 +854,10 @@ def test_an_error_answer_under_the_bound_is_read_into_the_error(status, coding, 
             _act(agent, path)
     assert expected in str(err.value) and "Xq7 model not served here" in str(err.value)
     assert server.chat_requests == requests
+    # (a server that answered every attempt is no server that "is not running")
+    if raised is ServerUnavailable:
+        assert f"It answered HTTP {status} each time" in str(err.value), str(err.value)
+        assert "Is it running?" not in str(err.value)
 
 
 @pytest.mark.parametrize("path", ["sync", "async"])

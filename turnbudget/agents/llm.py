@@ -662,6 +662,12 @@ class ChatAgent:
             hint = "Is it an OpenAI-compatible server (`/chat/completions`)?"
         elif (redirected := _unfollowable_redirect(exc)) is not None:
             return self._redirected(redirected, "the request")
+        elif isinstance(exc, _openai().APIStatusError):  # (429, 5xx, 408, 409: it is running)
+            what = "did not answer"
+            hint = (
+                f"It answered HTTP {exc.status_code} each time: is it overloaded or "
+                "rate-limiting? (`max_retries`, --llm-retries; fewer episodes in flight)"
+            )
         else:
             what = "did not answer"
             hint = "Is it running? (`turnbudget serve-local` starts a local one.)"

@@ -11,6 +11,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,26 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="constrained decoding over the admissible commands (default: auto, from the server)",
     )
+    llm.add_argument(
+        "--llm-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds one request may take, from sending it to the whole answer, before it is "
+        "retried (default: 60)",
+    )
+    llm.add_argument(
+        "--llm-retries",
+        type=int,
+        default=None,
+        metavar="N",
+        help="retries of a request that timed out, lost its connection or got HTTP 408, 409, "
+        "429 or 5xx, before its episode fails (default: 4)",
+    )
+
+
+#: The flags of the options `llm_options` gives whose names differ from the option's.
+_LLM_FLAGS = {"timeout": "--llm-timeout", "max_retries": "--llm-retries"}
 
 
 def llm_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -151,6 +172,7 @@ def llm_options(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "base_url": args.base_url, "api_key_env": args.api_key_env,
         "concurrency": args.concurrency, "parse": args.parse, "constrain": args.constrain,
+        "timeout": args.llm_timeout, "max_retries": args.llm_retries,
     }  # fmt: skip
 
 
@@ -253,7 +275,19 @@ def load_agent(spec: str, options: dict[str, Any], sealed: bool | None) -> Any:
         try:
             agent = make_agent(spec, **options)
             _profile(agent)
-        except (ValueError, KeyError, FileNotFoundError, ImportError):
+        except ValueError as exc:  # (the registry's own errors: they say what is wrong)
+            # (and the flags that set an option of another name: "['timeout']" read as the
+            # episodes' --timeout)
+            refused = re.fullmatch(r"Agent .* takes no option\(s\) \[(.*)\]", str(exc))
+            flags = [
+                f"{name}: {_LLM_FLAGS[name]}"
+                for name in (refused[1].replace("'", "").split(", ") if refused else ())
+                if name in _LLM_FLAGS
+            ]  # fmt: skip
+            if not flags:
+                raise
+            raise ValueError(f"{exc} (set by {'; '.join(flags)})") from None
+        except (KeyError, FileNotFoundError, ImportError):
             raise  # (the registry's own errors: they say what is wrong)
         except Exception as exc:  # (the agent's own code failed: one line, as sealed)
             raise ValueError(f"Cannot build the agent {spec!r}: {describe(exc)}") from exc
