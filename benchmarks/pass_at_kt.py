@@ -115,6 +115,12 @@ def main(config: Config, argv: list[str] | None = None) -> dict[str, Any]:
         )
     if len(config.seeds) < 2:
         raise SystemExit("error: intervals over training seeds need at least 2 --seeds")
+    # (checked before the job runs: its end raised a bare FileNotFoundError, or, with
+    # --no-plots, wrote no figure without a word)
+    if config.figure and not config.plots:
+        raise SystemExit("error: --figure needs the plots (drop --no-plots)")
+    if config.figure and not Path(config.figure).resolve().parent.is_dir():
+        raise SystemExit(f"error: --figure {config.figure}: its folder does not exist")
     if config.plots:
         try:
             check_plotting()

@@ -75,14 +75,17 @@ def test_reduced_main_job_states_verdicts_with_intervals_and_its_controls_pass(t
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--n", "2", "--ks", "1,4"], "n >= K"),
-        (["--seeds", "0"], "at least 2 --seeds"),
-        (["--seeds", "0,77"], "The zoo has no"),
+        (["--n", "2", "--ks", "1,4", "--no-plots"], "n >= K"),
+        (["--seeds", "0", "--no-plots"], "at least 2 --seeds"),
+        (["--seeds", "0,77", "--no-plots"], "The zoo has no"),
+        # (the whole job ran, then a bare FileNotFoundError; or no figure, without a word)
+        (["--figure", "no-such-folder/main_job.png"], "its folder does not exist"),
+        (["--figure", "main_job.png", "--no-plots"], "--figure needs the plots"),
     ],
 )
 def test_main_job_rejects_bad_settings(tmp_path, flags, message):
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--out", str(tmp_path), "--no-plots", *flags],
+        [sys.executable, str(SCRIPT), "--out", str(tmp_path), *flags],
         capture_output=True, text=True, check=False, cwd=REPO,
     )  # fmt: skip
     assert proc.returncode != 0 and message in proc.stderr
