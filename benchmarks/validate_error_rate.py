@@ -3,18 +3,18 @@
 Every control of `validate` has a known truth, and the probe metrics are sound on the
 games measured here (each check's 95% interval covers its truth: the slow tests and
 `docs/guides/probes.md`). A run's verdict, "all checks passed", still fails whenever one
-of its 50 checks (26 of them null checks, for the default envs) misses by chance. This
+of its 50 checks (34 of them null checks, for the default envs) misses by chance. This
 script repeats `validate`'s design ``--reps`` times, each replicate on its own ``--tasks``
 task seeds (replicate r: seeds ``r * tasks`` to ``(r + 1) * tasks - 1``, and ``--seed``
 r), and counts the replicates in which some check failed:
 
-- ``95% each``: the null checks (``0``, ``≈0``, ``≤0``) judged on their own 95%
+- ``95% each``: the null checks (``0``, ``≈0``, ``≤0``, ``exact``) judged on their own 95%
   intervals (what `validate` did before they read simultaneous intervals);
 - ``simultaneous``: the null checks judged as `validate` judges them now
   (`family_confidence`: Bonferroni over the run's null checks; the target: at most
   `FAMILY_ERROR`, 5%);
 - ``all checks``: every verdict of the run, the ``+`` and ``−`` checks on their 95%
-  intervals and the checks on means (``<prev``, ``+mean``, ``1``, ``≥0.9``) too: how often
+  intervals and the checks on means (``+mean``, ``1``, ``≥0.9``) too: how often
   ``turnbudget validate`` exits 1 on a sound metric;
 - ``all, before``: the same, with the null checks on their 95% intervals: how often it
   exited 1 before.
@@ -64,7 +64,7 @@ def replicate(envs: list[str], tasks: int, rep: int) -> dict[str, Any]:
     for check in result.checks:
         name = f"{check.group.split('/')[-1]} | {check.control} | {check.metric} | {check.expected}"
         if check.expected in NULL_CHECKS:
-            if judge(check.expected, check.value) is False:
+            if judge(check.expected, check.value, check.truth) is False:
                 failed["each"].append(name)
                 failed["all_before"].append(name)
             if check.ok is False:
