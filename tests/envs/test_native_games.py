@@ -311,6 +311,25 @@ def test_deepcopy_is_independent_and_behaves_like_a_pickled_copy(env_id):
     assert game._won
 
 
+@pytest.mark.parametrize("env_id", native_env_ids())
+def test_an_unpickled_game_deep_copies_and_plays_as_the_original(env_id):
+    """A pickle leaves the oracle's memos out, and a deep copy reads every attribute by name:
+    copying an unpickled Maze or KeyQuest raised AttributeError."""
+    import copy
+    import pickle
+
+    game = gym.make(env_id).unwrapped
+    game.reset(seed=3)
+    game.step(game.optimal_actions()[0])
+    clone = copy.deepcopy(pickle.loads(pickle.dumps(game)))
+    for _ in range(5):
+        if game._won:
+            break
+        action = game.optimal_actions()[0]
+        assert clone.optimal_actions() == game.optimal_actions()
+        assert clone.step(action) == game.step(action)
+
+
 @pytest.mark.parametrize("game_class", [Maze, KeyQuest, Crafting, Sokoban, Shop])
 def test_step_before_reset_is_a_clear_error(game_class):
     with pytest.raises(gym.error.ResetNeeded, match="reset"):

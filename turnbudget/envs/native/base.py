@@ -282,6 +282,13 @@ class TextGame(TextEnv):
             state.pop(name, None)
         return state
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        # (the memos back as "not asked yet", which the oracle fills again: missing, a deep
+        # copy of an unpickled game, which reads every attribute by name, raised)
+        for name in self._oracle_memos:
+            self.__dict__.setdefault(name, None)
+
     def __deepcopy__(self, memo: dict[int, Any]) -> TextGame:
         """A cheap, independent copy for look-ahead (e.g. checking a slip).
 
