@@ -593,3 +593,22 @@ def test_play_keeps_a_games_attributes_in_cpythons_fast_layout(env_id):
     assert not any(has_plain_dict(game) for game in [*copies, *(e.unwrapped for e in envs)])
     vars(envs[0].unwrapped)
     assert has_plain_dict(envs[0].unwrapped)
+
+
+def test_keyquest_refuses_unlocking_a_door_it_does_not_show_as_any_unknown_command():
+    """ "unlock <colour> door" answered "You can't unlock the <colour> door from here" for a
+    door of any room, and "You can't do that" for a colour no door has: a player learnt which
+    doors the world holds from the start room."""
+    env = gym.make("turnbudget/KeyQuest-Hard-v0")
+    obs, _ = env.reset(seed=0)
+    game = env.unwrapped
+    here = {game._door_color(d) for (room, _), d in game._door_at.items() if room == game._room}
+    elsewhere = sorted(set(game._door_colors) - here)
+    assert here and elsewhere, "the test needs doors here and elsewhere"
+    nowhere, _, _, _, _ = env.step("unlock mauve door")
+    for colour in elsewhere:
+        unseen, _, _, _, info = env.step(f"unlock {colour} door")
+        assert info["valid_action"] is False
+        assert unseen.split("\n")[0] == nowhere.split("\n")[0].replace("mauve", colour)
+    shown, _, _, _, _ = env.step(f"unlock {sorted(here)[0]} door")
+    assert "from here without its key" in shown

@@ -375,7 +375,10 @@ class KeyQuest(TextGame):
                 return f"You can't go {obj} from here: there is a wall."
             if door is not None:
                 return f"The {self._door_color(door)} door is locked."
-        if verb == "unlock" and obj.removesuffix(" door") in self._door_colors:
+        # (only a door of this room: any colour of the world's told a player of doors it
+        # had not seen, where other colours got "You can't do that")
+        here = {self._door_color(d) for (room, _), d in self._door_at.items() if room == self._room}
+        if verb == "unlock" and obj.removesuffix(" door") in here:
             return f"You can't unlock the {obj} from here without its key."
         # `obj` is the player's own words: echoed printable (the observation space's charset).
         if verb == "take" and obj:
