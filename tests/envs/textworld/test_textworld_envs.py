@@ -422,3 +422,18 @@ def test_a_refused_reset_leaves_no_episode_to_step(tmp_path):
         env.step("look")
     assert env.reset(seed=0)[0] == first
     env.close()
+
+
+def test_making_the_first_textworld_env_leaves_numpy_s_global_stream_as_it_was():
+    """textworld seeds a generator of its own from ``np.random`` when first imported: the first
+    TextWorld env of a process shifted a user's seeded stream. (A fresh interpreter: this
+    one may have imported textworld already.)"""
+    code = (
+        "import sys, numpy as np, gymnasium as gym, turnbudget\n"
+        "np.random.seed(123); expected = np.random.rand(); np.random.seed(123)\n"
+        "env = gym.make('turnbudget/TreasureHunter-Easy-v0')\n"
+        "assert 'textworld' in sys.modules\n"
+        "print(np.random.rand() == expected)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.stdout.strip() == "True", done.stderr

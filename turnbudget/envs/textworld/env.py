@@ -34,11 +34,20 @@ _SETBACK_VERBS = ("drop ", "close ", "go ")
 
 
 def require_textworld() -> Any:
-    """Import and return ``textworld``, or raise an ImportError that says how to install it."""
+    """Import and return ``textworld``, or raise an ImportError that says how to install it.
+
+    NumPy's global random state is as it was: textworld seeds a generator of its own with
+    ``np.random.randint`` when it is first imported, which shifted a user's seeded stream.
+    """
+    import numpy as np
+
+    state = np.random.get_state()
     try:
         import textworld
     except ImportError as e:
         raise ImportError(_INSTALL_HINT) from e
+    finally:
+        np.random.set_state(state)
     return textworld
 
 
