@@ -235,6 +235,19 @@ def test_meta_commands_never_reach_the_interpreter(shipped_cache, tmp_path, monk
     env.close()
 
 
+@pytest.mark.parametrize("text", ["lo\U0001f642ok", "\uff4c\uff4f\uff4f\uff4b", "loo\u212a"])
+def test_a_look_alike_command_is_a_spent_turn_the_interpreter_never_sees(shipped_cache, text):
+    """As every env reads its commands: an emoji inside a word, fullwidth letters and the
+    Kelvin sign played ``look`` (folded or dropped into ASCII)."""
+    env = _make(shipped_cache, "coin_collector-1ad1367648")
+    env.reset(seed=0)
+    before = _memory(_interpreter(env))
+    obs, _, terminated, truncated, info = env.step(text)
+    assert info["valid_action"] is False and "plain ASCII" in obs
+    assert _memory(_interpreter(env)) == before and not terminated and not truncated
+    env.close()
+
+
 def test_comma_chaining_cannot_win_inside_the_budget():
     """The issue's reproducer: 'w, n, e, n' then 'take coin' won with turn_budget=2."""
     env = gym.make("turnbudget/CoinCollector-Easy-v0", turn_budget=2)

@@ -27,7 +27,7 @@ from turnbudget.envs.textworld.sanitize import (
         ("  Take   Type K Key \n", "take type k key"),
         ("\tlook\t", "look"),
         ("caf\u00e9", "cafe"),
-        ("examine \u2603 box", "examine box"),
+        ("e\u0301xamine box", "examine box"),  # (an accent already apart from its letter)
         ("", ""),
     ],
 )
@@ -44,6 +44,21 @@ def test_safe_commands_pass_cleaned(raw, expected):
 def test_unsafe_commands_are_refused_with_feedback(raw):
     command, feedback = sanitize_command(raw)
     assert command is None and feedback
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["lo\U0001f642ok", "look\ud800", "lo\u00adok", "\uff4c\uff4f\uff4f\uff4b", "loo\u212a",
+     "go\u00a0north", "examine \u2603 box", "  Caf\u00e9 \ufdfa "],
+    ids=["emoji", "surrogate", "soft-hyphen", "fullwidth", "kelvin", "no-break-space", "snowman",
+         "arabic-ligature"],
+)  # fmt: skip
+def test_a_character_outside_ascii_but_an_accent_is_refused(raw):
+    """Every env's parser reads commands in ASCII, where a look-alike plays no command: here
+    NFKD folded the Kelvin sign, a fullwidth letter or a no-break space into ASCII, and every
+    other character was dropped, so ``lo🙂ok`` played ``look``."""
+    command, feedback = sanitize_command(raw)
+    assert command is None and "plain ASCII" in feedback
 
 
 def test_a_long_command_is_refused_before_it_is_normalised(monkeypatch):
@@ -63,7 +78,7 @@ def test_a_long_command_is_refused_before_it_is_normalised(monkeypatch):
     monkeypatch.setattr(sanitize.unicodedata, "normalize", normalize)
     command, feedback = sanitize_command("\ufdfa" * 3_000_000)
     assert command is None and "too long" in feedback and not seen
-    assert sanitize_command("  Caf\u00e9 \ufdfa ") == ("cafe", "")  # (folded as before)
+    assert sanitize_command("  Caf\u00e9 ") == ("cafe", "")  # (folded as before)
 
 
 @given(st.text(max_size=300))

@@ -46,6 +46,7 @@ _REFUSALS = {
     "meta": "That is an interpreter command, not an action in the game. Try something else.",
     "length": f"That command is too long (at most {MAX_COMMAND_LENGTH} characters).",
     "type": "Commands must be text.",
+    "unicode": "Commands must be plain ASCII text (letters, digits, punctuation, spaces).",
 }
 
 
@@ -63,11 +64,33 @@ def normalize_text(text: str) -> str:
     return "".join(ch for ch in text if ch in _PRINTABLE_SET)
 
 
+def _accents_folded(text: str) -> str | None:
+    """``text`` with each accented letter as its ASCII letter (``é``: ``e``) and combining marks
+    dropped; None when another character outside ASCII is left (the Kelvin sign, whose
+    canonical decomposition is a plain ``K``, is no accented letter: it stays refused)."""
+    if text.isascii():
+        return text
+    out = []
+    for ch in text:
+        if ch.isascii():
+            out.append(ch)
+        elif not unicodedata.combining(ch):
+            parts = unicodedata.normalize("NFD", ch)
+            base = "".join(c for c in parts if not unicodedata.combining(c))
+            if not base.isascii() or len(base) == len(parts):
+                return None
+            out.append(base)
+    return "".join(out)
+
+
 def sanitize_command(command: object) -> tuple[str | None, str]:
     """Return ``(command, "")`` for a safe command, or ``(None, feedback)`` to refuse it.
 
     Surrounding whitespace (a trailing newline from an LLM, say) is trimmed,
-    runs of spaces collapse, accents are folded and the command is lowercased.
+    runs of spaces collapse, accents are folded and the command is lowercased. Any other
+    character outside ASCII is refused, as every env's parser takes it: a look-alike (the
+    Kelvin sign, a no-break space, a fullwidth letter) or an emoji inside a word plays no
+    command (they were folded or dropped, and ``lo🙂ok`` played ``look``).
 
     Example:
         >>> sanitize_command("  Go   North\\n")
@@ -79,17 +102,17 @@ def sanitize_command(command: object) -> tuple[str | None, str]:
     """
     if not isinstance(command, str):
         return None, _REFUSALS["type"]
-    # (NFKD never shortens a text, and may make one character 18: a long one is refused
-    # before it is normalised, which took 0.75 s and 350 MB for 10 MB of U+FDFA)
+    # (a long one is refused before any character is looked at: NFKD, as this once used,
+    # made one U+FDFA 18 characters, and 10 MB of them took 0.75 s and 350 MB)
     command = command.strip()
-    if len(command) > MAX_COMMAND_LENGTH:
-        return None, _REFUSALS["length"]
-    command = unicodedata.normalize("NFKD", command).strip()
     if len(command) > MAX_COMMAND_LENGTH:
         return None, _REFUSALS["length"]
     if "\\" in command or any(unicodedata.category(ch) == "Cc" and ch != "\t" for ch in command):
         return None, _REFUSALS["control"]
-    command = "".join(ch for ch in command.replace("\t", " ") if ch.isascii())
+    command = _accents_folded(command)
+    if command is None:
+        return None, _REFUSALS["unicode"]
+    command = command.replace("\t", " ")
     command = re.sub(r"\s+", " ", command).strip().lower()
     if re.search(r"[.;]|\bthen\b", command):
         return None, _REFUSALS["separator"]
