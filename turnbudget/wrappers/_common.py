@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import zlib
+from collections.abc import Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -126,6 +128,21 @@ class EpisodeSeeder:
     def next_seed(self, seed: int | None) -> int:
         """A seed for one episode, drawn from `stream`."""
         return int(self.stream(seed).integers(2**63))
+
+    @contextlib.contextmanager
+    def undone_on_failure(self) -> Iterator[None]:
+        """Undo the block's draws (a restart too) when it raises: a reset that the env below
+        refuses (a seed a TextWorld family cannot play) draws nothing, as a reset refused
+        for its arguments does, and the next reset plays what it would have."""
+        rng = self._rng
+        state = None if rng is None else rng.bit_generator.state
+        try:
+            yield
+        except BaseException:
+            self._rng = rng
+            if rng is not None:
+                rng.bit_generator.state = state
+            raise
 
 
 def require_single(env: gym.Env, cls: type) -> None:

@@ -311,10 +311,11 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     ) -> tuple[str, dict[str, Any]]:
         self._reset_needed = RESET_REFUSED  # until the env's reset gets through
         begin_reset(self.env, seed, options)  # (checks `repeat`: no draw on a refused reset)
-        episode_seed = repeat_seed(self._seeder.next_seed(seed), options)
-        self.errors.start(episode_seed)
-        self._turn = 0
-        obs, info = self.env.reset(seed=seed, options=options)
+        with self._seeder.undone_on_failure():  # (nor on one the env below refuses)
+            episode_seed = repeat_seed(self._seeder.next_seed(seed), options)
+            self.errors.start(episode_seed)
+            self._turn = 0
+            obs, info = self.env.reset(seed=seed, options=options)
         self._admissible = list(info.get("admissible_actions", ()))
         self._reset_needed, self._over = None, False
         return obs, info

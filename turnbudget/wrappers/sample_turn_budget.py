@@ -243,13 +243,15 @@ class SampleTurnBudget(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsType, dict[str, Any]]:
         options = begin_reset(self.env, seed, options)
-        # One draw per episode, even when the caller's budget wins, so the stream stays aligned.
-        drawn = self.budget_mix.sample(self._seeder.stream(seed))
-        if options.get("turn_budget") is None:
-            options["turn_budget"] = self.sampled_turn_budget = drawn
-        else:
-            self.sampled_turn_budget = None
-        obs, info = self.env.reset(seed=seed, options=options)
+        with self._seeder.undone_on_failure():  # (a reset refused below draws nothing)
+            # One draw per episode, even when the caller's budget wins, so the stream stays
+            # aligned.
+            drawn = self.budget_mix.sample(self._seeder.stream(seed))
+            if options.get("turn_budget") is None:
+                options["turn_budget"] = self.sampled_turn_budget = drawn
+            else:
+                self.sampled_turn_budget = None
+            obs, info = self.env.reset(seed=seed, options=options)
         assert "sampled_turn_budget" not in info, "info['sampled_turn_budget'] set twice"
         info["sampled_turn_budget"] = self.sampled_turn_budget
         return obs, info

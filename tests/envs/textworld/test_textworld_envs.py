@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -437,3 +438,29 @@ def test_making_the_first_textworld_env_leaves_numpy_s_global_stream_as_it_was()
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.stdout.strip() == "True", done.stderr
+
+
+def test_a_reset_the_game_refuses_draws_nothing_from_the_wrappers_streams():
+    """A TextWorld family without `num_games` refuses a seed past 32 bits, but the BudgetMix
+    and error wrappers above it had already drawn their episode seeds (restarted from it):
+    the next reset played other budgets and errors than a run without the refused call."""
+    from turnbudget.wrappers import InjectErrors, SampleTurnBudget
+    from turnbudget.wrappers._common import find_wrapper
+
+    def streams(refuse: bool) -> list[Any]:
+        env = gym.make(
+            "turnbudget/CoinCollector-Easy-v0", budget_mix="uniform:5-500",
+            errors={"rate": 0.5, "kinds": ["transient"]},
+        )  # fmt: skip
+        env.reset(seed=0)
+        if refuse:
+            with pytest.raises(ValueError, match="without `num_games`"):
+                env.reset(seed=2**40)
+        states = [
+            find_wrapper(env, cls)._seeder._rng.bit_generator.state
+            for cls in (SampleTurnBudget, InjectErrors)
+        ]
+        env.close()
+        return states
+
+    assert streams(refuse=True) == streams(refuse=False)
