@@ -464,3 +464,32 @@ def test_a_reset_the_game_refuses_draws_nothing_from_the_wrappers_streams():
         return states
 
     assert streams(refuse=True) == streams(refuse=False)
+
+
+def test_an_error_turn_reads_a_respelt_command_as_the_command_it_plays():
+    """TextWorld had no `canonical_command`: on an error's turn ``GO EAST`` was no admissible
+    command (the records' spent turn, where a quiet turn played it), and a slip could
+    "replace" it with ``go east``, the agent's own command."""
+    replaced, played = [], []
+    for repeat in range(12):
+        env = gym.make("turnbudget/CoinCollector-Easy-v0", errors={"schedule": {1: "slip"}})
+        _, info = env.reset(seed=0, options={"repeat": repeat})
+        game = env.unwrapped
+        mine = next(c for c in info["admissible_actions"] if c not in game.optimal_actions())
+        assert game.canonical_command(mine.upper()) == mine
+        assert game.canonical_command(f"  {mine.title()} ") == mine
+        assert game.canonical_command("xyzzy") is None
+        _, _, _, _, info = env.step(mine.upper())
+        event = info["injected_error"]
+        if event["applied"]:
+            replaced.append(event["replaced_action"])
+            played.append(mine)
+        env.close()
+    assert replaced, "some slip applied"
+    assert all(r != m for r, m in zip(replaced, played, strict=True)), (replaced, played)
+
+    env = gym.make("turnbudget/CoinCollector-Easy-v0", errors={"schedule": {1: "transient"}})
+    _, info = env.reset(seed=0)
+    _, _, _, _, info = env.step(info["admissible_actions"][0].upper())
+    assert info["valid_action"] is True  # (as on a quiet turn)
+    env.close()

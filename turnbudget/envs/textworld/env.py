@@ -238,6 +238,17 @@ class TextWorldEnv(TextEnv):
             else list(self._state.admissible_commands or [])
         )
 
+    def canonical_command(self, action: Any) -> str | None:
+        """The admissible command ``action`` plays now, as TextWorld lists it (``GO EAST`` and
+        ``e`` play ``go east``), or None when it plays none (or no episode is under way): what
+        an injected slip must not replace a command with, and what the records judge. Without
+        it, an error's turn took ``GO EAST`` for no admissible command (a spent turn in the
+        records) and a slip could "replace" it with ``go east``, the same command."""
+        if not self._in_episode:
+            return None
+        command, _ = self._grammar.parse(action)
+        return command if command is not None and command in self.admissible_actions() else None
+
     # -- oracle ----------------------------------------------------------------
 
     def optimal_actions(self) -> list[str]:
