@@ -243,3 +243,24 @@ def test_the_mode_follows_the_budget_flag_the_record_holds():
     )  # fmt: skip
     aware = "budget_aware" in result.config["grants"].get("operator", [])
     assert (result.config["mode"] == "rerun") is aware, result.config
+
+
+def test_the_team_step_probe_probes_the_roles_its_house_check_left():
+    """The step probe checked the house (`needs_house`) in one read and chose the roles to
+    probe in another: a flag that changed between them probed as a player a role the check
+    had taken for the house."""
+    from turnbudget.agents.house import HouseAgent
+    from turnbudget.eval.probes.team import team_step_probe
+
+    class HouseForTwoReads(HouseAgent):  # the house at its first two reads (its check, the house's)
+        reads = 0
+
+        @property
+        def needs_house(self) -> bool:
+            HouseForTwoReads.reads += 1
+            return HouseForTwoReads.reads <= 2
+
+    out = team_step_probe(
+        "race_v0", {"player_0": HouseForTwoReads(), "player_1": "oracle"}, tasks=2
+    )
+    assert set(out) == {"player_1"}, out

@@ -12,7 +12,7 @@ from turnbudget.agents.base import in_flight
 from turnbudget.eval.run.agent_view import agent_episode_id, agent_info
 from turnbudget.eval.run.driver import one_each
 from turnbudget.eval.run.plan import derive_seed, task_seeds
-from turnbudget.eval.run.team import team_of, team_roles
+from turnbudget.eval.run.team import house_roles, team_agent, team_roles
 
 __all__ = ["team_step_probe"]
 
@@ -60,11 +60,13 @@ def team_step_probe(
         raise ValueError(f"Expect `t0s` to hold ints >= 0, got {brief(list(t0s))}")
     if len(set(t0s)) != len(t0s):  # (a round twice counted its states twice in the rates)
         raise ValueError(f"Expect distinct `t0s`, got {brief(list(t0s))}")
-    team = dict(zip(roles, team_of(module, roles, agents), strict=True))
+    members = [team_agent(agents[role], f"agents[{role!r}]") for role in roles]
+    house = house_roles(module, roles, members)  # (read once: what is probed follows it)
+    team = dict(zip(roles, members, strict=True))
     seeds = task_seeds(tasks)
     # (the house is whatever asks for its moves, as `evaluate_team` tells it: not only a
     # HouseAgent, whose probe as a player failed on the house move it was never shown)
-    probed = [r for r in roles if not agent_flag(team[r], "needs_house")]
+    probed = [r for r in roles if r not in house]
     # (read once, before any state, as the engines read them: an agent that set its own
     # ``needs_oracle`` after its first answer was handed the oracle's actions from then on)
     oracle_roles = {r for r in probed if agent_flag(team[r], "needs_oracle")}
