@@ -12,7 +12,7 @@ from turnbudget.agents.base import in_flight
 from turnbudget.eval.run.agent_view import agent_episode_id, agent_info
 from turnbudget.eval.run.driver import one_each
 from turnbudget.eval.run.plan import derive_seed, task_seeds
-from turnbudget.eval.run.team import house_roles, team_agent, team_roles
+from turnbudget.eval.run.team import planned_team, team_roles
 
 __all__ = ["team_step_probe"]
 
@@ -60,8 +60,7 @@ def team_step_probe(
         raise ValueError(f"Expect `t0s` to hold ints >= 0, got {brief(list(t0s))}")
     if len(set(t0s)) != len(t0s):  # (a round twice counted its states twice in the rates)
         raise ValueError(f"Expect distinct `t0s`, got {brief(list(t0s))}")
-    members = [team_agent(agents[role], f"agents[{role!r}]") for role in roles]
-    house = house_roles(module, roles, members)  # (read once: what is probed follows it)
+    members, house = planned_team(module, roles, agents)  # (what is probed follows its reads)
     team = dict(zip(roles, members, strict=True))
     seeds = task_seeds(tasks)
     # (the house is whatever asks for its moves, as `evaluate_team` tells it: not only a

@@ -113,6 +113,7 @@ __all__ = [
     "evaluate_team",
     "house_roles",
     "plan_team_episodes",
+    "planned_team",
     "seat_copies",
     "team_agent",
     "team_of",
@@ -150,9 +151,16 @@ def team_of(module: Any, roles: Sequence[str], agents: Mapping[str, Any]) -> lis
     ``ValueError`` when the game cannot play it: the house (an agent with ``needs_house``)
     in a game without a house policy (every episode failed, and a rerun could not help), or
     every role played by the house (no one left to evaluate)."""
+    return planned_team(module, roles, agents)[0]
+
+
+def planned_team(
+    module: Any, roles: Sequence[str], agents: Mapping[str, Any]
+) -> tuple[list[Any], tuple[str, ...]]:
+    """`team_of`'s team and its `house_roles`, each flag read once: what a run or a probe
+    plans follows these reads (a flag read again could say otherwise)."""
     team = [team_agent(agents[role], f"agents[{role!r}]") for role in roles]
-    house_roles(module, roles, team)
-    return team
+    return team, house_roles(module, roles, team)
 
 
 def house_roles(module: Any, roles: Sequence[str], team: Sequence[Any]) -> tuple[str, ...]:
@@ -612,10 +620,9 @@ def _make_config(
     seed = check_seed(seed)
     if label is not None:
         check_label(label)
-    team = [team_agent(agents[role], f"agents[{role!r}]") for role in roles]
     # Every flag read once, here: the run's record, its mode and what the engine shows each
     # role follow these reads (a flag read again could say otherwise, as `grants` explains).
-    house = house_roles(module, roles, team)
+    team, house = planned_team(module, roles, agents)
     granted = {r: g for r, a in zip(roles, team, strict=True) if (g := _grants(a))}
     ks_t = positive_ints(ks, "ks", most=MAX_EPISODES_PER_TASK)
     ts_t = positive_ints(ts, "ts", most=MAX_TURN_BUDGET, count=MAX_BUDGETS)
