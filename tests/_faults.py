@@ -347,3 +347,23 @@ class ShippedHouseAgent:
             (Path(self.trace_dir) / f"{os.getpid()}-{uuid.uuid4().hex}").write_text("")
             return str(info["house_action"])
         return self._rng.choice(list(info["admissible_actions"]))
+
+
+class QuitsWhenLosing(OracleAgent):
+    """An ε-oracle that raises on its last turn at the largest budget: it fails to run exactly
+    the episodes it has not won by then, so every episode it leaves in the run is a win."""
+
+    def __init__(self, epsilon: float, last_turn: int):
+        super().__init__(epsilon)
+        self.last_turn = last_turn
+        self.turns = 0
+
+    def reset(self, seed: int | None = None) -> None:
+        self.turns = 0
+        super().reset(seed)
+
+    def act(self, observation: str, info: Any) -> str:
+        self.turns += 1
+        if self.turns == self.last_turn:
+            raise RuntimeError("losing: giving up")
+        return super().act(observation, info)

@@ -105,6 +105,11 @@ def _episode(rng, env_id, seed, rep, budget, ts, d_star, fail, errors, counts) -
 
 
 def _digest(summary: dict[str, Any]) -> str:
+    """The summary's digest without ``bounds`` (which the batch code did not compute: they
+    have their own test below)."""
+    summary = json.loads(json.dumps(summary))
+    for stats in summary["analysis"].values():
+        stats["failed_to_run"].pop("bounds", None)
     return hashlib.sha256(json.dumps(summary, sort_keys=True).encode()).hexdigest()
 
 
@@ -119,6 +124,55 @@ def test_streamed_summary_is_the_batch_summary(name):
             tally.add(e)
         assert _digest(tally.summary(n_bootstrap=50)) == DIGESTS[name]
     assert _digest(summarize_run(config, iter(episodes), n_bootstrap=50)) == DIGESTS[name]
+
+
+def _direct_bounds(config, episodes, group, mode) -> dict[str, list[float]]:
+    """Pass@(1,T) per T over every task of ``group``, each failed episode a loss, then a
+    success, straight from the records (the mean over tasks of successes / episodes)."""
+    envs = config["envs"] if group == "all" else [group]
+    ts = config["ts"]
+    rates: dict[str, list[list[float]]] = {"as_losses": [], "as_successes": []}
+    for env in envs:
+        for seed in config["tasks"]:
+            mine = [e for e in episodes if e["env_id"] == env and e["seed"] == seed]
+            lost, won = [], []
+            for t in ts:
+                played = [e for e in mine if e["turn_budget"] == (max(ts) if mode == "truncate"
+                                                                  else t)]  # fmt: skip
+                wins = sum(bool(e.get("success")) and e["first_success_turn"] <= t for e in played)
+                failed = sum(bool(e.get("failed_to_run")) for e in played)
+                lost.append(wins / len(played))
+                won.append((wins + failed) / len(played))
+            rates["as_losses"].append(lost)
+            rates["as_successes"].append(won)
+    return {bound: [sum(col) / len(col) for col in zip(*rows)] for bound, rows in rates.items()}
+
+
+@pytest.mark.parametrize("name", [name for name in sorted(SCENARIOS) if SCENARIOS[name][6]])
+def test_failure_bounds_are_the_records_counted_each_way_in_any_order(name):
+    """``bounds``: every task's failed episodes counted as losses, then as successes, whatever
+    the order the records came in."""
+    config, episodes = synthetic_run(name)
+    modes = ["truncate", "rerun"] if config["mode"] == "both" else [config["mode"]]
+    summaries = []
+    for order in range(3):
+        random.Random(order).shuffle(episodes)
+        tally = RunTally(config)
+        for e in episodes:
+            tally.add(e)
+        summaries.append(tally.summary(n_bootstrap=50))
+    summaries.append(summarize_run(config, iter(episodes), n_bootstrap=50))
+    first = summaries[0]["analysis"]
+    assert all(s["analysis"] == first for s in summaries[1:])
+    for group, stats in first.items():
+        bounds = stats["failed_to_run"]["bounds"]
+        assert sorted(bounds) == sorted(modes)
+        for mode in modes:
+            direct = _direct_bounds(config, episodes, group, mode)
+            for bound, rates in direct.items():
+                grid = bounds[mode][bound]
+                assert grid["n_tasks"] == len(config["tasks"]) * (2 if group == "all" else 1)
+                assert grid["mean"][grid["ks"].index(1)] == pytest.approx(rates, abs=1e-6)
 
 
 if __name__ == "__main__":  # (how DIGESTS were made, on the batch code; remade when

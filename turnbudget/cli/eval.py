@@ -416,7 +416,12 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.cli import error_line, interrupted
     from turnbudget.cli.ids import env_ids
     from turnbudget.eval import evaluate
-    from turnbudget.eval.report import build_report, check_plotting, report_is_current
+    from turnbudget.eval.report import (
+        build_report,
+        check_plotting,
+        failure_bounds_lines,
+        report_is_current,
+    )
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
     from turnbudget.eval.run.lock import hold_output_dir
     from turnbudget.eval.run.plan import agent_name
@@ -474,7 +479,10 @@ def run(args: argparse.Namespace) -> int:
     if failed["episodes"]:
         print(
             f"{failed['episodes']} episodes failed to run ({failed['by_kind']}): left out of "
-            "every table; rerun the same command to retry them"
+            "every table; rerun the same command to retry them. Were they losses or "
+            "successes, Pass@(1,T) would be:"
         )
+        for line in failure_bounds_lines({escaped_controls(label): result.summary}):
+            print(line)
     print(f"report: {escaped_controls(str(out / 'report.md'))}")
     return 0

@@ -43,7 +43,10 @@ task is then the unbiased estimator over the ``n_i`` episodes that ran (its
 ``c_i`` successes among them), which stays unbiased when failures to run do
 not depend on the outcome; a task left with fewer than ``max(ks)`` episodes
 that ran (at some T, in rerun mode) cannot be scored at every K and is left
-out of the grid, listed under ``tasks_dropped``.
+out of the grid, listed under ``tasks_dropped``. Where failing to run may
+follow the outcome (an agent that raises when it is losing), ``bounds`` beside
+them gives the grid over every task with each such episode counted as a loss,
+then as a success: the agent's grid had it played on lies between the two.
 """
 
 from __future__ import annotations
@@ -284,6 +287,56 @@ def _scorable(
     short = {task.key for task in tasks if min(task.count(t) for t in need) < max(ks)}
     kept = [task for task in tasks if task.key not in short]
     return kept, [f"{env}|seed={seed}" for env, seed in sorted(short.union(unrun))]
+
+
+def _failure_bounds(
+    tasks: Sequence[_TaskTally],
+    failed: Mapping[tuple[str, int], Mapping[int, int]],
+    ks: Sequence[int],
+    ts: Sequence[int],
+    mode: str,
+    *,
+    n_bootstrap: int,
+    confidence: float,
+) -> dict[str, Any]:
+    """Pass@(K,T) over every task with each episode that failed to run counted as a loss
+    (``as_losses``) and as a success within every T (``as_successes``): what the run's grid
+    would be at either extreme. The grid over the episodes that ran is unbiased only when
+    failing to run does not depend on the outcome; an agent that raises, hangs or dies when
+    it is losing fails exactly its lost episodes, and that grid then counts only its wins.
+    These two bound the grid whatever the reason (a task with fewer than ``max(ks)`` planned
+    episodes, possible only in an incomplete tally, is left out)."""
+    need = (max(ts),) if mode == "truncate" else tuple(ts)
+    lost, won, n_min = [], [], None
+    for task in tasks:
+        failures = failed.get(task.key, {})
+        counts = [task.count(b) + failures.get(b, 0) for b in need]
+        if min(counts) < max(ks):
+            continue
+        if mode == "truncate":
+            (n,), extra = counts, failures.get(max(ts), 0)
+            hits = [task.hits(max(ts), t) for t in ts]
+            lost.append(_pass_grid(n, hits, ks))
+            won.append(_pass_grid(n, [h + extra for h in hits], ks))
+        else:
+            hits = [task.hits(t, t) for t in ts]
+            extras = [failures.get(t, 0) for t in ts]
+            lost.append(np.concatenate([_pass_grid(n, [h], ks) for n, h in zip(counts, hits)], 1))
+            won.append(
+                np.concatenate(
+                    [_pass_grid(n, [h + x], ks) for n, h, x in zip(counts, hits, extras)], 1
+                )
+            )
+        n_min = min(counts) if n_min is None else min(n_min, *counts)
+    if not lost:
+        return {}
+    return {
+        name: estimate_from_task_grids(
+            np.stack(grids), ks, ts, n_per_task=int(n_min or 0), n_bootstrap=n_bootstrap,
+            confidence=confidence, seed=0,
+        ).to_dict()
+        for name, grids in (("as_losses", lost), ("as_successes", won))
+    }  # fmt: skip
 
 
 def failure_counts(episodes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -954,7 +1007,8 @@ class RunTally:
         self.n_episodes = 0
         self.failures = {g: _FailureTally() for g in [*self.groups, None]}  # None: the run
         self.tasks: dict[tuple[str, int], _TaskTally] = {}
-        self.failed_tasks: set[tuple[str, int]] = set()  # tasks with an episode that failed
+        # per task with an episode that failed to run: how many failed, per budget run
+        self.failed: dict[tuple[str, int], dict[int, int]] = {}
         self.steps: dict[str, _StepTotals] = {}  # per env id (the groups: merged at the end)
         self.budget: _BudgetSums | None = _BudgetSums(cfg)  # None once an episode lacks counts
         self.usage = _UsageTotals()
@@ -984,7 +1038,9 @@ class RunTally:
                 self.failures[g].add(episode)
             if not isinstance(episode["env_id"], str):  # (as `_task_of` refuses it)
                 raise TypeError("env_id")
-            self.failed_tasks.add((episode["env_id"], int(episode["seed"])))
+            runs = self.failed.setdefault((episode["env_id"], int(episode["seed"])), {})
+            budget = int(episode["turn_budget"])
+            runs[budget] = runs.get(budget, 0) + 1
             return
         _task_of(self.tasks, episode, self.ts).add(episode)
         if int(episode["turn_budget"]) == max(self.ts):
@@ -1021,7 +1077,7 @@ class RunTally:
             members = [task for task in tasks if group == ALL or task.key[0] == group]
             # (a task whose every episode failed to run has no tally, and is dropped too)
             unrun = [
-                key for key in self.failed_tasks
+                key for key in self.failed
                 if key not in self.tasks and (group == ALL or key[0] == group)
             ]  # fmt: skip
             failures = self.failures[group].counts()
@@ -1041,6 +1097,14 @@ class RunTally:
                     grids, ks, ts, n_per_task=n_min, n_bootstrap=n_bootstrap,
                     confidence=confidence, seed=0,
                 ).to_dict()  # fmt: skip
+            if failures["episodes"]:
+                failures["bounds"] = {
+                    mode: _failure_bounds(
+                        [*members, *(_TaskTally(key, ts) for key in unrun)], self.failed,
+                        ks, ts, mode, n_bootstrap=n_bootstrap, confidence=confidence,
+                    )
+                    for mode in modes
+                }  # fmt: skip
             if len(modes) == 2:
                 entry["gap"] = mode_gap(entry["truncate"], entry["rerun"])
             groups[group] = entry

@@ -14,19 +14,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from _faults import (
     CrashingAgent,
     ExitingAgent,
     HangingAgent,
     KillOnceOracle,
+    QuitsWhenLosing,
     RaisingAgent,
     block_forever,
     seeds_of,
     timeout_clear_of,
 )
 
-from turnbudget.agents import OracleAgent
+from turnbudget.agents import OracleAgent, registry
+from turnbudget.cli import main
 from turnbudget.eval.analysis import summarize_run
 from turnbudget.eval.run.backends import make_backend, run_with_retries
 from turnbudget.eval.run.driver import Driver, EpisodeFailure
@@ -495,3 +498,45 @@ def test_a_task_whose_every_episode_failed_is_listed_as_dropped(tmp_path):
     # task 1: no episode ran; task 2: one of the two K = 2 needs
     assert failures["tasks_dropped"] == {"truncate": [f"{MAZE}|seed=1", f"{MAZE}|seed=2"]}
     assert result.summary["groups"][MAZE]["truncate"]["n_tasks"] == 1
+
+
+def test_failures_that_follow_the_outcome_are_bounded(tmp_path):
+    """An agent that raises when it is losing fails to run exactly its lost episodes: the grid
+    over the episodes that ran then counts only wins. ``bounds`` (each failure counted a loss,
+    then a success) holds what the same agent scores when it plays on, and the report says so."""
+    grid = dict(ks=[1], ts=[8, 16], n=2, tasks=12, n_bootstrap=50)
+    honest = evaluate(MAZE, OracleAgent(0.85), **grid)
+    quitter = evaluate(MAZE, QuitsWhenLosing(0.85, 16), retries=0, out=tmp_path / "q", **grid)
+    truth = np.array(honest.summary["groups"][MAZE]["truncate"]["mean"][0])
+    failures = quitter.summary["analysis"][MAZE]["failed_to_run"]
+    assert 0 < failures["episodes"] < 24 and 0 < truth[1] < 1
+    ran_only = quitter.summary["groups"][MAZE]["truncate"]["mean"][0]
+    assert ran_only[1] == 1.0 > truth[1]  # (the hazard: every episode that ran is a win)
+    bounds = failures["bounds"]["truncate"]
+    low, high = (np.array(bounds[b]["mean"][0]) for b in ("as_losses", "as_successes"))
+    assert bounds["as_losses"]["n_tasks"] == 12  # (every task: none dropped)
+    # Its wins within 15 turns are the honest agent's, the same episodes: at T = 8 the losses
+    # bound is the truth itself; at T = 16 it misses only wins on the 16th turn.
+    assert low[0] == pytest.approx(truth[0]) and low[1] <= truth[1] <= high[1]
+    assert high[1] == 1.0
+    for bound in bounds.values():
+        assert all(lo <= m <= hi for lo, m, hi in zip(bound["low"][0], bound["mean"][0],
+                                                       bound["high"][0]))  # fmt: skip
+    from turnbudget.eval.report import build_report
+
+    build_report(tmp_path / "q", plots=False)
+    report = (tmp_path / "q" / "report.md").read_text()
+    assert f"{low[1]:.2f}" in report and "counted as losses" in report
+
+
+def test_eval_prints_the_bounds_of_a_run_with_failures(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(registry._REGISTRY, "quitter", lambda arg: QuitsWhenLosing(0.85, 16))
+    run = ["eval", "--env", "Maze-Easy-v0", "--agent", "quitter", "--k", "1", "--t", "8,16",
+           "--tasks", "6", "--retries", "0", "--no-plots", "--out", str(tmp_path / "q")]  # fmt: skip
+    assert main(run) == 0
+    printed = capsys.readouterr().out
+    bounds = json.loads((tmp_path / "q" / "summary.json").read_text())["runs"]
+    (bounds,) = (run["analysis"][MAZE]["failed_to_run"]["bounds"] for run in bounds.values())
+    low = bounds["truncate"]["as_losses"]["mean"][0]
+    assert "Were they losses or successes" in printed
+    assert f"counted as losses T=8: {low[0]:.2f}" in printed

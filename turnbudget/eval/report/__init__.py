@@ -21,7 +21,11 @@ from turnbudget.eval.report.build import (
     write_probe_report,
     write_run_summary,
 )
-from turnbudget.eval.report.markdown import render_markdown, render_probe_markdown
+from turnbudget.eval.report.markdown import (
+    failure_bounds_lines,
+    render_markdown,
+    render_probe_markdown,
+)
 from turnbudget.eval.report.plots import (
     check_plotting,
     plot_heatmap,
@@ -37,6 +41,7 @@ __all__ = [
     "SUMMARY_FILE",
     "build_report",
     "check_plotting",
+    "failure_bounds_lines",
     "find_probe_summaries",
     "find_runs",
     "load_run_summary",

@@ -12,7 +12,12 @@ from turnbudget.eval.analysis import ALL, check_run_summary
 from turnbudget.eval.probes.summary import check_probe_summary, estimate_problem
 from turnbudget.records.files import REPORT_HEADING  # (the first line of every report.md)
 
-__all__ = ["check_report_summary", "render_markdown", "render_probe_markdown"]
+__all__ = [
+    "check_report_summary",
+    "failure_bounds_lines",
+    "render_markdown",
+    "render_probe_markdown",
+]
 
 #: What a report's table cell reads as a number (a rate, a mean): a finite one, or None.
 _RATE = Maybe("number")
@@ -67,8 +72,14 @@ _FEASIBILITY = {
     }),
     "step_regret": {"successes": "count", "mean": _RATE, "median": _RATE, "max": Maybe("count")},
 }  # fmt: skip
+_BOUND = {
+    "ks": Items("count", least=1),
+    "ts": Items("count", least=1),
+    **dict.fromkeys(("mean", "low", "high"), Items(Items(_RATE))),
+}
 #: What the report reads of a run summary's analysis of one env group.
 _ANALYSIS = {
+    "failed_to_run?": {"bounds?": Each(Each(_BOUND))},
     **dict.fromkeys(
         (
             "success_rate",
@@ -316,6 +327,32 @@ def _pass1_row(grid: Mapping[str, Any]) -> list[float]:
     return list(grid["mean"][i])
 
 
+def failure_bounds_lines(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """A line per run (``{label: run summary}``) and env group with episodes that failed to
+    run: Pass@(1,T) with them counted as losses (interval in brackets), then as successes,
+    in the group's primary mode (the labels as given: escape them for where they go)."""
+    lines = []
+    for label, run in runs.items():
+        for group, stats in sorted(run["analysis"].items(), key=lambda g: (g[0] == ALL, g[0])):
+            bounds = (stats.get("failed_to_run") or {}).get("bounds") or {}
+            mode = "rerun" if "rerun" in bounds else "truncate"
+            if not bounds.get(mode):
+                continue
+            lost, won = bounds[mode]["as_losses"], bounds[mode]["as_successes"]
+            i, j = lost["ks"].index(1), won["ks"].index(1)
+            as_losses = ", ".join(
+                f"T={t}: {m:.2f} [{lo:.2f}, {hi:.2f}]"
+                for t, m, lo, hi in zip(lost["ts"], lost["mean"][i], lost["low"][i],
+                                        lost["high"][i])
+            )  # fmt: skip
+            as_wins = ", ".join(f"T={t}: {m:.2f}" for t, m in zip(won["ts"], won["mean"][j]))
+            lines.append(
+                f"- {label}, {_short(group)} ({mode}): counted as losses {as_losses}; "
+                f"as successes {as_wins}"
+            )
+    return lines
+
+
 def _failed_cell(run: Mapping[str, Any]) -> str:
     failed = run.get("failed_to_run") or {}
     if not failed.get("episodes"):
@@ -384,8 +421,13 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
             "*Failed to run*: episodes whose agent or env raised, whose worker died or that "
             "timed out on every attempt. They are not the agent's failures: every table leaves "
             "them out, and a task with fewer than max(K) episodes that ran is left out of its "
-            "grid. Rerunning the same command retries them."
+            "grid. Rerunning the same command retries them. That grid is unbiased only when "
+            "failing to run does not depend on the outcome (an agent that raises, hangs or "
+            "dies when it is losing fails to run exactly its losses); with every such episode "
+            "counted as a loss, then as a success, Pass@(1,T) would be:"
         )
+        out.append("")
+        out += failure_bounds_lines(runs)
         out.append("")
 
     # Pass@(1,T) overview per group.
