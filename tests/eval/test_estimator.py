@@ -185,6 +185,17 @@ def test_seed_task_bootstrap_leaves_out_resamples_with_no_scored_cell():
         bootstrap_seeds_tasks([[np.nan, np.nan]] * 2)
 
 
+def test_a_cluster_of_no_trials_is_no_task_of_the_sample():
+    """Clusters with no trials counted as tasks that agreed: 1 hit of 1 trial beside 99 empty
+    clusters gave [0.96, 1] where the one trial alone gives [0.21, 1]."""
+    from turnbudget.eval.estimator import clustered_rate, paired_difference
+
+    assert clustered_rate([1] + [0] * 99, [1] + [0] * 99) == clustered_rate([1], [1])
+    assert clustered_rate([0, 2, 0, 3], [0, 4, 0, 5]) == clustered_rate([2, 3], [4, 5])
+    assert paired_difference([1] + [0] * 99, [1] + [0] * 99) == paired_difference([1], [1])
+    assert paired_difference([0, 1, 0, -2], [0, 3, 0, 4]) == paired_difference([1, -2], [3, 4])
+
+
 def test_paired_differences_and_interval_differences_refuse_what_they_cannot_be():
     """Sums past their pairs, NaN and malformed estimates gave a mean outside its own interval
     or NaN, silently (paired_difference([5, 0], [2, 2]) was (1.25, -1.0, 1.0))."""

@@ -63,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import Each, Items, brief, check_positive_int, field_problem
+from turnbudget._checks import Each, Items, brief, check_positive_int, field_problem, is_finite
 from turnbudget.eval.estimator import (
     check_grid_values,
     difference_interval,
@@ -1346,6 +1346,10 @@ def compare_runs(
             grid with a K = 1 row over those budgets), naming the run and the field.
     """
     _check_runs(runs, "runs")
+    if not is_finite(min_advantage) or not 0 <= min_advantage <= 1:
+        raise ValueError(
+            f"Expect `min_advantage` to be a number in [0, 1], got {brief(min_advantage)}"
+        )
     rows = []
     labels = sorted(runs)
     for i, a in enumerate(labels):
@@ -1376,6 +1380,7 @@ def compare_runs(
                 [round(low, 6), round(high, 6)]
                 for _, low, high in map(difference_interval, c_better, c_worse)
             ]
+            last = ts.index(max(ts))  # (the budgets in the config's order: not always sorted)
             rows.append(
                 {
                     "better": better,
@@ -1383,9 +1388,9 @@ def compare_runs(
                     "group": group,
                     "advantage_by_t": {str(t): round(x, 6) for t, x in zip(ts, adv, strict=True)},
                     "advantage_interval_by_t": dict(zip(map(str, ts), intervals, strict=True)),
-                    "advantage_at_max_t": round(adv[-1], 6),
-                    "advantage_at_max_t_interval": intervals[-1],
-                    "clear_at_max_t": intervals[-1][0] > 0,
+                    "advantage_at_max_t": round(adv[last], 6),
+                    "advantage_at_max_t_interval": intervals[last],
+                    "clear_at_max_t": intervals[last][0] > 0,
                     "peak_advantage": round(adv[peak], 6),
                     "peak_t": ts[peak],
                     "halving_budget": advantage_halving_budget(ts, p_better, p_worse),

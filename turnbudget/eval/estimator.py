@@ -649,6 +649,9 @@ def _clustered_rate(
     if not np.isfinite(total):  # (finite trials whose sum is not: the rate was inf / inf)
         raise ValueError(f"Expect the sum of `trials` to be a finite number, got {total}")
     rate = float(h.sum()) / total
+    # (a cluster of no trials is no task of the sample: counted, it narrowed the interval as
+    # one more task that agreed, 1 hit in 1 trial beside 99 empty tasks giving [0.96, 1])
+    h, n = h[n > 0.0], n[n > 0.0]
     m = len(n)
     cap = max(float(m), total if max_trials is None else float(max_trials))
     # Only a task whose outcomes differ shows how far from 0 or 1 its rate lies; one at 0 or 1
@@ -708,6 +711,7 @@ def paired_difference(
     if not np.isfinite(total):  # (finite pairs whose sum is not: the mean was inf / inf)
         raise ValueError(f"Expect the sum of `pairs` to be a finite number, got {total}")
     mean = float(d.sum()) / total
+    d, n = d[n > 0.0], n[n > 0.0]  # (a task of no pairs is none of the sample: as above)
     m = len(n)
     if total < _TINY:  # (the variance is the same at any scale; total**2 underflowed to 0)
         d, n, total = d / total, n / total, 1.0

@@ -179,6 +179,22 @@ def test_compare_runs_pairs_only_comparable_runs():
     assert rows[0]["halving_budget"] == pytest.approx(10 + 10 * (0.4 - 0.1) / (0.8 - 0.1))
 
 
+def test_compare_runs_reads_max_t_wherever_the_config_lists_it():
+    """Budgets listed [20, 10]: the advantage 'at max(T)' was the last listed, T = 10's."""
+
+    def run(pass1):
+        grid = {"ks": [1], "ts": [20, 10], "mean": [pass1], "low": [pass1], "high": [pass1]}
+        cfg = {"envs": ["e"], "tasks": [0], "ts": [20, 10], "errors": None, "reveal": None, "n": 1}
+        return {"config": cfg, "groups": {"e": {"truncate": grid}}}
+
+    (row,) = compare_runs({"a": run([0.5, 0.9]), "b": run([0.5, 0.1])})
+    assert row["advantage_at_max_t"] == 0.0 and not row["clear_at_max_t"]
+    assert row["advantage_at_max_t_interval"] == row["advantage_interval_by_t"]["20"]
+    for bad in (float("nan"), "x", None, -0.1, True):
+        with pytest.raises(ValueError, match="min_advantage"):  # (NaN kept every pair)
+            compare_runs({"a": run([0.5, 0.9])}, min_advantage=bad)
+
+
 def test_length_buckets_cover_all_lengths():
     buckets = length_buckets([5, 6, 7, 8, 9, 10, 11, 12, 13])
     assert buckets[0][0] == 5 and buckets[-1][1] == 13 and len(buckets) == 3
