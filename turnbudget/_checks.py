@@ -243,6 +243,7 @@ def is_whole(value: Any) -> bool:
 # -> problem or None`` for what the rest cannot say.
 _KINDS = {
     "str": ("a str", lambda v: isinstance(v, str)),
+    "bool": ("true or false", lambda v: isinstance(v, bool)),
     # (at most 2**53, exact as a float: a count of 10**400 overflowed the rates made of it)
     "count": ("an int >= 0", lambda v: is_int(v) and 0 <= v <= 2**53),
     "number": ("a finite number", is_finite),

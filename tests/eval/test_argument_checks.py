@@ -12,7 +12,9 @@ names the argument and says what was expected, before anything runs or is writte
 
 from __future__ import annotations
 
+import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -694,3 +696,86 @@ def test_runs_nested_at_any_depth_are_reported_and_never_nested_in_a_run(tmp_pat
     (runs / "team" / "a" / "run.json").unlink()
     with pytest.raises(FileNotFoundError, match=r"team/a holds episodes.jsonl but no run.json"):
         build_report(runs, plots=False, n_bootstrap=0)
+
+
+_RUN = {"label": "a", "envs": ["e"], "ks": [1], "ts": [5, 10], "n": 2, "tasks": [0],
+        "mode": "truncate"}  # fmt: skip
+
+
+def _record(rep, **fields):
+    return {"episode_id": f"e|seed=0|rep={rep}|T=10", "env_id": "e", "seed": 0, "rep": rep,
+            "turn_budget": 10, "success": False, "first_success_turn": None, "turns_used": 10,
+            **fields}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "fields, says",
+    [
+        ({"success": "False", "first_success_turn": "3"}, "`success` to be true or false"),
+        ({"success": True, "first_success_turn": 5.5}, "`first_success_turn`"),
+        ({"seed": "0"}, "`seed`"),
+        ({"turn_budget": 10.5}, "`turn_budget`"),
+        ({"n_wasted": -5}, "`n_wasted`"),
+        ({"turns_to_recover": "12"}, "`turns_to_recover`"),
+    ],
+)
+def test_a_record_of_the_wrong_types_is_refused_before_it_is_counted(fields, says):
+    """Read without an error, each was counted as what it looked like ("False" a success)."""
+    from turnbudget.eval.analysis import feasibility_analysis, step_stats, summarize_run
+
+    records = [_record(0), _record(1, **fields)]
+    with pytest.raises(ValueError, match=re.escape(says)):
+        summarize_run(_RUN, records, n_bootstrap=0)
+    with pytest.raises(ValueError, match=re.escape(says)):
+        feasibility_analysis(records, [1], [5, 10], "truncate", n_bootstrap=0)
+    if "seed" not in fields and "turn_budget" not in fields:  # (no identity read there)
+        with pytest.raises(ValueError, match=re.escape(says)):
+            step_stats(records)
+
+
+@pytest.mark.parametrize(
+    "records, says",
+    [
+        ([_record(0, success=True, first_success_turn=3)] * 2, "counted already"),
+        ([_record(0), _record(1, env_id="zzz")], "is no episode of run"),
+        ([_record(0), _record(1, seed=7)], "is no episode of run"),
+        ([_record(0), _record(1, turn_budget=5)], "is no episode of run"),
+        ([_record(0), _record(2)], "is no repeat of run"),
+        ([_record(0), _record(1), {**_record(1), "rep": None}], "already has the 2 episodes"),
+    ],
+)
+def test_a_record_outside_the_plan_or_given_twice_is_refused(records, says):
+    """The run is complete when its count of records is; a duplicate or a stray record took a
+    missing one's place in that count (a run of one success given twice scored 1.0)."""
+    from turnbudget.eval.analysis import summarize_run
+
+    with pytest.raises(ValueError, match=says):
+        summarize_run(_RUN, records, n_bootstrap=0)
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        ({"n": "2"}, "n to be an int"),
+        ({"n": True}, "n to be an int"),
+        ({"envs": []}, "envs to be a list"),
+        ({"envs": "e"}, "envs to be a list"),
+        ({"tasks": [0, 0]}, "without repeats"),
+        ({"tasks": [-1]}, "tasks to be a list"),
+        ({"tasks": "0"}, "tasks to be a list"),
+    ],
+)
+def test_a_run_config_the_tally_cannot_count_is_refused(change, says):
+    from turnbudget.eval.analysis import RunTally
+
+    with pytest.raises(ValueError, match=says):
+        RunTally({**_RUN, **change})
+
+
+def test_a_run_config_s_task_count_and_numpy_budgets_are_read_as_evaluate_writes_them():
+    from turnbudget.eval.analysis import summarize_run
+
+    config = {**_RUN, "tasks": 1, "ts": np.array([5, 10]), "ks": np.array([1])}
+    summary = summarize_run(config, [_record(0), _record(1)], n_bootstrap=0)
+    assert summary["config"]["tasks"] == [0] and summary["config"]["ts"] == [5, 10]
+    json.dumps(summary)  # (a NumPy array in the config made it no JSON)

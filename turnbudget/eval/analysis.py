@@ -63,7 +63,16 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import Each, Items, brief, check_positive_int, field_problem, is_finite
+from turnbudget._checks import (
+    Each,
+    Items,
+    brief,
+    check_positive_int,
+    field_problem,
+    is_finite,
+    is_listlike,
+    is_whole,
+)
 from turnbudget.eval.estimator import (
     check_grid_values,
     difference_interval,
@@ -122,6 +131,16 @@ def _unreadable(
     return ValueError(f"Cannot read episode record{which}: {problem}")
 
 
+def _checked(record: Any, ts: Sequence[int] | None = None, *, identity: bool = True) -> Any:
+    """``record`` when `episode_fields_problem` finds nothing wrong with it, else the
+    ``ValueError`` `_unreadable` gives. Checked before it is counted: a field of the wrong
+    type read without an error (``success: "False"`` is truthy, ``"3"`` an int to ``int``)
+    was counted as what it looked like."""
+    if episode_fields_problem(record, ts, identity=identity) is not None:
+        raise _unreadable(record, ValueError(), ts, identity=identity)
+    return record
+
+
 def _unreadable_step(steps: Iterable[Any], exc: Exception, owned: bool = False) -> ValueError:
     """`_unreadable` for step records (the first of ``steps`` with a problem is named; with
     ``owned``, a step without its ``episode_id`` is one)."""
@@ -161,7 +180,7 @@ def task_grid_arrays(
     tasks: dict[tuple[str, int], _TaskTally] = {}
     for e in episodes:
         try:
-            _task_of(tasks, e, ts).add(e)
+            _task_of(tasks, _checked(e), ts).add(e)
         except _READ_ERRORS as exc:
             raise _unreadable(e, exc, ts) from None
     return _task_grids([tasks[key] for key in sorted(tasks)], ks, ts, mode)
@@ -489,7 +508,7 @@ def feasibility_analysis(
     tasks: dict[tuple[str, int], _TaskTally] = {}
     for e in episodes:
         try:
-            _task_of(tasks, e, ts).add(e)
+            _task_of(tasks, _checked(e), ts).add(e)
         except _READ_ERRORS as exc:
             raise _unreadable(e, exc, ts) from None
     return _feasibility(
@@ -595,7 +614,7 @@ def step_stats(episodes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     totals = _StepTotals()
     for e in episodes:
         try:
-            totals.add(e)
+            totals.add(_checked(e, identity=False))
         except _READ_ERRORS as exc:
             raise _unreadable(e, exc, identity=False) from None
     return totals.stats()
@@ -952,6 +971,25 @@ class _BudgetSums:
         }
 
 
+def _check_run_plan(cfg: dict[str, Any]) -> None:
+    """A run configuration's ``envs`` (env ids), ``tasks`` (task seeds, or their number) and
+    ``n``, as `RunTally` counts them (``tasks`` as a number becomes its seeds)."""
+    envs, tasks, n = cfg["envs"], cfg["tasks"], cfg["n"]
+    if not is_listlike(envs) or not envs or not all(isinstance(e, str) for e in envs):
+        raise ValueError(f"Expect `config` envs to be a list of env ids, got {brief(envs)}")
+    if is_whole(tasks) and tasks >= 1:
+        cfg["tasks"] = tasks = list(range(int(tasks)))
+    if not is_listlike(tasks) or not tasks or not all(is_whole(t) and t >= 0 for t in tasks):
+        raise ValueError(
+            f"Expect `config` tasks to be a list of task seeds (ints >= 0), got {brief(tasks)}"
+        )
+    if len(set(envs)) < len(envs) or len({int(t) for t in tasks}) < len(tasks):
+        raise ValueError(f"Expect `config` envs and tasks without repeats, got {brief(cfg)}")
+    if not is_whole(n) or n < 1:
+        raise ValueError(f"Expect `config` n to be an int >= 1, got {brief(n)}")
+    cfg["envs"], cfg["tasks"], cfg["n"] = list(envs), [int(t) for t in tasks], int(n)
+
+
 #: What `RunTally` reads of a run's configuration.
 _CONFIG_KEYS = ("label", "envs", "ks", "ts", "n", "tasks", "mode")
 #: What every episode record holds for `RunTally` (checked before it counts any of it).
@@ -998,6 +1036,9 @@ class RunTally:
             )
         check_grid_values(cfg["ks"], "ks")
         check_grid_values(cfg["ts"], "ts")
+        cfg["ts"] = [int(t) for t in cfg["ts"]]  # (a NumPy array was no JSON summary)
+        cfg["ks"] = [int(k) for k in cfg["ks"]]
+        _check_run_plan(cfg)
         self.config = cfg
         # K = 1 always: every Pass@(1,T) the report shows and compares reads its row, and it
         # needs only one episode a task (a run of K = 2, 4 read its K = 2 row as Pass@1).
@@ -1005,6 +1046,14 @@ class RunTally:
         self.modes = ["truncate", "rerun"] if cfg["mode"] == "both" else [cfg["mode"]]
         self.groups = _groups(cfg["envs"])
         self.n_episodes = 0
+        # The records of each planned (env, task, budget) cell: a record outside the plan,
+        # or one past ``n`` in its cell (a duplicate), filled a missing one's place in the
+        # count that says whether the run is complete.
+        budgets = [max(self.ts)] if cfg["mode"] == "truncate" else self.ts
+        self.planned: dict[tuple[str, int, int], int] = dict.fromkeys(
+            itertools.product(cfg["envs"], (int(t) for t in cfg["tasks"]), budgets), 0
+        )
+        self.reps: dict[tuple[str, int, int], int] = {}  # cell -> a bit per rep counted
         self.failures = {g: _FailureTally() for g in [*self.groups, None]}  # None: the run
         self.tasks: dict[tuple[str, int], _TaskTally] = {}
         # per task with an episode that failed to run: how many failed, per budget run
@@ -1022,6 +1071,40 @@ class RunTally:
         if not isinstance(episode, Mapping) or not episode.keys() >= _NEEDED:
             missing = sorted(_NEEDED - episode.keys()) if isinstance(episode, Mapping) else []
             raise _unreadable(episode, KeyError(*missing[:1]), self.ts)  # (before any count)
+        _checked(episode, self.ts)
+        cell = (episode["env_id"], int(episode["seed"]), int(episode["turn_budget"]))
+        if cell not in self.planned:
+            raise ValueError(
+                f"Cannot count episode record {brief(episode.get('episode_id'))}: env "
+                f"{brief(cell[0])}, task {cell[1]} at T={cell[2]} is no episode of run "
+                f"{brief(self.config['label'])} (its envs, tasks and budgets are "
+                f"{brief(self.config['envs'])}, {brief(self.config['tasks'])}, "
+                f"{brief(sorted({b for _, _, b in self.planned}))})"
+            )
+        if self.planned[cell] >= self.config["n"]:
+            raise ValueError(
+                f"Cannot count episode record {brief(episode.get('episode_id'))}: env "
+                f"{brief(cell[0])}, task {cell[1]} at T={cell[2]} already has the "
+                f"{self.config['n']} episodes run {brief(self.config['label'])} plans for it "
+                "(a record given twice?)"
+            )
+        rep = episode.get("rep")
+        if rep is not None:  # (older records and hand-made ones may lack it)
+            if not (is_whole(rep) and 0 <= rep < self.config["n"]):
+                raise ValueError(
+                    f"Cannot count episode record {brief(episode.get('episode_id'))}: its rep "
+                    f"{brief(rep)} is no repeat of run {brief(self.config['label'])} (0 to "
+                    f"{self.config['n'] - 1})"
+                )
+            bit = 1 << int(rep)  # (a bit per repeat: memory flat in the episodes)
+            if self.reps.get(cell, 0) & bit:
+                raise ValueError(
+                    f"Cannot count episode record {brief(episode.get('episode_id'))}: env "
+                    f"{brief(cell[0])}, task {cell[1]}, rep {rep} at T={cell[2]} was counted "
+                    "already (a record given twice)"
+                )
+            self.reps[cell] = self.reps.get(cell, 0) | bit
+        self.planned[cell] += 1
         try:
             self._add(episode, budget_counts)
         except _READ_ERRORS as exc:

@@ -344,6 +344,61 @@ def test_the_probe_summaries_name_the_field_of_a_malformed_config_or_record(two_
         summarize_probes(config, bad, n_bootstrap=0)
 
 
+def _first(records, where):
+    return next(i for i, r in enumerate(records) if where(r))
+
+
+@pytest.mark.parametrize(
+    "where, change, says",
+    [
+        (lambda r: r["probe"] == "recovery" and r.get("won") is False,
+         {"won": "False", "turns": 5}, r"\['won'\] to be true or false"),
+        (lambda r: r["probe"] == "single" and r.get("optimal") is False, {"optimal": "False"},
+         r"\['optimal'\] to be true or false"),
+        (lambda r: r.get("applied") is not None, {"applied": 1}, r"\['applied'\]"),
+        (lambda r: r.get("n_admissible"), {"n_optimal": 10**6}, r"'n_optimal'\] to be at most"),
+        (lambda r: r["probe"] == "recovery" and r.get("won") is True,
+         {"budget": 10, "turns": 10, "distance_after": 11}, r"'distance_after'\] to be at most"),
+        (lambda r: r["probe"] == "recovery" and r.get("won") is True,
+         {"budget": 4, "turns": 9}, r"'turns'\] to be at most"),
+    ],
+)  # fmt: skip
+def test_a_probe_record_is_read_for_what_it_holds_not_what_it_looks_like(
+    two_probed, where, change, says
+):
+    """ "False" was a win or an optimal step; n_optimal past n_admissible made a chance rate of
+    15; a win from farther than its budget divided by zero."""
+    from turnbudget.eval.probes.summary import summarize_probes
+    from turnbudget.eval.probes.validate import exact_single_step_skill
+
+    config, records = two_probed
+    bad = [dict(r) for r in records]
+    bad[_first(bad, where)].update(change)
+    with pytest.raises(ValueError, match=says):
+        summarize_probes(config, bad, n_bootstrap=0)
+    with pytest.raises(ValueError, match=says):
+        exact_single_step_skill(bad, 0.1)
+
+
+@pytest.mark.parametrize("epsilon", [1.5, -1, float("nan"), True, "0.1", None])
+def test_exact_single_step_skill_needs_an_epsilon_in_0_1(two_probed, epsilon):
+    from turnbudget.eval.probes.validate import exact_single_step_skill
+
+    with pytest.raises(ValueError, match="`epsilon` to be a number in"):
+        exact_single_step_skill(two_probed[1], epsilon)
+
+
+def test_exact_single_step_skill_reads_a_record_without_n_changing_as_all_changing():
+    from turnbudget.eval.probes.validate import exact_single_step_skill
+
+    state = {"env_id": "e", "task_seed": 0, "probe": "single", "kind": None, "role": "agent",
+             "agent": "a", "n_admissible": 4, "n_optimal": 1}  # fmt: skip
+    assert exact_single_step_skill([state], 0.1) == exact_single_step_skill(
+        [{**state, "n_changing": 4}], 0.1
+    )
+    assert exact_single_step_skill([{**state, "n_changing": 0}], 0.1) is None  # (was 1/0)
+
+
 def test_a_failure_while_the_results_are_written_leaves_no_other_probes_results(
     tmp_path, monkeypatch
 ):

@@ -57,6 +57,7 @@ from turnbudget.records import write_json
 
 __all__ = [
     "PROBE_SUMMARY_FILE",
+    "check_probe_records",
     "check_probe_summary",
     "compare_probes",
     "estimate_problem",
@@ -387,7 +388,15 @@ _RECORD = {
         ("budget?", "distance_before?", "distance_after?", "turns?", "turns_to_recover?",
          "n_admissible?", "n_optimal?"), _COUNT,
     ),
+    # (read for their truth: "False" was a win, an optimal step, an applied error)
+    **dict.fromkeys(("won?", "recovered?", "optimal?", "noop?", "valid?", "applied?"),
+                    Maybe("bool")),
 }  # fmt: skip
+#: (part, whole) counts of a record: a part never exceeds its whole (n_optimal past
+#: n_admissible made a chance rate of 15); those of a win's turns only in a win (a win past
+#: its budget was a division by zero in `_win_share`).
+_AT_MOST = (("n_optimal", "n_admissible"), ("n_changing", "n_admissible"))
+_AT_MOST_IN_A_WIN = (("distance_after", "turns"), ("turns", "budget"))
 #: The fields a record needs when it is (role, probe, won, recovered, scored against chance).
 _NEEDS = (
     (lambda r: r["role"] == "agent", ("agent",)),
@@ -399,6 +408,12 @@ _NEEDS = (
     (lambda r: r.get("recovered"), ("distance_before", "distance_after", "turns_to_recover")),
     (lambda r: r.get("n_admissible"), ("n_optimal",)),
 )
+
+
+def check_probe_records(records: Any) -> None:
+    """A ValueError naming the field when a probe record of ``records`` lacks what the
+    summaries read, or holds it with the wrong type."""
+    _check_probes(None, records, None)
 
 
 def _check_probes(config: Any, records: Any, keys: Sequence[str] | None) -> None:
@@ -415,6 +430,14 @@ def _check_probes(config: Any, records: Any, keys: Sequence[str] | None) -> None
             missing = [k for k in fields if r.get(k) is None] if needed(r) else []
             if missing:
                 problem = f"Expect records[{i}][{missing[0]!r}] to be set, but it is missing"
+                break
+        bounded = (*_AT_MOST, *(_AT_MOST_IN_A_WIN if r.get("won") else ()))
+        for part, whole in bounded if problem is None else ():
+            if r.get(part) is not None and r.get(whole) is not None and r[part] > r[whole]:
+                problem = (
+                    f"Expect records[{i}][{part!r}] to be at most its {whole!r} "
+                    f"({r[whole]}), got {r[part]}"
+                )
                 break
         if problem is not None:
             break
@@ -525,7 +548,7 @@ def per_task(records: Records, label: str, role: str = "agent") -> dict[tuple[st
     and ``pairs``: the counts every skill of this module is a ratio of, for analyses that
     resample at other levels (training seeds and tasks).
     """
-    _check_probes(None, records, None)
+    check_probe_records(records)
     mine = [r for r in records if r["role"] == role and (role != "agent" or r["agent"] == label)]
     out: dict[tuple[str, int], Any] = defaultdict(
         lambda: {"optimal": 0, "judged": 0, "noops": 0, "specific": 0.0, "pairs": 0}

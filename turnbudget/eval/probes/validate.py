@@ -38,10 +38,22 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from turnbudget._checks import brief, check_bool, check_positive_int, check_seed, is_real
+from turnbudget._checks import (
+    brief,
+    check_bool,
+    check_positive_int,
+    check_seed,
+    is_finite,
+    is_real,
+)
 from turnbudget.eval.estimator import check_n_bootstrap
 from turnbudget.eval.probes.run import ProbeResult, probe
-from turnbudget.eval.probes.summary import CONFIDENCE, compare_probes, summarize_probes
+from turnbudget.eval.probes.summary import (
+    CONFIDENCE,
+    check_probe_records,
+    compare_probes,
+    summarize_probes,
+)
 from turnbudget.eval.run.lock import locks_output_dir
 from turnbudget.eval.run.plan import check_backend_options
 from turnbudget.records import write_json
@@ -242,18 +254,24 @@ def exact_single_step_skill(records: Sequence[Mapping[str, Any]], epsilon: float
     pick, is about 1 − ε; None without such states.
 
     Example:
-        >>> state = {"probe": "single", "role": "agent", "n_admissible": 4, "n_optimal": 1,
+        >>> state = {"env_id": "e", "task_seed": 0, "probe": "single", "kind": None,
+        ...          "role": "agent", "agent": "oracle", "n_admissible": 4, "n_optimal": 1,
         ...          "n_changing": 4}
         >>> round(exact_single_step_skill([state, state], 0.1), 6)
         0.9
     """
+    if not is_finite(epsilon) or not 0 <= epsilon <= 1:
+        raise ValueError(f"Expect `epsilon` to be a number in [0, 1], got {brief(epsilon)}")
+    check_probe_records(records)
     weights = [
-        (r["n_optimal"] / r["n_admissible"], r["n_changing"] / r["n_admissible"])
+        (r["n_optimal"] / r["n_admissible"], r.get("n_changing", r["n_admissible"]) / r["n_admissible"])
         for r in records
         if r["probe"] == "single" and r["role"] == "agent" and r.get("applied", True)
         and r.get("n_admissible")
     ]  # fmt: skip
-    chance = sum(o for o, _ in weights) / sum(c for _, c in weights) if weights else 1.0
+    changing = sum(c for _, c in weights)
+    # (no state with a command that changes it: nothing to judge, as without states)
+    chance = sum(o for o, _ in weights) / changing if changing else 1.0
     if chance >= 1.0:
         return None
     hits = sum(1 - epsilon + epsilon * o for o, _ in weights)

@@ -237,18 +237,27 @@ def evaluate(
     given, agent = agent, driven_form(agent, concurrency=concurrency, sealed=sealed)
     specs = plan_episodes(config)
     # Summed as episodes finish (while the workers play on), not read back from the log after.
-    tally = RunTally(config)
+    tally: RunTally | None = RunTally(config)
+
+    def count(episode: dict[str, Any]) -> None:
+        nonlocal tally
+        try:
+            if tally is not None:
+                tally.add(episode)
+        except ValueError:  # (a backend that handed one over twice: the log reads it once)
+            tally = None
+
     try:
         played = play_planned(
             backend, agent, config, specs, kind=EvaluationEpisodes,
             plan=record_plan(config), out=out, overwrite=overwrite,
             check_config=EvalConfig.from_dict, retries=retries, progress=progress,
-            desc=config.label, on_episode=tally.add,
+            desc=config.label, on_episode=count,
         )  # fmt: skip
     finally:
         if agent is not given:  # the AsyncBatch or sealed proxy made here: close it
             agent.close()
-    if played.n_run == tally.n_episodes == len(specs):
+    if tally is not None and played.n_run == tally.n_episodes == len(specs):
         summary = tally.summary(n_bootstrap=n_bootstrap)
     else:  # resumed (the calls before are in the log only), or a backend that sent a copy
         summary = summarize_run(config, played.stream(), n_bootstrap=n_bootstrap)
