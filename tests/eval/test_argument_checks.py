@@ -779,3 +779,80 @@ def test_a_run_config_s_task_count_and_numpy_budgets_are_read_as_evaluate_writes
     summary = summarize_run(config, [_record(0), _record(1)], n_bootstrap=0)
     assert summary["config"]["tasks"] == [0] and summary["config"]["ts"] == [5, 10]
     json.dumps(summary)  # (a NumPy array in the config made it no JSON)
+
+
+@pytest.mark.parametrize(
+    "steps, ts, says",
+    [
+        ([{"turn": 1, "errors_opened": "3"}], [1], "`errors_opened`"),  # (a raw TypeError)
+        ([{"turn": "1"}], [1], "`turn`"),  # (read as turn 1)
+        ([{"turn": 1, "recoveries": [1.5]}], [1], "`recoveries`"),
+        ([{"turn": 1}], [1.5], "`ts` to be a list of budgets"),  # (budget '1')
+        ([{"turn": 1}], [-1], "`ts` to be a list of budgets"),
+        ([{"turn": 1}], "12", "`ts` to be a list of budgets"),
+    ],
+)
+def test_budget_counts_checks_its_steps_and_budgets_first(steps, ts, says):
+    from turnbudget.eval.analysis import budget_counts
+
+    with pytest.raises(ValueError, match=re.escape(says)):
+        budget_counts(steps, ts)
+
+
+@pytest.mark.parametrize(
+    "better, worse",
+    [([-math.inf, 1], [0, 0]), ([math.nan, 1], [0, 0]), ("ab", [0, 0]), ([0.5, 2], [0, 0]),
+     ([0.5, 0.9], [0, None])],
+)  # fmt: skip
+def test_advantage_halving_budget_needs_rates(better, worse):
+    """-inf gave nan, NaN a quiet None, a str a raw TypeError."""
+    from turnbudget.eval.analysis import advantage_halving_budget
+
+    with pytest.raises(ValueError, match="to be a list of rates in"):
+        advantage_halving_budget([10, 20], better, worse)
+
+
+@pytest.mark.parametrize("lengths", [[math.inf], "123", [1.5, 2.7], [-1], ["a"]])
+def test_length_buckets_needs_lengths(lengths):
+    """inf was an OverflowError, "123" three lengths, 1.5 a length of 1."""
+    from turnbudget.eval.analysis import length_buckets
+
+    with pytest.raises(ValueError, match="initial_distances"):
+        length_buckets(lengths)
+
+
+def test_feasibility_does_not_depend_on_the_order_of_records_without_ids():
+    """Records without an episode id gave a task the d* of whichever came last."""
+    from turnbudget.eval.analysis import feasibility_analysis
+
+    def record(seed, fst, d_star):
+        return {"env_id": "e", "seed": seed, "turn_budget": 10, "success": fst is not None,
+                "first_success_turn": fst, "turns_used": fst or 10, "initial_distance": d_star}  # fmt: skip
+
+    records = [record(0, 6, 4), record(0, 9, 7), record(1, None, 12), record(1, None, 12)]
+    forward = feasibility_analysis(records, [1], [5, 10], "truncate", n_bootstrap=0)
+    assert forward == feasibility_analysis(records[::-1], [1], [5, 10], "truncate", n_bootstrap=0)
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        ({"confidence": 7}, "confidence"),
+        ({"ks": [1, 1]}, "`ks` values to be distinct"),
+        ({"ks": None}, "`ks` to be a list"),
+        ({"mean": [[0.5]]}, "`mean` to be a grid of 1 x 2"),
+        ({"mean": "x"}, "`mean` to be a grid"),
+        ({"low": [[math.nan, 0.1]]}, "`low` to be a grid"),
+        ({"n_tasks": "x"}, "`n_tasks` to be an int"),
+        ({"n_per_task": 0}, "`n_per_task` to be an int"),
+    ],
+)
+def test_a_grid_estimate_is_read_back_only_from_a_grid(change, says):
+    """Each was taken as it was (confidence 7, a 1 x 1 mean for 1 x 2 budgets) or raised a
+    raw TypeError."""
+    from turnbudget.eval.estimator import GridEstimate
+
+    good = estimate_from_task_grids(np.full((4, 1, 2), 0.5), [1], [5, 10], n_per_task=2)
+    assert GridEstimate.from_dict(good.to_dict()).to_dict() == good.to_dict()
+    with pytest.raises(ValueError, match=re.escape(says)):
+        GridEstimate.from_dict({**good.to_dict(), **change})

@@ -200,7 +200,8 @@ class _TaskTally:
     """What the analysis reads of one task's episodes that ran, as counts: per budget run,
     the episodes, their successes and, per T, how many first succeeded within T turns; the
     first-success turns of its successes; its optimal length d* (from the record with the
-    largest episode id that gives one: the batch analysis's last one in episode-id order)."""
+    largest episode id that gives one, the batch analysis's last one in episode-id order; of
+    records without ids, the largest d*: never the order they came in)."""
 
     __slots__ = ("index", "key", "length", "positive_length", "runs", "successes", "t_max")
 
@@ -226,11 +227,11 @@ class _TaskTally:
             for t, j in self.index.items():
                 row[2 + j] += fst <= t
         d = e.get("initial_distance")
-        if d is not None:  # (the later of equal ids wins, as in a stable sort)
+        if d is not None:  # (of equal ids the larger d*: the records' order may not matter)
             mark = (str(e.get("episode_id", "")), int(d))
-            if self.length is None or mark[0] >= self.length[0]:
+            if self.length is None or mark >= self.length:
                 self.length = mark
-            if mark[1] > 0 and (self.positive_length is None or mark[0] >= self.positive_length[0]):
+            if mark[1] > 0 and (self.positive_length is None or mark >= self.positive_length):
                 self.positive_length = mark
 
     def count(self, budget: int) -> int:
@@ -411,7 +412,15 @@ def mode_gap(truncate: Mapping[str, Any], rerun: Mapping[str, Any]) -> dict[str,
 def length_buckets(initial_distances: Iterable[int], n_buckets: int = 3) -> list[tuple[int, int]]:
     """Split optimal-solution lengths into up to ``n_buckets`` ranges ``(lo, hi)`` by quantile."""
     n_buckets = check_positive_int(n_buckets, "n_buckets")
-    values = np.array(sorted({int(d) for d in initial_distances if d is not None}))
+    if not is_listlike(initial_distances):
+        raise ValueError(
+            f"Expect `initial_distances` to be a list of ints >= 0, got {brief(initial_distances)}"
+        )
+    distances = [d for d in initial_distances if d is not None]
+    for d in distances:  # (inf was an OverflowError, 1.5 a length of 1, "123" three lengths)
+        if not (is_whole(d) and d >= 0):
+            raise ValueError(f"Expect `initial_distances` to hold ints >= 0, got {brief(d)}")
+    values = np.array(sorted({int(d) for d in distances}))
     if values.size == 0:
         return []
     # (past one bucket per distinct length the edges are every length: no 1e12 quantiles)
@@ -837,6 +846,13 @@ def budget_counts(steps: Sequence[Mapping[str, Any]], ts: Sequence[int]) -> dict
         >>> budget_counts(steps, [1, 8])["8"][:5]
         [2, 2, 1, 2, 1]
     """
+    # (as the recorder counts them: 0 and repeats are budgets too; 1.5 was budget '1')
+    if not is_listlike(ts) or not all(is_whole(t) and t >= 0 for t in ts):
+        raise ValueError(f"Expect `ts` to be a list of budgets (ints >= 0), got {brief(ts)}")
+    for step in steps:  # (checked first: a turn "1" or 1.5 was read as 1, a count "3" raised)
+        problem = step_fields_problem(step)
+        if problem is not None:
+            raise ValueError(f"Cannot read step record {brief(step, 120)}: {problem}")
     try:
         rows = sorted(steps, key=lambda s: s["turn"])
         turns = [int(s["turn"]) for s in rows]
@@ -1279,9 +1295,24 @@ def advantage_halving_budget(
         >>> advantage_halving_budget([10, 20, 40], [0.1, 0.5, 0.9], [0.0, 0.2, 0.1])
         24.0
     """
+    rates = []
+    for name, values in (("better", better), ("worse", worse)):
+        values = list(values) if is_listlike(values) else values
+        if not is_listlike(values) or not all(is_finite(v) and 0 <= v <= 1 for v in values):
+            raise ValueError(
+                f"Expect `{name}` to be a list of rates in [0, 1], got {brief(values)}"
+            )
+        rates.append(values)
+    better, worse = rates
+    if len(better) != len(worse):
+        raise ValueError(
+            f"Expect `better` and `worse` of one length, got {len(better)} and {len(worse)}"
+        )
     adv = [b - w for b, w in zip(better, worse, strict=True)]
-    ts = list(ts)
-    if len(ts) != len(adv):  # (fewer budgets were an IndexError, more a quiet None)
+    ts = list(ts) if is_listlike(ts) else ts
+    if is_listlike(ts) and len(ts) != len(
+        adv
+    ):  # (fewer budgets were an IndexError, more a quiet None)
         raise ValueError(
             f"Expect one budget in `ts` per value of `better` and `worse`, got {len(ts)} "
             f"budgets and {len(adv)} values"

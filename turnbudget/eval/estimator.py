@@ -268,9 +268,28 @@ class GridEstimate:
             raise ValueError(
                 f"Expect a grid estimate's dict (`to_dict`), got one without {missing}"
             )
+        ks, ts = check_grid_values(d["ks"], "ks"), check_grid_values(d["ts"], "ts")
+        confidence = check_confidence(d["confidence"])
+        counts = {}
+        for name in ("n_tasks", "n_per_task"):
+            if not is_whole(d[name]) or d[name] < 1:
+                raise ValueError(f"Expect `{name}` to be an int >= 1, got {brief(d[name])}")
+            counts[name] = int(d[name])
+        cells = {}
+        for name in ("mean", "low", "high"):
+            try:
+                cells[name] = np.asarray(d[name], dtype=np.float64)
+            except (TypeError, ValueError):
+                cells[name] = None
+            a = cells[name]
+            if a is None or a.shape != (len(ks), len(ts)) or not np.all((a >= 0) & (a <= 1)):
+                raise ValueError(
+                    f"Expect `{name}` to be a grid of {len(ks)} x {len(ts)} rates in [0, 1] "
+                    f"(one per K and T), got {brief(d[name])}"
+                )
         return cls(
-            tuple(d["ks"]), tuple(d["ts"]), np.asarray(d["mean"]), np.asarray(d["low"]),
-            np.asarray(d["high"]), int(d["n_tasks"]), int(d["n_per_task"]), float(d["confidence"]),
+            ks, ts, cells["mean"], cells["low"], cells["high"], counts["n_tasks"],
+            counts["n_per_task"], confidence,
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, object]:

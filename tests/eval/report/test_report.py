@@ -530,6 +530,15 @@ def test_the_report_names_the_field_of_a_malformed_summary(tmp_path):
         ValueError, match=r"summary\['runs'\]\['run'\]\['config'\]\['agent'\] to be a str"
     ):
         write_run_summary(tmp_path, {**bad, "label": "run"})
+    bad = json.loads(json.dumps(good))  # (an open lower end: a raw TypeError in a table)
+    bad["analysis"][MAZE]["feasibility"]["by_ratio"][0]["ratio"] = [None, 1.0]
+    with pytest.raises(ValueError, match=r"\['ratio'\] to start at a number, got None"):
+        render_markdown({"runs": {"a": bad}, "comparisons": []})
+    for field in ("groups", "analysis"):  # (an int group: a raw TypeError in the sort)
+        bad = json.loads(json.dumps(good))
+        bad[field][7] = bad[field][MAZE]
+        with pytest.raises(ValueError, match=rf"keys of .*\['{field}'\] to be env groups"):
+            render_markdown({"runs": {"a": bad}, "comparisons": []})
     with pytest.raises(ValueError, match=r"run_summary\['label'\] to be a str, got None"):
         write_run_summary(tmp_path, {**good, "label": None})
     with pytest.raises(ValueError, match=r"summary\['config'\] to be a mapping, got None"):

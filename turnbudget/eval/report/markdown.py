@@ -33,6 +33,16 @@ def _agents_problem(config: Any, where: str) -> str | None:
 def _pair_problem(value: Any, where: str) -> str | None:
     if len(value) != 2:
         return f"Expect {where} to hold two values (from, to), got {len(value)}"
+    if value[0] is None:  # (only the upper end may be open: None)
+        return f"Expect {where} to start at a number, got None"
+    return None
+
+
+def _str_keys_problem(table: Any, where: str) -> str | None:
+    """Env groups are named by str (an int key failed the report's sort and its short name)."""
+    for key in table:
+        if not isinstance(key, str):
+            return f"Expect the keys of {where} to be env groups (str), got {brief(key)}"
     return None
 
 
@@ -133,8 +143,10 @@ RUN_SUMMARY = {
         _agents_problem,
     ),
     "failed_to_run?": {"episodes": "count", "by_kind": Each("count")},
-    "groups": Each({"gap?": {"max_abs": "number", "mean_abs": "number"}}, least=1),
-    "analysis": Each(_ANALYSIS, least=1),
+    "groups": _both(
+        Each({"gap?": {"max_abs": "number", "mean_abs": "number"}}, least=1), _str_keys_problem
+    ),
+    "analysis": _both(Each(_ANALYSIS, least=1), _str_keys_problem),
     "agent_usage?": Maybe(
         {
             "steps": "count",
