@@ -185,6 +185,26 @@ def test_seed_task_bootstrap_leaves_out_resamples_with_no_scored_cell():
         bootstrap_seeds_tasks([[np.nan, np.nan]] * 2)
 
 
+@pytest.mark.timeout(120, method="thread")  # (a guard: the call took a minute before)
+def test_pass_at_k_keeps_tiny_values_and_huge_counts(monkeypatch):
+    """pass@1 of 1 success in 1e17 episodes was 0.0 (1 minus a product next to 1); counts of
+    1e30 took a minute a call (a product of 1e10 terms) and lost the fifth digit."""
+    from turnbudget.eval import estimator
+
+    assert pass_at_k(10**17, 1, 1) == pytest.approx(1e-17, rel=1e-12)
+    assert pass_at_k(10**17, 3, 2) == pytest.approx(6e-17, rel=1e-9)  # (6n - 12) / n(n - 1)
+    # c k / n = 1e-5, every other term of the log below 1e-14 of it
+    assert pass_at_k(10**30, 10**15, 10**10) == pytest.approx(-math.expm1(-1e-5), rel=1e-12)
+    assert pass_at_k(10**30, 10**10, 10**15) == pass_at_k(10**30, 10**15, 10**10)
+    assert pass_at_k(10**6, 0, 5) == 0.0 and pass_at_k(4, 1, 1) == 0.25
+    # Euler-Maclaurin against the summed log, where both run
+    for m, a, b in [(5000, 1e5, 1e12), (20000, 3.0, 1e9), (10**5, 40.0, 1e8)]:
+        summed = estimator._log_ratio(m, a, b)
+        monkeypatch.setattr(estimator, "_SUMMED_TERMS", 100)
+        assert estimator._log_ratio(m, a, b) == pytest.approx(summed, rel=1e-12)
+        monkeypatch.undo()
+
+
 def test_a_cluster_of_no_trials_is_no_task_of_the_sample():
     """Clusters with no trials counted as tasks that agreed: 1 hit of 1 trial beside 99 empty
     clusters gave [0.96, 1] where the one trial alone gives [0.21, 1]."""

@@ -166,34 +166,68 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return _pass_at_k(int(n), int(c), int(k))  # (ints: c * k of NumPy ints wraps around)
 
 
-# Most terms of `_pass_at_k`'s product taken at once (8 MB of float64): the product over the
-# c successes, or past it C(n - c, k) / C(n, k) as the product of its k terms, in blocks.
+# Most terms of `_pass_at_k`'s product taken at once (8 MB of float64).
 _PRODUCT_TERMS = 1_000_000
 # C(n - c, k) / C(n, k) <= (1 - c / n)**k <= exp(-c k / n), which a float holds as 0 past
 # exp(-745): pass@k is then 1.0 exactly, with no product (of up to 1e17 terms) to take.
 _UNDERFLOW = 750
+# Below this, pass@k is taken from the product's log (1 - a product next to 1 lost it to
+# rounding: pass@1 of 1 success in 1e17 episodes was 0.0).
+_PRECISE = 1e-6
+# Most terms of that log summed one by one; past them, the sum by Euler-Maclaurin.
+_SUMMED_TERMS = 10_000_000
 
 
 def _pass_at_k(n: int, c: int, k: int) -> float:
-    """`pass_at_k` of arguments checked already (ints)."""
+    """`pass_at_k` of arguments checked already (ints): 1 - C(n - c, k) / C(n, k)."""
+    if c == 0:
+        return 0.0
     if n - c < k or c * k > _UNDERFLOW * n:
         return 1.0
-    if c > _PRODUCT_TERMS and c > k:  # (c terms would not fit in memory: k do, the same ratio)
-        return 1.0 - _product(k, lambda j: (float(n - c) - j) / (float(n) - j))
-    return 1.0 - _product(c, lambda j: 1.0 - k / (float(n - c + 1) + j))
+    if c <= _PRODUCT_TERMS:  # (the common case: one NumPy product)
+        j = np.arange(c, dtype=np.float64)
+        out = 1.0 - float(np.prod(1.0 - k / (float(n - c + 1) + j)))
+    elif k <= _PRODUCT_TERMS:  # (c terms would not fit in memory: k do, the same ratio)
+        j = np.arange(k, dtype=np.float64)
+        out = 1.0 - float(np.prod((float(n - c) - j) / (float(n) - j)))
+    else:
+        out = 0.0
+    if out >= _PRECISE:
+        return out
+    # The ratio is symmetric in c and k: the product over the fewer of them, in logs.
+    m, a, b = (c, k, n - c + 1) if c <= k else (k, c, n - k + 1)
+    return -math.expm1(_log_ratio(m, float(a), float(b)))
 
 
-def _product(count: int, term: Any) -> float:
-    """The product of ``term(j)`` over j < ``count``, `_PRODUCT_TERMS` at a time (one block:
-    one NumPy product), stopping where it reaches 0."""
-    out = 1.0
-    for start in range(0, count, _PRODUCT_TERMS):
-        out *= float(
-            np.prod(term(np.arange(start, min(count, start + _PRODUCT_TERMS), dtype=np.float64)))
-        )
-        if out == 0.0:
+def _log_ratio(m: int, a: float, b: float) -> float:
+    """The sum of ``log1p(-a / (b + j))`` over j < m (b > a > 0): summed, `_PRODUCT_TERMS`
+    at a time, up to `_SUMMED_TERMS` terms; past them (a run of 1e10 took a minute), by
+    Euler-Maclaurin: the integral from its series in ``a / b`` (below 1e-4 there, as
+    ``c * k <= _UNDERFLOW * n``) and the first correction terms, exact to a float's precision
+    at such sizes (checked against the sum in the tests)."""
+    if m <= _SUMMED_TERMS:
+        total = 0.0
+        for start in range(0, m, _PRODUCT_TERMS):
+            j = np.arange(start, min(m, start + _PRODUCT_TERMS), dtype=np.float64)
+            total += float(np.sum(np.log1p(-a / (b + j))))
+        return total
+    # The integral of log(1 - a / y) for y from b to b + m: -sum over p of a^p / p times
+    # the integral of y^-p, each term a * r^(p - 1) / (p (p - 1)) * (1 - (1 + m/b)^(1 - p)).
+    ratio, span = a / b, math.log1p(m / b)
+    integral = -a * span
+    for p in range(2, 64):
+        term = a * ratio ** (p - 1) / (p * (p - 1)) * -math.expm1((1 - p) * span)
+        integral -= term
+        if term <= 1e-17 * abs(integral):
             break
-    return out
+
+    def f(x: float) -> float:
+        return math.log1p(-a / (b + x))
+
+    def slope(x: float) -> float:
+        return a / ((b + x) * (b + x - a))
+
+    return integral + (f(0.0) - f(float(m))) / 2 + (slope(float(m)) - slope(0.0)) / 12
 
 
 def pass_at_kt(
