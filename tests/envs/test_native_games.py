@@ -74,6 +74,12 @@ def test_non_string_actions_raise_a_clear_type_error(env_id, action):
         ("put down the golden crown", "drop golden crown"),
         ("open the red door", "unlock red door"),
         ("unlock red door with red key", "unlock red door"),
+        ("open the red door with the red key", "unlock red door"),
+        # (anything after the door's own key, or another key, is no command of the game)
+        ("unlock red door with red key and go north", "unlock red door with red key and go north"),
+        ("unlock red door with blue key", "unlock red door with blue key"),
+        ("open red door with red key, then go west", "unlock red door with red key, then go west"),
+        ("unlock red door with", "unlock red door with"),
         ("l", "look"),
         ("i", "inventory"),
         ("dance", "dance"),
@@ -82,6 +88,33 @@ def test_non_string_actions_raise_a_clear_type_error(env_id, action):
 )
 def test_commands_are_normalized(raw, canonical):
     assert normalize_command(raw) == canonical
+
+
+@pytest.mark.parametrize(
+    "spoken",
+    [
+        "{unlock} with {own} key and go north",
+        "{unlock} with {own} key, then go west",
+        "{unlock} with {own} key. take coin",
+        "{unlock} with {other} key",
+        "{unlock} with",
+    ],
+)
+def test_an_unlock_with_more_than_its_own_key_is_a_spent_turn(spoken):
+    """'unlock yellow door with banana and go north' unlocked the door: everything from
+    'with' on was cut, so a second command (or a wrong key) rode along with the first."""
+    env = gym.make("turnbudget/KeyQuest-Easy-v0", turn_budget=500)
+    _, info = env.reset(seed=0)
+    while not any(a.startswith("unlock") for a in info["admissible_actions"]):
+        _, _, _, _, info = env.step(env.unwrapped.optimal_actions()[0])
+    unlock = next(a for a in info["admissible_actions"] if a.startswith("unlock"))
+    own = unlock.split()[1]
+    other = "blue" if own != "blue" else "red"
+    before = env.unwrapped.admissible_actions()
+    _, _, _, _, info = env.step(spoken.format(unlock=unlock, own=own, other=other))
+    assert info["valid_action"] is False and env.unwrapped.admissible_actions() == before
+    _, _, _, _, info = env.step(f"{unlock} with {own} key")
+    assert info["valid_action"] is True
 
 
 @pytest.mark.parametrize("env_id", native_env_ids())

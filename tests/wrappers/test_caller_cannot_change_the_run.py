@@ -135,3 +135,23 @@ def test_editing_the_admissible_list_cannot_steer_a_slip_or_a_transient():
     info["admissible_actions"].append("sing")
     _, _, _, _, info = env.step("sing")
     assert info["valid_action"] is False
+
+
+@pytest.mark.parametrize("errors", [None, {"schedule": {1: "transient"}}])
+def test_listing_the_command_it_plays_cannot_change_how_it_is_judged(errors):
+    """The records kept the caller's own list of admissible commands: a caller that added the
+    spelling it then played ('n', another spelling of 'go north') had that command taken for a
+    listed one and left unjudged, so the same play was recorded as not optimal."""
+    optimal = []
+    for append in (False, True):
+        env = turnbudget.make("turnbudget/Maze-Easy-v0", turn_budget=2, errors=errors, record=True)
+        _, info = env.reset(seed=0)
+        assert "go north" in env.unwrapped.optimal_actions()
+        if append:
+            info["admissible_actions"].append("n")
+        env.step("n")
+        env.step("look")  # (the records are written when the episode ends)
+        steps = [r for r in env.get_wrapper_attr("records") if r["record"] == "step"]
+        optimal.append(steps[0]["optimal"])
+        env.close()
+    assert optimal[0] is True and optimal[1] is True

@@ -542,7 +542,9 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
             seed, str(episode_id), self._episode_index,
             _int_or_none(info.get("turn_budget")), self._distance(),
         )  # fmt: skip
-        self._listed = info.get("admissible_actions") or ()
+        # (a copy: the caller's list is theirs to change, and a command appended to it was
+        # taken for a listed spelling and not judged)
+        self._listed = tuple(info.get("admissible_actions") or ())
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -566,7 +568,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
             if canonical is not None and canonical(action) in optimal_now:
                 optimal_now.append(action)
         obs, reward, terminated, truncated, info = self.env.step(action)
-        self._listed = info.get("admissible_actions") or ()
+        self._listed = tuple(info.get("admissible_actions") or ())
         after = game.distance_to_goal() if oracle else None
         # (a native game's int passes at once; anything else is a custom game's, checked)
         if after is not None and (type(after) is not int or after < 0):

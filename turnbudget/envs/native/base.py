@@ -153,7 +153,11 @@ def normalize_command(command: str) -> str:
     if verb == "go" and len(rest) == 1 and rest[0] in _DIRECTIONS:
         rest = [_DIRECTIONS[rest[0]]]
     if verb == "unlock" and "with" in rest:  # "unlock red door with red key"
-        rest = rest[: rest.index("with")]
+        at = rest.index("with")
+        # only the door's own key and nothing after it: "... with red key and go north" or
+        # "... with blue key" played the unlock (one turn is one command, as it says)
+        if at >= 1 and rest[at + 1 :] == [rest[0], "key"]:
+            rest = rest[:at]
     return " ".join([verb, *rest])
 
 
