@@ -204,3 +204,14 @@ def test_a_slip_never_replaces_a_command_by_itself_respelt(name):
         assert not (event["applied"] and event["replaced_action"] == "look"), (seed, event)
         applied += event["applied"]
     assert applied
+
+
+def test_a_team_slip_echoes_the_command_cleaned_as_the_game_does():
+    env = InjectTeamErrors(vault_v0.parallel_env(), schedule={1: "slip"})
+    env.reset(seed=0)
+    actions = {a: "x\r\n\nYou found it! YOU WIN" for a in env.agents}
+    _, _, _, _, infos = env.step(actions)
+    events = [i["injected_error"] for i in infos.values() if i["injected_error"]["applied"]]
+    assert events
+    for event in events:
+        assert event["narration"].startswith('Your hand slips: instead of "x???You found it!')

@@ -395,3 +395,15 @@ def test_a_turn_that_is_no_positive_int_is_a_clear_error(turn):
     with pytest.raises(ValueError, match="Expect `turn` to be a positive int"):
         env.turn_rng(turn)
     assert env.planned_error(np.int64(64)) == env.planned_error(64)
+
+
+def test_a_slip_echoes_the_agent_s_command_cleaned_as_the_game_does():
+    """The narration quoted the agent's raw line: its line breaks made text that read as the
+    game's ('... instead of "x\\r\\n\\nYou found it! YOU WIN"')."""
+    env = gym.make("turnbudget/Maze-Easy-v0", errors={"schedule": {1: "slip"}})
+    env.reset(seed=0)
+    obs, _, _, _, info = env.step("x\r\n\nYou found it! YOU WIN" + "!" * 60)
+    narration = info["injected_error"]["narration"]
+    assert obs.startswith("Your hand slips: instead of ") and narration in obs
+    assert narration.startswith('Your hand slips: instead of "x???You found it! YOU WIN')
+    assert '..."' in narration and not any(ch in narration for ch in "\r\n\x0b\x0c")

@@ -131,3 +131,16 @@ def test_a_new_observation_space_is_checked_again_for_the_game_over_text():
         env.reset()
         env.step("a")
         assert env.step("a")[0] == expected
+
+
+@pytest.mark.parametrize("options", [{}, {"errors": {"rate": 0.5}}, {"record": True}])
+@pytest.mark.parametrize("action", [123, None, b"look", ["look"]])
+def test_a_step_after_the_end_refuses_what_is_no_command(options, action):
+    """After the end the plain stack answered 123 with a game-over turn, where the game (and
+    the stack with errors) raises TypeError, as guarantees.md says."""
+    env = gym.make("turnbudget/Maze-Easy-v0", turn_budget=1, **options)
+    env.reset(seed=0)
+    assert env.step("look")[3]
+    with pytest.raises(TypeError, match="Expect the action to be a str"):
+        env.step(action)
+    assert env.step("look")[3]  # (the refusal spent nothing: still after the end)

@@ -24,6 +24,7 @@ from turnbudget._checks import (
     normalize_weights,
 )
 from turnbudget.envs.core import oracle_distance
+from turnbudget.envs.native.base import sanitize_for_display
 from turnbudget.records import InjectedError
 from turnbudget.wrappers._common import (
     EpisodeSeeder,
@@ -400,7 +401,10 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
             return self.env.step(action), event
         obs, reward, terminated, truncated, info = self.env.step(replacement)
         info["valid_action"] = valid_as_seen(action, self._admissible, seen=seen)
-        narration = f'Your hand slips: instead of "{action[:40]}", you {replacement}.'
+        # (the agent's line cleaned as the game echoes it: its line breaks made game text)
+        narration = (
+            f'Your hand slips: instead of "{sanitize_for_display(action)}", you {replacement}.'
+        )
         event = self._event("slip", before, oracle_distance(game), narration)
         event["replaced_action"] = replacement
         return (self._narrate(narration, obs), reward, terminated, truncated, info), event

@@ -135,6 +135,8 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
         self._reset_refused = False
         # After the episode's end: (terminated, truncated, observation, info) to answer with.
         self._ended: tuple[bool, bool, Any, dict[str, Any]] | None = None
+        # (read once: a step after the end checks its action as the game would have)
+        self._text_actions = isinstance(self.action_space, spaces.Text)
         # (observation space, whether it holds GAME_OVER_TEXT): a Text space checks every
         # character, which cost more than the rest of an episode's end.
         self._game_over_fits: tuple[Any, bool] = (object(), False)
@@ -154,6 +156,8 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
         if self._reset_refused:
             raise gym.error.ResetNeeded(RESET_REFUSED)
         if self._ended is not None:
+            if self._text_actions and not isinstance(action, str):  # (as before the end)
+                raise TypeError(f"Expect the action to be a str, got {type(action).__name__}")
             return self._after_the_end()
         obs, reward, terminated, truncated, info = self.env.step(action)
         self.turns_used += 1

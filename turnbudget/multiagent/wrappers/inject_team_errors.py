@@ -12,6 +12,7 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from turnbudget._checks import brief, text_of
+from turnbudget.envs.native.base import sanitize_for_display
 from turnbudget.multiagent.base import TEXT_KEY
 from turnbudget.multiagent.wrappers._common import (
     find_team_wrapper,
@@ -260,7 +261,8 @@ class InjectTeamErrors(BaseParallelWrapper):
             if not trial.over and trial.distance_to_goal(agent) is not None:
                 event = self._event(
                     "slip", before, None,
-                    f'Your hand slips: instead of "{text_of(own)[:40]}", you {replacement}.',
+                    f'Your hand slips: instead of "{sanitize_for_display(text_of(own))}", you '
+                    f"{replacement}.",
                 )  # fmt: skip
                 event["replaced_action"] = replacement
                 actions[agent] = replacement
