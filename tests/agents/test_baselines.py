@@ -4,6 +4,7 @@ import asyncio
 import pickle
 
 import gymnasium as gym
+import numpy as np
 import pytest
 
 import turnbudget  # noqa: F401  (registers the envs)
@@ -133,3 +134,29 @@ def test_async_batch_runs_agents_per_episode_concurrently():
     clone.close()
     with pytest.raises(ValueError, match="max_batch_size"):
         AsyncBatch(EchoAsync, max_batch_size=0)
+
+
+@pytest.mark.parametrize("commands", ["go north", [7], ("go north", None), {"go north": 1}])
+def test_the_oracle_agent_refuses_oracle_actions_that_are_no_commands(commands):
+    """A str was played a letter at a time (' '), an int returned as the command (7)."""
+    agent = OracleAgent(0.0)
+    agent.reset(0)
+    info = {"admissible_actions": ["go north", "look"], "oracle_actions": commands}
+    with pytest.raises(TypeError, match=r"info\['oracle_actions'\]"):
+        agent.act("", info)
+
+
+@pytest.mark.parametrize("seed", [True, None, 1.5, "3", -1, 2**64])
+@pytest.mark.parametrize(
+    "make",
+    ["random", "oracle:0.5", "control:undo", "control:pingpong", "control:recovery-positive"],
+)
+def test_a_baseline_agent_refuses_a_seed_it_cannot_replay(make, seed):
+    """reset(True) was reset(1), reset(None) a draw from the OS (no replay), and 1.5, "3" and
+    -1 raw NumPy errors."""
+    from turnbudget.agents import make_agent
+
+    agent = make_agent(make)
+    with pytest.raises(ValueError, match="Expect `seed` to be an int"):
+        agent.reset(seed)
+    agent.reset(np.int64(3))  # (a NumPy int is a seed)

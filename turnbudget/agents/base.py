@@ -335,18 +335,19 @@ def _declared_width(agent: Any, name: str) -> int | None:
     return check_batch_size(value, f"agent.{name}")
 
 
-def admissible_commands(info: Any) -> list[str]:
-    """``info["admissible_actions"]`` as a new list (empty when absent or None), for an agent's
-    ``act``: an info that is no mapping, or commands that are no list of str, is a TypeError
-    naming it (``act(obs, None)`` raised AttributeError from inside, and a str of commands was
-    played one character at a time).
+def admissible_commands(info: Any, key: str = "admissible_actions") -> list[str]:
+    """``info[key]`` (``"admissible_actions"``, or another list of commands such as
+    ``"oracle_actions"``) as a new list (empty when absent or None), for an agent's ``act``:
+    an info that is no mapping, or commands that are no list of str, is a TypeError naming it
+    (``act(obs, None)`` raised AttributeError from inside, and a str of commands was played
+    one character at a time).
 
     Example:
         >>> admissible_commands({"admissible_actions": ("look", "go north")})
         ['look', 'go north']
     """
     try:
-        commands = info.get("admissible_actions")
+        commands = info.get(key)
     except AttributeError:
         raise TypeError(
             f"Expect `info` to be the env's info, a mapping, got {brief(info)}"
@@ -358,22 +359,18 @@ def admissible_commands(info: Any) -> list[str]:
             "".join(commands)
         except TypeError:
             raise TypeError(
-                "Expect info['admissible_actions'] to hold commands (str) only, got "
-                f"{brief(commands)}"
+                f"Expect info[{key!r}] to hold commands (str) only, got {brief(commands)}"
             ) from None
         return commands.copy()
     if commands is None:
         return []
     if not is_listlike(commands):  # (a str, bytes or a mapping is no list of commands)
         raise TypeError(
-            "Expect info['admissible_actions'] to be a list of commands (str), got "
-            f"{brief(commands)}"
+            f"Expect info[{key!r}] to be a list of commands (str), got {brief(commands)}"
         )
     commands = list(commands)
     if not all(isinstance(command, str) for command in commands):
-        raise TypeError(
-            f"Expect info['admissible_actions'] to hold commands (str) only, got {brief(commands)}"
-        )
+        raise TypeError(f"Expect info[{key!r}] to hold commands (str) only, got {brief(commands)}")
     return commands
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import brief, check_probability
+from turnbudget._checks import brief, check_probability, check_seed
 from turnbudget.agents.base import ORACLE_KEY, admissible_commands
 
 __all__ = ["OracleAgent", "RandomAgent"]
@@ -45,7 +45,8 @@ class RandomAgent:
         return "random"
 
     def reset(self, seed: int) -> None:
-        self._rng = np.random.default_rng(seed)
+        # (checked: True was seed 1, None a draw from the OS, so no run could be replayed)
+        self._rng = np.random.default_rng(check_seed(seed))
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
         admissible = admissible_commands(info)
@@ -96,7 +97,8 @@ class OracleAgent:
         return f"oracle-eps{self.epsilon:g}"
 
     def reset(self, seed: int) -> None:
-        self._rng = np.random.default_rng(seed)
+        # (checked: True was seed 1, None a draw from the OS, so no run could be replayed)
+        self._rng = np.random.default_rng(check_seed(seed))
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
         admissible = admissible_commands(info)  # (checks `info` first)
@@ -105,7 +107,7 @@ class OracleAgent:
                 f"OracleAgent needs info[{ORACLE_KEY!r}]; run it through turnbudget.eval.evaluate "
                 "or add env.unwrapped.optimal_actions() to info yourself"
             )
-        optimal = list(info[ORACLE_KEY] or ())
+        optimal = admissible_commands(info, ORACLE_KEY)  # (a str was played letter by letter)
         # Draw the same number of variates every turn, so the stream never depends on the state.
         explore = self._rng.random() < self.epsilon
         u = self._rng.random()

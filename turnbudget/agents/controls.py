@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import brief, check_positive_int, check_probability
+from turnbudget._checks import brief, check_positive_int, check_probability, check_seed
 from turnbudget.agents.base import EXECUTED_KEY, admissible_commands
 from turnbudget.agents.baselines import OracleAgent, RandomAgent
 
@@ -206,7 +206,8 @@ class UndoReflex:
         return "undo-reflex"
 
     def reset(self, seed: int) -> None:
-        self._rng = np.random.default_rng(seed)
+        # (checked: True was seed 1, None a draw from the OS, so no run could be replayed)
+        self._rng = np.random.default_rng(check_seed(seed))
         self._memory = _Memory()
         self._queue = []
 
