@@ -367,3 +367,14 @@ class QuitsWhenLosing(OracleAgent):
         if self.turns == self.last_turn:
             raise RuntimeError("losing: giving up")
         return super().act(observation, info)
+
+
+class QuitsWhenWrong(OracleAgent):
+    """An ε-oracle that raises instead of playing a command that is not optimal: every probe
+    it leaves in a run was answered optimally throughout."""
+
+    def act(self, observation: str, info: Any) -> str:
+        command = super().act(observation, info)
+        if command not in (info.get("oracle_actions") or ()):
+            raise RuntimeError("would answer wrong: giving up")
+        return command

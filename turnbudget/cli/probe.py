@@ -128,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.cli.ids import env_ids
     from turnbudget.eval.probes.run import probe
     from turnbudget.eval.report import write_probe_report
+    from turnbudget.eval.report.markdown import probe_failure_bounds
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
     from turnbudget.eval.run.lock import hold_output_dir
     from turnbudget.eval.run.plan import agent_name
@@ -185,5 +186,9 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"{len(result.failed)} probes failed to run (left out of the skills; see {shown_out})"
         )
+        if result.summary.get("failed_to_run_bounds"):
+            print("Counted against the agent, then for it, the skills would be:")
+        for label, group, cells in probe_failure_bounds(result.summary):
+            print(f"{escaped_controls(label)}, {group}: {cells}")
     print(f"results: {shown_out}")
     return 0

@@ -22,6 +22,7 @@ from _faults import (
     HangingAgent,
     KillOnceOracle,
     QuitsWhenLosing,
+    QuitsWhenWrong,
     RaisingAgent,
     block_forever,
     seeds_of,
@@ -540,3 +541,41 @@ def test_eval_prints_the_bounds_of_a_run_with_failures(tmp_path, monkeypatch, ca
     low = bounds["truncate"]["as_losses"]["mean"][0]
     assert "Were they losses or successes" in printed
     assert f"counted as losses T=8: {low[0]:.2f}" in printed
+
+
+def test_probes_that_fail_on_wrong_answers_are_bounded(tmp_path, capsys):
+    """An agent that raises where it would answer wrong fails to run exactly its wrong
+    answers: the single-step skill over the probes that ran is 1. ``failed_to_run_bounds``
+    (each failed probe counted against the agent, then for it) holds what the same agent
+    scores when it answers, and the report and the command line say so."""
+    from turnbudget.eval import probe
+    from turnbudget.eval.report import write_probe_report
+
+    small = dict(tasks=4, n_bootstrap=0, baseline_repeats=1)
+    honest = probe(MAZE, [OracleAgent(0.6)], **small).summary
+    quitter = probe(MAZE, [QuitsWhenWrong(0.6)], retries=0, out=tmp_path, **small)
+    label = "oracle-eps0.6"
+    truth = honest["agents"][label][MAZE]["single_step_skill"]["mean"]
+    ran = quitter.summary["agents"][label][MAZE]["single_step_skill"]["mean"]
+    assert quitter.summary["failed_to_run"][label] > 0 and ran == 1.0 > truth
+    bounds = quitter.summary["failed_to_run_bounds"][label][MAZE]
+    against, for_ = bounds["single_step_skill"]
+    assert against <= truth <= for_ == 1.0
+    low, high = bounds["recovery_specific_skill"]
+    assert low <= high
+    write_probe_report(tmp_path, json.loads((tmp_path / "probe_summary.json").read_text()))
+    report = (tmp_path / "probe_report.md").read_text()
+    assert f"single step skill {against:.2f} to {for_:.2f}" in report
+
+
+def test_probe_prints_the_bounds_of_probes_that_failed(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(registry._REGISTRY, "quitwrong", lambda arg: QuitsWhenWrong(0.6))
+    argv = ["probe", "--env", "Maze-Easy-v0", "--agent", "quitwrong", "--tasks", "3",
+            "--retries", "0", "--out", str(tmp_path / "p")]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads((tmp_path / "p" / "probe_summary.json").read_text())
+    (groups,) = summary["failed_to_run_bounds"].values()
+    against, for_ = groups[MAZE]["single_step_skill"]
+    assert "Counted against the agent, then for it" in printed
+    assert f"Maze-Easy-v0: single step skill {against:.2f} to {for_:.2f}" in printed

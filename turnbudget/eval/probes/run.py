@@ -98,6 +98,7 @@ from turnbudget.eval.probes.plan import (
 )
 from turnbudget.eval.probes.summary import (
     PROBE_SUMMARY_FILE,
+    failure_bounds,
     summarize_probes,
     write_probe_summary,
 )
@@ -506,6 +507,8 @@ def probe(
     # RandomAgent, and the baseline's failures were counted as that agent's)
     baseline_key = BASELINE if BASELINE not in config.labels else f"{BASELINE} (baseline)"
     summary["failed_to_run"][baseline_key] = sum(r["role"] == "baseline" for r in failed)
+    if any(r["role"] == "agent" for r in failed):  # (what the skills would be either way)
+        summary["failed_to_run_bounds"] = failure_bounds(config.to_dict(), records, failed)
     out_path = Path(out) if out is not None else None
     if out_path is not None:
         out_path.mkdir(parents=True, exist_ok=True)

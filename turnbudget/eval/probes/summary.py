@@ -61,6 +61,7 @@ __all__ = [
     "check_probe_summary",
     "compare_probes",
     "estimate_problem",
+    "failure_bounds",
     "per_task",
     "skill",
     "summarize_probes",
@@ -470,6 +471,68 @@ def summarize_probes(
         for label in config["labels"]
     }
     return {"config": dict(config), "n_records": len(records), "agents": agents}
+
+
+#: The fields of a failed probe's record that say why it failed (no outcome).
+_FAILURE_FIELDS = ("failed_to_run", "failure", "error", "attempts")
+
+
+def _played_as(record: Mapping[str, Any], good: bool) -> dict[str, Any]:
+    """A failed probe's record with the outcome that is best (``good``) or worst for the
+    agent's skills: an optimal command or not; a win (in the fewest turns) after the error
+    or a loss; and in its control the opposite, which is what the recovery-specific skill
+    is measured against."""
+    r = {k: v for k, v in record.items() if k not in _FAILURE_FIELDS}
+    r["applied"] = True
+    if r["probe"] == "single":
+        return {**r, "valid": True, "noop": False, "optimal": good}
+    won = good if r["probe"] == "recovery" else not good
+    if won:
+        r.update(won=True, turns=r["distance_after"])
+    else:
+        r.update(won=False, turns=r["budget"])
+    if r["probe"] == "recovery":
+        r["recovered"] = good
+        if good:
+            r["turns_to_recover"] = max(1, r["distance_after"] - r["distance_before"])
+    return r
+
+
+def failure_bounds(
+    config: Mapping[str, Any], records: Records, failed: Records
+) -> dict[str, dict[str, dict[str, list[float | None]]]]:
+    """Per probed agent with probes that failed to run, per env group: ``single_step_skill``
+    and ``recovery_specific_skill`` (their means) with each failed probe counted against the
+    agent, then for it (`_played_as`), as ``[against, for]``. The skills over the probes
+    that ran are unbiased only when failing does not depend on the outcome: an agent that
+    raises on the states it would get wrong fails to run exactly those. The baseline's
+    failures are the baseline's, and stay out."""
+    check_probe_records(records)  # (the failed ones are checked played, in the summaries)
+    if not isinstance(failed, (list, tuple)) or not all(
+        isinstance(r, Mapping) and isinstance(r.get("probe"), str) for r in failed
+    ):
+        raise ValueError(
+            f"Expect `failed` to be a list of failed probes' records, got {brief(failed)}"
+        )
+    out: dict[str, dict[str, dict[str, list[float | None]]]] = {}
+    for label in dict.fromkeys(r["agent"] for r in failed if r["role"] == "agent"):
+        theirs = [r for r in failed if r["role"] == "agent" and r["agent"] == label]
+        sides = [
+            summarize_probes(
+                {**config, "labels": [label]},
+                [*records, *(_played_as(r, good) for r in theirs)],
+                n_bootstrap=0,
+            )["agents"][label]
+            for good in (False, True)
+        ]
+        out[label] = {
+            group: {
+                skill: [(side[group][skill] or {}).get("mean") for side in sides]
+                for skill in ("single_step_skill", "recovery_specific_skill")
+            }
+            for group in sides[0]
+        }
+    return out
 
 
 def compare_probes(

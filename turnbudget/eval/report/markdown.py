@@ -15,6 +15,8 @@ from turnbudget.records.files import REPORT_HEADING  # (the first line of every 
 __all__ = [
     "check_report_summary",
     "failure_bounds_lines",
+    "probe_failure_bounds",
+    "probe_failure_lines",
     "render_markdown",
     "render_probe_markdown",
 ]
@@ -768,4 +770,42 @@ def render_probe_markdown(summary: Mapping[str, Any]) -> str:
                 f"{r['pairs']} ({r['skipped']}) |"
             )
     out.append("")
+    out += probe_failure_lines(summary)
     return "\n".join(out)
+
+
+def probe_failure_lines(summary: Mapping[str, Any]) -> list[str]:
+    """Lines on the probes that failed to run (a probe summary's ``failed_to_run`` and
+    ``failed_to_run_bounds``): how many per agent, and each skill with them counted against
+    the agent, then for it. None when every probe ran."""
+    failed = summary.get("failed_to_run") or {}
+    if not any(failed.values()):
+        return []
+    counts = ", ".join(f"{_md(str(who))}: {n}" for who, n in failed.items() if n)
+    lines = [
+        f"*Failed to run* ({counts}): probes whose agent or env raised, whose worker died or "
+        "that timed out on every attempt, left out of the skills. Those are unbiased only when "
+        "failing does not depend on the answer (an agent that raises on the states it would "
+        "get wrong fails to run exactly those); with each counted against the agent, then "
+        "for it, the means would be:",
+        "",
+    ]
+    for label, group, cells in probe_failure_bounds(summary):
+        lines.append(f"- {_md(label)}, {group}: {cells}")
+    lines.append("")
+    return lines
+
+
+def probe_failure_bounds(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """``(agent label, env group, its skills' bounds as text)`` of each agent and group of a
+    probe summary's ``failed_to_run_bounds`` (the labels as given: escape them for where they
+    go)."""
+    rows = []
+    for label, groups in (summary.get("failed_to_run_bounds") or {}).items():
+        for group in sorted(groups, key=lambda g: (g == ALL, g)):
+            cells = "; ".join(
+                f"{skill.replace('_', ' ')} {_fmt(against)} to {_fmt(for_)}"
+                for skill, (against, for_) in groups[group].items()
+            )
+            rows.append((str(label), group.split("/")[-1], cells))
+    return rows
