@@ -61,6 +61,13 @@ class SaysYes(PidAgent):
     budget_aware = "yes"
 
 
+class ExitsWhenBuilt(PidAgent):
+    def __init__(self):
+        import sys
+
+        sys.exit(0)
+
+
 class NoRepr(PidAgent):
     def __repr__(self):
         raise RuntimeError("no repr today")
@@ -167,6 +174,8 @@ def test_a_built_in_agent_runs_in_process_unless_sealed(tmp_path, capsys):
         ("cli_user_agents:NoRepr", "RuntimeError: no repr today"),
         ("cli_user_agents:NoName", "RuntimeError: no name today"),
         ("cli_user_agents:DeafObserver", "TypeError: Expect `agent.observe` to be a method"),
+        # (in process: exit code 0 and not a word, the run never made)
+        ("cli_user_agents:ExitsWhenBuilt", "SystemExit"),
     ],
 )
 @pytest.mark.parametrize("command", [EVAL, PROBE])

@@ -231,7 +231,8 @@ def test_an_episode_log_reads_a_copy_once_and_refuses_a_conflicting_one(tmp_path
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines) + lines[1])
     assert len(list(load_run(out)[1].stream())) == len(lines)
-    changed = json.loads(lines[1]) | {"agent_seed": 12345}
+    # (a field no rule reads: an agent_seed of another run is refused on its own now)
+    changed = json.loads(lines[1]) | {"note": "written again"}
     path.write_text("".join(lines) + json.dumps(changed) + "\n")
     with pytest.raises(
         LogError, match=r"line 5: .* logged again with different content \(first at line 2\)"

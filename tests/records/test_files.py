@@ -288,6 +288,10 @@ CASES = [
     Case("agent-usage-string", episode(agent={"steps": 5, "tokens_in": "many"}), "Expect `agent` to be an object of finite numbers"),
     Case("agent-usage-10^400", episode(agent=Raw('{"steps": 1' + "0" * 400 + "}")), "Expect `agent` to be an object of finite numbers"),
     Case("failed-to-run-yes", episode(failed_to_run="yes"), "Expect `failed_to_run` to be true or false, got 'yes'"),
+    # (a kind with terminal escapes and a | reached report.md's table as it was)
+    Case("failure-kind-escapes", episode(failed_to_run=True, failure="\x1b]0;PWNED\x07|x", error="x"), "Expect `failure` to be a kind of failure"),
+    # (counts of other turns than the episode's: the per-budget tables read them)
+    Case("budget-counts-turns-not-the-episode-s", episode(budget_counts={"5": [0] * 15, "10": [0] * 15}), "turns, the episode's turns within"),
     Case("feasible-yes", episode(feasible="yes"), "Expect `feasible` to be true, false or null, got 'yes'"),
     Case("step-regret-float", episode("success", step_regret=1.5), "Expect `step_regret` to be null or an int from -2147483647 to 2147483647, got 1.5"),
     Case("older-logs-without-feasibility", without_feasibility, None),  # before issue 21: read
@@ -306,6 +310,8 @@ CASES = [
     Case("run-json-unknown-field", run_json(colour="red"), "got unknown ones: ['colour']"),
     Case("run-json-mode", run_json(mode="fast"), "run.json: Expect `mode` to be one of ('truncate', 'rerun', 'both'), got 'fast'"),
     Case("run-json-n-below-k", run_json(n=1), "run.json: Expect `n` to be an int >= max(ks) = 2, got 1"),
+    # (another seed's episodes were kept as this run's on resume and in the report)
+    Case("run-json-other-seed", run_json(seed=5), "Expect `agent_seed` to be", located=False),
     Case("run-json-other-env", run_json(envs=["turnbudget/KeyQuest-Easy-v0"]), "episodes.jsonl, line 1: Expect `env_id` to be one of the run's envs ['turnbudget/KeyQuest-Easy-v0'], got 'turnbudget/Maze-Easy-v0'", located=False),
     Case("run-json-billions-planned", run_json(n=10**12, tasks=list(range(1000))), "has 8 episode records, expected 2000000000000000: it is incomplete", located=False),
     Case("run-json-label-number", run_json(label=5), "run.json: Expect `label` to be a non-empty string, got 5"),

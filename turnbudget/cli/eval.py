@@ -289,7 +289,8 @@ def load_agent(spec: str, options: dict[str, Any], sealed: bool | None) -> Any:
             raise ValueError(f"{exc} (set by {'; '.join(flags)})") from None
         except (KeyError, FileNotFoundError, ImportError):
             raise  # (the registry's own errors: they say what is wrong)
-        except Exception as exc:  # (the agent's own code failed: one line, as sealed)
+        except (Exception, SystemExit) as exc:  # (the agent's own code failed: one line, as
+            # sealed; its sys.exit() while it was built ended the command with exit code 0)
             raise ValueError(f"Cannot build the agent {spec!r}: {describe(exc)}") from exc
     if outside:
         _note_grants(spec, agent)

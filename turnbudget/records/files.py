@@ -43,7 +43,7 @@ import re
 import secrets
 import stat
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -308,9 +308,15 @@ EVENT: Rule = (
     'null or an object (its "applied" true or false)',
 )
 
+#: Why an episode failed to run: a word (the report prints it as it is).
+FAILURE_KIND: Rule = (
+    lambda v: isinstance(v, str) and re.fullmatch(r"[a-z][a-z_]{0,31}", v) is not None,
+    "a kind of failure (a word: exception, worker_lost, timeout)",
+)
+
 # Fields the analysis reads (older records may lack the counts): checked when present.
 _EPISODE_FIELDS: dict[str, Rule] = {
-    "failed_to_run": BOOL, "failure": STRING, "error": STRING, "attempts": COUNT,
+    "failed_to_run": BOOL, "failure": FAILURE_KIND, "error": STRING, "attempts": COUNT,
     "initial_distance": COUNT_OR_NULL, "final_distance": COUNT_OR_NULL,
     "feasible": BOOL_OR_NULL, "step_regret": SIGNED_OR_NULL,
     "n_errors_injected": COUNT, "n_errors_injected_increasing": COUNT, "n_errors_self": COUNT,
@@ -380,6 +386,9 @@ class RunPlan:
         ts: the budgets T the analysis reads (the keys of ``budget_counts``).
         steps: whether each episode that ran logs one step record per turn it used, under
             its own ``episode_id`` (an evaluation that records steps), which resume checks.
+        agent_seed: the agent's seed of an episode ``(env_id, task seed, rep)`` under the
+            run's seed (None: not checked): a record carrying another ``agent_seed`` was
+            played under another run's seed, and resume kept it as this run's.
     """
 
     envs: Collection[str]
@@ -388,6 +397,7 @@ class RunPlan:
     budgets: Collection[int]
     ts: Collection[int]
     steps: bool = False
+    agent_seed: Callable[[str, int, int], int] | None = field(default=None, compare=False)
 
     _ID = re.compile(r"(.+)\|seed=(\d{1,30})\|rep=(\d{1,30})\|T=(\d{1,30})")
 
@@ -422,6 +432,13 @@ class RunPlan:
                 "Expect `episode_id` to agree with `env_id`, `seed`, `rep` and `turn_budget` "
                 f"({expected!r}), got {_show(episode_id)}"
             )
+        if self.agent_seed is not None and "agent_seed" in record:  # (older logs lack it)
+            seed = self.agent_seed(record["env_id"], record["seed"], record["rep"])
+            if record["agent_seed"] != seed:
+                return (
+                    f"Expect `agent_seed` to be {seed}, the seed run.json's seed gives this "
+                    f"episode, got {_show(record['agent_seed'])} (a record of another run?)"
+                )
         return None
 
     def has(self, episode_id: Any) -> bool:
@@ -468,7 +485,16 @@ def episode_problem(record: Mapping[str, Any], plan: RunPlan) -> str | None:
             return f"Expect `{part}` ({record[part]}) to be at most `{whole}` ({record[whole]})"
     if "budget_counts" not in record:
         return None
-    return budget_counts_problem(record["budget_counts"], plan.ts)
+    problem = budget_counts_problem(record["budget_counts"], plan.ts)
+    if problem:
+        return problem
+    for budget, row in record["budget_counts"].items():  # (every turn within T is counted)
+        if row[_TURNS] != min(int(budget), used):
+            return (
+                f"Expect `budget_counts[{budget!r}]` to count {min(int(budget), used)} turns, "
+                f"the episode's turns within {budget} (`turns_used` {used}), got {row[_TURNS]}"
+            )
+    return None
 
 
 #: An episode's identity where no run plan checks it (`episode_fields_problem`).

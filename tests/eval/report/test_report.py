@@ -585,7 +585,12 @@ def test_a_paired_runs_label_is_escaped_as_in_every_other_table(tmp_path):
 @pytest.mark.parametrize(
     "spoil,says",
     [
-        (lambda g: g["single_step"].update(rate=10**400), r"\['single_step'\]\['rate'\] to be a finite number"),
+        (lambda g: g["single_step"].update(rate=10**400), r"\['single_step'\]\['rate'\] to be a rate from 0 to 1"),
+        # (each reached the report's tables as it was: 7.50, -0.30, -0.50)
+        (lambda g: g["recovery"]["all"].update(recovery_rate=7.5), r"\['recovery_rate'\] to be a rate from 0 to 1"),
+        (lambda g: g["noop_rate"].update(mean=-0.3, low=-0.5), r"\['noop_rate'\]\['mean'\] to be a rate from 0 to 1"),
+        (lambda g: g["recovery"]["all"]["win_rate"].update(mean=-0.5, low=-0.9), r"\['win_rate'\]\['mean'\] to be a rate"),
+        (lambda g: g["single_step_skill"].update(low=0.9, mean=0.5, high=0.95), r"\['single_step_skill'\] to hold low <= mean <= high"),
         (lambda g: g["recovery"]["all"].update(pairs=None), r"\['pairs'\] to be an int >= 0, got None"),
         (lambda g: g.pop("recovery"), r"\['recovery'\] to be a mapping, but it is missing"),
     ],

@@ -45,7 +45,15 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import Each, Items, Maybe, brief, check_probability, field_problem
+from turnbudget._checks import (
+    Each,
+    Items,
+    Maybe,
+    brief,
+    check_probability,
+    field_problem,
+    is_finite,
+)
 from turnbudget.eval.estimator import (
     check_confidence,
     check_n_bootstrap,
@@ -637,35 +645,52 @@ def estimate_problem(value: Any, where: str) -> str | None:
         for key in ("low", "high"):
             if value[key] is None:
                 return f"Expect {where}[{key!r}] to be a finite number (its mean is one), got None"
+        if not value["low"] <= value["mean"] <= value["high"]:
+            return (
+                f"Expect {where} to hold low <= mean <= high, got {value['low']}, "
+                f"{value['mean']}, {value['high']}"
+            )
     return problem
 
 
-_RATE = Maybe("number")
+def _rate_estimate_problem(value: Any, where: str) -> str | None:
+    """`estimate_problem`, of a rate: each bound in [0, 1] (a tampered summary's -0.5 or 7.5
+    reached the report's tables)."""
+    problem = estimate_problem(value, where)
+    if problem is None and value["mean"] is not None:
+        for key in ("mean", "low", "high"):
+            problem = _rate_problem(value[key], f"{where}[{key!r}]")
+            if problem:
+                break
+    return problem
+
+
+def _rate_problem(value: Any, where: str) -> str | None:
+    if value is None or (is_finite(value) and 0 <= value <= 1):
+        return None
+    return f"Expect {where} to be a rate from 0 to 1 or None, got {brief(value)}"
+
+
+_RATE = _rate_problem
 #: What the report reads of an agent's skills in one env group of a probe summary.
 _PROBE_GROUP = {
     "single_step_skill": estimate_problem,
-    "noop_rate": estimate_problem,
+    "noop_rate": _rate_estimate_problem,
     "recovery_specific_skill": estimate_problem,
     "single_step": {
         "skill": estimate_problem,
-        "noop_rate": estimate_problem,
+        "noop_rate": _rate_estimate_problem,
         **{key: _RATE for key in ("rate", "baseline_rate", "chance_rate")},
     },
     "recovery": {
         ALL: {
-            **{
-                key: estimate_problem
-                for key in ("recovery_specific", "win_rate", "control_win_rate")
-            },
+            "recovery_specific": estimate_problem,
+            **{key: _rate_estimate_problem for key in ("win_rate", "control_win_rate")},
             **{
                 key: _RATE
-                for key in (
-                    "recovery_rate",
-                    "baseline_recovery_rate",
-                    "prompt_recovery_rate",
-                    "turns_to_recover_mean",
-                )
+                for key in ("recovery_rate", "baseline_recovery_rate", "prompt_recovery_rate")
             },
+            "turns_to_recover_mean": Maybe("number"),
             "pairs": "count",
             "skipped": "count",
         }

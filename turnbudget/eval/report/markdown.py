@@ -371,7 +371,7 @@ def _failed_cell(run: Mapping[str, Any]) -> str:
     failed = run.get("failed_to_run") or {}
     if not failed.get("episodes"):
         return "0"
-    kinds = ", ".join(f"{k}: {v}" for k, v in failed["by_kind"].items())
+    kinds = ", ".join(f"{_md(str(k))}: {v}" for k, v in failed["by_kind"].items())
     return f"{failed['episodes']} ({kinds})"
 
 

@@ -13,6 +13,7 @@ retries) and the one seed derivation (`derive_seed`) live here too.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import itertools
 import json
@@ -454,8 +455,9 @@ def agent_seed(seed: int, env_id: str, task_seed: int, rep: int) -> int:
 def record_plan(config: EvalConfig) -> RunPlan:
     """The episodes ``config`` plans, as `turnbudget.records` checks a run's records."""
     return RunPlan(
-        config.envs, config.tasks, config.n, config.run_budgets, config.ts, config.record_steps
-    )
+        config.envs, config.tasks, config.n, config.run_budgets, config.ts, config.record_steps,
+        agent_seed=functools.partial(agent_seed, config.seed),
+    )  # fmt: skip
 
 
 def read_config(path: str | os.PathLike[str]) -> EvalConfig:
