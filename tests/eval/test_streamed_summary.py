@@ -124,6 +124,9 @@ def test_streamed_summary_is_the_batch_summary(name):
             tally.add(e)
         assert _digest(tally.summary(n_bootstrap=50)) == DIGESTS[name]
     assert _digest(summarize_run(config, iter(episodes), n_bootstrap=50)) == DIGESTS[name]
+    # (records a log's reader checked are not checked again: the same summary)
+    checked = summarize_run(config, iter(episodes), n_bootstrap=50, checked=True)
+    assert _digest(checked) == DIGESTS[name]
 
 
 def _direct_bounds(config, episodes, group, mode) -> dict[str, list[float]]:

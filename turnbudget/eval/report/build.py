@@ -120,13 +120,15 @@ def load_run_summary(run_dir: str | Path, n_bootstrap: int = 1000) -> dict[str, 
 
         team = TeamConfig.from_dict(read_config_dict(run_dir / RUN_FILE, TeamConfig.from_dict))
         episodes = iter_episodes(run_dir / EPISODES_FILE, team_plan(team))
-        return summarize_run(team, episodes, n_bootstrap=n_bootstrap)
+        return summarize_run(team, episodes, n_bootstrap=n_bootstrap, checked=True)
     config, log = load_run(run_dir)  # (streamed: a run's records are never all held)
     steps = None  # read only for logs whose episode records lack `budget_counts`
     if config.record_steps and present(run_dir / STEPS_FILE):
         steps = functools.partial(_read_steps, run_dir / STEPS_FILE)
     try:
-        return summarize_run(config, log.stream(), n_bootstrap=n_bootstrap, steps=steps)
+        return summarize_run(
+            config, log.stream(), n_bootstrap=n_bootstrap, steps=steps, checked=True
+        )
     except StepCountsError as exc:
         raise LogError(f"{run_dir / STEPS_FILE}: {exc}") from None
 

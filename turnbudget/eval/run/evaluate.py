@@ -243,7 +243,7 @@ def evaluate(
         nonlocal tally
         try:
             if tally is not None:
-                tally.add(episode)
+                tally.add(episode, checked=True)  # (made by the engine)
         except ValueError:  # (a backend that handed one over twice: the log reads it once)
             tally = None
 
@@ -260,7 +260,7 @@ def evaluate(
     if tally is not None and played.n_run == tally.n_episodes == len(specs):
         summary = tally.summary(n_bootstrap=n_bootstrap)
     else:  # resumed (the calls before are in the log only), or a backend that sent a copy
-        summary = summarize_run(config, played.stream(), n_bootstrap=n_bootstrap)
+        summary = summarize_run(config, played.stream(), n_bootstrap=n_bootstrap, checked=True)
     return EvalResult(
         config, played.episodes, summary, played.out, n_run=played.n_run, steps=played.records
     )

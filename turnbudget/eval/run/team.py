@@ -602,7 +602,7 @@ def evaluate_team(
         for given, wrapper in zip(team, driven, strict=False):
             if wrapper is not given:
                 wrapper.close()
-    summary = summarize_run(config, played.stream(), n_bootstrap=n_bootstrap)
+    summary = summarize_run(config, played.stream(), n_bootstrap=n_bootstrap, checked=True)
     grid = GridEstimate.from_dict(summary["groups"][config.envs[0]][config.mode])
     records = played.records if record else []
     return TeamEvalResult(
