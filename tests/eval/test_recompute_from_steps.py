@@ -375,6 +375,7 @@ def test_every_report_number_recomputes_from_steps(report_dir):
                 "advantage_at_max_t": r6(adv[-1]), "advantage_at_max_t_interval": intervals[-1],
                 "clear_at_max_t": intervals[-1][0] > 0, "peak_advantage": r6(adv[peak]),
                 "peak_t": ts[peak], "halving_budget": halving(ts, adv),
+                "bounded_by_failures": False,  # (every episode ran: no bounds to judge by)
             }
         )  # fmt: skip
     compare(expected, summary["comparisons"], "comparisons")

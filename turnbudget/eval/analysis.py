@@ -1461,7 +1461,10 @@ def compare_runs(
     own intervals, conservative for runs on the same tasks (their cells are
     positively correlated). ``clear_at_max_t`` says whether the interval at
     max(T), the budget fixed before the data, lies above 0: the higher mean
-    alone is no finding (two seeds of one agent differ too).
+    alone is no finding (two seeds of one agent differ too). Where episodes failed to run
+    (they may follow the outcome: an agent that raises when it is losing), it holds only
+    if the better run with them counted as losses is still clearly above the worse with
+    them counted as successes (their ``bounds``; ``bounded_by_failures`` says so).
 
     Raises:
         ValueError: ``runs`` is no mapping of labels to run summaries, or a summary lacks
@@ -1504,6 +1507,13 @@ def compare_runs(
                 for _, low, high in map(difference_interval, c_better, c_worse)
             ]
             last = ts.index(max(ts))  # (the budgets in the config's order: not always sorted)
+            # Episodes that failed to run may follow the outcome (an agent that raises when it
+            # is losing): then "clear" holds only for the better run with them as losses and
+            # the worse with them as successes (each run's bounds, where it has them).
+            low_better = _bounded_cells(runs[better], group, "as_losses") or c_better
+            high_worse = _bounded_cells(runs[worse], group, "as_successes") or c_worse
+            bounded = low_better is not c_better or high_worse is not c_worse
+            clear = difference_interval(low_better[last], high_worse[last])[1] > 0
             rows.append(
                 {
                     "better": better,
@@ -1513,7 +1523,8 @@ def compare_runs(
                     "advantage_interval_by_t": dict(zip(map(str, ts), intervals, strict=True)),
                     "advantage_at_max_t": round(adv[last], 6),
                     "advantage_at_max_t_interval": intervals[last],
-                    "clear_at_max_t": intervals[last][0] > 0,
+                    "clear_at_max_t": intervals[last][0] > 0 and clear,
+                    "bounded_by_failures": bounded,
                     "peak_advantage": round(adv[peak], 6),
                     "peak_t": ts[peak],
                     "halving_budget": advantage_halving_budget(ts, p_better, p_worse),
@@ -1527,6 +1538,29 @@ def _pass1_cells(entry: Mapping[str, Any]) -> list[tuple[float, float, float]]:
     grid = entry["rerun"] if "rerun" in entry else entry["truncate"]
     row = grid["ks"].index(1)
     return list(zip(grid["mean"][row], grid["low"][row], grid["high"][row], strict=True))
+
+
+def _bounded_cells(
+    run: Mapping[str, Any], group: str, bound: str
+) -> list[tuple[float, float, float]] | None:
+    """`_pass1_cells` of a run's ``bound`` (``as_losses`` or ``as_successes``) in ``group``,
+    in the mode its grids are read in; None when its episodes all ran (or the summary is
+    older than the bounds)."""
+    try:
+        failed = run["analysis"][group]["failed_to_run"]
+        if not failed.get("episodes"):
+            return None
+        mode = "rerun" if "rerun" in run["groups"][group] else "truncate"
+        grid = failed["bounds"][mode][bound]
+        cells = _pass1_cells({mode: grid})
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    # (only a bound over the run's own budgets, of finite rates: else it is not read)
+    if grid["ts"] != run["config"]["ts"] or not all(
+        all(is_finite(x) for x in cell) for cell in cells
+    ):
+        return None
+    return cells
 
 
 def _pass1(entry: Mapping[str, Any]) -> list[float]:

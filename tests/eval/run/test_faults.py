@@ -579,3 +579,29 @@ def test_probe_prints_the_bounds_of_probes_that_failed(tmp_path, monkeypatch, ca
     against, for_ = groups[MAZE]["single_step_skill"]
     assert "Counted against the agent, then for it" in printed
     assert f"Maze-Easy-v0: single step skill {against:.2f} to {for_:.2f}" in printed
+
+
+def test_a_comparison_with_failures_is_judged_by_their_bounds():
+    """The quitter's Pass@(1,16) over the episodes that ran (1.00) made it 'clearly' better
+    than the same agent playing on (0.17). A verdict now holds only with the better run's
+    failures counted as losses and the worse run's as successes; a better agent whose one
+    failure has nothing to do with the outcome keeps its verdict."""
+    import copy
+
+    from turnbudget.eval.analysis import compare_runs
+
+    grid = dict(ks=[1], ts=[8, 16], n=2, tasks=12, n_bootstrap=50)
+    honest = evaluate(MAZE, OracleAgent(0.85), **grid).summary
+    quitter = evaluate(MAZE, QuitsWhenLosing(0.85, 16), retries=0, **grid).summary
+    (row,) = compare_runs({"honest": honest, "quitter": quitter})
+    assert row["better"] == "quitter" and row["bounded_by_failures"]
+    assert not row["clear_at_max_t"]
+    unbounded = copy.deepcopy(quitter)  # (a summary without the bounds: the verdict before)
+    del unbounded["analysis"][MAZE]["failed_to_run"]["bounds"]
+    (before,) = compare_runs({"honest": honest, "quitter": unbounded})
+    assert before["clear_at_max_t"] and not before["bounded_by_failures"]
+    good = RaisingAgent(0.0, seeds_of(0, [(MAZE, 1, 0)]))  # (one failure, outcome aside)
+    sound = evaluate(MAZE, good, retries=0, **grid).summary
+    assert sound["failed_to_run"]["episodes"] == 1
+    (row,) = compare_runs({"honest": honest, "sound": sound})
+    assert row["better"] == "sound" and row["bounded_by_failures"] and row["clear_at_max_t"]

@@ -173,6 +173,7 @@ _COMPARISON = {
     "advantage_at_max_t": "number",
     "advantage_at_max_t_interval?": Maybe(_both(Items("number"), _pair_problem)),
     "clear_at_max_t?": "any",
+    "bounded_by_failures?": "any",
     "halving_budget": _RATE,
     "peak_advantage": "number",
     "peak_t": "count",
@@ -561,6 +562,8 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
                 f" [{interval[0]:+.2f}, {interval[1]:+.2f}]" if interval else ""
             )
             verdict = "higher at max T" if clear else "*no clear difference*"
+            if c.get("bounded_by_failures"):  # (episodes failed to run: judged by the bounds)
+                verdict += " (episodes failed to run: judged by their bounds)"
             halves = _fmt(c["halving_budget"], 1) if clear else "–"
             out.append(
                 f"| {_md(c['better'])} | {_md(c['worse'])} | {_short(c['group'])} | {at_max} | "
