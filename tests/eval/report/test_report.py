@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 import pytest
+from _faults import RaisingAgent, seeds_of
 
 from turnbudget.agents import OracleAgent, RandomAgent
 from turnbudget.cli import main
@@ -534,6 +535,17 @@ def test_the_report_names_the_field_of_a_malformed_summary(tmp_path):
     bad["analysis"][MAZE]["feasibility"]["by_ratio"][0]["ratio"] = [None, 1.0]
     with pytest.raises(ValueError, match=r"\['ratio'\] to start at a number, got None"):
         render_markdown({"runs": {"a": bad}, "comparisons": []})
+    failed = evaluate(MAZE, RaisingAgent(0.2, seeds_of(0, [(MAZE, 1, 0)])), ks=[1], ts=[6, 12],
+                      n=1, tasks=2, n_bootstrap=0, retries=0).summary  # fmt: skip
+    render_markdown({"runs": {"a": failed}, "comparisons": []})
+    for spoil, says in (
+        (lambda b: b["mean"][0].__setitem__(0, None), r"\['as_losses'\]\['mean'\]\[0\]\[0\]"),
+        (lambda b: b.update(ks=[2]), r"\['as_losses'\]\['ks'\] to hold K = 1"),
+    ):  # (a raw TypeError, and "1 is not in list", from the bounds' lines)
+        bad = json.loads(json.dumps(failed))
+        spoil(bad["analysis"][MAZE]["failed_to_run"]["bounds"]["truncate"]["as_losses"])
+        with pytest.raises(ValueError, match=says):
+            render_markdown({"runs": {"a": bad}, "comparisons": []})
     for field in ("groups", "analysis"):  # (an int group: a raw TypeError in the sort)
         bad = json.loads(json.dumps(good))
         bad[field][7] = bad[field][MAZE]
