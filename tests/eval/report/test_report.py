@@ -367,6 +367,23 @@ def test_a_label_with_dollar_signs_is_plotted_as_written(tmp_path):
     assert sorted(p.name for p in tmp_path.glob("*.png"))  # the plots were drawn
 
 
+def test_a_logged_label_with_controls_is_plotted_as_its_escapes(tmp_path, recwarn):
+    """The plots drew a hand-edited ``run.json``'s label as it was: matplotlib then warned
+    "Glyph 27 ... missing from font", and the warning carried the raw ESC to stderr. Each
+    control is drawn as its escape, as report.md writes it."""
+    pytest.importorskip("matplotlib")
+    from turnbudget.records import RUN_FILE
+
+    run = tmp_path / "run"
+    evaluate(MAZE, OracleAgent(0.0), ks=[1], ts=[3, 6], tasks=2, out=run)
+    config = json.loads((run / RUN_FILE).read_text())
+    (run / RUN_FILE).write_text(json.dumps({**config, "label": "red\x1b[31m\nrow"}))
+    build_report(tmp_path, plots=True, n_bootstrap=20)
+    assert sorted(p.name for p in tmp_path.glob("*.png"))
+    shown = [str(w.message) for w in recwarn]
+    assert not any("\x1b" in text or "Glyph" in text for text in shown), shown
+
+
 def test_two_labels_never_share_a_row_of_the_report(tmp_path):
     """``x<y`` and ``x&lt;y`` both read ``x&lt;y`` in Markdown: one run was missing from
     every table of report.md (summary.json held both)."""

@@ -23,13 +23,28 @@ from typing import Any
 
 from turnbudget.records.files import naming_errors
 
-__all__ = ["printable", "save_figure", "write_text_atomic"]
+__all__ = ["one_line", "printable", "save_figure", "write_text_atomic"]
 
 
 def printable(text: str) -> str:
     """``text`` with what UTF-8 cannot hold (lone surrogates, as a shell hands undecodable
     bytes to Python) written as backslash escapes: ``"a\\udcff"`` -> ``"a\\\\udcff"``."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def one_line(text: str) -> str:
+    """``text`` with each character that is not printable (a line break, an ESC, a lone
+    surrogate) written as its Python escape: a table row or a plot's label stays one line,
+    and no terminal control reaches the page, the figure or a warning on stderr (a run
+    logged before labels were checked may hold any).
+
+    Example:
+        >>> print(one_line("a\\nb\\x1b[31m"))
+        a\\nb\\x1b[31m
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ from typing import Any
 from turnbudget._checks import Each, Items, Maybe, brief, field_problem
 from turnbudget.eval.analysis import ALL, check_run_summary
 from turnbudget.eval.probes.summary import check_probe_summary, estimate_problem
+from turnbudget.eval.report._atomic import one_line
 from turnbudget.records.files import REPORT_HEADING  # (the first line of every report.md)
 
 __all__ = [
@@ -290,17 +291,8 @@ _MARKDOWN = str.maketrans(
 
 
 def _printable(text: str) -> str:
-    """``text`` with each character that is not printable (a line break, an ESC, a lone
-    surrogate) written as its Python escape: a table row stays one line, and no terminal
-    control reaches the page (a run logged before labels were checked may hold any).
-
-    Example:
-        >>> print(_printable("a\\nb\\x1b[31m"))
-        a\\nb\\x1b[31m
-    """
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    """`one_line`: a table row stays one line (see its example)."""
+    return one_line(text)
 
 
 def _md(label: str) -> str:

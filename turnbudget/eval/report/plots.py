@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbudget.eval.analysis import ALL, grid_problem
-from turnbudget.eval.report._atomic import printable, save_figure
+from turnbudget.eval.report._atomic import one_line, save_figure
 from turnbudget.eval.report.markdown import _primary, _short, _slug, check_report_summary
 
 __all__ = [
@@ -53,14 +53,16 @@ def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
 
 
 def _plot_text(text: str) -> str:
-    """``text`` as matplotlib shows it literally: `printable`, and each ``$`` escaped (a label
-    such as ``run $\\foo$`` went to its math parser, which failed the whole report).
+    """``text`` as matplotlib shows it literally: `one_line` (lone surrogates too), and each
+    ``$`` escaped (a label such as ``run $\\foo$`` went to its math parser, which failed the whole
+    report; one holding an ESC was drawn as it was, and matplotlib's "Glyph 27 missing"
+    warning printed the raw ESC to stderr).
 
     Example:
         >>> print(_plot_text("cost $5 to $6"))
         cost \\$5 to \\$6
     """
-    return printable(text).replace("$", r"\$")
+    return one_line(text).replace("$", r"\$")
 
 
 #: The most characters of a label's (or a group's) part of a heatmap's file name.
