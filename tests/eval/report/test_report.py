@@ -384,6 +384,27 @@ def test_a_logged_label_with_controls_is_plotted_as_its_escapes(tmp_path, recwar
     assert not any("\x1b" in text or "Glyph" in text for text in shown), shown
 
 
+def test_a_credential_in_a_hand_edited_run_json_stays_out_of_the_report(tmp_path):
+    """`evaluate` writes run.json redacted, but the report read a hand-edited one as it was:
+    a password in the agent's URL and API keys in the agent and the label went into
+    report.md and summary.json. They are blanked; the summary stays JSON."""
+    from turnbudget.records import RUN_FILE
+
+    run = tmp_path / "run"
+    evaluate(MAZE, OracleAgent(0.0), ks=[1], ts=[3], tasks=2, out=run)
+    config = json.loads((run / RUN_FILE).read_text())
+    agent = "LLMAgent(base_url='http://me:hunter22@host/v1', key='sk-abcdef123456')"
+    (run / RUN_FILE).write_text(json.dumps({**config, "agent": agent, "label": "a sk-zz99zz99"}))
+    assert main(["report", "--no-plots", str(tmp_path)]) == 0
+    for name in ("report.md", "summary.json"):
+        text = (tmp_path / name).read_text()
+        for secret in ("hunter22", "abcdef123456", "zz99zz99"):
+            assert secret not in text, (name, secret)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert list(summary["runs"]) == ["a sk-***"]
+    assert "LLMAgent(base_url='http://***@host/v1'" in (tmp_path / "report.md").read_text()
+
+
 def test_two_labels_never_share_a_row_of_the_report(tmp_path):
     """``x<y`` and ``x&lt;y`` both read ``x&lt;y`` in Markdown: one run was missing from
     every table of report.md (summary.json held both)."""

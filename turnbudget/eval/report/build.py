@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbudget._checks import Each, Maybe, brief, field_problem, is_finite
+from turnbudget.agents.secrets import redact
 from turnbudget.eval.analysis import ALL, StepCountsError, compare_runs, summarize_run
 from turnbudget.eval.probes.summary import PROBE_SUMMARY_FILE, check_probe_summary
 from turnbudget.eval.report._atomic import write_text_atomic
@@ -176,8 +177,10 @@ def _check_replaceable(root: Path) -> None:
 
 
 def _write(root: Path, summary: Mapping[str, Any]) -> None:
-    """``summary.json`` and ``report.md``, each written whole or not at all (`_atomic`)."""
+    """``summary.json`` and ``report.md``, each written whole or not at all (`_atomic`), with
+    whatever looks like a credential blanked (`without_secrets`)."""
     _check_replaceable(root)
+    summary = without_secrets(summary)
     summary_text = json.dumps(summary, indent=1, sort_keys=True) + "\n"
     report_text = render_markdown(summary) + "\n"  # (both rendered before either is written)
     write_text_atomic(root / SUMMARY_FILE, summary_text)
@@ -250,7 +253,35 @@ def report_is_current(root: str | Path, *, plots: bool = True) -> bool:
 def write_probe_report(out: str | Path, summary: Mapping[str, Any]) -> Path:
     """Write ``probe_report.md`` of a probe summary (what `turnbudget.eval.probe` returns
     in ``ProbeResult.summary``) into ``out``; return its path."""
-    return write_text_atomic(Path(out) / PROBE_REPORT_FILE, render_probe_markdown(summary) + "\n")
+    text = render_probe_markdown(without_secrets(summary)) + "\n"
+    return write_text_atomic(Path(out) / PROBE_REPORT_FILE, text)
+
+
+def without_secrets(value: Any) -> Any:
+    """``value`` (a summary) with every str in it, keys too, `redact` ed: the runs' files are
+    read as they are, and a hand-edited ``run.json`` (its agent a URL with a password in it, an
+    API key in a label) went into the report and its summary as it was. (`evaluate` writes
+    ``run.json`` redacted: a run's own strings come out unchanged.)
+
+    Raises:
+        ValueError: two keys read alike once blanked (two labels that differ in a key only).
+    """
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            shown = redact(key) if isinstance(key, str) else key
+            if shown in out:
+                raise ValueError(
+                    f"Two names in the report read alike once their credentials are blanked: "
+                    f"{shown!r}; rename one (its run's `label` in run.json)"
+                )
+            out[shown] = without_secrets(item)
+        return out
+    if isinstance(value, list | tuple):
+        return [without_secrets(item) for item in value]
+    return value
 
 
 def find_probe_summaries(root: str | Path) -> list[Path]:
