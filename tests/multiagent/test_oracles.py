@@ -213,6 +213,26 @@ def test_race_best_response_beats_the_house_within_budget(difficulty):
             assert rounds == distance <= race_v0.DEFAULT_BUDGETS[difficulty]
 
 
+def test_a_runner_setback_never_carries_the_runner_past_a_door_slammed_behind_it():
+    """The runner was escorted to any visited room no closer by depth: after an operator's
+    setback shut a door the runner had walked through, away from the vault, the runner's
+    setback could put it back beyond that door, saving the code and the ``enter`` (4 -> 2)."""
+    exits = [{"south": 1}, {"north": 0, "south": 2, "east": 3}, {"north": 1}, {"west": 1}]
+    world = VaultWorld.from_layout(exits, start=3, vault=0, doors=[(1, "south", "red", "1234")])
+    for commands in (
+        {"runner": "go west", "operator": "say red 1234"},
+        {"runner": "enter 1234", "operator": "wait"},
+        {"runner": "go south", "operator": "wait"},
+    ):
+        world.step(commands)
+    world.inject_setback("operator", np.random.default_rng(0))
+    before = world.distance_to_goal()
+    for seed in range(20):
+        trial = copy.deepcopy(world)
+        trial.inject_setback("runner", np.random.default_rng(seed))
+        assert trial.distance_to_goal() >= before == 4, seed
+
+
 @pytest.mark.parametrize("name", ["race_v0", "vault_v0"])
 def test_setbacks_never_shorten_the_task(name):
     module = race_v0 if name == "race_v0" else vault_v0

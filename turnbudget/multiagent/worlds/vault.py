@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -467,11 +467,20 @@ class VaultWorld(TeamWorld):
             return ""
         if role == "runner":
             here = self._depth[self._room]
-            candidates = sorted({r for r in self._visited if self._depth[r] >= here} - {self._room})
+            # (no closer by depth, and no shorter a task: a room past a door an operator's
+            # setback slammed behind the runner is nearer the vault in rounds)
+            _, open_mask, heard = state = self._state()
+            before = self._distance(state)
+
+            def no_closer(rooms: Iterable[int]) -> list[int]:
+                return sorted(
+                    r for r in rooms
+                    if self._depth[r] >= here and self._distance((r, open_mask, heard)) >= before
+                )  # fmt: skip
+
+            candidates = no_closer(set(self._visited) - {self._room})
             if not candidates:
-                candidates = sorted(
-                    r for r in self._exits[self._room].values() if self._depth[r] >= here
-                )
+                candidates = no_closer(self._exits[self._room].values())
             if not candidates:
                 return "A guard eyes you suspiciously, but lets you be."
             self._room = candidates[int(rng.integers(len(candidates)))]
