@@ -89,3 +89,25 @@ def test_team_envs_answer_the_team_oracle_protocol():
 
     for module in all_games.values():
         assert isinstance(module.raw_env(), TeamOracle)
+
+
+def test_each_game_defaults_to_the_partners_its_oracle_answers():
+    """Race's oracle is the best response to the house, but its role's partners defaulted to
+    the team oracle: optimal_actions() was empty at distance 9, and an oracle run stalled."""
+    for game, partners in (("race_v0", "house"), ("vault_v0", "oracle")):
+        env = SoloRoleEnv(game)
+        env.reset(seed=0)
+        assert env.partners == partners
+        assert env.distance_to_goal() > 0 and env.optimal_actions()
+    with pytest.raises(ValueError, match="partners='house'"):
+        SoloRoleEnv("race_v0", partners="oracle")
+
+
+@pytest.mark.parametrize("role", ["player_0", "player_1"])
+def test_the_contract_checker_passes_a_race_role_that_can_no_longer_win(role):
+    """A Race role can lose before the game ends (distance None, and None after every
+    command): the checker's Bellman rule asked for a finite successor and failed it."""
+    from turnbudget.utils import check_text_env
+
+    report = check_text_env(SoloRoleEnv("race_v0", role=role, difficulty="medium"))
+    assert "oracle_bellman" in report.checks

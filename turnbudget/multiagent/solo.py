@@ -55,7 +55,9 @@ class SoloRoleEnv(TextEnv):
     ## Arguments
     ``game``: a game module or name (``"vault_v0"``); ``role``: the role
     played (default: the last role, e.g. the runner); ``partners``:
-    ``"oracle"`` or ``"house"``; ``difficulty``; ``render_mode``.
+    ``"oracle"`` or ``"house"``, the one the game's oracle answers (default:
+    ``"house"`` in a game with a house policy, Race; else ``"oracle"``);
+    ``difficulty``; ``render_mode``.
 
     ## Version history
     v0: initial release.
@@ -79,7 +81,7 @@ class SoloRoleEnv(TextEnv):
         self,
         game: Any = "vault_v0",
         role: str | None = None,
-        partners: str = "oracle",
+        partners: str | None = None,
         difficulty: str = "easy",
         render_mode: str | None = None,
     ):
@@ -89,13 +91,23 @@ class SoloRoleEnv(TextEnv):
         self.role = roles[-1] if role is None else role
         if self.role not in roles:
             raise ValueError(f"Expect `role` to be one of {roles}, got {brief(role)}")
+        # The oracle's distance is the role's under the game's own partners: the team oracle's
+        # plan, or the best response to the house where there is one (Race). Partners of the
+        # other kind made it a distance nobody played: with oracle partners, Race's role had
+        # no optimal command at distance 9.
+        has_house = callable(getattr(self.team, "house_action", None))
+        if partners is None:
+            partners = "house" if has_house else "oracle"
         if partners not in PARTNER_POLICIES:
             raise ValueError(
                 f"Expect `partners` to be one of {PARTNER_POLICIES}, got {brief(partners)}"
             )
-        if partners == "house" and not callable(getattr(self.team, "house_action", None)):
+        if (partners == "house") != has_house:
+            name = module.raw_env.metadata["name"]
             raise ValueError(
-                f"{module.raw_env.metadata['name']} has no house policy: use partners='oracle'"
+                f"{name} has no house policy: use partners='oracle'"
+                if not has_house
+                else f"{name}'s oracle answers the house policy: use partners='house' (the default)"
             )
         super().__init__(render_mode=render_mode)
         self.partners = partners

@@ -44,8 +44,9 @@ class raw_env(TextParallelEnv):  # PettingZoo's name for the unwrapped env
     ``{{"text": str}}`` per agent: the feedback of its last command, then what
     it perceives (the runner: its room, exits, doors, the radio message and
     the codes heard so far; the operator: the runner's room, the route, every
-    code and what the runner just did). ``info["progress"]``: the share of
-    the route's coded doors that stand open (1 once won).
+    code and what the runner just did). ``info["progress"]``: the route's
+    coded doors that stand open over one more than their number (entering
+    the vault is the last step): 1 only once won.
 
     ## Rewards
     1.0 to both agents on the round the runner enters the vault, 0 otherwise.

@@ -577,10 +577,14 @@ def _bellman(game: gym.Env, seed: int, steps: int, ctx: _Context) -> None:
             )
         reachable = [d for d in after.values() if d is not None]
         ctx.require(
-            reachable and distance == 1 + min(reachable),
+            # (a task lost before the game ends, as a Race role's once the rival cannot be
+            # beaten: no distance, and none after any command)
+            (reachable and distance == 1 + min(reachable)) or (distance is None and not reachable),
             f"distance {distance} but the admissible actions lead to {after}",
         )
-        expected = sorted(a for a, d in after.items() if d == distance - 1)
+        expected = (
+            [] if distance is None else sorted(a for a, d in after.items() if d == distance - 1)
+        )
         ctx.require(
             sorted(game.optimal_actions()) == expected,
             f"optimal_actions() {sorted(game.optimal_actions())} but {expected} shorten the plan",

@@ -349,8 +349,9 @@ class VaultWorld(TeamWorld):
         return self._won
 
     def progress(self, role: str) -> float:
-        """The share of the route's coded doors that stand open (1.0 once won): what the
-        players see, never the oracle's distance."""
+        """The route's coded doors that stand open over one more than their number (entering
+        the vault is the last step: 1.0 only once won): what the players see, never the
+        oracle's distance."""
         if self._won:
             return 1.0
         opened = sum(self._open >> d & 1 for d in self._route_doors)
