@@ -354,6 +354,17 @@ def test_n_is_read_as_evaluate_reads_it():
         evaluate_team("race_v0", agents, ks=[1, 2], ts=[4], tasks=1, n=1)
 
 
+def test_a_difficulty_is_recorded_as_the_game_reads_it(tmp_path):
+    """ "Easy" played easy but went into run.json as typed: the same run asked for "easy"
+    was refused as another configuration."""
+    team = {"operator": "oracle", "runner": "oracle"}
+    settings = dict(ks=[1], ts=[10], tasks=2, n_bootstrap=0, out=tmp_path)
+    first = evaluate_team("vault_v0", team, difficulty="Easy", **settings)
+    again = evaluate_team("vault_v0", team, difficulty="easy", **settings)
+    assert first.config["difficulty"] == again.config["difficulty"] == "easy"
+    assert again.records == first.records
+
+
 def test_success_naming_the_house_s_role_is_refused(tmp_path):
     """``success="player_0"`` with the house playing player_0 scored the team by the house's
     wins: the random player_1 'passed' every task. A custom agent with ``needs_house`` is the

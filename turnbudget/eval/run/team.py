@@ -617,6 +617,9 @@ def _make_config(
 ) -> tuple[TeamConfig, list[Any]]:  # fmt: skip
     """The run's `TeamConfig` and its team (one agent per role, in role order)."""
     module, name, roles = team_roles(game, agents)
+    # as the game reads it ("Easy" is "easy"): a rerun that spelled it otherwise was refused
+    # as another configuration
+    difficulty = module.raw_env.world_class(difficulty).difficulty
     seed = check_seed(seed)
     if label is not None:
         check_label(label)
