@@ -16,7 +16,7 @@ import socket
 import threading
 import traceback
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -259,6 +259,12 @@ def test_a_gym_session_dropped_unclosed_frees_its_server_session(server):
 _GOOD = {"type": "observation", "data": {"observation": {"text": "fresh"}, "done": False}}
 
 
+class Close(NamedTuple):
+    """A frame of `BadServer`'s answers: close the connection with this reason."""
+
+    reason: str
+
+
 class BadServer:
     """A WebSocket server on a loopback port: each connection's n-th message (from 1) is
     answered by ``answer(connection number, n)``: a list of frames to send (none: silence)."""
@@ -276,6 +282,9 @@ class BadServer:
             number = self.connections
         for n, _ in enumerate(ws, start=1):
             for frame in self.answer(number, n):
+                if isinstance(frame, Close):
+                    ws.close(1011, frame.reason)
+                    return
                 ws.send(frame if isinstance(frame, (str, bytes)) else json.dumps(frame))
 
     def __enter__(self) -> BadServer:
@@ -439,6 +448,27 @@ def test_a_server_error_that_echoes_the_credentials_shows_neither_them_nor_all_o
     said = _everything_said(info.value)
     assert SECRET not in said and pair not in said
     assert len(str(info.value)) < 1_000  # (cut: 100 KB of it were raised)
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        {"type": ["x " + SECRET], "data": {}},  # not an OpenEnv message
+        {"type": "state", "data": {"note": SECRET}},  # a state answer to a reset
+        {"type": "observation", "data": {"observation": "pw " + SECRET}},  # no observation
+        Close("boom " + SECRET),  # a close whose reason echoes it
+    ],
+    ids=["not-a-message", "wrong-answer", "bad-observation", "close-reason"],
+)
+def test_an_answer_that_drops_the_session_never_shows_the_echoed_credentials(frame):
+    """The errors of answers that drop the session quoted the server as it came: one that
+    echoed the URL's password put it in the ConnectionError (a server's error message was
+    blanked already)."""
+    with BadServer(lambda c, n: [frame]) as bad:
+        url = bad.base_url.replace("http://", f"http://player:{SECRET}@")
+        with TextGameEnv(base_url=url).sync() as env, pytest.raises(ConnectionError) as info:
+            env.reset(seed=0)
+    assert SECRET not in _everything_said(info.value), _everything_said(info.value)
 
 
 def test_an_answer_far_past_what_this_server_sends_closes_the_session_unread():

@@ -445,6 +445,34 @@ def test_a_reset_argument_named_as_openenvs_own_is_refused_and_ends_the_episode(
     assert idle(server)
 
 
+@pytest.mark.parametrize(
+    "refused",
+    [
+        {"data": {"env_id": ENV, "seed": 3}, "extra": 1},
+        {"data": {"env_id": ENV, "seed": 3}, "metadata": {}},
+        {"data": [1]},
+        {"data": "x"},
+        {"data": None},
+    ],
+    ids=["extra-key", "metadata-key", "list-data", "str-data", "null-data"],
+)
+def test_a_reset_openenv_would_refuse_unread_ends_the_episode_too(server, refused):
+    """A reset that failed OpenEnv's own message validation (data that is not an object, a
+    key beside type and data) never reached the env: the next step played on the previous
+    episode, and its state still said so."""
+    with connect(_ws_url(server), max_size=None, open_timeout=HANG_GUARD) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"env_id": ENV, "seed": 3, "turn_budget": 4}}))
+        assert json.loads(ws.recv(timeout=HANG_GUARD))["type"] == "observation"
+        ws.send(json.dumps({"type": "reset", **refused}))
+        answer = json.loads(ws.recv(timeout=HANG_GUARD))
+        assert answer["type"] == "error" and "reset argument" in answer["data"]["message"]
+        ws.send(json.dumps({"type": "step", "data": {"command": "look"}}))
+        step = json.loads(ws.recv(timeout=HANG_GUARD))
+        assert step["type"] == "error" and "reset" in step["data"]["message"]  # no episode
+        ws.send(json.dumps({"type": "close"}))
+    assert idle(server)
+
+
 def test_an_http_reset_body_nested_too_deep_is_a_400(server: EnvServer):
     """json.loads raised RecursionError in the seed check: a 500 and a traceback in the log."""
     body = b'{"seed": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"

@@ -651,7 +651,8 @@ class _ObjectMessages:
     the session on the others); a reset's argument named as OpenEnv's own dispatch
     parameters (``self``, ``func``, ``session_id``) reaches the env renamed, so the env
     refuses it by name and ends its episode (OpenEnv's call failed before the env ran,
-    and the next step played on the previous episode).
+    and the next step played on the previous episode); so do a reset's keys beside
+    ``type`` and ``data``, and its ``data`` when that is not an object.
 
     OpenEnv's ``mcp`` messages are not served (the games have no MCP tools, and their
     ``openenv/session/create`` opens sessions of their own): they reach OpenEnv as text that
@@ -719,12 +720,19 @@ class _ObjectMessages:
             return self._NOT_AN_OBJECT
         if not isinstance(message, dict) or message.get("type") == "mcp":
             return self._NOT_AN_OBJECT
-        data = message.get("data")
-        if message.get("type") == "reset" and isinstance(data, dict):
-            clashing = self._DISPATCH_NAMES.intersection(data)
-            if clashing:
-                renamed = {f"<{k}>" if k in clashing else k: v for k, v in data.items()}
-                return json.dumps({**message, "data": renamed})
+        if message.get("type") != "reset":
+            return text
+        data = message.get("data", {})
+        # (a reset OpenEnv's validation refuses never reaches the env, and the next step
+        # played on the previous episode: data that is no object and keys beside type and
+        # data reach the env as arguments it refuses by name)
+        extra = {f"<{key}>": message[key] for key in message if key not in ("type", "data")}
+        if not isinstance(data, dict):
+            data, extra = {}, {"<data that is not an object>": None, **extra}
+        clashing = self._DISPATCH_NAMES.intersection(data)
+        if clashing or extra:
+            renamed = {f"<{k}>" if k in clashing else k: v for k, v in data.items()}
+            return json.dumps({"type": "reset", "data": {**renamed, **extra}})
         return text
 
     @staticmethod
@@ -1121,9 +1129,9 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
         except (ConnectionClosed, ValueError, RecursionError):
             pass
         raise ConnectionError(
-            f"The server at {self._shown_url} closed this session ({closed}); the next call "
-            "opens a new one"
-        ) from closed
+            f"The server at {self._shown_url} closed this session ({_told(str(closed))}); the "
+            "next call opens a new one"
+        ) from None  # (the close's own text is the server's, unblanked)
 
     def _drop(self) -> None:
         """Abort the connection (the server reclaims its session); the next call reconnects."""
@@ -1133,9 +1141,11 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
                 ws.transport.abort()
 
     def _broken(self, what: str) -> ConnectionError:
+        """The error of an answer that drops the session; ``what`` may quote the server, whose
+        echo of this client's credentials is blanked (`_told`)."""
         return ConnectionError(
-            f"The server at {self._shown_url} sent {what}; the session is dropped (its episode "
-            "is lost) and the next call opens a new one"
+            f"The server at {self._shown_url} sent {_told(what)}; the session is dropped (its "
+            "episode is lost) and the next call opens a new one"
         )
 
     def _step_payload(self, action: TextGameAction | str) -> dict[str, Any]:
