@@ -279,6 +279,24 @@ def test_an_outer_time_limit_is_taken_over_by_turnbudget_make():
         absorb_time_limit(TimeLimit(gym.make(MAZE).unwrapped, 5))
 
 
+def test_an_outer_time_limit_on_a_game_without_a_turn_budget_becomes_the_one_make_builds():
+    """The docs say a TimeLimit on the outside of an env given to turnbudget.make becomes its
+    budget, but an env without a TurnBudget (a game of your own) was refused, with or
+    without `turn_budget`, by an error that did not say what to do."""
+    from turnbudget.envs.native.maze import Maze
+
+    env = turnbudget.make(TimeLimit(Maze(difficulty="easy"), 7), reveal="always")
+    assert "TimeLimit" not in chain(env)
+    assert env.reset(seed=0)[1]["turn_budget"] == 7
+    for _ in range(7):
+        *_, terminated, truncated, info = env.step("look")
+    assert (terminated, truncated, info["turns_left"]) == (False, True, 0)
+    same = turnbudget.make(TimeLimit(Maze(difficulty="easy"), 7), turn_budget=7)
+    assert same.reset(seed=0)[1]["turn_budget"] == 7
+    with pytest.raises(ValueError, match=r"TimeLimit \(7 steps\) and `turn_budget` \(9\)"):
+        turnbudget.make(TimeLimit(Maze(difficulty="easy"), 7), turn_budget=9)
+
+
 # -- the number types RL libraries send -------------------------------------------------------
 
 

@@ -242,13 +242,21 @@ def peel_time_limits(env: gym.Env) -> tuple[gym.Env, int | None]:
     return env, min(limits, default=None)
 
 
-def _take_over_time_limits(env: gym.Env) -> tuple[gym.Env, TurnBudget | None]:
-    """`absorb_time_limit`, and the env's `TurnBudget` (None: it has none)."""
+def _take_over_time_limits(
+    env: gym.Env, build_budget: bool = False
+) -> tuple[gym.Env, TurnBudget | None, int | None]:
+    """`absorb_time_limit`, the env's `TurnBudget` (None: it has none) and, when it has none
+    and ``build_budget`` (`make`, which builds one), the limit peeled for it (else None)."""
     env, limit = peel_time_limits(env)
     budget = find_wrapper(env, TurnBudget)
     if limit is not None:
         if budget is None:
-            raise ValueError("This env has a TimeLimit but no TurnBudget to take it over")
+            if build_budget:
+                return env, None, limit
+            raise ValueError(
+                "This env has a TimeLimit but no TurnBudget to take it over: give it to "
+                "turnbudget.make(env), which makes the limit its budget"
+            )
         registered = _in_registered_form(env.spec)  # (before its budget changes it)
         budget.set_default_turn_budget(limit)
         inner = env
@@ -256,7 +264,7 @@ def _take_over_time_limits(env: gym.Env) -> tuple[gym.Env, TurnBudget | None]:
             inner._cached_spec, inner = None, inner.env
         if registered:
             registered_spec(env, limit)
-    return env, budget
+    return env, budget, None
 
 
 def registered_spec(stack: gym.Wrapper, budget: int | None) -> gym.Wrapper:
@@ -432,7 +440,14 @@ def make(
         return gym.make(env_id, **kwargs, **options)
     plan = plan_stack(**options)  # before anything is built
     if isinstance(env_id, gym.Env):
-        env, own_budget = _take_over_time_limits(env_id)
+        env, own_budget, limit = _take_over_time_limits(env_id, build_budget=True)
+        if limit is not None:  # (no TurnBudget: the one built here takes the TimeLimit over)
+            if budget is not None and budget != limit:
+                raise ValueError(
+                    f"This env's TimeLimit ({limit} steps) and `turn_budget` ({budget}) "
+                    "disagree: give one of them"
+                )
+            budget = limit
         if own_budget is None and budget is None:
             raise ValueError("This env has no TurnBudget: pass `turn_budget`")
         if own_budget is not None and budget is not None:
