@@ -118,6 +118,17 @@ def test_truncate_and_rerun_differ_for_a_budget_aware_agent():
     assert rerun[0, 1] > truncate[0, 1]
 
 
+def test_a_grid_the_run_has_not_is_a_clear_error_and_all_is_a_one_env_run_s_own():
+    """grid("all"), as the guide writes it, was a KeyError on a one-env run (its only group
+    is its env's), and so were a mode or group the run has no grid of."""
+    result = evaluate(MAZE, OracleAgent(0.0), ks=[1], ts=[30], n=1, tasks=3, n_bootstrap=0)
+    assert result.grid("all") == result.grid(MAZE) == result.grid()
+    for group, mode, named in (("nope", None, "group"), (None, "rerun", "mode"),
+                               (None, "both", "mode"), ([1], None, "group")):  # fmt: skip
+        with pytest.raises(ValueError, match=f"Expect `{named}` to be one of this run's"):
+            result.grid(group, mode)
+
+
 def test_auto_mode_reruns_when_the_budget_is_visible():
     common = dict(ks=[1], ts=[5, 10], n=1, tasks=2, n_bootstrap=0)
     assert evaluate(MAZE, RandomAgent(), **common).config.mode == "truncate"

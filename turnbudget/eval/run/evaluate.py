@@ -58,8 +58,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from turnbudget._checks import check_agent, check_bool
+from turnbudget._checks import brief, check_agent, check_bool
 from turnbudget.agents.base import preflight
+from turnbudget.eval.analysis import ALL
 from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.episodes import EvaluationEpisodes, check_envs
 from turnbudget.eval.run.jobs import play_planned
@@ -117,11 +118,28 @@ class EvalResult:
     steps: list[dict[str, Any]] = field(default_factory=list)  # in memory only when out is None
 
     def grid(self, group: str | None = None, mode: str | None = None) -> dict[str, Any]:
-        """The summary's grid for an env group (an env id, or "all": the default when
-        there are several envs) and mode (default: rerun when run, else truncate)."""
+        """The summary's grid for an env group (an env id, or "all": every env, the default;
+        with one env, its own) and mode (default: rerun when run, else truncate; "gap" is
+        rerun minus truncate, with ``mode="both"``).
+
+        Raises:
+            ValueError: a group or mode this run has no grid of, naming those it has.
+        """
         groups = self.summary["groups"]
-        modes = groups[group or ("all" if "all" in groups else next(iter(groups)))]
-        return modes[mode or ("rerun" if "rerun" in modes else "truncate")]
+        if group is None or (group == ALL and ALL not in groups and len(groups) == 1):
+            group = ALL if ALL in groups else next(iter(groups))
+        if not isinstance(group, str) or group not in groups:
+            raise ValueError(
+                f"Expect `group` to be one of this run's env groups {[*groups]}, got {brief(group)}"
+            )
+        modes = groups[group]
+        if mode is None:
+            mode = "rerun" if "rerun" in modes else "truncate"
+        if not isinstance(mode, str) or mode not in modes:
+            raise ValueError(
+                f"Expect `mode` to be one of this run's modes {[*modes]}, got {brief(mode)}"
+            )
+        return modes[mode]
 
 
 @locks_run_dir  # one evaluation per output directory, its own
