@@ -268,3 +268,37 @@ def test_a_team_budget_shown_in_the_last_k_rounds_reaches_a_role_only_then():
     assert any(len(rounds) == 12 for rounds in runner.log)
     for rounds in runner.log:
         assert rounds == [12 - r <= 2 for r in range(len(rounds))]
+
+
+def test_an_agent_is_not_given_its_partner_s_error():
+    """Each agent's command was judged by the distance after the whole round: an operator who
+    waited while the runner detoured was given a self-made error (Vault's operator has no
+    command that can raise the distance), and one mistake counted as two. Its own command
+    is judged with the best its partner could have played: wasted, not an error; the rise
+    is still an error the team recovers from."""
+    env = make_team("vault_v0", record=True)
+    env.reset(seed=1)
+    game = env.unwrapped
+    env.step({"operator": "wait", "runner": "go west"})
+    while env.agents:
+        env.step({a: game.optimal_actions(a)[0] for a in env.agents})
+    first = {r["agent"]: r for r in env.records if r["record"] == "step" and r["turn"] == 1}
+    operator, runner = first["operator"], first["runner"]
+    assert (operator["distance_before"], operator["distance_after"]) == (7, 8)
+    assert (operator["error_self"], operator["wasted"], operator["command_effect"]) == (
+        False, True, 0,
+    )  # fmt: skip
+    assert (runner["error_self"], runner["command_effect"]) == (True, 1)
+    assert operator["errors_opened"] == runner["errors_opened"] == 1
+    # A random team: the operator's commands never raise the distance on their own.
+    rng = np.random.default_rng(0)
+    for seed in range(20):
+        env = make_team("vault_v0", record=True, difficulty="medium")
+        _, infos = env.reset(seed=seed)
+        while env.agents:
+            commands = {a: infos[a]["admissible_actions"] for a in env.agents}
+            _, _, _, _, infos = env.step(
+                {a: options[rng.integers(len(options))] for a, options in commands.items()}
+            )
+        mine = [r for r in env.records if r["record"] == "step" and r["agent"] == "operator"]
+        assert not any(r["error_self"] for r in mine), seed

@@ -56,6 +56,8 @@ def _increases(before: int | None, after: int | None) -> bool:
 
 #: A step record's keys, in `StepRecord`'s order (the order its JSON line keeps).
 _STEP_KEYS = tuple(StepRecord.__annotations__)
+#: `EpisodeTracker.step`'s default ``own_after``: the distance after the step.
+_AS_AFTER = object()
 
 #: The keys of `RecordStepOutcomes`' step records whose values it builds itself as str, int,
 #: bool, None or lists of ints (literals, ``str()``, ``int()``, ``bool()``, its own counters),
@@ -186,8 +188,15 @@ class EpisodeTracker:
         terminated: bool,
         truncated: bool,
         info: dict[str, Any],
+        own_after: object = _AS_AFTER,
     ) -> None:
-        """Record one step: ``optimal_now`` judged before it, ``distance_after`` queried after."""
+        """Record one step: ``optimal_now`` judged before it, ``distance_after`` queried after.
+
+        ``own_after``: where the agent's own command took the distance, when other agents'
+        commands moved it too (a team's round: `RecordTeamOutcomes` gives the distance
+        after the agent's command with the best the others could have played). The command's
+        effect, and whether it was the agent's error, are judged by it; the errors opened and
+        recovered, by ``distance_after``. Default: ``distance_after``."""
         # The hot path of every recorded rollout: plain locals, counters written only when they
         # change, and one dict copied from the episode's template.
         self._turn = turn = self._turn + 1
@@ -228,8 +237,9 @@ class EpisodeTracker:
                 if optimal:
                     counts.optimal_after_error += 1
 
+        own = after if own_after is _AS_AFTER else own_after
         command_effect = (
-            after - injected if executed and injected is not None and after is not None else None
+            own - injected if executed and injected is not None and own is not None else None
         )
         wasted = executed and valid and optimal is False and command_effect == 0
         if wasted:
@@ -248,7 +258,11 @@ class EpisodeTracker:
                 )
         # Judged on the state the agent saw: an optimal command is never the agent's error.
         raised = executed and injected is not None and (after is None or after > injected)
-        error_self = raised and optimal is not True
+        if own_after is not _AS_AFTER:  # (the agent's part of the rise: its own command's)
+            own_raised = executed and injected is not None and (own is None or own > injected)
+        else:
+            own_raised = raised
+        error_self = own_raised and optimal is not True
         # An optimal command that still raised the distance, with no injected error that raised
         # it this turn: an env event the oracle did not foresee (a sudden loss, or a setback
         # that left the distance as it was but made the command a step back). It is an error

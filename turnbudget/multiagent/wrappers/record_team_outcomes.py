@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import itertools
 import os
 from collections.abc import Callable
 from typing import Any
@@ -27,13 +29,43 @@ from turnbudget.wrappers.record_step_outcomes import (
 __all__ = ["RecordTeamOutcomes"]
 
 
+def _applied_error(info: Any) -> bool:
+    event = info.get("injected_error") if isinstance(info, dict) else None
+    return bool(event) and event.get("applied", True)
+
+
+def _own_after(world: Any, agent: str, actions: dict[str, Any], playing: list[str]) -> int | None:
+    """Where ``agent``'s command took its distance in the round ``world`` (a copy of the world
+    before it) played: its distance after the round with the best the other agents in play
+    could have answered (their admissible commands; None: its command loses whatever they do).
+    A partner's detour raised the distance of the agent beside it (an operator who waited was
+    given the runner's error), and one mistake counted as two."""
+    action = actions.get(agent)
+    mine = world.parse(agent, action) if isinstance(action, str) else None
+    others = [r for r in world.roles if r != agent]
+    options = [world.admissible(r) if r in playing else [None] for r in others]
+    best: int | None = None
+    for answer in itertools.product(*options):
+        trial = copy.deepcopy(world)
+        trial.play_round({agent: mine, **dict(zip(others, answer, strict=True))})
+        distance = 0 if trial.won(agent) else trial.distance_to_goal(agent)
+        if distance is not None and (best is None or distance < best):
+            best = int(distance)
+    return best
+
+
 class RecordTeamOutcomes(BaseParallelWrapper):
     """`RecordStepOutcomes` for a team: one record stream per agent, one delivery per episode.
 
     Each agent's steps and episode summary follow `StepRecord` and
     `EpisodeRecord`, judged against the game's per-agent oracle
     (``optimal_actions(agent)`` before the round, ``distance_to_goal(agent)``
-    after it), with two fields added: ``agent`` and ``team_episode_id``
+    after it). On a round without injected errors whose distance rose, an agent
+    whose command was not optimal is judged by where its own command took the
+    distance, with the best its partners could have answered on a copy of the
+    world (``command_effect``, ``error_self``, ``wasted``): a partner's detour
+    is not its error, though the rise is one the team recovers from
+    (``errors_opened``). Two fields are added: ``agent`` and ``team_episode_id``
     (the episode's id; each agent's ``episode_id`` is ``f"{team_episode_id}#{agent}"``).
     When the episode ends for every agent, all its records go out together
     (one write to the JSONL file), so a killed process never leaves half an
@@ -151,12 +183,32 @@ class RecordTeamOutcomes(BaseParallelWrapper):
         if not acting:
             return self.env.step(actions)
         optimal_now = {a: self._optimal_actions(a, actions.get(a)) for a in acting}
+        # The world before the round, when a command in it is not optimal: the distance may
+        # rise by the others' commands, and only its own rise is that agent's error.
+        doubted = [
+            a for a in acting
+            if optimal_now[a] is not None
+            and not (isinstance(actions.get(a), str) and actions.get(a) in optimal_now[a])
+        ]  # fmt: skip
+        world = self.env.unwrapped.world
+        before = (
+            (copy.deepcopy(world), {a: self._distance(a) for a in doubted}, list(self.agents))
+            if doubted and len(world.roles) > 1
+            else None
+        )
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        quiet = not any(_applied_error(info) for info in infos.values())
         for agent in acting:
+            after = self._distance(agent)
+            own: dict[str, Any] = {}
+            if before is not None and agent in doubted and quiet:
+                start, distances, playing = before
+                if after is None or (distances[agent] is not None and after > distances[agent]):
+                    own["own_after"] = _own_after(start, agent, actions, playing)
             self.trackers[agent].step(
-                actions.get(agent), optimal_now[agent], self._distance(agent),
+                actions.get(agent), optimal_now[agent], after,
                 rewards.get(agent, 0.0), terminations.get(agent, False),
-                truncations.get(agent, False), infos.get(agent, {}),
+                truncations.get(agent, False), infos.get(agent, {}), **own,
             )  # fmt: skip
         if not self.agents:
             records: list[OutcomeRecord] = []
