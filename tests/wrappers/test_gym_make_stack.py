@@ -297,6 +297,21 @@ def test_an_outer_time_limit_on_a_game_without_a_turn_budget_becomes_the_one_mak
         turnbudget.make(TimeLimit(Maze(difficulty="easy"), 7), turn_budget=9)
 
 
+def test_an_outside_id_s_max_episode_steps_is_its_budget_unless_turn_budget_names_one():
+    """An outside id registered with max_episode_steps could not go through turnbudget.make:
+    its TimeLimit was refused under the TurnBudget the stack builds, with or without
+    `turn_budget`, by advice `make` gave no way to follow."""
+    name = "test-outside/LimitedMaze-v0"
+    gym.register(name, entry_point="turnbudget.envs.native.maze:Maze", max_episode_steps=50)
+    try:
+        for kwargs, budget in (({}, 50), ({"turn_budget": 20}, 20)):
+            env = turnbudget.make(name, errors=0.1, **kwargs)
+            assert "TimeLimit" not in chain(env)
+            assert env.reset(seed=0)[1]["turn_budget"] == budget
+    finally:
+        del gym.registry[name]
+
+
 # -- the number types RL libraries send -------------------------------------------------------
 
 

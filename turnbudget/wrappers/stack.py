@@ -383,7 +383,8 @@ def make(
 
     Args:
         env_id: A registered id (or an env; one without a `TurnBudget` then
-            needs ``turn_budget``; a ``TimeLimit`` on its outside becomes its budget).
+            needs ``turn_budget``; a ``TimeLimit`` on its outside becomes its budget, as
+            an outside id's ``max_episode_steps`` does unless ``turn_budget`` is given).
         turn_budget: The default turn budget T (the id's default if None), as in
             ``gym.make`` and ``reset(options={"turn_budget": T})``.
         make_kwargs: Extra keyword arguments for ``gym.make`` (e.g. ``render_mode``).
@@ -463,6 +464,11 @@ def make(
                 f"{env_id!r} already has a TurnBudget: set its budget where it is made"
             )
         return plan.build(env)
+    # An outside id's registered max_episode_steps: its TimeLimit is dropped (the stack's one
+    # limit is its TurnBudget, which refused to go over another), and the limit is the budget
+    # unless `turn_budget` names one.
+    env, limit = peel_time_limits(env)
+    budget = limit if budget is None else budget
     if budget is None:  # an outside id without a budget: refused, and the env made is closed
         env.close()
         _no_budget(env_id)
