@@ -98,7 +98,7 @@ class Shop(TextGame):
     ## Description
     A small web shop in text. A search bar on every page takes one keyword (a
     brand, a material, a style or a product type) and lists the matching
-    products five to a page; items open to a page with their options (size,
+    products three, four or five to a page (Easy, Medium, Hard); items open to a page with their options (size,
     colour), which must be chosen before buying. The shop is full of near
     misses: for every listed product there are copies that differ in one
     attribute (brand, material or style) or cost more than the cap, and many
@@ -139,9 +139,10 @@ class Shop(TextGame):
     that lengthen the plan, or at least keep it.
 
     ## Arguments
-    ``difficulty``: ``"easy"`` (1 product, 24 in the shop, optimal 5-12
-    turns), ``"medium"`` (3 products, about 70, 15-30), ``"hard"`` (7, about
-    150, 35-60). ``render_mode``: ``"ansi"`` or ``"human"``. Any int field of
+    ``difficulty``: ``"easy"`` (1 product, 44 in the shop, optimal 5-7
+    turns), ``"medium"`` (3 products, 92, 15-20), ``"hard"`` (7, 185, 35-46):
+    the worlds of seeds 0-299 (every product takes about 5 turns, so the
+    configs' bounds of 12, 30 and 60 are not reached). ``render_mode``: ``"ansi"`` or ``"human"``. Any int field of
     `ShopConfig` overrides the difficulty's value by keyword; unknown keywords are a
     ``TypeError``. A shop holds at most `MAX_PRODUCTS` (9,000) products, ``catalog`` +
     ``items`` x (1 + ``near_misses``), each with its own code; a list at most
