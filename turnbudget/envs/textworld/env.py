@@ -277,6 +277,16 @@ class TextWorldEnv(TextEnv):
         policy = self._policy()
         return None if policy is None else len(policy)
 
+    def state_key(self) -> tuple[str, ...] | None:
+        """The facts of the game's logic state, sorted (None before a reset, or in a game
+        without TextWorld's tracking): what a command must change to change the state. The
+        probes' no-op test read the observation's last paragraph, which here is the reply to
+        the command: ``look`` and ``inventory`` were counted as errors."""
+        progression = None if self._state is None else self._state.get("_game_progression")
+        if progression is None:
+            return None
+        return tuple(sorted(map(str, progression.state.facts)))
+
     def walkthrough(self) -> list[str] | None:
         """The game's stored solution from the start of an episode, if it has one."""
         return None if self._walkthrough is None else list(self._walkthrough)

@@ -186,15 +186,19 @@ def probe_budget(distance: int, config: ProbeConfig) -> int:
 
 
 def state_signature(game: Any, observation: str) -> tuple[Any, ...]:
-    """What a command must change for it to count as changing the state: the description of
-    what the player perceives (a native game's own; else the observation's last paragraph),
-    the admissible commands and the distance to the goal.
+    """What a command must change for it to count as changing the state: the game's own
+    ``state_key()`` when it gives one (TextWorld: its logic state's facts), else the
+    description of what the player perceives (a native game's own; else the observation's
+    last paragraph), and the admissible commands and the distance to the goal.
 
     A valid command that leaves it the same (``look``, ``inventory``, choosing
     again what was chosen) is a no-op: a turn spent, nothing lost or gained.
     """
-    world = getattr(game, "world", None)
-    text = world().describe() if callable(world) else observation.rsplit("\n\n", 1)[-1]
+    key = getattr(game, "state_key", None)
+    text = key() if callable(key) else None
+    if text is None:
+        world = getattr(game, "world", None)
+        text = world().describe() if callable(world) else observation.rsplit("\n\n", 1)[-1]
     admissible = getattr(game, "admissible_actions", None)
     commands = tuple(admissible()) if callable(admissible) else ()
     return text, commands, oracle_distance(game)

@@ -256,7 +256,10 @@ def _inject(env: Any, obs: str, seen: dict[str, Any], spec: ProbeSpec) -> Any:
         executed = ""
         yield Observe(0, obs, seen, executed)
         obs, _, _, _, info = env.step(executed)  # a no-op: any non-command spends the turn
-        obs = obs.partition("\n\n")[2] or obs  # drop the feedback on the empty command
+        # Drop the feedback on the empty command, as InjectErrors' transient does: a refusal
+        # alone (TextWorld's is one paragraph) was shown whole, a reply to a command the
+        # agent never gave, on the very turn its recovery is measured from.
+        obs = obs.partition("\n\n")[2]
     info = dict(info)
     info["valid_action"] = True  # the agent gave no command to refuse
     info["injected_error"] = {
