@@ -359,7 +359,7 @@ def test_every_report_number_recomputes_from_steps(report_dir):
         better, worse = (a, b) if sum(pass1[a]) >= sum(pass1[b]) else (b, a)
         adv = [x - y for x, y in zip(pass1[better], pass1[worse], strict=True)]
         peak = max(range(len(ts)), key=lambda j: adv[j])
-        if adv[peak] < 0.05:
+        if max(map(abs, adv)) < 0.05:  # (curves that differ anywhere, either way)
             continue
         # Newcombe's (MOVER) interval of each difference, from the two cells' own intervals.
         intervals = []
@@ -373,7 +373,8 @@ def test_every_report_number_recomputes_from_steps(report_dir):
                 "advantage_by_t": {str(t): r6(x) for t, x in zip(ts, adv, strict=True)},
                 "advantage_interval_by_t": dict(zip(map(str, ts), intervals, strict=True)),
                 "advantage_at_max_t": r6(adv[-1]), "advantage_at_max_t_interval": intervals[-1],
-                "clear_at_max_t": intervals[-1][0] > 0, "peak_advantage": r6(adv[peak]),
+                "clear_at_max_t": intervals[-1][0] > 0, "lower_at_max_t": intervals[-1][1] < 0,
+                "peak_advantage": r6(adv[peak]),
                 "peak_t": ts[peak], "halving_budget": halving(ts, adv),
                 "bounded_by_failures": False,  # (every episode ran: no bounds to judge by)
             }

@@ -1461,10 +1461,12 @@ def compare_runs(
     own intervals, conservative for runs on the same tasks (their cells are
     positively correlated). ``clear_at_max_t`` says whether the interval at
     max(T), the budget fixed before the data, lies above 0: the higher mean
-    alone is no finding (two seeds of one agent differ too). Where episodes failed to run
-    (they may follow the outcome: an agent that raises when it is losing), it holds only
-    if the better run with them counted as losses is still clearly above the worse with
-    them counted as successes (their ``bounds``; ``bounded_by_failures`` says so).
+    alone is no finding (two seeds of one agent differ too). ``lower_at_max_t`` says
+    whether it lies below 0: the curves cross, and the run with the lower mean is the one
+    clearly ahead at max(T). Where episodes failed to run (they may follow the outcome: an
+    agent that raises when it is losing), either holds only if the run found ahead, with
+    them counted as losses, is still clearly above the other with them counted as
+    successes (their ``bounds``; ``bounded_by_failures`` says so).
 
     Raises:
         ValueError: ``runs`` is no mapping of labels to run summaries, or a summary lacks
@@ -1500,7 +1502,7 @@ def compare_runs(
                 better, worse, p_better, p_worse, c_better, c_worse = b, a, pb, pa, cb, ca
             adv = [x - y for x, y in zip(p_better, p_worse, strict=True)]
             peak = max(range(len(ts)), key=lambda j: adv[j])
-            if adv[peak] < min_advantage:
+            if max(map(abs, adv)) < min_advantage:  # (either way: curves that cross too)
                 continue
             intervals = [
                 [round(low, 6), round(high, 6)]
@@ -1514,6 +1516,14 @@ def compare_runs(
             high_worse = _bounded_cells(runs[worse], group, "as_successes") or c_worse
             bounded = low_better is not c_better or high_worse is not c_worse
             clear = difference_interval(low_better[last], high_worse[last])[1] > 0
+            # Curves that cross: the run with the lower mean may be the one clearly ahead at
+            # max(T), judged the same way from its side (the row said no clear difference).
+            low_worse = _bounded_cells(runs[worse], group, "as_losses") or c_worse
+            high_better = _bounded_cells(runs[better], group, "as_successes") or c_better
+            bounded_lower = low_worse is not c_worse or high_better is not c_better
+            lower = intervals[last][1] < 0 and (
+                difference_interval(low_worse[last], high_better[last])[1] > 0
+            )
             rows.append(
                 {
                     "better": better,
@@ -1524,7 +1534,8 @@ def compare_runs(
                     "advantage_at_max_t": round(adv[last], 6),
                     "advantage_at_max_t_interval": intervals[last],
                     "clear_at_max_t": intervals[last][0] > 0 and clear,
-                    "bounded_by_failures": bounded,
+                    "lower_at_max_t": lower,
+                    "bounded_by_failures": bounded_lower if lower else bounded,
                     "peak_advantage": round(adv[peak], 6),
                     "peak_t": ts[peak],
                     "halving_budget": advantage_halving_budget(ts, p_better, p_worse),

@@ -196,6 +196,43 @@ def test_compare_runs_reads_max_t_wherever_the_config_lists_it():
             compare_runs({"a": run([0.5, 0.9])}, min_advantage=bad)
 
 
+def test_compare_runs_gives_a_verdict_when_the_lower_mean_is_clearly_ahead_at_max_t(tmp_path):
+    """Curves that cross: the row named the run with the higher mean over budgets, and read
+    *no clear difference* though the other run was clearly ahead at max(T) (and a pair
+    whose curves differ by min_advantage only at max(T), below it, was left out)."""
+
+    class Sprinter(OracleAgent):
+        """The oracle in half its episodes (fast), stuck on 'look' in the other half."""
+
+        @property
+        def name(self) -> str:
+            return "sprinter"
+
+        def reset(self, seed: int) -> None:
+            super().reset(seed)
+            self.stuck = np.random.default_rng(seed).random() < 0.5
+
+        def act(self, observation: str, info: dict) -> str:
+            return "look" if self.stuck else super().act(observation, info)
+
+    settings = dict(ks=[1], ts=[4, 6, 8, 10, 12, 60], n=4, tasks=30, n_bootstrap=200)
+    sprinter = evaluate(MAZE, Sprinter(0.0), label="sprinter", out=tmp_path / "a", **settings)
+    slow = evaluate(MAZE, OracleAgent(0.7), label="slow", out=tmp_path / "b", **settings)
+    (row,) = compare_runs({"sprinter": sprinter.summary, "slow": slow.summary})
+    assert row["better"] == "sprinter" and row["advantage_at_max_t_interval"][1] < 0
+    assert row["lower_at_max_t"] and not row["clear_at_max_t"]
+    build_report(tmp_path, plots=False, n_bootstrap=200)
+    assert "lower at max T (the curves cross)" in (tmp_path / REPORT_FILE).read_text()
+
+    def run(pass1):
+        grid = {"ks": [1], "ts": [1, 2, 3], "mean": [pass1], "low": [pass1], "high": [pass1]}
+        cfg = {"envs": ["e"], "tasks": [0], "ts": [1, 2, 3], "errors": None, "reveal": None, "n": 1}
+        return {"config": cfg, "groups": {"e": {"truncate": grid}}}
+
+    (row,) = compare_runs({"a": run([0.54, 0.54, 0.3]), "b": run([0.5, 0.5, 0.38])})
+    assert row["better"] == "a" and row["lower_at_max_t"] and row["advantage_at_max_t"] == -0.08
+
+
 def test_length_buckets_cover_all_lengths():
     buckets = length_buckets([5, 6, 7, 8, 9, 10, 11, 12, 13])
     assert buckets[0][0] == 5 and buckets[-1][1] == 13 and len(buckets) == 3

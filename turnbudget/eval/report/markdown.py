@@ -181,6 +181,7 @@ _COMPARISON = {
     "advantage_at_max_t": "number",
     "advantage_at_max_t_interval?": Maybe(_both(Items("number"), _pair_problem)),
     "clear_at_max_t?": "any",
+    "lower_at_max_t?": "any",
     "bounded_by_failures?": "any",
     "halving_budget": _RATE,
     "peak_advantage": "number",
@@ -548,7 +549,8 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
             "Pass@(1,T) advantage of the run with the higher mean over budgets over another made "
             "under the same conditions: at the largest budget with its 95% interval, at its peak, "
             "and the budget below which the advantage at the largest budget has halved "
-            "(interpolated). A verdict needs the interval at the largest budget above 0; "
+            "(interpolated). A verdict needs the interval at the largest budget above 0, or "
+            "below it (the curves cross: the run with the lower mean is ahead there); "
             "otherwise the row reads *no clear difference*, and no halving budget is given.",
             "",
             "| higher mean | lower mean | group | at max T [95%] | verdict | peak (at T) | halves at T |",
@@ -560,7 +562,12 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
             at_max = f"{c['advantage_at_max_t']:.2f}" + (
                 f" [{interval[0]:+.2f}, {interval[1]:+.2f}]" if interval else ""
             )
-            verdict = "higher at max T" if clear else "*no clear difference*"
+            lower = c.get("lower_at_max_t", False) is True
+            verdict = (
+                "higher at max T" if clear
+                else "lower at max T (the curves cross)" if lower
+                else "*no clear difference*"
+            )  # fmt: skip
             if c.get("bounded_by_failures"):  # (episodes failed to run: judged by the bounds)
                 verdict += " (episodes failed to run: judged by their bounds)"
             halves = _fmt(c["halving_budget"], 1) if clear else "–"
