@@ -568,6 +568,39 @@ def test_probes_that_fail_on_wrong_answers_are_bounded(tmp_path, capsys):
     assert f"single step skill {against:.2f} to {for_:.2f}" in report
 
 
+def test_a_probe_contrast_with_failures_is_bounded_by_them():
+    """compare_probes read only the probes that ran: an ε-oracle that raises where it would
+    answer wrong gained +0.47 [+0.10, +0.70] in single-step skill over the same ε-oracle
+    answering, a clear gain over itself. With ``failed``, each gain's interval spans its
+    bounds (the other's failed probes counted against it, then for it): no clear gain, and
+    the bounds hold the honest gain, 0."""
+    from turnbudget.eval import compare_probes, probe
+
+    class Quitter(QuitsWhenWrong):
+        @property
+        def name(self) -> str:
+            return "quitter"
+
+    result = probe(MAZE, [OracleAgent(0.5), Quitter(0.5)], tasks=20, seed=0, retries=0,
+                   n_bootstrap=200)  # fmt: skip
+    config = result.config.to_dict()
+    assert result.failed
+    blind = compare_probes(config, result.records, "oracle-eps0.5", "quitter", n_bootstrap=200)
+    assert blind[MAZE]["single_step_skill"]["low"] > 0  # the hazard: a "clear" gain
+    gains = compare_probes(config, result.records, "oracle-eps0.5", "quitter",
+                           n_bootstrap=200, failed=result.failed)  # fmt: skip
+    single = gains[MAZE]["single_step_skill"]
+    assert single["bounded_by_failures"] and single["low"] < 0 < single["high"]
+    # (answered, on the same seeds, the gain is 0: between the bounds)
+    assert single["bounds"]["against_other"]["mean"] <= 0.0 < single["bounds"]["for_other"]["mean"]
+    assert single["bounds"]["for_other"] == blind[MAZE]["single_step_skill"]
+    honest = compare_probes(config, result.records, "oracle-eps0.5", "oracle-eps0.5",
+                            n_bootstrap=200, failed=result.failed)  # fmt: skip
+    assert "bounds" not in honest[MAZE]["single_step_skill"]  # (no failure of theirs)
+    with pytest.raises(ValueError, match="failed"):
+        compare_probes(config, result.records, "oracle-eps0.5", "quitter", failed="x")
+
+
 def test_probe_prints_the_bounds_of_probes_that_failed(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(registry._REGISTRY, "quitwrong", lambda arg: QuitsWhenWrong(0.6))
     argv = ["probe", "--env", "Maze-Easy-v0", "--agent", "quitwrong", "--tasks", "3",

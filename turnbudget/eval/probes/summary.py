@@ -516,12 +516,7 @@ def failure_bounds(
     raises on the states it would get wrong fails to run exactly those. The baseline's
     failures are the baseline's, and stay out."""
     check_probe_records(records)  # (the failed ones are checked played, in the summaries)
-    if not isinstance(failed, (list, tuple)) or not all(
-        isinstance(r, Mapping) and isinstance(r.get("probe"), str) for r in failed
-    ):
-        raise ValueError(
-            f"Expect `failed` to be a list of failed probes' records, got {brief(failed)}"
-        )
+    _check_failed(failed)
     out: dict[str, dict[str, dict[str, list[float | None]]]] = {}
     for label in dict.fromkeys(r["agent"] for r in failed if r["role"] == "agent"):
         theirs = [r for r in failed if r["role"] == "agent" and r["agent"] == label]
@@ -551,7 +546,8 @@ def compare_probes(
     *,
     n_bootstrap: int = 1000,
     confidence: float = CONFIDENCE,
-) -> dict[str, dict[str, dict[str, float | None]]]:
+    failed: Records = (),
+) -> dict[str, dict[str, dict[str, Any]]]:
     """What ``other`` gains over ``base`` (two agents probed on the same states), per env group.
 
     ``{group: {"single_step_skill": Δ, "recovery_specific_skill": Δ}}``, each
@@ -562,10 +558,21 @@ def compare_probes(
     memoryless agents of different single-step skill differ only in
     ``single_step_skill``.
 
+    ``failed``: the probes that failed to run (`ProbeResult.failed`). Each skill is over
+    the probes that ran, which is unbiased only when failing does not follow the outcome:
+    an agent that raises on the states it would get wrong scored a clear gain over itself
+    answering. When either agent's probes failed, each Δ also holds ``bounds``: the gain
+    with ``other``'s failed probes counted against it and ``base``'s for it
+    (``"against_other"``), then the reverse (``"for_other"``) (`_played_as`), each with its
+    interval; and its ``low`` and ``high`` are widened to the first's low and the second's
+    high, so a gain whose interval excludes 0 holds whatever the failed probes would have
+    been (``bounded_by_failures``).
+
     Raises:
         ValueError: ``base`` or ``other`` is no probed agent's label (the random baseline
-            is not one unless it was probed as an agent), or a bad ``n_bootstrap`` or
-            ``confidence`` (the two-sided coverage of every interval).
+            is not one unless it was probed as an agent), a bad ``n_bootstrap`` or
+            ``confidence`` (the two-sided coverage of every interval), or ``failed`` that is
+            no list of failed probes' records.
     """
     n_bootstrap = check_n_bootstrap(n_bootstrap)
     confidence = check_confidence(confidence)
@@ -577,6 +584,49 @@ def compare_probes(
                 f"Expect `{name}` to be the label of a probed agent, one of {labels}, got "
                 f"{label!r:.200} (the random baseline is one only when probed as an agent)"
             )
+    _check_failed(failed)
+    theirs = [r for r in failed if r["role"] == "agent" and r["agent"] in (base, other)]
+    out = _compare(config, records, base, other, n_bootstrap, confidence)
+    if not theirs:
+        return out
+    sides = {}
+    for side, favoured in (("against_other", base), ("for_other", other)):
+        played = [_played_as(r, good=(r["agent"] == favoured)) for r in theirs]
+        sides[side] = _compare(config, [*records, *played], base, other, n_bootstrap, confidence)
+    for group, skills in out.items():
+        for skill, gain in skills.items():
+            low, high = sides["against_other"][group][skill], sides["for_other"][group][skill]
+            gain["bounds"] = {"against_other": low, "for_other": high}
+            gain["bounded_by_failures"] = True
+            if gain["mean"] is not None:
+                gain["low"] = min(gain["low"], low["low"] if low["low"] is not None else -1.0)
+                gain["high"] = max(gain["high"], high["high"] if high["high"] is not None else 1.0)
+    return out
+
+
+def _check_failed(failed: Any) -> None:
+    """A ValueError unless ``failed`` is a list of failed probes' records."""
+    if not isinstance(failed, (list, tuple)) or not all(
+        isinstance(r, Mapping)
+        and isinstance(r.get("probe"), str)
+        and isinstance(r.get("role"), str)
+        and (r["role"] != "agent" or isinstance(r.get("agent"), str))
+        for r in failed
+    ):
+        raise ValueError(
+            f"Expect `failed` to be a list of failed probes' records, got {brief(failed)}"
+        )
+
+
+def _compare(
+    config: Mapping[str, Any],
+    records: Records,
+    base: str,
+    other: str,
+    n_bootstrap: int,
+    confidence: float,
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """`compare_probes` over ``records`` (checked)."""
     out = {}
     for group in _groups(config):
         rs = _in(records, group)
