@@ -199,13 +199,15 @@ def test_supervise_runs_on_workers_up_and_takes_those_that_join_later():
 
 class _Queued:
     """Fake workers holding up to ``depth`` chunks each, run in order; each wait returns the
-    head chunk of every busy worker (what a pipelined Ray actor does). ``lose`` names a
-    wait whose workers die (both chunks then come back lost, as Ray's calls do)."""
+    head chunk of every busy worker (what a pipelined Ray actor does). ``lose_at`` names the
+    wait (or a set of waits) whose workers die (both chunks then come back lost, as Ray's
+    calls do)."""
 
-    def __init__(self, slots: int, depth: int, lose_at: int | None = None, stuck=()):
+    def __init__(self, slots: int, depth: int, lose_at: int | set[int] | None = None, stuck=()):
         from collections import deque
 
-        self.depth, self.slots, self.lose_at = depth, list(range(slots)), lose_at
+        self.depth, self.slots = depth, list(range(slots))
+        self.lose_at = {lose_at} if isinstance(lose_at, int) else set(lose_at or ())
         self.stuck = set(stuck)  # slots whose first chunk never returns
         self.held = {s: deque() for s in self.slots}
         self.log: list[tuple[str, int, list]] = []  # ("submit" | "done", slot, chunk)
@@ -224,7 +226,7 @@ class _Queued:
         for slot, held in self.held.items():
             if not held or slot in self.stuck:
                 continue
-            if self.waits == self.lose_at:
+            if self.waits in self.lose_at:
                 out += [(slot, "its Ray worker was lost") for _ in held]
                 held.clear()
                 continue
@@ -263,17 +265,24 @@ def test_supervise_queues_the_next_chunk_before_the_previous_returns():
     assert sorted(x for out in supervise(plain, list(range(6)), size=2) for x in out) == [*range(6)]
 
 
-def test_a_lost_pipelined_worker_fails_only_the_chunk_it_was_running():
+def test_a_lost_pipelined_worker_plays_its_running_chunk_again_an_episode_a_chunk():
     """The chunk queued behind the running one never started: it goes back to the queue
-    (played elsewhere, no failed attempt), only the running one comes back lost."""
+    (played elsewhere, no failed attempt). The running one's worker cannot say which of its
+    episodes was playing (Ray's): they failed together, though one at most was the cause;
+    each goes back as a chunk of its own, and only one that is lost alone fails."""
     from turnbudget.eval.run.backends.supervisor import supervise
     from turnbudget.eval.run.driver import EpisodeFailure
 
     workers = _Queued(slots=1, depth=2, lose_at=1)
     outcomes = [o for out in supervise(workers, list(range(6)), size=2) for o in out]
-    failed = [o.spec for o in outcomes if isinstance(o, EpisodeFailure)]
-    assert failed == [0, 1]  # the running chunk
-    assert sorted(o for o in outcomes if not isinstance(o, EpisodeFailure)) == [2, 3, 4, 5]
+    assert not any(isinstance(o, EpisodeFailure) for o in outcomes)
+    assert sorted(outcomes) == [0, 1, 2, 3, 4, 5]
+    submitted = [chunk for kind, _, chunk in workers.log if kind == "submit"]
+    assert [0] in submitted and [1] in submitted  # the lost chunk, an episode at a time
+    workers = _Queued(slots=1, depth=1, lose_at={1, 2})  # [0, 1] lost, then [0] alone
+    outcomes = [o for out in supervise(workers, list(range(2)), size=2) for o in out]
+    assert [o.spec for o in outcomes if isinstance(o, EpisodeFailure)] == [0]
+    assert [o for o in outcomes if not isinstance(o, EpisodeFailure)] == [1]
 
 
 def test_a_chunk_queued_behind_a_stuck_one_is_played_by_an_idle_worker():
@@ -313,16 +322,18 @@ class _Dies(_Queued):
 
 @pytest.mark.parametrize("in_order", [True, False], ids=["in-order", "batch"])
 def test_a_lost_worker_keeps_what_it_finished_of_its_chunk(in_order):
-    """A worker lost mid-chunk failed every episode of it: what it had sent counts, the
-    episode it was playing fails, and where it plays in order (a plain agent) the episodes
-    after it never started and are played, with no failed attempt."""
+    """A worker lost mid-chunk failed every episode of it: what it had sent counts, and
+    where it plays in order (a plain agent) the episode it was playing fails while those
+    after it never started and are played, with no failed attempt. A batch agent's worker
+    cannot say which of its unfinished episodes was the cause: each is played again in a
+    chunk of its own (here none is lost again)."""
     from turnbudget.eval.run.backends.supervisor import supervise
     from turnbudget.eval.run.driver import EpisodeFailure
 
     workers = _Dies(sent=[0, 2], in_order=in_order)
     outcomes = [o for out in supervise(workers, list(range(8)), size=4) for o in out]
     failed = sorted(o.spec for o in outcomes if isinstance(o, EpisodeFailure))
-    assert failed == ([1] if in_order else [1, 3])
+    assert failed == ([1] if in_order else [])
     played = sorted(o for o in outcomes if not isinstance(o, EpisodeFailure))
     assert played == sorted(set(range(8)) - set(failed)) and len(outcomes) == 8
 

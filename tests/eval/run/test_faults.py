@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import os
 import time
 from pathlib import Path
@@ -267,6 +268,31 @@ def test_the_runner_turns_exceptions_into_failures():
         make_backend("pool", timeout=0)
 
 
+def test_a_pool_worker_that_died_while_idle_is_replaced_before_it_takes_a_chunk():
+    """Only busy workers were watched: a worker killed between two passes (the OOM killer,
+    an outside kill) was handed the next pass's chunk, and the send's BrokenPipeError ended
+    the whole run. It is replaced, and its chunk runs."""
+    config = make_config(
+        MAZE, OracleAgent(0.0), ks=[1], ts=[8], n=2, tasks=2, mode="auto", reveal=None,
+        errors=None, seed=0, label=None, record_steps=False,
+    )  # fmt: skip
+    specs = plan_episodes(config)
+    make_runner = functools.partial(Driver, kind=EvaluationEpisodes)
+    with make_backend("pool", workers=2).start(
+        OracleAgent(0.0), config, serialize=False, runner=make_runner
+    ) as backend:
+        first = [o for chunk in backend.run(specs) for o in chunk]
+        for worker in backend._procs._procs:  # both idle now: one dies, and is seen dead
+            worker.kill()
+            worker.join()
+            break
+        again = [o for chunk in backend.run(specs) for o in chunk]
+    assert len(again) == len(first) == 4
+    assert not any(isinstance(o, EpisodeFailure) for o in again)
+    key = operator.itemgetter("episode_id")
+    assert sorted((o[0] for o in again), key=key) == sorted((o[0] for o in first), key=key)
+
+
 def test_a_run_where_everything_fails_stops_early(tmp_path):
     """25 first attempts failing in a row (a server down, say) stop the run instead of
     retrying every episode; what finished is kept for the resume."""
@@ -318,19 +344,23 @@ def test_a_failing_batch_call_costs_only_the_episode_that_fails(tmp_path, backen
     check_failed_run(out, clean, "exception", attempts=2)
 
 
-@pytest.mark.slow  # (it waits out two timeouts clear of a clean run: ~15 s)
+@pytest.mark.slow  # (it waits out two or three timeouts clear of a clean run: ~15 s)
 @pytest.mark.timeout(600, method="thread")  # a guard: the stuck batch call ends only by the timeout
-def test_a_hanging_batch_call_on_local_times_out_only_its_episode(tmp_path):
+@pytest.mark.parametrize("backend,workers", [("local", 1), ("pool", 1), ("pool", 2)])
+def test_a_hanging_batch_call_times_out_only_its_episode(tmp_path, backend, workers):
     """The local backend keeps a batch agent's slots full and gives each episode its own
     deadline: a batch call stuck on one episode hits the timeout, its batch mates are
-    replayed alone, and only the stuck episode fails to run."""
+    replayed alone, and only the stuck episode fails to run. A pool's worker cannot say
+    which episode of its chunk hung: its chunk failed whole (and the retry batched the
+    innocent episodes with the stuck one again); each unfinished one is now played again
+    in a chunk of its own."""
     from _faults import BatchHangingAgent
 
     clean, timeout = timed_clean_run(tmp_path)
-    out = tmp_path / "local"
+    out = tmp_path / backend
     evaluate(
-        [MAZE, KEYQUEST], BatchHangingAgent(0.3, seeds_of(0, BAD)), out=out, backend="local",
-        timeout=timeout, retries=1, **GRID,
+        [MAZE, KEYQUEST], BatchHangingAgent(0.3, seeds_of(0, BAD)), out=out, backend=backend,
+        workers=workers, timeout=timeout, retries=1, **GRID,
     )  # fmt: skip
     check_failed_run(out, clean, "timeout", attempts=2)
 

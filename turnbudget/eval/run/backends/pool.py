@@ -180,7 +180,16 @@ class _Processes(Workers):
         )
 
     def submit(self, slot: int, chunk: Sequence[Any]) -> None:
-        self._conns[slot].send(list(chunk))
+        # A worker that died while idle (the OOM killer, an outside kill, an agent's own
+        # thread) is replaced before it is handed a chunk: the send raised BrokenPipeError,
+        # which ended the whole run, and its death went unseen (only busy workers are watched).
+        try:
+            if not self._procs[slot].is_alive():
+                raise BrokenPipeError
+            self._conns[slot].send(list(chunk))
+        except OSError:
+            self.replace(slot)
+            self._conns[slot].send(list(chunk))
         self._chunk[slot] = (len(chunk), {})
         self._busy.add(slot)
 

@@ -147,6 +147,13 @@ def supervise(
         if playing is not None and playing + 1 < len(held.specs):
             queue.put_back([held.specs[playing + 1 :]])
         end = len(held.specs) if playing is None else playing + 1
+        unfinished = [spec for i, spec in enumerate(held.specs[:end]) if i not in finished]
+        if playing is None and len(unfinished) > 1:
+            # A batch agent's chunk cannot say which episode hung or crashed it: each
+            # unfinished one goes back as a chunk of its own, so only the culprit fails
+            # (the whole chunk failed, and its retry batched the innocent with it again).
+            queue.put_back([[spec] for spec in unfinished])
+            return [finished[i] for i in sorted(finished)] or None
         return [
             finished[i] if i in finished else EpisodeFailure(spec, kind, message)
             for i, spec in enumerate(held.specs[:end])
