@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 
 import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
 from gymnasium.envs.registration import load_env_creator
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
 
@@ -384,7 +385,8 @@ def make(
     Args:
         env_id: A registered id (or an env; one without a `TurnBudget` then
             needs ``turn_budget``; a ``TimeLimit`` on its outside becomes its budget, as
-            an outside id's ``max_episode_steps`` does unless ``turn_budget`` is given).
+            an outside text game's ``max_episode_steps`` does unless ``turn_budget`` is
+            given).
         turn_budget: The default turn budget T (the id's default if None), as in
             ``gym.make`` and ``reset(options={"turn_budget": T})``.
         make_kwargs: Extra keyword arguments for ``gym.make`` (e.g. ``render_mode``).
@@ -464,11 +466,13 @@ def make(
                 f"{env_id!r} already has a TurnBudget: set its budget where it is made"
             )
         return plan.build(env)
-    # An outside id's registered max_episode_steps: its TimeLimit is dropped (the stack's one
-    # limit is its TurnBudget, which refused to go over another), and the limit is the budget
-    # unless `turn_budget` names one.
-    env, limit = peel_time_limits(env)
-    budget = limit if budget is None else budget
+    # An outside text game's registered max_episode_steps: its TimeLimit is dropped (the
+    # stack's one limit is its TurnBudget, which refused to go over another), and the limit
+    # is the budget unless `turn_budget` names one. (Not a game that is no text game, such as
+    # CartPole: that is refused as having no TurnBudget.)
+    if isinstance(env.action_space, spaces.Text):
+        env, limit = peel_time_limits(env)
+        budget = limit if budget is None else budget
     if budget is None:  # an outside id without a budget: refused, and the env made is closed
         env.close()
         _no_budget(env_id)
