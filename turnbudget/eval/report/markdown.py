@@ -618,7 +618,10 @@ def _budget_section(runs: Mapping[str, Any]) -> list[str]:
                 "The same analysis at every budget T (truncate mode: each episode's first T "
                 "turns; rerun: the runs made at T), for all episodes and split into those that "
                 "succeeded within T and those that did not. Cells: optimal on track / right "
-                "after an error; recovery rate.",
+                "after an error; recovery rate. An error still open when the budget runs out "
+                "counts as not recovered (censored: one opened on the last turns had no time), "
+                "so the rate grows with T for any agent; a win recovers every error, so the "
+                "won episodes' rate is 1 by construction.",
                 "",
             ]
         out += [
