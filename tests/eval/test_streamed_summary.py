@@ -46,13 +46,15 @@ SCENARIOS: dict[str, tuple[Any, ...]] = {
 #: The batch analysis's summaries of the synthetic runs (n_bootstrap=50), recorded on the old code
 #: (the rerun and "both" ones remade when the step regret came to count the runs at max(T)
 #: only: nothing else in them moved; all remade when the rates' score intervals took the
-#: modified Wilson's Poisson bounds next to 0 and 1: only interval bounds moved).
+#: modified Wilson's Poisson bounds next to 0 and 1: only interval bounds moved; and
+#: "both-2env-old-records" when `length_buckets` gave a bucket to each of no more lengths
+#: than buckets: only its long-horizon table moved).
 DIGESTS = {
     "truncate-1env": "1b4f197d4c2da02ad91e118b4ef1577c3905d30ac65c734a49473c2ca1d4316c",
     "truncate-2env-errors-failures": "09975f677ce9a9d45648e17d77a3725c8d9eb26c27b5ff5d6e543e8c7c929502",
     "rerun-2env-failures": "e7b853c1032e0c1ddc2028eb520bd484a501f1d37134b386a0985b64714a15de",
     "both-1env-errors": "ce6ae591d933ee54f3b26b926739e5eca4899c30ca199872b9818c07d85c7fdc",
-    "both-2env-old-records": "5d039d3f1b7f79803ef6b7421a22d51e91aac98a446e4932553f6a096318d659",
+    "both-2env-old-records": "5c33e12af873cc3c38699b0d6b19e6dfe10216cfdc54f5b5f116da9222ebf34b",
 }
 
 

@@ -423,8 +423,8 @@ def length_buckets(initial_distances: Iterable[int], n_buckets: int = 3) -> list
     values = np.array(sorted({int(d) for d in distances}))
     if values.size == 0:
         return []
-    # (past one bucket per distinct length the edges are every length: no 1e12 quantiles)
-    n_buckets = min(n_buckets, values.size)
+    if values.size <= n_buckets:  # a bucket per length (the quantiles merged 5 and 9)
+        return [(int(v), int(v)) for v in values]
     edges = np.unique(np.quantile(values, np.linspace(0, 1, n_buckets + 1), method="lower"))
     buckets, lo = [], int(values[0])
     for hi in edges[1:-1]:

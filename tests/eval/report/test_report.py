@@ -239,6 +239,11 @@ def test_length_buckets_cover_all_lengths():
     assert all(hi + 1 == lo for (_, hi), (lo, _) in itertools.pairwise(buckets))
     assert length_buckets([4, 4, 4]) == [(4, 4)]
     assert length_buckets([]) == []
+    # No more lengths than buckets: one each (the lowest quantile edge repeated the shortest,
+    # and two lengths, 5 and 9, made one row)
+    assert length_buckets([5] * 10 + [9] * 10) == [(5, 5), (9, 9)]
+    assert length_buckets([5, 6, 7]) == [(5, 5), (6, 6), (7, 7)]
+    assert length_buckets([0, 1], 5) == [(0, 0), (1, 1)]
 
 
 def test_cli_eval_and_report(tmp_path, capsys):
