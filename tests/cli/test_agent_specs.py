@@ -103,9 +103,11 @@ def test_eval_runs_a_module_attr_agent_sealed_by_default(tmp_path, agents_file, 
     assert main([*EVAL, "--agent", "cli_user_agents:PidAgent:north", "--out", str(out)]) == 0
     assert "pid-agent: 2 episodes" in capsys.readouterr().out
     config = json.loads((out / "run.json").read_text())
-    # (with where it came from: its arguments and its code's digest, `agent_origin`)
-    assert re.fullmatch(r"PidAgent\('north'\) \[PidAgent:north code sha256:[0-9a-f]{16}\]",
-                        config["agent"])  # fmt: skip
+    # (with where it came from: its arguments' and its code's digests, `agent_origin`)
+    assert re.fullmatch(
+        r"PidAgent\('north'\) \[PidAgent:args sha256:[0-9a-f]{16} code sha256:[0-9a-f]{16}\]",
+        config["agent"],
+    )
     assert config["label"] == "pid-agent"
     assert os.getpid() not in _pids(out)  # it played in a process of its own
     # In-process on request: the same records but for the pid the agent noted.

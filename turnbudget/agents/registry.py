@@ -255,8 +255,9 @@ def make_agent(spec: str, **options: Any) -> Any:
 
 def agent_origin(agent: Any) -> str | None:
     """Where an agent `make_agent` built from a ``MODULE:ATTR[:ARGS]`` or ``PATH.py:ATTR[:ARGS]``
-    spec of code outside turnbudget came from: its ``ATTR:ARGS`` and a digest of its module's
-    code (None for any other agent). A run records it beside the agent's repr, so a rerun
+    spec of code outside turnbudget came from: its ``ATTR``, a digest of its ``ARGS`` (never
+    the arguments themselves: they may hold a key) and a digest of its module's code (None
+    for any other agent). A run records it beside the agent's repr, so a rerun
     with other arguments or edited code is refused as another run, not resumed into this one
     (a default repr names only the class: ``:0.1`` and ``:0.9`` were one run)."""
     try:
@@ -278,8 +279,11 @@ def _remember_origin(agent: Any, factory: Callable[..., Any], attr: str, arg: st
         except OSError:
             _CODE_DIGESTS[path] = "unread"
     code = f" code sha256:{_CODE_DIGESTS[path]}" if path is not None else ""
+    # The arguments by their digest, never as written: they may hold a key of any shape
+    # (a GitHub token went into run.json, the summary and the report as it was typed).
+    args = f":args sha256:{hashlib.sha256(arg.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
     with contextlib.suppress(TypeError):  # (no weak reference to it: its repr alone)
-        _ORIGINS[agent] = redact(f"{attr}:{arg}"[:200]) + code
+        _ORIGINS[agent] = redact(attr[:200]) + (args if arg else ":") + code
 
 
 def _is_agent(obj: Any) -> bool:

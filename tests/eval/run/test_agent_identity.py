@@ -57,7 +57,7 @@ def test_an_outside_agent_is_recorded_with_its_arguments_and_code(tmp_path):
     code.write_text(AGENT_CODE)
     spec = f"{code}:make"
     low, high = make_agent(f"{spec}:0.1"), make_agent(f"{spec}:0.9")
-    assert _agent_repr(low) != _agent_repr(high) and "make:0.1 code sha256:" in _agent_repr(low)
+    assert _agent_repr(low) != _agent_repr(high) and "make:args sha256:" in _agent_repr(low)
     assert _agent_repr(make_agent(f"{spec}:0.1")) == _agent_repr(low)
     sealed = seal(f"{spec}:0.1")  # (its own process builds it: the same record)
     try:
@@ -68,6 +68,42 @@ def test_an_outside_agent_is_recorded_with_its_arguments_and_code(tmp_path):
     evaluate(MAZE, low, **SMALL, out=out)
     with pytest.raises(ValueError, match=r"differs in: agent"):
         evaluate(MAZE, high, **SMALL, out=out)
+
+
+def test_an_outside_agent_s_arguments_are_recorded_by_their_digest_only(tmp_path):
+    """The spec's arguments went into run.json (then the summary and the report) as typed,
+    blanked only where they looked like a known key (``sk-...``): a GitHub token or an AWS
+    key given as an argument was written to disk. The lock file's command line, read by
+    whoever finds the directory in use, held it too."""
+    import sys
+
+    from turnbudget.eval.run import lock
+
+    code = tmp_path / "keyagent.py"
+    code.write_text(AGENT_CODE + "\n\ndef keyed(key):\n    return EpsAgent(0.5)\n")
+    token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    agent = make_agent(f"{code}:keyed:{token}")
+    assert token not in _agent_repr(agent)
+    out = tmp_path / "run"
+    evaluate(MAZE, agent, **SMALL, out=out)
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert token not in path.read_text(errors="replace"), path
+    argv = [
+        "turnbudget",
+        "eval",
+        "--agent",
+        f"{code}:keyed:{token}",
+        f"--agent={code}:keyed:{token}",
+    ]
+    shown = " ".join(lock._without_agent_args(argv))
+    assert token not in shown and shown.count(f"{code}:keyed:...") == 2
+    assert lock._without_agent_args(["x", "--agent", "oracle:0.1"]) == [
+        "x",
+        "--agent",
+        "oracle:0.1",
+    ]
+    assert sys.argv  # (the lock reads the process's own)
 
 
 def test_an_outside_agent_whose_code_changed_is_another_agent(tmp_path):
@@ -81,7 +117,7 @@ def test_an_outside_agent_whose_code_changed_is_another_agent(tmp_path):
             records.append(repr(sealed))
         finally:
             sealed.close()
-    assert records[0] != records[1] and all("make:0.1 code sha256:" in r for r in records)
+    assert records[0] != records[1] and all("make:args sha256:" in r for r in records)
 
 
 def test_the_librarys_own_agents_are_recorded_alike_by_name_or_by_module():

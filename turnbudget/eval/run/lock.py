@@ -208,7 +208,7 @@ def hold_output_dir(out: str | os.PathLike[str], *, run_dir: bool = False) -> It
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "command": redact(" ".join(sys.argv))[:200] or sys.executable,
+            "command": redact(" ".join(_without_agent_args(sys.argv)))[:200] or sys.executable,
         }
         write_json(out / HOLDER_FILE, holder)  # (whole or not at all, no temporary left)
         yield out
@@ -368,3 +368,26 @@ def kill_tree(pid: int, wait: float = 5.0, *, include_root: bool = True) -> None
         for handle in handles.values():
             if handle is not None:
                 os.close(handle)
+
+
+def _without_agent_args(argv: list[str]) -> list[str]:
+    """``argv`` with the arguments of each ``--agent`` spec of outside code cut
+    (``PATH.py:ATTR:ARGS`` -> ``PATH.py:ATTR:...``): they may hold a key of any shape, and
+    the lock file shows the command line to whoever finds the directory in use."""
+    from turnbudget.agents.registry import spec_source
+
+    def cut(spec: str) -> str:
+        location, attr, args = spec.split(":", 2) if spec.count(":") >= 2 else (spec, "", "")
+        if args and spec_source(spec) in ("module", "file"):
+            return f"{location}:{attr}:..."
+        return spec
+
+    shown, spec_next = [], False
+    for word in argv:
+        if spec_next:
+            word = cut(word)
+        elif word.startswith("--agent="):
+            word = "--agent=" + cut(word.removeprefix("--agent="))
+        spec_next = word == "--agent"
+        shown.append(word)
+    return shown

@@ -285,8 +285,8 @@ def _agent_repr(agent: Any) -> str:
     """A repr that is the same in every process: a default repr (which holds a memory
     address) is the class's name, and any other address is taken out (a dataclass holding
     a NumPy Generator shows ``Generator(PCG64) at 0x7F3E...``). An agent built from a
-    spec of outside code carries where it came from (`agent_origin`: its arguments and a
-    digest of its code), which a default repr left out."""
+    spec of outside code carries where it came from (`agent_origin`: digests of its arguments
+    and of its code), which a default repr left out."""
     from turnbudget.agents.registry import agent_origin
 
     text = repr(agent)
