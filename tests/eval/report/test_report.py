@@ -659,6 +659,21 @@ def test_a_team_run_beside_probe_results_is_reported(tmp_path, capsys):
     assert [row["run"] for row in summary["paired"]] == ["oracle-eps0.1"]
 
 
+def test_a_run_is_paired_only_with_probes_of_the_same_envs(tmp_path):
+    """Runs and probes were paired by the agent alone: an evaluation on Maze-Easy sat beside
+    probe skills from KeyQuest-Easy in one row, read as one agent's comparison."""
+    from turnbudget.eval import probe
+
+    settings = dict(ks=[1], ts=[6], n=1, tasks=2, n_bootstrap=0)
+    evaluate(MAZE, OracleAgent(0.1), **settings, label="maze", out=tmp_path / "maze")
+    evaluate(KEYQUEST, OracleAgent(0.1), **settings, label="keyquest", out=tmp_path / "kq")
+    probe(KEYQUEST, [OracleAgent(0.1)], tasks=2, baseline_repeats=1, n_bootstrap=0,
+          out=tmp_path)  # fmt: skip
+    build_report(tmp_path, plots=False, n_bootstrap=0)
+    summary = json.loads((tmp_path / SUMMARY_FILE).read_text())
+    assert [row["run"] for row in summary["paired"]] == ["keyquest"]
+
+
 def test_a_paired_runs_label_is_escaped_as_in_every_other_table(tmp_path):
     """The table of observational rates beside probe skills wrote the run's label raw: a ``|``
     in it split the row and ``<b>`` went into the page as HTML."""

@@ -365,9 +365,9 @@ def pair_with_runs(
 ) -> list[dict[str, Any]]:
     """Rows pairing each evaluation run with the probe skills of the same agent.
 
-    An evaluation run and a probed agent are the same agent when their reprs
-    match (``OracleAgent(epsilon=0.1)``); the group is "all" (or the only env). A team
-    run has no one agent to pair.
+    An evaluation run and a probed agent are paired when their reprs match
+    (``OracleAgent(epsilon=0.1)``) and they played the same envs; the group is "all" (or
+    the only env). A team run has no one agent to pair.
 
     Raises:
         ValueError: a probe summary or a run summary holds less than is paired
@@ -380,15 +380,21 @@ def pair_with_runs(
     problem = field_problem(runs, Each(_PAIRED_RUN), "runs")
     if problem is not None:
         raise ValueError(problem)
-    skills: dict[str, Mapping[str, Any]] = {}
+    # (paired by agent and envs: an evaluation on Maze-Easy beside probes on KeyQuest-Easy
+    # read as one agent's comparison across two games)
+    skills: dict[tuple[str, frozenset[str]], Mapping[str, Any]] = {}
     for summary in probe_summaries:
         cfg = summary["config"]
         for label, agent in zip(cfg["labels"], cfg["agents"], strict=True):
             groups = summary["agents"][label]
-            skills[agent] = groups[ALL if ALL in groups else next(iter(groups))]
+            group = groups[ALL if ALL in groups else next(iter(groups))]
+            skills[agent, frozenset(cfg["envs"])] = group
     rows = []
     for label, run in runs.items():
-        g = skills.get(run["config"].get("agent"))  # (a team run's config has `agents`)
+        agent, envs = run["config"].get("agent"), run["config"].get("envs")
+        if agent is None or not isinstance(envs, list | tuple):  # (a team run: `agents`)
+            continue
+        g = skills.get((agent, frozenset(envs)))
         if g is None:
             continue
         a = run["analysis"][ALL if ALL in run["analysis"] else next(iter(run["analysis"]))]
