@@ -417,6 +417,17 @@ def agent_flag(agent: Any, flag: str, name: str = "agent") -> bool:
     return bool(value)
 
 
+def refuse_team_only(agent: Any, name: str = "agent") -> None:
+    """A ValueError for an agent that plays a team game's house policy (``needs_house``): a
+    single-agent engine has no house to hand it, and each of its episodes failed to run,
+    retried, before the run advised a rerun that could never succeed."""
+    if agent_flag(agent, "needs_house", name):
+        raise ValueError(
+            f"Expect `{name}` to play a single-agent game, got {brief(agent)}: it plays a team "
+            "game's house policy (needs_house); run it through turnbudget.eval.evaluate_team"
+        )
+
+
 def check_seed(value: Any, name: str = "seed", *, most: int = MAX_SEED) -> int:
     """Return ``value`` as an ``int`` if it is an integer from 0 to ``most`` (NumPy ints too,
     never ``bool``), else raise ``ValueError``: ``1.9`` or ``"7"`` is a mistake, never seed 1 or 7.

@@ -353,3 +353,19 @@ def test_export_policy_into_a_file_says_so(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "Expect `destination` to be a directory" in err and "is an existing file" in err
     assert destination.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize(
+    "argv", [["eval", "--k", "1", "--t", "8"], ["probe"]], ids=["eval", "probe"]
+)
+def test_the_house_policy_is_refused_for_a_single_agent_game(tmp_path, capsys, argv):
+    """`--agent house` plays a team game's house policy: every episode failed to run, was
+    retried, and the run ended advising a rerun that could never succeed (probe: 25
+    probes in a row). It is refused before the output directory is made."""
+    out = tmp_path / "out"
+    code = main([*argv, "--env", "Maze-Easy-v0", "--tasks", "2", "--agent", "house",
+                 "--out", str(out), "--quiet"])  # fmt: skip
+    assert code == 2 and not out.exists()
+    err = capsys.readouterr().err
+    assert "it plays a team game's house policy" in err and "evaluate_team" in err
+    assert err.count("\n") == 1

@@ -84,6 +84,7 @@ from turnbudget._checks import (
     is_int,
     is_listlike,
     is_real,
+    refuse_team_only,
 )
 from turnbudget.agents.base import agent_flags, preflight
 from turnbudget.envs.core import oracle_distance
@@ -622,6 +623,7 @@ def _make_config(
         raise ValueError("Expect at least one agent to probe, got none")
     for i, each in enumerate(agents):
         check_agent(each, "agent" if len(agents) == 1 else f"agent[{i}]")
+        refuse_team_only(each, "agent" if len(agents) == 1 else f"agent[{i}]")
     seed = check_seed(seed)
     if label is not None:
         label = check_label(label)

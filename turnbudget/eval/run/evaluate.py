@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from turnbudget._checks import brief, check_agent, check_bool
+from turnbudget._checks import brief, check_agent, check_bool, refuse_team_only
 from turnbudget.agents.base import preflight
 from turnbudget.eval.analysis import ALL
 from turnbudget.eval.run.backends import Backend, resolve_backend
@@ -251,6 +251,7 @@ def evaluate(
     backend = resolve_backend(backend, workers, backend_options, timeout)
     check_envs(config)
     check_agent(agent)
+    refuse_team_only(agent)
     preflight(agent)  # (an LLM agent's server: asked once, before any episode)
     given, agent = agent, driven_form(agent, concurrency=concurrency, sealed=sealed)
     specs = plan_episodes(config)
