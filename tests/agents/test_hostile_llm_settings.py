@@ -39,7 +39,10 @@ NAN, INF = float("nan"), float("inf")
 @pytest.mark.parametrize("name", ["temperature", "timeout", "backoff", "max_backoff"])
 @pytest.mark.parametrize("value", [NAN, INF, -INF, 10**400], ids=["nan", "inf", "-inf", "10**400"])
 def test_a_non_finite_number_is_refused_at_construction(name, value):
-    with pytest.raises(ValueError, match=rf"Expect `{name}` to be a (positive|non-negative) float"):
+    flag = r" \(--llm-timeout\)" if name == "timeout" else ""  # (named with its flag)
+    with pytest.raises(
+        ValueError, match=rf"Expect `{name}`{flag} to be a (positive|non-negative) float"
+    ):
         ChatAgent("m", base_url=URL, **{name: value})
 
 
@@ -47,7 +50,10 @@ def test_a_non_finite_number_is_refused_at_construction(name, value):
 def test_a_wait_longer_than_the_clocks_take_is_refused_at_construction(name):
     """A timeout of 1e10 s passed the checks, then the first turn raised OverflowError from
     the thread's wait (``timestamp out of range``), a backoff as long from ``time.sleep``."""
-    with pytest.raises(ValueError, match=rf"Expect `{name}` to be .* of at most 1,000,000,000"):
+    flag = r" \(--llm-timeout\)" if name == "timeout" else ""  # (named with its flag)
+    with pytest.raises(
+        ValueError, match=rf"Expect `{name}`{flag} to be .* of at most 1,000,000,000"
+    ):
         ChatAgent("m", base_url=URL, **{name: 1e10})
     assert getattr(ChatAgent("m", base_url=URL, **{name: MAX_WAIT_S}), name) == MAX_WAIT_S
 
@@ -59,8 +65,13 @@ def test_the_longest_wait_taken_is_one_a_thread_can_wait():
 def test_more_retries_than_the_most_are_refused_and_the_longest_backoff_is_a_number():
     """``max_retries=2000`` passed, then the 1,025th retry's wait (``backoff * 2**retry``)
     raised OverflowError where a server that stays down should end as `ServerUnavailable`."""
-    with pytest.raises(ValueError, match=r"Expect `max_retries` to be .* of at most 100, got"):
+    # (named with its flag: "`timeout`" and "`max_retries`" read as the episodes' own)
+    with pytest.raises(
+        ValueError, match=r"Expect `max_retries` \(--llm-retries\) to be .* of at most 100, got"
+    ):
         ChatAgent("m", base_url=URL, max_retries=MAX_RETRIES + 1)
+    with pytest.raises(ValueError, match=r"Expect `timeout` \(--llm-timeout\) to be a positive"):
+        ChatAgent("m", base_url=URL, timeout=0)
     agent = ChatAgent("m", base_url=URL, max_retries=MAX_RETRIES, backoff=MAX_WAIT_S)
     assert agent._wait(MAX_RETRIES) == agent.max_backoff
 

@@ -270,18 +270,25 @@ class _Shared:
 
 
 def _positive(
-    value: Any, name: str, kind: type = int, zero: bool = False, most: float | None = None
+    value: Any,
+    name: str,
+    kind: type = int,
+    zero: bool = False,
+    most: float | None = None,
+    flag: str | None = None,
 ) -> Any:
     """``value`` as a finite number >= 0 (> 0 unless ``zero``), at most ``most`` if given; nan
-    and inf are refused (a nan timeout never expires, an infinite backoff never retries)."""
+    and inf are refused (a nan timeout never expires, an infinite backoff never retries). The
+    error names ``flag`` beside ``name`` when the command line sets it."""
     ok = isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool)
     # A float's range; nan and inf fail the comparison, and so does an int float() would refuse.
     finite = ok and (kind is int or abs(value) < 2**1024)
     if not finite or value < 0 or (value == 0 and not zero) or (most is not None and value > most):
         what = "non-negative" if zero else "positive"
         bound = "" if most is None else f" of at most {most:,.0f}"
+        shown = f"`{name}`" if flag is None else f"`{name}` ({flag})"
         raise ValueError(
-            f"Expect `{name}` to be a {what} {kind.__name__}{bound}, got {brief(value)}"
+            f"Expect {shown} to be a {what} {kind.__name__}{bound}, got {brief(value)}"
         )
     return kind(value)
 
@@ -397,8 +404,11 @@ class ChatAgent:
         self.constrain = constrain
         self.temperature = _positive(temperature, "temperature", float, zero=True)
         self.max_tokens = _positive(max_tokens, "max_tokens")
-        self.timeout = _positive(timeout, "timeout", float, most=MAX_WAIT_S)
-        self.max_retries = _positive(max_retries, "max_retries", zero=True, most=MAX_RETRIES)
+        # (named with their flags, as `base_url` is: "`timeout`" read as the episodes' --timeout)
+        self.timeout = _positive(timeout, "timeout", float, most=MAX_WAIT_S, flag="--llm-timeout")
+        self.max_retries = _positive(
+            max_retries, "max_retries", zero=True, most=MAX_RETRIES, flag="--llm-retries"
+        )
         self.backoff = _positive(backoff, "backoff", float, zero=True, most=MAX_WAIT_S)
         self.max_backoff = _positive(max_backoff, "max_backoff", float, zero=True, most=MAX_WAIT_S)
         self.max_answer_bytes = (
