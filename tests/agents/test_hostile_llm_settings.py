@@ -362,6 +362,22 @@ def test_a_log_that_is_a_fifo_no_process_reads_is_refused_not_waited_on(tmp_path
     assert server.pid is None
 
 
+@pytest.mark.parametrize("where", ["directory", "under-a-file"])
+def test_a_log_path_that_cannot_be_opened_is_a_usage_error_naming_the_flag(tmp_path, capsys, where):
+    """A directory, or a path through a file, gave exit code 1 and a raw errno line, which
+    read as the server failing, not as --log."""
+    (tmp_path / "m.gguf").write_bytes(b"GGUF" + bytes(60))
+    (tmp_path / "afile").write_text("")
+    log = tmp_path if where == "directory" else tmp_path / "afile" / "x.log"
+    server = LocalServer(model_path=tmp_path / "m.gguf", log_path=log)
+    with pytest.raises(ValueError, match=r"`log_path` \(--log\) .* \((Is a|Not a) directory\)"):
+        server.start()
+    assert server.pid is None
+    argv = ["serve-local", "--model-path", str(tmp_path / "m.gguf"), "--log", str(log)]
+    assert main(argv) == 2
+    assert "--log" in capsys.readouterr().err
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
 def test_the_log_tail_reads_only_a_regular_file_and_escapes_its_controls(tmp_path):
     """--log /dev/stderr read the terminal (or waited on its own pipe) when the server failed;

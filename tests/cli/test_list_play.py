@@ -85,6 +85,9 @@ def test_play_rejects_unknown_ids_and_bad_budgets():
     assert run_cli("play", "Nope-v0").returncode == 2
     bad = run_cli("play", "Maze-Easy-v0", "--budget", "0")
     assert bad.returncode == 2 and "positive int" in bad.stderr
+    # Both names: the later one silently won (train refuses the pair)
+    both = run_cli("play", "Maze-Easy-v0", "--turn-budget", "3", "--budget", "5")
+    assert both.returncode == 2 and "Got --turn-budget and its old name --budget" in both.stderr
 
 
 def test_play_ends_cleanly_on_end_of_input():

@@ -223,12 +223,13 @@ def _open_log(path: Path) -> IO[bytes]:
     try:  # (non-blocking: opening a FIFO that no process reads waited for ever)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
     except OSError as exc:
-        if exc.errno == errno.ENXIO:
-            raise ValueError(
-                f"Expect `log_path` (--log) to be a file to write the server's log to, got "
-                f"{str(path)!r} (a FIFO that no process reads)"
-            ) from None
-        raise
+        # (any other: a directory, a path through a file, /proc/version gave a raw errno line
+        # and exit 1, which read as the server failing; one named nothing at all)
+        why = "a FIFO that no process reads" if exc.errno == errno.ENXIO else exc.strerror
+        raise ValueError(
+            f"Expect `log_path` (--log) to be a file to write the server's log to, got "
+            f"{str(path)!r} ({why or type(exc).__name__})"
+        ) from None
     os.set_blocking(fd, True)
     return os.fdopen(fd, "ab")
 

@@ -16,9 +16,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
     parser.add_argument(
-        "--turn-budget", "--budget", dest="budget", type=int, default=None,
+        "--turn-budget", dest="budget", type=int, default=None,
         help="turn budget T (default: the id's; --budget is its old name)",
     )  # fmt: skip
+    # (its own dest: given both, the later one silently won, where train refuses the pair)
+    parser.add_argument(
+        "--budget", dest="old_budget", type=int, default=None, help=argparse.SUPPRESS
+    )
 
 
 def _read_command(prompt: str) -> str | None:
@@ -49,6 +53,16 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.old_budget is not None:
+        if args.budget is not None:
+            print(
+                error_line(
+                    "play", "Got --turn-budget and its old name --budget: pass --turn-budget"
+                ),
+                file=sys.stderr,
+            )
+            return 2
+        args.budget = args.old_budget
     options = None if args.budget is None else {"turn_budget": args.budget}
     try:
         env = gym.make(env_id)
