@@ -134,6 +134,25 @@ def test_ctrl_c_during_validate_is_one_line(monkeypatch, capsys):
     assert err.count("\n") == 1
 
 
+def test_ctrl_c_during_validate_s_checks_says_its_probes_are_saved(tmp_path, monkeypatch, capsys):
+    """Interrupted while it judged the checks, its probes' results already written, validate
+    said "no probe result saved"."""
+    from turnbudget.eval.probes import validate
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(validate, "control_checks", interrupted)
+    out = tmp_path / "v"
+    assert main(["validate", "--env", MAZE, "--tasks", "4", "--quiet", "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert err == (
+        f"turnbudget validate: interrupted: the probe results are saved in {out}; the checks "
+        "were not made\n"
+    )
+    assert (out / "probe_summary.json").is_file()
+
+
 def test_ctrl_c_in_any_other_command_is_one_line(monkeypatch, capsys):
     from turnbudget.cli import list as list_command
 

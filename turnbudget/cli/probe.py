@@ -8,6 +8,7 @@ The flags are `turnbudget eval`'s where they mean the same (``--env``,
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -23,6 +24,16 @@ NOTHING_SAVED = (
     "no probe result saved (they are written when every probe has run); "
     "rerun the same command to start again"
 )
+
+
+def interrupted_note(out: str | None, also: str = "") -> str:
+    """What an interrupted ``probe`` or ``validate`` left in ``out``: `NOTHING_SAVED`, unless
+    its probes had all run and their results were written (the report, or ``also``, not)."""
+    from turnbudget.eval.probes.summary import PROBE_SUMMARY_FILE
+
+    if out is None or not os.path.isfile(os.path.join(out, PROBE_SUMMARY_FILE)):
+        return NOTHING_SAVED
+    return f"the probe results are saved in {out}{also}"
 
 
 def _fractions(text: str) -> list[float]:
@@ -167,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         print(error_line("probe", exc), file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # (probes write their results once all have run)
-        return interrupted("probe", NOTHING_SAVED)
+        return interrupted("probe", interrupted_note(args.out, ", its report not written"))
     finally:
         close_sealed(agents)
 

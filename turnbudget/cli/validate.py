@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.cli import error_line, interrupted
     from turnbudget.cli.eval import backend_options
     from turnbudget.cli.ids import env_ids
-    from turnbudget.cli.probe import NOTHING_SAVED
+    from turnbudget.cli.probe import interrupted_note
     from turnbudget.eval.probes.validate import format_checks, validate
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
 
@@ -79,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
     except WorkersUnavailable as exc:
         print(error_line("validate", exc), file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return interrupted("validate", NOTHING_SAVED)
+    except KeyboardInterrupt:  # (its probes' results may be saved, its checks not)
+        return interrupted("validate", interrupted_note(args.out, "; the checks were not made"))
     print(format_checks(result.checks))
     failed = [c for c in result.checks if c.ok is False]
     if result.probe.failed:

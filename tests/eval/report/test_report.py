@@ -719,3 +719,10 @@ def test_report_cli_names_the_field_of_a_malformed_probe_summary(tmp_path, capsy
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "probe_summary.json" in err and "Traceback" not in err
     assert re.search(says, err)
+
+
+def test_report_of_a_file_says_it_is_a_file(tmp_path, capsys):
+    """A file given as the run directory was reported as 'No such run directory'."""
+    (tmp_path / "afile").write_text("x")
+    assert main(["report", str(tmp_path / "afile")]) == 2
+    assert "afile is a file, not a run directory" in capsys.readouterr().err
