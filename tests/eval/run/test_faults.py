@@ -130,7 +130,7 @@ def test_an_agent_that_calls_sys_exit_fails_its_episodes_alike_on_every_backend(
         workers=workers, retries=1, **GRID,
     )  # fmt: skip
     assert check_failed_run(out, clean, "exception", attempts=2, result=result) == {
-        "SystemExit: sys.exit(3) was called during the episode"
+        "SystemExit: sys.exit(3) was called"
     }
 
 

@@ -128,10 +128,9 @@ def exception_message(exc: BaseException) -> str:
     the agent's code: its ``__str__`` (or its exit code's ``__repr__``) may raise or return
     anything, and then the message says so instead of raising in turn."""
     try:
-        if isinstance(exc, SystemExit):
-            text = f"sys.exit({exc.code!r}) was called during the episode"
-        else:
-            text = str(exc)
+        # (a sys.exit() in an episode, or while the agent was built: "during the episode" was
+        # said of both)
+        text = f"sys.exit({exc.code!r}) was called" if isinstance(exc, SystemExit) else str(exc)
         if not isinstance(text, str):
             raise TypeError("__str__ returned a non-string")
         # (str's own split: a str subclass's may be the agent's code too, and raise)
