@@ -19,7 +19,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import turnbudget  # noqa: F401 - registers the envs
+import turnbudget
 from turnbudget.agents import make_agent
 from turnbudget.agents.policy import (
     CARD_FILE,
@@ -291,6 +291,25 @@ def test_a_corrupted_weights_file_is_refused_naming_it(tmp_path, how):
     else:
         (root / WEIGHTS_FILE).write_bytes(broken_zip("a.npy", good, how))
     with pytest.raises(ValueError, match=rf"Refusing {re.escape(str(root / WEIGHTS_FILE))}"):
+        PolicyAgent(root)
+
+
+def test_half_floats_past_the_limit_as_float64_are_refused_before_they_are_converted(
+    tmp_path, monkeypatch
+):
+    """The limit counted the stored bytes, and every array was then made float64: 1 GiB of
+    float16 zeros (a 1 MB file, compressed) took 5.8 GB and 29 s before its shape was
+    refused. The numbers are counted as the float64s they become, before any is converted."""
+    import numpy as np
+
+    import turnbudget.agents.policy as policy
+
+    monkeypatch.setattr(policy, "_MAX_WEIGHTS_BYTES", 1 << 20)
+    root = _zoo_copy(tmp_path)
+    halves = np.zeros((1, (1 << 20) // 8 + 1), np.float16)  # 256 KiB stored, 1 MiB + 8 as float64
+    np.savez_compressed(root / WEIGHTS_FILE, **{"action_net.weight": halves})
+    assert (root / WEIGHTS_FILE).stat().st_size < 1 << 20
+    with pytest.raises(ValueError, match=r"holds? 131,073 numbers, over the 131,072"):
         PolicyAgent(root)
 
 
@@ -606,3 +625,31 @@ def test_budget_keys_that_are_no_turn_counts_are_refused_naming_them(
     agent.reset(seed=0)  # (the refused turn left nothing behind: the episode plays on)
     assert agent.act(observation, info) in info["admissible_actions"]
     assert agent.act(observation, {**info, "turns_left": None}) in info["admissible_actions"]
+
+
+def test_a_policy_trained_with_the_budget_in_its_text_only_is_budget_aware(tmp_path):
+    """Trained with RevealBudget showing the budget but no numeric budget features, the policy
+    was played budget-blind: budget_aware read the features alone, so the evaluator kept
+    the budget from it, did not append training's budget text, and ran truncate mode."""
+    import numpy as np
+
+    from turnbudget.agents.policy import policy_encoding, write_encoding
+    from turnbudget.eval.run.agent_view import agent_info
+    from turnbudget.wrappers.history_features import HistoryFeatures
+
+    env_id = "turnbudget/Maze-Easy-v0"
+    stack = turnbudget.make(env_id, reveal="always", discrete_actions=6, text_features=32,
+                            info="text")  # fmt: skip
+    trained = HistoryFeatures(stack, budget=False)
+    write_encoding(tmp_path, policy_encoding(trained, env_id))
+    n = trained.observation_space.shape[0]
+    np.savez(tmp_path / WEIGHTS_FILE, **{"action_net.weight": np.ones((6, n), np.float32),
+                                         "action_net.bias": np.zeros(6, np.float32)})  # fmt: skip
+    agent = PolicyAgent(str(tmp_path))
+    assert agent.budget_aware
+    obs, _ = trained.reset(seed=3)
+    _, plain_info = turnbudget.make(env_id).reset(seed=3)
+    text, _ = turnbudget.make(env_id).reset(seed=3)
+    agent.reset(0)
+    features, _ = agent._see(text, agent_info(plain_info, show_budget=agent.budget_aware))
+    assert np.array_equal(features.astype(np.float32), obs)  # training's features, budget text too

@@ -210,7 +210,21 @@ def _weights(path: Path) -> dict[str, np.ndarray]:
     """The policy's tensors from an SB3 zip, read as weights only (never unpickling objects)."""
     import torch
 
-    return {k: v.detach().to(torch.float64).numpy() for k, v in policy_tensors(path).items()}
+    tensors = policy_tensors(path)
+    _check_numbers(path, sum(t.numel() for t in tensors.values()))
+    return {k: v.detach().to(torch.float64).numpy() for k, v in tensors.items()}
+
+
+def _check_numbers(path: Path, count: int) -> None:
+    """A ValueError when the weights hold more numbers than `_MAX_WEIGHTS_BYTES` holds as
+    float64, which they are read as: the stored size is checked, but 1 GiB of float16 zeros
+    (a 1 MB file, compressed) became 4 GiB of float64 before any shape was read (5.8 GB at
+    its peak, 29 s)."""
+    if count * 8 > _MAX_WEIGHTS_BYTES:
+        raise ValueError(
+            f"Refusing {path}: its weights hold {count:,} numbers, over the "
+            f"{_MAX_WEIGHTS_BYTES // 8:,} a policy may hold ({_MAX_WEIGHTS_BYTES:,} bytes as float64)"
+        )
 
 
 def _npz_weights(path: Path) -> dict[str, np.ndarray]:
@@ -233,6 +247,8 @@ def _npz_weights(path: Path) -> dict[str, np.ndarray]:
         kind = f"dtype {array.dtype}" if isinstance(array, np.ndarray) else "no .npy array"
         if not isinstance(array, np.ndarray) or array.dtype.kind != "f":
             raise ValueError(f"Refusing {path}: expect float arrays, got {name!r} of {kind}")
+    _check_numbers(path, sum(array.size for array in arrays.values()))
+    for name, array in arrays.items():
         with np.errstate(over="ignore"):  # (a float128 of 1e400 is finite until it is played)
             weights[name] = array.astype(np.float64)
         if not np.isfinite(weights[name]).all():
@@ -644,7 +660,9 @@ class PolicyAgent:
         self.path = str(_check_path(path, "path"))
         self.deterministic = check_bool(deterministic, "deterministic")
         self.encoding, self._layers = load_policy(path)
-        self.budget_aware = bool(self.encoding["budget"])
+        # (budget features, or the budget in the text: a policy trained with the budget shown
+        # but no budget features was played budget-blind, without training's budget text)
+        self.budget_aware = bool(self.encoding["budget"]) or self.encoding.get("reveal") is not None
         #: The id the policy was trained on (``encoding.json``): the features it plays from
         #: mean what they meant in training only on that game.
         self.env_id: str = self.encoding["env_id"]
