@@ -136,3 +136,13 @@ def test_the_turn_cap_leaves_room_for_refused_calls():
     for slack in (-1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="slack"):
             turn_cap(rows, slack=slack)
+
+
+def test_a_seed_past_what_the_game_takes_is_refused_with_the_rows():
+    """TextWorld's games take 32-bit seeds: a row of seed 2**40 was accepted, then refused at
+    reset, inside the trainer (TRL stopped mid-run; verifiers failed every rollout)."""
+    row = {"env_id": "turnbudget/CoinCollector-Easy-v0", "seed": 2**40, "T": 5}
+    with pytest.raises(ValueError, match=r"rows\[1\]\['seed'\] to be at most 4,294,967,295"):
+        check_rows([{**row, "seed": 2**32 - 1}, row])
+    maze = {"env_id": "turnbudget/Maze-Easy-v0", "seed": 2**40, "T": 5}
+    assert check_rows([maze]) == [maze]

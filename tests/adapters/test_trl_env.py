@@ -146,3 +146,24 @@ def test_a_configured_class_and_its_environments_pickle_with_their_settings():
     assert copy.command("look") == env.command("look")
     assert (type(copy).reveal, type(copy).show_commands) == ("final=2", False)
     assert first
+
+
+class ShapedReward(game_environment(rewards=OutcomeRewards(truncated=-0.5))):
+    """A user's subclass of a configured class, with a reward of its own."""
+
+    def get_reward(self) -> float:
+        return 42.0
+
+
+def test_a_subclass_of_a_configured_class_pickles_as_itself():
+    """Every subclass inherited the configured class's pickling, as the call that makes it:
+    a user's subclass, and its environments, came back as the base class, its own reward
+    silently gone (on a spawned worker or a Ray actor)."""
+    import pickle
+
+    assert pickle.loads(pickle.dumps(ShapedReward)) is ShapedReward
+    env = pickle.loads(pickle.dumps(ShapedReward()))
+    assert type(env) is ShapedReward
+    env.reset(env_id="turnbudget/Maze-Easy-v0", seed=0, T=1)
+    env.command("look")
+    assert env.get_reward() == 42.0

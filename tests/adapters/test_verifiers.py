@@ -147,6 +147,12 @@ def test_bad_rows_and_settings_are_clear_errors():
     nowhere = [{"env_id": "turnbudget/Nowhere-v0", "seed": 0, "T": 3}]
     with pytest.raises(ValueError, match="Cannot make 'turnbudget/Nowhere-v0'"):
         evaluate_rows(nowhere, model="fake", base_url="http://127.0.0.1:9/v1")  # no server needed
+    # The taskset (vf-eval's path) as evaluate_rows: no rows ran "0/0 · reward —", and an
+    # unknown id failed every rollout
+    for rows, refused in (([], "Expect at least one row"), (nowhere, "Cannot make")):
+        env = GameEnv(GameEnvConfig(taskset=GameTasksetConfig(rows=rows)))
+        with pytest.raises(ValueError, match=refused):
+            list(env.taskset)
 
 
 def test_a_visible_budget_gives_pass_at_kt_only_at_the_budget_it_ran_under(played):

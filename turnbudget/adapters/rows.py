@@ -245,7 +245,13 @@ def check_rows(
         raise ValueError("Expect at least one row, got none")
     if distinct:
         check_distinct(checked)
-    _make_each(list(dict.fromkeys(row["env_id"] for row in checked)))
+    bounds = _make_each(list(dict.fromkeys(row["env_id"] for row in checked)))
+    for i, row in enumerate(checked):  # (TextWorld's games take 32-bit seeds: refused at reset)
+        if row["seed"] > bounds[row["env_id"]]:
+            raise ValueError(
+                f"Expect rows[{i}]['seed'] to be at most {bounds[row['env_id']]:,} for "
+                f"{row['env_id']}, got {row['seed']:,}"
+            )
     return checked
 
 
@@ -271,13 +277,15 @@ def check_distinct(rows: Iterable[Mapping[str, Any]]) -> None:
         first[key] = index
 
 
-def _make_each(env_ids: Iterable[str]) -> None:
-    """Make each id once (a `GameSession` check): an id no episode could play fails now."""
+def _make_each(env_ids: Iterable[str]) -> dict[str, int]:
+    """Make each id once (a `GameSession` check): an id no episode could play fails now.
+    Returns each id's largest seed (its game's ``max_seed``, else `MAX_SEED`)."""
     from turnbudget.adapters.session import GameSession
 
     probe = GameSession()
     try:
         probe.check(env_ids)
+        return {env_id: probe.max_seed(env_id) for env_id in env_ids}
     finally:
         probe.close()
 

@@ -184,6 +184,11 @@ class GameSession:
         for env_id in env_ids:
             self._make(env_id)
 
+    def max_seed(self, env_id: str) -> int:
+        """The largest seed ``env_id``'s game takes (its ``max_seed``, else `MAX_SEED`)."""
+        bound = getattr(self._make(env_id).unwrapped, "max_seed", MAX_SEED)
+        return int(bound) if is_int(bound) else MAX_SEED
+
     def start(self, env_id: str, seed: int, turn_budget: int) -> str:
         """Reset ``env_id`` with ``seed`` under ``turn_budget`` turns; the first text the agent sees.
 

@@ -216,7 +216,8 @@ def game_environment(
         raise ValueError(f"Expect `rewards` to be an OutcomeRewards, got {brief(rewards)}")
     GameSession(reveal=reveal, show_commands=show_commands)  # checks them
     settings = {"reveal": reveal, "rewards": rewards, "show_commands": show_commands}
-    return _Configured("GameEnvironment", (GameEnvironment,), {**settings, "__module__": __name__})
+    namespace = {**settings, "__module__": __name__, "_made_by_call": True}
+    return _Configured("GameEnvironment", (GameEnvironment,), namespace)
 
 
 class _Configured(type):
@@ -229,9 +230,16 @@ def _configured_again(reveal: str, rewards: OutcomeRewards, show_commands: bool)
     return game_environment(reveal=reveal, rewards=rewards, show_commands=show_commands)
 
 
-copyreg.pickle(
-    _Configured, lambda cls: (_configured_again, (cls.reveal, cls.rewards, cls.show_commands))
-)
+def _reduce_configured(cls: _Configured) -> Any:
+    """A class `game_environment` made pickles as the call; a subclass of one (a user's, with
+    its own reward) by its name, as any class: it inherited the call, and came back as the
+    base class, its overrides silently dropped."""
+    if cls.__dict__.get("_made_by_call") is True:
+        return _configured_again, (cls.reveal, cls.rewards, cls.show_commands)
+    return cls.__qualname__
+
+
+copyreg.pickle(_Configured, _reduce_configured)
 
 
 _ARROW_INT_MAX = 2**63 - 1  # the largest seed a datasets.Dataset column holds

@@ -49,10 +49,10 @@ import verifiers.v1 as vf
 from pydantic import BaseModel, Field, field_validator
 
 from turnbudget._checks import brief, check_positive_int, is_finite, is_listlike
-from turnbudget.adapters.rows import ROW_KEYS, check_distinct, check_row, check_rows
+from turnbudget.adapters.rows import check_row, check_rows
 from turnbudget.adapters.session import GameSession, normalize_reveal
 from turnbudget.agents.chat_format import PARSE_MODES, parse_command
-from turnbudget.agents.llm import check_base_url, check_key_env, redact_url
+from turnbudget.agents.llm import MAX_REPLY_CHARS, check_base_url, check_key_env, redact_url
 from turnbudget.agents.secrets import redact, remember, url_secrets
 from turnbudget.eval import GridEstimate, check_grid_values, estimate_grid, pass_at_k
 
@@ -108,8 +108,9 @@ class GameTaskset(vf.Taskset[GameTask, GameTasksetConfig]):
     def load(self) -> Iterable[GameTask]:
         # (a repeated row made two tasks of one key, which verifiers needs unique: its
         # rollouts are asked for by count, num_rollouts)
-        rows = [dict(zip(ROW_KEYS, check_row(row), strict=True)) for row in self.config.rows]
-        check_distinct(rows)
+        # (and at least one, every id made once: no rows ran "0/0 · reward —", and an unknown
+        # id failed every rollout, as evaluate_rows refuses both)
+        rows = check_rows(self.config.rows, distinct=True)
         for row in rows:
             data = GameTaskData(
                 name=f"{row['env_id']}|seed={row['seed']}|T={row['T']}", prompt=None, info=row
@@ -210,6 +211,9 @@ class GameEnv(vf.Env[GameEnvConfig]):
                         break
                     # (a turn without text, a tool call alone, is an empty reply: a spent turn)
                     reply = segment.last_reply if isinstance(segment.last_reply, str) else ""
+                    # (cut as ChatAgent cuts one: a 10 MB reply cost 7.5 s of parsing on the
+                    # event loop, every concurrent rollout waiting)
+                    reply = reply[:MAX_REPLY_CHARS]
                     command = parse_command(reply, session.commands, config.parse)
                     text = session.play(command.command)
             trace = interaction.trace

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from turnbudget._checks import brief, is_int
+from turnbudget._checks import MAX_SEED, brief, is_int
 from turnbudget.envs.textworld.cache import GameCache
 from turnbudget.envs.textworld.env import TextWorldEnv, require_textworld
 from turnbudget.envs.textworld.interpreter import Interpreter, start_game
@@ -129,6 +129,12 @@ class GeneratedTextWorldEnv(TextWorldEnv):
             )
         self.num_games = None if num_games is None else int(num_games)
         self.cache = GameCache(self.family, self._settings(), root=cache_dir)
+
+    @property
+    def max_seed(self) -> int:
+        """The largest seed a reset takes: a game id (TextWorld's are 32-bit) without
+        ``num_games``; with it, any seed (game ``seed % num_games``)."""
+        return MAX_GAME_ID if self.num_games is None else MAX_SEED
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
