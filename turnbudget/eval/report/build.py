@@ -86,9 +86,10 @@ def find_runs(root: str | Path) -> list[Path]:
     """The run directories of a report directory: itself, or the directories below it with
     ``run.json``, at any depth (`run_dirs_below`: a label with a slash nests its run)."""
     root = Path(root)
+    if root.exists() and not root.is_dir():
+        raise FileNotFoundError(f"{root} is a file, not a run directory")
     if not root.is_dir():
-        what = "is a file, not a run directory" if root.exists() else "No such run directory"
-        raise FileNotFoundError(f"{root} {what}" if root.exists() else f"{what}: {root}")
+        raise FileNotFoundError(f"No such run directory: {root}")
     if present(root / RUN_FILE):
         return [root]
     # (only the subdirectories were read: a run two levels down, runs/team/a of the label
