@@ -378,6 +378,19 @@ def test_a_log_path_that_cannot_be_opened_is_a_usage_error_naming_the_flag(tmp_p
     assert "--log" in capsys.readouterr().err
 
 
+@pytest.mark.skipif(
+    not os.access("/proc/version", os.W_OK), reason="needs a file that opens but takes no writes"
+)
+def test_a_log_that_opens_but_takes_no_writes_is_a_usage_error_naming_the_flag(tmp_path, capsys):
+    """/proc/version opens for writing (as root), then its seek and writes fail: a raw
+    ``[Errno 22] Invalid argument`` and exit 1, which read as the server failing."""
+    (tmp_path / "m.gguf").write_bytes(b"GGUF" + bytes(60))
+    argv = ["serve-local", "--model-path", str(tmp_path / "m.gguf"), "--log", "/proc/version"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--log" in err and "/proc/version" in err and "Errno" not in err
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
 def test_the_log_tail_reads_only_a_regular_file_and_escapes_its_controls(tmp_path):
     """--log /dev/stderr read the terminal (or waited on its own pipe) when the server failed;

@@ -220,18 +220,25 @@ def _check_gguf(path: Path) -> None:
 
 def _open_log(path: Path) -> IO[bytes]:
     """``path`` opened to append the server's output (created if need be)."""
+    fd = None
     try:  # (non-blocking: opening a FIFO that no process reads waited for ever)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+        # A file that opens but takes no writes (/proc/version: EIO, then EINVAL from the
+        # seek of fdopen) fails here, as bad input, not later as the server failing.
+        os.write(fd, b"")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "ab")
     except OSError as exc:
         # (any other: a directory, a path through a file, /proc/version gave a raw errno line
         # and exit 1, which read as the server failing; one named nothing at all)
+        if fd is not None:
+            with contextlib.suppress(OSError):  # (fdopen may have closed it)
+                os.close(fd)
         why = "a FIFO that no process reads" if exc.errno == errno.ENXIO else exc.strerror
         raise ValueError(
             f"Expect `log_path` (--log) to be a file to write the server's log to, got "
             f"{str(path)!r} ({why or type(exc).__name__})"
         ) from None
-    os.set_blocking(fd, True)
-    return os.fdopen(fd, "ab")
 
 
 def _free_port(host: str) -> int:
