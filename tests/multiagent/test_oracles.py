@@ -115,16 +115,30 @@ def test_vault_oracle_team_wins_within_budget(difficulty):
 
 
 def test_vault_progress_counts_open_route_doors_not_the_oracle_distance():
-    """Both agents see ``info["progress"]``: the share of the route's coded doors that stand
-    open, never 1 - d/d0 (issue 21)."""
+    """The operator's ``info["progress"]`` is the share of the route's coded doors that stand
+    open, never 1 - d/d0 (issue 21); the runner's is 0 until won (it does not know the route)."""
     doors = [(2, "east", "red", "1111"), (4, "east", "blue", "2222")]
     world = VaultWorld.from_layout(_corridor(6), start=0, vault=5, doors=doors)
     seen = []
     while not world.over:
         world.play_round({a: world.optimal_actions(a)[0] for a in ("operator", "runner")})
         seen.append((world.progress("runner"), world.progress("operator")))
-    assert [p for p, _ in seen] == [p for _, p in seen]
-    assert [p for p, _ in seen] == [0, 0, 1 / 3, 1 / 3, 1 / 3, 2 / 3, 1.0]  # per door entered
+    assert [p for _, p in seen] == [0, 0, 1 / 3, 1 / 3, 1 / 3, 2 / 3, 1.0]  # per door entered
+    assert [p for p, _ in seen] == [0, 0, 0, 0, 0, 0, 1.0]
+
+
+def test_vault_runner_progress_does_not_tell_route_doors_from_decoys():
+    """The runner entering every code it hears learned from its progress which doors were on
+    the route (a decoy left it unchanged, a route door raised it): the operator's knowledge."""
+    exits = [{"east": 1, "south": 3}, {"west": 0, "east": 2}, {"west": 1}, {"north": 0}]
+    doors = [(0, "east", "green", "1111"), (0, "south", "red", "2222")]  # green: route; red: decoy
+    world = VaultWorld.from_layout(exits, start=0, vault=2, doors=doors, difficulty="medium")
+    world.play_round({"operator": "say red 2222", "runner": "wait"})
+    world.play_round({"operator": "say green 1111", "runner": "enter 2222"})
+    after_decoy = world.progress("runner")
+    world.play_round({"operator": "wait", "runner": "enter 1111"})
+    assert world.progress("runner") == after_decoy == 0.0
+    assert world.progress("operator") == 0.5
 
 
 # -- Race ------------------------------------------------------------------------------------

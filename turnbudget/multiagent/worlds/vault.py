@@ -349,11 +349,14 @@ class VaultWorld(TeamWorld):
         return self._won
 
     def progress(self, role: str) -> float:
-        """The route's coded doors that stand open over one more than their number (entering
-        the vault is the last step: 1.0 only once won): what the players see, never the
-        oracle's distance."""
+        """The operator's: the route's coded doors that stand open over one more than their
+        number (entering the vault is the last step: 1.0 only once won), what its plan shows,
+        never the oracle's distance. The runner's: 0 until won, then 1 (it does not know the
+        route: a share of route doors told it which doors it entered were on it)."""
         if self._won:
             return 1.0
+        if role == "runner":
+            return 0.0
         opened = sum(self._open >> d & 1 for d in self._route_doors)
         return opened / (len(self._route_doors) + 1)
 
