@@ -242,3 +242,19 @@ def test_a_copy_made_mid_episode_plays_on_as_the_original(copier):
         for (obs, *rest), (twin_obs, *twin_rest) in zip(*runs):
             assert obs.tobytes() == twin_obs.tobytes() and rest == twin_rest
         info = env.step(0)[4]
+
+
+@pytest.mark.parametrize("template", ["\n[Hurry up!]", "\n[{turns_used} turns used]"])
+def test_budget_features_are_refused_when_the_revealed_text_shows_no_budget(template):
+    """The features gave the policy the exact budget (turns left / T) while its text showed
+    none: what a player could not see."""
+    import turnbudget
+    from turnbudget.wrappers import HistoryFeatures
+
+    stack = turnbudget.make(
+        "turnbudget/Maze-Easy-v0", discrete_actions=6, text_features=32, info="text",
+        reveal={"mode": "always", "template": template},
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"template with \{turns_left\} or \{turn_budget\}"):
+        HistoryFeatures(stack, history=2, command_dim=8, budget=True)
+    assert HistoryFeatures(stack, history=2, command_dim=8, budget=False) is not None

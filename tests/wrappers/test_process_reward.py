@@ -156,3 +156,22 @@ def test_a_progress_that_is_no_number_is_a_value_error(progress):
     env = ProcessReward(_Progress(stub(), progress), potential="progress")
     with pytest.raises(ValueError, match=r"Expect info\['progress'\] of \w+ to be a finite number"):
         env.reset(seed=0)
+
+
+def test_progress_potential_reads_the_progress_numeric_info_made_an_array():
+    import turnbudget
+
+    """Over NumericInfo (text_features' default info) the first reset failed, blaming the
+    game for its finite progress, now a 0-d float32 array."""
+    import gymnasium as gym
+
+    game = gym.make("turnbudget/KeyQuest-Easy-v0", text_features=32)
+    env = turnbudget.make(game, process_reward={"potential": "progress", "scale": 2.0})
+    _, info = env.reset(seed=0)
+    plan = env.unwrapped.optimal_actions()
+    while True:  # (the oracle's plan: progress rises, and the shaping with it)
+        _, reward, terminated, truncated, info = env.step(plan[0])
+        if info["process_reward"]["shaping"] or terminated or truncated:
+            break
+        plan = env.unwrapped.optimal_actions()
+    assert info["process_reward"]["potential"] == 2.0 * float(info["progress"]) > 0

@@ -231,3 +231,47 @@ def test_a_turn_budget_refuses_a_second_turn_limit_below_it():
         steps = [env.step("look") for _ in range(5)]
         assert [truncated for _, _, _, truncated, _ in steps] == [False] * 4 + [True]
         assert steps[-1][4]["turns_left"] == 0
+
+
+def _inner_recorder(game):
+    from turnbudget.wrappers import RecordStepOutcomes
+
+    return RecordStepOutcomes(game)
+
+
+def _inner_shaping(game):
+    from turnbudget.wrappers import ProcessReward
+
+    return ProcessReward(game, gamma=1.0, potential_at_truncation="zero")
+
+
+@pytest.mark.parametrize(
+    "inner, name",
+    [
+        (_inner_recorder, "RecordStepOutcomes"),
+        (_inner_shaping, "ProcessReward"),
+        (DiscreteActions, "DiscreteActions"),
+    ],
+)
+def test_a_wrapper_that_must_see_the_budget_end_is_refused_under_a_turn_budget(inner, name):
+    """Under the budget, the recorder never saw the truncation and dropped every episode the
+    budget ended as abandoned; ProcessReward's "zero" at truncation did not apply; the action
+    mask outlived the episode. turnbudget.make over such an env built exactly that order."""
+    import turnbudget
+
+    with pytest.raises(ValueError, match=f"Expect {name} outside the TurnBudget"):
+        TurnBudget(gym.Wrapper(inner(gym.make(MAZE).unwrapped)), 3)
+    with pytest.raises(ValueError, match=f"Expect {name} outside the TurnBudget"):
+        turnbudget.make(inner(gym.make(MAZE).unwrapped), turn_budget=3)
+
+
+def test_a_time_limit_over_a_budget_mix_is_refused_not_dropped():
+    """turnbudget.make took the TimeLimit's 5 as the default budget, which the mix's draw
+    replaced every episode: 20 turns under a 5-step limit, the spec saying 5."""
+    import turnbudget
+    from turnbudget.wrappers.stack import absorb_time_limit
+
+    for take_over in (turnbudget.make, absorb_time_limit):
+        limited = gym.wrappers.TimeLimit(gym.make(MAZE, budget_mix=[20, 30]), 5)
+        with pytest.raises(ValueError, match=r"TimeLimit of 5 steps .* budget_mix draws one"):
+            take_over(limited)

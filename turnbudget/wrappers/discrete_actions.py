@@ -155,6 +155,9 @@ class DiscreteActions(gym.ActionWrapper[ObsType, int, str], gym.utils.RecordCons
         True
     """
 
+    #: Why it must sit outside a `TurnBudget` (which refuses it underneath).
+    outside_turn_budget = "its action mask must follow the episode's end (no command is left)"
+
     def __init__(self, env: gym.Env[ObsType, str], max_actions: int = 16):
         record_args(self, max_actions=max_actions)
         gym.ActionWrapper.__init__(self, env)

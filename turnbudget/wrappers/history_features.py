@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import string
 import struct
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -43,6 +44,12 @@ MAX_FEATURES = 2**20
 
 def _words(text: str) -> set[str]:
     return set(tokens(text))
+
+
+def _shows_budget(template: str) -> bool:
+    """Whether a `RevealBudget` template shows the budget: turns left, or the budget itself."""
+    fields = {field for _, field, _, _ in string.Formatter().parse(template) if field}
+    return bool(fields & {"turns_left", "turn_budget"})
 
 
 def executed_command(chosen: str, info: Mapping[str, Any]) -> str:
@@ -449,10 +456,15 @@ class HistoryFeatures(
         require_single(env, HistoryFeatures)
         self.encoder = FeatureEncoder(discrete.max_actions, history, command_dim, budget)
         reveal = find_wrapper(env, RevealBudget)
-        if self.encoder.budget and (reveal is None or reveal.mode == "never"):
+        if self.encoder.budget and (
+            reveal is None or reveal.mode == "never" or not _shows_budget(reveal.template)
+        ):
+            # (a template with no budget in it, "[Hurry up!]" or "{turns_used}", gave the
+            # policy the exact budget in its features while the text showed none)
             raise ValueError(
-                "Expect a RevealBudget that shows the budget (reveal=...) below "
-                "HistoryFeatures(budget=True)"
+                "Expect a RevealBudget that shows the budget (reveal=..., its template "
+                "with {turns_left} or {turn_budget}) below HistoryFeatures(budget=True)"
+                + ("" if reveal is None else f", got template {reveal.template!r}")
             )
         self._text, self._discrete, self._reveal = text, discrete, reveal
         base = text.observation_space.shape[0]

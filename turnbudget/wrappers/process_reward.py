@@ -6,6 +6,7 @@ import math
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
+import numpy as np
 from gymnasium.core import ActType, ObsType
 
 from turnbudget._checks import MAX_TURN_BUDGET, brief, is_finite
@@ -100,6 +101,11 @@ class ProcessReward(
         0.0
     """
 
+    #: Why it must sit outside a `TurnBudget` (which refuses it underneath).
+    outside_turn_budget = (
+        "its potential at truncation applies when it sees the budget end an episode"
+    )
+
     def __init__(
         self,
         env: gym.Env[ObsType, ActType],
@@ -171,6 +177,8 @@ class ProcessReward(
     def _potential(self, info: dict[str, Any]) -> float:
         if self.potential == "progress":
             progress = info.get("progress", 0.0)
+            if isinstance(progress, np.ndarray) and progress.shape in ((), (1,)):
+                progress = progress.item()  # (under a ProcessReward over NumericInfo's arrays)
             # (a custom game's NaN was a NaN reward, its "0.5" taken as 0.5)
             if not is_finite(progress):
                 raise ValueError(

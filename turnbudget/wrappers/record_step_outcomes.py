@@ -453,6 +453,10 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         ('turnbudget/Maze-Easy-v0/0/0', False, 3, 0.0)
     """
 
+    #: Why it must sit outside a `TurnBudget` (which refuses it underneath): it must see the
+    #: episode end the budget makes.
+    outside_turn_budget = "it delivers an episode's records when it sees the episode end"
+
     def __init__(
         self,
         env: gym.Env,

@@ -258,6 +258,11 @@ def _take_over_time_limits(
                 "This env has a TimeLimit but no TurnBudget to take it over: give it to "
                 "turnbudget.make(env), which makes the limit its budget"
             )
+        if find_wrapper(env, SampleTurnBudget) is not None:  # (its draw replaced the limit)
+            raise ValueError(
+                f"This env's TimeLimit of {limit} steps sets one turn budget, but its "
+                "budget_mix draws one per episode: drop the TimeLimit (or the budget_mix)"
+            )
         registered = _in_registered_form(env.spec)  # (before its budget changes it)
         budget.set_default_turn_budget(limit)
         inner = env

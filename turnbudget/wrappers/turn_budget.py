@@ -120,6 +120,7 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
                 "where it is made (gym.make(id, turn_budget=N)) or per episode "
                 "(reset(options={'turn_budget': N}))"
             )
+        _refuse_wrappers_that_must_see_the_end(env)
         time_limit = find_wrapper(env, TimeLimit)
         if time_limit is not None:
             raise ValueError(
@@ -227,3 +228,20 @@ def _copied(info: dict[str, Any]) -> dict[str, Any]:
     for key, value in info.items():  # (a loop: a comprehension builds a function every call)
         copied[key] = value.copy() if isinstance(value, (list, dict, set)) else value
     return copied
+
+
+def _refuse_wrappers_that_must_see_the_end(env: gym.Env) -> None:
+    """A wrapper that must see the episode end the budget makes (its class says why, in
+    ``outside_turn_budget``) refused under a `TurnBudget`: there it never saw the truncation,
+    and, say, a recorder dropped every episode the budget ended as abandoned, silently."""
+    inner: Any = env
+    while isinstance(inner, gym.Wrapper):
+        why = getattr(type(inner), "outside_turn_budget", None)
+        if why:
+            name = type(inner).__name__
+            raise ValueError(
+                f"Expect {name} outside the TurnBudget, not under it: {why}. Wrap the env in "
+                f"its TurnBudget first and {name} over it (turnbudget.make(game, turn_budget=N, "
+                "...) builds the stack in order over the bare game)"
+            )
+        inner = inner.env
