@@ -47,6 +47,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import hashlib
 import json
 import logging
 import os
@@ -431,10 +432,19 @@ class ChatAgent:
     def __repr__(self) -> str:
         # Where the model is served is not part of the run's identity (the repr goes into
         # run.json): a run resumes against a restarted server on another port.
+        # What the model is asked and what of its answer is read are: other prompts or a
+        # shorter answer cap made a resumed run two runs in one (said only when not the
+        # default, so runs recorded before still resume).
+        changed = ""
+        if self.templates != PromptTemplates():
+            digest = hashlib.sha256(repr(self.templates).encode("utf-8", "surrogatepass"))
+            changed += f", templates=sha256:{digest.hexdigest()[:16]}"
+        if self.max_answer_bytes != MAX_ANSWER_BYTES:
+            changed += f", max_answer_bytes={self.max_answer_bytes}"
         return (
             f"ChatAgent(model={self.model!r}, api_key_env={self.api_key_env!r}, "
             f"parse={self.parse!r}, constrain={self.constrain!r}, history={self.history}, "
-            f"temperature={self.temperature}, max_tokens={self.max_tokens})"
+            f"temperature={self.temperature}, max_tokens={self.max_tokens}{changed})"
         )
 
     def __getstate__(self) -> dict[str, Any]:

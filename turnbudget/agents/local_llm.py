@@ -561,7 +561,20 @@ class LocalChatAgent(ChatAgent):
         super().__init__(model, **options)  # (the file's name names the model)
 
     def __repr__(self) -> str:
-        return super().__repr__().replace("ChatAgent(", "LocalChatAgent(", 1)
+        # The chat format and the context size change what the model is shown; a model file
+        # of another size is another model under the same name (said only when not the
+        # default, so runs recorded before still resume).
+        base = super().__repr__().replace("ChatAgent(", "LocalChatAgent(", 1)[:-1]
+        if self.chat_format != "gemma":
+            base += f", chat_format={self.chat_format!r}"
+        if self.n_ctx != 4096:
+            base += f", n_ctx={self.n_ctx}"
+        if self.model_path is not None:
+            try:
+                base += f", model_bytes={self.model_path.stat().st_size}"
+            except OSError:
+                base += ", model_bytes=None"
+        return base + ")"
 
     def preflight(self) -> None:
         """There is no server to ask: check, once before the first episode, that the model

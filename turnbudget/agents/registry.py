@@ -70,8 +70,13 @@ __all__ = [
 #: A factory builds an agent from the text after the spec's first colon.
 AgentFactory = Callable[[str], Any]
 
-# Agents built from code outside turnbudget -> where they came from (`agent_origin`).
-_ORIGINS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+# Agents built from code outside turnbudget, by id -> (a weak reference to the agent, where
+# it came from) (`agent_origin`). By id, not a weak-keyed dict: a dataclass agent is
+# unhashable, and its origin was lost (two keys given as arguments were one run).
+_ORIGINS: dict[int, tuple[weakref.ref[Any], str]] = {}
+# The shortest argument of an outside agent's spec blanked wherever it is echoed (a shorter
+# one, "0.25", would blank that number in every message: no key is that short).
+_SECRET_ARG_LENGTH = 8
 # A module's file -> the start of its SHA-256, read when it was loaded (what its agents ran).
 _CODE_DIGESTS: dict[str, str] = {}
 
@@ -260,18 +265,20 @@ def agent_origin(agent: Any) -> str | None:
     for any other agent). A run records it beside the agent's repr, so a rerun
     with other arguments or edited code is refused as another run, not resumed into this one
     (a default repr names only the class: ``:0.1`` and ``:0.9`` were one run)."""
-    try:
-        return _ORIGINS.get(agent)
-    except TypeError:  # (unhashable, or no weak reference to it)
+    entry = _ORIGINS.get(id(agent))
+    if entry is None or entry[0]() is not agent:  # (another object, since, under its id)
         return None
+    return entry[1]
 
 
 def _remember_origin(agent: Any, factory: Callable[..., Any], attr: str, arg: str) -> None:
-    from turnbudget.agents.secrets import redact
+    from turnbudget.agents.secrets import redact, remember
 
     module_name = getattr(factory, "__module__", None) or ""
     if module_name == "turnbudget" or module_name.startswith("turnbudget."):
         return  # (the library's own agents: their reprs say their settings, as by name)
+    if len(arg) >= _SECRET_ARG_LENGTH:  # (blanked wherever echoed: an error quoting its key)
+        remember(arg)
     path = getattr(sys.modules.get(module_name), "__file__", None)
     if path is not None and path not in _CODE_DIGESTS:
         try:
@@ -282,8 +289,16 @@ def _remember_origin(agent: Any, factory: Callable[..., Any], attr: str, arg: st
     # The arguments by their digest, never as written: they may hold a key of any shape
     # (a GitHub token went into run.json, the summary and the report as it was typed).
     args = f":args sha256:{hashlib.sha256(arg.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
+    key = id(agent)
     with contextlib.suppress(TypeError):  # (no weak reference to it: its repr alone)
-        _ORIGINS[agent] = redact(attr[:200]) + (args if arg else ":") + code
+        ref = weakref.ref(agent, lambda _, key=key: _forget_origin(key))
+        _ORIGINS[key] = (ref, redact(attr[:200]) + (args if arg else ":") + code)
+
+
+def _forget_origin(key: int) -> None:
+    entry = _ORIGINS.get(key)
+    if entry is not None and entry[0]() is None:  # (not a newer agent's, under the same id)
+        del _ORIGINS[key]
 
 
 def _is_agent(obj: Any) -> bool:

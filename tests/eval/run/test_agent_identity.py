@@ -125,3 +125,101 @@ def test_the_librarys_own_agents_are_recorded_alike_by_name_or_by_module():
     by_name = make_agent("oracle:0.25")
     by_module = make_agent("turnbudget.agents.baselines:OracleAgent:0.25")
     assert _agent_repr(by_name) == _agent_repr(by_module) == "OracleAgent(epsilon=0.25)"
+
+
+KEYED_DATACLASS = """
+import random
+from dataclasses import dataclass
+
+
+@dataclass
+class KeyedAgent:
+    api_key: str = ""
+
+    def reset(self, seed=None):
+        self._rng = random.Random(seed)
+
+    def act(self, observation, info):
+        if self.api_key.startswith("refused"):
+            raise RuntimeError(f"the server refused key {self.api_key}")
+        return self._rng.choice(info["admissible_actions"])
+
+
+def make(arg=""):
+    return KeyedAgent(api_key=arg)
+"""
+
+
+@pytest.mark.parametrize("sealed", [False, True])
+def test_an_outside_agent_whose_repr_echoes_its_argument_writes_it_nowhere(tmp_path, sealed):
+    """A dataclass agent's repr shows the key it was given (``KeyedAgent(api_key='...')``):
+    run.json, the summary and the report held it. And a dataclass is unhashable, so its
+    origin was lost: two keys were one run."""
+    code = tmp_path / "keyed.py"
+    code.write_text(KEYED_DATACLASS)
+    token = "tok3nV4lue9x"
+    spec = f"{code}:make:{token}"
+    agent = seal(spec) if sealed else make_agent(spec)
+    try:
+        evaluate(MAZE, agent, **SMALL, out=tmp_path / "run")
+    finally:
+        if sealed:
+            agent.close()
+    for path in (tmp_path / "run").rglob("*"):
+        assert token not in path.read_text(errors="replace"), path
+    assert "make:args sha256:" in (tmp_path / "run" / "run.json").read_text()
+    with pytest.raises(ValueError, match=r"differs in: agent"):
+        evaluate(MAZE, make_agent(f"{code}:make:other-key-0"), **SMALL, out=tmp_path / "run")
+
+
+def test_an_outside_agent_s_error_quoting_its_argument_is_blanked(tmp_path):
+    code = tmp_path / "keyed.py"
+    code.write_text(KEYED_DATACLASS)
+    token = "refused-k3yV4lue"
+    with pytest.raises(ValueError, match="failed to run"):  # (every episode: no summary)
+        evaluate(MAZE, make_agent(f"{code}:make:{token}"), **SMALL, retries=0, out=tmp_path / "run")
+    assert "the server refused key" in (tmp_path / "run" / "episodes.jsonl").read_text()
+    for path in (tmp_path / "run").rglob("*"):
+        assert token not in path.read_text(errors="replace"), path
+
+
+def test_an_agent_object_s_repr_is_recorded_with_its_secrets_blanked(tmp_path):
+    """The Python API: a dataclass agent holding a key and a URL with a password was
+    written to run.json as its repr, unredacted (the report's docs say run.json is)."""
+    import dataclasses
+
+    from turnbudget.agents import RandomAgent
+
+    @dataclasses.dataclass
+    class Hosted(RandomAgent):
+        api_key: str = "sk-proj-abcdefghijklmnopqrstuvwx"
+        base_url: str = "https://alice:hunter2pass@llm.example/v1"
+
+        def __post_init__(self):
+            RandomAgent.__init__(self)
+
+    evaluate(MAZE, Hosted(), **SMALL, out=tmp_path / "run")
+    run = (tmp_path / "run" / "run.json").read_text()
+    assert "Hosted(" in run
+    assert "abcdefghijklmnopqrstuvwx" not in run and "hunter2pass" not in run
+
+
+@pytest.mark.llm
+def test_an_llm_agent_with_other_prompts_or_answer_cap_is_another_agent():
+    """ChatAgent's repr left out its templates and its answer cap, LocalChatAgent's its chat
+    format and context size: a run resumed with another prompt mixed two runs in one."""
+    pytest.importorskip("openai")
+    from turnbudget.agents.chat_format import PromptTemplates
+    from turnbudget.agents.llm import ChatAgent
+    from turnbudget.agents.local_llm import LocalChatAgent
+
+    url = "http://127.0.0.1:9/v1"
+    plain = ChatAgent("m", base_url=url)
+    assert _agent_repr(plain) == _agent_repr(ChatAgent("m", base_url="http://127.0.0.1:8/v1"))
+    others = [
+        ChatAgent("m", base_url=url, templates=PromptTemplates(system="Always answer look.")),
+        ChatAgent("m", base_url=url, max_answer_bytes=5),
+    ]
+    assert len({_agent_repr(a) for a in [plain, *others]}) == 3
+    local = [LocalChatAgent(), LocalChatAgent(chat_format="chatml"), LocalChatAgent(n_ctx=512)]
+    assert len({_agent_repr(a) for a in local}) == 3

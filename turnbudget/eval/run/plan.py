@@ -286,16 +286,21 @@ def _agent_repr(agent: Any) -> str:
     address) is the class's name, and any other address is taken out (a dataclass holding
     a NumPy Generator shows ``Generator(PCG64) at 0x7F3E...``). An agent built from a
     spec of outside code carries where it came from (`agent_origin`: digests of its arguments
-    and of its code), which a default repr left out."""
+    and of its code), which a default repr left out. What looks like a secret is blanked, and
+    so are such an agent's arguments (`turnbudget.agents.registry`: a dataclass agent's repr
+    echoes the key it was given)."""
     from turnbudget.agents.registry import agent_origin
+    from turnbudget.agents.secrets import redact
 
+    origin = agent_origin(agent)
     text = repr(agent)
     if " object at 0x" in text:
         cls = type(agent)
         text = f"{cls.__module__}.{cls.__qualname__}"
     else:
         text = _ADDRESS.sub("", text)
-    origin = agent_origin(agent)
+    # (a dataclass agent's repr showed its api_key field, and its URL's password, as they were)
+    text = redact(text)
     return text if origin is None else f"{text} [{origin}]"
 
 
