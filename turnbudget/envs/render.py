@@ -65,7 +65,9 @@ def text_frame(text: str, command: str | None = None) -> np.ndarray:
 
     rows = [(line, _FOREGROUND) for line in _lines(text, COLUMNS)]
     if command is not None:
-        rows = [(line, _COMMAND) for line in _lines(f"> {command}", COLUMNS)] + rows
+        # Only its first screenful can show: wrapping a 10 MB command whole took a minute.
+        shown = command[: COLUMNS * ROWS]
+        rows = [(line, _COMMAND) for line in _lines(f"> {shown}", COLUMNS)] + rows
     width = -(-(COLUMNS * cell_width + 2 * _MARGIN) // 16) * 16
     height = -(-(ROWS * cell_height + 2 * _MARGIN) // 16) * 16
     image = Image.new("RGB", (width, height), _BACKGROUND)

@@ -12,6 +12,7 @@ field through keyword arguments).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import string
 from collections.abc import Mapping
@@ -324,19 +325,19 @@ class TextGame(TextEnv):
         """Generate one world, on a seed of its own (the env's generator is left as it was):
         config overrides whose distance range no world reaches are a ``ValueError`` when the
         env is made, not at its first reset (`turnbudget.registration.make_game` calls it)."""
-        saved = self._np_random, self._np_random_seed
+        trial = copy.deepcopy(self)  # (generating rebuilt this env's world mid-episode)
+        trial._np_random = np.random.default_rng(0)
         try:
-            self._np_random = np.random.default_rng(0)
-            self._generate()
+            trial._generate()
         except RuntimeError as exc:
             raise ValueError(f"{type(self).__name__} cannot be played: {exc}") from None
-        finally:
-            self._np_random, self._np_random_seed = saved
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
+        # (a world that failed to generate left this one half rebuilt: no step may play it)
+        self._in_episode = False
         self._won = self._lost = self._episode_over = False
         self._admissible_cache = None
         try:

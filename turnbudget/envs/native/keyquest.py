@@ -377,8 +377,13 @@ class KeyQuest(TextGame):
                 return f"The {self._door_color(door)} door is locked."
         # (only a door of this room: any colour of the world's told a player of doors it
         # had not seen, where other colours got "You can't do that")
-        here = {self._door_color(d) for (room, _), d in self._door_at.items() if room == self._room}
+        here = {
+            self._door_color(d): d for (room, _), d in self._door_at.items() if room == self._room
+        }
         if verb == "unlock" and obj.removesuffix(" door") in here:
+            door = here[obj.removesuffix(" door")]
+            if self._open_mask >> door & 1:  # (it said "without its key" to the key's holder)
+                return f"The {obj.removesuffix(' door')} door is already open."
             return f"You can't unlock the {obj} from here without its key."
         # `obj` is the player's own words: echoed printable (the observation space's charset).
         if verb == "take" and obj:

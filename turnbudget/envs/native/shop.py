@@ -59,6 +59,10 @@ _MAX_GENERATION_TRIES = 200
 MAX_PRODUCTS = 9000
 #: Most products on a shopping list: the list fits in one observation.
 MAX_ITEMS = 50
+#: Most results a page shows: 100 lines of at most 55 characters, with the page's header and
+#: the shopping list's status, fit in one observation (1,000 were cut at 8,192 characters,
+#: mid-line, their view commands admissible for products the agent could not see).
+MAX_PAGE_SIZE = 100
 # The fewest turns one purchase takes: a search, a view, one selection per option (every
 # product type has two) and the purchase.
 _TURNS_PER_PURCHASE = 5
@@ -182,8 +186,11 @@ class Shop(TextGame):
                 f"{_TURNS_PER_PURCHASE} turns at least: a search, a view, two selections and the "
                 f"buy), got {cfg.items} x {_TURNS_PER_PURCHASE} > {cfg.max_distance}"
             )
-        if cfg.page_size < 1:
-            raise ValueError(f"Expect `page_size` to be a positive int, got {cfg.page_size}")
+        if not 1 <= cfg.page_size <= MAX_PAGE_SIZE:
+            raise ValueError(
+                f"Expect `page_size` to be from 1 to {MAX_PAGE_SIZE} (a page of results fits in "
+                f"one observation), got {cfg.page_size}"
+            )
         products = cfg.catalog + cfg.items * (1 + cfg.near_misses)
         if products > MAX_PRODUCTS:
             raise ValueError(

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from turnbudget._checks import brief
 from turnbudget.envs.core import MAX_OBSERVATION_LENGTH, EnvVariant
 from turnbudget.envs.native.base import TextGame, reset_needed
 from turnbudget.envs.native.sokoban_solver import (
@@ -304,6 +305,8 @@ class Sokoban(TextGame):
         >>> game.distance_to_goal(), game.optimal_actions()
         (1, ['go east'])
         """
+        if not isinstance(text, str):
+            raise TypeError(f"Expect `text` to be a level as a str, got {brief(text)}")
         rows = text.strip("\n").split("\n")
         width = max(len(row) for row in rows) + 2
         grid = (
