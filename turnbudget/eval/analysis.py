@@ -1003,6 +1003,11 @@ def _check_run_plan(cfg: dict[str, Any]) -> None:
         raise ValueError(f"Expect `config` envs and tasks without repeats, got {brief(cfg)}")
     if not is_whole(n) or n < 1:
         raise ValueError(f"Expect `config` n to be an int >= 1, got {brief(n)}")
+    if n < max(cfg["ks"]):  # (every task was dropped, and the error blamed failures to run)
+        raise ValueError(
+            f"Expect `config` n ({n}) to be at least max(ks) ({max(cfg['ks'])}): Pass@K needs "
+            "K episodes a task"
+        )
     cfg["envs"], cfg["tasks"], cfg["n"] = list(envs), [int(t) for t in tasks], int(n)
 
 
@@ -1456,7 +1461,8 @@ def compare_runs(
     which the advantage at max(T) halves (None when there is none at max(T),
     e.g. both runs saturate, or it never halves on the grid).
 
-    Each advantage comes with its 95% interval (``advantage_interval_by_t``,
+    Each advantage comes with its interval at the runs' confidence (95% unless they were
+    summarized at another; runs at different levels are refused) (``advantage_interval_by_t``,
     ``advantage_at_max_t_interval``): `difference_interval` of the two cells'
     own intervals, conservative for runs on the same tasks (their cells are
     positively correlated). ``clear_at_max_t`` says whether the interval at
@@ -1492,6 +1498,7 @@ def compare_runs(
                     f"runs[{brief(a)}]['groups'] does (runs made under the same conditions), "
                     f"got {brief(list(rb['groups']))}"
                 )
+            _check_same_confidence(ra, rb, a, b, group)
             ts = ra["config"]["ts"]
             pa = _pass1(ra["groups"][group])
             pb = _pass1(rb["groups"][group])
@@ -1542,6 +1549,31 @@ def compare_runs(
                 }
             )
     return rows
+
+
+def _check_same_confidence(
+    ra: Mapping[str, Any], rb: Mapping[str, Any], a: str, b: str, group: str
+) -> None:
+    """Both runs' Pass@(1,T) intervals at one confidence: the verdicts read them as they are,
+    so runs summarized at other levels are refused (at 0.5, the same agent was clearly ahead
+    of itself). A grid that does not say holds 95% intervals, `summarize_run`'s default."""
+    levels = []
+    for label, run in ((a, ra), (b, rb)):
+        entry = run["groups"][group]
+        grid = entry["rerun"] if "rerun" in entry else entry["truncate"]
+        level = grid.get("confidence", 0.95) if isinstance(grid, Mapping) else 0.95
+        if not is_finite(level) or not 0 < level < 1:
+            raise ValueError(
+                f"Expect runs[{brief(label)}]'s grid confidence to be a number in (0, 1), "
+                f"got {brief(level)}"
+            )
+        levels.append(float(level))
+    if abs(levels[0] - levels[1]) > 1e-9:
+        raise ValueError(
+            f"Expect runs summarized at one confidence to be compared, got "
+            f"runs[{brief(a)}] at {levels[0]:g} and runs[{brief(b)}] at {levels[1]:g} "
+            "(summarize both at the same level)"
+        )
 
 
 def _pass1_cells(entry: Mapping[str, Any]) -> list[tuple[float, float, float]]:

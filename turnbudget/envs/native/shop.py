@@ -186,7 +186,9 @@ class Shop(TextGame):
                 f"{_TURNS_PER_PURCHASE} turns at least: a search, a view, two selections and the "
                 f"buy), got {cfg.items} x {_TURNS_PER_PURCHASE} > {cfg.max_distance}"
             )
-        if not 1 <= cfg.page_size <= MAX_PAGE_SIZE:
+        if cfg.page_size < 1:
+            raise ValueError(f"Expect `page_size` to be a positive int, got {cfg.page_size}")
+        if cfg.page_size > MAX_PAGE_SIZE:
             raise ValueError(
                 f"Expect `page_size` to be from 1 to {MAX_PAGE_SIZE} (a page of results fits in "
                 f"one observation), got {cfg.page_size}"
