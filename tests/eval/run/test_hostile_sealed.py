@@ -457,3 +457,18 @@ def test_an_exception_of_hostile_text_is_a_recorded_failure(
     for e in episodes:
         assert e["failure"] == "exception" and error in e["error"], e["error"]
     assert "\x1b" not in "".join(capfd.readouterr())
+
+
+def test_secret_names_beyond_key_token_and_password_are_withheld(monkeypatch):
+    """A hostile agent file read these from its process's environment: the pattern knew only
+    whole words KEY, TOKEN, SECRET, CREDENTIAL(S), AUTH and PASSW anywhere."""
+    from turnbudget.eval.run.sealed import _agent_environment
+
+    secrets = ["DB_PASS", "GITHUB_PAT", "MY_PASSPHRASE", "DB_SECRETS", "SERVICE_CREDS",
+               "AWS_SECRETKEY", "SLACK_WEBHOOK_URL", "SENTRY_DSN", "SESSION_COOKIE"]  # fmt: skip
+    plain = ["PATH_EXTRA", "BYPASS_CACHE", "COMPASS_HEADING", "TOKENIZERS_PARALLELISM"]
+    for name in [*secrets, *plain]:
+        monkeypatch.setenv(name, "value-of-it")
+    given = _agent_environment(frozenset())
+    assert [n for n in secrets if n in given] == []
+    assert [n for n in plain if n in given] == plain

@@ -110,8 +110,10 @@ _BOOT = (
 #: Environment variables named like secrets, which an agent's process does not get (but those
 #: its own options name: `_secret_names_kept`).
 _SECRET_NAME = re.compile(
-    r"(?i)passw|(?:^|_)(?:api_?key|key|token|secret|credentials?|auth)(?:_|$)"
-)  # (a word of the name: TOKENIZERS_PARALLELISM and TIKTOKEN_CACHE_DIR are no secrets)
+    r"(?i)passw|passphrase|(?:^|_)(?:api_?key|keys?|tokens?|secrets?|secret_?key|"
+    r"credentials?|creds?|auth|pass|pat|webhook|cookies?|dsn)(?:_|$)"
+)  # (a word of the name: TOKENIZERS_PARALLELISM and TIKTOKEN_CACHE_DIR are no secrets; and
+# DB_PASS, GITHUB_PAT, DB_SECRETS, SERVICE_CREDS, AWS_SECRETKEY, SLACK_WEBHOOK_URL are)
 _ROOT = str(Path(__file__).resolve().parents[3])  # the folder that holds `turnbudget`
 
 # The calls a child answers; anything else is refused.
