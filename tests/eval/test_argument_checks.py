@@ -856,3 +856,19 @@ def test_a_grid_estimate_is_read_back_only_from_a_grid(change, says):
     assert GridEstimate.from_dict(good.to_dict()).to_dict() == good.to_dict()
     with pytest.raises(ValueError, match=re.escape(says)):
         GridEstimate.from_dict({**good.to_dict(), **change})
+
+
+def test_a_run_beside_another_or_linked_into_one_is_told_by_where_it_really_is(
+    tmp_path, monkeypatch
+):
+    """The check read the path as written: ``../b`` from inside run ``a`` was refused as lying
+    inside it, and a link from outside into a run's directory was let through."""
+    evaluate(MAZE, RandomAgent(), **SMALL, out=tmp_path / "a")
+    monkeypatch.chdir(tmp_path / "a")
+    evaluate(MAZE, RandomAgent(), **SMALL, out="../b")  # (a sibling of a: no refusal)
+    assert (tmp_path / "b" / "run.json").is_file()
+    (tmp_path / "a" / "inner").mkdir()
+    (tmp_path / "sneaky").symlink_to(tmp_path / "a" / "inner")
+    with pytest.raises(ValueError, match="lies inside the run directory"):
+        evaluate(MAZE, RandomAgent(), **SMALL, out=tmp_path / "sneaky")
+    assert not any((tmp_path / "a" / "inner").iterdir())

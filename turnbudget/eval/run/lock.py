@@ -90,7 +90,9 @@ def check_not_foreign(out: Path) -> None:
     no run.json and no report.md of ours."""
     # (a run inside another's directory, or a folder of runs with a run of its own: a report
     # of the outer one read only that run, and left the others out without a word)
-    inside = next((p for p in out.absolute().parents if (p / RUN_FILE).is_file()), None)
+    # (resolved: ``../b`` from within a run read as lying inside it, and a link from outside
+    # into a run's directory as lying outside)
+    inside = next((p for p in out.resolve().parents if (p / RUN_FILE).is_file()), None)
     if inside is not None:
         raise ValueError(
             f"`out` {out} lies inside the run directory {inside}, whose report reads only its "
