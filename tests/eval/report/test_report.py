@@ -726,3 +726,15 @@ def test_report_of_a_file_says_it_is_a_file(tmp_path, capsys):
     (tmp_path / "afile").write_text("x")
     assert main(["report", str(tmp_path / "afile")]) == 2
     assert "afile is a file, not a run directory" in capsys.readouterr().err
+
+
+def test_a_negative_seed_in_a_hand_edited_run_json_is_named(tmp_path, capsys):
+    """NumPy's bare "expected non-negative integer" came out, naming no file nor field."""
+    from turnbudget.records import RUN_FILE
+
+    run = tmp_path / "run"
+    evaluate(MAZE, OracleAgent(0.0), ks=[1], ts=[3], tasks=2, out=run)
+    config = json.loads((run / RUN_FILE).read_text())
+    (run / RUN_FILE).write_text(json.dumps({**config, "seed": -1}))
+    assert main(["report", "--no-plots", str(run)]) == 2
+    assert "run.json: Expect `seed` to be an int >= 0, got -1" in capsys.readouterr().err

@@ -159,8 +159,9 @@ class EvalConfig(GridConfig):
         for key in ("label", "agent"):
             if not isinstance(d[key], str) or not d[key]:
                 raise ValueError(f"Expect `{key}` to be a non-empty string, got {brief(d[key])}")
-        if "seed" in d and not is_int(d["seed"]):
-            raise ValueError(f"Expect `seed` to be an int, got {d['seed']!r}")
+        if "seed" in d and not (is_int(d["seed"]) and d["seed"] >= 0):
+            # (a negative one was NumPy's bare "expected non-negative integer" in the report)
+            raise ValueError(f"Expect `seed` to be an int >= 0, got {d['seed']!r}")
         for key in ("needs_oracle", "budget_aware", "record_steps"):
             if key in d and not isinstance(d[key], bool):
                 raise ValueError(f"Expect `{key}` to be true or false, got {d[key]!r}")
