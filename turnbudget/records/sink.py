@@ -32,7 +32,8 @@ def repair_torn_tail(path: str | os.PathLike[str]) -> int:
     A whole file ends with a newline. Otherwise its last line is torn: it goes, and so
     do the whole lines before it that belong to the same episode (those after the last
     episode record). Episodes are delivered in one write each, so only the last can be
-    torn. (A team file's torn delivery is cut back to its last agent's episode record.)
+    torn. (A team file's torn delivery goes whole: the members' records it holds before the
+    torn line go with it.)
     A last line that is a whole episode record only lost its newline (an editor strips
     it): the newline is added and nothing is cut. A file that holds no record at all is
     not a records log: it is refused (`ValueError`), never cut.
@@ -102,6 +103,7 @@ def _cut_torn_tail(fd: int, path: str | os.PathLike[str]) -> int:
         end = tail.rfind(b'{"record":"episode"', 0, whole)
         if end >= 0 and (start + end == 0 or tail[end - 1 : end] == b"\n"):
             keep = start + tail.index(b"\n", end) + 1
+            keep = _team_delivery_start(fd, start + end, keep, size)
             break
         if start == 0:
             keep = 0
@@ -123,6 +125,83 @@ def _cut_torn_tail(fd: int, path: str | os.PathLike[str]) -> int:
 
 # How every record's line starts (`dumps` of a record: its "record" key comes first).
 _RECORD_START = b'{"record":'
+
+
+def _team_delivery_start(fd: int, line_start: int, keep: int, size: int) -> int:
+    """Where to cut a torn tail that follows the whole episode record at ``line_start``
+    (which ends at ``keep``): ``keep``, unless that record is one member's of a team episode
+    (`RecordTeamOutcomes` writes each member's steps and episode record, member after
+    member, in one delivery) and the torn tail goes on with the same team episode: then the
+    start of the delivery, so no team episode is left with some of its members."""
+    try:
+        record = json.loads(_read_at(fd, line_start, keep - line_start))
+    except ValueError:
+        return keep
+    team = record.get("team_episode_id") if isinstance(record, dict) else None
+    if not isinstance(team, str):
+        return keep
+    # Every line of the delivery names a member of it: ``"episode_id":"TEAM#agent"``.
+    marker = b'"episode_id":' + json.dumps(team + "#").encode()[:-1]
+    head = _read_at(fd, keep, min(size - keep, 256 + len(marker)))
+    at = head.find(b'"episode_id":')
+    if at >= 0 and not (head[at:].startswith(marker) or marker.startswith(head[at:])):
+        return keep  # (a delivery of its own began after it: that one alone was torn)
+    start, members = _delivery(fd, line_start, marker)
+    said = at >= 0 and head[at:].startswith(marker)
+    if not said and start > 0:  # (torn before its id says: whole if it has as many members
+        # as the delivery before it)
+        before = _line_start(fd, start - 1)
+        try:
+            previous = json.loads(_read_at(fd, before, start - before)).get("team_episode_id")
+        except (ValueError, AttributeError):
+            previous = None
+        if isinstance(previous, str):
+            earlier = b'"episode_id":' + json.dumps(previous + "#").encode()[:-1]
+            if members >= _delivery(fd, before, earlier)[1]:
+                return keep
+    # (the same team episode: cut the whole delivery, which a resume plays again)
+    return start
+
+
+def _delivery(fd: int, line_start: int, marker: bytes) -> tuple[int, int]:
+    """The start of the delivery whose lines hold ``marker``, from its line at ``line_start``
+    back, and how many episode records (members) it holds."""
+    start, members = line_start, 0
+    while True:
+        line = _read_at(fd, start, _line_end(fd, start) - start)  # (the delivery's: counted)
+        members += line.startswith(b'{"record":"episode"')
+        if start == 0:
+            return 0, members
+        before = _line_start(fd, start - 1)
+        if marker not in _read_at(fd, before, start - before):
+            return start, members
+        start = before
+
+
+def _line_start(fd: int, end: int) -> int:
+    """The offset of the line whose newline is at ``end`` (the file's start for the first)."""
+    span = 1 << 12
+    while True:
+        begin = max(0, end - span)
+        newline = _read_at(fd, begin, end - begin).rfind(b"\n")
+        if newline >= 0:
+            return begin + newline + 1
+        if begin == 0:
+            return 0
+        span *= 2
+
+
+def _line_end(fd: int, start: int) -> int:
+    """The offset just past the newline of the line that starts at ``start``."""
+    span = 1 << 12
+    while True:
+        data = _read_at(fd, start, span)
+        newline = data.find(b"\n")
+        if newline >= 0:
+            return start + newline + 1
+        if len(data) < span:
+            return start + len(data)
+        span *= 2
 
 
 def _is_episode_record(line: bytes) -> bool:
