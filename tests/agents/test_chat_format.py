@@ -385,3 +385,26 @@ def test_a_reply_of_wrappings_is_parsed_in_linear_time(wrapping):
     reply = "x" + wrapping * 500_000
     parsed = parse_command(reply, ["x", "look"], "lenient")
     assert parsed.command == "x"
+
+
+@pytest.mark.parametrize(
+    "secret", ["p@ss/w0rd!", "Zq8-Secret-Value.", '"quoted-secret-77', "Answer42Forty",
+               "pässwort-geheim"],
+)  # fmt: skip
+def test_an_echoed_secret_is_blanked_before_its_characters_are_trimmed(secret):
+    """Trimmed first (its closing "!", its opening quote, an "Answer" prefix, its "ä"), the
+    echo was no longer the secret: "p@ss/w0rd" was played and written to the step records."""
+    from turnbudget.agents.secrets import remember
+
+    remember(secret)
+    for admissible, outcome in ((["look"], "invalid"), ([], "free")):
+        parsed = parse_command(secret, admissible, "strict")
+        assert parsed == ("***", outcome), parsed
+
+
+@pytest.mark.parametrize("reply", ["Command:\ngo north", '""\ngo north', "Answer: \n\ngo north"])
+def test_a_label_alone_on_the_first_line_is_passed_over(reply):
+    """The default prompt ends in "Command:"; a model that repeats it on a line of its own
+    had its command, on the next line, read as empty."""
+    assert parse_command(reply, ["go north", "look"], "strict") == ("go north", "exact")
+    assert parse_command(reply, [], "strict") == ("go north", "free")

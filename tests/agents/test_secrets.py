@@ -160,3 +160,13 @@ def test_the_start_of_a_long_text_is_blanked_reading_only_the_start(monkeypatch)
     monkeypatch.setattr(secrets, "redact", lambda text: read.append(len(text)) or blank(text))
     assert redact_start("z" * 16 * 2**20, 200) == "z" * 200
     assert max(read) < 2**16
+
+
+def test_a_secret_is_blanked_as_json_encoders_escape_it():
+    """``\\/`` (PHP's and some Java encoders' slash) and raw non-ASCII in a JSON string."""
+    from turnbudget.agents.secrets import redact, remember
+
+    remember("p@ss/w0rd-long-1")
+    remember("pässwort-geheim-2")
+    text = '{"k": "p@ss\\/w0rd-long-1", "a": "p\\u00e4sswort-geheim-2", "b": "pässwort-geheim-2"}'
+    assert redact(text) == '{"k": "***", "a": "***", "b": "***"}'

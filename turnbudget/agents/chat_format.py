@@ -274,9 +274,13 @@ def _first_line(reply: str, max_length: int, *, blank: bool = False) -> str:
     """The reply's first printable line, at most ``max_length`` characters; with ``blank``,
     its secrets blanked before it is cut (a cut could leave half of one)."""
     for line in reply.splitlines():
+        if blank:  # (before its characters are cut too: a secret ending in "!" or holding
+            line = redact(line)  # an "ä" was no longer itself, and was played as it was)
         line = _PRINTABLE.sub("", line).strip()
         if line and not _FENCE.fullmatch(line):
             line = _unwrapped(_PREFIX.sub("", line).strip())
+            if not line:  # ("Command:" alone, the command on the next line)
+                continue
             return (redact(line) if blank else line)[:max_length]
     return ""
 
@@ -290,7 +294,12 @@ def _forms(reply: str, line: str) -> list[str]:
     constrained model had chosen "take café".)"""
     text = reply.strip()
     first = next(
-        (s for s in map(str.strip, text.splitlines()) if s and not _FENCE.fullmatch(s)), ""
+        (
+            s
+            for s in map(str.strip, text.splitlines())
+            if s and not _FENCE.fullmatch(s) and _unwrapped(_PREFIX.sub("", s).strip())
+        ),
+        "",
     )
     return [text, first, _unwrapped(first), _unwrapped(_PREFIX.sub("", first).strip()), line]
 

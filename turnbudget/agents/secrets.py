@@ -71,11 +71,15 @@ _KEYLIKE = re.compile(r"(?i)\b(sk-|sk_|gsk_|hf_|xai-|nvapi-|pk-|rk-|bearer\s+)[A
 
 def _encodings(value: str) -> set[str]:
     """``value`` as it may be written: raw, URL-unquoted and quoted (in either case of hex),
-    JSON-escaped, and base64-encoded (`_base64_cores`)."""
+    JSON-escaped (with ``/`` escaped or not), and base64-encoded (`_base64_cores`)."""
     plain = urllib.parse.unquote(value)
     quoted = {urllib.parse.quote(plain, safe=""), urllib.parse.quote_plus(plain)}
     forms = {value, plain, *quoted, *(_LOWER_HEX.sub(_lower, form) for form in quoted)}
-    forms |= {json.dumps(form)[1:-1] for form in list(forms)}
+    escaped = {json.dumps(form)[1:-1] for form in forms}
+    # (and as encoders write it that escape "/", or that leave non-ASCII characters raw)
+    escaped |= {form.replace("/", "\\/") for form in escaped}
+    escaped |= {json.dumps(form, ensure_ascii=False)[1:-1] for form in forms}
+    forms |= escaped
     forms |= _base64_cores(value) | _base64_cores(plain)
     return {form for form in forms if len(form) >= MIN_LENGTH}
 
