@@ -81,6 +81,30 @@ def both_flags_maze():
     return BothFlagsTurnBudget(Maze(), turn_budget=30)
 
 
+class SeedlessMaze(Maze):
+    """Every reset makes the same world, whatever its seed (its generator is seeded, as
+    Gymnasium's checker asks, but not drawn from)."""
+
+    def _generate(self):
+        seeded, self._np_random = self._np_random, np.random.default_rng(0)
+        try:
+            super()._generate()
+        finally:
+            self._np_random = seeded
+
+
+class GlobalRngSetback(Maze):
+    """Its setback draws from the global generator, not from the rng it is given."""
+
+    def inject_setback(self, rng):
+        return super().inject_setback(np.random.default_rng(next(_RESETS)))
+
+
+class NanProgress(Maze):
+    def _info(self, valid_action=None):
+        return {**super()._info(valid_action), "progress": float("nan")}
+
+
 def test_passes_on_every_native_id_with_every_check():
     """The registry's contract in the default suite, with 2 seeds and short walks
     (tests/envs/test_registry.py runs 20 seeds and long walks in the `slow` one). The
@@ -136,9 +160,13 @@ def test_passes_on_an_instance_and_on_a_factory():
         (UnseededWorld, "gymnasium_checker", r"super\(\)\.reset\(seed=seed\)"),
         (both_flags_maze, "budget_flags", r"terminated and truncated are both True"),
         (QuicksandMaze, "oracle_bellman", r"'look' ended the game, but .* commands_keep_solvable"),
+        (SeedlessMaze, "determinism", r"seeds 0 and 1 gave identical rollouts"),
+        (GlobalRngSetback, "setbacks", r"inject_setback\(\) did not do the same"),
+        (NanProgress, "gymnasium_checker", r"progress must be a finite number .*, got nan"),
     ],
     ids=["oracle-off-by-one", "raises-on-control-char", "unseeded-reset-info",
-         "unseeded-reset-world", "turnbudget-sets-both-flags", "falsely-declared-unblockable"],
+         "unseeded-reset-world", "turnbudget-sets-both-flags", "falsely-declared-unblockable",
+         "reset-ignores-its-seed", "setback-ignores-its-rng", "nan-progress"],
 )  # fmt: skip
 def test_fails_naming_the_check_on_broken_envs(source, check, detail):
     with pytest.raises(AssertionError, match=rf"^check_text_env\[{check}\] failed .*{detail}") as e:
@@ -177,6 +205,7 @@ def _no_env() -> gym.Env:
         ({"seeds": "012"}, ValueError, "`seeds` to be a non-empty sequence"),
         ({"seeds": [0, -1]}, ValueError, r"`seeds\[i\]` to be an int from 0"),
         ({"seeds": [0.5]}, ValueError, r"`seeds\[i\]`"),
+        ({"seeds": [0, 0]}, ValueError, r"`seeds` to hold distinct ints"),
         ({"steps": 0}, ValueError, "`steps` to be a positive int"),
         ({"steps": float("nan")}, ValueError, "`steps` to be a positive int"),
         ({"steps": 10**9}, ValueError, "`steps` to be at most 100,000"),
@@ -203,3 +232,24 @@ def test_seeds_may_be_a_range_or_an_array():
     report = check_text_env(Maze, seeds=range(2), steps=3, cross_process=False)
     assert report.passed
     assert check_text_env(Maze, seeds=np.arange(2), steps=3, cross_process=False).passed
+
+
+def test_a_correct_env_under_a_short_time_limit_passes_the_hostile_inputs():
+    """Gymnasium's TimeLimit of 30 steps ended the game on the 30th of 33 hostile commands,
+    and the env was blamed for it."""
+    report = check_text_env(gym.wrappers.TimeLimit(Maze(), 30), steps=10, cross_process=False)
+    assert "hostile_input" in report.checks
+
+
+def test_an_id_registered_outside_turnbudget_rolls_out_in_a_fresh_process(tmp_path, monkeypatch):
+    """The fresh process imported only turnbudget: "Namespace my not found", a false alarm."""
+    (tmp_path / "my_maze_module.py").write_text(
+        "from turnbudget.envs.native.maze import Maze\n\nclass MyMaze(Maze):\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    gym.register("auditns/MyMaze-v0", entry_point="my_maze_module:MyMaze", max_episode_steps=60)
+    try:
+        report = check_text_env("auditns/MyMaze-v0", steps=10)
+        assert "cross_process_determinism" in report.checks
+    finally:
+        del gym.registry["auditns/MyMaze-v0"]

@@ -68,6 +68,7 @@ from turnbudget._checks import (
     check_seed,
     is_finite,
     is_int,
+    is_real,
 )
 from turnbudget.envs.core import (
     INFO_ADMISSIBLE_ACTIONS,
@@ -192,6 +193,9 @@ def check_text_env(
     try:
         has_oracle = oracle is not None and isinstance(env.unwrapped, Oracle)
         with _check(ctx, report, "gymnasium_checker"):
+            # (the contract's info first: Gymnasium's checker read a NaN progress, which is no
+            # number equal to itself, as a step that is not deterministic)
+            _reset(make(), seeds[0], ctx)
             _gymnasium_checker(make)
         if fresh:
             with _check(ctx, report, "reset_needed"):
@@ -287,6 +291,8 @@ def _check_arguments(
     ):
         raise ValueError(f"Expect `seeds` to be a non-empty sequence of ints, got {brief(seeds)}")
     seeds = [check_seed(seed, "seeds[i]") for seed in seeds]
+    if len(set(seeds)) < len(seeds):  # (seeds 0 and 0 "gave identical rollouts": the env blamed)
+        raise ValueError(f"Expect `seeds` to hold distinct ints, got {brief(seeds)}")
     steps = check_positive_int(steps, "steps")
     if steps > MAX_CHECK_STEPS:
         raise ValueError(f"Expect `steps` to be at most {MAX_CHECK_STEPS:,}, got {steps:,}")
@@ -324,7 +330,15 @@ def _factory(
         def make() -> gym.Env:
             return gym.make(source, **kwargs)
 
-        return make, True, source, pickle.dumps(("id", source, kwargs))
+        if source.startswith("turnbudget/"):
+            return make, True, source, pickle.dumps(("id", source, kwargs))
+        # (an id registered outside turnbudget does not exist in a fresh process: its spec,
+        # whose entry point it imports, goes instead)
+        try:
+            spawn = _spawnable(("spec", gym.spec(source), kwargs), make().unwrapped)
+        except Exception:  # (an unknown id fails every check below, with gym's own message)
+            spawn = None
+        return make, True, source, spawn
     if kwargs:
         raise ValueError("Expect `env_kwargs` only with an env id")
     if isinstance(source, gym.Env):
@@ -360,6 +374,8 @@ def _load_spawned(blob: bytes) -> gym.Env:
     if kind == "id":
         import turnbudget  # noqa: F401 - registers the turnbudget ids in the fresh process
 
+        return gym.make(payload, **rest[0])
+    if kind == "spec":
         return gym.make(payload, **rest[0])
     if kind == "env":
         return pickle.loads(payload)
@@ -409,9 +425,12 @@ def _check_info(info: Any, keys: frozenset[str], ctx: _Context) -> None:
         isinstance(info[INFO_WON], bool) and isinstance(info[INFO_LOST], bool),
         "won/lost must be bools",
     )
+    progress = info[INFO_PROGRESS]
     ctx.require(
-        0.0 <= info[INFO_PROGRESS] <= 1.0, f"progress {info[INFO_PROGRESS]!r} outside [0, 1]"
+        is_real(progress) and is_finite(progress),
+        f"progress must be a finite number in [0, 1], got {brief(progress)}",
     )
+    ctx.require(0.0 <= progress <= 1.0, f"progress {progress!r} outside [0, 1]")
     if INFO_VALID_ACTION in keys:
         ctx.require(isinstance(info[INFO_VALID_ACTION], bool), "valid_action must be a bool")
 
@@ -421,16 +440,22 @@ def _pick(info: dict, rng: np.random.Generator) -> str:
     return actions[int(rng.integers(len(actions)))]
 
 
-def _rollout(env: gym.Env, seed: int, steps: int, ctx: _Context) -> str:
-    """Digest of a seeded random rollout over admissible actions (resets when it ends)."""
+def _rollout(
+    env: gym.Env, seed: int, steps: int, ctx: _Context, actions_seed: int | None = None
+) -> str:
+    """Digest of a seeded random rollout over admissible actions (resets when it ends); the
+    actions drawn from ``actions_seed`` (default: ``seed``)."""
     digest = hashlib.sha256()
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed if actions_seed is None else actions_seed)
 
     def feed(*items: Any) -> None:
         digest.update(json.dumps(items, sort_keys=True, default=str).encode())
 
     obs, info = _reset(env, seed, ctx)
     feed(obs, info)
+    distance = getattr(env.unwrapped, "distance_to_goal", None)
+    if callable(distance):  # (tasks a short transcript does not show apart)
+        feed(distance())
     for _ in range(steps):
         obs, reward, terminated, truncated, info = _step(env, _pick(info, rng), ctx)
         feed(obs, reward, terminated, truncated, info)
@@ -473,8 +498,11 @@ def _determinism(env: gym.Env, seeds: Sequence[int], steps: int, ctx: _Context) 
         _rollout(env, seeds[0], steps, ctx) == first, "the same seed gave a different rollout"
     )
     if len(seeds) > 1:
+        # The same commands from both seeds: each seed's own draw of commands made any two
+        # rollouts differ, and a reset that ignores its seed passed.
         ctx.require(
-            _rollout(env, seeds[1], steps, ctx) != first,
+            _rollout(env, seeds[0], steps, ctx, actions_seed=0)
+            != _rollout(env, seeds[1], steps, ctx, actions_seed=0),
             f"seeds {seeds[0]} and {seeds[1]} gave identical rollouts: reset ignores its seed",
         )
 
@@ -602,8 +630,17 @@ def _setbacks(game: gym.Env, seed: int, ctx: _Context) -> int:
     for turn in range(1000):
         if turn in _SETBACK_TURNS:
             before = game.distance_to_goal()
-            narration = game.inject_setback(rng)
+            draw = int(rng.integers(2**32))
+            twin = copy.deepcopy(game)  # (the same setback, drawn again, must do the same)
+            narration = game.inject_setback(np.random.default_rng(draw))
             after = game.distance_to_goal()
+            ctx.require(
+                twin.inject_setback(np.random.default_rng(draw)) == narration
+                and twin.distance_to_goal() == after
+                and twin.optimal_actions() == game.optimal_actions(),
+                "inject_setback() did not do the same from the same state and rng (does it "
+                "draw from its own or the global generator, not the rng it is given?)",
+            )
             ctx.require(
                 isinstance(narration, str) and narration, "inject_setback() returned no narration"
             )
@@ -628,6 +665,35 @@ def _hostile_input(
     _, info = _reset(env, seed, ctx)
     if "turn_budget" in info:  # room for every hostile input and one more turn
         _, info = _reset(env, seed, ctx, options={"turn_budget": len(commands) + 1})
+    # (room under Gymnasium's TimeLimits too: one of 30 steps "ended the game" on the 30th)
+    with _room_in_time_limits(env, len(commands) + 1):
+        _hostile_steps(env, commands, max_seconds, has_oracle, info, ctx)
+
+
+@contextmanager
+def _room_in_time_limits(env: gym.Env, steps: int) -> Iterator[None]:
+    """Every `TimeLimit` in ``env``'s stack lets ``steps`` more steps run, then is as it was."""
+    limits, inner = [], env
+    while isinstance(inner, gym.Wrapper):
+        if isinstance(inner, gym.wrappers.TimeLimit):
+            limits.append((inner, inner._max_episode_steps))
+            inner._max_episode_steps = inner._elapsed_steps + steps
+        inner = inner.env
+    try:
+        yield
+    finally:
+        for limit, value in limits:
+            limit._max_episode_steps = value
+
+
+def _hostile_steps(
+    env: gym.Env,
+    commands: Sequence[str],
+    max_seconds: float,
+    has_oracle: bool,
+    info: dict,
+    ctx: _Context,
+) -> None:
     game = env.unwrapped
     for command in commands:
         before = (game.distance_to_goal(), info[INFO_ADMISSIBLE_ACTIONS]) if has_oracle else None
@@ -643,10 +709,8 @@ def _hostile_input(
             ) from error
         ctx.require(time.monotonic() - began < max_seconds, f"step({command[:30]!r}) took too long")
         ctx.require(obs, f"step({command[:30]!r}) gave no feedback")
-        ctx.require(
-            not terminated and not truncated and reward == 0.0,
-            f"step({command[:30]!r}) ended the game",
-        )
+        ctx.require(not terminated and not truncated, f"step({command[:30]!r}) ended the game")
+        ctx.require(reward == 0.0, f"step({command[:30]!r}) gave a reward of {reward!r}")
         if turns is not None:
             ctx.require(
                 info["turns_used"] == turns + 1, f"step({command[:30]!r}) did not spend one turn"
