@@ -24,6 +24,7 @@ import numpy as np
 from turnbudget._checks import MAX_TURN_BUDGET, brief, check_label, check_seed, is_finite, is_int
 from turnbudget.envs.core import oracle_distance
 from turnbudget.eval.run.agent_view import GRANTS
+from turnbudget.eval.run.episodes import check_text_observation
 from turnbudget.eval.run.plan import derive_seed
 from turnbudget.wrappers._common import find_wrapper
 from turnbudget.wrappers.turn_budget import TurnBudget
@@ -230,6 +231,7 @@ class TaskStarts:
         if key not in self._base:
             env = _make_env(env_id, self._setbacks)
             obs, info = env.reset(seed=task_seed)
+            check_text_observation(obs, env_id)
             try:
                 _copy(env, 1).close()
                 self._base[key] = (env, obs, info)

@@ -10,10 +10,12 @@ reads) and its step records.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from turnbudget._checks import brief
 from turnbudget.eval.run.agent_view import agent_episode_id, agent_info, executed_action
 from turnbudget.eval.run.driver import Act, Driver, Player, Program
 from turnbudget.eval.run.plan import EpisodeSpec, EvalConfig
@@ -56,10 +58,51 @@ def build_env(env_id: str, config: EvalConfig, sink: Callable[[dict[str, Any]], 
                 "record_steps": config.record_steps,
                 # (counted as the episode runs, so the analysis needs only the episode records)
                 "budget_counts": config.ts if config.record_steps else None,
+                # (an env of the user's own without one is judged by its outcomes alone)
+                "oracle": has_oracle(env_id),
             },
             env_index=config.envs.index(env_id),
         )
     )
+
+
+def check_text_observation(observation: Any, env_id: str) -> None:
+    """A TypeError naming ``env_id`` when its reset gave an observation that is no text (an
+    env of the user's own: agents and wrappers read text, and failed deep inside)."""
+    if not isinstance(observation, str):
+        raise TypeError(
+            f"Expect {env_id!r} to give str observations (a text env), got {brief(observation)} "
+            "from its reset"
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def has_oracle(env_id: str) -> bool:
+    """Whether the game ``env_id`` makes has the oracle the step records judge by
+    (``optimal_actions`` and ``distance_to_goal``): every turnbudget game has; an env of the
+    user's own may not, and its runs then record outcomes, with no step judged. Read from
+    its class where the id names one, else from a game made once."""
+    import gymnasium as gym
+
+    needed = ("optimal_actions", "distance_to_goal")
+    if env_id.startswith("turnbudget/"):
+        return True
+    try:
+        entry_point = gym.spec(env_id).entry_point
+        creator = (
+            entry_point
+            if callable(entry_point)
+            else gym.envs.registration.load_env_creator(entry_point)
+        )
+    except Exception:  # (an unknown id: `make` says so, with gym's own message)
+        return True
+    if isinstance(creator, type):
+        return all(callable(getattr(creator, name, None)) for name in needed)
+    game = gym.make(env_id).unwrapped
+    try:
+        return all(callable(getattr(game, name, None)) for name in needed)
+    finally:
+        game.close()
 
 
 def _deterministic(record: dict[str, Any]) -> dict[str, Any]:
@@ -75,6 +118,11 @@ def check_envs(config: EvalConfig) -> None:
     from turnbudget.wrappers.stack import NoTurnBudgetError
 
     for env_id in config.envs:
+        if config.needs_oracle and not has_oracle(env_id):
+            raise ValueError(
+                f"Cannot evaluate {config.agent!r} on {env_id!r}: the agent needs the oracle "
+                "(needs_oracle), and the env has none (optimal_actions, distance_to_goal)"
+            )
         try:
             build_env(env_id, config, lambda record: None).close()
         except gym.error.Error as exc:
@@ -122,7 +170,9 @@ class _Slot:
         options = {"turn_budget": spec.turn_budget, "episode_id": spec.episode_id}
         if self.per_repeat:  # InjectErrors draws per (task seed, repeat, turn)
             options["repeat"] = spec.rep
-        return self.env.reset(seed=spec.task_seed, options=options)
+        observation, info = self.env.reset(seed=spec.task_seed, options=options)
+        check_text_observation(observation, spec.env_id)
+        return observation, info
 
     def collect(self, spec: EpisodeSpec, record_steps: bool, serialize: bool) -> EpisodeResult:
         records = self.records
