@@ -1443,9 +1443,21 @@ def _check_runs(runs: Any, where: str, spec: Mapping[str, Any] = RUN_SUMMARY_BAS
 
 
 def _condition(cfg: Mapping[str, Any]) -> str:
-    return json.dumps(
-        {k: cfg.get(k) for k in ("envs", "tasks", "ts", "errors", "reveal", "n")}, sort_keys=True
-    )
+    """What makes two runs comparable, as written however they were given: envs and tasks in
+    any order, errors and reveal as the wrappers read them (``0.1`` and ``{"rate": 0.1}`` are
+    one setting); the budgets as they are (their cells are compared in order)."""
+    condition: dict[str, Any] = {"n": cfg.get("n"), "ts": cfg.get("ts")}
+    for key in ("envs", "tasks"):
+        value = cfg.get(key)
+        condition[key] = sorted(value, key=str) if is_listlike(value) else value
+    try:
+        from turnbudget.wrappers.stack import plan_stack
+
+        layers = plan_stack(errors=cfg.get("errors"), reveal=cfg.get("reveal")).layers
+        condition["wrappers"] = [[layer.wrapper.__name__, kwargs] for layer, kwargs in layers]
+    except (TypeError, ValueError):  # (a hand-made summary's setting: compared as written)
+        condition["errors"], condition["reveal"] = cfg.get("errors"), cfg.get("reveal")
+    return json.dumps(condition, sort_keys=True, default=str)
 
 
 def compare_runs(

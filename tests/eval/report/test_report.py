@@ -738,3 +738,51 @@ def test_a_negative_seed_in_a_hand_edited_run_json_is_named(tmp_path, capsys):
     (run / RUN_FILE).write_text(json.dumps({**config, "seed": -1}))
     assert main(["report", "--no-plots", str(run)]) == 2
     assert "run.json: Expect `seed` to be an int >= 0, got -1" in capsys.readouterr().err
+
+
+def test_runs_at_other_budgets_get_a_pass_at_1_table_of_their_own(tmp_path):
+    """One run at other budgets dropped the whole group's table: the runs that shared theirs
+    (and were compared under Advantages) had no Pass@(1,T) row."""
+    from turnbudget.eval import build_report
+
+    for label, agent, ts in (("a", OracleAgent(0.0), [6, 10, 20]), ("b", RandomAgent(), [6, 10, 20]),
+                             ("c", RandomAgent(), [6, 10, 30])):  # fmt: skip
+        evaluate(MAZE, agent, ks=[1], ts=ts, tasks=3, n=1, out=tmp_path / label, label=label,
+                 n_bootstrap=0)  # fmt: skip
+    build_report(tmp_path, plots=False, n_bootstrap=0)
+    text = (tmp_path / "report.md").read_text()
+    section = text[text.index("## Pass@(1,T) by run") :].split("\n## ", 1)[0]
+    assert "| run | T=6 | T=10 | T=20 |" in section and "| run | T=6 | T=10 | T=30 |" in section
+    assert all(f"| {label} |" in section for label in "abc")
+
+
+def test_runs_written_differently_under_the_same_conditions_are_compared(tmp_path):
+    """Envs in another order, or errors=0.1 against {"rate": 0.1}: the same run, not compared."""
+    envs = [MAZE, "turnbudget/KeyQuest-Easy-v0"]
+    settings = {"ks": [1], "ts": [8, 16], "tasks": 3, "n": 1, "n_bootstrap": 0}
+    runs = {
+        "a": evaluate(envs, OracleAgent(0.0), errors=0.1, label="a", **settings).summary,
+        "b": evaluate(envs[::-1], RandomAgent(), errors={"rate": 0.1}, label="b", **settings).summary,
+    }  # fmt: skip
+    rows = compare_runs(runs, min_advantage=0)
+    assert [(r["better"], r["worse"]) for r in rows] == [("a", "b")]
+    runs["b"] = evaluate(envs, RandomAgent(), errors=0.2, label="b", **settings).summary
+    assert compare_runs(runs, min_advantage=0) == []  # (other errors: other conditions)
+
+
+def test_a_summary_read_back_from_json_lists_its_budgets_in_order(tmp_path):
+    """summary.json sorts its keys: "16" came before "8" in the per-budget table."""
+    from turnbudget.eval.report import render_markdown
+
+    result = evaluate(MAZE, RandomAgent(), ks=[1], ts=[8, 16, 24], tasks=2, n=1, label="r",
+                      n_bootstrap=0)  # fmt: skip
+    summary = json.loads(json.dumps({"runs": {"r": result.summary}, "comparisons": []},
+                                    sort_keys=True))  # fmt: skip
+    text = render_markdown(summary)
+    table = text[text.index("| T | episodes (won) |") :].split("\n\n", 1)[0]
+    rows = [
+        line.split("|")[1].strip()
+        for line in table.splitlines()
+        if line[:3] in ("| 8", "| 1", "| 2")
+    ]
+    assert rows[:3] == ["8", "16", "24"], rows

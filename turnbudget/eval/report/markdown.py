@@ -450,22 +450,21 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     out += ["## Pass@(1,T) by run", ""]
     for group in groups:
         members = [(lbl, r) for lbl, r in runs.items() if group in r["groups"]]
-        ts = members[0][1]["config"]["ts"]
-        if any(r["config"]["ts"] != ts for _, r in members):
-            continue
-        out += [
-            f"**{_short(group)}**",
-            "",
-            "| run | " + " | ".join(f"T={t}" for t in ts) + " |",
-            "|---" * (len(ts) + 1) + "|",
-        ]
+        # One table per set of budgets (a run at other budgets left the whole group out).
+        by_budgets: dict[tuple[int, ...], list[tuple[str, Any]]] = {}
         for lbl, r in members:
-            out.append(
-                f"| {lbl} | "
-                + " | ".join(f"{x:.2f}" for x in _pass1_row(_primary(r["groups"][group])[1]))
-                + " |"
-            )
-        out.append("")
+            by_budgets.setdefault(tuple(r["config"]["ts"]), []).append((lbl, r))
+        for ts, same in by_budgets.items():
+            out += [
+                f"**{_short(group)}**",
+                "",
+                "| run | " + " | ".join(f"T={t}" for t in ts) + " |",
+                "|---" * (len(ts) + 1) + "|",
+            ]
+            for lbl, r in same:
+                row = _pass1_row(_primary(r["groups"][group])[1])
+                out.append(f"| {lbl} | " + " | ".join(f"{x:.2f}" for x in row) + " |")
+            out.append("")
 
     out += _feasibility_section(runs)
 
@@ -631,7 +630,7 @@ def _budget_section(runs: Mapping[str, Any]) -> list[str]:
             "| lost: on track / after error | recovery rate (won / lost) | wasted / turn |",
             "|---|---|---|---|---|---|---|",
         ]
-        for t, cell in table.items():
+        for t, cell in sorted(table.items(), key=lambda item: int(item[0])):  # (JSON: "16" < "8")
             a, w, f = cell["all"], cell["success"], cell["failure"]
             out.append(
                 f"| {t} | {a['episodes']} ({w['episodes']}) | "

@@ -124,8 +124,9 @@ def plot_recovery_by_budget(summary: Mapping[str, Any], path: str | Path) -> Pat
             table = _by_budget(r)
             if not table:
                 continue
-            ts = [int(t) for t in table]
-            values = [np.nan if c["all"][key] is None else c["all"][key] for c in table.values()]
+            ts = sorted(int(t) for t in table)  # (read back from JSON: "16" before "8")
+            cells = [table[str(t)]["all"] for t in ts]
+            values = [np.nan if c[key] is None else c[key] for c in cells]
             ax.plot(ts, values, marker="o", ms=3, label=_plot_text(label))
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("turn budget T")
