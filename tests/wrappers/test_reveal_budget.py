@@ -191,3 +191,23 @@ def test_a_numpy_final_turns_is_kept_as_a_python_int():
                             info="text", reveal={"mode": "final", "final_turns": np.int64(3)})  # fmt: skip
     spec = HistoryFeatures(stack, budget=True).spec_dict()
     assert json.loads(json.dumps(spec))["reveal"]["final_turns"] == 3
+
+
+@pytest.mark.parametrize("template", ["\n[turn {turns_used}]", "\n[Hurry!]"])
+def test_a_template_that_shows_no_budget_does_not_make_it_visible(template):
+    """``budget_visible`` was True on every turn the template was shown: the agent's view then
+    carried turn_budget and turns_left, and an LLM's prompt "Turns left: 6 of 6"."""
+    import turnbudget
+    from turnbudget.eval.run.agent_view import agent_info
+
+    env = turnbudget.make("turnbudget/Maze-Easy-v0", turn_budget=6,
+                          reveal={"mode": "always", "template": template})  # fmt: skip
+    obs, info = env.reset(seed=0)
+    assert obs.endswith(template.format(turns_used=0)) and info["budget_visible"] is False
+    view = agent_info(info, show_budget=False)
+    assert "turn_budget" not in view and "turns_left" not in view
+    env = turnbudget.make("turnbudget/Maze-Easy-v0", turn_budget=6,
+                          reveal={"mode": "always", "template": "\n[{turns_left} of {turn_budget}]"})  # fmt: skip
+    _, info = env.reset(seed=0)
+    assert info["budget_visible"] is True
+    assert agent_info(info, show_budget=False)["turns_left"] == 6

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import string
 import struct
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -16,7 +15,7 @@ from turnbudget._checks import brief, check_bool, check_option, check_positive_i
 from turnbudget.wrappers._common import find_wrapper, record_args, require_single
 from turnbudget.wrappers.discrete_actions import DiscreteActions, check_max_actions
 from turnbudget.wrappers.numeric_info import NumericInfo
-from turnbudget.wrappers.reveal_budget import RevealBudget
+from turnbudget.wrappers.reveal_budget import RevealBudget, template_shows_budget
 from turnbudget.wrappers.text_features import (
     NgramEncoder,
     TextFeatures,
@@ -44,12 +43,6 @@ MAX_FEATURES = 2**20
 
 def _words(text: str) -> set[str]:
     return set(tokens(text))
-
-
-def _shows_budget(template: str) -> bool:
-    """Whether a `RevealBudget` template shows the budget: turns left, or the budget itself."""
-    fields = {field for _, field, _, _ in string.Formatter().parse(template) if field}
-    return bool(fields & {"turns_left", "turn_budget"})
 
 
 def executed_command(chosen: str, info: Mapping[str, Any]) -> str:
@@ -457,7 +450,7 @@ class HistoryFeatures(
         self.encoder = FeatureEncoder(discrete.max_actions, history, command_dim, budget)
         reveal = find_wrapper(env, RevealBudget)
         if self.encoder.budget and (
-            reveal is None or reveal.mode == "never" or not _shows_budget(reveal.template)
+            reveal is None or reveal.mode == "never" or not template_shows_budget(reveal.template)
         ):
             # (a template with no budget in it, "[Hurry up!]" or "{turns_used}", gave the
             # policy the exact budget in its features while the text showed none)

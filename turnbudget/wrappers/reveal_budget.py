@@ -76,6 +76,9 @@ class RevealBudget(gym.Wrapper[str, ActType, str, ActType], gym.utils.RecordCons
         if not isinstance(space, spaces.Text):
             raise ValueError(f"RevealBudget needs a Text observation space, got {space}")
         self.mode, self.final_turns, self.template = name, final_turns, template
+        # (a template with no budget in it, "[turn {turns_used}]" or "[Hurry!]", shows none:
+        # the agent's view and an LLM's budget line read ``budget_visible`` to show T)
+        self._shows_budget = template_shows_budget(template)
         # (turns_left, turns_used, turn_budget) -> the text shown: formatting cost more than
         # the rest of a step here, and a run meets few such triples.
         self._shown: dict[tuple[int, int, int], str] = {}
@@ -97,7 +100,7 @@ class RevealBudget(gym.Wrapper[str, ActType, str, ActType], gym.utils.RecordCons
         # (the common mode before the call: a call costs more than the rest of this check)
         visible = self.mode == "always" or budget_visible(self.mode, self.final_turns, left)
         assert "budget_visible" not in info, "info['budget_visible'] set twice"
-        info["budget_visible"] = visible
+        info["budget_visible"] = visible and self._shows_budget
         if not visible:
             return obs
         used, budget = info["turns_used"], info["turn_budget"]
@@ -111,6 +114,13 @@ class RevealBudget(gym.Wrapper[str, ActType, str, ActType], gym.utils.RecordCons
                 turns_left=left, turns_used=used, turn_budget=budget
             )
         return obs + shown
+
+
+def template_shows_budget(template: str) -> bool:
+    """Whether a reveal template shows the budget: turns left, or the budget itself (a turn
+    counter alone, or a hint, does not)."""
+    fields = {field for _, field, _, _ in string.Formatter().parse(template) if field}
+    return bool(fields & {"turns_left", "turn_budget"})
 
 
 def check_reveal(mode: Any, final_turns: Any, template: Any) -> tuple[str, int | None, str]:

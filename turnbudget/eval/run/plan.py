@@ -20,6 +20,7 @@ import json
 import operator
 import os
 import re
+import warnings
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from collections.abc import Set as AbstractSet
@@ -408,8 +409,19 @@ def make_config(
             subject="the agent's name (the default `label`; pass `label` to name the run)",
         )
     needs_oracle, budget_aware = agent_flags(agent)
+    sees_budget = budget_aware or budget_visible(reveal)
     if mode == "auto":
-        mode = "rerun" if (budget_aware or budget_visible(reveal)) else "truncate"
+        mode = "rerun" if sees_budget else "truncate"
+    elif mode == "truncate" and sees_budget:  # (its grid was read as exact without a word)
+        warnings.warn(
+            "mode='truncate' reads each T off the episodes played at max(T): exact only for an "
+            "agent that cannot see its budget, and this one can ("
+            + ("it is budget_aware" if budget_aware else f"reveal={reveal!r}")
+            + "). Its Pass@(K,T) below max(T) is what it did in its first T turns of a longer "
+            "budget, not under T: use mode='rerun' (or 'both', to see the gap)",
+            UserWarning,
+            stacklevel=3,
+        )
     for name, value in (("reveal", reveal), ("errors", errors)):
         try:
             json.dumps(value)
