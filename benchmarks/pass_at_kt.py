@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import shlex
 import sys
 import time
@@ -108,6 +109,53 @@ def zoo_agents(config: Config) -> tuple[str, dict[str, dict[int, PolicyAgent]]]:
     return envs.pop(), agents
 
 
+def _check_grid_flags(config: Config) -> None:
+    """The flags the findings read by position, checked before anything runs: the report
+    takes K = 1 as the first K, the tight budget as the first and the generous as the last,
+    and "base" as the arm every other is compared with (unsorted values turned a verdict
+    upside down, or labelled Pass@2 as Pass@1; a bad value failed after the whole job)."""
+    for flag, values in (("--ks", config.ks), ("--ts", config.ts), ("--ratios", config.ratios)):
+        if list(values) != sorted(set(values)):
+            raise SystemExit(f"error: {flag} {list(values)}: give distinct values, increasing")
+        if min(values) <= 0:
+            raise SystemExit(f"error: {flag} {list(values)}: every value must be positive")
+    if config.ks[0] != 1:
+        raise SystemExit(f"error: --ks {list(config.ks)} must hold 1 (the findings read Pass@1)")
+    if "base" not in config.arms or len(set(config.arms)) < 2:
+        raise SystemExit(
+            f"error: --arms {list(config.arms)} must hold base and another arm, which is "
+            "compared with it"
+        )
+    if len(set(config.seeds)) < len(config.seeds):
+        raise SystemExit(f"error: --seeds {list(config.seeds)} repeats a seed")
+    if config.probe_tasks < 1 or config.tasks < 1:
+        raise SystemExit("error: --tasks and --probe-tasks must be at least 1")
+    if not all(0 <= e <= 1 for e in config.epsilons):
+        raise SystemExit(f"error: --epsilons {list(config.epsilons)} must lie in [0, 1]")
+
+
+def _check_relative_budgets(config: Config, env_id: str) -> None:
+    """Every relative budget floor(c · d*) of every task within 1..max(--ts): the episodes run
+    to max(--ts) only, and Pass@1 at a larger T was read off episodes cut short."""
+    import gymnasium as gym
+
+    env = gym.make(env_id)
+    lengths = []
+    for task in range(config.tasks):
+        env.reset(seed=task)
+        lengths.append(env.unwrapped.distance_to_goal())
+    env.close()
+    top = max(math.floor(max(config.ratios) * d) for d in lengths)
+    if top > max(config.ts):
+        raise SystemExit(
+            f"error: --ratios up to {max(config.ratios):g} ask for T = {top} on a task of d* = "
+            f"{max(lengths)}, past max(--ts) {max(config.ts)}, where the episodes stop: raise "
+            "max(--ts) or lower the ratios"
+        )
+    if min(math.floor(min(config.ratios) * d) for d in lengths) < 1:
+        raise SystemExit(f"error: --ratios {list(config.ratios)} give a budget of 0 turns")
+
+
 def main(config: Config, argv: list[str] | None = None) -> dict[str, Any]:
     if max(config.ks) > config.n:
         raise SystemExit(
@@ -115,6 +163,7 @@ def main(config: Config, argv: list[str] | None = None) -> dict[str, Any]:
         )
     if len(config.seeds) < 2:
         raise SystemExit("error: intervals over training seeds need at least 2 --seeds")
+    _check_grid_flags(config)
     # (checked before the job runs: its end raised a bare FileNotFoundError, or, with
     # --no-plots, wrote no figure without a word)
     if config.figure and not config.plots:
@@ -130,6 +179,7 @@ def main(config: Config, argv: list[str] | None = None) -> dict[str, Any]:
         env_id, zoo = zoo_agents(config)
     except ValueError as exc:
         raise SystemExit(f"error: {exc}") from None
+    _check_relative_budgets(config, env_id)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     started, cpu_started = time.perf_counter(), time.process_time()

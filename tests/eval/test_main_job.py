@@ -81,6 +81,15 @@ def test_reduced_main_job_states_verdicts_with_intervals_and_its_controls_pass(t
         # (the whole job ran, then a bare FileNotFoundError; or no figure, without a word)
         (["--figure", "no-such-folder/main_job.png"], "its folder does not exist"),
         (["--figure", "main_job.png", "--no-plots"], "--figure needs the plots"),
+        # (read by position: unsorted values turned a verdict upside down, --ks 2,1 labelled
+        # Pass@2 as Pass@1; relative budgets past max(--ts) read episodes cut short)
+        (["--ks", "2,1", "--no-plots"], "--ks [2, 1]: give distinct values, increasing"),
+        (["--ts", "60,9", "--no-plots"], "--ts [60, 9]: give distinct values"),
+        (["--ratios", "4,1.5,2", "--no-plots"], "--ratios [4.0, 1.5, 2.0]: give distinct"),
+        (["--ts", "6,12", "--no-plots"], "past max(--ts) 12, where the episodes stop"),
+        (["--arms", "fixed-tight,budgetmix", "--no-plots"], "must hold base and another arm"),
+        (["--seeds", "0,0", "--no-plots"], "repeats a seed"),
+        (["--epsilons", "2", "--no-plots"], "must lie in [0, 1]"),
     ],
 )
 def test_main_job_rejects_bad_settings(tmp_path, flags, message):
