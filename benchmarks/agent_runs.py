@@ -1,6 +1,6 @@
 """The loop the research scripts share: one `turnbudget.eval.evaluate` call per labelled run.
 
-`pass_at_kt.py` and `llm_agent.py` describe their job as a list of `Run`s (a
+`llm_agent.py` and `llm_grid.py` describe their job as a list of `Run`s (a
 label, an agent, the `evaluate` settings that differ per run), play them with
 `evaluate_runs` (each into ``OUT/<label>/``, timed), then build one report over
 ``OUT`` with ``turnbudget.eval.report.build_report``. A script imports this

@@ -154,6 +154,14 @@ class Config:
         unknown = set(self.conditions) - {"clean", "errors"}
         if unknown:
             raise ValueError(f"Unknown conditions {sorted(unknown)}; expect clean, errors")
+        # (a bad one failed deep inside the report, after the whole run, and was then kept in
+        # config.json, where every --report-only read it again)
+        for name in ("steps", "tasks", "probe_tasks", "bc_episodes"):
+            if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
+                raise ValueError(f"Expect `{name}` to be an int >= 1, got {getattr(self, name)!r}")
+        for name in ("alpha", "margin"):
+            if not 0 < getattr(self, name) < 1:
+                raise ValueError(f"Expect `{name}` in (0, 1), got {getattr(self, name)!r}")
 
 
 QUICK = {
@@ -206,6 +214,14 @@ def _job_train(tc: TrainConfig) -> dict[str, Any]:
     os.environ["OMP_NUM_THREADS"] = "1"
     done = Path(tc.out) / "summary.json"  # written last, atomically: the job finished
     if done.is_file() and (Path(tc.out) / "policy.zip").is_file():
+        saved = json.loads((Path(tc.out) / "config.json").read_text())
+        wanted = json.loads(json.dumps(dataclasses.asdict(tc)))
+        differ = sorted(k for k in wanted if saved.get(k) != wanted[k])
+        if differ:  # (the old policy was reused, the report saying the new settings)
+            raise ValueError(
+                f"{tc.out} holds a policy trained with other settings ({', '.join(differ)}): "
+                "remove it, or give another --out"
+            )
         return {**json.loads(done.read_text()), "out": tc.out, "resumed": True}
     return {**train(tc), "out": tc.out}
 
@@ -359,10 +375,31 @@ def _run_on_ray(
             finished(pending.pop(ref), ray.get(ref))
 
 
+#: Settings that do not change a run's results: another value of these resumes it.
+_HOW_IT_RUNS = frozenset({"out", "results", "workers", "backend", "stages"})
+
+
+def _check_same_settings(config: Config, saved_path: Path) -> None:
+    """A run in ``--out`` resumes only under its own settings: a rerun with other --steps or
+    --tight reused its policies and rewrote its config.json, and every later --report-only
+    said the new settings."""
+    if not saved_path.is_file():
+        return
+    saved = json.loads(saved_path.read_text())
+    wanted = json.loads(json.dumps(dataclasses.asdict(config)))
+    differ = sorted(k for k in wanted if k not in _HOW_IT_RUNS and saved.get(k) != wanted[k])
+    if differ:
+        raise SystemExit(
+            f"error: {saved_path.parent} holds a run with other settings ({', '.join(differ)}): "
+            "give another --out, or the same settings to resume it"
+        )
+
+
 def run(config: Config) -> dict[str, Any]:
     """Train, evaluate and report; returns the timings."""
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
+    _check_same_settings(config, out / "config.json")
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
     timings: dict[str, Any] = {}
 

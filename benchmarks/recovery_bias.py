@@ -53,6 +53,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--base", type=int, default=20000, help="the first task seed")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
+    for name in ("tasks", "reps", "workers"):  # (0 failed deep inside, after the pool started)
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    if args.base < 0:
+        parser.error(f"--base must be a task seed >= 0, got {args.base}")
     with ProcessPoolExecutor(args.workers) as pool:
         runs = list(
             pool.map(

@@ -112,8 +112,26 @@ def _job(tc: TrainConfig) -> dict[str, Any]:
     os.environ["OMP_NUM_THREADS"] = "1"
     done = Path(tc.out) / "summary.json"
     if done.is_file() and (Path(tc.out) / "policy.zip").is_file():
+        _check_same_training(tc)
         return {**json.loads(done.read_text()), "out": tc.out}  # resume
     return {**train(tc), "out": tc.out}
+
+
+def _check_same_training(tc: TrainConfig) -> None:
+    """A finished policy is reused only when it was trained with these settings (its own
+    config.json): a rerun with other --steps or --tight reused the old policy, and its card
+    said the new settings."""
+    try:
+        saved = json.loads((Path(tc.out) / "config.json").read_text())
+    except (OSError, ValueError):
+        saved = None
+    wanted = json.loads(json.dumps(dataclasses.asdict(tc)))
+    differ = sorted(k for k in wanted if saved is None or saved.get(k) != wanted[k])
+    if differ:
+        raise SystemExit(
+            f"error: {tc.out} holds a policy trained with other settings ({', '.join(differ)}"
+            "): remove it, or give another --out"
+        )
 
 
 def _pool(jobs: list[TrainConfig], workers: int) -> list[dict[str, Any]]:

@@ -76,8 +76,25 @@ def replicate(envs: list[str], tasks: int, rep: int) -> dict[str, Any]:
     return {"rep": rep, "failed": failed}
 
 
-def main(config: Config) -> dict[str, Any]:
+def check_config(config: Config) -> list[str]:
+    """The env ids, once the flags are checked (before the pool starts: a bad one failed in a
+    worker, or, for --json-out, after every replicate had run)."""
+    import gymnasium as gym
+
+    for name in ("reps", "workers", "tasks"):
+        if getattr(config, name) < 1:
+            raise SystemExit(f"error: --{name} must be at least 1, got {getattr(config, name)}")
     envs = config.envs.split(",")
+    unknown = [env for env in envs if env not in gym.registry]
+    if unknown:
+        raise SystemExit(f"error: --envs names no registered env: {unknown}")
+    if config.json_out and not Path(config.json_out).resolve().parent.is_dir():
+        raise SystemExit(f"error: --json-out {config.json_out}: its folder does not exist")
+    return envs
+
+
+def main(config: Config) -> dict[str, Any]:
+    envs = check_config(config)
     rows = []
     with ProcessPoolExecutor(config.workers) as pool:
         futures = [pool.submit(replicate, envs, config.tasks, r) for r in range(config.reps)]

@@ -91,6 +91,13 @@ def test_a_killed_run_continues_where_it_stopped(tmp_path):
     for arm in ("fixed-tight", "budgetmix"):
         for seed in (0, 1):
             assert (out / "policies" / "Maze-Easy" / f"{arm}-s{seed}" / "summary.json").is_file()
+    # With other settings the run is refused, its config.json kept (a rerun reused its
+    # policies and rewrote it: every later --report-only said the new settings).
+    saved = (out / "config.json").read_bytes()
+    changed = subprocess.run([*args, "--steps", "4096"], timeout=HANG_GUARD, capture_output=True,
+                             text=True, check=False)  # fmt: skip
+    assert changed.returncode != 0 and "other settings (steps)" in changed.stderr
+    assert (out / "config.json").read_bytes() == saved
 
 
 @pytest.mark.ray

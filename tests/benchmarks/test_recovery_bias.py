@@ -26,3 +26,12 @@ def test_recovery_bias_benchmark_smoke():
     for row in rows:
         above, below, covers = re.match(r"\| \S+ \| (\d+) \| (\d+) \| ([\d.]+) ", row).groups()
         assert int(above) + int(below) + round(float(covers) * 2) == 2, row
+
+
+def test_recovery_bias_refuses_bad_flags():
+    for flag in ("--reps", "--workers", "--tasks"):
+        proc = subprocess.run(
+            [sys.executable, str(REPO / "benchmarks" / "recovery_bias.py"), flag, "0"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 2 and f"{flag} must be at least 1" in proc.stderr

@@ -46,3 +46,10 @@ def test_train_zoo_trains_and_exports_every_arm_with_its_card(tmp_path):
     before = [p.stat().st_mtime_ns for p in zips]
     subprocess.run([*command, "--stages", "train"], check=True, timeout=600, capture_output=True)
     assert [p.stat().st_mtime_ns for p in zips] == before
+    # Rerun with other settings: refused (the old policies were reused, their cards saying the
+    # new settings).
+    other = [*command[:-4], "--steps", "512", "--bc-episodes", "3", "--stages", "train"]
+    refused = subprocess.run(other, timeout=600, capture_output=True, text=True, check=False)
+    assert refused.returncode != 0 and "trained with other settings" in refused.stderr
+    assert "total_steps" in refused.stderr and "Traceback" not in refused.stderr
+    assert [p.stat().st_mtime_ns for p in zips] == before

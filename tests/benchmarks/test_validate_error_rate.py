@@ -34,3 +34,18 @@ def test_validate_error_rate_benchmark_smoke(tmp_path):
     for verdict, v in figures["verdicts"].items():
         runs = sum(bool(row["failed"][verdict]) for row in figures["replicates"])
         assert v["runs_failed"] == runs and v["low"] <= v["rate"] <= v["high"], verdict
+
+
+def test_validate_error_rate_refuses_bad_flags_before_it_runs(tmp_path):
+    """--reps 0 was a ZeroDivisionError, --workers/--tasks 0 and an unknown env tracebacks from
+    the pool, and a --json-out in no folder lost the whole run after its last replicate."""
+    base = [sys.executable, str(REPO / "benchmarks" / "validate_error_rate.py"), "--tasks", "4",
+            "--reps", "1", "--envs", "turnbudget/Maze-Easy-v0"]  # fmt: skip
+    for flags, says in (
+        (["--reps", "0"], "--reps must be at least 1"),
+        (["--workers", "0"], "--workers must be at least 1"),
+        (["--envs", "nope"], "names no registered env: ['nope']"),
+        (["--json-out", str(tmp_path / "no" / "x.json")], "its folder does not exist"),
+    ):
+        proc = subprocess.run([*base, *flags], capture_output=True, text=True, check=False)
+        assert proc.returncode != 0 and says in proc.stderr and "Traceback" not in proc.stderr
