@@ -197,3 +197,33 @@ def test_a_setback_that_keeps_the_distance_but_turns_the_command_back_opens_an_e
     assert (episode["n_recovered"], episode["n_unrecovered"], episode["n_errors_self"]) == (
         1, 0, 0,
     )  # fmt: skip
+
+
+def test_steps_from_a_state_no_plan_can_win_from_are_not_judged():
+    """A race player whose rival took the last copy plays on with no optimal command and no
+    distance: each of its steps was judged, all "not optimal" (an oracle read 0.24)."""
+    from turnbudget.envs.native.maze import Maze
+
+    class Doomed(Maze):
+        """After "look" nothing can win, yet the game goes on (as for a race player)."""
+
+        doomed = False
+
+        def _apply(self, command):
+            self.doomed = self.doomed or command == "look"
+            return super()._apply(command)
+
+        def optimal_actions(self):
+            return [] if self.doomed else super().optimal_actions()
+
+        def distance_to_goal(self):
+            return None if self.doomed else super().distance_to_goal()
+
+    env = RecordStepOutcomes(TurnBudget(Doomed(), turn_budget=4))
+    env.reset(seed=0)
+    for _ in range(4):  # (to the budget's end: the records are delivered then)
+        env.step("look")
+    steps = [r for r in env.records if r["record"] == "step"]
+    assert [s["optimal"] for s in steps] == [False, None, None, None]
+    episode = env.records[-1]
+    assert episode["n_steps_judged"] == 1 and episode["optimal_step_rate"] == 0.0

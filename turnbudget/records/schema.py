@@ -101,7 +101,8 @@ class StepRecord(TypedDict):
     turn_budget: int
     action: str
     valid_action: bool
-    optimal: bool | None  # the agent's command starts a shortest plan from the state it saw
+    optimal: bool | None  # the command starts a shortest plan from the state seen (None: not
+    # judged: no oracle, or no plan can win from that state)
     distance_before: int | None  # at the start of the turn: the state the agent saw
     distance_after: int | None
     # The injection's and the command's effects on the distance, judged apart:

@@ -218,7 +218,9 @@ class EpisodeTracker:
         phase = "after_error" if self._last_was_error else ("recovering" if opened else "on_track")
 
         optimal = None
-        if optimal_now is not None:
+        # (no optimal command and no distance: nothing can win from here, as a race player
+        # once its rival took the last copy; its steps were judged, all "not optimal")
+        if optimal_now is not None and (optimal_now or before is not None):
             # A team agent's action can be any value (a spent turn): only a str is compared.
             optimal = (isinstance(action, str) and action in optimal_now) or (
                 executed and valid and applied is None
