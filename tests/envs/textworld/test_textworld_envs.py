@@ -220,6 +220,17 @@ def test_refused_commands_are_spent_turns_with_feedback(command):
     assert obs and reward == 0.0 and not terminated and not truncated
 
 
+def test_the_oracle_after_close_answers_as_before_any_reset():
+    """It reached through the closed game: AttributeError '_inform7' on None."""
+    env = gym.make("turnbudget/CoinCollector-Easy-v0")
+    env.reset(seed=0)
+    game = env.unwrapped
+    assert game.distance_to_goal() and game.optimal_actions()
+    env.close()
+    assert game.distance_to_goal() is None and game.optimal_actions() == []
+    assert game.admissible_actions() == []
+
+
 def test_non_string_actions_are_type_errors():
     env = gym.make("turnbudget/CoinCollector-Easy-v0")
     env.reset(seed=0)
@@ -300,6 +311,12 @@ def test_any_game_file_plays(tmp_path):
 def test_bad_game_files_raise_clear_errors(tmp_path):
     with pytest.raises(ValueError, match=r"\.z8 or \.ulx"):
         TextWorldEnv(game_file=tmp_path / "game.txt")
+    # (an empty path read as "got '.'", and a directory as "not found")
+    with pytest.raises(ValueError, match=r"to name a TextWorld game, got ''"):
+        TextWorldEnv(game_file="")
+    (tmp_path / "folder.z8").mkdir()
+    with pytest.raises(ValueError, match=r"folder\.z8.*: a directory"):
+        TextWorldEnv(game_file=tmp_path / "folder.z8")
     with pytest.raises(FileNotFoundError, match="not found"):
         TextWorldEnv(game_file=tmp_path / "missing.z8")
     lone = tmp_path / "lone.z8"

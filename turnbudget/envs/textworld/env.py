@@ -174,6 +174,10 @@ class TextWorldEnv(TextEnv):
                     "Expect `game_file` to name at least one game file, got an empty sequence"
                 )
             # (absolute: a relative one meant the working directory of each later load)
+            if any(not os.fspath(f).strip() for f in files):  # (Path("") is ".": "got '.'")
+                raise ValueError(
+                    f"Expect `game_file` to name a TextWorld game, got {brief(game_file)}"
+                )
             self._game_files = [self._check_game_file(Path(f)).absolute() for f in files]
         self._tw: Any = None  # the textworld environment, (re)built on reset
         self._interpreter: Interpreter | None = None  # its interpreter's process, kept across games
@@ -228,6 +232,9 @@ class TextWorldEnv(TextEnv):
         self._tw = self._interpreter = None
         self._loaded = None
         self._in_episode = False
+        # (its oracle reached through the closed game: an AttributeError, where before any
+        # reset it answers None and [], as it now does again)
+        self._state = self._policy_cache = self._optimal_cache = None
         super().close()
 
     def admissible_actions(self) -> list[str]:
@@ -352,6 +359,8 @@ class TextWorldEnv(TextEnv):
             raise ValueError(f"Expect a TextWorld game file (.z8 or .ulx), got {shown}")
         meta = path.with_suffix(".json")
         try:
+            if path.is_dir():  # (it was "not found", though it is there)
+                raise ValueError(f"Expect a TextWorld game file, got {shown}: a directory")
             if not path.is_file():
                 raise FileNotFoundError(f"TextWorld game file not found: {shown}")
             if not meta.is_file():
