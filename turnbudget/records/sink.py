@@ -141,7 +141,7 @@ def _team_delivery_start(fd: int, line_start: int, keep: int, size: int) -> int:
     if not isinstance(team, str):
         return keep
     # Every line of the delivery names a member of it: ``"episode_id":"TEAM#agent"``.
-    marker = b'"episode_id":' + json.dumps(team + "#").encode()[:-1]
+    marker = _member_marker(team)
     head = _read_at(fd, keep, min(size - keep, 256 + len(marker)))
     at = head.find(b'"episode_id":')
     if at >= 0 and not (head[at:].startswith(marker) or marker.startswith(head[at:])):
@@ -155,12 +155,18 @@ def _team_delivery_start(fd: int, line_start: int, keep: int, size: int) -> int:
             previous = json.loads(_read_at(fd, before, start - before)).get("team_episode_id")
         except (ValueError, AttributeError):
             previous = None
-        if isinstance(previous, str):
-            earlier = b'"episode_id":' + json.dumps(previous + "#").encode()[:-1]
-            if members >= _delivery(fd, before, earlier)[1]:
-                return keep
+        if (
+            isinstance(previous, str)
+            and members >= _delivery(fd, before, _member_marker(previous))[1]
+        ):
+            return keep
     # (the same team episode: cut the whole delivery, which a resume plays again)
     return start
+
+
+def _member_marker(team: str) -> bytes:
+    """How every record line of team episode ``team``'s members starts its id."""
+    return b'"episode_id":' + json.dumps(team + "#").encode()[:-1]
 
 
 def _delivery(fd: int, line_start: int, marker: bytes) -> tuple[int, int]:

@@ -195,7 +195,11 @@ def check_text_env(
         with _check(ctx, report, "gymnasium_checker"):
             # (the contract's info first: Gymnasium's checker read a NaN progress, which is no
             # number equal to itself, as a step that is not deterministic)
-            _reset(make(), seeds[0], ctx)
+            first = make()
+            try:
+                _reset(first, seeds[0], ctx)
+            finally:
+                first.close()  # (a TextWorld game's interpreter process)
             _gymnasium_checker(make)
         if fresh:
             with _check(ctx, report, "reset_needed"):
@@ -335,7 +339,11 @@ def _factory(
         # (an id registered outside turnbudget does not exist in a fresh process: its spec,
         # whose entry point it imports, goes instead)
         try:
-            spawn = _spawnable(("spec", gym.spec(source), kwargs), make().unwrapped)
+            game = make()
+            try:
+                spawn = _spawnable(("spec", gym.spec(source), kwargs), game.unwrapped)
+            finally:
+                game.close()
         except Exception:  # (an unknown id fails every check below, with gym's own message)
             spawn = None
         return make, True, source, spawn
