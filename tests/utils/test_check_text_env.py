@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from _support import native_env_ids
 
+from turnbudget.envs.native.crafting import Crafting
 from turnbudget.envs.native.maze import Maze
 from turnbudget.utils import check_text_env
 from turnbudget.utils.check_text_env import _Context, _rollout
@@ -211,7 +212,12 @@ def _no_env() -> gym.Env:
         ({"steps": 10**9}, ValueError, "`steps` to be at most 100,000"),
         ({"walks": -1}, ValueError, "`walks` to be an int >= 0"),
         ({"walks": True}, ValueError, "`walks`"),
-        ({"oracle": "exactly"}, ValueError, "`oracle` to be 'exact', 'plan' or None"),
+        (
+            {"oracle": "exactly"},
+            ValueError,
+            "`oracle` to be one of .auto., .exact., .plan. or None",
+        ),
+        ({"oracle": ["exact"]}, ValueError, "`oracle` to be one of"),
         ({"cross_process": "no"}, ValueError, "`cross_process` to be True or False"),
         ({"budget_factor": float("nan")}, ValueError, "`budget_factor`"),
         ({"budget_factor": 0}, ValueError, "`budget_factor`"),
@@ -253,3 +259,26 @@ def test_an_id_registered_outside_turnbudget_rolls_out_in_a_fresh_process(tmp_pa
         assert "cross_process_determinism" in report.checks
     finally:
         del gym.registry["auditns/MyMaze-v0"]
+
+
+class OnePlanCrafting(Crafting):
+    """An oracle that follows one plan: of the commands that shorten it, only the first."""
+
+    def optimal_actions(self):
+        return super().optimal_actions()[:1]
+
+
+class DeclaredOnePlanCrafting(OnePlanCrafting):
+    oracle_is_plan = True
+
+
+def test_an_env_that_declares_its_oracle_a_plan_is_checked_as_one_by_default():
+    """TextWorld's oracle is its quest's plan: under the default ``oracle="exact"`` every
+    TextWorld id failed ``oracle_bellman`` unless the caller knew to pass ``oracle="plan"``."""
+    with pytest.raises(AssertionError, match=r"^check_text_env\[oracle_bellman\] failed"):
+        check_text_env(OnePlanCrafting, steps=25, cross_process=False)
+    report = check_text_env(DeclaredOnePlanCrafting, steps=25, cross_process=False)
+    assert report.skipped["oracle_bellman"] == "oracle='plan'"
+    assert "oracle_solves" in report.checks
+    with pytest.raises(AssertionError, match=r"^check_text_env\[oracle_bellman\] failed"):
+        check_text_env(DeclaredOnePlanCrafting, steps=25, cross_process=False, oracle="exact")

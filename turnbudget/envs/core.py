@@ -224,6 +224,12 @@ class TextEnv(gym.Env[str, str]):
     #: could only ever pass. Declare it only when the game's rules guarantee it.
     commands_keep_solvable: ClassVar[bool] = False
 
+    #: True when the oracle follows one plan rather than searching every command: its
+    #: ``distance_to_goal()`` is the plan's length, and a command off the plan may win sooner
+    #: than the plan says (TextWorld). `check_text_env` then checks the plan is followed,
+    #: not that the distance is Bellman-consistent against every admissible command.
+    oracle_is_plan: ClassVar[bool] = False
+
     def __init__(self, render_mode: str | None = None):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(

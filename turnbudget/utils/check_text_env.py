@@ -25,7 +25,8 @@ The checks, in order:
 - ``oracle_solves``: following ``optimal_actions()[0]`` shortens
   ``distance_to_goal()`` by one every turn and wins in exactly that many
   turns, within half the default budget.
-- ``oracle_bellman`` (``oracle="exact"``): along random walks, the distance
+- ``oracle_bellman`` (``oracle="exact"``, the default for an env that does not declare
+  ``oracle_is_plan``): along random walks, the distance
   is 1 + the minimum over every admissible action of the distance after it
   (tried on deep copies), and ``optimal_actions()`` is exactly the set of
   actions achieving it; in a game that declares ``commands_keep_solvable``,
@@ -144,7 +145,7 @@ def check_text_env(
     seeds: Sequence[int] = (0, 1, 2),
     steps: int = 25,
     walks: int = 2,
-    oracle: Literal["exact", "plan"] | None = "exact",
+    oracle: Literal["auto", "exact", "plan"] | None = "auto",
     cross_process: bool = True,
     budget_factor: float | None = 2.0,
     hostile_commands: Sequence[str] = HOSTILE_COMMANDS,
@@ -164,9 +165,11 @@ def check_text_env(
         oracle: ``"exact"``: the oracle is exact (Bellman-consistent against
             every admissible action); ``"plan"``: its plan is followed and must
             shorten by one per turn, but other actions are not searched (e.g.
-            TextWorld, whose oracle is its quest's plan); None: the env has
-            no oracle, skip those checks. An env without the three `Oracle`
-            methods skips them too.
+            TextWorld, whose oracle is its quest's plan); ``"auto"``: ``"plan"``
+            for an env that declares ``oracle_is_plan`` (`TextEnv`'s flag, set by
+            the TextWorld envs), else ``"exact"``; None: the env has no oracle,
+            skip those checks. An env without the three `Oracle` methods skips
+            them too.
         cross_process: Run the ``cross_process_determinism`` check.
         budget_factor: The default budget must be at least this many times the
             optimal solution (None: not checked).
@@ -192,6 +195,8 @@ def check_text_env(
     env = make()
     try:
         has_oracle = oracle is not None and isinstance(env.unwrapped, Oracle)
+        if oracle == "auto":
+            oracle = "plan" if getattr(env.unwrapped, "oracle_is_plan", False) is True else "exact"
         with _check(ctx, report, "gymnasium_checker"):
             # (the contract's info first: Gymnasium's checker read a NaN progress, which is no
             # number equal to itself, as a step that is not deterministic)
@@ -278,6 +283,9 @@ def _check(ctx: _Context, report: CheckReport, check: str) -> Iterator[None]:
     report.checks.append(check)
 
 
+#: What ``oracle=`` may say (or None: no oracle checks).
+ORACLE_MODES = ("auto", "exact", "plan")
+
 #: The longest random walk `check_text_env` takes (a hang guard on a typo such as 10**9).
 MAX_CHECK_STEPS = 100_000
 
@@ -302,8 +310,11 @@ def _check_arguments(
         raise ValueError(f"Expect `steps` to be at most {MAX_CHECK_STEPS:,}, got {steps:,}")
     if not is_int(walks) or walks < 0:
         raise ValueError(f"Expect `walks` to be an int >= 0, got {brief(walks)}")
-    if oracle not in ("exact", "plan", None):
-        raise ValueError(f"Expect `oracle` to be 'exact', 'plan' or None, got {brief(oracle)}")
+    if oracle is not None and not (isinstance(oracle, str) and oracle in ORACLE_MODES):
+        raise ValueError(
+            f"Expect `oracle` to be one of {', '.join(map(repr, ORACLE_MODES))} or None, "
+            f"got {brief(oracle)}"
+        )
     check_bool(cross_process, "cross_process")
     if budget_factor is not None and not (is_finite(budget_factor) and budget_factor > 0):
         raise ValueError(

@@ -146,6 +146,7 @@ class TextWorldEnv(TextEnv):
     - v0: initial version.
     """
 
+    oracle_is_plan = True  # (TextWorld's tracked winning plan: see the oracle below)
     _needs_game_file: ClassVar[bool] = True  # False in families that make their own games
 
     def __init__(
