@@ -658,8 +658,11 @@ class _StepTotals:
         self.successes += bool(e.get("success"))
         members = e.get("roles")
         if isinstance(members, Mapping) and members:  # a team episode: the step columns pool
-            for member in members.values():  # its members' turns (it counted none: zeros)
-                self._add_steps(member)
+            house = e.get("house")  # its members' turns (it counted none: zeros), but the
+            house = set(house) if isinstance(house, list) else ()  # house's, not the team's
+            for role, member in members.items():
+                if role not in house:
+                    self._add_steps(member)
         else:
             self._add_steps(e)
 

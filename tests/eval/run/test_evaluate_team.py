@@ -521,6 +521,24 @@ def test_a_team_runs_step_columns_pool_its_members_turns(tmp_path):
     assert stats["steps_judged"] == sum(m["n_steps_judged"] for m in members) > 0
 
 
+def test_the_step_columns_leave_out_the_houses_turns(tmp_path):
+    """The house is the game's opponent, not a member of the team evaluated: its turns were
+    pooled into the team's columns, and a perfect player read an optimal-step rate of 0.96
+    (player_0's 104 of 104 beside the house's 10 of 15)."""
+    result = evaluate_team(
+        "race_v0", {"player_0": "oracle", "player_1": "house"}, ks=[1], ts=[30], tasks=10,
+        n_bootstrap=0, out=tmp_path / "run",
+    )  # fmt: skip
+    assert {tuple(e["house"]) for e in result.episodes} == {("player_1",)}
+    house = [e["roles"]["player_1"] for e in result.episodes]
+    assert sum(m["n_steps_judged"] - m["n_optimal_steps"] for m in house) > 0  # (it errs)
+    player = [e["roles"]["player_0"] for e in result.episodes]
+    stats = result.summary["analysis"]["turnbudget/race_v0"]
+    assert stats["optimal_step_rate"] == 1.0
+    assert stats["steps_judged"] == sum(m["n_steps_judged"] for m in player)
+    assert stats["turns"] == sum(m["turns_used"] for m in player)
+
+
 def test_the_team_report_names_what_each_role_was_shown_beyond_a_players_view(tmp_path):
     from turnbudget.agents import OracleAgent
     from turnbudget.eval.report import build_report

@@ -459,6 +459,8 @@ class TeamEpisodes:
         members = {r["agent"]: r for r in records if r["record"] == "episode"}
         if members:
             episode["roles"] = {role: members[role] for role in self.roles if role in members}
+        if self.config.house:  # (its turns are not the team's: the step columns leave them out)
+            episode["house"] = list(self.config.house)
         steps = [r for r in records if r["record"] == "step"]
         records.clear()
         if self.serialize:
