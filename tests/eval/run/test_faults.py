@@ -224,6 +224,33 @@ def test_an_agents_guard_against_exceptions_does_not_catch_the_timeout(tmp_path)
     check_failed_run(out, clean, "timeout", attempts=2)
 
 
+class SwallowingHangingAgent(GuardedHangingAgent):
+    """`GuardedHangingAgent` with a guard that catches everything (``except BaseException``),
+    the timeout too."""
+
+    name = "swallowing-hanging"
+
+    def act(self, observation: str, info: Any) -> str:
+        if self.current in self.seeds and not self.fell_back:
+            try:
+                block_forever()
+            except BaseException:
+                self.fell_back = True
+        return OracleAgent.act(self, observation, info)
+
+
+def test_an_agent_that_swallows_the_timeout_still_times_out(tmp_path):
+    """An agent that caught the timeout itself and played on finished its episode past the
+    timeout, and the local backend logged it as played in time."""
+    clean, timeout = timed_clean_run(tmp_path)
+    out = tmp_path / "local"
+    evaluate(
+        [MAZE, KEYQUEST], SwallowingHangingAgent(0.3, seeds_of(0, BAD)), out=out,
+        timeout=timeout, retries=1, **GRID,
+    )  # fmt: skip
+    check_failed_run(out, clean, "timeout", attempts=2)
+
+
 @pytest.mark.timeout(600, method="thread")  # a guard: the other worker waits for the replacement
 def test_a_killed_pool_worker_costs_nothing(tmp_path):
     """SIGKILL a pool worker mid-chunk: its chunk is rerun, every episode is logged once,

@@ -256,11 +256,14 @@ REFIRE_SECONDS = 1.0
 
 @contextlib.contextmanager
 def _sigalrm(seconds: float, limit: float) -> Iterator[None]:
-    armed = True
+    armed, fired = True, False
+    message = f"ran past the timeout of {limit:g}s"
 
     def fire(signum: int, frame: Any) -> None:
+        nonlocal fired
         if armed:  # the block may have ended just as the timer fired
-            raise EpisodeTimeout(f"ran past the timeout of {limit:g}s")
+            fired = True
+            raise EpisodeTimeout(message)
 
     previous = signal.signal(signal.SIGALRM, fire)
     # (0 would disarm it.) It fires again while the block runs on: the first raise can land
@@ -269,6 +272,17 @@ def _sigalrm(seconds: float, limit: float) -> Iterator[None]:
     signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3), REFIRE_SECONDS)
     try:
         yield
+    except (EpisodeTimeout, StepTimeout, *STOPS_RUN):
+        raise
+    except BaseException as exc:
+        if fired:  # the agent caught the timeout and raised something else instead
+            raise EpisodeTimeout(f"{message} (then raised {describe(exc)})") from exc
+        raise
+    else:
+        # Code that catches every exception (``except BaseException: pass``) kept the episode
+        # playing past its timeout, and it was recorded as if it had run in time.
+        if fired:
+            raise EpisodeTimeout(f"{message} (its code caught the timeout and played on)")
     finally:
         armed = False
         signal.setitimer(signal.ITIMER_REAL, 0)
