@@ -93,6 +93,27 @@ def test_vault_message_carries_one_code():
     assert 'Radio: "red 1111 and blue ####"' in world.describe("runner")
 
 
+@pytest.mark.parametrize(
+    "message, heard",
+    [
+        ("11112222", "1111####"),  # two codes run together
+        ("1 1 1 1 2 2 2 2", "1 1 1 1 # # # #"),  # or spelt digit by digit
+        ("1-1-1-1, then 2222", "#-#-#-#, then 2222"),  # the first four-digit code wins
+        ("door 2: 2222", "door #: 2222"),
+    ],
+)
+def test_vault_message_carries_no_second_code_in_other_spellings(message, heard):
+    """Only a second four-digit code was static: "11112222" carried both codes, and so did
+    the digits spelt one by one."""
+    world = VaultWorld.from_layout(
+        _corridor(4), start=0, vault=3,
+        doors=[(0, "east", "red", "1111"), (1, "east", "blue", "2222")],
+    )  # fmt: skip
+    feedback = world.play_round({"runner": "wait", "operator": f"say {message}"})
+    assert "static" in feedback["operator"]
+    assert f'Radio: "{heard}"' in world.describe("runner")
+
+
 @pytest.mark.parametrize("difficulty", DIFFICULTIES)
 def test_vault_oracle_team_wins_within_budget(difficulty):
     for seed in range(20):

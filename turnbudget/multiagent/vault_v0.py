@@ -22,8 +22,9 @@ class raw_env(TextParallelEnv):  # PettingZoo's name for the unwrapped env
     is, the route to the vault, and every door's code, but can only talk.
     The *runner* sees only its room and what it hears on the radio, and acts.
     A message reaches the runner at the end of the round it was said, and
-    carries at most one code (any further code arrives as ``####``), so
-    communication costs rounds and the operator must pick which code to send.
+    carries at most one code (four digits: any further digit arrives as
+    static, ``#``), so communication costs rounds and the operator must pick
+    which code to send.
     Decoy doors off the route (Medium, Hard) have codes too.
 
     ## Goal

@@ -45,6 +45,34 @@ _COLORS = ("red", "blue", "green", "yellow", "silver", "bronze", "white", "black
 _CODE = re.compile(r"(?<!\d)\d{4}(?!\d)", re.ASCII)
 _ENTER_SYNONYMS = ("enter", "type", "key", "input", "punch", "dial")
 
+
+def _one_code(message: str) -> tuple[str, bool]:
+    """``message`` as the runner hears it, and whether static cut any of it: four digits get
+    through (the first four-digit code's, else the first four), every other digit arrives as
+    ``#``. Only further four-digit codes were cut: "28283326" or "2 8 2 8 3 3 2 6" carried
+    two codes.
+
+    Example:
+        >>> _one_code("green 2828, then 3326")
+        ('green 2828, then ####', True)
+        >>> _one_code("go 2 rooms, code 1234")
+        ('go # rooms, code 1234', True)
+        >>> _one_code("28283326"), _one_code("2 8 2 8 3")
+        (('2828####', True), ('2 8 2 8 #', True))
+    """
+    first = _CODE.search(message)
+    if first is not None:
+        keep = range(first.start(), first.end())
+    else:
+        keep = [i for i, ch in enumerate(message) if ch.isascii() and ch.isdigit()][:4]
+    out = [
+        "#" if ch.isascii() and ch.isdigit() and i not in keep else ch
+        for i, ch in enumerate(message)
+    ]
+    heard = "".join(out)
+    return heard, heard != message
+
+
 # The oracle's state: (runner's room, open doors as a bitmask, codes the runner has heard).
 _State = tuple[int, int, frozenset[str]]
 
@@ -56,7 +84,7 @@ class VaultWorld(TeamWorld):
     is fixed and the team's real problem is the radio: the operator sees the
     plan, the route and every code, and can only ``say`` things; a message
     reaches the runner at the end of the round, and carries at most one
-    four-digit code (any further code in it arrives as static, ``####``).
+    four-digit code (four digits: any further digit in it arrives as static, ``#``).
     The runner sees its room and what it hears, and acts.
 
     The team oracle is exact: the runner needs one round per move and per
@@ -317,23 +345,12 @@ class VaultWorld(TeamWorld):
     def _talk(self, command: str) -> str:
         if not command.startswith("say "):
             return "You watch the monitors."
-        codes_seen = 0
-
-        def one_code(match: re.Match[str]) -> str:
-            nonlocal codes_seen
-            codes_seen += 1
-            return match.group(0) if codes_seen == 1 else "####"
-
-        message = _CODE.sub(one_code, command[4:])
+        message, cut = _one_code(command[4:])
         first = _CODE.search(message)
         if first is not None:
             self._heard = self._heard | {first.group(0)}
         self._radio = message
-        note = (
-            " (only one code gets through per message: the rest was static)"
-            if codes_seen > 1
-            else ""
-        )
+        note = " (only one code gets through per message: the rest was static)" if cut else ""
         return f'You radio: "{message}"{note}.'
 
     # -- status ---------------------------------------------------------------------------

@@ -60,8 +60,8 @@ class RecordTeamOutcomes(BaseParallelWrapper):
     Each agent's steps and episode summary follow `StepRecord` and
     `EpisodeRecord`, judged against the game's per-agent oracle
     (``optimal_actions(agent)`` before the round, ``distance_to_goal(agent)``
-    after it). On a round without injected errors whose distance rose, an agent
-    whose command was not optimal is judged by where its own command took the
+    after it). On a round whose distance rose, an agent whose command was not
+    optimal, and met no injected error of its own, is judged by where its own command took the
     distance, with the best its partners could have answered on a copy of the
     world (``command_effect``, ``error_self``, ``wasted``): a partner's detour
     is not its error, though the rise is one the team recovers from
@@ -197,11 +197,12 @@ class RecordTeamOutcomes(BaseParallelWrapper):
             else None
         )
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
-        quiet = not any(_applied_error(info) for info in infos.values())
         for agent in acting:
             after = self._distance(agent)
             own: dict[str, Any] = {}
-            if before is not None and agent in doubted and quiet:
+            # (a partner's injected error is not this agent's: only its own error makes the
+            # command it gave not the one the round played)
+            if before is not None and agent in doubted and not _applied_error(infos.get(agent)):
                 start, distances, playing = before
                 if after is None or (distances[agent] is not None and after > distances[agent]):
                     own["own_after"] = _own_after(start, agent, actions, playing)
