@@ -181,6 +181,28 @@ def test_bc_single_step_skill_through_the_probes(tmp_path):
     assert skill >= 0.7, f"BC single-step skill on its training tasks: {skill:.2f}"
 
 
+def test_an_export_into_another_training_run_is_refused(policy_dir, tmp_path):
+    """``--overwrite`` replaced the export's three files only: the run's policy.zip stayed
+    (what ``train --init`` loads) beside the exported weights.npz (what is played), and the
+    run's config and summary described another policy. Onto itself a run still exports."""
+    import shutil
+
+    from turnbudget.agents.policy import WEIGHTS_FILE, export_policy
+
+    run = tmp_path / "run"
+    shutil.copytree(policy_dir, run)
+    before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+    other = export_policy("zoo/maze-easy/base/seed0", tmp_path / "other")
+    with pytest.raises(ValueError, match=r"holds a policy already"):
+        export_policy(other, run)
+    with pytest.raises(ValueError, match=r"holds a training run \(policy\.zip\)"):
+        export_policy(other, run, overwrite=True)
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
+    export_policy(run / "policy.zip", run, overwrite=True)  # (its own run: the same weights)
+    assert PolicyAgent(run).digest == PolicyAgent(run / "policy.zip").digest
+    assert (run / WEIGHTS_FILE).exists()
+
+
 @pytest.mark.parametrize("deterministic", [False, True])
 def test_the_zoo_format_plays_the_actions_of_the_torch_policy(policy_dir, tmp_path, deterministic):
     """export_policy keeps the zip's float32 weights: every episode, every action is the same

@@ -341,6 +341,14 @@ def resolve_policy(path: str | Path) -> Path:
     return root.parent if _is_file(root) and root.name in (_POLICY_FILE, WEIGHTS_FILE) else root
 
 
+def _same_path(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name one directory (False where the system cannot say)."""
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
 def _is_file(path: Path) -> bool:
     """Whether ``path`` is a file; False where the system cannot look (a name past its length
     limit was an OSError that repeated the whole name, naming no policy)."""
@@ -398,7 +406,8 @@ def export_policy(
     A ``destination`` that holds a policy already (any of its three files) is
     refused unless ``overwrite``; then the policy is replaced whole: a card it
     had is removed when neither ``card`` nor the source gives one (it described other
-    weights). Exported onto itself, a policy keeps its card.
+    weights). Exported onto itself, a policy keeps its card. A training run's directory
+    (one with a ``policy.zip``) is refused as a ``destination`` unless it is the source.
 
     Returns:
         ``destination``.
@@ -431,6 +440,14 @@ def export_policy(
         except RecursionError:  # (a card nested 100,000 deep)
             raise ValueError("Expect `card` to hold JSON values nested less deeply") from None
     root = resolve_policy(_check_path(source, "source"))
+    if _is_file(Path(destination) / _POLICY_FILE) and not _same_path(Path(destination), root):
+        # (overwrite replaced the export's files only: the run's policy.zip stayed, which
+        # `train --init` loads, beside weights.npz, which is played, and its config and summary
+        # described the run, not the policy exported)
+        raise ValueError(
+            f"{destination} holds a training run ({_POLICY_FILE}): export into another "
+            f"directory, or remove the run first"
+        )
     encoding, _ = load_policy(root)  # checks that the weights make a network we play
     if card_text is None and _is_file(root / CARD_FILE):
         # (dropped, a zoo policy exported elsewhere lost how it was trained, and one exported
