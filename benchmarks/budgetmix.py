@@ -61,8 +61,9 @@ from budgetmix_report import (  # the script's folder
     write_report,
 )
 
-from turnbudget.cli.flags import config_parser
+from turnbudget.cli.flags import SPLIT_FLAG, config_parser
 from turnbudget.train import TrainConfig, train
+from turnbudget.wrappers.sample_turn_budget import split_budget_mixes
 
 __all__ = [
     "ARMS",
@@ -103,7 +104,10 @@ class Config:
     """Fixed tight training budget (fixed-tight)."""
     mix: str = "uniform:12-40"
     """BudgetMix training distribution (budgetmix, budgetmix+pr, budgetmix-hidden)."""
-    progressive: tuple[str, ...] = ("uniform:12-20", "uniform:21-30", "uniform:31-40")
+    progressive: tuple[str, ...] = dataclasses.field(
+        default=("uniform:12-20", "uniform:21-30", "uniform:31-40"),
+        metadata={SPLIT_FLAG: split_budget_mixes},
+    )
     """The progressive arm's phases, in training order (together they cover ``mix``)."""
     bc_episodes: int = 200
     """Demonstration episodes for the base."""

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from _support import HANG_GUARD
 
 from turnbudget.cli import main
@@ -106,3 +107,32 @@ def test_a_tuple_flag_with_an_empty_default_takes_its_type_from_the_annotation()
     config = config_from_args(TrainConfig, args)
     assert config.budget_schedule == ("uniform:12-20", "uniform:21-40")
     assert config_from_args(TrainConfig, parser.parse_args([])).budget_schedule == ()
+
+
+@pytest.mark.parametrize(
+    "flag, phases",
+    [
+        ("choice:8,12,choice:30,40", ("choice:8,12", "choice:30,40")),
+        ("choice:8,12,uniform:20-30,40", ("choice:8,12", "uniform:20-30", "40")),
+        ("12,20", ("12", "20")),  # (two fixed budgets)
+        ("10,20;30,40", ("10,20", "30,40")),
+    ],
+)
+def test_a_budget_schedules_phases_keep_their_own_commas(flag, phases):
+    """Every comma split the schedule: "choice:8,12,choice:30,40" trained four phases of fixed
+    budgets 8, 12, 30 and 40, a quarter of the steps each, without a word."""
+    from turnbudget.cli.flags import config_from_args, config_parser
+    from turnbudget.train import TrainConfig
+
+    parser = config_parser(TrainConfig, "train")
+    config = config_from_args(TrainConfig, parser.parse_args(["--budget-schedule", flag]))
+    assert config.budget_schedule == phases
+
+
+def test_an_empty_phase_of_a_budget_schedule_is_a_usage_error(capsys):
+    from turnbudget.cli.flags import config_parser
+    from turnbudget.train import TrainConfig
+
+    with pytest.raises(SystemExit):
+        config_parser(TrainConfig, "train").parse_args(["--budget-schedule", "uniform:8-12,,20"])
+    assert "with no empty item" in capsys.readouterr().err

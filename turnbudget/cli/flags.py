@@ -58,6 +58,19 @@ def field_docs(config_class: type) -> dict[str, str]:
     }
 
 
+#: A tuple field's own way to split its flag's text (``dataclasses.field(default=(),
+#: metadata={SPLIT_FLAG: split})``, ``split(text) -> tuple`` raising ValueError), where its
+#: items may hold commas themselves (`split_budget_mixes`).
+SPLIT_FLAG = "split_flag"
+
+
+def _split_flag(split: Any, text: str) -> tuple:
+    try:
+        return tuple(split(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _parse_list(kind: type, text: str) -> tuple:
     """A tuple flag's value: ``"4,8"`` -> ``(4, 8)``; an empty text is the empty tuple, and
     an empty item (``"1,,2"``, ``"1,"``) is an error rather than skipped.
@@ -164,9 +177,14 @@ def add_config_arguments(
             continue
         if isinstance(default, tuple):
             kind, shown = _element_type(f, default), ",".join(map(str, default)) or "none"
+            split = f.metadata.get(SPLIT_FLAG)
             parser.add_argument(
                 flag,
-                type=lambda text, k=kind: _parse_list(k, text),
+                type=(
+                    (lambda text, k=kind: _parse_list(k, text))
+                    if split is None
+                    else (lambda text, s=split: _split_flag(s, text))
+                ),
                 default=None if unset_is_none else default,
                 help=f"{doc} (default: {shown})",
             )

@@ -20,6 +20,7 @@ from turnbudget._checks import (
     renamed,
 )
 from turnbudget.agents.policy import CARD_FILE, ENCODING_FILE, WEIGHTS_FILE
+from turnbudget.wrappers.sample_turn_budget import split_budget_mixes
 
 __all__ = ["ALGOS", "TrainConfig", "check_config"]
 
@@ -88,9 +89,14 @@ class TrainConfig:
     """Fixed turn budget T (ignored when ``budget_mix`` is set)."""
     budget_mix: str = ""
     """BudgetMix distribution, e.g. ``uniform:12-40`` (empty: fixed ``turn_budget``)."""
-    budget_schedule: tuple[str, ...] = ()
+    budget_schedule: tuple[str, ...] = dataclasses.field(
+        default=(),
+        metadata={"split_flag": split_budget_mixes},  # (`cli.flags.SPLIT_FLAG`)
+    )
     """A progressive horizon (as ScalingInter-RL): one BudgetMix per phase, short budgets first,
-    e.g. ``uniform:12-20,uniform:21-30,uniform:31-40``; the run's steps are split evenly
+    e.g. ``uniform:12-20,uniform:21-30,uniform:31-40`` (on the command line the budgets after
+    ``choice:`` stay in it; ``;`` separates phases that hold commas themselves, as
+    ``10,20;30,40``); the run's steps are split evenly
     between the phases, and a phase's budgets replace ``budget_mix`` / ``turn_budget`` (empty: none;
     PPO only: BC's demonstrations take theirs from ``budget_mix``)."""
     process_reward: bool = False

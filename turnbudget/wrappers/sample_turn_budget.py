@@ -30,7 +30,43 @@ from turnbudget.wrappers.turn_budget import TurnBudget, begin_reset, check_turn_
 _INT = re.compile(r"[+-]?[0-9]{1,18}")
 _RANGE = re.compile(r"([0-9]{1,18})\s*-\s*([0-9]{1,18})")
 
-__all__ = ["MAX_CHOICE_VALUES", "BudgetMix", "BudgetMixLike", "SampleTurnBudget"]
+__all__ = [
+    "MAX_CHOICE_VALUES", "BudgetMix", "BudgetMixLike", "SampleTurnBudget", "split_budget_mixes",
+]  # fmt: skip
+
+
+def split_budget_mixes(text: str) -> tuple[str, ...]:
+    """Several `BudgetMix` strings written as one (a schedule's phases on a command line): split
+    at ``;`` where there is one, else at commas, every budget after a ``choice:`` staying in
+    it (a fixed budget after a choice needs ``;``). A comma split every item, so
+    "choice:8,12,choice:30,40" was four fixed budgets.
+
+    Example:
+        >>> split_budget_mixes("uniform:12-20, choice:21,30, uniform:31-40, 50")
+        ('uniform:12-20', 'choice:21,30', 'uniform:31-40', '50')
+        >>> split_budget_mixes("10,20;uniform:21-30")
+        ('10,20', 'uniform:21-30')
+        >>> split_budget_mixes("")
+        ()
+    """
+    if not text.strip():
+        return ()
+    if ";" in text:
+        phases = [item.strip() for item in text.split(";")]
+    else:
+        phases = []
+        for item in (item.strip() for item in text.split(",")):
+            if phases and phases[-1].lower().startswith("choice:") and _INT.fullmatch(item):
+                phases[-1] += f",{item}"
+            else:
+                phases.append(item)
+    if not all(phases):
+        raise ValueError(
+            "expect a comma-separated list of str with no empty item (or one separated by "
+            f"';'), got {text!r}"
+        )
+    return tuple(phases)
+
 
 #: The most budgets `BudgetMix.choice` takes (a range of every T is `BudgetMix.uniform`).
 MAX_CHOICE_VALUES = 1_000_000
