@@ -332,6 +332,20 @@ def test_a_run_where_everything_fails_stops_early(tmp_path):
     assert len(records(tmp_path / "run")) == 2
 
 
+def test_one_task_that_always_fails_does_not_stop_the_run(tmp_path):
+    """Every episode of one task failing (n x |T| = 32 of them, next to each other in the plan)
+    stopped a local run, and every resume of it, where a pool run that scheduled them apart
+    finished: one bad task is the agent's or the task's, not a broken run."""
+    bad_task = [(MAZE, 3, rep) for rep in range(8)]
+    kwargs = dict(ks=[1, 4], ts=[5, 10, 20, 40], n=8, tasks=6, mode="rerun", n_bootstrap=0)
+    for attempt in range(2):  # (and its resume retries them, then finishes)
+        evaluate(MAZE, RaisingAgent(0.3, seeds_of(0, bad_task)), out=tmp_path / "run", **kwargs)
+        episodes = records(tmp_path / "run")
+        failed = [e for e in episodes if e.get("failed_to_run")]
+        assert len(failed) == 32 and {e["seed"] for e in failed} == {3}, attempt
+        assert len(episodes) == 6 * 8 * 4
+
+
 def test_two_crashing_episodes_do_not_stop_a_pool_run(tmp_path):
     """A lost worker failed its whole chunk (16 episodes here), and each counted toward the
     25 failures in a row that stop a run: two crashing episodes in two chunks stopped it, and

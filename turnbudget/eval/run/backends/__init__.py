@@ -231,9 +231,9 @@ def failed_record(failure: EpisodeFailure, attempts: int) -> dict[str, Any]:
     }
 
 
-#: First attempts failing in a row, with no episode finishing between them, that stop a
-#: run: something is broken for every episode (a server down, an env that cannot be
-#: built), and retrying all of them would only burn time.
+#: First attempts failing in a row, with no episode finishing between them, from more than
+#: one task, that stop a run: something is broken for every episode (a server down, an env
+#: that cannot be built), and retrying all of them would only burn time.
 ABORT_AFTER = 25
 
 
@@ -265,8 +265,8 @@ def run_with_retries(
     on every attempt is yielded last, as its `failed_record` with no steps. A
     rerun episode is the same episode (same env seed, same agent seed), so
     retries change no result, only whether one exists. Raises
-    `EvaluationAborted` when `ABORT_AFTER` first attempts in a row fail (the episodes of
-    one chunk whose worker was lost count once).
+    `EvaluationAborted` when `ABORT_AFTER` first attempts in a row fail, from more than one
+    task (the episodes of one chunk whose worker was lost count once).
     ``on_failure(failure, attempts)`` builds what is yielded for an item that
     failed every attempt (default: ``(failed_record(...), [])``).
     """
@@ -274,6 +274,7 @@ def run_with_retries(
         raise ValueError(f"Expect `retries` to be a non-negative int, got {retries!r}")
     todo: Sequence[Any] = specs  # (not listed: a plan makes its jobs when asked for)
     streak = 0
+    streak_tasks: set[Any] = set()  # the tasks the failures in a row came from
     for attempt in range(1, retries + 2):
         failed: list[EpisodeFailure] = []
         for outcomes in backend.run(todo):
@@ -282,6 +283,7 @@ def run_with_retries(
             for o in outcomes:  # 16, and two crashing episodes stopped every rerun)
                 if not isinstance(o, EpisodeFailure):
                     streak = 0
+                    streak_tasks.clear()
                     continue
                 logger.warning(
                     "episode %s failed to run (attempt %d of %d): %s: %s",
@@ -290,7 +292,11 @@ def run_with_retries(
                 failed.append(o)
                 streak += attempt == 1 and not (lost and o.kind == "worker_lost")
                 lost = lost or o.kind == "worker_lost"
-                if streak >= ABORT_AFTER:
+                if attempt == 1:
+                    streak_tasks.add(_task_key(o.spec))
+                # (one task that always fails is the agent's or the task's, not a broken run:
+                # its n x |T| episodes in a row stopped the run, and every resume)
+                if streak >= ABORT_AFTER and len(streak_tasks) > 1:
                     raise EvaluationAborted(
                         f"{streak} episodes in a row failed to run, the last with {o.kind}: "
                         f"{o.error}. {KEPT_ON_ABORT}"
@@ -303,6 +309,13 @@ def run_with_retries(
     if on_failure is None:
         on_failure = lambda f, attempts: (failed_record(f, attempts), [])  # noqa: E731
     yield [on_failure(f, retries + 1) for f in sorted(failed, key=lambda f: f.spec)]
+
+
+def _task_key(job: Any) -> Any:
+    """The task a job plays (env id, task seed), else the job itself."""
+    spec = getattr(job, "spec", job)
+    key = (getattr(spec, "env_id", None), getattr(spec, "task_seed", None))
+    return job if key == (None, None) else key
 
 
 #: name -> ``"module:Class"``, imported only when the backend is used.
