@@ -223,3 +223,42 @@ def test_an_llm_agent_with_other_prompts_or_answer_cap_is_another_agent():
     assert len({_agent_repr(a) for a in [plain, *others]}) == 3
     local = [LocalChatAgent(), LocalChatAgent(chat_format="chatml"), LocalChatAgent(n_ctx=512)]
     assert len({_agent_repr(a) for a in local}) == 3
+
+
+_SET_AGENT = """
+import sys
+from dataclasses import dataclass, field
+from turnbudget.agents import RandomAgent
+from turnbudget.eval.run.plan import _agent_repr
+
+@dataclass
+class Avoiding(RandomAgent):
+    avoid: frozenset = frozenset({"look", "inventory", "wait", "examine room", "north", "south"})
+    moods: set = field(default_factory=lambda: {"calm", "bold", "wary", "keen", "glum"})
+    nested: dict = field(default_factory=lambda: {"k": [frozenset({"a", "b", "c", "d"})]})
+
+print(_agent_repr(Avoiding()))
+"""
+
+
+def test_a_dataclass_agent_holding_sets_is_one_agent_in_every_process():
+    """A set's order follows the process's hash seed: the same command, rerun in a new
+    process, was refused ("a different configuration (differs in: agent)")."""
+    import os
+    import subprocess
+    import sys
+
+    reprs = {
+        subprocess.run(
+            [sys.executable, "-c", _SET_AGENT],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(hash_seed)},
+        ).stdout  # fmt: skip
+        for hash_seed in range(6)
+    }
+    assert len(reprs) == 1, reprs
+    assert "avoid=frozenset({'examine room', 'inventory', 'look', 'north', 'south', 'wait'})" in (
+        reprs.pop()
+    )

@@ -24,7 +24,7 @@ import warnings
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from collections.abc import Set as AbstractSet
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
 from typing import Any, overload
 
 import numpy as np
@@ -295,7 +295,7 @@ def _agent_repr(agent: Any) -> str:
     from turnbudget.agents.secrets import redact
 
     origin = agent_origin(agent)
-    text = repr(agent)
+    text = _ordered_repr(agent)
     if " object at 0x" in text:
         cls = type(agent)
         text = f"{cls.__module__}.{cls.__qualname__}"
@@ -307,6 +307,57 @@ def _agent_repr(agent: Any) -> str:
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _ordered_repr(value: Any, depth: int = 0) -> str:
+    """``repr(value)`` with every set's elements in sorted order, through lists, tuples, dicts
+    and dataclasses with their generated repr: a set's own order follows the process's hash
+    seed, so a dataclass agent holding a ``frozenset`` of words had another repr in the next
+    process, and its run could not be resumed. Anything else: its own repr.
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> @dataclass
+        ... class Avoiding:
+        ...     avoid: frozenset = frozenset({"wait", "look", "inventory"})
+        >>> _ordered_repr(Avoiding())
+        "Avoiding(avoid=frozenset({'inventory', 'look', 'wait'}))"
+    """
+    if depth > 16:  # (a value that holds itself)
+        return repr(value)
+    kind = type(value)
+    if kind in (set, frozenset):
+        inner = ", ".join(sorted(_ordered_repr(v, depth + 1) for v in value))
+        if kind is set:
+            return f"{{{inner}}}" if value else "set()"
+        return f"frozenset({{{inner}}})" if value else "frozenset()"
+    if kind is list:
+        return "[" + ", ".join(_ordered_repr(v, depth + 1) for v in value) + "]"
+    if kind is tuple:
+        inner = ", ".join(_ordered_repr(v, depth + 1) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if kind is dict:
+        items = (
+            f"{_ordered_repr(k, depth + 1)}: {_ordered_repr(v, depth + 1)}"
+            for k, v in value.items()
+        )
+        return "{" + ", ".join(items) + "}"
+    if _has_dataclass_repr(value):
+        shown_fields = (f for f in fields(value) if f.repr)
+        shown = ", ".join(
+            f"{f.name}={_ordered_repr(getattr(value, f.name), depth + 1)}" for f in shown_fields
+        )
+        return f"{kind.__qualname__}({shown})"
+    return repr(value)
+
+
+def _has_dataclass_repr(value: Any) -> bool:
+    """Whether ``value`` is a dataclass instance whose repr is the one `dataclasses` writes
+    (recognized as `pprint` recognizes it)."""
+    if not is_dataclass(value) or isinstance(value, type):
+        return False
+    wrapped = getattr(type(value).__repr__, "__wrapped__", None)
+    return "__create_fn__" in getattr(wrapped, "__qualname__", "")
 
 
 def played_env_id(env_id: str) -> str:
