@@ -4,6 +4,7 @@ and brings back no second limit (issue 25)."""
 from __future__ import annotations
 
 import gymnasium as gym
+import pytest
 from gymnasium.wrappers import TimeAwareObservation, TimeLimit
 
 import turnbudget  # noqa: F401  (registers the ids)
@@ -41,3 +42,22 @@ def test_time_aware_observation_on_a_budgeted_env():
     assert truncated and not terminated and info["turns_left"] == 0
     normalized = TimeAwareObservation(gym.make(MAZE, turn_budget=4), normalize_time=True)
     assert normalized.max_timesteps == 4
+
+
+def test_set_turn_budget_changes_the_whole_stack_and_its_spec():
+    """`TurnBudget.set_default_turn_budget` reached through the stack changed the budget
+    played but not the stack's spec: it still said 30, and ``gym.make(env.spec)`` rebuilt a
+    30-turn env."""
+    from turnbudget.wrappers import set_turn_budget
+
+    for kwargs in ({}, {"errors": 0.2}, {"reveal": "always", "record": True}):
+        env = set_turn_budget(gym.make("turnbudget/Maze-Easy-v0", **kwargs), 11)
+        assert env.reset(seed=0)[1]["turn_budget"] == 11
+        assert env.spec.max_episode_steps == env.spec.kwargs["turn_budget"] == 11
+        assert gym.make(env.spec).reset(seed=0)[1]["turn_budget"] == 11
+        again = gym.make(env.spec, turn_budget=20)
+        assert again.reset(seed=0)[1]["turn_budget"] == again.spec.max_episode_steps == 20
+    with pytest.raises(ValueError, match="budget_mix draws each episode's budget"):
+        set_turn_budget(gym.make("turnbudget/Maze-Easy-v0", budget_mix="uniform:5-9"), 4)
+    with pytest.raises(ValueError, match="Expect an env with a TurnBudget"):
+        set_turn_budget(gym.make("turnbudget/Maze-Easy-v0").unwrapped, 4)

@@ -18,7 +18,7 @@ from turnbudget.wrappers.process_reward import ProcessReward
 from turnbudget.wrappers.record_step_outcomes import RecordStepOutcomes
 from turnbudget.wrappers.reveal_budget import RevealBudget
 from turnbudget.wrappers.sample_turn_budget import BudgetMix, SampleTurnBudget
-from turnbudget.wrappers.stack import STACK_ORDER, make
+from turnbudget.wrappers.stack import STACK_ORDER, make, set_turn_budget
 from turnbudget.wrappers.text_features import TextFeatures
 from turnbudget.wrappers.turn_budget import TurnBudget
 
@@ -41,4 +41,5 @@ __all__ = [
     "TextFeatures",
     "TurnBudget",
     "make",
+    "set_turn_budget",
 ]

@@ -263,14 +263,38 @@ def _take_over_time_limits(
                 f"This env's TimeLimit of {limit} steps sets one turn budget, but its "
                 "budget_mix draws one per episode: drop the TimeLimit (or the budget_mix)"
             )
-        registered = _in_registered_form(env.spec)  # (before its budget changes it)
-        budget.set_default_turn_budget(limit)
-        inner = env
-        while inner is not budget:  # their cached specs still name the old budget
-            inner._cached_spec, inner = None, inner.env
-        if registered:
-            registered_spec(env, limit)
+        set_turn_budget(env, limit)
     return env, budget, None
+
+
+def set_turn_budget(env: gym.Env, turn_budget: int) -> gym.Env:
+    """Change the default turn budget of the stack ``env`` (from its next reset on), its spec
+    included: ``env.spec.max_episode_steps`` and ``gym.make(env.spec)`` then say the new
+    budget, as if it had been given at construction. `TurnBudget.set_default_turn_budget`
+    changes its own wrapper only, and the wrappers outside it kept the spec they were built
+    with (``gym.make(env.spec)`` rebuilt the old budget). Returns ``env``.
+
+    Example:
+        >>> import gymnasium as gym, turnbudget
+        >>> env = set_turn_budget(gym.make("turnbudget/Maze-Easy-v0", errors=0.2), 11)
+        >>> env.reset(seed=0)[1]["turn_budget"], env.spec.max_episode_steps
+        (11, 11)
+        >>> gym.make(env.spec).reset(seed=0)[1]["turn_budget"]
+        11
+    """
+    budget = find_wrapper(env, TurnBudget)
+    if budget is None:
+        raise ValueError(f"Expect an env with a TurnBudget, got {brief(env)}")
+    if find_wrapper(env, SampleTurnBudget) is not None:
+        raise ValueError("This env's budget_mix draws each episode's budget: it has no default")
+    registered = _in_registered_form(env.spec)  # (before its budget changes it)
+    budget.set_default_turn_budget(turn_budget)
+    inner = env
+    while inner is not budget:  # their cached specs still name the old budget
+        inner._cached_spec, inner = None, inner.env
+    if registered:
+        registered_spec(env, budget.default_turn_budget)
+    return env
 
 
 def registered_spec(stack: gym.Wrapper, budget: int | None) -> gym.Wrapper:

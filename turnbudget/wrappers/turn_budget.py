@@ -170,7 +170,9 @@ class TurnBudget(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.Reco
         return obs, reward, terminated, truncated, info
 
     def set_default_turn_budget(self, turn_budget: int) -> None:
-        """Change the default budget (from the next reset on), as if it had been given at construction."""
+        """Change this wrapper's default budget (from the next reset on), as if it had been
+        given at construction. Wrappers outside it keep the spec they were built with: for a
+        stack (``gym.make``'s), spec included, use `turnbudget.wrappers.set_turn_budget`."""
         self.default_turn_budget = check_turn_budget(turn_budget)
         self._saved_kwargs["turn_budget"] = self.default_turn_budget  # what `spec` recreates
         self._cached_spec = None
