@@ -30,6 +30,7 @@ from gymnasium.envs.registration import WrapperSpec
 
 from turnbudget._checks import brief, check_option, load_object
 from turnbudget.envs import VARIANTS, EnvVariant
+from turnbudget.envs.core import TextEnv
 from turnbudget.envs.env_checker import PassiveEnvChecker
 from turnbudget.wrappers.stack import (
     STACK_ENTRY_POINT,
@@ -125,6 +126,11 @@ def make_game(game_entry_point: str, turn_budget: int | None = None, **kwargs: A
         game.check_generates()  # (an unreachable distance range: a ValueError now)
     _PLANS[game] = plan
     return PassiveEnvChecker(game)
+
+
+# What ``gym.make`` reads off an entry point to offer the render modes it derives: the
+# ``_list`` modes (Gymnasium's RenderCollection), refused as unknown without it.
+make_game.metadata = {"render_modes": list(TextEnv.metadata["render_modes"])}  # type: ignore[attr-defined]
 
 
 def budget_stack(env: gym.Env, spec_limit: int | None = None) -> gym.Env:

@@ -49,9 +49,30 @@ def test_ansi_and_human(capsys):
     assert env.render() == obs
     env = gym.make("turnbudget/Maze-Easy-v0", render_mode="human")
     obs, _ = env.reset(seed=0)
-    assert env.render() is None and capsys.readouterr().out == obs + "\n"
+    assert env.render() is None and capsys.readouterr().out == obs + "\n" + obs + "\n"
     with pytest.raises(ValueError, match="render_mode"):
         gym.make("turnbudget/Maze-Easy-v0", render_mode="rgb")
+
+
+def test_human_mode_shows_each_screen_as_it_is_played(capsys):
+    """Gymnasium's "human": rendered during reset and step, render() need not be called.
+    Nothing was shown until render() was called."""
+    env = gym.make("turnbudget/Maze-Easy-v0", render_mode="human")
+    screens = [env.reset(seed=0)[0]]
+    screens += [env.step(command)[0] for command in ("look", "go north", "inventory")]
+    assert capsys.readouterr().out == "".join(screen + "\n" for screen in screens)
+
+
+@pytest.mark.parametrize("mode, frame_type", [("ansi_list", str), ("rgb_array_list", np.ndarray)])
+def test_list_render_modes_collect_every_screen(mode, frame_type):
+    """gym.make applies its RenderCollection for a ``_list`` mode when the entry point lists
+    the base mode: every id refused both ("Expect render_mode to be one of ...")."""
+    env = gym.make("turnbudget/Maze-Easy-v0", render_mode=mode)
+    env.reset(seed=0)
+    env.step("look")
+    env.step("go north")
+    frames = env.render()
+    assert len(frames) == 3 and all(isinstance(f, frame_type) for f in frames)
 
 
 def test_vector_env_renders_every_sub_env():

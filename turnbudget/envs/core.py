@@ -270,7 +270,8 @@ class TextEnv(gym.Env[str, str]):
         return turn
 
     def render(self) -> str | np.ndarray | None:
-        """The screen: its text (``"ansi"``), printed (``"human"``) or an image (``"rgb_array"``)."""
+        """The screen: its text (``"ansi"``), printed (``"human"``: each screen is also
+        printed as the game shows it, at every reset and step) or an image (``"rgb_array"``)."""
         if self.render_mode == "ansi":
             return self._last_observation
         if self.render_mode == "human":
@@ -286,6 +287,8 @@ class TextEnv(gym.Env[str, str]):
         # `step` names its command once its turn is observed.
         self._screen_command = None
         self._last_observation = text[:MAX_OBSERVATION_LENGTH]
+        if self.render_mode == "human":  # (Gymnasium's "human": shown as it is played)
+            print(self._last_observation)
         return self._last_observation
 
     def _play(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
