@@ -232,6 +232,7 @@ def make_agent(spec: str, **options: Any) -> Any:
     key = _check_name(name)
     options = {k: v for k, v in options.items() if v is not None}
     source = spec_source(spec)
+    remember_spec_args(spec)  # (before the factory runs: its error may quote them)
     if source in ("module", "file"):
         attr, _, arg = arg.partition(":")
         factory = _load_code(name.strip(), attr.strip(), spec.strip(), source)
@@ -258,6 +259,33 @@ def make_agent(spec: str, **options: Any) -> Any:
     return agent
 
 
+def remember_spec_args(spec: str) -> None:
+    """Register the ARGS of a spec of code outside turnbudget (``PATH.py:ATTR:ARGS``,
+    ``MODULE:ATTR:ARGS``, an entry point's ``NAME:ARGS``) as a secret, in this process:
+    an error, a step note or a repr that quotes them is blanked here too, where a sealed
+    agent's are written (it is built in another process)."""
+    from turnbudget.agents.secrets import remember
+
+    if not isinstance(spec, str):
+        return
+    source = spec_source(spec)
+    name, _, arg = spec.strip().partition(":")
+    if source == "module" and (name.strip() + ".").startswith("turnbudget."):
+        return  # (the library's own agents: their reprs say their settings, as by name)
+    if source in ("module", "file"):
+        arg = arg.partition(":")[2]
+    elif source != "entry_point":
+        return
+    remember(*_arg_values(arg))
+
+
+def _arg_values(arg: str) -> list[str]:
+    """``arg`` and each value in it (``a=1,token=XYZ``: ``XYZ`` too), those of at least
+    `_SECRET_ARG_LENGTH` characters: a factory that parses its arguments keeps a value alone."""
+    pieces = [arg, *(p.partition("=")[2] or p for p in re.split(r"[,;&\s]+", arg))]
+    return [p for p in pieces if len(p) >= _SECRET_ARG_LENGTH]
+
+
 def agent_origin(agent: Any) -> str | None:
     """Where an agent `make_agent` built from a ``MODULE:ATTR[:ARGS]`` or ``PATH.py:ATTR[:ARGS]``
     spec of code outside turnbudget came from: its ``ATTR``, a digest of its ``ARGS`` (never
@@ -277,8 +305,7 @@ def _remember_origin(agent: Any, factory: Callable[..., Any], attr: str, arg: st
     module_name = getattr(factory, "__module__", None) or ""
     if module_name == "turnbudget" or module_name.startswith("turnbudget."):
         return  # (the library's own agents: their reprs say their settings, as by name)
-    if len(arg) >= _SECRET_ARG_LENGTH:  # (blanked wherever echoed: an error quoting its key)
-        remember(arg)
+    remember(*_arg_values(arg))  # (blanked wherever echoed: an error quoting its key)
     path = getattr(sys.modules.get(module_name), "__file__", None)
     if path is not None and path not in _CODE_DIGESTS:
         try:

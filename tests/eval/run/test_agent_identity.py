@@ -147,6 +147,10 @@ class KeyedAgent:
 
 def make(arg=""):
     return KeyedAgent(api_key=arg)
+
+
+def make_parsed(arg=""):  # (``api_key=...,other=...``: the factory keeps the key alone)
+    return KeyedAgent(**dict(p.split("=", 1) for p in arg.split(",")))
 """
 
 
@@ -172,13 +176,42 @@ def test_an_outside_agent_whose_repr_echoes_its_argument_writes_it_nowhere(tmp_p
         evaluate(MAZE, make_agent(f"{code}:make:other-key-0"), **SMALL, out=tmp_path / "run")
 
 
-def test_an_outside_agent_s_error_quoting_its_argument_is_blanked(tmp_path):
+@pytest.mark.parametrize("sealed", [False, True])
+def test_an_outside_agent_s_error_quoting_its_argument_is_blanked(tmp_path, sealed):
+    """Sealed (the CLI's default for outside code), the arguments were registered as a secret
+    only in the agent's own process: its error went into episodes.jsonl with the key."""
     code = tmp_path / "keyed.py"
     code.write_text(KEYED_DATACLASS)
-    token = "refused-k3yV4lue"
-    with pytest.raises(ValueError, match="failed to run"):  # (every episode: no summary)
-        evaluate(MAZE, make_agent(f"{code}:make:{token}"), **SMALL, retries=0, out=tmp_path / "run")
+    token = f"refused-k3yV4lue-{'sealed' if sealed else 'in-process'}"
+    spec = f"{code}:make:{token}"
+    agent = seal(spec) if sealed else make_agent(spec)
+    try:
+        with pytest.raises(ValueError, match="failed to run"):  # (every episode: no summary)
+            evaluate(MAZE, agent, **SMALL, retries=0, out=tmp_path / "run")
+    finally:
+        if sealed:
+            agent.close()
     assert "the server refused key" in (tmp_path / "run" / "episodes.jsonl").read_text()
+    for path in (tmp_path / "run").rglob("*"):
+        assert token not in path.read_text(errors="replace"), path
+
+
+@pytest.mark.parametrize("sealed", [False, True])
+def test_a_value_parsed_out_of_an_outside_agent_s_arguments_is_blanked(tmp_path, sealed):
+    """``make_parsed:api_key=KEY,...``: the factory keeps the key alone, and the agent's repr
+    (``KeyedAgent(api_key='KEY')``) went into run.json, the summary and the report: only the
+    whole argument string was blanked."""
+    code = tmp_path / "keyed.py"
+    code.write_text(KEYED_DATACLASS)
+    token = f"ghp_Q8w2E4r6T8y0Zz{int(sealed)}"
+    spec = f"{code}:make_parsed:api_key={token}"
+    agent = seal(spec) if sealed else make_agent(spec)
+    try:
+        evaluate(MAZE, agent, **SMALL, out=tmp_path / "run")
+    finally:
+        if sealed:
+            agent.close()
+    assert "KeyedAgent(api_key=" in (tmp_path / "run" / "run.json").read_text()
     for path in (tmp_path / "run").rglob("*"):
         assert token not in path.read_text(errors="replace"), path
 
@@ -255,7 +288,7 @@ def test_a_dataclass_agent_holding_sets_is_one_agent_in_every_process():
             text=True,
             check=True,
             env={**os.environ, "PYTHONHASHSEED": str(hash_seed)},
-        ).stdout  # fmt: skip
+        ).stdout
         for hash_seed in range(6)
     }
     assert len(reprs) == 1, reprs

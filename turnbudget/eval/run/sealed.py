@@ -507,6 +507,9 @@ def seal(
                 "built-in names, entry points and MODULE:ATTR or PATH.py:ATTR specs; seal the "
                 "agent object, or give its MODULE:ATTR"
             )
+        from turnbudget.agents.registry import remember_spec_args
+
+        remember_spec_args(agent)  # (its errors and notes are written here)
         options, published = _publish_credentials(dict(options or {}))
         load: tuple[Any, ...] = ("spec", (agent, options, published), concurrency)
         keep = _secret_names_kept(agent, options.get("api_key_env"), published.values())
