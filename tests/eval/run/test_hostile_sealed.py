@@ -465,10 +465,31 @@ def test_secret_names_beyond_key_token_and_password_are_withheld(monkeypatch):
     from turnbudget.eval.run.sealed import _agent_environment
 
     secrets = ["DB_PASS", "GITHUB_PAT", "MY_PASSPHRASE", "DB_SECRETS", "SERVICE_CREDS",
-               "AWS_SECRETKEY", "SLACK_WEBHOOK_URL", "SENTRY_DSN", "SESSION_COOKIE"]  # fmt: skip
-    plain = ["PATH_EXTRA", "BYPASS_CACHE", "COMPASS_HEADING", "TOKENIZERS_PARALLELISM"]
+               "AWS_SECRETKEY", "SLACK_WEBHOOK_URL", "SENTRY_DSN", "SESSION_COOKIE",
+               "MYSQL_PWD", "DB_PW", "CI_JOB_JWT", "SSHPASS"]  # fmt: skip
+    plain = ["PATH_EXTRA", "BYPASS_CACHE", "COMPASS_HEADING", "TOKENIZERS_PARALLELISM",
+             "PWD", "OLDPWD_SHOWN", "PYTHONPATH"]  # fmt: skip
     for name in [*secrets, *plain]:
         monkeypatch.setenv(name, "value-of-it")
     given = _agent_environment(frozenset())
     assert [n for n in secrets if n in given] == []
     assert [n for n in plain if n in given] == plain
+
+
+def test_a_url_with_credentials_anywhere_in_a_value_is_withheld(monkeypatch):
+    """Only a value that was one URL was read as one: pip's list of index URLs and uv's
+    ``name=URL`` reached the agent with their passwords."""
+    from turnbudget.eval.run.sealed import _agent_environment
+
+    secrets = {
+        "PIP_EXTRA_INDEX_URL": "https://pypi.org/simple https://bob:S3cretPipPw99@pypi.corp/simple",
+        "UV_INDEX": "corp=https://bob:S3cretUvPw99@pypi.corp/simple",
+        "ALONE_URL": "https://bob:S3cretAlone99@pypi.corp/simple",
+        "MIRRORS": "http://a.example/x;https://mirror.example/y?api_key=S3cretQuery99",
+    }
+    plain = {"PIP_INDEX_URL": "https://pypi.org/simple https://mirror.example/simple"}
+    for name, value in {**secrets, **plain}.items():
+        monkeypatch.setenv(name, value)
+    given = _agent_environment(frozenset())
+    assert [n for n in secrets if n in given] == []
+    assert {n: given.get(n) for n in plain} == plain

@@ -384,12 +384,16 @@ def _without_agent_args(argv: list[str]) -> list[str]:
             return f"{location}:{attr}:..."
         return spec
 
+    # (argparse takes any unique prefix of a flag: "--ag" is "--agent", and no other flag
+    # of eval's or probe's starts so)
+    spellings = ("--ag", "--age", "--agen", "--agent")
     shown, spec_next = [], False
     for word in argv:
+        flag, equals, spec = word.partition("=")
         if spec_next:
             word = cut(word)
-        elif word.startswith("--agent="):
-            word = "--agent=" + cut(word.removeprefix("--agent="))
-        spec_next = word == "--agent"
+        elif equals and flag in spellings:
+            word = f"{flag}={cut(spec)}"
+        spec_next = word in spellings
         shown.append(word)
     return shown

@@ -110,10 +110,11 @@ _BOOT = (
 #: Environment variables named like secrets, which an agent's process does not get (but those
 #: its own options name: `_secret_names_kept`).
 _SECRET_NAME = re.compile(
-    r"(?i)passw|passphrase|(?:^|_)(?:api_?key|keys?|tokens?|secrets?|secret_?key|"
-    r"credentials?|creds?|auth|pass|pat|webhook|cookies?|dsn)(?:_|$)"
+    r"(?i)passw|passphrase|sshpass|_pwd?(?:_|$)|(?:^|_)(?:api_?key|keys?|tokens?|secrets?|"
+    r"secret_?key|credentials?|creds?|auth|pass|pat|jwt|webhook|cookies?|dsn)(?:_|$)"
 )  # (a word of the name: TOKENIZERS_PARALLELISM and TIKTOKEN_CACHE_DIR are no secrets; and
-# DB_PASS, GITHUB_PAT, DB_SECRETS, SERVICE_CREDS, AWS_SECRETKEY, SLACK_WEBHOOK_URL are)
+# DB_PASS, GITHUB_PAT, DB_SECRETS, SERVICE_CREDS, AWS_SECRETKEY, SLACK_WEBHOOK_URL, MYSQL_PWD,
+# DB_PW, CI_JOB_JWT and SSHPASS are; the shell's PWD is not)
 _ROOT = str(Path(__file__).resolve().parents[3])  # the folder that holds `turnbudget`
 
 # The calls a child answers; anything else is refused.
@@ -593,10 +594,19 @@ def _holds_credentials(value: str) -> bool:
     them into its step notes."""
     from turnbudget.agents.secrets import url_secrets
 
-    try:
-        return "://" in value and bool(url_secrets(value))
-    except ValueError:  # (a malformed port or host: no URL)
-        return False
+    # Every URL in it, not only one at its start: pip's PIP_EXTRA_INDEX_URL lists several,
+    # separated by spaces, and uv's UV_INDEX names one (``corp=https://user:pw@host``).
+    for url in _URL.findall(value):
+        try:
+            if url_secrets(url):
+                return True
+        except ValueError:  # (a malformed port or host: no URL)
+            continue
+    return False
+
+
+#: A URL inside a variable's value: a scheme, then everything up to a space or a separator.
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s,;|\"'<>]+")
 
 
 def _publish_credentials(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
