@@ -27,10 +27,10 @@ from typing import Any
 
 import gymnasium as gym
 from gymnasium.envs.registration import WrapperSpec
+from gymnasium.wrappers import RenderCollection
 
 from turnbudget._checks import brief, check_option, load_object
 from turnbudget.envs import VARIANTS, EnvVariant
-from turnbudget.envs.core import TextEnv
 from turnbudget.envs.env_checker import PassiveEnvChecker
 from turnbudget.wrappers.stack import (
     STACK_ENTRY_POINT,
@@ -120,17 +120,35 @@ def make_game(game_entry_point: str, turn_budget: int | None = None, **kwargs: A
         check_turn_budget(turn_budget)
     game_cls = load_object(game_entry_point)
     _check_kwargs(game_cls, game_kwargs)
+    # Gymnasium's ``_list`` render modes (every frame since the last reset, by its
+    # RenderCollection), made here: gym.make derives them only from an entry point's
+    # metadata, and then calls ``str`` methods on any render_mode given (True crashed in it).
+    render_mode = game_kwargs.get("render_mode")
+    collect = isinstance(render_mode, str) and render_mode.endswith("_list")
+    if collect:
+        game_kwargs["render_mode"] = render_mode.removesuffix("_list")
+        if game_kwargs["render_mode"] not in ("ansi", "rgb_array"):
+            raise ValueError(
+                "Expect `render_mode` to be one of 'ansi', 'human', 'rgb_array', 'ansi_list' or "
+                f"'rgb_array_list', got {brief(render_mode)}"
+            )
     game = game_cls(**game_kwargs)
     overrides = set(game_kwargs) - {"difficulty", "render_mode"}
     if overrides and callable(getattr(game, "check_generates", None)):
         game.check_generates()  # (an unreachable distance range: a ValueError now)
     _PLANS[game] = plan
-    return PassiveEnvChecker(game)
+    checked = PassiveEnvChecker(game)
+    return _Frames(checked) if collect else checked
 
 
-# What ``gym.make`` reads off an entry point to offer the render modes it derives: the
-# ``_list`` modes (Gymnasium's RenderCollection), refused as unknown without it.
-make_game.metadata = {"render_modes": list(TextEnv.metadata["render_modes"])}  # type: ignore[attr-defined]
+class _Frames(RenderCollection):
+    """Gymnasium's RenderCollection, with the spec of the env it wraps: the spec's kwargs
+    say its ``_list`` render mode already, so ``gym.make(spec)`` makes it again (as a wrapper
+    of its own in the spec, it failed gym.make's check of the spec's wrappers)."""
+
+    @property
+    def spec(self) -> Any:
+        return self.env.spec
 
 
 def budget_stack(env: gym.Env, spec_limit: int | None = None) -> gym.Env:

@@ -73,6 +73,11 @@ def test_list_render_modes_collect_every_screen(mode, frame_type):
     env.step("go north")
     frames = env.render()
     assert len(frames) == 3 and all(isinstance(f, frame_type) for f in frames)
+    again = gym.make(env.spec)  # (the spec makes the same mode)
+    again.reset(seed=0)
+    assert len(again.render()) == 1
+    with pytest.raises(ValueError, match="render_mode"):
+        gym.make("turnbudget/Maze-Easy-v0", render_mode="human_list")
 
 
 def test_vector_env_renders_every_sub_env():
