@@ -69,6 +69,16 @@ def test_a_server_that_is_down_fails_before_the_first_episode(tmp_path):
     assert not (tmp_path / "run").exists()  # no episode ran, nothing was written
 
 
+def test_a_server_down_without_a_base_url_says_the_agent_asked_openai(monkeypatch):
+    """With no --base-url and no $OPENAI_BASE_URL the agent asks OpenAI's API: the hint said
+    "Is it running? (`turnbudget serve-local` starts a local one.)", and a server started
+    so was never asked."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    hint = ChatAgent("m")._running_hint()
+    assert "OpenAI's API" in hint and "--base-url http://127.0.0.1:8080/v1" in hint
+    assert "Is it running" in ChatAgent("m", base_url="http://127.0.0.1:9/v1")._running_hint()
+
+
 def test_a_refused_run_leaves_no_empty_output_directory(tmp_path):
     fresh = tmp_path / "runs" / "nope"
     with pytest.raises(ValueError, match="Cannot make"):

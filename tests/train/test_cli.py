@@ -53,6 +53,20 @@ def test_a_run_without_torch_stops_with_the_install_command(tmp_path):
     assert not (tmp_path / "bc").exists()  # nothing written before the check
 
 
+def test_train_takes_an_env_id_without_its_namespace_as_every_subcommand_does(tmp_path):
+    """``--env-id Maze-Easy-v0`` was refused ("did you mean 'turnbudget/Maze-Easy-v0'?")
+    where eval, probe and play take it: here it gets as far as the missing rl extra."""
+    out = run_without_rl(
+        f"""
+        from turnbudget.cli import main
+        sys.exit(main(['train', '--algo', 'bc', '--env-id', 'Maze-Easy-v0',
+                       '--out', {str(tmp_path / "bc")!r}]))
+        """
+    )
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith("turnbudget train: error: Training needs the rl extra")
+
+
 def test_importing_the_package_loads_neither_torch_nor_sb3():
     out = subprocess.run(
         [

@@ -61,6 +61,14 @@ from typing import IO, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import gymnasium as gym
+
+try:
+    import openenv.core  # noqa: F401 - (named apart: PyPI's `openenv` is another package)
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "turnbudget.adapters.openenv needs OpenEnv: pip install -e '.[openenv]' in the "
+        "turnbudget checkout (openenv-core 0.3; PyPI's `openenv` is another package)"
+    ) from error
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 from openenv.core.env_server.http_server import HTTPEnvServer

@@ -45,7 +45,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence, Sized
 from typing import Any
 
-import verifiers.v1 as vf
+try:
+    import verifiers.v1 as vf
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "turnbudget.adapters.verifiers needs verifiers: pip install -e '.[verifiers]' in the "
+        "turnbudget checkout (verifiers 0.4, its v1 API)"
+    ) from error
 from pydantic import BaseModel, Field, field_validator
 
 from turnbudget._checks import brief, check_positive_int, is_finite, is_listlike

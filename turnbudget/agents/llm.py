@@ -494,8 +494,7 @@ class ChatAgent:
         if isinstance(failure, (openai.APIConnectionError, RequestTimeout)):  # (or its timeouts)
             raise ServerUnavailable(
                 f"LLM server at {redact_url(self._url())} did not answer GET /models "
-                f"({type(failure).__name__}: {_short(failure)}). Is it running? "
-                "(`turnbudget serve-local` starts a local one.)"
+                f"({type(failure).__name__}: {_short(failure)}). {self._running_hint()}"
             )
         if failure is not None:  # it answered, with an error or no list: it is up
             logger.debug("GET /models failed: %s", _short(failure))
@@ -692,7 +691,7 @@ class ChatAgent:
             )
         else:
             what = "did not answer"
-            hint = "Is it running? (`turnbudget serve-local` starts a local one.)"
+            hint = self._running_hint()
         return ServerUnavailable(
             f"LLM server at {redact_url(self._url())} {what} after {attempts} attempt(s) "
             f"({type(exc).__name__}: {_short(exc)}). {hint} Rerun the same evaluation to resume."
@@ -745,6 +744,17 @@ class ChatAgent:
 
     def _url(self) -> str:
         return self.base_url or "https://api.openai.com/v1"
+
+    def _running_hint(self) -> str:
+        """What to check when the server did not answer: with no URL given, that the agent
+        talks to OpenAI's API (a local server started by serve-local was never asked)."""
+        if self.base_url is None:
+            return (
+                f"No base URL was given (--base-url, base_url=, ${BASE_URL_ENV}), so this is "
+                "OpenAI's API: for a local server, start `turnbudget serve-local` and pass "
+                "--base-url http://127.0.0.1:8080/v1."
+            )
+        return "Is it running? (`turnbudget serve-local` starts a local one.)"
 
     def _constraint_rejected(self, exc: BaseException, constraint: str) -> bool:
         """The server does not take this constraint: a 400, 422 or 5xx answer to a

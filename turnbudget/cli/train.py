@@ -57,6 +57,10 @@ def run(args: argparse.Namespace) -> int:
             if args.turn_budget != TrainConfig.turn_budget:
                 raise ValueError("Got --turn-budget and its old name --budget: pass --turn-budget")
             args.turn_budget = args.budget
+        from turnbudget.cli.ids import resolve_env_id
+
+        # (one rule for every subcommand: the turnbudget/ prefix may be left out)
+        args.env_id = resolve_env_id(args.env_id)
         config = config_from_args(TrainConfig, args)
         # Before torch loads: its thread pool reads this once.
         os.environ.setdefault("OMP_NUM_THREADS", str(config.torch_threads))

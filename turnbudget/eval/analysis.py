@@ -376,9 +376,13 @@ class _FailureTally:
 
     def __init__(self) -> None:
         self.kinds: dict[str, int] = defaultdict(int)
+        self.last_error = ""  # (what the last one failed with: for a run that cannot be scored)
 
     def add(self, e: Mapping[str, Any]) -> None:
         self.kinds[str(e.get("failure", "unknown"))] += 1
+        error = e.get("error")
+        if isinstance(error, str):
+            self.last_error = error[:300]
 
     def counts(self) -> dict[str, Any]:
         return {"episodes": sum(self.kinds.values()), "by_kind": dict(sorted(self.kinds.items()))}
@@ -1201,10 +1205,13 @@ class RunTally:
                 scored, dropped = _scorable(members, ks, ts, mode, unrun)
                 failures["tasks_dropped"][mode] = dropped
                 if not scored:
+                    last = self.failures[group].last_error
                     raise ValueError(
                         f"Run {cfg['label']!r}: no task of {group!r} has {max(ks)} episodes that "
-                        f"ran ({failures['episodes']} failed to run: {failures['by_kind']}); "
-                        "rerun the same command to retry them"
+                        f"ran ({failures['episodes']} failed to run: {failures['by_kind']}"
+                        + (f"; the last with {last}" if last else "")
+                        + "); fix what failed them, then rerun (into the same `out`, only "
+                        "they are run again)"
                     )
                 grids, n_min = _task_grids(scored, ks, ts, mode)
                 entry[mode] = estimate_from_task_grids(

@@ -110,6 +110,43 @@ def test_report_refuses_incomplete_or_missing_runs(tmp_path):
         build_report(tmp_path, plots=False)
 
 
+def test_two_runs_of_one_agent_are_named_with_the_way_out(tmp_path):
+    """A run's default label is its agent's name, so two runs of one agent collided with
+    "labels must be unique", naming neither run nor how to tell them apart."""
+    for env in (MAZE, "turnbudget/KeyQuest-Easy-v0"):
+        evaluate(env, RandomAgent(), ks=[1], ts=[8], tasks=2, n_bootstrap=0,
+                 out=tmp_path / "runs" / env.split("/")[1])  # fmt: skip
+    with pytest.raises(ValueError) as error:
+        build_report(tmp_path / "runs", plots=False)
+    message = str(error.value)
+    assert "share the label 'RandomAgent'" in message or "share the label 'random'" in message
+    assert "Maze-Easy-v0" in message and "KeyQuest-Easy-v0" in message and "--label" in message
+
+
+def test_a_run_still_being_written_is_named_as_such_not_as_incomplete(tmp_path):
+    """A report of a run another evaluation was still writing said "it is incomplete (rerun
+    the same command to resume it)", and the rerun was refused: the directory was in use."""
+    import json as json_module
+
+    from filelock import FileLock
+
+    from turnbudget.eval.run.lock import HOLDER_FILE, LOCK_FILE
+
+    run = tmp_path / "run"
+    evaluate(MAZE, RandomAgent(), ks=[1], ts=[8], tasks=2, n_bootstrap=0, out=run)
+    writer = FileLock(str(run / LOCK_FILE), timeout=0, thread_local=False, is_singleton=False)
+    writer.acquire()  # (as another process's evaluation holds it)
+    try:
+        holder = {"pid": 4242, "host": "here", "started": "now", "command": "turnbudget eval"}
+        (run / HOLDER_FILE).write_text(json_module.dumps(holder))
+        with pytest.raises(ValueError, match=r"is being written by another evaluation: pid 4242"):
+            build_report(run, plots=False)
+    finally:
+        writer.release()
+    (run / HOLDER_FILE).unlink()
+    assert build_report(run, plots=False)["runs"]  # (done: it reads as it is)
+
+
 def test_report_of_a_run_without_step_records(tmp_path):
     """`record_steps=False` leaves an empty steps.jsonl and no `budget_counts`: the report
     has no per-budget table, and builds (it failed with a KeyError)."""

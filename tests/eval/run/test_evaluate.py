@@ -373,3 +373,27 @@ def test_the_same_call_again_resumes_whatever_json_makes_of_its_settings(tmp_pat
     again = call()
     assert first.n_run == 2 and again.n_run == 0
     assert again.summary == first.summary
+
+
+def test_a_result_prints_short():
+    """The dataclass repr printed every episode and step record (about 1 MB for the README's
+    example) in a notebook cell or a REPL."""
+    from turnbudget.agents import OracleAgent
+    from turnbudget.eval import probe
+
+    result = evaluate(MAZE, OracleAgent(0.3), ks=[1], ts=[8], tasks=3, n_bootstrap=0)
+    assert repr(result) == (
+        "EvalResult(label='oracle-eps0.3', episodes=3, n_run=3, "
+        f"steps in memory={len(result.steps)}, out=None)"
+    )
+    probes = probe(MAZE, OracleAgent(0.3), tasks=2)
+    assert len(repr(probes)) < 200 and f"records={len(probes.records)}" in repr(probes)
+
+
+def test_an_id_without_its_namespace_is_named_with_the_one_meant():
+    """Gymnasium's "Environment `Maze-Easy` doesn't exist" named the wrong cause: it does,
+    under the turnbudget/ namespace."""
+    from turnbudget.agents import RandomAgent
+
+    with pytest.raises(ValueError, match=r"did you mean 'turnbudget/Maze-Easy-v0'\?"):
+        evaluate("Maze-Easy-v0", RandomAgent(), ts=[5], tasks=2)

@@ -709,3 +709,21 @@ def test_a_comparison_with_failures_is_judged_by_their_bounds():
     assert sound["failed_to_run"]["episodes"] == 1
     (row,) = compare_runs({"honest": honest, "sound": sound})
     assert row["better"] == "sound" and row["bounded_by_failures"] and row["clear_at_max_t"]
+
+
+def test_a_run_that_cannot_be_scored_names_what_failed_its_episodes():
+    """Every episode failed: the error said only how many, by kind, and "rerun the same
+    command", which from Python (no command, no `out`) and for an agent's bug cannot help."""
+
+    class ForgotTheSeed:
+        def reset(self):  # (the protocol's reset takes the seed)
+            pass
+
+        def act(self, observation, info):
+            return "look"
+
+    with pytest.raises(ValueError) as error:
+        evaluate(MAZE, ForgotTheSeed(), ks=[1], ts=[5], tasks=2, retries=0)
+    message = str(error.value)
+    assert "the last with TypeError: " in message and "reset()" in message
+    assert "fix what failed them" in message

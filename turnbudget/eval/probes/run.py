@@ -166,6 +166,11 @@ class ProbeResult:
     specs: list[ProbeSpec] = field(default_factory=list)
     failed: list[dict[str, Any]] = field(default_factory=list)
 
+    def __repr__(self) -> str:  # (the dataclass's own printed every record: ~200 kB)
+        return (
+            f"ProbeResult(records={len(self.records)}, failed={len(self.failed)}, out={self.out!r})"
+        )
+
 
 # --------------------------------------------------------------------------- running
 

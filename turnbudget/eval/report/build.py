@@ -49,6 +49,7 @@ from turnbudget.eval.report.markdown import (
 )
 from turnbudget.eval.report.plots import PASS1_CURVE_FILE, check_plotting, write_plots
 from turnbudget.eval.run.evaluate import load_run
+from turnbudget.eval.run.lock import writer_of
 from turnbudget.records import (
     EPISODES_FILE,
     RUN_FILE,
@@ -117,6 +118,12 @@ def load_run_summary(run_dir: str | Path, n_bootstrap: int = 1000) -> dict[str, 
     record raises `turnbudget.records.LogError` naming the file, the line and the problem.
     """
     run_dir = Path(run_dir)
+    writer = writer_of(run_dir)
+    if writer is not None:  # (its missing episodes were read as a run left incomplete)
+        raise ValueError(
+            f"Run {str(run_dir)!r} is being written by another evaluation: {writer}. Wait for "
+            "it to finish, then report it."
+        )
     raw = read_config_dict(run_dir / RUN_FILE)
     if "game" in raw:  # a team run (`evaluate_team`): its steps are the members', per agent
         from turnbudget.eval.run.team import TeamConfig, team_plan  # (needs pettingzoo)
@@ -208,16 +215,21 @@ def build_report(
     _check_replaceable(root)  # (before the runs are summarised: seconds to minutes)
     known = {Path(k).resolve(): v for k, v in (summaries or {}).items()}
     runs: dict[str, Any] = {}
+    where: dict[str, Path] = {}  # label -> its run's directory
     for run_dir in find_runs(root):
         s = known.get(run_dir.resolve()) or load_run_summary(run_dir, n_bootstrap=n_bootstrap)
         problem = field_problem(s, {"label": "str"}, f"the summary of {run_dir}")
         if problem is not None:  # (one given in `summaries`: those read are checked)
             raise ValueError(problem)
         if s["label"] in runs:
+            # (a run's default label is its agent's name: two runs of one agent collide)
             raise ValueError(
-                f"Two runs in {root} share the label {s['label']!r}; labels must be unique"
+                f"Two runs in {root} share the label {s['label']!r}: {where[s['label']]} and "
+                f"{run_dir}; a report names each run by its label, so give one of them another "
+                "(rerun it with --label NAME, or evaluate(label=...), into a fresh directory)"
             )
         runs[s["label"]] = s
+        where[s["label"]] = run_dir
     check_report_summary({"runs": runs})  # (before any probe file is judged by the runs)
     summary: dict[str, Any] = {"runs": runs, "comparisons": compare_runs(runs)}
     probes = [read_probe_summary(p, runs) for p in find_probe_summaries(root)]

@@ -126,8 +126,14 @@ def check_envs(config: EvalConfig) -> None:
         try:
             build_env(env_id, config, lambda record: None).close()
         except gym.error.Error as exc:
+            # (Gymnasium said "Environment `Maze-Easy` doesn't exist" of one that does, under
+            # the namespace)
+            named = f"turnbudget/{env_id}"
+            hint = (
+                f"; did you mean {named!r}?" if "/" not in env_id and named in gym.registry else ""
+            )
             raise ValueError(
-                f"Cannot make {env_id!r}: {exc} (`turnbudget list` shows the registered ids)"
+                f"Cannot make {env_id!r}: {exc}{hint} (`turnbudget list` shows the registered ids)"
             ) from exc
         except NoTurnBudgetError as exc:  # (its advice, `turn_budget`, is no run's argument)
             raise exc.for_engines() from None

@@ -53,7 +53,7 @@ returns the Pass@(K,T) grids and the analysis. Reports (``report.md``,
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,6 +140,16 @@ class EvalResult:
                 f"Expect `mode` to be one of this run's modes {[*modes]}, got {brief(mode)}"
             )
         return modes[mode]
+
+    def __repr__(self) -> str:
+        # (the dataclass's own printed every episode and step record: about 1 MB for the
+        # README's example, in a notebook cell or a REPL)
+        # (the episode count from the summary: an EpisodeLog's len would read the log)
+        summary = self.summary if isinstance(self.summary, Mapping) else {}
+        return (
+            f"EvalResult(label={summary.get('label')!r}, episodes={summary.get('n_episodes')}, "
+            f"n_run={self.n_run}, steps in memory={len(self.steps)}, out={self.out!r})"
+        )
 
 
 @locks_run_dir  # one evaluation per output directory, its own

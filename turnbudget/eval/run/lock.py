@@ -213,8 +213,10 @@ def hold_output_dir(out: str | os.PathLike[str], *, run_dir: bool = False) -> It
             "command": redact(" ".join(_without_agent_args(sys.argv)))[:200] or sys.executable,
         }
         write_json(out / HOLDER_FILE, holder)  # (whole or not at all, no temporary left)
+        _HELD_HERE.add(_resolved(out))
         yield out
     finally:
+        _HELD_HERE.discard(_resolved(out))
         with contextlib.suppress(OSError):
             (out / HOLDER_FILE).unlink()
         try:
@@ -232,6 +234,38 @@ def hold_output_dir(out: str | os.PathLike[str], *, run_dir: bool = False) -> It
                 folder.rmdir()
             except OSError:  # not empty (another run's), or not ours to remove
                 break
+
+
+#: The directories this process holds (`hold_output_dir`): its own report of a run it holds
+#: reads it as finished (the command line reports a run under the lock it ran in).
+_HELD_HERE: set[str] = set()
+
+
+def _resolved(out: Path) -> str:
+    try:
+        return str(out.resolve())
+    except (OSError, RuntimeError):
+        return str(out)
+
+
+def writer_of(out: str | os.PathLike[str]) -> str | None:
+    """Who holds the run directory ``out`` now (`_holder`'s words) when another process does,
+    else None: what a reader of a run names instead of calling a run still being written
+    "incomplete". The lock is tried, not waited for, and let go at once."""
+    from filelock import FileLock, Timeout
+
+    path = Path(out) / LOCK_FILE
+    if _resolved(Path(out)) in _HELD_HERE or not path.is_file() or path.is_symlink():
+        return None
+    lock = FileLock(os.fspath(path), timeout=0, thread_local=False, is_singleton=False)
+    try:
+        lock.acquire()
+    except Timeout:
+        return _holder(Path(out))
+    except OSError:  # (a directory it cannot write: no evaluation writes there either)
+        return None
+    lock.release()
+    return None
 
 
 def locks_output_dir(func: F) -> F:
