@@ -369,3 +369,21 @@ def test_the_house_policy_is_refused_for_a_single_agent_game(tmp_path, capsys, a
     err = capsys.readouterr().err
     assert "it plays a team game's house policy" in err and "evaluate_team" in err
     assert err.count("\n") == 1
+
+
+def test_a_warning_on_the_command_line_is_one_line(tmp_path, capsys):
+    """Python's form showed the library's file and line, then its source line
+    (``result = evaluate.unlocked(``)."""
+    import warnings
+
+    from turnbudget.cli import main
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        assert main(["eval", "--env", "Maze-Easy-v0", "--agent", "oracle:0.2", "--t", "5,10",
+                     "--tasks", "2", "--quiet", "--no-plots", "--out", str(tmp_path / "run"),
+                     "--mode", "truncate", "--reveal", "always"]) == 0  # fmt: skip
+    err = capsys.readouterr().err.splitlines()
+    warning = [line for line in err if "warning:" in line]
+    assert len(warning) == 1 and warning[0].startswith("turnbudget eval: warning: mode='truncate'")
+    assert not any(".py:" in line or "evaluate.unlocked" in line for line in err), err

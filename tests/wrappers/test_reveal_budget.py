@@ -211,3 +211,15 @@ def test_a_template_that_shows_no_budget_does_not_make_it_visible(template):
     _, info = env.reset(seed=0)
     assert info["budget_visible"] is True
     assert agent_info(info, show_budget=False)["turns_left"] == 6
+
+
+def test_final_without_k_says_how_to_give_k(capsys):
+    """A bare 'final' said "Expect `final_turns` (a positive int)", a keyword the command
+    line has no flag for (it takes --reveal final=3)."""
+    from turnbudget.cli import main
+
+    with pytest.raises(ValueError, match=r"'final=k' \(--reveal final=3\), or `final_turns`=k"):
+        gym.make("turnbudget/Maze-Easy-v0", reveal="final")
+    assert main(["eval", "--env", "Maze-Easy-v0", "--reveal", "final", "--t", "5",
+                 "--tasks", "1", "--no-plots", "--quiet"]) == 2  # fmt: skip
+    assert "--reveal final=3" in capsys.readouterr().err

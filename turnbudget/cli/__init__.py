@@ -10,12 +10,14 @@ all run `main`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import itertools
 import os
 import re
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from turnbudget import __version__
@@ -177,7 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("turnbudget: interrupted", file=sys.stderr)
         return INTERRUPTED
     try:
-        code = int(args.run(args) or 0)
+        with _warnings_as_lines(args.command):
+            code = int(args.run(args) or 0)
         if sys.stdout is not None:  # (a closed pipe found here, not in the flush at exit)
             sys.stdout.flush()
         return code
@@ -189,6 +192,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return interrupted(args.command, "stopped")
+
+
+@contextlib.contextmanager
+def _warnings_as_lines(command: str) -> Iterator[None]:
+    """Show each warning as ``turnbudget COMMAND: warning: MESSAGE``, one line, as the errors
+    are: Python's form showed the library's file and line, then its source line."""
+
+    from turnbudget.agents.secrets import redact
+
+    def show(message: Any, category: Any, filename: str, lineno: int, *rest: Any) -> None:
+        text = " ".join(str(message).split())
+        print(f"turnbudget {command}: warning: {shown(redact(text))}", file=sys.stderr)
+
+    before = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = before
 
 
 def _discard_stdout() -> None:

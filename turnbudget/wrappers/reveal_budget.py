@@ -146,7 +146,10 @@ def check_reveal(mode: Any, final_turns: Any, template: Any) -> tuple[str, int |
         final_turns = int(k)
     if name == "final":
         if final_turns is None:
-            raise ValueError("Expect `final_turns` (a positive int) with mode 'final'")
+            raise ValueError(
+                "Expect how many final turns show the budget with mode 'final': 'final=k' "
+                "(--reveal final=3), or `final_turns`=k"
+            )
         final_turns = check_positive_int(final_turns, "final_turns")  # (a NumPy int: a Python one)
     elif final_turns is not None:
         raise ValueError(
