@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbudget.agents import OracleAgent
+from turnbudget.envs.native.maze import Maze
 from turnbudget.eval.run.plan import agent_seed
 
 
@@ -378,3 +379,19 @@ class QuitsWhenWrong(OracleAgent):
         if command not in (info.get("oracle_actions") or ()):
             raise RuntimeError("would answer wrong: giving up")
         return command
+
+
+class CloseRaisingMaze(Maze):
+    """Maze-Easy whose close() raises once it has played (as a TextWorld env's did, whose
+    interpreter was killed between two calls)."""
+
+    played = False
+
+    def _play(self, action: str) -> Any:
+        self.played = True
+        return super()._play(action)
+
+    def close(self) -> None:
+        super().close()
+        if self.played:
+            raise RuntimeError("close failed: the game's process is gone")

@@ -28,31 +28,33 @@ def collect_demos(config: TrainConfig, epsilon: float | None = None) -> dict[str
     eps = config.bc_epsilon if epsilon is None else check_probability(epsilon, "epsilon")
     rng = np.random.default_rng([config.seed, 0xDE70])
     env = make_env(config, 0, process_reward=False)
-    obs_l, mask_l, act_l, ret_l, won_l = [], [], [], [], []
-    obs, info = env.reset(seed=config.seed)
-    for _ in range(config.bc_episodes):
-        rewards: list[float] = []
-        done = False
-        while not done:
-            commands = info["action_commands"]
-            optimal = [c for c in env.unwrapped.optimal_actions() if c in commands]
-            explore = rng.random() < eps
-            pool = commands if explore or not optimal else optimal
-            action = commands.index(pool[int(rng.integers(len(pool)))])
-            obs_l.append(obs)
-            mask_l.append(info["action_mask"])
-            act_l.append(action)
-            obs, reward, terminated, truncated, info = env.step(action)
-            rewards.append(float(reward))
-            done = terminated or truncated
-        won_l.append(bool(info.get("won")))
-        g, returns = 0.0, []
-        for r in reversed(rewards):
-            g = r + config.gamma * g
-            returns.append(g)
-        ret_l.extend(reversed(returns))
-        obs, info = env.reset()
-    env.close()
+    try:
+        obs_l, mask_l, act_l, ret_l, won_l = [], [], [], [], []
+        obs, info = env.reset(seed=config.seed)
+        for _ in range(config.bc_episodes):
+            rewards: list[float] = []
+            done = False
+            while not done:
+                commands = info["action_commands"]
+                optimal = [c for c in env.unwrapped.optimal_actions() if c in commands]
+                explore = rng.random() < eps
+                pool = commands if explore or not optimal else optimal
+                action = commands.index(pool[int(rng.integers(len(pool)))])
+                obs_l.append(obs)
+                mask_l.append(info["action_mask"])
+                act_l.append(action)
+                obs, reward, terminated, truncated, info = env.step(action)
+                rewards.append(float(reward))
+                done = terminated or truncated
+            won_l.append(bool(info.get("won")))
+            g, returns = 0.0, []
+            for r in reversed(rewards):
+                g = r + config.gamma * g
+                returns.append(g)
+            ret_l.extend(reversed(returns))
+            obs, info = env.reset()
+    finally:
+        env.close()  # (also when interrupted)
     return {
         "obs": np.asarray(obs_l, dtype=np.float32),
         "masks": np.asarray(mask_l, dtype=bool),
@@ -111,17 +113,19 @@ def behaviour_clone(config: TrainConfig, *, overwrite: bool = False) -> dict[str
     except BaseException:
         venv.close()
         raise
-    if config.init:  # the network only: BC fits with an Adam of its own (`fit_policy`), and
-        # the init's optimizer moments, saved with this policy, would start a PPO run stale
-        policy = model.policy
-        policy.optimizer = policy.optimizer_class(
-            policy.parameters(), lr=model.lr_schedule(1), **policy.optimizer_kwargs
-        )
-    _sb3.start_out(config)
-    demos = collect_demos(config)
-    losses = fit_policy(model, demos, config)
-    _sb3.save_policy(model, config)
-    venv.close()
+    try:
+        if config.init:  # the network only: BC fits with an Adam of its own (`fit_policy`), and
+            # the init's optimizer moments, saved with this policy, would start a PPO run stale
+            policy = model.policy
+            policy.optimizer = policy.optimizer_class(
+                policy.parameters(), lr=model.lr_schedule(1), **policy.optimizer_kwargs
+            )
+        _sb3.start_out(config)
+        demos = collect_demos(config)
+        losses = fit_policy(model, demos, config)
+        _sb3.save_policy(model, config)
+    finally:
+        venv.close()  # (subprocess sub-envs too, also when interrupted)
     return _sb3.write_summary(
         config,
         {

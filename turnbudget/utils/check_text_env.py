@@ -492,13 +492,15 @@ def _gymnasium_checker(make: Callable[[], gym.Env]) -> None:
     outer = env
     while isinstance(outer, (OrderEnforcing, PassiveEnvChecker)):
         outer = outer.env
-    with warnings.catch_warnings():
-        for message in _CHECKER_NOISE:
-            warnings.filterwarnings("ignore", message=message)
-        check_env(env.unwrapped, skip_render_check=True)
-        if isinstance(outer, gym.Wrapper):
-            check_env(outer, skip_render_check=True)
-    env.close()
+    try:
+        with warnings.catch_warnings():
+            for message in _CHECKER_NOISE:
+                warnings.filterwarnings("ignore", message=message)
+            check_env(env.unwrapped, skip_render_check=True)
+            if isinstance(outer, gym.Wrapper):
+                check_env(outer, skip_render_check=True)
+    finally:
+        env.close()
 
 
 def _type_check(env: gym.Env, seed: int, ctx: _Context) -> None:
@@ -560,15 +562,17 @@ def _pickle_round_trip(env: gym.Env, seed: int, steps: int, ctx: _Context) -> No
     for action in info[INFO_ADMISSIBLE_ACTIONS][:2]:
         _step(env, action, ctx)
     clone = pickle.loads(pickle.dumps(env))
-    rng = np.random.default_rng(seed)
-    for _ in range(steps):
-        action = _pick(info, rng)
-        a, b = _step(env, action, ctx), clone.step(action)
-        ctx.require(a == b, f"the unpickled copy answered {action!r} differently")
-        info = a[4]
-        if a[2] or a[3]:
-            break
-    clone.close()
+    try:
+        rng = np.random.default_rng(seed)
+        for _ in range(steps):
+            action = _pick(info, rng)
+            a, b = _step(env, action, ctx), clone.step(action)
+            ctx.require(a == b, f"the unpickled copy answered {action!r} differently")
+            info = a[4]
+            if a[2] or a[3]:
+                break
+    finally:
+        clone.close()
 
 
 def _oracle_solves(env: gym.Env, seed: int, budget_factor: float | None, ctx: _Context) -> None:
@@ -651,15 +655,18 @@ def _setbacks(game: gym.Env, seed: int, ctx: _Context) -> int:
             before = game.distance_to_goal()
             draw = int(rng.integers(2**32))
             twin = copy.deepcopy(game)  # (the same setback, drawn again, must do the same)
-            narration = game.inject_setback(np.random.default_rng(draw))
-            after = game.distance_to_goal()
-            ctx.require(
-                twin.inject_setback(np.random.default_rng(draw)) == narration
-                and twin.distance_to_goal() == after
-                and twin.optimal_actions() == game.optimal_actions(),
-                "inject_setback() did not do the same from the same state and rng (does it "
-                "draw from its own or the global generator, not the rng it is given?)",
-            )
+            try:
+                narration = game.inject_setback(np.random.default_rng(draw))
+                after = game.distance_to_goal()
+                ctx.require(
+                    twin.inject_setback(np.random.default_rng(draw)) == narration
+                    and twin.distance_to_goal() == after
+                    and twin.optimal_actions() == game.optimal_actions(),
+                    "inject_setback() did not do the same from the same state and rng (does it "
+                    "draw from its own or the global generator, not the rng it is given?)",
+                )
+            finally:
+                twin.close()  # (a TextWorld game's copy has an interpreter process of its own)
             ctx.require(
                 isinstance(narration, str) and narration, "inject_setback() returned no narration"
             )

@@ -80,6 +80,23 @@ def test_a_corrupt_or_partial_entry_is_detected_and_regenerated(tmp_path, damage
     ]  # fmt: skip
 
 
+def test_what_a_killed_generation_left_is_removed_when_the_entry_is_made(tmp_path):
+    """A worker killed mid-generation (Ctrl-C, a timeout) skips the `finally` that removes its
+    temporary folder: each such folder stayed in the cache for good."""
+    shutil.copytree(DATA / EASY, tmp_path / EASY)
+    (tmp_path / EASY / "0.ok").unlink()  # (game 0 to be made again)
+    for name in (".0-odtt_1jx", ".0-44lneo8u"):  # (as `_write` names its temporary folders)
+        (tmp_path / EASY / name).mkdir()
+        (tmp_path / EASY / name / "0.z8").write_bytes(b"half a game")
+    (tmp_path / EASY / ".1-kept0000").mkdir()  # (game 1's: not this entry's to remove)
+    env = CoinCollector(level=5, cache_dir=tmp_path)
+    env.reset(seed=0)
+    env.close()
+    assert sorted(p.name for p in (tmp_path / EASY).iterdir()) == [
+        ".1-kept0000", "0.json", "0.lock", "0.ok", "0.z8", "settings.json"
+    ]  # fmt: skip
+
+
 _IS_VALID_CHILD = """
 import sys
 from turnbudget.envs.textworld import GameCache

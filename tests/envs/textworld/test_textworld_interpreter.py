@@ -8,6 +8,7 @@ so the tests hold whatever the machine's load.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gc
 import os
@@ -88,6 +89,15 @@ def _gone(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+def _ended(pid: int) -> bool:
+    """Gone, or a zombie (ended, waiting for whoever adopted it to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
 
 
 @pytest.fixture
@@ -296,3 +306,55 @@ def test_a_closed_runner_ends_its_interpreters_while_still_held(no_collector):
     assert len(child_pids() - before) == 1  # its env's, kept for the next episode
     runner.close()
     assert child_pids() - before == set()
+
+
+def test_an_interpreter_killed_between_calls_is_not_alive_and_its_env_recovers():
+    """`alive` read only the finalizer: an interpreter killed from outside between two calls
+    (the OOM killer, a stray kill) made close() raise InterpreterError, which failed a local
+    run after its last episode."""
+    import signal
+
+    env = gym.make("turnbudget/CoinCollector-Easy-v0")
+    env.reset(seed=0)
+    pid = env.unwrapped._interpreter.pid
+    os.kill(pid, signal.SIGKILL)
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # (until it has ended; not reaped)
+    assert not env.unwrapped._interpreter.alive
+    env.close()  # (raised: "The interpreter process ended during close(): exit status -9")
+    env.reset(seed=0)  # (a new interpreter)
+    env.step("look")
+    env.close()
+
+
+def test_the_story_file_check_s_child_ends_by_itself_when_its_parent_is_gone(tmp_path):
+    """The check loads the story in a forked child that only its parent killed past the
+    timeout: with the parent killed meanwhile, a story that loops at load kept it spinning a
+    core for ever."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    story = _story(tmp_path, "loops_on_look", looping_story("l"))  # (the check sends "look")
+    script = (
+        "from turnbudget.envs.textworld.storyfile import probe_story_file\n"
+        f"probe_story_file({str(story)!r}, timeout=1.0)\n"
+    )
+    checker = subprocess.Popen([sys.executable, "-c", script])
+    children = f"/proc/{checker.pid}/task/{checker.pid}/children"
+    deadline = time.monotonic() + 120  # (a guard: the fork comes within a second or two)
+    forked: list[int] = []
+    while not forked and time.monotonic() < deadline and checker.poll() is None:
+        with contextlib.suppress(FileNotFoundError), open(children) as f:
+            forked = [int(p) for p in f.read().split()]
+        time.sleep(0.01)
+    assert forked, "the check forked no child"
+    checker.send_signal(signal.SIGKILL)  # (before its own timeout could kill the child)
+    checker.wait()
+    deadline = time.monotonic() + 120  # (a guard: it ends about 2 s after it started)
+    while time.monotonic() < deadline and not _ended(forked[0]):
+        time.sleep(0.1)
+    gone = _ended(forked[0])
+    if not gone:
+        os.kill(forked[0], signal.SIGKILL)
+    assert gone, "the check's child outlived its parent"

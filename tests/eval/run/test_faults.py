@@ -727,3 +727,17 @@ def test_a_run_that_cannot_be_scored_names_what_failed_its_episodes():
     message = str(error.value)
     assert "the last with TypeError: " in message and "reset()" in message
     assert "fix what failed them" in message
+
+
+@pytest.mark.parametrize("backend", ["local", "pool"])
+def test_an_env_that_fails_to_close_costs_no_result(backend, caplog):
+    """The local backend raised the env's close() error after the last episode, and a run
+    without `out` lost every result, where a pool run returned them."""
+    from turnbudget.registration import register_game
+
+    register_game("TestCloseRaisingMaze-v0", "_faults:CloseRaisingMaze", 30, difficulty="easy")
+    result = evaluate(
+        "turnbudget/TestCloseRaisingMaze-v0", OracleAgent(0.0), ks=[1], ts=[30], tasks=2,
+        backend=backend, n_bootstrap=0,
+    )  # fmt: skip
+    assert result.n_run == 2 and result.grid()["mean"] == [[1.0]]

@@ -172,6 +172,10 @@ class GameCache:
         try:
             if self.is_valid(seed):  # another process made it while we waited
                 return self.path(seed)
+            # What a generation of this entry killed mid-way left (a worker killed on Ctrl-C
+            # or a timeout): no one else writes it while the lock is held.
+            for stale in self.folder.glob(f".{seed}-*"):
+                shutil.rmtree(stale, ignore_errors=True)
             self._write(seed, generate)
         finally:
             lock.release()

@@ -91,7 +91,13 @@ class Interpreter:
     @property
     def alive(self) -> bool:
         """Whether the process runs and belongs to this process (not to a fork's copy)."""
-        return self._end.alive and os.getpid() == self._owner
+        if not (self._end.alive and os.getpid() == self._owner):
+            return False
+        try:  # (not reaped here: WNOWAIT; a process killed between calls is not alive)
+            ended = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return False
+        return ended is None
 
     def terminate(self) -> None:
         """End the process (killed: nothing in it is worth keeping). Safe to call twice."""

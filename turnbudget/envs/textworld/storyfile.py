@@ -162,6 +162,7 @@ def probe_story_file(path: str | os.PathLike[str], timeout: float | None = None)
         return
     import jericho  # imported before forking: the child must not import anything
 
+    timeout = PROBE_TIMEOUT if timeout is None else timeout
     read_end, write_end = os.pipe()
     with warnings.catch_warnings():
         # Python >= 3.12 warns about forking a threaded process; the child only
@@ -171,6 +172,10 @@ def probe_story_file(path: str | os.PathLike[str], timeout: float | None = None)
     if pid == 0:  # child: report through the pipe, never return into the caller's code
         code = 0
         try:
+            # Ends the child by itself past the timeout, even when the parent that would
+            # have killed it is gone (the default action works while frotz loops in C).
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.setitimer(signal.ITIMER_REAL, timeout + 1.0)
             os.dup2(write_end, 1)
             os.dup2(write_end, 2)
             game = jericho.FrotzEnv(os.fspath(path))
@@ -183,7 +188,6 @@ def probe_story_file(path: str | os.PathLike[str], timeout: float | None = None)
             code = 3
         os._exit(code)
     os.close(write_end)
-    timeout = PROBE_TIMEOUT if timeout is None else timeout
     deadline = time.monotonic() + timeout
     done: tuple[int, int] = (0, 0)
     try:

@@ -453,10 +453,19 @@ class Driver:
             logger.debug("discarding a failed job's envs raised", exc_info=True)
 
     def close(self) -> None:
-        """Close the envs the kind made (backends call it when a run ends); safe to call twice."""
+        """Close the envs the kind made (backends call it when a run ends); safe to call twice.
+        An env that fails to close is logged, not raised: the run's episodes are played and
+        kept (the local backend raised after the last episode, and a run without ``out``
+        lost every result, where a pool run returned them)."""
         close = getattr(self.kind, "close", None)
-        if close is not None:
+        if close is None:
+            return
+        try:
             close()
+        except STOPS_RUN:
+            raise
+        except EPISODE_ERRORS as exc:
+            logger.warning("closing the run's envs raised %s", describe(exc))
 
     # -- many jobs in flight (a `BatchAgent` among the players) ------------------------
 

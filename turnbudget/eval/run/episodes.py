@@ -246,10 +246,17 @@ class EvaluationEpisodes:
             slot.env.close()
 
     def close(self) -> None:
-        """Close every env (a TextWorld env's interpreter process ends with it)."""
+        """Close every env (a TextWorld env's interpreter process ends with it), each one even
+        when one before it raised; then raise the first error."""
         slots, self._slots = self._slots, {}
+        first: Exception | None = None
         for slot in slots.values():
-            slot.env.close()
+            try:
+                slot.env.close()
+            except Exception as exc:  # (the others still hold their processes)
+                first = first or exc
+        if first is not None:
+            raise first
 
     def program(self, spec: EpisodeSpec, index: int) -> Program:
         slot = self._slot(spec.env_id, index)

@@ -123,6 +123,9 @@ class _Processes(Workers):
             for slot in range(size):
                 self._ready(slot)
         except BaseException:  # (one failed to start, or an interrupt): none is left behind
+            # Killed, not asked to stop: a worker still starting reads no request until it is
+            # ready, and each was waited for in turn (5 s a worker after Ctrl-C).
+            self._busy.update(s for s in range(size) if self._procs[s] is not None)
             self.close()
             raise
 
