@@ -24,7 +24,8 @@ def test_every_control_is_a_registered_spec_with_its_name():
     names = {
         "undo": "undo-reflex", "pingpong": "ping-pong", "look-first": "look-first",
         "look-last": "look-last", "recovery-positive": "recovery-positive",
-        "recovery-negative": "recovery-negative", "random": "random",
+        "recovery-negative": "recovery-negative", "own-error-recovery": "own-error-recovery",
+        "random": "random",
     }  # fmt: skip
     assert set(CONTROLS) == set(names)
     for spec, name in names.items():
@@ -209,3 +210,23 @@ def test_a_text_that_is_no_str_is_a_type_error_naming_it():
     with pytest.raises(TypeError, match=re.escape(says + "5")):
         pingpong.act("x", {"admissible_actions": ["go north"], "executed_action": 5})
     assert inverse_command(None, ["go south"]) is None and inverse_command("", []) is None
+
+
+def test_own_error_recovery_gains_only_by_recovering_from_its_own_errors():
+    """A control good only after its own errors: random on track (single-step skill about
+    0), far above random under errors in Pass@(1,T); the probes' recovery-specific skill,
+    the response to an error it is told of, covers 0 (its own errors' repair cancels)."""
+    from turnbudget.agents import RandomAgent
+    from turnbudget.eval import evaluate, probe
+
+    env = "turnbudget/Maze-Easy-v0"
+    agent = make_agent("control:own-error-recovery")
+    skills = probe(env, agent, tasks=60).summary["agents"]["own-error-recovery"][env]
+    assert (
+        skills["recovery_specific_skill"]["low"] <= 0 <= skills["recovery_specific_skill"]["high"]
+    )
+    assert skills["single_step_skill"]["low"] <= 0 <= skills["single_step_skill"]["high"]
+    kwargs = dict(ks=[1], ts=[40], n=2, tasks=60, errors=0.1, record_steps=False)
+    own = evaluate(env, agent, **kwargs).grid()
+    chance = evaluate(env, RandomAgent(), **kwargs).grid()
+    assert own["low"][0][0] > chance["high"][0][0]

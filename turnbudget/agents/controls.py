@@ -48,6 +48,7 @@ __all__ = [
     "CONTROLS",
     "EpsilonOracle",
     "LookOracle",
+    "OwnErrorRecovery",
     "PingPong",
     "RecoveryControl",
     "UndoReflex",
@@ -384,6 +385,65 @@ class RecoveryControl(OracleAgent):
         )
 
 
+class OwnErrorRecovery(RandomAgent):
+    """Random on track; the oracle for ``turns`` turns after each error of its own: a command
+    it gave, executed as given, that was not among the optimal commands and changed the
+    state. Injected errors and forced turns start nothing.
+
+    Its gain under errors is all recovery, and recovery from its own errors: Pass@(K,T) far
+    above the random agent's, while the probes' recovery-specific skill, which measures the
+    response to an error the agent is told of, reads about 0 (its own errors are repaired in
+    the matched control too: see the probes guide).
+
+    Example:
+        >>> agent = OwnErrorRecovery()
+        >>> agent.reset(seed=0)
+        >>> info = {"admissible_actions": ["go east", "go west"], "oracle_actions": ["go west"]}
+        >>> first = agent.act("You are in A.", info)
+        >>> wrong = first != "go west"
+        >>> agent.act("You are in B.", {**info, "executed_action": first}) == "go west" or not wrong
+        True
+    """
+
+    needs_oracle = True
+    name = "own-error-recovery"
+
+    def __init__(self, turns: int = 3):
+        super().__init__()
+        self.turns = check_positive_int(turns, "turns")
+        self._left = 0
+        self._last: tuple[str, list[str], str] | None = None  # (command, optimal, state)
+
+    def reset(self, seed: int) -> None:
+        super().reset(seed)
+        self._left, self._last = 0, None
+
+    def observe(self, observation: str, info: Mapping[str, Any], executed: str) -> None:
+        self._last = None  # a forced turn: no command of its own
+
+    def act(self, observation: str, info: Mapping[str, Any]) -> str:
+        if not isinstance(info, Mapping):
+            raise TypeError(f"Expect `info` to be the env's info, a mapping, got {brief(info)}")
+        if self._last is not None:
+            command, optimal, state = self._last
+            if (
+                command not in optimal
+                and info.get(EXECUTED_KEY) == command
+                and state_text(observation) != state
+            ):
+                self._left = self.turns
+        admissible = admissible_commands(info)
+        optimal = [c for c in admissible_commands(info, "oracle_actions") if c in admissible]
+        pool = optimal if self._left > 0 and optimal else admissible
+        command = _random(self._rng, pool)
+        self._left = max(0, self._left - 1)
+        self._last = (command, optimal, state_text(observation))
+        return command
+
+    def __repr__(self) -> str:
+        return f"OwnErrorRecovery(turns={self.turns})"
+
+
 #: The control specs (``control:NAME``) and what builds each.
 CONTROLS: dict[str, Any] = {
     "undo": UndoReflex,
@@ -392,6 +452,7 @@ CONTROLS: dict[str, Any] = {
     "look-last": lambda: LookOracle("last"),
     "recovery-positive": lambda: RecoveryControl(0.5, 0.0, 3),
     "recovery-negative": lambda: RecoveryControl(0.0, 0.8, 3),
+    "own-error-recovery": OwnErrorRecovery,
     "random": RandomAgent,
 }
 
