@@ -63,6 +63,17 @@ def test_human_mode_shows_each_screen_as_it_is_played(capsys):
     assert capsys.readouterr().out == "".join(screen + "\n" for screen in screens)
 
 
+def test_human_mode_shows_no_screen_of_a_slip_s_trial_copy(capsys):
+    """InjectErrors plays a slip on a copy first (Sokoban: can it deadlock?): the copy's
+    screens were printed too, moves never played."""
+    env = gym.make("turnbudget/Sokoban-Easy-v0", render_mode="human",
+                   errors={"rate": 1.0, "kinds": ["slip"]})  # fmt: skip
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step("look")
+    assert capsys.readouterr().out.count("Boxes on targets") == 4  # (the reset, three steps)
+
+
 @pytest.mark.parametrize("mode, frame_type", [("ansi_list", str), ("rgb_array_list", np.ndarray)])
 def test_list_render_modes_collect_every_screen(mode, frame_type):
     """gym.make applies its RenderCollection for a ``_list`` mode when the entry point lists

@@ -426,8 +426,11 @@ class OwnErrorRecovery(RandomAgent):
             raise TypeError(f"Expect `info` to be the env's info, a mapping, got {brief(info)}")
         if self._last is not None:
             command, optimal, state = self._last
+            event = info.get("injected_error")
+            injected = isinstance(event, Mapping) and event.get("applied", True)
             if (
-                command not in optimal
+                not injected  # (a setback changed the state too: not its own error)
+                and command not in optimal
                 and info.get(EXECUTED_KEY) == command
                 and state_text(observation) != state
             ):

@@ -421,6 +421,15 @@ def export_policy(
         raise ValueError(
             f"Expect `destination` to be a directory, but {str(destination)!r} is an existing file"
         )
+    root = resolve_policy(_check_path(source, "source"))
+    if _is_file(Path(destination) / _POLICY_FILE) and not _same_path(Path(destination), root):
+        # (overwrite replaced the export's files only: the run's policy.zip stayed, which
+        # `train --init` loads, beside weights.npz, which is played, and its config and summary
+        # described the run, not the policy exported)
+        raise ValueError(
+            f"{destination} holds a training run ({_POLICY_FILE}): export into another "
+            f"directory, or remove the run first"
+        )
     held = [name for name in _POLICY_FILES if (Path(destination) / name).exists()]
     if held and not overwrite:
         raise ValueError(
@@ -439,15 +448,6 @@ def export_policy(
             raise ValueError(f"Expect `card` to hold JSON values only: {exc}") from None
         except RecursionError:  # (a card nested 100,000 deep)
             raise ValueError("Expect `card` to hold JSON values nested less deeply") from None
-    root = resolve_policy(_check_path(source, "source"))
-    if _is_file(Path(destination) / _POLICY_FILE) and not _same_path(Path(destination), root):
-        # (overwrite replaced the export's files only: the run's policy.zip stayed, which
-        # `train --init` loads, beside weights.npz, which is played, and its config and summary
-        # described the run, not the policy exported)
-        raise ValueError(
-            f"{destination} holds a training run ({_POLICY_FILE}): export into another "
-            f"directory, or remove the run first"
-        )
     encoding, _ = load_policy(root)  # checks that the weights make a network we play
     if card_text is None and _is_file(root / CARD_FILE):
         # (dropped, a zoo policy exported elsewhere lost how it was trained, and one exported

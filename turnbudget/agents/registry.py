@@ -280,9 +280,17 @@ def remember_spec_args(spec: str) -> None:
 
 
 def _arg_values(arg: str) -> list[str]:
-    """``arg`` and each value in it (``a=1,token=XYZ``: ``XYZ`` too), those of at least
-    `_SECRET_ARG_LENGTH` characters: a factory that parses its arguments keeps a value alone."""
-    pieces = [arg, *(p.partition("=")[2] or p for p in re.split(r"[,;&\s]+", arg))]
+    """``arg``, and each value in it named like a credential (``model=m,token=XYZ``: ``XYZ``,
+    not ``m``), those of at least `_SECRET_ARG_LENGTH` characters: a factory that parses its
+    arguments keeps a key alone, and a dataclass repr showed it (``token='XYZ'``). Values of
+    other names stay as written: a model's name is what the run records."""
+    from turnbudget.agents.secrets import is_credential_name
+
+    pieces = [arg]
+    for piece in re.split(r"[,;&\s]+", arg):
+        name, equals, value = piece.partition("=")
+        if equals and is_credential_name(name):
+            pieces.append(value)
     return [p for p in pieces if len(p) >= _SECRET_ARG_LENGTH]
 
 

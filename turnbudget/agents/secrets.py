@@ -39,7 +39,10 @@ import threading
 import urllib.parse
 from typing import Any
 
-__all__ = ["MASK", "MIN_LENGTH", "redact", "redact_start", "remember", "url_secrets"]
+__all__ = [
+    "MASK", "MIN_LENGTH", "is_credential_name", "redact", "redact_start", "remember",
+    "url_secrets",
+]  # fmt: skip
 
 #: What a secret is replaced with.
 MASK = "***"
@@ -67,6 +70,16 @@ _KEY_QUERY = re.compile(
     rf"(?i)([?&][^=&#\s?]{{0,64}}?(?:{_CREDENTIAL_WORDS})[^=&#\s?]{{0,64}}=)[^&#\s]+"
 )
 _KEYLIKE = re.compile(r"(?i)\b(sk-|sk_|gsk_|hf_|xai-|nvapi-|pk-|rk-|bearer\s+)[A-Za-z0-9_\-*.]{4,}")
+
+
+def is_credential_name(name: str) -> bool:
+    """Whether ``name`` (a query key, an argument's name) names a credential.
+
+    Example:
+        >>> is_credential_name("api_key"), is_credential_name("model")
+        (True, False)
+    """
+    return bool(_CREDENTIAL_NAME.search(name))
 
 
 def _encodings(value: str) -> set[str]:

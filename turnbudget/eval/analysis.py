@@ -650,7 +650,10 @@ _STEP_SCALARS = (
 class _StepTotals:
     """`step_stats` as a running sum: `add` one episode record at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, house: Sequence[str] = ()) -> None:
+        # (the roles the house plays, for a team episode recorded without its `house` list:
+        # run.json's, before the records listed them)
+        self.house = house
         self.episodes = self.successes = self.turns = 0
         self.judged = self.on_track = self.after_error = 0
         self.hits = self.hits_on_track = self.hits_after_error = 0
@@ -662,8 +665,8 @@ class _StepTotals:
         self.successes += bool(e.get("success"))
         members = e.get("roles")
         if isinstance(members, Mapping) and members:  # a team episode: the step columns pool
-            house = e.get("house")  # its members' turns (it counted none: zeros), but the
-            house = set(house) if isinstance(house, list) else ()  # house's, not the team's
+            house = e.get("house", self.house)  # its members' turns (it counted none: zeros),
+            house = set(house) if isinstance(house, list | tuple) else ()  # not the house's
             for role, member in members.items():
                 if role not in house:
                     self._add_steps(member)
@@ -1165,7 +1168,7 @@ class RunTally:
             env = episode["env_id"]
             steps = self.steps.get(env)
             if steps is None:
-                steps = self.steps[env] = _StepTotals()
+                steps = self.steps[env] = _StepTotals(self.config.get("house") or ())
             steps.add(episode)
         counts = episode.get("budget_counts", budget_counts)
         if counts is None:

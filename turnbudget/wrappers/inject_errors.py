@@ -423,6 +423,8 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
                 )
                 self._warned_no_copy = True
             return True
+        if getattr(game, "render_mode", None) == "human":
+            game.render_mode = None  # (a trial: its screens were printed as if played)
         try:
             _, _, terminated, _, _ = game.step(command)
             return not terminated and oracle_distance(game) is not None

@@ -262,3 +262,10 @@ def test_a_game_file_name_too_long_for_the_system_is_a_short_value_error(tmp_pat
     ) as e:
         gym.make("turnbudget/TextWorldFile-v0", game_file=tmp_path / ("x" * 5000 + ".z8"))
     assert len(str(e.value)) < 700  # (a path is shown up to PATH_CHARS = 512)
+
+
+@pytest.mark.parametrize("timeout", [float("inf"), 1e10])
+def test_a_sound_story_passes_the_check_under_any_timeout(timeout):
+    """The check's child arms a timer of its own: an infinite or huge timeout overflowed it,
+    and the sound story was reported as one the interpreter cannot run."""
+    probe_story_file(SHIPPED_TEXTWORLD_GAMES / "coin_collector-1ad1367648" / "0.z8", timeout)

@@ -220,6 +220,18 @@ def test_a_value_parsed_out_of_an_outside_agent_s_arguments_is_blanked(tmp_path,
         assert token not in path.read_text(errors="replace"), path
 
 
+def test_an_outside_agent_s_parsed_setting_not_named_like_a_key_stays_in_its_record(tmp_path):
+    """Every value of 8 characters or more parsed out of the arguments was blanked: the run
+    recorded ``model='***'``, not which model it evaluated, and runs recorded before could
+    not be resumed."""
+    code = tmp_path / "keyed.py"
+    code.write_text(KEYED_DATACLASS.replace("api_key: str", "model: str = ''\n    api_key: str"))
+    spec = f"{code}:make_parsed:model=gpt-4o-mini-2024,api_key=ghp_KeyValue12345"
+    evaluate(MAZE, make_agent(spec), **SMALL, out=tmp_path / "run")
+    run = (tmp_path / "run" / "run.json").read_text()
+    assert "model='gpt-4o-mini-2024'" in run and "ghp_KeyValue12345" not in run
+
+
 def test_an_agent_object_s_repr_is_recorded_with_its_secrets_blanked(tmp_path):
     """The Python API: a dataclass agent holding a key and a URL with a password was
     written to run.json as its repr, unredacted (the report's docs say run.json is)."""
@@ -298,4 +310,8 @@ def test_a_dataclass_agent_holding_sets_is_one_agent_in_every_process():
     assert len(reprs) == 1, reprs
     assert "avoid=frozenset({'examine room', 'inventory', 'look', 'north', 'south', 'wait'})" in (
         reprs.pop()
+    )
+    # (a set of numbers is ordered alike in every process: its repr, as runs recorded it)
+    assert _agent_repr(frozenset({1, 2, 3, 10, 100, 1000})) == repr(
+        frozenset({1, 2, 3, 10, 100, 1000})
     )

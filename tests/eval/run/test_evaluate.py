@@ -388,12 +388,21 @@ def test_a_result_prints_short():
     )
     probes = probe(MAZE, OracleAgent(0.3), tasks=2)
     assert len(repr(probes)) < 200 and f"records={len(probes.records)}" in repr(probes)
+    from turnbudget.eval import evaluate_team
+
+    team = evaluate_team("race_v0", {"player_0": "oracle", "player_1": "house"}, ks=[1],
+                         ts=[30], tasks=3, n_bootstrap=0)  # fmt: skip
+    assert len(repr(team)) < 200 and "episodes=3" in repr(team)
 
 
 def test_an_id_without_its_namespace_is_named_with_the_one_meant():
     """Gymnasium's "Environment `Maze-Easy` doesn't exist" named the wrong cause: it does,
     under the turnbudget/ namespace."""
     from turnbudget.agents import RandomAgent
+    from turnbudget.eval import probe
 
-    with pytest.raises(ValueError, match=r"did you mean 'turnbudget/Maze-Easy-v0'\?"):
-        evaluate("Maze-Easy-v0", RandomAgent(), ts=[5], tasks=2)
+    for name in ("Maze-Easy-v0", "Maze-Easy"):  # (an unversioned id too)
+        with pytest.raises(ValueError, match=r"did you mean 'turnbudget/Maze-Easy-v0'\?"):
+            evaluate(name, RandomAgent(), ts=[5], tasks=2)
+        with pytest.raises(ValueError, match=r"did you mean 'turnbudget/Maze-Easy-v0'\?"):
+            probe(name, RandomAgent(), tasks=1)

@@ -537,6 +537,17 @@ def test_the_step_columns_leave_out_the_houses_turns(tmp_path):
     assert stats["optimal_step_rate"] == 1.0
     assert stats["steps_judged"] == sum(m["n_steps_judged"] for m in player)
     assert stats["turns"] == sum(m["turns_used"] for m in player)
+    # A run recorded before the episode records listed the house reads it from run.json.
+    import json
+
+    from turnbudget.eval.report import load_run_summary
+
+    log = tmp_path / "run" / "episodes.jsonl"
+    old = [json.loads(line) for line in log.read_text().splitlines()]
+    log.write_text("".join(json.dumps({k: v for k, v in e.items() if k != "house"}) + "\n"
+                           for e in old))  # fmt: skip
+    again = load_run_summary(tmp_path / "run", n_bootstrap=0)["analysis"]["turnbudget/race_v0"]
+    assert again["optimal_step_rate"] == 1.0 and again["steps_judged"] == stats["steps_judged"]
 
 
 def test_the_team_report_names_what_each_role_was_shown_beyond_a_players_view(tmp_path):

@@ -486,6 +486,8 @@ def test_a_url_with_credentials_anywhere_in_a_value_is_withheld(monkeypatch):
         "UV_INDEX": "corp=https://bob:S3cretUvPw99@pypi.corp/simple",
         "ALONE_URL": "https://bob:S3cretAlone99@pypi.corp/simple",
         "MIRRORS": "http://a.example/x;https://mirror.example/y?api_key=S3cretQuery99",
+        "DATABASE_URL": "postgres://app:s3cr;et-Pw-99@db.internal:5432/prod",
+        "OTHER_URL": "https://bob:it's,a-S3cret@host.example/x",
     }
     plain = {"PIP_INDEX_URL": "https://pypi.org/simple https://mirror.example/simple"}
     for name, value in {**secrets, **plain}.items():

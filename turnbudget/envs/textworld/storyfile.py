@@ -150,6 +150,10 @@ def validate_story_file(path: str | os.PathLike[str]) -> None:
         raise StoryFileError(f"{where} is corrupted: its checksum does not match its header")
 
 
+#: The longest the check's child may run by its own clock (seconds; about three years).
+_LONGEST_ALARM = 1e8
+
+
 def probe_story_file(path: str | os.PathLike[str], timeout: float | None = None) -> None:
     """Load ``path`` in the interpreter in a forked child; raise `StoryFileError` if it dies.
 
@@ -175,7 +179,9 @@ def probe_story_file(path: str | os.PathLike[str], timeout: float | None = None)
             # Ends the child by itself past the timeout, even when the parent that would
             # have killed it is gone (the default action works while frotz loops in C).
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
-            signal.setitimer(signal.ITIMER_REAL, timeout + 1.0)
+            # (capped: an infinite or huge timeout overflowed the timer, and the story was
+            # blamed for it)
+            signal.setitimer(signal.ITIMER_REAL, min(timeout + 1.0, _LONGEST_ALARM))
             os.dup2(write_end, 1)
             os.dup2(write_end, 2)
             game = jericho.FrotzEnv(os.fspath(path))

@@ -154,8 +154,11 @@ def _make_env(env_id: str, setbacks: bool = True) -> Any:
     try:
         env = drop_checks(make(env_id))  # copied for every probe: no layer a copy re-checks
     except gym.error.Error as exc:
+        from turnbudget.eval.run.episodes import namespace_hint
+
         raise ValueError(
-            f"Cannot make {env_id!r}: {exc} (`turnbudget list` shows the registered ids)"
+            f"Cannot make {env_id!r}: {exc}{namespace_hint(env_id)} (`turnbudget list` shows "
+            "the registered ids)"
         ) from exc
     except NoTurnBudgetError as exc:  # (its advice, `turn_budget`, is no probe's argument)
         raise exc.for_engines() from None

@@ -76,6 +76,25 @@ def check_text_observation(observation: Any, env_id: str) -> None:
         )
 
 
+def namespace_hint(env_id: str) -> str:
+    """``"; did you mean 'turnbudget/ID'?"`` for an id without its namespace that names one of
+    turnbudget's (Gymnasium said "Environment `Maze-Easy` doesn't exist" of one that does,
+    under the namespace), else ``""``.
+
+    Example:
+        >>> namespace_hint("Maze-Easy"), namespace_hint("Nope-v0")
+        ("; did you mean 'turnbudget/Maze-Easy-v0'?", '')
+    """
+    import gymnasium as gym
+
+    from turnbudget.eval.run.plan import played_env_id
+
+    if not isinstance(env_id, str) or "/" in env_id:
+        return ""
+    named = played_env_id(f"turnbudget/{env_id}")
+    return f"; did you mean {named!r}?" if named in gym.registry else ""
+
+
 @functools.lru_cache(maxsize=256)
 def has_oracle(env_id: str) -> bool:
     """Whether the game ``env_id`` makes has the oracle the step records judge by
@@ -126,14 +145,9 @@ def check_envs(config: EvalConfig) -> None:
         try:
             build_env(env_id, config, lambda record: None).close()
         except gym.error.Error as exc:
-            # (Gymnasium said "Environment `Maze-Easy` doesn't exist" of one that does, under
-            # the namespace)
-            named = f"turnbudget/{env_id}"
-            hint = (
-                f"; did you mean {named!r}?" if "/" not in env_id and named in gym.registry else ""
-            )
             raise ValueError(
-                f"Cannot make {env_id!r}: {exc}{hint} (`turnbudget list` shows the registered ids)"
+                f"Cannot make {env_id!r}: {exc}{namespace_hint(env_id)} (`turnbudget list` "
+                "shows the registered ids)"
             ) from exc
         except NoTurnBudgetError as exc:  # (its advice, `turn_budget`, is no run's argument)
             raise exc.for_engines() from None

@@ -326,7 +326,7 @@ def _ordered_repr(value: Any, depth: int = 0) -> str:
     if depth > 16:  # (a value that holds itself)
         return repr(value)
     kind = type(value)
-    if kind in (set, frozenset):
+    if kind in (set, frozenset) and not _hash_stable(value):
         inner = ", ".join(sorted(_ordered_repr(v, depth + 1) for v in value))
         if kind is set:
             return f"{{{inner}}}" if value else "set()"
@@ -349,6 +349,16 @@ def _ordered_repr(value: Any, depth: int = 0) -> str:
         )
         return f"{kind.__qualname__}({shown})"
     return repr(value)
+
+
+def _hash_stable(values: Any) -> bool:
+    """Whether the order of a set of ``values`` is the same in every process: numbers (and
+    None, and tuples of them) hash alike whatever the hash seed, str and bytes do not. Such a
+    set keeps its own repr, as runs recorded before sets were sorted have it."""
+    return all(
+        type(v) in (int, float, bool, complex, type(None)) or (type(v) is tuple and _hash_stable(v))
+        for v in values
+    )
 
 
 def _has_dataclass_repr(value: Any) -> bool:

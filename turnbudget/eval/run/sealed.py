@@ -594,9 +594,10 @@ def _holds_credentials(value: str) -> bool:
     them into its step notes."""
     from turnbudget.agents.secrets import url_secrets
 
-    # Every URL in it, not only one at its start: pip's PIP_EXTRA_INDEX_URL lists several,
-    # separated by spaces, and uv's UV_INDEX names one (``corp=https://user:pw@host``).
-    for url in _URL.findall(value):
+    # The value as one URL (a password may hold ",", ";" or "'", where the search below cuts
+    # it), then every URL in it: pip's PIP_EXTRA_INDEX_URL lists several, separated by
+    # spaces, and uv's UV_INDEX names one (``corp=https://user:pw@host``).
+    for url in (value, *_URL.findall(value)):
         try:
             if url_secrets(url):
                 return True

@@ -493,6 +493,13 @@ class TeamEvalResult:
     def to_dict(self) -> dict[str, Any]:
         return {"config": self.config, "grid": self.grid.to_dict()}
 
+    def __repr__(self) -> str:  # (the dataclass's own printed every episode record)
+        label = self.config.get("label") if isinstance(self.config, Mapping) else None
+        return (
+            f"TeamEvalResult(label={label!r}, episodes={len(self.episodes)}, "
+            f"n_run={self.n_run}, records in memory={len(self.records)}, out={self.out!r})"
+        )
+
 
 @locks_run_dir  # one evaluation per output directory, its own
 def evaluate_team(
