@@ -424,6 +424,30 @@ def test_json_openenv_cannot_read_is_an_error_that_keeps_the_session(server, mes
     assert idle(server)
 
 
+@pytest.mark.parametrize(
+    "message",
+    ['{"type": "step", "data": {"command": "look", "x": "\\ud800"}}',
+     '{"type": "step", "data": {"command": ["\\ud800"]}}',
+     '{"type": "step", "data": {"command": "look", "\\ud800": 1}}',
+     '{"type": "state", "\\ud800": 1}'],
+    ids=["value", "list", "data-key", "state-key"],
+)  # fmt: skip
+def test_a_lone_surrogate_in_a_message_is_an_error_that_keeps_the_session(server, message):
+    """An error that quoted a lone surrogate (JSON's "\\ud800") could not be sent: OpenEnv
+    answered SESSION_ERROR and closed the socket, and the episode was lost."""
+    with connect(_ws_url(server), max_size=None, open_timeout=HANG_GUARD) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"env_id": ENV, "seed": 0}}))
+        assert json.loads(ws.recv(timeout=HANG_GUARD))["type"] == "observation"
+        ws.send(message)
+        answer = json.loads(ws.recv(timeout=HANG_GUARD))
+        assert answer["type"] in ("error", "state", "observation"), answer
+        assert answer["type"] != "error" or answer["data"]["code"] != "SESSION_ERROR", answer
+        ws.send(json.dumps({"type": "step", "data": {"command": "look"}}))
+        assert json.loads(ws.recv(timeout=HANG_GUARD))["type"] == "observation"
+        ws.send(json.dumps({"type": "close"}))
+    assert idle(server)
+
+
 @pytest.mark.parametrize("name", ["self", "func", "session_id"])
 def test_a_reset_argument_named_as_openenvs_own_is_refused_and_ends_the_episode(server, name):
     """A reset with `self`, `func` or `session_id` failed in OpenEnv's dispatch before the env

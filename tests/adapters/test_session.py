@@ -168,3 +168,26 @@ def test_check_takes_one_id_or_a_list_of_them():
         with pytest.raises(ValueError, match=r"Expect `env_ids` to be a registered id or a list"):
             session.check(bad)
     session.close()
+
+
+@pytest.mark.parametrize(
+    "spacing", ["\u00a0", "\u3000", "\x1c", "  "], ids=["nbsp", "ideographic", "fs", "two"]
+)
+def test_a_command_reaches_the_game_as_evaluate_gives_it(spacing):
+    """The session folded every Unicode space and cut long commands before the game read
+    them: the oracle's plan written with no-break spaces won through TRL (reward 1.0) and
+    lost under `evaluate`, where the game refuses a look-alike space."""
+    env = make(ENV)
+    env.reset(seed=0)
+    command = "go" + spacing + "north"
+    expected, *_ = env.step(command)
+    session = GameSession()
+    session.start(ENV, seed=0, turn_budget=10)
+    assert session.play(command).startswith(expected.split("\n")[0])
+    env.close()
+
+
+def test_a_command_past_the_games_limit_is_the_games_to_refuse():
+    session = GameSession()
+    session.start(ENV, seed=0, turn_budget=10)
+    assert "too long" in session.play("go north" + " the" * 100)

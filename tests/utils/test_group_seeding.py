@@ -311,3 +311,27 @@ def test_holds_one_fresh_instance_at_a_time_and_closes_every_one():
     report = check_group_seeding(Counted, group_size=4, steps=3)
     assert report.passed, str(report)
     assert made > 4 and most == 1 and not live
+
+
+def test_an_object_in_info_is_compared_by_what_it_holds_not_its_address():
+    """json.dumps(default=repr) wrote each fresh object's memory address: a well-seeded env
+    that put an object in its info failed same_start, and own_rng and clean_reset with it."""
+    import random as random_module
+
+    class Item:
+        def __init__(self, name):
+            self.name = name
+
+    class Env:
+        def reset(self, seed=None):
+            self.rng = random_module.Random(seed)
+            self.t = 0
+            self.item = Item("key")
+            return f"start {self.rng.randint(0, 100)}", {"item": self.item}
+
+        def step(self, action):
+            self.t += 1
+            return "x", 0.0, False, self.t >= 3, {"item": self.item}
+
+    report = check_group_seeding(Env, actions=["a"], turn_cap=3, group_size=2, steps=2)
+    assert report.passed, report

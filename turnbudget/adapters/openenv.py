@@ -425,6 +425,17 @@ def _is_utf8(text: str) -> bool:
     return True
 
 
+def _without_surrogates(value: Any) -> Any:
+    """``value`` (parsed JSON) with every lone surrogate in its strings and keys as "?"."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8") if not _is_utf8(value) else value
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def _json_mix(budget_mix: Any) -> Any:
     """A ``{T: weight}`` BudgetMix as JSON carries its keys as strings (``{"8": 2}``): they
     are read back as ints, so that a mapping can travel at all; anything else is as given."""
@@ -728,6 +739,11 @@ class _ObjectMessages:
             return self._NOT_AN_OBJECT
         if not isinstance(message, dict) or message.get("type") == "mcp":
             return self._NOT_AN_OBJECT
+        if "\\u" in text and not _is_utf8(json.dumps(message, ensure_ascii=False)):
+            # (a lone surrogate, JSON's "\\ud800": an error quoting it could not be sent, and
+            # OpenEnv ended the session; each one is read as "?", as the games read it)
+            message = _without_surrogates(message)
+            text = json.dumps(message)
         if message.get("type") != "reset":
             return text
         data = message.get("data", {})

@@ -52,7 +52,9 @@ _ENDED = {
     "lost": "[The episode is over: the game is lost.]",
     "truncated": "[The episode is over: the turn budget is spent.]",
 }
-_MAX_COMMAND = 200  # characters of a command passed to the game (one line of them)
+# Characters of a command passed to the game: past every game's own limit (200), so a longer
+# command still reaches the game as too long, as it does through `evaluate`.
+_MAX_COMMAND = 4096
 
 
 def normalize_reveal(reveal: Any) -> str:
@@ -242,7 +244,9 @@ class GameSession:
             raise RuntimeError(f"No episode: call {self._start_call} first")
         if self._outcome != "unfinished":
             return f"{_ENDED[self._outcome][:-1]} Nothing more happens.]"
-        line = " ".join(_command_text(command).split())[:_MAX_COMMAND]  # one line: one command
+        # (as the game reads it through `evaluate`: the game folds whitespace in ASCII only and
+        # refuses a line break, a look-alike space and a command past its limit)
+        line = _command_text(command)[: _MAX_COMMAND + 1]
         obs, reward, terminated, truncated, info = self._env.step(line)
         self.turns_used += 1
         self.total_reward += float(reward)

@@ -36,6 +36,7 @@ import contextlib
 import itertools
 import json
 import random
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -324,7 +325,22 @@ def _canonical(value: Any) -> Any:
 
 
 def _line(*items: Any) -> str:
-    return json.dumps(_canonical(items), sort_keys=True, default=repr)
+    return json.dumps(_canonical(items), sort_keys=True, default=_addressless_repr)
+
+
+def _addressless_repr(value: Any) -> str:
+    """An object JSON has no form for, as its repr without a memory address: a default repr
+    (``<Item object at 0x7fd3...>``) differed for every fresh instance, and an env that put
+    an object in its info failed ``same_start`` however well it was seeded. Its attributes,
+    where it has them, stand for it."""
+    fields = getattr(value, "__dict__", None)
+    if isinstance(fields, dict):
+        shown = json.dumps(_canonical(fields), sort_keys=True, default=_addressless_repr)
+        return f"{type(value).__qualname__}{shown}"
+    return _ADDRESS.sub("", repr(value))
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 _FIELDS = {
