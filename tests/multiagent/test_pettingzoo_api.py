@@ -98,6 +98,18 @@ def test_bad_difficulty_and_render_mode(name):
         module.raw_env(render_mode="rgb_array")
 
 
+@pytest.mark.parametrize("name", sorted(all_games))
+def test_human_mode_shows_each_round_as_it_is_played(name, capsys):
+    """PettingZoo's "human": rendered during reset and step. Nothing was shown until
+    render() was called."""
+    env = all_games[name].parallel_env(render_mode="human")
+    env.reset(seed=0)
+    first = capsys.readouterr().out
+    assert first.strip() and all(f"[{agent}]" in first for agent in env.possible_agents)
+    env.step({agent: "wait" for agent in env.agents})
+    assert capsys.readouterr().out.strip()
+
+
 def test_missing_pettingzoo_names_the_extra():
     """The team games without PettingZoo raised a bare "No module named 'pettingzoo'" from
     deep in the package (`turnbudget.eval.evaluate_team` too); TextWorld and training name

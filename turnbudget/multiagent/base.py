@@ -149,6 +149,8 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
             observations[agent] = self._observe(agent, f"{goal}\n\n{self.world.describe(agent)}")
             infos[agent] = {**self.agent_info(agent), INFO_GOAL: goal}
         self._reset_pending = False
+        if self.render_mode == "human":  # (PettingZoo's "human": shown as it is played)
+            self.render()
         return observations, infos
 
     def step(self, actions: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
@@ -169,6 +171,8 @@ class TextParallelEnv(ParallelEnv[str, dict[str, str], str]):
             infos[agent] = self.agent_info(agent, valid)
         if over:
             self.agents = []
+        if self.render_mode == "human":
+            self.render()
         return observations, rewards, terminations, truncations, infos
 
     def check_actions(self, actions: Any, agents: Sequence[str] | None = None) -> dict[str, Any]:
