@@ -121,3 +121,25 @@ def test_the_script_module_and_the_cli_package_run_the_same_main():
     assert usage.returncode == 0
     for command in ("list", "play", "eval", "report", "textworld"):
         assert command in usage.stdout
+
+
+def test_play_and_list_errors_blank_a_key_typed_where_a_name_was_expected(capsys):
+    """Their hand-written error lines skipped `error_line`: the key was printed whole (and a
+    100 kB id echoed whole)."""
+    key = "sk-proj-X1y2Z3w4abcdefghijklmnop"
+    assert main(["play", key]) == 2
+    assert main(["list", "--family", key]) == 2
+    assert main(["list", "--zoo", "--family", key]) == 2
+    err = capsys.readouterr().err
+    assert key not in err and err.count("'sk-***'") == 3, err
+    assert main(["play", "x" * 100_000]) == 2
+    assert len(capsys.readouterr().err) < 5_000
+
+
+def test_list_names_a_textworld_cache_it_cannot_write_on_its_row(monkeypatch, capsys):
+    """The reset that makes a game was outside the try: a cache folder it could not create
+    (here under /proc, which no one may write, root included) was a 60-line traceback."""
+    monkeypatch.setenv("TURNBUDGET_TEXTWORLD_CACHE", "/proc/turnbudget-no-cache")
+    assert main(["list", "--all-games", "--family", "CoinColl", "--seeds", "1"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if "CoinCollector" in line]
+    assert rows and all("- (Cannot create the game cache folder" in row for row in rows), rows

@@ -80,10 +80,14 @@ def env_table(seeds: int = 5, family: str | None = None, all_games: bool = False
             except (TypeError, ValueError) as error:  # e.g. an id that needs a game file
                 note = f"- ({str(error).split(',')[0]})"
             else:
-                for seed in range(seeds):
-                    env.reset(seed=seed)
-                    lengths.append(env.unwrapped.distance_to_goal())
-                env.close()
+                try:  # (a TextWorld game cache it cannot write, a game TextWorld cannot make)
+                    for seed in range(seeds):
+                        env.reset(seed=seed)
+                        lengths.append(env.unwrapped.distance_to_goal())
+                except (ValueError, RuntimeError) as error:
+                    lengths, note = [], f"- ({str(error).split(',')[0]})"
+                finally:
+                    env.close()
         rows.append(
             {
                 "id": env_id,
@@ -136,6 +140,8 @@ def zoo_table() -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from turnbudget.cli import error_line
+
     if args.zoo and args.team:  # (--team was ignored: no team game has a policy in the zoo)
         print("turnbudget list: error: expect --zoo or --team, not both", file=sys.stderr)
         return 2
@@ -146,8 +152,11 @@ def run(args: argparse.Namespace) -> int:
             rows = [r for r in rows if wanted in r["id"].lower() or wanted in r["family"].lower()]
             if not rows:
                 print(
-                    f"turnbudget list: error: no zoo policy's spec or env contains "
-                    f"{args.family!r}; `turnbudget list --zoo` shows them all.",
+                    error_line(
+                        "list",
+                        f"no zoo policy's spec or env contains {args.family!r}; "
+                        "`turnbudget list --zoo` shows them all.",
+                    ),
                     file=sys.stderr,
                 )
                 return 2
@@ -161,15 +170,18 @@ def run(args: argparse.Namespace) -> int:
         try:
             rows = team_table(args.seeds, args.family)
         except ImportError as error:
-            print(f"Cannot list the team games: {error}")  # (it names the extra to install)
+            # (it names the extra to install)
+            print(error_line("list", f"Cannot list the team games: {error}"), file=sys.stderr)
             return 1
     else:
         rows = env_table(args.seeds, args.family, args.all_games)
     if not rows and args.family:  # (a header alone read as nothing registered)
         what, flag = ("team game's name", " --team") if args.team else ("id's family", "")
         print(
-            f"turnbudget list: error: no {what} contains {args.family!r}; "
-            f"`turnbudget list{flag}` shows them all.",
+            error_line(
+                "list",
+                f"no {what} contains {args.family!r}; `turnbudget list{flag}` shows them all.",
+            ),
             file=sys.stderr,
         )
         return 2

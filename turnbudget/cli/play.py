@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if env_id not in gym.registry:
         print(
-            f"turnbudget play: error: Unknown env id {env_id!r}; `turnbudget list` shows them all.",
+            error_line("play", f"Unknown env id {env_id!r}; `turnbudget list` shows them all."),
             file=sys.stderr,
         )
         return 2
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     options = None if args.budget is None else {"turn_budget": args.budget}
     try:
         env = gym.make(env_id)
-    except (gym.error.Error, TypeError, ValueError) as error:
+    except (gym.error.Error, TypeError, ValueError, ImportError) as error:
         print(error_line("play", f"Cannot make {env_id!r}: {error}"), file=sys.stderr)
         return 2
     if find_wrapper(env, TurnBudget) is None:  # (as `turnbudget.make`, so eval, refuses it)
@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         obs, info = env.reset(seed=args.seed, options=options)
-    except ValueError as error:  # (a bad --seed or --turn-budget)
+    except (ValueError, RuntimeError) as error:  # (a bad --seed or --turn-budget; a
+        # TextWorld game TextWorld cannot make: GenerationError)
         print(error_line("play", error), file=sys.stderr)
         return 2
     print(obs)
