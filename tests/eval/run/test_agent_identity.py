@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import shutil
 from importlib import resources
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -158,23 +160,34 @@ def make_parsed(arg=""):  # (``api_key=...,other=...``: the factory keeps the ke
 """
 
 
+def _evaluate_keyed(tmp_path: Path, attr_args: str, sealed: bool, **kwargs: Any) -> Path:
+    """Evaluate the agent ``keyed.py:ATTR:ARGS`` (sealed or not) into ``tmp_path / "run"``;
+    the code's path."""
+    code = tmp_path / "keyed.py"
+    code.write_text(KEYED_DATACLASS)
+    spec = f"{code}:{attr_args}"
+    agent = seal(spec) if sealed else make_agent(spec)
+    try:
+        evaluate(MAZE, agent, **SMALL, **kwargs, out=tmp_path / "run")
+    finally:
+        if sealed:
+            agent.close()
+    return code
+
+
+def _assert_written_nowhere(secret: str, run: Path) -> None:
+    for path in run.rglob("*"):
+        assert secret not in path.read_text(errors="replace"), path
+
+
 @pytest.mark.parametrize("sealed", [False, True])
 def test_an_outside_agent_whose_repr_echoes_its_argument_writes_it_nowhere(tmp_path, sealed):
     """A dataclass agent's repr shows the key it was given (``KeyedAgent(api_key='...')``):
     run.json, the summary and the report held it. And a dataclass is unhashable, so its
     origin was lost: two keys were one run."""
-    code = tmp_path / "keyed.py"
-    code.write_text(KEYED_DATACLASS)
     token = "tok3nV4lue9x"
-    spec = f"{code}:make:{token}"
-    agent = seal(spec) if sealed else make_agent(spec)
-    try:
-        evaluate(MAZE, agent, **SMALL, out=tmp_path / "run")
-    finally:
-        if sealed:
-            agent.close()
-    for path in (tmp_path / "run").rglob("*"):
-        assert token not in path.read_text(errors="replace"), path
+    code = _evaluate_keyed(tmp_path, f"make:{token}", sealed)
+    _assert_written_nowhere(token, tmp_path / "run")
     assert "make:args sha256:" in (tmp_path / "run" / "run.json").read_text()
     with pytest.raises(ValueError, match=r"differs in: agent"):
         evaluate(MAZE, make_agent(f"{code}:make:other-key-0"), **SMALL, out=tmp_path / "run")
@@ -184,20 +197,11 @@ def test_an_outside_agent_whose_repr_echoes_its_argument_writes_it_nowhere(tmp_p
 def test_an_outside_agent_s_error_quoting_its_argument_is_blanked(tmp_path, sealed):
     """Sealed (the CLI's default for outside code), the arguments were registered as a secret
     only in the agent's own process: its error went into episodes.jsonl with the key."""
-    code = tmp_path / "keyed.py"
-    code.write_text(KEYED_DATACLASS)
     token = f"refused-k3yV4lue-{'sealed' if sealed else 'in-process'}"
-    spec = f"{code}:make:{token}"
-    agent = seal(spec) if sealed else make_agent(spec)
-    try:
-        with pytest.raises(ValueError, match="failed to run"):  # (every episode: no summary)
-            evaluate(MAZE, agent, **SMALL, retries=0, out=tmp_path / "run")
-    finally:
-        if sealed:
-            agent.close()
+    with pytest.raises(ValueError, match="failed to run"):  # (every episode: no summary)
+        _evaluate_keyed(tmp_path, f"make:{token}", sealed, retries=0)
     assert "the server refused key" in (tmp_path / "run" / "episodes.jsonl").read_text()
-    for path in (tmp_path / "run").rglob("*"):
-        assert token not in path.read_text(errors="replace"), path
+    _assert_written_nowhere(token, tmp_path / "run")
 
 
 @pytest.mark.parametrize("sealed", [False, True])
@@ -205,19 +209,10 @@ def test_a_value_parsed_out_of_an_outside_agent_s_arguments_is_blanked(tmp_path,
     """``make_parsed:api_key=KEY,...``: the factory keeps the key alone, and the agent's repr
     (``KeyedAgent(api_key='KEY')``) went into run.json, the summary and the report: only the
     whole argument string was blanked."""
-    code = tmp_path / "keyed.py"
-    code.write_text(KEYED_DATACLASS)
     token = f"ghp_Q8w2E4r6T8y0Zz{int(sealed)}"
-    spec = f"{code}:make_parsed:api_key={token}"
-    agent = seal(spec) if sealed else make_agent(spec)
-    try:
-        evaluate(MAZE, agent, **SMALL, out=tmp_path / "run")
-    finally:
-        if sealed:
-            agent.close()
+    _evaluate_keyed(tmp_path, f"make_parsed:api_key={token}", sealed)
     assert "KeyedAgent(api_key=" in (tmp_path / "run" / "run.json").read_text()
-    for path in (tmp_path / "run").rglob("*"):
-        assert token not in path.read_text(errors="replace"), path
+    _assert_written_nowhere(token, tmp_path / "run")
 
 
 def test_an_outside_agent_s_parsed_setting_not_named_like_a_key_stays_in_its_record(tmp_path):
