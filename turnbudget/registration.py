@@ -190,8 +190,16 @@ def budget_stack(env: gym.Env, spec_limit: int | None = None) -> gym.Env:
                 "drop max_episode_steps"
             )
         turn_budget = spec.kwargs["turn_budget"] = limit
-    budget = _default_budget(env, turn_budget)
     mixed = spec.kwargs.get("budget_mix") is not None
+    if mixed and turn_budget is not None and limit is None:
+        registered = gym.registry[spec.id].kwargs if spec.id in gym.registry else {}
+        if turn_budget not in (registered.get("turn_budget"), spec_limit):
+            # (the budget_mix draws every episode's budget: this one would be played never)
+            raise ValueError(
+                f"Got turn_budget={turn_budget} and a budget_mix, which draws each episode's "
+                "budget: pass one of them"
+            )
+    budget = _default_budget(env, turn_budget)
     return registered_spec(plan.build(env, budget), None if mixed else budget)
 
 

@@ -275,3 +275,22 @@ def test_a_time_limit_over_a_budget_mix_is_refused_not_dropped():
         limited = gym.wrappers.TimeLimit(gym.make(MAZE, budget_mix=[20, 30]), 5)
         with pytest.raises(ValueError, match=r"TimeLimit of 5 steps .* budget_mix draws one"):
             take_over(limited)
+
+
+def test_a_turn_budget_beside_a_budget_mix_is_refused_not_ignored():
+    """The mix draws every episode's budget, so a turn_budget given beside it was never
+    played: 31 turns asked for, 8 or 16 played, and no word of it."""
+    import turnbudget
+    from turnbudget.multiagent import make_team
+
+    refused = r"turn_budget=31 and a budget_mix, which draws each episode's budget"
+    for make in (turnbudget.make, gym.make):
+        with pytest.raises(ValueError, match=refused):
+            make(MAZE, turn_budget=31, budget_mix=[8, 16])
+    with pytest.raises(ValueError, match=refused):
+        make_team("vault_v0", turn_budget=31, budget_mix=[8, 16])
+    # Either alone is played as asked, and a made stack's spec, which names its own
+    # budget, still takes a mix.
+    assert gym.make(MAZE, turn_budget=31).reset(seed=0)[1]["turn_budget"] == 31
+    mixed = gym.make(gym.make(MAZE, turn_budget=31).spec, budget_mix=[8, 16])
+    assert mixed.reset(seed=0)[1]["turn_budget"] in (8, 16)

@@ -54,7 +54,7 @@ def rollout(env: gym.Env, seed: int, n_episodes: int = 3) -> list:
 
 def test_make_equals_stacking_by_hand():
     options = dict(
-        turn_budget=12, budget_mix="uniform:4-12", errors={"rate": 0.2}, record=True,
+        budget_mix="uniform:4-12", errors={"rate": 0.2}, record=True,
         process_reward={"gamma": 0.9}, reveal="final=3",
     )  # fmt: skip
     made = turnbudget.make("turnbudget/Maze-Easy-v0", **options)
@@ -62,9 +62,7 @@ def test_make_equals_stacking_by_hand():
         ProcessReward(
             RecordStepOutcomes(
                 InjectErrors(
-                    SampleTurnBudget(
-                        gym.make("turnbudget/Maze-Easy-v0", turn_budget=12), "uniform:4-12"
-                    ),
+                    SampleTurnBudget(gym.make("turnbudget/Maze-Easy-v0"), "uniform:4-12"),
                     rate=0.2,
                 )
             ),

@@ -159,6 +159,11 @@ def make_team(
         specs["record"] = {"callback": record}
     else:
         specs["record"] = _options(record, "record")
+    if budget_mix is not None and budget is not None:  # (it would be played never)
+        raise ValueError(
+            f"Got turn_budget={brief(budget)} and a budget_mix, which draws each episode's "
+            "budget: pass one of them"
+        )
     raw = module.raw_env(difficulty=difficulty, render_mode=render_mode)
     budget = (
         module.DEFAULT_BUDGETS[raw.difficulty]

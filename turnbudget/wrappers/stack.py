@@ -466,6 +466,13 @@ def make(
     kwargs = dict(make_kwargs or {})
     if budget is not None:
         kwargs["turn_budget"] = budget
+    if budget is not None and options.get("budget_mix") is not None and isinstance(env_id, str):
+        # (the mix draws every episode's budget: this one would be played never; an env
+        # without a TurnBudget still needs one to build its own)
+        raise ValueError(
+            f"Got turn_budget={budget} and a budget_mix, which draws each episode's "
+            "budget: pass one of them"
+        )
     if not isinstance(env_id, gym.Env) and _builds_the_stack(env_id):
         # The id's registered wrapper builds the stack; its entry point checks the options
         # before the game is built (`turnbudget.registration`).
