@@ -387,3 +387,25 @@ def test_probe_files_replace_a_symlink_never_write_through_it(tmp_path):
     for name in ("probe.json", "probe_summary.json"):
         assert not (out / name).is_symlink() and json.loads((out / name).read_text())
     assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_task_starts_close_every_env_when_one_fails_to_close():
+    """One env that raised on close left the others open (a TextWorld start kept its
+    interpreter process); the first error is still raised."""
+    from turnbudget.eval.probes.plan import TaskStarts
+
+    starts = TaskStarts()
+    envs = [starts.fresh("turnbudget/Maze-Easy-v0", seed, 5)[0] for seed in (0, 1)]
+    for env in envs:
+        starts.release(env)
+    bases = [entry[0] for entry in starts._base.values()]
+    closed = []
+
+    def broken_close():
+        raise OSError("the interpreter went away")
+
+    bases[0].close = broken_close
+    bases[1].close = lambda: closed.append(True)
+    with pytest.raises(OSError, match="went away"):
+        starts.close()
+    assert closed == [True]

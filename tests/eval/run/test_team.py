@@ -264,3 +264,24 @@ def test_the_team_step_probe_probes_the_roles_its_house_check_left():
         "race_v0", {"player_0": HouseForTwoReads(), "player_1": "oracle"}, tasks=2
     )
     assert set(out) == {"player_1"}, out
+
+
+def test_a_local_team_run_closes_every_env_it_made(monkeypatch):
+    """The team kind had no close: its games stayed open after the run (the driver closes
+    the envs of evaluate's and probe's kinds)."""
+    from turnbudget.eval.run import team as team_module
+
+    made, closed = [], []
+    build = team_module._build
+
+    def spied_build(config, sink):
+        env = build(config, sink)
+        if sink is not None:  # (not the settings check, which closes its own)
+            made.append(env)
+            close = env.close
+            env.close = lambda: (closed.append(env), close())
+        return env
+
+    monkeypatch.setattr(team_module, "_build", spied_build)
+    evaluate_team("vault_v0", team(), **SMALL)
+    assert made and closed == made

@@ -271,13 +271,20 @@ class TaskStarts:
             self.release(env)
 
     def close(self) -> None:
-        for entry in self._base.values():
-            if entry is not None:
-                entry[0].close()
-        for env in self._spare.values():
-            env.close()
+        """Close every env, each one even when one before it raised (a TextWorld env's
+        interpreter process ends with it); then raise the first error."""
+        envs = [entry[0] for entry in self._base.values() if entry is not None]
+        envs += self._spare.values()
         self._base.clear()
         self._spare.clear()
+        first: Exception | None = None
+        for env in envs:
+            try:
+                env.close()
+            except Exception as exc:  # (the others still hold their processes)
+                first = first or exc
+        if first is not None:
+            raise first
 
 
 def _copy(env: Any, budget: int) -> Any:

@@ -400,6 +400,19 @@ class TeamEpisodes:
         if entry is not None:
             entry[0].close()
 
+    def close(self) -> None:
+        """Close every slot's env (the driver calls it when the run ends), each one even when
+        one before it raised; then raise the first error (the driver logs it)."""
+        envs, self._envs = [env for env, _ in self._envs.values()], {}
+        first: Exception | None = None
+        for env in envs:
+            try:
+                env.close()
+            except Exception as exc:
+                first = first or exc
+        if first is not None:
+            raise first
+
     def program(self, spec: EpisodeSpec, slot: int) -> Program:
         env, records = self._env(slot)
         records.clear()
