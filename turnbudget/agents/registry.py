@@ -281,15 +281,18 @@ def remember_spec_args(spec: str) -> None:
 
 def _arg_values(arg: str) -> list[str]:
     """``arg``, and each value in it named like a credential (``model=m,token=XYZ``: ``XYZ``,
-    not ``m``), those of at least `_SECRET_ARG_LENGTH` characters: a factory that parses its
-    arguments keeps a key alone, and a dataclass repr showed it (``token='XYZ'``). Values of
-    other names stay as written: a model's name is what the run records."""
-    from turnbudget.agents.secrets import is_credential_name
+    not ``m``) or, named or not, shaped like a key (``m,AIzaSy...``), those of at least
+    `_SECRET_ARG_LENGTH` characters: a factory that parses its arguments keeps a key alone,
+    and a dataclass repr showed it (``token='XYZ'``). Other values stay as written: a
+    model's name is what the run records."""
+    from turnbudget.agents.secrets import is_credential_name, looks_like_key
 
     pieces = [arg]
     for piece in re.split(r"[,;&\s]+", arg):
         name, equals, value = piece.partition("=")
-        if equals and is_credential_name(name):
+        if not equals:
+            value = piece
+        if (equals and is_credential_name(name)) or looks_like_key(value):
             pieces.append(value)
     return [p for p in pieces if len(p) >= _SECRET_ARG_LENGTH]
 

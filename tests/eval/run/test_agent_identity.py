@@ -227,6 +227,41 @@ def test_an_outside_agent_s_parsed_setting_not_named_like_a_key_stays_in_its_rec
     assert "model='gpt-4o-mini-2024'" in run and "ghp_KeyValue12345" not in run
 
 
+@pytest.mark.parametrize("sealed", [False, True])
+def test_a_key_given_without_a_name_is_blanked_and_the_model_beside_it_kept(tmp_path, sealed):
+    """``make_pair:MODEL,KEY``: a key with no name and no ``sk-`` shape (a Gemini key) went
+    into run.json, the summary and the report, as the repr ``Pair(model=..., key=...)``."""
+    code = tmp_path / "keyed.py"
+    code.write_text(
+        KEYED_DATACLASS.replace("api_key: str", "model: str = ''\n    api_key: str")
+        + "\n\ndef make_pair(arg):\n    model, key = arg.split(',')\n"
+        + "    return KeyedAgent(model=model, api_key=key)\n"
+    )
+    key = f"AIzaSyD3xAmPlEkEy0123456789abcdEFG{int(sealed)}"
+    agent = (seal if sealed else make_agent)(f"{code}:make_pair:gemini-2.0-flash,{key}")
+    try:
+        evaluate(MAZE, agent, **SMALL, out=tmp_path / "run")
+    finally:
+        if sealed:
+            agent.close()
+    _assert_written_nowhere(key, tmp_path / "run")
+    assert "model='gemini-2.0-flash'" in (tmp_path / "run" / "run.json").read_text()
+
+
+def test_a_setting_whose_name_holds_a_credential_word_is_no_credential(tmp_path):
+    """Argument names were matched by substring: ``tokenizer`` holds "token", so a model's
+    name given as its tokenizer was blanked in run.json and in every log line, and runs
+    recorded before were refused as another agent."""
+    code = tmp_path / "keyed.py"
+    code.write_text(
+        KEYED_DATACLASS.replace("api_key: str", "tokenizer: str = ''\n    api_key: str")
+    )
+    spec = f"{code}:make_parsed:tokenizer=Qwen/Qwen2.5-0.5B-Instruct,api_key=ghp_KeyValue12345"
+    evaluate(MAZE, make_agent(spec), **SMALL, out=tmp_path / "run")
+    run = (tmp_path / "run" / "run.json").read_text()
+    assert "tokenizer='Qwen/Qwen2.5-0.5B-Instruct'" in run and "ghp_KeyValue12345" not in run
+
+
 def test_an_agent_object_s_repr_is_recorded_with_its_secrets_blanked(tmp_path):
     """The Python API: a dataclass agent holding a key and a URL with a password was
     written to run.json as its repr, unredacted (the report's docs say run.json is)."""
