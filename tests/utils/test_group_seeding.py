@@ -335,3 +335,37 @@ def test_an_object_in_info_is_compared_by_what_it_holds_not_its_address():
 
     report = check_group_seeding(Env, actions=["a"], turn_cap=3, group_size=2, steps=2)
     assert report.passed, report
+
+
+def test_an_object_in_info_that_refers_back_to_itself_is_compared_once():
+    """Its attributes were followed for ever: a tree whose nodes name their parent failed
+    every check with RecursionError. A difference below it is still found."""
+    import random as random_module
+
+    class Node:
+        def __init__(self, name, parent=None):
+            self.name, self.parent, self.children = name, parent, []
+            if parent is not None:
+                parent.children.append(self)
+
+    class Env:
+        def __init__(self, drift=False):
+            self.drift, self.made = drift, 0
+
+        def reset(self, seed=None):
+            self.rng, self.t = random_module.Random(seed), 0
+            self.made += 1  # (a drifting env: its second reset's tree differs from its first)
+            self.root = Node("root")
+            Node(f"room {self.rng.randint(0, 100)} {self.made if self.drift else ''}", self.root)
+            return "start", {"room": self.root}
+
+        def step(self, action):
+            self.t += 1
+            return "x", 0.0, False, self.t >= 3, {"room": self.root}
+
+    settings = dict(actions=["a"], turn_cap=3, group_size=2, steps=2)
+    report = check_group_seeding(Env, **settings)
+    assert report.passed, report
+    drifting = check_group_seeding(lambda: Env(drift=True), **settings)
+    assert drifting.checks["clean_reset"] == "failed", drifting
+    assert "RecursionError" not in str(drifting) and "room" in str(drifting)

@@ -309,34 +309,52 @@ def _changed_global_rngs(a: tuple[Any, Any], b: tuple[Any, Any]) -> list[str]:
     return changed
 
 
-def _canonical(value: Any) -> Any:
-    """A JSON-able form in which equal values compare equal (arrays, NumPy scalars, tuples)."""
+def _canonical(value: Any, path: frozenset[int] = frozenset()) -> Any:
+    """A JSON-able form in which equal values compare equal (arrays, NumPy scalars, tuples,
+    objects by their attributes: `_object_form`). ``path``: the ids of the containers
+    above ``value``, so that one holding itself (a tree whose nodes name their parent) is
+    written once, not followed for ever."""
+    if isinstance(value, (Mapping, list, tuple)) or _attributes(value) is not None:
+        if id(value) in path:
+            return f"<{type(value).__qualname__}: a reference back to a value above it>"
+        path = path | {id(value)}
     if isinstance(value, Mapping):
-        return {str(k): _canonical(v) for k, v in value.items()}
+        return {str(k): _canonical(v, path) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_canonical(v) for v in value]
+        return [_canonical(v, path) for v in value]
     if isinstance(value, np.ndarray):
         return {"ndarray": str(value.dtype), "shape": list(value.shape), "data": value.tolist()}
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, float) and value != value:
         return "nan"
+    fields = _attributes(value)
+    if fields is not None:
+        return {"object": type(value).__qualname__, "attributes": _canonical(fields, path)}
     return value
 
 
+def _attributes(value: Any) -> dict[str, Any] | None:
+    """An object's attributes, where JSON has no form for it and it has a ``__dict__``: they
+    stand for it (its default repr, ``<Item object at 0x7fd3...>``, differed for every fresh
+    instance, and an env that put an object in its info failed ``same_start`` however well
+    it was seeded)."""
+    if isinstance(value, (str, int, float, bool, type(None), np.ndarray, np.generic)):
+        return None
+    fields = getattr(value, "__dict__", None)
+    return fields if isinstance(fields, dict) else None
+
+
 def _line(*items: Any) -> str:
-    return json.dumps(_canonical(items), sort_keys=True, default=_addressless_repr)
+    try:
+        return json.dumps(_canonical(items), sort_keys=True, default=_addressless_repr)
+    except RecursionError:  # (nested deeper than Python's stack: compared by its outline)
+        return f"<{len(items)} values nested too deeply to compare>"
 
 
 def _addressless_repr(value: Any) -> str:
-    """An object JSON has no form for, as its repr without a memory address: a default repr
-    (``<Item object at 0x7fd3...>``) differed for every fresh instance, and an env that put
-    an object in its info failed ``same_start`` however well it was seeded. Its attributes,
-    where it has them, stand for it."""
-    fields = getattr(value, "__dict__", None)
-    if isinstance(fields, dict):
-        shown = json.dumps(_canonical(fields), sort_keys=True, default=_addressless_repr)
-        return f"{type(value).__qualname__}{shown}"
+    """An object JSON has no form for and that has no attributes (`_canonical` writes those
+    that have), as its repr without a memory address."""
     return _ADDRESS.sub("", repr(value))
 
 
