@@ -111,3 +111,14 @@ def test_the_contract_checker_passes_a_race_role_that_can_no_longer_win(role):
 
     report = check_text_env(SoloRoleEnv("race_v0", role=role, difficulty="medium"))
     assert "oracle_bellman" in report.checks
+
+
+def test_human_render_shows_the_role_s_own_screen_once(capsys):
+    """The team game under it was made in "human" mode too: every reset and step printed
+    the whole team's screen first (the operator's route and door codes to the runner),
+    then the runner's."""
+    env = SoloRoleEnv("vault_v0", role="runner", render_mode="human")
+    obs, _ = env.reset(seed=0)
+    assert capsys.readouterr().out.strip() == obs.strip()
+    obs = env.step("look")[0]
+    assert capsys.readouterr().out.strip() == obs.strip()

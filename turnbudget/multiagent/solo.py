@@ -86,7 +86,9 @@ class SoloRoleEnv(TextEnv):
         render_mode: str | None = None,
     ):
         module = game_module(game)
-        self.team = module.raw_env(difficulty=difficulty, render_mode=render_mode)
+        # (the role's own screen is what renders: the team's shows every role's, the
+        # operator's route and codes included, and in "human" mode printed each round)
+        self.team = module.raw_env(difficulty=difficulty)
         roles = self.team.possible_agents
         self.role = roles[-1] if role is None else role
         if self.role not in roles:
