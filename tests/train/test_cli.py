@@ -130,6 +130,8 @@ def test_a_tuple_flag_with_an_empty_default_takes_its_type_from_the_annotation()
         ("choice:8,12,uniform:20-30,40", ("choice:8,12", "uniform:20-30", "40")),
         ("12,20", ("12", "20")),  # (two fixed budgets)
         ("10,20;30,40", ("10,20", "30,40")),
+        # (spelt as BudgetMix.parse reads it: three phases, the choice's 12 alone)
+        ("Choice :8,12,uniform:30-40", ("Choice :8,12", "uniform:30-40")),
     ],
 )
 def test_a_budget_schedules_phases_keep_their_own_commas(flag, phases):

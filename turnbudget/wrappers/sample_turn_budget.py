@@ -56,7 +56,7 @@ def split_budget_mixes(text: str) -> tuple[str, ...]:
     else:
         phases = []
         for item in (item.strip() for item in text.split(",")):
-            if phases and phases[-1].lower().startswith("choice:") and _INT.fullmatch(item):
+            if phases and _is_choice(phases[-1]) and _INT.fullmatch(item):
                 phases[-1] += f",{item}"
             else:
                 phases.append(item)
@@ -66,6 +66,12 @@ def split_budget_mixes(text: str) -> tuple[str, ...]:
             f"';'), got {text!r}"
         )
     return tuple(phases)
+
+
+def _is_choice(phase: str) -> bool:
+    """Whether ``phase`` is a ``choice:`` mix as `BudgetMix.parse` reads it (``Choice :8``)."""
+    kind, colon, _ = phase.partition(":")
+    return bool(colon) and kind.strip().lower() == "choice"
 
 
 #: The most budgets `BudgetMix.choice` takes (a range of every T is `BudgetMix.uniform`).
