@@ -34,7 +34,8 @@ def _team_game(name: str) -> str | None:
 
 
 def resolve_env_id(name: str) -> str:
-    """The registered id ``name`` means: itself, or ``turnbudget/<name>`` for a bare id.
+    """The registered id ``name`` means: itself, or ``turnbudget/<name>`` for a bare id, an
+    unversioned one at its latest version as ``gym.make`` plays it (`played_env_id`).
 
     A name that is neither is returned as it is (``gym.make`` raises its own
     error, with its suggestions); a team game's name raises ``ValueError``
@@ -43,14 +44,19 @@ def resolve_env_id(name: str) -> str:
     Example:
         >>> resolve_env_id("Maze-Easy-v0")
         'turnbudget/Maze-Easy-v0'
-        >>> resolve_env_id("turnbudget/Maze-Easy-v0")
-        'turnbudget/Maze-Easy-v0'
+        >>> resolve_env_id("turnbudget/Maze-Easy-v0"), resolve_env_id("Maze-Easy")
+        ('turnbudget/Maze-Easy-v0', 'turnbudget/Maze-Easy-v0')
     """
+    from turnbudget.eval.run.plan import played_env_id
+
     name = name.strip()
-    if name in gym.registry:
-        return name
-    if "/" not in name and f"{NAMESPACE}/{name}" in gym.registry:
-        return f"{NAMESPACE}/{name}"
+    played = played_env_id(name)  # (a relative 'module:id' is a ValueError)
+    if played in gym.registry:
+        return played
+    if "/" not in name and ":" not in name:
+        played = played_env_id(f"{NAMESPACE}/{name}")
+        if played in gym.registry:
+            return played
     game = _team_game(name)
     if game is not None:
         raise ValueError(TEAM_ROUTE.format(game=game))

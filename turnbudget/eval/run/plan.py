@@ -386,6 +386,11 @@ def played_env_id(env_id: str) -> str:
     if env_id in gym.registry:
         return env_id
     module, _, name = env_id.rpartition(":")
+    if module.startswith("."):  # (import_module raised TypeError: relative to no package)
+        raise ValueError(
+            f"Cannot make {brief(env_id)}: the module of a 'module:id' env id is imported by "
+            f"its full name, and {brief(module)} is relative (no package to be relative to)"
+        )
     try:
         if module:
             importlib.import_module(module)
