@@ -191,3 +191,11 @@ def test_a_command_past_the_games_limit_is_the_games_to_refuse():
     session = GameSession()
     session.start(ENV, seed=0, turn_budget=10)
     assert "too long" in session.play("go north" + " the" * 100)
+
+
+def test_a_command_past_the_games_limit_is_refused_with_its_own_length():
+    """The session cut a command at 4097 characters first: a 5000-character one was
+    "too long (4097 characters)", where evaluate's game said 5000."""
+    session = GameSession()
+    session.start(ENV, seed=0, turn_budget=10)
+    assert "too long (5000 characters)" in session.play("x" * 5000)

@@ -52,9 +52,6 @@ _ENDED = {
     "lost": "[The episode is over: the game is lost.]",
     "truncated": "[The episode is over: the turn budget is spent.]",
 }
-# Characters of a command passed to the game: past every game's own limit (200), so a longer
-# command still reaches the game as too long, as it does through `evaluate`.
-_MAX_COMMAND = 4096
 
 
 def normalize_reveal(reveal: Any) -> str:
@@ -246,8 +243,7 @@ class GameSession:
             return f"{_ENDED[self._outcome][:-1]} Nothing more happens.]"
         # (as the game reads it through `evaluate`: the game folds whitespace in ASCII only and
         # refuses a line break, a look-alike space and a command past its limit)
-        line = _command_text(command)[: _MAX_COMMAND + 1]
-        obs, reward, terminated, truncated, info = self._env.step(line)
+        obs, reward, terminated, truncated, info = self._env.step(_command_text(command))
         self.turns_used += 1
         self.total_reward += float(reward)
         if info.get("won") and self.first_success_turn is None:
