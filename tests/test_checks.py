@@ -97,3 +97,16 @@ def test_python_and_numpy_ints_of_every_width_are_ints():
         assert is_int(value) and is_real(value) and is_whole(value), repr(value)
         assert check_positive_int(value, "n") == 7 and checks.check_seed(value) == 7
     assert checks.check_seed(np.uint64(2**64 - 1)) == checks.MAX_SEED
+
+
+def test_a_negative_zero_probability_is_zero():
+    """-0.0 kept its sign: ``oracle:-0.0`` was labelled oracle-eps-0 and was another agent
+    than ``oracle:0``, so its run could not be resumed by the other."""
+    import math
+
+    from turnbudget.agents import make_agent
+    from turnbudget.eval.run.plan import _agent_repr
+
+    assert math.copysign(1.0, check_probability(-0.0, "rate")) == 1.0
+    zero, negative = make_agent("oracle:0"), make_agent("oracle:-0.0")
+    assert negative.name == zero.name and _agent_repr(negative) == _agent_repr(zero)

@@ -550,10 +550,11 @@ def check_agent(value: Any, name: str = "agent", *, also: str = "") -> Any:
 
 
 def check_probability(value: Any, name: str) -> float:
-    """Return ``value`` as a ``float`` if it is a number in [0, 1], else raise ``ValueError``."""
+    """Return ``value`` as a ``float`` if it is a number in [0, 1], else raise ``ValueError``.
+    ``-0.0`` is 0.0 (its sign made another label and another run: ``oracle-eps-0``)."""
     if not is_real(value) or not 0.0 <= value <= 1.0:
         raise ValueError(f"Expect `{name}` to be a number in [0, 1], got {brief(value)}")
-    return float(value)
+    return float(value) + 0.0
 
 
 def check_reset_options(seed: Any, options: Any) -> dict[str, Any]:
