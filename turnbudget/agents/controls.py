@@ -254,7 +254,9 @@ class PingPong(RandomAgent):
     and forth between two states, so it never gets further than one command
     from where it started (Pass@1 = 0 wherever the goal is two or more commands
     away); where most have none (Crafting's gather and craft) it plays mostly at
-    random, and wins (Pass@(1,100) 0.41 on Crafting-Easy). It undoes every slip
+    random, and wins (Pass@(1,100) 0.51 [0.46, 0.57] on Crafting-Easy:
+    ``evaluate("turnbudget/Crafting-Easy-v0", PingPong(), ks=[1], ts=[100], tasks=100, n=8)``).
+    It undoes every slip
     at once. Its single-step skill
     is below chance where commands have inverses (in a probe it undoes the last
     optimal command; where most have none, Crafting's and Shop's, it answers at
