@@ -170,3 +170,20 @@ def test_a_secret_is_blanked_as_json_encoders_escape_it():
     remember("pässwort-geheim-2")
     text = '{"k": "p@ss\\/w0rd-long-1", "a": "p\\u00e4sswort-geheim-2", "b": "pässwort-geheim-2"}'
     assert redact(text) == '{"k": "***", "a": "***", "b": "***"}'
+
+
+def test_a_secret_is_blanked_in_a_python_repr_and_html_escaped():
+    """A client's error quotes the server's parsed body (``{'error': {'message': ...}}``):
+    in that repr a key holding both quotes has its ' escaped, and it was written to the
+    episode records; an error page echoes it HTML-escaped."""
+    import html
+
+    from turnbudget.agents.secrets import redact, remember
+
+    key = "it's\"my-key-0123456789"
+    remember(key)
+    assert redact(repr({"error": {"message": f"bad key Bearer {key}"}})) == (
+        "{'error': {'message': 'bad key Bearer ***'}}"
+    )
+    assert redact(repr(f"a\\{key}")) == "'a\\\\***'"
+    assert redact(f"<p>{html.escape(key)}</p>") == "<p>***</p>"

@@ -32,6 +32,7 @@ Example:
 from __future__ import annotations
 
 import base64
+import html
 import json
 import logging
 import re
@@ -121,7 +122,8 @@ def looks_like_key(text: str) -> bool:
 
 def _encodings(value: str) -> set[str]:
     """``value`` as it may be written: raw, URL-unquoted and quoted (in either case of hex),
-    JSON-escaped (with ``/`` escaped or not), and base64-encoded (`_base64_cores`)."""
+    JSON-escaped (with ``/`` escaped or not), in a Python repr, HTML-escaped, and
+    base64-encoded (`_base64_cores`)."""
     plain = urllib.parse.unquote(value)
     quoted = {urllib.parse.quote(plain, safe=""), urllib.parse.quote_plus(plain)}
     forms = {value, plain, *quoted, *(_LOWER_HEX.sub(_lower, form) for form in quoted)}
@@ -129,6 +131,12 @@ def _encodings(value: str) -> set[str]:
     # (and as encoders write it that escape "/", or that leave non-ASCII characters raw)
     escaped |= {form.replace("/", "\\/") for form in escaped}
     escaped |= {json.dumps(form, ensure_ascii=False)[1:-1] for form in forms}
+    # (as a Python repr writes it, inside the repr of a longer text: a client's error quotes
+    # the server's parsed JSON body, ``{'error': {'message': 'bad key it\'s"...'}}``; and
+    # HTML-escaped, as an error page echoes it)
+    escaped |= {repr(form)[1:-1] for form in forms}
+    escaped |= {repr(form + "'\"")[1:-3] for form in forms}  # (quoted with ')
+    escaped |= {html.escape(form) for form in forms}
     forms |= escaped
     forms |= _base64_cores(value) | _base64_cores(plain)
     return {form for form in forms if len(form) >= MIN_LENGTH}
