@@ -306,3 +306,17 @@ def test_a_reply_with_null_content_is_the_models_empty_reply(tmp_path):
         agent.act("A hall.", {"admissible_actions": ["look"]})
     note = agent.step_note()
     assert note["reply"] == "" and note["requests"] == 1 and note["retries"] == 0
+
+
+@pytest.mark.parametrize(
+    "answer, said",
+    [((204, "application/json", b""), "a 204 answer with no body"),
+     ((203, "text/html", b"<html>cached</html>"), "a 203 answer that is not JSON")],
+)  # fmt: skip
+def test_an_answer_without_a_reply_names_its_own_status(answer, said):
+    """Every such answer was "a 200 answer that is not JSON: b''", a 204 No Content too."""
+    with FakeServer(lambda handler, request: answer) as server:
+        agent = _agent(server.url(), max_retries=0)
+        agent.reset(0)
+        with pytest.raises(ServerUnavailable, match=said):
+            agent.act("A hall.", {"admissible_actions": ["look"]})

@@ -956,7 +956,7 @@ class ChatAgent:
             opened = client.models.with_streaming_response.list()
         with opened as response, _reading(response.http_response):
             body = read_answer(response.http_response, self.max_answer_bytes)
-        return _parse_answer(request, body)
+        return _parse_answer(request, body, response.http_response.status_code)
 
     async def _send_async(self, client: Any, request: _ListModels | _Create) -> Any:
         """`_send` on the async client."""
@@ -967,7 +967,7 @@ class ChatAgent:
         async with opened as response:
             with _reading(response.http_response):
                 body = await aread_answer(response.http_response, self.max_answer_bytes)
-        return _parse_answer(request, body)
+        return _parse_answer(request, body, response.http_response.status_code)
 
     def _sync_request(self, request: Callable[[Any], Any]) -> tuple[Any, Exception | None]:
         """``request(client)`` on the blocking client, bounded by the agent's timeout as a
@@ -1121,8 +1121,8 @@ def _reading(response: Any) -> Generator[None, None, None]:
         ) from exc
 
 
-def _parse_answer(request: _ListModels | _Create, body: bytes) -> Any:
-    """A 200 answer's body as the client parses it: ``POST /chat/completions``, a
+def _parse_answer(request: _ListModels | _Create, body: bytes, status: int = 200) -> Any:
+    """A 2xx answer's body (``status``: its code) as the client parses it: ``POST /chat/completions``, a
     ``ChatCompletion`` built leniently (`_reply_text` judges what it holds); ``GET /models``,
     its models as ``(id, owned_by)`` pairs (none from an answer that lists none)."""
     try:
@@ -1130,7 +1130,11 @@ def _parse_answer(request: _ListModels | _Create, body: bytes) -> Any:
     except (ValueError, RecursionError):  # (not JSON, not UTF-8, nested past the parser)
         if isinstance(request, _ListModels):
             return []
-        raise MalformedReply(f"a 200 answer that is not JSON: {_excerpt(body[:4096])}") from None
+        if not body:  # (a 204 No Content, say)
+            raise MalformedReply(f"a {status} answer with no body") from None
+        raise MalformedReply(
+            f"a {status} answer that is not JSON: {_excerpt(body[:4096])}"
+        ) from None
     if isinstance(request, _ListModels):
         listed = data.get("data") if isinstance(data, dict) else None
         models = [m for m in (listed if isinstance(listed, list) else ()) if isinstance(m, dict)]
