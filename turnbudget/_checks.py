@@ -57,6 +57,7 @@ __all__ = [
     "is_whole",
     "json_int_keys",
     "load_object",
+    "make_failure",
     "normalize_weights",
     "renamed",
 ]
@@ -99,6 +100,16 @@ def brief(value: Any, most: int | None = None) -> str:
         return f"<{type(value).__name__}: its repr() failed>"
     most = _BRIEF if most is None else most
     return text if len(text) <= most else f"{text[: most - 5]}... ({len(text)} characters)"
+
+
+def make_failure(exc: BaseException, registered: bool) -> str:
+    """What ``gym.make`` said when it failed, short: its message repeats the id whole (a 1 MB
+    id made a 2 MB message, one with a lone surrogate a message no stream could write).
+    ``registered``: whether the id is registered (else that is what is said of it)."""
+    detail = str(exc)
+    if len(detail) > 500 or not detail.isprintable():
+        detail = brief(detail) if registered else "no such id is registered"
+    return detail
 
 
 # Characters a terminal acts on (C0 and C1 controls, bidirectional overrides).

@@ -28,6 +28,7 @@ from turnbudget.eval import (
     evaluate_team,
     pass_at_k,
     pass_at_kt,
+    probe,
     wilson_interval,
 )
 from turnbudget.eval.estimator import MAX_BOOTSTRAP, estimate_from_task_grids
@@ -872,3 +873,54 @@ def test_a_run_beside_another_or_linked_into_one_is_told_by_where_it_really_is(
     with pytest.raises(ValueError, match="lies inside the run directory"):
         evaluate(MAZE, RandomAgent(), **SMALL, out=tmp_path / "sneaky")
     assert not any((tmp_path / "a" / "inner").iterdir())
+
+
+def _nested(depth: int) -> list:
+    deep: list = []
+    for _ in range(depth):
+        deep = [deep]
+    return deep
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: evaluate(MAZE, RandomAgent(), **{**SMALL, "ks": [10**5000]}),
+        lambda: evaluate(MAZE, RandomAgent(), **{**SMALL, "ks": ["x" * 10**6]}),
+        lambda: evaluate(MAZE, RandomAgent(), **{**SMALL, "ts": _nested(3000)}),
+        lambda: evaluate(MAZE, RandomAgent(), **SMALL, errors=10**5000),
+        lambda: evaluate(MAZE, RandomAgent(), **SMALL, errors=_nested(3000)),
+        lambda: evaluate(MAZE, RandomAgent(), **SMALL, reveal=np.array(["always", "never"])),
+        lambda: evaluate_team(
+            "vault_v0",
+            dict.fromkeys(("runner", "operator"), RandomAgent()),
+            **SMALL,
+            reveal=np.array([1, 2]),
+        ),
+        lambda: evaluate(["x" * 10**6], RandomAgent(), **SMALL),
+        lambda: probe(["x" * 10**6], RandomAgent(), tasks=1),
+        lambda: evaluate(MAZE, RandomAgent(), **SMALL, workers=10**5000),
+        lambda: evaluate(MAZE, 10**5000, **SMALL),
+    ],
+    ids=[
+        "huge-k",
+        "long-k",
+        "deep-t",
+        "huge-errors",
+        "deep-errors",
+        "array-reveal",
+        "team-array-reveal",
+        "long-id",
+        "long-probe-id",
+        "huge-workers",
+        "huge-agent",
+    ],
+)
+def test_a_hostile_argument_is_a_short_error_naming_it(call):
+    """Each was an unrelated error from deep inside (RecursionError, "Exceeds the limit
+    (4300 digits)", NumPy's "truth value ... is ambiguous") or a message of megabytes
+    repeating the value."""
+    with pytest.raises((ValueError, TypeError)) as refused:
+        call()
+    message = str(refused.value)
+    assert len(message) < 600 and message.startswith(("Expect", "Cannot make")), message

@@ -37,7 +37,14 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from turnbudget._checks import MAX_SEED, brief, check_turn_budget, is_int, is_listlike
+from turnbudget._checks import (
+    MAX_SEED,
+    brief,
+    check_turn_budget,
+    is_int,
+    is_listlike,
+    make_failure,
+)
 from turnbudget.eval.run.agent_view import agent_info, budget_visible, private_copy
 from turnbudget.wrappers.reveal_budget import check_reveal
 
@@ -157,13 +164,7 @@ class GameSession:
             try:
                 env = make(env_id, reveal=self.reveal, record=record)
             except (gym.error.Error, TypeError, ValueError) as exc:
-                # (gym's message repeats the id whole: a 1 MB id made a 2 MB message, and one
-                # with a lone surrogate a message that no stream could write)
-                detail = str(exc)
-                if len(detail) > 500 or not detail.isprintable():
-                    detail = (
-                        "no such id is registered" if env_id not in gym.registry else brief(detail)
-                    )
+                detail = make_failure(exc, env_id in gym.registry)
                 raise ValueError(
                     f"Cannot make {brief(env_id)} for a row: {detail} (`turnbudget list` shows "
                     "the registered ids)"

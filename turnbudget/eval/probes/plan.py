@@ -21,7 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget._checks import MAX_TURN_BUDGET, brief, check_label, check_seed, is_finite, is_int
+from turnbudget._checks import (
+    MAX_TURN_BUDGET,
+    brief,
+    check_label,
+    check_seed,
+    is_finite,
+    is_int,
+    make_failure,
+)
 from turnbudget.envs.core import oracle_distance
 from turnbudget.eval.run.agent_view import GRANTS
 from turnbudget.eval.run.episodes import check_text_observation
@@ -157,8 +165,8 @@ def _make_env(env_id: str, setbacks: bool = True) -> Any:
         from turnbudget.eval.run.episodes import namespace_hint
 
         raise ValueError(
-            f"Cannot make {env_id!r}: {exc}{namespace_hint(env_id)} (`turnbudget list` shows "
-            "the registered ids)"
+            f"Cannot make {brief(env_id)}: {make_failure(exc, env_id in gym.registry)}"
+            f"{namespace_hint(env_id)} (`turnbudget list` shows the registered ids)"
         ) from exc
     except NoTurnBudgetError as exc:  # (its advice, `turn_budget`, is no probe's argument)
         raise exc.for_engines() from None

@@ -81,6 +81,8 @@ def budget_visible(reveal: Any) -> bool:
     ``info["budget_visible"]``, which `agent_info` follows."""
     if isinstance(reveal, Mapping):
         reveal = reveal.get("mode", "always")
+    if not isinstance(reveal, (str, bool, type(None))):
+        return True  # (an array was "ambiguous" here; the stack's own check refuses it)
     if isinstance(reveal, str):  # spelt as `check_reveal` reads it: " NEVER" hides it too
         reveal = reveal.strip().lower().partition("=")[0]
     return reveal not in (None, False, "never")

@@ -15,7 +15,7 @@ import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from turnbudget._checks import brief
+from turnbudget._checks import brief, make_failure
 from turnbudget.eval.run.agent_view import agent_episode_id, agent_info, executed_action
 from turnbudget.eval.run.driver import Act, Driver, Player, Program
 from turnbudget.eval.run.plan import EpisodeSpec, EvalConfig
@@ -146,8 +146,8 @@ def check_envs(config: EvalConfig) -> None:
             build_env(env_id, config, lambda record: None).close()
         except gym.error.Error as exc:
             raise ValueError(
-                f"Cannot make {env_id!r}: {exc}{namespace_hint(env_id)} (`turnbudget list` "
-                "shows the registered ids)"
+                f"Cannot make {brief(env_id)}: {make_failure(exc, env_id in gym.registry)}"
+                f"{namespace_hint(env_id)} (`turnbudget list` shows the registered ids)"
             ) from exc
         except NoTurnBudgetError as exc:  # (its advice, `turn_budget`, is no run's argument)
             raise exc.for_engines() from None

@@ -32,8 +32,10 @@ import numpy as np
 from turnbudget._checks import (
     MAX_TURN_BUDGET,
     brief,
+    check_agent,
     check_bool,
     check_label,
+    check_option,
     check_seed,
     is_int,
     is_listlike,
@@ -267,9 +269,9 @@ def positive_ints(
     out = []
     for v in values:
         if not is_int(v) or v < 1:
-            raise ValueError(f"Expect `{name}` to hold positive ints, got {v!r}")
+            raise ValueError(f"Expect `{name}` to hold positive ints, got {brief(v)}")
         if most is not None and v > most:
-            raise ValueError(f"Expect `{name}` to hold ints at most {most:,}, got {v}")
+            raise ValueError(f"Expect `{name}` to hold ints at most {most:,}, got {brief(v)}")
         out.append(int(v))
     if not out:
         raise ValueError(f"Expect `{name}` to hold at least one value, got none")
@@ -295,7 +297,14 @@ def _agent_repr(agent: Any) -> str:
     from turnbudget.agents.secrets import redact
 
     origin = agent_origin(agent)
-    text = _ordered_repr(agent)
+    try:
+        text = _ordered_repr(agent)
+    except (ValueError, RecursionError) as exc:  # (an int too long to write, nested too deep)
+        check_agent(agent)  # (what is not an agent is told so first)
+        raise ValueError(
+            f"Cannot record the agent {type(agent).__qualname__}: its repr() failed "
+            f"({brief(exc)}); a run is recorded and resumed by its agent's repr"
+        ) from None
     if " object at 0x" in text:
         cls = type(agent)
         text = f"{cls.__module__}.{cls.__qualname__}"
@@ -474,6 +483,15 @@ def make_config(
             agent_name(agent),
             subject="the agent's name (the default `label`; pass `label` to name the run)",
         )
+    for name, value in (("reveal", reveal), ("errors", errors)):
+        check_option(value, name)  # (nested past JSON's recursion, an int it cannot write)
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"Expect `{name}` to be JSON-serialisable (it is logged and compared on resume), "
+                f"got {brief(value)}"
+            ) from None
     needs_oracle, budget_aware = agent_flags(agent)
     sees_budget = budget_aware or budget_visible(reveal)
     if mode == "auto":
@@ -488,14 +506,6 @@ def make_config(
             UserWarning,
             stacklevel=3,
         )
-    for name, value in (("reveal", reveal), ("errors", errors)):
-        try:
-            json.dumps(value)
-        except TypeError:
-            raise ValueError(
-                f"Expect `{name}` to be JSON-serialisable (it is logged and compared on resume), "
-                f"got {value!r}"
-            ) from None
     return EvalConfig(
         label=label,
         envs=env_ids,

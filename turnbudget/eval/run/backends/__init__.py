@@ -187,7 +187,7 @@ def check_workers(workers: Any, limit: int | None = None, backend: str = "") -> 
         where = f" for the {backend} backend" if backend else ""
         raise ValueError(
             f"Expect `workers` to be at most {limit}{where} (processes on this machine), "
-            f"got {workers}"
+            f"got {brief(workers)}"
         )
     return workers
 
