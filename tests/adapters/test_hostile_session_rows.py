@@ -146,6 +146,15 @@ def test_a_bad_env_id_is_quoted_never_repeated(env_id):
         message.encode("utf-8")  # (writable to any log or terminal)
 
 
+def test_an_endless_list_of_env_ids_is_refused_without_reading_it_all():
+    """range(10**12) was listed whole first: MemoryError."""
+    import itertools
+
+    for ids in (range(10**12), itertools.repeat("turnbudget/Maze-Easy-v0")):
+        with pytest.raises(ValueError, match=r"Expect at most 10,000 `env_ids`"):
+            task_rows(ids, seeds=1, turn_budget=3)
+
+
 class _NoStr:
     def __str__(self) -> str:
         raise RuntimeError("a key whose str() fails")

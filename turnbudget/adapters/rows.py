@@ -50,6 +50,8 @@ __all__ = [
 
 #: The keys of a row: the registered id, the reset seed and the turn budget T.
 ROW_KEYS = ("env_id", "seed", "T")
+#: The most env ids rows may be made of (each is made once, to check it).
+MAX_ENV_IDS = 10_000
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,11 @@ def _check_env_ids(env_ids: Any) -> list[str]:
     if isinstance(env_ids, str):
         ids = [env_ids]
     elif isinstance(env_ids, Iterable) and not isinstance(env_ids, (bytes, Mapping, Set)):
-        ids = list(env_ids)  # ordered (a set's order changes between processes: not one)
+        # ordered (a set's order changes between processes: not one); read no further than
+        # the most ids a list may hold (range(10**12) ran out of memory here)
+        ids = list(itertools.islice(env_ids, MAX_ENV_IDS + 1))
+        if len(ids) > MAX_ENV_IDS:
+            raise ValueError(f"Expect at most {MAX_ENV_IDS:,} `env_ids`, got more")
     else:
         raise ValueError(
             f"Expect `env_ids` to be a registered id or a list of them, got {brief(env_ids)}"
