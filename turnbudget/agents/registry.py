@@ -219,6 +219,7 @@ def make_agent(spec: str, **options: Any) -> Any:
         ValueError: an unknown name or module, a missing attribute, arguments
             the factory rejects, or something built that is not an agent.
         ImportError: the agent's module or a dependency of it is missing.
+        FileNotFoundError: a ``policy:`` spec names a directory that holds no saved policy.
 
     Example:
         >>> make_agent("random")
