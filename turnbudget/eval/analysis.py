@@ -1457,20 +1457,48 @@ def _check_runs(runs: Any, where: str, spec: Mapping[str, Any] = RUN_SUMMARY_BAS
 
 def _condition(cfg: Mapping[str, Any]) -> str:
     """What makes two runs comparable, as written however they were given: envs and tasks in
-    any order, errors and reveal as the wrappers read them (``0.1`` and ``{"rate": 0.1}`` are
-    one setting); the budgets as they are (their cells are compared in order)."""
+    any order, errors and reveal as the wrappers read them (``0.1``, ``{"rate": 0.1}`` and
+    ``0.10`` are one setting; a rate of 0 with no schedule and ``reveal="never"`` are no
+    setting at all, as None is); a team game's difficulty and what counts as its success;
+    the budgets as they are (their cells are compared in order)."""
     condition: dict[str, Any] = {"n": cfg.get("n"), "ts": cfg.get("ts")}
     for key in ("envs", "tasks"):
         value = cfg.get(key)
         condition[key] = sorted(value, key=str) if is_listlike(value) else value
+    for key in ("difficulty", "success"):  # (a team run's: its envs name only the game)
+        if key in cfg:
+            condition[key] = cfg[key]
     try:
         from turnbudget.wrappers.stack import plan_stack
 
         layers = plan_stack(errors=cfg.get("errors"), reveal=cfg.get("reveal")).layers
-        condition["wrappers"] = [[layer.wrapper.__name__, kwargs] for layer, kwargs in layers]
+        condition["wrappers"] = [
+            [layer.wrapper.__name__, _as_floats(kwargs)]
+            for layer, kwargs in layers
+            if not _changes_nothing(layer.wrapper.__name__, kwargs)
+        ]
     except (TypeError, ValueError):  # (a hand-made summary's setting: compared as written)
         condition["errors"], condition["reveal"] = cfg.get("errors"), cfg.get("reveal")
     return json.dumps(condition, sort_keys=True, default=str)
+
+
+def _changes_nothing(wrapper: str, kwargs: Mapping[str, Any]) -> bool:
+    """Whether a layer of `_condition` plays as its absence: errors at rate 0 with no schedule,
+    or a budget revealed never."""
+    if wrapper == "InjectErrors":
+        return kwargs.get("rate", None) == 0 and not kwargs.get("schedule")
+    return wrapper == "RevealBudget" and kwargs.get("mode") == "never"
+
+
+def _as_floats(value: Any) -> Any:
+    """``value`` with every int a float (``{"rate": 0}`` and ``{"rate": 0.0}`` are one setting)."""
+    if isinstance(value, Mapping):
+        return {k: _as_floats(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_as_floats(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
 
 
 def compare_runs(

@@ -823,3 +823,40 @@ def test_a_summary_read_back_from_json_lists_its_budgets_in_order(tmp_path):
         if line[:3] in ("| 8", "| 1", "| 2")
     ]
     assert rows[:3] == ["8", "16", "24"], rows
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [({"errors": 0.0}, {"errors": None}), ({"errors": {"rate": 0}}, {"errors": 0.0}),
+     ({"reveal": "never"}, {"reveal": None}), ({"errors": 0.1}, {"errors": {"rate": 0.10}})],
+)  # fmt: skip
+def test_one_setting_spelt_two_ways_is_one_condition(first, second):
+    """errors 0 against 0.0, or reveal "never" against None, play alike, but the runs were
+    never compared (their conditions were compared as written)."""
+    settings = {"ks": [1], "ts": [8, 16], "tasks": 3, "n": 1, "n_bootstrap": 0}
+    runs = {
+        "a": evaluate(MAZE, OracleAgent(0.0), label="a", **settings, **first).summary,
+        "b": evaluate(MAZE, RandomAgent(), label="b", **settings, **second).summary,
+    }
+    assert [(r["better"], r["worse"]) for r in compare_runs(runs, min_advantage=0)] == [("a", "b")]
+
+
+def test_team_runs_at_other_difficulties_are_not_compared():
+    """The same team at easy and at hard was "made under the same conditions" (a team run's
+    envs name only its game) and given a verdict: higher at max T."""
+    pytest.importorskip("pettingzoo")
+    from turnbudget.eval import evaluate_team
+
+    settings = {"ks": [1], "ts": [10, 40], "tasks": 4, "n": 1, "n_bootstrap": 0}
+    runs = {
+        difficulty: evaluate_team(
+            "vault_v0", dict.fromkeys(("operator", "runner"), OracleAgent(0.0)),
+            difficulty=difficulty, label=difficulty, **settings,
+        ).summary
+        for difficulty in ("easy", "hard")
+    }  # fmt: skip
+    assert compare_runs(runs, min_advantage=0) == []
+    from turnbudget.eval.report import render_markdown
+
+    text = render_markdown({"runs": runs, "comparisons": []})
+    assert "vault_v0 (easy)" in text and "vault_v0 (hard)" in text

@@ -400,6 +400,16 @@ def _grants_cell(config: Mapping[str, Any]) -> str:
     return ", ".join(grants) or "none"
 
 
+def _envs_cell(config: Mapping[str, Any]) -> str:
+    """A run's envs; a team run's game with its difficulty, and the role whose win counts
+    where one does (runs at two difficulties read alike)."""
+    envs = ", ".join(_short(e) for e in config["envs"])
+    said = [str(config["difficulty"])] if "difficulty" in config else []
+    if config.get("success") not in (None, "all"):
+        said.append(f"success: {config['success']}")
+    return f"{envs} ({'; '.join(_md(s) for s in said)})" if said else envs
+
+
 def render_markdown(summary: Mapping[str, Any]) -> str:
     """The ``report.md`` text of a summary (``{"runs": ..., "comparisons": ...}``).
 
@@ -426,7 +436,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     for label, r in runs.items():
         c = r["config"]
         out.append(
-            f"| {label} | {_agents_cell(c)} | {', '.join(_short(e) for e in c['envs'])} | "
+            f"| {label} | {_agents_cell(c)} | {_envs_cell(c)} | "
             f"{len(c['tasks'])} | {c['n']} | {c['mode']} | `{json.dumps(c['errors'])}` | "
             f"`{json.dumps(c['reveal'])}` | {_grants_cell(c)} | {_failed_cell(r)} |"
         )
