@@ -13,6 +13,8 @@ from turnbudget.agents import OracleAgent, RandomAgent
 from turnbudget.eval import probe
 from turnbudget.wrappers import TurnBudget
 
+MAZE = "turnbudget/Maze-Easy-v0"
+
 SMALL = dict(tasks=3, n_bootstrap=0, baseline_repeats=1)
 
 
@@ -495,3 +497,27 @@ def test_an_oracle_distance_that_is_no_count_is_refused_naming_the_game():
         ValueError, match=r"Expect InfiniteDistance\.distance_to_goal\(\) to return"
     ):
         probe(env_id, RandomAgent(), **SMALL)
+
+
+def test_compare_probes_gain_is_the_difference_of_the_skills_it_compares():
+    """The gain was over the tasks where both agents were judged, with the baseline pooled
+    over them: 0.296 beside reported skills of 1.0 and 0.722, a difference of 0.278, for an
+    agent that answered with no-ops on every state of some tasks (its answers here are
+    made no-ops on tasks 1, 3 and 9)."""
+    from turnbudget.eval import compare_probes
+    from turnbudget.eval.probes.summary import summarize_probes
+
+    result = probe(MAZE, [OracleAgent(0.3), OracleAgent(0.0)], tasks=12)
+    config = result.config.to_dict()
+    base, other = config["labels"]
+    records = [
+        {**r, "action": "look", "noop": True, "optimal": None}
+        if r["agent"] == other and r["probe"] == "single" and r["task_seed"] in (1, 3, 9)
+        else r
+        for r in result.records
+    ]
+    summary = summarize_probes(config, records)
+    skills = [summary["agents"][who][MAZE]["single_step_skill"] for who in (base, other)]
+    single = compare_probes(config, records, base, other)[MAZE]["single_step_skill"]
+    assert single["mean"] == pytest.approx(skills[1]["mean"] - skills[0]["mean"])
+    assert single["low"] <= single["mean"] <= single["high"]

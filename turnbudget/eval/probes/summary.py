@@ -134,15 +134,19 @@ def _widened(
     score: Interval | None,
     n_bootstrap: int,
     confidence: float = CONFIDENCE,
+    point: float | None = None,
 ) -> Interval | None:
     """``statistic`` of the task sums (columns of ``per_task``), with the percentile bootstrap
-    over tasks widened to contain ``score`` (an interval of the same statistic)."""
+    over tasks widened to contain ``score`` (an interval of the same statistic). ``point``:
+    the estimate to give instead (the interval widened to contain it too)."""
     if len(per_task) == 0:
         return None
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = float(statistic(per_task.sum(axis=0)[None, :])[0])
     if not np.isfinite(mean):
         return None
+    if point is not None:
+        mean = point
     low = high = mean
     if n_bootstrap > 0 and len(per_task) > 1:
         rng = np.random.default_rng(0)
@@ -551,9 +555,10 @@ def compare_probes(
     """What ``other`` gains over ``base`` (two agents probed on the same states), per env group.
 
     ``{group: {"single_step_skill": Δ, "recovery_specific_skill": Δ}}``, each
-    ``{"mean", "low", "high"}``: the bootstrap over tasks resamples both agents
-    (and the baseline) together, widened to the MOVER combination of the two
-    skills' intervals. The finding-2 contrast is ``recovery_specific_skill``:
+    ``{"mean", "low", "high"}``: the mean is the difference of the two skills as
+    `summarize_probes` reports them (each over the tasks where that agent was judged);
+    the bootstrap over the tasks where both were resamples both agents (and the
+    baseline) together, widened to the MOVER combination of the two skills' intervals. The finding-2 contrast is ``recovery_specific_skill``:
     an agent whose gains concentrate in error recovery gains there, while two
     memoryless agents of different single-step skill differ only in
     ``single_step_skill``.
@@ -638,12 +643,14 @@ def _compare(
         single = None
         if all(skills):
             both = np.hstack([table_b, table_a])
+            difference = difference_interval(*skills)  # type: ignore[arg-type]
             single = _widened(
                 both[(both[:, 1] > 0) & (both[:, 3] > 0) & (both[:, 5] > 0)],
                 lambda s: _skill_of(s[:, :4]) - _skill_of(s[:, 4:]),
-                difference_interval(*skills),  # type: ignore[arg-type]
+                difference,
                 n_bootstrap,
                 confidence,
+                point=difference[0],  # (the two skills as reported, each over its own tasks)
             )
         pairs = [_pairs(_pick(rs, "agent", who=w)) for w in (other, base)]
         tables = [_pair_table(p, tasks) for p in pairs]
@@ -651,12 +658,14 @@ def _compare(
         gain = None
         if all(specific):
             both = np.hstack(tables)
+            difference = difference_interval(*specific)  # type: ignore[arg-type]
             gain = _widened(
                 both[(both[:, 4] > 0) & (both[:, 9] > 0)],
                 lambda s: _specific_of(s[:, :5]) - _specific_of(s[:, 5:]),
-                difference_interval(*specific),  # type: ignore[arg-type]
+                difference,
                 n_bootstrap,
                 confidence,
+                point=difference[0],
             )
         out[group] = {"single_step_skill": _out(single), "recovery_specific_skill": _out(gain)}
     return out
