@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace what --out holds: another training run, or an evaluation run",
+        help="replace the training run --out holds (an evaluation run's directory is refused)",
     )
 
 

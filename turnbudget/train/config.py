@@ -360,16 +360,23 @@ _MOST_CONFIG_BYTES = 1 << 20
 
 def check_out(config: TrainConfig, overwrite: bool = False) -> None:
     """A ValueError when ``config.out`` holds what the run would replace, unless
-    ``overwrite``: an evaluation run (``run.json``), another training run (its
-    ``config.json`` differs: the settings are named), or a policy without its config. The
-    same run again (one that was killed, started over) and unrelated files are taken."""
+    ``overwrite``: another training run (its ``config.json`` differs: the settings are
+    named), or a policy without its config; and, ``overwrite`` or not, an evaluation run
+    (``run.json``: training replaced its summary.json and left its logs, two runs in one
+    directory). The same run again (one that was killed, started over) and unrelated files
+    are taken."""
     overwrite = check_bool(overwrite, "overwrite")
     out = Path(config.out)
-    if overwrite or not out.is_dir():
+    if not out.is_dir():
+        return
+    if (out / "run.json").exists() or (out / "run.json").is_symlink():
+        raise ValueError(
+            f"`out` {out} holds an evaluation run (run.json): train into another directory "
+            "(an evaluation and a training run never share one, with or without --overwrite)"
+        )
+    if overwrite:
         return
     fix = "train into another directory, or pass overwrite=True (--overwrite) to replace it"
-    if (out / "run.json").exists():
-        raise ValueError(f"`out` {out} holds an evaluation run (run.json): {fix}")
     saved = out / "config.json"
     if not saved.is_file() and (saved.exists() or saved.is_symlink()):
         # (a folder of that name, which `start_out` then removed with all it held)
