@@ -194,12 +194,32 @@ def test_an_export_into_another_training_run_is_refused(policy_dir, tmp_path):
     before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
     other = export_policy("zoo/maze-easy/base/seed0", tmp_path / "other")
     for overwrite in (False, True):  # (without it, the advice was to pass it: refused then)
-        with pytest.raises(ValueError, match=r"holds a training run \(policy\.zip\)"):
+        with pytest.raises(ValueError, match=r"holds a training run \(policy\.zip[,)]"):
             export_policy(other, run, overwrite=overwrite)
     assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
     export_policy(run / "policy.zip", run, overwrite=True)  # (its own run: the same weights)
     assert PolicyAgent(run).digest == PolicyAgent(run / "policy.zip").digest
     assert (run / WEIGHTS_FILE).exists()
+
+
+def test_an_export_into_an_evaluation_or_a_stopped_training_run_is_refused(tmp_path):
+    """Only a policy.zip was taken for a run: the weights went in beside an evaluation's logs,
+    or beside the config.json of a training run stopped before its policy (another run's
+    settings), and ``policy:DIR`` played them."""
+    from turnbudget.agents.policy import export_policy
+    from turnbudget.cli import main
+
+    evaluation, stopped = tmp_path / "eval", tmp_path / "stopped"
+    assert main(["eval", "--env", MAZE, "--agent", "random", "--tasks", "1", "--t", "4",
+                 "--quiet", "--no-plots", "--out", str(evaluation)]) == 0  # fmt: skip
+    stopped.mkdir()
+    (stopped / "config.json").write_text('{"algo": "ppo", "reveal": "final=3"}')
+    for destination, what in ((evaluation, "an evaluation run"), (stopped, "a training run")):
+        before = sorted(p.name for p in destination.iterdir())
+        for overwrite in (False, True):
+            with pytest.raises(ValueError, match=f"holds {what}"):
+                export_policy("zoo/maze-easy/base/seed0", destination, overwrite=overwrite)
+        assert sorted(p.name for p in destination.iterdir()) == before
 
 
 @pytest.mark.parametrize("deterministic", [False, True])

@@ -94,6 +94,9 @@ WEIGHTS_FILE = "weights.npz"
 #: How a zoo policy was trained (JSON: env, arm, seed, steps, budgets, command, commit).
 CARD_FILE = "card.json"
 _POLICY_FILES = (WEIGHTS_FILE, ENCODING_FILE, CARD_FILE)  # (what an export writes)
+# What marks a directory as a run's, which an export never shares: a training run's files
+# (its config.json is written first: a run stopped before its policy) and an evaluation's.
+_RUN_FILES = ("config.json", "progress.csv", "checkpoints", "run.json", "episodes.jsonl")
 #: The policies the package ships (``policy:zoo/<family>/<arm>/seed<k>``).
 ZOO = Path(__file__).resolve().parents[1] / "zoo"
 _ZOO_PREFIX = "zoo/"
@@ -406,8 +409,9 @@ def export_policy(
     A ``destination`` that holds a policy already (any of its three files) is
     refused unless ``overwrite``; then the policy is replaced whole: a card it
     had is removed when neither ``card`` nor the source gives one (it described other
-    weights). Exported onto itself, a policy keeps its card. A training run's directory
-    (one with a ``policy.zip``) is refused as a ``destination`` unless it is the source.
+    weights). Exported onto itself, a policy keeps its card. A run's directory (a training
+    run's ``policy.zip``, ``config.json``, ``progress.csv`` or ``checkpoints``; an evaluation's
+    ``run.json`` or ``episodes.jsonl``) is refused as a ``destination`` unless it is the source.
 
     Returns:
         ``destination``.
@@ -422,12 +426,18 @@ def export_policy(
             f"Expect `destination` to be a directory, but {str(destination)!r} is an existing file"
         )
     root = resolve_policy(_check_path(source, "source"))
-    if _is_file(Path(destination) / _POLICY_FILE) and not _same_path(Path(destination), root):
-        # (overwrite replaced the export's files only: the run's policy.zip stayed, which
-        # `train --init` loads, beside weights.npz, which is played, and its config and summary
-        # described the run, not the policy exported)
+    # (overwrite replaced the export's files only: a run's policy.zip stayed, which `train
+    # --init` loads, beside weights.npz, which is played, and its config and summary described
+    # the run, not the policy exported; an evaluation's logs stayed beside a policy)
+    run_files = [
+        name
+        for name in (_POLICY_FILE, *_RUN_FILES)
+        if (Path(destination) / name).exists() or (Path(destination) / name).is_symlink()
+    ]
+    if run_files and not _same_path(Path(destination), root):
+        what = "an evaluation run" if "run.json" in run_files else "a training run"
         raise ValueError(
-            f"{destination} holds a training run ({_POLICY_FILE}): export into another "
+            f"{destination} holds {what} ({', '.join(run_files)}): export into another "
             f"directory, or remove the run first"
         )
     held = [name for name in _POLICY_FILES if (Path(destination) / name).exists()]
