@@ -372,6 +372,11 @@ def test_an_out_whose_config_json_is_a_folder_is_refused_and_kept(tmp_path):
         ({"max_actions": 4096, "command_dim": 2**10, "history": 64}, "at most 134,217,728 weights"),
         ({"text_dim": 2**16, "n_envs": 1024, "n_steps": 4096, "batch_size": 2**20},
          "rollout to hold at most 1,073,741,824 floats"),
+        # BC's demonstrations were not capped: 152 GB accepted, a traceback once out was made
+        ({"algo": "bc", "bc_episodes": 10**7},
+         "BC's demonstrations to hold at most 1,073,741,824 floats"),
+        ({"algo": "bc", "bc_episodes": 10**5, "budget_mix": "choice:8,4000"},
+         r"up to 4,000 turns"),
     ],
 )  # fmt: skip
 def test_settings_whose_network_or_rollout_cannot_fit_are_refused(settings, message):
@@ -380,6 +385,7 @@ def test_settings_whose_network_or_rollout_cannot_fit_are_refused(settings, mess
     defaults = TrainConfig()
     assert defaults.most_features() >= 412  # (the default stack's 412 features: a bound)
     TrainConfig(text_dim=4096, net_arch=(1024, 1024))  # a large real run still passes
+    TrainConfig(algo="bc", bc_episodes=10_000, budget_mix="uniform:12-40")  # and a large BC
 
 
 def test_out_holding_an_exported_policy_is_refused_without_overwrite(tmp_path):

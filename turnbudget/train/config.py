@@ -314,6 +314,29 @@ class TrainConfig:
                 f"observations, got `n_envs` x `n_steps` x up to {features:,} features = "
                 f"{floats:,}: lower them, or `text_dim`"
             )
+        # BC keeps every demonstrated observation (`bc.collect_demos`): up to the largest
+        # budget's steps per episode.
+        longest = self._largest_budget()
+        floats = self.bc_episodes * longest * features
+        if self.algo == "bc" and floats > _MOST_ROLLOUT_FLOATS:
+            raise ValueError(
+                f"Expect BC's demonstrations to hold at most {_MOST_ROLLOUT_FLOATS:,} floats of "
+                f"observations, got `bc_episodes` x up to {longest:,} turns x up to "
+                f"{features:,} features = {floats:,}: lower them, or `text_dim`"
+            )
+
+    def _largest_budget(self) -> int:
+        """The longest episode a demonstration may play: the largest T of ``budget_mix``,
+        else ``turn_budget``."""
+        from turnbudget.wrappers.sample_turn_budget import BudgetMix
+
+        try:
+            mix = BudgetMix.parse(self.budget_mix) if self.budget_mix else None
+        except ValueError:  # (refused with its own message once the numbers are checked)
+            mix = None
+        if mix is None:
+            return self.turn_budget
+        return max(mix.values) if mix.kind == "choice" else mix.high
 
     def most_features(self) -> int:
         """The most features an observation has under this config (three text blocks of
