@@ -34,3 +34,7 @@ def test_the_command_line_says_turn_budget_and_takes_the_old_flag(monkeypatch, t
     assert "--budget is deprecated: use --turn-budget" in capsys.readouterr().err
     assert main(["train", "--budget", "14", "--turn-budget", "12", "--out", out]) == 2
     assert "pass --turn-budget" in capsys.readouterr().err
+    # (the default's own value given: the old flag won over it, silently)
+    assert main(["train", "--budget", "20", "--turn-budget", "30", "--out", out]) == 2
+    assert "pass --turn-budget" in capsys.readouterr().err
+    assert main(["train", "--out", out]) == 0 and seen[-1].turn_budget == TrainConfig.turn_budget

@@ -32,6 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EXAMPLES
     add_config_arguments(parser, TrainConfig)
+    # (unset: None, so that `run` tells --turn-budget 30, the default's value, from no flag)
+    parser.set_defaults(turn_budget=None)
     parser.add_argument(
         "--budget", type=int, default=None, help="deprecated: the old name of --turn-budget"
     )
@@ -48,13 +50,16 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.train.config import TrainConfig
 
     try:
+        given, args.turn_budget = args.turn_budget, TrainConfig.turn_budget
+        if given is not None:
+            args.turn_budget = given
         if args.budget is not None:
             print(
                 "turnbudget train: warning: --budget is deprecated: use --turn-budget (the same "
                 "number); --budget will be removed in the next release",
                 file=sys.stderr,
             )
-            if args.turn_budget != TrainConfig.turn_budget:
+            if given is not None:
                 raise ValueError("Got --turn-budget and its old name --budget: pass --turn-budget")
             args.turn_budget = args.budget
         from turnbudget.cli.ids import resolve_env_id
