@@ -653,3 +653,22 @@ def test_a_policy_trained_with_the_budget_in_its_text_only_is_budget_aware(tmp_p
     agent.reset(0)
     features, _ = agent._see(text, agent_info(plain_info, show_budget=agent.budget_aware))
     assert np.array_equal(features.astype(np.float32), obs)  # training's features, budget text too
+
+
+def test_an_encoding_s_reveal_of_mode_never_plays_as_no_reveal(tmp_path):
+    """Training writes None for a budget never shown; {"mode": "never", ...} was read as a
+    reveal: the agent declared itself budget-aware and appended the template to every turn."""
+    features = []
+    for name, reveal in [("never", {"mode": "never", "final_turns": None, "template": "x"}),
+                         ("none", None)]:  # fmt: skip
+        root = export_policy(SOME, tmp_path / name)
+        encoding = json.loads((root / ENCODING_FILE).read_text())
+        encoding["reveal"] = reveal
+        (root / ENCODING_FILE).write_text(json.dumps(encoding))
+        agent = PolicyAgent(root)
+        assert not agent.budget_aware
+        agent.reset(0)
+        info = {"goal": "Find the Mossy Study.", "admissible_actions": ["go north", "look"],
+                "turns_left": 10, "turn_budget": 12}  # fmt: skip
+        features.append(agent._see("You are in the Iron Garden.", info)[0])
+    np.testing.assert_array_equal(*features)

@@ -639,8 +639,13 @@ def _check_text_settings(encoding: dict[str, Any], path: Path) -> None:
             f"(mode, final_turns, template): {exc}"
         ) from None
     # In the one spelling training writes, which the agent reads: "final=2" and "FINAL", which
-    # RevealBudget takes, were read as "always", and the budget shown at every turn.
-    encoding["reveal"] = {**reveal, "mode": mode, "final_turns": final_turns}
+    # RevealBudget takes, were read as "always", and the budget shown at every turn; and
+    # "never" as training writes it, None (read as a mode, the agent saw the budget, its
+    # template appended to every observation, and declared itself budget-aware).
+    if mode == "never":
+        encoding["reveal"] = None
+    else:
+        encoding["reveal"] = {**reveal, "mode": mode, "final_turns": final_turns}
 
 
 class PolicyAgent:
