@@ -25,7 +25,9 @@ games hide (where you just came from, what you already took).
 Training worlds come from task seeds >= ``task_seed_base`` (1,000,000 by
 default), drawn per episode from a generator seeded by ``seed``, so they are
 disjoint from evaluation seeds (0..9,999) by construction. With one torch
-thread a run is bit-for-bit reproducible on the same build.
+thread a run is bit-for-bit reproducible on the same build: its weights and
+optimizer state, and the values of ``progress.csv`` (whose columns SB3 orders
+by a set's iteration, which follows the process's hash seed).
 
 Output (``out``): ``policy.zip`` (SB3), ``encoding.json`` (what
 `turnbudget.agents.policy.PolicyAgent` needs to rebuild the features and,
