@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from turnbudget._checks import brief
+from turnbudget._checks import brief, is_int
 from turnbudget.records.schema import (
     BUDGET_COUNTERS,
     MAX_COUNT,
@@ -922,15 +922,37 @@ def _check_steps_kept(
     for episode_id, (number, _, record) in by_id.items():  # (in the file's order)
         if episode_id not in done:
             continue
-        count, last = counts.get(episode_id, (0, 0))
-        used = record["turns_used"]
-        if count != used or last > used:
-            raise LogError(
-                f"{episodes_path}, line {number}: episode {episode_id!r} is logged complete, "
-                f"but {steps_path} holds step records for {count} of its turns (the last "
-                f"{last}), expect turns 1 to {used} (its turns_used): they were lost after it "
-                "was logged (remove this line to run the episode again)"
-            )
+        for member, used in _members(episodes_path, number, record):
+            count, last = counts.get(member, (0, 0))
+            if count != used or last > used:
+                raise LogError(
+                    f"{episodes_path}, line {number}: episode {member!r} is logged complete, "
+                    f"but {steps_path} holds step records for {count} of its turns (the last "
+                    f"{last}), expect turns 1 to {used} (its turns_used): they were lost after "
+                    "it was logged (remove this line to run the episode again)"
+                )
+
+
+def _members(path: Path, number: int, record: dict[str, Any]) -> list[tuple[str, int]]:
+    """Whose step records an episode record accounts for, with their turns: its own; a team
+    episode's, each member's but the house's (``f"{team_episode_id}#{role}"``)."""
+    roles = record.get("roles")
+    if roles is None:
+        return [(record["episode_id"], record["turns_used"])]
+    house = record.get("house") or ()
+    if not isinstance(roles, dict) or not isinstance(house, (list, tuple)) or not all(
+        isinstance(r, dict) and is_int(r.get("turns_used")) and r["turns_used"] >= 0
+        for r in roles.values()
+    ):  # fmt: skip
+        raise LogError(
+            f"{path}, line {number}: Expect `roles` to map each role to its record, with its "
+            f"turns_used, and `house` to list roles, got {_show(roles)}"
+        )
+    return [
+        (f"{record['episode_id']}#{role}", int(r["turns_used"]))
+        for role, r in roles.items()
+        if role not in house
+    ]
 
 
 #: What an error writing a run's log adds: nothing written before is lost.

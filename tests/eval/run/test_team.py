@@ -285,3 +285,30 @@ def test_a_local_team_run_closes_every_env_it_made(monkeypatch):
     monkeypatch.setattr(team_module, "_build", spied_build)
     evaluate_team("vault_v0", team(), **SMALL)
     assert made and closed == made
+
+
+@pytest.mark.parametrize("loss", ["a cut line", "the whole log"])
+def test_a_team_run_whose_step_records_were_lost_is_not_resumed(loss, tmp_path):
+    """Its plan did not say it records steps, and a team member's steps are its own
+    (``ID#role``): the resume kept 7 of an episode's 8 steps, or none, without a word,
+    where a single-agent run is refused."""
+    out = tmp_path / "run"
+    settings = dict(ks=[1], ts=[10], n=1, tasks=2, out=out, n_bootstrap=0)
+    evaluate_team("vault_v0", team(0.2), **settings)
+    steps = out / STEPS_FILE
+    if loss == "a cut line":
+        data = steps.read_bytes().splitlines(keepends=True)
+        steps.write_bytes(b"".join(data[:-1]) + data[-1][:40])
+    else:
+        steps.unlink()
+    with pytest.raises(LogError, match=r"is logged complete, but .* holds step records for"):
+        evaluate_team("vault_v0", team(0.2), **settings)
+
+
+def test_a_team_run_with_the_house_resumes_with_its_steps_checked(tmp_path):
+    out = tmp_path / "run"
+    settings = dict(ks=[1], ts=[10], n=1, tasks=2, out=out, n_bootstrap=0)
+    players = {"player_0": OracleAgent(0.2), "player_1": "house"}
+    first = evaluate_team("race_v0", players, **settings)
+    again = evaluate_team("race_v0", players, **settings)
+    assert again.n_run == 0 and again.summary["groups"] == first.summary["groups"]

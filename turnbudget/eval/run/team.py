@@ -330,7 +330,9 @@ class TeamConfig(GridConfig):
 
 def team_plan(config: TeamConfig) -> RunPlan:
     """The episodes ``config`` plans, as `turnbudget.records` checks a run's records."""
-    return RunPlan(config.envs, config.tasks, config.n, config.run_budgets, config.ts)
+    return RunPlan(
+        config.envs, config.tasks, config.n, config.run_budgets, config.ts, config.record_steps
+    )
 
 
 class TeamEpisodePlan(EpisodePlan):
