@@ -25,7 +25,9 @@ import turnbudget
 from turnbudget.agents import OracleAgent
 from turnbudget.cli import main
 from turnbudget.eval.run.evaluate import evaluate
-from turnbudget.records import EPISODES_FILE, RUN_FILE, STEPS_FILE, LogError
+from turnbudget.eval.run.evaluate import load_run
+from turnbudget.eval.run.plan import record_plan
+from turnbudget.records import EPISODES_FILE, RUN_FILE, STEPS_FILE, LogError, files
 
 MAZE = "turnbudget/Maze-Easy-v0"
 RUN = dict(ks=[1, 2], ts=[5, 10], n=2, tasks=2, mode="both", errors=0.2, n_bootstrap=10)
@@ -986,3 +988,33 @@ def test_write_jsonl_refuses_what_is_no_list_of_records_and_keeps_the_old_file(t
     ]
     write_jsonl(target, ({"n": i} for i in range(2)))  # a generator of records: fine
     assert target.read_text() == '{"n":0}\n{"n":1}\n'
+
+
+def test_resume_cuts_the_steps_of_unfinished_episodes_in_place(oracle_run, tmp_path, monkeypatch):
+    """The steps a kill or a full disk leaves at the end of the log (an episode without its
+    episode line, a torn line) were dropped by rewriting the whole log into a copy: after a
+    full disk, resuming needed free space the size of the log, and failed again with "No
+    space left on device". The log is now cut where they start."""
+    run = tmp_path / "run"
+    shutil.copytree(oracle_run[0], run)
+    episodes = _lines(run / EPISODES_FILE)
+    last = json.loads(episodes[-1])["episode_id"]
+    (run / EPISODES_FILE).write_bytes(b"".join(episodes[:-1]))  # (its steps are the last)
+    kept = b"".join(line for line in _lines(run / STEPS_FILE) if last.encode() not in line)
+    with (run / STEPS_FILE).open("ab") as f:
+        f.write(b'{"record":"step","epis')  # torn
+    inode = (run / STEPS_FILE).stat().st_ino
+    real_rewrite = files._rewrite
+    rewritten = []
+
+    def spied_rewrite(path, lines):
+        rewritten.append(Path(path).name)
+        return real_rewrite(path, lines)
+
+    monkeypatch.setattr(files, "_rewrite", spied_rewrite)
+    files.repair_logs(run, record_plan(load_run(run)[0]))
+    monkeypatch.undo()
+    assert (run / STEPS_FILE).read_bytes() == kept and STEPS_FILE not in rewritten
+    assert (run / STEPS_FILE).stat().st_ino == inode
+    resumed = _resume(run)
+    assert resumed.n_run == 1 and json.loads(json.dumps(resumed.summary)) == oracle_run[1]

@@ -828,6 +828,21 @@ def _step_lines(
             yield line, False
 
 
+def _kept_prefix(lines: Iterable[tuple[bytes, bool]]) -> tuple[int | None, bool]:
+    """How much of a log resume keeps, read line by line (each is checked on the way): the
+    bytes of the lines kept when every line dropped comes after them (None when one is
+    dropped before a kept one), and whether every line is kept."""
+    size, dropped, prefix = 0, False, True
+    for line, kept in lines:
+        if not kept:
+            dropped = True
+        elif dropped:
+            prefix = False
+        else:
+            size += len(line)
+    return (size if prefix else None), not dropped
+
+
 def _rewrite(path: Path, lines: Iterable[bytes]) -> None:
     """Replace ``path`` with ``lines`` at once (a kill leaves the old file or the new one).
     A symlink at ``path`` is replaced, never written through (it may point at another run's
@@ -891,7 +906,7 @@ def repair_logs(out: Path, plan: RunPlan) -> set[str]:
         }
         done = set(keep)
         counts: dict[str, list[int]] = {}
-        steps_clean = all([kept for _, kept in _step_lines(steps_path, plan, done, counts)])
+        steps_kept = _kept_prefix(_step_lines(steps_path, plan, done, counts))
         if plan.steps:
             _check_steps_kept(episodes_path, steps_path, by_id, done, counts)
     except LogError as exc:
@@ -901,7 +916,16 @@ def repair_logs(out: Path, plan: RunPlan) -> set[str]:
             f"Cannot resume the run in {out}: {exc}. Resume deletes nothing it cannot account "
             f"for: fix or remove {what}, or start afresh (--overwrite / overwrite=True)."
         ) from None
-    if not steps_clean:
+    kept_size, all_kept = steps_kept
+    if all_kept:
+        pass
+    elif kept_size is not None and not steps_path.is_symlink():
+        # (steps dropped at the end only, as a kill or a full disk leaves them: cut in place,
+        # with no copy of the log, so a resume after a full disk needs no room for one; a
+        # symlink is rewritten, never written through: it may point at another run's log)
+        with naming_errors(steps_path):
+            os.truncate(steps_path, kept_size)
+    else:
         _rewrite(steps_path, (line for line, kept in _step_lines(steps_path, plan, done) if kept))
     if not clean or len(keep) != len(by_id):
         _rewrite(episodes_path, keep.values())
