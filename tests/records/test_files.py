@@ -24,8 +24,7 @@ import pytest
 import turnbudget
 from turnbudget.agents import OracleAgent
 from turnbudget.cli import main
-from turnbudget.eval.run.evaluate import evaluate
-from turnbudget.eval.run.evaluate import load_run
+from turnbudget.eval.run.evaluate import evaluate, load_run
 from turnbudget.eval.run.plan import record_plan
 from turnbudget.records import EPISODES_FILE, RUN_FILE, STEPS_FILE, LogError, files
 
