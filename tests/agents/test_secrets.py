@@ -187,3 +187,31 @@ def test_a_secret_is_blanked_in_a_python_repr_and_html_escaped():
     )
     assert redact(repr(f"a\\{key}")) == "'a\\\\***'"
     assert redact(f"<p>{html.escape(key)}</p>") == "<p>***</p>"
+
+
+@pytest.mark.parametrize(
+    "name, credential",
+    [("api_key", True), ("apiKey", True), ("HF_TOKEN", True), ("authkey", True),
+     ("passcode", True), ("accountkey", True), ("oauth", True), ("api_keys", True),
+     ("code", True), ("tokenizer", False), ("encoder", False), ("author", False),
+     ("keywords", False), ("model", False), ("revision", False)],
+)  # fmt: skip
+def test_an_argument_s_name_is_a_credential_by_its_words(name, credential):
+    """Whole words only missed authkey=, passcode=, api_keys= (their values reached
+    run.json); a substring alone blanked tokenizer= and author=."""
+    from turnbudget.agents.secrets import is_credential_name
+
+    assert is_credential_name(name) is credential
+
+
+def test_outside_agent_arguments_blank_keys_and_keep_named_digests():
+    """A Google key with "-" or "_" in it (1 in 16) had no 16-character run and was
+    recorded; a revision's digest named as such was blanked (earlier runs were refused)."""
+    from turnbudget.agents.registry import _arg_values
+
+    key = "AIzakou_kk32lRAA1S6YLwO_tIF4zEkX8r594mj"
+    assert key in _arg_values(f"gemini-2.0-flash,{key}")
+    assert key in _arg_values(f"model=m,k={key}")
+    revision = "7ae557604adf67be50417f59c2c2f167def9a775"
+    assert revision not in _arg_values(f"model=Qwen/Qwen2.5-0.5B-Instruct,revision={revision}")
+    assert revision in _arg_values(f"Qwen/Qwen2.5-0.5B-Instruct,{revision}")  # (no name)

@@ -282,7 +282,8 @@ def remember_spec_args(spec: str) -> None:
 
 def _arg_values(arg: str) -> list[str]:
     """``arg``, and each value in it named like a credential (``model=m,token=XYZ``: ``XYZ``,
-    not ``m``) or, named or not, shaped like a key (``m,AIzaSy...``), those of at least
+    not ``m``) or shaped like a key (``m,AIzaSy...``; a named one only by a key's fixed
+    shape), those of at least
     `_SECRET_ARG_LENGTH` characters: a factory that parses its arguments keeps a key alone,
     and a dataclass repr showed it (``token='XYZ'``). Other values stay as written: a
     model's name is what the run records."""
@@ -293,7 +294,9 @@ def _arg_values(arg: str) -> list[str]:
         name, equals, value = piece.partition("=")
         if not equals:
             value = piece
-        if (equals and is_credential_name(name)) or looks_like_key(value):
+        # (a named value by its name, or a key's fixed shape: a revision's digest or a
+        # snapshot's path named as such is recorded, and earlier runs resume)
+        if (equals and is_credential_name(name)) or looks_like_key(value, loosely=not equals):
             pieces.append(value)
     return [p for p in pieces if len(p) >= _SECRET_ARG_LENGTH]
 

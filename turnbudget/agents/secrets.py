@@ -73,45 +73,55 @@ _KEY_QUERY = re.compile(
 _KEYLIKE = re.compile(r"(?i)\b(sk-|sk_|gsk_|hf_|xai-|nvapi-|pk-|rk-|bearer\s+)[A-Za-z0-9_\-*.]{4,}")
 
 
-# The words of an argument's name that name a credential, and the endings of a word that
-# does (``clientsecret``, ``accesstoken``): a whole word, so that ``tokenizer``, ``encoder``
-# or ``author``, which merely hold one, name none.
-_CREDENTIAL_ARG_WORDS = frozenset(
-    {"key", "apikey", "token", "secret", "pass", "passwd", "password", "passphrase", "pwd",
-     "pw", "auth", "authorization", "cred", "creds", "credential", "credentials", "sig",
-     "signature", "jwt", "bearer", "pat", "cookie"}
+# The words of a name that hold a credential's word (`_CREDENTIAL_WORDS`: ``authkey``,
+# ``passcode``, ``api_keys``, ``oauth``) and still name none: common settings of a model or
+# a text, whose values (a model's name) a run must record.
+_NOT_CREDENTIAL_WORDS = frozenset(
+    {"tokenizer", "tokenizers", "tokenization", "tokenize", "encoder", "encoders", "decoder",
+     "decoders", "encoding", "decoding", "codec", "codecs", "unicode", "opcode", "barcode",
+     "author", "authors", "authored", "keyword", "keywords", "keyboard", "monkey", "signal",
+     "signals", "design", "assign", "assigned", "sigma", "sigmoid", "passage", "passages",
+     "compass", "bypass", "passive", "incredible", "codebook", "codebooks"}
 )  # fmt: skip
-_CREDENTIAL_ARG_ENDINGS = ("apikey", "secretkey", "accesskey", "privatekey", "token", "secret",
-                           "password")  # fmt: skip
 # The words of a name: snake_case, kebab-case, camelCase and ALLCAPS pieces.
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 # A key's body: a run of letters and digits (and base64's + and =) between separators.
 _KEY_SEPARATORS = re.compile(r"[^A-Za-z0-9+=]+")
 _UUID = re.compile(r"(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# Keys of a fixed shape whose separators break the runs `looks_like_key` reads: Google's
+# (``AIza`` and 35 characters, ``-`` and ``_`` among them).
+_KEY_SHAPES = re.compile(r"AIza[0-9A-Za-z_-]{35}")
 
 
 def is_credential_name(name: str) -> bool:
-    """Whether ``name``, an argument's name, names a credential: one of its words does
-    (``api_key``, ``apiKey``, ``HF_TOKEN``, ``client-secret``), not a word that merely holds
-    one (``tokenizer``, ``encoder``, ``author``).
+    """Whether ``name``, an argument's name, names a credential: one of its words holds a
+    credential's word (``api_key``, ``apiKey``, ``HF_TOKEN``, ``authkey``, ``passcode``),
+    unless it is a common word that merely holds one (``tokenizer``, ``encoder``, ``author``).
 
     Example:
         >>> is_credential_name("api_key"), is_credential_name("model"), is_credential_name("tokenizer")
         (True, False, False)
     """
     words = [word.lower() for word in _NAME_WORDS.findall(name)]
-    return any(w in _CREDENTIAL_ARG_WORDS or w.endswith(_CREDENTIAL_ARG_ENDINGS) for w in words)
+    return any(
+        _CREDENTIAL_NAME.search(word) and word not in _NOT_CREDENTIAL_WORDS for word in words
+    )
 
 
-def looks_like_key(text: str) -> bool:
-    """Whether ``text`` looks like a key written with no name: a UUID, or a run of at least 16
-    letters and digits that mixes both (``AIzaSy...``, a hex digest), where a model's name or
-    a path has short words (``Qwen2.5-0.5B-Instruct``, ``claude-3-opus-20240229``).
+def looks_like_key(text: str, *, loosely: bool = True) -> bool:
+    """Whether ``text`` looks like a key: one of a fixed shape (a Google key); and, with
+    ``loosely`` (a value written with no name), a UUID or a run of at least 16 letters and
+    digits that mixes both (``AIzaSy...``, a hex digest), where a model's name or a path has
+    short words (``Qwen2.5-0.5B-Instruct``, ``claude-3-opus-20240229``).
 
     Example:
         >>> looks_like_key("AIzaSyD3xAmPlEkEy0123456789abcdEFGH"), looks_like_key("Llama-3.1-8B")
         (True, False)
     """
+    if _KEY_SHAPES.search(text):
+        return True
+    if not loosely:
+        return False
     if _UUID.fullmatch(text.strip()):
         return True
     return any(
