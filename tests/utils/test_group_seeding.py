@@ -369,3 +369,41 @@ def test_an_object_in_info_that_refers_back_to_itself_is_compared_once():
     drifting = check_group_seeding(lambda: Env(drift=True), **settings)
     assert drifting.checks["clean_reset"] == "failed", drifting
     assert "RecursionError" not in str(drifting) and "room" in str(drifting)
+
+
+def test_an_info_nested_past_python_s_stack_is_still_compared():
+    """Every line holding one read "<values nested too deeply to compare>", the observation
+    with it: an env that ignored its seed passed same_start, own_rng and clean_reset."""
+    import random as random_module
+
+    class Node:
+        def __init__(self, before, value=0):
+            self.before, self.value = before, value
+
+    def history(rng):
+        chain = None
+        for _ in range(2000):  # (deeper than the interpreter's recursion limit)
+            chain = Node(chain, rng.randint(0, 9))
+        return chain
+
+    class Unseeded:
+        def reset(self, seed=None):
+            rng = random_module.Random()  # (its seed ignored)
+            return f"room {rng.random()}", {"history": history(rng)}
+
+        def step(self, action):
+            return self.reset()[0], 0.0, False, False, self.reset()[1]
+
+    class Seeded:
+        def reset(self, seed=None):
+            self.chain, self.t = history(random_module.Random(seed)), 0
+            return "room", {"history": self.chain}
+
+        def step(self, action):
+            self.t += 1
+            return "room", 0.0, False, self.t >= 3, {"history": self.chain}
+
+    settings = dict(actions=["a"], group_size=2, steps=2)
+    assert check_group_seeding(Unseeded, **settings).checks["same_start"] == "failed"
+    report = check_group_seeding(Seeded, turn_cap=3, **settings)
+    assert report.passed and report.checks["seeds_differ"] == "passed", report

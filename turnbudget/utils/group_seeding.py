@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import hashlib
 import json
 import random
 import re
@@ -346,10 +347,54 @@ def _attributes(value: Any) -> dict[str, Any] | None:
 
 
 def _line(*items: Any) -> str:
+    return json.dumps([_item(item) for item in items], sort_keys=True)
+
+
+def _item(value: Any) -> Any:
+    """`_canonical` of one value of a transcript line, or for a value nested past Python's
+    stack a digest of what it holds, read without recursion (`_deep_digest`): one stand-in
+    for every such value let an env that ignores its seed pass."""
     try:
-        return json.dumps(_canonical(items), sort_keys=True, default=_addressless_repr)
-    except RecursionError:  # (nested deeper than Python's stack: compared by its outline)
-        return f"<{len(items)} values nested too deeply to compare>"
+        return json.loads(json.dumps(_canonical(value), sort_keys=True, default=_addressless_repr))
+    except RecursionError:
+        return {"nested too deeply to show": _deep_digest(value)}
+
+
+def _deep_digest(value: Any) -> str:
+    """A digest of ``value``'s structure and atoms, walked with a stack of its own: equal
+    for two values that hold the same, whatever their depth (a value met again is written
+    as a reference to its first visit)."""
+    digest = hashlib.blake2b(digest_size=16)
+    seen: dict[int, int] = {}
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (str, int, float, bool, type(None))):
+            digest.update(f"{type(item).__name__}:{item!r};".encode("utf-8", "backslashreplace"))
+            continue
+        if id(item) in seen:
+            digest.update(f"ref:{seen[id(item)]};".encode())
+            continue
+        seen[id(item)] = len(seen)
+        if isinstance(item, np.ndarray):
+            digest.update(f"ndarray:{item.dtype}:{item.shape}:".encode() + item.tobytes())
+            continue
+        if isinstance(item, Mapping):
+            digest.update(f"map:{len(item)};".encode())
+            for key in sorted(item, key=str):
+                stack.extend((item[key], str(key)))
+            continue
+        if isinstance(item, (list, tuple)):
+            digest.update(f"seq:{len(item)};".encode())
+            stack.extend(reversed(item))
+            continue
+        fields = _attributes(item)
+        if fields is not None:
+            digest.update(f"object:{type(item).__qualname__};".encode())
+            stack.append(fields)
+            continue
+        digest.update(f"{_addressless_repr(item)};".encode("utf-8", "backslashreplace"))
+    return digest.hexdigest()
 
 
 def _addressless_repr(value: Any) -> str:
