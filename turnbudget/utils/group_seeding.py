@@ -33,8 +33,8 @@ guide's "Checking group seeding" section.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import hashlib
+import itertools
 import json
 import random
 import re
