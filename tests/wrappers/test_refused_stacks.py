@@ -294,3 +294,22 @@ def test_a_turn_budget_beside_a_budget_mix_is_refused_not_ignored():
     assert gym.make(MAZE, turn_budget=31).reset(seed=0)[1]["turn_budget"] == 31
     mixed = gym.make(gym.make(MAZE, turn_budget=31).spec, budget_mix=[8, 16])
     assert mixed.reset(seed=0)[1]["turn_budget"] in (8, 16)
+    # A mixed stack's own spec remakes it (its spec kept turn_budget=31 beside the mix).
+    assert gym.make(mixed.spec).reset(seed=0)[1]["turn_budget"] in (8, 16)
+    vector = gym.make_vec(mixed.spec, num_envs=2, vectorization_mode="sync")
+    assert set(vector.reset(seed=0)[1]["turn_budget"]) <= {8, 16}
+    vector.close()
+
+
+def test_an_outside_game_takes_the_turn_budget_its_budget_mix_builds_on():
+    """An outside game has no TurnBudget: make asks for a turn_budget to build one, and
+    refused it beside a budget_mix, so no mix could be played on an outside id."""
+    import turnbudget
+    from turnbudget.envs.native.maze import Maze
+
+    gym.register("outside/MixedMaze-v0", entry_point=Maze, disable_env_checker=True)
+    try:
+        env = turnbudget.make("outside/MixedMaze-v0", turn_budget=16, budget_mix=[8, 12])
+        assert env.reset(seed=0)[1]["turn_budget"] in (8, 12)
+    finally:
+        del gym.registry["outside/MixedMaze-v0"]

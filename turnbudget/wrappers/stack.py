@@ -315,6 +315,8 @@ def registered_spec(stack: gym.Wrapper, budget: int | None) -> gym.Wrapper:
     kwargs = _plain(copy.deepcopy(made.kwargs))  # (Gymnasium's specs share nothing either)
     if budget is not None:
         kwargs["turn_budget"] = budget
+    elif kwargs.get("budget_mix") is not None:  # (its draws are the budget: a turn_budget
+        kwargs.pop("turn_budget", None)  # beside it is refused, and gym.make(spec) was)
     wrapper = gym.envs.registration.WrapperSpec(
         name=_STACK_NAME, entry_point=STACK_ENTRY_POINT, kwargs={"spec_limit": budget}
     )
@@ -466,9 +468,14 @@ def make(
     kwargs = dict(make_kwargs or {})
     if budget is not None:
         kwargs["turn_budget"] = budget
-    if budget is not None and options.get("budget_mix") is not None and isinstance(env_id, str):
-        # (the mix draws every episode's budget: this one would be played never; an env
-        # without a TurnBudget still needs one to build its own)
+    if (
+        budget is not None
+        and options.get("budget_mix") is not None
+        and isinstance(env_id, str)
+        and _builds_the_stack(env_id)
+    ):
+        # (the mix draws every episode's budget: this one would be played never; an outside
+        # game, without a TurnBudget, still needs one to build its own)
         raise ValueError(
             f"Got turn_budget={budget} and a budget_mix, which draws each episode's "
             "budget: pass one of them"
