@@ -152,9 +152,11 @@ def check_envs(config: EvalConfig) -> None:
         except NoTurnBudgetError as exc:  # (its advice, `turn_budget`, is no run's argument)
             raise exc.for_engines() from None
         except (TypeError, ValueError) as exc:
+            why = str(exc)  # (a wrapper's message may quote the value whole)
+            why = why if len(why) <= 500 else f"{why[:480]}... ({len(why)} characters)"
             raise ValueError(
-                f"Cannot build {env_id!r} with errors={config.errors!r}, "
-                f"reveal={config.reveal!r}: {exc}"
+                f"Cannot build {brief(env_id)} with errors={brief(config.errors)}, "
+                f"reveal={brief(config.reveal)}: {why}"
             ) from exc
 
 
