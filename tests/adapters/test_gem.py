@@ -133,6 +133,16 @@ def test_spawn_and_bad_ids():
         GemEnv("turnbudget/Maze-Easy-v0", budget=3)
 
 
+def test_spawn_with_the_other_budget_form_replaces_the_budget_made_with():
+    """A turn_budget and a budget_mix are refused together: spawning a budget_mix from an
+    env made with a turn_budget (or the reverse) passed both."""
+    register_all()
+    mixed = GemEnv("turnbudget/Maze-Easy-v0", turn_budget=20).spawn(budget_mix=[8, 16])
+    assert mixed.reset(seed=0)[1]["turn_budget"] in (8, 16)
+    fixed = GemEnv("turnbudget/Maze-Easy-v0", budget_mix=[8, 16]).spawn(turn_budget=12)
+    assert fixed.reset(seed=0)[1]["turn_budget"] == 12
+
+
 @pytest.mark.parametrize("bad", [None, 5, b"turnbudget/Maze-Easy-v0"])
 def test_gem_id_of_a_value_that_is_no_str_is_a_clear_error(bad):
     """A ValueError naming `env_id`, not an AttributeError from inside (``.startswith``)."""

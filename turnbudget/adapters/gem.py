@@ -190,13 +190,18 @@ class GemEnv(gem.Env):
         return f"\\boxed{{{command}}}" if self.boxed else command
 
     def spawn(self, same_state: bool = False, **kwargs: Any) -> GemEnv:
-        """A new env of the same id and settings (``kwargs`` override them); ``same_state``:
-        a copy that continues from this one's state."""
+        """A new env of the same id and settings (``kwargs`` override them: a ``turn_budget``
+        or a ``budget_mix`` replaces the budget it was made with); ``same_state``: a copy that
+        continues from this one's state."""
         if same_state:
             if kwargs:
                 raise ValueError("Expect no keyword arguments with same_state=True (a copy)")
             return copy.deepcopy(self)
-        options = {"boxed": self.boxed, **self._make_kwargs, **kwargs}
+        made = dict(self._make_kwargs)
+        if "turn_budget" in kwargs or "budget_mix" in kwargs:  # (one replaces the other: they
+            made.pop("turn_budget", None)  # are refused together)
+            made.pop("budget_mix", None)
+        options = {"boxed": self.boxed, **made, **kwargs}
         return GemEnv(self.turnbudget_id, **options)
 
     def close(self) -> None:
