@@ -290,6 +290,23 @@ def test_entity_names_holding_parser_words_are_never_accepted():
     assert grammar.parse("take salt and pepper")[0] is None
 
 
+def test_a_name_holding_a_word_special_only_first_in_a_command_is_accepted():
+    """TextWorld names keys and doors "type G ...": "g" (again) and "o" (oops) are special
+    to the parser only as a command's first word, but every parser word kept a name out of
+    the vocabulary, so a game's own walkthrough was refused and the game could not be won
+    (TextWorldCustom-v0, game 82)."""
+    grammar = CommandGrammar(
+        ["take {o} from {c}", "open {c}", "unlock {c} with {k}"],
+        ["type G passkey", "type O locker", "bowl", "salt and pepper"],
+        [],
+    )
+    assert grammar.parse("take type G passkey from bowl")[0] == "take type g passkey from bowl"
+    assert grammar.parse("open type O locker")[0] == "open type o locker"
+    assert grammar.parse("unlock type O locker with type G passkey")[0] is not None
+    assert grammar.parse("take salt and pepper from bowl")[0] is None  # (still split on)
+    assert grammar.parse("g")[0] is None and grammar.parse("again")[0] is None
+
+
 def test_templates_starting_with_a_meta_verb_are_dropped():
     grammar = CommandGrammar(["save {o}", "take {o}"], ["coin"], [])
     assert sorted(META_VERBS & {"save", "restore", "quit"}) == ["quit", "restore", "save"]

@@ -48,6 +48,10 @@ PARSER_WORDS = frozenset(
     }
 ) | META_VERBS  # fmt: skip
 
+#: The parser words Inform reads specially wherever they stand; the others (``again``, ``g``,
+#: ``oops``, ``o``, ``undo`` and the meta verbs) only as a command's first word, which a
+#: thing's name never is ("take type G passkey" names a key TextWorld calls so).
+_JOINERS = PARSER_WORDS - META_VERBS - {"again", "g", "oops", "o", "undo"}
 _ARTICLES = ("the", "a", "an", "some")
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*\Z")
 _SLOT = re.compile(r"\{[^}]*\}")
@@ -94,11 +98,13 @@ class CommandGrammar:
         self, templates: Iterable[str], entity_names: Iterable[str], directions: Iterable[str]
     ) -> None:
         names = [_words(name) for name in entity_names]
-        # An entity whose name holds a parser word or punctuation cannot be named
-        # safely (the parser would split on it): it stays out of the vocabulary,
-        # so commands naming it are refused rather than risked.
+        # An entity whose name holds a word the parser splits or refers on (`_JOINERS`)
+        # or punctuation cannot be named safely: it stays out of the vocabulary, so
+        # commands naming it are refused rather than risked. (With every parser word
+        # kept out, a key named "type G passkey" could not be named: its game could not
+        # be won, its own walkthrough refused.)
         vocabularies = sorted(
-            {tuple(sorted(set(ws))) for ws in names if ws and not set(ws) & PARSER_WORDS}
+            {tuple(sorted(set(ws))) for ws in names if ws and not set(ws) & _JOINERS}
         )
         article = "(?:(?:" + "|".join(_ARTICLES) + ") )?"
         alternatives = [
