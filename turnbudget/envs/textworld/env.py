@@ -255,7 +255,11 @@ class TextWorldEnv(TextEnv):
         if not self._in_episode:
             return None
         command, _ = self._grammar.parse(action)
-        return command if command is not None and command in self.admissible_actions() else None
+        if command is None:
+            return None
+        # (the grammar answers in lower case; TextWorld lists "examine BBQ" in the game's)
+        listed = {c.lower(): c for c in reversed(self.admissible_actions())}
+        return listed.get(command)
 
     # -- oracle ----------------------------------------------------------------
 
