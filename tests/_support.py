@@ -24,6 +24,14 @@ import turnbudget  # noqa: F401 - registers the envs
 HANG_GUARD = 1800
 
 
+def nested(depth: int) -> list:
+    """A list ``depth`` lists deep: past the interpreter's recursion limit for ~1,000 and more."""
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 def run_child(code: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Run ``code`` in a fresh interpreter with ``args``, its output captured as text; a hang
     (what a regression of a not-a-regular-file test does) ends at `HANG_GUARD`."""

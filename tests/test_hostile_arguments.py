@@ -22,6 +22,7 @@ import math
 import gymnasium as gym
 import numpy as np
 import pytest
+from _support import nested
 
 import turnbudget
 from turnbudget.envs.native.crafting import MAX_HEAD_START
@@ -578,22 +579,15 @@ def test_a_distance_range_no_world_reaches_is_refused_when_made(env_id, kwargs):
     assert env.step("look")[0]
 
 
-def _nested(depth: int) -> list:
-    value: list = []
-    for _ in range(depth):
-        value = [value]
-    return value
-
-
 @pytest.mark.parametrize(
     "options",
     [
-        {"budget_mix": _nested(5_000)},
-        {"errors": {"rate": _nested(5_000)}},
-        {"reveal": {"template": _nested(5_000)}},
-        {"process_reward": {"gamma": _nested(5_000)}},
-        {"info": _nested(5_000)},
-        {"turn_budget": _nested(5_000)},
+        {"budget_mix": nested(5_000)},
+        {"errors": {"rate": nested(5_000)}},
+        {"reveal": {"template": nested(5_000)}},
+        {"process_reward": {"gamma": nested(5_000)}},
+        {"info": nested(5_000)},
+        {"turn_budget": nested(5_000)},
     ],
     ids=["budget_mix", "errors", "reveal", "process_reward", "info", "turn_budget"],
 )
@@ -610,7 +604,7 @@ def test_a_config_field_nested_past_the_recursion_limit_is_refused_naming_it():
     """Gymnasium quotes the keyword arguments of a TypeError from the env's creator: the
     quote itself hit the recursion limit."""
     with pytest.raises(ValueError, match="Expect `width` to nest at most 32 deep"):
-        gym.make("turnbudget/Maze-v0", width=_nested(5_000))
+        gym.make("turnbudget/Maze-v0", width=nested(5_000))
 
 
 @pytest.mark.parametrize(

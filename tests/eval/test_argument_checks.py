@@ -18,6 +18,7 @@ import re
 
 import numpy as np
 import pytest
+from _support import nested
 
 from turnbudget.agents import RandomAgent
 from turnbudget.eval import (
@@ -875,21 +876,14 @@ def test_a_run_beside_another_or_linked_into_one_is_told_by_where_it_really_is(
     assert not any((tmp_path / "a" / "inner").iterdir())
 
 
-def _nested(depth: int) -> list:
-    deep: list = []
-    for _ in range(depth):
-        deep = [deep]
-    return deep
-
-
 @pytest.mark.parametrize(
     "call",
     [
         lambda: evaluate(MAZE, RandomAgent(), **{**SMALL, "ks": [10**5000]}),
         lambda: evaluate(MAZE, RandomAgent(), **{**SMALL, "ks": ["x" * 10**6]}),
-        lambda: evaluate(MAZE, RandomAgent(), **{**SMALL, "ts": _nested(3000)}),
+        lambda: evaluate(MAZE, RandomAgent(), **{**SMALL, "ts": nested(3000)}),
         lambda: evaluate(MAZE, RandomAgent(), **SMALL, errors=10**5000),
-        lambda: evaluate(MAZE, RandomAgent(), **SMALL, errors=_nested(3000)),
+        lambda: evaluate(MAZE, RandomAgent(), **SMALL, errors=nested(3000)),
         lambda: evaluate(MAZE, RandomAgent(), **SMALL, reveal=np.array(["always", "never"])),
         lambda: evaluate(
             MAZE, RandomAgent(), **SMALL, errors={"rate": 0.1, "kinds": ["x" * 10**6]}
