@@ -558,6 +558,24 @@ def test_an_interrupted_ray_run_resumes(tmp_path, shared_ray):
     assert result.episodes == clean.episodes
 
 
+# The command line, with ``ray.init`` held once its instance is up until a signal ends it:
+# the window between the raylet's agents starting and ``ray.init`` returning, which a test
+# that only watched for the agents hit or missed by the machine's load (a run of 4 episodes
+# was over, and exited 0, before its Ctrl-C came).
+_HELD_IN_RAY_INIT = """
+import runpy, sys, time
+import ray
+started = ray.init
+def held(*args, **kwargs):
+    context = started(*args, **kwargs)
+    while True:  # (until the test's Ctrl-C raises KeyboardInterrupt here)
+        time.sleep(0.05)
+ray.init = held
+sys.argv = ["turnbudget", *sys.argv[1:]]
+runpy.run_module("turnbudget", run_name="__main__")
+"""
+
+
 @pytest.mark.timeout(600, method="thread")  # a guard: the wait for the agents has no deadline
 def test_ctrl_c_while_the_local_ray_instance_starts_leaves_none_of_its_processes(tmp_path):
     """Ctrl-C once the raylet's agents run but before ``ray.init`` returned: no reaper watched
@@ -568,9 +586,9 @@ def test_ctrl_c_while_the_local_ray_instance_starts_leaves_none_of_its_processes
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env["PYTHONPATH"] = os.pathsep.join([str(repo), str(repo / "tests")])
     evaluator = subprocess.Popen(
-        [sys.executable, "-m", "turnbudget", "eval", "--env", MAZE, "--agent", "oracle:0.3",
-         "--k", "1", "--t", "8", "--tasks", "4", "--backend", "ray", "--workers", "2",
-         "--no-plots", "--quiet", "--out", str(tmp_path / "run")],
+        [sys.executable, "-c", _HELD_IN_RAY_INIT, "eval", "--env", MAZE, "--agent",
+         "oracle:0.3", "--k", "1", "--t", "8", "--tasks", "4", "--backend", "ray", "--workers",
+         "2", "--no-plots", "--quiet", "--out", str(tmp_path / "run")],
         env=env, start_new_session=True, stderr=subprocess.PIPE,
     )  # fmt: skip
     seen: dict = {}
