@@ -32,6 +32,7 @@ from gymnasium.wrappers import RenderCollection
 from turnbudget._checks import brief, check_option, load_object
 from turnbudget.envs import VARIANTS, EnvVariant
 from turnbudget.envs.env_checker import PassiveEnvChecker
+from turnbudget.wrappers.sample_turn_budget import beside_a_mix
 from turnbudget.wrappers.stack import (
     STACK_ENTRY_POINT,
     STACK_OPTIONS,
@@ -194,11 +195,7 @@ def budget_stack(env: gym.Env, spec_limit: int | None = None) -> gym.Env:
     if mixed and turn_budget is not None and limit is None:
         registered = gym.registry[spec.id].kwargs if spec.id in gym.registry else {}
         if turn_budget not in (registered.get("turn_budget"), spec_limit):
-            # (the budget_mix draws every episode's budget: this one would be played never)
-            raise ValueError(
-                f"Got turn_budget={turn_budget} and a budget_mix, which draws each episode's "
-                "budget: pass one of them"
-            )
+            raise beside_a_mix(turn_budget)
     budget = _default_budget(env, turn_budget)
     return registered_spec(plan.build(env, budget), None if mixed else budget)
 

@@ -18,7 +18,7 @@ from turnbudget.multiagent.wrappers import (
     TeamTextFeatures,
     TeamTurnBudget,
 )
-from turnbudget.wrappers.sample_turn_budget import BudgetMixLike
+from turnbudget.wrappers.sample_turn_budget import BudgetMixLike, beside_a_mix
 from turnbudget.wrappers.stack import INFO_MODES
 from turnbudget.wrappers.turn_budget import check_turn_budget
 
@@ -159,11 +159,8 @@ def make_team(
         specs["record"] = {"callback": record}
     else:
         specs["record"] = _options(record, "record")
-    if budget_mix is not None and budget is not None:  # (it would be played never)
-        raise ValueError(
-            f"Got turn_budget={brief(budget)} and a budget_mix, which draws each episode's "
-            "budget: pass one of them"
-        )
+    if budget_mix is not None and budget is not None:
+        raise beside_a_mix(budget)
     raw = module.raw_env(difficulty=difficulty, render_mode=render_mode)
     budget = (
         module.DEFAULT_BUDGETS[raw.difficulty]

@@ -31,7 +31,12 @@ _INT = re.compile(r"[+-]?[0-9]{1,18}")
 _RANGE = re.compile(r"([0-9]{1,18})\s*-\s*([0-9]{1,18})")
 
 __all__ = [
-    "MAX_CHOICE_VALUES", "BudgetMix", "BudgetMixLike", "SampleTurnBudget", "split_budget_mixes",
+    "MAX_CHOICE_VALUES",
+    "BudgetMix",
+    "BudgetMixLike",
+    "SampleTurnBudget",
+    "beside_a_mix",
+    "split_budget_mixes",
 ]  # fmt: skip
 
 
@@ -66,6 +71,16 @@ def split_budget_mixes(text: str) -> tuple[str, ...]:
             f"';'), got {text!r}"
         )
     return tuple(phases)
+
+
+def beside_a_mix(turn_budget: Any) -> ValueError:
+    """The error for a ``turn_budget`` given beside a ``budget_mix``: the mix draws every
+    episode's budget, so the one asked for would be played never (`turnbudget.make`,
+    ``gym.make`` and `make_team` refuse the pair)."""
+    return ValueError(
+        f"Got turn_budget={brief(turn_budget)} and a budget_mix, which draws each episode's "
+        "budget: pass one of them"
+    )
 
 
 def _is_choice(phase: str) -> bool:

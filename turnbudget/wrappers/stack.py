@@ -36,7 +36,12 @@ from turnbudget.wrappers.numeric_info import NumericInfo
 from turnbudget.wrappers.process_reward import ProcessReward
 from turnbudget.wrappers.record_step_outcomes import RecordStepOutcomes
 from turnbudget.wrappers.reveal_budget import RevealBudget
-from turnbudget.wrappers.sample_turn_budget import BudgetMix, BudgetMixLike, SampleTurnBudget
+from turnbudget.wrappers.sample_turn_budget import (
+    BudgetMix,
+    BudgetMixLike,
+    SampleTurnBudget,
+    beside_a_mix,
+)
 from turnbudget.wrappers.text_features import TextFeatures
 from turnbudget.wrappers.turn_budget import TurnBudget, check_turn_budget
 
@@ -474,12 +479,7 @@ def make(
         and isinstance(env_id, str)
         and _builds_the_stack(env_id)
     ):
-        # (the mix draws every episode's budget: this one would be played never; an outside
-        # game, without a TurnBudget, still needs one to build its own)
-        raise ValueError(
-            f"Got turn_budget={budget} and a budget_mix, which draws each episode's "
-            "budget: pass one of them"
-        )
+        raise beside_a_mix(budget)  # (an outside game needs one: its TurnBudget is built here)
     if not isinstance(env_id, gym.Env) and _builds_the_stack(env_id):
         # The id's registered wrapper builds the stack; its entry point checks the options
         # before the game is built (`turnbudget.registration`).
