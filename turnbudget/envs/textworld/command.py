@@ -117,6 +117,7 @@ class CommandGrammar:
         word = "(?!(?:" + "|".join(sorted(PARSER_WORDS)) + r")(?![a-z0-9'-]))[a-z0-9][a-z0-9'-]*"
         any_name = f"(?:{word})(?: (?:{word}))*"
         patterns, frames = [], []
+        self._forms: list[tuple[tuple[str, ...], re.Pattern[str]]] = []
         for template in sorted(set(templates)):
             fixed = _SLOT.split(template.lower())
             if not template.strip() or template.lower().split()[0] in META_VERBS:
@@ -125,6 +126,8 @@ class CommandGrammar:
             patterns.append(slot.join(parts))
             if len(parts) > 1:
                 frames.append(any_name.join(parts))
+                words = tuple(w for f in fixed for w in f.split())
+                self._forms.append((words, re.compile(f"({slot})".join(parts))))
         self._pattern = re.compile("|".join(f"(?:{p})" for p in patterns) or "(?!)")
         self._frames = re.compile("|".join(f"(?:{p})" for p in frames) or "(?!)")
         self._directions = frozenset(d.lower() for d in directions)
@@ -154,6 +157,36 @@ class CommandGrammar:
             # naming a thing out of sight gets: the refusal would tell the two apart)
             return None, _UNSEEN if self._frames.fullmatch(command) else _REFUSAL
         return command, ""
+
+    def the_one_named(self, command: str, listed: Iterable[str]) -> str | None:
+        """The one command of ``listed`` that ``command`` (as `parse` returns it) names, as
+        the game's parser reads names in part: ``take butter`` names ``take stick of
+        butter``, and ``take key`` names ``take key from box`` (the thing taken, its
+        container left out). None when no listed command, or several, fit."""
+        named = self._form_of(command)
+        if named is None:
+            return None
+        words, names = named
+        fitting = set()
+        for candidate in listed:
+            form = self._form_of(candidate.lower())
+            if (
+                form is not None
+                and form[0][: len(words)] == words
+                and len(form[1]) >= len(names)
+                and all(given <= full for given, full in zip(names, form[1], strict=False))
+            ):
+                fitting.add(candidate)
+        return fitting.pop() if len(fitting) == 1 else None
+
+    def _form_of(self, command: str) -> tuple[tuple[str, ...], list[set[str]]] | None:
+        """The template words of ``command`` and the words of each thing it names (articles
+        left out), or None for a command naming nothing (``look``) or not of the game."""
+        for words, pattern in self._forms:
+            match = pattern.fullmatch(command)
+            if match is not None:
+                return words, [set(name.split()) - set(_ARTICLES) for name in match.groups()]
+        return None
 
     def _expand(self, words: list[str]) -> list[str]:
         """Rewrite the standard Inform abbreviations into the template words."""

@@ -248,7 +248,9 @@ class TextWorldEnv(TextEnv):
 
     def canonical_command(self, action: Any) -> str | None:
         """The admissible command ``action`` plays now, as TextWorld lists it (``GO EAST`` and
-        ``e`` play ``go east``), or None when it plays none (or no episode is under way): what
+        ``e`` play ``go east``; ``take butter`` plays ``take stick of butter`` when that is the
+        one listed command it names), or None when it plays none, names several, or no
+        episode is under way: what
         an injected slip must not replace a command with, and what the records judge. Without
         it, an error's turn took ``GO EAST`` for no admissible command (a spent turn in the
         records) and a slip could "replace" it with ``go east``, the same command."""
@@ -259,7 +261,9 @@ class TextWorldEnv(TextEnv):
             return None
         # (the grammar answers in lower case; TextWorld lists "examine BBQ" in the game's)
         listed = {c.lower(): c for c in reversed(self.admissible_actions())}
-        return listed.get(command)
+        if command in listed:
+            return listed[command]
+        return self._grammar.the_one_named(command, listed.values())
 
     # -- oracle ----------------------------------------------------------------
 
