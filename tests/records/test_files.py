@@ -445,6 +445,26 @@ def test_resume_drops_identical_copies_and_torn_tails_only(oracle_run, tmp_path)
     assert len(_lines(run / EPISODES_FILE)) == 8
 
 
+@pytest.mark.parametrize("stripped", [[STEPS_FILE], [EPISODES_FILE], [STEPS_FILE, EPISODES_FILE]])
+def test_a_last_line_whose_newline_an_editor_stripped_is_kept(stripped, oracle_run, tmp_path):
+    """A whole last record without its newline is no torn write: read, it is a record, and
+    resume adds the newline. The last step line was dropped as torn, and resume refused
+    the complete episode it belongs to ("its steps were lost"); a report left it out."""
+    run = tmp_path / "run"
+    shutil.copytree(oracle_run[0], run)
+    logged = {name: (run / name).read_bytes() for name in (STEPS_FILE, EPISODES_FILE)}
+    last = json.loads(_lines(run / EPISODES_FILE)[-1])["episode_id"]
+    # The last episode goes (to be run again), and an editor strips the final newlines.
+    for name in (STEPS_FILE, EPISODES_FILE):
+        kept = [ln for ln in _lines(run / name) if json.loads(ln)["episode_id"] != last]
+        text = b"".join(kept)
+        (run / name).write_bytes(text.rstrip(b"\n") if name in stripped else text)
+    assert files.read_jsonl(run / stripped[0])[2] is False  # (read whole, not torn)
+    resumed = _resume(run)
+    assert resumed.n_run == 1 and resumed.summary == oracle_run[1]
+    assert {name: (run / name).read_bytes() for name in logged} == logged
+
+
 def _cut_last_step(run: Path) -> None:
     path = run / STEPS_FILE
     path.write_bytes(path.read_bytes()[:-40])  # (its newline too: a torn last line)

@@ -18,8 +18,10 @@ one has none. Fields the analysis does not read are left alone (records may
 gain fields). An episode logged twice with the same content is kept once; with
 different content it is an error. Any problem raises `LogError` (a
 ``ValueError``) naming the file, the line and what is wrong. The one line
-that is not a problem is a torn last line (one without its newline): what a
-writer killed mid-write leaves. It is left out.
+that is not a problem is a torn last line (one without its newline that is no
+whole JSON object): what a writer killed mid-write leaves. It is left out. A
+last line that is a whole record but for its newline (an editor strips it) is
+read as any other, and resume adds the newline.
 
 **Resume** (`repair_logs`) removes only what it can account for before a
 resumed run appends: the torn last line, the steps of episodes without their
@@ -215,9 +217,10 @@ def iter_records(
 ) -> Iterator[tuple[int, bytes, dict[str, Any] | None]]:
     """``(line number, line, record)`` for each line of a JSONL log (none when it is missing).
 
-    The record is None for a torn last line (one without its newline, as a
-    killed writer leaves it). Any other line that is not a JSON object, or for
-    which ``problem(record)`` returns a reason, raises `LogError`.
+    The record is None for a torn last line (one without its newline that is no
+    whole JSON object, as a killed writer leaves it; no part of a record's line but
+    the whole is one). Any other line that is not a JSON object, or for which
+    ``problem(record)`` returns a reason, raises `LogError`.
     """
     path = Path(path)
     if not path.exists():
@@ -233,7 +236,7 @@ def iter_records(
                     f"{path}, line {number}: Expect a line of at most {MAX_LINE_BYTES} bytes "
                     "(a record's line is a few KiB), got a longer one"
                 )
-            if not line.endswith(b"\n"):
+            if not line.endswith(b"\n") and not _is_json_object(line):
                 yield number, line, None
                 return
             if not line.strip():
@@ -252,11 +255,20 @@ def iter_records(
             yield number, line, record
 
 
+def _is_json_object(line: bytes) -> bool:
+    """Whether ``line`` holds one whole JSON object (what a log's last line, its newline
+    stripped by an editor, still holds, and a torn one never does)."""
+    try:
+        return isinstance(_loads(line), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
 def read_jsonl(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], int, bool]:
     """Read a JSONL log: ``(records, good_bytes, torn)``.
 
-    A last line without its newline is what a killed writer leaves behind: it
-    is reported as ``torn`` and excluded, and ``good_bytes`` is where the good
+    A last line without its newline that is no whole JSON object is what a killed
+    writer leaves behind: it is reported as ``torn`` and excluded, and ``good_bytes`` is where the good
     part ends. Any other line that is not a JSON object raises `LogError`.
     """
     records: list[dict[str, Any]] = []
@@ -917,7 +929,7 @@ def repair_logs(out: Path, plan: RunPlan) -> set[str]:
             f"for: fix or remove {what}, or start afresh (--overwrite / overwrite=True)."
         ) from None
     kept_size, all_kept = steps_kept
-    if all_kept:
+    if all_kept and _ends_whole(steps_path):
         pass
     elif kept_size is not None and not steps_path.is_symlink():
         # (steps dropped at the end only, as a kill or a full disk leaves them: cut in place,
@@ -925,11 +937,31 @@ def repair_logs(out: Path, plan: RunPlan) -> set[str]:
         # symlink is rewritten, never written through: it may point at another run's log)
         with naming_errors(steps_path):
             os.truncate(steps_path, kept_size)
+            if not _ends_whole(steps_path):  # (the newline an editor stripped)
+                with open_regular(steps_path, "a") as f:
+                    f.write("\n")
     else:
-        _rewrite(steps_path, (line for line, kept in _step_lines(steps_path, plan, done) if kept))
-    if not clean or len(keep) != len(by_id):
-        _rewrite(episodes_path, keep.values())
+        _rewrite(
+            steps_path, (_ended(line) for line, kept in _step_lines(steps_path, plan, done) if kept)
+        )
+    if not clean or len(keep) != len(by_id) or not _ends_whole(episodes_path):
+        _rewrite(episodes_path, map(_ended, keep.values()))
     return done
+
+
+def _ends_whole(path: Path) -> bool:
+    """Whether the log at ``path`` is missing, empty or ends with a newline: a resumed run's
+    first line is then a line of its own."""
+    try:
+        with open_regular(path) as f:
+            size = f.seek(0, os.SEEK_END)
+            return size == 0 or (f.seek(size - 1), f.read(1))[1] == b"\n"
+    except FileNotFoundError:
+        return True
+
+
+def _ended(line: bytes) -> bytes:
+    return line if line.endswith(b"\n") else line + b"\n"
 
 
 def _check_steps_kept(
