@@ -311,7 +311,11 @@ def test_a_reply_with_null_content_is_the_models_empty_reply(tmp_path):
 @pytest.mark.parametrize(
     "answer, said",
     [((204, "application/json", b""), "a 204 answer with no body"),
-     ((203, "text/html", b"<html>cached</html>"), "a 203 answer that is not JSON")],
+     ((203, "text/html", b"<html>cached</html>"), "a 203 answer that is not JSON"),
+     ((201, "application/json", b'{"id": "x"}'), "a 201 answer without `choices`"),
+     ((203, "application/json", b"[1, 2]"), "a 203 answer without `choices`"),
+     ((206, "application/json", b'{"choices": [{"message": {"content": 7}}]}'),
+      "a 206 answer whose message content is not text")],
 )  # fmt: skip
 def test_an_answer_without_a_reply_names_its_own_status(answer, said):
     """Every such answer was "a 200 answer that is not JSON: b''", a 204 No Content too."""

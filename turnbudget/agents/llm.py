@@ -146,7 +146,8 @@ class RequestTimeout(TimeoutError):
 
 
 class MalformedReply(ValueError):
-    """A 200 answer with no reply in it (no ``choices``, not JSON): the server's fault, retried."""
+    """A successful (2xx) answer with no reply in it (no ``choices``, not JSON): the server's
+    fault, retried."""
 
 
 class RequestRejected(RuntimeError):
@@ -1098,7 +1099,7 @@ _Request = _Connect | _ListModels | _Create | _Sleep
 _Decision = Generator[_Request, Any, str]
 
 
-# A 200 answer that could not be read as a reply: ours (`_parse_answer`, `_reply_text`), or
+# A 2xx answer that could not be read as a reply: ours (`_parse_answer`, `_reply_text`), or
 # the JSON decoder's (a body that is not JSON, or not UTF-8) from a subclass's `_send`.
 _RETRIED_STATUSES = (408, 409)
 _MALFORMED = (MalformedReply, json.JSONDecodeError, UnicodeDecodeError)
@@ -1140,11 +1141,13 @@ def _parse_answer(request: _ListModels | _Create, body: bytes, status: int = 200
         models = [m for m in (listed if isinstance(listed, list) else ()) if isinstance(m, dict)]
         return [(m.get("id"), _text_or_none(m.get("owned_by"))) for m in models]
     if not isinstance(data, dict):
-        return data
+        _reply_text(data, status)  # (raises: no choices)
     # (no field of an answer starts with "_": a key "_fields_set" was taken as `construct`'s
     # own argument, and the answer read as the server rejecting the request)
     fields = {k: v for k, v in data.items() if not k.startswith("_")}
-    return _openai().types.chat.ChatCompletion.construct(**_read_parts(fields))
+    completion = _openai().types.chat.ChatCompletion.construct(**_read_parts(fields))
+    _reply_text(completion, status)  # (judged here, where the answer's status is known)
+    return completion
 
 
 # What of a completion is read (`_reply_text`, `ChatAgent._finish`): the rest is not built.
@@ -1206,23 +1209,28 @@ def _retry_after(exc: BaseException) -> float:
     return seconds if 0.0 < seconds < float("inf") else 0.0
 
 
-def _reply_text(response: Any) -> str:
+def _reply_text(response: Any, status: int = 200) -> str:
     """The text of the answer's first choice (``content: null`` is an empty reply, the
-    model's); `MalformedReply` when the answer holds no choice to read (a server fault)."""
+    model's); `MalformedReply` when the answer (of HTTP ``status``) holds no choice to read
+    (a server fault)."""
     choices = getattr(response, "choices", None)
     if not isinstance(choices, list) or not choices:
         what = "without `choices`" if choices is None else f"with `choices` = {choices!r}"
-        raise MalformedReply(f"a 200 answer {what}")
+        raise MalformedReply(f"a {status} answer {what}")
     message = getattr(choices[0], "message", None)
     if message is None:
-        raise MalformedReply("a 200 answer whose first choice has no `message`")
+        raise MalformedReply(f"a {status} answer whose first choice has no `message`")
     if not hasattr(message, "content"):  # (a `message` the client could not read as one)
-        raise MalformedReply(f"a 200 answer whose `message` is not an object: {_excerpt(message)}")
+        raise MalformedReply(
+            f"a {status} answer whose `message` is not an object: {_excerpt(message)}"
+        )
     content = getattr(message, "content", None)
     if isinstance(content, list) and (text := _text_parts(content)) is not None:
         content = text  # (content parts, as Mistral's reasoning models give: their text ones)
     if content is not None and not isinstance(content, str):
-        raise MalformedReply(f"a 200 answer whose message content is not text: {_excerpt(content)}")
+        raise MalformedReply(
+            f"a {status} answer whose message content is not text: {_excerpt(content)}"
+        )
     return content or ""
 
 
