@@ -182,6 +182,18 @@ def test_a_budget_mix_key_past_any_t_names_budget_mix():
     env.close()
 
 
+def test_a_budget_mix_naming_one_t_twice_is_refused():
+    """{"5": 1, "05": 0, "9": 1} became {5: 0, 9: 1}: T=5's weight was lost, and T=5 never
+    drawn, without a word."""
+    env = TextGameEnvironment(ENV)
+    for bad in ({"5": 1, "05": 0, "9": 1}, {"08": 1, "8": 1}):
+        with pytest.raises(
+            RequestError, match=r"Expect each T of `budget_mix` once, got '0?[58]' and"
+        ):
+            env.reset(seed=0, budget_mix=bad)
+    env.close()
+
+
 def test_an_episode_id_no_answer_can_carry_is_refused():
     # JSON's "\ud800" is a lone surrogate: taken, it failed every `state` answer of the episode
     env = TextGameEnvironment(ENV)

@@ -335,3 +335,44 @@ def test_bad_keys_and_urls_are_clear_errors():
             evaluate_rows(_rows()[:1], model="fake", base_url=bad)
     with pytest.raises(ValueError, match="Expect `base_url`"):
         evaluate_rows(_rows()[:1], model="fake", base_url="127.0.0.1:9/v1")
+
+
+def test_a_rollout_cut_by_the_agents_limits_fails_within_the_turns_it_played():
+    """verifiers' ``max_turns`` ended a rollout after 2 of T=5 turns (outcome
+    ``unfinished``, no episode record): `pass_at_kt` called GameEnv's own traces "not
+    GameEnv's", where `rewards_pass_at_k` scored them 0. It failed within T <= 2; past
+    that its success is unknown, and the refusal says why."""
+    import asyncio
+
+    rows = [{"env_id": ENV, "seed": 0, "T": 5}]
+    with FakeServer(lambda handler, request: as_json(reply_body("look"))) as server:
+        env = GameEnv(
+            GameEnvConfig(
+                taskset=GameTasksetConfig(rows=rows),
+                agent=vf.AgentConfig(runtime=vf.SubprocessConfig(), max_turns=2),
+            )
+        )
+        context = vf.ModelContext(
+            client=vf.EvalClientConfig(base_url=server.url(), api_key_var="OPENAI_API_KEY"),
+            model="fake",
+            sampling=vf.SamplingConfig(),
+        )
+
+        async def run() -> list[vf.Episode]:
+            async with env.serving():
+                slots = [slot for task in env.taskset for slot in env.slots(task, 2)]
+                gate = asyncio.Semaphore(2)
+                return list(await asyncio.gather(*(env.run_slot(s, context, gate) for s in slots)))
+
+        episodes = asyncio.run(run())
+    ours = [episode.traces[0].info["turnbudget"] for episode in episodes]
+    assert [(o["outcome"], o["episode"], o["turns_used"]) for o in ours] == [
+        ("unfinished", None, 2)
+    ] * 2
+    assert rewards_pass_at_k(episodes, 1) == 0.0
+    assert pass_at_kt(episodes, ks=[1, 2], ts=[1, 2], n_bootstrap=0).mean.tolist() == [
+        [0.0, 0.0],
+        [0.0, 0.0],
+    ]
+    with pytest.raises(ValueError, match=r"unfinished after 2 turns.*within T=5 is unknown"):
+        pass_at_kt(episodes, ks=[1], ts=[5], n_bootstrap=0)

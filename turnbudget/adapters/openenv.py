@@ -448,7 +448,13 @@ def _json_mix(budget_mix: Any) -> Any:
                 f"Expect every T of `budget_mix` to be at most {MAX_TURN_BUDGET:,}, got "
                 f"{brief(too_long[0])}"
             )
-        return {int(key): weight for key, weight in budget_mix.items()}
+        mix: dict[int, Any] = {}
+        for key, weight in budget_mix.items():
+            if int(key) in mix:  # (a dict keeps the last: the other weight was lost, silently)
+                first = next(k for k in budget_mix if int(k) == int(key))
+                raise ValueError(f"Expect each T of `budget_mix` once, got {first!r} and {key!r}")
+            mix[int(key)] = weight
+        return mix
     return budget_mix
 
 

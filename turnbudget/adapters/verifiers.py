@@ -230,6 +230,8 @@ class GameEnv(vf.Env[GameEnvConfig]):
             trace.record_metric("turns_used", float(session.turns_used))
             trace.info["turnbudget"] = {
                 "outcome": outcome, "reveal": config.reveal, "episode": session.episode,
+                # (an unfinished rollout has no episode record: what `pass_at_kt` reads of it)
+                "env_id": env_id, "seed": seed, "T": turns, "turns_used": session.turns_used,
             }  # fmt: skip
         finally:
             session.close()
@@ -422,6 +424,10 @@ def pass_at_kt(
     longer run is exact only for an agent that did not see its budget: with a
     visible budget (``reveal`` other than ``never``) each T needs runs of its own
     (the rerun mode), so every ``ts`` must then be the budget the episodes ran under.
+
+    A rollout that verifiers' own limits (``max_turns``, a token limit) ended after u
+    turns, with the game running and turns left (outcome ``unfinished``), failed within
+    every T up to u; past u its success is unknown, and such a ``ts`` is refused.
     """
     if isinstance(ts, Sized) and is_listlike(ts) and not len(ts):
         raise ValueError("Expect `ts` to hold at least one budget T, got none")
@@ -430,6 +436,17 @@ def pass_at_kt(
     for _, trace in _traces(episodes):
         ours = trace.info.get("turnbudget") or {}
         record = ours.get("episode")
+        if record is None and ours.get("outcome") == "unfinished" and "turns_used" in ours:
+            used = ours["turns_used"]
+            if max(ts) > used:
+                raise ValueError(
+                    f"A rollout of {ours['env_id']!r} (seed {ours['seed']}, T={ours['T']}) ended "
+                    f"unfinished after {used} turns: the agent's limits (max_turns, a token "
+                    "limit) ended it before the game or T did, so its success within "
+                    f"T={max(ts)} is unknown; lift the limit, or ask for ts of at most {used}"
+                )
+            tasks[(ours["env_id"], ours["seed"])].append(None)  # (no success within u >= ts)
+            continue
         if record is None:
             raise ValueError(
                 "Expect traces of GameEnv, with info['turnbudget']['episode'], got one without"
