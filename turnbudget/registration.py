@@ -192,10 +192,23 @@ def budget_stack(env: gym.Env, spec_limit: int | None = None) -> gym.Env:
             )
         turn_budget = spec.kwargs["turn_budget"] = limit
     mixed = spec.kwargs.get("budget_mix") is not None
-    if mixed and turn_budget is not None and limit is None:
-        registered = gym.registry[spec.id].kwargs if spec.id in gym.registry else {}
-        if turn_budget not in (registered.get("turn_budget"), spec_limit):
-            raise beside_a_mix(turn_budget)
+    registered = gym.registry[spec.id].kwargs if spec.id in gym.registry else {}
+    if (
+        mixed
+        and turn_budget is not None
+        and limit is None
+        and turn_budget not in (registered.get("turn_budget"), spec_limit)
+    ):
+        raise beside_a_mix(turn_budget)
+    if (
+        mixed
+        and turn_budget is None
+        and getattr(env.unwrapped, "default_turn_budget", None) is None
+    ):
+        # (the mix draws every episode's budget, so the default is never played; but a
+        # TextWorld game has none, and a mixed stack's spec names no turn_budget: its
+        # gym.make(env.spec) was "has no default budget")
+        turn_budget = registered.get("turn_budget")
     budget = _default_budget(env, turn_budget)
     return registered_spec(plan.build(env, budget), None if mixed else budget)
 

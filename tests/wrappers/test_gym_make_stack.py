@@ -126,6 +126,10 @@ def test_the_spec_with_overrides_builds_what_they_describe(override, built):
             "text_features": 32,
         },
         {"discrete_actions": {"max_actions": np.int64(8)}, "text_features": np.int32(64)},
+        # (a range, a NumPy array: accepted by the checks, and no JSON in the spec)
+        {"budget_mix": range(10, 41, 10)},
+        {"errors": {"rate": 0.1, "weights": np.array([1.0, 2.0, 1.0])}},
+        {"record": {"budget_counts": np.array([8, 16])}},
     ],
     ids=[
         "mix-string",
@@ -136,6 +140,9 @@ def test_the_spec_with_overrides_builds_what_they_describe(override, built):
         "np-key",
         "np-reveal",
         "np-features",
+        "mix-range",
+        "np-weights",
+        "np-counts",
     ],
 )
 def test_the_spec_goes_through_json_and_recreates_the_stack(options):
@@ -148,6 +155,28 @@ def test_the_spec_goes_through_json_and_recreates_the_stack(options):
     assert again.spec.to_json() == env.spec.to_json()
     if "discrete_actions" in options:
         assert play(again, 2, 20) == play(env, 2, 20)
+
+
+def test_a_spec_recording_to_a_path_is_json(tmp_path):
+    env = gym.make(MAZE, record=tmp_path / "steps.jsonl")
+    again = gym.make(gym.envs.registration.EnvSpec.from_json(env.spec.to_json()))
+    assert again.spec.kwargs["record"] == str(tmp_path / "steps.jsonl")
+    assert chain(again) == chain(env)
+    again.close()
+    env.close()
+
+
+def test_a_spec_recreates_a_mixed_stack_of_a_game_with_no_default_budget():
+    """A TextWorld game has no default budget, and a mixed stack's spec names no
+    turn_budget: gym.make(env.spec) and make_vec(env.spec) were "has no default budget"."""
+    env = gym.make("turnbudget/CoinCollector-Easy-v0", budget_mix=[5, 10])
+    again = gym.make(env.spec)
+    assert chain(again) == chain(env)
+    assert {again.reset(seed=s)[1]["turn_budget"] for s in range(12)} == {5, 10}
+    vector = gym.make_vec(env.spec, num_envs=2)
+    vector.close()
+    again.close()
+    env.close()
 
 
 def test_a_taken_over_time_limit_is_the_spec_s_budget():

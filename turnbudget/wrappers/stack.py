@@ -332,10 +332,16 @@ def registered_spec(stack: gym.Wrapper, budget: int | None) -> gym.Wrapper:
 
 
 def _plain(value: Any) -> Any:
-    """``value`` with its NumPy scalars as Python's, keys too, through dicts, lists and tuples:
-    the option checkers take ``np.int64(8)`` (a sweep over ``np.arange``), which JSON does not."""
-    if isinstance(value, np.generic):
-        return value.item()
+    """``value`` with its NumPy scalars and arrays as Python's, keys too, a range as a list and
+    a path as its str, through dicts, lists and tuples: the option checkers take
+    ``np.int64(8)`` (a sweep over ``np.arange``), ``range(10, 41, 10)`` or a ``Path`` to record
+    to, which JSON does not."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        return _plain(value.tolist()) if isinstance(value, np.ndarray) else value.item()
+    if isinstance(value, range):
+        return list(value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
     if type(value) is dict:
         return {_plain(k): _plain(v) for k, v in value.items()}
     if type(value) in (list, tuple):
