@@ -305,3 +305,18 @@ def test_an_agent_is_not_given_its_partner_s_error():
             )
         mine = [r for r in env.records if r["record"] == "step" and r["agent"] == "operator"]
         assert not any(r["error_self"] for r in mine), seed
+
+
+def test_a_step_not_judged_is_no_self_inflicted_error():
+    """Race, seed 22, round 33: player_1 could not win going in (its step not judged), its
+    own setback raised the distance the house's setback had opened, and its ``look`` was
+    counted its own error (OracleAgent(0), whom no schedule may blame)."""
+    result = evaluate_team(
+        "race_v0", {"player_0": "house", "player_1": "oracle"}, difficulty="medium",
+        ks=[1], ts=[128], n=1, tasks=[22], errors=0.4, n_bootstrap=0, record=True,
+    )  # fmt: skip
+    steps = [r for r in result.records if r["record"] == "step" and r["agent"] == "player_1"]
+    unjudged = [s for s in steps if s["optimal"] is None]
+    assert any(s["distance_injected"] is not None for s in unjudged)  # (the case above)
+    assert not any(s["error_self"] for s in steps)
+    assert result.episodes[0]["roles"]["player_1"]["n_errors_self"] == 0

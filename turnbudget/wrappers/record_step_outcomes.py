@@ -264,7 +264,7 @@ class EpisodeTracker:
             own_raised = executed and injected is not None and (own is None or own > injected)
         else:
             own_raised = raised
-        error_self = own_raised and optimal is not True
+        error_self = own_raised and optimal is False  # (a step not judged is no one's error)
         # An optimal command that still raised the distance, with no injected error that raised
         # it this turn: an env event the oracle did not foresee (a sudden loss, or a setback
         # that left the distance as it was but made the command a step back). It is an error

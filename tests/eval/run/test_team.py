@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("pettingzoo")
@@ -312,3 +313,23 @@ def test_a_team_run_with_the_house_resumes_with_its_steps_checked(tmp_path):
     first = evaluate_team("race_v0", players, **settings)
     again = evaluate_team("race_v0", players, **settings)
     assert again.n_run == 0 and again.summary["groups"] == first.summary["groups"]
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"reveal": {"mode": "final", "final_turns": np.int64(3)}},
+        {"errors": {"rate": 0.1, "weights": np.array([1.0, 1.0, 1.0])}},
+    ],
+)
+def test_a_setting_run_json_cannot_hold_is_refused_with_or_without_out(setting, tmp_path):
+    """With `out`, json.dumps' own TypeError ("int64 is not JSON serializable") once the run
+    had its directory; without, the same call ran: `evaluate` refuses both alike."""
+    from turnbudget.eval import evaluate_team
+
+    team = {"operator": "oracle", "runner": "oracle"}
+    for out in (None, tmp_path / "run"):
+        with pytest.raises(ValueError, match="to be JSON-serialisable"):
+            evaluate_team("vault_v0", team, ks=[1], ts=[30], tasks=2, n_bootstrap=0, out=out,
+                          **setting)  # fmt: skip
+    assert not (tmp_path / "run").exists()

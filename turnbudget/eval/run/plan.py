@@ -436,6 +436,42 @@ def env_id_tuple(envs: Any) -> tuple[str, ...]:
     return tuple(map(played_env_id, env_ids))
 
 
+def check_logged_settings(**settings: Any) -> None:
+    """`ValueError` for a setting (``reveal``, ``errors``) that a run's ``run.json`` cannot
+    hold: nested past JSON's recursion, or no JSON (a NumPy int): it is logged and compared
+    on resume, and such a run failed only once it had a directory to write."""
+    for name, value in settings.items():
+        check_option(value, name)
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"Expect `{name}` to be JSON-serialisable (it is logged and compared on resume), "
+                f"got {brief(value)}"
+            ) from None
+
+
+def resolve_mode(mode: str, reveal: Any, aware: str | None) -> str:
+    """The mode a run plays: ``auto`` is ``rerun`` for agents that see their budget (``reveal``
+    shows it, or ``aware`` says which agent reads it) and ``truncate`` for the others; an
+    explicit ``truncate`` for agents that see it is kept, with a warning (its grid was read as
+    exact without a word)."""
+    sees_budget = aware is not None or budget_visible(reveal)
+    if mode == "auto":
+        return "rerun" if sees_budget else "truncate"
+    if mode == "truncate" and sees_budget:
+        warnings.warn(
+            "mode='truncate' reads each T off the episodes played at max(T): exact only for an "
+            "agent that cannot see its budget, and this one can ("
+            + (aware if aware is not None else f"reveal={reveal!r}")
+            + "). Its Pass@(K,T) below max(T) is what it did in its first T turns of a longer "
+            "budget, not under T: use mode='rerun' (or 'both', to see the gap)",
+            UserWarning,
+            stacklevel=5,  # (the caller of evaluate or evaluate_team, past its run-dir lock)
+        )
+    return mode
+
+
 def make_config(
     envs: str | Sequence[str],
     agent: Any,
@@ -483,29 +519,9 @@ def make_config(
             agent_name(agent),
             subject="the agent's name (the default `label`; pass `label` to name the run)",
         )
-    for name, value in (("reveal", reveal), ("errors", errors)):
-        check_option(value, name)  # (nested past JSON's recursion, an int it cannot write)
-        try:
-            json.dumps(value)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"Expect `{name}` to be JSON-serialisable (it is logged and compared on resume), "
-                f"got {brief(value)}"
-            ) from None
+    check_logged_settings(reveal=reveal, errors=errors)
     needs_oracle, budget_aware = agent_flags(agent)
-    sees_budget = budget_aware or budget_visible(reveal)
-    if mode == "auto":
-        mode = "rerun" if sees_budget else "truncate"
-    elif mode == "truncate" and sees_budget:  # (its grid was read as exact without a word)
-        warnings.warn(
-            "mode='truncate' reads each T off the episodes played at max(T): exact only for an "
-            "agent that cannot see its budget, and this one can ("
-            + ("it is budget_aware" if budget_aware else f"reveal={reveal!r}")
-            + "). Its Pass@(K,T) below max(T) is what it did in its first T turns of a longer "
-            "budget, not under T: use mode='rerun' (or 'both', to see the gap)",
-            UserWarning,
-            stacklevel=3,
-        )
+    mode = resolve_mode(mode, reveal, "it is budget_aware" if budget_aware else None)
     return EvalConfig(
         label=label,
         envs=env_ids,

@@ -74,7 +74,6 @@ from turnbudget.eval.run.agent_view import (
     GRANTS,
     agent_episode_id,
     agent_info,
-    budget_visible,
     executed_action,
 )
 from turnbudget.eval.run.agent_view import grants as _grants
@@ -91,9 +90,11 @@ from turnbudget.eval.run.plan import (
     GridConfig,
     _agent_repr,
     check_backend_options,
+    check_logged_settings,
     check_retries,
     derive_seed,
     positive_ints,
+    resolve_mode,
     task_seeds,
 )
 from turnbudget.eval.run.sealed import driven_form
@@ -673,10 +674,9 @@ def _make_config(
         raise ValueError(
             f"Expect `error_draws` to be one of {ERROR_DRAWS}, got {brief(error_draws)}"
         )
-    visible = budget_visible(reveal)
-    if mode == "auto":
-        aware = any("budget_aware" in g for g in granted.values())
-        mode = "rerun" if visible or aware else "truncate"
+    check_logged_settings(reveal=reveal, errors=errors)
+    aware = [role for role, grants in granted.items() if "budget_aware" in grants]
+    mode = resolve_mode(mode, reveal, f"{aware[0]} is budget_aware" if aware else None)
     if success is None:
         competitive = hasattr(module.raw_env, "house_action")
         success = next(r for r in roles if r not in house) if competitive else "all"
