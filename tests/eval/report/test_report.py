@@ -401,6 +401,85 @@ def test_a_label_with_markdown_in_it_neither_splits_a_table_row_nor_becomes_html
     assert "a\\|b" in report
 
 
+def test_hand_edited_settings_and_env_ids_stay_text_in_the_report(tmp_path):
+    """A hand-edited run.json's ``errors`` closed its code span with a backtick (the rest,
+    ``<img ... onerror>``, went into the page as HTML, and a ``|`` split the row), an env id
+    went into every heading raw, and a label's ``![x](url)`` became a remote image."""
+    import re
+
+    from turnbudget.eval.run.plan import agent_seed
+    from turnbudget.records import EPISODES_FILE, RUN_FILE, STEPS_FILE
+
+    run = tmp_path / "run"
+    evaluate(MAZE, OracleAgent(0.0), ks=[1], ts=[4], tasks=1, out=run)
+    config = json.loads((run / RUN_FILE).read_text())
+    env = "x<img src=x onerror=alert(1)>"
+    config.update(
+        errors="`<img src=x onerror=alert(2)>|", envs=[env], label="![x](https://e.example/b.png)"
+    )
+    (run / RUN_FILE).write_text(json.dumps(config))
+    for name in (EPISODES_FILE, STEPS_FILE):
+        lines = []
+        for line in (run / name).read_text().splitlines():
+            record = json.loads(line.replace(MAZE, env))
+            if "agent_seed" in record:
+                record["agent_seed"] = agent_seed(
+                    config["seed"], record["env_id"], record["seed"], record["rep"]
+                )
+            lines.append(json.dumps(record) + "\n")
+        (run / name).write_text("".join(lines))
+    assert main(["report", "--no-plots", str(run)]) == 0
+    report = (run / "report.md").read_text()
+    outside_code = re.sub(r"(`+) .*? \1|`[^`]*`", "", report)
+    assert "<img" not in outside_code and "x&lt;img" in report
+    assert "![x](" not in report and "\\!\\[x\\](" in report
+    assert '`` "`<img src=x onerror=alert(2)>\\|" ``' in report
+    table: list[str] = []
+    for line in [*report.splitlines(), ""]:
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        if table:  # every row of a table has its header's column count
+            cells = [len(re.split(r"(?<!\\)\|", row)) for row in table]
+            assert len(set(cells)) == 1, table
+        table = []
+
+
+def test_a_run_json_setting_nested_past_the_report_is_one_line(tmp_path, capsys):
+    """JSON's reader takes ``errors`` nested 600 deep; the report then failed with a
+    RecursionError's traceback (exit 1), where `eval` refused the directory in one line."""
+    from turnbudget.records import RUN_FILE
+
+    run = tmp_path / "run"
+    evaluate(MAZE, OracleAgent(0.0), ks=[1], ts=[4], tasks=1, out=run)
+    config = json.loads((run / RUN_FILE).read_text())
+    nested: list = []
+    for _ in range(600):
+        nested = [nested]
+    (run / RUN_FILE).write_text(json.dumps({**config, "errors": nested}))
+    assert main(["report", "--no-plots", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Expect `errors` to nest at most" in err
+
+
+def test_a_label_starting_with_an_underscore_is_in_the_legend(tmp_path):
+    """matplotlib leaves out of a legend the labels that start with ``_``: run ``_baseline``'s
+    curve was drawn with no name."""
+    pytest.importorskip("matplotlib")
+    from turnbudget.eval.report.plots import _plot_text
+
+    assert not _plot_text("_baseline").startswith("_") and "_baseline" in _plot_text("_baseline")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, ax = plt.subplots()
+    ax.plot([1, 2], [0, 1], label=_plot_text("_baseline"))
+    assert [t.get_text() for t in ax.legend().get_texts()] == [_plot_text("_baseline")]
+    plt.close(figure)
+
+
 def test_a_logged_label_with_line_breaks_or_controls_stays_on_its_row(tmp_path):
     """`evaluate` refuses such a label, but a run logged before labels were checked (or a
     hand-edited ``run.json``) may hold one: its line break split the rows of report.md, and
@@ -423,7 +502,7 @@ def test_a_logged_label_with_line_breaks_or_controls_stays_on_its_row(tmp_path):
     assert main(["report", "--no-plots", str(tmp_path)]) == 0
     report = (tmp_path / "report.md").read_text()
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f\u2028]", report)
-    assert "evil\\n\\| injected \\| row \\|\\x1b[31m\\u2028end" in report
+    assert "evil\\n\\| injected \\| row \\|\\x1b\\[31m\\u2028end" in report  # ([: a link's)
     table: list[str] = []
     for line in [*report.splitlines(), ""]:
         if line.startswith("|"):

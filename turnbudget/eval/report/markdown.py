@@ -278,6 +278,7 @@ def check_report_summary(summary: Any, where: str = "summary") -> None:
 
 
 def _short(group: str) -> str:
+    """An env id's name without its namespace and version (plain text: `_md` for Markdown)."""
     name = group.split("/")[-1]
     return re.sub(r"-v\d+$", "", name)
 
@@ -287,7 +288,18 @@ def _slug(text: str) -> str:
 
 
 _MARKDOWN = str.maketrans(
-    {"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "<": "&lt;", ">": "&gt;", "&": "&amp;"}
+    {
+        "\\": "\\\\",
+        "|": "\\|",
+        "`": "\\`",
+        "*": "\\*",
+        "<": "&lt;",
+        ">": "&gt;",
+        "&": "&amp;",
+        "[": "\\[",
+        "]": "\\]",
+        "!": "\\!",
+    }
 )
 
 
@@ -362,7 +374,7 @@ def failure_bounds_lines(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
             )  # fmt: skip
             as_wins = ", ".join(f"T={t}: {m:.2f}" for t, m in zip(won["ts"], won["mean"][j]))
             lines.append(
-                f"- {label}, {_short(group)} ({mode}): counted as losses {as_losses}; "
+                f"- {label}, {_md(_short(group))} ({mode}): counted as losses {as_losses}; "
                 f"as successes {as_wins}"
             )
     return lines
@@ -403,7 +415,7 @@ def _grants_cell(config: Mapping[str, Any]) -> str:
 def _envs_cell(config: Mapping[str, Any]) -> str:
     """A run's envs; a team run's game with its difficulty, and the role whose win counts
     where one does (runs at two difficulties read alike)."""
-    envs = ", ".join(_short(e) for e in config["envs"])
+    envs = ", ".join(_md(_short(e)) for e in config["envs"])
     said = [str(config["difficulty"])] if "difficulty" in config else []
     if config.get("success") not in (None, "all"):
         said.append(f"success: {config['success']}")
@@ -437,8 +449,8 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         c = r["config"]
         out.append(
             f"| {label} | {_agents_cell(c)} | {_envs_cell(c)} | "
-            f"{len(c['tasks'])} | {c['n']} | {c['mode']} | `{json.dumps(c['errors'])}` | "
-            f"`{json.dumps(c['reveal'])}` | {_grants_cell(c)} | {_failed_cell(r)} |"
+            f"{len(c['tasks'])} | {c['n']} | {c['mode']} | {_code(json.dumps(c['errors']))} | "
+            f"{_code(json.dumps(c['reveal']))} | {_grants_cell(c)} | {_failed_cell(r)} |"
         )
     out.append("")
     if any(r.get("failed_to_run", {}).get("episodes") for r in runs.values()):
@@ -466,7 +478,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
             by_budgets.setdefault(tuple(r["config"]["ts"]), []).append((lbl, r))
         for ts, same in by_budgets.items():
             out += [
-                f"**{_short(group)}**",
+                f"**{_md(_short(group))}**",
                 "",
                 "| run | " + " | ".join(f"T={t}" for t in ts) + " |",
                 "|---" * (len(ts) + 1) + "|",
@@ -496,7 +508,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     for lbl, r in runs.items():
         for group, a in r["analysis"].items():
             out.append(
-                f"| {lbl} | {_short(group)} | {_fmt(a['success_rate'])} | {_fmt(a['optimal_step_rate'])} | "
+                f"| {lbl} | {_md(_short(group))} | {_fmt(a['success_rate'])} | {_fmt(a['optimal_step_rate'])} | "
                 f"{_fmt(a['optimal_step_rate_on_track'])} | {_fmt(a['optimal_step_rate_after_error'])} | "
                 f"{_fmt(a['self_error_rate'], 3)} | {_fmt(a.get('wasted_rate'), 3)} | "
                 f"{_fmt(a.get('invalid_rate'), 3)} | {_fmt(a['injected_error_rate'], 3)} "
@@ -536,7 +548,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
             continue
         ts = [str(t) for t in r["config"]["ts"]]
         out += [
-            f"**{lbl}** ({_short(group)}, Pass@(1,T))",
+            f"**{lbl}** ({_md(_short(group))}, Pass@(1,T))",
             "",
             "| optimal length | tasks | " + " | ".join(f"T={t}" for t in ts) + " |",
             "|---" * (len(ts) + 2) + "|",
@@ -581,7 +593,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
                 verdict += " (episodes failed to run: judged by their bounds)"
             halves = _fmt(c["halving_budget"], 1) if clear else "–"
             out.append(
-                f"| {_md(c['better'])} | {_md(c['worse'])} | {_short(c['group'])} | {at_max} | "
+                f"| {_md(c['better'])} | {_md(c['worse'])} | {_md(_short(c['group']))} | {at_max} | "
                 f"{verdict} | {c['peak_advantage']:.2f} ({c['peak_t']}) | {halves} |"
             )
         out.append("")
@@ -592,7 +604,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
             for mode in ("truncate", "rerun"):
                 if mode in entry:
                     out += [
-                        f"### {lbl} · {_short(group)} · {mode}",
+                        f"### {lbl} · {_md(_short(group))} · {mode}",
                         "",
                         *_grid_table(entry[mode]),
                         "",
@@ -634,7 +646,7 @@ def _budget_section(runs: Mapping[str, Any]) -> list[str]:
                 "",
             ]
         out += [
-            f"**{lbl}** ({_short(group)})",
+            f"**{lbl}** ({_md(_short(group))})",
             "",
             "| T | episodes (won) | all: on track / after error | won: on track / after error "
             "| lost: on track / after error | recovery rate (won / lost) | wasted / turn |",
@@ -682,7 +694,7 @@ def _feasibility_section(runs: Mapping[str, Any]) -> list[str]:
         all_row = _pass1_row(grid)
         i = f["ks"].index(1)
         out += [
-            f"**{lbl}** ({_short(group)}, {f['tasks']} tasks with a known d*)",
+            f"**{lbl}** ({_md(_short(group))}, {f['tasks']} tasks with a known d*)",
             "",
             "| T | feasible tasks | Pass@(1,T), all | Pass@(1,T), feasible |",
             "|---|---|---|---|",
@@ -782,7 +794,7 @@ def render_probe_markdown(summary: Mapping[str, Any]) -> str:
             g = groups[group]
             s, r = g["single_step"], g["recovery"][ALL]
             out.append(
-                f"| {_md(label)} | {group.split('/')[-1]} | {_ci(s['skill'])} | {_fmt(s['rate'])} "
+                f"| {_md(label)} | {_md(group.split('/')[-1])} | {_ci(s['skill'])} | {_fmt(s['rate'])} "
                 f"({_fmt(s['baseline_rate'])}, {_fmt(s['chance_rate'])}) | "
                 f"{_ci(s['noop_rate'])} | {_ci(r['recovery_specific'])} | "
                 f"{_ci(r['win_rate'])} | {_ci(r['control_win_rate'])} | "

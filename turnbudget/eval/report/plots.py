@@ -56,13 +56,18 @@ def _plot_text(text: str) -> str:
     """``text`` as matplotlib shows it literally: `one_line` (lone surrogates too), and each
     ``$`` escaped (a label such as ``run $\\foo$`` went to its math parser, which failed the whole
     report; one holding an ESC was drawn as it was, and matplotlib's "Glyph 27 missing"
-    warning printed the raw ESC to stderr).
+    warning printed the raw ESC to stderr), and a leading ``_`` kept from hiding it
+    (matplotlib leaves a label starting with one out of the legend: run ``_baseline``'s
+    curve had no name).
 
     Example:
         >>> print(_plot_text("cost $5 to $6"))
         cost \\$5 to \\$6
+        >>> _plot_text("_baseline")
+        '\\u200b_baseline'
     """
-    return one_line(text).replace("$", r"\$")
+    text = one_line(text).replace("$", r"\$")
+    return "\u200b" + text if text.startswith("_") else text
 
 
 #: The most characters of a label's (or a group's) part of a heatmap's file name.

@@ -168,6 +168,8 @@ class EvalConfig(GridConfig):
         for key in ("needs_oracle", "budget_aware", "record_steps"):
             if key in d and not isinstance(d[key], bool):
                 raise ValueError(f"Expect `{key}` to be true or false, got {d[key]!r}")
+        # (600 deep: JSON's reader took it, and `to_dict` failed the report with RecursionError)
+        check_logged_settings(errors=d.get("errors"), reveal=d.get("reveal"))
         return cls(**d)
 
 

@@ -298,6 +298,7 @@ class TeamConfig(GridConfig):
         d["ks"] = positive_ints(d["ks"], "ks")
         d["ts"] = positive_ints(d["ts"], "ts", most=MAX_TURN_BUDGET, count=MAX_BUDGETS)
         d["tasks"] = task_seeds(d["tasks"])
+        check_logged_settings(errors=d.get("errors"), reveal=d.get("reveal"))  # (as EvalConfig)
         if not is_int(d["n"]) or d["n"] < max(d["ks"]):
             raise ValueError(f"Expect `n` to be an int >= max(ks), got {brief(d['n'])}")
         if d.get("mode") not in _MODES[1:]:
