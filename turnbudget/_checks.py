@@ -70,6 +70,9 @@ MAX_SEED = 2**64 - 1
 #: The longest label, in bytes of UTF-8: a label names files and directories (a report's plots,
 #: the command line's ``runs/<label>``), whose names stop at 255 bytes.
 MAX_LABEL_BYTES = 128
+#: The most parts a label's ``/`` may make (``runs/<label>`` nests that deep; a report
+#: searches ``runs`` to `turnbudget.records.files.MAX_RUN_DEPTH`, the same).
+MAX_LABEL_PARTS = 16
 #: The most episodes one agent may have in flight (a batch agent's ``max_batch_size``, an async
 #: agent's ``concurrency``): each holds an env of its own (a TextWorld one, a process).
 MAX_BATCH_SIZE = 4096
@@ -503,6 +506,18 @@ def check_label(value: Any, name: str = "label", *, subject: str | None = None) 
         raise ValueError(
             f"Expect {what} to stay inside a directory (no part '.' or '..', no leading '/' or "
             f"backslash), got {brief(value)}"
+        )
+    # (``runs/<label>`` must be where a report looks: it skips hidden folders, and searches
+    # as deep as a label may nest)
+    if any(part.startswith(".") for part in parts):
+        raise ValueError(
+            f"Expect {what} to have no part starting with '.' (a hidden folder, which reports "
+            f"do not search), got {brief(value)}"
+        )
+    if len(parts) > MAX_LABEL_PARTS:
+        raise ValueError(
+            f"Expect {what} to nest at most {MAX_LABEL_PARTS} folders deep (parts between "
+            f"'/'; a report searches no deeper), got {len(parts)}: {brief(value)}"
         )
     return value
 

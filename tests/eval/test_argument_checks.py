@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -206,7 +207,10 @@ def test_task_seeds_keep_their_meaning():
     [("\udcff", "valid Unicode"), ("x" * 300, "at most 128 bytes"), ("é" * 65, "at most 128"),
      ("", "non-empty"), ("..", "stay inside"), ("a/../b", "stay inside"), ("/abs", "stay inside"),
      ("a\nb", "printable"), (3, "non-empty string"), (" ", "no leading or trailing"),
-     ("run ", "no leading or trailing")],
+     ("run ", "no leading or trailing"),
+     # (runs/<label> where no report looks: hidden, or past the depth it searches)
+     (".v2", "no part starting with '.'"), ("grp/.x", "no part starting with '.'"),
+     ("/".join("abcdefghijklmnopq"), "nest at most 16 folders deep")],
 )  # fmt: skip
 def test_labels_are_checked_before_the_run(label, expect, tmp_path, agent):
     out = tmp_path / "run"
@@ -694,10 +698,41 @@ def test_runs_nested_at_any_depth_are_reported_and_never_nested_in_a_run(tmp_pat
             evaluate(MAZE, Counting(), **SMALL, out=out)
     assert Counting.resets == 0
     assert not (runs / "b" / "inner").exists() and not (runs / "b" / "x").exists()
+    # The deepest label's run is reported; one deeper, or in a folder that cannot be listed,
+    # is warned of (it was left out without a word).
+    deepest = "/".join("abcdefghijklmnop")
+    evaluate(MAZE, RandomAgent(), **SMALL, out=runs / deepest, label=deepest)
+    assert deepest in build_report(runs, plots=False, n_bootstrap=0)["runs"]
+    shutil.copytree(runs / "b", runs / "deep" / deepest / "b")
+    with pytest.warns(UserWarning, match=r"Did not look for runs in the folders of .*deep/a/b"):
+        assert "b" in build_report(runs, plots=False, n_bootstrap=0)["runs"]
+    shutil.rmtree(runs / "deep")
     # A run that lost its run.json, however deep, is named, never passed over.
     (runs / "team" / "a" / "run.json").unlink()
     with pytest.raises(FileNotFoundError, match=r"team/a holds episodes.jsonl but no run.json"):
         build_report(runs, plots=False, n_bootstrap=0)
+
+
+def test_a_folder_of_runs_that_cannot_be_listed_is_warned_of(tmp_path, monkeypatch):
+    """Its runs were left out of the report without a word (the code said "a report says
+    so"). (Root reads any folder: the refusal is the file system's, raised here.)"""
+    from pathlib import Path
+
+    from turnbudget.eval import build_report
+
+    runs = tmp_path / "runs"
+    evaluate(MAZE, RandomAgent(), **SMALL, out=runs / "grp" / "x", label="grp/x")
+    evaluate(MAZE, RandomAgent(), **SMALL, out=runs / "b", label="b")
+    listing = Path.iterdir
+
+    def iterdir(self):
+        if self.name == "grp":
+            raise PermissionError(13, "Permission denied", str(self))
+        return listing(self)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    with pytest.warns(UserWarning, match=r"Cannot look for runs in .*grp: Permission denied"):
+        assert list(build_report(runs, plots=False, n_bootstrap=0)["runs"]) == ["b"]
 
 
 _RUN = {"label": "a", "envs": ["e"], "ks": [1], "ts": [5, 10], "n": 2, "tasks": [0],

@@ -44,12 +44,13 @@ import os
 import re
 import secrets
 import stat
+import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from turnbudget._checks import brief, is_int
+from turnbudget._checks import MAX_LABEL_PARTS, brief, is_int
 from turnbudget.records.schema import (
     BUDGET_COUNTERS,
     MAX_COUNT,
@@ -1078,25 +1079,42 @@ class LogWriter:
 _ADDED_SETTINGS = ("grants", "house")
 
 
-#: How deep below a folder of runs `run_dirs_below` looks (labels with a slash nest a run).
-MAX_RUN_DEPTH = 16
+#: How deep below a folder of runs `run_dirs_below` looks (labels with a slash nest a run,
+#: at most `MAX_LABEL_PARTS` deep).
+MAX_RUN_DEPTH = MAX_LABEL_PARTS
 
 
 def folders_below(root: str | os.PathLike[str]) -> Iterator[Path]:
     """The folders below ``root`` (``root`` itself not included), level by level to
     `MAX_RUN_DEPTH`, each sorted: a run's folder (it holds ``run.json`` or logs) is given
     but not looked into (its files are its own), hidden folders are skipped, and a folder
-    reached twice (a link round a loop) is given once."""
+    reached twice (a link round a loop) is given once. A folder that cannot be listed, and
+    folders deeper than `MAX_RUN_DEPTH`, are warned of (`UserWarning`): runs in them are
+    not given, and a report without them said nothing."""
     seen: set[Path] = set()
     level = [Path(root)]
-    for _ in range(MAX_RUN_DEPTH):
+    for depth in range(MAX_RUN_DEPTH + 1):
         below = []
         for folder in level:
             try:
                 children = sorted(
                     p for p in folder.iterdir() if not p.name.startswith(".") and p.is_dir()
                 )
-            except OSError:  # (unreadable: its runs cannot be read either; a report says so)
+            except OSError as exc:  # (unreadable: its runs cannot be read either)
+                warnings.warn(
+                    f"Cannot look for runs in {folder}: {exc.strerror or exc}; any there are "
+                    "left out",
+                    UserWarning,
+                    stacklevel=1,  # (this line: a report walks the folders twice, one warning)
+                )
+                continue
+            if children and depth == MAX_RUN_DEPTH:
+                warnings.warn(
+                    f"Did not look for runs in the folders of {folder}: they are more than "
+                    f"{MAX_RUN_DEPTH} folders below {root}; any there are left out",
+                    UserWarning,
+                    stacklevel=1,
+                )
                 continue
             for child in children:
                 try:
