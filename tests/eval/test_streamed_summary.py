@@ -50,13 +50,14 @@ SCENARIOS: dict[str, tuple[Any, ...]] = {
 #: "both-2env-old-records" when `length_buckets` gave a bucket to each of no more lengths
 #: than buckets: only its long-horizon table moved; all when a rate of none or all below 16
 #: trials took the exact bound, and the Poisson's on either side of 1/2: only interval
-#: bounds moved).
+#: bounds moved; and all when a count some record lacks was totalled as unknown, not as 0:
+#: only the totals of the counts these records lack, and their rates, moved, to None).
 DIGESTS = {
-    "truncate-1env": "fccd6abfb2b5329f5e28a96dedceeb0071182f3dc804dc788e0fd1a9dd73ba96",
-    "truncate-2env-errors-failures": "7ffd39106c99cd5b3d478e417d6b8456a2bfc058d136fc1da4f8eae26f853a51",
-    "rerun-2env-failures": "b27382bca07b63b698524cde3891bd81a9652453da9f0f6bc82fcdf1a9d89e0a",
-    "both-1env-errors": "75c7a9398d14abc25d1dc815a6ef12b98640779fcb35224bd521c040858b07a3",
-    "both-2env-old-records": "8eb5afe7af96e4cb4c87aa8cd66d95925b3deae4513a5793c557e7799b043972",
+    "truncate-1env": "8ef9c354813b9725dde12203eda70e2419e05c929f7c73bde64880a0552eb33f",
+    "truncate-2env-errors-failures": "9908293e98271b6a7d8bf44ab24a371f78fc466d55a5d4f03ce75ae12429d98c",
+    "rerun-2env-failures": "4496a7cdffc1a42eb197b6bf1bf701e94acc66bd874c1e2719bbdf745b60dc78",
+    "both-1env-errors": "b4d82b85e255dc56b8c2e23f3a2f689bd0b5cb2f19acd2cb5a0f15332b07e02b",
+    "both-2env-old-records": "0daeb496ee23fe1f63a214b3d1c73993782714cc2810d449072b97d438575bbe",
 }
 
 
@@ -481,3 +482,16 @@ def test_a_malformed_config_is_named(change, expect):
         TypeError, match=r"Expect `config` to be an EvalConfig or a dict, got \[1\]"
     ):
         RunTally([1])
+
+
+def test_a_count_older_records_lack_is_unknown_not_zero():
+    """Records written before ``n_wasted`` and ``n_invalid`` were counted: their totals read
+    0, and the report said no turn was wasted, beside a table of wasted turns per budget."""
+    config, episodes = synthetic_run("truncate-1env")
+    full = summarize_run(config, iter(episodes), n_bootstrap=0)["analysis"][ENVS[0]]
+    assert full["wasted_rate"] > 0 and full["invalid_rate"] > 0
+    older = [{k: v for k, v in e.items() if k != "n_wasted"} for e in episodes]
+    older[0] = episodes[0]  # (one record that has it is not enough: the total is unknown)
+    stats = summarize_run(config, iter(older), n_bootstrap=0)["analysis"][ENVS[0]]
+    assert stats["wasted"] is None and stats["wasted_rate"] is None
+    assert stats["invalid_rate"] == full["invalid_rate"]  # (the others as they were)

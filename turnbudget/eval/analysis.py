@@ -470,8 +470,9 @@ def _bucket_table(
     return rows
 
 
-def _rate(num: int, den: int) -> float | None:
-    return round(num / den, 6) if den else None
+def _rate(num: int | None, den: int) -> float | None:
+    """``num / den`` to 6 places; None when ``den`` is 0 or ``num`` unknown."""
+    return round(num / den, 6) if den and num is not None else None
 
 
 #: The bins of the budget in units of the optimal length, c = T / d*: ``[lo, hi)``. Below 1
@@ -658,6 +659,9 @@ class _StepTotals:
         self.judged = self.on_track = self.after_error = 0
         self.hits = self.hits_on_track = self.hits_after_error = 0
         self.summed = dict.fromkeys(_SUMMED, 0)
+        # (counts some episode's record lacks, as older records do: their totals are unknown,
+        # where a missing count read as 0 reported no wasted turn beside a table of them)
+        self.lacking: set[str] = set()
         self.recover: dict[int, int] = defaultdict(int)  # turns to recover -> errors
 
     def add(self, e: Mapping[str, Any]) -> None:
@@ -691,7 +695,11 @@ class _StepTotals:
             self.hits_after_error += _hits(e.get("optimal_step_rate_after_error"), n_after)
         self.turns += int(e["turns_used"])
         for key in _SUMMED:
-            self.summed[key] += int(e.get(key) or 0)
+            count = e.get(key)
+            if count is None:
+                self.lacking.add(key)
+            else:
+                self.summed[key] += int(count)
         for t in e.get("turns_to_recover") or ():
             self.recover[int(t)] += 1
 
@@ -704,12 +712,16 @@ class _StepTotals:
                 setattr(total, name, getattr(total, name) + getattr(part, name))
             for key, value in part.summed.items():
                 total.summed[key] += value
+            total.lacking |= part.lacking
             for t, errors in part.recover.items():
                 total.recover[t] += errors
         return total
 
     def stats(self) -> dict[str, Any]:
-        turns, c = self.turns, self.summed
+        turns = self.turns
+        c: dict[str, int | None] = {
+            key: None if key in self.lacking else value for key, value in self.summed.items()
+        }
         recovered, unrecovered = c["n_recovered"], c["n_unrecovered"]
         return {
             "episodes": self.episodes,
@@ -732,7 +744,11 @@ class _StepTotals:
             "invalid": c["n_invalid"],
             "recovered": recovered,
             "unrecovered": unrecovered,
-            "recovery_rate": _rate(recovered, recovered + unrecovered),
+            "recovery_rate": (
+                None
+                if recovered is None or unrecovered is None
+                else _rate(recovered, recovered + unrecovered)
+            ),
             "turns_to_recover_mean": _mean_of_counts(self.recover),
             "turns_to_recover_median": _median_of_counts(self.recover),
             "turns_to_recover": [t for t in sorted(self.recover) for _ in range(self.recover[t])],

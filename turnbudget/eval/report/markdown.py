@@ -115,7 +115,7 @@ _ANALYSIS = {
         ),
         _RATE,
     ),
-    "errors_injected_increasing?": "any",
+    "errors_injected_increasing?": Maybe("count"),
     "turns_to_recover": Items("number"),
     "by_optimal_length": Items(
         {
@@ -512,7 +512,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
                 f"{_fmt(a['optimal_step_rate_on_track'])} | {_fmt(a['optimal_step_rate_after_error'])} | "
                 f"{_fmt(a['self_error_rate'], 3)} | {_fmt(a.get('wasted_rate'), 3)} | "
                 f"{_fmt(a.get('invalid_rate'), 3)} | {_fmt(a['injected_error_rate'], 3)} "
-                f"({a.get('errors_injected_increasing', '–')}) | "
+                f"({_fmt(a.get('errors_injected_increasing'), 0)}) | "
                 f"{_fmt(a['recovery_rate'])} | {_fmt(a['turns_to_recover_mean'], 1)} |"
             )
     out.append("")
