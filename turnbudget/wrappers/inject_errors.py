@@ -7,7 +7,7 @@ import copy
 import itertools
 import logging
 import pickle
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -174,7 +174,10 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
       and the turn is spent (the env receives an empty command, which the
       contract treats as an invalid turn).
     - ``setback``: the env's ``inject_setback(rng)`` perturbs the state, then
-      the agent's command runs in the perturbed state.
+      the agent's command runs in the perturbed state; checked on a copy of the
+      game as a slip is, it does not fire (``applied=False``) where that
+      command, run blind, would lose the game (a Sokoban box pushed into a
+      corner from where the setback left the player).
 
     Whether and which error fires at turn t depends only on the episode's
     seed and t, never on the agent's actions (common random numbers): each
@@ -208,8 +211,9 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         schedule: Fixed errors ``{turn: kind}`` (or ``[(turn, kind), ...]``);
             they take precedence over the rate at their turns.
         transient_message: What the agent reads on a transient error.
-        check_slips: Play each slip candidate on a deep copy of the game first
-            (the solvability guarantee). This copy is most of a slip's cost; it
+        check_slips: Play each slip candidate, and each setback with the agent's
+            command after it, on a deep copy of the game first (the solvability
+            guarantee). This copy is most of a slip's cost; it
             is skipped for a game whose rules make it always pass (one that
             declares ``commands_keep_solvable``: Maze, KeyQuest, Crafting). Pass False
             only for another game without dead ends or losses, or make the
@@ -376,6 +380,15 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
     def _setback(self, action: str, seen: str | None) -> tuple[tuple, InjectedError]:
         game = self.env.unwrapped
         before = oracle_distance(game)
+        if self._look_ahead and not self._keeps_solvable(
+            lambda trial: (trial.inject_setback(self.turn_rng(self._turn)), trial.step(action))[1],
+            may_end=True,
+        ):
+            # (the agent's command, run blind after it, would lose the game: a Sokoban box
+            # pushed into a corner from where the setback left the player; an error injected
+            # is one to recover from, so this one does not fire)
+            event = self._event("setback", before, before, "", applied=False)
+            return self.env.step(action), event
         narration = str(game.inject_setback(self.turn_rng(self._turn)))
         event = self._event("setback", before, oracle_distance(game), narration)
         obs, reward, terminated, truncated, info = self.env.step(action)
@@ -393,7 +406,9 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         replacement = None
         order = self.turn_rng(self._turn).permutation(len(candidates)) if candidates else ()
         for index in order:
-            if not self._look_ahead or self._keeps_solvable(candidates[index]):
+            if not self._look_ahead or self._keeps_solvable(
+                lambda trial, command=candidates[index]: trial.step(command)
+            ):
                 replacement = candidates[index]
                 break
         if replacement is None:
@@ -411,14 +426,15 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _keeps_solvable(self, command: str) -> bool:
-        """Play ``command`` on a copy of the game: the task must stay solvable and not end."""
+    def _keeps_solvable(self, play: Callable[[Any], tuple], may_end: bool = False) -> bool:
+        """``play`` on a copy of the game (it returns the last step's result): the task must
+        stay solvable, and not end unless ``may_end`` (then by a win only)."""
         try:
             game = copy.deepcopy(self.env.unwrapped)
         except _UNCOPYABLE:  # e.g. a game that holds an external process
             if not self._warned_no_copy:
                 logger.warning(
-                    "cannot copy %s: slips are not checked for solvability",
+                    "cannot copy %s: slips and setbacks are not checked for solvability",
                     type(self.env.unwrapped).__name__,
                 )
                 self._warned_no_copy = True
@@ -426,8 +442,8 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         if getattr(game, "render_mode", None) == "human":
             game.render_mode = None  # (a trial: its screens were printed as if played)
         try:
-            _, _, terminated, _, _ = game.step(command)
-            return not terminated and oracle_distance(game) is not None
+            _, _, terminated, _, _ = play(game)
+            return (may_end or not terminated) and oracle_distance(game) is not None
         finally:
             game.close()  # a copy may hold an interpreter of its own (TextWorld)
 
