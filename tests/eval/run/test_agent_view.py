@@ -334,3 +334,36 @@ def test_an_agent_that_grants_itself_the_oracle_midway_is_not_shown_it():
     kwargs = dict(ks=[1], ts=[20], n=1, tasks=2, n_bootstrap=0)
     late, fair = (evaluate(ENVS, LateOracleReader(h), **kwargs) for h in (False, True))
     assert _lines(late.steps) == _lines(fair.steps)
+
+
+def test_the_team_probe_shows_a_budget_aware_agent_its_budget_as_an_episode_would():
+    """The team probe showed no budget at all: an agent that reads ``turns_left`` failed it
+    with a KeyError. It sees what `evaluate_team` shows it after t0 rounds, and an agent that
+    does not read its budget still sees none."""
+    from turnbudget.eval import evaluate_team
+    from turnbudget.eval.probes.team import team_step_probe
+
+    class Reader:
+        budget_aware = True
+
+        def __init__(self):
+            self.seen: list[dict[str, Any]] = []
+
+        def reset(self, seed):
+            pass
+
+        def act(self, observation, info):
+            self.seen.append({k: info[k] for k in BUDGET_KEYS if k in info})
+            return "wait"
+
+    class Unaware(Reader):
+        budget_aware = False
+
+    probed, played, plain = Reader(), Reader(), Unaware()
+    team_step_probe("vault_v0", {"operator": "oracle", "runner": probed}, tasks=1, t0s=[0, 3])
+    evaluate_team("vault_v0", {"operator": "oracle", "runner": played}, ks=[1], ts=[30],
+                  tasks=1, n_bootstrap=0)  # fmt: skip
+    assert probed.seen == [played.seen[0], played.seen[3]]
+    assert probed.seen[1]["turns_left"] == probed.seen[1]["turn_budget"] - 3
+    team_step_probe("vault_v0", {"operator": "oracle", "runner": plain}, tasks=1, t0s=[0, 3])
+    assert plain.seen == [{}, {}]

@@ -41,6 +41,10 @@ def team_step_probe(
     optimal (an operator with nothing urgent to say): they hold no decision. The random agent's chance on the same states
     is computed exactly (optimal / admissible commands), and the skill is
     normalized: ``(p - p_random) / (1 - p_random)``, 0 for chance, 1 for the oracle.
+    An agent that reads its budget (``budget_aware``) is shown the budget it would have
+    there in a real episode: the game's default for the difficulty (`make_team`'s), t0
+    rounds of it used (a t0 at or past it is no state of a real episode: not probed); the
+    others are shown none.
 
     Returns:
         role -> ``{"n", "optimal_rate", "random_rate", "skill"}`` (None when no state was probed).
@@ -69,6 +73,7 @@ def team_step_probe(
     # (read once, before any state, as the engines read them: an agent that set its own
     # ``needs_oracle`` after its first answer was handed the oracle's actions from then on)
     oracle_roles = {r for r in probed if agent_flag(team[r], "needs_oracle")}
+    aware_roles = {r for r in probed if agent_flag(team[r], "budget_aware")}
     competitive = hasattr(module.raw_env, "house_action")
     # (an async agent through a batch of one: each probe is one decision of a fresh episode)
     driven = {r: a if hasattr(a, "act") or hasattr(a, "act_batch") else in_flight(a, 1)
@@ -80,10 +85,11 @@ def team_step_probe(
         for task in seeds:
             for t0 in t0s:
                 env = module.raw_env(difficulty=difficulty)
+                budget = module.DEFAULT_BUDGETS[env.difficulty]
                 observations, infos = env.reset(seed=task)
                 focal = probed[0] if competitive else None
                 plan = env.joint_plan(focal)
-                if t0 >= len(plan):
+                if t0 >= len(plan) or t0 >= budget:
                     continue
                 for commands in plan[:t0]:
                     observations, _, _, _, infos = env.step(commands)
@@ -97,7 +103,10 @@ def team_step_probe(
                     if good.issuperset(admissible):
                         continue  # no decision to make here: it would only dilute the measure
                     oracle = functools.partial(sorted, optimal) if role in oracle_roles else None
-                    info = agent_info(infos[role], show_budget=True, oracle=oracle)  # (no budget)
+                    # (the budget as `TeamTurnBudget` gives it, each role having played t0 turns)
+                    shown = {**infos[role], "turn_budget": budget, "turns_used": t0,
+                             "turns_left": budget - t0, "rounds_used": t0}  # fmt: skip
+                    info = agent_info(shown, show_budget=role in aware_roles, oracle=oracle)
                     command = _decide(
                         driven[role],
                         agent_episode_id(f"turnbudget/{name}:{role}", task, t0),
