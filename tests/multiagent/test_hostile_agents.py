@@ -234,3 +234,31 @@ def test_a_look_alike_of_a_keypad_command_is_a_spent_turn(template):
     assert infos["runner"]["valid_action"] is False
     _, _, _, _, infos = env.step({"operator": "wait", "runner": f"  KEY   {code} "})
     assert infos["runner"]["valid_action"] is True  # ASCII case and spacing: still an attempt
+
+
+@pytest.mark.parametrize("last", ["dance", None, "wait"])
+def test_the_last_round_tells_each_player_how_the_game_ended(last):
+    """A losing racer whose last command was invalid read only "You can't do that": the loss
+    ("your rival crafted first") went with the feedback it replaced. Vault's operator was
+    never told in text that the runner made it."""
+    from turnbudget.multiagent import race_v0, vault_v0
+
+    env = race_v0.parallel_env()
+    env.reset(seed=0)
+    game = env.unwrapped
+    while env.agents:
+        actions = {"player_0": game.optimal_actions("player_0")[0],
+                   "player_1": game.house_action("player_1")}  # fmt: skip
+        if actions["player_0"] == "craft":
+            actions["player_1"] = last
+        observations, _, _, _, infos = env.step(actions)
+    assert infos["player_1"]["lost"] and infos["player_0"]["won"]
+    assert observations["player_1"]["text"].endswith("Your rival crafted first: you lose.")
+    assert "lose" not in observations["player_0"]["text"]
+
+    env = vault_v0.parallel_env()
+    env.reset(seed=0)
+    for commands in env.unwrapped.joint_plan(None):
+        observations, *_ = env.step(commands)
+    assert observations["operator"]["text"].endswith("The runner reaches the vault: you made it.")
+    assert observations["runner"]["text"].endswith("You made it.")

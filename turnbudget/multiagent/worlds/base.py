@@ -164,7 +164,7 @@ class TeamWorld:
             for role in self.roles
         }
         feedback = self.play_round(parsed)
-        return {
+        results = {
             role: (
                 feedback[role] if parsed[role] is not None
                 else self.explain_invalid(role, actions.get(role)),
@@ -172,6 +172,12 @@ class TeamWorld:
             )
             for role in self.roles
         }  # fmt: skip
+        if self.over:  # (told whatever its last command was: an invalid one's text hid it)
+            results = {
+                role: (f"{text} {self.ending(role)}".strip(), valid)
+                for role, (text, valid) in results.items()
+            }
+        return results
 
     # -- to implement -------------------------------------------------------------------
 
@@ -198,6 +204,11 @@ class TeamWorld:
 
     def won(self, role: str) -> bool:
         raise NotImplementedError
+
+    def ending(self, role: str) -> str:
+        """What ``role`` is told when the game ends, after its last command's feedback
+        (nothing when that feedback already says it)."""
+        return ""
 
     def lost(self, role: str) -> bool:
         raise NotImplementedError

@@ -252,13 +252,10 @@ class RaceWorld(TeamWorld):
         for role in self.roles:
             if self._crafted[role]:
                 self._news[self._other(role)] = "Your rival has crafted their tool."
-        if self.over:
-            for role in self.roles:
-                if not self._crafted[role]:
-                    feedback[role] = (
-                        feedback[role] + " Your rival crafted first: you lose."
-                    ).strip()
         return feedback
+
+    def ending(self, role: str) -> str:
+        return "" if self._crafted[role] else "Your rival crafted first: you lose."
 
     # -- status ---------------------------------------------------------------------------
 

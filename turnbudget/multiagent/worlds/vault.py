@@ -361,6 +361,10 @@ class VaultWorld(TeamWorld):
     def lost(self, role: str) -> bool:
         return False
 
+    def ending(self, role: str) -> str:
+        # (the runner's own feedback says it: "the safe is here! You made it.")
+        return "" if role == "runner" else "The runner reaches the vault: you made it."
+
     @property
     def over(self) -> bool:
         return self._won
