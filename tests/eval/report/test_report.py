@@ -372,10 +372,25 @@ def test_missing_matplotlib_writes_no_part_of_the_report(tmp_path, monkeypatch, 
     assert (out / REPORT_FILE).exists() and not list(out.glob("*.png"))
 
 
+def _assert_rows_keep_their_columns(report: str) -> None:
+    """Every row of each table in ``report`` has its header's column count (an unescaped
+    ``|`` splits a row)."""
+    import re
+
+    table: list[str] = []
+    for line in [*report.splitlines(), ""]:
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        if table:
+            cells = [len(re.split(r"(?<!\\)\|", row)) for row in table]
+            assert len(set(cells)) == 1, table
+        table = []
+
+
 def test_a_label_with_markdown_in_it_neither_splits_a_table_row_nor_becomes_html(tmp_path):
     """A label may be any printable text (an agent's name): in report.md a ``|`` split the
     rows of every table it stood in, and ``<script>`` went into the page as HTML."""
-    import re
 
     class Piped(RandomAgent):  # (an agent's repr goes into the runs table too)
         def __repr__(self) -> str:
@@ -389,15 +404,7 @@ def test_a_label_with_markdown_in_it_neither_splits_a_table_row_nor_becomes_html
     build_report(tmp_path, plots=False, n_bootstrap=50)
     report = (tmp_path / "report.md").read_text()
     assert "<script>" not in report and "&lt;script&gt;" in report
-    table: list[str] = []
-    for line in [*report.splitlines(), ""]:
-        if line.startswith("|"):
-            table.append(line)
-            continue
-        if table:  # every row of a table has its header's column count
-            cells = [len(re.split(r"(?<!\\)\|", row)) for row in table]
-            assert len(set(cells)) == 1, table
-        table = []
+    _assert_rows_keep_their_columns(report)
     assert "a\\|b" in report
 
 
@@ -434,15 +441,7 @@ def test_hand_edited_settings_and_env_ids_stay_text_in_the_report(tmp_path):
     assert "<img" not in outside_code and "x&lt;img" in report
     assert "![x](" not in report and "\\!\\[x\\](" in report
     assert '`` "`<img src=x onerror=alert(2)>\\|" ``' in report
-    table: list[str] = []
-    for line in [*report.splitlines(), ""]:
-        if line.startswith("|"):
-            table.append(line)
-            continue
-        if table:  # every row of a table has its header's column count
-            cells = [len(re.split(r"(?<!\\)\|", row)) for row in table]
-            assert len(set(cells)) == 1, table
-        table = []
+    _assert_rows_keep_their_columns(report)
 
 
 def test_a_run_json_setting_nested_past_the_report_is_one_line(tmp_path, capsys):
@@ -503,15 +502,7 @@ def test_a_logged_label_with_line_breaks_or_controls_stays_on_its_row(tmp_path):
     report = (tmp_path / "report.md").read_text()
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f\u2028]", report)
     assert "evil\\n\\| injected \\| row \\|\\x1b\\[31m\\u2028end" in report  # ([: a link's)
-    table: list[str] = []
-    for line in [*report.splitlines(), ""]:
-        if line.startswith("|"):
-            table.append(line)
-            continue
-        if table:
-            cells = [len(re.split(r"(?<!\\)\|", row)) for row in table]
-            assert len(set(cells)) == 1, table
-        table = []
+    _assert_rows_keep_their_columns(report)
 
 
 def test_a_label_with_dollar_signs_is_plotted_as_written(tmp_path):
