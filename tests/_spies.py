@@ -230,3 +230,28 @@ class KeyInNotesAgent(RandomAgent):
 
     def step_note(self) -> dict[str, Any]:
         return {"raw": f"called with {NOTED_KEY}", NOTED_KEY: 1, "calls": [[NOTED_KEY]]}
+
+
+class LoadsInReady(OracleAgent):
+    """An oracle whose "model" is loaded by its ``ready()`` (as the agents guide suggests),
+    counting the calls in the process it plays in: it cannot play without them."""
+
+    name = "loads-in-ready"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model: str | None = None
+        self.readied = 0
+
+    def ready(self) -> None:
+        self.readied += 1
+        if self.model is None:
+            self.model = "loaded"
+
+    def reset(self, seed: int) -> None:
+        if self.model is None:
+            raise RuntimeError("ready() was never called: no model")
+        super().reset(seed)
+
+    def step_note(self) -> dict[str, int]:
+        return {"readied": self.readied}

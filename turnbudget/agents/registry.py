@@ -281,15 +281,17 @@ def remember_spec_args(spec: str) -> None:
 
 
 def _arg_values(arg: str) -> list[str]:
-    """``arg``, and each value in it named like a credential (``model=m,token=XYZ``: ``XYZ``,
-    not ``m``) or shaped like a key (``m,AIzaSy...``; a named one only by a key's fixed
-    shape), those of at least
-    `_SECRET_ARG_LENGTH` characters: a factory that parses its arguments keeps a key alone,
-    and a dataclass repr showed it (``token='XYZ'``). Other values stay as written: a
-    model's name is what the run records."""
+    """Each value in ``arg`` named like a credential (``model=m,token=XYZ``: ``XYZ``, not
+    ``m``) or shaped like a key (``m,AIzaSy...``, or a key given alone; a named one only by
+    a key's fixed shape), those of at least `_SECRET_ARG_LENGTH` characters: a factory that
+    parses its arguments keeps a key alone, and a dataclass repr showed it (``token='XYZ'``).
+    Other values stay as written: a model's name is what the run records. (The whole
+    ``arg`` was one too: ``:gpt-4o-mini`` blanked the model's name in the run's records,
+    and in every run built after it in the process, whose repr then changed with what had
+    been built before it.)"""
     from turnbudget.agents.secrets import is_credential_name, looks_like_key
 
-    pieces = [arg]
+    pieces = []
     for piece in re.split(r"[,;&\s]+", arg):
         name, equals, value = piece.partition("=")
         if not equals:

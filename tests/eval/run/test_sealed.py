@@ -22,6 +22,7 @@ from _spies import (
     AsyncNotingOracle,
     BatchNotingOracle,
     DyingOracle,
+    LoadsInReady,
     NotingOracle,
     SnoopingAgent,
     UnsendableOracle,
@@ -321,3 +322,17 @@ def test_an_agents_key_in_its_step_notes_is_not_written(tmp_path, sealed):
     assert NOTED_KEY[:12] not in (out / STEPS_FILE).read_text()
     notes = [step["agent"] for step in read_jsonl(out / STEPS_FILE)[0]]
     assert notes and all(note["raw"].startswith("called with sk-***") for note in notes)
+
+
+def test_a_sealed_agents_own_ready_is_called_in_its_process(tmp_path):
+    """`Sealed.ready` only started the process: an agent that loads its model in ``ready()``
+    (the command line's default for MODULE:ATTR agents is sealed) failed every episode
+    sealed, and played in process. It is called there as in process, before each episode."""
+    runs = {}
+    for sealed in (False, True):
+        out = tmp_path / str(sealed)
+        evaluate(MAZE, LoadsInReady(), ks=[1], ts=[5], tasks=2, retries=0, out=out,
+                 sealed=sealed, n_bootstrap=0)  # fmt: skip
+        runs[sealed] = [(out / name).read_bytes() for name in ("episodes.jsonl", "steps.jsonl")]
+    assert runs[True] == runs[False]
+    assert b'"failed_to_run"' not in runs[True][0] and b'"readied":0' not in runs[True][1]

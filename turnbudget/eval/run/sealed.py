@@ -119,7 +119,7 @@ _ROOT = str(Path(__file__).resolve().parents[3])  # the folder that holds `turnb
 
 # The calls a child answers; anything else is refused.
 _METHODS = frozenset(
-    {"load", "preflight", "reset", "act", "observe", "reset_episode", "act_batch",
+    {"load", "preflight", "ready", "reset", "act", "observe", "reset_episode", "act_batch",
      "end_episode", "observe_batch", "close"}
 )  # fmt: skip
 
@@ -141,6 +141,7 @@ class _Profile:
     batch: bool  # the driven form is a BatchAgent (an AsyncAgent becomes one: `in_flight`)
     max_batch_size: int
     observes: bool  # it has the observe hook of its form
+    readies: bool  # it has its own ``ready()`` (called in its process: one round trip each)
 
     @classmethod
     def from_reply(cls, value: Any) -> _Profile:
@@ -341,8 +342,12 @@ class Sealed:
 
     def ready(self) -> None:
         """Start the agent's process here unless it runs already (the driver calls this
-        outside an episode's clock; any call does it too)."""
-        self._live()
+        outside an episode's clock; any call does it too), then call the agent's own
+        ``ready()`` there, as the driver calls it in process (an agent without one pays
+        no round trip)."""
+        child = self._live()
+        if self._profile.readies:
+            child.call("ready")
 
     def preflight(self) -> None:
         """The agent's own ``preflight`` (`turnbudget.agents.base.preflight`), run in its
@@ -691,7 +696,11 @@ class _Host:
             "needs_house": agent_flag(self.agent, "needs_house"), "batch": batch,
             "max_batch_size": int(getattr(self.driven, "max_batch_size", 1)) if batch else 1,
             "observes": hasattr(self.driven, "observe_batch" if batch else "observe"),
+            "readies": callable(getattr(self.agent, "ready", None)),
         }  # fmt: skip
+
+    def ready(self) -> None:
+        self.agent.ready()
 
     def preflight(self) -> list[str] | None:
         from turnbudget.agents.base import preflight
