@@ -160,3 +160,39 @@ def test_a_baseline_agent_refuses_a_seed_it_cannot_replay(make, seed):
     with pytest.raises(ValueError, match="Expect `seed` to be an int"):
         agent.reset(seed)
     agent.reset(np.int64(3))  # (a NumPy int is a seed)
+
+
+def test_two_epsilons_a_repr_rounded_alike_are_two_runs(tmp_path):
+    """``{epsilon:g}`` wrote 0.3333333 and 0.33333349 as 0.333333: the second agent resumed
+    the first's run (nothing played), its records called the first's."""
+    from turnbudget.agents.controls import LookOracle, RecoveryControl
+    from turnbudget.eval import evaluate
+
+    for make in (OracleAgent, lambda e: LookOracle("last", epsilon=e),
+                 lambda e: RecoveryControl(on_track=e, after_error=0.9)):  # fmt: skip
+        assert repr(make(0.3333333)) != repr(make(0.33333349))
+    assert repr(OracleAgent(0.3)) == "OracleAgent(epsilon=0.3)"  # (short where exact)
+    assert (
+        repr(OracleAgent(0)) == "OracleAgent(epsilon=0)"
+        and OracleAgent(0.1).name == "oracle-eps0.1"
+    )
+    out = tmp_path / "run"
+    evaluate("turnbudget/Maze-Easy-v0", OracleAgent(0.3333333), ks=[1], ts=[5], tasks=1, out=out)
+    with pytest.raises(ValueError, match="different configuration"):
+        evaluate("turnbudget/Maze-Easy-v0", OracleAgent(0.33333349), ks=[1], ts=[5], tasks=1,
+                 out=out)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "spec, says",
+    [("a." * 2000 + "b:A", "nested too deep"), ("/" + "a/" * 3000 + "x.py:A", "cannot be read"),
+     ("~nouser-xyz/x.py:A", "cannot be read"), ("/tmp/a\x00.py:A", "cannot be read")],
+)  # fmt: skip
+def test_a_spec_no_file_system_or_import_can_take_is_one_short_error(spec, says):
+    """RecursionError, OSError ("File name too long"), RuntimeError ("Could not determine
+    home directory") and a bare "embedded null byte", each quoting the spec whole."""
+    from turnbudget.agents import make_agent
+
+    with pytest.raises(ValueError, match=says) as caught:
+        make_agent(spec)
+    assert len(str(caught.value)) < 1500

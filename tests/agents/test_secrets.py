@@ -204,35 +204,6 @@ def test_an_argument_s_name_is_a_credential_by_its_words(name, credential):
     assert is_credential_name(name) is credential
 
 
-def test_an_outside_agents_model_name_alone_is_no_secret(tmp_path, monkeypatch):
-    """The whole ARGS was a secret of the process: ``:gpt-4o-mini`` blanked the model's
-    name in run.json and every step note, and in any run built after it, whose repr then
-    read ``model='***'`` or not by what had been built before (a resume was refused)."""
-    from turnbudget.agents import make_agent
-    from turnbudget.agents.registry import _arg_values
-    from turnbudget.eval import evaluate
-
-    assert _arg_values("gpt-4o-mini") == [] and _arg_values("gpt-4o-mini,temperature=0.5") == []
-    key = "sk-proj-AbCdEf0123456789GhIjKl"
-    assert _arg_values(key) == [key]  # (a key alone, by its shape)
-    (tmp_path / "modelagent.py").write_text(
-        "class Agent:\n"
-        "    name = 'agent'\n"
-        "    def __init__(self, arg=''):\n"
-        "        self.model = arg.split(',')[0]\n"
-        "    def reset(self, seed): pass\n"
-        "    def act(self, observation, info): return sorted(info['admissible_actions'])[0]\n"
-        "    def step_note(self): return {'model': self.model}\n"
-        "    def __repr__(self): return f'Agent(model={self.model!r})'\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    make_agent("modelagent:Agent:gpt-4o-mini")  # (another agent, built earlier)
-    agent = make_agent("modelagent:Agent:gpt-4o-mini,temperature=0.5")
-    evaluate("turnbudget/Maze-Easy-v0", agent, ks=[1], ts=[5], tasks=1, out=tmp_path / "run")
-    assert "Agent(model='gpt-4o-mini')" in (tmp_path / "run" / "run.json").read_text()
-    assert '"model":"gpt-4o-mini"' in (tmp_path / "run" / "steps.jsonl").read_text()
-
-
 def test_outside_agent_arguments_blank_keys_and_keep_named_digests():
     """A Google key with "-" or "_" in it (1 in 16) had no 16-character run and was
     recorded; a revision's digest named as such was blanked (earlier runs were refused)."""

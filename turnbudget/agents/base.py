@@ -335,6 +335,19 @@ def _declared_width(agent: Any, name: str) -> int | None:
     return check_batch_size(value, f"agent.{name}")
 
 
+def exact_number(value: float) -> str:
+    """``value`` as short as ``:g`` writes it when that reads back as the same number, else
+    in full: an agent's repr names it in a run (``OracleAgent(epsilon=0.333333)`` stood for
+    0.3333333 and 0.33333349 alike, and the second resumed the first's run).
+
+    Example:
+        >>> exact_number(0.3), exact_number(0.0), exact_number(0.3333333)
+        ('0.3', '0', '0.3333333')
+    """
+    short = f"{value:g}"
+    return short if float(short) == value else repr(float(value))
+
+
 def admissible_commands(info: Any, key: str = "admissible_actions") -> list[str]:
     """``info[key]`` (``"admissible_actions"``, or another list of commands such as
     ``"oracle_actions"``) as a new list (empty when absent or None), for an agent's ``act``:

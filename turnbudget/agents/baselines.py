@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from turnbudget._checks import brief, check_probability, check_seed
-from turnbudget.agents.base import ORACLE_KEY, admissible_commands
+from turnbudget.agents.base import ORACLE_KEY, admissible_commands, exact_number
 
 __all__ = ["OracleAgent", "RandomAgent"]
 
@@ -94,7 +94,7 @@ class OracleAgent:
 
     @property
     def name(self) -> str:
-        return f"oracle-eps{self.epsilon:g}"
+        return f"oracle-eps{exact_number(self.epsilon)}"
 
     def reset(self, seed: int) -> None:
         # (checked: True was seed 1, None a draw from the OS, so no run could be replayed)
@@ -128,4 +128,4 @@ class OracleAgent:
         return cls(epsilon)
 
     def __repr__(self) -> str:
-        return f"OracleAgent(epsilon={self.epsilon:g})"
+        return f"OracleAgent(epsilon={exact_number(self.epsilon)})"

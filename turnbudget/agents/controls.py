@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from turnbudget._checks import brief, check_positive_int, check_probability, check_seed
-from turnbudget.agents.base import EXECUTED_KEY, admissible_commands
+from turnbudget.agents.base import EXECUTED_KEY, admissible_commands, exact_number
 from turnbudget.agents.baselines import OracleAgent, RandomAgent
 
 __all__ = [
@@ -313,7 +313,7 @@ class LookOracle(OracleAgent):
 
     @property
     def name(self) -> str:
-        return f"look-{self.when}" + (f"-eps{self.epsilon:g}" if self.epsilon else "")
+        return f"look-{self.when}" + (f"-eps{exact_number(self.epsilon)}" if self.epsilon else "")
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
         admissible_commands(info)  # (checked before a look, as OracleAgent's act checks it)
@@ -324,7 +324,7 @@ class LookOracle(OracleAgent):
         return super().act(observation, info)
 
     def __repr__(self) -> str:
-        return f"LookOracle(when={self.when!r}, epsilon={self.epsilon:g})"
+        return f"LookOracle(when={self.when!r}, epsilon={exact_number(self.epsilon)})"
 
 
 class RecoveryControl(OracleAgent):
@@ -363,7 +363,10 @@ class RecoveryControl(OracleAgent):
     def name(self) -> str:
         preset = {(0.5, 0.0, 3): "recovery-positive", (0.0, 0.8, 3): "recovery-negative"}
         key = (self.on_track, self.after_error, self.turns)
-        return preset.get(key) or f"recovery-eps{self.on_track:g}-{self.after_error:g}x{self.turns}"
+        return (
+            preset.get(key)
+            or f"recovery-eps{exact_number(self.on_track)}-{exact_number(self.after_error)}x{self.turns}"
+        )
 
     def reset(self, seed: int) -> None:
         super().reset(seed)
@@ -382,7 +385,8 @@ class RecoveryControl(OracleAgent):
 
     def __repr__(self) -> str:
         return (
-            f"RecoveryControl(on_track={self.on_track:g}, after_error={self.after_error:g}, "
+            f"RecoveryControl(on_track={exact_number(self.on_track)}, "
+            f"after_error={exact_number(self.after_error)}, "
             f"turns={self.turns})"
         )
 

@@ -281,17 +281,15 @@ def remember_spec_args(spec: str) -> None:
 
 
 def _arg_values(arg: str) -> list[str]:
-    """Each value in ``arg`` named like a credential (``model=m,token=XYZ``: ``XYZ``, not
-    ``m``) or shaped like a key (``m,AIzaSy...``, or a key given alone; a named one only by
-    a key's fixed shape), those of at least `_SECRET_ARG_LENGTH` characters: a factory that
-    parses its arguments keeps a key alone, and a dataclass repr showed it (``token='XYZ'``).
-    Other values stay as written: a model's name is what the run records. (The whole
-    ``arg`` was one too: ``:gpt-4o-mini`` blanked the model's name in the run's records,
-    and in every run built after it in the process, whose repr then changed with what had
-    been built before it.)"""
+    """``arg``, and each value in it named like a credential (``model=m,token=XYZ``: ``XYZ``,
+    not ``m``) or shaped like a key (``m,AIzaSy...``; a named one only by a key's fixed
+    shape), those of at least
+    `_SECRET_ARG_LENGTH` characters: a factory that parses its arguments keeps a key alone,
+    and a dataclass repr showed it (``token='XYZ'``). Other values stay as written: a
+    model's name is what the run records."""
     from turnbudget.agents.secrets import is_credential_name, looks_like_key
 
-    pieces = []
+    pieces = [arg]
     for piece in re.split(r"[,;&\s]+", arg):
         name, equals, value = piece.partition("=")
         if not equals:
@@ -364,6 +362,11 @@ def _load_code(location: str, attr: str, spec: str, source: str) -> Callable[...
     else:
         try:
             module = importlib.import_module(location)
+        except RecursionError:  # (a name of thousands of dotted parts: each imports its parent)
+            raise ValueError(
+                f"Cannot import {brief(location)} for agent {brief(spec, PATH_CHARS)}: a module "
+                "name nested too deep"
+            ) from None
         except ModuleNotFoundError as err:
             if err.name is not None and (location + ".").startswith(err.name + "."):
                 raise ValueError(
@@ -372,9 +375,13 @@ def _load_code(location: str, attr: str, spec: str, source: str) -> Callable[...
                     f"module named {brief(err.name)}; put its folder on PYTHONPATH, or name its "
                     "file: PATH.py:ATTR)"
                 ) from err
-            raise ImportError(f"Cannot import {location!r} for agent {spec!r}: {err}") from err
+            raise ImportError(
+                f"Cannot import {brief(location)} for agent {brief(spec, PATH_CHARS)}: {err}"
+            ) from err
         except ImportError as err:
-            raise ImportError(f"Cannot import {location!r} for agent {spec!r}: {err}") from err
+            raise ImportError(
+                f"Cannot import {brief(location)} for agent {brief(spec, PATH_CHARS)}: {err}"
+            ) from err
     obj: Any = module
     for part in attr.split("."):
         try:
@@ -398,15 +405,30 @@ def _load_code(location: str, attr: str, spec: str, source: str) -> Callable[...
     return obj
 
 
+#: How the name of a module `make_agent` loaded from a ``PATH.py`` starts.
+AGENT_FILE_MODULE = "_turnbudget_agent_"
+
+
 def _load_file(location: str, spec: str) -> Any:
     """The module a Python file defines, loaded once per path (a module named after it)."""
     import importlib.util
 
-    path = Path(location).expanduser().resolve()
-    if not path.is_file():
-        raise ValueError(f"Cannot load agent {spec!r}: there is no file {str(path)!r}")
+    try:
+        path = Path(location).expanduser().resolve()
+        found = path.is_file()
+    except (OSError, RuntimeError, ValueError) as exc:  # (a name too long, "~nouser", a NUL)
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ValueError(
+            f"Cannot load agent {brief(spec, PATH_CHARS)}: its file {brief(location, PATH_CHARS)} "
+            f"cannot be read ({brief(reason, PATH_CHARS)})"
+        ) from None
+    if not found:
+        raise ValueError(
+            f"Cannot load agent {brief(spec, PATH_CHARS)}: there is no file "
+            f"{brief(str(path), PATH_CHARS)}"
+        )
     stem = re.sub(r"\W", "_", path.stem)
-    module_name = f"_turnbudget_agent_{stem}_{zlib.crc32(bytes(path)):08x}"
+    module_name = f"{AGENT_FILE_MODULE}{stem}_{zlib.crc32(bytes(path)):08x}"
     if module_name in sys.modules:
         return sys.modules[module_name]
     file_spec = importlib.util.spec_from_file_location(module_name, path)

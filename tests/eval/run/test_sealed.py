@@ -336,3 +336,22 @@ def test_a_sealed_agents_own_ready_is_called_in_its_process(tmp_path):
         runs[sealed] = [(out / name).read_bytes() for name in ("episodes.jsonl", "steps.jsonl")]
     assert runs[True] == runs[False]
     assert b'"failed_to_run"' not in runs[True][0] and b'"readied":0' not in runs[True][1]
+
+
+def test_an_agent_made_from_a_python_file_can_be_sealed(tmp_path):
+    """`make_agent("mine.py:Agent")` loads the file as a module no import finds: sealing the
+    agent it made failed in the child ("No module named '_turnbudget_agent_mine_...'")."""
+    from turnbudget.agents import make_agent
+
+    (tmp_path / "mine.py").write_text(
+        "from turnbudget.agents import OracleAgent\n\n"
+        "class Agent(OracleAgent):\n"
+        "    name = 'mine'\n"
+    )
+    agent = make_agent(f"{tmp_path / 'mine.py'}:Agent")
+    runs = {}
+    for sealed in (False, True):
+        out = tmp_path / str(sealed)
+        evaluate(MAZE, agent, ks=[1], ts=[5], tasks=2, out=out, sealed=sealed, n_bootstrap=0)
+        runs[sealed] = [(out / name).read_bytes() for name in ("episodes.jsonl", "steps.jsonl")]
+    assert runs[True] == runs[False] and b'"failed_to_run"' not in runs[True][0]

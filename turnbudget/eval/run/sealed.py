@@ -540,7 +540,16 @@ def seal(
                 f"Expect a picklable agent to seal (or a MODULE:ATTR spec), got {agent!r}: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
-        load = ("object", payload, concurrency)
+        from turnbudget.agents.registry import AGENT_FILE_MODULE
+
+        # The modules of PATH.py agents (`make_agent` names them `_turnbudget_agent_...`): no
+        # import finds them in the child, where unpickling the agent failed on its class.
+        files = sorted(
+            module.__file__
+            for name, module in list(sys.modules.items())
+            if name.startswith(AGENT_FILE_MODULE) and getattr(module, "__file__", None)
+        )
+        load = ("object", (payload, files), concurrency)
         # (a `ChatAgent` reads its URL's credentials from the variable its pickle names)
         url_env = getattr(agent, "_url_env", None)
         url_envs = (url_env,) if isinstance(url_env, str) else ()
@@ -684,7 +693,12 @@ class _Host:
             spec, options, published = data
             self.agent = make_agent(spec, **options, **_published_options(published))
         else:
-            self.agent = pickle.loads(data)
+            from turnbudget.agents.registry import _load_file
+
+            payload, files = data
+            for path in files:  # (before the agent that may be of their classes)
+                _load_file(path, path)
+            self.agent = pickle.loads(payload)
         check_agent(self.agent)  # (its flags and batch size, as the parent checks its own)
         self.driven = in_flight(self.agent, concurrency)
         needs_oracle, budget_aware = agent_flags(self.agent)
