@@ -741,3 +741,31 @@ def test_an_env_that_fails_to_close_costs_no_result(backend, caplog):
         backend=backend, n_bootstrap=0,
     )  # fmt: skip
     assert result.n_run == 2 and result.grid()["mean"] == [[1.0]]
+
+
+class _ObserveRaises(OracleAgent):
+    """The oracle, but its ``observe`` raises: every probe with forced opening turns fails."""
+
+    name = "observe-raises"
+
+    def observe(self, observation, info, executed):
+        raise RuntimeError("observe failed")
+
+
+def test_a_failed_probe_of_a_pair_that_had_no_error_to_inject_is_left_out_of_the_bounds():
+    """KeyQuest has states where no error of a kind fits (the pair is skipped): such a probe
+    still plays its forced opening turns, and failing there gave it no outcome to bound.
+    The bounds did arithmetic on its None distance: a TypeError after every probe had run,
+    and nothing was written."""
+    from turnbudget.eval import compare_probes, probe
+    from turnbudget.eval.probes.summary import failure_bounds
+
+    result = probe("turnbudget/KeyQuest-Easy-v0", _ObserveRaises(0.0), tasks=3, retries=0,
+                   n_bootstrap=0)  # fmt: skip
+    skipped = [r for r in result.failed if r["probe"] != "single" and r["distance_after"] is None]
+    assert skipped  # (the case above)
+    config = result.config.to_dict()
+    bounds = failure_bounds(config, result.records, result.failed)
+    assert set(bounds) == {"observe-raises"}
+    compare_probes(config, result.records, "observe-raises", "observe-raises",
+                   n_bootstrap=0, failed=result.failed)  # fmt: skip

@@ -495,6 +495,10 @@ def _played_as(record: Mapping[str, Any], good: bool) -> dict[str, Any]:
     or a loss; and in its control the opposite, which is what the recovery-specific skill
     is measured against."""
     r = {k: v for k, v in record.items() if k not in _FAILURE_FIELDS}
+    if r["probe"] != "single" and r.get("distance_after") is None:
+        # (a pair with no error that fits its state: skipped, played or not, whatever its
+        # outcome; its failure in the forced opening turns has no skill to bound)
+        return {**r, "applied": False}
     r["applied"] = True
     if r["probe"] == "single":
         return {**r, "valid": True, "noop": False, "optimal": good}
