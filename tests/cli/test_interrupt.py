@@ -153,6 +153,30 @@ def test_ctrl_c_during_validate_s_checks_says_its_probes_are_saved(tmp_path, mon
     assert (out / "probe_summary.json").is_file()
 
 
+def test_ctrl_c_during_a_rerun_into_an_earlier_probes_folder_saves_nothing(
+    tmp_path, monkeypatch, capsys
+):
+    """The earlier run's probe_summary.json there was read as this run's results "saved"
+    (the folder still held the other run's results and report)."""
+    from turnbudget.eval.probes import validate
+
+    out = tmp_path / "v"
+    main(["validate", "--env", MAZE, "--tasks", "2", "--quiet", "--out", str(out)])  # (1: few)
+    earlier = (out / "probe_summary.json").read_bytes()
+
+    class Interrupted:  # (validate calls its probe's unlocked form)
+        @staticmethod
+        def __wrapped__(*args, **kwargs):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(validate, "probe", Interrupted)
+    argv = ["validate", "--env", MAZE, "--tasks", "3", "--quiet", "--out", str(out), "--overwrite"]
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert err.startswith("turnbudget validate: interrupted: no probe result saved"), err
+    assert (out / "probe_summary.json").read_bytes() == earlier
+
+
 def test_ctrl_c_in_any_other_command_is_one_line(monkeypatch, capsys):
     from turnbudget.cli import list as list_command
 

@@ -26,14 +26,33 @@ NOTHING_SAVED = (
 )
 
 
-def interrupted_note(out: str | None, also: str = "") -> str:
-    """What an interrupted ``probe`` or ``validate`` left in ``out``: `NOTHING_SAVED`, unless
-    its probes had all run and their results were written (the report, or ``also``, not)."""
+def summary_stamp(out: str | os.PathLike[str] | None) -> tuple[int, int, int] | None:
+    """The probe summary in ``out`` as the file system tells one write from another (its
+    inode, size and time), None when there is none: what `interrupted_note` compares."""
     from turnbudget.eval.probes.summary import PROBE_SUMMARY_FILE
 
-    if out is None or not os.path.isfile(os.path.join(out, PROBE_SUMMARY_FILE)):
+    if out is None:
+        return None
+    try:
+        found = os.stat(os.path.join(out, PROBE_SUMMARY_FILE))
+    except OSError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns
+
+
+def interrupted_note(
+    out: str | os.PathLike[str] | None,
+    before: tuple[int, int, int] | None,
+    also: str = "",
+) -> str:
+    """What an interrupted ``probe`` or ``validate`` left in ``out``: `NOTHING_SAVED`, unless
+    its probes had all run and their results were written (the report, or ``also``, not).
+    ``before``: the `summary_stamp` before the run (an earlier run's summary there was read
+    as this run's results "saved")."""
+    after = summary_stamp(out)
+    if after is None or after == before:
         return NOTHING_SAVED
-    return f"the probe results are saved in {out}{also}"
+    return f"the probe results are saved in {escaped_controls(str(out))}{also}"
 
 
 def _fractions(text: str) -> list[float]:
@@ -145,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.eval.run.plan import agent_name
 
     agents: list = []
+    out, before = args.out, None
     try:
         envs = env_ids(args.env)
         options = llm_options(args)
@@ -159,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
             note_other_game(agents[-1], envs)
         label = args.label if args.label is not None else "+".join(agent_name(a) for a in agents)
         out = args.out or Path("runs") / f"probe-{check_label(label)}"  # (before runs/ is made)
+        before = summary_stamp(out)
         # Held across the probes and their report (`probe.unlocked` holds nothing itself).
         with hold_output_dir(out):
             result = probe.unlocked(
@@ -178,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
         print(error_line("probe", exc), file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # (probes write their results once all have run)
-        return interrupted("probe", interrupted_note(args.out, ", its report not written"))
+        return interrupted("probe", interrupted_note(out, before, ", its report not written"))
     finally:
         close_sealed(agents)
 

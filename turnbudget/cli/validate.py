@@ -61,10 +61,11 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.cli import error_line, interrupted
     from turnbudget.cli.eval import backend_options
     from turnbudget.cli.ids import env_ids
-    from turnbudget.cli.probe import interrupted_note
+    from turnbudget.cli.probe import interrupted_note, summary_stamp
     from turnbudget.eval.probes.validate import format_checks, validate
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
 
+    before = summary_stamp(args.out)
     try:
         envs = env_ids(args.env or DEFAULT_ENVS)
         result = validate(
@@ -80,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
         print(error_line("validate", exc), file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # (its probes' results may be saved, its checks not)
-        return interrupted("validate", interrupted_note(args.out, "; the checks were not made"))
+        note = interrupted_note(args.out, before, "; the checks were not made")
+        return interrupted("validate", note)
     print(format_checks(result.checks))
     failed = [c for c in result.checks if c.ok is False]
     if result.probe.failed:
