@@ -106,6 +106,7 @@ class CommandGrammar:
         vocabularies = sorted(
             {tuple(sorted(set(ws))) for ws in names if ws and not set(ws) & _JOINERS}
         )
+        self._names = [frozenset(ws) for ws in names if ws]
         article = "(?:(?:" + "|".join(_ARTICLES) + ") )?"
         alternatives = [
             article + "(?:{w})(?: (?:{w}))*".format(w="|".join(map(re.escape, ws)))
@@ -162,11 +163,20 @@ class CommandGrammar:
         """The one command of ``listed`` that ``command`` (as `parse` returns it) names, as
         the game's parser reads names in part: ``take butter`` names ``take stick of
         butter``, and ``take key`` names ``take key from box`` (the thing taken, its
-        container left out). None when no listed command, or several, fit."""
+        container left out). None when no listed command, or several, fit, or when a name
+        in part fits more than one thing of the game (listed or not: Inform asks "Which do
+        you mean", or takes the one the player holds) or holds "of"."""
         named = self._form_of(command)
         if named is None:
             return None
         words, names = named
+        for given in names:
+            # (a name in part must pick out one thing of the game's, whatever is in scope or
+            # listed: Inform asks "Which do you mean" of two, or takes one the player holds;
+            # and it reads "of" only inside a whole name)
+            if "of" in given or sum(given <= full for full in self._names) != 1:
+                if not any(given == full for full in self._names):
+                    return None
         fitting = set()
         for candidate in listed:
             form = self._form_of(candidate.lower())
