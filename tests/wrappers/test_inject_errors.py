@@ -272,6 +272,21 @@ def test_a_setback_whose_blind_command_would_lose_the_game_does_not_fire():
     assert play(check=False)[0] > 0
 
 
+def test_a_setbacks_look_ahead_plays_the_action_through_the_wrappers_below():
+    """Setbacks take any action space: the look-ahead sent an index from `DiscreteActions`
+    straight to the game ("Expect the action to be a str, got int"), failing every turn."""
+    from turnbudget.wrappers import DiscreteActions
+
+    env = InjectErrors(
+        DiscreteActions(gym.make("turnbudget/Sokoban-Easy-v0"), max_actions=8),
+        kinds=["setback"],
+        rate=1.0,
+    )
+    env.reset(seed=0)
+    events = [env.step(0)[-1]["injected_error"] for _ in range(5)]
+    assert all(e["kind"] == "setback" for e in events) and any(e["applied"] for e in events)
+
+
 @pytest.mark.parametrize(
     "env_id",
     ["turnbudget/Maze-Medium-v0", "turnbudget/KeyQuest-Medium-v0", "turnbudget/Crafting-Medium-v0"],

@@ -381,8 +381,12 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         game = self.env.unwrapped
         before = oracle_distance(game)
         if self._look_ahead and not self._keeps_solvable(
-            lambda trial: (trial.inject_setback(self.turn_rng(self._turn)), trial.step(action))[1],
+            lambda trial: (
+                trial.unwrapped.inject_setback(self.turn_rng(self._turn)),
+                trial.step(action),  # (through the wrappers below: an index, say)
+            )[1],
             may_end=True,
+            stack=True,
         ):
             # (the agent's command, run blind after it, would lose the game: a Sokoban box
             # pushed into a corner from where the setback left the player; an error injected
@@ -426,11 +430,14 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _keeps_solvable(self, play: Callable[[Any], tuple], may_end: bool = False) -> bool:
-        """``play`` on a copy of the game (it returns the last step's result): the task must
-        stay solvable, and not end unless ``may_end`` (then by a win only)."""
+    def _keeps_solvable(
+        self, play: Callable[[Any], tuple], may_end: bool = False, stack: bool = False
+    ) -> bool:
+        """``play`` on a copy of the game, or of the ``stack`` below this wrapper (what turns
+        the agent's action into the game's command), returning the last step's result: the
+        task must stay solvable, and not end unless ``may_end`` (then by a win only)."""
         try:
-            game = copy.deepcopy(self.env.unwrapped)
+            trial = copy.deepcopy(self.env if stack else self.env.unwrapped)
         except _UNCOPYABLE:  # e.g. a game that holds an external process
             if not self._warned_no_copy:
                 logger.warning(
@@ -439,13 +446,14 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
                 )
                 self._warned_no_copy = True
             return True
+        game = trial.unwrapped
         if getattr(game, "render_mode", None) == "human":
             game.render_mode = None  # (a trial: its screens were printed as if played)
         try:
-            _, _, terminated, _, _ = play(game)
+            _, _, terminated, _, _ = play(trial)
             return (may_end or not terminated) and oracle_distance(game) is not None
         finally:
-            game.close()  # a copy may hold an interpreter of its own (TextWorld)
+            trial.close()  # a copy may hold an interpreter of its own (TextWorld)
 
     def _event(
         self, kind: str, before: int | None, after: int | None, narration: str, applied: bool = True
