@@ -174,9 +174,9 @@ class CommandGrammar:
             # (a name in part must pick out one thing of the game's, whatever is in scope or
             # listed: Inform asks "Which do you mean" of two, or takes one the player holds;
             # and it reads "of" only inside a whole name)
-            if "of" in given or sum(given <= full for full in self._names) != 1:
-                if not any(given == full for full in self._names):
-                    return None
+            whole = given in self._names
+            if not whole and ("of" in given or sum(given <= full for full in self._names) != 1):
+                return None
         fitting = set()
         for candidate in listed:
             form = self._form_of(candidate.lower())
