@@ -262,3 +262,31 @@ def test_the_last_round_tells_each_player_how_the_game_ended(last):
         observations, *_ = env.step(commands)
     assert observations["operator"]["text"].endswith("The runner reaches the vault: you made it.")
     assert observations["runner"]["text"].endswith("You made it.")
+
+
+@pytest.mark.parametrize("game", ["race_v0", "vault_v0"])
+def test_a_transient_error_on_the_last_round_keeps_the_ending(game):
+    """A transient error's narration replaces its turn's first paragraph, where the ending
+    stood: the loser read only "Your attempt fails"."""
+    from turnbudget.multiagent import make_team
+
+    endings = {"race_v0": "Your rival crafted first: you lose.",
+               "vault_v0": "The runner reaches the vault: you made it."}  # fmt: skip
+    told = 0
+    for seed in range(12):
+        env = make_team(game, errors={"rate": 0.5, "kinds": ["transient"]})
+        env.reset(seed=seed)
+        inner = env.unwrapped
+        while env.agents:
+            if game == "race_v0":
+                actions = {"player_0": (inner.optimal_actions("player_0") or ["look"])[0],
+                           "player_1": inner.house_action("player_1")}  # fmt: skip
+            else:
+                actions = {r: (inner.optimal_actions(r) or ["wait"])[0] for r in env.agents}
+            observations, _, _, _, infos = env.step(actions)
+        for role, info in infos.items():
+            event = info.get("injected_error") or {}
+            if (info.get("lost") or role == "operator") and event.get("kind") == "transient":
+                assert observations[role]["text"].endswith(endings[game])
+                told += 1
+    assert told

@@ -173,8 +173,9 @@ class TeamWorld:
             for role in self.roles
         }  # fmt: skip
         if self.over:  # (told whatever its last command was: an invalid one's text hid it)
+            # (a paragraph of its own: a transient error's narration replaces the first)
             results = {
-                role: (f"{text} {self.ending(role)}".strip(), valid)
+                role: ("\n\n".join(filter(None, (text, self.ending(role)))), valid)
                 for role, (text, valid) in results.items()
             }
         return results
