@@ -337,19 +337,18 @@ def test_bad_keys_and_urls_are_clear_errors():
         evaluate_rows(_rows()[:1], model="fake", base_url="127.0.0.1:9/v1")
 
 
-def test_a_rollout_cut_by_the_agents_limits_fails_within_the_turns_it_played():
-    """verifiers' ``max_turns`` ended a rollout after 2 of T=5 turns (outcome
-    ``unfinished``, no episode record): `pass_at_kt` called GameEnv's own traces "not
-    GameEnv's", where `rewards_pass_at_k` scored them 0. It failed within T <= 2; past
-    that its success is unknown, and the refusal says why."""
+def _cut_short(reveal: str) -> list[vf.Episode]:
+    """Two rollouts of one task (T=5) that verifiers' ``max_turns`` ends after 2 turns."""
     import asyncio
 
-    rows = [{"env_id": ENV, "seed": 0, "T": 5}]
+    # (unversioned, as gym.make takes it: the records name the id played, and so must this)
+    rows = [{"env_id": "turnbudget/Maze-Easy", "seed": 0, "T": 5}]
     with FakeServer(lambda handler, request: as_json(reply_body("look"))) as server:
         env = GameEnv(
             GameEnvConfig(
                 taskset=GameTasksetConfig(rows=rows),
                 agent=vf.AgentConfig(runtime=vf.SubprocessConfig(), max_turns=2),
+                reveal=reveal,
             )
         )
         context = vf.ModelContext(
@@ -364,10 +363,18 @@ def test_a_rollout_cut_by_the_agents_limits_fails_within_the_turns_it_played():
                 gate = asyncio.Semaphore(2)
                 return list(await asyncio.gather(*(env.run_slot(s, context, gate) for s in slots)))
 
-        episodes = asyncio.run(run())
+        return asyncio.run(run())
+
+
+def test_a_rollout_cut_by_the_agents_limits_fails_within_the_turns_it_played():
+    """verifiers' ``max_turns`` ended a rollout after 2 of T=5 turns (outcome
+    ``unfinished``, no episode record): `pass_at_kt` called GameEnv's own traces "not
+    GameEnv's", where `rewards_pass_at_k` scored them 0. It failed within T <= 2; past
+    that its success is unknown, and the refusal says why."""
+    episodes = _cut_short("never")
     ours = [episode.traces[0].info["turnbudget"] for episode in episodes]
-    assert [(o["outcome"], o["episode"], o["turns_used"]) for o in ours] == [
-        ("unfinished", None, 2)
+    assert [(o["outcome"], o["episode"], o["turns_used"], o["env_id"]) for o in ours] == [
+        ("unfinished", None, 2, ENV)
     ] * 2
     assert rewards_pass_at_k(episodes, 1) == 0.0
     assert pass_at_kt(episodes, ks=[1, 2], ts=[1, 2], n_bootstrap=0).mean.tolist() == [
@@ -376,3 +383,11 @@ def test_a_rollout_cut_by_the_agents_limits_fails_within_the_turns_it_played():
     ]
     with pytest.raises(ValueError, match=r"unfinished after 2 turns.*within T=5 is unknown"):
         pass_at_kt(episodes, ks=[1], ts=[5], n_bootstrap=0)
+
+
+def test_a_cut_short_rollout_that_saw_its_budget_gives_only_its_own_t():
+    """Cut short, a rollout skipped the check that a finished one gets: with the budget
+    shown, a smaller T was read off it."""
+    episodes = _cut_short("always")
+    with pytest.raises(ValueError, match=r"showed the agent its budget"):
+        pass_at_kt(episodes, ks=[1], ts=[1, 2], n_bootstrap=0)

@@ -121,6 +121,7 @@ class GameSession:
         self._outcome: str | None = None  # None: no episode started
         self.turns_used = 0
         self.turn_budget = 0
+        self.env_id: str | None = None  # the registered id of the episode's env (its spec's)
         self.first_success_turn: int | None = None
         self.total_reward = 0.0
         self.commands: list[str] = []  # the admissible commands of the agent's current view
@@ -222,6 +223,8 @@ class GameSession:
         obs, info = env.reset(seed=int(seed), options={"turn_budget": turn_budget})
         self._env, self._outcome = env, "unfinished"
         self.turn_budget = turn_budget
+        # (the id its records name: "turnbudget/Maze-Easy" plays turnbudget/Maze-Easy-v0)
+        self.env_id = env.spec.id if env.spec is not None else env_id
         view = agent_info(info, show_budget=self._show_budget)
         goal = str(view.get("goal") or "")
         text = str(obs).strip()

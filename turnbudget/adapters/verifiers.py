@@ -231,7 +231,8 @@ class GameEnv(vf.Env[GameEnvConfig]):
             trace.info["turnbudget"] = {
                 "outcome": outcome, "reveal": config.reveal, "episode": session.episode,
                 # (an unfinished rollout has no episode record: what `pass_at_kt` reads of it)
-                "env_id": env_id, "seed": seed, "T": turns, "turns_used": session.turns_used,
+                "env_id": session.env_id, "seed": seed, "T": turns,
+                "turns_used": session.turns_used,
             }  # fmt: skip
         finally:
             session.close()
@@ -438,6 +439,12 @@ def pass_at_kt(
         record = ours.get("episode")
         if record is None and ours.get("outcome") == "unfinished" and "turns_used" in ours:
             used = ours["turns_used"]
+            if ours.get("reveal", "never") != "never" and set(ts) != {ours["T"]}:
+                raise ValueError(
+                    f"These episodes showed the agent its budget (reveal={ours['reveal']!r}): a "
+                    f"smaller T cannot be read off a run under T={ours['T']}; run rows with "
+                    f"each T (rerun mode) and pass ts=[{ours['T']}] for these"
+                )
             if max(ts) > used:
                 raise ValueError(
                     f"A rollout of {ours['env_id']!r} (seed {ours['seed']}, T={ours['T']}) ended "
