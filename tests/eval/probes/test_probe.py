@@ -409,3 +409,37 @@ def test_task_starts_close_every_env_when_one_fails_to_close():
     with pytest.raises(OSError, match="went away"):
         starts.close()
     assert closed == [True]
+
+
+def test_task_starts_keep_a_bounded_number_of_tasks_and_the_same_records(monkeypatch):
+    """One start kept per task: a TextWorld start holds an interpreter process, and a probe
+    of 30 tasks ran out of file handles at a limit of 64 (1,000 tasks: 1,000 processes).
+    The least recently used are closed; the records do not change."""
+    from turnbudget.eval.probes import plan as plan_module
+    from turnbudget.eval.probes.plan import TaskStarts
+
+    kwargs = dict(tasks=8, kinds=["slip", "setback"], baseline_repeats=1, n_bootstrap=0, seed=3)
+    kept = probe("turnbudget/KeyQuest-Easy-v0", OracleAgent(0.3), **kwargs).records
+    monkeypatch.setattr(plan_module, "MAX_TASK_STARTS", 3)
+    starts = TaskStarts()
+    closed = []
+    for task in range(8):
+        env, _, _ = starts.fresh("turnbudget/KeyQuest-Easy-v0", task, 10)
+        starts.release(env)
+        assert len(starts._base) <= 3
+    first = starts._base.get(("turnbudget/KeyQuest-Easy-v0", 7))
+    first[0].close = lambda: closed.append(1)  # (the newest: kept until others come)
+    starts.close()
+    assert closed == [1]
+    assert probe("turnbudget/KeyQuest-Easy-v0", OracleAgent(0.3), **kwargs).records == kept
+
+
+@pytest.mark.parametrize(
+    "factor, d, slack, budget", [(1.1, 50, 0, 55), (2.2, 25, 0, 55), (1.5, 10, 2, 17)]
+)
+def test_a_probe_budget_is_the_ceiling_of_the_product_as_written(factor, d, slack, budget):
+    """ceil(1.1 * 50) was 56: the product is 55.000000000000007 in binary."""
+    from turnbudget.eval.probes.plan import ProbeConfig, probe_budget
+
+    config = ProbeConfig((), (), (), (), budget_factor=factor, budget_slack=slack)
+    assert probe_budget(d, config) == budget

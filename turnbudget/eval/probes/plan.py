@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -186,8 +187,11 @@ def probe_budget(distance: int, config: ProbeConfig) -> int:
     Example:
         >>> probe_budget(10, ProbeConfig((), (), (), ()))
         17
+        >>> probe_budget(50, ProbeConfig((), (), (), (), budget_factor=1.1, budget_slack=0))
+        55
     """
-    budget = math.ceil(config.budget_factor * distance) + config.budget_slack
+    # (rounded first: 1.1 * 50 is 55.000000000000007 in binary, whose ceiling is 56)
+    budget = math.ceil(round(config.budget_factor * distance, 9)) + config.budget_slack
     if budget > MAX_TURN_BUDGET:
         raise ValueError(
             f"Expect `budget_factor` and `budget_slack` to give turn budgets of at most "
@@ -216,6 +220,11 @@ def state_signature(game: Any, observation: str) -> tuple[Any, ...]:
     return text, commands, oracle_distance(game)
 
 
+#: The most tasks whose start `TaskStarts` keeps (probes run task after task: each is
+#: reset again at most once per agent).
+MAX_TASK_STARTS = 16
+
+
 class TaskStarts:
     """Envs at the start of a task: one reset per (env id, task), then cheap copies.
 
@@ -225,12 +234,16 @@ class TaskStarts:
     never the whole wrapper stack. A game that cannot be copied (one holding an
     external process) is reset each time instead. Every env `fresh` hands out
     goes back through `release` (a copy is closed, so a TextWorld copy's
-    interpreter process ends with it); `close` closes the rest.
+    interpreter process ends with it); `close` closes the rest. At most
+    `MAX_TASK_STARTS` tasks' starts are kept, the least recently used closed first (a
+    TextWorld start holds an interpreter process: one per task ran out of file handles).
     """
 
     def __init__(self, setbacks: bool = True) -> None:
         self._setbacks = setbacks  # (whether the games must have `inject_setback`)
-        self._base: dict[tuple[str, int], tuple[Any, str, dict[str, Any]] | None] = {}
+        self._base: OrderedDict[tuple[str, int], tuple[Any, str, dict[str, Any]] | None] = (
+            OrderedDict()
+        )
         self._spare: dict[tuple[str, int], Any] = {}  # reset-each-time envs, per slot
 
     def fresh(
@@ -239,7 +252,13 @@ class TaskStarts:
         """A new env at the start of the task, with a turn budget of ``budget`` (give it
         back with `release`)."""
         key = (env_id, task_seed)
-        if key not in self._base:
+        if key in self._base:
+            self._base.move_to_end(key)
+        else:
+            while len(self._base) >= MAX_TASK_STARTS:
+                _, oldest = self._base.popitem(last=False)
+                if oldest is not None:
+                    oldest[0].close()
             env = _make_env(env_id, self._setbacks)
             obs, info = env.reset(seed=task_seed)
             check_text_observation(obs, env_id)
