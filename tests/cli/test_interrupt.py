@@ -177,6 +177,22 @@ def test_ctrl_c_during_a_rerun_into_an_earlier_probes_folder_saves_nothing(
     assert (out / "probe_summary.json").read_bytes() == earlier
 
 
+def test_ctrl_c_while_a_probes_agent_loads_saves_nothing(tmp_path, capsys):
+    """Interrupted while its agent loaded (a model, a server), the summary an earlier run
+    left in --out was taken as this run's results "saved"."""
+    out = tmp_path / "p"
+    assert main(["probe", "--env", MAZE, "--agent", "oracle", "--tasks", "2", "--quiet",
+                 "--out", str(out)]) == 0  # fmt: skip
+    (tmp_path / "slow.py").write_text("raise KeyboardInterrupt  # (Ctrl-C while it loads)\n")
+    argv = ["probe", "--env", MAZE, "--agent", f"{tmp_path / 'slow.py'}:Agent", "--no-sealed",
+            "--tasks", "3", "--quiet", "--out", str(out), "--overwrite"]  # fmt: skip
+    capsys.readouterr()
+    assert main(argv) == 130
+    assert capsys.readouterr().err.startswith(
+        "turnbudget probe: interrupted: no probe result saved"
+    )
+
+
 def test_ctrl_c_in_any_other_command_is_one_line(monkeypatch, capsys):
     from turnbudget.cli import list as list_command
 

@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.eval.run.plan import agent_name
 
     agents: list = []
-    out, before = args.out, None
+    out, before = args.out, summary_stamp(args.out)
     try:
         envs = env_ids(args.env)
         options = llm_options(args)
@@ -179,7 +179,8 @@ def run(args: argparse.Namespace) -> int:
             note_other_game(agents[-1], envs)
         label = args.label if args.label is not None else "+".join(agent_name(a) for a in agents)
         out = args.out or Path("runs") / f"probe-{check_label(label)}"  # (before runs/ is made)
-        before = summary_stamp(out)
+        if args.out is None:  # (the default folder, named only now)
+            before = summary_stamp(out)
         # Held across the probes and their report (`probe.unlocked` holds nothing itself).
         with hold_output_dir(out):
             result = probe.unlocked(

@@ -184,7 +184,13 @@ class CommandGrammar:
                 form is not None
                 and form[0][: len(words)] == words
                 and len(form[1]) >= len(names)
-                and all(given <= full for given, full in zip(names, form[1], strict=False))
+                and all(
+                    given == full
+                    # (a whole name of one thing names it, not a longer name holding it:
+                    # Inform read "open chest" as the chest, not the wooden chest)
+                    or (given < full and given not in self._names)
+                    for given, full in zip(names, form[1], strict=False)
+                )
             ):
                 fitting.add(candidate)
         return fitting.pop() if len(fitting) == 1 else None
