@@ -385,9 +385,11 @@ def test_a_rollout_cut_by_the_agents_limits_fails_within_the_turns_it_played():
         pass_at_kt(episodes, ks=[1], ts=[5], n_bootstrap=0)
 
 
-def test_a_cut_short_rollout_that_saw_its_budget_gives_only_its_own_t():
+def test_a_cut_short_rollout_that_saw_its_budget_gives_no_t():
     """Cut short, a rollout skipped the check that a finished one gets: with the budget
-    shown, a smaller T was read off it."""
+    shown, a smaller T was read off it. No T is known (its own: it stopped before), and one
+    refusal says so, where two sent the user from one to the other."""
     episodes = _cut_short("always")
-    with pytest.raises(ValueError, match=r"showed the agent its budget"):
-        pass_at_kt(episodes, ks=[1], ts=[1, 2], n_bootstrap=0)
+    for ts in ([1, 2], [2], [5]):
+        with pytest.raises(ValueError, match=r"showed the agent its budget .* gives no T"):
+            pass_at_kt(episodes, ks=[1], ts=ts, n_bootstrap=0)

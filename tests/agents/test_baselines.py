@@ -186,7 +186,8 @@ def test_two_epsilons_a_repr_rounded_alike_are_two_runs(tmp_path):
 @pytest.mark.parametrize(
     "spec, says",
     [("a." * 2000 + "b:A", "nested too deep"), ("/" + "a/" * 3000 + "x.py:A", "cannot be read"),
-     ("~nouser-xyz/x.py:A", "cannot be read"), ("/tmp/a\x00.py:A", "cannot be read")],
+     ("~nouser-xyz/x.py:A", "cannot be read"), ("/tmp/a\x00.py:A", "cannot be read"),
+     ("turnbudget:" + "agents." * 20000 + "OracleAgent", "has no attribute")],
 )  # fmt: skip
 def test_a_spec_no_file_system_or_import_can_take_is_one_short_error(spec, says):
     """RecursionError, OSError ("File name too long"), RuntimeError ("Could not determine

@@ -439,11 +439,13 @@ def pass_at_kt(
         record = ours.get("episode")
         if record is None and ours.get("outcome") == "unfinished" and "turns_used" in ours:
             used = ours["turns_used"]
-            if ours.get("reveal", "never") != "never" and set(ts) != {ours["T"]}:
+            if ours.get("reveal", "never") != "never":  # (its own T unknown, a smaller unread)
                 raise ValueError(
-                    f"These episodes showed the agent its budget (reveal={ours['reveal']!r}): a "
-                    f"smaller T cannot be read off a run under T={ours['T']}; run rows with "
-                    f"each T (rerun mode) and pass ts=[{ours['T']}] for these"
+                    f"A rollout of {ours['env_id']!r} (seed {ours['seed']}, T={ours['T']}) showed "
+                    f"the agent its budget (reveal={ours['reveal']!r}) and ended unfinished after "
+                    f"{used} turns: it gives no T (a smaller one cannot be read off its run, and "
+                    "its success within its own is unknown); lift the agent's limits "
+                    "(max_turns, a token limit) and run it again"
                 )
             if max(ts) > used:
                 raise ValueError(

@@ -250,10 +250,12 @@ def make_agent(spec: str, **options: Any) -> Any:
         except ModuleNotFoundError as err:  # a dependency the factory imports as it builds
             raise ImportError(f"Agent {key!r} needs {err.name!r}{_extra_hint(key)}") from err
     if agent is None:
-        raise ValueError(f"The factory of agent {name!r} returned None for {spec!r}")
+        raise ValueError(
+            f"The factory of agent {brief(name)} returned None for {brief(spec, PATH_CHARS)}"
+        )
     if not _is_agent(agent):
         raise ValueError(
-            f"Agent spec {spec!r} built {type(agent).__name__}, which is not an agent: expect "
+            f"Agent spec {brief(spec, PATH_CHARS)} built {type(agent).__name__}, which is not an agent: expect "
             "reset(seed) and act(observation, info), act_batch(...) (a BatchAgent) or "
             "act_async(...) (an AsyncAgent)"
         )
@@ -388,17 +390,18 @@ def _load_code(location: str, attr: str, spec: str, source: str) -> Callable[...
             obj = getattr(obj, part)
         except AttributeError:
             raise ValueError(
-                f"Module {location!r} has no attribute {attr!r} (agent spec {spec!r})"
+                f"Module {brief(location)} has no attribute {brief(attr)} (agent spec "
+                f"{brief(spec, PATH_CHARS)})"
             ) from None
     if _is_agent(obj):
         raise ValueError(
-            f"{location}:{attr} is an agent object; expect its class or a function that builds "
-            f"one (agent spec {spec!r}), so each run gets a fresh agent"
+            f"{brief(f'{location}:{attr}')} is an agent object; expect its class or a function that "
+            f"builds one (agent spec {brief(spec, PATH_CHARS)}), so each run gets a fresh agent"
         )
     if not callable(obj):
         raise ValueError(
-            f"Expect {location}:{attr} to be an agent class or a factory function, got "
-            f"{type(obj).__name__} (agent spec {spec!r})"
+            f"Expect {brief(f'{location}:{attr}')} to be an agent class or a factory function, got "
+            f"{type(obj).__name__} (agent spec {brief(spec, PATH_CHARS)})"
         )
     if isinstance(obj, type) and callable(getattr(obj, "from_spec", None)):
         return obj.from_spec
@@ -433,7 +436,10 @@ def _load_file(location: str, spec: str) -> Any:
         return sys.modules[module_name]
     file_spec = importlib.util.spec_from_file_location(module_name, path)
     if file_spec is None or file_spec.loader is None:
-        raise ValueError(f"Cannot load agent {spec!r}: {str(path)!r} is not a Python file")
+        raise ValueError(
+            f"Cannot load agent {brief(spec, PATH_CHARS)}: {brief(str(path), PATH_CHARS)} is not a "
+            "Python file"
+        )
     module = importlib.util.module_from_spec(file_spec)
     sys.modules[module_name] = module  # (so its classes pickle, and dataclasses find it)
     try:
@@ -462,7 +468,7 @@ def _call_factory(factory: Callable[..., Any], arg: str, options: dict[str, Any]
             args = ()
         elif not takes_one:
             raise ValueError(
-                f"Agent spec {spec!r}: {getattr(factory, '__qualname__', factory)} takes no "
+                f"Agent spec {brief(spec, PATH_CHARS)}: {getattr(factory, '__qualname__', factory)} takes no "
                 f"arguments, got {arg!r}"
             )
     return factory(*args, **options)

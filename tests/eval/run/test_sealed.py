@@ -349,6 +349,11 @@ def test_an_agent_made_from_a_python_file_can_be_sealed(tmp_path):
         "    name = 'mine'\n"
     )
     agent = make_agent(f"{tmp_path / 'mine.py'}:Agent")
+    # Another file loaded once and gone since: the child loads only what the agent names.
+    (tmp_path / "scratch.py").write_text("from turnbudget.agents import RandomAgent as Agent\n")
+    make_agent(f"{tmp_path / 'scratch.py'}:Agent")
+    (tmp_path / "scratch.py").unlink()
+    evaluate(MAZE, OracleAgent(), ks=[1], ts=[5], tasks=1, sealed=True, n_bootstrap=0)
     runs = {}
     for sealed in (False, True):
         out = tmp_path / str(sealed)

@@ -62,6 +62,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import pickle
@@ -542,13 +543,14 @@ def seal(
             ) from exc
         from turnbudget.agents.registry import AGENT_FILE_MODULE
 
-        # The modules of PATH.py agents (`make_agent` names them `_turnbudget_agent_...`): no
-        # import finds them in the child, where unpickling the agent failed on its class.
-        files = sorted(
-            module.__file__
+        # The files of PATH.py agents' modules (`make_agent` names them `_turnbudget_agent_...`):
+        # no import finds them in the child, where unpickling the agent failed on its class.
+        # Each is loaded there only if the agent's pickle names it (`_Unpickler`).
+        files = {
+            name: module.__file__
             for name, module in list(sys.modules.items())
             if name.startswith(AGENT_FILE_MODULE) and getattr(module, "__file__", None)
-        )
+        }
         load = ("object", (payload, files), concurrency)
         # (a `ChatAgent` reads its URL's credentials from the variable its pickle names)
         url_env = getattr(agent, "_url_env", None)
@@ -674,6 +676,23 @@ def _error(exc: BaseException) -> list[str]:
     return ["error", type(exc).__name__, exception_message(exc)[:2000]]
 
 
+class _Unpickler(pickle.Unpickler):
+    """Unpickles an agent, loading the PATH.py file of a module it names that no import
+    finds (``files``: module name -> path) first, and only those: an unrelated file the
+    parent once loaded, since deleted, failed every sealed agent."""
+
+    def __init__(self, data: io.BytesIO, files: Mapping[str, str]) -> None:
+        super().__init__(data)
+        self._files = files
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module not in sys.modules and module in self._files:
+            from turnbudget.agents.registry import _load_file
+
+            _load_file(self._files[module], self._files[module])
+        return super().find_class(module, name)
+
+
 class _Host:
     """The child's side: the agent, and one method per call of the protocol."""
 
@@ -693,12 +712,8 @@ class _Host:
             spec, options, published = data
             self.agent = make_agent(spec, **options, **_published_options(published))
         else:
-            from turnbudget.agents.registry import _load_file
-
             payload, files = data
-            for path in files:  # (before the agent that may be of their classes)
-                _load_file(path, path)
-            self.agent = pickle.loads(payload)
+            self.agent = _Unpickler(io.BytesIO(payload), files).load()
         check_agent(self.agent)  # (its flags and batch size, as the parent checks its own)
         self.driven = in_flight(self.agent, concurrency)
         needs_oracle, budget_aware = agent_flags(self.agent)
