@@ -193,6 +193,15 @@ def test_ctrl_c_while_a_probes_agent_loads_saves_nothing(tmp_path, capsys):
     )
 
 
+@pytest.mark.parametrize("command", ["probe", "validate"])
+def test_an_out_with_a_nul_is_one_line_before_any_probe(command, capsys):
+    """Stamping the summary there before the run raised "embedded null byte" out of main."""
+    argv = [command, "--env", MAZE, "--tasks", "1", "--quiet", "--out", "p\x00x"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "NUL" in err
+
+
 def test_ctrl_c_in_any_other_command_is_one_line(monkeypatch, capsys):
     from turnbudget.cli import list as list_command
 

@@ -357,6 +357,12 @@ def _is_agent(obj: Any) -> bool:
     )
 
 
+def _as_written(text: str) -> str:
+    """``text`` unquoted when it is short and printable (a spec's ``MODULE:ATTR``), else
+    `brief`'s cut of it: a message names a spec, never repeats a hostile one."""
+    return text if len(text) <= PATH_CHARS and text.isprintable() else brief(text, PATH_CHARS)
+
+
 def _load_code(location: str, attr: str, spec: str, source: str) -> Callable[..., Any]:
     """The class or factory ``attr`` of the module (or Python file) ``location``."""
     if source == "file":
@@ -395,12 +401,12 @@ def _load_code(location: str, attr: str, spec: str, source: str) -> Callable[...
             ) from None
     if _is_agent(obj):
         raise ValueError(
-            f"{brief(f'{location}:{attr}')} is an agent object; expect its class or a function that "
+            f"{_as_written(f'{location}:{attr}')} is an agent object; expect its class or a function that "
             f"builds one (agent spec {brief(spec, PATH_CHARS)}), so each run gets a fresh agent"
         )
     if not callable(obj):
         raise ValueError(
-            f"Expect {brief(f'{location}:{attr}')} to be an agent class or a factory function, got "
+            f"Expect {_as_written(f'{location}:{attr}')} to be an agent class or a factory function, got "
             f"{type(obj).__name__} (agent spec {brief(spec, PATH_CHARS)})"
         )
     if isinstance(obj, type) and callable(getattr(obj, "from_spec", None)):

@@ -35,7 +35,7 @@ def summary_stamp(out: str | os.PathLike[str] | None) -> tuple[int, int, int] | 
         return None
     try:
         found = os.stat(os.path.join(out, PROBE_SUMMARY_FILE))
-    except OSError:
+    except (OSError, ValueError):  # (a NUL in the path: the run refuses it in one line)
         return None
     return found.st_ino, found.st_size, found.st_mtime_ns
 

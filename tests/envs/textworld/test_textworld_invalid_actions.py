@@ -97,9 +97,11 @@ def test_a_name_in_part_that_fits_several_listed_commands_names_none():
     assert grammar.the_one_named("look", ["look"]) is None  # (names nothing: matched whole)
     # A thing's whole name names it, not a longer name holding it: Inform reads "open chest"
     # as the chest (already open, so not listed), not the wooden chest.
-    chests = CommandGrammar(["open {c}"], ["chest", "wooden chest"], [])
-    assert chests.the_one_named("open chest", ["open wooden chest"]) is None
+    chests = CommandGrammar(["open {c}", "close {c}"], ["chest", "wooden chest"], [])
+    assert chests.the_one_named("open chest", ["open wooden chest", "close chest"]) is None
     assert chests.the_one_named("open wooden", ["open wooden chest"]) == "open wooden chest"
+    # With no chest in sight (no listed command names it), "chest" is the wooden one.
+    assert chests.the_one_named("open chest", ["open wooden chest"]) == "open wooden chest"
 
 
 def _named_in_part(grammar: CommandGrammar, command: str) -> set[str]:

@@ -177,18 +177,22 @@ class CommandGrammar:
             whole = given in self._names
             if not whole and ("of" in given or sum(given <= full for full in self._names) != 1):
                 return None
+        forms = {candidate: self._form_of(candidate.lower()) for candidate in listed}
+        # (the things in sight: those some listed command names, "examine chest" or "close
+        # chest" for an open chest, by their whole names)
+        in_sight = [full for form in forms.values() if form is not None for full in form[1]]
         fitting = set()
-        for candidate in listed:
-            form = self._form_of(candidate.lower())
+        for candidate, form in forms.items():
             if (
                 form is not None
                 and form[0][: len(words)] == words
                 and len(form[1]) >= len(names)
                 and all(
                     given == full
-                    # (a whole name of one thing names it, not a longer name holding it:
-                    # Inform read "open chest" as the chest, not the wooden chest)
-                    or (given < full and given not in self._names)
+                    # (a whole name of a thing in sight names it, not a longer name holding
+                    # it: Inform read "open chest" as the chest, not the wooden chest; with
+                    # no chest in sight, as the wooden chest)
+                    or (given < full and given not in in_sight)
                     for given, full in zip(names, form[1], strict=False)
                 )
             ):
