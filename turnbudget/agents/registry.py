@@ -366,7 +366,7 @@ def _as_written(text: str) -> str:
 def _load_code(location: str, attr: str, spec: str, source: str) -> Callable[..., Any]:
     """The class or factory ``attr`` of the module (or Python file) ``location``."""
     if source == "file":
-        module = _load_file(location, spec)
+        module = load_agent_file(location, spec)
     else:
         try:
             module = importlib.import_module(location)
@@ -418,7 +418,7 @@ def _load_code(location: str, attr: str, spec: str, source: str) -> Callable[...
 AGENT_FILE_MODULE = "_turnbudget_agent_"
 
 
-def _load_file(location: str, spec: str) -> Any:
+def load_agent_file(location: str, spec: str) -> Any:
     """The module a Python file defines, loaded once per path (a module named after it)."""
     import importlib.util
 

@@ -687,9 +687,9 @@ class _Unpickler(pickle.Unpickler):
 
     def find_class(self, module: str, name: str) -> Any:
         if module not in sys.modules and module in self._files:
-            from turnbudget.agents.registry import _load_file
+            from turnbudget.agents.registry import load_agent_file
 
-            _load_file(self._files[module], self._files[module])
+            load_agent_file(self._files[module], self._files[module])
         return super().find_class(module, name)
 
 
