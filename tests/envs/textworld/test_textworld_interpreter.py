@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import gc
+import json
 import os
 import shutil
 import struct
@@ -32,24 +33,51 @@ GAME = SHIPPED_TEXTWORLD_GAMES / "coin_collector-1ad1367648" / "0"
 LOOPING_ID = "turnbudget/TestLoopingStory-v0"
 
 
+def _game_words() -> list[str]:
+    """The words of the names of GAME's things and rooms (its story's parser knows them)."""
+    infos = json.loads(GAME.with_suffix(".json").read_text())["infos"]
+    return sorted(
+        {word for _, info in infos if info.get("name") for word in info["name"].lower().split()}
+    )
+
+
+def _dictionary_entry(word: str) -> bytes:
+    """``word`` as a version 8 dictionary entry: 9 Z-characters (a-z one each, ``-`` two),
+    three to a 16-bit word, the last word's top bit set; then one byte of data."""
+    zchars = []
+    for ch in word:
+        zchars += [ord(ch) - ord("a") + 6] if "a" <= ch <= "z" else [5, 7 + _A2.index(ch)]
+    zchars = (zchars + [5] * 9)[:9]
+    packed = [(a << 10) | (b << 5) | c for a, b, c in zip(*[iter(zchars)] * 3, strict=True)]
+    packed[-1] |= 0x8000
+    return struct.pack(">3H", *packed) + b"\0"
+
+
+_A2 = "\n0123456789.,!?_#'\"/\\-:()"
+
+
 def looping_story(trigger: str = "i") -> bytes:
     """A Z-machine v8 story that answers "ok" to every command, and loops forever on one
     that starts with ``trigger``.
 
     Memory: the 64-byte header; an object table (63 default property words, one
-    object with an empty name); 240 globals; a text buffer; an empty dictionary
-    (static memory); then the code (high memory).
+    object with an empty name); 240 globals; a text buffer; a dictionary of GAME's
+    words (static memory: the env refuses a story that does not know the words of its
+    .json); then the code (high memory).
     """
+    entries = sorted(_dictionary_entry(word) for word in _game_words())
     objects = 0x40
     properties = objects + 126 + 14
     globals_ = properties + 2
     buffer = globals_ + 480
     dictionary = buffer + 202
-    code = (dictionary + 4 + 7) & ~7
+    code = (dictionary + 4 + 7 * len(entries) + 7) & ~7
     memory = bytearray(code)
     struct.pack_into(">H", memory, objects + 126 + 12, properties)
     memory[buffer] = 200  # the buffer's capacity
-    memory[dictionary : dictionary + 4] = bytes([0, 7, 0, 0])  # no separators, no words
+    # (no separators; entries of 7 bytes)
+    memory[dictionary : dictionary + 4] = bytes([0, 7]) + struct.pack(">H", len(entries))
+    memory[dictionary + 4 : dictionary + 4 + 7 * len(entries)] = b"".join(entries)
     key = 0x10  # global 0: the first character typed
     loop = bytearray()
     loop += b"\xe2\x17" + struct.pack(">H", buffer) + b"\x01\x00"  # storeb buffer 1 0 (no preload)

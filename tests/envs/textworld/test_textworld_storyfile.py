@@ -269,3 +269,53 @@ def test_a_sound_story_passes_the_check_under_any_timeout(timeout):
     """The check's child arms a timer of its own: an infinite or huge timeout overflowed it,
     and the sound story was reported as one the interpreter cannot run."""
     probe_story_file(SHIPPED_TEXTWORLD_GAMES / "coin_collector-1ad1367648" / "0.z8", timeout)
+
+
+def _shipped_games() -> list[Path]:
+    return sorted(
+        folder / "0.z8" for folder in SHIPPED_TEXTWORLD_GAMES.iterdir() if folder.is_dir()
+    )
+
+
+def test_a_story_beside_another_games_json_is_a_clear_error(tmp_path):
+    """TextWorld loaded a story beside any game's .json, and tracked the .json's game while the
+    story played its own: the oracle, the score and the win were another game's."""
+    story, other = _shipped_games()[3], _shipped_games()[4]  # (two Cooking games)
+    path = tmp_path / "game.z8"
+    shutil.copyfile(story, path)
+    shutil.copyfile(other.with_suffix(".json"), path.with_suffix(".json"))
+    env = gym.make("turnbudget/TextWorldFile-v0", game_file=path)
+    with pytest.raises(
+        ValueError, match=r"its \.json's names are another game's: the story knows no word"
+    ):
+        env.reset(seed=0)
+    shutil.copyfile(story.with_suffix(".json"), path.with_suffix(".json"))
+    env.reset(seed=0)  # (its own .json: it loads)
+    env.close()
+
+
+@pytest.mark.filterwarnings("ignore:Game .* is not fully supported")
+def test_every_shipped_story_knows_its_own_json_and_no_other_games():
+    """`_story_mismatch` over the shipped games (one of each family and setting), each story
+    with each game's .json: none with its own, and every other but three. A larger
+    CoinCollector world of one seed holds every room of a smaller one, so its story knows
+    every word of the smaller's .json (a limit of the check, documented)."""
+    jericho = pytest.importorskip("jericho")
+    textworld = pytest.importorskip("textworld")
+    from turnbudget.envs.textworld.env import _story_mismatch
+
+    stories = _shipped_games()
+    games = [textworld.Game.load(str(story.with_suffix(".json"))) for story in stories]
+    passed = set()
+    for story in stories:
+        interpreter = jericho.FrotzEnv(str(story))
+        dictionary = interpreter.get_dictionary()
+        interpreter.close()
+        for other, game in zip(stories, games, strict=True):
+            if _story_mismatch(game, dictionary) is None:
+                passed.add((story.parent.name, other.parent.name))
+    assert passed == {(story.parent.name,) * 2 for story in stories} | {
+        ("coin_collector-1ad1367648", "coin_collector-f885672c61"),
+        ("coin_collector-2cdb009f85", "coin_collector-1ad1367648"),
+        ("coin_collector-2cdb009f85", "coin_collector-f885672c61"),
+    }
