@@ -150,3 +150,31 @@ def test_cli_lists_the_team_games(capsys):
     listed = [line.split()[0] for line in lines[1:] if line.strip()]
     for name in GAMES:
         assert listed.count(name.removeprefix("turnbudget/")) == 3  # Easy, Medium, Hard
+
+
+@pytest.mark.parametrize("template", ["\n[round {turns_used}]", "\n[Hurry!]"])
+def test_a_team_template_that_shows_no_budget_does_not_make_it_visible(template):
+    """The team wrapper set ``budget_visible`` on every round it showed the template, as
+    `RevealBudget` did once: `evaluate_team` then gave the agents turns_left and turn_budget,
+    and an LLM's prompt "Turns left: 14 of 17"."""
+    from turnbudget.agents import RandomAgent
+    from turnbudget.eval.run.team import evaluate_team
+    from turnbudget.multiagent import make_team
+
+    reveal = {"mode": "always", "template": template}
+    observations, infos = make_team("vault_v0", reveal=reveal, turn_budget=17).reset(seed=0)
+    assert observations["runner"]["text"].endswith(template.format(turns_used=0))
+    assert infos["runner"]["budget_visible"] is False
+
+    class Spy(RandomAgent):
+        seen: list = []
+
+        def act(self, observation, info):
+            Spy.seen.append({k: info.get(k) for k in ("turns_left", "turn_budget")})
+            return super().act(observation, info)
+
+    evaluate_team("vault_v0", {"operator": Spy(), "runner": Spy()}, ts=[17], ks=[1], n=1,
+                  tasks=1, reveal=reveal)  # fmt: skip
+    assert Spy.seen and all(seen == {"turns_left": None, "turn_budget": None} for seen in Spy.seen)
+    _, infos = make_team("vault_v0", reveal={"mode": "always"}, turn_budget=17).reset(seed=0)
+    assert infos["runner"]["budget_visible"] is True

@@ -223,3 +223,13 @@ def test_final_without_k_says_how_to_give_k(capsys):
     assert main(["eval", "--env", "Maze-Easy-v0", "--reveal", "final", "--t", "5",
                  "--tasks", "1", "--no-plots", "--quiet"]) == 2  # fmt: skip
     assert "--reveal final=3" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("template", ["\n[{turns_left:03d} left]", "\n[{turn_budget!r}]"])
+def test_a_template_that_shows_the_budget_by_a_spec_or_conversion_makes_it_visible(template):
+    import turnbudget
+
+    env = turnbudget.make("turnbudget/Maze-Easy-v0", turn_budget=6,
+                          reveal={"mode": "always", "template": template})  # fmt: skip
+    obs, info = env.reset(seed=0)
+    assert "6" in obs.splitlines()[-1] and info["budget_visible"] is True

@@ -367,3 +367,41 @@ def test_the_team_probe_shows_a_budget_aware_agent_its_budget_as_an_episode_woul
     assert probed.seen[1]["turns_left"] == probed.seen[1]["turn_budget"] - 3
     team_step_probe("vault_v0", {"operator": "oracle", "runner": plain}, tasks=1, t0s=[0, 3])
     assert plain.seen == [{}, {}]
+
+
+def test_the_team_probe_tells_the_agent_the_rounds_before_its_state_as_probe_does():
+    """The team probe asked a freshly reset agent at round t0 with only that round's info: the
+    runner never learnt its goal (the reset's ``info["goal"]``), so its single-step skill was
+    judged on less than a player there knows. It is told each round before, as `probe` tells
+    an agent the turns before its state: the first as `evaluate_team` shows it."""
+    from turnbudget.eval import evaluate_team
+    from turnbudget.eval.probes.team import team_step_probe
+
+    class Listener:
+        def __init__(self):
+            self.told: list[tuple[str, dict[str, Any], str]] = []
+            self.asked: list[tuple[str, dict[str, Any], int]] = []
+
+        def reset(self, seed):
+            self.told_now = 0
+
+        def observe(self, observation, info, executed):
+            self.told.append((observation, info, executed))
+            self.told_now += 1
+
+        def act(self, observation, info):
+            self.asked.append((observation, info, self.told_now))
+            return "wait"
+
+    probed, played = Listener(), Listener()
+    team_step_probe("vault_v0", {"operator": "oracle", "runner": probed}, tasks=1, t0s=[0, 3])
+    evaluate_team("vault_v0", {"operator": "oracle", "runner": played}, ks=[1], ts=[30],
+                  tasks=1, n_bootstrap=0)  # fmt: skip
+    assert [told for _, _, told in probed.asked] == [0, 3]
+    first_observation, first_info, _ = probed.told[0]
+    assert (first_observation, first_info) == played.asked[0][:2] == probed.asked[0][:2]
+    assert first_info["goal"]
+    assert probed.asked[1][1]["executed_action"] == probed.told[2][2]
+    assert [info.get("executed_action") for _, info, _ in probed.told] == [
+        None, probed.told[0][2], probed.told[1][2]
+    ]  # fmt: skip

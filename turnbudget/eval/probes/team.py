@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from turnbudget._checks import agent_flag, brief, check_seed, is_int
-from turnbudget.agents.base import in_flight
+from turnbudget.agents.base import in_flight, observe, observe_batch
 from turnbudget.eval.run.agent_view import agent_episode_id, agent_info
 from turnbudget.eval.run.driver import one_each
 from turnbudget.eval.run.plan import derive_seed, task_seeds
@@ -91,7 +91,12 @@ def team_step_probe(
                 plan = env.joint_plan(focal)
                 if t0 >= len(plan) or t0 >= budget:
                     continue
+                # (each round of the prefix, as its roles met it: the agent is told of them,
+                # as `probe` tells it of its own, so it knows what a player there knows,
+                # the goal of the first round's info among it)
+                prefix = []
                 for commands in plan[:t0]:
+                    prefix.append((observations, infos, commands))
                     observations, _, _, _, infos = env.step(commands)
                 for role in probed:
                     optimal = set(env.optimal_actions(role))
@@ -103,14 +108,21 @@ def team_step_probe(
                     if good.issuperset(admissible):
                         continue  # no decision to make here: it would only dilute the measure
                     oracle = functools.partial(sorted, optimal) if role in oracle_roles else None
-                    # (the budget as `TeamTurnBudget` gives it, each role having played t0 turns)
-                    shown = {**infos[role], "turn_budget": budget, "turns_used": t0,
-                             "turns_left": budget - t0, "rounds_used": t0}  # fmt: skip
-                    info = agent_info(shown, show_budget=role in aware_roles, oracle=oracle)
+                    aware = role in aware_roles
+                    told = [
+                        (seen[role]["text"], _view(infos_then[role], budget, k, aware, None,
+                                                   _executed(plan, k - 1, role)), commands[role])
+                        for k, (seen, infos_then, commands) in enumerate(prefix)
+                        if role in seen and isinstance(commands.get(role), str)
+                    ]  # fmt: skip
+                    info = _view(
+                        infos[role], budget, t0, aware, oracle, _executed(plan, t0 - 1, role)
+                    )
                     command = _decide(
                         driven[role],
                         agent_episode_id(f"turnbudget/{name}:{role}", task, t0),
                         derive_seed(seed, f"{name}:{role}", task, t0),
+                        told,
                         observations[role]["text"],
                         info,
                     )
@@ -169,13 +181,41 @@ class _AsThePlan:
             trial.close()
 
 
-def _decide(agent: Any, episode_id: str, seed: int, observation: str, info: dict[str, Any]) -> Any:
-    """The command ``agent`` (an `Agent` or a `BatchAgent`) gives as the first of an episode."""
+def _view(
+    info: dict[str, Any], budget: int, used: int, aware: bool, oracle: Any, executed: str | None
+) -> dict[str, Any]:
+    """What a role's agent is shown of ``info`` after ``used`` rounds: the budget as
+    `TeamTurnBudget` gives it (to an agent that reads it), the command it executed before."""
+    shown = {**info, "turn_budget": budget, "turns_used": used, "turns_left": budget - used,
+             "rounds_used": used}  # fmt: skip
+    return agent_info(shown, show_budget=aware, oracle=oracle, executed=executed)
+
+
+def _executed(plan: Sequence[Mapping[str, Any]], round_: int, role: str) -> str | None:
+    """The command ``role`` played in the plan's round ``round_`` (None before the first)."""
+    command = plan[round_].get(role) if round_ >= 0 else None
+    return command if isinstance(command, str) else None
+
+
+def _decide(
+    agent: Any,
+    episode_id: str,
+    seed: int,
+    told: Sequence[tuple[str, dict[str, Any], str]],
+    observation: str,
+    info: dict[str, Any],
+) -> Any:
+    """The command ``agent`` (an `Agent` or a `BatchAgent`) gives after the forced turns
+    ``told`` (observation, view, command played) of a fresh episode."""
     if not hasattr(agent, "act_batch"):
         agent.reset(seed)
+        for seen, view, executed in told:
+            observe(agent, seen, view, executed)
         return agent.act(observation, info)
     agent.reset_episode(episode_id, seed)
     try:
+        for seen, view, executed in told:
+            observe_batch(agent, [episode_id], [seen], [view], [executed])
         answer = agent.act_batch([episode_id], [observation], [info])
         return one_each(answer, 1, f"{type(agent).__name__}.act_batch", "commands")[0]
     finally:

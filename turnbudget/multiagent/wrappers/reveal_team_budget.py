@@ -15,7 +15,12 @@ from turnbudget.multiagent.wrappers._common import (
     require_single_team,
 )
 from turnbudget.multiagent.wrappers.team_turn_budget import TeamTurnBudget
-from turnbudget.wrappers.reveal_budget import budget_visible, check_reveal, widen_text_space
+from turnbudget.wrappers.reveal_budget import (
+    budget_visible,
+    check_reveal,
+    template_shows_budget,
+    widen_text_space,
+)
 
 __all__ = ["RevealTeamBudget"]
 
@@ -27,7 +32,8 @@ class RevealTeamBudget(BaseParallelWrapper):
     last k rounds); ``template`` is formatted with that agent's
     ``turns_left``, ``turns_used`` and ``turn_budget`` from the
     `TeamTurnBudget` inside. Each agent's ``info["budget_visible"]`` tells
-    whether its observation showed the budget.
+    whether its observation showed the budget (never with a template that shows no
+    turns left nor budget, such as ``"[round {turns_used}]"``).
 
     Args:
         env: A team env that contains a `TeamTurnBudget`.
@@ -61,6 +67,8 @@ class RevealTeamBudget(BaseParallelWrapper):
         if find_team_wrapper(env, TeamTurnBudget) is None:
             raise ValueError("RevealTeamBudget needs a TeamTurnBudget inside the env it wraps")
         self.mode, self.final_turns, self.template = name, final_turns, template
+        # (a template with no budget in it shows none, as in `RevealBudget`)
+        self._shows_budget = template_shows_budget(template)
         self._spaces = {}
         for agent in env.possible_agents:
             space = env.observation_space(agent)
@@ -92,7 +100,7 @@ class RevealTeamBudget(BaseParallelWrapper):
             info = infos[agent]
             visible = budget_visible(self.mode, self.final_turns, info["turns_left"])
             assert "budget_visible" not in info, "info['budget_visible'] set twice"
-            info["budget_visible"] = visible
+            info["budget_visible"] = visible and self._shows_budget
             if visible:
                 suffix = self.template.format(
                     turns_left=info["turns_left"], turns_used=info["turns_used"],
