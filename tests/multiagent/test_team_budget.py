@@ -166,15 +166,15 @@ def test_a_team_template_that_shows_no_budget_does_not_make_it_visible(template)
     assert observations["runner"]["text"].endswith(template.format(turns_used=0))
     assert infos["runner"]["budget_visible"] is False
 
-    class Spy(RandomAgent):
-        seen: list = []
+    seen = []
 
+    class Spy(RandomAgent):
         def act(self, observation, info):
-            Spy.seen.append({k: info.get(k) for k in ("turns_left", "turn_budget")})
+            seen.append({k: info.get(k) for k in ("turns_left", "turn_budget")})
             return super().act(observation, info)
 
     evaluate_team("vault_v0", {"operator": Spy(), "runner": Spy()}, ts=[17], ks=[1], n=1,
                   tasks=1, reveal=reveal)  # fmt: skip
-    assert Spy.seen and all(seen == {"turns_left": None, "turn_budget": None} for seen in Spy.seen)
+    assert seen and all(shown == {"turns_left": None, "turn_budget": None} for shown in seen)
     _, infos = make_team("vault_v0", reveal={"mode": "always"}, turn_budget=17).reset(seed=0)
     assert infos["runner"]["budget_visible"] is True
