@@ -649,9 +649,12 @@ def _finding2(config: Any, out: Path, probes: dict[str, Any] | None) -> tuple[li
             d = probe_deltas(out, config, fam, a)
             if d is None:
                 continue
-            single = interval(d["single"], config.alpha)
-            recovery = interval(d["recovery"], config.alpha)
-            contrast = interval(d["recovery"] - d["single"], config.alpha, (-2.0, 2.0))
+            # (each gain on its own range: the single-step gain reaches 1 / (1 - p_random), an
+            # arm near perfect over a base below chance; a difference of recovery skills 2)
+            top = 1.0 / max(1e-9, 1.0 - d["single_chance"])
+            single = interval(d["single"], config.alpha, (-top, top))
+            recovery = interval(d["recovery"], config.alpha, (-2.0, 2.0))
+            contrast = interval(d["recovery"] - d["single"], config.alpha, (-2.0 - top, 2.0 + top))
             rule = verdict(recovery, config.margin)
             mde = detectable(recovery, config.alpha, len(config.seeds))
             verdicts[f"{fam}/{a}"] = {"single": single, "contrast": recovery,

@@ -54,11 +54,20 @@ def per_task_grids(
         optimal[int(e["seed"])] = int(e["initial_distance"])
     seeds = sorted(turns)
     absolute = np.stack([pass_at_kt(turns[s], ks, ts) for s in seeds], axis=-1)
-    relative = np.stack(
-        [pass_at_kt(turns[s], ks, [math.floor(c * optimal[s]) for c in ratios]) for s in seeds],
-        axis=-1,
-    )
+    relative = np.stack([_at_ratios(turns[s], ks, ratios, optimal[s]) for s in seeds], axis=-1)
     return {"abs": absolute, "rel": relative}
+
+
+def _at_ratios(
+    turns: Sequence[int | None], ks: Sequence[int], ratios: Sequence[float], optimal: int
+) -> np.ndarray:
+    """One task's Pass@(K, floor(c · d*)) for each ratio c, [k, c]: two ratios that give the
+    task one budget (1.0 and 1.1 of d* = 6) read the same column (`pass_at_kt` takes each T
+    once; they failed the report after the whole job)."""
+    budgets = [math.floor(c * optimal) for c in ratios]
+    distinct = sorted(set(budgets))
+    grid = pass_at_kt(turns, ks, distinct)
+    return grid[:, [distinct.index(b) for b in budgets]]
 
 
 def _interval(x: np.ndarray, bounds: tuple[float, float]) -> dict[str, float]:

@@ -5,8 +5,8 @@ the undo reflex, the ping-pong, the look oracles, the recovery-positive and
 recovery-negative agents) through the teacher-forced probes, prints per
 control the expected sign of each metric and what was measured with its 95%
 interval and the simultaneous interval its verdict reads
-(`turnbudget.eval.probes.validate`), and exits 1 when a metric misbehaves (2 on
-bad input). ``--workers``, ``--backend``, ``--ray-address``,
+(`turnbudget.eval.probes.validate`), and exits 1 when a metric misbehaves, 3 when
+none did but too few tasks left a built-in skill unresolved (2 on bad input). ``--workers``, ``--backend``, ``--ray-address``,
 ``--timeout`` and ``--retries`` are `turnbudget probe`'s.
 """
 
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.cli.eval import backend_options
     from turnbudget.cli.ids import env_ids
     from turnbudget.cli.probe import interrupted_note, summary_stamp
-    from turnbudget.eval.probes.validate import format_checks, validate
+    from turnbudget.eval.probes.validate import MIN_TASKS_TO_RESOLVE, format_checks, validate
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
 
     before = summary_stamp(args.out)
@@ -84,11 +84,18 @@ def run(args: argparse.Namespace) -> int:
         note = interrupted_note(args.out, before, "; the checks were not made")
         return interrupted("validate", note)
     print(format_checks(result.checks))
-    failed = [c for c in result.checks if c.ok is False]
+    failed, inconclusive = result.failed, result.inconclusive
+    checked = sum(c.ok is not None or c.inconclusive for c in result.checks)
+    few = (
+        f"{len(inconclusive)} of {checked} checks were inconclusive: too few tasks to resolve "
+        f"a built-in skill (an env needs {MIN_TASKS_TO_RESOLVE}); run with more --tasks"
+    )
     if result.probe.failed:
         print(f"{len(result.probe.failed)} probes failed to run (left out of the metrics)")
     if failed:
-        print(f"{len(failed)} of {sum(c.ok is not None for c in result.checks)} checks FAILED")
+        print(f"{len(failed)} of {checked} checks FAILED")
+        if inconclusive:
+            print(few)
         unmeasured = [c for c in failed if c.value.get("mean") is None]
         if unmeasured:  # (not chance: nothing was measured, e.g. plans too short for errors)
             print(
@@ -103,5 +110,8 @@ def run(args: argparse.Namespace) -> int:
                 "a defect misses at every seed, more clearly with more --tasks)"
             )
         return 1
-    print(f"all {sum(c.ok is not None for c in result.checks)} checks passed")
+    if inconclusive:  # (no verdict on the metric either way)
+        print(f"no check failed; {few}")
+        return 3
+    print(f"all {checked} checks passed")
     return 0
