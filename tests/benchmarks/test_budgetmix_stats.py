@@ -116,3 +116,21 @@ def test_the_protocols_power_is_what_the_simulation_says(report):
     assert mde10 < mde3 / 1.5
     power = report.simulated_power(mde10, 10, 24, 0.1, 0.1, 0.28, sims=400, seed=5)
     assert 0.7 <= power <= 0.92
+
+
+def test_finding_2_reads_each_gain_on_its_own_range(report, monkeypatch, tmp_path):
+    """The single-step gain is divided by 1 - p_random, so it reaches past 1 (an arm near
+    perfect over a base below chance); read on (-1, 1), such a gain failed the report with
+    "Expect the mean of `x` to lie within `bounds` (-1.0, 1.0)"."""
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(0)
+    single = (rng.uniform(0.9, 1.0, (2, 16)) - rng.uniform(0.1, 0.3, (2, 16))) / 0.7
+    deltas = {"single": single, "recovery": rng.uniform(-0.1, 0.3, (2, 16)), "single_chance": 0.3}
+    monkeypatch.setattr(report, "probe_deltas", lambda *args: deltas)
+    config = SimpleNamespace(envs=["turnbudget/Maze-Easy-v0"], arms=["budgetmix"], alpha=0.05,
+                             margin=0.05, seeds=(0, 1))  # fmt: skip
+    lines, verdicts = report._finding2(config, tmp_path, probes={})
+    mean, low, high = verdicts["Maze-Easy/budgetmix"]["single"]
+    assert mean > 1.0 and low < mean < high <= 1 / 0.7
+    assert any("Maze-Easy" in line for line in lines)
