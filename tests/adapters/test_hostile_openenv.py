@@ -460,6 +460,28 @@ def test_a_lone_surrogate_in_a_message_is_an_error_that_keeps_the_session(server
     assert idle(server)
 
 
+def test_a_websocket_reset_with_an_episode_id_no_answer_can_carry_is_refused(server):
+    """Over the WebSocket every lone surrogate was read as "?" before the env saw it: a reset
+    with episode_id "\\ud800" started an episode named "?", as did one with "\\ud801"."""
+    reset = {"type": "reset", "data": {"env_id": ENV, "seed": 1, "episode_id": "\ud800"}}
+    with connect(_ws_url(server), max_size=None, open_timeout=HANG_GUARD) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"env_id": ENV, "seed": 3}}))
+        assert json.loads(ws.recv(timeout=HANG_GUARD))["type"] == "observation"
+        ws.send(json.dumps(reset))  # (JSON's "\\ud800")
+        answer = json.loads(ws.recv(timeout=HANG_GUARD))
+        assert answer["type"] == "error", answer
+        assert "Expect `episode_id` to be text UTF-8 can carry" in answer["data"]["message"]
+        ws.send(json.dumps({"type": "step", "data": {"command": "look"}}))
+        step = json.loads(ws.recv(timeout=HANG_GUARD))
+        assert step["type"] == "error" and "reset" in step["data"]["message"]  # no episode
+        ws.send(json.dumps({**reset, "data": {**reset["data"], "episode_id": "run-1"}}))
+        assert json.loads(ws.recv(timeout=HANG_GUARD))["type"] == "observation"
+        ws.send(json.dumps({"type": "step", "data": {"command": "look\ud800"}}))  # (read "?")
+        assert json.loads(ws.recv(timeout=HANG_GUARD))["type"] == "observation"
+        ws.send(json.dumps({"type": "close"}))
+    assert idle(server)
+
+
 @pytest.mark.parametrize("name", ["self", "func", "session_id"])
 def test_a_reset_argument_named_as_openenvs_own_is_refused_and_ends_the_episode(server, name):
     """A reset with `self`, `func` or `session_id` failed in OpenEnv's dispatch before the env

@@ -747,8 +747,18 @@ class _ObjectMessages:
             return self._NOT_AN_OBJECT
         if "\\u" in text and not _is_utf8(json.dumps(message, ensure_ascii=False)):
             # (a lone surrogate, JSON's "\\ud800": an error quoting it could not be sent, and
-            # OpenEnv ended the session; each one is read as "?", as the games read it)
+            # OpenEnv ended the session; each one is read as "?", as the games read it, but a
+            # reset's episode_id, which the env refuses in words it can send: read as "?",
+            # two such ids were one)
+            data = message.get("data")
+            episode_id = (
+                data.get("episode_id")
+                if message.get("type") == "reset" and isinstance(data, dict)
+                else None
+            )
             message = _without_surrogates(message)
+            if isinstance(episode_id, str):
+                message["data"]["episode_id"] = episode_id
             text = json.dumps(message)
         if message.get("type") != "reset":
             return text
