@@ -5,6 +5,7 @@ No server here: the real-model tests are in test_llm.py (marker ``llm``).
 
 from __future__ import annotations
 
+import json
 import pickle
 import re
 
@@ -174,6 +175,17 @@ def test_each_prompt_starts_with_the_previous_prompt_and_its_reply(reveal):
 def test_parse_strict_and_lenient(reply, strict, lenient):
     assert tuple(parse_command(reply, COMMANDS, "strict")) == strict
     assert tuple(parse_command(reply, COMMANDS, "lenient")) == lenient
+
+
+@pytest.mark.parametrize("chosen", ["Look", "look", "go  north", "go north"])
+def test_a_json_reply_naming_an_admissible_command_plays_that_command(chosen):
+    """A JSON reply was matched by case and spacing only: where "Look" and "look" (or
+    "go  north" and "go north") were both admissible, a model's "Look" played whichever was
+    listed last."""
+    commands = ["Look", "look", "go  north", "go north"]
+    reply = json.dumps({"command": chosen})
+    for mode in ("strict", "lenient"):
+        assert tuple(parse_command(reply, commands, mode)) == (chosen, "json")
 
 
 def test_lenient_prefers_the_longest_whole_word_match():

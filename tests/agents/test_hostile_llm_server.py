@@ -971,6 +971,35 @@ def test_a_400_to_one_prompt_keeps_the_constraint_for_the_others(path, caplog):
 
 
 @pytest.mark.parametrize("path", ["sync", "async"])
+def test_the_plain_resend_asks_for_as_many_tokens_as_the_constrained_request(path, caplog):
+    """A constrained request asks room for the longest command (70 tokens here), the plain
+    resend asked for `max_tokens` (32): a window the prompt and 70 overran but 32 fitted
+    answered the resend, and the constraint was dropped for every episode of the run."""
+    long = "take the " + "very " * 9 + "small brass key"  # (69 bytes)
+    info = {"admissible_actions": ["look", long]}
+    seen = []
+
+    def answer(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> tuple[Any, ...]:
+        seen.append(("grammar" in request, request["max_tokens"]))
+        if "A vast hall" in _prompt_text(request) and request["max_tokens"] > 40:
+            return as_json({"error": {"message": "maximum context length is 2048 tokens"}}, 400)
+        return as_json(reply_body("look"))
+
+    def act(observation: str) -> str:
+        if path == "sync":
+            return agent.act(observation, info)
+        return asyncio.run(agent.act_async(observation, info))
+
+    with FakeServer(answer) as server, caplog.at_level(logging.WARNING):
+        agent = _agent(server.url(), constrain="grammar", max_tokens=32)
+        with pytest.raises(RequestRejected, match="maximum context length"):
+            act("A vast hall.")
+        assert act("A hall.") == "look"
+    assert seen == [(True, 70), (False, 70), (True, 70)]
+    assert "rejected the 'grammar' constraint" not in caplog.text
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
 def test_a_400_the_plain_resend_answers_drops_the_constraint_for_every_decision(path, caplog):
     seen = []
 

@@ -18,7 +18,15 @@ from turnbudget.agents import make_agent
 from turnbudget.agents.local_llm import LocalChatAgent, TokenTrie
 
 WORDS = st.sampled_from(["go", "take", "key", "north", "look", "open", "door", "brass", "x"])
-COMMANDS = st.lists(st.lists(WORDS, min_size=1, max_size=4).map(" ".join), min_size=1, max_size=8)
+# (joined by one space or two: "go  north" and "go north" tokenize alike, and a walk that
+# reached their shared end found no token to pick)
+COMMANDS = st.lists(
+    st.tuples(st.lists(WORDS, min_size=1, max_size=4), st.sampled_from([" ", "  "])).map(
+        lambda words_sep: words_sep[1].join(words_sep[0])
+    ),
+    min_size=1,
+    max_size=8,
+)
 
 
 @given(
@@ -38,6 +46,12 @@ def test_the_trie_only_ever_returns_an_admissible_command(commands, seed, temper
     command, picked = trie.walk(logits_after, temperature, random.Random(seed))
     assert command in commands
     assert picked <= len(command.split())
+
+
+def test_commands_that_tokenize_alike_give_the_first_of_them():
+    trie = TokenTrie(["go  north", "go north", "look"], str.split, stop="<eot>")
+    scores = {"go": 1.0, "look": 0.0, "north": 0.0, "<eot>": 0.0}
+    assert trie.walk(lambda tokens: scores, 0.0, random.Random(0)) == ("go  north", 2)
 
 
 def test_the_trie_asks_only_where_commands_part_and_stops_when_one_is_left():

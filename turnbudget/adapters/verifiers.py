@@ -269,7 +269,8 @@ def evaluate_rows(
         max_concurrent: Episodes in flight.
         timeout: Seconds the model's client waits for bytes of an answer, sends a request
             and waits for a connection from its pool (verifiers waits forever on a read by
-            default: a server that stalled hung the rollout).
+            default: a server that stalled hung the rollout). Each wait, not a whole answer:
+            a server that trickles bytes, or sends an answer of any size, is not cut short.
 
     Returns:
         verifiers' episodes (one trace each), rows first, then rollouts. The key and every

@@ -346,6 +346,8 @@ def parse_command(
     if matched is not None:
         return Parsed(by_norm[matched], "exact")
     named = _json_command(reply)
+    if named is not None and named in commands:  # (as written first, as a text reply is)
+        return Parsed(named, "json")
     if named is not None and _norm(named) in by_norm:
         return Parsed(by_norm[_norm(named)], "json")
     if mode == "lenient":

@@ -870,7 +870,13 @@ class ChatAgent:
             try:
                 if suspect is None:
                     constraint = yield from self._constraint()
-                response = yield _Create(self._request(messages, admissible, constraint))
+                body = self._request(messages, admissible, constraint)
+                if suspect is not None:  # (the same decision plain: as long an answer, which
+                    # a context window counts too; 32 tokens fitted where 59 did not)
+                    body["max_tokens"] = self._request(messages, admissible, suspect[0])[
+                        "max_tokens"
+                    ]
+                response = yield _Create(body)
                 reply = _reply_text(response)
             except Exception as exc:
                 if suspect is None and self._maybe_constraint(exc, constraint):

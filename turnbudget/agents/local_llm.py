@@ -246,6 +246,9 @@ class TokenTrie:
             if isinstance(left, str):
                 return left, len(prefix)
             options = self.options(prefix)
+            if not options:  # (commands that tokenize alike, "go  north" and "go north": the
+                # model cannot tell them apart, and the first of them is played)
+                return self.ended(prefix), len(prefix)
             if len(options) == 1:
                 picked = options[0]
             else:
