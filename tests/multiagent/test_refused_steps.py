@@ -130,6 +130,33 @@ def test_a_refused_reset_leaves_no_half_reset_stack(name):
         assert (*result, infos) == twin.step(actions)
 
 
+@pytest.mark.parametrize("stack", [{}, FULL_STACK], ids=["raw", "full"])
+@pytest.mark.parametrize("name", GAMES)
+def test_a_refused_aec_reset_is_no_reset(name, stack):
+    """The AEC form counted a refused first reset as a reset: its next step failed inside
+    PettingZoo ("'_CheckedAEC' object has no attribute 'agents'"). After a refused later
+    reset, the round's first step was taken and buffered on the old episode's world."""
+    env, twin = make_team(name, aec=True, **stack), make_team(name, aec=True, **stack)
+    with pytest.raises(ValueError, match="Expect `seed`"):
+        env.reset(seed=-1)
+    with pytest.raises(AssertionError, match=r"reset\(\) needs to be called before step"):
+        env.step("wait")
+    env.reset(seed=3)
+    env.step("wait")
+    with pytest.raises(ValueError, match="Expect `seed`"):
+        env.reset(seed=-1)
+    with pytest.raises(gym.error.ResetNeeded, match="refused"):
+        env.step("wait")
+    env.reset(seed=4)
+    twin.reset(seed=4)
+    for _agent in env.agent_iter(max_iter=40):
+        last = env.last()
+        assert last == twin.last()
+        action = None if last[2] or last[3] else "wait"
+        env.step(action)
+        twin.step(action)
+
+
 class _EqualsAnything(str):
     """A command whose own ``==`` says yes to every text (a str subclass may define it)."""
 

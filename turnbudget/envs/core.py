@@ -60,6 +60,7 @@ __all__ = [
     "check_distance",
     "get_oracle",
     "oracle_distance",
+    "reset_needed",
 ]
 
 #: The charset of every observation and action space.
@@ -200,6 +201,12 @@ class EnvVariant:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
 
+def reset_needed(method: str) -> gym.error.ResetNeeded:
+    """The error of a question about the world (the oracle, the admissible commands) asked
+    before the first reset: there is no world yet, and an answer would be made up."""
+    return gym.error.ResetNeeded(f"Call reset() before {method}()")
+
+
 class TextEnv(gym.Env[str, str]):
     """The shared base of every text env: spaces, step checks, game over, observations.
 
@@ -253,6 +260,18 @@ class TextEnv(gym.Env[str, str]):
         # The screen: the last observation, and the command that led to it (None on a reset).
         self._last_observation = ""
         self._screen_command: str | None = None
+
+    def _check_setback(self, rng: Any) -> None:
+        """Refuse a setback before the first reset, or one drawn from anything but a
+        ``np.random.Generator`` (whether a game draws depends on its state: a bad ``rng``
+        would fail in some states only, with an error from inside)."""
+        if not self._in_episode:
+            raise reset_needed("inject_setback")
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(
+                "Expect `rng` to be a np.random.Generator (np.random.default_rng(seed)), "
+                f"got {brief(rng)}"
+            )
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if type(action) is not str:

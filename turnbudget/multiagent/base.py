@@ -306,6 +306,9 @@ class _CheckedAEC(parallel_to_aec_wrapper):
         return agent_entry(self._observations, agent)
 
     def step(self, action: Any) -> None:
+        raw = self.env.unwrapped
+        if getattr(raw, "_reset_pending", False):  # (the round's first step was buffered, and
+            raw.check_actions({})  # played on the refused episode's world: ResetNeeded here)
         agent = self.agent_selection
         if self.terminations.get(agent) or self.truncations.get(agent):
             if action is not None:
@@ -320,11 +323,29 @@ class _CheckedAEC(parallel_to_aec_wrapper):
         super().step(action)
 
 
+class _OrderEnforcing(OrderEnforcingWrapper):
+    """PettingZoo's ordering checks, for which a refused reset is no reset: PettingZoo's
+    counted a reset before it ran, so after a refused first one its checks let a step
+    through, which failed inside PettingZoo (``'_CheckedAEC' object has no attribute
+    'agents'``) instead of raising its own "reset() needs to be called"."""
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        had_reset = self._has_reset
+        try:
+            super().reset(seed=seed, options=options)
+        except BaseException:
+            self._has_reset = had_reset
+            raise
+
+    def __str__(self) -> str:  # (as PettingZoo's own wrapper shows itself: the env it wraps)
+        return str(self.env)
+
+
 def checked_aec(env: ParallelEnv) -> AECEnv:
     """The AEC form of the parallel team env ``env`` (PettingZoo's ``parallel_to_aec``, wrapped
     in its ordering checks as PettingZoo's own conversion is), whose ``step`` refuses a bad
     action at the step of the agent who gave it (`_CheckedAEC`)."""
-    return OrderEnforcingWrapper(_CheckedAEC(env))
+    return _OrderEnforcing(_CheckedAEC(env))
 
 
 def game_factories(

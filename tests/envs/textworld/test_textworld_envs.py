@@ -221,13 +221,17 @@ def test_refused_commands_are_spent_turns_with_feedback(command):
 
 
 def test_the_oracle_after_close_answers_as_before_any_reset():
-    """It reached through the closed game: AttributeError '_inform7' on None."""
+    """It reached through the closed game: AttributeError '_inform7' on None. With no game to
+    ask, it raises ResetNeeded, as before any reset (it answered None and [], which the
+    oracle's protocol reads as "unsolvable" and "no command starts a plan")."""
     env = gym.make("turnbudget/CoinCollector-Easy-v0")
     env.reset(seed=0)
     game = env.unwrapped
     assert game.distance_to_goal() and game.optimal_actions()
     env.close()
-    assert game.distance_to_goal() is None and game.optimal_actions() == []
+    for method in ("distance_to_goal", "optimal_actions"):
+        with pytest.raises(gym.error.ResetNeeded, match=f"before {method}"):
+            getattr(game, method)()
     assert game.admissible_actions() == []
 
 

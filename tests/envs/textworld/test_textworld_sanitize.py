@@ -61,6 +61,20 @@ def test_a_character_outside_ascii_but_an_accent_is_refused(raw):
     assert command is None and "plain ASCII" in feedback
 
 
+@pytest.mark.parametrize(
+    "raw", ["look\u00a0", "\u3000look", "look\x85", "look\x1f", "\u2028look", " look\n", "look\x0b"]
+)
+def test_a_command_is_taken_or_refused_as_the_native_games_take_it(raw):
+    """Python's str.strip() took Unicode whitespace and some control characters off a
+    command's ends: "look\\u00a0" and "look\\x85" played "look" on TextWorld, where every
+    native game refused them. Only ASCII whitespace is trimmed now."""
+    native = gym.make("turnbudget/KeyQuest-Easy-v0")
+    native.reset(seed=0)
+    expected = native.step(raw)[4]["valid_action"]
+    assert (sanitize_command(raw)[0] == "look") == expected
+    native.close()
+
+
 def test_a_long_command_is_refused_before_it_is_normalised(monkeypatch):
     """NFKD makes one U+FDFA 18 characters: 10 MB of them took 0.75 s and 350 MB before the
     length check refused them. The check comes first now: nothing long is normalised."""
@@ -135,3 +149,32 @@ def test_any_text_is_a_spent_turn_that_fits_the_space(easy_env, raw):
     assert not truncated
     if terminated:  # a lucky "take ..." can win or lose: start over
         easy_env.reset(seed=0)
+
+
+@pytest.mark.parametrize("method", ["optimal_actions", "distance_to_goal"])
+def test_the_oracle_before_the_first_reset_is_reset_needed_as_in_the_native_games(method):
+    """TextWorld answered [] and None before any reset (read as "no command starts a plan"
+    and "unsolvable"), where every native game raises ResetNeeded."""
+    for env_id in ("turnbudget/KeyQuest-Easy-v0", "turnbudget/TreasureHunter-Easy-v0"):
+        game = gym.make(env_id).unwrapped
+        with pytest.raises(gym.error.ResetNeeded, match=f"before {method}"):
+            getattr(game, method)()
+        game.close()
+
+
+def test_a_setback_before_a_reset_or_from_no_generator_is_refused_as_in_the_native_games():
+    """TextWorld's setback before any reset narrated nothing, and with an int for its rng
+    failed inside TreasureHunter (AttributeError: 'int' object has no attribute 'integers')
+    and played on in CoinCollector, whose state needed no draw."""
+    import numpy as np
+
+    for env_id in ("turnbudget/KeyQuest-Easy-v0", "turnbudget/TreasureHunter-Easy-v0",
+                   "turnbudget/CoinCollector-Easy-v0"):  # fmt: skip
+        game = gym.make(env_id).unwrapped
+        with pytest.raises(gym.error.ResetNeeded, match="before inject_setback"):
+            game.inject_setback(np.random.default_rng(0))
+        game.reset(seed=0)
+        with pytest.raises(TypeError, match=r"Expect `rng` to be a np\.random\.Generator"):
+            game.inject_setback(5)
+        assert isinstance(game.inject_setback(np.random.default_rng(0)), str)
+        game.close()

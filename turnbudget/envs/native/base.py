@@ -18,11 +18,10 @@ import string
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import gymnasium as gym
 import numpy as np
 
 from turnbudget._checks import MAX_TURN_BUDGET, brief, is_int
-from turnbudget.envs.core import INFO_VALID_ACTION, PRINTABLE, TextEnv
+from turnbudget.envs.core import INFO_VALID_ACTION, PRINTABLE, TextEnv, reset_needed
 
 __all__ = [
     "MAX_FAST_ATTRIBUTES",
@@ -168,12 +167,6 @@ def sanitize_for_display(text: str, limit: int = 40) -> str:
         ch if ch in _PRINTABLE_SET and ch not in _LINE_BREAKS else "?" for ch in text[: limit + 1]
     )
     return cleaned[:limit] + "..." if len(text) > limit else cleaned
-
-
-def reset_needed(method: str) -> gym.error.ResetNeeded:
-    """The error of a question about the world (the oracle, the admissible commands) asked
-    before the first reset: there is no world yet, and an answer would be made up."""
-    return gym.error.ResetNeeded(f"Call reset() before {method}()")
 
 
 class TextGame(TextEnv):
@@ -432,18 +425,6 @@ class TextGame(TextEnv):
         if valid_action is not None:
             info[INFO_VALID_ACTION] = valid_action
         return info
-
-    def _check_setback(self, rng: Any) -> None:
-        """Refuse a setback before the first reset, or one drawn from anything but a
-        ``np.random.Generator`` (whether a game draws depends on its state: a bad ``rng``
-        would fail in some states only, with an error from inside)."""
-        if not self._in_episode:
-            raise reset_needed("inject_setback")
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError(
-                "Expect `rng` to be a np.random.Generator (np.random.default_rng(seed)), "
-                f"got {brief(rng)}"
-            )
 
     def _choice(self, sequence: list[Any] | tuple[Any, ...]) -> Any:
         """A seeded uniform choice from a sequence (never the global RNG)."""

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from turnbudget._checks import PATH_CHARS, brief
-from turnbudget.envs.core import INFO_VALID_ACTION, MAX_OBSERVATION_LENGTH, TextEnv
+from turnbudget.envs.core import INFO_VALID_ACTION, MAX_OBSERVATION_LENGTH, TextEnv, reset_needed
 from turnbudget.envs.textworld.command import CommandGrammar
 from turnbudget.envs.textworld.interpreter import Interpreter, start_game
 from turnbudget.envs.textworld.sanitize import normalize_text
@@ -234,8 +234,8 @@ class TextWorldEnv(TextEnv):
         self._tw = self._interpreter = None
         self._loaded = None
         self._in_episode = False
-        # (its oracle reached through the closed game: an AttributeError, where before any
-        # reset it answers None and [], as it now does again)
+        # (its oracle reached through the closed game: an AttributeError; it raises
+        # ResetNeeded now, as before any reset)
         self._state = self._policy_cache = self._optimal_cache = None
         super().close()
 
@@ -277,6 +277,8 @@ class TextWorldEnv(TextEnv):
         to shorten the plan by one when removed from it, as TextWorld's tracking
         does when the action is played.
         """
+        if not self._in_episode:  # (no game yet: [] read as "no command starts a plan")
+            raise reset_needed("optimal_actions")
         policy = self._policy()
         if not policy:
             return []
@@ -289,6 +291,8 @@ class TextWorldEnv(TextEnv):
 
     def distance_to_goal(self) -> int | None:
         """The length of TextWorld's winning plan (0 once won, None when lost or unsolvable)."""
+        if not self._in_episode:  # (no game yet: None read as "unsolvable")
+            raise reset_needed("distance_to_goal")
         if self._state is not None and self._state.won:
             return 0
         policy = self._policy()
@@ -310,6 +314,7 @@ class TextWorldEnv(TextEnv):
 
     def inject_setback(self, rng: np.random.Generator) -> str:
         """Play a reversible, non-optimal command for the agent and narrate it as a slip."""
+        self._check_setback(rng)
         if self._tw is None or self._episode_over:
             return ""
         plan_start = set(self.optimal_actions())
@@ -640,6 +645,7 @@ def _copied_by_textworld(tw: Any, memo: dict[int, Any]) -> None:
     """Put in ``memo`` the copies TextWorld makes itself of what its env chain ``tw`` holds
     of a game's progress: its quest tracking (``GameProgression.copy``, 3 ms where a deep
     copy took 50 on Cooking-Medium) and its states' lists of logic facts and actions."""
+
     def copied(value: Any, copy_of: Callable[[Any], Any]) -> None:
         if value is not None and id(value) not in memo:
             memo[id(value)] = copy_of(value)

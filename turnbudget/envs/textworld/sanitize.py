@@ -83,6 +83,9 @@ def _accents_folded(text: str) -> str | None:
     return "".join(out)
 
 
+_ASCII_WHITESPACE = " \t\n\r\x0b\x0c"
+
+
 def sanitize_command(command: object) -> tuple[str | None, str]:
     """Return ``(command, "")`` for a safe command, or ``(None, feedback)`` to refuse it.
 
@@ -104,7 +107,9 @@ def sanitize_command(command: object) -> tuple[str | None, str]:
         return None, _REFUSALS["type"]
     # (a long one is refused before any character is looked at: NFKD, as this once used,
     # made one U+FDFA 18 characters, and 10 MB of them took 0.75 s and 350 MB)
-    command = command.strip()
+    # (ASCII whitespace only: str.strip() took a no-break space, U+3000, U+0085 and U+001F
+    # off the ends, and "look\u00a0" played "look" here while every native game refused it)
+    command = command.strip(_ASCII_WHITESPACE)
     if len(command) > MAX_COMMAND_LENGTH:
         return None, _REFUSALS["length"]
     if "\\" in command or any(unicodedata.category(ch) == "Cc" and ch != "\t" for ch in command):
