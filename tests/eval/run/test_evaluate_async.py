@@ -207,6 +207,41 @@ class OddNotes(RandomAgent):
         return {3: 1, True: 2, None: 0.5, "tokens_in": np.int64(4), "t": (1, "x")}
 
 
+def test_an_episode_record_sums_a_bounded_number_of_bounded_note_keys(tmp_path):
+    """An episode record summed every key of every note as it was: 700 keys of 100,000
+    characters made a 70 MB episode line, which the records' reader refuses (the finished
+    run could not be reported). The sums keep each key as the step records keep it, and at
+    most `MAX_USAGE_KEYS` of them; every note stays whole in the steps."""
+    from turnbudget.eval.report import load_run_summary
+    from turnbudget.eval.run.episodes import MAX_USAGE_KEYS
+    from turnbudget.records import MAX_RECORD_TEXT, cap_text
+
+    keys = [f"long{i}" + "k" * 5000 for i in range(3)] + [f"{i:03d}" for i in range(MAX_USAGE_KEYS)]
+
+    class ManyKeys:
+        def reset(self, seed):
+            self.turn = 0
+
+        def act(self, observation, info):
+            self.turn += 1
+            return info["admissible_actions"][0]
+
+        def step_note(self):
+            return dict.fromkeys(keys[self.turn % 2 :: 2] if self.turn > 2 else keys, 1)
+
+    out = tmp_path / "run"
+    result = evaluate(MAZE, ManyKeys(), ks=(1,), ts=(4,), tasks=1, n=1, n_bootstrap=0, out=out)
+    (episode,) = read_jsonl(out / EPISODES_FILE)[0]
+    usage = episode["agent"]
+    assert len(usage) == MAX_USAGE_KEYS + 1 and usage["steps"] == 4
+    assert all(len(k) <= MAX_RECORD_TEXT for k in usage)
+    assert {k: v for k, v in usage.items() if k != "steps"} == dict.fromkeys(
+        map(cap_text, keys[:MAX_USAGE_KEYS]), 3
+    )  # (the first 256 keys seen, each in the first two notes and in one of the next two)
+    assert len(read_jsonl(out / STEPS_FILE)[0][0]["agent"]) == len(keys)
+    assert result.summary == load_run_summary(out, n_bootstrap=0)
+
+
 def test_a_step_note_is_kept_as_json_keeps_it_and_a_bad_one_fails_only_its_episode(tmp_path):
     """A note is what the log and a sealed agent's pipe make of it (JSON), so the summary
     summed in flight is the log's and sealing changes nothing; a note JSON cannot write, or
@@ -235,6 +270,13 @@ def test_a_step_note_is_kept_as_json_keeps_it_and_a_bad_one_fails_only_its_episo
             "Expect a step note that JSON can write, got one it cannot (TypeError: object",
         ),
         (["tokens", 3], "Expect a step note to be a mapping or None, got list"),
+        # (a 70 MB line the records' reader refused: the run could not be resumed)
+        (
+            {"history": ["x" * 4096] * 300},
+            "Expect a step note of at most 1,048,576 bytes as JSON, got 1,2",
+        ),
+        # (the agent's own "steps" was replaced by the count of notes, its sum lost)
+        ({"steps": 5}, "Expect a step note without the key 'steps'"),
     ]:
         result = evaluate(MAZE, OddNotes(note, bad), **grid)
         (failed,) = [e for e in result.episodes if e.get("failed_to_run")]

@@ -96,6 +96,12 @@ EPISODE_ERRORS = (BaseException,)
 #: The deepest a step note's lists and dicts may nest (one nested 500 deep ended its episode
 #: with a RecursionError from the records' writer).
 MAX_NOTE_DEPTH = 64
+#: The most bytes a step note takes as JSON: its step's line holds it (a note of 17,000
+#: strings of 4,096 characters made a 70 MB line, which the records' reader refuses, and
+#: the finished run could not be resumed or reported).
+MAX_NOTE_BYTES = 2**20
+#: The key under which an episode record counts its step notes (`turnbudget.eval.run.episodes`).
+NOTES_COUNT_KEY = "steps"
 
 
 class EpisodeTimeout(BaseException):
@@ -165,21 +171,33 @@ def plain_note(note: Any) -> dict[str, Any] | None:
     JSON (its keys strings, as JSON writes ``3``, ``True`` or ``None``; its tuples lists; its
     NumPy scalars plain numbers), every secret in it blanked. None stays None. `TypeError`
     (which ends only the episode) for a note that is not a mapping, holds what JSON cannot
-    write, or nests deeper than `MAX_NOTE_DEPTH`."""
+    write, nests deeper than `MAX_NOTE_DEPTH`, takes more than `MAX_NOTE_BYTES` as JSON,
+    or holds the key the episode record counts the notes under (`NOTES_COUNT_KEY`: the
+    agent's own sum under it was lost)."""
     if note is None:
         return None
     if not isinstance(note, Mapping):
         raise TypeError(f"Expect a step note to be a mapping or None, got {type(note).__name__}")
     try:
-        plain = json.loads(json.dumps(note, default=json_number))
+        text = json.dumps(note, default=json_number)  # (ASCII: a character is a byte)
+        plain = json.loads(text) if len(text) <= MAX_NOTE_BYTES else None
     except STOPS_RUN:
         raise
     except EPISODE_ERRORS as exc:  # (json_number runs the agent's ``item()``: anything)
         raise TypeError(
             f"Expect a step note that JSON can write, got one it cannot ({describe(exc)})"
         ) from None
+    if len(text) > MAX_NOTE_BYTES:
+        raise TypeError(
+            f"Expect a step note of at most {MAX_NOTE_BYTES:,} bytes as JSON, got {len(text):,}"
+        )
     if _depth(plain) > MAX_NOTE_DEPTH:  # (the records' writers and readers recurse)
         raise TypeError(f"Expect a step note nested at most {MAX_NOTE_DEPTH} deep")
+    if NOTES_COUNT_KEY in plain:
+        raise TypeError(
+            f"Expect a step note without the key {NOTES_COUNT_KEY!r}: the episode record "
+            "counts the notes under it"
+        )
     return _redacted(plain)
 
 

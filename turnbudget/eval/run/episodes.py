@@ -17,14 +17,15 @@ from typing import Any
 
 from turnbudget._checks import brief, make_failure
 from turnbudget.eval.run.agent_view import agent_episode_id, agent_info, executed_action
-from turnbudget.eval.run.driver import Act, Driver, Player, Program
+from turnbudget.eval.run.driver import NOTES_COUNT_KEY, Act, Driver, Player, Program
 from turnbudget.eval.run.plan import EpisodeSpec, EvalConfig
-from turnbudget.records import cap_strings, dumps_template_lines
+from turnbudget.records import cap_strings, cap_text, dumps_template_lines
 from turnbudget.records.schema import usage_number
 from turnbudget.wrappers.record_step_outcomes import PLAIN_STEP_KEYS
 
 __all__ = [
     "AGENT_KEY",
+    "MAX_USAGE_KEYS",
     "EpisodeResult",
     "EvaluationEpisodes",
     "build_env",
@@ -36,6 +37,9 @@ __all__ = [
 #: reply, parse outcome, tokens, latency, retries) joins the step record; the episode
 #: record holds the sums of its numbers and the counts of its flags.
 AGENT_KEY = "agent"
+#: The most keys of an agent's step notes an episode record sums (the step records keep
+#: every note whole).
+MAX_USAGE_KEYS = 256
 
 _RECORD_KIND = operator.methodcaller("get", "record")
 
@@ -161,7 +165,11 @@ def check_envs(config: EvalConfig) -> None:
 
 
 def _tally(notes: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
-    """Per-episode totals of the agent's step notes: numbers summed, flags counted."""
+    """Per-episode totals of the agent's step notes: numbers summed, flags counted, under
+    their keys as the step records keep them (`cap_text`), the first `MAX_USAGE_KEYS` of
+    them (the line of an episode record whose notes named 700 keys of 100,000 characters
+    was 70 MB, which the records' reader refuses); the count of notes under
+    `NOTES_COUNT_KEY`."""
     present = list(filter(None, notes))  # (in C: most agents keep no notes)
     if not present:
         return None
@@ -171,9 +179,11 @@ def _tally(notes: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
             if isinstance(value, bool):  # a flag: counted
                 value = int(value)
             if usage_number(value):  # (not NaN, inf or a number too large to sum)
-                totals[key] = totals.get(key, 0) + value
+                key = cap_text(key)
+                if key in totals or len(totals) < MAX_USAGE_KEYS:
+                    totals[key] = totals.get(key, 0) + value
     totals = {k: round(v, 6) if isinstance(v, float) else int(v) for k, v in totals.items()}
-    totals["steps"] = len(present)
+    totals[NOTES_COUNT_KEY] = len(present)
     return totals
 
 
