@@ -133,6 +133,20 @@ def looping(tmp_path):
     return _story(tmp_path, "looping", looping_story())
 
 
+def test_a_story_whose_dictionary_header_lies_is_a_story_file_error(tmp_path):
+    """A header claiming 32,767 dictionary entries ended frotz when the env read the story's
+    dictionary (to check it against the .json): an InterpreterError, where a story that cannot
+    be loaded is a StoryFileError (a ValueError)."""
+    data = bytearray(looping_story())
+    dictionary = struct.unpack(">H", data[0x08:0x0A])[0]
+    struct.pack_into(">H", data, dictionary + 2, 0x7FFF)
+    struct.pack_into(">H", data, 0x1C, sum(data[0x40:]) % 0x10000)  # (its checksum again)
+    env = gym.make("turnbudget/TextWorldFile-v0", game_file=_story(tmp_path, "lying", bytes(data)))
+    with pytest.raises(StoryFileError, match="Cannot load TextWorld game"):
+        env.reset(seed=0)
+    env.close()
+
+
 def test_a_story_that_loops_later_is_stopped_and_the_env_recovers(looping, monkeypatch):
     env = gym.make("turnbudget/TextWorldFile-v0", game_file=looping)
     env.reset(seed=0)

@@ -319,3 +319,26 @@ def test_every_shipped_story_knows_its_own_json_and_no_other_games():
         ("coin_collector-2cdb009f85", "coin_collector-1ad1367648"),
         ("coin_collector-2cdb009f85", "coin_collector-f885672c61"),
     }
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_a_game_whose_names_inform_keeps_otherwise_loads(tmp_path):
+    """The story's dictionary is checked on plain words only: Inform 7 keeps "café" in its
+    own spelling, reads "lounge/bar" as two words and "(small)" as three, and a game TextWorld
+    compiled with such names was refused as another game's."""
+    pytest.importorskip("textworld")
+    from textworld import GameMaker
+
+    maker = GameMaker()
+    cafe, bar = maker.new_room("Café"), maker.new_room("Lounge/Bar")
+    maker.set_player(cafe)
+    maker.connect(cafe.east, bar.west)
+    for name, room in (("key", cafe), ("naïve robot", cafe), ("box (small)", bar)):
+        room.add(maker.new(type="o", name=name))
+    maker.set_quest_from_commands(["take key"])
+    path = tmp_path / "cafe.z8"
+    maker.compile(str(path))
+    env = gym.make("turnbudget/TextWorldFile-v0", game_file=path)
+    env.reset(seed=0)
+    assert env.step("take key")[1:3] == (1.0, True)
+    env.close()

@@ -405,3 +405,33 @@ def test_the_team_probe_tells_the_agent_the_rounds_before_its_state_as_probe_doe
     assert [info.get("executed_action") for _, info, _ in probed.told] == [
         None, probed.told[0][2], probed.told[1][2]
     ]  # fmt: skip
+
+
+def test_the_team_probe_tells_an_oracle_reader_the_rounds_before_as_evaluate_team_shows_them():
+    """The rounds told before the probed state left out the oracle's commands, which
+    `evaluate_team` shows an agent that declares ``needs_oracle`` on every round."""
+    from turnbudget.eval import evaluate_team
+    from turnbudget.eval.probes.team import team_step_probe
+
+    class Reader:
+        needs_oracle = True
+
+        def __init__(self):
+            self.seen: list[tuple[str, dict[str, Any]]] = []
+
+        def reset(self, seed):
+            self.seen = []
+
+        def observe(self, observation, info, executed):
+            self.seen.append((observation, info))
+
+        def act(self, observation, info):
+            self.seen.append((observation, info))
+            return info["oracle_actions"][0]
+
+    probed, played = Reader(), Reader()
+    team_step_probe("vault_v0", {"operator": "oracle", "runner": probed}, tasks=[0], t0s=[3])
+    evaluate_team("vault_v0", {"operator": "oracle", "runner": played}, ks=[1], ts=[30],
+                  tasks=[0], n_bootstrap=0)  # fmt: skip
+    assert len(probed.seen) == 4 and all("oracle_actions" in info for _, info in probed.seen)
+    assert probed.seen[0] == played.seen[0]  # (then the joint plan and the agents part ways)

@@ -15,7 +15,7 @@ import numpy as np
 from turnbudget._checks import PATH_CHARS, brief
 from turnbudget.envs.core import INFO_VALID_ACTION, MAX_OBSERVATION_LENGTH, TextEnv, reset_needed
 from turnbudget.envs.textworld.command import CommandGrammar
-from turnbudget.envs.textworld.interpreter import Interpreter, start_game
+from turnbudget.envs.textworld.interpreter import Interpreter, InterpreterError, start_game
 from turnbudget.envs.textworld.sanitize import normalize_text
 from turnbudget.envs.textworld.storyfile import StoryFileError, check_story_file
 
@@ -465,7 +465,11 @@ class TextWorldEnv(TextEnv):
             ) from e
         problem = _game_problem(self._tw._game)
         if not problem and path.suffix == ".z8":
-            problem = _story_mismatch(self._tw._game, self._interpreter.get_dictionary())
+            try:
+                dictionary = self._interpreter.get_dictionary()
+            except InterpreterError as e:  # (a dictionary its header misstates ends frotz)
+                raise StoryFileError(f"Cannot load TextWorld game {str(path)!r}: {e}") from None
+            problem = _story_mismatch(self._tw._game, dictionary)
         if problem:  # (each failed later, inside TextWorld's reset or ours, as an internal error)
             raise ValueError(f"Cannot load TextWorld game {str(path)!r}: its .json's {problem}")
         self._grammar = CommandGrammar.from_game(self._tw._game)
@@ -594,6 +598,8 @@ class TextWorldEnv(TextEnv):
 # anything else four): the story file's dictionary keeps a word's first 9 Z-characters.
 _Z_ALPHABET_A2 = frozenset("\n0123456789.,!?_#'\"/\\-:()")
 _Z_WORD_LENGTH = 9
+#: A word of a name as Inform 7 puts it in a story's dictionary, whole.
+_PLAIN_WORD = re.compile(r"[a-z0-9'-]+")
 
 
 def _dictionary_word(word: str) -> str:
@@ -616,7 +622,9 @@ def _story_mismatch(game: Any, dictionary: Sequence[Any]) -> str | None:
     known = {str(word).lower() for word in dictionary}
     for info in game.infos.values():
         for word in (info.name or "").lower().split():
-            if _dictionary_word(word) not in known:
+            # (plain words only: Inform 7 keeps "café" in its own spelling, reads "lounge/bar"
+            # as two words and "(small)" as three)
+            if _PLAIN_WORD.fullmatch(word) and _dictionary_word(word) not in known:
                 return (
                     f"names are another game's: the story knows no word {brief(word)} "
                     f"(of {brief(info.name)})"

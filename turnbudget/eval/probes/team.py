@@ -96,7 +96,9 @@ def team_step_probe(
                 # the goal of the first round's info among it)
                 prefix = []
                 for commands in plan[:t0]:
-                    prefix.append((observations, infos, commands))
+                    # (and the oracle's commands there, to an agent that reads them)
+                    shown = {r: sorted(env.optimal_actions(r)) for r in oracle_roles}
+                    prefix.append((observations, infos, commands, shown))
                     observations, _, _, _, infos = env.step(commands)
                 for role in probed:
                     optimal = set(env.optimal_actions(role))
@@ -110,9 +112,12 @@ def team_step_probe(
                     oracle = functools.partial(sorted, optimal) if role in oracle_roles else None
                     aware = role in aware_roles
                     told = [
-                        (seen[role]["text"], _view(infos_then[role], budget, k, aware, None,
-                                                   _executed(plan, k - 1, role)), commands[role])
-                        for k, (seen, infos_then, commands) in enumerate(prefix)
+                        (seen[role]["text"],
+                         _view(infos_then[role], budget, k, aware,
+                               functools.partial(list, shown[role]) if role in shown else None,
+                               _executed(plan, k - 1, role)),
+                         commands[role])
+                        for k, (seen, infos_then, commands, shown) in enumerate(prefix)
                         if role in seen and isinstance(commands.get(role), str)
                     ]  # fmt: skip
                     info = _view(
