@@ -363,6 +363,24 @@ def _episode_lines(tmp_path, seeds):
     return path.read_bytes()
 
 
+@pytest.mark.parametrize("whole_lines", [1, 2, 4])
+def test_steps_of_an_episode_cut_where_a_line_ended_are_cut_off(tmp_path, whole_lines):
+    """A write cut where a line ended (a short write of whole pages does so about once per
+    line length) left the file ending in a newline after some of an episode's step records,
+    and the file was taken as whole: those steps stayed, with no episode record."""
+    whole = _episode_lines(tmp_path, [0, 1])
+    last = _episode_lines(tmp_path, [2]).splitlines(keepends=True)
+    assert len(last) > whole_lines and json.loads(last[whole_lines - 1])["record"] == "step"
+    torn = b"".join(last[:whole_lines])
+    path = tmp_path / "cut.jsonl"
+    path.write_bytes(whole + torn)
+    assert repair_torn_tail(path) == len(torn)
+    assert path.read_bytes() == whole
+    path.write_bytes(whole + torn)
+    RecordSink(path)  # (an append cuts it first)
+    assert path.read_bytes() == whole
+
+
 @pytest.mark.parametrize("cut", [1, 7, 30, "second line", "episode line", "episode's last byte"])
 def test_a_torn_episode_is_cut_off_when_the_file_is_opened_again(tmp_path, cut):
     whole = _episode_lines(tmp_path, [0, 1])

@@ -29,9 +29,10 @@ def repair_torn_tail(path: str | os.PathLike[str]) -> int:
     """Cut the part of an episode that a writer killed mid-write left at the end of a
     records file; return the bytes cut (0 for a whole file).
 
-    A whole file ends with a newline. Otherwise its last line is torn: it goes, and so
-    do the whole lines before it that belong to the same episode (those after the last
-    episode record). Episodes are delivered in one write each, so only the last can be
+    A whole file ends with a newline and an episode record. Otherwise its last line is
+    torn: it goes, and so do the whole lines before it that belong to the same episode
+    (those after the last episode record); a file that ends with a newline after a step
+    record was cut where a line ended, and its steps after the last episode record go. Episodes are delivered in one write each, so only the last can be
     torn. (A team file's torn delivery goes whole: the members' records it holds before the
     torn line go with it.)
     A last line that is a whole episode record only lost its newline (an editor strips
@@ -86,8 +87,14 @@ def _cut_torn_tail(fd: int, path: str | os.PathLike[str]) -> int:
     """`repair_torn_tail` on an open, locked file."""
     info = os.fstat(fd)
     size = info.st_size
-    if not stat.S_ISREG(info.st_mode) or size == 0 or _read_at(fd, size - 1, 1) == b"\n":
+    if not stat.S_ISREG(info.st_mode) or size == 0:
         return 0
+    if _read_at(fd, size - 1, 1) == b"\n":
+        # (whole, unless its last line is a step's: a write cut where a line ended, which a
+        # cut of a page does about once per line length, left an episode's steps without it)
+        last = _line_start(fd, size - 1)
+        if _read_at(fd, last, len(_STEP_START)) != _STEP_START:
+            return 0
     # Read back from the end until an episode record's line (or the start) is in view.
     span = 1 << 16
     while True:
@@ -125,6 +132,7 @@ def _cut_torn_tail(fd: int, path: str | os.PathLike[str]) -> int:
 
 # How every record's line starts (`dumps` of a record: its "record" key comes first).
 _RECORD_START = b'{"record":'
+_STEP_START = b'{"record":"step"'
 
 
 def _team_delivery_start(fd: int, line_start: int, keep: int, size: int) -> int:

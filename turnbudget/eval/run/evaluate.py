@@ -107,7 +107,9 @@ class EvalResult:
     ``episodes.jsonl`` when first used, and compares equal to a list of the same
     records), so a run of millions of episodes is summarised without holding them.
     The summary is summed as the episodes finish (a resumed run's earlier episodes are
-    read from the log): it equals `turnbudget.eval.report.load_run_summary` of the run.
+    read from the log): it equals `turnbudget.eval.report.load_run_summary` of the run with
+    the same ``n_bootstrap`` (the run's intervals are drawn from it; ``run.json`` does not
+    keep it: ``turnbudget report`` draws the default 1000, as ``turnbudget eval`` does).
     """
 
     config: EvalConfig
