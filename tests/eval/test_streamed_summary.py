@@ -110,11 +110,16 @@ def _episode(rng, env_id, seed, rep, budget, ts, d_star, fail, errors, counts) -
 
 
 def _digest(summary: dict[str, Any]) -> str:
-    """The summary's digest without ``bounds`` (which the batch code did not compute: they
-    have their own test below)."""
+    """The summary's digest without ``bounds`` and a gap's ``episodes_failed`` (which the
+    batch code did not compute: the bounds have their own test below, the count is the
+    run's ``failed_to_run`` count, checked here)."""
     summary = json.loads(json.dumps(summary))
     for stats in summary["analysis"].values():
         stats["failed_to_run"].pop("bounds", None)
+    for group, entry in summary["groups"].items():
+        if "gap" in entry:
+            failed = entry["gap"].pop("episodes_failed", None)
+            assert failed == (summary["analysis"][group]["failed_to_run"]["episodes"] or None)
     return hashlib.sha256(json.dumps(summary, sort_keys=True).encode()).hexdigest()
 
 

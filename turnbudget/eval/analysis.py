@@ -1247,6 +1247,9 @@ class RunTally:
                 }  # fmt: skip
             if len(modes) == 2:
                 entry["gap"] = mode_gap(entry["truncate"], entry["rerun"])
+                if failures["episodes"]:  # (each mode scores the episodes that ran in it:
+                    # the gap then holds which failed, beside any budget awareness)
+                    entry["gap"]["episodes_failed"] = failures["episodes"]
             groups[group] = entry
             envs = self.steps if group == ALL else [group]
             stats = _StepTotals.merged(self.steps[e] for e in envs if e in self.steps).stats()

@@ -98,6 +98,28 @@ def test_truncate_and_rerun_agree_exactly_for_a_budget_blind_agent(agent):
         assert means[0, 0] < means[0, -1]
 
 
+def test_a_gap_over_episodes_that_failed_to_run_says_so(tmp_path):
+    """Each mode scores the episodes that ran in it: where some failed, the gap holds which
+    failed beside any reading of the budget, and it was shown as if it measured only that."""
+    from _faults import RaisingAgent, seeds_of
+
+    from turnbudget.eval.report import build_report
+
+    agent = RaisingAgent(0.3, seeds_of(0, [(MAZE, 1, 0), (MAZE, 2, 1)]))
+    result = evaluate(MAZE, agent, ks=[1], ts=[6, 12], n=2, tasks=4, mode="both", retries=0,
+                      n_bootstrap=0, out=tmp_path / "run")  # fmt: skip
+    failed = result.summary["failed_to_run"]["episodes"]
+    assert failed > 0 and result.summary["groups"][MAZE]["gap"]["episodes_failed"] == failed
+    build_report(tmp_path, plots=False, n_bootstrap=0)
+    assert (
+        f"{failed} episodes failed to run, and each mode is scored"
+        in (tmp_path / "report.md").read_text()
+    )
+    clean = evaluate(MAZE, OracleAgent(0.3), ks=[1], ts=[6, 12], n=2, tasks=4, mode="both",
+                     n_bootstrap=0)  # fmt: skip
+    assert "episodes_failed" not in clean.summary["groups"][MAZE]["gap"]
+
+
 def test_truncate_and_rerun_differ_for_a_budget_aware_agent():
     result = evaluate(
         MAZE,

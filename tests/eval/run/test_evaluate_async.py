@@ -272,8 +272,9 @@ def test_a_step_note_is_kept_as_json_keeps_it_and_a_bad_one_fails_only_its_episo
         (["tokens", 3], "Expect a step note to be a mapping or None, got list"),
         # (a 70 MB line the records' reader refused: the run could not be resumed)
         (
-            {"history": ["x" * 4096] * 300},
-            "Expect a step note of at most 1,048,576 bytes as JSON, got 1,2",
+            {"history": ["x" * 5000] * 300},
+            "Expect a step note of at most 1,048,576 bytes as JSON once its strings are cut to "
+            "4,096 characters, got 1,2",
         ),
         # (the agent's own "steps" was replaced by the count of notes, its sum lost)
         ({"steps": 5}, "Expect a step note without the key 'steps'"),

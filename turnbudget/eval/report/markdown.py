@@ -610,9 +610,17 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
                         "",
                     ]
             if "gap" in entry:
+                failed = entry["gap"].get("episodes_failed")
                 out += [
                     f"Rerun minus truncate: max |gap| {entry['gap']['max_abs']:.3f}, "
-                    f"mean |gap| {entry['gap']['mean_abs']:.3f}.",
+                    f"mean |gap| {entry['gap']['mean_abs']:.3f}."
+                    + (
+                        f" {failed} episodes failed to run, and each mode is scored on the "
+                        "episodes that ran in it: the gap holds which failed, beside any "
+                        "reading of the budget."
+                        if isinstance(failed, int) and failed
+                        else ""
+                    ),
                     "",
                 ]
     return "\n".join(out)

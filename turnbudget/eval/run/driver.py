@@ -57,6 +57,7 @@ from turnbudget._checks import brief, escaped_controls, is_listlike
 from turnbudget.agents.base import observe, observe_batch
 from turnbudget.agents.secrets import redact
 from turnbudget.envs.deadline import StepTimeout, step_deadline
+from turnbudget.records import MAX_RECORD_TEXT, cap_strings
 
 __all__ = [
     "EPISODE_ERRORS",
@@ -180,19 +181,24 @@ def plain_note(note: Any) -> dict[str, Any] | None:
         raise TypeError(f"Expect a step note to be a mapping or None, got {type(note).__name__}")
     try:
         text = json.dumps(note, default=json_number)  # (ASCII: a character is a byte)
-        plain = json.loads(text) if len(text) <= MAX_NOTE_BYTES else None
+        plain = json.loads(text)
     except STOPS_RUN:
         raise
     except EPISODE_ERRORS as exc:  # (json_number runs the agent's ``item()``: anything)
         raise TypeError(
             f"Expect a step note that JSON can write, got one it cannot ({describe(exc)})"
         ) from None
-    if len(text) > MAX_NOTE_BYTES:
-        raise TypeError(
-            f"Expect a step note of at most {MAX_NOTE_BYTES:,} bytes as JSON, got {len(text):,}"
-        )
     if _depth(plain) > MAX_NOTE_DEPTH:  # (the records' writers and readers recurse)
         raise TypeError(f"Expect a step note nested at most {MAX_NOTE_DEPTH} deep")
+    # (as its step records keep it: each string cut to MAX_RECORD_TEXT characters)
+    if (
+        len(text) > MAX_NOTE_BYTES
+        and (size := len(json.dumps(cap_strings(plain)))) > MAX_NOTE_BYTES
+    ):
+        raise TypeError(
+            f"Expect a step note of at most {MAX_NOTE_BYTES:,} bytes as JSON once its strings "
+            f"are cut to {MAX_RECORD_TEXT:,} characters, got {size:,}"
+        )
     if NOTES_COUNT_KEY in plain:
         raise TypeError(
             f"Expect a step note without the key {NOTES_COUNT_KEY!r}: the episode record "
