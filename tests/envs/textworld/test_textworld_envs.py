@@ -514,3 +514,22 @@ def test_an_error_turn_reads_a_respelt_command_as_the_command_it_plays():
     _, _, _, _, info = env.step(info["admissible_actions"][0].upper())
     assert info["valid_action"] is True  # (as on a quiet turn)
     env.close()
+
+
+def test_every_admissible_command_is_a_valid_turn():
+    """TextWorld lists commands that leave its move counter where it was ("examine red
+    potato", "prepare meal" in Cooking), and such a turn was reported invalid: a masked
+    policy, which picks only listed commands, was scored invalid turns."""
+    import copy
+
+    env = gym.make("turnbudget/Cooking-Easy-v0")
+    _, info = env.reset(seed=0)
+    game = env.unwrapped
+    for _ in range(2):
+        for command in info["admissible_actions"]:
+            twin = copy.deepcopy(game)
+            assert twin.step(command)[4]["valid_action"] is True, command
+            twin.close()
+        _, _, _, _, info = env.step(game.optimal_actions()[0])
+    assert env.step("dance")[4]["valid_action"] is False
+    env.close()

@@ -117,8 +117,8 @@ class TextWorldEnv(TextEnv):
     ## Info
     ``admissible_actions`` (TextWorld's admissible commands, sorted), ``won``,
     ``lost``, ``progress`` (score / max score), ``valid_action`` (steps only:
-    the command was accepted and recognized as a game action, i.e. the move
-    counter advanced), ``goal`` (reset only), and ``textworld/score``,
+    the command was accepted and recognized as a game action: the move counter
+    advanced, or TextWorld listed it as admissible), ``goal`` (reset only), and ``textworld/score``,
     ``textworld/max_score``, ``textworld/moves``.
 
     ## Oracle
@@ -221,9 +221,13 @@ class TextWorldEnv(TextEnv):
             observation = self._observe(refusal)
             return observation, 0.0, False, False, self._info(valid_action=False)
         moves_before = self._moves
+        # (a command TextWorld lists is one the game takes, though a few leave its move
+        # counter where it was: Cooking's "examine red potato" was an invalid turn, where a
+        # masked policy could only pick what was listed)
+        listed = command in (self._state.admissible_commands or ())
         reward = self._send(command)
         observation = self._observe(clean_feedback(self._state.feedback) or "Nothing happens.")
-        valid = self._moves > moves_before
+        valid = self._moves > moves_before or listed
         return observation, reward, self._episode_over, False, self._info(valid_action=valid)
 
     def close(self) -> None:
