@@ -521,3 +521,45 @@ def test_compare_probes_gain_is_the_difference_of_the_skills_it_compares():
     single = compare_probes(config, records, base, other)[MAZE]["single_step_skill"]
     assert single["mean"] == pytest.approx(skills[1]["mean"] - skills[0]["mean"])
     assert single["low"] <= single["mean"] <= single["high"]
+
+
+def test_a_win_in_fewer_turns_than_its_distance_is_read_as_a_win_in_d1(two_probed):
+    """A TextWorld distance is an upper bound: a random walk won TreasureHunter-Medium in 3
+    turns from a d1 of 4, and the summary refused the engine's own record, which failed the
+    probe run (and `validate`) after every probe had run, with nothing saved."""
+    from turnbudget.eval.probes.summary import _win_share, summarize_probes
+
+    config, records = two_probed
+    faster = [dict(r) for r in records]
+    won = _first(faster, lambda r: r["probe"] == "recovery" and r.get("won") is True)
+    faster[won].update(distance_after=faster[won]["turns"] + 1)
+    assert faster[won]["distance_after"] <= faster[won]["budget"]
+    summarize_probes(config, faster, n_bootstrap=0)
+    assert _win_share(faster[won]) == 1.0
+
+
+def test_the_single_step_skill_follows_from_the_rates_printed_beside_it():
+    """The baseline rate was over every task, the skill's over the tasks where the agent had
+    a judged answer: (rate - baseline_rate) / (1 - baseline_rate) read 0.037 beside a skill
+    of 0 on Crafting-Easy, where one task's answers were all no-ops."""
+    from turnbudget.agents import RandomAgent
+    from turnbudget.eval import probe
+
+    env_id = "turnbudget/Crafting-Easy-v0"
+    result = probe(env_id, RandomAgent(), tasks=8, baseline_repeats=2, n_bootstrap=0)
+    single = result.summary["agents"]["random"][env_id]["single_step"]
+    p, q = single["rate"], single["baseline_rate"]
+    assert single["skill"]["mean"] == pytest.approx((p - q) / (1 - q), abs=1e-5)
+
+
+def test_a_directory_where_a_result_goes_is_refused_before_any_probe_runs(tmp_path, monkeypatch):
+    """Every probe ran, then writing the results failed on it ("Is a directory"), and the
+    whole run was lost."""
+    from turnbudget.agents import OracleAgent
+    from turnbudget.eval import probe
+    from turnbudget.eval.probes import run
+
+    (tmp_path / "probes.jsonl").mkdir()
+    monkeypatch.setattr(run, "plan_probes", lambda *a: pytest.fail("a probe was planned"))
+    with pytest.raises(ValueError, match=r"probes\.jsonl': it is a directory"):
+        probe("turnbudget/Maze-Easy-v0", OracleAgent(0.3), tasks=2, out=tmp_path)

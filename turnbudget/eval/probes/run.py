@@ -465,6 +465,8 @@ def probe(
     progress, sealed = check_bool(progress, "progress"), check_bool(sealed, "sealed")
     if not check_bool(overwrite, "overwrite") and out is not None:
         _check_other_probes(Path(out), config)
+    if out is not None:
+        _check_result_paths(Path(out))
     n_bootstrap = check_n_bootstrap(n_bootstrap)
     backend_options = check_backend_options(backend_options)
     retries = check_retries(retries)
@@ -533,6 +535,19 @@ def probe(
         write_probe_summary(out_path, summary)
         write_json(out_path / PROBE_CONFIG_FILE, config.to_dict(), indent=2)
     return ProbeResult(config, records, summary, out_path, specs, failed)
+
+
+def _check_result_paths(out: Path) -> None:
+    """A ValueError, before any probe runs, when a file the results go to is a directory
+    (the results replace what is there, which cannot be done to a directory: one named
+    probes.jsonl failed the run after every probe had run, and nothing was saved)."""
+    for name in (PROBE_CONFIG_FILE, *PROBE_RESULT_FILES):
+        path = out / name
+        if path.is_dir() and not path.is_symlink():
+            raise ValueError(
+                f"Cannot write the probe results to {brief(str(path))}: it is a directory; "
+                "move it, or probe into another directory"
+            )
 
 
 def _check_other_probes(out: Path, config: ProbeConfig) -> None:

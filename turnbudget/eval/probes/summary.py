@@ -208,6 +208,13 @@ def _single_skill(
     return _widened(table, _skill_of, score, n_bootstrap, confidence)  # type: ignore[arg-type]
 
 
+def _matched_baseline_rate(table: np.ndarray) -> float | None:
+    """The baseline's rate of optimal answers on the tasks of a `_single_table` where both
+    it and the agent have judged answers: the p_random of `_single_skill`."""
+    table = table[(table[:, 1] > 0) & (table[:, 3] > 0)]
+    return _round(float(table[:, 2].sum() / table[:, 3].sum())) if len(table) else None
+
+
 def _single(
     agent: Records, base: Records, n_bootstrap: int, confidence: float = CONFIDENCE
 ) -> dict[str, Any]:
@@ -216,7 +223,6 @@ def _single(
     counts = _sums(agent, tasks, lambda r: 1.0, lambda r: float(bool(r.get("noop"))))
     invalid = _sums(agent, tasks, lambda r: float(r.get("valid") is False))
     judged = [r for r in agent if _judged(r)]
-    base_judged = [r for r in base if _judged(r)]
     # The exact chance of a uniform pick among the admissible commands, among those that
     # change the state: sum of n_optimal / n_admissible over sum of n_changing / n_admissible.
     exact = [
@@ -239,7 +245,9 @@ def _single(
         "noop_rate": _out(_rate(counts[:, 1], counts[:, 0], confidence) if len(agent) else None),
         "invalid_rate": _round(float(invalid.sum()) / len(agent)) if agent else None,
         "rate": _plain(judged, "optimal"),
-        "baseline_rate": _plain(base_judged, "optimal"),
+        # (on the tasks the skill compares, where the agent has a judged answer: over every
+        # task, it was not the p_random of the skill printed beside it)
+        "baseline_rate": _matched_baseline_rate(table),
         "baseline_noop_rate": _round(sum(bool(r.get("noop")) for r in base) / len(base))
         if base
         else None,
@@ -409,7 +417,9 @@ _RECORD = {
 #: n_admissible made a chance rate of 15); those of a win's turns only in a win (a win past
 #: its budget was a division by zero in `_win_share`).
 _AT_MOST = (("n_optimal", "n_admissible"), ("n_changing", "n_admissible"))
-_AT_MOST_IN_A_WIN = (("distance_after", "turns"), ("turns", "budget"))
+#: (d1 <= budget, not d1 <= turns: a TextWorld distance is an upper bound, and a random walk
+#: won TreasureHunter-Medium in 3 turns from a d1 of 4, which failed every probe run there)
+_AT_MOST_IN_A_WIN = (("turns", "budget"), ("distance_after", "budget"))
 #: The fields a record needs when it is (role, probe, won, recovered, scored against chance).
 _NEEDS = (
     (lambda r: r["role"] == "agent", ("agent",)),
