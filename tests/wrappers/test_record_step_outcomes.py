@@ -381,6 +381,21 @@ def test_steps_of_an_episode_cut_where_a_line_ended_are_cut_off(tmp_path, whole_
     assert path.read_bytes() == whole
 
 
+def test_a_whole_file_of_step_records_alone_is_kept(tmp_path):
+    """A file of steps alone (`evaluate`'s steps.jsonl) that ends in a newline is whole: the
+    check for an episode's steps cut where a line ended cut all of it."""
+    whole = b"".join(
+        line
+        for line in _episode_lines(tmp_path, [0, 1]).splitlines(keepends=True)
+        if json.loads(line)["record"] == "step"
+    )
+    path = tmp_path / "steps.jsonl"
+    path.write_bytes(whole)
+    assert repair_torn_tail(path) == 0 and path.read_bytes() == whole
+    RecordSink(path)
+    assert path.read_bytes() == whole
+
+
 @pytest.mark.parametrize("cut", [1, 7, 30, "second line", "episode line", "episode's last byte"])
 def test_a_torn_episode_is_cut_off_when_the_file_is_opened_again(tmp_path, cut):
     whole = _episode_lines(tmp_path, [0, 1])

@@ -32,7 +32,8 @@ def repair_torn_tail(path: str | os.PathLike[str]) -> int:
     A whole file ends with a newline and an episode record. Otherwise its last line is
     torn: it goes, and so do the whole lines before it that belong to the same episode
     (those after the last episode record); a file that ends with a newline after a step
-    record was cut where a line ended, and its steps after the last episode record go. Episodes are delivered in one write each, so only the last can be
+    record was cut where a line ended, and its steps after the last episode record go (a
+    file of step records alone, such as `evaluate`'s steps.jsonl, is left whole). Episodes are delivered in one write each, so only the last can be
     torn. (A team file's torn delivery goes whole: the members' records it holds before the
     torn line go with it.)
     A last line that is a whole episode record only lost its newline (an editor strips
@@ -89,7 +90,8 @@ def _cut_torn_tail(fd: int, path: str | os.PathLike[str]) -> int:
     size = info.st_size
     if not stat.S_ISREG(info.st_mode) or size == 0:
         return 0
-    if _read_at(fd, size - 1, 1) == b"\n":
+    ended = _read_at(fd, size - 1, 1) == b"\n"
+    if ended:
         # (whole, unless its last line is a step's: a write cut where a line ended, which a
         # cut of a page does about once per line length, left an episode's steps without it)
         last = _line_start(fd, size - 1)
@@ -113,6 +115,8 @@ def _cut_torn_tail(fd: int, path: str | os.PathLike[str]) -> int:
             keep = _team_delivery_start(fd, start + end, keep, size)
             break
         if start == 0:
+            if ended:  # (no episode record at all: a file of steps alone, `evaluate`'s
+                return 0  # steps.jsonl, is whole when it ends in a newline)
             keep = 0
             break
         span *= 2

@@ -544,12 +544,25 @@ def test_the_single_step_skill_follows_from_the_rates_printed_beside_it():
     of 0 on Crafting-Easy, where one task's answers were all no-ops."""
     from turnbudget.agents import RandomAgent
     from turnbudget.eval import probe
+    from turnbudget.eval.probes.summary import summarize_probes
 
     env_id = "turnbudget/Crafting-Easy-v0"
     result = probe(env_id, RandomAgent(), tasks=8, baseline_repeats=2, n_bootstrap=0)
     single = result.summary["agents"]["random"][env_id]["single_step"]
     p, q = single["rate"], single["baseline_rate"]
     assert single["skill"]["mean"] == pytest.approx((p - q) / (1 - q), abs=1e-5)
+
+    def made(role: str, task: int, optimal: bool | None) -> dict:
+        agent = {"agent": "a"} if role == "agent" else {}
+        return dict(env_id="E", task_seed=task, role=role, probe="single", kind=None,
+                    optimal=optimal, noop=optimal is None, valid=True, **agent)  # fmt: skip
+
+    # (the baseline's answers on task 1 all no-ops: the skill compares task 0 alone)
+    records = [made("agent", 0, False), *[made("agent", 1, True)] * 3, made("baseline", 0, True),
+               made("baseline", 0, False), made("baseline", 1, None), made("baseline", 1, None)]  # fmt: skip
+    config = {"envs": ["E"], "labels": ["a"], "kinds": ["setback"]}
+    single = summarize_probes(config, records, n_bootstrap=0)["agents"]["a"]["E"]["single_step"]
+    assert (single["rate"], single["baseline_rate"], single["skill"]["mean"]) == (0.0, 0.5, -1.0)
 
 
 def test_a_directory_where_a_result_goes_is_refused_before_any_probe_runs(tmp_path, monkeypatch):

@@ -75,6 +75,7 @@ from typing import Any
 import numpy as np
 
 from turnbudget._checks import (
+    PATH_CHARS,
     brief,
     check_agent,
     check_bool,
@@ -545,8 +546,8 @@ def _check_result_paths(out: Path) -> None:
         path = out / name
         if path.is_dir() and not path.is_symlink():
             raise ValueError(
-                f"Cannot write the probe results to {brief(str(path))}: it is a directory; "
-                "move it, or probe into another directory"
+                f"Cannot write the probe results to {brief(str(path), PATH_CHARS)}: it is a "
+                "directory; move it, or probe into another directory"
             )
 
 

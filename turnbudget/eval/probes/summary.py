@@ -208,11 +208,17 @@ def _single_skill(
     return _widened(table, _skill_of, score, n_bootstrap, confidence)  # type: ignore[arg-type]
 
 
-def _matched_baseline_rate(table: np.ndarray) -> float | None:
-    """The baseline's rate of optimal answers on the tasks of a `_single_table` where both
-    it and the agent have judged answers: the p_random of `_single_skill`."""
+def _matched_rates(table: np.ndarray) -> dict[str, float | None]:
+    """The agent's and the baseline's rates of optimal answers (``rate``, ``baseline_rate``)
+    on the tasks of a `_single_table` where both have judged answers: the p and p_random of
+    `_single_skill`."""
     table = table[(table[:, 1] > 0) & (table[:, 3] > 0)]
-    return _round(float(table[:, 2].sum() / table[:, 3].sum())) if len(table) else None
+    if not len(table):
+        return {"rate": None, "baseline_rate": None}
+    return {
+        "rate": _round(float(table[:, 0].sum() / table[:, 1].sum())),
+        "baseline_rate": _round(float(table[:, 2].sum() / table[:, 3].sum())),
+    }
 
 
 def _single(
@@ -244,10 +250,9 @@ def _single(
         "noops": sum(bool(r.get("noop")) for r in agent),
         "noop_rate": _out(_rate(counts[:, 1], counts[:, 0], confidence) if len(agent) else None),
         "invalid_rate": _round(float(invalid.sum()) / len(agent)) if agent else None,
-        "rate": _plain(judged, "optimal"),
-        # (on the tasks the skill compares, where the agent has a judged answer: over every
-        # task, it was not the p_random of the skill printed beside it)
-        "baseline_rate": _matched_baseline_rate(table),
+        # (both on the tasks the skill compares, where both have a judged answer: over every
+        # task, they were not the p and p_random of the skill printed beside them)
+        **_matched_rates(table),
         "baseline_noop_rate": _round(sum(bool(r.get("noop")) for r in base) / len(base))
         if base
         else None,
