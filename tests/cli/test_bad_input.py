@@ -387,3 +387,21 @@ def test_a_warning_on_the_command_line_is_one_line(tmp_path, capsys):
     warning = [line for line in err if "warning:" in line]
     assert len(warning) == 1 and warning[0].startswith("turnbudget eval: warning: mode='truncate'")
     assert not any(".py:" in line or "evaluate.unlocked" in line for line in err), err
+
+
+def test_a_run_with_its_stderr_closed_loses_only_its_progress_bar(tmp_path, monkeypatch, capsys):
+    """With stderr closed (``2>&-``), the progress bar's first write raised, and eval, probe
+    and textworld pregen exited 1 without a word, an eval with an empty log."""
+    import sys
+
+    from turnbudget.cli import main
+
+    monkeypatch.setattr(sys, "stderr", None)
+    out = tmp_path / "e"
+    assert main(["eval", "--env", "turnbudget/Maze-Easy-v0", "--tasks", "2", "--k", "1", "--t",
+                 "4", "--out", str(out), "--no-plots"]) == 0  # fmt: skip
+    assert (out / "report.md").exists() and len(
+        (out / "episodes.jsonl").read_text().splitlines()
+    ) == 2
+    assert main(["probe", "--env", "turnbudget/Maze-Easy-v0", "--tasks", "2",
+                 "--out", str(tmp_path / "p")]) == 0  # fmt: skip

@@ -164,7 +164,8 @@ def run(args: argparse.Namespace) -> int:
     lengths: dict[str, list[int | None]] = {env_id: [] for env_id in env_ids}
     failed = 0
     workers = max(1, min(args.workers, len(jobs)))
-    bar = tqdm(total=len(jobs), unit="game", desc="pregen", disable=args.no_progress)
+    bar = tqdm(total=len(jobs), unit="game", desc="pregen",
+               disable=args.no_progress or sys.stderr is None)  # fmt: skip
 
     def record(env_id: str, seed: int, length: int | None, why: str | None) -> None:
         nonlocal failed

@@ -14,6 +14,7 @@ import functools
 import itertools
 import operator
 import os
+import sys
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,8 +56,11 @@ def run_jobs(
     from tqdm.auto import tqdm
 
     total = len(jobs) if total is None else total
+    # (no stderr, as under `2>&-` or pythonw: the bar's first write failed the run, which
+    # then ended with exit 1 and not a word)
+    shown = progress and sys.stderr is not None
     with tqdm(
-        total=total, initial=total - len(jobs), desc=desc, unit=unit, disable=not progress,
+        total=total, initial=total - len(jobs), desc=desc, unit=unit, disable=not shown,
         dynamic_ncols=True, leave=True,
     ) as bar:  # fmt: skip
         if not jobs:  # (a fully resumed run shows its finished bar)
