@@ -19,12 +19,14 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
 import numbers
 import re
 import warnings
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -58,6 +60,7 @@ __all__ = [
     "json_int_keys",
     "load_object",
     "make_failure",
+    "make_folders",
     "normalize_weights",
     "renamed",
 ]
@@ -709,3 +712,20 @@ def load_object(spec: str, *, what: str = "entry point") -> Any:
                 f"{module_name!r} has no attribute {attr!r} ({what} {spec!r})"
             ) from None
     return obj
+
+
+def make_folders(path: Path) -> list[Path]:
+    """``path.mkdir(parents=True, exist_ok=True)``, returning the folders it made, innermost
+    first. When it fails (an ``OSError``: a name too long, no permission), the folders it
+    made are removed again before the error is raised: a refused output directory left the
+    parents it had just made."""
+    created: list[Path] = []
+    try:
+        created = [d for d in (path, *path.parents) if not d.exists()]
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        for folder in created:  # (one not made, or not empty: another process's since)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+    return created

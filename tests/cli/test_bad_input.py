@@ -405,3 +405,24 @@ def test_a_run_with_its_stderr_closed_loses_only_its_progress_bar(tmp_path, monk
     ) == 2
     assert main(["probe", "--env", "turnbudget/Maze-Easy-v0", "--tasks", "2",
                  "--out", str(tmp_path / "p")]) == 0  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "--env", "turnbudget/Maze-Easy-v0", "--tasks", "2", "--out"],
+        ["probe", "--env", "turnbudget/Maze-Easy-v0", "--tasks", "2", "--out"],
+        ["train", "--env", "turnbudget/Maze-Easy-v0", "--algo", "bc", "--out"],
+        ["textworld", "pregen", "Cooking-Easy-v0", "--seeds", "0", "--cache-dir"],
+    ],
+    ids=lambda argv: argv[0] if argv[0] != "textworld" else "pregen",
+)
+def test_a_refused_output_folder_leaves_none_of_its_parents(tmp_path, monkeypatch, capsys, argv):
+    """A folder name too long for the system was refused after its parents had been made,
+    and they stayed."""
+    from turnbudget.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, f"p/q/{'x' * 300}"]) == 2
+    assert "Cannot" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -56,6 +56,7 @@ from turnbudget._checks import (
     check_bool,
     check_seed,
     is_int,
+    make_folders,
 )
 from turnbudget.agents.base import EXECUTED_KEY, admissible_commands
 from turnbudget.records.files import open_regular
@@ -486,7 +487,7 @@ def export_policy(
                 f"(the precision the zoo format stores), which would play as inf"
             )
     out = Path(destination)
-    out.mkdir(parents=True, exist_ok=True)
+    make_folders(out)  # (removed again if it fails)
     np.savez_compressed(out / WEIGHTS_FILE, **actor)
     write_encoding(out, encoding)
     if card_text is not None:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from turnbudget._checks import brief
+from turnbudget._checks import brief, make_folders
 from turnbudget.agents.policy import read_encoding, write_encoding
 from turnbudget.train.batched import batched_vec_env
 from turnbudget.train.config import TrainConfig
@@ -220,7 +220,7 @@ def start_out(config: TrainConfig) -> Path:
     and checkpoints beside an older run's policy) are removed, and this run's ``config.json``
     is written at once, so a run stopped before its end is known for what it was."""
     out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
+    make_folders(out)  # (removed again if it fails)
     for path in [*(out / name for name in RUN_FILES), *out.glob(_EVENTS)]:
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
@@ -256,7 +256,7 @@ def save_policy(model: Any, config: TrainConfig) -> Path:
     """Write the policy directory ``config.out``: ``policy.zip``, ``encoding.json``, ``config.json``."""
     check_finite(model, config)  # (a policy no one can play, which a summary would call finished)
     out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
+    make_folders(out)  # (removed again if it fails)
     model.save(out / "policy.zip")
     # PolicyAgent rebuilds the network from the weights' shapes and the activation's name:
     # it never unpickles the zip's objects.

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from turnbudget._checks import PATH_CHARS, brief
+from turnbudget._checks import PATH_CHARS, brief, make_folders
 
 __all__ = ["CACHE_ENV_VAR", "GameCache", "default_cache_dir", "settings_key"]
 
@@ -159,7 +159,7 @@ class GameCache:
                     f"Game cache entry {str(entry)!r} is a directory; remove it to regenerate"
                 )
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            make_folders(self.folder)  # (removed again if it fails)
         except OSError as e:
             raise ValueError(
                 f"Cannot create the game cache folder {str(self.folder)!r}: {e}"

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from turnbudget._checks import PATH_CHARS, brief
+from turnbudget._checks import PATH_CHARS, brief, make_folders
 from turnbudget.agents.secrets import redact
 from turnbudget.records import write_json
 from turnbudget.records.files import REPORT_HEADING, RUN_FILE, open_regular, run_dirs_below
@@ -64,17 +64,15 @@ def _check_out(out: Path) -> list[Path]:
     """A clear one-line error for an ``out`` that cannot be a run directory; else create it
     and return the folders created (innermost first)."""
     try:
-        created = [d for d in (out, *out.parents) if not d.exists()]
         if out.exists() and not out.is_dir():
             raise ValueError(
                 f"Expect `out` to be a directory, but {str(out)!r} is an existing file"
             )
-        out.mkdir(parents=True, exist_ok=True)
+        return make_folders(out)
     except OSError as e:  # (a name too long: `exists` raises it too)
         raise ValueError(
             f"Cannot create the output directory {brief(str(out), PATH_CHARS)}: {e.strerror}"
         ) from e
-    return created
 
 
 #: What a training run or an exported policy holds (`turnbudget.train`,
