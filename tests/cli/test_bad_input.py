@@ -426,3 +426,21 @@ def test_a_refused_output_folder_leaves_none_of_its_parents(tmp_path, monkeypatc
     assert main([*argv, f"p/q/{'x' * 300}"]) == 2
     assert "Cannot" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_probe_says_to_give_out_when_its_agents_cannot_name_the_default_folder(
+    tmp_path, monkeypatch, capsys
+):
+    """The default folder is named after the agents; with many, the name was refused as a
+    `label` the caller never gave (and --label is for one agent), with no word of --out."""
+    from turnbudget.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    agents = [a for e in ("0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.15",
+                          "0.25", "0.35", "0.45") for a in ("--agent", f"oracle:{e}")]  # fmt: skip
+    assert main(["probe", "--env", "turnbudget/Maze-Easy-v0", "--tasks", "2", *agents]) == 2
+    err = capsys.readouterr().err
+    assert "give --out DIR" in err and "default folder" in err
+    assert not (tmp_path / "runs").exists()
+    assert main(["probe", "--env", "turnbudget/Maze-Easy-v0", "--tasks", "2", "--quiet", *agents,
+                 "--out", "many"]) == 0  # fmt: skip

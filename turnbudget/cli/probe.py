@@ -178,7 +178,16 @@ def run(args: argparse.Namespace) -> int:
             agents.append(load_agent(spec, options if llm else {}, args.sealed))
             note_other_game(agents[-1], envs)
         label = args.label if args.label is not None else "+".join(agent_name(a) for a in agents)
-        out = args.out or Path("runs") / f"probe-{check_label(label)}"  # (before runs/ is made)
+        if args.out is None:  # (the default folder, named after the agents: before runs/ is made)
+            try:
+                check_label(label)
+            except ValueError as exc:  # (a name the caller never gave, nor can give: --label
+                # is for one agent)
+                raise ValueError(
+                    f"The default folder runs/probe-<agents> cannot be named after these "
+                    f"agents ({exc}): give --out DIR"
+                ) from None
+        out = args.out or Path("runs") / f"probe-{label}"
         if args.out is None:  # (the default folder, named only now)
             before = summary_stamp(out)
         # Held across the probes and their report (`probe.unlocked` holds nothing itself).
