@@ -80,3 +80,16 @@ def test_a_very_long_label_gets_a_short_file_name(tmp_path, capsys):
     assert main(["report", str(run)]) == 0, capsys.readouterr().err
     (name,) = _heatmaps(run)
     assert len(name) < 100 and name.startswith("heatmap_" + "L" * 60 + "_")
+
+
+def test_a_run_moved_inside_another_runs_directory_is_named_not_left_out(tmp_path, capsys):
+    """`evaluate` refuses to nest a run in another's directory, but a run moved there was
+    left out of the outer run's report without a word."""
+    grid = dict(ks=[1], ts=[4], n=1, tasks=2, n_bootstrap=0)
+    evaluate("turnbudget/Maze-Easy-v0", OracleAgent(0.3), out=tmp_path / "outer", **grid)
+    evaluate("turnbudget/KeyQuest-Easy-v0", OracleAgent(0.3), out=tmp_path / "other", **grid)
+    (tmp_path / "other").rename(tmp_path / "outer" / "inner")
+    assert main(["report", str(tmp_path / "outer"), "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert "holds another run" in err and "inner" in err
+    assert not (tmp_path / "outer" / REPORT_FILE).exists()

@@ -92,6 +92,14 @@ def find_runs(root: str | Path) -> list[Path]:
     if not root.is_dir():
         raise FileNotFoundError(f"No such run directory: {root}")
     if present(root / RUN_FILE):
+        # (a run moved into another's directory: the report read the outer one, and left
+        # the one inside out without a word; `evaluate` refuses to make such a nesting)
+        nested = run_dirs_below(root)[0]
+        if nested:
+            raise FileNotFoundError(
+                f"{root} is a run's directory and holds another run, {nested[0]}: a report "
+                "reads one or the other; move the inner run out, or report each one"
+            )
         return [root]
     # (only the subdirectories were read: a run two levels down, runs/team/a of the label
     # "team/a", was left out of the report and its comparisons without a word)
