@@ -93,3 +93,21 @@ def test_a_run_moved_inside_another_runs_directory_is_named_not_left_out(tmp_pat
     err = capsys.readouterr().err
     assert "holds another run" in err and "inner" in err
     assert not (tmp_path / "outer" / REPORT_FILE).exists()
+
+
+def test_a_rebuilt_report_leaves_no_plot_of_a_run_it_no_longer_has(tmp_path, capsys):
+    """A report rebuilt after a run was removed kept that run's heatmap beside it."""
+    pytest.importorskip("matplotlib")
+    grid = dict(ks=[1], ts=[4], n=1, tasks=2, n_bootstrap=0)
+    evaluate("turnbudget/Maze-Easy-v0", OracleAgent(0.3), out=tmp_path / "a", **grid)
+    evaluate("turnbudget/KeyQuest-Easy-v0", OracleAgent(0.1), out=tmp_path / "b", **grid)
+    assert main(["report", str(tmp_path)]) == 0
+    heatmaps = sorted(p.name for p in tmp_path.glob("heatmap_*.png"))
+    assert len(heatmaps) == 2
+    (tmp_path / "b" / RUN_FILE).unlink()
+    for name in ("episodes.jsonl", "steps.jsonl"):
+        (tmp_path / "b" / name).unlink()
+    assert main(["report", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.glob("heatmap_*.png")) == [
+        h for h in heatmaps if "KeyQuest" not in h
+    ]

@@ -14,6 +14,7 @@ from typing import Any
 from turnbudget.eval.analysis import ALL, grid_problem
 from turnbudget.eval.report._atomic import one_line, save_figure
 from turnbudget.eval.report.markdown import _primary, _short, _slug, check_report_summary
+from turnbudget.records.files import REPORT_HEATMAPS
 
 __all__ = [
     "PASS1_CURVE_FILE",
@@ -39,6 +40,14 @@ def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
     root = Path(root)
     paths = []
     names = heatmap_names(summary)
+    by_budget = any(_by_budget(r) for r in summary["runs"].values())
+    # (an earlier report's plots of runs or groups no longer there stayed beside this one)
+    stale = [p for p in root.glob(REPORT_HEATMAPS) if p.name not in set(names.values())]
+    if not by_budget:
+        stale.append(root / "recovery_by_budget.png")
+    for path in stale:
+        if path.is_file() or path.is_symlink():
+            path.unlink()
     for label, r in summary["runs"].items():
         for group, entry in r["groups"].items():
             mode, grid = _primary(entry)
@@ -46,7 +55,7 @@ def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
             plot_heatmap(grid, f"{label} · {_short(group)} ({mode})", path)
             paths.append(path)
     paths.append(plot_recovery(summary, root / "recovery.png"))
-    if any(_by_budget(r) for r in summary["runs"].values()):
+    if by_budget:
         paths.append(plot_recovery_by_budget(summary, root / "recovery_by_budget.png"))
     paths.append(plot_pass1_curves(summary, root / PASS1_CURVE_FILE))
     return paths
