@@ -376,11 +376,7 @@ class TextWorldEnv(TextEnv):
             interpreter.terminate()
             raise
         memo[id(source)] = interpreter
-        # (what no step changes is shared, as TextWorld's own copies share it: the game's
-        # data, its Inform 7 logic, the command grammar made from them)
-        for shared in _unchanging_parts(self._tw):
-            memo[id(shared)] = shared
-        memo[id(self._grammar)] = self._grammar
+        memo[id(self._grammar)] = self._grammar  # (made from the game's data: shared too)
         _copied_by_textworld(self._tw, memo)
         clone.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return clone
@@ -636,27 +632,16 @@ def _story_mismatch(game: Any, dictionary: Sequence[Any]) -> str | None:
     return None
 
 
-def _unchanging_parts(tw: Any) -> list[Any]:
-    """The parts of a TextWorld env chain no step changes: each layer's ``_game`` and
-    ``_inform7``."""
-    parts = []
-    layer = tw
-    while layer is not None:
-        layers = vars(layer)
-        parts += [layers[name] for name in ("_game", "_inform7") if layers.get(name) is not None]
-        layer = layers.get("_wrapped_env")
-    return parts
-
-
 #: What TextWorld's game states hold of its logic: lists of facts and actions, which no step
 #: changes (each builds new ones), copied as lists.
 _LOGIC_LISTS = ("_facts", "_valid_actions")
 
 
 def _copied_by_textworld(tw: Any, memo: dict[int, Any]) -> None:
-    """Put in ``memo`` the copies TextWorld makes itself of what its env chain ``tw`` holds
-    of a game's progress: its quest tracking (``GameProgression.copy``, 3 ms where a deep
-    copy took 50 on Cooking-Medium) and its states' lists of logic facts and actions."""
+    """Put in ``memo`` what a copy of TextWorld's env chain ``tw`` takes as TextWorld's own
+    copies take it: what no step changes shared (each layer's game data and Inform 7
+    logic), its quest tracking copied by ``GameProgression.copy`` (3 ms where a deep copy
+    took 50 on Cooking-Medium), its states' lists of logic facts and actions as lists."""
 
     def copied(value: Any, copy_of: Callable[[Any], Any]) -> None:
         if value is not None and id(value) not in memo:
@@ -665,6 +650,8 @@ def _copied_by_textworld(tw: Any, memo: dict[int, Any]) -> None:
     layer = tw
     while layer is not None:
         layers = vars(layer)
+        for name in ("_game", "_inform7"):
+            copied(layers.get(name), lambda shared: shared)
         copied(layers.get("_game_progression"), lambda progression: progression.copy())
         for state in (layers.get("state"), layers.get("_prev_state")):
             if isinstance(state, dict):  # (each state holds the tracking's progression)
