@@ -312,3 +312,37 @@ def test_a_marker_of_any_text_is_an_invalid_entry(tmp_path, marker):
     shutil.copytree(DATA / EASY, tmp_path / EASY)
     (tmp_path / EASY / "0.ok").write_text(marker)
     assert GameCache("coin_collector", {"level": 5}, root=tmp_path).is_valid(0) is False
+
+
+@pytest.mark.slow  # (TextWorld generates a Hard-sized cooking game: ~6 s of CPU)
+def test_a_generator_that_fails_on_a_seed_is_retried_from_the_next_seed(tmp_path):
+    """TextWorld's cooking generator draws from an empty list for some seeds of these
+    settings: game 0 was NumPy's "ValueError: high <= 0" out of reset."""
+    from turnbudget.envs.textworld import Cooking
+
+    env = Cooking(recipe=3, take=2, go=9, cut=True, split="test", cache_dir=tmp_path)
+    observation, info = env.reset(seed=0)
+    assert "cookbook" in observation and not info["won"]
+    assert env.distance_to_goal() > 0 and env.optimal_actions()
+
+
+def test_a_generator_that_fails_on_every_seed_is_a_generation_error_naming_why(
+    tmp_path, monkeypatch
+):
+    from turnbudget.envs.textworld import Cooking, GenerationError
+    from turnbudget.envs.textworld.generated import MAX_GENERATION_ATTEMPTS
+
+    tried: list[int] = []
+
+    def make(settings, options):  # (as TextWorld's cooking generator fails at games 0 and 1)
+        tried.append(options.seeds["map"])  # (TextWorld derives one seed per part)
+        raise ValueError("high <= 0")
+
+    monkeypatch.setattr("textworld.challenges.tw_cooking.cooking.make", make)
+    env = Cooking(cache_dir=tmp_path)
+    with pytest.raises(GenerationError) as caught:
+        env.reset(seed=0)
+    assert len(set(tried)) == MAX_GENERATION_ATTEMPTS
+    message = str(caught.value)
+    assert message.startswith("TextWorld could not generate cooking game 0 with {")
+    assert message.endswith("attempts (ValueError: 'high <= 0')"), message

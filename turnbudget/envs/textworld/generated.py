@@ -188,6 +188,7 @@ class GeneratedTextWorldEnv(TextWorldEnv):
         from textworld.generator.chaining import QuestGenerationError
         from textworld.generator.inform7 import CouldNotCompileGameError
 
+        failures: set[str] = set()
         for attempt in range(MAX_GENERATION_ATTEMPTS):
             options = textworld.GameOptions()
             options.seeds = attempt_seed(game_id, attempt)
@@ -200,6 +201,13 @@ class GeneratedTextWorldEnv(TextWorldEnv):
                     game = self._make_game(options)
                     compile_game(game, options)
             except QuestGenerationError:
+                failures.add("QuestGenerationError")
+                continue
+            except ValueError as e:
+                # (TextWorld's cooking generator draws from an empty list for some seeds:
+                # Cooking(recipe=3, take=2, go=9, cut=True, split="test") raised NumPy's "high
+                # <= 0" from inside it at games 0 and 1; another seed makes a game)
+                failures.add(f"{type(e).__name__}: {brief(str(e))}")
                 continue
             except CouldNotCompileGameError as e:
                 # (its message was the compilers' whole output, 15 lines naming a generation
@@ -211,10 +219,10 @@ class GeneratedTextWorldEnv(TextWorldEnv):
                 ) from e
             if _walkthrough_wins(textworld, Path(path)):
                 return
+            failures.add("an unwinnable walkthrough")
         raise GenerationError(
             f"TextWorld could not generate {self.family} game {game_id} with {self._settings()} "
-            f"in {MAX_GENERATION_ATTEMPTS} attempts (QuestGenerationError or an unwinnable "
-            "walkthrough each time)"
+            f"in {MAX_GENERATION_ATTEMPTS} attempts ({'; '.join(sorted(failures))})"
         )
 
     def pregenerate(self, game_id: int) -> Path:
