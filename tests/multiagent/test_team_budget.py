@@ -152,7 +152,9 @@ def test_cli_lists_the_team_games(capsys):
         assert listed.count(name.removeprefix("turnbudget/")) == 3  # Easy, Medium, Hard
 
 
-@pytest.mark.parametrize("template", ["\n[round {turns_used}]", "\n[Hurry!]"])
+@pytest.mark.parametrize(
+    "template", ["\n[round {turns_used}]", "\n[Hurry!]", "\n[Hurry!{turns_left!s:.0}]"]
+)
 def test_a_team_template_that_shows_no_budget_does_not_make_it_visible(template):
     """The team wrapper set ``budget_visible`` on every round it showed the template, as
     `RevealBudget` did once: `evaluate_team` then gave the agents turns_left and turn_budget,
@@ -163,7 +165,8 @@ def test_a_team_template_that_shows_no_budget_does_not_make_it_visible(template)
 
     reveal = {"mode": "always", "template": template}
     observations, infos = make_team("vault_v0", reveal=reveal, turn_budget=17).reset(seed=0)
-    assert observations["runner"]["text"].endswith(template.format(turns_used=0))
+    shown = template.format(turns_left=17, turns_used=0, turn_budget=17)
+    assert observations["runner"]["text"].endswith(shown)
     assert infos["runner"]["budget_visible"] is False
 
     seen = []

@@ -193,7 +193,11 @@ def test_a_numpy_final_turns_is_kept_as_a_python_int():
     assert json.loads(json.dumps(spec))["reveal"]["final_turns"] == 3
 
 
-@pytest.mark.parametrize("template", ["\n[turn {turns_used}]", "\n[Hurry!]"])
+@pytest.mark.parametrize(
+    "template",
+    # (the last names turns left and writes none of it)
+    ["\n[turn {turns_used}]", "\n[Hurry!]", "\n[Hurry!{turns_left!s:.0}{turn_budget!r:.0}]"],
+)
 def test_a_template_that_shows_no_budget_does_not_make_it_visible(template):
     """``budget_visible`` was True on every turn the template was shown: the agent's view then
     carried turn_budget and turns_left, and an LLM's prompt "Turns left: 6 of 6"."""
@@ -203,7 +207,8 @@ def test_a_template_that_shows_no_budget_does_not_make_it_visible(template):
     env = turnbudget.make("turnbudget/Maze-Easy-v0", turn_budget=6,
                           reveal={"mode": "always", "template": template})  # fmt: skip
     obs, info = env.reset(seed=0)
-    assert obs.endswith(template.format(turns_used=0)) and info["budget_visible"] is False
+    assert obs.endswith(template.format(turns_left=6, turns_used=0, turn_budget=6))
+    assert info["budget_visible"] is False
     view = agent_info(info, show_budget=False)
     assert "turn_budget" not in view and "turns_left" not in view
     env = turnbudget.make("turnbudget/Maze-Easy-v0", turn_budget=6,

@@ -118,9 +118,29 @@ class RevealBudget(gym.Wrapper[str, ActType, str, ActType], gym.utils.RecordCons
 
 def template_shows_budget(template: str) -> bool:
     """Whether a reveal template shows the budget: turns left, or the budget itself (a turn
-    counter alone, or a hint, does not)."""
-    fields = {field for _, field, _, _ in string.Formatter().parse(template) if field}
-    return bool(fields & {"turns_left", "turn_budget"})
+    counter alone, or a hint, does not).
+
+    Judged by what it writes, not by the fields it names: ``"{turns_left!s:.0}"`` names turns
+    left and writes nothing of it. A template is rendered with turns left, then the budget,
+    changed in every digit; it shows the budget if either changes the text.
+
+    Example:
+        >>> template_shows_budget("[{turns_left} left]"), template_shows_budget("[turn {turns_used}]")
+        (True, False)
+        >>> template_shows_budget("[Hurry!{turns_left!s:.0}]")
+        False
+    """
+
+    def shown(turns_left: int, turn_budget: int) -> str:
+        return template.format(turns_left=turns_left, turns_used=0, turn_budget=turn_budget)
+
+    try:
+        text = shown(12, 23)
+        return shown(345_678, 23) != text or shown(12, 456_789) != text
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        # (a template `check_reveal` refuses: by the fields it names)
+        fields = {field for _, field, _, _ in string.Formatter().parse(template) if field}
+        return bool(fields & {"turns_left", "turn_budget"})
 
 
 def check_reveal(mode: Any, final_turns: Any, template: Any) -> tuple[str, int | None, str]:
