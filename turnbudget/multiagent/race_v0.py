@@ -54,7 +54,9 @@ class raw_env(TextParallelEnv):  # PettingZoo's name for the unwrapped env
     ``distance_to_goal(agent)`` is the exact best response's length (None
     when the agent can no longer win), ``optimal_actions(agent)`` its first
     commands, ``joint_plan(agent)`` the rounds of best response against the
-    house, and ``house_action(agent)`` the house policy itself. No joint
+    house, ``house_action(agent)`` the house policy itself, and
+    ``distance_alone(agent)`` the shortest tour to craft with the rival ignored
+    (a lower bound against any rival). No joint
     optimum exists in a race. Setbacks: the player drops a carried material
     where it stands, or a crowd sweeps it back to an earlier room; only ones
     after which it can still win.
@@ -80,6 +82,11 @@ class raw_env(TextParallelEnv):  # PettingZoo's name for the unwrapped env
     def house_action(self, agent: str) -> str:
         """The fixed opponent policy's command for ``agent`` this round."""
         return self.world.house_action(self.known_agent(agent))
+
+    def distance_alone(self, agent: str) -> int | None:
+        """Rounds of ``agent``'s shortest tour to craft, the rival ignored: a lower bound on
+        its rounds to win against any rival (`distance_to_goal` is exact against the house)."""
+        return self.world.distance_alone(self.known_agent(agent))
 
 
 env, parallel_env = game_factories(raw_env, DEFAULT_BUDGETS)

@@ -388,6 +388,13 @@ def test_success_naming_the_house_s_role_is_refused(tmp_path):
             ks=[1], ts=[5], tasks=1, out=tmp_path / "run",
         )  # fmt: skip
     assert not (tmp_path / "run").exists()
+    # "all" holds the house's role too: the oracle player_1 won every task and scored 0
+    with pytest.raises(ValueError, match="got 'all' with player_0 played by the house"):
+        evaluate_team(
+            "race_v0", {"player_0": "house", "player_1": "oracle"}, success="all",
+            ks=[1], ts=[30], tasks=1, out=tmp_path / "run",
+        )  # fmt: skip
+    assert not (tmp_path / "run").exists()
     for house in (MyHouse(), FlaggedHouse()):
         result = evaluate_team(
             "race_v0", {"player_0": house, "player_1": "oracle"}, ks=[1], ts=[40], tasks=2,
@@ -624,3 +631,32 @@ def test_a_member_whose_repr_holds_another_address_resumes(tmp_path):
 
     assert " at 0x" in repr(Member())
     assert run() == 1 and run() == 0  # (two objects: two addresses)
+
+
+def test_a_race_against_a_rival_that_is_not_the_house_never_wins_below_its_d_star():
+    """d* was the best response to the house whoever played the rival: against a random rival
+    the oracle won task 14 in 8 rounds with a d* of 10 (infeasible, a negative step regret),
+    and 1 in 40 episodes of the "T/d* < 1" bin succeeded. Against another rival d* is the
+    tour alone, which no rival can shorten; against the house it is still the best response."""
+    from turnbudget.multiagent import race_v0 as race
+
+    settings = dict(ks=[1], ts=[8, 30], tasks=20, n=1, n_bootstrap=0)
+    random_rival = evaluate_team(race, {"player_0": "oracle", "player_1": "random"}, **settings)
+    won = [e for e in random_rival.episodes if e["success"]]
+    assert len(won) >= 10
+    for episode in random_rival.episodes:
+        env = race.raw_env()
+        env.reset(seed=episode["seed"])
+        assert episode["initial_distance"] == env.distance_alone("player_0")
+        assert episode["initial_distance"] <= env.distance_to_goal("player_0")
+        if episode["success"]:
+            assert episode["first_success_turn"] >= episode["initial_distance"]
+            assert episode["step_regret"] >= 0 and episode["feasible"]
+    by_ratio = random_rival.summary["analysis"]["turnbudget/race_v0"]["feasibility"]["by_ratio"]
+    below = next(row for row in by_ratio if row["ratio"] == [0.0, 1.0])
+    assert below["cells"] > 0 and below["mean"] == [0.0]
+    house = evaluate_team(race, {"player_0": "oracle", "player_1": "house"}, **settings)
+    for episode in house.episodes:
+        env = race.raw_env()
+        env.reset(seed=episode["seed"])
+        assert episode["initial_distance"] == env.distance_to_goal("player_0")

@@ -267,6 +267,29 @@ def test_the_team_step_probe_probes_the_roles_its_house_check_left():
     assert set(out) == {"player_1"}, out
 
 
+def test_the_race_step_probe_scores_a_second_player_by_its_own_optimal_commands():
+    """Both race players probed: the plan is player_0's best response, and player_1's command
+    in it the house's, at times a take that fails (medium task 13, round 10: "take wood" with
+    no wood there). An always-`wait` player_1 matched that failed take: an optimal rate of
+    0.053 for a command never among its optimal ones."""
+    from turnbudget.eval.probes.team import team_step_probe
+
+    class Wait:
+        def reset(self, seed):
+            pass
+
+        def act(self, observation, info):
+            return "wait"
+
+    out = team_step_probe("race_v0", {"player_0": Wait(), "player_1": Wait()},
+                          difficulty="medium", tasks=20, t0s=[0, 2, 4, 6, 8, 10])  # fmt: skip
+    assert out["player_1"]["n"] > 0 and out["player_1"]["optimal_rate"] == 0.0, out
+    assert out["player_0"]["optimal_rate"] == 0.0, out
+    both = team_step_probe("race_v0", {"player_0": "oracle", "player_1": "oracle"},
+                           difficulty="medium", tasks=5, t0s=[0, 4, 8])  # fmt: skip
+    assert both["player_0"]["skill"] == both["player_1"]["skill"] == 1.0, both
+
+
 def test_a_local_team_run_closes_every_env_it_made(monkeypatch):
     """The team kind had no close: its games stayed open after the run (the driver closes
     the envs of evaluate's and probe's kinds)."""

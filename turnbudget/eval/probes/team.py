@@ -105,7 +105,12 @@ def team_step_probe(
                     admissible = infos[role]["admissible_actions"]
                     if not optimal or not admissible:
                         continue
-                    as_planned = _AsThePlan(env, role, plan[t0])
+                    commands = plan[t0]
+                    if competitive and role != focal:
+                        # (the plan is the focal role's best response: this role's command in
+                        # it is the house's, a failed retry at times, which `wait` matched)
+                        commands = {**commands, role: sorted(optimal)[0]}
+                    as_planned = _AsThePlan(env, role, commands)
                     good = {a for a in admissible if a in optimal or as_planned(a)}
                     if good.issuperset(admissible):
                         continue  # no decision to make here: it would only dilute the measure

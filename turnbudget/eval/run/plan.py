@@ -453,11 +453,11 @@ def check_logged_settings(**settings: Any) -> None:
             ) from None
 
 
-def resolve_mode(mode: str, reveal: Any, aware: str | None) -> str:
+def resolve_mode(mode: str, reveal: Any, aware: str | None, *, both: bool = True) -> str:
     """The mode a run plays: ``auto`` is ``rerun`` for agents that see their budget (``reveal``
     shows it, or ``aware`` says which agent reads it) and ``truncate`` for the others; an
     explicit ``truncate`` for agents that see it is kept, with a warning (its grid was read as
-    exact without a word)."""
+    exact without a word) that advises ``rerun``, and ``both`` where the caller has it."""
     sees_budget = aware is not None or budget_visible(reveal)
     if mode == "auto":
         return "rerun" if sees_budget else "truncate"
@@ -467,7 +467,8 @@ def resolve_mode(mode: str, reveal: Any, aware: str | None) -> str:
             "agent that cannot see its budget, and this one can ("
             + (aware if aware is not None else f"reveal={reveal!r}")
             + "). Its Pass@(K,T) below max(T) is what it did in its first T turns of a longer "
-            "budget, not under T: use mode='rerun' (or 'both', to see the gap)",
+            "budget, not under T: use mode='rerun'"
+            + (" (or 'both', to see the gap)" if both else ""),
             UserWarning,
             stacklevel=5,  # (the caller of evaluate or evaluate_team, past its run-dir lock)
         )

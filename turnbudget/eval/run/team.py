@@ -382,6 +382,13 @@ class TeamEpisodes:
         self.needs_oracle = ["needs_oracle" in g for g in granted]
         self.needs_house = [role in config.house for role in self.roles]
         self.winners = self.roles if config.success == "all" else (config.success,)
+        # The team's d*: the game's oracle, exact for a cooperative team and for a race against
+        # the house. Against any other rival the race's best response to the house is no bound
+        # (a random rival takes fewer copies: wins came below it), so d* is the tour alone.
+        against_house = all(r in config.house for r in self.roles if r not in self.winners)
+        self._d_star_alone = not against_house and callable(
+            getattr(game_module(config.game).raw_env, "distance_alone", None)
+        )
         self._envs: dict[int, tuple[Any, list[dict[str, Any]]]] = {}
 
     def players(self, spec: EpisodeSpec) -> list[Player]:
@@ -425,7 +432,8 @@ class TeamEpisodes:
         if self.config.error_draws == "per_repeat":  # drawn per (task, repeat, agent, round)
             options["repeat"] = spec.rep
         observations, infos = env.reset(seed=spec.task_seed, options=options)
-        optimal = [game.distance_to_goal(role) for role in self.winners]  # the team's d*
+        d_star = game.distance_alone if self._d_star_alone else game.distance_to_goal
+        optimal = [d_star(role) for role in self.winners]  # the team's d*
         optimal_length = None if None in optimal else max(optimal)
         seat = {role: i for i, role in enumerate(self.roles)}
         rounds, first = 0, None
@@ -677,16 +685,18 @@ def _make_config(
         )
     check_logged_settings(reveal=reveal, errors=errors)
     aware = [role for role, grants in granted.items() if "budget_aware" in grants]
-    mode = resolve_mode(mode, reveal, f"{aware[0]} is budget_aware" if aware else None)
+    mode = resolve_mode(
+        mode, reveal, f"{aware[0]} is budget_aware" if aware else None, both="both" in _MODES
+    )
     if success is None:
         competitive = hasattr(module.raw_env, "house_action")
         success = next(r for r in roles if r not in house) if competitive else "all"
     if not isinstance(success, str) or (success != "all" and success not in roles):
         raise ValueError(f"Expect `success` to be 'all' or one of {roles}, got {brief(success)}")
-    if success != "all" and success in house:
+    if success in house or (success == "all" and house):
         raise ValueError(
-            f"Expect `success` to name a role not played by the house, got {success!r}: "
-            f"the team would be scored by the house's wins"
+            f"Expect `success` to name a role not played by the house, got {success!r} with "
+            f"{', '.join(house)} played by the house: the team would be scored by the house's wins"
         )
     config = TeamConfig(
         label=label or name, game=name, envs=(f"turnbudget/{name}",), difficulty=difficulty,

@@ -410,6 +410,25 @@ class RaceWorld(TeamWorld):
             gone.add(c_rival)
         return finish if finish <= rival_finish else None
 
+    def distance_alone(self, role: str) -> int | None:
+        """Rounds of ``role``'s shortest tour to craft, the rival ignored (None: a material it
+        needs has no copy left): a lower bound whoever plays the rival, who can only take
+        copies, where `distance_to_goal` is exact against the house rival only."""
+        if role not in self.roles:
+            raise ValueError(f"Expect one of {self.roles}, got {role!r}")
+        if self.over:
+            return 0 if self._crafted[role] else None
+        room, best = self._room[role], None
+        for order in itertools.permutations(self._missing(role)):
+            options = [
+                [c for c in range(len(self._where)) if self._material[c] == m and self._where[c] != _HELD]
+                for m in order
+            ]  # fmt: skip
+            for copies in itertools.product(*options):
+                length = self._tour_length(room, list(copies), self._where)
+                best = length if best is None else min(best, length)
+        return best
+
     def distance_to_goal(self, role: str | None = None) -> int | None:
         """Rounds of ``role``'s best response to the house rival (None: it cannot win)."""
         if role not in self.roles:
