@@ -108,12 +108,16 @@ def test_metadata_repeats_the_flags_the_wire_keeps_in_fields():
 
 
 def test_a_refused_reset_leaves_no_episode_running():
+    """... and `state` says so: it named the previous episode (its id, seed and steps)."""
     env = TextGameEnvironment("turnbudget/Maze-Easy-v0")
-    env.reset(seed=0)
+    env.reset(seed=3)
+    env.step(TextGameAction(command="look"))
     with pytest.raises(RequestError, match="Expect `turn_budget` to be a positive int, got -1"):
         env.reset(seed=0, turn_budget=-1)
     with pytest.raises(RequestError, match="No episode to step"):
         env.step(TextGameAction(command="look"))
+    state = env.state
+    assert (state.episode_id, state.step_count, state.env_id, state.seed) == (None, 0, None, None)
     assert env.reset(seed=0).text == in_process("turnbudget/Maze-Easy-v0", 0, [])[0][0]
     env.close()
 

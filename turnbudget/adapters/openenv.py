@@ -277,7 +277,8 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
         reveal: str | None = None,
         **unknown: Any,
     ) -> TextGameObservation:
-        """Start an episode; a refused reset (a `RequestError`) leaves none running.
+        """Start an episode; a refused reset (a `RequestError`) leaves none running, and
+        `state` then says none (nothing of the previous episode stays readable).
 
         Args:
             seed: The episode's seed (None: the env's generator goes on).
@@ -289,6 +290,7 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
             reveal: Visibility: ``"never"`` (default), ``"always"`` or ``"final=k"``.
         """
         self._playing = False
+        self._state = TextGameState()
         if unknown:
             raise RequestError(
                 f"Unexpected reset argument(s) {', '.join(map(brief, sorted(unknown)))}: "
