@@ -47,6 +47,7 @@ import itertools
 import json
 import multiprocessing
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -548,4 +549,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # (one line, as `turnbudget eval` says it: what ran is saved)
+        print("budgetmix.py: interrupted: rerun the same command to resume", file=sys.stderr)
+        sys.exit(130)

@@ -625,4 +625,8 @@ def _plot(summary: Mapping[str, Any], out: Path) -> list[str]:
 
 
 if __name__ == "__main__":
-    main(parse_args(sys.argv[1:]))
+    try:
+        main(parse_args(sys.argv[1:]))
+    except KeyboardInterrupt:  # (one line, as `turnbudget eval` says it: what ran is saved)
+        print("llm_grid.py: interrupted: rerun the same command to resume", file=sys.stderr)
+        sys.exit(130)

@@ -259,4 +259,8 @@ def main(config: Config, argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main(parse_args(sys.argv[1:]))
+    try:
+        main(parse_args(sys.argv[1:]))
+    except KeyboardInterrupt:  # (one line, as `turnbudget eval` says it: what ran is saved)
+        print("pass_at_kt.py: interrupted: rerun the same command to resume", file=sys.stderr)
+        sys.exit(130)
