@@ -239,3 +239,30 @@ def test_the_zoo_format_plays_the_actions_of_the_torch_policy(policy_dir, tmp_pa
     assert zoo_run.episodes == torch_run.episodes
     assert [s["action"] for s in zoo_run.steps] == [s["action"] for s in torch_run.steps]
     assert (zoo / WEIGHTS_FILE).stat().st_size < (policy_dir / "policy.zip").stat().st_size
+
+
+def test_export_policy_without_torch_says_how_to_install_it(policy_dir, tmp_path):
+    """Where torch is not installed, `turnbudget export-policy` of a policy.zip said "No module
+    named 'torch'" and no more (`train` and `eval --agent policy:` say how to install it)."""
+    import subprocess
+    import sys
+
+    without_torch = (
+        "import sys\n"
+        "class NoTorch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.partition('.')[0] == 'torch':\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, NoTorch())\n"
+        "from turnbudget.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", without_torch, "export-policy", str(policy_dir), str(tmp_path / "zoo")],
+        capture_output=True, text=True, check=False, cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(
+        "turnbudget export-policy: error: Reading a policy.zip needs torch"
+    )
+    assert "pip install -e '.[rl]'" in proc.stderr and not (tmp_path / "zoo").exists()

@@ -133,12 +133,24 @@ def _check_safe_torch(torch: Any) -> None:
         )
 
 
+def _torch() -> Any:
+    """torch, to read a policy.zip, else an ImportError that says how to install it (`turnbudget
+    export-policy` said "No module named 'torch'" and no more)."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise ImportError(
+            f"Reading a policy.zip needs torch, of the rl extra (pip install -e '.[rl]' in the "
+            f"turnbudget checkout): {exc}. A policy's zoo format plays without it"
+        ) from exc
+    return torch
+
+
 def zip_weights(path: Path, member: str = _WEIGHTS_MEMBER) -> Any:
     """``member`` of an SB3 model zip (``policy.pth``, ``policy.optimizer.pth``) read as
     weights only: tensors and plain values, never an unpickled object (ValueError else), and
     no more numbers than `_MAX_WEIGHTS_BYTES` hold."""
-    import torch
-
+    torch = _torch()
     _check_safe_torch(torch)
     try:
         with zipfile.ZipFile(path) as archive:
@@ -190,8 +202,7 @@ def zip_weights(path: Path, member: str = _WEIGHTS_MEMBER) -> Any:
 def policy_tensors(path: Path) -> dict[str, Any]:
     """The policy's state dict from an SB3 zip (`zip_weights`): names to dense CPU tensors of
     finite numbers, else ValueError (a sparse or a meta tensor, a NaN weight)."""
-    import torch
-
+    torch = _torch()
     state = zip_weights(path)
     floats = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
     if not isinstance(state, Mapping) or not all(
@@ -212,8 +223,7 @@ def policy_tensors(path: Path) -> dict[str, Any]:
 
 def _weights(path: Path) -> dict[str, np.ndarray]:
     """The policy's tensors from an SB3 zip, read as weights only (never unpickling objects)."""
-    import torch
-
+    torch = _torch()
     tensors = policy_tensors(path)
     _check_numbers(path, sum(t.numel() for t in tensors.values()))
     return {k: v.detach().to(torch.float64).numpy() for k, v in tensors.items()}
