@@ -73,7 +73,10 @@ def parse_tasks(text: str) -> int | list[int]:
         if "-" in text:
             lo, hi = (int(x) for x in text.split("-", 1))
             if not 0 <= lo <= hi or hi - lo >= MAX_TASKS:  # (never a list past the cap)
-                raise ValueError
+                raise argparse.ArgumentTypeError(  # (why, where "expect a range" left it out)
+                    f"expect a seed range LO-HI with 0 <= LO <= HI, at most {MAX_TASKS:,} "
+                    f"seeds, got {text!r}"
+                )
             return list(range(lo, hi + 1))
         count = int(text)
         if count < 1:
