@@ -184,6 +184,20 @@ def test_a_policy_path_that_is_no_path_is_a_type_error_naming_it(path, tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_an_export_never_writes_through_a_link_where_a_policy_file_goes(tmp_path, overwrite):
+    """A (dangling) link named weights.npz or encoding.json in the destination was written
+    through, without overwrite: the weights landed outside the destination."""
+    destination, elsewhere = tmp_path / "p", tmp_path / "elsewhere"
+    destination.mkdir()
+    elsewhere.mkdir()
+    (destination / WEIGHTS_FILE).symlink_to(elsewhere / "taken.npz")
+    (destination / ENCODING_FILE).symlink_to(elsewhere / "taken.json")
+    with pytest.raises(ValueError, match="holds symbolic links where the policy's files go"):
+        export_policy(SOME, destination, overwrite=overwrite)
+    assert list(elsewhere.iterdir()) == []
+
+
 def test_export_into_a_policy_is_refused_unless_overwrite_and_leaves_no_stale_card(tmp_path):
     """An export into a directory holding a policy replaced its weights silently and kept
     its card, which then described other weights."""

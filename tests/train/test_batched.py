@@ -143,3 +143,62 @@ def test_every_form_of_the_actions_plays_the_same_episodes(form):
     finally:
         plain.close()
         other.close()
+
+
+def _ignores_ctrl_c(pid: int) -> bool:
+    """Whether process ``pid`` ignores SIGINT (its SigIgn mask, from /proc)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            mask = next(line for line in f if line.startswith("SigIgn:")).split()[1]
+    except (OSError, StopIteration):
+        return False
+    return bool(int(mask, 16) & (1 << (2 - 1)))  # (bit n - 1 for signal n; SIGINT is 2)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.timeout(600, method="thread")  # a guard: the waits have no deadline
+def test_ctrl_c_during_training_in_sub_env_processes_is_one_line_and_exit_130(tmp_path):
+    """A terminal's Ctrl-C reaches every process of its group: the sub-envs died with it, and
+    the trainer's close of them raised EOFError over the KeyboardInterrupt (70 lines, exit
+    1; the default in-process envs said one line, exit 130). The interrupt lands once both
+    sub-env processes run (they ignore it), an event, not a time."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from _faults import wait_until
+    from _support import HANG_GUARD
+
+    code = (
+        "import signal, sys\n"  # (Python's own handler, as from a terminal: see test_interrupt)
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "from turnbudget.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    command = [sys.executable, "-c", code, "train", "--vec-env", "subproc", "--n-envs", "2",
+               "--n-steps", "64", "--batch-size", "64", "--total-steps", "100000000",
+               "--log", "none", "--out", str(tmp_path / "run")]  # fmt: skip
+    proc = subprocess.Popen(command, start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        started = wait_until(
+            lambda: len(kids := _children(proc.pid)) >= 2 and all(map(_ignores_ctrl_c, kids)),
+            proc,
+        )
+        assert started, proc.communicate(timeout=HANG_GUARD)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=HANG_GUARD)
+    assert proc.returncode == 130, err[-3000:]
+    assert err == "turnbudget train: interrupted: stopped\n", err[-3000:]

@@ -431,3 +431,22 @@ def test_out_holding_another_tools_tensorboard_events_is_refused_without_overwri
         check_out(config)
     (out / "events.out.tfevents.1700000000.host.123.0").unlink()
     check_out(config)  # (unrelated files alone are taken, and kept)
+
+
+def test_init_and_out_in_one_directory_are_refused_with_or_without_overwrite(tmp_path, monkeypatch):
+    """``--init X --out X --overwrite`` removed X's policy (the run's start clears `out`)
+    before the new one was saved: a run stopped or diverged left neither."""
+    from turnbudget.train.config import check_out
+
+    base = tmp_path / "base"
+    base.mkdir()
+    for name in ("policy.zip", "encoding.json", "config.json"):
+        (base / name).write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    for init in (str(base), "base", "./base/"):
+        config = TrainConfig(out=str(base), init=init)
+        for overwrite in (False, True):
+            with pytest.raises(ValueError, match=r"`init` and `out` are one directory"):
+                check_out(config, overwrite=overwrite)
+    assert sorted(p.name for p in base.iterdir()) == ["config.json", "encoding.json", "policy.zip"]
+    check_out(TrainConfig(out=str(tmp_path / "new"), init=str(base)))  # (another out: taken)

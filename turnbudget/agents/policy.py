@@ -451,6 +451,12 @@ def export_policy(
             f"{destination} holds {what} ({', '.join(run_files)}): export into another "
             f"directory, or remove the run first"
         )
+    linked = [name for name in _POLICY_FILES if (Path(destination) / name).is_symlink()]
+    if linked:  # (the writes went through a link, dangling or not: files outside destination)
+        raise ValueError(
+            f"{destination} holds symbolic links where the policy's files go "
+            f"({', '.join(linked)}): the export would write through them; remove them first"
+        )
     held = [name for name in _POLICY_FILES if (Path(destination) / name).exists()]
     if held and not overwrite:
         raise ValueError(

@@ -14,6 +14,7 @@ the vectors are those of the per-env stack, bit for bit.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -235,6 +236,19 @@ def _indices(actions: Any) -> Any:
     return actions
 
 
+def _ignoring_ctrl_c(env_fn: Callable[[], gym.Env]) -> Callable[[], gym.Env]:
+    """``env_fn`` run in a sub-env's process that ignores SIGINT: a terminal's Ctrl-C reaches
+    every process of its group, the sub-envs died at once, and the trainer's close of them
+    raised EOFError over its KeyboardInterrupt (a traceback and exit 1, where the command
+    line says one line and exits 130). The trainer closes them."""
+
+    def make() -> gym.Env:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return env_fn()
+
+    return make
+
+
 def batched_vec_env(
     env_fns: Sequence[Callable[[], gym.Env]], encoder: BatchEncoder, processes: bool = False
 ) -> Any:
@@ -297,5 +311,8 @@ def batched_vec_env(
                 obs[done] = rows[n:]
             return obs, rewards, dones, infos
 
-    venv = TurnSubprocVecEnv(env_fns, start_method="fork") if processes else TurnVecEnv(env_fns)
+    if processes:
+        venv = TurnSubprocVecEnv([_ignoring_ctrl_c(fn) for fn in env_fns], start_method="fork")
+    else:
+        venv = TurnVecEnv(env_fns)
     return BatchedFeatures(venv, observation_space=encoder.space)

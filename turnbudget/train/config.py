@@ -392,6 +392,13 @@ def check_out(config: TrainConfig, overwrite: bool = False) -> None:
     out = Path(config.out)
     if not out.is_dir():
         return
+    if config.init and Path(config.init).is_dir() and out.resolve() == Path(config.init).resolve():
+        # (the run removed the policy it started from before it saved its own: stopped or
+        # diverged, both were gone)
+        raise ValueError(
+            f"`init` and `out` are one directory ({out}): the run would replace the policy it "
+            "starts from; train into another directory (with or without --overwrite)"
+        )
     if (out / "run.json").exists() or (out / "run.json").is_symlink():
         raise ValueError(
             f"`out` {out} holds an evaluation run (run.json): train into another directory "
