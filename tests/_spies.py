@@ -255,3 +255,15 @@ class LoadsInReady(OracleAgent):
 
     def step_note(self) -> dict[str, int]:
         return {"readied": self.readied}
+
+
+class BatchWidthOracle(BatchNotingOracle):
+    """`BatchNotingOracle` whose step notes say how many episodes each batch held."""
+
+    name = "batch-width"
+
+    def __repr__(self) -> str:
+        return f"BatchWidthOracle({self.epsilon}, {self.max_batch_size})"
+
+    def step_notes(self, episode_ids: Sequence[str]) -> list[dict[str, Any]]:
+        return [{"batch": len(episode_ids)} for _ in episode_ids]

@@ -400,3 +400,34 @@ def test_ray_without_ray_fails_before_overwrite_deletes_the_run(tmp_path, monkey
     assert main([*common, "--backend", "ray", "--overwrite", "--quiet"]) == 2
     assert "The ray backend needs Ray" in capsys.readouterr().err
     assert (out / EPISODES_FILE).read_text() == before
+
+
+@pytest.mark.parametrize("timeout", [None, 600.0])  # (600 s: a hang guard, never reached)
+def test_a_batch_agent_on_the_pool_plays_as_many_episodes_at_once_as_in_process(timeout):
+    """In rerun mode a task's budgets share the batch agent's episode id, and the driver plays
+    them one after another. The pool cut chunks by jobs: with 4 budgets a chunk held 1 (with a
+    timeout) or 1 to 2 episodes of a batch of 4, and with a timeout it gave the chunk one
+    timeout, which killed the last budget of a task (1.2 s into a 4 s timeout)."""
+    from _spies import BatchWidthOracle
+
+    widest = {}
+    for backend in ("local", "pool"):
+        result = evaluate(MAZE, BatchWidthOracle(0.2, max_batch_size=4), ks=[1], ts=[5, 6, 7, 8],
+                          n=1, tasks=8, mode="rerun", backend=backend, workers=1,
+                          timeout=timeout, n_bootstrap=0)  # fmt: skip
+        widest[backend] = max(step["agent"]["batch"] for step in result.steps)
+    assert widest == {"local": 4, "pool": 4}
+
+
+def test_a_chunk_s_time_counts_the_budgets_an_agent_episode_plays_one_after_another():
+    from turnbudget.eval.run.backends.supervisor import _Chunks, _rounds
+
+    specs = [EpisodeSpec(MAZE, task, 0, t, 0, 0) for task in range(3) for t in (5, 6, 7, 8)]
+    chunks = _Chunks(specs, 2, by_chain=True)
+    cut = [chunks.popleft() for _ in range(2)]
+    assert [len(c) for c in cut] == [8, 4] and not chunks
+    assert [s for c in cut for s in c] == specs  # (in plan order, every job once)
+    assert _rounds(cut[0], 2) == 8  # (2 at a time: 4 rounds played, 4 + 4 allowed; it was 4)
+    assert _rounds(specs[:4], 4) == 4  # (one task's budgets: one after another; it was 1)
+    assert _rounds(specs[:4], 1) == 4 and _rounds([], 4) == 0
+    assert [len(c) for c in iter(_Chunks(specs, 5).popleft, [])] == [5, 5, 2]  # (by jobs)
