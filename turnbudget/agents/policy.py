@@ -138,10 +138,11 @@ def _torch() -> Any:
     export-policy` said "No module named 'torch'" and no more)."""
     try:
         import torch
-    except ImportError as exc:
-        raise ImportError(
+    except ImportError as exc:  # (still "torch" by name: `make_agent` says which agent needs it)
+        raise ModuleNotFoundError(
             f"Reading a policy.zip needs torch, of the rl extra (pip install -e '.[rl]' in the "
-            f"turnbudget checkout): {exc}. A policy's zoo format plays without it"
+            f"turnbudget checkout): {exc}. A policy's zoo format plays without it",
+            name="torch",
         ) from exc
     return torch
 

@@ -655,6 +655,19 @@ def test_a_race_against_a_rival_that_is_not_the_house_never_wins_below_its_d_sta
     by_ratio = random_rival.summary["analysis"]["turnbudget/race_v0"]["feasibility"]["by_ratio"]
     below = next(row for row in by_ratio if row["ratio"] == [0.0, 1.0])
     assert below["cells"] > 0 and below["mean"] == [0.0]
+    for episode in random_rival.episodes:  # (the winner's own record says the same d*)
+        mine = episode["roles"]["player_0"]
+        assert mine["initial_distance"] == episode["initial_distance"]
+        assert mine["step_regret"] is None or mine["step_regret"] >= 0
+    # success "all" (both players, a tie) and no house: the tours alone too (the review found
+    # the house-relative d* here, and a joint win 2 rounds below it)
+    both = evaluate_team(race, {"player_0": "oracle", "player_1": "oracle"}, success="all",
+                         **settings)  # fmt: skip
+    for episode in both.episodes:
+        env = race.raw_env()
+        env.reset(seed=episode["seed"])
+        alone = max(env.distance_alone("player_0"), env.distance_alone("player_1"))
+        assert episode["initial_distance"] == alone
     house = evaluate_team(race, {"player_0": "oracle", "player_1": "house"}, **settings)
     for episode in house.episodes:
         env = race.raw_env()

@@ -189,6 +189,7 @@ class GeneratedTextWorldEnv(TextWorldEnv):
         from textworld.generator.inform7 import CouldNotCompileGameError
 
         failures: set[str] = set()
+        last: Exception | None = None  # (the traceback the final error keeps)
         for attempt in range(MAX_GENERATION_ATTEMPTS):
             options = textworld.GameOptions()
             options.seeds = attempt_seed(game_id, attempt)
@@ -200,14 +201,16 @@ class GeneratedTextWorldEnv(TextWorldEnv):
                     warnings.simplefilter("ignore")  # jericho's UnsupportedGameWarning
                     game = self._make_game(options)
                     compile_game(game, options)
-            except QuestGenerationError:
+            except QuestGenerationError as e:
                 failures.add("QuestGenerationError")
+                last = e
                 continue
             except ValueError as e:
                 # (TextWorld's cooking generator draws from an empty list for some seeds:
                 # Cooking(recipe=3, take=2, go=9, cut=True, split="test") raised NumPy's "high
                 # <= 0" from inside it at games 0 and 1; another seed makes a game)
                 failures.add(f"{type(e).__name__}: {brief(str(e))}")
+                last = e
                 continue
             except CouldNotCompileGameError as e:
                 # (its message was the compilers' whole output, 15 lines naming a generation
@@ -223,7 +226,7 @@ class GeneratedTextWorldEnv(TextWorldEnv):
         raise GenerationError(
             f"TextWorld could not generate {self.family} game {game_id} with {self._settings()} "
             f"in {MAX_GENERATION_ATTEMPTS} attempts ({'; '.join(sorted(failures))})"
-        )
+        ) from last
 
     def pregenerate(self, game_id: int) -> Path:
         """Make sure game ``game_id`` is in the cache; return its file."""

@@ -385,7 +385,10 @@ class TeamEpisodes:
         # The team's d*: the game's oracle, exact for a cooperative team and for a race against
         # the house. Against any other rival the race's best response to the house is no bound
         # (a random rival takes fewer copies: wins came below it), so d* is the tour alone.
-        against_house = all(r in config.house for r in self.roles if r not in self.winners)
+        # (with success "all" every role is a winner: no house plays a rival, tour alone too)
+        against_house = bool(config.house) and all(
+            r in config.house for r in self.roles if r not in self.winners
+        )
         self._d_star_alone = not against_house and callable(
             getattr(game_module(config.game).raw_env, "distance_alone", None)
         )
@@ -435,6 +438,8 @@ class TeamEpisodes:
         d_star = game.distance_alone if self._d_star_alone else game.distance_to_goal
         optimal = [d_star(role) for role in self.winners]  # the team's d*
         optimal_length = None if None in optimal else max(optimal)
+        # (the winners' own records say the same d*: theirs was the house-relative one)
+        alone = dict(zip(self.winners, optimal, strict=True)) if self._d_star_alone else {}
         seat = {role: i for i, role in enumerate(self.roles)}
         rounds, first = 0, None
         executed: dict[str, str | None] = dict.fromkeys(self.roles)  # what ran last round
@@ -466,11 +471,11 @@ class TeamEpisodes:
             if any(terminations.values()):
                 first = rounds if all(infos[r]["won"] for r in self.winners) else None
                 break
-        return self._collect(spec, rounds, first, optimal_length, records)
+        return self._collect(spec, rounds, first, optimal_length, records, alone)
 
     def _collect(
         self, spec: EpisodeSpec, rounds: int, first: int | None, optimal_length: int | None,
-        records: list[dict[str, Any]],
+        records: list[dict[str, Any]], alone: Mapping[str, int | None],
     ) -> tuple[dict[str, Any], Any]:  # fmt: skip
         for record in records:  # a per-env-object counter: it depends on scheduling
             record.pop("episode_index", None)
@@ -482,6 +487,13 @@ class TeamEpisodes:
             **feasibility(optimal_length, spec.turn_budget, first),
         }  # fmt: skip
         members = {r["agent"]: r for r in records if r["record"] == "episode"}
+        for role, d_star in alone.items():
+            if role in members:
+                member = members[role]
+                member["initial_distance"] = d_star
+                member.update(
+                    feasibility(d_star, member["turn_budget"], member["first_success_turn"])
+                )
         if members:
             episode["roles"] = {role: members[role] for role in self.roles if role in members}
         if self.config.house:  # (its turns are not the team's: the step columns leave them out)

@@ -413,7 +413,8 @@ class RaceWorld(TeamWorld):
     def distance_alone(self, role: str) -> int | None:
         """Rounds of ``role``'s shortest tour to craft, the rival ignored (None: a material it
         needs has no copy left): a lower bound whoever plays the rival, who can only take
-        copies, where `distance_to_goal` is exact against the house rival only."""
+        copies, where `distance_to_goal` is exact against the house rival only. Not with
+        setbacks on: a setback that makes the rival drop a copy can leave it nearer."""
         if role not in self.roles:
             raise ValueError(f"Expect one of {self.roles}, got {role!r}")
         if self.over:
