@@ -419,6 +419,28 @@ def test_a_batch_agent_on_the_pool_plays_as_many_episodes_at_once_as_in_process(
     assert widest == {"local": 4, "pool": 4}
 
 
+def test_a_batch_agent_s_pool_starts_no_more_processes_than_it_has_chunks(monkeypatch):
+    """Chunks of whole agent episodes: 4 tasks by 4 budgets are one chunk of a batch of 4,
+    and 4 workers started 4 processes for it (3 never got a chunk, each loading the agent)."""
+    from _spies import BatchNotingOracle
+
+    from turnbudget.eval.run.backends import pool
+
+    started = []
+    processes = pool._Processes
+
+    def counted(n, args):
+        started.append(n)
+        return processes(n, args)
+
+    monkeypatch.setattr(pool, "_Processes", counted)
+    for timeout in (None, 600.0):
+        evaluate(MAZE, BatchNotingOracle(0.2, max_batch_size=4), ks=[1], ts=[5, 6, 7, 8], n=1,
+                 tasks=4, mode="rerun", backend="pool", workers=4, timeout=timeout,
+                 n_bootstrap=0)  # fmt: skip
+    assert started == [1, 1]
+
+
 def test_a_chunk_s_time_counts_the_budgets_an_agent_episode_plays_one_after_another():
     from turnbudget.eval.run.backends.supervisor import _Chunks, _rounds
 
@@ -427,7 +449,8 @@ def test_a_chunk_s_time_counts_the_budgets_an_agent_episode_plays_one_after_anot
     cut = [chunks.popleft() for _ in range(2)]
     assert [len(c) for c in cut] == [8, 4] and not chunks
     assert [s for c in cut for s in c] == specs  # (in plan order, every job once)
-    assert _rounds(cut[0], 2) == 8  # (2 at a time: 4 rounds played, 4 + 4 allowed; it was 4)
+    assert _rounds(cut[0], 2) == 4  # (2 episodes, 2 at a time: their budgets in turn; was 4)
+    assert _rounds(specs, 2) == 10  # (3 episodes 2 at a time: 4 + 12 / 2 allowed)
     assert _rounds(specs[:4], 4) == 4  # (one task's budgets: one after another; it was 1)
     assert _rounds(specs[:4], 1) == 4 and _rounds([], 4) == 0
     assert [len(c) for c in iter(_Chunks(specs, 5).popleft, [])] == [5, 5, 2]  # (by jobs)

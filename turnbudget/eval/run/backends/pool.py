@@ -18,7 +18,7 @@ from turnbudget.eval.run.backends import (
     WorkersUnavailable,
     close_runner,
 )
-from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise
+from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise, units
 from turnbudget.eval.run.driver import Driver, describe, interrupts_ignored
 from turnbudget.eval.run.episodes import evaluation_runner
 from turnbudget.eval.run.lock import exit_with_parent, kill_tree
@@ -271,7 +271,8 @@ class PoolBackend(Backend):
     The agent is sent to each worker once, so it must be picklable where
     processes are spawned. Chunks are small enough to balance the load (about
     eight per worker, at most 16 episodes) and never smaller than a
-    `BatchAgent`'s ``max_batch_size``. The processes start with the first
+    `BatchAgent`'s ``max_batch_size``; a batch agent's are counted in agent episodes,
+    each whole (in rerun mode a task's budgets share one and are played in turn). The processes start with the first
     `run`, never more than it has chunks (`processes`), and serve every later
     `run` until `close`. ``workers`` is at most `MAX_LOCAL_WORKERS`. A worker
     sends each outcome as its episode ends; one that dies or runs past the
@@ -297,8 +298,9 @@ class PoolBackend(Backend):
         return self
 
     def processes(self, n_specs: int) -> int:
-        """The worker processes a first `run` of ``n_specs`` jobs starts: ``workers``, but
-        never more than it has chunks (a process without one would only cost its start).
+        """The worker processes a first `run` of ``n_specs`` units (`units`: jobs, a batch
+        agent's agent episodes) starts: ``workers``, but never more than it has chunks (a
+        process without one would only cost its start).
 
         Example:
             >>> PoolBackend(workers=8).processes(3), PoolBackend(workers=8).processes(1000)
@@ -314,9 +316,10 @@ class PoolBackend(Backend):
             raise RuntimeError("PoolBackend.run() before start()")
         if not len(specs):
             return
+        count = units(specs, self._width)  # (a batch agent's chunks: whole agent episodes)
         if self._procs is None:  # (the retries' runs reuse them)
-            self._procs = _Processes(self.processes(len(specs)), self._args)
-        size = chunk_size(len(specs), self.workers, self._width, self.timeout)
+            self._procs = _Processes(self.processes(count), self._args)
+        size = chunk_size(count, self.workers, self._width, self.timeout)
         yield from supervise(self._procs, specs, size=size, width=self._width, timeout=self.timeout)
 
     def close(self) -> None:

@@ -55,7 +55,7 @@ from turnbudget.eval.run.backends import (
     check_workers,
     close_runner,
 )
-from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise
+from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise, units
 from turnbudget.eval.run.driver import describe
 from turnbudget.eval.run.episodes import evaluation_runner
 
@@ -445,7 +445,7 @@ class RayBackend(Backend):
     def run(self, specs: Sequence[Any]) -> Iterator[list[Any]]:
         if self._actors is None:
             raise RuntimeError("RayBackend.run() before start()")
-        size = chunk_size(len(specs), self.workers, self._width, self.timeout)
+        size = chunk_size(units(specs, self._width), self.workers, self._width, self.timeout)
         yield from supervise(
             self._actors, specs, size=size, width=self._width, timeout=self.timeout
         )

@@ -79,8 +79,14 @@ class Workers(abc.ABC):
         return False
 
 
+def units(specs: Sequence[Any], width: int) -> int:
+    """What `supervise` cuts ``specs`` into chunks of: jobs, or for a batch agent (``width``
+    above 1) agent episodes (`chain_key`: a task's budgets in rerun mode are one)."""
+    return len(specs) if width <= 1 else len(set(map(chain_key, specs)))
+
+
 def chunk_size(n_specs: int, workers: int, width: int, timeout: float | None) -> int:
-    """Episodes per chunk: about eight chunks per worker, at most 16 episodes, never fewer
+    """Units (`units`) per chunk: about eight chunks per worker, at most 16, never fewer
     than a `BatchAgent`'s ``width``; with a timeout, ``width`` exactly (one episode for a
     plain agent), so a hanging episode costs no other episode an attempt."""
     if timeout is not None:
@@ -228,7 +234,10 @@ def _rounds(jobs: Sequence[Any], width: int) -> int:
     batch agent's last budget of a task in rerun mode, which had run 1.2 s of a 4 s timeout)."""
     if width <= 1:
         return len(jobs)
-    longest = max(collections.Counter(map(chain_key, jobs)).values(), default=0)
+    chains = collections.Counter(map(chain_key, jobs))
+    longest = max(chains.values(), default=0)
+    if len(chains) <= width:  # (every chain in flight at once: its longest decides)
+        return longest
     return min(len(jobs), longest + math.ceil(len(jobs) / width))
 
 
