@@ -271,8 +271,9 @@ class PoolBackend(Backend):
     The agent is sent to each worker once, so it must be picklable where
     processes are spawned. Chunks are small enough to balance the load (about
     eight per worker, at most 16 episodes) and never smaller than a
-    `BatchAgent`'s ``max_batch_size``; a batch agent's are counted in agent episodes,
-    each whole (in rerun mode a task's budgets share one and are played in turn). The processes start with the first
+    `BatchAgent`'s ``max_batch_size``; a batch agent's are counted in agent
+    episodes, each whole (in rerun mode a task's budgets share one and are
+    played in turn). The processes start with the first
     `run`, never more than it has chunks (`processes`), and serve every later
     `run` until `close`. ``workers`` is at most `MAX_LOCAL_WORKERS`. A worker
     sends each outcome as its episode ends; one that dies or runs past the
