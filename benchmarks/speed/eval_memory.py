@@ -15,6 +15,7 @@ Run:
     python benchmarks/speed/eval_memory.py                               # 10k, 100k: ~5 min here
     python benchmarks/speed/eval_memory.py --sizes 10000,100000,1000000  # + 1M: ~30 min more
     python benchmarks/speed/eval_memory.py --sizes 200,400 --tasks 20    # smoke
+    python benchmarks/speed/eval_memory.py --resume --ts 16,32 --sizes 4000,16000  # resume
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ class Config:
     """turn budgets T (truncate mode: one run per episode at max(T))"""
     n_bootstrap: int = 200
     """bootstrap resamples of the summary"""
+    resume: bool = False
+    """record steps too, and resume each finished run in a fresh process of its own: its
+    peak beside the run's (a resume reads and checks both logs before it appends)"""
     json_out: str = ""
     """also write the figures to this JSON file"""
 
@@ -68,8 +72,9 @@ def _shape(config: Config, size: int) -> tuple[int, int]:
     raise ValueError(f"Expect `grow` to be `n` or `tasks`, got {config.grow!r}")
 
 
-def child(config: Config, tasks: int, n: int) -> dict[str, Any]:
-    """One evaluation in this process: its episodes, seconds and peak RSS (MiB)."""
+def child(config: Config, tasks: int, n: int, out: str = "") -> dict[str, Any]:
+    """One evaluation in this process: its episodes, seconds and peak RSS (MiB). With
+    ``out``, the run is kept there, or resumed there when it holds one."""
     from turnbudget.agents import make_agent
     from turnbudget.eval.run.evaluate import evaluate
 
@@ -78,8 +83,8 @@ def child(config: Config, tasks: int, n: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         result = evaluate(
             config.env, make_agent(config.agent), ks=ks, ts=[int(t) for t in config.ts.split(",")],
-            n=n, tasks=tasks, mode="truncate", record_steps=False, out=Path(tmp) / "run",
-            n_bootstrap=config.n_bootstrap,
+            n=n, tasks=tasks, mode="truncate", record_steps=config.resume,
+            out=Path(out or tmp) / "run", n_bootstrap=config.n_bootstrap,
         )  # fmt: skip
         episodes = result.summary["n_episodes"]
     seconds = time.perf_counter() - t0
@@ -91,9 +96,11 @@ def child(config: Config, tasks: int, n: int) -> dict[str, Any]:
     }
 
 
-def measure(config: Config, tasks: int, n: int) -> dict[str, Any]:
+def measure(config: Config, tasks: int, n: int, out: str = "") -> dict[str, Any]:
     """`child` in a fresh interpreter (its peak is its own)."""
-    argv = [sys.executable, __file__, "--child", json.dumps([dataclasses.asdict(config), tasks, n])]
+    argv = [
+        sys.executable, __file__, "--child", json.dumps([dataclasses.asdict(config), tasks, n, out])
+    ]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"The run of {tasks} x {n} episodes failed:\n{done.stderr[-3000:]}")
@@ -106,7 +113,10 @@ def main(config: Config) -> dict[str, Any]:
     rows = []
     for size in sizes:
         tasks, n = _shape(config, size)
-        row = {"tasks": tasks, "n": n, **measure(config, tasks, n)}
+        with tempfile.TemporaryDirectory() as out:
+            row = {"tasks": tasks, "n": n, **measure(config, tasks, n, out)}
+            if config.resume:  # (the same run, finished: resume reads it all, runs nothing)
+                row["resume_peak_mib"] = measure(config, tasks, n, out)["peak_mib"]
         row["over_baseline_mib"] = round(row["peak_mib"] - baseline["peak_mib"], 1)
         rows.append(row)
     figures = {
@@ -115,14 +125,17 @@ def main(config: Config) -> dict[str, Any]:
         "baseline": baseline,
         "runs": rows,
     }
+    resumed = f" {'resume MiB':>11}" if config.resume else ""
     print(
         f"{'episodes':>10} {'tasks':>6} {'n':>7} {'seconds':>8} {'peak MiB':>9} {'over base':>10}"
+        + resumed
     )
     print(f"{baseline['episodes']:>10} {1:>6} {8:>7} {baseline['seconds']:>8.1f} "
           f"{baseline['peak_mib']:>9.1f} {'(baseline)':>10}")  # fmt: skip
     for r in rows:
+        resumed = f" {r['resume_peak_mib']:>11.1f}" if config.resume else ""
         print(f"{r['episodes']:>10} {r['tasks']:>6} {r['n']:>7} {r['seconds']:>8.1f} "
-              f"{r['peak_mib']:>9.1f} {r['over_baseline_mib']:>10.1f}")  # fmt: skip
+              f"{r['peak_mib']:>9.1f} {r['over_baseline_mib']:>10.1f}" + resumed)  # fmt: skip
     if config.json_out:
         Path(config.json_out).write_text(json.dumps(figures, indent=1) + "\n")
     return figures
@@ -130,7 +143,7 @@ def main(config: Config) -> dict[str, Any]:
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
-        fields, tasks, n = json.loads(sys.argv[2])
-        print(json.dumps(child(Config(**fields), tasks, n)))
+        fields, tasks, n, out = json.loads(sys.argv[2])
+        print(json.dumps(child(Config(**fields), tasks, n, out)))
     else:
         main(parse_args(sys.argv[1:]))

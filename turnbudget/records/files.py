@@ -45,6 +45,7 @@ import re
 import secrets
 import stat
 import warnings
+from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -806,39 +807,76 @@ def read_steps(
 
 
 def _step_lines(
-    path: Path, plan: RunPlan, done: set[str], kept: dict[str, list[int]] | None = None
+    path: Path, plan: RunPlan, done: Collection[str], kept: dict[str, list[int]] | None = None
 ) -> Iterator[tuple[bytes, bool]]:
     """Each line of ``steps.jsonl`` and whether resume keeps it: a step of a complete
-    episode, once (counted in ``kept``: episode id -> [steps kept, last turn]). A line it
-    cannot account for raises `LogError`.
+    episode, once (counted in ``kept`` once every line is read: episode id -> [steps kept,
+    last turn]). A line it cannot account for raises `LogError`.
 
     A team member's step belongs to its ``team_episode_id`` (its own ``episode_id`` is
-    ``f"{team_episode_id}#{agent}"``)."""
-    seen: dict[tuple[str, int], tuple[int, int]] = {}  # (episode, turn) -> (line, hash)
+    ``f"{team_episode_id}#{agent}"``). What it holds is a hash of each kept line, in an array
+    per episode by turn (8 bytes a step, where a dict of (episode, turn) keys took ~250):
+    resume of a long run held more than the run itself."""
+    # (a turn past the longest budget is in no complete episode's count; such odd ones go
+    # in a dict, so a hostile turn number allocates nothing)
+    longest = max(plan.budgets, default=0)
+    hashes: dict[str, array] = {}  # episode id -> its kept lines' hashes by turn (0: none)
+    beyond: dict[tuple[str, int], int] = {}
     for number, line, record in iter_records(path, lambda r: step_problem(r, key_only=True)):
         if record is None:  # a torn last line
             yield line, False
             continue
         episode_id, turn = record["episode_id"], record["turn"]
         owner = record.get("team_episode_id", episode_id)
-        if owner not in done and not plan.has(owner):  # (done ones are planned)
-            raise LogError(
-                f"{path}, line {number}: Expect `episode_id` to be one of the run's "
-                f"episodes (run.json), got {_show(owner)}"
-            )
-        first, digest = seen.setdefault((episode_id, turn), (number, hash(line)))
-        if first == number:
-            if kept is not None and owner in done:
-                count = kept.setdefault(episode_id, [0, 0])
-                count[0], count[1] = count[0] + 1, max(count[1], turn)
-            yield line, owner in done
-        elif owner in done and digest != hash(line):
+        if owner not in done:  # (done ones are planned)
+            if not plan.has(owner):
+                raise LogError(
+                    f"{path}, line {number}: Expect `episode_id` to be one of the run's "
+                    f"episodes (run.json), got {_show(owner)}"
+                )
+            yield line, False  # a step of an episode that never completed
+            continue
+        digest = hash(line) or 1
+        if turn <= longest:
+            turns = hashes.get(episode_id)
+            if turns is None:
+                turns = hashes[episode_id] = array("q")
+            if len(turns) < turn:
+                turns.frombytes(bytes(turns.itemsize * (turn - len(turns))))
+            first = turns[turn - 1]
+            if not first:
+                turns[turn - 1] = digest
+        else:
+            first = beyond.setdefault((episode_id, turn), 0)
+            if not first:
+                beyond[(episode_id, turn)] = digest
+        if not first:
+            yield line, True
+        elif first != digest:
             raise LogError(
                 f"{path}, line {number}: step {turn} of episode {episode_id!r} is logged again "
-                f"with different content (first at line {first}); which one holds?"
+                f"with different content (first at line {_first_step_line(path, record)}); "
+                "which one holds?"
             )
-        else:  # an identical copy, or a step of an episode that never completed
+        else:  # an identical copy
             yield line, False
+    if kept is not None:
+        for episode_id, turns in hashes.items():
+            logged = [turn for turn, digest in enumerate(turns, 1) if digest]
+            kept[episode_id] = [len(logged), logged[-1]]
+        for episode_id, turn in beyond:
+            count = kept.setdefault(episode_id, [0, 0])
+            count[0], count[1] = count[0] + 1, max(count[1], turn)
+
+
+def _first_step_line(path: Path, step: Mapping[str, Any]) -> int:
+    """The number of the first line of ``path`` that logs ``step``'s episode and turn (read
+    again for an error's sake, rather than held for every step)."""
+    key = (step["episode_id"], step["turn"])
+    for number, _, record in iter_records(path, lambda r: step_problem(r, key_only=True)):
+        if record is not None and (record["episode_id"], record["turn"]) == key:
+            return number
+    raise AssertionError("unreachable: the step was read from this file")
 
 
 def _kept_prefix(lines: Iterable[tuple[bytes, bool]]) -> tuple[int | None, bool]:
@@ -912,16 +950,13 @@ def repair_logs(out: Path, plan: RunPlan) -> set[str]:
     """
     episodes_path, steps_path = out / EPISODES_FILE, out / STEPS_FILE
     try:
-        by_id, clean = _scan_episodes(episodes_path, plan)
+        episodes, clean = _resume_scan(episodes_path, plan)
         # An episode that failed to run is tried again: its record goes.
-        keep = {
-            k: line for k, (_, line, record) in by_id.items() if not record.get("failed_to_run")
-        }
-        done = set(keep)
+        done = {k for k, (_, _, members) in episodes.items() if members is not None}
         counts: dict[str, list[int]] = {}
         steps_kept = _kept_prefix(_step_lines(steps_path, plan, done, counts))
         if plan.steps:
-            _check_steps_kept(episodes_path, steps_path, by_id, done, counts)
+            _check_steps_kept(episodes_path, steps_path, episodes, counts)
     except LogError as exc:
         # (a problem of a whole file, a link to nothing or an episode's lost steps, names no line)
         what = "that line" if ", line " in str(exc) else "what it names"
@@ -945,9 +980,52 @@ def repair_logs(out: Path, plan: RunPlan) -> set[str]:
         _rewrite(
             steps_path, (_ended(line) for line, kept in _step_lines(steps_path, plan, done) if kept)
         )
-    if not clean or len(keep) != len(by_id) or not _ends_whole(episodes_path):
-        _rewrite(episodes_path, map(_ended, keep.values()))
+    if not clean or len(done) != len(episodes) or not _ends_whole(episodes_path):
+        _rewrite(episodes_path, _kept_episode_lines(episodes_path, plan, episodes))
     return done
+
+
+def _resume_scan(
+    path: Path, plan: RunPlan
+) -> tuple[dict[str, tuple[int, int, list[tuple[str, int]] | None]], bool]:
+    """What resume needs of an episode log, holding no record (`_scan_episodes` held every
+    one): by episode id, in the file's order, its first line's number and hash, and whose
+    step records it accounts for (`_members`, an empty list in a run without steps; None
+    for an episode that failed to run); and whether the file is clean: no torn last line,
+    no record twice. A copy with other content raises `LogError`."""
+    episodes: dict[str, tuple[int, int, list[tuple[str, int]] | None]] = {}
+    again: dict[str, list[tuple[int, bytes]]] = {}  # id -> (line, digest) of each later copy
+    clean = True
+    for number, line, record in iter_records(path, lambda r: episode_problem(r, plan)):
+        if record is None:
+            clean = False
+            continue
+        episode_id, digest = record["episode_id"], hash(line)
+        first = episodes.get(episode_id)
+        if first is not None:
+            clean = False  # a copy: dropped if identical
+            if first[1] != digest:  # (other bytes may still be the same record)
+                again.setdefault(episode_id, []).append((number, _digest(record)))
+            continue
+        members = None
+        if not record.get("failed_to_run"):
+            members = _members(path, number, record) if plan.steps else []
+        episodes[episode_id] = (number, digest, members)
+    if again:
+        _check_copies(path, plan, again)
+    return episodes, clean
+
+
+def _kept_episode_lines(
+    path: Path, plan: RunPlan, episodes: dict[str, tuple[int, int, list[tuple[str, int]] | None]]
+) -> Iterator[bytes]:
+    """The lines of the episode log at ``path`` that resume keeps (``episodes``, from
+    `_resume_scan`): each complete episode's first line, ended."""
+    for number, line, record in iter_records(path, lambda r: episode_problem(r, plan)):
+        if record is not None:
+            first, _, members = episodes[record["episode_id"]]
+            if first == number and members is not None:
+                yield _ended(line)
 
 
 def _ends_whole(path: Path) -> bool:
@@ -968,18 +1046,15 @@ def _ended(line: bytes) -> bytes:
 def _check_steps_kept(
     episodes_path: Path,
     steps_path: Path,
-    by_id: dict[str, tuple[int, bytes, dict[str, Any]]],
-    done: set[str],
+    episodes: dict[str, tuple[int, int, list[tuple[str, int]] | None]],
     counts: dict[str, list[int]],
 ) -> None:
     """`LogError` for a complete episode without a step record for each turn it used: its
     steps were lost after it was logged (a step line cut or removed, the step log deleted),
     which no kill leaves (steps are written before their episode). The resumed run kept the
     episode and finished without a word, its step log short of an uninterrupted run's."""
-    for episode_id, (number, _, record) in by_id.items():  # (in the file's order)
-        if episode_id not in done:
-            continue
-        for member, used in _members(episodes_path, number, record):
+    for number, _, members in episodes.values():  # (in the file's order)
+        for member, used in members or ():
             count, last = counts.get(member, (0, 0))
             if count != used or last > used:
                 raise LogError(
