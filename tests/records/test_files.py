@@ -1103,3 +1103,45 @@ def test_resume_cuts_the_steps_of_unfinished_episodes_in_place(oracle_run, tmp_p
     assert (run / STEPS_FILE).stat().st_ino == inode
     resumed = _resume(run)
     assert resumed.n_run == 1 and json.loads(json.dumps(resumed.summary)) == oracle_run[1]
+
+
+class _StopsAfterTwo(OracleAgent):
+    """The oracle, stopped (as by a kill) once its run has logged two episodes."""
+
+    def __init__(self, log: Path):
+        super().__init__(0.2)
+        self.log = log
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed=seed)
+        if self.log.exists() and len(_lines(self.log)) >= 2:
+            raise KeyboardInterrupt
+
+    def __repr__(self) -> str:  # (the run's agent, as the resumed run names it)
+        return "OracleAgent(epsilon=0.2)"
+
+
+def test_a_resumed_run_whose_logs_link_to_another_run_writes_only_its_own(tmp_path):
+    """A run directory whose logs are links into another's (``cp -rs``) resumed by
+    appending through them: the other run's logs took this run's episodes, past the
+    other's lock. Resume now copies a linked log into a file of its own; a new log never
+    opens through a link."""
+    settings = dict(ks=[1], ts=[20], tasks=6, n_bootstrap=20)
+    first, linked = tmp_path / "first", tmp_path / "linked"
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(MAZE, _StopsAfterTwo(first / EPISODES_FILE), out=first, **settings)
+    logged = {name: (first / name).read_bytes() for name in (EPISODES_FILE, STEPS_FILE)}
+    linked.mkdir()
+    for name in (RUN_FILE, EPISODES_FILE, STEPS_FILE):
+        (linked / name).symlink_to(first / name)
+    resumed = evaluate(MAZE, OracleAgent(0.2), out=linked, **settings)
+    assert resumed.n_run == 4 and len(resumed.episodes) == 6
+    assert {name: (first / name).read_bytes() for name in logged} == logged
+    for name in (EPISODES_FILE, STEPS_FILE):
+        assert not (linked / name).is_symlink()
+        assert (linked / name).read_bytes().startswith(logged[name])
+    # Appending never follows a link, whoever asks.
+    (tmp_path / "elsewhere").write_bytes(b"")
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(LogError, match="a symbolic link, not a log of this run's own"):
+        files.open_regular(tmp_path / "link", "a")

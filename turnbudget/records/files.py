@@ -187,10 +187,17 @@ def open_regular(path: str | os.PathLike[str], mode: str = "rb") -> Any:
     """``path`` opened in ``mode`` (``"rb"``, or ``"a"`` to append text, created if missing)
     if it is a regular file; else `LogError`: a FIFO would block the run for ever, and a
     device such as /dev/zero fill its memory. (Opened without blocking, then checked.)"""
-    flags = os.O_RDONLY if mode == "rb" else os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    # (appending never follows a link: it may point at another run's log, which this run
+    # then wrote past that run's lock; resume makes a linked log a file of its own first)
+    flags = os.O_RDONLY if mode == "rb" else os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NO_FOLLOW
     try:
         fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o644)
     except OSError as exc:
+        if exc.errno == errno.ELOOP and mode != "rb":
+            raise LogError(
+                f"{path}: a symbolic link, not a log of this run's own (it may point at "
+                "another run's log): remove it, or resume the run to copy what it holds"
+            ) from None
         if exc.errno != errno.ENXIO:  # (a FIFO that no process reads, opened to write)
             raise
         fd = None
@@ -204,6 +211,8 @@ def open_regular(path: str | os.PathLike[str], mode: str = "rb") -> Any:
     os.set_blocking(fd, True)
     return os.fdopen(fd, mode)
 
+
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 #: The longest line a log may hold, its newline included (a record's line is a few KiB:
 #: its strings are capped, `cap_text`); a longer one is refused before it is read whole.
@@ -965,7 +974,7 @@ def repair_logs(out: Path, plan: RunPlan) -> set[str]:
             f"for: fix or remove {what}, or start afresh (--overwrite / overwrite=True)."
         ) from None
     kept_size, all_kept = steps_kept
-    if all_kept and _ends_whole(steps_path):
+    if all_kept and _ends_whole(steps_path) and not steps_path.is_symlink():
         pass
     elif kept_size is not None and not steps_path.is_symlink():
         # (steps dropped at the end only, as a kill or a full disk leaves them: cut in place,
@@ -980,7 +989,10 @@ def repair_logs(out: Path, plan: RunPlan) -> set[str]:
         _rewrite(
             steps_path, (_ended(line) for line, kept in _step_lines(steps_path, plan, done) if kept)
         )
-    if not clean or len(done) != len(episodes) or not _ends_whole(episodes_path):
+    # (a linked log is copied into a file of the run's own: appending wrote through the
+    # link into another run's log, past its lock)
+    linked = episodes_path.is_symlink()
+    if not clean or len(done) != len(episodes) or not _ends_whole(episodes_path) or linked:
         _rewrite(episodes_path, _kept_episode_lines(episodes_path, plan, episodes))
     return done
 
