@@ -674,6 +674,41 @@ def test_an_out_holding_no_evaluation_run_is_refused_before_anything_is_written(
     assert Counting.resets == 0
 
 
+def test_a_probe_run_and_a_training_run_or_a_policy_never_share_a_directory(tmp_path):
+    """Only an evaluation's run.json marked a directory as an evaluation's: training and an
+    export wrote beside a probe run's probes.jsonl, and a probe wrote beside a policy."""
+    import shutil
+    from importlib import resources
+
+    from turnbudget.agents.policy import export_policy
+    from turnbudget.eval import probe
+    from turnbudget.eval.probes.run import PROBE_CONFIG_FILE, PROBES_FILE
+    from turnbudget.eval.probes.summary import PROBE_SUMMARY_FILE
+    from turnbudget.records import EVALUATION_FILES
+    from turnbudget.train.config import TrainConfig, check_out
+
+    assert {PROBE_CONFIG_FILE, PROBES_FILE, PROBE_SUMMARY_FILE} <= set(EVALUATION_FILES)
+    probed = tmp_path / "probed"
+    probe(MAZE, RandomAgent(), tasks=1, kinds=["slip"], repeats=1, baseline_repeats=1,
+          n_bootstrap=0, out=probed)  # fmt: skip
+    before = {p.name: p.read_bytes() for p in probed.iterdir()}
+    for overwrite in (False, True):
+        with pytest.raises(ValueError, match=r"holds an evaluation run \(probe\.json"):
+            check_out(TrainConfig(out=str(probed)), overwrite=overwrite)
+        with pytest.raises(ValueError, match=r"holds an evaluation run \(probe\.json"):
+            export_policy("zoo/maze-easy/base/seed0", probed, overwrite=overwrite)
+    assert {p.name: p.read_bytes() for p in probed.iterdir()} == before
+    policy = tmp_path / "policy"
+    shutil.copytree(resources.files("turnbudget") / "zoo/maze-easy/base/seed0", policy)
+    before = {p.name: p.read_bytes() for p in policy.iterdir()}
+    for overwrite in (False, True):
+        with pytest.raises(ValueError, match=r"holds a training run or a policy \(weights"):
+            probe(MAZE, Counting(), tasks=1, kinds=["slip"], repeats=1, baseline_repeats=1,
+                  n_bootstrap=0, out=policy, overwrite=overwrite)  # fmt: skip
+    assert {p.name: p.read_bytes() for p in policy.iterdir()} == before
+    assert Counting.resets == 0
+
+
 def test_runs_nested_at_any_depth_are_reported_and_never_nested_in_a_run(tmp_path):
     """A label with a slash nests its run (runs/team/a): the report of runs/ read only its
     subdirectories and left that run out without a word; a run made in a folder of runs, or

@@ -166,13 +166,13 @@ def test_out_holding_another_run_is_refused_unless_overwrite(tmp_path, capsys):
     summary = (evaluation / "summary.json").read_bytes()
     capsys.readouterr()
     assert train(f"--algo bc --bc-episodes 2 --bc-epochs 1 --out {evaluation}") == 2
-    assert "holds an evaluation run (run.json)" in capsys.readouterr().err
+    assert "holds an evaluation run (run.json, episodes.jsonl)" in capsys.readouterr().err
     assert (evaluation / "summary.json").read_bytes() == summary
     # With --overwrite too: training replaced the evaluation's summary.json and left its
     # logs beside its own policy, two runs in one directory.
     before = sorted(p.name for p in evaluation.iterdir())
     assert train(f"--algo bc --bc-episodes 2 --bc-epochs 1 --overwrite --out {evaluation}") == 2
-    assert "holds an evaluation run (run.json)" in capsys.readouterr().err
+    assert "holds an evaluation run (run.json, episodes.jsonl)" in capsys.readouterr().err
     assert (evaluation / "summary.json").read_bytes() == summary
     assert sorted(p.name for p in evaluation.iterdir()) == before
 

@@ -59,7 +59,7 @@ from turnbudget._checks import (
     make_folders,
 )
 from turnbudget.agents.base import EXECUTED_KEY, admissible_commands
-from turnbudget.records.files import open_regular
+from turnbudget.records.files import EVALUATION_FILES, open_regular
 from turnbudget.wrappers.history_features import (
     FeatureEncoder,
     HistoryFeatures,
@@ -96,8 +96,9 @@ WEIGHTS_FILE = "weights.npz"
 CARD_FILE = "card.json"
 _POLICY_FILES = (WEIGHTS_FILE, ENCODING_FILE, CARD_FILE)  # (what an export writes)
 # What marks a directory as a run's, which an export never shares: a training run's files
-# (its config.json is written first: a run stopped before its policy) and an evaluation's.
-_RUN_FILES = ("config.json", "progress.csv", "checkpoints", "run.json", "episodes.jsonl")
+# (its config.json is written first: a run stopped before its policy) and an evaluation's
+# (a probe run's too: an export wrote beside its probes.jsonl).
+_RUN_FILES = ("config.json", "progress.csv", "checkpoints", *EVALUATION_FILES)
 #: The policies the package ships (``policy:zoo/<family>/<arm>/seed<k>``).
 ZOO = Path(__file__).resolve().parents[1] / "zoo"
 _ZOO_PREFIX = "zoo/"
@@ -447,7 +448,7 @@ def export_policy(
         if (Path(destination) / name).exists() or (Path(destination) / name).is_symlink()
     ]
     if run_files and not _same_path(Path(destination), root):
-        what = "an evaluation run" if "run.json" in run_files else "a training run"
+        what = "an evaluation run" if set(run_files) & set(EVALUATION_FILES) else "a training run"
         raise ValueError(
             f"{destination} holds {what} ({', '.join(run_files)}): export into another "
             f"directory, or remove the run first"

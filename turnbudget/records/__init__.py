@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from turnbudget.records.files import (
     EPISODES_FILE,
+    EVALUATION_FILES,
     RUN_FILE,
     STEPS_FILE,
     EpisodeLog,
@@ -58,6 +59,7 @@ from turnbudget.records.sink import RecordSink, repair_torn_tail
 __all__ = [
     "BUDGET_COUNTERS",
     "EPISODES_FILE",
+    "EVALUATION_FILES",
     "MAX_COUNT",
     "MAX_RECORD_TEXT",
     "RUN_FILE",

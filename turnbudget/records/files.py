@@ -62,6 +62,7 @@ from turnbudget.records.schema import (
 
 __all__ = [
     "EPISODES_FILE",
+    "EVALUATION_FILES",
     "MAX_JSON_BYTES",
     "MAX_LINE_BYTES",
     "MAX_RUN_DEPTH",
@@ -97,6 +98,10 @@ __all__ = [
 RUN_FILE = "run.json"
 EPISODES_FILE = "episodes.jsonl"
 STEPS_FILE = "steps.jsonl"
+#: What marks a directory as an evaluation's: a run's (``run.json``, its episode log) or a
+#: probe run's (`turnbudget.eval.probes`: its ``probe.json``, records and summary). A
+#: training run or an exported policy never shares one.
+EVALUATION_FILES = (RUN_FILE, EPISODES_FILE, "probe.json", "probes.jsonl", "probe_summary.json")
 #: What a report made of a run's records leaves in its directory (`turnbudget.eval.report`:
 #: its summary, its tables, its plots), which starting the run afresh discards with them.
 REPORT_FILES = ("summary.json", "report.md", "pass_at_1_curve.png", "recovery.png",

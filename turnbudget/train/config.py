@@ -20,6 +20,7 @@ from turnbudget._checks import (
     renamed,
 )
 from turnbudget.agents.policy import CARD_FILE, ENCODING_FILE, WEIGHTS_FILE
+from turnbudget.records.files import EVALUATION_FILES
 from turnbudget.wrappers.sample_turn_budget import split_budget_mixes
 
 __all__ = ["ALGOS", "TrainConfig", "check_config"]
@@ -385,8 +386,8 @@ def check_out(config: TrainConfig, overwrite: bool = False) -> None:
     """A ValueError when ``config.out`` holds what the run would replace, unless
     ``overwrite``: another training run (its ``config.json`` differs: the settings are
     named), or a policy without its config; and, ``overwrite`` or not, an evaluation run
-    (``run.json``: training replaced its summary.json and left its logs, two runs in one
-    directory). The same run again (one that was killed, started over) and unrelated files
+    or a probe run (`EVALUATION_FILES`: training replaced its summary.json and left its
+    logs, two runs in one directory). The same run again (one that was killed, started over) and unrelated files
     are taken."""
     overwrite = check_bool(overwrite, "overwrite")
     out = Path(config.out)
@@ -399,10 +400,12 @@ def check_out(config: TrainConfig, overwrite: bool = False) -> None:
             f"`init` and `out` are one directory ({out}): the run would replace the policy it "
             "starts from; train into another directory (with or without --overwrite)"
         )
-    if (out / "run.json").exists() or (out / "run.json").is_symlink():
+    evaluation = [n for n in EVALUATION_FILES if (out / n).exists() or (out / n).is_symlink()]
+    if evaluation:  # (a probe run's too: training wrote beside its probes.jsonl)
         raise ValueError(
-            f"`out` {out} holds an evaluation run (run.json): train into another directory "
-            "(an evaluation and a training run never share one, with or without --overwrite)"
+            f"`out` {out} holds an evaluation run ({', '.join(evaluation)}): train into another "
+            "directory (an evaluation and a training run never share one, with or without "
+            "--overwrite)"
         )
     if overwrite:
         return

@@ -38,7 +38,9 @@ from turnbudget.records.files import REPORT_HEADING, RUN_FILE, open_regular, run
 
 __all__ = [
     "LOCK_FILE",
+    "TRAINING_FILES",
     "OutputDirInUse",
+    "check_no_training_run",
     "check_not_foreign",
     "exit_with_parent",
     "hold_output_dir",
@@ -77,7 +79,7 @@ def _check_out(out: Path) -> list[Path]:
 
 #: What a training run or an exported policy holds (`turnbudget.train`,
 #: `turnbudget.agents.policy`): an evaluation run's files never include them.
-_TRAINING_FILES = ("config.json", "policy.zip", "weights.npz", "encoding.json")
+TRAINING_FILES = ("config.json", "policy.zip", "weights.npz", "encoding.json")
 
 
 def check_not_foreign(out: Path) -> None:
@@ -104,7 +106,7 @@ def check_not_foreign(out: Path) -> None:
             f"`out` {out} is a folder of runs ({runs[0]} among them), whose report reads "
             "them all: evaluate into a directory of its own, such as one in it"
         )
-    held = [name for name in _TRAINING_FILES if (out / name).exists()]
+    held = [name for name in TRAINING_FILES if (out / name).exists()]
     summary, report = out / "summary.json", out / "report.md"
     if not held and (summary.is_file() or summary.is_symlink()):
         try:
@@ -119,6 +121,18 @@ def check_not_foreign(out: Path) -> None:
             f"`out` {out} holds {', '.join(held)} of no evaluation run (a training run's or a "
             "policy's, or a summary.json `turnbudget report` did not write), which the run "
             "would overwrite: choose another output directory"
+        )
+
+
+def check_no_training_run(out: Path) -> None:
+    """A ValueError when ``out`` holds a training run or a policy (`TRAINING_FILES`): probe
+    results were written beside a policy, and an evaluation and a training run never share
+    a directory."""
+    held = [name for name in TRAINING_FILES if (out / name).exists() or (out / name).is_symlink()]
+    if held:
+        raise ValueError(
+            f"`out` {brief(str(out), PATH_CHARS)} holds a training run or a policy "
+            f"({', '.join(held)}): write into another directory"
         )
 
 
@@ -146,7 +160,8 @@ def hold_output_dir(out: str | os.PathLike[str], *, run_dir: bool = False) -> It
     Folders it created are removed again if the block leaves nothing in them
     (a run refused before its first episode leaves no empty output directory).
     With ``run_dir``, an ``out`` that is not an evaluation run's own is refused first
-    (`check_not_foreign`).
+    (`check_not_foreign`); without, one that holds a training run or a policy
+    (`check_no_training_run`).
 
     Raises:
         OutputDirInUse: another process holds it; the message names that process.
@@ -181,6 +196,8 @@ def hold_output_dir(out: str | os.PathLike[str], *, run_dir: bool = False) -> It
     try:
         if run_dir:  # (before the lock file: nothing written in a folder refused)
             check_not_foreign(out)
+        else:  # (probes: beside an evaluation run is theirs to write, beside a policy never)
+            check_no_training_run(out)
     except ValueError:
         for folder in created:  # (made just now, so empty: innermost first)
             with contextlib.suppress(OSError):
