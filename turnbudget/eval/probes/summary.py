@@ -29,8 +29,8 @@ Intervals: rates carry Wilson's score interval at their effective number of
 trials (`turnbudget.eval.estimator.clustered_rate`: outcomes of one task are
 alike); skills and differences the percentile bootstrap over tasks (agent,
 baseline and pairs resampled together), widened to contain an interval that
-cannot collapse: the single-step skill's from the Wilson interval of the
-agent's rate, the recovery-specific skill's from `paired_difference`, a
+cannot collapse: the single-step skill's from the Wilson intervals of the
+agent's rate and the baseline's (`_skill_score`), the recovery-specific skill's from `paired_difference`, a
 contrast's from `difference_interval` of the two skills' intervals. None
 collapses where a rate sits at 0 or 1 or every pair agrees. Their Markdown and their pairing
 with evaluation runs are the report's (`turnbudget.eval.report`).
@@ -194,9 +194,14 @@ def _single_table(agent: Records, base: Records, tasks: list[tuple[str, int]]) -
 
 
 def _single_skill(
-    table: np.ndarray, n_bootstrap: int, confidence: float = CONFIDENCE
+    table: np.ndarray,
+    n_bootstrap: int,
+    confidence: float = CONFIDENCE,
+    baseline_known: bool = False,
 ) -> Interval | None:
-    """The single-step skill of a table from `_single_table`, with its widened interval."""
+    """The single-step skill of a table from `_single_table`, with its widened interval.
+    ``baseline_known``: the score part holds the baseline's rate fixed (for a difference of
+    two skills over one baseline, where its uncertainty all but cancels)."""
     table = table[(table[:, 1] > 0) & (table[:, 3] > 0)]
     if not len(table):
         return None
@@ -204,8 +209,27 @@ def _single_skill(
     if base >= 1.0:
         return None
     p = _rate(table[:, 0], table[:, 1], confidence)
-    score = None if p is None else tuple((x - base) / (1.0 - base) for x in p)
+    r = (base, base, base) if baseline_known else _rate(table[:, 2], table[:, 3], confidence)
+    score = None if p is None or r is None else _skill_score(p, r, base)
     return _widened(table, _skill_of, score, n_bootstrap, confidence)  # type: ignore[arg-type]
+
+
+def _skill_score(p: Interval, r: Interval, base: float) -> Interval:
+    """The score interval of (p - r) / (1 - r) from the agent's rate ``p`` and the baseline's
+    ``r`` (rates with their intervals; ``base`` is r's estimate): each side adds in squares
+    how far each rate's bound moves the skill (MOVER). The baseline's rate was held fixed:
+    an agent whose answers were all wrong had a lower bound equal to its estimate, and a
+    below-chance agent probed on one task was covered 52% of the time."""
+
+    def skill(rate: float, baseline: float) -> float:
+        return (rate - baseline) / (1.0 - baseline)
+
+    mean = skill(p[0], base)
+    # (a baseline bound of 1 has no skill below it: that side keeps the agent's part alone)
+    low_r = mean - skill(p[0], r[2]) if r[2] < 1.0 else 0.0
+    down = float(np.hypot(mean - skill(p[1], base), low_r))
+    up = float(np.hypot(skill(p[2], base) - mean, skill(p[0], r[1]) - mean))
+    return mean, mean - down, min(mean + up, 1.0)  # (no skill passes 1: every answer optimal)
 
 
 def _matched_rates(table: np.ndarray) -> dict[str, float | None]:
@@ -658,7 +682,7 @@ def _compare(
         a_single, b_single = (_pick(rs, "agent", "single", who=w) for w in (base, other))
         random = _pick(rs, "baseline", "single")
         table_a, table_b = (_single_table(x, random, tasks) for x in (a_single, b_single))
-        skills = [_single_skill(t, n_bootstrap, confidence) for t in (table_b, table_a)]
+        skills = [_single_skill(t, n_bootstrap, confidence, True) for t in (table_b, table_a)]
         single = None
         if all(skills):
             both = np.hstack([table_b, table_a])
