@@ -433,7 +433,13 @@ def _results_dir(config: Config) -> Path:
 
 
 def load_config(out: Path) -> Config:
-    """The `Config` a run in ``out`` was made with (its ``config.json``)."""
+    """The `Config` a run in ``out`` was made with (its ``config.json``); SystemExit with one
+    line when there is none (``--report-only`` before the run)."""
+    if not (out / "config.json").is_file():
+        raise SystemExit(
+            f"error: {out} holds no budgetmix run ({out / 'config.json'} is missing): run "
+            "budgetmix.py without --report-only first, with the same --out"
+        )
     saved = json.loads((out / "config.json").read_text())
     return Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()})
 

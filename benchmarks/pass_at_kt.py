@@ -188,6 +188,8 @@ def main(config: Config, argv: list[str] | None = None) -> dict[str, Any]:
         raise SystemExit(f"error: {exc}") from None
     _check_relative_budgets(config, env_id)
     out = Path(config.out)
+    if out.exists() and not out.is_dir():
+        raise SystemExit(f"error: --out {out} is a file, not a directory: choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     started, cpu_started = time.perf_counter(), time.process_time()
     timings: dict[str, Any] = {}

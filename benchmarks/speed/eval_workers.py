@@ -16,7 +16,7 @@ against other versions of the library (see ``versions.py``).
 
 Run:
     python benchmarks/speed/eval_workers.py                                 # 2,400 episodes x 2 x 3 rounds
-    python benchmarks/speed/eval_workers.py --tasks 2 --n 2 --rounds 1      # smoke
+    python benchmarks/speed/eval_workers.py --tasks 2 --n 2 --ks 1,2 --rounds 1  # smoke
     python benchmarks/speed/eval_workers.py --roots /tmp/before,.           # before/after, interleaved
 """
 

@@ -27,6 +27,7 @@ def test_without_the_extra_it_says_what_to_install():
         "serve-env: error:" in out.stderr
         and "pip install -e '.[openenv]' in the turnbudget checkout" in out.stderr
     )
+    assert out.stderr.count("pip install") == 1  # (the adapter's hint, then the command's)
 
 
 @pytest.mark.parametrize("port", ["-1", "65536"])
@@ -34,6 +35,21 @@ def test_a_port_out_of_range_is_refused(port: str):
     out = _serve_env("--port", port)
     assert out.returncode == 2
     assert f"Expect `--port` to be in 0..65535, got {port}" in out.stderr
+
+
+@pytest.mark.parametrize("port", ["-1", "65536", "99999"])
+def test_serve_local_says_the_port_range_its_flag_takes(port: str):
+    """``serve-local --port 99999`` said "an int in 1..65535", where its flag takes 0 (any
+    free port), as serve-env's does."""
+    out = subprocess.run(
+        [sys.executable, "-m", "turnbudget", "serve-local", "--port", port],
+        capture_output=True, text=True, timeout=HANG_GUARD, check=False,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert (
+        out.stderr
+        == f"turnbudget serve-local: error: Expect `--port` to be in 0..65535, got {port}\n"
+    )
 
 
 @pytest.mark.parametrize("host", ["", " "])

@@ -172,3 +172,22 @@ def test_controls_left_inconclusive_by_too_few_probe_tasks_are_no_pass(tmp_path)
     assert "controls: inconclusive:" in proc.stdout
     assert "every check passes" not in (out / "report.md").read_text()
     assert "--probe-tasks 10 or more" in (out / "report.md").read_text()
+
+
+def test_an_out_that_is_a_file_or_a_report_of_no_run_is_one_line(tmp_path):
+    """``pass_at_kt.py --out FILE`` and ``budgetmix.py --report-only`` before any run were a
+    FileExistsError and a FileNotFoundError traceback."""
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    budgetmix = SCRIPT.parent / "budgetmix.py"
+    for argv, says in (
+        ([str(SCRIPT), "--out", str(afile)], "is a file, not a directory"),
+        ([str(budgetmix), "--report-only", "--out", str(tmp_path / "none"),
+          "--results", str(tmp_path / "r")], "holds no budgetmix run"),
+    ):  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, *argv], capture_output=True, text=True, check=False, cwd=REPO
+        )
+        assert proc.returncode == 1 and says in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert afile.read_text() == "" and not (tmp_path / "r").exists()

@@ -77,11 +77,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         from turnbudget.adapters.openenv import serve
     except ImportError as exc:
-        print(
-            f"turnbudget serve-env: error: {exc}; it needs the openenv extra: "
-            "pip install -e '.[openenv]' in the turnbudget checkout",
-            file=sys.stderr,
-        )
+        # (the adapter's own ImportError names the extra already: said twice)
+        hint = "" if "[openenv]" in str(exc) else (
+            "; it needs the openenv extra: pip install -e '.[openenv]' in the turnbudget checkout"
+        )  # fmt: skip
+        print(f"turnbudget serve-env: error: {exc}{hint}", file=sys.stderr)
         return 1
 
     from turnbudget.cli import error_line

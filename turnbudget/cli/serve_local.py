@@ -59,6 +59,12 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.agents.local_server import LocalServer
     from turnbudget.cli import describe_os_error
 
+    if not 0 <= args.port < 65536:  # (0 is any free port here: the API's 1..65535 misled)
+        print(
+            f"turnbudget serve-local: error: Expect `--port` to be in 0..65535, got {args.port}",
+            file=sys.stderr,
+        )
+        return 2
     try:
         server = LocalServer(
             args.port or None, host=args.host, model_path=args.model_path, n_threads=args.threads,
