@@ -451,3 +451,17 @@ def test_probe_says_to_give_out_when_its_agents_cannot_name_the_default_folder(
     assert not (tmp_path / "runs").exists()
     assert main(["probe", "--env", "turnbudget/Maze-Easy-v0", "--tasks", "2", "--quiet", *agents,
                  "--out", "many"]) == 0  # fmt: skip
+
+
+def test_eval_refuses_a_second_agent_rather_than_dropping_the_first(capsys, tmp_path):
+    """``eval --agent A --agent B`` evaluated B alone without a word (``probe`` takes several
+    agents, so the habit carries over)."""
+    out = tmp_path / "run"
+    argv = ["eval", "--env", "turnbudget/Maze-Easy-v0", "--agent", "random", "--agent",
+            "oracle", "--k", "1", "--t", "4", "--n", "1", "--tasks", "1", "--out", str(out)]  # fmt: skip
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2 and not out.exists()
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith("turnbudget eval: error: argument --agent: given twice ('random', then")
+    assert main([*argv[:3], *argv[5:], "--quiet", "--no-plots"]) == 0  # (once: it runs)

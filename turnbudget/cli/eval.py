@@ -179,13 +179,28 @@ def llm_options(args: argparse.Namespace) -> dict[str, Any]:
     }  # fmt: skip
 
 
+class _OneAgent(argparse.Action):
+    """``--agent`` once: a second one was taken in place of the first without a word (``probe``
+    takes several, and one evaluation run is one agent's)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        if getattr(namespace, "_agent_given", False):
+            parser.error(
+                f"argument --agent: given twice ({getattr(namespace, self.dest)!r}, then "
+                f"{values!r}): a run evaluates one agent; run eval once per agent (with "
+                "another --out), or `turnbudget probe`, which takes several"
+            )
+        namespace._agent_given = True
+        setattr(namespace, self.dest, values)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--env", action="append", required=True, metavar="ID",
         help="env id (repeat the flag or give a comma list), e.g. turnbudget/Maze-Medium-v0",
     )  # fmt: skip
     parser.add_argument(
-        "--agent", default="random", metavar="NAME[:ARGS]",
+        "--agent", default="random", metavar="NAME[:ARGS]", action=_OneAgent,
         help="random | oracle[:EPSILON] | llm:MODEL | any name registered in "
         "turnbudget.agents.registry or through a `turnbudget.agents` entry point | "
         "MODULE:ATTR[:ARGS] or PATH.py:ATTR[:ARGS] naming an agent class or factory "
