@@ -14,7 +14,7 @@ import pytest
 from gymnasium.wrappers import TimeLimit
 
 import turnbudget
-from turnbudget.wrappers import DiscreteActions, TextFeatures, TurnBudget
+from turnbudget.wrappers import BudgetMix, DiscreteActions, TextFeatures, TurnBudget
 from turnbudget.wrappers._common import find_wrapper
 from turnbudget.wrappers.stack import absorb_time_limit
 from turnbudget.wrappers.text_features import FEATURE_HIGH, hashed_ngrams
@@ -130,6 +130,10 @@ def test_the_spec_with_overrides_builds_what_they_describe(override, built):
         {"budget_mix": range(10, 41, 10)},
         {"errors": {"rate": 0.1, "weights": np.array([1.0, 2.0, 1.0])}},
         {"record": {"budget_counts": np.array([8, 16])}},
+        # (a BudgetMix object: its dataclass went into the spec, and JSON wrote its fields)
+        {"budget_mix": BudgetMix.uniform(4, 9)},
+        {"budget_mix": BudgetMix.choice([5, 20], [1, 3])},
+        {"budget_mix": BudgetMix.log_uniform(5, 80)},
     ],
     ids=[
         "mix-string",
@@ -143,6 +147,9 @@ def test_the_spec_with_overrides_builds_what_they_describe(override, built):
         "mix-range",
         "np-weights",
         "np-counts",
+        "mix-object-uniform",
+        "mix-object-weighted",
+        "mix-object-loguniform",
     ],
 )
 def test_the_spec_goes_through_json_and_recreates_the_stack(options):
@@ -155,6 +162,15 @@ def test_the_spec_goes_through_json_and_recreates_the_stack(options):
     assert again.spec.to_json() == env.spec.to_json()
     if "discrete_actions" in options:
         assert play(again, 2, 20) == play(env, 2, 20)
+
+
+@pytest.mark.parametrize("mix", [[5, 6], BudgetMix.uniform(3, 9)], ids=["list", "object"])
+def test_the_spec_of_a_stack_built_around_an_env_goes_through_json(mix):
+    """`turnbudget.make(env, budget_mix=...)` recorded the parsed mix in its wrapper's spec,
+    a list given included: JSON wrote the dataclass's fields, and the way back refused."""
+    env = turnbudget.make(gym.make(MAZE, errors=0.1), budget_mix=mix)
+    again = gym.make(gym.envs.registration.EnvSpec.from_json(env.spec.to_json()))
+    assert chain(again) == chain(env)
 
 
 def test_a_spec_recording_to_a_path_is_json(tmp_path):

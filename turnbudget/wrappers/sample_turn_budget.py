@@ -221,6 +221,23 @@ class BudgetMix:
             f"mapping or a callable (rng) -> int, got {brief(mix)}"
         )
 
+    def plain(self) -> str | list[int] | dict[int, float] | BudgetMix:
+        """This mix as `coerce` reads it back from JSON (an env spec's kwargs): ``"uniform:L-H"``
+        or ``"loguniform:L-H"``, a choice's budgets (a list when they are equally likely, else
+        ``{T: probability}``); a callable's mix has no JSON form and is itself. (A spec held
+        the dataclass, which Gymnasium's ``to_json`` wrote as a dict of its fields, read back
+        as a {T: weight} mapping and refused.)"""
+        if self.kind in ("uniform", "log_uniform"):
+            return f"{self.kind.replace('_', '')}:{self.low}-{self.high}"
+        if self.kind != "choice":
+            return self
+        if len(set(self.probabilities)) == 1:
+            return list(self.values)
+        weights: dict[int, float] = {}
+        for value, probability in zip(self.values, self.probabilities, strict=True):
+            weights[value] = weights.get(value, 0.0) + probability
+        return weights
+
     @property
     def cumulative(self) -> tuple[float, ...]:
         """Cumulative probabilities of a choice (cached)."""
@@ -284,7 +301,11 @@ class SampleTurnBudget(
     """
 
     def __init__(self, env: gym.Env[ObsType, ActType], budget_mix: BudgetMixLike):
-        record_args(self, budget_mix=budget_mix)
+        # (its JSON form: the spec of a stack built around an env held the dataclass, which
+        # `EnvSpec.to_json` wrote as a dict of its fields, refused when read back)
+        record_args(
+            self, budget_mix=budget_mix.plain() if isinstance(budget_mix, BudgetMix) else budget_mix
+        )
         gym.Wrapper.__init__(self, env)
         self.budget_mix = BudgetMix.coerce(budget_mix)
         require_single(env, SampleTurnBudget)

@@ -332,8 +332,8 @@ def registered_spec(stack: gym.Wrapper, budget: int | None) -> gym.Wrapper:
 
 
 def _plain(value: Any) -> Any:
-    """``value`` with its NumPy scalars and arrays as Python's, keys too, a range as a list and
-    a path as its str, through dicts, lists and tuples: the option checkers take
+    """``value`` with its NumPy scalars and arrays as Python's, keys too, a range as a list, a
+    path as its str and a `BudgetMix` as its JSON form, through dicts, lists and tuples: the option checkers take
     ``np.int64(8)`` (a sweep over ``np.arange``), ``range(10, 41, 10)`` or a ``Path`` to record
     to, which JSON does not."""
     if isinstance(value, (np.generic, np.ndarray)):
@@ -342,6 +342,8 @@ def _plain(value: Any) -> Any:
         return list(value)
     if isinstance(value, os.PathLike):
         return os.fspath(value)
+    if isinstance(value, BudgetMix):
+        return value.plain()
     if type(value) is dict:
         return {_plain(k): _plain(v) for k, v in value.items()}
     if type(value) in (list, tuple):
