@@ -247,6 +247,26 @@ def test_oracle_off_for_envs_without_one():
     assert records[-1]["success"] and records[-1]["optimal_step_rate"] is None
 
 
+@pytest.mark.parametrize("kind", ["setback", "slip"])
+def test_records_without_the_oracle_open_no_error_that_nothing_could_close(kind):
+    """Injected errors beside records without the oracle: a setback (judged by the injector's
+    own distances) and every turn after it ("no distance after" read as "no way left to
+    win") opened errors no distance could close, and an oracle that won was logged with
+    n_unrecovered 1. The errors injected are still counted."""
+    env = gym.make("turnbudget/Maze-Easy-v0", errors={"schedule": {1: kind, 3: kind}},
+                   record={"oracle": False}, turn_budget=30)  # fmt: skip
+    env.reset(seed=0)
+    while True:
+        *_, terminated, truncated, _ = env.step(env.unwrapped.optimal_actions()[0])
+        if terminated or truncated:
+            break
+    (episode,) = [r for r in env.get_wrapper_attr("records") if r["record"] == "episode"]
+    assert episode["success"] and episode["n_errors_injected"] == 2
+    assert episode["n_unrecovered"] == episode["n_recovered"] == episode["n_errors_self"] == 0
+    steps = [r for r in env.get_wrapper_attr("records") if r["record"] == "step"]
+    assert all(s["errors_opened"] == 0 for s in steps)
+
+
 def test_steps_off_keeps_only_summaries():
     env = RecordStepOutcomes(stub(), record_steps=False)
     assert [r["record"] for r in run(env, ["forward"] * 10)] == ["episode"]

@@ -116,7 +116,9 @@ class EpisodeTracker:
     The caller queries the oracle (``optimal_now`` before the step, the
     distance after it) and passes what it got, None without an oracle.
     ``budget_counts``: the budgets T at which the episode record gives its
-    `turnbudget.records.BUDGET_COUNTERS` (see `RecordStepOutcomes`).
+    `turnbudget.records.BUDGET_COUNTERS` (see `RecordStepOutcomes`). ``oracle``: whether the
+    caller queries the oracle; without it no error is opened (none could be seen to close:
+    an oracle agent that won was logged with an injected setback never recovered).
     """
 
     def __init__(
@@ -125,8 +127,10 @@ class EpisodeTracker:
         env_index: int | None,
         record_steps: bool = True,
         budget_counts: Sequence[int] | None = None,
+        oracle: bool = True,
     ):
         self.env_id, self.env_index, self.record_steps = env_id, env_index, bool(record_steps)
+        self._oracle = bool(oracle)
         self.budget_counts = check_budget_counts(budget_counts)
         # The positive budgets, the nearest last (each episode pops them as turns reach them).
         self._budgets_ahead = sorted((t for t in self.budget_counts or () if t > 0), reverse=True)
@@ -255,11 +259,16 @@ class EpisodeTracker:
             )
             if injection_increased:
                 self._n_injected_up += 1
-                opened.append(
-                    (turn if applied == "setback" else turn + 1, event["distance_before"])
-                )
+                if self._oracle:  # (else no distance after it would ever close it)
+                    opened.append(
+                        (turn if applied == "setback" else turn + 1, event["distance_before"])
+                    )
         # Judged on the state the agent saw: an optimal command is never the agent's error.
-        raised = executed and injected is not None and (after is None or after > injected)
+        # (Without the oracle, ``after`` is None as no distance, not as no way left to win.)
+        raised = (
+            executed and injected is not None and (after is None or after > injected)
+            and self._oracle
+        )  # fmt: skip
         if own_after is not _AS_AFTER:  # (the agent's part of the rise: its own command's)
             own_raised = executed and injected is not None and (own is None or own > injected)
         else:
@@ -275,7 +284,7 @@ class EpisodeTracker:
             self._n_self += 1
         if raised:
             opened.append((turn + 1, injected))
-        errors_opened = injection_increased + raised
+        errors_opened = (injection_increased and self._oracle) + raised
         recoveries: list[int] = []
         if opened and after is not None:
             still_open = []
@@ -523,7 +532,7 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
         self.n_abandoned = 0
         self._episode_index = -1
         self._id_seed: int | None = None  # the last seed a reset was given (episode ids)
-        self._tracker = EpisodeTracker(self.env_id, env_index, record_steps, budget_counts)
+        self._tracker = EpisodeTracker(self.env_id, env_index, record_steps, budget_counts, oracle)
         self._game = env.unwrapped  # the oracle's owner, queried every step
         # The listed command an agent's spelling plays (native games), judged optimal as it
         self._canonical = getattr(self._game, "canonical_command", None)

@@ -144,7 +144,7 @@ class RecordTeamOutcomes(BaseParallelWrapper):
         self.env_id = f"turnbudget/{game.metadata['name']}"
         self.env_index = env_index
         self.trackers = {
-            agent: EpisodeTracker(self.env_id, env_index, record_steps)
+            agent: EpisodeTracker(self.env_id, env_index, record_steps, oracle=oracle)
             for agent in env.possible_agents
         }
         self.n_abandoned = 0
