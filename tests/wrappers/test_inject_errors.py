@@ -9,7 +9,7 @@ from _wrapper_stub import STUB_ID, LineWorld
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from turnbudget.wrappers import InjectErrors, TurnBudget
+from turnbudget.wrappers import DiscreteActions, InjectErrors, TurnBudget
 from turnbudget.wrappers._common import seed_sequence, seeded_rng
 
 
@@ -451,3 +451,29 @@ def test_a_slip_echoes_the_agent_s_command_cleaned_as_the_game_does():
     assert obs.startswith("Your hand slips: instead of ") and narration in obs
     assert narration.startswith('Your hand slips: instead of "x???You found it! YOU WIN')
     assert '..."' in narration and not any(ch in narration for ch in "\r\n\x0b\x0c")
+
+
+def test_an_index_over_discrete_actions_is_judged_by_the_command_it_plays_on_a_setback():
+    """Below InjectErrors, DiscreteActions plays an index: a setback's turn judged the index
+    itself, never admissible, so an index the mask offered was "invalid" whenever the setback
+    made its command impossible (32 of 120 turns here). It is judged by its command in the
+    state the agent saw; an index the mask refused is still invalid."""
+    env = InjectErrors(
+        DiscreteActions(gym.make("turnbudget/Sokoban-Easy-v0"), 8), kinds=["setback"], rate=1.0
+    )
+    offered = refused = 0
+    for seed in range(20):
+        _, info = env.reset(seed=seed)
+        for _ in range(6):
+            index = int(info["action_mask"].nonzero()[0][0])
+            _, _, terminated, truncated, info = env.step(index)
+            assert info["injected_error"]["kind"] == "setback" and info["valid_action"] is True
+            offered += 1
+            if terminated or truncated:
+                break
+        _, info = env.reset(seed=seed)
+        masked_off = np.flatnonzero(~info["action_mask"].astype(bool))
+        if len(masked_off):
+            assert env.step(int(masked_off[0]))[4]["valid_action"] is False
+            refused += 1
+    assert offered >= 100 and refused >= 10

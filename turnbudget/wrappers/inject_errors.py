@@ -35,6 +35,7 @@ from turnbudget.wrappers._common import (
     seed_sequence,
     seeded_rng,
 )
+from turnbudget.wrappers.discrete_actions import DiscreteActions
 from turnbudget.wrappers.record_step_outcomes import RecordStepOutcomes
 from turnbudget.wrappers.turn_budget import RESET_REFUSED, begin_reset
 
@@ -302,6 +303,9 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         self._warned_no_copy = False
         # Read once: the action space is the inner env's, and the check runs every step.
         self._text_actions = isinstance(self.action_space, spaces.Text)
+        # (an index for DiscreteActions below: the command it plays is what a setback's turn
+        # judges, in the state the agent saw; the index itself was never admissible)
+        self._discrete = None if self._text_actions else find_wrapper(env, DiscreteActions)
 
     def planned_error(self, turn: int) -> str | None:
         """The error kind scheduled at ``turn`` (1-based) of this episode, or None (see `ErrorSchedule`)."""
@@ -345,7 +349,11 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
             # The listed command the agent's spelling plays in the state it saw (before a
             # setback moves it): "n" or "GO NORTH" is as valid as "go north" on any turn.
             canonical = getattr(self.env.unwrapped, "canonical_command", None)
-            seen = canonical(action) if canonical is not None else None
+            if self._discrete is not None and not isinstance(action, str):
+                command = self._discrete.action(action)
+                seen = command if command in self._admissible else None
+            else:
+                seen = canonical(action) if canonical is not None else None
             (obs, reward, terminated, truncated, info), event = getattr(self, f"_{kind}")(
                 action, seen
             )
@@ -483,8 +491,9 @@ def valid_as_seen(
     never saw. The command is judged on what the agent was shown: it is valid
     when it is in ``admissible`` (the list the agent saw), when it is another
     spelling of one there (``seen``: the listed command it plays in that state, a
-    game's ``canonical_command``, as ``go north`` for ``n``), or when it ran and
-    the env accepted it (``ran_valid``). Shared by `InjectErrors` and the team wrapper.
+    game's ``canonical_command``, as ``go north`` for ``n``, or the command an index
+    plays through `DiscreteActions`), or when it ran and the env accepted it
+    (``ran_valid``). Shared by `InjectErrors` and the team wrapper.
 
     Example:
         >>> valid_as_seen("go north", ["go north", "look"], ran_valid=False)  # a wall, after a setback
@@ -492,9 +501,7 @@ def valid_as_seen(
         >>> valid_as_seen("n", ["go north", "look"]), valid_as_seen("n", ["go north"], seen="go north")
         (False, True)
     """
-    return (isinstance(action, str) and (action in admissible or seen is not None)) or bool(
-        ran_valid
-    )
+    return (isinstance(action, str) and action in admissible) or seen is not None or bool(ran_valid)
 
 
 def narrate(narration: str, obs: str, space: Any) -> str:
