@@ -204,3 +204,29 @@ def test_a_policy_on_another_game_is_noted(tmp_path, capsys):
     )
     assert main(["eval", "--env", "Maze-Easy-v0", *argv, "--out", str(tmp_path / "own")]) == 0
     assert "note" not in capsys.readouterr().err
+
+
+def test_a_subclass_of_a_built_in_agent_from_a_file_carries_its_origin(tmp_path):
+    """Its factory is the inherited ``OracleAgent.from_spec``, whose module is the library's:
+    the run recorded ``OracleAgent(epsilon=0.3)`` as if built in, resumed into a run made
+    with other code, and paired with a real ``oracle:0.3`` run in the report."""
+    from turnbudget.agents.registry import make_agent
+    from turnbudget.eval.run.plan import _agent_repr
+
+    path = tmp_path / "flaky_agents.py"
+    path.write_text(
+        "from turnbudget.agents import OracleAgent\n\n"
+        "class Flaky(OracleAgent):\n"
+        "    def act(self, observation, info):\n"
+        "        return super().act(observation, info)\n"
+    )
+    try:
+        shown = _agent_repr(make_agent(f"{path}:Flaky:0.3"))
+        assert re.fullmatch(
+            r"OracleAgent\(epsilon=0\.3\) \[Flaky:args sha256:[0-9a-f]{16} "
+            r"code sha256:[0-9a-f]{16}\]",
+            shown,
+        ), shown
+        assert _agent_repr(make_agent("oracle:0.3")) == "OracleAgent(epsilon=0.3)"
+    finally:
+        sys.modules.pop("flaky_agents", None)

@@ -319,7 +319,10 @@ def agent_origin(agent: Any) -> str | None:
 def _remember_origin(agent: Any, factory: Callable[..., Any], attr: str, arg: str) -> None:
     from turnbudget.agents.secrets import redact, remember
 
-    module_name = getattr(factory, "__module__", None) or ""
+    # (a class's factory is its ``from_spec``, which a subclass of a built-in agent inherits:
+    # the method's module was the library's, and the user's class was recorded as built in)
+    owner = getattr(factory, "__self__", None)
+    module_name = getattr(owner if isinstance(owner, type) else factory, "__module__", None) or ""
     if module_name == "turnbudget" or module_name.startswith("turnbudget."):
         return  # (the library's own agents: their reprs say their settings, as by name)
     remember(*_arg_values(arg))  # (blanked wherever echoed: an error quoting its key)
