@@ -3,6 +3,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -930,3 +931,32 @@ def test_team_runs_at_other_difficulties_are_not_compared():
 
     text = render_markdown({"runs": runs, "comparisons": []})
     assert "vault_v0 (easy)" in text and "vault_v0 (hard)" in text
+
+
+def test_the_plots_show_a_single_budgets_interval_and_the_recovery_tail(tmp_path, monkeypatch):
+    """At one T the Pass@(1,T) band had no width (the interval a hairline, the axis in tenths
+    of a turn), and the turns-to-recover box plot hid its outliers (a tail up to 8 turns read
+    as a maximum of 3)."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.container import ErrorbarContainer
+
+    from turnbudget.eval.report import plots
+
+    drawn = {}
+    save = plots.save_figure
+    monkeypatch.setattr(
+        plots,
+        "save_figure",
+        lambda fig, path: drawn.setdefault(Path(path).name, fig) and save(fig, path),
+    )
+    evaluate(MAZE, RandomAgent(), ks=[1], ts=[10], n=4, tasks=8, errors=0.3, n_bootstrap=50,
+             out=tmp_path / "run")  # fmt: skip
+    build_report(tmp_path / "run", plots=True, n_bootstrap=50)
+    pass1 = next(fig for name, fig in drawn.items() if name == plots.PASS1_CURVE_FILE)
+    (ax,) = pass1.axes
+    (bars,) = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert all(float(t).is_integer() for t in ax.get_xticks()), ax.get_xticks()
+    recovery = next(fig for name, fig in drawn.items() if name.startswith("recovery"))
+    fliers = [line for ax in recovery.axes for line in ax.lines if line.get_marker() == "o"]
+    assert fliers, "the box plot draws its outliers"
+    assert bars.lines[2]  # (the interval's bar at the one T)

@@ -204,21 +204,35 @@ def plot_heatmap(grid: Mapping[str, Any], title: str, path: str | Path) -> Path:
 
 def plot_pass1_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
     """Pass@(1,T) against T with its bootstrap band, one line per run, one panel per env group."""
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+
     check_report_summary(summary)
     runs = summary["runs"]
     groups = sorted({g for r in runs.values() for g in r["groups"]}, key=lambda g: (g == ALL, g))
     fig = _figure(3.6 * len(groups), 3.2)
     axes = fig.subplots(1, len(groups), squeeze=False)[0]
     for ax, group in zip(axes, groups, strict=True):
+        budgets: set[int] = set()
         for label, r in runs.items():
             if group not in r["groups"]:
                 continue
             _, grid = _primary(r["groups"][group])
             i = grid["ks"].index(1)
             ts = grid["ts"]
-            (line,) = ax.plot(ts, grid["mean"][i], marker="o", ms=3, label=_plot_text(label))
-            ax.fill_between(ts, grid["low"][i], grid["high"][i], alpha=0.15, color=line.get_color())
+            budgets.update(ts)
+            mean, low, high = grid["mean"][i], grid["low"][i], grid["high"][i]
+            (line,) = ax.plot(ts, mean, marker="o", ms=3, label=_plot_text(label))
+            if len(ts) > 1:
+                ax.fill_between(ts, low, high, alpha=0.15, color=line.get_color())
+            else:  # (a band over one T has no width: the interval was a hairline)
+                ax.errorbar(ts, mean, yerr=[[mean[0] - low[0]], [high[0] - mean[0]]],
+                            fmt="none", capsize=4, color=line.get_color())  # fmt: skip
         ax.set_title(_plot_text(_short(group)), fontsize=9)
+        # (budgets are whole turns: one T was labelled in tenths of a turn around it)
+        few = len(budgets) <= 2  # (too few whole numbers in view for MaxNLocator to keep to them)
+        ax.xaxis.set_major_locator(
+            FixedLocator(sorted(budgets)) if few else MaxNLocator(integer=True)
+        )
         ax.set_xlabel("turn budget T")
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
@@ -265,7 +279,8 @@ def plot_recovery(summary: Mapping[str, Any], path: str | Path) -> Path:
         fontsize=7,
     )
     data = [st["turns_to_recover"] or [np.nan] for st in stats]
-    ax_turns.boxplot(data, showfliers=False)
+    # (the outliers shown: without them a tail up to 8 turns read as a maximum of 3)
+    ax_turns.boxplot(data, flierprops={"markersize": 3})
     ax_turns.set_xticks(range(1, len(labels) + 1), shown, rotation=30, ha="right", fontsize=7)
     ax_turns.set_ylabel("turns to recover")
     ax_turns.set_title("turns to recover an error", fontsize=9)
