@@ -11,6 +11,7 @@ down at its end; some tests start and stop their own through the backend.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -289,8 +290,14 @@ def _failed(result) -> dict[tuple[str, int, int], dict]:
 
 @pytest.mark.parametrize(
     ("faulty", "error"),
-    [(RaisingAgent, "agent bug"), (ExitingAgent, "SystemExit: sys.exit(3) was called")],
-    ids=["raise", "sys.exit"],  # sys.exit once cost the actor (worker_lost), as on the pool
+    [
+        (RaisingAgent, "agent bug"),
+        (ExitingAgent, "SystemExit: sys.exit(3) was called"),
+        (functools.partial(ExitingAgent, interrupt=KeyboardInterrupt), "KeyboardInterrupt"),
+    ],
+    # sys.exit once cost the actor (worker_lost), as on the pool; a KeyboardInterrupt did
+    # still (a task cancelled, a Ray traceback with the actor's pid and address as its error)
+    ids=["raise", "sys.exit", "ctrl-c"],
 )
 def test_a_raising_agent_on_ray_fails_its_episodes_and_the_run_finishes(
     tmp_path, shared_ray, faulty, error

@@ -56,7 +56,7 @@ from turnbudget.eval.run.backends import (
     close_runner,
 )
 from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise, units
-from turnbudget.eval.run.driver import describe
+from turnbudget.eval.run.driver import describe, interrupts_ignored
 from turnbudget.eval.run.episodes import evaluation_runner
 
 __all__ = ["OBJECT_STORE_BYTES", "START_TIMEOUT", "RayBackend", "import_ray", "release_workers"]
@@ -97,6 +97,9 @@ class _Runner:
     next run hands it its runner with `configure`, so it pays no actor start."""
 
     def __init__(self) -> None:
+        # (Ctrl-C is the evaluator's, as in a pool's worker: a KeyboardInterrupt an agent
+        # raises here ends its episode, where it cancelled the task and cost the actor)
+        interrupts_ignored()
         self.runner: Any = None
 
     def configure(
