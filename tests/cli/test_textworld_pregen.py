@@ -98,3 +98,25 @@ def test_pregen_takes_an_id_without_its_prefix_as_every_subcommand_does(tmp_path
     assert json.loads(line)["env_id"] == "turnbudget/CoinCollector-Easy-v0"
     assert main([*PREGEN[:2], "vault_v0", "--cache-dir", str(tmp_path)]) == 2  # (a team game)
     assert "vault_v0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["[]", '{"metadata": {"walkthrough": 5}}', "{"])
+def test_pregen_of_an_entry_whose_json_is_no_games_names_it_in_one_line(tmp_path, capsys, text):
+    """A cache entry whose .json was changed by hand (its marker made again) was a bare
+    AttributeError traceback ('list' object has no attribute 'get'), or an error naming no
+    file."""
+    import hashlib
+
+    from _support import copy_shipped_textworld_games
+
+    cache = copy_shipped_textworld_games(tmp_path / "cache")
+    entries = sorted(cache.glob("coin_collector-*"))  # (each variant's: the easy one among them)
+    for entry in entries:
+        (entry / "0.json").write_text(text)
+        digest = {name: hashlib.sha256((entry / f"0.{name}").read_bytes()).hexdigest()
+                  for name in ("z8", "json")}  # fmt: skip
+        (entry / "0.ok").write_text(json.dumps(digest))
+    code = main([*PREGEN, "--seeds", "0", "--cache-dir", str(cache)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert any(f"{entry / '0.json'}: " in err for entry in entries), err

@@ -102,8 +102,18 @@ def _build(env_id: str, cache_dir: str | None) -> Any:
 def _pregen_one(job: tuple[str, int, str | None]) -> tuple[str, int, int | None]:
     env_id, seed, cache_dir = job
     path = _build(env_id, cache_dir).pregenerate(seed)
-    with open(path.with_suffix(".json")) as f:
-        walkthrough = json.load(f).get("metadata", {}).get("walkthrough")
+    game = path.with_suffix(".json")
+    try:
+        with open(game, encoding="utf-8") as f:
+            saved = json.load(f)
+    except (OSError, ValueError) as exc:  # (a cache entry changed by hand: a bare traceback)
+        raise ValueError(f"{game}: cannot read its walkthrough: {exc}") from None
+    metadata = saved.get("metadata") if isinstance(saved, dict) else None
+    walkthrough = metadata.get("walkthrough") if isinstance(metadata, dict) else None
+    if walkthrough is not None and not isinstance(walkthrough, list):
+        raise ValueError(f"{game}: its walkthrough is {type(walkthrough).__name__}, not a list")
+    if not isinstance(metadata, dict) and saved is not None:
+        raise ValueError(f"{game}: not a TextWorld game's .json (no metadata object)")
     return env_id, seed, None if walkthrough is None else len(walkthrough)
 
 

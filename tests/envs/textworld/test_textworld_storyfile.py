@@ -224,6 +224,46 @@ def test_a_game_json_of_the_wrong_shapes_is_a_clear_error(tmp_path, metadata, sa
     env.close()
 
 
+def _quest(edit) -> str:
+    """The game's .json with ``edit`` applied to its first quest."""
+    import json
+
+    game = json.loads(GAME.with_suffix(".json").read_text())
+    edit(game["quests"][0])
+    return json.dumps(game)
+
+
+def _first_action(quest: dict) -> dict:
+    return quest["win_events"][0]["actions"][-1]
+
+
+def _retype(quest: dict) -> None:
+    _first_action(quest)["postconditions"][0]["arguments"][0]["type"] = "zz"
+
+
+@pytest.mark.parametrize(
+    "edit, says",
+    [
+        # (these two sent TextWorld's quest tracking round a loop at reset: minutes, then
+        # the memory ran out and the process was killed)
+        (_retype, r"quest 0's '.*' takes '.*' as a 'zz', but it is a"),
+        (lambda q: _first_action(q)["postconditions"].pop(0), r"postconditions other than its"),
+        # (these came out of reset as TextWorld's own exceptions)
+        (lambda q: q.update(win_events=[], fail_events=[]), r"UnderspecifiedQuestError"),
+        (lambda q: _first_action(q).update(name=7), r"quest 0 plays 7, which no rule"),
+        (lambda q: q.update(repeatable="zz"), r"AssertionError"),
+    ],
+    ids=["a-type", "a-postcondition-gone", "no-event", "a-name-no-text", "a-flag-no-bool"],
+)
+def test_a_game_json_whose_quests_textworld_cannot_track_is_a_clear_error(tmp_path, edit, says):
+    path = _story(tmp_path, "game", bytes(_good()))
+    path.with_suffix(".json").write_text(_quest(edit))
+    env = gym.make("turnbudget/TextWorldFile-v0", game_file=path)
+    with pytest.raises(ValueError, match=f"Cannot load TextWorld game .*{says}"):
+        env.reset(seed=0)
+    env.close()
+
+
 @pytest.mark.parametrize("change", ["gone", "a directory"])
 def test_a_game_json_gone_since_the_env_was_made_is_named(tmp_path, change):
     """TextWorld then loads the story without its game (no TWInform7 layer), and the env

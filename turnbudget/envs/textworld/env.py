@@ -479,7 +479,13 @@ class TextWorldEnv(TextEnv):
         # Quest tracking is decided on reset: keep policy_commands on for it, then
         # off, so commands for the plan are generated only when the oracle asks.
         self._tw.request_infos.policy_commands = True
-        self._state = self._tw.reset()
+        try:
+            self._state = self._tw.reset()
+        except _UNLOADABLE as e:  # (a .json TextWorld loads but cannot track: a quest of no
+            # event, an action's name no text, a flag no bool; its own exceptions came out)
+            raise ValueError(
+                f"Cannot load TextWorld game {str(self._loaded)!r}: {type(e).__name__}: {e}"
+            ) from e
         self._tw.request_infos.policy_commands = False
         self._score = int(self._state.score or 0)
         self._moves = int(self._state.moves or 0)
@@ -662,8 +668,46 @@ def _copied_by_textworld(tw: Any, memo: dict[int, Any]) -> None:
         layer = layers.get("_wrapped_env")
 
 
-#: What loading a game raises for a story or .json TextWorld cannot play.
-_UNLOADABLE = (ValueError, NotImplementedError, KeyError, TypeError, AttributeError, RecursionError)
+#: What loading a game raises for a story or .json TextWorld cannot play (its quest checks
+#: raise a NameError subclass, `UnderspecifiedQuestError`, and bare assertions).
+_UNLOADABLE = (
+    ValueError, NotImplementedError, KeyError, TypeError, AttributeError, RecursionError,
+    NameError, AssertionError,
+)  # fmt: skip
+
+
+def _quest_problem(game: Any) -> str | None:
+    """What of a game's quests TextWorld's tracking cannot follow (None: nothing): a quest
+    with no event, an action no rule of the game's knowledge base makes (its conditions
+    other than the rule's), an entity in an action under another type than its own. Such a
+    quest sent the tracking's dependency tree round a loop at reset, its memory growing
+    until the process was killed."""
+    rules = game.kb.rules
+    for number, quest in enumerate(game.quests):
+        if not quest.win_events and not quest.fail_events:
+            return f"quest {number} has no winning or failing event"
+        for event in (*quest.win_events, *quest.fail_events):
+            for action in event.actions:
+                name = action.name
+                try:
+                    rule = rules[name] if isinstance(name, str) else None
+                except KeyError:
+                    rule = None
+                if rule is None:
+                    return f"quest {number} plays {brief(name)}, which no rule of its game makes"
+                for side in ("preconditions", "postconditions"):
+                    ours = sorted(p.name for p in getattr(action, side))
+                    if ours != sorted(p.name for p in getattr(rule, side)):
+                        return f"quest {number}'s {name!r} has {side} other than its rule's"
+                for proposition in (*action.preconditions, *action.postconditions):
+                    for variable in proposition.arguments:
+                        kind = game.infos[variable.name].type
+                        if variable.type != kind:
+                            return (
+                                f"quest {number}'s {name!r} takes {brief(variable.name)} as a "
+                                f"{brief(variable.type)}, but it is a {brief(kind)}"
+                            )
+    return None
 
 
 def _game_problem(game: Any) -> str | None:
@@ -692,6 +736,9 @@ def _game_problem(game: Any) -> str | None:
     missing = sorted(used - set(game.infos))
     if missing:
         return f"infos have no entry for {brief(missing[0])} ({len(missing)} missing in all)"
+    problem = _quest_problem(game)
+    if problem:
+        return problem
     for key, info in game.infos.items():  # (a name no text was an AttributeError in reset)
         if info.name is not None and not isinstance(info.name, str):
             return f"infos give {brief(key)} the name {brief(info.name)}, not a string"
