@@ -418,3 +418,12 @@ def test_text_features_declare_and_keep_a_finite_bound():
     assert huge.max() == np.float32(FEATURE_HIGH) and env.observation_space.contains(
         np.concatenate([huge, huge])
     )
+
+
+def test_a_mix_weighting_a_budget_listed_twice_draws_the_same_from_its_spec():
+    """Its JSON form merged the repeated budget into a mapping: the same odds, and other
+    draws under a seed from `gym.make(env.spec)` and `make_vec` (the review's case)."""
+    env = turnbudget.make(MAZE, budget_mix=BudgetMix.choice([10, 20, 10], weights=[1, 2, 1]))
+    again = gym.make(env.spec)
+    draws = [[e.reset(seed=s)[1]["turn_budget"] for s in range(12)] for e in (env, again)]
+    assert draws[0] == draws[1] and set(draws[0]) == {10, 20}

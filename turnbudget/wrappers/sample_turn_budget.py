@@ -222,9 +222,10 @@ class BudgetMix:
         )
 
     def plain(self) -> str | list[int] | dict[int, float] | BudgetMix:
-        """This mix as `coerce` reads it back from JSON (an env spec's kwargs): ``"uniform:L-H"``
-        or ``"loguniform:L-H"``, a choice's budgets (a list when they are equally likely, else
-        ``{T: probability}``); a callable's mix has no JSON form and is itself. (A spec held
+        """This mix as `coerce` reads it back from JSON (an env spec's kwargs), drawing the same
+        budgets under a seed: ``"uniform:L-H"`` or ``"loguniform:L-H"``, a choice's budgets (a
+        list when they are equally likely, else ``{T: probability}``); a callable's mix, or a
+        choice weighting a budget listed twice, has none and is itself. (A spec held
         the dataclass, which Gymnasium's ``to_json`` wrote as a dict of its fields, read back
         as a {T: weight} mapping and refused.)"""
         if self.kind in ("uniform", "log_uniform"):
@@ -233,10 +234,9 @@ class BudgetMix:
             return self
         if len(set(self.probabilities)) == 1:
             return list(self.values)
-        weights: dict[int, float] = {}
-        for value, probability in zip(self.values, self.probabilities, strict=True):
-            weights[value] = weights.get(value, 0.0) + probability
-        return weights
+        if len(set(self.values)) < len(self.values):  # (a budget twice, weighted: merged into
+            return self  # a mapping, its draws under a seed were others; no JSON form, as before)
+        return dict(zip(self.values, self.probabilities, strict=True))
 
     @property
     def cumulative(self) -> tuple[float, ...]:
