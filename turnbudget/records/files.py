@@ -651,37 +651,14 @@ def read_config_dict(
     return data
 
 
-def _scan_episodes(
-    path: Path, plan: RunPlan
-) -> tuple[dict[str, tuple[int, bytes, dict[str, Any]]], bool]:
-    """The checked episode records of ``path`` by id (with their line numbers and lines),
-    and whether the file is clean: no torn last line, no record twice."""
-    by_id: dict[str, tuple[int, bytes, dict[str, Any]]] = {}
-    clean = True
-    for number, line, record in iter_records(path, lambda r: episode_problem(r, plan)):
-        if record is None:
-            clean = False
-            continue
-        first = by_id.setdefault(record["episode_id"], (number, line, record))
-        if first[0] != number:
-            if first[1] != line and first[2] != record:
-                raise LogError(
-                    f"{path}, line {number}: episode {record['episode_id']!r} is logged again "
-                    f"with different content (first at line {first[0]}); which one holds?"
-                )
-            clean = False  # an identical copy: dropped
-    return by_id, clean
-
-
 def read_episodes(path: str | os.PathLike[str], plan: RunPlan) -> list[dict[str, Any]]:
     """The checked episode records of a run's ``episodes.jsonl`` (see the module doc),
-    one per episode id, in the file's order."""
-    by_id, _ = _scan_episodes(Path(path), plan)
-    return [record for _, _, record in by_id.values()]
+    one per episode id, in the file's order (`iter_episodes`, listed)."""
+    return list(iter_episodes(path, plan))
 
 
 def iter_episodes(path: str | os.PathLike[str], plan: RunPlan) -> Iterator[dict[str, Any]]:
-    """`read_episodes` one record at a time: the checked episode records of a run's
+    """One record at a time (`read_episodes` lists them): the checked episode records of a run's
     ``episodes.jsonl``, one per episode id, in the file's order, none held once yielded
     (what it keeps is a byte per planned episode of each task it has seen, and a digest
     per record logged again, each checked against its first copy in one more pass at the
@@ -1005,8 +982,8 @@ def repair_logs(out: Path, plan: RunPlan) -> set[str]:
 def _resume_scan(
     path: Path, plan: RunPlan
 ) -> tuple[dict[str, tuple[int, int, list[tuple[str, int]] | None]], bool]:
-    """What resume needs of an episode log, holding no record (`_scan_episodes` held every
-    one): by episode id, in the file's order, its first line's number and hash, and whose
+    """What resume needs of an episode log, holding no record (it held every one): by
+    episode id, in the file's order, its first line's number and hash, and whose
     step records it accounts for (`_members`, an empty list in a run without steps; None
     for an episode that failed to run); and whether the file is clean: no torn last line,
     no record twice. A copy with other content raises `LogError`."""
