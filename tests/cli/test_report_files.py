@@ -111,3 +111,19 @@ def test_a_rebuilt_report_leaves_no_plot_of_a_run_it_no_longer_has(tmp_path, cap
     assert sorted(p.name for p in tmp_path.glob("heatmap_*.png")) == [
         h for h in heatmaps if "KeyQuest" not in h
     ]
+
+
+def test_a_report_rebuilt_without_plots_over_other_records_drops_the_old_plots(tmp_path):
+    """`report --no-plots` over a folder whose runs changed left the earlier report's PNGs
+    beside the new tables, showing figures of runs it no longer has."""
+    grid = dict(ks=[1], ts=[4], n=1, tasks=2, n_bootstrap=0, progress=False)
+    evaluate(MAZE, OracleAgent(0.3), out=tmp_path / "a", **grid)
+    assert main(["report", str(tmp_path)]) == 0
+    plots = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert PASS1_CURVE_FILE in plots and _heatmaps(tmp_path)
+    assert main(["report", str(tmp_path), "--no-plots"]) == 0  # (the same runs: plots stay)
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == plots
+    evaluate(MAZE, OracleAgent(0.0), out=tmp_path / "b", label="other", **grid)
+    assert main(["report", str(tmp_path), "--no-plots"]) == 0
+    assert sorted(tmp_path.glob("*.png")) == []
+    assert "other" in (tmp_path / REPORT_FILE).read_text()

@@ -62,6 +62,7 @@ from turnbudget.records import (
     read_steps,
     run_dirs_below,
 )
+from turnbudget.records.files import REPORT_FILES, REPORT_HEATMAPS
 
 __all__ = [
     "PROBE_REPORT_FILE",
@@ -193,15 +194,30 @@ def _check_replaceable(root: Path) -> None:
         )
 
 
-def _write(root: Path, summary: Mapping[str, Any]) -> None:
+def _write(root: Path, summary: Mapping[str, Any]) -> bool:
     """``summary.json`` and ``report.md``, each written whole or not at all (`_atomic`), with
-    whatever looks like a credential blanked (`without_secrets`)."""
+    whatever looks like a credential blanked (`without_secrets`); whether the summary differs
+    from the one there before (or there was none)."""
     _check_replaceable(root)
     summary = without_secrets(summary)
     summary_text = json.dumps(summary, indent=1, sort_keys=True) + "\n"
     report_text = render_markdown(summary) + "\n"  # (both rendered before either is written)
+    try:
+        changed = (root / SUMMARY_FILE).read_text(encoding="utf-8") != summary_text
+    except (OSError, UnicodeDecodeError):
+        changed = True
     write_text_atomic(root / SUMMARY_FILE, summary_text)
     write_text_atomic(root / REPORT_FILE, report_text)
+    return changed
+
+
+def _remove_plots(root: Path) -> None:
+    """Remove the PNGs an earlier report wrote in ``root``: a report rebuilt without plots
+    over changed records left them beside its tables, showing the old figures."""
+    paths = [root / name for name in REPORT_FILES if name.endswith(".png")]
+    for path in [*paths, *root.glob(REPORT_HEATMAPS)]:
+        if path.is_file() or path.is_symlink():
+            path.unlink()
 
 
 def build_report(
@@ -244,9 +260,11 @@ def build_report(
     if probes:
         summary["probes"] = probes
         summary["paired"] = pair_with_runs(probes, runs)
-    _write(root, summary)
+    changed = _write(root, summary)
     if plots:
         write_plots(root, summary)
+    elif changed:  # (unchanged, the plots there still show this summary: they stay)
+        _remove_plots(root)
     return summary
 
 
