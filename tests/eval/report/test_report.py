@@ -960,3 +960,34 @@ def test_the_plots_show_a_single_budgets_interval_and_the_recovery_tail(tmp_path
     fliers = [line for ax in recovery.axes for line in ax.lines if line.get_marker() == "o"]
     assert fliers, "the box plot draws its outliers"
     assert bars.lines[2]  # (the interval's bar at the one T)
+
+
+def test_the_longest_labels_leave_the_figures_readable(tmp_path, monkeypatch):
+    """Labels run to 128 bytes; from about 60 characters the Pass@(1,T) legend ran off the
+    figure and hid the curves, and from 90 the panels collapsed to a sliver (matplotlib's
+    "axes sizes collapsed to zero" warning). Each label is now cut round an ellipsis, two
+    that read alike once cut each with a short hash, and the legend sits beside the panels."""
+    pytest.importorskip("matplotlib")
+    import warnings
+
+    from turnbudget.eval.report import plots
+
+    result = evaluate(MAZE, OracleAgent(0.2), ks=[1], ts=[4, 8], tasks=2, errors=0.2,
+                      n_bootstrap=0, progress=False)  # fmt: skip
+    labels = ["L" * 127 + "1", "L" * 127 + "2", "short"]
+    summary = {"runs": {label: result.summary for label in labels}, "comparisons": []}
+    figures = []
+    real_save = plots.save_figure
+    monkeypatch.setattr(plots, "save_figure", lambda fig, path: figures.append(fig) or real_save(fig, path))  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (the collapse is a warning: now a failure)
+        plots.plot_pass1_curves(summary, tmp_path / "p1.png")
+        plots.plot_recovery_by_budget(summary, tmp_path / "rb.png")
+        plots.plot_recovery(summary, tmp_path / "rec.png")
+    for figure in figures[:2]:
+        (legend,) = figure.legends
+        shown = [t.get_text() for t in legend.get_texts()]
+        assert len(set(shown)) == 3 and "short" in shown
+        assert all(len(text) <= plots.SHOWN_LABEL for text in shown)
+    ticks = [t.get_text() for t in figures[2].axes[0].get_xticklabels()]
+    assert len(set(ticks)) == 3 and max(map(len, ticks)) <= plots.SHOWN_LABEL

@@ -52,13 +52,51 @@ def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
         for group, entry in r["groups"].items():
             mode, grid = _primary(entry)
             path = root / names[label, group]
-            plot_heatmap(grid, f"{label} · {_short(group)} ({mode})", path)
+            title = f"{_cut(label, SHOWN_LABEL)} · {_short(group)} ({mode})"
+            plot_heatmap(grid, title, path)
             paths.append(path)
     paths.append(plot_recovery(summary, root / "recovery.png"))
     if by_budget:
         paths.append(plot_recovery_by_budget(summary, root / "recovery_by_budget.png"))
     paths.append(plot_pass1_curves(summary, root / PASS1_CURVE_FILE))
     return paths
+
+
+#: The most characters of a run's label in a legend, a title or under a bar: labels run to
+#: 128 bytes, and one of 60 pushed the legend off the figure; 90 collapsed the axes.
+SHOWN_LABEL = 32
+
+
+def _cut(text: str, most: int) -> str:
+    """``text`` on one line, at most ``most`` characters: its start and end round an ellipsis
+    (the start and the end are what tell runs apart: ``ppo-seed0``, ``...-T32``)."""
+    text = one_line(text)
+    if len(text) <= most:
+        return text
+    head = (most - 1) // 2
+    return text[:head] + "…" + text[len(text) - (most - 1 - head) :]
+
+
+def _shown_labels(labels: Any) -> dict[str, str]:
+    """Each run label as a figure shows it (`_plot_text`): cut to `SHOWN_LABEL` characters,
+    and where two read alike once cut, each with a short hash of its full label.
+
+    Example:
+        >>> _shown_labels(["ppo", "maskableppo-budgetmix-uniform-12-40-seed0"])
+        {'ppo': 'ppo', 'maskableppo-budgetmix-uniform-12-40-seed0': 'maskableppo-bud…form-12-40-seed0'}
+    """
+    labels = list(labels)
+    cut = {label: _cut(label, SHOWN_LABEL) for label in labels}
+    alike: dict[str, int] = {}
+    for text in cut.values():
+        alike[text] = alike.get(text, 0) + 1
+    shown = {}
+    for label, text in cut.items():
+        if alike[text] > 1:
+            digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+            text = f"{_cut(label, SHOWN_LABEL - 7)} {digest}"
+        shown[label] = _plot_text(text)
+    return shown
 
 
 def _plot_text(text: str) -> str:
@@ -131,9 +169,11 @@ def plot_recovery_by_budget(summary: Mapping[str, Any], path: str | Path) -> Pat
         ("optimal right after an error", "optimal_step_rate_after_error"),
         ("errors recovered", "recovery_rate"),
     ]
-    fig = _figure(3.4 * len(panels), 3.2)
+    shown = _shown_labels(summary["runs"])
+    fig = _figure(3.4 * len(panels) + _legend_width(shown.values()), 3.2)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, (title, key) in zip(axes, panels, strict=True):
+        budgets: set[int] = set()
         for label, r in summary["runs"].items():
             table = _by_budget(r)
             if not table:
@@ -141,13 +181,39 @@ def plot_recovery_by_budget(summary: Mapping[str, Any], path: str | Path) -> Pat
             ts = sorted(int(t) for t in table)  # (read back from JSON: "16" before "8")
             cells = [table[str(t)]["all"] for t in ts]
             values = [np.nan if c[key] is None else c[key] for c in cells]
-            ax.plot(ts, values, marker="o", ms=3, label=_plot_text(label))
+            budgets.update(t for t, v in zip(ts, values, strict=True) if not np.isnan(v))
+            ax.plot(ts, values, marker="o", ms=3, label=shown[label])
         ax.set_title(title, fontsize=9)
-        ax.set_xlabel("turn budget T")
+        _budget_axis(ax, budgets)
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
-    axes[-1].legend(fontsize=6, loc="lower right")
+    _legend_beside(fig, axes)
     return save_figure(fig, path)
+
+
+def _budget_axis(ax: Any, budgets: set[int]) -> None:
+    """Label the x axis of turn budgets with whole turns only (one T was labelled in tenths
+    of a turn around it)."""
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+
+    few = len(budgets) <= 2  # (too few whole numbers in view for MaxNLocator to keep to them)
+    ax.xaxis.set_major_locator(FixedLocator(sorted(budgets)) if few else MaxNLocator(integer=True))
+    ax.set_xlabel("turn budget T")
+
+
+def _legend_width(texts: Any) -> float:
+    """Inches a legend of ``texts`` beside the panels takes (the figure widens by it)."""
+    return 0.6 + 0.06 * max((len(text) for text in texts), default=0)
+
+
+def _legend_beside(fig: Any, axes: Any) -> None:
+    """One legend of the runs, right of the panels (inside one, it hid the curves it named)."""
+    handles = {}
+    for ax in axes:
+        for handle, text in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(text, handle)
+    if handles:
+        fig.legend(handles.values(), handles.keys(), loc="outside right upper", fontsize=7)
 
 
 PLOT_HINT = "plots need matplotlib: pip install -e '.[plot]' in the turnbudget checkout (or skip them: --no-plots / plots=False)"
@@ -204,12 +270,11 @@ def plot_heatmap(grid: Mapping[str, Any], title: str, path: str | Path) -> Path:
 
 def plot_pass1_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
     """Pass@(1,T) against T with its bootstrap band, one line per run, one panel per env group."""
-    from matplotlib.ticker import FixedLocator, MaxNLocator
-
     check_report_summary(summary)
     runs = summary["runs"]
     groups = sorted({g for r in runs.values() for g in r["groups"]}, key=lambda g: (g == ALL, g))
-    fig = _figure(3.6 * len(groups), 3.2)
+    shown = _shown_labels(runs)
+    fig = _figure(3.6 * len(groups) + _legend_width(shown.values()), 3.2)
     axes = fig.subplots(1, len(groups), squeeze=False)[0]
     for ax, group in zip(axes, groups, strict=True):
         budgets: set[int] = set()
@@ -221,23 +286,18 @@ def plot_pass1_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
             ts = grid["ts"]
             budgets.update(ts)
             mean, low, high = grid["mean"][i], grid["low"][i], grid["high"][i]
-            (line,) = ax.plot(ts, mean, marker="o", ms=3, label=_plot_text(label))
+            (line,) = ax.plot(ts, mean, marker="o", ms=3, label=shown[label])
             if len(ts) > 1:
                 ax.fill_between(ts, low, high, alpha=0.15, color=line.get_color())
             else:  # (a band over one T has no width: the interval was a hairline)
                 ax.errorbar(ts, mean, yerr=[[mean[0] - low[0]], [high[0] - mean[0]]],
                             fmt="none", capsize=4, color=line.get_color())  # fmt: skip
         ax.set_title(_plot_text(_short(group)), fontsize=9)
-        # (budgets are whole turns: one T was labelled in tenths of a turn around it)
-        few = len(budgets) <= 2  # (too few whole numbers in view for MaxNLocator to keep to them)
-        ax.xaxis.set_major_locator(
-            FixedLocator(sorted(budgets)) if few else MaxNLocator(integer=True)
-        )
-        ax.set_xlabel("turn budget T")
+        _budget_axis(ax, budgets)
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("Pass@(1,T)")
-    axes[-1].legend(fontsize=7, loc="lower right")
+    _legend_beside(fig, axes)
     return save_figure(fig, path)
 
 
@@ -248,7 +308,7 @@ def plot_recovery(summary: Mapping[str, Any], path: str | Path) -> Path:
     check_report_summary(summary)
     runs = summary["runs"]
     labels = list(runs)
-    shown = [_plot_text(label) for label in labels]
+    shown = list(_shown_labels(labels).values())
     stats = [
         runs[lbl]["analysis"][
             ALL if ALL in runs[lbl]["analysis"] else next(iter(runs[lbl]["analysis"]))
@@ -261,7 +321,7 @@ def plot_recovery(summary: Mapping[str, Any], path: str | Path) -> Path:
         ("right after error", "optimal_step_rate_after_error"),
         ("errors recovered", "recovery_rate"),
     ]
-    fig = _figure(max(5.0, 1.1 * len(labels) + 2.0), 3.8)
+    fig = _figure(max(6.5, 1.1 * len(labels) + 2.0), 3.8)
     ax_rate, ax_turns = fig.subplots(1, 2, width_ratios=[3, 2])
     x = np.arange(len(labels))
     width = 0.8 / len(series)
@@ -282,6 +342,6 @@ def plot_recovery(summary: Mapping[str, Any], path: str | Path) -> Path:
     # (the outliers shown: without them a tail up to 8 turns read as a maximum of 3)
     ax_turns.boxplot(data, flierprops={"markersize": 3})
     ax_turns.set_xticks(range(1, len(labels) + 1), shown, rotation=30, ha="right", fontsize=7)
-    ax_turns.set_ylabel("turns to recover")
-    ax_turns.set_title("turns to recover an error", fontsize=9)
+    ax_turns.set_ylabel("turns")
+    ax_turns.set_title("turns to recover", fontsize=9)  # (a longer title ran off the figure)
     return save_figure(fig, path)
