@@ -253,6 +253,47 @@ def test_a_gym_session_dropped_unclosed_frees_its_server_session(server):
     assert wait_until(lambda: threading.active_count() <= threads)
 
 
+@pytest.mark.timeout(300, method="thread")
+def test_a_sync_client_dropped_unclosed_frees_its_server_session(server):
+    """OpenEnv's sync client runs on a thread of its own that keeps it alive: one dropped
+    without close() held its session and its thread until the process ended."""
+    threads = threading.active_count()
+    for seed in range(3):  # more than the server's sessions
+        client = TextGameEnv(base_url=server.base_url).sync()
+        assert client.connect() is client  # (kept alone, OpenEnv's own was collected under it)
+        client.reset(env_id=ENV, seed=seed)
+        del client
+        gc.collect()
+        assert idle(server)
+    assert wait_until(lambda: threading.active_count() <= threads)
+
+
+@pytest.mark.timeout(300, method="thread")
+def test_a_refusal_that_arrives_before_the_first_call_is_the_server_s_error(server):
+    """At capacity the server refuses a session with an error right after the handshake. When
+    it had arrived before the first call, that call took it for a second answer to an earlier
+    request: a ConnectionError ("answered a request more than once"), where the guide promises
+    the RuntimeError naming CAPACITY_REACHED that a trainer catches to retry."""
+    from turnbudget.adapters.openenv import _unasked
+
+    with (
+        TextGameEnv(base_url=server.base_url).sync() as first,
+        TextGameEnv(base_url=server.base_url).sync() as second,
+    ):
+        first.reset(env_id=ENV, seed=0)
+        second.reset(env_id=ENV, seed=1)
+        for _ in range(2):
+            late = TextGameEnv(base_url=server.base_url).sync()
+            try:
+                late.connect()
+                assert wait_until(lambda c=late: _unasked(c.async_client._ws))  # (refusal in)
+                with pytest.raises(RuntimeError, match="CAPACITY_REACHED"):
+                    late.reset(env_id=ENV, seed=2)
+            finally:
+                late.close()
+    assert idle(server)
+
+
 # -- a server that breaks the protocol ----------------------------------------------------
 
 

@@ -107,6 +107,7 @@ __all__ = [
     "EnvServer",
     "GymSession",
     "RequestError",
+    "SyncTextGameEnv",
     "TextGameAction",
     "TextGameEnv",
     "TextGameEnvironment",
@@ -1050,6 +1051,11 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._shown_url!r})"
 
+    def sync(self) -> SyncTextGameEnv:
+        """OpenEnv's synchronous client of this one, which frees its session when it is
+        collected unclosed (see `SyncTextGameEnv`)."""
+        return SyncTextGameEnv(super().sync())
+
     async def connect(self) -> TextGameEnv:
         """Open the session's connection (again after ``close()``); a `ConnectionError` that
         says where, without credentials, when the server cannot be reached."""
@@ -1109,6 +1115,10 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
         # answered a request twice) would be read as this call's. One that has arrived by
         # now, or with this call's answer, drops the session instead.
         if _unasked(self._ws):
+            waiting = await self._waiting()
+            if _refusal(waiting):  # (a session refused at once: its error came before any call)
+                await self.disconnect()
+                raise _server_error(waiting)
             self._drop()
             raise self._broken(_TWICE)
         try:
@@ -1136,14 +1146,9 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
             self._drop()
             raise self._broken(_TWICE)
         if response["type"] == "error":
-            error = response.get("data")
-            error = error if isinstance(error, Mapping) else {"message": brief(error)}
-            if error.get("code") in _SESSION_ERRORS:
+            if _refusal(response):
                 await self.disconnect()
-            raise RuntimeError(
-                f"Server error: {_told(error.get('message', 'Unknown error'))} "
-                f"(code: {_told(error.get('code', 'UNKNOWN'))})"
-            )
+            raise _server_error(response)
         expected = _ANSWERS.get(message.get("type"))
         if expected is not None and (
             response["type"] != expected or not isinstance(response.get("data"), Mapping)
@@ -1154,6 +1159,15 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
                 f"to a {message.get('type')} (expect {expected!r} with an object)"
             )
         return dict(response)
+
+    async def _waiting(self) -> Any:
+        """The message that waits unread (`_unasked`), or None if it is not JSON or gone."""
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            return await self._receive()
+        except (ConnectionClosed, TimeoutError, ValueError, RecursionError):
+            return None
 
     async def _last_words(self, closed: Exception) -> dict[str, Any]:
         """What the server sent before closing the connection (OpenEnv refuses a session
@@ -1242,6 +1256,25 @@ _URL_SCHEMES = ("http", "https", "ws", "wss")
 _TWICE = "an answer no call asked for (it answered a request more than once)"
 
 
+def _refusal(message: Any) -> bool:
+    """Whether ``message`` is OpenEnv's error that refuses or ends a session (at capacity, its
+    env failed), as opposed to one that refuses a request and keeps the session."""
+    if not isinstance(message, Mapping) or message.get("type") != "error":
+        return False
+    error = message.get("data")
+    return isinstance(error, Mapping) and error.get("code") in _SESSION_ERRORS
+
+
+def _server_error(message: Mapping[str, Any]) -> RuntimeError:
+    """The ``RuntimeError`` of an OpenEnv error message (as OpenEnv's client words it)."""
+    error = message.get("data")
+    error = error if isinstance(error, Mapping) else {"message": brief(error)}
+    return RuntimeError(
+        f"Server error: {_told(error.get('message', 'Unknown error'))} "
+        f"(code: {_told(error.get('code', 'UNKNOWN'))})"
+    )
+
+
 def _unasked(ws: Any) -> bool:
     """Whether a message waits unread on ``ws`` (websockets' asyncio connection, which queues
     what arrives while no call reads): none should, between a call's answer and the next call."""
@@ -1297,6 +1330,41 @@ def _wire(name: str, value: Any) -> Any:
     return value
 
 
+class SyncTextGameEnv:
+    """What `TextGameEnv.sync` returns: OpenEnv's ``SyncEnvClient`` (every method and
+    attribute is its own), plus: dropped without ``close()``, it closes the session once
+    collected. OpenEnv's client runs its calls on a thread of its own, which keeps it alive
+    until the process ends: each dropped client held a server session and a thread, and a
+    worker whose error path skipped ``close()`` took every session of the server.
+    """
+
+    def __init__(self, client: Any):
+        self._client = client
+        self._finalizer = weakref.finalize(self, _close_quietly, client)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_client":  # (not set yet: a copy being made)
+            raise AttributeError(name)
+        return getattr(self._client, name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._client.async_client._shown_url!r})"
+
+    def connect(self) -> SyncTextGameEnv:
+        self._client.connect()
+        return self  # (OpenEnv's returns its client: kept alone, this one was collected)
+
+    def close(self) -> None:
+        self._finalizer.detach()
+        self._client.close()
+
+    def __enter__(self) -> SyncTextGameEnv:
+        return self.connect()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class GymSession:
     """One server session behind Gymnasium's two calls, for code written for Gymnasium.
 
@@ -1326,11 +1394,8 @@ class GymSession:
         if unknown:
             raise TypeError(f"Expect reset arguments among {allowed}, got {unknown}")
         self._reset_kwargs = {name: _wire(name, v) for name, v in reset_kwargs.items()}
-        self._client = TextGameEnv(base_url=base_url).sync()
+        self._client = TextGameEnv(base_url=base_url).sync()  # (closed when collected)
         self._closed = False
-        # (one dropped without close() held its server session, and its client's thread, until
-        # the process ended: OpenEnv's thread keeps the client alive, not this session)
-        self._finalizer = weakref.finalize(self, _close_quietly, self._client)
         try:
             self._client.connect()
         except BaseException:
@@ -1351,7 +1416,6 @@ class GymSession:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._finalizer.detach()
             self._client.close()
 
     # (as a Gymnasium env is: ``with GymSession(url) as env`` was a TypeError)
@@ -1368,7 +1432,8 @@ class GymSession:
 
 
 def _close_quietly(client: Any) -> None:
-    """Close a sync client whose owner was collected unclosed (its session is freed)."""
+    """Close OpenEnv's sync client of a `SyncTextGameEnv` collected unclosed (its session is
+    freed)."""
     if getattr(client, "_loop_thread", None) is threading.current_thread():
         return  # (collected on the client's own loop, which cannot wait on itself)
     with contextlib.suppress(Exception):
