@@ -477,3 +477,30 @@ def test_an_index_over_discrete_actions_is_judged_by_the_command_it_plays_on_a_s
             assert env.step(int(masked_off[0]))[4]["valid_action"] is False
             refused += 1
     assert offered >= 100 and refused >= 10
+
+
+def test_a_refused_action_spends_no_turn_of_the_error_schedule():
+    """An index out of range raises before any turn is played, but InjectErrors had counted
+    the turn: the setback planned for turn 3 fired on the agent's second turn, its event
+    saying turn 3 (the same draws per (seed, turn) no longer held)."""
+    env = InjectErrors(
+        DiscreteActions(gym.make("turnbudget/Maze-Easy-v0"), 4), schedule={3: "setback"}
+    )
+    env.reset(seed=0)
+    with pytest.raises(ValueError):
+        env.step(9)
+    fired = []
+    for _ in range(4):
+        *_, info = env.step(0)
+        fired.append((info["turns_used"], info.get("injected_error", {}).get("turn")))
+    assert fired == [(1, None), (2, None), (3, 3), (4, None)]
+
+
+def test_errors_true_is_refused_not_a_wrapper_that_never_fires():
+    """``errors=True`` built InjectErrors at its default rate 0: a stack and spec that said
+    errors were on, and none was ever injected."""
+    import turnbudget
+
+    for make in (turnbudget.make, gym.make):
+        with pytest.raises(ValueError, match="`errors`=True has no default"):
+            make("turnbudget/Maze-Easy-v0", errors=True)

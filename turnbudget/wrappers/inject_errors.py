@@ -341,29 +341,36 @@ class InjectErrors(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorA
         if self._over:  # (the env answers a step after the end; no error fires then)
             return self.env.step(action)
         self._turn = turn = self._turn + 1
-        planned = self.errors._planned  # (the turns decided so far: most turns read one here)
-        kind = planned[turn - 1] if turn <= len(planned) else self.errors.planned(turn)
-        if kind is None:  # (most turns: the env's step, and the list the agent will see)
-            obs, reward, terminated, truncated, info = self.env.step(action)
-        else:
-            # The listed command the agent's spelling plays in the state it saw (before a
-            # setback moves it): "n" or "GO NORTH" is as valid as "go north" on any turn.
-            canonical = getattr(self.env.unwrapped, "canonical_command", None)
-            if self._discrete is not None and not isinstance(action, str):
-                command = self._discrete.action(action)
-                seen = command if command in self._admissible else None
-            else:
-                seen = canonical(action) if canonical is not None else None
-            (obs, reward, terminated, truncated, info), event = getattr(self, f"_{kind}")(
-                action, seen
-            )
-            # Absent on quiet turns: vector envs cannot batch a key that is sometimes None.
-            assert "injected_error" not in info, "info['injected_error'] set twice"
-            info["injected_error"] = event
+        try:
+            obs, reward, terminated, truncated, info = self._turn_step(action, turn)
+        except BaseException:  # (a refused action, an index out of range: no turn spent, so the
+            self._turn = turn - 1  # schedule's next error still falls on the agent's next turn)
+            raise
         # A copy: the caller may change the list it gets, and the next error reads this one.
         self._admissible = list(info.get("admissible_actions", ()))
         if terminated or truncated:
             self._over = True
+        return obs, reward, terminated, truncated, info
+
+    def _turn_step(self, action: Any, turn: int) -> tuple[Any, SupportsFloat, bool, bool, dict]:
+        """Turn ``turn``'s step: the env's, or the error planned for it with its event in
+        ``info["injected_error"]``."""
+        planned = self.errors._planned  # (the turns decided so far: most turns read one here)
+        kind = planned[turn - 1] if turn <= len(planned) else self.errors.planned(turn)
+        if kind is None:  # (most turns: the env's step, and the list the agent will see)
+            return self.env.step(action)
+        # The listed command the agent's spelling plays in the state it saw (before a
+        # setback moves it): "n" or "GO NORTH" is as valid as "go north" on any turn.
+        canonical = getattr(self.env.unwrapped, "canonical_command", None)
+        if self._discrete is not None and not isinstance(action, str):
+            command = self._discrete.action(action)
+            seen = command if command in self._admissible else None
+        else:
+            seen = canonical(action) if canonical is not None else None
+        (obs, reward, terminated, truncated, info), event = getattr(self, f"_{kind}")(action, seen)
+        # Absent on quiet turns: vector envs cannot batch a key that is sometimes None.
+        assert "injected_error" not in info, "info['injected_error'] set twice"
+        info["injected_error"] = event
         return obs, reward, terminated, truncated, info
 
     # -- the three kinds -------------------------------------------------------------

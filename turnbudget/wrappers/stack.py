@@ -88,15 +88,20 @@ class _Scalar(dict):
 
 
 def _shortcut(
-    name: str, scalar: str | None = None, *scalar_types: type
+    name: str, scalar: str | None = None, *scalar_types: type, true: bool = True
 ) -> Callable[[Any], dict[str, Any] | None]:
-    """The reader of option ``name``: None/False: no wrapper; True: defaults; a mapping: its
-    keyword arguments; a value of ``scalar_types``: ``{scalar: value}``."""
+    """The reader of option ``name``: None/False: no wrapper; True: defaults (where ``true``);
+    a mapping: its keyword arguments; a value of ``scalar_types``: ``{scalar: value}``."""
 
     def read(value: Any) -> dict[str, Any] | None:
         if not _on(value):
             return None
         if value is True:
+            if not true:  # (errors=True built a wrapper at rate 0, which never fired)
+                raise ValueError(
+                    f"`{name}`=True has no default to turn on: give `{scalar}` (for example "
+                    f"{name}=0.1) or the wrapper's keyword arguments"
+                )
             return {}
         if isinstance(value, Mapping):
             return dict(value)
@@ -162,7 +167,7 @@ LAYERS = (
     # BudgetMix: T per episode, passed down through reset options
     Layer(SampleTurnBudget, ("budget_mix",), _budget_mix),
     # errors fire inside the recorded turn
-    Layer(InjectErrors, ("errors",), _shortcut("errors", "rate", numbers.Real)),
+    Layer(InjectErrors, ("errors",), _shortcut("errors", "rate", numbers.Real, true=False)),
     # sees the agent's command, the injected error and the raw reward
     Layer(RecordStepOutcomes, ("record", "env_index"), _record),
     # shaping on top of the recorded reward
