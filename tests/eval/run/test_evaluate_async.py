@@ -242,6 +242,33 @@ def test_an_episode_record_sums_a_bounded_number_of_bounded_note_keys(tmp_path):
     assert result.summary == load_run_summary(out, n_bootstrap=0)
 
 
+def test_a_note_total_past_1e15_is_left_out_and_the_run_resumes(tmp_path):
+    """Each note's number was checked against the records' bound (1e15), their episode sum
+    was not: a clock in nanoseconds or a running token count over a few turns made an
+    episode line the records' reader refused, so the run could neither resume nor report."""
+    from turnbudget.agents import OracleAgent
+    from turnbudget.eval.report import load_run_summary
+
+    class Clocked(OracleAgent):
+        def step_note(self):
+            return {"t_ns": 10**15, "tokens": 7}
+
+        def __repr__(self) -> str:
+            return "Clocked()"
+
+    out = tmp_path / "run"
+    grid = dict(ks=(1,), ts=(6,), tasks=2, n=1, n_bootstrap=0, out=out)
+    result = evaluate(MAZE, Clocked(0.0), **grid)
+    for episode in result.episodes:
+        assert (
+            "t_ns" not in episode["agent"]
+            and episode["agent"]["tokens"] == 7 * episode["agent"]["steps"]
+        )
+    assert evaluate(MAZE, Clocked(0.0), **grid).n_run == 0  # (resumed: every line read back)
+    assert result.summary == load_run_summary(out, n_bootstrap=0)
+    assert read_jsonl(out / STEPS_FILE)[0][0]["agent"]["t_ns"] == 10**15  # (each step keeps it)
+
+
 def test_a_step_note_is_kept_as_json_keeps_it_and_a_bad_one_fails_only_its_episode(tmp_path):
     """A note is what the log and a sealed agent's pipe make of it (JSON), so the summary
     summed in flight is the log's and sealing changes nothing; a note JSON cannot write, or

@@ -168,7 +168,8 @@ def _tally(notes: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
     """Per-episode totals of the agent's step notes: numbers summed, flags counted, under
     their keys as the step records keep them (`cap_text`), the first `MAX_USAGE_KEYS` of
     them (the line of an episode record whose notes named 700 keys of 100,000 characters
-    was 70 MB, which the records' reader refuses); the count of notes under
+    was 70 MB, which the records' reader refuses), each total at most 1e15 in size
+    (`usage_number`; a larger one is left out); the count of notes under
     `NOTES_COUNT_KEY`."""
     present = list(filter(None, notes))  # (in C: most agents keep no notes)
     if not present:
@@ -182,7 +183,13 @@ def _tally(notes: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
                 key = cap_text(key)
                 if key in totals or len(totals) < MAX_USAGE_KEYS:
                     totals[key] = totals.get(key, 0) + value
-    totals = {k: round(v, 6) if isinstance(v, float) else int(v) for k, v in totals.items()}
+    # (a sum past what one number may be is left out: each step's was within it, and the
+    # records' reader refused the episode's line, so the run could not resume or report)
+    totals = {
+        k: round(v, 6) if isinstance(v, float) else int(v)
+        for k, v in totals.items()
+        if usage_number(v)
+    }
     totals[NOTES_COUNT_KEY] = len(present)
     return totals
 
