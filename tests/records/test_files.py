@@ -1145,3 +1145,16 @@ def test_a_resumed_run_whose_logs_link_to_another_run_writes_only_its_own(tmp_pa
     (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(LogError, match="a symbolic link, not a log of this run's own"):
         files.open_regular(tmp_path / "link", "a")
+
+
+def test_report_leaves_a_summary_json_of_another_program(base_run, tmp_path, capsys):
+    """A summary.json beside no report.md of ours (a training run's, a script's) was replaced
+    by the report of the runs below it, where `eval --out` refuses to write over one."""
+    root = tmp_path / "study"
+    shutil.copytree(base_run[0], root / "run")
+    (root / "summary.json").write_bytes(b'{"losses": [1.0, 0.5]}\n')
+    assert main(["report", str(root), "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds summary.json of no report" in err, err
+    assert (root / "summary.json").read_bytes() == b'{"losses": [1.0, 0.5]}\n'
+    assert not (root / "report.md").exists()

@@ -334,3 +334,20 @@ def test_training_over_an_exported_policy_replaces_it_whole(tmp_path, capsys):
     assert not (out / "weights.npz").exists() and not (out / "card.json").exists()
     assert (out / "policy.zip").is_file()
     assert make_agent(f"policy:{out}") is not None  # (the new policy.zip, its own encoding)
+
+
+def test_a_report_over_a_training_run_leaves_its_summary(tmp_path, capsys):
+    """An evaluation inside a training run's folder is a run of its own; `turnbudget report`
+    over the training folder then replaced the training run's summary.json (its losses and
+    demonstration figures) with the report's, without a word."""
+    bc = tmp_path / "bc"
+    assert train(f"--algo bc --bc-episodes 2 --bc-epochs 1 --out {bc}") == 0
+    training = (bc / "summary.json").read_bytes()
+    evaluate("turnbudget/Maze-Easy-v0", make_agent("random"), ks=[1], ts=[4], tasks=1,
+             out=bc / "eval", n_bootstrap=0, progress=False)  # fmt: skip
+    capsys.readouterr()
+    assert main(["report", str(bc), "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "config.json" in err and "of no report" in err, err
+    assert (bc / "summary.json").read_bytes() == training and not (bc / "report.md").exists()
+    assert main(["report", str(bc / "eval"), "--no-plots"]) == 0  # (the run itself)

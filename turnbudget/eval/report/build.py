@@ -49,7 +49,7 @@ from turnbudget.eval.report.markdown import (
 )
 from turnbudget.eval.report.plots import PASS1_CURVE_FILE, check_plotting, write_plots
 from turnbudget.eval.run.evaluate import load_run
-from turnbudget.eval.run.lock import writer_of
+from turnbudget.eval.run.lock import foreign_files, writer_of
 from turnbudget.records import (
     EPISODES_FILE,
     RUN_FILE,
@@ -179,18 +179,26 @@ def write_run_summary(out: str | Path, run_summary: Mapping[str, Any]) -> dict[s
 def _check_replaceable(root: Path) -> None:
     """A ValueError when ``root`` holds a ``report.md`` that is not one of ours (the main
     job's, the BudgetMix replication's: `turnbudget report runs/main` replaced its findings
-    with a plain report, and its summary.json with ours)."""
+    with a plain report, and its summary.json with ours), or, beside no run of its own, a
+    training run or a summary.json of no report of ours (`foreign_files`: a training run's
+    summary.json, its losses, was replaced by the report of an evaluation made inside it)."""
     path = root / REPORT_FILE
-    if not path.is_file():
-        return
-    with path.open("rb") as f:
-        first = f.readline(200).decode("utf-8", "replace").rstrip("\r\n")
-    if first != REPORT_HEADING:
+    if path.is_file():
+        with path.open("rb") as f:
+            first = f.readline(200).decode("utf-8", "replace").rstrip("\r\n")
+        if first != REPORT_HEADING:
+            raise ValueError(
+                f"{path} is a report `turnbudget report` did not write (it starts "
+                f"{first[:80]!r}), so it and its summary.json are left as they are: rebuild it "
+                "with the command that wrote it (the main job's: python "
+                "benchmarks/pass_at_kt.py --out DIR), or report its runs one by one"
+            )
+    held = [] if (root / RUN_FILE).exists() else foreign_files(root)
+    if held:
         raise ValueError(
-            f"{path} is a report `turnbudget report` did not write (it starts {first[:80]!r}), "
-            "so it and its summary.json are left as they are: rebuild it with the command "
-            "that wrote it (the main job's: python benchmarks/pass_at_kt.py --out DIR), or "
-            "report its runs one by one"
+            f"{root} holds {', '.join(held)} of no report (a training run's or a policy's, or "
+            "a summary.json `turnbudget report` did not write), which the report would "
+            "overwrite: report the runs in a folder of their own"
         )
 
 

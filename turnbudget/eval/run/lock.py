@@ -106,6 +106,19 @@ def check_not_foreign(out: Path) -> None:
             f"`out` {out} is a folder of runs ({runs[0]} among them), whose report reads "
             "them all: evaluate into a directory of its own, such as one in it"
         )
+    held = foreign_files(out)
+    if held:
+        raise ValueError(
+            f"`out` {out} holds {', '.join(held)} of no evaluation run (a training run's or a "
+            "policy's, or a summary.json `turnbudget report` did not write), which the run "
+            "would overwrite: choose another output directory"
+        )
+
+
+def foreign_files(out: Path) -> list[str]:
+    """What in ``out`` (a directory of no run) a run's or a report's summary.json would
+    overwrite: a training run's or a policy's files (`TRAINING_FILES`), or a summary.json
+    beside no report.md of ours."""
     held = [name for name in TRAINING_FILES if (out / name).exists()]
     summary, report = out / "summary.json", out / "report.md"
     if not held and (summary.is_file() or summary.is_symlink()):
@@ -116,12 +129,7 @@ def check_not_foreign(out: Path) -> None:
             ours = False
         if not ours:
             held = ["summary.json"]
-    if held:
-        raise ValueError(
-            f"`out` {out} holds {', '.join(held)} of no evaluation run (a training run's or a "
-            "policy's, or a summary.json `turnbudget report` did not write), which the run "
-            "would overwrite: choose another output directory"
-        )
+    return held
 
 
 def check_no_training_run(out: Path) -> None:
