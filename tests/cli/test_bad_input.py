@@ -148,6 +148,9 @@ def test_run_commands_refuse_malformed_flags_before_writing(
 ):
     monkeypatch.chdir(tmp_path)
     argv = EVAL if command == "eval" else [command, "--env", "Maze-Easy-v0", "--tasks", "1"]
+    if flag in argv:  # (given twice is refused before its value is judged)
+        at = argv.index(flag)
+        argv = argv[:at] + argv[at + 2 :]
     try:
         code = main([*argv, "--no-plots" if command == "eval" else "--quiet", flag, value])
     except SystemExit as exit_:  # (argparse's own refusals)
@@ -465,3 +468,35 @@ def test_eval_refuses_a_second_agent_rather_than_dropping_the_first(capsys, tmp_
     err = capsys.readouterr().err.splitlines()[-1]
     assert err.startswith("turnbudget eval: error: argument --agent: given twice ('random', then")
     assert main([*argv[:3], *argv[5:], "--quiet", "--no-plots"]) == 0  # (once: it runs)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "--env", "turnbudget/Maze-Easy-v0", "--tasks", "1", "--tasks", "3"],
+        ["eval", "--env", "turnbudget/Maze-Easy-v0", "--seed=5", "--seed", "7"],
+        ["probe", "--env", "turnbudget/Maze-Easy-v0", "--tasks", "2", "--tasks", "3"],
+        ["play", "Maze-Easy-v0", "--turn-budget", "3", "--turn-budget", "4"],
+        ["validate", "--env", "turnbudget/Maze-Easy-v0", "--tasks", "2", "--tasks", "3"],
+        ["train", "--n-envs", "2", "--n-envs", "3"],
+    ],
+    ids=["eval-tasks", "eval-seed-equals", "probe", "play", "validate", "train"],
+)
+def test_an_option_of_one_value_given_twice_is_a_usage_error(argv, capsys, tmp_path):
+    """Every option but ``--agent`` took its last value and dropped the first without a
+    word: ``--tasks 1 --tasks 3`` ran 3 tasks. Options that take several (``--env``) still do."""
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as info:
+        main([*argv, "--out", str(out)] if argv[0] != "play" else argv)
+    assert info.value.code == 2 and not out.exists()
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.endswith(": given twice; give it once") and argv[-2].split("=")[0] in err, err
+
+
+def test_options_that_take_several_values_still_take_them(tmp_path):
+    out = tmp_path / "run"
+    assert main(["eval", "--env", "turnbudget/Maze-Easy-v0", "--env", "turnbudget/KeyQuest-Easy-v0",
+                 "--k", "1", "--t", "4", "--n", "1", "--tasks", "1", "--out", str(out),
+                 "--quiet", "--no-plots"]) == 0  # fmt: skip
+    episodes = (out / "episodes.jsonl").read_text().splitlines()
+    assert len(episodes) == 2

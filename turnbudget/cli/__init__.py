@@ -109,9 +109,31 @@ _SECRET_OPTION = re.compile(r"passw|(?:^|_)(?:api_?key|key|token|secret|credenti
 _NOT_SHOWN = "(not shown: it may be a secret)"
 
 
+#: Where `_StoreOnce` keeps the options given so far (removed once the arguments are parsed).
+_GIVEN = "_options_given"
+
+
+class _StoreOnce(argparse._StoreAction):
+    """argparse's ``store`` for an option given at most once: ``--tasks 1 --tasks 3`` ran 3
+    tasks without a word about the 1 (``append`` options, such as ``--env``, take several)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        given = namespace.__dict__.setdefault(_GIVEN, set())
+        if self.dest in given and self.option_strings:
+            parser.error(f"argument {'/'.join(self.option_strings)}: given twice; give it once")
+        given.add(self.dest)
+        super().__call__(parser, namespace, values, option)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, whose usage errors (which quote the value typed) are `shown`, with
-    every secret blanked; the value of an unknown option named like a secret is not shown."""
+    every secret blanked; the value of an unknown option named like a secret is not shown.
+    An option that stores one value refuses a second (`_StoreOnce`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
 
     def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
         args = [*(sys.argv[1:] if args is None else args)]  # (`list` is the subcommand here)
@@ -124,6 +146,7 @@ class _Parser(argparse.ArgumentParser):
         parsed, unknown = self.parse_known_args(args, namespace)
         if unknown:
             self.error(f"unrecognized arguments: {' '.join(_unshown_secrets(unknown))}")
+        parsed.__dict__.pop(_GIVEN, None)
         return parsed
 
     def error(self, message: str) -> NoReturn:
