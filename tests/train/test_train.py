@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
+from typing import Any
 
 import pytest
 
@@ -255,13 +257,10 @@ def test_a_stopped_run_of_an_older_version_is_refused_by_its_files(tmp_path, cap
     assert "holds a policy or a run (progress.csv, checkpoints)" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("damage", ["moment-shape", "step-not-scalar", "lr-nan"])
-def test_an_init_whose_optimizer_state_does_not_fit_is_one_line(tmp_path, capsys, damage):
-    """torch loads an optimizer state without checking its moments' shapes or its step: a
-    state that did not fit failed inside the first Adam step (a RuntimeError traceback, and an
-    empty --out left behind)."""
+def _init_with_optimizer_state(tmp_path, change) -> tuple[Any, Any]:
+    """A trained policy folder, and a copy whose ``policy.optimizer.pth`` ``change`` edited
+    in place; both paths."""
     import io
-    import math
     import zipfile
 
     import torch
@@ -271,13 +270,7 @@ def test_an_init_whose_optimizer_state_does_not_fit_is_one_line(tmp_path, capsys
     with zipfile.ZipFile(init / "policy.zip") as z:
         members = {name: z.read(name) for name in z.namelist()}
     state = torch.load(io.BytesIO(members["policy.optimizer.pth"]), weights_only=True)
-    first = next(iter(state["state"].values()))
-    if damage == "moment-shape":
-        first["exp_avg"] = torch.zeros(3)
-    elif damage == "step-not-scalar":
-        first["step"] = torch.tensor([1.0, 2.0])
-    else:
-        state["param_groups"][0]["lr"] = math.nan
+    change(state)
     buffer = io.BytesIO()
     torch.save(state, buffer)
     damaged.mkdir()
@@ -285,12 +278,60 @@ def test_an_init_whose_optimizer_state_does_not_fit_is_one_line(tmp_path, capsys
     with zipfile.ZipFile(damaged / "policy.zip", "w") as z:
         for name, data in members.items():
             z.writestr(name, buffer.getvalue() if name == "policy.optimizer.pth" else data)
+    return init, damaged
+
+
+def _damage(state, damage: str) -> None:
+    import torch
+
+    moments = next(iter(state["state"].values()))
+    if damage == "moment-shape":
+        moments["exp_avg"] = torch.zeros(3)
+    elif damage == "step-not-scalar":
+        moments["step"] = torch.tensor([1.0, 2.0])
+    else:  # (torch's own reader failed on it with an AttributeError)
+        state["state"] = [1]
+
+
+@pytest.mark.parametrize("damage", ["moment-shape", "step-not-scalar", "state-a-list"])
+def test_an_init_whose_optimizer_state_does_not_fit_is_one_line(tmp_path, capsys, damage):
+    """torch loads an optimizer state without checking its moments' shapes or its step: a
+    state that did not fit failed inside the first Adam step (a RuntimeError traceback, and an
+    empty --out left behind); one whose ``state`` was no dict, inside torch's reader."""
+    _, damaged = _init_with_optimizer_state(tmp_path, lambda state: _damage(state, damage))
     capsys.readouterr()
     assert train(f"--total-steps 64 --init {damaged} --out {tmp_path / 'next'}") == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("\n") == 1, err
-    assert f"`--init` {damaged / 'policy.zip'}: its network is not this run's" in err
+    assert f"`--init` {damaged / 'policy.zip'}: its " in err, err
     assert not (tmp_path / "next").exists()
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [("maximize", True), ("weight_decay", 1e6), ("betas", (5.0, 0.999)), ("capturable", True),
+     ("lr", float("nan")), ("eps", 0.0)],
+    ids=lambda s: s[0],
+)  # fmt: skip
+def test_an_init_trains_under_this_run_s_optimizer_settings(tmp_path, capsys, setting):
+    """torch's reader takes each parameter group's settings from the file: an init whose
+    file said maximize=True trained by gradient ascent (and saved it for the next --init),
+    weight_decay 1e6 or betas of 5 trained silently so, and capturable=True failed inside
+    Adam's first step with a traceback. The init's moments are kept; its settings are not."""
+    from turnbudget.agents.policy import zip_weights
+
+    name, value = setting
+    init, damaged = _init_with_optimizer_state(
+        tmp_path, lambda s: [g.update({name: value}) for g in s["param_groups"]]
+    )
+    capsys.readouterr()
+    assert train(f"--total-steps 64 --init {damaged} --out {tmp_path / 'next'}") == 0
+    fresh = zip_weights(init / "policy.zip", "policy.optimizer.pth")["param_groups"]
+    after = zip_weights(tmp_path / "next" / "policy.zip", "policy.optimizer.pth")["param_groups"]
+    assert [{k: v for k, v in g.items() if k not in ("params", "lr")} for g in after] == [
+        {k: v for k, v in g.items() if k not in ("params", "lr")} for g in fresh
+    ]
+    assert all(math.isfinite(g["lr"]) for g in after)
 
 
 def test_tensorboard_logs_without_the_package_are_refused_before_writing(

@@ -133,10 +133,22 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
             reason = _first_line(exc)
             where = "" if str(path) in reason else f" {path}:"
             raise ValueError(f"`--init`{where} {reason}") from None
+        if not _optimizer_state_shaped(optimizer_state):  # (torch's own reader: AttributeError)
+            raise ValueError(
+                f"`--init` {path}: its policy.optimizer.pth is no optimizer state (expect "
+                f"{{'state': {{int: ...}}, 'param_groups': [{{...}}]}}), got {brief(optimizer_state)}"
+            )
+        optimizer = model.policy.optimizer
+        # This run's optimizer settings: torch's reader takes each group's from the file
+        # (maximize, weight_decay, betas, capturable...), and a tampered or foreign file
+        # trained by gradient ascent, or failed deep inside Adam's first step.
+        settings = [{k: v for k, v in g.items() if k != "params"} for g in optimizer.param_groups]
         try:
             model.policy.load_state_dict(tensors)
-            model.policy.optimizer.load_state_dict(optimizer_state)
-            _check_optimizer_state(model.policy.optimizer)
+            optimizer.load_state_dict(optimizer_state)
+            for group, own in zip(optimizer.param_groups, settings, strict=True):
+                group.update(own)
+            _check_optimizer_state(optimizer)
         except (RuntimeError, KeyError, TypeError, ValueError) as exc:  # (another network)
             raise ValueError(
                 f"`--init` {path}: its network is not this run's (--net-arch "
@@ -149,6 +161,20 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
 def _first_line(exc: BaseException) -> str:
     """An error's first line, or its type's name when it says nothing."""
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _optimizer_state_shaped(state: Any) -> bool:
+    """Whether ``state`` has the shape of torch's optimizer state: ``{"state": {int: dict},
+    "param_groups": [dict with "params"]}``."""
+    if not isinstance(state, dict):
+        return False
+    moments, groups = state.get("state"), state.get("param_groups")
+    return (
+        isinstance(moments, dict)
+        and all(isinstance(k, int) and isinstance(v, dict) for k, v in moments.items())
+        and isinstance(groups, list)
+        and all(isinstance(g, dict) and isinstance(g.get("params"), list) for g in groups)
+    )
 
 
 def _check_optimizer_state(optimizer: Any) -> None:
