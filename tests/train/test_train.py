@@ -23,8 +23,13 @@ SMALL = (
 
 
 def train(args: str) -> int:
-    """``turnbudget train SMALL args`` in this process; its exit code."""
-    return main(["train", *SMALL.split(), *args.split()])
+    """``turnbudget train SMALL args`` in this process (an option in ``args`` in place of
+    SMALL's: one given twice is refused); its exit code."""
+    given = {part for part in args.split() if part.startswith("--")}
+    small = SMALL.split()
+    pairs = zip(small[::2], small[1::2], strict=True)
+    kept = [part for name, value in pairs if name not in given for part in (name, value)]
+    return main(["train", *kept, *args.split()])
 
 
 def test_bc_then_ppo_on_the_command_line_writes_a_policy_agents_play(tmp_path, capsys):
@@ -206,7 +211,9 @@ def test_bc_starts_from_init_and_reports_its_demonstrations_success(tmp_path, ca
     def demo_success(epsilon: str, budget: str, out: str) -> float:
         args = f"--algo bc --bc-episodes 20 --bc-epochs 1 --bc-epsilon {epsilon} --turn-budget "
         args += f"{budget} --out {tmp_path / out}"
-        assert main(["train", *SMALL.split(), *args.split(), "--budget-mix", ""]) == 0
+        small = SMALL.split()
+        small[small.index("--budget-mix") + 1] = ""  # (no mix: the --turn-budget given)
+        assert main(["train", *small, *args.split()]) == 0
         return json.loads(capsys.readouterr().out)["demo_success"]
 
     assert demo_success("0", "60", "oracle") == 1.0
