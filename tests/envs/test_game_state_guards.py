@@ -74,6 +74,27 @@ def test_a_results_page_that_cannot_fit_one_observation_is_refused_at_make_time(
     assert longest > 3000  # (full pages were shown)
 
 
+def test_the_list_answer_above_a_full_page_fits_one_observation_or_is_refused():
+    """50 items and 100 results a page each fit alone, but `list` on a results page put the
+    whole list above the page: 8,192 characters cut mid-line, 14 of 100 admissible view
+    commands naming products the agent could not see."""
+    shop = dict(catalog=2000, near_misses=3, min_distance=1, max_distance=1000)
+    with pytest.raises(ValueError, match=r"fit in one observation .* items=50 and page_size=100"):
+        gym.make("turnbudget/Shop-v0", items=50, page_size=100, **shop)
+    env = gym.make("turnbudget/Shop-v0", items=50, page_size=40, **shop)
+    longest = 0
+    for seed in range(3):
+        env.reset(seed=seed)
+        for word in ("hoodie", "Pinecrest", "headphones", "cotton"):
+            env.step(f"search {word}")
+            observation, _, _, _, info = env.step("list")
+            longest = max(longest, len(observation))
+            assert observation.endswith("(type `list` to see the list).")
+            views = [c[5:] for c in info["admissible_actions"] if c.startswith("view ")]
+            assert views and all(f"[{code}]" in observation for code in views)
+    assert longest > 6000  # (long lists above full pages were shown)
+
+
 @pytest.mark.parametrize("level", [5, None, b"#@$.#"])
 def test_load_level_refuses_what_is_no_text_by_name(level):
     game = Sokoban()

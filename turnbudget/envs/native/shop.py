@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from turnbudget.envs.core import EnvVariant
+from turnbudget.envs.core import MAX_OBSERVATION_LENGTH, EnvVariant
 from turnbudget.envs.native.base import TextGame, reset_needed, sanitize_for_display
 
 __all__ = [
@@ -150,7 +150,9 @@ class Shop(TextGame):
     `ShopConfig` overrides the difficulty's value by keyword; unknown keywords are a
     ``TypeError``. A shop holds at most `MAX_PRODUCTS` (9,000) products, ``catalog`` +
     ``items`` x (1 + ``near_misses``), each with its own code; a list at most
-    `MAX_ITEMS` (50), which fit in one observation; and every purchase takes at
+    `MAX_ITEMS` (50), a page at most `MAX_PAGE_SIZE` (100) results, and the list's
+    ``list`` answer above a full page must fit in one observation together (50 items
+    with 40 results a page do; 50 with 100 are refused); and every purchase takes at
     least 5 turns, so ``items`` is at most ``max_distance`` // 5.
 
     ## Registered configurations
@@ -192,6 +194,14 @@ class Shop(TextGame):
             raise ValueError(
                 f"Expect `page_size` to be from 1 to {MAX_PAGE_SIZE} (a page of results fits in "
                 f"one observation), got {cfg.page_size}"
+            )
+        longest = _longest_observation(cfg.items, cfg.page_size)
+        if longest > MAX_OBSERVATION_LENGTH:
+            raise ValueError(
+                f"Expect the shopping list's `list` answer above a full page of results to fit "
+                f"in one observation ({MAX_OBSERVATION_LENGTH:,} characters), got up to "
+                f"{longest:,} with items={cfg.items} and page_size={cfg.page_size}: list fewer "
+                "items or show fewer results a page"
             )
         products = cfg.catalog + cfg.items * (1 + cfg.near_misses)
         if products > MAX_PRODUCTS:
@@ -530,6 +540,33 @@ class Shop(TextGame):
 def _keywords(product: _Product) -> tuple[str, str, str, str]:
     _, kind, brand, material, style, _ = product
     return (brand.lower(), material, style, _TYPES[kind][0])
+
+
+def _longest_observation(items: int, page_size: int) -> int:
+    """The most characters a step's observation takes: the `list` answer (each item's longest
+    description) above a full page of the longest result lines, and the status line. Each
+    alone fits (`MAX_ITEMS`, `MAX_PAGE_SIZE`); 50 items above a page of 100 were cut mid-line,
+    their view commands admissible for products the agent could not see."""
+    money = len(_money(99_999))  # (prices stay under $120)
+    brand = max(map(len, _BRANDS))
+    wish = max(  # "a {material} {style} {type} by {brand}, {dim value, ...}, under $X"
+        len(f"a   {name} by , , under ") + max(map(len, materials)) + max(map(len, styles))
+        + brand + len(", ".join(f"{d} {max(vs, key=len)}" for d, vs in options.items())) + money
+        for name, materials, styles, options in _TYPES
+    )  # fmt: skip
+    line = max(  # "[p1234] {brand} {material} {style} {type}, $X"
+        len(f"[p1234]    {name}, ") + brand + max(map(len, materials)) + max(map(len, styles))
+        + money
+        for name, materials, styles, _ in _TYPES
+    )  # fmt: skip
+    numbers = [f"({i + 1})" for i in range(items)]
+    listing = len("Shopping list: ") + sum(len(f"{n[:-1]}, to buy) ") + wish for n in numbers)
+    listing += len("; ") * (items - 1)
+    keyword = max(brand, *(len(w) for t in _TYPES for w in (t[0], *t[1], *t[2])))
+    pages = len(str(MAX_PRODUCTS))
+    header = len('Results for "" (page  of ):\n') + keyword + 2 * pages
+    status = len("\nStill to buy:  (type `list` to see the list).") + len(" ".join(numbers))
+    return listing + len("\n\n") + header + page_size * (line + 1) + status
 
 
 def _money(cents: int) -> str:
