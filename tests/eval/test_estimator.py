@@ -342,17 +342,19 @@ def test_every_estimate_lies_in_its_interval_within_0_and_1(tasks, confidence, n
 
 def test_a_cells_score_interval_counts_disjoint_groups_of_k_episodes_of_the_fewest_run():
     """The effective trials behind a Pass@k cell are at most n_tasks * (n // k), n the fewest
-    episodes of a task: neither every episode (k ignored) nor the most episodes of a task
-    (a task of 2 episodes among tasks of 100) may narrow it."""
-    from turnbudget.eval.estimator import wilson_interval
+    episodes of a task, and at most `MAX_TRIALS_PER_TASK` a task: neither every episode (k
+    ignored) nor the most episodes of a task (a task of 2 episodes among tasks of 100) may
+    narrow it."""
+    from turnbudget.eval.estimator import MAX_TRIALS_PER_TASK, wilson_interval
 
-    # 30 tasks of 8 episodes whose Pass@2 barely differs: the cap binds, at 30 * 4 trials.
+    # 30 tasks of 8 episodes whose Pass@k barely differs: the cap binds.
     turns = {s: [1] * 4 + [None] * 4 for s in range(29)}
     turns[29] = [1] * 3 + [None] * 5
     est = estimate_grid(turns, ks=[1, 2], ts=[5], n_bootstrap=0)
     for i, k in enumerate((1, 2)):
         rate = est.mean[i, 0]
-        assert est.low[i, 0] == pytest.approx(wilson_interval(rate, 30 * (8 // k))[0], abs=1e-9)
+        cap = 30 * min(8 // k, MAX_TRIALS_PER_TASK)
+        assert est.low[i, 0] == pytest.approx(wilson_interval(rate, cap)[0], abs=1e-9)
     uneven = estimate_grid({**turns, "short": [1, None]}, ks=[1, 2], ts=[5], n_bootstrap=0)
     assert uneven.n_per_task == 2
     rate = uneven.mean[1, 0]

@@ -55,6 +55,7 @@ from turnbudget._checks import (
 
 __all__ = [
     "MAX_BOOTSTRAP",
+    "MAX_TRIALS_PER_TASK",
     "GridEstimate",
     "bootstrap_seeds_tasks",
     "check_grid_values",
@@ -399,6 +400,16 @@ def estimate_grid(
     )
 
 
+#: The most independent trials one task counts for in a Pass@(K,T) cell's interval. The
+#: sample's spread over tasks stands for the population's; with 16 or more episodes a task,
+#: trusting it fully covered 72-89% for a nominal 95% where a few tasks are far harder than
+#: the rest and the sample drew none of them (10 tasks: 15% at 0.6 among 0.95, 0.81; the
+#: epsilon-oracle's Maze population at 25 x 32, 0.89). At 4 every population checked from 5
+#: to 100 tasks and 8 to 64 episodes covers 93% or more, but for tasks never solved, which
+#: covers as at 8 episodes (docs/guides/evaluation.md; `tests/eval/test_intervals.py`).
+MAX_TRIALS_PER_TASK = 4
+
+
 def estimate_from_task_grids(
     grids: np.ndarray,
     ks: Sequence[int],
@@ -413,9 +424,10 @@ def estimate_from_task_grids(
 
     The interval is the percentile bootstrap over tasks, widened to contain
     Wilson's score interval at the cell's effective number of independent
-    trials (`clustered_rate`; at most ``n_tasks * (n_per_task // k)``: the
-    disjoint groups of k episodes, of which a task scoring 0 or 1 holds one), so
-    it never collapses where every task scores 0 or 1. ``n_bootstrap=0`` leaves
+    trials (`clustered_rate`; at most ``n_tasks * min(n_per_task // k,
+    MAX_TRIALS_PER_TASK)``: the disjoint groups of k episodes, of which a task
+    scoring 0 or 1 holds one, and never more than `MAX_TRIALS_PER_TASK` a task),
+    so it never collapses where every task scores 0 or 1. ``n_bootstrap=0`` leaves
     the score interval alone. ``n_per_task`` (the fewest episodes of a task) must
     be at least every K, as for `pass_at_k`.
 
@@ -448,7 +460,7 @@ def estimate_from_task_grids(
     ones = np.ones(n_tasks)
     z = _z(confidence)
     for i, k in enumerate(ks):
-        trials = n_tasks * max(1, int(n_per_task) // int(k))
+        trials = n_tasks * max(1, min(int(n_per_task) // int(k), MAX_TRIALS_PER_TASK))
         for j in range(len(ts)):
             _, low[i, j], high[i, j] = _clustered_rate(
                 grids[:, i, j], ones, confidence, z, float(trials)
