@@ -264,6 +264,38 @@ def test_a_game_json_whose_quests_textworld_cannot_track_is_a_clear_error(tmp_pa
     env.close()
 
 
+def _world(keep) -> str:
+    """The game's .json with only the facts of its world that ``keep`` keeps."""
+    import json
+
+    game = json.loads(GAME.with_suffix(".json").read_text())
+    game["world"] = [fact for fact in game["world"] if keep(fact)]
+    return json.dumps(game)
+
+
+def _places_the_player(fact: dict) -> bool:
+    return fact["name"] == "at" and fact["arguments"][0]["name"] == "P"
+
+
+@pytest.mark.parametrize(
+    "keep, says",
+    [
+        (lambda fact: False, r"its \.json's world places the player nowhere"),
+        (_places_the_player, r"its \.json's world does not allow its quest's first action"),
+    ],
+    ids=["no-facts", "only-the-player"],
+)
+def test_a_game_json_whose_world_cannot_play_its_quest_is_a_clear_error(tmp_path, keep, says):
+    """A .json whose world facts were gone loaded: no command was admissible, every one the
+    story played was judged invalid, and the oracle's plan stood still up to a win."""
+    path = _story(tmp_path, "game", bytes(_good()))
+    path.with_suffix(".json").write_text(_world(keep))
+    env = gym.make("turnbudget/TextWorldFile-v0", game_file=path)
+    with pytest.raises(ValueError, match=f"Cannot load TextWorld game .*{says}"):
+        env.reset(seed=0)
+    env.close()
+
+
 @pytest.mark.parametrize("change", ["gone", "a directory"])
 def test_a_game_json_gone_since_the_env_was_made_is_named(tmp_path, change):
     """TextWorld then loads the story without its game (no TWInform7 layer), and the env

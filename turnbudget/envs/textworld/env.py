@@ -487,6 +487,13 @@ class TextWorldEnv(TextEnv):
                 f"Cannot load TextWorld game {str(self._loaded)!r}: {type(e).__name__}: {e}"
             ) from e
         self._tw.request_infos.policy_commands = False
+        # (a .json whose world its quest cannot start from: the oracle's plan never moved)
+        progression, plan = self._state.get("_game_progression"), self._state.get("_winning_policy")
+        if progression is not None and plan and not progression.state.is_applicable(plan[0]):
+            raise ValueError(
+                f"Cannot load TextWorld game {str(self._loaded)!r}: its .json's world does not "
+                f"allow its quest's first action ({brief(plan[0].name)})"
+            )
         self._score = int(self._state.score or 0)
         self._moves = int(self._state.moves or 0)
         self._episode_over = bool(self._state.won or self._state.lost)
@@ -726,6 +733,10 @@ def _game_problem(game: Any) -> str | None:
         isinstance(walkthrough, list) and all(isinstance(c, str) for c in walkthrough)
     ):
         return f"walkthrough is {brief(walkthrough)}, not a list of commands"
+    # (a world of no facts loaded: no command was admissible, every one the story played was
+    # judged invalid, and the oracle's plan never moved, up to a win)
+    if not any(f.name == "at" and f.arguments[0].name == "P" for f in game.world.facts):
+        return "world places the player nowhere (no at(P, room) fact)"
     # (TextWorld names each entity of a command from its infos: one missing was a KeyError
     # from inside reset, or from a step)
     used = {"P", "I"}  # (the player and the inventory)
