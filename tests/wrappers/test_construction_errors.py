@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+import gymnasium as gym
 import pytest
 
 import turnbudget
@@ -56,3 +59,31 @@ def test_record_into_a_missing_folder_is_an_error_not_a_new_folder(tmp_path):
     assert not (tmp_path / "typo").exists()
     with pytest.raises(ValueError, match="does not exist"):
         RecordStepOutcomes(turnbudget.make(MAZE), path=tmp_path / "typo" / "r.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        (dict(kind="choice", values=(5, 6), probabilities=(0.3, 0.3)), "summing to 1"),
+        (dict(kind="choice", values=(5, 6), probabilities=(1.0,)), "one probability each"),
+        (dict(kind="choice", values=(0,), probabilities=(1.0,)), "positive int"),
+        (dict(kind="choice", values=(2**31,), probabilities=(1.0,)), "at most 2,147,483,647"),
+        (dict(kind="uniform", low=5, high=2), "`high` >= `low`"),
+        (dict(kind="loguniform", low=5, high=9), "Expect `kind` among"),
+        (dict(kind="callable"), "callable"),
+    ],
+    ids=["weights", "lengths", "zero", "huge", "low-high", "kind", "no-fn"],
+)
+def test_a_budget_mix_built_by_hand_is_checked_when_built(fields, says):
+    """Only the factories checked: weights of (0.3, 0.3) gave the last value 70%, low > high
+    failed inside NumPy at the first reset, an unknown kind was a bare AssertionError."""
+    with pytest.raises(ValueError, match=re.escape(says)):
+        BudgetMix(**fields)
+
+
+def test_a_budget_mix_built_by_hand_with_lists_is_hashable_and_draws_as_given():
+    mix = BudgetMix("choice", values=[5, 6], probabilities=[0.25, 0.75])
+    assert hash(mix) == hash(BudgetMix.choice([5, 6], weights=[1, 3]))
+    env = gym.make("turnbudget/Maze-Easy-v0", budget_mix=mix)
+    budgets = [env.reset(seed=s)[1]["turn_budget"] for s in range(400)]
+    assert 0.65 < budgets.count(6) / len(budgets) < 0.85

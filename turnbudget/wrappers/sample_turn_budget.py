@@ -16,7 +16,7 @@ import numpy as np
 from gymnasium.core import ActType, ObsType
 from gymnasium.envs.registration import EnvSpec
 
-from turnbudget._checks import brief, json_int_keys, normalize_weights
+from turnbudget._checks import MAX_TURN_BUDGET, brief, is_finite, json_int_keys, normalize_weights
 from turnbudget.wrappers._common import (
     EpisodeSeeder,
     find_wrapper,
@@ -116,6 +116,39 @@ class BudgetMix:
     low: int = 0
     high: int = 0
     fn: Callable[[np.random.Generator], int] | None = None
+
+    def __post_init__(self) -> None:
+        """Check fields set by hand (the factories check their arguments, and build these):
+        weights of (0.3, 0.3) gave the last value the missing mass, low > high failed inside
+        NumPy at the first reset, and an unknown kind was a bare AssertionError there."""
+        kinds = ("choice", "uniform", "log_uniform", "callable")
+        if self.kind not in kinds:
+            raise ValueError(f"Expect `kind` among {kinds}, got {brief(self.kind)}")
+        if self.kind == "choice":
+            values, weights = tuple(self.values), tuple(self.probabilities)
+            if not values or len(weights) != len(values):
+                raise ValueError(
+                    "Expect a choice's `values` non-empty, with one probability each, got "
+                    f"{len(values)} values and {len(weights)} probabilities"
+                )
+            if not all(type(v) is int and 1 <= v <= MAX_TURN_BUDGET for v in values):
+                values = tuple(check_turn_budget(v, "values[i]") for v in values)
+            if not (
+                all(is_finite(w) and w >= 0 for w in weights)
+                and math.isclose(math.fsum(weights), 1.0, abs_tol=1e-9)
+            ):
+                raise ValueError(
+                    "Expect a choice's `probabilities` finite, >= 0 and summing to 1, got "
+                    f"{brief(weights)} (BudgetMix.choice(values, weights) normalises weights)"
+                )
+            object.__setattr__(self, "values", values)  # (a list: the mix was unhashable)
+            object.__setattr__(self, "probabilities", tuple(float(w) for w in weights))
+        elif self.kind in ("uniform", "log_uniform"):
+            low, high = _check_range(self.low, self.high)
+            object.__setattr__(self, "low", low)
+            object.__setattr__(self, "high", high)
+        elif not callable(self.fn):
+            raise ValueError(f"Expect `fn` to be a callable (rng) -> int, got {brief(self.fn)}")
 
     @classmethod
     def choice(cls, values: Sequence[int], weights: Sequence[float] | None = None) -> BudgetMix:

@@ -99,8 +99,8 @@ def _shortcut(
         if value is True:
             if not true:  # (errors=True built a wrapper at rate 0, which never fired)
                 raise ValueError(
-                    f"`{name}`=True has no default to turn on: give `{scalar}` (for example "
-                    f"{name}=0.1) or the wrapper's keyword arguments"
+                    f"Expect `{name}` to be a {scalar} (for example {name}=0.1) or the "
+                    f"wrapper's keyword arguments, got True (it has no default {scalar})"
                 )
             return {}
         if isinstance(value, Mapping):
