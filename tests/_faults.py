@@ -102,6 +102,24 @@ class HangingAgent(_Faulty):
         return super().act(observation, info)
 
 
+class HangsInReady(OracleAgent):
+    """Never returns from ``ready()`` (a model load stuck on a network drive)."""
+
+    name = "hangs-in-ready"
+
+    def ready(self) -> None:
+        block_forever()
+
+
+class HangsInPreflight(OracleAgent):
+    """Never returns from ``preflight()`` (a server that accepts and never answers)."""
+
+    name = "hangs-in-preflight"
+
+    def preflight(self) -> None:
+        block_forever()
+
+
 def block_forever() -> None:
     """Sleep until the process is killed (or a signal's handler raises, as a timeout's does)."""
     while True:

@@ -769,3 +769,17 @@ def test_a_failed_probe_of_a_pair_that_had_no_error_to_inject_is_left_out_of_the
     assert set(bounds) == {"observe-raises"}
     compare_probes(config, result.records, "observe-raises", "observe-raises",
                    n_bootstrap=0, failed=result.failed)  # fmt: skip
+
+
+@pytest.mark.timeout(300, method="thread")  # (a guard: the old code waited for ever)
+def test_a_pool_worker_whose_agent_hangs_in_ready_is_given_up(monkeypatch):
+    """The pool waited for each worker's "ready" with no deadline: an agent whose ready()
+    hung in the worker stalled the whole run, --timeout or not."""
+    from _faults import HangsInReady
+
+    from turnbudget.eval.run.backends import WorkersUnavailable, pool
+
+    monkeypatch.setattr(pool, "READY_DEADLINE", 2.0)
+    with pytest.raises(WorkersUnavailable, match=r"did not become ready in 2s.*'hangs-in-ready'"):
+        evaluate(MAZE, HangsInReady(0.0), backend="pool", workers=1, ks=[1], ts=[4], tasks=1,
+                 n_bootstrap=0, timeout=5)  # fmt: skip

@@ -360,3 +360,25 @@ def test_an_agent_made_from_a_python_file_can_be_sealed(tmp_path):
         evaluate(MAZE, agent, ks=[1], ts=[5], tasks=2, out=out, sealed=sealed, n_bootstrap=0)
         runs[sealed] = [(out / name).read_bytes() for name in ("episodes.jsonl", "steps.jsonl")]
     assert runs[True] == runs[False] and b'"failed_to_run"' not in runs[True][0]
+
+
+@pytest.mark.timeout(300, method="thread")  # (a guard: the old code hung here for ever)
+@pytest.mark.parametrize("hook", ["ready", "preflight"])
+def test_a_sealed_agent_that_hangs_in_ready_or_preflight_is_stopped(hook, monkeypatch):
+    """Both run outside an episode's clock, with no limit: one that hung stalled the whole
+    run (the CLI seals outside agents by default), --timeout or not."""
+    from _faults import HangsInPreflight, HangsInReady
+
+    from turnbudget.eval.run import sealed as module
+
+    monkeypatch.setattr(module, "READY_SECONDS", 1.0)
+    agent = seal((HangsInReady if hook == "ready" else HangsInPreflight)(0.0))
+    try:
+        with pytest.raises(SealedAgentError, match=rf"did not answer {hook}\(\) in 1s"):
+            getattr(agent, hook)()
+        assert not agent._child.alive  # (killed, not left running)
+    finally:
+        agent.close()
+    hangs = seal((HangsInReady if hook == "ready" else HangsInPreflight)(0.0))  # (as the CLI's)
+    with pytest.raises(SealedAgentError, match=rf"did not answer {hook}\(\) in 1s"):
+        evaluate(MAZE, hangs, ks=[1], ts=[4], tasks=1, n_bootstrap=0, timeout=5)

@@ -98,6 +98,9 @@ _REFUSALS: dict[str, type[Exception]] = {
 
 #: Seconds a child may take to start and load its agent (an import that hangs fails then).
 START_SECONDS = 120.0
+#: Seconds the agent's own ``ready()`` or ``preflight()`` may take (a model to load, a server
+#: to reach): both run outside an episode's clock, and one that hung stalled the whole run.
+READY_SECONDS = 600.0
 #: Seconds `close` waits for the child to shut its agent down before killing it.
 CLOSE_SECONDS = 5.0
 
@@ -348,7 +351,7 @@ class Sealed:
         no round trip)."""
         child = self._live()
         if self._profile.readies:
-            child.call("ready")
+            child.call("ready", wait=READY_SECONDS)
 
     def preflight(self) -> None:
         """The agent's own ``preflight`` (`turnbudget.agents.base.preflight`), run in its
@@ -356,7 +359,7 @@ class Sealed:
         here as the agent raised it when it is an ``ImportError`` (a missing extra) or a
         ``ConnectionError`` (a server that is down; its type name leads the message), as
         `SealedAgentError` otherwise."""
-        reply = self._call("preflight")
+        reply = self._live().call("preflight", wait=READY_SECONDS)
         if reply is None:
             return
         if not (

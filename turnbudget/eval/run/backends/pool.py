@@ -7,6 +7,7 @@ import multiprocessing
 import multiprocessing.connection as mpc
 import os
 import signal
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -22,6 +23,7 @@ from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervi
 from turnbudget.eval.run.driver import Driver, describe, interrupts_ignored
 from turnbudget.eval.run.episodes import evaluation_runner
 from turnbudget.eval.run.lock import exit_with_parent, kill_tree
+from turnbudget.eval.run.sealed import READY_SECONDS, START_SECONDS
 
 __all__ = ["PoolBackend"]
 
@@ -100,6 +102,11 @@ def _names(agent: Any) -> str:
     return ", ".join(repr(agent_name(one)) for one in getattr(agent, "agents", (agent,)))
 
 
+#: Seconds a worker may take to say it is ready: a sealed agent's start and its ``ready()``,
+#: and a minute for the worker's own start and its driver's build.
+READY_DEADLINE = START_SECONDS + READY_SECONDS + 60.0
+
+
 class _Processes(Workers):
     """Worker processes on pipes, forked where the platform allows (the agent is then
     inherited, not pickled; under spawn it is pickled once per process)."""
@@ -162,10 +169,21 @@ class _Processes(Workers):
         raise EOFError
 
     def _ready(self, slot: int) -> None:
+        """Wait for the worker in ``slot`` to say it is ready: at most `READY_DEADLINE`
+        seconds (an agent whose ``ready()`` hung in it stalled the whole run)."""
+        deadline = time.monotonic() + READY_DEADLINE
         try:
             message = None
             while message is None:
-                message = self._next(slot, block=True)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._stop(slot, kill=True)
+                    raise WorkersUnavailable(
+                        f"A pool worker did not become ready in {READY_DEADLINE:g}s: the agent "
+                        f"{_names(self._args[0])} (its ready() or its process's start) hung"
+                    )
+                mpc.wait([self._conns[slot], self._end(slot)], timeout=min(left, 1.0))
+                message = self._next(slot)
         except (EOFError, OSError):
             message = None
         if isinstance(message, tuple) and len(message) == 2 and message[0] == "ready":
