@@ -1158,3 +1158,14 @@ def test_report_leaves_a_summary_json_of_another_program(base_run, tmp_path, cap
     assert err.count("\n") == 1 and "holds summary.json of no report" in err, err
     assert (root / "summary.json").read_bytes() == b'{"losses": [1.0, 0.5]}\n'
     assert not (root / "report.md").exists()
+
+
+def test_a_folder_report_whose_report_md_is_gone_is_rebuilt(base_run, tmp_path, capsys):
+    """Its summary.json is the report's own: refused as "of no report" once report.md was
+    deleted, or a write cut short between the two files (report.md is now written first)."""
+    root = tmp_path / "runs"
+    shutil.copytree(base_run[0], root / "a")
+    assert main(["report", str(root), "--no-plots"]) == 0
+    (root / "report.md").unlink()
+    assert main(["report", str(root), "--no-plots"]) == 0, capsys.readouterr().err
+    assert (root / "report.md").read_text().startswith("# Pass@(K,T) report")

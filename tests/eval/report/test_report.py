@@ -991,3 +991,38 @@ def test_the_longest_labels_leave_the_figures_readable(tmp_path, monkeypatch):
         assert all(len(text) <= plots.SHOWN_LABEL for text in shown)
     ticks = [t.get_text() for t in figures[2].axes[0].get_xticklabels()]
     assert len(set(ticks)) == 3 and max(map(len, ticks)) <= plots.SHOWN_LABEL
+
+
+def test_a_run_keeps_its_colour_in_every_panel_and_in_the_legend(tmp_path, monkeypatch):
+    """Colours followed matplotlib's cycle, which restarts in each panel: with a run missing
+    from one env's panel the others' colours shifted there, and the one legend beside the
+    panels gave two runs one colour, pointing at the wrong curve."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.colors import to_hex
+
+    from turnbudget.eval.report import plots
+
+    grid = dict(ks=[1], ts=[4, 8], tasks=2, errors=0.2, n_bootstrap=0, progress=False)
+    both = ["turnbudget/Maze-Easy-v0", "turnbudget/KeyQuest-Easy-v0"]
+    runs = {
+        "A": evaluate(both, OracleAgent(0.9), **grid).summary,
+        "B": evaluate(both[0], OracleAgent(0.0), **grid).summary,
+        "C": evaluate(both, OracleAgent(0.3), **grid).summary,
+    }
+    summary = {"runs": runs, "comparisons": []}
+    figures = []
+    real_save = plots.save_figure
+    monkeypatch.setattr(plots, "save_figure", lambda fig, path: figures.append(fig) or real_save(fig, path))  # fmt: skip
+    plots.plot_pass1_curves(summary, tmp_path / "p1.png")
+    plots.plot_recovery_by_budget(summary, tmp_path / "rb.png")
+    for figure in figures:
+        (legend,) = figure.legends
+        named = {
+            text.get_text(): to_hex(handle.get_color())
+            for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=True)
+        }
+        assert len(set(named.values())) == len(named) == 3
+        for ax in figure.axes:
+            for line in ax.get_lines():
+                if line.get_label() in named:
+                    assert to_hex(line.get_color()) == named[line.get_label()], line.get_label()

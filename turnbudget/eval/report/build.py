@@ -214,8 +214,9 @@ def _write(root: Path, summary: Mapping[str, Any]) -> bool:
         changed = (root / SUMMARY_FILE).read_text(encoding="utf-8") != summary_text
     except (OSError, UnicodeDecodeError):
         changed = True
-    write_text_atomic(root / SUMMARY_FILE, summary_text)
+    # (report.md first: it is what marks the folder's summary.json as ours, `foreign_files`)
     write_text_atomic(root / REPORT_FILE, report_text)
+    write_text_atomic(root / SUMMARY_FILE, summary_text)
     return changed
 
 

@@ -169,7 +169,7 @@ def plot_recovery_by_budget(summary: Mapping[str, Any], path: str | Path) -> Pat
         ("optimal right after an error", "optimal_step_rate_after_error"),
         ("errors recovered", "recovery_rate"),
     ]
-    shown = _shown_labels(summary["runs"])
+    shown, colours = _shown_labels(summary["runs"]), _colours(summary["runs"])
     fig = _figure(3.4 * len(panels) + _legend_width(shown.values()), 3.2)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, (title, key) in zip(axes, panels, strict=True):
@@ -182,7 +182,7 @@ def plot_recovery_by_budget(summary: Mapping[str, Any], path: str | Path) -> Pat
             cells = [table[str(t)]["all"] for t in ts]
             values = [np.nan if c[key] is None else c[key] for c in cells]
             budgets.update(t for t, v in zip(ts, values, strict=True) if not np.isnan(v))
-            ax.plot(ts, values, marker="o", ms=3, label=shown[label])
+            ax.plot(ts, values, marker="o", ms=3, label=shown[label], color=colours[label])
         ax.set_title(title, fontsize=9)
         _budget_axis(ax, budgets)
         ax.set_ylim(-0.02, 1.02)
@@ -199,6 +199,13 @@ def _budget_axis(ax: Any, budgets: set[int]) -> None:
     few = len(budgets) <= 2  # (too few whole numbers in view for MaxNLocator to keep to them)
     ax.xaxis.set_major_locator(FixedLocator(sorted(budgets)) if few else MaxNLocator(integer=True))
     ax.set_xlabel("turn budget T")
+
+
+def _colours(labels: Any) -> dict[str, str]:
+    """One colour per run for the whole figure: matplotlib's cycle restarts in each panel, so
+    a run missing from one shifted the others' colours there, and the one legend beside the
+    panels named the wrong curves."""
+    return {label: f"C{i % 10}" for i, label in enumerate(labels)}
 
 
 def _legend_width(texts: Any) -> float:
@@ -273,7 +280,7 @@ def plot_pass1_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
     check_report_summary(summary)
     runs = summary["runs"]
     groups = sorted({g for r in runs.values() for g in r["groups"]}, key=lambda g: (g == ALL, g))
-    shown = _shown_labels(runs)
+    shown, colours = _shown_labels(runs), _colours(runs)
     fig = _figure(3.6 * len(groups) + _legend_width(shown.values()), 3.2)
     axes = fig.subplots(1, len(groups), squeeze=False)[0]
     for ax, group in zip(axes, groups, strict=True):
@@ -286,7 +293,7 @@ def plot_pass1_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
             ts = grid["ts"]
             budgets.update(ts)
             mean, low, high = grid["mean"][i], grid["low"][i], grid["high"][i]
-            (line,) = ax.plot(ts, mean, marker="o", ms=3, label=shown[label])
+            (line,) = ax.plot(ts, mean, marker="o", ms=3, label=shown[label], color=colours[label])
             if len(ts) > 1:
                 ax.fill_between(ts, low, high, alpha=0.15, color=line.get_color())
             else:  # (a band over one T has no width: the interval was a hairline)

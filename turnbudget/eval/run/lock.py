@@ -120,16 +120,31 @@ def foreign_files(out: Path) -> list[str]:
     overwrite: a training run's or a policy's files (`TRAINING_FILES`), or a summary.json
     beside no report.md of ours."""
     held = [name for name in TRAINING_FILES if (out / name).exists()]
-    summary, report = out / "summary.json", out / "report.md"
-    if not held and (summary.is_file() or summary.is_symlink()):
-        try:
-            with open_regular(report) as f:  # (a FIFO there blocked for ever)
-                ours = f.readline(200).decode("utf-8", "replace").rstrip("\r\n") == REPORT_HEADING
-        except (OSError, ValueError):  # (no report.md, or none that reads: LogError)
-            ours = False
-        if not ours:
-            held = ["summary.json"]
+    summary = out / "summary.json"
+    if not held and (summary.is_file() or summary.is_symlink()) and not _report_summary(out):
+        held = ["summary.json"]
     return held
+
+
+def _report_summary(out: Path) -> bool:
+    """Whether ``out``'s summary.json is a report's: beside a report.md of ours, or beginning
+    as every report's summary does, its keys sorted (report.md deleted, or a write cut short
+    between the two files)."""
+    if _lines(out / "report.md", 1) == [REPORT_HEADING]:
+        return True
+    start = _lines(out / "summary.json", 2)
+    return start is not None and start[0] == "{" and start[1].startswith(' "comparisons": [')
+
+
+def _lines(path: Path, count: int) -> list[str] | None:
+    """The first ``count`` lines of the regular file ``path`` (200 bytes each at most, without
+    their ends), or None (a FIFO there blocked for ever)."""
+    try:
+        with open_regular(path) as f:
+            lines = [f.readline(200) for _ in range(count)]
+        return [line.decode("utf-8", "replace").rstrip("\r\n") for line in lines]
+    except (OSError, ValueError):  # (none there, or none that reads: LogError)
+        return None
 
 
 def check_no_training_run(out: Path) -> None:
