@@ -247,9 +247,9 @@ def test_an_id_that_names_a_difficulty_refuses_a_config_override(env_id, kwargs)
     )
     with pytest.raises(ValueError, match=message):
         gym.make(env_id, **kwargs)
-    with pytest.raises(ValueError, match=message):
-        turnbudget.make(env_id, make_kwargs=kwargs)
     game = {k: v for k, v in kwargs.items() if k != "turn_budget"}
+    with pytest.raises(ValueError, match=message):  # (turn_budget is make's own)
+        turnbudget.make(env_id, turn_budget=kwargs.get("turn_budget"), make_kwargs=game)
     env = gym.make(f"turnbudget/{family}-v0", difficulty=difficulty.lower(), **game)
     assert all(getattr(env.unwrapped.config, k) == v for k, v in game.items())
 

@@ -427,3 +427,53 @@ def test_a_mix_weighting_a_budget_listed_twice_draws_the_same_from_its_spec():
     again = gym.make(env.spec)
     draws = [[e.reset(seed=s)[1]["turn_budget"] for s in range(12)] for e in (env, again)]
     assert draws[0] == draws[1] and set(draws[0]) == {10, 20}
+
+
+def test_a_stack_built_around_an_env_or_by_hand_has_a_json_spec_that_rebuilds_it(tmp_path):
+    """Options given as NumPy scalars, a range or a Path became plain JSON on the id's route
+    only: around an env object, or with a wrapper built by hand, the spec kept them raw and
+    its to_json() failed."""
+    import pathlib
+
+    import numpy as np
+    from gymnasium.envs.registration import EnvSpec
+
+    import turnbudget
+    from turnbudget.wrappers import DiscreteActions, InjectErrors, SampleTurnBudget
+
+    game = "turnbudget/Maze-Easy-v0"
+    builds = [
+        lambda: turnbudget.make(gym.make(game), discrete_actions=np.int64(8)),
+        lambda: turnbudget.make(gym.make(game), record=pathlib.Path(tmp_path / "r.jsonl")),
+        lambda: turnbudget.make(gym.make(game), reveal={"mode": "final", "final_turns": np.int64(2)}),
+        lambda: turnbudget.make(gym.make(game), errors={"rate": 0.2, "schedule": {np.int64(2): "slip"}}),
+        lambda: SampleTurnBudget(gym.make(game), budget_mix=range(5, 9)),
+        lambda: SampleTurnBudget(gym.make(game), budget_mix=[np.int64(5), 7]),
+        lambda: InjectErrors(gym.make(game), schedule={np.int64(2): "slip"}),
+        lambda: DiscreteActions(gym.make(game), max_actions=np.int64(8)),
+    ]  # fmt: skip
+    for build in builds:
+        env = build()
+        again = gym.make(EnvSpec.from_json(env.spec.to_json()))
+        first, second = env.reset(seed=3), again.reset(seed=3)
+        assert first[0] == second[0] and first[1].get("turn_budget") == second[1].get("turn_budget")
+        action = 0 if isinstance(env.action_space, gym.spaces.Discrete) else "look"
+        for _ in range(3):
+            step, step_again = env.step(action), again.step(action)
+            assert step[0] == step_again[0]
+            assert step[4].get("injected_error") == step_again[4].get("injected_error")
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(turn_budget=30, make_kwargs={"budget_mix": [5]}), dict(make_kwargs={"turn_budget": 30}, budget_mix=[5]),
+     dict(turn_budget=7, make_kwargs={"turn_budget": 9}), dict(make_kwargs={"errors": 0.2})],
+    ids=["mix-inside", "budget-inside", "two-budgets", "errors-inside"],
+)  # fmt: skip
+def test_make_kwargs_refuses_what_make_itself_takes(kwargs):
+    """make's own options given through make_kwargs skipped its checks: turn_budget=30 beside
+    a budget_mix inside make_kwargs dropped the 30 silently, where make refuses the pair."""
+    import turnbudget
+
+    with pytest.raises(ValueError, match="give it to make itself"):
+        turnbudget.make("turnbudget/Maze-Easy-v0", **kwargs)

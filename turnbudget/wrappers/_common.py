@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import os
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -19,6 +20,7 @@ __all__ = [
     "EpisodeSeeder",
     "env_id_of",
     "find_wrapper",
+    "plain",
     "record_args",
     "require_oracle",
     "require_single",
@@ -38,12 +40,50 @@ def find_wrapper(env: gym.Env, cls: type) -> Any | None:
         env = env.env
 
 
+#: The most items of a range or an array `plain` writes out as a list.
+_MOST_ITEMS = 1_000_000
+
+
+def plain(value: Any) -> Any:
+    """``value`` with its NumPy scalars and arrays as Python's, keys too, a range as a list, a
+    path as its str and a `BudgetMix` as its JSON form, through dicts, lists and tuples: the
+    option checkers take ``np.int64(8)`` (a sweep over ``np.arange``), ``range(10, 41, 10)``
+    or a ``Path`` to record to, which JSON does not. Every wrapper records its arguments so
+    (`record_args`): a stack built around an env object, or by hand, kept them raw, and its
+    spec's ``to_json`` failed."""
+    if isinstance(value, np.generic):
+        return value.item()
+    # (one longer than any option takes is left as it is, for its check to refuse: a range
+    # of 10**30 budgets was a MemoryError here, before BudgetMix could name it)
+    if isinstance(value, np.ndarray):
+        return plain(value.tolist()) if value.size <= _MOST_ITEMS else value
+    if isinstance(value, range):
+        try:
+            return list(value) if len(value) <= _MOST_ITEMS else value
+        except OverflowError:  # (past sys.maxsize items)
+            return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    from turnbudget.wrappers.sample_turn_budget import BudgetMix  # (it imports this module)
+
+    if isinstance(value, BudgetMix):
+        return value.plain()
+    if type(value) is dict:
+        return {plain(k): plain(v) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(plain(v) for v in value)
+    return value
+
+
 def record_args(wrapper: gym.utils.RecordConstructorArgs, **kwargs: Any) -> None:
-    """``gym.utils.RecordConstructorArgs.__init__(wrapper, **kwargs)``, whose deep copy of the
-    arguments is a RecursionError for one nested past the interpreter (before the wrapper's
-    own checks could name it): that argument is then refused by name (`check_option`)."""
+    """``gym.utils.RecordConstructorArgs.__init__(wrapper, **kwargs)`` of the arguments as
+    JSON writes them (`plain`), whose deep copy of the arguments is a RecursionError for one
+    nested past the interpreter (before the wrapper's own checks could name it): that
+    argument is then refused by name (`check_option`)."""
     try:
-        gym.utils.RecordConstructorArgs.__init__(wrapper, **kwargs)
+        gym.utils.RecordConstructorArgs.__init__(
+            wrapper, **{name: plain(value) for name, value in kwargs.items()}
+        )
     except RecursionError:
         for name, value in kwargs.items():
             check_option(value, name)

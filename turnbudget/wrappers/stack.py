@@ -23,13 +23,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 import gymnasium as gym
-import numpy as np
 from gymnasium import spaces
 from gymnasium.envs.registration import load_env_creator
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
 
 from turnbudget._checks import brief, check_option, is_int, renamed
-from turnbudget.wrappers._common import find_wrapper
+from turnbudget.wrappers._common import find_wrapper, plain
 from turnbudget.wrappers.discrete_actions import DiscreteActions
 from turnbudget.wrappers.inject_errors import InjectErrors
 from turnbudget.wrappers.numeric_info import NumericInfo
@@ -322,7 +321,7 @@ def registered_spec(stack: gym.Wrapper, budget: int | None) -> gym.Wrapper:
     made = inner.spec  # (what gym.make built under the stack: its OrderEnforcing counts)
     if made is None:
         return stack
-    kwargs = _plain(copy.deepcopy(made.kwargs))  # (Gymnasium's specs share nothing either)
+    kwargs = plain(copy.deepcopy(made.kwargs))  # (Gymnasium's specs share nothing either)
     if budget is not None:
         kwargs["turn_budget"] = budget
     elif kwargs.get("budget_mix") is not None:  # (its draws are the budget: a turn_budget
@@ -334,26 +333,6 @@ def registered_spec(stack: gym.Wrapper, budget: int | None) -> gym.Wrapper:
         made, kwargs=kwargs, max_episode_steps=budget, additional_wrappers=(wrapper,)
     )
     return stack
-
-
-def _plain(value: Any) -> Any:
-    """``value`` with its NumPy scalars and arrays as Python's, keys too, a range as a list, a
-    path as its str and a `BudgetMix` as its JSON form, through dicts, lists and tuples: the option checkers take
-    ``np.int64(8)`` (a sweep over ``np.arange``), ``range(10, 41, 10)`` or a ``Path`` to record
-    to, which JSON does not."""
-    if isinstance(value, (np.generic, np.ndarray)):
-        return _plain(value.tolist()) if isinstance(value, np.ndarray) else value.item()
-    if isinstance(value, range):
-        return list(value)
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    if isinstance(value, BudgetMix):
-        return value.plain()
-    if type(value) is dict:
-        return {_plain(k): _plain(v) for k, v in value.items()}
-    if type(value) in (list, tuple):
-        return type(value)(_plain(v) for v in value)
-    return value
 
 
 def _in_registered_form(spec: Any) -> bool:
@@ -481,6 +460,14 @@ def make(
         raise ValueError(
             f"Expect `make_kwargs` to be a mapping of gym.make keyword arguments or None, "
             f"got {brief(make_kwargs)}"
+        )
+    # (one given there skipped make's own checks: turn_budget=30 beside make_kwargs'
+    # budget_mix was dropped silently, where make refuses the pair)
+    taken = sorted(set(make_kwargs or ()) & {"turn_budget", "budget", *STACK_OPTIONS})
+    if taken:
+        raise ValueError(
+            f"Expect `make_kwargs` to hold gym.make's own keyword arguments (render_mode, a "
+            f"game's settings), got {taken[0]!r}: give it to make itself"
         )
     options = {key: value for key, value in options.items() if value is not None}
     kwargs = dict(make_kwargs or {})
