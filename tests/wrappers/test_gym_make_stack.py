@@ -14,7 +14,14 @@ import pytest
 from gymnasium.wrappers import TimeLimit
 
 import turnbudget
-from turnbudget.wrappers import BudgetMix, DiscreteActions, TextFeatures, TurnBudget
+from turnbudget.wrappers import (
+    BudgetMix,
+    DiscreteActions,
+    InjectErrors,
+    SampleTurnBudget,
+    TextFeatures,
+    TurnBudget,
+)
 from turnbudget.wrappers._common import find_wrapper
 from turnbudget.wrappers.stack import absorb_time_limit
 from turnbudget.wrappers.text_features import FEATURE_HIGH, hashed_ngrams
@@ -477,3 +484,41 @@ def test_make_kwargs_refuses_what_make_itself_takes(kwargs):
 
     with pytest.raises(ValueError, match="give it to make itself"):
         turnbudget.make("turnbudget/Maze-Easy-v0", **kwargs)
+
+
+class _OutsideShop:
+    """An outside game's settings named as make's options are: its own, passed as given."""
+
+    def __new__(cls, budget: int = 10, info: str = "short", **kwargs):
+        from _wrapper_stub import BareLine
+
+        game = BareLine(**kwargs)
+        game.coins, game.hints = budget, info
+        return game
+
+
+def test_make_kwargs_of_an_outside_game_reach_it_whatever_their_names():
+    import turnbudget
+
+    gym.register("outside/Shop-v0", entry_point=_OutsideShop, max_episode_steps=20,
+                 disable_env_checker=True)  # fmt: skip
+    try:
+        env = turnbudget.make("outside/Shop-v0", make_kwargs={"budget": 50, "info": "long"})
+        assert (env.unwrapped.coins, env.unwrapped.hints) == (50, "long")
+    finally:
+        gym.registry.pop("outside/Shop-v0")
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda env: InjectErrors(env, schedule={range(3): "slip"}),
+        lambda env: SampleTurnBudget(env, budget_mix={range(3): 1.0}),
+    ],
+    ids=["schedule", "mix"],
+)
+def test_a_key_json_cannot_write_is_named_by_the_option_s_own_check(build):
+    """A range as a dict key became a list when the arguments were recorded: a TypeError
+    (unhashable type) before the option's own check could name it."""
+    with pytest.raises(ValueError, match="range"):
+        build(gym.make("turnbudget/Maze-Easy-v0"))

@@ -69,10 +69,21 @@ def plain(value: Any) -> Any:
     if isinstance(value, BudgetMix):
         return value.plain()
     if type(value) is dict:
-        return {plain(k): plain(v) for k, v in value.items()}
+        return {_plain_key(k): plain(v) for k, v in value.items()}
     if type(value) in (list, tuple):
         return type(value)(plain(v) for v in value)
     return value
+
+
+def _plain_key(key: Any) -> Any:
+    """A dict key as `plain` writes it, or as it is when that is no key (a range made a list:
+    a TypeError before the option's own check could name it)."""
+    written = plain(key)
+    try:
+        hash(written)
+    except TypeError:
+        return key
+    return written
 
 
 def record_args(wrapper: gym.utils.RecordConstructorArgs, **kwargs: Any) -> None:

@@ -463,8 +463,10 @@ def make(
         )
     # (one given there skipped make's own checks: turn_budget=30 beside make_kwargs'
     # budget_mix was dropped silently, where make refuses the pair)
+    # (an outside game's own settings may share those names: they go to it as given)
+    ours = isinstance(env_id, str) and _builds_the_stack(env_id)
     taken = sorted(set(make_kwargs or ()) & {"turn_budget", "budget", *STACK_OPTIONS})
-    if taken:
+    if ours and taken:
         raise ValueError(
             f"Expect `make_kwargs` to hold gym.make's own keyword arguments (render_mode, a "
             f"game's settings), got {taken[0]!r}: give it to make itself"

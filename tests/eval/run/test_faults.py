@@ -777,9 +777,12 @@ def test_a_pool_worker_whose_agent_hangs_in_ready_is_given_up(monkeypatch):
     hung in the worker stalled the whole run, --timeout or not."""
     from _faults import HangsInReady
 
+    from turnbudget.eval.run import sealed
     from turnbudget.eval.run.backends import WorkersUnavailable, pool
 
-    monkeypatch.setattr(pool, "READY_DEADLINE", 2.0)
+    monkeypatch.setattr(sealed, "START_SECONDS", 0.5)  # (read when the pool starts)
+    monkeypatch.setattr(sealed, "READY_SECONDS", 0.5)
+    monkeypatch.setattr(pool, "WORKER_START_SECONDS", 1.0)
     with pytest.raises(WorkersUnavailable, match=r"did not become ready in 2s.*'hangs-in-ready'"):
         evaluate(MAZE, HangsInReady(0.0), backend="pool", workers=1, ks=[1], ts=[4], tasks=1,
                  n_bootstrap=0, timeout=5)  # fmt: skip

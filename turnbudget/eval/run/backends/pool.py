@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from turnbudget.eval.run import sealed
 from turnbudget.eval.run.backends import (
     MAX_LOCAL_WORKERS,
     Backend,
@@ -23,7 +24,6 @@ from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervi
 from turnbudget.eval.run.driver import Driver, describe, interrupts_ignored
 from turnbudget.eval.run.episodes import evaluation_runner
 from turnbudget.eval.run.lock import exit_with_parent, kill_tree
-from turnbudget.eval.run.sealed import READY_SECONDS, START_SECONDS
 
 __all__ = ["PoolBackend"]
 
@@ -102,9 +102,9 @@ def _names(agent: Any) -> str:
     return ", ".join(repr(agent_name(one)) for one in getattr(agent, "agents", (agent,)))
 
 
-#: Seconds a worker may take to say it is ready: a sealed agent's start and its ``ready()``,
-#: and a minute for the worker's own start and its driver's build.
-READY_DEADLINE = START_SECONDS + READY_SECONDS + 60.0
+#: Seconds a worker may take to start and build its driver, beside its agents' own start
+#: and ``ready()`` (`_Processes.ready_deadline`).
+WORKER_START_SECONDS = 60.0
 
 
 class _Processes(Workers):
@@ -168,10 +168,20 @@ class _Processes(Workers):
             return None
         raise EOFError
 
+    def ready_deadline(self) -> float:
+        """Seconds a worker may take to say it is ready: each of its agents may take
+        `sealed.START_SECONDS` to start (sealed) and `sealed.READY_SECONDS` in ``ready()``,
+        one after another (a team's seats, a comparison's agents), and the worker
+        `WORKER_START_SECONDS` of its own."""
+        agents = len(getattr(self._args[0], "agents", (self._args[0],)))
+        per_agent = sealed.START_SECONDS + sealed.READY_SECONDS
+        return agents * per_agent + WORKER_START_SECONDS
+
     def _ready(self, slot: int) -> None:
-        """Wait for the worker in ``slot`` to say it is ready: at most `READY_DEADLINE`
+        """Wait for the worker in ``slot`` to say it is ready: at most `ready_deadline`
         seconds (an agent whose ``ready()`` hung in it stalled the whole run)."""
-        deadline = time.monotonic() + READY_DEADLINE
+        limit = self.ready_deadline()
+        deadline = time.monotonic() + limit
         try:
             message = None
             while message is None:
@@ -179,7 +189,7 @@ class _Processes(Workers):
                 if left <= 0:
                     self._stop(slot, kill=True)
                     raise WorkersUnavailable(
-                        f"A pool worker did not become ready in {READY_DEADLINE:g}s: the agent "
+                        f"A pool worker did not become ready in {limit:g}s: the agent "
                         f"{_names(self._args[0])} (its ready() or its process's start) hung"
                     )
                 mpc.wait([self._conns[slot], self._end(slot)], timeout=min(left, 1.0))
