@@ -238,33 +238,32 @@ def test_a_gym_session_closes_at_the_end_of_a_with_block(server):
         session.step("look")
 
 
+def _gym_session(url: str, seed: int) -> Any:
+    session = GymSession(url, env_id=ENV, turn_budget=3)
+    session.reset(seed=seed)
+    return session
+
+
+def _sync_client(url: str, seed: int) -> Any:
+    client = TextGameEnv(base_url=url).sync()
+    assert client.connect() is client  # (kept alone, OpenEnv's own was collected under it)
+    client.reset(env_id=ENV, seed=seed)
+    return client
+
+
 @pytest.mark.timeout(300, method="thread")
-def test_a_gym_session_dropped_unclosed_frees_its_server_session(server):
+@pytest.mark.parametrize("open_one", [_gym_session, _sync_client], ids=["gym-session", "sync"])
+def test_a_client_dropped_unclosed_frees_its_server_session(server, open_one):
     """One dropped without close() held its session, and its client's thread, until the
-    process ended (a loop of them locked every client out at --max-sessions)."""
+    process ended (a loop of them locked every client out at --max-sessions): OpenEnv's sync
+    client runs on a thread of its own, which keeps it alive."""
     threads = threading.active_count()
     for seed in range(3):  # more than the server's sessions
-        session = GymSession(server.base_url, env_id=ENV, turn_budget=3)
-        session.reset(seed=seed)
-        del session
-        gc.collect()
-        assert idle(server)
-    # (its client's loop thread is joined with a 5 s bound: on a busy machine it may end later)
-    assert wait_until(lambda: threading.active_count() <= threads)
-
-
-@pytest.mark.timeout(300, method="thread")
-def test_a_sync_client_dropped_unclosed_frees_its_server_session(server):
-    """OpenEnv's sync client runs on a thread of its own that keeps it alive: one dropped
-    without close() held its session and its thread until the process ended."""
-    threads = threading.active_count()
-    for seed in range(3):  # more than the server's sessions
-        client = TextGameEnv(base_url=server.base_url).sync()
-        assert client.connect() is client  # (kept alone, OpenEnv's own was collected under it)
-        client.reset(env_id=ENV, seed=seed)
+        client = open_one(server.base_url, seed)
         del client
         gc.collect()
         assert idle(server)
+    # (its client's loop thread is joined with a 5 s bound: on a busy machine it may end later)
     assert wait_until(lambda: threading.active_count() <= threads)
 
 

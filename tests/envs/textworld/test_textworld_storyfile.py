@@ -216,21 +216,27 @@ def _infos(drop: str | None = None, name: object = None) -> str:
     ],
 )
 def test_a_game_json_of_the_wrong_shapes_is_a_clear_error(tmp_path, metadata, says):
+    _refused_at_reset(tmp_path, metadata(), says)
+
+
+def _edited(edit) -> str:
+    """The game's .json with ``edit`` applied to it (a dict)."""
+    import json
+
+    game = json.loads(GAME.with_suffix(".json").read_text())
+    edit(game)
+    return json.dumps(game)
+
+
+def _refused_at_reset(tmp_path, json_text: str, says: str) -> None:
+    """A sound story beside ``json_text`` loads, and its first reset is a ValueError naming
+    the game and saying ``says``."""
     path = _story(tmp_path, "game", bytes(_good()))
-    path.with_suffix(".json").write_text(metadata())
+    path.with_suffix(".json").write_text(json_text)
     env = gym.make("turnbudget/TextWorldFile-v0", game_file=path)
     with pytest.raises(ValueError, match=f"Cannot load TextWorld game .*{says}"):
         env.reset(seed=0)
     env.close()
-
-
-def _quest(edit) -> str:
-    """The game's .json with ``edit`` applied to its first quest."""
-    import json
-
-    game = json.loads(GAME.with_suffix(".json").read_text())
-    edit(game["quests"][0])
-    return json.dumps(game)
 
 
 def _first_action(quest: dict) -> dict:
@@ -256,21 +262,7 @@ def _retype(quest: dict) -> None:
     ids=["a-type", "a-postcondition-gone", "no-event", "a-name-no-text", "a-flag-no-bool"],
 )
 def test_a_game_json_whose_quests_textworld_cannot_track_is_a_clear_error(tmp_path, edit, says):
-    path = _story(tmp_path, "game", bytes(_good()))
-    path.with_suffix(".json").write_text(_quest(edit))
-    env = gym.make("turnbudget/TextWorldFile-v0", game_file=path)
-    with pytest.raises(ValueError, match=f"Cannot load TextWorld game .*{says}"):
-        env.reset(seed=0)
-    env.close()
-
-
-def _world(keep) -> str:
-    """The game's .json with only the facts of its world that ``keep`` keeps."""
-    import json
-
-    game = json.loads(GAME.with_suffix(".json").read_text())
-    game["world"] = [fact for fact in game["world"] if keep(fact)]
-    return json.dumps(game)
+    _refused_at_reset(tmp_path, _edited(lambda game: edit(game["quests"][0])), says)
 
 
 def _places_the_player(fact: dict) -> bool:
@@ -288,12 +280,11 @@ def _places_the_player(fact: dict) -> bool:
 def test_a_game_json_whose_world_cannot_play_its_quest_is_a_clear_error(tmp_path, keep, says):
     """A .json whose world facts were gone loaded: no command was admissible, every one the
     story played was judged invalid, and the oracle's plan stood still up to a win."""
-    path = _story(tmp_path, "game", bytes(_good()))
-    path.with_suffix(".json").write_text(_world(keep))
-    env = gym.make("turnbudget/TextWorldFile-v0", game_file=path)
-    with pytest.raises(ValueError, match=f"Cannot load TextWorld game .*{says}"):
-        env.reset(seed=0)
-    env.close()
+
+    def only_kept(game: dict) -> None:
+        game["world"] = [fact for fact in game["world"] if keep(fact)]
+
+    _refused_at_reset(tmp_path, _edited(only_kept), says)
 
 
 @pytest.mark.parametrize("change", ["gone", "a directory"])
