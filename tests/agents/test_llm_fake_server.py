@@ -117,11 +117,13 @@ def test_a_key_echoed_in_an_error_body_is_written_nowhere(key, tmp_path, monkeyp
 def test_base_url_credentials_are_written_nowhere_and_still_reach_the_server(
     tmp_path, monkeypatch, debug_logs
 ):
-    """A full `turnbudget eval` run against a server behind basic auth and a query key."""
+    """A full `turnbudget eval` run against a server behind basic auth and a query key, with
+    a key in the default variable too (not sent: the URL's user info takes the one
+    Authorization header; written nowhere all the same)."""
     from turnbudget.agents import make_agent
     from turnbudget.cli import main
 
-    monkeypatch.setenv(KEY_ENV, KEYS[2])
+    monkeypatch.setenv("OPENAI_API_KEY", KEYS[2])
     out = tmp_path / "run"
     basic = "Basic " + base64.b64encode(f"bob:{PASSWORD}".encode()).decode()
     seen: dict[str, Any] = {}
@@ -143,11 +145,11 @@ def test_base_url_credentials_are_written_nowhere_and_still_reach_the_server(
     with FakeServer(guarded) as server:
         url = server.url(f"bob:{PASSWORD}@", f"?api-key={QUERY_KEY}")
         argv = ["eval", "--env", ENV, "--agent", "llm:fake", "--base-url", url,
-                "--api-key-env", KEY_ENV, "--constrain", "none", "--k", "1", "--t", "3",
+                "--constrain", "none", "--k", "1", "--t", "3",
                 "--tasks", "2", "--out", str(out), "--no-plots", "--quiet"]  # fmt: skip
         monkeypatch.setattr(sys, "argv", ["turnbudget", *argv])
         assert main(argv) == 0
-        agent = make_agent("llm:fake", base_url=url, api_key_env=KEY_ENV, constrain="none")
+        agent = make_agent("llm:fake", base_url=url, constrain="none")
         blob = pickle.dumps(agent)
         # A worker process that inherits this environment connects from the pickle alone.
         act = (
@@ -174,6 +176,34 @@ def test_base_url_credentials_are_written_nowhere_and_still_reach_the_server(
         },
     )
     assert agent.base_url == server.url()
+
+
+def test_a_key_named_beside_url_credentials_is_refused_not_dropped(monkeypatch):
+    """One Authorization header: the URL's user info went as Basic auth and the key named on
+    purpose was silently never sent (a server wanting both answered 401 to every turn)."""
+    monkeypatch.setenv(KEY_ENV, KEYS[0])
+    with FakeServer(lambda handler, request: as_json(reply_body())) as server:
+        agent = _agent(server.url(f"bob:{PASSWORD}@"), api_key_env=KEY_ENV)
+        with pytest.raises(ValueError, match=r"Give one of the two") as err:
+            agent.reset(0)
+            agent.act("A hall.", {"admissible_actions": ["look"]})
+    assert server.chat_requests == 0
+    _assert_nowhere([KEYS[0], PASSWORD], {"the error": str(err.value).encode()})
+
+
+def test_a_key_in_the_default_variable_beside_url_credentials_is_a_warning_once(
+    monkeypatch, caplog
+):
+    monkeypatch.setenv("OPENAI_API_KEY", KEYS[1])
+    with FakeServer(lambda handler, request: as_json(reply_body())) as server:
+        agent = _agent(server.url(f"bob:{PASSWORD}@"))
+        with caplog.at_level(logging.WARNING, logger="turnbudget.agents.llm"):
+            for seed in (0, 1):
+                agent.reset(seed)
+                assert agent.act("A hall.", {"admissible_actions": ["look"]}) == "look"
+    said = [r.getMessage() for r in caplog.records if "is not sent" in r.getMessage()]
+    assert len(said) == 1 and "'OPENAI_API_KEY'" in said[0], said
+    _assert_nowhere([KEYS[1], PASSWORD], {"the logs": caplog.text.encode()})
 
 
 def test_a_query_without_credentials_reaches_the_server_and_blanks_nothing():

@@ -269,6 +269,7 @@ class _Shared:
         self.async_client: Any = None
         self.async_loop: Any = None
         self.constraint: str | None = None
+        self.warned_user_info = False
 
 
 def _positive(
@@ -812,6 +813,8 @@ class ChatAgent:
             )
         url = self._connect_url()
         remember(key if key != _NO_KEY else None, *url_secrets(url))  # the values sent
+        if key != _NO_KEY and url is not None and "@" in urllib.parse.urlsplit(url).netloc:
+            self._one_authorization()
         # max_retries=0: the agent retries itself, to count and bound the retries.
         return {
             "api_key": key,
@@ -819,6 +822,25 @@ class ChatAgent:
             "timeout": self.timeout,
             **_split_query(url),
         }
+
+    def _one_authorization(self) -> None:
+        """A base URL with user info and a key: the HTTP client sends the user info as
+        Basic auth in the one ``Authorization`` header, in place of the key's Bearer. A
+        variable named on purpose is an error; the default one, often set for every
+        program, a warning (once an agent) that its key is not sent."""
+        what = (
+            f"The LLM server's URL carries credentials (`user:password@`), sent as Basic auth "
+            f"in the request's one Authorization header, so the API key in "
+            f"the environment variable {_shown_name(self.api_key_env)} (`api_key_env`) is not sent"
+        )
+        if self.api_key_env != DEFAULT_API_KEY_ENV:
+            raise ValueError(
+                f"{what}. Give one of the two: the key (a URL without user info), or the "
+                "URL's credentials (no `api_key_env`)"
+            )
+        if not self._shared.warned_user_info:
+            self._shared.warned_user_info = True
+            logger.warning("%s (set it empty to silence this)", what)
 
     def _new_client(self, *, is_async: bool = False, timeout: float | None = None) -> Any:
         """An ``openai`` client (blocking, or async) on the server; ``timeout`` replaces the
