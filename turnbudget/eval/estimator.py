@@ -688,10 +688,15 @@ def clustered_rate(
     information. The effective number is Kish's ``rate (1 - rate) / v``, ``v``
     the between-task variance of the ratio estimate, shrunk by ``(z / t)²`` for
     the tasks' degrees of freedom (as Korn and Graubard do), and kept between m
-    and ``max_trials`` (default ``sum(trials)``), of which a task whose outcomes
-    are all alike (hits 0, or all its trials) holds one trial only: its outcomes
-    cannot tell a rate of 0.97 from 1 (a few hard tasks among easy ones just below
-    1 covered 86-92% at 25-40 tasks of 5-8 trials when every trial counted). When
+    and ``max_trials`` (default: each task's trials, at most `MAX_TRIALS_PER_TASK`
+    a task), of which a task whose outcomes are all alike (hits 0, or all its
+    trials) holds one trial only: its outcomes cannot tell a rate of 0.97 from 1 (a
+    few hard tasks among easy ones just below 1 covered 86-92% at 25-40 tasks of 5-8
+    trials when every trial counted). A task's many trials (a step rate's hundreds
+    of steps, a probe's repeats) sharpen its own rate, not what the sample says about
+    the tasks it did not draw: counted in full, 16 or more a task covered 37-92% for a
+    nominal 95% where a few tasks are far harder than the rest (10 tasks x 16 with a
+    fifth of them at 0.5 among tasks at 0.97: 0.87). When
     the tasks show no spread at all (every outcome the same: a rate of 0 or 1),
     the data cannot tell how often tasks outside the sample would differ, and the
     effective number is m: 25 tasks that all succeeded give [0.87, 1], not [1, 1].
@@ -742,12 +747,16 @@ def _clustered_rate(
     # one more task that agreed, 1 hit in 1 trial beside 99 empty tasks giving [0.96, 1])
     h, n = h[n > 0.0], n[n > 0.0]
     m = len(n)
-    cap = max(float(m), total if max_trials is None else float(max_trials))
+    # A task counts for `MAX_TRIALS_PER_TASK` trials at most, as in a Pass@(K,T) cell: its
+    # trials sharpen its own rate, not what the sample says about the tasks it did not draw
+    # (counted in full, 16+ a task covered 67-92% where a few tasks are far harder).
+    counted = np.minimum(n, MAX_TRIALS_PER_TASK)
+    cap = max(float(m), float(counted.sum()) if max_trials is None else float(max_trials))
     # Only a task whose outcomes differ shows how far from 0 or 1 its rate lies; one at 0 or 1
     # counts as one trial (`crossed_mean`'s rule, trials for seeds). Else a sample that drew
     # none of a few hard tasks (easy ones just below 1) claimed its hundreds of episodes.
-    informative = float(n[(h > 0.0) & (h < n)].sum())
-    cap = min(cap, float(m) + cap * informative / total)
+    informative = float(counted[(h > 0.0) & (h < n)].sum())
+    cap = min(cap, float(m) + cap * informative / float(counted.sum()))
     n_eff = float(m)
     if total < _TINY:  # (the variance is the same at any scale; total**2 underflowed to 0)
         h, n, total = h / total, n / total, 1.0
