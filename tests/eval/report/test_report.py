@@ -1026,3 +1026,23 @@ def test_a_run_keeps_its_colour_in_every_panel_and_in_the_legend(tmp_path, monke
             for line in ax.get_lines():
                 if line.get_label() in named:
                     assert to_hex(line.get_color()) == named[line.get_label()], line.get_label()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_summary_json_that_is_no_file_is_replaced_not_read(tmp_path, kind):
+    """The report read the old summary.json whole to tell whether it changed: a FIFO there
+    blocked `report` (and `eval` after its last episode, holding its lock) for ever, and a
+    link to /dev/zero filled its memory."""
+    from _support import make_not_regular, run_child
+
+    run = tmp_path / "run"
+    evaluate(MAZE, RandomAgent(), ks=[1], ts=[4], n=1, tasks=2, n_bootstrap=0, out=run)
+    assert main(["report", str(run), "--no-plots"]) == 0
+    expected = (run / SUMMARY_FILE).read_text()
+    (run / SUMMARY_FILE).unlink()
+    make_not_regular(run / SUMMARY_FILE, kind)
+    code = "import sys; from turnbudget.cli import main; sys.exit(main(sys.argv[1:]))"
+    done = run_child(code, "report", str(run), "--no-plots")
+    assert done.returncode == 0, done.stderr
+    assert (run / SUMMARY_FILE).is_file() and not (run / SUMMARY_FILE).is_symlink()
+    assert (run / SUMMARY_FILE).read_text() == expected

@@ -62,7 +62,7 @@ from turnbudget.records import (
     read_steps,
     run_dirs_below,
 )
-from turnbudget.records.files import REPORT_FILES, REPORT_HEATMAPS
+from turnbudget.records.files import REPORT_FILES, REPORT_HEATMAPS, open_regular
 
 __all__ = [
     "PROBE_REPORT_FILE",
@@ -210,14 +210,22 @@ def _write(root: Path, summary: Mapping[str, Any]) -> bool:
     summary = without_secrets(summary)
     summary_text = json.dumps(summary, indent=1, sort_keys=True) + "\n"
     report_text = render_markdown(summary) + "\n"  # (both rendered before either is written)
-    try:
-        changed = (root / SUMMARY_FILE).read_text(encoding="utf-8") != summary_text
-    except (OSError, UnicodeDecodeError):
-        changed = True
+    changed = not _holds(root / SUMMARY_FILE, summary_text)
     # (report.md first: it is what marks the folder's summary.json as ours, `foreign_files`)
     write_text_atomic(root / REPORT_FILE, report_text)
     write_text_atomic(root / SUMMARY_FILE, summary_text)
     return changed
+
+
+def _holds(path: Path, text: str) -> bool:
+    """Whether the regular file ``path`` holds exactly ``text`` (read no further than that: a
+    FIFO there blocked the report for ever, /dev/zero filled its memory)."""
+    data = text.encode("utf-8")
+    try:
+        with open_regular(path) as f:
+            return f.read(len(data) + 1) == data
+    except (OSError, ValueError):  # (none there, or none that reads: LogError)
+        return False
 
 
 def _remove_plots(root: Path) -> None:
