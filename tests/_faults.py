@@ -120,6 +120,38 @@ class HangsInPreflight(OracleAgent):
         block_forever()
 
 
+class SendsPartOfAReply(OracleAgent):
+    """In its sealed process, writes the length of a 1 MiB reply and three bytes of it on
+    its pipe, and nothing more, in ``hook``: ``ready`` or ``preflight`` (which then return:
+    the process answers, its answer short of that length, and waits for the next call), or
+    ``load`` (as it is unpickled there; then it blocks)."""
+
+    name = "sends-part-of-a-reply"
+
+    def __init__(self, hook: str):
+        super().__init__(0.0)
+        self.hook = hook
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.hook == "load":
+            self._send_part()
+            block_forever()
+
+    def ready(self) -> None:
+        if self.hook == "ready":
+            self._send_part()
+
+    def preflight(self) -> None:
+        if self.hook == "preflight":
+            self._send_part()
+
+    @staticmethod
+    def _send_part() -> None:
+        pipe = int(sys.argv[1])  # (the sealed process's command line names its pipe)
+        os.write(pipe, (2**20).to_bytes(4, "big") + b"abc")
+
+
 def block_forever() -> None:
     """Sleep until the process is killed (or a signal's handler raises, as a timeout's does)."""
     while True:

@@ -382,3 +382,31 @@ def test_a_sealed_agent_that_hangs_in_ready_or_preflight_is_stopped(hook, monkey
     hangs = seal((HangsInReady if hook == "ready" else HangsInPreflight)(0.0))  # (as the CLI's)
     with pytest.raises(SealedAgentError, match=rf"did not answer {hook}\(\) in 1s"):
         evaluate(MAZE, hangs, ks=[1], ts=[4], tasks=1, n_bootstrap=0, timeout=5)
+
+
+@pytest.mark.timeout(300, method="thread")  # (a guard: the old code waited for ever)
+@pytest.mark.parametrize("hook", ["load", "ready", "preflight"])
+def test_a_sealed_agent_that_sends_part_of_a_reply_is_stopped_at_its_deadline(hook, monkeypatch):
+    """The parent read a reply with ``recv_bytes``, which reads a whole frame once any of
+    it is there: a process that sent a frame's length and a few bytes, then nothing, held
+    its caller past every limit, in its start and in ready() and preflight(), which no
+    episode's clock covers."""
+    from _faults import SendsPartOfAReply
+
+    from turnbudget.eval.run import sealed as module
+
+    if hook == "load":  # (its limit counts the process's start: three times a clean one's)
+        began = time.monotonic()
+        seal(OracleAgent(0.0)).close()
+        monkeypatch.setattr(module, "START_SECONDS", 3 * (time.monotonic() - began))
+        with pytest.raises(ValueError, match=r"did not answer load\(\) in "):
+            seal(SendsPartOfAReply(hook))
+        return
+    monkeypatch.setattr(module, "READY_SECONDS", 1.0)
+    agent = seal(SendsPartOfAReply(hook))
+    try:
+        with pytest.raises(SealedAgentError, match=rf"did not answer {hook}\(\) in 1s"):
+            getattr(agent, hook)()
+        assert not agent._child.alive  # (killed, not left running)
+    finally:
+        agent.close()

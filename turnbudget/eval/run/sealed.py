@@ -64,13 +64,17 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import os
 import pickle
 import re
 import select
 import signal
+import socket
+import struct
 import subprocess
 import sys
+import time
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -199,17 +203,21 @@ def _reap(proc: subprocess.Popen, conn: Any, pidfd: int | None, owner: int) -> N
 
 
 class _Child:
-    """One child process holding an agent, and the pipe to it (usable by its owner only)."""
+    """One child process holding an agent, and the pipe to it (usable by its owner only).
+
+    The pipe carries `multiprocessing.connection`'s frames (a 4-byte length, then the
+    message), which the child reads and writes with a ``Connection``; this side sends and
+    reads them itself, on a non-blocking socket, so that a call's ``wait`` bounds the whole
+    exchange: ``recv_bytes`` read a whole frame once any of it was there, and a child that
+    sent part of one (or stopped reading a long call) held the evaluator past every limit."""
 
     def __init__(self, load: tuple[Any, ...], keep: frozenset[str] = frozenset()):
-        import multiprocessing.connection as mpc
-
         if os.name != "posix" or not sys.executable:
             raise SealedAgentError(
                 "sealed agents need a POSIX system and a known sys.executable (the agent's "
                 "process is a fresh interpreter handed its pipe)"
             )
-        parent, child = mpc.Pipe()
+        parent, child = socket.socketpair()  # (what ``multiprocessing.Pipe()`` makes here)
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", _BOOT.format("warden"), str(child.fileno()),
@@ -219,6 +227,7 @@ class _Child:
             )  # fmt: skip
         finally:
             child.close()
+        parent.setblocking(False)  # (this side only: every wait is a poll with a deadline)
         self.conn = parent
         self.owner = os.getpid()
         self.pidfd: int | None = None
@@ -248,21 +257,24 @@ class _Child:
         self._reaper()
 
     def call(self, method: str, *args: Any, wait: float | None = None) -> Any:
-        """Send one call and wait for its reply, at most ``wait`` seconds (None: as long as it
-        takes; the backend's timeout interrupts it). Any exception while waiting kills the
-        child: its state is unknown, and a fresh one starts on the next call."""
+        """Send one call and wait for its whole reply, at most ``wait`` seconds in all (None:
+        as long as it takes; the backend's timeout interrupts it). Any exception while
+        waiting kills the child: its state is unknown, and a fresh one starts on the next
+        call."""
         message = pickle.dumps((method, args), protocol=pickle.HIGHEST_PROTOCOL)
+        deadline = None if wait is None else time.monotonic() + wait
         try:
-            self.conn.send_bytes(message)
             # (a signal's handler that raises, as a timeout's does, ends the wait)
-            ready = {fd for fd, _ in self._poll.poll(None if wait is None else wait * 1000)}
-            if not ready:
-                self.kill()
-                raise SealedAgentError(f"the sealed agent did not answer {method}() in {wait:g}s")
-            data = self.conn.recv_bytes(MAX_REPLY) if self.conn.fileno() in ready else None
-        except (EOFError, ConnectionError):  # its end of the pipe closed
+            self._send(message, deadline)
+            data = self._receive(deadline)
+        except ConnectionError:  # its end of the pipe closed
             data = None
-        except OSError:  # (a reply longer than MAX_REPLY)
+        except _Late:
+            self.kill()
+            raise SealedAgentError(
+                f"the sealed agent did not answer {method}() in {wait:g}s"
+            ) from None
+        except _TooLong:
             self.kill()
             raise SealedAgentError(
                 f"the sealed agent's reply to {method}() was over {MAX_REPLY:,} bytes"
@@ -308,12 +320,85 @@ class _Child:
     def close(self) -> None:
         """Ask the child to close its agent and end; kill it if it does not in time."""
         if self.alive:
+            deadline = time.monotonic() + CLOSE_SECONDS
             try:
-                self.conn.send_bytes(pickle.dumps(("close", ())))
-                self.conn.poll(CLOSE_SECONDS)
-            except OSError:
+                self._send(pickle.dumps(("close", ())), deadline)
+                self._wait(deadline)  # (its reply, or its end)
+            except (OSError, _Late):
                 pass
         self.kill()
+
+    # The frames of `multiprocessing.connection` (``Connection.send_bytes``), each read and
+    # written within a deadline (None: none).
+
+    def _send(self, message: bytes, deadline: float | None) -> None:
+        size = len(message)
+        header = struct.pack("!i", size) if size <= 0x7FFFFFFF else struct.pack("!iQ", -1, size)
+        view = memoryview(header + message if size <= 16384 else message)
+        if size > 16384:
+            self._send_all(memoryview(header), deadline)
+        self._send_all(view, deadline)
+
+    def _send_all(self, view: memoryview, deadline: float | None) -> None:
+        while view:
+            try:
+                view = view[self.conn.send(view) :]
+            except BlockingIOError:  # its side of the pipe is full: it is not reading
+                writable = select.poll()
+                writable.register(self.conn, select.POLLOUT)
+                if not writable.poll(_milliseconds(deadline)):
+                    raise _Late from None
+
+    def _receive(self, deadline: float | None) -> bytes | None:
+        """One reply: its bytes, or None when the child's end closed (or it ended) first."""
+        header = self._read(4, deadline)
+        if header is None:
+            return None
+        (size,) = struct.unpack("!i", header)
+        if size == -1 or size > MAX_REPLY:  # (-1: a length past 2 GiB follows)
+            raise _TooLong
+        if size < 0:
+            return b""  # (no frame: `call` says it is no reply)
+        return self._read(size, deadline)
+
+    def _read(self, size: int, deadline: float | None) -> bytes | None:
+        """``size`` bytes of the pipe, or None when it closed, or the child ended, first."""
+        data = bytearray(size)
+        view, got = memoryview(data), 0
+        while got < size:
+            if self.conn.fileno() not in self._wait(deadline):
+                return None  # (it ended; a process it started holds its end of the pipe)
+            try:
+                n = self.conn.recv_into(view[got:])
+            except BlockingIOError:  # (woken for nothing)
+                continue
+            if n == 0:
+                return None
+            got += n
+        return bytes(data)
+
+    def _wait(self, deadline: float | None) -> set[int]:
+        """The descriptors ready: the pipe (readable), the child's pidfd (it ended); `_Late`
+        when neither is by ``deadline``."""
+        ready = {fd for fd, _ in self._poll.poll(_milliseconds(deadline))}
+        if not ready:
+            raise _Late
+        return ready
+
+
+class _Late(Exception):
+    """A call's deadline passed before its reply came whole (`_Child`)."""
+
+
+class _TooLong(Exception):
+    """A reply longer than `MAX_REPLY` (`_Child`)."""
+
+
+def _milliseconds(deadline: float | None) -> int | None:
+    """The milliseconds left until ``deadline`` for ``poll`` (None: wait for ever)."""
+    if deadline is None:
+        return None
+    return max(0, math.ceil((deadline - time.monotonic()) * 1000))
 
 
 class Sealed:
