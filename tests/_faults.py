@@ -111,6 +111,15 @@ class HangsInReady(OracleAgent):
         block_forever()
 
 
+class HangsInReadyDeafToAlarms(HangsInReady):
+    """Never returns from ``ready()``, with SIGALRM blocked (as C code that retries on
+    signals would be): nothing in its own process can interrupt it."""
+
+    def ready(self) -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        block_forever()
+
+
 class HangsInPreflight(OracleAgent):
     """Never returns from ``preflight()`` (a server that accepts and never answers)."""
 

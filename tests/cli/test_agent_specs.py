@@ -191,6 +191,26 @@ def test_a_spec_that_names_no_agent_is_one_line(
     assert err.count("\n") == 1
 
 
+@pytest.mark.timeout(300, method="thread")  # (a guard: the old code waited for ever)
+@pytest.mark.parametrize("hook", ["HangsInReady", "HangsInPreflight"])
+@pytest.mark.parametrize("command", [EVAL, PROBE])
+@pytest.mark.parametrize("sealed", ["--sealed", "--no-sealed"])
+def test_an_agent_that_hangs_in_ready_or_preflight_is_one_line_naming_it(
+    tmp_path, capsys, monkeypatch, hook, command, sealed
+):
+    """docs/guides/agents.md: past READY_SECONDS, the run ends with one line naming the agent.
+    Sealed, it was a traceback ending in SealedAgentError, which named no agent; in process,
+    the run waited for ever."""
+    from turnbudget.eval.run import sealed as module
+
+    monkeypatch.setattr(module, "READY_SECONDS", 1.0)
+    assert main([*command, "--agent", f"_faults:{hook}", sealed, "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.splitlines()[-1]
+    name = "hangs-in-ready" if hook == "HangsInReady" else "hangs-in-preflight"
+    assert err.startswith(f"turnbudget {command[0]}: error: ") and f"'{name}'" in err, err
+    assert f"{'ready' if name == 'hangs-in-ready' else 'preflight'}() in 1s" in err, err
+
+
 def test_a_policy_on_another_game_is_noted(tmp_path, capsys):
     """Allowed (a transfer), but nothing in the run said which game the policy learned."""
     argv = ["--agent", "policy:zoo/maze-easy/base/seed0", "--k", "1", "--t", "4", "--n", "1",

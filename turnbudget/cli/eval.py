@@ -442,8 +442,10 @@ def run(args: argparse.Namespace) -> int:
         report_is_current,
     )
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
+    from turnbudget.eval.run.driver import AgentNotReady
     from turnbudget.eval.run.lock import hold_output_dir
     from turnbudget.eval.run.plan import agent_name
+    from turnbudget.eval.run.sealed import SealedAgentError
 
     agent = None
     out: Path | None = args.out
@@ -474,7 +476,9 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, KeyError, FileNotFoundError, ImportError, EvaluationAborted) as exc:
         print(error_line("eval", exc), file=sys.stderr)
         return 2
-    except (ConnectionError, WorkersUnavailable) as exc:  # a server, Ray or workers down:
+    # A server, Ray or workers down, an agent that could not start (its ready() or
+    # preflight() hung, or raised in its sealed process):
+    except (ConnectionError, WorkersUnavailable, AgentNotReady, SealedAgentError) as exc:
         print(error_line("eval", exc), file=sys.stderr)  # what finished is kept
         return 1
     except RuntimeError as exc:

@@ -160,8 +160,10 @@ def run(args: argparse.Namespace) -> int:
     from turnbudget.eval.report import write_probe_report
     from turnbudget.eval.report.markdown import probe_failure_bounds
     from turnbudget.eval.run.backends import EvaluationAborted, WorkersUnavailable
+    from turnbudget.eval.run.driver import AgentNotReady
     from turnbudget.eval.run.lock import hold_output_dir
     from turnbudget.eval.run.plan import agent_name
+    from turnbudget.eval.run.sealed import SealedAgentError
 
     agents: list = []
     out, before = args.out, summary_stamp(args.out)
@@ -205,7 +207,9 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, KeyError, TypeError, ImportError, EvaluationAborted) as exc:
         print(error_line("probe", exc), file=sys.stderr)
         return 2
-    except (ConnectionError, WorkersUnavailable) as exc:  # an LLM server, Ray or workers down
+    # An LLM server, Ray or workers down, an agent that could not start (its ready() or
+    # preflight() hung, or raised in its sealed process):
+    except (ConnectionError, WorkersUnavailable, AgentNotReady, SealedAgentError) as exc:
         print(error_line("probe", exc), file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # (probes write their results once all have run)

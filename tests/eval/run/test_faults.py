@@ -11,6 +11,7 @@ import functools
 import json
 import operator
 import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -519,6 +520,69 @@ def test_ready_is_called_as_the_agent_guide_says_on_the_local_backend(tmp_path):
     assert records(tmp_path / "b") == records(tmp_path / "clean")  # the retry played it whole
 
 
+class HangsInReadyFrom(OracleAgent):
+    """An agent whose ``ready()`` blocks for good from its ``from_call``-th call on."""
+
+    name = "hangs-in-ready-from"
+
+    def __init__(self, from_call: int) -> None:
+        super().__init__(0.0)
+        self.from_call, self.calls = from_call, 0
+
+    def ready(self) -> None:
+        from _faults import block_forever
+
+        self.calls += 1
+        if self.calls >= self.from_call:
+            block_forever()
+
+
+@pytest.mark.timeout(300, method="thread")  # (a guard: the old code waited for ever)
+@pytest.mark.parametrize("hook", ["ready", "preflight"])
+def test_an_agent_in_process_that_hangs_in_ready_or_preflight_is_stopped_by_name(
+    hook, monkeypatch, tmp_path
+):
+    """On the local backend, an agent in process whose ready() or preflight() hung stalled
+    the whole run for ever, --timeout or not (both run outside an episode's clock); a
+    sealed one's, and a pool worker's start, had READY_SECONDS. Now it has the same: when
+    the driver is built or before the run, the run ends naming the agent; before an
+    episode, that episode fails, as when ready() raises there."""
+    from _faults import HangsInPreflight, HangsInReady
+
+    from turnbudget.eval.run import sealed
+    from turnbudget.eval.run.driver import AgentNotReady
+
+    monkeypatch.setattr(sealed, "READY_SECONDS", 1.0)
+    handler = signal.getsignal(signal.SIGALRM)
+    agent = (HangsInReady if hook == "ready" else HangsInPreflight)(0.0)
+    says = rf"The agent '{agent.name}' did not return from {hook}\(\) in 1s"
+    with pytest.raises(AgentNotReady, match=says):
+        evaluate(MAZE, agent, ks=[1], ts=[4], tasks=1, n_bootstrap=0, out=tmp_path / "run")
+    assert signal.getsignal(signal.SIGALRM) is handler  # (put back, and disarmed)
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    if hook == "ready":  # (built, one episode, then the second's call hangs: it fails)
+        result = evaluate(MAZE, HangsInReadyFrom(3), ks=[1], ts=[4], tasks=2, retries=0,
+                          n_bootstrap=0)  # fmt: skip
+        [failed] = [e for e in result.episodes if e.get("failed_to_run")]
+        assert "did not return from ready() in 1s" in failed["error"], failed
+
+
+def test_an_agents_start_up_hook_leaves_a_timer_of_the_callers_alone():
+    """`start_up` bounds a hook in process with SIGALRM, but not under a timer the caller
+    armed (its own clock, or the local backend's): that timer runs on, untouched."""
+    from turnbudget.eval.run.driver import start_up
+
+    agent = ReadyFailsOnCall(0)  # (a ready() that returns)
+    previous = signal.signal(signal.SIGALRM, lambda *_: None)
+    signal.setitimer(signal.ITIMER_REAL, 3600)
+    try:
+        start_up(agent, "ready")
+        assert agent.calls == 1 and signal.getitimer(signal.ITIMER_REAL)[0] > 3000
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 class ForksThenDies(OracleAgent):
     """The oracle, whose first command in the process that claims ``dir/victim`` forks a
     helper (it holds a copy of every pipe its worker holds) and then ends that worker. The
@@ -774,8 +838,9 @@ def test_a_failed_probe_of_a_pair_that_had_no_error_to_inject_is_left_out_of_the
 @pytest.mark.timeout(300, method="thread")  # (a guard: the old code waited for ever)
 def test_a_pool_worker_whose_agent_hangs_in_ready_is_given_up(monkeypatch):
     """The pool waited for each worker's "ready" with no deadline: an agent whose ready()
-    hung in the worker stalled the whole run, --timeout or not."""
-    from _faults import HangsInReady
+    hung in the worker stalled the whole run, --timeout or not. (Its agent is deaf to
+    SIGALRM: the worker's own bound of ready(), `start_up`, cannot stop it, only this.)"""
+    from _faults import HangsInReadyDeafToAlarms
 
     from turnbudget.eval.run import sealed
     from turnbudget.eval.run.backends import WorkersUnavailable, pool
@@ -784,5 +849,5 @@ def test_a_pool_worker_whose_agent_hangs_in_ready_is_given_up(monkeypatch):
     monkeypatch.setattr(sealed, "READY_SECONDS", 0.5)
     monkeypatch.setattr(pool, "WORKER_START_SECONDS", 1.0)
     with pytest.raises(WorkersUnavailable, match=r"did not become ready in 2s.*'hangs-in-ready'"):
-        evaluate(MAZE, HangsInReady(0.0), backend="pool", workers=1, ks=[1], ts=[4], tasks=1,
-                 n_bootstrap=0, timeout=5)  # fmt: skip
+        evaluate(MAZE, HangsInReadyDeafToAlarms(0.0), backend="pool", workers=1, ks=[1],
+                 ts=[4], tasks=1, n_bootstrap=0, timeout=5)  # fmt: skip

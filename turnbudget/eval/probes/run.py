@@ -87,7 +87,7 @@ from turnbudget._checks import (
     is_real,
     refuse_team_only,
 )
-from turnbudget.agents.base import agent_flags, preflight
+from turnbudget.agents.base import agent_flags
 from turnbudget.envs.core import oracle_distance
 from turnbudget.eval.estimator import check_n_bootstrap
 from turnbudget.eval.probes.plan import (
@@ -111,7 +111,7 @@ from turnbudget.eval.run.backends import (
     EvaluationAborted,
     resolve_backend,
 )
-from turnbudget.eval.run.driver import Act, AgentSet, Observe, Player, Program
+from turnbudget.eval.run.driver import Act, AgentSet, Observe, Player, Program, start_up
 from turnbudget.eval.run.jobs import run_jobs
 from turnbudget.eval.run.lock import locks_output_dir
 from turnbudget.eval.run.plan import (
@@ -481,7 +481,7 @@ def probe(
         raise ValueError(f"No probe could be planned for {list(config.envs)}: no task is solvable")
     runs = _runs(config, agent, repeats, baseline_repeats)
     for _, who, _, _ in runs:
-        preflight(who)  # (an LLM agent's server: asked once, before any probe)
+        start_up(who, "preflight")  # (an LLM agent's server: asked once, before any probe)
     # an async (LLM) agent: many probes in flight; the baseline is driven as it is
     driven: list[tuple[str, Any, str, int]] = []
     done: dict[int, tuple[ProbeJob, dict[str, Any]]] = {}

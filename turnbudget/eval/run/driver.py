@@ -65,6 +65,7 @@ __all__ = [
     "MAX_NOTE_DEPTH",
     "STOPS_RUN",
     "Act",
+    "AgentNotReady",
     "AgentSet",
     "Driver",
     "EpisodeFailure",
@@ -78,6 +79,7 @@ __all__ = [
     "exception_message",
     "interrupts_ignored",
     "one_each",
+    "start_up",
 ]
 
 logger = logging.getLogger(__name__)
@@ -113,6 +115,11 @@ class EpisodeTimeout(BaseException):
     which caught it and kept the episode playing past its timeout, or for ever, on the local
     backend only (a pool or Ray worker is killed instead).
     """
+
+
+class AgentNotReady(RuntimeError):
+    """An agent's ``ready()`` or ``preflight()``, run in this process, did not return within
+    `turnbudget.eval.run.sealed.READY_SECONDS` (`start_up`)."""
 
 
 @dataclass(frozen=True)
@@ -251,6 +258,37 @@ def failure(job: Any, exc: BaseException) -> EpisodeFailure:
 def can_interrupt() -> bool:
     """Whether `alarm` can interrupt Python code here (SIGALRM: the main thread, POSIX)."""
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+def start_up(agent: Any, hook: str) -> None:
+    """Call ``agent``'s optional start-up hook ``hook`` (``"ready"``, ``"preflight"``: an
+    attribute of that name that is no method is the agent's state, never called), within
+    `turnbudget.eval.run.sealed.READY_SECONDS`, as a sealed agent's: past it, `AgentNotReady`
+    naming the agent. Both run outside any episode's clock, and one that hung in this
+    process stalled the whole run. A hook is interrupted where `alarm` can (the main thread
+    of a POSIX process, with no timer of the caller's running: C code that retries on
+    signals is not); a sealed agent's process keeps its own deadline."""
+    from turnbudget.eval.run import sealed
+
+    method = getattr(agent, hook, None)
+    if not callable(method):
+        return
+    if (
+        isinstance(agent, sealed.Sealed) or not can_interrupt()
+        or signal.getitimer(signal.ITIMER_REAL)[0] > 0
+    ):  # fmt: skip
+        method()
+        return
+    seconds = sealed.READY_SECONDS
+    try:
+        with _sigalrm(seconds, seconds):
+            method()
+    except EpisodeTimeout as exc:
+        name = str(getattr(agent, "name", None) or type(agent).__name__)
+        raise AgentNotReady(
+            f"The agent {name!r} did not return from {hook}() in {seconds:g}s (READY_SECONDS "
+            "in turnbudget.eval.run.sealed: raise it there for a slow start)"
+        ) from exc
 
 
 @contextlib.contextmanager
@@ -405,9 +443,7 @@ class Driver:
         own attribute of that name that is no method (``self.ready = True``) is its state, not
         the hook: calling it failed every episode after the first, or the run."""
         for agent in self.agents:
-            ready = getattr(agent, "ready", None)
-            if callable(ready):
-                ready()
+            start_up(agent, "ready")
 
     def run(self, jobs: Sequence[Any]) -> list[Any]:
         """Play ``jobs``; one outcome or `EpisodeFailure` per job, in the same order."""

@@ -59,9 +59,9 @@ from pathlib import Path
 from typing import Any
 
 from turnbudget._checks import brief, check_agent, check_bool, refuse_team_only
-from turnbudget.agents.base import preflight
 from turnbudget.eval.analysis import ALL
 from turnbudget.eval.run.backends import Backend, resolve_backend
+from turnbudget.eval.run.driver import start_up
 from turnbudget.eval.run.episodes import EvaluationEpisodes, check_envs
 from turnbudget.eval.run.jobs import play_planned
 from turnbudget.eval.run.lock import locks_run_dir
@@ -264,7 +264,7 @@ def evaluate(
     check_envs(config)
     check_agent(agent)
     refuse_team_only(agent)
-    preflight(agent)  # (an LLM agent's server: asked once, before any episode)
+    start_up(agent, "preflight")  # (an LLM agent's server: asked once, before any episode)
     given, agent = agent, driven_form(agent, concurrency=concurrency, sealed=sealed)
     specs = plan_episodes(config)
     # Summed as episodes finish (while the workers play on), not read back from the log after.

@@ -271,8 +271,9 @@ class _Child:
             data = None
         except _Late:
             self.kill()
+            who = f" {self.profile.name!r}" if hasattr(self, "profile") else ""  # (once loaded)
             raise SealedAgentError(
-                f"the sealed agent did not answer {method}() in {wait:g}s"
+                f"the sealed agent{who} did not answer {method}() in {wait:g}s"
             ) from None
         except _TooLong:
             self.kill()

@@ -66,7 +66,6 @@ from turnbudget._checks import (
     is_int,
 )
 from turnbudget.agents import make_agent
-from turnbudget.agents.base import preflight
 from turnbudget.agents.house import HOUSE_KEY
 from turnbudget.eval.analysis import summarize_run
 from turnbudget.eval.estimator import GridEstimate, check_n_bootstrap
@@ -78,7 +77,7 @@ from turnbudget.eval.run.agent_view import (
 )
 from turnbudget.eval.run.agent_view import grants as _grants
 from turnbudget.eval.run.backends import Backend, resolve_backend
-from turnbudget.eval.run.driver import Act, AgentSet, Player, Program
+from turnbudget.eval.run.driver import Act, AgentSet, Player, Program, start_up
 from turnbudget.eval.run.jobs import play_planned
 from turnbudget.eval.run.lock import locks_run_dir
 from turnbudget.eval.run.plan import (
@@ -634,7 +633,7 @@ def evaluate_team(
     backend = resolve_backend(backend, workers, backend_options, timeout)
     _build(config, None).close()  # a bad setting fails before any episode
     for agent in {id(a): a for a in team}.values():  # (one agent in two roles: asked once)
-        preflight(agent)  # (an LLM agent's server: asked once, before any episode)
+        start_up(agent, "preflight")  # (an LLM agent's server: asked once, before any episode)
     driven: list[Any] = []  # an async (LLM) agent: episodes in flight
     try:
         driven.extend(driven_form(a, sealed=sealed) for a in team)
