@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from turnbudget._checks import MAX_SEED
-from turnbudget.adapters.rows import check_row, task_rows, turn_cap
+from turnbudget.adapters.rows import check_row, check_rows, task_rows, turn_cap
 from turnbudget.adapters.session import GameSession
 from turnbudget.adapters.trl import GameEnvironment, rows_per_step
 
@@ -210,6 +210,7 @@ def test_the_episode_record_handed_out_is_the_callers_own():
         ({ENV, "turnbudget/KeyQuest-Easy-v0"}, "Expect `env_ids` to be a registered id or a list"),
         ({ENV: 1}, "Expect `env_ids` to be a registered id or a list"),
         ([ENV, ENV], "Expect `env_ids` to be distinct ids"),
+        ([ENV, ENV.removesuffix("-v0")], "Expect `env_ids` to be distinct ids"),  # (one game)
         ("turnbudget/NoSuchGame-v0", "Cannot make 'turnbudget/NoSuchGame-v0' for a row"),
         ("CartPole-v1", "Cannot make 'CartPole-v1' for a row: .* has no TurnBudget"),
     ],
@@ -217,6 +218,18 @@ def test_the_episode_record_handed_out_is_the_callers_own():
 def test_bad_env_ids_fail_when_the_rows_are_built(env_ids, message):
     with pytest.raises(ValueError, match=message):
         task_rows(env_ids, seeds=2, turn_budget=5)
+
+
+def test_rows_name_the_id_their_records_name_and_an_unversioned_repeat_is_refused():
+    """``turnbudget/Maze-Easy`` plays turnbudget/Maze-Easy-v0: a row of each passed as two
+    tasks, which verifiers' rewards scored as two and `pass_at_kt` (keyed on the records'
+    id) pooled as one, so the two pass@k readings of one run disagreed."""
+    unversioned = ENV.removesuffix("-v0")
+    assert [row["env_id"] for row in task_rows(unversioned, seeds=2, turn_budget=5)] == [ENV] * 2
+    rows = [{"env_id": unversioned, "seed": 0, "T": 8}, {"env_id": ENV, "seed": 0, "T": 8}]
+    assert [row["env_id"] for row in check_rows(rows)] == [ENV, ENV]
+    with pytest.raises(ValueError, match=r"got row 1 repeating row 0"):
+        check_rows(rows, distinct=True)
 
 
 @pytest.mark.parametrize("turn_budget", [True, 5.0, float("nan")])

@@ -181,9 +181,12 @@ def _check_env_ids(env_ids: Any) -> list[str]:
         raise ValueError(
             f"Expect `env_ids` to be a registered id or a list of them, got {brief(env_ids)}"
         )
+    made = _make_each(ids)
+    ids = [made[env_id][0] for env_id in ids]  # (as the records name them)
     if len(set(ids)) != len(ids):
-        raise ValueError(f"Expect `env_ids` to be distinct ids, got {brief(env_ids)}")
-    _make_each(ids)
+        raise ValueError(
+            f"Expect `env_ids` to be distinct ids (of distinct games), got {brief(env_ids)}"
+        )
     return ids
 
 
@@ -249,15 +252,16 @@ def check_rows(
     checked = [dict(zip(ROW_KEYS, check_row(row), strict=True)) for row in rows]
     if not checked:
         raise ValueError("Expect at least one row, got none")
-    if distinct:
-        check_distinct(checked)
-    bounds = _make_each(list(dict.fromkeys(row["env_id"] for row in checked)))
+    made = _make_each(list(dict.fromkeys(row["env_id"] for row in checked)))
     for i, row in enumerate(checked):  # (TextWorld's games take 32-bit seeds: refused at reset)
-        if row["seed"] > bounds[row["env_id"]]:
+        row["env_id"], bound = made[row["env_id"]]
+        if row["seed"] > bound:
             raise ValueError(
-                f"Expect rows[{i}]['seed'] to be at most {bounds[row['env_id']]:,} for "
-                f"{row['env_id']}, got {row['seed']:,}"
+                f"Expect rows[{i}]['seed'] to be at most {bound:,} for {row['env_id']}, got "
+                f"{row['seed']:,}"
             )
+    if distinct:  # (by the ids the records name: "turnbudget/Maze-Easy" plays its -v0)
+        check_distinct(checked)
     return checked
 
 
@@ -283,14 +287,16 @@ def check_distinct(rows: Iterable[Mapping[str, Any]]) -> None:
         first[key] = index
 
 
-def _make_each(env_ids: Iterable[str]) -> dict[str, int]:
+def _make_each(env_ids: Iterable[str]) -> dict[str, tuple[str, int]]:
     """Make each id once (a `GameSession` check): an id no episode could play fails now.
-    Returns each id's largest seed (its game's ``max_seed``, else `MAX_SEED`)."""
+    Returns each id's registered id, as its records name it (``turnbudget/Maze-Easy`` plays
+    ``turnbudget/Maze-Easy-v0``), and its largest seed (its game's ``max_seed``, else
+    `MAX_SEED`)."""
     from turnbudget.adapters.session import GameSession
 
     probe = GameSession()
-    try:  # (asking an id's largest seed makes it)
-        return {env_id: probe.max_seed(env_id) for env_id in env_ids}
+    try:
+        return {env_id: (probe.spec_id(env_id), probe.max_seed(env_id)) for env_id in env_ids}
     finally:
         probe.close()
 

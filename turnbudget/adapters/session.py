@@ -185,6 +185,12 @@ class GameSession:
         for env_id in env_ids:
             self._make(env_id)
 
+    def spec_id(self, env_id: str) -> str:
+        """The id ``env_id`` plays, as its records name it (``turnbudget/Maze-Easy``:
+        ``turnbudget/Maze-Easy-v0``)."""
+        spec = self._make(env_id).spec
+        return spec.id if spec is not None else env_id
+
     def max_seed(self, env_id: str) -> int:
         """The largest seed ``env_id``'s game takes (its ``max_seed``, else `MAX_SEED`)."""
         bound = getattr(self._make(env_id).unwrapped, "max_seed", MAX_SEED)
