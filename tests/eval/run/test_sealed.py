@@ -15,6 +15,7 @@ import os
 import pickle
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _faults import ExitingAgent, HangingAgent, RaisingAgent, seeds_of, timeout_clear_of
@@ -373,12 +374,7 @@ def test_a_sealed_agent_that_hangs_in_ready_or_preflight_is_stopped(hook, monkey
 
     monkeypatch.setattr(module, "READY_SECONDS", 1.0)
     agent = seal((HangsInReady if hook == "ready" else HangsInPreflight)(0.0))
-    try:
-        with pytest.raises(SealedAgentError, match=rf"did not answer {hook}\(\) in 1s"):
-            getattr(agent, hook)()
-        assert not agent._child.alive  # (killed, not left running)
-    finally:
-        agent.close()
+    _assert_stopped_in(agent, hook)
     hangs = seal((HangsInReady if hook == "ready" else HangsInPreflight)(0.0))  # (as the CLI's)
     with pytest.raises(SealedAgentError, match=rf"did not answer {hook}\(\) in 1s"):
         evaluate(MAZE, hangs, ks=[1], ts=[4], tasks=1, n_bootstrap=0, timeout=5)
@@ -404,9 +400,15 @@ def test_a_sealed_agent_that_sends_part_of_a_reply_is_stopped_at_its_deadline(ho
         return
     monkeypatch.setattr(module, "READY_SECONDS", 1.0)
     agent = seal(SendsPartOfAReply(hook))
+    _assert_stopped_in(agent, hook)
+
+
+def _assert_stopped_in(agent: Any, hook: str) -> None:
+    """``agent`` (sealed, `READY_SECONDS` at 1) is stopped in ``hook`` and its process killed,
+    not left running."""
     try:
         with pytest.raises(SealedAgentError, match=rf"did not answer {hook}\(\) in 1s"):
             getattr(agent, hook)()
-        assert not agent._child.alive  # (killed, not left running)
+        assert not agent._child.alive
     finally:
         agent.close()
