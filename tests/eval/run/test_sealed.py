@@ -412,3 +412,21 @@ def _assert_stopped_in(agent: Any, hook: str) -> None:
         assert not agent._child.alive
     finally:
         agent.close()
+
+
+def test_a_sealed_agent_plays_under_a_default_socket_timeout():
+    """The pipe to the agent's process is a socket pair: under `socket.setdefaulttimeout`
+    its end was made non-blocking, and the process ended at its first read (exit code 0),
+    failing every episode."""
+    import socket
+
+    before = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(30)
+    agent = seal(OracleAgent(0.1))
+    try:
+        result = evaluate(MAZE, agent, ks=[1], ts=[8], tasks=2, n_bootstrap=0, retries=0)
+    finally:
+        agent.close()
+        socket.setdefaulttimeout(before)
+    assert len(result.episodes) == 2
+    assert not any(e.get("failed_to_run") for e in result.episodes)

@@ -218,6 +218,9 @@ class _Child:
                 "process is a fresh interpreter handed its pipe)"
             )
         parent, child = socket.socketpair()  # (what ``multiprocessing.Pipe()`` makes here)
+        # The child's end blocking, as Pipe() makes it: under socket.setdefaulttimeout() a new
+        # socket is non-blocking, and its process's first read ended it (exit code 0).
+        child.setblocking(True)
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", _BOOT.format("warden"), str(child.fileno()),
