@@ -23,6 +23,7 @@ from turnbudget.eval.estimator import (
     difference_interval,
     estimate_from_task_grids,
     estimate_grid,
+    paired_difference,
     pass_at_k,
     wilson_interval,
 )
@@ -217,6 +218,47 @@ def test_recovery_specific_interval_covers(name, delta, common, m, n):
         specific, _, _ = _specific(table, n_bootstrap=100)
         covered += specific[1] <= truth <= specific[2]
     assert covered / sims >= 0.93, (name, delta, common, covered / sims)
+
+
+#: tasks x recovery pairs a task: `probe`'s defaults (20 tasks, 4 prefixes x 2 kinds), per
+#: kind (4), `validate`'s 40 tasks, the baseline's 4 repeats (32), repeats=2 (16), 10 tasks.
+MANY_PAIRS = [(10, 8), (10, 16), (20, 4), (20, 8), (20, 16), (40, 8), (40, 32)]
+#: Per task (win rate after the error, in the control), ``share`` of the tasks at
+#: ``(after, control)``, the rest at one rate for both (null: Beta(0.3, 6), rare wins).
+PAIR_POPULATIONS = {
+    "null-rare-wins": (0.0, (0.0, 0.0)),
+    "tenth-half": (0.1, (0.52, 0.02)),
+    "twentieth-huge": (0.05, (0.05, 0.95)),
+    "fifth-half": (0.2, (0.1, 0.6)),
+    "tenth-either-sign": (0.1, (0.3, 0.8)),
+}
+
+
+@pytest.mark.parametrize(("m", "n"), MANY_PAIRS)
+@pytest.mark.parametrize("name", sorted(PAIR_POPULATIONS))
+def test_paired_difference_covers_with_many_pairs_a_task(name, m, n):
+    """A few tasks with a large difference among tasks with none: counting all of a task's
+    pairs in the floor, a sample that drew none of them covered 66-92% (10 x 16, a twentieth
+    at 0.9: 0.73). ``tenth-either-sign``: another tenth of the tasks at the opposite difference."""
+    rng = np.random.default_rng(8)
+    share, (after, control) = PAIR_POPULATIONS[name]
+    size = 100_000
+    base = rng.beta(0.3, 6.0, size)
+    a, c = base.copy(), base.copy()
+    odd = rng.random(size)
+    a[odd < share], c[odd < share] = after, control
+    if name == "tenth-either-sign":
+        a[(odd >= share) & (odd < 2 * share)] = control
+        c[(odd >= share) & (odd < 2 * share)] = after
+    truth = float(np.mean(a - c))
+    covered, sims = 0, SIMS // 2
+    for _ in range(sims):
+        j = rng.integers(0, size, m)
+        wins = rng.random((m, n)) < a[j, None]
+        control_wins = rng.random((m, n)) < c[j, None]
+        _, low, high = paired_difference((wins.sum(1) - control_wins.sum(1)), np.full(m, n))
+        covered += low <= truth <= high
+    assert covered / sims >= 0.93, (name, m, n, covered / sims)
 
 
 @pytest.mark.parametrize("m", [1, 2, 3, 20])
