@@ -119,7 +119,11 @@ def test_an_eps_oracle_that_plays_perfectly_by_chance_passes():
     result = validate(env_id, tasks=6, seed=4, n_bootstrap=300)
     check = _check(result.checks, env_id, "oracle-eps0.1", "single-step skill")
     assert check.value["mean"] == 1.0 and check.truth < 0.95 and check.ok, check
-    assert result.passed, [c for c in result.checks if c.ok is False]
+    assert not result.failed, [c for c in result.checks if c.ok is False]
+    # (6 tasks are below MIN_TASKS_TO_RESOLVE: a built-in check whose interval holds 0, as
+    # the recovery-specific skills' do over 6 tasks since their floor counts tasks, not every
+    # pair, is inconclusive)
+    assert all(c.expected in BUILT_IN_CHECKS for c in result.inconclusive)
     assert "=+0.9" in format_checks(result.checks)
 
 
@@ -166,7 +170,7 @@ def test_too_few_tasks_to_resolve_a_built_in_skill_is_inconclusive_not_a_failure
     assert "too few tasks" in out and "inconclusive" in out and "FAIL" not in out
     # (a wrong sign is no lack of tasks: the recovery-negative agent under the positive's name)
     _impostor_of(monkeypatch, "recovery-positive", RecoveryControl, 0.0, 0.8, 3)
-    result = validate(EASY[0], tasks=4, n_bootstrap=200)
+    result = validate(EASY[0], tasks=6, n_bootstrap=200)  # (over 4 its interval holds 0)
     wrong = [c for c in result.checks if c.control == "recovery-positive" and c.expected == "+"]
     assert wrong[0].value["high"] < 0.0 and wrong[0].ok is False and not wrong[0].inconclusive
 
