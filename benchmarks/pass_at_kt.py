@@ -77,6 +77,12 @@ class Config:
     """absolute turn budgets T (the largest is each episode's budget)"""
     ratios: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0, 4.0)
     """budgets relative to each task's optimal length: T = floor(c · d*)"""
+    tight_t: int = 9
+    """finding 1's tight absolute budget, one of --ts below the largest, fixed before the
+    data (the smallest T at which the base's Pass@1 reached 0.1 in an earlier run; chosen
+    from the same run's base, its noise chose it and the verdict's false positives rose)"""
+    tight_ratio: float = 1.5
+    """finding 1's tight relative budget, one of --ratios below the largest (as --tight-t)"""
     n: int = 8
     """episodes per task (>= max K)"""
     tasks: int = 32
@@ -117,15 +123,23 @@ def zoo_agents(config: Config) -> tuple[str, dict[str, dict[int, PolicyAgent]]]:
 
 
 def _check_grid_flags(config: Config) -> None:
-    """The flags the findings read by position, checked before anything runs: the report
-    takes K = 1 as the first K, the tight budget as the first and the generous as the last,
-    and "base" as the arm every other is compared with (unsorted values turned a verdict
-    upside down, or labelled Pass@2 as Pass@1; a bad value failed after the whole job)."""
+    """The flags the findings read, checked before anything runs: the report takes K = 1 as
+    the first K, the generous budget as the last (the tight ones are --tight-t and
+    --tight-ratio, among the others), and "base" as the arm every other is compared with
+    (unsorted values turned a verdict upside down, or labelled Pass@2 as Pass@1; a bad value
+    failed after the whole job)."""
     for flag, values in (("--ks", config.ks), ("--ts", config.ts), ("--ratios", config.ratios)):
         if list(values) != sorted(set(values)):
             raise SystemExit(f"error: {flag} {list(values)}: give distinct values, increasing")
         if min(values) <= 0:
             raise SystemExit(f"error: {flag} {list(values)}: every value must be positive")
+    for flag, tight, values in (("--tight-t", config.tight_t, config.ts),
+                                ("--tight-ratio", config.tight_ratio, config.ratios)):  # fmt: skip
+        if tight not in values[:-1]:
+            raise SystemExit(
+                f"error: {flag} {tight:g} must be one of the budgets below the largest, "
+                f"{list(values[:-1])}"
+            )
     if config.ks[0] != 1:
         raise SystemExit(f"error: --ks {list(config.ks)} must hold 1 (the findings read Pass@1)")
     if "base" not in config.arms or len(set(config.arms)) < 2:

@@ -28,6 +28,34 @@ def test_ratios_that_give_a_task_one_budget_read_the_same_column(load_script):
     np.testing.assert_allclose(relative[0, :, 1], [1 / 3, 2 / 3, 1])  # (T = 10, 11, 20)
 
 
+def test_finding_1_reads_its_tight_budget_as_fixed_not_from_the_bases_results(load_script):
+    """The tight budget was the smallest whose base Pass@1 came out in [0.1, 0.9]: the base's
+    own noise chose it, and the base is half of every gain, so arms no better than the base
+    were found to differ 6.1-6.6% of the time for a nominal 5% (5 seeds spread by 2-3
+    logits). It is fixed now; a base at a floor or a ceiling there makes it untestable."""
+    report = load_script(BENCHMARKS / "pass_at_kt_report.py")
+    budgets, seeds, tasks = [6, 9, 60], range(5), 4
+    rng = np.random.default_rng(0)
+
+    def grids(base_pass: list[float]) -> dict:
+        def grid(passes: list[float]) -> dict:
+            x = np.array([rng.binomial(8, p, tasks) / 8 for p in passes])  # [t, task]
+            return {"abs": x[None]}
+
+        arm = [min(1.0, p + 0.3) for p in base_pass]
+        return {"base": {s: grid(base_pass) for s in seeds},
+                "rl": {s: grid(arm) for s in seeds}}  # fmt: skip
+
+    found = report.finding_1(grids([0.2, 0.3, 0.6]), "abs", budgets, 9)  # (6 in range too)
+    assert found["tight"] == 9 and found["arms"], found
+    pooled = found["arms"]["RL (arms pooled)"]
+    assert pooled["gain_tight"]["mean"] == found["arms"]["rl"]["gain_tight"]["mean"]
+    untestable = report.finding_1(grids([0.2, 0.95, 1.0]), "abs", budgets, 9)
+    assert untestable["verdict"].startswith("untestable") and not untestable["arms"]
+    with pytest.raises(ValueError, match="below the largest"):
+        report.finding_1(grids([0.2, 0.3, 0.6]), "abs", budgets, 60)
+
+
 @pytest.mark.slow  # (20 policies probed on 120 tasks, then 100 draws of 24: about 2 min)
 def test_finding_2_intervals_cover_the_skills_of_the_tasks_they_were_drawn_from(load_script):
     """Every seed's policy is probed on the same tasks, so the tasks drawn move every seed alike:

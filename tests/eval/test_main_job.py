@@ -68,7 +68,7 @@ def test_reduced_main_job_states_verdicts_with_intervals_and_its_controls_pass(t
     assert json.loads((out / "timings.json").read_text())["evaluate"]["episodes_run"] == 0
     assert json.loads((out / "summary.json").read_text())["tables"] == summary["tables"]
     # Other settings into the same directory: a clear refusal, not a traceback.
-    other = run(out, "--ts", "6,60", "--no-plots")
+    other = run(out, "--ts", "6,9,60", "--no-plots")
     assert other.returncode == 1 and "differs in" in other.stderr
     assert "Traceback" not in other.stderr
 
@@ -87,7 +87,9 @@ def test_reduced_main_job_states_verdicts_with_intervals_and_its_controls_pass(t
         (["--ks", "2,1", "--no-plots"], "--ks [2, 1]: give distinct values, increasing"),
         (["--ts", "60,9", "--no-plots"], "--ts [60, 9]: give distinct values"),
         (["--ratios", "4,1.5,2", "--no-plots"], "--ratios [4.0, 1.5, 2.0]: give distinct"),
-        (["--ts", "6,12", "--no-plots"], "past max(--ts) 12, where the episodes stop"),
+        (["--ts", "6,12", "--tight-t", "6", "--no-plots"], "past max(--ts) 12, where the"),
+        (["--ts", "6,12", "--no-plots"], "--tight-t 9 must be one of the budgets below the"),
+        (["--tight-ratio", "4", "--no-plots"], "--tight-ratio 4 must be one of the budgets"),
         (["--arms", "fixed-tight,budgetmix", "--no-plots"], "must hold base and another arm"),
         (["--seeds", "0,0", "--no-plots"], "repeats a seed"),
         (["--epsilons", "2", "--no-plots"], "must lie in [0, 1]"),
