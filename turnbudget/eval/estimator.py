@@ -787,8 +787,8 @@ def paired_difference(
     all agree as far as its sum tells (a sum of 0, or of ±1 in every pair). A task's
     many pairs sharpen its own difference, not what the sample says about the tasks
     it did not draw: counting every pair, a sample that drew none of a few tasks with a
-    large difference (among tasks with none) covered 66-92% for a nominal 95% (10
-    tasks x 16 pairs, a twentieth of them at 0.9: 0.73); a cap of 4 still covered
+    large difference (among tasks with none) covered 65-92% for a nominal 95% (10
+    tasks x 16 pairs, a twentieth of them at 0.9: 0.65); a cap of 4 still covered
     0.88-0.92 at 40 tasks. When every difference is the same the data cannot tell how
     often tasks outside the sample would differ: the half-width is then ``ln(2 / α) /
     m``, the two-sided rule of three over tasks (a share of tasks with a difference
@@ -828,7 +828,7 @@ def paired_difference(
     rule = float(np.log(2.0 / (1.0 - confidence)))
     if var > 0:
         # A task's pairs beyond a couple tell its own difference, not whether the sample
-        # missed tasks that differ (counted in full, 8-16 pairs a task covered 66-92%); one
+        # missed tasks that differ (counted in full, 8-16 pairs a task covered 65-92%); one
         # whose pairs all agree (as far as its sum tells) cannot tell 0 from a small share.
         agree = (d == 0.0) | (np.abs(d) == n)
         counted = float(
