@@ -455,7 +455,10 @@ def test_an_empty_default_key_variable_is_no_key(monkeypatch):
     assert seen == ["Bearer no-key"]
 
 
-def test_a_redirect_to_another_host_carries_no_credential(monkeypatch):
+@pytest.mark.parametrize("given", ["key", "url"])
+def test_a_redirect_to_another_host_carries_no_credential(monkeypatch, given):
+    """Neither the key (Bearer) nor the URL's user info (Basic) and query key reach another
+    host. (The key and user info are given apart: one Authorization header carries one.)"""
     monkeypatch.setenv(KEY_ENV, "Zr4Kp8Wm2Qx6Vn3Tb9Lc")
     seen: list[tuple[str, dict[str, str]]] = []
 
@@ -480,8 +483,10 @@ def test_a_redirect_to_another_host_carries_no_credential(monkeypatch):
             return 307, "", b""
 
         with FakeServer(redirect) as server:
-            url = server.url("bob:Pw-Hq3Xn8Lr5@", "?api-key=Qk-Mz7Vb2Np4")
-            assert _agent(url, api_key_env=KEY_ENV).act("A hall.", INFO) == "look"
+            user = "bob:Pw-Hq3Xn8Lr5@" if given == "url" else ""
+            url = server.url(user, "?api-key=Qk-Mz7Vb2Np4")
+            key = {"api_key_env": KEY_ENV} if given == "key" else {}
+            assert _agent(url, **key).act("A hall.", INFO) == "look"
     assert len(seen) == 1
     path, headers = seen[0]
     sent = f"{path} {headers}"
