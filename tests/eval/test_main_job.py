@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from _support import HANG_GUARD
 
+from turnbudget.eval.probes.validate import MIN_TASKS_TO_RESOLVE
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "benchmarks" / "pass_at_kt.py"
 # Two training seeds (the least an interval over seeds needs), few tasks; the probes keep
@@ -173,7 +175,7 @@ def test_controls_left_inconclusive_by_too_few_probe_tasks_are_no_pass(tmp_path)
     assert not summary["controls_pass"]
     assert "controls: inconclusive:" in proc.stdout
     assert "every check passes" not in (out / "report.md").read_text()
-    assert "--probe-tasks 10 or more" in (out / "report.md").read_text()
+    assert f"--probe-tasks {MIN_TASKS_TO_RESOLVE} or more" in (out / "report.md").read_text()
 
 
 def test_an_out_that_is_a_file_or_a_report_of_no_run_is_one_line(tmp_path):
