@@ -754,7 +754,7 @@ def _clustered_rate(
     m = len(n)
     # A task counts for `MAX_TRIALS_PER_TASK` trials at most, as in a Pass@(K,T) cell: its
     # trials sharpen its own rate, not what the sample says about the tasks it did not draw
-    # (counted in full, 16+ a task covered 67-92% where a few tasks are far harder).
+    # (counted in full, 16+ a task covered 37-92% where a few tasks are far harder).
     counted = np.minimum(n, MAX_TRIALS_PER_TASK)
     cap = max(float(m), float(counted.sum()) if max_trials is None else float(max_trials))
     # Only a task whose outcomes differ shows how far from 0 or 1 its rate lies; one at 0 or 1

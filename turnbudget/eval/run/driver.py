@@ -284,9 +284,10 @@ def start_up(agent: Any, hook: str) -> None:
         with _sigalrm(seconds, seconds):
             method()
     except EpisodeTimeout as exc:
-        name = str(getattr(agent, "name", None) or type(agent).__name__)
+        from turnbudget.eval.run.plan import agent_name
+
         raise AgentNotReady(
-            f"The agent {name!r} did not return from {hook}() in {seconds:g}s (READY_SECONDS "
+            f"The agent {agent_name(agent)!r} did not return from {hook}() in {seconds:g}s (READY_SECONDS "
             "in turnbudget.eval.run.sealed: raise it there for a slow start)"
         ) from exc
 
