@@ -161,6 +161,53 @@ class SendsPartOfAReply(OracleAgent):
         os.write(pipe, (2**20).to_bytes(4, "big") + b"abc")
 
 
+class SendsPartOfAnOutcome(_Faulty):
+    """In a pool worker, writes the length of a 1 MiB message and three bytes of it on the
+    worker's pipe to the evaluator, where the worker's outcome goes, on its first command of
+    the chosen episodes; then it ``"hangs"``, or it forks a process that holds the pipe open
+    until ``dir/stop`` exists and ``"dies"`` (its worker ends, exit code 3)."""
+
+    name = "sends-part-of-an-outcome"
+
+    def __init__(self, seeds: Iterable[int], then: str, directory: str = ""):
+        super().__init__(0.0, seeds)
+        self.then, self.dir = then, Path(directory)
+
+    def act(self, observation: str, info: Any) -> str:
+        if self.current in self.seeds:
+            os.write(_worker_pipe(), (2**20).to_bytes(4, "big") + b"abc")
+            if self.then == "hangs":
+                block_forever()
+            if os.fork() == 0:
+                while not (self.dir / "stop").exists():
+                    time.sleep(0.05)
+                os._exit(0)
+            os._exit(3)
+        return super().act(observation, info)
+
+
+class SendsPartOfReady(OracleAgent):
+    """In a pool worker, writes the length of a 1 MiB message and three bytes of it on the
+    worker's pipe in ``ready()``, then blocks (deaf to SIGALRM, as `HangsInReadyDeafToAlarms`)."""
+
+    name = "sends-part-of-ready"
+
+    def ready(self) -> None:
+        os.write(_worker_pipe(), (2**20).to_bytes(4, "big") + b"abc")
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        block_forever()
+
+
+def _worker_pipe() -> int:
+    """The descriptor of the pool worker's pipe to the evaluator (a local of its loop)."""
+    frame = sys._getframe()
+    while frame is not None:
+        if frame.f_code.co_name in ("_serve", "_play") and "conn" in frame.f_locals:
+            return frame.f_locals["conn"].fileno()
+        frame = frame.f_back
+    raise RuntimeError("not in a pool worker")
+
+
 def block_forever() -> None:
     """Sleep until the process is killed (or a signal's handler raises, as a timeout's does)."""
     while True:

@@ -851,3 +851,39 @@ def test_a_pool_worker_whose_agent_hangs_in_ready_is_given_up(monkeypatch):
     with pytest.raises(WorkersUnavailable, match=r"did not become ready in 2s.*'hangs-in-ready'"):
         evaluate(MAZE, HangsInReadyDeafToAlarms(0.0), backend="pool", workers=1, ks=[1],
                  ts=[4], tasks=1, n_bootstrap=0, timeout=5)  # fmt: skip
+
+
+@pytest.mark.timeout(300, method="thread")  # (a guard: the old code waited for ever)
+@pytest.mark.parametrize("then,kind", [("hangs", "timeout"), ("dies", "worker_lost")])
+def test_a_pool_worker_that_sends_part_of_an_outcome_fails_only_its_episode(then, kind, tmp_path):
+    """The pool read an outcome with ``recv``, which reads a whole frame once any of it is
+    there: a worker that sent a frame's length and a few bytes, then nothing, held the run
+    for ever, whatever its timeout (stopped mid-send; or killed while a process it forked
+    held its pipe, which a whole frame's reader saw end: `ForksThenDies`)."""
+    from _faults import SendsPartOfAnOutcome
+
+    agent = SendsPartOfAnOutcome(seeds_of(0, [(MAZE, 1, 0)]), then, str(tmp_path))
+    try:
+        result = evaluate(MAZE, agent, ks=[1], ts=[8], tasks=2, backend="pool", workers=1,
+                          timeout=2, retries=0, n_bootstrap=0)  # fmt: skip
+    finally:
+        (tmp_path / "stop").write_text("")
+    failed = [e for e in result.episodes if e.get("failed_to_run")]
+    assert [(e["seed"], e["failure"]) for e in failed] == [(1, kind)]
+    assert len(result.episodes) == 2 and result.summary["failed_to_run"]["episodes"] == 1
+
+
+@pytest.mark.timeout(300, method="thread")  # (a guard: the old code waited for ever)
+def test_a_pool_worker_that_sends_part_of_its_ready_message_is_given_up(monkeypatch):
+    """As above, in the worker's "ready": its deadline (`ready_deadline`) did not hold."""
+    from _faults import SendsPartOfReady
+
+    from turnbudget.eval.run import sealed
+    from turnbudget.eval.run.backends import WorkersUnavailable, pool
+
+    monkeypatch.setattr(sealed, "START_SECONDS", 0.5)  # (read when the pool starts)
+    monkeypatch.setattr(sealed, "READY_SECONDS", 0.5)
+    monkeypatch.setattr(pool, "WORKER_START_SECONDS", 1.0)
+    with pytest.raises(WorkersUnavailable, match=r"did not become ready in 2s"):
+        evaluate(MAZE, SendsPartOfReady(0.0), backend="pool", workers=1, ks=[1], ts=[4],
+                 tasks=1, n_bootstrap=0, timeout=5)  # fmt: skip

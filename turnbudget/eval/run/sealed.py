@@ -64,14 +64,12 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import math
 import os
 import pickle
 import re
 import select
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import time
@@ -80,6 +78,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from turnbudget.eval.run.frames import FrameReader, FrameTooLong, Late, milliseconds, send_frame
 
 __all__ = [
     "MAX_REPLY",
@@ -232,6 +232,7 @@ class _Child:
             child.close()
         parent.setblocking(False)  # (this side only: every wait is a poll with a deadline)
         self.conn = parent
+        self._frames = FrameReader(parent, MAX_REPLY)
         self.owner = os.getpid()
         self.pidfd: int | None = None
         if hasattr(os, "pidfd_open"):  # (Linux): readable once the child has ended
@@ -268,17 +269,17 @@ class _Child:
         deadline = None if wait is None else time.monotonic() + wait
         try:
             # (a signal's handler that raises, as a timeout's does, ends the wait)
-            self._send(message, deadline)
+            send_frame(self.conn, message, deadline)
             data = self._receive(deadline)
         except ConnectionError:  # its end of the pipe closed
             data = None
-        except _Late:
+        except Late:
             self.kill()
             who = f" {self.profile.name!r}" if hasattr(self, "profile") else ""  # (once loaded)
             raise SealedAgentError(
                 f"the sealed agent{who} did not answer {method}() in {wait:g}s"
             ) from None
-        except _TooLong:
+        except FrameTooLong:
             self.kill()
             raise SealedAgentError(
                 f"the sealed agent's reply to {method}() was over {MAX_REPLY:,} bytes"
@@ -326,83 +327,31 @@ class _Child:
         if self.alive:
             deadline = time.monotonic() + CLOSE_SECONDS
             try:
-                self._send(pickle.dumps(("close", ())), deadline)
+                send_frame(self.conn, pickle.dumps(("close", ())), deadline)
                 self._wait(deadline)  # (its reply, or its end)
-            except (OSError, _Late):
+            except (OSError, Late):
                 pass
         self.kill()
 
-    # The frames of `multiprocessing.connection` (``Connection.send_bytes``), each read and
-    # written within a deadline (None: none).
-
-    def _send(self, message: bytes, deadline: float | None) -> None:
-        size = len(message)
-        header = struct.pack("!i", size) if size <= 0x7FFFFFFF else struct.pack("!iQ", -1, size)
-        view = memoryview(header + message if size <= 16384 else message)
-        if size > 16384:
-            self._send_all(memoryview(header), deadline)
-        self._send_all(view, deadline)
-
-    def _send_all(self, view: memoryview, deadline: float | None) -> None:
-        while view:
-            try:
-                view = view[self.conn.send(view) :]
-            except BlockingIOError:  # its side of the pipe is full: it is not reading
-                writable = select.poll()
-                writable.register(self.conn, select.POLLOUT)
-                if not writable.poll(_milliseconds(deadline)):
-                    raise _Late from None
-
     def _receive(self, deadline: float | None) -> bytes | None:
         """One reply: its bytes, or None when the child's end closed (or it ended) first."""
-        header = self._read(4, deadline)
-        if header is None:
-            return None
-        (size,) = struct.unpack("!i", header)
-        if size == -1 or size > MAX_REPLY:  # (-1: a length past 2 GiB follows)
-            raise _TooLong
-        if size < 0:
-            return b""  # (no frame: `call` says it is no reply)
-        return self._read(size, deadline)
-
-    def _read(self, size: int, deadline: float | None) -> bytes | None:
-        """``size`` bytes of the pipe, or None when it closed, or the child ended, first."""
-        data = bytearray(size)
-        view, got = memoryview(data), 0
-        while got < size:
+        while True:
+            try:
+                frame = self._frames.take()
+            except EOFError:
+                return None
+            if frame is not None:
+                return frame
             if self.conn.fileno() not in self._wait(deadline):
                 return None  # (it ended; a process it started holds its end of the pipe)
-            try:
-                n = self.conn.recv_into(view[got:])
-            except BlockingIOError:  # (woken for nothing)
-                continue
-            if n == 0:
-                return None
-            got += n
-        return bytes(data)
 
     def _wait(self, deadline: float | None) -> set[int]:
-        """The descriptors ready: the pipe (readable), the child's pidfd (it ended); `_Late`
+        """The descriptors ready: the pipe (readable), the child's pidfd (it ended); `Late`
         when neither is by ``deadline``."""
-        ready = {fd for fd, _ in self._poll.poll(_milliseconds(deadline))}
+        ready = {fd for fd, _ in self._poll.poll(milliseconds(deadline))}
         if not ready:
-            raise _Late
+            raise Late
         return ready
-
-
-class _Late(Exception):
-    """A call's deadline passed before its reply came whole (`_Child`)."""
-
-
-class _TooLong(Exception):
-    """A reply longer than `MAX_REPLY` (`_Child`)."""
-
-
-def _milliseconds(deadline: float | None) -> int | None:
-    """The milliseconds left until ``deadline`` for ``poll`` (None: wait for ever)."""
-    if deadline is None:
-        return None
-    return max(0, math.ceil((deadline - time.monotonic()) * 1000))
 
 
 class Sealed:

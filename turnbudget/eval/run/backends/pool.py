@@ -6,7 +6,9 @@ import contextlib
 import multiprocessing
 import multiprocessing.connection as mpc
 import os
+import pickle
 import signal
+import socket
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -23,13 +25,14 @@ from turnbudget.eval.run.backends import (
 from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise, units
 from turnbudget.eval.run.driver import Driver, describe, interrupts_ignored
 from turnbudget.eval.run.episodes import evaluation_runner
+from turnbudget.eval.run.frames import FrameReader, Late, send_frame
 from turnbudget.eval.run.lock import exit_with_parent, kill_tree
 
 __all__ = ["PoolBackend"]
 
 
 def _serve(
-    conn: mpc.Connection, parent_end: mpc.Connection, agent: Any, config: Any,
+    conn: mpc.Connection, parent_end: socket.socket, agent: Any, config: Any,
     serialize: bool, make_runner: RunnerFactory,
 ) -> None:  # fmt: skip
     """A worker process: one runner (its envs reused across chunks), chunks in, outcomes out.
@@ -109,7 +112,12 @@ WORKER_START_SECONDS = 60.0
 
 class _Processes(Workers):
     """Worker processes on pipes, forked where the platform allows (the agent is then
-    inherited, not pickled; under spawn it is pickled once per process)."""
+    inherited, not pickled; under spawn it is pickled once per process).
+
+    A worker writes with a ``Connection``; this side reads its frames as they come
+    (`FrameReader`), never waiting for the rest of one: ``recv`` read a whole frame once any
+    of it was there, and a worker that sent part of one (stopped, or killed while a process
+    it forked held its pipe) held the run for ever, whatever its timeout."""
 
     def __init__(self, size: int, args: tuple[Any, Any, bool, RunnerFactory]):
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
@@ -119,6 +127,7 @@ class _Processes(Workers):
         self.slots = list(range(size))
         self._procs: list[Any] = [None] * size
         self._conns: list[Any] = [None] * size
+        self._frames: list[Any] = [None] * size
         self._pidfds: list[int | None] = [None] * size  # (see `_end`)
         self._busy: set[int] = set()
         self._in_order = [False] * size  # (whether its outcomes come in the chunk's order)
@@ -137,11 +146,19 @@ class _Processes(Workers):
             raise
 
     def _start(self, slot: int) -> None:
-        parent, child = self._ctx.Pipe()
-        proc = self._ctx.Process(target=_serve, args=(child, parent, *self._args), daemon=True)
-        proc.start()
-        child.close()
+        parent, child = socket.socketpair()  # (what ``Pipe()`` makes here, its ends as ours)
+        child.setblocking(True)  # (a new socket is not, under socket.setdefaulttimeout())
+        worker_end = mpc.Connection(child.detach())
+        try:
+            proc = self._ctx.Process(
+                target=_serve, args=(worker_end, parent, *self._args), daemon=True
+            )
+            proc.start()
+        finally:
+            worker_end.close()
+        parent.setblocking(False)  # (this side: reads take what came, never wait)
         self._procs[slot], self._conns[slot] = proc, parent
+        self._frames[slot] = FrameReader(parent)
         if hasattr(os, "pidfd_open"):
             with contextlib.suppress(OSError):  # (a kernel without pidfds: the sentinel)
                 self._pidfds[slot] = os.pidfd_open(proc.pid)
@@ -162,8 +179,9 @@ class _Processes(Workers):
         if block:
             mpc.wait([conn, self._end(slot)])
         alive = proc.is_alive()  # (asked first: what it sent before it died is there now)
-        if conn.poll(0):
-            return conn.recv()
+        frame = self._frames[slot].take()
+        if frame is not None:
+            return pickle.loads(frame)
         if alive:
             return None
         raise EOFError
@@ -217,12 +235,16 @@ class _Processes(Workers):
         try:
             if not self._procs[slot].is_alive():
                 raise BrokenPipeError
-            self._conns[slot].send(list(chunk))
+            self._send(slot, list(chunk))
         except OSError:
             self.replace(slot)
-            self._conns[slot].send(list(chunk))
+            self._send(slot, list(chunk))
         self._chunk[slot] = (len(chunk), {})
         self._busy.add(slot)
+
+    def _send(self, slot: int, message: Any) -> None:
+        """Send ``message`` to the worker in ``slot`` (idle: it takes it at once)."""
+        send_frame(self._conns[slot], pickle.dumps(message, pickle.HIGHEST_PROTOCOL), None)
 
     def wait(self, timeout: float | None) -> list[tuple[int, Any]]:
         by_conn = {self._conns[s]: s for s in self._busy}
@@ -275,8 +297,8 @@ class _Processes(Workers):
         if kill:  # with what it started (a sealed agent's process and its children)
             kill_tree(proc.pid)
         else:
-            with contextlib.suppress(OSError):  # the worker may have died already
-                conn.send(None)
+            with contextlib.suppress(OSError, Late):  # the worker may have died already
+                send_frame(conn, pickle.dumps(None), time.monotonic() + 5)
             mpc.wait([self._end(slot)], 5)  # (not ``join(5)``: it waits on the sentinel)
             if proc.is_alive():
                 kill_tree(proc.pid)
@@ -285,7 +307,7 @@ class _Processes(Workers):
         pidfd, self._pidfds[slot] = self._pidfds[slot], None
         if pidfd is not None:
             os.close(pidfd)
-        self._procs[slot] = self._conns[slot] = None
+        self._procs[slot] = self._conns[slot] = self._frames[slot] = None
 
     def close(self) -> None:
         for slot in range(self.size):
