@@ -111,6 +111,24 @@ class HangsInReady(OracleAgent):
         block_forever()
 
 
+class GatedReady(OracleAgent):
+    """The oracle, whose first ``ready()`` creates ``dir/entered`` and then returns only once
+    ``dir/go`` exists (a slow model load, released by the test)."""
+
+    name = "gated-ready"
+
+    def __init__(self, directory: str):
+        super().__init__(0.0)
+        self.dir = Path(directory)
+        self._loaded = False
+
+    def ready(self) -> None:
+        if not self._loaded:
+            (self.dir / "entered").write_text("")
+            wait_until((self.dir / "go").exists)
+            self._loaded = True
+
+
 class HangsInReadyDeafToAlarms(HangsInReady):
     """Never returns from ``ready()``, with SIGALRM blocked (as C code that retries on
     signals would be): nothing in its own process can interrupt it."""

@@ -842,12 +842,12 @@ def test_a_pool_worker_whose_agent_hangs_in_ready_is_given_up(monkeypatch):
     SIGALRM: the worker's own bound of ready(), `start_up`, cannot stop it, only this.)"""
     from _faults import HangsInReadyDeafToAlarms
 
-    from turnbudget.eval.run import sealed
-    from turnbudget.eval.run.backends import WorkersUnavailable, pool
+    from turnbudget.eval.run import backends, sealed
+    from turnbudget.eval.run.backends import WorkersUnavailable
 
     monkeypatch.setattr(sealed, "START_SECONDS", 0.5)  # (read when the pool starts)
     monkeypatch.setattr(sealed, "READY_SECONDS", 0.5)
-    monkeypatch.setattr(pool, "WORKER_START_SECONDS", 1.0)
+    monkeypatch.setattr(backends, "WORKER_START_SECONDS", 1.0)
     with pytest.raises(WorkersUnavailable, match=r"did not become ready in 2s.*'hangs-in-ready'"):
         evaluate(MAZE, HangsInReadyDeafToAlarms(0.0), backend="pool", workers=1, ks=[1],
                  ts=[4], tasks=1, n_bootstrap=0, timeout=5)  # fmt: skip
@@ -878,12 +878,12 @@ def test_a_pool_worker_that_sends_part_of_its_ready_message_is_given_up(monkeypa
     """As above, in the worker's "ready": its deadline (`ready_deadline`) did not hold."""
     from _faults import SendsPartOfReady
 
-    from turnbudget.eval.run import sealed
-    from turnbudget.eval.run.backends import WorkersUnavailable, pool
+    from turnbudget.eval.run import backends, sealed
+    from turnbudget.eval.run.backends import WorkersUnavailable
 
     monkeypatch.setattr(sealed, "START_SECONDS", 0.5)  # (read when the pool starts)
     monkeypatch.setattr(sealed, "READY_SECONDS", 0.5)
-    monkeypatch.setattr(pool, "WORKER_START_SECONDS", 1.0)
+    monkeypatch.setattr(backends, "WORKER_START_SECONDS", 1.0)
     with pytest.raises(WorkersUnavailable, match=r"did not become ready in 2s"):
         evaluate(MAZE, SendsPartOfReady(0.0), backend="pool", workers=1, ks=[1], ts=[4],
                  tasks=1, n_bootstrap=0, timeout=5)  # fmt: skip

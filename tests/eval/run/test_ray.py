@@ -402,6 +402,53 @@ def test_workers_that_cannot_start_are_reported_or_done_without(tmp_path, shared
     assert result.summary == evaluate(MAZE, OracleAgent(0.3), **GRID).summary
 
 
+@pytest.mark.timeout(300, method="thread")  # (a guard: the old code waited START_TIMEOUT)
+def test_an_agent_that_hangs_in_ready_on_ray_is_named(shared_ray, monkeypatch):
+    """An actor's start and its agent's ready() shared START_TIMEOUT: an agent whose ready()
+    hung was given up after 120 s as a cluster with "no free CPU". Now the actor comes up,
+    then its agent has `ready_deadline` (read when the run starts) and is named past it."""
+    from _faults import HangsInReady
+
+    from turnbudget.eval.run import backends, sealed
+    from turnbudget.eval.run.driver import AgentNotReady
+
+    monkeypatch.setattr(sealed, "START_SECONDS", 0.5)
+    monkeypatch.setattr(sealed, "READY_SECONDS", 0.5)
+    monkeypatch.setattr(backends, "WORKER_START_SECONDS", 1.0)
+    with pytest.raises(AgentNotReady, match=r"'hangs-in-ready' did not become ready in a Ray "):
+        evaluate(MAZE, HangsInReady(0.0), backend="ray", workers=1, ks=[1], ts=[4], tasks=1,
+                 n_bootstrap=0)  # fmt: skip
+
+
+@pytest.mark.timeout(300, method="thread")  # (a guard: wait_until has no deadline)
+def test_a_ready_slower_than_the_actors_start_limit_is_waited_for(
+    tmp_path, shared_ray, monkeypatch
+):
+    """START_TIMEOUT bounded an actor's start and its agent's ready() together: a ready() that
+    took longer (a model load, well within READY_SECONDS) failed the run. A kept actor is up
+    already: its ready() is held until the test sees it begin, under a START_TIMEOUT of 0."""
+    from _faults import GatedReady
+
+    from turnbudget.eval.run.backends import ray as ray_backend
+
+    grid = dict(ks=[1], ts=[8], tasks=1, n_bootstrap=0, backend="ray", workers=1)
+    kept = {"keep_workers": True}
+    evaluate(MAZE, OracleAgent(0.0), backend_options=kept, **grid)  # (its actor is kept)
+    monkeypatch.setattr(ray_backend, "START_TIMEOUT", 0.0)
+    entered, go = tmp_path / "entered", tmp_path / "go"
+
+    def release() -> None:
+        wait_until(lambda: entered.exists() or go.exists())
+        go.write_text("")
+
+    threading.Thread(target=release, daemon=True).start()
+    try:
+        result = evaluate(MAZE, GatedReady(str(tmp_path)), backend_options=kept, **grid)
+    finally:
+        go.write_text("")
+    assert len(result.episodes) == 1 and result.summary["failed_to_run"]["episodes"] == 0
+
+
 def test_a_ray_start_failure_is_a_clear_error(tmp_path, monkeypatch, capsys):
     """Ray's start-up timing out (as on a busy machine) or a cluster that does not answer:
     one line saying what failed and what to do, from the API and from the CLI."""

@@ -68,6 +68,7 @@ __all__ = [
     "KEPT_ON_ABORT",
     "MAX_LOCAL_WORKERS",
     "MAX_TIMEOUT",
+    "WORKER_START_SECONDS",
     "Backend",
     "EvaluationAborted",
     "RunnerFactory",
@@ -78,6 +79,8 @@ __all__ = [
     "failed_record",
     "list_backends",
     "make_backend",
+    "named",
+    "ready_deadline",
     "register_backend",
     "resolve_backend",
     "run_with_retries",
@@ -164,6 +167,30 @@ class Backend(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(workers={self.workers})"
+
+
+#: Seconds a worker may take to build its runner (its envs, ...), beside its agents' own start
+#: and ``ready()`` (`ready_deadline`).
+WORKER_START_SECONDS = 60.0
+
+
+def ready_deadline(agent: Any) -> float:
+    """Seconds a worker (a pool's process, once started; a Ray actor, once up) may take to
+    have its runner ready: each of ``agent``'s agents may take `sealed.START_SECONDS` to start
+    (sealed) and `sealed.READY_SECONDS` in ``ready()``, one after another (a team's seats, a
+    comparison's agents), and the worker `WORKER_START_SECONDS` of its own. Read when the
+    workers start (an agent whose ``ready()`` hung in a worker stalled the whole run)."""
+    from turnbudget.eval.run import sealed
+
+    agents = len(getattr(agent, "agents", (agent,)))
+    return agents * (sealed.START_SECONDS + sealed.READY_SECONDS) + WORKER_START_SECONDS
+
+
+def named(agent: Any) -> str:
+    """The agent's name, or its agents' (an `AgentSet`), for an error message."""
+    from turnbudget.eval.run.plan import agent_name
+
+    return ", ".join(repr(agent_name(one)) for one in getattr(agent, "agents", (agent,)))
 
 
 def close_runner(runner: Any) -> None:

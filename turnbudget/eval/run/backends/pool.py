@@ -14,13 +14,14 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from turnbudget.eval.run import sealed
 from turnbudget.eval.run.backends import (
     MAX_LOCAL_WORKERS,
     Backend,
     RunnerFactory,
     WorkersUnavailable,
     close_runner,
+    named,
+    ready_deadline,
 )
 from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise, units
 from turnbudget.eval.run.driver import Driver, describe, interrupts_ignored
@@ -96,18 +97,6 @@ def _close_sealed(agent: Any) -> None:
     for one in getattr(agent, "agents", (agent,)):
         if isinstance(one, Sealed):
             one.close()
-
-
-def _names(agent: Any) -> str:
-    """The agent's name, or its agents' (an `AgentSet`), for an error message."""
-    from turnbudget.eval.run.plan import agent_name
-
-    return ", ".join(repr(agent_name(one)) for one in getattr(agent, "agents", (agent,)))
-
-
-#: Seconds a worker may take to start and build its driver, beside its agents' own start
-#: and ``ready()`` (`_Processes.ready_deadline`).
-WORKER_START_SECONDS = 60.0
 
 
 class _Processes(Workers):
@@ -186,19 +175,10 @@ class _Processes(Workers):
             return None
         raise EOFError
 
-    def ready_deadline(self) -> float:
-        """Seconds a worker may take to say it is ready: each of its agents may take
-        `sealed.START_SECONDS` to start (sealed) and `sealed.READY_SECONDS` in ``ready()``,
-        one after another (a team's seats, a comparison's agents), and the worker
-        `WORKER_START_SECONDS` of its own."""
-        agents = len(getattr(self._args[0], "agents", (self._args[0],)))
-        per_agent = sealed.START_SECONDS + sealed.READY_SECONDS
-        return agents * per_agent + WORKER_START_SECONDS
-
     def _ready(self, slot: int) -> None:
         """Wait for the worker in ``slot`` to say it is ready: at most `ready_deadline`
         seconds (an agent whose ``ready()`` hung in it stalled the whole run)."""
-        limit = self.ready_deadline()
+        limit = ready_deadline(self._args[0])
         deadline = time.monotonic() + limit
         try:
             message = None
@@ -208,7 +188,7 @@ class _Processes(Workers):
                     self._stop(slot, kill=True)
                     raise WorkersUnavailable(
                         f"A pool worker did not become ready in {limit:g}s: the agent "
-                        f"{_names(self._args[0])} (its ready() or its process's start) hung"
+                        f"{named(self._args[0])} (its ready() or its process's start) hung"
                     )
                 mpc.wait([self._conns[slot], self._end(slot)], timeout=min(left, 1.0))
                 message = self._next(slot)
@@ -220,7 +200,7 @@ class _Processes(Workers):
         self._procs[slot].join(1)
         if isinstance(message, tuple) and len(message) == 2 and message[0] == "failed":
             raise WorkersUnavailable(
-                f"A pool worker failed to start: the agent {_names(self._args[0])} could not "
+                f"A pool worker failed to start: the agent {named(self._args[0])} could not "
                 f"be made ready in it ({message[1]})"
             )
         raise WorkersUnavailable(

@@ -32,13 +32,19 @@ Chunks are pipelined: each actor holds two, the next queued before the previous
 returns.
 
 Failing to start or reach Ray, or to start any actor, raises `WorkersUnavailable`
-with what failed and what to do (the CLI prints it as one line).
+with what failed and what to do (the CLI prints it as one line). An actor starts in
+two stages, each with its own limit: the actor comes up (`START_TIMEOUT`: a cluster
+without a free CPU keeps it pending), then builds its runner, which starts the agent
+and calls its ``ready()`` (`ready_deadline`: `turnbudget.eval.run.sealed.READY_SECONDS`
+and the rest, as a pool's worker has); an agent not ready by then is `AgentNotReady`,
+naming it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import pickle
 import subprocess
@@ -49,14 +55,17 @@ from typing import Any
 
 from turnbudget.eval.run.backends import (
     MAX_LOCAL_WORKERS,
+    MAX_TIMEOUT,
     Backend,
     RunnerFactory,
     WorkersUnavailable,
     check_workers,
     close_runner,
+    named,
+    ready_deadline,
 )
 from turnbudget.eval.run.backends.supervisor import Workers, chunk_size, supervise, units
-from turnbudget.eval.run.driver import describe, interrupts_ignored
+from turnbudget.eval.run.driver import AgentNotReady, describe, interrupts_ignored
 from turnbudget.eval.run.episodes import evaluation_runner
 
 __all__ = ["OBJECT_STORE_BYTES", "START_TIMEOUT", "RayBackend", "import_ray", "release_workers"]
@@ -66,8 +75,10 @@ logger = logging.getLogger(__name__)
 #: The object store of a local instance: results are small and fetched at once.
 OBJECT_STORE_BYTES = 200 * 1024**2
 
-#: Seconds an actor may take to start (a cluster without a free CPU keeps it pending): the
-#: run fails when none is up by then, and goes on without one that is not.
+#: Seconds an actor may take to come up (a cluster without a free CPU keeps it pending): the
+#: run fails when none is up by then, and goes on without one that is not. Its agent's start
+#: and ``ready()`` come after, within `ready_deadline` (they counted here, and a ready() slower
+#: than this, within READY_SECONDS, was given up as a cluster without a free CPU).
 START_TIMEOUT = 120.0
 
 
@@ -149,11 +160,14 @@ def _job(ray: Any) -> str:
 class _Actors(Workers):
     """``size`` actors of one remote class; the agent's object ref is shared by all.
 
-    The run begins once as many actors are up as the cluster has CPUs (all of
+    The run begins once as many actors are ready as the cluster has CPUs (all of
     them, unless more were asked for than it has); the others join whenever they
-    come up, as does a replaced actor, so nothing waits on an actor that may never
+    are, as does a replaced actor, so nothing waits on an actor that may never
     start (more workers than CPUs, or a busy cluster: the run goes on with those
-    up after `START_TIMEOUT`). An actor not up within `START_TIMEOUT` is given up.
+    up after `START_TIMEOUT`). An actor starts in two stages: it comes up (its
+    ``pid``; given up after `START_TIMEOUT`), then builds its runner (``configure``:
+    the agent's start and ``ready()``; given up after ``ready_seconds``, and the run
+    with it while it starts: `AgentNotReady`). A kept actor only builds its runner.
     """
 
     #: Chunks each actor holds: the next is queued before the previous returns, so an
@@ -162,9 +176,11 @@ class _Actors(Workers):
 
     def __init__(
         self, ray: Any, size: int, agent_ref: Any, config: Any, serialize: bool,
-        make_runner: RunnerFactory, idle: list[Any] | None = None,
+        make_runner: RunnerFactory, idle: list[Any] | None = None, *,
+        agent_names: str = "", ready_seconds: float = math.inf,
     ):  # fmt: skip
         self._ray = ray
+        self._names, self._ready_seconds = agent_names, ready_seconds
         self._cls = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_Runner)
         self._args = (agent_ref, config, serialize, make_runner)
         self._idle = idle if idle is not None else []  # actors of an earlier run, to reuse
@@ -172,27 +188,21 @@ class _Actors(Workers):
         self.actors: list[Any] = [None] * size
         self.slots: list[int] = []
         self._calls: dict[Any, int] = {}
-        self._starting: dict[Any, tuple[int, float]] = {}  # pid call -> (slot, give-up time)
+        # a starting actor's call (``pid``: up; ``configure``: ready) -> (slot, give-up time)
+        self._starting: dict[Any, tuple[int, float]] = {}
         self._joined: list[int] = []
+        self._configuring: set[Any] = set()  # the calls of `_starting` that are ``configure``
         for slot in range(size):
             self._start(slot)
         need = min(size, max(1, int(ray.cluster_resources().get("CPU", 1))))
-        error, end = None, time.monotonic() + START_TIMEOUT
+        error = None
         while len(self.slots) < need and self._starting and error is None:
-            refs = list(self._starting)
-            left = max(0.0, end - time.monotonic())
-            ready, _ = ray.wait(refs, num_returns=min(need - len(self.slots), len(refs)),
-                                timeout=left)  # fmt: skip
+            ready = self._wait_starting()
             error = self._settle(ready, warn=False)
-            if not ready and left == 0:
-                break
         self._joined.clear()  # these are `slots` from the start
         if error is not None:  # an actor that cannot be built: every other one fails alike
             self.close()
-            raise WorkersUnavailable(
-                f"A Ray worker failed to start: {error} (is turnbudget, and the agent's "
-                "code, installed on every node?)"
-            )
+            raise error
         if not self.slots:
             self.close()
             raise WorkersUnavailable(
@@ -201,29 +211,47 @@ class _Actors(Workers):
             )
 
     def _start(self, slot: int) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
         while self._idle:  # an actor of an earlier run (one lost since is passed over)
             actor = self._idle.pop()
             try:
-                call = actor.configure.remote(*self._args)
+                self.actors[slot] = actor
+                self._configure(slot)
             except Exception:  # (Ray refuses a call to an actor it knows to be gone)
                 logger.debug("an idle Ray worker is gone", exc_info=True)
                 continue
-            self.actors[slot] = actor
             self._reused.add(slot)
-            self._starting[call] = (slot, deadline)
             return
         self.actors[slot] = self._cls.remote()
         self._reused.discard(slot)
-        self._starting[self.actors[slot].configure.remote(*self._args)] = (slot, deadline)
+        self._starting[self.actors[slot].pid.remote()] = (slot, time.monotonic() + START_TIMEOUT)
 
-    def _settle(self, ready: Sequence[Any], warn: bool = True) -> str | None:
-        """Take in the starting actors whose first call is in ``ready`` (dropping one that
-        failed to build, with a warning if ``warn``), give up those past `START_TIMEOUT`;
-        return a build error, if any."""
+    def _configure(self, slot: int) -> None:
+        """The second stage of the actor's start, once it is up: its runner, within
+        ``ready_seconds``."""
+        call = self.actors[slot].configure.remote(*self._args)
+        self._configuring.add(call)
+        self._starting[call] = (slot, time.monotonic() + self._ready_seconds)
+
+    def _wait_starting(self) -> list[Any]:
+        """The starting actors' calls that have returned, waiting until one has (at most
+        until the first of them is given up)."""
+        refs = list(self._starting)
+        first = min(deadline for _, deadline in self._starting.values())
+        ready, _ = self._ray.wait(refs, num_returns=1, timeout=_seconds_until(first))
+        if ready:  # (every call already returned, not just the first)
+            ready, _ = self._ray.wait(refs, num_returns=len(refs), timeout=0)
+        return ready
+
+    def _settle(self, ready: Sequence[Any], warn: bool = True) -> BaseException | None:
+        """Move on the starting actors whose call is in ``ready``: one up builds its runner,
+        one whose runner is built joins (one that failed to is dropped, with a warning if
+        ``warn``); give up those past their stage's limit. Return the error that stops a run
+        still starting: the agent could not be built or made ready."""
         ray, error = self._ray, None
         for ref in ready:
             slot, _ = self._starting.pop(ref)
+            configured = ref in self._configuring
+            self._configuring.discard(ref)
             try:
                 ray.get(ref)
             except ray.exceptions.RayError as exc:
@@ -231,17 +259,43 @@ class _Actors(Workers):
                     ray.kill(self.actors[slot], no_restart=True)
                     self._start(slot)
                     continue
-                error = describe(exc)
-                self._drop(slot, f"failed to start ({error})", warn)
+                error = self._start_error(exc)
+                self._drop(slot, f"failed to start ({describe(exc)})", warn)
             else:
-                self.slots.append(slot)
-                self._joined.append(slot)
+                if configured:
+                    self.slots.append(slot)
+                    self._joined.append(slot)
+                else:
+                    self._configure(slot)
         now = time.monotonic()
         for ref, (slot, deadline) in list(self._starting.items()):
             if deadline <= now:
                 del self._starting[ref]
-                self._drop(slot, f"did not start within {START_TIMEOUT:g}s (no free CPU)", True)
+                if ref in self._configuring:
+                    self._configuring.discard(ref)
+                    error = AgentNotReady(
+                        f"The agent {self._names} did not become ready in a Ray worker in "
+                        f"{self._ready_seconds:g}s: its start or its ready() hung "
+                        "(READY_SECONDS in turnbudget.eval.run.sealed: raise it there for a "
+                        "slow start)"
+                    )
+                    self._drop(slot, f"did not become ready in {self._ready_seconds:g}s", True)
+                else:
+                    why = f"did not start within {START_TIMEOUT:g}s (no free CPU)"
+                    self._drop(slot, why, True)
         return error
+
+    def _start_error(self, exc: BaseException) -> BaseException:
+        """What stops a run whose actor failed to start with ``exc``: the agent's own
+        `AgentNotReady` (its ready() past READY_SECONDS, in the actor), as it is; anything
+        else as `WorkersUnavailable`."""
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, AgentNotReady):
+            return AgentNotReady(str(cause))
+        return WorkersUnavailable(
+            f"A Ray worker failed to start: {describe(exc)} (is turnbudget, and the agent's "
+            "code, installed on every node?)"
+        )
 
     def _drop(self, slot: int, why: str, warn: bool) -> None:
         self._ray.kill(self.actors[slot], no_restart=True)
@@ -260,7 +314,7 @@ class _Actors(Workers):
         refs = [*self._calls, *self._starting]
         if self._starting:  # wake up to give up an actor that does not start
             first = min(deadline for _, deadline in self._starting.values())
-            limit = max(0.0, first - time.monotonic())
+            limit = _seconds_until(first)
             timeout = limit if timeout is None else min(timeout, limit)
         if not refs:
             return []
@@ -324,6 +378,7 @@ class _Actors(Workers):
         self.actors, self._idle = [], []
         self._calls.clear()
         self._starting.clear()
+        self._configuring.clear()
 
 
 class RayBackend(Backend):
@@ -421,8 +476,9 @@ class RayBackend(Backend):
         try:
             agent_ref = self._put(agent)  # shipped once; each actor deserialises it once
             self._actors = _Actors(
-                self._ray, self.workers, agent_ref, config, serialize, runner, idle
-            )
+                self._ray, self.workers, agent_ref, config, serialize, runner, idle,
+                agent_names=named(agent), ready_seconds=ready_deadline(agent),
+            )  # fmt: skip
         except BaseException:
             self.close()
             raise
@@ -473,6 +529,12 @@ class RayBackend(Backend):
                 self._reaper.kill()
                 self._reaper.wait()
             self._reaper = None
+
+
+def _seconds_until(deadline: float) -> float:
+    """Seconds left until ``deadline`` (``time.monotonic``), for ``ray.wait``: at least 0, at
+    most `MAX_TIMEOUT` (a deadline at infinity waits that long)."""
+    return min(max(0.0, deadline - time.monotonic()), MAX_TIMEOUT)
 
 
 def _init_failure(address: str, exc: BaseException) -> str:
