@@ -402,6 +402,33 @@ def test_workers_that_cannot_start_are_reported_or_done_without(tmp_path, shared
     assert result.summary == evaluate(MAZE, OracleAgent(0.3), **GRID).summary
 
 
+class ReadyOnlyHere(OracleAgent):
+    """An agent whose ``ready()`` fails in any process but the one that built it."""
+
+    def __init__(self) -> None:
+        super().__init__(0.0)
+        self.home = os.getpid()
+
+    def ready(self) -> None:
+        if os.getpid() != self.home:
+            raise RuntimeError("no license server in a worker")
+
+
+def test_an_agent_that_cannot_get_ready_on_ray_is_named_with_its_error(shared_ray):
+    """The one line quoted Ray's error, which leads with its traceback: cut to 500
+    characters, it ended before the agent's own error (and asked whether turnbudget was
+    installed). Now it names the agent and what it raised, as the pool's does."""
+    from turnbudget.eval.run.backends import WorkersUnavailable
+
+    with pytest.raises(WorkersUnavailable) as raised:
+        evaluate(MAZE, ReadyOnlyHere(), backend="ray", workers=1, ks=[1], ts=[4], tasks=1,
+                 n_bootstrap=0)  # fmt: skip
+    message = str(raised.value)
+    assert "the agent 'oracle-eps0' could not be made ready" in message, message
+    assert "RuntimeError: no license server in a worker" in message, message
+    assert "installed on every node" not in message and "Traceback" not in message
+
+
 @pytest.mark.timeout(300, method="thread")  # (a guard: the old code waited START_TIMEOUT)
 def test_an_agent_that_hangs_in_ready_on_ray_is_named(shared_ray, monkeypatch):
     """An actor's start and its agent's ready() shared START_TIMEOUT: an agent whose ready()

@@ -259,8 +259,8 @@ class _Actors(Workers):
                     ray.kill(self.actors[slot], no_restart=True)
                     self._start(slot)
                     continue
-                error = self._start_error(exc)
-                self._drop(slot, f"failed to start ({describe(exc)})", warn)
+                error = self._start_error(exc, configured)
+                self._drop(slot, f"failed to start ({describe(_cause(exc))})", warn)
             else:
                 if configured:
                     self.slots.append(slot)
@@ -285,17 +285,21 @@ class _Actors(Workers):
                     self._drop(slot, why, True)
         return error
 
-    def _start_error(self, exc: BaseException) -> BaseException:
-        """What stops a run whose actor failed to start with ``exc``: the agent's own
-        `AgentNotReady` (its ready() past READY_SECONDS, in the actor), as it is; anything
-        else as `WorkersUnavailable`."""
-        cause = getattr(exc, "cause", None)
+    def _start_error(self, exc: BaseException, configured: bool) -> BaseException:
+        """What stops a run whose actor failed to start with ``exc`` (``configured``: in its
+        runner's build, the agent's start): the agent's own `AgentNotReady` (its ready() past
+        READY_SECONDS, in the actor), as it is; anything else as `WorkersUnavailable`, saying
+        what the agent raised (Ray's own message led with its traceback, and the cut to one
+        line left the error out)."""
+        cause = _cause(exc)
         if isinstance(cause, AgentNotReady):
             return AgentNotReady(str(cause))
-        return WorkersUnavailable(
-            f"A Ray worker failed to start: {describe(exc)} (is turnbudget, and the agent's "
-            "code, installed on every node?)"
-        )
+        what = describe(cause)
+        if configured:
+            what = f"the agent {self._names} could not be made ready in it ({what})"
+        if cause is exc or isinstance(cause, ImportError):
+            what += " (is turnbudget, and the agent's code, installed on every node?)"
+        return WorkersUnavailable(f"A Ray worker failed to start: {what}")
 
     def _drop(self, slot: int, why: str, warn: bool) -> None:
         self._ray.kill(self.actors[slot], no_restart=True)
@@ -529,6 +533,12 @@ class RayBackend(Backend):
                 self._reaper.kill()
                 self._reaper.wait()
             self._reaper = None
+
+
+def _cause(exc: BaseException) -> BaseException:
+    """What the actor's code raised, where Ray's error wraps it (``RayTaskError.cause``)."""
+    cause = getattr(exc, "cause", None)
+    return cause if isinstance(cause, BaseException) else exc
 
 
 def _seconds_until(deadline: float) -> float:
