@@ -5,9 +5,13 @@ contrast ΔPass@1(generous) − ΔPass@1(tight) lies above 0 and "does not repli
 it lies below; at 95% each should happen at most 2.5% of the time where the true contrast
 is 0. This script simulates the main job's design (5 training seeds, 32 tasks drawn
 with Maze-Easy's optimal lengths, n = 8, the real budget grids, the tight budgets T = 9
-and c = 1.5) and feeds each draw to the real `finding_1`, beside two exact tests over
-the seeds that could replace its t-interval:
+and c = 1.5) and feeds each draw to the real `finding_1`, beside one-sample intervals
+over the seeds' contrasts (each seed's mean over the tasks; tasks fixed) and two exact
+tests over the seeds that could replace its t-interval:
 
+- ``seeds t``: Student's t over the 5 seeds' contrasts, the uncorrected base of the next two;
+- ``johnson t``: Johnson's (1978) modified t, corrected for the sample's skewness γ̂;
+- ``hall t``: Hall's (1992) cubic transform of t (monotone, so it always inverts);
 - ``sign flip``: the seeds' contrasts' signs flipped (2^5 = 32 patterns); exact where each
   seed's contrast is symmetric about 0, but no pattern count reaches 2.5% a side at 5 seeds
   (the smallest one-sided p is 1/32), so it never calls a verdict;
@@ -25,7 +29,7 @@ Carlo over 400,000 task-policy draws). Each rate comes with its normal
 95% interval over the draws where the finding was testable.
 
 Run:
-    python benchmarks/finding_1_tails.py                   # 1000 draws a row: ~7.5 min at load 8
+    python benchmarks/finding_1_tails.py                   # 1000 draws a row: ~4 min at load 7
     python benchmarks/finding_1_tails.py --draws 20        # smoke
 """
 
@@ -42,6 +46,7 @@ import numpy as np
 from pass_at_kt_report import finding_1  # benchmarks/: the script's folder
 
 from turnbudget.cli.flags import parse_config
+from turnbudget.eval.estimator import _t_quantile
 
 ARMS = ("base", "fixed-tight", "fixed-generous", "budgetmix")
 TS = (6, 9, 12, 16, 24, 40, 60)
@@ -111,11 +116,22 @@ def _truth(scale: str, sd: float, shift: float, beta: float, size: int = 400_000
     return gain[1] - gain[0]
 
 
+def _contrasts(grids, scale: str, tight: int, generous: int) -> np.ndarray:
+    """Each policy's Pass@1(generous) - Pass@1(tight), [seed, `ARMS`]."""
+    return np.array([[grids[a][s][scale][0, generous].mean() - grids[a][s][scale][0, tight].mean()
+                      for a in ARMS] for s in sorted(grids["base"])])  # fmt: skip
+
+
+def _per_seed(grids, scale: str, tight: int, generous: int) -> np.ndarray:
+    """Each seed's contrast, the arms' mean minus the base (finding 1's, averaged over tasks)."""
+    y = _contrasts(grids, scale, tight, generous)
+    return y[:, 1:].mean(axis=1) - y[:, 0]
+
+
 def _exact_tests(grids, scale: str, tight: int, generous: int) -> dict[str, int]:
     """The sign flip's and the label permutation's verdicts (+1, -1, 0) at 2.5% a side."""
     seeds = sorted(grids["base"])
-    y = np.array([[grids[a][s][scale][0, generous].mean() - grids[a][s][scale][0, tight].mean()
-                   for a in ARMS] for s in seeds])  # fmt: skip
+    y = _contrasts(grids, scale, tight, generous)
     per_seed = (y.sum(axis=1, keepdims=True) - y) / (len(ARMS) - 1) - y  # base = column c
     observed = per_seed[:, 0]
     verdicts = {}
@@ -131,6 +147,36 @@ def _exact_tests(grids, scale: str, tight: int, generous: int) -> dict[str, int]
     return verdicts
 
 
+def _skew_corrected(y: np.ndarray, method: str, confidence: float = 0.95) -> tuple[float, float]:
+    """An interval for the mean of ``y`` (one sample: the seeds' contrasts, tasks fixed) from
+    T = √n (ȳ − μ) / s: Student's (``"seeds"``), Johnson's (1978) modified t (``"johnson"``,
+    ``T + γ̂ (1 + 2 T²) / (6 √n)``) or Hall's (1992) cubic transform of t (``"hall"``,
+    ``T + γ̂ / (6 √n) + γ̂ T² / (3 √n) + γ̂² T³ / (27 n)``), set to ±t(n − 1) and inverted
+    (γ̂ = μ̂₃ / s³, μ̂₃ = Σ(y − ȳ)³ / n, s with n − 1). Johnson's is a quadratic: its
+    monotone branch, or no bound on a side where it never reaches the quantile."""
+    n, mean, s = y.size, float(y.mean()), float(y.std(ddof=1))
+    if s == 0:
+        return mean, mean
+    gamma = 0.0 if method == "seeds" else float(np.mean((y - mean) ** 3)) / s**3
+    q = _t_quantile(0.5 + confidence / 2, n - 1)
+    a = gamma / (6 * math.sqrt(n))
+    bounds_t = []  # T = √n (ȳ − μ) / s at g(T) = -q and +q
+    for target in (-q, q):
+        if method == "johnson":
+            if abs(a) < 1e-12:
+                bounds_t.append(target)
+                continue
+            disc = 1 - 8 * a * (a - target)
+            bounds_t.append((-1 + math.sqrt(disc)) / (4 * a) if disc >= 0 else
+                            math.copysign(math.inf, target))  # fmt: skip
+        else:  # hall: g(T) = ((1 + 2 a T)³ − 1) / (6 a) + a, monotone
+            b = 2 * a
+            bounds_t.append(target - a if abs(b) < 1e-12 else
+                            (np.cbrt(1 + 3 * b * (target - a)) - 1) / b)  # fmt: skip
+    half = s / math.sqrt(n)
+    return mean - bounds_t[1] * half, mean - bounds_t[0] * half
+
+
 def simulate(config: Config, scenario: str, scale: str, sd: float) -> dict[str, Any]:
     """Rates of each verdict per rule over ``config.draws`` simulated jobs."""
     _, shift, beta = SCENARIOS[scenario]
@@ -138,7 +184,8 @@ def simulate(config: Config, scenario: str, scale: str, sd: float) -> dict[str, 
     rng = np.random.default_rng([config.seed, list(SCENARIOS).index(scenario),
                                  ("abs", "rel").index(scale), round(sd * 100)])  # fmt: skip
     budgets, tight = (TS, 9) if scale == "abs" else (RATIOS, 1.5)
-    counts = {r: np.zeros(2) for r in ("finding_1", "sign flip", "label perm")}
+    rules = ("finding_1", "seeds t", "johnson t", "hall t", "sign flip", "label perm")
+    counts = {r: np.zeros(2) for r in rules}
     testable = 0
     for _ in range(config.draws):
         grids = _grids(rng, config, sd, shift, beta)
@@ -149,6 +196,10 @@ def simulate(config: Config, scenario: str, scale: str, sd: float) -> dict[str, 
         verdict = found["verdict"]
         verdicts = {"finding_1": 1 if verdict.startswith("replicates") else
                     -1 if verdict.startswith("does not") else 0}  # fmt: skip
+        y = _per_seed(grids, scale, budgets.index(tight), len(budgets) - 1)
+        for method in ("seeds", "johnson", "hall"):
+            low, high = _skew_corrected(y, method)
+            verdicts[f"{method} t"] = 1 if low > 0 else -1 if high < 0 else 0
         verdicts.update(_exact_tests(grids, scale, budgets.index(tight), len(budgets) - 1))
         for rule, v in verdicts.items():
             counts[rule] += (v == 1, v == -1)
