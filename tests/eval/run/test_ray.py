@@ -429,6 +429,36 @@ def test_an_agent_that_cannot_get_ready_on_ray_is_named_with_its_error(shared_ra
     assert "installed on every node" not in message and "Traceback" not in message
 
 
+class ReadyFailsInWorkersCounted(OracleAgent):
+    """An agent whose ``ready()`` fails in any process but the one that built it, after
+    leaving a line in ``log`` (how many times it was tried)."""
+
+    def __init__(self, log: str) -> None:
+        super().__init__(0.0)
+        self.home, self.log = os.getpid(), log
+
+    def ready(self) -> None:
+        if os.getpid() != self.home:
+            with open(self.log, "a") as out:
+                out.write("ready\n")
+            raise RuntimeError("no license server in a worker")
+
+
+def test_a_kept_actors_agent_that_cannot_get_ready_is_tried_once(tmp_path, shared_ray):
+    """A kept actor whose configure call failed was taken for one lost since the last run,
+    and a new actor ran the agent's start again: a ready() that raised ran twice, one that
+    hung held the run for twice READY_SECONDS. Only a lost actor is replaced now."""
+    from turnbudget.eval.run.backends import WorkersUnavailable
+
+    grid = dict(ks=[1], ts=[4], tasks=1, n_bootstrap=0, backend="ray", workers=1)
+    kept = {"keep_workers": True}
+    evaluate(MAZE, OracleAgent(0.0), backend_options=kept, **grid)  # (its actor is kept)
+    log = tmp_path / "ready.log"
+    with pytest.raises(WorkersUnavailable, match="no license server in a worker"):
+        evaluate(MAZE, ReadyFailsInWorkersCounted(str(log)), backend_options=kept, **grid)
+    assert log.read_text().count("ready") == 1
+
+
 @pytest.mark.timeout(300, method="thread")  # (a guard: the old code waited START_TIMEOUT)
 def test_an_agent_that_hangs_in_ready_on_ray_is_named(shared_ray, monkeypatch):
     """An actor's start and its agent's ready() shared START_TIMEOUT: an agent whose ready()

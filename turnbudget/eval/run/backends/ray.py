@@ -255,7 +255,9 @@ class _Actors(Workers):
             try:
                 ray.get(ref)
             except ray.exceptions.RayError as exc:
-                if slot in self._reused:  # an actor of an earlier run, lost since: a new one
+                # An actor of an earlier run, lost since: a new one. Not when the call itself
+                # raised (the agent's start or ready() did): a new actor would run it again.
+                if slot in self._reused and not isinstance(exc, ray.exceptions.RayTaskError):
                     ray.kill(self.actors[slot], no_restart=True)
                     self._start(slot)
                     continue
