@@ -123,6 +123,10 @@ RETRY_AFTER = {  # the header a 429 carries -> the wait before the retry (backof
     "seconds": ({"Retry-After": "3"}, 3.0),
     "openai-ms": ({"retry-after-ms": "2500"}, 2.5),
     "past-the-cap": ({"Retry-After": "3600"}, 8.0),
+    # (past a float's range: a longer wait than any, not none; it was retried at the backoff)
+    "past-a-float": ({"Retry-After": "9" * 400}, 8.0),
+    "ms-infinite": ({"retry-after-ms": "inf"}, 8.0),
+    "ms-not-a-number": ({"retry-after-ms": "nan"}, 0.5),
     "no-delta-seconds": ({"Retry-After": "1e9"}, 0.5),
     "shorter-than-backoff": ({"Retry-After": "0.1"}, 0.5),
     "not-a-number": ({"Retry-After": "abc"}, 0.5),

@@ -1211,8 +1211,8 @@ def _text_or_none(value: Any) -> str | None:
 
 def _retry_after(exc: BaseException) -> float:
     """The seconds an error answer asks the client to wait (``retry-after-ms``, OpenAI's, or
-    ``Retry-After`` in seconds or as a date); 0 when it asks for none or for what is no wait
-    ("abc", -5, NaN).
+    ``Retry-After`` in seconds or as a date), at most `MAX_WAIT_S`; 0 when it asks for none or
+    for what is no wait ("abc", -5, NaN).
 
     Example:
         >>> from types import SimpleNamespace  # (an openai status error holds its answer so)
@@ -1234,7 +1234,9 @@ def _retry_after(exc: BaseException) -> float:
             seconds = when.timestamp() - time.time()
     except (TypeError, ValueError, OverflowError, AttributeError):
         return 0.0
-    return seconds if 0.0 < seconds < float("inf") else 0.0
+    # (a wait past a float's range, 400 digits or "inf" ms, is longer than any cap, not none:
+    # it was retried at once, into the limit it asked to be spared)
+    return min(seconds, MAX_WAIT_S) if seconds > 0.0 else 0.0  # (NaN is no wait)
 
 
 def _reply_text(response: Any, status: int = 200) -> str:
