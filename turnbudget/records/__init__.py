@@ -51,6 +51,7 @@ from turnbudget.records.schema import (
     dumps,
     dumps_lines,
     dumps_template_lines,
+    encodes_alike,
     feasibility,
     format_episode_id,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "dumps",
     "dumps_lines",
     "dumps_template_lines",
+    "encodes_alike",
     "feasibility",
     "folders_below",
     "format_episode_id",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Literal, TypedDict
 
@@ -27,6 +27,7 @@ __all__ = [
     "cap_strings",
     "cap_text",
     "dumps",
+    "encodes_alike",
     "feasibility",
     "format_episode_id",
     "usage_number",
@@ -293,6 +294,18 @@ def _plain(values: Any) -> bool:
         elif kind is not dict or (v and not _plain(v.values())):
             return False
     return True
+
+
+def encodes_alike(values: Iterable[Any]) -> bool:
+    """Whether orjson writes each of ``values`` (nested lists, tuples and dicts included)
+    as the standard library does: what the caller of `dumps_template_lines` vouches for
+    the values under its ``built_keys``.
+
+    Example:
+        >>> encodes_alike([1, "go north", None, [0.5, {"d": 3}]]), encodes_alike([1e-5])
+        (True, False)
+    """
+    return _plain(values)
 
 
 def dumps(record: Mapping[str, Any]) -> str:

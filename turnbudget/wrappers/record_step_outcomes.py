@@ -29,6 +29,7 @@ from turnbudget.records import (
     StepRecord,
     cap_strings,
     cap_text,
+    encodes_alike,
     feasibility,
 )
 from turnbudget.wrappers._common import env_id_of, find_wrapper, record_args, require_oracle
@@ -36,6 +37,7 @@ from turnbudget.wrappers.turn_budget import begin_reset
 
 __all__ = [
     "PLAIN_STEP_KEYS",
+    "STEP_KEY_SET",
     "EpisodeTracker",
     "RecordStepOutcomes",
     "check_budget_counts",
@@ -70,6 +72,9 @@ PLAIN_STEP_KEYS = frozenset({
     "turn_budget", "action", "valid_action", "distance_before", "distance_after",
     "recoveries", "phase", "terminated", "truncated", "won",
 })  # fmt: skip
+#: Every key of a step record: what `RecordStepOutcomes.plain_step_keys` vouches for after an
+#: episode whose values `EpisodeTracker` found all plain (``plain_steps``).
+STEP_KEY_SET = frozenset(_STEP_KEYS)
 
 
 def _rate(hits: int, total: int) -> float | None:
@@ -86,12 +91,22 @@ class _StepCounts:
         "optimal",
         "optimal_after_error",
         "optimal_on_track",
+        "plain_steps",
     )
 
     def __init__(self) -> None:
         self.optimal = self.judged = 0
         self.optimal_on_track = self.on_track = 0
         self.optimal_after_error = self.after_error = 0
+        # Whether every value of the episode's step records so far is one orjson writes as
+        # json.dumps does (`encodes_alike`). Values outside `PLAIN_STEP_KEYS` can stop being
+        # so only on the turns `EpisodeTracker.step` checks (an injected error's distances and
+        # what follows from them, a reward or progress that is not 0; a team agent's own
+        # distance is not vouched for), so the writer need not check every column of every
+        # record (`RecordStepOutcomes.plain_step_keys`). (Here, not on the tracker: there, a
+        # Maze-Medium evaluation counted 0.63M instructions an episode more, likely CPython's
+        # fast attribute layout lost; not checked.)
+        self.plain_steps = True
 
 
 def check_episode_id(episode_id: Any) -> str | None:
@@ -140,6 +155,12 @@ class EpisodeTracker:
         # `turnbudget.envs.native.base.MAX_FAST_ATTRIBUTES`).
         self.start(None, "", -1, None, None)
         self._pending: list[OutcomeRecord] | None = None  # None: no episode in progress
+
+    @property
+    def plain_steps(self) -> bool:
+        """Whether the episode's step records hold only values orjson writes as json.dumps
+        does (see `_StepCounts`)."""
+        return self._counts.plain_steps
 
     @property
     def in_progress(self) -> bool:
@@ -270,6 +291,7 @@ class EpisodeTracker:
             and self._oracle
         )  # fmt: skip
         if own_after is not _AS_AFTER:  # (the agent's part of the rise: its own command's)
+            self._counts.plain_steps = False  # (a team's distances: checked whole when written)
             own_raised = executed and injected is not None and (own is None or own > injected)
         else:
             own_raised = raised
@@ -321,8 +343,8 @@ class EpisodeTracker:
             record["injection_increased"] = injection_increased
             record["command_effect"] = command_effect
             record["wasted"] = wasted
-            record["progress"] = float(get("progress", 0.0))
-            record["reward"] = float(reward)
+            record["progress"] = progress = float(get("progress", 0.0))
+            record["reward"] = reward = float(reward)
             record["injected_error"] = _jsonable(event) if event else None
             record["error_self"] = error_self
             record["errors_opened"] = errors_opened
@@ -332,6 +354,11 @@ class EpisodeTracker:
             record["truncated"] = bool(truncated)
             record["won"] = won
             self._pending.append(record)
+            # (0.0 and -0.0: both encoders write them alike; an error's turn: the whole record)
+            if (event or progress or reward) and self._counts.plain_steps:
+                self._counts.plain_steps = encodes_alike(
+                    record.values() if event else (progress, reward)
+                )
 
     def _totals(self) -> list[int]:
         """The episode's counters so far: what `turnbudget.eval.analysis.budget_counts`
@@ -546,6 +573,14 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
     @property
     def path(self) -> Path | None:
         return self.sink.path
+
+    @property
+    def plain_step_keys(self) -> frozenset[str]:
+        """The keys of the last episode's step records that hold only values orjson writes as
+        json.dumps does, as `turnbudget.records.dumps_template_lines` takes them: every key
+        (`STEP_KEY_SET`) when the tracker found all of them so (``plain_steps``), else those
+        it builds so on every turn (`PLAIN_STEP_KEYS`)."""
+        return STEP_KEY_SET if self._tracker.plain_steps else PLAIN_STEP_KEYS
 
     # -- gymnasium API -------------------------------------------------------------
 

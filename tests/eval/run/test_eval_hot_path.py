@@ -594,3 +594,66 @@ def test_vouched_columns_hold_plain_values_whatever_types_the_game_and_caller_us
     for key in PLAIN_STEP_KEYS:
         kinds = {type(v) for s in steps for v in ([s[key]] if key != "recoveries" else s[key])}
         assert kinds <= {str, int, bool, type(None)}, (key, kinds)
+
+
+@pytest.mark.parametrize(
+    ("odd", "plain"),
+    [
+        ({}, True),
+        ({"reward": 0.5, "progress": 0.25}, True),
+        ({"reward": -0.0}, True),
+        ({"reward": 1e-5}, False),
+        ({"reward": math.nan}, False),
+        ({"progress": 2e16}, False),
+        ({"distance": 1e-5}, False),  # an injected error's distance: every column it reaches
+        ({"distance": 2}, True),
+        ({"narration": [math.inf]}, False),
+    ],
+)
+def test_the_recorder_vouches_for_a_column_only_where_its_values_encode_alike(odd, plain):
+    """`RecordStepOutcomes.plain_step_keys`: every key after an episode whose step records
+    hold only values orjson writes as json.dumps does, `PLAIN_STEP_KEYS` after one with any
+    other (a reward or progress out of range, NaN, an injected error's float distance, which
+    reaches `distance_injected`, `command_effect` and the errors judged from them), found
+    where the values are made; `evaluate` writes them by it, json.dumps' lines either way."""
+    pytest.importorskip("orjson")
+    from turnbudget.records import encodes_alike
+    from turnbudget.wrappers import RecordStepOutcomes
+    from turnbudget.wrappers.record_step_outcomes import PLAIN_STEP_KEYS, STEP_KEY_SET
+
+    class Odd(gym.Wrapper):
+        """On turn 3, the odd values: a reward or progress, or a setback with them."""
+
+        def reset(self, **kwargs):
+            self.turn = 0
+            return self.env.reset(**kwargs)
+
+        def step(self, action):
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            self.turn += 1
+            if self.turn == 3:
+                reward, info = odd.get("reward", reward), dict(info)
+                info["progress"] = odd.get("progress", info["progress"])
+                if "distance" in odd or "narration" in odd:
+                    distance = odd.get("distance", 2)
+                    info["injected_error"] = {
+                        "kind": "setback", "turn": 3, "applied": True, "distance_before": distance,
+                        "distance_after": distance, "narration": odd.get("narration", "Swept!"),
+                        "replaced_action": None,
+                    }  # fmt: skip
+            return obs, reward, terminated, truncated, info
+
+    env = RecordStepOutcomes(Odd(gym.make("turnbudget/Maze-Easy-v0", turn_budget=8)))
+    for seed in range(2):  # (the second episode starts plain again)
+        env.reset(seed=seed)
+        for _ in range(8):
+            env.step("look")
+        steps = env.records[:-1]
+        env.records.clear()
+        vouched = env.plain_step_keys
+        assert vouched == (STEP_KEY_SET if plain else PLAIN_STEP_KEYS)
+        for key in vouched:
+            assert encodes_alike(s[key] for s in steps), key
+        assert dumps_template_lines(steps, vouched) == _json_lines(steps)
+        if "distance" in odd:  # (the odd turn reached the record as it came)
+            assert steps[2]["distance_injected"] == odd["distance"]

@@ -21,7 +21,8 @@ from turnbudget.eval.run.driver import NOTES_COUNT_KEY, Act, Driver, Player, Pro
 from turnbudget.eval.run.plan import EpisodeSpec, EvalConfig
 from turnbudget.records import cap_strings, cap_text, dumps_template_lines
 from turnbudget.records.schema import usage_number
-from turnbudget.wrappers.record_step_outcomes import PLAIN_STEP_KEYS
+from turnbudget.wrappers._common import find_wrapper
+from turnbudget.wrappers.record_step_outcomes import PLAIN_STEP_KEYS, RecordStepOutcomes
 
 __all__ = [
     "AGENT_KEY",
@@ -201,6 +202,7 @@ class _Slot:
         self.records: list[dict[str, Any]] = []
         self.notes: list[Mapping[str, Any] | None] = []
         self.env = build_env(env_id, config, self.records.append)
+        self.recorder = find_wrapper(self.env, RecordStepOutcomes)
         self.per_repeat = config.error_draws == "per_repeat"
 
     def reset(self, spec: EpisodeSpec) -> tuple[str, dict[str, Any]]:
@@ -244,7 +246,9 @@ class _Slot:
         self.records.clear()
         self.notes.clear()
         if serialize:  # encode where the episode ran: in parallel, and cheap to send back
-            return episode, dumps_template_lines(steps, PLAIN_STEP_KEYS)
+            recorder = self.recorder  # (its step records' values, checked as they were made)
+            vouched = PLAIN_STEP_KEYS if recorder is None else recorder.plain_step_keys
+            return episode, dumps_template_lines(steps, vouched)
         return episode, steps
 
 
