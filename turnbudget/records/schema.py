@@ -297,9 +297,11 @@ def _plain(values: Any) -> bool:
 
 
 def encodes_alike(values: Iterable[Any]) -> bool:
-    """Whether orjson writes each of ``values`` (nested lists, tuples and dicts included)
-    as the standard library does: what the caller of `dumps_template_lines` vouches for
-    the values under its ``built_keys``.
+    """Whether each of ``values`` (nested lists, tuples and dicts included) has a type and,
+    for a float, a value that orjson writes as the standard library does: what the caller of
+    `dumps_template_lines` vouches for the values under its ``built_keys``. Text and ints are
+    not looked at here: the writer itself falls back to the standard library for non-ASCII
+    text or DEL (orjson writes them raw) and for ints past 64 bits (orjson refuses them).
 
     Example:
         >>> encodes_alike([1, "go north", None, [0.5, {"d": 3}]]), encodes_alike([1e-5])
