@@ -403,7 +403,10 @@ def _check_same_settings(config: Config, saved_path: Path) -> None:
 def run(config: Config) -> dict[str, Any]:
     """Train, evaluate and report; returns the timings."""
     out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # (a traceback: a file, a folder under one, or not writable)
+        raise SystemExit(f"error: --out {out}: {exc.strerror}: choose another --out") from None
     _check_same_settings(config, out / "config.json")
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
     timings: dict[str, Any] = {}

@@ -204,7 +204,10 @@ def main(config: Config, argv: list[str] | None = None) -> dict[str, Any]:
     out = Path(config.out)
     if out.exists() and not out.is_dir():
         raise SystemExit(f"error: --out {out} is a file, not a directory: choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # (a traceback: a folder under a file, in /proc, or not writable)
+        raise SystemExit(f"error: --out {out}: {exc.strerror}: choose another --out") from None
     started, cpu_started = time.perf_counter(), time.process_time()
     timings: dict[str, Any] = {}
     reference = {"random": RandomAgent(), **{f"oracle-eps{e:g}": OracleAgent(e) for e in config.epsilons}}  # fmt: skip

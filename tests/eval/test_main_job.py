@@ -195,3 +195,17 @@ def test_an_out_that_is_a_file_or_a_report_of_no_run_is_one_line(tmp_path):
         assert proc.returncode == 1 and says in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr
     assert afile.read_text() == "" and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("script", ["pass_at_kt.py", "budgetmix.py"])
+def test_an_out_that_cannot_be_made_is_one_line(tmp_path, script):
+    """An --out that cannot be made (here a folder under a file; /proc/x, or one not
+    writable, alike) was an OSError traceback from mkdir, before any run."""
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT.parent / script), "--out", str(afile / "sub")],
+        capture_output=True, text=True, check=False, cwd=REPO,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == f"error: --out {afile / 'sub'}: Not a directory: choose another --out\n"
