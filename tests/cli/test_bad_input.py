@@ -500,3 +500,27 @@ def test_options_that_take_several_values_still_take_them(tmp_path):
                  "--quiet", "--no-plots"]) == 0  # fmt: skip
     episodes = (out / "episodes.jsonl").read_text().splitlines()
     assert len(episodes) == 2
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["eval", "--env", "turnbudget/Maze-Easy-v0", "--ts", "8"], "--ts 8 (did you mean --t?)"),
+        (
+            ["eval", "--env", "Maze-Easy-v0", "--agnet", "oracle"],
+            "--agnet oracle (did you mean --agent?)",
+        ),
+        (["play", "--env", "turnbudget/Maze-Easy-v0"], "--env (env_id is given without a flag)"),
+        (["list", "--colour"], "--colour"),
+    ],
+    ids=["plural-of-the-api", "typo", "positional-as-flag", "nothing-close"],
+)
+def test_an_unknown_option_is_named_by_its_subcommand_with_the_one_meant(argv, says, capsys):
+    """``turnbudget eval --ts 8`` (the Python API's ``ts=``) showed the top parser's usage,
+    `turnbudget [-h] [--version] COMMAND ...`, and said nothing of ``--t``."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert err.startswith(f"usage: turnbudget {argv[0]} ")
+    assert err.splitlines()[-1] == f"turnbudget {argv[0]}: error: unrecognized arguments: {says}"

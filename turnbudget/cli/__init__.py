@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import importlib
 import itertools
 import os
@@ -145,14 +146,58 @@ class _Parser(argparse.ArgumentParser):
                 self.error(f"argument {name}: expected one argument, got '--'")
         parsed, unknown = self.parse_known_args(args, namespace)
         if unknown:
-            self.error(f"unrecognized arguments: {' '.join(_unshown_secrets(unknown))}")
+            # The subcommand's parser says it, with its usage and the option meant: this one
+            # showed `turnbudget [-h] [--version] COMMAND ...` for `turnbudget eval --ts 8`.
+            parser = self._command_parser(getattr(parsed, "command", None))
+            parser.error(
+                f"unrecognized arguments: {' '.join(_unshown_secrets(unknown))}"
+                + _meant(parser, unknown)
+            )
         parsed.__dict__.pop(_GIVEN, None)
         return parsed
+
+    def _command_parser(self, command: str | None) -> argparse.ArgumentParser:
+        """The parser of subcommand ``command``; this one where there is none."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+                return action.choices[command]
+        return self
 
     def error(self, message: str) -> NoReturn:
         from turnbudget.agents.secrets import redact
 
         super().error(shown(redact(message)))
+
+
+def _meant(parser: argparse.ArgumentParser, unknown: list[str]) -> str:
+    """`` (did you mean --t?)`` for the first unknown option one of ``parser``'s is close to:
+    the Python API's plural (``--ts`` for ``ts=``) or a typo; a positional argument given as
+    an option (``play --env ID``) is named; "" where none is.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> _ = parser.add_argument("--t"), parser.add_argument("--tasks"), parser.add_argument("env_id")
+        >>> _meant(parser, ["--ts", "8"]), _meant(parser, ["--taks=3"]), _meant(parser, ["--x"])
+        (' (did you mean --t?)', ' (did you mean --tasks?)', '')
+        >>> _meant(parser, ["--env"])
+        ' (env_id is given without a flag)'
+    """
+    options = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    positionals = [a.dest for a in parser._actions if not a.option_strings]
+    for arg in unknown:
+        name = arg.partition("=")[0]
+        if not name.startswith("--"):
+            continue
+        given_as = name[2:].replace("-", "_")
+        for dest in positionals:
+            if given_as and dest.startswith(given_as):
+                return f" ({dest} is given without a flag)"
+        if name.endswith("s") and name[:-1] in options:
+            return f" (did you mean {name[:-1]}?)"
+        close = difflib.get_close_matches(name, options, n=1, cutoff=0.75)
+        if close:
+            return f" (did you mean {close[0]}?)"
+    return ""
 
 
 def _unshown_secrets(unknown: list[str]) -> list[str]:
