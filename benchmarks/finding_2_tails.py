@@ -41,13 +41,13 @@ Run:
 from __future__ import annotations
 
 import dataclasses
-import math
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from pass_at_kt_report import _task_skills, finding_2  # benchmarks/: the script's folder
+from finding_1_tails import _rate  # benchmarks/: the script's folder
+from pass_at_kt_report import _task_skills, finding_2
 
 from turnbudget.cli.flags import parse_config
 
@@ -200,13 +200,6 @@ def simulate(config: Config, scenario: str, sd: float) -> dict[str, Any]:
             "d_recovery": d_recovery, "truth": truth, "draws": config.draws,
             "mean_estimates": np.mean(means, axis=0).tolist(),
             "counts": counts.tolist()}  # fmt: skip
-
-
-def _rate(k: float, n: int) -> str:
-    if n == 0:
-        return "–"
-    p = k / n
-    return f"{100 * p:.1f}% ± {100 * 1.959964 * math.sqrt(p * (1 - p) / n):.1f}"
 
 
 def table(rows: Sequence[dict[str, Any]]) -> str:

@@ -129,6 +129,22 @@ class GatedReady(OracleAgent):
             self._loaded = True
 
 
+class ReadyOnlyHere(OracleAgent):
+    """The oracle, whose ``ready()`` fails in any process but the one that built it (a licence
+    server only there), after adding a line to ``log`` if given (how often it was tried)."""
+
+    def __init__(self, log: str = "") -> None:
+        super().__init__(0.0)
+        self.home, self.log = os.getpid(), log
+
+    def ready(self) -> None:
+        if os.getpid() != self.home:
+            if self.log:
+                with open(self.log, "a") as out:
+                    out.write("ready\n")
+            raise RuntimeError("no license server in a worker")
+
+
 class HangsInReadyDeafToAlarms(HangsInReady):
     """Never returns from ``ready()``, with SIGALRM blocked (as C code that retries on
     signals would be): nothing in its own process can interrupt it."""

@@ -26,6 +26,7 @@ from _faults import (
     QuitsWhenLosing,
     QuitsWhenWrong,
     RaisingAgent,
+    ReadyOnlyHere,
     block_forever,
     seeds_of,
     timeout_clear_of,
@@ -466,18 +467,6 @@ def test_a_crashing_episode_costs_only_itself_even_without_retries(tmp_path):
         if not e.get("failed_to_run"):
             assert e == clean[e["episode_id"]]
     assert result.summary["failed_to_run"]["episodes"] == 1
-
-
-class ReadyOnlyHere(OracleAgent):
-    """An agent whose ``ready()`` fails in any process but the one that built it."""
-
-    def __init__(self) -> None:
-        super().__init__(0.0)
-        self.home = os.getpid()
-
-    def ready(self) -> None:
-        if os.getpid() != self.home:
-            raise RuntimeError("no license server in a worker")
 
 
 def test_an_agent_that_cannot_get_ready_in_a_pool_worker_is_named(tmp_path, capsys):

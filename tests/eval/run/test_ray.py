@@ -33,6 +33,7 @@ from _faults import (  # noqa: E402
     HangingAgent,
     KillOnceOracle,
     RaisingAgent,
+    ReadyOnlyHere,
     seeds_of,
     timeout_clear_of,
     wait_until,
@@ -402,18 +403,6 @@ def test_workers_that_cannot_start_are_reported_or_done_without(tmp_path, shared
     assert result.summary == evaluate(MAZE, OracleAgent(0.3), **GRID).summary
 
 
-class ReadyOnlyHere(OracleAgent):
-    """An agent whose ``ready()`` fails in any process but the one that built it."""
-
-    def __init__(self) -> None:
-        super().__init__(0.0)
-        self.home = os.getpid()
-
-    def ready(self) -> None:
-        if os.getpid() != self.home:
-            raise RuntimeError("no license server in a worker")
-
-
 def test_an_agent_that_cannot_get_ready_on_ray_is_named_with_its_error(shared_ray):
     """The one line quoted Ray's error, which leads with its traceback: cut to 500
     characters, it ended before the agent's own error (and asked whether turnbudget was
@@ -429,21 +418,6 @@ def test_an_agent_that_cannot_get_ready_on_ray_is_named_with_its_error(shared_ra
     assert "installed on every node" not in message and "Traceback" not in message
 
 
-class ReadyFailsInWorkersCounted(OracleAgent):
-    """An agent whose ``ready()`` fails in any process but the one that built it, after
-    leaving a line in ``log`` (how many times it was tried)."""
-
-    def __init__(self, log: str) -> None:
-        super().__init__(0.0)
-        self.home, self.log = os.getpid(), log
-
-    def ready(self) -> None:
-        if os.getpid() != self.home:
-            with open(self.log, "a") as out:
-                out.write("ready\n")
-            raise RuntimeError("no license server in a worker")
-
-
 def test_a_kept_actors_agent_that_cannot_get_ready_is_tried_once(tmp_path, shared_ray):
     """A kept actor whose configure call failed was taken for one lost since the last run,
     and a new actor ran the agent's start again: a ready() that raised ran twice, one that
@@ -455,7 +429,7 @@ def test_a_kept_actors_agent_that_cannot_get_ready_is_tried_once(tmp_path, share
     evaluate(MAZE, OracleAgent(0.0), backend_options=kept, **grid)  # (its actor is kept)
     log = tmp_path / "ready.log"
     with pytest.raises(WorkersUnavailable, match="no license server in a worker"):
-        evaluate(MAZE, ReadyFailsInWorkersCounted(str(log)), backend_options=kept, **grid)
+        evaluate(MAZE, ReadyOnlyHere(str(log)), backend_options=kept, **grid)
     assert log.read_text().count("ready") == 1
 
 
