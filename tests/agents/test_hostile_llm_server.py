@@ -26,6 +26,10 @@
   (``br``, ``zstd``, compressed twice over) is refused unread. The bounded client takes
   its proxy from the environment, as the ``openai`` client's own does.
 
+- Bytes that are no HTTP answer (a garbage status line, a bad Content-Length, a body cut
+  short) are named so, with what came and a hint, not "did not answer ... Is it running?";
+  a server that did not answer is named with what the connection met.
+
 Marker ``llm``: needs the ``openai`` client (the llm extra), not a model.
 """
 
@@ -39,6 +43,7 @@ import itertools
 import json
 import logging
 import os
+import socket as socketlib
 import struct
 import subprocess
 import sys
@@ -1050,3 +1055,79 @@ def test_the_bounded_client_still_takes_its_proxy_from_the_environment(path, mon
         agent = _agent("http://llm.invalid/v1")
         assert _act(agent, path) == "north"
     assert seen == ["http://llm.invalid/v1/chat/completions"]
+
+
+class _RawServer:
+    """A loopback TCP server that reads a request's first bytes, sends ``answer`` (bytes,
+    whatever they are) and closes, for every connection: what no HTTP server sends."""
+
+    def __init__(self, answer: bytes):
+        self.answer, self.connections = answer, 0
+        self._socket = socketlib.create_server(("127.0.0.1", 0))
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._socket.getsockname()[1]}/v1"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self._socket.accept()
+            except OSError:  # (closed: the test is over)
+                return
+            self.connections += 1
+            with connection:
+                connection.recv(65536)
+                connection.sendall(self.answer)
+
+    def __enter__(self) -> _RawServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        # (shut down first: on Linux, closing a listening socket does not wake an accept)
+        self._socket.shutdown(socketlib.SHUT_RDWR)
+        self._socket.close()
+        self._thread.join(HANG_GUARD)
+
+
+NOT_HTTP = {  # the bytes sent: what the error names
+    "garbage-status-line": (b"HELLO WORLD\r\n\r\n", "illegal status line"),
+    "bad-content-length": (b"HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\n{}", "bad Content-Length"),
+    "body-cut-short": (b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{}", "without sending complete message body"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", NOT_HTTP.keys())
+@pytest.mark.parametrize("path", ["sync", "async", "preflight"])
+def test_an_answer_that_is_not_http_is_named_so_not_a_server_that_did_not_answer(case, path):
+    """A server that sends bytes that are no HTTP answer (another service on the port, a body
+    cut short) answered: it read "did not answer ... (APIConnectionError: Connection error.).
+    Is it running?", which named neither what came nor where to look."""
+    sent, named = NOT_HTTP[case]
+    with _RawServer(sent) as server:
+        agent = _agent(server.url())
+        with pytest.raises(ServerUnavailable) as err:
+            agent.preflight() if path == "preflight" else _act(agent, path)
+    message = str(err.value)
+    assert "not valid HTTP" in message and named in message, message
+    assert "Is an OpenAI-compatible HTTP server listening at this address?" in message
+    assert "did not answer" not in message and "Is it running?" not in message
+    assert server.connections == (1 if path == "preflight" else 2)  # (retried as before)
+
+
+@pytest.mark.parametrize("path", ["sync", "preflight"])
+def test_a_server_that_did_not_answer_is_named_with_what_the_connection_met(path):
+    """A closed port, or a connection closed with nothing sent, still "did not answer", now
+    with the HTTP package's cause (the openai client's own message is "Connection error.")."""
+    closed = socketlib.create_server(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
+    closed.close()
+    with _RawServer(b"") as silent:
+        for where, cause in ((url, "ConnectError"), (silent.url(), "RemoteProtocolError")):
+            agent = _agent(where)
+            with pytest.raises(ServerUnavailable) as err:
+                agent.preflight() if path == "preflight" else _act(agent, path)
+            message = str(err.value)
+            assert "did not answer" in message and "Is it running?" in message, message
+            assert f"Cause: {cause}: " in message, message

@@ -493,10 +493,15 @@ class ChatAgent:
             raise self._refused(refused, "GET /models") from None
         if (redirected := _unfollowable_redirect(failure)) is not None:
             raise self._redirected(redirected, "GET /models")
+        if (broken := _broken_answer(failure)) is not None:
+            raise ServerUnavailable(
+                f"LLM server at {redact_url(self._url())} gave GET /models an answer that is "
+                f"not valid HTTP ({_described(broken)}). {_NOT_HTTP_HINT}"
+            )
         if isinstance(failure, (openai.APIConnectionError, RequestTimeout)):  # (or its timeouts)
             raise ServerUnavailable(
                 f"LLM server at {redact_url(self._url())} did not answer GET /models "
-                f"({type(failure).__name__}: {_short(failure)}). {self._running_hint()}"
+                f"({_described(failure)}). {self._running_hint()}"
             )
         if failure is not None:  # it answered, with an error or no list: it is up
             logger.debug("GET /models failed: %s", _short(failure))
@@ -685,6 +690,8 @@ class ChatAgent:
             hint = "Is it an OpenAI-compatible server (`/chat/completions`)?"
         elif (redirected := _unfollowable_redirect(exc)) is not None:
             return self._redirected(redirected, "the request")
+        elif (broken := _broken_answer(exc)) is not None:
+            what, hint, exc = "gave answers that are not valid HTTP", _NOT_HTTP_HINT, broken
         elif isinstance(exc, _openai().APIStatusError):  # (429, 5xx, 408, 409: it is running)
             what = "did not answer"
             hint = (
@@ -696,7 +703,7 @@ class ChatAgent:
             hint = self._running_hint()
         return ServerUnavailable(
             f"LLM server at {redact_url(self._url())} {what} after {attempts} attempt(s) "
-            f"({type(exc).__name__}: {_short(exc)}). {hint} Rerun the same evaluation to resume."
+            f"({_described(exc)}). {hint} Rerun the same evaluation to resume."
         )
 
     def _failed(
@@ -1335,6 +1342,42 @@ def _unfollowable_redirect(exc: BaseException | None) -> BaseException | None:
     ).__module__.partition(".")[0].startswith("httpx"):
         return cause
     return None
+
+
+# What a server whose bytes are no HTTP answer is likely to be.
+_NOT_HTTP_HINT = (
+    "Is an OpenAI-compatible HTTP server listening at this address? (Another service on its "
+    "port answers so, as does a server that speaks https where the URL says http, or one that "
+    "stops mid-answer.)"
+)
+
+
+def _http_cause(exc: BaseException | None) -> BaseException | None:
+    """The HTTP package's own error under an openai connection error (httpx's, or httpx2's in
+    the client's newer releases), whose message says only "Connection error."; else None."""
+    if exc is None or not isinstance(exc, _openai().APIConnectionError):
+        return None
+    cause = exc.__cause__
+    return cause if type(cause).__module__.partition(".")[0].startswith("httpx") else None
+
+
+def _broken_answer(exc: BaseException | None) -> BaseException | None:
+    """The cause of a connection error where the server sent bytes that are no HTTP answer (a
+    garbage status line, a bad Content-Length, a body cut short): it answered, so "did not
+    answer ... Is it running?" misled. None for any other error, a connection the server
+    closed with nothing sent included."""
+    cause = _http_cause(exc)
+    if type(cause).__name__ != "RemoteProtocolError":
+        return None
+    return None if "without sending a response" in str(cause) else cause
+
+
+def _described(exc: BaseException) -> str:
+    """``exc`` as error messages show it, type and message, with the HTTP package's cause of a
+    connection error (its own message, "Connection error.", names nothing)."""
+    text = f"{type(exc).__name__}: {_short(exc)}"
+    cause = _http_cause(exc)
+    return text if cause is None else f"{text} Cause: {type(cause).__name__}: {_short(cause)}"
 
 
 def _short(exc: BaseException, limit: int = 200) -> str:
