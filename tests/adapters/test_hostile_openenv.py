@@ -503,6 +503,20 @@ def test_a_reset_argument_named_as_openenvs_own_is_refused_and_ends_the_episode(
     assert idle(server)
 
 
+@pytest.mark.parametrize("name", ["self", "func", "session_id", "note"])
+def test_an_http_step_argument_that_is_not_a_steps_is_a_422_naming_it(server, name):
+    """OpenEnv passes an HTTP /step's extra fields on as keywords: `self` and `func` failed in
+    its own dispatch ("got multiple values for argument 'func'"), a 500 and a traceback."""
+    body = json.dumps({"action": {"command": "look"}, name: 1}).encode()
+    status, answer = _post(server, "/step", body)
+    assert status == 422, answer
+    assert f"Unexpected step argument(s) '{name}'" in json.dumps(answer)
+    status, answer = _post(server, "/step", b'{"action": {"command": "look"}, "timeout_s": 5}')
+    assert status == 422 and "plain HTTP /step is stateless" in answer["detail"]  # as before
+    status, answer = _post(server, "/step", b'{"action": ')  # FastAPI's own answer
+    assert status == 422 and answer["detail"][0]["type"] == "json_invalid"
+
+
 @pytest.mark.parametrize(
     "refused",
     [

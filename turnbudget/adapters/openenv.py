@@ -55,7 +55,7 @@ import urllib.error
 import urllib.request
 import uuid
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit, urlunsplit
@@ -144,6 +144,8 @@ METADATA_KEYS = ("terminated", "truncated", "turns_left", "seed", "env_id")
 _SESSION_ERRORS = ("CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR")
 #: The arguments `TextGameEnvironment.reset` takes.
 RESET_ARGUMENTS = ("seed", "episode_id", "env_id", "turn_budget", "budget_mix", "reveal")
+#: The fields of OpenEnv's HTTP step request (`TextGameEnvironment.step` takes them).
+_STEP_ARGUMENTS = ("action", "timeout_s", "request_id")
 
 
 class RequestError(ValueError):
@@ -357,10 +359,7 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
     ) -> TextGameObservation:
         """Play one turn (``timeout_s`` is accepted and ignored: a turn is short)."""
         if unknown.keys() - {"request_id"}:
-            raise RequestError(
-                f"Unexpected step argument(s) {', '.join(map(brief, sorted(unknown)))}: "
-                "expect the action and timeout_s"
-            )
+            raise RequestError(_unexpected_step(unknown))
         if not self._playing:
             raise RequestError(
                 "No episode to step: call reset() first (after the last one ended or was refused). "
@@ -608,10 +607,20 @@ def _seed_problem(seed: Any) -> str | None:
     return None
 
 
+def _unexpected_step(names: Iterable[Any]) -> str:
+    return (
+        f"Unexpected step argument(s) {', '.join(map(brief, sorted(names)[:20]))}: "
+        "expect the action and timeout_s"
+    )
+
+
 class _StrictResetSeed:
     """ASGI middleware: an HTTP ``POST /reset``'s ``seed`` must be JSON's int or null, as over
     a WebSocket (OpenEnv's request model turned ``true``, ``"1"`` and ``1.0`` into seed 1
-    before `TextGameEnvironment.reset` could refuse them). Runs inside `_BodyLimit`."""
+    before `TextGameEnvironment.reset` could refuse them). An HTTP ``POST /reset`` or
+    ``/step`` with an argument that is not theirs is refused by name (OpenEnv passes them on
+    as keywords: ``self`` and ``func`` failed in its dispatch, a 500). Runs inside
+    `_BodyLimit`."""
 
     def __init__(self, app: Any):
         self.app = app
@@ -620,7 +629,7 @@ class _StrictResetSeed:
         if (
             scope["type"] != "http"
             or scope.get("method") != "POST"
-            or scope.get("path") != "/reset"
+            or scope.get("path") not in ("/reset", "/step")
         ):
             await self.app(scope, receive, send)
             return
@@ -642,11 +651,27 @@ class _StrictResetSeed:
         # (joined once: adding each chunk to the body copied it whole every time, and 1 MiB
         # sent in 1-byte chunks kept the server's one event loop busy for seconds to minutes)
         body = b"".join(chunks)
+        replay = iter(messages)
+
+        async def again() -> Any:
+            return next(replay, None) or await receive()
+
         try:
             request = json.loads(body) if body else None
         except (ValueError, RecursionError):  # (not JSON, or nested too deep: a 400 below)
+            if scope["path"] == "/step":  # (FastAPI's own answer, as before)
+                await self.app(scope, again, send)
+                return
             await _send_json(send, 400, "Expect the body to be a JSON object (it is not JSON "
                              "this server reads: malformed, or nested too deeply)")  # fmt: skip
+            return
+        if scope["path"] == "/step":
+            unknown = set(request) - set(_STEP_ARGUMENTS) if isinstance(request, dict) else ()
+            if unknown:
+                detail = [{"type": "step", "loc": ["body"], "msg": _unexpected_step(unknown)}]
+                await _send_json(send, 422, detail)
+                return
+            await self.app(scope, again, send)
             return
         unknown = sorted(set(request) - set(RESET_ARGUMENTS)) if isinstance(request, dict) else []
         if unknown:  # (refused by name before OpenEnv unpacks them: "self" and "func" crashed)
@@ -662,11 +687,6 @@ class _StrictResetSeed:
             message = f"Expect `seed` to be an int >= 0 (at most {MAX_SEED:,}) or null, got {kind}"
             await _send_json(send, 422, [{"type": "seed", "loc": ["body", "seed"], "msg": message}])
             return
-        replay = iter(messages)
-
-        async def again() -> Any:
-            return next(replay, None) or await receive()
-
         await self.app(scope, again, send)
 
 
