@@ -227,6 +227,15 @@ def test_env_server_refuses_what_its_command_line_cannot_take(kwargs, message):
         EnvServer(**kwargs)
 
 
+def test_env_server_sessions_before_start_is_a_clear_error():
+    server = EnvServer()  # (its sessions() was a bare AssertionError)
+    with pytest.raises(RuntimeError, match=r"not running: start\(\) it"):
+        server.sessions()
+    server.stop()  # (stopping one never started does nothing)
+    with pytest.raises(RuntimeError, match="not running"):
+        server.sessions()
+
+
 # -- through the server ----------------------------------------------------------------
 
 

@@ -1571,6 +1571,10 @@ class EnvServer:
 
     def sessions(self) -> ServerCapacityStatus:
         """``GET /sessions``: the sessions open now and the most allowed."""
+        if not self.running:  # (before start: a bare AssertionError; after stop: a refused URL)
+            raise RuntimeError(
+                "This EnvServer is not running: start() it (or use it in a with block) first"
+            )
         return ServerCapacityStatus(**self._get("/sessions", timeout=10.0))
 
     def stop(self) -> None:
