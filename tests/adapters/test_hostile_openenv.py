@@ -227,6 +227,29 @@ def test_env_server_refuses_what_its_command_line_cannot_take(kwargs, message):
         EnvServer(**kwargs)
 
 
+def test_a_step_after_the_episode_ended_says_it_ended_and_spends_no_turn():
+    """It said to use the WebSocket client (plain HTTP /step is stateless) to a session on
+    one, whose episode had simply ended."""
+    env = TextGameEnvironment(ENV)
+    env.reset(seed=0, turn_budget=2)
+    env.step(TextGameAction(command="look"))
+    assert env.step(TextGameAction(command="look")).truncated
+    for _ in range(2):
+        with pytest.raises(RequestError) as refused:
+            env.step(TextGameAction(command="look"))
+        message = str(refused.value)
+        assert "the last one ended (truncated at turn 2); call reset() for the next" in message
+        assert "HTTP" not in message and "WebSocket" not in message
+    assert env.state.step_count == 2  # no turn spent
+    with pytest.raises(RequestError, match="Expect `seed`"):
+        env.reset(seed=-1)  # a refused reset: no episode, and none that ended
+    with pytest.raises(RequestError, match="none has started, or the last was refused"):
+        env.step(TextGameAction(command="look"))
+    env.reset(seed=0, turn_budget=2)
+    assert not env.step(TextGameAction(command="look")).done  # a new episode plays
+    env.close()
+
+
 def test_env_server_sessions_before_start_is_a_clear_error():
     server = EnvServer()  # (its sessions() was a bare AssertionError)
     with pytest.raises(RuntimeError, match=r"not running: start\(\) it"):

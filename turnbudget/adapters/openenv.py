@@ -267,6 +267,7 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
         self._stack: tuple[str, str, str] | None = None
         self._visible = False
         self._playing = False  # an episode is running: step is allowed
+        self._ended: str | None = None  # how the last episode ended, until the next reset
         self._state = TextGameState()
 
     def reset(  # type: ignore[override]
@@ -292,7 +293,7 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
                 takes from JSON (``"uniform:5-40"``, ``[10, 20]``).
             reveal: Visibility: ``"never"`` (default), ``"always"`` or ``"final=k"``.
         """
-        self._playing = False
+        self._playing, self._ended = False, None
         self._state = TextGameState()
         if unknown:
             raise RequestError(
@@ -360,9 +361,15 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
         """Play one turn (``timeout_s`` is accepted and ignored: a turn is short)."""
         if unknown.keys() - {"request_id"}:
             raise RequestError(_unexpected_step(unknown))
+        if not self._playing and self._ended is not None:
+            # (a session's step after done was told to use the WebSocket it was on)
+            raise RequestError(
+                f"No episode to step: the last one ended ({self._ended} at turn "
+                f"{self._state.step_count}); call reset() for the next (no turn was spent)"
+            )
         if not self._playing:
             raise RequestError(
-                "No episode to step: call reset() first (after the last one ended or was refused). "
+                "No episode to step: call reset() first (none has started, or the last was refused). "
                 "Episodes need a session: plain HTTP /step is stateless in OpenEnv, use the "
                 "WebSocket client (TextGameEnv)"
             )
@@ -380,6 +387,8 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
         text, reward, terminated, truncated, info = self._env.step(command)
         self._state.step_count += 1
         self._playing = not (terminated or truncated)
+        if not self._playing:
+            self._ended = "terminated" if terminated else "truncated"
         return self._observe(text, float(reward), bool(terminated), bool(truncated), info)
 
     @property
@@ -396,7 +405,7 @@ class TextGameEnvironment(Environment[TextGameAction, TextGameObservation, TextG
     def close(self) -> None:
         if self._env is not None:
             self._env.close()
-            self._env, self._stack, self._playing = None, None, False
+            self._env, self._stack, self._playing, self._ended = None, None, False, None
 
     def _observe(
         self, text: str, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]
