@@ -142,6 +142,9 @@ TEXTWORLD_GAMES = 10_000
 METADATA_KEYS = ("terminated", "truncated", "turns_left", "seed", "env_id")
 #: OpenEnv's error codes for a session refused as a whole (the server closes its connection).
 _SESSION_ERRORS = ("CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR")
+#: What `asyncio.wait_for` raises past its timeout: on Python 3.10 `asyncio.TimeoutError`,
+#: which is not the builtin one (3.11 made them one).
+_TIMEOUTS = (TimeoutError, asyncio.TimeoutError)
 #: The arguments `TextGameEnvironment.reset` takes.
 RESET_ARGUMENTS = ("seed", "episode_id", "env_id", "turn_budget", "budget_mix", "reveal")
 #: The fields of OpenEnv's HTTP step request (`TextGameEnvironment.step` takes them).
@@ -746,7 +749,7 @@ class _ObjectMessages:
             else:
                 try:
                     message = await asyncio.wait_for(receive(), self.idle_timeout)
-                except TimeoutError:  # idle: the client is told, and OpenEnv told it has gone
+                except _TIMEOUTS:  # idle: the client is told, and OpenEnv told it has gone
                     closed = True
                     with contextlib.suppress(OSError):
                         await send({"type": "websocket.close", "code": 1001,
@@ -1155,7 +1158,7 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
             response = await self._receive()
         except ConnectionClosed as closed:
             response = await self._last_words(closed)
-        except TimeoutError:
+        except _TIMEOUTS:
             self._drop()
             raise TimeoutError(
                 f"The server at {self._shown_url} did not answer a {message.get('type')} within "
@@ -1195,7 +1198,7 @@ class TextGameEnv(EnvClient[TextGameAction, TextGameObservation, TextGameState])
 
         try:
             return await self._receive()
-        except (ConnectionClosed, TimeoutError, ValueError, RecursionError):
+        except (ConnectionClosed, *_TIMEOUTS, ValueError, RecursionError):
             return None
 
     async def _last_words(self, closed: Exception) -> dict[str, Any]:
