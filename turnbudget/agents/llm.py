@@ -55,7 +55,7 @@ import re
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any, NamedTuple
 
 from turnbudget._checks import brief
@@ -975,8 +975,7 @@ class ChatAgent:
                     case _Connect():
                         client = self._async_client()
                     case _ListModels() | _Create():
-                        async with self._async_deadline():
-                            answer = await self._send_async(client, request)
+                        answer = await self._within_deadline(self._send_async(client, request))
                     case _Sleep(seconds):
                         await asyncio.sleep(seconds)
             except Exception as exc:
@@ -1019,13 +1018,13 @@ class ChatAgent:
 
         return _within(self.timeout, lambda: request(client), drop_client)
 
-    @contextlib.asynccontextmanager
-    async def _async_deadline(self) -> Any:
-        """The agent's timeout over a whole async request (cancelled past it)."""
+    async def _within_deadline(self, request: Awaitable[Any]) -> Any:
+        """``request``'s answer, the agent's timeout over the whole of it (cancelled past it).
+        (``asyncio.wait_for``, not ``asyncio.timeout``: Python 3.10 has no such thing, and
+        its wait_for raises ``asyncio.TimeoutError``, not yet the builtin one.)"""
         try:
-            async with asyncio.timeout(self.timeout):
-                yield
-        except TimeoutError:
+            return await asyncio.wait_for(request, self.timeout)
+        except (TimeoutError, asyncio.TimeoutError):
             raise RequestTimeout(_timeout_message(self.timeout)) from None
 
     def _sync_client(self) -> Any:
