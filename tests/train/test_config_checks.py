@@ -37,6 +37,7 @@ BAD = [
     # (accepted, then refused as `ProcessReward`'s `scale` once the envs were built)
     ("process_scale", -1.0, "`process_scale` to be a finite number > 0"),
     ("process_scale", 0.0, "`process_scale` to be a finite number > 0"),
+    ("process_scale", 1e308, "`process_scale` to be a finite number > 0 and at most 1,000,000"),
     # Counts far past any run, that never ended or crashed (10**20 envs were made until killed).
     ("n_envs", 10**20, "`n_envs` to be at most 1,024"),
     ("bc_episodes", 10**20, "`bc_episodes` to be at most 10,000,000"),
@@ -183,6 +184,8 @@ FLAGS = [
     (["--env-id", "Nope-v0"], "`turnbudget list`"),
     (["--env-id", ""], "`env_id`"),
     (["--task-seed-base", str(2**64 - 1)], "`task_seed_base`"),
+    # (ProcessReward's refusal, once the envs were built, named `scale`, which no flag is)
+    (["--process-scale", "1e308"], "`process_scale`"),
 ]
 
 

@@ -21,6 +21,7 @@ from turnbudget._checks import (
 )
 from turnbudget.agents.policy import CARD_FILE, ENCODING_FILE, WEIGHTS_FILE
 from turnbudget.records.files import EVALUATION_FILES
+from turnbudget.wrappers.process_reward import MAX_SCALE
 from turnbudget.wrappers.sample_turn_budget import split_budget_mixes
 
 __all__ = ["ALGOS", "TrainConfig", "check_config"]
@@ -103,7 +104,7 @@ class TrainConfig:
     process_reward: bool = False
     """Add potential-based shaping from the oracle's distance (`ProcessReward`)."""
     process_scale: float = 0.1
-    """Shaping scale (Φ = -scale · distance)."""
+    """Shaping scale (Φ = -scale · distance; > 0, at most `ProcessReward`'s 1,000,000)."""
     reveal: str = "always"
     """Budget visibility (`RevealBudget` mode); with ``always`` the policy also gets numeric budget features."""
     max_actions: int = 10
@@ -273,10 +274,13 @@ class TrainConfig:
         self.ent_coef = _check_real(
             self.ent_coef, "ent_coef", "a finite number >= 0", lambda x: x >= 0
         )
-        # (> 0 as `ProcessReward` takes it: refused there, once the envs were built, by its
-        # own name `scale`)
+        # (> 0 and at most MAX_SCALE as `ProcessReward` takes it: refused there, once the envs
+        # were built, by its own name `scale`, which no flag of ``turnbudget train`` has)
         self.process_scale = _check_real(
-            self.process_scale, "process_scale", "a finite number > 0", lambda x: x > 0
+            self.process_scale,
+            "process_scale",
+            f"a finite number > 0 and at most {MAX_SCALE:,}",
+            lambda x: 0 < x <= MAX_SCALE,
         )
         arch = self.net_arch
         if isinstance(arch, (str, bytes)) or not isinstance(arch, (tuple, list)) or not arch:
