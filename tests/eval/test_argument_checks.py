@@ -674,6 +674,24 @@ def test_an_out_holding_no_evaluation_run_is_refused_before_anything_is_written(
     assert Counting.resets == 0
 
 
+def test_an_out_holding_a_report_md_of_no_report_of_ours_is_refused_before_anything_runs(
+    tmp_path,
+):
+    """A report.md that `turnbudget report` did not write (notes, another program's findings):
+    with `overwrite` the run deleted it and wrote its own, exit 0; without, every episode ran
+    before the report refused it."""
+    Counting.resets = 0
+    out = tmp_path / "notes"
+    out.mkdir()
+    (out / "report.md").write_text("# my findings\n\nnot a run's report\n")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    for overwrite in (False, True):
+        with pytest.raises(ValueError, match=r"holds report\.md of no evaluation run"):
+            evaluate(MAZE, Counting(), **SMALL, out=out, overwrite=overwrite)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert Counting.resets == 0
+
+
 def test_a_probe_run_and_a_training_run_or_a_policy_never_share_a_directory(tmp_path):
     """Only an evaluation's run.json marked a directory as an evaluation's: training and an
     export wrote beside a probe run's probes.jsonl, and a probe wrote beside a policy."""

@@ -210,7 +210,8 @@ def evaluate(
             the caller's: `turnbudget.eval.report.write_run_summary` or ``build_report``.)
             A directory that is not a run's own is refused before anything is written
             (`turnbudget.eval.run.lock.check_not_foreign`): a training run or a policy, a
-            summary.json of no report of ours, a folder of runs, or one inside a run's.
+            summary.json or report.md of no report of ours, a folder of runs, or one inside a
+            run's.
         seed: base of the agents' per-episode seeds (an int >= 0).
         label: the run's name in reports (default: the agent's name): printable text of
             at most 128 bytes of UTF-8 (`turnbudget._checks.check_label`).

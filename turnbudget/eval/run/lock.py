@@ -86,8 +86,8 @@ def check_not_foreign(out: Path) -> None:
     """A ValueError when ``out`` is not an evaluation run's own, whatever ``overwrite`` says
     (that replaces only a run): it lies inside another run's directory or is a folder of
     runs (either report would read one run and leave the other out), or it holds what the
-    run's summary.json would overwrite: a training run or a policy, or a summary.json beside
-    no run.json and no report.md of ours."""
+    run's summary.json would overwrite: a training run or a policy, a summary.json beside
+    no run.json and no report.md of ours, or a report.md not of ours."""
     # (a run inside another's directory, or a folder of runs with a run of its own: a report
     # of the outer one read only that run, and left the others out without a word)
     # (resolved: ``../b`` from within a run read as lying inside it, and a link from outside
@@ -110,19 +110,22 @@ def check_not_foreign(out: Path) -> None:
     if held:
         raise ValueError(
             f"`out` {out} holds {', '.join(held)} of no evaluation run (a training run's or a "
-            "policy's, or a summary.json `turnbudget report` did not write), which the run "
-            "would overwrite: choose another output directory"
+            "policy's, or a summary.json or report.md `turnbudget report` did not write), which "
+            "the run would overwrite: choose another output directory"
         )
 
 
 def foreign_files(out: Path) -> list[str]:
     """What in ``out`` (a directory of no run) a run's or a report's summary.json would
-    overwrite: a training run's or a policy's files (`TRAINING_FILES`), or a summary.json
-    beside no report.md of ours."""
+    overwrite: a training run's or a policy's files (`TRAINING_FILES`), a summary.json
+    beside no report.md of ours, or a report.md not of ours."""
     held = [name for name in TRAINING_FILES if (out / name).exists()]
     summary = out / "summary.json"
     if not held and (summary.is_file() or summary.is_symlink()) and not _report_summary(out):
         held = ["summary.json"]
+    # (a run's overwrite deleted it, and without, the report refused it once every episode ran)
+    if not held and _lines(out / "report.md", 1) not in (None, [REPORT_HEADING]):
+        held = ["report.md"]
     return held
 
 
