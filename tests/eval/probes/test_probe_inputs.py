@@ -225,6 +225,30 @@ def test_probe_on_the_command_line_keeps_other_probes_results_unless_overwrite(t
     assert json.loads((out / "probe.json").read_text())["labels"] == ["oracle-eps0.1"]
 
 
+def test_probe_results_beside_no_probe_json_are_kept_unless_overwrite(tmp_path, capsys):
+    """Results of probes whose probe.json is gone (deleted, or a write cut short: it is
+    written last), or a probe_report.md of the user's, were deleted and replaced without a
+    word: whose probes they were could not be told, so none differed."""
+    from turnbudget.cli import main
+
+    out = tmp_path / "probe"
+    out.mkdir()
+    (out / "probes.jsonl").write_text('{"earlier": "probes"}\n')
+    (out / "probe_report.md").write_text("# my notes on them\n")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    command = ["probe", "--env", "turnbudget/Maze-Easy-v0", "--tasks", "1", "--agent",
+               "oracle:0.3", "--baseline-repeats", "1", "--quiet", "--out", str(out)]  # fmt: skip
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert "holds probes.jsonl, probe_report.md but no probe.json" in err, err
+    assert {name: (out / name).read_bytes() for name in before} == before
+    assert not (out / "probe.json").exists()
+    assert main([*command, "--overwrite"]) == 0
+    assert (out / "probe.json").is_file() and (out / "probes.jsonl").read_bytes() != before[
+        "probes.jsonl"
+    ]
+
+
 _PROBE_CHILD = """
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # (a read of /dev/zero: MemoryError)

@@ -552,9 +552,17 @@ def _check_result_paths(out: Path) -> None:
 
 
 def _check_other_probes(out: Path, config: ProbeConfig) -> None:
-    """A ValueError when ``out`` holds the results of probes other than ``config``'s."""
+    """A ValueError when ``out`` holds the results of probes other than ``config``'s, or
+    results beside no probe.json (whose they are cannot be told: they were replaced)."""
     saved = out / PROBE_CONFIG_FILE
     if not saved.exists():
+        held = [n for n in PROBE_RESULT_FILES if (out / n).exists() or (out / n).is_symlink()]
+        if held:
+            raise ValueError(
+                f"`out` {out} holds {', '.join(held)} but no {PROBE_CONFIG_FILE}, so which "
+                "probes they are the results of cannot be told: probe into another "
+                "directory, or pass --overwrite (overwrite=True) to replace them"
+            )
         return
     try:  # (a FIFO read with read_text blocked for ever, a link to /dev/zero filled the memory)
         with open_regular(saved) as f:
