@@ -539,6 +539,19 @@ def test_a_failed_append_names_the_file_and_the_next_writer_keeps_every_whole_ep
         RecordSink(path).deliver([{"record": "episode", "episode_id": "x"}])
 
 
+def test_records_to_dev_null_play_and_a_fifo_is_refused_when_built(tmp_path):
+    """``path=os.devnull`` (records thrown away) was accepted, then the first episode's end
+    failed inside the sink: fsync of a device, "[Errno 22] Invalid argument: '/dev/null'";
+    a FIFO likewise, and with no reader its appends block once the pipe's buffer fills."""
+    env = RecordStepOutcomes(stub(), path=os.devnull)
+    run(env, ["forward"] * 10)
+    run(env, ["forward"] * 10, seed=1)
+    fifo = tmp_path / "records.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=r"Cannot append records to .*: it is a FIFO"):
+        RecordStepOutcomes(stub(), path=fifo)
+
+
 def test_a_folder_name_too_long_is_a_value_error(tmp_path):
     """``path.parent.is_dir()`` raised the OS's "File name too long" (an OSError) where a file
     name too long was a ValueError."""

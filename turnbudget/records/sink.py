@@ -288,13 +288,23 @@ class RecordSink:
                     "`path` in a folder that exists)"
                 )
             try:  # fail now, not at the end of the first episode
-                os.close(_open_to_append(self.path))
+                fd = _open_to_append(self.path)
+                try:
+                    mode = os.fstat(fd).st_mode
+                finally:
+                    os.close(fd)
             except (OSError, ValueError) as err:  # (ValueError: a NUL byte in the path)
                 reason = getattr(err, "strerror", None) or err
                 raise ValueError(
                     f"Cannot append records to {brief(str(self.path))}: {reason} (expect `path` "
                     "to name a file this process can write, in a folder that exists)"
                 ) from None
+            if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):  # (opened to read too: never EOF)
+                raise ValueError(
+                    f"Cannot append records to {brief(str(self.path))}: it is a FIFO or a "
+                    "socket, whose appends block once its buffer fills with no reader "
+                    "(expect `path` to name a regular file, or os.devnull)"
+                )
         self.callback = callback
         self.memory = (
             (path is None and callback is None) if memory is None else check_bool(memory, "memory")
@@ -320,7 +330,8 @@ class RecordSink:
                 view = memoryview(data)
                 while view:  # one write() in practice; loop in case the kernel takes less
                     view = view[os.write(fd, view) :]
-                if self.fsync:
+                # (a device such as os.devnull cannot be fsync-ed: EINVAL)
+                if self.fsync and stat.S_ISREG(os.fstat(fd).st_mode):
                     os.fsync(fd)
         finally:
             os.close(fd)

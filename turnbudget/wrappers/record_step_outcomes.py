@@ -461,7 +461,8 @@ class RecordStepOutcomes(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstr
     Args:
         env: The env to record (wrap it outside `InjectErrors`, inside `ProcessReward` and
             `DiscreteActions`).
-        path: A JSONL file to append to (created if missing; its folder must exist).
+        path: A JSONL file to append to (created if missing; its folder must exist), or
+            ``os.devnull``; a FIFO is refused.
         callback: Called with each record.
         memory: Keep records in ``records``; default: only when there is no
             other sink.
