@@ -23,6 +23,7 @@ import contextlib
 import importlib
 import math
 import numbers
+import os
 import re
 import warnings
 from collections.abc import Iterable, Mapping
@@ -411,6 +412,28 @@ def check_bool(value: Any, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"Expect `{name}` to be True or False, got {brief(value)}")
     return bool(value)
+
+
+def check_dir_path(value: Any, name: str) -> Path:
+    """``value`` as a ``Path`` when it names a directory: a str or a Path, neither empty (it
+    would be the working directory) nor holding a NUL byte; else a ``ValueError`` naming it
+    (pathlib's and the OS's errors name no argument)."""
+    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if not isinstance(text, str):  # (bytes, a number, None)
+        raise ValueError(
+            f"Expect `{name}` to be a directory path (a str or a Path), got {brief(value)}"
+        )
+    if isinstance(value, str) and not text.strip():  # (as the command line's `directory_path`)
+        raise ValueError(
+            f"Expect `{name}` to be a directory path, got an empty one (it would be the working "
+            "directory: give '.' to mean it)"
+        )
+    if "\0" in text:
+        raise ValueError(
+            f"Expect `{name}` to be a directory path, got one with a NUL byte: "
+            f"{brief(text, PATH_CHARS)}"
+        )
+    return Path(text)
 
 
 def check_batch_size(value: Any, name: str = "max_batch_size") -> int:

@@ -642,6 +642,38 @@ def test_analysis_arguments_are_checked_by_name():
                 call(episodes, ks, ts, mode)
 
 
+def test_build_report_and_load_run_check_their_arguments_by_name(tmp_path, monkeypatch):
+    """``build_report("")`` reported the working directory (its report.md and summary.json
+    written there), ``plots="no"`` drew the plots, and ``load_run`` of an int, bytes, ""
+    or a file said pathlib's or the OS's error, naming no argument."""
+    from turnbudget.eval import load_run
+
+    run = tmp_path / "run"
+    evaluate(MAZE, RandomAgent(), ks=[1], ts=[3], tasks=1, out=run, n_bootstrap=0)
+    monkeypatch.chdir(run)  # (a run's own folder: "" was it)
+    for bad, says in (
+        ("", "`root` to be a directory path, got an empty one"),
+        (5, "`root` to be a directory path"),
+        (b"run", "`root` to be a directory path"),
+    ):
+        with pytest.raises(ValueError, match=says):
+            build_report(bad, plots=False)
+    assert not (run / REPORT_FILE).exists()
+    for bad in ("no", 1, None):
+        with pytest.raises(ValueError, match="`plots` to be True or False"):
+            build_report(run, plots=bad)
+    assert not (run / REPORT_FILE).exists()
+    for bad, says in (
+        ("", "`out` to be a directory path, got an empty one"),
+        (5, "`out` to be a directory path"),
+        (None, "`out` to be a directory path"),
+    ):
+        with pytest.raises(ValueError, match=says):
+            load_run(bad)
+    with pytest.raises(ValueError, match=r"`out` to be a run directory, got .*episodes\.jsonl"):
+        load_run(run / "episodes.jsonl")
+
+
 def _comparable_run(pass1, ts=(10, 20)):
     grid = {"ks": [1], "ts": list(ts), **{c: [list(pass1)] for c in ("mean", "low", "high")}}
     cfg = {"envs": ["e"], "tasks": [0], "ts": list(ts), "errors": None, "reveal": None, "n": 1}

@@ -36,7 +36,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from turnbudget._checks import Each, Maybe, brief, field_problem, is_finite
+from turnbudget._checks import (
+    Each,
+    Maybe,
+    brief,
+    check_bool,
+    check_dir_path,
+    field_problem,
+    is_finite,
+)
 from turnbudget.agents.secrets import redact
 from turnbudget.eval.analysis import ALL, StepCountsError, compare_runs, summarize_run
 from turnbudget.eval.probes.summary import PROBE_SUMMARY_FILE, check_probe_summary
@@ -250,8 +258,9 @@ def build_report(
     their complete logs with the same ``n_bootstrap`` (what `evaluate`
     returns in ``EvalResult.summary``); those runs are not summarised again.
     """
-    root = Path(root)
-    if plots:  # (before anything is written: report.md and summary.json were, then no plot)
+    root = check_dir_path(root, "root")  # ("" was the working directory)
+    # (before anything is written: report.md and summary.json were, then no plot)
+    if check_bool(plots, "plots"):  # ("no" drew them)
         check_plotting()
     _check_replaceable(root)  # (before the runs are summarised: seconds to minutes)
     known = {Path(k).resolve(): v for k, v in (summaries or {}).items()}

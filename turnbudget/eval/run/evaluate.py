@@ -58,7 +58,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from turnbudget._checks import brief, check_agent, check_bool, refuse_team_only
+from turnbudget._checks import (
+    PATH_CHARS,
+    brief,
+    check_agent,
+    check_bool,
+    check_dir_path,
+    refuse_team_only,
+)
 from turnbudget.eval.analysis import ALL
 from turnbudget.eval.run.backends import Backend, resolve_backend
 from turnbudget.eval.run.driver import start_up
@@ -302,5 +309,8 @@ def load_run(out: str | os.PathLike[str]) -> tuple[EvalConfig, EpisodeLog]:
     """The configuration and the episode records of the run `evaluate` wrote in ``out``, both
     checked as they are read (`turnbudget.records.LogError` names a bad file and line); the
     records as an `EpisodeLog`: read when first used, or one at a time with its ``stream()``."""
-    config = read_config(Path(out) / RUN_FILE)
-    return config, EpisodeLog(Path(out) / EPISODES_FILE, record_plan(config))
+    out = check_dir_path(out, "out")
+    if out.exists() and not out.is_dir():  # (the OS's "Not a directory: .../run.json")
+        raise ValueError(f"Expect `out` to be a run directory, got {brief(str(out), PATH_CHARS)}")
+    config = read_config(out / RUN_FILE)
+    return config, EpisodeLog(out / EPISODES_FILE, record_plan(config))

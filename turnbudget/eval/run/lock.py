@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from turnbudget._checks import PATH_CHARS, brief, make_folders
+from turnbudget._checks import PATH_CHARS, brief, check_dir_path, make_folders
 from turnbudget.agents.secrets import redact
 from turnbudget.records import write_json
 from turnbudget.records.files import REPORT_HEADING, RUN_FILE, open_regular, run_dirs_below
@@ -206,18 +206,7 @@ def hold_output_dir(out: str | os.PathLike[str], *, run_dir: bool = False) -> It
     """
     from filelock import FileLock, Timeout
 
-    if not isinstance(out, (str, os.PathLike)):  # (pathlib's TypeError names no argument)
-        raise ValueError(f"Expect `out` to be a directory path (a str or a Path), got {brief(out)}")
-    if isinstance(out, str) and not out.strip():  # (as the command line's `directory_path`)
-        raise ValueError(
-            "Expect `out` to be a directory path, got an empty one (it would be the working "
-            "directory: give '.' to mean it)"
-        )
-    if "\0" in os.fsdecode(out):  # (pathlib's ValueError names no argument)
-        raise ValueError(
-            f"Expect `out` to be a directory path, got one with a NUL byte: {brief(out, PATH_CHARS)}"
-        )
-    out = Path(out)
+    out = check_dir_path(out, "out")
     created = _check_out(out)
     try:
         if run_dir:  # (before the lock file: nothing written in a folder refused)
