@@ -674,6 +674,27 @@ def test_build_report_and_load_run_check_their_arguments_by_name(tmp_path, monke
         load_run(run / "episodes.jsonl")
 
 
+def test_the_report_writers_refuse_an_empty_path_naming_it(tmp_path, monkeypatch):
+    """``write_run_summary("", ...)``, ``write_probe_report("", ...)`` and ``write_plots("",
+    ...)`` wrote into the working directory (Path("") is ".")."""
+    from turnbudget.eval import probe
+    from turnbudget.eval.report import write_plots, write_probe_report, write_run_summary
+
+    result = evaluate(MAZE, RandomAgent(), ks=[1], ts=[3], tasks=1, n_bootstrap=0)
+    probed = probe(MAZE, RandomAgent(), tasks=1, kinds=["slip"], baseline_repeats=1,
+                   n_bootstrap=0)  # fmt: skip
+    summary = {"runs": {result.summary["label"]: result.summary}, "comparisons": []}
+    monkeypatch.chdir(tmp_path)
+    for write, name, value in (
+        (write_run_summary, "out", result.summary),
+        (write_probe_report, "out", probed.summary),
+        (write_plots, "root", summary),
+    ):
+        with pytest.raises(ValueError, match=f"`{name}` to be a directory path, got an empty"):
+            write("", value)
+    assert list(tmp_path.iterdir()) == []
+
+
 def _comparable_run(pass1, ts=(10, 20)):
     grid = {"ks": [1], "ts": list(ts), **{c: [list(pass1)] for c in ("mean", "low", "high")}}
     cfg = {"envs": ["e"], "tasks": [0], "ts": list(ts), "errors": None, "reveal": None, "n": 1}

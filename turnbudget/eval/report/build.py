@@ -180,7 +180,7 @@ def write_run_summary(out: str | Path, run_summary: Mapping[str, Any]) -> dict[s
     if problem is not None:
         raise ValueError(problem)
     summary = {"runs": {run_summary["label"]: run_summary}, "comparisons": []}
-    _write(Path(out), summary)
+    _write(check_dir_path(out, "out"), summary)  # ("" was the working directory)
     return summary
 
 
@@ -319,8 +319,9 @@ def report_is_current(root: str | Path, *, plots: bool = True) -> bool:
 def write_probe_report(out: str | Path, summary: Mapping[str, Any]) -> Path:
     """Write ``probe_report.md`` of a probe summary (what `turnbudget.eval.probe` returns
     in ``ProbeResult.summary``) into ``out``; return its path."""
+    out = check_dir_path(out, "out")  # ("" was the working directory)
     text = render_probe_markdown(without_secrets(summary)) + "\n"
-    return write_text_atomic(Path(out) / PROBE_REPORT_FILE, text)
+    return write_text_atomic(out / PROBE_REPORT_FILE, text)
 
 
 def without_secrets(value: Any) -> Any:

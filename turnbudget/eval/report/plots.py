@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from turnbudget._checks import check_dir_path
 from turnbudget.eval.analysis import ALL, grid_problem
 from turnbudget.eval.report._atomic import one_line, save_figure
 from turnbudget.eval.report.markdown import _primary, _short, _slug, check_report_summary
@@ -36,8 +37,8 @@ def write_plots(root: str | Path, summary: Mapping[str, Any]) -> list[Path]:
     """All PNGs of a summary; returns their paths. The Pass@(1,T) curve comes last: a report
     whose curve is newer than its records has all its plots (`report_is_current` reads it so;
     a build stopped after it had left the last plots of an earlier run in place)."""
+    root = check_dir_path(root, "root")  # ("" was the working directory)
     check_report_summary(summary)
-    root = Path(root)
     paths = []
     names = heatmap_names(summary)
     by_budget = any(_by_budget(r) for r in summary["runs"].values())
