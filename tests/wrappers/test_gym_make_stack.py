@@ -486,6 +486,15 @@ def test_make_kwargs_refuses_what_make_itself_takes(kwargs):
         turnbudget.make("turnbudget/Maze-Easy-v0", **kwargs)
 
 
+@pytest.mark.parametrize("make_kwargs", [{1: 2}, {b"render_mode": "ansi"}])
+def test_make_kwargs_with_a_key_no_keyword_can_be_is_refused_naming_it(make_kwargs):
+    """A key that is not a str was Python's own "keywords must be strings", naming nothing."""
+    import turnbudget
+
+    with pytest.raises(ValueError, match=r"Expect `make_kwargs` to be a mapping of gym\.make"):
+        turnbudget.make("turnbudget/Maze-Easy-v0", make_kwargs=make_kwargs)
+
+
 class _OutsideShop:
     """An outside game's settings named as make's options are: its own, passed as given."""
 

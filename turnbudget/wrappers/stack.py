@@ -456,10 +456,12 @@ def make(
     budget = renamed(turn_budget, budget, "turn_budget", "budget", "make")
     if budget is not None:
         budget = check_turn_budget(budget, "turn_budget")
-    if make_kwargs is not None and not isinstance(make_kwargs, Mapping):
+    if make_kwargs is not None and (  # (a key not a str: Python's "keywords must be strings")
+        not isinstance(make_kwargs, Mapping) or not all(isinstance(k, str) for k in make_kwargs)
+    ):
         raise ValueError(
-            f"Expect `make_kwargs` to be a mapping of gym.make keyword arguments or None, "
-            f"got {brief(make_kwargs)}"
+            f"Expect `make_kwargs` to be a mapping of gym.make keyword arguments (str keys) or "
+            f"None, got {brief(make_kwargs)}"
         )
     # (one given there skipped make's own checks: turn_budget=30 beside make_kwargs'
     # budget_mix was dropped silently, where make refuses the pair)
