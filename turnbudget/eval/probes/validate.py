@@ -7,7 +7,8 @@ states and checks each metric against what the control truly has
 - recovery-specific skill: 0 for the memoryless ε-oracles (ε = 0, 0.1, 0.3,
   0.5, 0.8), for random and for the ping-pong; near 0 for the undo reflex
   (its interval may lie above 0 by at most `REFLEX_MARGIN`: in a probe, the
-  forced prefix it retraces is the teacher's optimal path); above 0 for the
+  forced prefix it retraces is the teacher's optimal path; on Maze-Easy its
+  truth, about +0.105, is at the margin: see `turnbudget.agents.controls`); above 0 for the
   recovery-positive control, below 0 for the recovery-negative one;
 - the finding-2 contrast between ε-oracles (0.8 → 0.5, 0.5 → 0.3, 0.3 → 0.1):
   a gain in single-step skill, none in recovery-specific skill;
