@@ -251,6 +251,34 @@ def test_hostile_reset_arguments_are_refused_or_play_and_the_env_stays_usable(sp
             _reset_refused_or_plays(env, seed=SEED, options=options)
 
 
+MISSPELT_OPTIONS = {  # a reset option spelt like a stack option: the option meant
+    "turn_budgt": "turn_budget", "Turn_Budget": "turn_budget", "turnbudget": "turn_budget",
+    "budget": "turn_budget", "T": "turn_budget", "repeats": "repeat", "episode": "episode_id",
+}  # fmt: skip
+
+
+def test_a_misspelt_stack_reset_option_is_refused_naming_the_option_meant():
+    """``reset(options={"turn_budgt": 5})`` passed through as an env's own option: the episode
+    played under the default budget without a word. An env's own options still pass."""
+    envs = {
+        "gym.make": gym.make("turnbudget/Maze-Easy-v0"),
+        "stack": turnbudget.make("turnbudget/Maze-Easy-v0", **FULL_STACK),
+        "team": make_team("race_v0", errors=0.5, record=True),
+    }
+    for where, env in envs.items():
+        for key, meant in MISSPELT_OPTIONS.items():
+            with pytest.raises(ValueError, match=f"did you mean '{meant}'") as error:
+                env.reset(seed=0, options={key: 5})
+            assert repr(key) in str(error.value), (where, str(error.value))
+        for own in ({"unknown": 1}, {"t": 5}, {"budget_visible": True}, {3: 1}):
+            env.reset(seed=0, options=own)  # (passed through, as before)
+        _, info = env.reset(seed=0, options={"turn_budget": 5})  # (usable after refusals)
+        budgets = (
+            [i["turn_budget"] for i in info.values()] if where == "team" else [info["turn_budget"]]
+        )
+        assert budgets and set(budgets) == {5}, (where, budgets)
+
+
 @pytest.mark.timeout(60, method="thread")
 @pytest.mark.parametrize("spec", NATIVE, ids=lambda spec: spec.id)
 def test_hostile_actions_are_a_type_error_or_a_spent_turn_and_the_env_stays_usable(spec):

@@ -609,6 +609,32 @@ def check_probability(value: Any, name: str) -> float:
     return float(value) + 0.0
 
 
+#: The reset options a turnbudget stack reads (`check_reset_options`).
+STACK_RESET_OPTIONS = frozenset({"turn_budget", "repeat", "episode_id"})
+
+
+# Other names of a stack option, as the docs and papers call it.
+_OPTION_ALIASES = {"budget": "turn_budget", "T": "turn_budget"}
+
+
+def _refuse_misspelt_option(key: str) -> None:
+    """A ``ValueError`` for a reset option spelt like one of `STACK_RESET_OPTIONS` but not it:
+    ``{"turn_budgt": 5}`` passed through as an env's own option, and the episode played under
+    the default budget without a word."""
+    import difflib
+
+    near = [_OPTION_ALIASES[key]] if key in _OPTION_ALIASES else []
+    near = near or difflib.get_close_matches(
+        key[:100].lower(), sorted(STACK_RESET_OPTIONS), n=1, cutoff=0.8
+    )
+    if near:
+        raise ValueError(
+            f"Unknown reset option {brief(key)}: did you mean {near[0]!r}? (The stack reads "
+            f"{', '.join(sorted(STACK_RESET_OPTIONS))}; an env's own option passes through, "
+            "spelt unlike them.)"
+        )
+
+
 def check_reset_options(seed: Any, options: Any) -> dict[str, Any]:
     """Check the arguments of a turn-budget stack's ``reset`` and return ``options`` as a new dict.
 
@@ -616,7 +642,8 @@ def check_reset_options(seed: Any, options: Any) -> dict[str, Any]:
     ``options`` is None or a mapping, whose stack options are checked when
     present and not None: ``turn_budget`` a positive int (`check_turn_budget`),
     ``repeat`` an int >= 0.
-    Other keys pass through unchecked (an env may read its own).
+    Other keys pass through unchecked (an env may read its own), but for one spelt like a
+    stack option and not it (``turn_budgt``), which is refused, naming the option meant.
 
     Example:
         >>> check_reset_options(0, {"turn_budget": 5, "repeat": 0})
@@ -644,6 +671,9 @@ def check_reset_options(seed: Any, options: Any) -> dict[str, Any]:
     if not isinstance(options, Mapping):
         raise ValueError(f"Expect `options` to be a dict or None, got {brief(options)}")
     options = dict(options)
+    for key in options:
+        if key not in STACK_RESET_OPTIONS and isinstance(key, str):
+            _refuse_misspelt_option(key)
     if options.get("turn_budget") is not None:
         check_turn_budget(options["turn_budget"])
     repeat = options.get("repeat")
