@@ -223,7 +223,7 @@ def test_serve_local_says_one_line_for_each_bad_setting(tmp_path, capsys):
         cases = {
             ("--model-path", str(tmp_path / "none.gguf")): (2, "to be a .gguf file"),
             ("--model-path", str(tmp_path / "m.gguf"), "--port", port): (1, "is in use"),
-            ("--startup-timeout", "nan"): (2, "`startup_timeout` to be a positive number"),
+            ("--startup-timeout", "nan"): (2, "`--startup-timeout` to be a positive number"),
         }
         for flags, (code, message) in cases.items():
             assert main(["serve-local", *flags]) == code, flags

@@ -87,5 +87,5 @@ def test_serve_local_takes_a_chat_format_and_refuses_one_llama_cpp_does_not_know
     for bad, says in (("nope", "got 'nope'"), ("", "to be a non-empty name")):
         assert main(["serve-local", "--port", "0", "--chat-format", bad, "--log", str(log)]) == 2
         err = capsys.readouterr().err
-        assert err.startswith("turnbudget serve-local: error: Expect `chat_format`"), err
+        assert err.startswith("turnbudget serve-local: error: Expect `--chat-format`"), err
         assert says in err and err.count("\n") == 1 and not log.exists()

@@ -524,3 +524,20 @@ def test_an_unknown_option_is_named_by_its_subcommand_with_the_one_meant(argv, s
     assert exit_.value.code == 2
     assert err.startswith(f"usage: turnbudget {argv[0]} ")
     assert err.splitlines()[-1] == f"turnbudget {argv[0]}: error: unrecognized arguments: {says}"
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["--threads", "0"], "Expect `--threads` to be an int >= 1"),
+        (["--n-ctx", "0"], "Expect `--n-ctx` to be an int >= 1"),
+        (["--cache-mb", "-1"], "Expect `--cache-mb` to be an int >= 0"),
+        (["--startup-timeout", "nan"], "Expect `--startup-timeout` to be a positive number"),
+        (["--host", "8.8.8.8"], "Expect `--host` to be a loopback address"),
+    ],
+)
+def test_serve_local_names_the_flag_of_a_bad_setting(capsys, flags, says):
+    """The server's own messages named its arguments (`n_threads`), which are no flags of
+    serve-local; checked before llama.cpp is needed."""
+    assert main(["serve-local", "--port", "0", *flags]) == 2
+    assert capsys.readouterr().err.startswith(f"turnbudget serve-local: error: {says}")

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             chat_format=args.chat_format,
         )  # fmt: skip
     except ValueError as exc:
-        print(_error(exc), file=sys.stderr)
+        print(_error(_as_flags(str(exc))), file=sys.stderr)
         return 2
     stop = threading.Event()
     starting = True
@@ -120,6 +120,22 @@ def run(args: argparse.Namespace) -> int:
             signal.signal(signum, handler)
     print("stopped")
     return 0
+
+
+# `LocalServer`'s argument names as this command's flags: its messages name the argument
+# ("`n_threads`"), which is no flag here.
+# (``model_path`` and ``log_path`` messages name their flag already)
+_FLAGS = {
+    "n_threads": "--threads", "n_ctx": "--n-ctx", "cache_mb": "--cache-mb", "host": "--host",
+    "chat_format": "--chat-format", "startup_timeout": "--startup-timeout", "port": "--port",
+}  # fmt: skip
+
+
+def _as_flags(message: str) -> str:
+    """``message`` with each `LocalServer` argument it names in backquotes as its flag."""
+    for name, flag in _FLAGS.items():
+        message = message.replace(f"`{name}`", f"`{flag}`")
+    return message
 
 
 def _error(message: object) -> str:
