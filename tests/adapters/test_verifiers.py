@@ -393,3 +393,22 @@ def test_a_cut_short_rollout_that_saw_its_budget_gives_no_t():
     for ts in ([1, 2], [2], [5]):
         with pytest.raises(ValueError, match=r"showed the agent its budget .* gives no T"):
             pass_at_kt(episodes, ks=[1], ts=ts, n_bootstrap=0)
+
+
+def test_evaluate_rows_runs_inside_a_running_event_loop_as_a_notebook_cell_does():
+    """A notebook's cell runs in its event loop, where asyncio.run refuses to start another:
+    evaluate_rows failed there with asyncio's "cannot be called from a running event loop"."""
+    import asyncio
+
+    row = {"env_id": ENV, "seed": 0, "T": 3}
+    with FakeServer(lambda handler, request: as_json(reply_body("look"))) as server:
+
+        async def cell() -> list[vf.Episode]:  # (blocking, as a notebook's call is)
+            return evaluate_rows([row], model="fake", base_url=server.url(), n=2)
+
+        episodes = asyncio.run(cell())
+    assert len(episodes) == 2
+    for episode in episodes:
+        (trace,) = episode.traces
+        assert episode.ok and not trace.errors, [e.message[:200] for e in trace.errors]
+        assert trace.metrics["turns_used"] == 3

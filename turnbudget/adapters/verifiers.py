@@ -38,6 +38,7 @@ Needs the ``verifiers`` extra (verifiers 0.4, its v1 API only).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import sys
 import urllib.parse
@@ -329,7 +330,13 @@ def evaluate_rows(
             slots = [slot for task in env.taskset for slot in env.slots(task, n)]
             return list(await asyncio.gather(*(env.run_slot(s, ctx, gate) for s in slots)))
 
-    episodes = asyncio.run(run())
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # (no loop running here: the common case)
+        episodes = asyncio.run(run())
+    else:  # (a notebook's loop runs here, which asyncio.run refuses: a loop of its own, apart)
+        with concurrent.futures.ThreadPoolExecutor(1) as apart:
+            episodes = apart.submit(asyncio.run, run()).result()
     _blank_secrets(episodes, set())
     return episodes
 
