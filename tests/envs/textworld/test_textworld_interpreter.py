@@ -445,3 +445,28 @@ def test_the_story_file_check_s_child_ends_by_itself_when_its_parent_is_gone(tmp
     if not gone:
         os.kill(forked[0], signal.SIGKILL)
     assert gone, "the check's child outlived its parent"
+
+
+def test_game_states_copied_as_dicts_copy_a_game_in_play_as_before(monkeypatch):
+    """On Python 3.10 TextWorld's ``GameState`` could not be copied or pickled (its
+    ``__getattr__`` answered None for ``__getstate__``, which was called): every copy of a
+    game in play failed. There the env rebuilds it from its items (`_copy_game_states_as_dicts`,
+    registered on 3.10 only); here the rebuild is checked on this version too: the copies
+    play as before, and a state copied is an equal ``GameState`` of its own."""
+    import copyreg
+    import pickle
+
+    import textworld.core
+
+    from turnbudget.envs.textworld.env import _copy_game_states_as_dicts
+
+    # (registered for this test only: `copy` reads copyreg's table, the same dict)
+    monkeypatch.setitem(copyreg.dispatch_table, textworld.core.GameState, None)
+    _copy_game_states_as_dicts(textworld)
+    assert copyreg.dispatch_table[textworld.core.GameState] is not None
+    state = textworld.core.GameState(feedback="Hi.", admissible_commands=["look"], won=False)
+    for copied in (copy.deepcopy(state), pickle.loads(pickle.dumps(state))):
+        assert type(copied) is textworld.core.GameState and copied == state
+        assert copied["admissible_commands"] is not state["admissible_commands"]
+        assert copied.won is False and copied.feedback == "Hi."
+    test_a_copy_mid_episode_plays_on_as_the_episode_replayed_does(EASY_ID)

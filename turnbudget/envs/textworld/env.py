@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import re
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -49,7 +50,20 @@ def require_textworld() -> Any:
         raise ImportError(_INSTALL_HINT) from e
     finally:
         np.random.set_state(state)
+    if sys.version_info < (3, 11):
+        _copy_game_states_as_dicts(textworld)
     return textworld
+
+
+def _copy_game_states_as_dicts(textworld: Any) -> None:
+    """Let ``copy`` and ``pickle`` rebuild TextWorld's ``GameState`` from its items, on Python
+    3.10. Its ``__getattr__`` answers None for any name, and before 3.11 (where every object
+    has a ``__getstate__``) the reduction looked ``__getstate__`` up through it and called
+    None: every copy of a TextWorld env in play failed (an error's look-ahead, a probe)."""
+    import copyreg
+
+    game_state = textworld.core.GameState
+    copyreg.pickle(game_state, lambda state: (game_state, (dict(state),)))
 
 
 def clean_feedback(text: str) -> str:
