@@ -412,3 +412,42 @@ def test_evaluate_rows_runs_inside_a_running_event_loop_as_a_notebook_cell_does(
         (trace,) = episode.traces
         assert episode.ok and not trace.errors, [e.message[:200] for e in trace.errors]
         assert trace.metrics["turns_used"] == 3
+
+
+@pytest.mark.timeout(120, method="thread")
+def test_an_interrupt_of_evaluate_rows_inside_a_running_event_loop_cancels_its_rollouts():
+    """Ctrl-C in a notebook's cell interrupts the wait for evaluate_rows' thread: it cancels
+    the rollouts there, as asyncio.run does outside a loop. It waited for every rollout to end
+    (here, a server that holds the request for minutes)."""
+    import asyncio
+    import signal
+    import threading
+
+    release, closed = threading.Event(), threading.Event()
+
+    def interrupt_then_hold(handler, request):
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # (Ctrl-C)
+        release.wait(300)
+        closed.set()  # (the client gone: this answer goes nowhere)
+        return as_json(reply_body("look"))
+
+    if threading.current_thread() is not threading.main_thread():  # (signals reach only it)
+        pytest.skip("Ctrl-C reaches the main thread, and this test runs in another")
+    row = {"env_id": ENV, "seed": 0, "T": 3}
+    loop = asyncio.new_event_loop()  # (a notebook's: no asyncio.run, whose SIGINT is its own)
+    # (Ctrl-C's KeyboardInterrupt, whatever the test runner set: a worker may ignore SIGINT)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    with FakeServer(interrupt_then_hold) as server:
+
+        async def cell() -> list[vf.Episode]:
+            return evaluate_rows([row], model="fake", base_url=server.url(), timeout=300)
+
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                loop.run_until_complete(cell())
+            assert not closed.is_set()  # (the interrupt ended it while the request was held)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+            release.set()
+            loop.close()
+    assert server.chat_requests == 1

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import os
 import sys
 import urllib.parse
@@ -335,10 +336,31 @@ def evaluate_rows(
     except RuntimeError:  # (no loop running here: the common case)
         episodes = asyncio.run(run())
     else:  # (a notebook's loop runs here, which asyncio.run refuses: a loop of its own, apart)
-        with concurrent.futures.ThreadPoolExecutor(1) as apart:
-            episodes = apart.submit(asyncio.run, run()).result()
+        episodes = _run_apart(run())
     _blank_secrets(episodes, set())
     return episodes
+
+
+def _run_apart(coroutine: Any) -> Any:
+    """``coroutine``'s result, run by ``asyncio.run`` in a thread of its own (this thread runs
+    an event loop already). An interrupt of the wait (Ctrl-C in a notebook) cancels it there,
+    as ``asyncio.run``'s own does: the wait for the thread went on until every rollout ended."""
+    started: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    async def main() -> Any:
+        started.set_result((asyncio.get_running_loop(), asyncio.current_task()))
+        return await coroutine
+
+    with concurrent.futures.ThreadPoolExecutor(1) as apart:
+        done = apart.submit(asyncio.run, main())
+        try:
+            return done.result()
+        except BaseException:
+            if not done.done():
+                loop, task = started.result()
+                with contextlib.suppress(RuntimeError):  # (its loop closed meanwhile)
+                    loop.call_soon_threadsafe(task.cancel)
+            raise
 
 
 def _blank_secrets(value: Any, seen: set[int]) -> Any:
