@@ -23,9 +23,10 @@ errors but have no goal to return to, so what they gain by it stays near 0.
 Near, not at: in a probe the forced prefix the undo reflex retraces is the
 teacher's optimal path, so on Maze-Easy its recovery-specific skill is about
 +0.105 (±0.003 over 3,500 probed tasks; +0.008 on KeyQuest-Easy), at the edge of
-the margin `turnbudget validate` allows it (`REFLEX_MARGIN`, 0.1): past about
-10,000 tasks, validate's check of it fails about half the time on a sound metric
-(at its default 40 tasks, never).
+the margin `turnbudget validate` allows it (`REFLEX_MARGIN`, 0.1): at about
+10,000 tasks, validate's check of it fails about half the time on a sound metric,
+and more often with more, as its interval narrows onto +0.105 (at its default
+40 tasks, practically never).
 
 An *error* is what a player notices, never the oracle's distance: an
 ``info["injected_error"]`` event of kind slip or setback (the narration the
