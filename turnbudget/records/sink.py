@@ -302,8 +302,10 @@ class RecordSink:
             if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):  # (opened to read too: never EOF)
                 raise ValueError(
                     f"Cannot append records to {brief(str(self.path))}: it is a FIFO or a "
-                    "socket, whose appends block once its buffer fills with no reader "
-                    "(expect `path` to name a regular file, or os.devnull)"
+                    "socket (a pipe, such as /dev/stdout piped to a program), which the sink "
+                    "opens to read too, so its appends would block for good once its buffer "
+                    "fills and the other end stops reading (expect `path` to name a regular "
+                    "file, or os.devnull)"
                 )
         self.callback = callback
         self.memory = (
