@@ -253,7 +253,8 @@ def test_hostile_reset_arguments_are_refused_or_play_and_the_env_stays_usable(sp
 
 MISSPELT_OPTIONS = {  # a reset option spelt like a stack option: the option meant
     "turn_budgt": "turn_budget", "Turn_Budget": "turn_budget", "turnbudget": "turn_budget",
-    "budget": "turn_budget", "T": "turn_budget", "repeats": "repeat", "episode": "episode_id",
+    "budget": "turn_budget", "BUDGET": "turn_budget", "T": "turn_budget", "repeats": "repeat",
+    "episode": "episode_id",
 }  # fmt: skip
 
 
@@ -270,7 +271,8 @@ def test_a_misspelt_stack_reset_option_is_refused_naming_the_option_meant():
             with pytest.raises(ValueError, match=f"did you mean '{meant}'") as error:
                 env.reset(seed=0, options={key: 5})
             assert repr(key) in str(error.value), (where, str(error.value))
-        for own in ({"unknown": 1}, {"t": 5}, {"budget_visible": True}, {3: 1}):
+        for own in ({"unknown": 1}, {"t": 5}, {"budget_visible": True}, {3: 1},
+                    {"turn_budget_s": 5}, {"repeat_id": 1}, {"time_budget": 5}):  # fmt: skip
             env.reset(seed=0, options=own)  # (passed through, as before)
         _, info = env.reset(seed=0, options={"turn_budget": 5})  # (usable after refusals)
         budgets = (

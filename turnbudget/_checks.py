@@ -613,8 +613,11 @@ def check_probability(value: Any, name: str) -> float:
 STACK_RESET_OPTIONS = frozenset({"turn_budget", "repeat", "episode_id"})
 
 
-# Other names of a stack option, as the docs and papers call it.
-_OPTION_ALIASES = {"budget": "turn_budget", "T": "turn_budget"}
+# Other names of a stack option, as the docs and papers call it (matched lower-cased, but
+# "T": a lower-case "t" may well be an env's own).
+_OPTION_ALIASES = {"budget": "turn_budget"}
+# The prefixes of options of their own: a stack option's name extended (`turn_budget_s`).
+_EXTENDED = tuple(f"{option}_" for option in sorted(STACK_RESET_OPTIONS))
 
 
 def _refuse_misspelt_option(key: str) -> None:
@@ -623,10 +626,13 @@ def _refuse_misspelt_option(key: str) -> None:
     the default budget without a word."""
     import difflib
 
-    near = [_OPTION_ALIASES[key]] if key in _OPTION_ALIASES else []
-    near = near or difflib.get_close_matches(
-        key[:100].lower(), sorted(STACK_RESET_OPTIONS), n=1, cutoff=0.8
-    )
+    lowered = key[:100].lower()
+    if key == "T" or lowered in _OPTION_ALIASES:
+        near = [_OPTION_ALIASES.get(lowered, "turn_budget")]
+    elif lowered.startswith(_EXTENDED):
+        return
+    else:
+        near = difflib.get_close_matches(lowered, sorted(STACK_RESET_OPTIONS), n=1, cutoff=0.8)
     if near:
         raise ValueError(
             f"Unknown reset option {brief(key)}: did you mean {near[0]!r}? (The stack reads "
